@@ -1,0 +1,54 @@
+"""Lazy access to the OpenVINO runtime, shared by every module that needs it.
+
+Importing OpenVINO costs about half a second, so nothing imports it until it is used: ``ovreduce check``
+without ``--engine openvino`` never does.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from ovreduce.errors import BackendError
+
+__all__ = ["clean_message", "core", "openvino", "partial_shape"]
+
+_NOISE = re.compile(r"^(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
+
+
+def openvino() -> Any:
+    """The ``openvino`` module; :class:`BackendError` with the reason when it cannot be imported."""
+    try:
+        import openvino as ov
+    except ImportError as exc:  # pragma: no cover - openvino is a core dependency
+        raise BackendError(f"the OpenVINO runtime cannot be imported: {exc}") from None
+    return ov
+
+
+@cache
+def core() -> Any:
+    """One shared ``openvino.Core`` per process (it is thread-safe and expensive to create)."""
+    return openvino().Core()
+
+
+def clean_message(exc: BaseException) -> str:
+    """OpenVINO's message without the C++ source locations it prefixes, on one line."""
+    lines = [ln.strip() for ln in str(exc).splitlines()]
+    kept = [ln for ln in lines if ln and not _NOISE.match(ln)]
+    text = " ".join(kept) or str(exc).strip() or type(exc).__name__
+    return re.sub(r"\s+", " ", text)
+
+
+def partial_shape(ov_shape: Any) -> Any:
+    """An ``openvino.PartialShape`` as an :class:`ovreduce.shapes.PartialShape`."""
+    from ovreduce.shapes import Dimension, PartialShape
+
+    if ov_shape.rank.is_dynamic:
+        return PartialShape(None)
+    dims = []
+    for d in ov_shape:
+        lo = max(int(d.get_min_length()), 0)
+        hi = int(d.get_max_length())
+        dims.append(Dimension(lo, None if hi < 0 else hi))
+    return PartialShape(tuple(dims))

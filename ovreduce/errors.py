@@ -1,0 +1,136 @@
+"""The one exception tree of ovreduce.
+
+Every error the library raises on purpose is an :class:`OvReduceError` with a stable ``code`` (a
+dotted string that tools and the REST API can match on) and a message that says *what* went wrong,
+*where* (file, layer id and name, port) and *what was expected*.
+
+::
+
+    OvReduceError                       ovreduce
+    ├── IRError                         ir            the input is not a readable OpenVINO IR
+    │   ├── IRSyntaxError               ir.syntax     not XML, truncated, DOCTYPE/entities, too deep
+    │   ├── IRVersionError              ir.version    <net version> other than 10 or 11
+    │   ├── IRStructureError            ir.structure  wrong root, missing/invalid attributes, bad dims,
+    │   │                                             duplicate ids, dangling edges, cycles
+    │   ├── ElementTypeError            ir.element_type  unknown element type or precision
+    │   └── WeightsError                ir.weights    missing .bin, Const outside the .bin, bad size
+    ├── LimitExceededError              limit         a configured size/count limit was exceeded
+    ├── ShapeInferenceError             shape         a layer's inputs violate its shape rule
+    ├── NotFoundError                   not_found     unknown layer (or model, in the service)
+    ├── InputError                      input         a user-supplied tensor, shape or option is wrong
+    ├── UsageError                      usage         the command line is wrong
+    └── BackendError                    backend       a runtime could not be used
+        └── DeviceNotAvailableError     backend.device  the requested device is not present
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "DeviceNotAvailableError",
+    "ElementTypeError",
+    "IRError",
+    "IRStructureError",
+    "IRSyntaxError",
+    "IRVersionError",
+    "InputError",
+    "LimitExceededError",
+    "NotFoundError",
+    "OvReduceError",
+    "ShapeInferenceError",
+    "UsageError",
+    "WeightsError",
+]
+
+
+class OvReduceError(Exception):
+    """Base class of every error ovreduce raises on purpose."""
+
+    code = "ovreduce"
+
+    def __init__(self, message: str, *, layer_id: str | None = None, layer_name: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.layer_id = layer_id
+        self.layer_name = layer_name
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class IRError(OvReduceError):
+    """The input cannot be read as an OpenVINO IR."""
+
+    code = "ir"
+
+
+class IRSyntaxError(IRError):
+    """The XML itself is malformed, forbidden (DOCTYPE, entities) or exceeds the parser's depth limit."""
+
+    code = "ir.syntax"
+
+
+class IRVersionError(IRError):
+    """The ``<net version>`` is not one ovreduce reads."""
+
+    code = "ir.version"
+
+
+class IRStructureError(IRError):
+    """The XML is well formed but is not a valid IR document."""
+
+    code = "ir.structure"
+
+
+class ElementTypeError(IRError):
+    """An element type or port precision name is not one OpenVINO serializes."""
+
+    code = "ir.element_type"
+
+
+class WeightsError(IRError):
+    """The ``.bin`` is missing, or a Const does not fit it."""
+
+    code = "ir.weights"
+
+
+class LimitExceededError(OvReduceError):
+    """A configured limit (file size, layer count, element count, time) was exceeded."""
+
+    code = "limit"
+
+
+class ShapeInferenceError(OvReduceError):
+    """A layer's inputs violate its shape-inference rule (message in OpenVINO's terms)."""
+
+    code = "shape"
+
+
+class NotFoundError(OvReduceError):
+    """A layer (or, in the service, a model) that was asked for does not exist."""
+
+    code = "not_found"
+
+
+class InputError(OvReduceError):
+    """A user-supplied tensor, shape or option is unusable."""
+
+    code = "input"
+
+
+class UsageError(OvReduceError):
+    """The command line is wrong."""
+
+    code = "usage"
+
+
+class BackendError(OvReduceError):
+    """A runtime backend could not be used at all."""
+
+    code = "backend"
+
+
+class DeviceNotAvailableError(BackendError):
+    """The requested OpenVINO device is not available on this machine."""
+
+    code = "backend.device"

@@ -1,0 +1,479 @@
+"""XML -> :class:`~ovreduce.ir.model.IRModel`, treating every file as untrusted.
+
+The lxml parser never resolves entities, never loads a DTD, never touches the network or the file
+system, and any document with a DOCTYPE is refused. libxml2 bounds the nesting depth (256) and this
+module bounds the document size and layer count (:class:`ParseLimits`). Every problem is raised as an
+:class:`~ovreduce.errors.IRError` subclass whose message names the file, line, layer and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from lxml import etree
+
+from ovreduce.errors import (
+    ElementTypeError,
+    IRStructureError,
+    IRSyntaxError,
+    IRVersionError,
+    LimitExceededError,
+    WeightsError,
+)
+from ovreduce.ir.dtypes import ElementType, element_type, element_type_from_precision
+from ovreduce.ir.model import ConstData, Edge, IRModel, Layer, Port, RtInfo
+from ovreduce.ir.weights import Weights
+from ovreduce.shapes import INT64_MAX, PartialShape
+
+__all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "load_ir", "parse_ir"]
+
+SUPPORTED_IR_VERSIONS = (10, 11)
+_INT = re.compile(r"-?[0-9]+")
+_UINT = re.compile(r"[0-9]+")
+_NAME_SPLIT = re.compile(r"(?<!\\),")
+_SNIFF = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class ParseLimits:
+    """Bounds on what a single IR may cost to read."""
+
+    max_xml_bytes: int = 1 << 30
+    max_layers: int = 1_000_000
+    max_rank: int = 64
+
+
+def load_ir(
+    xml_path: str | os.PathLike[str],
+    bin_path: str | os.PathLike[str] | None = None,
+    *,
+    limits: ParseLimits = ParseLimits(),
+) -> IRModel:
+    """Read ``model.xml`` and (lazily) its ``.bin``: the one beside it unless ``bin_path`` is given.
+
+    Raises:
+        IRError: the file is not a readable IR (subclasses say why).
+        LimitExceededError: the XML is larger than ``limits`` allow.
+    """
+    path = Path(xml_path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_xml_bytes:
+            raise LimitExceededError(
+                f"{path}: the XML is {size} bytes, more than the limit of {limits.max_xml_bytes} bytes"
+            )
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise IRStructureError(f"{path} is a directory, expected an IR .xml file") from None
+    except OSError as exc:
+        raise IRStructureError(f"cannot read {path}: {exc.strerror or exc}") from None
+    weights_path = Path(bin_path) if bin_path is not None else path.with_suffix(".bin")
+    weights = Weights(weights_path) if bin_path is not None or weights_path.exists() else None
+    return parse_ir(data, weights, source=str(path), expected_bin=str(weights_path), limits=limits)
+
+
+def parse_ir(
+    xml: bytes,
+    weights: Weights | None = None,
+    *,
+    source: str = "<xml>",
+    expected_bin: str | None = None,
+    limits: ParseLimits = ParseLimits(),
+) -> IRModel:
+    """Parse IR XML bytes; ``weights`` is the ``.bin`` (None when there is none).
+
+    Raises:
+        IRError: the bytes are not a readable IR (subclasses say why).
+        LimitExceededError: the XML or the layer count exceeds ``limits``.
+    """
+    if len(xml) > limits.max_xml_bytes:
+        raise LimitExceededError(
+            f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
+        )
+    root = _parse_xml(xml, source)
+    return _Builder(source, weights, expected_bin, limits).build(root)
+
+
+def _parse_xml(xml: bytes, source: str) -> etree._Element:
+    if not xml.strip():
+        raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
+    head = xml[:_SNIFF]
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        raise IRSyntaxError(
+            f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach "
+            f"files); an OpenVINO IR never contains one"
+        )
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+        collect_ids=False,
+    )
+    try:
+        root = etree.fromstring(xml, parser)
+    except etree.XMLSyntaxError as exc:
+        line = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
+        msg = str(exc.msg or exc).strip()
+        raise IRSyntaxError(f"{source}: not well-formed XML{line}: {msg}") from None
+    except ValueError as exc:  # e.g. an encoding declaration lxml cannot honour
+        raise IRSyntaxError(f"{source}: not a readable XML document: {exc}") from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise IRSyntaxError(f"{source}: DOCTYPE declarations are not allowed in an IR")
+    return root
+
+
+class _Builder:
+    def __init__(self, source: str, weights: Weights | None, expected_bin: str | None, limits: ParseLimits):
+        self.source = source
+        self.weights = weights
+        self.expected_bin = expected_bin
+        self.limits = limits
+
+    # -- messages ---------------------------------------------------------------------------------
+    def at(self, el: etree._Element) -> str:
+        return f"{self.source}:{el.sourceline}" if el.sourceline else self.source
+
+    def where(self, el: etree._Element, layer_id: str | None, name: str | None, ltype: str | None) -> str:
+        parts = [f"layer id={layer_id}"]
+        if name is not None:
+            parts.append(f"name={name!r}")
+        if ltype is not None:
+            parts.append(f"({ltype})")
+        return f"{self.at(el)}: " + " ".join(parts)
+
+    # -- document -----------------------------------------------------------------------------------
+    def build(self, root: etree._Element) -> IRModel:
+        if not isinstance(root.tag, str) or root.tag != "net":
+            raise IRStructureError(f"{self.at(root)}: the root element is <{root.tag}>, expected <net>")
+        version_text = root.get("version")
+        if version_text is None:
+            raise IRVersionError(f"{self.at(root)}: <net> has no 'version' attribute; expected IR version 10 or 11")
+        if not _UINT.fullmatch(version_text.strip()) or int(version_text) not in SUPPORTED_IR_VERSIONS:
+            raise IRVersionError(
+                f"{self.at(root)}: IR version {version_text!r} is not supported; ovreduce reads IR versions "
+                + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS)
+            )
+        version = int(version_text)
+        layers_el = edges_el = rt_el = None
+        for child in root:
+            if child.tag == "layers":
+                if layers_el is not None:
+                    raise IRStructureError(f"{self.at(child)}: a second <layers> element; expected one")
+                layers_el = child
+            elif child.tag == "edges":
+                if edges_el is not None:
+                    raise IRStructureError(f"{self.at(child)}: a second <edges> element; expected one")
+                edges_el = child
+            elif child.tag == "rt_info":
+                rt_el = child
+        if layers_el is None:
+            raise IRStructureError(f"{self.at(root)}: <net> has no <layers> element")
+        layers = self.layers(layers_el)
+        edges = self.edges(edges_el, layers) if edges_el is not None else ()
+        ordered = self.topological(layers, edges)
+        self.check_connected(ordered, edges)
+        return IRModel(
+            name=root.get("name", ""),
+            ir_version=version,
+            layers=ordered,
+            edges=edges,
+            source=self.source,
+            weights=self.weights,
+            rt_info=_rt_children(rt_el) if rt_el is not None else (),
+        )
+
+    def layers(self, layers_el: etree._Element) -> dict[str, Layer]:
+        layers: dict[str, Layer] = {}
+        first_line: dict[str, int | None] = {}
+        for el in layers_el:
+            if el.tag != "layer":
+                raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
+            if len(layers) >= self.limits.max_layers:
+                raise LimitExceededError(
+                    f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)"
+                )
+            layer = self.layer(el)
+            if layer.id in layers:
+                prev = layers[layer.id]
+                raise IRStructureError(
+                    f"{self.at(el)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used at "
+                    f"line {first_line[layer.id]} by layer {prev.name!r}: layer ids must be unique"
+                )
+            layers[layer.id] = layer
+            first_line[layer.id] = el.sourceline
+        return layers
+
+    def layer(self, el: etree._Element) -> Layer:
+        layer_id = el.get("id")
+        name = el.get("name")
+        ltype = el.get("type")
+        if layer_id is None:
+            raise IRStructureError(f"{self.at(el)}: <layer> has no 'id' attribute")
+        if not _UINT.fullmatch(layer_id):
+            raise IRStructureError(f"{self.at(el)}: layer id {layer_id!r} is not a non-negative integer")
+        for attr, value in (("name", name), ("type", ltype)):
+            if value is None:
+                raise IRStructureError(f"{self.where(el, layer_id, name, ltype)}: <layer> has no {attr!r} attribute")
+        assert name is not None and ltype is not None
+        where = self.where(el, layer_id, name, ltype)
+        data: dict[str, str] = {}
+        inputs: tuple[Port, ...] = ()
+        outputs: tuple[Port, ...] = ()
+        rt: tuple[RtInfo, ...] = ()
+        for child in el:
+            if child.tag == "data":
+                data.update(child.attrib)
+            elif child.tag == "input":
+                inputs = self.ports(child, where)
+            elif child.tag == "output":
+                outputs = self.ports(child, where)
+            elif child.tag == "rt_info":
+                rt = _rt_children(child)
+        ids = [p.id for p in inputs + outputs]
+        dup = {i for i in ids if ids.count(i) > 1}
+        if dup:
+            raise IRStructureError(f"{where}: port id {sorted(dup)[0]} is used twice; port ids must be unique")
+        etype: ElementType | None = None
+        shape: PartialShape | None = None
+        const: ConstData | None = None
+        if ltype in ("Parameter", "Const"):
+            etype = self.etype_attr(data, "element_type", where, required=True)
+            shape = self.shape_attr(data, where, required=ltype == "Const")
+            if len(outputs) != 1:
+                raise IRStructureError(f"{where}: a {ltype} must have exactly one output port, found {len(outputs)}")
+            if ltype == "Const":
+                assert etype is not None and shape is not None
+                const = self.const_data(data, etype, shape, where)
+        elif ltype == "Convert" and "destination_type" in data:
+            etype = self.etype_attr(data, "destination_type", where, required=True)
+        return Layer(
+            id=layer_id,
+            name=name,
+            type=ltype,
+            version=el.get("version", ""),
+            data=MappingProxyType(data),
+            inputs=inputs,
+            outputs=outputs,
+            line=el.sourceline,
+            rt_info=rt,
+            element_type=etype,
+            shape=shape,
+            const=const,
+        )
+
+    def ports(self, parent: etree._Element, where: str) -> tuple[Port, ...]:
+        ports = []
+        for el in parent:
+            if el.tag != "port":
+                raise IRStructureError(
+                    f"{where}, line {el.sourceline}: unexpected <{el.tag}> in <{parent.tag}>; expected <port>"
+                )
+            pid = el.get("id")
+            if pid is None or not _UINT.fullmatch(pid):
+                got = "no 'id' attribute" if pid is None else f"id {pid!r}"
+                raise IRStructureError(
+                    f"{where}, line {el.sourceline}: <port> has {got}; expected a non-negative integer id"
+                )
+            precision_text = el.get("precision")
+            precision = None
+            if precision_text is not None:
+                try:
+                    precision = element_type_from_precision(precision_text)
+                except ElementTypeError as exc:
+                    raise ElementTypeError(f"{where}, port {pid}: {exc}") from None
+            dims: list[int] = []
+            rt: tuple[RtInfo, ...] = ()
+            for d in el:
+                if d.tag == "dim":
+                    dims.append(self.dim(d, where, pid))
+                elif d.tag == "rt_info":
+                    rt = _rt_children(d)
+            if len(dims) > self.limits.max_rank:
+                raise LimitExceededError(
+                    f"{where}, port {pid}: rank {len(dims)} exceeds the limit of {self.limits.max_rank}"
+                )
+            names_attr = el.get("names")
+            names = tuple(n.replace("\\,", ",") for n in _NAME_SPLIT.split(names_attr)) if names_attr else ()
+            ports.append(Port(pid, precision, names, tuple(dims), el.sourceline, rt))
+        return tuple(ports)
+
+    def dim(self, el: etree._Element, where: str, port: str) -> int:
+        text = (el.text or "").strip()
+        if not _INT.fullmatch(text):
+            raise IRStructureError(
+                f"{where}, port {port}, line {el.sourceline}: <dim>{el.text or ''}</dim> is not an integer; "
+                f"expected a size >= 0 or -1 for a dynamic dimension"
+            )
+        value = int(text)
+        if value < -1 or value > INT64_MAX:
+            raise IRStructureError(
+                f"{where}, port {port}, line {el.sourceline}: <dim>{text}</dim> is out of range; "
+                f"expected a size >= 0 (and < 2^63) or -1 for a dynamic dimension"
+            )
+        return value
+
+    def etype_attr(self, data: dict[str, str], attr: str, where: str, *, required: bool) -> ElementType | None:
+        text = data.get(attr)
+        if text is None:
+            if required:
+                raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
+            return None
+        try:
+            return element_type(text)
+        except ElementTypeError as exc:
+            raise ElementTypeError(f"{where}: {attr}: {exc}") from None
+
+    def shape_attr(self, data: dict[str, str], where: str, *, required: bool) -> PartialShape | None:
+        text = data.get("shape")
+        if text is None:
+            if required:
+                raise IRStructureError(f"{where}: <data> has no 'shape' attribute")
+            return None
+        try:
+            shape = PartialShape.parse(text)
+        except ValueError as exc:
+            raise IRStructureError(f"{where}: shape={text!r}: {exc}") from None
+        if shape.rank is not None and shape.rank > self.limits.max_rank:
+            raise LimitExceededError(f"{where}: rank {shape.rank} exceeds the limit of {self.limits.max_rank}")
+        return shape
+
+    def const_data(self, data: dict[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData:
+        if not shape.is_static:
+            raise IRStructureError(f"{where}: shape={data['shape']!r}: a Const must have a static shape")
+        fields = {}
+        for attr in ("offset", "size"):
+            text = data.get(attr)
+            if text is None:
+                raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
+            if not _UINT.fullmatch(text.strip()):
+                raise IRStructureError(f"{where}: {attr}={text!r} is not a non-negative integer")
+            fields[attr] = int(text)
+        offset, size = fields["offset"], fields["size"]
+        count = math.prod(shape.to_list())
+        expected = etype.nbytes(count)
+        if expected is not None and size != expected:
+            raise WeightsError(
+                f"{where}: size={size} does not match shape {shape} of {etype}: expected {expected} bytes "
+                f"({count} elements)"
+            )
+        if etype.kind == "string" and size < 4 * (count + 2):
+            raise WeightsError(
+                f"{where}: size={size} is too small for {count} strings: expected at least {4 * (count + 2)} "
+                f"bytes (count, {count + 1} offsets, characters)"
+            )
+        if etype.kind == "dynamic":
+            raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+        if self.weights is None:
+            if size == 0:
+                return ConstData(offset, size, count)
+            raise WeightsError(
+                f"{where}: needs {size} bytes at offset {offset} of the weights file, but there is none"
+                + (f" (expected {self.expected_bin})" if self.expected_bin else "")
+            )
+        self.weights.check_range(offset, size, where=where)
+        return ConstData(offset, size, count)
+
+    # -- graph --------------------------------------------------------------------------------------
+    def edges(self, edges_el: etree._Element, layers: dict[str, Layer]) -> tuple[Edge, ...]:
+        edges = []
+        seen_inputs: dict[tuple[str, str], int | None] = {}
+        for el in edges_el:
+            if el.tag != "edge":
+                raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <edges>; expected <edge>")
+            vals = {}
+            for attr in ("from-layer", "from-port", "to-layer", "to-port"):
+                text = el.get(attr)
+                if text is None or not _UINT.fullmatch(text):
+                    got = "is missing" if text is None else f"is {text!r}"
+                    raise IRStructureError(
+                        f"{self.at(el)}: <edge> attribute {attr!r} {got}; expected a non-negative integer"
+                    )
+                vals[attr] = text
+            edge = Edge(vals["from-layer"], vals["from-port"], vals["to-layer"], vals["to-port"], el.sourceline)
+            desc = f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port}"
+            src = layers.get(edge.from_layer)
+            dst = layers.get(edge.to_layer)
+            if src is None:
+                raise IRStructureError(
+                    f"{self.at(el)}: {desc} starts at layer id {edge.from_layer}, which does not exist"
+                )
+            if dst is None:
+                raise IRStructureError(f"{self.at(el)}: {desc} ends at layer id {edge.to_layer}, which does not exist")
+            if all(p.id != edge.from_port for p in src.outputs):
+                raise IRStructureError(
+                    f"{self.at(el)}: {desc}: {src.where} has no output port {edge.from_port} "
+                    f"(its output ports: {_ids(src.outputs)})"
+                )
+            if all(p.id != edge.to_port for p in dst.inputs):
+                raise IRStructureError(
+                    f"{self.at(el)}: {desc}: {dst.where} has no input port {edge.to_port} "
+                    f"(its input ports: {_ids(dst.inputs)})"
+                )
+            key = (edge.to_layer, edge.to_port)
+            if key in seen_inputs:
+                raise IRStructureError(
+                    f"{self.at(el)}: {desc}: input port {edge.to_port} of {dst.where} already has an incoming edge "
+                    f"(line {seen_inputs[key]}); an input port takes exactly one"
+                )
+            seen_inputs[key] = el.sourceline
+            edges.append(edge)
+        return tuple(edges)
+
+    def topological(self, layers: dict[str, Layer], edges: tuple[Edge, ...]) -> tuple[Layer, ...]:
+        indegree = dict.fromkeys(layers, 0)
+        succ: dict[str, list[str]] = {}
+        for e in edges:
+            indegree[e.to_layer] += 1
+            succ.setdefault(e.from_layer, []).append(e.to_layer)
+        ready = deque(lid for lid, n in indegree.items() if n == 0)
+        order: list[Layer] = []
+        while ready:
+            lid = ready.popleft()
+            order.append(layers[lid])
+            for nxt in succ.get(lid, ()):
+                indegree[nxt] -= 1
+                if indegree[nxt] == 0:
+                    ready.append(nxt)
+        if len(order) != len(layers):
+            stuck = [layers[lid] for lid, n in indegree.items() if n > 0]
+            names = ", ".join(f"id={layer.id} {layer.name!r}" for layer in stuck[:5])
+            more = f" and {len(stuck) - 5} more" if len(stuck) > 5 else ""
+            raise IRStructureError(
+                f"{self.source}: the graph has a cycle through layers {names}{more}; an IR must be acyclic"
+            )
+        return tuple(order)
+
+    def check_connected(self, layers: Iterable[Layer], edges: tuple[Edge, ...]) -> None:
+        connected = {(e.to_layer, e.to_port) for e in edges}
+        for layer in layers:
+            for port in layer.inputs:
+                if (layer.id, port.id) not in connected:
+                    raise IRStructureError(
+                        f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
+                        f"every input port must be connected"
+                    )
+
+
+def _ids(ports: tuple[Port, ...]) -> str:
+    return ", ".join(p.id for p in ports) or "none"
+
+
+def _rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
+    return tuple(
+        RtInfo(str(c.tag), tuple((str(k), str(v)) for k, v in c.attrib.items()), _rt_children(c))
+        for c in el
+        if isinstance(c.tag, str)
+    )

@@ -1,0 +1,318 @@
+"""Rendering of the library's documents for people (text tables) and tools (JUnit XML, SARIF)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+from xml.sax.saxutils import quoteattr
+
+from ovreduce.check import SEVERITIES, CheckReport, ModelReport
+
+__all__ = ["Style", "check_junit", "check_sarif", "check_text", "inspect_text", "shape_text", "table"]
+
+
+class Style:
+    """ANSI colours, only for a terminal and only when NO_COLOR is unset."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        stream = stream or sys.stdout
+        self.enabled = stream.isatty() and "NO_COLOR" not in os.environ
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.enabled else text
+
+    def red(self, text: str) -> str:
+        return self._wrap("31", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("33", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def severity(self, sev: str, text: str | None = None) -> str:
+        text = text or sev
+        return {"error": self.red, "warning": self.yellow}.get(sev, self.dim)(text)
+
+
+def shape_text(shape: Any) -> str:
+    """A JSON shape (list/None) in OpenVINO's notation."""
+    if shape is None:
+        return "[...]"
+    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> str:
+    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them)."""
+    import re
+
+    ansi = re.compile(r"\033\[[0-9;]*m")
+    widths = [len(h) for h in header]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(ansi.sub("", cell)))
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell + " " * (widths[i] - len(ansi.sub("", cell))) for i, cell in enumerate(row)]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return "\n".join(lines)
+
+
+def _counts(model: ModelReport) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for f in model.findings:
+        counts[f.severity] += 1
+    return counts
+
+
+def check_text(report: CheckReport, style: Style | None = None, *, verbose: bool = False) -> str:
+    """The check report as a person reads it: one block per model, then a summary line."""
+    st = style or Style()
+    out: list[str] = []
+    for m in report.models:
+        if m.error is not None:
+            out.append(f"{st.bold(m.path)}  {st.red('UNREADABLE')}  [{m.error.code}]")
+            out.append(f"  {m.error.message}")
+            out.append("")
+            continue
+        c = _counts(m)
+        verdict = st.green("OK") if m.ok else st.red("FAIL")
+        tally = ", ".join(f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in c.items() if n)
+        out.append(
+            f"{st.bold(m.path)}  {verdict}  IR v{m.ir_version}, {m.layer_count} layers, "
+            f"{len(m.reductions)} reductions" + (f"; {tally}" if tally else "")
+        )
+        if m.reductions:
+            rows = []
+            for r in m.reductions:
+                doc = r.to_json()
+                status = {"ok": st.green, "mismatch": st.red, "error": st.red}.get(r.status, st.yellow)(r.status)
+                row = [
+                    r.layer_id,
+                    r.layer_name,
+                    r.type,
+                    "runtime"
+                    if r.axes is None and r.axes_kind == "runtime"
+                    else ("?" if r.axes is None else "[" + ",".join(map(str, r.axes)) + "]"),
+                    "true" if r.keep_dims else "false",
+                    shape_text(doc["input_shape"]) if doc["input_shape_resolved"] else "unresolved",
+                    shape_text(doc["declared_output_shape"]) if r.declared_has_dims else "(no dims)",
+                    shape_text(doc["inferred_output_shape"]) if doc["inferred_output_resolved"] else "-",
+                ]
+                if r.openvino_checked:
+                    ovs = doc.get("openvino_output_shape")
+                    row.append("-" if ovs is None and r.openvino_output_shape is None else shape_text(ovs))
+                row.append(status)
+                rows.append(row)
+            header = ["id", "name", "type", "axes", "keep_dims", "input", "declared", "inferred"]
+            if any(r.openvino_checked for r in m.reductions):
+                header.append("openvino")
+            header.append("status")
+            out.append(table(rows, header))
+        shown = [f for f in m.findings if verbose or f.severity != "info"]
+        for f in shown:
+            where = f"layer {f.layer_id} {f.layer_name!r}" if f.layer_id is not None else "model"
+            if f.port is not None:
+                where += f" port {f.port}"
+            out.append(f"  {st.severity(f.severity, f'{f.severity:<7}')} {f.code}: {where}: {f.message}")
+        hidden = len(m.findings) - len(shown)
+        if hidden:
+            out.append(st.dim(f"  ({hidden} info finding{'s' if hidden != 1 else ''} not shown; use --verbose)"))
+        out.append("")
+    clean = sum(1 for m in report.models if m.ok)
+    unreadable = sum(1 for m in report.models if m.error is not None)
+    failing = len(report.models) - clean - unreadable
+    out.append(
+        f"{len(report.models)} model{'s' if len(report.models) != 1 else ''} checked: {clean} clean, "
+        f"{failing} with errors, {unreadable} unreadable"
+    )
+    return "\n".join(out) + "\n"
+
+
+def check_junit(report: CheckReport) -> str:
+    """JUnit XML: a test suite per model, a test case per reduction plus one for whole-graph findings."""
+    suites = []
+    for m in report.models:
+        cases: list[str] = []
+        failures = 0
+        errors = 0
+        if m.error is not None:
+            errors = 1
+            cases.append(
+                f'    <testcase classname={quoteattr(m.path)} name="read">\n'
+                f"      <error type={quoteattr(m.error.code)} message={quoteattr(m.error.message)}/>\n"
+                f"    </testcase>"
+            )
+        else:
+            by_layer: dict[str | None, list[Any]] = {}
+            for f in m.findings:
+                by_layer.setdefault(f.layer_id, []).append(f)
+            reduction_ids = {r.layer_id for r in m.reductions}
+            for r in m.reductions:
+                bad = [f for f in by_layer.get(r.layer_id, []) if f.severity == "error"]
+                name = f"{r.type} {r.layer_id} {r.layer_name}"
+                cases.append(_junit_case(m.path, name, bad))
+                failures += bool(bad)
+            rest = [f for lid, fs in by_layer.items() if lid not in reduction_ids for f in fs if f.severity == "error"]
+            cases.append(_junit_case(m.path, "graph integrity", rest))
+            failures += bool(rest)
+        suites.append(
+            f'  <testsuite name={quoteattr(m.path)} tests="{len(cases)}" failures="{failures}" '
+            f'errors="{errors}">\n' + "\n".join(cases) + "\n  </testsuite>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ovreduce check">\n'
+        + "\n".join(suites)
+        + "\n</testsuites>\n"
+    )
+
+
+def _junit_case(path: str, name: str, failures: list[Any]) -> str:
+    head = f"    <testcase classname={quoteattr(path)} name={quoteattr(name)}"
+    if not failures:
+        return head + "/>"
+    text = "\n".join(f"{f.code}: {f.message}" for f in failures)
+    return (
+        head + ">\n"
+        f"      <failure type={quoteattr(failures[0].code)} message={quoteattr(failures[0].message)}>"
+        f"{_xml_text(text)}</failure>\n    </testcase>"
+    )
+
+
+def _xml_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def check_sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
+    from ovreduce import __version__
+    from ovreduce.check import __doc__ as check_doc
+
+    descriptions = _rule_descriptions(check_doc or "")
+    level = {"error": "error", "warning": "warning", "info": "note"}
+    rules = [
+        {
+            "id": code,
+            "shortDescription": {"text": descriptions.get(code, code)},
+            "defaultConfiguration": {"level": level[sev]},
+        }
+        for code, sev in SEVERITIES.items()
+    ]
+    rules.append({"id": "unreadable-ir", "shortDescription": {"text": "the file is not a readable OpenVINO IR"},
+                  "defaultConfiguration": {"level": "error"}})  # fmt: skip
+    results: list[dict[str, Any]] = []
+    for m in report.models:
+        if m.error is not None:
+            results.append({
+                "ruleId": "unreadable-ir", "level": "error",
+                "message": {"text": f"[{m.error.code}] {m.error.message}"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(m.path)}}}],
+            })  # fmt: skip
+            continue
+        for f in m.findings:
+            physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(m.path)}}
+            if f.line:
+                physical["region"] = {"startLine": f.line}
+            location: dict[str, Any] = {"physicalLocation": physical}
+            if f.layer_id is not None:
+                location["logicalLocations"] = [
+                    {"name": f.layer_name, "fullyQualifiedName": f"layer {f.layer_id}", "kind": "object"}
+                ]
+            results.append({
+                "ruleId": f.code, "level": level[f.severity], "message": {"text": f.message},
+                "locations": [location],
+            })  # fmt: skip
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "ovreduce", "version": __version__, "rules": rules,
+                                "informationUri": "https://github.com/openvinotoolkit/openvino"}},
+            "results": results,
+        }],
+    }  # fmt: skip
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _uri(path: str) -> str:
+    return path.replace(os.sep, "/")
+
+
+def _rule_descriptions(doc: str) -> dict[str, str]:
+    out = {}
+    for line in doc.splitlines():
+        parts = line.split()
+        if len(parts) > 2 and parts[0] in SEVERITIES and parts[1] in ("error", "warning", "info"):
+            out[parts[0]] = " ".join(parts[2:])
+    return out
+
+
+def inspect_text(doc: dict[str, Any], style: Style | None = None, *, detail: bool = False) -> str:
+    """The inspect document as a table (or, for one layer, as a detailed listing)."""
+    st = style or Style()
+    out = [f"{st.bold(doc['path'])}  IR v{doc['ir_version']}, {doc['layer_count']} layers, "
+           f"{doc['reduction_count']} reductions"]  # fmt: skip
+    if detail:
+        for entry in doc["layers"]:
+            out.append(_layer_detail(entry, st))
+        return "\n".join(out) + "\n"
+    rows = []
+    for e in doc["layers"]:
+        red = e.get("reduction")
+        ins = " ".join(
+            (shape_text(i["shape"]) if i["shape_resolved"] else "?") + f":{i['element_type'] or '?'}"
+            for i in e["inputs"]
+        )
+        outs = " ".join(shape_text(o["declared_shape"]) if o["declared_has_dims"] else "(no dims)"
+                        for o in e["outputs"])  # fmt: skip
+        if red is not None:
+            axes = "?" if red["axes"] is None else "[" + ",".join(map(str, red["axes"])) + "]"
+            extra = f"axes={axes} keep_dims={str(red['keep_dims']).lower()} -> " + (
+                shape_text(red["inferred_output_shape"]) if red["inferred_output_resolved"] else "unresolved"
+            )
+            status = red["status"]
+        else:
+            extra = ", ".join(f"{k}={v}" for k, v in e["attributes"].items() if k not in ("offset", "size"))
+            status = ""
+        rows.append([e["layer_id"], e["layer_name"], e["type"], ins, outs, extra, status])
+    out.append(table(rows, ["id", "name", "type", "inputs", "declared outputs", "details", "status"]))
+    return "\n".join(out) + "\n"
+
+
+def _layer_detail(e: dict[str, Any], st: Style) -> str:
+    lines = [f"\n{st.bold(e['type'])} {e['layer_name']!r} (id {e['layer_id']}, {e['version']}, line {e['line']})"]
+    if e["attributes"]:
+        lines.append("  attributes: " + ", ".join(f"{k}={v!r}" for k, v in e["attributes"].items()))
+    for i in e["inputs"]:
+        p = i["producer"]
+        lines.append(
+            f"  input {i['port']}: {i['element_type'] or '?'} "
+            f"{shape_text(i['shape']) if i['shape_resolved'] else 'unresolved'} ({i['shape_origin']}); "
+            f"declared {shape_text(i['declared_shape']) if i['declared_has_dims'] else '(no dims)'} "
+            f"{i['precision'] or ''}; from {p['type']} {p['layer_name']!r} (id {p['layer_id']}) port {p['port']}"
+        )
+    for o in e["outputs"]:
+        lines.append(
+            f"  output {o['port']}: {o['element_type'] or '?'} "
+            f"{shape_text(o['shape']) if o['shape_resolved'] else 'unresolved'} ({o['shape_origin']}); "
+            f"declared {shape_text(o['declared_shape']) if o['declared_has_dims'] else '(no dims)'} "
+            f"{o['precision'] or ''}" + (f"; names {', '.join(o['names'])}" if o["names"] else "")
+        )
+    red = e.get("reduction")
+    if red is not None:
+        axes = "not constant" if red["axes"] is None else str(red["axes"])
+        lines.append(f"  axes: {axes} ({red['axes_kind']}); keep_dims: {str(red['keep_dims']).lower()}")
+        inferred = shape_text(red["inferred_output_shape"]) if red["inferred_output_resolved"] else "unresolved"
+        lines.append(f"  inferred output: {inferred}; status: {red['status']}")
+    for f in e["findings"]:
+        lines.append(f"  {st.severity(f['severity'])} {f['code']}: {f['message']}")
+    return "\n".join(lines)

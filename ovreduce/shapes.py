@@ -1,0 +1,232 @@
+"""Shape value types with OpenVINO's semantics: static dims, dynamic dims, intervals, dynamic rank.
+
+:class:`Dimension` is an interval ``[lo, hi]`` of non-negative sizes (``hi=None``: unbounded); a
+static dim has ``lo == hi``, a fully dynamic one (``?`` / ``-1``) is ``[0, None]``.
+:class:`PartialShape` is a tuple of dims, or ``None`` dims for a dynamic rank (``...``).
+
+The string syntax is the one OpenVINO writes into IR ``shape`` attributes and reads back with
+``ov::PartialShape(std::string)``: ``?``, ``-1``, ``a..b``, ``a..``, ``..b``, ``...``, ``""`` (a
+scalar), ``1, 2`` and ``[1,2]``. Where OpenVINO quietly accepts nonsense (``-2`` read as 0, an empty
+interval ``5..3``, overflowing integers), :func:`PartialShape.parse` refuses with a precise message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+__all__ = ["INT64_MAX", "Dimension", "JsonDim", "JsonShape", "PartialShape"]
+
+INT64_MAX = 2**63 - 1
+_DIGITS = re.compile(r"[0-9]+")
+
+JsonDim = int | str
+JsonShape = list[JsonDim] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Dimension:
+    """One dimension: the interval ``[lo, hi]``; ``hi is None`` means unbounded."""
+
+    lo: int = 0
+    hi: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.lo < 0 or (self.hi is not None and self.hi < self.lo):
+            raise ValueError(f"invalid dimension interval [{self.lo}, {self.hi}]")
+
+    @classmethod
+    def static(cls, value: int) -> Dimension:
+        return cls(value, value)
+
+    @classmethod
+    def dynamic(cls) -> Dimension:
+        return cls(0, None)
+
+    @classmethod
+    def from_int(cls, value: int) -> Dimension:
+        """A port ``<dim>`` value: ``-1`` is dynamic, anything else static."""
+        return cls.dynamic() if value == -1 else cls.static(value)
+
+    @classmethod
+    def parse(cls, text: str) -> Dimension:
+        """Parse one dimension in OpenVINO syntax; raises ``ValueError`` with the reason."""
+        token = text.strip()
+        if token in ("?", "-1", ".."):
+            return cls.dynamic()
+        if ".." not in token:
+            return cls.static(_parse_bound(token, text))
+        lo_text, _, hi_text = token.partition("..")
+        lo = _parse_bound(lo_text, text) if lo_text else 0
+        hi = _parse_bound(hi_text, text) if hi_text else None
+        if hi is not None and hi < lo:
+            raise ValueError(f"empty interval {text.strip()!r}: the upper bound {hi} is below the lower bound {lo}")
+        return cls(lo, hi)
+
+    @property
+    def is_static(self) -> bool:
+        return self.hi == self.lo
+
+    @property
+    def is_fully_dynamic(self) -> bool:
+        return self.lo == 0 and self.hi is None
+
+    @property
+    def value(self) -> int:
+        """The size of a static dim; ``ValueError`` for any other."""
+        if not self.is_static:
+            raise ValueError(f"dimension {self} is not static")
+        return self.lo
+
+    def compatible(self, other: Dimension) -> bool:
+        """True when some size satisfies both (the intervals intersect)."""
+        lo = max(self.lo, other.lo)
+        hi = _min_hi(self.hi, other.hi)
+        return hi is None or lo <= hi
+
+    def contains(self, other: Dimension) -> bool:
+        """True when every size allowed by ``other`` is allowed by ``self`` (``self`` is less precise)."""
+        if other.lo < self.lo:
+            return False
+        if self.hi is None:
+            return True
+        return other.hi is not None and other.hi <= self.hi
+
+    def to_json(self) -> JsonDim:
+        """An int for a static dim, -1 for a fully dynamic one, ``"lo..hi"`` / ``"lo.."`` otherwise."""
+        if self.is_static:
+            return self.lo
+        if self.is_fully_dynamic:
+            return -1
+        return f"{self.lo}..{'' if self.hi is None else self.hi}"
+
+    @classmethod
+    def from_json(cls, item: object) -> Dimension:
+        if isinstance(item, bool):
+            raise ValueError(f"a dimension must be an int or an interval string, not {item!r}")
+        if isinstance(item, int):
+            if item < -1:
+                raise ValueError(f"a dimension must be >= -1, got {item}")
+            return cls.from_int(item)
+        if isinstance(item, str):
+            return cls.parse(item)
+        raise ValueError(f"a dimension must be an int or an interval string, not {item!r}")
+
+    def __str__(self) -> str:
+        if self.is_static:
+            return str(self.lo)
+        if self.is_fully_dynamic:
+            return "?"
+        return f"{self.lo if self.lo else ''}..{'' if self.hi is None else self.hi}"
+
+
+def _min_hi(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _parse_bound(token: str, whole: str) -> int:
+    token = token.strip()
+    if not _DIGITS.fullmatch(token):
+        raise ValueError(
+            f"cannot parse dimension {whole.strip()!r}: expected a non-negative integer, '?', '-1' "
+            f"or an interval 'a..b'"
+        )
+    value = int(token)
+    if value > INT64_MAX:
+        raise ValueError(f"dimension {token} does not fit in int64")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PartialShape:
+    """A shape whose rank is static (``dims`` a tuple) or dynamic (``dims is None``)."""
+
+    dims: tuple[Dimension, ...] | None
+
+    @classmethod
+    def dynamic(cls, rank: int | None = None) -> PartialShape:
+        """Dynamic rank, or the given rank with every dim dynamic."""
+        if rank is None:
+            return cls(None)
+        return cls(tuple(Dimension.dynamic() for _ in range(rank)))
+
+    @classmethod
+    def static(cls, dims: Iterable[int]) -> PartialShape:
+        return cls(tuple(Dimension.static(d) for d in dims))
+
+    @classmethod
+    def from_port_dims(cls, dims: Iterable[int]) -> PartialShape:
+        return cls(tuple(Dimension.from_int(d) for d in dims))
+
+    @classmethod
+    def parse(cls, text: str) -> PartialShape:
+        """Parse OpenVINO's shape syntax; raises ``ValueError`` saying what is wrong."""
+        body = text.strip()
+        if body.startswith("[") and body.endswith("]"):
+            body = body[1:-1].strip()
+        if body == "...":
+            return cls(None)
+        if body == "":
+            return cls(())
+        fields = body.split(",")
+        if any(not f.strip() for f in fields):
+            raise ValueError(f"cannot parse shape {text!r}: empty dimension between commas")
+        return cls(tuple(Dimension.parse(f) for f in fields))
+
+    @classmethod
+    def from_json(cls, item: object) -> PartialShape:
+        if item is None:
+            return cls(None)
+        if not isinstance(item, Sequence) or isinstance(item, str | bytes):
+            raise ValueError(f"a shape must be a list of dimensions or null, not {item!r}")
+        return cls(tuple(Dimension.from_json(d) for d in item))
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    @property
+    def is_static(self) -> bool:
+        return self.dims is not None and all(d.is_static for d in self.dims)
+
+    def to_list(self) -> list[int]:
+        """The sizes of a fully static shape; ``ValueError`` otherwise."""
+        if self.dims is None or not self.is_static:
+            raise ValueError(f"shape {self} is not static")
+        return [d.lo for d in self.dims]
+
+    def compatible(self, other: PartialShape) -> bool:
+        """True when some static shape satisfies both."""
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a.compatible(b) for a, b in zip(self.dims, other.dims, strict=True)
+        )
+
+    def contains(self, other: PartialShape) -> bool:
+        """True when every static shape allowed by ``other`` is allowed by ``self``."""
+        if self.dims is None:
+            return True
+        if other.dims is None:
+            return False
+        return len(self.dims) == len(other.dims) and all(
+            a.contains(b) for a, b in zip(self.dims, other.dims, strict=True)
+        )
+
+    def to_json(self) -> JsonShape:
+        return None if self.dims is None else [d.to_json() for d in self.dims]
+
+    def __iter__(self) -> Iterator[Dimension]:
+        if self.dims is None:
+            raise ValueError("a shape of dynamic rank has no dimensions to iterate")
+        return iter(self.dims)
+
+    def __str__(self) -> str:
+        if self.dims is None:
+            return "[...]"
+        return "[" + ",".join(str(d) for d in self.dims) + "]"
