@@ -245,6 +245,7 @@ def check_model(
 
         ov_findings, reports = crosscheck(model, reports, reshape)
         findings += ov_findings
+    reports.sort(key=lambda r: model.layer(r.layer_id).line or 0)
     order = {layer.id: i for i, layer in enumerate(model.layers)}
     findings.sort(key=lambda f: (order.get(f.layer_id or "", -1), _SEVERITY_RANK[f.severity]))
     return ModelReport(

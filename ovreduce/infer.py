@@ -251,7 +251,9 @@ class ShapeEngine:
         if self.model.weights is None:
             values = np.zeros(0)
         else:
-            raw = self.model.weights.read(const.offset, const.size, where=layer.where)
+            nbytes = etype.nbytes(const.count)
+            size = const.size if nbytes is None else nbytes
+            raw = self.model.weights.read(const.offset, size, where=layer.where)
             values = decode(etype, raw, const.count)
         if etype.is_integral or etype.kind == "bool":
             return AxesInfo("const", tuple(int(v) for v in values.tolist()))

@@ -89,7 +89,7 @@ def check_text(report: CheckReport, style: Style | None = None, *, verbose: bool
         tally = ", ".join(f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in c.items() if n)
         out.append(
             f"{st.bold(m.path)}  {verdict}  IR v{m.ir_version}, {m.layer_count} layers, "
-            f"{len(m.reductions)} reductions" + (f"; {tally}" if tally else "")
+            f"{len(m.reductions)} reduction{'s' if len(m.reductions) != 1 else ''}" + (f"; {tally}" if tally else "")
         )
         if m.reductions:
             rows = []
