@@ -120,6 +120,80 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- run ----------------------------------------------------------------------------------------------------
+def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
+    """``NAME=FILE`` pairs loaded as arrays."""
+    from ovreduce.tensors import load_tensor
+
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE, e.g. --input 0=data.npy or --input x=inputs.npz:x")
+        out[name] = load_tensor(path)
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from ovreduce.ir.parser import load_ir
+    from ovreduce.render import run_text
+    from ovreduce.run import run_layer
+
+    inputs = parse_named_files(args.input)
+    shapes = parse_named_shapes(args.shape, "--shape")
+    if (args.atol is not None and args.atol < 0) or (args.rtol is not None and args.rtol < 0):
+        raise UsageError("--atol and --rtol must be >= 0")
+    model = load_ir(args.model, args.bin)
+    try:
+        report = run_layer(
+            model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
+            backends=args.backend or ["numpy", "openvino"], device=args.device, precision=args.precision,
+            atol=args.atol, rtol=args.rtol,
+        )  # fmt: skip
+    finally:
+        model.close()
+    if args.save_outputs:
+        _save_outputs(Path(args.save_outputs), report.outputs)
+    if args.format == "json":
+        _emit(json.dumps(report.to_json(), indent=2) + "\n")
+    else:
+        _emit(run_text(report, source=args.model))
+    return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
+def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
+    import numpy as np
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for backend, array in outputs.items():
+            np.save(folder / (backend.replace(":", "-") + ".npy"), array)
+    except OSError as exc:
+        raise UsageError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
+
+
+# -- devices ------------------------------------------------------------------------------------------------
+def _cmd_devices(args: argparse.Namespace) -> int:
+    from ovreduce.backends.openvino import device_info
+    from ovreduce.render import table
+
+    devices = device_info()
+    if args.format == "json":
+        _emit(json.dumps({"schema": "ovreduce.devices/v1", "devices": devices}, indent=2) + "\n")
+        return EXIT_OK
+    rows = [
+        [
+            d["device"],
+            d.get("full_name", ""),
+            " ".join(d.get("capabilities", [])),
+            d.get("default_inference_precision", ""),
+        ]
+        for d in devices
+    ]
+    _emit(table(rows, ["device", "full name", "capabilities", "default precision"], indent="") + "\n")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ovreduce import __version__
 
@@ -149,6 +223,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="every layer, not only the reductions")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("run", help="execute one reduction layer on the NumPy reference and OpenVINO, and compare")
+    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("--layer", required=True, metavar="ID_OR_NAME", help="the reduction layer to run")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="input 0 (data) or 1 (runtime axes), or the feeding Parameter's name = .npy, .npz[:ENTRY] "
+                        "or ONNX TensorProto .pb; repeatable")  # fmt: skip
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
+                   help="shape for generated data of a dynamic input (dynamic dims default to 1)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
+                   help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
+    p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
+    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
+                   help="OpenVINO inference precision (default f32; 'default' lets the device choose)")  # fmt: skip
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per data type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per data type)")
+    p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=_cmd_devices)
     return parser
 
 

@@ -316,3 +316,73 @@ def _layer_detail(e: dict[str, Any], st: Style) -> str:
     for f in e["findings"]:
         lines.append(f"  {st.severity(f['severity'])} {f['code']}: {f['message']}")
     return "\n".join(lines)
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def run_text(report: Any, source: str = "", style: Style | None = None) -> str:
+    """A run report for a person: the layer, the inputs, each backend, each comparison, the verdict."""
+    st = style or Style()
+    doc = report.to_json()
+    layer = doc["layer"]
+    axes = "runtime" if layer["axes"] is None else "[" + ",".join(map(str, layer["axes"])) + "]"
+    out = [
+        f"{st.bold(source)}  layer {layer['layer_id']} {layer['layer_name']!r}: {layer['type']} "
+        f"axes={axes} keep_dims={str(layer['keep_dims']).lower()} ({layer['element_type']})"
+    ]
+    for i in doc["inputs"]:
+        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['datatype']}")
+    for note in doc["notes"]:
+        out.append(st.dim(f"  note: {note}"))
+    rows = []
+    for r in doc["results"]:
+        status = st.green("ok") if r["ok"] else st.red("FAILED")
+        prec = ""
+        if "precision" in r:
+            prec = f"{r['precision']}" + (
+                f" (runs in {r['effective_precision']})"
+                if r["effective_precision"] and r["effective_precision"] != r["precision"]
+                else ""
+            )
+        rows.append([r["backend"], status, shape_text(r["shape"]) if r["shape"] is not None else "-",
+                     r["datatype"] or "-", f"{r['seconds'] * 1000:.2f} ms", prec])  # fmt: skip
+    out.append(table(rows, ["backend", "status", "shape", "datatype", "time", "precision"]))
+    for r in doc["results"]:
+        if r["error"]:
+            out.append(f"  {r['backend']}: {st.red(r['error'])}")
+        for note in r.get("notes", []):
+            out.append(st.dim(f"  {r['backend']}: note: {note}"))
+    for c in doc["comparisons"]:
+        verdict = st.green("AGREE") if c["ok"] else st.red("DISAGREE")
+        line = f"  {c['reference']} vs {c['candidate']}: {verdict}"
+        if c["error"]:
+            out.append(f"{line}: {c['error']}")
+            continue
+        tol = "exact" if c["exact"] else f"atol {_num(c['atol'])}, rtol {_num(c['rtol'])}"
+        out.append(
+            f"{line}  max abs {_num(c['max_abs_error'])}, max rel {_num(c['max_rel_error'])}, "
+            f"{c['mismatched']}/{c['total']} mismatched ({tol})"
+        )
+        if c["first_mismatch"]:
+            fm = c["first_mismatch"]
+            out.append(
+                f"    first mismatch at {fm['index']}: {c['reference']}={fm['reference']} "
+                f"{c['candidate']}={fm['candidate']}"
+            )
+            if not c["exact"]:
+                out.append(
+                    f"    would pass with atol >= {_num(c['required_atol'])} (at this rtol) or "
+                    f"rtol >= {_num(c['required_rtol'])} (at this atol)"
+                )
+        nan, inf = c.get("nan") or {}, c.get("inf") or {}
+        if any(nan.values()) or any(inf.values()):
+            out.append(f"    NaN: {nan}  Inf: {inf}")
+    verdict = st.green("all backends ran and agree") if doc["ok"] else st.red("backends disagree or failed")
+    out.append(f"  result: {verdict}")
+    return "\n".join(out) + "\n"

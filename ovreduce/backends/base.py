@@ -1,0 +1,71 @@
+"""The interface every runtime sits behind: ``infer(spec, inputs) -> BackendResult``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy.typing as npt
+
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.shapes import PartialShape
+
+__all__ = ["Backend", "BackendResult", "LayerSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerSpec:
+    """Everything that defines one reduction layer for execution (and nothing about where it came from
+    except its id and name, for reports).
+
+    ``axes`` holds constant axes; ``None`` means runtime axes, passed as the second input.
+    """
+
+    type: str
+    keep_dims: bool
+    data_type: ElementType
+    data_shape: PartialShape
+    axes_type: ElementType
+    axes_shape: PartialShape
+    axes: tuple[int, ...] | None
+    layer_id: str = ""
+    layer_name: str = ""
+
+    @property
+    def runtime_axes(self) -> bool:
+        return self.axes is None
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything that defines the compiled layer (id and name excluded)."""
+        return (
+            self.type, self.keep_dims, self.data_type.name, str(self.data_shape),
+            self.axes_type.name, str(self.axes_shape), self.axes,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BackendResult:
+    """What one backend produced: an output, or why it failed (its own message)."""
+
+    backend: str
+    output: npt.NDArray[Any] | None
+    error: str | None = None
+    precision: str | None = None  # the precision the backend computed in, where it has a choice
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.output is not None
+
+
+class Backend(Protocol):
+    """A runtime that can execute a reduction layer."""
+
+    name: str
+
+    def infer(self, spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> BackendResult:
+        """Run ``spec`` on ``inputs`` (data, and axes when they are runtime axes); never raises for a
+        failure of the runtime itself: that is a result with ``error`` set."""
+        ...

@@ -1,0 +1,208 @@
+"""Comparing a candidate output with a reference, in the spirit of Polygraphy's comparator.
+
+An element passes when ``|candidate - reference| <= atol + rtol * |reference|`` (NumPy's ``isclose``);
+NaN matches NaN at the same index, infinities must match exactly. Integer and boolean outputs are
+compared exactly. Default tolerances depend on the output type and on the precision the candidate
+computed in (an f32 output computed in bf16 gets bf16's tolerances):
+
+======  ========  ========
+type    atol      rtol
+======  ========  ========
+f64     1e-12     1e-9
+f32     1e-5      1e-5
+f16     1e-3      1e-3
+bf16    1e-2      1e-2
+ints    0         0
+bool    0         0
+======  ========  ========
+
+A long reduction in a floating type accumulates rounding error that grows like ``sqrt(n)`` for ``n``
+elements reduced into each output (a CPU summing a million f32 values in f32 is off by about 2e-5 relative,
+and that is not a defect), so the default ``rtol`` is ``max(rtol from the table, eps * sqrt(n))`` with
+``eps`` the machine epsilon of the precision the candidate computed in. Explicit tolerances are used as given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances"]
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "f64": (1e-12, 1e-9),
+    "f32": (1e-5, 1e-5),
+    "f16": (1e-3, 1e-3),
+    "bf16": (1e-2, 1e-2),
+}
+_PRECISION_RANK = {"f64": 3, "f32": 2, "f16": 1, "bf16": 0}
+
+
+_EPS = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
+
+
+def default_tolerances(output_type: str, computed_in: str | None = None, count: int = 1) -> tuple[float, float]:
+    """(atol, rtol) for an output of ``output_type`` computed in ``computed_in`` (an inference precision),
+    each output reducing ``count`` elements."""
+    if output_type not in DEFAULT_TOLERANCES:
+        return 0.0, 0.0
+    effective = output_type
+    if computed_in in _PRECISION_RANK and _PRECISION_RANK[computed_in] < _PRECISION_RANK[output_type]:
+        effective = computed_in
+    atol, rtol = DEFAULT_TOLERANCES[effective]
+    return atol, max(rtol, _EPS[effective] * math.sqrt(max(count, 1)))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The comparison of one candidate with one reference; truthy when they agree."""
+
+    reference: str
+    candidate: str
+    ok: bool
+    total: int
+    mismatched: int
+    atol: float
+    rtol: float
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    required_atol: float | None = None  # the smallest atol that passes at this rtol (None: none would)
+    required_rtol: float | None = None  # the smallest rtol that passes at this atol (None: none would)
+    first_mismatch: dict[str, Any] | None = None
+    nan: dict[str, int] = field(default_factory=dict)
+    inf: dict[str, int] = field(default_factory=dict)
+    error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
+    exact: bool = False
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference,
+            "candidate": self.candidate,
+            "ok": self.ok,
+            "max_abs_error": self.max_abs_error,
+            "max_rel_error": self.max_rel_error,
+            "mismatched": self.mismatched,
+            "total": self.total,
+            "atol": self.atol,
+            "rtol": self.rtol,
+            "exact": self.exact,
+            "required_atol": self.required_atol,
+            "required_rtol": self.required_rtol,
+            "first_mismatch": self.first_mismatch,
+            "nan": self.nan,
+            "inf": self.inf,
+            "error": self.error,
+        }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def compare(
+    reference: npt.NDArray[Any],
+    candidate: npt.NDArray[Any],
+    *,
+    reference_name: str = "reference",
+    candidate_name: str = "candidate",
+    atol: float = 0.0,
+    rtol: float = 0.0,
+    exact: bool | None = None,
+) -> Comparison:
+    """Compare ``candidate`` with ``reference`` element-wise.
+
+    ``exact`` defaults to True for integer and boolean references.
+    """
+    if exact is None:
+        exact = reference.dtype.kind in "biu"
+    if exact:
+        atol = rtol = 0.0
+    if reference.shape != candidate.shape:
+        return Comparison(
+            reference_name, candidate_name, False, int(reference.size), int(reference.size), atol, rtol,
+            error=f"shape {list(candidate.shape)} differs from the reference's {list(reference.shape)}",
+            exact=exact,
+        )  # fmt: skip
+    total = int(reference.size)
+    if total == 0:
+        return Comparison(reference_name, candidate_name, True, 0, 0, atol, rtol, 0.0, 0.0, 0.0, 0.0, exact=exact)
+    if exact and reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
+        if reference.dtype == candidate.dtype:
+            diff_mask = reference != candidate
+        else:  # mixed signedness/width: compare as Python ints, exactly
+            diff_mask = reference.astype(object) != candidate.astype(object)
+        diff_mask = np.asarray(diff_mask, dtype=np.bool_)
+        mismatched = int(np.count_nonzero(diff_mask))
+        ref_f = reference.astype(np.float64)
+        cand_f = candidate.astype(np.float64)
+        abs_err = np.abs(cand_f - ref_f)
+        max_abs = float(abs_err.max())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
+        return Comparison(
+            reference_name, candidate_name, mismatched == 0, total, mismatched, 0.0, 0.0,
+            max_abs, _finite_or_none(float(rel.max())),
+            required_atol=max_abs, required_rtol=_finite_or_none(float(rel.max())),
+            first_mismatch=_first(diff_mask, reference, candidate), exact=True,
+        )  # fmt: skip
+    ref = reference.astype(np.float64)
+    cand = candidate.astype(np.float64)
+    nan_ref, nan_cand = np.isnan(ref), np.isnan(cand)
+    inf_ref, inf_cand = np.isinf(ref), np.isinf(cand)
+    both_finite = ~(nan_ref | nan_cand | inf_ref | inf_cand)
+    abs_err = np.where(both_finite, np.abs(cand - ref), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_err = np.where(both_finite & (ref != 0), abs_err / np.abs(ref), 0.0)
+    rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
+    special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
+    special = ~both_finite
+    close = both_finite & (abs_err <= atol + rtol * np.abs(np.where(both_finite, ref, 0.0)))
+    passed = close | (special & special_ok)
+    fail_mask = ~passed
+    mismatched = int(np.count_nonzero(fail_mask))
+    max_abs = float(abs_err.max())
+    max_rel = float(rel_err.max())
+    # Minimum tolerances: atol at the given rtol, rtol at the given atol (finite elements only).
+    need_atol = float(np.max(np.maximum(abs_err - rtol * np.abs(np.where(both_finite, ref, 0.0)), 0.0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rtol_need = np.where(abs_err > atol, (abs_err - atol) / np.abs(np.where(both_finite, ref, 0.0)), 0.0)
+    need_rtol = float(np.max(rtol_need))
+    special_bad = bool(np.any(special & ~special_ok))
+    return Comparison(
+        reference_name, candidate_name, mismatched == 0, total, mismatched, atol, rtol,
+        max_abs, _finite_or_none(max_rel),
+        required_atol=None if special_bad else need_atol,
+        required_rtol=None if special_bad else _finite_or_none(need_rtol),
+        first_mismatch=_first(fail_mask, reference, candidate),
+        nan={"reference": int(nan_ref.sum()), "candidate": int(nan_cand.sum())},
+        inf={"reference": int(inf_ref.sum()), "candidate": int(inf_cand.sum())},
+        exact=False,
+    )  # fmt: skip
+
+
+def _scalar(value: Any) -> Any:
+    item = value.item() if hasattr(value, "item") else value
+    if isinstance(item, float) and not math.isfinite(item):
+        return str(item)
+    return item
+
+
+def _first(
+    mask: npt.NDArray[np.bool_], reference: npt.NDArray[Any], candidate: npt.NDArray[Any]
+) -> dict[str, Any] | None:
+    hits = np.flatnonzero(mask)
+    if hits.size == 0:
+        return None
+    index = tuple(int(i) for i in np.unravel_index(int(hits[0]), mask.shape))
+    return {
+        "index": list(index),
+        "reference": _scalar(reference[index] if reference.ndim else reference[()]),
+        "candidate": _scalar(candidate[index] if candidate.ndim else candidate[()]),
+    }

@@ -1,0 +1,286 @@
+"""The Reduce* family with OpenVINO's semantics, computed the way they should be computed.
+
+This follows OpenVINO's specification and reference implementation (src/core/reference/include/openvino/
+reference/reduce_*.hpp) for shapes, axes and types, and is *right* where OpenVINO's runtimes are not:
+
+* **Axes**: in ``[-r, r-1]`` (else :class:`~ovreduce.errors.ShapeInferenceError` with OpenVINO's message),
+  negative axes normalised, duplicates count once, **empty axes are the identity** (each element reduced
+  on its own: ReduceL1/ReduceL2 of an element is its absolute value). ``keep_dims`` defaults to false.
+* **Floats** (f16, bf16, f32, f8...) accumulate in f64 and round once to the output type, so f16 and bf16
+  never overflow in the accumulator (a ReduceMean of 70,000 f16 ones is 1.0, not inf) and an f32 mean of
+  values near 3e38 is not inf. f64 accumulates in f64. ReduceMax/ReduceMin propagate NaN (IEEE ``maximum``;
+  OpenVINO's reference loses a NaN that comes first).
+* **Integers** are summed exactly (Python integers where int64 could overflow; no wrap-around, whatever
+  the width). ReduceMean divides the exact sum with truncation toward zero (C++ integer division), so its
+  result always fits. A ReduceSum/ReduceProd/ReduceL1 whose exact value does not fit the output type wraps
+  modulo 2^bits, as OpenVINO's reference does; :func:`reduce_with_notes` says when that happened.
+  ReduceL2 of integers is ``floor(sqrt(exact sum of squares))``.
+* **Zero-size reductions** (reducing an axis of length 0): ReduceMean and ReduceSum give 0 (OpenVINO returns
+  the empty sum rather than 0/0), ReduceProd 1, ReduceL1/L2 0, ReduceMax the type's lowest value (-inf for
+  floats), ReduceMin the highest (+inf), ReduceLogicalAnd true, ReduceLogicalOr false.
+
+How this differs from the other ReduceMean semantics (see :mod:`ovreduce.reference.onnx`,
+:mod:`ovreduce.reference.onednn`): ONNX defaults keepdims to 1 and treats empty axes as *all* axes (unless
+noop_with_empty_axes=1); oneDNN Graph, like OpenVINO, defaults keep_dims to false and treats empty axes as
+the identity, but accepts only f32/bf16/f16.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce.errors import InputError, ShapeInferenceError
+from ovreduce.ops.reduce import REDUCTIONS, normalize_axes
+
+__all__ = [
+    "reduce",
+    "reduce_l1",
+    "reduce_l2",
+    "reduce_logical_and",
+    "reduce_logical_or",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_sum",
+    "reduce_with_notes",
+]
+
+Array = npt.NDArray[Any]
+_INT64_LIMIT = 2**63
+
+
+def _axes(data: Array, axes: Sequence[int] | Array | int) -> tuple[int, ...]:
+    values = np.asarray(axes)
+    if values.ndim > 1:
+        raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {list(values.shape)}")
+    if values.size and values.dtype.kind not in "iu":
+        raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {values.dtype}")
+    normalized = normalize_axes([int(a) for a in values.reshape(-1).tolist()], data.ndim)
+    return tuple(sorted(set(normalized)))
+
+
+def _count(data: Array, axes: tuple[int, ...]) -> int:
+    return math.prod(data.shape[a] for a in axes)
+
+
+def _is_float(data: Array) -> bool:
+    return data.dtype.kind == "f" or data.dtype.kind == "V" or data.dtype.name in _ML_FLOATS
+
+
+_ML_FLOATS = {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float4_e2m1fn"}
+
+
+def _exact_int_sum(values: Array, axes: tuple[int, ...], keep_dims: bool) -> Array:
+    """Exact sum of integers over ``axes``: int64 when it cannot overflow, Python ints otherwise."""
+    if values.size == 0:
+        return np.asarray(np.sum(values.astype(np.int64), axis=axes, keepdims=keep_dims))
+    count = max(_count(values, axes), 1)
+    bound = max(abs(int(values.min())), abs(int(values.max()))) * count
+    if bound < _INT64_LIMIT:
+        return np.asarray(np.sum(values.astype(np.int64), axis=axes, keepdims=keep_dims))
+    return np.asarray(np.sum(values.astype(object), axis=axes, keepdims=keep_dims), dtype=object)
+
+
+def _fit_int(exact: Array, dtype: np.dtype[Any], what: str, notes: list[str]) -> Array:
+    """Exact integers into ``dtype``: unchanged when they fit, else wrapped modulo 2^bits (and noted)."""
+    info = np.iinfo(dtype)
+    flat = np.asarray(exact).reshape(-1)
+    if flat.size == 0:
+        return np.zeros(np.shape(exact), dtype=dtype)
+    lo, hi = int(min(flat.tolist())), int(max(flat.tolist()))
+    if info.min <= lo and hi <= info.max:
+        return np.asarray(exact).astype(dtype)
+    notes.append(
+        f"the exact {what} ({lo if lo < info.min else hi}) does not fit in {dtype}; "
+        f"the result wraps modulo 2^{info.bits} as in OpenVINO's reference implementation"
+    )
+    mask = (1 << info.bits) - 1
+    wrapped = np.array([int(v) & mask for v in flat.tolist()], dtype=np.uint64)
+    if info.bits == 64:
+        return wrapped.view(np.int64 if info.min < 0 else np.uint64).astype(dtype).reshape(np.shape(exact))
+    unsigned = wrapped.astype(np.dtype(f"u{info.bits // 8}"))
+    return unsigned.view(dtype).reshape(np.shape(exact))
+
+
+def _round_float(values: Any, dtype: np.dtype[Any]) -> Array:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(values).astype(dtype)
+
+
+# -- the family -------------------------------------------------------------------------------------------
+def _sum(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+    if _is_float(data):
+        acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
+        return _round_float(acc, data.dtype)
+    return _fit_int(_exact_int_sum(data, axes, keep_dims), data.dtype, "sum", notes)
+
+
+def _mean(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+    count = _count(data, axes)
+    if _is_float(data):
+        acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
+        if count:
+            acc = acc / count
+        return _round_float(acc, data.dtype)
+    total = _exact_int_sum(data, axes, keep_dims)
+    if count == 0:
+        return np.zeros(np.shape(total), dtype=data.dtype)
+    if total.dtype != object:
+        # C++ integer division truncates toward zero; NumPy's // floors.
+        quotient = np.abs(total) // count * np.sign(total)
+        return quotient.astype(data.dtype)
+    flat = [(abs(int(v)) // count) * (1 if v >= 0 else -1) for v in total.reshape(-1).tolist()]
+    return np.array(flat, dtype=object).reshape(total.shape).astype(data.dtype)
+
+
+def _extreme(fn: Callable[..., Array], identity: str) -> Callable[[Array, tuple[int, ...], bool, list[str]], Array]:
+    def run(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        if _count(data, axes) == 0 and axes:
+            shape = np.sum(np.zeros(data.shape, dtype=np.int8), axis=axes, keepdims=keep_dims).shape
+            if _is_float(data):
+                fill: Any = -np.inf if identity == "lowest" else np.inf
+            else:
+                info = np.iinfo(data.dtype)
+                fill = info.min if identity == "lowest" else info.max
+            return (
+                np.full(shape, fill, dtype=np.float64).astype(data.dtype)
+                if _is_float(data)
+                else np.full(shape, fill, dtype=data.dtype)
+            )
+        if _is_float(data) and data.dtype.kind != "f":
+            return _round_float(fn(data.astype(np.float32), axis=axes, keepdims=keep_dims), data.dtype)
+        return np.asarray(fn(data, axis=axes, keepdims=keep_dims))
+
+    return run
+
+
+def _prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+    if _is_float(data):
+        with np.errstate(over="ignore", invalid="ignore"):
+            acc = np.prod(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
+        return _round_float(acc, data.dtype)
+    # Exact products can grow without bound; arithmetic modulo 2^64 is exact in the bits that survive the
+    # wrap, and a float64 magnitude tells whether any wrapping happened.
+    with np.errstate(over="ignore"):
+        wrapped = np.prod(data.astype(np.uint64), axis=axes, keepdims=keep_dims, dtype=np.uint64)
+        magnitude = np.prod(np.abs(data.astype(np.float64)), axis=axes, keepdims=keep_dims)
+    info = np.iinfo(data.dtype)
+    negative = np.sum(data < 0, axis=axes, keepdims=keep_dims) % 2 == 1
+    if np.any(np.where(negative, magnitude > -float(info.min), magnitude > float(info.max))):
+        notes.append(
+            f"the exact product does not fit in {data.dtype}; the result wraps modulo 2^{info.bits} as in "
+            f"OpenVINO's reference implementation"
+        )
+    bits = np.dtype(f"u{info.bits // 8}")
+    return np.asarray(wrapped.astype(bits).view(data.dtype))
+
+
+def _l1(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+    if _is_float(data):
+        acc = np.sum(np.abs(data.astype(np.float64)), axis=axes, keepdims=keep_dims)
+        return _round_float(acc, data.dtype)
+    values = data.astype(object) if data.dtype.itemsize == 8 else np.abs(data.astype(np.int64))
+    if values.dtype == object:
+        values = np.abs(values)
+    return _fit_int(_exact_int_sum(values, axes, keep_dims), data.dtype, "L1 norm", notes)
+
+
+def _l2(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+    if _is_float(data):
+        wide = data.astype(np.float64)
+        acc = np.sqrt(np.sum(wide * wide, axis=axes, keepdims=keep_dims))
+        return _round_float(acc, data.dtype)
+    beyond_int64 = data.dtype.itemsize == 8 or data.dtype == np.uint32
+    squares = data.astype(object) ** 2 if beyond_int64 else data.astype(np.int64) ** 2
+    total = _exact_int_sum(squares, axes, keep_dims)
+    roots = np.array([math.isqrt(int(v)) for v in np.asarray(total).reshape(-1).tolist()], dtype=object)
+    return _fit_int(roots.reshape(np.shape(total)), data.dtype, "L2 norm", notes)
+
+
+def _logical(fn: Callable[..., Array]) -> Callable[[Array, tuple[int, ...], bool, list[str]], Array]:
+    def run(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return np.asarray(fn(data.astype(np.bool_), axis=axes, keepdims=keep_dims))
+
+    return run
+
+
+_IMPLS: dict[str, Callable[[Array, tuple[int, ...], bool, list[str]], Array]] = {
+    "ReduceSum": _sum,
+    "ReduceMean": _mean,
+    "ReduceMax": _extreme(np.max, "lowest"),
+    "ReduceMin": _extreme(np.min, "highest"),
+    "ReduceProd": _prod,
+    "ReduceL1": _l1,
+    "ReduceL2": _l2,
+    "ReduceLogicalAnd": _logical(np.all),
+    "ReduceLogicalOr": _logical(np.any),
+}
+
+
+def reduce_with_notes(
+    op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False
+) -> tuple[Array, list[str]]:
+    """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped).
+
+    Raises:
+        InputError: an unknown op or an element type the op does not take.
+        ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
+    """
+    if op_type not in REDUCTIONS:
+        raise InputError(f"unknown reduction {op_type!r}; expected one of: {', '.join(REDUCTIONS)}")
+    array = np.asarray(data)
+    op = REDUCTIONS[op_type]
+    if op.logical and array.dtype != np.bool_:
+        raise ShapeInferenceError("Element type of data input must be boolean.")
+    if not op.logical and not (_is_float(array) or array.dtype.kind in "iu"):
+        raise ShapeInferenceError(f"Element type of data input must be numeric. Got: {array.dtype}")
+    normalized = _axes(array, axes)
+    notes: list[str] = []
+    result = _IMPLS[op_type](array, normalized, keep_dims, notes)
+    return np.asarray(result, dtype=array.dtype if not op.logical else np.bool_), notes
+
+
+def reduce(op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:
+    """Reduce ``data`` over ``axes`` with OpenVINO semantics (see the module docstring).
+
+    Args:
+        op_type: ``ReduceMean``, ``ReduceSum``, ``ReduceMax``, ``ReduceMin``, ``ReduceProd``, ``ReduceL1``,
+            ``ReduceL2``, ``ReduceLogicalAnd`` or ``ReduceLogicalOr``.
+        data: the input; its dtype is the element type (use ``ml_dtypes.bfloat16`` for bf16).
+        axes: a scalar or 1-D sequence of axes in ``[-r, r-1]``; empty means the identity.
+        keep_dims: keep reduced axes as dims of size 1 (OpenVINO's default is false).
+
+    Returns:
+        An array of ``data``'s dtype (bool for the logical reductions).
+
+    Raises:
+        InputError: an unknown op or an element type the op does not take.
+        ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
+    """
+    return reduce_with_notes(op_type, data, axes, keep_dims)[0]
+
+
+def _named(op_type: str) -> Callable[..., Array]:
+    def fn(data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:
+        return reduce(op_type, data, axes, keep_dims)
+
+    fn.__name__ = "reduce_" + op_type.removeprefix("Reduce").lower().replace("logical", "logical_")
+    fn.__doc__ = f"``{op_type}`` with OpenVINO semantics; see :func:`reduce`."
+    return fn
+
+
+reduce_mean = _named("ReduceMean")
+reduce_sum = _named("ReduceSum")
+reduce_max = _named("ReduceMax")
+reduce_min = _named("ReduceMin")
+reduce_prod = _named("ReduceProd")
+reduce_l1 = _named("ReduceL1")
+reduce_l2 = _named("ReduceL2")
+reduce_logical_and = _named("ReduceLogicalAnd")
+reduce_logical_or = _named("ReduceLogicalOr")

@@ -1,0 +1,302 @@
+"""``ovreduce run``: execute one reduction layer of an IR on several backends and compare them.
+
+The public entry points are :func:`layer_spec` (what defines the layer), :func:`prepare_inputs` (given or
+seeded inputs, checked against the layer) and :func:`run_layer`, which returns a :class:`RunReport`
+(the ``ovreduce.run/v1`` document, and the output arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce.backends.base import Backend, BackendResult, LayerSpec
+from ovreduce.compare import Comparison, compare, default_tolerances
+from ovreduce.errors import InputError, NotFoundError
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
+from ovreduce.ir.model import IRModel, Layer
+from ovreduce.shapes import PartialShape
+from ovreduce.tensors import concrete_shape, conform_array, generate
+
+__all__ = ["RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
+
+BACKEND_NAMES = ("numpy", "openvino")
+
+
+def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> LayerSpec:
+    """The :class:`LayerSpec` of reduction layer ``key`` (id or name).
+
+    Raises:
+        NotFoundError: no such layer, or it is not a reduction.
+        InputError: its shape or types cannot be resolved or are not executable.
+    """
+    layer = model.find_layer(key)
+    engine = engine or ShapeEngine(model)
+    try:
+        info = engine.reduction(layer.id)
+    except KeyError:
+        raise NotFoundError(
+            f"{layer.where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
+            f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
+        ) from None
+    if info.error is not None:
+        raise InputError(f"{layer.where} is invalid: {info.error}")
+    data_type = info.data.element_type
+    axes_type = info.axes_state.element_type
+    if data_type is None or data_type.kind == "dynamic":
+        raise InputError(f"{layer.where}: the element type of its data input is not known")
+    if axes_type is None or axes_type.kind == "dynamic":
+        raise InputError(f"{layer.where}: the element type of its axes input is not known")
+    if info.axes.kind == "unresolved":
+        raise InputError(f"{layer.where}: its axes cannot be resolved: {info.axes.reason}")
+    axes_shape = info.axes_state.shape
+    if axes_shape is None:
+        axes_shape = (
+            PartialShape.dynamic(1) if info.axes.values is None else PartialShape.static([len(info.axes.values)])
+        )
+    return LayerSpec(
+        type=layer.type,
+        keep_dims=info.keep_dims,
+        data_type=data_type,
+        data_shape=info.data.shape if info.data.shape is not None else PartialShape.dynamic(),
+        axes_type=axes_type,
+        axes_shape=axes_shape,
+        axes=info.axes.values if info.axes.kind == "const" else None,
+        layer_id=layer.id,
+        layer_name=layer.name,
+    )
+
+
+def _input_names(model: IRModel, layer: Layer, index: int) -> set[str]:
+    """The names an input may be given by: its port index, or the Parameter (and its tensors) feeding it."""
+    names = {str(index)}
+    ref = model.producer(layer.id, layer.inputs[index].id)
+    if ref is not None:
+        src = model.layer(ref[0])
+        if src.type == "Parameter":
+            names.add(src.name)
+            names.update(src.outputs[0].names)
+    return names
+
+
+def prepare_inputs(
+    model: IRModel,
+    spec: LayerSpec,
+    *,
+    given: Mapping[str, npt.NDArray[Any]] | None = None,
+    shapes: Mapping[str, PartialShape] | None = None,
+    seed: int = 0,
+    max_elements: int | None = None,
+) -> tuple[list[npt.NDArray[Any]], list[str]]:
+    """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
+
+    ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``) or by the name of the Parameter
+    feeding the port. Returns the arrays and notes (casts, dynamic dims chosen).
+
+    Raises:
+        InputError: an unknown name, an incompatible array, runtime axes without values, too many elements.
+    """
+    given = dict(given or {})
+    shapes = dict(shapes or {})
+    layer = model.layer(spec.layer_id)
+    ports = [(0, spec.data_type, spec.data_shape, "data")]
+    if spec.runtime_axes:
+        ports.append((1, spec.axes_type, spec.axes_shape, "axes"))
+    known = {i: _input_names(model, layer, i) for i, *_ in ports}
+    for name in list(given) + list(shapes):
+        if not any(name in names for names in known.values()):
+            options = ", ".join(sorted(n for names in known.values() for n in names))
+            raise InputError(f"{name!r} names no input of {layer.where}; use one of: {options}")
+    rng = np.random.default_rng(seed)
+    arrays: list[npt.NDArray[Any]] = []
+    notes: list[str] = []
+    for index, etype, shape, role in ports:
+        what = f"input {index} ({role})"
+        array = next((given[n] for n in known[index] if n in given), None)
+        override = next((shapes[n] for n in known[index] if n in shapes), None)
+        if array is not None:
+            arr = conform_array(np.asarray(array), etype, shape, what)
+            if arr.dtype != np.asarray(array).dtype:
+                notes.append(f"{what}: cast from {np.asarray(array).dtype} to {etype}")
+        elif role == "axes":
+            raise InputError(
+                f"{layer.where} takes its axes at run time (from a Parameter): give them with --input 1=FILE "
+                f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}"
+            )
+        else:
+            if override is not None:
+                if not override.compatible(shape):
+                    raise InputError(f"--shape for {what}: {override} is not compatible with the layer's {shape}")
+                shape = override
+            dims, chosen = concrete_shape(shape, what)
+            notes += chosen
+            _check_size(dims, max_elements, what)
+            arr = generate(etype, dims, rng)
+        _check_size(arr.shape, max_elements, what)
+        arrays.append(arr)
+    return arrays, notes
+
+
+def _check_size(shape: Sequence[int], limit: int | None, what: str) -> None:
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if limit is not None and count > limit:
+        from ovreduce.errors import LimitExceededError
+
+        raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit}")
+
+
+def make_backends(names: Sequence[str], *, device: str = "CPU", precision: str = "f32") -> list[Backend]:
+    """Backends by name (``numpy``, ``openvino``).
+
+    Raises:
+        InputError: an unknown backend name.
+        DeviceNotAvailableError: the OpenVINO device is not available.
+    """
+    out: list[Backend] = []
+    for name in names:
+        if name == "numpy":
+            from ovreduce.backends.numpy import NumPyBackend
+
+            out.append(NumPyBackend())
+        elif name == "openvino":
+            from ovreduce.backends.openvino import OpenVINOBackend
+
+            out.append(OpenVINOBackend(device, precision))
+        else:
+            raise InputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
+    if not out:
+        raise InputError("no backend was chosen")
+    return out
+
+
+@dataclass
+class RunReport:
+    """The ``ovreduce.run/v1`` document, with the outputs kept as arrays."""
+
+    spec: LayerSpec
+    inputs: list[npt.NDArray[Any]]
+    results: list[BackendResult]
+    comparisons: list[Comparison]
+    notes: list[str] = field(default_factory=list)
+    requested_precision: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results) and all(c.ok for c in self.comparisons)
+
+    @property
+    def outputs(self) -> dict[str, npt.NDArray[Any]]:
+        return {r.backend: r.output for r in self.results if r.output is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        names = ["0", "1"]
+        return {
+            "schema": "ovreduce.run/v1",
+            "ok": self.ok,
+            "layer": {
+                "layer_id": self.spec.layer_id,
+                "layer_name": self.spec.layer_name,
+                "type": self.spec.type,
+                "keep_dims": self.spec.keep_dims,
+                "axes": None if self.spec.axes is None else list(self.spec.axes),
+                "element_type": self.spec.data_type.name,
+            },
+            "inputs": [
+                {"name": names[i], "shape": list(a.shape), "datatype": _kserve_name(a)}
+                for i, a in enumerate(self.inputs)
+            ],
+            "results": [self._result_json(r) for r in self.results],
+            "comparisons": [c.to_json() for c in self.comparisons],
+            "notes": list(self.notes),
+        }
+
+    def _result_json(self, r: BackendResult) -> dict[str, Any]:
+        doc: dict[str, Any] = {"backend": r.backend, "ok": r.ok}
+        if r.backend.startswith("openvino"):
+            doc["precision"] = self.requested_precision
+            doc["effective_precision"] = r.precision
+        doc["shape"] = None if r.output is None else list(r.output.shape)
+        doc["datatype"] = None if r.output is None else _kserve_name(r.output)
+        doc["error"] = r.error
+        doc["seconds"] = round(r.seconds, 6)
+        if r.notes:
+            doc["notes"] = list(r.notes)
+        return doc
+
+
+def _kserve_name(array: npt.NDArray[Any]) -> str | None:
+    etype: ElementType = element_type_for_numpy(array.dtype)
+    return etype.kserve
+
+
+def run_spec(
+    spec: LayerSpec,
+    inputs: Sequence[npt.NDArray[Any]],
+    backends: Sequence[Backend],
+    *,
+    atol: float | None = None,
+    rtol: float | None = None,
+    notes: Sequence[str] = (),
+    requested_precision: str | None = None,
+) -> RunReport:
+    """Run ``spec`` on every backend and compare each with the first that succeeded (the reference)."""
+    results = [b.infer(spec, inputs) for b in backends]
+    comparisons: list[Comparison] = []
+    reference = next((r for r in results if r.ok), None)
+    if reference is not None:
+        assert reference.output is not None
+        for cand in results:
+            if cand is reference or cand.output is None:
+                continue
+            count = inputs[0].size // max(reference.output.size, 1) if reference.output.size else 1
+            d_atol, d_rtol = default_tolerances(spec.data_type.name, cand.precision, count)
+            comparisons.append(
+                compare(
+                    reference.output,
+                    cand.output,
+                    reference_name=reference.backend,
+                    candidate_name=cand.backend,
+                    atol=d_atol if atol is None else atol,
+                    rtol=d_rtol if rtol is None else rtol,
+                )
+            )
+    return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision)
+
+
+def run_layer(
+    model: IRModel,
+    key: str,
+    *,
+    inputs: Mapping[str, npt.NDArray[Any]] | None = None,
+    shapes: Mapping[str, PartialShape] | None = None,
+    seed: int = 0,
+    backends: Sequence[str] = BACKEND_NAMES,
+    device: str = "CPU",
+    precision: str = "f32",
+    atol: float | None = None,
+    rtol: float | None = None,
+    max_elements: int | None = None,
+) -> RunReport:
+    """Execute reduction layer ``key`` (id or name) of ``model`` on ``backends`` and compare them.
+
+    Raises:
+        NotFoundError: no such reduction layer.
+        InputError: unusable inputs or options.
+        DeviceNotAvailableError: the OpenVINO device is not available.
+    """
+    spec = layer_spec(model, key)
+    runners = make_backends(backends, device=device, precision=precision)
+    arrays, notes = prepare_inputs(model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements)
+    report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision)
+    if max_elements is not None:
+        for r in report.results:
+            if r.output is not None:
+                _check_size(r.output.shape, max_elements, f"the {r.backend} output")
+    return report
