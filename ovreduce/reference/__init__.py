@@ -1,0 +1,1 @@
+"""NumPy reference semantics of the Reduce* layers: OpenVINO, ONNX, oneDNN Graph and quantized ReduceMean."""
