@@ -172,6 +172,47 @@ def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
         raise UsageError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
 
 
+# -- audit ------------------------------------------------------------------------------------------------
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from ovreduce.audit import audit_model
+    from ovreduce.render import audit_text
+
+    inputs = parse_named_files(args.input)
+    if not Path(args.model).is_file():
+        raise UsageError(f"{args.model}: no such file")
+    progress = None
+    if sys.stderr.isatty() and args.format == "text":
+        from tqdm import tqdm
+
+        progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
+    try:
+        report = audit_model(
+            args.model, args.bin, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+            atol=args.atol, rtol=args.rtol, progress=progress,
+        )  # fmt: skip
+    finally:
+        if progress is not None:
+            progress.close()
+    _emit(json.dumps(report.to_json(), indent=2) + "\n" if args.format == "json" else audit_text(report))
+    return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
+# -- conform ----------------------------------------------------------------------------------------------
+def _cmd_conform(args: argparse.Namespace) -> int:
+    from ovreduce.conform import conform_model
+    from ovreduce.render import conform_text
+
+    if not Path(args.model).is_file():
+        raise UsageError(f"{args.model}: no such file")
+    inputs = parse_named_files(args.input)
+    report = conform_model(
+        args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+        save_ir=args.save_ir, atol=args.atol, rtol=args.rtol,
+    )  # fmt: skip
+    _emit(json.dumps(report.to_json(), indent=2) + "\n" if args.format == "json" else conform_text(report))
+    return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
 # -- devices ------------------------------------------------------------------------------------------------
 def _cmd_devices(args: argparse.Namespace) -> int:
     from ovreduce.backends.openvino import device_info
@@ -244,6 +285,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
+    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
+    p.add_argument("--precision", choices=("default", "f32", "f16", "bf16"), default="default",
+                   help="inference precision (default: what the device does when left alone)")  # fmt: skip
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=_cmd_audit)
+
+    p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
+    p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
+    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
+                   help="inference precision (default f32)")  # fmt: skip
+    p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=_cmd_conform)
 
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
     p.add_argument("--format", choices=("text", "json"), default="text")

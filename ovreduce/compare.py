@@ -25,13 +25,14 @@ and that is not a defect), so the default ``rtol`` is ``max(rtol from the table,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances"]
+__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon"]
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "f64": (1e-12, 1e-9),
@@ -43,6 +44,11 @@ _PRECISION_RANK = {"f64": 3, "f32": 2, "f16": 1, "bf16": 0}
 
 
 _EPS = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
+
+
+def machine_epsilon(element_type: str) -> float:
+    """The machine epsilon of a floating element type (0 for others)."""
+    return _EPS.get(element_type, 0.0)
 
 
 def default_tolerances(output_type: str, computed_in: str | None = None, count: int = 1) -> tuple[float, float]:
@@ -77,6 +83,7 @@ class Comparison:
     inf: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
     exact: bool = False
+    allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
 
     def __bool__(self) -> bool:
         return self.ok
@@ -99,6 +106,7 @@ class Comparison:
             "nan": self.nan,
             "inf": self.inf,
             "error": self.error,
+            "allowance_max": self.allowance_max,
         }
 
 
@@ -115,10 +123,13 @@ def compare(
     atol: float = 0.0,
     rtol: float = 0.0,
     exact: bool | None = None,
+    allowance: npt.NDArray[Any] | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``reference`` element-wise.
 
-    ``exact`` defaults to True for integer and boolean references.
+    ``exact`` defaults to True for integer and boolean references. ``allowance`` is an extra absolute
+    tolerance per element (broadcast to the reference's shape), added to ``atol`` for floating outputs:
+    the audit uses it for the rounding of tensors it could only capture in their storage type.
     """
     if exact is None:
         exact = reference.dtype.kind in "biu"
@@ -142,7 +153,10 @@ def compare(
         mismatched = int(np.count_nonzero(diff_mask))
         ref_f = reference.astype(np.float64)
         cand_f = candidate.astype(np.float64)
-        abs_err = np.abs(cand_f - ref_f)
+        if max(reference.dtype.itemsize, candidate.dtype.itemsize) == 8:  # float64 cannot hold 64-bit differences
+            abs_err = np.abs(candidate.astype(object) - reference.astype(object)).astype(np.float64)
+        else:
+            abs_err = np.abs(cand_f - ref_f)
         max_abs = float(abs_err.max())
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
@@ -163,17 +177,25 @@ def compare(
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
     special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
     special = ~both_finite
-    close = both_finite & (abs_err <= atol + rtol * np.abs(np.where(both_finite, ref, 0.0)))
+    extra = np.zeros(ref.shape) if allowance is None else np.broadcast_to(np.asarray(allowance, np.float64), ref.shape)
+    close = both_finite & (abs_err <= atol + extra + rtol * np.abs(np.where(both_finite, ref, 0.0)))
     passed = close | (special & special_ok)
     fail_mask = ~passed
     mismatched = int(np.count_nonzero(fail_mask))
     max_abs = float(abs_err.max())
     max_rel = float(rel_err.max())
     # Minimum tolerances: atol at the given rtol, rtol at the given atol (finite elements only).
-    need_atol = float(np.max(np.maximum(abs_err - rtol * np.abs(np.where(both_finite, ref, 0.0)), 0.0)))
+    need_atol = float(np.max(np.maximum(abs_err - extra - rtol * np.abs(np.where(both_finite, ref, 0.0)), 0.0)))
     with np.errstate(divide="ignore", invalid="ignore"):
-        rtol_need = np.where(abs_err > atol, (abs_err - atol) / np.abs(np.where(both_finite, ref, 0.0)), 0.0)
+        rtol_need = np.where(
+            abs_err > atol + extra, (abs_err - atol - extra) / np.abs(np.where(both_finite, ref, 0.0)), 0.0
+        )
     need_rtol = float(np.max(rtol_need))
+    # The subtractions above can land an ulp short of passing; step up to the value the check accepts.
+    ref_abs = np.abs(np.where(both_finite, ref, 0.0))
+    need_atol = _smallest_passing(need_atol, lambda a: bool(np.all(abs_err <= a + extra + rtol * ref_abs)))
+    if math.isfinite(need_rtol):
+        need_rtol = _smallest_passing(need_rtol, lambda r: bool(np.all(abs_err <= atol + extra + r * ref_abs)))
     special_bad = bool(np.any(special & ~special_ok))
     return Comparison(
         reference_name, candidate_name, mismatched == 0, total, mismatched, atol, rtol,
@@ -181,10 +203,20 @@ def compare(
         required_atol=None if special_bad else need_atol,
         required_rtol=None if special_bad else _finite_or_none(need_rtol),
         first_mismatch=_first(fail_mask, reference, candidate),
+        allowance_max=None if allowance is None else float(np.max(extra)),
         nan={"reference": int(nan_ref.sum()), "candidate": int(nan_cand.sum())},
         inf={"reference": int(inf_ref.sum()), "candidate": int(inf_cand.sum())},
         exact=False,
     )  # fmt: skip
+
+
+def _smallest_passing(value: float, passes: Callable[[float], bool]) -> float:
+    """``value``, or the next floats above it until ``passes`` holds (a few ulps at most)."""
+    for _ in range(64):
+        if passes(value):
+            break
+        value = float(np.nextafter(value, np.inf))
+    return value
 
 
 def _scalar(value: Any) -> Any:

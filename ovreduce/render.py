@@ -386,3 +386,103 @@ def run_text(report: Any, source: str = "", style: Style | None = None) -> str:
     verdict = st.green("all backends ran and agree") if doc["ok"] else st.red("backends disagree or failed")
     out.append(f"  result: {verdict}")
     return "\n".join(out) + "\n"
+
+
+def audit_text(report: Any, style: Style | None = None) -> str:
+    """The audit as a table of reductions, worst first."""
+    st = style or Style()
+    doc = report.to_json()
+    eff = f" (runs in {doc['effective_precision']})" if doc["effective_precision"] else ""
+    out = [f"{st.bold(doc['model'])}  {doc['device']}, precision {doc['precision']}{eff}"]
+    if doc["error"]:
+        out.append(f"  {st.red(doc['error'])}")
+        return "\n".join(out) + "\n"
+    for i in doc["inputs"]:
+        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['element_type']} ({i['origin']})")
+    rows = []
+    with_drift = any(layer["drift"] is not None for layer in doc["layers"])
+    for layer in doc["layers"]:
+        status = {"ok": st.green("ok"), "drift": st.red("DRIFT")}.get(layer["status"], st.red("ERROR"))
+        row = [
+            layer["layer_id"] or "-", layer["layer_name"], layer["type"], shape_text(layer["input_shape"]),
+            layer["runtime_precision"] or "-",
+            _num(layer.get("max_abs_error")), _num(layer.get("max_rel_error")),
+            f"{layer.get('mismatched', '-')}/{layer.get('total', '-')}",
+            _num(layer.get("required_atol")), _num(layer.get("required_rtol")),
+        ]  # fmt: skip
+        if with_drift:
+            drift = layer["drift"] or {}
+            row += [_num(drift.get("max_rel_error")), f"{drift.get('mismatched', '-')}/{drift.get('total', '-')}"]
+        rows.append([*row, status])
+    header = ["id", "name", "type", "input", "runs in", "max abs", "max rel", "mismatched", "min atol", "min rtol"]
+    if with_drift:
+        header += ["drift rel", "drifted"]
+    if rows:
+        out.append(table(rows, [*header, "status"]))
+        out.append(st.dim("  max abs/rel, mismatched, min atol/rtol: the reduction's own error against the reference "
+                          "computed from its captured input" + ("; drift: its output against an f32 run of the "
+                          "whole model" if with_drift else "")))  # fmt: skip
+    else:
+        out.append("  the model has no reductions")
+    for layer in doc["layers"]:
+        if layer["error"]:
+            out.append(f"  {layer['layer_name']}: {st.red(layer['error'])}")
+        for note in layer["notes"]:
+            out.append(st.dim(f"  {layer['layer_name']}: note: {note}"))
+    moved = [f for f in doc["final_outputs"] if not f["identical"]]
+    for f in doc["final_outputs"]:
+        state = (
+            "identical" if f["identical"] else f"max abs {_num(f['max_abs_diff'])}, max rel {_num(f['max_rel_diff'])}"
+        )
+        out.append(f"  final output {f['name']}: audited vs plain run: {state}")
+    for note in doc["notes"]:
+        out.append(st.dim(f"  note: {note}"))
+    bad = sum(1 for layer in doc["layers"] if not layer["ok"])
+    verdict = (
+        st.green("every reduction within tolerance") if doc["ok"] else st.red(f"{bad} reduction(s) outside tolerance")
+    )
+    out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
+    return "\n".join(out) + "\n"
+
+
+def conform_text(report: Any, style: Style | None = None) -> str:
+    """The conformance report: one row per ONNX node."""
+    st = style or Style()
+    doc = report.to_json()
+    out = [f"{st.bold(doc['model'])}  opset {doc['opset']}, {doc['device']}, precision {doc['precision']}"]
+    if doc["error"]:
+        out.append(f"  {st.red(doc['error'])}")
+    for i in doc["inputs"]:
+        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['element_type']} ({i['origin']})")
+    rows = []
+    for n in doc["nodes"]:
+        labels = {"ok": st.green("ok"), "not-observable": st.yellow("not observable")}
+        status = labels.get(n["status"], st.red(n["status"].upper()))
+        rows.append([n["node"], f"{n['op_type']}-{n['version']}" if n["version"] else n["op_type"],
+                     _num(n.get("max_abs_error")), _num(n.get("max_rel_error")),
+                     f"{n.get('mismatched', '-')}/{n.get('total', '-')}", status])  # fmt: skip
+    if rows:
+        out.append(table(rows, ["node", "op", "max abs", "max rel", "mismatched", "status"]))
+    else:
+        out.append("  the model has no mean or reduce nodes")
+    for n in doc["nodes"]:
+        detail = [n["error"]] if n["error"] else []
+        detail += n["notes"]
+        if n.get("first_mismatch"):
+            fm = n["first_mismatch"]
+            detail.append(f"first mismatch at {fm['index']}: onnx={fm['reference']} openvino={fm['candidate']}")
+        if n.get("dequantized_max_abs_diff"):
+            detail.append(f"dequantized max abs difference {_num(n['dequantized_max_abs_diff'])}")
+        for d in detail:
+            out.append(f"  {n['node']}: {d}")
+    if doc["saved_ir"]:
+        out.append(f"  converted IR saved to {doc['saved_ir']}")
+    for note in doc["notes"]:
+        out.append(st.dim(f"  note: {note}"))
+    verdict = (
+        st.green("every node conforms")
+        if doc["ok"]
+        else st.red("conversion does not conform (or could not be checked)")
+    )
+    out.append(f"  result: {verdict}")
+    return "\n".join(out) + "\n"

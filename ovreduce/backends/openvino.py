@@ -23,7 +23,16 @@ from ovreduce._openvino import clean_message, core, openvino
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.errors import DeviceNotAvailableError, InputError
 
-__all__ = ["PRECISIONS", "OpenVINOBackend", "available_devices", "check_device", "device_info"]
+__all__ = [
+    "PRECISIONS",
+    "OpenVINOBackend",
+    "available_devices",
+    "check_device",
+    "device_info",
+    "from_tensor",
+    "precision_name",
+    "to_tensor",
+]
 
 PRECISIONS = ("f32", "f16", "bf16", "default")
 _VIRTUAL = ("AUTO", "MULTI", "HETERO", "BATCH")
@@ -80,7 +89,7 @@ def device_info() -> list[dict[str, Any]]:
             except Exception:  # a property this plugin does not have
                 continue
             if key == "default_inference_precision":
-                info[key] = _precision_name(value)
+                info[key] = precision_name(value)
             else:
                 info[key] = [str(v) for v in value] if isinstance(value, list | tuple) else str(value)
         out.append(info)
@@ -130,7 +139,7 @@ class _Cache:
 CACHE = _Cache(64)
 
 
-def _precision_name(value: Any) -> str:
+def precision_name(value: Any) -> str:
     """``f32``/``f16``/``bf16`` for what OpenVINO reports (an ``ov.Type`` or a string)."""
     name = value.get_type_name() if hasattr(value, "get_type_name") else str(value)
     return {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}.get(name.lower(), name.lower())
@@ -168,7 +177,7 @@ class OpenVINOBackend:
         model = _build_model(spec)
         compiled = core().compile_model(model, self.device, self._config())
         try:
-            effective = _precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+            effective = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
         except Exception:  # a plugin without the property
             effective = self.precision
         item = _Compiled(compiled, compiled.create_infer_request(), effective, threading.Lock())
@@ -184,9 +193,9 @@ class OpenVINOBackend:
                                  time.perf_counter() - start)  # fmt: skip
         try:
             with item.lock:
-                tensors = [_to_tensor(a, t) for a, t in zip(inputs, _input_types(spec), strict=True)]
+                tensors = [to_tensor(a, t) for a, t in zip(inputs, _input_types(spec), strict=True)]
                 item.request.infer(tensors)
-                output = _from_tensor(item.request.get_output_tensor(0), spec)
+                output = from_tensor(item.request.get_output_tensor(0))
         except Exception as exc:  # an inference failure is this backend's result too
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", item.precision,
                                  time.perf_counter() - start)  # fmt: skip
@@ -216,7 +225,8 @@ def _build_model(spec: LayerSpec) -> Any:
     return ov.Model([node], params, f"ovreduce_{spec.type}")
 
 
-def _to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
+def to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
+    """An OpenVINO tensor holding ``array`` as element type ``type_name`` (bf16 via its bits)."""
     ov = openvino()
     array = np.ascontiguousarray(array)
     if type_name == "bf16":
@@ -226,9 +236,10 @@ def _to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
     return ov.Tensor(array)
 
 
-def _from_tensor(tensor: Any, spec: LayerSpec) -> npt.NDArray[Any]:
+def from_tensor(tensor: Any) -> npt.NDArray[Any]:
+    """A copy of an OpenVINO tensor as a NumPy array (bf16 as ``ml_dtypes.bfloat16``)."""
     data = tensor.data
-    if spec.data_type.name == "bf16":
+    if tensor.get_element_type().get_type_name() == "bf16":
         import ml_dtypes
 
         return np.array(data.view(np.uint16), copy=True).view(ml_dtypes.bfloat16)

@@ -1,0 +1,349 @@
+"""``ovreduce conform``: did OpenVINO's ONNX frontend keep the semantics of the mean and reduce nodes?
+
+The ONNX model is converted with OpenVINO's ONNX frontend and run once, with the tensors around every
+ReduceMean (all opsets), Mean, com.microsoft QLinearReduceMean and other Reduce* node marked as outputs;
+they are located by their ONNX tensor names, which the frontend keeps. Each node's output as OpenVINO
+computed it is compared with the ONNX-semantics reference (:mod:`ovreduce.reference.onnx`,
+:mod:`ovreduce.reference.quantized`) applied to the node's inputs *as observed in the same run*
+(initializers are read from the ONNX file). A tensor the conversion fused away makes the node "not
+observable", which is reported, never skipped silently.
+
+Numerics: the reference follows ONNX's rules (opset-specific axes, keepdims, noop_with_empty_axes,
+type constraints) and, for f16/bf16 data, accumulates in f32 and rounds once: ONNX does not fix the
+accumulation precision, and onnx.reference's f16 accumulation (inf for a mean of 70,000 ones) would
+blame OpenVINO for being right. QLinearReduceMean is compared exactly on the quantized integers, and
+the dequantized difference is reported too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce._openvino import clean_message, core
+from ovreduce.audit import model_inputs, run_marked
+from ovreduce.backends.openvino import PRECISIONS, check_device
+from ovreduce.compare import Comparison, compare, default_tolerances
+from ovreduce.errors import InputError, OvReduceError, UsageError
+
+__all__ = ["ConformNode", "ConformReport", "conform_model"]
+
+ONNX_REDUCTIONS = (
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+    "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+)  # fmt: skip
+_ONNX_TYPES = {
+    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
+}  # fmt: skip
+
+
+@dataclass
+class ConformNode:
+    """One ONNX node of interest and what became of it."""
+
+    name: str
+    op_type: str
+    domain: str
+    version: int | None
+    observable: bool
+    comparison: Comparison | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # tensor names not found in OpenVINO's model
+    dequantized_max_abs_diff: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.observable and self.error is None and self.comparison is not None and self.comparison.ok
+
+    @property
+    def status(self) -> str:
+        if not self.observable:
+            return "not-observable"
+        if self.error is not None:
+            return "error"
+        return "ok" if self.ok else "disagree"
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "node": self.name,
+            "op_type": self.op_type,
+            "domain": self.domain or "ai.onnx",
+            "version": self.version,
+            "observable": self.observable,
+            "missing_tensors": self.missing,
+            "status": self.status,
+            "ok": self.ok,
+            "error": self.error,
+            "notes": self.notes,
+        }
+        if self.comparison is not None:
+            doc.update({k: v for k, v in self.comparison.to_json().items() if k not in ("reference", "candidate")})
+            doc["ok"] = self.ok
+        if self.dequantized_max_abs_diff is not None:
+            doc["dequantized_max_abs_diff"] = self.dequantized_max_abs_diff
+        return doc
+
+
+@dataclass
+class ConformReport:
+    """The ``ovreduce.conform/v1`` document."""
+
+    model: str
+    opset: int | None
+    device: str
+    precision: str
+    nodes: list[ConformNode]
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    saved_ir: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(n.ok for n in self.nodes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "ovreduce.conform/v1",
+            "ok": self.ok,
+            "model": self.model,
+            "opset": self.opset,
+            "device": self.device,
+            "precision": self.precision,
+            "error": self.error,
+            "inputs": self.inputs,
+            "nodes": [n.to_json() for n in self.nodes],
+            "saved_ir": self.saved_ir,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _onnx() -> Any:
+    try:
+        import onnx
+    except ImportError:
+        raise UsageError("ovreduce conform needs the onnx package: pip install 'ovreduce[onnx]'") from None
+    return onnx
+
+
+def conform_model(
+    path: str,
+    *,
+    inputs: Mapping[str, npt.NDArray[Any]] | None = None,
+    seed: int = 0,
+    device: str = "CPU",
+    precision: str = "f32",
+    save_ir: str | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    max_elements: int | None = None,
+) -> ConformReport:
+    """Check every mean/reduce node of the ONNX model at ``path`` against ONNX semantics.
+
+    OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
+
+    Raises:
+        UsageError: the onnx package is missing.
+        InputError: the file is not a readable ONNX model, or unusable inputs.
+        DeviceNotAvailableError: the device is not available.
+    """
+    onnx = _onnx()
+    if precision not in PRECISIONS:
+        raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    check_device(device)
+    start = time.perf_counter()
+    try:
+        proto = onnx.load(path)
+    except Exception as exc:  # protobuf DecodeError, missing external data...
+        raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
+    opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
+    opset = opsets.get("ai.onnx")
+    nodes = [n for n in proto.graph.node if _interesting(n)]
+    report = ConformReport(path, opset, device, precision, [])
+    if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
+        report.notes.append("nodes inside If/Loop/Scan subgraphs are not checked")
+    try:
+        ov_model = core().read_model(path)
+    except Exception as exc:  # the frontend refusing the model is the finding
+        report.error = f"OpenVINO could not convert the model: {clean_message(exc)}"
+        report.nodes = [_node(n, opsets, observable=False) for n in nodes]
+        for entry in report.nodes:
+            entry.notes.append("not converted")
+        report.seconds = time.perf_counter() - start
+        return report
+    if save_ir:
+        report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
+    initializers = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
+    by_name: dict[str, Any] = {}
+    for op in ov_model.get_ordered_ops():
+        for out in op.outputs():
+            for name in out.get_names():
+                by_name.setdefault(name, out)
+    arrays, report.inputs, notes = model_inputs(ov_model, inputs, seed, max_elements)
+    report.notes += notes
+    plan: list[tuple[ConformNode, Any, list[int | None], int]] = []
+    marks: list[Any] = []
+    for n in nodes:
+        entry = _node(n, opsets, observable=True)
+        slots: list[int | None] = []
+        for name in list(n.input):
+            if not name or name in initializers:
+                slots.append(None)
+            elif name in by_name:
+                slots.append(len(marks))
+                marks.append(by_name[name])
+            else:
+                entry.missing.append(name)
+                slots.append(None)
+        if n.output[0] in by_name:
+            out_slot = len(marks)
+            marks.append(by_name[n.output[0]])
+        else:
+            entry.missing.append(n.output[0])
+            out_slot = -1
+        if entry.missing:
+            entry.observable = False
+            entry.notes.append(
+                "OpenVINO's converted model has no tensor named "
+                + ", ".join(repr(m) for m in entry.missing)
+                + " (fused away by the conversion)"
+            )
+        plan.append((entry, n, slots, out_slot))
+        report.nodes.append(entry)
+    try:
+        run = run_marked(ov_model, marks, arrays, device, precision)
+    except Exception as exc:  # compile or inference failure
+        report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
+        report.seconds = time.perf_counter() - start
+        return report
+    for entry, n, slots, out_slot in plan:
+        if not entry.observable:
+            continue
+        values = [
+            run.marked[s] if s is not None else initializers.get(name) for s, name in zip(slots, n.input, strict=True)
+        ]
+        _check_node(entry, n, values, run.marked[out_slot], opset or 1, atol, rtol)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _interesting(node: Any) -> bool:
+    if node.domain in ("", "ai.onnx"):
+        return bool(node.op_type in ONNX_REDUCTIONS or node.op_type == "Mean")
+    return bool(node.domain == "com.microsoft" and node.op_type == "QLinearReduceMean")
+
+
+def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> ConformNode:
+    from ovreduce.reference.onnx import op_version
+
+    version: int | None = None
+    if node.domain in ("", "ai.onnx"):
+        try:
+            version = op_version(node.op_type, opsets.get("ai.onnx", 1))
+        except InputError:
+            version = None
+    else:
+        version = opsets.get(node.domain)
+    return ConformNode(node.name or node.output[0], node.op_type, node.domain, version, observable)
+
+
+def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
+    from openvino import save_model
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{stem}.xml"
+        save_model(ov_model, str(target), compress_to_fp16=False)
+    except OSError as exc:
+        raise UsageError(f"--save-ir {folder}: {exc.strerror or exc}") from None
+    return str(target)
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _check_node(
+    entry: ConformNode,
+    node: Any,
+    values: list[npt.NDArray[Any] | None],
+    got: npt.NDArray[Any],
+    opset: int,
+    atol: float | None,
+    rtol: float | None,
+) -> None:
+    from ovreduce.reference import onnx as onnx_ref
+    from ovreduce.reference import quantized
+
+    attrs = _attrs(node)
+    try:
+        if node.op_type == "QLinearReduceMean":
+            q: list[Any] = (values + [None] * 5)[:5]
+            q_axes = attrs.get("axes")
+            expected = quantized.qlinear_reduce_mean(
+                q[0], q[1], q[2], q[3], q[4], None if q_axes is None else list(q_axes), attrs.get("keepdims")
+            )
+            entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", exact=True)
+            if expected.shape == got.shape:
+                want = np.asarray(quantized.dequantize(expected, q[3], q[4]), dtype=np.float64)
+                have = np.asarray(quantized.dequantize(got.astype(expected.dtype), q[3], q[4]), dtype=np.float64)
+                entry.dequantized_max_abs_diff = float(np.max(np.abs(want - have))) if want.size else 0.0
+            return
+        if node.op_type == "Mean":
+            arrays = [v for v in values if v is not None]
+            expected = _wide(lambda *xs: onnx_ref.mean(*xs, opset=opset), node.op_type, opset, arrays)
+        else:
+            data = values[0]
+            if data is None:
+                raise InputError("the data input has no value")
+            version = onnx_ref.op_version(node.op_type, opset)
+            since = 13 if node.op_type == "ReduceSum" else 18
+            if version >= since:
+                axes_value = values[1] if len(values) > 1 else None
+                axes: Any = None if axes_value is None else np.asarray(axes_value).reshape(-1).tolist()
+            else:
+                axes = attrs.get("axes")
+            keepdims = int(attrs.get("keepdims", 1))
+            noop = int(attrs.get("noop_with_empty_axes", 0))
+            expected = _wide(
+                lambda x: onnx_ref.reduce(node.op_type, x, axes, keepdims, noop, opset=opset), node.op_type, opset,
+                [data],
+            )  # fmt: skip
+    except OvReduceError as exc:
+        entry.error = f"the ONNX reference refuses the observed inputs: {exc.message}"
+        return
+    etype = _ONNX_TYPES.get(np.dtype(expected.dtype).name, "")
+    count = max(values[0].size // max(expected.size, 1), 1) if values and values[0] is not None else 1
+    d_atol, d_rtol = default_tolerances(etype, None, count)
+    entry.comparison = compare(
+        expected, got, reference_name="onnx", candidate_name="openvino",
+        atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
+    )  # fmt: skip
+
+
+def _wide(fn: Any, op_type: str, opset: int, arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+    """Run ``fn`` with f16/bf16 arrays widened to f32 (types checked first), rounding the result once."""
+    from ovreduce.reference import onnx as onnx_ref
+
+    dtypes = {a.dtype for a in arrays}
+    narrow = [d for d in dtypes if d.name in ("float16", "bfloat16")]
+    if not narrow:
+        return np.asarray(fn(*arrays))
+    allowed = onnx_ref.allowed_types(op_type, opset)
+    name = "float16" if narrow[0].name == "float16" else "bfloat16"
+    if name not in allowed:
+        raise InputError(f"{op_type}-{onnx_ref.op_version(op_type, opset)} does not take {name} inputs")
+    result = np.asarray(fn(*[a.astype(np.float32) for a in arrays]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return result.astype(narrow[0])
