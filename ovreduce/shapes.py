@@ -20,6 +20,7 @@ __all__ = ["INT64_MAX", "Dimension", "JsonDim", "JsonShape", "PartialShape"]
 
 INT64_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
+_SPACE = " \t\n\r\v\f"  # C isspace(), what OpenVINO trims; str.strip() would also drop Unicode spaces
 
 JsonDim = int | str
 JsonShape = list[JsonDim] | None
@@ -52,14 +53,16 @@ class Dimension:
     @classmethod
     def parse(cls, text: str) -> Dimension:
         """Parse one dimension in OpenVINO syntax; raises ``ValueError`` with the reason."""
-        token = text.strip()
+        token = text.strip(_SPACE)
         if token in ("?", "-1", ".."):
             return cls.dynamic()
         if ".." not in token:
             return cls.static(_parse_bound(token, text))
         lo_text, _, hi_text = token.partition("..")
         lo = _parse_bound(lo_text, text) if lo_text else 0
-        hi = _parse_bound(hi_text, text) if hi_text else None
+        hi: int | None = _parse_bound(hi_text, text, upper=True) if hi_text else None
+        if hi == INT64_MAX:  # OpenVINO's encoding of "no upper bound"
+            hi = None
         if hi is not None and hi < lo:
             raise ValueError(f"empty interval {text.strip()!r}: the upper bound {hi} is below the lower bound {lo}")
         return cls(lo, hi)
@@ -129,16 +132,22 @@ def _min_hi(a: int | None, b: int | None) -> int | None:
     return min(a, b)
 
 
-def _parse_bound(token: str, whole: str) -> int:
-    token = token.strip()
+def _parse_bound(token: str, whole: str, *, upper: bool = False) -> int:
+    # No strip here: OpenVINO allows spaces around a dimension but not inside an interval ("1 ..5").
     if not _DIGITS.fullmatch(token):
         raise ValueError(
             f"cannot parse dimension {whole.strip()!r}: expected a non-negative integer, '?', '-1' "
-            f"or an interval 'a..b'"
+            f"or an interval 'a..b' (no spaces inside it)"
         )
     value = int(token)
     if value > INT64_MAX:
         raise ValueError(f"dimension {token} does not fit in int64")
+    if value == INT64_MAX and not upper:
+        # OpenVINO stores "unbounded" as 2^63-1: as an upper bound it means none; as a size it is not one.
+        raise ValueError(
+            f"dimension {token} in {whole.strip()!r} is 2^63-1, which OpenVINO reserves to mean 'unbounded'; "
+            f"expected a size below 2^63-1, or '?' for a dynamic dimension"
+        )
     return value
 
 
@@ -166,15 +175,15 @@ class PartialShape:
     @classmethod
     def parse(cls, text: str) -> PartialShape:
         """Parse OpenVINO's shape syntax; raises ``ValueError`` saying what is wrong."""
-        body = text.strip()
+        body = text.strip(_SPACE)
         if body.startswith("[") and body.endswith("]"):
-            body = body[1:-1].strip()
+            body = body[1:-1].strip(_SPACE)
         if body == "...":
             return cls(None)
         if body == "":
             return cls(())
         fields = body.split(",")
-        if any(not f.strip() for f in fields):
+        if any(not f.strip(_SPACE) for f in fields):
             raise ValueError(f"cannot parse shape {text!r}: empty dimension between commas")
         return cls(tuple(Dimension.parse(f) for f in fields))
 

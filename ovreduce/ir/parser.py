@@ -102,6 +102,19 @@ def parse_ir(
     return _Builder(source, weights, expected_bin, limits).build(root)
 
 
+class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
+    """Answers every request for an external DTD or entity with an empty document.
+
+    Even with ``load_dtd=False`` and ``resolve_entities=False``, libxml2 (2.14, under lxml 6.1) opens the
+    external subset a DOCTYPE names (``<!DOCTYPE net SYSTEM "/some/path">``) and external parameter
+    entities: a FIFO there blocks the parse forever. The sniff below catches most DOCTYPEs first, but not
+    one after 64 KiB or in UTF-16; this resolver keeps those off the file system too.
+    """
+
+    def resolve(self, system_url: str, public_id: str, context: object) -> object:
+        return self.resolve_string("", context)
+
+
 def _parse_xml(xml: bytes, source: str) -> etree._Element:
     if not xml.strip():
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -121,6 +134,7 @@ def _parse_xml(xml: bytes, source: str) -> etree._Element:
         remove_pis=True,
         collect_ids=False,
     )
+    parser.resolvers.add(_NoExternalResources())
     try:
         root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
@@ -449,7 +463,7 @@ class _Builder:
                 if indegree[nxt] == 0:
                     ready.append(nxt)
         if len(order) != len(layers):
-            stuck = [layers[lid] for lid, n in indegree.items() if n > 0]
+            stuck = [layers[lid] for lid in _on_cycles([lid for lid, n in indegree.items() if n > 0], edges)]
             names = ", ".join(f"id={layer.id} {layer.name!r}" for layer in stuck[:5])
             more = f" and {len(stuck) - 5} more" if len(stuck) > 5 else ""
             raise IRStructureError(
@@ -466,6 +480,27 @@ class _Builder:
                         f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
                         f"every input port must be connected"
                     )
+
+
+def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:
+    """The layers Kahn's walk left behind, less those that merely hang below a cycle (feed no stuck layer)."""
+    outdegree = dict.fromkeys(stuck, 0)  # in file order, which the message keeps
+    members = set(stuck)
+    pred: dict[str, list[str]] = {}
+    for e in edges:
+        if e.from_layer in members and e.to_layer in members:
+            outdegree[e.from_layer] += 1
+            pred.setdefault(e.to_layer, []).append(e.from_layer)
+    sinks = deque(lid for lid, n in outdegree.items() if n == 0)
+    while sinks:
+        lid = sinks.popleft()
+        del outdegree[lid]
+        for p in pred.get(lid, ()):
+            if p in outdegree:
+                outdegree[p] -= 1
+                if outdegree[p] == 0:
+                    sinks.append(p)
+    return list(outdegree)
 
 
 def _ids(ports: tuple[Port, ...]) -> str:

@@ -1,0 +1,286 @@
+"""ovreduce.shapes against OpenVINO's own ``ov.PartialShape(str)`` parser and interval algebra.
+
+OpenVINO is the oracle for every string it reads sensibly; where it silently turns nonsense into a
+shape (``-2`` -> 0, ``5..3`` -> an empty interval, an overflowing integer -> 0) ovreduce refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import openvino as ov
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ovreduce.shapes import INT64_MAX, Dimension, PartialShape
+
+# (lo, hi) per dim with hi = -1 for "unbounded", None for a dynamic rank: OpenVINO's min/max lengths.
+Bounds = list[tuple[int, int]] | None
+
+
+def ov_bounds(text: str) -> Bounds:
+    shape = ov.PartialShape(text)
+    if shape.rank.is_dynamic:
+        return None
+    return [(d.get_min_length(), d.get_max_length()) for d in shape]
+
+
+def our_bounds(shape: PartialShape) -> Bounds:
+    if shape.dims is None:
+        return None
+    return [(d.lo, -1 if d.hi is None else d.hi) for d in shape.dims]
+
+
+def to_ov(shape: PartialShape) -> ov.PartialShape:
+    if shape.dims is None:
+        return ov.PartialShape.dynamic()
+    return ov.PartialShape([ov.Dimension(d.lo, -1 if d.hi is None else d.hi) for d in shape.dims])
+
+
+# -- every syntax form OpenVINO reads ------------------------------------------------------------------
+ACCEPTED = {
+    "question-mark": ("?", [(0, -1)]),
+    "minus-one": ("-1", [(0, -1)]),
+    "interval": ("2..5", [(2, 5)]),
+    "lower-bound-only": ("3..", [(3, -1)]),
+    "upper-bound-only": ("..7", [(0, 7)]),
+    "dots-only": ("..", [(0, -1)]),
+    "zero-interval": ("0..0", [(0, 0)]),
+    "degenerate-interval": ("4..4", [(4, 4)]),
+    "dynamic-rank": ("...", None),
+    "dynamic-rank-bracketed": ("[...]", None),
+    "dynamic-rank-spaced": (" [ ... ] ", None),
+    "empty-string-is-scalar": ("", []),
+    "blank-is-scalar": (" ", []),
+    "brackets-scalar": ("[]", []),
+    "brackets-blank-scalar": ("[ ]", []),
+    "comma-space": ("1, 2", [(1, 1), (2, 2)]),
+    "bracketed": ("[1,2]", [(1, 1), (2, 2)]),
+    "bracketed-spaces": ("[ 1, ?]", [(1, 1), (0, -1)]),
+    "spaces-everywhere": ("  [ 2 , 3 ]  ", [(2, 2), (3, 3)]),
+    "tabs-newlines": ("\t[\n1,\r\n2 ]\n", [(1, 1), (2, 2)]),
+    "leading-zeros": ("007", [(7, 7)]),
+    "zero": ("0", [(0, 0)]),
+    "spaced-interval-edges": (" ..5 ", [(0, 5)]),
+    "mixed": ("[1,?,-1,2..,..8,3..9,0]", [(1, 1), (0, -1), (0, -1), (2, -1), (0, 8), (3, 9), (0, 0)]),
+    "largest-size": ("9223372036854775806", [(INT64_MAX - 1, INT64_MAX - 1)]),
+    # OpenVINO stores "no upper bound" as 2^63-1, so an explicit 2^63-1 upper bound is unbounded.
+    "int64-max-upper-bound": ("2..9223372036854775807", [(2, -1)]),
+    "int64-max-upper-bound-only": ("..9223372036854775807", [(0, -1)]),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), ACCEPTED.values(), ids=ACCEPTED.keys())
+def test_parse_matches_openvino(text: str, expected: Bounds) -> None:
+    assert ov_bounds(text) == expected, "the table is wrong about OpenVINO"
+    shape = PartialShape.parse(text)
+    assert our_bounds(shape) == expected
+    assert (shape.rank is None) == (expected is None)
+
+
+# -- what OpenVINO itself rejects ------------------------------------------------------------------------
+REJECTED_BY_BOTH = {
+    "empty-field": "[1,,2]",
+    "trailing-comma": "1,",
+    "only-comma": ",",
+    "unclosed-bracket": "[1,2",
+    "unopened-bracket": "1,2]",
+    "nested-brackets": "[[1]]",
+    "space-separated": "1 2",
+    "plus-sign": "+1",
+    "hex": "0x10",
+    "float": "1.5",
+    "exponent": "1e3",
+    "word": "abc",
+    "question-interval": "?..3",
+    "three-dots-after-digit": "1...",
+    "two-intervals": "1..2..3",
+    "ellipsis-with-dims": "[...,1]",
+    "space-inside-interval-lo": "1 ..5",
+    "space-inside-interval-hi": "1.. 5",
+    "non-ascii-digit": "\u0661",
+    "nbsp-is-not-a-space": "\u00a01",
+    "unicode-line-separator": "\u2028",
+    "nul": "1\x00",
+}
+
+
+@pytest.mark.parametrize("text", REJECTED_BY_BOTH.values(), ids=REJECTED_BY_BOTH.keys())
+def test_rejects_what_openvino_rejects(text: str) -> None:
+    with pytest.raises(RuntimeError):
+        ov.PartialShape(text)
+    with pytest.raises(ValueError, match="cannot parse"):
+        PartialShape.parse(text)
+
+
+# -- nonsense OpenVINO accepts and ovreduce refuses -----------------------------------------------------
+# (text, what OpenVINO silently makes of it, a regex the refusal must match)
+REFUSED = {
+    "minus-two": ("-2", [(0, 0)], r"'-2'.*non-negative integer"),
+    "lone-minus": ("-", [(0, 0)], r"'-'.*non-negative integer"),
+    "minus-zero": ("-0", [(0, 0)], r"'-0'.*non-negative integer"),
+    "minus-inside-number": ("6-1", [(6, 6)], r"'6-1'.*non-negative integer"),
+    "empty-interval": ("5..3", [(-1, -1)], r"empty interval '5\.\.3'.*upper bound 3 is below the lower bound 5"),
+    "overflow": ("99999999999999999999", [(0, 0)], r"99999999999999999999 does not fit in int64"),
+    "overflow-by-one": ("9223372036854775808", [(0, 0)], r"9223372036854775808 does not fit in int64"),
+    "overflow-upper-bound": ("1..99999999999999999999", [(1, -1)], r"does not fit in int64"),
+    "int64-max-as-size": ("9223372036854775807", [(-1, -1)], r"2\^63-1.*reserves.*unbounded"),
+    "int64-max-as-lower-bound": ("9223372036854775807..", [(-1, -1)], r"2\^63-1.*reserves.*unbounded"),
+    "minus-one-lower-bound": ("-1..3", [(0, 3)], r"'-1\.\.3'.*non-negative integer"),
+    "minus-one-upper-bound": ("1..-1", [(-1, -1)], r"'1\.\.-1'.*non-negative integer"),
+    "minus-in-second-dim": ("[1,-5]", [(1, 1), (0, 0)], r"'-5'.*non-negative integer"),
+}
+
+
+@pytest.mark.parametrize(("text", "openvino_reads", "message"), REFUSED.values(), ids=REFUSED.keys())
+def test_refuses_nonsense_openvino_accepts(text: str, openvino_reads: Bounds, message: str) -> None:
+    assert ov_bounds(text) == openvino_reads, "OpenVINO changed: revisit whether ovreduce should still refuse"
+    with pytest.raises(ValueError, match=message):
+        PartialShape.parse(text)
+
+
+# -- differential fuzzing -------------------------------------------------------------------------------
+_SPACE = " \t\n\r\v\f"
+_TOKENS = st.sampled_from(
+    [*"0123456789?.-,[] \t", "..", "...", "-1", "9223372036854775807", "9223372036854775806", "\u00a0"]
+)
+
+
+def _openvino_reads_nonsense(text: str, openvino: Bounds) -> bool:
+    """Independent of ovreduce: does OpenVINO's result come from an input no sane writer produces?"""
+    if openvino and any(lo < 0 for lo, _ in openvino):  # an empty interval or 2^63-1 as a size
+        return True
+    body = text.strip(_SPACE).removeprefix("[").removesuffix("]")
+    if any("-" in f and f.strip(_SPACE) != "-1" for f in body.split(",")):  # "-2", "6-1", "-1..3"
+        return True
+    return any(int(run) >= INT64_MAX for run in re.findall(r"[0-9]+", text))  # overflow, or 2^63-1
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TOKENS, max_size=10).map("".join))
+def test_parse_differential_fuzz(text: str) -> None:
+    try:
+        openvino: Bounds | str = ov_bounds(text)
+    except RuntimeError:
+        openvino = "rejected"
+    try:
+        ours: Bounds | str = our_bounds(PartialShape.parse(text))
+    except ValueError:
+        ours = "rejected"
+    if ours == "rejected" and openvino != "rejected":
+        assert isinstance(openvino, list | type(None))
+        assert _openvino_reads_nonsense(text, openvino), f"ovreduce refuses {text!r}, OpenVINO reads {openvino}"
+    else:
+        assert ours == openvino
+
+
+# -- generated shapes: round trips and the interval algebra ----------------------------------------------
+_SIZES = st.one_of(st.integers(0, 16), st.integers(0, INT64_MAX - 1))
+
+
+@st.composite
+def dimensions(draw: st.DrawFn) -> Dimension:
+    lo = draw(_SIZES)
+    kind = draw(st.sampled_from(["static", "dynamic", "lower", "interval"]))
+    if kind == "static":
+        return Dimension.static(lo)
+    if kind == "dynamic":
+        return Dimension.dynamic()
+    if kind == "lower":
+        return Dimension(lo, None)
+    return Dimension(lo, draw(st.integers(lo, INT64_MAX - 1)))
+
+
+small_dimensions = st.builds(
+    lambda lo, width: Dimension(lo, None if width is None else lo + width),
+    st.integers(0, 6),
+    st.one_of(st.none(), st.integers(0, 6)),
+)
+shapes = st.one_of(st.just(PartialShape(None)), st.lists(dimensions(), max_size=6).map(tuple).map(PartialShape))
+small_shapes = st.one_of(
+    st.just(PartialShape(None)), st.lists(small_dimensions, max_size=3).map(tuple).map(PartialShape)
+)
+
+
+@given(shapes)
+def test_str_round_trip(shape: PartialShape) -> None:
+    text = str(shape)
+    assert PartialShape.parse(text) == shape
+    assert PartialShape.parse(text.strip("[]")) == shape  # the unbracketed form too
+    assert our_bounds(shape) == ov_bounds(text), "OpenVINO reads our str() differently"
+
+
+@given(shapes)
+def test_json_round_trip(shape: PartialShape) -> None:
+    doc = json.loads(json.dumps(shape.to_json()))
+    assert PartialShape.from_json(doc) == shape
+
+
+@given(dimensions())
+def test_dimension_str_round_trip(dim: Dimension) -> None:
+    assert Dimension.parse(str(dim)) == dim
+    assert Dimension.from_json(json.loads(json.dumps(dim.to_json()))) == dim
+
+
+@given(small_shapes, small_shapes)
+def test_compatible_matches_openvino(a: PartialShape, b: PartialShape) -> None:
+    assert a.compatible(b) == to_ov(a).compatible(to_ov(b))
+    assert a.compatible(b) == b.compatible(a)
+
+
+@given(small_shapes, small_shapes)
+def test_contains_matches_openvino_relaxes(a: PartialShape, b: PartialShape) -> None:
+    # contains: every shape b allows, a allows -> OpenVINO's "a relaxes b" / "b refines a".
+    assert a.contains(b) == to_ov(a).relaxes(to_ov(b))
+    assert a.contains(b) == to_ov(b).refines(to_ov(a))
+
+
+@given(small_dimensions, small_dimensions)
+def test_dimension_algebra_matches_openvino(a: Dimension, b: Dimension) -> None:
+    ova, ovb = ov.Dimension(a.lo, -1 if a.hi is None else a.hi), ov.Dimension(b.lo, -1 if b.hi is None else b.hi)
+    assert a.compatible(b) == ova.compatible(ovb)
+    assert a.contains(b) == ova.relaxes(ovb)
+
+
+@given(small_dimensions)
+def test_contains_is_reflexive_and_implies_compatible(d: Dimension) -> None:
+    assert d.contains(d)
+    assert d.compatible(d)
+    assert Dimension.dynamic().contains(d)
+
+
+def test_to_json_forms() -> None:
+    assert PartialShape.parse("[1,?,2..5,3..,..4]").to_json() == [1, -1, "2..5", "3..", "0..4"]
+    assert PartialShape.parse("...").to_json() is None
+    assert PartialShape.parse("").to_json() == []
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        pytest.param(-2, r">= -1, got -2", id="int-below-minus-one"),
+        pytest.param(True, r"not True", id="bool"),
+        pytest.param(1.5, r"not 1\.5", id="float"),
+        pytest.param("5..3", r"empty interval", id="empty-interval-string"),
+    ],
+)
+def test_dimension_from_json_refuses(item: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Dimension.from_json(item)
+
+
+@pytest.mark.parametrize("item", [pytest.param("1,2", id="string"), pytest.param(3, id="int")])
+def test_shape_from_json_refuses_non_lists(item: object) -> None:
+    with pytest.raises(ValueError, match="must be a list of dimensions or null"):
+        PartialShape.from_json(item)
+
+
+def test_dynamic_rank_has_no_dims() -> None:
+    shape = PartialShape.parse("...")
+    assert shape.rank is None and not shape.is_static
+    with pytest.raises(ValueError, match="dynamic rank"):
+        list(shape)
+    with pytest.raises(ValueError, match="not static"):
+        shape.to_list()
