@@ -15,11 +15,11 @@ leaves them unresolved.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
+from functools import lru_cache
+from typing import Any, Literal
 
 from ovreduce.errors import InputError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, decode
@@ -32,12 +32,13 @@ __all__ = ["UNARY_SHAPE_PRESERVING", "AxesInfo", "PortState", "ReductionInfo", "
 Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape"]
 AxesKind = Literal["const", "runtime", "unresolved"]
 
-# Ops whose single output has the shape and element type of input 0.
+# Ops whose single output has the shape and element type of input 0. OpenVINO's serializer writes Relu as
+# "ReLU" and Softmax as "SoftMax" (its reader accepts both spellings).
 UNARY_SHAPE_PRESERVING = frozenset(
     {
         "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceiling", "Clamp", "Cos", "Cosh",
         "Elu", "Erf", "Exp", "Floor", "Gelu", "HSigmoid", "HSwish", "Log", "LogSoftmax", "LogicalNot",
-        "Mish", "MVN", "Negative", "NormalizeL2", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+        "Mish", "MVN", "Negative", "NormalizeL2", "ReLU", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
         "Sinh", "SoftMax", "Softmax", "SoftPlus", "SoftSign", "Sqrt", "Swish", "Tan", "Tanh",
     }
 )  # fmt: skip
@@ -193,7 +194,7 @@ class ShapeEngine:
                 )  # fmt: skip
             else:
                 shape = infer_reduce_shape(
-                    op, data.shape, axes_state.shape, axes.values, keep_dims,
+                    op, data.shape, axes_state.shape, _as_int64(axes.values), keep_dims,
                     data_type=data.element_type, axes_type=axes_state.element_type,
                 )  # fmt: skip
         except ShapeInferenceError as exc:
@@ -231,8 +232,8 @@ class ShapeEngine:
         if any(i.kind == "unresolved" or i.values is None for i in inputs):
             return AxesInfo("unresolved", None, next(i.reason for i in inputs if i.kind == "unresolved"))
         values = [i.values for i in inputs]
-        if layer.type == "Convert" and values:
-            return AxesInfo("const", values[0])
+        if layer.type == "Convert" and values and values[0] is not None:
+            return _convert_values(layer, values[0])
         if layer.type in _VALUE_PRESERVING and values:
             return AxesInfo("const", values[0])
         if layer.type == "Concat" and values:
@@ -248,25 +249,71 @@ class ShapeEngine:
         assert const is not None and etype is not None
         if const.count > _MAX_AXES_ELEMENTS:
             return AxesInfo("unresolved", None, f"Const {layer.name!r} has {const.count} elements")
-        if self.model.weights is None:
-            values = np.zeros(0)
-        else:
+        items: list[Any] = []
+        if self.model.weights is not None:
             nbytes = etype.nbytes(const.count)
             size = const.size if nbytes is None else nbytes
             raw = self.model.weights.read(const.offset, size, where=layer.where)
-            values = decode(etype, raw, const.count)
+            items = _plain_values(etype, raw, const.count)
         if etype.is_integral or etype.kind == "bool":
-            return AxesInfo("const", tuple(int(v) for v in values.tolist()))
+            return AxesInfo("const", tuple(int(v) for v in items))
         if etype.is_real:
-            floats = [float(v) for v in values.astype(np.float64).tolist()]
+            floats = [float(v) for v in items]
             if all(math.isfinite(v) and v == int(v) for v in floats):
                 return AxesInfo("const", tuple(int(v) for v in floats))
             return AxesInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values")
         return AxesInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values")
 
 
+_STRUCT_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I", "i64": "q", "u64": "Q"}
+
+
+def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
+    """Const values as Python numbers; whole-byte integers and booleans without importing NumPy (``check``
+    reads axes from nearly every model and should not pay for NumPy's import)."""
+    code = _STRUCT_CODES.get(etype.name)
+    if code is not None:
+        return list(struct.unpack(f"<{count}{code}", raw))
+    if etype.name == "boolean":
+        return [int(b != 0) for b in raw]
+    values: list[Any] = decode(etype, raw, count).tolist()
+    return values
+
+
+def _convert_values(layer: Layer, values: tuple[int, ...]) -> AxesInfo:
+    """A Convert of constant integers: exact when every value fits the destination type.
+
+    OpenVINO wraps (i64 -1 -> u8 255) or saturates (u64 -> i64) values that do not fit; rather than
+    model each pair, such a Convert leaves the axes unresolved.
+    """
+    dst = layer.element_type
+    if dst is not None and dst.is_integral:
+        bits = dst.bitwidth
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.kind == "int" else (0, (1 << bits) - 1)
+        bad = [v for v in values if not lo <= v <= hi]
+        if bad:
+            return AxesInfo(
+                "unresolved", None,
+                f"Convert layer {layer.name!r} to {dst} changes the value {bad[0]} (outside [{lo}, {hi}]), "
+                f"which ovreduce does not fold",
+            )  # fmt: skip
+    return AxesInfo("const", values)
+
+
+def _as_int64(values: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """Axes as OpenVINO reads them (``get_input_const_data_as<int64_t>``): u64 values wrap to int64."""
+    if values is None:
+        return None
+    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in values)
+
+
 def _declared(port: Port, etype: ElementType | None = None) -> PortState:
-    et = etype if etype is not None else port.precision
-    if port.has_dims:
-        return PortState(port.declared_shape, et, "declared")
-    return PortState(None, et, "unresolved")
+    return _declared_state(port.dims, etype if etype is not None else port.precision)
+
+
+@lru_cache(maxsize=4096)
+def _declared_state(dims: tuple[int, ...], etype: ElementType | None) -> PortState:
+    """Shared, immutable states: a large model repeats a few port shapes thousands of times."""
+    if dims:
+        return PortState(PartialShape.from_port_dims(dims), etype, "declared")
+    return PortState(None, etype, "unresolved")

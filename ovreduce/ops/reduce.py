@@ -5,14 +5,18 @@ together with the checks of ``ArithmeticReductionKeepDims`` / ``LogicalReduction
 validate_and_infer_types``, as OpenVINO 2026.4 behaves (verified against the installed runtime by
 tests/ops/test_reduce_differential.py):
 
-* data element type numeric (arithmetic reductions) or boolean (logical ones); axes element type integer;
+* data element type: anything but boolean for arithmetic reductions (OpenVINO's ``is_real() ||
+  is_integral_number()``, which string and nf4 pass), boolean (or dynamic) for logical ones; axes element
+  type "integral" in OpenVINO's sense: anything but boolean and the real types (nf4 and string pass);
 * axes a scalar (one axis) or 1-D;
 * constant axes and static data rank: every axis in ``[-r, r-1]`` (else an error), negative axes
   normalised, duplicates harmless, empty axes = identity; reduced dims become 1 (keep_dims) or disappear;
   kept dims pass through unchanged, intervals included;
+* a scalar (r = 0) is validated as if it had rank 1: axes 0 and -1 are accepted and give a scalar without
+  keep_dims, while with keep_dims OpenVINO fails writing ``1`` into the missing dim;
 * otherwise (runtime axes or dynamic data rank): keep_dims gives the data rank with every dim dynamic;
-  without keep_dims the rank is ``r - 1`` when the axes input is known to hold exactly one element and
-  dynamic otherwise.
+  without keep_dims the rank is ``r - 1`` (never below 0) when the axes input is known to hold exactly one
+  element and dynamic otherwise.
 """
 
 from __future__ import annotations
@@ -78,25 +82,39 @@ def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool
 def normalize_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
     """Axes in ``[-rank, rank-1]`` mapped to ``[0, rank-1]``; :class:`ShapeInferenceError` otherwise.
 
-    The message is OpenVINO's: ``Axis 5 out of the tensor rank range [-2, 1].``
+    The message is OpenVINO's: ``Axis 5 out of the tensor rank range [-2, 1].`` Like OpenVINO's
+    ``is_axis_valid``, a scalar (``rank == 0``) is checked against ``[-1, 0]``; its valid axes have no
+    dimension to map to, so they are dropped from the result.
     """
+    bound = max(rank, 1)
     out = []
     for axis in axes:
-        if not -rank <= axis < rank:
-            raise ShapeInferenceError(f"Axis {axis} out of the tensor rank range [{-rank}, {rank - 1}].")
-        out.append(axis + rank if axis < 0 else axis)
+        if not -bound <= axis < bound:
+            raise ShapeInferenceError(f"Axis {axis} out of the tensor rank range [{-bound}, {bound - 1}].")
+        if rank:
+            out.append(axis + rank if axis < 0 else axis)
     return tuple(out)
 
 
 def check_reduce_types(op: ReduceOp, data_type: ElementType | None, axes_type: ElementType | None) -> None:
-    """OpenVINO's element type checks, with its messages."""
+    """OpenVINO's element type checks, with its messages.
+
+    OpenVINO's predicates are looser than their messages: ``is_integral_number()`` is "not real and not
+    boolean", so string and nf4 (which OpenVINO does not count as real) pass both the data check of the
+    arithmetic reductions and the axes check.
+    """
     if data_type is not None and data_type.kind != "dynamic":
         if op.logical and data_type.kind != "bool":
             raise ShapeInferenceError("Element type of data input must be boolean.")
-        if not op.logical and not data_type.is_numeric:
+        if not op.logical and data_type.kind == "bool":
             raise ShapeInferenceError(f"Element type of data input must be numeric. Got: {data_type}")
-    if axes_type is not None and axes_type.kind != "dynamic" and not axes_type.is_integral:
+    if axes_type is not None and not _ov_integral_number(axes_type):
         raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {axes_type}")
+
+
+def _ov_integral_number(etype: ElementType) -> bool:
+    """OpenVINO's ``element::Type::is_integral_number()``: neither real (nf4 is not) nor boolean."""
+    return etype.kind != "bool" and (etype.kind != "float" or etype.name == "nf4")
 
 
 def infer_reduce_shape(
@@ -126,15 +144,17 @@ def infer_reduce_shape(
         raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {axes_shape}")
     if data.dims is not None and axes is not None:
         normalized = set(normalize_axes(axes, len(data.dims)))
+        if not data.dims and keep_dims and axes:
+            # OpenVINO accepts axis 0/-1 of a scalar, then fails setting that dim to 1 (shape_util.cpp).
+            raise ShapeInferenceError("Accessing out-of-range dimension")
         if keep_dims:
             return PartialShape(tuple(Dimension.static(1) if i in normalized else d for i, d in enumerate(data.dims)))
         return PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in normalized))
     if keep_dims:
         return PartialShape.dynamic(data.rank)
     if data.rank is not None and axes_shape is not None and axes_shape.is_static and _element_count(axes_shape) == 1:
-        if data.rank == 0:
-            raise ShapeInferenceError("Axis 0 out of the tensor rank range [0, -1].")
-        return PartialShape.dynamic(data.rank - 1)
+        # OpenVINO computes the rank as Dimension(r) - 1, which an interval clamps at 0 for a scalar.
+        return PartialShape.dynamic(max(data.rank - 1, 0))
     return PartialShape.dynamic()
 
 
