@@ -365,6 +365,8 @@ def _source_layer(layer: Layer, state: PortState) -> list[Finding]:
 
 
 def _edge(src_layer: Layer, src: Port, dst_layer: Layer, dst: Port) -> list[Finding]:
+    if src.dims == dst.dims and (src.precision is None or dst.precision is None or src.precision == dst.precision):
+        return []  # the common case: both ends declare the same thing
     out: list[Finding] = []
     desc = f"edge from {src_layer.where} port {src.id}"
     if src.has_dims and dst.has_dims:

@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
-from xml.sax.saxutils import quoteattr
 
 from ovreduce.check import SEVERITIES, CheckReport, ModelReport
 
@@ -190,6 +189,13 @@ def _junit_case(path: str, name: str, failures: list[Any]) -> str:
 
 def _xml_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """An XML attribute value, quoted (what xml.sax.saxutils.quoteattr does, without importing urllib)."""
+    escaped = _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return f'"{escaped}"'
+
 
 
 def check_sarif(report: CheckReport) -> str:

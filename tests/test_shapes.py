@@ -155,6 +155,8 @@ def _openvino_reads_nonsense(text: str, openvino: Bounds) -> bool:
     body = text.strip(_SPACE).removeprefix("[").removesuffix("]")
     if any("-" in f and f.strip(_SPACE) != "-1" for f in body.split(",")):  # "-2", "6-1", "-1..3"
         return True
+    if "," in body and any(not f.strip(_SPACE) for f in body.split(",")):  # "0, ,0": a blank dim read as 0
+        return True
     return any(int(run) >= INT64_MAX for run in re.findall(r"[0-9]+", text))  # overflow, or 2^63-1
 
 

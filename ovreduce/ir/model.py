@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -32,6 +33,12 @@ class RtInfo:
         return doc
 
 
+@lru_cache(maxsize=4096)
+def _shape_of_dims(dims: tuple[int, ...]) -> PartialShape:
+    # Models repeat a few hundred distinct dim tuples many thousand times: build each shape once.
+    return PartialShape.from_port_dims(dims)
+
+
 @dataclass(frozen=True, slots=True)
 class Port:
     """An ``<input>`` or ``<output>`` port as declared in the XML."""
@@ -50,7 +57,7 @@ class Port:
     @property
     def declared_shape(self) -> PartialShape:
         """The shape the dims declare; only meaningful when :attr:`has_dims` (else it reads as a scalar)."""
-        return PartialShape.from_port_dims(self.dims)
+        return _shape_of_dims(self.dims)
 
 
 @dataclass(frozen=True, slots=True)
