@@ -249,18 +249,19 @@ def audit_model(
 
     Raises:
         InputError: unusable inputs or an unknown precision.
+        IRSyntaxError: the file is not XML at all (empty, binary, another format): not a model to audit.
         DeviceNotAvailableError: the device is not available.
     """
     if precision not in PRECISIONS:
         raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
     check_device(device)
     start = time.perf_counter()
+    ids = _layer_ids(xml_path, bin_path)
     try:
         ov_model = core().read_model(xml_path, bin_path) if bin_path else core().read_model(xml_path)
     except Exception as exc:  # OpenVINO refusing the model is a finding
         return AuditReport(xml_path, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
                            f"{clean_message(exc)}", seconds=time.perf_counter() - start)  # fmt: skip
-    ids = _layer_ids(xml_path, bin_path)
     arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements)
     nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in REDUCTIONS]
     marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
@@ -322,12 +323,18 @@ def audit_model(
 
 
 def _layer_ids(xml_path: str, bin_path: str | None) -> dict[str, str]:
-    """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
-    from ovreduce.errors import OvReduceError
+    """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file.
+
+    A file that is not XML raises :class:`IRSyntaxError`; any other problem our parser has is left for
+    OpenVINO to judge (it may read what ovreduce's parser refuses), and gives no ids.
+    """
+    from ovreduce.errors import IRSyntaxError, OvReduceError
     from ovreduce.ir.parser import load_ir
 
     try:
         model = load_ir(xml_path, bin_path)
+    except IRSyntaxError:
+        raise
     except OvReduceError:
         return {}
     counts: dict[str, int] = {}

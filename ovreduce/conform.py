@@ -165,6 +165,8 @@ def conform_model(
         proto = onnx.load(path)
     except Exception as exc:  # protobuf DecodeError, missing external data...
         raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
+    if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
+        raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     nodes = [n for n in proto.graph.node if _interesting(n)]
@@ -188,7 +190,14 @@ def conform_model(
         for out in op.outputs():
             for name in out.get_names():
                 by_name.setdefault(name, out)
-    arrays, report.inputs, notes = model_inputs(ov_model, inputs, seed, max_elements)
+    given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, set(initializers))
+    for name in removed:
+        report.notes.append(
+            f"input {name!r} is a graph input of the ONNX model but not of OpenVINO's converted model (the "
+            "conversion removed it); its given value is used as that tensor's value"
+        )
+    known = {**initializers, **removed}
+    arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements)
     report.notes += notes
     plan: list[tuple[ConformNode, Any, list[int | None], int]] = []
     marks: list[Any] = []
@@ -196,7 +205,7 @@ def conform_model(
         entry = _node(n, opsets, observable=True)
         slots: list[int | None] = []
         for name in list(n.input):
-            if not name or name in initializers:
+            if not name or name in known:
                 slots.append(None)
             elif name in by_name:
                 slots.append(len(marks))
@@ -223,17 +232,34 @@ def conform_model(
         run = run_marked(ov_model, marks, arrays, device, precision)
     except Exception as exc:  # compile or inference failure
         report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
+        for entry in report.nodes:  # nothing was compared: not a disagreement
+            if entry.observable:
+                entry.error = "not checked: OpenVINO could not run the converted model"
         report.seconds = time.perf_counter() - start
         return report
     for entry, n, slots, out_slot in plan:
         if not entry.observable:
             continue
-        values = [
-            run.marked[s] if s is not None else initializers.get(name) for s, name in zip(slots, n.input, strict=True)
-        ]
+        values = [run.marked[s] if s is not None else known.get(name) for s, name in zip(slots, n.input, strict=True)]
         _check_node(entry, n, values, run.marked[out_slot], opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _split_removed_inputs(
+    proto: Any, ov_model: Any, given: Mapping[str, npt.NDArray[Any]], initializers: set[str]
+) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
+    """Given inputs split into those for OpenVINO's model and those naming ONNX graph inputs it removed.
+
+    The frontend drops a graph input whose value cannot matter to it (ReduceMean's ``axes`` declared with
+    shape [0]); the ONNX reference still needs that value, and the given one is the one ONNX sees.
+    """
+    ov_names = {str(i) for i in range(len(ov_model.inputs))}
+    for port in ov_model.inputs:
+        ov_names |= set(port.get_names()) | {port.get_node().get_friendly_name()}
+    graph_inputs = {i.name for i in proto.graph.input} - initializers
+    removed = {k: np.asarray(v) for k, v in given.items() if k in graph_inputs and k not in ov_names}
+    return {k: v for k, v in given.items() if k not in removed}, removed
 
 
 def _interesting(node: Any) -> bool:

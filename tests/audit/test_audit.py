@@ -1,0 +1,315 @@
+"""ovreduce.audit.audit_model: the whole model runs once with every reduction's tensors marked, each
+reduction is recomputed from its captured input, and the report says which ones are off.
+
+Facts of the installed OpenVINO these tests rely on are not assumed: the CPU's default inference
+precision and its bf16 capability are read from the plugin, and where a number comes from OpenVINO it
+is obtained directly (compile + infer, outside ovreduce) and compared with the report.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import pytest
+
+import ovreduce.audit as audit
+from ovreduce.audit import AuditReport, MarkedRun, audit_model
+from ovreduce.backends.openvino import precision_name
+from ovreduce.compare import compare
+from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
+
+from . import ov_models
+
+CORE = ov.Core()
+DEFAULT_PRECISION = precision_name(CORE.get_property("CPU", "INFERENCE_PRECISION_HINT"))
+BF16_CAPABLE = "BF16" in CORE.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+COMPARISON_FIELDS = set(compare(np.zeros(1), np.zeros(1)).to_json()) - {"reference", "candidate"}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("audit_models")
+    return {
+        "rms": ov_models.rms_norm(folder / "rms.xml", hidden=512, tokens=8),
+        "many": ov_models.many_reductions(folder / "many.xml", 100),
+        "few": ov_models.many_reductions(folder / "few.xml", 10),
+        "u8": ov_models.u8_mean(folder / "u8.xml"),
+        "uncompilable": ov_models.uncompilable(folder / "uncompilable.xml"),
+        "softmax": ov_models.softmax_like(folder / "softmax.xml"),
+        "pooled": ov_models.pooled(folder / "pooled.xml"),
+        "mixed": ov_models.mixed(folder / "mixed.xml"),
+    }
+
+
+@pytest.fixture
+def marked_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, MarkedRun]]:
+    """Every call of ovreduce.audit.run_marked (one compile + one inference each), with its precision and
+    result, in call order. Wraps our own function, not OpenVINO."""
+    calls: list[tuple[str, MarkedRun]] = []
+    real = audit.run_marked
+
+    def spy(ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str) -> MarkedRun:
+        result = real(ov_model, marks, inputs, device, precision)
+        calls.append((precision, result))
+        return result
+
+    monkeypatch.setattr(audit, "run_marked", spy)
+    return calls
+
+
+def _openvino(path: Path, feeds: dict[str, Any], precision: str = "f32") -> Any:
+    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+    return compiled(feeds)
+
+
+def _layer(report: AuditReport, name: str) -> dict[str, Any]:
+    return next(layer for layer in report.to_json()["layers"] if layer["layer_name"] == name)
+
+
+def _expect_drift(precision: str) -> bool:
+    effective = DEFAULT_PRECISION if precision == "default" else precision
+    return effective == "bf16" and BF16_CAPABLE
+
+
+def test_rms_norm_at_f32_is_within_tolerance(models: dict[str, Path]) -> None:
+    report = audit_model(str(models["rms"]), precision="f32")
+    doc = report.to_json()
+    assert report.ok is True
+    assert doc["error"] is None
+    assert doc["effective_precision"] == "f32"
+    [layer] = doc["layers"]
+    assert (layer["layer_name"], layer["type"], layer["status"]) == ("mean_square", "ReduceMean", "ok")
+    assert (layer["axes"], layer["keep_dims"], layer["input_shape"]) == ([-1], True, [1, 8, 512])
+    assert layer["runtime_precision"] == "f32"
+    assert layer["drift"] is None  # an f32 run is its own truth
+    assert layer["mismatched"] == 0
+    assert layer["total"] == 8
+    assert layer["max_rel_error"] < 1e-5
+
+
+@pytest.mark.parametrize("precision", ["bf16", "default"])
+def test_rms_norm_in_an_inaccurate_precision_drifts(models: dict[str, Path], precision: str) -> None:
+    """bf16 MatMuls upstream move the reduction's input; its output no longer matches an f32 run of the
+    whole model, although the reduction itself computes its captured input exactly."""
+    report = audit_model(str(models["rms"]), precision=precision)
+    layer = _layer(report, "mean_square")
+    assert layer["drift"] is not None  # compared with an f32 run whenever the run was not plainly f32
+    assert layer["mismatched"] == 0  # the reduction's own error is fine
+    if _expect_drift(precision):
+        assert report.to_json()["effective_precision"] == "bf16"
+        assert layer["status"] == "drift"
+        assert layer["drift"]["reference"] == "f32 run"
+        assert layer["drift"]["mismatched"] > 0
+        assert layer["drift"]["max_rel_error"] > 1e-4
+        assert report.ok is False
+    else:
+        assert layer["status"] == "ok"
+        assert report.ok is True
+
+
+def test_a_hundred_reductions_cost_a_constant_number_of_runs(
+    models: dict[str, Path], marked_runs: list[tuple[str, MarkedRun]]
+) -> None:
+    counts = {}
+    for key in ("few", "many"):
+        for precision in ("f32", "bf16"):
+            marked_runs.clear()
+            start = time.perf_counter()
+            report = audit_model(str(models[key]), precision=precision)
+            elapsed = time.perf_counter() - start
+            counts[key, precision] = [p for p, _ in marked_runs]
+            assert report.error is None
+            assert elapsed < 30
+    # plain run + audited run, and an f32 run to measure drift against when the run is not f32
+    assert counts["few", "f32"] == counts["many", "f32"] == ["f32", "f32"]
+    assert counts["few", "bf16"] == counts["many", "bf16"] == ["bf16", "bf16", "f32"]
+
+
+def test_a_hundred_reductions_are_all_reported(models: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    class Progress:
+        updates = 0
+
+        def update(self, n: int) -> None:
+            self.updates += n
+
+    references: list[str] = []
+    real = audit.reduce_with_notes
+
+    def counting(op_type: str, data: Any, *args: Any) -> Any:
+        if np.asarray(data).dtype == np.float32:  # the tolerance allowance reduces |data| in f64: not counted
+            references.append(op_type)
+        return real(op_type, data, *args)
+
+    monkeypatch.setattr(audit, "reduce_with_notes", counting)
+    progress = Progress()
+    report = audit_model(str(models["many"]), precision="f32", progress=progress)
+    doc = report.to_json()
+    assert len(doc["layers"]) == 100
+    assert progress.updates == 100
+    assert len(references) == 100  # each reference once, on the captured tensors
+    assert sorted(layer["layer_name"] for layer in doc["layers"]) == [f"red{i:03d}" for i in range(100)]
+    assert {layer["type"] for layer in doc["layers"]} == {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                                                           "ReduceL2"}  # fmt: skip
+    assert all(layer["layer_id"] is not None for layer in doc["layers"])
+    assert doc["ok"] is True, [layer for layer in doc["layers"] if not layer["ok"]]
+
+
+def _worst(layer: dict[str, Any]) -> float:
+    values = [c.get("max_rel_error") for c in (layer, layer["drift"] or {}) if "max_rel_error" in c]
+    return max((float("inf") if v is None else v for v in values), default=0.0)
+
+
+@pytest.mark.parametrize(("key", "precision"), [("many", "f32"), ("mixed", "f32"), ("softmax", "bf16")])
+def test_layers_are_sorted_worst_first(models: dict[str, Path], key: str, precision: str) -> None:
+    feeds = {"q": np.full((2, 16), 100, np.uint8)} if key == "mixed" else None
+    layers = audit_model(str(models[key]), precision=precision, inputs=feeds).to_json()["layers"]
+    failing = [layer["ok"] for layer in layers]
+    assert failing == sorted(failing)  # every failing layer before every passing one
+    for group in (False, True):
+        worst = [_worst(layer) for layer in layers if layer["ok"] is group]
+        assert worst == sorted(worst, reverse=True)
+
+
+def test_integer_saturation_is_the_layers_own_error_even_at_f32(models: dict[str, Path]) -> None:
+    """A mean of sixteen u8 hundreds is 100; the CPU plugin accumulates in the u8 output buffer."""
+    data = np.full((2, 16), 100, np.uint8)
+    openvino = np.asarray(_openvino(models["u8"], {"x": data})[0])
+    report = audit_model(str(models["u8"]), precision="f32", inputs={"x": data})
+    layer = _layer(report, "mean_u8")
+    assert layer["exact"] is True
+    assert report.ok is bool(np.all(openvino == 100))
+    if not report.ok:
+        assert layer["status"] == "error"
+        assert layer["drift"] is None
+        assert layer["first_mismatch"] == {"index": [0], "reference": 100, "candidate": int(openvino[0])}
+        assert layer["mismatched"] == int(np.count_nonzero(openvino != 100))
+        assert layer["max_abs_error"] == float(np.max(np.abs(openvino.astype(int) - 100)))
+
+
+def test_mixed_model_reports_only_the_wrong_layer(models: dict[str, Path]) -> None:
+    rng = np.random.default_rng(7)
+    feeds = {"x": rng.standard_normal((4, 32)).astype(np.float32), "q": np.full((2, 16), 100, np.uint8)}
+    report = audit_model(str(models["mixed"]), precision="f32", inputs=feeds)
+    doc = report.to_json()
+    assert [i["origin"] for i in doc["inputs"]] == ["given", "given"]
+    statuses = {layer["layer_name"]: layer["status"] for layer in doc["layers"]}
+    assert statuses["sum_f32"] == statuses["mean_f32"] == statuses["max_f32"] == "ok"
+    wrong = not np.all(np.asarray(_openvino(models["mixed"], feeds)[3]) == 100)
+    assert statuses["mean_u8"] == ("error" if wrong else "ok")
+    assert doc["ok"] is not wrong
+    if wrong:
+        assert doc["layers"][0]["layer_name"] == "mean_u8"  # worst first
+
+
+def test_final_outputs_compare_the_audited_and_the_plain_run(
+    models: dict[str, Path], marked_runs: list[tuple[str, MarkedRun]]
+) -> None:
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 8, 256)).astype(np.float32)}
+    report = audit_model(str(models["softmax"]), precision="f32", inputs=feeds)
+    doc = report.to_json()
+    (_, plain), (_, audited) = marked_runs
+    # the plain run is OpenVINO's own result for the unmodified model
+    np.testing.assert_array_equal(plain.outputs[0], np.asarray(_openvino(models["softmax"], feeds)[0]))
+    [final] = doc["final_outputs"]
+    diff = float(np.max(np.abs(plain.outputs[0].astype(np.float64) - audited.outputs[0].astype(np.float64))))
+    assert final["max_abs_diff"] == diff
+    assert final["identical"] is (diff == 0.0)
+    moved = any("final outputs" in note for note in doc["notes"])
+    assert moved is (not final["identical"])
+
+
+def test_final_outputs_of_an_unaffected_model_are_identical(models: dict[str, Path]) -> None:
+    doc = audit_model(str(models["rms"]), precision="f32").to_json()
+    assert [(f["identical"], f["max_abs_diff"]) for f in doc["final_outputs"]] == [(True, 0.0)]
+    assert doc["notes"] == []
+
+
+@pytest.mark.skipif(not BF16_CAPABLE, reason="the CPU runs bf16 only where it supports it")
+def test_a_precision_changed_by_marking_is_noted(models: dict[str, Path]) -> None:
+    layer = _layer(audit_model(str(models["pooled"]), precision="bf16"), "pool")
+    plain, audited = layer["plain_runtime_precision"], layer["runtime_precision"]
+    changed = plain is not None and audited is not None and plain != audited
+    assert any("observing it changed its precision" in note for note in layer["notes"]) is changed
+    assert changed, (plain, audited)  # measured on OpenVINO 2026.4: bf16 when plain, f32 when observed
+
+
+def test_json_document(models: dict[str, Path]) -> None:
+    doc = audit_model(str(models["mixed"]), precision="f32", seed=3).to_json()
+    assert doc["schema"] == "ovreduce.audit/v1"
+    assert set(doc) >= {"ok", "model", "device", "precision", "effective_precision", "error", "inputs", "layers",
+                        "final_outputs", "notes", "seconds"}  # fmt: skip
+    assert doc["inputs"] == [
+        {"name": "x", "shape": [4, 32], "element_type": "f32", "origin": "seed 3"},
+        {"name": "q", "shape": [2, 16], "element_type": "u8", "origin": "seed 3"},
+    ]
+    for layer in doc["layers"]:
+        assert set(layer) >= COMPARISON_FIELDS, COMPARISON_FIELDS - set(layer)
+        assert {"layer_id", "layer_name", "type", "status", "axes", "keep_dims", "element_type", "drift"} <= set(layer)
+    for final in doc["final_outputs"]:
+        assert set(final) == {"name", "identical", "max_abs_diff", "max_rel_diff"}
+
+
+def test_a_model_openvino_cannot_compile_is_a_finding(models: dict[str, Path]) -> None:
+    report = audit_model(str(models["uncompilable"]), precision="f32")
+    assert report.ok is False
+    assert report.error is not None
+    assert report.error.startswith("OpenVINO failed: ")
+    assert "incorrect number of input/output dimensions" in report.error
+    assert "Exception from" not in report.error
+
+
+UNKNOWN_OP_IR = """<?xml version="1.0"?>
+<net name="unknown_op" version="11">
+  <layers>
+    <layer id="0" name="x" type="Parameter" version="opset1">
+      <data shape="2" element_type="f32"/>
+      <output><port id="0" precision="FP32"><dim>2</dim></port></output>
+    </layer>
+    <layer id="1" name="mystery" type="Frobnicate" version="opset1">
+      <input><port id="0"><dim>2</dim></port></input>
+      <output><port id="1" precision="FP32"><dim>2</dim></port></output>
+    </layer>
+    <layer id="2" name="out" type="Result" version="opset1">
+      <input><port id="0"><dim>2</dim></port></input>
+    </layer>
+  </layers>
+  <edges>
+    <edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+    <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>
+  </edges>
+</net>
+"""
+
+
+def test_an_ir_openvino_cannot_read_is_a_finding(tmp_path: Path) -> None:
+    path = tmp_path / "unknown_op.xml"
+    path.write_text(UNKNOWN_OP_IR)
+    doc = audit_model(str(path), precision="f32").to_json()
+    assert doc["ok"] is False
+    assert doc["error"] == (
+        "OpenVINO could not read the model: Opset opset1 doesn't contain the operation with type: Frobnicate"
+    )
+    assert doc["layers"] == []
+
+
+@pytest.mark.parametrize("content", [b"", b"\x89PNG\r\n not xml", b"just text"], ids=["empty", "binary", "text"])
+def test_a_file_that_is_not_xml_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "model.xml"
+    path.write_bytes(content)
+    with pytest.raises(IRSyntaxError):
+        audit_model(str(path))
+
+
+def test_given_inputs_are_checked(models: dict[str, Path]) -> None:
+    with pytest.raises(InputError, match="'nope' names no model input"):
+        audit_model(str(models["u8"]), inputs={"nope": np.zeros((2, 16), np.uint8)})
+    with pytest.raises(InputError, match="shape"):
+        audit_model(str(models["u8"]), inputs={"x": np.zeros((3, 16), np.uint8)})
+    with pytest.raises(InputError, match="precision 'f64'"):
+        audit_model(str(models["u8"]), precision="f64")
+    with pytest.raises(DeviceNotAvailableError):
+        audit_model(str(models["u8"]), device="NOSUCHDEVICE")

@@ -1,0 +1,154 @@
+"""``ovreduce audit`` on the command line: text and JSON, exit statuses, ``--input`` files. Never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ovreduce.cli import main
+
+from . import ov_models
+from .test_audit import _expect_drift
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("audit_cli")
+    np.save(folder / "hundreds.npy", np.full((2, 16), 100, np.uint8))
+    np.save(folder / "tokens.npy", np.random.default_rng(2).standard_normal((1, 4, 256)).astype(np.float32))
+    np.savez(folder / "inputs.npz", x=np.ones((1, 4, 256), np.float32), other=np.zeros(3))
+    return {
+        "rms": ov_models.rms_norm(folder / "rms.xml", hidden=256, tokens=4),
+        "u8": ov_models.u8_mean(folder / "u8.xml"),
+        "uncompilable": ov_models.uncompilable(folder / "uncompilable.xml"),
+        "hundreds": folder / "hundreds.npy",
+        "tokens": folder / "tokens.npy",
+        "npz": folder / "inputs.npz",
+    }
+
+
+def test_text_report_at_f32(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "audit", str(files["rms"]), "--precision", "f32")
+    assert status == 0
+    assert "CPU, precision f32 (runs in f32)" in out
+    assert "input x: [1,4,256] f32 (seed 0)" in out
+    header = next(line for line in out.splitlines() if "max abs" in line)
+    for column in ("name", "type", "runs in", "max rel", "mismatched", "min atol", "min rtol", "status"):
+        assert column in header
+    assert "drift rel" not in header
+    assert "mean_square" in out
+    assert "final output" in out
+    assert "result: every reduction within tolerance" in out
+
+
+@pytest.mark.parametrize("precision", ["bf16", "default"])
+def test_inaccurate_precision_reports_drift(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], precision: str
+) -> None:
+    status, out, _ = _run(capsys, "audit", str(files["rms"]), "--precision", precision)
+    header = next(line for line in out.splitlines() if "max abs" in line)
+    assert "drift rel" in header
+    if _expect_drift(precision):
+        assert status == 1
+        assert "DRIFT" in out
+        assert "1 reduction(s) outside tolerance" in out
+    else:
+        assert status == 0
+
+
+def test_json_document(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "audit", str(files["rms"]), "--precision", "f32", "--format", "json")
+    doc = json.loads(out)
+    assert status == 0
+    assert doc["schema"] == "ovreduce.audit/v1"
+    assert doc["ok"] is True
+    [layer] = doc["layers"]
+    assert {"max_abs_error", "max_rel_error", "mismatched", "total", "atol", "rtol", "required_atol",
+            "required_rtol", "first_mismatch", "status"} <= set(layer)  # fmt: skip
+    assert [set(f) for f in doc["final_outputs"]] == [{"name", "identical", "max_abs_diff", "max_rel_diff"}]
+
+
+def test_inputs_from_files(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    for spec in (f"x={files['tokens']}", f"x={files['npz']}:x", f"0={files['tokens']}"):
+        status, out, _ = _run(capsys, "audit", str(files["rms"]), "--precision", "f32", "--input", spec,
+                              "--format", "json")  # fmt: skip
+        doc = json.loads(out)
+        assert status == 0, spec
+        assert doc["inputs"] == [{"name": "x", "shape": [1, 4, 256], "element_type": "f32", "origin": "given"}]
+
+
+def test_integer_saturation_exits_1(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "audit", str(files["u8"]), "--precision", "f32", "--input", f"x={files['hundreds']}")
+    assert status == 1
+    assert "input x: [2,16] u8 (given)" in out
+    row = next(line for line in out.splitlines() if "mean_u8" in line)
+    assert row.rstrip().endswith("ERROR")
+    assert "1 reduction(s) outside tolerance" in out
+
+
+def test_uncompilable_model_exits_1_with_openvinos_message(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    status, out, _ = _run(capsys, "audit", str(files["uncompilable"]))
+    assert status == 1
+    assert "OpenVINO failed: " in out
+    assert "'empty_axes' gets incorrect number of input/output dimensions" in out
+    status, out, _ = _run(capsys, "audit", str(files["uncompilable"]), "--format", "json")
+    assert status == 1
+    assert json.loads(out)["error"].startswith("OpenVINO failed: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["audit", "{tmp}/missing.xml"], "no such file"),
+        (["audit", "{tmp}/not_xml.xml"], "not well-formed XML"),
+        (["audit", "{u8}", "--input", "nope={hundreds}"], "'nope' names no model input"),
+        (["audit", "{u8}", "--input", "x={tmp}/absent.npy"], "no such file"),
+        (["audit", "{u8}", "--input", "x={tmp}/floats.npy"], "holds float32 values but the layer expects u8"),
+    ],
+    ids=["missing", "not-xml", "unknown-input", "missing-input-file", "wrong-kind"],
+)
+def test_bad_input_exits_2(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    (tmp_path / "not_xml.xml").write_bytes(b"\x00\x01 binary")
+    np.save(tmp_path / "floats.npy", np.zeros((2, 16), np.float32))
+    filled = [a.format(tmp=tmp_path, u8=files["u8"], hundreds=files["hundreds"]) for a in argv]
+    status, out, err = _run(capsys, *filled)
+    assert status == 2
+    assert out == ""
+    assert err.startswith("ovreduce audit: ")
+    assert message in err
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["audit", str(files["u8"]), "--precision", "f64"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'f64'" in capsys.readouterr().err
+
+
+def test_no_traceback_from_a_real_process(files: dict[str, Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<net")
+    runs = [
+        subprocess.run([sys.executable, "-m", "ovreduce.cli", *argv], capture_output=True, text=True, timeout=120)
+        for argv in (["audit", str(broken)], ["audit", str(files["uncompilable"]), "--format", "json"])
+    ]
+    assert [r.returncode for r in runs] == [2, 1]
+    assert json.loads(runs[1].stdout)["ok"] is False
+    for r in runs:
+        assert "Traceback" not in r.stdout + r.stderr

@@ -1,0 +1,220 @@
+"""``ovreduce conform`` on the command line: text and JSON, exit statuses, ``--save-ir`` for check and run,
+inputs as ONNX ``TensorProto`` files laid out like ONNX's own data sets. Never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import numpy_helper
+
+from ovreduce.cli import main
+from ovreduce.compare import compare
+
+from . import onnx_models
+from .test_qlinear_reduce_mean import CASES as QCASES
+
+COMPARISON_FIELDS = set(compare(np.zeros(1), np.zeros(1)).to_json()) - {"reference", "candidate"}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("conform_cli")
+    q = QCASES["u8-zp0-to-zp1"]
+    np.save(folder / "q_x.npy", q.data)
+    return {
+        "several": onnx_models.save(onnx_models.several_reductions(), folder / "several.onnx"),
+        "qlinear": onnx_models.save(q.model(), folder / "qlinear.onnx"),
+        "unknown": onnx_models.save(onnx_models.unknown_op(), folder / "unknown.onnx"),
+        "dead": onnx_models.save(onnx_models.dead_reduce_mean(), folder / "dead.onnx"),
+        "q_x": folder / "q_x.npy",
+    }
+
+
+def test_json_document(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "conform", str(models["several"]), "--format", "json", "--seed", "5")
+    doc = json.loads(out)
+    assert status == 0
+    assert doc["schema"] == "ovreduce.conform/v1"
+    assert {"ok", "model", "opset", "device", "precision", "error", "inputs", "nodes", "saved_ir", "notes"} <= set(doc)
+    assert (doc["ok"], doc["opset"], doc["device"], doc["precision"]) == (True, 18, "CPU", "f32")
+    assert doc["inputs"][0]["origin"] == "seed 5"
+    assert len(doc["nodes"]) == 4
+    for node in doc["nodes"]:
+        assert set(node) >= COMPARISON_FIELDS, COMPARISON_FIELDS - set(node)
+        assert {"node", "op_type", "domain", "version", "observable", "missing_tensors", "status"} <= set(node)
+        assert node["total"] == 3
+
+
+def test_inputs_from_npz_entries(capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path) -> None:
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    np.savez(tmp_path / "inputs.npz", x=x, unrelated=np.zeros(2))
+    status, out, _ = _run(capsys, "conform", str(models["several"]), "--input", f"x={tmp_path / 'inputs.npz'}:x",
+                          "--format", "json")  # fmt: skip
+    doc = json.loads(out)
+    assert status == 0
+    assert doc["inputs"] == [{"name": "x", "shape": [3, 5], "element_type": "f32", "origin": "given"}]
+
+
+def test_text_report(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "conform", str(models["several"]))
+    assert status == 0
+    assert "opset 18, CPU, precision f32" in out
+    for name in ("sum", "max", "l2", "mean"):
+        assert name in out
+    assert "ReduceMean-18" in out
+    assert "result: every node conforms" in out
+
+
+def test_quantized_disagreement_exits_1(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
+    """OpenVINO truncates 1.5 to 1 where QLinearReduceMean rounds to 2 (see test_qlinear_reduce_mean.py)."""
+    argv = ["conform", str(models["qlinear"]), "--input", f"x={models['q_x']}"]
+    q = QCASES["u8-zp0-to-zp1"]
+    agree = bool(np.array_equal(onnx_models.openvino_output(models["qlinear"], {"x": q.data}), q.want))
+    status, out, _ = _run(capsys, *argv)
+    assert status == (0 if agree else 1)
+    if not agree:
+        assert "DISAGREE" in out
+        assert "qrm: first mismatch at [2, 0]: onnx=3 openvino=" in out
+        assert "dequantized max abs difference 0.25" in out
+        assert "conversion does not conform" in out
+    status, out, _ = _run(capsys, *argv, "--format", "json")
+    doc = json.loads(out)
+    assert doc["ok"] is agree
+    assert doc["nodes"][0]["exact"] is True
+    assert doc["inputs"] == [{"name": "x", "shape": [6, 2], "element_type": "u8", "origin": "given"}]
+
+
+def test_conversion_failure_exits_1_with_openvinos_message(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path]
+) -> None:
+    status, out, _ = _run(capsys, "conform", str(models["unknown"]))
+    assert status == 1
+    assert "OpenVINO could not convert the model" in out
+    assert "NoSuchOp" in out
+    assert "not observable" in out
+    status, out, _ = _run(capsys, "conform", str(models["unknown"]), "--format", "json")
+    assert status == 1
+    assert "NoSuchOp" in json.loads(out)["error"]
+
+
+def test_not_observable_node_exits_1(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
+    status, out, _ = _run(capsys, "conform", str(models["dead"]))
+    assert status == 1
+    assert "not observable" in out
+    assert "'unused'" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["conform", "{tmp}/missing.onnx"], "no such file"),
+        (["conform", "{tmp}/garbage.onnx"], "not a readable ONNX model"),
+        (["conform", "{tmp}/empty.onnx"], "not an ONNX model"),
+        (["conform", "{several}", "--input", "nope={tmp}/x.npy"], "'nope' names no model input"),
+        (["conform", "{several}", "--input", "x={tmp}/absent.npy"], "no such file"),
+        (["conform", "{several}", "--input", "x"], "expected NAME=FILE"),
+    ],
+    ids=["missing", "garbage", "empty", "unknown-input", "missing-input-file", "malformed-input"],
+)
+def test_bad_input_exits_2(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    (tmp_path / "garbage.onnx").write_bytes(b"\x00\x01 definitely not protobuf \xff\xfe")
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    np.save(tmp_path / "x.npy", np.zeros((3, 5), np.float32))
+    filled = [a.format(tmp=tmp_path, several=models["several"]) for a in argv]
+    status, out, err = _run(capsys, *filled)
+    assert status == 2
+    assert out == ""
+    assert message in err
+    assert err.startswith("ovreduce conform: ")
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["conform", str(models["several"]), "--precision", "f8"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'f8'" in capsys.readouterr().err
+
+
+def test_save_ir_then_check_and_run_with_onnx_data_set_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """ONNX's test data set layout (``test_data_set_0/input_0.pb``...) written with ``numpy_helper``, given
+    to conform and to run on the saved IR; check reads the saved IR cleanly."""
+    case = next(c for c in onnx_models.backend_node_cases("ReduceMean") if c.name.endswith("keepdims_random"))
+    model = onnx_models.save(case.model, tmp_path / "model.onnx")
+    data_set = tmp_path / "test_data_set_0"
+    data_set.mkdir()
+    feeds = onnx_models.case_inputs(case)
+    files = {}
+    for i, (name, array) in enumerate(feeds.items()):
+        files[name] = data_set / f"input_{i}.pb"
+        files[name].write_bytes(numpy_helper.from_array(array, name).SerializeToString())
+    expected = onnx_models.case_expected(case)
+    inputs = [a for name, path in files.items() for a in ("--input", f"{name}={path}")]
+
+    status, out, _ = _run(capsys, "conform", str(model), *inputs, "--save-ir", str(tmp_path / "ir"), "--format",
+                          "json")  # fmt: skip
+    doc = json.loads(out)
+    assert status == 0, doc
+    assert [i["origin"] for i in doc["inputs"]] == ["given", "given"]
+    saved = Path(doc["saved_ir"])
+    assert saved.is_file()
+    assert saved.with_suffix(".bin").is_file()
+
+    status, out, _ = _run(capsys, "conform", str(model), *inputs, "--save-ir", str(tmp_path / "ir2"))
+    assert status == 0
+    assert f"converted IR saved to {tmp_path / 'ir2'}" in out
+
+    status, out, _ = _run(capsys, "check", str(saved))
+    assert status == 0, out
+
+    outputs = tmp_path / "outputs"
+    status, out, _ = _run(capsys, "run", str(saved), "--layer", "reduced", *inputs, "--save-outputs", str(outputs),
+                          "--format", "json")  # fmt: skip
+    assert status == 0, out
+    assert json.loads(out)["ok"] is True
+    for backend in ("numpy", "openvino-CPU"):
+        got = np.load(outputs / f"{backend}.npy")
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_save_ir_into_an_unwritable_place_exits_2(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    status, _, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(blocker / "sub"))
+    assert status == 2
+    assert "--save-ir" in err
+
+
+def _subprocess(*argv: str) -> Any:
+    return subprocess.run([sys.executable, "-m", "ovreduce.cli", *argv], capture_output=True, text=True, timeout=120)
+
+
+def test_no_traceback_from_a_real_process(models: dict[str, Path], tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x00 not a model")
+    bad = _subprocess("conform", str(garbage))
+    failing = _subprocess("conform", str(models["unknown"]), "--format", "json")
+    assert (bad.returncode, failing.returncode) == (2, 1)
+    assert "not a readable ONNX model" in bad.stderr
+    assert json.loads(failing.stdout)["ok"] is False
+    for proc in (bad, failing):
+        assert "Traceback" not in proc.stdout + proc.stderr

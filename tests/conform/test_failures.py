@@ -1,0 +1,128 @@
+"""conform when things go wrong: conversion failures, compile failures, not-ONNX files, unobservable nodes.
+
+Measured on OpenVINO 2026.4:
+
+* an unknown operator or an axis out of range fails the *conversion*, with the frontend's message;
+* ReduceMean-13 with ``keepdims=7`` converts (OpenVINO reads it as true); the ONNX reference refuses it;
+* QLinearReduceMean with ``axes=[]`` (ONNX: reduce over all axes) becomes an OpenVINO ReduceMean with empty
+  axes, which OpenVINO defines as the identity: with keepdims=0 the CPU plugin refuses to compile it, with
+  keepdims=1 it runs and returns the input's shape, not [1, 1];
+* the frontend keeps the ONNX tensor names around ReduceMean through RMSNorm and LayerNorm chains (nothing
+  is fused at conversion time), but removes a dead node and the empty output of a ``Constant`` node: those
+  are the natural "not observable" cases (together with a removed empty ``axes`` graph input, see
+  test_onnx_backend_cases.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from ovreduce.conform import conform_model
+from ovreduce.errors import InputError
+
+from . import onnx_models
+
+
+def test_unknown_operator_is_a_finding_with_openvinos_message(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.unknown_op(), tmp_path / "unknown.onnx")
+    report = conform_model(str(path))
+    doc = report.to_json()
+    assert doc["ok"] is False
+    assert doc["error"].startswith("OpenVINO could not convert the model: ")
+    assert "NoSuchOp" in doc["error"]
+    assert "Exception from" not in doc["error"]  # OpenVINO's source locations are cleaned away
+    [node] = doc["nodes"]
+    assert (node["node"], node["status"], node["ok"]) == ("rm", "not-observable", False)
+    assert node["notes"] == ["not converted"]
+
+
+def test_axis_out_of_range_fails_the_conversion(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.axis_out_of_range(), tmp_path / "bad_axis.onnx")
+    doc = conform_model(str(path)).to_json()
+    assert doc["ok"] is False
+    assert "Axis 5 out of the tensor rank range [-2, 1]" in doc["error"]
+
+
+def test_keepdims_outside_0_1_is_refused_by_the_reference(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.keepdims_not_boolean(7), tmp_path / "keepdims7.onnx")
+    doc = conform_model(str(path)).to_json()
+    assert doc["error"] is None  # OpenVINO converted and ran it
+    [node] = doc["nodes"]
+    assert (node["status"], node["ok"]) == ("error", False)
+    assert "keepdims must be 0 or 1; got 7" in node["error"]
+
+
+def test_a_model_openvino_cannot_compile_is_a_finding_not_a_disagreement(tmp_path: Path) -> None:
+    model = onnx_models.qlinear_reduce_mean(np.uint8, [2, 3], [], axes=[], keepdims=0, data_scale=0.5,
+                                            data_zero_point=3, reduced_scale=0.5, reduced_zero_point=3)  # fmt: skip
+    path = onnx_models.save(model, tmp_path / "q_empty_axes.onnx")
+    doc = conform_model(str(path), inputs={"x": np.array([[10, 20, 30], [1, 2, 4]], np.uint8)}).to_json()
+    assert doc["ok"] is False
+    assert doc["error"].startswith("OpenVINO could not run the converted model: ")
+    assert "incorrect number of input/output dimensions" in doc["error"]
+    [node] = doc["nodes"]
+    assert node["status"] == "error"
+    assert "not checked" in node["error"]
+
+
+def test_qlinear_empty_axes_with_keepdims_disagrees_on_the_shape(tmp_path: Path) -> None:
+    # ONNX: axes [] reduces every axis: mean of (x - 3) * 0.5 over [[10, 20, 30], [1, 2, 4]] is
+    # (7 + 17 + 27 - 2 - 1 + 1) * 0.5 / 6 = 49 / 12 = 4.083; / 0.5 = 8.17 -> 8; + 3 = 11, shape [1, 1].
+    model = onnx_models.qlinear_reduce_mean(np.uint8, [2, 3], [1, 1], axes=[], keepdims=1, data_scale=0.5,
+                                            data_zero_point=3, reduced_scale=0.5, reduced_zero_point=3)  # fmt: skip
+    path = onnx_models.save(model, tmp_path / "q_empty_axes_keep.onnx")
+    x = np.array([[10, 20, 30], [1, 2, 4]], np.uint8)
+    doc = conform_model(str(path), inputs={"x": x}).to_json()
+    [node] = doc["nodes"]
+    openvino = onnx_models.openvino_output(path, {"x": x})
+    assert node["ok"] is (openvino.shape == (1, 1) and int(openvino[0, 0]) == 11)
+    if openvino.shape != (1, 1):
+        assert node["status"] == "disagree"
+        assert node["error"] == f"shape {list(openvino.shape)} differs from the reference's [1, 1]"
+
+
+@pytest.mark.parametrize("content", [b"", b"this is not a model", b"<?xml version='1.0'?><net/>"],
+                         ids=["empty", "text", "xml"])  # fmt: skip
+def test_a_file_that_is_not_onnx_is_an_input_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "model.onnx"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"not (a readable|an) ONNX model"):
+        conform_model(str(path))
+
+
+def test_an_input_that_names_nothing_is_an_input_error(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.rms_norm_chain(), tmp_path / "rms.onnx")
+    with pytest.raises(InputError, match="'nope' names no model input"):
+        conform_model(str(path), inputs={"nope": np.zeros((2, 16), np.float32)})
+
+
+def test_a_dead_node_is_reported_not_observable(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.dead_reduce_mean(), tmp_path / "dead.onnx")
+    doc = conform_model(str(path)).to_json()
+    by_name = {n["node"]: n for n in doc["nodes"]}
+    assert by_name["rm"]["status"] == "ok"
+    dead = by_name["rm_dead"]
+    assert (dead["status"], dead["observable"], dead["missing_tensors"]) == ("not-observable", False, ["unused"])
+    assert "'unused'" in dead["notes"][0]
+    assert doc["ok"] is False  # an unchecked node is not a pass
+
+
+def test_axes_from_an_empty_constant_node_are_not_observable(tmp_path: Path) -> None:
+    path = onnx_models.save(onnx_models.constant_node_empty_axes(), tmp_path / "const_axes.onnx")
+    doc = conform_model(str(path)).to_json()
+    [node] = doc["nodes"]
+    assert (node["status"], node["missing_tensors"]) == ("not-observable", ["empty_axes"])
+
+
+@pytest.mark.parametrize("build", [onnx_models.rms_norm_chain, onnx_models.layer_norm_chain], ids=["rms", "ln"])
+def test_normalization_chains_stay_observable(build: Callable[[], onnx.ModelProto], tmp_path: Path) -> None:
+    path = onnx_models.save(build(), tmp_path / "chain.onnx")
+    doc = conform_model(str(path)).to_json()
+    assert doc["nodes"], doc
+    assert all(n["observable"] and n["status"] == "ok" for n in doc["nodes"]), doc["nodes"]
+    assert doc["ok"] is True
