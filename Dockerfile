@@ -1,0 +1,60 @@
+# ovreduce: the HTTP API (uvicorn) and the `ovreduce` CLI in one image.
+#
+#   docker build -t ovreduce .
+#   docker run -p 8000:8000 -v ovreduce-store:/data ovreduce
+#   docker run --rm -v "$PWD":/models ovreduce ovreduce check /models/model.xml
+#
+# Every dependency ships as a binary wheel, so neither stage needs a compiler. Both stages start from
+# the same base, so the virtual environment's interpreter links stay valid in the final stage.
+ARG BASE_IMAGE=python:3.11-slim
+
+# -- build: the project and its dependencies in a virtual environment ---------------------------------
+FROM ${BASE_IMAGE} AS build
+
+# Behind a TLS-intercepting proxy, bind-mount the host's CA bundle into the RUN steps and point pip at it:
+#   buildah bud / podman build \
+#     --volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
+#     --build-arg PIP_CERT=/etc/ssl/certs/ca-certificates.crt ...
+# Empty by default (pip then uses its own CA list). A mount is never part of a layer and build arguments
+# do not reach the final stage, so no CA is baked into the image.
+ARG PIP_CERT=""
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+
+RUN python3 -m venv /opt/venv
+
+WORKDIR /src
+# .dockerignore lets in only pyproject.toml, README.md, ovreduce/ and api/.
+COPY . .
+RUN /opt/venv/bin/pip install --no-cache-dir .
+
+# -- runtime ------------------------------------------------------------------------------------------
+FROM ${BASE_IMAGE} AS runtime
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    OVREDUCE_STORE=/data/store
+
+RUN groupadd --gid 10001 ovreduce \
+    && useradd --uid 10001 --gid ovreduce --create-home --home-dir /home/ovreduce \
+        --shell /usr/sbin/nologin ovreduce \
+    && mkdir -p /data/store \
+    && chown -R ovreduce:ovreduce /data
+
+COPY --from=build /opt/venv /opt/venv
+
+# Numeric, so that runtimes enforcing a non-root user (Kubernetes runAsNonRoot) can verify it.
+USER 10001:10001
+WORKDIR /home/ovreduce
+VOLUME ["/data"]
+EXPOSE 8000
+
+# slim has no curl; the proxy handler is emptied so that an http_proxy in the environment is not used.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request as u; r = u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:8000/healthz', timeout=4); sys.exit(r.status != 200)"]
+
+CMD ["uvicorn", "api.main:app", "--host", "0.0.0.0", "--port", "8000", \
+     "--limit-concurrency", "32", "--timeout-keep-alive", "5", "--no-server-header"]
