@@ -171,7 +171,8 @@ def compare(
     nan_ref, nan_cand = np.isnan(ref), np.isnan(cand)
     inf_ref, inf_cand = np.isinf(ref), np.isinf(cand)
     both_finite = ~(nan_ref | nan_cand | inf_ref | inf_cand)
-    abs_err = np.where(both_finite, np.abs(cand - ref), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: masked out below
+        abs_err = np.where(both_finite, np.abs(cand - ref), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_err = np.where(both_finite & (ref != 0), abs_err / np.abs(ref), 0.0)
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)

@@ -46,20 +46,31 @@ def load_tensor(spec: str) -> npt.NDArray[Any]:
         raise InputError(f"{path_text}: no such file (expected a .npy, .npz or ONNX TensorProto .pb file)")
     suffix = path.suffix.lower()
     try:
+        # np.load gets an open file (given a path, it leaks it when a .npz is corrupt) and goes by the content,
+        # not the suffix: an archive named .npy, or an array named .npz, is refused rather than misread.
         if suffix == ".npy":
-            return np.asarray(np.load(path, allow_pickle=False))
+            with path.open("rb") as stream:
+                loaded = np.load(stream, allow_pickle=False)
+                if isinstance(loaded, np.lib.npyio.NpzFile):
+                    loaded.close()
+                    raise InputError(f"{path}: is an .npz archive, not an .npy file; rename it to .npz")
+                return np.asarray(loaded)
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                names = list(archive.files)
-                if entry is None:
-                    if len(names) != 1:
-                        raise InputError(
-                            f"{path}: holds {len(names)} arrays ({', '.join(names)}); name one as {path}:ENTRY"
-                        )
-                    entry = names[0]
-                if entry not in names:
-                    raise InputError(f"{path}: has no entry {entry!r} (entries: {', '.join(names) or 'none'})")
-                return np.asarray(archive[entry])
+            with path.open("rb") as stream:
+                archive = np.load(stream, allow_pickle=False)
+                if not isinstance(archive, np.lib.npyio.NpzFile):
+                    raise InputError(f"{path}: is an .npy file, not an .npz archive; rename it to .npy")
+                with archive:
+                    names = list(archive.files)
+                    if entry is None:
+                        if len(names) != 1:
+                            raise InputError(
+                                f"{path}: holds {len(names)} arrays ({', '.join(names)}); name one as {path}:ENTRY"
+                            )
+                        entry = names[0]
+                    if entry not in names:
+                        raise InputError(f"{path}: has no entry {entry!r} (entries: {', '.join(names) or 'none'})")
+                    return np.asarray(archive[entry])
         if suffix == ".pb":
             return _load_tensor_proto(path)
     except InputError:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from ovreduce._openvino import clean_message, core, openvino
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.errors import DeviceNotAvailableError, InputError
+from ovreduce.ir.dtypes import ELEMENT_TYPES
 
 __all__ = [
     "PRECISIONS",
@@ -226,14 +227,19 @@ def _build_model(spec: LayerSpec) -> Any:
 
 
 def to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
-    """An OpenVINO tensor holding ``array`` as element type ``type_name`` (bf16 via its bits)."""
+    """An OpenVINO tensor holding ``array`` as element type ``type_name`` (bf16 via its bits).
+
+    The tensor wraps the array's memory (no copy: a copy of a large input costs more than the reduction);
+    leave the array unchanged while the tensor is in use. An array whose dtype is not ``type_name``'s is
+    copied as it is, so that OpenVINO sees, and refuses, the mismatch.
+    """
     ov = openvino()
-    array = np.ascontiguousarray(array)
-    if type_name == "bf16":
-        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
-        tensor.data.view(np.uint16)[...] = array.view(np.uint16)
-        return tensor
-    return ov.Tensor(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it turns a 0-d array into shape (1,)
+    etype = ELEMENT_TYPES.get(type_name)
+    if etype is None or etype.numpy is None or etype.is_packed or np.dtype(etype.numpy) != array.dtype:
+        return ov.Tensor(array)
+    raw = array.view(np.uint16) if type_name == "bf16" else array
+    return ov.Tensor(raw, ov.Shape(list(array.shape)), getattr(ov.Type, type_name))
 
 
 def from_tensor(tensor: Any) -> npt.NDArray[Any]:

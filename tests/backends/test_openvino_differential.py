@@ -1,0 +1,380 @@
+"""The NumPy reference against OpenVINO's CPU plugin (inference precision f32), through ``run_spec``.
+
+Part 1: on *benign* data, where none of the CPU plugin's known defects can trigger, every reduction type,
+element type, axis pattern and keep_dims value must agree within the default tolerances.
+
+Part 2: one test per known defect class of the CPU plugin (OpenVINO 2026.4.1, see /tmp/ovprobe), asserting
+that ovreduce *reports* it: a failed comparison located at the wrong element, or an OpenVINO result with a
+``failed:`` error carrying OpenVINO's message, with the NumPy result present and correct. These assert the
+defect as observed: when an OpenVINO release fixes one, its test fails, and that is how we learn of it.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from ovreduce.backends.numpy import NumPyBackend
+from ovreduce.backends.openvino import OpenVINOBackend
+from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.run import RunReport, run_spec
+
+from .layers import array, describe, layer, run
+
+ARITHMETIC = ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2")
+LOGICAL = ("ReduceLogicalAnd", "ReduceLogicalOr")
+TYPES = ("f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8", "u64")
+F32_MAX = float(np.finfo(np.float32).max)
+BF16_MAX = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+
+# Every pattern reduces 1, 4, 16, 64 or 256 elements of a [4, 16, 4] tensor: powers of two (an f64 mean is
+# then exact even in f32) and perfect squares (so is an f64 L2 norm of equal magnitudes).
+SHAPE = (4, 16, 4)
+PATTERNS: dict[str, tuple[tuple[int, ...], Any]] = {
+    "innermost": (SHAPE, [2]),
+    "outermost": (SHAPE, [0]),
+    "middle": (SHAPE, [1]),
+    "all": (SHAPE, [0, 1, 2]),
+    "empty": (SHAPE, []),
+    "duplicate": (SHAPE, [1, 1, 2]),
+    "negative": (SHAPE, [-1, -3]),
+    "scalar-axes": (SHAPE, 1),
+    "scalar-data": ((), []),
+}
+
+
+def _quota(rng: np.random.Generator, n: int, counts: dict[float, int], rest: float) -> npt.NDArray[Any]:
+    """``n`` values holding at most ``counts[v]`` of each v, the rest ``rest``, shuffled."""
+    values = [v for v, c in counts.items() for _ in range(min(c, n))][:n]
+    return rng.permutation(np.array(values + [rest] * (n - len(values)), dtype=np.float64))
+
+
+def benign(op: str, type_name: str, shape: tuple[int, ...], rng: np.random.Generator) -> npt.NDArray[Any]:
+    """Seeded data on which the CPU plugin computes correctly (within tolerance) for ``op``.
+
+    8-bit types: every subset sum and sum of squares stays inside the type (its accumulator saturates);
+    i32/i64/u64: far below 2**24 (i32 goes through f32, 64-bit types through i32); f64: values whose sums,
+    means over 2^k elements, products and (equal-magnitude) L2 norms are exact in f32, which the plugin
+    computes f64 in; other floats: normal values of moderate magnitude (products: magnitudes near 1).
+    """
+    n = math.prod(shape)
+    prod = op == "ReduceProd"
+    if type_name == "boolean":
+        values: npt.NDArray[Any] = rng.integers(0, 2, size=n).astype(np.bool_)
+    elif type_name == "f64":
+        if prod:
+            values = rng.choice([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0], size=n)
+        elif op == "ReduceL2":
+            values = rng.choice([-0.75, 0.75], size=n)
+        else:
+            values = rng.integers(-32, 33, size=n) / 8
+    elif type_name in ("f32", "f16", "bf16"):
+        values = rng.uniform(0.5, 1.5, size=n) * rng.choice([-1.0, 1.0], size=n) if prod else rng.standard_normal(n)
+    elif type_name == "i8":
+        values = rng.choice([-1.0, 1.0], size=n) if prod else _quota(rng, n, {1.0: 60, -1.0: 60}, 0.0)
+    elif type_name == "u8":
+        values = _quota(rng, n, {2.0: 7}, 1.0) if prod else _quota(rng, n, {1.0: 200}, 0.0)
+    else:  # i32, i64, u64
+        signed = type_name != "u64"
+        if prod:
+            values = _quota(rng, n, {2.0: 20}, 1.0) * (rng.choice([-1.0, 1.0], size=n) if signed else 1.0)
+        else:
+            values = rng.integers(-50 if signed else 0, 51, size=n).astype(np.float64)
+    return np.asarray(values.astype(ELEMENT_TYPES[type_name].numpy).reshape(shape))
+
+
+def _matrix() -> list[Any]:
+    cases = []
+    for op in ARITHMETIC + LOGICAL:
+        for type_name in ("boolean",) if op in LOGICAL else TYPES:
+            for pattern in PATTERNS:
+                for keep in (True, False):
+                    if pattern == "empty" and not keep:
+                        continue  # the CPU plugin cannot compile it: test_empty_axes_without_keep_dims_...
+                    cases.append(pytest.param(op, type_name, pattern, keep, id=f"{op}-{type_name}-{pattern}-{keep}"))
+    return cases
+
+
+@pytest.mark.parametrize(("op", "type_name", "pattern", "keep_dims"), _matrix())
+def test_numpy_and_cpu_agree_on_benign_data(op: str, type_name: str, pattern: str, keep_dims: bool) -> None:
+    shape, axes = PATTERNS[pattern]
+    rng = np.random.default_rng(zlib.crc32(f"{op}-{type_name}-{pattern}".encode()))
+    data = benign(op, type_name, shape, rng)
+    report = run(layer(op, type_name, shape, axes, keep_dims), [data])
+    assert [r.ok for r in report.results] == [True, True], describe(report)
+    assert len(report.comparisons) == 1
+    assert report.comparisons[0].ok, describe(report)
+    assert report.ok
+
+
+# -- known defects of the CPU plugin ---------------------------------------------------------------------------
+def _mismatch(
+    report: RunReport, index: list[int], reference: Any, candidate: Any, *, numpy_output: Any | None = None
+) -> None:
+    """The comparison failed, located at ``index`` with these values, and the NumPy result is right."""
+    numpy_result, ov_result = report.results
+    assert numpy_result.ok and ov_result.ok, describe(report)
+    if numpy_output is not None:
+        assert np.array_equal(numpy_result.output, numpy_output, equal_nan=True), describe(report)
+    (comparison,) = report.comparisons
+    assert not comparison.ok, describe(report)
+    assert not report.ok
+    assert comparison.first_mismatch is not None
+    assert comparison.first_mismatch["index"] == index, describe(report)
+    for key, value in (("reference", reference), ("candidate", candidate)):
+        got = comparison.first_mismatch[key]
+        if isinstance(value, float) and math.isnan(value):
+            assert got == "nan", describe(report)
+        else:
+            assert got == value, describe(report)
+
+
+def _saturate(value: int, type_name: str) -> int:
+    info = np.iinfo(ELEMENT_TYPES[type_name].numpy)
+    return max(int(info.min), min(int(info.max), value))
+
+
+def _trunc_div(a: int, b: int) -> int:
+    return abs(a) // b * (1 if a >= 0 else -1)
+
+
+U8_SATURATION = [
+    # (op, data, exact result, what the CPU computes: the u8 accumulator saturates at 255)
+    pytest.param("ReduceMean", [100, 100, 100], 100, _saturate(300, "u8") // 3, id="mean-100x3-gives-85"),
+    pytest.param("ReduceMean", [200, 200], 200, _saturate(400, "u8") // 2, id="mean-200x2-gives-127"),
+    pytest.param("ReduceSum", [200, 200], 400 - 256, _saturate(400, "u8"), id="sum-saturates-not-wraps"),
+    pytest.param("ReduceL2", [15, 15, 15], 25, math.isqrt(_saturate(675, "u8")), id="l2-squares-saturate"),
+]
+
+
+@pytest.mark.parametrize(("op", "values", "exact", "cpu"), U8_SATURATION)
+def test_u8_accumulator_saturates(op: str, values: list[int], exact: int, cpu: int) -> None:
+    """ReduceMean over u8 [100, 100, 100] on CPU gives 85 (= trunc(255 / 3)): the plugin sums in a u8 that
+    saturates at 255 (Reduce[jit_avx512_I8 in:u8 out:u8]); the exact mean is 100 and fits."""
+    report = run(layer(op, "u8", [len(values)], [0], True), [array("u8", values)])
+    _mismatch(report, [0], exact, cpu, numpy_output=array("u8", [exact]))
+
+
+I8_SATURATION = [
+    pytest.param(
+        "ReduceMean", (3,), [0], [-120, -120, -120], -120, _trunc_div(_saturate(-360, "i8"), 3), id="mean-minus-120x3"
+    ),
+    pytest.param(
+        "ReduceMean", (3,), [0], [-128, -128, -127], -127, _trunc_div(_saturate(-383, "i8"), 3), id="mean-near-min"
+    ),
+    # Reducing axes 0 and 2 in two passes: the partial sum 120 + 120 saturates to 127 before -240 is added.
+    pytest.param(
+        "ReduceSum", (2, 1, 2), [0, 2], [120, 120, -120, -120], 0, _saturate(240, "i8") - 240, id="sum-partial-sums"
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "shape", "axes", "values", "exact", "cpu"), I8_SATURATION)
+def test_i8_accumulator_saturates(
+    op: str, shape: tuple[int, ...], axes: list[int], values: list[int], exact: int, cpu: int
+) -> None:
+    """ReduceMean over i8 [-120, -120, -120] on CPU gives -42 (= trunc(-128 / 3)): the i8 accumulator
+    saturates at -128; ReduceSum of [[120, 120]], [[-120, -120]] over axes [0, 2] gives -113, not 0."""
+    report = run(layer(op, "i8", shape, axes, False), [array("i8", values).reshape(shape)])
+    out_index = [0] * (len(shape) - len(axes))
+    _mismatch(report, out_index, exact, cpu)
+
+
+@pytest.mark.parametrize(
+    ("op", "type_name", "values", "exact", "cpu"),
+    [
+        pytest.param("ReduceSum", "i64", [2**32 + 1], 2**32 + 1, 1, id="i64-sum-2^32+1-gives-1"),
+        pytest.param("ReduceMax", "i64", [2**31, 5], 2**31, 5, id="i64-max-2^31-lost"),
+        pytest.param("ReduceSum", "u64", [2**63 + 7], 2**63 + 7, 7, id="u64-sum-keeps-low-32-bits"),
+        pytest.param("ReduceMax", "u64", [2**64 - 1, 1], 2**64 - 1, 1, id="u64-max-top-is-minus-1"),
+    ],
+)
+def test_i64_and_u64_are_executed_as_i32(op: str, type_name: str, values: list[int], exact: int, cpu: int) -> None:
+    """ReduceSum over i64 [4294967297] on CPU gives 1: the plugin inserts Convert i64->i32 before the
+    reduction (Convert[unknown_i64 in:i64 out:i32]; Reduce[jit_avx512_i32]), keeping the low 32 bits."""
+    report = run(layer(op, type_name, [len(values)], [0], True), [array(type_name, values)])
+    _mismatch(report, [0], exact, cpu, numpy_output=array(type_name, [exact]))
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact", "cpu"),
+    [
+        pytest.param("ReduceSum", [2**24 + 1, 0], 2**24 + 1, 2**24, id="sum"),
+        pytest.param("ReduceMax", [2**24 + 1, 2**24], 2**24 + 1, 2**24, id="max"),
+        pytest.param("ReduceMin", [2**24 + 1, 2**24 + 3], 2**24 + 1, 2**24, id="min"),
+    ],
+)
+def test_i32_is_rounded_through_f32_above_2_pow_24(op: str, values: list[int], exact: int, cpu: int) -> None:
+    """ReduceSum over i32 [16777217, 0] on CPU gives 16777216: the values pass through f32, which holds
+    integers exactly only up to 2**24 (16777217 rounds to 16777216)."""
+    assert float(np.float32(exact)) == cpu  # the CPU's value is exactly the f32 rounding of the exact one
+    report = run(layer(op, "i32", [len(values)], [0], True), [array("i32", values)])
+    _mismatch(report, [0], exact, cpu)
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact", "cpu"),
+    [
+        pytest.param("ReduceMean", [2**31 - 1, 2**31 - 1], 2**31 - 1, -(2**31) // 2, id="mean-int-max-twice"),
+        pytest.param("ReduceSum", [-(2**30), -(2**30), -5], 2**32 - 2**31 - 5, -(2**31), id="sum-below-int-min"),
+        pytest.param("ReduceL2", [46341, 0], 46341, -(2**31), id="l2-square-beyond-int-max"),
+    ],
+)
+def test_i32_overflow_gives_int_min(op: str, values: list[int], exact: int, cpu: int) -> None:
+    """ReduceMean over i32 [2147483647, 2147483647] on CPU gives -1073741824: the sum (2**32 - 2, in f32)
+    converts to INT_MIN, the "integer indefinite" of the x86 conversion, which is then halved."""
+    report = run(layer(op, "i32", [len(values)], [0], True), [array("i32", values)])
+    _mismatch(report, [0], exact, cpu)
+
+
+@pytest.mark.parametrize(
+    ("op", "type_name", "values", "cpu"),
+    [
+        pytest.param("ReduceMax", "f32", [math.nan, 1.0, 2.0], 2.0, id="max-f32-nan-first"),
+        pytest.param("ReduceMax", "f32", [1.0, math.nan, 2.0], 2.0, id="max-f32-nan-middle"),
+        pytest.param("ReduceMin", "f32", [math.nan, 1.0, 2.0], 1.0, id="min-f32-nan-first"),
+        pytest.param("ReduceMax", "f16", [math.nan, 1.0, 2.0], 2.0, id="max-f16"),
+        pytest.param("ReduceMax", "bf16", [math.nan, 1.0, 2.0], 2.0, id="max-bf16"),
+    ],
+)
+def test_reduce_max_and_min_lose_nan(op: str, type_name: str, values: list[float], cpu: float) -> None:
+    """ReduceMax over f32 [NaN, 1, 2] on CPU gives 2: the plugin's max/min drop a NaN that is not last
+    (IEEE maximum propagates it; the reference does)."""
+    report = run(layer(op, type_name, [len(values)], [0], True), [array(type_name, values)])
+    _mismatch(report, [0], math.nan, cpu)
+    assert report.comparisons[0].nan == {"reference": 1, "candidate": 0}
+
+
+@pytest.mark.parametrize(
+    ("op", "type_name", "shape", "values", "exact", "cpu"),
+    [
+        pytest.param("ReduceMax", "f32", [2], [-math.inf, -math.inf], -math.inf, -F32_MAX, id="max-f32-minus-inf"),
+        pytest.param("ReduceMin", "f32", [2], [math.inf, math.inf], math.inf, F32_MAX, id="min-f32-inf"),
+        pytest.param("ReduceMax", "bf16", [2], [-math.inf, -math.inf], -math.inf, -BF16_MAX, id="max-bf16-minus-inf"),
+        pytest.param("ReduceMin", "bf16", [2], [math.inf, math.inf], math.inf, BF16_MAX, id="min-bf16-inf"),
+        pytest.param("ReduceMax", "f32", [0], [], -math.inf, -F32_MAX, id="max-f32-zero-size"),
+        pytest.param("ReduceMin", "f32", [0], [], math.inf, F32_MAX, id="min-f32-zero-size"),
+    ],
+)
+def test_infinities_become_the_largest_finite_value(
+    op: str, type_name: str, shape: list[int], values: list[float], exact: float, cpu: float
+) -> None:
+    """ReduceMax over f32 [-inf, -inf] on CPU gives -3.4028235e38 (-FLT_MAX): the plugin starts max from
+    the lowest finite value instead of -inf, so -inf inputs (and zero-size reductions) come out finite."""
+    report = run(layer(op, type_name, shape, [0], True), [array(type_name, values).reshape(shape)])
+    _mismatch(report, [0], str(exact), cpu)
+    assert report.comparisons[0].inf == {"reference": 1, "candidate": 0}
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact"),
+    [
+        pytest.param("ReduceMean", [3e38, 3e38], float(np.float32(3e38)), id="mean-3e38x2"),
+        pytest.param("ReduceL2", [3e20, 4e20], float(np.float32(5e20)), id="l2-squares-overflow"),
+        pytest.param("ReduceSum", [1e38] * 4 + [-1e38] * 4, 0.0, id="sum-cancelling-partial-sums"),
+    ],
+)
+def test_f32_intermediate_overflow(op: str, values: list[float], exact: float) -> None:
+    """ReduceMean over f32 [3e38, 3e38] on CPU gives inf: the f32 sum 6e38 overflows before the division,
+    although the mean (3e38) is finite; the reference accumulates in f64."""
+    report = run(layer(op, "f32", [len(values)], [0], True), [array("f32", values)])
+    _mismatch(report, [0], exact, "inf")
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact", "cpu"),
+    [
+        pytest.param("ReduceSum", [1e300], 1e300, F32_MAX, id="sum-1e300-gives-flt-max"),
+        pytest.param("ReduceMax", [1e300, -1e300], 1e300, F32_MAX, id="max-1e300-gives-flt-max"),
+        pytest.param("ReduceMin", [1e-300, 1e-100], 1e-300, 0.0, id="min-1e-300-flushed-to-0"),
+    ],
+)
+def test_f64_is_computed_in_f32(op: str, values: list[float], exact: float, cpu: float) -> None:
+    """ReduceSum over f64 [1e300] on CPU gives 3.4028235e38 (FLT_MAX): the plugin converts f64 to f32 around
+    the reduction (Convert[f64->f32]; Reduce[jit_avx512_f32]; Convert[f32->f64]), saturating what f32
+    cannot hold. (The rounding of ordinary values to f32 is within the f32 tolerances ovreduce gives a
+    candidate that computes in f32; with f64 tolerances it is reported too, see the next test.)"""
+    report = run(layer(op, "f64", [len(values)], [0], True), [array("f64", values)])
+    if cpu == 0.0:  # |1e-300 - 0| is within any atol: only f64's own tolerances show it
+        report = run_spec(report.spec, report.inputs, [NumPyBackend(), OpenVINOBackend()], atol=0.0, rtol=1e-9)
+    _mismatch(report, [0], exact, cpu)
+
+
+def test_f64_rounding_to_f32_shows_with_f64_tolerances() -> None:
+    """ReduceSum over f64 [1.0, 1e-8] on CPU gives exactly 1.0 (1e-8 is below half an f32 ulp of 1); with
+    the default tolerances (f32's, since the candidate computes in f32) it passes, with f64's it does not."""
+    spec = layer("ReduceSum", "f64", [2], [0], True)
+    data = array("f64", [1.0, 1e-8])
+    assert run(spec, [data]).ok
+    strict = run_spec(spec, [data], [NumPyBackend(), OpenVINOBackend()], atol=1e-12, rtol=1e-9)
+    _mismatch(strict, [0], 1.0 + 1e-8, 1.0)
+
+
+def test_f32_long_sum_accumulates_rounding_error() -> None:
+    """ReduceSum over 1,000,000 f32 copies of 0.1 on CPU gives 100958.34: about 1% off the exact
+    100000.0015, far beyond the sqrt(n) * eps error of a well-ordered f32 sum (the tolerance ovreduce
+    allows, rtol 1.2e-4 here)."""
+    values = np.full(1_000_000, 0.1, dtype=np.float32)
+    report = run(layer("ReduceSum", "f32", [values.size], [0], True), [values])
+    (comparison,) = report.comparisons
+    assert not comparison.ok, describe(report)
+    assert comparison.max_rel_error is not None and comparison.max_rel_error > 1e-3
+    assert comparison.rtol == pytest.approx(2.0**-23 * 1000)
+    assert report.results[0].output is not None
+    assert float(report.results[0].output[0]) == float(np.float32(1_000_000 * float(np.float32(0.1))))
+
+
+def _assert_failed_with(report: RunReport, message: str, numpy_output: npt.NDArray[Any]) -> None:
+    numpy_result, ov_result = report.results
+    assert numpy_result.ok, describe(report)
+    assert numpy_result.output is not None
+    assert numpy_result.output.shape == numpy_output.shape
+    assert np.array_equal(numpy_result.output, numpy_output), describe(report)
+    assert not ov_result.ok and ov_result.output is None
+    assert ov_result.error is not None and ov_result.error.startswith("failed: "), describe(report)
+    assert message in ov_result.error, describe(report)
+    assert report.comparisons == []  # nothing to compare with
+    assert not report.ok
+
+
+@pytest.mark.parametrize("op", ARITHMETIC + LOGICAL)
+def test_empty_axes_without_keep_dims_fails_to_compile(op: str) -> None:
+    """ReduceMean with constant empty axes and keep_dims=false (the identity) does not compile on CPU:
+    "ReduceMean node with name '...' gets incorrect number of input/output dimensions!" (with
+    keep_dims=true it compiles and is the identity)."""
+    type_name = "boolean" if op in LOGICAL else "f32"
+    data = np.array([[True, False], [False, True]]) if op in LOGICAL else array("f32", [[1.5, -2.0], [3.0, 4.0]])
+    spec = layer(op, type_name, [2, 2], [], False)
+    report = run(spec, [data])
+    expected = np.abs(data) if op in ("ReduceL1", "ReduceL2") else data
+    _assert_failed_with(
+        report, f"{op} node with name '{spec.layer_name}' gets incorrect number of input/output", expected
+    )
+
+
+def test_runtime_axes_with_dynamic_output_rank_fail_to_compile() -> None:
+    """ReduceMean with runtime axes of shape [2] and keep_dims=false has an output of dynamic rank, which
+    the CPU plugin refuses: "CPU plug-in doesn't support ReduceMean operation with dynamic rank"."""
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    report = run(layer("ReduceMean", "f32", [2, 3, 4], None, False, axes_count=2), [data, np.array([0, 2])])
+    _assert_failed_with(
+        report,
+        "CPU plug-in doesn't support ReduceMean operation with dynamic rank",
+        np.array([7.5, 11.5, 15.5], np.float32),
+    )
+
+
+def test_dynamic_rank_data_fails_to_compile() -> None:
+    """A reduction whose data Parameter has a dynamic rank does not compile on CPU: "CPU plug-in doesn't
+    support Parameter operation with dynamic rank"."""
+    data = np.ones((2, 3), dtype=np.float32)
+    report = run(layer("ReduceSum", "f32", "...", [0], True), [data])
+    _assert_failed_with(
+        report, "CPU plug-in doesn't support Parameter operation with dynamic rank", np.full((1, 3), 2.0, np.float32)
+    )

@@ -1,0 +1,236 @@
+"""``ovreduce run`` end to end: inputs from files, shapes, saved outputs, the JSON document, exit statuses.
+
+Exit statuses: 0 every backend ran and they agree, 1 a disagreement or a failed backend, 2 unusable input or
+usage. No output ever holds a Python traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import pytest
+from openvino import opset13 as ops
+
+from ovreduce.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
+ALL = str(SAMPLES / "all_reductions.xml")
+RUNTIME = str(SAMPLES / "runtime_axes.xml")
+DYNAMIC = str(SAMPLES / "dynamic.xml")
+
+
+def ovreduce(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["run", *args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out and "Traceback" not in err
+    return status, out, err
+
+
+def ovreduce_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    status, out, _err = ovreduce(capsys, *args, "--format", "json")
+    return status, json.loads(out)
+
+
+# -- runtime axes from a file ----------------------------------------------------------------------------------
+def test_runtime_axes_without_a_file_says_how_to_give_them(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = ovreduce(capsys, RUNTIME, "--layer", "mean_one_runtime_axis")
+    assert status == 2
+    assert out == ""
+    assert "takes its axes at run time" in err and "--input 1=FILE" in err and "[input]" in err
+
+
+@pytest.mark.parametrize("name", ["1", "axis"])
+def test_runtime_axes_from_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
+    np.save(tmp_path / "axes.npy", np.array([1], np.int64))
+    status, doc = ovreduce_json(
+        capsys, RUNTIME, "--layer", "mean_one_runtime_axis", "--input", f"{name}={tmp_path}/axes.npy"
+    )
+    assert status == 0, doc
+    assert doc["ok"] is True
+    assert doc["inputs"][1] == {"name": "1", "shape": [1], "datatype": "INT64"}
+    assert [r["shape"] for r in doc["results"]] == [[4, 8], [4, 8]]
+
+
+def test_runtime_axes_from_an_npz_entry(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    np.savez(tmp_path / "in.npz", axes=np.array([0, 2], np.int64), other=np.zeros(3))
+    status, doc = ovreduce_json(
+        capsys, RUNTIME, "--layer", "mean_runtime_axes_keep", "--input", f"axes={tmp_path}/in.npz:axes"
+    )
+    assert status == 0
+    assert doc["results"][1]["shape"] == [1, 6, 1]
+
+
+# -- shapes for dynamic inputs ------------------------------------------------------------------------------------
+def test_dynamic_dims_default_to_one_and_say_so(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_static_dim")
+    assert status == 0, out + err
+    assert "note: input 0 (data): dynamic dimension 0 (?) set to 1" in out
+    assert "note: input 0 (data): dynamic dimension 1 (3..8) set to 3" in out
+    assert "input 0: [1,3,16,1] FP32" in out
+    assert "AGREE" in out
+
+
+def test_shape_option_sets_the_generated_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "mean_static_dim", "--shape", "x=[2,4,16,3]")
+    assert status == 0
+    assert doc["inputs"][0]["shape"] == [2, 4, 16, 3]
+    assert doc["notes"] == []
+    assert [r["shape"] for r in doc["results"]] == [[2, 4, 3], [2, 4, 3]]
+
+
+def test_dynamic_rank_without_shape_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _out, err = ovreduce(capsys, DYNAMIC, "--layer", "sum_dynamic_rank")
+    assert status == 2
+    assert "has a dynamic rank; give its shape with --shape NAME=SHAPE" in err
+
+
+def test_dynamic_rank_with_shape_runs_numpy_and_reports_the_cpu_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--shape", "y=[2,3]")
+    assert status == 1  # the CPU plugin cannot compile a Parameter of dynamic rank
+    numpy_doc, ov_doc = doc["results"]
+    assert numpy_doc["ok"] and numpy_doc["shape"] == [1, 3] and numpy_doc["datatype"] == "FP16"
+    assert not ov_doc["ok"] and "doesn't support Parameter operation with dynamic rank" in ov_doc["error"]
+
+
+def test_bad_shape_syntax_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_static_dim", "--shape", "x=[2,a]")
+    assert status == 2 and "--shape 'x=[2,a]'" in err
+
+
+# -- saved outputs -----------------------------------------------------------------------------------------------
+def test_save_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "out" / "nested"
+    status, doc = ovreduce_json(capsys, ALL, "--layer", "prod_i32_axes", "--save-outputs", str(folder))
+    assert status == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["numpy.npy", "openvino-CPU.npy"]
+    saved = {r["backend"]: np.load(folder / (r["backend"].replace(":", "-") + ".npy")) for r in doc["results"]}
+    for r in doc["results"]:
+        assert list(saved[r["backend"]].shape) == r["shape"] == [2, 1, 1, 5]
+        assert saved[r["backend"]].dtype == np.float32 and r["datatype"] == "FP32"
+    np.testing.assert_allclose(saved["openvino:CPU"], saved["numpy"], rtol=1e-5, atol=1e-5)
+
+
+def test_save_outputs_into_a_file_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--save-outputs", str(tmp_path / "file"))
+    assert status == 2 and "--save-outputs" in err
+
+
+# -- the JSON document ---------------------------------------------------------------------------------------------
+def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
+    status, doc = ovreduce_json(capsys, ALL, "--layer", "all_last")
+    assert status == 0
+    assert {"schema", "ok", "layer", "inputs", "results", "comparisons"} <= set(doc)
+    assert doc["schema"] == "ovreduce.run/v1"
+    assert doc["layer"] == {
+        "layer_id": doc["layer"]["layer_id"], "layer_name": "all_last", "type": "ReduceLogicalAnd",
+        "keep_dims": False, "axes": [2], "element_type": "boolean",
+    }  # fmt: skip
+    assert doc["inputs"] == [{"name": "0", "shape": [2, 3, 4], "datatype": "BOOL"}]
+    assert [r["datatype"] for r in doc["results"]] == ["BOOL", "BOOL"]
+    assert doc["comparisons"][0]["exact"] is True and doc["comparisons"][0]["ok"] is True
+
+
+@pytest.mark.parametrize(("layer", "datatype"), [("mean_last", "FP32"), ("any_first", "BOOL")])
+def test_json_datatypes_are_kserve_names(capsys: pytest.CaptureFixture[str], layer: str, datatype: str) -> None:
+    _, doc = ovreduce_json(capsys, ALL, "--layer", layer)
+    assert {i["datatype"] for i in doc["inputs"]} == {datatype}
+    assert {r["datatype"] for r in doc["results"]} == {datatype}
+
+
+# -- exit statuses ----------------------------------------------------------------------------------------------------
+@pytest.fixture
+def u8_mean_ir(tmp_path: Path) -> Path:
+    """A one-layer IR: ReduceMean over a u8 [3] input, keep_dims=true (saturates on the CPU plugin)."""
+    data = ops.parameter([3], ov.Type.u8, name="data")
+    mean = ops.reduce_mean(data, ops.constant(np.array([0], np.int64)), True)
+    mean.set_friendly_name("mean_u8")
+    path = tmp_path / "u8_mean.xml"
+    ov.save_model(ov.Model([mean], [data], "u8_mean"), str(path))
+    np.save(tmp_path / "hundreds.npy", np.array([100, 100, 100], np.uint8))
+    return path
+
+
+def test_exit_0_when_all_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = ovreduce(capsys, ALL, "--layer", "mean_last")
+    assert status == 0
+    assert "all backends ran and agree" in out
+
+
+def test_exit_1_on_a_disagreement(capsys: pytest.CaptureFixture[str], u8_mean_ir: Path) -> None:
+    data = str(u8_mean_ir.parent / "hundreds.npy")
+    status, out, _ = ovreduce(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"data={data}")
+    assert status == 1
+    assert "DISAGREE" in out
+    assert "first mismatch at [0]: numpy=100 openvino:CPU=85" in out
+    status, doc = ovreduce_json(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"0={data}")
+    assert status == 1 and doc["ok"] is False
+    assert doc["comparisons"][0]["first_mismatch"] == {"index": [0], "reference": 100, "candidate": 85}
+
+
+def test_exit_0_with_numpy_alone(capsys: pytest.CaptureFixture[str], u8_mean_ir: Path) -> None:
+    data = str(u8_mean_ir.parent / "hundreds.npy")
+    status, doc = ovreduce_json(
+        capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"data={data}", "--backend", "numpy"
+    )
+    assert status == 0 and doc["comparisons"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param([ALL, "--layer", "nope"], "no layer with id or name 'nope'", id="unknown-layer"),
+        pytest.param([ALL, "--layer", "x"], "is not a reduction", id="non-reduction-layer"),
+        pytest.param([ALL, "--layer", "mean_last", "--input", "data.npy"], "expected NAME=FILE", id="input-syntax"),
+        pytest.param([ALL, "--layer", "mean_last", "--input", "=x.npy"], "expected NAME=FILE", id="input-no-name"),
+        pytest.param([ALL, "--layer", "mean_last", "--input", "0=/nonexistent/x.npy"], "no such file", id="no-file"),
+        pytest.param([ALL, "--layer", "mean_last", "--atol", "-1"], "--atol and --rtol must be >= 0", id="atol"),
+        pytest.param([str(SAMPLES / "missing.xml"), "--layer", "a"], "missing.xml", id="missing-model"),
+    ],
+)
+def test_exit_2_on_bad_input(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    status, out, err = ovreduce(capsys, *args)
+    assert status == 2, out + err
+    assert message in err
+    assert out == ""
+
+
+def test_exit_2_on_an_unknown_input_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    np.save(tmp_path / "x.npy", np.zeros((2, 3, 4, 5), np.float32))
+    status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--input", f"zz={tmp_path}/x.npy")
+    assert status == 2
+    assert "'zz' names no input of layer" in err and "use one of: 0, x" in err
+
+
+def test_exit_2_on_an_unavailable_device_lists_the_available_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    if "GPU" in ov.Core().available_devices:
+        pytest.skip("a GPU is available here")
+    status, _out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--device", "GPU")
+    assert status == 2
+    assert "device 'GPU' is not available on this machine; available: " + ", ".join(ov.Core().available_devices) in err
+    assert "[backend.device]" in err
+
+
+def test_exit_2_on_argparse_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", ALL])  # --layer is required
+    _out, err = capsys.readouterr()
+    assert info.value.code == 2
+    assert "the following arguments are required: --layer" in err and "Traceback" not in err
+
+
+def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
+    """The installed command, in its own process: an error is one line on stderr and status 2."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ovreduce.cli", "run", ALL, "--layer", "mean_last", "--device", "FOO"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    assert proc.stderr.startswith("ovreduce run: device 'FOO' is not available")

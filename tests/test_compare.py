@@ -1,0 +1,242 @@
+"""ovreduce.compare: special values, exact integer comparison, located mismatches, minimal tolerances and
+the default tolerances (per type, sqrt(n)-scaled, by the precision the candidate computed in)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from ovreduce.backends.base import BackendResult, LayerSpec
+from ovreduce.backends.numpy import NumPyBackend
+from ovreduce.compare import DEFAULT_TOLERANCES, compare, default_tolerances
+from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.run import run_spec
+from ovreduce.shapes import PartialShape
+
+F32_MAX = float(np.finfo(np.float32).max)
+NAN, INF = math.nan, math.inf
+
+
+def f32(*values: float) -> npt.NDArray[np.float32]:
+    return np.array(values, dtype=np.float32)
+
+
+# -- NaN and infinities ---------------------------------------------------------------------------------------
+def test_nan_at_the_same_index_passes() -> None:
+    c = compare(f32(1.0, NAN, 3.0), f32(1.0, NAN, 3.0))
+    assert c.ok and bool(c)
+    assert c.nan == {"reference": 1, "candidate": 1}
+    assert c.mismatched == 0
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "index"),
+    [
+        pytest.param(f32(NAN, 2.0), f32(1.0, 2.0), [0], id="nan-vs-number"),
+        pytest.param(f32(1.0, 2.0), f32(1.0, NAN), [1], id="number-vs-nan"),
+        pytest.param(f32(NAN, 2.0), f32(2.0, NAN), [0], id="nan-at-other-index"),
+        pytest.param(f32(INF), f32(NAN), [0], id="inf-vs-nan"),
+    ],
+)
+def test_nan_against_anything_else_fails(reference: Any, candidate: Any, index: list[int]) -> None:
+    c = compare(reference, candidate, atol=1e30, rtol=1e30)  # no tolerance excuses it
+    assert not c.ok and not bool(c)
+    assert c.first_mismatch is not None and c.first_mismatch["index"] == index
+    assert c.required_atol is None and c.required_rtol is None  # no tolerance would pass
+    json.dumps(c.to_json(), allow_nan=False)  # the JSON form holds no bare NaN
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "ok"),
+    [
+        pytest.param(f32(INF, -INF), f32(INF, -INF), True, id="same-infinities"),
+        pytest.param(f32(INF), f32(-INF), False, id="opposite-infinities"),
+        pytest.param(f32(-INF), f32(-F32_MAX), False, id="minus-inf-vs-minus-flt-max"),
+        pytest.param(f32(F32_MAX), f32(INF), False, id="flt-max-vs-inf"),
+    ],
+)
+def test_infinities_must_match_exactly(reference: Any, candidate: Any, ok: bool) -> None:
+    c = compare(reference, candidate, atol=1e300, rtol=1e300)
+    assert c.ok is ok
+    if not ok:
+        assert c.first_mismatch is not None
+        assert c.first_mismatch["reference"] in ("inf", "-inf") or c.first_mismatch["candidate"] in ("inf", "-inf")
+        json.dumps(c.to_json(), allow_nan=False)
+
+
+# -- exact comparison of integers and booleans -------------------------------------------------------------------
+def test_integers_are_compared_exactly_whatever_the_tolerance() -> None:
+    c = compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32), atol=10.0, rtol=10.0)
+    assert not c.ok and c.exact
+    assert (c.atol, c.rtol) == (0.0, 0.0)
+    assert c.mismatched == 1
+    assert c.first_mismatch == {"index": [2], "reference": 3, "candidate": 4}
+    assert c.max_abs_error == 1.0
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "ok", "max_abs"),
+    [
+        pytest.param(np.array([5], np.uint64), np.array([5], np.int64), True, 0.0, id="u64-vs-i64-equal"),
+        pytest.param(np.array([2**63], np.uint64), np.array([-(2**63)], np.int64), False, 2.0**64, id="same-bits"),
+        pytest.param(np.array([2**64 - 1], np.uint64), np.array([-1], np.int64), False, 2.0**64, id="u64-max-vs-m1"),
+        pytest.param(np.array([2**64 - 1], np.uint64), np.array([2**64 - 2], np.uint64), False, 1.0, id="u64-adjacent"),
+        pytest.param(np.array([2**63 - 1], np.int64), np.array([2**63 - 2], np.int64), False, 1.0, id="i64-adjacent"),
+        pytest.param(np.array([200], np.uint8), np.array([-56], np.int8), False, 256.0, id="u8-vs-i8-same-bits"),
+        pytest.param(np.array([True, False]), np.array([True, True]), False, 1.0, id="bool"),
+    ],
+)
+def test_exact_integer_edges(reference: Any, candidate: Any, ok: bool, max_abs: float) -> None:
+    c = compare(reference, candidate)
+    assert c.ok is ok and c.exact
+    assert c.max_abs_error == max_abs  # computed exactly, not through float64 (where 2^64-1 == 2^64-2)
+    if not ok:
+        assert c.first_mismatch is not None
+        assert c.first_mismatch["reference"] == reference.reshape(-1)[0].item() or reference.dtype == np.bool_
+
+
+# -- where the first mismatch is ----------------------------------------------------------------------------------
+def test_first_mismatch_is_the_first_in_row_major_order() -> None:
+    reference = np.zeros((3, 4), np.float32)
+    candidate = reference.copy()
+    candidate[2, 0] = 5.0
+    candidate[1, 2] = -1.5
+    c = compare(reference, candidate, atol=1e-3)
+    assert c.mismatched == 2 and c.total == 12
+    assert c.first_mismatch == {"index": [1, 2], "reference": 0.0, "candidate": -1.5}
+    assert c.max_abs_error == 5.0
+
+
+def test_scalar_mismatch_has_an_empty_index() -> None:
+    c = compare(np.array(1.0, np.float32), np.array(2.0, np.float32))
+    assert c.first_mismatch == {"index": [], "reference": 1.0, "candidate": 2.0}
+
+
+def test_shape_mismatch_is_reported_not_compared() -> None:
+    c = compare(np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32))
+    assert not c.ok
+    assert c.error == "shape [3, 2] differs from the reference's [2, 3]"
+
+
+def test_zero_size_outputs_agree() -> None:
+    assert compare(np.zeros((2, 0), np.float32), np.zeros((2, 0), np.float32)).ok
+
+
+# -- the smallest tolerances that pass ------------------------------------------------------------------------------
+MINIMAL_CASES = [
+    # (reference, candidate, atol, rtol): float32 outputs that fail at these tolerances
+    pytest.param(f32(1.0, 2.0, 3.0), f32(1.0, 2.001, 2.9), 0.0, 0.0, id="no-tolerance"),
+    pytest.param(f32(100.0, -0.5), f32(100.2, -0.5001), 1e-4, 1e-4, id="both"),
+    pytest.param(f32(1e-3, 1e3), f32(1.1e-3, 1.0001e3), 1e-6, 1e-6, id="wide-range"),
+    # (ae - atol) / |ref| lands an ulp short here: the old formula's rtol did not pass.
+    pytest.param(f32(1.6115931272506714), f32(1.6116218566894531), 1e-08, 0.0, id="rounding-regression"),
+]
+_rng = np.random.default_rng(11)
+for _i in range(6):
+    _ref = (_rng.standard_normal(8) * 10.0 ** _rng.integers(-3, 3)).astype(np.float32)
+    _cand = (_ref + _rng.standard_normal(8) * 10.0 ** _rng.integers(-6, -1)).astype(np.float32)
+    MINIMAL_CASES.append(pytest.param(_ref, _cand, 1e-9, 1e-7, id=f"random-{_i}"))
+
+
+@pytest.mark.parametrize(("reference", "candidate", "atol", "rtol"), MINIMAL_CASES)
+def test_required_tolerances_are_minimal(reference: Any, candidate: Any, atol: float, rtol: float) -> None:
+    c = compare(reference, candidate, atol=atol, rtol=rtol)
+    assert not c.ok
+    assert c.required_atol is not None and c.required_atol > 0
+    assert compare(reference, candidate, atol=c.required_atol, rtol=rtol).ok
+    assert not compare(reference, candidate, atol=c.required_atol * (1 - 1e-9), rtol=rtol).ok
+    if c.required_rtol is not None:
+        assert c.required_rtol > 0
+        assert compare(reference, candidate, atol=atol, rtol=c.required_rtol).ok
+        assert not compare(reference, candidate, atol=atol, rtol=c.required_rtol * (1 - 1e-9)).ok
+
+
+def test_no_rtol_passes_where_the_reference_is_zero() -> None:
+    c = compare(f32(0.0, 1.0), f32(1e-3, 1.0), atol=1e-4)
+    assert c.required_rtol is None  # no relative tolerance covers an error at a zero reference
+    assert c.required_atol is not None
+    assert compare(f32(0.0, 1.0), f32(1e-3, 1.0), atol=c.required_atol).ok
+
+
+# -- default tolerances -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("type_name", "expected"),
+    [
+        pytest.param("f64", (1e-12, 1e-9), id="f64"),
+        pytest.param("f32", (1e-5, 1e-5), id="f32"),
+        pytest.param("f16", (1e-3, 1e-3), id="f16"),
+        pytest.param("bf16", (1e-2, 1e-2), id="bf16"),
+        pytest.param("i32", (0.0, 0.0), id="i32"),
+        pytest.param("u8", (0.0, 0.0), id="u8"),
+        pytest.param("boolean", (0.0, 0.0), id="boolean"),
+    ],
+)
+def test_default_tolerances_per_type(type_name: str, expected: tuple[float, float]) -> None:
+    # The table in compare's module docstring, for one element reduced at the output's own precision.
+    assert default_tolerances(type_name) == expected
+    assert default_tolerances(type_name, type_name, 1) == expected
+
+
+@pytest.mark.parametrize(
+    ("type_name", "count", "rtol"),
+    [
+        pytest.param("f32", 100, 1e-5, id="f32-short"),  # 2^-23 * 10 < 1e-5
+        pytest.param("f32", 10**6, 2.0**-23 * 1000, id="f32-million"),
+        pytest.param("f16", 10**4, 2.0**-10 * 100, id="f16"),
+        pytest.param("bf16", 256, 2.0**-7 * 16, id="bf16"),
+        pytest.param("f64", 10**8, 1e-9, id="f64"),  # 2^-52 * 1e4 < 1e-9
+        pytest.param("f32", 0, 1e-5, id="zero-count"),
+    ],
+)
+def test_rtol_grows_like_sqrt_n(type_name: str, count: int, rtol: float) -> None:
+    atol, got = default_tolerances(type_name, None, count)
+    assert got == pytest.approx(rtol, rel=1e-12)
+    assert atol == DEFAULT_TOLERANCES[type_name][0]
+
+
+@pytest.mark.parametrize(
+    ("output", "computed_in", "expected"),
+    [
+        pytest.param("f32", "bf16", "bf16", id="f32-in-bf16"),
+        pytest.param("f32", "f16", "f16", id="f32-in-f16"),
+        pytest.param("f16", "bf16", "bf16", id="f16-in-bf16"),
+        pytest.param("f16", "f32", "f16", id="f16-in-f32-stays-f16"),
+        pytest.param("f64", "f32", "f32", id="f64-in-f32"),
+        pytest.param("f32", None, "f32", id="unknown"),
+    ],
+)
+def test_effective_precision_sets_the_tolerances(output: str, computed_in: str | None, expected: str) -> None:
+    assert default_tolerances(output, computed_in, 1) == DEFAULT_TOLERANCES[expected]
+    assert default_tolerances("i32", computed_in, 1) == (0.0, 0.0)  # integers stay exact
+
+
+class _Fixed:
+    """A backend returning a fixed output and claiming a compute precision (a stand-in for a device)."""
+
+    def __init__(self, output: npt.NDArray[Any], precision: str) -> None:
+        self.name = f"fixed-{precision}"
+        self.output = output
+        self.precision = precision
+
+    def infer(self, spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> BackendResult:
+        return BackendResult(self.name, self.output, None, self.precision)
+
+
+@pytest.mark.parametrize(("precision", "ok"), [("bf16", True), ("f32", False)])
+def test_f32_output_computed_in_bf16_gets_bf16_tolerances(precision: str, ok: bool) -> None:
+    spec = LayerSpec(
+        "ReduceSum", False, ELEMENT_TYPES["f32"], PartialShape.static([2, 4]),
+        ELEMENT_TYPES["i64"], PartialShape.static([1]), (1,),
+    )  # fmt: skip
+    data = np.array([[1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 0.5, 0.5]], np.float32)
+    off_by_half_a_percent = np.array([10.0, 2.0], np.float32) * np.float32(1.005)
+    report = run_spec(spec, [data], [NumPyBackend(), _Fixed(off_by_half_a_percent, precision)])
+    (c,) = report.comparisons
+    assert (c.atol, c.rtol) == default_tolerances("f32", precision, 4)
+    assert c.ok is ok

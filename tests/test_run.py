@@ -1,0 +1,211 @@
+"""ovreduce.run on the bundled IR samples: every reduction layer runs on NumPy and OpenVINO CPU (f32) and they
+agree; inputs are given, generated or refused with a message that says what to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ovreduce.errors import InputError, LimitExceededError, NotFoundError
+from ovreduce.ir.parser import load_ir
+from ovreduce.ops.reduce import REDUCTIONS
+from ovreduce.run import layer_spec, prepare_inputs, run_layer
+from ovreduce.shapes import PartialShape
+
+SAMPLES = Path(__file__).resolve().parent.parent / "ir_samples"
+
+# Inputs a layer cannot run without: runtime axes, and a shape for data of dynamic rank.
+GIVEN: dict[str, dict[str, Any]] = {
+    "mean_one_runtime_axis": {"inputs": {"1": np.array([1], np.int64)}},
+    "mean_two_runtime_axes": {"inputs": {"1": np.array([0, 2], np.int64)}},
+    "mean_runtime_axes_keep": {"inputs": {"1": np.array([0, 2], np.int64)}},
+    "sum_dynamic_rank": {"shapes": {"0": PartialShape.parse("[2,3]")}},
+}
+# Layers the CPU plugin cannot compile at all (the whole sample model fails to compile on CPU the same way):
+# an output, or a Parameter, of dynamic rank. Seeded f32 data triggers none of the value defects.
+CPU_CANNOT_COMPILE = {
+    "mean_two_runtime_axes": "CPU plug-in doesn't support ReduceMean operation with dynamic rank",
+    "sum_dynamic_rank": "CPU plug-in doesn't support Parameter operation with dynamic rank",
+}
+
+
+def _sample_layers() -> list[Any]:
+    cases = []
+    for xml in sorted(SAMPLES.glob("*.xml")):
+        model = load_ir(xml)
+        try:
+            for layer in model.layers:
+                if layer.type in REDUCTIONS:
+                    cases.append(pytest.param(xml.name, layer.name, id=f"{xml.stem}-{layer.name}"))
+        finally:
+            model.close()
+    return cases
+
+
+SAMPLE_LAYERS = _sample_layers()
+
+
+def test_the_samples_hold_every_reduction_type() -> None:
+    types = set()
+    for xml in SAMPLES.glob("*.xml"):
+        model = load_ir(xml)
+        types |= {layer.type for layer in model.layers if layer.type in REDUCTIONS}
+        model.close()
+    assert types == set(REDUCTIONS)
+    assert len(SAMPLE_LAYERS) >= 20
+
+
+@pytest.mark.parametrize(("xml", "name"), SAMPLE_LAYERS)
+def test_every_sample_reduction_runs_and_agrees(xml: str, name: str) -> None:
+    model = load_ir(SAMPLES / xml)
+    try:
+        report = run_layer(model, name, **GIVEN.get(name, {}))
+    finally:
+        model.close()
+    numpy_result, ov_result = report.results
+    assert numpy_result.backend == "numpy" and ov_result.backend == "openvino:CPU"
+    assert numpy_result.ok, numpy_result.error
+    if name in CPU_CANNOT_COMPILE:
+        assert not ov_result.ok and ov_result.error is not None
+        assert ov_result.error.startswith("failed: ") and CPU_CANNOT_COMPILE[name] in ov_result.error
+        assert not report.ok
+        return
+    assert ov_result.ok, ov_result.error
+    assert ov_result.precision == "f32"
+    (comparison,) = report.comparisons
+    assert comparison.ok, comparison.to_json()
+    assert report.ok
+    doc = report.to_json()
+    json.dumps(doc, allow_nan=False)
+    assert doc["layer"]["layer_name"] == name
+
+
+def test_seeded_inputs_are_reproducible() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    first = run_layer(model, "mean_last", seed=3)
+    second = run_layer(model, "mean_last", seed=3)
+    other = run_layer(model, "mean_last", seed=4)
+    model.close()
+    assert np.array_equal(first.inputs[0], second.inputs[0])
+    assert not np.array_equal(first.inputs[0], other.inputs[0])
+
+
+# -- which layer -----------------------------------------------------------------------------------------------
+def test_unknown_layer() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    with pytest.raises(NotFoundError, match="no layer with id or name 'nope'"):
+        run_layer(model, "nope")
+
+
+def test_non_reduction_layer() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    with pytest.raises(NotFoundError, match="is not a reduction; ovreduce runs ReduceMean"):
+        layer_spec(model, "x")
+
+
+def test_layer_by_id_and_by_name_are_the_same() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    by_name = layer_spec(model, "l1_all")
+    assert layer_spec(model, by_name.layer_id) == by_name
+    assert (by_name.type, by_name.axes, by_name.keep_dims) == ("ReduceL1", (0, 1, 2, 3), False)
+
+
+# -- runtime axes ---------------------------------------------------------------------------------------------------
+def test_runtime_axes_must_be_given() -> None:
+    model = load_ir(SAMPLES / "runtime_axes.xml")
+    with pytest.raises(InputError) as info:
+        run_layer(model, "mean_one_runtime_axis")
+    assert "takes its axes at run time" in str(info.value)
+    assert "--input 1=FILE" in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["1", "axis"])
+def test_runtime_axes_by_port_or_parameter_name(key: str) -> None:
+    model = load_ir(SAMPLES / "runtime_axes.xml")
+    report = run_layer(model, "mean_one_runtime_axis", inputs={key: np.array([2], np.int64)})
+    assert report.ok
+    assert report.results[0].output is not None and report.results[0].output.shape == (4, 6)
+    np.testing.assert_allclose(report.results[0].output, report.inputs[0].mean(axis=2), rtol=1e-6)
+
+
+def test_an_unknown_input_name_lists_the_known_ones() -> None:
+    model = load_ir(SAMPLES / "runtime_axes.xml")
+    with pytest.raises(InputError) as info:
+        run_layer(model, "mean_one_runtime_axis", inputs={"axes": np.array([2])})
+    assert "'axes' names no input" in str(info.value)
+    assert "0, 1, axis, x" in str(info.value)
+
+
+def test_a_given_array_of_the_wrong_shape_is_refused() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    with pytest.raises(InputError, match=r"has shape \[2, 3\] but the layer expects \[2,3,4,5\]"):
+        run_layer(model, "mean_last", inputs={"x": np.zeros((2, 3), np.float32)})
+
+
+def test_a_given_array_is_cast_within_its_kind_with_a_note() -> None:
+    model = load_ir(SAMPLES / "all_reductions.xml")
+    data = np.ones((2, 3, 4, 5), np.float64)
+    report = run_layer(model, "mean_last", inputs={"0": data})
+    assert report.ok
+    assert report.inputs[0].dtype == np.float32
+    assert report.notes == ["input 0 (data): cast from float64 to f32"]
+
+
+# -- dynamic shapes ---------------------------------------------------------------------------------------------
+def test_dynamic_dims_are_set_to_one_with_a_note() -> None:
+    model = load_ir(SAMPLES / "dynamic.xml")
+    report = run_layer(model, "mean_static_dim")
+    assert report.inputs[0].shape == (1, 3, 16, 1)  # ? -> 1, 3..8 -> 3 (its lower bound), 1.. -> 1
+    assert report.notes == [
+        "input 0 (data): dynamic dimension 0 (?) set to 1",
+        "input 0 (data): dynamic dimension 1 (3..8) set to 3",
+        "input 0 (data): dynamic dimension 3 (1..) set to 1",
+    ]
+    assert report.ok
+
+
+def test_shape_override_for_dynamic_input() -> None:
+    model = load_ir(SAMPLES / "dynamic.xml")
+    report = run_layer(model, "mean_interval_dims", shapes={"x": PartialShape.parse("[2,5,16,3]")})
+    assert report.inputs[0].shape == (2, 5, 16, 3)
+    assert report.notes == []
+    assert report.ok
+    assert report.results[1].output is not None and report.results[1].output.shape == (2, 1, 16, 1)
+
+
+def test_incompatible_shape_override_is_refused() -> None:
+    model = load_ir(SAMPLES / "dynamic.xml")
+    with pytest.raises(InputError, match="not compatible with the layer's"):
+        run_layer(model, "mean_static_dim", shapes={"x": PartialShape.parse("[2,9,16,1]")})
+
+
+def test_dynamic_rank_needs_a_shape() -> None:
+    model = load_ir(SAMPLES / "dynamic.xml")
+    with pytest.raises(InputError, match="dynamic rank; give its shape with --shape"):
+        prepare_inputs(model, layer_spec(model, "sum_dynamic_rank"))
+
+
+def test_element_limit() -> None:
+    model = load_ir(SAMPLES / "spec_examples.xml")
+    with pytest.raises(LimitExceededError, match="17280 elements, more than the limit of 1000"):
+        run_layer(model, "mean_hw", max_elements=1000)
+
+
+# -- the ovreduce.run/v1 document ------------------------------------------------------------------------------------
+def test_run_document() -> None:
+    model = load_ir(SAMPLES / "runtime_axes.xml")
+    report = run_layer(model, "mean_runtime_axes_keep", inputs={"axes": np.array([0, 2], np.int64)})
+    doc = json.loads(json.dumps(report.to_json(), allow_nan=False))
+    assert {"schema", "ok", "layer", "inputs", "results", "comparisons"} <= set(doc)
+    assert doc["schema"] == "ovreduce.run/v1" and doc["ok"] is True
+    assert doc["layer"]["axes"] is None  # runtime axes
+    assert [(i["shape"], i["datatype"]) for i in doc["inputs"]] == [([4, 6, 8], "FP32"), ([2], "INT64")]
+    numpy_doc, ov_doc = doc["results"]
+    assert numpy_doc["shape"] == ov_doc["shape"] == [1, 6, 1]
+    assert numpy_doc["datatype"] == ov_doc["datatype"] == "FP32"
+    assert ov_doc["precision"] == "f32" and ov_doc["effective_precision"] == "f32"
+    assert doc["comparisons"][0]["reference"] == "numpy" and doc["comparisons"][0]["candidate"] == "openvino:CPU"

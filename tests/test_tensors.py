@@ -1,0 +1,235 @@
+"""ovreduce.tensors: loading .npy / .npz / ONNX TensorProto files, and KServe v2 JSON tensors both ways."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+import pytest
+from onnx import numpy_helper
+
+from ovreduce.errors import InputError
+from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.tensors import from_kserve, load_tensor, to_kserve
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _same(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> None:
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
+    if a.dtype.kind in "fV":
+        assert np.array_equal(a.astype(np.float64), b.astype(np.float64), equal_nan=True)
+    else:
+        assert np.array_equal(a, b)
+
+
+# -- files ----------------------------------------------------------------------------------------------------
+A = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+B = np.array([[1, -2], [3, -4]], dtype=np.int64)
+
+
+def test_load_npy(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", A)
+    _same(load_tensor(str(tmp_path / "a.npy")), A)
+
+
+def test_load_npy_scalar_and_bf16_bits(tmp_path: Path) -> None:
+    np.save(tmp_path / "s.npy", np.array(7, np.int8))
+    _same(load_tensor(str(tmp_path / "s.npy")), np.array(7, np.int8))
+
+
+def test_load_npz_single_entry(tmp_path: Path) -> None:
+    np.savez(tmp_path / "one.npz", only=A)
+    _same(load_tensor(str(tmp_path / "one.npz")), A)
+
+
+def test_load_npz_named_entry(tmp_path: Path) -> None:
+    np.savez(tmp_path / "two.npz", a=A, b=B)
+    _same(load_tensor(f"{tmp_path / 'two.npz'}:b"), B)
+    _same(load_tensor(f"{tmp_path / 'two.npz'}:a"), A)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        pytest.param(A, id="f32"),
+        pytest.param(B, id="i64"),
+        pytest.param(np.array([True, False]), id="bool"),
+        pytest.param(np.array([1.5, -0.0], np.float16), id="f16"),
+        pytest.param(np.array([[255, 0]], np.uint8), id="u8"),
+        pytest.param(np.array([1.0, 2.5], np.float64), id="f64"),
+    ],
+)
+def test_load_onnx_tensor_proto(tmp_path: Path, array: npt.NDArray[Any]) -> None:
+    path = tmp_path / "t.pb"
+    path.write_bytes(numpy_helper.from_array(array, name="t").SerializeToString())
+    _same(load_tensor(str(path)), array)
+
+
+def _write(tmp_path: Path, name: str, content: bytes) -> str:
+    (tmp_path / name).write_bytes(content)
+    return str(tmp_path / name)
+
+
+def _npy_bytes(array: npt.NDArray[Any], tmp_path: Path) -> bytes:
+    np.save(tmp_path / "scratch.npy", array)
+    return (tmp_path / "scratch.npy").read_bytes()
+
+
+def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
+    """(spec given to load_tensor, the path the message must name, what the message must say)."""
+    np.savez(tmp_path / "two.npz", a=A, b=B)
+    np.savez(tmp_path / "one.npz", a=A)
+    np.savez(tmp_path / "none.npz")
+    full = _npy_bytes(np.arange(100, dtype=np.int64), tmp_path)
+    return [
+        (str(tmp_path / "missing.npy"), "missing.npy", "no such file"),
+        (str(tmp_path / "missing.npz") + ":a", "missing.npz", "no such file"),
+        (str(tmp_path / "two.npz"), "two.npz", "holds 2 arrays (a, b); name one as"),
+        (str(tmp_path / "none.npz"), "none.npz", "holds 0 arrays"),
+        (str(tmp_path / "two.npz") + ":c", "two.npz", "has no entry 'c' (entries: a, b)"),
+        (str(tmp_path / "one.npz") + ":b", "one.npz", "has no entry 'b' (entries: a)"),
+        (_write(tmp_path, "data.txt", b"1 2 3"), "data.txt", "unknown tensor file type '.txt'"),
+        (_write(tmp_path, "data.csv", b"1,2"), "data.csv", "expected .npy, .npz or .pb"),
+        (_write(tmp_path, "garbage.npy", b"\x00\x01not an npy file" * 8), "garbage.npy", "cannot read the tensor"),
+        (_write(tmp_path, "truncated.npy", full[:-40]), "truncated.npy", "cannot read the tensor"),
+        (_write(tmp_path, "empty.npy", b""), "empty.npy", "cannot read the tensor"),
+        (_write(tmp_path, "garbage.npz", b"PK\x03\x04 broken zip" * 4), "garbage.npz", "cannot read the tensor"),
+        (_write(tmp_path, "garbage.pb", b"\xff\xff\xff\xff\xff\xff"), "garbage.pb", "not a readable ONNX TensorProto"),
+        (_write(tmp_path, "array.npz", full), "array.npz", "is an .npy file, not an .npz archive"),
+        (_write(tmp_path, "archive.npy", (tmp_path / "one.npz").read_bytes()), "archive.npy", "is an .npz archive"),
+    ]
+
+
+def test_load_errors_name_the_file(tmp_path: Path) -> None:
+    for spec, name, message in _error_cases(tmp_path):
+        with pytest.raises(InputError) as info:
+            load_tensor(spec)
+        text = str(info.value)
+        assert name in text and message in text, (spec, text)
+        assert "Traceback" not in text
+
+
+def test_pickled_npy_is_refused(tmp_path: Path) -> None:
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError, match=r"obj\.npy: cannot read the tensor"):
+        load_tensor(str(tmp_path / "obj.npy"))
+
+
+# -- KServe v2 --------------------------------------------------------------------------------------------------
+KSERVE_VALUES: dict[str, npt.NDArray[Any]] = {
+    "FP64": np.array([[0.1, -1e300], [math.nan, math.inf]], np.float64),
+    "FP32": np.array([[0.1, -3.4e38], [-math.inf, math.nan]], np.float32),
+    "FP16": np.array([[65504.0, -0.0], [math.nan, 6e-8]], np.float16),
+    "BF16": np.array([[3.38e38, 1.0078125], [-math.inf, math.nan]], BF16),
+    "INT64": np.array([[-(2**63), 2**63 - 1], [0, -1]], np.int64),
+    "INT32": np.array([[-(2**31), 2**31 - 1], [0, -1]], np.int32),
+    "INT16": np.array([[-(2**15), 2**15 - 1], [0, -1]], np.int16),
+    "INT8": np.array([[-128, 127], [0, -1]], np.int8),
+    "UINT64": np.array([[0, 2**64 - 1], [2**63, 1]], np.uint64),
+    "UINT32": np.array([[0, 2**32 - 1], [2**31, 1]], np.uint32),
+    "UINT16": np.array([[0, 2**16 - 1], [2**15, 1]], np.uint16),
+    "UINT8": np.array([[0, 255], [128, 1]], np.uint8),
+    "BOOL": np.array([[True, False], [False, True]]),
+}
+
+
+def test_every_executable_kserve_datatype_is_covered() -> None:
+    names = {t.kserve for t in ELEMENT_TYPES.values() if t.kserve}
+    assert names - set(KSERVE_VALUES) == {"BYTES"}  # strings have no reduction to run
+
+
+@pytest.mark.parametrize("datatype", list(KSERVE_VALUES))
+def test_kserve_round_trip(datatype: str) -> None:
+    array = KSERVE_VALUES[datatype]
+    doc = to_kserve("x", array)
+    assert doc["name"] == "x"
+    assert doc["datatype"] == datatype
+    assert doc["shape"] == [2, 2]
+    text = json.dumps(doc, allow_nan=False)  # real JSON: NaN and infinities travel as strings
+    back = from_kserve(json.loads(text), "x")
+    _same(back, array)
+
+
+def test_kserve_special_floats_are_strings() -> None:
+    doc = to_kserve("x", np.array([math.nan, math.inf, -math.inf, 1.5], np.float32))
+    assert doc["data"] == ["NaN", "Infinity", "-Infinity", 1.5]
+
+
+def test_kserve_nested_data_is_row_major() -> None:
+    back = from_kserve({"datatype": "INT32", "shape": [2, 3], "data": [[1, 2, 3], [4, 5, 6]]}, "x")
+    _same(back, np.arange(1, 7, dtype=np.int32).reshape(2, 3))
+
+
+def test_kserve_scalar_and_empty() -> None:
+    _same(from_kserve({"datatype": "FP32", "shape": [], "data": [2.5]}, "x"), np.array(2.5, np.float32))
+    _same(from_kserve({"datatype": "FP32", "shape": [0, 3], "data": []}, "x"), np.zeros((0, 3), np.float32))
+
+
+def test_kserve_bytes_are_not_executable() -> None:
+    doc = to_kserve("s", np.array(["ab", "c"]))
+    assert doc["datatype"] == "BYTES" and doc["data"] == ["ab", "c"]
+    with pytest.raises(InputError, match="cannot be executed"):
+        from_kserve(doc, "s")
+
+
+@pytest.mark.parametrize(
+    ("tensor", "message"),
+    [
+        pytest.param(
+            {"datatype": "FP32", "shape": [2, 2], "data": [1.0, 2.0, 3.0]},
+            "needs 4 values, data holds 3",
+            id="too-short",
+        ),
+        pytest.param(
+            {"datatype": "INT8", "shape": [2], "data": [[1, 2], [3]]},
+            "needs 2 values, data holds 3",
+            id="too-long-nested",
+        ),
+        pytest.param({"datatype": "FP128", "shape": [1], "data": [1.0]}, "unknown datatype 'FP128'", id="datatype"),
+        pytest.param({"shape": [1], "data": [1.0]}, "unknown datatype ''", id="no-datatype"),
+        pytest.param(
+            {"datatype": "FP32", "shape": [-1, 2], "data": []},
+            "shape must be a list of non-negative",
+            id="negative-dim",
+        ),
+        pytest.param(
+            {"datatype": "FP32", "shape": [True], "data": [1.0]}, "shape must be a list of non-negative", id="bool-dim"
+        ),
+        pytest.param({"datatype": "FP32", "shape": "2", "data": [1.0, 2.0]}, "shape must be a list", id="shape-text"),
+        pytest.param({"datatype": "FP32", "shape": [2], "data": "1,2"}, "data must be a list, got str", id="data-text"),
+        pytest.param(
+            {"datatype": "INT32", "shape": [2], "data": [True, 1]}, "INT32 data must be integers", id="bool-for-int"
+        ),
+        pytest.param(
+            {"datatype": "INT32", "shape": [2], "data": [1.5, 1]}, "INT32 data must be integers", id="float-for-int"
+        ),
+        pytest.param(
+            {"datatype": "UINT8", "shape": [2], "data": [255, 256]}, "outside the UINT8 range [0, 255]", id="u8-too-big"
+        ),
+        pytest.param(
+            {"datatype": "INT8", "shape": [1], "data": [-129]}, "outside the INT8 range [-128, 127]", id="i8-too-small"
+        ),
+        pytest.param(
+            {"datatype": "UINT64", "shape": [1], "data": [2**64]}, "outside the UINT64 range", id="u64-too-big"
+        ),
+        pytest.param(
+            {"datatype": "INT64", "shape": [1], "data": [-(2**63) - 1]}, "outside the INT64 range", id="i64-too-small"
+        ),
+        pytest.param({"datatype": "UINT32", "shape": [1], "data": [-1]}, "outside the UINT32 range", id="negative-u32"),
+        pytest.param(
+            {"datatype": "BOOL", "shape": [2], "data": [True, 2]}, "BOOL data must be true/false", id="bool-2"
+        ),
+        pytest.param({"datatype": "FP32", "shape": [1], "data": ["one"]}, "data is not FP32", id="text-for-float"),
+    ],
+)
+def test_from_kserve_errors(tensor: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as info:
+        from_kserve(tensor, "inputs[0]")
+    assert str(info.value).startswith("inputs[0]: ") or "cannot be executed" in str(info.value)
+    assert message in str(info.value)
