@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ovreduce.errors import NotFoundError
 from ovreduce.ir.dtypes import ElementType
@@ -39,9 +39,12 @@ def _shape_of_dims(dims: tuple[int, ...]) -> PartialShape:
     return PartialShape.from_port_dims(dims)
 
 
-@dataclass(frozen=True, slots=True)
-class Port:
-    """An ``<input>`` or ``<output>`` port as declared in the XML."""
+class Port(NamedTuple):
+    """An ``<input>`` or ``<output>`` port as declared in the XML.
+
+    A named tuple rather than a frozen dataclass: models have hundreds of thousands of ports, and a
+    tuple is built four times faster, immutable all the same.
+    """
 
     id: str
     precision: ElementType | None  # None when the attribute is absent
@@ -110,8 +113,9 @@ class Layer:
         return f"layer id={self.id} name={self.name!r} ({self.type})"
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
+    """An ``<edge>``: from an output port to an input port (a named tuple, as :class:`Port`)."""
+
     from_layer: str
     from_port: str
     to_layer: str

@@ -44,6 +44,7 @@ _INT = re.compile(r"-?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
 _NAME_SPLIT = re.compile(r"(?<!\\),")
 _SNIFF = 65536
+_BLANK = re.compile(rb"\s*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,10 @@ def _gc_paused() -> Iterator[None]:
         with _GC_LOCK:
             _GC_HOLDERS -= 1
             if _GC_HOLDERS == 0 and _GC_WAS_ENABLED[0]:
+                # Promote what was built to the oldest generation (freeze + unfreeze splices lists, O(1)):
+                # otherwise the first young-generation collection would walk all of it at once.
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
 
 
@@ -148,7 +153,7 @@ class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
 
 def _parse_xml(xml: bytes, source: str) -> etree._Element:
-    if not xml.strip():
+    if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
     head = xml[:_SNIFF]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
@@ -187,7 +192,6 @@ class _Builder:
         self.weights = weights
         self.expected_bin = expected_bin
         self.limits = limits
-        self._port_ids: dict[tuple[str, bool], frozenset[str]] = {}
 
     # -- messages ---------------------------------------------------------------------------------
     def at(self, el: etree._Element) -> str:
@@ -275,12 +279,16 @@ class _Builder:
         rt: tuple[RtInfo, ...] = ()
         for child in el:
             tag = child.tag
-            if tag == "data":
+            if tag == "input" or tag == "output":
+                found = self.fast_ports(child)
+                if found is None:  # something unusual: the careful walk says what
+                    found = self.ports(child, el, layer_id, name, ltype)
+                if tag == "input":
+                    inputs = found
+                else:
+                    outputs = found
+            elif tag == "data":
                 data.update(child.attrib)
-            elif tag == "input":
-                inputs = self.ports(child, el, layer_id, name, ltype)
-            elif tag == "output":
-                outputs = self.ports(child, el, layer_id, name, ltype)
             elif tag == "rt_info":
                 rt = _rt_children(child)
         ids = [p.id for p in inputs] + [p.id for p in outputs]
@@ -327,6 +335,42 @@ class _Builder:
         for attr, value in (("name", name), ("type", ltype)):
             if value is None:
                 raise IRStructureError(f"{self.where(el, layer_id, name, ltype)}: <layer> has no {attr!r} attribute")
+
+    def fast_ports(self, parent: etree._Element) -> tuple[Port, ...] | None:
+        """The ports of an <input>/<output> when everything in it is ordinary (known precisions, plain
+        non-negative or -1 dims, no rt_info, no escaped names); None sends it to :meth:`ports`."""
+        ports = []
+        cache = _PRECISION_CACHE
+        max_rank = self.limits.max_rank
+        for el in parent:
+            get = el.get
+            pid = get("id")
+            ptext = get("precision")
+            precision = cache.get(ptext) if ptext is not None else None
+            if el.tag != "port" or pid is None or not pid.isdigit() or (precision is None and ptext is not None):
+                return None
+            dims = []
+            for d in el:
+                text = d.text
+                if d.tag != "dim" or text is None:
+                    return None
+                if text.isdigit() and len(text) < 19:
+                    dims.append(int(text))
+                elif text == "-1":
+                    dims.append(-1)
+                else:
+                    return None
+            if len(dims) > max_rank or not pid.isascii():
+                return None
+            names_attr = get("names")
+            if not names_attr:
+                names: tuple[str, ...] = ()
+            elif "\\" in names_attr:
+                return None
+            else:
+                names = tuple(names_attr.split(","))
+            ports.append(Port(pid, precision, names, tuple(dims), el.sourceline))
+        return tuple(ports)
 
     def ports(
         self, parent: etree._Element, layer: etree._Element, layer_id: str, name: str, ltype: str
@@ -465,55 +509,57 @@ class _Builder:
     def edges(self, edges_el: etree._Element, layers: dict[str, Layer]) -> tuple[Edge, ...]:
         edges = []
         seen_inputs: dict[tuple[str, str], int | None] = {}
+        out_ids = {lid: frozenset(p.id for p in layer.outputs) for lid, layer in layers.items()}
+        in_ids = {lid: frozenset(p.id for p in layer.inputs) for lid, layer in layers.items()}
         for el in edges_el:
             if el.tag != "edge":
                 raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <edges>; expected <edge>")
-            vals = {}
-            for attr in ("from-layer", "from-port", "to-layer", "to-port"):
-                text = el.get(attr)
-                if text is None or not _UINT.fullmatch(text):
-                    got = "is missing" if text is None else f"is {text!r}"
-                    raise IRStructureError(
-                        f"{self.at(el)}: <edge> attribute {attr!r} {got}; expected a non-negative integer"
-                    )
-                vals[attr] = text
-            edge = Edge(vals["from-layer"], vals["from-port"], vals["to-layer"], vals["to-port"], el.sourceline)
-            desc = f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port}"
-            src = layers.get(edge.from_layer)
-            dst = layers.get(edge.to_layer)
-            if src is None:
-                raise IRStructureError(
-                    f"{self.at(el)}: {desc} starts at layer id {edge.from_layer}, which does not exist"
-                )
-            if dst is None:
-                raise IRStructureError(f"{self.at(el)}: {desc} ends at layer id {edge.to_layer}, which does not exist")
-            if edge.from_port not in self.port_ids(src, output=True):
-                raise IRStructureError(
-                    f"{self.at(el)}: {desc}: {src.where} has no output port {edge.from_port} "
-                    f"(its output ports: {_ids(src.outputs)})"
-                )
-            if edge.to_port not in self.port_ids(dst, output=False):
-                raise IRStructureError(
-                    f"{self.at(el)}: {desc}: {dst.where} has no input port {edge.to_port} "
-                    f"(its input ports: {_ids(dst.inputs)})"
-                )
-            key = (edge.to_layer, edge.to_port)
+            get = el.get
+            fl, fp, tl, tp = get("from-layer"), get("from-port"), get("to-layer"), get("to-port")
+            if not (fl and fp and tl and tp and f"{fl}{fp}{tl}{tp}".isdigit() and f"{fl}{fp}{tl}{tp}".isascii()):
+                self.bad_edge(el)
+            assert fl is not None and fp is not None and tl is not None and tp is not None
+            line = el.sourceline
+            if fp not in out_ids.get(fl, ()) or tp not in in_ids.get(tl, ()):
+                self.dangling_edge(el, Edge(fl, fp, tl, tp, line), layers)
+            key = (tl, tp)
             if key in seen_inputs:
+                desc = f"edge {fl}:{fp} -> {tl}:{tp}"
                 raise IRStructureError(
-                    f"{self.at(el)}: {desc}: input port {edge.to_port} of {dst.where} already has an incoming edge "
+                    f"{self.at(el)}: {desc}: input port {tp} of {layers[tl].where} already has an incoming edge "
                     f"(line {seen_inputs[key]}); an input port takes exactly one"
                 )
-            seen_inputs[key] = el.sourceline
-            edges.append(edge)
+            seen_inputs[key] = line
+            edges.append(Edge(fl, fp, tl, tp, line))
         return tuple(edges)
 
-    def port_ids(self, layer: Layer, *, output: bool) -> frozenset[str]:
-        key = (layer.id, output)
-        found = self._port_ids.get(key)
-        if found is None:
-            found = frozenset(p.id for p in (layer.outputs if output else layer.inputs))
-            self._port_ids[key] = found
-        return found
+    def bad_edge(self, el: etree._Element) -> None:
+        """Raise the precise error for an <edge> with a missing or non-integer attribute."""
+        for attr in ("from-layer", "from-port", "to-layer", "to-port"):
+            text = el.get(attr)
+            if text is None or not _UINT.fullmatch(text):
+                got = "is missing" if text is None else f"is {text!r}"
+                raise IRStructureError(
+                    f"{self.at(el)}: <edge> attribute {attr!r} {got}; expected a non-negative integer"
+                )
+
+    def dangling_edge(self, el: etree._Element, edge: Edge, layers: dict[str, Layer]) -> None:
+        """Raise the precise error for an edge whose layer or port does not exist."""
+        desc = f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port}"
+        src = layers.get(edge.from_layer)
+        dst = layers.get(edge.to_layer)
+        if src is None:
+            raise IRStructureError(f"{self.at(el)}: {desc} starts at layer id {edge.from_layer}, which does not exist")
+        if dst is None:
+            raise IRStructureError(f"{self.at(el)}: {desc} ends at layer id {edge.to_layer}, which does not exist")
+        if all(p.id != edge.from_port for p in src.outputs):
+            raise IRStructureError(
+                f"{self.at(el)}: {desc}: {src.where} has no output port {edge.from_port} "
+                f"(its output ports: {_ids(src.outputs)})"
+            )
+        raise IRStructureError(
+            f"{self.at(el)}: {desc}: {dst.where} has no input port {edge.to_port} (its input ports: {_ids(dst.inputs)})"
+        )
 
     def topological(self, layers: dict[str, Layer], edges: tuple[Edge, ...]) -> tuple[Layer, ...]:
         indegree = dict.fromkeys(layers, 0)
