@@ -10,10 +10,8 @@ offsets and the characters. Sizes are computed with Python ints so no shape can 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
-
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from ovreduce.errors import ElementTypeError
 
@@ -31,6 +29,7 @@ __all__ = [
 ]
 
 Kind = Literal["float", "int", "uint", "bool", "string", "dynamic"]
+
 
 @dataclass(frozen=True, slots=True)
 class ElementType:

@@ -399,7 +399,8 @@ class _Builder:
                     try:
                         precision = element_type_from_precision(precision_text)
                     except ElementTypeError as exc:
-                        raise ElementTypeError(f"{self.where(layer, layer_id, name, ltype)}, port {pid}: {exc}") from None
+                        where = self.where(layer, layer_id, name, ltype)
+                        raise ElementTypeError(f"{where}, port {pid}: {exc}") from None
             dims: list[int] = []
             rt: tuple[RtInfo, ...] = ()
             for d in el:
