@@ -235,6 +235,82 @@ def _cmd_devices(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- serve --------------------------------------------------------------------------------------------------
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """Run the REST API (``api.main:app``) with uvicorn until SIGTERM or Ctrl-C, then exit 0."""
+    import copy
+    import os
+    import signal
+
+    if args.store is not None:
+        os.environ["OVREDUCE_STORE"] = str(Path(args.store).expanduser().resolve())
+    try:
+        import uvicorn
+        from pydantic import ValidationError
+
+        from api.config import Settings
+    except ImportError as exc:
+        raise UsageError(f"serve needs the API's dependencies (fastapi, uvicorn, pydantic-settings): {exc}") from None
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"the environment has invalid settings: {problems}") from None
+    workers = args.workers if args.workers is not None else settings.workers
+    if workers < 1:
+        raise UsageError(f"--workers {workers}: expected 1 or more")
+    if workers > 1 and "OVREDUCE_CONCURRENCY" not in os.environ:  # the CPUs are shared by the worker processes
+        os.environ["OVREDUCE_CONCURRENCY"] = str(max(1, settings.concurrency // workers))
+    log_level = args.log_level or settings.log_level
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["loggers"]["ovreduce"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+
+    def _stop(signum: int, frame: object) -> None:
+        # uvicorn handles the signal itself (graceful shutdown), then raises it again with this handler back
+        # in place: a requested stop is a clean exit.
+        raise SystemExit(EXIT_OK)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop)
+    options: dict[str, Any] = {
+        "host": args.host if args.host is not None else settings.host,
+        "port": args.port if args.port is not None else settings.port,
+        "workers": workers,
+        "log_level": log_level,
+        "log_config": log_config,
+        "access_log": not args.no_access_log,
+        "timeout_graceful_shutdown": args.graceful_timeout,
+    }
+    if workers == 1:
+        uvicorn.run("api.main:app", **options)
+        return EXIT_OK
+    # Several workers share one listening socket, bound here rather than by uvicorn: uvicorn's has protocol 0,
+    # so asyncio never sets TCP_NODELAY on its connections and every response waits ~40 ms for a delayed ACK.
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config("api.main:app", **options)
+    Multiprocess(config, sockets=[_listen(config.host, config.port)]).run()
+    return EXIT_OK
+
+
+def _listen(host: str, port: int) -> Any:
+    import logging
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port)
+    return sock
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ovreduce import __version__
 
@@ -317,6 +393,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_devices)
+
+    p = sub.add_parser("serve", help="run the REST API (OpenAPI docs at /docs) until SIGTERM or Ctrl-C",
+                       epilog="Limits and the store's size are read from OVREDUCE_* environment variables "
+                              "(see api/config.py).")  # fmt: skip
+    p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
+    p.add_argument("--port", type=int, help="port (default 8000, or OVREDUCE_PORT)")
+    p.add_argument("--workers", type=int, help="worker processes (default 1, or OVREDUCE_WORKERS)")
+    p.add_argument("--store", metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)")
+    p.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug", "trace"))
+    p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.add_argument("--graceful-timeout", type=int, default=10, metavar="S",
+                   help="seconds to let requests finish on shutdown (default 10)")  # fmt: skip
+    p.set_defaults(func=_cmd_serve)
     return parser
 
 

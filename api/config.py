@@ -1,0 +1,74 @@
+"""The service's settings: one :class:`Settings` object, read from ``OVREDUCE_*`` environment variables.
+
+Every limit has a safe default for a service on 127.0.0.1; raise them for trusted, larger models.
+
+==============================  ======================  ====================================================
+variable                        default                 meaning
+==============================  ======================  ====================================================
+OVREDUCE_HOST                   127.0.0.1               ``ovreduce serve`` bind address
+OVREDUCE_PORT                   8000                    ``ovreduce serve`` port
+OVREDUCE_WORKERS                1                       ``ovreduce serve`` worker processes
+OVREDUCE_STORE                  <user cache>/ovreduce/  the model store directory (platformdirs cache dir)
+                                store
+OVREDUCE_STORE_MAX_BYTES        2 GiB                   total size of the store; least recently used
+                                                        models are evicted beyond it
+OVREDUCE_MAX_UPLOAD_BYTES       256 MiB                 a multipart request body (xml + bin), counted as
+                                                        it streams
+OVREDUCE_MAX_JSON_BYTES         8 MiB                   any other request body (a run's JSON; parsing
+                                                        it costs about 11x its size in memory)
+OVREDUCE_MAX_XML_BYTES          32 MiB                  one IR .xml
+OVREDUCE_MAX_LAYERS             100000                  layers in one IR
+OVREDUCE_MAX_ELEMENTS           4194304                 elements of one run input (given or generated)
+OVREDUCE_MAX_OUTPUT_ELEMENTS    1048576                 elements of one run output (returned as JSON)
+OVREDUCE_RUN_TIMEOUT_S          30                      seconds a run or check may take, queueing included
+OVREDUCE_CONCURRENCY            os.cpu_count()          runs and checks executing at once (worker threads)
+OVREDUCE_MODEL_CACHE_SIZE       16                      parsed models kept in memory per process
+OVREDUCE_CHECK_CACHE_SIZE       256                     /v1/check documents kept per process, by content hash
+OVREDUCE_LOG_LEVEL              info                    log level of ``ovreduce serve``
+==============================  ======================  ====================================================
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from platformdirs import user_cache_path
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "default_store"]
+
+_MiB = 1 << 20
+
+
+def default_store() -> Path:
+    """``<user cache dir>/ovreduce/store`` (``~/.cache/ovreduce/store`` on Linux)."""
+    return user_cache_path("ovreduce", appauthor=False) / "store"
+
+
+def _cpu_count() -> int:
+    return max(os.cpu_count() or 1, 1)
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told; see the module docstring for the table."""
+
+    model_config = SettingsConfigDict(env_prefix="OVREDUCE_", extra="ignore", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1)
+    store: Path = Field(default_factory=default_store)
+    store_max_bytes: int = Field(default=2 << 30, ge=0)
+    max_upload_bytes: int = Field(default=256 * _MiB, ge=1)
+    max_json_bytes: int = Field(default=8 * _MiB, ge=1)
+    max_xml_bytes: int = Field(default=32 * _MiB, ge=1)
+    max_layers: int = Field(default=100_000, ge=1)
+    max_elements: int = Field(default=1 << 22, ge=1)
+    max_output_elements: int = Field(default=1 << 20, ge=1)
+    run_timeout_s: float = Field(default=30.0, gt=0)
+    concurrency: int = Field(default_factory=_cpu_count, ge=1)
+    model_cache_size: int = Field(default=16, ge=1)
+    check_cache_size: int = Field(default=256, ge=0)
+    log_level: str = "info"

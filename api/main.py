@@ -1,0 +1,149 @@
+"""The application: :func:`create_app` builds it from :class:`~api.config.Settings`; ``app`` is the default one.
+
+uvicorn api.main:app          # or: ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import RedirectResponse
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+
+from api import errors
+from api.config import Settings
+from api.deps import Services, WorkPool
+from api.routes import check, devices, health, layers, models
+from api.store import LRU, Catalog, ModelStore
+from ovreduce import __version__
+from ovreduce.ir.parser import ParseLimits
+
+__all__ = ["app", "create_app"]
+
+logger = logging.getLogger("ovreduce.api")
+STATIC = Path(__file__).resolve().parent / "static"
+
+DESCRIPTION = """\
+Check OpenVINO IR models and run their Reduce* layers on the NumPy reference and on OpenVINO.
+
+* `POST /v1/check` answers the `ovreduce.check/v1` document of an uploaded IR (nothing is stored): 200 with
+  the document whether or not it has findings, 422 when the upload is not a readable IR.
+* `POST /v1/models` stores an IR under the SHA-256 of `len(xml)` (8 bytes, big-endian) + xml + bin;
+  `/v1/models/{model_id}/layers` lists its reductions and `POST /v1/models/{model_id}/layers/{layer}/run`
+  runs one, with KServe v2 (Open Inference Protocol) tensors in and out.
+* `{layer}` is a layer id or name, URL-encoded or not (names hold `/` and `:`). A path that ends in `/run` is
+  always a run: the layer is everything between `layers/` and that last `/run`, so a layer named `x/run`
+  runs at `.../layers/x/run/run` and is shown by its id.
+
+Errors are RFC 9457 `application/problem+json` with a stable `code`: 400 bad request (request validation
+errors included, code `request.invalid`), 404 unknown model or layer, 413 too large, 422 not a readable IR,
+503 device, workers or store not available, 504 run timed out, 500 unexpected (logged, no details).
+"""
+
+
+def _startup(catalog: Catalog) -> None:
+    store = catalog.store
+    try:
+        store.ensure()
+        store.clean_tmp()
+        store.evict()
+    except errors.StoreError as exc:  # the service still answers checks; /readyz says what is wrong
+        logger.warning("model store %s: %s", store.root, exc.message)
+    try:
+        from ovreduce.backends.openvino import available_devices
+
+        logger.info("OpenVINO devices: %s", ", ".join(available_devices()) or "none")
+    except Exception as exc:  # /readyz reports it
+        logger.warning("OpenVINO cannot be loaded: %s", exc)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with every error response as application/problem+json and no unused 422s."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.get("responses", {})
+            for status in list(responses):
+                content = responses[status].get("content", {})
+                ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
+                if status == "422" and ref.endswith("/HTTPValidationError"):
+                    del responses[status]  # request validation errors are answered 400
+                    continue
+                if (status == "default" or status >= "400") and "application/json" in content:
+                    content[errors.PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+    components = schema.get("components", {}).get("schemas", {})
+    components.pop("HTTPValidationError", None)  # no longer referenced, and with it ValidationError
+    if '"#/components/schemas/ValidationError"' not in json.dumps(schema):
+        components.pop("ValidationError", None)
+    app.openapi_schema = schema
+    return schema
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The ASGI application for ``settings`` (default: read from the ``OVREDUCE_*`` environment)."""
+    settings = settings or Settings()
+    store = ModelStore(settings.store, settings.store_max_bytes)
+    catalog = Catalog(
+        store,
+        limits=ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers),
+        max_upload_bytes=settings.max_upload_bytes,
+        cache_size=settings.model_cache_size,
+    )
+    pool = WorkPool(settings.concurrency, settings.run_timeout_s)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(_startup, catalog)
+        yield
+        pool.shutdown()
+
+    app = FastAPI(
+        title="ovreduce",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.services = Services(settings, catalog, pool, LRU(settings.check_cache_size))
+
+    errors.install(app)
+    app.add_middleware(
+        errors.BodyLimitMiddleware,
+        max_upload_bytes=settings.max_upload_bytes,
+        max_json_bytes=settings.max_json_bytes,
+    )
+    app.add_middleware(errors.CatchAllMiddleware)  # added last: the outermost of the two
+
+    for module in (health, devices, check, models, layers):
+        app.include_router(module.router)
+    app.state.allow_index = [
+        (route.path_regex, frozenset(route.methods or ()))
+        for module in (health, devices, check, models, layers)
+        for route in module.router.routes
+        if isinstance(route, APIRoute)
+    ]
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse("/docs")
+
+    if STATIC.is_dir():  # the web page, when there is one, goes in api/static/
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+app = create_app()

@@ -1,0 +1,64 @@
+"""One router per resource, and the few helpers they share (problem responses, JSON bodies, uploads)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from fastapi import UploadFile
+from starlette.responses import Response
+
+from api.schemas import Problem
+from ovreduce.errors import LimitExceededError
+
+__all__ = ["json_response", "problems", "read_upload"]
+
+_DESCRIPTIONS = {
+    400: "The request is malformed (problem+json, code request.invalid, input or usage)",
+    404: "Unknown model, layer or route (problem+json, code not_found)",
+    413: "Too large: body, upload, XML, layer count or tensor elements (problem+json, code limit*)",
+    422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
+    503: "Not available: OpenVINO device, busy workers or the store (problem+json)",
+    504: "The run took longer than the time limit (problem+json, code limit.time)",
+}
+
+
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for problem+json answers (media type fixed up in :mod:`api.main`)."""
+    out: dict[int | str, dict[str, Any]] = {
+        status: {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)")}
+        for status in statuses
+    }
+    out["default"] = {"model": Problem, "description": "Any other error, e.g. 500 internal (problem+json)"}
+    return out
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_bytes(doc: Any) -> bytes:
+    """Compact JSON; non-finite floats become "NaN"/"Infinity"/"-Infinity" strings, as KServe writes them."""
+    try:
+        return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
+    except ValueError:
+        return json.dumps(_finite(doc), allow_nan=False, separators=(",", ":")).encode()
+
+
+def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json_bytes(doc), status_code=status, media_type="application/json", headers=headers)
+
+
+async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -> bytes:
+    """The whole file field, or :class:`LimitExceededError` (413) as soon as it passes ``limit`` bytes."""
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        raise LimitExceededError(f"{what} is larger than the limit of {limit} bytes ({setting})")
+    return data

@@ -1,0 +1,118 @@
+"""``POST /v1/check``: the ``ovreduce check`` document of one uploaded IR, stored nowhere.
+
+An upload that is not a readable IR is answered 422 problem+json (the CLI would write a document whose
+model has ``error`` set and exit 2); anything readable is answered 200 with the document, findings or not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Query, UploadFile
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from api.deps import ServicesDep
+from api.routes import json_bytes, problems, read_upload
+from api.schemas import CheckDocument
+from api.store import display_name, model_id
+from ovreduce.check import CheckReport, check_model
+from ovreduce.errors import InputError
+from ovreduce.ir.parser import ParseLimits, parse_ir
+from ovreduce.ir.weights import Weights
+from ovreduce.shapes import PartialShape
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/check", tags=["check"])
+Engine = Literal["native", "openvino"]
+_CACHE_MAX_DOC = 256 << 10  # documents kept by content hash (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big
+_HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop
+
+
+def parse_reshape(items: list[str]) -> dict[str, PartialShape]:
+    out: dict[str, PartialShape] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"reshape {item!r}: expected NAME=SHAPE, e.g. reshape=x=[1,3,224,224]")
+        try:
+            out[name] = PartialShape.parse(text)
+        except ValueError as exc:
+            raise InputError(f"reshape {item!r}: {exc}") from None
+    return out
+
+
+def run_check(
+    xml: bytes,
+    bin_data: bytes | None,
+    *,
+    filename: str,
+    bin_filename: str,
+    engine: Engine,
+    reshape: dict[str, PartialShape],
+    limits: ParseLimits,
+) -> bytes:
+    """The check document as JSON bytes; raises the library's errors for an unreadable IR."""
+    weights = Weights(bin_data, name=bin_filename) if bin_data else None
+    model = parse_ir(
+        xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
+    )
+    if engine == "native":
+        report = check_model(model, reshape=reshape, path=filename)
+        return json_bytes(CheckReport((report,)).to_json())
+    # OpenVINO reads the XML from a file: give it one, and keep its path out of the answer.
+    folder = tempfile.mkdtemp(prefix="ovreduce-check.")
+    try:
+        xml_path = Path(folder) / "model.xml"
+        xml_path.write_bytes(xml)
+        report = check_model(dataclasses.replace(model, source=str(xml_path)), reshape=reshape,
+                             engine="openvino", path=filename)  # fmt: skip
+        text = json_bytes(CheckReport((report,)).to_json()).decode()
+        return text.replace(str(xml_path), filename).replace(folder, ".").encode()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@router.post(
+    "",
+    response_model=CheckDocument,
+    summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
+    responses=problems(400, 413, 422, 503, 504),
+)
+async def check(
+    services: ServicesDep,
+    xml: Annotated[UploadFile, File(description="the IR .xml")],
+    bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
+    engine: Annotated[Engine, Query(description="openvino: also cross-check every layer with OpenVINO")] = "native",
+    reshape: Annotated[
+        list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
+    ] = None,
+) -> Response:
+    settings, pool, cache = services.settings, services.pool, services.check_cache
+    xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
+    bin_bytes = None
+    if bin_file is not None:
+        bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
+    filename = display_name(xml.filename, "model.xml")
+    bin_filename = display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    shapes = parse_reshape(reshape or [])
+    if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
+        digest = model_id(xml_bytes, bin_bytes)
+    else:
+        digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
+    key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
+    body = cache.get(key)
+    if body is None:
+        limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
+        body = await pool.run(
+            "the check", run_check, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
+            engine=engine, reshape=shapes, limits=limits,
+        )  # fmt: skip
+        if len(body) <= _CACHE_MAX_DOC:
+            cache.put(key, body)
+    return Response(body, media_type="application/json")

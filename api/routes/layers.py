@@ -1,0 +1,185 @@
+"""``/v1/models/{id}/layers``: a stored model's reductions (or every layer), one layer, and running one.
+
+``{layer}`` is a layer id or a layer name; names may hold ``/`` and ``:`` (send them URL-encoded or not).
+The rule for ``/run``: a path that ends in ``/run`` is always a run (POST only; other methods are 405), and
+everything between ``layers/`` and that last ``/run`` is the layer. So a layer literally named ``x/run`` is
+run by ``POST .../layers/x/run/run``, and shown by its id (``GET .../layers/x/run`` is the run of ``x``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import numpy as np
+import numpy.typing as npt
+from fastapi import APIRouter, Body, Query
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.responses import Response
+
+from api.config import Settings
+from api.deps import ServicesDep
+from api.routes import json_bytes, json_response, problems
+from api.routes.models import ModelIdPath
+from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest, Tensor
+from api.store import Catalog
+from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.run import make_backends, prepare_inputs, run_spec
+from ovreduce.shapes import PartialShape
+from ovreduce.tensors import from_kserve, to_kserve
+
+__all__ = ["router"]
+
+
+class LayerConvertor(Convertor[str]):
+    """A layer id or name in a path: anything (slashes included) that does not end in ``/run``."""
+
+    regex = r"(?!.*/run$).*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("layer", LayerConvertor())
+router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
+_MAX_NESTING = 64
+_IDENTITY = ("layer_id", "layer_name", "type", "version", "line")
+
+
+def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
+    loaded = catalog.load(mid)
+    entries = loaded.inspected()["layers"]
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        reduction = entry.get("reduction")
+        if reduction is not None:
+            out.append({**reduction, "line": entry["line"], "is_reduction": True})
+        elif all_layers:
+            out.append({**{k: entry[k] for k in _IDENTITY}, "is_reduction": False})
+    if not all_layers:  # the order of the check document: by line in the file
+        out.sort(key=lambda e: e["line"] or 0)
+    return {"id": mid, "all": all_layers, "layers": out}
+
+
+def _layer(catalog: Catalog, mid: str, key: str) -> dict[str, Any]:
+    loaded = catalog.load(mid)
+    layer = loaded.model.find_layer(key)
+    entry = next(e for e in loaded.inspected()["layers"] if e["layer_id"] == layer.id)
+    return {"id": mid, **entry}
+
+
+def _flat(data: list[Any], what: str, limit: int) -> list[Any]:
+    """Nested row-major lists flattened without recursion (at most 64 levels, ``limit`` values)."""
+    out: list[Any] = []
+    stack: list[Iterator[Any]] = [iter(data)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                if len(stack) >= _MAX_NESTING:
+                    raise InputError(f"{what}: data is nested more than {_MAX_NESTING} levels deep")
+                stack.append(iter(item))
+                break
+            out.append(item)
+            if len(out) > limit:
+                raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
+        else:
+            stack.pop()
+    return out
+
+
+def _given(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:
+    out: dict[str, npt.NDArray[Any]] = {}
+    for tensor in tensors:
+        what = f"input {tensor.name!r}"
+        if tensor.name in out:
+            raise InputError(f"{what} is given twice")
+        count = math.prod(tensor.shape)
+        if count > limit:
+            raise LimitExceededError(f"{what} has shape {tensor.shape}: {count} elements, more than the limit of "
+                                     f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+        flat = _flat(tensor.data, what, limit)
+        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
+        out[tensor.name] = from_kserve(doc, what)
+    return out
+
+
+def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
+    out = {}
+    for name, text in items.items():
+        try:
+            out[name] = PartialShape.parse(text)
+        except ValueError as exc:
+            raise InputError(f"shapes[{name!r}] = {text!r}: {exc}") from None
+    return out
+
+
+def _run(catalog: Catalog, settings: Settings, mid: str, key: str, req: RunRequest) -> bytes:
+    with catalog.store.pinned(mid):
+        loaded = catalog.load(mid)
+        spec = loaded.spec(key)
+        runners = make_backends(req.backends, device=req.device, precision=req.precision)
+        given = _given(req.inputs, settings.max_elements)
+        arrays, notes = prepare_inputs(
+            loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
+            max_elements=settings.max_elements,
+        )  # fmt: skip
+        report = run_spec(spec, arrays, runners, atol=req.atol, rtol=req.rtol, notes=notes,
+                          requested_precision=req.precision)  # fmt: skip
+        outputs = report.outputs
+        for name, array in outputs.items():
+            if array.size > settings.max_output_elements:
+                raise LimitExceededError(
+                    f"the {name} output has {array.size} elements, more than the limit of "
+                    f"{settings.max_output_elements} (OVREDUCE_MAX_OUTPUT_ELEMENTS)"
+                )
+        doc = report.to_json()
+        doc["id"] = mid
+        doc["outputs"] = [to_kserve(name, np.asarray(array)) for name, array in outputs.items()]
+        return json_bytes(doc)
+
+
+@router.get(
+    "",
+    response_model=LayerList,
+    summary="The model's reductions as in the check document (all=true: every layer)",
+    responses=problems(400, 404, 413, 422, 503, 504),
+)
+async def list_layers(
+    services: ServicesDep,
+    model_id: ModelIdPath,
+    all_layers: Annotated[bool, Query(alias="all", description="every layer, not only the reductions")] = False,
+) -> Response:
+    doc = await services.pool.run("listing the layers", _layers, services.catalog, model_id, all_layers)
+    return json_response(doc)
+
+
+@router.get(
+    "/{layer:layer}",
+    response_model=LayerDetail,
+    summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it",
+    responses=problems(400, 404, 413, 422, 503, 504),
+)
+async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> Response:
+    return json_response(await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer))
+
+
+@router.post(
+    "/{layer:path}/run",
+    response_model=RunDocument,
+    summary="Run one reduction on the NumPy reference and OpenVINO (KServe v2 tensors in and out)",
+    responses=problems(400, 404, 413, 422, 503, 504),
+)
+async def run_layer(
+    services: ServicesDep,
+    model_id: ModelIdPath,
+    layer: str,
+    body: Annotated[RunRequest | None, Body()] = None,
+) -> Response:
+    req = body if body is not None else RunRequest()
+    what = f"the run of layer {layer!r}"
+    data = await services.pool.run(what, _run, services.catalog, services.settings, model_id, layer, req)
+    return Response(data, media_type="application/json")

@@ -1,0 +1,244 @@
+"""Errors: the status table, a malformed-input corpus (no 500, no leak, bounded memory), body limits, 500s."""
+
+from __future__ import annotations
+
+import logging
+import random
+import tracemalloc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api import errors as api_errors
+from api.errors import STATUS_BY_ERROR, status_for
+from ovreduce import errors as lib
+
+from .conftest import assert_problem, files, sample
+from .irs import reduce_ir
+
+KiB = 1024
+
+
+# -- the one mapping --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("cls", "status"),
+    [
+        (lib.IRError, 422), (lib.IRSyntaxError, 422), (lib.IRVersionError, 422), (lib.IRStructureError, 422),
+        (lib.ElementTypeError, 422), (lib.WeightsError, 422), (lib.ShapeInferenceError, 422),
+        (lib.LimitExceededError, 413), (api_errors.RequestTooLargeError, 413), (api_errors.RunTimeoutError, 504),
+        (lib.NotFoundError, 404), (lib.InputError, 400), (lib.UsageError, 400), (lib.OvReduceError, 400),
+        (lib.BackendError, 503), (lib.DeviceNotAvailableError, 503), (api_errors.BusyError, 503),
+        (api_errors.StoreError, 503),
+    ],
+)  # fmt: skip
+def test_status_table(cls: type[lib.OvReduceError], status: int) -> None:
+    assert status_for(cls("x")) == status
+
+
+def test_every_library_error_is_mapped() -> None:
+    for name in lib.__all__:
+        cls = getattr(lib, name)
+        assert any(c in STATUS_BY_ERROR for c in cls.__mro__), name
+
+
+# -- the malformed-input corpus -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Bad:
+    id: str
+    xml: bytes
+    status: int
+    code: str
+    bin: bytes | None = None
+
+
+def _laughs() -> bytes:
+    ents = "".join(f'<!ENTITY lol{i} "{("&lol" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    doc = f'<?xml version="1.0"?><!DOCTYPE net [<!ENTITY lol0 "lol">{ents}]>'
+    return (doc + '<net name="&lol9;" version="11"><layers/></net>').encode()
+
+
+def _quadratic() -> bytes:
+    return (f'<!DOCTYPE net [<!ENTITY a "{"a" * 100_000}">]><net version="11" name="' + "&a;" * 2000
+            + '"><layers/></net>').encode()  # fmt: skip
+
+
+def _const(shape: str, size: int, offset: int = 0, etype: str = "i64", dims: str = "") -> bytes:
+    xml, _ = reduce_ir("sum")
+    return xml.replace(
+        b'<data element_type="i64" shape="1" offset="0" size="8"/>',
+        f'<data element_type="{etype}" shape="{shape}" offset="{offset}" size="{size}"/>'.encode(),
+    ).replace(b'<output><port id="0" precision="I64"><dim>1</dim></port></output>',
+              f'<output><port id="0" precision="I64">{dims}</port></output>'.encode())  # fmt: skip
+
+
+def _layers(n: int) -> bytes:
+    body = "".join(
+        f'<layer id="{i}" name="p{i}" type="Parameter" version="opset1"><data shape="1" element_type="f32"/>'
+        f'<output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>'
+        for i in range(n)
+    )
+    return f'<net name="m" version="11"><layers>{body}</layers><edges/></net>'.encode()
+
+
+_XXE = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'
+    b'<net name="&xxe;" version="11"><layers/></net>'
+)
+_PAD = b"<!--" + b"x" * 70_000 + b"-->\n"
+_GOOD, _GOOD_BIN = reduce_ir("sum")
+
+CORPUS = [
+    Bad("xxe-passwd", _XXE, 422, "ir.syntax"),
+    Bad("xxe-beyond-sniff", _PAD + _XXE.split(b"\n", 1)[1], 422, "ir.syntax"),
+    Bad("xxe-in-text", b'<!DOCTYPE net [<!ENTITY x SYSTEM "file:///etc/passwd">]><net version="11"><layers/>'
+        b'<rt_info><info name="a">&x;</info></rt_info></net>', 422, "ir.syntax"),
+    Bad("xxe-parameter-entity", b'<!DOCTYPE net [<!ENTITY % x SYSTEM "file:///etc/passwd"> %x;]><net/>',
+        422, "ir.syntax"),
+    Bad("xxe-network", b'<!DOCTYPE net SYSTEM "http://127.0.0.1:9/evil.dtd"><net version="11"><layers/></net>',
+        422, "ir.syntax"),
+    Bad("billion-laughs", _laughs(), 422, "ir.syntax"),
+    Bad("quadratic-blowup", _quadratic(), 422, "ir.syntax"),
+    Bad("doctype", b'<!DOCTYPE net><net version="11"><layers/></net>', 422, "ir.syntax"),
+    Bad("truncated", _GOOD[: len(_GOOD) // 2], 422, "ir.syntax", _GOOD_BIN),
+    Bad("binary-garbage", b"\x89" + random.Random(7).randbytes(4095), 422, "ir.syntax"),
+    Bad("empty", b"", 422, "ir.syntax"),
+    Bad("utf16-garbage", b"\xff\xfe<\x00n\x00", 422, "ir.syntax"),
+    Bad("unknown-encoding", b'<?xml version="1.0" encoding="x-nope"?><net version="11"><layers/></net>',
+        422, "ir.syntax"),
+    Bad("deep-nesting", b'<net version="11"><layers/><rt_info>' + b"<a>" * 10_000 + b"</a>" * 10_000
+        + b"</rt_info></net>", 422, "ir.syntax"),
+    Bad("not-a-net", b'<model version="11"/>', 422, "ir.structure"),
+    Bad("ir-version-7", _GOOD.replace(b'version="11"', b'version="7"', 1), 422, "ir.version", _GOOD_BIN),
+    Bad("dim-overflow", _GOOD.replace(b"<dim>3</dim>", b"<dim>99999999999999999999999</dim>", 1),
+        422, "ir.structure", _GOOD_BIN),
+    Bad("const-out-of-bin", _const("1", 8, offset=8, dims="<dim>1</dim>"), 422, "ir.weights", _GOOD_BIN),
+    Bad("const-no-bin", _GOOD, 422, "ir.weights"),
+    Bad("shape-overflow-const", _const("4294967296,4294967296", 8, dims="<dim>4294967296</dim><dim>4294967296</dim>"),
+        422, "ir.weights", _GOOD_BIN),
+    Bad("oversize-xml", b"<net>" + b" " * (300 * KiB) + b"</net>", 413, "limit"),
+    Bad("too-many-layers", _layers(1001), 413, "limit"),
+    Bad("oversize-bin", _GOOD, 413, "limit.body", bytes(2 * 1024 * KiB)),
+]  # fmt: skip
+
+SECRETS = (b"root:x:0:0", b"root:", b"/etc/passwd", b"Traceback", b"lolllol", b"aaaaaaaaaa")
+
+
+@pytest.fixture
+def strict(make_client: Callable[..., TestClient]) -> TestClient:
+    return make_client(max_xml_bytes=256 * KiB, max_upload_bytes=1024 * KiB, max_layers=1000)
+
+
+@pytest.fixture
+def traced() -> Iterator[Callable[[], int]]:
+    tracemalloc.start()
+    yield lambda: tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+@pytest.mark.parametrize("endpoint", ["/v1/check", "/v1/models"])
+def test_malformed_corpus(strict: TestClient, traced: Callable[[], int], case: Bad, endpoint: str) -> None:
+    tracemalloc.reset_peak()
+    response = strict.post(endpoint, files=files(case.xml, case.bin))
+    peak = traced()
+    doc = assert_problem(response, case.status, case.code)
+    assert doc["detail"]
+    for secret in SECRETS:
+        assert secret not in response.content, secret
+    assert str(strict.app.state.services.settings.store).encode() not in response.content  # type: ignore[attr-defined]
+    assert peak < 8 * 1024 * KiB + 3 * len(case.xml) + 2 * len(case.bin or b""), peak  # far below any expansion
+    if endpoint == "/v1/models":
+        assert strict.get("/v1/models").json()["models"] == []
+
+
+def test_xinclude_is_not_processed(client: TestClient) -> None:
+    xml = (b'<net name="m" version="11" xmlns:xi="http://www.w3.org/2001/XInclude">'
+           b'<xi:include href="/etc/passwd" parse="text"/><layers/></net>')  # fmt: skip
+    response = client.post("/v1/check", files=files(xml))
+    assert response.status_code == 200  # an empty, readable model: the include is an unknown element
+    assert b"root:" not in response.content
+
+
+def test_shape_overflow_parameter_cannot_run(client: TestClient) -> None:
+    xml, bin_data = reduce_ir("sum", shape="4294967296,4294967296", dims=(4294967296, 4294967296), out_dims=None)
+    response = client.post("/v1/models", files=files(xml, bin_data))
+    assert response.status_code == 201, response.text
+    mid = response.json()["id"]
+    doc = assert_problem(client.post(f"/v1/models/{mid}/layers/sum/run"), 413, "limit")
+    assert "OVREDUCE" not in doc["detail"] or "limit" in doc["detail"]
+
+
+# -- body limits, before routing ---------------------------------------------------------------------------
+def test_declared_body_too_large(strict: TestClient) -> None:
+    big = bytes(2 * 1024 * KiB)
+    doc = assert_problem(strict.post("/v1/check", files=files(big)), 413, "limit.body")
+    assert "OVREDUCE_MAX_UPLOAD_BYTES" in doc["detail"]
+    doc = assert_problem(strict.post("/healthz", content=b"x" * (40 << 20)), 413, "limit.body")
+    assert "OVREDUCE_MAX_JSON_BYTES" in doc["detail"]
+
+
+def test_chunked_body_too_large(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(max_json_bytes=64 * KiB, max_upload_bytes=128 * KiB)
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(100):
+            yield b"[" + b"0," * 2047 + b"0]"  # 4 KiB each, no Content-Length
+
+    url = "/v1/models/" + "0" * 64 + "/layers/x/run"
+    response = client.post(url, content=chunks(), headers={"content-type": "application/json"})
+    assert "content-length" not in response.request.headers
+    assert_problem(response, 413, "limit.body")
+
+    def multipart() -> Iterator[bytes]:
+        yield b'--b\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n'
+        for _ in range(100):
+            yield b"<" * 4096
+        yield b"\r\n--b--\r\n"
+
+    response = client.post(
+        "/v1/check", content=multipart(), headers={"content-type": "multipart/form-data; boundary=b"}
+    )
+    assert_problem(response, 413, "limit.body")
+
+
+def test_xml_field_limit(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(max_xml_bytes=1 * KiB)
+    xml, bin_data = sample("rmsnorm")
+    doc = assert_problem(client.post("/v1/check", files=files(xml, bin_data)), 413, "limit")
+    assert "OVREDUCE_MAX_XML_BYTES" in doc["detail"]
+
+
+def test_store_smaller_than_the_model(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(store_max_bytes=100)
+    xml, bin_data = sample("rmsnorm")
+    assert_problem(client.post("/v1/models", files=files(xml, bin_data)), 413, "limit")
+
+
+# -- the unexpected ----------------------------------------------------------------------------------------
+def test_unexpected_error_is_a_bare_500(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def boom(*args: Any, **kwargs: Any) -> bytes:
+        raise RuntimeError("secret internals at /srv/app.py line 12")
+
+    monkeypatch.setattr("api.routes.check.run_check", boom)
+    xml, bin_data = reduce_ir("sum")
+    with caplog.at_level(logging.ERROR, logger="ovreduce.api"):
+        response = client.post("/v1/check", files=files(xml, bin_data))
+    doc = assert_problem(response, 500, "internal")
+    assert b"secret" not in response.content and b"RuntimeError" not in response.content
+    error_id = doc["detail"].rsplit(" ", 1)[-1]
+    assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_http_errors_are_problems(client: TestClient) -> None:
+    assert_problem(client.get("/nope"), 404, "http.404")
+    response = client.delete("/v1/check")
+    assert_problem(response, 405, "http.405")
+    assert response.headers["allow"] == "POST"
+    response = client.put("/v1/models")
+    assert_problem(response, 405, "http.405")
+    assert response.headers["allow"] == "GET, POST"

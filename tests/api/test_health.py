@@ -1,0 +1,62 @@
+"""Liveness, readiness, devices, the docs and the root redirect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from .conftest import assert_problem
+
+
+def test_healthz(client: TestClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz(client: TestClient) -> None:
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["status"] == "ready"
+    assert doc["openvino"]["ok"] and doc["store"]["ok"]
+    assert "CPU" in doc["openvino"]["detail"]
+
+
+def test_readyz_store_is_a_file(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    client = make_client(store=blocker / "store")  # cannot be created under a regular file
+    doc = assert_problem(client.get("/readyz"), 503, "not_ready")
+    assert doc["store"]["ok"] is False and doc["openvino"]["ok"] is True
+    # uploads say the store is the problem (503), checks still work
+    assert_problem(client.post("/v1/models", files={"xml": ("m.xml", b"<net/>")}), 503, "store")
+
+
+def test_devices(client: TestClient) -> None:
+    response = client.get("/v1/devices")
+    assert response.status_code == 200
+    doc = response.json()
+    assert doc["schema"] == "ovreduce.devices/v1"
+    assert any(d["device"] == "CPU" for d in doc["devices"])
+    assert client.get("/v1/devices").json() == doc  # cached
+
+
+def test_root_redirects_to_docs(client: TestClient) -> None:
+    response = client.get("/", follow_redirects=False)
+    assert response.status_code in (302, 307)
+    assert response.headers["location"] == "/docs"
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
+def test_openapi_errors_are_problem_json(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if status == "default" or int(status) >= 400:
+                    assert list(response["content"]) == ["application/problem+json"], (method, path, status)
+    assert "HTTPValidationError" not in schema["components"]["schemas"]

@@ -1,0 +1,199 @@
+"""End to end: the real ``ovreduce serve`` process on 127.0.0.1, and two of them sharing one store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from .conftest import PROBLEM, files, sample
+from .irs import reduce_ir
+
+pytestmark = pytest.mark.timeout(120)
+OVREDUCE = Path(sys.executable).with_name("ovreduce")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve(store: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``ovreduce serve --port <free> --store <store>``, ready; stopped with SIGTERM (exit 0 expected)."""
+    port = _free_port()
+    command = [str(OVREDUCE)] if OVREDUCE.exists() else [sys.executable, "-m", "ovreduce.cli"]
+    log = store.parent / f"server-{port}.log"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        args = ["serve", "--port", str(port), "--store", str(store), "--no-access-log", "--log-level", "warning"]
+        proc = subprocess.Popen([*command, *args], env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+    proc.log = log  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not become ready"
+            time.sleep(0.1)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> float:
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0, proc.log.read_text()  # type: ignore[attr-defined]
+    return time.monotonic() - start
+
+
+def test_serve_upload_run_and_stop(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with serve(store, OVREDUCE_MAX_UPLOAD_BYTES=str(1 << 20)) as (url, proc), httpx.Client(base_url=url) as http:
+        assert http.get("/healthz").json() == {"status": "ok"}
+        assert http.get("/", follow_redirects=False).headers["location"] == "/docs"
+        assert http.get("/docs").status_code == 200
+        xml, bin_data = sample("rmsnorm")
+        up = http.post("/v1/models", files=files(xml, bin_data, name="rmsnorm.xml"))
+        assert up.status_code == 201, up.text
+        mid = up.json()["id"]
+        layers = http.get(f"/v1/models/{mid}/layers").json()["layers"]
+        assert [entry["layer_name"] for entry in layers] == ["rmsnorm/variance"]
+        run = http.post(
+            f"/v1/models/{mid}/layers/rmsnorm%2Fvariance/run", json={"seed": 3, "shapes": {"0": "[1,2,64]"}}
+        )
+        assert run.status_code == 200, run.text
+        doc = run.json()
+        assert doc["ok"] and [o["name"] for o in doc["outputs"]] == ["numpy", "openvino:CPU"]
+        assert doc["outputs"][0]["shape"] == [1, 2, 1]
+        check = http.post("/v1/check", files=files(xml, bin_data, name="rmsnorm.xml"))
+        assert check.status_code == 200 and check.json()["ok"] is True
+        # a literal %2F in a name: decoded exactly once by the real server
+        xml2, bin2 = reduce_ir("a%2Fb:c/d")
+        mid2 = http.post("/v1/models", files=files(xml2, bin2)).json()["id"]
+        encoded = quote("a%2Fb:c/d", safe="")
+        assert http.get(f"/v1/models/{mid2}/layers/{encoded}").json()["layer_name"] == "a%2Fb:c/d"
+        assert http.post(f"/v1/models/{mid2}/layers/{encoded}/run", json={"backends": ["numpy"]}).status_code == 200
+        _early_413(url)
+        assert http.get("/healthz").status_code == 200
+        seconds = _stop(proc)  # serve() would too; here the exit status and the time it takes are checked
+    assert seconds < 5
+    assert (store / "models" / mid / "model.bin").read_bytes() == bin_data  # survives the process
+
+
+def _early_413(url: str) -> None:
+    """Bodies over the limit are answered 413 problem+json before they are read to the end."""
+    host, port = url.removeprefix("http://").split(":")
+    # 1. a declared Content-Length over the limit: answered at once, nothing of the body sent
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                     b"Content-Length: 104857600\r\n\r\n")  # fmt: skip
+        status, headers, body = _read_response(sock)
+    assert status == 413 and headers["content-type"] == PROBLEM and json.loads(body)["code"] == "limit.body"
+    # 2. chunked, no Content-Length: answered once 1 MiB has streamed in, with 2 of the 100 MiB sent
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+        part = b'--b\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n'
+        sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+        chunk = b"x" * 65536
+        for _ in range(32):
+            sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        status, headers, body = _read_response(sock)
+    assert status == 413 and headers["content-type"] == PROBLEM and json.loads(body)["code"] == "limit.body"
+
+
+def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        part = sock.recv(65536)
+        assert part, data
+        data += part
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    length = int(headers["content-length"])
+    while len(body) < length:
+        part = sock.recv(65536)
+        assert part
+        body += part
+    return int(lines[0].split()[1]), headers, body[:length]
+
+
+def test_two_processes_share_one_store(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    models = [reduce_ir(f"m{i}", axes=(i % 2,)) for i in range(10)]
+    models.append(sample("rmsnorm"))  # type: ignore[arg-type]
+    with serve(store) as (url_a, proc_a), serve(store) as (url_b, proc_b):
+        jobs = [(url, m) for m in models for url in (url_a, url_b)] + [(url_b, m) for m in models[:4]]
+
+        def upload(job: tuple[str, tuple[bytes, bytes | None]]) -> tuple[int, str]:
+            url, (xml, bin_data) = job
+            response = httpx.post(f"{url}/v1/models", files=files(xml, bin_data), timeout=60)
+            return response.status_code, response.json()["id"]
+
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(upload, jobs))
+        assert {status for status, _ in results} <= {200, 201}
+        ids = {mid for _, mid in results}
+        assert len(ids) == len(models)
+        for mid in ids:  # created exactly once, whichever process won
+            assert sum(status == 201 for status, m in results if m == mid) == 1
+        for (xml, bin_data), mid in zip(models, [results[2 * i][1] for i in range(len(models))], strict=True):
+            assert mid == hashlib.sha256(len(xml).to_bytes(8, "big") + xml + (bin_data or b"")).hexdigest()
+            for url in (url_a, url_b):
+                assert httpx.get(f"{url}/v1/models/{mid}").status_code == 200
+                layer = httpx.get(f"{url}/v1/models/{mid}/layers").json()["layers"][0]["layer_id"]
+                run = httpx.post(f"{url}/v1/models/{mid}/layers/{layer}/run", json={"backends": ["numpy"]}, timeout=60)
+                assert run.status_code == 200, run.text
+        listed_a = {m["id"] for m in httpx.get(f"{url_a}/v1/models").json()["models"]}
+        assert listed_a == ids == {m["id"] for m in httpx.get(f"{url_b}/v1/models").json()["models"]}
+        # deleted through one process, gone for the other
+        victim = sorted(ids)[0]
+        assert httpx.delete(f"{url_a}/v1/models/{victim}").status_code == 204
+        assert httpx.get(f"{url_b}/v1/models/{victim}").status_code == 404
+        _stop(proc_a)
+        _stop(proc_b)
+    _assert_complete(store, ids - {victim})
+
+
+def _assert_complete(store: Path, ids: set[str]) -> None:
+    """Every model folder whole (files the sizes meta.json says), no partial files left anywhere."""
+    assert {p.name for p in (store / "models").iterdir()} == ids
+    for mid in ids:
+        folder = store / "models" / mid
+        meta: dict[str, Any] = json.loads((folder / "meta.json").read_bytes())
+        assert meta["id"] == mid
+        assert (folder / "model.xml").stat().st_size == meta["xml_bytes"]
+        if meta["bin_bytes"]:
+            assert (folder / "model.bin").stat().st_size == meta["bin_bytes"]
+        assert (folder / "used").exists()
+    assert list((store / "tmp").iterdir()) == []
