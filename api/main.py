@@ -14,15 +14,16 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import RedirectResponse
+from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from api import errors
 from api.config import Settings
 from api.deps import Services, WorkPool
-from api.routes import check, devices, health, layers, models
+from api.routes import audit, check, conform, devices, health, layers, models
 from api.store import LRU, Catalog, ModelStore
 from ovreduce import __version__
 from ovreduce.ir.parser import ParseLimits
@@ -108,7 +109,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         pool.shutdown()
 
-    app = FastAPI(
+    # FastAPIOffline serves Swagger UI's own files from the package: /docs works on an offline machine.
+    app = FastAPIOffline(
         title="ovreduce",
         version=__version__,
         description=DESCRIPTION,
@@ -126,21 +128,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(errors.CatchAllMiddleware)  # added last: the outermost of the two
 
-    for module in (health, devices, check, models, layers):
+    for module in (health, devices, check, models, layers, audit, conform):
         app.include_router(module.router)
     app.state.allow_index = [
         (route.path_regex, frozenset(route.methods or ()))
-        for module in (health, devices, check, models, layers)
+        for module in (health, devices, check, models, layers, audit, conform)
         for route in module.router.routes
         if isinstance(route, APIRoute)
     ]
 
     @app.get("/", include_in_schema=False)
-    async def root() -> RedirectResponse:
-        return RedirectResponse("/docs")
+    async def root() -> FileResponse:
+        """The web page: static HTML/CSS/JS served by the app itself (no build step, no CDN)."""
+        return FileResponse(STATIC / "index.html", media_type="text/html")
 
-    if STATIC.is_dir():  # the web page, when there is one, goes in api/static/
-        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

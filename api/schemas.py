@@ -12,7 +12,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AuditDocument",
+    "AuditRequest",
     "CheckDocument",
+    "ConformDocument",
     "DeviceList",
     "Health",
     "LayerDetail",
@@ -331,3 +334,60 @@ class RunDocument(_Open):
     comparisons: list[Comparison]
     notes: list[str]
     outputs: list[TensorOut]
+
+
+# -- audit and conform ----------------------------------------------------------------------------------------
+class AuditRequest(BaseModel):
+    """What to audit with; every field is optional."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    inputs: list[Tensor] = Field(
+        default_factory=list, max_length=256, description="model inputs by tensor or Parameter name; others are seeded"
+    )
+    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="seed for generated inputs")
+    device: str = Field(default="CPU", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")
+    precision: Literal["f32", "f16", "bf16", "default"] = Field(
+        default="default", description="default: what the device does when left alone"
+    )
+    atol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class AuditLayerEntry(_Open):
+    layer_id: str | None
+    layer_name: str
+    type: str
+    ok: bool
+    status: str
+
+
+class AuditDocument(_Open):
+    """The ``ovreduce.audit/v1`` document (see ``ovreduce audit --format json``)."""
+
+    schema_id: Literal["ovreduce.audit/v1"] = Field(alias="schema")
+    ok: bool
+    model: str
+    device: str
+    precision: str
+    error: str | None
+    layers: list[AuditLayerEntry]
+    final_outputs: list[dict[str, Any]]
+
+
+class ConformNodeEntry(_Open):
+    node: str
+    op_type: str
+    status: str
+    ok: bool
+    observable: bool
+
+
+class ConformDocument(_Open):
+    """The ``ovreduce.conform/v1`` document (see ``ovreduce conform --format json``)."""
+
+    schema_id: Literal["ovreduce.conform/v1"] = Field(alias="schema")
+    ok: bool
+    model: str
+    error: str | None
+    nodes: list[ConformNodeEntry]

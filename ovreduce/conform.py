@@ -30,7 +30,7 @@ from ovreduce._openvino import clean_message, core
 from ovreduce.audit import model_inputs, run_marked
 from ovreduce.backends.openvino import PRECISIONS, check_device
 from ovreduce.compare import Comparison, compare, default_tolerances
-from ovreduce.errors import InputError, OvReduceError, UsageError
+from ovreduce.errors import BackendError, InputError, OvReduceError, UsageError
 
 __all__ = ["ConformNode", "ConformReport", "conform_model"]
 
@@ -131,7 +131,7 @@ def _onnx() -> Any:
     try:
         import onnx
     except ImportError:
-        raise UsageError("ovreduce conform needs the onnx package: pip install 'ovreduce[onnx]'") from None
+        raise BackendError("conform needs the onnx package: pip install 'ovreduce[onnx]'") from None
     return onnx
 
 

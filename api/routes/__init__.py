@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
+import numpy.typing as npt
 from fastapi import UploadFile
 from starlette.responses import Response
 
-from api.schemas import Problem
-from ovreduce.errors import LimitExceededError
+from api.schemas import Problem, Tensor
+from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.tensors import from_kserve
 
 __all__ = ["json_response", "problems", "read_upload"]
 
@@ -62,3 +65,42 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     if len(data) > limit:
         raise LimitExceededError(f"{what} is larger than the limit of {limit} bytes ({setting})")
     return data
+
+
+_MAX_NESTING = 64
+
+
+def flat_data(data: list[Any], what: str, limit: int) -> list[Any]:
+    """Nested row-major lists flattened without recursion (at most 64 levels, ``limit`` values)."""
+    out: list[Any] = []
+    stack: list[Iterator[Any]] = [iter(data)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, list):
+                if len(stack) >= _MAX_NESTING:
+                    raise InputError(f"{what}: data is nested more than {_MAX_NESTING} levels deep")
+                stack.append(iter(item))
+                break
+            out.append(item)
+            if len(out) > limit:
+                raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
+        else:
+            stack.pop()
+    return out
+
+
+def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:
+    """KServe tensors as arrays by name; :class:`InputError` for a name given twice, limits enforced."""
+    out: dict[str, npt.NDArray[Any]] = {}
+    for tensor in tensors:
+        what = f"input {tensor.name!r}"
+        if tensor.name in out:
+            raise InputError(f"{what} is given twice")
+        count = math.prod(tensor.shape)
+        if count > limit:
+            raise LimitExceededError(f"{what} has shape {tensor.shape}: {count} elements, more than the limit of "
+                                     f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+        flat = flat_data(tensor.data, what, limit)
+        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
+        out[tensor.name] = from_kserve(doc, what)
+    return out

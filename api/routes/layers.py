@@ -8,26 +8,23 @@ run by ``POST .../layers/x/run/run``, and shown by its id (``GET .../layers/x/ru
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import numpy as np
-import numpy.typing as npt
 from fastapi import APIRouter, Body, Query
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import json_bytes, json_response, problems
+from api.routes import given_tensors, json_bytes, json_response, problems
 from api.routes.models import ModelIdPath
-from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest, Tensor
+from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest
 from api.store import Catalog
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import from_kserve, to_kserve
+from ovreduce.tensors import to_kserve
 
 __all__ = ["router"]
 
@@ -46,7 +43,6 @@ class LayerConvertor(Convertor[str]):
 
 register_url_convertor("layer", LayerConvertor())
 router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
-_MAX_NESTING = 64
 _IDENTITY = ("layer_id", "layer_name", "type", "version", "line")
 
 
@@ -72,41 +68,6 @@ def _layer(catalog: Catalog, mid: str, key: str) -> dict[str, Any]:
     return {"id": mid, **entry}
 
 
-def _flat(data: list[Any], what: str, limit: int) -> list[Any]:
-    """Nested row-major lists flattened without recursion (at most 64 levels, ``limit`` values)."""
-    out: list[Any] = []
-    stack: list[Iterator[Any]] = [iter(data)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, list):
-                if len(stack) >= _MAX_NESTING:
-                    raise InputError(f"{what}: data is nested more than {_MAX_NESTING} levels deep")
-                stack.append(iter(item))
-                break
-            out.append(item)
-            if len(out) > limit:
-                raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
-        else:
-            stack.pop()
-    return out
-
-
-def _given(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:
-    out: dict[str, npt.NDArray[Any]] = {}
-    for tensor in tensors:
-        what = f"input {tensor.name!r}"
-        if tensor.name in out:
-            raise InputError(f"{what} is given twice")
-        count = math.prod(tensor.shape)
-        if count > limit:
-            raise LimitExceededError(f"{what} has shape {tensor.shape}: {count} elements, more than the limit of "
-                                     f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
-        flat = _flat(tensor.data, what, limit)
-        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
-        out[tensor.name] = from_kserve(doc, what)
-    return out
-
-
 def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
     out = {}
     for name, text in items.items():
@@ -122,7 +83,7 @@ def _run(catalog: Catalog, settings: Settings, mid: str, key: str, req: RunReque
         loaded = catalog.load(mid)
         spec = loaded.spec(key)
         runners = make_backends(req.backends, device=req.device, precision=req.precision)
-        given = _given(req.inputs, settings.max_elements)
+        given = given_tensors(req.inputs, settings.max_elements)
         arrays, notes = prepare_inputs(
             loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,12 +45,29 @@ def test_devices(client: TestClient) -> None:
     assert client.get("/v1/devices").json() == doc  # cached
 
 
-def test_root_redirects_to_docs(client: TestClient) -> None:
-    response = client.get("/", follow_redirects=False)
-    assert response.status_code in (302, 307)
-    assert response.headers["location"] == "/docs"
+def test_root_serves_the_page_and_its_assets(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "<title>ovreduce" in page.text
+    # Everything the page loads comes from the app itself: no CDN, no external host.
+    assets = [a for a in re.findall(r'(?:src|href)="([^"]+)"', page.text) if not a.startswith("#")]
+    assert assets, "the page loads no assets"
+    for asset in assets:
+        assert asset.startswith("/"), f"{asset} is not served by the app"
+        assert client.get(asset).status_code == 200, asset
+
+
+def test_docs_work_offline(client: TestClient) -> None:
+    """Swagger UI's script and stylesheet are served by the app, not fetched from a CDN."""
     docs = client.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    urls = re.findall(r'(?:src|href)=["\']?([^"\' >]+)', docs.text) + re.findall(r"url: '([^']+)'", docs.text)
+    scripts = [u for u in urls if u.endswith((".js", ".css"))]
+    assert scripts, docs.text
+    for url in scripts:
+        assert url.startswith("/"), f"/docs loads {url} from outside the app"
+        assert client.get(url).status_code == 200, url
 
 
 def test_openapi_errors_are_problem_json(client: TestClient) -> None:

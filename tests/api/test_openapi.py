@@ -20,7 +20,7 @@ import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
-from schemathesis.checks import positive_data_acceptance
+from schemathesis.checks import not_a_server_error, positive_data_acceptance
 
 from api.config import Settings
 from api.main import create_app
@@ -51,4 +51,11 @@ def test_api_conforms_to_its_schema(case: schemathesis.Case) -> None:
         params["model_id"] = MODEL_ID
         if "layer" in params and len(str(params["layer"])) % 2:
             params["layer"] = "rmsnorm/variance"
-    case.call_and_validate(excluded_checks=[positive_data_acceptance])
+    response = case.call()
+    case.validate_response(response, excluded_checks=[positive_data_acceptance, not_a_server_error])
+    # 503 is a documented answer (no such OpenVINO device here: generated device names are mostly not
+    # devices); anything else at 500 or above would be a server error.
+    assert response.status_code < 500 or response.status_code == 503, response.text
+    if response.status_code == 503:
+        assert response.headers["content-type"][0].startswith("application/problem+json")
+        assert response.json()["code"] in ("backend.device", "busy", "store"), response.text

@@ -1,0 +1,59 @@
+"""``POST /v1/conform``: the ``ovreduce conform`` document of an uploaded ONNX model, stored nowhere.
+
+Needs the ``onnx`` extra (``pip install 'ovreduce[onnx]'``); without it the service answers 503.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, File, Query, UploadFile
+from starlette.responses import Response
+
+from api.config import Settings
+from api.deps import ServicesDep
+from api.routes import json_bytes, problems, read_upload
+from api.schemas import ConformDocument
+from api.store import display_name
+from ovreduce.conform import conform_model
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/conform", tags=["conform"])
+Precision = Literal["f32", "f16", "bf16", "default"]
+
+
+def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: str, precision: str) -> bytes:
+    folder = tempfile.mkdtemp(prefix="ovreduce-conform.")
+    try:
+        path = Path(folder) / "model.onnx"
+        path.write_bytes(data)
+        report = conform_model(str(path), seed=seed, device=device, precision=precision,
+                               max_elements=settings.max_elements)  # fmt: skip
+        text = json_bytes(report.to_json()).decode()
+        return text.replace(str(path), filename).replace(folder, ".").encode()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@router.post(
+    "",
+    response_model=ConformDocument,
+    summary="Check OpenVINO's conversion of an ONNX model's mean and reduce nodes (ovreduce.conform/v1)",
+    responses=problems(400, 413, 422, 503, 504),
+)
+async def conform(
+    services: ServicesDep,
+    onnx: Annotated[UploadFile, File(description="the ONNX model (.onnx, external data not supported)")],
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="seed for generated inputs")] = 0,
+    device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
+    precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
+) -> Response:
+    settings = services.settings
+    data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
+    filename = display_name(onnx.filename, "model.onnx")
+    body = await services.pool.run("the conformance check", _conform, settings, data, filename, seed, device, precision)
+    return Response(body, media_type="application/json")

@@ -1,0 +1,143 @@
+"""``POST /v1/models/{id}/audit`` and ``POST /v1/conform``: the CLI's documents over HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from fastapi.testclient import TestClient
+from onnx import TensorProto, helper, numpy_helper
+
+from .conftest import SAMPLES, assert_problem, files, sample
+
+
+def _stored(client: TestClient, name: str) -> str:
+    response = client.post("/v1/models", files=files(*sample(name), name=f"{name}.xml"))
+    assert response.status_code in (200, 201), response.text
+    mid: str = response.json()["id"]
+    return mid
+
+
+def _cli_json(*args: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-m", "ovreduce.cli", *args, "--format", "json"], capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert out.returncode in (0, 1), out.stderr
+    doc: dict[str, object] = json.loads(out.stdout)
+    return doc
+
+
+def _comparable(doc: dict[str, object]) -> dict[str, object]:
+    """A document without what differs between runs (timings) and hosts (paths, ids)."""
+    drop = {"seconds", "model", "id", "saved_ir"}
+    clean = {k: v for k, v in doc.items() if k not in drop}
+    for key in ("layers", "nodes"):
+        entries = clean.get(key)
+        if isinstance(entries, list):
+            clean[key] = [{k: v for k, v in e.items() if k != "seconds"} for e in entries]
+    return clean
+
+
+def test_audit_is_the_cli_document(client: TestClient) -> None:
+    mid = _stored(client, "rmsnorm")
+    response = client.post(f"/v1/models/{mid}/audit", json={"precision": "f32", "seed": 3})
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["schema"] == "ovreduce.audit/v1"
+    assert doc["ok"] is True
+    assert doc["model"] == "rmsnorm.xml"  # the upload's name, never the store's path
+    assert [entry["layer_name"] for entry in doc["layers"]] == ["rmsnorm/variance"]
+    assert "store" not in response.text
+    cli = _cli_json("audit", str(SAMPLES / "rmsnorm.xml"), "--precision", "f32", "--seed", "3")
+    assert _comparable(doc) == _comparable(cli)
+
+
+def test_audit_with_given_inputs(client: TestClient) -> None:
+    mid = _stored(client, "rmsnorm")
+    data = np.linspace(-3, 3, 2 * 64, dtype=np.float32).reshape(1, 2, 64)
+    tensor = {"name": "hidden_states", "shape": [1, 2, 64], "datatype": "FP32", "data": data.ravel().tolist()}
+    doc = client.post(f"/v1/models/{mid}/audit", json={"inputs": [tensor], "precision": "f32"}).json()
+    assert doc["inputs"] == [{"name": "hidden_states", "shape": [1, 2, 64], "element_type": "f32", "origin": "given"}]
+    assert doc["layers"][0]["input_shape"] == [1, 2, 64]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "code"),
+    [
+        ("/v1/models/" + "0" * 64 + "/audit", {}, 404, "not_found"),
+        ("/v1/models/{mid}/audit", {"device": "NPU"}, 503, "backend.device"),
+        ("/v1/models/{mid}/audit", {"precision": "f64"}, 400, "request.invalid"),
+        ("/v1/models/{mid}/audit", {"inputs": [{"name": "nope", "shape": [1], "datatype": "FP32", "data": [1.0]}]},
+         400, "input"),
+    ],
+    ids=["unknown-model", "unknown-device", "bad-precision", "unknown-input"],
+)  # fmt: skip
+def test_audit_errors(client: TestClient, path: str, body: dict[str, object], status: int, code: str) -> None:
+    mid = _stored(client, "rmsnorm")
+    assert_problem(client.post(path.format(mid=mid), json=body), status, code)
+
+
+def _onnx_reduce_mean(path: Path) -> Path:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])
+    node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0, name="rm")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], [axes]),
+                              opset_imports=[helper.make_opsetid("", 18)])  # fmt: skip
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def _onnx_qlinear_u8(path: Path) -> Path:
+    """QLinearReduceMean that OpenVINO's frontend converts with truncation and wrap-around (see tests/conform)."""
+    q = helper.make_tensor_value_info("q", TensorProto.UINT8, [2, 2])
+    o = helper.make_tensor_value_info("o", TensorProto.UINT8, None)
+    node = helper.make_node("QLinearReduceMean", ["q", "s", "zp", "rs", "rzp"], ["o"], axes=[1], keepdims=1,
+                            domain="com.microsoft", name="qrm")  # fmt: skip
+    inits = [
+        numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+        numpy_helper.from_array(np.array(250, np.uint8), "zp"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "rs"),
+        numpy_helper.from_array(np.array(3, np.uint8), "rzp"),
+    ]
+    model = helper.make_model(
+        helper.make_graph([node], "g", [q], [o], inits),
+        opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)],
+    )
+    onnx.save(model, str(path))
+    return path
+
+
+def test_conform_is_the_cli_document(client: TestClient, tmp_path: Path) -> None:
+    path = _onnx_reduce_mean(tmp_path / "rm.onnx")
+    response = client.post("/v1/conform", files={"onnx": ("rm.onnx", path.read_bytes())}, params={"seed": 5})
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["schema"] == "ovreduce.conform/v1"
+    assert doc["ok"] is True
+    assert doc["model"] == "rm.onnx"
+    assert [(n["node"], n["op_type"], n["status"]) for n in doc["nodes"]] == [("rm", "ReduceMean", "ok")]
+    assert "ovreduce-conform." not in response.text  # the temporary folder is not leaked
+    assert _comparable(doc) == _comparable(_cli_json("conform", str(path), "--seed", "5"))
+
+
+def test_conform_reports_a_disagreement(client: TestClient, tmp_path: Path) -> None:
+    path = _onnx_qlinear_u8(tmp_path / "q.onnx")
+    doc = client.post("/v1/conform", files={"onnx": ("q.onnx", path.read_bytes())}).json()
+    assert doc["ok"] is False
+    node = doc["nodes"][0]
+    assert node["op_type"] == "QLinearReduceMean"
+    assert node["status"] == "disagree"
+    assert node["exact"] is True
+    assert node["dequantized_max_abs_diff"] > 0
+
+
+def test_conform_refuses_what_is_not_onnx(client: TestClient) -> None:
+    problem = assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"\x00\x01garbage")}), 400, "input")
+    assert "not a readable ONNX model" in problem["detail"]
+    assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"")}), 400, "input")
