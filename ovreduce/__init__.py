@@ -29,9 +29,40 @@ from ovreduce.shapes import Dimension, PartialShape
 
 __version__ = "0.1.0"
 
+# Names whose modules import NumPy or OpenVINO: resolved on first use (PEP 562), so that importing
+# ovreduce (and running ``ovreduce check``) stays cheap.
+_LAZY = {
+    "AuditReport": "ovreduce.audit",
+    "audit_model": "ovreduce.audit",
+    "Comparison": "ovreduce.compare",
+    "compare": "ovreduce.compare",
+    "ConformReport": "ovreduce.conform",
+    "conform_model": "ovreduce.conform",
+    "LayerSpec": "ovreduce.backends.base",
+    "NumPyBackend": "ovreduce.backends.numpy",
+    "OpenVINOBackend": "ovreduce.backends.openvino",
+    "RunReport": "ovreduce.run",
+    "layer_spec": "ovreduce.run",
+    "run_layer": "ovreduce.run",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ovreduce' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
+    "AuditReport",
     "BackendError",
     "CheckReport",
+    "Comparison",
+    "ConformReport",
     "DeviceNotAvailableError",
     "Dimension",
     "ElementTypeError",
@@ -43,20 +74,29 @@ __all__ = [
     "IRVersionError",
     "InputError",
     "Layer",
+    "LayerSpec",
     "LimitExceededError",
     "ModelReport",
     "NotFoundError",
+    "NumPyBackend",
+    "OpenVINOBackend",
     "OvReduceError",
     "ParseLimits",
     "PartialShape",
     "Port",
     "ReductionReport",
+    "RunReport",
     "ShapeInferenceError",
     "UsageError",
     "WeightsError",
     "__version__",
+    "audit_model",
     "check_model",
     "check_paths",
+    "compare",
+    "conform_model",
+    "layer_spec",
     "load_ir",
     "parse_ir",
+    "run_layer",
 ]
