@@ -79,7 +79,8 @@ def check_text(report: CheckReport, style: Style | None = None, *, verbose: bool
     out: list[str] = []
     for m in report.models:
         if m.error is not None:
-            out.append(f"{st.bold(m.path)}  {st.red('UNREADABLE')}  [{m.error.code}]")
+            label = "UNREADABLE" if m.error.code.startswith("ir") else "NOT CHECKED"
+            out.append(f"{st.bold(m.path)}  {st.red(label)}  [{m.error.code}]")
             out.append(f"  {m.error.message}")
             out.append("")
             continue

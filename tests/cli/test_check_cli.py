@@ -1,0 +1,248 @@
+"""``ovreduce check`` / ``inspect`` / ``devices`` on the bundled samples: findings, formats, engines, exit codes."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "ir_samples"
+GOOD = ["all_reductions", "convert_axes", "dynamic", "rmsnorm", "runtime_axes", "spec_examples"]
+# What each hand-broken sample demonstrates (ir_samples/generate.py): layer name -> finding codes.
+BROKEN: dict[str, dict[str, set[str]]] = {
+    "stale_output": {"mean_hw_keep": {"reduce-output-mismatch"}},
+    "keep_dims_yes": {"mean_hw_keep": {"bool-attr-invalid", "reduce-output-mismatch"}},
+    "missing_keep_dims": {"mean_hw": {"keep-dims-missing"}},
+    "edge_dims": {"mean_channels": {"edge-dims-mismatch"}},
+    "precision": {"mean_minus2": {"edge-precision-mismatch", "precision-mismatch"}},
+    "parameter_shape": {
+        "data": {"parameter-shape-mismatch"},
+        "mean_minus2": {"reduce-output-mismatch"},
+        "mean_channels": {"reduce-output-mismatch"},
+    },
+    "axis_out_of_range": {"mean_channels": {"reduce-invalid"}},
+}
+
+
+def ovreduce(*args: str, check_rc: int | None = None) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run([sys.executable, "-m", "ovreduce.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)  # fmt: skip
+    assert "Traceback" not in out.stdout + out.stderr
+    if check_rc is not None:
+        assert out.returncode == check_rc, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
+    return out
+
+
+def check_json(*args: str, rc: int) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(ovreduce("check", *args, "--format", "json", check_rc=rc).stdout)
+    assert doc["schema"] == "ovreduce.check/v1"
+    return doc
+
+
+def by_path(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {Path(m["path"]).stem: m for m in doc["models"]}
+
+
+def codes_by_layer(
+    model: dict[str, Any], severities: tuple[str, ...] = ("error", "warning", "info")
+) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for f in model["findings"]:
+        if f["layer_name"] is not None:
+            out.setdefault(f["layer_name"], set()).add(f["code"])
+    return out
+
+
+def test_the_samples_folder() -> None:
+    """The README's main command: the good samples are clean, each broken one shows exactly its findings."""
+    doc = check_json(str(SAMPLES), rc=1)
+    models = by_path(doc)
+    assert set(models) == set(GOOD) | set(BROKEN)
+    for name in GOOD:
+        assert models[name]["ok"], models[name]["findings"]
+        assert not [f for f in models[name]["findings"] if f["severity"] != "info"], name
+    for name, expected in BROKEN.items():
+        found = codes_by_layer(models[name])
+        for layer, codes in expected.items():
+            assert codes <= found.get(layer, set()), (name, layer, found)
+        # Result layers see the stale edge too; nothing else is reported.
+        extra = {layer for layer in found if layer not in expected and not layer.startswith("Result")}
+        assert not extra, (name, found)
+        assert models[name]["ok"] == (name == "missing_keep_dims")
+
+
+def test_good_samples_exit_0_and_text_is_a_table() -> None:
+    out = ovreduce("check", *(str(SAMPLES / f"{n}.xml") for n in GOOD), check_rc=0)
+    assert "6 models checked: 6 clean, 0 with errors, 0 unreadable" in out.stdout
+    assert "mean_hw_keep" in out.stdout and "[6,12,1,1]" in out.stdout
+
+
+def test_info_findings_need_verbose() -> None:
+    path = str(SAMPLES / "broken" / "missing_keep_dims.xml")
+    assert "keep-dims-missing" not in ovreduce("check", path, check_rc=0).stdout
+    assert "keep-dims-missing" in ovreduce("check", path, "--verbose", check_rc=0).stdout
+
+
+def test_engine_openvino_agrees_with_the_native_inference() -> None:
+    """OpenVINO's own view: the stale dims are flagged by both engines, and on the good samples every
+    reduction's native inferred shape equals OpenVINO's."""
+    doc = check_json(str(SAMPLES), "--engine", "openvino", rc=1)
+    models = by_path(doc)
+    assert "openvino-shape-mismatch" in codes_by_layer(models["stale_output"])["mean_hw_keep"]
+    assert "openvino-shape-mismatch" in codes_by_layer(models["keep_dims_yes"])["mean_hw_keep"]
+    assert "openvino-type-mismatch" in codes_by_layer(models["precision"])["mean_minus2"]
+    read_failed = [f for f in models["axis_out_of_range"]["findings"] if f["code"] == "openvino-read-failed"]
+    assert read_failed and "Axis 7 out of the tensor rank range" in read_failed[0]["message"]
+    compared = 0
+    for name in GOOD:
+        model = models[name]
+        assert model["ok"], model["findings"]
+        assert not [f for f in model["findings"] if f["code"] == "native-inference-differs"], name
+        for r in model["reductions"]:
+            if r["inferred_output_resolved"]:
+                assert r["openvino_output_shape"] == r["inferred_output_shape"], (name, r)
+                compared += 1
+    assert compared >= 20
+
+
+def test_reshape_what_if() -> None:
+    spec = str(SAMPLES / "spec_examples.xml")
+    doc = check_json(spec, "--reshape", "data=[2,12,10,?]", rc=0)
+    model = doc["models"][0]
+    inferred = {r["layer_name"]: r["inferred_output_shape"] for r in model["reductions"]}
+    assert inferred == {"mean_minus2": [2, 12, -1], "mean_channels": [2, 10, -1], "mean_hw": [2, 12],
+                        "mean_hw_keep": [2, 12, 1, 1]}  # fmt: skip
+    changed = {f["layer_name"] for f in model["findings"] if f["code"] == "reshape-changes-output"}
+    assert changed == {"mean_minus2", "mean_channels", "mean_hw", "mean_hw_keep"}
+    assert all(f["severity"] == "info" for f in model["findings"])
+    # Through OpenVINO too (the engine applies the reshape before inferring).
+    doc = check_json(spec, "--reshape", "data=[2,12,10,?]", "--engine", "openvino", rc=0)
+    for r in doc["models"][0]["reductions"]:
+        assert r["openvino_output_shape"] == r["inferred_output_shape"], r
+    # By tensor name as well as layer name; errors say what the Parameters are.
+    assert check_json(spec, "--reshape", "data=[1,12,10,24]", rc=0)["ok"]
+    out = ovreduce("check", spec, "--reshape", "nope=[1]", check_rc=2)
+    assert "NOT CHECKED  [input]" in out.stdout
+    assert "no Parameter has that name (Parameters: 'data')" in out.stdout
+    out = ovreduce("check", spec, "--reshape", "data=[1,x]", check_rc=2)
+    assert "cannot parse dimension" in out.stderr
+
+
+def test_junit_output() -> None:
+    out = ovreduce("check", str(SAMPLES / "spec_examples.xml"), str(SAMPLES / "broken" / "stale_output.xml"),
+                   "--format", "junit", check_rc=1)  # fmt: skip
+    root = etree.fromstring(out.stdout.encode())
+    suites = {Path(s.get("name")).stem: s for s in root.iter("testsuite")}
+    assert set(suites) == {"spec_examples", "stale_output"}
+    assert suites["spec_examples"].get("failures") == "0"
+    assert suites["stale_output"].get("failures") == "1"
+    failed = [c for c in suites["stale_output"].iter("testcase") if c.find("failure") is not None]
+    assert [c.get("name") for c in failed] == ["ReduceMean 8 mean_hw_keep"]
+    assert "reduce-output-mismatch" in failed[0].find("failure").get("type")
+
+
+def test_sarif_output() -> None:
+    broken = SAMPLES / "broken" / "stale_output.xml"
+    out = ovreduce("check", str(broken), str(SAMPLES / "broken" / "nope.xml"), "--format", "sarif", check_rc=2)
+    doc = json.loads(out.stdout)
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in run["results"]} <= rules
+    mismatch = next(r for r in run["results"] if r["ruleId"] == "reduce-output-mismatch")
+    assert mismatch["level"] == "error"
+    location = mismatch["locations"][0]
+    line = location["physicalLocation"]["region"]["startLine"]
+    assert 'name="mean_hw_keep"' in broken.read_text().splitlines()[line - 1]
+    assert location["logicalLocations"][0]["name"] == "mean_hw_keep"
+    assert any(r["ruleId"] == "unreadable-ir" for r in run["results"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ir_samples/nothing-here/*.xml"], "the pattern matches no files"),
+        (["ir_samples/missing.xml"], "cannot read"),
+        (["ir_samples/spec_examples.xml", "ir_samples/rmsnorm.xml", "--bin", "x.bin"], "--bin names the weights"),
+        (["--format", "yaml", "ir_samples/spec_examples.xml"], "invalid choice"),
+    ],
+    ids=["glob-matches-nothing", "missing-file", "bin-with-two-models", "bad-format"],
+)  # fmt: skip
+def test_usage_and_input_errors_exit_2(args: list[str], message: str) -> None:
+    out = ovreduce("check", *args, check_rc=2)
+    assert message in out.stdout + out.stderr
+
+
+def test_glob_and_folder_expansion() -> None:
+    doc = check_json("ir_samples/broken/*.xml", rc=1)
+    assert len(doc["models"]) == len(BROKEN)
+    doc = check_json("ir_samples/broken", rc=1)
+    assert len(doc["models"]) == len(BROKEN)
+
+
+def test_progress_bar_on_a_terminal_only() -> None:
+    """With stderr on a terminal and several models, a progress bar is drawn there; stdout is unchanged."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size
+    proc = subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", str(SAMPLES)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=slave, text=True)  # fmt: skip
+    os.close(slave)
+    stdout, _ = proc.communicate(timeout=300)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    drawn = b"".join(chunks).decode(errors="replace")
+    assert "/13 [" in drawn  # tqdm's bar, e.g. "0/13 [00:00<?, ?model/s]", cleared when done
+    assert "/13 [" not in stdout
+    plain = ovreduce("check", str(SAMPLES))
+    assert "/13 [" not in plain.stderr
+
+
+def test_inspect() -> None:
+    path = str(SAMPLES / "spec_examples.xml")
+    out = ovreduce("inspect", path, check_rc=0)
+    assert "4 reductions" in out.stdout and "mean_hw_keep" in out.stdout
+    doc = json.loads(ovreduce("inspect", path, "--all", "--format", "json", check_rc=0).stdout)
+    assert doc["schema"] == "ovreduce.inspect/v1"
+    assert len(doc["layers"]) == doc["layer_count"] == 13
+    one = json.loads(ovreduce("inspect", path, "--layer", "mean_hw_keep", "--format", "json", check_rc=0).stdout)
+    (entry,) = one["layers"]
+    assert entry["attributes"] == {"keep_dims": "true"}
+    assert entry["reduction"]["axes"] == [2, 3]
+    assert entry["inputs"][0]["shape"] == [6, 12, 10, 24]
+    assert entry["inputs"][1]["producer"]["type"] == "Const"
+    assert entry["outputs"][0]["declared_shape"] == [6, 12, 1, 1]
+    text = ovreduce("inspect", path, "--layer", "8", check_rc=0).stdout
+    assert "axes: [2, 3] (const)" in text
+    assert "no layer with id or name 'nope'" in ovreduce("inspect", path, "--layer", "nope", check_rc=2).stderr
+
+
+def test_devices() -> None:
+    import openvino as ov
+
+    doc = json.loads(ovreduce("devices", "--format", "json", check_rc=0).stdout)
+    assert doc["schema"] == "ovreduce.devices/v1"
+    core = ov.Core()
+    assert [d["device"] for d in doc["devices"]] == core.available_devices
+    cpu = next(d for d in doc["devices"] if d["device"] == "CPU")
+    assert cpu["full_name"] == core.get_property("CPU", "FULL_DEVICE_NAME")
+    assert "FP32" in cpu["capabilities"]
+    assert "CPU" in ovreduce("devices", check_rc=0).stdout
