@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
 from ovreduce.compare import Comparison, compare, default_tolerances
-from ovreduce.errors import InputError, NotFoundError
+from ovreduce.errors import InputError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
@@ -32,15 +32,15 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
     """The :class:`LayerSpec` of reduction layer ``key`` (id or name).
 
     Raises:
-        NotFoundError: no such layer, or it is not a reduction.
-        InputError: its shape or types cannot be resolved or are not executable.
+        NotFoundError: no such layer.
+        InputError: it is not a reduction, or its shape or types cannot be resolved or are not executable.
     """
     layer = model.find_layer(key)
     engine = engine or ShapeEngine(model)
     try:
         info = engine.reduction(layer.id)
     except KeyError:
-        raise NotFoundError(
+        raise InputError(
             f"{layer.where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
             f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
         ) from None

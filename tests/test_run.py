@@ -103,7 +103,7 @@ def test_unknown_layer() -> None:
 
 def test_non_reduction_layer() -> None:
     model = load_ir(SAMPLES / "all_reductions.xml")
-    with pytest.raises(NotFoundError, match="is not a reduction; ovreduce runs ReduceMean"):
+    with pytest.raises(InputError, match="is not a reduction; ovreduce runs ReduceMean"):
         layer_spec(model, "x")
 
 

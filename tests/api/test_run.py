@@ -160,8 +160,9 @@ def test_output_element_limit(make_client: Callable[..., TestClient], rmsnorm: t
     assert "OVREDUCE_MAX_OUTPUT_ELEMENTS" in doc["detail"]
 
 
-def test_not_a_reduction_is_404(client: TestClient, rmsnorm_id: str) -> None:
-    doc = assert_problem(client.post(f"/v1/models/{rmsnorm_id}/layers/hidden_states/run"), 404, "not_found")
+def test_not_a_reduction_is_400(client: TestClient, rmsnorm_id: str) -> None:
+    """The layer exists (so not 404); running it is a bad request: ovreduce runs reductions only."""
+    doc = assert_problem(client.post(f"/v1/models/{rmsnorm_id}/layers/hidden_states/run"), 400, "input")
     assert "is not a reduction" in doc["detail"]
 
 
