@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ovreduce import shapes
 from ovreduce.errors import OvReduceError, UsageError
 from ovreduce.shapes import PartialShape
 
@@ -50,17 +51,11 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
 
 
 def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialShape]:
-    """``NAME=SHAPE`` pairs (OpenVINO shape syntax) as a dict."""
-    out = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"{option} {item!r}: expected NAME=SHAPE, e.g. {option} x=[1,3,224,224]")
-        try:
-            out[name] = PartialShape.parse(text)
-        except ValueError as exc:
-            raise UsageError(f"{option} {item!r}: {exc}") from None
-    return out
+    """``NAME=SHAPE`` options as a dict; :class:`UsageError` naming the option otherwise."""
+    try:
+        return shapes.parse_named_shapes(items)
+    except ValueError as exc:
+        raise UsageError(f"{option} {exc}") from None
 
 
 def _emit(text: str) -> None:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["INT64_MAX", "Dimension", "JsonDim", "JsonShape", "PartialShape"]
+__all__ = ["INT64_MAX", "Dimension", "JsonDim", "JsonShape", "PartialShape", "parse_named_shapes"]
 
 INT64_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
@@ -239,3 +239,21 @@ class PartialShape:
         if self.dims is None:
             return "[...]"
         return "[" + ",".join(str(d) for d in self.dims) + "]"
+
+
+def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
+    """``NAME=SHAPE`` assignments (``x=[1,3,224,224]``, OpenVINO syntax) as a dict.
+
+    Raises:
+        ValueError: naming the assignment and what is wrong with it.
+    """
+    out = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{item!r}: expected NAME=SHAPE, e.g. x=[1,3,224,224]")
+        try:
+            out[name] = PartialShape.parse(text)
+        except ValueError as exc:
+            raise ValueError(f"{item!r}: {exc}") from None
+    return out

@@ -24,7 +24,7 @@ from ovreduce.check import CheckReport, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import PartialShape, parse_named_shapes
 
 __all__ = ["router"]
 
@@ -35,16 +35,10 @@ _HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop
 
 
 def parse_reshape(items: list[str]) -> dict[str, PartialShape]:
-    out: dict[str, PartialShape] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise InputError(f"reshape {item!r}: expected NAME=SHAPE, e.g. reshape=x=[1,3,224,224]")
-        try:
-            out[name] = PartialShape.parse(text)
-        except ValueError as exc:
-            raise InputError(f"reshape {item!r}: {exc}") from None
-    return out
+    try:
+        return parse_named_shapes(items)
+    except ValueError as exc:
+        raise InputError(f"reshape {exc}") from None
 
 
 def run_check(
