@@ -100,9 +100,7 @@ def device_info() -> list[dict[str, Any]]:
 @dataclass
 class _Compiled:
     compiled: Any
-    request: Any
     precision: str
-    lock: threading.Lock
 
 
 class _Cache:
@@ -181,7 +179,7 @@ class OpenVINOBackend:
             effective = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
         except Exception:  # a plugin without the property
             effective = self.precision
-        item = _Compiled(compiled, compiled.create_infer_request(), effective, threading.Lock())
+        item = _Compiled(compiled, effective)
         CACHE.put(key, item)
         return item
 
@@ -193,10 +191,12 @@ class OpenVINOBackend:
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", self.precision,
                                  time.perf_counter() - start)  # fmt: skip
         try:
-            with item.lock:
-                tensors = [to_tensor(a, t) for a, t in zip(inputs, _input_types(spec), strict=True)]
-                item.request.infer(tensors)
-                output = from_tensor(item.request.get_output_tensor(0))
+            # A request per call: concurrent runs of one layer need no lock, and no cached request keeps its
+            # last (zero-copy) input alive after the call.
+            request = item.compiled.create_infer_request()
+            tensors = [to_tensor(a, t) for a, t in zip(inputs, _input_types(spec), strict=True)]
+            request.infer(tensors)
+            output = from_tensor(request.get_output_tensor(0))
         except Exception as exc:  # an inference failure is this backend's result too
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", item.precision,
                                  time.perf_counter() - start)  # fmt: skip
