@@ -57,6 +57,7 @@ def __getattr__(name: str) -> object:
     globals()[name] = value
     return value
 
+
 __all__ = [
     "AuditReport",
     "BackendError",

@@ -198,7 +198,6 @@ def quoteattr(text: str) -> str:
     return f'"{escaped}"'
 
 
-
 def check_sarif(report: CheckReport) -> str:
     """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
     from ovreduce import __version__

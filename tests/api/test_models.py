@@ -133,7 +133,9 @@ def test_run_suffix_rule(client: TestClient) -> None:
     xml, bin_data = reduce_ir("x/run")
     mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
     assert client.post(f"/v1/models/{mid}/layers/x/run/run", json={"backends": ["numpy"]}).status_code == 200
-    assert_problem(client.post(f"/v1/models/{mid}/layers/x/run", json={"backends": ["numpy"]}), 404, "not_found")
+    # ... so .../layers/x/run runs layer "x": here the Parameter of that name, which is no reduction.
+    problem = assert_problem(client.post(f"/v1/models/{mid}/layers/x/run", json={"backends": ["numpy"]}), 400, "input")
+    assert "name='x' (Parameter) is not a reduction" in problem["detail"]
     for method in ("GET", "PUT", "DELETE"):
         response = client.request(method, f"/v1/models/{mid}/layers/x/run")
         assert_problem(response, 405, "http.405")
