@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import given_tensors, json_bytes, problems
+from api.routes import given_tensors, problems, scrubbed_json
 from api.routes.models import ModelIdPath
 from api.schemas import AuditDocument, AuditRequest
 from api.store import Catalog
@@ -38,10 +38,7 @@ def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) ->
         )  # fmt: skip
         doc = report.to_json()
         doc["id"] = mid
-        name = str(meta.get("filename", "model.xml"))
-        # Keep the store's location out of the answer: OpenVINO's messages may quote the file's path.
-        text = json_bytes(doc).decode().replace(str(xml), name).replace(str(folder), ".")
-        return text.encode()
+        return scrubbed_json(doc, xml, str(meta.get("filename", "model.xml")))
 
 
 @router.post(

@@ -7,9 +7,6 @@ model has ``error`` set and exit 2); anything readable is answered 200 with the 
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
@@ -17,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes import json_bytes, problems, read_upload
+from api.routes import json_bytes, problems, read_upload, scrubbed_json, temporary_file
 from api.schemas import CheckDocument
 from api.store import display_name, model_id
 from ovreduce.check import CheckReport, check_model
@@ -60,16 +57,10 @@ def run_check(
         report = check_model(model, reshape=reshape, path=filename)
         return json_bytes(CheckReport((report,)).to_json())
     # OpenVINO reads the XML from a file: give it one, and keep its path out of the answer.
-    folder = tempfile.mkdtemp(prefix="ovreduce-check.")
-    try:
-        xml_path = Path(folder) / "model.xml"
-        xml_path.write_bytes(xml)
+    with temporary_file(xml, "model.xml", "ovreduce-check.") as xml_path:
         report = check_model(dataclasses.replace(model, source=str(xml_path)), reshape=reshape,
                              engine="openvino", path=filename)  # fmt: skip
-        text = json_bytes(CheckReport((report,)).to_json()).decode()
-        return text.replace(str(xml_path), filename).replace(folder, ".").encode()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        return scrubbed_json(CheckReport((report,)).to_json(), xml_path, filename)
 
 
 @router.post(

@@ -5,9 +5,6 @@ Needs the ``onnx`` extra (``pip install 'ovreduce[onnx]'``); without it the serv
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
@@ -15,7 +12,7 @@ from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import json_bytes, problems, read_upload
+from api.routes import problems, read_upload, scrubbed_json, temporary_file
 from api.schemas import ConformDocument
 from api.store import display_name
 from ovreduce.conform import conform_model
@@ -27,16 +24,10 @@ Precision = Literal["f32", "f16", "bf16", "default"]
 
 
 def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: str, precision: str) -> bytes:
-    folder = tempfile.mkdtemp(prefix="ovreduce-conform.")
-    try:
-        path = Path(folder) / "model.onnx"
-        path.write_bytes(data)
+    with temporary_file(data, "model.onnx", "ovreduce-conform.") as path:
         report = conform_model(str(path), seed=seed, device=device, precision=precision,
                                max_elements=settings.max_elements)  # fmt: skip
-        text = json_bytes(report.to_json()).decode()
-        return text.replace(str(path), filename).replace(folder, ".").encode()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        return scrubbed_json(report.to_json(), path, filename)
 
 
 @router.post(
