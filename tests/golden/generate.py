@@ -1,0 +1,153 @@
+"""Record the documents ovreduce gives for the bundled samples and a few ONNX models as golden files.
+
+    python tests/golden/generate.py          # rewrite tests/golden/docs/ (and tests/golden/models/*.onnx)
+
+Each case is one command line, run in-process from the repository root; its standard output is stored as
+it is (text, JUnit, SARIF) or, for JSON, with the measured times set to 0. ``test_golden.py`` runs the same
+cases and compares: the documents may gain fields, never lose or change one (see :func:`contains`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+DOCS = HERE / "docs"
+MODELS = HERE / "models"
+SAMPLES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "ir_samples").rglob("*.xml"))
+ONNX_MODELS = ("rms_norm_chain", "layer_norm_chain", "several_reductions", "qlinear", "reduce_mean_13_all_axes")
+# Keys whose values are measured (times, rounding errors of the runtime): compared loosely, see contains().
+MEASURED = {"seconds", "max_abs_error", "max_rel_error", "mean_abs_error", "max_abs_diff", "max_rel_diff",
+            "dequantized_max_abs_diff", "worst_index"}  # fmt: skip
+
+
+def reduction_layers(sample: str) -> list[str]:
+    text = (ROOT / sample).read_text()
+    return re.findall(r'<layer id="(\d+)" name="[^"]*" type="Reduce', text)
+
+
+def cases() -> Iterator[tuple[str, list[str]]]:
+    """(golden file name, command line) for every recorded document."""
+    for sample in SAMPLES:
+        stem = sample.removeprefix("ir_samples/").removesuffix(".xml").replace("/", "__")
+        for fmt in ("json", "text", "junit", "sarif"):
+            yield f"{stem}.check.{fmt}", ["check", sample, "--format", fmt, "-v"]
+        yield f"{stem}.check-openvino.json", ["check", sample, "--format", "json", "--engine", "openvino"]
+        yield f"{stem}.inspect.json", ["inspect", sample, "--format", "json"]
+        yield f"{stem}.inspect-all.json", ["inspect", sample, "--format", "json", "--all"]
+        yield f"{stem}.audit.json", ["audit", sample, "--format", "json", "--precision", "f32"]
+        for layer in reduction_layers(sample):
+            yield f"{stem}.run-{layer}.json", ["run", sample, "--layer", layer, "--format", "json"]
+    for name in ONNX_MODELS:
+        yield f"onnx__{name}.conform.json", ["conform", f"tests/golden/models/{name}.onnx", "--format", "json"]
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    from ovreduce.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+    finally:
+        os.chdir(cwd)
+    return rc, out.getvalue() + ("" if not err.getvalue() else "\n[stderr]\n" + err.getvalue())
+
+
+_NODE = re.compile(r"While validating node '[^']*' with friendly_name '[^']*'")
+
+
+def normalise(name: str, text: str) -> Any:
+    """The stored form: JSON documents parsed with measured values zeroed, other output as text."""
+    if not name.endswith(".json") or "[stderr]" in text:
+        return text
+    return _zero(json.loads(text))
+
+
+def _zero(doc: Any) -> Any:
+    if isinstance(doc, str):  # OpenVINO names the nodes it builds from a process-wide counter
+        return _NODE.sub("While validating node '...' with friendly_name '...'", doc)
+    if isinstance(doc, dict):
+        return {k: (0 if k == "seconds" else _zero(v)) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_zero(v) for v in doc]
+    return doc
+
+
+def contains(new: Any, old: Any, where: str = "$") -> list[str]:
+    """Differences that matter between a recorded document ``old`` and a new one: a missing or changed
+    value (fields the new document adds are fine; measured values only need the same kind: a number,
+    or null)."""
+    if isinstance(old, dict):
+        if not isinstance(new, dict):
+            return [f"{where}: was an object, now {type(new).__name__}"]
+        out = []
+        for key, value in old.items():
+            if key not in new:
+                out.append(f"{where}.{key}: missing")
+            elif key in MEASURED:
+                if (value is None) != (new[key] is None):
+                    out.append(f"{where}.{key}: {value!r} -> {new[key]!r}")
+            else:
+                out += contains(new[key], value, f"{where}.{key}")
+        return out
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(new) != len(old):
+            return [f"{where}: {old!r} -> {new!r}"]
+        return [d for i, (n, o) in enumerate(zip(new, old, strict=True)) for d in contains(n, o, f"{where}[{i}]")]
+    return [] if new == old else [f"{where}: {old!r} -> {new!r}"]
+
+
+def write_models() -> None:
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    from tests.conform import onnx_models as m
+
+    MODELS.mkdir(exist_ok=True)
+    builders = {
+        "rms_norm_chain": m.rms_norm_chain,
+        "layer_norm_chain": m.layer_norm_chain,
+        "several_reductions": m.several_reductions,
+        "qlinear": lambda: m.qlinear_reduce_mean(
+            np.uint8,
+            [2, 6],
+            [2, 1],
+            axes=[1],
+            keepdims=1,
+            data_scale=0.5,
+            data_zero_point=3,
+            reduced_scale=0.25,
+            reduced_zero_point=7,
+        ),
+        "reduce_mean_13_all_axes": lambda: m.reduce_mean(13, [2, 3, 4]),
+    }
+    for name in ONNX_MODELS:
+        m.save(builders[name](), MODELS / f"{name}.onnx")
+
+
+def main() -> None:
+    write_models()
+    DOCS.mkdir(exist_ok=True)
+    for old in DOCS.iterdir():
+        old.unlink()
+    for name, argv in cases():
+        rc, text = run_cli(argv)
+        doc = {"argv": argv, "exit": rc, "output": normalise(name, text)}
+        (DOCS / (name + ".golden")).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(rc, name)
+
+
+if __name__ == "__main__":
+    main()
