@@ -38,13 +38,14 @@ from typing import IO, Any, Generic, TypeVar
 
 from api.errors import RequestTooLargeError, StoreError
 from ovreduce.backends.base import LayerSpec
-from ovreduce.check import ModelReport, check_model
+from ovreduce.check import check_model
+from ovreduce.check.inspect import inspect_model
 from ovreduce.errors import LimitExceededError, NotFoundError, WeightsError
 from ovreduce.infer import ShapeEngine
-from ovreduce.inspect import inspect_model
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
+from ovreduce.reports import ModelCheck
 from ovreduce.run import layer_spec
 
 __all__ = ["LRU", "Catalog", "LoadedModel", "ModelHasher", "ModelStore", "display_name", "model_id"]
@@ -378,7 +379,7 @@ def display_name(filename: str | None, default: str) -> str:
     return base or default
 
 
-def summarize(mid: str, model: IRModel, report: ModelReport, **extra: Any) -> dict[str, Any]:
+def summarize(mid: str, model: IRModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
     """The stored summary of a model (meta.json, and the /v1/models answers)."""
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in report.findings:
@@ -419,7 +420,7 @@ class LoadedModel:
     def inspected(self) -> dict[str, Any]:
         """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
         if self._inspect is None:
-            doc = inspect_model(self.model, all_layers=True)
+            doc = inspect_model(self.model, all_layers=True).to_json()
             with self._lock:
                 self._inspect = doc
         assert self._inspect is not None

@@ -6,7 +6,7 @@ declared dims, and execute reductions on a NumPy reference and on the OpenVINO r
 
 from __future__ import annotations
 
-from ovreduce.check import CheckReport, Finding, ModelReport, ReductionReport, check_model, check_paths
+from ovreduce.check import check_model, check_paths
 from ovreduce.errors import (
     BackendError,
     DeviceNotAvailableError,
@@ -25,6 +25,17 @@ from ovreduce.errors import (
 )
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
+from ovreduce.reports import (
+    AuditDocument,
+    CheckDocument,
+    Comparison,
+    ConformDocument,
+    Finding,
+    InspectDocument,
+    ModelCheck,
+    ReductionCheck,
+    RunDocument,
+)
 from ovreduce.shapes import Dimension, PartialShape
 
 __version__ = "0.1.0"
@@ -33,8 +44,8 @@ __version__ = "0.1.0"
 # ovreduce (and running ``ovreduce check``) stays cheap.
 _LAZY = {
     "AuditReport": "ovreduce.audit",
+    "inspect_model": "ovreduce.check.inspect",
     "audit_model": "ovreduce.audit",
-    "Comparison": "ovreduce.compare",
     "compare": "ovreduce.compare",
     "ConformReport": "ovreduce.conform",
     "conform_model": "ovreduce.conform",
@@ -59,10 +70,12 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AuditDocument",
     "AuditReport",
     "BackendError",
-    "CheckReport",
+    "CheckDocument",
     "Comparison",
+    "ConformDocument",
     "ConformReport",
     "DeviceNotAvailableError",
     "Dimension",
@@ -74,10 +87,11 @@ __all__ = [
     "IRSyntaxError",
     "IRVersionError",
     "InputError",
+    "InspectDocument",
     "Layer",
     "LayerSpec",
     "LimitExceededError",
-    "ModelReport",
+    "ModelCheck",
     "NotFoundError",
     "NumPyBackend",
     "OpenVINOBackend",
@@ -85,7 +99,8 @@ __all__ = [
     "ParseLimits",
     "PartialShape",
     "Port",
-    "ReductionReport",
+    "ReductionCheck",
+    "RunDocument",
     "RunReport",
     "ShapeInferenceError",
     "UsageError",
@@ -96,6 +111,7 @@ __all__ = [
     "check_paths",
     "compare",
     "conform_model",
+    "inspect_model",
     "layer_spec",
     "load_ir",
     "parse_ir",

@@ -80,7 +80,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     try:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
-            progress=progress,
+            progress=None if progress is None else lambda: progress.update(1),
         )  # fmt: skip
     finally:
         if progress is not None:
@@ -99,7 +99,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 # -- inspect --------------------------------------------------------------------------------------------
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from ovreduce.inspect import inspect_model
+    from ovreduce.check.inspect import inspect_model
     from ovreduce.ir.parser import load_ir
     from ovreduce.render import inspect_text
 
@@ -109,9 +109,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     finally:
         model.close()
     if args.format == "json":
-        _emit(json.dumps(doc, indent=2) + "\n")
+        _emit(json.dumps(doc.to_json(), indent=2) + "\n")
     else:
-        _emit(inspect_text(doc, detail=args.layer is not None))
+        _emit(inspect_text(doc.to_json(), detail=args.layer is not None))
     return EXIT_OK
 
 

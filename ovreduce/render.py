@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ovreduce.check import SEVERITIES, CheckReport, ModelReport
+from ovreduce.check.findings import FINDINGS
+from ovreduce.reports import CheckDocument, ModelCheck
 
 __all__ = ["Style", "check_junit", "check_sarif", "check_text", "inspect_text", "shape_text", "table"]
 
@@ -66,14 +67,14 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
     return "\n".join(lines)
 
 
-def _counts(model: ModelReport) -> dict[str, int]:
+def _counts(model: ModelCheck) -> dict[str, int]:
     counts = {"error": 0, "warning": 0, "info": 0}
     for f in model.findings:
         counts[f.severity] += 1
     return counts
 
 
-def check_text(report: CheckReport, style: Style | None = None, *, verbose: bool = False) -> str:
+def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bool = False) -> str:
     """The check report as a person reads it: one block per model, then a summary line."""
     st = style or Style()
     out: list[str] = []
@@ -138,7 +139,7 @@ def check_text(report: CheckReport, style: Style | None = None, *, verbose: bool
     return "\n".join(out) + "\n"
 
 
-def check_junit(report: CheckReport) -> str:
+def check_junit(report: CheckDocument) -> str:
     """JUnit XML: a test suite per model, a test case per reduction plus one for whole-graph findings."""
     suites = []
     for m in report.models:
@@ -198,20 +199,18 @@ def quoteattr(text: str) -> str:
     return f'"{escaped}"'
 
 
-def check_sarif(report: CheckReport) -> str:
+def check_sarif(report: CheckDocument) -> str:
     """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
     from ovreduce import __version__
-    from ovreduce.check import __doc__ as check_doc
 
-    descriptions = _rule_descriptions(check_doc or "")
     level = {"error": "error", "warning": "warning", "info": "note"}
     rules = [
         {
             "id": code,
-            "shortDescription": {"text": descriptions.get(code, code)},
-            "defaultConfiguration": {"level": level[sev]},
+            "shortDescription": {"text": kind.meaning},
+            "defaultConfiguration": {"level": level[kind.severity]},
         }
-        for code, sev in SEVERITIES.items()
+        for code, kind in FINDINGS.items()
     ]
     rules.append({"id": "unreadable-ir", "shortDescription": {"text": "the file is not a readable OpenVINO IR"},
                   "defaultConfiguration": {"level": "error"}})  # fmt: skip
@@ -251,15 +250,6 @@ def check_sarif(report: CheckReport) -> str:
 
 def _uri(path: str) -> str:
     return path.replace(os.sep, "/")
-
-
-def _rule_descriptions(doc: str) -> dict[str, str]:
-    out = {}
-    for line in doc.splitlines():
-        parts = line.split()
-        if len(parts) > 2 and parts[0] in SEVERITIES and parts[1] in ("error", "warning", "info"):
-            out[parts[0]] = " ".join(parts[2:])
-    return out
 
 
 def inspect_text(doc: dict[str, Any], style: Style | None = None, *, detail: bool = False) -> str:

@@ -6,7 +6,6 @@ model has ``error`` set and exit 2); anything readable is answered 200 with the 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
@@ -14,10 +13,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes import json_bytes, problems, read_upload, scrubbed_json, temporary_file
+from api.routes import json_bytes, problems, read_upload
 from api.schemas import CheckDocument
 from api.store import display_name, model_id
-from ovreduce.check import CheckReport, check_model
+from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
@@ -53,14 +52,8 @@ def run_check(
     model = parse_ir(
         xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
     )
-    if engine == "native":
-        report = check_model(model, reshape=reshape, path=filename)
-        return json_bytes(CheckReport((report,)).to_json())
-    # OpenVINO reads the XML from a file: give it one, and keep its path out of the answer.
-    with temporary_file(xml, "model.xml", "ovreduce-check.") as xml_path:
-        report = check_model(dataclasses.replace(model, source=str(xml_path)), reshape=reshape,
-                             engine="openvino", path=filename)  # fmt: skip
-        return scrubbed_json(CheckReport((report,)).to_json(), xml_path, filename)
+    report = check_model(model, reshape=reshape, engine=engine, path=filename)
+    return json_bytes(check_document([report]).to_json())
 
 
 @router.post(
