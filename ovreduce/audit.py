@@ -171,7 +171,7 @@ def model_inputs(
     unknown = set(given) - used
     if unknown:
         options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        raise InputError(f"--input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
+        raise InputError(f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
     return arrays, described, notes
 
 

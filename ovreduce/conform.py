@@ -30,7 +30,7 @@ from ovreduce._openvino import clean_message, core
 from ovreduce.audit import model_inputs, run_marked
 from ovreduce.backends.openvino import PRECISIONS, check_device
 from ovreduce.compare import Comparison, compare, default_tolerances
-from ovreduce.errors import BackendError, InputError, OvReduceError, UsageError
+from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
 
 __all__ = ["ConformReport", "NodeCheck", "conform_model"]
@@ -152,7 +152,7 @@ def conform_model(
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
     Raises:
-        UsageError: the onnx package is missing.
+        BackendError: the onnx package is missing.
         InputError: the file is not a readable ONNX model, or unusable inputs.
         DeviceNotAvailableError: the device is not available.
     """
@@ -290,7 +290,7 @@ def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
         target = folder / f"{stem}.xml"
         save_model(ov_model, str(target), compress_to_fp16=False)
     except OSError as exc:
-        raise UsageError(f"--save-ir {folder}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot save the converted IR in {folder}: {exc.strerror or exc}") from None
     return str(target)
 
 

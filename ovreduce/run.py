@@ -126,13 +126,15 @@ def prepare_inputs(
                 notes.append(f"{what}: cast from {np.asarray(array).dtype} to {etype}")
         elif role == "axes":
             raise InputError(
-                f"{layer.where} takes its axes at run time (from a Parameter): give them with --input 1=FILE "
+                f"{layer.where} takes its axes at run time (from a Parameter): give them as input 1 "
                 f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}"
             )
         else:
             if override is not None:
                 if not override.compatible(shape):
-                    raise InputError(f"--shape for {what}: {override} is not compatible with the layer's {shape}")
+                    raise InputError(
+                        f"the shape given for {what}: {override} is not compatible with the layer's {shape}"
+                    )
                 shape = override
             dims, chosen = concrete_shape(shape, what)
             notes += chosen

@@ -30,14 +30,14 @@ FINDINGS: Mapping[str, FindingKind] = {
     "edge-precision-mismatch": FindingKind(
         "error", "an edge's producer and consumer ports declare different precisions"
     ),
-    "parameter-shape-mismatch": FindingKind("error", "a Parameter's ``shape`` attribute contradicts its port dims"),
-    "const-shape-mismatch": FindingKind("error", "a Const's ``shape`` attribute contradicts its port dims"),
+    "parameter-shape-mismatch": FindingKind("error", "a Parameter's shape attribute contradicts its port dims"),
+    "const-shape-mismatch": FindingKind("error", "a Const's shape attribute contradicts its port dims"),
     "precision-mismatch": FindingKind("error", "a port's precision contradicts the element type it carries"),
     "openvino-shape-mismatch": FindingKind(
-        "error", "(``--engine openvino``) declared dims contradict OpenVINO's shape"
+        "error", "(OpenVINO engine) declared dims contradict OpenVINO's shape"
     ),
-    "openvino-type-mismatch": FindingKind("error", "(``--engine openvino``) declared precision contradicts OpenVINO's"),
-    "openvino-read-failed": FindingKind("error", "(``--engine openvino``) OpenVINO refused the model"),
+    "openvino-type-mismatch": FindingKind("error", "(OpenVINO engine) declared precision contradicts OpenVINO's"),
+    "openvino-read-failed": FindingKind("error", "(OpenVINO engine) OpenVINO refused the model"),
     "bool-attr-invalid": FindingKind(
         "warning", "a boolean attribute is not true/false/1/0: OpenVINO reads the default"
     ),
@@ -46,10 +46,10 @@ FINDINGS: Mapping[str, FindingKind] = {
     "reduce-output-less-precise": FindingKind("info", "declared -1 where the inferred dim is static (compatible)"),
     "reduce-unresolved": FindingKind("info", "the reduction's input shape or axes cannot be resolved natively"),
     "native-inference-differs": FindingKind(
-        "info", "(``--engine openvino``) ovreduce's native shape differs from OpenVINO's"
+        "info", "(OpenVINO engine) ovreduce's native shape differs from OpenVINO's"
     ),
     "reshape-changes-output": FindingKind(
-        "info", "(``--reshape``) the output under the new shapes differs from the file"
+        "info", "(reshape) the output under the new shapes differs from the file"
     ),
 }
 _RANK = {"error": 0, "warning": 1, "info": 2}

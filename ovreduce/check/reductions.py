@@ -31,7 +31,7 @@ def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCh
         what = f"output port {out_port.id} declares {dims_text(out_port)} but {inferred} is inferred"
         basis = _basis(info)
         if verdict == "mismatch" and reshaped:
-            found.append(finding("reshape-changes-output", layer, f"after --reshape, {what} ({basis})", out_port.id))
+            found.append(finding("reshape-changes-output", layer, f"after reshaping, {what} ({basis})", out_port.id))
         elif verdict == "mismatch":
             found.append(finding("reduce-output-mismatch", layer, f"{what} ({basis})", out_port.id))
         elif verdict == "ambiguous" and not reshaped:
@@ -79,7 +79,7 @@ def _basis(info: ReductionInfo) -> str:
         "parameter": "from the Parameter's shape",
         "inferred": "as inferred",
         "const": "from the Const's shape",
-        "reshape": "after --reshape",
+        "reshape": "as reshaped",
     }
     src = origin.get(info.data.origin, "")
     return f"input {info.data.shape} {src}, {axes}, keep_dims={str(info.keep_dims).lower()}"
@@ -89,6 +89,6 @@ def _unresolved_reason(info: ReductionInfo) -> str:
     if info.data.shape is None:
         return (
             "the data input's shape cannot be resolved: its producer declares no <dim> (a scalar or a dynamic "
-            "rank) and ovreduce cannot infer it natively; use --engine openvino"
+            "rank) and ovreduce cannot infer it natively; the OpenVINO engine can"
         )
     return f"the axes cannot be resolved: {info.axes.reason}"
