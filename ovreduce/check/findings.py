@@ -33,9 +33,7 @@ FINDINGS: Mapping[str, FindingKind] = {
     "parameter-shape-mismatch": FindingKind("error", "a Parameter's shape attribute contradicts its port dims"),
     "const-shape-mismatch": FindingKind("error", "a Const's shape attribute contradicts its port dims"),
     "precision-mismatch": FindingKind("error", "a port's precision contradicts the element type it carries"),
-    "openvino-shape-mismatch": FindingKind(
-        "error", "(OpenVINO engine) declared dims contradict OpenVINO's shape"
-    ),
+    "openvino-shape-mismatch": FindingKind("error", "(OpenVINO engine) declared dims contradict OpenVINO's shape"),
     "openvino-type-mismatch": FindingKind("error", "(OpenVINO engine) declared precision contradicts OpenVINO's"),
     "openvino-read-failed": FindingKind("error", "(OpenVINO engine) OpenVINO refused the model"),
     "bool-attr-invalid": FindingKind(
@@ -48,9 +46,7 @@ FINDINGS: Mapping[str, FindingKind] = {
     "native-inference-differs": FindingKind(
         "info", "(OpenVINO engine) ovreduce's native shape differs from OpenVINO's"
     ),
-    "reshape-changes-output": FindingKind(
-        "info", "(reshape) the output under the new shapes differs from the file"
-    ),
+    "reshape-changes-output": FindingKind("info", "(reshape) the output under the new shapes differs from the file"),
 }
 _RANK = {"error": 0, "warning": 1, "info": 2}
 
