@@ -1,4 +1,4 @@
-"""One router per resource, and the few helpers they share (problem responses, JSON bodies, uploads)."""
+"""What the routers share: JSON answers, uploads and their names, KServe request tensors, temporary files."""
 
 from __future__ import annotations
 
@@ -15,30 +15,26 @@ import numpy.typing as npt
 from fastapi import UploadFile
 from starlette.responses import Response
 
-from api.schemas import Problem, Tensor
+from api.problems import responses
+from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.tensors import from_kserve
 
-__all__ = ["json_response", "problems", "read_upload"]
-
-_DESCRIPTIONS = {
-    400: "The request is malformed (problem+json, code request.invalid, input or usage)",
-    404: "Unknown model, layer or route (problem+json, code not_found)",
-    413: "Too large: body, upload, XML, layer count or tensor elements (problem+json, code limit*)",
-    422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
-    503: "Not available: OpenVINO device, busy workers or the store (problem+json)",
-    504: "The run took longer than the time limit (problem+json, code limit.time)",
-}
-
-
-def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries for problem+json answers (media type fixed up in :mod:`api.main`)."""
-    out: dict[int | str, dict[str, Any]] = {
-        status: {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)")}
-        for status in statuses
-    }
-    out["default"] = {"model": Problem, "description": "Any other error, e.g. 500 internal (problem+json)"}
-    return out
+__all__ = [
+    "STORED_MODEL_PROBLEMS",
+    "UPLOAD_PROBLEMS",
+    "display_name",
+    "given_tensors",
+    "json_bytes",
+    "json_response",
+    "read_upload",
+    "scrubbed_json",
+    "temporary_file",
+    "upload_names",
+]
+# The problems a route may answer, for its OpenAPI entry: work on an upload, work on a stored model.
+UPLOAD_PROBLEMS = responses(400, 413, 422, 503, 504)
+STORED_MODEL_PROBLEMS = responses(400, 404, 413, 422, 503, 504)
 
 
 def _finite(value: Any) -> Any:
@@ -88,6 +84,19 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     if len(data) > limit:
         raise LimitExceededError(f"{what} is larger than the limit of {limit} bytes ({setting})")
     return data
+
+
+def display_name(filename: str | None, default: str) -> str:
+    """The name an uploaded file is shown by: its base name, printable, at most 200 characters."""
+    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()[:200]
+    return base or default
+
+
+def upload_names(xml: UploadFile, bin_file: UploadFile | None) -> tuple[str, str]:
+    """The names an uploaded IR's two files are shown by (the bin's defaults to the xml's, with ``.bin``)."""
+    filename = display_name(xml.filename, "model.xml")
+    return filename, display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
 
 
 _MAX_NESTING = 64

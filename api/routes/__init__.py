@@ -1,0 +1,20 @@
+"""One router per resource; :data:`ROUTERS` is the one list of them (the app includes them and indexes their
+methods from it)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.routes import audit, check, conform, devices, health, layers, models
+
+__all__ = ["ROUTERS"]
+
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    devices.router,
+    check.router,
+    models.router,
+    layers.router,
+    audit.router,
+    conform.router,
+)
