@@ -13,9 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes import json_bytes, problems, read_upload
+from api.routes.common import UPLOAD_PROBLEMS, json_bytes, read_upload, upload_names
 from api.schemas import CheckDocument
-from api.store import display_name, model_id
+from api.store.disk import model_id
 from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
@@ -60,7 +60,7 @@ def run_check(
     "",
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
-    responses=problems(400, 413, 422, 503, 504),
+    responses=UPLOAD_PROBLEMS,
 )
 async def check(
     services: ServicesDep,
@@ -76,21 +76,22 @@ async def check(
     bin_bytes = None
     if bin_file is not None:
         bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
-    filename = display_name(xml.filename, "model.xml")
-    bin_filename = display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    filename, bin_filename = upload_names(xml, bin_file)
     shapes = parse_reshape(reshape or [])
     if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
         digest = model_id(xml_bytes, bin_bytes)
     else:
         digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
     key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
-    body = cache.get(key)
+    with services.check_cache_lock:
+        body = cache.get(key)
     if body is None:
         limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
         body = await pool.run(
             "the check", run_check, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,
         )  # fmt: skip
-        if len(body) <= _CACHE_MAX_DOC:
-            cache.put(key, body)
+        if cache.maxsize > 0 and len(body) <= _CACHE_MAX_DOC:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
+            with services.check_cache_lock:
+                cache[key] = body
     return Response(body, media_type="application/json")
