@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
+from ovreduce.reports import CheckDocument
 
 __all__ = ["Services", "ServicesDep", "WorkPool"]
 
@@ -82,7 +83,7 @@ class Services:
     settings: Settings
     catalog: Catalog
     pool: WorkPool
-    check_cache: LRUCache[tuple[Any, ...], bytes]
+    check_cache: LRUCache[tuple[Any, ...], CheckDocument]
     """``/v1/check`` documents by content hash and options; hold :attr:`check_cache_lock` to use it."""
     check_cache_lock: threading.Lock = field(default_factory=threading.Lock)
 

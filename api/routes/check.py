@@ -10,23 +10,22 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, json_bytes, read_upload, upload_names
-from api.schemas import CheckDocument
+from api.routes.common import UPLOAD_PROBLEMS, read_upload, upload_names
 from api.store.disk import model_id
 from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
+from ovreduce.reports import CheckDocument
 from ovreduce.shapes import PartialShape, parse_named_shapes
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/check", tags=["check"])
 Engine = Literal["native", "openvino"]
-_CACHE_MAX_DOC = 256 << 10  # documents kept by content hash (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big
+_CACHE_MAX_ROWS = 2048  # documents kept by content hash (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big
 _HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop
 
 
@@ -46,14 +45,14 @@ def run_check(
     engine: Engine,
     reshape: dict[str, PartialShape],
     limits: ParseLimits,
-) -> bytes:
-    """The check document as JSON bytes; raises the library's errors for an unreadable IR."""
+) -> CheckDocument:
+    """The check document; raises the library's errors for an unreadable IR."""
     weights = Weights(bin_data, name=bin_filename) if bin_data else None
     model = parse_ir(
         xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
     )
     report = check_model(model, reshape=reshape, engine=engine, path=filename)
-    return json_bytes(check_document([report]).to_json())
+    return check_document([report])
 
 
 @router.post(
@@ -70,7 +69,7 @@ async def check(
     reshape: Annotated[
         list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
     ] = None,
-) -> Response:
+) -> CheckDocument:
     settings, pool, cache = services.settings, services.pool, services.check_cache
     xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
     bin_bytes = None
@@ -84,14 +83,15 @@ async def check(
         digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
     key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
     with services.check_cache_lock:
-        body = cache.get(key)
-    if body is None:
+        doc = cache.get(key)
+    if doc is None:
         limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
-        body = await pool.run(
+        doc = await pool.run(
             "the check", run_check, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,
         )  # fmt: skip
-        if cache.maxsize > 0 and len(body) <= _CACHE_MAX_DOC:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
+        rows = sum(len(m.findings) + len(m.reductions) for m in doc.models)
+        if cache.maxsize > 0 and rows <= _CACHE_MAX_ROWS:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
             with services.check_cache_lock:
-                cache[key] = body
-    return Response(body, media_type="application/json")
+                cache[key] = doc
+    return doc
