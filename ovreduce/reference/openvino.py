@@ -242,15 +242,22 @@ kernel_logical_or = _logical(np.any)
 
 
 def reduce_with_notes(
-    op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False
+    op_type: str,
+    data: npt.ArrayLike,
+    axes: Sequence[int] | Array | int,
+    keep_dims: bool = False,
+    *,
+    version: str = "",
 ) -> tuple[Array, list[str]]:
     """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped).
+
+    ``version`` (an IR's ``opsetN``) picks the version of the op in the registry; by default its newest.
 
     Raises:
         InputError: an unknown op or an element type the op does not take.
         ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
     """
-    op = reduction(op_type)
+    op = reduction(op_type, version)
     array = np.asarray(data)
     if op.logical and array.dtype != np.bool_:
         raise ShapeInferenceError("Element type of data input must be boolean.")
