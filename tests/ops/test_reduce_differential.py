@@ -28,7 +28,7 @@ from ovreduce import ModelCheck, ReductionCheck, check_model, load_ir, parse_ir
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.weights import Weights
-from ovreduce.ops.reduce import REDUCTIONS, infer_reduce_shape
+from ovreduce.ops.registry import reductions
 from ovreduce.shapes import Dimension, PartialShape
 
 from .gen_models import CONSTRUCTORS, Case, StepResult, batches, build_batch, last_line, random_cases
@@ -95,8 +95,7 @@ def saved_batch(tmp_path_factory: pytest.TempPathFactory, core: Any) -> Callable
 def _refusal_by_ovreduce(step: StepResult) -> str | None:
     """ovreduce's shape rule on the inputs OpenVINO refused: its message, or None if it accepts them."""
     try:
-        infer_reduce_shape(
-            REDUCTIONS[step.op],
+        reductions()[step.op].output_shape(
             to_shape(step.data_shape),
             to_shape(step.axes_shape),
             step.axes,
@@ -182,7 +181,7 @@ def test_generator_coverage(saved_batch: Callable[[int], Saved]) -> None:
             compared += [s for s in steps if s.refusal is None]
             refused += [s for s in steps if s.refusal is not None]
     assert len(compared) >= MIN_COMPARED
-    assert {s.op for s in compared} == set(REDUCTIONS)
+    assert {s.op for s in compared} == set(reductions())
     outputs = [to_shape(s.node.get_output_partial_shape(0)) for s in compared]
     inputs = [to_shape(s.data_shape) for s in compared]
     assert any(s.dims is None for s in outputs), "no dynamic-rank output"
