@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
+from ovreduce.backends.openvino import LayerCache
 from ovreduce.reports import CheckDocument
 
 __all__ = ["Services", "ServicesDep", "WorkPool"]
@@ -86,6 +87,8 @@ class Services:
     check_cache: LRUCache[tuple[Any, ...], CheckDocument]
     """``/v1/check`` documents by content hash and options; hold :attr:`check_cache_lock` to use it."""
     check_cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    layer_cache: LayerCache = field(default_factory=LayerCache)
+    """Compiled single-layer models, shared by every run of this app."""
 
 
 async def _services(request: Request) -> Services:

@@ -14,7 +14,7 @@ LimitExceededError                 limit                  413
 RequestTooLargeError               limit.body             413
 RunTimeoutError                    limit.time             504
 NotFoundError                      not_found              404
-InputError, UsageError             input, usage           400
+InputError                         input                  400
 BackendError                       backend                503
 DeviceNotAvailableError            backend.device         503
 BusyError                          busy                   503
@@ -56,7 +56,6 @@ from ovreduce.errors import (
     NotFoundError,
     OvReduceError,
     ShapeInferenceError,
-    UsageError,
 )
 
 __all__ = [
@@ -80,7 +79,6 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     RunTimeoutError: 504,
     NotFoundError: 404,
     InputError: 400,
-    UsageError: 400,
     BackendError: 503,
     DeviceNotAvailableError: 503,
     BusyError: 503,

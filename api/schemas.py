@@ -7,12 +7,15 @@ fields, so the library can add some without breaking the contract.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ovreduce import reports
+
 __all__ = [
-    "AuditDocument",
+    "AuditAnswer",
     "AuditRequest",
     "CheckDocument",
     "ConformDocument",
@@ -354,25 +357,13 @@ class AuditRequest(BaseModel):
     rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
-class AuditLayerEntry(_Open):
-    layer_id: str | None
-    layer_name: str
-    type: str
-    ok: bool
-    status: str
+@dataclass(frozen=True, slots=True)
+class AuditAnswer(reports.AuditDocument):
+    """The ``ovreduce.audit/v1`` document of a stored model, with the model's id."""
 
+    __pydantic_config__ = reports.AuditDocument.__pydantic_config__
 
-class AuditDocument(_Open):
-    """The ``ovreduce.audit/v1`` document (see ``ovreduce audit --format json``)."""
-
-    schema_id: Literal["ovreduce.audit/v1"] = Field(alias="schema")
-    ok: bool
-    model: str
-    device: str
-    precision: str
-    error: str | None
-    layers: list[AuditLayerEntry]
-    final_outputs: list[dict[str, Any]]
+    id: str = ""
 
 
 class ConformNodeEntry(_Open):

@@ -30,7 +30,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 HIDDEN, HEADS = 16, 2
-CLI_IMPORTS = "import ovreduce.cli, ovreduce.check, ovreduce.render"  # what `ovreduce check` imports
+CLI_IMPORTS = "import ovreduce.cli, ovreduce.check, ovreduce.cli.render"  # what `ovreduce check` imports
 MODEL_VERSION = 1  # bump when the generated graph changes, so the cache is rebuilt
 
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ovreduce
 
-    def run_ovreduce() -> ovreduce.ModelReport:
+    def run_ovreduce() -> ovreduce.ModelCheck:
         model = ovreduce.load_ir(xml)
         try:
             return ovreduce.check_model(model)
@@ -174,9 +174,10 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
     """Where (a) and (d) spend their time, stage by stage (medians)."""
     import gc
 
-    from ovreduce import CheckReport, check_model, load_ir
+    from ovreduce import check_model, load_ir
+    from ovreduce.check import check_document
+    from ovreduce.cli.render import check_text
     from ovreduce.infer import ShapeEngine
-    from ovreduce.render import check_text
 
     model = load_ir(xml)
     engine = ShapeEngine(model)
@@ -209,7 +210,7 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
         "load_ir (lxml parse + IRModel)": lambda: load_ir(xml),
         "ShapeEngine(model)": lambda: ShapeEngine(model),
         "check_model(model, shapes=engine) (findings)": lambda: check_model(model, shapes=engine),
-        "render.check_text": lambda: check_text(CheckReport((report,))),
+        "render.check_text": lambda: check_text(check_document([report])),
         "(a) with the cyclic GC disabled": no_gc(whole),
     }
     print()

@@ -20,7 +20,6 @@ from ovreduce.errors import (
     NotFoundError,
     OvReduceError,
     ShapeInferenceError,
-    UsageError,
     WeightsError,
 )
 from ovreduce.ir.model import IRModel, Layer, Port
@@ -103,7 +102,6 @@ __all__ = [
     "RunDocument",
     "RunReport",
     "ShapeInferenceError",
-    "UsageError",
     "WeightsError",
     "__version__",
     "audit_model",

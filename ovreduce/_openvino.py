@@ -1,18 +1,21 @@
 """Lazy access to the OpenVINO runtime, shared by every module that needs it.
 
 Importing OpenVINO costs about half a second, so nothing imports it until it is used: ``ovreduce check``
-without ``--engine openvino`` never does.
+without the OpenVINO engine never does.
 """
 
 from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from ovreduce.errors import BackendError
 
-__all__ = ["clean_message", "core", "openvino", "partial_shape"]
+__all__ = ["clean_message", "core", "openvino", "partial_shape", "read_ir"]
 
 _NOISE = re.compile(r"^(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
 
@@ -52,3 +55,21 @@ def partial_shape(ov_shape: Any) -> Any:
         hi = int(d.get_max_length())
         dims.append(Dimension(lo, None if hi < 0 else hi))
     return PartialShape(tuple(dims))
+
+
+def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:
+    """An ``openvino.Model`` from an IR held in memory: the XML text and the weights (no files needed).
+
+    Raises whatever OpenVINO raises when it refuses the model.
+    """
+    import numpy as np
+
+    ov = openvino()
+    text = xml.decode("utf-8") if isinstance(xml, bytes) else xml
+    if weights is None:
+        raw = np.zeros(0, dtype=np.uint8)
+    elif isinstance(weights, np.ndarray):
+        raw = weights.reshape(-1).view(np.uint8)
+    else:
+        raw = np.frombuffer(weights, dtype=np.uint8)
+    return core().read_model(text, ov.Tensor(raw))

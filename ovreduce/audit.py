@@ -14,24 +14,25 @@ shows how far its final outputs moved between the two runs.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message, core
-from ovreduce.backends.openvino import PRECISIONS, check_device, from_tensor, precision_name, to_tensor
-from ovreduce.compare import Comparison, compare, default_tolerances
-from ovreduce.errors import InputError
+from ovreduce._openvino import clean_message, read_ir
+from ovreduce.backends.openvino import MarkedRun, check_device, check_precision, model_inputs, run_marked
+from ovreduce.compare import Comparison, compare, default_tolerances, machine_epsilon
 from ovreduce.ir.dtypes import element_type
-from ovreduce.ops.reduce import REDUCTIONS
-from ovreduce.reference.openvino import reduce_with_notes
+from ovreduce.ir.model import IRModel
+from ovreduce.ops.reduce import ReductionOp
+from ovreduce.ops.registry import reductions
+from ovreduce.reference.evaluate import reduce_with_notes
 from ovreduce.reports import AuditDocument, AuditInput, AuditLayer, FinalOutput, comparison_fields
-from ovreduce.tensors import concrete_shape, conform_array, generate
 
-__all__ = ["AuditReport", "LayerAudit", "MarkedRun", "audit_model", "model_inputs", "run_marked"]
+__all__ = ["AuditReport", "LayerAudit", "audit_model"]
 
 
 @dataclass
@@ -129,111 +130,8 @@ class AuditReport:
         )
 
 
-def model_inputs(
-    ov_model: Any, given: Mapping[str, npt.NDArray[Any]] | None, seed: int, max_elements: int | None = None
-) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
-    """Arrays for every model input, keyed by input index: given (by tensor or Parameter name) or seeded.
-
-    Raises:
-        InputError: a name matches no input, or an array does not fit its input.
-    """
-    from ovreduce._openvino import partial_shape
-
-    given = dict(given or {})
-    rng = np.random.default_rng(seed)
-    arrays: dict[int, npt.NDArray[Any]] = {}
-    described: list[AuditInput] = []
-    notes: list[str] = []
-    used: set[str] = set()
-    for index, port in enumerate(ov_model.inputs):
-        names = set(port.get_names()) | {port.get_node().get_friendly_name(), str(index)}
-        etype = element_type(port.get_element_type().get_type_name())
-        shape = partial_shape(port.get_partial_shape())
-        label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
-        match = next((n for n in sorted(names) if n in given), None)
-        if match is not None:
-            used.add(match)
-            array = conform_array(np.asarray(given[match]), etype, shape, f"input {label!r}")
-            origin = "given"
-        else:
-            dims, chosen = concrete_shape(shape, f"input {label!r}")
-            notes += chosen
-            array = generate(etype, dims, rng)
-            origin = f"seed {seed}"
-        if max_elements is not None and array.size > max_elements:
-            from ovreduce.errors import LimitExceededError
-
-            raise LimitExceededError(
-                f"input {label!r} has {array.size} elements, more than the limit of {max_elements}"
-            )
-        arrays[index] = array
-        described.append(AuditInput(label, array.shape, etype.name, origin))
-    unknown = set(given) - used
-    if unknown:
-        options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        raise InputError(f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
-    return arrays, described, notes
-
-
-def _config(precision: str) -> dict[str, str]:
-    return {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
-
-
-@dataclass
-class MarkedRun:
-    """What one run of a model with marked tensors gave."""
-
-    outputs: list[npt.NDArray[Any]]  # the model's own outputs
-    marked: list[npt.NDArray[Any]]  # the marked tensors, in the order they were asked for
-    effective_precision: str | None
-    runtime_precision: dict[str, str]  # node name -> the precision it executes in
-
-
-def run_marked(
-    ov_model: Any, marks: list[Any], inputs: Mapping[int, npt.NDArray[Any]], device: str, precision: str
-) -> MarkedRun:
-    """Run ``ov_model`` once with ``marks`` (OpenVINO outputs) added as model outputs.
-
-    Raises whatever OpenVINO raises.
-    """
-    original = len(ov_model.outputs)
-    added = ov_model.add_outputs(marks) if marks else []
-    compiled = core().compile_model(ov_model, device, _config(precision))
-    try:
-        effective = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
-    except Exception:  # a plugin without the property
-        effective = None
-    request = compiled.create_infer_request()
-    tensors = {i: to_tensor(a, element_type_name(ov_model.inputs[i])) for i, a in inputs.items()}
-    request.infer(tensors)
-    outputs = [from_tensor(request.get_output_tensor(i)) for i in range(len(ov_model.outputs))]
-    index = {j: next(i for i, o in enumerate(ov_model.outputs) if o == a) for j, a in enumerate(added)}
-    return MarkedRun(
-        outputs[:original], [outputs[index[j]] for j in range(len(added))], effective, _runtime_precisions(compiled)
-    )
-
-
-def _runtime_precisions(compiled: Any) -> dict[str, str]:
-    """Node name -> execution precision, from the compiled model's execution graph (where it has one)."""
-    out: dict[str, str] = {}
-    try:
-        for op in compiled.get_runtime_model().get_ordered_ops():
-            info = op.get_rt_info()
-            if "runtimePrecision" in info:
-                for name in str(info["originalLayersNames"].astype(str)).split(","):
-                    out.setdefault(name.strip(), precision_name(info["runtimePrecision"].astype(str)))
-    except Exception:  # a plugin without an execution graph
-        return {}
-    return out
-
-
-def element_type_name(port: Any) -> str:
-    return str(element_type(port.get_element_type().get_type_name()).name)
-
-
 def audit_model(
-    xml_path: str,
-    bin_path: str | None = None,
+    model: IRModel,
     *,
     inputs: Mapping[str, npt.NDArray[Any]] | None = None,
     seed: int = 0,
@@ -241,52 +139,53 @@ def audit_model(
     precision: str = "default",
     atol: float | None = None,
     rtol: float | None = None,
-    progress: Any = None,
+    progress: Callable[[], object] | None = None,
     max_elements: int | None = None,
 ) -> AuditDocument:
-    """Audit every reduction of the model at ``xml_path`` on ``device`` at ``precision``.
+    """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
-    A failure of OpenVINO (reading, compiling, inferring) is reported in the document, not raised.
+    OpenVINO reads the very bytes ``model`` was parsed from. A failure of OpenVINO (reading, compiling,
+    inferring) is reported in the document, not raised. ``progress`` is called once per reduction checked.
 
     Raises:
         InputError: unusable inputs or an unknown precision.
-        IRSyntaxError: the file is not XML at all (empty, binary, another format): not a model to audit.
         DeviceNotAvailableError: the device is not available.
     """
-    if precision not in PRECISIONS:
-        raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    check_precision(precision)
     check_device(device)
     start = time.perf_counter()
-    ids = _layer_ids(xml_path, bin_path)
-    try:
-        ov_model = core().read_model(xml_path, bin_path) if bin_path else core().read_model(xml_path)
-    except Exception as exc:  # OpenVINO refusing the model is a finding
-        return AuditReport(xml_path, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
-                           f"{clean_message(exc)}", seconds=time.perf_counter() - start).document  # fmt: skip
-    arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements)
-    nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in REDUCTIONS]
-    marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
+    ids = _layer_ids(model)
 
     def read() -> Any:
-        return core().read_model(xml_path, bin_path) if bin_path else core().read_model(xml_path)
+        return read_ir(model.xml, None if model.weights is None else model.weights.view())
 
+    try:
+        ov_model = read()
+    except Exception as exc:  # OpenVINO refusing the model is a finding
+        return AuditReport(model.source, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
+                           f"{clean_message(exc)}", seconds=time.perf_counter() - start).document  # fmt: skip
+    arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements)
+    kinds = reductions()
+    nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in kinds]
+    marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
     truth: MarkedRun | None = None
     try:
         plain = run_marked(read(), [], arrays, device, precision)
         audited = run_marked(ov_model, marks, arrays, device, precision)
         if audited.effective_precision not in ("f32", None) or precision != "f32":
             fresh = read()
-            fresh_nodes = {n.get_friendly_name(): n for n in fresh.get_ordered_ops() if n.get_type_name() in REDUCTIONS}
+            fresh_nodes = {n.get_friendly_name(): n for n in fresh.get_ordered_ops() if n.get_type_name() in kinds}
             truth_marks = [fresh_nodes[n.get_friendly_name()].output(0) for n in nodes]
             truth = run_marked(fresh, truth_marks, arrays, device, "f32")
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}"
-        return AuditReport(xml_path, device, precision, None, described, [], [], failed, notes,
+        return AuditReport(model.source, device, precision, None, described, [], [], failed, notes,
                            time.perf_counter() - start).document  # fmt: skip
     layers = []
     for k, node in enumerate(nodes):
         data, axes, out = audited.marked[3 * k : 3 * k + 3]
-        layer = _audit_layer(node, ids.get(node.get_friendly_name()), data, axes, out, atol, rtol)
+        layer = _audit_layer(kinds[node.get_type_name()], node, ids.get(node.get_friendly_name()), data, axes, out,
+                             atol, rtol)  # fmt: skip
         name = node.get_friendly_name()
         layer.runtime_precision = audited.runtime_precision.get(name)
         layer.plain_runtime_precision = plain.runtime_precision.get(name)
@@ -303,7 +202,7 @@ def audit_model(
             )
         layers.append(layer)
         if progress is not None:
-            progress.update(1)
+            progress()
     effective = audited.effective_precision
     finals = []
     for i, (a, b) in enumerate(zip(plain.outputs, audited.outputs, strict=True)):
@@ -316,31 +215,14 @@ def audit_model(
             "marking the reductions' tensors as outputs changed OpenVINO's graph (fusions), so the final outputs "
             "of the audited run differ from a plain run (see final_outputs)"
         )
-    return AuditReport(xml_path, device, precision, effective, described, layers, finals, None, notes,
+    return AuditReport(model.source, device, precision, effective, described, layers, finals, None, notes,
                        time.perf_counter() - start).document  # fmt: skip
 
 
-def _layer_ids(xml_path: str, bin_path: str | None) -> dict[str, str]:
-    """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file.
-
-    A file that is not XML raises :class:`IRSyntaxError`; any other problem our parser has is left for
-    OpenVINO to judge (it may read what ovreduce's parser refuses), and gives no ids.
-    """
-    from ovreduce.errors import IRSyntaxError, OvReduceError
-    from ovreduce.ir.parser import load_ir
-
-    try:
-        model = load_ir(xml_path, bin_path)
-    except IRSyntaxError:
-        raise
-    except OvReduceError:
-        return {}
-    counts: dict[str, int] = {}
-    for layer in model.layers:
-        counts[layer.name] = counts.get(layer.name, 0) + 1
-    ids = {layer.name: layer.id for layer in model.layers if counts[layer.name] == 1}
-    model.close()
-    return ids
+def _layer_ids(model: IRModel) -> dict[str, str]:
+    """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
+    counts = Counter(layer.name for layer in model.layers)
+    return {layer.name: layer.id for layer in model.layers if counts[layer.name] == 1}
 
 
 def _drift(
@@ -355,19 +237,15 @@ def _drift(
     )  # fmt: skip
 
 
-def _allowance(op_type: str, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool, etype: str) -> Any:
-    """How far rounding the captured input to its storage type can move a result: eps of the type times
-    the sum (Sum, L1) or mean (Mean) of the magnitudes reduced; None for the other reductions."""
-    from ovreduce.compare import machine_epsilon
-
-    if op_type not in ("ReduceSum", "ReduceMean", "ReduceL1") or data.dtype.kind not in "fV":
-        return None
-    mass, _ = reduce_with_notes("ReduceL1" if op_type != "ReduceMean" else "ReduceMean",
-                                np.abs(data.astype(np.float64)), axes, keep_dims)  # fmt: skip
-    return machine_epsilon(etype) * np.asarray(mass, dtype=np.float64)
+def _allowance(op: ReductionOp, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool, etype: str) -> Any:
+    """How far rounding the captured input to its storage type can move a result: eps of the type times the
+    op's rounding mass (None for ops without one)."""
+    mass = op.rounding_mass(data, axes, keep_dims)
+    return None if mass is None else machine_epsilon(etype) * mass
 
 
 def _audit_layer(
+    op: ReductionOp,
     node: Any,
     layer_id: str | None,
     data: npt.NDArray[Any],
@@ -394,6 +272,6 @@ def _audit_layer(
     layer.comparison = compare(
         expected, out, reference_name="numpy", candidate_name="openvino",
         atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
-        allowance=_allowance(op_type, data, axes, keep_dims, etype),
+        allowance=_allowance(op, data, axes, keep_dims, etype),
     )  # fmt: skip
     return layer

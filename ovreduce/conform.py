@@ -26,9 +26,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message, core
-from ovreduce.audit import model_inputs, run_marked
-from ovreduce.backends.openvino import PRECISIONS, check_device
+from ovreduce._openvino import clean_message
+from ovreduce.backends.openvino import check_device, check_precision, model_inputs, read_model, run_marked
 from ovreduce.compare import Comparison, compare, default_tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
@@ -157,8 +156,7 @@ def conform_model(
         DeviceNotAvailableError: the device is not available.
     """
     onnx = _onnx()
-    if precision not in PRECISIONS:
-        raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    check_precision(precision)
     check_device(device)
     start = time.perf_counter()
     try:
@@ -174,7 +172,7 @@ def conform_model(
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
         report.notes.append("nodes inside If/Loop/Scan subgraphs are not checked")
     try:
-        ov_model = core().read_model(path)
+        ov_model = read_model(path)
     except Exception as exc:  # the frontend refusing the model is the finding
         report.error = f"OpenVINO could not convert the model: {clean_message(exc)}"
         report.nodes = [_node(n, opsets, observable=False) for n in nodes]
@@ -290,7 +288,9 @@ def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
         target = folder / f"{stem}.xml"
         save_model(ov_model, str(target), compress_to_fp16=False)
     except OSError as exc:
-        raise InputError(f"cannot save the converted IR in {folder}: {exc.strerror or exc}") from None
+        raise InputError(
+            f"cannot save the converted IR in {folder}: {exc.strerror or exc}", parameter="save_ir"
+        ) from None
     return str(target)
 
 

@@ -18,7 +18,6 @@ dotted string that tools and the REST API can match on) and a message that says 
     ├── ShapeInferenceError             shape         a layer's inputs violate its shape rule
     ├── NotFoundError                   not_found     unknown layer (or model, in the service)
     ├── InputError                      input         a user-supplied tensor, shape or option is wrong
-    ├── UsageError                      usage         the command line is wrong
     └── BackendError                    backend       a runtime could not be used
         └── DeviceNotAvailableError     backend.device  the requested device is not present
 """
@@ -38,7 +37,6 @@ __all__ = [
     "NotFoundError",
     "OvReduceError",
     "ShapeInferenceError",
-    "UsageError",
     "WeightsError",
 ]
 
@@ -113,15 +111,24 @@ class NotFoundError(OvReduceError):
 
 
 class InputError(OvReduceError):
-    """A user-supplied tensor, shape or option is unusable."""
+    """A user-supplied tensor, shape or option is unusable.
+
+    ``parameter`` names the library function's parameter the problem is about (``inputs``, ``shapes``,
+    ``reshape``, ``save_ir``), so that a front end can say which of its own options gives it.
+    """
 
     code = "input"
 
-
-class UsageError(OvReduceError):
-    """The command line is wrong."""
-
-    code = "usage"
+    def __init__(
+        self,
+        message: str,
+        *,
+        parameter: str | None = None,
+        layer_id: str | None = None,
+        layer_name: str | None = None,
+    ) -> None:
+        super().__init__(message, layer_id=layer_id, layer_name=layer_name)
+        self.parameter = parameter
 
 
 class BackendError(OvReduceError):

@@ -81,7 +81,9 @@ class ShapeEngine:
             hits = [p for p in params if p.name == name or name in p.outputs[0].names]
             if not hits:
                 known = ", ".join(repr(p.name) for p in params) or "none"
-                raise InputError(f"--reshape {name}: no Parameter has that name (Parameters: {known})")
+                raise InputError(
+                    f"reshape {name}: no Parameter has that name (Parameters: {known})", parameter="reshape"
+                )
             matched[hits[0].id] = shape
         return matched
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,9 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import concrete_shape, conform_array, generate
+
+if TYPE_CHECKING:
+    from ovreduce.backends.openvino import LayerCache
 
 __all__ = ["RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
 
@@ -127,13 +130,15 @@ def prepare_inputs(
         elif role == "axes":
             raise InputError(
                 f"{layer.where} takes its axes at run time (from a Parameter): give them as input 1 "
-                f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}"
+                f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}",
+                parameter="inputs",
             )
         else:
             if override is not None:
                 if not override.compatible(shape):
                     raise InputError(
-                        f"the shape given for {what}: {override} is not compatible with the layer's {shape}"
+                        f"the shape given for {what}: {override} is not compatible with the layer's {shape}",
+                        parameter="shapes",
                     )
                 shape = override
             dims, chosen = concrete_shape(shape, what)
@@ -155,7 +160,9 @@ def _check_size(shape: Sequence[int], limit: int | None, what: str) -> None:
         raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit}")
 
 
-def make_backends(names: Sequence[str], *, device: str = "CPU", precision: str = "f32") -> list[Backend]:
+def make_backends(
+    names: Sequence[str], *, device: str = "CPU", precision: str = "f32", cache: LayerCache | None = None
+) -> list[Backend]:
     """Backends by name (``numpy``, ``openvino``).
 
     Raises:
@@ -171,7 +178,7 @@ def make_backends(names: Sequence[str], *, device: str = "CPU", precision: str =
         elif name == "openvino":
             from ovreduce.backends.openvino import OpenVINOBackend
 
-            out.append(OpenVINOBackend(device, precision))
+            out.append(OpenVINOBackend(device, precision, cache=cache))
         else:
             raise InputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
     if not out:

@@ -6,16 +6,16 @@ judged against the NumPy reference recomputed from its captured input (see :mod:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from fastapi import APIRouter, Body
-from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, scrubbed_json
+from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors
 from api.routes.models import ModelIdPath
-from api.schemas import AuditDocument, AuditRequest
+from api.schemas import AuditAnswer, AuditRequest
 from api.store.catalog import Catalog
 from ovreduce.audit import audit_model
 
@@ -24,26 +24,19 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/models/{model_id}/audit", tags=["audit"])
 
 
-def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) -> bytes:
-    store = catalog.store
-    with store.pinned(mid):
-        meta = store.meta(mid)
-        folder = store.path(mid)
-        xml = folder / "model.xml"
-        weights = folder / "model.bin"
-        report = audit_model(
-            str(xml), str(weights) if weights.is_file() else None,
-            inputs=given_tensors(req.inputs, settings.max_elements), seed=req.seed, device=req.device,
+def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) -> AuditAnswer:
+    with catalog.store.pinned(mid):
+        loaded = catalog.load(mid)
+        doc = audit_model(
+            loaded.model, inputs=given_tensors(req.inputs, settings.max_elements), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
         )  # fmt: skip
-        doc = report.to_json()
-        doc["id"] = mid
-        return scrubbed_json(doc, xml, str(meta.get("filename", "model.xml")))
+        return AuditAnswer(**{f.name: getattr(doc, f.name) for f in dataclasses.fields(doc)}, id=mid)
 
 
 @router.post(
     "",
-    response_model=AuditDocument,
+    response_model=AuditAnswer,
     summary="Run the whole model and judge every reduction against the reference (ovreduce.audit/v1)",
     responses=STORED_MODEL_PROBLEMS,
 )
@@ -51,7 +44,6 @@ async def audit(
     services: ServicesDep,
     model_id: ModelIdPath,
     body: Annotated[AuditRequest | None, Body()] = None,
-) -> Response:
+) -> AuditAnswer:
     req = body if body is not None else AuditRequest()
-    data = await services.pool.run("the audit", _audit, services.catalog, services.settings, model_id, req)
-    return Response(data, media_type="application/json")
+    return await services.pool.run("the audit", _audit, services.catalog, services.settings, model_id, req)

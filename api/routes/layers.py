@@ -15,8 +15,7 @@ from fastapi import APIRouter, Body, Query
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
-from api.config import Settings
-from api.deps import ServicesDep
+from api.deps import Services, ServicesDep
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest
@@ -78,11 +77,12 @@ def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
     return out
 
 
-def _run(catalog: Catalog, settings: Settings, mid: str, key: str, req: RunRequest) -> bytes:
+def _run(services: Services, mid: str, key: str, req: RunRequest) -> bytes:
+    catalog, settings = services.catalog, services.settings
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
         spec = loaded.spec(key)
-        runners = make_backends(req.backends, device=req.device, precision=req.precision)
+        runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=services.layer_cache)
         given = given_tensors(req.inputs, settings.max_elements)
         arrays, notes = prepare_inputs(
             loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
@@ -142,5 +142,5 @@ async def run_layer(
 ) -> Response:
     req = body if body is not None else RunRequest()
     what = f"the run of layer {layer!r}"
-    data = await services.pool.run(what, _run, services.catalog, services.settings, model_id, layer, req)
+    data = await services.pool.run(what, _run, services, model_id, layer, req)
     return Response(data, media_type="application/json")

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.errors import OvReduceError
-from ovreduce.reference.openvino import reduce_with_notes
+from ovreduce.reference.evaluate import reduce_with_notes
 
 __all__ = ["NumPyBackend"]
 

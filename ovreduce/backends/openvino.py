@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,12 @@ import numpy as np
 import numpy.typing as npt
 from cachetools import LRUCache
 
-from ovreduce._openvino import clean_message, core, openvino
+from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
+from ovreduce.reports import AuditInput
 from ovreduce.tensors import concrete_shape, conform_array, generate
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "read_model",
     "run_marked",
     "runtime_precisions",
-    "shared_layer_cache",
     "to_tensor",
 ]
 
@@ -186,19 +185,6 @@ class LayerCache:
         return len(self._items)
 
 
-@cache
-def shared_layer_cache() -> LayerCache:
-    """The cache backends share when given none: one per process, like :func:`ovreduce._openvino.core`."""
-    return LayerCache(64)
-
-
-def __getattr__(name: str) -> Any:
-    """``CACHE``: the shared layer cache under its old name (for callers not yet passing a cache)."""
-    if name == "CACHE":
-        return shared_layer_cache()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def precision_name(value: Any) -> str:
     """``f32``/``f16``/``bf16`` for what OpenVINO reports (an ``ov.Type`` or a string)."""
     name = value.get_type_name() if hasattr(value, "get_type_name") else str(value)
@@ -211,7 +197,8 @@ class OpenVINOBackend:
     Args:
         device: an OpenVINO device name (``CPU``, ``GPU``, ``GPU.1``, ``AUTO``...).
         precision: ``f32``, ``f16``, ``bf16`` or ``default``.
-        cache: where compiled layers are kept; by default the process's :func:`shared_layer_cache`.
+        cache: where compiled layers are kept (share one between backends to share compiles); by default
+            a cache of this backend's own.
 
     Raises:
         DeviceNotAvailableError: the device is not available here.
@@ -224,7 +211,7 @@ class OpenVINOBackend:
         self.device = device
         self.precision = precision
         self.name = f"openvino:{device}"
-        self.cache = cache if cache is not None else shared_layer_cache()
+        self.cache = cache if cache is not None else LayerCache()
 
     def compiled(self, spec: LayerSpec) -> CompiledLayer:
         """The compiled layer, from the cache when it is there; raises whatever OpenVINO raises."""
@@ -309,22 +296,6 @@ def from_tensor(tensor: Any) -> npt.NDArray[Any]:
 
 
 # -- the whole-model runner ---------------------------------------------------------------------------------
-def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:
-    """An ``openvino.Model`` from an IR held in memory: the XML text and the weights (no files needed).
-
-    Raises whatever OpenVINO raises when it refuses the model.
-    """
-    ov = openvino()
-    text = xml.decode("utf-8") if isinstance(xml, bytes) else xml
-    if weights is None:
-        raw = np.zeros(0, dtype=np.uint8)
-    elif isinstance(weights, np.ndarray):
-        raw = weights.reshape(-1).view(np.uint8)
-    else:
-        raw = np.frombuffer(weights, dtype=np.uint8)
-    return core().read_model(text, ov.Tensor(raw))
-
-
 def read_model(path: str | Path, weights_path: str | Path | None = None) -> Any:
     """An ``openvino.Model`` from a file OpenVINO reads (an IR, with its weights beside it or at
     ``weights_path``; an ONNX model). Raises whatever OpenVINO raises."""
@@ -335,7 +306,7 @@ def read_model(path: str | Path, weights_path: str | Path | None = None) -> Any:
 
 def model_inputs(
     ov_model: Any, given: Mapping[str, npt.NDArray[Any]] | None, seed: int, max_elements: int | None = None
-) -> tuple[dict[int, npt.NDArray[Any]], list[dict[str, Any]], list[str]]:
+) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index: given (by tensor or Parameter name) or seeded.
 
     Returns:
@@ -351,7 +322,7 @@ def model_inputs(
     given = dict(given or {})
     rng = np.random.default_rng(seed)
     arrays: dict[int, npt.NDArray[Any]] = {}
-    described: list[dict[str, Any]] = []
+    described: list[AuditInput] = []
     notes: list[str] = []
     used: set[str] = set()
     for index, port in enumerate(ov_model.inputs):
@@ -374,11 +345,13 @@ def model_inputs(
                 f"input {label!r} has {array.size} elements, more than the limit of {max_elements}"
             )
         arrays[index] = array
-        described.append({"name": label, "shape": list(array.shape), "element_type": etype.name, "origin": origin})
+        described.append(AuditInput(label, array.shape, etype.name, origin))
     unknown = set(given) - used
     if unknown:
         options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        raise InputError(f"--input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
+        raise InputError(
+            f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})", parameter="inputs"
+        )
     return arrays, described, notes
 
 

@@ -5,32 +5,17 @@ from __future__ import annotations
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.infer import PortState, ShapeEngine
 from ovreduce.ir.model import IRModel, Layer, Port
+from ovreduce.ops.registry import boolean_attributes
 from ovreduce.reports import Finding
 
-__all__ = ["BOOLEAN_ATTRIBUTES", "graph_findings"]
-
-# Boolean attributes of common ops; OpenVINO reads anything but true/false/1/0 (any case) as the default.
-BOOLEAN_ATTRIBUTES = {
-    **{t: ("keep_dims",) for t in (
-        "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-        "ReduceLogicalAnd", "ReduceLogicalOr",
-    )},
-    "MatMul": ("transpose_a", "transpose_b"),
-    "MVN": ("normalize_variance", "across_channels"),
-    "CumSum": ("exclusive", "reverse"),
-    "GRUCell": ("linear_before_reset",),
-    "GRUSequence": ("linear_before_reset",),
-    "NonMaxSuppression": ("sort_result_descending",),
-    "Interpolate": ("antialias",),
-    "Proposal": ("clip_before_nms", "clip_after_nms", "normalize"),
-}  # fmt: skip
+__all__ = ["graph_findings"]
 
 
 def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
     """Findings about every layer's boolean attributes, source layers and incoming edges."""
     out: list[Finding] = []
     for layer in model.layers:
-        for attr in BOOLEAN_ATTRIBUTES.get(layer.type, ()):
+        for attr in boolean_attributes(layer.type, layer.version):
             text = layer.data.get(attr)
             if text is not None and text.lower() not in ("true", "false", "1", "0"):
                 out.append(finding(

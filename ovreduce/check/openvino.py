@@ -12,24 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from ovreduce._openvino import clean_message, core, openvino, partial_shape
+from ovreduce._openvino import clean_message, openvino, partial_shape, read_ir
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reports import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
-__all__ = ["crosscheck", "read_with_openvino"]
-
-
-def read_with_openvino(model: IRModel) -> Any:
-    """The model as OpenVINO reads it (``ov.Model``) from the same bytes; raises whatever OpenVINO raises."""
-    ov = openvino()
-    weights = model.weights
-    data = np.frombuffer(weights.view(), np.uint8) if weights is not None else np.zeros(0, np.uint8)
-    return core().read_model(model.xml.decode("utf-8"), ov.Tensor(data))
+__all__ = ["crosscheck"]
 
 
 def crosscheck(
@@ -40,7 +30,7 @@ def crosscheck(
     """Findings from OpenVINO's view of the model, and the reports with ``openvino_output_shape`` set."""
     ov = openvino()
     try:
-        ov_model = read_with_openvino(model)
+        ov_model = read_ir(model.xml, None if model.weights is None else model.weights.view())
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding

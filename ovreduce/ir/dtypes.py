@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ELEMENT_TYPES",
     "ElementType",
-    "decode",
     "element_type",
     "element_type_for_numpy",
     "element_type_from_kserve",
@@ -172,10 +171,3 @@ def element_type_for_numpy(dtype: npt.DTypeLike) -> ElementType:
     if dt.kind in ("U", "S", "O"):
         return ELEMENT_TYPES["string"]
     raise ElementTypeError(f"NumPy dtype {dt} has no OpenVINO element type")
-
-
-def decode(etype: ElementType, buf: bytes | memoryview, count: int) -> npt.NDArray[Any]:
-    """Decode ``count`` elements of ``etype`` from ``buf``; see :func:`ovreduce.ir.values.decode`."""
-    from ovreduce.ir.values import decode as decode_values
-
-    return decode_values(etype, buf, count)

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ovreduce.errors import InputError, OvReduceError
+from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 
-__all__ = ["AxesPolicy", "normalize_axes"]
+__all__ = ["OPENVINO_AXES", "AxesPolicy", "normalize_axes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +72,11 @@ def normalize_axes(items: Sequence[Any], rank: int, policy: AxesPolicy, **contex
 def _is_int(item: object) -> bool:
     """A Python or NumPy integer, not a bool (NumPy's integers register as ``numbers.Integral``)."""
     return isinstance(item, numbers.Integral) and not isinstance(item, bool)
+
+
+# OpenVINO's axes: duplicates harmless, a scalar checked as rank 1 (``is_axis_valid``), its message.
+OPENVINO_AXES = AxesPolicy(
+    out_of_range="Axis {axis} out of the tensor rank range [{low}, {high}].",
+    scalar_as_rank1=True,
+    error=ShapeInferenceError,
+)

@@ -131,7 +131,7 @@ class Op:
         return ValueInfo(
             "unresolved", None,
             f"constant subgraph through {layer.type} layer {layer.name!r}, which ovreduce does not fold "
-            f"(use --engine openvino)",
+            f"(the OpenVINO engine folds it)",
         )  # fmt: skip
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:

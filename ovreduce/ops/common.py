@@ -14,7 +14,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from ovreduce.ir.dtypes import ElementType, decode
+from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
 
@@ -108,6 +108,8 @@ def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
         return list(struct.unpack(f"<{count}{code}", raw))
     if etype.name == "boolean":
         return [int(b != 0) for b in raw]
+    from ovreduce.ir.values import decode  # imports NumPy: only for the rarer types
+
     values: list[Any] = decode(etype, raw, count).tolist()
     return values
 

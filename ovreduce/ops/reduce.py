@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.axes import AxesPolicy, normalize_axes
+from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
 from ovreduce.shapes import Dimension, PartialShape
 
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     Array = npt.NDArray[Any]
 
 __all__ = [
-    "OPENVINO_AXES",
     "ReduceL1_4",
     "ReduceL2_4",
     "ReduceLogicalAnd_1",
@@ -57,13 +56,6 @@ __all__ = [
 ]
 
 Allowance = Literal["sum", "mean"]
-
-# OpenVINO's axes: duplicates harmless, a scalar checked as rank 1 (``is_axis_valid``), its message.
-OPENVINO_AXES = AxesPolicy(
-    out_of_range="Axis {axis} out of the tensor rank range [{low}, {high}].",
-    scalar_as_rank1=True,
-    error=ShapeInferenceError,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,12 +204,12 @@ class ReductionOp(Op):
         ("sum") or mean ("mean") of ``|data|`` over ``axes``, in f64; None for other ops or non-float data."""
         import numpy as np
 
-        from ovreduce.reference.openvino import reduce_with_notes
+        from ovreduce.reference import openvino as ref
 
         if self.allowance is None or data.dtype.kind not in "fV":
             return None
-        how = "ReduceMean" if self.allowance == "mean" else "ReduceL1"
-        mass, _ = reduce_with_notes(how, np.abs(data.astype(np.float64)), axes, keep_dims)
+        kernel = ref.kernel_mean if self.allowance == "mean" else ref.kernel_l1
+        mass, _ = ref.run_kernel(kernel, False, np.abs(data.astype(np.float64)), axes, keep_dims)
         return np.asarray(mass, dtype=np.float64)
 
 
@@ -356,13 +348,3 @@ class ReduceLogicalOr_1(_Logical):  # noqa: N801
 
     def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
         return _opset(1).reduce_logical_or(data, axes, keep_dims)
-
-
-def __getattr__(name: str) -> Any:
-    """``REDUCTIONS``: the registered reductions by type (kept for callers of the old table; new code asks
-    :func:`ovreduce.ops.registry.reductions`)."""
-    if name == "REDUCTIONS":
-        from ovreduce.ops.registry import reductions
-
-        return reductions()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

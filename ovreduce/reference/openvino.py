@@ -36,23 +36,21 @@ import numpy.typing as npt
 
 from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import element_type_for_numpy
-from ovreduce.ops.axes import normalize_axes
-from ovreduce.ops.reduce import OPENVINO_AXES
-from ovreduce.ops.registry import reduction
+from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.shapes import PartialShape
 
 __all__ = [
-    "reduce",
-    "reduce_l1",
-    "reduce_l2",
-    "reduce_logical_and",
-    "reduce_logical_or",
-    "reduce_max",
-    "reduce_mean",
-    "reduce_min",
-    "reduce_prod",
-    "reduce_sum",
-    "reduce_with_notes",
+    "kernel_l1",
+    "kernel_l2",
+    "kernel_logical_and",
+    "kernel_logical_or",
+    "kernel_max",
+    "kernel_mean",
+    "kernel_min",
+    "kernel_prod",
+    "kernel_sum",
+    "normalized_axes",
+    "run_kernel",
 ]
 
 Array = npt.NDArray[Any]
@@ -60,7 +58,8 @@ _INT64_LIMIT = 2**63
 _BUFFER_ELEMENTS = 1 << 20
 
 
-def _axes(data: Array, axes: Sequence[int] | Array | int, keep_dims: bool) -> tuple[int, ...]:
+def normalized_axes(data: Array, axes: Sequence[int] | Array | int, keep_dims: bool) -> tuple[int, ...]:
+    """The axes of ``data`` that OpenVINO reduces, sorted and unique; OpenVINO's errors otherwise."""
     values = np.asarray(axes)
     if values.ndim > 1:
         raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {PartialShape.static(values.shape)}")
@@ -241,76 +240,28 @@ kernel_logical_and = _logical(np.all)
 kernel_logical_or = _logical(np.any)
 
 
-def reduce_with_notes(
-    op_type: str,
+def run_kernel(
+    kernel: Callable[[Array, tuple[int, ...], bool, list[str]], Array],
+    logical: bool,
     data: npt.ArrayLike,
     axes: Sequence[int] | Array | int,
-    keep_dims: bool = False,
-    *,
-    version: str = "",
+    keep_dims: bool,
 ) -> tuple[Array, list[str]]:
-    """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped).
-
-    ``version`` (an IR's ``opsetN``) picks the version of the op in the registry; by default its newest.
-
-    Raises:
-        InputError: an unknown op or an element type the op does not take.
-        ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
-    """
-    op = reduction(op_type, version)
+    """Check ``data`` and ``axes`` as OpenVINO does, then run ``kernel`` (one of the ``kernel_*`` above) with
+    the axes normalised; returns the result in the output type and notes on anything worth telling."""
     array = np.asarray(data)
-    if op.logical and array.dtype != np.bool_:
+    if logical and array.dtype != np.bool_:
         raise ShapeInferenceError("Element type of data input must be boolean.")
-    if not op.logical and not (_is_float(array) or array.dtype.kind in "iu"):
+    if not logical and not (_is_float(array) or array.dtype.kind in "iu"):
         raise ShapeInferenceError(f"Element type of data input must be numeric. Got: {_type_name(array.dtype)}")
-    normalized = _axes(array, axes, keep_dims)
+    normalized = normalized_axes(array, axes, keep_dims)
     notes: list[str] = []
     # NumPy casts to the float64 accumulator in buffers of 8192 elements by default, which makes an f32 sum
     # take 2.5 copies' time; buffers of 2^20 elements (12 MiB for f32 -> f64) bring it near 1.5.
     previous_bufsize = np.setbufsize(_BUFFER_ELEMENTS)
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is NaN, f32 overflow is inf, quietly (IEEE)
-            result = op.kernel(array, normalized, keep_dims, notes)
+            result = kernel(array, normalized, keep_dims, notes)
     finally:
         np.setbufsize(previous_bufsize)
-    return np.asarray(result, dtype=array.dtype if not op.logical else np.bool_), notes
-
-
-def reduce(op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:
-    """Reduce ``data`` over ``axes`` with OpenVINO semantics (see the module docstring).
-
-    Args:
-        op_type: ``ReduceMean``, ``ReduceSum``, ``ReduceMax``, ``ReduceMin``, ``ReduceProd``, ``ReduceL1``,
-            ``ReduceL2``, ``ReduceLogicalAnd`` or ``ReduceLogicalOr``.
-        data: the input; its dtype is the element type (use ``ml_dtypes.bfloat16`` for bf16).
-        axes: a scalar or 1-D sequence of axes in ``[-r, r-1]``; empty means the identity.
-        keep_dims: keep reduced axes as dims of size 1 (OpenVINO's default is false).
-
-    Returns:
-        An array of ``data``'s dtype (bool for the logical reductions).
-
-    Raises:
-        InputError: an unknown op or an element type the op does not take.
-        ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
-    """
-    return reduce_with_notes(op_type, data, axes, keep_dims)[0]
-
-
-def _named(op_type: str) -> Callable[..., Array]:
-    def fn(data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:
-        return reduce(op_type, data, axes, keep_dims)
-
-    fn.__name__ = "reduce_" + op_type.removeprefix("Reduce").lower().replace("logical", "logical_")
-    fn.__doc__ = f"``{op_type}`` with OpenVINO semantics; see :func:`reduce`."
-    return fn
-
-
-reduce_mean = _named("ReduceMean")
-reduce_sum = _named("ReduceSum")
-reduce_max = _named("ReduceMax")
-reduce_min = _named("ReduceMin")
-reduce_prod = _named("ReduceProd")
-reduce_l1 = _named("ReduceL1")
-reduce_l2 = _named("ReduceL2")
-reduce_logical_and = _named("ReduceLogicalAnd")
-reduce_logical_or = _named("ReduceLogicalOr")
+    return np.asarray(result, dtype=array.dtype if not logical else np.bool_), notes

@@ -29,7 +29,7 @@ KiB = 1024
         (lib.IRError, 422), (lib.IRSyntaxError, 422), (lib.IRVersionError, 422), (lib.IRStructureError, 422),
         (lib.ElementTypeError, 422), (lib.WeightsError, 422), (lib.ShapeInferenceError, 422),
         (lib.LimitExceededError, 413), (api_errors.RequestTooLargeError, 413), (api_errors.RunTimeoutError, 504),
-        (lib.NotFoundError, 404), (lib.InputError, 400), (lib.UsageError, 400), (lib.OvReduceError, 400),
+        (lib.NotFoundError, 404), (lib.InputError, 400), (lib.OvReduceError, 400),
         (lib.BackendError, 503), (lib.DeviceNotAvailableError, 503), (api_errors.BusyError, 503),
         (api_errors.StoreError, 503),
     ],

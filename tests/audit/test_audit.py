@@ -17,10 +17,12 @@ import openvino as ov
 import pytest
 
 import ovreduce.audit as audit
-from ovreduce.audit import AuditReport, MarkedRun, audit_model
-from ovreduce.backends.openvino import precision_name
+from ovreduce import load_ir
+from ovreduce.audit import audit_model
+from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
 from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
+from ovreduce.reports import AuditDocument
 
 from . import ov_models
 
@@ -66,7 +68,7 @@ def _openvino(path: Path, feeds: dict[str, Any], precision: str = "f32") -> Any:
     return compiled(feeds)
 
 
-def _layer(report: AuditReport, name: str) -> dict[str, Any]:
+def _layer(report: AuditDocument, name: str) -> dict[str, Any]:
     return next(layer for layer in report.to_json()["layers"] if layer["layer_name"] == name)
 
 
@@ -76,7 +78,7 @@ def _expect_drift(precision: str) -> bool:
 
 
 def test_rms_norm_at_f32_is_within_tolerance(models: dict[str, Path]) -> None:
-    report = audit_model(str(models["rms"]), precision="f32")
+    report = audit_model(load_ir(models["rms"]), precision="f32")
     doc = report.to_json()
     assert report.ok is True
     assert doc["error"] is None
@@ -95,7 +97,7 @@ def test_rms_norm_at_f32_is_within_tolerance(models: dict[str, Path]) -> None:
 def test_rms_norm_in_an_inaccurate_precision_drifts(models: dict[str, Path], precision: str) -> None:
     """bf16 MatMuls upstream move the reduction's input; its output no longer matches an f32 run of the
     whole model, although the reduction itself computes its captured input exactly."""
-    report = audit_model(str(models["rms"]), precision=precision)
+    report = audit_model(load_ir(models["rms"]), precision=precision)
     layer = _layer(report, "mean_square")
     assert layer["drift"] is not None  # compared with an f32 run whenever the run was not plainly f32
     assert layer["mismatched"] == 0  # the reduction's own error is fine
@@ -119,7 +121,7 @@ def test_a_hundred_reductions_cost_a_constant_number_of_runs(
         for precision in ("f32", "bf16"):
             marked_runs.clear()
             start = time.perf_counter()
-            report = audit_model(str(models[key]), precision=precision)
+            report = audit_model(load_ir(models[key]), precision=precision)
             elapsed = time.perf_counter() - start
             counts[key, precision] = [p for p, _ in marked_runs]
             assert report.error is None
@@ -133,8 +135,8 @@ def test_a_hundred_reductions_are_all_reported(models: dict[str, Path], monkeypa
     class Progress:
         updates = 0
 
-        def update(self, n: int) -> None:
-            self.updates += n
+        def __call__(self) -> None:
+            self.updates += 1
 
     references: list[str] = []
     real = audit.reduce_with_notes
@@ -146,7 +148,7 @@ def test_a_hundred_reductions_are_all_reported(models: dict[str, Path], monkeypa
 
     monkeypatch.setattr(audit, "reduce_with_notes", counting)
     progress = Progress()
-    report = audit_model(str(models["many"]), precision="f32", progress=progress)
+    report = audit_model(load_ir(models["many"]), precision="f32", progress=progress)
     doc = report.to_json()
     assert len(doc["layers"]) == 100
     assert progress.updates == 100
@@ -166,7 +168,7 @@ def _worst(layer: dict[str, Any]) -> float:
 @pytest.mark.parametrize(("key", "precision"), [("many", "f32"), ("mixed", "f32"), ("softmax", "bf16")])
 def test_layers_are_sorted_worst_first(models: dict[str, Path], key: str, precision: str) -> None:
     feeds = {"q": np.full((2, 16), 100, np.uint8)} if key == "mixed" else None
-    layers = audit_model(str(models[key]), precision=precision, inputs=feeds).to_json()["layers"]
+    layers = audit_model(load_ir(models[key]), precision=precision, inputs=feeds).to_json()["layers"]
     failing = [layer["ok"] for layer in layers]
     assert failing == sorted(failing)  # every failing layer before every passing one
     for group in (False, True):
@@ -178,7 +180,7 @@ def test_integer_saturation_is_the_layers_own_error_even_at_f32(models: dict[str
     """A mean of sixteen u8 hundreds is 100; the CPU plugin accumulates in the u8 output buffer."""
     data = np.full((2, 16), 100, np.uint8)
     openvino = np.asarray(_openvino(models["u8"], {"x": data})[0])
-    report = audit_model(str(models["u8"]), precision="f32", inputs={"x": data})
+    report = audit_model(load_ir(models["u8"]), precision="f32", inputs={"x": data})
     layer = _layer(report, "mean_u8")
     assert layer["exact"] is True
     assert report.ok is bool(np.all(openvino == 100))
@@ -193,7 +195,7 @@ def test_integer_saturation_is_the_layers_own_error_even_at_f32(models: dict[str
 def test_mixed_model_reports_only_the_wrong_layer(models: dict[str, Path]) -> None:
     rng = np.random.default_rng(7)
     feeds = {"x": rng.standard_normal((4, 32)).astype(np.float32), "q": np.full((2, 16), 100, np.uint8)}
-    report = audit_model(str(models["mixed"]), precision="f32", inputs=feeds)
+    report = audit_model(load_ir(models["mixed"]), precision="f32", inputs=feeds)
     doc = report.to_json()
     assert [i["origin"] for i in doc["inputs"]] == ["given", "given"]
     statuses = {layer["layer_name"]: layer["status"] for layer in doc["layers"]}
@@ -209,7 +211,7 @@ def test_final_outputs_compare_the_audited_and_the_plain_run(
     models: dict[str, Path], marked_runs: list[tuple[str, MarkedRun]]
 ) -> None:
     feeds = {"x": np.random.default_rng(1).standard_normal((1, 8, 256)).astype(np.float32)}
-    report = audit_model(str(models["softmax"]), precision="f32", inputs=feeds)
+    report = audit_model(load_ir(models["softmax"]), precision="f32", inputs=feeds)
     doc = report.to_json()
     (_, plain), (_, audited) = marked_runs
     # the plain run is OpenVINO's own result for the unmodified model
@@ -223,14 +225,14 @@ def test_final_outputs_compare_the_audited_and_the_plain_run(
 
 
 def test_final_outputs_of_an_unaffected_model_are_identical(models: dict[str, Path]) -> None:
-    doc = audit_model(str(models["rms"]), precision="f32").to_json()
+    doc = audit_model(load_ir(models["rms"]), precision="f32").to_json()
     assert [(f["identical"], f["max_abs_diff"]) for f in doc["final_outputs"]] == [(True, 0.0)]
     assert doc["notes"] == []
 
 
 @pytest.mark.skipif(not BF16_CAPABLE, reason="the CPU runs bf16 only where it supports it")
 def test_a_precision_changed_by_marking_is_noted(models: dict[str, Path]) -> None:
-    layer = _layer(audit_model(str(models["pooled"]), precision="bf16"), "pool")
+    layer = _layer(audit_model(load_ir(models["pooled"]), precision="bf16"), "pool")
     plain, audited = layer["plain_runtime_precision"], layer["runtime_precision"]
     changed = plain is not None and audited is not None and plain != audited
     assert any("observing it changed its precision" in note for note in layer["notes"]) is changed
@@ -238,7 +240,7 @@ def test_a_precision_changed_by_marking_is_noted(models: dict[str, Path]) -> Non
 
 
 def test_json_document(models: dict[str, Path]) -> None:
-    doc = audit_model(str(models["mixed"]), precision="f32", seed=3).to_json()
+    doc = audit_model(load_ir(models["mixed"]), precision="f32", seed=3).to_json()
     assert doc["schema"] == "ovreduce.audit/v1"
     assert set(doc) >= {"ok", "model", "device", "precision", "effective_precision", "error", "inputs", "layers",
                         "final_outputs", "notes", "seconds"}  # fmt: skip
@@ -254,7 +256,7 @@ def test_json_document(models: dict[str, Path]) -> None:
 
 
 def test_a_model_openvino_cannot_compile_is_a_finding(models: dict[str, Path]) -> None:
-    report = audit_model(str(models["uncompilable"]), precision="f32")
+    report = audit_model(load_ir(models["uncompilable"]), precision="f32")
     assert report.ok is False
     assert report.error is not None
     assert report.error.startswith("OpenVINO failed: ")
@@ -288,7 +290,7 @@ UNKNOWN_OP_IR = """<?xml version="1.0"?>
 def test_an_ir_openvino_cannot_read_is_a_finding(tmp_path: Path) -> None:
     path = tmp_path / "unknown_op.xml"
     path.write_text(UNKNOWN_OP_IR)
-    doc = audit_model(str(path), precision="f32").to_json()
+    doc = audit_model(load_ir(path), precision="f32").to_json()
     assert doc["ok"] is False
     assert doc["error"] == (
         "OpenVINO could not read the model: Opset opset1 doesn't contain the operation with type: Frobnicate"
@@ -301,15 +303,15 @@ def test_a_file_that_is_not_xml_is_refused(tmp_path: Path, content: bytes) -> No
     path = tmp_path / "model.xml"
     path.write_bytes(content)
     with pytest.raises(IRSyntaxError):
-        audit_model(str(path))
+        audit_model(load_ir(path))
 
 
 def test_given_inputs_are_checked(models: dict[str, Path]) -> None:
     with pytest.raises(InputError, match="'nope' names no model input"):
-        audit_model(str(models["u8"]), inputs={"nope": np.zeros((2, 16), np.uint8)})
+        audit_model(load_ir(models["u8"]), inputs={"nope": np.zeros((2, 16), np.uint8)})
     with pytest.raises(InputError, match="shape"):
-        audit_model(str(models["u8"]), inputs={"x": np.zeros((3, 16), np.uint8)})
+        audit_model(load_ir(models["u8"]), inputs={"x": np.zeros((3, 16), np.uint8)})
     with pytest.raises(InputError, match="precision 'f64'"):
-        audit_model(str(models["u8"]), precision="f64")
+        audit_model(load_ir(models["u8"]), precision="f64")
     with pytest.raises(DeviceNotAvailableError):
-        audit_model(str(models["u8"]), device="NOSUCHDEVICE")
+        audit_model(load_ir(models["u8"]), device="NOSUCHDEVICE")

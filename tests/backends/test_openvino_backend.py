@@ -16,7 +16,6 @@ from ovreduce.backends.openvino import (
     OpenVINOBackend,
     available_devices,
     from_tensor,
-    shared_layer_cache,
     to_tensor,
 )
 from ovreduce.compare import compare, default_tolerances
@@ -41,8 +40,8 @@ def _delta(cache: LayerCache, before: tuple[int, int]) -> tuple[int, int]:
 
 
 # -- the compiled-layer cache ---------------------------------------------------------------------------------
-def test_backends_share_the_process_cache_unless_given_one(cache: LayerCache) -> None:
-    assert OpenVINOBackend("CPU", "f32").cache is shared_layer_cache()
+def test_backends_own_their_cache_unless_given_one(cache: LayerCache) -> None:
+    assert OpenVINOBackend("CPU", "f32").cache is not OpenVINOBackend("CPU", "f32").cache
     assert OpenVINOBackend("CPU", "f32", cache=cache).cache is cache
 
 

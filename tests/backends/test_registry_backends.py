@@ -76,7 +76,7 @@ def test_read_ir_from_bytes_is_the_model_read_from_files() -> None:
     arrays, described, _ = model_inputs(from_bytes, None, seed=0)
     a = run_marked(from_bytes, [], arrays, "CPU", "f32")
     b = run_marked(from_files, [], arrays, "CPU", "f32")
-    assert [d["name"] for d in described] == [p.get_any_name() for p in from_files.inputs]
+    assert [d.name for d in described] == [p.get_any_name() for p in from_files.inputs]
     for x, y in zip(a.outputs, b.outputs, strict=True):
         np.testing.assert_array_equal(x, y)
 
@@ -107,9 +107,9 @@ def test_model_inputs_given_by_name_and_seeded() -> None:
     again, _, _ = model_inputs(model, None, seed=1)
     for i in arrays:
         np.testing.assert_array_equal(arrays[i], again[i])
-    assert all(d["origin"] == "seed 1" for d in described)
+    assert all(d.origin == "seed 1" for d in described)
     given = {names[0]: arrays[0]}
     _, described, _ = model_inputs(model, given, seed=2)
-    assert described[0]["origin"] == "given"
+    assert described[0].origin == "given"
     with pytest.raises(InputError, match="names no model input"):
         model_inputs(model, {"nope": arrays[0]}, seed=0)

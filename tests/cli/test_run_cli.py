@@ -42,7 +42,7 @@ def test_runtime_axes_without_a_file_says_how_to_give_them(capsys: pytest.Captur
     status, out, err = ovreduce(capsys, RUNTIME, "--layer", "mean_one_runtime_axis")
     assert status == 2
     assert out == ""
-    assert "takes its axes at run time" in err and "--input 1=FILE" in err and "[input]" in err
+    assert "takes its axes at run time" in err and "--input NAME=FILE" in err and "[input]" in err
 
 
 @pytest.mark.parametrize("name", ["1", "axis"])
@@ -87,7 +87,7 @@ def test_shape_option_sets_the_generated_shape(capsys: pytest.CaptureFixture[str
 def test_dynamic_rank_without_shape_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     status, _out, err = ovreduce(capsys, DYNAMIC, "--layer", "sum_dynamic_rank")
     assert status == 2
-    assert "has a dynamic rank; give its shape with --shape NAME=SHAPE" in err
+    assert "has a dynamic rank; give its shape" in err and "--shape NAME=SHAPE" in err
 
 
 def test_dynamic_rank_with_shape_runs_numpy_and_reports_the_cpu_failure(capsys: pytest.CaptureFixture[str]) -> None:

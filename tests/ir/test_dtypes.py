@@ -26,13 +26,13 @@ from ovreduce import load_ir
 from ovreduce.errors import ElementTypeError, WeightsError
 from ovreduce.ir.dtypes import (
     ELEMENT_TYPES,
-    decode,
     element_type,
     element_type_for_numpy,
     element_type_from_kserve,
     element_type_from_precision,
 )
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.ir.values import decode
 
 TYPES = [name for name, t in ELEMENT_TYPES.items() if t.kind != "dynamic"]
 SHAPES = [(1,), (3,), (2, 4), (9,), (17,)]  # 1, 3, 8, 9 and 17 elements

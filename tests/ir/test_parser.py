@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovreduce import IRStructureError, NotFoundError, load_ir, parse_ir
-from ovreduce.ir.dtypes import ELEMENT_TYPES, decode
+from ovreduce.ir.dtypes import ELEMENT_TYPES
 from ovreduce.ir.model import IRModel, RtInfo
+from ovreduce.ir.values import decode
 from ovreduce.shapes import PartialShape
 
 from .irxml import chain, const, const_add, edge, layer, net, parameter, port, result, unary

@@ -19,9 +19,8 @@ from lxml import etree
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import element_type
-from ovreduce.ops.axes import normalize_axes
+from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.ops.base import parse_bool_attr
-from ovreduce.ops.reduce import OPENVINO_AXES
 from ovreduce.ops.registry import reductions
 from ovreduce.shapes import PartialShape
 

@@ -139,13 +139,6 @@ def test_boolean_attributes(op_type: str, version: str, expected: tuple[str, ...
     assert boolean_attributes(op_type, version) == expected
 
 
-def test_boolean_attributes_match_checks_table() -> None:
-    from ovreduce.check import BOOLEAN_ATTRIBUTES
-
-    for op_type, attrs in BOOLEAN_ATTRIBUTES.items():
-        assert boolean_attributes(op_type, "opset8") == attrs, op_type
-
-
 # -- a toy op, registered for one test ----------------------------------------------------------------------
 class ToySumSquare(ReductionOp):
     """Sum of squares, as ONNX's ReduceSumSquare: its own kernel, and a builder composing OpenVINO ops."""

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ovreduce.errors import InputError, ShapeInferenceError
-from ovreduce.reference.openvino import reduce, reduce_mean, reduce_with_notes
+from ovreduce.reference.evaluate import reduce, reduce_mean, reduce_with_notes
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ARITHMETIC = ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2")

@@ -1,70 +1,13 @@
-"""Rendering of the library's documents for people (text tables) and tools (JUnit XML, SARIF)."""
+"""The documents as a person reads them on a terminal: tables and summary lines."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
-from ovreduce.check.findings import FINDINGS
+from ovreduce.cli.render.style import Style, shape_text, table
 from ovreduce.reports import CheckDocument, ModelCheck
 
-__all__ = ["Style", "check_junit", "check_sarif", "check_text", "inspect_text", "shape_text", "table"]
-
-
-class Style:
-    """ANSI colours, only for a terminal and only when NO_COLOR is unset."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        stream = stream or sys.stdout
-        self.enabled = stream.isatty() and "NO_COLOR" not in os.environ
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.enabled else text
-
-    def red(self, text: str) -> str:
-        return self._wrap("31", text)
-
-    def yellow(self, text: str) -> str:
-        return self._wrap("33", text)
-
-    def green(self, text: str) -> str:
-        return self._wrap("32", text)
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-    def bold(self, text: str) -> str:
-        return self._wrap("1", text)
-
-    def severity(self, sev: str, text: str | None = None) -> str:
-        text = text or sev
-        return {"error": self.red, "warning": self.yellow}.get(sev, self.dim)(text)
-
-
-def shape_text(shape: Any) -> str:
-    """A JSON shape (list/None) in OpenVINO's notation."""
-    if shape is None:
-        return "[...]"
-    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
-
-
-def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> str:
-    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them)."""
-    import re
-
-    ansi = re.compile(r"\033\[[0-9;]*m")
-    widths = [len(h) for h in header]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(ansi.sub("", cell)))
-    lines = []
-    for row in [header, *rows]:
-        cells = [cell + " " * (widths[i] - len(ansi.sub("", cell))) for i, cell in enumerate(row)]
-        lines.append((indent + "  ".join(cells)).rstrip())
-    return "\n".join(lines)
+__all__ = ["audit_text", "check_text", "conform_text", "inspect_text", "run_text"]
 
 
 def _counts(model: ModelCheck) -> dict[str, int]:
@@ -137,119 +80,6 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
         f"{failing} with errors, {unreadable} unreadable"
     )
     return "\n".join(out) + "\n"
-
-
-def check_junit(report: CheckDocument) -> str:
-    """JUnit XML: a test suite per model, a test case per reduction plus one for whole-graph findings."""
-    suites = []
-    for m in report.models:
-        cases: list[str] = []
-        failures = 0
-        errors = 0
-        if m.error is not None:
-            errors = 1
-            cases.append(
-                f'    <testcase classname={quoteattr(m.path)} name="read">\n'
-                f"      <error type={quoteattr(m.error.code)} message={quoteattr(m.error.message)}/>\n"
-                f"    </testcase>"
-            )
-        else:
-            by_layer: dict[str | None, list[Any]] = {}
-            for f in m.findings:
-                by_layer.setdefault(f.layer_id, []).append(f)
-            reduction_ids = {r.layer_id for r in m.reductions}
-            for r in m.reductions:
-                bad = [f for f in by_layer.get(r.layer_id, []) if f.severity == "error"]
-                name = f"{r.type} {r.layer_id} {r.layer_name}"
-                cases.append(_junit_case(m.path, name, bad))
-                failures += bool(bad)
-            rest = [f for lid, fs in by_layer.items() if lid not in reduction_ids for f in fs if f.severity == "error"]
-            cases.append(_junit_case(m.path, "graph integrity", rest))
-            failures += bool(rest)
-        suites.append(
-            f'  <testsuite name={quoteattr(m.path)} tests="{len(cases)}" failures="{failures}" '
-            f'errors="{errors}">\n' + "\n".join(cases) + "\n  </testsuite>"
-        )
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ovreduce check">\n'
-        + "\n".join(suites)
-        + "\n</testsuites>\n"
-    )
-
-
-def _junit_case(path: str, name: str, failures: list[Any]) -> str:
-    head = f"    <testcase classname={quoteattr(path)} name={quoteattr(name)}"
-    if not failures:
-        return head + "/>"
-    text = "\n".join(f"{f.code}: {f.message}" for f in failures)
-    return (
-        head + ">\n"
-        f"      <failure type={quoteattr(failures[0].code)} message={quoteattr(failures[0].message)}>"
-        f"{_xml_text(text)}</failure>\n    </testcase>"
-    )
-
-
-def _xml_text(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def quoteattr(text: str) -> str:
-    """An XML attribute value, quoted (what xml.sax.saxutils.quoteattr does, without importing urllib)."""
-    escaped = _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
-    return f'"{escaped}"'
-
-
-def check_sarif(report: CheckDocument) -> str:
-    """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
-    from ovreduce import __version__
-
-    level = {"error": "error", "warning": "warning", "info": "note"}
-    rules = [
-        {
-            "id": code,
-            "shortDescription": {"text": kind.meaning},
-            "defaultConfiguration": {"level": level[kind.severity]},
-        }
-        for code, kind in FINDINGS.items()
-    ]
-    rules.append({"id": "unreadable-ir", "shortDescription": {"text": "the file is not a readable OpenVINO IR"},
-                  "defaultConfiguration": {"level": "error"}})  # fmt: skip
-    results: list[dict[str, Any]] = []
-    for m in report.models:
-        if m.error is not None:
-            results.append({
-                "ruleId": "unreadable-ir", "level": "error",
-                "message": {"text": f"[{m.error.code}] {m.error.message}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(m.path)}}}],
-            })  # fmt: skip
-            continue
-        for f in m.findings:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(m.path)}}
-            if f.line:
-                physical["region"] = {"startLine": f.line}
-            location: dict[str, Any] = {"physicalLocation": physical}
-            if f.layer_id is not None:
-                location["logicalLocations"] = [
-                    {"name": f.layer_name, "fullyQualifiedName": f"layer {f.layer_id}", "kind": "object"}
-                ]
-            results.append({
-                "ruleId": f.code, "level": level[f.severity], "message": {"text": f.message},
-                "locations": [location],
-            })  # fmt: skip
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "ovreduce", "version": __version__, "rules": rules,
-                                "informationUri": "https://github.com/openvinotoolkit/openvino"}},
-            "results": results,
-        }],
-    }  # fmt: skip
-    return json.dumps(doc, indent=2) + "\n"
-
-
-def _uri(path: str) -> str:
-    return path.replace(os.sep, "/")
 
 
 def inspect_text(doc: dict[str, Any], style: Style | None = None, *, detail: bool = False) -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ovreduce import shapes
-from ovreduce.errors import OvReduceError, UsageError
+from ovreduce.cli.errors import UsageError
+from ovreduce.errors import InputError, OvReduceError
 from ovreduce.shapes import PartialShape
 
 __all__ = ["main"]
@@ -66,7 +67,7 @@ def _emit(text: str) -> None:
 # -- check ----------------------------------------------------------------------------------------------
 def _cmd_check(args: argparse.Namespace) -> int:
     from ovreduce.check import check_paths
-    from ovreduce.render import check_junit, check_sarif, check_text
+    from ovreduce.cli.render import check_junit, check_sarif, check_text
 
     paths = expand_paths(args.paths)
     if args.bin is not None and len(paths) != 1:
@@ -100,8 +101,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # -- inspect --------------------------------------------------------------------------------------------
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from ovreduce.check.inspect import inspect_model
+    from ovreduce.cli.render import inspect_text
     from ovreduce.ir.parser import load_ir
-    from ovreduce.render import inspect_text
 
     model = load_ir(args.path, args.bin)
     try:
@@ -130,8 +131,8 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from ovreduce.cli.render import run_text
     from ovreduce.ir.parser import load_ir
-    from ovreduce.render import run_text
     from ovreduce.run import run_layer
 
     inputs = parse_named_files(args.input)
@@ -170,11 +171,13 @@ def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
 # -- audit ------------------------------------------------------------------------------------------------
 def _cmd_audit(args: argparse.Namespace) -> int:
     from ovreduce.audit import audit_model
-    from ovreduce.render import audit_text
+    from ovreduce.cli.render import audit_text
+    from ovreduce.ir.parser import load_ir
 
     inputs = parse_named_files(args.input)
     if not Path(args.model).is_file():
         raise UsageError(f"{args.model}: no such file")
+    model = load_ir(args.model, args.bin)
     progress = None
     if sys.stderr.isatty() and args.format == "text":
         from tqdm import tqdm
@@ -182,10 +185,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
     try:
         report = audit_model(
-            args.model, args.bin, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
-            atol=args.atol, rtol=args.rtol, progress=progress,
+            model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+            atol=args.atol, rtol=args.rtol, progress=None if progress is None else lambda: progress.update(1),
         )  # fmt: skip
     finally:
+        model.close()
         if progress is not None:
             progress.close()
     _emit(json.dumps(report.to_json(), indent=2) + "\n" if args.format == "json" else audit_text(report))
@@ -194,8 +198,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 # -- conform ----------------------------------------------------------------------------------------------
 def _cmd_conform(args: argparse.Namespace) -> int:
+    from ovreduce.cli.render import conform_text
     from ovreduce.conform import conform_model
-    from ovreduce.render import conform_text
 
     if not Path(args.model).is_file():
         raise UsageError(f"{args.model}: no such file")
@@ -211,7 +215,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
 # -- devices ------------------------------------------------------------------------------------------------
 def _cmd_devices(args: argparse.Namespace) -> int:
     from ovreduce.backends.openvino import device_info
-    from ovreduce.render import table
+    from ovreduce.cli.render import table
 
     devices = device_info()
     if args.format == "json":
@@ -232,18 +236,12 @@ def _cmd_devices(args: argparse.Namespace) -> int:
 
 # -- serve --------------------------------------------------------------------------------------------------
 def _cmd_serve(args: argparse.Namespace) -> int:
-    """Run the REST API (``api.main:app``) with uvicorn until SIGTERM or Ctrl-C, then exit 0."""
-    import copy
-    import os
-    import signal
-
-    if args.store is not None:
-        os.environ["OVREDUCE_STORE"] = str(Path(args.store).expanduser().resolve())
+    """Run the REST API (:func:`api.server.serve`) until SIGTERM or Ctrl-C, then exit 0."""
     try:
-        import uvicorn
         from pydantic import ValidationError
 
         from api.config import Settings
+        from api.server import ServeError, serve
     except ImportError as exc:
         raise UsageError(f"serve needs the API's dependencies (fastapi, uvicorn, pydantic-settings): {exc}") from None
     try:
@@ -251,59 +249,37 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"the environment has invalid settings: {problems}") from None
+    given = {"host": args.host, "port": args.port}
+    if args.store is not None:
+        given["store"] = Path(args.store).expanduser().resolve()
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
     workers = args.workers if args.workers is not None else settings.workers
     if workers < 1:
         raise UsageError(f"--workers {workers}: expected 1 or more")
-    if workers > 1 and "OVREDUCE_CONCURRENCY" not in os.environ:  # the CPUs are shared by the worker processes
-        os.environ["OVREDUCE_CONCURRENCY"] = str(max(1, settings.concurrency // workers))
-    log_level = args.log_level or settings.log_level
-    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    log_config["loggers"]["ovreduce"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
-
-    def _stop(signum: int, frame: object) -> None:
-        # uvicorn handles the signal itself (graceful shutdown), then raises it again with this handler back
-        # in place: a requested stop is a clean exit.
-        raise SystemExit(EXIT_OK)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _stop)
-    options: dict[str, Any] = {
-        "host": args.host if args.host is not None else settings.host,
-        "port": args.port if args.port is not None else settings.port,
-        "workers": workers,
-        "log_level": log_level,
-        "log_config": log_config,
-        "access_log": not args.no_access_log,
-        "timeout_graceful_shutdown": args.graceful_timeout,
-    }
-    if workers == 1:
-        uvicorn.run("api.main:app", **options)
-        return EXIT_OK
-    # Several workers share one listening socket, bound here rather than by uvicorn: uvicorn's has protocol 0,
-    # so asyncio never sets TCP_NODELAY on its connections and every response waits ~40 ms for a delayed ACK.
-    from uvicorn.supervisors import Multiprocess
-
-    config = uvicorn.Config("api.main:app", **options)
-    Multiprocess(config, sockets=[_listen(config.host, config.port)]).run()
+    try:
+        serve(settings, workers=workers, log_level=args.log_level, access_log=not args.no_access_log,
+              graceful_timeout=args.graceful_timeout)  # fmt: skip
+    except ServeError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_OK
 
 
-def _listen(host: str, port: int) -> Any:
-    import logging
-    import socket
+# Where the library names one of its parameters, the options that give it on each command.
+_OPTIONS = {
+    "inputs": {"run": "--input NAME=FILE", "audit": "--input NAME=FILE", "conform": "--input NAME=FILE"},
+    "shapes": {"run": "--shape NAME=SHAPE or --input NAME=FILE", "audit": "--input NAME=FILE",
+               "conform": "--input NAME=FILE"},
+    "reshape": {"check": "--reshape NAME=SHAPE", "inspect": "--reshape NAME=SHAPE"},
+    "save_ir": {"conform": "--save-ir DIR"},
+}  # fmt: skip
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.set_inheritable(True)
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port)
-    return sock
+
+def _hint(command: str, exc: OvReduceError) -> str:
+    """The command-line options that give what an :class:`InputError` is about, where this command has them."""
+    if not isinstance(exc, InputError) or exc.parameter is None:
+        return ""
+    option = _OPTIONS.get(exc.parameter, {}).get(command)
+    return f" (give it with {option})" if option else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -412,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except OvReduceError as exc:
-        sys.stderr.write(f"ovreduce {args.command}: {exc.message} [{exc.code}]\n")
+        sys.stderr.write(f"ovreduce {args.command}: {exc.message}{_hint(args.command, exc)} [{exc.code}]\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("ovreduce: interrupted\n")

@@ -1,0 +1,21 @@
+"""Rendering of the library's documents for people (text) and tools (JUnit XML, SARIF)."""
+
+from __future__ import annotations
+
+from ovreduce.cli.render.junit import check_junit
+from ovreduce.cli.render.sarif import check_sarif
+from ovreduce.cli.render.style import Style, shape_text, table
+from ovreduce.cli.render.text import audit_text, check_text, conform_text, inspect_text, run_text
+
+__all__ = [
+    "Style",
+    "audit_text",
+    "check_junit",
+    "check_sarif",
+    "check_text",
+    "conform_text",
+    "inspect_text",
+    "run_text",
+    "shape_text",
+    "table",
+]
