@@ -20,7 +20,6 @@ from ovreduce.errors import (
     NotFoundError,
     OvReduceError,
     ShapeInferenceError,
-    UsageError,
     WeightsError,
 )
 from ovreduce.ir.model import IRModel, Layer, Port
@@ -88,7 +87,6 @@ __all__ = [
     "ReductionReport",
     "RunReport",
     "ShapeInferenceError",
-    "UsageError",
     "WeightsError",
     "__version__",
     "audit_model",

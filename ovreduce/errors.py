@@ -18,12 +18,13 @@ dotted string that tools and the REST API can match on) and a message that says 
     ├── ShapeInferenceError             shape         a layer's inputs violate its shape rule
     ├── NotFoundError                   not_found     unknown layer (or model, in the service)
     ├── InputError                      input         a user-supplied tensor, shape or option is wrong
-    ├── UsageError                      usage         the command line is wrong
     └── BackendError                    backend       a runtime could not be used
         └── DeviceNotAvailableError     backend.device  the requested device is not present
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 __all__ = [
     "BackendError",
@@ -38,7 +39,6 @@ __all__ = [
     "NotFoundError",
     "OvReduceError",
     "ShapeInferenceError",
-    "UsageError",
     "WeightsError",
 ]
 
@@ -118,12 +118,6 @@ class InputError(OvReduceError):
     code = "input"
 
 
-class UsageError(OvReduceError):
-    """The command line is wrong."""
-
-    code = "usage"
-
-
 class BackendError(OvReduceError):
     """A runtime backend could not be used at all."""
 
@@ -134,3 +128,14 @@ class DeviceNotAvailableError(BackendError):
     """The requested OpenVINO device is not available on this machine."""
 
     code = "backend.device"
+
+
+def __getattr__(name: str) -> Any:
+    # TRANSITIONAL (cli-package branch): ``UsageError`` belongs to the command line now
+    # (``ovreduce.cli.errors``). ovreduce/conform.py, api/errors.py and tests/api/test_errors.py still import it
+    # from here; this lazy alias keeps them working until they stop. Delete it then.
+    if name == "UsageError":
+        from ovreduce.cli.errors import UsageError
+
+        return UsageError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
