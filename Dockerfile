@@ -56,5 +56,6 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request as u; r = u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:8000/healthz', timeout=4); sys.exit(r.status != 200)"]
 
-CMD ["uvicorn", "api.main:app", "--host", "0.0.0.0", "--port", "8000", \
+# The app is made by its factory (settings from OVREDUCE_* variables); importing api.main makes nothing.
+CMD ["uvicorn", "--factory", "api.main:create_app", "--host", "0.0.0.0", "--port", "8000", \
      "--limit-concurrency", "32", "--timeout-keep-alive", "5", "--no-server-header"]

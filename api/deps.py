@@ -1,4 +1,4 @@
-"""What the routes depend on: one :class:`Services` (settings, model catalog, check cache, worker pool).
+"""What the routes depend on: one :class:`Services` (settings, model catalog, worker pool, check cache).
 
 It lives on ``app.state`` (made by :func:`api.main.create_app`), so several apps with different settings
 can coexist in one process (the tests do). It is one dependency, provided by an ``async`` function, because
@@ -11,14 +11,16 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
+from cachetools import LRUCache
 from fastapi import Depends, Request
 
 from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
-from api.store import LRU, Catalog
+from api.store.catalog import Catalog
+from ovreduce.reports import CheckDocument
 
 __all__ = ["Services", "ServicesDep", "WorkPool"]
 
@@ -81,7 +83,9 @@ class Services:
     settings: Settings
     catalog: Catalog
     pool: WorkPool
-    check_cache: LRU[tuple[Any, ...], bytes]
+    check_cache: LRUCache[tuple[Any, ...], CheckDocument]
+    """``/v1/check`` documents by content hash and options; hold :attr:`check_cache_lock` to use it."""
+    check_cache_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 async def _services(request: Request) -> Services:

@@ -1,34 +1,38 @@
-"""The application: :func:`create_app` builds it from :class:`~api.config.Settings`; ``app`` is the default one.
+"""The application factory: :func:`create_app` builds the ASGI app from :class:`~api.config.Settings`.
 
-uvicorn api.main:app          # or: ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]
+Importing this module builds nothing and touches no file; the app (its store, caches and worker pool) exists
+once :func:`create_app` is called::
+
+    uvicorn --factory api.main:create_app     # settings from OVREDUCE_* environment variables
+    ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]     # api.server.serve
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
+from cachetools import LRUCache
 from fastapi import FastAPI
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
-from api import errors
+from api import middleware, problems
 from api.config import Settings
 from api.deps import Services, WorkPool
-from api.routes import audit, check, conform, devices, health, layers, models
-from api.store import LRU, Catalog, ModelStore
+from api.errors import StoreError
+from api.routes import ROUTERS
+from api.store.catalog import Catalog
+from api.store.disk import ModelStore
 from ovreduce import __version__
 from ovreduce.ir.parser import ParseLimits
 
-__all__ = ["app", "create_app"]
+__all__ = ["create_app"]
 
 logger = logging.getLogger("ovreduce.api")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -57,7 +61,7 @@ def _startup(catalog: Catalog) -> None:
         store.ensure()
         store.clean_tmp()
         store.evict()
-    except errors.StoreError as exc:  # the service still answers checks; /readyz says what is wrong
+    except StoreError as exc:  # the service still answers checks; /readyz says what is wrong
         logger.warning("model store %s: %s", store.root, exc.message)
     try:
         from ovreduce.backends.openvino import available_devices
@@ -67,32 +71,12 @@ def _startup(catalog: Catalog) -> None:
         logger.warning("OpenVINO cannot be loaded: %s", exc)
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema, with every error response as application/problem+json and no unused 422s."""
-    if app.openapi_schema:
-        return app.openapi_schema
-    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-    for path_item in schema.get("paths", {}).values():
-        for operation in path_item.values():
-            responses = operation.get("responses", {})
-            for status in list(responses):
-                content = responses[status].get("content", {})
-                ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
-                if status == "422" and ref.endswith("/HTTPValidationError"):
-                    del responses[status]  # request validation errors are answered 400
-                    continue
-                if (status == "default" or status >= "400") and "application/json" in content:
-                    content[errors.PROBLEM_MEDIA_TYPE] = content.pop("application/json")
-    components = schema.get("components", {}).get("schemas", {})
-    components.pop("HTTPValidationError", None)  # no longer referenced, and with it ValidationError
-    if '"#/components/schemas/ValidationError"' not in json.dumps(schema):
-        components.pop("ValidationError", None)
-    app.openapi_schema = schema
-    return schema
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The ASGI application for ``settings`` (default: read from the ``OVREDUCE_*`` environment)."""
+    """The ASGI application for ``settings`` (default: read from the ``OVREDUCE_*`` environment).
+
+    Each call makes its own store handle, caches and worker pool, so several apps can live in one process.
+    Nothing touches the disk before the app starts (its lifespan creates and tidies the store).
+    """
     settings = settings or Settings()
     store = ModelStore(settings.store, settings.store_max_bytes)
     catalog = Catalog(
@@ -118,22 +102,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
     )
-    app.state.services = Services(settings, catalog, pool, LRU(settings.check_cache_size))
+    app.state.services = Services(settings, catalog, pool, LRUCache(maxsize=settings.check_cache_size))
 
-    errors.install(app)
-    app.add_middleware(
-        errors.BodyLimitMiddleware,
-        max_upload_bytes=settings.max_upload_bytes,
-        max_json_bytes=settings.max_json_bytes,
-    )
-    app.add_middleware(errors.CatchAllMiddleware)  # added last: the outermost of the two
+    problems.install(app)
+    middleware.install(app, max_upload_bytes=settings.max_upload_bytes, max_json_bytes=settings.max_json_bytes)
 
-    for module in (health, devices, check, models, layers, audit, conform):
-        app.include_router(module.router)
-    app.state.allow_index = [
+    for router in ROUTERS:
+        app.include_router(router)
+    app.state.allow_index = [  # the methods of every route, for 405's Allow header (api.problems)
         (route.path_regex, frozenset(route.methods or ()))
-        for module in (health, devices, check, models, layers, audit, conform)
-        for route in module.router.routes
+        for router in ROUTERS
+        for route in router.routes
         if isinstance(route, APIRoute)
     ]
 
@@ -144,8 +123,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: problems.openapi(app)  # type: ignore[method-assign]
     return app
-
-
-app = create_app()

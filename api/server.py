@@ -1,59 +1,119 @@
-"""Serve the application with uvicorn: one process, or several sharing one listening socket.
+"""Running the service: :func:`serve` runs :func:`api.main.create_app` with uvicorn until SIGTERM or Ctrl-C.
 
-STUB written on the ``cli-package`` branch so that ``ovreduce serve`` (and tests/api/test_server.py) run
-there; the api engineer's ``api/server.py`` replaces it. What the CLI relies on: ``Settings`` (re-exported
-from :mod:`api.config`), :func:`serve` with this signature, and :class:`ListenError`.
+Settings travel as a :class:`~api.config.Settings` object, never through ``os.environ``: one worker runs
+``create_app(settings)`` in this process; several run ``functools.partial(create_app, settings)`` as a
+uvicorn factory in processes of their own (uvicorn pickles its config into each, settings included).
+
+Importing this module starts nothing and imports neither uvicorn nor the application.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import logging
-import os
+import signal
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 from api.config import Settings
 
-__all__ = ["ListenError", "Settings", "serve"]
+__all__ = ["ServeError", "serve"]
 
 
-class ListenError(Exception):
-    """The address cannot be listened on (in use, not an address of this machine, not permitted)."""
+class ServeError(Exception):
+    """The server could not start: the address cannot be listened on, or the application failed to start."""
 
 
-def serve(settings: Settings, *, workers: int, log_level: str, access_log: bool, graceful_timeout: int) -> None:
-    """Run the application for ``settings`` until uvicorn is told to stop (SIGTERM, Ctrl-C).
+class _StopSignalError(Exception):
+    """A requested stop (SIGTERM, SIGINT) after uvicorn's graceful shutdown."""
+
+
+def serve(
+    settings: Settings,
+    *,
+    workers: int | None = None,
+    log_level: str | None = None,
+    access_log: bool = True,
+    graceful_timeout: int = 10,
+) -> None:
+    """Serve the API on ``settings.host``:``settings.port`` until SIGTERM or SIGINT; then return.
+
+    Args:
+        settings: everything the application is told; ``host`` and ``port`` say where it listens.
+        workers: worker processes (default ``settings.workers``). With several, and no ``concurrency``
+            given in ``settings``, each worker gets ``settings.concurrency // workers`` threads (at least 1):
+            the CPUs are shared.
+        log_level: uvicorn's and the ``ovreduce`` loggers' level (default ``settings.log_level``).
+        access_log: log every request.
+        graceful_timeout: seconds to let requests finish on shutdown.
 
     Raises:
-        ListenError: the listening socket of several workers cannot be bound.
+        ServeError: ``host``:``port`` cannot be listened on, or the application did not start.
+        ValueError: ``workers`` is less than 1.
     """
     import uvicorn
 
+    from api.main import create_app
+
+    workers = settings.workers if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers {workers}: expected 1 or more")
+    if workers > 1 and "concurrency" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"concurrency": max(1, settings.concurrency // workers)})
+    level = log_level or settings.log_level
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    log_config["loggers"]["ovreduce"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    log_config["loggers"]["ovreduce"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
     options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
-        "workers": workers,
-        "log_level": log_level,
+        "log_level": level,
         "log_config": log_config,
         "access_log": access_log,
         "timeout_graceful_shutdown": graceful_timeout,
     }
     if workers == 1:
-        from api.main import create_app
+        config = uvicorn.Config(create_app(settings), **options)
+    else:
+        config = uvicorn.Config(functools.partial(create_app, settings), factory=True, workers=workers, **options)
+    # The listening socket is bound here rather than by uvicorn: uvicorn's has protocol 0, so asyncio never
+    # sets TCP_NODELAY on its connections and every response waits ~40 ms for a delayed ACK. Several workers
+    # share it. (Bound after the config is made: making it configures the logging that reports the address.)
+    sock = _listen(settings.host, settings.port)
+    with sock, _stop_on_signals():
+        try:
+            if workers == 1:
+                server = uvicorn.Server(config)
+                server.run(sockets=[sock])
+                if not server.started:
+                    raise ServeError("the application did not start (see the log above)")
+            else:
+                from uvicorn.supervisors import Multiprocess
 
-        uvicorn.run(create_app(settings), **options)
-        return
-    # The worker processes build their application from the environment: hand them these settings there.
-    os.environ.update({f"OVREDUCE_{name.upper()}": str(value) for name, value in settings.model_dump().items()})
-    # Several workers share one listening socket, bound here rather than by uvicorn: uvicorn's has protocol 0,
-    # so asyncio never sets TCP_NODELAY on its connections and every response waits ~40 ms for a delayed ACK.
-    from uvicorn.supervisors import Multiprocess
+                Multiprocess(config, sockets=[sock]).run()
+        except _StopSignalError:
+            pass
 
-    config = uvicorn.Config("api.main:create_app", factory=True, **options)
-    Multiprocess(config, sockets=[_listen(config.host, config.port)]).run()
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT stop the server cleanly; the previous handlers are back afterwards.
+
+    uvicorn handles the signal itself (graceful shutdown), then raises it again with this handler in place.
+    """
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _StopSignalError
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -64,8 +124,9 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     shown = f"[{host}]" if family == socket.AF_INET6 else host
+    port = sock.getsockname()[1]
     logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", shown, port)
     return sock

@@ -6,7 +6,7 @@ declared dims, and execute reductions on a NumPy reference and on the OpenVINO r
 
 from __future__ import annotations
 
-from ovreduce.check import CheckReport, Finding, ModelReport, ReductionReport, check_model, check_paths
+from ovreduce.check import check_model, check_paths
 from ovreduce.errors import (
     BackendError,
     DeviceNotAvailableError,
@@ -24,6 +24,17 @@ from ovreduce.errors import (
 )
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
+from ovreduce.reports import (
+    AuditDocument,
+    CheckDocument,
+    Comparison,
+    ConformDocument,
+    Finding,
+    InspectDocument,
+    ModelCheck,
+    ReductionCheck,
+    RunDocument,
+)
 from ovreduce.shapes import Dimension, PartialShape
 
 __version__ = "0.1.0"
@@ -32,8 +43,8 @@ __version__ = "0.1.0"
 # ovreduce (and running ``ovreduce check``) stays cheap.
 _LAZY = {
     "AuditReport": "ovreduce.audit",
+    "inspect_model": "ovreduce.check.inspect",
     "audit_model": "ovreduce.audit",
-    "Comparison": "ovreduce.compare",
     "compare": "ovreduce.compare",
     "ConformReport": "ovreduce.conform",
     "conform_model": "ovreduce.conform",
@@ -58,10 +69,12 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AuditDocument",
     "AuditReport",
     "BackendError",
-    "CheckReport",
+    "CheckDocument",
     "Comparison",
+    "ConformDocument",
     "ConformReport",
     "DeviceNotAvailableError",
     "Dimension",
@@ -73,10 +86,11 @@ __all__ = [
     "IRSyntaxError",
     "IRVersionError",
     "InputError",
+    "InspectDocument",
     "Layer",
     "LayerSpec",
     "LimitExceededError",
-    "ModelReport",
+    "ModelCheck",
     "NotFoundError",
     "NumPyBackend",
     "OpenVINOBackend",
@@ -84,7 +98,8 @@ __all__ = [
     "ParseLimits",
     "PartialShape",
     "Port",
-    "ReductionReport",
+    "ReductionCheck",
+    "RunDocument",
     "RunReport",
     "ShapeInferenceError",
     "WeightsError",
@@ -94,6 +109,7 @@ __all__ = [
     "check_paths",
     "compare",
     "conform_model",
+    "inspect_model",
     "layer_spec",
     "load_ir",
     "parse_ir",

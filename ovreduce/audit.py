@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -28,14 +28,15 @@ from ovreduce.errors import InputError
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ops.reduce import REDUCTIONS
 from ovreduce.reference.openvino import reduce_with_notes
+from ovreduce.reports import AuditDocument, AuditInput, AuditLayer, FinalOutput, comparison_fields
 from ovreduce.tensors import concrete_shape, conform_array, generate
 
-__all__ = ["AuditLayer", "AuditReport", "MarkedRun", "audit_model", "model_inputs", "run_marked"]
+__all__ = ["AuditReport", "LayerAudit", "MarkedRun", "audit_model", "model_inputs", "run_marked"]
 
 
 @dataclass
-class AuditLayer:
-    """One reduction of the audited model."""
+class LayerAudit:
+    """One reduction of the audited model, as the audit works it out."""
 
     name: str
     type: str
@@ -57,7 +58,7 @@ class AuditLayer:
         return own and (self.drift is None or self.drift.ok)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["ok", "drift", "error"]:
         if self.error is not None or self.comparison is None or not self.comparison.ok:
             return "error"
         return "drift" if self.drift is not None and not self.drift.ok else "ok"
@@ -69,27 +70,26 @@ class AuditLayer:
                 worst = max(worst, c.max_rel_error if c.max_rel_error is not None else float("inf"))
         return (0 if not self.ok else 1, -worst)
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "layer_id": self.layer_id,
-            "layer_name": self.name,
-            "type": self.type,
-            "keep_dims": self.keep_dims,
-            "axes": self.axes,
-            "input_shape": self.input_shape,
-            "element_type": self.element_type,
-            "ok": self.ok,
-            "status": self.status,
-            "error": self.error,
-            "runtime_precision": self.runtime_precision,
-            "plain_runtime_precision": self.plain_runtime_precision,
-            "notes": self.notes,
-        }
-        if self.comparison is not None:
-            doc.update({k: v for k, v in self.comparison.to_json().items() if k not in ("reference", "candidate")})
-            doc["ok"] = self.ok
-        doc["drift"] = None if self.drift is None else self.drift.to_json()
-        return doc
+    @property
+    def document(self) -> AuditLayer:
+        c = self.comparison
+        return AuditLayer(
+            layer_id=self.layer_id,
+            layer_name=self.name,
+            type=self.type,
+            keep_dims=self.keep_dims,
+            axes=None if self.axes is None else tuple(self.axes),
+            input_shape=None if self.input_shape is None else tuple(self.input_shape),
+            element_type=self.element_type,
+            ok=self.ok,
+            status=self.status,
+            error=self.error if c is None else c.error,
+            runtime_precision=self.runtime_precision,
+            plain_runtime_precision=self.plain_runtime_precision,
+            notes=tuple(self.notes),
+            drift=self.drift,
+            **comparison_fields(c),
+        )
 
 
 @dataclass
@@ -100,9 +100,9 @@ class AuditReport:
     device: str
     precision: str
     effective_precision: str | None
-    inputs: list[dict[str, Any]]
-    layers: list[AuditLayer]
-    final_outputs: list[dict[str, Any]]
+    inputs: list[AuditInput]
+    layers: list[LayerAudit]
+    final_outputs: list[FinalOutput]
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -111,26 +111,27 @@ class AuditReport:
     def ok(self) -> bool:
         return self.error is None and all(layer.ok for layer in self.layers)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": "ovreduce.audit/v1",
-            "ok": self.ok,
-            "model": self.model,
-            "device": self.device,
-            "precision": self.precision,
-            "effective_precision": self.effective_precision,
-            "error": self.error,
-            "inputs": self.inputs,
-            "layers": [layer.to_json() for layer in sorted(self.layers, key=AuditLayer.sort_key)],
-            "final_outputs": self.final_outputs,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 3),
-        }
+    @property
+    def document(self) -> AuditDocument:
+        """The ``ovreduce.audit/v1`` document: failing reductions first, then by decreasing error."""
+        return AuditDocument(
+            ok=self.ok,
+            model=self.model,
+            device=self.device,
+            precision=self.precision,
+            effective_precision=self.effective_precision,
+            error=self.error,
+            inputs=tuple(self.inputs),
+            layers=tuple(layer.document for layer in sorted(self.layers, key=LayerAudit.sort_key)),
+            final_outputs=tuple(self.final_outputs),
+            notes=tuple(self.notes),
+            seconds=round(self.seconds, 3),
+        )
 
 
 def model_inputs(
     ov_model: Any, given: Mapping[str, npt.NDArray[Any]] | None, seed: int, max_elements: int | None = None
-) -> tuple[dict[int, npt.NDArray[Any]], list[dict[str, Any]], list[str]]:
+) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index: given (by tensor or Parameter name) or seeded.
 
     Raises:
@@ -141,7 +142,7 @@ def model_inputs(
     given = dict(given or {})
     rng = np.random.default_rng(seed)
     arrays: dict[int, npt.NDArray[Any]] = {}
-    described: list[dict[str, Any]] = []
+    described: list[AuditInput] = []
     notes: list[str] = []
     used: set[str] = set()
     for index, port in enumerate(ov_model.inputs):
@@ -166,11 +167,11 @@ def model_inputs(
                 f"input {label!r} has {array.size} elements, more than the limit of {max_elements}"
             )
         arrays[index] = array
-        described.append({"name": label, "shape": list(array.shape), "element_type": etype.name, "origin": origin})
+        described.append(AuditInput(label, array.shape, etype.name, origin))
     unknown = set(given) - used
     if unknown:
         options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        raise InputError(f"--input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
+        raise InputError(f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
     return arrays, described, notes
 
 
@@ -242,7 +243,7 @@ def audit_model(
     rtol: float | None = None,
     progress: Any = None,
     max_elements: int | None = None,
-) -> AuditReport:
+) -> AuditDocument:
     """Audit every reduction of the model at ``xml_path`` on ``device`` at ``precision``.
 
     A failure of OpenVINO (reading, compiling, inferring) is reported in the document, not raised.
@@ -261,7 +262,7 @@ def audit_model(
         ov_model = core().read_model(xml_path, bin_path) if bin_path else core().read_model(xml_path)
     except Exception as exc:  # OpenVINO refusing the model is a finding
         return AuditReport(xml_path, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
-                           f"{clean_message(exc)}", seconds=time.perf_counter() - start)  # fmt: skip
+                           f"{clean_message(exc)}", seconds=time.perf_counter() - start).document  # fmt: skip
     arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements)
     nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in REDUCTIONS]
     marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
@@ -279,8 +280,9 @@ def audit_model(
             truth_marks = [fresh_nodes[n.get_friendly_name()].output(0) for n in nodes]
             truth = run_marked(fresh, truth_marks, arrays, device, "f32")
     except Exception as exc:  # compile or inference failure of the whole model
-        return AuditReport(xml_path, device, precision, None, described, [], [],
-                           f"OpenVINO failed: {clean_message(exc)}", notes, time.perf_counter() - start)  # fmt: skip
+        failed = f"OpenVINO failed: {clean_message(exc)}"
+        return AuditReport(xml_path, device, precision, None, described, [], [], failed, notes,
+                           time.perf_counter() - start).document  # fmt: skip
     layers = []
     for k, node in enumerate(nodes):
         data, axes, out = audited.marked[3 * k : 3 * k + 3]
@@ -307,19 +309,15 @@ def audit_model(
     for i, (a, b) in enumerate(zip(plain.outputs, audited.outputs, strict=True)):
         port = ov_model.outputs[i]
         c = compare(a, b, reference_name="plain run", candidate_name="audited run", atol=0.0, rtol=0.0, exact=False)
-        finals.append({
-            "name": port.get_any_name() if port.get_names() else f"output {i}",
-            "identical": c.mismatched == 0,
-            "max_abs_diff": c.max_abs_error,
-            "max_rel_diff": c.max_rel_error,
-        })  # fmt: skip
-    if any(not f["identical"] for f in finals):
+        name = port.get_any_name() if port.get_names() else f"output {i}"
+        finals.append(FinalOutput(name, c.mismatched == 0, c.max_abs_error, c.max_rel_error))
+    if any(not f.identical for f in finals):
         notes.append(
             "marking the reductions' tensors as outputs changed OpenVINO's graph (fusions), so the final outputs "
             "of the audited run differ from a plain run (see final_outputs)"
         )
     return AuditReport(xml_path, device, precision, effective, described, layers, finals, None, notes,
-                       time.perf_counter() - start)  # fmt: skip
+                       time.perf_counter() - start).document  # fmt: skip
 
 
 def _layer_ids(xml_path: str, bin_path: str | None) -> dict[str, str]:
@@ -377,11 +375,11 @@ def _audit_layer(
     out: npt.NDArray[Any],
     atol: float | None,
     rtol: float | None,
-) -> AuditLayer:
+) -> LayerAudit:
     op_type = node.get_type_name()
     keep_dims = bool(node.get_attributes().get("keep_dims", False))
     etype = element_type(node.get_output_element_type(0).get_type_name()).name
-    layer = AuditLayer(
+    layer = LayerAudit(
         node.get_friendly_name(), op_type, layer_id, keep_dims,
         [int(a) for a in np.asarray(axes).reshape(-1).tolist()], list(data.shape), etype, None,
     )  # fmt: skip

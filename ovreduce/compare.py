@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ovreduce.reports import Comparison
 
 __all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon"]
 
@@ -61,53 +62,6 @@ def default_tolerances(output_type: str, computed_in: str | None = None, count: 
         effective = computed_in
     atol, rtol = DEFAULT_TOLERANCES[effective]
     return atol, max(rtol, _EPS[effective] * math.sqrt(max(count, 1)))
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The comparison of one candidate with one reference; truthy when they agree."""
-
-    reference: str
-    candidate: str
-    ok: bool
-    total: int
-    mismatched: int
-    atol: float
-    rtol: float
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
-    required_atol: float | None = None  # the smallest atol that passes at this rtol (None: none would)
-    required_rtol: float | None = None  # the smallest rtol that passes at this atol (None: none would)
-    first_mismatch: dict[str, Any] | None = None
-    nan: dict[str, int] = field(default_factory=dict)
-    inf: dict[str, int] = field(default_factory=dict)
-    error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
-    exact: bool = False
-    allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
-
-    def __bool__(self) -> bool:
-        return self.ok
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "reference": self.reference,
-            "candidate": self.candidate,
-            "ok": self.ok,
-            "max_abs_error": self.max_abs_error,
-            "max_rel_error": self.max_rel_error,
-            "mismatched": self.mismatched,
-            "total": self.total,
-            "atol": self.atol,
-            "rtol": self.rtol,
-            "exact": self.exact,
-            "required_atol": self.required_atol,
-            "required_rtol": self.required_rtol,
-            "first_mismatch": self.first_mismatch,
-            "nan": self.nan,
-            "inf": self.inf,
-            "error": self.error,
-            "allowance_max": self.allowance_max,
-        }
 
 
 def _finite_or_none(value: float) -> float | None:

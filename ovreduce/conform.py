@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +30,10 @@ from ovreduce._openvino import clean_message, core
 from ovreduce.audit import model_inputs, run_marked
 from ovreduce.backends.openvino import PRECISIONS, check_device
 from ovreduce.compare import Comparison, compare, default_tolerances
-from ovreduce.errors import BackendError, InputError, OvReduceError, UsageError
+from ovreduce.errors import BackendError, InputError, OvReduceError
+from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
 
-__all__ = ["ConformNode", "ConformReport", "conform_model"]
+__all__ = ["ConformReport", "NodeCheck", "conform_model"]
 
 ONNX_REDUCTIONS = (
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
@@ -44,8 +45,8 @@ _ONNX_TYPES = {
 
 
 @dataclass
-class ConformNode:
-    """One ONNX node of interest and what became of it."""
+class NodeCheck:
+    """One ONNX node of interest and what became of it, as conform works it out."""
 
     name: str
     op_type: str
@@ -63,32 +64,30 @@ class ConformNode:
         return self.observable and self.error is None and self.comparison is not None and self.comparison.ok
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["ok", "disagree", "error", "not-observable"]:
         if not self.observable:
             return "not-observable"
         if self.error is not None:
             return "error"
         return "ok" if self.ok else "disagree"
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "node": self.name,
-            "op_type": self.op_type,
-            "domain": self.domain or "ai.onnx",
-            "version": self.version,
-            "observable": self.observable,
-            "missing_tensors": self.missing,
-            "status": self.status,
-            "ok": self.ok,
-            "error": self.error,
-            "notes": self.notes,
-        }
-        if self.comparison is not None:
-            doc.update({k: v for k, v in self.comparison.to_json().items() if k not in ("reference", "candidate")})
-            doc["ok"] = self.ok
-        if self.dequantized_max_abs_diff is not None:
-            doc["dequantized_max_abs_diff"] = self.dequantized_max_abs_diff
-        return doc
+    @property
+    def document(self) -> ConformNode:
+        c = self.comparison
+        return ConformNode(
+            node=self.name,
+            op_type=self.op_type,
+            domain=self.domain or "ai.onnx",
+            version=self.version,
+            observable=self.observable,
+            missing_tensors=tuple(self.missing),
+            status=self.status,
+            ok=self.ok,
+            error=self.error if c is None else c.error,
+            notes=tuple(self.notes),
+            dequantized_max_abs_diff=self.dequantized_max_abs_diff,
+            **comparison_fields(c),
+        )
 
 
 @dataclass
@@ -99,8 +98,8 @@ class ConformReport:
     opset: int | None
     device: str
     precision: str
-    nodes: list[ConformNode]
-    inputs: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[NodeCheck]
+    inputs: list[AuditInput] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     saved_ir: str | None = None
@@ -110,21 +109,22 @@ class ConformReport:
     def ok(self) -> bool:
         return self.error is None and all(n.ok for n in self.nodes)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": "ovreduce.conform/v1",
-            "ok": self.ok,
-            "model": self.model,
-            "opset": self.opset,
-            "device": self.device,
-            "precision": self.precision,
-            "error": self.error,
-            "inputs": self.inputs,
-            "nodes": [n.to_json() for n in self.nodes],
-            "saved_ir": self.saved_ir,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 3),
-        }
+    @property
+    def document(self) -> ConformDocument:
+        """The ``ovreduce.conform/v1`` document."""
+        return ConformDocument(
+            ok=self.ok,
+            model=self.model,
+            opset=self.opset,
+            device=self.device,
+            precision=self.precision,
+            error=self.error,
+            inputs=tuple(self.inputs),
+            nodes=tuple(n.document for n in self.nodes),
+            saved_ir=self.saved_ir,
+            notes=tuple(self.notes),
+            seconds=round(self.seconds, 3),
+        )
 
 
 def _onnx() -> Any:
@@ -146,13 +146,13 @@ def conform_model(
     atol: float | None = None,
     rtol: float | None = None,
     max_elements: int | None = None,
-) -> ConformReport:
+) -> ConformDocument:
     """Check every mean/reduce node of the ONNX model at ``path`` against ONNX semantics.
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
     Raises:
-        UsageError: the onnx package is missing.
+        BackendError: the onnx package is missing.
         InputError: the file is not a readable ONNX model, or unusable inputs.
         DeviceNotAvailableError: the device is not available.
     """
@@ -181,7 +181,7 @@ def conform_model(
         for entry in report.nodes:
             entry.notes.append("not converted")
         report.seconds = time.perf_counter() - start
-        return report
+        return report.document
     if save_ir:
         report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
     initializers = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
@@ -199,7 +199,7 @@ def conform_model(
     known = {**initializers, **removed}
     arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements)
     report.notes += notes
-    plan: list[tuple[ConformNode, Any, list[int | None], int]] = []
+    plan: list[tuple[NodeCheck, Any, list[int | None], int]] = []
     marks: list[Any] = []
     for n in nodes:
         entry = _node(n, opsets, observable=True)
@@ -236,14 +236,14 @@ def conform_model(
             if entry.observable:
                 entry.error = "not checked: OpenVINO could not run the converted model"
         report.seconds = time.perf_counter() - start
-        return report
+        return report.document
     for entry, n, slots, out_slot in plan:
         if not entry.observable:
             continue
         values = [run.marked[s] if s is not None else known.get(name) for s, name in zip(slots, n.input, strict=True)]
         _check_node(entry, n, values, run.marked[out_slot], opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
-    return report
+    return report.document
 
 
 def _split_removed_inputs(
@@ -268,7 +268,7 @@ def _interesting(node: Any) -> bool:
     return bool(node.domain == "com.microsoft" and node.op_type == "QLinearReduceMean")
 
 
-def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> ConformNode:
+def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> NodeCheck:
     from ovreduce.reference.onnx import op_version
 
     version: int | None = None
@@ -279,7 +279,7 @@ def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> ConformN
             version = None
     else:
         version = opsets.get(node.domain)
-    return ConformNode(node.name or node.output[0], node.op_type, node.domain, version, observable)
+    return NodeCheck(node.name or node.output[0], node.op_type, node.domain, version, observable)
 
 
 def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
@@ -290,7 +290,7 @@ def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
         target = folder / f"{stem}.xml"
         save_model(ov_model, str(target), compress_to_fp16=False)
     except OSError as exc:
-        raise UsageError(f"--save-ir {folder}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot save the converted IR in {folder}: {exc.strerror or exc}") from None
     return str(target)
 
 
@@ -301,7 +301,7 @@ def _attrs(node: Any) -> dict[str, Any]:
 
 
 def _check_node(
-    entry: ConformNode,
+    entry: NodeCheck,
     node: Any,
     values: list[npt.NDArray[Any] | None],
     got: npt.NDArray[Any],

@@ -24,8 +24,6 @@ dotted string that tools and the REST API can match on) and a message that says 
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = [
     "BackendError",
     "DeviceNotAvailableError",
@@ -130,12 +128,11 @@ class DeviceNotAvailableError(BackendError):
     code = "backend.device"
 
 
-def __getattr__(name: str) -> Any:
-    # TRANSITIONAL (cli-package branch): ``UsageError`` belongs to the command line now
-    # (``ovreduce.cli.errors``). ovreduce/conform.py, api/errors.py and tests/api/test_errors.py still import it
-    # from here; this lazy alias keeps them working until they stop. Delete it then.
-    if name == "UsageError":
-        from ovreduce.cli.errors import UsageError
+class UsageError(OvReduceError):
+    """TRANSITIONAL, not part of the tree: the command line's usage error is ``ovreduce.cli.errors.UsageError``.
 
-        return UsageError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    api/problems.py and tests/api/test_errors.py still name this class; delete it when they stop (the API
+    never sees a command-line error, and the library must not import the CLI).
+    """
+
+    code = "usage"

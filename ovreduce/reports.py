@@ -46,6 +46,7 @@ __all__ = [
     "FinalOutput",
     "Finding",
     "InspectDocument",
+    "JsonDocument",
     "LayerView",
     "ModelCheck",
     "PortView",
@@ -84,9 +85,19 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
+class JsonDocument:
+    """What every document class has: :meth:`to_json`."""
+
+    __slots__ = ()
+
+    def to_json(self) -> Any:
+        """This document as JSON-ready Python values (see :func:`to_json`)."""
+        return to_json(self)
+
+
 # -- shared parts ---------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class ErrorInfo:
+class ErrorInfo(JsonDocument):
     """Why something could not be done: a stable error code and the message."""
 
     code: str
@@ -94,7 +105,7 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(JsonDocument):
     """The comparison of one candidate output with one reference; truthy when they agree.
 
     Made by :func:`ovreduce.compare.compare`; ``first_mismatch`` locates the first failing element.
@@ -105,19 +116,19 @@ class Comparison:
     reference: str
     candidate: str
     ok: bool
-    max_abs_error: float | None
-    max_rel_error: float | None
-    mismatched: int
     total: int
+    mismatched: int
     atol: float
     rtol: float
-    exact: bool = False
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
     required_atol: float | None = None  # the smallest atol that passes at this rtol (None: none would)
     required_rtol: float | None = None  # the smallest rtol that passes at this atol (None: none would)
     first_mismatch: dict[str, Any] | None = None
     nan: dict[str, int] = field(default_factory=dict)
     inf: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
+    exact: bool = False
     allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
 
     def __bool__(self) -> bool:
@@ -148,7 +159,7 @@ def comparison_fields(c: Comparison | None) -> dict[str, Any]:
 
 # -- check -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(JsonDocument):
     """One problem (or remark) about a model, tied to a layer and port where it has one."""
 
     code: str
@@ -161,7 +172,7 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
-class ReductionCheck:
+class ReductionCheck(JsonDocument):
     """One reduction layer as check sees it: declared against inferred output shape."""
 
     layer_id: str
@@ -184,7 +195,7 @@ class ReductionCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelCheck:
+class ModelCheck(JsonDocument):
     """The check of one model, or why it could not be read (``error``)."""
 
     path: str
@@ -197,7 +208,7 @@ class ModelCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckDocument:
+class CheckDocument(JsonDocument):
     """``ovreduce.check/v1``: every model checked."""
 
     ok: bool
@@ -211,7 +222,7 @@ class CheckDocument:
 
 # -- inspect -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Producer:
+class Producer(JsonDocument):
     """The output port that feeds an input port."""
 
     layer_id: str
@@ -221,7 +232,7 @@ class Producer:
 
 
 @dataclass(frozen=True, slots=True)
-class PortView:
+class PortView(JsonDocument):
     """A port as declared, and its shape and element type as ovreduce resolves them."""
 
     port: str
@@ -237,7 +248,7 @@ class PortView:
 
 
 @dataclass(frozen=True, slots=True)
-class LayerView:
+class LayerView(JsonDocument):
     """One layer with its attributes, ports, findings and (for a reduction) its check."""
 
     layer_id: str
@@ -253,7 +264,7 @@ class LayerView:
 
 
 @dataclass(frozen=True, slots=True)
-class InspectDocument:
+class InspectDocument(JsonDocument):
     """``ovreduce.inspect/v1``: the reductions of a model (or the layers asked for)."""
 
     path: str
@@ -267,7 +278,7 @@ class InspectDocument:
 
 # -- run -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class RunLayer:
+class RunLayer(JsonDocument):
     """What defines the layer that ran."""
 
     layer_id: str
@@ -279,7 +290,7 @@ class RunLayer:
 
 
 @dataclass(frozen=True, slots=True)
-class TensorInfo:
+class TensorInfo(JsonDocument):
     """A tensor's name (input index), shape and KServe datatype."""
 
     name: str
@@ -288,7 +299,7 @@ class TensorInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class BackendRun:
+class BackendRun(JsonDocument):
     """What one backend produced; ``precision``/``effective_precision`` only for OpenVINO backends."""
 
     __pydantic_config__ = _WIRE
@@ -305,7 +316,7 @@ class BackendRun:
 
 
 @dataclass(frozen=True, slots=True)
-class RunDocument:
+class RunDocument(JsonDocument):
     """``ovreduce.run/v1``: one layer run on several backends, each compared with the first that succeeded."""
 
     __pydantic_config__ = _WIRE
@@ -321,7 +332,7 @@ class RunDocument:
 
 # -- audit ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class AuditInput:
+class AuditInput(JsonDocument):
     """A model input as the audit (or conform) fed it."""
 
     name: str
@@ -331,7 +342,7 @@ class AuditInput:
 
 
 @dataclass(frozen=True, slots=True)
-class FinalOutput:
+class FinalOutput(JsonDocument):
     """How far one model output moved between the plain run and the run with marked tensors."""
 
     __pydantic_config__ = _WIRE
@@ -343,7 +354,7 @@ class FinalOutput:
 
 
 @dataclass(frozen=True, slots=True)
-class AuditLayer:
+class AuditLayer(JsonDocument):
     """One reduction of the audited model: its own error against the reference (inline), and its drift."""
 
     __pydantic_config__ = _WIRE
@@ -378,7 +389,7 @@ class AuditLayer:
 
 
 @dataclass(frozen=True, slots=True)
-class AuditDocument:
+class AuditDocument(JsonDocument):
     """``ovreduce.audit/v1``: every reduction of a whole model run on one device and precision."""
 
     __pydantic_config__ = _WIRE
@@ -399,7 +410,7 @@ class AuditDocument:
 
 # -- conform -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class ConformNode:
+class ConformNode(JsonDocument):
     """One ONNX node of interest and what OpenVINO's conversion made of it (measurements inline)."""
 
     __pydantic_config__ = _WIRE
@@ -431,7 +442,7 @@ class ConformNode:
 
 
 @dataclass(frozen=True, slots=True)
-class ConformDocument:
+class ConformDocument(JsonDocument):
     """``ovreduce.conform/v1``: an ONNX model's mean/reduce nodes against ONNX semantics."""
 
     __pydantic_config__ = _WIRE
@@ -452,7 +463,7 @@ class ConformDocument:
 
 # -- devices -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Device:
+class Device(JsonDocument):
     """An OpenVINO device available here."""
 
     device: str
@@ -463,7 +474,7 @@ class Device:
 
 
 @dataclass(frozen=True, slots=True)
-class DevicesDocument:
+class DevicesDocument(JsonDocument):
     """``ovreduce.devices/v1``."""
 
     devices: tuple[Device, ...]

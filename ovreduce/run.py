@@ -20,6 +20,7 @@ from ovreduce.errors import InputError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import concrete_shape, conform_array, generate
 
@@ -125,13 +126,15 @@ def prepare_inputs(
                 notes.append(f"{what}: cast from {np.asarray(array).dtype} to {etype}")
         elif role == "axes":
             raise InputError(
-                f"{layer.where} takes its axes at run time (from a Parameter): give them with --input 1=FILE "
+                f"{layer.where} takes its axes at run time (from a Parameter): give them as input 1 "
                 f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}"
             )
         else:
             if override is not None:
                 if not override.compatible(shape):
-                    raise InputError(f"--shape for {what}: {override} is not compatible with the layer's {shape}")
+                    raise InputError(
+                        f"the shape given for {what}: {override} is not compatible with the layer's {shape}"
+                    )
                 shape = override
             dims, chosen = concrete_shape(shape, what)
             notes += chosen
@@ -195,40 +198,35 @@ class RunReport:
     def outputs(self) -> dict[str, npt.NDArray[Any]]:
         return {r.backend: r.output for r in self.results if r.output is not None}
 
-    def to_json(self) -> dict[str, Any]:
-        names = ["0", "1"]
-        return {
-            "schema": "ovreduce.run/v1",
-            "ok": self.ok,
-            "layer": {
-                "layer_id": self.spec.layer_id,
-                "layer_name": self.spec.layer_name,
-                "type": self.spec.type,
-                "keep_dims": self.spec.keep_dims,
-                "axes": None if self.spec.axes is None else list(self.spec.axes),
-                "element_type": self.spec.data_type.name,
-            },
-            "inputs": [
-                {"name": names[i], "shape": list(a.shape), "datatype": _kserve_name(a)}
-                for i, a in enumerate(self.inputs)
-            ],
-            "results": [self._result_json(r) for r in self.results],
-            "comparisons": [c.to_json() for c in self.comparisons],
-            "notes": list(self.notes),
-        }
+    def to_json(self) -> Any:
+        return self.document.to_json()
 
-    def _result_json(self, r: BackendResult) -> dict[str, Any]:
-        doc: dict[str, Any] = {"backend": r.backend, "ok": r.ok}
-        if r.backend.startswith("openvino"):
-            doc["precision"] = self.requested_precision
-            doc["effective_precision"] = r.precision
-        doc["shape"] = None if r.output is None else list(r.output.shape)
-        doc["datatype"] = None if r.output is None else _kserve_name(r.output)
-        doc["error"] = r.error
-        doc["seconds"] = round(r.seconds, 6)
-        if r.notes:
-            doc["notes"] = list(r.notes)
-        return doc
+    @property
+    def document(self) -> RunDocument:
+        """The ``ovreduce.run/v1`` document (without the arrays)."""
+        spec = self.spec
+        return RunDocument(
+            ok=self.ok,
+            layer=RunLayer(spec.layer_id, spec.layer_name, spec.type, spec.keep_dims, spec.axes, spec.data_type.name),
+            inputs=tuple(TensorInfo(str(i), a.shape, _kserve_name(a)) for i, a in enumerate(self.inputs)),
+            results=tuple(self._result(r) for r in self.results),
+            comparisons=tuple(self.comparisons),
+            notes=tuple(self.notes),
+        )
+
+    def _result(self, r: BackendResult) -> BackendRun:
+        on_openvino = r.backend.startswith("openvino")
+        return BackendRun(
+            backend=r.backend,
+            ok=r.ok,
+            shape=None if r.output is None else r.output.shape,
+            datatype=None if r.output is None else _kserve_name(r.output),
+            error=r.error,
+            seconds=round(r.seconds, 6),
+            precision=self.requested_precision if on_openvino else None,
+            effective_precision=r.precision if on_openvino else None,
+            notes=r.notes,
+        )
 
 
 def _kserve_name(array: npt.NDArray[Any]) -> str | None:

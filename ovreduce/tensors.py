@@ -104,7 +104,7 @@ def concrete_shape(shape: PartialShape, what: str) -> tuple[tuple[int, ...], lis
         InputError: the rank is dynamic (no shape can be chosen).
     """
     if shape.dims is None:
-        raise InputError(f"{what} has a dynamic rank; give its shape with --shape NAME=SHAPE or an --input file")
+        raise InputError(f"{what} has a dynamic rank; give its shape, or an input array")
     dims: list[int] = []
     notes: list[str] = []
     for i, d in enumerate(shape.dims):

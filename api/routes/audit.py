@@ -13,10 +13,10 @@ from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import given_tensors, problems, scrubbed_json
+from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, scrubbed_json
 from api.routes.models import ModelIdPath
 from api.schemas import AuditDocument, AuditRequest
-from api.store import Catalog
+from api.store.catalog import Catalog
 from ovreduce.audit import audit_model
 
 __all__ = ["router"]
@@ -45,7 +45,7 @@ def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) ->
     "",
     response_model=AuditDocument,
     summary="Run the whole model and judge every reduction against the reference (ovreduce.audit/v1)",
-    responses=problems(400, 404, 413, 422, 503, 504),
+    responses=STORED_MODEL_PROBLEMS,
 )
 async def audit(
     services: ServicesDep,

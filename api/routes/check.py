@@ -6,28 +6,26 @@ model has ``error`` set and exit 2); anything readable is answered 200 with the 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes import json_bytes, problems, read_upload, scrubbed_json, temporary_file
-from api.schemas import CheckDocument
-from api.store import display_name, model_id
-from ovreduce.check import CheckReport, check_model
+from api.routes.common import UPLOAD_PROBLEMS, read_upload, upload_names
+from api.store.disk import model_id
+from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
+from ovreduce.reports import CheckDocument
 from ovreduce.shapes import PartialShape, parse_named_shapes
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/check", tags=["check"])
 Engine = Literal["native", "openvino"]
-_CACHE_MAX_DOC = 256 << 10  # documents kept by content hash (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big
+_CACHE_MAX_ROWS = 2048  # documents kept by content hash (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big
 _HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop
 
 
@@ -47,27 +45,21 @@ def run_check(
     engine: Engine,
     reshape: dict[str, PartialShape],
     limits: ParseLimits,
-) -> bytes:
-    """The check document as JSON bytes; raises the library's errors for an unreadable IR."""
+) -> CheckDocument:
+    """The check document; raises the library's errors for an unreadable IR."""
     weights = Weights(bin_data, name=bin_filename) if bin_data else None
     model = parse_ir(
         xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
     )
-    if engine == "native":
-        report = check_model(model, reshape=reshape, path=filename)
-        return json_bytes(CheckReport((report,)).to_json())
-    # OpenVINO reads the XML from a file: give it one, and keep its path out of the answer.
-    with temporary_file(xml, "model.xml", "ovreduce-check.") as xml_path:
-        report = check_model(dataclasses.replace(model, source=str(xml_path)), reshape=reshape,
-                             engine="openvino", path=filename)  # fmt: skip
-        return scrubbed_json(CheckReport((report,)).to_json(), xml_path, filename)
+    report = check_model(model, reshape=reshape, engine=engine, path=filename)
+    return check_document([report])
 
 
 @router.post(
     "",
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
-    responses=problems(400, 413, 422, 503, 504),
+    responses=UPLOAD_PROBLEMS,
 )
 async def check(
     services: ServicesDep,
@@ -77,27 +69,29 @@ async def check(
     reshape: Annotated[
         list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
     ] = None,
-) -> Response:
+) -> CheckDocument:
     settings, pool, cache = services.settings, services.pool, services.check_cache
     xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
     bin_bytes = None
     if bin_file is not None:
         bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
-    filename = display_name(xml.filename, "model.xml")
-    bin_filename = display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    filename, bin_filename = upload_names(xml, bin_file)
     shapes = parse_reshape(reshape or [])
     if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
         digest = model_id(xml_bytes, bin_bytes)
     else:
         digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
     key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
-    body = cache.get(key)
-    if body is None:
+    with services.check_cache_lock:
+        doc = cache.get(key)
+    if doc is None:
         limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
-        body = await pool.run(
+        doc = await pool.run(
             "the check", run_check, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,
         )  # fmt: skip
-        if len(body) <= _CACHE_MAX_DOC:
-            cache.put(key, body)
-    return Response(body, media_type="application/json")
+        rows = sum(len(m.findings) + len(m.reductions) for m in doc.models)
+        if cache.maxsize > 0 and rows <= _CACHE_MAX_ROWS:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
+            with services.check_cache_lock:
+                cache[key] = doc
+    return doc

@@ -12,9 +12,8 @@ from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import problems, read_upload, scrubbed_json, temporary_file
+from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload, scrubbed_json, temporary_file
 from api.schemas import ConformDocument
-from api.store import display_name
 from ovreduce.conform import conform_model
 
 __all__ = ["router"]
@@ -34,7 +33,7 @@ def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: 
     "",
     response_model=ConformDocument,
     summary="Check OpenVINO's conversion of an ONNX model's mean and reduce nodes (ovreduce.conform/v1)",
-    responses=problems(400, 413, 422, 503, 504),
+    responses=UPLOAD_PROBLEMS,
 )
 async def conform(
     services: ServicesDep,

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.routes import json_response, problems
+from api.problems import responses
+from api.routes.common import json_response
 from api.schemas import DeviceList
 
 __all__ = ["router"]
@@ -25,7 +26,7 @@ def _device_info() -> list[dict[str, Any]]:
 
 
 @router.get("", response_model=DeviceList, summary="The OpenVINO devices and their capabilities",
-            responses=problems(503))  # fmt: skip
+            responses=responses(503))  # fmt: skip
 async def devices(request: Request) -> Response:
     cached: tuple[float, bytes] | None = getattr(request.app.state, "devices_cache", None)
     if cached is None or time.monotonic() - cached[0] > _TTL_S:

@@ -7,8 +7,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.errors import problem_response
-from api.routes import json_response, problems
+from api.problems import problem_response, responses
+from api.routes.common import json_response
 from api.schemas import Health, Readiness
 
 __all__ = ["router"]
@@ -17,7 +17,7 @@ router = APIRouter(tags=["health"])
 _LIVE = b'{"status":"ok"}'
 
 
-@router.get("/healthz", response_model=Health, summary="Liveness: the process answers", responses=problems())
+@router.get("/healthz", response_model=Health, summary="Liveness: the process answers", responses=responses())
 async def healthz() -> Response:
     return Response(_LIVE, media_type="application/json")
 
@@ -36,7 +36,7 @@ def _openvino() -> tuple[bool, str | None]:
     "/readyz",
     response_model=Readiness,
     summary="Readiness: OpenVINO is loaded and the model store is writable",
-    responses=problems(503),
+    responses=responses(503),
 )
 async def readyz(services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)

@@ -17,10 +17,10 @@ from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes import given_tensors, json_bytes, json_response, problems
+from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest
-from api.store import Catalog
+from api.store.catalog import Catalog
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
@@ -107,7 +107,7 @@ def _run(catalog: Catalog, settings: Settings, mid: str, key: str, req: RunReque
     "",
     response_model=LayerList,
     summary="The model's reductions as in the check document (all=true: every layer)",
-    responses=problems(400, 404, 413, 422, 503, 504),
+    responses=STORED_MODEL_PROBLEMS,
 )
 async def list_layers(
     services: ServicesDep,
@@ -122,7 +122,7 @@ async def list_layers(
     "/{layer:layer}",
     response_model=LayerDetail,
     summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it",
-    responses=problems(400, 404, 413, 422, 503, 504),
+    responses=STORED_MODEL_PROBLEMS,
 )
 async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> Response:
     return json_response(await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer))
@@ -132,7 +132,7 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) ->
     "/{layer:path}/run",
     response_model=RunDocument,
     summary="Run one reduction on the NumPy reference and OpenVINO (KServe v2 tensors in and out)",
-    responses=problems(400, 404, 413, 422, 503, 504),
+    responses=STORED_MODEL_PROBLEMS,
 )
 async def run_layer(
     services: ServicesDep,

@@ -9,9 +9,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes import json_response, problems, read_upload
+from api.problems import responses
+from api.routes.common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
 from api.schemas import ModelList, ModelSummary
-from api.store import display_name
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -25,7 +25,7 @@ ModelIdPath = Annotated[str, Path(description="the model's id (64 hex digits, as
     response_model=ModelSummary,
     summary="Store an IR (xml, and bin when it has one); 201 the first time, 200 when already stored",
     responses={200: {"model": ModelSummary, "description": "The same content was already stored"},
-               **problems(400, 413, 422, 503, 504)},
+               **UPLOAD_PROBLEMS},
 )  # fmt: skip
 async def upload(
     services: ServicesDep,
@@ -33,8 +33,7 @@ async def upload(
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
     xml_bytes = await read_upload(xml, services.settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
-    filename = display_name(xml.filename, "model.xml")
-    bin_filename = display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    filename, bin_filename = upload_names(xml, bin_file)
     meta, created = await services.pool.run(
         "the upload", services.catalog.add, xml_bytes, bin_file.file if bin_file is not None else None,
         filename=filename, bin_filename=bin_filename,
@@ -42,15 +41,15 @@ async def upload(
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 
-@router.get("", response_model=ModelList, summary="Every stored model", responses=problems(503))
+@router.get("", response_model=ModelList, summary="Every stored model", responses=responses(503))
 async def list_models(services: ServicesDep) -> Response:
     catalog = services.catalog
-    models = await run_in_threadpool(catalog.store.summaries)
+    models = await run_in_threadpool(catalog.summaries)
     total = await run_in_threadpool(catalog.store.usage)
     return json_response({"models": models, "total_bytes": total, "max_bytes": catalog.store.max_bytes})
 
 
-@router.get("/{model_id}", response_model=ModelSummary, summary="One stored model", responses=problems(404, 503))
+@router.get("/{model_id}", response_model=ModelSummary, summary="One stored model", responses=responses(404, 503))
 async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     store = services.catalog.store
     meta = await run_in_threadpool(store.meta, model_id)
@@ -58,7 +57,7 @@ async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     return json_response(meta)
 
 
-@router.delete("/{model_id}", status_code=204, summary="Remove a stored model", responses=problems(404, 503))
+@router.delete("/{model_id}", status_code=204, summary="Remove a stored model", responses=responses(404, 503))
 async def delete_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     await run_in_threadpool(services.catalog.delete, model_id)
     return Response(status_code=204)

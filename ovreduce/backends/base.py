@@ -19,7 +19,8 @@ class LayerSpec:
     """Everything that defines one reduction layer for execution (and nothing about where it came from
     except its id and name, for reports).
 
-    ``axes`` holds constant axes; ``None`` means runtime axes, passed as the second input.
+    ``axes`` holds constant axes; ``None`` means runtime axes, passed as the second input. ``type`` and
+    ``version`` name the op in the registry (:func:`ovreduce.ops.registry.reduction`).
     """
 
     type: str
@@ -31,6 +32,7 @@ class LayerSpec:
     axes: tuple[int, ...] | None
     layer_id: str = ""
     layer_name: str = ""
+    version: str = ""  # the IR's version="opsetN": which version of the op (""/unknown: its newest)
 
     @property
     def runtime_axes(self) -> bool:
@@ -40,7 +42,7 @@ class LayerSpec:
         """Everything that defines the compiled layer (id and name excluded)."""
         return (
             self.type, self.keep_dims, self.data_type.name, str(self.data_shape),
-            self.axes_type.name, str(self.axes_shape), self.axes,
+            self.axes_type.name, str(self.axes_shape), self.axes, self.version,
         )  # fmt: skip
 
 

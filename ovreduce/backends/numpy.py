@@ -1,4 +1,8 @@
-"""The NumPy reference backend: :mod:`ovreduce.reference.openvino` behind the backend interface."""
+"""The NumPy reference backend: each op's reference kernel behind the backend interface.
+
+The kernel runs through :func:`ovreduce.reference.openvino.reduce_with_notes`, which validates the inputs
+as OpenVINO does and finds the op in the registry.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ class NumPyBackend:
         start = time.perf_counter()
         axes: Any = spec.axes if spec.axes is not None else inputs[1]
         try:
-            output, notes = reduce_with_notes(spec.type, inputs[0], axes, spec.keep_dims)
+            output, notes = reduce_with_notes(spec.type, inputs[0], axes, spec.keep_dims, version=spec.version)
         except OvReduceError as exc:
             return BackendResult(self.name, None, f"failed: {exc.message}", seconds=time.perf_counter() - start)
         return BackendResult(self.name, output, None, seconds=time.perf_counter() - start, notes=tuple(notes))

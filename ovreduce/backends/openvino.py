@@ -1,53 +1,102 @@
-"""The OpenVINO runtime backend: one reduction built as a single-layer model, compiled once, run many times.
+"""The OpenVINO runtime: the layer runner (one reduction built as a single-layer model, compiled once, run
+many times) and the whole-model runner (read a model, feed it, run it with tensors marked as outputs).
 
-Constant axes become a Constant and runtime axes a Parameter, exactly as in the IR. The inference
+The layer is built by its op's own builder (:meth:`ovreduce.ops.reduce.ReductionOp.build`, from the op's
+opset). Constant axes become a Constant and runtime axes a Parameter, exactly as in the IR. The inference
 precision is explicit: ``f32`` (the default for comparisons: on CPUs with bf16 support OpenVINO would
 otherwise pick bf16 by itself), ``f16``, ``bf16``, or ``default`` to leave the device's own choice.
 Compiled layers are cached by everything that defines them (the layer spec, the device and the
-precision), so running the same layer again costs one inference, not a compile.
+precision) in a :class:`LayerCache` the backend is given (by default the process's shared one), so
+running the same layer again costs one inference, not a compile.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 
 from ovreduce._openvino import clean_message, core, openvino
 from ovreduce.backends.base import BackendResult, LayerSpec
-from ovreduce.errors import DeviceNotAvailableError, InputError
-from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
+from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
+from ovreduce.ops.registry import reduction
+from ovreduce.tensors import concrete_shape, conform_array, generate
 
 __all__ = [
     "PRECISIONS",
+    "CompiledLayer",
+    "LayerCache",
+    "MarkedRun",
     "OpenVINOBackend",
     "available_devices",
     "check_device",
+    "check_precision",
+    "compile_model",
+    "compile_options",
     "device_info",
+    "effective_precision",
     "from_tensor",
+    "model_inputs",
+    "port_type_name",
     "precision_name",
+    "read_ir",
+    "read_model",
+    "run_marked",
+    "runtime_precisions",
+    "shared_layer_cache",
     "to_tensor",
 ]
 
 PRECISIONS = ("f32", "f16", "bf16", "default")
 _VIRTUAL = ("AUTO", "MULTI", "HETERO", "BATCH")
-_FACTORIES = {
-    "ReduceMean": "reduce_mean",
-    "ReduceSum": "reduce_sum",
-    "ReduceMax": "reduce_max",
-    "ReduceMin": "reduce_min",
-    "ReduceProd": "reduce_prod",
-    "ReduceL1": "reduce_l1",
-    "ReduceL2": "reduce_l2",
-    "ReduceLogicalAnd": "reduce_logical_and",
-    "ReduceLogicalOr": "reduce_logical_or",
-}
+
+
+# -- precisions and compile options: one place for the layer and the whole-model runner ----------------------
+def check_precision(precision: str) -> None:
+    """:class:`InputError` unless ``precision`` is one of :data:`PRECISIONS`."""
+    if precision not in PRECISIONS:
+        raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+
+
+def compile_options(precision: str) -> dict[str, str]:
+    """OpenVINO's compile configuration for ``precision`` (``default``: the device's own choice)."""
+    return {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
+
+
+def compile_model(ov_model: Any, device: str, precision: str) -> Any:
+    """``ov_model`` compiled for ``device`` at ``precision``; raises whatever OpenVINO raises."""
+    return core().compile_model(ov_model, device, compile_options(precision))
+
+
+def effective_precision(compiled: Any, fallback: str | None) -> str | None:
+    """The inference precision the compiled model runs in; ``fallback`` for a plugin without the property."""
+    try:
+        return precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+    except Exception:  # a plugin without the property
+        return fallback
+
+
+def runtime_precisions(compiled: Any) -> dict[str, str]:
+    """Node name -> execution precision, from the compiled model's execution graph (where it has one)."""
+    out: dict[str, str] = {}
+    try:
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            info = op.get_rt_info()
+            if "runtimePrecision" in info:
+                for name in str(info["originalLayersNames"].astype(str)).split(","):
+                    out.setdefault(name.strip(), precision_name(info["runtimePrecision"].astype(str)))
+    except Exception:  # a plugin without an execution graph
+        return {}
+    return out
 
 
 def available_devices() -> list[str]:
@@ -97,45 +146,57 @@ def device_info() -> list[dict[str, Any]]:
     return out
 
 
-@dataclass
-class _Compiled:
+@dataclass(frozen=True)
+class CompiledLayer:
+    """A compiled single-layer model and the precision it runs in."""
+
     compiled: Any
     precision: str
 
 
-class _Cache:
-    """A bounded LRU of compiled layers, safe for concurrent use."""
+class LayerCache:
+    """A bounded LRU of compiled layers (``cachetools.LRUCache``), safe for concurrent use, with counts of
+    hits and misses."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[Any, ...], _Compiled] = OrderedDict()
+        self._items: LRUCache[tuple[Any, ...], CompiledLayer] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple[Any, ...]) -> _Compiled | None:
+    def get(self, key: tuple[Any, ...]) -> CompiledLayer | None:
         with self._lock:
             item = self._items.get(key)
             if item is not None:
-                self._items.move_to_end(key)
                 self.hits += 1
             else:
                 self.misses += 1
             return item
 
-    def put(self, key: tuple[Any, ...], item: _Compiled) -> None:
+    def put(self, key: tuple[Any, ...], item: CompiledLayer) -> None:
         with self._lock:
             self._items[key] = item
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
 
+    def __len__(self) -> int:
+        return len(self._items)
 
-CACHE = _Cache(64)
+
+@cache
+def shared_layer_cache() -> LayerCache:
+    """The cache backends share when given none: one per process, like :func:`ovreduce._openvino.core`."""
+    return LayerCache(64)
+
+
+def __getattr__(name: str) -> Any:
+    """``CACHE``: the shared layer cache under its old name (for callers not yet passing a cache)."""
+    if name == "CACHE":
+        return shared_layer_cache()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def precision_name(value: Any) -> str:
@@ -150,37 +211,30 @@ class OpenVINOBackend:
     Args:
         device: an OpenVINO device name (``CPU``, ``GPU``, ``GPU.1``, ``AUTO``...).
         precision: ``f32``, ``f16``, ``bf16`` or ``default``.
+        cache: where compiled layers are kept; by default the process's :func:`shared_layer_cache`.
 
     Raises:
         DeviceNotAvailableError: the device is not available here.
         InputError: an unknown precision.
     """
 
-    def __init__(self, device: str = "CPU", precision: str = "f32") -> None:
-        if precision not in PRECISIONS:
-            raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    def __init__(self, device: str = "CPU", precision: str = "f32", cache: LayerCache | None = None) -> None:
+        check_precision(precision)
         check_device(device)
         self.device = device
         self.precision = precision
         self.name = f"openvino:{device}"
+        self.cache = cache if cache is not None else shared_layer_cache()
 
-    def _config(self) -> dict[str, str]:
-        return {} if self.precision == "default" else {"INFERENCE_PRECISION_HINT": self.precision}
-
-    def compiled(self, spec: LayerSpec) -> _Compiled:
+    def compiled(self, spec: LayerSpec) -> CompiledLayer:
         """The compiled layer, from the cache when it is there; raises whatever OpenVINO raises."""
         key = (*spec.key(), self.device, self.precision)
-        item = CACHE.get(key)
+        item = self.cache.get(key)
         if item is not None:
             return item
-        model = _build_model(spec)
-        compiled = core().compile_model(model, self.device, self._config())
-        try:
-            effective = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
-        except Exception:  # a plugin without the property
-            effective = self.precision
-        item = _Compiled(compiled, effective)
-        CACHE.put(key, item)
+        compiled = compile_model(_build_model(spec), self.device, self.precision)
+        item = CompiledLayer(compiled, effective_precision(compiled, self.precision) or self.precision)
+        self.cache.put(key, item)
         return item
 
     def infer(self, spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> BackendResult:
@@ -208,8 +262,10 @@ def _input_types(spec: LayerSpec) -> list[str]:
 
 
 def _build_model(spec: LayerSpec) -> Any:
+    """The single-layer model: Parameter(s), the axes Constant, and the op from its own builder."""
+    op = reduction(spec.type, spec.version)
     ov = openvino()
-    from openvino import opset13 as ops
+    from openvino import opset1 as ops
 
     data = ops.parameter(ov.PartialShape(str(spec.data_shape)), getattr(ov.Type, spec.data_type.name), name="data")
     params = [data]
@@ -220,8 +276,8 @@ def _build_model(spec: LayerSpec) -> Any:
         values = np.array(spec.axes, dtype=spec.axes_type.numpy)
         if spec.axes_shape.rank == 0 and values.size == 1:
             values = values.reshape(())
-        axes = ops.constant(values)
-    node = getattr(ops, _FACTORIES[spec.type])(data, axes, spec.keep_dims)
+        axes = ov.op.Constant(values)  # opset1's constant() refuses an empty array; the class takes it
+    node = op.build(data, axes, spec.keep_dims)
     node.set_friendly_name(spec.layer_name or spec.type)
     return ov.Model([node], params, f"ovreduce_{spec.type}")
 
@@ -250,3 +306,115 @@ def from_tensor(tensor: Any) -> npt.NDArray[Any]:
 
         return np.array(data.view(np.uint16), copy=True).view(ml_dtypes.bfloat16)
     return np.array(data, copy=True)
+
+
+# -- the whole-model runner ---------------------------------------------------------------------------------
+def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:
+    """An ``openvino.Model`` from an IR held in memory: the XML text and the weights (no files needed).
+
+    Raises whatever OpenVINO raises when it refuses the model.
+    """
+    ov = openvino()
+    text = xml.decode("utf-8") if isinstance(xml, bytes) else xml
+    if weights is None:
+        raw = np.zeros(0, dtype=np.uint8)
+    elif isinstance(weights, np.ndarray):
+        raw = weights.reshape(-1).view(np.uint8)
+    else:
+        raw = np.frombuffer(weights, dtype=np.uint8)
+    return core().read_model(text, ov.Tensor(raw))
+
+
+def read_model(path: str | Path, weights_path: str | Path | None = None) -> Any:
+    """An ``openvino.Model`` from a file OpenVINO reads (an IR, with its weights beside it or at
+    ``weights_path``; an ONNX model). Raises whatever OpenVINO raises."""
+    if weights_path is not None:
+        return core().read_model(str(path), str(weights_path))
+    return core().read_model(str(path))
+
+
+def model_inputs(
+    ov_model: Any, given: Mapping[str, npt.NDArray[Any]] | None, seed: int, max_elements: int | None = None
+) -> tuple[dict[int, npt.NDArray[Any]], list[dict[str, Any]], list[str]]:
+    """Arrays for every model input, keyed by input index: given (by tensor or Parameter name) or seeded.
+
+    Returns:
+        The arrays, a description of each input (name, shape, element type, origin), and notes on the dims
+        chosen for dynamic ones.
+
+    Raises:
+        InputError: a name matches no input, or an array does not fit its input.
+        LimitExceededError: an input has more than ``max_elements`` elements.
+    """
+    from ovreduce._openvino import partial_shape
+
+    given = dict(given or {})
+    rng = np.random.default_rng(seed)
+    arrays: dict[int, npt.NDArray[Any]] = {}
+    described: list[dict[str, Any]] = []
+    notes: list[str] = []
+    used: set[str] = set()
+    for index, port in enumerate(ov_model.inputs):
+        names = set(port.get_names()) | {port.get_node().get_friendly_name(), str(index)}
+        etype = element_type(port.get_element_type().get_type_name())
+        shape = partial_shape(port.get_partial_shape())
+        label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
+        match = next((n for n in sorted(names) if n in given), None)
+        if match is not None:
+            used.add(match)
+            array = conform_array(np.asarray(given[match]), etype, shape, f"input {label!r}")
+            origin = "given"
+        else:
+            dims, chosen = concrete_shape(shape, f"input {label!r}")
+            notes += chosen
+            array = generate(etype, dims, rng)
+            origin = f"seed {seed}"
+        if max_elements is not None and array.size > max_elements:
+            raise LimitExceededError(
+                f"input {label!r} has {array.size} elements, more than the limit of {max_elements}"
+            )
+        arrays[index] = array
+        described.append({"name": label, "shape": list(array.shape), "element_type": etype.name, "origin": origin})
+    unknown = set(given) - used
+    if unknown:
+        options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
+        raise InputError(f"--input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
+    return arrays, described, notes
+
+
+@dataclass
+class MarkedRun:
+    """What one run of a model with marked tensors gave."""
+
+    outputs: list[npt.NDArray[Any]]  # the model's own outputs
+    marked: list[npt.NDArray[Any]]  # the marked tensors, in the order they were asked for
+    effective_precision: str | None
+    runtime_precision: dict[str, str]  # node name -> the precision it executes in
+
+
+def run_marked(
+    ov_model: Any, marks: Sequence[Any], inputs: Mapping[int, npt.NDArray[Any]], device: str, precision: str
+) -> MarkedRun:
+    """Run ``ov_model`` once with ``marks`` (OpenVINO outputs) added as model outputs.
+
+    ``ov_model`` keeps the added outputs. Raises whatever OpenVINO raises.
+    """
+    original = len(ov_model.outputs)
+    added = ov_model.add_outputs(list(marks)) if marks else []
+    compiled = compile_model(ov_model, device, precision)
+    effective = effective_precision(compiled, None)
+    request = compiled.create_infer_request()
+    tensors = {i: to_tensor(a, port_type_name(ov_model.inputs[i])) for i, a in inputs.items()}
+    request.infer(tensors)
+    model_outputs = list(ov_model.outputs)
+    outputs = [from_tensor(request.get_output_tensor(i)) for i in range(len(model_outputs))]
+    position: dict[Any, int] = {}
+    for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
+        position.setdefault(port, i)
+    marked = [outputs[position[port]] for port in added]
+    return MarkedRun(outputs[:original], marked, effective, runtime_precisions(compiled))
+
+
+def port_type_name(port: Any) -> str:
+    """ovreduce's name of an OpenVINO port's element type (``f32``, ``boolean``...)."""
+    return str(element_type(port.get_element_type().get_type_name()).name)

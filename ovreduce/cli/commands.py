@@ -10,11 +10,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from ovreduce.cli.options import check_tolerances, existing_file, parse_named_files, parse_named_shapes
 from ovreduce.cli.paths import expand_paths
+
+if TYPE_CHECKING:
+    from ovreduce.reports import DevicesDocument
 
 __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
@@ -25,7 +28,9 @@ def _emit(text: str) -> None:
 
 
 def _json(doc: Any) -> str:
-    return json.dumps(doc, indent=2) + "\n"
+    from ovreduce.reports import to_json
+
+    return json.dumps(to_json(doc), indent=2) + "\n"
 
 
 def check(args: argparse.Namespace) -> int:
@@ -45,13 +50,13 @@ def check(args: argparse.Namespace) -> int:
     try:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
-            progress=progress,
+            progress=None if progress is None else lambda: progress.update(1),
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
     renderers: dict[str, Callable[[], str]] = {
-        "json": lambda: _json(report.to_json()),
+        "json": lambda: _json(report),
         "junit": lambda: check_junit(report),
         "sarif": lambda: check_sarif(report),
         "text": lambda: check_text(report, verbose=args.verbose),
@@ -64,8 +69,8 @@ def check(args: argparse.Namespace) -> int:
 
 def inspect(args: argparse.Namespace) -> int:
     """``ovreduce inspect``: always 0 once the model is read."""
+    from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.render import inspect_text
-    from ovreduce.inspect import inspect_model
     from ovreduce.ir.parser import load_ir
 
     model = load_ir(args.path, args.bin)
@@ -97,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
         model.close()
     if args.save_outputs:
         _save_outputs(Path(args.save_outputs), report.outputs)
-    _emit(_json(report.to_json()) if args.format == "json" else run_text(report, source=args.model))
-    return EXIT_OK if report.ok else EXIT_FINDINGS
+    doc = report.document
+    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
 def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
@@ -125,15 +131,15 @@ def audit(args: argparse.Namespace) -> int:
 
         progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
     try:
-        report = audit_model(
+        doc = audit_model(
             args.model, args.bin, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=progress,
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
-    _emit(_json(report.to_json()) if args.format == "json" else audit_text(report))
-    return EXIT_OK if report.ok else EXIT_FINDINGS
+    _emit(_json(doc) if args.format == "json" else audit_text(doc))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
 def conform(args: argparse.Namespace) -> int:
@@ -143,12 +149,12 @@ def conform(args: argparse.Namespace) -> int:
 
     existing_file(args.model)
     inputs = parse_named_files(args.input)
-    report = conform_model(
+    doc = conform_model(
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
         save_ir=args.save_ir, atol=args.atol, rtol=args.rtol,
     )  # fmt: skip
-    _emit(_json(report.to_json()) if args.format == "json" else conform_text(report))
-    return EXIT_OK if report.ok else EXIT_FINDINGS
+    _emit(_json(doc) if args.format == "json" else conform_text(doc))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
 def devices(args: argparse.Namespace) -> int:
@@ -156,6 +162,23 @@ def devices(args: argparse.Namespace) -> int:
     from ovreduce.backends.openvino import device_info
     from ovreduce.cli.render import devices_text
 
-    found = device_info()
-    _emit(_json({"schema": "ovreduce.devices/v1", "devices": found}) if args.format == "json" else devices_text(found))
+    doc = _devices_document(device_info())
+    _emit(_json(doc) if args.format == "json" else devices_text(doc))
     return EXIT_OK
+
+
+def _devices_document(found: list[dict[str, Any]]) -> DevicesDocument:
+    # FIXME(library): device_info() should return the DevicesDocument itself; until then it is built here.
+    from ovreduce.reports import Device, DevicesDocument
+
+    def device(d: dict[str, Any]) -> Device:
+        capabilities = d.get("capabilities")
+        return Device(
+            device=d["device"],
+            full_name=d.get("full_name"),
+            capabilities=None if capabilities is None else tuple(capabilities),
+            default_inference_precision=d.get("default_inference_precision"),
+            architecture=d.get("architecture"),
+        )
+
+    return DevicesDocument(tuple(device(d) for d in found))

@@ -10,6 +10,7 @@ from ovreduce.cli import commands
 from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.serve import serve
+from ovreduce.cli.wording import in_flag_terms
 from ovreduce.errors import OvReduceError
 
 __all__ = ["COMMANDS", "main"]
@@ -31,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
-        sys.stderr.write(f"ovreduce {args.command}: {exc.message} [{exc.code}]\n")
+        sys.stderr.write(f"ovreduce {args.command}: {in_flag_terms(exc.message)} [{exc.code}]\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("ovreduce: interrupted\n")

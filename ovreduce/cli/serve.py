@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,25 +11,27 @@ from ovreduce.cli.errors import EXIT_OK, UsageError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from api.server import Settings
+    from api.config import Settings
 
 __all__ = ["serve"]
 
 
 def _server() -> tuple[type[Settings], Callable[..., None], type[Exception]]:
     """The service's ``Settings`` class, its ``serve`` function and the exception ``serve`` raises when it
-    cannot listen: the one place the command line reaches into the ``api`` package."""
-    from api.server import ListenError, Settings, serve
+    cannot start: the one place the command line reaches into the ``api`` package."""
+    from api.config import Settings
+    from api.server import ServeError, serve
 
-    return Settings, serve, ListenError
+    return Settings, serve, ServeError
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run the REST API until SIGTERM or Ctrl-C, then exit 0."""
+    """Run the REST API until SIGTERM or Ctrl-C, then exit 0; a wrong setting or an address that cannot be
+    listened on is a usage error (exit 2)."""
     try:
         from pydantic import ValidationError
 
-        settings_class, run_server, listen_error = _server()
+        settings_class, run_server, serve_error = _server()
     except ImportError as exc:
         raise UsageError(f"serve needs the API's dependencies (fastapi, uvicorn, pydantic-settings): {exc}") from None
     try:
@@ -48,22 +49,12 @@ def serve(args: argparse.Namespace) -> int:
         update["port"] = args.port
     if args.store is not None:
         update["store"] = Path(args.store).expanduser().resolve()
-    if workers > 1 and "concurrency" not in settings.model_fields_set:  # the worker processes share the CPUs
-        update["concurrency"] = max(1, settings.concurrency // workers)
     settings = settings.model_copy(update=update)
-
-    def _stop(signum: int, frame: object) -> None:
-        # uvicorn handles the signal itself (graceful shutdown), then raises it again with this handler back
-        # in place: a requested stop is a clean exit.
-        raise SystemExit(EXIT_OK)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _stop)
-    try:
+    try:  # until SIGTERM or Ctrl-C: a requested stop returns, and is a clean exit
         run_server(
             settings, workers=workers, log_level=args.log_level or settings.log_level,
             access_log=not args.no_access_log, graceful_timeout=args.graceful_timeout,
         )  # fmt: skip
-    except listen_error as exc:
+    except serve_error as exc:
         raise UsageError(str(exc)) from None
     return EXIT_OK

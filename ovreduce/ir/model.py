@@ -127,6 +127,9 @@ class Edge(NamedTuple):
 class IRModel:
     """A whole IR. Build it with :func:`ovreduce.ir.parser.parse_ir`, which validates the graph first.
 
+    ``source`` names where it came from (a path or an upload's name, for messages); ``xml`` and ``weights``
+    are the bytes it was read from, so that OpenVINO can read the very same model without a file.
+
     ``layers`` are in topological order (producers before consumers, file order among equals).
     """
 
@@ -137,6 +140,7 @@ class IRModel:
     source: str
     weights: Weights | None = None
     rt_info: tuple[RtInfo, ...] = ()
+    xml: bytes = field(default=b"", repr=False, compare=False)  # the source, for runtimes that read it again
     _by_id: Mapping[str, Layer] = field(init=False, repr=False, compare=False)
     _producer: Mapping[PortRef, PortRef] = field(init=False, repr=False, compare=False)
     _consumers: Mapping[PortRef, tuple[PortRef, ...]] = field(init=False, repr=False, compare=False)

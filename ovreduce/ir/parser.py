@@ -105,7 +105,7 @@ def parse_ir(
         )
     with _gc_paused():
         root = _parse_xml(xml, source)
-        return _Builder(source, weights, expected_bin, limits).build(root)
+        return _Builder(source, weights, expected_bin, limits).build(root, xml)
 
 
 _GC_LOCK = threading.Lock()
@@ -206,7 +206,7 @@ class _Builder:
         return f"{self.at(el)}: " + " ".join(parts)
 
     # -- document -----------------------------------------------------------------------------------
-    def build(self, root: etree._Element) -> IRModel:
+    def build(self, root: etree._Element, xml: bytes) -> IRModel:
         if not isinstance(root.tag, str) or root.tag != "net":
             raise IRStructureError(f"{self.at(root)}: the root element is <{root.tag}>, expected <net>")
         version_text = root.get("version")
@@ -244,6 +244,7 @@ class _Builder:
             source=self.source,
             weights=self.weights,
             rt_info=_rt_children(rt_el) if rt_el is not None else (),
+            xml=xml,
         )
 
     def layers(self, layers_el: etree._Element) -> dict[str, Layer]:

@@ -62,6 +62,10 @@ class Weights:
         self.check_range(offset, size, where=where)
         return bytes(self._data()[offset : offset + size])
 
+    def view(self) -> memoryview:
+        """All the bytes, without a copy (a view of the mapping: release it before :meth:`close`)."""
+        return self._data()
+
     def check_range(self, offset: int, size: int, *, where: str = "") -> None:
         if offset < 0 or size < 0 or offset + size > self.size:
             prefix = f"{where}: " if where else ""

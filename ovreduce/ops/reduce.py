@@ -1,4 +1,5 @@
-"""The Reduce* family: which ops belong to it and the one shape rule they share.
+"""The Reduce* family: the family base (:class:`ReductionOp`: the shape rule, the type rules, the axes of a
+layer) and one small class per op and version.
 
 The rule is OpenVINO's ``reduce_shape_infer`` (src/core/shape_inference/include/reduce_shape_inference.hpp)
 together with the checks of ``ArithmeticReductionKeepDims`` / ``LogicalReductionKeepDims::
@@ -17,99 +18,215 @@ tests/ops/test_reduce_differential.py):
 * otherwise (runtime axes or dynamic data rank): keep_dims gives the data rank with every dim dynamic;
   without keep_dims the rank is ``r - 1`` (never below 0) when the axes input is known to hold exactly one
   element and dynamic otherwise.
+
+Each op also carries its reference kernel (the numerics live in :mod:`ovreduce.reference.openvino`,
+imported when a kernel first runs) and its OpenVINO builder, from its own opset.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.model import Layer
+from ovreduce.ops.axes import AxesPolicy, normalize_axes
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
 from ovreduce.shapes import Dimension, PartialShape
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Array = npt.NDArray[Any]
+
 __all__ = [
-    "REDUCTIONS",
-    "ReduceOp",
-    "infer_reduce_shape",
-    "normalize_axes",
-    "parse_bool_attr",
+    "OPENVINO_AXES",
+    "ReduceL1_4",
+    "ReduceL2_4",
+    "ReduceLogicalAnd_1",
+    "ReduceLogicalOr_1",
+    "ReduceMax_1",
+    "ReduceMean_1",
+    "ReduceMin_1",
+    "ReduceProd_1",
+    "ReduceSum_1",
+    "ReductionInfo",
+    "ReductionOp",
 ]
+
+Allowance = Literal["sum", "mean"]
+
+# OpenVINO's axes: duplicates harmless, a scalar checked as rank 1 (``is_axis_valid``), its message.
+OPENVINO_AXES = AxesPolicy(
+    out_of_range="Axis {axis} out of the tensor rank range [{low}, {high}].",
+    scalar_as_rank1=True,
+    error=ShapeInferenceError,
+)
 
 
 @dataclass(frozen=True, slots=True)
-class ReduceOp:
-    """One member of the family: its IR type name, the opset it came in, and whether it is logical."""
+class ReductionInfo:
+    """Everything the shape engine derived about one reduction layer."""
 
-    type: str
-    opset: str
+    layer: Layer
+    op: ReductionOp
+    keep_dims: bool
+    keep_dims_text: str | None
+    keep_dims_valid: bool
+    data: PortState
+    axes_state: PortState
+    axes: ValueInfo
+    output: PortState
+    error: str | None  # OpenVINO-style shape inference error
+
+
+class ReductionOp(Op):
+    """The family base: inputs (data, axes), attribute ``keep_dims``, one output of the data's type.
+
+    Subclasses set ``type``, ``version``, ``opsets``, ``logical`` and ``allowance`` and give
+    :meth:`kernel` and :meth:`build`.
+    """
+
     logical: bool = False
+    # The rounding allowance audit grants: "sum" (eps x the sum of the magnitudes reduced: Sum, L1),
+    # "mean" (eps x their mean: Mean) or None (results that rounding the input cannot move that way).
+    allowance: Allowance | None = None
+    boolean_attributes = ("keep_dims",)
+
+    # -- rules ----------------------------------------------------------------------------------------------
+    def check_types(self, data_type: ElementType | None, axes_type: ElementType | None) -> None:
+        """OpenVINO's element type checks, with its messages.
+
+        OpenVINO's predicates are looser than their messages: ``is_integral_number()`` is "not real and not
+        boolean", so string and nf4 (which OpenVINO does not count as real) pass both the data check of the
+        arithmetic reductions and the axes check.
+        """
+        if data_type is not None and data_type.kind != "dynamic":
+            if self.logical and data_type.kind != "bool":
+                raise ShapeInferenceError("Element type of data input must be boolean.")
+            if not self.logical and data_type.kind == "bool":
+                raise ShapeInferenceError(f"Element type of data input must be numeric. Got: {data_type}")
+        if axes_type is not None and not _ov_integral_number(axes_type):
+            raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {axes_type}")
+
+    def output_shape(
+        self,
+        data: PartialShape,
+        axes_shape: PartialShape | None,
+        axes: Sequence[int] | None,
+        keep_dims: bool,
+        *,
+        data_type: ElementType | None = None,
+        axes_type: ElementType | None = None,
+    ) -> PartialShape:
+        """The output shape as OpenVINO infers it.
+
+        Args:
+            data: shape of the data input.
+            axes_shape: shape of the axes input (None when unknown).
+            axes: the axes values when they are constant, else None.
+            keep_dims: the attribute's value.
+            data_type, axes_type: element types, checked when given.
+
+        Raises:
+            ShapeInferenceError: the inputs violate the op's rule (OpenVINO's message).
+        """
+        self.check_types(data_type, axes_type)
+        if axes_shape is not None and axes_shape.rank is not None and axes_shape.rank > 1:
+            raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {axes_shape}")
+        if data.dims is not None and axes is not None:
+            normalized = set(normalize_axes(axes, len(data.dims), OPENVINO_AXES))
+            if not data.dims and keep_dims and axes:
+                # OpenVINO accepts axis 0/-1 of a scalar, then fails setting that dim to 1 (shape_util.cpp).
+                raise ShapeInferenceError("Accessing out-of-range dimension")
+            if keep_dims:
+                return PartialShape(
+                    tuple(Dimension.static(1) if i in normalized else d for i, d in enumerate(data.dims))
+                )
+            return PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in normalized))
+        if keep_dims:
+            return PartialShape.dynamic(data.rank)
+        if (
+            data.rank is not None
+            and axes_shape is not None
+            and axes_shape.is_static
+            and _element_count(axes_shape) == 1
+        ):
+            # OpenVINO computes the rank as Dimension(r) - 1, which an interval clamps at 0 for a scalar.
+            return PartialShape.dynamic(max(data.rank - 1, 0))
+        return PartialShape.dynamic()
+
+    def analyse(self, ctx: LayerContext) -> ReductionInfo:
+        """Everything about this reduction layer: attributes, inputs, axes, output, error."""
+        layer = ctx.layer
+        text = layer.data.get("keep_dims")
+        keep_dims, valid = parse_bool_attr(text)
+        if len(layer.inputs) != 2 or len(layer.outputs) != 1:
+            unresolved = PortState(None, None, "unresolved")
+            return ReductionInfo(
+                layer, self, keep_dims, text, valid, unresolved, unresolved,
+                ValueInfo("unresolved", None, "wrong number of ports"), unresolved,
+                f"{layer.type} takes 2 inputs (data, axes) and gives 1 output; "
+                f"this layer has {len(layer.inputs)} inputs and {len(layer.outputs)} outputs",
+            )  # fmt: skip
+        data = ctx.input(0)
+        axes_state = ctx.input(1)
+        axes = ctx.value(1)
+        error = None
+        shape: PartialShape | None = None
+        types = {"data_type": data.element_type, "axes_type": axes_state.element_type}
+        try:
+            if data.shape is None:
+                # Types can still be checked; the shape cannot be inferred.
+                self.output_shape(PartialShape.dynamic(), axes_state.shape, None, keep_dims, **types)
+            elif axes.kind == "unresolved":
+                self.output_shape(data.shape, axes_state.shape, None, keep_dims, **types)
+            else:
+                shape = self.output_shape(data.shape, axes_state.shape, _as_int64(axes.values), keep_dims, **types)
+        except ShapeInferenceError as exc:
+            error = exc.message
+            shape = None
+        if error is not None or shape is None:
+            out = PortState(None, data.element_type, "unresolved")
+        else:
+            out = PortState(shape, data.element_type, "inferred")
+        return ReductionInfo(layer, self, keep_dims, text, valid, data, axes_state, axes, out, error)
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        return [self.analyse(ctx).output]
+
+    # -- execution ------------------------------------------------------------------------------------------
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        """The reference result with OpenVINO semantics: ``data`` of an accepted type, ``axes`` normalised,
+        sorted and unique; anything worth telling (an exact result that wrapped) appended to ``notes``."""
+        raise NotImplementedError(f"{self.type} has no reference kernel")
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        """The op as an OpenVINO node, from its own opset, over ``data`` and ``axes`` (``openvino.Output``)."""
+        raise NotImplementedError(f"{self.type} has no OpenVINO builder")
+
+    def rounding_mass(self, data: Array, axes: Array, keep_dims: bool) -> Array | None:
+        """The magnitudes behind audit's rounding allowance (to multiply by the type's epsilon): the sum
+        ("sum") or mean ("mean") of ``|data|`` over ``axes``, in f64; None for other ops or non-float data."""
+        import numpy as np
+
+        from ovreduce.reference.openvino import reduce_with_notes
+
+        if self.allowance is None or data.dtype.kind not in "fV":
+            return None
+        how = "ReduceMean" if self.allowance == "mean" else "ReduceL1"
+        mass, _ = reduce_with_notes(how, np.abs(data.astype(np.float64)), axes, keep_dims)
+        return np.asarray(mass, dtype=np.float64)
 
 
-REDUCTIONS: Mapping[str, ReduceOp] = {
-    op.type: op
-    for op in (
-        ReduceOp("ReduceMean", "opset1"),
-        ReduceOp("ReduceSum", "opset1"),
-        ReduceOp("ReduceMax", "opset1"),
-        ReduceOp("ReduceMin", "opset1"),
-        ReduceOp("ReduceProd", "opset1"),
-        ReduceOp("ReduceL1", "opset4"),
-        ReduceOp("ReduceL2", "opset4"),
-        ReduceOp("ReduceLogicalAnd", "opset1", logical=True),
-        ReduceOp("ReduceLogicalOr", "opset1", logical=True),
-    )
-}
+class _Arithmetic(ReductionOp):
+    logical = False
 
 
-def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool]:
-    """Read a boolean attribute the way OpenVINO's IR reader does: ``(value, recognised)``.
-
-    ``true``/``1`` and ``false``/``0`` are recognised case-insensitively; anything else (``yes``,
-    ``" true"``, ``2``...) is silently replaced by the default, which this function reports as
-    ``recognised=False`` so callers can warn about it.
-    """
-    if text is None:
-        return default, True
-    lowered = text.lower()
-    if lowered in ("true", "1"):
-        return True, True
-    if lowered in ("false", "0"):
-        return False, True
-    return default, False
-
-
-def normalize_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
-    """Axes in ``[-rank, rank-1]`` mapped to ``[0, rank-1]``; :class:`ShapeInferenceError` otherwise.
-
-    The message is OpenVINO's: ``Axis 5 out of the tensor rank range [-2, 1].`` Like OpenVINO's
-    ``is_axis_valid``, a scalar (``rank == 0``) is checked against ``[-1, 0]``; its valid axes have no
-    dimension to map to, so they are dropped from the result.
-    """
-    bound = max(rank, 1)
-    out = []
-    for axis in axes:
-        if not -bound <= axis < bound:
-            raise ShapeInferenceError(f"Axis {axis} out of the tensor rank range [{-bound}, {bound - 1}].")
-        if rank:
-            out.append(axis + rank if axis < 0 else axis)
-    return tuple(out)
-
-
-def check_reduce_types(op: ReduceOp, data_type: ElementType | None, axes_type: ElementType | None) -> None:
-    """OpenVINO's element type checks, with its messages.
-
-    OpenVINO's predicates are looser than their messages: ``is_integral_number()`` is "not real and not
-    boolean", so string and nf4 (which OpenVINO does not count as real) pass both the data check of the
-    arithmetic reductions and the axes check.
-    """
-    if data_type is not None and data_type.kind != "dynamic":
-        if op.logical and data_type.kind != "bool":
-            raise ShapeInferenceError("Element type of data input must be boolean.")
-        if not op.logical and data_type.kind == "bool":
-            raise ShapeInferenceError(f"Element type of data input must be numeric. Got: {data_type}")
-    if axes_type is not None and not _ov_integral_number(axes_type):
-        raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {axes_type}")
+class _Logical(ReductionOp):
+    logical = True
 
 
 def _ov_integral_number(etype: ElementType) -> bool:
@@ -117,49 +234,135 @@ def _ov_integral_number(etype: ElementType) -> bool:
     return etype.kind != "bool" and (etype.kind != "float" or etype.name == "nf4")
 
 
-def infer_reduce_shape(
-    op: ReduceOp,
-    data: PartialShape,
-    axes_shape: PartialShape | None,
-    axes: Sequence[int] | None,
-    keep_dims: bool,
-    *,
-    data_type: ElementType | None = None,
-    axes_type: ElementType | None = None,
-) -> PartialShape:
-    """The output shape of ``op`` as OpenVINO infers it.
-
-    Args:
-        data: shape of the data input.
-        axes_shape: shape of the axes input (None when unknown).
-        axes: the axes values when they are constant, else None.
-        keep_dims: the attribute's value.
-        data_type, axes_type: element types, checked when given.
-
-    Raises:
-        ShapeInferenceError: the inputs violate the op's rule (OpenVINO's message).
-    """
-    check_reduce_types(op, data_type, axes_type)
-    if axes_shape is not None and axes_shape.rank is not None and axes_shape.rank > 1:
-        raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {axes_shape}")
-    if data.dims is not None and axes is not None:
-        normalized = set(normalize_axes(axes, len(data.dims)))
-        if not data.dims and keep_dims and axes:
-            # OpenVINO accepts axis 0/-1 of a scalar, then fails setting that dim to 1 (shape_util.cpp).
-            raise ShapeInferenceError("Accessing out-of-range dimension")
-        if keep_dims:
-            return PartialShape(tuple(Dimension.static(1) if i in normalized else d for i, d in enumerate(data.dims)))
-        return PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in normalized))
-    if keep_dims:
-        return PartialShape.dynamic(data.rank)
-    if data.rank is not None and axes_shape is not None and axes_shape.is_static and _element_count(axes_shape) == 1:
-        # OpenVINO computes the rank as Dimension(r) - 1, which an interval clamps at 0 for a scalar.
-        return PartialShape.dynamic(max(data.rank - 1, 0))
-    return PartialShape.dynamic()
-
-
 def _element_count(shape: PartialShape) -> int:
     count = 1
     for d in shape.to_list():
         count *= d
     return count
+
+
+def _as_int64(values: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """Axes as OpenVINO reads them (``get_input_const_data_as<int64_t>``): u64 values wrap to int64."""
+    if values is None:
+        return None
+    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in values)
+
+
+def _ref() -> Any:
+    from ovreduce.reference import openvino as ref
+
+    return ref
+
+
+def _opset(n: int) -> Any:
+    import importlib
+
+    from ovreduce._openvino import openvino
+
+    openvino()  # a clear BackendError when the runtime is missing
+    return importlib.import_module(f"openvino.opset{n}")
+
+
+_V1 = range(1, LAST_OPSET + 1)  # opset1 ... opset16
+_V4 = range(4, LAST_OPSET + 1)
+
+
+# -- the ops ------------------------------------------------------------------------------------------------
+class ReduceMean_1(_Arithmetic):  # noqa: N801 - <Type>_<version>, as onnx.reference names its op classes
+    type, version, opsets, allowance = "ReduceMean", "opset1", _V1, "mean"
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_mean(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_mean(data, axes, keep_dims)
+
+
+class ReduceSum_1(_Arithmetic):  # noqa: N801
+    type, version, opsets, allowance = "ReduceSum", "opset1", _V1, "sum"
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_sum(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_sum(data, axes, keep_dims)
+
+
+class ReduceMax_1(_Arithmetic):  # noqa: N801
+    type, version, opsets = "ReduceMax", "opset1", _V1
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_max(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_max(data, axes, keep_dims)
+
+
+class ReduceMin_1(_Arithmetic):  # noqa: N801
+    type, version, opsets = "ReduceMin", "opset1", _V1
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_min(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_min(data, axes, keep_dims)
+
+
+class ReduceProd_1(_Arithmetic):  # noqa: N801
+    type, version, opsets = "ReduceProd", "opset1", _V1
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_prod(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_prod(data, axes, keep_dims)
+
+
+class ReduceL1_4(_Arithmetic):  # noqa: N801
+    type, version, opsets, allowance = "ReduceL1", "opset4", _V4, "sum"
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_l1(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(4).reduce_l1(data, axes, keep_dims)
+
+
+class ReduceL2_4(_Arithmetic):  # noqa: N801
+    type, version, opsets = "ReduceL2", "opset4", _V4
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_l2(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(4).reduce_l2(data, axes, keep_dims)
+
+
+class ReduceLogicalAnd_1(_Logical):  # noqa: N801
+    type, version, opsets = "ReduceLogicalAnd", "opset1", _V1
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_logical_and(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_logical_and(data, axes, keep_dims)
+
+
+class ReduceLogicalOr_1(_Logical):  # noqa: N801
+    type, version, opsets = "ReduceLogicalOr", "opset1", _V1
+
+    def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+        return _ref().kernel_logical_or(data, axes, keep_dims, notes)  # type: ignore[no-any-return]
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        return _opset(1).reduce_logical_or(data, axes, keep_dims)
+
+
+def __getattr__(name: str) -> Any:
+    """``REDUCTIONS``: the registered reductions by type (kept for callers of the old table; new code asks
+    :func:`ovreduce.ops.registry.reductions`)."""
+    if name == "REDUCTIONS":
+        from ovreduce.ops.registry import reductions
+
+        return reductions()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.errors import InputError
+from ovreduce.ops.axes import AxesPolicy, normalize_axes
 
 __all__ = ["reduce_mean"]
 
@@ -104,6 +105,14 @@ def reduce_mean(
         return np.asarray(averaged, dtype=np.float32).astype(array.dtype)
 
 
+_AXES = AxesPolicy(
+    not_integer="{op}: the {what} must hold integers; got {value!r}",
+    out_of_range="{op}: axis {axis} in the {what} is out of range for a rank-{rank} src; expected {expected}",
+    rank0_expected="no axes (a rank-0 src has none)",
+    repeated="{op}: the {what} {values} names axis {axis} more than once; axes must be unique",
+)
+
+
 def _normalize_axes(axes: object, rank: int, what: str) -> tuple[int, ...]:
     if isinstance(axes, np.ndarray):
         if axes.dtype.kind not in "iu" or axes.ndim != 1:
@@ -113,19 +122,4 @@ def _normalize_axes(axes: object, rank: int, what: str) -> tuple[int, ...]:
         values = list(axes)
     else:
         raise InputError(f"{_OP}: the {what} must be a sequence of ints; got {axes!r}")
-    normalized: list[int] = []
-    for a in values:
-        if isinstance(a, bool | np.bool_) or not isinstance(a, int | np.integer):
-            raise InputError(f"{_OP}: the {what} must hold integers; got {a!r}")
-        if not -rank <= a < rank:
-            expected = f"[{-rank}, {rank - 1}]" if rank else "no axes (a rank-0 src has none)"
-            raise InputError(
-                f"{_OP}: axis {int(a)} in the {what} is out of range for a rank-{rank} src; expected {expected}"
-            )
-        n = int(a) + rank if a < 0 else int(a)
-        if n in normalized:
-            raise InputError(
-                f"{_OP}: the {what} {[int(v) for v in values]} names axis {n} more than once; axes must be unique"
-            )
-        normalized.append(n)
-    return tuple(normalized)
+    return normalize_axes(values, rank, _AXES, op=_OP, what=what)

@@ -98,6 +98,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.errors import InputError
+from ovreduce.ops.axes import AxesPolicy, normalize_axes
 
 __all__ = [
     "MAX_OPSET",
@@ -483,6 +484,14 @@ def _flag(value: object, what: str, name: str) -> bool:
     raise InputError(f"{name}: {what} must be 0 or 1; got {value!r}")
 
 
+_AXES = AxesPolicy(
+    out_of_range="{name}: axis {axis} is out of range for a rank-{rank} input; expected {expected}",
+    rank0_expected="no axes (a rank-0 tensor has none)",
+    repeated="{name}: axes {values} name axis {axis} more than once; axes must be unique "
+    "(onnx.reference rejects repeated axes)",
+)
+
+
 def _normalize_axes(axes: object, rank: int, name: str) -> tuple[int, ...]:
     """Validate ``axes`` and return them in [0, rank) in the given order (empty for None/[])."""
     if axes is None:
@@ -501,19 +510,7 @@ def _normalize_axes(axes: object, rank: int, name: str) -> tuple[int, ...]:
             values.append(int(a))
     else:
         raise InputError(f"{name}: axes must be a sequence of ints, an integer array or None; got {axes!r}")
-    normalized: list[int] = []
-    for a in values:
-        if not -rank <= a < rank:
-            expected = f"[{-rank}, {rank - 1}]" if rank else "no axes (a rank-0 tensor has none)"
-            raise InputError(f"{name}: axis {a} is out of range for a rank-{rank} input; expected {expected}")
-        n = a + rank if a < 0 else a
-        if n in normalized:
-            raise InputError(
-                f"{name}: axes {values} name axis {n} more than once; axes must be unique "
-                "(onnx.reference rejects repeated axes)"
-            )
-        normalized.append(n)
-    return tuple(normalized)
+    return normalize_axes(values, rank, _AXES, name=name)
 
 
 def _output_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) -> tuple[int, ...]:

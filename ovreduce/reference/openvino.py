@@ -34,9 +34,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.errors import ElementTypeError, InputError, ShapeInferenceError
+from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import element_type_for_numpy
-from ovreduce.ops.reduce import REDUCTIONS, normalize_axes
+from ovreduce.ops.axes import normalize_axes
+from ovreduce.ops.reduce import OPENVINO_AXES
+from ovreduce.ops.registry import reduction
 from ovreduce.shapes import PartialShape
 
 __all__ = [
@@ -64,7 +66,7 @@ def _axes(data: Array, axes: Sequence[int] | Array | int, keep_dims: bool) -> tu
         raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {PartialShape.static(values.shape)}")
     if values.size and values.dtype.kind not in "iu":
         raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {_type_name(values.dtype)}")
-    normalized = normalize_axes([int(a) for a in values.reshape(-1).tolist()], data.ndim)
+    normalized = normalize_axes([int(a) for a in values.reshape(-1).tolist()], data.ndim, OPENVINO_AXES)
     if data.ndim == 0 and keep_dims and values.size:
         # OpenVINO accepts axis 0/-1 of a scalar, then fails setting that dim to 1 (as ops.reduce does).
         raise ShapeInferenceError("Accessing out-of-range dimension")
@@ -127,15 +129,15 @@ def _round_float(values: Any, dtype: np.dtype[Any]) -> Array:
         return np.asarray(values).astype(dtype)
 
 
-# -- the family -------------------------------------------------------------------------------------------
-def _sum(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+# -- the kernels (the ops of ovreduce.ops.reduce call them) ---------------------------------------------------------
+def kernel_sum(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
         return _round_float(acc, data.dtype)
     return _fit_int(_exact_int_sum(data, axes, keep_dims), data.dtype, "sum", notes)
 
 
-def _mean(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+def kernel_mean(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     count = _count(data, axes)
     if _is_float(data):
         acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
@@ -174,7 +176,7 @@ def _extreme(fn: Callable[..., Array], identity: str) -> Callable[[Array, tuple[
     return run
 
 
-def _prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+def kernel_prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         with np.errstate(over="ignore", invalid="ignore"):
             acc = np.prod(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
@@ -204,7 +206,7 @@ def _prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str])
     return np.asarray(wrapped.astype(bits).view(data.dtype))
 
 
-def _l1(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+def kernel_l1(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         acc = np.sum(np.abs(data), axis=axes, keepdims=keep_dims, dtype=np.float64)  # |x| is exact in any type
         return _round_float(acc, data.dtype)
@@ -214,7 +216,7 @@ def _l1(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -
     return _fit_int(_exact_int_sum(values, axes, keep_dims), data.dtype, "L1 norm", notes)
 
 
-def _l2(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
+def kernel_l2(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         wide = data.astype(np.float64)
         acc = np.sqrt(np.sum(wide * wide, axis=axes, keepdims=keep_dims))
@@ -233,32 +235,30 @@ def _logical(fn: Callable[..., Array]) -> Callable[[Array, tuple[int, ...], bool
     return run
 
 
-_IMPLS: dict[str, Callable[[Array, tuple[int, ...], bool, list[str]], Array]] = {
-    "ReduceSum": _sum,
-    "ReduceMean": _mean,
-    "ReduceMax": _extreme(np.max, "lowest"),
-    "ReduceMin": _extreme(np.min, "highest"),
-    "ReduceProd": _prod,
-    "ReduceL1": _l1,
-    "ReduceL2": _l2,
-    "ReduceLogicalAnd": _logical(np.all),
-    "ReduceLogicalOr": _logical(np.any),
-}
+kernel_max = _extreme(np.max, "lowest")
+kernel_min = _extreme(np.min, "highest")
+kernel_logical_and = _logical(np.all)
+kernel_logical_or = _logical(np.any)
 
 
 def reduce_with_notes(
-    op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False
+    op_type: str,
+    data: npt.ArrayLike,
+    axes: Sequence[int] | Array | int,
+    keep_dims: bool = False,
+    *,
+    version: str = "",
 ) -> tuple[Array, list[str]]:
     """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped).
+
+    ``version`` (an IR's ``opsetN``) picks the version of the op in the registry; by default its newest.
 
     Raises:
         InputError: an unknown op or an element type the op does not take.
         ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
     """
-    if op_type not in REDUCTIONS:
-        raise InputError(f"unknown reduction {op_type!r}; expected one of: {', '.join(REDUCTIONS)}")
+    op = reduction(op_type, version)
     array = np.asarray(data)
-    op = REDUCTIONS[op_type]
     if op.logical and array.dtype != np.bool_:
         raise ShapeInferenceError("Element type of data input must be boolean.")
     if not op.logical and not (_is_float(array) or array.dtype.kind in "iu"):
@@ -270,7 +270,7 @@ def reduce_with_notes(
     previous_bufsize = np.setbufsize(_BUFFER_ELEMENTS)
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is NaN, f32 overflow is inf, quietly (IEEE)
-            result = _IMPLS[op_type](array, normalized, keep_dims, notes)
+            result = op.kernel(array, normalized, keep_dims, notes)
     finally:
         np.setbufsize(previous_bufsize)
     return np.asarray(result, dtype=array.dtype if not op.logical else np.bool_), notes

@@ -57,6 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.errors import InputError
+from ovreduce.ops.axes import AxesPolicy, normalize_axes
 
 __all__ = ["dequantize", "qlinear_reduce_mean"]
 
@@ -204,21 +205,16 @@ def _zero_point(value: object, dtype: np.dtype[Any], what: str) -> int:
     return int(array.reshape(()))
 
 
+_AXES = AxesPolicy(
+    not_integer="{op}: axes must be integers; got {value!r} in {items!r}",
+    out_of_range="{op}: axis {axis} is out of range for a rank-{rank} input; expected {expected}",
+    rank0_expected="no axes (a rank-0 tensor has none)",
+    repeated="{op}: axes {values} name axis {axis} more than once; axes must be unique",
+)
+
+
 def _normalize_axes(axes: object, rank: int) -> tuple[int, ...]:
     if not isinstance(axes, Sequence | np.ndarray) or isinstance(axes, str | bytes):
         raise InputError(f"{_OP}: axes must be a sequence of ints; got {axes!r}")
     values = list(np.asarray(axes).reshape(-1)) if isinstance(axes, np.ndarray) else list(axes)
-    normalized: list[int] = []
-    for a in values:
-        if isinstance(a, bool | np.bool_) or not isinstance(a, int | np.integer):
-            raise InputError(f"{_OP}: axes must be integers; got {a!r} in {values!r}")
-        if not -rank <= a < rank:
-            expected = f"[{-rank}, {rank - 1}]" if rank else "no axes (a rank-0 tensor has none)"
-            raise InputError(f"{_OP}: axis {a} is out of range for a rank-{rank} input; expected {expected}")
-        n = int(a) + rank if a < 0 else int(a)
-        if n in normalized:
-            raise InputError(
-                f"{_OP}: axes {[int(v) for v in values]} name axis {n} more than once; axes must be unique"
-            )
-        normalized.append(n)
-    return tuple(normalized)
+    return normalize_axes(values, rank, _AXES, op=_OP)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import display_name
+from api.routes.common import display_name
 from ovreduce.cli import main as cli_main
 
 from .conftest import SAMPLES, assert_problem, files, sample

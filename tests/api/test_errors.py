@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api import errors as api_errors
-from api.errors import STATUS_BY_ERROR, status_for
+from api.problems import STATUS_BY_ERROR, status_for
 from ovreduce import errors as lib
 
 from .conftest import assert_problem, files, sample

@@ -1,4 +1,5 @@
-"""End to end: the real ``ovreduce serve`` process on 127.0.0.1, and two of them sharing one store."""
+"""End to end: :func:`api.server.serve` in a real process on 127.0.0.1, two of them sharing one store, several
+workers, and what importing the application does (nothing)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,20 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from .conftest import PROBLEM, files, sample
+from .conftest import PROBLEM, ROOT, files, sample
 from .irs import reduce_ir
 
 pytestmark = pytest.mark.timeout(120)
-OVREDUCE = Path(sys.executable).with_name("ovreduce")
+
+# api.server.serve(Settings(**argv[1]["settings"]), **the rest of argv[1]): settings not given come from
+# OVREDUCE_* variables, as Settings() reads them.
+_SERVE = """
+import json, sys
+from api.config import Settings
+from api.server import serve
+options = json.loads(sys.argv[1])
+serve(Settings(**options.pop("settings")), **options)
+"""
 
 
 def _free_port() -> int:
@@ -34,16 +44,31 @@ def _free_port() -> int:
         return port
 
 
+def _environment(**env: str) -> dict[str, str]:
+    """This environment without any OVREDUCE_* variable, plus ``env``; this checkout's packages first."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OVREDUCE_")}
+    return {**clean, "PYTHONPATH": str(ROOT), **env}
+
+
 @contextmanager
-def serve(store: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``ovreduce serve --port <free> --store <store>``, ready; stopped with SIGTERM (exit 0 expected)."""
+def serve(
+    store: Path, *, workers: int = 1, settings: dict[str, Any] | None = None, **env: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``api.server.serve`` on a free port of 127.0.0.1 with ``store``, ready; stopped with SIGTERM."""
     port = _free_port()
-    command = [str(OVREDUCE)] if OVREDUCE.exists() else [sys.executable, "-m", "ovreduce.cli"]
+    options = {
+        "settings": {"host": "127.0.0.1", "port": port, "store": str(store), **(settings or {})},
+        "workers": workers,
+        "access_log": False,
+        "log_level": "warning",
+    }
     log = store.parent / f"server-{port}.log"
     store.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
-        args = ["serve", "--port", str(port), "--store", str(store), "--no-access-log", "--log-level", "warning"]
-        proc = subprocess.Popen([*command, *args], env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, json.dumps(options)],
+            cwd=ROOT, env=_environment(**env), stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     proc.log = log  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"
     try:
@@ -198,3 +223,51 @@ def _assert_complete(store: Path, ids: set[str]) -> None:
             assert (folder / "model.bin").stat().st_size == meta["bin_bytes"]
         assert (folder / "used").exists()
     assert list((store / "tmp").iterdir()) == []
+
+
+def test_settings_reach_every_worker_without_the_environment(tmp_path: Path) -> None:
+    """Two worker processes get the Settings object itself: no OVREDUCE_* variable is set anywhere."""
+    store = tmp_path / "only-in-settings"
+    with serve(store, workers=2, settings={"store_max_bytes": 54321}) as (url, proc):
+        for _ in range(8):  # a new connection each: the two workers take turns accepting them
+            listing = httpx.get(f"{url}/v1/models", timeout=10)
+            assert listing.json() == {"models": [], "total_bytes": 0, "max_bytes": 54321}
+        xml, bin_data = reduce_ir("sum")
+        assert httpx.post(f"{url}/v1/models", files=files(xml, bin_data), timeout=30).status_code == 201
+        assert (store / "models").is_dir()
+        seconds = _stop(proc)
+    assert seconds < 10
+
+
+def test_listen_failure_is_a_serve_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        options = {"settings": {"host": "127.0.0.1", "port": port, "store": str(tmp_path / "store")}, "workers": 2}
+        done = subprocess.run(
+            [sys.executable, "-c", _SERVE, json.dumps(options)],
+            cwd=ROOT, env=_environment(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"api.server.ServeError: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+    assert not (tmp_path / "store").exists()
+
+
+def test_importing_the_application_makes_nothing(tmp_path: Path) -> None:
+    """No app, no store directory, no uvicorn: the factory and serve() do the work when called."""
+    store = tmp_path / "store"
+    code = """
+import gc, sys
+import api.main, api.server
+from fastapi import FastAPI
+assert not hasattr(api.main, "app"), "api.main has a module-level app"
+assert not [o for o in gc.get_objects() if isinstance(o, FastAPI)], "an app was made at import"
+assert not [m for m in sys.modules if m.split(".")[0] == "uvicorn"], "uvicorn was imported"
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=_environment(OVREDUCE_STORE=str(store)),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not store.exists()

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.store import Catalog, ModelStore, model_id
+from api.store.catalog import Catalog
+from api.store.disk import ModelStore, model_id
 from ovreduce.backends.numpy import NumPyBackend
 from ovreduce.errors import NotFoundError
 from ovreduce.ir.parser import ParseLimits
@@ -67,7 +68,7 @@ def test_lru_eviction_skips_pinned(tmp_path: Path) -> None:
     store.touch(ids[0])
     store.max_bytes = size
     assert store.evict() == [ids[3]]
-    assert [m["id"] for m in store.summaries()] == [ids[0]]
+    assert [m["id"] for m in catalog.summaries()] == [ids[0]]
 
 
 def test_add_evicts_the_least_recently_used(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from ovreduce.backends.base import LayerSpec
 from ovreduce.backends.numpy import NumPyBackend
-from ovreduce.backends.openvino import OpenVINOBackend
+from ovreduce.backends.openvino import LayerCache, OpenVINOBackend
 from ovreduce.ir.dtypes import ELEMENT_TYPES
 from ovreduce.run import RunReport, run_spec
 from ovreduce.shapes import PartialShape
@@ -49,10 +49,15 @@ def layer(
 
 
 def run(
-    spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]], *, device: str = "CPU", precision: str = "f32"
+    spec: LayerSpec,
+    inputs: Sequence[npt.NDArray[Any]],
+    *,
+    device: str = "CPU",
+    precision: str = "f32",
+    cache: LayerCache | None = None,
 ) -> RunReport:
     """The NumPy reference and OpenVINO on ``device`` at ``precision``, compared with the default tolerances."""
-    backends = [NumPyBackend(), OpenVINOBackend(device, precision)]
+    backends = [NumPyBackend(), OpenVINOBackend(device, precision, cache=cache)]
     return run_spec(spec, inputs, backends, requested_precision=precision)
 
 

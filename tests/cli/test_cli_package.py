@@ -10,6 +10,7 @@ import ovreduce
 import ovreduce.errors
 from ovreduce.cli.errors import UsageError
 from ovreduce.cli.paths import expand_paths
+from ovreduce.cli.wording import in_flag_terms
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,3 +31,26 @@ def test_expand_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         expand_paths(["ir_samples/nothing*.xml"])
     with pytest.raises(UsageError, match=r"the folder holds no \.xml files"):
         expand_paths([str(tmp_path)])
+
+
+@pytest.mark.parametrize(
+    ("library", "cli"),
+    [
+        (
+            "layer id=5 takes its axes at run time (from a Parameter): give them as input 1 (or the Parameter's name)",
+            "layer id=5 takes its axes at run time (from a Parameter): give them with --input 1=FILE (or the "
+            "Parameter's name)",
+        ),
+        (
+            "input 'y' has a dynamic rank; give its shape, or an input array",
+            "input 'y' has a dynamic rank; give its shape with --shape NAME=SHAPE or an --input file",
+        ),
+        ("the shape given for input 0: [2] is not compatible", "--shape for input 0: [2] is not compatible"),
+        ("input 'z' names no model input (inputs: x)", "--input 'z' names no model input (inputs: x)"),
+        ("cannot save the converted IR in /x: Permission denied", "--save-ir /x: Permission denied"),
+        ("x.xml: no such file", "x.xml: no such file"),
+    ],
+    ids=["runtime-axes", "dynamic-rank", "shape", "input-name", "save-ir", "untouched"],
+)
+def test_library_messages_in_flag_terms(library: str, cli: str) -> None:
+    assert in_flag_terms(library) == cli

@@ -63,11 +63,11 @@ def test_flags_override_the_environment_and_nothing_is_written_to_it(
     assert options == {"workers": 2, "log_level": "info", "access_log": True, "graceful_timeout": 10}
 
 
-def test_workers_share_the_cpus_unless_concurrency_is_set(served: list[tuple[Any, dict[str, Any]]]) -> None:
-    assert main(["serve", "--workers", "3", "--log-level", "debug", "--no-access-log"]) == 0
+def test_log_and_access_flags(served: list[tuple[Any, dict[str, Any]]]) -> None:
+    assert main(["serve", "--workers", "3", "--log-level", "debug", "--no-access-log", "--graceful-timeout", "3"]) == 0
     [(settings, options)] = served
-    assert settings.concurrency == max(1, (os.cpu_count() or 1) // 3)
-    assert (options["log_level"], options["access_log"]) == ("debug", False)
+    assert settings.workers == 3
+    assert options == {"workers": 3, "log_level": "debug", "access_log": False, "graceful_timeout": 3}
 
 
 def test_the_environment_gives_the_defaults(

@@ -131,5 +131,5 @@ def test_removed_axes_input_with_a_value_is_used_and_noted(tmp_path: Path) -> No
     model = onnx_models.save(case.model, tmp_path / "default_axes.onnx")
     report = conform_model(str(model), inputs=onnx_models.case_inputs(case))
     assert report.ok
-    assert [i["name"] for i in report.inputs] == ["data"]
+    assert [i.name for i in report.inputs] == ["data"]
     assert any("'axes'" in note and "removed" in note for note in report.notes)

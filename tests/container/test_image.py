@@ -227,7 +227,7 @@ def test_image_declares_the_store_volume_and_the_port(image: Image) -> None:
 
 def test_image_command_is_uvicorn_with_limits_and_a_python_healthcheck(image: Image) -> None:
     command = image.command
-    assert command[:2] == ["uvicorn", "api.main:app"], f"CMD/ENTRYPOINT: {command}"
+    assert command[:3] == ["uvicorn", "--factory", "api.main:create_app"], f"CMD/ENTRYPOINT: {command}"
     for flag in ("--limit-concurrency", "--timeout-keep-alive"):
         assert flag in command, f"CMD lacks {flag}: {command}"
     health = image.healthcheck_argv()

@@ -1,4 +1,4 @@
-"""Golden cases for the Reduce* shape rule (ovreduce/ops/reduce.py), one row per rule.
+"""Golden cases for the Reduce* shape rule (ReductionOp.output_shape, ovreduce/ops/reduce.py), one row per rule.
 
 Every expected shape and message here is what OpenVINO 2026.4.1 gives for the same inputs (the
 differential test checks the same rules on random models; ``test_parse_bool_attr_matches_openvino``
@@ -19,7 +19,10 @@ from lxml import etree
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import element_type
-from ovreduce.ops.reduce import REDUCTIONS, infer_reduce_shape, normalize_axes, parse_bool_attr
+from ovreduce.ops.axes import normalize_axes
+from ovreduce.ops.base import parse_bool_attr
+from ovreduce.ops.reduce import OPENVINO_AXES
+from ovreduce.ops.registry import reductions
 from ovreduce.shapes import PartialShape
 
 
@@ -127,8 +130,7 @@ RULES = [
 @pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
 def test_reduce_rule(rule: Rule) -> None:
     def call() -> PartialShape:
-        return infer_reduce_shape(
-            REDUCTIONS[rule.op],
+        return reductions()[rule.op].output_shape(
             PartialShape.parse(rule.data),
             None if rule.axes_shape is None else PartialShape.parse(rule.axes_shape),
             rule.axes,
@@ -147,7 +149,7 @@ def test_reduce_rule(rule: Rule) -> None:
 
 
 def test_rules_cover_every_reduction() -> None:
-    assert {r.op for r in RULES} == set(REDUCTIONS)
+    assert {r.op for r in RULES} == set(reductions())
 
 
 @pytest.mark.parametrize(
@@ -156,7 +158,7 @@ def test_rules_cover_every_reduction() -> None:
     ids=["rank2", "rank4-bounds", "empty", "scalar-drops-its-axes"],
 )
 def test_normalize_axes(axes: tuple[int, ...], rank: int, expected: tuple[int, ...]) -> None:
-    assert normalize_axes(axes, rank) == expected
+    assert normalize_axes(axes, rank, OPENVINO_AXES) == expected
 
 
 # -- boolean attributes ---------------------------------------------------------------------------------------

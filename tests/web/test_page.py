@@ -5,6 +5,7 @@ Skipped only where chromium is not installed, unless OVREDUCE_REQUIRE_BROWSER=1 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -46,6 +47,13 @@ def _chromium() -> str:
     return found
 
 
+# The server: api.server.serve with the settings in argv[1] (this checkout's packages come first).
+_SERVE = (
+    "import json, sys; from api.config import Settings; from api.server import serve; "
+    "serve(Settings(**json.loads(sys.argv[1])))"
+)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,19 +65,11 @@ def _free_port() -> int:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     store = tmp_path_factory.mktemp("store")
     port = _free_port()
+    settings = {"host": "127.0.0.1", "port": port, "store": str(store)}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ovreduce.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--store",
-            str(store),
-        ],
+        [sys.executable, "-c", _SERVE, json.dumps(settings)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

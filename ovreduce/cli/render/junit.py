@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovreduce.check import CheckReport
+from ovreduce.reports import CheckDocument
 
 __all__ = ["check_junit", "quoteattr"]
 
 
-def check_junit(report: CheckReport) -> str:
+def check_junit(report: CheckDocument) -> str:
     """JUnit XML: a test suite per model, a test case per reduction plus one for whole-graph findings."""
     suites = []
     for m in report.models:

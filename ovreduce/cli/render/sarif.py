@@ -6,25 +6,24 @@ import json
 import os
 from typing import Any
 
-from ovreduce.check import SEVERITIES, CheckReport
+from ovreduce.check.findings import FINDINGS
+from ovreduce.reports import CheckDocument
 
 __all__ = ["check_sarif"]
 
 
-def check_sarif(report: CheckReport) -> str:
+def check_sarif(report: CheckDocument) -> str:
     """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
     from ovreduce import __version__
-    from ovreduce.check import __doc__ as check_doc
 
-    descriptions = _rule_descriptions(check_doc or "")
     level = {"error": "error", "warning": "warning", "info": "note"}
     rules = [
         {
             "id": code,
-            "shortDescription": {"text": descriptions.get(code, code)},
-            "defaultConfiguration": {"level": level[sev]},
+            "shortDescription": {"text": kind.meaning},
+            "defaultConfiguration": {"level": level[kind.severity]},
         }
-        for code, sev in SEVERITIES.items()
+        for code, kind in FINDINGS.items()
     ]
     rules.append({"id": "unreadable-ir", "shortDescription": {"text": "the file is not a readable OpenVINO IR"},
                   "defaultConfiguration": {"level": "error"}})  # fmt: skip
@@ -64,12 +63,3 @@ def check_sarif(report: CheckReport) -> str:
 
 def _uri(path: str) -> str:
     return path.replace(os.sep, "/")
-
-
-def _rule_descriptions(doc: str) -> dict[str, str]:
-    out = {}
-    for line in doc.splitlines():
-        parts = line.split()
-        if len(parts) > 2 and parts[0] in SEVERITIES and parts[1] in ("error", "warning", "info"):
-            out[parts[0]] = " ".join(parts[2:])
-    return out

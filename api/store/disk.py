@@ -1,4 +1,4 @@
-"""The embedded model store: a local directory several processes can share, and the in-memory caches.
+"""The model store on disk: content-addressed, atomic, capped; a local directory several processes can share.
 
 Layout (``OVREDUCE_STORE``)::
 
@@ -30,27 +30,16 @@ import shutil
 import threading
 import time
 import uuid
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Generic, TypeVar
+from typing import IO, Any
 
-from api.errors import RequestTooLargeError, StoreError
-from ovreduce.backends.base import LayerSpec
-from ovreduce.check import ModelReport, check_model
-from ovreduce.errors import LimitExceededError, NotFoundError, WeightsError
-from ovreduce.infer import ShapeEngine
-from ovreduce.inspect import inspect_model
-from ovreduce.ir.model import IRModel
-from ovreduce.ir.parser import ParseLimits, parse_ir
-from ovreduce.ir.weights import Weights
-from ovreduce.run import layer_spec
+from api.errors import StoreError
+from ovreduce.errors import NotFoundError
 
-__all__ = ["LRU", "Catalog", "LoadedModel", "ModelHasher", "ModelStore", "display_name", "model_id"]
-
-K = TypeVar("K")
-V = TypeVar("V")
+__all__ = ["ModelHasher", "ModelStore", "Staging", "is_model_id", "model_id"]
 
 _ID_CHARS = frozenset("0123456789abcdef")
 _STALE_S = 3600.0
@@ -84,38 +73,6 @@ def model_id(xml: bytes, bin_data: bytes | None = None) -> str:
     if bin_data:
         hasher.update(bin_data)
     return hasher.hexdigest()
-
-
-class LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used mapping."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        if self.size <= 0:
-            return
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def pop(self, key: K) -> None:
-        with self._lock:
-            self._items.pop(key, None)
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 @dataclass
@@ -211,20 +168,15 @@ class ModelStore:
         with contextlib.suppress(OSError):
             os.utime(self.models / mid / "used")
 
-    def summaries(self) -> list[dict[str, Any]]:
-        out = []
+    def ids(self) -> list[str]:
+        """The ids of the stored models, sorted; :class:`StoreError` when the store cannot be listed."""
         try:
             names = sorted(os.listdir(self.models))
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StoreError(f"the model store cannot be listed: {exc.strerror or exc}") from None
-        for name in names:
-            if not is_model_id(name):
-                continue
-            with contextlib.suppress(NotFoundError, StoreError):
-                out.append(self.meta(name))
-        return out
+        return [name for name in names if is_model_id(name)]
 
     def usage(self) -> int:
         return sum(size for _, _, size in self._entries())
@@ -368,154 +320,3 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(OSError):
             path.unlink()
-
-
-# -- parsed models ----------------------------------------------------------------------------------------
-def display_name(filename: str | None, default: str) -> str:
-    """The name an uploaded file is shown by: its base name, printable, at most 200 characters."""
-    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
-    base = "".join(ch for ch in base if ch.isprintable()).strip()[:200]
-    return base or default
-
-
-def summarize(mid: str, model: IRModel, report: ModelReport, **extra: Any) -> dict[str, Any]:
-    """The stored summary of a model (meta.json, and the /v1/models answers)."""
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for finding in report.findings:
-        counts[finding.severity] += 1
-    return {
-        "id": mid,
-        "name": model.name,
-        "ir_version": model.ir_version,
-        "layer_count": len(model.layers),
-        "reductions": [r.to_json() for r in report.reductions],
-        "ok": report.ok,
-        "finding_counts": counts,
-        **extra,
-    }
-
-
-class LoadedModel:
-    """A stored model parsed once per process, with what runs and listings reuse."""
-
-    def __init__(self, mid: str, model: IRModel, meta: dict[str, Any]) -> None:
-        self.id = mid
-        self.model = model
-        self.meta = meta
-        self.engine = ShapeEngine(model)
-        self._specs: dict[str, LayerSpec] = {}
-        self._inspect: dict[str, Any] | None = None
-        self._lock = threading.Lock()
-
-    def spec(self, key: str) -> LayerSpec:
-        """The run spec of reduction ``key`` (id or name), computed once."""
-        found = self._specs.get(key)
-        if found is None:
-            found = layer_spec(self.model, key, self.engine)
-            with self._lock:
-                self._specs[key] = found
-        return found
-
-    def inspected(self) -> dict[str, Any]:
-        """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
-        if self._inspect is None:
-            doc = inspect_model(self.model, all_layers=True)
-            with self._lock:
-                self._inspect = doc
-        assert self._inspect is not None
-        return self._inspect
-
-
-class Catalog:
-    """The store plus the parsing around it: add (validate, summarise, commit), load (parse once), list."""
-
-    def __init__(self, store: ModelStore, *, limits: ParseLimits, max_upload_bytes: int, cache_size: int) -> None:
-        self.store = store
-        self.limits = limits
-        self.max_upload_bytes = max_upload_bytes
-        self.cache: LRU[str, LoadedModel] = LRU(cache_size)
-
-    def add(
-        self, xml: bytes, bin_src: IO[bytes] | None, *, filename: str, bin_filename: str
-    ) -> tuple[dict[str, Any], bool]:
-        """Store a model unless its content is already there; returns its summary and whether it was new.
-
-        Raises:
-            IRError: the files are not a readable IR (nothing is stored).
-            LimitExceededError: the model is larger than a limit or than the whole store.
-        """
-        hasher = ModelHasher(xml)
-        with self.store.staging() as stage:
-            bin_size = 0
-            if bin_src is not None:
-                bin_size = stage.copy_from("model.bin", bin_src, limit=self.max_upload_bytes, on_chunk=hasher.update)
-                if bin_size < 0:
-                    raise RequestTooLargeError(
-                        f"{bin_filename} is larger than the upload limit of {self.max_upload_bytes} bytes "
-                        f"(OVREDUCE_MAX_UPLOAD_BYTES)"
-                    )
-            mid = hasher.hexdigest()
-            if self.store.exists(mid):
-                self.store.touch(mid)
-                return self.store.meta(mid), False
-            size = len(xml) + bin_size
-            if size > self.store.max_bytes:
-                raise LimitExceededError(
-                    f"the model is {size} bytes, more than the whole store may hold ({self.store.max_bytes} bytes, "
-                    f"OVREDUCE_STORE_MAX_BYTES)"
-                )
-            weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_size else None
-            try:
-                model = parse_ir(
-                    xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
-                    limits=self.limits,
-                )  # fmt: skip
-                report = check_model(model, path=filename)
-            finally:
-                if weights is not None:
-                    weights.close()
-            meta = summarize(
-                mid, model, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
-                bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            )  # fmt: skip
-            if bin_size == 0:
-                with contextlib.suppress(OSError):
-                    (stage.path / "model.bin").unlink()
-            stage.write("model.xml", xml)
-            stage.write("meta.json", json.dumps(meta).encode())
-            created = self.store.commit(stage, mid)
-        if not created:
-            self.store.touch(mid)
-            return self.store.meta(mid), False
-        for removed in self.store.evict(keep=mid):
-            self.cache.pop(removed)
-        return meta, True
-
-    def load(self, mid: str) -> LoadedModel:
-        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored."""
-        meta = self.store.meta(mid)  # also notices a model another process deleted
-        cached = self.cache.get(mid)
-        if cached is not None:
-            self.store.touch(mid)
-            return cached
-        folder = self.store.path(mid)
-        try:
-            xml = (folder / "model.xml").read_bytes()
-            weights = None
-            if meta.get("bin_bytes"):
-                weights = Weights(folder / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
-                weights.read(0, 0)  # map it now: a later eviction cannot pull the file away
-        except (FileNotFoundError, NotADirectoryError, WeightsError):
-            self.cache.pop(mid)
-            raise NotFoundError(f"model {mid} was removed from the store") from None
-        except OSError as exc:
-            raise StoreError(f"model {mid} cannot be read from the store: {exc.strerror or exc}") from None
-        model = parse_ir(xml, weights, source=str(meta.get("filename", "model.xml")), limits=self.limits)
-        loaded = LoadedModel(mid, model, meta)
-        self.cache.put(mid, loaded)
-        self.store.touch(mid)
-        return loaded
-
-    def delete(self, mid: str) -> None:
-        self.cache.pop(mid)
-        self.store.delete(mid)

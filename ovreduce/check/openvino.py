@@ -1,6 +1,7 @@
-"""``check --engine openvino``: compare every layer's declared dims with what OpenVINO itself infers.
+"""The OpenVINO engine of ``check``: compare every layer's declared dims with what OpenVINO itself infers.
 
-The model is read with ``openvino.Core().read_model`` (after ``reshape`` when asked), and each OpenVINO
+The model is read with ``openvino.Core().read_model`` from the bytes ovreduce parsed (after ``reshape``
+when asked), and each OpenVINO
 node is matched to the IR layer of the same name (names are the IR's layer names); output ``i`` of the
 node is the ``i``-th ``<port>`` of the layer's ``<output>``.
 """
@@ -14,35 +15,28 @@ from typing import Any
 import numpy as np
 
 from ovreduce._openvino import clean_message, core, openvino, partial_shape
-from ovreduce.check import Finding, ReductionReport, compare_declared, dims_text, make_finding
+from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.shapes import PartialShape
+from ovreduce.reports import Finding, ReductionCheck
+from ovreduce.shapes import JsonShape, PartialShape
 
 __all__ = ["crosscheck", "read_with_openvino"]
 
 
 def read_with_openvino(model: IRModel) -> Any:
-    """The model as OpenVINO reads it (``ov.Model``); raises whatever OpenVINO raises."""
+    """The model as OpenVINO reads it (``ov.Model``) from the same bytes; raises whatever OpenVINO raises."""
     ov = openvino()
-    xml_path = model.source
     weights = model.weights
-    if weights is not None and weights.path is not None:
-        return core().read_model(xml_path, str(weights.path))
-    from pathlib import Path
-
-    xml = Path(xml_path).read_bytes() if Path(xml_path).is_file() else None
-    if xml is None:
-        raise ValueError(f"cannot re-read {xml_path} for OpenVINO")
-    data = np.frombuffer(weights.read(0, weights.size), np.uint8) if weights is not None else np.zeros(0, np.uint8)
-    return core().read_model(xml.decode("utf-8"), ov.Tensor(data))
+    data = np.frombuffer(weights.view(), np.uint8) if weights is not None else np.zeros(0, np.uint8)
+    return core().read_model(model.xml.decode("utf-8"), ov.Tensor(data))
 
 
 def crosscheck(
     model: IRModel,
-    reports: Sequence[ReductionReport],
+    reports: Sequence[ReductionCheck],
     reshape: Mapping[str, PartialShape] | None,
-) -> tuple[list[Finding], list[ReductionReport]]:
+) -> tuple[list[Finding], list[ReductionCheck]]:
     """Findings from OpenVINO's view of the model, and the reports with ``openvino_output_shape`` set."""
     ov = openvino()
     try:
@@ -50,13 +44,13 @@ def crosscheck(
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding
-        finding = Finding("openvino-read-failed", f"OpenVINO could not read the model: {clean_message(exc)}")
-        return [finding], [replace(r, openvino_checked=True) for r in reports]
+        failed = finding("openvino-read-failed", None, f"OpenVINO could not read the model: {clean_message(exc)}")
+        return [failed], [replace(r, openvino_checked=True) for r in reports]
     by_name: dict[str, list[Layer]] = {}
     for layer in model.layers:
         by_name.setdefault(layer.name, []).append(layer)
     findings: list[Finding] = []
-    ov_shapes: dict[str, PartialShape] = {}
+    ov_shapes: dict[str, JsonShape] = {}
     for node in ov_model.get_ordered_ops():
         candidates = [c for c in by_name.get(node.get_friendly_name(), []) if _same_type(c, node)]
         if len(candidates) != 1:
@@ -66,18 +60,18 @@ def crosscheck(
             shape = partial_shape(node.get_output_partial_shape(index))
             etype = _ov_type(node.get_output_element_type(index))
             if index == 0:
-                ov_shapes[layer.id] = shape
+                ov_shapes[layer.id] = shape.to_json()
             if reshape:
                 continue  # the declared dims describe the file's shapes, not the reshaped ones
             verdict = compare_declared(port, shape)
             if verdict in ("mismatch", "ambiguous"):
-                findings.append(make_finding(
+                findings.append(finding(
                     "openvino-shape-mismatch", layer,
                     f"output port {port.id} declares {dims_text(port)} but OpenVINO infers {shape}",
                     port.id,
                 ))  # fmt: skip
             if etype is not None and port.precision is not None and etype != port.precision:
-                findings.append(make_finding(
+                findings.append(finding(
                     "openvino-type-mismatch", layer,
                     f"output port {port.id} declares precision {port.precision.precision} but OpenVINO infers "
                     f"{etype}",
@@ -85,15 +79,16 @@ def crosscheck(
                 ))  # fmt: skip
     updated = []
     for r in reports:
+        matched = r.layer_id in ov_shapes
         ov_shape = ov_shapes.get(r.layer_id)
         r = replace(r, openvino_output_shape=ov_shape, openvino_checked=True)
         native = r.inferred_output_shape
-        if ov_shape is not None and native is not None and native != ov_shape:
+        if matched and r.inferred_output_resolved and native != ov_shape:
             layer = model.layer(r.layer_id)
-            findings.append(make_finding(
+            findings.append(finding(
                 "native-inference-differs", layer,
-                f"ovreduce infers {native} natively but OpenVINO infers {ov_shape} (the native inference went "
-                f"through declared dims that OpenVINO does not use)",
+                f"ovreduce infers {_text(native)} natively but OpenVINO infers {_text(ov_shape)} (the native "
+                f"inference went through declared dims that OpenVINO does not use)",
             ))  # fmt: skip
         updated.append(r)
     return findings, updated
@@ -109,3 +104,7 @@ def _ov_type(t: Any) -> ElementType | None:
         return element_type(t.get_type_name())
     except Exception:
         return None
+
+
+def _text(shape: JsonShape) -> str:
+    return str(PartialShape.from_json(shape))

@@ -1,0 +1,239 @@
+"""Every error the service answers, as RFC 9457 ``application/problem+json``, mapped in one place.
+
+The library's exceptions carry a stable ``code``; :data:`STATUS_BY_ERROR` maps their classes to HTTP
+statuses (the most specific class wins), and :func:`install` registers one handler on
+:class:`~ovreduce.errors.OvReduceError` for the whole tree, the service's own leaves (:mod:`api.errors`)
+included:
+
+=================================  =====================  ======
+class                              code                   status
+=================================  =====================  ======
+IRError (and every subclass)       ir, ir.*               422
+ShapeInferenceError                shape                  422
+LimitExceededError                 limit                  413
+RequestTooLargeError               limit.body             413
+RunTimeoutError                    limit.time             504
+NotFoundError                      not_found              404
+InputError, UsageError             input, usage           400
+BackendError                       backend                503
+DeviceNotAvailableError            backend.device         503
+BusyError                          busy                   503
+StoreError                         store                  503
+OvReduceError (anything else)      ovreduce               400
+=================================  =====================  ======
+
+Outside the tree: FastAPI's request validation errors are 400 ``request.invalid`` (422 is kept for "not a
+readable IR"), Starlette's HTTP errors keep their status with code ``http.<status>`` (404 unknown path,
+405 wrong method), and anything unexpected is answered 500 ``internal`` by
+:class:`api.middleware.CatchAllMiddleware`.
+
+The OpenAPI side lives here too: :func:`responses` declares a route's problem answers and
+:func:`openapi` rewrites FastAPI's schema so that every error is ``application/problem+json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreError
+from api.schemas import Problem
+from ovreduce.errors import (
+    BackendError,
+    DeviceNotAvailableError,
+    InputError,
+    IRError,
+    LimitExceededError,
+    NotFoundError,
+    OvReduceError,
+    ShapeInferenceError,
+    UsageError,
+)
+
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "STATUS_BY_ERROR",
+    "install",
+    "openapi",
+    "problem_bytes",
+    "problem_response",
+    "responses",
+    "status_for",
+]
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
+    IRError: 422,
+    ShapeInferenceError: 422,
+    LimitExceededError: 413,
+    RequestTooLargeError: 413,
+    RunTimeoutError: 504,
+    NotFoundError: 404,
+    InputError: 400,
+    UsageError: 400,
+    BackendError: 503,
+    DeviceNotAvailableError: 503,
+    BusyError: 503,
+    StoreError: 503,
+    OvReduceError: 400,
+}
+_RETRY_AFTER = {BusyError: "5", StoreError: "30"}
+
+
+def status_for(exc: OvReduceError) -> int:
+    """The HTTP status of a library (or service) error: the entry of its most specific class."""
+    for cls in type(exc).__mro__:
+        if cls in STATUS_BY_ERROR:
+            return STATUS_BY_ERROR[cls]
+    return 400  # pragma: no cover - OvReduceError is in the table
+
+
+# -- documents --------------------------------------------------------------------------------------------
+def problem_document(
+    status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "type": f"urn:ovreduce:problem:{code}",
+        "title": _title(status),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if instance is not None:
+        doc["instance"] = instance
+    doc.update(extra)
+    return doc
+
+
+def problem_bytes(status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any) -> bytes:
+    return json.dumps(problem_document(status, detail, code, instance=instance, **extra)).encode()
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    code: str,
+    *,
+    instance: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    body = problem_bytes(status, detail, code, instance=instance, **extra)
+    return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=dict(headers or {}))
+
+
+def _title(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+# -- handlers -------------------------------------------------------------------------------------------
+async def _library_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OvReduceError)
+    status = status_for(exc)
+    retry = next((v for cls, v in _RETRY_AFTER.items() if isinstance(exc, cls)), None)
+    headers = {"Retry-After": retry} if retry else None
+    extra: dict[str, Any] = {}
+    if exc.layer_id is not None:
+        extra["layer_id"] = exc.layer_id
+    if exc.layer_name is not None:
+        extra["layer_name"] = exc.layer_name
+    return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=headers, **extra)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"no route for {request.method} {request.url.path}; see /docs for the API"
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return problem_response(
+        exc.status_code, detail, f"http.{exc.status_code}", instance=request.url.path, headers=headers
+    )
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (``app.state.allow_index``: (path regex, methods) pairs)."""
+    path = request.scope.get("path", "")
+    index: list[tuple[re.Pattern[str], frozenset[str]]] = getattr(request.app.state, "allow_index", [])
+    return sorted({m for regex, methods in index if regex.match(path) for m in methods})
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
+        for err in exc.errors()[:20]
+    ]
+    first = errors[0] if errors else None
+    where = " -> ".join(first["loc"]) if first else "the request"
+    detail = f"the request is not valid: {where}: {first['msg']}" if first else "the request is not valid"
+    if len(errors) > 1:
+        detail += f" (and {len(errors) - 1} more)"
+    return problem_response(400, detail, "request.invalid", instance=request.url.path, errors=errors)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers: one for the library's whole tree, one for HTTP errors, one for validation."""
+    app.add_exception_handler(OvReduceError, _library_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+
+
+# -- OpenAPI ----------------------------------------------------------------------------------------------
+_DESCRIPTIONS = {
+    400: "The request is malformed (problem+json, code request.invalid, input or usage)",
+    404: "Unknown model, layer or route (problem+json, code not_found)",
+    413: "Too large: body, upload, XML, layer count or tensor elements (problem+json, code limit*)",
+    422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
+    503: "Not available: OpenVINO device, busy workers or the store (problem+json)",
+    504: "The run took longer than the time limit (problem+json, code limit.time)",
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """A route's OpenAPI ``responses`` entries for its problem+json answers (media type fixed by :func:`openapi`)."""
+    out: dict[int | str, dict[str, Any]] = {
+        status: {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)")}
+        for status in statuses
+    }
+    out["default"] = {"model": Problem, "description": "Any other error, e.g. 500 internal (problem+json)"}
+    return out
+
+
+def openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with every error response as application/problem+json and no unused 422s."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            answers = operation.get("responses", {})
+            for status in list(answers):
+                content = answers[status].get("content", {})
+                ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
+                if status == "422" and ref.endswith("/HTTPValidationError"):
+                    del answers[status]  # request validation errors are answered 400
+                    continue
+                if (status == "default" or status >= "400") and "application/json" in content:
+                    content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+    components = schema.get("components", {}).get("schemas", {})
+    components.pop("HTTPValidationError", None)  # no longer referenced, and with it ValidationError
+    if '"#/components/schemas/ValidationError"' not in json.dumps(schema):
+        components.pop("ValidationError", None)
+    app.openapi_schema = schema
+    return schema

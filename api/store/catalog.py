@@ -1,0 +1,189 @@
+"""The parse + check catalogue around the disk store: add (validate, summarise, commit), load (parse once), list.
+
+A stored model's summary (``meta.json``, and what ``/v1/models`` answers) is made once, when the model is
+added (:func:`summarize`). Parsed models are kept per process in a least-recently-used cache owned by the
+:class:`Catalog` (``OVREDUCE_MODEL_CACHE_SIZE`` of them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from typing import IO, Any
+
+from cachetools import LRUCache
+
+from api.errors import RequestTooLargeError, StoreError
+from api.store.disk import ModelHasher, ModelStore
+from ovreduce.backends.base import LayerSpec
+from ovreduce.check import check_model
+from ovreduce.check.inspect import inspect_model
+from ovreduce.errors import LimitExceededError, NotFoundError, WeightsError
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.model import IRModel
+from ovreduce.ir.parser import ParseLimits, parse_ir
+from ovreduce.ir.weights import Weights
+from ovreduce.reports import ModelCheck
+from ovreduce.run import layer_spec
+
+__all__ = ["Catalog", "LoadedModel", "summarize"]
+
+
+def summarize(mid: str, model: IRModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
+    """The stored summary of a model (meta.json, and the /v1/models answers)."""
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for finding in report.findings:
+        counts[finding.severity] += 1
+    return {
+        "id": mid,
+        "name": model.name,
+        "ir_version": model.ir_version,
+        "layer_count": len(model.layers),
+        "reductions": [r.to_json() for r in report.reductions],
+        "ok": report.ok,
+        "finding_counts": counts,
+        **extra,
+    }
+
+
+class LoadedModel:
+    """A stored model parsed once per process, with what runs and listings reuse."""
+
+    def __init__(self, mid: str, model: IRModel, meta: dict[str, Any]) -> None:
+        self.id = mid
+        self.model = model
+        self.meta = meta
+        self.engine = ShapeEngine(model)
+        self._specs: dict[str, LayerSpec] = {}
+        self._inspect: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def spec(self, key: str) -> LayerSpec:
+        """The run spec of reduction ``key`` (id or name), computed once."""
+        found = self._specs.get(key)
+        if found is None:
+            found = layer_spec(self.model, key, self.engine)
+            with self._lock:
+                self._specs[key] = found
+        return found
+
+    def inspected(self) -> dict[str, Any]:
+        """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
+        if self._inspect is None:
+            doc = inspect_model(self.model, all_layers=True).to_json()
+            with self._lock:
+                self._inspect = doc
+        assert self._inspect is not None
+        return self._inspect
+
+
+class Catalog:
+    """The store plus the parsing around it: add (validate, summarise, commit), load (parse once), list."""
+
+    def __init__(self, store: ModelStore, *, limits: ParseLimits, max_upload_bytes: int, cache_size: int) -> None:
+        self.store = store
+        self.limits = limits
+        self.max_upload_bytes = max_upload_bytes
+        self._loaded: LRUCache[str, LoadedModel] = LRUCache(maxsize=cache_size)
+        self._loaded_lock = threading.Lock()
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """The summary of every stored model (those removed meanwhile are skipped), by id."""
+        out = []
+        for mid in self.store.ids():
+            with contextlib.suppress(NotFoundError, StoreError):
+                out.append(self.store.meta(mid))
+        return out
+
+    def add(
+        self, xml: bytes, bin_src: IO[bytes] | None, *, filename: str, bin_filename: str
+    ) -> tuple[dict[str, Any], bool]:
+        """Store a model unless its content is already there; returns its summary and whether it was new.
+
+        Raises:
+            IRError: the files are not a readable IR (nothing is stored).
+            LimitExceededError: the model is larger than a limit or than the whole store.
+        """
+        hasher = ModelHasher(xml)
+        with self.store.staging() as stage:
+            bin_size = 0
+            if bin_src is not None:
+                bin_size = stage.copy_from("model.bin", bin_src, limit=self.max_upload_bytes, on_chunk=hasher.update)
+                if bin_size < 0:
+                    raise RequestTooLargeError(
+                        f"{bin_filename} is larger than the upload limit of {self.max_upload_bytes} bytes "
+                        f"(OVREDUCE_MAX_UPLOAD_BYTES)"
+                    )
+            mid = hasher.hexdigest()
+            if self.store.exists(mid):
+                self.store.touch(mid)
+                return self.store.meta(mid), False
+            size = len(xml) + bin_size
+            if size > self.store.max_bytes:
+                raise LimitExceededError(
+                    f"the model is {size} bytes, more than the whole store may hold ({self.store.max_bytes} bytes, "
+                    f"OVREDUCE_STORE_MAX_BYTES)"
+                )
+            weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_size else None
+            try:
+                model = parse_ir(
+                    xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
+                    limits=self.limits,
+                )  # fmt: skip
+                report = check_model(model, path=filename)
+            finally:
+                if weights is not None:
+                    weights.close()
+            meta = summarize(
+                mid, model, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
+                bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            )  # fmt: skip
+            if bin_size == 0:
+                with contextlib.suppress(OSError):
+                    (stage.path / "model.bin").unlink()
+            stage.write("model.xml", xml)
+            stage.write("meta.json", json.dumps(meta).encode())
+            created = self.store.commit(stage, mid)
+        if not created:
+            self.store.touch(mid)
+            return self.store.meta(mid), False
+        for removed in self.store.evict(keep=mid):
+            self._forget(removed)
+        return meta, True
+
+    def load(self, mid: str) -> LoadedModel:
+        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored."""
+        meta = self.store.meta(mid)  # also notices a model another process deleted
+        with self._loaded_lock:
+            cached = self._loaded.get(mid)
+        if cached is not None:
+            self.store.touch(mid)
+            return cached
+        folder = self.store.path(mid)
+        try:
+            xml = (folder / "model.xml").read_bytes()
+            weights = None
+            if meta.get("bin_bytes"):
+                weights = Weights(folder / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
+                weights.read(0, 0)  # map it now: a later eviction cannot pull the file away
+        except (FileNotFoundError, NotADirectoryError, WeightsError):
+            self._forget(mid)
+            raise NotFoundError(f"model {mid} was removed from the store") from None
+        except OSError as exc:
+            raise StoreError(f"model {mid} cannot be read from the store: {exc.strerror or exc}") from None
+        model = parse_ir(xml, weights, source=str(meta.get("filename", "model.xml")), limits=self.limits)
+        loaded = LoadedModel(mid, model, meta)
+        with self._loaded_lock:
+            self._loaded[mid] = loaded
+        self.store.touch(mid)
+        return loaded
+
+    def delete(self, mid: str) -> None:
+        self._forget(mid)
+        self.store.delete(mid)
+
+    def _forget(self, mid: str) -> None:
+        with self._loaded_lock:
+            self._loaded.pop(mid, None)

@@ -1,0 +1,86 @@
+"""The findings of ``check``: one table of codes (each with one severity and its meaning), and how a
+finding is made and ordered.
+
+Codes are stable: tools match on them (SARIF rule ids, JUnit failure types, the API's documents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal, NamedTuple
+
+from ovreduce.ir.model import IRModel, Layer, Port
+from ovreduce.reports import Finding, Severity
+from ovreduce.shapes import PartialShape
+
+__all__ = ["FINDINGS", "FindingKind", "compare_declared", "dims_text", "finding", "ordered"]
+
+
+class FindingKind(NamedTuple):
+    """What a finding code means, and how serious it is."""
+
+    severity: Severity
+    meaning: str
+
+
+FINDINGS: Mapping[str, FindingKind] = {
+    "reduce-output-mismatch": FindingKind("error", "a reduction's declared output dims contradict the inferred shape"),
+    "reduce-invalid": FindingKind("error", "a reduction's inputs violate its shape rule (OpenVINO's message)"),
+    "edge-dims-mismatch": FindingKind("error", "an edge's producer and consumer ports declare incompatible dims"),
+    "edge-precision-mismatch": FindingKind(
+        "error", "an edge's producer and consumer ports declare different precisions"
+    ),
+    "parameter-shape-mismatch": FindingKind("error", "a Parameter's shape attribute contradicts its port dims"),
+    "const-shape-mismatch": FindingKind("error", "a Const's shape attribute contradicts its port dims"),
+    "precision-mismatch": FindingKind("error", "a port's precision contradicts the element type it carries"),
+    "openvino-shape-mismatch": FindingKind("error", "(OpenVINO engine) declared dims contradict OpenVINO's shape"),
+    "openvino-type-mismatch": FindingKind("error", "(OpenVINO engine) declared precision contradicts OpenVINO's"),
+    "openvino-read-failed": FindingKind("error", "(OpenVINO engine) OpenVINO refused the model"),
+    "bool-attr-invalid": FindingKind(
+        "warning", "a boolean attribute is not true/false/1/0: OpenVINO reads the default"
+    ),
+    "dims-ambiguous": FindingKind("warning", "a port has no <dim> (scalar or dynamic rank) where rank >= 1 is known"),
+    "keep-dims-missing": FindingKind("info", "a reduction has no keep_dims: OpenVINO uses false"),
+    "reduce-output-less-precise": FindingKind("info", "declared -1 where the inferred dim is static (compatible)"),
+    "reduce-unresolved": FindingKind("info", "the reduction's input shape or axes cannot be resolved natively"),
+    "native-inference-differs": FindingKind(
+        "info", "(OpenVINO engine) ovreduce's native shape differs from OpenVINO's"
+    ),
+    "reshape-changes-output": FindingKind("info", "(reshape) the output under the new shapes differs from the file"),
+}
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def finding(code: str, layer: Layer | None, message: str, port: str | None = None) -> Finding:
+    """A finding of ``code`` (its severity from :data:`FINDINGS`) about ``layer`` and ``port``."""
+    severity = FINDINGS[code].severity
+    if layer is None:
+        return Finding(code, severity, None, None, port, None, message)
+    return Finding(code, severity, layer.id, layer.name, port, layer.line, message)
+
+
+def ordered(model: IRModel, findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Findings in the model's layer order (model-wide ones first), errors before warnings before infos."""
+    order = {layer.id: i for i, layer in enumerate(model.layers)}
+    return tuple(sorted(findings, key=lambda f: (order.get(f.layer_id or "", -1), _RANK[f.severity])))
+
+
+def dims_text(port: Port) -> str:
+    return str(port.declared_shape) if port.has_dims else "no <dim> (scalar or dynamic rank)"
+
+
+def compare_declared(port: Port, resolved: PartialShape) -> Literal["ok", "mismatch", "ambiguous", "less"]:
+    """How a port's declared dims relate to a shape known by other means."""
+    if not port.has_dims:
+        if resolved.rank is None or resolved.rank == 0:
+            return "ok"
+        return "ambiguous"
+    declared = port.declared_shape
+    if not declared.compatible(resolved):
+        return "mismatch"
+    assert declared.dims is not None
+    if resolved.dims is not None and any(
+        d.is_fully_dynamic and r.is_static for d, r in zip(declared.dims, resolved.dims, strict=True)
+    ):
+        return "less"
+    return "ok"

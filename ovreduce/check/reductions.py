@@ -1,0 +1,94 @@
+"""The reductions' own check: declared output dims against the shape OpenVINO would infer."""
+
+from __future__ import annotations
+
+from ovreduce.check.findings import compare_declared, dims_text, finding
+from ovreduce.infer import ReductionInfo
+from ovreduce.ir.model import Port
+from ovreduce.reports import Finding, ReductionCheck, Status
+
+__all__ = ["reduction_check"]
+
+
+def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCheck, list[Finding]]:
+    """The check of one reduction (declared against inferred output shape) and its findings."""
+    layer = info.layer
+    out_port = layer.outputs[0] if layer.outputs else Port("?", None, (), ())
+    found: list[Finding] = []
+    if info.keep_dims_text is None:
+        found.append(finding("keep-dims-missing", layer, "no keep_dims attribute: OpenVINO uses keep_dims=false"))
+    status: Status
+    inferred = info.output.shape
+    if info.error is not None:
+        status = "error"
+        found.append(finding("reduce-invalid", layer, info.error))
+    elif inferred is None:
+        status = "unresolved"
+        found.append(finding("reduce-unresolved", layer, _unresolved_reason(info), out_port.id))
+    else:
+        verdict = compare_declared(out_port, inferred)
+        status = "mismatch" if verdict == "mismatch" else "ok"
+        what = f"output port {out_port.id} declares {dims_text(out_port)} but {inferred} is inferred"
+        basis = _basis(info)
+        if verdict == "mismatch" and reshaped:
+            found.append(finding("reshape-changes-output", layer, f"after reshaping, {what} ({basis})", out_port.id))
+        elif verdict == "mismatch":
+            found.append(finding("reduce-output-mismatch", layer, f"{what} ({basis})", out_port.id))
+        elif verdict == "ambiguous" and not reshaped:
+            found.append(finding("dims-ambiguous", layer, f"{what}: a port without <dim> reads as a scalar or "
+                                  "a dynamic rank", out_port.id))  # fmt: skip
+        elif verdict == "less" and not reshaped:
+            found.append(finding("reduce-output-less-precise", layer,
+                                  f"{what}: compatible, but the declaration is less precise", out_port.id))  # fmt: skip
+    if (
+        info.data.element_type is not None
+        and out_port.precision is not None
+        and info.data.element_type.kind != "dynamic"
+        and out_port.precision != info.data.element_type
+    ):
+        found.append(finding(
+            "precision-mismatch", layer,
+            f"output port {out_port.id} declares precision {out_port.precision.precision} but a {layer.type} "
+            f"outputs its data type {info.data.element_type}",
+            out_port.id,
+        ))  # fmt: skip
+    report = ReductionCheck(
+        layer_id=layer.id,
+        layer_name=layer.name,
+        type=layer.type,
+        version=layer.version,
+        keep_dims=info.keep_dims,
+        axes=info.axes.values,
+        axes_kind=info.axes.kind,
+        element_type=None if info.data.element_type is None else info.data.element_type.name,
+        input_shape=None if info.data.shape is None else info.data.shape.to_json(),
+        input_shape_resolved=info.data.shape is not None,
+        declared_output_shape=out_port.declared_shape.to_json(),
+        declared_has_dims=out_port.has_dims,
+        inferred_output_shape=None if inferred is None else inferred.to_json(),
+        inferred_output_resolved=inferred is not None,
+        status=status,
+    )
+    return report, found
+
+
+def _basis(info: ReductionInfo) -> str:
+    axes = "runtime axes" if info.axes.values is None else f"axes {list(info.axes.values)}"
+    origin = {
+        "declared": "as the producer declares it",
+        "parameter": "from the Parameter's shape",
+        "inferred": "as inferred",
+        "const": "from the Const's shape",
+        "reshape": "as reshaped",
+    }
+    src = origin.get(info.data.origin, "")
+    return f"input {info.data.shape} {src}, {axes}, keep_dims={str(info.keep_dims).lower()}"
+
+
+def _unresolved_reason(info: ReductionInfo) -> str:
+    if info.data.shape is None:
+        return (
+            "the data input's shape cannot be resolved: its producer declares no <dim> (a scalar or a dynamic "
+            "rank) and ovreduce cannot infer it natively; the OpenVINO engine can"
+        )
+    return f"the axes cannot be resolved: {info.axes.reason}"

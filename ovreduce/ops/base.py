@@ -1,0 +1,172 @@
+"""What every op is: :class:`Op`, the states its rules read and write, and the context they read them from.
+
+An op is one small class: its IR ``type``, its own ``version`` (the opset OpenVINO's class of it came in,
+``opset1`` for ``ReduceMean``), the ``opsets`` an IR may name it under, its boolean attributes, and two
+rules the shape engine (:mod:`ovreduce.infer`) calls through the registry (:mod:`ovreduce.ops.registry`):
+
+* :meth:`Op.infer`: the output port states from the input port states (shape, element type; an input's
+  small constant value on demand) and the layer's attributes;
+* :meth:`Op.fold`: the output's small constant value (axes, shapes) from the inputs' values.
+
+A rule for a new op (Convolution, MatMul, ShapeOf, ...) is a subclass overriding either, plus one registry
+line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every model through these rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.shapes import PartialShape
+
+if TYPE_CHECKING:
+    from ovreduce.ir.model import Layer, Port
+    from ovreduce.ir.weights import Weights
+
+__all__ = [
+    "LAST_OPSET",
+    "LayerContext",
+    "Op",
+    "Origin",
+    "PortState",
+    "ValueInfo",
+    "ValueKind",
+    "declared_state",
+    "parse_bool_attr",
+]
+
+Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape"]
+ValueKind = Literal["const", "runtime", "unresolved"]
+
+# The newest opset whose ops OpenVINO 2026.4's IR reader knows in full. opset17 (still being written) holds
+# only Parameter, Convert, ShapeOf and its new ops: OpenVINO refuses a ReduceMean with version="opset17".
+LAST_OPSET = 16
+
+
+@dataclass(frozen=True, slots=True)
+class PortState:
+    """What is known about one output port: its shape (None: unresolved), element type and origin."""
+
+    shape: PartialShape | None
+    element_type: ElementType | None
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class ValueInfo:
+    """The small constant value of an output port (axes, a shape), or why it has none."""
+
+    kind: ValueKind
+    values: tuple[int, ...] | None  # as stored, when constant and folded
+    reason: str = ""  # why it is runtime/unresolved
+
+
+class LayerContext(Protocol):
+    """What a rule may ask about the layer it runs for (the shape engine answers)."""
+
+    @property
+    def layer(self) -> Layer: ...
+
+    @property
+    def reshape(self) -> PartialShape | None:
+        """The shape the caller gave this layer (a Parameter) instead of its own; None when none."""
+        ...
+
+    @property
+    def weights(self) -> Weights | None: ...
+
+    def input(self, index: int) -> PortState:
+        """The state of the output port feeding input ``index``."""
+        ...
+
+    def value(self, index: int) -> ValueInfo:
+        """The small constant value feeding input ``index`` (folded on demand)."""
+        ...
+
+    def input_values(self) -> list[ValueInfo]:
+        """The values feeding every connected input, in port order."""
+        ...
+
+
+class Op:
+    """One op at one version. Subclasses set the class attributes and override the rules they know (a
+    class serving many types, such as :class:`~ovreduce.ops.common.ShapePreserving`, sets them per instance).
+
+    The base class is also the rule of an op nobody registered: its outputs keep the dims the IR declares,
+    and it folds no value.
+    """
+
+    type: str = ""
+    version: str = ""  # OpenVINO's version of the op ("opset1"); "" for a rule of any version
+    opsets: range | None = None  # the N of each "opsetN" holding this version; None: any
+    boolean_attributes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The op's registry key: ``(type, version)``."""
+        return (self.type, self.version)
+
+    def found_in(self, opset: int) -> bool:
+        """Whether ``opsetN`` holds this version of the op."""
+        return self.opsets is None or opset in self.opsets
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        """The output port states; ports left out keep the dims the IR declares for them."""
+        return [declared_state(p) for p in ctx.layer.outputs]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """The value of output 0: runtime or unresolved when an input is, else :meth:`fold_values`."""
+        inputs = ctx.input_values()
+        if any(i.kind == "runtime" for i in inputs):
+            return ValueInfo("runtime", None, next(i.reason for i in inputs if i.kind == "runtime"))
+        if any(i.kind == "unresolved" or i.values is None for i in inputs):
+            return ValueInfo("unresolved", None, next(i.reason for i in inputs if i.kind == "unresolved"))
+        folded = self.fold_values(ctx.layer, [i.values for i in inputs if i.values is not None])
+        if folded is not None:
+            return folded
+        layer = ctx.layer
+        return ValueInfo(
+            "unresolved", None,
+            f"constant subgraph through {layer.type} layer {layer.name!r}, which ovreduce does not fold "
+            f"(use --engine openvino)",
+        )  # fmt: skip
+
+    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
+        """The value computed from the inputs' constant values; None when this op does not fold."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool]:
+    """Read a boolean attribute the way OpenVINO's IR reader does: ``(value, recognised)``.
+
+    ``true``/``1`` and ``false``/``0`` are recognised case-insensitively; anything else (``yes``,
+    ``" true"``, ``2``...) is silently replaced by the default, which this function reports as
+    ``recognised=False`` so callers can warn about it.
+    """
+    if text is None:
+        return default, True
+    lowered = text.lower()
+    if lowered in ("true", "1"):
+        return True, True
+    if lowered in ("false", "0"):
+        return False, True
+    return default, False
+
+
+def declared_state(port: Port, etype: ElementType | None = None) -> PortState:
+    """The state an output port's own ``<dim>``s and precision give (``etype`` overrides the precision)."""
+    return _declared_state(port.dims, etype if etype is not None else port.precision)
+
+
+@lru_cache(maxsize=4096)
+def _declared_state(dims: tuple[int, ...], etype: ElementType | None) -> PortState:
+    """Shared, immutable states: a large model repeats a few port shapes thousands of times."""
+    if dims:
+        return PortState(PartialShape.from_port_dims(dims), etype, "declared")
+    return PortState(None, etype, "unresolved")

@@ -1,0 +1,226 @@
+"""The ops around the reductions: sources (Parameter, Const), Convert, the shape-preserving unary ops, the
+ops whose values pass through (Reshape, Squeeze, Unsqueeze, Concat), and ops known so far only for their
+boolean attributes.
+
+Versioned entries name the opsets OpenVINO 2026.4's IR reader finds them in. The shape-preserving unary
+ops and the attribute-only ops are rules for every version of their type (``opsets=None``), as they were
+before the registry: their versions differ in attributes ovreduce does not read.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from ovreduce.ir.dtypes import ElementType, decode
+from ovreduce.ir.model import Layer
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+
+__all__ = [
+    "UNARY_SHAPE_PRESERVING",
+    "Concat0",
+    "Const0",
+    "Convert0",
+    "Declared",
+    "Parameter0",
+    "Reshape1",
+    "ShapePreserving",
+    "Squeeze0",
+    "Squeeze15",
+    "Unsqueeze0",
+]
+
+# Ops whose single output has the shape and element type of input 0. OpenVINO's serializer writes Relu as
+# "ReLU" and Softmax as "SoftMax" (its reader accepts both spellings).
+UNARY_SHAPE_PRESERVING = frozenset(
+    {
+        "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceiling", "Clamp", "Cos", "Cosh",
+        "Elu", "Erf", "Exp", "Floor", "Gelu", "HSigmoid", "HSwish", "Log", "LogSoftmax", "LogicalNot",
+        "Mish", "MVN", "Negative", "NormalizeL2", "ReLU", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+        "Sinh", "SoftMax", "Softmax", "SoftPlus", "SoftSign", "Sqrt", "Swish", "Tan", "Tanh",
+    }
+)  # fmt: skip
+MAX_VALUE_ELEMENTS = 4096  # a Const with more elements is not read as a small value
+
+
+# -- sources ------------------------------------------------------------------------------------------------
+class Parameter0(Op):
+    """A model input: its ``shape`` attribute (or the caller's reshape), else its port's dims."""
+
+    type = "Parameter"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 2)  # opset17 holds Parameter too
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        layer = ctx.layer
+        if ctx.reshape is not None:
+            return [PortState(ctx.reshape, layer.element_type, "reshape")]
+        if layer.shape is not None:
+            return [PortState(layer.shape, layer.element_type, "parameter")]
+        return [declared_state(layer.outputs[0], layer.element_type)]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        return ValueInfo("runtime", None, f"computed at run time from Parameter {ctx.layer.name!r}")
+
+
+class Const0(Op):
+    """A constant: its ``shape`` attribute; its values, when small, read from the weights."""
+
+    type = "Const"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 1)
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        return [PortState(ctx.layer.shape, ctx.layer.element_type, "const")]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        layer = ctx.layer
+        const, etype = layer.const, layer.element_type
+        assert const is not None and etype is not None
+        if const.count > MAX_VALUE_ELEMENTS:
+            return ValueInfo("unresolved", None, f"Const {layer.name!r} has {const.count} elements")
+        items: list[Any] = []
+        if ctx.weights is not None:
+            nbytes = etype.nbytes(const.count)
+            size = const.size if nbytes is None else nbytes
+            raw = ctx.weights.read(const.offset, size, where=layer.where)
+            items = _plain_values(etype, raw, const.count)
+        if etype.is_integral or etype.kind == "bool":
+            return ValueInfo("const", tuple(int(v) for v in items))
+        if etype.is_real:
+            floats = [float(v) for v in items]
+            if all(math.isfinite(v) and v == int(v) for v in floats):
+                return ValueInfo("const", tuple(int(v) for v in floats))
+            return ValueInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values")
+        return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values")
+
+
+_STRUCT_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I", "i64": "q", "u64": "Q"}
+
+
+def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
+    """Const values as Python numbers; whole-byte integers and booleans without importing NumPy (``check``
+    reads axes from nearly every model and should not pay for NumPy's import)."""
+    code = _STRUCT_CODES.get(etype.name)
+    if code is not None:
+        return list(struct.unpack(f"<{count}{code}", raw))
+    if etype.name == "boolean":
+        return [int(b != 0) for b in raw]
+    values: list[Any] = decode(etype, raw, count).tolist()
+    return values
+
+
+# -- shape-preserving ---------------------------------------------------------------------------------------
+class ShapePreserving(Op):
+    """Output 0 has the shape and element type of input 0 (the unary ops of :data:`UNARY_SHAPE_PRESERVING`)."""
+
+    def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
+        self.type = type
+        self.boolean_attributes = boolean_attributes
+
+    def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
+        return src.element_type
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        layer = ctx.layer
+        if not layer.inputs:
+            return super().infer(ctx)
+        src = ctx.input(0)
+        etype = self.output_type(layer, src)
+        if src.shape is None:
+            return [PortState(None, etype, "unresolved")]
+        return [PortState(src.shape, etype, "inferred")]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.type!r})"
+
+
+class Convert0(ShapePreserving):
+    """Input 0's shape in the layer's ``destination_type``; constant integers pass when they fit."""
+
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 2)  # opset17 holds Convert too
+
+    def __init__(self) -> None:
+        super().__init__("Convert")
+
+    def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
+        return layer.element_type
+
+    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
+        """Exact when every value fits the destination type.
+
+        OpenVINO wraps (i64 -1 -> u8 255) or saturates (u64 -> i64) values that do not fit; rather than
+        model each pair, such a Convert leaves the value unresolved.
+        """
+        if not values:
+            return None
+        dst = layer.element_type
+        if dst is not None and dst.is_integral:
+            bits = dst.bitwidth
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.kind == "int" else (0, (1 << bits) - 1)
+            bad = [v for v in values[0] if not lo <= v <= hi]
+            if bad:
+                return ValueInfo(
+                    "unresolved", None,
+                    f"Convert layer {layer.name!r} to {dst} changes the value {bad[0]} (outside [{lo}, {hi}]), "
+                    f"which ovreduce does not fold",
+                )  # fmt: skip
+        return ValueInfo("const", values[0])
+
+
+# -- values passing through -----------------------------------------------------------------------------------
+class _PassThrough(Op):
+    """Output 0 holds input 0's values (in a new shape): Reshape, Squeeze, Unsqueeze."""
+
+    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
+        return ValueInfo("const", values[0]) if values else None
+
+
+class Reshape1(_PassThrough):
+    type = "Reshape"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 1)
+
+
+class Squeeze0(_PassThrough):
+    type = "Squeeze"
+    version = "opset1"
+    opsets = range(1, 15)
+
+
+class Squeeze15(_PassThrough):
+    type = "Squeeze"
+    version = "opset15"
+    opsets = range(15, LAST_OPSET + 1)
+
+
+class Unsqueeze0(_PassThrough):
+    type = "Unsqueeze"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 1)
+
+
+class Concat0(Op):
+    """Output 0 holds its inputs' values one after the other (1-D values, as axes are)."""
+
+    type = "Concat"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 1)
+
+    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
+        return ValueInfo("const", tuple(v for vs in values for v in vs)) if values else None
+
+
+# -- attributes only ------------------------------------------------------------------------------------------
+class Declared(Op):
+    """An op without a shape rule yet (its outputs keep their declared dims), known for its attributes."""
+
+    def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
+        self.type = type
+        self.boolean_attributes = boolean_attributes
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.type!r})"

@@ -1,0 +1,207 @@
+"""The registry: every op ovreduce knows, in one explicit ``{(type, version): op}`` table.
+
+Adding an op is one class (in :mod:`ovreduce.ops.reduce` or :mod:`ovreduce.ops.common`) and one line in
+:data:`_BUILTIN`. :func:`lookup` finds the op an IR layer's ``version="opsetN"`` names, as OpenVINO's IR
+reader does: ``ReduceMean`` (ReduceMean-1) is found under opset1 ... opset16, ``ReduceL1`` (ReduceL1-4)
+under opset4 ... opset16 only. :func:`resolve` is the lenient lookup the shape engine and the backends use:
+it falls back to the newest registered version of the type, so a layer whose version OpenVINO would refuse
+is still analysed as its type (that refusal is the OpenVINO cross-check's to report).
+
+:func:`registered` adds ops for the duration of a ``with`` block, in the current context only (a
+:class:`~contextvars.ContextVar`: other threads and tasks do not see them), so a test can add a toy op.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
+
+from ovreduce.errors import InputError
+from ovreduce.ops.base import Op
+from ovreduce.ops.common import (
+    UNARY_SHAPE_PRESERVING,
+    Concat0,
+    Const0,
+    Convert0,
+    Declared,
+    Parameter0,
+    Reshape1,
+    ShapePreserving,
+    Squeeze0,
+    Squeeze15,
+    Unsqueeze0,
+)
+from ovreduce.ops.reduce import (
+    ReduceL1_4,
+    ReduceL2_4,
+    ReduceLogicalAnd_1,
+    ReduceLogicalOr_1,
+    ReduceMax_1,
+    ReduceMean_1,
+    ReduceMin_1,
+    ReduceProd_1,
+    ReduceSum_1,
+    ReductionOp,
+)
+
+__all__ = [
+    "OpKey",
+    "boolean_attributes",
+    "lookup",
+    "opset_number",
+    "reduction",
+    "reductions",
+    "registered",
+    "resolve",
+    "table",
+]
+
+OpKey = tuple[str, str]  # (type, version): ("ReduceMean", "opset1"); version "" for a rule of any version
+
+_MVN = ("normalize_variance", "across_channels")
+
+
+def _table(*ops: Op) -> Mapping[OpKey, Op]:
+    table: dict[OpKey, Op] = {}
+    for op in ops:
+        if op.key in table:
+            raise ValueError(f"{op!r} and {table[op.key]!r} share the registry key {op.key}")
+        table[op.key] = op
+    return MappingProxyType(table)
+
+
+_BUILTIN = _table(
+    # the reductions
+    ReduceMean_1(),
+    ReduceSum_1(),
+    ReduceMax_1(),
+    ReduceMin_1(),
+    ReduceProd_1(),
+    ReduceL1_4(),
+    ReduceL2_4(),
+    ReduceLogicalAnd_1(),
+    ReduceLogicalOr_1(),
+    # sources, Convert, values passing through
+    Parameter0(),
+    Const0(),
+    Convert0(),
+    Reshape1(),
+    Squeeze0(),
+    Squeeze15(),
+    Unsqueeze0(),
+    Concat0(),
+    # shape-preserving unary ops (MVN with its boolean attributes)
+    *(ShapePreserving(t, _MVN if t == "MVN" else ()) for t in sorted(UNARY_SHAPE_PRESERVING)),
+    # ops known for their boolean attributes (OpenVINO reads anything but true/false/1/0 as the default)
+    Declared("MatMul", ("transpose_a", "transpose_b")),
+    Declared("CumSum", ("exclusive", "reverse")),
+    Declared("GRUCell", ("linear_before_reset",)),
+    Declared("GRUSequence", ("linear_before_reset",)),
+    Declared("NonMaxSuppression", ("sort_result_descending",)),
+    Declared("Interpolate", ("antialias",)),
+    Declared("Proposal", ("clip_before_nms", "clip_after_nms", "normalize")),
+)
+
+_EXTRA: ContextVar[Mapping[OpKey, Op]] = ContextVar("ovreduce_registered_ops", default=MappingProxyType({}))
+_OPSET = re.compile(r"opset([1-9][0-9]*)")
+
+
+def table() -> Mapping[OpKey, Op]:
+    """Every registered op: the built-in ones and those :func:`registered` adds here (which win)."""
+    extra = _EXTRA.get()
+    return {**_BUILTIN, **extra} if extra else _BUILTIN
+
+
+def opset_number(version: str) -> int | None:
+    """``N`` of ``"opsetN"``; None for anything else (``""``, ``"extension"``, ``"opset01"``)."""
+    match = _OPSET.fullmatch(version)
+    return int(match.group(1)) if match else None
+
+
+def _index(ops: Mapping[OpKey, Op]) -> Mapping[str, tuple[Op, ...]]:
+    by_type: dict[str, list[Op]] = {}
+    for (t, _), op in ops.items():
+        by_type.setdefault(t, []).append(op)
+    return {t: tuple(found) for t, found in by_type.items()}
+
+
+_BUILTIN_BY_TYPE = _index(_BUILTIN)
+
+
+def _of_type(op_type: str) -> tuple[Op, ...]:
+    extra = _EXTRA.get()
+    by_type = _index({**_BUILTIN, **extra}) if extra else _BUILTIN_BY_TYPE
+    return by_type.get(op_type, ())
+
+
+def lookup(op_type: str, version: str) -> Op | None:
+    """The op an IR layer ``type=op_type version=version`` names, as OpenVINO's IR reader finds it.
+
+    A versioned op is found under every ``opsetN`` that holds it (ReduceMean-1 under opset1 ... opset16);
+    a rule for any version (``opsets=None``) under any version. None when the type is unknown or no
+    registered version of it is in that opset.
+    """
+    n = opset_number(version)
+    candidates = _of_type(op_type)
+    for op in candidates:
+        if op.opsets is not None and n is not None and n in op.opsets:
+            return op
+    return next((op for op in candidates if op.opsets is None), None)
+
+
+def resolve(op_type: str, version: str = "") -> Op | None:
+    """:func:`lookup`, else the newest registered version of ``op_type`` (None when the type is unknown)."""
+    found = lookup(op_type, version)
+    if found is not None:
+        return found
+    candidates = _of_type(op_type)
+    if not candidates:
+        return None
+    return max(candidates, key=lambda op: op.opsets.start if op.opsets is not None else 0)
+
+
+def reductions() -> Mapping[str, ReductionOp]:
+    """The registered reductions by type (the newest version of each), in registry order."""
+    out: dict[str, ReductionOp] = {}
+    for (t, _), op in table().items():
+        if isinstance(op, ReductionOp) and t not in out:
+            best = resolve(t)
+            assert isinstance(best, ReductionOp)
+            out[t] = best
+    return out
+
+
+def reduction(op_type: str, version: str = "") -> ReductionOp:
+    """The reduction ``op_type`` (at ``version`` where it exists there, else its newest version).
+
+    Raises:
+        InputError: ``op_type`` is not a registered reduction.
+    """
+    op = resolve(op_type, version)
+    if not isinstance(op, ReductionOp):
+        raise InputError(f"unknown reduction {op_type!r}; expected one of: {', '.join(reductions())}")
+    return op
+
+
+def boolean_attributes(op_type: str, version: str = "") -> tuple[str, ...]:
+    """The boolean attributes of ``op_type`` at ``version`` (leniently resolved); () for an unknown op."""
+    op = resolve(op_type, version)
+    return op.boolean_attributes if op is not None else ()
+
+
+@contextmanager
+def registered(*ops: Op) -> Iterator[None]:
+    """Add ``ops`` to the registry for the ``with`` block, in the current context only.
+
+    Raises:
+        ValueError: two of ``ops`` share a ``(type, version)`` key.
+    """
+    added = _table(*ops)
+    token = _EXTRA.set(MappingProxyType({**_EXTRA.get(), **added}))
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)

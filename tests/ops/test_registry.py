@@ -1,0 +1,271 @@
+"""The op registry: lookup by opset as OpenVINO's IR reader does, boolean attributes, and an op added in a
+test reaching the shape engine and both backends with no other edit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from ovreduce.backends.base import LayerSpec
+from ovreduce.backends.numpy import NumPyBackend
+from ovreduce.backends.openvino import LayerCache, OpenVINOBackend
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.ir.parser import parse_ir
+from ovreduce.ir.weights import Weights
+from ovreduce.ops.base import LAST_OPSET
+from ovreduce.ops.reduce import ReductionOp
+from ovreduce.ops.registry import (
+    boolean_attributes,
+    lookup,
+    opset_number,
+    reduction,
+    reductions,
+    registered,
+    resolve,
+    table,
+)
+from ovreduce.shapes import PartialShape
+
+
+# -- lookup by opset ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("op_type", "version", "found"),
+    [
+        ("ReduceMean", "opset1", "opset1"),
+        ("ReduceMean", "opset8", "opset1"),
+        ("ReduceMean", f"opset{LAST_OPSET}", "opset1"),
+        ("ReduceMean", f"opset{LAST_OPSET + 1}", None),  # opset17 holds no reduction (yet)
+        ("ReduceL1", "opset1", None),
+        ("ReduceL1", "opset3", None),
+        ("ReduceL1", "opset4", "opset4"),
+        ("ReduceL2", "opset13", "opset4"),
+        ("ReduceLogicalOr", "opset5", "opset1"),
+        ("ReduceMean", "", None),
+        ("ReduceMean", "extension", None),
+        ("Squeeze", "opset14", "opset1"),
+        ("Squeeze", "opset15", "opset15"),
+        ("Parameter", f"opset{LAST_OPSET + 1}", "opset1"),
+        ("Relu", "opset1", ""),  # a rule for every version
+        ("Relu", "whatever", ""),
+        ("NoSuchOp", "opset1", None),
+    ],
+)
+def test_lookup_finds_what_openvinos_ir_reader_finds(op_type: str, version: str, found: str | None) -> None:
+    op = lookup(op_type, version)
+    assert (None if op is None else op.version) == found
+    if op is not None:
+        assert op.type == op_type
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset4", "opset8", "opset16", "opset17", "", "opset99"])
+def test_lookup_matches_openvino(version: str) -> None:
+    """Whether the installed OpenVINO reads each reduction under ``version`` is whether lookup finds it."""
+    import openvino as ov
+
+    core = ov.Core()
+    weights = ov.Tensor(np.array([1], dtype=np.int64).view(np.uint8))
+    for op_type in reductions():
+        etype = "boolean" if reductions()[op_type].logical else "f32"
+        xml = _single_reduction_xml(op_type, version, etype)
+        try:
+            core.read_model(xml, weights)
+            read = True
+        except Exception:
+            read = False
+        assert read == (lookup(op_type, version) is not None), (op_type, version)
+
+
+def test_resolve_falls_back_to_the_newest_version() -> None:
+    assert resolve("ReduceL1", "opset1") is lookup("ReduceL1", "opset4")
+    assert resolve("Squeeze", "") is lookup("Squeeze", "opset15")
+    assert resolve("NoSuchOp", "opset1") is None
+
+
+def test_opset_number() -> None:
+    assert [opset_number(v) for v in ("opset1", "opset16", "opset01", "opset", "", "ie")] == [
+        1,
+        16,
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def test_table_keys_are_type_and_version() -> None:
+    for key, op in table().items():
+        assert key == (op.type, op.version)
+
+
+def test_reductions_are_the_family() -> None:
+    assert list(reductions()) == [
+        "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceLogicalAnd", "ReduceLogicalOr",
+    ]  # fmt: skip
+    assert [op.type for op in reductions().values() if op.logical] == ["ReduceLogicalAnd", "ReduceLogicalOr"]
+    assert {t for t, op in reductions().items() if op.allowance} == {"ReduceSum", "ReduceMean", "ReduceL1"}
+
+
+def test_unknown_reduction_lists_the_family() -> None:
+    from ovreduce.errors import InputError
+
+    with pytest.raises(InputError, match=r"unknown reduction 'Relu'; expected one of: ReduceMean, ReduceSum, "):
+        reduction("Relu")
+
+
+@pytest.mark.parametrize(
+    ("op_type", "version", "expected"),
+    [
+        ("ReduceMean", "opset1", ("keep_dims",)),
+        ("ReduceL2", "opset1", ("keep_dims",)),  # resolved leniently, as check reads every layer
+        ("MatMul", "opset1", ("transpose_a", "transpose_b")),
+        ("MVN", "opset6", ("normalize_variance", "across_channels")),
+        ("CumSum", "opset3", ("exclusive", "reverse")),
+        ("GRUCell", "opset3", ("linear_before_reset",)),
+        ("GRUSequence", "opset5", ("linear_before_reset",)),
+        ("NonMaxSuppression", "opset9", ("sort_result_descending",)),
+        ("Interpolate", "opset11", ("antialias",)),
+        ("Proposal", "opset4", ("clip_before_nms", "clip_after_nms", "normalize")),
+        ("Relu", "opset1", ()),
+        ("NoSuchOp", "opset1", ()),
+    ],
+)
+def test_boolean_attributes(op_type: str, version: str, expected: tuple[str, ...]) -> None:
+    assert boolean_attributes(op_type, version) == expected
+
+
+def test_boolean_attributes_match_checks_table() -> None:
+    from ovreduce.check import BOOLEAN_ATTRIBUTES
+
+    for op_type, attrs in BOOLEAN_ATTRIBUTES.items():
+        assert boolean_attributes(op_type, "opset8") == attrs, op_type
+
+
+# -- a toy op, registered for one test ----------------------------------------------------------------------
+class ToySumSquare(ReductionOp):
+    """Sum of squares, as ONNX's ReduceSumSquare: its own kernel, and a builder composing OpenVINO ops."""
+
+    type, version, opsets = "ToySumSquare", "opset1", range(1, LAST_OPSET + 1)
+
+    def kernel(
+        self, data: npt.NDArray[Any], axes: tuple[int, ...], keep_dims: bool, notes: list[str]
+    ) -> npt.NDArray[Any]:
+        wide = data.astype(np.float64)
+        return np.asarray(np.sum(wide * wide, axis=axes, keepdims=keep_dims)).astype(data.dtype)
+
+    def build(self, data: Any, axes: Any, keep_dims: bool) -> Any:
+        import openvino.opset1 as ops
+
+        return ops.reduce_sum(ops.multiply(data, data), axes, keep_dims)
+
+
+@pytest.fixture
+def toy() -> Iterator[ToySumSquare]:
+    op = ToySumSquare()
+    with registered(op):
+        yield op
+
+
+def test_registered_op_is_scoped() -> None:
+    with registered(ToySumSquare()):
+        assert isinstance(lookup("ToySumSquare", "opset3"), ToySumSquare)
+        assert "ToySumSquare" in reductions()
+    assert lookup("ToySumSquare", "opset3") is None
+    assert "ToySumSquare" not in reductions()
+
+
+def test_registering_a_key_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="share the registry key"), registered(ToySumSquare(), ToySumSquare()):
+        pass  # pragma: no cover
+
+
+def test_toy_op_reaches_the_shape_engine(toy: ToySumSquare) -> None:
+    engine = ShapeEngine(parse_ir(_toy_ir(keep_dims="true"), Weights(_AXES_BIN)))
+    [info] = engine.reductions
+    assert info.op is toy and info.op.type == "ToySumSquare" and not info.op.logical
+    assert info.axes.values == (1,)
+    assert info.output.shape == PartialShape.static([2, 1, 4])
+    assert info.error is None
+    # The op's rules apply: its type rule refuses boolean data, as every arithmetic reduction does.
+    refused = ShapeEngine(parse_ir(_toy_ir(keep_dims="false", etype="boolean"), Weights(_AXES_BIN)))
+    assert refused.reductions[0].error == "Element type of data input must be numeric. Got: boolean"
+
+
+def test_without_the_toy_op_its_layer_is_not_a_reduction() -> None:
+    engine = ShapeEngine(parse_ir(_toy_ir(keep_dims="true"), Weights(_AXES_BIN)))
+    assert engine.reductions == ()
+
+
+def test_toy_op_runs_on_both_backends(toy: ToySumSquare) -> None:
+    spec = LayerSpec(
+        type="ToySumSquare", keep_dims=True, data_type=ELEMENT_TYPES["f32"], data_shape=PartialShape.static([2, 3, 4]),
+        axes_type=ELEMENT_TYPES["i64"], axes_shape=PartialShape.static([1]), axes=(1,),
+    )  # fmt: skip
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 4
+    expected = np.sum(data.astype(np.float64) ** 2, axis=1, keepdims=True).astype(np.float32)
+    numpy_result = NumPyBackend().infer(spec, [data])
+    openvino_result = OpenVINOBackend("CPU", "f32", cache=LayerCache(4)).infer(spec, [data])
+    assert numpy_result.ok and openvino_result.ok, (numpy_result.error, openvino_result.error)
+    np.testing.assert_array_equal(numpy_result.output, expected)
+    np.testing.assert_allclose(openvino_result.output, expected, rtol=1e-6)
+
+
+# -- helpers ------------------------------------------------------------------------------------------------
+_AXES_BIN = np.array([1], dtype=np.int64).tobytes()
+
+
+def _reduction_xml(op_type: str, version: str, etype: str, keep_dims: str, shape: tuple[int, ...], axis: int) -> str:
+    """Parameter x -> op_type(x, Const axes = [axis]) -> Result, with the output dims OpenVINO would write."""
+    precision = {"f32": "FP32", "boolean": "BOOL"}[etype]
+    out = (
+        [1 if i == axis else d for i, d in enumerate(shape)]
+        if keep_dims == "true"
+        else [d for i, d in enumerate(shape) if i != axis]
+    )
+
+    def dims(ds: Sequence[int]) -> str:
+        return "".join(f"<dim>{d}</dim>" for d in ds)
+
+    return f"""<?xml version="1.0"?>
+<net name="toy" version="11">
+<layers>
+<layer id="0" name="x" type="Parameter" version="opset1">
+  <data shape="{",".join(map(str, shape))}" element_type="{etype}"/>
+  <output><port id="0" precision="{precision}">{dims(shape)}</port></output>
+</layer>
+<layer id="1" name="axes" type="Const" version="opset1">
+  <data element_type="i64" shape="1" offset="0" size="8"/>
+  <output><port id="0" precision="I64"><dim>1</dim></port></output>
+</layer>
+<layer id="2" name="r" type="{op_type}" version="{version}">
+  <data keep_dims="{keep_dims}"/>
+  <input>
+    <port id="0" precision="{precision}">{dims(shape)}</port>
+    <port id="1" precision="I64"><dim>1</dim></port>
+  </input>
+  <output><port id="2" precision="{precision}">{dims(out)}</port></output>
+</layer>
+<layer id="3" name="out" type="Result" version="opset1">
+  <input><port id="0" precision="{precision}">{dims(out)}</port></input>
+</layer>
+</layers>
+<edges>
+<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
+<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
+<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
+</edges>
+</net>
+"""
+
+
+def _toy_ir(*, keep_dims: str, etype: str = "f32") -> bytes:
+    return _reduction_xml("ToySumSquare", "opset1", etype, keep_dims, (2, 3, 4), 1).encode()
+
+
+def _single_reduction_xml(op_type: str, version: str, etype: str) -> str:
+    return _reduction_xml(op_type, version, etype, "false", (2, 3), 1)

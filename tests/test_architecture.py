@@ -1,0 +1,154 @@
+"""The layering of the source, read from the code itself (ast), so that it cannot quietly erode.
+
+bytes -> ``ovreduce.ir`` -> ``ovreduce.ops``/``ovreduce.check`` -> ``ovreduce.backends`` -> reports ->
+``ovreduce.cli`` / ``api``: nothing lower imports anything higher, and there are no import cycles. Every
+import counts, also one inside a function (a lazy import is a dependency all the same).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("ovreduce", "api")
+TERMINAL_MODULES = {"argparse", "curses", "tqdm", "rich", "readline", "getpass", "tty", "termios"}
+TERMINAL_NAMES = {"print", "input", "isatty"}
+TERMINAL_STREAMS = {"stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def sources() -> dict[str, Path]:
+    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+MODULES = sources()
+
+
+def imported(name: str, path: Path) -> Iterator[str]:
+    """The modules ``name`` imports (absolute names; ``from pkg import sub`` counts as ``pkg.sub`` when
+    ``sub`` is a module of ours, else as ``pkg``)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                yield full if full in MODULES else base
+
+
+def graph() -> dict[str, set[str]]:
+    """Our modules -> the modules of ours they import."""
+    out: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        deps = set()
+        for target in imported(name, path):
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                deps.add(target)
+        out[name] = deps
+    return out
+
+
+def is_library(name: str) -> bool:
+    return name.split(".")[0] == "ovreduce" and not (name == "ovreduce.cli" or name.startswith("ovreduce.cli."))
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_is_read() -> None:
+    edges = graph()
+    assert "ovreduce.check" in edges["ovreduce.check.inspect"]
+    assert {"ovreduce.reports", "ovreduce.cli", "api.main"} <= set(edges)
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if is_library(n)))
+def test_library_module_imports_neither_cli_nor_api(name: str) -> None:
+    bad = {d for d in graph()[name] if not is_library(d)}
+    assert bad == set(), f"{name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("api")))
+def test_api_does_not_import_the_cli(name: str) -> None:
+    bad = {d for d in graph()[name] if d == "ovreduce.cli" or d.startswith("ovreduce.cli.")}
+    assert bad == set(), f"{name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if is_library(n)))
+def test_library_module_does_not_touch_terminals(name: str) -> None:
+    tree = ast.parse(MODULES[name].read_text())
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            problems += [f"imports {m}" for m in mods if m.split(".")[0] in TERMINAL_MODULES]
+        elif isinstance(node, ast.Name) and node.id in TERMINAL_NAMES:
+            problems.append(f"uses {node.id}() at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and (
+            node.attr == "isatty" or (node.attr in TERMINAL_STREAMS and _is_sys(node.value))
+        ):
+            problems.append(f"uses .{node.attr} at line {node.lineno}")
+    assert problems == []
+
+
+def _is_sys(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "sys"
+
+
+def test_the_checker_catches_a_cycle_and_a_terminal() -> None:
+    """The rules above can fail: a made-up cycle is found, and so is a print in library code."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    tree = ast.parse("import sys\nsys.stderr.write('x')\nprint(1)")
+    assert any(isinstance(n, ast.Attribute) and n.attr == "stderr" and _is_sys(n.value) for n in ast.walk(tree))
