@@ -191,7 +191,8 @@ class ReductionCheck(JsonDocument):
     inferred_output_resolved: bool
     status: Status
     openvino_checked: bool = False  # the model was also read by OpenVINO (engine "openvino")
-    openvino_output_shape: JsonShape = None  # OpenVINO's shape, when checked and the layer was matched
+    openvino_output_shape: JsonShape = None  # OpenVINO's shape (null: not matched, or a dynamic rank)
+    openvino_output_resolved: bool = False  # OpenVINO's model has this layer, so openvino_output_shape is its shape
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,7 @@ def crosscheck(
     for r in reports:
         matched = r.layer_id in ov_shapes
         ov_shape = ov_shapes.get(r.layer_id)
-        r = replace(r, openvino_output_shape=ov_shape, openvino_checked=True)
+        r = replace(r, openvino_output_shape=ov_shape, openvino_output_resolved=matched, openvino_checked=True)
         native = r.inferred_output_shape
         if matched and r.inferred_output_resolved and native != ov_shape:
             layer = model.layer(r.layer_id)

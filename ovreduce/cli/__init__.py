@@ -1,12 +1,21 @@
-"""The ``ovreduce`` command: thin over the library (arguments in, documents rendered, an exit status out).
+"""The ``ovreduce`` command: parse arguments, call the library, render, return an exit status.
 
-* :mod:`~ovreduce.cli.main`: the argument parser and one function per command;
-* :mod:`~ovreduce.cli.errors`: :class:`~ovreduce.cli.errors.UsageError`, a wrong command line;
-* :mod:`~ovreduce.cli.render`: text, JUnit and SARIF renderings of the library's documents.
+Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreement or a failed backend;
+2 an input that could not be read, or a wrong command line; 3 an internal error (a bug: please report).
+
+::
+
+    entry.py     main(): parse, dispatch, errors -> exit statuses (errors.py: UsageError, EXIT_*)
+    parser.py    the argparse grammar
+    options.py   option values -> the library's arguments (errors name the flag)
+    paths.py     files, folders and globs -> model paths
+    commands.py  check, inspect, run, audit, conform, devices
+    serve.py     serve (the service's settings, then api.server.serve)
+    render/      style.py (ANSI), text.py, junit.py, sarif.py
 """
 
 from __future__ import annotations
 
-from ovreduce.cli.main import main
+from ovreduce.cli.entry import main
 
 __all__ = ["main"]

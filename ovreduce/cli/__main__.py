@@ -1,10 +1,9 @@
-"""``python -m ovreduce.cli``: the same as the ``ovreduce`` command."""
+"""``python -m ovreduce.cli``: the ``ovreduce`` command."""
 
 from __future__ import annotations
 
 import sys
 
-from ovreduce.cli.main import main
+from ovreduce.cli import main
 
-if __name__ == "__main__":
-    sys.exit(main())
+sys.exit(main())

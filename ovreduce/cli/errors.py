@@ -1,13 +1,20 @@
-"""The CLI's own error: a command line that cannot be carried out (exit status 2)."""
+"""How the command line fails: :class:`UsageError` and the exit statuses.
+
+Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreement or a failed backend;
+2 an input that could not be read, or a wrong command line; 3 an internal error (a bug: please report).
+"""
 
 from __future__ import annotations
 
 from ovreduce.errors import OvReduceError
 
-__all__ = ["UsageError"]
+__all__ = ["EXIT_FINDINGS", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "UsageError"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 
 class UsageError(OvReduceError):
-    """The command line is wrong (an option's value, a missing file, a pattern that matches nothing)."""
+    """The command line is wrong (a flag's value, a file that is not there); reported with code ``usage``."""
 
     code = "usage"

@@ -1,11 +1,23 @@
-"""Rendering of the library's documents for people (text) and tools (JUnit XML, SARIF)."""
+"""Rendering of the library's documents for people (text tables) and tools (JUnit XML, SARIF).
+
+JSON needs no renderer: the CLI writes the document itself (``ovreduce.reports.to_json``).
+"""
 
 from __future__ import annotations
 
 from ovreduce.cli.render.junit import check_junit
 from ovreduce.cli.render.sarif import check_sarif
-from ovreduce.cli.render.style import Style, shape_text, table
-from ovreduce.cli.render.text import audit_text, check_text, conform_text, inspect_text, run_text
+from ovreduce.cli.render.style import Style
+from ovreduce.cli.render.text import (
+    audit_text,
+    check_text,
+    conform_text,
+    devices_text,
+    inspect_text,
+    run_text,
+    shape_text,
+    table,
+)
 
 __all__ = [
     "Style",
@@ -14,6 +26,7 @@ __all__ = [
     "check_sarif",
     "check_text",
     "conform_text",
+    "devices_text",
     "inspect_text",
     "run_text",
     "shape_text",

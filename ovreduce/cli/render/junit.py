@@ -1,4 +1,4 @@
-"""The check document as JUnit XML: a test suite per model, a test case per reduction plus one for the graph."""
+"""The check document as JUnit XML, for CI systems: a test suite per model, a test case per reduction."""
 
 from __future__ import annotations
 

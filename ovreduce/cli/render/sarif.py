@@ -1,4 +1,4 @@
-"""The check document as SARIF 2.1.0: a rule per finding code, a result per finding."""
+"""The check document as SARIF 2.1.0, for code-scanning tools: a rule per finding code."""
 
 from __future__ import annotations
 

@@ -1,14 +1,12 @@
-"""Terminal styling and plain-text tables shared by the text renderers."""
+"""ANSI colours for the text renderers, only on a terminal and only when NO_COLOR is unset."""
 
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
-__all__ = ["Style", "shape_text", "table"]
+__all__ = ["Style"]
 
 
 class Style:
@@ -39,25 +37,3 @@ class Style:
     def severity(self, sev: str, text: str | None = None) -> str:
         text = text or sev
         return {"error": self.red, "warning": self.yellow}.get(sev, self.dim)(text)
-
-
-def shape_text(shape: Any) -> str:
-    """A JSON shape (list/None) in OpenVINO's notation."""
-    if shape is None:
-        return "[...]"
-    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
-
-
-def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> str:
-    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them)."""
-
-    ansi = re.compile(r"\033\[[0-9;]*m")
-    widths = [len(h) for h in header]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(ansi.sub("", cell)))
-    lines = []
-    for row in [header, *rows]:
-        cells = [cell + " " * (widths[i] - len(ansi.sub("", cell))) for i, cell in enumerate(row)]
-        lines.append((indent + "  ".join(cells)).rstrip())
-    return "\n".join(lines)

@@ -1,13 +1,56 @@
-"""The documents as a person reads them on a terminal: tables and summary lines."""
+"""The library's documents as a person reads them: headings, aligned tables, one verdict line."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ovreduce.cli.render.style import Style, shape_text, table
-from ovreduce.reports import CheckDocument, ModelCheck
+from ovreduce.cli.render.style import Style
+from ovreduce.reports import (
+    AuditDocument,
+    CheckDocument,
+    ConformDocument,
+    DevicesDocument,
+    InspectDocument,
+    LayerView,
+    ModelCheck,
+    PortView,
+    RunDocument,
+)
 
-__all__ = ["audit_text", "check_text", "conform_text", "inspect_text", "run_text"]
+__all__ = [
+    "audit_text",
+    "check_text",
+    "conform_text",
+    "devices_text",
+    "inspect_text",
+    "run_text",
+    "shape_text",
+    "table",
+]
+
+
+def shape_text(shape: Any) -> str:
+    """A JSON shape (list/None) in OpenVINO's notation."""
+    if shape is None:
+        return "[...]"
+    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> str:
+    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them)."""
+    import re
+
+    ansi = re.compile(r"\033\[[0-9;]*m")
+    widths = [len(h) for h in header]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(ansi.sub("", cell)))
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell + " " * (widths[i] - len(ansi.sub("", cell))) for i, cell in enumerate(row)]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return "\n".join(lines)
 
 
 def _counts(model: ModelCheck) -> dict[str, int]:
@@ -38,7 +81,6 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
         if m.reductions:
             rows = []
             for r in m.reductions:
-                doc = r.to_json()
                 status = {"ok": st.green, "mismatch": st.red, "error": st.red}.get(r.status, st.yellow)(r.status)
                 row = [
                     r.layer_id,
@@ -48,13 +90,12 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
                     if r.axes is None and r.axes_kind == "runtime"
                     else ("?" if r.axes is None else "[" + ",".join(map(str, r.axes)) + "]"),
                     "true" if r.keep_dims else "false",
-                    shape_text(doc["input_shape"]) if doc["input_shape_resolved"] else "unresolved",
-                    shape_text(doc["declared_output_shape"]) if r.declared_has_dims else "(no dims)",
-                    shape_text(doc["inferred_output_shape"]) if doc["inferred_output_resolved"] else "-",
+                    shape_text(r.input_shape) if r.input_shape_resolved else "unresolved",
+                    shape_text(r.declared_output_shape) if r.declared_has_dims else "(no dims)",
+                    shape_text(r.inferred_output_shape) if r.inferred_output_resolved else "-",
                 ]
                 if r.openvino_checked:
-                    ovs = doc.get("openvino_output_shape")
-                    row.append("-" if ovs is None and r.openvino_output_shape is None else shape_text(ovs))
+                    row.append(shape_text(r.openvino_output_shape) if r.openvino_output_resolved else "-")
                 row.append(status)
                 rows.append(row)
             header = ["id", "name", "type", "axes", "keep_dims", "input", "declared", "inferred"]
@@ -82,65 +123,67 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
     return "\n".join(out) + "\n"
 
 
-def inspect_text(doc: dict[str, Any], style: Style | None = None, *, detail: bool = False) -> str:
+def _axes(axes: Sequence[int] | None, unknown: str) -> str:
+    return unknown if axes is None else "[" + ",".join(map(str, axes)) + "]"
+
+
+def _bool(value: bool) -> str:
+    return str(value).lower()
+
+
+def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bool = False) -> str:
     """The inspect document as a table (or, for one layer, as a detailed listing)."""
     st = style or Style()
-    out = [f"{st.bold(doc['path'])}  IR v{doc['ir_version']}, {doc['layer_count']} layers, "
-           f"{doc['reduction_count']} reductions"]  # fmt: skip
+    out = [f"{st.bold(doc.path)}  IR v{doc.ir_version}, {doc.layer_count} layers, {doc.reduction_count} reductions"]
     if detail:
-        for entry in doc["layers"]:
+        for entry in doc.layers:
             out.append(_layer_detail(entry, st))
         return "\n".join(out) + "\n"
     rows = []
-    for e in doc["layers"]:
-        red = e.get("reduction")
+    for e in doc.layers:
+        red = e.reduction
         ins = " ".join(
-            (shape_text(i["shape"]) if i["shape_resolved"] else "?") + f":{i['element_type'] or '?'}"
-            for i in e["inputs"]
+            (shape_text(i.shape) if i.shape_resolved else "?") + f":{i.element_type or '?'}" for i in e.inputs
         )
-        outs = " ".join(shape_text(o["declared_shape"]) if o["declared_has_dims"] else "(no dims)"
-                        for o in e["outputs"])  # fmt: skip
+        outs = " ".join(shape_text(o.declared_shape) if o.declared_has_dims else "(no dims)" for o in e.outputs)
         if red is not None:
-            axes = "?" if red["axes"] is None else "[" + ",".join(map(str, red["axes"])) + "]"
-            extra = f"axes={axes} keep_dims={str(red['keep_dims']).lower()} -> " + (
-                shape_text(red["inferred_output_shape"]) if red["inferred_output_resolved"] else "unresolved"
+            extra = f"axes={_axes(red.axes, '?')} keep_dims={_bool(red.keep_dims)} -> " + (
+                shape_text(red.inferred_output_shape) if red.inferred_output_resolved else "unresolved"
             )
-            status = red["status"]
+            status: str = red.status
         else:
-            extra = ", ".join(f"{k}={v}" for k, v in e["attributes"].items() if k not in ("offset", "size"))
+            extra = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k not in ("offset", "size"))
             status = ""
-        rows.append([e["layer_id"], e["layer_name"], e["type"], ins, outs, extra, status])
+        rows.append([e.layer_id, e.layer_name, e.type, ins, outs, extra, status])
     out.append(table(rows, ["id", "name", "type", "inputs", "declared outputs", "details", "status"]))
     return "\n".join(out) + "\n"
 
 
-def _layer_detail(e: dict[str, Any], st: Style) -> str:
-    lines = [f"\n{st.bold(e['type'])} {e['layer_name']!r} (id {e['layer_id']}, {e['version']}, line {e['line']})"]
-    if e["attributes"]:
-        lines.append("  attributes: " + ", ".join(f"{k}={v!r}" for k, v in e["attributes"].items()))
-    for i in e["inputs"]:
-        p = i["producer"]
-        lines.append(
-            f"  input {i['port']}: {i['element_type'] or '?'} "
-            f"{shape_text(i['shape']) if i['shape_resolved'] else 'unresolved'} ({i['shape_origin']}); "
-            f"declared {shape_text(i['declared_shape']) if i['declared_has_dims'] else '(no dims)'} "
-            f"{i['precision'] or ''}; from {p['type']} {p['layer_name']!r} (id {p['layer_id']}) port {p['port']}"
-        )
-    for o in e["outputs"]:
-        lines.append(
-            f"  output {o['port']}: {o['element_type'] or '?'} "
-            f"{shape_text(o['shape']) if o['shape_resolved'] else 'unresolved'} ({o['shape_origin']}); "
-            f"declared {shape_text(o['declared_shape']) if o['declared_has_dims'] else '(no dims)'} "
-            f"{o['precision'] or ''}" + (f"; names {', '.join(o['names'])}" if o["names"] else "")
-        )
-    red = e.get("reduction")
+def _port_text(p: PortView) -> str:
+    return (
+        f"{p.element_type or '?'} {shape_text(p.shape) if p.shape_resolved else 'unresolved'} ({p.shape_origin}); "
+        f"declared {shape_text(p.declared_shape) if p.declared_has_dims else '(no dims)'} {p.precision or ''}"
+    )
+
+
+def _layer_detail(e: LayerView, st: Style) -> str:
+    lines = [f"\n{st.bold(e.type)} {e.layer_name!r} (id {e.layer_id}, {e.version}, line {e.line})"]
+    if e.attributes:
+        lines.append("  attributes: " + ", ".join(f"{k}={v!r}" for k, v in e.attributes.items()))
+    for i in e.inputs:
+        p = i.producer
+        source = "nothing" if p is None else f"{p.type} {p.layer_name!r} (id {p.layer_id}) port {p.port}"
+        lines.append(f"  input {i.port}: {_port_text(i)}; from {source}")
+    for o in e.outputs:
+        lines.append(f"  output {o.port}: {_port_text(o)}" + (f"; names {', '.join(o.names)}" if o.names else ""))
+    red = e.reduction
     if red is not None:
-        axes = "not constant" if red["axes"] is None else str(red["axes"])
-        lines.append(f"  axes: {axes} ({red['axes_kind']}); keep_dims: {str(red['keep_dims']).lower()}")
-        inferred = shape_text(red["inferred_output_shape"]) if red["inferred_output_resolved"] else "unresolved"
-        lines.append(f"  inferred output: {inferred}; status: {red['status']}")
-    for f in e["findings"]:
-        lines.append(f"  {st.severity(f['severity'])} {f['code']}: {f['message']}")
+        axes = "not constant" if red.axes is None else str(list(red.axes))
+        lines.append(f"  axes: {axes} ({red.axes_kind}); keep_dims: {_bool(red.keep_dims)}")
+        inferred = shape_text(red.inferred_output_shape) if red.inferred_output_resolved else "unresolved"
+        lines.append(f"  inferred output: {inferred}; status: {red.status}")
+    for f in e.findings:
+        lines.append(f"  {st.severity(f.severity)} {f.code}: {f.message}")
     return "\n".join(lines)
 
 
@@ -152,93 +195,91 @@ def _num(value: Any) -> str:
     return str(value)
 
 
-def run_text(report: Any, source: str = "", style: Style | None = None) -> str:
-    """A run report for a person: the layer, the inputs, each backend, each comparison, the verdict."""
+def _count(mismatched: int | None, total: int | None) -> str:
+    return f"{'-' if mismatched is None else mismatched}/{'-' if total is None else total}"
+
+
+def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> str:
+    """A run document for a person: the layer, the inputs, each backend, each comparison, the verdict."""
     st = style or Style()
-    doc = report.to_json()
-    layer = doc["layer"]
-    axes = "runtime" if layer["axes"] is None else "[" + ",".join(map(str, layer["axes"])) + "]"
+    layer = doc.layer
     out = [
-        f"{st.bold(source)}  layer {layer['layer_id']} {layer['layer_name']!r}: {layer['type']} "
-        f"axes={axes} keep_dims={str(layer['keep_dims']).lower()} ({layer['element_type']})"
+        f"{st.bold(source)}  layer {layer.layer_id} {layer.layer_name!r}: {layer.type} "
+        f"axes={_axes(layer.axes, 'runtime')} keep_dims={_bool(layer.keep_dims)} ({layer.element_type})"
     ]
-    for i in doc["inputs"]:
-        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['datatype']}")
-    for note in doc["notes"]:
+    for i in doc.inputs:
+        out.append(f"  input {i.name}: {shape_text(i.shape)} {i.datatype}")
+    for note in doc.notes:
         out.append(st.dim(f"  note: {note}"))
     rows = []
-    for r in doc["results"]:
-        status = st.green("ok") if r["ok"] else st.red("FAILED")
+    for r in doc.results:
+        status = st.green("ok") if r.ok else st.red("FAILED")
         prec = ""
-        if "precision" in r:
-            prec = f"{r['precision']}" + (
-                f" (runs in {r['effective_precision']})"
-                if r["effective_precision"] and r["effective_precision"] != r["precision"]
+        if r.precision is not None:
+            prec = f"{r.precision}" + (
+                f" (runs in {r.effective_precision})"
+                if r.effective_precision and r.effective_precision != r.precision
                 else ""
             )
-        rows.append([r["backend"], status, shape_text(r["shape"]) if r["shape"] is not None else "-",
-                     r["datatype"] or "-", f"{r['seconds'] * 1000:.2f} ms", prec])  # fmt: skip
+        rows.append([r.backend, status, shape_text(r.shape) if r.shape is not None else "-",
+                     r.datatype or "-", f"{r.seconds * 1000:.2f} ms", prec])  # fmt: skip
     out.append(table(rows, ["backend", "status", "shape", "datatype", "time", "precision"]))
-    for r in doc["results"]:
-        if r["error"]:
-            out.append(f"  {r['backend']}: {st.red(r['error'])}")
-        for note in r.get("notes", []):
-            out.append(st.dim(f"  {r['backend']}: note: {note}"))
-    for c in doc["comparisons"]:
-        verdict = st.green("AGREE") if c["ok"] else st.red("DISAGREE")
-        line = f"  {c['reference']} vs {c['candidate']}: {verdict}"
-        if c["error"]:
-            out.append(f"{line}: {c['error']}")
+    for r in doc.results:
+        if r.error:
+            out.append(f"  {r.backend}: {st.red(r.error)}")
+        for note in r.notes:
+            out.append(st.dim(f"  {r.backend}: note: {note}"))
+    for c in doc.comparisons:
+        verdict = st.green("AGREE") if c.ok else st.red("DISAGREE")
+        line = f"  {c.reference} vs {c.candidate}: {verdict}"
+        if c.error:
+            out.append(f"{line}: {c.error}")
             continue
-        tol = "exact" if c["exact"] else f"atol {_num(c['atol'])}, rtol {_num(c['rtol'])}"
+        tol = "exact" if c.exact else f"atol {_num(c.atol)}, rtol {_num(c.rtol)}"
         out.append(
-            f"{line}  max abs {_num(c['max_abs_error'])}, max rel {_num(c['max_rel_error'])}, "
-            f"{c['mismatched']}/{c['total']} mismatched ({tol})"
+            f"{line}  max abs {_num(c.max_abs_error)}, max rel {_num(c.max_rel_error)}, "
+            f"{c.mismatched}/{c.total} mismatched ({tol})"
         )
-        if c["first_mismatch"]:
-            fm = c["first_mismatch"]
+        if c.first_mismatch:
+            fm = c.first_mismatch
             out.append(
-                f"    first mismatch at {fm['index']}: {c['reference']}={fm['reference']} "
-                f"{c['candidate']}={fm['candidate']}"
+                f"    first mismatch at {fm['index']}: {c.reference}={fm['reference']} {c.candidate}={fm['candidate']}"
             )
-            if not c["exact"]:
+            if not c.exact:
                 out.append(
-                    f"    would pass with atol >= {_num(c['required_atol'])} (at this rtol) or "
-                    f"rtol >= {_num(c['required_rtol'])} (at this atol)"
+                    f"    would pass with atol >= {_num(c.required_atol)} (at this rtol) or "
+                    f"rtol >= {_num(c.required_rtol)} (at this atol)"
                 )
-        nan, inf = c.get("nan") or {}, c.get("inf") or {}
-        if any(nan.values()) or any(inf.values()):
-            out.append(f"    NaN: {nan}  Inf: {inf}")
-    verdict = st.green("all backends ran and agree") if doc["ok"] else st.red("backends disagree or failed")
+        if any(c.nan.values()) or any(c.inf.values()):
+            out.append(f"    NaN: {c.nan}  Inf: {c.inf}")
+    verdict = st.green("all backends ran and agree") if doc.ok else st.red("backends disagree or failed")
     out.append(f"  result: {verdict}")
     return "\n".join(out) + "\n"
 
 
-def audit_text(report: Any, style: Style | None = None) -> str:
+def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
     """The audit as a table of reductions, worst first."""
     st = style or Style()
-    doc = report.to_json()
-    eff = f" (runs in {doc['effective_precision']})" if doc["effective_precision"] else ""
-    out = [f"{st.bold(doc['model'])}  {doc['device']}, precision {doc['precision']}{eff}"]
-    if doc["error"]:
-        out.append(f"  {st.red(doc['error'])}")
+    eff = f" (runs in {doc.effective_precision})" if doc.effective_precision else ""
+    out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}{eff}"]
+    if doc.error:
+        out.append(f"  {st.red(doc.error)}")
         return "\n".join(out) + "\n"
-    for i in doc["inputs"]:
-        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['element_type']} ({i['origin']})")
+    for i in doc.inputs:
+        out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
     rows = []
-    with_drift = any(layer["drift"] is not None for layer in doc["layers"])
-    for layer in doc["layers"]:
-        status = {"ok": st.green("ok"), "drift": st.red("DRIFT")}.get(layer["status"], st.red("ERROR"))
+    with_drift = any(layer.drift is not None for layer in doc.layers)
+    for layer in doc.layers:
+        status = {"ok": st.green("ok"), "drift": st.red("DRIFT")}.get(layer.status, st.red("ERROR"))
         row = [
-            layer["layer_id"] or "-", layer["layer_name"], layer["type"], shape_text(layer["input_shape"]),
-            layer["runtime_precision"] or "-",
-            _num(layer.get("max_abs_error")), _num(layer.get("max_rel_error")),
-            f"{layer.get('mismatched', '-')}/{layer.get('total', '-')}",
-            _num(layer.get("required_atol")), _num(layer.get("required_rtol")),
+            layer.layer_id or "-", layer.layer_name, layer.type, shape_text(layer.input_shape),
+            layer.runtime_precision or "-",
+            _num(layer.max_abs_error), _num(layer.max_rel_error), _count(layer.mismatched, layer.total),
+            _num(layer.required_atol), _num(layer.required_rtol),
         ]  # fmt: skip
         if with_drift:
-            drift = layer["drift"] or {}
-            row += [_num(drift.get("max_rel_error")), f"{drift.get('mismatched', '-')}/{drift.get('total', '-')}"]
+            drift = layer.drift
+            row += ["-", "-/-"] if drift is None else [_num(drift.max_rel_error), _count(drift.mismatched, drift.total)]
         rows.append([*row, status])
     header = ["id", "name", "type", "input", "runs in", "max abs", "max rel", "mismatched", "min atol", "min rtol"]
     if with_drift:
@@ -250,65 +291,68 @@ def audit_text(report: Any, style: Style | None = None) -> str:
                           "whole model" if with_drift else "")))  # fmt: skip
     else:
         out.append("  the model has no reductions")
-    for layer in doc["layers"]:
-        if layer["error"]:
-            out.append(f"  {layer['layer_name']}: {st.red(layer['error'])}")
-        for note in layer["notes"]:
-            out.append(st.dim(f"  {layer['layer_name']}: note: {note}"))
-    moved = [f for f in doc["final_outputs"] if not f["identical"]]
-    for f in doc["final_outputs"]:
-        state = (
-            "identical" if f["identical"] else f"max abs {_num(f['max_abs_diff'])}, max rel {_num(f['max_rel_diff'])}"
-        )
-        out.append(f"  final output {f['name']}: audited vs plain run: {state}")
-    for note in doc["notes"]:
+    for layer in doc.layers:
+        if layer.error:
+            out.append(f"  {layer.layer_name}: {st.red(layer.error)}")
+        for note in layer.notes:
+            out.append(st.dim(f"  {layer.layer_name}: note: {note}"))
+    moved = [f for f in doc.final_outputs if not f.identical]
+    for f in doc.final_outputs:
+        state = "identical" if f.identical else f"max abs {_num(f.max_abs_diff)}, max rel {_num(f.max_rel_diff)}"
+        out.append(f"  final output {f.name}: audited vs plain run: {state}")
+    for note in doc.notes:
         out.append(st.dim(f"  note: {note}"))
-    bad = sum(1 for layer in doc["layers"] if not layer["ok"])
+    bad = sum(1 for layer in doc.layers if not layer.ok)
     verdict = (
-        st.green("every reduction within tolerance") if doc["ok"] else st.red(f"{bad} reduction(s) outside tolerance")
+        st.green("every reduction within tolerance") if doc.ok else st.red(f"{bad} reduction(s) outside tolerance")
     )
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
     return "\n".join(out) + "\n"
 
 
-def conform_text(report: Any, style: Style | None = None) -> str:
-    """The conformance report: one row per ONNX node."""
+def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
+    """The conformance document: one row per ONNX node."""
     st = style or Style()
-    doc = report.to_json()
-    out = [f"{st.bold(doc['model'])}  opset {doc['opset']}, {doc['device']}, precision {doc['precision']}"]
-    if doc["error"]:
-        out.append(f"  {st.red(doc['error'])}")
-    for i in doc["inputs"]:
-        out.append(f"  input {i['name']}: {shape_text(i['shape'])} {i['element_type']} ({i['origin']})")
+    out = [f"{st.bold(doc.model)}  opset {doc.opset}, {doc.device}, precision {doc.precision}"]
+    if doc.error:
+        out.append(f"  {st.red(doc.error)}")
+    for i in doc.inputs:
+        out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
     rows = []
-    for n in doc["nodes"]:
+    for n in doc.nodes:
         labels = {"ok": st.green("ok"), "not-observable": st.yellow("not observable")}
-        status = labels.get(n["status"], st.red(n["status"].upper()))
-        rows.append([n["node"], f"{n['op_type']}-{n['version']}" if n["version"] else n["op_type"],
-                     _num(n.get("max_abs_error")), _num(n.get("max_rel_error")),
-                     f"{n.get('mismatched', '-')}/{n.get('total', '-')}", status])  # fmt: skip
+        status = labels.get(n.status, st.red(n.status.upper()))
+        rows.append([n.node, f"{n.op_type}-{n.version}" if n.version else n.op_type,
+                     _num(n.max_abs_error), _num(n.max_rel_error), _count(n.mismatched, n.total), status])  # fmt: skip
     if rows:
         out.append(table(rows, ["node", "op", "max abs", "max rel", "mismatched", "status"]))
     else:
         out.append("  the model has no mean or reduce nodes")
-    for n in doc["nodes"]:
-        detail = [n["error"]] if n["error"] else []
-        detail += n["notes"]
-        if n.get("first_mismatch"):
-            fm = n["first_mismatch"]
+    for n in doc.nodes:
+        detail = [n.error] if n.error else []
+        detail += n.notes
+        if n.first_mismatch:
+            fm = n.first_mismatch
             detail.append(f"first mismatch at {fm['index']}: onnx={fm['reference']} openvino={fm['candidate']}")
-        if n.get("dequantized_max_abs_diff"):
-            detail.append(f"dequantized max abs difference {_num(n['dequantized_max_abs_diff'])}")
+        if n.dequantized_max_abs_diff:
+            detail.append(f"dequantized max abs difference {_num(n.dequantized_max_abs_diff)}")
         for d in detail:
-            out.append(f"  {n['node']}: {d}")
-    if doc["saved_ir"]:
-        out.append(f"  converted IR saved to {doc['saved_ir']}")
-    for note in doc["notes"]:
+            out.append(f"  {n.node}: {d}")
+    if doc.saved_ir:
+        out.append(f"  converted IR saved to {doc.saved_ir}")
+    for note in doc.notes:
         out.append(st.dim(f"  note: {note}"))
     verdict = (
-        st.green("every node conforms")
-        if doc["ok"]
-        else st.red("conversion does not conform (or could not be checked)")
+        st.green("every node conforms") if doc.ok else st.red("conversion does not conform (or could not be checked)")
     )
     out.append(f"  result: {verdict}")
     return "\n".join(out) + "\n"
+
+
+def devices_text(doc: DevicesDocument) -> str:
+    """The OpenVINO devices as a table: name, full name, capabilities, default precision."""
+    rows = [
+        [d.device, d.full_name or "", " ".join(d.capabilities or ()), d.default_inference_precision or ""]
+        for d in doc.devices
+    ]
+    return table(rows, ["device", "full name", "capabilities", "default precision"], indent="") + "\n"

@@ -1,0 +1,187 @@
+"""One function per command: turn the arguments into the library's, call it, render, return the exit status.
+
+The library is imported inside each function, so that ``ovreduce check`` never pays for NumPy or OpenVINO.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from ovreduce.cli.options import check_tolerances, existing_file, parse_named_files, parse_named_shapes
+from ovreduce.cli.paths import expand_paths
+
+if TYPE_CHECKING:
+    from ovreduce.reports import DevicesDocument
+
+__all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _json(doc: Any) -> str:
+    from ovreduce.reports import to_json
+
+    return json.dumps(to_json(doc), indent=2) + "\n"
+
+
+def check(args: argparse.Namespace) -> int:
+    """``ovreduce check``: 0 clean, 1 a finding of severity error, 2 a model could not be read."""
+    from ovreduce.check import check_paths
+    from ovreduce.cli.render import check_junit, check_sarif, check_text
+
+    paths = expand_paths(args.paths)
+    if args.bin is not None and len(paths) != 1:
+        raise UsageError(f"--bin names the weights of one model, but {len(paths)} models were given")
+    reshape = parse_named_shapes(args.reshape, "--reshape")
+    progress = None
+    if len(paths) > 1 and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        progress = tqdm(total=len(paths), unit="model", file=sys.stderr, leave=False)
+    try:
+        report = check_paths(
+            paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
+            progress=None if progress is None else lambda: progress.update(1),
+        )  # fmt: skip
+    finally:
+        if progress is not None:
+            progress.close()
+    renderers: dict[str, Callable[[], str]] = {
+        "json": lambda: _json(report),
+        "junit": lambda: check_junit(report),
+        "sarif": lambda: check_sarif(report),
+        "text": lambda: check_text(report, verbose=args.verbose),
+    }
+    _emit(renderers[args.format]())
+    if report.unreadable:
+        return EXIT_INPUT
+    return EXIT_OK if report.ok else EXIT_FINDINGS
+
+
+def inspect(args: argparse.Namespace) -> int:
+    """``ovreduce inspect``: always 0 once the model is read."""
+    from ovreduce.check.inspect import inspect_model
+    from ovreduce.cli.render import inspect_text
+    from ovreduce.ir.parser import load_ir
+
+    model = load_ir(args.path, args.bin)
+    try:
+        doc = inspect_model(model, layer=args.layer, all_layers=args.all)
+    finally:
+        model.close()
+    _emit(_json(doc) if args.format == "json" else inspect_text(doc, detail=args.layer is not None))
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    """``ovreduce run``: 0 when every backend ran and agrees with the reference, 1 otherwise."""
+    from ovreduce.cli.render import run_text
+    from ovreduce.ir.parser import load_ir
+    from ovreduce.run import run_layer
+
+    inputs = parse_named_files(args.input)
+    shapes = parse_named_shapes(args.shape, "--shape")
+    check_tolerances(args.atol, args.rtol)
+    model = load_ir(args.model, args.bin)
+    try:
+        report = run_layer(
+            model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
+            backends=args.backend or ["numpy", "openvino"], device=args.device, precision=args.precision,
+            atol=args.atol, rtol=args.rtol,
+        )  # fmt: skip
+    finally:
+        model.close()
+    if args.save_outputs:
+        _save_outputs(Path(args.save_outputs), report.outputs)
+    doc = report.document
+    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
+    import numpy as np
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for backend, array in outputs.items():
+            np.save(folder / (backend.replace(":", "-") + ".npy"), array)
+    except OSError as exc:
+        raise UsageError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
+
+
+def audit(args: argparse.Namespace) -> int:
+    """``ovreduce audit``: 0 when every reduction of the whole model is within tolerance, 1 otherwise."""
+    from ovreduce.audit import audit_model
+    from ovreduce.cli.render import audit_text
+    from ovreduce.ir.parser import load_ir
+
+    inputs = parse_named_files(args.input)
+    existing_file(args.model)
+    model = load_ir(args.model, args.bin)
+    progress = None
+    if sys.stderr.isatty() and args.format == "text":
+        from tqdm import tqdm
+
+        progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
+    try:
+        doc = audit_model(
+            model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+            atol=args.atol, rtol=args.rtol, progress=None if progress is None else lambda: progress.update(1),
+        )  # fmt: skip
+    finally:
+        model.close()
+        if progress is not None:
+            progress.close()
+    _emit(_json(doc) if args.format == "json" else audit_text(doc))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def conform(args: argparse.Namespace) -> int:
+    """``ovreduce conform``: 0 when every mean/reduce node conforms, 1 otherwise."""
+    from ovreduce.cli.render import conform_text
+    from ovreduce.conform import conform_model
+
+    existing_file(args.model)
+    inputs = parse_named_files(args.input)
+    doc = conform_model(
+        args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+        save_ir=args.save_ir, atol=args.atol, rtol=args.rtol,
+    )  # fmt: skip
+    _emit(_json(doc) if args.format == "json" else conform_text(doc))
+    return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def devices(args: argparse.Namespace) -> int:
+    """``ovreduce devices``: the OpenVINO devices; always 0."""
+    from ovreduce.backends.openvino import device_info
+    from ovreduce.cli.render import devices_text
+
+    doc = _devices_document(device_info())
+    _emit(_json(doc) if args.format == "json" else devices_text(doc))
+    return EXIT_OK
+
+
+def _devices_document(found: list[dict[str, Any]]) -> DevicesDocument:
+    # FIXME(library): device_info() should return the DevicesDocument itself; until then it is built here.
+    from ovreduce.reports import Device, DevicesDocument
+
+    def device(d: dict[str, Any]) -> Device:
+        capabilities = d.get("capabilities")
+        return Device(
+            device=d["device"],
+            full_name=d.get("full_name"),
+            capabilities=None if capabilities is None else tuple(capabilities),
+            default_inference_precision=d.get("default_inference_precision"),
+            architecture=d.get("architecture"),
+        )
+
+    return DevicesDocument(tuple(device(d) for d in found))

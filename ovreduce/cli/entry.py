@@ -1,0 +1,44 @@
+"""The entry point: parse the command line, run the command, map what went wrong to an exit status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ovreduce.cli import commands
+from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
+from ovreduce.cli.parser import build_parser
+from ovreduce.cli.serve import serve
+from ovreduce.cli.wording import in_flag_terms
+from ovreduce.errors import OvReduceError
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": commands.check,
+    "inspect": commands.inspect,
+    "run": commands.run,
+    "audit": commands.audit,
+    "conform": commands.conform,
+    "devices": commands.devices,
+    "serve": serve,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (never raises, never prints a traceback)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except OvReduceError as exc:
+        sys.stderr.write(f"ovreduce {args.command}: {in_flag_terms(args.command, exc)} [{exc.code}]\n")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("ovreduce: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a bug: report it without a traceback, with enough to file it
+        sys.stderr.write(f"ovreduce {args.command}: internal error: {type(exc).__name__}: {exc} (please report)\n")
+        return EXIT_INTERNAL

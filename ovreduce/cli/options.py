@@ -1,0 +1,47 @@
+"""Option values turned into the library's arguments; a wrong value is a :class:`UsageError` naming its flag."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ovreduce import shapes
+from ovreduce.cli.errors import UsageError
+from ovreduce.shapes import PartialShape
+
+__all__ = ["check_tolerances", "existing_file", "parse_named_files", "parse_named_shapes"]
+
+
+def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialShape]:
+    """``NAME=SHAPE`` options (``--reshape``, ``--shape``) as a dict; :class:`UsageError` naming the option."""
+    try:
+        return shapes.parse_named_shapes(items)
+    except ValueError as exc:
+        raise UsageError(f"{option} {exc}") from None
+
+
+def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
+    """``--input NAME=FILE`` pairs loaded as arrays (NumPy is imported only when there is one)."""
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE, e.g. --input 0=data.npy or --input x=inputs.npz:x")
+        from ovreduce.tensors import load_tensor
+
+        out[name] = load_tensor(path)
+    return out
+
+
+def check_tolerances(atol: float | None, rtol: float | None) -> None:
+    """``--atol`` and ``--rtol``, when given, are not negative."""
+    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
+        raise UsageError("--atol and --rtol must be >= 0")
+
+
+def existing_file(path: str) -> str:
+    """``path`` when it names a file; :class:`UsageError` otherwise."""
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such file")
+    return path

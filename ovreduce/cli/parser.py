@@ -1,0 +1,109 @@
+"""The command line's grammar: every command, its arguments and their help (argparse, nothing else)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ovreduce.cli.errors import EXIT_INPUT
+
+__all__ = ["build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's own errors exit 2 with the usage line
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ovreduce`` parser; the chosen command is ``args.command``."""
+    from ovreduce import __version__
+
+    parser = _Parser(
+        prog="ovreduce",
+        description="Check, inspect and execute the Reduce* layers of OpenVINO IR models.",
+        epilog="Exit status: 0 clean, 1 findings/disagreements, 2 unreadable input or bad usage, 3 internal error.",
+    )
+    parser.add_argument("--version", action="version", version=f"ovreduce {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("check", help="re-infer every reduction's output shape and check the whole graph")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="IR .xml files, folders (searched recursively) or globs")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml); one model only")
+    p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
+    p.add_argument("--engine", choices=("native", "openvino"), default="native",
+                   help="openvino: also read the model with the OpenVINO runtime and compare every layer")  # fmt: skip
+    p.add_argument("--reshape", action="append", default=[], metavar="NAME=SHAPE",
+                   help="what-if: new shape for Parameter NAME (OpenVINO syntax: x=[1,?,4..8])")  # fmt: skip
+    p.add_argument("-v", "--verbose", action="store_true", help="also list info findings")
+
+    p = sub.add_parser("inspect", help="list the reductions (or every layer) with attributes and shapes")
+    p.add_argument("path", help="an IR .xml file")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--layer", metavar="ID_OR_NAME", help="show one layer in detail")
+    p.add_argument("--all", action="store_true", help="every layer, not only the reductions")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("run", help="execute one reduction layer on the NumPy reference and OpenVINO, and compare")
+    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("--layer", required=True, metavar="ID_OR_NAME", help="the reduction layer to run")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="input 0 (data) or 1 (runtime axes), or the feeding Parameter's name = .npy, .npz[:ENTRY] "
+                        "or ONNX TensorProto .pb; repeatable")  # fmt: skip
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
+                   help="shape for generated data of a dynamic input (dynamic dims default to 1)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
+                   help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
+    p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
+    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
+                   help="OpenVINO inference precision (default f32; 'default' lets the device choose)")  # fmt: skip
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per data type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per data type)")
+    p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
+    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
+    p.add_argument("--precision", choices=("default", "f32", "f16", "bf16"), default="default",
+                   help="inference precision (default: what the device does when left alone)")  # fmt: skip
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
+    p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
+    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
+                   help="inference precision (default f32)")  # fmt: skip
+    p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("serve", help="run the REST API (OpenAPI docs at /docs) until SIGTERM or Ctrl-C",
+                       epilog="Limits and the store's size are read from OVREDUCE_* environment variables "
+                              "(see api/config.py).")  # fmt: skip
+    p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
+    p.add_argument("--port", type=int, help="port (default 8000, or OVREDUCE_PORT)")
+    p.add_argument("--workers", type=int, help="worker processes (default 1, or OVREDUCE_WORKERS)")
+    p.add_argument("--store", metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)")
+    p.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug", "trace"))
+    p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.add_argument("--graceful-timeout", type=int, default=10, metavar="S",
+                   help="seconds to let requests finish on shutdown (default 10)")  # fmt: skip
+    return parser

@@ -1,0 +1,60 @@
+"""``ovreduce serve``: the service's settings from the environment and the flags, then the API's server."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ovreduce.cli.errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from api.config import Settings
+
+__all__ = ["serve"]
+
+
+def _server() -> tuple[type[Settings], Callable[..., None], type[Exception]]:
+    """The service's ``Settings`` class, its ``serve`` function and the exception ``serve`` raises when it
+    cannot start: the one place the command line reaches into the ``api`` package."""
+    from api.config import Settings
+    from api.server import ServeError, serve
+
+    return Settings, serve, ServeError
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the REST API until SIGTERM or Ctrl-C, then exit 0; a wrong setting or an address that cannot be
+    listened on is a usage error (exit 2)."""
+    try:
+        from pydantic import ValidationError
+
+        settings_class, run_server, serve_error = _server()
+    except ImportError as exc:
+        raise UsageError(f"serve needs the API's dependencies (fastapi, uvicorn, pydantic-settings): {exc}") from None
+    try:
+        settings = settings_class()
+    except ValidationError as exc:
+        problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"the environment has invalid settings: {problems}") from None
+    workers = args.workers if args.workers is not None else settings.workers
+    if workers < 1:
+        raise UsageError(f"--workers {workers}: expected 1 or more")
+    update: dict[str, Any] = {"workers": workers}
+    if args.host is not None:
+        update["host"] = args.host
+    if args.port is not None:
+        update["port"] = args.port
+    if args.store is not None:
+        update["store"] = Path(args.store).expanduser().resolve()
+    settings = settings.model_copy(update=update)
+    try:  # until SIGTERM or Ctrl-C: a requested stop returns, and is a clean exit
+        run_server(
+            settings, workers=workers, log_level=args.log_level or settings.log_level,
+            access_log=not args.no_access_log, graceful_timeout=args.graceful_timeout,
+        )  # fmt: skip
+    except serve_error as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_OK

@@ -1,0 +1,126 @@
+"""``ovreduce serve`` without a server: the settings it builds from the environment and its flags, its errors.
+
+The real process on a port is tested in tests/api/test_server.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ovreduce.cli import main
+from ovreduce.cli import serve as cli_serve
+
+
+class _ListenError(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _keep_signal_handlers() -> Iterator[None]:
+    """serve installs SIGTERM/SIGINT handlers (a requested stop exits 0): not for pytest's own process."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    """The calls the CLI makes to the API's ``serve`` (which does nothing here)."""
+    from api.config import Settings
+
+    calls: list[tuple[Any, dict[str, Any]]] = []
+
+    def fake_serve(settings: Settings, **options: Any) -> None:
+        calls.append((settings, options))
+
+    monkeypatch.setattr(cli_serve, "_server", lambda: (Settings, fake_serve, _ListenError))
+    for name in list(os.environ):
+        if name.startswith("OVREDUCE_"):
+            monkeypatch.delenv(name)
+    return calls
+
+
+def test_flags_override_the_environment_and_nothing_is_written_to_it(
+    served: list[tuple[Any, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OVREDUCE_PORT", "9000")
+    monkeypatch.setenv("OVREDUCE_MAX_LAYERS", "7")
+    monkeypatch.setenv("OVREDUCE_CONCURRENCY", "8")
+    before = dict(os.environ)
+    argv = ["serve", "--host", "0.0.0.0", "--port", "8123", "--store", str(tmp_path / "s"), "--workers", "2"]
+    assert main(argv) == 0
+    assert dict(os.environ) == before
+    [(settings, options)] = served
+    assert (settings.host, settings.port, settings.workers, settings.store) == ("0.0.0.0", 8123, 2, tmp_path / "s")
+    assert (settings.max_layers, settings.concurrency) == (7, 8)  # the environment's, the flags do not name them
+    assert options == {"workers": 2, "log_level": "info", "access_log": True, "graceful_timeout": 10}
+
+
+def test_log_and_access_flags(served: list[tuple[Any, dict[str, Any]]]) -> None:
+    assert main(["serve", "--workers", "3", "--log-level", "debug", "--no-access-log", "--graceful-timeout", "3"]) == 0
+    [(settings, options)] = served
+    assert settings.workers == 3
+    assert options == {"workers": 3, "log_level": "debug", "access_log": False, "graceful_timeout": 3}
+
+
+def test_the_environment_gives_the_defaults(
+    served: list[tuple[Any, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OVREDUCE_HOST", "127.0.0.2")
+    monkeypatch.setenv("OVREDUCE_LOG_LEVEL", "warning")
+    assert main(["serve"]) == 0
+    [(settings, options)] = served
+    assert (settings.host, settings.port, settings.workers) == ("127.0.0.2", 8000, 1)
+    assert options["log_level"] == "warning"
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["serve", "--workers", "0"], {}, "ovreduce serve: --workers 0: expected 1 or more [usage]\n"),
+        (
+            ["serve"],
+            {"OVREDUCE_WORKERS": "0"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_WORKERS: Input should be greater than or "
+            "equal to 1 [usage]\n",
+        ),
+        (
+            ["serve"],
+            {"OVREDUCE_PORT": "x"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_PORT: Input should be a valid integer, "
+            "unable to parse string as an integer [usage]\n",
+        ),
+    ],
+    ids=["workers-flag", "workers-env", "invalid-env"],
+)
+def test_usage_errors(
+    served: list[tuple[Any, dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    env: dict[str, str],
+    message: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message
+    assert served == []
+
+
+def test_a_listen_failure_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from api.config import Settings
+
+    def fake_serve(settings: Settings, **options: Any) -> None:
+        raise _ListenError("cannot listen on 127.0.0.1:1: Permission denied")
+
+    monkeypatch.setattr(cli_serve, "_server", lambda: (Settings, fake_serve, _ListenError))
+    assert main(["serve", "--workers", "2"]) == 2
+    assert capsys.readouterr().err == "ovreduce serve: cannot listen on 127.0.0.1:1: Permission denied [usage]\n"
