@@ -208,6 +208,30 @@ def test_toy_op_runs_on_both_backends(toy: ToySumSquare) -> None:
     np.testing.assert_allclose(openvino_result.output, expected, rtol=1e-6)
 
 
+def test_toy_op_reaches_check_inspect_and_run(toy: ToySumSquare) -> None:
+    """check, inspect and run know nothing of the toy op but what the registry says."""
+    from ovreduce.check import check_model
+    from ovreduce.check.inspect import inspect_model
+    from ovreduce.run import run_layer
+
+    model = parse_ir(_toy_ir(keep_dims="true"), Weights(_AXES_BIN))
+    checked = check_model(model)
+    [reduction] = checked.reductions
+    assert (reduction.type, reduction.status, reduction.inferred_output_shape) == ("ToySumSquare", "ok", [2, 1, 4])
+    assert checked.ok
+    inspected = inspect_model(model)
+    assert [view.type for view in inspected.layers] == ["ToySumSquare"] and inspected.reduction_count == 1
+    report = run_layer(model, "r", backends=["numpy", "openvino"], precision="f32")
+    assert report.ok, report.to_json()
+    assert [c.ok for c in report.comparisons] == [True]
+    assert report.outputs["numpy"].shape == (2, 1, 4)
+    # A broken declaration of the toy op is found like any reduction's.
+    declared = b"<dim>2</dim><dim>1</dim><dim>4</dim></port></output>"
+    xml = _toy_ir(keep_dims="true").replace(declared, b"<dim>2</dim><dim>4</dim></port></output>")
+    stale = parse_ir(xml, Weights(_AXES_BIN))
+    assert [f.code for f in check_model(stale).findings if f.severity == "error"][:1] == ["reduce-output-mismatch"]
+
+
 # -- helpers ------------------------------------------------------------------------------------------------
 _AXES_BIN = np.array([1], dtype=np.int64).tobytes()
 
