@@ -1,12 +1,14 @@
-"""Request and response models of the REST API (kept apart from the library's dataclasses).
+"""Request models of the REST API, and the answers that are the service's own.
 
-The documents the library writes (``ovreduce.check/v1``, ``ovreduce.run/v1``, ``ovreduce.inspect/v1``)
-are described here field by field so the OpenAPI schema says what clients get; every model allows extra
-fields, so the library can add some without breaking the contract.
+The documents themselves (``ovreduce.check/v1``, ``run/v1``, ``inspect/v1``, ``audit/v1``, ``conform/v1``,
+``devices/v1``) are the library's dataclasses (:mod:`ovreduce.reports`), used as response models as they
+are; where an answer adds to one (a stored model's ``id``, a run's output tensors), the class here extends
+the library's, so the wire format is still written once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -17,20 +19,19 @@ from ovreduce import reports
 __all__ = [
     "AuditAnswer",
     "AuditRequest",
-    "CheckDocument",
-    "ConformDocument",
-    "DeviceList",
     "Health",
     "LayerDetail",
     "LayerEntry",
     "LayerList",
     "ModelList",
     "ModelSummary",
+    "OutputTensor",
     "Problem",
     "Readiness",
-    "RunDocument",
+    "RunAnswer",
     "RunRequest",
     "Tensor",
+    "fields_of",
 ]
 
 JsonDim = int | str  # a static size, -1 (dynamic) or an interval "lo..hi" / "lo.."
@@ -79,72 +80,7 @@ class Readiness(_Open):
     store: ReadinessCheck
 
 
-class Device(_Open):
-    device: str
-    full_name: str | None = None
-    capabilities: list[str] | None = None
-    default_inference_precision: str | None = None
-    architecture: str | None = None
-
-
-class DeviceList(_Open):
-    schema_id: Literal["ovreduce.devices/v1"] = Field(alias="schema")
-    devices: list[Device]
-
-
 # -- the check document -------------------------------------------------------------------------------
-class Finding(_Open):
-    code: str
-    severity: Literal["error", "warning", "info"]
-    layer_id: str | None
-    layer_name: str | None
-    port: str | None
-    line: int | None
-    message: str
-
-
-class Reduction(_Open):
-    layer_id: str
-    layer_name: str
-    type: str
-    version: str
-    keep_dims: bool
-    axes: list[int] | None
-    axes_kind: str
-    element_type: str | None
-    input_shape: JsonShape
-    input_shape_resolved: bool
-    declared_output_shape: JsonShape
-    declared_has_dims: bool
-    inferred_output_shape: JsonShape
-    inferred_output_resolved: bool
-    status: Literal["ok", "mismatch", "error", "unresolved"]
-    openvino_output_shape: JsonShape = Field(default=None, description="only with engine=openvino")
-
-
-class ModelError(_Open):
-    code: str
-    message: str
-
-
-class ModelReport(_Open):
-    path: str
-    ok: bool
-    ir_version: int | None
-    layer_count: int | None
-    error: ModelError | None
-    findings: list[Finding]
-    reductions: list[Reduction]
-
-
-class CheckDocument(_Open):
-    """The ``ovreduce.check/v1`` document, with exactly one model."""
-
-    schema_id: Literal["ovreduce.check/v1"] = Field(alias="schema")
-    ok: bool
-    models: list[ModelReport]
-
-
 # -- stored models ------------------------------------------------------------------------------------
 class FindingCounts(_Open):
     error: int
@@ -157,7 +93,7 @@ class ModelSummary(_Open):
     name: str
     ir_version: int
     layer_count: int
-    reductions: list[Reduction]
+    reductions: list[reports.ReductionCheck]
     ok: bool = Field(description="the check found no error")
     finding_counts: FindingCounts
     filename: str
@@ -198,42 +134,6 @@ class LayerList(_Open):
     id: ModelId
     all: bool
     layers: list[LayerEntry]
-
-
-class Producer(_Open):
-    layer_id: str
-    layer_name: str
-    type: str
-    port: str
-
-
-class PortInfo(_Open):
-    port: str
-    precision: str | None
-    names: list[str]
-    declared_shape: JsonShape
-    declared_has_dims: bool
-    shape: JsonShape
-    shape_resolved: bool
-    shape_origin: str
-    element_type: str | None
-    producer: Producer | None = Field(default=None, description="inputs only")
-
-
-class LayerDetail(_Open):
-    """One layer as ``ovreduce inspect --layer`` shows it."""
-
-    id: ModelId
-    layer_id: str
-    layer_name: str
-    type: str
-    version: str
-    line: int | None
-    attributes: dict[str, str]
-    inputs: list[PortInfo]
-    outputs: list[PortInfo]
-    findings: list[Finding]
-    reduction: Reduction | None = Field(default=None, description="present for a reduction")
 
 
 # -- runs -------------------------------------------------------------------------------------------------
@@ -280,65 +180,6 @@ class RunRequest(BaseModel):
     rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
-class TensorOut(_Open):
-    name: str
-    shape: list[int]
-    datatype: str
-    data: list[Scalar]
-
-
-class RunLayer(_Open):
-    layer_id: str
-    layer_name: str
-    type: str
-    keep_dims: bool
-    axes: list[int] | None
-    element_type: str
-
-
-class RunInput(_Open):
-    name: str
-    shape: list[int]
-    datatype: str | None
-
-
-class BackendResult(_Open):
-    backend: str
-    ok: bool
-    shape: list[int] | None
-    datatype: str | None
-    error: str | None
-    seconds: float
-    precision: str | None = None
-    effective_precision: str | None = None
-    notes: list[str] | None = None
-
-
-class Comparison(_Open):
-    reference: str
-    candidate: str
-    ok: bool
-    total: int
-    mismatched: int
-    atol: float
-    rtol: float
-    error: str | None
-
-
-class RunDocument(_Open):
-    """The ``ovreduce.run/v1`` document plus every backend's output as a KServe v2 tensor."""
-
-    schema_id: Literal["ovreduce.run/v1"] = Field(alias="schema")
-    id: ModelId
-    ok: bool
-    layer: RunLayer
-    inputs: list[RunInput]
-    results: list[BackendResult]
-    comparisons: list[Comparison]
-    notes: list[str]
-    outputs: list[TensorOut]
-
-
 # -- audit and conform ----------------------------------------------------------------------------------------
 class AuditRequest(BaseModel):
     """What to audit with; every field is optional."""
@@ -357,6 +198,40 @@ class AuditRequest(BaseModel):
     rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+def fields_of(doc: Any) -> dict[str, Any]:
+    """A library document's fields as keyword arguments, to build the API's answer that extends it."""
+    return {f.name: getattr(doc, f.name) for f in dataclasses.fields(doc)}
+
+
+@dataclass(frozen=True, slots=True)
+class LayerDetail(reports.LayerView):
+    """One layer of a stored model as ``ovreduce inspect --layer`` shows it, with the model's id."""
+
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputTensor(reports.JsonDocument):
+    """A backend's output as a KServe v2 tensor (flat, row-major ``data``)."""
+
+    __pydantic_config__ = reports.RunDocument.__pydantic_config__
+
+    name: str
+    shape: tuple[int, ...]
+    datatype: str
+    data: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunAnswer(reports.RunDocument):
+    """The ``ovreduce.run/v1`` document of a stored model's layer, plus every backend's output tensor."""
+
+    __pydantic_config__ = reports.RunDocument.__pydantic_config__
+
+    id: str = ""
+    outputs: tuple[OutputTensor, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class AuditAnswer(reports.AuditDocument):
     """The ``ovreduce.audit/v1`` document of a stored model, with the model's id."""
@@ -364,21 +239,3 @@ class AuditAnswer(reports.AuditDocument):
     __pydantic_config__ = reports.AuditDocument.__pydantic_config__
 
     id: str = ""
-
-
-class ConformNodeEntry(_Open):
-    node: str
-    op_type: str
-    status: str
-    ok: bool
-    observable: bool
-
-
-class ConformDocument(_Open):
-    """The ``ovreduce.conform/v1`` document (see ``ovreduce conform --format json``)."""
-
-    schema_id: Literal["ovreduce.conform/v1"] = Field(alias="schema")
-    ok: bool
-    model: str
-    error: str | None
-    nodes: list[ConformNodeEntry]

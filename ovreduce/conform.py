@@ -135,8 +135,9 @@ def _onnx() -> Any:
 
 
 def conform_model(
-    path: str,
+    model: str | Path | bytes,
     *,
+    name: str | None = None,
     inputs: Mapping[str, npt.NDArray[Any]] | None = None,
     seed: int = 0,
     device: str = "CPU",
@@ -146,7 +147,11 @@ def conform_model(
     rtol: float | None = None,
     max_elements: int | None = None,
 ) -> ConformDocument:
-    """Check every mean/reduce node of the ONNX model at ``path`` against ONNX semantics.
+    """Check every mean/reduce node of an ONNX model against ONNX semantics.
+
+    Args:
+        model: the model's file, or its bytes (then tensors in external data cannot be resolved).
+        name: what the document calls the model (default: the path, or "model.onnx" for bytes).
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
@@ -159,8 +164,9 @@ def conform_model(
     check_precision(precision)
     check_device(device)
     start = time.perf_counter()
+    path = name or ("model.onnx" if isinstance(model, bytes) else str(model))
     try:
-        proto = onnx.load(path)
+        proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
     except Exception as exc:  # protobuf DecodeError, missing external data...
         raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
@@ -172,7 +178,7 @@ def conform_model(
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
         report.notes.append("nodes inside If/Loop/Scan subgraphs are not checked")
     try:
-        ov_model = read_model(path)
+        ov_model = read_model(model)
     except Exception as exc:  # the frontend refusing the model is the finding
         report.error = f"OpenVINO could not convert the model: {clean_message(exc)}"
         report.nodes = [_node(n, opsets, observable=False) for n in nodes]

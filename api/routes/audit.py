@@ -6,7 +6,6 @@ judged against the NumPy reference recomputed from its captured input (see :mod:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
 
 from fastapi import APIRouter, Body
@@ -15,7 +14,7 @@ from api.config import Settings
 from api.deps import ServicesDep
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors
 from api.routes.models import ModelIdPath
-from api.schemas import AuditAnswer, AuditRequest
+from api.schemas import AuditAnswer, AuditRequest, fields_of
 from api.store.catalog import Catalog
 from ovreduce.audit import audit_model
 
@@ -31,7 +30,7 @@ def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) ->
             loaded.model, inputs=given_tensors(req.inputs, settings.max_elements), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
         )  # fmt: skip
-        return AuditAnswer(**{f.name: getattr(doc, f.name) for f in dataclasses.fields(doc)}, id=mid)
+        return AuditAnswer(**fields_of(doc), id=mid)
 
 
 @router.post(

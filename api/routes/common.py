@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy.typing as npt
@@ -28,8 +24,6 @@ __all__ = [
     "json_bytes",
     "json_response",
     "read_upload",
-    "scrubbed_json",
-    "temporary_file",
     "upload_names",
 ]
 # The problems a route may answer, for its OpenAPI entry: work on an upload, work on a stored model.
@@ -53,25 +47,6 @@ def json_bytes(doc: Any) -> bytes:
         return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
     except ValueError:
         return json.dumps(_finite(doc), allow_nan=False, separators=(",", ":")).encode()
-
-
-def scrubbed_json(doc: Any, path: Path, name: str) -> bytes:
-    """:func:`json_bytes` of ``doc`` with a server-side file's path (and its folder) replaced by the name the
-    client knows it by: OpenVINO's messages quote the file they read, and that location is the server's own."""
-    text = json_bytes(doc).decode()
-    return text.replace(str(path), name).replace(str(path.parent), ".").encode()
-
-
-@contextmanager
-def temporary_file(data: bytes, filename: str, prefix: str) -> Iterator[Path]:
-    """``data`` written to ``filename`` in a new temporary folder, removed with everything in it afterwards."""
-    folder = tempfile.mkdtemp(prefix=prefix)
-    try:
-        path = Path(folder) / filename
-        path.write_bytes(data)
-        yield path
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

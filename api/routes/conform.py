@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
-from starlette.responses import Response
 
 from api.config import Settings
 from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload, scrubbed_json, temporary_file
-from api.schemas import ConformDocument
+from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload
 from ovreduce.conform import conform_model
+from ovreduce.reports import ConformDocument
 
 __all__ = ["router"]
 
@@ -22,11 +21,9 @@ router = APIRouter(prefix="/v1/conform", tags=["conform"])
 Precision = Literal["f32", "f16", "bf16", "default"]
 
 
-def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: str, precision: str) -> bytes:
-    with temporary_file(data, "model.onnx", "ovreduce-conform.") as path:
-        report = conform_model(str(path), seed=seed, device=device, precision=precision,
-                               max_elements=settings.max_elements)  # fmt: skip
-        return scrubbed_json(report.to_json(), path, filename)
+def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: str, precision: str) -> ConformDocument:
+    return conform_model(data, name=filename, seed=seed, device=device, precision=precision,
+                         max_elements=settings.max_elements)  # fmt: skip
 
 
 @router.post(
@@ -41,9 +38,8 @@ async def conform(
     seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="seed for generated inputs")] = 0,
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
-) -> Response:
+) -> ConformDocument:
     settings = services.settings
     data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename = display_name(onnx.filename, "model.onnx")
-    body = await services.pool.run("the conformance check", _conform, settings, data, filename, seed, device, precision)
-    return Response(body, media_type="application/json")
+    return await services.pool.run("the conformance check", _conform, settings, data, filename, seed, device, precision)

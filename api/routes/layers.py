@@ -18,7 +18,7 @@ from starlette.responses import Response
 from api.deps import Services, ServicesDep
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response
 from api.routes.models import ModelIdPath
-from api.schemas import LayerDetail, LayerList, RunDocument, RunRequest
+from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from api.store.catalog import Catalog
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.run import make_backends, prepare_inputs, run_spec
@@ -47,24 +47,22 @@ _IDENTITY = ("layer_id", "layer_name", "type", "version", "line")
 
 def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
     loaded = catalog.load(mid)
-    entries = loaded.inspected()["layers"]
     out: list[dict[str, Any]] = []
-    for entry in entries:
-        reduction = entry.get("reduction")
-        if reduction is not None:
-            out.append({**reduction, "line": entry["line"], "is_reduction": True})
+    for view in loaded.inspected().layers:
+        if view.reduction is not None:
+            out.append({**view.reduction.to_json(), "line": view.line, "is_reduction": True})
         elif all_layers:
-            out.append({**{k: entry[k] for k in _IDENTITY}, "is_reduction": False})
+            out.append({**{k: getattr(view, k) for k in _IDENTITY}, "is_reduction": False})
     if not all_layers:  # the order of the check document: by line in the file
         out.sort(key=lambda e: e["line"] or 0)
     return {"id": mid, "all": all_layers, "layers": out}
 
 
-def _layer(catalog: Catalog, mid: str, key: str) -> dict[str, Any]:
+def _layer(catalog: Catalog, mid: str, key: str) -> LayerDetail:
     loaded = catalog.load(mid)
     layer = loaded.model.find_layer(key)
-    entry = next(e for e in loaded.inspected()["layers"] if e["layer_id"] == layer.id)
-    return {"id": mid, **entry}
+    view = next(v for v in loaded.inspected().layers if v.layer_id == layer.id)
+    return LayerDetail(**fields_of(view), id=mid)
 
 
 def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
@@ -97,10 +95,9 @@ def _run(services: Services, mid: str, key: str, req: RunRequest) -> bytes:
                     f"the {name} output has {array.size} elements, more than the limit of "
                     f"{settings.max_output_elements} (OVREDUCE_MAX_OUTPUT_ELEMENTS)"
                 )
-        doc = report.to_json()
-        doc["id"] = mid
-        doc["outputs"] = [to_kserve(name, np.asarray(array)) for name, array in outputs.items()]
-        return json_bytes(doc)
+        tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in outputs.items())
+        # Built as the typed answer, written without re-validating outputs of up to a million elements.
+        return json_bytes(RunAnswer(**fields_of(report.document), id=mid, outputs=tensors).to_json())
 
 
 @router.get(
@@ -124,13 +121,13 @@ async def list_layers(
     summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it",
     responses=STORED_MODEL_PROBLEMS,
 )
-async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> Response:
-    return json_response(await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer))
+async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> LayerDetail:
+    return await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer)
 
 
 @router.post(
     "/{layer:path}/run",
-    response_model=RunDocument,
+    response_model=RunAnswer,
     summary="Run one reduction on the NumPy reference and OpenVINO (KServe v2 tensors in and out)",
     responses=STORED_MODEL_PROBLEMS,
 )

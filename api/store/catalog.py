@@ -25,7 +25,7 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
-from ovreduce.reports import ModelCheck
+from ovreduce.reports import InspectDocument, ModelCheck
 from ovreduce.run import layer_spec
 
 __all__ = ["Catalog", "LoadedModel", "summarize"]
@@ -57,7 +57,7 @@ class LoadedModel:
         self.meta = meta
         self.engine = ShapeEngine(model)
         self._specs: dict[str, LayerSpec] = {}
-        self._inspect: dict[str, Any] | None = None
+        self._inspect: InspectDocument | None = None
         self._lock = threading.Lock()
 
     def spec(self, key: str) -> LayerSpec:
@@ -69,10 +69,10 @@ class LoadedModel:
                 self._specs[key] = found
         return found
 
-    def inspected(self) -> dict[str, Any]:
+    def inspected(self) -> InspectDocument:
         """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
         if self._inspect is None:
-            doc = inspect_model(self.model, all_layers=True).to_json()
+            doc = inspect_model(self.model, all_layers=True)
             with self._lock:
                 self._inspect = doc
         assert self._inspect is not None

@@ -28,7 +28,7 @@ from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
-from ovreduce.reports import AuditInput
+from ovreduce.reports import AuditInput, Device, DevicesDocument
 from ovreduce.tensors import concrete_shape, conform_array, generate
 
 __all__ = [
@@ -122,27 +122,30 @@ def check_device(device: str) -> None:
     )
 
 
-def device_info() -> list[dict[str, Any]]:
-    """Each available device with its full name and capabilities (``ovreduce devices``)."""
-    out = []
-    for dev in available_devices():
-        info: dict[str, Any] = {"device": dev}
-        for prop, key in (
-            ("FULL_DEVICE_NAME", "full_name"),
-            ("OPTIMIZATION_CAPABILITIES", "capabilities"),
-            ("INFERENCE_PRECISION_HINT", "default_inference_precision"),
-            ("DEVICE_ARCHITECTURE", "architecture"),
-        ):
-            try:
-                value = core().get_property(dev, prop)
-            except Exception:  # a property this plugin does not have
-                continue
-            if key == "default_inference_precision":
-                info[key] = precision_name(value)
-            else:
-                info[key] = [str(v) for v in value] if isinstance(value, list | tuple) else str(value)
-        out.append(info)
-    return out
+def device_info() -> DevicesDocument:
+    """The ``ovreduce.devices/v1`` document: each available device with its full name and capabilities."""
+    return DevicesDocument(tuple(_device(dev) for dev in available_devices()))
+
+
+def _device(dev: str) -> Device:
+    def prop(name: str) -> Any:
+        try:
+            return core().get_property(dev, name)
+        except Exception:  # a property this plugin does not have
+            return None
+
+    def text(value: Any) -> str | None:
+        return None if value is None else str(value)
+
+    capabilities = prop("OPTIMIZATION_CAPABILITIES")
+    precision = prop("INFERENCE_PRECISION_HINT")
+    return Device(
+        device=dev,
+        full_name=text(prop("FULL_DEVICE_NAME")),
+        capabilities=None if capabilities is None else tuple(str(v) for v in capabilities),
+        default_inference_precision=None if precision is None else precision_name(precision),
+        architecture=text(prop("DEVICE_ARCHITECTURE")),
+    )
 
 
 @dataclass(frozen=True)
@@ -296,9 +299,14 @@ def from_tensor(tensor: Any) -> npt.NDArray[Any]:
 
 
 # -- the whole-model runner ---------------------------------------------------------------------------------
-def read_model(path: str | Path, weights_path: str | Path | None = None) -> Any:
+def read_model(source: str | Path | bytes, weights_path: str | Path | None = None) -> Any:
     """An ``openvino.Model`` from a file OpenVINO reads (an IR, with its weights beside it or at
-    ``weights_path``; an ONNX model). Raises whatever OpenVINO raises."""
+    ``weights_path``; an ONNX model), or from an ONNX model's bytes. Raises whatever OpenVINO raises."""
+    if isinstance(source, bytes):
+        import io
+
+        return core().read_model(io.BytesIO(source))
+    path = source
     if weights_path is not None:
         return core().read_model(str(path), str(weights_path))
     return core().read_model(str(path))

@@ -17,7 +17,7 @@ from ovreduce.cli.options import check_tolerances, existing_file, parse_named_fi
 from ovreduce.cli.paths import expand_paths
 
 if TYPE_CHECKING:
-    from ovreduce.reports import DevicesDocument
+    pass
 
 __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
@@ -165,23 +165,6 @@ def devices(args: argparse.Namespace) -> int:
     from ovreduce.backends.openvino import device_info
     from ovreduce.cli.render import devices_text
 
-    doc = _devices_document(device_info())
+    doc = device_info()
     _emit(_json(doc) if args.format == "json" else devices_text(doc))
     return EXIT_OK
-
-
-def _devices_document(found: list[dict[str, Any]]) -> DevicesDocument:
-    # FIXME(library): device_info() should return the DevicesDocument itself; until then it is built here.
-    from ovreduce.reports import Device, DevicesDocument
-
-    def device(d: dict[str, Any]) -> Device:
-        capabilities = d.get("capabilities")
-        return Device(
-            device=d["device"],
-            full_name=d.get("full_name"),
-            capabilities=None if capabilities is None else tuple(capabilities),
-            default_inference_precision=d.get("default_inference_precision"),
-            architecture=d.get("architecture"),
-        )
-
-    return DevicesDocument(tuple(device(d) for d in found))

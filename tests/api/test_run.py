@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import TypeAdapter
 
+from api.schemas import RunAnswer
 from ovreduce.backends.numpy import NumPyBackend
 
 from .conftest import assert_problem, files
@@ -40,6 +42,9 @@ def test_run_with_seed(client: TestClient, rmsnorm_id: str) -> None:
     assert again["outputs"] == doc["outputs"]  # seeded: the same data again
     empty_body = client.post(f"/v1/models/{rmsnorm_id}/layers/{LAYER}/run")
     assert empty_body.status_code == 200 and empty_body.json()["inputs"] == doc["inputs"]
+    # The answer is the typed document (written without re-validating large outputs): it validates as one.
+    typed = TypeAdapter(RunAnswer).validate_json(response.content)
+    assert typed.id == rmsnorm_id and typed.to_json() == doc
 
 
 @pytest.mark.parametrize("nested", [False, True])
