@@ -176,7 +176,7 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
 
     from ovreduce import check_model, load_ir
     from ovreduce.check import check_document
-    from ovreduce.cli.render import check_text
+    from ovreduce.cli.render.text import check_text
     from ovreduce.infer import ShapeEngine
 
     model = load_ir(xml)

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_ir
 from ovreduce.backends.openvino import MarkedRun, check_device, check_precision, model_inputs, run_marked
-from ovreduce.compare import Comparison, compare, default_tolerances, machine_epsilon
+from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -229,12 +229,8 @@ def _drift(
     truth: npt.NDArray[Any], out: npt.NDArray[Any], etype: str, count: int, atol: float | None, rtol: float | None
 ) -> Comparison:
     """This layer's output against the same layer in an f32 run of the whole model."""
-    per_output = count // max(out.size, 1) if out.size else 1
-    d_atol, d_rtol = default_tolerances(etype, None, per_output)
-    return compare(
-        truth, out, reference_name="f32 run", candidate_name="audited run",
-        atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
-    )  # fmt: skip
+    atol, rtol = tolerances(etype, None, count, out.size, atol, rtol)
+    return compare(truth, out, reference_name="f32 run", candidate_name="audited run", atol=atol, rtol=rtol)
 
 
 def _allowance(op: ReductionOp, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool, etype: str) -> Any:
@@ -267,11 +263,9 @@ def _audit_layer(
         layer.error = f"reference failed: {exc}"
         return layer
     layer.notes = notes
-    count = data.size // max(expected.size, 1) if expected.size else 1
-    d_atol, d_rtol = default_tolerances(etype, None, count)
+    atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol)
     layer.comparison = compare(
-        expected, out, reference_name="numpy", candidate_name="openvino",
-        atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
+        expected, out, reference_name="numpy", candidate_name="openvino", atol=atol, rtol=rtol,
         allowance=_allowance(op, data, axes, keep_dims, etype),
     )  # fmt: skip
     return layer

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from ovreduce.reports import Comparison
 
-__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon"]
+__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon", "tolerances"]
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "f64": (1e-12, 1e-9),
@@ -62,6 +62,22 @@ def default_tolerances(output_type: str, computed_in: str | None = None, count: 
         effective = computed_in
     atol, rtol = DEFAULT_TOLERANCES[effective]
     return atol, max(rtol, _EPS[effective] * math.sqrt(max(count, 1)))
+
+
+def tolerances(
+    output_type: str,
+    computed_in: str | None,
+    input_size: int,
+    output_size: int,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> tuple[float, float]:
+    """(atol, rtol) to compare a reduction's output: those given, else :func:`default_tolerances` for an
+    output of ``output_type`` computed in ``computed_in`` whose elements each reduce
+    ``input_size / output_size`` input elements."""
+    count = input_size // output_size if output_size else 1
+    d_atol, d_rtol = default_tolerances(output_type, computed_in, count)
+    return (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
 
 
 def _finite_or_none(value: float) -> float | None:

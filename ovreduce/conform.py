@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ovreduce._openvino import clean_message
 from ovreduce.backends.openvino import check_device, check_precision, model_inputs, read_model, run_marked
-from ovreduce.compare import Comparison, compare, default_tolerances
+from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
 
@@ -356,12 +356,9 @@ def _check_node(
         entry.error = f"the ONNX reference refuses the observed inputs: {exc.message}"
         return
     etype = _ONNX_TYPES.get(np.dtype(expected.dtype).name, "")
-    count = max(values[0].size // max(expected.size, 1), 1) if values and values[0] is not None else 1
-    d_atol, d_rtol = default_tolerances(etype, None, count)
-    entry.comparison = compare(
-        expected, got, reference_name="onnx", candidate_name="openvino",
-        atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
-    )  # fmt: skip
+    reduced = values[0].size if values and values[0] is not None else expected.size
+    atol, rtol = tolerances(etype, None, reduced, expected.size, atol, rtol)
+    entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", atol=atol, rtol=rtol)
 
 
 def _wide(fn: Any, op_type: str, opset: int, arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:

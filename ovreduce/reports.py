@@ -48,6 +48,7 @@ __all__ = [
     "InspectDocument",
     "JsonDocument",
     "LayerView",
+    "Measured",
     "ModelCheck",
     "PortView",
     "Producer",
@@ -82,7 +83,10 @@ def to_json(doc: Any) -> Any:
 
 @cache
 def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """The JSON keys of a document class: its own fields first, then those it inherits."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    inherited = {f.name for base in cls.__mro__[1:] if dataclasses.is_dataclass(base) for f in dataclasses.fields(base)}
+    return tuple([n for n in names if n not in inherited] + [n for n in names if n in inherited])
 
 
 class JsonDocument:
@@ -354,8 +358,28 @@ class FinalOutput(JsonDocument):
     max_rel_diff: float | None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured(JsonDocument):
+    """A comparison's measurements carried inline by a row (null where nothing was compared); see
+    :func:`comparison_fields`. In JSON they follow the row's own fields."""
+
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    mismatched: int | None = None
+    total: int | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    exact: bool | None = None
+    required_atol: float | None = None
+    required_rtol: float | None = None
+    first_mismatch: dict[str, Any] | None = None
+    nan: dict[str, int] | None = None
+    inf: dict[str, int] | None = None
+    allowance_max: float | None = None
+
+
 @dataclass(frozen=True, slots=True)
-class AuditLayer(JsonDocument):
+class AuditLayer(Measured):
     """One reduction of the audited model: its own error against the reference (inline), and its drift."""
 
     __pydantic_config__ = _WIRE
@@ -374,19 +398,6 @@ class AuditLayer(JsonDocument):
     plain_runtime_precision: str | None
     notes: tuple[str, ...]
     drift: Comparison | None
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
-    mismatched: int | None = None
-    total: int | None = None
-    atol: float | None = None
-    rtol: float | None = None
-    exact: bool | None = None
-    required_atol: float | None = None
-    required_rtol: float | None = None
-    first_mismatch: dict[str, Any] | None = None
-    nan: dict[str, int] | None = None
-    inf: dict[str, int] | None = None
-    allowance_max: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +422,7 @@ class AuditDocument(JsonDocument):
 
 # -- conform -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class ConformNode(JsonDocument):
+class ConformNode(Measured):
     """One ONNX node of interest and what OpenVINO's conversion made of it (measurements inline)."""
 
     __pydantic_config__ = _WIRE
@@ -426,19 +437,6 @@ class ConformNode(JsonDocument):
     ok: bool
     error: str | None
     notes: tuple[str, ...]
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
-    mismatched: int | None = None
-    total: int | None = None
-    atol: float | None = None
-    rtol: float | None = None
-    exact: bool | None = None
-    required_atol: float | None = None
-    required_rtol: float | None = None
-    first_mismatch: dict[str, Any] | None = None
-    nan: dict[str, int] | None = None
-    inf: dict[str, int] | None = None
-    allowance_max: float | None = None
     dequantized_max_abs_diff: float | None = None  # QLinearReduceMean: the difference in real values
 
 

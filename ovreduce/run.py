@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
-from ovreduce.compare import Comparison, compare, default_tolerances
+from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import InputError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
@@ -260,16 +260,17 @@ def run_spec(
         for cand in results:
             if cand is reference or cand.output is None:
                 continue
-            count = inputs[0].size // max(reference.output.size, 1) if reference.output.size else 1
-            d_atol, d_rtol = default_tolerances(spec.data_type.name, cand.precision, count)
+            c_atol, c_rtol = tolerances(
+                spec.data_type.name, cand.precision, inputs[0].size, reference.output.size, atol, rtol
+            )
             comparisons.append(
                 compare(
                     reference.output,
                     cand.output,
                     reference_name=reference.backend,
                     candidate_name=cand.backend,
-                    atol=d_atol if atol is None else atol,
-                    rtol=d_rtol if rtol is None else rtol,
+                    atol=c_atol,
+                    rtol=c_rtol,
                 )
             )
     return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision)

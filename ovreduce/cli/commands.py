@@ -36,7 +36,9 @@ def _json(doc: Any) -> str:
 def check(args: argparse.Namespace) -> int:
     """``ovreduce check``: 0 clean, 1 a finding of severity error, 2 a model could not be read."""
     from ovreduce.check import check_paths
-    from ovreduce.cli.render import check_junit, check_sarif, check_text
+    from ovreduce.cli.render.junit import check_junit
+    from ovreduce.cli.render.sarif import check_sarif
+    from ovreduce.cli.render.text import check_text
 
     paths = expand_paths(args.paths)
     if args.bin is not None and len(paths) != 1:
@@ -70,7 +72,7 @@ def check(args: argparse.Namespace) -> int:
 def inspect(args: argparse.Namespace) -> int:
     """``ovreduce inspect``: always 0 once the model is read."""
     from ovreduce.check.inspect import inspect_model
-    from ovreduce.cli.render import inspect_text
+    from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
     model = load_ir(args.path, args.bin)
@@ -84,7 +86,7 @@ def inspect(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``ovreduce run``: 0 when every backend ran and agrees with the reference, 1 otherwise."""
-    from ovreduce.cli.render import run_text
+    from ovreduce.cli.render.text import run_text
     from ovreduce.ir.parser import load_ir
     from ovreduce.run import run_layer
 
@@ -121,7 +123,7 @@ def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
 def audit(args: argparse.Namespace) -> int:
     """``ovreduce audit``: 0 when every reduction of the whole model is within tolerance, 1 otherwise."""
     from ovreduce.audit import audit_model
-    from ovreduce.cli.render import audit_text
+    from ovreduce.cli.render.text import audit_text
     from ovreduce.ir.parser import load_ir
 
     inputs = parse_named_files(args.input)
@@ -147,7 +149,7 @@ def audit(args: argparse.Namespace) -> int:
 
 def conform(args: argparse.Namespace) -> int:
     """``ovreduce conform``: 0 when every mean/reduce node conforms, 1 otherwise."""
-    from ovreduce.cli.render import conform_text
+    from ovreduce.cli.render.text import conform_text
     from ovreduce.conform import conform_model
 
     existing_file(args.model)
@@ -163,7 +165,7 @@ def conform(args: argparse.Namespace) -> int:
 def devices(args: argparse.Namespace) -> int:
     """``ovreduce devices``: the OpenVINO devices; always 0."""
     from ovreduce.backends.openvino import device_info
-    from ovreduce.cli.render import devices_text
+    from ovreduce.cli.render.text import devices_text
 
     doc = device_info()
     _emit(_json(doc) if args.format == "json" else devices_text(doc))

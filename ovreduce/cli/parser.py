@@ -17,6 +17,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
 
 
+def _runtime_options(p: argparse.ArgumentParser, *, precision: str) -> None:
+    """What every command that executes on OpenVINO takes: seed, device, precision, tolerances, format."""
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
+    shown = "what the device does when left alone" if precision == "default" else precision
+    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default=precision,
+                   help=f"OpenVINO inference precision (default: {shown}; 'default': the device's choice)")  # fmt: skip
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ovreduce`` parser; the chosen command is ``args.command``."""
     from ovreduce import __version__
@@ -55,42 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "or ONNX TensorProto .pb; repeatable")  # fmt: skip
     p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
                    help="shape for generated data of a dynamic input (dynamic dims default to 1)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
                    help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
-    p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
-    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
-                   help="OpenVINO inference precision (default f32; 'default' lets the device choose)")  # fmt: skip
-    p.add_argument("--atol", type=float, help="absolute tolerance (default: per data type)")
-    p.add_argument("--rtol", type=float, help="relative tolerance (default: per data type)")
+    _runtime_options(p, precision="f32")
     p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
-    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
     p.add_argument("model", help="an IR .xml file")
     p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
-    p.add_argument("--precision", choices=("default", "f32", "f16", "bf16"), default="default",
-                   help="inference precision (default: what the device does when left alone)")  # fmt: skip
-    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
-    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    _runtime_options(p, precision="default")
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    p.add_argument("--device", default="CPU", help="OpenVINO device (default CPU)")
-    p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default="f32",
-                   help="inference precision (default f32)")  # fmt: skip
+    _runtime_options(p, precision="f32")
     p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
-    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
-    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
     p.add_argument("--format", choices=("text", "json"), default="text")

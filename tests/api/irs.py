@@ -6,6 +6,8 @@ import struct
 from collections.abc import Sequence
 from xml.sax.saxutils import quoteattr
 
+from tests.ir.irxml import edge, layer, net, port
+
 
 def _dims(dims: Sequence[int]) -> str:
     return "".join(f"<dim>{d}</dim>" for d in dims)
@@ -62,31 +64,9 @@ def reduce_ir(
 
 def runtime_axes_ir() -> bytes:
     """A ReduceMean whose axes come from a second Parameter (no .bin)."""
-    return b"""<?xml version="1.0"?>
-<net name="rt" version="11">
-<layers>
-<layer id="0" name="x" type="Parameter" version="opset1">
-<data shape="2,3" element_type="f32"/>
-<output><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output>
-</layer>
-<layer id="1" name="axes" type="Parameter" version="opset1">
-<data shape="1" element_type="i64"/>
-<output><port id="0" precision="I64"><dim>1</dim></port></output>
-</layer>
-<layer id="2" name="mean" type="ReduceMean" version="opset1">
-<data keep_dims="true"/>
-<input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port>
-<port id="1" precision="I64"><dim>1</dim></port></input>
-<output><port id="2" precision="FP32"><dim>-1</dim><dim>-1</dim></port></output>
-</layer>
-<layer id="3" name="out" type="Result" version="opset1">
-<input><port id="0" precision="FP32"><dim>-1</dim><dim>-1</dim></port></input>
-</layer>
-</layers>
-<edges>
-<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
-<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
-<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
-</edges>
-</net>
-"""
+    x = layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, (2, 3))])
+    axes = layer(1, "axes", "Parameter", data={"shape": "1", "element_type": "i64"}, outputs=[port(0, (1,), "I64")])
+    mean = layer(2, "mean", "ReduceMean", data={"keep_dims": "true"}, inputs=[port(0, (2, 3)), port(1, (1,), "I64")],
+                 outputs=[port(2, (-1, -1))])  # fmt: skip
+    out = layer(3, "out", "Result", inputs=[port(0, (-1, -1))])
+    return net([x, axes, mean, out], [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)]).encode()

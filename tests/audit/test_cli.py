@@ -11,16 +11,10 @@ import numpy as np
 import pytest
 
 from ovreduce.cli import main
+from tests.cli.inprocess import run_cli as _run
 
 from . import ov_models
 from .test_audit import _expect_drift
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return status, out, err
 
 
 @pytest.fixture(scope="module")

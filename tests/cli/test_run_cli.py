@@ -18,6 +18,7 @@ import pytest
 from openvino import opset13 as ops
 
 from ovreduce.cli import main
+from tests.cli.inprocess import run_cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 ALL = str(SAMPLES / "all_reductions.xml")
@@ -26,10 +27,7 @@ DYNAMIC = str(SAMPLES / "dynamic.xml")
 
 
 def ovreduce(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(["run", *args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out and "Traceback" not in err
-    return status, out, err
+    return run_cli(capsys, "run", *args)
 
 
 def ovreduce_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:

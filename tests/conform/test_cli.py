@@ -15,18 +15,12 @@ from onnx import numpy_helper
 
 from ovreduce.cli import main
 from ovreduce.compare import compare
+from tests.cli.inprocess import run_cli as _run
 
 from . import onnx_models
 from .test_qlinear_reduce_mean import CASES as QCASES
 
 COMPARISON_FIELDS = set(compare(np.zeros(1), np.zeros(1)).to_json()) - {"reference", "candidate"}
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return status, out, err
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ test reaching the shape engine and both backends with no other edit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from ovreduce.ops.registry import (
     table,
 )
 from ovreduce.shapes import PartialShape
+from tests.ir.irxml import edge, layer, net, port
 
 
 # -- lookup by opset ----------------------------------------------------------------------------------------
@@ -239,45 +240,16 @@ _AXES_BIN = np.array([1], dtype=np.int64).tobytes()
 def _reduction_xml(op_type: str, version: str, etype: str, keep_dims: str, shape: tuple[int, ...], axis: int) -> str:
     """Parameter x -> op_type(x, Const axes = [axis]) -> Result, with the output dims OpenVINO would write."""
     precision = {"f32": "FP32", "boolean": "BOOL"}[etype]
-    out = (
-        [1 if i == axis else d for i, d in enumerate(shape)]
-        if keep_dims == "true"
-        else [d for i, d in enumerate(shape) if i != axis]
-    )
-
-    def dims(ds: Sequence[int]) -> str:
-        return "".join(f"<dim>{d}</dim>" for d in ds)
-
-    return f"""<?xml version="1.0"?>
-<net name="toy" version="11">
-<layers>
-<layer id="0" name="x" type="Parameter" version="opset1">
-  <data shape="{",".join(map(str, shape))}" element_type="{etype}"/>
-  <output><port id="0" precision="{precision}">{dims(shape)}</port></output>
-</layer>
-<layer id="1" name="axes" type="Const" version="opset1">
-  <data element_type="i64" shape="1" offset="0" size="8"/>
-  <output><port id="0" precision="I64"><dim>1</dim></port></output>
-</layer>
-<layer id="2" name="r" type="{op_type}" version="{version}">
-  <data keep_dims="{keep_dims}"/>
-  <input>
-    <port id="0" precision="{precision}">{dims(shape)}</port>
-    <port id="1" precision="I64"><dim>1</dim></port>
-  </input>
-  <output><port id="2" precision="{precision}">{dims(out)}</port></output>
-</layer>
-<layer id="3" name="out" type="Result" version="opset1">
-  <input><port id="0" precision="{precision}">{dims(out)}</port></input>
-</layer>
-</layers>
-<edges>
-<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
-<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
-<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
-</edges>
-</net>
-"""
+    out = [1 if i == axis else d for i, d in enumerate(shape) if keep_dims == "true" or i != axis]
+    x = layer(0, "x", "Parameter", data={"shape": ",".join(map(str, shape)), "element_type": etype},
+              outputs=[port(0, shape, precision)])  # fmt: skip
+    ins = [port(0, shape, precision), port(1, (1,), "I64")]
+    reduction = layer(2, "r", op_type, version=version, data={"keep_dims": keep_dims}, inputs=ins,
+                      outputs=[port(2, out, precision)])  # fmt: skip
+    axes = layer(1, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+                 outputs=[port(0, (1,), "I64")])  # fmt: skip
+    out_layer = layer(3, "out", "Result", inputs=[port(0, out, precision)])
+    return net([x, axes, reduction, out_layer], [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)])
 
 
 def _toy_ir(*, keep_dims: str, etype: str = "f32") -> bytes:
