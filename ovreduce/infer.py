@@ -31,6 +31,7 @@ __all__ = ["UNARY_SHAPE_PRESERVING", "AxesInfo", "PortState", "ReductionInfo", "
 AxesKind = Literal["const", "runtime", "unresolved"]
 AxesInfo = ValueInfo  # the value feeding a reduction's axes input
 _UNKNOWN = Op()  # the rule of an unregistered op: declared dims, no folding
+_DECLARED_DIMS = Op.infer
 
 
 class ShapeEngine:
@@ -91,8 +92,21 @@ class ShapeEngine:
         return resolve(layer.type, layer.version) or _UNKNOWN
 
     def _run(self) -> None:
+        states = self._states
+        declares_dims: dict[tuple[str, str], bool] = {}  # per (type, version): no rule of its own
         for layer in self.model.layers:
+            kind = (layer.type, layer.version)
+            if declares_dims.get(kind):
+                for port in layer.outputs:
+                    states[(layer.id, port.id)] = declared_state(port)
+                continue
             op = self._op(layer)
+            declares_dims[kind] = type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
+            if declares_dims[kind]:
+                # No rule of its own (most layers of a real model): every output keeps its declared dims.
+                for port in layer.outputs:
+                    states[(layer.id, port.id)] = declared_state(port)
+                continue
             ctx = _Context(self, layer)
             if isinstance(op, ReductionOp):
                 info = op.analyse(ctx)
@@ -101,9 +115,9 @@ class ShapeEngine:
             else:
                 outs = list(op.infer(ctx))
             for port, state in zip(layer.outputs, outs, strict=False):
-                self._states[(layer.id, port.id)] = state
+                states[(layer.id, port.id)] = state
             for port in layer.outputs[len(outs) :]:
-                self._states[(layer.id, port.id)] = declared_state(port)
+                states[(layer.id, port.id)] = declared_state(port)
 
     # -- constant values ---------------------------------------------------------------------------------
     def _axes(self, ref: PortRef, visiting: set[str]) -> AxesInfo:

@@ -14,8 +14,13 @@ __all__ = ["graph_findings"]
 def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
     """Findings about every layer's boolean attributes, source layers and incoming edges."""
     out: list[Finding] = []
+    attributes: dict[tuple[str, str], tuple[str, ...]] = {}  # per (type, version), asked once
     for layer in model.layers:
-        for attr in boolean_attributes(layer.type, layer.version):
+        kind = (layer.type, layer.version)
+        names = attributes.get(kind)
+        if names is None:
+            names = attributes[kind] = boolean_attributes(*kind)
+        for attr in names:
             text = layer.data.get(attr)
             if text is not None and text.lower() not in ("true", "false", "1", "0"):
                 out.append(finding(

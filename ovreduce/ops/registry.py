@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from types import MappingProxyType
 
 from ovreduce.errors import InputError
@@ -154,6 +155,17 @@ def lookup(op_type: str, version: str) -> Op | None:
 
 def resolve(op_type: str, version: str = "") -> Op | None:
     """:func:`lookup`, else the newest registered version of ``op_type`` (None when the type is unknown)."""
+    if not _EXTRA.get():  # the built-in table never changes: every layer of a model asks this
+        return _resolve_builtin(op_type, version)
+    return _resolve(op_type, version)
+
+
+@lru_cache(maxsize=4096)  # bounded: types and versions come from untrusted files
+def _resolve_builtin(op_type: str, version: str) -> Op | None:
+    return _resolve(op_type, version)
+
+
+def _resolve(op_type: str, version: str) -> Op | None:
     found = lookup(op_type, version)
     if found is not None:
         return found
