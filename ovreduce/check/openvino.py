@@ -4,13 +4,22 @@ The model is read with ``openvino.Core().read_model`` from the bytes ovreduce pa
 when asked), and each OpenVINO
 node is matched to the IR layer of the same name (names are the IR's layer names); output ``i`` of the
 node is the ``i``-th ``<port>`` of the layer's ``<output>``.
+
+IR v10 is read with a legacy conversion at the model's boundary (``update_v10_model`` in OpenVINO's
+``src/inference/src/model_reader.cpp``, applied after the IR frontend has built the graph): every f16
+Parameter becomes f32 followed by a Convert to f16, and every Result's producer whose type is not f32 gets a
+Convert to the legacy type (i64/u64/i32/u32 to i32, anything else to f32) that takes over the producer's name
+(the producer is renamed; a multi-output producer keeps its name and the Convert is called ``name.port``).
+Neither is in the file: :func:`_legacy_v10` finds them, so that each layer is compared with the node the file
+describes (the type behind the inserted Convert, the producer under its generated name) and a consistent v10
+file is clean while a real inconsistency in it still is not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ovreduce._openvino import clean_message, openvino, partial_shape, read_ir
 from ovreduce.check.findings import compare_declared, dims_text, finding
@@ -39,16 +48,21 @@ def crosscheck(
     by_name: dict[str, list[Layer]] = {}
     for layer in model.layers:
         by_name.setdefault(layer.name, []).append(layer)
+    legacy = _legacy_v10(ov_model, set(by_name)) if model.ir_version == 10 else _Legacy({}, set(), {})
     findings: list[Finding] = []
     ov_shapes: dict[str, JsonShape] = {}
     for node in ov_model.get_ordered_ops():
-        candidates = [c for c in by_name.get(node.get_friendly_name(), []) if _same_type(c, node)]
+        if node.get_name() in legacy.inserted:
+            continue
+        name = legacy.renamed.get(node.get_name(), node.get_friendly_name())
+        candidates = [c for c in by_name.get(name, []) if _same_type(c, node)]
         if len(candidates) != 1:
             continue
         layer = candidates[0]
         for index, port in enumerate(layer.outputs[: node.get_output_size()]):
             shape = partial_shape(node.get_output_partial_shape(index))
-            etype = _ov_type(node.get_output_element_type(index))
+            retyped = legacy.parameter_types.get(node.get_name())
+            etype = _ov_type(node.get_output_element_type(index) if retyped is None else retyped)
             if index == 0:
                 ov_shapes[layer.id] = shape.to_json()
             if reshape:
@@ -82,6 +96,52 @@ def crosscheck(
             ))  # fmt: skip
         updated.append(r)
     return findings, updated
+
+
+class _Legacy(NamedTuple):
+    """IR v10's read-time conversion, by OpenVINO's unique node names (``Node.get_name()``)."""
+
+    renamed: dict[str, str]  # a Result's producer, renamed by the conversion -> its layer name in the file
+    inserted: set[str]  # the Converts the conversion added (matched to no layer)
+    parameter_types: dict[str, Any]  # a Parameter read as f32 -> the element type the file gave it
+
+
+def _legacy_v10(ov_model: Any, layer_names: set[str]) -> _Legacy:
+    """The nodes of OpenVINO's legacy IR v10 conversion (see the module's docstring)."""
+    ov = openvino()
+    legacy = _Legacy({}, set(), {})
+    for param in ov_model.get_parameters():
+        consumers = list(param.output(0).get_target_inputs())
+        if len(consumers) != 1 or param.get_element_type() != ov.Type.f32:
+            continue
+        convert = consumers[0].get_node()
+        if (
+            convert.get_type_name() == "Convert"
+            and convert.get_friendly_name() not in layer_names
+            and convert.get_output_element_type(0) == ov.Type.f16
+        ):
+            legacy.inserted.add(convert.get_name())
+            legacy.parameter_types[param.get_name()] = convert.get_output_element_type(0)
+    for result in ov_model.get_results():
+        convert = result.input_value(0).get_node()
+        if convert.get_type_name() != "Convert" or convert.get_friendly_name() not in layer_names:
+            continue
+        source = convert.input_value(0)
+        producer = source.get_node()
+        if producer.get_friendly_name() in layer_names or producer.get_output_size() != 1:
+            continue  # a multi-output producer keeps its name; its Convert (``name.port``) matches no layer
+        before, after = source.get_element_type(), convert.get_output_element_type(0)
+        if before != after and after == _legacy_output_type(ov, before):
+            legacy.inserted.add(convert.get_name())
+            legacy.renamed[producer.get_name()] = convert.get_friendly_name()
+    return legacy
+
+
+def _legacy_output_type(ov: Any, t: Any) -> Any:
+    """The element type IR v10's legacy conversion gives a model output of type ``t``."""
+    if t in (ov.Type.i64, ov.Type.u64, ov.Type.i32, ov.Type.u32):
+        return ov.Type.i32
+    return ov.Type.f32
 
 
 def _same_type(layer: Layer, node: Any) -> bool:
