@@ -41,7 +41,8 @@ def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCh
             found.append(finding("reduce-output-less-precise", layer,
                                   f"{what}: compatible, but the declaration is less precise", out_port.id))  # fmt: skip
     if (
-        info.data.element_type is not None
+        info.error is None  # a node OpenVINO rejects has no output type: the error is the one finding
+        and info.data.element_type is not None
         and out_port.precision is not None
         and info.data.element_type.kind != "dynamic"
         and out_port.precision != info.data.element_type
