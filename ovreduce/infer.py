@@ -2,14 +2,18 @@
 
 OpenVINO ignores the dims an IR declares: it starts from each Parameter's ``shape`` attribute and each
 Const's ``shape`` and runs every op's shape inference. This module does the same, dispatching each layer
-to its op's rules in the registry (:mod:`ovreduce.ops.registry`: Parameter, Const, the Reduce* family,
-Convert and shape-preserving unary ops today); for any other op it falls back to the dims the producer's
-output port declares, and says so in :attr:`PortState.origin`. A port without ``<dim>`` is a scalar *or*
-a dynamic rank: when nothing else settles it, its shape is left unresolved (``None``) rather than guessed.
+to its op's rules in the registry (:mod:`ovreduce.ops.registry`: sources, the Reduce* family, elementwise
+ops, convolutions and pooling, MatMul, data movement, ShapeOf, ...); for any other op it falls back to the
+dims the producer's output port declares, and says so in :attr:`PortState.origin`. Under a reshape those
+dims are stale as soon as the layer's inputs differ from the ones it declares: its outputs are then
+unresolved, their reason naming the op (``no native shape rule for Interpolate (up1)``). A port without
+``<dim>`` is a scalar *or* a dynamic rank: when nothing else settles it, its shape is left unresolved
+(``None``) rather than guessed.
 
-Axes are constant when they come from a Const, possibly through ops that fold values (Convert, Reshape,
-Squeeze, Unsqueeze, Concat); they are runtime axes when a Parameter feeds them; a constant subgraph
-this module cannot fold leaves them unresolved.
+Small values (axes, shapes) are constant when they come from a Const, or from a ShapeOf of a static shape,
+possibly through ops that fold values (Convert, Reshape, Squeeze, Unsqueeze, Concat, Gather, Range,
+integer arithmetic); they are runtime values when a Parameter feeds them; a constant subgraph this module
+cannot fold leaves them unresolved.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from ovreduce.errors import InputError
-from ovreduce.ir.model import IRModel, Layer, PortRef
+from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
 from ovreduce.ops.base import Op, PortState, ValueInfo, declared_state
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
@@ -97,15 +101,13 @@ class ShapeEngine:
         for layer in self.model.layers:
             kind = (layer.type, layer.version)
             if declares_dims.get(kind):
-                for port in layer.outputs:
-                    states[(layer.id, port.id)] = declared_state(port)
+                self._declare(layer, layer.outputs)
                 continue
             op = self._op(layer)
             declares_dims[kind] = type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
             if declares_dims[kind]:
                 # No rule of its own (most layers of a real model): every output keeps its declared dims.
-                for port in layer.outputs:
-                    states[(layer.id, port.id)] = declared_state(port)
+                self._declare(layer, layer.outputs)
                 continue
             ctx = _Context(self, layer)
             if isinstance(op, ReductionOp):
@@ -116,8 +118,35 @@ class ShapeEngine:
                 outs = list(op.infer(ctx))
             for port, state in zip(layer.outputs, outs, strict=False):
                 states[(layer.id, port.id)] = state
-            for port in layer.outputs[len(outs) :]:
-                states[(layer.id, port.id)] = declared_state(port)
+            self._declare(layer, layer.outputs[len(outs) :])
+
+    def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
+        """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs:
+        then those dims are stale, and the ports are unresolved (saying which op has no rule)."""
+        if not ports:
+            return
+        if self.reshape and self._inputs_changed(layer):
+            reason = f"no native shape rule for {layer.type} ({layer.name})"
+            for port in ports:
+                self._states[(layer.id, port.id)] = PortState(None, port.precision, "unresolved", reason)
+            return
+        for port in ports:
+            self._states[(layer.id, port.id)] = declared_state(port)
+
+    def _inputs_changed(self, layer: Layer) -> bool:
+        """Whether an input's shape differs from the dims the layer's own input port declares."""
+        for index, port in enumerate(layer.inputs):
+            state = self.input_state(layer, index)
+            if not port.dims:
+                if state.shape is None:
+                    if state.reason:  # unresolved upstream because of the reshape
+                        return True
+                    continue
+                if state.shape.rank != 0:
+                    return True
+            elif state.shape != PartialShape.from_port_dims(port.dims):
+                return True
+        return False
 
     # -- constant values ---------------------------------------------------------------------------------
     def _axes(self, ref: PortRef, visiting: set[str]) -> AxesInfo:

@@ -16,7 +16,24 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["INT64_MAX", "Dimension", "JsonDim", "JsonShape", "PartialShape", "parse_named_shapes"]
+__all__ = [
+    "INT64_MAX",
+    "Dimension",
+    "JsonDim",
+    "JsonShape",
+    "PartialShape",
+    "broadcast_merge",
+    "ceil_div",
+    "const_dim",
+    "dilated",
+    "dim_add",
+    "dim_div",
+    "dim_mul",
+    "dim_sub",
+    "floor_div",
+    "merge",
+    "parse_named_shapes",
+]
 
 INT64_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
@@ -257,3 +274,105 @@ def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
         except ValueError as exc:
             raise ValueError(f"{item!r}: {exc}") from None
     return out
+
+
+# -- OpenVINO's Dimension arithmetic (src/core/src/interval.cpp, dimension.cpp, dimension_util.hpp) -----------
+# Bounds are clipped to [0, unbounded]; an upper bound of None is OpenVINO's Interval::s_max.
+
+
+def _interval(lo: int, hi: int | None) -> Dimension:
+    """``Interval(min, max)`` canonicalised: an empty interval becomes OpenVINO's ``[s_max, s_max]``, which
+    ovreduce has no way to write: it is refused with ``ValueError`` (the rules turn it into an error)."""
+    if hi is not None and hi < lo:
+        raise ValueError(f"empty dimension interval [{lo}, {hi}]")
+    return Dimension(max(lo, 0), None if hi is None else max(hi, 0))
+
+
+def const_dim(value: int) -> Dimension:
+    """``Dimension(value)``: -1 is dynamic, a negative value clips to 0."""
+    return Dimension.dynamic() if value == -1 else Dimension.static(max(value, 0))
+
+
+def dim_add(a: Dimension, b: Dimension) -> Dimension:
+    lo = a.lo + b.lo
+    hi = None if a.hi is None or b.hi is None else a.hi + b.hi
+    return _interval(lo, hi)
+
+
+def _clip_minus(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return None if b is not None else 0
+    if b is None or a <= b:
+        return 0
+    return a - b
+
+
+def dim_sub(a: Dimension, b: Dimension) -> Dimension:
+    lo = _clip_minus(a.lo, b.hi)
+    hi = _clip_minus(a.hi, b.lo)
+    return _interval(lo or 0, hi)
+
+
+def _clip_times(a: int | None, b: int | None) -> int | None:
+    if a == 0 or b == 0:
+        return 0
+    if a is None or b is None:
+        return None
+    return a * b if a * b < INT64_MAX else None
+
+
+def dim_mul(a: Dimension, b: Dimension) -> Dimension:
+    return _interval(a.lo * b.lo, _clip_times(a.hi, b.hi))
+
+
+def dim_div(a: Dimension, divisor: int) -> Dimension | None:
+    """``Dimension / divisor`` (exact division of the interval); None when no multiple of ``divisor`` is in it."""
+    if a.is_fully_dynamic:
+        return Dimension.dynamic()
+    lo = (a.lo + divisor - 1) // divisor
+    hi = None if a.hi is None else a.hi // divisor
+    if hi is not None and hi < lo:
+        return None
+    return Dimension(lo, hi)
+
+
+def floor_div(a: Dimension, divisor: int) -> Dimension:
+    """``dim::floor_div`` of dimension_util.hpp."""
+    if a.is_static:
+        return Dimension.static(a.lo // divisor)
+    return Dimension(a.lo // divisor, None if a.hi is None else a.hi // divisor)
+
+
+def ceil_div(a: Dimension, divisor: int) -> Dimension:
+    """``dim::ceil_div`` of dimension_util.hpp."""
+    if a.is_static:
+        return Dimension.static(-(-a.lo // divisor))
+    return Dimension(-(-a.lo // divisor), None if a.hi is None else -(-a.hi // divisor))
+
+
+def dilated(a: Dimension, dilation: int) -> Dimension:
+    """``(dim - 1) * dilation + 1`` in Dimension arithmetic."""
+    return dim_add(dim_mul(dim_sub(a, Dimension.static(1)), Dimension.static(dilation)), Dimension.static(1))
+
+
+def merge(a: Dimension, b: Dimension) -> Dimension | None:
+    """``Dimension::merge``: the intersection; None when empty."""
+    lo = max(a.lo, b.lo)
+    hi = _min_hi(a.hi, b.hi)
+    if hi is not None and hi < lo:
+        return None
+    return Dimension(lo, hi)
+
+
+def broadcast_merge(a: Dimension, b: Dimension) -> Dimension | None:
+    """``Dimension::broadcast_merge`` (numpy rules on intervals); None when incompatible."""
+    a1 = a.lo <= 1 and (a.hi is None or a.hi >= 1)
+    b1 = b.lo <= 1 and (b.hi is None or b.hi >= 1)
+    if a1 and b1:
+        hi = None if a.hi is None or b.hi is None else max(a.hi, b.hi)
+        return Dimension(min(a.lo, b.lo), hi)
+    if a1:
+        return b
+    if b1:
+        return a
+    return merge(a, b)

@@ -48,20 +48,34 @@ LAST_OPSET = 16
 
 @dataclass(frozen=True, slots=True)
 class PortState:
-    """What is known about one output port: its shape (None: unresolved), element type and origin."""
+    """What is known about one output port: its shape (None: unresolved), element type and origin; for an
+    unresolved port, why (``"no native shape rule for Interpolate (up1)"``), when there is more to say."""
 
     shape: PartialShape | None
     element_type: ElementType | None
     origin: Origin
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class ValueInfo:
-    """The small constant value of an output port (axes, a shape), or why it has none."""
+    """The small constant value of an output port (axes, a shape), or why it has none.
+
+    ``values`` holds the elements flat, in row-major order; ``shape`` the tensor's shape when it is known
+    (None: read the values as 1-D, which is what axes and shapes are).
+    """
 
     kind: ValueKind
     values: tuple[int, ...] | None  # as stored, when constant and folded
     reason: str = ""  # why it is runtime/unresolved
+    shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
+
+    @property
+    def element_shape(self) -> tuple[int, ...] | None:
+        """The value's shape: :attr:`shape`, else 1-D of the values' length; None when not constant."""
+        if self.shape is not None:
+            return self.shape
+        return None if self.values is None else (len(self.values),)
 
 
 class LayerContext(Protocol):

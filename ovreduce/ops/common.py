@@ -1,6 +1,6 @@
-"""The ops around the reductions: sources (Parameter, Const), Convert, the shape-preserving unary ops, the
-ops whose values pass through (Reshape, Squeeze, Unsqueeze, Concat), and ops known so far only for their
-boolean attributes.
+"""The ops around the reductions: sources (Parameter, Const), Convert, the shape-preserving unary ops, and
+ops known so far only for their boolean attributes (the shape rules of the others live in
+:mod:`ovreduce.ops.elementwise`, :mod:`ovreduce.ops.nn` and :mod:`ovreduce.ops.movement`).
 
 Versioned entries name the opsets OpenVINO 2026.4's IR reader finds them in. The shape-preserving unary
 ops and the attribute-only ops are rules for every version of their type (``opsets=None``), as they were
@@ -20,16 +20,11 @@ from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
 
 __all__ = [
     "UNARY_SHAPE_PRESERVING",
-    "Concat0",
     "Const0",
     "Convert0",
     "Declared",
     "Parameter0",
-    "Reshape1",
     "ShapePreserving",
-    "Squeeze0",
-    "Squeeze15",
-    "Unsqueeze0",
 ]
 
 # Ops whose single output has the shape and element type of input 0. OpenVINO's serializer writes Relu as
@@ -87,12 +82,13 @@ class Const0(Op):
             size = const.size if nbytes is None else nbytes
             raw = ctx.weights.read(const.offset, size, where=layer.where)
             items = _plain_values(etype, raw, const.count)
+        shape = tuple(ctx.layer.shape.to_list()) if ctx.layer.shape is not None and ctx.layer.shape.is_static else None
         if etype.is_integral or etype.kind == "bool":
-            return ValueInfo("const", tuple(int(v) for v in items))
+            return ValueInfo("const", tuple(int(v) for v in items), shape=shape)
         if etype.is_real:
             floats = [float(v) for v in items]
             if all(math.isfinite(v) and v == int(v) for v in floats):
-                return ValueInfo("const", tuple(int(v) for v in floats))
+                return ValueInfo("const", tuple(int(v) for v in floats), shape=shape)
             return ValueInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values")
         return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values")
 
@@ -172,48 +168,11 @@ class Convert0(ShapePreserving):
                 )  # fmt: skip
         return ValueInfo("const", values[0])
 
-
-# -- values passing through -----------------------------------------------------------------------------------
-class _PassThrough(Op):
-    """Output 0 holds input 0's values (in a new shape): Reshape, Squeeze, Unsqueeze."""
-
-    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
-        return ValueInfo("const", values[0]) if values else None
-
-
-class Reshape1(_PassThrough):
-    type = "Reshape"
-    version = "opset1"
-    opsets = range(1, LAST_OPSET + 1)
-
-
-class Squeeze0(_PassThrough):
-    type = "Squeeze"
-    version = "opset1"
-    opsets = range(1, 15)
-
-
-class Squeeze15(_PassThrough):
-    type = "Squeeze"
-    version = "opset15"
-    opsets = range(15, LAST_OPSET + 1)
-
-
-class Unsqueeze0(_PassThrough):
-    type = "Unsqueeze"
-    version = "opset1"
-    opsets = range(1, LAST_OPSET + 1)
-
-
-class Concat0(Op):
-    """Output 0 holds its inputs' values one after the other (1-D values, as axes are)."""
-
-    type = "Concat"
-    version = "opset1"
-    opsets = range(1, LAST_OPSET + 1)
-
-    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
-        return ValueInfo("const", tuple(v for vs in values for v in vs)) if values else None
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        folded = super().fold(ctx)
+        if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
+            return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
+        return folded
 
 
 # -- attributes only ------------------------------------------------------------------------------------------

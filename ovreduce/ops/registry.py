@@ -21,20 +21,31 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from ovreduce.errors import InputError
-from ovreduce.ops.base import Op
+from ovreduce.ops.base import LAST_OPSET, Op
 from ovreduce.ops.common import (
     UNARY_SHAPE_PRESERVING,
-    Concat0,
     Const0,
     Convert0,
     Declared,
     Parameter0,
-    Reshape1,
     ShapePreserving,
-    Squeeze0,
-    Squeeze15,
-    Unsqueeze0,
 )
+from ovreduce.ops.elementwise import ARITHMETIC, COMPARISON, LOGICAL, Binary, Select1
+from ovreduce.ops.movement import (
+    Broadcast,
+    Concat0,
+    Gather,
+    Range4,
+    Reshape1,
+    ShapeOf,
+    Split1,
+    Squeeze,
+    Tile0,
+    Transpose1,
+    Unsqueeze0,
+    VariadicSplit1,
+)
+from ovreduce.ops.nn import AvgPool, BatchNormInference, Convolution1, GroupConvolution1, MatMul0, MaxPool
 from ovreduce.ops.reduce import (
     ReduceL1_4,
     ReduceL2_4,
@@ -63,6 +74,7 @@ __all__ = [
 OpKey = tuple[str, str]  # (type, version): ("ReduceMean", "opset1"); version "" for a rule of any version
 
 _MVN = ("normalize_variance", "across_channels")
+_V1 = range(1, LAST_OPSET + 1)  # opset1 ... opset16
 
 
 def _table(*ops: Op) -> Mapping[OpKey, Op]:
@@ -89,15 +101,42 @@ _BUILTIN = _table(
     Parameter0(),
     Const0(),
     Convert0(),
-    Reshape1(),
-    Squeeze0(),
-    Squeeze15(),
-    Unsqueeze0(),
-    Concat0(),
+    # elementwise binary ops and Select
+    *(Binary(t, "opset1", _V1) for t in ARITHMETIC),
+    *(Binary(t, "opset1", _V1, boolean_output=True) for t in (*COMPARISON, *LOGICAL)),
+    Select1(_V1),
+    # neural-network ops
+    MatMul0(_V1),
+    Convolution1(_V1),
+    GroupConvolution1(_V1),
+    MaxPool("opset1", range(1, 8)),
+    MaxPool("opset8", range(8, 14)),
+    MaxPool("opset14", range(14, LAST_OPSET + 1)),
+    AvgPool("opset1", range(1, 14)),
+    AvgPool("opset14", range(14, LAST_OPSET + 1)),
+    BatchNormInference("opset1", range(1, 5)),
+    BatchNormInference("opset5", range(5, LAST_OPSET + 1)),
+    # data movement, and shapes as values
+    Reshape1(_V1),
+    Squeeze("opset1", range(1, 15)),
+    Squeeze("opset15", range(15, LAST_OPSET + 1)),
+    Unsqueeze0(_V1),
+    Concat0(_V1),
+    Transpose1(_V1),
+    Gather("opset1", range(1, 7)),
+    Gather("opset7", range(7, 8)),
+    Gather("opset8", range(8, LAST_OPSET + 1)),
+    Split1(_V1),
+    VariadicSplit1(_V1),
+    Tile0(_V1),
+    Broadcast("opset1", range(1, 3)),
+    Broadcast("opset3", range(3, LAST_OPSET + 1)),
+    ShapeOf("opset1", range(1, 3)),
+    ShapeOf("opset3", range(3, LAST_OPSET + 2)),  # opset17 holds ShapeOf too
+    Range4(range(4, LAST_OPSET + 1)),
     # shape-preserving unary ops (MVN with its boolean attributes)
     *(ShapePreserving(t, _MVN if t == "MVN" else ()) for t in sorted(UNARY_SHAPE_PRESERVING)),
     # ops known for their boolean attributes (OpenVINO reads anything but true/false/1/0 as the default)
-    Declared("MatMul", ("transpose_a", "transpose_b")),
     Declared("CumSum", ("exclusive", "reverse")),
     Declared("GRUCell", ("linear_before_reset",)),
     Declared("GRUSequence", ("linear_before_reset",)),

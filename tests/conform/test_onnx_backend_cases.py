@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ovreduce.conform import conform_model
+from ovreduce.infer import ShapeEngine
 from ovreduce.ir.parser import load_ir
 from ovreduce.ops.registry import reductions
 from ovreduce.reference import onnx as onnx_ref
@@ -77,9 +78,10 @@ def test_reduce_mean_case_conforms_and_runs(case: Any, tmp_path: Path) -> None:
             given["axes"] = axes  # the frontend kept ONNX's axes input as a Parameter named "axes"
         else:
             # ONNX's empty axes mean "all axes": the frontend drops the (statically empty) input and feeds
-            # the layer Range(0, rank) computed from ShapeOf; run_layer cannot fold that subgraph and takes
-            # the axes at run time, so give it the values that subgraph computes.
-            given["1"] = np.arange(data.ndim, dtype=np.int64)
+            # the layer Range(0, rank) computed from ShapeOf of the static data shape; the shape engine folds
+            # that subgraph, so the axes are constant: exactly all of them.
+            axes_info = ShapeEngine(ir).axes_of(layer)
+            assert (axes_info.kind, axes_info.values) == ("const", tuple(range(data.ndim)))
         run = run_layer(ir, layer.id, inputs=given)
     finally:
         ir.close()

@@ -1,0 +1,193 @@
+"""Elementwise binary ops (arithmetic, comparison, logical) and Select, with OpenVINO's ``auto_broadcast``.
+
+The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_shape_inference.hpp) over
+``PartialShape::broadcast_merge_into`` (src/core/src/partial_shape.cpp):
+
+* ``none``: the shapes merge (every dim intersects);
+* ``numpy``: right-aligned, each pair ``Dimension::broadcast_merge`` (an interval holding 1 stretches);
+  either rank dynamic gives a dynamic rank;
+* ``pdpd``: input 1 broadcasts into input 0 from ``axis`` (-1: right-aligned) and may not be larger.
+
+Arithmetic ops fold small integer values (``ShapeOf(x) * 2``, ``Rank - 1``), with NumPy broadcasting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ovreduce.errors import ShapeInferenceError
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.model import Layer
+from ovreduce.ops.base import LayerContext, PortState, ValueInfo
+from ovreduce.ops.rules import BOOLEAN, ShapeRule, broadcast_values, const_tensor, int_attr, str_attr
+from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
+
+__all__ = [
+    "ARITHMETIC",
+    "COMPARISON",
+    "LOGICAL",
+    "Binary",
+    "Select1",
+    "broadcast_shapes",
+]
+
+
+def _floor_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    return a // b
+
+
+def _trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _floor_mod(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    return a % b
+
+
+# type -> the integer function its values fold with (None: shape only)
+ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "Divide": None,  # pythondivision decides: see Binary.fold
+    "Maximum": max,
+    "Minimum": min,
+    "FloorMod": _floor_mod,
+    "Mod": None,
+    "Power": None,
+    "SquaredDifference": lambda a, b: (a - b) * (a - b),
+}
+COMPARISON = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
+LOGICAL = ("LogicalAnd", "LogicalOr", "LogicalXor")
+
+
+def broadcast_shapes(dst: PartialShape, src: PartialShape, mode: str, axis: int = -1) -> PartialShape:
+    """``PartialShape::broadcast_merge_into`` (``merge_into`` for ``none``).
+
+    Raises:
+        ShapeInferenceError: the shapes do not broadcast (or, for ``none``, do not merge).
+    """
+    if mode == "none":
+        if dst.dims is None:
+            return src
+        if src.dims is None:
+            return dst
+        if len(dst.dims) != len(src.dims):
+            raise ShapeInferenceError("Argument shapes are inconsistent.")
+        merged = [merge(a, b) for a, b in zip(dst.dims, src.dims, strict=True)]
+        if any(m is None for m in merged):
+            raise ShapeInferenceError("Argument shapes are inconsistent.")
+        return PartialShape(tuple(m for m in merged if m is not None))
+    if mode == "numpy":
+        if dst.dims is None or src.dims is None:
+            return PartialShape(None)
+        rank = max(len(dst.dims), len(src.dims))
+        one = Dimension.static(1)
+        a = (one,) * (rank - len(dst.dims)) + dst.dims
+        b = (one,) * (rank - len(src.dims)) + src.dims
+        out = [broadcast_merge(x, y) for x, y in zip(a, b, strict=True)]
+        if any(d is None for d in out):
+            raise ShapeInferenceError("Argument shapes are inconsistent.")
+        return PartialShape(tuple(d for d in out if d is not None))
+    if mode == "pdpd":
+        if dst.dims is None or src.dims is None:
+            return PartialShape(None)
+        dst_rank, src_rank = len(dst.dims), len(src.dims)
+        if src_rank > dst_rank or axis < -1:
+            raise ShapeInferenceError("Argument shapes are inconsistent.")
+        start = dst_rank - src_rank if axis == -1 else axis
+        if src_rank + start > dst_rank:
+            raise ShapeInferenceError("Argument shapes are inconsistent.")
+        dims = list(dst.dims)
+        for i, s in enumerate(src.dims):
+            d = dims[start + i]
+            if d.is_static and s.is_static and s.lo > d.lo:
+                raise ShapeInferenceError("Argument shapes are inconsistent.")
+            bm = broadcast_merge(d, s)
+            if bm is None:
+                raise ShapeInferenceError("Argument shapes are inconsistent.")
+            dims[start + i] = bm
+        return PartialShape(tuple(dims))
+    raise ShapeInferenceError(f"Unsupported auto broadcast specification: {mode!r}")
+
+
+def _mode(layer: Layer) -> tuple[str, int]:
+    mode = str_attr(layer, "auto_broadcast", "numpy")
+    return ("none" if mode == "explicit" else mode), int_attr(layer, "axis", -1)
+
+
+class Binary(ShapeRule):
+    """An elementwise binary op: arithmetic (the inputs' type), comparison and logical (boolean)."""
+
+    def __init__(self, type: str, version: str, opsets: range, *, boolean_output: bool = False) -> None:
+        self.type = type
+        self.version = version
+        self.opsets = opsets
+        self.boolean_output = boolean_output
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        if len(inputs) != 2:
+            raise ShapeInferenceError(f"{self.type} takes 2 inputs; this layer has {len(inputs)}")
+        mode, axis = _mode(ctx.layer)
+        return [broadcast_shapes(inputs[0], inputs[1], mode, axis)]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        if self.boolean_output:
+            return [BOOLEAN for _ in layer.outputs]
+        return super().types(layer, inputs)
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        folded = super().fold(ctx)
+        if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
+            return folded
+        layer = ctx.layer
+        a, b = (const_tensor(ctx.value(i)) for i in range(2))
+        fn = ARITHMETIC.get(self.type)
+        if self.type == "Divide":
+            python_div = str_attr(layer, "m_pythondiv", "true") in ("true", "1")
+            fn = _floor_div if python_div else _trunc_div
+        etype = ctx.input(0).element_type
+        if a is None or b is None or fn is None or etype is None or not etype.is_integral:
+            return folded
+        try:
+            result = broadcast_values(a, b, fn)
+        except ZeroDivisionError:
+            return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} divides by zero")
+        if result is None:
+            return folded
+        return ValueInfo("const", result[0], shape=result[1])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.type!r}, {self.version!r})"
+
+
+class Select1(ShapeRule):
+    """Select (cond, then, else): ``select_shape_infer``; the output has the type of ``then``."""
+
+    type = "Select"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        if len(inputs) != 3:
+            raise ShapeInferenceError(f"Select takes 3 inputs; this layer has {len(inputs)}")
+        cond, then, other = inputs
+        mode, axis = _mode(ctx.layer)
+        if mode == "pdpd":
+            out = broadcast_shapes(then, other, mode, axis)
+            return [broadcast_shapes(out, cond, mode, axis)]
+        out = broadcast_shapes(other, then, mode, axis)
+        return [broadcast_shapes(out, cond, mode, axis)]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        then = inputs[1].element_type if len(inputs) > 1 else None
+        return [then if then is not None else port.precision for port in layer.outputs]

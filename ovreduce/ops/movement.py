@@ -1,0 +1,569 @@
+"""Data movement ops, whose shapes read their inputs' values: Reshape, Transpose, Concat, Squeeze, Unsqueeze,
+Gather, Split, VariadicSplit, Tile, Broadcast; and ShapeOf and Range, where shapes become values.
+
+Written after OpenVINO's ``<op>_shape_inference.hpp``. A value a rule needs that is not constant leaves
+what OpenVINO infers without it: the rank when it is known, every dim dynamic. Values fold through
+Reshape, Squeeze, Unsqueeze, Concat, Gather, ShapeOf and Range (a value keeps its own shape), so that
+axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant wherever OpenVINO knows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ovreduce.errors import ShapeInferenceError
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
+from ovreduce.ir.model import Layer
+from ovreduce.ops.base import LayerContext, PortState, ValueInfo
+from ovreduce.ops.elementwise import broadcast_shapes
+from ovreduce.ops.rules import ShapeRule, Tensor, const_tensor, int_attr, normalize_axis, str_attr
+from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, dim_sub, merge
+
+__all__ = [
+    "Broadcast",
+    "Concat0",
+    "Gather",
+    "Range4",
+    "Reshape1",
+    "ShapeOf",
+    "Split1",
+    "Squeeze",
+    "Tile0",
+    "Transpose1",
+    "Unsqueeze0",
+    "VariadicSplit1",
+]
+
+
+def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
+    """Input ``index``'s constant value, as int64 (u64 wraps); None when it is not constant."""
+    if index >= len(ctx.layer.inputs):
+        return None
+    info = ctx.value(index)
+    if info.kind != "const" or info.values is None:
+        return None
+    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
+
+
+def _length(shape: PartialShape) -> int | None:
+    """The element count of a 1-D (or scalar) value's shape when static."""
+    if shape.dims is None or len(shape.dims) > 1:
+        return None
+    if not shape.dims:
+        return 1
+    return shape.dims[0].lo if shape.dims[0].is_static else None
+
+
+class _ValueShaped(ShapeRule):
+    """A rule whose output 0 holds values computed from its inputs' values (:meth:`fold_tensor`)."""
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        folded = super().fold(ctx)
+        if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
+            return folded
+        tensors = [const_tensor(ctx.value(i)) for i in range(len(ctx.layer.inputs))]
+        if any(t is None for t in tensors):
+            return folded
+        out = self.infer(ctx)
+        shape = out[0].shape if out else None
+        if shape is None or not shape.is_static:
+            return folded
+        result = self.fold_tensor(ctx, [t for t in tensors if t is not None], tuple(shape.to_list()))
+        return folded if result is None else ValueInfo("const", result, shape=tuple(shape.to_list()))
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        """The output's flat values; by default input 0's values in the output's shape."""
+        return inputs[0][0]
+
+
+# -- Reshape, Squeeze, Unsqueeze --------------------------------------------------------------------------
+class Reshape1(_ValueShaped):
+    """Reshape-1: ``special_zero`` (0 copies the input dim), one -1 (inferred from the element count)."""
+
+    type = "Reshape"
+    version = "opset1"
+    boolean_attributes = ("special_zero",)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data, target_shape = inputs[0], inputs[1]
+        if target_shape.rank is not None and target_shape.rank > 1:
+            raise ShapeInferenceError(f"Pattern shape must have rank 1 or be empty, got {target_shape}")
+        target = _value(ctx, 1)
+        if target is None:
+            count = _length(target_shape)
+            return [PartialShape.dynamic(count)]
+        special_zero = str_attr(ctx.layer, "special_zero", "false") in ("true", "1")
+        out: list[Dimension | None] = []
+        if target.count(-1) > 1:
+            raise ShapeInferenceError("More than one dimension has size of -1 (-1)")
+        for i, v in enumerate(target):
+            if v == -1:
+                out.append(None)
+            elif v == 0 and special_zero:
+                if data.dims is None:
+                    out.append(Dimension.dynamic())
+                elif i >= len(data.dims):
+                    raise ShapeInferenceError(f"'0' dimension is out of range (axis {i} of input shape {data})")
+                else:
+                    out.append(data.dims[i])
+            elif v < -1:
+                raise ShapeInferenceError("Dim size cannot be less than -1")
+            else:
+                out.append(Dimension.static(v))
+        if None in out:
+            # dims copied by special_zero cancel out of both products (as OpenVINO's reshape does)
+            copied = {i for i, v in enumerate(target) if v == 0 and special_zero}
+            rest_in = (
+                PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in copied))
+                if data.dims is not None
+                else data
+            )
+            others = [d for i, d in enumerate(out) if d is not None and i not in copied]
+            out[out.index(None)] = self._minus_one(rest_in, others)
+        elif data.is_static and all(d is not None and d.is_static for d in out):
+            n_in = _product_static(data.to_list())
+            n_out = _product_static([d.lo for d in out if d is not None])
+            if n_in != n_out:
+                raise ShapeInferenceError(
+                    f"Requested output shape {PartialShape(tuple(d for d in out if d is not None))} is incompatible "
+                    f"with input shape {data}"
+                )
+        return [PartialShape(tuple(d for d in out if d is not None))]
+
+    @staticmethod
+    def _minus_one(data: PartialShape, others: list[Dimension]) -> Dimension:
+        if data.dims is None:
+            return Dimension.dynamic()
+        product = Dimension.static(1)
+        for d in data.dims:
+            product = dim_mul(product, d)
+        known = Dimension.static(1)
+        for d in others:
+            known = dim_mul(known, d)
+        if not known.is_static:
+            return Dimension.dynamic()
+        if known.lo == 0:
+            if product.is_static and product.lo != 0:
+                raise ShapeInferenceError(
+                    "Cannot infer '-1' dimension with zero-size output dimension unless at least one input "
+                    "dimension is also zero-size"
+                )
+            return Dimension.dynamic()
+        if product.is_static:
+            if product.lo % known.lo:
+                raise ShapeInferenceError("Non-'-1' output dimensions do not evenly divide the input dimensions")
+            return Dimension.static(product.lo // known.lo)
+        div = dim_div(product, known.lo)
+        return div if div is not None else Dimension.dynamic()
+
+
+def _product_static(values: Sequence[int]) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+class Squeeze(_ValueShaped):
+    """Squeeze-0 / Squeeze-15: removes the given axes (or every dim of size 1)."""
+
+    type = "Squeeze"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data = inputs[0]
+        if len(inputs) < 2:
+            if data.dims is None:
+                return [data]
+            if any(not d.is_static and d.contains(Dimension.static(1)) for d in data.dims):
+                return [PartialShape(None)]
+            return [PartialShape(tuple(d for d in data.dims if d != Dimension.static(1)))]
+        axes = _value(ctx, 1)
+        if axes is None or data.dims is None:
+            return [PartialShape(None)]
+        rank = len(data.dims)
+        drop = {normalize_axis(a, rank) for a in axes}
+        out = []
+        for i, d in enumerate(data.dims):
+            if i not in drop:
+                out.append(d)
+            elif (d.is_static and d.lo != 1) or (not d.is_static and not d.contains(Dimension.static(1))):
+                raise ShapeInferenceError("provided axis value is invalid. Only axes of size 1 may be removed.")
+        return [PartialShape(tuple(out))]
+
+
+class Unsqueeze0(_ValueShaped):
+    type = "Unsqueeze"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data = inputs[0]
+        axes = _value(ctx, 1)
+        if data.dims is None:
+            return [data]
+        if axes is None:
+            return [PartialShape(None)]
+        rank = len(data.dims) + len(set(axes))
+        insert = {normalize_axis(a, rank) for a in axes}
+        rank = len(data.dims) + len(insert)
+        rest = iter(data.dims)
+        return [PartialShape(tuple(Dimension.static(1) if i in insert else next(rest) for i in range(rank)))]
+
+
+# -- Transpose, Concat, Gather ----------------------------------------------------------------------------
+class Transpose1(_ValueShaped):
+    type = "Transpose"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data, order_shape = inputs[0], inputs[1]
+        order = _value(ctx, 1)
+        if data.dims is None:
+            n = _length(order_shape)
+            return [PartialShape.dynamic(n) if n else PartialShape(None)]
+        rank = len(data.dims)
+        if order is None:
+            return [PartialShape.dynamic(rank)]
+        if not order:
+            return [PartialShape(tuple(reversed(data.dims)))]
+        if len(order) != rank or sorted(order) != list(range(rank)):
+            raise ShapeInferenceError(f"Permutation {list(order)} is not valid for input shape {data}")
+        return [PartialShape(tuple(data.dims[i] for i in order))]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        values, shape = inputs[0]
+        if len(shape) <= 1:
+            return values
+        return None
+
+
+class Concat0(_ValueShaped):
+    """Concat-0: the ``axis`` dims add up, the others merge."""
+
+    type = "Concat"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        axis = int_attr(ctx.layer, "axis", 0)
+        out: list[Dimension] | None = None
+        total = Dimension.static(0)
+        for shape in inputs:
+            if shape.dims is None:
+                total = dim_add(total, Dimension.dynamic())
+                continue
+            if not shape.dims:
+                raise ShapeInferenceError(f"Concatenation axis ({axis}) is out of bounds [0, 0] for argument shapes.")
+            a = normalize_axis(axis, len(shape.dims), "Concatenation axis")
+            dims = list(shape.dims)
+            total = dim_add(total, dims[a])
+            if out is None:
+                out = dims
+                continue
+            if len(out) != len(dims):
+                raise ShapeInferenceError("Argument shapes are inconsistent; they must have the same rank.")
+            for i, d in enumerate(dims):
+                if i == a:
+                    continue
+                m = merge(out[i], d)
+                if m is None:
+                    raise ShapeInferenceError(
+                        "Argument shapes are inconsistent; they must have the same rank, and must have equal "
+                        "dimension everywhere except on the concatenation axis"
+                    )
+                out[i] = m
+        if out is None:
+            return [PartialShape(None)]
+        out[normalize_axis(axis, len(out), "Concatenation axis")] = total
+        return [PartialShape(tuple(out))]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        axis = normalize_axis(int_attr(ctx.layer, "axis", 0), len(out_shape))
+        outer = _product_static(out_shape[:axis])
+        chunks = []
+        for values, shape in inputs:
+            inner = _product_static(shape[axis:])
+            chunks.append([values[o * inner : (o + 1) * inner] for o in range(outer)])
+        return tuple(v for o in range(outer) for chunk in chunks for v in chunk[o])
+
+
+class Gather(_ValueShaped):
+    """Gather-1/7/8: data[:axis] + indices[batch_dims:] + data[axis+1:]; ``axis`` a value, ``batch_dims``
+    an attribute (Gather-1 has none)."""
+
+    type = "Gather"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data, indices = inputs[0], inputs[1]
+        axis_value = _value(ctx, 2)
+        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
+        if batch_dims < 0:
+            if indices.dims is None:
+                return [PartialShape(None)]
+            batch_dims += len(indices.dims)
+        if axis_value is None or data.dims is None:
+            if data.dims is not None and indices.dims is not None:
+                return [PartialShape.dynamic(len(data.dims) + len(indices.dims) - 1 - batch_dims)]
+            return [PartialShape(None)]
+        if len(axis_value) != 1:
+            raise ShapeInferenceError("Axis input must be a scalar or a 1-D tensor of one element")
+        axis = normalize_axis(axis_value[0], len(data.dims))
+        if batch_dims > axis:
+            raise ShapeInferenceError(
+                f"The batch_dims {batch_dims} must be less than or equal to the axis value {axis}"
+            )
+        if indices.dims is None:
+            return [PartialShape(None)]
+        batch = list(data.dims[:batch_dims])
+        for i in range(batch_dims):
+            m = merge(batch[i], indices.dims[i])
+            if m is None:
+                raise ShapeInferenceError("Data and indices batch dimensions must match")
+            batch[i] = m
+        out = (*batch, *data.dims[batch_dims:axis], *indices.dims[batch_dims:], *data.dims[axis + 1 :])
+        return [PartialShape(tuple(out))]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        (values, shape), (indices, _), (axis_value, _) = inputs
+        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
+        if batch_dims != 0 or not shape:
+            return None
+        axis = normalize_axis(axis_value[0], len(shape))
+        outer = _product_static(shape[:axis])
+        size = shape[axis]
+        inner = _product_static(shape[axis + 1 :])
+        out: list[int] = []
+        for o in range(outer):
+            for index in indices:
+                i = index + size if index < 0 else index
+                if not 0 <= i < size:
+                    return None
+                start = (o * size + i) * inner
+                out.extend(values[start : start + inner])
+        return tuple(out)
+
+
+# -- Split, VariadicSplit, Tile, Broadcast ------------------------------------------------------------------
+class Split1(ShapeRule):
+    """Split-1: ``num_splits`` equal parts along the axis value."""
+
+    type = "Split"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data = inputs[0]
+        parts = int_attr(ctx.layer, "num_splits", len(ctx.layer.outputs))
+        axis_value = _value(ctx, 1)
+        if data.dims is None:
+            return [data] * parts
+        if axis_value is None:
+            return [PartialShape.dynamic(len(data.dims))] * parts
+        axis = normalize_axis(axis_value[0], len(data.dims))
+        d = data.dims[axis]
+        if d.is_static and d.lo % parts:
+            raise ShapeInferenceError(
+                f"Dimension of data input shape along 'axis': {d.lo} must be evenly divisible by 'num_splits' "
+                f"attribute value: {parts}"
+            )
+        part = dim_div(d, parts) if d.is_static or not d.is_fully_dynamic else Dimension.dynamic()
+        if part is None:
+            part = Dimension.dynamic()
+        dims = list(data.dims)
+        dims[axis] = part
+        return [PartialShape(tuple(dims))] * parts
+
+
+class VariadicSplit1(ShapeRule):
+    """VariadicSplit-1: parts of ``split_lengths`` along ``axis`` (one -1 takes the rest)."""
+
+    type = "VariadicSplit"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data = inputs[0]
+        n = len(ctx.layer.outputs)
+        axis_value, lengths = _value(ctx, 1), _value(ctx, 2)
+        if data.dims is None:
+            return [data] * n
+        if axis_value is None:
+            return [PartialShape.dynamic(len(data.dims))] * n
+        axis = normalize_axis(axis_value[0], len(data.dims))
+        if lengths is None:
+            return [PartialShape.dynamic(len(data.dims))] * n
+        if lengths.count(-1) > 1:
+            raise ShapeInferenceError("Only one split length value can be -1")
+        known = sum(v for v in lengths if v != -1)
+        d = data.dims[axis]
+        if -1 not in lengths and d.is_static and known != d.lo:
+            raise ShapeInferenceError(f"Total length of splits: {known} must match the length of the chosen axis: {d}")
+        out = []
+        for v in lengths:
+            dims = list(data.dims)
+            if v == -1:
+                if d.is_static and known > d.lo:
+                    raise ShapeInferenceError(
+                        f"Total length of splits: {known} must match the length of the chosen axis: {d}"
+                    )
+                dims[axis] = dim_sub(d, Dimension.static(known))
+            else:
+                dims[axis] = Dimension.static(v)
+            out.append(PartialShape(tuple(dims)))
+        return out
+
+
+class Tile0(ShapeRule):
+    type = "Tile"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data, repeats_shape = inputs[0], inputs[1]
+        repeats = _value(ctx, 1)
+        if repeats is None:
+            n = _length(repeats_shape)
+            if data.dims is None or n is None:
+                return [PartialShape(None)]
+            return [PartialShape.dynamic(max(len(data.dims), n))]
+        if data.dims is None:
+            return [PartialShape(None)]
+        if any(r < 0 for r in repeats):
+            raise ShapeInferenceError("Tile repeats must be non-negative")
+        rank = max(len(data.dims), len(repeats))
+        dims = (Dimension.static(1),) * (rank - len(data.dims)) + data.dims
+        reps = (1,) * (rank - len(repeats)) + repeats
+        return [PartialShape(tuple(dim_mul(d, Dimension.static(r)) for d, r in zip(dims, reps, strict=True)))]
+
+
+class Broadcast(ShapeRule):
+    """Broadcast-1/3: ``mode`` numpy (the target shape), bidirectional (numpy rules both ways), explicit
+    (the target shape, data dims placed by ``axes_mapping``)."""
+
+    type = "Broadcast"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data, target_shape = inputs[0], inputs[1]
+        mode = str_attr(ctx.layer, "mode", "numpy")
+        target = _value(ctx, 1)
+        if target is None:
+            n = _length(target_shape)
+            if mode == "bidirectional":
+                if n is None or data.dims is None:
+                    return [PartialShape(None)]
+                return [PartialShape.dynamic(max(n, len(data.dims)))]
+            return [PartialShape.dynamic(n) if n is not None else PartialShape(None)]
+        if any(v < 0 for v in target):
+            raise ShapeInferenceError(f"Broadcast target shape {list(target)} holds a negative dim")
+        target_ps = PartialShape.static(target)
+        if mode == "bidirectional":
+            return [broadcast_shapes(data, target_ps, "numpy")]
+        if mode in ("numpy", "pdpd") and data.dims is not None:
+            if len(data.dims) > len(target):
+                raise ShapeInferenceError(
+                    f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data.dims)}"
+                )
+            for d, t in zip(reversed(data.dims), reversed(target), strict=False):
+                if d.is_static and d.lo not in (1, t):
+                    raise ShapeInferenceError(
+                        f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}"
+                    )
+        return [target_ps]
+
+
+# -- ShapeOf, Range ---------------------------------------------------------------------------------------
+class ShapeOf(ShapeRule):
+    """ShapeOf-1/3: a 1-D tensor of the input's rank; its value is the shape when that is static."""
+
+    type = "ShapeOf"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        rank = inputs[0].rank
+        return [PartialShape((Dimension.dynamic() if rank is None else Dimension.static(rank),))]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        name = "i64" if self.version == "opset1" else str_attr(layer, "output_type", "i64")
+        return [ELEMENT_TYPES.get(name, ELEMENT_TYPES["i64"])]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        layer = ctx.layer
+        state = ctx.input(0)
+        if state.shape is not None and state.shape.is_static:
+            dims = tuple(state.shape.to_list())
+            return ValueInfo("const", dims, shape=(len(dims),))
+        if state.shape is None:
+            return ValueInfo("unresolved", None, state.reason or f"the input of ShapeOf {layer.name!r} is unresolved")
+        return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of the dynamic shape {state.shape}")
+
+
+class Range4(_ValueShaped):
+    """Range-4: ``max(ceil((stop - start) / step), 0)`` elements of ``output_type``."""
+
+    type = "Range"
+    version = "opset4"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        for i, shape in enumerate(inputs[:3]):
+            if (shape.rank is not None and shape.rank > 1) or (shape.rank == 1 and _length(shape) not in (1, None)):
+                raise ShapeInferenceError(f"'{('start', 'stop', 'step')[i]}' input is not a scalar")
+        values = [_value(ctx, i) for i in range(3)]
+        if any(v is None or len(v) != 1 for v in values):
+            return [PartialShape.dynamic(1)]
+        start, stop, step = (v[0] for v in values if v is not None)
+        if step == 0:
+            raise ShapeInferenceError("'step' cannot be zero")
+        count = max(-((start - stop) // step), 0)
+        return [PartialShape.static([count])]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        name = str_attr(layer, "output_type", "")
+        return [ELEMENT_TYPES.get(name, layer.outputs[0].precision if layer.outputs else None)]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        start, step = inputs[0][0][0], inputs[2][0][0]
+        return tuple(start + i * step for i in range(out_shape[0]))

@@ -1,0 +1,313 @@
+"""Neural-network ops: MatMul, Convolution, GroupConvolution, MaxPool, AvgPool, BatchNormInference.
+
+Written after OpenVINO's ``matmul_shape_inference.hpp``, ``convolution_shape_inference(_util).hpp``,
+``group_convolution_shape_inference.hpp``, ``pooling_shape_inference_util.hpp`` and
+``batch_norm_shape_inference.hpp``, with its Dimension arithmetic (:mod:`ovreduce.shapes`): a dynamic or
+interval dim in a spatial axis gives the interval OpenVINO computes, not the declared dim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ovreduce.errors import ShapeInferenceError
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
+from ovreduce.ir.model import Layer
+from ovreduce.ops.base import LayerContext, PortState
+from ovreduce.ops.rules import ShapeRule, ints_attr, str_attr
+from ovreduce.shapes import (
+    Dimension,
+    PartialShape,
+    broadcast_merge,
+    ceil_div,
+    const_dim,
+    dilated,
+    dim_add,
+    dim_div,
+    dim_mul,
+    dim_sub,
+    floor_div,
+    merge,
+)
+
+__all__ = ["AvgPool", "BatchNormInference", "Convolution1", "GroupConvolution1", "MatMul0", "MaxPool"]
+
+_ONE = Dimension.static(1)
+
+
+class MatMul0(ShapeRule):
+    """MatMul-0: ``transpose_a``/``transpose_b`` (ignored for 1-D inputs), batch dims broadcast."""
+
+    type = "MatMul"
+    version = "opset1"
+    boolean_attributes = ("transpose_a", "transpose_b")
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        a, b = inputs[0], inputs[1]
+        if a.dims is None or b.dims is None:
+            return [PartialShape(None)]
+        if not a.dims or not b.dims:
+            raise ShapeInferenceError("Scalar's are not supported as MatMul inputs.")
+        ta = str_attr(ctx.layer, "transpose_a", "false") in ("true", "1")
+        tb = str_attr(ctx.layer, "transpose_b", "false") in ("true", "1")
+        da, db = list(a.dims), list(b.dims)
+        if len(da) == 1:
+            da = [_ONE, da[0]]
+        elif ta:
+            da[-2], da[-1] = da[-1], da[-2]
+        if len(db) == 1:
+            db = [db[0], _ONE]
+        elif tb:
+            db[-2], db[-1] = db[-1], db[-2]
+        if merge(da[-1], db[-2]) is None:
+            raise ShapeInferenceError(
+                f"Incompatible MatMul matrix dimension. First input dimension={da[-1]} at COL_INDEX_DIM={len(da) - 1} "
+                f"doesn't match the second input dimension={db[-2]} at ROW_INDEX_DIM={len(db) - 2}"
+            )
+        rank = max(len(da), len(db))
+        ba = [_ONE] * (rank - len(da)) + da[:-2]
+        bb = [_ONE] * (rank - len(db)) + db[:-2]
+        batch: list[Dimension] = []
+        for x, y in zip(ba, bb, strict=True):
+            d = broadcast_merge(x, y)
+            if d is None:
+                raise ShapeInferenceError(f"Incompatible MatMul batch dimension. Can't merge {x} with {y}.")
+            batch.append(d)
+        out = [*batch]
+        if len(a.dims) > 1:
+            out.append(da[-2])
+        if len(b.dims) > 1:
+            out.append(db[-1])
+        return [PartialShape(tuple(out))]
+
+
+# -- convolutions and pooling ---------------------------------------------------------------------------------
+def _spatial_attrs(layer: Layer, n: int, names: Sequence[str]) -> list[tuple[int, ...]]:
+    out = []
+    for name in names:
+        values = ints_attr(layer, name)
+        if values is None or not values:
+            values = (1,) * n if name in ("strides", "dilations") else (0,) * n
+        if len(values) != n:
+            raise ShapeInferenceError(
+                f"{name.capitalize().replace('_', ' ')} should be defined for all and only spatial dimensions."
+            )
+        out.append(values)
+    return out
+
+
+def _padding(dim: Dimension, kernel: int, dilation: int, stride: int) -> tuple[int, int]:
+    """``dim::padding``: SAME padding of a static dim; (0, 0) for another."""
+    if not dim.is_static:
+        return 0, 0
+    dilated_kernel = dilation * (kernel - 1) + 1 if kernel >= 1 else -1
+    tmp = (dim.lo + stride - 1) // stride
+    total = max(0, (tmp - 1) * stride + dilated_kernel - dim.lo)
+    return total // 2, total - total // 2
+
+
+def _window(
+    data: Dimension, kernel: Dimension, pads: int, dilation: int, stride: int, ceil: bool, what: str
+) -> Dimension:
+    """One output dim of a window op with explicit pads: ``(data + pads - dilated kernel) / stride + 1``."""
+    dim = dim_add(data, const_dim(pads))
+    kd = dilated(kernel, dilation)
+    if dim.is_static and kd.is_static and kd.lo > dim.lo:
+        raise ShapeInferenceError(
+            f"{what} after dilation has size (dim: {kd.lo}) larger than the data shape after padding (dim: {dim.lo})"
+        )
+    diff = dim_sub(dim, kd)
+    return dim_add(ceil_div(diff, stride) if ceil else floor_div(diff, stride), _ONE)
+
+
+class _ConvBase(ShapeRule):
+    filter_prefix = 2  # filter dims before the spatial ones
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def channels(self, data: PartialShape, filters: PartialShape) -> Dimension:
+        raise NotImplementedError
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        data, filters = inputs[0], inputs[1]
+        if data.dims is not None and len(data.dims) not in (3, 4, 5):
+            raise ShapeInferenceError(f"Expected a 3D, 4D or 5D tensor for the input. Got: {data}")
+        if data.dims is not None:
+            n = len(data.dims) - 2
+        elif filters.dims is not None:
+            n = len(filters.dims) - self.filter_prefix
+        else:
+            strides = ints_attr(layer, "strides") or ints_attr(layer, "dilations") or ints_attr(layer, "pads_begin")
+            if not strides:
+                return [PartialShape(None)]
+            n = len(strides)
+        if filters.dims is not None and len(filters.dims) != n + self.filter_prefix:
+            raise ShapeInferenceError(
+                f"Data batch and filters rank do not match (data batch shape: {data}, filters shape: {filters})."
+            )
+        strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
+        if 0 in strides:
+            raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
+        if 0 in dilations:
+            raise ShapeInferenceError(f"Filter dilations has zero dimension(s). {list(dilations)}")
+        d_dims = data.dims if data.dims is not None else PartialShape.dynamic(n + 2).dims
+        f_dims = filters.dims if filters.dims is not None else PartialShape.dynamic(n + self.filter_prefix).dims
+        assert d_dims is not None and f_dims is not None
+        auto_pad = str_attr(layer, "auto_pad", "explicit")
+        out = [d_dims[0], self.channels(data, filters)]
+        for i in range(n):
+            dd, fd = d_dims[2 + i], f_dims[self.filter_prefix + i]
+            if auto_pad in ("same_upper", "same_lower"):
+                out.append(ceil_div(dd, strides[i]))
+                continue
+            pads = 0 if auto_pad == "valid" else pb[i] + pe[i]
+            out.append(_window(dd, fd, pads, dilations[i], strides[i], False, "Kernel"))
+        return [PartialShape(tuple(out))]
+
+
+class Convolution1(_ConvBase):
+    """Convolution-1: data [N, C_in, spatial], filters [C_out, C_in, kernel]."""
+
+    type = "Convolution"
+    version = "opset1"
+
+    def channels(self, data: PartialShape, filters: PartialShape) -> Dimension:
+        if data.dims is not None and filters.dims is not None and not data.dims[1].compatible(filters.dims[1]):
+            raise ShapeInferenceError(
+                f"Data batch channel count ({data.dims[1]}) does not match filter input channel count "
+                f"({filters.dims[1]})."
+            )
+        return filters.dims[0] if filters.dims is not None else Dimension.dynamic()
+
+
+class GroupConvolution1(_ConvBase):
+    """GroupConvolution-1: filters [G, C_out/G, C_in/G, kernel]; output channels G x C_out/G."""
+
+    type = "GroupConvolution"
+    version = "opset1"
+    filter_prefix = 3
+
+    def channels(self, data: PartialShape, filters: PartialShape) -> Dimension:
+        if filters.dims is None:
+            return Dimension.dynamic()
+        groups = filters.dims[0]
+        if data.dims is not None and filters.dims[2].is_static:
+            per_group = filters.dims[2].lo
+            quotient = dim_div(data.dims[1], per_group) if per_group else None
+            merged = merge(groups, quotient) if quotient is not None else None
+            if merged is None:
+                raise ShapeInferenceError(
+                    "Input channels dimension of data batch is incompatible with filter groups or input channels."
+                )
+            groups = merged
+        return dim_mul(groups, filters.dims[1])
+
+
+class _Pool(ShapeRule):
+    """MaxPool / AvgPool: ``kernel``, ``strides``, ``pads_begin``/``pads_end``, ``auto_pad``, ``rounding_type``
+    (and MaxPool-8's ``dilations``); the output keeps N and C."""
+
+    def __init__(self, type: str, version: str, opsets: range, outputs: int = 1) -> None:
+        self.type = type
+        self.version = version
+        self.opsets = opsets
+        self.outputs = outputs
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        data = inputs[0]
+        kernel = ints_attr(layer, "kernel") or ()
+        n = len(kernel)
+        if data.dims is None:
+            shape = PartialShape.dynamic(n + 2) if n else PartialShape(None)
+            return [shape] * self.outputs
+        if len(data.dims) not in (3, 4, 5):
+            raise ShapeInferenceError(f"Expected a 3D, 4D or 5D tensor for the input. Got: {data}")
+        if len(data.dims) - 2 != n:
+            raise ShapeInferenceError(f"Expected kernel size to be equal to input size - 2. Got: {n}")
+        strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
+        auto_pad = str_attr(layer, "auto_pad", "explicit")
+        rounding = str_attr(layer, "rounding_type", "floor")
+        out = [data.dims[0], data.dims[1]]
+        exclude_pad = str_attr(layer, "exclude-pad", "false") in ("true", "1")
+        for i in range(n):
+            dd = data.dims[2 + i]
+            if auto_pad in ("same_upper", "same_lower"):
+                if not dd.is_static:
+                    out.append(Dimension.dynamic())
+                    continue
+                pads = sum(_padding(dd, kernel[i], dilations[i], strides[i]))
+                begin = _padding(dd, kernel[i], dilations[i], strides[i])[0 if auto_pad == "same_upper" else 1]
+            elif auto_pad == "valid":
+                pads, begin = 0, 0
+            else:
+                pads, begin = pb[i] + pe[i], pb[i]
+                if self.type == "AvgPool" and exclude_pad and not (kernel[i] > pb[i] and kernel[i] > pe[i]):
+                    raise ShapeInferenceError(
+                        "Kernel after dilation is sometimes entirely in the padding area for axis "
+                        f"{i} (dim: {kernel[i]}, padding below dim: {pb[i]} and padding above dim: {pe[i]})."
+                    )
+            dim = _window(dd, Dimension.static(kernel[i]), pads, dilations[i], strides[i], rounding != "floor",
+                          "Kernel")  # fmt: skip
+            last_starts_in_padding = dim.is_static and dd.is_static and (dim.lo - 1) * strides[i] >= dd.lo + begin
+            if rounding == "ceil_torch" and last_starts_in_padding:  # pooling v14: drop that window
+                dim = Dimension.static(dim.lo - 1)
+            out.append(dim)
+        shape = PartialShape(tuple(out))
+        return [shape] * self.outputs
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        first = super().types(layer, inputs)
+        if self.outputs == 1:
+            return first[:1]
+        index_type = ELEMENT_TYPES.get(str_attr(layer, "index_element_type", "i64"), ELEMENT_TYPES["i64"])
+        return [first[0], index_type]
+
+
+def MaxPool(version: str, opsets: range) -> _Pool:  # noqa: N802 - a family of registry entries
+    return _Pool("MaxPool", version, opsets, 1 if version == "opset1" else 2)
+
+
+def AvgPool(version: str, opsets: range) -> _Pool:  # noqa: N802
+    return _Pool("AvgPool", version, opsets)
+
+
+class BatchNormInference(ShapeRule):
+    """BatchNormInference: the data shape, its channel dim merged with the 1-D gamma/beta/mean/variance."""
+
+    type = "BatchNormInference"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        self.data_index = 2 if version == "opset1" else 0
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data = inputs[self.data_index]
+        channel = Dimension.dynamic()
+        for i, shape in enumerate(inputs):
+            if i == self.data_index or shape.dims is None:
+                continue
+            if len(shape.dims) != 1:
+                raise ShapeInferenceError(f"Shape for input {i} must be 1D. Got: {shape}")
+            merged = merge(channel, shape.dims[0])
+            if merged is None:
+                raise ShapeInferenceError("Shapes for gamma/beta/mean/variance do not match.")
+            channel = merged
+        if data.dims is None:
+            return [data]
+        if len(data.dims) < 2:
+            raise ShapeInferenceError(f"Input argument must have rank of at least 2 (input argument shape: {data}).")
+        merged = merge(data.dims[1], channel)
+        if merged is None:
+            raise ShapeInferenceError("Input channel dimension does not match shape for gamma/beta/mean/variance.")
+        return [PartialShape((data.dims[0], merged, *data.dims[2:]))]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        src = inputs[self.data_index].element_type if len(inputs) > self.data_index else None
+        return [src if src is not None else port.precision for port in layer.outputs]

@@ -1,0 +1,195 @@
+"""Random op chains between a Parameter and a reduction, built with OpenVINO's Python API, for the shape
+rules' differential test (``test_shape_differential.py``).
+
+A chain is drawn from ``random.Random(seed)`` while it is built: each step picks an op that fits the
+current (static) shape, with random attributes, and OpenVINO's own shape inference decides the rest.
+The reduction at the end takes axes computed from the shape (``Range(1, Rank(ShapeOf(x)))``) or a Const.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import openvino.opset14 as ops14
+
+STEPS = (
+    "relu", "add", "multiply", "select", "conv", "group_conv", "max_pool", "avg_pool", "matmul",
+    "transpose", "reshape_const", "reshape_shapeof", "concat", "split", "variadic_split", "unsqueeze_squeeze",
+    "tile", "softmax", "gather", "broadcast", "batch_norm", "strided_none",
+)  # fmt: skip
+
+
+@dataclass
+class Chain:
+    param: Any  # the chain's Parameter node
+    steps: list[str]
+    channels_fixed: bool  # whether a reshape must keep dim 1 (a convolution reads it)
+    last_fixed: bool = False  # whether a reshape must keep the last dim (a MatMul reads it)
+    frozen: bool = False  # whether a reshape must keep every dim (a Broadcast or Split reads them)
+
+
+def _const(values: Any, dtype: Any = np.float32) -> Any:
+    return ops.constant(np.asarray(values, dtype=dtype))
+
+
+def _shape(node: Any) -> list[int]:
+    return [int(d) for d in node.get_partial_shape().to_shape()]
+
+
+def _step(rng: random.Random, x: Any, chain: Chain) -> Any:
+    shape = _shape(x)
+    rank = len(shape)
+    kind = rng.choice(STEPS)
+    chain.steps.append(kind)
+    if kind in ("matmul", "gather", "variadic_split", "concat", "select", "add", "multiply", "tile"):
+        chain.last_fixed = True
+    if kind in ("broadcast", "split", "transpose", "reshape_const", "reshape_shapeof", "unsqueeze_squeeze"):
+        chain.frozen = True  # later steps drew their attributes from this step's dims
+    if kind == "relu":
+        return ops.relu(x)
+    if kind in ("add", "multiply"):
+        other = [1 for d in shape[rng.randint(0, rank) : -1]] + ([shape[-1]] if rank and rng.random() < 0.5 else [])
+        fn = ops.add if kind == "add" else ops.multiply
+        c = _const(np.ones(other))
+        return fn(x, c) if rng.random() < 0.5 else fn(c, x)
+    if kind == "select":
+        cond = ops.constant(np.ones([1 for _ in shape[-2:-1]] + shape[-1:], dtype=bool))
+        return ops.select(cond, x, _const(np.zeros([1])))
+    if kind == "softmax":
+        return ops.softmax(x, rng.randint(-rank, rank - 1))
+    if kind == "transpose":
+        order = list(range(rank))
+        rng.shuffle(order)
+        return ops.transpose(x, _const(order, np.int64))
+    if kind == "reshape_const":
+        if rank < 2:
+            return ops.relu(x)
+        target = [0] * (rank - 2) + [-1]
+        return ops.reshape(x, _const(target, np.int64), special_zero=True)
+    if kind == "reshape_shapeof":
+        if rank < 2:
+            return ops.relu(x)
+        head = ops.gather(ops.shape_of(x), _const([0], np.int64), _const(0, np.int64))
+        return ops.reshape(x, ops.concat([head, _const([-1], np.int64)], 0), special_zero=False)
+    if kind == "concat":
+        return ops.concat([x, x], rng.randint(-rank, rank - 1)) if rank else ops.relu(x)
+    if kind == "split":
+        axis = rng.randrange(rank) if rank else 0
+        parts = shape[axis] if rank and shape[axis] in (1, 2, 3) else 1
+        return ops.split(x, _const(axis, np.int64), parts).output(0) if rank else ops.relu(x)
+    if kind == "variadic_split":
+        if not rank or shape[-1] < 2:
+            return ops.relu(x)
+        lengths = [1, -1]
+        return ops.variadic_split(x, _const(-1, np.int64), _const(lengths, np.int64)).output(1)
+    if kind == "unsqueeze_squeeze":
+        axis = rng.randint(-rank - 1, rank)
+        y = ops.unsqueeze(x, _const([axis], np.int64))
+        return ops.squeeze(y, _const([axis], np.int64)) if rng.random() < 0.5 else y
+    if kind == "tile":
+        return ops.tile(x, _const([rng.randint(1, 3) for _ in range(rng.randint(1, rank + 1))], np.int64))
+    if kind == "gather":
+        if not rank or shape[-1] < 1:
+            return ops.relu(x)
+        indices = [rng.randrange(shape[-1]) for _ in range(rng.randint(1, 3))]
+        return ops.gather(x, _const(indices, np.int64), _const(-1, np.int64))
+    if kind == "broadcast":
+        target = [rng.randint(1, 3), *shape]
+        return ops.broadcast(x, _const(target, np.int64))
+    if kind == "matmul":
+        if rank < 1:
+            return ops.relu(x)
+        transpose_b = rng.random() < 0.5
+        k, n = shape[-1], rng.randint(1, 4)
+        w = _const(np.ones([n, k] if transpose_b else [k, n]))
+        return ops.matmul(x, w, False, transpose_b)
+    if rank != 4 or shape[1] < 1:
+        chain.steps[-1] = "relu"
+        return ops.relu(x)
+    c = shape[1]
+    if kind == "batch_norm":
+        chain.channels_fixed = True
+        ones = _const(np.ones([c]))
+        return ops.batch_norm_inference(x, ones, ones, ones, ones, 1e-5)
+    auto_pad = rng.choice(["explicit", "explicit", "valid", "same_upper", "same_lower"])
+    k = [rng.randint(1, 3) for _ in range(2)]
+    strides = [rng.randint(1, 3) for _ in range(2)]
+    dil = [rng.randint(1, 2) for _ in range(2)]
+    pb = [rng.randint(0, 2) for _ in range(2)]
+    pe = [rng.randint(0, 2) for _ in range(2)]
+    if kind in ("max_pool", "avg_pool", "strided_none"):
+        if any((shape[2 + i] + pb[i] + pe[i]) < (k[i] - 1) * dil[i] + 1 for i in range(2)):
+            chain.steps[-1] = "relu"
+            return ops.relu(x)
+        rounding = rng.choice(["floor", "ceil"])
+        if kind == "avg_pool":
+            return ops14.avg_pool(x, strides, pb, pe, k, rng.random() < 0.5, rounding, auto_pad)
+        return ops.max_pool(x, strides, dil, pb, pe, k, rounding, auto_pad).output(0)
+    chain.channels_fixed = True
+    if any((shape[2 + i] + pb[i] + pe[i]) < (k[i] - 1) * dil[i] + 1 for i in range(2)):
+        chain.steps[-1] = "relu"
+        return ops.relu(x)
+    if kind == "group_conv":
+        groups = c
+        w = _const(np.ones([groups, rng.randint(1, 2), 1, *k]))
+        return ops.group_convolution(x, w, strides, pb, pe, dil, auto_pad)
+    w = _const(np.ones([rng.randint(1, 4), c, *k]))
+    return ops.convolution(x, w, strides, pb, pe, dil, auto_pad)
+
+
+def build_chain(rng: random.Random, name: str) -> tuple[Chain, Any]:
+    """One chain: its Parameter, the steps taken, and the reduction at its end."""
+    shape = [rng.randint(1, 3), rng.randint(1, 4), rng.randint(4, 12), rng.randint(4, 12)]
+    param = ops.parameter(shape, ov.Type.f32, name=name)
+    chain = Chain(param, [], False)
+    x = param.output(0)
+    for _ in range(rng.randint(1, 5)):
+        try:
+            x = _step(rng, x, chain)
+        except RuntimeError:  # OpenVINO refuses the attributes drawn: a Relu instead
+            chain.steps[-1] = "relu"
+            x = ops.relu(x)
+        if hasattr(x, "output"):
+            x = x.output(0)
+    rank = len(x.get_partial_shape())
+    if rank and rng.random() < 0.6:
+        # axes from the shape: Range(1 or 0, Rank(x)), Rank = Squeeze(ShapeOf(ShapeOf(x)))
+        r = ops.squeeze(ops.shape_of(ops.shape_of(x)), _const([0], np.int64))
+        axes = ops.range(_const(rng.randint(0, 1) if rank > 1 else 0, np.int64), r, _const(1, np.int64), "i64")
+    else:
+        axes = _const(list(range(rank))[:1] or [], np.int64)
+    return chain, ops.reduce_mean(x, axes, rng.random() < 0.5)
+
+
+def build_model(seed: int, count: int) -> tuple[Any, list[Chain]]:
+    """``count`` independent chains side by side in one model."""
+    rng = random.Random(seed)
+    chains, results = [], []
+    for i in range(count):
+        chain, out = build_chain(rng, f"x{seed}_{i}")
+        chains.append(chain)
+        results.append(ops.result(out))
+    return ov.Model(results, [c.param for c in chains], f"chains{seed}"), chains
+
+
+def new_shape(rng: random.Random, shape: list[int], chain: Chain) -> str:
+    """A random new input shape of the same rank, in OpenVINO syntax: static, dynamic or interval dims."""
+    dims = []
+    for i, d in enumerate(shape):
+        if chain.frozen or (i == 1 and chain.channels_fixed) or (i == len(shape) - 1 and chain.last_fixed):
+            dims.append(str(d))
+            continue
+        roll = rng.random()
+        if roll < 0.5:
+            dims.append(str(rng.randint(d, d + 9) if i >= 2 else rng.randint(1, 4)))
+        elif roll < 0.75:
+            dims.append("?")
+        else:
+            lo = rng.randint(1, 8) if i < 2 else rng.randint(d, d + 4)
+            dims.append(rng.choice([f"{lo}..{lo + rng.randint(0, 20)}", f"{lo}.."]))
+    return "[" + ",".join(dims) + "]"
