@@ -105,16 +105,7 @@ def test_reshape_is_compatible_with_openvino(model_id: str) -> None:
     "model_id",
     [
         "melspectrogram_tflite",
-        pytest.param(
-            "ppocr_rec_paddle",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="under --reshape ovreduce reaches these ReduceMean through Convolution, BatchNorm and "
-                "HSwish, which it has no native shape rule for: it uses their declared (file) dims and gets "
-                "[-1,256,1,1] where OpenVINO infers [2,256,1,1] (reported as native-inference-differs); "
-                "native rules for those ops are being added",
-            ),
-        ),
+        "ppocr_rec_paddle",
     ],
 )
 def test_reshape_agrees_with_openvino(model_id: str) -> None:
