@@ -47,6 +47,7 @@ from ovreduce.ops.reduce import (
     ReduceSum_1,
     ReductionOp,
 )
+from ovreduce.ops.subgraph import If8, Loop5, TensorIterator0
 
 __all__ = [
     "OpKey",
@@ -94,6 +95,10 @@ _BUILTIN = _table(
     Squeeze15(),
     Unsqueeze0(),
     Concat0(),
+    # sub-graph ops: their bodies walked with the shapes their inputs give
+    If8(),
+    Loop5(),
+    TensorIterator0(),
     # shape-preserving unary ops (MVN with its boolean attributes)
     *(ShapePreserving(t, _MVN if t == "MVN" else ()) for t in sorted(UNARY_SHAPE_PRESERVING)),
     # ops known for their boolean attributes (OpenVINO reads anything but true/false/1/0 as the default)
