@@ -14,11 +14,16 @@ Small values (axes, shapes) are constant when they come from a Const, or from a 
 possibly through ops that fold values (Convert, Reshape, Squeeze, Unsqueeze, Concat, Gather, Range,
 integer arithmetic); they are runtime values when a Parameter feeds them; a constant subgraph this module
 cannot fold leaves them unresolved.
+
+Sub-graph bodies (``If``, ``Loop``, ``TensorIterator``) are graphs of their own: the container's rule
+(:mod:`ovreduce.ops.subgraph`) runs a child engine per body with the body Parameters' states taken from the
+outer inputs (:meth:`_Context.run_body`); a body no rule ran is still walked, its Parameters keeping their
+own declarations, and :attr:`ShapeEngine.body_notes` says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Literal
 
 from ovreduce.errors import InputError
@@ -44,14 +49,24 @@ class ShapeEngine:
     Args:
         model: the parsed IR.
         reshape: Parameter name (layer name or a tensor name of its output) -> new shape.
+        parameters: Parameter layer id -> its state, for a body whose Parameters its container feeds.
 
     Raises:
         InputError: a reshape names no Parameter.
     """
 
-    def __init__(self, model: IRModel, reshape: Mapping[str, PartialShape] | None = None) -> None:
+    def __init__(
+        self,
+        model: IRModel,
+        reshape: Mapping[str, PartialShape] | None = None,
+        *,
+        parameters: Mapping[str, PortState] | None = None,
+    ) -> None:
         self.model = model
         self.reshape = self._match_reshape(reshape or {})
+        self._given = dict(parameters or {})
+        self._bodies: dict[tuple[str, str], ShapeEngine] = {}  # (container layer id, role) -> its body's engine
+        self.body_notes: dict[tuple[str, str], str] = {}  # why a body's Parameters keep their own declarations
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
@@ -78,6 +93,33 @@ class ShapeEngine:
         assert ref is not None
         return self._axes(ref, set())
 
+    def result_state(self, layer_id: str) -> PortState:
+        """The state reaching (body) Result ``layer_id``."""
+        return self.input_state(self.model.layer(layer_id), 0)
+
+    def result_value(self, layer_id: str) -> ValueInfo:
+        """The small constant value reaching (body) Result ``layer_id``."""
+        ref = self.model.producer(layer_id, self.model.layer(layer_id).inputs[0].id)
+        assert ref is not None
+        return self._axes(ref, set())
+
+    def body_engines(self) -> Iterator[tuple[str, ShapeEngine]]:
+        """The engine of every body, by ids path (``"12/then"``), nested ones after their container's."""
+        for (layer_id, role), child in self._bodies.items():
+            path = f"{layer_id}/{role}"
+            yield path, child
+            for sub, grandchild in child.body_engines():
+                yield f"{path}/{sub}", grandchild
+
+    def body_engine(self, body_path: str | None) -> ShapeEngine:
+        """The engine of the body at an ids path (None: this one); KeyError when there is none."""
+        engine = self
+        if body_path is not None:
+            parts = body_path.split("/")
+            for layer_id, role in zip(parts[::2], parts[1::2], strict=True):
+                engine = engine._bodies[(layer_id, role)]
+        return engine
+
     # -- propagation -------------------------------------------------------------------------------------
     def _match_reshape(self, reshape: Mapping[str, PartialShape]) -> dict[str, PartialShape]:
         params = [layer for layer in self.model.layers if layer.type == "Parameter"]
@@ -98,7 +140,11 @@ class ShapeEngine:
     def _run(self) -> None:
         states = self._states
         declares_dims: dict[tuple[str, str], bool] = {}  # per (type, version): no rule of its own
+        given = self._given
         for layer in self.model.layers:
+            if given and layer.id in given:
+                states[(layer.id, layer.outputs[0].id)] = given[layer.id]
+                continue
             kind = (layer.type, layer.version)
             if declares_dims.get(kind):
                 self._declare(layer, layer.outputs)
@@ -119,13 +165,22 @@ class ShapeEngine:
             for port, state in zip(layer.outputs, outs, strict=False):
                 states[(layer.id, port.id)] = state
             self._declare(layer, layer.outputs[len(outs) :])
+        for layer in self.model.layers:
+            for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
+                if (layer.id, body.role) not in self._bodies:
+                    self.body_notes.setdefault(
+                        (layer.id, body.role),
+                        f"ovreduce has no rule for the bodies of {layer.type} layers: the body's Parameters keep "
+                        f"their own declared shapes",
+                    )
+                    self._bodies[(layer.id, body.role)] = ShapeEngine(body.graph)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
         """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs:
         then those dims are stale, and the ports are unresolved (saying which op has no rule)."""
         if not ports:
             return
-        if self.reshape and self._inputs_changed(layer):
+        if (self.reshape or self._given) and self._inputs_changed(layer):
             reason = f"no native shape rule for {layer.type} ({layer.name})"
             for port in ports:
                 self._states[(layer.id, port.id)] = PortState(None, port.precision, "unresolved", reason)
@@ -197,3 +252,15 @@ class _Context:
     def input_values(self) -> list[ValueInfo]:
         model = self._engine.model
         return [self._engine._axes(p, self._visiting) for p in model.input_producers(self.layer) if p is not None]
+
+    def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:
+        """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
+        body = self.layer.body(role)
+        assert body is not None
+        child = ShapeEngine(body.graph, parameters=parameters)
+        self._engine._bodies[(self.layer.id, role)] = child
+        return child
+
+    def skip_body(self, role: str, reason: str) -> None:
+        """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""
+        self._engine.body_notes[(self.layer.id, role)] = reason

@@ -173,6 +173,7 @@ class Finding(JsonDocument):
     port: str | None
     line: int | None  # the layer's line in the XML
     message: str
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +198,7 @@ class ReductionCheck(JsonDocument):
     openvino_checked: bool = False  # the model was also read by OpenVINO (engine "openvino")
     openvino_output_shape: JsonShape = None  # OpenVINO's shape (null: not matched, or a dynamic rank)
     openvino_output_resolved: bool = False  # OpenVINO's model has this layer, so openvino_output_shape is its shape
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +212,7 @@ class ModelCheck(JsonDocument):
     error: ErrorInfo | None
     findings: tuple[Finding, ...]
     reductions: tuple[ReductionCheck, ...]
+    notes: tuple[str, ...] = ()  # what could not be analysed (a sub-graph body its layer's inputs do not feed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +269,7 @@ class LayerView(JsonDocument):
     outputs: tuple[PortView, ...]
     findings: tuple[Finding, ...]
     reduction: ReductionCheck | None = None
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +337,7 @@ class RunDocument(JsonDocument):
     comparisons: tuple[Comparison, ...]
     notes: tuple[str, ...]
     schema: Literal["ovreduce.run/v1"] = "ovreduce.run/v1"
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
 
 
 # -- audit ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,10 @@
 The public entry points are :func:`layer_spec` (what defines the layer), :func:`prepare_inputs` (given or
 seeded inputs, checked against the layer) and :func:`run_layer`, which returns a :class:`RunReport`
 (the ``ovreduce.run/v1`` document, and the output arrays).
+
+A reduction inside a sub-graph body runs standalone like any other, addressed by its path
+(:data:`ovreduce.ir.model.PATH_GRAMMAR`, e.g. ``12/then/110``); its inputs are one body execution's (a Loop
+body's sliced input is one slice).
 """
 
 from __future__ import annotations
@@ -33,31 +37,33 @@ BACKEND_NAMES = ("numpy", "openvino")
 
 
 def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> LayerSpec:
-    """The :class:`LayerSpec` of reduction layer ``key`` (id or name).
+    """The :class:`LayerSpec` of reduction layer ``key`` (id, name, or path into a sub-graph body).
 
     Raises:
         NotFoundError: no such layer.
         InputError: it is not a reduction, or its shape or types cannot be resolved or are not executable.
     """
-    layer = model.find_layer(key)
-    engine = engine or ShapeEngine(model)
+    ref = model.locate(key)
+    layer = ref.layer
+    where = layer.where if ref.body_path is None else f"{layer.where} in body {ref.body_path}"
+    engine = (engine or ShapeEngine(model)).body_engine(ref.body_path)
     try:
         info = engine.reduction(layer.id)
     except KeyError:
         raise InputError(
-            f"{layer.where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
+            f"{where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
             f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
         ) from None
     if info.error is not None:
-        raise InputError(f"{layer.where} is invalid: {info.error}")
+        raise InputError(f"{where} is invalid: {info.error}")
     data_type = info.data.element_type
     axes_type = info.axes_state.element_type
     if data_type is None or data_type.kind == "dynamic":
-        raise InputError(f"{layer.where}: the element type of its data input is not known")
+        raise InputError(f"{where}: the element type of its data input is not known")
     if axes_type is None or axes_type.kind == "dynamic":
-        raise InputError(f"{layer.where}: the element type of its axes input is not known")
+        raise InputError(f"{where}: the element type of its axes input is not known")
     if info.axes.kind == "unresolved":
-        raise InputError(f"{layer.where}: its axes cannot be resolved: {info.axes.reason}")
+        raise InputError(f"{where}: its axes cannot be resolved: {info.axes.reason}")
     axes_shape = info.axes_state.shape
     if axes_shape is None:
         axes_shape = (
@@ -96,17 +102,20 @@ def prepare_inputs(
     shapes: Mapping[str, PartialShape] | None = None,
     seed: int = 0,
     max_elements: int | None = None,
+    body_path: str | None = None,
 ) -> tuple[list[npt.NDArray[Any]], list[str]]:
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
 
     ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``) or by the name of the Parameter
-    feeding the port. Returns the arrays and notes (casts, dynamic dims chosen).
+    feeding the port. ``body_path`` is the ids path of the body holding the layer (None: top level).
+    Returns the arrays and notes (casts, dynamic dims chosen).
 
     Raises:
         InputError: an unknown name, an incompatible array, runtime axes without values, too many elements.
     """
     given = dict(given or {})
     shapes = dict(shapes or {})
+    model = model.graph_at(body_path)
     layer = model.layer(spec.layer_id)
     ports = [(0, spec.data_type, spec.data_shape, "data")]
     if spec.runtime_axes:
@@ -196,6 +205,7 @@ class RunReport:
     comparisons: list[Comparison]
     notes: list[str] = field(default_factory=list)
     requested_precision: str | None = None
+    body_path: str | None = None  # the ids path of the body holding the layer (None: top level)
 
     @property
     def ok(self) -> bool:
@@ -219,6 +229,7 @@ class RunReport:
             results=tuple(self._result(r) for r in self.results),
             comparisons=tuple(self.comparisons),
             notes=tuple(self.notes),
+            body_path=self.body_path,
         )
 
     def _result(self, r: BackendResult) -> BackendRun:
@@ -250,8 +261,10 @@ def run_spec(
     rtol: float | None = None,
     notes: Sequence[str] = (),
     requested_precision: str | None = None,
+    body_path: str | None = None,
 ) -> RunReport:
-    """Run ``spec`` on every backend and compare each with the first that succeeded (the reference)."""
+    """Run ``spec`` on every backend and compare each with the first that succeeded (the reference);
+    ``body_path`` names the body holding the layer in the report."""
     results = [b.infer(spec, inputs) for b in backends]
     comparisons: list[Comparison] = []
     reference = next((r for r in results if r.ok), None)
@@ -273,7 +286,7 @@ def run_spec(
                     rtol=c_rtol,
                 )
             )
-    return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision)
+    return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision, body_path)
 
 
 def run_layer(
@@ -290,17 +303,21 @@ def run_layer(
     rtol: float | None = None,
     max_elements: int | None = None,
 ) -> RunReport:
-    """Execute reduction layer ``key`` (id or name) of ``model`` on ``backends`` and compare them.
+    """Execute reduction layer ``key`` (id, name or body path) of ``model`` on ``backends`` and compare them.
 
     Raises:
         NotFoundError: no such reduction layer.
         InputError: unusable inputs or options.
         DeviceNotAvailableError: the OpenVINO device is not available.
     """
+    body_path = model.locate(key).body_path
     spec = layer_spec(model, key)
     runners = make_backends(backends, device=device, precision=precision)
-    arrays, notes = prepare_inputs(model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements)
-    report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision)
+    arrays, notes = prepare_inputs(
+        model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements, body_path=body_path
+    )
+    report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision,
+                      body_path=body_path)  # fmt: skip
     if max_elements is not None:
         for r in report.results:
             if r.output is not None:

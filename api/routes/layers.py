@@ -4,6 +4,9 @@
 The rule for ``/run``: a path that ends in ``/run`` is always a run (POST only; other methods are 405), and
 everything between ``layers/`` and that last ``/run`` is the layer. So a layer literally named ``x/run`` is
 run by ``POST .../layers/x/run/run``, and shown by its id (``GET .../layers/x/run`` is the run of ``x``).
+
+A layer inside a sub-graph body is addressed by its path (``12/then/110`` by ids, ``If_12/then/ReduceMean_110``
+by names; :data:`ovreduce.ir.model.PATH_GRAMMAR`), and its documents carry ``body_path``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ class LayerConvertor(Convertor[str]):
 
 register_url_convertor("layer", LayerConvertor())
 router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
-_IDENTITY = ("layer_id", "layer_name", "type", "version", "line")
+_IDENTITY = ("layer_id", "layer_name", "type", "version", "line", "body_path")
 
 
 def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
@@ -60,8 +63,8 @@ def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
 
 def _layer(catalog: Catalog, mid: str, key: str) -> LayerDetail:
     loaded = catalog.load(mid)
-    layer = loaded.model.find_layer(key)
-    view = next(v for v in loaded.inspected().layers if v.layer_id == layer.id)
+    ref = loaded.model.locate(key)
+    view = next(v for v in loaded.inspected().layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
     return LayerDetail(**fields_of(view), id=mid)
 
 
@@ -80,14 +83,15 @@ def _run(services: Services, mid: str, key: str, req: RunRequest) -> bytes:
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
         spec = loaded.spec(key)
+        body_path = loaded.model.locate(key).body_path
         runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=services.layer_cache)
         given = given_tensors(req.inputs, settings.max_elements)
         arrays, notes = prepare_inputs(
             loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
-            max_elements=settings.max_elements,
+            max_elements=settings.max_elements, body_path=body_path,
         )  # fmt: skip
         report = run_spec(spec, arrays, runners, atol=req.atol, rtol=req.rtol, notes=notes,
-                          requested_precision=req.precision)  # fmt: skip
+                          requested_precision=req.precision, body_path=body_path)  # fmt: skip
         outputs = report.outputs
         for name, array in outputs.items():
             if array.size > settings.max_output_elements:

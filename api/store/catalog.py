@@ -61,7 +61,7 @@ class LoadedModel:
         self._lock = threading.Lock()
 
     def spec(self, key: str) -> LayerSpec:
-        """The run spec of reduction ``key`` (id or name), computed once."""
+        """The run spec of reduction ``key`` (id, name or path into a body), computed once."""
         found = self._specs.get(key)
         if found is None:
             found = layer_spec(self.model, key, self.engine)

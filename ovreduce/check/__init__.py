@@ -5,11 +5,18 @@
 * :mod:`~ovreduce.check.reductions`: each reduction's declared against inferred output shape;
 * :mod:`~ovreduce.check.openvino`: the same model as OpenVINO reads it (engine ``"openvino"``);
 * :mod:`~ovreduce.check.inspect`: the ``ovreduce.inspect/v1`` view of layers.
+
+The layers of sub-graph bodies (``If``, ``Loop``, ``TensorIterator``, nested to any depth) are checked as
+top-level layers are, with the shapes their container feeds them; their findings and reductions carry the
+ids path of their body in ``body_path``. A body its layer's inputs do not feed (no rule for the layer's type, a
+port map ovreduce cannot follow) is still checked, on its own declared Parameter shapes, and a note in the
+model's ``notes`` says so. The OpenVINO engine compares top-level layers only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +30,7 @@ from ovreduce.ir.parser import ParseLimits, load_ir
 from ovreduce.reports import CheckDocument, ErrorInfo, Finding, ModelCheck, ReductionCheck
 from ovreduce.shapes import PartialShape
 
-__all__ = ["check_document", "check_model", "check_paths", "unreadable"]
+__all__ = ["body_findings", "check_document", "check_model", "check_paths", "unreadable"]
 
 Engine = Literal["native", "openvino"]
 
@@ -57,12 +64,15 @@ def check_model(
         report, found = reduction_check(info, reshaped=bool(reshape))
         reports.append(report)
         findings += found
+    inner, found, notes = body_findings(shapes, reshaped=bool(reshape))
+    reports += inner
+    findings += found
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 
         ov_findings, reports = crosscheck(model, reports, reshape)
         findings += ov_findings
-    reports.sort(key=lambda r: model.layer(r.layer_id).line or 0)
+    reports.sort(key=lambda r: model.graph_at(r.body_path).layer(r.layer_id).line or 0)
     return ModelCheck(
         path=path or model.source,
         ok=not any(f.severity == "error" for f in findings),
@@ -71,7 +81,31 @@ def check_model(
         error=None,
         findings=ordered(model, findings),
         reductions=tuple(reports),
+        notes=tuple(notes),
     )
+
+
+def body_findings(shapes: ShapeEngine, *, reshaped: bool) -> tuple[list[ReductionCheck], list[Finding], list[str]]:
+    """The reductions and findings of every sub-graph body (nested ones too), each with its ``body_path``,
+    and a note for each body its container's inputs could not feed."""
+    reports: list[ReductionCheck] = []
+    findings: list[Finding] = []
+    notes: list[str] = []
+    engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
+    for path, engine in engines:
+        for (layer_id, role), note in engine.body_notes.items():
+            container = engine.model.layer(layer_id)
+            inside = "" if path is None else f" in body {path}"
+            notes.append(f"{container.where}{inside}: its {role!r} body is checked on its own declarations: {note}")
+        if path is None:
+            continue
+        found = graph_findings(engine.model, engine)
+        for info in engine.reductions:
+            report, more = reduction_check(info, reshaped=reshaped)
+            reports.append(replace(report, body_path=path))
+            found += more
+        findings += [replace(f, body_path=path) for f in found]
+    return reports, findings, notes
 
 
 def unreadable(path: str, error: OvReduceError) -> ModelCheck:

@@ -60,9 +60,18 @@ def finding(code: str, layer: Layer | None, message: str, port: str | None = Non
 
 
 def ordered(model: IRModel, findings: Iterable[Finding]) -> tuple[Finding, ...]:
-    """Findings in the model's layer order (model-wide ones first), errors before warnings before infos."""
-    order = {layer.id: i for i, layer in enumerate(model.layers)}
-    return tuple(sorted(findings, key=lambda f: (order.get(f.layer_id or "", -1), _RANK[f.severity])))
+    """Findings in the model's layer order, each body's layers right after their container (model-wide
+    findings first), errors before warnings before infos."""
+    order: dict[tuple[str | None, str], int] = {}
+
+    def walk(graph: IRModel, path: str | None) -> None:
+        for layer in graph.layers:
+            order[(path, layer.id)] = len(order)
+            for body in layer.bodies:
+                walk(body.graph, f"{layer.id}/{body.role}" if path is None else f"{path}/{layer.id}/{body.role}")
+
+    walk(model, None)
+    return tuple(sorted(findings, key=lambda f: (order.get((f.body_path, f.layer_id or ""), -1), _RANK[f.severity])))
 
 
 def dims_text(port: Port) -> str:

@@ -1,11 +1,17 @@
-"""``inspect``: the reductions of a model (or every layer) with their attributes and shapes."""
+"""``inspect``: the reductions of a model (or every layer) with their attributes and shapes.
+
+Layers of sub-graph bodies are listed too (after their container, with their body's ids path in
+``body_path``); ``layer`` may be a path into a body (:data:`ovreduce.ir.model.PATH_GRAMMAR`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ovreduce.check import check_model
 from ovreduce.infer import PortState, ShapeEngine
-from ovreduce.ir.model import IRModel, Layer, Port
-from ovreduce.reports import InspectDocument, LayerView, PortView, Producer
+from ovreduce.ir.model import IRModel, Layer, LayerRef, Port
+from ovreduce.reports import Finding, InspectDocument, LayerView, PortView, Producer
 
 __all__ = ["inspect_model"]
 
@@ -15,7 +21,7 @@ def inspect_model(model: IRModel, *, layer: str | None = None, all_layers: bool 
 
     Args:
         model: the parsed IR.
-        layer: only this layer (id or name); any type.
+        layer: only this layer (id, name or path into a body); any type.
         all_layers: every layer rather than only the reductions.
 
     Raises:
@@ -23,36 +29,48 @@ def inspect_model(model: IRModel, *, layer: str | None = None, all_layers: bool 
     """
     shapes = ShapeEngine(model)
     report = check_model(model, shapes=shapes)
-    reductions = {r.layer_id: r for r in report.reductions}
+    reductions = {(r.body_path, r.layer_id): r for r in report.reductions}
     if layer is not None:
-        selected: tuple[Layer, ...] = (model.find_layer(layer),)
+        selected: list[LayerRef] = [model.locate(layer)]
     elif all_layers:
-        selected = model.layers
+        selected = list(_every_layer(model, None))
     else:
-        selected = tuple(model.layer(lid) for lid in reductions)
-    views = tuple(
-        LayerView(
+        selected = [LayerRef(model.graph_at(path).layer(lid), model.graph_at(path), path) for path, lid in reductions]
+    findings: dict[tuple[str | None, str | None], list[Finding]] = {}
+    for f in report.findings:
+        findings.setdefault((f.body_path, f.layer_id), []).append(f)
+    views = []
+    for item, graph, path in selected:
+        engine = shapes.body_engine(path)
+        views.append(LayerView(
             layer_id=item.id,
             layer_name=item.name,
             type=item.type,
             version=item.version,
             line=item.line,
             attributes=dict(item.data),
-            inputs=tuple(_input(model, shapes, item, p) for p in item.inputs),
-            outputs=tuple(_port(p, shapes.state((item.id, p.id))) for p in item.outputs),
-            findings=tuple(f for f in report.findings if f.layer_id == item.id),
-            reduction=reductions.get(item.id),
-        )
-        for item in selected
-    )
+            inputs=tuple(_input(graph, engine, item, p) for p in item.inputs),
+            outputs=tuple(_port(p, engine.state((item.id, p.id))) for p in item.outputs),
+            findings=tuple(findings.get((path, item.id), ())),
+            reduction=reductions.get((path, item.id)),
+            body_path=path,
+        ))  # fmt: skip
     return InspectDocument(
         path=model.source,
         name=model.name,
         ir_version=model.ir_version,
         layer_count=len(model.layers),
         reduction_count=len(reductions),
-        layers=views,
+        layers=tuple(views),
     )
+
+
+def _every_layer(graph: IRModel, path: str | None) -> Iterator[LayerRef]:
+    for layer in graph.layers:
+        yield LayerRef(layer, graph, path)
+        for body in layer.bodies:
+            yield from _every_layer(body.graph, f"{layer.id}/{body.role}" if path is None else
+                                    f"{path}/{layer.id}/{body.role}")  # fmt: skip
 
 
 def _port(p: Port, state: PortState, producer: Producer | None = None) -> PortView:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
@@ -13,7 +13,22 @@ from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import PartialShape
 
-__all__ = ["ConstData", "Edge", "IRModel", "Layer", "Port", "PortRef", "RtInfo"]
+__all__ = [
+    "BODY_ROLES",
+    "PATH_GRAMMAR",
+    "BackEdge",
+    "Body",
+    "BodyRef",
+    "ConstData",
+    "Edge",
+    "IRModel",
+    "Layer",
+    "LayerRef",
+    "Port",
+    "PortMapping",
+    "PortRef",
+    "RtInfo",
+]
 
 PortRef = tuple[str, str]  # (layer id, port id)
 
@@ -73,6 +88,59 @@ class ConstData:
 
 
 @dataclass(frozen=True, slots=True)
+class PortMapping:
+    """One ``<input>``/``<output>`` of a sub-graph layer's port map.
+
+    ``external_port_id`` is the index of the layer's input (inputs) or the key whose sorted order gives the
+    output's index (outputs), as OpenVINO's IR reader reads it; -1 is a body port no outer port feeds or
+    reads (a Loop's current iteration, its execution condition). ``axis`` is set for a sliced input or a
+    concatenated output (with ``start``, ``end``, ``stride``, ``part_size``); ``purpose`` is a Loop's
+    ``current_iteration``/``execution_condition``.
+    """
+
+    external_port_id: int
+    internal_layer_id: str
+    axis: int | None = None
+    start: int = 0
+    end: int = -1
+    stride: int = 1
+    part_size: int = 1
+    purpose: str | None = None
+    line: int | None = None
+
+
+class BackEdge(NamedTuple):
+    """A ``<back_edges>`` edge of a Loop or TensorIterator: a body Result feeding a body Parameter next time."""
+
+    from_layer: str
+    to_layer: str
+    line: int | None = None
+
+
+# The body elements OpenVINO's serializer writes, their port maps, and the role naming each in a path.
+BODY_ROLES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {"body": ("body", "port_map"), "then_body": ("then", "then_port_map"), "else_body": ("else", "else_port_map")}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A sub-graph body of a layer (``If``: ``then``/``else``; ``Loop``, ``TensorIterator``: ``body``).
+
+    ``graph`` is an IR graph of its own (layers in topological order, its own ids and indices; it shares the
+    model's source, weights and IR version). ``inputs``/``outputs`` are its port map, ``back_edges`` a
+    Loop's or TensorIterator's Result -> Parameter edges between iterations.
+    """
+
+    role: str  # "body", "then", "else"
+    graph: IRModel
+    inputs: tuple[PortMapping, ...] = ()
+    outputs: tuple[PortMapping, ...] = ()
+    back_edges: tuple[BackEdge, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Layer:
     """A ``<layer>``: its attributes, ``<data>``, ports and rt_info.
 
@@ -92,6 +160,10 @@ class Layer:
     element_type: ElementType | None = None
     shape: PartialShape | None = None
     const: ConstData | None = None
+    bodies: tuple[Body, ...] = ()  # sub-graph bodies (If, Loop, TensorIterator), in file order
+
+    def body(self, role: str) -> Body | None:
+        return next((b for b in self.bodies if b.role == role), None)
 
     def input(self, port_id: str) -> Port:
         for p in self.inputs:
@@ -111,6 +183,28 @@ class Layer:
     @property
     def where(self) -> str:
         return f"layer id={self.id} name={self.name!r} ({self.type})"
+
+
+class BodyRef(NamedTuple):
+    """A body somewhere in a model: ``path`` by ids (``"12/then"``, ``"4/body/3/else"``), ``name_path`` by names."""
+
+    path: str
+    name_path: str
+    container: Layer
+    body: Body
+
+
+class LayerRef(NamedTuple):
+    """A layer found by :meth:`IRModel.locate`: the graph holding it and its body's ids path (None: top level)."""
+
+    layer: Layer
+    graph: IRModel
+    body_path: str | None
+
+    @property
+    def path(self) -> str:
+        """The layer's ids path (its id at the top level): unambiguous, whatever the names hold."""
+        return self.layer.id if self.body_path is None else f"{self.body_path}/{self.layer.id}"
 
 
 class Edge(NamedTuple):
@@ -183,6 +277,87 @@ class IRModel:
             raise NotFoundError(f"layer name {key!r} is used by several layers (ids {ids}); give the id instead")
         raise NotFoundError(f"no layer with id or name {key!r} in {self.source}")
 
+    def bodies(self) -> Iterator[BodyRef]:
+        """Every body of every layer, nested ones right after their container's body, in layer order."""
+        for layer in self.layers:
+            for body in layer.bodies:
+                path, name_path = f"{layer.id}/{body.role}", f"{layer.name}/{body.role}"
+                yield BodyRef(path, name_path, layer, body)
+                for sub in body.graph.bodies():
+                    yield BodyRef(f"{path}/{sub.path}", f"{name_path}/{sub.name_path}", sub.container, sub.body)
+
+    def graph_at(self, body_path: str | None) -> IRModel:
+        """The graph at an ids path of :meth:`bodies` (None: this one); :class:`NotFoundError` if none."""
+        if body_path is None:
+            return self
+        graph: IRModel = self
+        parts = body_path.split("/")
+        for layer_id, role in zip(parts[::2], parts[1::2], strict=True):
+            container = graph._by_id.get(layer_id)
+            body = None if container is None else container.body(role)
+            if body is None:
+                raise NotFoundError(f"no body {body_path!r} in {self.source}")
+            graph = body.graph
+        return graph
+
+    def locate(self, key: str) -> LayerRef:
+        """A layer anywhere in the model, by id, name or path (see :data:`PATH_GRAMMAR`).
+
+        Raises:
+            NotFoundError: no layer, or several, answer to ``key`` (the message lists their ids paths).
+        """
+        found = self._by_id.get(key)
+        if found is not None:
+            return LayerRef(found, self, None)
+        hits = _resolve(self, key, None)
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1 and all(h.body_path is None for h in hits):
+            return LayerRef(self.find_layer(key), self, None)  # raises: the name is used by several layers
+        if len(hits) > 1:
+            paths = ", ".join(h.path for h in hits[:8])
+            raise NotFoundError(
+                f"layer {key!r} is ambiguous: it names several layers (ids paths {paths}); give the ids path instead"
+            )
+        bodies = " (nor a path into one of its sub-graph bodies)" if any(layer.bodies for layer in self.layers) else ""
+        raise NotFoundError(f"no layer with id or name {key!r} in {self.source}{bodies}")
+
     def close(self) -> None:
         if self.weights is not None:
             self.weights.close()
+
+
+PATH_GRAMMAR = """\
+A layer is addressed by its id or name at the top level, or, inside a sub-graph body, by a path:
+
+    path  := key | key "/" role "/" path
+    key   := a layer id (digits) or a layer name (which may itself hold "/")
+    role  := "then" | "else" (If) | "body" (Loop, TensorIterator)
+
+"12/then/110" is layer 110 of the then-body of layer 12; "If_12/then/ReduceMean_110" says the same by names,
+and the two may be mixed ("If_12/then/110"). An ids path is always unambiguous. A key with "/" is read every
+way it can be split at "/then/", "/else/" or "/body/"; a name path is accepted when exactly one layer answers
+(ids are tried before names at each level, as for top-level layers)."""
+
+
+def _resolve(graph: IRModel, key: str, body_path: str | None) -> list[LayerRef]:
+    """Every layer ``key`` may name in ``graph`` (nothing is raised: the caller judges ambiguity)."""
+    hits: list[LayerRef] = []
+    by_id = graph._by_id.get(key)
+    if by_id is not None:
+        hits.append(LayerRef(by_id, graph, body_path))
+    else:
+        hits += [LayerRef(layer, graph, body_path) for layer in graph.layers if layer.name == key]
+    for role in ("then", "else", "body"):
+        sep = f"/{role}/"
+        start = key.find(sep)
+        while start > 0:
+            head, rest = key[:start], key[start + len(sep) :]
+            containers = [graph._by_id[head]] if head in graph._by_id else [c for c in graph.layers if c.name == head]
+            for container in containers:
+                body = container.body(role)
+                if body is not None:
+                    inner = f"{container.id}/{role}" if body_path is None else f"{body_path}/{container.id}/{role}"
+                    hits += _resolve(body.graph, rest, inner)
+            start = key.find(sep, start + 1)
+    return hits

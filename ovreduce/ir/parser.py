@@ -32,7 +32,18 @@ from ovreduce.errors import (
     WeightsError,
 )
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type, element_type_from_precision
-from ovreduce.ir.model import ConstData, Edge, IRModel, Layer, Port, RtInfo
+from ovreduce.ir.model import (
+    BODY_ROLES,
+    BackEdge,
+    Body,
+    ConstData,
+    Edge,
+    IRModel,
+    Layer,
+    Port,
+    PortMapping,
+    RtInfo,
+)
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
@@ -52,8 +63,9 @@ class ParseLimits:
     """Bounds on what a single IR may cost to read."""
 
     max_xml_bytes: int = 1 << 30
-    max_layers: int = 1_000_000
+    max_layers: int = 1_000_000  # sub-graph body layers included
     max_rank: int = 64
+    max_body_depth: int = 16  # sub-graph bodies nested in bodies (libxml2's depth limit allows about 60)
 
 
 def load_ir(
@@ -192,6 +204,9 @@ class _Builder:
         self.weights = weights
         self.expected_bin = expected_bin
         self.limits = limits
+        self.layer_count = 0  # every <layer> read so far, bodies included
+        self.body_depth = 0
+        self.ir_version = 0
 
     # -- messages ---------------------------------------------------------------------------------
     def at(self, el: etree._Element) -> str:
@@ -217,7 +232,7 @@ class _Builder:
                 f"{self.at(root)}: IR version {version_text!r} is not supported; ovreduce reads IR versions "
                 + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS)
             )
-        version = int(version_text)
+        version = self.ir_version = int(version_text)
         layers_el = edges_el = rt_el = None
         for child in root:
             if child.tag == "layers":
@@ -232,14 +247,11 @@ class _Builder:
                 rt_el = child
         if layers_el is None:
             raise IRStructureError(f"{self.at(root)}: <net> has no <layers> element")
-        layers = self.layers(layers_el)
-        edges = self.edges(edges_el, layers) if edges_el is not None else ()
-        ordered = self.topological(layers, edges)
-        self.check_connected(ordered, edges)
+        layers, edges = self.graph(layers_el, edges_el)
         return IRModel(
             name=root.get("name", ""),
             ir_version=version,
-            layers=ordered,
+            layers=layers,
             edges=edges,
             source=self.source,
             weights=self.weights,
@@ -247,16 +259,27 @@ class _Builder:
             xml=xml,
         )
 
+    def graph(
+        self, layers_el: etree._Element, edges_el: etree._Element | None
+    ) -> tuple[tuple[Layer, ...], tuple[Edge, ...]]:
+        """The layers (in topological order) and edges of the model or of one body."""
+        layers = self.layers(layers_el)
+        edges = self.edges(edges_el, layers) if edges_el is not None else ()
+        ordered = self.topological(layers, edges)
+        self.check_connected(ordered, edges)
+        return ordered, edges
+
     def layers(self, layers_el: etree._Element) -> dict[str, Layer]:
         layers: dict[str, Layer] = {}
         first_line: dict[str, int | None] = {}
         for el in layers_el:
             if el.tag != "layer":
                 raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
-            if len(layers) >= self.limits.max_layers:
+            if self.layer_count >= self.limits.max_layers:
                 raise LimitExceededError(
                     f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)"
                 )
+            self.layer_count += 1
             layer = self.layer(el)
             if layer.id in layers:
                 prev = layers[layer.id]
@@ -278,6 +301,7 @@ class _Builder:
         inputs: tuple[Port, ...] = ()
         outputs: tuple[Port, ...] = ()
         rt: tuple[RtInfo, ...] = ()
+        sub: dict[str, etree._Element] = {}  # body elements, their port maps and back edges
         for child in el:
             tag = child.tag
             if tag == "input" or tag == "output":
@@ -292,6 +316,14 @@ class _Builder:
                 data.update(child.attrib)
             elif tag == "rt_info":
                 rt = _rt_children(child)
+            elif tag in _SUBGRAPH_TAGS:
+                if tag in sub:
+                    where = self.where(el, layer_id, name, ltype)
+                    raise IRStructureError(
+                        f"{where}, line {child.sourceline}: a second <{tag}> (the first is at line "
+                        f"{sub[tag].sourceline}); expected one"
+                    )
+                sub[tag] = child
         ids = [p.id for p in inputs] + [p.id for p in outputs]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})[0]
@@ -312,6 +344,7 @@ class _Builder:
                 const = self.const_data(data, etype, shape, where)
         elif ltype == "Convert" and "destination_type" in data:
             etype = self.etype_attr(data, "destination_type", self.where(el, layer_id, name, ltype), required=True)
+        bodies = self.bodies(sub, self.where(el, layer_id, name, ltype), inputs, outputs) if sub else ()
         return Layer(
             id=layer_id,
             name=name,
@@ -325,7 +358,159 @@ class _Builder:
             element_type=etype,
             shape=shape,
             const=const,
+            bodies=bodies,
         )
+
+    # -- sub-graph bodies ---------------------------------------------------------------------------------
+    def bodies(
+        self, sub: dict[str, etree._Element], where: str, inputs: tuple[Port, ...], outputs: tuple[Port, ...]
+    ) -> tuple[Body, ...]:
+        """The bodies of a layer (``<body>``, ``<then_body>``, ``<else_body>``) with their port maps."""
+        for tag in sub:
+            owner = _OWNER.get(tag)
+            if owner is not None and not any(t in sub for t in owner):
+                expected = " or ".join(f"<{t}>" for t in owner)
+                raise IRStructureError(
+                    f"{where}, line {sub[tag].sourceline}: <{tag}> without {expected}; expected the body it maps"
+                )
+        body_tags = sorted((t for t in sub if t in BODY_ROLES), key=lambda t: sub[t].sourceline or 0)
+        if not body_tags:
+            return ()
+        if self.body_depth >= self.limits.max_body_depth:
+            raise LimitExceededError(
+                f"{where}: sub-graph bodies are nested more than {self.limits.max_body_depth} deep (the configured "
+                f"limit)"
+            )
+        self.body_depth += 1
+        try:
+            return tuple(self.body(sub, tag, where, inputs, outputs) for tag in body_tags)
+        finally:
+            self.body_depth -= 1
+
+    def body(
+        self,
+        sub: dict[str, etree._Element],
+        tag: str,
+        where: str,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+    ) -> Body:
+        role, map_tag = BODY_ROLES[tag]
+        body_el = sub[tag]
+        layers_el = edges_el = None
+        for child in body_el:
+            if child.tag == "layers":
+                if layers_el is not None:
+                    raise IRStructureError(f"{self.at(child)}: {where}: a second <layers> in <{tag}>; expected one")
+                layers_el = child
+            elif child.tag == "edges":
+                if edges_el is not None:
+                    raise IRStructureError(f"{self.at(child)}: {where}: a second <edges> in <{tag}>; expected one")
+                edges_el = child
+        if layers_el is None:
+            raise IRStructureError(f"{self.at(body_el)}: {where}: <{tag}> has no <layers> element; expected the "
+                                   f"body's layers")  # fmt: skip
+        layers, edges = self.graph(layers_el, edges_el)
+        graph = IRModel(
+            name=role, ir_version=self.ir_version, layers=layers, edges=edges, source=self.source, weights=self.weights
+        )
+        by_id = {layer.id: layer for layer in layers}
+        ins: list[PortMapping] = []
+        outs: list[PortMapping] = []
+        map_el = sub.get(map_tag)
+        for item in () if map_el is None else map_el:
+            if item.tag not in ("input", "output"):
+                raise IRStructureError(
+                    f"{self.at(item)}: {where}: unexpected <{item.tag}> in <{map_tag}>; expected <input> or <output>"
+                )
+            mapped = self.mapping(item, map_tag, where, by_id, inputs)
+            (ins if item.tag == "input" else outs).append(mapped)
+        connected = sum(1 for m in outs if m.external_port_id >= 0)
+        if connected > len(outputs):
+            raise IRStructureError(
+                f"{self.at(map_el) if map_el is not None else self.source}: {where}: <{map_tag}> maps {connected} "
+                f"outputs but the layer has {len(outputs)} output ports; expected at most one <output> per port"
+            )
+        back: list[BackEdge] = []
+        back_el = sub.get("back_edges")
+        if role == "body" and back_el is not None:
+            for edge in back_el:
+                back.append(self.back_edge(edge, where, by_id))
+        return Body(role, graph, tuple(ins), tuple(outs), tuple(back), body_el.sourceline)
+
+    def mapping(
+        self,
+        item: etree._Element,
+        map_tag: str,
+        where: str,
+        by_id: dict[str, Layer],
+        inputs: tuple[Port, ...],
+    ) -> PortMapping:
+        """One port-map entry, its internal layer checked to be a body Parameter (input) or Result (output)."""
+        what = f"{self.at(item)}: {where}: <{map_tag}> <{item.tag}>"
+        ext = self.int_attr(item, "external_port_id", what, required=True)
+        assert ext is not None
+        internal = item.get("internal_layer_id")
+        if internal is None or not (internal.isascii() and internal.isdigit()):
+            got = "is missing" if internal is None else f"is {internal!r}"
+            raise IRStructureError(f"{what}: internal_layer_id {got}; expected the id of a body layer")
+        expected = "Parameter" if item.tag == "input" else "Result"
+        target = by_id.get(internal)
+        if target is None:
+            raise IRStructureError(
+                f"{what}: internal_layer_id={internal}: the body has no layer with that id; expected a body {expected}"
+            )
+        if target.type != expected:
+            raise IRStructureError(
+                f"{what}: internal_layer_id={internal} is {target.where}; expected a body {expected}"
+            )
+        if item.tag == "input" and not (ext == -1 or 0 <= ext < len(inputs)):
+            raise IRStructureError(
+                f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
+                f"{len(inputs) - 1} (or -1 for a body-only Parameter)"
+            )
+        axis = self.int_attr(item, "axis", what, required=False)
+        part_size = self.int_attr(item, "part_size", what, required=False)
+        if part_size is not None and part_size < 1:
+            raise IRStructureError(f"{what}: part_size={part_size}; expected a positive integer")
+        return PortMapping(
+            external_port_id=ext,
+            internal_layer_id=internal,
+            axis=axis,
+            start=_or(self.int_attr(item, "start", what, required=False), 0),
+            end=_or(self.int_attr(item, "end", what, required=False), -1),
+            stride=_or(self.int_attr(item, "stride", what, required=False), 1),
+            part_size=_or(part_size, 1),
+            purpose=item.get("purpose"),
+            line=item.sourceline,
+        )
+
+    def back_edge(self, el: etree._Element, where: str, by_id: dict[str, Layer]) -> BackEdge:
+        what = f"{self.at(el)}: {where}: <back_edges>"
+        if el.tag != "edge":
+            raise IRStructureError(f"{what}: unexpected <{el.tag}>; expected <edge>")
+        ends = []
+        for attr, expected in (("from-layer", "Result"), ("to-layer", "Parameter")):
+            text = el.get(attr)
+            if text is None or not (text.isascii() and text.isdigit()):
+                got = "is missing" if text is None else f"is {text!r}"
+                raise IRStructureError(f"{what} <edge> attribute {attr!r} {got}; expected the id of a body {expected}")
+            target = by_id.get(text)
+            if target is None or target.type != expected:
+                got = "no layer of the body" if target is None else target.where
+                raise IRStructureError(f"{what} <edge> {attr}={text} is {got}; expected a body {expected}")
+            ends.append(text)
+        return BackEdge(ends[0], ends[1], el.sourceline)
+
+    def int_attr(self, el: etree._Element, attr: str, what: str, *, required: bool) -> int | None:
+        text = el.get(attr)
+        if text is None:
+            if required:
+                raise IRStructureError(f"{what} has no {attr!r} attribute; expected an integer")
+            return None
+        if not _INT.fullmatch(text.strip()) or abs(int(text)) > INT64_MAX:
+            raise IRStructureError(f"{what}: {attr}={text!r} is not an integer; expected a 64-bit integer")
+        return int(text)
 
     def bad_layer(self, el: etree._Element, layer_id: str | None, name: str | None, ltype: str | None) -> None:
         """Raise the precise error for a <layer> whose id, name or type is missing or malformed."""
@@ -596,6 +781,14 @@ class _Builder:
                         f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
                         f"every input port must be connected"
                     )
+
+
+_SUBGRAPH_TAGS = frozenset({*BODY_ROLES, *(m for _, m in BODY_ROLES.values()), "back_edges"})
+_OWNER = {m: (b,) for b, (_, m) in BODY_ROLES.items()} | {"back_edges": ("body",)}
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:

@@ -58,6 +58,7 @@ from ovreduce.ops.reduce import (
     ReduceSum_1,
     ReductionOp,
 )
+from ovreduce.ops.subgraph import If8, Loop5, TensorIterator0
 
 __all__ = [
     "OpKey",
@@ -134,6 +135,10 @@ _BUILTIN = _table(
     ShapeOf("opset1", range(1, 3)),
     ShapeOf("opset3", range(3, LAST_OPSET + 2)),  # opset17 holds ShapeOf too
     Range4(range(4, LAST_OPSET + 1)),
+    # sub-graph ops: their bodies walked with the shapes their inputs give
+    If8(),
+    Loop5(),
+    TensorIterator0(),
     # shape-preserving unary ops (MVN with its boolean attributes)
     *(ShapePreserving(t, _MVN if t == "MVN" else ()) for t in sorted(UNARY_SHAPE_PRESERVING)),
     # ops known for their boolean attributes (OpenVINO reads anything but true/false/1/0 as the default)

@@ -83,9 +83,11 @@ CORPUS: tuple[CorpusModel, ...] = (
         "silero_vad_half",
         SILERO_VAD,
         (_SILERO + "silero_vad_half.onnx",),
-        "ONNX frontend with static input shapes; a top-level ReduceMean beside three If ops",
+        "ONNX frontend with static input shapes; a top-level ReduceMean beside three If ops, two of whose "
+        "else bodies hold a ReduceProd (the LSTM's Size)",
         inputs=(("input", (1, 512)), ("state", (2, 1, 128))),
         top_level_reductions=1,
+        body_reductions=2,
     ),
     CorpusModel(
         "hey_mycroft_tflite",

@@ -1,0 +1,343 @@
+"""The sub-graph ops: ``If`` (opset8), ``Loop`` (opset5), ``TensorIterator`` (opset1).
+
+Their rules feed each body's Parameters from the layer's inputs through the port map, walk the body
+(:meth:`SubGraphContext.run_body`: a shape engine of its own) and read the layer's outputs from the body
+Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
+
+* ``If``: each body's Parameters take the shapes of the inputs mapped to them; an output is the merge of
+  the then- and else-Result shapes (equal dims stay, differing static dims become the interval between them,
+  anything dynamic becomes dynamic, different ranks a dynamic rank). With a constant condition OpenVINO
+  infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations.
+* ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged
+  input (one with a back edge) the initial value's shape, made dynamic where the back-edge Result disagrees
+  (re-walked until it settles, at most the trip count times); an invariant input its own shape. The trip
+  count is known when it is constant and the body condition is constant true (or a Parameter fed by a
+  constant true); a constant false body condition is one iteration, a constant false execution condition
+  none. A concatenated output multiplies the Result's ``axis`` by the trip count when both are known, else
+  that dim is dynamic.
+* ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
+  ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
+
+A body's Parameter whose outer input has no resolved shape keeps its own declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Protocol, cast
+
+from ovreduce.ir.model import Body, PortMapping
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+from ovreduce.shapes import Dimension, PartialShape
+
+__all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
+
+_MAX_REWALKS = 64  # a back edge can only make dims dynamic: a few walks settle any body
+
+
+class BodyShapes(Protocol):
+    """What a rule reads from a walked body."""
+
+    def result_state(self, layer_id: str) -> PortState: ...
+
+    def result_value(self, layer_id: str) -> ValueInfo: ...
+
+
+class SubGraphContext(LayerContext, Protocol):
+    """The context of a sub-graph layer: it can walk the layer's bodies."""
+
+    def run_body(self, role: str, parameters: Mapping[str, PortState]) -> BodyShapes: ...
+
+    def skip_body(self, role: str, reason: str) -> None: ...
+
+
+class SubGraphOp(Op):
+    """Shared parts of the sub-graph ops."""
+
+    roles: tuple[str, ...] = ("body",)
+
+    def infer(self, ctx: LayerContext) -> Sequence[PortState]:
+        sctx = cast(SubGraphContext, ctx)
+        for body in ctx.layer.bodies:
+            if body.role not in self.roles:
+                sctx.skip_body(body.role, f"a {self.type} has no {body.role!r} body (expected {', '.join(self.roles)})")
+        return self.infer_bodies(sctx)
+
+    def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
+        return [declared_state(p) for p in ctx.layer.outputs]
+
+    @staticmethod
+    def outer(ctx: SubGraphContext, body: Body, mapping: PortMapping) -> PortState | None:
+        """The state of the input mapped to a body Parameter; None when it has no resolved shape."""
+        if mapping.external_port_id < 0:
+            return None
+        state = ctx.input(mapping.external_port_id)
+        if state.shape is None:
+            return None
+        param = body.graph.layer(mapping.internal_layer_id)
+        return PortState(state.shape, state.element_type or param.element_type, "inferred")
+
+    @staticmethod
+    def connected(body: Body) -> list[PortMapping]:
+        """The body outputs that are layer outputs, in output order (OpenVINO sorts them by external id)."""
+        return sorted((m for m in body.outputs if m.external_port_id >= 0), key=lambda m: m.external_port_id)
+
+
+def merge_branches(a: PartialShape, b: PartialShape) -> PartialShape:
+    """The output shape of an If whose then- and else-bodies give ``a`` and ``b`` (OpenVINO's resolve_shape)."""
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return PartialShape.dynamic()
+    dims = []
+    for x, y in zip(a.dims, b.dims, strict=True):
+        if not x.is_static or not y.is_static:
+            dims.append(Dimension.dynamic())
+        elif x == y:
+            dims.append(x)
+        else:
+            dims.append(Dimension(min(x.lo, y.lo), max(x.lo, y.lo)))
+    return PartialShape(tuple(dims))
+
+
+def _const_bool(value: ValueInfo) -> bool | None:
+    if value.kind == "const" and value.values is not None and len(value.values) == 1:
+        return bool(value.values[0])
+    return None
+
+
+def _with_dim(shape: PartialShape, axis: int, dim: Dimension) -> PartialShape | None:
+    """``shape`` with ``axis`` (negative counts from the end) replaced; None when the axis is out of range."""
+    assert shape.dims is not None
+    rank = len(shape.dims)
+    if not -rank <= axis < rank:
+        return None
+    dims = list(shape.dims)
+    dims[axis % rank] = dim
+    return PartialShape(tuple(dims))
+
+
+class If8(SubGraphOp):
+    type = "If"
+    version = "opset8"
+    opsets = range(8, LAST_OPSET + 1)
+    roles = ("then", "else")
+
+    def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
+        layer = ctx.layer
+        taken = _const_bool(ctx.value(0)) if layer.inputs else None
+        results: dict[str, list[PortState]] = {}
+        for body in layer.bodies:
+            if body.role not in self.roles:
+                continue
+            params: dict[str, PortState] = {}
+            if taken is None or (body.role == "then") == taken:  # OpenVINO infers only the branch taken
+                for m in body.inputs:
+                    state = self.outer(ctx, body, m)
+                    if state is not None:
+                        params[m.internal_layer_id] = state
+            child = ctx.run_body(body.role, params)
+            results[body.role] = [child.result_state(m.internal_layer_id) for m in self.connected(body)]
+        if taken is not None:
+            chosen = results.get("then" if taken else "else")
+            return chosen if chosen is not None else super().infer_bodies(ctx)
+        then, other = results.get("then"), results.get("else")
+        if then is None or other is None:
+            return super().infer_bodies(ctx)
+        outs: list[PortState] = []
+        for port, a, b in zip(layer.outputs, then, other, strict=False):
+            if a.shape is None or b.shape is None:
+                outs.append(declared_state(port, a.element_type))
+            else:
+                outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
+        return outs
+
+
+class Trips(NamedTuple):
+    """How often a Loop or TensorIterator runs its body, as far as shape inference can tell."""
+
+    iterations: int | None  # None: unknown
+    zero: bool = False  # a Loop whose execution condition is constant false
+
+
+class _Iterating(SubGraphOp):
+    """Loop and TensorIterator: sliced, merged and invariant inputs; concatenated and last-value outputs."""
+
+    def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
+        """The body Parameter's shape for a sliced input (None: bad axis), and the trip count it implies."""
+        raise NotImplementedError
+
+    def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
+        raise NotImplementedError
+
+    def concat(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
+        raise NotImplementedError
+
+    def last(self, shape: PartialShape | None, trips: Trips) -> PartialShape | None:
+        return shape
+
+    def rewalks(self, trips: Trips) -> int:
+        return 0
+
+    def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
+        layer = ctx.layer
+        body = layer.body("body")
+        if body is None:
+            return super().infer_bodies(ctx)
+        params: dict[str, PortState] = {}
+        sliced: int | None = None
+        for m in body.inputs:
+            state = self.outer(ctx, body, m)
+            if state is None:
+                continue
+            shape: PartialShape | None = state.shape
+            if m.axis is not None and shape is not None:
+                shape, count = self.slice_param(shape, m)
+                if shape is None:
+                    ctx.skip_body("body", f"port map input {m.external_port_id}: axis {m.axis} is out of range for "
+                                          f"the input's shape {state.shape}")  # fmt: skip
+                    return super().infer_bodies(ctx)
+                sliced = count if count is not None else sliced
+            params[m.internal_layer_id] = PortState(shape, state.element_type, "inferred")
+        child = ctx.run_body("body", params)
+        trips = self.trips(ctx, body, child, sliced)
+        child = self.settle(ctx, body, child, params, self.rewalks(trips))
+        outs: list[PortState] = []
+        for port, m in zip(layer.outputs, self.connected(body), strict=False):
+            result = child.result_state(m.internal_layer_id)
+            out = self.concat(result.shape, m, trips) if m.axis is not None else self.last(result.shape, trips)
+            outs.append(declared_state(port, result.element_type) if out is None else
+                        PortState(out, result.element_type, "inferred"))  # fmt: skip
+        return outs
+
+    def settle(
+        self, ctx: SubGraphContext, body: Body, child: BodyShapes, params: dict[str, PortState], limit: int
+    ) -> BodyShapes:
+        """Re-walk the body while a back-edge Result disagrees with the Parameter it feeds (OpenVINO's Loop)."""
+        back = {b.from_layer: b.to_layer for b in body.back_edges}
+        outputs = [m for m in self.connected(body) if m.axis is None and m.internal_layer_id in back]
+        for _ in range(min(limit, _MAX_REWALKS)):
+            changed = False
+            for m in outputs:
+                result = child.result_state(m.internal_layer_id).shape
+                param_id = back[m.internal_layer_id]
+                current = params.get(param_id)
+                declared = body.graph.layer(param_id)
+                shape = current.shape if current is not None else declared.shape
+                if result is None or shape is None or shape.dims is None:
+                    continue
+                new = _widened(result, shape)
+                if new is not None:
+                    etype = current.element_type if current is not None else declared.element_type
+                    params[param_id] = PortState(new, etype, "inferred")
+                    changed = True
+            if not changed:
+                break
+            child = ctx.run_body("body", params)
+        return child
+
+
+def _widened(result: PartialShape, param: PartialShape) -> PartialShape | None:
+    """The Parameter's new shape when the back-edge Result disagrees with it (None: it agrees)."""
+    assert param.dims is not None
+    if result.dims is None:
+        return result
+    if len(result.dims) != len(param.dims):
+        return PartialShape.dynamic()
+    pairs = list(zip(result.dims, param.dims, strict=True))
+    if all(r.compatible(p) for r, p in pairs):
+        return None
+    return PartialShape(tuple(r if r.compatible(p) else Dimension.dynamic() for r, p in pairs))
+
+
+class Loop5(_Iterating):
+    type = "Loop"
+    version = "opset5"
+    opsets = range(5, LAST_OPSET + 1)
+
+    def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
+        assert m.axis is not None
+        if shape.dims is None:
+            return PartialShape.dynamic(), None
+        return _with_dim(shape, m.axis, Dimension.static(m.part_size)), None
+
+    def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
+        zero = len(ctx.layer.inputs) > 1 and _const_bool(ctx.value(1)) is False
+        condition = next((m for m in body.outputs if m.purpose == "execution_condition"), None)
+        if condition is None:
+            return Trips(None, zero)
+        always = _const_bool(child.result_value(condition.internal_layer_id))
+        if always is None:  # a body Parameter fed by a constant passes its value through
+            result = body.graph.layer(condition.internal_layer_id)
+            ref = body.graph.producer(result.id, result.inputs[0].id) if result.inputs else None
+            for m in body.inputs:
+                if ref is not None and m.internal_layer_id == ref[0] and m.external_port_id >= 0:
+                    always = _const_bool(ctx.value(m.external_port_id))
+        if always is False:
+            return Trips(1, zero)
+        trip = ctx.value(0)
+        if always and trip.kind == "const" and trip.values is not None and len(trip.values) == 1:
+            return Trips(trip.values[0] if trip.values[0] >= 0 else None, zero)
+        return Trips(None, zero)
+
+    def rewalks(self, trips: Trips) -> int:
+        return _MAX_REWALKS if trips.iterations is None else trips.iterations
+
+    def last(self, shape: PartialShape | None, trips: Trips) -> PartialShape | None:
+        if trips.zero and shape is not None and shape.is_static and shape.dims:
+            return _with_dim(shape, 0, Dimension.static(0))
+        return shape
+
+    def concat(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
+        assert m.axis is not None
+        if trips.zero:
+            return PartialShape.static([0])
+        if shape is None or shape.dims is None:
+            return shape
+        if not shape.dims:
+            shape = PartialShape.static([1])
+        dims = shape.dims
+        assert dims is not None
+        if not -len(dims) <= m.axis < len(dims):
+            return None
+        dim = dims[m.axis % len(dims)]
+        count = trips.iterations
+        return _with_dim(shape, m.axis, Dimension.static(dim.value * count) if dim.is_static and count is not None
+                         else Dimension.dynamic())  # fmt: skip
+
+
+class TensorIterator0(_Iterating):
+    type = "TensorIterator"
+    version = "opset1"
+    opsets = range(1, LAST_OPSET + 1)
+
+    def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
+        assert m.axis is not None
+        if shape.dims is None:
+            return PartialShape.dynamic(), None
+        if not 0 <= m.axis < len(shape.dims):  # OpenVINO reads the axis as unsigned
+            return None, None
+        dim = shape.dims[m.axis]
+        count = None
+        if dim.is_static:
+            start = m.start + dim.value if m.start < 0 else m.start
+            end = m.end + dim.value if m.end < 0 else m.end
+            count = (abs(end - start) + 1) // m.part_size
+        return _with_dim(shape, m.axis, Dimension.static(m.part_size)), count
+
+    def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
+        if sliced is not None or any(m.axis is not None for m in body.inputs):
+            return Trips(sliced)
+        concat = next((m for m in self.connected(body) if m.axis is not None), None)
+        return Trips(None if concat is None else abs(concat.end - concat.start) // concat.part_size)
+
+    def concat(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
+        assert m.axis is not None
+        if shape is None or shape.dims is None:
+            return None if shape is None else PartialShape.dynamic()
+        if not shape.dims:
+            shape = PartialShape.dynamic(1)
+        assert shape.dims is not None
+        if not 0 <= m.axis < len(shape.dims):
+            return None
+        count = trips.iterations
+        return _with_dim(shape, m.axis, Dimension.static(count * m.part_size) if count is not None
+                         else Dimension.dynamic())  # fmt: skip

@@ -1,0 +1,33 @@
+"""The layer routes take paths into sub-graph bodies (by names with "/" or by ids) and say which body a layer is in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from ovreduce.ir.parser import load_ir
+from tests.ir import subgraphs
+
+from .conftest import files
+
+
+def test_list_show_and_run_a_loop_body_reduction(client: TestClient, tmp_path: Path) -> None:
+    path = subgraphs.save(subgraphs.loop_model(), tmp_path, "loop")
+    response = client.post(
+        "/v1/models", files=files(path.read_bytes(), path.with_suffix(".bin").read_bytes(), "loop.xml")
+    )
+    assert response.status_code == 201, response.text
+    mid = response.json()["id"]
+    ref = load_ir(path).locate("Loop_1/body/ReduceMean_loop")
+    listed = client.get(f"/v1/models/{mid}/layers").json()["layers"]
+    assert [(e["layer_name"], e["body_path"]) for e in listed] == [("ReduceMean_loop", ref.body_path)]
+    for key in ("Loop_1/body/ReduceMean_loop", ref.path):
+        shown = client.get(f"/v1/models/{mid}/layers/{key}")
+        assert shown.status_code == 200, shown.text
+        assert (shown.json()["layer_name"], shown.json()["body_path"]) == ("ReduceMean_loop", ref.body_path)
+    ran = client.post(f"/v1/models/{mid}/layers/{ref.path}/run", json={"backends": ["numpy", "openvino"]})
+    assert ran.status_code == 200, ran.text
+    doc = ran.json()
+    assert doc["ok"] and doc["body_path"] == ref.body_path
+    assert client.get(f"/v1/models/{mid}/layers/Loop_1/body/nope").status_code == 404

@@ -1,0 +1,103 @@
+"""Models with sub-graph bodies (If, Loop, TensorIterator, nested), built with OpenVINO's Python API and saved
+with ``openvino.save_model``: the XML is exactly what OpenVINO's serializer writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset1 as o1
+import openvino.opset5 as o5
+import openvino.opset8 as o8
+
+
+def _axes(values: list[int]) -> Any:
+    return o8.constant(np.array(values, np.int64))
+
+
+def if_model() -> ov.Model:
+    """``If_1`` on a Parameter condition: then = ReduceMean over axis 1, else = ReduceSum over axis 1."""
+    x = o8.parameter([2, 3, 4], np.float32, name="x")
+    cond = o8.parameter([], np.bool_, name="cond")
+    tp = o8.parameter([2, 3, 4], np.float32, name="tp")
+    then_body = ov.Model([o8.result(o8.reduce_mean(tp, _axes([1]), keep_dims=False, name="ReduceMean_then"))], [tp])
+    ep = o8.parameter([2, 3, 4], np.float32, name="ep")
+    else_body = ov.Model([o8.result(o8.reduce_sum(ep, _axes([1]), keep_dims=False, name="ReduceSum_else"))], [ep])
+    node = o8.if_op(cond)
+    node.set_friendly_name("If_1")
+    node.set_then_body(then_body)
+    node.set_else_body(else_body)
+    node.set_input(x.output(0), tp, ep)
+    out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    return ov.Model([out], [x, cond], "if_model")
+
+
+def loop_model(*, keep_dims: bool = False, inner: ov.Model | None = None) -> ov.Model:
+    """``Loop_1`` slicing x [5,3,4] along axis 0 (trip count 5): ReduceMean_loop over axes [0, 2], summed into an
+    accumulator (a back edge) and concatenated along axis 0."""
+    x = o5.parameter([5, 3, 4], np.float32, name="x")
+    bp = o5.parameter([1, 3, 4], np.float32, name="bp")
+    acc = o5.parameter([3], np.float32, name="acc")
+    reduced = o5.reduce_mean(bp, _axes([0, 2]), keep_dims=keep_dims, name="ReduceMean_loop")
+    flat = o5.reshape(reduced, _axes([3]), special_zero=False) if keep_dims else reduced
+    total = o5.add(acc, flat)
+    stacked = o5.unsqueeze(flat, _axes([0]))
+    body = ov.Model([o5.result(o5.constant(np.array(True))), o5.result(total), o5.result(stacked)], [bp, acc])
+    node = o5.loop(o5.constant(np.array(5, np.int64)), o5.constant(np.array(True)))
+    node.set_friendly_name("Loop_1")
+    node.set_function(body)
+    node.set_special_body_ports([-1, 0])
+    node.set_sliced_input(bp, x.output(0), 0, 1, 1, -1, 0)
+    node.set_merged_input(acc, o5.constant(np.zeros([3], np.float32)).output(0), total.output(0))
+    last = node.get_iter_value(total.output(0), -1)
+    cat = node.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([last, cat], [x], "loop_model")
+
+
+def ti_model() -> ov.Model:
+    """``TensorIterator_1`` over x [2,6,4] in slices of 2 along axis 1: ReduceMax_ti over axis 2 (keep_dims)."""
+    x = o1.parameter([2, 6, 4], np.float32, name="x")
+    bp = o1.parameter([2, 2, 4], np.float32, name="bp")
+    reduced = o1.reduce_max(bp, _axes([2]), keep_dims=True, name="ReduceMax_ti")
+    body = ov.Model([o1.result(reduced)], [bp])
+    node = ov.op.tensor_iterator()
+    node.set_friendly_name("TensorIterator_1")
+    node.set_body(body)
+    node.set_sliced_input(bp, x.output(0), 0, 2, 2, -1, 1)
+    out = node.get_concatenated_slices(reduced.output(0), 0, 2, 2, -1, 1)
+    return ov.Model([out], [x], "ti_model")
+
+
+def nested_model() -> ov.Model:
+    """An If inside a Loop body: ``Loop_1/body/If_inner/then/ReduceMean_nested``."""
+    x = o8.parameter([4, 6], np.float32, name="x")
+    cond = o8.parameter([], np.bool_, name="cond")
+    bp = o8.parameter([1, 6], np.float32, name="bp")
+    bc = o8.parameter([], np.bool_, name="bc")
+    tp = o8.parameter([1, 6], np.float32, name="tp")
+    then_body = ov.Model([o8.result(o8.reduce_mean(tp, _axes([1]), keep_dims=True, name="ReduceMean_nested"))], [tp])
+    ep = o8.parameter([1, 6], np.float32, name="ep")
+    else_body = ov.Model([o8.result(o8.reduce_max(ep, _axes([1]), keep_dims=True, name="ReduceMax_nested"))], [ep])
+    inner = o8.if_op(bc)
+    inner.set_friendly_name("If_inner")
+    inner.set_then_body(then_body)
+    inner.set_else_body(else_body)
+    inner.set_input(bp.output(0), tp, ep)
+    picked = inner.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    body = ov.Model([o8.result(o8.constant(np.array(True))), o8.result(picked)], [bp, bc])
+    node = o8.loop(o8.constant(np.array(4, np.int64)), o8.constant(np.array(True)))
+    node.set_friendly_name("Loop_1")
+    node.set_function(body)
+    node.set_special_body_ports([-1, 0])
+    node.set_sliced_input(bp, x.output(0), 0, 1, 1, -1, 0)
+    node.set_invariant_input(bc, cond.output(0))
+    out = node.get_concatenated_slices(picked, 0, 1, 1, -1, 0)
+    return ov.Model([out], [x, cond], "nested_model")
+
+
+def save(model: ov.Model, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.xml"
+    ov.save_model(model, path, compress_to_fp16=False)
+    return path

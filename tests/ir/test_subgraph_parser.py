@@ -1,0 +1,129 @@
+"""Sub-graph bodies as OpenVINO's serializer writes them (If, Loop, TensorIterator, nested), and malformed ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ovreduce.errors import IRStructureError, LimitExceededError, NotFoundError
+from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
+from ovreduce.ir.weights import Weights
+from tests.ir import subgraphs
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("subgraphs")
+    builders = {
+        "if": subgraphs.if_model,
+        "loop": subgraphs.loop_model,
+        "ti": subgraphs.ti_model,
+        "nested": subgraphs.nested_model,
+    }
+    return {name: subgraphs.save(build(), folder, name) for name, build in builders.items()}
+
+
+def test_if_has_then_and_else_bodies_with_their_port_maps(saved: dict[str, Path]) -> None:
+    model = load_ir(saved["if"])
+    node = next(layer for layer in model.layers if layer.type == "If")
+    assert [b.role for b in node.bodies] == ["then", "else"]
+    then = node.body("then")
+    assert then is not None
+    assert [layer.type for layer in then.graph.layers][-1] == "Result"
+    assert [(m.external_port_id, then.graph.layer(m.internal_layer_id).type) for m in then.inputs] == [(1, "Parameter")]
+    assert [then.graph.layer(m.internal_layer_id).type for m in then.outputs] == ["Result"]
+    assert [b.path for b in model.bodies()] == [f"{node.id}/then", f"{node.id}/else"]
+
+
+def test_loop_port_map_slices_merges_and_back_edges(saved: dict[str, Path]) -> None:
+    model = load_ir(saved["loop"])
+    node = next(layer for layer in model.layers if layer.type == "Loop")
+    body = node.body("body")
+    assert body is not None
+    sliced = [m for m in body.inputs if m.axis is not None]
+    assert [(m.axis, m.start, m.end, m.stride, m.part_size) for m in sliced] == [(0, 0, -1, 1, 1)]
+    assert len(body.back_edges) == 1
+    back = body.back_edges[0]
+    assert body.graph.layer(back.from_layer).type == "Result"
+    assert body.graph.layer(back.to_layer).type == "Parameter"
+    assert any(m.purpose == "execution_condition" and m.external_port_id == -1 for m in body.outputs)
+
+
+def test_tensor_iterator_body(saved: dict[str, Path]) -> None:
+    model = load_ir(saved["ti"])
+    node = next(layer for layer in model.layers if layer.type == "TensorIterator")
+    body = node.body("body")
+    assert body is not None
+    assert [(m.axis, m.part_size, m.stride) for m in body.inputs] == [(1, 2, 2)]
+
+
+def test_nested_bodies_are_addressable_by_ids_and_names(saved: dict[str, Path]) -> None:
+    model = load_ir(saved["nested"])
+    loop = next(layer for layer in model.layers if layer.type == "Loop")
+    body = loop.body("body")
+    assert body is not None
+    inner = next(layer for layer in body.graph.layers if layer.type == "If")
+    by_names = model.locate("Loop_1/body/If_inner/then/ReduceMean_nested")
+    assert by_names.layer.name == "ReduceMean_nested"
+    assert by_names.body_path == f"{loop.id}/body/{inner.id}/then"
+    by_ids = model.locate(by_names.path)
+    assert by_ids.layer is by_names.layer and by_ids.graph is by_names.graph
+    assert model.locate(f"{loop.id}/body/If_inner/then/ReduceMean_nested").layer is by_names.layer  # mixed
+    assert [b.name_path for b in model.bodies()] == [
+        "Loop_1/body", "Loop_1/body/If_inner/then", "Loop_1/body/If_inner/else",
+    ]  # fmt: skip
+    with pytest.raises(
+        NotFoundError, match=r"no layer with id or name .* \(nor a path into one of its sub-graph bodies\)"
+    ):
+        model.locate("Loop_1/body/If_inner/body/ReduceMean_nested")
+
+
+def _edit(path: Path, old: str, new: str, count: int = 1) -> bytes:
+    text = path.read_text()
+    assert old in text, old
+    return text.replace(old, new, count).encode()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('internal_layer_id="0" start=', 'internal_layer_id="77" start=',
+         r"<port_map> <input>: internal_layer_id=77: the body has no layer with that id; expected a body Parameter"),
+        ('external_port_id="2" internal_layer_id="0"', 'external_port_id="9" internal_layer_id="0"',
+         r"external_port_id=9 but the layer has 4 inputs; expected 0 to 3"),
+        ('part_size="1"', 'part_size="0"', r"part_size=0; expected a positive integer"),
+        ('axis="0" external', 'axis="x" external', r"axis='x' is not an integer"),
+        ("<back_edges>\n\t\t\t\t<edge from-layer=", "<back_edges>\n\t\t\t\t<edge from-layer=\"0\" x=",
+         r"<back_edges> <edge> from-layer=0 is .*\(Parameter\); expected a body Result"),
+        ("<body>", "<bodyx>", r"<port_map> without <body>; expected the body it maps"),
+    ],
+    ids=["unknown-internal-layer", "external-port-out-of-range", "part-size-zero", "axis-not-integer",
+         "back-edge-from-parameter", "port-map-without-body"],
+)  # fmt: skip
+def test_malformed_loop_is_refused_precisely(saved: dict[str, Path], old: str, new: str, message: str) -> None:
+    xml = _edit(saved["loop"], old, new)
+    if new == "<bodyx>":
+        xml = xml.replace(b"</body>", b"</bodyx>")
+    with pytest.raises(IRStructureError, match=message):
+        parse_ir(xml, Weights(saved["loop"].with_suffix(".bin")), source="loop.xml")
+
+
+def test_body_without_layers_is_refused(saved: dict[str, Path]) -> None:
+    text = saved["if"].read_text()
+    start, end = text.index("<else_body>") + len("<else_body>"), text.index("</else_body>")
+    with pytest.raises(IRStructureError, match=r"<else_body> has no <layers> element"):
+        parse_ir((text[:start] + text[end:]).encode(), Weights(saved["if"].with_suffix(".bin")), source="if.xml")
+
+
+def test_layer_limit_counts_body_layers(saved: dict[str, Path]) -> None:
+    model = load_ir(saved["if"])
+    top = len(model.layers)
+    with pytest.raises(LimitExceededError, match="layers"):
+        load_ir(saved["if"], limits=ParseLimits(max_layers=top + 1))
+
+
+def test_body_depth_limit(saved: dict[str, Path]) -> None:
+    load_ir(saved["nested"], limits=ParseLimits(max_body_depth=2))
+    with pytest.raises(LimitExceededError, match="nested more than 1 deep"):
+        load_ir(saved["nested"], limits=ParseLimits(max_body_depth=1))
