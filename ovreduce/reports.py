@@ -190,6 +190,9 @@ class ReductionCheck(JsonDocument):
     element_type: str | None
     input_shape: JsonShape
     input_shape_resolved: bool
+    # Who knows the input's shape: ovreduce's own rules, OpenVINO's inference (no native rule on the way), or
+    # only the dims the producer declares (no rule, no reshape); None: unresolved.
+    input_shape_engine: Literal["native", "openvino", "declared"] | None
     declared_output_shape: JsonShape
     declared_has_dims: bool
     inferred_output_shape: JsonShape

@@ -109,28 +109,30 @@ function renderReport(model) {
     ` ${model.path} — IR v${model.ir_version}, ${model.layer_count} layers, ${model.reductions.length} reductions; `
       + `${plural(counts.error, "error")}, ${plural(counts.warning, "warning")}, ${plural(counts.info, "note")}`,
   );
-  const layerIds = new Set(model.reductions.map((r) => r.layer_id));
-  const general = model.findings.filter((f) => !layerIds.has(f.layer_id));
+  // A layer inside an If/Loop/TensorIterator body is addressed by its path of ids (body_path/layer_id).
+  const keyOf = (x) => (x.body_path ? `${x.body_path}/${x.layer_id}` : x.layer_id);
+  const layerKeys = new Set(model.reductions.map(keyOf));
+  const general = model.findings.filter((f) => !layerKeys.has(keyOf(f)));
   $("#model-findings").replaceChildren(...general.map((f) => {
     const item = findingItem(f);
-    if (f.layer_name) item.prepend(`${f.layer_name} (id ${f.layer_id}): `);
+    if (f.layer_name) item.prepend(`${f.layer_name} (id ${keyOf(f)}): `);
     return item;
   }));
   const body = $("#reductions tbody");
   body.replaceChildren();
   state.reductions = model.reductions;
   for (const r of model.reductions) {
-    const mine = model.findings.filter((f) => f.layer_id === r.layer_id);
+    const mine = model.findings.filter((f) => keyOf(f) === keyOf(r));
     const worst = mine.some((f) => f.severity === "error") ? "error" : mine.some((f) => f.severity === "warning") ? "warning" : null;
-    const row = el("tr", { "data-layer-id": r.layer_id, class: worst ? `row-${worst}` : "" });
+    const row = el("tr", { "data-layer-id": keyOf(r), class: worst ? `row-${worst}` : "" });
     const declared = r.declared_has_dims ? shapeText(r.declared_output_shape) : "(no dims)";
     const inferred = r.inferred_output_resolved ? shapeText(r.inferred_output_shape) : "unresolved";
     const declaredCell = el("td", { class: "shape" + (r.status === "mismatch" ? " diff-declared" : ""), text: declared });
     const runButton = el("button", { type: "button", class: "secondary", text: "Run", "aria-label": `Run layer ${r.layer_name}` });
-    runButton.addEventListener("click", () => selectLayer(r.layer_id, true));
+    runButton.addEventListener("click", () => selectLayer(keyOf(r), true));
     runButton.disabled = !state.modelId;
     const cells = [
-      el("td", {}, el("span", { text: r.layer_name }), el("br"), el("small", { text: `id ${r.layer_id}` })),
+      el("td", {}, el("span", { text: r.layer_name }), el("br"), el("small", { text: `id ${keyOf(r)}` })),
       el("td", { text: r.type }),
       el("td", { class: "shape", text: r.input_shape_resolved ? shapeText(r.input_shape) : "unresolved" }),
       el("td", { class: "shape", text: r.axes === null ? (r.axes_kind === "runtime" ? "runtime" : "?") : shapeText(r.axes) }),
@@ -148,7 +150,7 @@ function renderReport(model) {
     body.append(row);
   }
   const select = $("#run-layer");
-  select.replaceChildren(...model.reductions.map((r) => el("option", { value: r.layer_id, text: `${r.layer_name} (${r.type}, id ${r.layer_id})` })));
+  select.replaceChildren(...model.reductions.map((r) => el("option", { value: keyOf(r), text: `${r.layer_name} (${r.type}, id ${keyOf(r)})` })));
   $("#run").hidden = !state.modelId || model.reductions.length === 0;
   $("#run-result").replaceChildren();
 }

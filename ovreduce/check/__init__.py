@@ -10,7 +10,12 @@ The layers of sub-graph bodies (``If``, ``Loop``, ``TensorIterator``, nested to 
 top-level layers are, with the shapes their container feeds them; their findings and reductions carry the
 ids path of their body in ``body_path``. A body its layer's inputs do not feed (no rule for the layer's type, a
 port map ovreduce cannot follow) is still checked, on its own declared Parameter shapes, and a note in the
-model's ``notes`` says so. The OpenVINO engine compares top-level layers only.
+model's ``notes`` says so. The OpenVINO engine compares the layers of bodies too.
+
+Where a reduction's data input cannot be inferred natively (an op on its way has no native rule, or its port
+declares no dims), OpenVINO's own inference supplies it: the model is read with OpenVINO (after the reshape)
+and the reduction's rule runs on OpenVINO's input shape; ``input_shape_engine`` says which engine inferred
+each reduction's input. OpenVINO is imported only when that happens.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from ovreduce.ir.parser import ParseLimits, load_ir
 from ovreduce.reports import CheckDocument, ErrorInfo, Finding, ModelCheck, ReductionCheck
 from ovreduce.shapes import PartialShape
 
-__all__ = ["body_findings", "check_document", "check_model", "check_paths", "unreadable"]
+__all__ = ["check_document", "check_model", "check_paths", "unreadable"]
 
 Engine = Literal["native", "openvino"]
 
@@ -58,15 +63,28 @@ def check_model(
     """
     if shapes is None:
         shapes = ShapeEngine(model, reshape)
-    findings: list[Finding] = graph_findings(model, shapes)
+    engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
+    infos = {(path, info.layer.id): info for path, graph in engines for info in graph.reductions}
+    notes = _body_notes(engines)
+    unknown = [key for key, info in infos.items() if info.data.shape is None and info.error is None]
+    if unknown:  # OpenVINO's own inference supplies what no native rule gives
+        from ovreduce.check.openvino import input_shapes
+
+        found, failed = input_shapes(model, reshape, set(unknown))
+        for key, shape in found.items():
+            info = infos[key]
+            infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
+        if failed is not None:
+            notes.append(f"{len(unknown) - len(found)} reduction input(s) stay unresolved: {failed}")
+    findings: list[Finding] = []
     reports: list[ReductionCheck] = []
-    for info in shapes.reductions:
-        report, found = reduction_check(info, reshaped=bool(reshape))
-        reports.append(report)
-        findings += found
-    inner, found, notes = body_findings(shapes, reshaped=bool(reshape))
-    reports += inner
-    findings += found
+    for path, graph in engines:
+        found_here = graph_findings(graph.model, graph)
+        for info in graph.reductions:
+            report, more = reduction_check(infos[(path, info.layer.id)], reshaped=bool(reshape))
+            reports.append(replace(report, body_path=path))
+            found_here += more
+        findings += found_here if path is None else [replace(f, body_path=path) for f in found_here]
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 
@@ -85,27 +103,15 @@ def check_model(
     )
 
 
-def body_findings(shapes: ShapeEngine, *, reshaped: bool) -> tuple[list[ReductionCheck], list[Finding], list[str]]:
-    """The reductions and findings of every sub-graph body (nested ones too), each with its ``body_path``,
-    and a note for each body its container's inputs could not feed."""
-    reports: list[ReductionCheck] = []
-    findings: list[Finding] = []
-    notes: list[str] = []
-    engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
+def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
+    """A note for each body its container's inputs could not feed (it is checked on its own declarations)."""
+    notes = []
     for path, engine in engines:
         for (layer_id, role), note in engine.body_notes.items():
             container = engine.model.layer(layer_id)
             inside = "" if path is None else f" in body {path}"
             notes.append(f"{container.where}{inside}: its {role!r} body is checked on its own declarations: {note}")
-        if path is None:
-            continue
-        found = graph_findings(engine.model, engine)
-        for info in engine.reductions:
-            report, more = reduction_check(info, reshaped=reshaped)
-            reports.append(replace(report, body_path=path))
-            found += more
-        findings += [replace(f, body_path=path) for f in found]
-    return reports, findings, notes
+    return notes
 
 
 def unreadable(path: str, error: OvReduceError) -> ModelCheck:

@@ -17,7 +17,7 @@ file is clean while a real inconsistency in it still is not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -28,7 +28,7 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reports import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
-__all__ = ["crosscheck"]
+__all__ = ["crosscheck", "input_shapes"]
 
 
 def crosscheck(
@@ -48,7 +48,7 @@ def crosscheck(
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     findings: list[Finding] = []
     ov_shapes: dict[tuple[str | None, str], JsonShape] = {}
-    _compare(ov_model, model, None, legacy, bool(reshape), findings, ov_shapes)
+    _compare(ov_model, model, legacy, bool(reshape), findings, ov_shapes)
     updated = []
     for r in reports:
         key = (r.body_path, r.layer_id)
@@ -68,17 +68,11 @@ def crosscheck(
     return findings, updated
 
 
-def _compare(
-    ov_model: Any,
-    graph: IRModel,
-    body_path: str | None,
-    legacy: _Legacy,
-    reshaped: bool,
-    findings: list[Finding],
-    ov_shapes: dict[tuple[str | None, str], JsonShape],
-) -> None:
-    """Match OpenVINO's nodes to the layers of ``graph`` (a model or one of its bodies) by name, compare the
-    declared dims and precisions with OpenVINO's, note each layer's shape, and go on into the bodies."""
+def _matched(
+    ov_model: Any, graph: IRModel, body_path: str | None, legacy: _Legacy
+) -> Iterator[tuple[str | None, Layer, Any]]:
+    """Each layer of ``graph`` (a model or one of its bodies, nested ones too) with OpenVINO's node of the
+    same name and type, and the path of the body it lives in."""
     by_name: dict[str, list[Layer]] = {}
     for layer in graph.layers:
         by_name.setdefault(layer.name, []).append(layer)
@@ -90,6 +84,24 @@ def _compare(
         if len(candidates) != 1:
             continue
         layer = candidates[0]
+        yield body_path, layer, node
+        for role, ov_body in _bodies(node):
+            body = layer.body(role)
+            if body is not None:
+                inner = f"{layer.id}/{role}" if body_path is None else f"{body_path}/{layer.id}/{role}"
+                yield from _matched(ov_body, body.graph, inner, _NO_LEGACY)
+
+
+def _compare(
+    ov_model: Any,
+    model: IRModel,
+    legacy: _Legacy,
+    reshaped: bool,
+    findings: list[Finding],
+    ov_shapes: dict[tuple[str | None, str], JsonShape],
+) -> None:
+    """Compare every matched layer's declared dims and precisions with OpenVINO's, and note its shape."""
+    for body_path, layer, node in _matched(ov_model, model, None, legacy):
         for index, port in enumerate(layer.outputs[: node.get_output_size()]):
             shape = partial_shape(node.get_output_partial_shape(index))
             retyped = legacy.parameter_types.get(node.get_name())
@@ -112,11 +124,27 @@ def _compare(
                     f"{etype}",
                     port.id,
                 ), body_path=body_path))  # fmt: skip
-        for role, ov_body in _bodies(node):
-            body = layer.body(role)
-            if body is not None:
-                inner = f"{layer.id}/{role}" if body_path is None else f"{body_path}/{layer.id}/{role}"
-                _compare(ov_body, body.graph, inner, _NO_LEGACY, reshaped, findings, ov_shapes)
+
+
+def input_shapes(
+    model: IRModel, reshape: Mapping[str, PartialShape] | None, wanted: Collection[tuple[str | None, str]]
+) -> tuple[dict[tuple[str | None, str], PartialShape], str | None]:
+    """OpenVINO's shape of input 0 of the ``wanted`` layers (by body path and layer id), after ``reshape``:
+    what ovreduce asks where it has no native rule for an op before a reduction. Also why OpenVINO could
+    not answer, when it could not."""
+    ov = openvino()
+    try:
+        ov_model = read_ir(model.xml, None if model.weights is None else model.weights.view())
+        if reshape:
+            ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
+    except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
+        return {}, f"OpenVINO could not read the model either: {clean_message(exc)}"
+    legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
+    return {
+        (path, layer.id): partial_shape(node.get_input_partial_shape(0))
+        for path, layer, node in _matched(ov_model, model, None, legacy)
+        if (path, layer.id) in wanted and node.get_input_size() > 0
+    }, None
 
 
 def _bodies(node: Any) -> list[tuple[str, Any]]:

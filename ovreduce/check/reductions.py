@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.infer import ReductionInfo
 from ovreduce.ir.model import Port
@@ -64,6 +66,7 @@ def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCh
         element_type=None if info.data.element_type is None else info.data.element_type.name,
         input_shape=None if info.data.shape is None else info.data.shape.to_json(),
         input_shape_resolved=info.data.shape is not None,
+        input_shape_engine=_engine(info),
         declared_output_shape=out_port.declared_shape.to_json(),
         declared_has_dims=out_port.has_dims,
         inferred_output_shape=None if inferred is None else inferred.to_json(),
@@ -81,15 +84,26 @@ def _basis(info: ReductionInfo) -> str:
         "inferred": "as inferred",
         "const": "from the Const's shape",
         "reshape": "as reshaped",
+        "openvino": "as OpenVINO infers it (no native rule on its way)",
     }
     src = origin.get(info.data.origin, "")
     return f"input {info.data.shape} {src}, {axes}, keep_dims={str(info.keep_dims).lower()}"
 
 
+def _engine(info: ReductionInfo) -> Literal["native", "openvino", "declared"] | None:
+    """Who knows the data input's shape: ovreduce's rules, OpenVINO's inference, or only the file's dims."""
+    if info.data.shape is None:
+        return None
+    if info.data.origin in ("openvino", "declared"):
+        return info.data.origin
+    return "native"
+
+
 def _unresolved_reason(info: ReductionInfo) -> str:
     if info.data.shape is None:
+        why = info.data.reason or "its producer declares no <dim> (a scalar or a dynamic rank)"
         return (
-            "the data input's shape cannot be resolved: its producer declares no <dim> (a scalar or a dynamic "
-            "rank) and ovreduce cannot infer it natively; the OpenVINO engine can"
+            f"the data input's shape cannot be resolved: {why}, ovreduce cannot infer it natively, and "
+            f"OpenVINO could not either"
         )
     return f"the axes cannot be resolved: {info.axes.reason}"

@@ -38,7 +38,7 @@ __all__ = [
     "parse_bool_attr",
 ]
 
-Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape"]
+Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape", "openvino"]
 ValueKind = Literal["const", "runtime", "unresolved"]
 
 # The newest opset whose ops OpenVINO 2026.4's IR reader knows in full. opset17 (still being written) holds

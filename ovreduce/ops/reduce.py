@@ -26,7 +26,7 @@ imported when a kernel first runs) and its OpenVINO builder, from its own opset.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ovreduce.errors import ShapeInferenceError
@@ -166,7 +166,17 @@ class ReductionOp(Op):
         data = ctx.input(0)
         axes_state = ctx.input(1)
         axes = ctx.value(1)
-        error = None
+        out, error = self._output(data, axes_state, axes, keep_dims)
+        return ReductionInfo(layer, self, keep_dims, text, valid, data, axes_state, axes, out, error)
+
+    def with_data(self, info: ReductionInfo, data: PortState) -> ReductionInfo:
+        """``info`` with the data input's state known by other means (OpenVINO's inference), output again."""
+        out, error = self._output(data, info.axes_state, info.axes, info.keep_dims)
+        return replace(info, data=data, output=out, error=error)
+
+    def _output(
+        self, data: PortState, axes_state: PortState, axes: ValueInfo, keep_dims: bool
+    ) -> tuple[PortState, str | None]:
         shape: PartialShape | None = None
         types = {"data_type": data.element_type, "axes_type": axes_state.element_type}
         try:
@@ -178,13 +188,10 @@ class ReductionOp(Op):
             else:
                 shape = self.output_shape(data.shape, axes_state.shape, _as_int64(axes.values), keep_dims, **types)
         except ShapeInferenceError as exc:
-            error = exc.message
-            shape = None
-        if error is not None or shape is None:
-            out = PortState(None, data.element_type, "unresolved")
-        else:
-            out = PortState(shape, data.element_type, "inferred")
-        return ReductionInfo(layer, self, keep_dims, text, valid, data, axes_state, axes, out, error)
+            return PortState(None, data.element_type, "unresolved"), exc.message
+        if shape is None:
+            return PortState(None, data.element_type, "unresolved"), None
+        return PortState(shape, data.element_type, "inferred"), None
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         return [self.analyse(ctx).output]
