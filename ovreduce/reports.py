@@ -59,6 +59,7 @@ __all__ = [
     "Status",
     "TensorInfo",
     "comparison_fields",
+    "layer_path",
     "to_json",
 ]
 
@@ -68,6 +69,11 @@ Status = Literal["ok", "mismatch", "error", "unresolved"]
 # Non-finite floats go over the wire as "NaN", "Infinity", "-Infinity" (KServe's spelling), not as null.
 # (pydantic reads ``__pydantic_config__`` from a plain dataclass; a dict spares check importing pydantic.)
 _WIRE = {"ser_json_inf_nan": "strings"}
+
+
+def layer_path(body_path: str | None, layer_id: str) -> str:
+    """How a layer is addressed: its id, or inside a sub-graph body its path of ids (``12/then/110``)."""
+    return layer_id if body_path is None else f"{body_path}/{layer_id}"
 
 
 def to_json(doc: Any) -> Any:

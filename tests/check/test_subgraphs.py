@@ -16,6 +16,7 @@ from ovreduce.check import check_model
 from ovreduce.check.inspect import inspect_model
 from ovreduce.ir.parser import load_ir
 from ovreduce.run import run_layer
+from tests.cli.inprocess import run_cli
 from tests.ir import subgraphs
 
 
@@ -221,3 +222,20 @@ def test_body_reduction_shapes_agree_with_openvino(tmp_path: Path, seed: int) ->
         if r.body_path is not None
     }
     assert got == expected
+
+
+def test_the_command_line_names_body_layers_by_their_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text, JUnit and SARIF name a body layer by the ids path that run and inspect take."""
+    path = _broken_loop(tmp_path)
+    model = load_ir(path)
+    loop = next(layer for layer in model.layers if layer.type == "Loop")
+    reduction = next(layer for layer in loop.bodies[0].graph.layers if layer.type == "ReduceMean")
+    key = f"{loop.id}/body/{reduction.id}"
+    status, out, _ = run_cli(capsys, "check", str(path))
+    assert status == 1 and f"layer {key} 'ReduceMean_loop'" in out
+    _, junit, _ = run_cli(capsys, "check", str(path), "--format", "junit")
+    assert f'name="ReduceMean {key} ReduceMean_loop"' in junit
+    _, sarif, _ = run_cli(capsys, "check", str(path), "--format", "sarif")
+    assert f'"fullyQualifiedName": "layer {key}"' in sarif
+    status, out, _ = run_cli(capsys, "run", str(path), "--layer", key, "--format", "json")
+    assert status == 0 and f'"body_path": "{loop.id}/body"' in out

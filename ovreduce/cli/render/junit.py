@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovreduce.reports import CheckDocument
+from ovreduce.reports import CheckDocument, layer_path
 
 __all__ = ["check_junit", "quoteattr"]
 
@@ -26,11 +26,12 @@ def check_junit(report: CheckDocument) -> str:
         else:
             by_layer: dict[str | None, list[Any]] = {}
             for f in m.findings:
-                by_layer.setdefault(f.layer_id, []).append(f)
-            reduction_ids = {r.layer_id for r in m.reductions}
+                by_layer.setdefault(None if f.layer_id is None else layer_path(f.body_path, f.layer_id), []).append(f)
+            reduction_ids = {layer_path(r.body_path, r.layer_id) for r in m.reductions}
             for r in m.reductions:
-                bad = [f for f in by_layer.get(r.layer_id, []) if f.severity == "error"]
-                name = f"{r.type} {r.layer_id} {r.layer_name}"
+                key = layer_path(r.body_path, r.layer_id)
+                bad = [f for f in by_layer.get(key, []) if f.severity == "error"]
+                name = f"{r.type} {key} {r.layer_name}"
                 cases.append(_junit_case(m.path, name, bad))
                 failures += bool(bad)
             rest = [f for lid, fs in by_layer.items() if lid not in reduction_ids for f in fs if f.severity == "error"]

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ovreduce.check.findings import FINDINGS
-from ovreduce.reports import CheckDocument
+from ovreduce.reports import CheckDocument, layer_path
 
 __all__ = ["check_sarif"]
 
@@ -43,7 +43,11 @@ def check_sarif(report: CheckDocument) -> str:
             location: dict[str, Any] = {"physicalLocation": physical}
             if f.layer_id is not None:
                 location["logicalLocations"] = [
-                    {"name": f.layer_name, "fullyQualifiedName": f"layer {f.layer_id}", "kind": "object"}
+                    {
+                        "name": f.layer_name,
+                        "fullyQualifiedName": f"layer {layer_path(f.body_path, f.layer_id)}",
+                        "kind": "object",
+                    }
                 ]
             results.append({
                 "ruleId": f.code, "level": level[f.severity], "message": {"text": f.message},

@@ -16,6 +16,7 @@ from ovreduce.reports import (
     ModelCheck,
     PortView,
     RunDocument,
+    layer_path,
 )
 
 __all__ = [
@@ -83,7 +84,7 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
             for r in m.reductions:
                 status = {"ok": st.green, "mismatch": st.red, "error": st.red}.get(r.status, st.yellow)(r.status)
                 row = [
-                    r.layer_id,
+                    layer_path(r.body_path, r.layer_id),
                     r.layer_name,
                     r.type,
                     "runtime"
@@ -105,10 +106,11 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
             out.append(table(rows, header))
         shown = [f for f in m.findings if verbose or f.severity != "info"]
         for f in shown:
-            where = f"layer {f.layer_id} {f.layer_name!r}" if f.layer_id is not None else "model"
+            where = "model" if f.layer_id is None else f"layer {layer_path(f.body_path, f.layer_id)} {f.layer_name!r}"
             if f.port is not None:
                 where += f" port {f.port}"
             out.append(f"  {st.severity(f.severity, f'{f.severity:<7}')} {f.code}: {where}: {f.message}")
+        out += [f"  {st.dim('note')}    {note}" for note in m.notes]
         hidden = len(m.findings) - len(shown)
         if hidden:
             out.append(st.dim(f"  ({hidden} info finding{'s' if hidden != 1 else ''} not shown; use --verbose)"))
@@ -154,7 +156,7 @@ def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bo
         else:
             extra = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k not in ("offset", "size"))
             status = ""
-        rows.append([e.layer_id, e.layer_name, e.type, ins, outs, extra, status])
+        rows.append([layer_path(e.body_path, e.layer_id), e.layer_name, e.type, ins, outs, extra, status])
     out.append(table(rows, ["id", "name", "type", "inputs", "declared outputs", "details", "status"]))
     return "\n".join(out) + "\n"
 
@@ -167,7 +169,8 @@ def _port_text(p: PortView) -> str:
 
 
 def _layer_detail(e: LayerView, st: Style) -> str:
-    lines = [f"\n{st.bold(e.type)} {e.layer_name!r} (id {e.layer_id}, {e.version}, line {e.line})"]
+    where = layer_path(e.body_path, e.layer_id)
+    lines = [f"\n{st.bold(e.type)} {e.layer_name!r} (id {where}, {e.version}, line {e.line})"]
     if e.attributes:
         lines.append("  attributes: " + ", ".join(f"{k}={v!r}" for k, v in e.attributes.items()))
     for i in e.inputs:
@@ -204,7 +207,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
     st = style or Style()
     layer = doc.layer
     out = [
-        f"{st.bold(source)}  layer {layer.layer_id} {layer.layer_name!r}: {layer.type} "
+        f"{st.bold(source)}  layer {layer_path(doc.body_path, layer.layer_id)} {layer.layer_name!r}: {layer.type} "
         f"axes={_axes(layer.axes, 'runtime')} keep_dims={_bool(layer.keep_dims)} ({layer.element_type})"
     ]
     for i in doc.inputs:
