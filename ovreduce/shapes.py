@@ -13,6 +13,7 @@ interval ``5..3``, overflowing integers), :func:`PartialShape.parse` refuses wit
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -32,7 +33,9 @@ __all__ = [
     "dim_sub",
     "floor_div",
     "merge",
+    "padded",
     "parse_named_shapes",
+    "scaled",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -376,3 +379,44 @@ def broadcast_merge(a: Dimension, b: Dimension) -> Dimension | None:
     if b1:
         return a
     return merge(a, b)
+
+
+def _padded_bound(bound: int | None, pad: int) -> int | None:
+    """``dim::padded`` of one bound: None (OpenVINO's -1, infinite) when unbounded or when it would go negative."""
+    if bound is None or bound + pad < 0:
+        return None
+    return bound + pad
+
+
+def padded(a: Dimension, pad: int) -> Dimension:
+    """``dim::padded`` of dimension_util.hpp: ``a + pad`` bound by bound, where a bound that would go negative
+    becomes OpenVINO's infinite bound (-1): an upper bound unbounded, a lower bound 0."""
+    if pad == 0:
+        return a
+    hi = _padded_bound(a.hi, pad)
+    if a.is_static:
+        return Dimension.static(hi) if hi is not None else Dimension.dynamic()
+    lo = _padded_bound(a.lo, pad)
+    return Dimension(0 if lo is None else lo, hi) if hi is None or (lo or 0) <= hi else Dimension(hi, hi)
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
+def scaled(a: Dimension, scale: float) -> Dimension:
+    """``dim::scale`` of dimension_util.hpp: each bound times ``scale + 1e-6`` in float32, truncated (an
+    unbounded upper bound stays unbounded; a scale of exactly 1 leaves the dim as it is)."""
+    scale = _f32(scale)
+    if scale == 1.0:
+        return a
+    s = _f32(scale + _f32(1.0e-6))
+
+    def bound(v: int) -> int:
+        return max(int(_f32(_f32(float(v)) * s)), 0)
+
+    hi = None if a.hi is None else bound(a.hi)
+    if a.is_static:
+        assert hi is not None
+        return Dimension.static(hi)
+    return Dimension(bound(a.lo), hi)

@@ -16,18 +16,20 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
 from ovreduce.ops.elementwise import broadcast_shapes
-from ovreduce.ops.rules import ShapeRule, Tensor, const_tensor, int_attr, normalize_axis, str_attr
-from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, dim_sub, merge
+from ovreduce.ops.rules import ShapeRule, Tensor, const_tensor, int_attr, ints_attr, normalize_axis, str_attr
+from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, merge, padded
 
 __all__ = [
     "Broadcast",
     "Concat0",
     "Gather",
+    "Pad",
     "Range4",
     "Reshape1",
     "ShapeOf",
     "Split1",
     "Squeeze",
+    "StridedSlice1",
     "Tile0",
     "Transpose1",
     "Unsqueeze0",
@@ -436,7 +438,8 @@ class VariadicSplit1(ShapeRule):
                     raise ShapeInferenceError(
                         f"Total length of splits: {known} must match the length of the chosen axis: {d}"
                     )
-                dims[axis] = dim_sub(d, Dimension.static(known))
+                # OpenVINO computes the rest only from a static dim: an interval leaves it dynamic
+                dims[axis] = Dimension.static(d.lo - known) if d.is_static else Dimension.dynamic()
             else:
                 dims[axis] = Dimension.static(v)
             out.append(PartialShape(tuple(dims)))
@@ -567,3 +570,221 @@ class Range4(_ValueShaped):
     ) -> tuple[int, ...] | None:
         start, step = inputs[0][0][0], inputs[2][0][0]
         return tuple(start + i * step for i in range(out_shape[0]))
+
+
+# -- Pad, StridedSlice ------------------------------------------------------------------------------------------
+class Pad(ShapeRule):
+    """Pad-1 / Pad-12 (``pad_shape_inference.hpp``): each dim plus its ``pads_begin`` and ``pads_end`` values
+    (negative ones too, ``dim::padded``); the ``pad_mode`` checks on static dims. Pads that are not constant
+    leave the rank, every dim dynamic."""
+
+    type = "Pad"
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        mode = str_attr(ctx.layer, "pad_mode", "constant")
+        if mode == "constant" and len(inputs) == 4 and inputs[3].rank not in (None, 0):
+            raise ShapeInferenceError(f"Argument for padding value is not a scalar (shape: {inputs[3]}).")
+        for port, name in ((1, "pads_begin"), (2, "pads_end")):
+            if inputs[port].rank not in (None, 1):
+                raise ShapeInferenceError(f"Argument for {name} is not 1D.")
+        data = inputs[0]
+        if data.dims is None:
+            return [PartialShape(None)]
+        rank = len(data.dims)
+        begin, end = _value(ctx, 1), _value(ctx, 2)
+        if begin is None or end is None:
+            for port, name in ((1, "pads_begin"), (2, "pads_end")):
+                n = _length(inputs[port])
+                if n is not None and n > rank:
+                    raise ShapeInferenceError(f"Number of elements of {name} must be >= 0 and <= arg rank")
+            return [PartialShape.dynamic(rank)]
+        for values, name in ((begin, "pads_begin"), (end, "pads_end")):
+            if len(values) != rank:
+                raise ShapeInferenceError(
+                    f"length of {name} mismatches with rank of input, expect {rank}, but got {len(values)}"
+                )
+        out = []
+        for d, b, e in zip(data.dims, begin, end, strict=True):
+            if d.is_static:
+                _check_pad_mode(mode, d.lo, b, e)
+            out.append(padded(d, b + e))
+        return [PartialShape(tuple(out))]
+
+
+def _check_pad_mode(mode: str, dim: int, begin: int, end: int) -> None:
+    if begin > 0 or end > 0:
+        if mode == "edge" and dim < 1:
+            raise ShapeInferenceError(
+                "EDGE padding mode requires an input of dimension of at least 1 at each spatial axis."
+            )
+        if mode == "reflect" and dim < 2:
+            raise ShapeInferenceError(
+                "REFLECT padding mode requires an input of dimension of at least 2 at each spatial axis."
+            )
+    if mode == "reflect" and not (begin < dim and end < dim):
+        raise ShapeInferenceError(
+            "REFLECT padding mode requires that 'pads_begin[D]' and 'pads_end[D]' must be not greater than "
+            "'data_shape[D] - 1'."
+        )
+    if mode == "symmetric" and not (begin <= dim and end <= dim):
+        raise ShapeInferenceError(
+            "SYMMETRIC padding mode requires that 'pads_begin[D]' and 'pads_end[D]' must be not greater than "
+            "'data_shape[D]'."
+        )
+
+
+_I64_MAX = (1 << 63) - 1
+_I64_MIN = -(1 << 63)
+
+
+def _tdiv(a: int, b: int) -> int:
+    """C++ integer division (truncating toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _sliced_value(dim: int, start: int, stop: int, step: int) -> int:
+    """``slice::get_sliced_value`` (slice_shape_inference_utils.hpp); ``dim`` -1 is infinite, and so is the
+    result -1."""
+    reverse = step < 0
+    norm_dim = _I64_MAX if dim == -1 else dim
+    norm_dim_max = norm_dim == _I64_MAX
+    start_lt_min = start < 0
+    diff_sign = start_lt_min != (stop < 0)
+    start_max = start == _I64_MAX
+    start_limit = start_max or start == _I64_MIN
+    stop_max = stop == _I64_MAX
+    any_max = start_max or stop_max
+    if norm_dim_max and (diff_sign or any_max or start_limit):
+        if reverse:
+            ub = -1 if (start_lt_min or any_max) else -1 - start
+        elif start_lt_min and not start_limit:
+            ub = -start if stop_max else stop
+        else:
+            ub = -1
+        lb = 0
+    else:
+        lower_max = norm_dim - 1 if reverse else norm_dim
+        upper_min = -1 if reverse else 0
+        lb = min(max(start + norm_dim if start < 0 else start, 0), lower_max)
+        ub = min(max(stop + norm_dim if stop < 0 else stop, upper_min), norm_dim)
+    if norm_dim_max and lb == 0 and ub == -1:
+        return -1
+    value = min(0, ub - lb) if reverse else max(0, ub - lb)
+    if step == -1:
+        value = -value
+    elif value != 0 and step != 1:
+        value = value + 1 if reverse else value - 1
+        value = _tdiv(value, step) + 1
+    return value
+
+
+def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
+    """``slice::make_dim`` for constant start and stop (bounds that do not cross zero)."""
+    lb = _sliced_value(dim.lo, start, stop, step)
+    ub = _sliced_value(-1 if dim.hi is None else dim.hi, start, stop, step)
+    hi = None if ub == -1 else ub
+    lo = max(lb, 0)
+    if hi is not None and (ub < -1 or lo > hi):
+        raise ShapeInferenceError(f"the slice [{start}:{stop}:{step}] of {dim} gives an empty interval")
+    return Dimension(lo, hi)
+
+
+def _mask(layer: Layer, name: str) -> set[int]:
+    values = ints_attr(layer, name) or ()
+    return {i for i, v in enumerate(values) if v == 1}
+
+
+class StridedSlice1(ShapeRule):
+    """StridedSlice-1 (``strided_slice_shape_inference.hpp``): constant ``begin``/``end``/``strides`` with
+    ``begin_mask``, ``end_mask``, ``new_axis_mask``, ``shrink_axis_mask`` and ``ellipsis_mask``. Begin or end
+    values that are not constant give each sliced dim ``[0, its upper bound]``, as OpenVINO does when it has
+    no bounds for them (where OpenVINO bounds them by value propagation, ovreduce's dim is the looser one)."""
+
+    type = "StridedSlice"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        if len(inputs) not in (3, 4):
+            raise ShapeInferenceError("StridedSlice takes 3 or 4 inputs")
+        for i, name in enumerate(("Begin", "End", "Strides")[: len(inputs) - 1], start=1):
+            if inputs[i].rank not in (None, 1):
+                raise ShapeInferenceError(f"{name} input must be 1D (has rank: {inputs[i].rank})")
+        data = inputs[0]
+        if data.dims is None:
+            return [PartialShape(None)]
+        rank = len(data.dims)
+        begin, end = _value(ctx, 1), _value(ctx, 2)
+        strides = _value(ctx, 3) if len(inputs) > 3 else (1,) * len(begin) if begin is not None else None
+        number_axes = _length(inputs[1]) if inputs[1].rank == 1 else None
+        end_axes = _length(inputs[2]) if inputs[2].rank == 1 else None
+        if number_axes is not None and end_axes is not None:
+            if number_axes != end_axes:
+                raise ShapeInferenceError("Begin and end need to have same number of values.")
+        elif end_axes is not None:
+            number_axes = end_axes
+        if strides is not None:
+            if number_axes is not None and number_axes != len(strides):
+                raise ShapeInferenceError("Stride needs to have same number of values as begin and end.")
+            number_axes = len(strides)
+        if number_axes is None:
+            return [PartialShape(None)]
+        ellipsis = _mask(layer, "ellipsis_mask")
+        if len(ellipsis) > 1:
+            raise ShapeInferenceError("At most one ellipsis is allowed.")
+        new_axis = _mask(layer, "new_axis_mask")
+        begin_mask, end_mask = _mask(layer, "begin_mask"), _mask(layer, "end_mask")
+        shrink = _mask(layer, "shrink_axis_mask")
+        if not ellipsis and rank + len(new_axis) < number_axes:
+            raise ShapeInferenceError(
+                "Input rank plus number of new axis has to be at least the size of Lower and Upper bounds vector."
+            )
+        out: list[Dimension] = []
+        index = 0
+        for axis in range(number_axes):
+            if axis in ellipsis:
+                before = sum(1 for i in range(axis) if i not in new_axis)
+                after_new = sum(1 for i in range(axis + 1, len(begin)) if i in new_axis) if begin is not None else 0
+                after = number_axes - axis - after_new - 1
+                hidden = rank - after - before
+                for _ in range(max(hidden, 0)):
+                    out.append(self._dim(data, index))
+                    index += 1
+            elif axis in new_axis:
+                out.append(Dimension.static(1))
+            elif axis in shrink:
+                index += 1
+            elif begin is not None and end is not None and strides is not None:
+                dim = self._dim(data, index)
+                stride = strides[axis] if axis < len(strides) else 1
+                if stride == 0:
+                    raise ShapeInferenceError("Stride must be non-zero")
+                norm_dim = _I64_MAX if dim.hi is None else dim.hi
+                if stride < 0:
+                    default_start, default_stop = norm_dim, -1 - norm_dim
+                else:
+                    default_start, default_stop = 0, norm_dim
+                start = default_start if axis in begin_mask else begin[axis]
+                stop = default_stop if axis in end_mask else end[axis]
+                out.append(_slice_dim(dim, start, stop, stride))
+                index += 1
+            else:
+                out.append(Dimension(0, self._dim(data, index).hi))
+                index += 1
+        out.extend(data.dims[index:])
+        return [PartialShape(tuple(out))]
+
+    @staticmethod
+    def _dim(data: PartialShape, index: int) -> Dimension:
+        assert data.dims is not None
+        if index >= len(data.dims):
+            raise ShapeInferenceError(f"the slice reaches axis {index} of a tensor of rank {len(data.dims)}")
+        return data.dims[index]

@@ -28,9 +28,18 @@ from ovreduce.shapes import (
     dim_sub,
     floor_div,
     merge,
+    padded,
 )
 
-__all__ = ["AvgPool", "BatchNormInference", "Convolution1", "GroupConvolution1", "MatMul0", "MaxPool"]
+__all__ = [
+    "AvgPool",
+    "BatchNormInference",
+    "Convolution1",
+    "ConvolutionBackpropData1",
+    "GroupConvolution1",
+    "MatMul0",
+    "MaxPool",
+]
 
 _ONE = Dimension.static(1)
 
@@ -311,3 +320,87 @@ class BatchNormInference(ShapeRule):
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         src = inputs[self.data_index].element_type if len(inputs) > self.data_index else None
         return [src if src is not None else port.precision for port in layer.outputs]
+
+
+class ConvolutionBackpropData1(ShapeRule):
+    """ConvolutionBackpropData-1 (``convolution_backprop_shape_inference(_util).hpp``): data [N, C_in,
+    spatial], filters [C_in, C_out, kernel], optional ``output_shape`` (the spatial dims, taken as they are).
+    Without it each spatial dim is ``(d - 1) * stride + dilated kernel``, padded by ``output_padding -
+    pads_begin - pads_end`` (``dim::padded``); ``auto_pad`` same_upper/same_lower/valid pads nothing then."""
+
+    type = "ConvolutionBackpropData"
+    version = "opset1"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        data, filters = inputs[0], inputs[1]
+        has_spatial = len(inputs) >= 3
+        spatial: PartialShape | None = None
+        if has_spatial:
+            if inputs[2].rank not in (None, 1):
+                raise ShapeInferenceError("Input delivering output shape must have rank 1.")
+            info = ctx.value(2)
+            if info.kind == "const" and info.values is not None:
+                values = [v - (1 << 64) if v >= 1 << 63 else v for v in info.values]
+                spatial = PartialShape(tuple(const_dim(v) for v in values))
+            elif inputs[2].is_static and inputs[2].dims:
+                spatial = PartialShape.dynamic(inputs[2].dims[0].lo)
+            else:
+                spatial = PartialShape(None)
+        n: int | None = None
+        if data.dims is not None:
+            n = len(data.dims) - 2
+        elif filters.dims is not None:
+            n = len(filters.dims) - 2
+        elif spatial is not None and spatial.dims:
+            n = len(spatial.dims)
+        else:
+            for name in ("strides", "dilations", "pads_begin", "pads_end", "output_padding"):
+                attr = ints_attr(layer, name)
+                if attr:
+                    n = len(attr)
+                    break
+        if n is None:
+            return [PartialShape(None)]
+        if has_spatial and spatial is not None and spatial.dims is not None and len(spatial.dims) != n:
+            raise ShapeInferenceError("Output shape should be defined for all and only spatial dimensions.")
+        if data.rank is not None and filters.rank is not None and data.rank != filters.rank:
+            raise ShapeInferenceError(
+                f"Data batch and filters rank do not match (data batch shape: {data}, filters shape: {filters})."
+            )
+        if data.dims is not None and filters.dims is not None and not data.dims[1].compatible(filters.dims[0]):
+            raise ShapeInferenceError(
+                f"Data batch channel count ({data.dims[1]}) does not match filter input channel count "
+                f"({filters.dims[0]})."
+            )
+        if data.dims is not None and len(data.dims) not in (3, 4, 5):
+            raise ShapeInferenceError(f"Expected a 3D, 4D or 5D tensor for the input. Got: {data}")
+        strides, dilations, pb, pe, out_pad = _spatial_attrs(
+            layer, n, ("strides", "dilations", "pads_begin", "pads_end", "output_padding")
+        )
+        if 0 in strides:
+            raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
+        if 0 in dilations:
+            raise ShapeInferenceError(f"Filter dilations has zero dimension(s). {list(dilations)}")
+        out = [
+            data.dims[0] if data.dims is not None else Dimension.dynamic(),
+            filters.dims[1] if filters.dims is not None else Dimension.dynamic(),
+        ]
+        if has_spatial:
+            assert spatial is not None
+            if spatial.dims is None:
+                return [PartialShape((*out, *(Dimension.dynamic() for _ in range(n))))]
+            return [PartialShape((*out, *spatial.dims))]
+        if str_attr(layer, "auto_pad", "explicit") in ("same_upper", "same_lower", "valid"):
+            pb, pe = (0,) * n, (0,) * n
+        d_dims = data.dims[2:] if data.dims is not None else PartialShape.dynamic(n).dims
+        f_dims = filters.dims[2:] if filters.dims is not None else PartialShape.dynamic(n).dims
+        assert d_dims is not None and f_dims is not None
+        for i in range(n):
+            dim = dim_mul(dim_sub(d_dims[i], _ONE), Dimension.static(strides[i]))
+            dim = dim_add(dim, dilated(f_dims[i], dilations[i]))
+            out.append(padded(dim, out_pad[i] - pb[i] - pe[i]))
+        return [PartialShape(tuple(out))]

@@ -31,21 +31,32 @@ from ovreduce.ops.common import (
     ShapePreserving,
 )
 from ovreduce.ops.elementwise import ARITHMETIC, COMPARISON, LOGICAL, Binary, Select1
+from ovreduce.ops.interpolate import Interpolate
 from ovreduce.ops.movement import (
     Broadcast,
     Concat0,
     Gather,
+    Pad,
     Range4,
     Reshape1,
     ShapeOf,
     Split1,
     Squeeze,
+    StridedSlice1,
     Tile0,
     Transpose1,
     Unsqueeze0,
     VariadicSplit1,
 )
-from ovreduce.ops.nn import AvgPool, BatchNormInference, Convolution1, GroupConvolution1, MatMul0, MaxPool
+from ovreduce.ops.nn import (
+    AvgPool,
+    BatchNormInference,
+    Convolution1,
+    ConvolutionBackpropData1,
+    GroupConvolution1,
+    MatMul0,
+    MaxPool,
+)
 from ovreduce.ops.reduce import (
     ReduceL1_4,
     ReduceL2_4,
@@ -110,6 +121,7 @@ _BUILTIN = _table(
     MatMul0(_V1),
     Convolution1(_V1),
     GroupConvolution1(_V1),
+    ConvolutionBackpropData1(_V1),
     MaxPool("opset1", range(1, 8)),
     MaxPool("opset8", range(8, 14)),
     MaxPool("opset14", range(14, LAST_OPSET + 1)),
@@ -135,6 +147,11 @@ _BUILTIN = _table(
     ShapeOf("opset1", range(1, 3)),
     ShapeOf("opset3", range(3, LAST_OPSET + 2)),  # opset17 holds ShapeOf too
     Range4(range(4, LAST_OPSET + 1)),
+    Pad("opset1", range(1, 12)),
+    Pad("opset12", range(12, LAST_OPSET + 1)),
+    StridedSlice1(_V1),
+    Interpolate("opset4", range(4, 11)),
+    Interpolate("opset11", range(11, LAST_OPSET + 1)),
     # sub-graph ops: their bodies walked with the shapes their inputs give
     If8(),
     Loop5(),
@@ -146,7 +163,7 @@ _BUILTIN = _table(
     Declared("GRUCell", ("linear_before_reset",)),
     Declared("GRUSequence", ("linear_before_reset",)),
     Declared("NonMaxSuppression", ("sort_result_descending",)),
-    Declared("Interpolate", ("antialias",)),
+    Declared("Interpolate", ("antialias",)),  # Interpolate-0 (opset1 ... opset3), no rule yet
     Declared("Proposal", ("clip_before_nms", "clip_after_nms", "normalize")),
 )
 

@@ -1,0 +1,91 @@
+"""Interpolate-4 and Interpolate-11, written after OpenVINO's ``interpolate_shape_inference.hpp``.
+
+The output is the input padded by the ``pads_begin``/``pads_end`` attributes (resized to the rank, missing
+values 0), whose dims on the interpolated axes (the ``axes`` input, else every axis) are the ``sizes`` values
+or the padded dims times the ``scales`` (float32, ``+1e-6``, truncated: ``dim::scale``). Axes that are not
+constant leave every dim dynamic; sizes or scales that are not constant leave the interpolated axes dynamic.
+
+Scales are read from the constant values the shape engine folds, which are integral: a Const of scales such as
+``0.5`` is not read natively, and the output is then unresolved, saying so (the OpenVINO engine reads it).
+"""
+
+from __future__ import annotations
+
+from ovreduce.errors import ShapeInferenceError
+from ovreduce.ops.base import LayerContext, ValueInfo
+from ovreduce.ops.rules import ShapeRule, ints_attr, str_attr
+from ovreduce.shapes import Dimension, PartialShape, const_dim, padded, scaled
+
+__all__ = ["Interpolate"]
+
+
+class _NotReadError(Exception):
+    """A value the rule needs is constant in the model but not folded natively (non-integral scales)."""
+
+
+def _values(info: ValueInfo) -> tuple[int, ...] | None:
+    if info.kind == "const" and info.values is not None:
+        return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
+    if info.kind == "unresolved" and "non-integral" in info.reason:
+        raise _NotReadError(info.reason)
+    return None
+
+
+class Interpolate(ShapeRule):
+    """Interpolate-4 (data, sizes, scales[, axes]) and Interpolate-11 (data, scales_or_sizes[, axes])."""
+
+    type = "Interpolate"
+    boolean_attributes = ("antialias",)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        self.axes_port = 3 if version == "opset4" else 2
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        try:
+            return [self._shape(ctx, inputs)]
+        except _NotReadError as exc:
+            raise ShapeInferenceError(f"its scales are not read natively ({exc})") from None
+
+    def _shape(self, ctx: LayerContext, inputs: list[PartialShape]) -> PartialShape:
+        layer = ctx.layer
+        scales_mode = str_attr(layer, "shape_calculation_mode", "sizes") == "scales"
+        v4 = self.version == "opset4"
+        if len(inputs) not in ((3, 4) if v4 else (2, 3)):
+            raise ShapeInferenceError(f"Interpolate-{4 if v4 else 11} takes {'3 or 4' if v4 else '2 or 3'} inputs")
+        checked = (2 if scales_mode and v4 else 1, self.axes_port) if v4 else range(1, len(inputs))
+        for port in checked:
+            if port < len(inputs) and inputs[port].rank not in (None, 1):
+                raise ShapeInferenceError(f"Input [{port}] is not rank 1")
+        data = inputs[0]
+        if data.dims is None:
+            return PartialShape(None)
+        rank = len(data.dims)
+        pb = list(ints_attr(layer, "pads_begin") or ())
+        pe = list(ints_attr(layer, "pads_end") or ())
+        pb = (pb + [0] * rank)[:rank]
+        pe = (pe + [0] * rank)[:rank]
+        if self.axes_port < len(inputs):
+            axes = _values(ctx.value(self.axes_port))
+            if axes is None:
+                return PartialShape.dynamic(rank)
+            if any(not 0 <= a < rank for a in axes):
+                raise ShapeInferenceError(f"All axes values should less than input rank: {rank}")
+        else:
+            axes = tuple(range(rank))
+        out = [padded(d, b + e) for d, b, e in zip(data.dims, pb, pe, strict=True)]
+        port = 2 if scales_mode and v4 else 1
+        values = _values(ctx.value(port))
+        if values is None:
+            for a in axes:
+                out[a] = Dimension.dynamic()
+            return PartialShape(tuple(out))
+        what = "scales" if scales_mode else "sizes"
+        if len(values) < len(axes):
+            raise ShapeInferenceError(
+                f"The number of elements in the '{what}' input does not match the number of axes {len(axes)}"
+            )
+        for a, v in zip(axes, values, strict=False):
+            out[a] = scaled(out[a], float(v)) if scales_mode else const_dim(v)
+        return PartialShape(tuple(out))
