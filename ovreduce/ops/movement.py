@@ -687,10 +687,12 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     """``slice::make_dim`` for constant start and stop (bounds that do not cross zero)."""
     lb = _sliced_value(dim.lo, start, stop, step)
     ub = _sliced_value(-1 if dim.hi is None else dim.hi, start, stop, step)
-    hi = None if ub == -1 else ub
+    hi = None if ub < 0 else ub
     lo = max(lb, 0)
-    if hi is not None and (ub < -1 or lo > hi):
-        raise ShapeInferenceError(f"the slice [{start}:{stop}:{step}] of {dim} gives an empty interval")
+    if hi is not None and lo > hi:
+        # OpenVINO's Dimension(lb, ub) is then the empty interval [s_max, s_max], which reads back (and is
+        # written to IR) as a dynamic dim: so is it here
+        return Dimension.dynamic()
     return Dimension(lo, hi)
 
 

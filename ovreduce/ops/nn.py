@@ -239,6 +239,9 @@ class _Pool(ShapeRule):
             raise ShapeInferenceError(f"Expected a 3D, 4D or 5D tensor for the input. Got: {data}")
         if len(data.dims) - 2 != n:
             raise ShapeInferenceError(f"Expected kernel size to be equal to input size - 2. Got: {n}")
+        for dim, what in ((data.dims[0], "Batch size"), (data.dims[1], "Channel count")):
+            if dim.is_static and dim.lo == 0:  # pooling_shape_inference_util.hpp refuses an empty batch/channel
+                raise ShapeInferenceError(f"{what} is zero.")
         strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
         auto_pad = str_attr(layer, "auto_pad", "explicit")
         rounding = str_attr(layer, "rounding_type", "floor")

@@ -14,6 +14,10 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+import openvino.opset1 as ops1
+import openvino.opset10 as ops10
+import openvino.opset11 as ops11
+import openvino.opset12 as ops12
 import openvino.opset13 as ops
 import openvino.opset14 as ops14
 
@@ -21,6 +25,7 @@ STEPS = (
     "relu", "add", "multiply", "select", "conv", "group_conv", "max_pool", "avg_pool", "matmul",
     "transpose", "reshape_const", "reshape_shapeof", "concat", "split", "variadic_split", "unsqueeze_squeeze",
     "tile", "softmax", "gather", "broadcast", "batch_norm", "strided_none",
+    "interpolate", "pad", "strided_slice", "conv_backprop",
 )  # fmt: skip
 
 
@@ -108,6 +113,47 @@ def _step(rng: random.Random, x: Any, chain: Chain) -> Any:
         k, n = shape[-1], rng.randint(1, 4)
         w = _const(np.ones([n, k] if transpose_b else [k, n]))
         return ops.matmul(x, w, False, transpose_b)
+    if kind == "interpolate" and rank >= 2:
+        axes = sorted(rng.sample(range(rank), rng.randint(1, min(2, rank))))
+        pads = {
+            "pads_begin": [rng.randint(0, 1) for _ in range(rank)],
+            "pads_end": [rng.randint(0, 1) for _ in range(rank)],
+        }
+        if rng.random() < 0.5:  # sizes: the interpolated dims no longer follow the input
+            sizes = _const([rng.randint(1, 9) for _ in axes], np.int64)
+            if rng.random() < 0.5:
+                return ops11.interpolate(x, sizes, "nearest", "sizes", axes=_const(axes, np.int64), **pads)
+            return ops10.interpolate(x, sizes, _const([1.0] * len(axes)), "nearest", "sizes",
+                                     axes=_const(axes, np.int64), **pads)  # fmt: skip
+        scales = _const([float(rng.randint(1, 3)) for _ in axes])  # integral: ovreduce folds those
+        if rng.random() < 0.5:
+            return ops11.interpolate(x, scales, "nearest", "scales", axes=_const(axes, np.int64), **pads)
+        return ops10.interpolate(x, _const([1] * len(axes), np.int64), scales, "nearest", "scales",
+                                 axes=_const(axes, np.int64), **pads)  # fmt: skip
+    if kind == "pad" and rank:
+        mode = rng.choice(["constant", "edge", "reflect", "symmetric"])
+        v12 = rng.random() < 0.5
+        low = -1 if v12 else 0  # Pad-12 takes negative pads
+        begin = [rng.randint(low, 2) for _ in range(rank)]
+        end = [rng.randint(low, 2) for _ in range(rank)]
+        fn = ops12.pad if v12 else ops1.pad
+        return fn(x, _const(begin, np.int64), _const(end, np.int64), mode)
+    if kind == "strided_slice" and rank:
+        n = rng.randint(1, rank)
+        begin = [rng.randint(-4, 4) for _ in range(n)]
+        end = [rng.choice([rng.randint(-4, 6), 2**63 - 1]) for _ in range(n)]
+        strides = [rng.choice([1, 1, 2, 3, -1, -2]) for _ in range(n)]
+        masks = [[int(rng.random() < 0.3) for _ in range(n)] for _ in range(2)]
+        extra: list[list[int]] = [[], [], []]
+        roll = rng.random()
+        if roll < 0.2:
+            extra[0] = [int(i == 0) for i in range(n)]  # new axis first
+        elif roll < 0.4:
+            extra[1] = [int(i == n - 1) for i in range(n)]  # shrink the last sliced axis
+        elif roll < 0.5 and n >= 2:
+            extra[2] = [int(i == 1) for i in range(n)]  # an ellipsis second
+        return ops1.strided_slice(x, _const(begin, np.int64), _const(end, np.int64), _const(strides, np.int64),
+                                  masks[0], masks[1], *extra)  # fmt: skip
     if rank != 4 or shape[1] < 1:
         chain.steps[-1] = "relu"
         return ops.relu(x)
@@ -134,6 +180,13 @@ def _step(rng: random.Random, x: Any, chain: Chain) -> Any:
     if any((shape[2 + i] + pb[i] + pe[i]) < (k[i] - 1) * dil[i] + 1 for i in range(2)):
         chain.steps[-1] = "relu"
         return ops.relu(x)
+    if kind == "conv_backprop":
+        out_pad = [rng.randint(0, s - 1) for s in strides]
+        w = _const(np.ones([c, rng.randint(1, 3), *k]))
+        if rng.random() < 0.2:
+            out_shape = _const([rng.randint(4, 12) for _ in range(2)], np.int64)
+            return ops1.convolution_backprop_data(x, w, strides, out_shape, pb, pe, dil, auto_pad)
+        return ops1.convolution_backprop_data(x, w, strides, None, pb, pe, dil, auto_pad, out_pad)
     if kind == "group_conv":
         groups = c
         w = _const(np.ones([groups, rng.randint(1, 2), 1, *k]))
@@ -149,6 +202,7 @@ def build_chain(rng: random.Random, name: str) -> tuple[Chain, Any]:
     chain = Chain(param, [], False)
     x = param.output(0)
     for _ in range(rng.randint(1, 5)):
+        before = x
         try:
             x = _step(rng, x, chain)
         except RuntimeError:  # OpenVINO refuses the attributes drawn: a Relu instead
@@ -156,6 +210,9 @@ def build_chain(rng: random.Random, name: str) -> tuple[Chain, Any]:
             x = ops.relu(x)
         if hasattr(x, "output"):
             x = x.output(0)
+        if x.get_partial_shape().is_dynamic or 0 in _shape(x):  # an empty slice, a pad past a dim: none of those
+            chain.steps[-1] = "relu"
+            x = ops.relu(before).output(0)
     rank = len(x.get_partial_shape())
     if rank and rng.random() < 0.6:
         # axes from the shape: Range(1 or 0, Rank(x)), Rank = Squeeze(ShapeOf(ShapeOf(x)))
