@@ -6,7 +6,7 @@ to its op's rules in the registry (:mod:`ovreduce.ops.registry`: sources, the Re
 ops, convolutions and pooling, MatMul, data movement, ShapeOf, ...); for any other op it falls back to the
 dims the producer's output port declares, and says so in :attr:`PortState.origin`. Under a reshape those
 dims are stale as soon as the layer's inputs differ from the ones it declares: its outputs are then
-unresolved, their reason naming the op (``no native shape rule for Interpolate (up1)``). A port without
+unresolved, their reason naming the op (``no native shape rule for SpaceToDepth (s2d)``). A port without
 ``<dim>`` is a scalar *or* a dynamic rank: when nothing else settles it, its shape is left unresolved
 (``None``) rather than guessed.
 

@@ -49,7 +49,7 @@ LAST_OPSET = 16
 @dataclass(frozen=True, slots=True)
 class PortState:
     """What is known about one output port: its shape (None: unresolved), element type and origin; for an
-    unresolved port, why (``"no native shape rule for Interpolate (up1)"``), when there is more to say."""
+    unresolved port, why (``"no native shape rule for SpaceToDepth (s2d)"``), when there is more to say."""
 
     shape: PartialShape | None
     element_type: ElementType | None

@@ -14,17 +14,15 @@ from ovreduce.ir.parser import load_ir
 from ovreduce.shapes import PartialShape
 
 
-def _interpolated_mean(folder: Path) -> Path:
-    """x[1,3,8,8] -> Interpolate (scales 2, no native rule in ovreduce) -> ReduceMean over H, W (keep_dims)."""
+def _space_to_depth_mean(folder: Path) -> Path:
+    """x[1,3,8,8] -> SpaceToDepth (block 2; no native rule in ovreduce) -> ReduceMean over H, W (keep_dims)."""
     x = ops.parameter([1, 3, 8, 8], np.float32, name="x")
-    scales = ops.constant(np.array([2.0, 2.0], np.float32))
-    axes = ops.constant(np.array([2, 3], np.int64))
-    up = ops.interpolate(x, scales, "nearest", "scales", axes=axes)
-    up.set_friendly_name("up")
-    mean = ops.reduce_mean(up, ops.constant(np.array([2, 3], np.int64)), True)
+    moved = ops.space_to_depth(x, "blocks_first", 2)
+    moved.set_friendly_name("moved")
+    mean = ops.reduce_mean(moved, ops.constant(np.array([2, 3], np.int64)), True)
     mean.set_friendly_name("mean")
-    path = folder / "interp.xml"
-    ov.save_model(ov.Model([ops.result(mean)], [x], "interp"), str(path), compress_to_fp16=False)
+    path = folder / "s2d.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [x], "s2d"), str(path), compress_to_fp16=False)
     return path
 
 
@@ -36,19 +34,19 @@ def _openvino_after(path: Path, shape: str) -> tuple[PartialShape, PartialShape]
 
 
 def test_without_reshape_the_declared_dims_are_said_to_be_declared(tmp_path: Path) -> None:
-    [reduction] = check_model(load_ir(_interpolated_mean(tmp_path))).reductions
-    assert (reduction.input_shape_engine, reduction.input_shape, reduction.status) == ("declared", [1, 3, 16, 16], "ok")
+    [reduction] = check_model(load_ir(_space_to_depth_mean(tmp_path))).reductions
+    assert (reduction.input_shape_engine, reduction.input_shape, reduction.status) == ("declared", [1, 12, 4, 4], "ok")
 
 
 def test_under_reshape_openvino_infers_what_no_native_rule_does(tmp_path: Path) -> None:
-    path = _interpolated_mean(tmp_path)
-    new = "[2,3,5,7]"
+    path = _space_to_depth_mean(tmp_path)
+    new = "[2,3,6,10]"
     report = check_model(load_ir(path), reshape={"x": PartialShape.parse(new)})
     [reduction] = report.reductions
     ov_input, ov_output = _openvino_after(path, new)
     assert reduction.input_shape_engine == "openvino"
-    assert reduction.input_shape == ov_input.to_json() == [2, 3, 10, 14]
-    assert reduction.inferred_output_shape == ov_output.to_json() == [2, 3, 1, 1]
+    assert reduction.input_shape == ov_input.to_json() == [2, 12, 3, 5]
+    assert reduction.inferred_output_shape == ov_output.to_json() == [2, 12, 1, 1]
     # never the file's stale dims reported as they were: the output changed, and the finding says why
     [changed] = [f for f in report.findings if f.code == "reshape-changes-output"]
     assert "as OpenVINO infers it" in changed.message
