@@ -1,0 +1,127 @@
+"""Differential tests of reductions in sub-graph bodies against OpenVINO: random models with If, Loop and
+TensorIterator bodies (nested too), saved with ``save_model``, checked under random reshapes (static, ``?`` and
+``lo..hi`` dims) against OpenVINO's ``model.reshape``; and mutants with one declared dim altered inside a body,
+flagged on exactly that layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import pytest
+
+from ovreduce._openvino import clean_message, partial_shape
+from ovreduce.check import check_model
+from ovreduce.ir.model import IRModel
+from ovreduce.ir.parser import load_ir
+from ovreduce.reports import JsonShape
+from ovreduce.shapes import PartialShape
+from tests.ir import subgraphs
+
+
+def _bodies(node: Any) -> list[tuple[str, Any]]:
+    # get_function(i) past the op's last body crashes OpenVINO: ask only for the bodies the op has.
+    kind = node.get_type_name()
+    if kind == "If":
+        return [("then", node.get_function(0)), ("else", node.get_function(1))]
+    if kind in ("Loop", "TensorIterator"):
+        return [("body", node.get_function())]
+    return []
+
+
+def openvino_reductions(model: Any, prefix: str = "") -> dict[str, JsonShape]:
+    """OpenVINO's output shape of every reduction, top level and in bodies, by name path."""
+    out: dict[str, JsonShape] = {}
+    for node in model.get_ordered_ops():
+        name = node.get_friendly_name()
+        if node.get_type_name().startswith("Reduce"):
+            out[f"{prefix}{name}"] = partial_shape(node.get_output_partial_shape(0)).to_json()
+        for role, body in _bodies(node):
+            out |= openvino_reductions(body, f"{prefix}{name}/{role}/")
+    return out
+
+
+def _name_key(model: IRModel, body_path: str | None, layer_name: str) -> str:
+    names = {b.path: b.name_path for b in model.bodies()}
+    return layer_name if body_path is None else f"{names[body_path]}/{layer_name}"
+
+
+def _fully_known(shape: JsonShape) -> bool:
+    return shape is not None and PartialShape.from_json(shape).is_static
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reductions_under_a_random_reshape_agree_with_openvino(tmp_path: Path, seed: int) -> None:
+    """Every reduction's shape under a random reshape is OpenVINO's after ``model.reshape``; where ovreduce
+    cannot resolve one it says why, and OpenVINO does not know that shape fully either."""
+    builder = subgraphs.RandomModel(seed, dynamic=True, no_rule=True)
+    built = builder.model()
+    path = subgraphs.save(built, tmp_path, f"random_{seed}")
+    new_shape = builder.reshape(built.inputs[0].get_partial_shape().rank.get_length())
+    model = load_ir(path)
+    report = check_model(model, reshape={"x": PartialShape.parse(new_shape)})
+    ov_model = ov.Core().read_model(path)
+    refused = None
+    try:
+        ov_model.reshape({"x": ov.PartialShape(new_shape)})
+    except Exception as exc:
+        refused = clean_message(exc)
+    if refused is not None:  # OpenVINO refuses the reshape: ovreduce must not call every shape fine
+        assert not report.ok or any(r.status != "ok" for r in report.reductions), refused
+        return
+    expected = openvino_reductions(ov_model)
+    got = {_name_key(model, r.body_path, r.layer_name): r for r in report.reductions}
+    assert got.keys() == expected.keys()
+    unresolved = {(f.body_path, f.layer_id): f.message for f in report.findings if f.code == "reduce-unresolved"}
+    for key, r in got.items():
+        if r.status == "unresolved":
+            assert unresolved.get((r.body_path, r.layer_id)), f"{key}: unresolved without a reason"
+            assert not _fully_known(expected[key]), f"{key}: OpenVINO knows {expected[key]}, ovreduce does not"
+        else:
+            assert r.status in ("ok", "mismatch"), (key, r.status)
+            assert r.inferred_output_shape == expected[key], key
+
+
+def _mutate_dim(path: Path, line: int, index: int) -> None:
+    """Add 1 to the ``index``-th ``<dim>`` after ``line`` (a ``<port>`` line of the saved XML)."""
+    lines = path.read_text().splitlines(keepends=True)
+    at = [i for i in range(line, len(lines)) if "<dim>" in lines[i]][index]
+    value = int(lines[at].split("<dim>")[1].split("</dim>")[0])
+    lines[at] = lines[at].replace(f"<dim>{value}</dim>", f"<dim>{value + 1}</dim>", 1)
+    path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_dim_altered_in_a_body_is_flagged_on_that_layer(tmp_path: Path, seed: int) -> None:
+    """One static declared dim altered inside a body (of a reduction's output, its consumers' inputs altered
+    alike; or of one consumer's end of an edge) gives error findings on that one layer only."""
+    rng = np.random.default_rng(1000 + seed)
+    built = subgraphs.RandomModel(seed, dynamic=bool(seed % 2), always_body=True).model()
+    path = subgraphs.save(built, tmp_path, f"m_{seed}")
+    model = load_ir(path)
+    assert check_model(model).ok
+    # (body path, layer id, the port lines to alter, which dim, the finding expected)
+    candidates: list[tuple[str, str, list[int], int, str]] = []
+    for ref in model.bodies():
+        graph = ref.body.graph
+        for layer in graph.layers:
+            static = [[i for i, d in enumerate(p.dims) if d != -1] for p in layer.inputs]
+            for port, dims in zip(layer.inputs, static, strict=True):
+                candidates += [(ref.path, layer.id, [port.line or 0], i, "edge-dims-mismatch") for i in dims]
+            if layer.type.startswith("Reduce") and layer.outputs:
+                port = layer.outputs[0]
+                lines = [port.line or 0]
+                for consumer, port_id in graph.consumers(layer.id, port.id):
+                    lines.append(graph.layer(consumer).input(port_id).line or 0)
+                candidates += [(ref.path, layer.id, lines, i, "reduce-output-mismatch")
+                               for i, d in enumerate(port.dims) if d != -1]  # fmt: skip
+    if not candidates:
+        pytest.skip("every dim in every body is dynamic")
+    body_path, layer_id, lines, index, code = candidates[int(rng.integers(len(candidates)))]
+    for line in lines:
+        _mutate_dim(path, line, index)
+    report = check_model(load_ir(path))
+    errors = {(f.body_path, f.layer_id, f.code) for f in report.findings if f.severity == "error"}
+    assert errors == {(body_path, layer_id, code)}
