@@ -6,7 +6,8 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 
 * ``If``: each body's Parameters take the shapes of the inputs mapped to them; an output is the merge of
   the then- and else-Result shapes (equal dims stay, differing static dims become the interval between them,
-  anything dynamic becomes dynamic, different ranks a dynamic rank). With a constant condition OpenVINO
+  anything dynamic becomes dynamic, a scalar and a 1-D shape a 1-D shape, other different ranks a dynamic
+  rank). With a constant condition OpenVINO
   infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations.
 * ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged
   input (one with a back edge) the initial value's shape, made dynamic where the back-edge Result disagrees
@@ -84,8 +85,16 @@ class SubGraphOp(Op):
 
 
 def merge_branches(a: PartialShape, b: PartialShape) -> PartialShape:
-    """The output shape of an If whose then- and else-bodies give ``a`` and ``b`` (OpenVINO's resolve_shape)."""
-    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+    """The output shape of an If whose then- and else-bodies give ``a`` and ``b`` (OpenVINO's resolve_shape).
+
+    A scalar and a 1-D shape merge to a 1-D shape: ``[1]`` when the 1-D one is ``[1]``, else ``[?]``
+    (OpenVINO 2026.4); other different ranks to a dynamic rank."""
+    if a.dims is None or b.dims is None:
+        return PartialShape.dynamic()
+    if len(a.dims) != len(b.dims):
+        if len(a.dims) <= 1 and len(b.dims) <= 1:
+            one = a.dims or b.dims
+            return PartialShape.static([1]) if one == (Dimension.static(1),) else PartialShape.dynamic(1)
         return PartialShape.dynamic()
     dims = []
     for x, y in zip(a.dims, b.dims, strict=True):

@@ -10,12 +10,14 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+import openvino.opset8 as o8
 import pytest
 
 from ovreduce._openvino import clean_message, partial_shape
 from ovreduce.check import check_model
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import load_ir
+from ovreduce.ops.subgraph import merge_branches
 from ovreduce.reports import JsonShape
 from ovreduce.shapes import PartialShape
 from tests.ir import subgraphs
@@ -52,7 +54,7 @@ def _fully_known(shape: JsonShape) -> bool:
     return shape is not None and PartialShape.from_json(shape).is_static
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", [*range(40), 556])  # 556: an If merging a scalar and a 1-D shape
 def test_reductions_under_a_random_reshape_agree_with_openvino(tmp_path: Path, seed: int) -> None:
     """Every reduction's shape under a random reshape is OpenVINO's after ``model.reshape``; where ovreduce
     cannot resolve one it says why, and OpenVINO does not know that shape fully either."""
@@ -82,6 +84,35 @@ def test_reductions_under_a_random_reshape_agree_with_openvino(tmp_path: Path, s
         else:
             assert r.status in ("ok", "mismatch"), (key, r.status)
             assert r.inferred_output_shape == expected[key], key
+
+
+def _openvino_if_output(then: str, other: str) -> Any:
+    """OpenVINO's output shape of an If (runtime condition) whose bodies pass on inputs of these shapes."""
+    cond = o8.parameter([], np.bool_)
+    params, bodies = [], []
+    for text in (then, other):
+        params.append(o8.parameter(ov.PartialShape(text), np.float32))
+        inner = o8.parameter(ov.PartialShape(text), np.float32)
+        bodies.append((inner, ov.Model([o8.result(o8.relu(inner))], [inner])))
+    node = o8.if_op(cond)
+    node.set_then_body(bodies[0][1])
+    node.set_else_body(bodies[1][1])
+    node.set_input(params[0].output(0), bodies[0][0], None)
+    node.set_input(params[1].output(0), None, bodies[1][0])
+    out = node.set_output(bodies[0][1].get_results()[0], bodies[1][1].get_results()[0])
+    ov.Model([out], [cond, *params]).validate_nodes_and_infer_types()
+    return partial_shape(out.get_partial_shape())
+
+
+@pytest.mark.parametrize(
+    ("then", "other"),
+    [("[]", "[1]"), ("[1]", "[]"), ("[]", "[3]"), ("[]", "[?]"), ("[]", "[1..3]"), ("[]", "[0]"), ("[]", "[]"),
+     ("[]", "[2,3]"), ("[1]", "[2,3]"), ("[2]", "[5]"), ("[2,?]", "[2,4]"), ("[1..3,4]", "[2,4]"), ("...", "[1]")],
+)  # fmt: skip
+def test_if_merges_its_branches_as_openvino(then: str, other: str) -> None:
+    """An If's output from its then- and else-Result shapes, different ranks included: a scalar and ``[1]``
+    give ``[1]``, a scalar and another 1-D shape ``[?]`` (what a random reshape found wrong)."""
+    assert merge_branches(PartialShape.parse(then), PartialShape.parse(other)) == _openvino_if_output(then, other)
 
 
 def _mutate_dim(path: Path, line: int, index: int) -> None:
