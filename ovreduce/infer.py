@@ -24,9 +24,11 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Literal
 
 from ovreduce.errors import InputError
+from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
 from ovreduce.ops.base import Op, PortState, ValueInfo, declared_state
@@ -163,7 +165,7 @@ class ShapeEngine:
             else:
                 outs = list(op.infer(ctx))
             for port, state in zip(layer.outputs, outs, strict=False):
-                states[(layer.id, port.id)] = state
+                states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
             self._declare(layer, layer.outputs[len(outs) :])
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
@@ -180,13 +182,29 @@ class ShapeEngine:
         then those dims are stale, and the ports are unresolved (saying which op has no rule)."""
         if not ports:
             return
-        if (self.reshape or self._given) and self._inputs_changed(layer):
+        if self._stale(layer):
             reason = f"no native shape rule for {layer.type} ({layer.name})"
             for port in ports:
                 self._states[(layer.id, port.id)] = PortState(None, port.precision, "unresolved", reason)
             return
         for port in ports:
             self._states[(layer.id, port.id)] = declared_state(port)
+
+    def _with_reason(self, layer: Layer, state: PortState) -> PortState:
+        """An unresolved output without a reason of its own: the reason of an unresolved input, if any (so a
+        container whose body Result is unresolved can say why)."""
+        if state.reason:
+            return state
+        for index in range(len(layer.inputs)):
+            given = self.input_state(layer, index)
+            if given.shape is None and given.reason:
+                return replace(state, reason=given.reason)
+        return state
+
+    def _stale(self, layer: Layer) -> bool:
+        """Whether the dims ``layer``'s outputs declare may be stale: a reshape (or a container feeding this
+        body) changed its inputs from the dims they declare."""
+        return bool(self.reshape or self._given) and self._inputs_changed(layer)
 
     def _inputs_changed(self, layer: Layer) -> bool:
         """Whether an input's shape differs from the dims the layer's own input port declares."""
@@ -260,6 +278,14 @@ class _Context:
         child = ShapeEngine(body.graph, parameters=parameters)
         self._engine._bodies[(self.layer.id, role)] = child
         return child
+
+    def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState:
+        """Output ``index`` as the layer declares it, where its rule cannot infer it; unresolved with ``reason``
+        when those dims are stale (the layer's inputs changed)."""
+        port = self.layer.outputs[index]
+        if self._engine._stale(self.layer):
+            return PortState(None, element_type if element_type is not None else port.precision, "unresolved", reason)
+        return declared_state(port, element_type)
 
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""

@@ -19,7 +19,9 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
 
-A body's Parameter whose outer input has no resolved shape keeps its own declaration.
+A body's Parameter whose outer input has no resolved shape keeps its own declaration. An output the bodies do
+not give (a body Result with no resolved shape, a port map ovreduce cannot follow) keeps the layer's declared
+dims, unless those are stale (a reshape changed the layer's inputs): it is then unresolved, with the reason.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, cast
 
-from ovreduce.ir.model import Body, PortMapping
-from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.model import Body, Layer, PortMapping
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
 from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
@@ -51,6 +54,8 @@ class SubGraphContext(LayerContext, Protocol):
 
     def skip_body(self, role: str, reason: str) -> None: ...
 
+    def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState: ...
+
 
 class SubGraphOp(Op):
     """Shared parts of the sub-graph ops."""
@@ -65,7 +70,14 @@ class SubGraphOp(Op):
         return self.infer_bodies(sctx)
 
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
-        return [declared_state(p) for p in ctx.layer.outputs]
+        reason = f"its bodies do not give the outputs of {ctx.layer.type} ({ctx.layer.name})"
+        return [ctx.declared_output(i, None, reason) for i in range(len(ctx.layer.outputs))]
+
+    @staticmethod
+    def unresolved_reason(layer: Layer, role: str, result: PortState) -> str:
+        """Why an output stays unresolved when the body Result giving it has no shape."""
+        why = f": {result.reason}" if result.reason else ""
+        return f"the {role!r} body of {layer.type} ({layer.name}) gives no shape for its output{why}"
 
     @staticmethod
     def outer(ctx: SubGraphContext, body: Body, mapping: PortMapping) -> PortState | None:
@@ -152,9 +164,12 @@ class If8(SubGraphOp):
         if then is None or other is None:
             return super().infer_bodies(ctx)
         outs: list[PortState] = []
-        for port, a, b in zip(layer.outputs, then, other, strict=False):
+        for index, (a, b) in enumerate(zip(then, other, strict=False)):
+            if index >= len(layer.outputs):
+                break
             if a.shape is None or b.shape is None:
-                outs.append(declared_state(port, a.element_type))
+                role, missing = ("then", a) if a.shape is None else ("else", b)
+                outs.append(ctx.declared_output(index, a.element_type, self.unresolved_reason(layer, role, missing)))
             else:
                 outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
         return outs
@@ -210,11 +225,11 @@ class _Iterating(SubGraphOp):
         trips = self.trips(ctx, body, child, sliced)
         child = self.settle(ctx, body, child, params, self.rewalks(trips))
         outs: list[PortState] = []
-        for port, m in zip(layer.outputs, self.connected(body), strict=False):
+        for index, m in enumerate(self.connected(body)[: len(layer.outputs)]):
             result = child.result_state(m.internal_layer_id)
             out = self.concat(result.shape, m, trips) if m.axis is not None else self.last(result.shape, trips)
-            outs.append(declared_state(port, result.element_type) if out is None else
-                        PortState(out, result.element_type, "inferred"))  # fmt: skip
+            outs.append(ctx.declared_output(index, result.element_type, self.unresolved_reason(layer, "body", result))
+                        if out is None else PortState(out, result.element_type, "inferred"))  # fmt: skip
         return outs
 
     def settle(

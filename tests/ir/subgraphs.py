@@ -202,3 +202,22 @@ class RandomModel:
             pick, low = int(self.rng.integers(3)), int(self.rng.integers(1, 6))
             dims.append("?" if pick == 1 else f"{low}..{low + int(self.rng.integers(1, 4))}" if pick == 2 else str(low))
         return f"[{','.join(dims)}]"
+
+
+def padded_loop_model() -> ov.Model:
+    """``Loop_1`` slicing x [4,3,4] along axis 0; its body pads each slice (a Pad: no native rule in ovreduce)
+    to [1,4,5] and ReduceSum_pad reduces axis 2 (keep_dims); ReduceMax_after reduces the Loop's last value
+    over axis 0 to [4,1] at the top level."""
+    x = o8.parameter([4, 3, 4], np.float32, name="x")
+    bp = o8.parameter([1, 3, 4], np.float32, name="bp")
+    padded = o1.pad(bp, _axes([0, 1, 0]), _axes([0, 0, 1]), "constant", name="Pad_body")
+    reduced = o8.reduce_sum(padded, _axes([2]), keep_dims=True, name="ReduceSum_pad")
+    body = ov.Model([o8.result(o8.constant(np.array(True))), o8.result(reduced)], [bp])
+    node = o8.loop(o8.constant(np.array(4, np.int64)), o8.constant(np.array(True)))
+    node.set_friendly_name("Loop_1")
+    node.set_function(body)
+    node.set_special_body_ports([-1, 0])
+    node.set_sliced_input(bp, x.output(0), 0, 1, 1, -1, 0)
+    last = node.get_iter_value(reduced.output(0), -1)
+    after = o8.reduce_max(last, _axes([0]), keep_dims=False, name="ReduceMax_after")
+    return ov.Model([after], [x], "padded_loop_model")
