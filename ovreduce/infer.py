@@ -52,6 +52,7 @@ class ShapeEngine:
         model: the parsed IR.
         reshape: Parameter name (layer name or a tensor name of its output) -> new shape.
         parameters: Parameter layer id -> its state, for a body whose Parameters its container feeds.
+        reshaped: the model holding this body is reshaped.
 
     Raises:
         InputError: a reshape names no Parameter.
@@ -63,10 +64,12 @@ class ShapeEngine:
         reshape: Mapping[str, PartialShape] | None = None,
         *,
         parameters: Mapping[str, PortState] | None = None,
+        reshaped: bool = False,
     ) -> None:
         self.model = model
         self.reshape = self._match_reshape(reshape or {})
         self._given = dict(parameters or {})
+        self._reshaped = bool(self.reshape) or reshaped  # this graph, or the model holding this body, is reshaped
         self._bodies: dict[tuple[str, str], ShapeEngine] = {}  # (container layer id, role) -> its body's engine
         self.body_notes: dict[tuple[str, str], str] = {}  # why a body's Parameters keep their own declarations
         self._states: dict[PortRef, PortState] = {}
@@ -178,8 +181,9 @@ class ShapeEngine:
                     self._bodies[(layer.id, body.role)] = ShapeEngine(body.graph)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
-        """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs:
-        then those dims are stale, and the ports are unresolved (saying which op has no rule)."""
+        """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs
+        or they declare a dynamic dim under a reshape (:meth:`_stale`): then those dims are stale, and the ports
+        are unresolved (saying which op has no rule)."""
         if not ports:
             return
         if self._stale(layer):
@@ -203,8 +207,13 @@ class ShapeEngine:
 
     def _stale(self, layer: Layer) -> bool:
         """Whether the dims ``layer``'s outputs declare may be stale: a reshape (or a container feeding this
-        body) changed its inputs from the dims they declare."""
-        return bool(self.reshape or self._given) and self._inputs_changed(layer)
+        body) changed its inputs from the dims they declare; or, under a reshape, they declare a dynamic dim,
+        where OpenVINO may know an interval (the IR writes ``2..5`` as -1)."""
+        if not (self.reshape or self._given):
+            return False
+        if self._reshaped and any(-1 in port.dims for port in layer.outputs):
+            return True
+        return self._inputs_changed(layer)
 
     def _inputs_changed(self, layer: Layer) -> bool:
         """Whether an input's shape differs from the dims the layer's own input port declares."""
@@ -275,7 +284,7 @@ class _Context:
         """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
         body = self.layer.body(role)
         assert body is not None
-        child = ShapeEngine(body.graph, parameters=parameters)
+        child = ShapeEngine(body.graph, parameters=parameters, reshaped=self._engine._reshaped)
         self._engine._bodies[(self.layer.id, role)] = child
         return child
 
