@@ -173,12 +173,28 @@ class ShapeEngine:
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
-                    self.body_notes.setdefault(
-                        (layer.id, body.role),
-                        f"ovreduce has no rule for the bodies of {layer.type} layers: the body's Parameters keep "
-                        f"their own declared shapes",
-                    )
-                    self._bodies[(layer.id, body.role)] = ShapeEngine(body.graph)
+                    self._walk_unfed(layer, body.role)
+
+    def _walk_unfed(self, layer: Layer, role: str) -> None:
+        """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
+        changed the container's inputs (:meth:`_inputs_stale`): those declarations are then stale,
+        and the body's Parameters are unresolved, with the reason (the note is not made: it would say the body
+        is checked on its own declarations)."""
+        key = (layer.id, role)
+        note = self.body_notes.setdefault(
+            key,
+            f"ovreduce has no rule for the bodies of {layer.type} layers: the body's Parameters keep their own "
+            f"declared shapes",
+        )
+        body = layer.body(role)
+        assert body is not None
+        params: dict[str, PortState] = {}
+        if self._inputs_stale(layer):
+            del self.body_notes[key]
+            reason = f"{layer.type} ({layer.name}) cannot feed its {role!r} body, and its inputs changed: {note}"
+            params = {p.id: PortState(None, p.element_type, "unresolved", reason)
+                      for p in body.graph.layers if p.type == "Parameter"}  # fmt: skip
+        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
         """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs
@@ -204,6 +220,12 @@ class ShapeEngine:
             if given.shape is None and given.reason:
                 return replace(state, reason=given.reason)
         return state
+
+    def _inputs_stale(self, layer: Layer) -> bool:
+        """Whether a reshape of the model changed ``layer``'s inputs from the dims its input ports declare (so
+        what its bodies declare is stale too). Without a reshape a body keeps trusting its declarations: a
+        container feeds it states that differ from them only in precision (an interval for -1, say)."""
+        return self._reshaped and self._inputs_changed(layer)
 
     def _stale(self, layer: Layer) -> bool:
         """Whether the dims ``layer``'s outputs declare may be stale: a reshape (or a container feeding this
@@ -295,6 +317,10 @@ class _Context:
         if self._engine._stale(self.layer):
             return PortState(None, element_type if element_type is not None else port.precision, "unresolved", reason)
         return declared_state(port, element_type)
+
+    def inputs_stale(self) -> bool:
+        """Whether a reshape changed this layer's inputs (so what the layer and its bodies declare is stale)."""
+        return self._engine._inputs_stale(self.layer)
 
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""

@@ -19,7 +19,9 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
 
-A body's Parameter whose outer input has no resolved shape keeps its own declaration. An output the bodies do
+A body's Parameter whose outer input has no resolved shape keeps its own declaration, unless a reshape changed
+the layer's inputs (then it is unresolved, with the reason; so is every Parameter of a body the layer cannot
+feed, a slicing axis out of range say). An output the bodies do
 not give (a body Result with no resolved shape, a port map ovreduce cannot follow) keeps the layer's declared
 dims, unless those are stale (a reshape changed the layer's inputs): it is then unresolved, with the reason.
 """
@@ -56,6 +58,8 @@ class SubGraphContext(LayerContext, Protocol):
 
     def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState: ...
 
+    def inputs_stale(self) -> bool: ...
+
 
 class SubGraphOp(Op):
     """Shared parts of the sub-graph ops."""
@@ -81,13 +85,18 @@ class SubGraphOp(Op):
 
     @staticmethod
     def outer(ctx: SubGraphContext, body: Body, mapping: PortMapping) -> PortState | None:
-        """The state of the input mapped to a body Parameter; None when it has no resolved shape."""
+        """The state of the input mapped to a body Parameter; None when it has no resolved shape (the Parameter
+        keeps its declaration), unless a reshape changed the layer's inputs: then unresolved, with the reason."""
         if mapping.external_port_id < 0:
             return None
         state = ctx.input(mapping.external_port_id)
-        if state.shape is None:
-            return None
         param = body.graph.layer(mapping.internal_layer_id)
+        if state.shape is None:
+            if not ctx.inputs_stale():
+                return None
+            why = state.reason or "no resolved shape"
+            reason = f"input {mapping.external_port_id} of {ctx.layer.type} ({ctx.layer.name}): {why}"
+            return PortState(None, state.element_type or param.element_type, "unresolved", reason)
         return PortState(state.shape, state.element_type or param.element_type, "inferred")
 
     @staticmethod
@@ -220,7 +229,9 @@ class _Iterating(SubGraphOp):
                                           f"the input's shape {state.shape}")  # fmt: skip
                     return super().infer_bodies(ctx)
                 sliced = count if count is not None else sliced
-            params[m.internal_layer_id] = PortState(shape, state.element_type, "inferred")
+            params[m.internal_layer_id] = (
+                PortState(shape, state.element_type, "inferred") if shape is not None else state
+            )
         child = ctx.run_body("body", params)
         trips = self.trips(ctx, body, child, sliced)
         child = self.settle(ctx, body, child, params, self.rewalks(trips))
