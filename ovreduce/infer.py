@@ -24,9 +24,11 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Literal
 
 from ovreduce.errors import InputError
+from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
 from ovreduce.ops.base import Op, PortState, ValueInfo, declared_state
@@ -50,6 +52,7 @@ class ShapeEngine:
         model: the parsed IR.
         reshape: Parameter name (layer name or a tensor name of its output) -> new shape.
         parameters: Parameter layer id -> its state, for a body whose Parameters its container feeds.
+        reshaped: the model holding this body is reshaped.
 
     Raises:
         InputError: a reshape names no Parameter.
@@ -61,10 +64,12 @@ class ShapeEngine:
         reshape: Mapping[str, PartialShape] | None = None,
         *,
         parameters: Mapping[str, PortState] | None = None,
+        reshaped: bool = False,
     ) -> None:
         self.model = model
         self.reshape = self._match_reshape(reshape or {})
         self._given = dict(parameters or {})
+        self._reshaped = bool(self.reshape) or reshaped  # this graph, or the model holding this body, is reshaped
         self._bodies: dict[tuple[str, str], ShapeEngine] = {}  # (container layer id, role) -> its body's engine
         self.body_notes: dict[tuple[str, str], str] = {}  # why a body's Parameters keep their own declarations
         self._states: dict[PortRef, PortState] = {}
@@ -163,30 +168,74 @@ class ShapeEngine:
             else:
                 outs = list(op.infer(ctx))
             for port, state in zip(layer.outputs, outs, strict=False):
-                states[(layer.id, port.id)] = state
+                states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
             self._declare(layer, layer.outputs[len(outs) :])
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
-                    self.body_notes.setdefault(
-                        (layer.id, body.role),
-                        f"ovreduce has no rule for the bodies of {layer.type} layers: the body's Parameters keep "
-                        f"their own declared shapes",
-                    )
-                    self._bodies[(layer.id, body.role)] = ShapeEngine(body.graph)
+                    self._walk_unfed(layer, body.role)
+
+    def _walk_unfed(self, layer: Layer, role: str) -> None:
+        """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
+        changed the container's inputs (:meth:`_inputs_stale`): those declarations are then stale,
+        and the body's Parameters are unresolved, with the reason (the note is not made: it would say the body
+        is checked on its own declarations)."""
+        key = (layer.id, role)
+        note = self.body_notes.setdefault(
+            key,
+            f"ovreduce has no rule for the bodies of {layer.type} layers: the body's Parameters keep their own "
+            f"declared shapes",
+        )
+        body = layer.body(role)
+        assert body is not None
+        params: dict[str, PortState] = {}
+        if self._inputs_stale(layer):
+            del self.body_notes[key]
+            reason = f"{layer.type} ({layer.name}) cannot feed its {role!r} body, and its inputs changed: {note}"
+            params = {p.id: PortState(None, p.element_type, "unresolved", reason)
+                      for p in body.graph.layers if p.type == "Parameter"}  # fmt: skip
+        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
-        """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs:
-        then those dims are stale, and the ports are unresolved (saying which op has no rule)."""
+        """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs
+        or they declare a dynamic dim under a reshape (:meth:`_stale`): then those dims are stale, and the ports
+        are unresolved (saying which op has no rule)."""
         if not ports:
             return
-        if (self.reshape or self._given) and self._inputs_changed(layer):
+        if self._stale(layer):
             reason = f"no native shape rule for {layer.type} ({layer.name})"
             for port in ports:
                 self._states[(layer.id, port.id)] = PortState(None, port.precision, "unresolved", reason)
             return
         for port in ports:
             self._states[(layer.id, port.id)] = declared_state(port)
+
+    def _with_reason(self, layer: Layer, state: PortState) -> PortState:
+        """An unresolved output without a reason of its own: the reason of an unresolved input, if any (so a
+        container whose body Result is unresolved can say why)."""
+        if state.reason:
+            return state
+        for index in range(len(layer.inputs)):
+            given = self.input_state(layer, index)
+            if given.shape is None and given.reason:
+                return replace(state, reason=given.reason)
+        return state
+
+    def _inputs_stale(self, layer: Layer) -> bool:
+        """Whether a reshape of the model changed ``layer``'s inputs from the dims its input ports declare (so
+        what its bodies declare is stale too). Without a reshape a body keeps trusting its declarations: a
+        container feeds it states that differ from them only in precision (an interval for -1, say)."""
+        return self._reshaped and self._inputs_changed(layer)
+
+    def _stale(self, layer: Layer) -> bool:
+        """Whether the dims ``layer``'s outputs declare may be stale: a reshape (or a container feeding this
+        body) changed its inputs from the dims they declare; or, under a reshape, they declare a dynamic dim,
+        where OpenVINO may know an interval (the IR writes ``2..5`` as -1)."""
+        if not (self.reshape or self._given):
+            return False
+        if self._reshaped and any(-1 in port.dims for port in layer.outputs):
+            return True
+        return self._inputs_changed(layer)
 
     def _inputs_changed(self, layer: Layer) -> bool:
         """Whether an input's shape differs from the dims the layer's own input port declares."""
@@ -257,9 +306,21 @@ class _Context:
         """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
         body = self.layer.body(role)
         assert body is not None
-        child = ShapeEngine(body.graph, parameters=parameters)
+        child = ShapeEngine(body.graph, parameters=parameters, reshaped=self._engine._reshaped)
         self._engine._bodies[(self.layer.id, role)] = child
         return child
+
+    def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState:
+        """Output ``index`` as the layer declares it, where its rule cannot infer it; unresolved with ``reason``
+        when those dims are stale (the layer's inputs changed)."""
+        port = self.layer.outputs[index]
+        if self._engine._stale(self.layer):
+            return PortState(None, element_type if element_type is not None else port.precision, "unresolved", reason)
+        return declared_state(port, element_type)
+
+    def inputs_stale(self) -> bool:
+        """Whether a reshape changed this layer's inputs (so what the layer and its bodies declare is stale)."""
+        return self._engine._inputs_stale(self.layer)
 
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""

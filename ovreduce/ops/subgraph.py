@@ -6,7 +6,8 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 
 * ``If``: each body's Parameters take the shapes of the inputs mapped to them; an output is the merge of
   the then- and else-Result shapes (equal dims stay, differing static dims become the interval between them,
-  anything dynamic becomes dynamic, different ranks a dynamic rank). With a constant condition OpenVINO
+  anything dynamic becomes dynamic, a scalar and a 1-D shape a 1-D shape, other different ranks a dynamic
+  rank). With a constant condition OpenVINO
   infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations.
 * ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged
   input (one with a back edge) the initial value's shape, made dynamic where the back-edge Result disagrees
@@ -18,7 +19,11 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
 
-A body's Parameter whose outer input has no resolved shape keeps its own declaration.
+A body's Parameter whose outer input has no resolved shape keeps its own declaration, unless a reshape changed
+the layer's inputs (then it is unresolved, with the reason; so is every Parameter of a body the layer cannot
+feed, a slicing axis out of range say). An output the bodies do
+not give (a body Result with no resolved shape, a port map ovreduce cannot follow) keeps the layer's declared
+dims, unless those are stale (a reshape changed the layer's inputs): it is then unresolved, with the reason.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, cast
 
-from ovreduce.ir.model import Body, PortMapping
-from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.model import Body, Layer, PortMapping
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
 from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
@@ -50,6 +56,10 @@ class SubGraphContext(LayerContext, Protocol):
 
     def skip_body(self, role: str, reason: str) -> None: ...
 
+    def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState: ...
+
+    def inputs_stale(self) -> bool: ...
+
 
 class SubGraphOp(Op):
     """Shared parts of the sub-graph ops."""
@@ -64,17 +74,29 @@ class SubGraphOp(Op):
         return self.infer_bodies(sctx)
 
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
-        return [declared_state(p) for p in ctx.layer.outputs]
+        reason = f"its bodies do not give the outputs of {ctx.layer.type} ({ctx.layer.name})"
+        return [ctx.declared_output(i, None, reason) for i in range(len(ctx.layer.outputs))]
+
+    @staticmethod
+    def unresolved_reason(layer: Layer, role: str, result: PortState) -> str:
+        """Why an output stays unresolved when the body Result giving it has no shape."""
+        why = f": {result.reason}" if result.reason else ""
+        return f"the {role!r} body of {layer.type} ({layer.name}) gives no shape for its output{why}"
 
     @staticmethod
     def outer(ctx: SubGraphContext, body: Body, mapping: PortMapping) -> PortState | None:
-        """The state of the input mapped to a body Parameter; None when it has no resolved shape."""
+        """The state of the input mapped to a body Parameter; None when it has no resolved shape (the Parameter
+        keeps its declaration), unless a reshape changed the layer's inputs: then unresolved, with the reason."""
         if mapping.external_port_id < 0:
             return None
         state = ctx.input(mapping.external_port_id)
-        if state.shape is None:
-            return None
         param = body.graph.layer(mapping.internal_layer_id)
+        if state.shape is None:
+            if not ctx.inputs_stale():
+                return None
+            why = state.reason or "no resolved shape"
+            reason = f"input {mapping.external_port_id} of {ctx.layer.type} ({ctx.layer.name}): {why}"
+            return PortState(None, state.element_type or param.element_type, "unresolved", reason)
         return PortState(state.shape, state.element_type or param.element_type, "inferred")
 
     @staticmethod
@@ -84,8 +106,16 @@ class SubGraphOp(Op):
 
 
 def merge_branches(a: PartialShape, b: PartialShape) -> PartialShape:
-    """The output shape of an If whose then- and else-bodies give ``a`` and ``b`` (OpenVINO's resolve_shape)."""
-    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+    """The output shape of an If whose then- and else-bodies give ``a`` and ``b`` (OpenVINO's resolve_shape).
+
+    A scalar and a 1-D shape merge to a 1-D shape: ``[1]`` when the 1-D one is ``[1]``, else ``[?]``
+    (OpenVINO 2026.4); other different ranks to a dynamic rank."""
+    if a.dims is None or b.dims is None:
+        return PartialShape.dynamic()
+    if len(a.dims) != len(b.dims):
+        if len(a.dims) <= 1 and len(b.dims) <= 1:
+            one = a.dims or b.dims
+            return PartialShape.static([1]) if one == (Dimension.static(1),) else PartialShape.dynamic(1)
         return PartialShape.dynamic()
     dims = []
     for x, y in zip(a.dims, b.dims, strict=True):
@@ -143,9 +173,12 @@ class If8(SubGraphOp):
         if then is None or other is None:
             return super().infer_bodies(ctx)
         outs: list[PortState] = []
-        for port, a, b in zip(layer.outputs, then, other, strict=False):
+        for index, (a, b) in enumerate(zip(then, other, strict=False)):
+            if index >= len(layer.outputs):
+                break
             if a.shape is None or b.shape is None:
-                outs.append(declared_state(port, a.element_type))
+                role, missing = ("then", a) if a.shape is None else ("else", b)
+                outs.append(ctx.declared_output(index, a.element_type, self.unresolved_reason(layer, role, missing)))
             else:
                 outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
         return outs
@@ -196,16 +229,18 @@ class _Iterating(SubGraphOp):
                                           f"the input's shape {state.shape}")  # fmt: skip
                     return super().infer_bodies(ctx)
                 sliced = count if count is not None else sliced
-            params[m.internal_layer_id] = PortState(shape, state.element_type, "inferred")
+            params[m.internal_layer_id] = (
+                PortState(shape, state.element_type, "inferred") if shape is not None else state
+            )
         child = ctx.run_body("body", params)
         trips = self.trips(ctx, body, child, sliced)
         child = self.settle(ctx, body, child, params, self.rewalks(trips))
         outs: list[PortState] = []
-        for port, m in zip(layer.outputs, self.connected(body), strict=False):
+        for index, m in enumerate(self.connected(body)[: len(layer.outputs)]):
             result = child.result_state(m.internal_layer_id)
             out = self.concat(result.shape, m, trips) if m.axis is not None else self.last(result.shape, trips)
-            outs.append(declared_state(port, result.element_type) if out is None else
-                        PortState(out, result.element_type, "inferred"))  # fmt: skip
+            outs.append(ctx.declared_output(index, result.element_type, self.unresolved_reason(layer, "body", result))
+                        if out is None else PortState(out, result.element_type, "inferred"))  # fmt: skip
         return outs
 
     def settle(

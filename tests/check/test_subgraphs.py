@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import openvino as ov
-import openvino.opset8 as o8
 import pytest
 
 from ovreduce._openvino import partial_shape
@@ -130,71 +127,6 @@ def test_nested_reductions_are_checked(tmp_path: Path) -> None:
 
 
 # -- differential: random models with bodies, ovreduce's shapes against OpenVINO's ----------------------------
-_REDUCE = (o8.reduce_mean, o8.reduce_sum, o8.reduce_max, o8.reduce_min, o8.reduce_prod)
-
-
-class _Builder:
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-        self.names = itertools.count()
-
-    def name(self, what: str) -> str:
-        return f"{what}_{next(self.names)}"
-
-    def reduce(self, x: Any) -> Any:
-        if x.get_partial_shape().rank.is_dynamic or x.get_partial_shape().rank.get_length() == 0:
-            return x
-        rank = x.get_partial_shape().rank.get_length()
-        count = int(self.rng.integers(1, rank + 1))
-        axes = sorted(int(a) for a in self.rng.choice(rank, size=count, replace=False))
-        op = _REDUCE[int(self.rng.integers(len(_REDUCE)))]
-        keep = bool(self.rng.integers(2))
-        return op(x, o8.constant(np.array(axes, np.int64)), keep_dims=keep, name=self.name("Reduce")).output(0)
-
-    def block(self, x: Any, depth: int, in_ti: bool = False) -> Any:
-        kind = ["reduce", "if", "loop", "ti"][int(self.rng.integers(4 if depth < 2 else 1))]
-        if kind == "ti" and in_ti:  # OpenVINO refuses a TensorIterator nested in another
-            kind = "loop"
-        if kind == "reduce" or not x.get_partial_shape().is_static or x.get_partial_shape().rank.get_length() == 0:
-            return self.reduce(x)
-        shape = list(x.get_partial_shape().to_shape())
-        if kind == "if":
-            cond = o8.greater(
-                o8.reduce_sum(x, o8.constant(np.arange(len(shape), dtype=np.int64))), o8.constant(np.float32(0))
-            )
-            node = o8.if_op(cond.output(0))
-            node.set_friendly_name(self.name("If"))
-            bodies = []
-            for _ in range(2):
-                p = o8.parameter(shape, np.float32)
-                bodies.append((p, ov.Model([o8.result(self.block(p.output(0), depth + 1, in_ti))], [p])))
-            node.set_then_body(bodies[0][1])
-            node.set_else_body(bodies[1][1])
-            node.set_input(x, bodies[0][0], bodies[1][0])
-            return node.set_output(bodies[0][1].get_results()[0], bodies[1][1].get_results()[0])
-        axis = int(self.rng.integers(len(shape)))
-        sliced = [*shape[:axis], 1, *shape[axis + 1 :]]
-        p = o8.parameter(sliced, np.float32)
-        out = self.reduce(self.block(p.output(0), depth + 1, in_ti or kind == "ti"))
-        if kind == "loop":
-            body = ov.Model([o8.result(o8.constant(np.array(True))), o8.result(out)], [p])
-            node = o8.loop(o8.constant(np.array(shape[axis], np.int64)), o8.constant(np.array(True)))
-            node.set_function(body)
-            node.set_special_body_ports([-1, 0])
-        else:
-            body = ov.Model([o8.result(out)], [p])
-            node = ov.op.tensor_iterator()
-            node.set_body(body)
-        node.set_friendly_name(self.name("Loop" if kind == "loop" else "TensorIterator"))
-        node.set_sliced_input(p, x, 0, 1, 1, -1, axis)
-        return node.get_iter_value(out, -1)
-
-    def model(self) -> ov.Model:
-        rank = int(self.rng.integers(2, 5))
-        x = o8.parameter([int(d) for d in self.rng.integers(1, 5, size=rank)], np.float32, name="x")
-        return ov.Model([o8.result(self.block(x.output(0), 0))], [x])
-
-
 def _openvino_shapes(model: ov.Model, prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in model.get_ordered_ops():
@@ -211,7 +143,7 @@ def _openvino_shapes(model: ov.Model, prefix: str = "") -> dict[str, Any]:
 
 @pytest.mark.parametrize("seed", range(30))
 def test_body_reduction_shapes_agree_with_openvino(tmp_path: Path, seed: int) -> None:
-    built = _Builder(seed).model()
+    built = subgraphs.RandomModel(seed).model()
     path = subgraphs.save(built, tmp_path, f"random_{seed}")
     expected = _openvino_shapes(ov.Core().read_model(path))
     model = load_ir(path)

@@ -1,0 +1,198 @@
+"""Differential tests of reductions in sub-graph bodies against OpenVINO: random models with If, Loop and
+TensorIterator bodies (nested too), saved with ``save_model``, checked under random reshapes (static, ``?`` and
+``lo..hi`` dims) against OpenVINO's ``model.reshape``; and mutants with one declared dim altered inside a body,
+flagged on exactly that layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset8 as o8
+import pytest
+
+from ovreduce._openvino import clean_message, partial_shape
+from ovreduce.check import check_model
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.model import IRModel
+from ovreduce.ir.parser import load_ir
+from ovreduce.ops.subgraph import merge_branches
+from ovreduce.reports import JsonShape
+from ovreduce.shapes import PartialShape
+from tests.ir import subgraphs
+
+
+def _bodies(node: Any) -> list[tuple[str, Any]]:
+    # get_function(i) past the op's last body crashes OpenVINO: ask only for the bodies the op has.
+    kind = node.get_type_name()
+    if kind == "If":
+        return [("then", node.get_function(0)), ("else", node.get_function(1))]
+    if kind in ("Loop", "TensorIterator"):
+        return [("body", node.get_function())]
+    return []
+
+
+def openvino_reductions(model: Any, prefix: str = "") -> dict[str, JsonShape]:
+    """OpenVINO's output shape of every reduction, top level and in bodies, by name path."""
+    out: dict[str, JsonShape] = {}
+    for node in model.get_ordered_ops():
+        name = node.get_friendly_name()
+        if node.get_type_name().startswith("Reduce"):
+            out[f"{prefix}{name}"] = partial_shape(node.get_output_partial_shape(0)).to_json()
+        for role, body in _bodies(node):
+            out |= openvino_reductions(body, f"{prefix}{name}/{role}/")
+    return out
+
+
+def _name_key(model: IRModel, body_path: str | None, layer_name: str) -> str:
+    names = {b.path: b.name_path for b in model.bodies()}
+    return layer_name if body_path is None else f"{names[body_path]}/{layer_name}"
+
+
+def _fully_known(shape: JsonShape) -> bool:
+    return shape is not None and PartialShape.from_json(shape).is_static
+
+
+# regressions: 85 a Loop output stale, 556 an If of a scalar and a 1-D, 180 and 331 a Pad declaring -1 for 1..,
+# 705 and 830 a reshape OpenVINO refuses (a slicing axis out of range) with body reductions "ok"
+@pytest.mark.parametrize("seed", [*range(40), 85, 180, 331, 556, 705, 830])
+def test_reductions_under_a_random_reshape_agree_with_openvino(tmp_path: Path, seed: int) -> None:
+    """Every reduction's shape under a random reshape is OpenVINO's after ``model.reshape``; where ovreduce
+    cannot resolve one it says why, and OpenVINO does not know that shape fully either."""
+    builder = subgraphs.RandomModel(seed, dynamic=True, no_rule=True)
+    built = builder.model()
+    path = subgraphs.save(built, tmp_path, f"random_{seed}")
+    new_shape = builder.reshape(built.inputs[0].get_partial_shape().rank.get_length())
+    model = load_ir(path)
+    report = check_model(model, reshape={"x": PartialShape.parse(new_shape)})
+    ov_model = ov.Core().read_model(path)
+    refused = None
+    try:
+        ov_model.reshape({"x": ov.PartialShape(new_shape)})
+    except Exception as exc:
+        refused = clean_message(exc)
+    if refused is not None:  # OpenVINO refuses the reshape: ovreduce must not call every shape fine
+        assert not report.ok or any(r.status != "ok" for r in report.reductions), refused
+        return
+    expected = openvino_reductions(ov_model)
+    got = {_name_key(model, r.body_path, r.layer_name): r for r in report.reductions}
+    assert got.keys() == expected.keys()
+    unresolved = {(f.body_path, f.layer_id): f.message for f in report.findings if f.code == "reduce-unresolved"}
+    for key, r in got.items():
+        if r.status == "unresolved":
+            assert unresolved.get((r.body_path, r.layer_id)), f"{key}: unresolved without a reason"
+            assert not _fully_known(expected[key]), f"{key}: OpenVINO knows {expected[key]}, ovreduce does not"
+        else:
+            assert r.status in ("ok", "mismatch"), (key, r.status)
+            assert r.inferred_output_shape == expected[key], key
+
+
+def test_a_loop_output_its_body_cannot_give_under_a_reshape_is_not_the_stale_declaration(tmp_path: Path) -> None:
+    """A Loop whose body Result comes through a Pad (no native rule): under a reshape its output is unresolved,
+    saying why, instead of the dims the file declares for the old shape; the reduction after it then takes its
+    input from OpenVINO, and agrees with OpenVINO (the file's dims gave [4, 1], 'ok')."""
+    path = subgraphs.save(subgraphs.padded_loop_model(), tmp_path, "padded_loop")
+    model = load_ir(path)
+    reshape = {"x": PartialShape.parse("[4,6,2]")}
+    loop = next(layer for layer in model.layers if layer.type == "Loop")
+    state = ShapeEngine(model, reshape).state((loop.id, loop.outputs[0].id))
+    assert state.shape is None
+    assert "body of Loop (Loop_1)" in state.reason and "no native shape rule for Pad (Pad_body)" in state.reason
+    assert ShapeEngine(model).state((loop.id, loop.outputs[0].id)).shape == PartialShape.static([1, 4, 1])
+    report = check_model(model, reshape=reshape)
+    shapes = {(r.layer_name, r.input_shape_engine, r.status): r.inferred_output_shape for r in report.reductions}
+    assert shapes == {
+        ("ReduceSum_pad", "openvino", "mismatch"): [1, 7, 1],
+        ("ReduceMax_after", "openvino", "mismatch"): [7, 1],
+    }
+    ov_model = ov.Core().read_model(path)
+    ov_model.reshape({"x": ov.PartialShape("[4,6,2]")})
+    assert openvino_reductions(ov_model) == {"Loop_1/body/ReduceSum_pad": [1, 7, 1], "ReduceMax_after": [7, 1]}
+
+
+def test_a_body_its_layer_cannot_feed_after_a_reshape_is_not_checked_on_stale_declarations(tmp_path: Path) -> None:
+    """Reshaped to rank 1, the TensorIterator's slicing axis 1 is out of range: OpenVINO refuses the reshape, and
+    the body's reduction is unresolved with that reason, not 'ok' on the body's declared [2,2,4]."""
+    path = subgraphs.save(subgraphs.ti_model(), tmp_path, "ti")
+    with pytest.raises(Exception, match="out-of-range"):
+        ov.Core().read_model(path).reshape({"x": ov.PartialShape("[6]")})
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[6]")})
+    assert [(r.layer_name, r.status) for r in report.reductions] == [("ReduceMax_ti", "unresolved")]
+    [message] = [f.message for f in report.findings if f.code == "reduce-unresolved"]
+    assert "TensorIterator (TensorIterator_1) cannot feed its 'body' body" in message
+    assert "axis 1 is out of range for the input's shape [6]" in message
+    assert any("OpenVINO could not read the model either" in note for note in report.notes)
+
+
+def _openvino_if_output(then: str, other: str) -> Any:
+    """OpenVINO's output shape of an If (runtime condition) whose bodies pass on inputs of these shapes."""
+    cond = o8.parameter([], np.bool_)
+    params, bodies = [], []
+    for text in (then, other):
+        params.append(o8.parameter(ov.PartialShape(text), np.float32))
+        inner = o8.parameter(ov.PartialShape(text), np.float32)
+        bodies.append((inner, ov.Model([o8.result(o8.relu(inner))], [inner])))
+    node = o8.if_op(cond)
+    node.set_then_body(bodies[0][1])
+    node.set_else_body(bodies[1][1])
+    node.set_input(params[0].output(0), bodies[0][0], None)
+    node.set_input(params[1].output(0), None, bodies[1][0])
+    out = node.set_output(bodies[0][1].get_results()[0], bodies[1][1].get_results()[0])
+    ov.Model([out], [cond, *params]).validate_nodes_and_infer_types()
+    return partial_shape(out.get_partial_shape())
+
+
+@pytest.mark.parametrize(
+    ("then", "other"),
+    [("[]", "[1]"), ("[1]", "[]"), ("[]", "[3]"), ("[]", "[?]"), ("[]", "[1..3]"), ("[]", "[0]"), ("[]", "[]"),
+     ("[]", "[2,3]"), ("[1]", "[2,3]"), ("[2]", "[5]"), ("[2,?]", "[2,4]"), ("[1..3,4]", "[2,4]"), ("...", "[1]")],
+)  # fmt: skip
+def test_if_merges_its_branches_as_openvino(then: str, other: str) -> None:
+    """An If's output from its then- and else-Result shapes, different ranks included: a scalar and ``[1]``
+    give ``[1]``, a scalar and another 1-D shape ``[?]`` (what a random reshape found wrong)."""
+    assert merge_branches(PartialShape.parse(then), PartialShape.parse(other)) == _openvino_if_output(then, other)
+
+
+def _mutate_dim(path: Path, line: int, index: int) -> None:
+    """Add 1 to the ``index``-th ``<dim>`` after ``line`` (a ``<port>`` line of the saved XML)."""
+    lines = path.read_text().splitlines(keepends=True)
+    at = [i for i in range(line, len(lines)) if "<dim>" in lines[i]][index]
+    value = int(lines[at].split("<dim>")[1].split("</dim>")[0])
+    lines[at] = lines[at].replace(f"<dim>{value}</dim>", f"<dim>{value + 1}</dim>", 1)
+    path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_dim_altered_in_a_body_is_flagged_on_that_layer(tmp_path: Path, seed: int) -> None:
+    """One static declared dim altered inside a body (of a reduction's output, its consumers' inputs altered
+    alike; or of one consumer's end of an edge) gives error findings on that one layer only."""
+    rng = np.random.default_rng(1000 + seed)
+    built = subgraphs.RandomModel(seed, dynamic=bool(seed % 2), always_body=True).model()
+    path = subgraphs.save(built, tmp_path, f"m_{seed}")
+    model = load_ir(path)
+    assert check_model(model).ok
+    # (body path, layer id, the port lines to alter, which dim, the finding expected)
+    candidates: list[tuple[str, str, list[int], int, str]] = []
+    for ref in model.bodies():
+        graph = ref.body.graph
+        for layer in graph.layers:
+            static = [[i for i, d in enumerate(p.dims) if d != -1] for p in layer.inputs]
+            for port, dims in zip(layer.inputs, static, strict=True):
+                candidates += [(ref.path, layer.id, [port.line or 0], i, "edge-dims-mismatch") for i in dims]
+            if layer.type.startswith("Reduce") and layer.outputs:
+                port = layer.outputs[0]
+                lines = [port.line or 0]
+                for consumer, port_id in graph.consumers(layer.id, port.id):
+                    lines.append(graph.layer(consumer).input(port_id).line or 0)
+                candidates += [(ref.path, layer.id, lines, i, "reduce-output-mismatch")
+                               for i, d in enumerate(port.dims) if d != -1]  # fmt: skip
+    if not candidates:
+        pytest.skip("every dim in every body is dynamic")
+    body_path, layer_id, lines, index, code = candidates[int(rng.integers(len(candidates)))]
+    for line in lines:
+        _mutate_dim(path, line, index)
+    report = check_model(load_ir(path))
+    errors = {(f.body_path, f.layer_id, f.code) for f in report.findings if f.severity == "error"}
+    assert errors == {(body_path, layer_id, code)}
