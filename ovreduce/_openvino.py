@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 from ovreduce.errors import BackendError
 
-__all__ = ["clean_message", "core", "openvino", "partial_shape", "read_ir"]
+__all__ = ["bodies", "clean_message", "core", "openvino", "partial_shape", "read_ir"]
 
 _NOISE = re.compile(r"^(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
 
@@ -73,3 +73,14 @@ def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDAr
     else:
         raw = np.frombuffer(weights, dtype=np.uint8)
     return core().read_model(text, ov.Tensor(raw))
+
+
+def bodies(node: Any) -> list[tuple[str, Any]]:
+    """OpenVINO's bodies of an If (then, else), a Loop or a TensorIterator (body), by ovreduce's role names.
+    (Asking OpenVINO 2026.4 for a body past the last one crashes the process: the count is the op's own.)"""
+    kind = node.get_type_name()
+    if kind == "If":
+        return [("then", node.get_function(0)), ("else", node.get_function(1))]
+    if kind in ("Loop", "TensorIterator"):
+        return [("body", node.get_function())]
+    return []

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from ovreduce._openvino import clean_message, openvino, partial_shape, read_ir
+from ovreduce._openvino import bodies, clean_message, openvino, partial_shape, read_ir
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
@@ -85,7 +85,7 @@ def _matched(
             continue
         layer = candidates[0]
         yield body_path, layer, node
-        for role, ov_body in _bodies(node):
+        for role, ov_body in bodies(node):
             body = layer.body(role)
             if body is not None:
                 inner = f"{layer.id}/{role}" if body_path is None else f"{body_path}/{layer.id}/{role}"
@@ -145,17 +145,6 @@ def input_shapes(
         for path, layer, node in _matched(ov_model, model, None, legacy)
         if (path, layer.id) in wanted and node.get_input_size() > 0
     }, None
-
-
-def _bodies(node: Any) -> list[tuple[str, Any]]:
-    """OpenVINO's bodies of an If (then, else), a Loop or a TensorIterator (body), by ovreduce's role names.
-    (Asking OpenVINO 2026.4 for a body past the last one crashes the process: the count is the op's own.)"""
-    kind = node.get_type_name()
-    if kind == "If":
-        return [("then", node.get_function(0)), ("else", node.get_function(1))]
-    if kind in ("Loop", "TensorIterator"):
-        return [("body", node.get_function())]
-    return []
 
 
 class _Legacy(NamedTuple):

@@ -208,12 +208,12 @@ class RandomModel:
 
 
 def padded_loop_model() -> ov.Model:
-    """``Loop_1`` slicing x [4,3,4] along axis 0; its body pads each slice (a Pad: no native rule in ovreduce)
-    to [1,4,5] and ReduceSum_pad reduces axis 2 (keep_dims); ReduceMax_after reduces the Loop's last value
-    over axis 0 to [4,1] at the top level."""
+    """``Loop_1`` slicing x [4,3,4] along axis 0; its body moves each slice's space into depth (SpaceToDepth
+    with block 2: no native rule in ovreduce) to [1,6,2] and ReduceSum_pad reduces axis 2 (keep_dims);
+    ReduceMax_after reduces the Loop's last value over axis 0 to [6,1] at the top level."""
     x = o8.parameter([4, 3, 4], np.float32, name="x")
     bp = o8.parameter([1, 3, 4], np.float32, name="bp")
-    padded = o1.pad(bp, _axes([0, 1, 0]), _axes([0, 0, 1]), "constant", name="Pad_body")
+    padded = o1.space_to_depth(bp, "blocks_first", 2, name="S2D_body")
     reduced = o8.reduce_sum(padded, _axes([2]), keep_dims=True, name="ReduceSum_pad")
     body = ov.Model([o8.result(o8.constant(np.array(True))), o8.result(reduced)], [bp])
     node = o8.loop(o8.constant(np.array(4, np.int64)), o8.constant(np.array(True)))
