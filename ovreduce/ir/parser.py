@@ -227,7 +227,11 @@ class _Builder:
         version_text = root.get("version")
         if version_text is None:
             raise IRVersionError(f"{self.at(root)}: <net> has no 'version' attribute; expected IR version 10 or 11")
-        if not _UINT.fullmatch(version_text.strip()) or int(version_text) not in SUPPORTED_IR_VERSIONS:
+        if (
+            not _UINT.fullmatch(version_text.strip())
+            or len(version_text) > 20
+            or int(version_text) not in SUPPORTED_IR_VERSIONS
+        ):
             raise IRVersionError(
                 f"{self.at(root)}: IR version {version_text!r} is not supported; ovreduce reads IR versions "
                 + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS)
@@ -508,7 +512,9 @@ class _Builder:
             if required:
                 raise IRStructureError(f"{what} has no {attr!r} attribute; expected an integer")
             return None
-        if not _INT.fullmatch(text.strip()) or abs(int(text)) > INT64_MAX:
+        stripped = text.strip()
+        # the length first: int() refuses more than 4300 digits with a ValueError of its own
+        if not _INT.fullmatch(stripped) or len(stripped) > 20 or abs(int(stripped)) > INT64_MAX:
             raise IRStructureError(f"{what}: {attr}={text!r} is not an integer; expected a 64-bit integer")
         return int(text)
 
@@ -622,7 +628,7 @@ class _Builder:
                 f"{where}, port {port}, line {el.sourceline}: <dim>{el.text or ''}</dim> is not an integer; "
                 f"expected a size >= 0 or -1 for a dynamic dimension"
             )
-        value = int(text)
+        value = int(text) if len(text) <= 20 else INT64_MAX + 1  # int() refuses more than 4300 digits
         if value < -1 or value > INT64_MAX:
             raise IRStructureError(
                 f"{where}, port {port}, line {el.sourceline}: <dim>{text}</dim> is out of range; "
@@ -665,6 +671,8 @@ class _Builder:
                 raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
             if not _UINT.fullmatch(text.strip()):
                 raise IRStructureError(f"{where}: {attr}={text!r} is not a non-negative integer")
+            if len(text.strip()) > 20:  # int() refuses more than 4300 digits; the .bin is far smaller anyway
+                raise WeightsError(f"{where}: {attr}={text[:24]}... is out of range; expected a byte count in the .bin")
             fields[attr] = int(text)
         offset, size = fields["offset"], fields["size"]
         count = math.prod(shape.to_list())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ovreduce.errors import IRStructureError, LimitExceededError, NotFoundError
+from ovreduce.errors import IRStructureError, IRVersionError, LimitExceededError, NotFoundError, WeightsError
 from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
 from ovreduce.ir.weights import Weights
 from tests.ir import subgraphs
@@ -127,3 +127,27 @@ def test_body_depth_limit(saved: dict[str, Path]) -> None:
     load_ir(saved["nested"], limits=ParseLimits(max_body_depth=2))
     with pytest.raises(LimitExceededError, match="nested more than 1 deep"):
         load_ir(saved["nested"], limits=ParseLimits(max_body_depth=1))
+
+
+_HUGE = "1" * 5000  # int() refuses more than 4300 digits with a bare ValueError
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error", "message"),
+    [
+        ('axis="0" external', f'axis="{_HUGE}" external', IRStructureError,
+         r"<port_map> <input>: axis='1{20}.* is not an integer; expected a 64-bit integer"),
+        ('stride="1" part_size="1" />\n\t\t\t\t<input', f'stride="-{_HUGE}" part_size="1" />\n\t\t\t\t<input',
+         IRStructureError, r"stride='-1{20}.* is not an integer; expected a 64-bit integer"),
+        ("<dim>5</dim>", f"<dim>{_HUGE}</dim>", IRStructureError, r"<dim>1{20}.* is out of range"),
+        ('offset="0" size="8"', f'offset="{_HUGE}" size="8"', WeightsError, r"offset=1{20}.*is out of range"),
+        ('version="11"', f'version="{_HUGE}"', IRVersionError, r"IR version '1{20}.* is not supported"),
+    ],
+    ids=["axis", "stride", "dim", "const-offset", "ir-version"],
+)  # fmt: skip
+def test_integers_of_thousands_of_digits_are_refused_precisely(
+    saved: dict[str, Path], old: str, new: str, error: type[Exception], message: str
+) -> None:
+    xml = _edit(saved["loop"], old, new)
+    with pytest.raises(error, match=message):
+        parse_ir(xml, Weights(saved["loop"].with_suffix(".bin")), source="loop.xml")
