@@ -429,6 +429,14 @@ class _Builder:
                 )
             mapped = self.mapping(item, map_tag, where, by_id, inputs)
             (ins if item.tag == "input" else outs).append(mapped)
+        by_port: dict[int, PortMapping] = {}
+        for m in outs:
+            first = by_port.setdefault(m.external_port_id, m)
+            if m.external_port_id >= 0 and first is not m:
+                raise IRStructureError(
+                    f"{self.source}:{m.line}: {where}: <{map_tag}> <output>: external_port_id={m.external_port_id} is "
+                    f"already mapped (line {first.line}); expected one <output> per layer output port"
+                )
         connected = sum(1 for m in outs if m.external_port_id >= 0)
         if connected > len(outputs):
             raise IRStructureError(
@@ -438,8 +446,17 @@ class _Builder:
         back: list[BackEdge] = []
         back_el = sub.get("back_edges")
         if role == "body" and back_el is not None:
+            fed: dict[str, BackEdge] = {}
             for edge in back_el:
-                back.append(self.back_edge(edge, where, by_id))
+                item = self.back_edge(edge, where, by_id)
+                earlier = fed.setdefault(item.to_layer, item)
+                if earlier is not item:
+                    raise IRStructureError(
+                        f"{self.source}:{item.line}: {where}: <back_edges> <edge> to-layer={item.to_layer}: the "
+                        f"Parameter is already fed by the back edge at line {earlier.line}; expected one back edge per "
+                        f"body Parameter"
+                    )
+                back.append(item)
         return Body(role, graph, tuple(ins), tuple(outs), tuple(back), body_el.sourceline)
 
     def mapping(

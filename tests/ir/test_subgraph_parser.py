@@ -97,9 +97,15 @@ def _edit(path: Path, old: str, new: str, count: int = 1) -> bytes:
         ("<back_edges>\n\t\t\t\t<edge from-layer=", "<back_edges>\n\t\t\t\t<edge from-layer=\"0\" x=",
          r"<back_edges> <edge> from-layer=0 is .*\(Parameter\); expected a body Result"),
         ("<body>", "<bodyx>", r"<port_map> without <body>; expected the body it maps"),
+        ('external_port_id="5" internal_layer_id="10"', 'external_port_id="4" internal_layer_id="10"',
+         r"<port_map> <output>: external_port_id=4 is already mapped \(line 38\); expected one <output> per layer"),
+        ('<edge from-layer="9" to-layer="1" />',
+         '<edge from-layer="9" to-layer="1" />\n<edge from-layer="10" to-layer="1" />',
+         r"<back_edges> <edge> to-layer=1: the Parameter is already fed by the back edge at line 43; expected one"),
     ],
     ids=["unknown-internal-layer", "external-port-out-of-range", "part-size-zero", "axis-not-integer",
-         "back-edge-from-parameter", "port-map-without-body"],
+         "back-edge-from-parameter", "port-map-without-body", "output-port-mapped-twice",
+         "parameter-fed-twice"],
 )  # fmt: skip
 def test_malformed_loop_is_refused_precisely(saved: dict[str, Path], old: str, new: str, message: str) -> None:
     xml = _edit(saved["loop"], old, new)
