@@ -220,6 +220,18 @@ class _Builder:
             parts.append(f"({ltype})")
         return f"{self.at(el)}: " + " ".join(parts)
 
+    def sections(self, parent: etree._Element, second: str) -> tuple[etree._Element | None, etree._Element | None]:
+        """The ``<layers>`` and ``<edges>`` children of a ``<net>`` or a body; a second one of either is an error
+        (``second`` words it, ``{tag}`` standing for the element)."""
+        found: dict[str, etree._Element] = {}
+        for child in parent:
+            if child.tag in ("layers", "edges"):
+                if child.tag in found:
+                    what = second.replace("{tag}", f"<{child.tag}>")
+                    raise IRStructureError(f"{self.at(child)}: {what}; expected one")
+                found[child.tag] = child
+        return found.get("layers"), found.get("edges")
+
     # -- document -----------------------------------------------------------------------------------
     def build(self, root: etree._Element, xml: bytes) -> IRModel:
         if not isinstance(root.tag, str) or root.tag != "net":
@@ -237,17 +249,10 @@ class _Builder:
                 + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS)
             )
         version = self.ir_version = int(version_text)
-        layers_el = edges_el = rt_el = None
-        for child in root:
-            if child.tag == "layers":
-                if layers_el is not None:
-                    raise IRStructureError(f"{self.at(child)}: a second <layers> element; expected one")
-                layers_el = child
-            elif child.tag == "edges":
-                if edges_el is not None:
-                    raise IRStructureError(f"{self.at(child)}: a second <edges> element; expected one")
-                edges_el = child
-            elif child.tag == "rt_info":
+        layers_el, edges_el = self.sections(root, "a second {tag} element")
+        rt_el = None
+        for child in root:  # the last <rt_info>, as before
+            if child.tag == "rt_info":
                 rt_el = child
         if layers_el is None:
             raise IRStructureError(f"{self.at(root)}: <net> has no <layers> element")
@@ -401,16 +406,7 @@ class _Builder:
     ) -> Body:
         role, map_tag = BODY_ROLES[tag]
         body_el = sub[tag]
-        layers_el = edges_el = None
-        for child in body_el:
-            if child.tag == "layers":
-                if layers_el is not None:
-                    raise IRStructureError(f"{self.at(child)}: {where}: a second <layers> in <{tag}>; expected one")
-                layers_el = child
-            elif child.tag == "edges":
-                if edges_el is not None:
-                    raise IRStructureError(f"{self.at(child)}: {where}: a second <edges> in <{tag}>; expected one")
-                edges_el = child
+        layers_el, edges_el = self.sections(body_el, f"{where}: a second {{tag}} in <{tag}>")
         if layers_el is None:
             raise IRStructureError(f"{self.at(body_el)}: {where}: <{tag}> has no <layers> element; expected the "
                                    f"body's layers")  # fmt: skip
