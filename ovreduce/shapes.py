@@ -262,21 +262,62 @@ class PartialShape:
 
 
 def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
-    """``NAME=SHAPE`` assignments (``x=[1,3,224,224]``, OpenVINO syntax) as a dict.
+    """Named shapes as a dict, in ovreduce's ``NAME=SHAPE`` form or benchmark_app's and ovc's ``NAME[SHAPE]``.
+
+    Each item is ``x=[1,3,224,224]``, ``x=1,3,224,224`` or ``x[1,3,224,224]``; an item holding brackets may
+    name several inputs separated by commas (``x[1,3],mask[1,128]`` or ``x=[1,3],y=[2]``). Names may hold
+    any character but ``=`` and ``[`` (``input:0``, ``a/b`` are fine). Shapes use OpenVINO's syntax
+    (``?``, ``-1``, ``a..b``, ``...``).
 
     Raises:
         ValueError: naming the assignment and what is wrong with it.
     """
-    out = {}
+    out: dict[str, PartialShape] = {}
     for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"{item!r}: expected NAME=SHAPE, e.g. x=[1,3,224,224]")
-        try:
-            out[name] = PartialShape.parse(text)
-        except ValueError as exc:
-            raise ValueError(f"{item!r}: {exc}") from None
+        for name, text in _assignments(item):
+            if name in out:
+                raise ValueError(f"{item!r}: {name!r} is given a shape twice")
+            try:
+                out[name] = PartialShape.parse(text)
+            except ValueError as exc:
+                raise ValueError(f"{item!r}: {exc}") from None
     return out
+
+
+_EXPECTED = "expected NAME=SHAPE or NAME[SHAPE], e.g. x=[1,3,224,224] or x[1,3,224,224],y[1,128]"
+
+
+def _assignments(item: str) -> Iterator[tuple[str, str]]:
+    """The (name, shape text) pairs of one ``--shape`` item."""
+    if "[" not in item:  # NAME=SHAPE with a bare dims list: the whole rest is one shape
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip(_SPACE):
+            raise ValueError(f"{item!r}: {_EXPECTED}")
+        yield name.strip(_SPACE), text
+        return
+    rest = item
+    while True:
+        bracket = rest.find("[")
+        if bracket < 0:
+            raise ValueError(f"{item!r}: {rest!r} has no [SHAPE]; {_EXPECTED}")
+        name = rest[:bracket]
+        if name.endswith("="):
+            name = name[:-1]
+        name = name.strip(_SPACE)
+        if not name or "=" in name or "]" in name:
+            raise ValueError(f"{item!r}: {_EXPECTED}")
+        close = rest.find("]", bracket)
+        if close < 0:
+            raise ValueError(f"{item!r}: the '[' after {name!r} is never closed")
+        yield name, rest[bracket : close + 1]
+        rest = rest[close + 1 :].lstrip(_SPACE)
+        if not rest:
+            return
+        if not rest.startswith(","):
+            raise ValueError(f"{item!r}: expected ',' or the end after the shape of {name!r}, found {rest[:20]!r}")
+        rest = rest[1:].lstrip(_SPACE)
+        if not rest:
+            raise ValueError(f"{item!r}: a ',' at the end names no input")
 
 
 # -- OpenVINO's Dimension arithmetic (src/core/src/interval.cpp, dimension.cpp, dimension_util.hpp) -----------

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ovreduce.shapes import INT64_MAX, Dimension, PartialShape
+from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, parse_named_shapes
 
 # (lo, hi) per dim with hi = -1 for "unbounded", None for a dynamic rank: OpenVINO's min/max lengths.
 Bounds = list[tuple[int, int]] | None
@@ -286,3 +286,39 @@ def test_dynamic_rank_has_no_dims() -> None:
         list(shape)
     with pytest.raises(ValueError, match="not static"):
         shape.to_list()
+
+
+# -- named shapes: ovreduce's NAME=SHAPE and benchmark_app's / ovc's NAME[SHAPE] -------------------------------
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        (["x=[1,2]"], {"x": "[1,2]"}),
+        (["x=1,2"], {"x": "[1,2]"}),
+        (["data[2,3,224,224]"], {"data": "[2,3,224,224]"}),
+        (["a[1,3],b[?,4..8]"], {"a": "[1,3]", "b": "[?,4..8]"}),
+        (["a=[1],b=[2]"], {"a": "[1]", "b": "[2]"}),
+        (["a[1, 3] , b[...]"], {"a": "[1,3]", "b": "[...]"}),
+        (["serving_default_x:0[1,16,96]"], {"serving_default_x:0": "[1,16,96]"}),
+        (["a/b=[-1,5]", "c[]"], {"a/b": "[?,5]", "c": "[]"}),
+    ],
+)
+def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str]) -> None:
+    assert {k: str(v) for k, v in parse_named_shapes(items).items()} == expected
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("x", "expected NAME=SHAPE or NAME[SHAPE]"),
+        ("[1,2]", "expected NAME=SHAPE or NAME[SHAPE]"),
+        ("a[1", "the '[' after 'a' is never closed"),
+        ("a[1]x", "expected ',' or the end after the shape of 'a'"),
+        ("a[1],", "a ',' at the end names no input"),
+        ("a[1],a[2]", "'a' is given a shape twice"),
+        ("a[1,x]", "cannot parse dimension 'x'"),
+    ],
+)
+def test_named_shapes_refused_precisely(item: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        parse_named_shapes([item])
+    assert repr(item) in str(info.value)
