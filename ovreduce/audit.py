@@ -23,7 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_ir
-from ovreduce.backends.openvino import MarkedRun, check_device, check_precision, model_inputs, run_marked
+from ovreduce.backends.openvino import (
+    MarkedRun,
+    check_device,
+    check_precision,
+    fit_model,
+    model_inputs,
+    run_marked,
+)  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
@@ -31,6 +38,7 @@ from ovreduce.ops.reduce import ReductionOp
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import reduce_with_notes
 from ovreduce.reports import AuditDocument, AuditInput, AuditLayer, FinalOutput, comparison_fields
+from ovreduce.shapes import PartialShape
 
 __all__ = ["AuditReport", "LayerAudit", "audit_model"]
 
@@ -141,10 +149,13 @@ def audit_model(
     rtol: float | None = None,
     progress: Callable[[], object] | None = None,
     max_elements: int | None = None,
+    shapes: Mapping[str, PartialShape] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
-    OpenVINO reads the very bytes ``model`` was parsed from. A failure of OpenVINO (reading, compiling,
+    OpenVINO reads the very bytes ``model`` was parsed from, and the model is reshaped to its inputs (given
+    arrays, ``shapes`` by input name, or defaults for dynamic dims: see
+    :func:`ovreduce.backends.openvino.model_inputs`) before it compiles. A failure of OpenVINO (reading, compiling,
     inferring) is reported in the document, not raised. ``progress`` is called once per reduction checked.
 
     Raises:
@@ -159,21 +170,26 @@ def audit_model(
     def read() -> Any:
         return read_ir(model.xml, None if model.weights is None else model.weights.view())
 
+    def fitted() -> Any:  # another copy, reshaped as the first was
+        fresh = read()
+        fit_model(fresh, arrays)
+        return fresh
+
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding
         return AuditReport(model.source, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
                            f"{clean_message(exc)}", seconds=time.perf_counter() - start).document  # fmt: skip
-    arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements)
+    arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements, shapes)
     kinds = reductions()
     nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in kinds]
     marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
     truth: MarkedRun | None = None
     try:
-        plain = run_marked(read(), [], arrays, device, precision)
+        plain = run_marked(fitted(), [], arrays, device, precision)
         audited = run_marked(ov_model, marks, arrays, device, precision)
         if audited.effective_precision not in ("f32", None) or precision != "f32":
-            fresh = read()
+            fresh = fitted()
             fresh_nodes = {n.get_friendly_name(): n for n in fresh.get_ordered_ops() if n.get_type_name() in kinds}
             truth_marks = [fresh_nodes[n.get_friendly_name()].output(0) for n in nodes]
             truth = run_marked(fresh, truth_marks, arrays, device, "f32")

@@ -314,6 +314,7 @@ class TensorInfo(JsonDocument):
     name: str
     shape: tuple[int, ...]
     datatype: str | None
+    defaulted_dims: tuple[int, ...] = ()  # dims that were dynamic and that ovreduce chose a size for
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +348,9 @@ class RunDocument(JsonDocument):
     notes: tuple[str, ...]
     schema: Literal["ovreduce.run/v1"] = "ovreduce.run/v1"
     body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
+    # agree: every backend ran and agrees with the first; disagree; failed: a backend failed; nothing-compared:
+    # one backend ran, so nothing was compared
+    outcome: Literal["agree", "disagree", "failed", "nothing-compared"] = "agree"
 
 
 # -- audit ---------------------------------------------------------------------------------------------------
@@ -358,6 +362,7 @@ class AuditInput(JsonDocument):
     shape: tuple[int, ...]
     element_type: str
     origin: str  # "given" or "seed N"
+    defaulted_dims: tuple[int, ...] = ()  # dims that were dynamic and that ovreduce chose a size for
 
 
 @dataclass(frozen=True, slots=True)

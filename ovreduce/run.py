@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ from ovreduce.tensors import concrete_shape, conform_array, generate
 if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
 
-__all__ = ["RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
+__all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
 
 BACKEND_NAMES = ("numpy", "openvino")
 
@@ -94,6 +94,14 @@ def _input_names(model: IRModel, layer: Layer, index: int) -> set[str]:
     return names
 
 
+class PreparedInputs(NamedTuple):
+    """A layer's inputs as :func:`prepare_inputs` made them."""
+
+    arrays: list[npt.NDArray[Any]]
+    notes: list[str]
+    defaulted: list[tuple[int, ...]]  # per input: the dims that were dynamic and got a default size
+
+
 def prepare_inputs(
     model: IRModel,
     spec: LayerSpec,
@@ -103,12 +111,12 @@ def prepare_inputs(
     seed: int = 0,
     max_elements: int | None = None,
     body_path: str | None = None,
-) -> tuple[list[npt.NDArray[Any]], list[str]]:
+) -> PreparedInputs:
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
 
     ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``) or by the name of the Parameter
     feeding the port. ``body_path`` is the ids path of the body holding the layer (None: top level).
-    Returns the arrays and notes (casts, dynamic dims chosen).
+    Returns the arrays, notes (casts, dynamic dims chosen) and, per input, the dims ovreduce chose a size for.
 
     Raises:
         InputError: an unknown name, an incompatible array, runtime axes without values, too many elements.
@@ -128,6 +136,7 @@ def prepare_inputs(
     rng = np.random.default_rng(seed)
     arrays: list[npt.NDArray[Any]] = []
     notes: list[str] = []
+    defaulted: list[tuple[int, ...]] = []
     for index, etype, shape, role in ports:
         what = f"input {index} ({role})"
         array = next((given[n] for n in known[index] if n in given), None)
@@ -137,11 +146,9 @@ def prepare_inputs(
             if arr.dtype != np.asarray(array).dtype:
                 notes.append(f"{what}: cast from {np.asarray(array).dtype} to {etype}")
         elif role == "axes":
-            raise InputError(
-                f"{layer.where} takes its axes at run time (from a Parameter): give them as input 1 "
-                f"(or the Parameter's name), e.g. a .npy holding [1] as {etype}",
-                parameter="inputs",
-            )
+            data_rank = arrays[0].ndim if arrays else spec.data_shape.rank
+            raise InputError(_axes_advice(layer.where, sorted(known[index] - {"1"}), etype, shape, data_rank),
+                             parameter="inputs")  # fmt: skip
         else:
             if override is not None:
                 if not override.compatible(shape):
@@ -152,11 +159,38 @@ def prepare_inputs(
                 shape = override
             dims, chosen = concrete_shape(shape, what)
             notes += chosen
+            if shape.dims is not None:
+                defaulted.append(tuple(i for i, d in enumerate(shape.dims) if not d.is_static))
             _check_size(dims, max_elements, what)
             arr = generate(etype, dims, rng)
         _check_size(arr.shape, max_elements, what)
         arrays.append(arr)
-    return arrays, notes
+        if len(defaulted) < len(arrays):
+            defaulted.append(())
+    return PreparedInputs(arrays, notes, defaulted)
+
+
+def _axes_advice(where: str, names: list[str], etype: ElementType, shape: PartialShape, rank: int | None) -> str:
+    """What to give for runtime axes: the shape and type the layer expects, the values allowed, an example
+    that fits (a .npy the user can write with one line of NumPy)."""
+    count: int | None = None
+    if shape.dims is not None and shape.is_static:
+        count = 1 if shape.rank == 0 else shape.to_list()[0] if shape.rank == 1 else None
+    if count is None:
+        count = 1
+        shape_text = f"a 1-D array (the layer declares {shape})"
+    else:
+        shape_text = f"an array of shape {shape}"
+    if rank is not None and count > rank:
+        values = f"{count} axes but the data has rank {rank}: no valid axes exist for this layer"
+        example = ""
+    else:
+        span = f"in [-{rank}, {rank - 1}]" if rank else "(the data's rank is not known: give its shape too)"
+        values = f"{count} distinct axis {'index' if count == 1 else 'indices'} {span}"
+        literal = "0" if shape.rank == 0 else f"[{', '.join(str(i) for i in range(count))}]"
+        example = f", e.g. np.save('axes.npy', np.array({literal}, dtype=np.{etype.numpy_name}))"
+    via = f"input 1 (or {', '.join(repr(n) for n in names)})" if names else "input 1"
+    return f"{where} takes its axes at run time: give {via} as {shape_text} of {etype} holding {values}{example}"
 
 
 def _check_size(shape: Sequence[int], limit: int | None, what: str) -> None:
@@ -206,10 +240,21 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     requested_precision: str | None = None
     body_path: str | None = None  # the ids path of the body holding the layer (None: top level)
+    defaulted: list[tuple[int, ...]] = field(default_factory=list)  # per input, the dims given a default size
 
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.results) and all(c.ok for c in self.comparisons)
+
+    @property
+    def outcome(self) -> Literal["agree", "disagree", "failed", "nothing-compared"]:
+        """What the run established: every backend ran and the comparisons agree, some disagree, some backend
+        failed, or one backend ran and there was nothing to compare it with."""
+        if not all(r.ok for r in self.results):
+            return "failed"
+        if not self.comparisons:
+            return "nothing-compared"
+        return "agree" if self.ok else "disagree"
 
     @property
     def outputs(self) -> dict[str, npt.NDArray[Any]]:
@@ -225,11 +270,15 @@ class RunReport:
         return RunDocument(
             ok=self.ok,
             layer=RunLayer(spec.layer_id, spec.layer_name, spec.type, spec.keep_dims, spec.axes, spec.data_type.name),
-            inputs=tuple(TensorInfo(str(i), a.shape, _kserve_name(a)) for i, a in enumerate(self.inputs)),
+            inputs=tuple(
+                TensorInfo(str(i), a.shape, _kserve_name(a), self.defaulted[i] if i < len(self.defaulted) else ())
+                for i, a in enumerate(self.inputs)
+            ),
             results=tuple(self._result(r) for r in self.results),
             comparisons=tuple(self.comparisons),
             notes=tuple(self.notes),
             body_path=self.body_path,
+            outcome=self.outcome,
         )
 
     def _result(self, r: BackendResult) -> BackendRun:
@@ -262,6 +311,7 @@ def run_spec(
     notes: Sequence[str] = (),
     requested_precision: str | None = None,
     body_path: str | None = None,
+    defaulted: Sequence[tuple[int, ...]] = (),
 ) -> RunReport:
     """Run ``spec`` on every backend and compare each with the first that succeeded (the reference);
     ``body_path`` names the body holding the layer in the report."""
@@ -286,7 +336,8 @@ def run_spec(
                     rtol=c_rtol,
                 )
             )
-    return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision, body_path)
+    return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision, body_path,
+                     list(defaulted))  # fmt: skip
 
 
 def run_layer(
@@ -313,11 +364,11 @@ def run_layer(
     body_path = model.locate(key).body_path
     spec = layer_spec(model, key)
     runners = make_backends(backends, device=device, precision=precision)
-    arrays, notes = prepare_inputs(
+    arrays, notes, defaulted = prepare_inputs(
         model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements, body_path=body_path
     )
     report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision,
-                      body_path=body_path)  # fmt: skip
+                      body_path=body_path, defaulted=defaulted)  # fmt: skip
     if max_elements is not None:
         for r in report.results:
             if r.output is not None:

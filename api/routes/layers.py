@@ -86,12 +86,12 @@ def _run(services: Services, mid: str, key: str, req: RunRequest) -> bytes:
         body_path = loaded.model.locate(key).body_path
         runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=services.layer_cache)
         given = given_tensors(req.inputs, settings.max_elements)
-        arrays, notes = prepare_inputs(
+        arrays, notes, defaulted = prepare_inputs(
             loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements, body_path=body_path,
         )  # fmt: skip
         report = run_spec(spec, arrays, runners, atol=req.atol, rtol=req.rtol, notes=notes,
-                          requested_precision=req.precision, body_path=body_path)  # fmt: skip
+                          requested_precision=req.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
         outputs = report.outputs
         for name, array in outputs.items():
             if array.size > settings.max_output_elements:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy.typing as npt
@@ -37,6 +37,24 @@ class LayerSpec:
     @property
     def runtime_axes(self) -> bool:
         return self.axes is None
+
+    def fitted(self, inputs: Sequence[npt.NDArray[Any]]) -> LayerSpec:
+        """This layer with its inputs' declared shapes replaced by the static shapes of ``inputs`` (what a
+        runtime compiles, as ``Model.reshape`` would: a dynamic rank or dim in the IR does not reach it).
+
+        Raises:
+            ValueError: an input's shape does not fit the shape the layer declares for it.
+        """
+        declared = [self.data_shape] + ([self.axes_shape] if self.runtime_axes else [])
+        fitted = []
+        for index, (shape, array) in enumerate(zip(declared, inputs, strict=False)):
+            static = PartialShape.static(array.shape)
+            if not shape.compatible(static):
+                raise ValueError(f"input {index} has shape {list(array.shape)} but the layer expects {shape}")
+            fitted.append(static)
+        if len(fitted) != len(declared):
+            raise ValueError(f"the layer takes {len(declared)} input(s), {len(fitted)} were given")
+        return replace(self, data_shape=fitted[0], axes_shape=fitted[1] if self.runtime_axes else self.axes_shape)
 
     def key(self) -> tuple[Any, ...]:
         """Everything that defines the compiled layer (id and name excluded)."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededEr
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports import AuditInput, Device, DevicesDocument
-from ovreduce.tensors import concrete_shape, conform_array, generate
+from ovreduce.tensors import conform_array, generate
 
 __all__ = [
     "PRECISIONS",
@@ -44,6 +44,7 @@ __all__ = [
     "compile_options",
     "device_info",
     "effective_precision",
+    "fit_model",
     "from_tensor",
     "model_inputs",
     "port_type_name",
@@ -230,6 +231,10 @@ class OpenVINOBackend:
     def infer(self, spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> BackendResult:
         start = time.perf_counter()
         try:
+            spec = spec.fitted(inputs)  # compiled for these shapes: a declared dynamic rank does not reach the plugin
+        except ValueError as exc:
+            return BackendResult(self.name, None, f"failed: {exc}", self.precision, time.perf_counter() - start)
+        try:
             item = self.compiled(spec)
         except Exception as exc:  # OpenVINO's build or compile failure is this backend's result
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", self.precision,
@@ -312,55 +317,168 @@ def read_model(source: str | Path | bytes, weights_path: str | Path | None = Non
     return core().read_model(str(path))
 
 
+# The sizes tried, in turn, for dynamic dims no input or shape fixes (beyond a leading batch dim, which is
+# its lower bound, at least 1): the first that OpenVINO's shape inference accepts for the whole model wins,
+# so a CNN whose pooling needs some height and width, or an audio front end whose first convolution spans
+# 512 samples, still gets a shape it can run.
+DEFAULT_FILLS = (1, 8, 32, 64, 128, 224, 512, 1024)
+
+
+@dataclass(frozen=True)
+class _Port:
+    index: int
+    label: str
+    etype: Any
+    declared: Any  # ovreduce PartialShape
+    target: Any  # the shape asked for: a given array's, a given shape, or the declared one
+    array: npt.NDArray[Any] | None
+    origin: str
+
+
 def model_inputs(
-    ov_model: Any, given: Mapping[str, npt.NDArray[Any]] | None, seed: int, max_elements: int | None = None
+    ov_model: Any,
+    given: Mapping[str, npt.NDArray[Any]] | None,
+    seed: int,
+    max_elements: int | None = None,
+    shapes: Mapping[str, Any] | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
-    """Arrays for every model input, keyed by input index: given (by tensor or Parameter name) or seeded.
+    """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
+
+    An input is given (an array, by tensor name, Parameter name or index), shaped (``shapes``: an
+    :class:`ovreduce.shapes.PartialShape` by the same names) or seeded. ``ov_model`` is reshaped to the
+    arrays' static shapes before anything is generated (as ``Model.reshape``; a dynamic rank included), so
+    what compiles is what runs. Dynamic dims nobody fixed take a default: a leading batch dim its lower bound
+    (at least 1); the others the first of :data:`DEFAULT_FILLS` (within the dim's interval) that OpenVINO's
+    shape inference accepts for the whole model. The documents name the dims that were defaulted.
 
     Returns:
-        The arrays, a description of each input (name, shape, element type, origin), and notes on the dims
-        chosen for dynamic ones.
+        The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
+        notes on the dims chosen.
 
     Raises:
-        InputError: a name matches no input, or an array does not fit its input.
-        LimitExceededError: an input has more than ``max_elements`` elements.
+        InputError: a name matches no input, an array or shape does not fit its input, a dynamic rank with
+            no shape, or no default that OpenVINO's shape inference accepts.
+        LimitExceededError: an input would have more than ``max_elements`` elements (checked before it is
+            generated).
     """
     from ovreduce._openvino import partial_shape
+    from ovreduce.shapes import PartialShape
 
     given = dict(given or {})
+    shapes = dict(shapes or {})
+    known = [set(p.get_names()) | {p.get_node().get_friendly_name(), str(i)} for i, p in enumerate(ov_model.inputs)]
+    unknown = (set(given) | set(shapes)) - set().union(*known)
+    if unknown:
+        options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
+        parameter = "inputs" if sorted(unknown)[0] in given else "shapes"
+        raise InputError(
+            f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})", parameter=parameter
+        )
+    ports: list[_Port] = []
+    for index, port in enumerate(ov_model.inputs):
+        names = known[index]
+        etype = element_type(port.get_element_type().get_type_name())
+        declared = partial_shape(port.get_partial_shape())
+        label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
+        what = f"input {label!r}"
+        match = next((n for n in sorted(names) if n in given), None)
+        shape_match = next((n for n in sorted(names) if n in shapes), None)
+        if match is not None and shape_match is not None:
+            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
+        if match is not None:
+            array = conform_array(np.asarray(given[match]), etype, declared, what)
+            ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, "given"))
+            continue
+        target = declared
+        if shape_match is not None:
+            target = shapes[shape_match]
+            if not declared.compatible(target):
+                raise InputError(f"the shape given for {what}, {target}, does not fit its declared {declared}",
+                                 parameter="shapes")  # fmt: skip
+        if target.dims is None:
+            raise InputError(f"{what} has a dynamic rank; give its shape, or an input array", parameter="shapes")
+        ports.append(_Port(index, label, etype, declared, target, None, f"seed {seed}"))
+    chosen = _fit(ov_model, ports, max_elements)
     rng = np.random.default_rng(seed)
     arrays: dict[int, npt.NDArray[Any]] = {}
     described: list[AuditInput] = []
     notes: list[str] = []
-    used: set[str] = set()
-    for index, port in enumerate(ov_model.inputs):
-        names = set(port.get_names()) | {port.get_node().get_friendly_name(), str(index)}
-        etype = element_type(port.get_element_type().get_type_name())
-        shape = partial_shape(port.get_partial_shape())
-        label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
-        match = next((n for n in sorted(names) if n in given), None)
-        if match is not None:
-            used.add(match)
-            array = conform_array(np.asarray(given[match]), etype, shape, f"input {label!r}")
-            origin = "given"
-        else:
-            dims, chosen = concrete_shape(shape, f"input {label!r}")
-            notes += chosen
-            array = generate(etype, dims, rng)
-            origin = f"seed {seed}"
-        if max_elements is not None and array.size > max_elements:
-            raise LimitExceededError(
-                f"input {label!r} has {array.size} elements, more than the limit of {max_elements}"
-            )
-        arrays[index] = array
-        described.append(AuditInput(label, array.shape, etype.name, origin))
-    unknown = set(given) - used
-    if unknown:
-        options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        raise InputError(
-            f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})", parameter="inputs"
-        )
+    for port, dims in zip(ports, chosen, strict=True):
+        defaulted = tuple(i for i, d in enumerate(port.target) if not d.is_static)
+        for i in defaulted:
+            notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}")
+        array = port.array if port.array is not None else generate(port.etype, dims, rng)
+        arrays[port.index] = array
+        described.append(AuditInput(port.label, array.shape, port.etype.name, port.origin, defaulted))
     return arrays, described, notes
+
+
+def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> list[tuple[int, ...]]:
+    """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn (see
+    :func:`model_inputs`)."""
+    ov = openvino()
+    free = any(_static(p.target, 1) != _static(p.target, 2) for p in ports)  # dims a fill would change
+    fills = DEFAULT_FILLS if free else DEFAULT_FILLS[:1]
+    refused = ""
+    for fill in fills:
+        chosen = [_static(p.target, fill) for p in ports]
+        for port, dims in zip(ports, chosen, strict=True):
+            count = int(np.prod(dims, dtype=object))
+            if max_elements is not None and count > max_elements:
+                if fill == fills[0]:
+                    raise LimitExceededError(f"input {port.label!r} would have {count} elements {list(dims)}, "
+                                             f"more than the limit of {max_elements}")  # fmt: skip
+                return _refused(ports, refused)
+        changed = {
+            ov_model.inputs[p.index]: ov.PartialShape(list(dims))
+            for p, dims in zip(ports, chosen, strict=True)
+            if not p.declared.is_static or p.declared.to_list() != list(dims)
+        }
+        if not changed:
+            return chosen
+        try:
+            ov_model.reshape(changed)  # OpenVINO restores the model when its shape inference refuses
+        except Exception as exc:  # shape inference refusing these sizes
+            refused = clean_message(exc)
+            continue
+        return chosen
+    return _refused(ports, refused)
+
+
+def _refused(ports: Sequence[_Port], message: str) -> NoReturn:
+    given = [p.label for p in ports if p.array is not None or p.target != p.declared]
+    what = "the shapes given" if given and all(p.target.is_static for p in ports) else "every default tried"
+    raise InputError(f"OpenVINO's shape inference refused {what} for the model's inputs: {message}",
+                     parameter="shapes")  # fmt: skip
+
+
+def _static(shape: Any, fill: int) -> tuple[int, ...]:
+    """``shape`` with each dynamic dim given a size: a leading batch dim (rank > 1) its lower bound, at least
+    1; any other ``fill`` clamped into its interval."""
+    dims = []
+    for i, d in enumerate(shape):
+        if d.is_static:
+            dims.append(d.lo)
+            continue
+        want = 1 if i == 0 and shape.rank > 1 else fill
+        size = max(d.lo, want)
+        if d.hi is not None:
+            size = min(size, d.hi)
+        dims.append(size)
+    return tuple(dims)
+
+
+def fit_model(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> None:
+    """Reshape another copy of a model to the arrays :func:`model_inputs` chose for the first (static shapes,
+    so that every run of an audit compiles the same graph); raises whatever OpenVINO raises."""
+    ov = openvino()
+    changed = {
+        ov_model.inputs[i]: ov.PartialShape(list(a.shape))
+        for i, a in arrays.items()
+        if ov_model.inputs[i].get_partial_shape() != ov.PartialShape(list(a.shape))
+    }
+    if changed:
+        ov_model.reshape(changed)
 
 
 @dataclass

@@ -103,21 +103,25 @@ def run(args: argparse.Namespace) -> int:
     finally:
         model.close()
     if args.save_outputs:
-        _save_outputs(Path(args.save_outputs), report.outputs)
+        _save_arrays(Path(args.save_outputs), report.outputs, "--save-outputs")
+    if args.save_inputs:
+        _save_arrays(Path(args.save_inputs), {str(i): a for i, a in enumerate(report.inputs)}, "--save-inputs")
     doc = report.document
     _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
-def _save_outputs(folder: Path, outputs: dict[str, Any]) -> None:
+def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
+    """Each array as ``folder/<name>.npy`` (``:`` in a name becomes ``-``); :class:`UsageError` naming
+    ``option`` when the folder cannot be written."""
     import numpy as np
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for backend, array in outputs.items():
-            np.save(folder / (backend.replace(":", "-") + ".npy"), array)
+        for name, array in arrays.items():
+            np.save(folder / (name.replace(":", "-") + ".npy"), array)
     except OSError as exc:
-        raise UsageError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
+        raise UsageError(f"{option} {folder}: {exc.strerror or exc}") from None
 
 
 def audit(args: argparse.Namespace) -> int:
@@ -127,6 +131,7 @@ def audit(args: argparse.Namespace) -> int:
     from ovreduce.ir.parser import load_ir
 
     inputs = parse_named_files(args.input)
+    shapes = parse_named_shapes(args.shape, "--shape")
     existing_file(args.model)
     model = load_ir(args.model, args.bin)
     progress = None
@@ -136,7 +141,7 @@ def audit(args: argparse.Namespace) -> int:
         progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
     try:
         doc = audit_model(
-            model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+            model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if progress is None else lambda: progress.update(1),
         )  # fmt: skip
     finally:

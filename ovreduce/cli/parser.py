@@ -29,6 +29,13 @@ def _runtime_options(p: argparse.ArgumentParser, *, precision: str) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
+                   help=f"shape of a generated input: NAME=[2,3] or, as benchmark_app and ovc write it, NAME[2,3] "
+                        f"(several separated by commas); {what} is reshaped to it before compiling. Dynamic dims "
+                        f"left: see the README ('Shapes that reach the runtime'); repeatable")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ovreduce`` parser; the chosen command is ``args.command``."""
     from ovreduce import __version__
@@ -65,18 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="input 0 (data) or 1 (runtime axes), or the feeding Parameter's name = .npy, .npz[:ENTRY] "
                         "or ONNX TensorProto .pb; repeatable")  # fmt: skip
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
-                   help="shape for generated data of a dynamic input (dynamic dims default to 1)")  # fmt: skip
+    _shape_option(p, "the layer")
     p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
                    help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
     _runtime_options(p, precision="f32")
     p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
+    p.add_argument("--save-inputs", metavar="DIR",
+                   help="save the inputs the run used as DIR/0.npy (data) and DIR/1.npy (runtime axes), to "
+                        "reproduce it with --input 0=DIR/0.npy")  # fmt: skip
 
     p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
     p.add_argument("model", help="an IR .xml file")
     p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
+    _shape_option(p, "the model")
     _runtime_options(p, precision="default")
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")

@@ -16,7 +16,7 @@ __all__ = ["OPTIONS", "in_flag_terms"]
 # parameter -> command -> the options that give it on that command
 OPTIONS: Mapping[str, Mapping[str, str]] = {
     "inputs": {"run": "--input NAME=FILE", "audit": "--input NAME=FILE", "conform": "--input NAME=FILE"},
-    "shapes": {"run": "--shape NAME=SHAPE or --input NAME=FILE", "audit": "--input NAME=FILE",
+    "shapes": {"run": "--shape NAME=SHAPE or --input NAME=FILE", "audit": "--shape NAME=SHAPE or --input NAME=FILE",
                "conform": "--input NAME=FILE"},
     "reshape": {"check": "--reshape NAME=SHAPE"},
     "save_ir": {"conform": "--save-ir DIR"},

@@ -61,7 +61,9 @@ def test_audit_with_given_inputs(client: TestClient) -> None:
     data = np.linspace(-3, 3, 2 * 64, dtype=np.float32).reshape(1, 2, 64)
     tensor = {"name": "hidden_states", "shape": [1, 2, 64], "datatype": "FP32", "data": data.ravel().tolist()}
     doc = client.post(f"/v1/models/{mid}/audit", json={"inputs": [tensor], "precision": "f32"}).json()
-    assert doc["inputs"] == [{"name": "hidden_states", "shape": [1, 2, 64], "element_type": "f32", "origin": "given"}]
+    assert doc["inputs"] == [
+        {"name": "hidden_states", "shape": [1, 2, 64], "element_type": "f32", "origin": "given", "defaulted_dims": []}
+    ]
     assert doc["layers"][0]["input_shape"] == [1, 2, 64]
 
 

@@ -34,7 +34,7 @@ def test_run_with_seed(client: TestClient, rmsnorm_id: str) -> None:
     assert doc["schema"] == "ovreduce.run/v1" and doc["ok"] is True and doc["id"] == rmsnorm_id
     assert doc["layer"]["layer_name"] == "rmsnorm/variance"
     assert [r["backend"] for r in doc["results"]] == ["numpy", "openvino:CPU"]
-    assert doc["inputs"] == [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32"}]
+    assert doc["inputs"] == [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "defaulted_dims": [1]}]
     assert [o["name"] for o in doc["outputs"]] == ["numpy", "openvino:CPU"]
     for out in doc["outputs"]:
         assert out["shape"] == [1, 1, 1] and out["datatype"] == "FP32" and len(out["data"]) == 1

@@ -245,8 +245,8 @@ def test_json_document(models: dict[str, Path]) -> None:
     assert set(doc) >= {"ok", "model", "device", "precision", "effective_precision", "error", "inputs", "layers",
                         "final_outputs", "notes", "seconds"}  # fmt: skip
     assert doc["inputs"] == [
-        {"name": "x", "shape": [4, 32], "element_type": "f32", "origin": "seed 3"},
-        {"name": "q", "shape": [2, 16], "element_type": "u8", "origin": "seed 3"},
+        {"name": "x", "shape": [4, 32], "element_type": "f32", "origin": "seed 3", "defaulted_dims": []},
+        {"name": "q", "shape": [2, 16], "element_type": "u8", "origin": "seed 3", "defaulted_dims": []},
     ]
     for layer in doc["layers"]:
         assert set(layer) >= COMPARISON_FIELDS, COMPARISON_FIELDS - set(layer)

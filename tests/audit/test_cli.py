@@ -80,7 +80,9 @@ def test_inputs_from_files(capsys: pytest.CaptureFixture[str], files: dict[str, 
                               "--format", "json")  # fmt: skip
         doc = json.loads(out)
         assert status == 0, spec
-        assert doc["inputs"] == [{"name": "x", "shape": [1, 4, 256], "element_type": "f32", "origin": "given"}]
+        assert doc["inputs"] == [
+            {"name": "x", "shape": [1, 4, 256], "element_type": "f32", "origin": "given", "defaulted_dims": []}
+        ]
 
 
 def test_integer_saturation_exits_1(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:

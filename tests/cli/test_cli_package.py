@@ -42,7 +42,7 @@ def test_expand_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         ("run", InputError("has a dynamic rank", parameter="shapes"),
          "has a dynamic rank (give it with --shape NAME=SHAPE or --input NAME=FILE)"),
         ("audit", InputError("has a dynamic rank", parameter="shapes"),
-         "has a dynamic rank (give it with --input NAME=FILE)"),
+         "has a dynamic rank (give it with --shape NAME=SHAPE or --input NAME=FILE)"),
         ("check", InputError("reshape x: no Parameter", parameter="reshape"),
          "reshape x: no Parameter (give it with --reshape NAME=SHAPE)"),
         ("conform", InputError("cannot save", parameter="save_ir"), "cannot save (give it with --save-ir DIR)"),
@@ -53,3 +53,24 @@ def test_expand_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 )  # fmt: skip
 def test_library_errors_in_flag_terms(command: str, error: OvReduceError, cli: str) -> None:
     assert in_flag_terms(command, error) == cli
+
+
+def test_errors_only_suggest_options_the_command_has() -> None:
+    """Every option a library error's hint names exists on that command (no "pass --shape" on a command
+    without one)."""
+    import re
+
+    from ovreduce.cli.parser import build_parser
+    from ovreduce.cli.wording import OPTIONS
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices  # argparse's subparsers
+    assert isinstance(commands, dict)
+    checked = 0
+    for per_command in OPTIONS.values():
+        for command, hint in per_command.items():
+            flags = {s for a in commands[command]._actions for s in a.option_strings}
+            for flag in re.findall(r"--[a-z][a-z-]*", hint):
+                assert flag in flags, f"{command}: the hint {hint!r} names {flag}, which {command} does not have"
+                checked += 1
+    assert checked >= 8

@@ -51,7 +51,7 @@ def test_runtime_axes_from_a_file(capsys: pytest.CaptureFixture[str], tmp_path: 
     )
     assert status == 0, doc
     assert doc["ok"] is True
-    assert doc["inputs"][1] == {"name": "1", "shape": [1], "datatype": "INT64"}
+    assert doc["inputs"][1] == {"name": "1", "shape": [1], "datatype": "INT64", "defaulted_dims": []}
     assert [r["shape"] for r in doc["results"]] == [[4, 8], [4, 8]]
 
 
@@ -88,12 +88,26 @@ def test_dynamic_rank_without_shape_is_exit_2(capsys: pytest.CaptureFixture[str]
     assert "has a dynamic rank; give its shape" in err and "--shape NAME=SHAPE" in err
 
 
-def test_dynamic_rank_with_shape_runs_numpy_and_reports_the_cpu_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--shape", "y=[2,3]")
-    assert status == 1  # the CPU plugin cannot compile a Parameter of dynamic rank
+@pytest.mark.parametrize("shape", ["y=[2,3]", "y[2,3]", "0=[2,3]", "0[2,3]"])
+def test_dynamic_rank_with_shape_reaches_the_cpu(capsys: pytest.CaptureFixture[str], shape: str) -> None:
+    """The CPU plugin refuses a Parameter of dynamic rank; the layer is compiled for the given shape instead,
+    in ovreduce's NAME=SHAPE syntax or benchmark_app's NAME[SHAPE]."""
+    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--shape", shape)
+    assert status == 0, doc
     numpy_doc, ov_doc = doc["results"]
     assert numpy_doc["ok"] and numpy_doc["shape"] == [1, 3] and numpy_doc["datatype"] == "FP16"
-    assert not ov_doc["ok"] and "doesn't support Parameter operation with dynamic rank" in ov_doc["error"]
+    assert ov_doc["ok"] and ov_doc["shape"] == [1, 3], ov_doc
+    assert doc["outcome"] == "agree" and doc["comparisons"][0]["ok"]
+    assert doc["inputs"][0]["defaulted_dims"] == []
+
+
+def test_dynamic_rank_with_an_input_file_reaches_the_cpu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = np.arange(24, dtype=np.float16).reshape(2, 3, 4)
+    np.save(tmp_path / "y.npy", data)
+    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--input", f"y={tmp_path}/y.npy")
+    assert status == 0, doc
+    assert [r["shape"] for r in doc["results"]] == [[1, 3, 4], [1, 3, 4]]
+    assert doc["comparisons"][0]["max_abs_error"] == 0
 
 
 def test_bad_shape_syntax_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,7 +144,7 @@ def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
         "layer_id": doc["layer"]["layer_id"], "layer_name": "all_last", "type": "ReduceLogicalAnd",
         "keep_dims": False, "axes": [2], "element_type": "boolean",
     }  # fmt: skip
-    assert doc["inputs"] == [{"name": "0", "shape": [2, 3, 4], "datatype": "BOOL"}]
+    assert doc["inputs"] == [{"name": "0", "shape": [2, 3, 4], "datatype": "BOOL", "defaulted_dims": []}]
     assert [r["datatype"] for r in doc["results"]] == ["BOOL", "BOOL"]
     assert doc["comparisons"][0]["exact"] is True and doc["comparisons"][0]["ok"] is True
 
@@ -158,7 +172,7 @@ def u8_mean_ir(tmp_path: Path) -> Path:
 def test_exit_0_when_all_agree(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = ovreduce(capsys, ALL, "--layer", "mean_last")
     assert status == 0
-    assert "all backends ran and agree" in out
+    assert "result: all 2 backends ran and agree" in out
 
 
 def test_exit_1_on_a_disagreement(capsys: pytest.CaptureFixture[str], u8_mean_ir: Path) -> None:
@@ -232,3 +246,65 @@ def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
     assert proc.stderr.startswith("ovreduce run: device 'FOO' is not available")
+
+
+# -- advice that works, reproducible inputs, what was compared -------------------------------------------------------
+@pytest.mark.parametrize("layer", ["mean_one_runtime_axis", "mean_runtime_axes_keep"])
+def test_runtime_axes_advice_works_when_followed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, layer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error for missing runtime axes gives an example that fits: following it runs the layer."""
+    import re
+
+    status, _, err = ovreduce(capsys, RUNTIME, "--layer", layer)
+    assert status == 2
+    example = re.search(r"e\.g\. (np\.save\('axes\.npy', np\.array\(.*?, dtype=np\.\w+\)\))", err)
+    assert example is not None, err
+    monkeypatch.chdir(tmp_path)
+    exec(example.group(1), {"np": np})
+    status, doc = ovreduce_json(capsys, RUNTIME, "--layer", layer, "--input", "1=axes.npy")
+    assert status == 0, doc
+    assert doc["outcome"] == "agree"
+
+
+def test_save_inputs_reproduces_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, first = ovreduce_json(capsys, DYNAMIC, "--layer", "mean_interval_dims", "--seed", "11",
+                                  "--shape", "x[2,5,16,3]", "--save-inputs", str(tmp_path / "in"),
+                                  "--save-outputs", str(tmp_path / "out1"))  # fmt: skip
+    assert status == 0, first
+    saved = np.load(tmp_path / "in" / "0.npy")
+    assert saved.shape == (2, 5, 16, 3) and saved.dtype == np.float32
+    status, again = ovreduce_json(capsys, DYNAMIC, "--layer", "mean_interval_dims", "--seed", "99", "--input",
+                                  f"0={tmp_path}/in/0.npy", "--save-outputs", str(tmp_path / "out2"))  # fmt: skip
+    assert status == 0, again
+    for backend in ("numpy", "openvino-CPU"):
+        assert np.array_equal(
+            np.load(tmp_path / "out1" / f"{backend}.npy"), np.load(tmp_path / "out2" / f"{backend}.npy")
+        )
+
+
+def test_save_inputs_with_runtime_axes_saves_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    np.save(tmp_path / "axes.npy", np.array([0, 2], np.int64))
+    status, _ = ovreduce_json(capsys, RUNTIME, "--layer", "mean_runtime_axes_keep", "--input",
+                              f"1={tmp_path}/axes.npy", "--save-inputs", str(tmp_path / "in"))  # fmt: skip
+    assert status == 0
+    assert np.load(tmp_path / "in" / "0.npy").shape == (4, 6, 8)
+    assert np.array_equal(np.load(tmp_path / "in" / "1.npy"), [0, 2])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "openvino"])
+def test_one_backend_says_nothing_was_compared(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    status, out, _ = ovreduce(capsys, ALL, "--layer", "mean_last", "--backend", backend)
+    assert status == 0
+    assert "ran; nothing to compare" in out and "agree" not in out
+    status, doc = ovreduce_json(capsys, ALL, "--layer", "mean_last", "--backend", backend)
+    assert doc["outcome"] == "nothing-compared" and doc["comparisons"] == []
+
+
+def test_a_failed_backend_is_named_in_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """ReduceMean with runtime axes and keep_dims=false has an output of dynamic rank, which the CPU plugin
+    refuses to compile: the result line names the backend that failed."""
+    np.save(tmp_path / "axes.npy", np.array([0, 1], np.int64))
+    status, out, _ = ovreduce(capsys, RUNTIME, "--layer", "mean_two_runtime_axes", "--input", f"1={tmp_path}/axes.npy")
+    assert status == 1
+    assert "result: openvino:CPU failed" in out

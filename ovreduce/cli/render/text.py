@@ -255,7 +255,14 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
                 )
         if any(c.nan.values()) or any(c.inf.values()):
             out.append(f"    NaN: {c.nan}  Inf: {c.inf}")
-    verdict = st.green("all backends ran and agree") if doc.ok else st.red("backends disagree or failed")
+    verdict = {
+        "agree": st.green(f"all {len(doc.results)} backends ran and agree"),
+        "nothing-compared": st.green(f"{doc.results[0].backend} ran; nothing to compare (one backend)")
+        if doc.results
+        else "nothing ran",
+        "failed": st.red(f"{', '.join(r.backend for r in doc.results if not r.ok)} failed"),
+        "disagree": st.red("backends disagree"),
+    }[doc.outcome]
     out.append(f"  result: {verdict}")
     return "\n".join(out) + "\n"
 

@@ -1,0 +1,136 @@
+"""Shapes that reach the runtime in ``audit``: ``--shape`` (ovreduce's and benchmark_app's syntax) and
+``--input`` files reshape the whole model before it compiles, a dynamic rank included; dynamic dims nobody
+fixed get a default that OpenVINO's own shape inference accepts, and the document names them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import pytest
+from openvino import opset13 as ops
+
+from ovreduce.audit import audit_model
+from ovreduce.backends.openvino import DEFAULT_FILLS
+from ovreduce.errors import InputError
+from ovreduce.ir.parser import load_ir
+from ovreduce.shapes import PartialShape
+from tests.cli.inprocess import run_cli
+
+
+def _axes(*axes: int) -> Any:
+    return ops.constant(np.array(axes, np.int64))
+
+
+def _save(model: Any, path: Path) -> Path:
+    ov.save_model(model, path, compress_to_fp16=False)
+    return path
+
+
+def cnn(path: Path) -> Path:
+    """``x [?,3,?,?] -> AvgPool 5x5 -> ReduceMean over H, W 'gap'``: a spatial size of 1 is refused by
+    OpenVINO's shape inference (the kernel is larger than the data), 8 is accepted."""
+    x = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), ov.Type.f32, name="x")
+    pool = ops.avg_pool(x, [1, 1], [0, 0], [0, 0], [5, 5], exclude_pad=True, name="pool")
+    gap = ops.reduce_mean(pool, _axes(2, 3), False, name="gap")
+    return _save(ov.Model([gap], [x], "cnn"), path)
+
+
+def any_rank(path: Path) -> Path:
+    """``y`` of dynamic rank -> ReduceSum over axis 0 'sum0'; ``x [2..6,4]`` -> ReduceMax over axis 1 'max1'."""
+    y = ops.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="y")
+    x = ops.parameter(ov.PartialShape([ov.Dimension(2, 6), 4]), ov.Type.f32, name="x")
+    outputs = [ops.reduce_sum(y, _axes(0), True, name="sum0"), ops.reduce_max(x, _axes(1), False, name="max1")]
+    return _save(ov.Model(outputs, [y, x], "any_rank"), path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("audit_shapes")
+    return {"cnn": cnn(folder / "cnn.xml"), "any_rank": any_rank(folder / "any_rank.xml")}
+
+
+def _audit(path: Path, **kwargs: Any) -> Any:
+    model = load_ir(path)
+    try:
+        return audit_model(model, precision="f32", **kwargs)
+    finally:
+        model.close()
+
+
+def test_dynamic_rank_is_refused_without_a_shape(files: dict[str, Path]) -> None:
+    with pytest.raises(InputError, match="input 'y' has a dynamic rank; give its shape") as info:
+        _audit(files["any_rank"])
+    assert info.value.parameter == "shapes"
+
+
+@pytest.mark.parametrize("spec", ["y=[3,5,2]", "y[3,5,2]", "y[3,5,2],x[6,4]", "y=[3,5,2],x=[6,4]"])
+def test_shape_reaches_the_runtime_in_either_syntax(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], spec: str
+) -> None:
+    status, out, err = run_cli(capsys, "audit", str(files["any_rank"]), "--precision", "f32", "--shape", spec,
+                               "--format", "json")  # fmt: skip
+    assert status == 0, err
+    doc = json.loads(out)
+    inputs = {i["name"]: i for i in doc["inputs"]}
+    assert inputs["y"]["shape"] == [3, 5, 2] and inputs["y"]["defaulted_dims"] == []
+    given_x = "x" in spec
+    assert inputs["x"]["shape"] == ([6, 4] if given_x else [2, 4])  # an interval's default: its lower bound
+    assert inputs["x"]["defaulted_dims"] == ([] if given_x else [0])
+    layers = {layer["layer_name"]: layer for layer in doc["layers"]}
+    assert layers["sum0"]["input_shape"] == [3, 5, 2] and layers["sum0"]["ok"]
+    assert layers["max1"]["ok"] and layers["max1"]["max_abs_error"] == 0
+
+
+def test_input_file_of_dynamic_rank_reaches_the_runtime(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    data = np.random.default_rng(1).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    np.save(tmp_path / "y.npy", data)
+    status, out, err = run_cli(capsys, "audit", str(files["any_rank"]), "--precision", "f32",
+                               "--input", f"y={tmp_path}/y.npy", "--format", "json")  # fmt: skip
+    assert status == 0, err
+    doc = json.loads(out)
+    sum0 = next(layer for layer in doc["layers"] if layer["layer_name"] == "sum0")
+    assert sum0["input_shape"] == [2, 3, 4, 5] and sum0["ok"]
+    assert doc["inputs"][0] == {"name": "y", "shape": [2, 3, 4, 5], "element_type": "f32", "origin": "given",
+                                "defaulted_dims": []}  # fmt: skip
+
+
+def test_pooling_gets_a_default_its_shape_inference_accepts(files: dict[str, Path]) -> None:
+    """Setting every dynamic dim to 1 breaks a CNN with pooling; the batch stays 1, H and W take the first
+    default OpenVINO accepts."""
+    doc = _audit(files["cnn"])
+    assert doc.error is None, doc.error
+    (x,) = doc.inputs
+    assert x.shape == (1, 3, 8, 8) and x.defaulted_dims == (0, 2, 3)
+    assert DEFAULT_FILLS[:2] == (1, 8)
+    (gap,) = doc.layers
+    assert gap.input_shape == (1, 3, 4, 4) and gap.ok
+    assert any("dynamic dimension 2 (?) set to 8" in n for n in doc.notes)
+
+
+def test_a_given_shape_the_model_refuses_says_what_openvino_said(files: dict[str, Path]) -> None:
+    with pytest.raises(InputError, match=r"refused the shapes given .*Kernel after dilation"):
+        _audit(files["cnn"], shapes={"x": PartialShape.static([1, 3, 2, 2])})
+
+
+def test_a_given_shape_outside_the_declared_one_is_refused(files: dict[str, Path]) -> None:
+    with pytest.raises(InputError, match=r"the shape given for input 'x', \[9,4\], does not fit its declared"):
+        _audit(files["any_rank"], shapes={"y": PartialShape.static([2]), "x": PartialShape.static([9, 4])})
+
+
+def test_a_shape_for_no_input_names_the_inputs(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    status, out, err = run_cli(capsys, "audit", str(files["any_rank"]), "--shape", "z[1]")
+    assert status == 2 and out == ""
+    assert "'z' names no model input (inputs: x, y)" in err and "--shape NAME=SHAPE" in err
+
+
+def test_dims_left_dynamic_by_a_partial_shape_are_defaulted(files: dict[str, Path]) -> None:
+    doc = _audit(files["cnn"], shapes={"x": PartialShape.parse("[2,3,?,16]")})
+    (x,) = doc.inputs
+    assert x.shape[:2] == (2, 3) and x.shape[3] == 16 and x.defaulted_dims == (2,)
+    assert x.shape[2] >= 5 and doc.error is None  # the 5x5 pooling needs a height of at least 5
