@@ -31,6 +31,7 @@ from ovreduce.errors import (
     LimitExceededError,
     WeightsError,
 )
+from ovreduce.files import FileError, read_bounded
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type, element_type_from_precision
 from ovreduce.ir.model import (
     BODY_ROLES,
@@ -82,16 +83,9 @@ def load_ir(
     """
     path = Path(xml_path)
     try:
-        size = path.stat().st_size
-        if size > limits.max_xml_bytes:
-            raise LimitExceededError(
-                f"{path}: the XML is {size} bytes, more than the limit of {limits.max_xml_bytes} bytes"
-            )
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise IRStructureError(f"{path} is a directory, expected an IR .xml file") from None
-    except OSError as exc:
-        raise IRStructureError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_bounded(path, limits.max_xml_bytes, "an IR .xml file", "the XML")
+    except FileError as exc:  # a directory, a device, a FIFO: said as what it is, never read
+        raise IRStructureError(exc.message) from None
     weights_path = Path(bin_path) if bin_path is not None else path.with_suffix(".bin")
     weights = Weights(weights_path) if bin_path is not None or weights_path.exists() else None
     return parse_ir(data, weights, source=str(path), expected_bin=str(weights_path), limits=limits)
@@ -559,7 +553,7 @@ class _Builder:
                 text = d.text
                 if d.tag != "dim" or text is None:
                     return None
-                if text.isdigit() and len(text) < 19:
+                if text.isdigit() and len(text) < 19 and text.isascii():  # str.isdigit() also takes "²", "٣"
                     dims.append(int(text))
                 elif text == "-1":
                     dims.append(-1)

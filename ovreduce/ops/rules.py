@@ -9,6 +9,7 @@ outputs are then unresolved, with that message as the reason. Nothing here impor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ovreduce.errors import ShapeInferenceError
@@ -73,14 +74,27 @@ def str_attr(layer: Layer, name: str, default: str) -> str:
     return layer.data.get(name, default).strip().lower()
 
 
+_ASCII_INT = re.compile(r"[+-]?[0-9]{1,20}")
+
+
+def _int(text: str) -> int | None:
+    """An int64 in ASCII digits, as OpenVINO's attribute reader takes it; None for anything else (Python's
+    int() would also take "²"-free Unicode digits such as "٣", underscores and thousands of digits)."""
+    text = text.strip(" \t\n\r\v\f")
+    if not _ASCII_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
 def int_attr(layer: Layer, name: str, default: int) -> int:
     text = layer.data.get(name)
     if text is None or not text.strip():
         return default
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise ShapeInferenceError(f"attribute {name}={text!r} is not an integer") from None
+    value = _int(text)
+    if value is None:
+        raise ShapeInferenceError(f"attribute {name}={text[:40]!r} is not an integer (ASCII digits, int64)")
+    return value
 
 
 def ints_attr(layer: Layer, name: str) -> tuple[int, ...] | None:
@@ -88,11 +102,10 @@ def ints_attr(layer: Layer, name: str) -> tuple[int, ...] | None:
     text = layer.data.get(name)
     if text is None:
         return None
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    try:
-        return tuple(int(t) for t in items)
-    except ValueError:
-        raise ShapeInferenceError(f"attribute {name}={text!r} is not a list of integers") from None
+    values = [_int(t) for t in text.split(",") if t.strip()]
+    if any(v is None for v in values):
+        raise ShapeInferenceError(f"attribute {name}={text[:40]!r} is not a list of integers (ASCII digits, int64)")
+    return tuple(v for v in values if v is not None)
 
 
 def normalize_axis(axis: int, rank: int, what: str = "Axis") -> int:
