@@ -1,12 +1,18 @@
-"""Lazy, bounds-checked access to an IR's ``.bin``: memory-mapped on first use, never read whole."""
+"""Bounds-checked access to an IR's ``.bin``: Const ranges are read with ``pread`` as they are needed; the
+whole file only when a runtime needs all of it.
+
+The file is not memory-mapped: a ``.bin`` truncated while it is mapped turns the next access of a page past
+its new end into SIGBUS, which kills the process. A read of a shrunken file is a short read instead, and
+that is an error with a message.
+"""
 
 from __future__ import annotations
 
-import mmap
 import os
 from pathlib import Path
 
 from ovreduce.errors import WeightsError
+from ovreduce.files import FileError, check_regular
 
 __all__ = ["Weights"]
 
@@ -17,14 +23,13 @@ class Weights:
     def __init__(self, source: Path | bytes, *, name: str | None = None) -> None:
         self._path: Path | None = None
         self._buffer: memoryview | None = None
-        self._mmap: mmap.mmap | None = None
         if isinstance(source, Path):
             self._path = source
             self.name = name or str(source)
             try:
-                self.size = source.stat().st_size
-            except OSError as exc:
-                raise WeightsError(f"cannot read weights file {source}: {exc.strerror or exc}") from None
+                self.size = check_regular(source, "an IR weights (.bin) file")
+            except FileError as exc:
+                raise WeightsError(f"cannot read weights file {source}: {exc.reason}") from None
         else:
             self._buffer = memoryview(source)
             self.name = name or "<weights>"
@@ -39,32 +44,43 @@ class Weights:
     def open(cls, path: str | os.PathLike[str]) -> Weights:
         return cls(Path(path))
 
-    def _data(self) -> memoryview:
-        if self._buffer is None:
-            assert self._path is not None
+    def _pread(self, offset: int, size: int) -> bytes:
+        assert self._path is not None
+        try:
+            fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
             try:
-                with open(self._path, "rb") as fh:
-                    if self.size == 0:
-                        self._buffer = memoryview(b"")
-                    else:
-                        self._mmap = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                        self._buffer = memoryview(self._mmap)
-            except OSError as exc:
-                raise WeightsError(f"cannot read weights file {self._path}: {exc.strerror or exc}") from None
-        return self._buffer
+                data = bytearray()
+                while len(data) < size:
+                    chunk = os.pread(fd, min(size - len(data), 1 << 24), offset + len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise WeightsError(f"cannot read weights file {self._path}: {exc.strerror or exc}") from None
+        if len(data) < size:
+            raise WeightsError(
+                f"weights file {self._path} is shorter than when it was opened ({self.size} bytes): it changed "
+                f"while ovreduce was reading it"
+            )
+        return bytes(data)
 
     def read(self, offset: int, size: int, *, where: str = "") -> bytes:
         """A copy of the ``size`` bytes at ``offset``; :class:`WeightsError` unless all lie inside the file.
 
-        Only the bytes asked for are touched (the file is memory-mapped), and the copy keeps no
-        reference to the mapping, so :meth:`close` is always safe.
+        Only the bytes asked for are read (a file is never read whole for this).
         """
         self.check_range(offset, size, where=where)
-        return bytes(self._data()[offset : offset + size])
+        if self._buffer is not None:
+            return bytes(self._buffer[offset : offset + size])
+        return self._pread(offset, size)
 
     def view(self) -> memoryview:
-        """All the bytes, without a copy (a view of the mapping: release it before :meth:`close`)."""
-        return self._data()
+        """All the bytes (the file is read once, then kept; :meth:`close` frees them)."""
+        if self._buffer is None:
+            self._buffer = memoryview(self._pread(0, self.size))
+        return self._buffer
 
     def check_range(self, offset: int, size: int, *, where: str = "") -> None:
         if offset < 0 or size < 0 or offset + size > self.size:
@@ -75,12 +91,9 @@ class Weights:
             )
 
     def close(self) -> None:
-        if self._buffer is not None:
+        if self._buffer is not None and self._path is not None:
             self._buffer.release()
             self._buffer = None
-        if self._mmap is not None:
-            self._mmap.close()
-            self._mmap = None
 
     def __enter__(self) -> Weights:
         return self

@@ -245,7 +245,9 @@ def test_rank_limit(tmp_path: Path) -> None:
 def test_directory_as_xml_path(tmp_path: Path) -> None:
     folder = tmp_path / "model.xml"
     folder.mkdir()
-    with pytest.raises(IRStructureError, match=rf"{re.escape(str(folder))} is a directory, expected an IR \.xml file"):
+    with pytest.raises(
+        IRStructureError, match=rf"{re.escape(str(folder))}: it is a directory, expected an IR \.xml file"
+    ):
         load_ir(folder)
 
 

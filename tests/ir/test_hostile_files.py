@@ -1,0 +1,100 @@
+"""Files that are not what they claim: devices, FIFOs, weights that shrink while in use, empty weights,
+Unicode digits where OpenVINO reads ASCII. Each gets a precise error, never a hang, a crash or a read
+without end. Every case runs in a subprocess under an address-space limit and a timeout, as an attacker's
+file would meet the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ovreduce.errors import IRStructureError, WeightsError
+from ovreduce.ir.parser import load_ir
+
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
+ALL = SAMPLES / "all_reductions.xml"
+
+
+def _cli(*args: str, memory: int = 2 << 30, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``ovreduce ARGS`` in a child limited to ``memory`` bytes of address space."""
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))"
+    code = f"{limit}; import sys; from ovreduce.cli import main; sys.exit(main({list(args)!r}))"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_the_xml_is_refused_without_reading_it(device: str) -> None:
+    done = _cli("check", device, memory=1 << 30, timeout=30)
+    assert done.returncode == 2, done
+    assert f"cannot read {device}: it is a device, expected an IR .xml file" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_fifo_as_the_xml_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "model.xml"
+    os.mkfifo(fifo)
+    done = _cli("check", str(fifo), timeout=30)
+    assert done.returncode == 2, done
+    assert "it is a FIFO, expected an IR .xml file" in done.stdout
+
+
+def test_a_device_as_the_weights_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(WeightsError, match="cannot read weights file /dev/zero: it is a device"):
+        load_ir(ALL, "/dev/zero")
+
+
+def test_weights_truncated_while_in_use_are_an_error_not_sigbus(tmp_path: Path) -> None:
+    """A mapped .bin cut short kills the process with SIGBUS on the next access past its end; ovreduce reads
+    with pread, so a shrunken file is a short read and a precise error."""
+    xml, weights = tmp_path / "m.xml", tmp_path / "m.bin"
+    xml.write_bytes(ALL.read_bytes())
+    weights.write_bytes((SAMPLES / "all_reductions.bin").read_bytes())
+    model = load_ir(xml)
+    try:
+        assert model.weights is not None
+        os.truncate(weights, 0)
+        with pytest.raises(WeightsError, match="shorter than when it was opened"):
+            model.weights.view()
+    finally:
+        model.close()
+
+
+def test_an_empty_bin_for_a_model_with_consts_says_where(tmp_path: Path) -> None:
+    xml = tmp_path / "m.xml"
+    xml.write_bytes(ALL.read_bytes())
+    (tmp_path / "m.bin").write_bytes(b"")
+    done = _cli("check", str(xml))
+    assert done.returncode == 2, done
+    assert "lies outside" in done.stdout and "(0 bytes)" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("digit", ["²", "٣", "３", "𝟑", "1_0"])
+def test_dims_take_ascii_digits_only_as_openvino_reads_them(tmp_path: Path, digit: str) -> None:
+    xml = tmp_path / "m.xml"
+    xml.write_text(ALL.read_text().replace("<dim>4</dim>", f"<dim>{digit}</dim>", 1), encoding="utf-8")
+    with pytest.raises(IRStructureError, match=f"<dim>{digit}</dim> is not an integer"):
+        load_ir(xml, SAMPLES / "all_reductions.bin")
+
+
+@pytest.mark.parametrize("value", ["٢", "２", "1_0", "9" * 5000, "99999999999999999999"])
+def test_int_attributes_take_ascii_int64_only(value: str) -> None:
+    """OpenVINO reads int attributes in ASCII digits as int64; Python's int() would take Unicode digits and
+    underscores, and raise its own ValueError past 4300 digits."""
+    from dataclasses import replace
+
+    from ovreduce.errors import ShapeInferenceError
+    from ovreduce.ops.rules import int_attr, ints_attr
+
+    model = load_ir(ALL, SAMPLES / "all_reductions.bin")
+    model.close()
+    hostile = replace(model.layers[0], data={"a": value, "b": f"1,{value}"})
+    with pytest.raises(ShapeInferenceError, match="is not an integer"):
+        int_attr(hostile, "a", 0)
+    with pytest.raises(ShapeInferenceError, match="is not a list of integers"):
+        ints_attr(hostile, "b")
+    assert ints_attr(replace(hostile, data={"b": " 1, -2 ,+3"}), "b") == (1, -2, 3)
