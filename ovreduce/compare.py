@@ -138,7 +138,9 @@ def compare(
         ref_f = reference.astype(np.float64)
         cand_f = candidate.astype(np.float64)
         if max(reference.dtype.itemsize, candidate.dtype.itemsize) == 8:  # float64 cannot hold 64-bit differences
-            abs_err = np.abs(candidate.astype(object) - reference.astype(object)).astype(np.float64)
+            # (np.abs of a 0-d object array is a Python int: keep it an array)
+            exact_diff = np.abs(np.asarray(candidate.astype(object) - reference.astype(object), dtype=object))
+            abs_err = np.asarray(exact_diff, dtype=object).astype(np.float64)
         else:
             abs_err = np.abs(cand_f - ref_f)
         abs_err = np.where(ignore, 0.0, abs_err)

@@ -308,3 +308,17 @@ def test_undefined_appears_in_the_documents() -> None:
     assert Measured(**comparison_fields(c)).to_json()["undefined"] == 1
     assert compare(f32(1.0), f32(1.0)).to_json()["undefined"] == 0  # present, 0, when nothing was left out
     assert json.loads(json.dumps(c.to_json()))["undefined"] == 1
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        pytest.param(np.array(2**64 - 1, np.uint64), np.array(2**31 - 1, np.uint64), id="u64-scalar"),
+        pytest.param(np.array(-(2**63), np.int64), np.array(2**63 - 1, np.int64), id="i64-scalar"),
+        pytest.param(np.array(2**64 - 1, np.uint64), np.array(-1, np.int64), id="mixed-scalar"),
+    ],
+)
+def test_64_bit_scalars_whose_difference_exceeds_int64(reference: Any, candidate: Any) -> None:
+    c = compare(reference, candidate)
+    assert not c.ok and c.mismatched == 1 and c.first_mismatch is not None and c.first_mismatch["index"] == []
+    assert c.max_abs_error == float(abs(int(candidate) - int(reference)))
