@@ -20,6 +20,10 @@ A long reduction in a floating type accumulates rounding error that grows like `
 elements reduced into each output (a CPU summing a million f32 values in f32 is off by about 2e-5 relative,
 and that is not a defect), so the default ``rtol`` is ``max(rtol from the table, eps * sqrt(n))`` with
 ``eps`` the machine epsilon of the precision the candidate computed in. Explicit tolerances are used as given.
+
+Elements whose value the specification leaves undefined (a ReduceMax over an empty set: see
+:func:`ovreduce.reference.evaluate.undefined_elements`) can be excluded: they pass whatever either side holds,
+count in no error figure, and the comparison records how many there were (``undefined``).
 """
 
 from __future__ import annotations
@@ -94,12 +98,16 @@ def compare(
     rtol: float = 0.0,
     exact: bool | None = None,
     allowance: npt.NDArray[Any] | None = None,
+    undefined: npt.NDArray[np.bool_] | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``reference`` element-wise.
 
     ``exact`` defaults to True for integer and boolean references. ``allowance`` is an extra absolute
     tolerance per element (broadcast to the reference's shape), added to ``atol`` for floating outputs:
     the audit uses it for the rounding of tensors it could only capture in their storage type.
+    ``undefined`` marks the elements whose value the specification leaves undefined (broadcast to the
+    reference's shape): they are left out of the mismatches, the error figures and the NaN/inf counts, and
+    ``Comparison.undefined`` counts them.
     """
     if exact is None:
         exact = reference.dtype.kind in "biu"
@@ -114,19 +122,28 @@ def compare(
     total = int(reference.size)
     if total == 0:
         return Comparison(reference_name, candidate_name, True, 0, 0, atol, rtol, 0.0, 0.0, 0.0, 0.0, exact=exact)
+    ignore = (
+        np.zeros(reference.shape, dtype=np.bool_)
+        if undefined is None
+        else np.broadcast_to(np.asarray(undefined, dtype=np.bool_), reference.shape)
+    )
+    excluded = int(np.count_nonzero(ignore))
     if exact and reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
         if reference.dtype == candidate.dtype:
             diff_mask = reference != candidate
         else:  # mixed signedness/width: compare as Python ints, exactly
             diff_mask = reference.astype(object) != candidate.astype(object)
-        diff_mask = np.asarray(diff_mask, dtype=np.bool_)
+        diff_mask = np.asarray(diff_mask, dtype=np.bool_) & ~ignore
         mismatched = int(np.count_nonzero(diff_mask))
         ref_f = reference.astype(np.float64)
         cand_f = candidate.astype(np.float64)
         if max(reference.dtype.itemsize, candidate.dtype.itemsize) == 8:  # float64 cannot hold 64-bit differences
-            abs_err = np.abs(candidate.astype(object) - reference.astype(object)).astype(np.float64)
+            # (np.abs of a 0-d object array is a Python int: keep it an array)
+            exact_diff = np.abs(np.asarray(candidate.astype(object) - reference.astype(object), dtype=object))
+            abs_err = np.asarray(exact_diff, dtype=object).astype(np.float64)
         else:
             abs_err = np.abs(cand_f - ref_f)
+        abs_err = np.where(ignore, 0.0, abs_err)
         max_abs = float(abs_err.max())
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
@@ -134,23 +151,23 @@ def compare(
             reference_name, candidate_name, mismatched == 0, total, mismatched, 0.0, 0.0,
             max_abs, _finite_or_none(float(rel.max())),
             required_atol=max_abs, required_rtol=_finite_or_none(float(rel.max())),
-            first_mismatch=_first(diff_mask, reference, candidate), exact=True,
+            first_mismatch=_first(diff_mask, reference, candidate), exact=True, undefined=excluded,
         )  # fmt: skip
     ref = reference.astype(np.float64)
     cand = candidate.astype(np.float64)
-    nan_ref, nan_cand = np.isnan(ref), np.isnan(cand)
-    inf_ref, inf_cand = np.isinf(ref), np.isinf(cand)
-    both_finite = ~(nan_ref | nan_cand | inf_ref | inf_cand)
+    nan_ref, nan_cand = np.isnan(ref) & ~ignore, np.isnan(cand) & ~ignore
+    inf_ref, inf_cand = np.isinf(ref) & ~ignore, np.isinf(cand) & ~ignore
+    both_finite = ~(nan_ref | nan_cand | inf_ref | inf_cand | ignore)
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: masked out below
         abs_err = np.where(both_finite, np.abs(cand - ref), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_err = np.where(both_finite & (ref != 0), abs_err / np.abs(ref), 0.0)
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
     special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
-    special = ~both_finite
+    special = ~both_finite & ~ignore
     extra = np.zeros(ref.shape) if allowance is None else np.broadcast_to(np.asarray(allowance, np.float64), ref.shape)
     close = both_finite & (abs_err <= atol + extra + rtol * np.abs(np.where(both_finite, ref, 0.0)))
-    passed = close | (special & special_ok)
+    passed = close | (special & special_ok) | ignore
     fail_mask = ~passed
     mismatched = int(np.count_nonzero(fail_mask))
     max_abs = float(abs_err.max())
@@ -177,7 +194,7 @@ def compare(
         allowance_max=None if allowance is None else float(np.max(extra)),
         nan={"reference": int(nan_ref.sum()), "candidate": int(nan_cand.sum())},
         inf={"reference": int(inf_ref.sum()), "candidate": int(inf_cand.sum())},
-        exact=False,
+        exact=False, undefined=excluded,
     )  # fmt: skip
 
 

@@ -140,6 +140,9 @@ class Comparison(JsonDocument):
     error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
     exact: bool = False
     allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
+    # Elements left out of the comparison because the specification leaves their value undefined (a ReduceMax
+    # over an empty set); they count in ``total``, never in ``mismatched`` or the error figures.
+    undefined: int = 0
 
     def __bool__(self) -> bool:
         return self.ok
@@ -164,6 +167,7 @@ def comparison_fields(c: Comparison | None) -> dict[str, Any]:
         "nan": c.nan,
         "inf": c.inf,
         "allowance_max": c.allowance_max,
+        "undefined": c.undefined,
     }
 
 
@@ -395,6 +399,7 @@ class Measured(JsonDocument):
     nan: dict[str, int] | None = None
     inf: dict[str, int] | None = None
     allowance_max: float | None = None
+    undefined: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,11 @@ import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
 from ovreduce.compare import Comparison, compare, tolerances
-from ovreduce.errors import InputError
+from ovreduce.errors import InputError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import concrete_shape, conform_array, generate
@@ -314,12 +315,14 @@ def run_spec(
     defaulted: Sequence[tuple[int, ...]] = (),
 ) -> RunReport:
     """Run ``spec`` on every backend and compare each with the first that succeeded (the reference);
-    ``body_path`` names the body holding the layer in the report."""
+    ``body_path`` names the body holding the layer in the report. Output elements whose value the
+    specification leaves undefined (a ReduceMax over an empty set) are left out of the comparisons."""
     results = [b.infer(spec, inputs) for b in backends]
     comparisons: list[Comparison] = []
     reference = next((r for r in results if r.ok), None)
     if reference is not None:
         assert reference.output is not None
+        undefined = _undefined(spec, inputs, reference.output.shape)
         for cand in results:
             if cand is reference or cand.output is None:
                 continue
@@ -334,10 +337,24 @@ def run_spec(
                     candidate_name=cand.backend,
                     atol=c_atol,
                     rtol=c_rtol,
+                    undefined=undefined,
                 )
             )
     return RunReport(spec, list(inputs), results, comparisons, list(notes), requested_precision, body_path,
                      list(defaulted))  # fmt: skip
+
+
+def _undefined(
+    spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]], shape: tuple[int, ...]
+) -> npt.NDArray[np.bool_] | None:
+    """The output elements of ``spec`` on ``inputs`` whose value the specification leaves undefined, when
+    they fit an output of ``shape``; None otherwise (and when the axes are invalid: then no backend agrees)."""
+    axes: Any = spec.axes if spec.axes is not None else inputs[1]
+    try:
+        mask = undefined_elements(spec.type, inputs[0].shape, axes, spec.keep_dims, version=spec.version)
+    except OvReduceError:
+        return None
+    return mask if mask is not None and mask.shape == shape else None
 
 
 def run_layer(

@@ -240,3 +240,85 @@ def test_f32_output_computed_in_bf16_gets_bf16_tolerances(precision: str, ok: bo
     (c,) = report.comparisons
     assert (c.atol, c.rtol) == default_tolerances("f32", precision, 4)
     assert c.ok is ok
+
+
+# -- elements the specification leaves undefined ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        pytest.param(f32(-INF, -INF), id="minus-inf"),
+        pytest.param(f32(-F32_MAX, -F32_MAX), id="lowest"),
+        pytest.param(f32(NAN, 0.0), id="nan-and-zero"),
+        pytest.param(f32(INF, 12.5), id="anything"),
+    ],
+)
+def test_undefined_elements_pass_whatever_they_hold(candidate: npt.NDArray[np.float32]) -> None:
+    reference = f32(-F32_MAX, -F32_MAX)
+    c = compare(reference, candidate, atol=1e-5, rtol=1e-5, undefined=np.ones(2, np.bool_))
+    assert c.ok and c.mismatched == 0 and c.total == 2 and c.undefined == 2
+    assert (c.max_abs_error, c.max_rel_error, c.required_atol, c.required_rtol) == (0.0, 0.0, 0.0, 0.0)
+    assert c.first_mismatch is None
+    assert c.nan == {"reference": 0, "candidate": 0} and c.inf == {"reference": 0, "candidate": 0}
+
+
+def test_without_the_mask_the_same_outputs_mismatch() -> None:
+    c = compare(f32(-F32_MAX, -F32_MAX), f32(-INF, -INF), atol=1e-5, rtol=1e-5)
+    assert not c.ok and c.mismatched == 2 and c.undefined == 0
+    assert c.inf == {"reference": 0, "candidate": 2}
+
+
+def test_defined_elements_are_still_compared_and_located() -> None:
+    reference = np.array([[1.0, -F32_MAX], [3.0, -F32_MAX]], np.float32)
+    candidate = np.array([[1.0, -INF], [3.5, NAN]], np.float32)
+    undefined = np.array([[False, True], [False, True]])
+    c = compare(reference, candidate, atol=1e-3, undefined=undefined)
+    assert not c.ok and c.mismatched == 1 and c.total == 4 and c.undefined == 2
+    assert c.first_mismatch == {"index": [1, 0], "reference": 3.0, "candidate": 3.5}
+    assert c.max_abs_error == 0.5
+    assert c.required_atol is not None and math.isclose(c.required_atol, 0.5)
+    assert c.nan == {"reference": 0, "candidate": 0} and c.inf == {"reference": 0, "candidate": 0}
+
+
+def test_a_mask_broadcasts_to_the_output() -> None:
+    reference = np.full((2, 3), -F32_MAX, np.float32)
+    candidate = np.full((2, 3), -INF, np.float32)
+    c = compare(reference, candidate, undefined=np.array(True))
+    assert c.ok and c.undefined == 6 and c.total == 6
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint32, np.int64, np.uint64])
+def test_undefined_integers_are_left_out_of_the_exact_comparison(dtype: Any) -> None:
+    info = np.iinfo(dtype)
+    reference = np.array([info.min, 7, info.max], dtype)
+    candidate = np.array([info.max, 7, info.min], dtype)
+    c = compare(reference, candidate, undefined=np.array([True, False, False]))
+    assert c.exact and not c.ok and c.mismatched == 1 and c.undefined == 1
+    assert c.first_mismatch is not None and c.first_mismatch["index"] == [2]
+    assert c.max_abs_error == float(int(info.max) - int(info.min))
+    c = compare(reference, candidate, undefined=np.array([True, False, True]))
+    assert c.ok and c.mismatched == 0 and c.undefined == 2 and c.max_abs_error == 0.0
+
+
+def test_undefined_appears_in_the_documents() -> None:
+    from ovreduce.reports import Measured, comparison_fields
+
+    c = compare(f32(1.0, -F32_MAX), f32(1.0, -INF), undefined=np.array([False, True]))
+    assert c.to_json()["undefined"] == 1
+    assert comparison_fields(c)["undefined"] == 1
+    assert Measured(**comparison_fields(c)).to_json()["undefined"] == 1
+    assert compare(f32(1.0), f32(1.0)).to_json()["undefined"] == 0  # present, 0, when nothing was left out
+    assert json.loads(json.dumps(c.to_json()))["undefined"] == 1
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        pytest.param(np.array(2**64 - 1, np.uint64), np.array(2**31 - 1, np.uint64), id="u64-scalar"),
+        pytest.param(np.array(-(2**63), np.int64), np.array(2**63 - 1, np.int64), id="i64-scalar"),
+        pytest.param(np.array(2**64 - 1, np.uint64), np.array(-1, np.int64), id="mixed-scalar"),
+    ],
+)
+def test_64_bit_scalars_whose_difference_exceeds_int64(reference: Any, candidate: Any) -> None:
+    c = compare(reference, candidate)
+    assert not c.ok and c.mismatched == 1 and c.first_mismatch is not None and c.first_mismatch["index"] == []
+    assert c.max_abs_error == float(abs(int(candidate) - int(reference)))

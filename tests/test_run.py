@@ -212,3 +212,96 @@ def test_run_document() -> None:
     assert numpy_doc["datatype"] == ov_doc["datatype"] == "FP32"
     assert ov_doc["precision"] == "f32" and ov_doc["effective_precision"] == "f32"
     assert doc["comparisons"][0]["reference"] == "numpy" and doc["comparisons"][0]["candidate"] == "openvino:CPU"
+
+
+# -- ReduceMax/ReduceMin over an empty set: undefined in the specification -----------------------------------------
+def _empty_ir(folder: Path, op: str, type_name: str, shape: list[int], axes: list[int], keep_dims: bool) -> Path:
+    """``Parameter(type_name, shape) -> op(Const axes) -> Result``, written by OpenVINO itself."""
+    import openvino as ov
+    import openvino.opset1 as ops
+
+    data = ops.parameter(shape, getattr(ov.Type, type_name), name="x")
+    build = ops.reduce_max if op == "ReduceMax" else ops.reduce_min
+    node = build(data, ops.constant(np.array(axes, np.int64)), keep_dims)
+    node.set_friendly_name("reduce")
+    xml = folder / f"{op}_{type_name}.xml"
+    ov.save_model(ov.Model([ops.result(node)], [data], "empty"), str(xml), compress_to_fp16=False)
+    return xml
+
+
+EMPTY_TYPES = ("f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8")
+EMPTY_LAYOUTS = [
+    pytest.param([2, 0, 3], [1], False, id="middle"),
+    pytest.param([2, 0, 3], [1], True, id="middle-keep"),
+    pytest.param([0, 4], [0], False, id="first"),
+    pytest.param([3, 0], [-1], True, id="last-keep"),
+    pytest.param([2, 3, 0], [0, 2], False, id="two-axes"),
+    pytest.param([0], [0], False, id="to-a-scalar"),
+]
+
+
+@pytest.mark.parametrize(("shape", "axes", "keep_dims"), EMPTY_LAYOUTS)
+@pytest.mark.parametrize("type_name", EMPTY_TYPES)
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_an_empty_max_or_min_agrees_on_cpu_and_says_why(
+    tmp_path: Path, op: str, type_name: str, shape: list[int], axes: list[int], keep_dims: bool
+) -> None:
+    """The CPU's value for an empty ReduceMax/ReduceMin differs from OpenVINO's reference implementation's
+    for several types (see test_what_the_cpu_gives_for_an_empty_max_or_min), and that is no defect: the
+    specification leaves it undefined. The run agrees, counts those elements as undefined, and says why."""
+    model = load_ir(_empty_ir(tmp_path, op, type_name, shape, axes, keep_dims))
+    try:
+        report = run_layer(model, "reduce")
+    finally:
+        model.close()
+    numpy_result, ov_result = report.results
+    assert numpy_result.ok and ov_result.ok, (numpy_result.error, ov_result.error)
+    assert numpy_result.output is not None and ov_result.output is not None
+    assert ov_result.output.shape == numpy_result.output.shape
+    (comparison,) = report.comparisons
+    assert report.ok and comparison.ok, comparison.to_json()
+    assert comparison.undefined == comparison.total == numpy_result.output.size > 0
+    assert comparison.mismatched == 0
+    (note,) = numpy_result.notes
+    assert note.startswith(f"{op} over an empty set") and "the specification leaves the value undefined" in note
+    doc = json.loads(json.dumps(report.to_json(), allow_nan=False))
+    assert doc["ok"] is True and doc["comparisons"][0]["undefined"] == numpy_result.output.size
+    assert note in doc["results"][0]["notes"]
+
+
+# What OpenVINO 2026.4's CPU plugin gives (f32 inference precision) for a ReduceMax / ReduceMin over an empty
+# set, against OpenVINO's reference implementation (tests/reference/test_openvino_evaluate.py): f32 max agrees
+# (-FLT_MAX) but f32 min is FLT_MAX, not +inf; f64 gives f32's limits; bf16 gives bf16's finite limits, not
+# +-inf; i64 and u64 give i32's limits (u64 as -2^31 wrapped); u32 gives 2^31 and 2^31 - 1; i16 gives 0 and -1.
+CPU_GIVES: dict[str, tuple[Any, Any]] = {
+    "f64": (-3.4028234663852886e38, 3.4028234663852886e38),
+    "f32": (-3.4028234663852886e38, 3.4028234663852886e38),
+    "f16": (-np.inf, np.inf),
+    "bf16": (-3.3895313892515355e38, 3.3895313892515355e38),
+    "i64": (-(2**31), 2**31 - 1),
+    "i32": (-(2**31), 2**31 - 1),
+    "i16": (0, -1),
+    "i8": (-128, 127),
+    "u64": (2**64 - 2**31, 2**31 - 1),
+    "u32": (2**31, 2**31 - 1),
+    "u16": (0, 65535),
+    "u8": (0, 255),
+}
+
+
+@pytest.mark.parametrize("type_name", EMPTY_TYPES)
+def test_what_the_cpu_gives_for_an_empty_max_or_min(tmp_path: Path, type_name: str) -> None:
+    """A record of the CPU plugin's values (a failure here means the plugin changed, not ovreduce)."""
+    gives = []
+    for op in ("ReduceMax", "ReduceMin"):
+        model = load_ir(_empty_ir(tmp_path, op, type_name, [2, 0, 3], [1], False))
+        try:
+            report = run_layer(model, "reduce", backends=["openvino"])
+        finally:
+            model.close()
+        (result,) = report.results
+        assert result.ok and result.output is not None, result.error
+        assert result.output.shape == (2, 3) and len(set(result.output.reshape(-1).tolist())) == 1
+        value = result.output.reshape(-1)[0]
+        gives.append(value.item() if result.output.dtype.kind in "iu" else float(value))
+    assert tuple(gives) == CPU_GIVES[type_name]

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from ovreduce.ops.registry import reduction
-from ovreduce.reference.openvino import run_kernel
+from ovreduce.reference.openvino import describe_empty_extreme, normalized_axes, run_kernel
 
 __all__ = [
     "reduce",
@@ -26,9 +27,46 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "reduce_with_notes",
+    "undefined_elements",
 ]
 
 Array = npt.NDArray[Any]
+
+# The ops whose specification leaves the value of a reduction over an empty set undefined ("Reducing empty
+# tensor results in an undefined behavior", ReduceMax-1 and ReduceMin-1).
+_UNDEFINED_WHEN_EMPTY = {"ReduceMax": True, "ReduceMin": False}  # op type -> its reference starts from lowest()
+
+
+def undefined_elements(
+    op_type: str,
+    data_shape: Sequence[int],
+    axes: Sequence[int] | Array | int,
+    keep_dims: bool = False,
+    *,
+    version: str = "",
+) -> npt.NDArray[np.bool_] | None:
+    """The output elements whose value the specification leaves undefined, as a boolean mask of the output's
+    shape; None when every output element is defined (or there are none).
+
+    For ReduceMax and ReduceMin that is every output element when a reduced dim has size 0 (each reduces an
+    empty set); every other reduction is defined everywhere. Comparisons exclude these elements
+    (``ovreduce.compare.compare(..., undefined=mask)``); the reference still gives a value for them.
+
+    Raises:
+        InputError: an unknown op.
+        ShapeInferenceError: axes out of range, not integer, or of rank > 1 (as :func:`reduce`).
+    """
+    op = reduction(op_type, version)
+    if op.type not in _UNDEFINED_WHEN_EMPTY:
+        return None
+    shape = tuple(int(d) for d in data_shape)
+    normalized = normalized_axes(np.broadcast_to(np.zeros((), np.int8), shape), axes, keep_dims)
+    if not normalized or all(shape[a] for a in normalized):
+        return None
+    kept = [1 if a in normalized else d for a, d in enumerate(shape) if keep_dims or a not in normalized]
+    if not all(kept):
+        return None  # no output elements
+    return np.ones(kept, dtype=np.bool_)
 
 
 def reduce_with_notes(
@@ -39,7 +77,9 @@ def reduce_with_notes(
     *,
     version: str = "",
 ) -> tuple[Array, list[str]]:
-    """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped).
+    """:func:`reduce`, plus notes on anything worth telling (an exact result that wrapped; a ReduceMax or
+    ReduceMin over an empty set, whose value the specification leaves undefined: see
+    :func:`undefined_elements`).
 
     ``version`` (an IR's ``opsetN``) picks the version of the op in the registry; by default its newest.
 
@@ -48,7 +88,16 @@ def reduce_with_notes(
         ShapeInferenceError: axes out of range, not integer, or of rank > 1 (OpenVINO's messages).
     """
     op = reduction(op_type, version)
-    return run_kernel(op.kernel, op.logical, data, axes, keep_dims)
+    result, notes = run_kernel(op.kernel, op.logical, data, axes, keep_dims)
+    if op.type in _UNDEFINED_WHEN_EMPTY:
+        array = np.asarray(data)
+        if undefined_elements(op.type, array.shape, axes, keep_dims, version=version) is not None:
+            notes.append(
+                f"{op.type} over an empty set (a reduced dim has size 0): the specification leaves the value "
+                f"undefined; the reference gives OpenVINO's reference implementation's "
+                f"{describe_empty_extreme(array.dtype, _UNDEFINED_WHEN_EMPTY[op.type])}"
+            )
+    return result, notes
 
 
 def reduce(op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:

@@ -16,8 +16,12 @@ reference/reduce_*.hpp) for shapes, axes and types, and is *right* where OpenVIN
   modulo 2^bits, as OpenVINO's reference does; :func:`reduce_with_notes` says when that happened.
   ReduceL2 of integers is ``floor(sqrt(exact sum of squares))``.
 * **Zero-size reductions** (reducing an axis of length 0): ReduceMean and ReduceSum give 0 (OpenVINO returns
-  the empty sum rather than 0/0), ReduceProd 1, ReduceL1/L2 0, ReduceMax the type's lowest value (-inf for
-  floats), ReduceMin the highest (+inf), ReduceLogicalAnd true, ReduceLogicalOr false.
+  the empty sum rather than 0/0), ReduceProd 1, ReduceL1/L2 0, ReduceLogicalAnd true, ReduceLogicalOr false.
+  ReduceMax and ReduceMin of an empty set are undefined in the specification ("Reducing empty tensor results in
+  an undefined behavior"); they give what OpenVINO's reference implementation gives (see
+  :func:`empty_extreme`): ReduceMax ``numeric_limits<T>::lowest()`` (the lowest *finite* value; f16 and bf16
+  are evaluated in f32, whose lowest value rounds to -inf in them), ReduceMin ``numeric_limits<T>::infinity()``
+  where T has one (+inf) and ``max()`` otherwise; integers their type's minimum and maximum.
 
 How this differs from the other ReduceMean semantics (see :mod:`ovreduce.reference.onnx`,
 :mod:`ovreduce.reference.onednn`): ONNX defaults keepdims to 1 and treats empty axes as *all* axes (unless
@@ -40,6 +44,8 @@ from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.shapes import PartialShape
 
 __all__ = [
+    "describe_empty_extreme",
+    "empty_extreme",
     "kernel_l1",
     "kernel_l2",
     "kernel_logical_and",
@@ -154,20 +160,55 @@ def kernel_mean(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list
     return np.array(flat, dtype=object).reshape(total.shape).astype(data.dtype)
 
 
+# OpenVINO's ReduceMax/ReduceMin evaluate these in f32 and convert the result back (Node.evaluate and constant
+# folding in 2026.4: the f16 maximum of [-inf] is -inf, not f16's lowest -65504).
+_EVALUATED_IN_F32 = {"float16", "bfloat16"}
+# The float types without an infinity (numeric_limits<T>::has_infinity is false in OpenVINO's headers).
+_NO_INFINITY = {"float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1fn"}
+
+
+def empty_extreme(dtype: npt.DTypeLike, lowest: bool) -> Array:
+    """What OpenVINO's reference implementation gives for ReduceMax (``lowest``) or ReduceMin over an empty
+    set, as a 0-d array of ``dtype`` (the specification leaves the value undefined).
+
+    reduce_max.hpp starts from ``numeric_limits<T>::lowest()``, reduce_min.hpp from ``infinity()`` where T
+    has one and ``max()`` otherwise. OpenVINO 2026.4 evaluates f32, f16 and bf16 (the latter two in f32, so
+    f32's lowest value -3.4028235e38 becomes -inf in them), i8, i32, i64, u8, u32, u64; for the types it
+    cannot evaluate (f64, i16, u16, f8, f4) this is the same header instantiated for T.
+    """
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        ints = np.iinfo(dt)
+        return np.asarray(ints.min if lowest else ints.max, dtype=dt)
+    import ml_dtypes
+
+    # f16/bf16's lowest is f32's, converted (it rounds to -inf).
+    info: Any = ml_dtypes.finfo(np.float32 if lowest and dt.name in _EVALUATED_IN_F32 else dt)  # type: ignore[no-untyped-call]
+    source = info.min if lowest else info.max if dt.name in _NO_INFINITY else np.inf
+    with np.errstate(over="ignore"):
+        return np.asarray(source).astype(dt)
+
+
+def describe_empty_extreme(dtype: npt.DTypeLike, lowest: bool) -> str:
+    """:func:`empty_extreme`'s value and where it comes from, in words (for a note)."""
+    dt = np.dtype(dtype)
+    value = empty_extreme(dt, lowest)
+    shown = str(value[()])
+    name = _type_name(dt)
+    if dt.kind in "iu":
+        return f"{shown}, the {'lowest' if lowest else 'highest'} value of {name}"
+    if lowest and dt.name in _EVALUATED_IN_F32:
+        return f"{shown}: OpenVINO evaluates {name} in f32, whose lowest finite value rounds to -inf in {name}"
+    if lowest or dt.name in _NO_INFINITY:
+        return f"{shown}, the {'lowest' if lowest else 'highest'} finite value of {name}"
+    return f"{shown}, the infinity of {name}"  # reduce_min.hpp prefers infinity() to max()
+
+
 def _extreme(fn: Callable[..., Array], identity: str) -> Callable[[Array, tuple[int, ...], bool, list[str]], Array]:
     def run(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
         if _count(data, axes) == 0 and axes:
             shape = np.sum(np.zeros(data.shape, dtype=np.int8), axis=axes, keepdims=keep_dims).shape
-            if _is_float(data):
-                fill: Any = -np.inf if identity == "lowest" else np.inf
-            else:
-                info = np.iinfo(data.dtype)
-                fill = info.min if identity == "lowest" else info.max
-            return (
-                np.full(shape, fill, dtype=np.float64).astype(data.dtype)
-                if _is_float(data)
-                else np.full(shape, fill, dtype=data.dtype)
-            )
+            return np.full(shape, empty_extreme(data.dtype, identity == "lowest"), dtype=data.dtype)
         if _is_float(data) and data.dtype.kind != "f":
             return _round_float(fn(data.astype(np.float32), axis=axes, keepdims=keep_dims), data.dtype)
         return np.asarray(fn(data, axis=axes, keepdims=keep_dims))
