@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from ovreduce.cli import commands
 from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
 from ovreduce.cli.parser import build_parser
+from ovreduce.cli.render.safe import escape
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
 from ovreduce.errors import OvReduceError
@@ -32,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
-        sys.stderr.write(f"ovreduce {args.command}: {in_flag_terms(args.command, exc)} [{exc.code}]\n")
+        sys.stderr.write(f"ovreduce {args.command}: {escape(in_flag_terms(args.command, exc))} [{exc.code}]\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("ovreduce: interrupted\n")
@@ -40,5 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
-        sys.stderr.write(f"ovreduce {args.command}: internal error: {type(exc).__name__}: {exc} (please report)\n")
+        sys.stderr.write(
+            f"ovreduce {args.command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)\n"
+        )
         return EXIT_INTERNAL

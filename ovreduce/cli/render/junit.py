@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ovreduce.cli.render.safe import xml_safe
 from ovreduce.reports import CheckDocument, layer_path
 
 __all__ = ["check_junit", "quoteattr"]
@@ -61,10 +62,10 @@ def _junit_case(path: str, name: str, failures: list[Any]) -> str:
 
 
 def _xml_text(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return xml_safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def quoteattr(text: str) -> str:
-    """An XML attribute value, quoted (what xml.sax.saxutils.quoteattr does, without importing urllib)."""
+    """An XML attribute value, quoted, with the characters XML 1.0 cannot carry escaped visibly."""
     escaped = _xml_text(text).replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
     return f'"{escaped}"'

@@ -66,4 +66,8 @@ def check_sarif(report: CheckDocument) -> str:
 
 
 def _uri(path: str) -> str:
-    return path.replace(os.sep, "/")
+    """A relative URI reference for ``path``: '/' separators, everything else percent-encoded (spaces, '#',
+    '%', '?', controls), as SARIF's artifactLocation.uri requires."""
+    from urllib.parse import quote
+
+    return quote(path.replace(os.sep, "/"), safe="/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ovreduce.cli.render.safe import escape, printable
 from ovreduce.cli.render.style import Style
 from ovreduce.reports import (
     AuditDocument,
@@ -63,6 +64,7 @@ def _counts(model: ModelCheck) -> dict[str, int]:
 
 def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bool = False) -> str:
     """The check report as a person reads it: one block per model, then a summary line."""
+    report = printable(report)
     st = style or Style()
     out: list[str] = []
     for m in report.models:
@@ -135,6 +137,7 @@ def _bool(value: bool) -> str:
 
 def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bool = False) -> str:
     """The inspect document as a table (or, for one layer, as a detailed listing)."""
+    doc = printable(doc)
     st = style or Style()
     out = [f"{st.bold(doc.path)}  IR v{doc.ir_version}, {doc.layer_count} layers, {doc.reduction_count} reductions"]
     if detail:
@@ -204,6 +207,7 @@ def _count(mismatched: int | None, total: int | None) -> str:
 
 def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> str:
     """A run document for a person: the layer, the inputs, each backend, each comparison, the verdict."""
+    doc, source = printable(doc), escape(source)
     st = style or Style()
     layer = doc.layer
     out = [
@@ -269,6 +273,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
 
 def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
     """The audit as a table of reductions, worst first."""
+    doc = printable(doc)
     st = style or Style()
     eff = f" (runs in {doc.effective_precision})" if doc.effective_precision else ""
     out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}{eff}"]
@@ -322,6 +327,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
 
 def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
     """The conformance document: one row per ONNX node."""
+    doc = printable(doc)
     st = style or Style()
     out = [f"{st.bold(doc.model)}  opset {doc.opset}, {doc.device}, precision {doc.precision}"]
     if doc.error:
@@ -361,6 +367,7 @@ def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
 
 def devices_text(doc: DevicesDocument) -> str:
     """The OpenVINO devices as a table: name, full name, capabilities, default precision."""
+    doc = printable(doc)
     rows = [
         [d.device, d.full_name or "", " ".join(d.capabilities or ()), d.default_inference_precision or ""]
         for d in doc.devices
