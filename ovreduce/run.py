@@ -27,7 +27,7 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import concrete_shape, conform_array, generate
+from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate
 
 if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
@@ -110,7 +110,7 @@ def prepare_inputs(
     given: Mapping[str, npt.NDArray[Any]] | None = None,
     shapes: Mapping[str, PartialShape] | None = None,
     seed: int = 0,
-    max_elements: int | None = None,
+    max_elements: int | None = DEFAULT_MAX_ELEMENTS,
     body_path: str | None = None,
 ) -> PreparedInputs:
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
@@ -369,7 +369,7 @@ def run_layer(
     precision: str = "f32",
     atol: float | None = None,
     rtol: float | None = None,
-    max_elements: int | None = None,
+    max_elements: int | None = DEFAULT_MAX_ELEMENTS,
 ) -> RunReport:
     """Execute reduction layer ``key`` (id, name or body path) of ``model`` on ``backends`` and compare them.
 

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.errors import ElementTypeError, InputError
+from ovreduce.errors import ElementTypeError, InputError, LimitExceededError, OvReduceError
+from ovreduce.files import FileError, check_regular, read_bounded
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy, element_type_from_kserve
 from ovreduce.shapes import PartialShape
 
 __all__ = [
+    "DEFAULT_MAX_ELEMENTS",
     "EXECUTABLE_TYPES",
     "concrete_shape",
     "conform_array",
@@ -31,56 +33,111 @@ EXECUTABLE_TYPES = frozenset(
 )
 
 
-def load_tensor(spec: str) -> npt.NDArray[Any]:
+DEFAULT_MAX_ELEMENTS = 1 << 28  # one tensor's elements where no limit is given: 1 GiB of f32
+
+
+def load_tensor(spec: str, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> npt.NDArray[Any]:
     """Load ``FILE.npy``, ``FILE.npz`` (its only entry) / ``FILE.npz:ENTRY``, or an ONNX ``TensorProto`` ``.pb``.
 
+    Nothing is allocated before the tensor's header has been checked: the shape it declares against
+    ``max_elements`` and the bytes it needs against what the file (or the archive entry) holds, so a
+    144-byte ``.npy`` that declares 10^12 elements, or an ``.npz`` entry that inflates to gigabytes, is
+    refused before it is read.
+
     Raises:
-        InputError: the file is missing, unreadable, or the entry does not exist.
+        InputError: the file is missing, not a regular file, unreadable, inconsistent, or the entry does not
+            exist.
+        LimitExceededError: the tensor has more than ``max_elements`` elements.
     """
     path_text, entry = spec, None
     if ".npz:" in spec:
         path_text, _, entry = spec.partition(".npz:")
         path_text += ".npz"
     path = Path(path_text)
-    if not path.is_file():
-        raise InputError(f"{path_text}: no such file (expected a .npy, .npz or ONNX TensorProto .pb file)")
+    what = "a .npy, .npz or ONNX TensorProto .pb file"
+    try:
+        size = check_regular(path, what)
+    except FileError as exc:
+        raise InputError(f"{path_text}: {exc.reason}" if exc.reason.startswith("it is") else
+                         f"{path_text}: no such file (expected {what})") from None  # fmt: skip
     suffix = path.suffix.lower()
     try:
-        # np.load gets an open file (given a path, it leaks it when a .npz is corrupt) and goes by the content,
-        # not the suffix: an archive named .npy, or an array named .npz, is refused rather than misread.
+        # np.load would go by the content, not the suffix; the headers are read here first, so an archive
+        # named .npy, or an array named .npz, is refused rather than misread.
         if suffix == ".npy":
             with path.open("rb") as stream:
-                loaded = np.load(stream, allow_pickle=False)
-                if isinstance(loaded, np.lib.npyio.NpzFile):
-                    loaded.close()
+                if stream.read(len(_ZIP_MAGIC)) == _ZIP_MAGIC:
                     raise InputError(f"{path}: is an .npz archive, not an .npy file; rename it to .npz")
-                return np.asarray(loaded)
+                stream.seek(0)
+                return _read_npy(stream, size, max_elements, str(path))
         if suffix == ".npz":
             with path.open("rb") as stream:
-                archive = np.load(stream, allow_pickle=False)
-                if not isinstance(archive, np.lib.npyio.NpzFile):
+                if stream.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
                     raise InputError(f"{path}: is an .npy file, not an .npz archive; rename it to .npy")
-                with archive:
-                    names = list(archive.files)
+                stream.seek(0)
+                with zipfile.ZipFile(stream) as archive:
+                    members = {n[: -len(".npy")] if n.endswith(".npy") else n: n for n in archive.namelist()}
+                    names = list(members)
                     if entry is None:
                         if len(names) != 1:
                             raise InputError(
                                 f"{path}: holds {len(names)} arrays ({', '.join(names)}); name one as {path}:ENTRY"
                             )
                         entry = names[0]
-                    if entry not in names:
+                    if entry not in members:
                         raise InputError(f"{path}: has no entry {entry!r} (entries: {', '.join(names) or 'none'})")
-                    return np.asarray(archive[entry])
+                    info = archive.getinfo(members[entry])
+                    with archive.open(info) as member:
+                        return _read_npy(member, info.file_size, max_elements, f"{path}:{entry}")
         if suffix == ".pb":
-            return _load_tensor_proto(path)
+            return _load_tensor_proto(path, size, max_elements)
     except InputError:
         raise
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as exc:
         raise InputError(f"{path}: cannot read the tensor: {exc}") from None
     raise InputError(f"{path}: unknown tensor file type {suffix!r}; expected .npy, .npz or .pb (ONNX TensorProto)")
 
 
-def _load_tensor_proto(path: Path) -> npt.NDArray[Any]:
+_ZIP_MAGIC = b"PK"  # a local file header (PK 3 4) or, for an empty archive, the end record (PK 5 6)
+
+
+def _read_npy(stream: Any, available: int, max_elements: int | None, where: str) -> npt.NDArray[Any]:
+    """An array from an ``.npy`` stream whose header is checked before its data is allocated."""
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(stream)
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise InputError(f"{where}: unsupported .npy format version {version}")
+    reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = reader(stream, max_header_size=10_000)
+    if dtype.hasobject:
+        raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
+    count = 1
+    for d in shape:
+        count *= int(d)
+    _check_count(count, shape, max_elements, where)
+    needed = count * dtype.itemsize
+    header = stream.tell()
+    if needed > available - header:
+        raise InputError(
+            f"{where}: the header declares shape {list(shape)} of {dtype} ({needed} bytes) but the file holds only "
+            f"{max(available - header, 0)} bytes of data"
+        )
+    data = stream.read(needed)
+    if len(data) != needed:
+        raise InputError(f"{where}: the data ends after {len(data)} of {needed} bytes")
+    array = np.frombuffer(data, dtype=dtype, count=count)
+    return array.reshape(shape[::-1]).transpose() if fortran else array.reshape(shape)
+
+
+def _check_count(count: int, shape: Sequence[int], max_elements: int | None, where: str) -> None:
+    if max_elements is not None and count > max_elements:
+        raise LimitExceededError(
+            f"{where}: the tensor's shape {list(shape)} has {count} elements, more than the limit of {max_elements}"
+        )
+
+
+def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.NDArray[Any]:
     try:
         from onnx import TensorProto, numpy_helper
     except ImportError:
@@ -89,10 +146,48 @@ def _load_tensor_proto(path: Path) -> npt.NDArray[Any]:
         ) from None
     proto = TensorProto()
     try:
-        proto.ParseFromString(path.read_bytes())
-        return np.asarray(numpy_helper.to_array(proto))
+        proto.ParseFromString(read_bounded(path, size, "an ONNX TensorProto .pb file"))
+    except OvReduceError:
+        raise
     except Exception as exc:  # protobuf raises DecodeError and friends
         raise InputError(f"{path}: not a readable ONNX TensorProto: {exc}") from None
+    count = 1
+    for d in proto.dims:
+        if d < 0:
+            raise InputError(f"{path}: the TensorProto has a negative dim {d}")
+        count *= int(d)
+    _check_count(count, list(proto.dims), max_elements, str(path))
+    if proto.data_location == TensorProto.EXTERNAL:
+        _check_external(proto, path)
+    try:
+        return np.asarray(numpy_helper.to_array(proto, base_dir=str(path.parent)))
+    except Exception as exc:  # onnx raises ValueError, TypeError and friends for inconsistent tensors
+        raise InputError(f"{path}: not a readable ONNX TensorProto: {exc}") from None
+
+
+def _check_external(proto: Any, path: Path) -> None:
+    """External data must name a regular file inside the ``.pb`` file's own folder, and hold the bytes the
+    tensor needs there: resolved against that folder, never the current directory, never outside it."""
+    entries = {e.key: e.value for e in proto.external_data}
+    location = entries.get("location", "")
+    folder = path.parent.resolve()
+    target = (folder / location).resolve()
+    if not location or Path(location).is_absolute() or not target.is_relative_to(folder):
+        raise InputError(
+            f"{path}: external data location {location!r} is outside the folder of the .pb file; expected a "
+            f"relative path inside {path.parent.name or '.'}"
+        )
+    try:
+        available = check_regular(target, "the tensor's external data file")
+    except FileError as exc:
+        raise InputError(f"{path}: external data {location!r}: {exc.reason}") from None
+    offset = int(entries.get("offset", "0") or 0)
+    length = entries.get("length")
+    if offset < 0 or offset > available or (length is not None and offset + int(length) > available):
+        raise InputError(
+            f"{path}: external data {location!r} holds {available} bytes; offset {offset} and length {length} "
+            f"lie outside it"
+        )
 
 
 def concrete_shape(shape: PartialShape, what: str) -> tuple[tuple[int, ...], list[str]]:
@@ -211,7 +306,17 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
     try:
         if etype.is_real:
             values = np.array([float(v) for v in flat], dtype=np.float64)
-            return values.astype(etype.numpy).reshape(shape)
+            with np.errstate(over="ignore"):
+                converted = values.astype(etype.numpy)
+            overflow = np.isinf(converted.astype(np.float64)) & np.isfinite(values)
+            if overflow.any():
+                first = int(np.flatnonzero(overflow)[0])
+                limit = float(np.finfo(converted.dtype).max) if converted.dtype.kind == "f" else 3.3895313892515355e38
+                raise InputError(
+                    f"{what}: value {float(values[first])!r} at index {first} is outside the {etype.kserve} range "
+                    f"[-{limit:.7g}, {limit:.7g}] (it would become inf); give inf explicitly if that is meant"
+                )
+            return converted.reshape(shape)
         if etype.kind == "bool":
             if not all(isinstance(v, bool) or v in (0, 1) for v in flat):
                 raise InputError(f"{what}: BOOL data must be true/false")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import numpy.typing as npt
 import pytest
 from onnx import numpy_helper
 
-from ovreduce.errors import InputError
+from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES
 from ovreduce.tensors import from_kserve, load_tensor, to_kserve
 
@@ -97,7 +100,11 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
         (_write(tmp_path, "data.txt", b"1 2 3"), "data.txt", "unknown tensor file type '.txt'"),
         (_write(tmp_path, "data.csv", b"1,2"), "data.csv", "expected .npy, .npz or .pb"),
         (_write(tmp_path, "garbage.npy", b"\x00\x01not an npy file" * 8), "garbage.npy", "cannot read the tensor"),
-        (_write(tmp_path, "truncated.npy", full[:-40]), "truncated.npy", "cannot read the tensor"),
+        (
+            _write(tmp_path, "truncated.npy", full[:-40]),
+            "truncated.npy",
+            "the header declares shape [100] of int64 (800 bytes) but the file holds only 760 bytes",
+        ),
         (_write(tmp_path, "empty.npy", b""), "empty.npy", "cannot read the tensor"),
         (_write(tmp_path, "garbage.npz", b"PK\x03\x04 broken zip" * 4), "garbage.npz", "cannot read the tensor"),
         (_write(tmp_path, "garbage.pb", b"\xff\xff\xff\xff\xff\xff"), "garbage.pb", "not a readable ONNX TensorProto"),
@@ -117,7 +124,7 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
 
 def test_pickled_npy_is_refused(tmp_path: Path) -> None:
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(InputError, match=r"obj\.npy: cannot read the tensor"):
+    with pytest.raises(InputError, match=r"obj\.npy: holds Python objects, which ovreduce does not load"):
         load_tensor(str(tmp_path / "obj.npy"))
 
 
@@ -233,3 +240,99 @@ def test_from_kserve_errors(tensor: dict[str, Any], message: str) -> None:
         from_kserve(tensor, "inputs[0]")
     assert str(info.value).startswith("inputs[0]: ") or "cannot be executed" in str(info.value)
     assert message in str(info.value)
+
+
+# -- budgets before allocation -----------------------------------------------------------------------------------
+def _limited(code: str, memory: int = 1 << 30) -> subprocess.CompletedProcess[str]:
+    """``code`` in a child whose address space is limited to ``memory`` bytes."""
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))\n"
+    return subprocess.run([sys.executable, "-c", limit + code], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_npy_header_declaring_a_trillion_elements_is_refused_before_allocating(tmp_path: Path) -> None:
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }"
+    header += " " * (118 - len(header)) + "\n"
+    (tmp_path / "big.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    assert (tmp_path / "big.npy").stat().st_size < 200
+    with pytest.raises(LimitExceededError, match=r"shape \[1000000, 1000000\] has 1000000000000 elements"):
+        load_tensor(str(tmp_path / "big.npy"))
+    with pytest.raises(InputError, match=r"declares shape \[1000000, 1000000\] of float32 \(4000000000000 bytes\)"):
+        load_tensor(str(tmp_path / "big.npy"), max_elements=None)
+
+
+def test_npz_bomb_is_refused_before_inflating(tmp_path: Path) -> None:
+    """An entry that inflates to 1.6 GB from a ~1.5 MB archive: refused by its header, under a 1 GiB
+    address-space limit, with the element count."""
+    import zipfile
+
+    path = tmp_path / "bomb.npz"
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (400000000,), }"
+    header += " " * (118 - len(header)) + "\n"
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+        archive.open("x.npy", "w", force_zip64=True) as member,
+    ):
+        member.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+        block = bytes(1 << 24)
+        for _ in range(100):
+            member.write(block)
+    assert path.stat().st_size < 4 << 20
+    done = _limited(f"from ovreduce.tensors import load_tensor\nload_tensor({str(path)!r}, max_elements=1 << 22)")
+    assert (
+        "LimitExceededError" in done.stderr and "has 400000000 elements, more than the limit of 4194304" in done.stderr
+    )
+    assert "MemoryError" not in done.stderr
+
+
+def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from onnx import TensorProto, numpy_helper
+    from onnx.external_data_helper import set_external_data
+
+    folder = tmp_path / "tensors"
+    folder.mkdir()
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (folder / "x.data").write_bytes(values.tobytes())
+    proto = numpy_helper.from_array(values, "x")
+    set_external_data(proto, location="x.data")
+    proto.ClearField("raw_data")
+    proto.data_location = TensorProto.EXTERNAL
+    (folder / "x.pb").write_bytes(proto.SerializeToString())
+    monkeypatch.chdir(tmp_path)  # the current directory holds no x.data: it must be found beside the .pb
+    assert np.array_equal(load_tensor(str(folder / "x.pb")), values)
+    for location in ("../secret.data", "/etc/passwd", "sub/../../secret.data"):
+        del proto.external_data[:]
+        proto.external_data.add(key="location", value=location)
+        (folder / "evil.pb").write_bytes(proto.SerializeToString())
+        with pytest.raises(InputError, match=r"is outside the folder of the \.pb file"):
+            load_tensor(str(folder / "evil.pb"))
+    del proto.external_data[:]
+    for key, value in (("location", "x.data"), ("offset", "20"), ("length", "24")):
+        proto.external_data.add(key=key, value=value)
+    (folder / "short.pb").write_bytes(proto.SerializeToString())
+    with pytest.raises(InputError, match="holds 24 bytes; offset 20 and length 24 lie outside it"):
+        load_tensor(str(folder / "short.pb"))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_not_a_tensor_file(device: str, tmp_path: Path) -> None:
+    link = tmp_path / "x.npy"
+    link.symlink_to(device)
+    with pytest.raises(InputError, match="it is a device"):
+        load_tensor(str(link))
+
+
+@pytest.mark.parametrize(("datatype", "value"), [("FP16", 70000.0), ("FP16", -1e6), ("BF16", 1e39), ("FP32", 1e300)])
+def test_kserve_floats_out_of_range_are_refused_like_integers(datatype: str, value: float) -> None:
+    tensor = {"name": "x", "shape": [2], "datatype": datatype, "data": [1.0, value]}
+    with pytest.raises(InputError, match=re.escape(f"value {value!r} at index 1 is outside the {datatype} range")):
+        from_kserve(tensor, "input x")
+
+
+@pytest.mark.parametrize("datatype", ["FP16", "BF16", "FP32"])
+def test_kserve_explicit_infinities_and_the_largest_values_pass(datatype: str) -> None:
+    largest = {"FP16": 65504.0, "BF16": 3.3895313892515355e38, "FP32": 3.4028234663852886e38}[datatype]
+    tensor = {"name": "x", "shape": [3], "datatype": datatype, "data": ["inf", -largest, largest]}
+    array = from_kserve(tensor, "input x")
+    assert np.isinf(array[0]) and np.isfinite(array[1:].astype(np.float64)).all()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
-from ovreduce.cli.options import check_tolerances, existing_file, parse_named_files, parse_named_shapes
+from ovreduce.cli.options import check_tolerances, existing_file, max_elements, parse_named_files, parse_named_shapes
 from ovreduce.cli.paths import expand_paths
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         report = run_layer(
             model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
             backends=args.backend or ["numpy", "openvino"], device=args.device, precision=args.precision,
-            atol=args.atol, rtol=args.rtol,
+            atol=args.atol, rtol=args.rtol, max_elements=max_elements(),
         )  # fmt: skip
     finally:
         model.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,22 @@ def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialSh
         raise UsageError(f"{option} {exc}") from None
 
 
+def max_elements() -> int:
+    """The CLI's limit on one tensor's elements: ``OVREDUCE_MAX_ELEMENTS`` as for the service, else
+    :data:`ovreduce.tensors.DEFAULT_MAX_ELEMENTS` (2^28, 1 GiB of f32)."""
+    from ovreduce.tensors import DEFAULT_MAX_ELEMENTS
+
+    text = os.environ.get("OVREDUCE_MAX_ELEMENTS", "").strip()
+    if not text:
+        return DEFAULT_MAX_ELEMENTS
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise UsageError(f"OVREDUCE_MAX_ELEMENTS={text[:30]!r}: expected a positive integer")
+    return int(text)
+
+
 def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
-    """``--input NAME=FILE`` pairs loaded as arrays (NumPy is imported only when there is one)."""
+    """``--input NAME=FILE`` pairs loaded as arrays (NumPy is imported only when there is one), each refused
+    before it is read if its header declares more than :func:`max_elements`."""
     out = {}
     for item in items:
         name, sep, path = item.partition("=")
@@ -30,7 +45,7 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
             raise UsageError(f"--input {item!r}: expected NAME=FILE, e.g. --input 0=data.npy or --input x=inputs.npz:x")
         from ovreduce.tensors import load_tensor
 
-        out[name] = load_tensor(path)
+        out[name] = load_tensor(path, max_elements())
     return out
 
 

@@ -308,3 +308,19 @@ def test_a_failed_backend_is_named_in_the_result(capsys: pytest.CaptureFixture[s
     status, out, _ = ovreduce(capsys, RUNTIME, "--layer", "mean_two_runtime_axes", "--input", f"1={tmp_path}/axes.npy")
     assert status == 1
     assert "result: openvino:CPU failed" in out
+
+
+def test_a_huge_shape_is_refused_before_allocating(capsys: pytest.CaptureFixture[str]) -> None:
+    """1.6e9 elements asked for with --shape: exit 2 naming the input and the limit, not a MemoryError."""
+    status, out, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_interval_dims", "--shape", "x[40000,5,16,2000]")
+    assert status == 2 and out == ""
+    assert "input 0 (data) has 6400000000 elements, more than the limit of 268435456 [limit]" in err
+
+
+def test_the_element_limit_follows_the_services_variable(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OVREDUCE_MAX_ELEMENTS", "100")
+    np.save(tmp_path / "x.npy", np.zeros((4, 6, 8), np.float32))
+    status, _, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_interval_dims", "--input", f"0={tmp_path}/x.npy")
+    assert status == 2 and "has 192 elements, more than the limit of 100" in err
