@@ -134,3 +134,17 @@ def test_dims_left_dynamic_by_a_partial_shape_are_defaulted(files: dict[str, Pat
     (x,) = doc.inputs
     assert x.shape[:2] == (2, 3) and x.shape[3] == 16 and x.defaulted_dims == (2,)
     assert x.shape[2] >= 5 and doc.error is None  # the 5x5 pooling needs a height of at least 5
+
+
+def test_intermediate_tensors_over_the_budget_are_refused_before_compiling(tmp_path: Path) -> None:
+    """A model whose Tile makes 6 million elements from a [2,3] input: refused from OpenVINO's inferred
+    shapes, naming the tensor and the limit, before anything is compiled or allocated."""
+    from ovreduce.errors import LimitExceededError
+
+    x = ops.parameter([2, 3], ov.Type.f32, name="x")
+    big = ops.tile(x, ops.constant(np.array([1000, 1000], np.int64)), name="blow_up")
+    path = _save(ov.Model([ops.reduce_mean(big, _axes(0, 1), False, name="mean")], [x], "tile"), tmp_path / "t.xml")
+    expected = r"the output 0 of Tile 'blow_up' would have 6000000 elements \(\[2000,3000\]\), more than the limit"
+    with pytest.raises(LimitExceededError, match=expected + " of 1048576 per tensor"):
+        _audit(path, max_elements=1 << 20)
+    assert _audit(path, max_elements=1 << 23).layers[0].ok
