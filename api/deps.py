@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
+from api.workers import IsolatedPool
 from ovreduce.backends.openvino import LayerCache
 from ovreduce.reports import CheckDocument
 
@@ -84,6 +85,9 @@ class Services:
     settings: Settings
     catalog: Catalog
     pool: WorkPool
+    """Threads, for short work bounded by the parse limits (uploads, listings)."""
+    isolated: IsolatedPool
+    """Worker processes, for checks, runs, audits and conformance checks: a timeout kills the job."""
     check_cache: LRUCache[tuple[Any, ...], CheckDocument]
     """``/v1/check`` documents by content hash and options; hold :attr:`check_cache_lock` to use it."""
     check_cache_lock: threading.Lock = field(default_factory=threading.Lock)

@@ -29,6 +29,7 @@ from api.errors import StoreError
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
+from api.workers import IsolatedPool
 from ovreduce import __version__
 from ovreduce.ir.parser import ParseLimits
 
@@ -86,12 +87,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         cache_size=settings.model_cache_size,
     )
     pool = WorkPool(settings.concurrency, settings.run_timeout_s)
+    isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(_startup, catalog)
         yield
         pool.shutdown()
+        await run_in_threadpool(isolated.shutdown)
 
     # FastAPIOffline serves Swagger UI's own files from the package: /docs works on an offline machine.
     app = FastAPIOffline(
@@ -102,7 +105,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
     )
-    app.state.services = Services(settings, catalog, pool, LRUCache(maxsize=settings.check_cache_size))
+    app.state.services = Services(settings, catalog, pool, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
     middleware.install(app, max_upload_bytes=settings.max_upload_bytes, max_json_bytes=settings.max_json_bytes)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ovreduce.errors import LimitExceededError, OvReduceError
 
-__all__ = ["FileError", "check_regular", "read_bounded"]
+__all__ = ["FileError", "check_regular", "open_regular", "read_bounded"]
 
 _CHUNK = 1 << 20
 
@@ -63,6 +63,24 @@ def check_regular(path: str | os.PathLike[str], what: str) -> int:
     if not stat.S_ISREG(st.st_mode):
         raise FileError(path, f"it is {_kind(st.st_mode)}, expected {what}")
     return st.st_size
+
+
+def open_regular(path: str | os.PathLike[str], what: str) -> tuple[int, int]:
+    """A read-only descriptor of regular file ``path`` and its size; the caller closes it.
+
+    Raises:
+        FileError: missing, unreadable, or not a regular file.
+    """
+    path = Path(path)
+    fd = _open(path, what)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileError(path, f"it is {_kind(st.st_mode)}, expected {what}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str, noun: str = "the file") -> bytes:

@@ -10,12 +10,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body
 
-from api.config import Settings
 from api.deps import ServicesDep
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors
 from api.routes.models import ModelIdPath
 from api.schemas import AuditAnswer, AuditRequest, fields_of
-from api.store.catalog import Catalog
+from api.workers import WorkerContext
 from ovreduce.audit import audit_model
 
 __all__ = ["router"]
@@ -23,7 +22,8 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/models/{model_id}/audit", tags=["audit"])
 
 
-def _audit(catalog: Catalog, settings: Settings, mid: str, req: AuditRequest) -> AuditAnswer:
+def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> AuditAnswer:
+    catalog, settings = context.catalog, context.settings
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
         doc = audit_model(
@@ -45,4 +45,4 @@ async def audit(
     body: Annotated[AuditRequest | None, Body()] = None,
 ) -> AuditAnswer:
     req = body if body is not None else AuditRequest()
-    return await services.pool.run("the audit", _audit, services.catalog, services.settings, model_id, req)
+    return await services.isolated.run("the audit", _audit, model_id, req)

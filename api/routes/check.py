@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import ServicesDep
 from api.routes.common import UPLOAD_PROBLEMS, read_upload, upload_names
 from api.store.disk import model_id
+from api.workers import WorkerContext
 from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
@@ -55,6 +56,10 @@ def run_check(
     return check_document([report])
 
 
+def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> CheckDocument:
+    return run_check(*args, **kwargs)
+
+
 @router.post(
     "",
     response_model=CheckDocument,
@@ -70,7 +75,7 @@ async def check(
         list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
     ] = None,
 ) -> CheckDocument:
-    settings, pool, cache = services.settings, services.pool, services.check_cache
+    settings, cache = services.settings, services.check_cache
     xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
     bin_bytes = None
     if bin_file is not None:
@@ -86,8 +91,8 @@ async def check(
         doc = cache.get(key)
     if doc is None:
         limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
-        doc = await pool.run(
-            "the check", run_check, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
+        doc = await services.isolated.run(
+            "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,
         )  # fmt: skip
         rows = sum(len(m.findings) + len(m.reductions) for m in doc.models)

@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
 
-from api.config import Settings
 from api.deps import ServicesDep
 from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload
+from api.workers import WorkerContext
 from ovreduce.conform import conform_model
 from ovreduce.reports import ConformDocument
 
@@ -21,9 +21,11 @@ router = APIRouter(prefix="/v1/conform", tags=["conform"])
 Precision = Literal["f32", "f16", "bf16", "default"]
 
 
-def _conform(settings: Settings, data: bytes, filename: str, seed: int, device: str, precision: str) -> ConformDocument:
+def _conform(
+    context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str
+) -> ConformDocument:
     return conform_model(data, name=filename, seed=seed, device=device, precision=precision,
-                         max_elements=settings.max_elements)  # fmt: skip
+                         max_elements=context.settings.max_elements)  # fmt: skip
 
 
 @router.post(
@@ -42,4 +44,4 @@ async def conform(
     settings = services.settings
     data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename = display_name(onnx.filename, "model.onnx")
-    return await services.pool.run("the conformance check", _conform, settings, data, filename, seed, device, precision)
+    return await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)

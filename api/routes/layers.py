@@ -18,11 +18,12 @@ from fastapi import APIRouter, Body, Query
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
-from api.deps import Services, ServicesDep
+from api.deps import ServicesDep
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from api.store.catalog import Catalog
+from api.workers import WorkerContext
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
@@ -78,13 +79,13 @@ def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
     return out
 
 
-def _run(services: Services, mid: str, key: str, req: RunRequest) -> bytes:
-    catalog, settings = services.catalog, services.settings
+def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
+    catalog, settings = context.catalog, context.settings
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
         spec = loaded.spec(key)
         body_path = loaded.model.locate(key).body_path
-        runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=services.layer_cache)
+        runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=context.layer_cache)
         given = given_tensors(req.inputs, settings.max_elements)
         arrays, notes, defaulted = prepare_inputs(
             loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
@@ -143,5 +144,5 @@ async def run_layer(
 ) -> Response:
     req = body if body is not None else RunRequest()
     what = f"the run of layer {layer!r}"
-    data = await services.pool.run(what, _run, services, model_id, layer, req)
+    data = await services.isolated.run(what, _run, model_id, layer, req)
     return Response(data, media_type="application/json")

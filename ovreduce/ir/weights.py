@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ovreduce.errors import WeightsError
-from ovreduce.files import FileError, check_regular
+from ovreduce.files import FileError, open_regular
 
 __all__ = ["Weights"]
 
@@ -23,11 +23,14 @@ class Weights:
     def __init__(self, source: Path | bytes, *, name: str | None = None) -> None:
         self._path: Path | None = None
         self._buffer: memoryview | None = None
+        self._fd: int | None = None
         if isinstance(source, Path):
             self._path = source
             self.name = name or str(source)
             try:
-                self.size = check_regular(source, "an IR weights (.bin) file")
+                # Held open until close(): a file removed meanwhile (the service's store evicting it from
+                # another process) stays readable, and nothing is mapped.
+                self._fd, self.size = open_regular(source, "an IR weights (.bin) file")
             except FileError as exc:
                 raise WeightsError(f"cannot read weights file {source}: {exc.reason}") from None
         else:
@@ -45,18 +48,15 @@ class Weights:
         return cls(Path(path))
 
     def _pread(self, offset: int, size: int) -> bytes:
-        assert self._path is not None
+        if self._fd is None:
+            raise WeightsError(f"weights file {self._path} was closed")
+        data = bytearray()
         try:
-            fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-            try:
-                data = bytearray()
-                while len(data) < size:
-                    chunk = os.pread(fd, min(size - len(data), 1 << 24), offset + len(data))
-                    if not chunk:
-                        break
-                    data += chunk
-            finally:
-                os.close(fd)
+            while len(data) < size:
+                chunk = os.pread(self._fd, min(size - len(data), 1 << 24), offset + len(data))
+                if not chunk:
+                    break
+                data += chunk
         except OSError as exc:
             raise WeightsError(f"cannot read weights file {self._path}: {exc.strerror or exc}") from None
         if len(data) < size:
@@ -94,6 +94,14 @@ class Weights:
         if self._buffer is not None and self._path is not None:
             self._buffer.release()
             self._buffer = None
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> Weights:
         return self

@@ -224,7 +224,7 @@ def test_unexpected_error_is_a_bare_500(
     def boom(*args: Any, **kwargs: Any) -> bytes:
         raise RuntimeError("secret internals at /srv/app.py line 12")
 
-    monkeypatch.setattr("api.routes.check.run_check", boom)
+    monkeypatch.setattr("api.routes.check.model_id", boom)  # runs in the server process, before the job
     xml, bin_data = reduce_ir("sum")
     with caplog.at_level(logging.ERROR, logger="ovreduce.api"):
         response = client.post("/v1/check", files=files(xml, bin_data))

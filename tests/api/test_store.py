@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
-from ovreduce.backends.numpy import NumPyBackend
 from ovreduce.errors import NotFoundError
 from ovreduce.ir.parser import ParseLimits
 
@@ -110,28 +109,21 @@ def test_models_survive_a_restart(make_client: Callable[..., TestClient]) -> Non
     assert again.post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]}).status_code == 200
 
 
-def test_removed_while_running(make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another process evicts the model in the middle of a run: the run finishes, later requests are 404."""
+def test_removed_while_running(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
+    """Another process removes the model while an audit of it runs in a worker: the audit finishes (its
+    weights stay readable through the descriptor it holds), later requests are 404."""
+    from tests.audit.ov_models import many_reductions
+
     client = make_client()
     other = make_client()  # same store directory, its own process state
-    xml, bin_data = reduce_ir("sum")
-    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
-    started, release = threading.Event(), threading.Event()
-    original = NumPyBackend.infer
-
-    def infer(self: NumPyBackend, spec: Any, inputs: Any) -> Any:
-        started.set()
-        release.wait(10)
-        return original(self, spec, inputs)
-
-    monkeypatch.setattr(NumPyBackend, "infer", infer)
+    xml = many_reductions(tmp_path / "many.xml", 400)
+    mid = client.post("/v1/models", files=files(xml.read_bytes(), xml.with_suffix(".bin").read_bytes())).json()["id"]
     out: list[Any] = []
-    thread = threading.Thread(target=lambda: out.append(client.post(f"/v1/models/{mid}/layers/sum/run")))
+    thread = threading.Thread(target=lambda: out.append(client.post(f"/v1/models/{mid}/audit", json={})))
     thread.start()
-    assert started.wait(10)
+    time.sleep(1.0)  # the worker has read the model by now; the audit runs for seconds more
     assert other.delete(f"/v1/models/{mid}").status_code == 204
-    release.set()
-    thread.join(10)
+    thread.join(60)
     assert out[0].status_code == 200, out[0].text
     assert_problem(client.post(f"/v1/models/{mid}/layers/sum/run"), 404, "not_found")
     assert_problem(client.get(f"/v1/models/{mid}/layers"), 404, "not_found")

@@ -1,0 +1,235 @@
+"""Work that a timeout really ends: checks, runs, audits and conformance checks in worker processes.
+
+A thread cannot be stopped: an audit abandoned after its 504 kept the only worker thread and grew to 1.6 GB,
+and the next request got 503. Here each job runs in one of ``size`` worker processes (started from a
+``forkserver`` that has OpenVINO and ovreduce imported, so a start costs a fork, not an import). When a job
+outlives the time limit its process is killed, which frees all its memory at once, and a fresh one takes
+its place; a job that did not get a worker while at least a quarter of its time was left is withdrawn (503)
+without having started.
+
+A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
+so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
+taking a :class:`WorkerContext` first; their arguments and results cross a pipe, pickled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+from api.config import Settings
+from api.errors import BusyError, RunTimeoutError
+from api.store.catalog import Catalog
+from api.store.disk import ModelStore
+from ovreduce.backends.openvino import LayerCache
+from ovreduce.errors import BackendError
+from ovreduce.ir.parser import ParseLimits
+
+__all__ = ["IsolatedPool", "WorkerContext", "WorkerDiedError", "catalog_for"]
+
+T = TypeVar("T")
+
+# A job that gets a worker with less than this share of its time left is withdrawn (503) instead of started
+# to be killed moments later.
+_LEAST_LEFT = 0.25
+
+
+class WorkerDiedError(BackendError):
+    """The worker process running a job ended without an answer (killed by the system, a crash): 503."""
+
+    code = "worker"
+
+
+def catalog_for(settings: Settings) -> Catalog:
+    """The model catalog ``settings`` describe (the same store, limits and cache size in every process)."""
+    return Catalog(
+        ModelStore(settings.store, settings.store_max_bytes),
+        limits=ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers),
+        max_upload_bytes=settings.max_upload_bytes,
+        cache_size=settings.model_cache_size,
+    )
+
+
+@dataclass
+class WorkerContext:
+    """What a job gets in its worker process: the settings, a catalog and a compiled-layer cache, made once
+    per process."""
+
+    settings: Settings
+    _catalog: Catalog | None = None
+    layer_cache: LayerCache = field(default_factory=LayerCache)
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = catalog_for(self.settings)
+        return self._catalog
+
+
+def _serve(conn: Connection, settings: Settings) -> None:
+    """A worker process: answer jobs until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    context = WorkerContext(settings)
+    while True:
+        try:
+            func, args, kwargs = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer: tuple[bool, Any] = (True, func(context, *args, **kwargs))
+        except BaseException as exc:  # the job's failure is its answer
+            answer = (False, _portable(exc))
+        try:
+            conn.send(answer)
+        except Exception as exc:  # an answer that cannot be pickled
+            conn.send((False, RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")))
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling (the library's errors do), else a RuntimeError with its text."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is no fork server
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        # imported once in the fork server: every worker starts with them loaded
+        ctx.set_forkserver_preload(["api.workers", "api.routes", "openvino", "ovreduce.audit", "ovreduce.conform"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+
+
+class IsolatedPool:
+    """``size`` worker processes, one job each at a time, ``timeout_s`` per job (waiting included).
+
+    Workers start on first use and are replaced when killed. :meth:`shutdown` stops them all.
+    """
+
+    def __init__(self, size: int, timeout_s: float, settings: Settings) -> None:
+        self.size = size
+        self.timeout_s = timeout_s
+        self.settings = settings
+        self._idle: list[_Worker] = []
+        self._all: set[int] = set()
+        self._lock = threading.Lock()
+        self._slots: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
+
+    def pids(self) -> list[int]:
+        """The process ids of the live workers."""
+        with self._lock:
+            return sorted(self._all)
+
+    def _start(self) -> _Worker:
+        ours, theirs = _context().Pipe()
+        process = _context().Process(target=_serve, args=(theirs, self.settings), daemon=True, name="ovreduce-job")
+        process.start()
+        theirs.close()
+        assert process.pid is not None
+        with self._lock:
+            self._all.add(process.pid)
+        return _Worker(process, ours)
+
+    def _stop(self, worker: _Worker) -> None:
+        with self._lock:
+            self._all.discard(worker.process.pid or -1)
+        with contextlib.suppress(Exception):
+            worker.conn.close()
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(timeout=5)
+
+    async def run(self, what: str, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``func(context, *args, **kwargs)`` in a worker process.
+
+        Raises:
+            BusyError: no worker became free within the time limit (the job never started).
+            RunTimeoutError: the job outlived the limit; its process was killed.
+            WorkerDiedError: the worker process ended without an answer.
+            whatever ``func`` raised.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
+            self._slots, self._loop = asyncio.Semaphore(self.size), loop
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.timeout_s)
+        except TimeoutError:
+            raise BusyError(
+                f"the server is busy: {what} waited {self.timeout_s:g} s for one of its {self.size} workers "
+                f"and was not started; retry later"
+            ) from None
+        try:
+            if deadline - loop.time() < self.timeout_s * _LEAST_LEFT:  # it would only be stopped: not started
+                raise BusyError(
+                    f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
+                    f"its {self.timeout_s:g} s was left, and was not started; retry later"
+                )
+            worker = self._idle.pop() if self._idle else await loop.run_in_executor(None, self._start)
+            try:
+                answered = await asyncio.wait_for(
+                    loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),
+                    max(deadline - loop.time(), 0.001),
+                )
+            except TimeoutError:
+                self.killed += 1
+                await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
+                raise RunTimeoutError(
+                    f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
+                    f"stopped"
+                ) from None
+            except (EOFError, OSError, BrokenPipeError):
+                code = worker.process.exitcode
+                await loop.run_in_executor(None, self._stop, worker)
+                how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+                raise WorkerDiedError(
+                    f"{what} ended its worker process ({how}) without an answer, for instance killed for lack of "
+                    f"memory; retry with a smaller model or inputs"
+                ) from None
+            self._idle.append(worker)
+        finally:
+            self._slots.release()
+        ok, payload = answered
+        if ok:
+            return payload  # type: ignore[no-any-return]
+        raise payload
+
+    def shutdown(self) -> None:
+        """Stop every worker (running jobs end with them)."""
+        idle, self._idle = self._idle, []
+        for worker in idle:
+            self._stop(worker)
+        with self._lock:
+            pids, self._all = set(self._all), set()
+        for pid in pids:  # workers busy with a job
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self._slots = None
+
+
+def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any]:
+    """Send one job and wait for its answer (in a thread: pickling and pipes block)."""
+    conn.send(job)
+    answer: tuple[bool, Any] = conn.recv()
+    return answer
