@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +33,7 @@ from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
 
-__all__ = ["ConformReport", "NodeCheck", "conform_model"]
+__all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]
 
 ONNX_REDUCTIONS = (
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
@@ -126,6 +127,118 @@ class ConformReport:
         )
 
 
+@dataclass
+class Work:
+    """What one :func:`conform_model` call did, counted: each count grows linearly with the model.
+
+    Pass one as ``work=`` to have it filled in (tests and benchmarks measure conform's cost with it,
+    not with a clock).
+    """
+
+    nodes: int = 0
+    """ONNX nodes checked."""
+    indexed: int = 0
+    """(tensor name, OpenVINO output) pairs put in the name index, built once per model."""
+    lookups: int = 0
+    """Tensor names looked up (in that index, the initializers or the removed inputs): one per node input and output."""
+    marks: int = 0
+    """Distinct OpenVINO outputs added as model outputs: each tensor once, however many nodes read it."""
+    reused: int = 0
+    """Tensor reads served by an output the model already had, or by a tensor already marked."""
+    initializers_read: int = 0
+    """Initializers converted to arrays: only those the checked nodes read, each once."""
+
+
+_Source = tuple[Literal["known", "output", "mark", "missing"], Any]
+"""Where a node's tensor comes from: ("known", array or None), ("output", index among the model's own
+outputs), ("mark", index among the added outputs) or ("missing", name)."""
+
+
+class _Initializers:
+    """The ONNX graph's initializers by name, converted to arrays only when a checked node reads one.
+
+    Converting every initializer up front would copy all of a large model's weights (once more besides the
+    protobuf and OpenVINO's copy) to read a few axes tensors and quantization scales.
+    """
+
+    def __init__(self, onnx: Any, graph: Any, base_dir: Path | None) -> None:
+        self._onnx = onnx
+        self._protos = {t.name: t for t in graph.initializer}
+        self._arrays: dict[str, npt.NDArray[Any]] = {}
+        self._base_dir = "" if base_dir is None else str(base_dir)
+        self.names = frozenset(self._protos)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._protos
+
+    def get(self, name: str, work: Work) -> npt.NDArray[Any]:
+        if name not in self._arrays:
+            work.initializers_read += 1
+            self._arrays[name] = np.asarray(self._onnx.numpy_helper.to_array(self._protos[name], self._base_dir))
+        return self._arrays[name]
+
+
+class _Sources:
+    """Finds each tensor around a checked node in OpenVINO's converted model, in O(1) per tensor.
+
+    The index of OpenVINO's outputs by tensor name is built once. A tensor that is already one of the
+    model's outputs is read from there and anything else is marked once, however many nodes read it:
+    OpenVINO's ``Model.add_outputs`` searches all of the model's Results for every port that already feeds
+    one, so marking a graph output, or one tensor once per reader, costs O(outputs) each -- quadratic in
+    a model whose thousands of reductions read one tensor or are graph outputs.
+    """
+
+    def __init__(
+        self, ov_model: Any, initializers: _Initializers, removed: Mapping[str, npt.NDArray[Any]], work: Work
+    ) -> None:
+        self._work = work
+        self._initializers = initializers
+        self._removed = removed
+        self._ports: dict[str, Any] = {}
+        for op in ov_model.get_ordered_ops():  # topological: a tensor's producer comes before its Result
+            for port in op.outputs():
+                for name in port.get_names():
+                    work.indexed += 1
+                    self._ports.setdefault(name, port)
+        self._outputs: dict[Any, int] = {}
+        for index, result in enumerate(ov_model.outputs):
+            self._outputs.setdefault(result.get_node().input_value(0), index)
+        self._marked: dict[Any, int] = {}
+        self.marks: list[Any] = []
+
+    def find(self, name: str, entry: NodeCheck) -> _Source:
+        """Where tensor ``name`` comes from; a tensor OpenVINO's model lacks is added to ``entry.missing``."""
+        self._work.lookups += 1
+        if not name:
+            return ("known", None)  # an omitted optional input
+        if name in self._initializers:
+            return ("known", self._initializers.get(name, self._work))
+        if name in self._removed:
+            return ("known", self._removed[name])
+        port = self._ports.get(name)
+        if port is None:
+            entry.missing.append(name)
+            return ("missing", name)
+        if port in self._outputs:
+            self._work.reused += 1
+            return ("output", self._outputs[port])
+        if port in self._marked:
+            self._work.reused += 1
+        else:
+            self._marked[port] = len(self.marks)
+            self.marks.append(port)
+        return ("mark", self._marked[port])
+
+    @staticmethod
+    def value(source: _Source, run: Any) -> npt.NDArray[Any] | None:
+        kind, where = source
+        if kind == "output":
+            return np.asarray(run.outputs[where])
+        if kind == "mark":
+            return np.asarray(run.marked[where])
+        return None if kind == "missing" else where
+
+
 def _onnx() -> Any:
     try:
         import onnx
@@ -146,12 +259,14 @@ def conform_model(
     atol: float | None = None,
     rtol: float | None = None,
     max_elements: int | None = None,
+    work: Work | None = None,
 ) -> ConformDocument:
     """Check every mean/reduce node of an ONNX model against ONNX semantics.
 
     Args:
         model: the model's file, or its bytes (then tensors in external data cannot be resolved).
         name: what the document calls the model (default: the path, or "model.onnx" for bytes).
+        work: filled in with counts of what conform did (its cost, linear in the model's size).
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
@@ -161,6 +276,7 @@ def conform_model(
         DeviceNotAvailableError: the device is not available.
     """
     onnx = _onnx()
+    work = Work() if work is None else work
     check_precision(precision)
     check_device(device)
     start = time.perf_counter()
@@ -188,41 +304,22 @@ def conform_model(
         return report.document
     if save_ir:
         report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
-    initializers = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
-    by_name: dict[str, Any] = {}
-    for op in ov_model.get_ordered_ops():
-        for out in op.outputs():
-            for name in out.get_names():
-                by_name.setdefault(name, out)
-    given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, set(initializers))
+    initializers = _Initializers(onnx, proto.graph, None if isinstance(model, bytes) else Path(model).parent)
+    given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, initializers.names)
     for name in removed:
         report.notes.append(
             f"input {name!r} is a graph input of the ONNX model but not of OpenVINO's converted model (the "
             "conversion removed it); its given value is used as that tensor's value"
         )
-    known = {**initializers, **removed}
     arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements)
     report.notes += notes
-    plan: list[tuple[NodeCheck, Any, list[int | None], int]] = []
-    marks: list[Any] = []
+    sources = _Sources(ov_model, initializers, removed, work)
+    plan: list[tuple[NodeCheck, Any, list[_Source], _Source]] = []
     for n in nodes:
+        work.nodes += 1
         entry = _node(n, opsets, observable=True)
-        slots: list[int | None] = []
-        for name in list(n.input):
-            if not name or name in known:
-                slots.append(None)
-            elif name in by_name:
-                slots.append(len(marks))
-                marks.append(by_name[name])
-            else:
-                entry.missing.append(name)
-                slots.append(None)
-        if n.output[0] in by_name:
-            out_slot = len(marks)
-            marks.append(by_name[n.output[0]])
-        else:
-            entry.missing.append(n.output[0])
-            out_slot = -1
+        slots = [sources.find(name, entry) for name in n.input]
+        out = sources.find(n.output[0], entry)
         if entry.missing:
             entry.observable = False
             entry.notes.append(
@@ -230,10 +327,11 @@ def conform_model(
                 + ", ".join(repr(m) for m in entry.missing)
                 + " (fused away by the conversion)"
             )
-        plan.append((entry, n, slots, out_slot))
+        plan.append((entry, n, slots, out))
         report.nodes.append(entry)
+    work.marks = len(sources.marks)
     try:
-        run = run_marked(ov_model, marks, arrays, device, precision)
+        run = run_marked(ov_model, sources.marks, arrays, device, precision)
     except Exception as exc:  # compile or inference failure
         report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
         for entry in report.nodes:  # nothing was compared: not a disagreement
@@ -241,17 +339,19 @@ def conform_model(
                 entry.error = "not checked: OpenVINO could not run the converted model"
         report.seconds = time.perf_counter() - start
         return report.document
-    for entry, n, slots, out_slot in plan:
+    for entry, n, slots, out in plan:
         if not entry.observable:
             continue
-        values = [run.marked[s] if s is not None else known.get(name) for s, name in zip(slots, n.input, strict=True)]
-        _check_node(entry, n, values, run.marked[out_slot], opset or 1, atol, rtol)
+        values = [sources.value(slot, run) for slot in slots]
+        got = sources.value(out, run)
+        assert got is not None  # an observable node's output was found
+        _check_node(entry, n, values, got, opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
     return report.document
 
 
 def _split_removed_inputs(
-    proto: Any, ov_model: Any, given: Mapping[str, npt.NDArray[Any]], initializers: set[str]
+    proto: Any, ov_model: Any, given: Mapping[str, npt.NDArray[Any]], initializers: AbstractSet[str]
 ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
     """Given inputs split into those for OpenVINO's model and those naming ONNX graph inputs it removed.
 
