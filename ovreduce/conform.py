@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -459,6 +459,69 @@ def _check_node(
     reduced = values[0].size if values and values[0] is not None else expected.size
     atol, rtol = tolerances(etype, None, reduced, expected.size, atol, rtol)
     entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", atol=atol, rtol=rtol)
+    if node.op_type != "Mean" and not entry.comparison.ok and values[0] is not None:
+        source = "input" if version >= since else "attribute"
+        entry.notes += _what_openvino_did(
+            node.op_type, values[0], axes, source, keepdims, noop, expected, got, opset, atol, rtol
+        )
+
+
+# What ONNX computes besides the reduction when noop_with_empty_axes=1 skips it (the opset-18 text).
+_NOOP_STEPS: Final = {"ReduceL1": "|x|", "ReduceL2": "sqrt(x*x) = |x|", "ReduceLogSum": "log(x)",
+                      "ReduceSumSquare": "x*x"}  # fmt: skip
+
+
+def _what_openvino_did(
+    op_type: str,
+    data: npt.NDArray[Any],
+    axes: Any,
+    source: str,
+    keepdims: int,
+    noop: int,
+    expected: npt.NDArray[Any],
+    got: npt.NDArray[Any],
+    opset: int,
+    atol: float,
+    rtol: float,
+) -> list[str]:
+    """Notes naming what OpenVINO computed instead, for a disagreeing Reduce* node, when it is recognisably one
+    of two known frontend defects; no note when OpenVINO's output is not exactly that.
+
+    * axes ignored: OpenVINO's output has the shape *and* the values of the reduction over all axes, where
+      ONNX reduces only some (ReduceL1-13, ReduceLogSum-13, ReduceLogSumExp-13 in OpenVINO 2026.4);
+    * whole operator skipped: with noop_with_empty_axes=1 and empty axes OpenVINO returns the input
+      itself, where ONNX still applies the operator's elementwise step (ReduceL1/L2/LogSum-18).
+    """
+    from ovreduce.reference import onnx as onnx_ref
+
+    version = onnx_ref.op_version(op_type, opset)
+    name = f"{op_type}-{version}"
+
+    def same(want: npt.NDArray[Any]) -> bool:
+        return want.shape == got.shape and compare(want, got, atol=atol, rtol=rtol).ok
+
+    empty = axes is None or len(axes) == 0
+    try:
+        if not empty and expected.shape != got.shape:
+            everything = _wide(lambda x: onnx_ref.reduce(op_type, x, None, keepdims, 0, opset=opset), op_type, opset,
+                               [data])  # fmt: skip
+            if same(everything):
+                return [
+                    f"OpenVINO reduced over all axes: its output has shape {list(got.shape)} and the values of "
+                    f"{name} over every axis, where ONNX reduces axes {list(axes)} to shape "
+                    f"{list(expected.shape)}; OpenVINO's ONNX frontend ignored the axes {source} (a known "
+                    "OpenVINO 2026.4 defect for ReduceL1-13, ReduceLogSum-13 and ReduceLogSumExp-13)"
+                ]
+        if empty and noop and op_type in _NOOP_STEPS and same(np.asarray(data)):
+            return [
+                f"OpenVINO returned the input unchanged: with noop_with_empty_axes=1 and empty axes ONNX skips "
+                f"only the reduction and still computes {_NOOP_STEPS[op_type]} ({name}'s noop_with_empty_axes "
+                "text); OpenVINO's ONNX frontend skipped the whole operator (a known OpenVINO 2026.4 defect "
+                "for ReduceL1, ReduceL2 and ReduceLogSum from opset 18)"
+            ]
+    except OvReduceError:
+        return []
+    return []
 
 
 def _wide(fn: Any, op_type: str, opset: int, arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
