@@ -147,6 +147,9 @@ class Work:
     """Tensor reads served by an output the model already had, or by a tensor already marked."""
     initializers_read: int = 0
     """Initializers converted to arrays: only those the checked nodes read, each once."""
+    result_scans: int = 0
+    """Results OpenVINO's ``Model.add_outputs`` must search: all of them for each marked port that already
+    feeds one (a graph output, or a port marked twice). Counted before marking; conform keeps it 0."""
 
 
 _Source = tuple[Literal["known", "output", "mark", "missing"], Any]
@@ -330,6 +333,7 @@ def conform_model(
         plan.append((entry, n, slots, out))
         report.nodes.append(entry)
     work.marks = len(sources.marks)
+    work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
     try:
         run = run_marked(ov_model, sources.marks, arrays, device, precision)
     except Exception as exc:  # compile or inference failure
@@ -348,6 +352,19 @@ def conform_model(
         _check_node(entry, n, values, got, opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
     return report.document
+
+
+def _result_scans(marks: list[Any], results: int) -> int:
+    """How many Results OpenVINO's ``add_outputs(marks)`` searches (it searches them all for every port that
+    already feeds a Result, and a port repeated in ``marks`` feeds one from its second time on)."""
+    scans = 0
+    added: set[Any] = set()  # ports that got a new Result
+    for port in marks:
+        if port in added or any(t.get_node().get_type_name() == "Result" for t in port.get_target_inputs()):
+            scans += results + len(added)
+        else:
+            added.add(port)
+    return scans
 
 
 def _split_removed_inputs(
