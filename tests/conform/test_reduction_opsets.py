@@ -17,6 +17,8 @@ What OpenVINO 2026.4 does (measured on every reduction at opsets 1 to 28): it ag
 
 Those nodes must differ from ONNX in exactly that way and conform must report them as disagreeing, with
 the note naming it; every other node must agree and be "ok". The test fails the day either changes.
+A third, in ``test_max_and_min_of_8_bit_integers``: ReduceMax-12/ReduceMin-12 refuse the int8/uint8
+inputs that ONNX allows from version 12 (the model does not convert).
 """
 
 from __future__ import annotations
@@ -170,3 +172,42 @@ def test_mean_at_opset(opset: int, tmp_path: Path) -> None:
     doc = conform_model(str(path), inputs=feeds).to_json()
     [entry] = doc["nodes"]
     assert (entry["op_type"], entry["version"], entry["status"]) == ("Mean", onnx_ref.op_version("Mean", opset), "ok")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("opset", [12, 13, 18, 20])
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_max_and_min_of_8_bit_integers(op: str, opset: int, dtype: type[np.integer[Any]], tmp_path: Path) -> None:
+    """ReduceMax/Min take int8/uint8 from version 12. OpenVINO 2026.4's frontend refuses them in version 12
+    ("Unsupported input type i8"), a valid model it cannot convert, which conform reports as its error;
+    from version 13 it converts them and agrees with ONNX."""
+    element = {np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8}[dtype]
+    inputs, initializers, attrs = ["x"], [], {"keepdims": 0}
+    if opset >= 18:
+        inputs.append("axes")
+        initializers.append(numpy_helper.from_array(np.array([1], np.int64), "axes"))
+    else:
+        attrs["axes"] = [1]
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["y"], name="r", **attrs)], "minmax8",
+        [helper.make_tensor_value_info("x", element, [2, 3])], [helper.make_tensor_value_info("y", element, [2])],
+        initializers,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="ovreduce-tests")
+    model.ir_version = onnx_models.IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    path = onnx_models.save(model, tmp_path / "minmax8.onnx")
+    x = np.array([[7, 120, 3], [0, 5, 100]], dtype)
+    [want] = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(onnx_ref.reduce(op, x, [1], 0, opset=opset), want)
+    doc = conform_model(str(path), inputs={"x": x}).to_json()
+    [entry] = doc["nodes"]
+    if opset == 12:
+        with pytest.raises(Exception, match="Unsupported input type"):
+            onnx_models.openvino_output(path, {"x": x})
+        assert doc["error"].startswith("OpenVINO could not convert the model")
+        assert "Unsupported input type" in doc["error"]
+        assert entry["status"] == "not-observable"
+    else:
+        np.testing.assert_array_equal(onnx_models.openvino_output(path, {"x": x}), want)
+        assert (entry["status"], doc["ok"]) == ("ok", True)
