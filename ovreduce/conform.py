@@ -294,12 +294,20 @@ def conform_model(
     check_device(device)
     start = time.perf_counter()
     path = name or ("model.onnx" if isinstance(model, bytes) else str(model))
+    base_dir = None if isinstance(model, bytes) else Path(model).parent
     try:
-        proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
-    except Exception as exc:  # protobuf DecodeError, missing external data...
+        # External data (a large model's weights) stays on disk: OpenVINO reads it itself, and conform
+        # reads only the initializers the checked nodes use (_Initializers).
+        proto = (
+            onnx.load_from_string(model)
+            if isinstance(model, bytes)
+            else onnx.load(str(model), load_external_data=False)
+        )
+    except Exception as exc:  # protobuf DecodeError...
         raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
+    _check_external_data(proto.graph, base_dir, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     nodes = [n for n in proto.graph.node if _interesting(n)]
@@ -317,7 +325,7 @@ def conform_model(
         return report.document
     if save_ir:
         report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
-    initializers = _Initializers(onnx, proto.graph, None if isinstance(model, bytes) else Path(model).parent)
+    initializers = _Initializers(onnx, proto.graph, base_dir)
     given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, initializers.names)
     for name in removed:
         report.notes.append(
@@ -362,6 +370,26 @@ def conform_model(
         _check_node(entry, n, values, got, opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
     return report.document
+
+
+def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
+    """Refuse a model whose initializers keep their data in files that are not there (without reading them)."""
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+    for tensor in graph.initializer:
+        if not uses_external_data(tensor):
+            continue
+        location = ExternalDataInfo(tensor).location
+        if base_dir is None:
+            raise InputError(
+                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in the external "
+                f"file {location!r}, which model bytes cannot reach; pass the model's path instead"
+            )
+        if not (base_dir / location).is_file():
+            raise InputError(
+                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in "
+                f"{str(base_dir / location)!r}, which does not exist"
+            )
 
 
 def _result_scans(marks: list[Any], results: int) -> int:
