@@ -137,13 +137,19 @@ def test_reduction_at_opset(op: str, opset: int, tmp_path: Path) -> None:
             assert entry["status"] == "disagree"
             [note] = entry["notes"]
             assert note.startswith(f"OpenVINO reduced over all axes: its output has shape {list(everything.shape)}")
-            assert "ignored the axes attribute" in note
+            assert note.endswith(
+                "ignored the axes attribute (a known OpenVINO 2026.4 defect of ReduceL1-13, "
+                "ReduceLogSum-13 and ReduceLogSumExp-13)"
+            )
         elif op in NOOP_SKIPS_THE_OPERATOR and version >= 18 and noop and not axes:
             assert not _close(want, x)
             np.testing.assert_array_equal(got, x)
             assert entry["status"] == "disagree"
             [note] = entry["notes"]
             assert note.startswith("OpenVINO returned the input unchanged")
+            assert note.endswith(
+                "(a known OpenVINO 2026.4 defect of ReduceL1, ReduceL2 and ReduceLogSum from opset 18)"
+            )
         else:
             assert _close(got, want), (name, got, want)
             assert entry["status"] == "ok", entry
