@@ -285,7 +285,8 @@ def conform_model(
 
     Raises:
         BackendError: the onnx package is missing.
-        InputError: the file is not a readable ONNX model, or unusable inputs.
+        InputError: the file is not a readable ONNX model (an external data file missing, or external data
+            behind model bytes), or unusable inputs.
         DeviceNotAvailableError: the device is not available.
     """
     onnx = _onnx()
