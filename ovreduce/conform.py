@@ -3,8 +3,8 @@
 The ONNX model is converted with OpenVINO's ONNX frontend and run once, with the tensors around every
 ONNX reduction (ReduceMean, ReduceSum, ReduceSumSquare, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
 ReduceL2, ReduceLogSum, ReduceLogSumExp, at every opset), Mean and com.microsoft QLinearReduceMean node
-marked as outputs; they are located by their ONNX tensor names, which the frontend keeps. Each node's output as OpenVINO
-computed it is compared with the ONNX-semantics reference (:mod:`ovreduce.reference.onnx`,
+marked as outputs; they are located by their ONNX tensor names, which the frontend keeps. Each node's
+output as OpenVINO computed it is compared with the ONNX-semantics reference (:mod:`ovreduce.reference.onnx`,
 :mod:`ovreduce.reference.quantized`) applied to the node's inputs *as observed in the same run*
 (initializers are read from the ONNX file). A tensor the conversion fused away makes the node "not
 observable", which is reported, never skipped silently.
