@@ -1,9 +1,10 @@
 """``ovreduce conform``: did OpenVINO's ONNX frontend keep the semantics of the mean and reduce nodes?
 
 The ONNX model is converted with OpenVINO's ONNX frontend and run once, with the tensors around every
-ReduceMean (all opsets), Mean, com.microsoft QLinearReduceMean and other Reduce* node marked as outputs;
-they are located by their ONNX tensor names, which the frontend keeps. Each node's output as OpenVINO
-computed it is compared with the ONNX-semantics reference (:mod:`ovreduce.reference.onnx`,
+ONNX reduction (ReduceMean, ReduceSum, ReduceSumSquare, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+ReduceL2, ReduceLogSum, ReduceLogSumExp, at every opset), Mean and com.microsoft QLinearReduceMean node
+marked as outputs; they are located by their ONNX tensor names, which the frontend keeps. Each node's
+output as OpenVINO computed it is compared with the ONNX-semantics reference (:mod:`ovreduce.reference.onnx`,
 :mod:`ovreduce.reference.quantized`) applied to the node's inputs *as observed in the same run*
 (initializers are read from the ONNX file). A tensor the conversion fused away makes the node "not
 observable", which is reported, never skipped silently.
@@ -13,15 +14,25 @@ type constraints) and, for f16/bf16 data, accumulates in f32 and rounds once: ON
 accumulation precision, and onnx.reference's f16 accumulation (inf for a mean of 70,000 ones) would
 blame OpenVINO for being right. QLinearReduceMean is compared exactly on the quantized integers, and
 the dequantized difference is reported too.
+
+Known frontend defects are named in a note only when OpenVINO's output is exactly theirs (see
+:func:`_what_openvino_did`): the axes attribute ignored (ReduceL1/LogSum/LogSumExp-13) and
+noop_with_empty_axes skipping the whole operator (ReduceL1/L2/LogSum from 18).
+
+Cost: linear in the model. The name index is built once; every tensor is marked at most once, and a tensor
+that already is a model output is read from there (OpenVINO's ``Model.add_outputs`` searches every Result
+for a port that already feeds one); only the initializers the checked nodes read are converted.
+:class:`Work` counts all of it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +43,7 @@ from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
 
-__all__ = ["ConformReport", "NodeCheck", "conform_model"]
+__all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]
 
 ONNX_REDUCTIONS = (
     "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
@@ -126,6 +137,121 @@ class ConformReport:
         )
 
 
+@dataclass
+class Work:
+    """What one :func:`conform_model` call did, counted: each count grows linearly with the model.
+
+    Pass one as ``work=`` to have it filled in (tests and benchmarks measure conform's cost with it,
+    not with a clock).
+    """
+
+    nodes: int = 0
+    """ONNX nodes checked."""
+    indexed: int = 0
+    """(tensor name, OpenVINO output) pairs put in the name index, built once per model."""
+    lookups: int = 0
+    """Tensor names looked up (in that index, the initializers or the removed inputs): one per node input and output."""
+    marks: int = 0
+    """Distinct OpenVINO outputs added as model outputs: each tensor once, however many nodes read it."""
+    reused: int = 0
+    """Tensor reads served by an output the model already had, or by a tensor already marked."""
+    initializers_read: int = 0
+    """Initializers converted to arrays: only those the checked nodes read, each once."""
+    result_scans: int = 0
+    """Results OpenVINO's ``Model.add_outputs`` must search: all of them for each marked port that already
+    feeds one (a graph output, or a port marked twice). Counted before marking; conform keeps it 0."""
+
+
+_Source = tuple[Literal["known", "output", "mark", "missing"], Any]
+"""Where a node's tensor comes from: ("known", array or None), ("output", index among the model's own
+outputs), ("mark", index among the added outputs) or ("missing", name)."""
+
+
+class _Initializers:
+    """The ONNX graph's initializers by name, converted to arrays only when a checked node reads one.
+
+    Converting every initializer up front would copy all of a large model's weights (once more besides the
+    protobuf and OpenVINO's copy) to read a few axes tensors and quantization scales.
+    """
+
+    def __init__(self, onnx: Any, graph: Any, base_dir: Path | None) -> None:
+        self._onnx = onnx
+        self._protos = {t.name: t for t in graph.initializer}
+        self._arrays: dict[str, npt.NDArray[Any]] = {}
+        self._base_dir = "" if base_dir is None else str(base_dir)
+        self.names = frozenset(self._protos)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._protos
+
+    def get(self, name: str, work: Work) -> npt.NDArray[Any]:
+        if name not in self._arrays:
+            work.initializers_read += 1
+            self._arrays[name] = np.asarray(self._onnx.numpy_helper.to_array(self._protos[name], self._base_dir))
+        return self._arrays[name]
+
+
+class _Sources:
+    """Finds each tensor around a checked node in OpenVINO's converted model, in O(1) per tensor.
+
+    The index of OpenVINO's outputs by tensor name is built once. A tensor that is already one of the
+    model's outputs is read from there and anything else is marked once, however many nodes read it:
+    OpenVINO's ``Model.add_outputs`` searches all of the model's Results for every port that already feeds
+    one, so marking a graph output, or one tensor once per reader, costs O(outputs) each -- quadratic in
+    a model whose thousands of reductions read one tensor or are graph outputs.
+    """
+
+    def __init__(
+        self, ov_model: Any, initializers: _Initializers, removed: Mapping[str, npt.NDArray[Any]], work: Work
+    ) -> None:
+        self._work = work
+        self._initializers = initializers
+        self._removed = removed
+        self._ports: dict[str, Any] = {}
+        for op in ov_model.get_ordered_ops():  # topological: a tensor's producer comes before its Result
+            for port in op.outputs():
+                for name in port.get_names():
+                    work.indexed += 1
+                    self._ports.setdefault(name, port)
+        self._outputs: dict[Any, int] = {}
+        for index, result in enumerate(ov_model.outputs):
+            self._outputs.setdefault(result.get_node().input_value(0), index)
+        self._marked: dict[Any, int] = {}
+        self.marks: list[Any] = []
+
+    def find(self, name: str, entry: NodeCheck) -> _Source:
+        """Where tensor ``name`` comes from; a tensor OpenVINO's model lacks is added to ``entry.missing``."""
+        self._work.lookups += 1
+        if not name:
+            return ("known", None)  # an omitted optional input
+        if name in self._initializers:
+            return ("known", self._initializers.get(name, self._work))
+        if name in self._removed:
+            return ("known", self._removed[name])
+        port = self._ports.get(name)
+        if port is None:
+            entry.missing.append(name)
+            return ("missing", name)
+        if port in self._outputs:
+            self._work.reused += 1
+            return ("output", self._outputs[port])
+        if port in self._marked:
+            self._work.reused += 1
+        else:
+            self._marked[port] = len(self.marks)
+            self.marks.append(port)
+        return ("mark", self._marked[port])
+
+    @staticmethod
+    def value(source: _Source, run: Any) -> npt.NDArray[Any] | None:
+        kind, where = source
+        if kind == "output":
+            return np.asarray(run.outputs[where])
+        if kind == "mark":
+            return np.asarray(run.marked[where])
+        return None if kind == "missing" else where
+
+
 def _onnx() -> Any:
     try:
         import onnx
@@ -146,31 +272,43 @@ def conform_model(
     atol: float | None = None,
     rtol: float | None = None,
     max_elements: int | None = None,
+    work: Work | None = None,
 ) -> ConformDocument:
     """Check every mean/reduce node of an ONNX model against ONNX semantics.
 
     Args:
         model: the model's file, or its bytes (then tensors in external data cannot be resolved).
         name: what the document calls the model (default: the path, or "model.onnx" for bytes).
+        work: filled in with counts of what conform did (its cost, linear in the model's size).
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
     Raises:
         BackendError: the onnx package is missing.
-        InputError: the file is not a readable ONNX model, or unusable inputs.
+        InputError: the file is not a readable ONNX model (an external data file missing, or external data
+            behind model bytes), or unusable inputs.
         DeviceNotAvailableError: the device is not available.
     """
     onnx = _onnx()
+    work = Work() if work is None else work
     check_precision(precision)
     check_device(device)
     start = time.perf_counter()
     path = name or ("model.onnx" if isinstance(model, bytes) else str(model))
+    base_dir = None if isinstance(model, bytes) else Path(model).parent
     try:
-        proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
-    except Exception as exc:  # protobuf DecodeError, missing external data...
+        # External data (a large model's weights) stays on disk: OpenVINO reads it itself, and conform
+        # reads only the initializers the checked nodes use (_Initializers).
+        proto = (
+            onnx.load_from_string(model)
+            if isinstance(model, bytes)
+            else onnx.load(str(model), load_external_data=False)
+        )
+    except Exception as exc:  # protobuf DecodeError...
         raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
+    _check_external_data(proto.graph, base_dir, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     nodes = [n for n in proto.graph.node if _interesting(n)]
@@ -188,41 +326,22 @@ def conform_model(
         return report.document
     if save_ir:
         report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
-    initializers = {t.name: onnx.numpy_helper.to_array(t) for t in proto.graph.initializer}
-    by_name: dict[str, Any] = {}
-    for op in ov_model.get_ordered_ops():
-        for out in op.outputs():
-            for name in out.get_names():
-                by_name.setdefault(name, out)
-    given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, set(initializers))
+    initializers = _Initializers(onnx, proto.graph, base_dir)
+    given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, initializers.names)
     for name in removed:
         report.notes.append(
             f"input {name!r} is a graph input of the ONNX model but not of OpenVINO's converted model (the "
             "conversion removed it); its given value is used as that tensor's value"
         )
-    known = {**initializers, **removed}
     arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements)
     report.notes += notes
-    plan: list[tuple[NodeCheck, Any, list[int | None], int]] = []
-    marks: list[Any] = []
+    sources = _Sources(ov_model, initializers, removed, work)
+    plan: list[tuple[NodeCheck, Any, list[_Source], _Source]] = []
     for n in nodes:
+        work.nodes += 1
         entry = _node(n, opsets, observable=True)
-        slots: list[int | None] = []
-        for name in list(n.input):
-            if not name or name in known:
-                slots.append(None)
-            elif name in by_name:
-                slots.append(len(marks))
-                marks.append(by_name[name])
-            else:
-                entry.missing.append(name)
-                slots.append(None)
-        if n.output[0] in by_name:
-            out_slot = len(marks)
-            marks.append(by_name[n.output[0]])
-        else:
-            entry.missing.append(n.output[0])
-            out_slot = -1
+        slots = [sources.find(name, entry) for name in n.input]
+        out = sources.find(n.output[0], entry)
         if entry.missing:
             entry.observable = False
             entry.notes.append(
@@ -230,10 +349,12 @@ def conform_model(
                 + ", ".join(repr(m) for m in entry.missing)
                 + " (fused away by the conversion)"
             )
-        plan.append((entry, n, slots, out_slot))
+        plan.append((entry, n, slots, out))
         report.nodes.append(entry)
+    work.marks = len(sources.marks)
+    work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
     try:
-        run = run_marked(ov_model, marks, arrays, device, precision)
+        run = run_marked(ov_model, sources.marks, arrays, device, precision)
     except Exception as exc:  # compile or inference failure
         report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
         for entry in report.nodes:  # nothing was compared: not a disagreement
@@ -241,17 +362,52 @@ def conform_model(
                 entry.error = "not checked: OpenVINO could not run the converted model"
         report.seconds = time.perf_counter() - start
         return report.document
-    for entry, n, slots, out_slot in plan:
+    for entry, n, slots, out in plan:
         if not entry.observable:
             continue
-        values = [run.marked[s] if s is not None else known.get(name) for s, name in zip(slots, n.input, strict=True)]
-        _check_node(entry, n, values, run.marked[out_slot], opset or 1, atol, rtol)
+        values = [sources.value(slot, run) for slot in slots]
+        got = sources.value(out, run)
+        assert got is not None  # an observable node's output was found
+        _check_node(entry, n, values, got, opset or 1, atol, rtol)
     report.seconds = time.perf_counter() - start
     return report.document
 
 
+def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
+    """Refuse a model whose initializers keep their data in files that are not there (without reading them)."""
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+    for tensor in graph.initializer:
+        if not uses_external_data(tensor):
+            continue
+        location = ExternalDataInfo(tensor).location
+        if base_dir is None:
+            raise InputError(
+                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in the external "
+                f"file {location!r}, which model bytes cannot reach; pass the model's path instead"
+            )
+        if not (base_dir / location).is_file():
+            raise InputError(
+                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in "
+                f"{str(base_dir / location)!r}, which does not exist"
+            )
+
+
+def _result_scans(marks: list[Any], results: int) -> int:
+    """How many Results OpenVINO's ``add_outputs(marks)`` searches (it searches them all for every port that
+    already feeds a Result, and a port repeated in ``marks`` feeds one from its second time on)."""
+    scans = 0
+    added: set[Any] = set()  # ports that got a new Result
+    for port in marks:
+        if port in added or any(t.get_node().get_type_name() == "Result" for t in port.get_target_inputs()):
+            scans += results + len(added)
+        else:
+            added.add(port)
+    return scans
+
+
 def _split_removed_inputs(
-    proto: Any, ov_model: Any, given: Mapping[str, npt.NDArray[Any]], initializers: set[str]
+    proto: Any, ov_model: Any, given: Mapping[str, npt.NDArray[Any]], initializers: AbstractSet[str]
 ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
     """Given inputs split into those for OpenVINO's model and those naming ONNX graph inputs it removed.
 
@@ -359,6 +515,75 @@ def _check_node(
     reduced = values[0].size if values and values[0] is not None else expected.size
     atol, rtol = tolerances(etype, None, reduced, expected.size, atol, rtol)
     entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", atol=atol, rtol=rtol)
+    if node.op_type != "Mean" and not entry.comparison.ok and values[0] is not None:
+        source = "input" if version >= since else "attribute"
+        entry.notes += _what_openvino_did(
+            node.op_type, values[0], axes, source, keepdims, noop, expected, got, opset, atol, rtol
+        )
+
+
+# The OpenVINO 2026.4 frontend defects listed in the README ("Known OpenVINO 2026.4 CPU defects ovreduce
+# reports"): a note calls a defect "known" only for these.
+_AXES_IGNORED: Final = frozenset({("ReduceL1", 13), ("ReduceLogSum", 13), ("ReduceLogSumExp", 13)})
+_NOOP_SKIPPED: Final = frozenset({"ReduceL1", "ReduceL2", "ReduceLogSum"})  # from version 18
+_KNOWN_AXES_IGNORED: Final = " (a known OpenVINO 2026.4 defect of ReduceL1-13, ReduceLogSum-13 and ReduceLogSumExp-13)"
+_KNOWN_NOOP_SKIPPED: Final = " (a known OpenVINO 2026.4 defect of ReduceL1, ReduceL2 and ReduceLogSum from opset 18)"
+# What ONNX computes besides the reduction when noop_with_empty_axes=1 skips it (the opset-18 text).
+_NOOP_STEPS: Final = {"ReduceL1": "|x|", "ReduceL2": "sqrt(x*x) = |x|", "ReduceLogSum": "log(x)",
+                      "ReduceSumSquare": "x*x"}  # fmt: skip
+
+
+def _what_openvino_did(
+    op_type: str,
+    data: npt.NDArray[Any],
+    axes: Any,
+    source: str,
+    keepdims: int,
+    noop: int,
+    expected: npt.NDArray[Any],
+    got: npt.NDArray[Any],
+    opset: int,
+    atol: float,
+    rtol: float,
+) -> list[str]:
+    """Notes naming what OpenVINO computed instead, for a disagreeing Reduce* node, when it is recognisably one
+    of two known frontend defects; no note when OpenVINO's output is not exactly that.
+
+    * axes ignored: OpenVINO's output has the shape *and* the values of the reduction over all axes, where
+      ONNX reduces only some (ReduceL1-13, ReduceLogSum-13, ReduceLogSumExp-13 in OpenVINO 2026.4);
+    * whole operator skipped: with noop_with_empty_axes=1 and empty axes OpenVINO returns the input
+      itself, where ONNX still applies the operator's elementwise step (ReduceL1/L2/LogSum-18).
+    """
+    from ovreduce.reference import onnx as onnx_ref
+
+    version = onnx_ref.op_version(op_type, opset)
+    name = f"{op_type}-{version}"
+
+    def same(want: npt.NDArray[Any]) -> bool:
+        return want.shape == got.shape and compare(want, got, atol=atol, rtol=rtol).ok
+
+    empty = axes is None or len(axes) == 0
+    try:
+        if not empty and expected.shape != got.shape:
+            everything = _wide(lambda x: onnx_ref.reduce(op_type, x, None, keepdims, 0, opset=opset), op_type, opset,
+                               [data])  # fmt: skip
+            if same(everything):
+                return [
+                    f"OpenVINO reduced over all axes: its output has shape {list(got.shape)} and the values of "
+                    f"{name} over every axis, where ONNX reduces axes {list(axes)} to shape "
+                    f"{list(expected.shape)}; OpenVINO's ONNX frontend ignored the axes {source}"
+                    + (_KNOWN_AXES_IGNORED if (op_type, version) in _AXES_IGNORED else "")
+                ]
+        if empty and noop and op_type in _NOOP_STEPS and same(np.asarray(data)):
+            return [
+                f"OpenVINO returned the input unchanged: with noop_with_empty_axes=1 and empty axes ONNX skips "
+                f"only the reduction and still computes {_NOOP_STEPS[op_type]} ({name}'s noop_with_empty_axes "
+                "text); OpenVINO's ONNX frontend skipped the whole operator"
+                + (_KNOWN_NOOP_SKIPPED if op_type in _NOOP_SKIPPED and version >= 18 else "")
+            ]
+    except OvReduceError:
+        return []
+    return []
 
 
 def _wide(fn: Any, op_type: str, opset: int, arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:

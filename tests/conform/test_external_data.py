@@ -1,0 +1,62 @@
+"""A model whose weights are external data: conform leaves them on disk (OpenVINO reads them itself) and
+converts only the initializers the checked nodes read; a missing data file is refused precisely."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ovreduce.conform import Work, conform_model
+from ovreduce.errors import InputError
+
+from . import onnx_models
+
+
+def _model(folder: Path) -> Path:
+    """``y = ReduceMean(x @ w, axes=[-1])`` with ``w`` (64x64) and ``axes`` both saved as external data."""
+    rng = np.random.default_rng(0)
+    initializers = [
+        numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), "w"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["xw"], name="matmul"),
+        helper.make_node("ReduceMean", ["xw", "axes"], ["y"], name="rm"),
+    ]
+    graph = helper.make_graph(
+        nodes, "external", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])], initializers,
+    )  # fmt: skip
+    model = onnx_models._finish(graph, 18)
+    path = folder / "external.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, location="external.data", size_threshold=0)
+    return path
+
+
+def test_only_the_initializers_the_nodes_read_are_converted(tmp_path: Path) -> None:
+    path = _model(tmp_path)
+    stored = onnx.load(str(path), load_external_data=False)
+    assert all(t.data_location == TensorProto.EXTERNAL for t in stored.graph.initializer)
+    work = Work()
+    doc = conform_model(str(path), work=work).to_json()
+    assert doc["ok"], doc
+    [node] = doc["nodes"]
+    assert (node["node"], node["status"]) == ("rm", "ok")
+    assert work.initializers_read == 1  # axes; the 64x64 weight stays on disk
+
+
+def test_a_missing_data_file_is_refused(tmp_path: Path) -> None:
+    path = _model(tmp_path)
+    (tmp_path / "external.data").unlink()
+    with pytest.raises(InputError, match=r"initializer 'w' keeps its data in .*external\.data', which does not exist"):
+        conform_model(str(path))
+
+
+def test_model_bytes_cannot_reach_external_data(tmp_path: Path) -> None:
+    path = _model(tmp_path)
+    with pytest.raises(InputError, match="which model bytes cannot reach; pass the model's path instead"):
+        conform_model(path.read_bytes())
