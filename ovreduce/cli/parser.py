@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
     _runtime_options(p, precision="default")
+    p.add_argument("--fail-on-drift", type=float, metavar="REL",
+                   help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
+                        "REL relative (default: drift is reported, never failed)")  # fmt: skip
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
