@@ -196,6 +196,11 @@ class AuditRequest(BaseModel):
     )
     atol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    fail_on_drift: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False,
+        description="also fail a reduction whose output differs from an f32 run of the whole model by more than "
+        "this relative difference (default: drift is reported, never failed)",
+    )  # fmt: skip
 
 
 def fields_of(doc: Any) -> dict[str, Any]:
