@@ -177,3 +177,48 @@ def test_no_traceback_from_a_real_process(files: dict[str, Path], tmp_path: Path
     assert json.loads(runs[1].stdout)["ok"] is False
     for r in runs:
         assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_the_progress_bar_moves_through_the_stages_on_a_terminal(files: dict[str, Path]) -> None:
+    """On a terminal (stderr a pty) the bar names each stage while it runs; the document on stdout is the
+    same as without a terminal."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+    import threading
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))  # a terminal 200 columns wide
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # the follower side closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    argv = [sys.executable, "-m", "ovreduce.cli", "audit", str(files["rms"]), "--precision", "bf16"]
+    try:
+        run = subprocess.run(argv, stdout=subprocess.PIPE, stderr=follower, text=True, timeout=120)
+    finally:
+        os.close(follower)
+    reader.join(timeout=10)
+    os.close(leader)
+    bar = b"".join(chunks).decode(errors="replace")
+    assert run.returncode == 0
+    for stage in ("reading the model", "compiling the plain run", "compiling the audited run",
+                  "compiling the f32 run", "inference of the f32 run"):  # fmt: skip
+        assert stage in bar, (stage, bar)
+    assert "step" in bar  # tqdm's counter of steps
+    assert "Traceback" not in bar
+    assert "result: every reduction within tolerance" in run.stdout
+    piped = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert piped.stderr == ""  # no bar when stderr is not a terminal
