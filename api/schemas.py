@@ -167,7 +167,8 @@ class RunRequest(BaseModel):
     shapes: dict[str, str] = Field(
         default_factory=dict,
         max_length=2,
-        description='shape of generated data for a dynamic input, e.g. {"0": "[1,8,64]"} (dynamic dims default to 1)',
+        description='shape of generated data for a dynamic input, e.g. {"0": "[1,8,64]"}; the layer compiles for the '
+        "inputs' shapes (dynamic dims left: the interval's lower bound, at least 1)",
     )
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="seed for generated inputs")
     backends: list[Backend] = Field(
@@ -189,6 +190,12 @@ class AuditRequest(BaseModel):
     inputs: list[Tensor] = Field(
         default_factory=list, max_length=256, description="model inputs by tensor or Parameter name; others are seeded"
     )
+    shapes: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=256,
+        description='shapes of generated inputs by name, e.g. {"x": "[1,3,224,224]"}: the model is reshaped to them '
+        "(and to the given inputs) before it compiles; dynamic dims left get a default the model accepts",
+    )
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="seed for generated inputs")
     device: str = Field(default="CPU", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")
     precision: Literal["f32", "f16", "bf16", "default"] = Field(
@@ -196,6 +203,11 @@ class AuditRequest(BaseModel):
     )
     atol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    fail_on_drift: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False,
+        description="also fail a reduction whose output differs from an f32 run of the whole model by more than "
+        "this relative difference (default: drift is reported, never failed)",
+    )  # fmt: skip
 
 
 def fields_of(doc: Any) -> dict[str, Any]:

@@ -2,22 +2,51 @@
 
 The model runs once on OpenVINO with every reduction's inputs and output marked as extra model outputs
 (as Polygraphy's "mark all" does for other runtimes). Each reduction is then recomputed with the NumPy
-reference (:mod:`ovreduce.reference.openvino`) from its *captured* input, so a reduction is judged only on
-its own error, and compared with what OpenVINO produced. The tolerance is that of the model's element type
-(an f32 model is judged against f32 accuracy whatever precision it ran in), so a run in bf16 shows the
-reductions that drift.
+reference (:mod:`ovreduce.reference.openvino`) from its *captured* input and compared with what OpenVINO
+produced: the reduction's **own error**. The tolerance is that of the model's element type (an f32 model is
+judged against f32 accuracy whatever precision it ran in). The verdict rests on the own error only:
+
+``ok``     the reduction computed what it received within tolerance;
+``error``  it did not (or OpenVINO's output could not be compared, or the reference refused its input);
+``drift``  only with a drift limit (``--fail-on-drift REL``, ``fail_on_drift=REL``): its total drift's
+           largest relative difference is above REL.
+
+**Drift.** When the run is not plainly f32, the model also runs once in f32 (only the reductions' outputs
+marked) and each reduction's output ``out`` is compared with the f32 run's output ``f32`` of the same
+reduction (``drift``). With ``ref`` the reference applied to the input the reduction actually received,
+the drift splits element-wise, exactly, as
+
+    out - f32  =  (ref - f32)  +  (out - ref)
+    total         from_input      added
+
+``from_input`` is the drift that arrived with the input (the layers before the reduction ran in a lower
+precision: nothing the reduction can help), ``added`` is the reduction's own error. Each part is reported
+as its largest absolute difference and its largest difference relative to ``|f32|`` (one denominator for all
+three), so ``total <= from_input + added`` holds for both maxima (``drift_split``). A model whose layers
+run in bf16 drifts by design; that alone never fails the audit, so a healthy model gets the same verdict on
+CPUs with and without bf16.
+
+**Precisions.** The document names the requested precision, the inference precision the compiled model
+reports (``effective_precision``) and, from the execution graph, what each reduction executes in
+(``runtime_precision``; counted in ``reduction_precisions``): OpenVINO may run a reduction in f32 inside a
+bf16 model, and marking a reduction's tensors can change its precision (the plain run's is kept too).
 
 Marking outputs can change how OpenVINO fuses the graph, so the model also runs once plain, and the report
 shows how far its final outputs moved between the two runs.
+
+**Cost.** Every step is linear in the number of reductions: OpenVINO's ops are walked once per model read,
+outputs are indexed once per run, nodes are matched by name through dictionaries. :class:`AuditWork` counts
+those steps so that a test can check that the count grows linearly with the model.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,15 +61,52 @@ from ovreduce.backends.openvino import (
     run_marked,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
+from ovreduce.errors import InputError, OvReduceError
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
 from ovreduce.ops.registry import reductions
-from ovreduce.reference.evaluate import reduce_with_notes
-from ovreduce.reports import AuditDocument, AuditInput, AuditLayer, FinalOutput, comparison_fields
+from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
+from ovreduce.reports import (
+    AuditDocument,
+    AuditInput,
+    AuditLayer,
+    DriftPart,
+    DriftSplit,
+    FinalOutput,
+    comparison_fields,
+)
 from ovreduce.shapes import PartialShape
 
-__all__ = ["AuditReport", "LayerAudit", "audit_model"]
+__all__ = ["AuditProgress", "AuditReport", "AuditWork", "LayerAudit", "audit_model"]
+
+
+class AuditProgress(Protocol):
+    """Told where the audit is: ``stage`` names the step under way ("compiling the audited run", "checking
+    reduction 3 of 40"...), ``done`` of ``total`` steps are behind it. A step is reading the model, the
+    compile or the inference of one run, or checking one reduction; ``total`` is known once the model is read
+    (it grows by two if an f32 run turns out to be needed). A successful audit ends with ``("done", total,
+    total)``."""
+
+    def __call__(self, stage: str, done: int, total: int) -> object: ...
+
+
+@dataclass
+class AuditWork:
+    """How many items each per-item step of an audit touched: all of them grow linearly with the model
+    (a test compares them on models of two sizes). Pass one to :func:`audit_model` to have it filled in."""
+
+    ops_visited: int = 0  # OpenVINO nodes walked (each model read is walked once)
+    layers_visited: int = 0  # IR layers walked to tie OpenVINO's nodes back to the file
+    outputs_visited: int = 0  # compiled models' outputs fetched, indexed and looked up (MarkedRun.visited)
+    lookups: int = 0  # by-name lookups: layer ids, execution precisions, the f32 run's nodes
+    reductions_checked: int = 0  # reductions recomputed and compared
+    sort_keys: int = 0  # sort keys computed to order the report
+
+    @property
+    def total(self) -> int:
+        return (self.ops_visited + self.layers_visited + self.outputs_visited + self.lookups
+                + self.reductions_checked + self.sort_keys)  # fmt: skip
 
 
 @dataclass
@@ -57,27 +123,31 @@ class LayerAudit:
     comparison: Comparison | None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
-    drift: Comparison | None = None  # this layer's output vs the same layer in an f32 run
+    drift: Comparison | None = None  # this layer's output vs the same layer in an f32 run: the total drift
+    split: DriftSplit | None = None  # ... split into what arrived with the input and what the layer added
     runtime_precision: str | None = None  # what the reduction executes in, in the audited graph
     plain_runtime_precision: str | None = None  # ... and in the plain graph (None: fused away)
+    expected: npt.NDArray[Any] | None = field(default=None, repr=False)  # the reference on the captured input
+
+    @property
+    def own_ok(self) -> bool:
+        return self.error is None and self.comparison is not None and self.comparison.ok
 
     @property
     def ok(self) -> bool:
-        own = self.error is None and self.comparison is not None and self.comparison.ok
-        return own and (self.drift is None or self.drift.ok)
+        return self.status == "ok"
 
     @property
     def status(self) -> Literal["ok", "drift", "error"]:
-        if self.error is not None or self.comparison is None or not self.comparison.ok:
+        if not self.own_ok:
             return "error"
-        return "drift" if self.drift is not None and not self.drift.ok else "ok"
+        return "drift" if self.split is not None and self.split.exceeded else "ok"
 
-    def sort_key(self) -> tuple[int, float]:
-        worst = 0.0
-        for c in (self.comparison, self.drift):
-            if c is not None:
-                worst = max(worst, c.max_rel_error if c.max_rel_error is not None else float("inf"))
-        return (0 if not self.ok else 1, -worst)
+    def sort_key(self) -> tuple[int, float, float]:
+        """Failing first, then by decreasing own error, then by decreasing drift."""
+        own = self.comparison.max_rel_error if self.comparison is not None else None
+        drift = self.split.total.max_rel if self.split is not None else 0.0
+        return (0 if not self.ok else 1, -(math.inf if own is None else own), -(math.inf if drift is None else drift))
 
     @property
     def document(self) -> AuditLayer:
@@ -97,6 +167,7 @@ class LayerAudit:
             plain_runtime_precision=self.plain_runtime_precision,
             notes=tuple(self.notes),
             drift=self.drift,
+            drift_split=self.split,
             **comparison_fields(c),
         )
 
@@ -115,10 +186,16 @@ class AuditReport:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    fail_on_drift: float | None = None
+    work: AuditWork = field(default_factory=AuditWork)
 
     @property
     def ok(self) -> bool:
         return self.error is None and all(layer.ok for layer in self.layers)
+
+    def _key(self, layer: LayerAudit) -> tuple[int, float, float]:
+        self.work.sort_keys += 1
+        return layer.sort_key()
 
     @property
     def document(self) -> AuditDocument:
@@ -131,11 +208,19 @@ class AuditReport:
             effective_precision=self.effective_precision,
             error=self.error,
             inputs=tuple(self.inputs),
-            layers=tuple(layer.document for layer in sorted(self.layers, key=LayerAudit.sort_key)),
+            layers=tuple(layer.document for layer in sorted(self.layers, key=self._key)),
             final_outputs=tuple(self.final_outputs),
             notes=tuple(self.notes),
             seconds=round(self.seconds, 3),
+            reduction_precisions=_precision_counts(layer.runtime_precision for layer in self.layers),
+            plain_reduction_precisions=_precision_counts(layer.plain_runtime_precision for layer in self.layers),
+            fail_on_drift=self.fail_on_drift,
         )
+
+
+def _precision_counts(precisions: Any) -> dict[str, int]:
+    """How many reductions execute in each precision, most common first ("unknown": not in the graph)."""
+    return dict(Counter(p or "unknown" for p in precisions).most_common())
 
 
 def audit_model(
@@ -147,25 +232,47 @@ def audit_model(
     precision: str = "default",
     atol: float | None = None,
     rtol: float | None = None,
-    progress: Callable[[], object] | None = None,
+    progress: AuditProgress | None = None,
     max_elements: int | None = None,
     shapes: Mapping[str, PartialShape] | None = None,
+    fail_on_drift: float | None = None,
+    work: AuditWork | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
     OpenVINO reads the very bytes ``model`` was parsed from, and the model is reshaped to its inputs (given
     arrays, ``shapes`` by input name, or defaults for dynamic dims: see
     :func:`ovreduce.backends.openvino.model_inputs`) before it compiles. A failure of OpenVINO (reading, compiling,
-    inferring) is reported in the document, not raised. ``progress`` is called once per reduction checked.
+    inferring) is reported in the document, not raised. A reduction fails on its own error only; with
+    ``fail_on_drift`` also when its output's largest relative difference from an f32 run of the whole model
+    is above it. ``progress`` is told each step (see :class:`AuditProgress`); ``work``, when given, is filled
+    with the counts of the audit's per-item steps.
 
     Raises:
-        InputError: unusable inputs or an unknown precision.
+        InputError: unusable inputs, an unknown precision, or a negative or non-finite ``fail_on_drift``.
         DeviceNotAvailableError: the device is not available.
     """
     check_precision(precision)
     check_device(device)
+    if fail_on_drift is not None and not (math.isfinite(fail_on_drift) and fail_on_drift >= 0):
+        raise InputError(
+            f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
+        )
     start = time.perf_counter()
-    ids = _layer_ids(model)
+    work = work if work is not None else AuditWork()
+    tell = _Steps(progress)
+    tell("reading the model", 1)
+
+    def report(
+        effective: str | None,
+        described: list[AuditInput],
+        layers: list[LayerAudit],
+        finals: list[FinalOutput],
+        error: str | None,
+        notes: list[str] | None = None,
+    ) -> AuditDocument:
+        return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
+                           notes or [], time.perf_counter() - start, fail_on_drift, work).document  # fmt: skip
 
     def read() -> Any:
         return read_ir(model.xml, None if model.weights is None else model.weights.view())
@@ -178,35 +285,43 @@ def audit_model(
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding
-        return AuditReport(model.source, device, precision, None, [], [], [], f"OpenVINO could not read the model: "
-                           f"{clean_message(exc)}", seconds=time.perf_counter() - start).document  # fmt: skip
+        return report(None, [], [], [], f"OpenVINO could not read the model: {clean_message(exc)}")
     arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements, shapes)
     kinds = reductions()
-    nodes = [n for n in ov_model.get_ordered_ops() if n.get_type_name() in kinds]
-    marks = [m for n in nodes for m in (n.input_value(0), n.input_value(1), n.output(0))]
+    nodes = _reduction_nodes(ov_model, kinds, work)
+    ids = _layer_ids(model, work)
+    marks, slots = _marks(nodes)
+    runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
+    tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: MarkedRun | None = None
     try:
-        plain = run_marked(fitted(), [], arrays, device, precision)
-        audited = run_marked(ov_model, marks, arrays, device, precision)
+        plain = run_marked(fitted(), [], arrays, device, precision, tell.run("plain"))
+        audited = run_marked(ov_model, marks, arrays, device, precision, tell.run("audited"))
+        work.outputs_visited += plain.visited + audited.visited
         if audited.effective_precision not in ("f32", None) or precision != "f32":
+            if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
+                tell.total += 2
             fresh = fitted()
-            fresh_nodes = {n.get_friendly_name(): n for n in fresh.get_ordered_ops() if n.get_type_name() in kinds}
-            truth_marks = [fresh_nodes[n.get_friendly_name()].output(0) for n in nodes]
-            truth = run_marked(fresh, truth_marks, arrays, device, "f32")
+            truth_marks = _same_nodes(fresh, nodes, kinds, work)
+            truth = run_marked(fresh, truth_marks, arrays, device, "f32", tell.run("f32"))
+            work.outputs_visited += truth.visited
     except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}"
-        return AuditReport(model.source, device, precision, None, described, [], [], failed, notes,
-                           time.perf_counter() - start).document  # fmt: skip
+        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     layers = []
     for k, node in enumerate(nodes):
-        data, axes, out = audited.marked[3 * k : 3 * k + 3]
-        layer = _audit_layer(kinds[node.get_type_name()], node, ids.get(node.get_friendly_name()), data, axes, out,
-                             atol, rtol)  # fmt: skip
+        tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
+        data, axes, out = (audited.marked[slot] if isinstance(slot, int) else slot for slot in slots[k])
         name = node.get_friendly_name()
+        layer = _audit_layer(kinds[node.get_type_name()], node, ids.get(name), data, axes, out, atol, rtol)
+        work.reductions_checked += 1
+        work.lookups += 3
         layer.runtime_precision = audited.runtime_precision.get(name)
         layer.plain_runtime_precision = plain.runtime_precision.get(name)
         if truth is not None:
             layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
+            if layer.expected is not None:
+                layer.split = _split(truth.marked[k], layer.expected, out, fail_on_drift)
+        layer.expected = None  # not kept: the document has what it needs
         if (
             layer.plain_runtime_precision
             and layer.runtime_precision
@@ -217,12 +332,10 @@ def audit_model(
                 f"in {layer.runtime_precision}: observing it changed its precision"
             )
         layers.append(layer)
-        if progress is not None:
-            progress()
-    effective = audited.effective_precision
     finals = []
-    for i, (a, b) in enumerate(zip(plain.outputs, audited.outputs, strict=True)):
-        port = ov_model.outputs[i]
+    ports = list(ov_model.outputs)[: len(plain.outputs)]  # listed once: the property builds every output's port
+    work.outputs_visited += len(ports)
+    for i, (a, b, port) in enumerate(zip(plain.outputs, audited.outputs, ports, strict=True)):
         c = compare(a, b, reference_name="plain run", candidate_name="audited run", atol=0.0, rtol=0.0, exact=False)
         name = port.get_any_name() if port.get_names() else f"output {i}"
         finals.append(FinalOutput(name, c.mismatched == 0, c.max_abs_error, c.max_rel_error))
@@ -231,13 +344,74 @@ def audit_model(
             "marking the reductions' tensors as outputs changed OpenVINO's graph (fusions), so the final outputs "
             "of the audited run differ from a plain run (see final_outputs)"
         )
-    return AuditReport(model.source, device, precision, effective, described, layers, finals, None, notes,
-                       time.perf_counter() - start).document  # fmt: skip
+    tell("done")
+    return report(audited.effective_precision, described, layers, finals, None, notes)
 
 
-def _layer_ids(model: IRModel) -> dict[str, str]:
+class _Steps:
+    """Counts the audit's steps for an :class:`AuditProgress` (a no-op without one)."""
+
+    def __init__(self, progress: AuditProgress | None) -> None:
+        self.progress = progress
+        self.done = 0
+        self.total = 1
+
+    def __call__(self, stage: str, steps: int = 0) -> None:
+        """Announce ``stage``, which will finish ``steps`` steps: counted after the call, so that a progress
+        bar names the stage while it runs."""
+        if self.progress is not None:
+            self.progress(stage, self.done, self.total)
+        self.done += steps
+
+    def run(self, label: str) -> Callable[[str], None]:
+        """The ``on_stage`` of :func:`run_marked` for the ``label`` run: two steps, compile and inference."""
+
+        def stage(what: str) -> None:
+            self(f"compiling the {label} run" if what == "compiling" else f"inference of the {label} run", 1)
+
+        return stage
+
+
+def _reduction_nodes(ov_model: Any, kinds: Mapping[str, ReductionOp], work: AuditWork) -> list[Any]:
+    """The model's reductions in OpenVINO's topological order (its ops walked once)."""
+    ops = ov_model.get_ordered_ops()
+    work.ops_visited += len(ops)
+    return [n for n in ops if n.get_type_name() in kinds]
+
+
+def _marks(nodes: list[Any]) -> tuple[list[Any], list[tuple[int | npt.NDArray[Any], ...]]]:
+    """The tensors to mark as outputs, and for each reduction where its data, axes and output are: the index
+    of a mark, or for Constant axes their value (read, not marked: a Result per Constant would only make
+    OpenVINO's compile longer)."""
+    marks: list[Any] = []
+    slots: list[tuple[int | npt.NDArray[Any], ...]] = []
+    for n in nodes:
+        slot: list[int | npt.NDArray[Any]] = []
+        for port in (n.input_value(0), n.input_value(1), n.output(0)):
+            source = port.get_node()
+            if len(slot) == 1 and source.get_type_name() == "Constant":
+                slot.append(np.array(source.get_data(), copy=True))
+            else:
+                slot.append(len(marks))
+                marks.append(port)
+        slots.append(tuple(slot))
+    return marks, slots
+
+
+def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], work: AuditWork) -> list[Any]:
+    """The outputs of ``nodes``' counterparts in ``fresh`` (another read of the same model): matched by
+    friendly name, a name used by several reductions matched in order, through one dictionary."""
+    by_name: dict[str, deque[Any]] = {}
+    for n in _reduction_nodes(fresh, kinds, work):
+        by_name.setdefault(n.get_friendly_name(), deque()).append(n)
+    work.lookups += len(nodes)
+    return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
+
+
+def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:
     """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
     counts = Counter(layer.name for layer in model.layers)
+    work.layers_visited += 2 * len(model.layers)
     return {layer.name: layer.id for layer in model.layers if counts[layer.name] == 1}
 
 
@@ -247,6 +421,34 @@ def _drift(
     """This layer's output against the same layer in an f32 run of the whole model."""
     atol, rtol = tolerances(etype, None, count, out.size, atol, rtol)
     return compare(truth, out, reference_name="f32 run", candidate_name="audited run", atol=atol, rtol=rtol)
+
+
+def _split(
+    truth: npt.NDArray[Any], expected: npt.NDArray[Any], out: npt.NDArray[Any], limit: float | None
+) -> DriftSplit | None:
+    """``out - truth`` split into ``expected - truth`` (arrived with the input) and ``out - expected`` (added
+    by the reduction), each measured against ``|truth|``. Elements where the three are not all finite count
+    as infinitely relative unless they agree (NaN with NaN, the same infinity)."""
+    if not (truth.shape == expected.shape == out.shape):
+        return None
+    t, e, o = (np.asarray(a, dtype=np.float64) for a in (truth, expected, out))
+    finite = np.isfinite(t) & np.isfinite(e) & np.isfinite(o)
+    scale = np.abs(np.where(finite, t, 0.0))
+
+    def part(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> DriftPart:
+        if a.size == 0:
+            return DriftPart(0.0, 0.0)
+        with np.errstate(invalid="ignore"):
+            diff = np.where(finite, np.abs(a - b), 0.0)
+            special_bad = ~finite & ~((np.isnan(a) & np.isnan(b)) | (a == b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
+        max_rel = math.inf if bool(special_bad.any()) else float(rel.max())
+        return DriftPart(float(diff.max()), max_rel if math.isfinite(max_rel) else None)
+
+    total = part(o, t)
+    exceeded = limit is not None and (total.max_rel is None or total.max_rel > limit)
+    return DriftSplit(total, part(e, t), part(o, e), limit, exceeded)
 
 
 def _allowance(op: ReductionOp, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool, etype: str) -> Any:
@@ -279,9 +481,15 @@ def _audit_layer(
         layer.error = f"reference failed: {exc}"
         return layer
     layer.notes = notes
+    layer.expected = expected
     atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol)
+    try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
+        undefined = undefined_elements(op_type, data.shape, axes, keep_dims)
+    except OvReduceError:
+        undefined = None
     layer.comparison = compare(
         expected, out, reference_name="numpy", candidate_name="openvino", atol=atol, rtol=rtol,
         allowance=_allowance(op, data, axes, keep_dims, etype),
+        undefined=undefined if undefined is not None and undefined.shape == out.shape else None,
     )  # fmt: skip
     return layer

@@ -42,6 +42,7 @@ from ovreduce.backends.openvino import check_device, check_precision, model_inpu
 from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
+from ovreduce.shapes import PartialShape
 
 __all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]
 
@@ -273,6 +274,7 @@ def conform_model(
     rtol: float | None = None,
     max_elements: int | None = None,
     work: Work | None = None,
+    shapes: Mapping[str, PartialShape] | None = None,
 ) -> ConformDocument:
     """Check every mean/reduce node of an ONNX model against ONNX semantics.
 
@@ -280,6 +282,8 @@ def conform_model(
         model: the model's file, or its bytes (then tensors in external data cannot be resolved).
         name: what the document calls the model (default: the path, or "model.onnx" for bytes).
         work: filled in with counts of what conform did (its cost, linear in the model's size).
+        shapes: shapes of generated inputs by name; the converted model is reshaped to them and to the given
+            ``inputs`` before it compiles (see :func:`ovreduce.backends.openvino.model_inputs`).
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
@@ -333,7 +337,7 @@ def conform_model(
             f"input {name!r} is a graph input of the ONNX model but not of OpenVINO's converted model (the "
             "conversion removed it); its given value is used as that tensor's value"
         )
-    arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements)
+    arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements, shapes)
     report.notes += notes
     sources = _Sources(ov_model, initializers, removed, work)
     plan: list[tuple[NodeCheck, Any, list[_Source], _Source]] = []

@@ -42,6 +42,8 @@ __all__ = [
     "ConformNode",
     "Device",
     "DevicesDocument",
+    "DriftPart",
+    "DriftSplit",
     "ErrorInfo",
     "FinalOutput",
     "Finding",
@@ -403,6 +405,33 @@ class Measured(JsonDocument):
 
 
 @dataclass(frozen=True, slots=True)
+class DriftPart(JsonDocument):
+    """One part of a reduction's drift from the f32 run: the largest absolute and relative difference, both
+    measured against the f32 run's output of the same reduction (so the parts of one split add up)."""
+
+    __pydantic_config__ = _WIRE
+
+    max_abs: float | None
+    max_rel: float | None  # over |f32 run's value|; None: infinite (the f32 value is 0 and this part is not)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftSplit(JsonDocument):
+    """Where a reduction's drift from an f32 run of the whole model comes from (see :mod:`ovreduce.audit`).
+
+    Element-wise ``total = from_input + added``, so ``total <= from_input + added`` for both maxima.
+    """
+
+    __pydantic_config__ = _WIRE
+
+    total: DriftPart  # audited output - f32 run's output
+    from_input: DriftPart  # reference(audited input) - f32 run's output: what arrived with the input
+    added: DriftPart  # audited output - reference(audited input): the reduction's own error
+    limit: float | None  # the --fail-on-drift limit on total.max_rel (None: drift is reported only)
+    exceeded: bool  # total.max_rel is above the limit (False without a limit)
+
+
+@dataclass(frozen=True, slots=True)
 class AuditLayer(Measured):
     """One reduction of the audited model: its own error against the reference (inline), and its drift."""
 
@@ -416,12 +445,13 @@ class AuditLayer(Measured):
     input_shape: tuple[int, ...] | None
     element_type: str | None
     ok: bool
-    status: Literal["ok", "drift", "error"]
+    status: Literal["ok", "drift", "error"]  # error: its own error; drift: its drift is above --fail-on-drift
     error: str | None
     runtime_precision: str | None
     plain_runtime_precision: str | None
     notes: tuple[str, ...]
-    drift: Comparison | None
+    drift: Comparison | None  # the output against an f32 run of the whole model: the total drift
+    drift_split: DriftSplit | None = None  # that drift split into what arrived with the input and what was added
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,6 +472,11 @@ class AuditDocument(JsonDocument):
     notes: tuple[str, ...]
     seconds: float
     schema: Literal["ovreduce.audit/v1"] = "ovreduce.audit/v1"
+    # effective_precision is what the compiled model reports (INFERENCE_PRECISION_HINT); what the reductions
+    # actually execute in is read from the execution graph, counted by precision ("unknown": not found there)
+    reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the audited run
+    plain_reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the plain run
+    fail_on_drift: float | None = None  # the limit on a reduction's relative drift, if one was asked for
 
 
 # -- conform -------------------------------------------------------------------------------------------------

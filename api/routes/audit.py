@@ -1,7 +1,9 @@
 """``POST /v1/models/{id}/audit``: the ``ovreduce audit`` document of a stored model.
 
 The whole model runs on OpenVINO once with every reduction's tensors marked as outputs; each reduction is
-judged against the NumPy reference recomputed from its captured input (see :mod:`ovreduce.audit`).
+judged against the NumPy reference recomputed from its captured input (see :mod:`ovreduce.audit`). Drift
+from an f32 run of the whole model is reported, split into what arrived with the input and what the
+reduction added, and fails a reduction only above ``fail_on_drift``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 
 from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors
+from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import AuditAnswer, AuditRequest, fields_of
 from api.workers import WorkerContext
@@ -29,6 +31,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> AuditAnswer:
         doc = audit_model(
             loaded.model, inputs=given_tensors(req.inputs, settings.max_elements), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
+            fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes),
         )  # fmt: skip
         return AuditAnswer(**fields_of(doc), id=mid)
 

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from api.problems import responses
 from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "given_tensors",
     "json_bytes",
     "json_response",
+    "parse_shapes",
     "read_upload",
     "upload_names",
 ]
@@ -110,4 +112,15 @@ def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[An
         flat = flat_data(tensor.data, what, limit)
         doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
         out[tensor.name] = from_kserve(doc, what)
+    return out
+
+
+def parse_shapes(items: dict[str, str]) -> dict[str, PartialShape]:
+    """A request's ``shapes`` (name -> OpenVINO shape text); :class:`InputError` naming the bad entry."""
+    out = {}
+    for name, text in items.items():
+        try:
+            out[name] = PartialShape.parse(text)
+        except ValueError as exc:
+            raise InputError(f"shapes[{name!r}] = {text!r}: {exc}") from None
     return out

@@ -19,14 +19,13 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response
+from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from api.store.catalog import Catalog
 from api.workers import WorkerContext
-from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.errors import LimitExceededError
 from ovreduce.run import make_backends, prepare_inputs, run_spec
-from ovreduce.shapes import PartialShape
 from ovreduce.tensors import to_kserve
 
 __all__ = ["router"]
@@ -69,16 +68,6 @@ def _layer(catalog: Catalog, mid: str, key: str) -> LayerDetail:
     return LayerDetail(**fields_of(view), id=mid)
 
 
-def _shapes(items: dict[str, str]) -> dict[str, PartialShape]:
-    out = {}
-    for name, text in items.items():
-        try:
-            out[name] = PartialShape.parse(text)
-        except ValueError as exc:
-            raise InputError(f"shapes[{name!r}] = {text!r}: {exc}") from None
-    return out
-
-
 def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
     catalog, settings = context.catalog, context.settings
     with catalog.store.pinned(mid):
@@ -88,7 +77,7 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
         runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=context.layer_cache)
         given = given_tensors(req.inputs, settings.max_elements)
         arrays, notes, defaulted = prepare_inputs(
-            loaded.model, spec, given=given, shapes=_shapes(req.shapes), seed=req.seed,
+            loaded.model, spec, given=given, shapes=parse_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements, body_path=body_path,
         )  # fmt: skip
         report = run_spec(spec, arrays, runners, atol=req.atol, rtol=req.rtol, notes=notes,

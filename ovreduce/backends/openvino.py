@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -517,21 +517,32 @@ class MarkedRun:
     marked: list[npt.NDArray[Any]]  # the marked tensors, in the order they were asked for
     effective_precision: str | None
     runtime_precision: dict[str, str]  # node name -> the precision it executes in
+    visited: int = 0  # compiled-model outputs fetched and indexed plus marks looked up: the work that grows with them
 
 
 def run_marked(
-    ov_model: Any, marks: Sequence[Any], inputs: Mapping[int, npt.NDArray[Any]], device: str, precision: str
+    ov_model: Any,
+    marks: Sequence[Any],
+    inputs: Mapping[int, npt.NDArray[Any]],
+    device: str,
+    precision: str,
+    on_stage: Callable[[str], object] | None = None,
 ) -> MarkedRun:
     """Run ``ov_model`` once with ``marks`` (OpenVINO outputs) added as model outputs.
 
+    ``on_stage`` is told ``"compiling"`` before the compile and ``"inference"`` before the inference.
     ``ov_model`` keeps the added outputs. Raises whatever OpenVINO raises.
     """
     original = len(ov_model.outputs)
     added = ov_model.add_outputs(list(marks)) if marks else []
+    if on_stage is not None:
+        on_stage("compiling")
     compiled = compile_model(ov_model, device, precision)
     effective = effective_precision(compiled, None)
     request = compiled.create_infer_request()
     tensors = {i: to_tensor(a, port_type_name(ov_model.inputs[i])) for i, a in inputs.items()}
+    if on_stage is not None:
+        on_stage("inference")
     request.infer(tensors)
     model_outputs = list(ov_model.outputs)
     outputs = [from_tensor(request.get_output_tensor(i)) for i in range(len(model_outputs))]
@@ -539,7 +550,8 @@ def run_marked(
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
         position.setdefault(port, i)
     marked = [outputs[position[port]] for port in added]
-    return MarkedRun(outputs[:original], marked, effective, runtime_precisions(compiled))
+    visited = 2 * len(model_outputs) + len(added)  # each output fetched once and indexed once; one lookup a mark
+    return MarkedRun(outputs[:original], marked, effective, runtime_precisions(compiled), visited)
 
 
 def port_type_name(port: Any) -> str:

@@ -125,29 +125,48 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
 
 
 def audit(args: argparse.Namespace) -> int:
-    """``ovreduce audit``: 0 when every reduction of the whole model is within tolerance, 1 otherwise."""
+    """``ovreduce audit``: 0 when every reduction of the whole model is within tolerance (and, with
+    ``--fail-on-drift``, within that drift of an f32 run), 1 otherwise."""
+    import math
+
     from ovreduce.audit import audit_model
     from ovreduce.cli.render.text import audit_text
     from ovreduce.ir.parser import load_ir
 
+    limit = args.fail_on_drift
+    if limit is not None and not (math.isfinite(limit) and limit >= 0):
+        raise UsageError("--fail-on-drift must be a finite number >= 0")
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     existing_file(args.model)
     model = load_ir(args.model, args.bin)
-    progress = None
+    bar = None
     if sys.stderr.isatty() and args.format == "text":
         from tqdm import tqdm
 
-        progress = tqdm(unit="reduction", file=sys.stderr, leave=False, desc="audit")
+        bar = tqdm(total=1, unit="step", file=sys.stderr, leave=False, desc="audit")
+
+    def progress(stage: str, done: int, total: int) -> None:  # one bar through reading, compiles, inference, checks
+        if bar is None:
+            return
+        bar.total = total
+        bar.set_description(stage, refresh=False)
+        if stage.startswith("checking"):  # many quick steps: tqdm throttles the redraws
+            bar.update(done - bar.n)
+        else:  # a long step starts: show it now
+            bar.n = done
+            bar.refresh()
+
     try:
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
-            atol=args.atol, rtol=args.rtol, progress=None if progress is None else lambda: progress.update(1),
+            atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
+            max_elements=max_elements(),
         )  # fmt: skip
     finally:
         model.close()
-        if progress is not None:
-            progress.close()
+        if bar is not None:
+            bar.close()
     _emit(_json(doc) if args.format == "json" else audit_text(doc))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
@@ -159,9 +178,10 @@ def conform(args: argparse.Namespace) -> int:
 
     existing_file(args.model)
     inputs = parse_named_files(args.input)
+    shapes = parse_named_shapes(args.shape, "--shape")
     doc = conform_model(
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
-        save_ir=args.save_ir, atol=args.atol, rtol=args.rtol,
+        save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
     )  # fmt: skip
     _emit(_json(doc) if args.format == "json" else conform_text(doc))
     return EXIT_OK if doc.ok else EXIT_FINDINGS

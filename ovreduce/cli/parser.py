@@ -88,11 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
     _shape_option(p, "the model")
     _runtime_options(p, precision="default")
+    p.add_argument("--fail-on-drift", type=float, metavar="REL",
+                   help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
+                        "REL relative (default: drift is reported, never failed)")  # fmt: skip
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
+    _shape_option(p, "the converted model")
     _runtime_options(p, precision="f32")
     p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
 

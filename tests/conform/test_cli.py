@@ -59,7 +59,9 @@ def test_inputs_from_npz_entries(capsys: pytest.CaptureFixture[str], models: dic
                           "--format", "json")  # fmt: skip
     doc = json.loads(out)
     assert status == 0
-    assert doc["inputs"] == [{"name": "x", "shape": [3, 5], "element_type": "f32", "origin": "given"}]
+    assert doc["inputs"] == [
+        {"name": "x", "shape": [3, 5], "element_type": "f32", "origin": "given", "defaulted_dims": []}
+    ]
 
 
 def test_text_report(capsys: pytest.CaptureFixture[str], models: dict[str, Path]) -> None:
@@ -88,7 +90,9 @@ def test_quantized_disagreement_exits_1(capsys: pytest.CaptureFixture[str], mode
     doc = json.loads(out)
     assert doc["ok"] is agree
     assert doc["nodes"][0]["exact"] is True
-    assert doc["inputs"] == [{"name": "x", "shape": [6, 2], "element_type": "u8", "origin": "given"}]
+    assert doc["inputs"] == [
+        {"name": "x", "shape": [6, 2], "element_type": "u8", "origin": "given", "defaulted_dims": []}
+    ]
 
 
 def test_conversion_failure_exits_1_with_openvinos_message(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -271,19 +272,29 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
     return "\n".join(out) + "\n"
 
 
+def _precisions(counts: dict[str, int]) -> str:
+    names = {"unknown": "not in the execution graph (fused)"}
+    return ", ".join(f"{names.get(p, p)} ({n})" for p, n in counts.items()) or "-"
+
+
 def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
     """The audit as a table of reductions, worst first."""
     doc = printable(doc)
     st = style or Style()
-    eff = f" (runs in {doc.effective_precision})" if doc.effective_precision else ""
-    out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}{eff}"]
+    out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}"]
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
         return "\n".join(out) + "\n"
+    runs = f"  precision: requested {doc.precision}, compiled model infers in {doc.effective_precision or 'unknown'}"
+    if doc.layers:
+        runs += f"; reductions execute in {_precisions(doc.reduction_precisions)}"
+        if doc.plain_reduction_precisions != doc.reduction_precisions:
+            runs += f" (in the plain run: {_precisions(doc.plain_reduction_precisions)})"
+    out.append(runs)
     for i in doc.inputs:
         out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
     rows = []
-    with_drift = any(layer.drift is not None for layer in doc.layers)
+    with_drift = any(layer.drift_split is not None for layer in doc.layers)
     for layer in doc.layers:
         status = {"ok": st.green("ok"), "drift": st.red("DRIFT")}.get(layer.status, st.red("ERROR"))
         row = [
@@ -293,17 +304,26 @@ def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
             _num(layer.required_atol), _num(layer.required_rtol),
         ]  # fmt: skip
         if with_drift:
-            drift = layer.drift
-            row += ["-", "-/-"] if drift is None else [_num(drift.max_rel_error), _count(drift.mismatched, drift.total)]
+            split = layer.drift_split
+            drifts = () if split is None else (split.total, split.from_input, split.added)
+            row += [_rel(part.max_rel) for part in drifts] or ["-", "-", "-"]
         rows.append([*row, status])
     header = ["id", "name", "type", "input", "runs in", "max abs", "max rel", "mismatched", "min atol", "min rtol"]
     if with_drift:
-        header += ["drift rel", "drifted"]
+        header += ["drift rel", "from input", "added"]
     if rows:
         out.append(table(rows, [*header, "status"]))
-        out.append(st.dim("  max abs/rel, mismatched, min atol/rtol: the reduction's own error against the reference "
-                          "computed from its captured input" + ("; drift: its output against an f32 run of the "
-                          "whole model" if with_drift else "")))  # fmt: skip
+        out.append(st.dim("  runs in: the precision the reduction executes in (execution graph); max abs/rel, "
+                          "mismatched, min atol/rtol: its own error against the reference computed from the input "
+                          "it received, which alone makes a row ERROR"))  # fmt: skip
+        if with_drift:
+            limit = (f"; DRIFT: drift rel above the --fail-on-drift limit {_num(doc.fail_on_drift)}"
+                     if doc.fail_on_drift is not None else "; reported, not judged (see --fail-on-drift)")  # fmt: skip
+            out.append(st.dim("  drift rel: the output against an f32 run of the whole model, relative to the f32 "
+                              "value; it splits into from input (the reference on the received input against the "
+                              "f32 run: drift the layers before it caused) + added (the reduction's own error, "
+                              "relative to the same f32 value), so drift rel <= from input + added"
+                              + limit))  # fmt: skip
     else:
         out.append("  the model has no reductions")
     for layer in doc.layers:
@@ -317,12 +337,23 @@ def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
         out.append(f"  final output {f.name}: audited vs plain run: {state}")
     for note in doc.notes:
         out.append(st.dim(f"  note: {note}"))
-    bad = sum(1 for layer in doc.layers if not layer.ok)
-    verdict = (
-        st.green("every reduction within tolerance") if doc.ok else st.red(f"{bad} reduction(s) outside tolerance")
-    )
+    bad = sum(1 for layer in doc.layers if layer.status == "error")
+    drifted = sum(1 for layer in doc.layers if layer.status == "drift")
+    parts = [f"{bad} reduction(s) outside tolerance"] if bad else []
+    if drifted:
+        parts.append(f"{drifted} reduction(s) drift above {_num(doc.fail_on_drift)}")
+    verdict = st.green("every reduction within tolerance") if doc.ok else st.red(", ".join(parts) or "failed")
+    splits = [layer.drift_split for layer in doc.layers if layer.drift_split is not None]
+    if splits and not drifted:
+        worst = max(math.inf if s.total.max_rel is None else s.total.max_rel for s in splits)
+        verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
     return "\n".join(out) + "\n"
+
+
+def _rel(value: float | None) -> str:
+    """A relative difference; None is infinite (the f32 value is 0 and this is not)."""
+    return "inf" if value is None else _num(value)
 
 
 def conform_text(doc: ConformDocument, style: Style | None = None) -> str:

@@ -1,0 +1,171 @@
+"""How ``ovreduce audit`` scales: the same generated model with 500 and with 2,000 reductions, both audited
+in one run.
+
+Run ``python bench/audit_bench.py`` (``--help`` for options). The models are built with OpenVINO's Python
+API and cached under bench/out/ (git-ignored): a chain over an f32 ``[4, 16]`` input in which every step is
+a reduction over the last axis (Mean, Sum, Max, Min in turn, kept dims) subtracted from the running tensor,
+with a MatMul after every tenth step. Each audit is timed as a whole and by stage, from the audit's own
+progress reports (:class:`ovreduce.audit.AuditProgress`):
+
+  reading    OpenVINO reading the model (twice: the audited and the plain run), the inputs, the marks
+  compile    OpenVINO compiling the plain, the audited and the f32 run (each with its infer request)
+  inference  the three inferences, fetching and indexing the outputs, the f32 run's read and node matching
+  checks     recomputing and comparing every reduction (reference, tolerance, drift and its split)
+  document   the final outputs' comparison and the sorted document
+
+Next to them, as an anchor: OpenVINO alone compiling the unmarked model once (``Core.compile_model``).
+Each model is audited ``--repeat`` times (default 3, after a warm-up audit of a small chain) and the
+medians are shown; the machine's load moves single figures by tens of percent. The ratio of each column
+(2,000 / 500) is printed with PASS/FAIL against 4x (reported, not asserted), as is
+the count of the audit's per-item steps (:class:`ovreduce.audit.AuditWork`), which does not depend on the
+machine's speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # this checkout's ovreduce, whatever is installed
+MODEL_VERSION = 1  # bump when the generated graph changes, so the cache is rebuilt
+STAGES = ("reading", "compile plain", "compile audited", "compile f32", "inference", "checks", "document")
+
+
+def build_model(reductions: int, xml: Path) -> None:
+    """The chain of ``reductions`` reductions described above, saved as IR at ``xml``."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    kinds = (ops.reduce_mean, ops.reduce_sum, ops.reduce_max, ops.reduce_min)
+    x = ops.parameter([4, 16], np.float32, name="x")
+    x.output(0).set_names({"x"})
+    w = ops.constant(np.eye(16, dtype=np.float32) * 0.9)
+    h: Any = x
+    for i in range(reductions):
+        r = kinds[i % len(kinds)](h, ops.constant(np.array([-1], np.int64)), True, name=f"red{i:05d}")
+        h = ops.subtract(h, r, name=f"sub{i:05d}")
+        if i % 10 == 9:
+            h = ops.matmul(h, w, False, False, name=f"mm{i:05d}")
+    xml.parent.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov.Model([ops.result(h)], [x], f"audit_chain_{reductions}"), str(xml), compress_to_fp16=False)
+
+
+def stage_of(announced: str) -> str:
+    """The benchmark's column for one of the audit's progress stages."""
+    if announced.startswith("compiling the "):  # "compiling the audited run" -> "compile audited"
+        return "compile " + announced.split()[2]
+    if announced.startswith("inference"):
+        return "inference"
+    if announced.startswith("checking"):
+        return "checks"
+    return "document" if announced == "done" else "reading"
+
+
+def audit_once(xml: Path, precision: str) -> dict[str, Any]:
+    """One audit of ``xml``: its total time, the time of each stage, its work count and verdict."""
+    from ovreduce import load_ir
+    from ovreduce.audit import AuditWork, audit_model
+
+    times = dict.fromkeys(STAGES, 0.0)
+    current = ["reading", 0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        times[str(current[0])] += now - float(current[1])
+        current[:] = [stage_of(stage), now]
+
+    work = AuditWork()
+    model = load_ir(xml)
+    gc.collect()
+    start = time.perf_counter()
+    current[1] = start
+    try:
+        doc = audit_model(model, precision=precision, progress=progress, work=work)
+    finally:
+        end = time.perf_counter()
+        model.close()
+    times[str(current[0])] += end - float(current[1])
+    return {"total": end - start, **times, "work": work.total, "doc": doc}
+
+
+def openvino_compile(xml: Path) -> float:
+    """OpenVINO alone compiling the unmarked model once (read outside the timing)."""
+    import openvino as ov
+
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    start = time.perf_counter()
+    core.compile_model(model, "CPU", {})
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs=2, default=(500, 2000), metavar=("SMALL", "LARGE"),
+                        help="reductions in the two models (default 500 2000)")  # fmt: skip
+    parser.add_argument("--precision", default="default", choices=("f32", "f16", "bf16", "default"),
+                        help="the audit's precision (default: the device's own choice)")  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="audits of each model; medians are shown (default 3)")
+    parser.add_argument("--out", type=Path, default=HERE / "out", help="cache folder (default bench/out)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the models even if cached")
+    args = parser.parse_args(argv)
+
+    import openvino as ov
+
+    paths = {}
+    for n in args.sizes:
+        xml = args.out / f"audit_chain_{n}_v{MODEL_VERSION}.xml"
+        if args.rebuild or not xml.exists() or not xml.with_suffix(".bin").exists():
+            start = time.perf_counter()
+            build_model(n, xml)
+            print(f"built {xml} in {time.perf_counter() - start:.1f} s")
+        paths[n] = xml
+    print(f"python {sys.version.split()[0]}, openvino {ov.__version__}, {os.cpu_count()} CPUs, "
+          f"precision {args.precision}")  # fmt: skip
+
+    warm_up = args.out / f"audit_chain_10_v{MODEL_VERSION}.xml"
+    if not warm_up.exists():
+        build_model(10, warm_up)
+    audit_once(warm_up, args.precision)  # imports and first-call costs, outside the figures
+    rows = {}
+    for n, xml in paths.items():
+        runs = [audit_once(xml, args.precision) for _ in range(args.repeat)]
+        rows[n] = {key: statistics.median(run[key] for run in runs) for key in ("total", *STAGES, "work")}
+        rows[n]["openvino"] = statistics.median(openvino_compile(xml) for _ in range(args.repeat))
+        doc = runs[-1]["doc"]
+        totals = ", ".join(f"{run['total']:.2f}" for run in runs)
+        print(f"{n} reductions: audited in {totals} s, {len(doc.layers)} reductions reported, ok={doc.ok}, "
+              f"effective precision {doc.effective_precision}", flush=True)  # fmt: skip
+
+    small, large = args.sizes
+    columns = ["total", *STAGES, "work", "openvino"]
+    labels = {"work": "work count", "openvino": "OpenVINO compile alone"}
+    print()
+    print(f"{'':26} {small:>10} {large:>10} {'ratio':>7}")
+    for column in columns:
+        a, b = rows[small][column], rows[large][column]
+        ratio = b / a if a else float("inf")
+        unit = (lambda v: f"{v:>10}") if column == "work" else (lambda v: f"{v:>9.3f}s")
+        verdict = "PASS" if ratio <= large / small else "FAIL"
+        mark = f"  {verdict} (target <= {large / small:g}x)" if column in ("total", "work") else ""
+        print(f"{labels.get(column, column):26} {unit(a)} {unit(b)} {ratio:>6.2f}x{mark}")
+    sums = {
+        "OpenVINO's runs": ("compile plain", "compile audited", "compile f32", "inference"),
+        "ovreduce's own work": ("reading", "checks", "document"),
+    }
+    for label, parts in sums.items():
+        a, b = (sum(rows[n][part] for part in parts) for n in (small, large))
+        print(f"{label:26} {a:>9.3f}s {b:>9.3f}s {b / a:>6.2f}x  ({' + '.join(p.split()[-1] for p in parts)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

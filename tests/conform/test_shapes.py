@@ -1,0 +1,51 @@
+"""conform with ``--shape``: the converted model is reshaped to the given shapes before it compiles, in
+either syntax; dims left dynamic get a default the model accepts, named in the document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.inprocess import run_cli
+
+
+@pytest.fixture(scope="module")
+def dynamic_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "len"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[1], keepdims=0)
+    graph = helper.make_graph([node], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path_factory.mktemp("conform_shapes") / "dyn.onnx"
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("spec", ["x=[3,5]", "x[3,5]"])
+def test_shape_reaches_the_converted_model(capsys: pytest.CaptureFixture[str], dynamic_onnx: Path, spec: str) -> None:
+    status, out, err = run_cli(capsys, "conform", str(dynamic_onnx), "--shape", spec, "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["inputs"][0]["shape"] == [3, 5] and doc["inputs"][0]["defaulted_dims"] == []
+    (node,) = doc["nodes"]
+    assert node["ok"] and node["total"] == 3
+
+
+def test_dims_left_dynamic_are_defaulted_and_named(capsys: pytest.CaptureFixture[str], dynamic_onnx: Path) -> None:
+    status, out, err = run_cli(capsys, "conform", str(dynamic_onnx), "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["inputs"][0]["shape"] == [1, 1] and doc["inputs"][0]["defaulted_dims"] == [0, 1]
+
+
+def test_a_shape_for_no_input_suggests_conforms_own_options(
+    capsys: pytest.CaptureFixture[str], dynamic_onnx: Path
+) -> None:
+    status, out, err = run_cli(capsys, "conform", str(dynamic_onnx), "--shape", "nope[1]")
+    assert status == 2 and out == ""
+    assert "'nope' names no model input (inputs: x)" in err and "--shape NAME=SHAPE" in err
