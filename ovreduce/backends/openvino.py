@@ -540,18 +540,23 @@ def run_marked(
     compiled = compile_model(ov_model, device, precision)
     effective = effective_precision(compiled, None)
     request = compiled.create_infer_request()
-    tensors = {i: to_tensor(a, port_type_name(ov_model.inputs[i])) for i, a in inputs.items()}
+    ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
+    tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in inputs.items()}
     if on_stage is not None:
         on_stage("inference")
     request.infer(tensors)
     model_outputs = list(ov_model.outputs)
-    outputs = [from_tensor(request.get_output_tensor(i)) for i in range(len(model_outputs))]
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
         position.setdefault(port, i)
-    marked = [outputs[position[port]] for port in added]
-    visited = 2 * len(model_outputs) + len(added)  # each output fetched once and indexed once; one lookup a mark
-    return MarkedRun(outputs[:original], marked, effective, runtime_precisions(compiled), visited)
+    wanted = [*range(original), *(position[port] for port in added)]
+    copies: dict[int, npt.NDArray[Any]] = {}
+    for i in wanted:  # only the outputs asked for are copied out of the request, each once
+        if i not in copies:
+            copies[i] = from_tensor(request.get_output_tensor(i))
+    marked = [copies[position[port]] for port in added]
+    visited = len(model_outputs) + len(copies) + len(added)  # indexed once, each fetched once; a lookup a mark
+    return MarkedRun([copies[i] for i in range(original)], marked, effective, runtime_precisions(compiled), visited)
 
 
 def port_type_name(port: Any) -> str:
