@@ -254,3 +254,42 @@ def test_hostile_requests_get_no_server_path(client: TestClient) -> None:
         assert answer.status_code < 500 or answer.status_code == 503, answer.text
         for secret in secrets:
             assert secret not in answer.text, (answer.request.url, answer.text)
+
+
+# -- requests in flight ----------------------------------------------------------------------------------
+def test_requests_beyond_max_requests_are_503_but_health_is_answered(
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from ovreduce.backends.numpy import NumPyBackend
+
+    client = make_client(max_requests=1)
+    xml, bin_data = reduce_ir("sum")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    started, release = threading.Event(), threading.Event()
+    original = NumPyBackend.infer
+
+    def infer(self: NumPyBackend, spec: object, inputs: object) -> object:
+        started.set()
+        release.wait(30)
+        return original(self, spec, inputs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NumPyBackend, "infer", infer)
+    run: list[int] = []
+    body = {"backends": ["numpy"]}
+    thread = threading.Thread(
+        target=lambda: run.append(client.post(f"/v1/models/{mid}/layers/sum/run", json=body).status_code)
+    )
+    thread.start()
+    try:
+        assert started.wait(30)
+        response = client.post("/v1/check", files=files(xml, bin_data))
+        assert_problem(response, 503, "busy")
+        assert response.headers["retry-after"] == "5"
+        assert client.get("/healthz").status_code == 200
+    finally:
+        release.set()
+        thread.join(30)
+    assert run == [200]
+    assert client.get("/v1/models").status_code == 200  # the slot is free again
