@@ -6,10 +6,10 @@ From the outside in:
   ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
   ``request.origin``: CSRF) and puts the security headers (CSP, nosniff, no framing, no referrer) on every
   answer;
-* :class:`PathScrubMiddleware` takes the server's private paths (store, working, home and temporary
-  directories) out of every JSON answer, whatever put them there (:func:`api.problems.scrub_json`);
 * :class:`CatchAllMiddleware` logs any exception nothing else handled and answers the 500 problem without
   any detail of it;
+* :class:`PathScrubMiddleware` takes the server's private paths (store, working, home and temporary
+  directories) out of every JSON answer, whatever put them there (:func:`api.problems.scrub_json`);
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks excepted: a busy service is still alive);
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
@@ -95,12 +95,13 @@ def install(
     allowed_hosts: Sequence[str] = ("*",),
     max_requests: int | None = None,
 ) -> None:
-    """Add the wrappers: the body limit innermost, then the in-flight limit, the catch-all, the security."""
+    """Add the wrappers: the body limit innermost, then the in-flight limit, the path scrub, the catch-all and
+    the security checks outermost."""
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes)
     if max_requests is not None:
         app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
+    app.add_middleware(PathScrubMiddleware)  # inside the catch-all: a held answer is not yet "started" there
     app.add_middleware(CatchAllMiddleware)
-    app.add_middleware(PathScrubMiddleware)
     app.add_middleware(SecurityMiddleware, allowed_hosts=allowed_hosts)
 
 
