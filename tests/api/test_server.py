@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -383,3 +384,24 @@ def test_uvicorn_cli_with_the_header_timeout_protocol(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
+
+
+def _healthcheck_argv() -> list[str]:
+    """The Dockerfile's HEALTHCHECK command (exec form), with this interpreter for its ``python``."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    match = re.search(r"^HEALTHCHECK\b.*?\bCMD\s+(\[.*\])\s*$", text, re.MULTILINE)
+    assert match, "no exec-form HEALTHCHECK in the Dockerfile"
+    argv: list[str] = json.loads(match.group(1))
+    assert argv[0] == "python"
+    return [sys.executable, *argv[1:]]
+
+
+def test_the_image_healthcheck_asks_the_configured_port(tmp_path: Path) -> None:
+    argv = _healthcheck_argv()
+    with serve(tmp_path / "store") as (url, _):
+        port = url.rsplit(":", 1)[1]
+        ok = subprocess.run(argv, env=_environment(OVREDUCE_PORT=port), capture_output=True, timeout=60, check=False)
+        assert ok.returncode == 0, ok.stderr
+        wrong = subprocess.run(argv, env=_environment(OVREDUCE_PORT=str(_free_port())), capture_output=True,
+                               timeout=60, check=False)  # fmt: skip
+        assert wrong.returncode != 0
