@@ -28,8 +28,9 @@ OVREDUCE_LOG_LEVEL              info                    log level of ``ovreduce 
 OVREDUCE_ALLOWED_HOSTS          localhost,127.0.0.1,    the ``Host`` values answered (any port unless one is
                                 [::1]                   given, ``*.example.com`` for subdomains); the bind
                                                         host is added; ``*`` answers any Host. Others: 400
-OVREDUCE_MAX_REQUESTS           64                      requests handled at once (``/healthz`` and
-                                                        ``/readyz`` excepted); beyond it 503 busy
+OVREDUCE_MAX_REQUESTS           64                      requests handled at once per worker process
+                                                        (``/healthz`` and ``/readyz`` excepted); beyond it
+                                                        503 busy
 OVREDUCE_HEADER_TIMEOUT_S       10                      seconds a connection may take to send a request's
                                                         line and headers (``ovreduce serve`` and the image)
 ==============================  ======================  ====================================================
