@@ -2,6 +2,7 @@
 #
 #   docker build -t ovreduce .
 #   docker run -p 8000:8000 -v ovreduce-store:/data ovreduce
+#   docker run -p 8000:8000 -e OVREDUCE_ALLOWED_HOSTS=ovreduce.example.com ovreduce   # served by that name
 #   docker run --rm -v "$PWD":/models ovreduce ovreduce check /models/model.xml
 #
 # Every dependency ships as a binary wheel, so neither stage needs a compiler. Both stages start from
@@ -36,7 +37,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    OVREDUCE_STORE=/data/store
+    OVREDUCE_STORE=/data/store \
+    OVREDUCE_HOST=0.0.0.0 \
+    OVREDUCE_PORT=8000
 
 RUN groupadd --gid 10001 ovreduce \
     && useradd --uid 10001 --gid ovreduce --create-home --home-dir /home/ovreduce \
@@ -52,10 +55,13 @@ WORKDIR /home/ovreduce
 VOLUME ["/data"]
 EXPOSE 8000
 
-# slim has no curl; the proxy handler is emptied so that an http_proxy in the environment is not used.
+# slim has no curl; the proxy handler is emptied so that an http_proxy in the environment is not used. The
+# port is the server's (OVREDUCE_PORT, set with -e at run time like every other setting).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import sys, urllib.request as u; r = u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:8000/healthz', timeout=4); sys.exit(r.status != 200)"]
+    CMD ["python", "-c", "import os, sys, urllib.request as u; r = u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:%s/healthz' % os.environ.get('OVREDUCE_PORT', '8000'), timeout=4); sys.exit(r.status != 200)"]
 
-# The app is made by its factory (settings from OVREDUCE_* variables); importing api.main makes nothing.
-CMD ["uvicorn", "--factory", "api.main:create_app", "--host", "0.0.0.0", "--port", "8000", \
-     "--limit-concurrency", "32", "--timeout-keep-alive", "5", "--no-server-header"]
+# ovreduce serve: uvicorn with every setting from OVREDUCE_* variables (host and port included), a deadline
+# for request headers (OVREDUCE_HEADER_TIMEOUT_S) so that clients trickling headers are closed, and a cap on
+# requests in flight (OVREDUCE_MAX_REQUESTS) that health checks and unfinished headers do not count
+# against: uvicorn's --limit-concurrency counted idle and slow connections, and 40 of them made /healthz 503.
+CMD ["ovreduce", "serve"]

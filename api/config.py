@@ -25,7 +25,19 @@ OVREDUCE_CONCURRENCY            os.cpu_count()          runs and checks executin
 OVREDUCE_MODEL_CACHE_SIZE       16                      parsed models kept in memory per process
 OVREDUCE_CHECK_CACHE_SIZE       256                     /v1/check documents kept per process, by content hash
 OVREDUCE_LOG_LEVEL              info                    log level of ``ovreduce serve``
+OVREDUCE_ALLOWED_HOSTS          localhost,127.0.0.1,    the ``Host`` values answered (any port unless one is
+                                [::1]                   given, ``*.example.com`` for subdomains); the bind
+                                                        host is added; ``*`` answers any Host. Others: 400
+OVREDUCE_MAX_REQUESTS           64                      requests handled at once per worker process
+                                                        (``/healthz`` and ``/readyz`` excepted); beyond it
+                                                        503 busy
+OVREDUCE_HEADER_TIMEOUT_S       10                      seconds a connection may take to send a request's
+                                                        line and headers (``ovreduce serve`` and the image)
 ==============================  ======================  ====================================================
+
+State-changing requests (POST, PUT, PATCH, DELETE) whose ``Origin`` is not the service's own, or that a
+browser marks ``Sec-Fetch-Site: cross-site``/``same-site``, are refused 403: only the service's own pages
+(and clients that are not browsers) can drive it.
 """
 
 from __future__ import annotations
@@ -37,7 +49,10 @@ from platformdirs import user_cache_path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "default_store"]
+__all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store"]
+
+HEADER_TIMEOUT_STATE_KEY = "ovreduce.header_timeout_s"
+"""The app's lifespan state entry that tells :class:`api.protocol.HeaderTimeoutProtocol` its deadline."""
 
 _MiB = 1 << 20
 
@@ -72,3 +87,14 @@ class Settings(BaseSettings):
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)
     log_level: str = "info"
+    allowed_hosts: str = "localhost,127.0.0.1,[::1]"
+    max_requests: int = Field(default=64, ge=1)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+
+    def host_patterns(self) -> tuple[str, ...]:
+        """The allowed ``Host`` values, lower-case: :attr:`allowed_hosts` plus the bind host (``*``: any)."""
+        items = [item.strip().lower() for item in self.allowed_hosts.split(",") if item.strip()]
+        bind = self.host.strip().lower()
+        if bind:
+            items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)
+        return tuple(dict.fromkeys(items))

@@ -9,13 +9,15 @@ class of the tree to a status::
     │   └── RunTimeoutError        limit.time   a run or check that took longer than the time limit
     ├── BusyError                  busy         every worker stayed busy; the request never started
     └── StoreError                 store        the model store cannot be read or written
+        ├── StoreFullError         store.full   a write failed: the disk is full (or out of quota)
+        └── StoreCorruptError      store.corrupt  a stored model no longer matches its hashes; it was removed
 """
 
 from __future__ import annotations
 
 from ovreduce.errors import LimitExceededError, OvReduceError
 
-__all__ = ["BusyError", "RequestTooLargeError", "RunTimeoutError", "StoreError"]
+__all__ = ["BusyError", "RequestTooLargeError", "RunTimeoutError", "StoreCorruptError", "StoreError", "StoreFullError"]
 
 
 class RequestTooLargeError(LimitExceededError):
@@ -40,3 +42,15 @@ class StoreError(OvReduceError):
     """The model store cannot be read or written (permissions, disk full)."""
 
     code = "store"
+
+
+class StoreFullError(StoreError):
+    """Writing to the model store failed for lack of space (ENOSPC, EDQUOT); retrying later may succeed."""
+
+    code = "store.full"
+
+
+class StoreCorruptError(StoreError):
+    """A stored model's files no longer match the hashes recorded when it was written; it was removed."""
+
+    code = "store.corrupt"

@@ -13,17 +13,19 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from cachetools import LRUCache
-from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi import FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from api import middleware, problems
-from api.config import Settings
+from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
 from api.deps import Services, WorkPool
 from api.errors import StoreError
 from api.routes import ROUTERS
@@ -51,16 +53,22 @@ Check OpenVINO IR models and run their Reduce* layers on the NumPy reference and
   runs at `.../layers/x/run/run` and is shown by its id.
 
 Errors are RFC 9457 `application/problem+json` with a stable `code`: 400 bad request (request validation
-errors included, code `request.invalid`), 404 unknown model or layer, 413 too large, 422 not a readable IR,
-503 device, workers or store not available, 504 run timed out, 500 unexpected (logged, no details).
+errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS`, code `request.host`),
+403 a state-changing request from another origin (code `request.origin`), 404 unknown model or layer, 410
+a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
+not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
+unexpected (logged, no details). No answer names a path of the server.
 """
+DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
 
 
 def _startup(catalog: Catalog) -> None:
     store = catalog.store
     try:
         store.ensure()
-        store.clean_tmp()
+        leftovers = store.clean_tmp()  # staging folders of uploads whose process died, trash
+        if leftovers:
+            logger.info("model store: removed %d leftovers of interrupted uploads and deletes", len(leftovers))
         store.evict()
     except StoreError as exc:  # the service still answers checks; /readyz says what is wrong
         logger.warning("model store %s: %s", store.root, exc.message)
@@ -90,9 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         await run_in_threadpool(_startup, catalog)
-        yield
+        yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
         pool.shutdown()
         await run_in_threadpool(isolated.shutdown)
 
@@ -102,13 +110,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served below, with a Content-Security-Policy that admits its one inline script
         redoc_url=None,
+        redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
     app.state.services = Services(settings, catalog, pool, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
-    middleware.install(app, max_upload_bytes=settings.max_upload_bytes, max_json_bytes=settings.max_json_bytes)
+    problems.add_private_path(settings.store)
+    middleware.install(
+        app,
+        max_upload_bytes=settings.max_upload_bytes,
+        max_json_bytes=settings.max_json_bytes,
+        allowed_hosts=settings.host_patterns(),
+        max_requests=settings.max_requests,
+    )
 
     for router in ROUTERS:
         app.include_router(router)
@@ -123,6 +139,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def root() -> FileResponse:
         """The web page: static HTML/CSS/JS served by the app itself (no build step, no CDN)."""
         return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        """Swagger UI from the package's own files; its inline start-up script is allowed by its hash."""
+        root = request.scope.get("root_path", "")
+        page = get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_STATIC}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
+            swagger_ui_parameters=app.swagger_ui_parameters,
+        )
+        html = bytes(page.body).decode()
+        return HTMLResponse(html, headers={"Content-Security-Policy": middleware.csp_for(html)})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

@@ -1,47 +1,366 @@
 """The ASGI wrappers around the application; :func:`install` adds them in the order that matters.
 
-:class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is too
-large (at once when ``Content-Length`` says so); :class:`CatchAllMiddleware`, the outermost, logs any
-exception nothing else handled and answers the 500 problem without any detail of it.
+From the outside in:
+
+* :class:`SecurityMiddleware` answers only the ``Host`` values of ``OVREDUCE_ALLOWED_HOSTS`` (400
+  ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
+  ``request.origin``: CSRF) and puts the security headers (CSP, nosniff, no framing, no referrer) on every
+  answer;
+* :class:`CatchAllMiddleware` logs any exception nothing else handled and answers the 500 problem without
+  any detail of it;
+* :class:`PathScrubMiddleware` takes the server's private paths (store, working, home and temporary
+  directories) out of every JSON answer, whatever put them there (:func:`api.problems.scrub_json`);
+* :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
+  (health checks excepted: a busy service is still alive);
+* :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
+  too large (at once when ``Content-Length`` says so).
+
+Every early answer is sent whole first, then the rest of the request body is read and dropped (up to a
+bound, :data:`DRAIN_MAX_BYTES` past the limit and :data:`DRAIN_MAX_S`), then the connection is closed: a
+client that sends its whole body before it reads gets the answer instead of a connection reset. A client
+that sent ``Expect: 100-continue`` is answered at once and never asked for its body.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
+import re
 import uuid
+from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit
 
+import anyio
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import RequestTooLargeError
-from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes
+from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes, scrub_json
 
-__all__ = ["BodyLimitMiddleware", "CatchAllMiddleware", "install"]
+__all__ = [
+    "CSP",
+    "DRAIN_MAX_BYTES",
+    "DRAIN_MAX_S",
+    "BodyLimitMiddleware",
+    "CatchAllMiddleware",
+    "InFlightLimitMiddleware",
+    "PathScrubMiddleware",
+    "SecurityMiddleware",
+    "csp_for",
+    "install",
+]
 
 logger = logging.getLogger("ovreduce.api")
 
+DRAIN_MAX_BYTES = 128 << 20
+"""After an early answer, at most this many more body bytes (or as many as the limit, when larger) are read."""
+DRAIN_MAX_S = 15.0
+"""After an early answer, the rest of the body is read for at most this long."""
 
-def install(app: FastAPI, *, max_upload_bytes: int, max_json_bytes: int) -> None:
-    """Add both wrappers: the body limit inside, the catch-all outermost (added last)."""
+CSP = (
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+"""The Content-Security-Policy of every answer: the page's own files only, no framing."""
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
+_INLINE_SCRIPT_RE = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def csp_for(html: str) -> str:
+    """:data:`CSP` for a page of the service's own that has inline scripts: each allowed by its SHA-256."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+        for body in _INLINE_SCRIPT_RE.findall(html)
+    )
+    return CSP + (f"; script-src 'self' {hashes}" if hashes else "")
+
+
+HEALTH_PATHS = frozenset({"/healthz", "/readyz"})
+"""Answered whatever the Host (probes of orchestrators name the pod's address) and however busy."""
+_UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
+
+
+def install(
+    app: FastAPI,
+    *,
+    max_upload_bytes: int,
+    max_json_bytes: int,
+    allowed_hosts: Sequence[str] = ("*",),
+    max_requests: int | None = None,
+) -> None:
+    """Add the wrappers: the body limit innermost, then the in-flight limit, the path scrub, the catch-all and
+    the security checks outermost."""
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes)
+    if max_requests is not None:
+        app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
+    app.add_middleware(PathScrubMiddleware)  # inside the catch-all: a held answer is not yet "started" there
     app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(SecurityMiddleware, allowed_hosts=allowed_hosts)
 
 
-async def _send_problem(send: Send, status: int, detail: str, code: str, path: str, *, close: bool = False) -> None:
+# -- answering early -------------------------------------------------------------------------------------
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def _may_have_body(scope: Scope) -> bool:
+    length = _header(scope, b"content-length")
+    if length is not None:
+        return length.strip() not in (b"", b"0")
+    return _header(scope, b"transfer-encoding") is not None
+
+
+async def send_problem(
+    send: Send,
+    status: int,
+    detail: str,
+    code: str,
+    path: str,
+    *,
+    close: bool = False,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    drain: Receive | None = None,
+    drain_limit: int = DRAIN_MAX_BYTES,
+) -> None:
+    """Send a whole problem answer; with ``drain``, then read and drop the rest of the request body.
+
+    The answer's bytes are on the wire before any of the body is read, so a client that waits for an
+    answer before it sends its body gets it too; the final (empty) body message, which lets the server
+    close the connection, is sent once the body has been read to its end, or ``drain_limit`` bytes or
+    :data:`DRAIN_MAX_S` later, or when the client has gone.
+    """
     body = problem_bytes(status, detail, code, instance=path)
-    headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode())]
+    start = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()), *headers]
     if close:
-        headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+        start.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    if drain is None:
+        await send({"type": "http.response.body", "body": body})
+        return
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+    await _drain(drain, drain_limit)
+    await send({"type": "http.response.body", "body": b""})
 
 
+async def _drain(receive: Receive, limit: int) -> None:
+    read = 0
+    with anyio.move_on_after(DRAIN_MAX_S):
+        while read <= limit:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            read += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+
+
+# -- Host, Origin and the security headers ---------------------------------------------------------------
+def _excerpt(value: bytes, size: int = 64) -> str:
+    """A harmless excerpt of a header for an answer: letters, digits and ``.:-_[]/`` kept, the rest ``?``."""
+    text = value[:size].decode("latin-1")
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in ".:-_[]/") else "?" for ch in text)
+    return safe + ("..." if len(value) > size else "")
+
+
+def _split_host(value: str) -> tuple[str, str | None] | None:
+    match = _HOST_RE.match(value.strip().lower())
+    if match is None:
+        return None
+    return match["host"], match["port"]
+
+
+def host_allowed(value: bytes | None, patterns: Sequence[str]) -> bool:
+    """Whether a ``Host`` header matches one of ``patterns`` (``name``, ``name:port``, ``*.suffix``, ``*``)."""
+    if "*" in patterns:
+        return True
+    if value is None:
+        return False
+    parts = _split_host(value.decode("latin-1"))
+    if parts is None:
+        return False
+    host, port = parts
+    for pattern in patterns:
+        wanted = _split_host(pattern.removeprefix("*.")) if pattern.startswith("*.") else _split_host(pattern)
+        if wanted is None:
+            continue
+        name, wanted_port = wanted
+        if wanted_port is not None and wanted_port != port:
+            continue
+        if host.endswith("." + name) if pattern.startswith("*.") else host == name:
+            return True
+    return False
+
+
+def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
+    """Whether ``Origin`` names the service itself: the same host and port as the request's ``Host``."""
+    if host is None:
+        return False
+    try:
+        parts = urlsplit(origin.decode("latin-1").strip().lower())
+        origin_port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    request = _split_host(host.decode("latin-1"))
+    if request is None:
+        return False
+    request_host, request_port = request
+    origin_host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = 443 if parts.scheme == "https" else 80
+    # Behind a TLS proxy the request is http while the page is https: the ports are compared as each side
+    # names them, a missing one being its scheme's default.
+    request_default = 443 if (scheme == "https" or parts.scheme == "https") else 80
+    return origin_host == request_host and (origin_port or default) == int(request_port or request_default)
+
+
+class SecurityMiddleware:
+    """Answer only allowed ``Host`` values, refuse cross-origin state changes, add the security headers.
+
+    * ``Host`` not in ``allowed_hosts`` (see :func:`host_allowed`): 400 ``request.host``; the health checks
+      are answered whatever the ``Host``.
+    * POST, PUT, PATCH or DELETE with an ``Origin`` that is not the service's own (``null`` included), or,
+      without ``Origin``, marked ``Sec-Fetch-Site: cross-site`` or ``same-site`` by the browser: 403
+      ``request.origin``. Clients that are not browsers send neither and are served.
+    * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
+    """
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:
+        self.app = app
+        self.allowed_hosts = tuple(allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {bytes(key).lower() for key, _ in headers}
+                if b"content-security-policy" not in present:
+                    headers.append((b"content-security-policy", CSP.encode()))
+                headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        path = scope.get("path", "")
+        host = _header(scope, b"host")
+        drain = None if _header(scope, b"expect") else receive
+        if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
+            shown = f"the Host {_excerpt(host)!r}" if host is not None else "a request without a Host header"
+            detail = (
+                f"{shown} is not a name this service answers to; to allow it, add it to OVREDUCE_ALLOWED_HOSTS "
+                f"(a comma-separated list)"
+            )
+            await send_problem(secured_send, 400, detail, "request.host", path, close=True,
+                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            return
+        if scope.get("method", "GET") in _UNSAFE_METHODS:
+            origin = _header(scope, b"origin")
+            fetch_site = (_header(scope, b"sec-fetch-site") or b"").strip().lower()
+            refused = None
+            if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):
+                refused = f"a {scope['method']} from the origin {_excerpt(origin)!r}"
+            elif origin is None and fetch_site in (b"cross-site", b"same-site"):
+                refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
+            if refused is not None:
+                detail = f"{refused} is refused: only the service's own pages may change its state"
+                await send_problem(secured_send, 403, detail, "request.origin", path, close=True,
+                                   drain=drain if _may_have_body(scope) else None)  # fmt: skip
+                return
+        await self.app(scope, receive, secured_send)
+
+
+# -- private paths ---------------------------------------------------------------------------------------
+class PathScrubMiddleware:
+    """Replace the server's private paths in JSON answers sent in one piece (every JSON answer of the API).
+
+    Answers in several pieces (files) pass unchanged; so does everything that is not JSON.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held: Message | None = None
+
+        async def scrubbing_send(message: Message) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start":
+                content_type = next((v for k, v in message.get("headers", []) if k.lower() == b"content-type"), b"")
+                if b"json" in content_type.lower():
+                    held = message  # sent with the body, whose length may change
+                    return
+            elif message["type"] == "http.response.body" and held is not None:
+                start, held = held, None
+                body = message.get("body", b"")
+                clean = None if message.get("more_body", False) else scrub_json(body)
+                if clean is not None:
+                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(clean)).encode()))
+                    start = {**start, "headers": headers}
+                    message = {**message, "body": clean}
+                await send(start)
+            await send(message)
+
+        await self.app(scope, receive, scrubbing_send)
+
+
+# -- in-flight requests ----------------------------------------------------------------------------------
+class InFlightLimitMiddleware:
+    """Answer 503 ``busy`` (with ``Retry-After``) while ``max_requests`` requests are being handled.
+
+    Only requests whose headers have arrived count, so slow or idle connections do not crowd out the
+    others (uvicorn's ``--limit-concurrency`` counts connections); the health checks are never refused.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_requests: int) -> None:
+        self.app = app
+        self.max_requests = max_requests
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path", "") in HEALTH_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight >= self.max_requests:
+            detail = (
+                f"the server is busy: {self.max_requests} requests are being handled (OVREDUCE_MAX_REQUESTS); "
+                f"retry later"
+            )
+            drain = None if _header(scope, b"expect") or not _may_have_body(scope) else receive
+            await send_problem(send, 503, detail, "busy", scope.get("path", ""), close=True,
+                               headers=[(b"retry-after", b"5")], drain=drain)  # fmt: skip
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+
+# -- request bodies --------------------------------------------------------------------------------------
 class BodyLimitMiddleware:
     """Answer 413 problem+json for a request body over the limit, counting bytes as they arrive.
 
     Multipart bodies (uploads) get ``max_upload_bytes``, every other body ``max_json_bytes``. A declared
     ``Content-Length`` over the limit is refused before any byte is read; a chunked body is cut off as soon
     as the count passes the limit, and whatever the application would have answered is replaced by the 413.
+    Either way the rest of the body is then read and dropped, within bounds (see the module docstring).
     """
 
     def __init__(self, app: ASGIApp, *, max_upload_bytes: int, max_json_bytes: int) -> None:
@@ -55,6 +374,7 @@ class BodyLimitMiddleware:
             return
         content_type = b""
         declared: int | None = None
+        expect = False
         for key, value in scope["headers"]:
             if key == b"content-type":
                 content_type = value
@@ -63,38 +383,53 @@ class BodyLimitMiddleware:
                     declared = int(value)
                 except ValueError:
                     declared = None
+            elif key == b"expect":
+                expect = True
         upload = content_type.lower().startswith(b"multipart/")
         limit = self.max_upload_bytes if upload else self.max_json_bytes
         what = "an upload (multipart body)" if upload else "a request body"
         setting = "OVREDUCE_MAX_UPLOAD_BYTES" if upload else "OVREDUCE_MAX_JSON_BYTES"
         path = scope.get("path", "")
+        drain_limit = max(limit, DRAIN_MAX_BYTES)
         if declared is not None and declared > limit:
             detail = f"{what} of {declared} bytes is larger than the limit of {limit} bytes ({setting})"
-            await _send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True)
+            # Expect: 100-continue: the client waits for a go-ahead that reading would send; a body far
+            # beyond what is drained would end in a reset anyway: answer and close at once.
+            drain = None if expect or declared - limit > drain_limit else receive
+            await send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True, drain=drain,
+                               drain_limit=drain_limit)  # fmt: skip
             return
         received = 0
         exceeded = False
         replaced = False
+        finished = False  # the client has sent its whole body (or gone)
 
         async def limited_receive() -> Message:
-            nonlocal received, exceeded
+            nonlocal received, exceeded, finished
             if exceeded:
                 raise RequestTooLargeError(f"{what} is larger than the limit of {limit} bytes")
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                finished = not message.get("more_body", False)
                 if received > limit:
                     exceeded = True
                     raise RequestTooLargeError(f"{what} is larger than the limit of {limit} bytes")
+            else:
+                finished = True
             return message
 
-        async def guarded_send(message: Message) -> None:
+        async def replace() -> None:
             nonlocal replaced
+            replaced = True
+            detail = f"{what} is larger than the limit of {limit} bytes ({setting}); it was not read to the end"
+            await send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True,
+                               drain=None if finished else receive, drain_limit=drain_limit)  # fmt: skip
+
+        async def guarded_send(message: Message) -> None:
             if exceeded:
                 if not replaced and message["type"] == "http.response.start":
-                    replaced = True
-                    detail = f"{what} is larger than the limit of {limit} bytes ({setting}); it was not read to the end"
-                    await _send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True)
+                    await replace()
                 return  # the application's own answer is dropped
             await send(message)
 
@@ -104,11 +439,10 @@ class BodyLimitMiddleware:
             if not exceeded:
                 raise
             if not replaced:
-                replaced = True
-                detail = f"{what} is larger than the limit of {limit} bytes ({setting}); it was not read to the end"
-                await _send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True)
+                await replace()
 
 
+# -- anything else ---------------------------------------------------------------------------------------
 class CatchAllMiddleware:
     """Log any exception nothing else handled and answer 500 problem+json with an id to find it in the log."""
 
@@ -134,4 +468,4 @@ class CatchAllMiddleware:
             logger.exception("internal error %s on %s %s", error_id, scope.get("method"), scope.get("path"))
             if not started:
                 detail = f"an unexpected error occurred; it was logged with id {error_id}"
-                await _send_problem(send, 500, detail, "internal", scope.get("path", ""), close=True)
+                await send_problem(send, 500, detail, "internal", scope.get("path", ""), close=True)

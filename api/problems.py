@@ -19,8 +19,21 @@ BackendError                       backend                503
 DeviceNotAvailableError            backend.device         503
 BusyError                          busy                   503
 StoreError                         store                  503
+StoreFullError                     store.full             503
+StoreCorruptError                  store.corrupt          410
 OvReduceError (anything else)      ovreduce               400
 =================================  =====================  ======
+
+503 answers of busy workers and of the store carry ``Retry-After``. 410 means the stored model failed its
+integrity check (its files no longer match the hashes recorded when it was written) and was removed: upload
+it again. The service's own guards answer from :mod:`api.middleware`: 400 ``request.host`` (a ``Host`` not
+in ``OVREDUCE_ALLOWED_HOSTS``), 403 ``request.origin`` (a cross-origin state-changing request), 413
+``limit.body`` and 503 ``busy`` (more than ``OVREDUCE_MAX_REQUESTS`` at once).
+
+No answer names a path of the server: :func:`problem_document` replaces every registered private path (the
+store, the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`)
+in ``detail`` and the extra members with the file's base name, whatever raised the error; every other JSON
+answer goes through the same filter (:func:`scrub_json`, applied by :class:`api.middleware.PathScrubMiddleware`).
 
 Outside the tree: FastAPI's request validation errors are 400 ``request.invalid`` (422 is kept for "not a
 readable IR"), Starlette's HTTP errors keep their status with code ``http.<status>`` (404 unknown path,
@@ -34,7 +47,11 @@ The OpenAPI side lives here too: :func:`responses` declares a route's problem an
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+import tempfile
+import threading
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -45,7 +62,14 @@ from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreError
+from api.errors import (
+    BusyError,
+    RequestTooLargeError,
+    RunTimeoutError,
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+)
 from api.schemas import Problem
 from ovreduce.errors import (
     BackendError,
@@ -61,11 +85,14 @@ from ovreduce.errors import (
 __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "STATUS_BY_ERROR",
+    "add_private_path",
     "install",
     "openapi",
     "problem_bytes",
     "problem_response",
     "responses",
+    "scrub",
+    "scrub_json",
     "status_for",
 ]
 
@@ -83,9 +110,24 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     DeviceNotAvailableError: 503,
     BusyError: 503,
     StoreError: 503,
+    StoreFullError: 503,
+    StoreCorruptError: 410,
     OvReduceError: 400,
 }
-_RETRY_AFTER = {BusyError: "5", StoreError: "30"}
+_RETRY_AFTER: Mapping[type[OvReduceError], str | None] = {
+    BusyError: "5",
+    StoreCorruptError: None,
+    StoreFullError: "60",
+    StoreError: "30",
+}
+
+
+def retry_after(exc: OvReduceError) -> str | None:
+    """The ``Retry-After`` of an error's answer: the entry of its most specific class, if any."""
+    for cls in type(exc).__mro__:
+        if cls in _RETRY_AFTER:
+            return _RETRY_AFTER[cls]
+    return None
 
 
 def status_for(exc: OvReduceError) -> int:
@@ -96,20 +138,93 @@ def status_for(exc: OvReduceError) -> int:
     return 400  # pragma: no cover - OvReduceError is in the table
 
 
+# -- private paths ----------------------------------------------------------------------------------------
+_private_lock = threading.Lock()
+_private: set[str] = set()
+_private_re: re.Pattern[str] | None = None
+# A path token: the registered prefix, then (when the next character goes on with the path) the rest of it
+# up to a space, a quote, a bracket or a separator of messages.
+_TAIL = r"(?![^/\s'\"),;:\]])[^\s'\"),;:\]]*"
+
+
+def add_private_path(path: str | os.PathLike[str]) -> None:
+    """Never show ``path`` (nor anything under it) in an answer; its real path is registered too."""
+    global _private_re
+    names = {os.fspath(path)}
+    try:
+        names.add(os.path.realpath(path))
+        names.add(os.path.abspath(path))
+    except (OSError, ValueError):  # pragma: no cover - a path that cannot even be resolved
+        pass
+    with _private_lock:
+        before = len(_private)
+        # "/" or a bare name would match everything: only absolute paths of two characters or more.
+        _private.update(n.rstrip("/") for n in names if len(n.rstrip("/")) >= 2 and os.path.isabs(n))
+        if len(_private) != before:
+            ordered = sorted(_private, key=len, reverse=True)  # the longest (most specific) first
+            _private_re = re.compile("|".join(f"(?<![\\w.~-])(?:{re.escape(p)}){_TAIL}" for p in ordered))
+
+
+def _default_private_paths() -> None:
+    for path in (os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir(), sys.prefix, sys.base_prefix,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):  # fmt: skip
+        add_private_path(path)
+
+
+_default_private_paths()
+
+
+def _replace(match: re.Match[str]) -> str:
+    token = match.group(0).rstrip("/")
+    with _private_lock:
+        exact = token in _private
+    name = os.path.basename(token)
+    return "<server path>" if exact or not name else name
+
+
+def scrub_json(body: bytes) -> bytes | None:
+    """A JSON text with the private paths in its strings replaced, or None when it names none (the usual case).
+
+    Paths end at a quote, so the replacement (a base name) stays inside its string; the check before any
+    decoding is a plain substring search, cheap even for large answers.
+    """
+    pattern = _private_re
+    with _private_lock:
+        needles = [p.encode() for p in _private]
+    if pattern is None or not any(n in body for n in needles):
+        return None
+    return pattern.sub(_replace, body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every private path replaced by its base name (strings, lists and dicts, recursively)."""
+    pattern = _private_re
+    if pattern is None:  # pragma: no cover - the defaults always register some
+        return value
+    if isinstance(value, str):
+        return pattern.sub(_replace, value)
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
 # -- documents --------------------------------------------------------------------------------------------
 def problem_document(
     status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any
 ) -> dict[str, Any]:
+    """The problem document; private paths in ``detail`` and ``extra`` are replaced (:func:`scrub`)."""
     doc: dict[str, Any] = {
         "type": f"urn:ovreduce:problem:{code}",
         "title": _title(status),
         "status": status,
-        "detail": detail,
+        "detail": scrub(detail),
         "code": code,
     }
     if instance is not None:
         doc["instance"] = instance
-    doc.update(extra)
+    doc.update(scrub(extra))
     return doc
 
 
@@ -141,7 +256,7 @@ def _title(status: int) -> str:
 async def _library_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OvReduceError)
     status = status_for(exc)
-    retry = next((v for cls, v in _RETRY_AFTER.items() if isinstance(exc, cls)), None)
+    retry = retry_after(exc)
     headers = {"Retry-After": retry} if retry else None
     extra: dict[str, Any] = {}
     if exc.layer_id is not None:
@@ -155,7 +270,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
     if exc.status_code == 404 and detail == "Not Found":
-        detail = f"no route for {request.method} {request.url.path}; see /docs for the API"
+        path = request.url.path
+        detail = f"no route for {request.method} {path}; see /docs for the API"
+        if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
+            detail += f" (without the trailing slash: {path.rstrip('/')})"
     headers = dict(exc.headers or {})
     if exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
@@ -164,9 +282,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     )
 
 
-def _allowed_methods(request: Request) -> list[str]:
+def _allowed_methods(request: Request, path: str | None = None) -> list[str]:
     """Every method some route serves at this path (``app.state.allow_index``: (path regex, methods) pairs)."""
-    path = request.scope.get("path", "")
+    path = request.scope.get("path", "") if path is None else path
     index: list[tuple[re.Pattern[str], frozenset[str]]] = getattr(request.app.state, "allow_index", [])
     return sorted({m for regex, methods in index if regex.match(path) for m in methods})
 
@@ -195,7 +313,9 @@ def install(app: FastAPI) -> None:
 # -- OpenAPI ----------------------------------------------------------------------------------------------
 _DESCRIPTIONS = {
     400: "The request is malformed (problem+json, code request.invalid, input or usage)",
+    403: "A cross-origin state-changing request (problem+json, code request.origin)",
     404: "Unknown model, layer or route (problem+json, code not_found)",
+    410: "The stored model failed its integrity check and was removed; upload it again (code store.corrupt)",
     413: "Too large: body, upload, XML, layer count or tensor elements (problem+json, code limit*)",
     422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
     503: "Not available: OpenVINO device, busy workers or the store (problem+json)",

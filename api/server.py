@@ -74,6 +74,11 @@ def serve(
         "log_config": log_config,
         "access_log": access_log,
         "timeout_graceful_shutdown": graceful_timeout,
+        # h11 with a deadline for request heads (settings.header_timeout_s, from the app's lifespan state):
+        # clients that trickle their headers are closed instead of holding connections for ever.
+        "http": "api.protocol:HeaderTimeoutProtocol",
+        "timeout_keep_alive": 5,
+        "server_header": False,
     }
     if workers == 1:
         config = uvicorn.Config(create_app(settings), **options)

@@ -15,8 +15,8 @@ from typing import IO, Any
 
 from cachetools import LRUCache
 
-from api.errors import RequestTooLargeError, StoreError
-from api.store.disk import ModelHasher, ModelStore
+from api.errors import RequestTooLargeError, StoreCorruptError, StoreError
+from api.store.disk import ModelHasher, ModelStore, read_error
 from ovreduce.backends.base import LayerSpec
 from ovreduce.check import check_model
 from ovreduce.check.inspect import inspect_model
@@ -119,7 +119,9 @@ class Catalog:
             mid = hasher.hexdigest()
             if self.store.exists(mid):
                 self.store.touch(mid)
-                return self.store.meta(mid), False
+                with contextlib.suppress(StoreCorruptError):  # removed: stored again below
+                    return self.store.meta(mid), False
+                self._forget(mid)
             size = len(xml) + bin_size
             if size > self.store.max_bytes:
                 raise LimitExceededError(
@@ -141,8 +143,7 @@ class Catalog:
                 bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             )  # fmt: skip
             if bin_size == 0:
-                with contextlib.suppress(OSError):
-                    (stage.path / "model.bin").unlink()
+                stage.discard("model.bin")
             stage.write("model.xml", xml)
             stage.write("meta.json", json.dumps(meta).encode())
             created = self.store.commit(stage, mid)
@@ -154,8 +155,16 @@ class Catalog:
         return meta, True
 
     def load(self, mid: str) -> LoadedModel:
-        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored."""
-        meta = self.store.meta(mid)  # also notices a model another process deleted
+        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored.
+
+        A model read from disk is first checked against the hashes recorded when it was stored; a corrupted
+        one is removed and :class:`~api.errors.StoreCorruptError` (410) raised.
+        """
+        try:
+            meta = self.store.meta(mid)  # also notices a model another process deleted, or corrupted
+        except StoreCorruptError:
+            self._forget(mid)
+            raise
         with self._loaded_lock:
             cached = self._loaded.get(mid)
         if cached is not None:
@@ -164,6 +173,17 @@ class Catalog:
         folder = self.store.path(mid)
         try:
             xml = (folder / "model.xml").read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            self._forget(mid)
+            raise NotFoundError(f"model {mid} was removed from the store") from None
+        except OSError as exc:
+            raise read_error(exc, mid) from None
+        try:
+            self.store.verify(mid, xml)  # the files as they were stored, or StoreCorruptError (removed)
+        except (NotFoundError, StoreCorruptError):
+            self._forget(mid)
+            raise
+        try:
             weights = None
             if meta.get("bin_bytes"):
                 weights = Weights(folder / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
@@ -172,7 +192,7 @@ class Catalog:
             self._forget(mid)
             raise NotFoundError(f"model {mid} was removed from the store") from None
         except OSError as exc:
-            raise StoreError(f"model {mid} cannot be read from the store: {exc.strerror or exc}") from None
+            raise read_error(exc, mid) from None
         model = parse_ir(xml, weights, source=str(meta.get("filename", "model.xml")), limits=self.limits)
         loaded = LoadedModel(mid, model, meta)
         with self._loaded_lock:

@@ -6,8 +6,11 @@ Layout (``OVREDUCE_STORE``)::
       models/<id>/model.xml     the IR as uploaded
                   model.bin     its weights (absent when the model has none)
                   meta.json     the summary answered by /v1/models (name, sizes, reductions...)
+                  sums.json     the SHA-256 of model.xml, model.bin and meta.json, recorded when written
                   used          an empty file whose mtime is the model's last use (LRU bookkeeping)
-      tmp/                      staging and trash; entries older than an hour are removed at start
+      tmp/                      staging and trash
+         stage.<random>/        one upload being written...
+         stage.<random>.lock    ...and the lock its process holds (flock) until it is done
       .lock                     flock() taken while evicting, so two processes do not evict twice
 
 A model appears atomically: its files are written (and fsync'ed) into ``tmp/<id>.<random>/`` and the whole
@@ -17,6 +20,13 @@ none. ``id`` is the SHA-256 of the content (:func:`model_id`). Eviction keeps th
 least recently used first, and never picks a model this process is using (:meth:`ModelStore.pinned`);
 another process's reader holds the XML in memory and the weights memory-mapped, so a model evicted under
 it finishes its run and is 404 afterwards.
+
+Faults: a write that fails is :class:`~api.errors.StoreFullError` (no space left, 503 with Retry-After) or
+:class:`~api.errors.StoreError` (503), never a bare ``OSError``, and no message names a path. A stored model
+whose files no longer match ``sums.json`` (or whose meta.json is not JSON) is removed from the store and
+reported as :class:`~api.errors.StoreCorruptError` (410). A staging folder whose lock no process holds (its
+upload was killed, even with SIGKILL) is removed when a service starts; while staging folders exist their
+bytes count against the size cap.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -36,13 +47,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from api.errors import StoreError
+try:
+    import fcntl
+
+    _HAVE_FLOCK = True
+except ImportError:  # pragma: no cover - not POSIX
+    _HAVE_FLOCK = False
+
+from api.errors import StoreCorruptError, StoreError, StoreFullError
 from ovreduce.errors import NotFoundError
 
-__all__ = ["ModelHasher", "ModelStore", "Staging", "is_model_id", "model_id"]
+__all__ = ["ModelHasher", "ModelStore", "Staging", "is_model_id", "model_id", "read_error", "write_error"]
+
+logger = logging.getLogger("ovreduce.api")
 
 _ID_CHARS = frozenset("0123456789abcdef")
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _STALE_S = 3600.0
+_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CHUNK = 1 << 20
 
 
@@ -75,32 +97,69 @@ def model_id(xml: bytes, bin_data: bytes | None = None) -> str:
     return hasher.hexdigest()
 
 
+def write_error(exc: OSError, what: str) -> StoreError:
+    """The store error for a failed write: :class:`StoreFullError` when the disk is full; never a path."""
+    if exc.errno in _FULL:
+        return StoreFullError(
+            f"{what}: the model store's disk is full ({exc.strerror or 'no space left'}); nothing was stored. "
+            f"Retry later, or delete stored models"
+        )
+    return StoreError(f"{what}: the model store cannot be written ({exc.strerror or type(exc).__name__})")
+
+
+def read_error(exc: OSError, mid: str) -> StoreError:
+    """The store error for a failed read of a model; never a path."""
+    return StoreError(f"model {mid} cannot be read from the store ({exc.strerror or type(exc).__name__})")
+
+
 @dataclass
 class Staging:
-    """A private folder under ``tmp/`` where one model is written before it is committed."""
+    """A private folder under ``tmp/`` where one model is written before it is committed.
+
+    Every file written records its SHA-256 in :attr:`sums` (``sums.json`` once committed). Failed writes
+    raise :class:`StoreError` / :class:`StoreFullError`.
+    """
 
     path: Path
     committed: bool = False
     files: dict[str, int] = field(default_factory=dict)
+    sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes) -> None:
-        _write_synced(self.path / name, data)
+        try:
+            _write_synced(self.path / name, data)
+        except OSError as exc:
+            raise write_error(exc, "the model cannot be stored") from None
         self.files[name] = len(data)
+        self.sums[name] = hashlib.sha256(data).hexdigest()
 
     def copy_from(self, name: str, src: IO[bytes], *, limit: int, on_chunk: Callable[[bytes], None]) -> int:
         """Copy a stream into ``name`` chunk by chunk; returns the size, or -1 when it passed ``limit``."""
         total = 0
-        with open(self.path / name, "wb") as fh:
-            while chunk := src.read(_CHUNK):
-                total += len(chunk)
-                if total > limit:
-                    return -1
-                on_chunk(chunk)
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
+        digest = hashlib.sha256()
+        try:
+            with open(self.path / name, "wb") as fh:
+                while chunk := src.read(_CHUNK):
+                    total += len(chunk)
+                    if total > limit:
+                        return -1
+                    on_chunk(chunk)
+                    digest.update(chunk)
+                    _write_chunk(fh, chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise write_error(exc, "the model cannot be stored") from None
         self.files[name] = total
+        self.sums[name] = digest.hexdigest()
         return total
+
+    def discard(self, name: str) -> None:
+        """Remove a file written here (it will not be part of the model)."""
+        with contextlib.suppress(OSError):
+            (self.path / name).unlink()
+        self.files.pop(name, None)
+        self.sums.pop(name, None)
 
 
 class ModelStore:
@@ -121,7 +180,7 @@ class ModelStore:
             self.models.mkdir(parents=True, exist_ok=True)
             self.tmp.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"the model store cannot be created: {exc.strerror or exc}") from None
+            raise write_error(exc, "the model store cannot be created") from None
 
     def writable(self) -> bool:
         try:
@@ -133,16 +192,40 @@ class ModelStore:
         except (OSError, StoreError):
             return False
 
-    def clean_tmp(self, older_than_s: float = _STALE_S) -> None:
-        """Remove staging folders and trash left by crashed processes."""
+    def clean_tmp(self, older_than_s: float = _STALE_S) -> list[str]:
+        """Remove what crashed processes left in ``tmp/``; returns the names removed.
+
+        Trash goes at once; a staging folder goes when no process holds its lock (its upload died, even by
+        SIGKILL: the kernel releases the lock), whatever its age; anything else once older than
+        ``older_than_s``. Where locks cannot be taken (not POSIX), staging folders go by age too.
+        """
         now = time.time()
-        with contextlib.suppress(OSError):
-            for entry in self.tmp.iterdir():
-                try:
-                    if entry.name.startswith("trash.") or now - entry.stat().st_mtime > older_than_s:
+        removed: list[str] = []
+        try:
+            entries = sorted(self.tmp.iterdir())
+        except OSError:
+            return removed
+        for entry in entries:
+            name = entry.name
+            try:
+                if name.startswith("trash."):
+                    gone = True
+                elif name.startswith("stage.") and _HAVE_FLOCK:
+                    lock = entry if name.endswith(".lock") else self.tmp / f"{name}.lock"
+                    if name.endswith(".lock") and (self.tmp / name.removesuffix(".lock")).exists():
+                        continue  # handled with its folder
+                    gone = not _lock_held(lock)
+                    if gone and lock != entry:
                         _remove(entry)
-                except OSError:
-                    continue
+                        entry = lock
+                else:
+                    gone = now - entry.stat().st_mtime > older_than_s
+                if gone:
+                    _remove(entry)
+                    removed.append(name)
+            except OSError:
+                continue
+        return removed
 
     # -- reading -----------------------------------------------------------------------------------------
     def path(self, mid: str) -> Path:
@@ -151,14 +234,84 @@ class ModelStore:
         return self.models / mid
 
     def meta(self, mid: str) -> dict[str, Any]:
-        """The model's summary; :class:`NotFoundError` when it is not (or no longer) stored."""
+        """The model's summary; :class:`NotFoundError` when it is not (or no longer) stored.
+
+        Raises:
+            StoreCorruptError: meta.json does not match its recorded hash or is not a JSON object (the model
+                was removed).
+        """
+        folder = self.path(mid)
         try:
-            data: dict[str, Any] = json.loads((self.path(mid) / "meta.json").read_bytes())
-            return data
+            raw = (folder / "meta.json").read_bytes()
+            sums = self._sums(mid)
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no model with id {mid} in the store") from None
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"model {mid} cannot be read from the store: {exc}") from None
+        except OSError as exc:
+            raise read_error(exc, mid) from None
+        if sums is not None and sums.get("meta.json") != hashlib.sha256(raw).hexdigest():
+            raise self.quarantine(mid, "its summary (meta.json) does not match its recorded hash")
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or data.get("id") != mid:
+            raise self.quarantine(mid, "its summary (meta.json) is not readable")
+        return data
+
+    def _sums(self, mid: str) -> dict[str, str] | None:
+        """The recorded hashes of a model's files (None for a model stored before they were recorded)."""
+        try:
+            raw = (self.models / mid / "sums.json").read_bytes()
+        except FileNotFoundError:
+            if not (self.models / mid).is_dir():
+                raise
+            return None
+        try:
+            sums = json.loads(raw)
+        except ValueError:
+            sums = None
+        if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
+            raise self.quarantine(mid, "its recorded hashes (sums.json) are not readable")
+        return sums
+
+    def verify(self, mid: str, xml: bytes) -> None:
+        """Check the model's xml (as read) and bin against the hashes recorded when it was stored.
+
+        A model stored before hashes were recorded is checked against its id (the hash of its content).
+
+        Raises:
+            StoreCorruptError: they differ (the model was removed).
+            NotFoundError: it is gone meanwhile.
+        """
+        try:
+            sums = self._sums(mid)
+            bin_hash = hashlib.sha256()
+            id_hash = ModelHasher(xml)
+            with contextlib.suppress(FileNotFoundError), open(self.models / mid / "model.bin", "rb") as fh:
+                while chunk := fh.read(_CHUNK):
+                    bin_hash.update(chunk)
+                    id_hash.update(chunk)
+        except (FileNotFoundError, NotADirectoryError):
+            raise NotFoundError(f"model {mid} was removed from the store") from None
+        except OSError as exc:
+            raise read_error(exc, mid) from None
+        if sums is None:
+            if id_hash.hexdigest() != mid:
+                raise self.quarantine(mid, "its files no longer hash to its id")
+            return
+        if sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
+            raise self.quarantine(mid, "its model.xml does not match its recorded hash")
+        if sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
+            raise self.quarantine(mid, "its model.bin does not match its recorded hash")
+
+    def quarantine(self, mid: str, why: str) -> StoreCorruptError:
+        """Remove a corrupted model from the store (logged); returns the error to raise."""
+        logger.warning("model %s in the store %s is corrupted: %s; it is removed", mid, self.root, why)
+        with contextlib.suppress(NotFoundError, StoreError):
+            self.delete(mid)
+        return StoreCorruptError(
+            f"the stored model {mid} is corrupted ({why}) and was removed from the store; upload it again"
+        )
 
     def exists(self, mid: str) -> bool:
         return is_model_id(mid) and (self.models / mid / "meta.json").is_file()
@@ -175,11 +328,29 @@ class ModelStore:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise StoreError(f"the model store cannot be listed: {exc.strerror or exc}") from None
+            raise StoreError(f"the model store cannot be listed ({exc.strerror or type(exc).__name__})") from None
         return [name for name in names if is_model_id(name)]
 
     def usage(self) -> int:
-        return sum(size for _, _, size in self._entries())
+        """The bytes of the stored models and of the staging folders that exist (uploads under way)."""
+        return sum(size for _, _, size in self._entries()) + self.staging_bytes()
+
+    def staging_bytes(self) -> int:
+        """The bytes in ``tmp/`` (uploads being written, trash not yet removed)."""
+        total = 0
+        try:
+            entries = list(os.scandir(self.tmp))
+        except OSError:
+            return 0
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    total += sum(e.stat().st_size for e in os.scandir(entry.path) if e.is_file(follow_symlinks=False))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat().st_size
+            except OSError:
+                continue
+        return total
 
     def _entries(self) -> list[tuple[str, float, int]]:
         """(id, last use, bytes) of every stored model."""
@@ -203,30 +374,45 @@ class ModelStore:
     # -- writing -----------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def staging(self) -> Iterator[Staging]:
-        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place."""
+        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place.
+
+        Its lock (``<folder>.lock``, flock'ed) is taken before the folder is made and let go after it is
+        gone, so :meth:`clean_tmp` removes exactly the folders of processes that died.
+        """
         self.ensure()
         path = self.tmp / f"stage.{uuid.uuid4().hex}"
+        lock = self.tmp / f"{path.name}.lock"
+        fd = -1
         try:
+            if _HAVE_FLOCK:
+                fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             path.mkdir()
         except OSError as exc:
-            raise StoreError(f"the model store is not writable: {exc.strerror or exc}") from None
+            _unlock(lock, fd)
+            raise write_error(exc, "the model cannot be stored") from None
         stage = Staging(path)
         try:
             yield stage
         finally:
             if not stage.committed:
                 _remove(path)
+            _unlock(lock, fd)
 
     def commit(self, stage: Staging, mid: str) -> bool:
         """Move a complete staging folder to ``models/<id>``; False when the model was already there."""
-        _write_synced(stage.path / "used", b"")
+        try:
+            _write_synced(stage.path / "sums.json", json.dumps(stage.sums, sort_keys=True).encode())
+            _write_synced(stage.path / "used", b"")
+        except OSError as exc:
+            raise write_error(exc, "the model cannot be stored") from None
         _fsync_dir(stage.path)
         try:
             os.rename(stage.path, self.models / mid)
         except OSError as exc:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
                 return False  # another request (or process) stored the same content first
-            raise StoreError(f"the model cannot be stored: {exc.strerror or exc}") from None
+            raise write_error(exc, "the model cannot be stored") from None
         stage.committed = True
         _fsync_dir(self.models)
         return True
@@ -241,7 +427,7 @@ class ModelStore:
         except FileNotFoundError:
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except OSError as exc:
-            raise StoreError(f"model {mid} cannot be deleted: {exc.strerror or exc}") from None
+            raise StoreError(f"model {mid} cannot be deleted ({exc.strerror or type(exc).__name__})") from None
         _remove(trash)
 
     # -- pins and eviction ---------------------------------------------------------------------------------
@@ -263,7 +449,7 @@ class ModelStore:
         removed: list[str] = []
         with self._evict_lock():
             entries = sorted(self._entries(), key=lambda e: e[1])
-            total = sum(size for _, _, size in entries)
+            total = sum(size for _, _, size in entries) + self.staging_bytes()  # uploads under way count too
             with self._pins_lock:
                 pinned = set(self._pins)
             for mid, _, size in entries:
@@ -281,9 +467,7 @@ class ModelStore:
 
     @contextlib.contextmanager
     def _evict_lock(self) -> Iterator[None]:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: eviction is only serialised within the process
+        if not _HAVE_FLOCK:  # pragma: no cover - not POSIX: eviction is only serialised within the process
             yield
             return
         try:
@@ -298,11 +482,38 @@ class ModelStore:
             fh.close()  # releases the lock
 
 
+def _write_chunk(fh: IO[bytes], data: bytes) -> None:
+    """The one place the store's files are written (tests make it fail as a full disk would)."""
+    fh.write(data)
+
+
 def _write_synced(path: Path, data: bytes) -> None:
     with open(path, "wb") as fh:
-        fh.write(data)
+        _write_chunk(fh, data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def _lock_held(lock: Path) -> bool:
+    """Whether some process holds ``lock`` (flock); False when it does not exist."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also lets go of the lock when it was taken here
+    return False
+
+
+def _unlock(lock: Path, fd: int) -> None:
+    with contextlib.suppress(OSError):
+        lock.unlink()
+    if fd >= 0:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -64,7 +64,7 @@ def make_client(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
     clients: list[TestClient] = []
 
     def make(**overrides: Any) -> TestClient:
-        client = TestClient(create_app(make_settings(**overrides)))
+        client = TestClient(create_app(make_settings(**overrides)), base_url="http://127.0.0.1")
         client.__enter__()
         clients.append(client)
         return client

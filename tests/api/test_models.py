@@ -153,4 +153,5 @@ def test_model_without_bin(client: TestClient) -> None:
     doc = response.json()
     assert doc["bin_bytes"] == 0 and doc["reductions"][0]["axes_kind"] == "runtime"
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
-    assert sorted(p.name for p in (store / "models" / doc["id"]).iterdir()) == ["meta.json", "model.xml", "used"]
+    stored = sorted(p.name for p in (store / "models" / doc["id"]).iterdir())
+    assert stored == ["meta.json", "model.xml", "sums.json", "used"]

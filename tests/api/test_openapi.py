@@ -28,7 +28,9 @@ from api.main import create_app
 from .conftest import files, sample
 
 STORE = Path(tempfile.mkdtemp(prefix="ovreduce-schemathesis."))
-CONFIG = Settings(store=STORE, max_elements=1 << 16, max_output_elements=1 << 12, run_timeout_s=20)
+CONFIG = Settings(
+    store=STORE, max_elements=1 << 16, max_output_elements=1 << 12, run_timeout_s=20, allowed_hosts="testserver"
+)  # the Host of in-process clients
 APP = create_app(CONFIG)
 with TestClient(APP) as _client:
     MODEL_ID = _client.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]

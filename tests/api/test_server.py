@@ -3,9 +3,11 @@ workers, and what importing the application does (nothing)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -140,13 +142,13 @@ def _early_413(url: str) -> None:
     host, port = url.removeprefix("http://").split(":")
     # 1. a declared Content-Length over the limit: answered at once, nothing of the body sent
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n"
                      b"Content-Length: 104857600\r\n\r\n")  # fmt: skip
         status, headers, body = _read_response(sock)
     assert status == 413 and headers["content-type"] == PROBLEM and json.loads(body)["code"] == "limit.body"
     # 2. chunked, no Content-Length: answered once 1 MiB has streamed in, with 2 of the 100 MiB sent
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+        sock.sendall(b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
         part = b'--b\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n'
         sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
@@ -271,3 +273,135 @@ assert not [m for m in sys.modules if m.split(".")[0] == "uvicorn"], "uvicorn wa
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert not store.exists()
+
+
+# -- hostile clients against the real server -------------------------------------------------------------
+def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
+    """A client that sends its whole body before it reads (no Expect: 100-continue) gets the 413 answer."""
+    with serve(tmp_path / "store", settings={"max_json_bytes": 1 << 20}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        body = b"[" + b"0," * (3 << 20) + b"0]"  # 6 MiB of JSON, 6 times the limit
+        head = (b"POST /v1/models/%s/layers/x/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                % (b"0" * 64))  # fmt: skip
+        # 1. Content-Length over the limit, the whole body sent at once
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            status, headers, answer = _read_response(sock)
+            assert sock.recv(1) == b""  # then closed, cleanly
+        assert status == 413 and headers["content-type"] == PROBLEM and json.loads(answer)["code"] == "limit.body"
+        # 2. chunked, sent whole before reading
+        chunks = b"".join(
+            b"%x\r\n%s\r\n" % (len(c), c) for c in (body[i : i + 65536] for i in range(0, len(body), 65536))
+        )
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n")
+            status, headers, answer = _read_response(sock)
+        assert status == 413 and json.loads(answer)["code"] == "limit.body"
+        # 3. Expect: 100-continue: answered at once, never asked for the body
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+            status, headers, answer = _read_response(sock)
+        assert status == 413
+        # 4. a foreign Host with a large body: 400, also without a reset
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(
+                head.replace(b"127.0.0.1", b"evil.example") + b"Content-Length: 900000\r\n\r\n" + body[:900000]
+            )
+            status, headers, answer = _read_response(sock)
+        assert status == 400 and json.loads(answer)["code"] == "request.host"
+        assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+class _SlowClient:
+    """A connection that sends a request head one header line at a time and never finishes it."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.sock = socket.create_connection((host, port), timeout=60)
+        self.sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        self.lines = 0
+
+    def trickle(self) -> bool:
+        """One more header line; False once the server has closed the connection."""
+        try:
+            self.sock.sendall(b"X-Slow-%d: x\r\n" % self.lines)
+        except OSError:
+            return False
+        self.lines += 1
+        return True
+
+
+def test_slow_header_clients_neither_starve_healthz_nor_stay(tmp_path: Path) -> None:
+    """40 clients trickling headers: /healthz keeps answering 200; each of them is closed at its deadline."""
+    with serve(tmp_path / "store", settings={"header_timeout_s": 3.0, "max_requests": 8}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        slow = [_SlowClient(host, int(port)) for _ in range(40)]
+        try:
+            statuses = []
+            with httpx.Client(base_url=url, timeout=30) as http:
+                for _ in range(20):
+                    for client in slow:
+                        client.trickle()
+                    statuses.append(http.get("/healthz").status_code)
+                    statuses.append(http.get("/v1/models").status_code)  # not a health check: counted
+                    time.sleep(0.05)
+            assert statuses == [200] * 40, statuses
+            # each is closed (408) once its deadline passes, however it trickles (hang guard: 60 s)
+            deadline = time.monotonic() + 60
+            while any(c.trickle() for c in slow) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            answers = set()
+            for client in slow:
+                with contextlib.suppress(OSError):
+                    answers.add(client.sock.recv(64).split(b"\r\n")[0])
+            assert answers <= {b"HTTP/1.1 408 Request Timeout", b""}, answers
+            assert b"HTTP/1.1 408 Request Timeout" in answers
+        finally:
+            for client in slow:
+                client.sock.close()
+
+
+def test_uvicorn_cli_with_the_header_timeout_protocol(tmp_path: Path) -> None:
+    """``uvicorn --factory api.main:create_app --http api.protocol:HeaderTimeoutProtocol`` gets the app's
+    OVREDUCE_HEADER_TIMEOUT_S through its lifespan state."""
+    port = _free_port()
+    env = _environment(OVREDUCE_STORE=str(tmp_path / "store"), OVREDUCE_HEADER_TIMEOUT_S="1")
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "api.main:create_app",
+           "--http", "api.protocol:HeaderTimeoutProtocol",
+           "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.1)
+        client = _SlowClient("127.0.0.1", port)
+        with client.sock:
+            client.sock.settimeout(30)
+            assert client.sock.recv(64).startswith(b"HTTP/1.1 408 ")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+
+
+def _healthcheck_argv() -> list[str]:
+    """The Dockerfile's HEALTHCHECK command (exec form), with this interpreter for its ``python``."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    match = re.search(r"^HEALTHCHECK\b.*?\bCMD\s+(\[.*\])\s*$", text, re.MULTILINE)
+    assert match, "no exec-form HEALTHCHECK in the Dockerfile"
+    argv: list[str] = json.loads(match.group(1))
+    assert argv[0] == "python"
+    return [sys.executable, *argv[1:]]
+
+
+def test_the_image_healthcheck_asks_the_configured_port(tmp_path: Path) -> None:
+    argv = _healthcheck_argv()
+    with serve(tmp_path / "store") as (url, _):
+        port = url.rsplit(":", 1)[1]
+        ok = subprocess.run(argv, env=_environment(OVREDUCE_PORT=port), capture_output=True, timeout=60, check=False)
+        assert ok.returncode == 0, ok.stderr
+        wrong = subprocess.run(argv, env=_environment(OVREDUCE_PORT=str(_free_port())), capture_output=True,
+                               timeout=60, check=False)  # fmt: skip
+        assert wrong.returncode != 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import io
+import json
 import os
 import threading
 import time
@@ -13,6 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
 from ovreduce.errors import NotFoundError
@@ -47,7 +51,7 @@ def test_concurrent_adds_of_one_model(tmp_path: Path) -> None:
     assert sum(created for _, created in results) == 1
     assert len({meta["id"] for meta, _ in results}) == 1
     [folder] = (tmp_path / "models").iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "model.bin", "model.xml", "used"]
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "model.bin", "model.xml", "sums.json", "used"]
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
@@ -90,15 +94,30 @@ def test_delete_and_leftovers(tmp_path: Path) -> None:
         catalog.load(mid)
     with pytest.raises(NotFoundError):
         catalog.delete(mid)
-    stale = tmp_path / "tmp" / "stage.old"
-    stale.mkdir()
-    os.utime(stale, (0, 0))
-    fresh = tmp_path / "tmp" / "stage.new"
-    fresh.mkdir()
+    orphan = tmp_path / "tmp" / "stage.orphan"  # its process died: nobody holds its lock
+    orphan.mkdir()
+    (tmp_path / "tmp" / "stage.orphan.lock").touch()
+    bare = tmp_path / "tmp" / "stage.bare"  # left by a version without locks
+    bare.mkdir()
+    live = tmp_path / "tmp" / "stage.live"  # another process's upload under way: its lock is held
+    live.mkdir()
+    fd = os.open(tmp_path / "tmp" / "stage.live.lock", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
     trash = tmp_path / "tmp" / f"trash.{mid}.x"
     trash.mkdir()
-    catalog.store.clean_tmp()
-    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["stage.new"]  # another process's work
+    stale = tmp_path / "tmp" / "probe.old"
+    stale.touch()
+    os.utime(stale, (0, 0))
+    fresh = tmp_path / "tmp" / "probe.new"
+    fresh.touch()
+    try:
+        catalog.store.clean_tmp()
+        left = sorted(p.name for p in (tmp_path / "tmp").iterdir())
+        assert left == ["probe.new", "stage.live", "stage.live.lock"]
+    finally:
+        os.close(fd)
+    catalog.store.clean_tmp()  # its process is gone now
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["probe.new"]
 
 
 def test_models_survive_a_restart(make_client: Callable[..., TestClient]) -> None:
@@ -127,3 +146,147 @@ def test_removed_while_running(make_client: Callable[..., TestClient], tmp_path:
     assert out[0].status_code == 200, out[0].text
     assert_problem(client.post(f"/v1/models/{mid}/layers/sum/run"), 404, "not_found")
     assert_problem(client.get(f"/v1/models/{mid}/layers"), 404, "not_found")
+
+
+# -- faults: a full disk, corrupted files, interrupted uploads ---------------------------------------------
+def _fail_writes(monkeypatch: pytest.MonkeyPatch, code: int, store: Path) -> None:
+    """Every write of the store's files fails as the disk would, naming the file (as the OS does)."""
+
+    def write(fh: Any, data: bytes) -> None:
+        raise OSError(code, os.strerror(code), str(store / "tmp" / "model.bin"))
+
+    monkeypatch.setattr(disk, "_write_chunk", write)
+
+
+@pytest.mark.parametrize(("code", "status", "problem"), [(errno.ENOSPC, 503, "store.full"), (errno.EIO, 503, "store")])
+def test_failed_writes_are_503_with_retry_after(
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch, code: int, status: int, problem: str
+) -> None:
+    client = make_client()
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    _fail_writes(monkeypatch, code, store)
+    xml, bin_data = reduce_ir("sum")
+    response = client.post("/v1/models", files=files(xml, bin_data))
+    doc = assert_problem(response, status, problem)
+    assert int(response.headers["retry-after"]) > 0
+    assert str(store) not in response.text and os.strerror(code) in doc["detail"]
+    assert list((store / "models").iterdir()) == [] and list((store / "tmp").iterdir()) == []  # nothing half-made
+    monkeypatch.undo()
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # space again: stored
+
+
+def _stored(make_client: Callable[..., TestClient]) -> tuple[Path, str]:
+    client = make_client()
+    xml, bin_data = reduce_ir("sum")
+    mid: str = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    return store, mid
+
+
+def _overwrite(path: Path, offset: int, data: bytes) -> None:
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        fh.write(data)
+
+
+@pytest.mark.parametrize("part", ["model.bin", "model.xml"])
+def test_corrupted_model_files_are_410_and_removed(make_client: Callable[..., TestClient], part: str) -> None:
+    store, mid = _stored(make_client)
+    target = store / "models" / mid / part
+    _overwrite(target, target.stat().st_size // 2, b"\xff\x00\xff")  # a few bytes changed in the middle
+    client = make_client()  # a restarted process: nothing of the model in memory
+    response = client.post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]})
+    doc = assert_problem(response, 410, "store.corrupt")
+    assert part in doc["detail"] and "upload it again" in doc["detail"]
+    assert str(store) not in response.text and "retry-after" not in response.headers
+    assert not (store / "models" / mid).exists()  # quarantined: removed from the store
+    assert_problem(client.get(f"/v1/models/{mid}"), 404, "not_found")
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # and can be stored again
+
+
+@pytest.mark.parametrize("damage", [b"{ not json", b'{"id": "someone else"}'])
+def test_corrupted_summaries_are_410_and_not_listed(make_client: Callable[..., TestClient], damage: bytes) -> None:
+    store, mid = _stored(make_client)
+    (store / "models" / mid / "meta.json").write_bytes(damage)
+    client = make_client()
+    assert client.get("/v1/models").json()["models"] == []  # listed no more, and removed
+    assert not (store / "models" / mid).exists()
+    store, mid = _stored(make_client)
+    (store / "models" / mid / "meta.json").write_bytes(damage)
+    response = client.get(f"/v1/models/{mid}")
+    assert_problem(response, 410, "store.corrupt")
+    assert str(store) not in response.text
+    assert not (store / "models" / mid).exists()
+
+
+def test_models_stored_before_hashes_were_recorded_are_checked_by_their_id(
+    make_client: Callable[..., TestClient],
+) -> None:
+    store, mid = _stored(make_client)
+    (store / "models" / mid / "sums.json").unlink()  # as an older version stored it
+    assert make_client().post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]}).status_code == 200
+    target = store / "models" / mid / "model.bin"
+    _overwrite(target, 0, b"\x01\x02\x03\x04")
+    response = make_client().post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]})
+    assert_problem(response, 410, "store.corrupt")
+
+
+def test_orphaned_staging_is_removed_at_start_and_counted_while_it_exists(
+    make_settings: Callable[..., Any], make_client: Callable[..., TestClient]
+) -> None:
+    store: Path = make_settings().store
+    (store / "tmp").mkdir(parents=True)
+    orphan = store / "tmp" / f"stage.{'a' * 32}"  # an upload killed with SIGKILL: its lock file is left, unheld
+    orphan.mkdir()
+    (orphan / "model.bin").write_bytes(bytes(50_000))
+    (store / "tmp" / f"{orphan.name}.lock").touch()
+    catalog = _catalog(store, max_bytes=1 << 30)
+    assert catalog.store.usage() == 50_000  # counted against the cap while it exists
+    client = make_client()  # start-up removes it, fresh as it is
+    assert list((store / "tmp").iterdir()) == []
+    assert client.get("/v1/models").json()["total_bytes"] == 0
+
+
+def test_live_staging_counts_against_the_cap(tmp_path: Path) -> None:
+    """An upload under way (another process's, its lock held) takes room: eviction makes it for it."""
+    catalog = _catalog(tmp_path)
+    first = _add(catalog, "a")[0]["id"]
+    store = catalog.store
+    store.max_bytes = store.usage() + 1000
+    with store.staging() as stage:
+        stage.write("model.bin", bytes(2000))
+        assert store.usage() > store.max_bytes
+        assert store.evict() == [first]
+        assert ModelStore(tmp_path, store.max_bytes).clean_tmp() == []  # another process: not an orphan
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_the_store_path_is_in_no_answer(
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Store faults of every kind, answered: the store's path (nor its real path) never appears."""
+    client = make_client()
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    secrets = {str(store), str(store.resolve()), str(store.parent)}
+    xml, bin_data = reduce_ir("sum")
+    answers = [client.post("/v1/models", files=files(xml, bin_data))]
+    mid = answers[0].json()["id"]
+    answers += [client.get("/v1/models"), client.get(f"/v1/models/{mid}"), client.get(f"/v1/models/{mid}/layers")]
+    (store / "models" / mid / "meta.json").write_bytes(b"\x00")
+    answers.append(client.get(f"/v1/models/{mid}"))
+    _fail_writes(monkeypatch, errno.ENOSPC, store)
+    answers.append(client.post("/v1/models", files=files(xml, bin_data)))
+    monkeypatch.undo()
+    meta = store / "models" / mid
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    (meta / "model.xml").unlink()  # gone under the service
+    answers.append(client.post(f"/v1/models/{mid}/layers/sum/run"))
+    answers.append(client.get(f"/v1/models/{'0' * 64}"))
+    answers.append(client.get(f"/v1/models/{store!s}"))  # a path in the request is not the server's telling
+    statuses = [a.status_code for a in answers]
+    assert statuses[:4] == [201, 200, 200, 200] and 410 in statuses and 503 in statuses, statuses
+    for answer in answers[:-1]:
+        for secret in secrets:
+            assert secret not in answer.text, (answer.status_code, answer.text)
+    assert json.loads(answers[-1].text)["status"] == 404

@@ -225,13 +225,14 @@ def test_image_declares_the_store_volume_and_the_port(image: Image) -> None:
     assert store == "/data" or store.startswith("/data/"), f"OVREDUCE_STORE={store!r} is not on the /data volume"
 
 
-def test_image_command_is_uvicorn_with_limits_and_a_python_healthcheck(image: Image) -> None:
+def test_image_command_is_ovreduce_serve_and_a_python_healthcheck_on_its_port(image: Image) -> None:
+    """ovreduce serve reads every limit (header timeout, requests in flight) and the port from OVREDUCE_*."""
     command = image.command
-    assert command[:3] == ["uvicorn", "--factory", "api.main:create_app"], f"CMD/ENTRYPOINT: {command}"
-    for flag in ("--limit-concurrency", "--timeout-keep-alive"):
-        assert flag in command, f"CMD lacks {flag}: {command}"
+    assert command == ["ovreduce", "serve"], f"CMD/ENTRYPOINT: {command}"
+    assert image.env.get("OVREDUCE_HOST") == "0.0.0.0" and image.env.get("OVREDUCE_PORT") == str(image.port)
     health = image.healthcheck_argv()
     assert Path(health[0]).name.startswith("python"), f"HEALTHCHECK should use Python (no curl in slim): {health}"
+    assert "OVREDUCE_PORT" in " ".join(health), f"HEALTHCHECK should ask the configured port: {health}"
 
 
 # -- the image's file system -----------------------------------------------------------------------------

@@ -191,3 +191,30 @@ def test_narrow_window_has_no_page_level_horizontal_scroll(server: str, browser:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "web-page-narrow.png"), full_page=True)
     page.close()
+
+
+def test_the_content_security_policy_blocks_nothing_of_our_own(server: str, browser: object) -> None:
+    """The page and /docs (Swagger UI) work under the service's CSP: no violation is reported."""
+    from playwright.sync_api import Browser, ConsoleMessage, expect
+
+    assert isinstance(browser, Browser)
+    page = browser.new_page()
+    violations: list[str] = []
+
+    def console(message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
+            violations.append(message.text)
+
+    page.on("console", console)
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation',"
+        " e => console.error('Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
+    )
+    response = page.goto(server + "/")
+    assert response is not None and "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    _upload(page, server, "stale_output")
+    page.goto(server + "/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("ovreduce", timeout=30_000)
+    expect(page.locator(".opblock").first).to_be_visible()
+    assert violations == []
+    page.close()

@@ -1,0 +1,94 @@
+"""uvicorn's h11 protocol with a deadline for a request's line and headers (uvicorn itself has none).
+
+A connection that has not sent a whole request head within ``OVREDUCE_HEADER_TIMEOUT_S`` seconds of
+connecting, or of its previous answer, is answered ``408 Request Timeout`` (when it sent part of one) and
+closed: clients that trickle their headers cannot hold connections open for ever::
+
+    uvicorn --factory api.main:create_app --http api.protocol:HeaderTimeoutProtocol
+    ovreduce serve        # uses it
+
+The timeout comes from the application's lifespan state (``create_app`` puts ``header_timeout_s`` of its
+settings there), so the settings object reaches it however the server was started. Headers are still
+bounded in size by h11 (16 KiB).
+
+Importing this module imports uvicorn; :mod:`api.server` imports it only when it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import h11
+from uvicorn.config import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+from api.config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
+
+__all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
+
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+_TIMEOUT_ANSWER = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+logger = logging.getLogger("uvicorn.error")
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """:class:`H11Protocol` that closes a connection whose request head does not arrive in time."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.header_timeout_s = float(app_state.get(STATE_KEY, DEFAULT_HEADER_TIMEOUT_S))
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._partial = False  # bytes of the awaited request head have arrived
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch()
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE and data:
+            self._partial = True
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _watch(self) -> None:
+        """Arm the deadline while a request head is awaited (once per request), disarm it when it came."""
+        if self.transport is None or self.transport.is_closing():
+            self._disarm()
+        elif self.conn.their_state is h11.IDLE:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(self.header_timeout_s, self._expired)
+        else:
+            self._disarm()
+            self._partial = False
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _expired(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self._partial:
+            logger.debug("closing %s: no request head within %g s", self.client, self.header_timeout_s)
+            self.transport.write(_TIMEOUT_ANSWER)
+        self.transport.close()

@@ -1,0 +1,295 @@
+"""Hostile input against the app in-process: foreign Host values (DNS rebinding), cross-origin requests
+(CSRF), the security headers and the page's CSP, no redirect built from headers, no server path in answers.
+
+The raw-socket cases (413 without ``Expect``, slow headers) need a real server: see test_server.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api import problems
+from api.errors import StoreError
+from api.main import STATIC
+from api.middleware import host_allowed
+from api.store.disk import ModelStore
+
+from .conftest import assert_problem, files
+from .irs import reduce_ir
+
+STATE_CHANGES = ["POST", "PUT", "PATCH", "DELETE"]
+
+
+# -- Host ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1.nip.io", "", "a b", "[::2]"]
+)
+def test_foreign_host_is_400(client: TestClient, host: str) -> None:
+    xml, bin_data = reduce_ir("sum")
+    for response in (
+        client.get("/v1/models", headers={"host": host}),
+        client.get("/", headers={"host": host}),
+        client.post("/v1/models", files=files(xml, bin_data), headers={"host": host}),
+    ):
+        doc = assert_problem(response, 400, "request.host")
+        assert "OVREDUCE_ALLOWED_HOSTS" in doc["detail"]
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert client.get("/v1/models").json()["models"] == []  # the upload was not stored
+
+
+def test_hostile_host_is_not_echoed(client: TestClient) -> None:
+    hostile = "<script>alert(1)</script>" + "x" * 500
+    response = client.get("/v1/models", headers={"host": hostile})
+    doc = assert_problem(response, 400, "request.host")
+    assert "<" not in response.text and "script>" not in response.text
+    assert len(doc["detail"]) < 300
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:8000", "LOCALHOST:80"])
+def test_local_hosts_are_answered(client: TestClient, host: str) -> None:
+    assert client.get("/v1/models", headers={"host": host}).status_code == 200
+
+
+def test_allowed_hosts_setting(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(allowed_hosts="ovreduce.internal, *.example.com, box:9000", host="10.0.0.5")
+    for host in ("ovreduce.internal", "ovreduce.internal:1234", "a.example.com", "b.a.example.com:1", "box:9000",
+                 "10.0.0.5:8000"):  # fmt: skip
+        assert client.get("/v1/models", headers={"host": host}).status_code == 200, host
+    for host in ("localhost", "example.com", "box", "box:9001", "xexample.com", "10.0.0.6"):
+        assert_problem(client.get("/v1/models", headers={"host": host}), 400, "request.host")
+    anything = make_client(allowed_hosts="*")
+    assert anything.get("/v1/models", headers={"host": "whatever.example"}).status_code == 200
+
+
+def test_host_patterns() -> None:
+    assert host_allowed(b"[::1]:8000", ("[::1]",))
+    assert not host_allowed(None, ("localhost",))
+    assert not host_allowed(b"localhost:99999999", ("localhost",))
+    assert not host_allowed(b"localhost@evil", ("localhost",))
+
+
+def test_health_checks_answer_any_host(client: TestClient) -> None:
+    """Orchestrators' probes name the container's address; the health answers hold nothing to steal."""
+    assert client.get("/healthz", headers={"host": "10.1.2.3:8000"}).status_code == 200
+    assert client.get("/readyz", headers={"host": "10.1.2.3:8000"}).status_code in (200, 503)
+
+
+# -- Origin ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://evil.example"},
+        {"origin": "http://127.0.0.1:8000"},  # another port: another origin
+        {"origin": "http://localhost"},  # the same machine by another name: another origin
+        {"origin": "null"},  # sandboxed frames, file: pages
+        {"origin": "http://127.0.0.1.evil.example"},
+        {"sec-fetch-site": "cross-site"},
+        {"sec-fetch-site": "same-site"},
+    ],
+)
+def test_cross_origin_state_changes_are_403(client: TestClient, headers: dict[str, str]) -> None:
+    xml, bin_data = reduce_ir("sum")
+    response = client.post("/v1/models", files=files(xml, bin_data), headers=headers)
+    assert_problem(response, 403, "request.origin")
+    assert client.get("/v1/models").json()["models"] == []
+    for method in STATE_CHANGES:
+        response = client.request(method, f"/v1/models/{'0' * 64}", headers=headers)
+        assert_problem(response, 403, "request.origin")
+    assert_problem(client.post("/v1/check", files=files(xml, bin_data), headers=headers), 403, "request.origin")
+
+
+def test_own_origin_and_plain_clients_are_served(client: TestClient) -> None:
+    xml, bin_data = reduce_ir("sum")
+    own = {"origin": "http://127.0.0.1", "sec-fetch-site": "same-origin"}
+    response = client.post("/v1/models", files=files(xml, bin_data), headers=own)
+    assert response.status_code == 201, response.text
+    mid = response.json()["id"]
+    assert client.post("/v1/models", files=files(xml, bin_data), headers={"origin": "http://127.0.0.1:80"}).is_success
+    assert client.post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]}).status_code == 200
+    # reads from other origins are not refused here (the browser withholds their answers: no CORS headers)
+    listing = client.get("/v1/models", headers={"origin": "http://evil.example"})
+    assert listing.status_code == 200 and "access-control-allow-origin" not in listing.headers
+    assert client.delete(f"/v1/models/{mid}", headers={"origin": "http://127.0.0.1"}).status_code == 204
+
+
+def test_origin_of_the_port_named_in_host(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    xml, bin_data = reduce_ir("sum")
+    headers = {"host": "localhost:8123", "origin": "http://localhost:8123"}
+    assert client.post("/v1/models", files=files(xml, bin_data), headers=headers).status_code == 201
+    headers = {"host": "localhost:8123", "origin": "http://localhost:8124"}
+    assert_problem(client.post("/v1/models", files=files(xml, bin_data), headers=headers), 403, "request.origin")
+
+
+# -- headers, CSP, the page ------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css", "/v1/models", "/healthz", "/nothing"])
+def test_security_headers_on_every_answer(client: TestClient, path: str) -> None:
+    headers = client.get(path).headers
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["referrer-policy"] == "no-referrer"
+    csp = headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+
+
+def test_the_page_needs_nothing_inline() -> None:
+    """The CSP forbids inline scripts, styles and handlers: the page has none (its code is in files)."""
+    html = (STATIC / "index.html").read_text()
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), "an inline <script>"
+    assert "<style" not in html and not re.search(r"\sstyle=", html), "an inline style"
+    assert not re.search(r"\son[a-z]+=", html), "an inline event handler"
+    js = (STATIC / "app.js").read_text()
+    assert not re.search(r"\beval\(|new Function\(|setAttribute\(\s*['\"](style|on)", js)
+
+
+def test_docs_allow_only_their_own_inline_script(client: TestClient) -> None:
+    import base64
+    import hashlib
+
+    response = client.get("/docs")
+    assert response.status_code == 200
+    csp = response.headers["content-security-policy"]
+    [script] = re.findall(r"<script>(.*?)</script>", response.text, re.DOTALL)
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'self' 'sha256-{digest}'" in csp and "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp
+
+
+@pytest.mark.parametrize("path", ["/v1/models/", "/docs/", "/v1/check/", "/healthz/"])
+def test_no_redirect_from_the_host_header(make_client: Callable[..., TestClient], path: str) -> None:
+    client = make_client(allowed_hosts="*")  # even where every Host is answered
+    response = client.get(path, headers={"host": "evil.example"}, follow_redirects=False)
+    assert response.status_code == 404 and "location" not in response.headers
+    assert "evil.example" not in response.text
+
+
+# -- no server path in any answer ------------------------------------------------------------------------
+def test_scrub_replaces_private_paths() -> None:
+    base = Path(tempfile.gettempdir())
+    problems.add_private_path(base / "ovreduce-secret-store")
+    doc = problems.problem_document(
+        400, f"{base}/ovreduce-secret-store/models/abc/model.xml: bad; see {Path.home()}", "x",
+        instance="/v1/x", errors=[{"msg": f"at {os.getcwd()}/a.py"}],
+    )  # fmt: skip
+    text = str(doc)
+    assert "ovreduce-secret-store" not in text and str(base) not in text and str(Path.home()) not in text
+    assert "model.xml: bad" in doc["detail"] and "a.py" in doc["errors"][0]["msg"]
+    assert problems.scrub("a/tmp/b and /tmpfoo and tmp") == "a/tmp/b and /tmpfoo and tmp"
+
+
+def test_store_path_never_answered_even_when_an_error_names_it(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever raises with a server path in its message, the answer does not carry it."""
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+
+    def meta(self: ModelStore, mid: str) -> None:
+        raise StoreError(f"cannot read {self.root / 'models' / mid / 'meta.json'} in {os.getcwd()}")
+
+    monkeypatch.setattr(ModelStore, "meta", meta)
+    response = client.get(f"/v1/models/{'0' * 64}")
+    doc = assert_problem(response, 503, "store")
+    assert str(store) not in response.text and os.getcwd() not in response.text
+    assert "meta.json" in doc["detail"]
+
+
+def _onnx_with_external_data(location: str) -> bytes:
+    """A ReduceMean ONNX model whose initializer's data is in a file ``location`` of the server's disk."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    weights = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+    weights.data_location = TensorProto.EXTERNAL
+    weights.ClearField("float_data")
+    entry = weights.external_data.add()
+    entry.key, entry.value = "location", location
+    node = helper.make_node("ReduceMean", ["x"], ["y"], keepdims=0)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], initializer=[weights],
+    )  # fmt: skip
+    data: bytes = onnx.ModelProto.SerializeToString(helper.make_model(graph))
+    return data
+
+
+def test_conform_answers_name_no_server_path(client: TestClient) -> None:
+    """OpenVINO's own message names the directory it resolved external data against: not in the answer."""
+    for location in ("../../../../etc/passwd", "/etc/passwd", "no-such-file.bin"):
+        onnx_file = ("m.onnx", _onnx_with_external_data(location), "application/octet-stream")
+        response = client.post("/v1/conform", files={"onnx": onnx_file})
+        assert response.status_code in (200, 400, 422, 503), response.text
+        for secret in (os.getcwd(), str(Path.home()), tempfile.gettempdir()):
+            assert f"{secret}'" not in response.text and f"{secret}/" not in response.text, response.text
+
+
+def test_hostile_requests_get_no_server_path(client: TestClient) -> None:
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    secrets = [str(store), str(store.resolve()), os.getcwd(), str(Path.home())]
+    xml, bin_data = reduce_ir("sum")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    answers = [
+        client.post("/v1/check", files=files(b"<net", None)),
+        client.post("/v1/check", files=files(xml, b"\x00")),
+        client.post("/v1/check", files=files(b'<?xml version="1.0"?><!DOCTYPE n SYSTEM "file:///etc/passwd"><n/>')),
+        client.post("/v1/models", files=files(xml.replace(b"ReduceSum", b"ReduceX"), bin_data)),
+        client.post("/v1/models", files={"xml": ("../../../../etc/passwd", xml, "application/xml")}),
+        client.post(f"/v1/models/{mid}/layers/sum/run", json={"inputs": [{"name": "x", "shape": [1], "data": []}]}),
+        client.post(f"/v1/models/{mid}/layers/..%2F..%2Fetc/run"),
+        client.post(f"/v1/models/{mid}/layers/sum/run", content=b"{", headers={"content-type": "application/json"}),
+        client.get(f"/v1/models/{mid}/layers/%00"),
+        client.post("/v1/conform", files={"onnx": ("m.onnx", b"\x08\x07\x12\x01x", "application/octet-stream")}),
+        client.post("/v1/conform", files={"onnx": ("/etc/x.onnx", b"garbage", "application/octet-stream")}),
+        client.get("/v1/models/zz"),
+        client.get("/static/../../../etc/passwd"),
+    ]
+    for answer in answers:
+        assert answer.status_code < 500 or answer.status_code == 503, answer.text
+        for secret in secrets:
+            assert secret not in answer.text, (answer.request.url, answer.text)
+
+
+# -- requests in flight ----------------------------------------------------------------------------------
+def test_requests_beyond_max_requests_are_503_but_health_is_answered(
+    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from ovreduce.backends.numpy import NumPyBackend
+
+    client = make_client(max_requests=1)
+    xml, bin_data = reduce_ir("sum")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    started, release = threading.Event(), threading.Event()
+    original = NumPyBackend.infer
+
+    def infer(self: NumPyBackend, spec: object, inputs: object) -> object:
+        started.set()
+        release.wait(30)
+        return original(self, spec, inputs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NumPyBackend, "infer", infer)
+    run: list[int] = []
+    body = {"backends": ["numpy"]}
+    thread = threading.Thread(
+        target=lambda: run.append(client.post(f"/v1/models/{mid}/layers/sum/run", json=body).status_code)
+    )
+    thread.start()
+    try:
+        assert started.wait(30)
+        response = client.post("/v1/check", files=files(xml, bin_data))
+        assert_problem(response, 503, "busy")
+        assert response.headers["retry-after"] == "5"
+        assert client.get("/healthz").status_code == 200
+    finally:
+        release.set()
+        thread.join(30)
+    assert run == [200]
+    assert client.get("/v1/models").status_code == 200  # the slot is free again
