@@ -20,7 +20,8 @@ from . import ov_models
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     folder = tmp_path_factory.mktemp("audit_api")
-    with TestClient(create_app(Settings(store=folder / "store", run_timeout_s=60.0))) as test_client:
+    settings = Settings(store=folder / "store", run_timeout_s=60.0)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as test_client:
         yield test_client
 
 
