@@ -21,7 +21,7 @@ OVREDUCE_MAX_LAYERS             100000                  layers in one IR
 OVREDUCE_MAX_ELEMENTS           4194304                 elements of one run input (given or generated)
 OVREDUCE_MAX_OUTPUT_ELEMENTS    1048576                 elements of one run output (returned as JSON)
 OVREDUCE_RUN_TIMEOUT_S          30                      seconds a run or check may take, queueing included
-OVREDUCE_CONCURRENCY            os.cpu_count()          runs and checks executing at once (worker threads)
+OVREDUCE_CONCURRENCY            os.cpu_count()          checks, runs, audits, conforms at once (worker processes)
 OVREDUCE_MODEL_CACHE_SIZE       16                      parsed models kept in memory per process
 OVREDUCE_CHECK_CACHE_SIZE       256                     /v1/check documents kept per process, by content hash
 OVREDUCE_LOG_LEVEL              info                    log level of ``ovreduce serve``

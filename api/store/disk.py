@@ -18,7 +18,7 @@ directory is renamed to ``models/<id>``; when another process won the race the r
 copy is discarded. Deleting renames ``models/<id>`` into ``tmp/`` first, so readers see a whole model or
 none. ``id`` is the SHA-256 of the content (:func:`model_id`). Eviction keeps the total under the cap,
 least recently used first, and never picks a model this process is using (:meth:`ModelStore.pinned`);
-another process's reader holds the XML in memory and the weights memory-mapped, so a model evicted under
+another process's reader holds the XML in memory and the weights open (a descriptor), so a model evicted under
 it finishes its run and is 404 afterwards.
 
 Faults: a write that fails is :class:`~api.errors.StoreFullError` (no space left, 503 with Retry-After) or
