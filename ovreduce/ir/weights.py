@@ -18,7 +18,7 @@ __all__ = ["Weights"]
 
 
 class Weights:
-    """The weights of one IR: a file (read with pread through a descriptor held open) or bytes already in memory (an upload)."""
+    """The weights of one IR: a file (read with pread through a descriptor held open) or bytes in memory."""
 
     def __init__(self, source: Path | bytes, *, name: str | None = None) -> None:
         self._path: Path | None = None
