@@ -105,11 +105,16 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
     """An array from an ``.npy`` stream whose header is checked before its data is allocated."""
     from numpy.lib import format as npy
 
-    version = npy.read_magic(stream)
-    if version not in ((1, 0), (2, 0), (3, 0)):
-        raise InputError(f"{where}: unsupported .npy format version {version}")
-    reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-    shape, fortran, dtype = reader(stream, max_header_size=10_000)
+    try:
+        version = npy.read_magic(stream)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise InputError(f"{where}: unsupported .npy format version {version}")
+        reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = reader(stream, max_header_size=10_000)
+    except InputError:
+        raise
+    except Exception as exc:  # NumPy parses the header as a Python literal: SyntaxError, TokenError, ValueError...
+        raise InputError(f"{where}: not a valid .npy header: {type(exc).__name__}: {exc}") from None
     if dtype.hasobject:
         raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
     count = 1
