@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -54,9 +55,10 @@ def _environment(**env: str) -> dict[str, str]:
 
 @contextmanager
 def serve(
-    store: Path, *, workers: int = 1, settings: dict[str, Any] | None = None, **env: str
+    store: Path, *, workers: int = 1, settings: dict[str, Any] | None = None, memory: int | None = None, **env: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``api.server.serve`` on a free port of 127.0.0.1 with ``store``, ready; stopped with SIGTERM."""
+    """``api.server.serve`` on a free port of 127.0.0.1 with ``store``, ready; stopped with SIGTERM. ``memory``
+    limits the address space of the server and of every process it starts (RLIMIT_AS, inherited)."""
     port = _free_port()
     options = {
         "settings": {"host": "127.0.0.1", "port": port, "store": str(store), **(settings or {})},
@@ -70,6 +72,7 @@ def serve(
         proc = subprocess.Popen(
             [sys.executable, "-c", _SERVE, json.dumps(options)],
             cwd=ROOT, env=_environment(**env), stdout=out, stderr=subprocess.STDOUT,
+            preexec_fn=None if memory is None else lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
         )  # fmt: skip
     proc.log = log  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"

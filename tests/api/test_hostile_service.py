@@ -1,0 +1,146 @@
+"""The service against an attacker: each class of hostile request, sent to a real ``ovreduce serve`` whose
+processes are limited to 2 GiB of address space, gets its exact status, problem code and message, and the
+server still answers ``/healthz`` afterwards (no hang, no crash, no memory blow-up)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from .conftest import PROBLEM, files
+from .irs import reduce_ir
+from .test_server import serve
+
+pytestmark = pytest.mark.timeout(300)
+MEMORY = 2 << 30
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    store = tmp_path_factory.mktemp("hostile") / "store"
+    with serve(store, memory=MEMORY, OVREDUCE_RUN_TIMEOUT_S="60") as (url, proc):
+        yield url, proc
+
+
+@pytest.fixture
+def http(server: tuple[str, Any]) -> Iterator[httpx.Client]:
+    url, proc = server
+    with httpx.Client(base_url=url, timeout=120) as client:
+        yield client
+        health = client.get("/healthz", timeout=10)
+        assert health.status_code == 200, "the server stopped answering after the hostile request"
+        assert proc.poll() is None
+
+
+def _problem(response: httpx.Response, status: int, code: str, *message: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM)
+    doc = response.json()
+    assert doc["code"] == code, doc
+    for part in message:
+        assert part in doc["detail"], doc["detail"]
+
+
+def _stored(http: httpx.Client, xml: bytes, bin_data: bytes | None) -> str:
+    response = http.post("/v1/models", files=files(xml, bin_data))
+    assert response.status_code in (200, 201), response.text
+    mid: str = response.json()["id"]
+    return mid
+
+
+def test_tens_of_thousands_of_attributes_parse_in_linear_time(http: httpx.Client) -> None:
+    xml, bin_data = reduce_ir("sum")
+    attrs = " ".join(f'a{i}="{i}"' for i in range(110_000))
+    hostile = xml.replace(b'<data shape="2,3"', f'<data {attrs} shape="2,3"'.encode(), 1)
+    assert len(hostile) > 1_500_000
+    response = http.post("/v1/check", files=files(hostile, bin_data), timeout=60)
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("dims", [(40_000_000, 3), (1_000_000_000, 3)])
+def test_a_huge_declared_input_is_refused_before_allocating(http: httpx.Client, dims: tuple[int, int]) -> None:
+    xml, bin_data = reduce_ir("sum", shape=f"{dims[0]},{dims[1]}", dims=dims)
+    mid = _stored(http, xml, bin_data)
+    response = http.post(f"/v1/models/{mid}/audit", json={"precision": "f32"})
+    _problem(
+        response, 413, "limit", f"input 'x' would have {dims[0] * dims[1]} elements", "more than the limit of 4194304"
+    )
+
+
+def test_a_small_onnx_model_that_expands_to_gigabytes_is_refused(http: httpx.Client) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    shape = numpy_helper.from_array(np.array([96_000_000], np.int64), "shape")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [])
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["big"]), helper.make_node("ReduceMean", ["big"], ["y"])]
+    model = helper.make_model(
+        helper.make_graph(nodes, "bomb", [x], [y], [shape]), opset_imports=[helper.make_opsetid("", 13)]
+    )
+    data = model.SerializeToString()
+    assert len(data) < 300
+    response = http.post("/v1/conform", files={"onnx": ("bomb.onnx", data, "application/octet-stream")})
+    _problem(response, 413, "limit", "would have 96000000 elements", "more than the limit of 4194304 per tensor")
+
+
+@pytest.mark.parametrize("digit", ["²", "٣"])
+def test_unicode_digits_in_dims_are_refused_precisely(http: httpx.Client, digit: str) -> None:
+    xml, bin_data = reduce_ir("sum")
+    hostile = xml.replace(b"<dim>2</dim>", f"<dim>{digit}</dim>".encode(), 1)
+    _problem(
+        http.post("/v1/check", files=files(hostile, bin_data)),
+        422,
+        "ir.structure",
+        f"<dim>{digit}</dim> is not an integer",
+    )
+
+
+def test_rank_beyond_numpys_limit_is_refused(http: httpx.Client) -> None:
+    xml, bin_data = reduce_ir("sum", shape=",".join(["1"] * 65), dims=(1,) * 65, axes=(0,))
+    _problem(http.post("/v1/check", files=files(xml, bin_data)), 413, "limit", "rank 65 exceeds the limit of 64")
+
+
+def test_fp16_values_out_of_range_are_a_bad_request(http: httpx.Client) -> None:
+    xml, bin_data = reduce_ir("sum", shape="2,3", dims=(2, 3))
+    mid = _stored(http, xml, bin_data)
+    tensor = {"name": "0", "shape": [2, 3], "datatype": "FP16", "data": [1, 2, 3, 4, 5, 70000]}
+    response = http.post(f"/v1/models/{mid}/layers/sum/run", json={"inputs": [tensor]})
+    _problem(response, 400, "input", "value 70000.0 at index 5 is outside the FP16 range")
+
+
+def test_a_foreign_host_and_a_cross_origin_post_are_refused(http: httpx.Client) -> None:
+    xml, bin_data = reduce_ir("sum")
+    _problem(http.post("/v1/check", files=files(xml, bin_data), headers={"Host": "evil.example"}), 400, "request.host")
+    response = http.post("/v1/check", files=files(xml, bin_data), headers={"Origin": "http://evil.example"})
+    _problem(response, 403, "request.origin")
+
+
+def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], http: httpx.Client) -> None:
+    url, _ = server
+    port = int(url.rsplit(":", 1)[1])
+    body = b"[" + b"1," * (5 << 20) + b"1]"  # 10 MiB, over the 8 MiB JSON limit, sent whole
+    head = (f"POST /v1/models/x/layers/y/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the server may stop reading early
+            sock.sendall(body)
+        answer = io.BytesIO()
+        while b"\r\n\r\n" not in answer.getvalue():
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer.write(chunk)
+    assert answer.getvalue().startswith(b"HTTP/1.1 413"), answer.getvalue()[:200]
+
+
+def test_empty_weights_are_refused_with_where(http: httpx.Client) -> None:
+    xml, _ = reduce_ir("sum")
+    _problem(http.post("/v1/check", files=files(xml, b"")), 422, "ir.weights", "needs 8 bytes at offset 0")
