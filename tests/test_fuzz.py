@@ -10,6 +10,7 @@ budget is fixed (examples per test, no deadline per example), so CI time is boun
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import zipfile
@@ -55,10 +56,25 @@ def _sample(name: str) -> tuple[bytes, bytes]:
     return (SAMPLES / f"{name}.xml").read_bytes(), (SAMPLES / f"{name}.bin").read_bytes()
 
 
+@functools.cache
+def _bodies() -> dict[str, bytes]:
+    """IRs with If, Loop, TensorIterator and nested bodies (port maps, back edges), as OpenVINO writes them."""
+    import tempfile
+
+    from tests.ir import subgraphs
+
+    with tempfile.TemporaryDirectory() as folder:
+        models = {"if": subgraphs.if_model(), "loop": subgraphs.loop_model(keep_dims=True), "ti": subgraphs.ti_model(),
+                  "nested": subgraphs.nested_model(), "padded": subgraphs.padded_loop_model()}  # fmt: skip
+        return {name: subgraphs.save(model, Path(folder), name).read_bytes() for name, model in models.items()}
+
+
 @st.composite
 def mutated_ir(draw: st.DrawFn) -> bytes:
-    """A bundled sample IR with a few structure-aware mutations."""
-    xml, _ = _sample(draw(st.sampled_from(["all_reductions", "spec_examples", "dynamic", "runtime_axes", "rmsnorm"])))
+    """A bundled sample IR, or one with sub-graph bodies, with a few structure-aware mutations."""
+    source = draw(st.sampled_from(["all_reductions", "spec_examples", "dynamic", "runtime_axes", "rmsnorm", "if",
+                                   "loop", "ti", "nested", "padded"]))  # fmt: skip
+    xml = _bodies()[source] if source in _bodies() else _sample(source)[0]
     root = etree.fromstring(xml)
     elements = list(root.iter())
     for _ in range(draw(st.integers(1, 4))):
@@ -68,8 +84,10 @@ def mutated_ir(draw: st.DrawFn) -> bytes:
             key = draw(st.sampled_from(sorted(el.attrib)))
             el.set(key, draw(HOSTILE_VALUES))
         elif action == "new_attr":
-            el.set(draw(st.sampled_from(["axes", "keep_dims", "shape", "element_type", "offset", "size", "id"])),
-                   draw(HOSTILE_VALUES))  # fmt: skip
+            attr = draw(st.sampled_from(["axes", "keep_dims", "shape", "element_type", "offset", "size", "id", "stride",
+                                         "start", "end", "part_size", "axis", "external_port_id", "internal_layer_id",
+                                         "from-layer", "to-layer", "from-port", "to-port"]))  # fmt: skip
+            el.set(attr, draw(HOSTILE_VALUES))
         elif action == "text":
             el.text = draw(HOSTILE_VALUES)
         elif action == "delete" and el.getparent() is not None:

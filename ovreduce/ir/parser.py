@@ -481,6 +481,13 @@ class _Builder:
                 f"{len(inputs) - 1} (or -1 for a body-only Parameter)"
             )
         axis = self.int_attr(item, "axis", what, required=False)
+        if item.tag == "input" and axis is not None and ext >= 0 and inputs[ext].dims:
+            rank = len(inputs[ext].dims)
+            if not 0 <= axis < rank:  # OpenVINO reads the slicing axis as unsigned and refuses the model
+                raise IRStructureError(
+                    f"{what}: axis={axis} but input port {inputs[ext].id} has rank {rank}; expected an axis from 0 to "
+                    f"{rank - 1} to slice it along (OpenVINO refuses the model)"
+                )
         part_size = self.int_attr(item, "part_size", what, required=False)
         if part_size is not None and part_size < 1:
             raise IRStructureError(f"{what}: part_size={part_size}; expected a positive integer")

@@ -115,3 +115,25 @@ def test_thousands_of_attributes_parse_in_linear_time(tmp_path: Path, element: s
     (tmp_path / "m.bin").write_bytes((SAMPLES / "all_reductions.bin").read_bytes())
     done = _cli("check", str(xml), "--format", "json", timeout=30)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("axis", ["3", "1000", "-1", "-5"])
+@pytest.mark.parametrize("kind", ["ti", "loop"])
+def test_a_slicing_axis_the_input_does_not_have_is_refused_as_openvino_does(
+    tmp_path: Path, kind: str, axis: str
+) -> None:
+    """OpenVINO reads a port map's slicing axis as unsigned and refuses the model when it is not an axis of the
+    sliced input; ovreduce said nothing (the body was only left unfed)."""
+    import re
+
+    import openvino as ov
+
+    from tests.ir import subgraphs
+
+    model = subgraphs.ti_model() if kind == "ti" else subgraphs.loop_model(keep_dims=True)
+    path = subgraphs.save(model, tmp_path, kind)
+    path.write_text(re.sub(r'axis="[^"]*"', f'axis="{axis}"', path.read_text(), count=1))
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(str(path))
+    with pytest.raises(IRStructureError, match=f"axis={axis} but input port 0 has rank"):
+        load_ir(path)
