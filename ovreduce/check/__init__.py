@@ -132,21 +132,45 @@ def check_paths(
     engine: Engine = "native",
     limits: ParseLimits = ParseLimits(),
     progress: Callable[[], object] | None = None,
+    jobs: int = 1,
 ) -> CheckDocument:
     """Check every model; a model that cannot be read is reported with its error, never raised.
 
+    With ``jobs`` > 1 the models are checked by that many worker processes (started from a fork server, so
+    OpenVINO's threads are never forked); the document is the same as a serial run's, in the same order.
     ``progress`` is called once after each model.
     """
-    models = []
-    for p in paths:
+    options = (bin_path, reshape, engine, limits)
+    if jobs <= 1 or len(paths) <= 1:
+        models = []
+        for p in paths:
+            models.append(_check_one(p, *options))
+            if progress is not None:
+                progress()
+        return check_document(models)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context) as pool:
+        futures = [pool.submit(_check_one, p, *options) for p in paths]
+        done: list[ModelCheck] = []
+        for future in futures:  # in the order given: the document is the serial one
+            done.append(future.result())
+            if progress is not None:
+                progress()
+    return check_document(done)
+
+
+def _check_one(
+    path: Path, bin_path: Path | None, reshape: Mapping[str, PartialShape] | None, engine: Engine, limits: ParseLimits
+) -> ModelCheck:
+    try:
+        model = load_ir(path, bin_path, limits=limits)
         try:
-            model = load_ir(p, bin_path, limits=limits)
-            try:
-                models.append(check_model(model, reshape=reshape, engine=engine, path=str(p)))
-            finally:
-                model.close()
-        except OvReduceError as exc:
-            models.append(unreadable(str(p), exc))
-        if progress is not None:
-            progress()
-    return check_document(models)
+            return check_model(model, reshape=reshape, engine=engine, path=str(path))
+        finally:
+            model.close()
+    except OvReduceError as exc:
+        return unreadable(str(path), exc)

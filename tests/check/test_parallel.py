@@ -1,0 +1,34 @@
+"""``check`` of many models on several processes gives the very document a serial check gives, in the same
+order: models that are clean, with findings, unreadable, and a reshape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ovreduce.check import check_paths
+from ovreduce.cli.paths import expand_paths
+from ovreduce.shapes import PartialShape
+
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_parallel_check_is_byte_identical_to_serial(jobs: int) -> None:
+    paths = expand_paths([str(SAMPLES)])
+    assert len(paths) > 10 and any("broken" in str(p) for p in paths)
+    serial = json.dumps(check_paths(paths).to_json())
+    parallel = json.dumps(check_paths(paths, jobs=jobs).to_json())
+    assert parallel == serial
+    assert not check_paths(paths, jobs=jobs).ok  # the broken samples are found in parallel too
+
+
+def test_parallel_check_passes_options_and_counts_progress() -> None:
+    paths = [SAMPLES / "dynamic.xml", SAMPLES / "rmsnorm.xml", SAMPLES / "all_reductions.xml"]
+    reshape = {"x": PartialShape.parse("[2,4,16,3]")}
+    ticks: list[int] = []
+    parallel = check_paths(paths, reshape=reshape, jobs=2, progress=lambda: ticks.append(1))
+    assert parallel.to_json() == check_paths(paths, reshape=reshape).to_json()
+    assert len(ticks) == 3
