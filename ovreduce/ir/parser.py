@@ -480,6 +480,11 @@ class _Builder:
                 f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
                 f"{len(inputs) - 1} (or -1 for a body-only Parameter)"
             )
+        if item.tag == "output" and ext < -1:
+            raise IRStructureError(
+                f"{what}: external_port_id={ext}; expected a layer output port (0 or more) or -1 for a body-only "
+                f"Result (OpenVINO refuses the model)"
+            )
         axis = self.int_attr(item, "axis", what, required=False)
         if item.tag == "input" and axis is not None and ext >= 0 and inputs[ext].dims:
             rank = len(inputs[ext].dims)

@@ -137,3 +137,21 @@ def test_a_slicing_axis_the_input_does_not_have_is_refused_as_openvino_does(
         ov.Core().read_model(str(path))
     with pytest.raises(IRStructureError, match=f"axis={axis} but input port [0-9] has rank 3; expected an axis from 0"):
         load_ir(path)
+
+
+@pytest.mark.parametrize("kind", ["ti", "loop", "if"])
+def test_a_negative_output_port_in_a_port_map_is_refused_as_openvino_does(tmp_path: Path, kind: str) -> None:
+    import re
+
+    import openvino as ov
+
+    from tests.ir import subgraphs
+
+    model = {"ti": subgraphs.ti_model, "if": subgraphs.if_model}.get(kind, lambda: subgraphs.loop_model())()
+    path = subgraphs.save(model, tmp_path, kind)
+    text = re.sub(r'(<output [^>]*external_port_id=")[0-9-]+', r"\g<1>-7", path.read_text(), count=1)
+    path.write_text(text)
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(str(path))
+    with pytest.raises(IRStructureError, match="external_port_id=-7; expected a layer output port"):
+        load_ir(path)
