@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from ovreduce.cli.options import check_tolerances, existing_file, max_elements, parse_named_files, parse_named_shapes
 from ovreduce.cli.paths import expand_paths
+from ovreduce.cli.render.width import terminal_width
 
 if TYPE_CHECKING:
     pass
@@ -61,7 +62,7 @@ def check(args: argparse.Namespace) -> int:
         "json": lambda: _json(report),
         "junit": lambda: check_junit(report),
         "sarif": lambda: check_sarif(report),
-        "text": lambda: check_text(report, verbose=args.verbose),
+        "text": lambda: check_text(report, verbose=args.verbose, width=terminal_width()),
     }
     _emit(renderers[args.format]())
     if report.unreadable:
@@ -80,7 +81,11 @@ def inspect(args: argparse.Namespace) -> int:
         doc = inspect_model(model, layer=args.layer, all_layers=args.all)
     finally:
         model.close()
-    _emit(_json(doc) if args.format == "json" else inspect_text(doc, detail=args.layer is not None))
+    _emit(
+        _json(doc)
+        if args.format == "json"
+        else inspect_text(doc, detail=args.layer is not None, width=terminal_width())
+    )
     return EXIT_OK
 
 
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_inputs:
         _save_arrays(Path(args.save_inputs), {str(i): a for i, a in enumerate(report.inputs)}, "--save-inputs")
     doc = report.document
-    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model))
+    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -167,7 +172,7 @@ def audit(args: argparse.Namespace) -> int:
         model.close()
         if bar is not None:
             bar.close()
-    _emit(_json(doc) if args.format == "json" else audit_text(doc))
+    _emit(_json(doc) if args.format == "json" else audit_text(doc, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -183,7 +188,7 @@ def conform(args: argparse.Namespace) -> int:
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
         save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
     )  # fmt: skip
-    _emit(_json(doc) if args.format == "json" else conform_text(doc))
+    _emit(_json(doc) if args.format == "json" else conform_text(doc, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -193,5 +198,5 @@ def devices(args: argparse.Namespace) -> int:
     from ovreduce.cli.render.text import devices_text
 
     doc = device_info()
-    _emit(_json(doc) if args.format == "json" else devices_text(doc))
+    _emit(_json(doc) if args.format == "json" else devices_text(doc, width=terminal_width()))
     return EXIT_OK
