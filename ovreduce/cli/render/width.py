@@ -7,7 +7,7 @@ record that form. On a terminal the width is ``COLUMNS`` or what the terminal re
 or a pager that is wider than it says) and ``OVREDUCE_WIDTH=0`` turns fitting off.
 
 Tables first give up room in their free-text columns (names, details, findings), widest first, and wrap
-those cells on spaces (or inside a word when a word alone is too wide); columns that hold numbers, counts and
+those cells on spaces (inside a word only when a word alone is over 20 columns); columns that hold numbers, counts and
 statuses keep their full width (their headers may wrap). When even that does not fit, each row is printed
 as ``header: value`` pairs packed into as few lines as the width allows.
 """
@@ -116,12 +116,14 @@ def _is_numeric(column: Sequence[str]) -> bool:
 
 def _floor(header: str, column: Sequence[str]) -> int:
     """The narrowest a column may become: numbers and short one-word values keep their width (the header
-    may wrap onto a second line); free text may go down to 8 columns (or its header's longest word)."""
+    may wrap onto a second line); free text may wrap between words, so down to its longest word (words over 20
+    columns may be broken)."""
     word = max(len(w) for w in header.split()) if header.strip() else 1
     cells = max((visible_len(c) for c in column), default=0)
     if _is_numeric(column) or all(" " not in _ANSI.sub("", c) and visible_len(c) <= 10 for c in column):
         return max(cells, word)
-    return min(max(cells, visible_len(header)), max(8, word))
+    longest = max((len(w) for c in column for w in _ANSI.sub("", c).split()), default=0)
+    return min(max(cells, visible_len(header)), max(8, word, min(longest, 20)))
 
 
 def fit_table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str, width: int) -> str:
@@ -149,12 +151,15 @@ def fit_table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str,
 
 
 def _stacked(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str, width: int) -> str:
-    """Each row as ``header: value`` pairs packed into lines of ``width`` (continuation lines indented)."""
+    """Each row as ``header: value`` pairs (empty cells left out) packed into lines of ``width``
+    (continuation lines indented)."""
     room = max(width - len(indent), 8)
     lines: list[str] = []
     for row in rows:
         line = ""
         for h, cell in zip(header, row, strict=True):
+            if not _ANSI.sub("", cell).strip():  # an empty cell says nothing in this form
+                continue
             pair = f"{h}: {cell}" if h else cell
             if not line:
                 line = pair
