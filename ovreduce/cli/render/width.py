@@ -25,6 +25,7 @@ __all__ = ["MIN_WIDTH", "fit_lines", "fit_table", "terminal_width", "visible_len
 
 MIN_WIDTH = 20  # below this nothing is readable anyway: wrap as if the terminal were this wide
 _ANSI = re.compile(r"\033\[[0-9;]*m")
+_LEADING_CODES = re.compile(r"^((?:\033\[[0-9;]*m)+)( +)")
 _NUMERIC = re.compile(r"^(-|[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|inf|nan|\d+/\d+|-/-|[-\d]+/[-\d]+)$")
 
 
@@ -61,33 +62,54 @@ def _break_word(word: str, width: int) -> list[str]:
     return [plain[i : i + width] for i in range(0, len(plain), width)] or [""]
 
 
-def wrap(text: str, width: int) -> list[str]:
-    """``text`` as lines of at most ``width`` visible columns, broken on spaces where it can be."""
-    width = max(width, 1)
-    if visible_len(text) <= width:
+def wrap(text: str, width: int, rest: int | None = None) -> list[str]:
+    """``text`` as lines of at most ``width`` visible columns (``rest`` for every line after the first),
+    broken on spaces where it can be; colour codes are closed at the end of a line and reopened on the next."""
+    first = max(width, 1)
+    if visible_len(text) <= first:
         return [text]
     lines: list[str] = []
+
+    def room() -> int:  # the first line has ``first`` columns, the others ``rest``
+        return first if not lines else max(rest or width, 1)
+
     line = ""
     for token in _tokens(text):
         if token == " ":
-            if line and visible_len(line) < width:
+            if line and visible_len(line) < room():
                 line += " "
             continue
-        if visible_len(line) + visible_len(token) <= width:
+        if visible_len(line) + visible_len(token) <= room():
             line += token
             continue
         if line.strip():
             lines.append(line.rstrip())
-        line = ""
-        if visible_len(token) > width:
-            pieces = _break_word(token, width)
-            lines += pieces[:-1]
-            line = pieces[-1]
-        else:
-            line = token
+            line = ""
+        while visible_len(token) > room():
+            piece = _break_word(token, room())[0]
+            if line.strip():
+                lines.append(line.rstrip())
+                line = ""
+            lines.append(piece)
+            token = _ANSI.sub("", token)[len(piece) :]
+        line = token
     if line.strip() or not lines:
         lines.append(line.rstrip())
-    return lines
+    return _balanced(lines)
+
+
+def _balanced(lines: list[str]) -> list[str]:
+    """Each line closes the colour it leaves open and the next line reopens it (a pager or a terminal that
+    clears a line then shows the right colours)."""
+    if not any("\033[" in line for line in lines):
+        return lines
+    out, active = [], ""
+    for line in lines:
+        text = active + line if active else line
+        codes = _ANSI.findall(text)
+        active = "" if not codes or codes[-1] == "\033[0m" else "".join(codes[len(codes) - 1 :])
+        out.append(text + ("\033[0m" if active else ""))
+    return out
 
 
 def fit_lines(text: str, width: int | None) -> str:
@@ -100,12 +122,12 @@ def fit_lines(text: str, width: int | None) -> str:
         if visible_len(line) <= width:
             out.append(line)
             continue
+        line = _LEADING_CODES.sub(r"\2\1", line)  # "<dim>  note" -> "  <dim>note": the indent is the spaces
         lead = len(line) - len(line.lstrip(" "))
         first, rest = " " * lead, " " * min(lead + 2, width // 2)
-        body = wrap(line.strip(" "), width - len(first))
+        body = wrap(line.strip(" "), width - len(first), width - len(rest))
         out.append(first + body[0])
-        for part in body[1:]:
-            out += [rest + p for p in wrap(part, width - len(rest))]
+        out += [rest + part for part in body[1:]]
     return "\n".join(out)
 
 
