@@ -134,3 +134,16 @@ def test_fit_table_keeps_numbers_whole_and_wraps_text() -> None:
     assert "1.23e-05" in text and "0/40" in text
     assert wrap("abc def ghi", 7) == ["abc def", "ghi"]
     assert wrap("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "sarif"])
+def test_machine_formats_ignore_the_width(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    argv = ["check", str(SAMPLES / "broken"), "--format", fmt]
+    monkeypatch.delenv("OVREDUCE_WIDTH", raising=False)
+    _, plain, _ = run_cli(capsys, *argv)
+    monkeypatch.setenv("OVREDUCE_WIDTH", "40")
+    _, narrow, _ = run_cli(capsys, *argv)
+    assert narrow == plain
+    assert max(len(line) for line in plain.splitlines()) > 40
