@@ -11,6 +11,7 @@ by names; :data:`ovreduce.ir.model.PATH_GRAMMAR`), and its documents carry ``bod
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -25,7 +26,9 @@ from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequ
 from api.store.catalog import Catalog
 from api.workers import WorkerContext
 from ovreduce.errors import LimitExceededError
+from ovreduce.reports import JsonDocument
 from ovreduce.run import make_backends, prepare_inputs, run_spec
+from ovreduce.shapes import JsonShape
 from ovreduce.tensors import to_kserve
 
 __all__ = ["router"]
@@ -61,11 +64,40 @@ def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
     return {"id": mid, "all": all_layers, "layers": out}
 
 
-def _layer(catalog: Catalog, mid: str, key: str) -> LayerDetail:
+@dataclass(frozen=True, slots=True)
+class Consumer(JsonDocument):
+    """An input port that one of the layer's outputs feeds, with the shape that input declares."""
+
+    output_port: str  # the layer's output port
+    layer_id: str
+    layer_name: str
+    type: str
+    port: str  # the consumer's input port
+    declared_shape: JsonShape
+    declared_has_dims: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LayerNeighbourhood(LayerDetail):
+    """One layer as ``ovreduce inspect --layer`` shows it (its producers are in ``inputs``), and its consumers:
+    what the web page draws so that a person sees where a mismatch comes from and where it goes."""
+
+    consumers: tuple[Consumer, ...] = ()
+
+
+def _layer(catalog: Catalog, mid: str, key: str) -> LayerNeighbourhood:
     loaded = catalog.load(mid)
     ref = loaded.model.locate(key)
     view = next(v for v in loaded.inspected().layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
-    return LayerDetail(**fields_of(view), id=mid)
+    consumers = []
+    for out in ref.layer.outputs:
+        for layer_id, port_id in ref.graph.consumers(ref.layer.id, out.id):
+            target = ref.graph.layer(layer_id)
+            port = target.input(port_id)
+            consumers.append(Consumer(output_port=out.id, layer_id=target.id, layer_name=target.name, type=target.type,
+                                      port=port.id, declared_shape=port.declared_shape.to_json(),
+                                      declared_has_dims=port.has_dims))  # fmt: skip
+    return LayerNeighbourhood(**fields_of(view), id=mid, consumers=tuple(consumers))
 
 
 def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
@@ -111,11 +143,11 @@ async def list_layers(
 
 @router.get(
     "/{layer:layer}",
-    response_model=LayerDetail,
-    summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it",
+    response_model=LayerNeighbourhood,
+    summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it, with its consumers",
     responses=STORED_MODEL_PROBLEMS,
 )
-async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> LayerDetail:
+async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> LayerNeighbourhood:
     return await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer)
 
 

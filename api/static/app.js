@@ -21,6 +21,16 @@ function shapeText(shape) {
   return "[" + shape.map((d) => (d === -1 ? "?" : String(d))).join(",") + "]";
 }
 
+// Axes are integers (negative ones count from the end): not a shape, where -1 would mean a dynamic dim.
+function axesText(axes) {
+  return "[" + axes.map((a) => String(a)).join(",") + "]";
+}
+
+// A layer inside an If/Loop/TensorIterator body is addressed by its path of ids (body_path/layer_id).
+function keyOf(x) {
+  return x.body_path ? `${x.body_path}/${x.layer_id}` : x.layer_id;
+}
+
 function num(v) {
   if (v === null || v === undefined) return "–";
   if (typeof v !== "number") return String(v);
@@ -37,12 +47,32 @@ function setStatus(node, text, isError = false) {
   node.classList.toggle("error", isError);
 }
 
-async function problemText(response) {
+async function problemOf(response) {
   try {
     const doc = await response.json();
-    if (doc && (doc.detail || doc.title)) return `${doc.title || "Error"}: ${doc.detail || ""}`.trim();
+    if (doc && (doc.detail || doc.title)) return { code: doc.code || "", text: `${doc.title || "Error"}: ${doc.detail || ""}`.trim() };
   } catch (_) { /* not JSON */ }
-  return `HTTP ${response.status}`;
+  return { code: "", text: `HTTP ${response.status}` };
+}
+
+async function problemText(response) {
+  return (await problemOf(response)).text;
+}
+
+// The upload's problem in the page's words: an .xml whose Const layers keep their values in a .bin that was
+// not chosen is the usual one (the API says which form field it expected; a person chose files, not fields).
+function uploadProblem(problem) {
+  const xmlName = $("#xml").files[0] ? $("#xml").files[0].name : "model.xml";
+  const binName = xmlName.replace(/\.xml$/i, "") + ".bin";
+  if (problem.code === "ir.weights" && !$("#bin").files.length) {
+    return `${xmlName} has Const layers whose values are stored in its weights file, so it cannot be read alone: `
+      + `choose ${binName} as the weights (.bin) as well, then press Check again.`;
+  }
+  if (problem.code === "ir.weights") {
+    return `The weights file does not fit ${xmlName}: a Const layer's values lie outside it. `
+      + `Choose the .bin that was saved with this .xml (usually ${binName}).`;
+  }
+  return problem.text;
 }
 
 // -- upload -------------------------------------------------------------------------------------------------
@@ -80,12 +110,13 @@ async function onUpload(event) {
       fetch("/v1/check", { method: "POST", body: filesForm() }),
       fetch("/v1/models", { method: "POST", body: filesForm() }),
     ]);
-    if (!checkResp.ok) { setStatus(status, await problemText(checkResp), true); return; }
+    if (!checkResp.ok) { setStatus(status, uploadProblem(await problemOf(checkResp)), true); return; }
     const check = await checkResp.json();
     state.check = check.models[0];
     state.modelId = modelResp.ok ? (await modelResp.json()).id : null;
     renderReport(state.check);
     setStatus(status, state.modelId ? "Checked and stored: pick a layer to run." : "Checked (the model could not be stored, so it cannot be run).");
+    $("#summary").focus(); // keyboard and screen-reader users land on the result
   } catch (err) {
     setStatus(status, `Request failed: ${err}`, true);
   } finally {
@@ -109,8 +140,6 @@ function renderReport(model) {
     ` ${model.path} — IR v${model.ir_version}, ${model.layer_count} layers, ${model.reductions.length} reductions; `
       + `${plural(counts.error, "error")}, ${plural(counts.warning, "warning")}, ${plural(counts.info, "note")}`,
   );
-  // A layer inside an If/Loop/TensorIterator body is addressed by its path of ids (body_path/layer_id).
-  const keyOf = (x) => (x.body_path ? `${x.body_path}/${x.layer_id}` : x.layer_id);
   const layerKeys = new Set(model.reductions.map(keyOf));
   const general = model.findings.filter((f) => !layerKeys.has(keyOf(f)));
   $("#model-findings").replaceChildren(...general.map((f) => {
@@ -129,13 +158,13 @@ function renderReport(model) {
     const inferred = r.inferred_output_resolved ? shapeText(r.inferred_output_shape) : "unresolved";
     const declaredCell = el("td", { class: "shape" + (r.status === "mismatch" ? " diff-declared" : ""), text: declared });
     const runButton = el("button", { type: "button", class: "secondary", text: "Run", "aria-label": `Run layer ${r.layer_name}` });
-    runButton.addEventListener("click", () => selectLayer(keyOf(r), true));
+    runButton.addEventListener("click", () => runLayer(keyOf(r)));
     runButton.disabled = !state.modelId;
     const cells = [
       el("td", {}, el("span", { text: r.layer_name }), el("br"), el("small", { text: `id ${keyOf(r)}` })),
       el("td", { text: r.type }),
       el("td", { class: "shape", text: r.input_shape_resolved ? shapeText(r.input_shape) : "unresolved" }),
-      el("td", { class: "shape", text: r.axes === null ? (r.axes_kind === "runtime" ? "runtime" : "?") : shapeText(r.axes) }),
+      el("td", { class: "shape", text: r.axes === null ? (r.axes_kind === "runtime" ? "runtime" : "?") : axesText(r.axes) }),
       el("td", { text: String(r.keep_dims) }),
       declaredCell,
       el("td", { class: "shape", text: inferred }),
@@ -153,20 +182,29 @@ function renderReport(model) {
   select.replaceChildren(...model.reductions.map((r) => el("option", { value: keyOf(r), text: `${r.layer_name} (${r.type}, id ${keyOf(r)})` })));
   $("#run").hidden = !state.modelId || model.reductions.length === 0;
   $("#run-result").replaceChildren();
+  $("#neighbourhood").replaceChildren();
+  if (!$("#run").hidden) showNeighbourhood($("#run-layer").value);
 }
 
-function selectLayer(layerId, focus) {
+// A row's Run button: select that layer and run it at once.
+function runLayer(layerId) {
   $("#run-layer").value = layerId;
   $("#run").hidden = false;
-  if (focus) { $("#run-button").focus(); $("#run").scrollIntoView({ behavior: "smooth", block: "start" }); }
+  $("#run").scrollIntoView({ block: "start" });
+  return runSelected();
 }
 
 // -- run ----------------------------------------------------------------------------------------------------
 async function onRun(event) {
   event.preventDefault();
+  await runSelected();
+}
+
+async function runSelected() {
   const status = $("#run-status");
   if (!state.modelId) { setStatus(status, "Upload a model first.", true); return; }
   const layer = $("#run-layer").value;
+  showNeighbourhood(layer);
   const body = {
     seed: Number.parseInt($("#run-seed").value || "0", 10),
     device: $("#run-device").value,
@@ -178,12 +216,14 @@ async function onRun(event) {
     const resp = await fetch(`/v1/models/${state.modelId}/layers/${encodeURIComponent(layer)}/run`, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     });
-    if (!resp.ok) { setStatus(status, await problemText(resp), true); return; }
+    if (!resp.ok) { setStatus(status, await problemText(resp), true); status.focus(); return; }
     const doc = await resp.json();
     renderRun(doc);
     setStatus(status, doc.ok ? "Done: the backends agree." : "Done: the backends disagree or one failed.");
+    $("#run-verdict").focus(); // the result, not the button that asked for it
   } catch (err) {
     setStatus(status, `Request failed: ${err}`, true);
+    status.focus();
   } finally {
     $("#run-button").disabled = false;
   }
@@ -193,20 +233,27 @@ function renderRun(doc) {
   const out = $("#run-result");
   const layer = doc.layer;
   const parts = [
-    el("p", { class: `verdict ${doc.ok ? "ok" : "bad"}`, id: "run-verdict",
+    el("p", { class: `verdict ${doc.ok ? "ok" : "bad"}`, id: "run-verdict", tabindex: "-1",
       text: doc.ok ? "Agree: every backend ran and matches the reference." : "Disagree: see below." }),
-    el("p", { text: `${layer.type} ${layer.layer_name} (id ${layer.layer_id}), axes ${layer.axes === null ? "runtime" : shapeText(layer.axes)}, keep_dims ${layer.keep_dims}; input ${doc.inputs.map((i) => `${shapeText(i.shape)} ${i.datatype}`).join(", ")}` }),
+    el("p", { text: `${layer.type} ${layer.layer_name} (id ${layer.layer_id}), axes ${layer.axes === null ? "runtime" : axesText(layer.axes)}, keep_dims ${layer.keep_dims}; input ${doc.inputs.map((i) => `${shapeText(i.shape)} ${i.datatype}`).join(", ")}` }),
   ];
-  const rows = doc.results.map((r) => el("tr", {},
-    el("td", { text: r.backend }),
-    el("td", {}, el("span", { class: `badge ${r.ok ? "ok" : "error"}`, text: r.ok ? "ok" : "failed" })),
-    el("td", { class: "shape", text: r.shape ? shapeText(r.shape) : "–" }),
-    el("td", { text: r.datatype || "–" }),
-    el("td", { text: r.precision ? `${r.precision}${r.effective_precision && r.effective_precision !== r.precision ? ` (runs in ${r.effective_precision})` : ""}` : "–" }),
-    el("td", { text: r.error || "" }),
-  ));
-  parts.push(el("div", { class: "table-wrap" }, el("table", {},
-    el("thead", {}, el("tr", {}, ...["Backend", "Status", "Shape", "Type", "Precision", "Error"].map((h) => el("th", { scope: "col", text: h })))),
+  const contradiction = declaredContradiction(doc);
+  if (contradiction) parts.push(el("p", { class: "contradiction", id: "run-contradiction", text: contradiction }));
+  const labels = ["Backend", "Status", "Shape", "Type", "Precision", "Error"];
+  const rows = doc.results.map((r) => {
+    const cells = [
+      el("td", { text: r.backend }),
+      el("td", {}, el("span", { class: `badge ${r.ok ? "ok" : "error"}`, text: r.ok ? "ok" : "failed" })),
+      el("td", { class: "shape", text: r.shape ? shapeText(r.shape) : "–" }),
+      el("td", { text: r.datatype || "–" }),
+      el("td", { text: r.precision ? `${r.precision}${r.effective_precision && r.effective_precision !== r.precision ? ` (runs in ${r.effective_precision})` : ""}` : "–" }),
+      el("td", { text: r.error || "" }),
+    ];
+    cells.forEach((cell, i) => cell.setAttribute("data-label", labels[i])); // the stacked layout of narrow windows
+    return el("tr", {}, ...cells);
+  });
+  parts.push(el("div", { class: "table-wrap" }, el("table", { id: "run-backends", class: "stack" },
+    el("thead", {}, el("tr", {}, ...labels.map((h) => el("th", { scope: "col", text: h })))),
     el("tbody", {}, ...rows))));
   for (const c of doc.comparisons) {
     parts.push(el("h3", { text: `${c.reference} vs ${c.candidate}: ${c.ok ? "agree" : "disagree"}` }));
@@ -225,6 +272,118 @@ function renderRun(doc) {
     if (ref && cand) parts.push(...errorPictures(ref, cand, c));
   }
   out.replaceChildren(...parts);
+}
+
+// The check's verdict on the layer that ran: its declared output against the inferred one (and what ran).
+function declaredContradiction(doc) {
+  const r = state.reductions.find((x) => keyOf(x) === keyOf({ ...doc.layer, body_path: doc.body_path }));
+  if (!r || r.status !== "mismatch" || !r.declared_has_dims || !r.inferred_output_resolved) return null;
+  const computed = doc.results.filter((x) => x.ok && x.shape).map((x) => `${shapeText(x.shape)} (${x.backend})`);
+  return `The layer's declared output ${shapeText(r.declared_output_shape)} contradicts the inferred `
+    + `${shapeText(r.inferred_output_shape)}`
+    + (computed.length ? `; the backends computed ${[...new Set(computed)].join(", ")}.` : ".")
+    + " The layers after it were built for the declared shape: see the picture of its neighbourhood.";
+}
+
+// -- the neighbourhood: producers -> the layer -> consumers, with the shapes on the edges ---------------------
+async function showNeighbourhood(layerId) {
+  const figure = $("#neighbourhood");
+  if (!state.modelId || !layerId) { figure.replaceChildren(); return; }
+  try {
+    const resp = await fetch(`/v1/models/${state.modelId}/layers/${encodeURIComponent(layerId)}`);
+    if (!resp.ok || $("#run-layer").value !== layerId) return;
+    const detail = await resp.json();
+    figure.replaceChildren(...neighbourhoodFigure(detail));
+  } catch (_) { /* the picture is a help, not the result */ }
+}
+
+function svgEl(tag, attrs = {}, text = null) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function clip(text, n) {
+  return text.length > n ? `${text.slice(0, n - 1)}…` : text;
+}
+
+function neighbourhoodFigure(d) {
+  const red = d.reduction;
+  const producers = d.inputs.filter((i) => i.producer).map((i) => ({
+    name: i.producer.layer_name, type: i.producer.type, shape: i.shape_resolved ? shapeText(i.shape) : "unresolved",
+  }));
+  const declared = d.outputs.length && d.outputs[0].declared_has_dims ? shapeText(d.outputs[0].declared_shape) : "(no dims)";
+  const inferred = red ? (red.inferred_output_resolved ? shapeText(red.inferred_output_shape) : "unresolved")
+    : (d.outputs.length && d.outputs[0].shape_resolved ? shapeText(d.outputs[0].shape) : "unresolved");
+  const mismatch = red ? red.status === "mismatch" : false;
+  const consumers = d.consumers.map((c) => ({
+    name: c.layer_name, type: c.type, shape: c.declared_has_dims ? shapeText(c.declared_shape) : "(no dims)",
+  }));
+  // Wide: producers | layer | consumers from left to right. Narrow (a phone): the same from top to bottom,
+  // so that the text keeps a readable size instead of shrinking with the picture.
+  const wide = ($("#neighbourhood").clientWidth || 800) >= 640;
+  const svg = svgEl("svg", { class: `neighbourhood ${wide ? "wide" : "tall"}`, role: "img" });
+  const box = (x, y, bw, item, cls) => {
+    const g = svgEl("g", { class: `node ${cls}` });
+    g.append(svgEl("title", {}, `${item.name} (${item.type})`));
+    g.append(svgEl("rect", { x, y, width: bw, height: 46, rx: 6 }));
+    g.append(svgEl("text", { x: x + 8, y: y + 19, class: "name" }, clip(item.name, Math.floor((bw - 12) / 7.2))));
+    g.append(svgEl("text", { x: x + 8, y: y + 37, class: "type" }, item.type));
+    svg.append(g);
+  };
+  const edge = (x1, y1, x2, y2, label, bad) => {
+    svg.append(svgEl("line", { x1, y1, x2, y2, class: bad ? "edge bad" : "edge" }));
+    // Tall: each label beside its own line, a third of the way from the box it leaves, on the outer side,
+    // so that the labels of neighbouring lines do not run into each other.
+    const tx = x1 + (x2 - x1) / 3; const ty = y1 + (y2 - y1) / 3;
+    const at = wide ? { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 6, "text-anchor": "middle" }
+      : { x: tx + (x1 < x2 - 1 ? -6 : 6), y: ty + 4, "text-anchor": x1 < x2 - 1 ? "end" : "start" };
+    svg.append(svgEl("text", { ...at, class: bad ? "shape bad" : "shape" }, label));
+  };
+  const out = mismatch ? `${declared} ≠ ${inferred}` : declared;
+  if (wide) {
+    const boxW = 190; const gap = 130; const rowH = 60;
+    const h = Math.max(producers.length, consumers.length, 1) * rowH + 30;
+    const w = 3 * boxW + 2 * gap; const midY = h / 2;
+    const slotY = (i, n) => (h - n * rowH) / 2 + i * rowH + 7;
+    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+    producers.forEach((p, i) => {
+      const y = slotY(i, producers.length);
+      edge(boxW, y + 23, boxW + gap, midY, p.shape, false);
+      box(0, y, boxW, p, "producer");
+    });
+    box(boxW + gap, midY - 23, boxW, { name: d.layer_name, type: d.type }, mismatch ? "layer bad" : "layer");
+    consumers.forEach((c, i) => {
+      const y = slotY(i, consumers.length);
+      edge(2 * boxW + gap, midY, 2 * boxW + 2 * gap, y + 23, out, mismatch);
+      box(2 * boxW + 2 * gap, y, boxW, c, "consumer");
+    });
+  } else {
+    const w = 340; const gapX = 8; const gapY = 90;
+    const rowOf = (n) => ({ bw: (w - (Math.max(n, 1) - 1) * gapX) / Math.max(n, 1), n });
+    const top = rowOf(producers.length); const bottom = rowOf(consumers.length);
+    const h = 46 * 3 + 2 * gapY;
+    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+    const layerX = w / 2 - 95; const layerY = 46 + gapY;
+    producers.forEach((p, i) => {
+      const x = i * (top.bw + gapX);
+      edge(x + top.bw / 2, 46, w / 2, layerY, p.shape, false);
+      box(x, 0, top.bw, p, "producer");
+    });
+    box(layerX, layerY, 190, { name: d.layer_name, type: d.type }, mismatch ? "layer bad" : "layer");
+    consumers.forEach((c, i) => {
+      const x = i * (bottom.bw + gapX);
+      edge(w / 2, layerY + 46, x + bottom.bw / 2, layerY + 46 + gapY, out, mismatch);
+      box(x, layerY + 46 + gapY, bottom.bw, c, "consumer");
+    });
+  }
+  const fed = producers.map((p) => `${p.name} (${p.type}, ${p.shape})`).join(", ") || "nothing";
+  const feeds = consumers.map((c) => `${c.name} (${c.type}, declares ${c.shape})`).join(", ") || "nothing";
+  const says = mismatch ? `declares its output ${declared} but ${inferred} is inferred` : `outputs ${inferred}`;
+  const label = `Neighbourhood of ${d.layer_name} (${d.type}): fed by ${fed}; it ${says}; it feeds ${feeds}.`;
+  svg.setAttribute("aria-label", label);
+  return [el("h3", { text: "Where the layer sits" }), svg, el("figcaption", { text: label })];
 }
 
 // -- pictures of where the outputs differ --------------------------------------------------------------------
@@ -340,6 +499,7 @@ async function loadDevices() {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("#upload-form").addEventListener("submit", onUpload);
+  $("#run-layer").addEventListener("change", () => showNeighbourhood($("#run-layer").value));
   $("#run-form").addEventListener("submit", onRun);
   setupDrop();
   loadDevices();

@@ -8,10 +8,12 @@ Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreemen
     entry.py     main(): parse, dispatch, errors -> exit statuses (errors.py: UsageError, EXIT_*)
     parser.py    the argparse grammar
     options.py   option values -> the library's arguments (errors name the flag)
-    paths.py     files, folders and globs -> model paths
+    paths.py     files, folders and globs -> model paths (a path that names nothing is a usage error)
+    layers.py    --layer: "did you mean" for a mistyped layer
     commands.py  check, inspect, run, audit, conform, devices
     serve.py     serve (the service's settings, then api.server.serve)
-    render/      style.py (ANSI), text.py, junit.py, sarif.py
+    render/      style.py (ANSI), width.py (the terminal's width: tables and lines that fit it),
+                 text.py, safe.py (escapes what files hold), junit.py, sarif.py
 """
 
 from __future__ import annotations

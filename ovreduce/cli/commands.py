@@ -13,8 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
-from ovreduce.cli.options import check_tolerances, existing_file, max_elements, parse_named_files, parse_named_shapes
+from ovreduce.cli.layers import locate_layer
+from ovreduce.cli.options import (
+    check_tolerances,
+    existing_file,
+    max_elements,
+    model_files,
+    parse_named_files,
+    parse_named_shapes,
+)
 from ovreduce.cli.paths import expand_paths
+from ovreduce.cli.render.safe import printable
+from ovreduce.cli.render.width import fit_lines, terminal_width
 
 if TYPE_CHECKING:
     pass
@@ -43,6 +53,8 @@ def check(args: argparse.Namespace) -> int:
     paths = expand_paths(args.paths)
     if args.bin is not None and len(paths) != 1:
         raise UsageError(f"--bin names the weights of one model, but {len(paths)} models were given")
+    if args.bin is not None:
+        existing_file(args.bin)
     reshape = parse_named_shapes(args.reshape, "--reshape")
     progress = None
     if len(paths) > 1 and sys.stderr.isatty():
@@ -61,7 +73,7 @@ def check(args: argparse.Namespace) -> int:
         "json": lambda: _json(report),
         "junit": lambda: check_junit(report),
         "sarif": lambda: check_sarif(report),
-        "text": lambda: check_text(report, verbose=args.verbose),
+        "text": lambda: check_text(report, verbose=args.verbose, width=terminal_width()),
     }
     _emit(renderers[args.format]())
     if report.unreadable:
@@ -75,12 +87,18 @@ def inspect(args: argparse.Namespace) -> int:
     from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
-    model = load_ir(args.path, args.bin)
+    model = load_ir(*model_files(args.path, args.bin))
     try:
+        if args.layer is not None:
+            locate_layer(model, args.layer)
         doc = inspect_model(model, layer=args.layer, all_layers=args.all)
     finally:
         model.close()
-    _emit(_json(doc) if args.format == "json" else inspect_text(doc, detail=args.layer is not None))
+    _emit(
+        _json(doc)
+        if args.format == "json"
+        else inspect_text(doc, detail=args.layer is not None, width=terminal_width())
+    )
     return EXIT_OK
 
 
@@ -93,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     check_tolerances(args.atol, args.rtol)
-    model = load_ir(args.model, args.bin)
+    model = load_ir(*model_files(args.model, args.bin))
     try:
+        if args.layer is None:
+            return _no_layer(model)
+        locate_layer(model, args.layer, reductions_only=True)
         report = run_layer(
             model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
             backends=args.backend or ["numpy", "openvino"], device=args.device, precision=args.precision,
@@ -107,8 +128,27 @@ def run(args: argparse.Namespace) -> int:
     if args.save_inputs:
         _save_arrays(Path(args.save_inputs), {str(i): a for i, a in enumerate(report.inputs)}, "--save-inputs")
     doc = report.document
-    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model))
+    _emit(_json(doc) if args.format == "json" else run_text(doc, source=args.model, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def _no_layer(model: Any) -> int:
+    """``run`` without ``--layer``: the model's reductions (id, name, type) on standard error; exit 2."""
+    from ovreduce.check.inspect import inspect_model
+    from ovreduce.cli.render.text import table
+    from ovreduce.reports import layer_path
+
+    views = [v for v in printable(inspect_model(model)).layers if v.reduction is not None]
+    if not views:
+        raise UsageError(f"--layer is required, but {model.source} has no reduction layer to run")
+    rows = [[layer_path(v.body_path, v.layer_id), v.layer_name, v.type] for v in views]
+    sys.stderr.write(
+        f"ovreduce run: --layer ID_OR_NAME is required; the model's {len(rows)} "
+        f"reduction{'s' if len(rows) != 1 else ''}:\n"
+        + fit_lines(table(rows, ["id", "name", "type"], width=terminal_width(sys.stderr)), terminal_width(sys.stderr))
+        + "\n"
+    )
+    return EXIT_INPUT
 
 
 def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
@@ -138,8 +178,7 @@ def audit(args: argparse.Namespace) -> int:
         raise UsageError("--fail-on-drift must be a finite number >= 0")
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
-    existing_file(args.model)
-    model = load_ir(args.model, args.bin)
+    model = load_ir(*model_files(args.model, args.bin))
     bar = None
     if sys.stderr.isatty() and args.format == "text":
         from tqdm import tqdm
@@ -167,7 +206,7 @@ def audit(args: argparse.Namespace) -> int:
         model.close()
         if bar is not None:
             bar.close()
-    _emit(_json(doc) if args.format == "json" else audit_text(doc))
+    _emit(_json(doc) if args.format == "json" else audit_text(doc, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -183,7 +222,7 @@ def conform(args: argparse.Namespace) -> int:
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
         save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
     )  # fmt: skip
-    _emit(_json(doc) if args.format == "json" else conform_text(doc))
+    _emit(_json(doc) if args.format == "json" else conform_text(doc, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -193,5 +232,5 @@ def devices(args: argparse.Namespace) -> int:
     from ovreduce.cli.render.text import devices_text
 
     doc = device_info()
-    _emit(_json(doc) if args.format == "json" else devices_text(doc))
+    _emit(_json(doc) if args.format == "json" else devices_text(doc, width=terminal_width()))
     return EXIT_OK

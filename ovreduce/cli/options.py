@@ -11,7 +11,7 @@ from ovreduce import shapes
 from ovreduce.cli.errors import UsageError
 from ovreduce.shapes import PartialShape
 
-__all__ = ["check_tolerances", "existing_file", "parse_named_files", "parse_named_shapes"]
+__all__ = ["check_tolerances", "existing_file", "model_files", "parse_named_files", "parse_named_shapes"]
 
 
 def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialShape]:
@@ -55,8 +55,16 @@ def check_tolerances(atol: float | None, rtol: float | None) -> None:
         raise UsageError("--atol and --rtol must be >= 0")
 
 
+def model_files(model: str, bin_path: str | None) -> tuple[str, str | None]:
+    """``(model, bin_path)`` once both (the weights when given) name files; :class:`UsageError` otherwise."""
+    existing_file(model)
+    if bin_path is not None:
+        existing_file(bin_path)
+    return model, bin_path
+
+
 def existing_file(path: str) -> str:
     """``path`` when it names a file; :class:`UsageError` otherwise."""
     if not Path(path).is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a file")
     return path

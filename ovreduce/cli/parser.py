@@ -8,13 +8,37 @@ from typing import Any
 
 from ovreduce.cli.errors import EXIT_INPUT
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "versions"]
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse's own errors exit 2 with the usage line
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def versions() -> str:
+    """``ovreduce X (OpenVINO Y, Python Z)``: what a bug report needs; OpenVINO's version is read from its
+    package metadata, so that ``--version`` does not load the runtime."""
+    import platform
+    from importlib import metadata
+
+    from ovreduce import __version__
+
+    try:
+        openvino = metadata.version("openvino")
+    except metadata.PackageNotFoundError:
+        openvino = "not installed"
+    return f"ovreduce {__version__} (OpenVINO {openvino}, Python {platform.python_version()})"
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        sys.stdout.write(versions() + "\n")
+        parser.exit()
 
 
 def _runtime_options(p: argparse.ArgumentParser, *, precision: str) -> None:
@@ -38,14 +62,12 @@ def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ovreduce`` parser; the chosen command is ``args.command``."""
-    from ovreduce import __version__
-
     parser = _Parser(
         prog="ovreduce",
         description="Check, inspect and execute the Reduce* layers of OpenVINO IR models.",
         epilog="Exit status: 0 clean, 1 findings/disagreements, 2 unreadable input or bad usage, 3 internal error.",
     )
-    parser.add_argument("--version", action="version", version=f"ovreduce {__version__}")
+    parser.add_argument("--version", action=_Version, help="show ovreduce's, OpenVINO's and Python's versions and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("check", help="re-infer every reduction's output shape and check the whole graph")
@@ -67,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="execute one reduction layer on the NumPy reference and OpenVINO, and compare")
     p.add_argument("model", help="an IR .xml file")
-    p.add_argument("--layer", required=True, metavar="ID_OR_NAME", help="the reduction layer to run")
+    p.add_argument("--layer", metavar="ID_OR_NAME",
+                   help="the reduction layer to run (left out: the model's reductions are listed, exit 2)")  # fmt: skip
     p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="input 0 (data) or 1 (runtime axes), or the feeding Parameter's name = .npy, .npz[:ENTRY] "

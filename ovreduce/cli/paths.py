@@ -17,7 +17,9 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
     """Files as given, folders searched recursively for ``*.xml``, globs expanded (sorted).
 
     Raises:
-        UsageError: a folder holds no ``.xml`` file, or a pattern matches no file.
+        UsageError: a path names nothing, a folder holds no ``.xml`` file, or a pattern matches no file
+            (the command line's rule: what is not there is a usage error; what is there but cannot be read
+            is the report's business).
     """
     out: list[Path] = []
     for item in items:
@@ -32,6 +34,8 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
             if not matches:
                 raise UsageError(f"{item}: the pattern matches no files")
             out += matches
+        elif not path.exists():
+            raise UsageError(f"{item}: no such file")
         else:
             out.append(path)
     return out

@@ -152,9 +152,11 @@ def test_junit_output() -> None:
     assert "reduce-output-mismatch" in failed[0].find("failure").get("type")
 
 
-def test_sarif_output() -> None:
+def test_sarif_output(tmp_path: Path) -> None:
     broken = SAMPLES / "broken" / "stale_output.xml"
-    out = ovreduce("check", str(broken), str(SAMPLES / "broken" / "nope.xml"), "--format", "sarif", check_rc=2)
+    unreadable = tmp_path / "truncated.xml"  # there, but not an IR: reported in the document
+    unreadable.write_text("<net><layers>")
+    out = ovreduce("check", str(broken), str(unreadable), "--format", "sarif", check_rc=2)
     doc = json.loads(out.stdout)
     assert doc["version"] == "2.1.0"
     run = doc["runs"][0]
@@ -173,7 +175,7 @@ def test_sarif_output() -> None:
     ("args", "message"),
     [
         (["ir_samples/nothing-here/*.xml"], "the pattern matches no files"),
-        (["ir_samples/missing.xml"], "cannot read"),
+        (["ir_samples/missing.xml"], "ir_samples/missing.xml: no such file"),
         (["ir_samples/spec_examples.xml", "ir_samples/rmsnorm.xml", "--bin", "x.bin"], "--bin names the weights"),
         (["--format", "yaml", "ir_samples/spec_examples.xml"], "invalid choice"),
     ],

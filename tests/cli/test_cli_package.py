@@ -27,7 +27,12 @@ def test_usage_error_belongs_to_the_cli() -> None:
 def test_expand_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)
     assert expand_paths(["ir_samples/broken"]) == sorted((ROOT / "ir_samples/broken").relative_to(ROOT).glob("*.xml"))
-    assert expand_paths(["ir_samples/d*.xml", "x.xml"]) == [Path("ir_samples/dynamic.xml"), Path("x.xml")]
+    assert expand_paths(["ir_samples/d*.xml", "ir_samples/rmsnorm.xml"]) == [
+        Path("ir_samples/dynamic.xml"),
+        Path("ir_samples/rmsnorm.xml"),
+    ]
+    with pytest.raises(UsageError, match=r"x\.xml: no such file"):  # what is not there is a usage error
+        expand_paths(["x.xml"])
     with pytest.raises(UsageError, match="the pattern matches no files"):
         expand_paths(["ir_samples/nothing*.xml"])
     with pytest.raises(UsageError, match=r"the folder holds no \.xml files"):

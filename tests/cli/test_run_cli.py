@@ -231,10 +231,10 @@ def test_exit_2_on_an_unavailable_device_lists_the_available_ones(capsys: pytest
 
 def test_exit_2_on_argparse_errors(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        main(["run", ALL])  # --layer is required
+        main(["run", "--layer", "3"])  # the model is required
     _out, err = capsys.readouterr()
     assert info.value.code == 2
-    assert "the following arguments are required: --layer" in err and "Traceback" not in err
+    assert "the following arguments are required: model" in err and "Traceback" not in err
 
 
 def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:

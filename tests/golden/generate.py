@@ -44,6 +44,8 @@ def cases() -> Iterator[tuple[str, list[str]]]:
         yield f"{stem}.check-openvino.json", ["check", sample, "--format", "json", "--engine", "openvino"]
         yield f"{stem}.inspect.json", ["inspect", sample, "--format", "json"]
         yield f"{stem}.inspect-all.json", ["inspect", sample, "--format", "json", "--all"]
+        yield f"{stem}.inspect.text", ["inspect", sample]
+        yield f"{stem}.inspect-all.text", ["inspect", sample, "--all"]
         yield f"{stem}.audit.json", ["audit", sample, "--format", "json", "--precision", "f32"]
         for layer in reduction_layers(sample):
             yield f"{stem}.run-{layer}.json", ["run", sample, "--layer", layer, "--format", "json"]
@@ -57,11 +59,14 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     os.chdir(ROOT)
+    forced = os.environ.pop("OVREDUCE_WIDTH", None)  # the recorded text is the piped form: no width
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = main(argv)
     finally:
         os.chdir(cwd)
+        if forced is not None:
+            os.environ["OVREDUCE_WIDTH"] = forced
     return rc, out.getvalue() + ("" if not err.getvalue() else "\n[stderr]\n" + err.getvalue())
 
 

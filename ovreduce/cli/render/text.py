@@ -8,6 +8,7 @@ from typing import Any
 
 from ovreduce.cli.render.safe import escape, printable
 from ovreduce.cli.render.style import Style
+from ovreduce.cli.render.width import fit_lines, fit_table
 from ovreduce.reports import (
     AuditDocument,
     CheckDocument,
@@ -40,9 +41,13 @@ def shape_text(shape: Any) -> str:
     return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
 
 
-def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ") -> str:
-    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them)."""
+def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ", width: int | None = None) -> str:
+    """Left-aligned columns; cells may hold ANSI codes (their width is measured without them). With a
+    ``width`` (a terminal's), the table is fitted to it (:func:`~ovreduce.cli.render.width.fit_table`)."""
     import re
+
+    if width is not None:
+        return fit_table(rows, header, indent, width)
 
     ansi = re.compile(r"\033\[[0-9;]*m")
     widths = [len(h) for h in header]
@@ -63,7 +68,9 @@ def _counts(model: ModelCheck) -> dict[str, int]:
     return counts
 
 
-def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bool = False) -> str:
+def check_text(
+    report: CheckDocument, style: Style | None = None, *, verbose: bool = False, width: int | None = None
+) -> str:
     """The check report as a person reads it: one block per model, then a summary line."""
     report = printable(report)
     st = style or Style()
@@ -106,7 +113,7 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
             if any(r.openvino_checked for r in m.reductions):
                 header.append("openvino")
             header.append("status")
-            out.append(table(rows, header))
+            out.append(table(rows, header, width=width))
         shown = [f for f in m.findings if verbose or f.severity != "info"]
         for f in shown:
             where = "model" if f.layer_id is None else f"layer {layer_path(f.body_path, f.layer_id)} {f.layer_name!r}"
@@ -125,7 +132,7 @@ def check_text(report: CheckDocument, style: Style | None = None, *, verbose: bo
         f"{len(report.models)} model{'s' if len(report.models) != 1 else ''} checked: {clean} clean, "
         f"{failing} with errors, {unreadable} unreadable"
     )
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out), width) + "\n"
 
 
 def _axes(axes: Sequence[int] | None, unknown: str) -> str:
@@ -136,7 +143,9 @@ def _bool(value: bool) -> str:
     return str(value).lower()
 
 
-def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bool = False) -> str:
+def inspect_text(
+    doc: InspectDocument, style: Style | None = None, *, detail: bool = False, width: int | None = None
+) -> str:
     """The inspect document as a table (or, for one layer, as a detailed listing)."""
     doc = printable(doc)
     st = style or Style()
@@ -144,7 +153,7 @@ def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bo
     if detail:
         for entry in doc.layers:
             out.append(_layer_detail(entry, st))
-        return "\n".join(out) + "\n"
+        return fit_lines("\n".join(out), width) + "\n"
     rows = []
     for e in doc.layers:
         red = e.reduction
@@ -161,8 +170,8 @@ def inspect_text(doc: InspectDocument, style: Style | None = None, *, detail: bo
             extra = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k not in ("offset", "size"))
             status = ""
         rows.append([layer_path(e.body_path, e.layer_id), e.layer_name, e.type, ins, outs, extra, status])
-    out.append(table(rows, ["id", "name", "type", "inputs", "declared outputs", "details", "status"]))
-    return "\n".join(out) + "\n"
+    out.append(table(rows, ["id", "name", "type", "inputs", "declared outputs", "details", "status"], width=width))
+    return fit_lines("\n".join(out), width) + "\n"
 
 
 def _port_text(p: PortView) -> str:
@@ -206,7 +215,7 @@ def _count(mismatched: int | None, total: int | None) -> str:
     return f"{'-' if mismatched is None else mismatched}/{'-' if total is None else total}"
 
 
-def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> str:
+def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, width: int | None = None) -> str:
     """A run document for a person: the layer, the inputs, each backend, each comparison, the verdict."""
     doc, source = printable(doc), escape(source)
     st = style or Style()
@@ -231,7 +240,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
             )
         rows.append([r.backend, status, shape_text(r.shape) if r.shape is not None else "-",
                      r.datatype or "-", f"{r.seconds * 1000:.2f} ms", prec])  # fmt: skip
-    out.append(table(rows, ["backend", "status", "shape", "datatype", "time", "precision"]))
+    out.append(table(rows, ["backend", "status", "shape", "datatype", "time", "precision"], width=width))
     for r in doc.results:
         if r.error:
             out.append(f"  {r.backend}: {st.red(r.error)}")
@@ -269,7 +278,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None) -> 
         "disagree": st.red("backends disagree"),
     }[doc.outcome]
     out.append(f"  result: {verdict}")
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out), width) + "\n"
 
 
 def _precisions(counts: dict[str, int]) -> str:
@@ -277,14 +286,14 @@ def _precisions(counts: dict[str, int]) -> str:
     return ", ".join(f"{names.get(p, p)} ({n})" for p, n in counts.items()) or "-"
 
 
-def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
+def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | None = None) -> str:
     """The audit as a table of reductions, worst first."""
     doc = printable(doc)
     st = style or Style()
     out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}"]
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
-        return "\n".join(out) + "\n"
+        return fit_lines("\n".join(out), width) + "\n"
     runs = f"  precision: requested {doc.precision}, compiled model infers in {doc.effective_precision or 'unknown'}"
     if doc.layers:
         runs += f"; reductions execute in {_precisions(doc.reduction_precisions)}"
@@ -312,7 +321,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
     if with_drift:
         header += ["drift rel", "from input", "added"]
     if rows:
-        out.append(table(rows, [*header, "status"]))
+        out.append(table(rows, [*header, "status"], width=width))
         out.append(st.dim("  runs in: the precision the reduction executes in (execution graph); max abs/rel, "
                           "mismatched, min atol/rtol: its own error against the reference computed from the input "
                           "it received, which alone makes a row ERROR"))  # fmt: skip
@@ -348,7 +357,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None) -> str:
         worst = max(math.inf if s.total.max_rel is None else s.total.max_rel for s in splits)
         verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out), width) + "\n"
 
 
 def _rel(value: float | None) -> str:
@@ -356,7 +365,7 @@ def _rel(value: float | None) -> str:
     return "inf" if value is None else _num(value)
 
 
-def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
+def conform_text(doc: ConformDocument, style: Style | None = None, *, width: int | None = None) -> str:
     """The conformance document: one row per ONNX node."""
     doc = printable(doc)
     st = style or Style()
@@ -372,7 +381,7 @@ def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
         rows.append([n.node, f"{n.op_type}-{n.version}" if n.version else n.op_type,
                      _num(n.max_abs_error), _num(n.max_rel_error), _count(n.mismatched, n.total), status])  # fmt: skip
     if rows:
-        out.append(table(rows, ["node", "op", "max abs", "max rel", "mismatched", "status"]))
+        out.append(table(rows, ["node", "op", "max abs", "max rel", "mismatched", "status"], width=width))
     else:
         out.append("  the model has no mean or reduce nodes")
     for n in doc.nodes:
@@ -393,14 +402,19 @@ def conform_text(doc: ConformDocument, style: Style | None = None) -> str:
         st.green("every node conforms") if doc.ok else st.red("conversion does not conform (or could not be checked)")
     )
     out.append(f"  result: {verdict}")
-    return "\n".join(out) + "\n"
+    return fit_lines("\n".join(out), width) + "\n"
 
 
-def devices_text(doc: DevicesDocument) -> str:
+def devices_text(doc: DevicesDocument, *, width: int | None = None) -> str:
     """The OpenVINO devices as a table: name, full name, capabilities, default precision."""
     doc = printable(doc)
     rows = [
         [d.device, d.full_name or "", " ".join(d.capabilities or ()), d.default_inference_precision or ""]
         for d in doc.devices
     ]
-    return table(rows, ["device", "full name", "capabilities", "default precision"], indent="") + "\n"
+    return (
+        fit_lines(
+            table(rows, ["device", "full name", "capabilities", "default precision"], indent="", width=width), width
+        )
+        + "\n"
+    )

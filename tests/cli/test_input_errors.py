@@ -1,0 +1,104 @@
+"""One rule for inputs that are not there, "did you mean" for --layer, run without --layer, --version.
+
+The rule (README, "Errors"): a path on the command line that names nothing (a missing file, a folder without
+.xml files, a glob that matches nothing, a missing --bin or .onnx) is a usage error: one line on standard
+error ending in ``[usage]``, nothing on standard output, exit 2, before anything is read. A file that is
+there but cannot be read is reported by the command: ``check`` lists it in its report (UNREADABLE, every
+format), the one-model commands print one line on standard error with the error's code; exit 2 too.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import pytest
+
+from tests.cli.inprocess import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "ir_samples"
+ALL = str(SAMPLES / "all_reductions.xml")
+MISSING = str(SAMPLES / "missing.xml")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", MISSING],
+        ["check", str(SAMPLES / "nothing-here" / "*.xml")],
+        ["check", ALL, "--bin", str(SAMPLES / "missing.bin")],
+        ["inspect", MISSING],
+        ["inspect", ALL, "--bin", str(SAMPLES / "missing.bin")],
+        ["run", MISSING, "--layer", "3"],
+        ["run", ALL, "--layer", "3", "--bin", str(SAMPLES / "missing.bin")],
+        ["audit", MISSING],
+        ["conform", str(SAMPLES / "missing.onnx")],
+    ],
+    ids=["check", "check-glob", "check-bin", "inspect", "inspect-bin", "run", "run-bin", "audit", "conform"],
+)
+def test_what_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("[usage]\n")
+    assert "no such file" in err or "matches no files" in err
+
+
+def test_what_is_there_but_unreadable_is_reported_by_the_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<net><layers>")
+    status, out, err = run_cli(capsys, "check", str(bad), ALL)
+    assert status == 2 and err == ""
+    assert "UNREADABLE  [ir.syntax]" in out and "2 models checked: 1 clean, 0 with errors, 1 unreadable" in out
+    for argv in (["inspect", str(bad)], ["run", str(bad), "--layer", "1"], ["audit", str(bad)]):
+        status, out, err = run_cli(capsys, *argv)
+        assert (status, out) == (2, "")
+        assert err.startswith(f"ovreduce {argv[0]}: ") and err.endswith("[ir.syntax]\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["run", ALL, "--layer", "mean_lst"], "did you mean 'mean_last'"),
+        (["run", ALL, "--layer", "Mean_Last"], "did you mean 'mean_last'"),
+        (["inspect", str(SAMPLES / "rmsnorm.xml"), "--layer", "rmsnorm/varience"], "did you mean 'rmsnorm/variance'"),
+        (["inspect", ALL, "--layer", "Constant_5"], "did you mean"),
+    ],
+    ids=["run", "run-case", "inspect", "inspect-any-layer"],
+)
+def test_a_mistyped_layer_gets_did_you_mean(capsys: pytest.CaptureFixture[str], argv: list[str], hint: str) -> None:
+    status, out, err = run_cli(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert "no layer with id or name" in err and hint in err and err.endswith("[not_found]\n")
+
+
+def test_a_layer_far_from_every_name_gets_no_guess(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(capsys, "run", ALL, "--layer", "zzzzzzzz")
+    assert status == 2 and "did you mean" not in err
+
+
+def test_run_without_layer_lists_the_reductions(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "run", ALL)
+    assert (status, out) == (2, "")
+    lines = err.splitlines()
+    assert lines[0] == "ovreduce run: --layer ID_OR_NAME is required; the model's 9 reductions:"
+    assert lines[1].split() == ["id", "name", "type"]
+    assert ["19", "mean_last", "ReduceMean"] in [line.split() for line in lines[2:]]
+    assert len(lines) == 2 + 9
+
+
+def test_version_names_ovreduce_openvino_and_python(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    import ovreduce
+
+    with pytest.raises(SystemExit) as exit_:
+        run_cli(capsys, "--version")
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out == (
+        f"ovreduce {ovreduce.__version__} (OpenVINO {version('openvino')}, Python {platform.python_version()})\n"
+    )

@@ -1,0 +1,149 @@
+"""The CLI on a terminal: every command's text fits 60, 80 and 120 columns; piped, it is what it was.
+
+``OVREDUCE_WIDTH`` forces a width as a terminal would give it (ovreduce.cli.render.width); one test runs the
+command on a real pseudo-terminal to check that the terminal's own width is used without it. The piped form
+is pinned by the golden files (tests/golden: check and inspect text) and by the comparison below.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from ovreduce.cli.render.width import fit_table, wrap
+from tests.cli.inprocess import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "ir_samples"
+ALL = str(SAMPLES / "all_reductions.xml")
+ONNX = str(ROOT / "tests" / "golden" / "models" / "several_reductions.onnx")
+ANSI = re.compile(r"\033\[[0-9;]*m")
+
+COMMANDS = {
+    "check": ["check", str(SAMPLES), "-v"],
+    "inspect": ["inspect", str(SAMPLES / "broken" / "stale_output.xml")],
+    "inspect-all": ["inspect", ALL, "--all"],
+    "inspect-layer": ["inspect", str(SAMPLES / "rmsnorm.xml"), "--layer", "5"],
+    "run": ["run", ALL, "--layer", "mean_last"],
+    "audit": ["audit", ALL, "--precision", "f32"],
+    "conform": ["conform", ONNX],
+    "devices": ["devices"],
+}
+WIDTHS = (60, 80, 120)
+
+
+def _text(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str]:
+    status, out, err = run_cli(capsys, *argv)
+    assert status in (0, 1), err
+    return status, re.sub(r"\d+\.\d\d ms", "0.00 ms", out)  # run: the measured times
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_line_fits_the_width_and_nothing_is_lost(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """At 60, 80 and 120 columns no line is wider than the terminal, the exit status is the piped one,
+    and every word of the piped output is still there (wrapping moves words, never drops them; numbers
+    stay whole)."""
+    argv = COMMANDS[name]
+    monkeypatch.delenv("OVREDUCE_WIDTH", raising=False)
+    status, plain = _text(capsys, argv)
+    numbers = set(re.findall(r"\d+\.\d+e[-+]\d+|\d+/\d+|\[[-?\d,]+\]", plain))
+    for width in WIDTHS:
+        monkeypatch.setenv("OVREDUCE_WIDTH", str(width))
+        fitted_status, fitted = _text(capsys, argv)
+        assert fitted_status == status
+        too_wide = [line for line in fitted.splitlines() if len(ANSI.sub("", line)) > width]
+        assert too_wide == [], f"{name} at {width} columns"
+        words = "".join(fitted.split())
+        for number in numbers:  # every number, count and shape appears unbroken
+            assert number in fitted or len(number) > width - 4, (name, width, number)
+        assert len(words) >= len("".join(plain.split())) * 0.9, (name, width)
+        if max(len(line) for line in plain.splitlines()) <= width:
+            assert fitted == plain, f"{name} fits {width} columns as it is: it is printed as it is"
+
+
+def test_piped_output_is_unchanged_by_the_width_code(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OVREDUCE_WIDTH=0 (fitting off) and no OVREDUCE_WIDTH give the same bytes (stdout is not a terminal)."""
+    monkeypatch.delenv("OVREDUCE_WIDTH", raising=False)
+    _, plain = _text(capsys, COMMANDS["audit"])
+    monkeypatch.setenv("OVREDUCE_WIDTH", "0")
+    _, off = _text(capsys, COMMANDS["audit"])
+    assert off == plain
+    assert max(len(line) for line in plain.splitlines()) > 120  # the audit table is wide when piped
+
+
+def _on_a_terminal(argv: list[str], columns: int, *, colour: bool) -> list[str]:
+    """``ovreduce ARGV`` on a pseudo-terminal ``columns`` wide (no COLUMNS, no OVREDUCE_WIDTH): its lines."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "OVREDUCE_WIDTH", "NO_COLOR")}
+    if not colour:
+        env["NO_COLOR"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "ovreduce.cli", *argv], cwd=ROOT, env=env,
+                            stdout=slave, stderr=subprocess.DEVNULL)  # fmt: skip
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) in (0, 1)
+    return b"".join(chunks).decode().replace("\r\n", "\n").splitlines()
+
+
+def test_a_real_terminal_gives_its_width() -> None:
+    """On a pseudo-terminal 60 columns wide, inspect --all fits it."""
+    lines = _on_a_terminal(["inspect", ALL, "--all"], 60, colour=False)
+    assert len(lines) > 20
+    assert max(len(line) for line in lines) <= 60
+    assert not any("\033[" in line for line in lines)
+
+
+def test_colours_on_a_terminal_are_not_counted_and_close_on_each_line() -> None:
+    """The audit on a 60-column colour terminal: colour codes take no room, and a line that wraps inside a
+    coloured note closes its colour and the next line reopens it."""
+    lines = _on_a_terminal(COMMANDS["audit"], 60, colour=True)
+    assert any("\033[" in line for line in lines)
+    assert max(len(ANSI.sub("", line)) for line in lines) <= 60
+    for line in lines:
+        codes = ANSI.findall(line)
+        assert not codes or codes[-1] == "\033[0m", repr(line)
+
+
+def test_fit_table_keeps_numbers_whole_and_wraps_text() -> None:
+    rows = [["17", "a rather long layer name with words", "1.23e-05", "0/40"]]
+    text = fit_table(rows, ["id", "name", "max abs", "mismatched"], "  ", 40)
+    assert max(len(line) for line in text.splitlines()) <= 40
+    assert "1.23e-05" in text and "0/40" in text
+    assert wrap("abc def ghi", 7) == ["abc def", "ghi"]
+    assert wrap("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "sarif"])
+def test_machine_formats_ignore_the_width(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    argv = ["check", str(SAMPLES / "broken"), "--format", fmt]
+    monkeypatch.delenv("OVREDUCE_WIDTH", raising=False)
+    _, plain, _ = run_cli(capsys, *argv)
+    monkeypatch.setenv("OVREDUCE_WIDTH", "40")
+    _, narrow, _ = run_cli(capsys, *argv)
+    assert narrow == plain
+    assert max(len(line) for line in plain.splitlines()) > 40
