@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +66,7 @@ def check(args: argparse.Namespace) -> int:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
             progress=None if progress is None else lambda: progress.update(1),
+            jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
         )  # fmt: skip
     finally:
         if progress is not None:

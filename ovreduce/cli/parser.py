@@ -60,6 +60,12 @@ def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
                         f"left: see the README ('Shapes that reach the runtime'); repeatable")  # fmt: skip
 
 
+def _jobs(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ovreduce`` parser; the chosen command is ``args.command``."""
     parser = _Parser(
@@ -79,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reshape", action="append", default=[], metavar="NAME=SHAPE",
                    help="what-if: new shape for Parameter NAME (OpenVINO syntax: x=[1,?,4..8])")  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="also list info findings")
+    p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                   help="check N models at once in worker processes (default: the number of cores); the output is "
+                        "the same as with -j 1")  # fmt: skip
 
     p = sub.add_parser("inspect", help="list the reductions (or every layer) with attributes and shapes")
     p.add_argument("path", help="an IR .xml file")

@@ -32,3 +32,24 @@ def test_parallel_check_passes_options_and_counts_progress() -> None:
     parallel = check_paths(paths, reshape=reshape, jobs=2, progress=lambda: ticks.append(1))
     assert parallel.to_json() == check_paths(paths, reshape=reshape).to_json()
     assert len(ticks) == 3
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif"])
+def test_the_command_line_gives_the_same_bytes_and_status_with_any_jobs(
+    capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    from tests.cli.inprocess import run_cli
+
+    serial = run_cli(capsys, "check", str(SAMPLES), "--format", fmt, "-j", "1")
+    for jobs in ("2", "4"):
+        assert run_cli(capsys, "check", str(SAMPLES), "--format", fmt, "-j", jobs) == serial
+    assert serial[0] == 1
+
+
+def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.cli.inprocess import run_cli
+
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, "check", str(SAMPLES), "-j", "0")
+    assert info.value.code == 2
+    assert "'0' is not a positive number of processes" in capsys.readouterr().err
