@@ -364,7 +364,7 @@ def _infer(context: WorkerContext, name: str, inputs: list[_Input], backend: str
            binary: bool, request_id: str | None) -> tuple[bytes, int | None]:  # fmt: skip
     """Run the model (in a worker process): the response body, and its JSON header's length when binary."""
     catalog, settings = context.catalog, context.settings
-    mid, path = _key(name)
+    mid, _ = _key(name)
     with catalog.store.pinned(mid):
         loaded, _, path = _find(catalog, name)
         reason = _unready(loaded, path)
@@ -393,7 +393,8 @@ def _infer(context: WorkerContext, name: str, inputs: list[_Input], backend: str
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
     chosen = report.results[-1]
     if not chosen.ok or chosen.output is None:
-        raise InputError(f"the {chosen.backend} backend failed: {chosen.error}")
+        hint = "; parameters.backend 'numpy' runs the NumPy reference" if backend == "openvino" else ""
+        raise InputError(f"the {chosen.backend} backend cannot run these inputs: {chosen.error}{hint}")
     output = np.asarray(chosen.output)
     if output.size > settings.max_output_elements:
         raise LimitExceededError(f"the output has {output.size} elements, more than the limit of "
