@@ -275,6 +275,8 @@ def _decode_request(body: bytes, header_length: str | None, max_elements: int) -
         doc = json.loads(head)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"the inference request header is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError("the inference request header is nested too deeply to be read") from None
     if not isinstance(doc, dict):
         raise InputError("the inference request header must be a JSON object")
     try:
@@ -527,7 +529,7 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
         if body.strip():
             try:
                 doc = json.loads(body)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 raise InputError("the repository index request must be empty or a JSON object") from None
             if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
                 raise InputError('the repository index request must be a JSON object like {"ready": true}')

@@ -22,7 +22,7 @@ from ovreduce.reference.evaluate import reduce
 from tests.ir import subgraphs
 from tests.test_run import CPU_CANNOT_COMPILE
 
-from .conftest import files, sample
+from .conftest import SAMPLES, files, sample
 from .test_server import serve
 
 pytestmark = pytest.mark.timeout(120)
@@ -201,6 +201,8 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     _error(client.post(infer, json={"inputs": [data], "parameters": {"backend": "tf"}}), 400, "backend")
     _error(client.post(infer, json={"inputs": [data], "parameters": {"precision": "f64"}}), 400, "precision")
     _error(client.post(infer, json={"inputs": [data], "outputs": [{"name": "y"}]}), 400, "unexpected inference output")
+    _error(client.post(infer, content=b"[" * 100_000 + b"]" * 100_000), 400, "nested too deeply")
+    _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
     gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
     _error(gzip, 400, "Content-Encoding")
 
@@ -311,3 +313,25 @@ def test_the_loop_body_layer_runs(tmp_path: Path, client: TestClient) -> None:
     assert "-body-" in entry["name"] and entry["name"].startswith(mid)
     meta = client.get(f"/v2/models/{entry['name']}").json()
     assert meta["inputs"][0]["shape"] == [1, 3, 4] and meta["parameters"]["layer_path"].count("/") == 2
+
+
+def test_a_model_that_cannot_run_is_not_ready(client: TestClient) -> None:
+    xml = (SAMPLES / "broken" / "axis_out_of_range.xml").read_bytes()
+    mid = _upload(client.post, xml, (SAMPLES / "broken" / "axis_out_of_range.bin").read_bytes(), "axis.xml")
+    entries = {e["name"]: e for e in client.post("/v2/repository/index").json()}
+    entry = entries[model_name(mid, "4")]
+    assert entry["state"] == "UNAVAILABLE" and "out of the tensor rank range" in entry["reason"], entry
+    assert model_name(mid, "4") not in {
+        e["name"] for e in client.post("/v2/repository/index", json={"ready": True}).json()
+    }
+    for response in (client.get(f"/v2/models/{mid}.4/ready"), client.get(f"/v2/models/{mid}.4"),
+                     client.post(f"/v2/models/{mid}.4/infer", json={"inputs": []})):  # fmt: skip
+        _error(response, 503, "is not ready", "out of the tensor rank range")
+
+
+def test_output_limit_and_time_limit(client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str) -> None:
+    tensor = {**_data_input([1, 2, 64]), "data": [0.0] * 128}
+    _error(make_client(max_output_elements=1).post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 400,
+           "OVREDUCE_MAX_OUTPUT_ELEMENTS")  # fmt: skip
+    hurried = make_client(run_timeout_s=0.001)  # no worker starts in time: busy or timed out, the protocol's 503
+    _error(hurried.post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 503)
