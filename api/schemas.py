@@ -31,7 +31,6 @@ __all__ = [
     "RunAnswer",
     "RunRequest",
     "Tensor",
-    "V2Error",
     "V2IndexEntry",
     "V2InferRequest",
     "V2InputTensor",
@@ -323,7 +322,3 @@ class V2IndexEntry(BaseModel):
     version: str
     state: Literal["READY", "UNAVAILABLE"]
     reason: str
-
-
-class V2Error(BaseModel):
-    error: str

@@ -434,7 +434,7 @@ def _infer(context: WorkerContext, name: str, inputs: list[_Input], backend: str
 # -- routes -----------------------------------------------------------------------------------------------
 @router.get("", response_model=V2ServerMetadata, include_in_schema=False)
 async def server_metadata() -> Response:
-    return json_response({"name": PLATFORM, "version": __version__, "extensions": list(EXTENSIONS)})
+    return json_response(V2ServerMetadata(name=PLATFORM, version=__version__, extensions=list(EXTENSIONS)).model_dump())
 
 
 @router.get("/health/live", include_in_schema=False)
@@ -538,3 +538,11 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
         return json_response(entries)
 
     return await _guard(work)
+
+
+@router.api_route("/{rest:path}", methods=["GET", "POST"], include_in_schema=False)
+async def unsupported(request: Request, rest: str) -> Response:
+    """Any other ``/v2`` path (model configuration, statistics, load/unload, shared memory...): a 404 the
+    protocol's clients can read, rather than problem+json."""
+    return _error(404, f"ovreduce does not serve {request.method} /v2/{rest[:200]}; it serves server and model "
+                       f"metadata, health, readiness, inference and the repository index")  # fmt: skip

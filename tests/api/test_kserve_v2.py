@@ -132,6 +132,8 @@ def test_tritonclient_reports_an_unknown_model(server: tuple[str, dict[str, str]
         client.get_model_metadata("resnet50")
     assert caught.value.status() == "404" and "unknown model" in str(caught.value.message())
     assert not client.is_model_ready(f"{ids['rmsnorm']}.999")
+    with pytest.raises(InferenceServerException, match="does not serve GET /v2/models/x/config"):
+        client.get_model_config("x")
     tensor = triton.InferInput("data", [1], "FP32")
     tensor.set_data_from_numpy(np.zeros([1], np.float32))
     with pytest.raises(InferenceServerException, match="unknown model") as caught:
