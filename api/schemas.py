@@ -31,6 +31,13 @@ __all__ = [
     "RunAnswer",
     "RunRequest",
     "Tensor",
+    "V2IndexEntry",
+    "V2InferRequest",
+    "V2InputTensor",
+    "V2ModelMetadata",
+    "V2RequestedOutput",
+    "V2ServerMetadata",
+    "V2TensorMetadata",
     "fields_of",
 ]
 
@@ -251,3 +258,67 @@ class AuditAnswer(reports.AuditDocument):
     __pydantic_config__ = reports.AuditDocument.__pydantic_config__
 
     id: str = ""
+
+
+# -- KServe v2 / Open Inference Protocol (api.routes.v2) ------------------------------------------------------
+V2Parameters = dict[str, Any]
+
+
+class V2InputTensor(BaseModel):
+    """An inference request's input: JSON ``data``, or ``parameters.binary_data_size`` bytes after the header."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    name: str = Field(max_length=1024)
+    shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=64)
+    datatype: str = Field(max_length=16)
+    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+    data: list[Any] | None = None
+
+
+class V2RequestedOutput(BaseModel):
+    """An output the client asks for (``parameters.binary_data``: answer it as binary data)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    name: str = Field(max_length=1024)
+    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+
+
+class V2InferRequest(BaseModel):
+    """The JSON header of ``POST /v2/models/{name}/infer``."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    id: str | None = Field(default=None, max_length=1024)
+    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+    inputs: list[V2InputTensor] = Field(max_length=8)
+    outputs: list[V2RequestedOutput] | None = Field(default=None, max_length=8)
+
+
+class V2TensorMetadata(BaseModel):
+    name: str
+    datatype: str
+    shape: list[int] = Field(description="-1 for a dynamic dimension; a dynamic rank is shown as [-1]")
+
+
+class V2ModelMetadata(BaseModel):
+    name: str
+    versions: list[str]
+    platform: str
+    inputs: list[V2TensorMetadata]
+    outputs: list[V2TensorMetadata]
+    parameters: V2Parameters = Field(default_factory=dict)
+
+
+class V2ServerMetadata(BaseModel):
+    name: str
+    version: str
+    extensions: list[str]
+
+
+class V2IndexEntry(BaseModel):
+    name: str
+    version: str
+    state: Literal["READY", "UNAVAILABLE"]
+    reason: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.routes import audit, check, conform, devices, health, layers, models
+from api.routes import audit, check, conform, devices, health, layers, models, v2
 
 __all__ = ["ROUTERS"]
 
@@ -17,4 +17,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     layers.router,
     audit.router,
     conform.router,
+    v2.router,
 )

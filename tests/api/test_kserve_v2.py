@@ -1,0 +1,339 @@
+"""KServe v2 / Open Inference Protocol beside /v1: ``tritonclient[http]`` against a real server process, and the
+protocol's error answers, limits and options through the TestClient."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+import pytest
+import tritonclient.http as triton
+from fastapi.testclient import TestClient
+from tritonclient.utils import InferenceServerException, triton_to_np_dtype
+
+from api.routes.v2 import MODEL_NAME, model_name
+from ovreduce.reference.evaluate import reduce
+from tests.ir import subgraphs
+from tests.test_run import CPU_CANNOT_COMPILE
+
+from .conftest import SAMPLES, files, sample
+from .test_server import serve
+
+pytestmark = pytest.mark.timeout(120)
+
+_SAMPLES = ("all_reductions", "rmsnorm", "runtime_axes")
+_RUNTIME_AXES = {1: [1], 2: [0, 2]}  # axes given to a layer that takes them at run time, by their count
+
+
+def _upload(post: Callable[..., Any], xml: bytes, bin_data: bytes | None, name: str) -> str:
+    response = post("/v1/models", files=files(xml, bin_data, name))
+    assert response.status_code in (200, 201), response.text  # 200: already stored
+    mid: str = response.json()["id"]
+    return mid
+
+
+def _data(meta: dict[str, Any], rng: np.random.Generator) -> npt.NDArray[Any]:
+    spec = meta["inputs"][0]
+    shape = [3 if d < 0 else d for d in spec["shape"]]
+    dtype = triton_to_np_dtype(spec["datatype"])
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _reference(meta: dict[str, Any], data: npt.NDArray[Any], axes: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+    params = meta["parameters"]
+    if axes is None:
+        axes = np.array([int(a) for a in params["axes"].split(",") if a], dtype=np.int64)
+    return np.asarray(reduce(params["type"], data, axes, params["keep_dims"]))
+
+
+# -- tritonclient against a real server -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """A server with the samples and a Loop model stored; its URL and each stored model's id by sample."""
+    root = tmp_path_factory.mktemp("kserve")
+    loop = subgraphs.save(subgraphs.loop_model(), root, "loop")
+    uploads = {name: sample(name) for name in _SAMPLES}
+    uploads["loop"] = (loop.read_bytes(), loop.with_suffix(".bin").read_bytes())
+    with serve(root / "store", settings={"run_timeout_s": 60}) as (url, _), httpx.Client(base_url=url) as http:
+        ids = {name: _upload(http.post, xml, bin_data, f"{name}.xml") for name, (xml, bin_data) in uploads.items()}
+        yield url, ids
+
+
+def test_tritonclient_sees_a_live_server(server: tuple[str, dict[str, str]]) -> None:
+    client = triton.InferenceServerClient(server[0].removeprefix("http://"))
+    assert client.is_server_live()
+    assert client.is_server_ready()
+    meta = client.get_server_metadata()
+    assert meta["name"] == "ovreduce" and "binary_tensor_data" in meta["extensions"]
+
+
+def test_tritonclient_infers_every_reduction_like_the_reference(server: tuple[str, dict[str, str]]) -> None:
+    url, ids = server
+    client = triton.InferenceServerClient(url.removeprefix("http://"))
+    index = client.get_model_repository_index()
+    names = sorted(entry["name"] for entry in index)
+    assert all(entry["state"] == "READY" and entry["version"] == "1" for entry in index), index
+    assert {MODEL_NAME.fullmatch(n)["id"] for n in names} == set(ids.values())  # type: ignore[index]
+    assert len(names) == 9 + 1 + 3 + 1  # all_reductions, rmsnorm, runtime_axes, the Loop body's ReduceMean
+    body_layers = [n for n in names if "-body-" in n]
+    assert len(body_layers) == 1 and body_layers[0].startswith(ids["loop"])
+    rng = np.random.default_rng(7)
+    for name in names:
+        meta = client.get_model_metadata(name)
+        assert meta["platform"] == "ovreduce" and meta["versions"] == ["1"], meta
+        assert client.is_model_ready(name) and client.is_model_ready(name, "1")
+        data = _data(meta, rng)
+        axes = None
+        if len(meta["inputs"]) == 2:  # runtime axes: the second input
+            axes_meta = meta["inputs"][1]
+            axes = np.array(_RUNTIME_AXES[axes_meta["shape"][0]], dtype=triton_to_np_dtype(axes_meta["datatype"]))
+        expected = _reference(meta, data, axes)
+        for binary in (True, False):
+            inputs = []
+            for spec, array in zip(meta["inputs"], [data] if axes is None else [data, axes], strict=True):
+                tensor = triton.InferInput(spec["name"], list(array.shape), spec["datatype"])
+                tensor.set_data_from_numpy(array, binary_data=binary)
+                inputs.append(tensor)
+            outputs = [triton.InferRequestedOutput("output", binary_data=binary)]
+            for backend in ("numpy", "openvino"):
+                if backend == "openvino" and meta["parameters"]["layer_name"] in CPU_CANNOT_COMPILE:
+                    with pytest.raises(
+                        InferenceServerException, match=CPU_CANNOT_COMPILE[meta["parameters"]["layer_name"]]
+                    ):
+                        client.infer(name, inputs, outputs=outputs, parameters={"backend": backend})
+                    continue
+                result = client.infer(name, inputs, outputs=outputs, request_id=f"{name}-{binary}",
+                                      parameters={"backend": backend})  # fmt: skip
+                got = result.as_numpy("output")
+                response = result.get_response()
+                assert response["id"] == f"{name}-{binary}" and response["model_name"] == name
+                assert got is not None and got.shape == expected.shape, (name, got, expected)
+                params = response["parameters"]
+                assert params["backend"] == backend
+                if backend == "numpy":
+                    np.testing.assert_array_equal(got, expected, err_msg=name)
+                else:
+                    assert params["agree"] is True and params["reference"] == "numpy", params
+                    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_tritonclient_reports_an_unknown_model(server: tuple[str, dict[str, str]]) -> None:
+    url, ids = server
+    client = triton.InferenceServerClient(url.removeprefix("http://"))
+    with pytest.raises(InferenceServerException) as caught:
+        client.get_model_metadata("resnet50")
+    assert caught.value.status() == "404" and "unknown model" in str(caught.value.message())
+    assert not client.is_model_ready(f"{ids['rmsnorm']}.999")
+    with pytest.raises(InferenceServerException, match="does not serve GET /v2/models/x/config"):
+        client.get_model_config("x")
+    tensor = triton.InferInput("data", [1], "FP32")
+    tensor.set_data_from_numpy(np.zeros([1], np.float32))
+    with pytest.raises(InferenceServerException, match="unknown model") as caught:
+        client.infer(f"{ids['rmsnorm']}.999", [tensor])
+    assert caught.value.status() == "404"
+
+
+# -- the protocol through the TestClient -------------------------------------------------------------------
+@pytest.fixture
+def rmsnorm(client: TestClient) -> str:
+    """The v2 name of rmsnorm's one reduction (data [1,-1,64] FP32, ReduceMean over -1 with keep_dims)."""
+    mid = _upload(client.post, *sample("rmsnorm"), "rmsnorm.xml")
+    [entry] = client.post("/v2/repository/index").json()
+    assert entry == {"name": model_name(mid, "5"), "version": "1", "state": "READY", "reason": ""}
+    return str(entry["name"])
+
+
+def _error(response: httpx.Response, status: int, *words: str) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json"), response.headers
+    doc = response.json()
+    assert list(doc) == ["error"] and isinstance(doc["error"], str), doc
+    for word in words:
+        assert word in doc["error"], doc
+    return str(doc["error"])
+
+
+def _binary_request(doc: dict[str, Any], *blobs: bytes) -> tuple[bytes, dict[str, str]]:
+    head = json.dumps(doc).encode()
+    return head + b"".join(blobs), {"Inference-Header-Content-Length": str(len(head))}
+
+
+def _data_input(shape: list[int], **parameters: Any) -> dict[str, Any]:
+    return {"name": "data", "shape": shape, "datatype": "FP32", "parameters": parameters}
+
+
+def test_server_and_model_metadata(client: TestClient, rmsnorm: str) -> None:
+    assert client.get("/v2/health/live").json() == {"live": True}
+    assert client.get("/v2/health/ready").status_code == 200
+    assert "binary_tensor_data" in client.get("/v2").json()["extensions"]
+    meta = client.get(f"/v2/models/{rmsnorm}").json()
+    assert meta["inputs"] == [{"name": "data", "datatype": "FP32", "shape": [1, -1, 64]}]
+    assert meta["outputs"] == [{"name": "output", "datatype": "FP32", "shape": [1, -1, 1]}]
+    assert client.get(f"/v2/models/{rmsnorm}/versions/1").json() == meta
+    assert client.get(f"/v2/models/{rmsnorm}/ready").json() == {"name": rmsnorm, "ready": True}
+    assert client.get(f"/v2/models/{rmsnorm}/versions/1/ready").status_code == 200
+
+
+def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: str) -> None:
+    mid = rmsnorm.split(".")[0]
+    _error(client.get("/v2/models/resnet50"), 404, "unknown model", "<model id>.<layer ids path")
+    _error(client.get(f"/v2/models/{mid}.12-then-110"), 404, "unknown model")
+    _error(client.get(f"/v2/models/{'0' * 64}.5/ready"), 404)
+    _error(client.get(f"/v2/models/{rmsnorm}/versions/2"), 404, "version")
+    _error(client.post(f"/v2/models/{rmsnorm}/versions/2/infer", json={"inputs": []}), 404, "version")
+    infer = f"/v2/models/{rmsnorm}/infer"
+    _error(client.post(infer, content=b"{not json"), 400, "not valid JSON")
+    _error(client.post(infer, json=[1]), 400, "JSON object")
+    _error(client.post(infer, json={"inputs": "x"}), 400, "inputs")
+    data = {"name": "data", "shape": [1, 2, 64], "datatype": "FP32", "data": [0.5] * 128}
+    _error(client.post(infer, json={"inputs": [{**data, "datatype": "STRING"}]}), 400, "STRING")
+    _error(client.post(infer, json={"inputs": [{**data, "datatype": "BYTES"}]}), 400, "BYTES")
+    _error(client.post(infer, json={"inputs": [{**data, "name": "x"}]}), 400, "'x' names no input")
+    _error(client.post(infer, json={"inputs": [data, {**data, "name": "0"}]}), 400, "takes 1 input")
+    _error(client.post(infer, json={"inputs": [{**data, "shape": [1, 2, 63]}]}), 400, "needs 126 values")
+    _error(client.post(infer, json={"inputs": [{**data, "data": None}]}), 400, "neither data")
+    _error(client.post(infer, json={"inputs": [data], "parameters": {"backend": "tf"}}), 400, "backend")
+    _error(client.post(infer, json={"inputs": [data], "parameters": {"precision": "f64"}}), 400, "precision")
+    _error(client.post(infer, json={"inputs": [data], "outputs": [{"name": "y"}]}), 400, "unexpected inference output")
+    _error(client.post(infer, content=b"[" * 100_000 + b"]" * 100_000), 400, "nested too deeply")
+    _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
+    gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
+    _error(gzip, 400, "Content-Encoding")
+
+
+def test_binary_sizes_are_checked_against_shapes_before_allocation(
+    client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str
+) -> None:
+    infer = f"/v2/models/{rmsnorm}/infer"
+    blob = np.ones([1, 2, 64], np.float32).tobytes()
+    body, headers = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob)
+    assert client.post(infer, content=body, headers=headers).status_code == 200
+    _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": str(len(body) + 1)}), 400,
+           "Inference-Header-Content-Length")  # fmt: skip
+    _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": "-3"}), 400)
+    short, headers = _binary_request({"inputs": [_data_input([1, 3, 64], binary_data_size=len(blob))]}, blob)
+    _error(client.post(infer, content=short, headers=headers), 400, "binary_data_size is 512 bytes", "needs 768")
+    odd, headers = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob[:-4])
+    _error(client.post(infer, content=odd, headers=headers), 400, "past the end")
+    extra, headers = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob, b"xx")
+    _error(client.post(infer, content=extra, headers=headers), 400, "2 bytes after")
+    bad, headers = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=True)]}, blob)
+    _error(client.post(infer, content=bad, headers=headers), 400, "binary_data_size")
+    # 10^12 elements declared with a matching size and 8 bytes sent: refused by the element limit, nothing allocated
+    huge = 10**12
+    big, headers = _binary_request({"inputs": [_data_input([1, huge, 1], binary_data_size=huge * 4)]}, b"\0" * 8)
+    _error(client.post(infer, content=big, headers=headers), 400, "OVREDUCE_MAX_ELEMENTS")
+    small = make_client(max_elements=64)
+    _upload(small.post, *sample("rmsnorm"), "rmsnorm.xml")
+    _error(small.post(infer, json={"inputs": [{**_data_input([1, 2, 64]), "data": [0.0] * 128}]}), 400,
+           "more than the limit of 64")  # fmt: skip
+    tight = make_client(max_json_bytes=len(body) - 1)
+    _upload(tight.post, *sample("rmsnorm"), "rmsnorm.xml")
+    too_big = tight.post(infer, content=body, headers={"Inference-Header-Content-Length": str(len(body) - len(blob))})
+    assert too_big.status_code == 413  # the body limit of every route (problem+json, from the middleware)
+
+
+def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> None:
+    infer = f"/v2/models/{rmsnorm}/infer"
+    data = np.arange(128, dtype=np.float32).reshape(1, 2, 64) / 7
+    expected = reduce("ReduceMean", data, [-1], True)
+    tensor = {"name": "data", "shape": [1, 2, 64], "datatype": "FP32", "data": data.ravel().tolist()}
+    doc = client.post(infer, json={"id": "req-1", "inputs": [tensor], "outputs": [{"name": "output"}]}).json()
+    assert doc["id"] == "req-1" and doc["model_name"] == rmsnorm and doc["model_version"] == "1"
+    [out] = doc["outputs"]
+    assert out["name"] == "output" and out["shape"] == [1, 2, 1] and out["datatype"] == "FP32"
+    np.testing.assert_allclose(np.array(out["data"], np.float32).reshape(1, 2, 1), expected, rtol=1e-5)
+    params = doc["parameters"]
+    assert params["backend"] == "openvino" and params["reference"] == "numpy" and params["agree"] is True
+    assert params["max_abs_error"] >= 0 and params["max_rel_error"] >= 0 and params["outcome"] == "agree"
+    assert "id" not in client.post(infer, json={"inputs": [tensor]}).json()
+    by_numpy = client.post(infer, json={"inputs": [tensor], "parameters": {"backend": "numpy"}}).json()
+    assert by_numpy["parameters"]["backend"] == "numpy" and "agree" not in by_numpy["parameters"]
+    np.testing.assert_array_equal(np.array(by_numpy["outputs"][0]["data"], np.float32), expected.ravel())
+    # binary output, asked for the whole request or for the output
+    per_output = {"outputs": [{"name": "output", "parameters": {"binary_data": True}}]}
+    for request in ({"parameters": {"binary_data_output": True}}, per_output):
+        response = client.post(infer, json={"inputs": [tensor], "id": "b", **request})
+        assert response.status_code == 200, response.text
+        length = int(response.headers["Inference-Header-Content-Length"])
+        head = json.loads(response.content[:length])
+        [out] = head["outputs"]
+        assert "data" not in out and out["parameters"] == {"binary_data_size": 8} and head["id"] == "b"
+        values = struct.unpack("<2f", response.content[length:])
+        np.testing.assert_allclose(np.array(values, np.float32).reshape(1, 2, 1), expected, rtol=1e-5)
+
+
+def test_repository_index(client: TestClient, rmsnorm: str) -> None:
+    mid = _upload(client.post, *sample("all_reductions"), "all_reductions.xml")
+    index = client.post("/v2/repository/index").json()
+    names = {entry["name"] for entry in index}
+    assert rmsnorm in names and len(names) == 10 and sum(n.startswith(mid) for n in names) == 9
+    assert client.post("/v2/repository/index", json={"ready": True}).json() == index
+    _error(client.post("/v2/repository/index", content=b"[1]"), 400, "JSON object")
+
+
+def test_runtime_axes_are_the_second_input(client: TestClient) -> None:
+    mid = _upload(client.post, *sample("runtime_axes"), "runtime_axes.xml")
+    meta = client.get(f"/v2/models/{mid}.3").json()  # mean_runtime_axes_keep
+    assert [i["name"] for i in meta["inputs"]] == ["data", "axes"]
+    data = np.linspace(-1, 1, 4 * 6 * 8, dtype=np.float32).reshape(4, 6, 8)
+    tensors = [{"name": "data", "shape": [4, 6, 8], "datatype": "FP32", "data": data.ravel().tolist()},
+               {"name": "axes", "shape": [2], "datatype": "INT64", "data": [0, 2]}]  # fmt: skip
+    doc = client.post(f"/v2/models/{mid}.3/infer", json={"inputs": tensors}).json()
+    expected = reduce("ReduceMean", data, [0, 2], True)
+    assert doc["outputs"][0]["shape"] == [1, 6, 1] and doc["parameters"]["agree"] is True
+    np.testing.assert_allclose(doc["outputs"][0]["data"], expected.ravel(), rtol=1e-5, atol=1e-6)
+    _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": tensors[:1]}), 400, "takes 2 input")
+    # mean_two_runtime_axes: an output of dynamic rank, which the CPU plugin does not compile; NumPy runs it
+    _error(client.post(f"/v2/models/{mid}.4/infer", json={"inputs": tensors}), 400, "dynamic rank",
+           "parameters.backend 'numpy'")  # fmt: skip
+    doc = client.post(f"/v2/models/{mid}.4/infer", json={"inputs": tensors, "parameters": {"backend": "numpy"}}).json()
+    np.testing.assert_array_equal(doc["outputs"][0]["data"], reduce("ReduceMean", data, [0, 2]))
+
+
+def test_model_names_read_back_one_way() -> None:
+    mid = "ab" * 32
+    assert model_name(mid, "12/then/110") == f"{mid}.12-then-110"
+    found = MODEL_NAME.fullmatch(model_name(mid, "4/body/3/else/7"))
+    assert found is not None and found["path"] == "4-body-3-else-7"
+    for bad in (f"{mid}.12/then/110", f"{mid}.12-loop-1", f"{mid}.x", f"{mid[:-1]}.1", f"{mid}.12-then"):
+        assert MODEL_NAME.fullmatch(bad) is None, bad
+
+
+def test_the_loop_body_layer_runs(tmp_path: Path, client: TestClient) -> None:
+    path = subgraphs.save(subgraphs.loop_model(), tmp_path, "loop")
+    mid = _upload(client.post, path.read_bytes(), path.with_suffix(".bin").read_bytes(), "loop.xml")
+    [entry] = client.post("/v2/repository/index").json()
+    assert "-body-" in entry["name"] and entry["name"].startswith(mid)
+    meta = client.get(f"/v2/models/{entry['name']}").json()
+    assert meta["inputs"][0]["shape"] == [1, 3, 4] and meta["parameters"]["layer_path"].count("/") == 2
+
+
+def test_a_model_that_cannot_run_is_not_ready(client: TestClient) -> None:
+    xml = (SAMPLES / "broken" / "axis_out_of_range.xml").read_bytes()
+    mid = _upload(client.post, xml, (SAMPLES / "broken" / "axis_out_of_range.bin").read_bytes(), "axis.xml")
+    entries = {e["name"]: e for e in client.post("/v2/repository/index").json()}
+    entry = entries[model_name(mid, "4")]
+    assert entry["state"] == "UNAVAILABLE" and "out of the tensor rank range" in entry["reason"], entry
+    assert model_name(mid, "4") not in {
+        e["name"] for e in client.post("/v2/repository/index", json={"ready": True}).json()
+    }
+    for response in (client.get(f"/v2/models/{mid}.4/ready"), client.get(f"/v2/models/{mid}.4"),
+                     client.post(f"/v2/models/{mid}.4/infer", json={"inputs": []})):  # fmt: skip
+        _error(response, 503, "is not ready", "out of the tensor rank range")
+
+
+def test_output_limit_and_time_limit(client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str) -> None:
+    tensor = {**_data_input([1, 2, 64]), "data": [0.0] * 128}
+    _error(make_client(max_output_elements=1).post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 400,
+           "OVREDUCE_MAX_OUTPUT_ELEMENTS")  # fmt: skip
+    hurried = make_client(run_timeout_s=0.001)  # no worker starts in time: busy or timed out, the protocol's 503
+    _error(hurried.post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 503)
