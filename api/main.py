@@ -18,7 +18,7 @@ from typing import Any
 from cachetools import LRUCache
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -28,6 +28,7 @@ from api import middleware, problems
 from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
 from api.deps import Services, WorkPool
 from api.errors import StoreError
+from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
@@ -58,6 +59,17 @@ errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS
 a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
 not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
 unexpected (logged, no details). No answer names a path of the server.
+"""
+METRICS_EXAMPLE = """\
+# HELP ovreduce_http_requests_total Answered HTTP requests
+# TYPE ovreduce_http_requests_total counter
+ovreduce_http_requests_total{method="POST",route="/v1/check",status="200"} 3.0
+# HELP ovreduce_runs_total Completed layer runs, one per requested backend
+# TYPE ovreduce_runs_total counter
+ovreduce_runs_total{backend="openvino",device="CPU",outcome="agree"} 1.0
+# HELP ovreduce_store_bytes Bytes in the model store, uploads being staged included
+# TYPE ovreduce_store_bytes gauge
+ovreduce_store_bytes 41236.0
 """
 DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
 
@@ -96,6 +108,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     pool = WorkPool(settings.concurrency, settings.run_timeout_s)
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
+    metrics = Metrics(store)
+    isolated.on_event = metrics.job_event
+    store.on_evict = metrics.evicted
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
@@ -114,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
+    app.state.metrics = metrics
     app.state.services = Services(settings, catalog, pool, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
@@ -125,6 +141,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allowed_hosts=settings.host_patterns(),
         max_requests=settings.max_requests,
     )
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
 
     for router in ROUTERS:
         app.include_router(router)
@@ -154,6 +171,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         html = bytes(page.body).decode()
         return HTMLResponse(html, headers={"Content-Security-Policy": middleware.csp_for(html)})
+
+    @app.get(
+        "/metrics",
+        tags=["health"],
+        summary="Prometheus metrics (text exposition format)",
+        response_class=Response,
+        responses={200: {"description": "The metrics (see the README)", "content": {CONTENT_TYPE: {
+            "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}},
+    )  # fmt: skip
+    async def metrics_endpoint() -> Response:
+        """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape
+        (:mod:`api.metrics`). Behind the same ``Host`` allow-list as every route."""
+        body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
+        return Response(body, media_type=CONTENT_TYPE)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
