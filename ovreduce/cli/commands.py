@@ -6,8 +6,10 @@ The library is imported inside each function, so that ``ovreduce check`` never p
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,17 +51,25 @@ def check(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         progress = tqdm(total=len(paths), unit="model", file=sys.stderr, leave=False)
+    marks = [time.perf_counter()]  # when each model's check ended, for the JUnit report's times
+
+    def checked() -> None:
+        marks.append(time.perf_counter())
+        if progress is not None:
+            progress.update(1)
+
     try:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
-            progress=None if progress is None else lambda: progress.update(1),
+            progress=checked,
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
+    seconds = [end - start for start, end in itertools.pairwise(marks)]
     renderers: dict[str, Callable[[], str]] = {
         "json": lambda: _json(report),
-        "junit": lambda: check_junit(report),
+        "junit": lambda: check_junit(report, seconds=seconds),
         "sarif": lambda: check_sarif(report),
         "text": lambda: check_text(report, verbose=args.verbose),
     }
