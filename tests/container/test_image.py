@@ -277,6 +277,32 @@ def test_image_has_no_compilers_no_pip_cache_and_no_baked_ca(buildah: Buildah, i
             assert not baked, f"the build host's CA certificates were baked into the image: {baked}"
 
 
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_image_installs_the_pinned_versions(buildah: Buildah, image: Image, container: str) -> None:
+    """pip install -c constraints.txt: every distribution in the image that constraints.txt pins is at its pin."""
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_normalised(name)] = version.strip()
+    with buildah.mounted(container) as root:
+        installed = {}
+        for meta in root.glob("opt/venv/lib/python3*/site-packages/*.dist-info/METADATA"):
+            headers = dict(
+                line.split(": ", 1) for line in meta.read_text(errors="replace").split("\n\n", 1)[0].splitlines()
+                if ": " in line
+            )  # fmt: skip
+            installed[_normalised(headers["Name"])] = headers["Version"]
+    assert {"fastapi", "openvino", "prometheus-client", "uvicorn"} <= set(installed), sorted(installed)
+    off = {name: (version, pins[name]) for name, version in installed.items() if name in pins and version != pins[name]}
+    assert not off, f"installed (version, pinned) that differ: {off}"
+    unpinned = sorted(set(installed) - set(pins) - {"ovreduce", "pip", "setuptools", "wheel"})
+    assert not unpinned, f"installed without a pin in constraints.txt: {unpinned}"
+
+
 # -- running it ------------------------------------------------------------------------------------------
 def test_cli_checks_a_sample_in_the_image(buildah: Buildah, image: Image, container: str) -> None:
     assert (SAMPLES / f"{SAMPLE}.xml").is_file(), f"{SAMPLES}: missing; run python ir_samples/generate.py"
@@ -331,6 +357,12 @@ def test_server_passes_its_healthcheck_and_serves_the_api(
         checked = client.post("/v1/check", files=files)
         assert checked.status_code == 200, checked.text
         assert checked.json()["schema"] == "ovreduce.check/v1", checked.text
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200, metrics.text
+        assert 'ovreduce_http_requests_total{method="POST",route="/v1/check",status="200"} 1.0' in metrics.text
+        # the service answers only the names it is told (README: docker run -e OVREDUCE_ALLOWED_HOSTS=...)
+        refused = client.get("/metrics", headers={"host": "ovreduce.example.com"})
+        assert refused.status_code == 400 and refused.json()["code"] == "request.host", refused.text
         if (REPO / "api/static/index.html").is_file():  # the page: package data that must reach the image
             page = client.get("/static/index.html")
             assert page.status_code == 200, page.text
