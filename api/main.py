@@ -29,6 +29,7 @@ from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
 from api.deps import Services, WorkPool
 from api.errors import StoreError
 from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from api.openapi_examples import METRICS
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
@@ -59,17 +60,6 @@ errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS
 a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
 not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
 unexpected (logged, no details). No answer names a path of the server.
-"""
-METRICS_EXAMPLE = """\
-# HELP ovreduce_http_requests_total Answered HTTP requests
-# TYPE ovreduce_http_requests_total counter
-ovreduce_http_requests_total{method="POST",route="/v1/check",status="200"} 3.0
-# HELP ovreduce_runs_total Completed layer runs, one per requested backend
-# TYPE ovreduce_runs_total counter
-ovreduce_runs_total{backend="openvino",device="CPU",outcome="agree"} 1.0
-# HELP ovreduce_store_bytes Bytes in the model store, uploads being staged included
-# TYPE ovreduce_store_bytes gauge
-ovreduce_store_bytes 41236.0
 """
 DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
 
@@ -178,7 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Prometheus metrics (text exposition format)",
         response_class=Response,
         responses={200: {"description": "The metrics (see the README)", "content": {CONTENT_TYPE: {
-            "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}},
+            "schema": {"type": "string"}, "example": METRICS}}}, **problems.responses()},
     )  # fmt: skip
     async def metrics_endpoint() -> Response:
         """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape
