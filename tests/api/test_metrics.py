@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -11,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from .conftest import assert_problem, files
 from .irs import reduce_ir
 
+ROOT = Path(__file__).resolve().parents[2]
 LAYER = "rmsnorm%2Fvariance"
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -128,3 +133,40 @@ def test_timeouts_and_killed_workers_are_counted(
     assert value(samples, "ovreduce_jobs_queued") == 0
     status = "ovreduce_http_requests_total"
     assert value(samples, status, method="POST", route="/v1/models/{model_id}/audit", status="504") == 1
+
+
+_WORKER = """
+import sys, tempfile
+from pathlib import Path
+from fastapi.testclient import TestClient
+from api.config import Settings
+from api.main import create_app
+
+store, count, scrape = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "scrape"
+with TestClient(create_app(Settings(store=store)), base_url="http://127.0.0.1") as client:
+    for _ in range(count):
+        assert client.get("/healthz").status_code == 200
+    if scrape:
+        sys.stdout.write(client.get("/metrics").text)
+"""
+
+
+def test_multiprocess_mode_sums_the_processes(tmp_path: Path) -> None:
+    """PROMETHEUS_MULTIPROC_DIR set (as for several uvicorn workers): whichever process answers the scrape,
+    it shows the counts of every process, finished ones included."""
+    shared = tmp_path / "prometheus"
+    shared.mkdir()
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(shared), "PYTHONPATH": str(ROOT)}
+    store = str(tmp_path / "store")
+    for count in (2, 3):
+        subprocess.run([sys.executable, "-c", _WORKER, store, str(count), "no"], check=True, env=env, cwd=ROOT,
+                       timeout=120)  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", _WORKER, store, "1", "scrape"], check=True, env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(out)
+        for s in family.samples
+    }
+    assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 6
+    assert value(samples, "ovreduce_store_models") == 0
