@@ -176,6 +176,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
         return Response(body, media_type=CONTENT_TYPE)
 
+    app.state.allow_index += [  # 405 on /metrics names GET (and HEAD) in Allow
+        (route.path_regex, frozenset(route.methods or ()))
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.path == "/metrics"
+    ]
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     app.openapi = lambda: problems.openapi(app)  # type: ignore[method-assign]

@@ -170,3 +170,9 @@ def test_multiprocess_mode_sums_the_processes(tmp_path: Path) -> None:
     }
     assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 6
     assert value(samples, "ovreduce_store_models") == 0
+
+
+def test_metrics_is_read_only(client: TestClient) -> None:
+    refused = client.post("/metrics")
+    assert_problem(refused, 405, "http.405")
+    assert "GET" in refused.headers["allow"]
