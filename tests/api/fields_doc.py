@@ -178,6 +178,14 @@ FIELDS: dict[str, str] = {
     "Tensor.name": "the input's index (`0`, `1`) or its Parameter's name",
     "TensorInfo.name": "the input's index",
     "Device.device": "the device's name, e.g. CPU",
+    # the layer route's consumers (on main since the page draws them): described here so that the merge only
+    # needs `python -m tests.api.fields_doc` to be run again
+    "consumers": "the input ports the layer's outputs feed, with the shapes those inputs declare",
+    "output_port": "the layer's output port that feeds this input",
+    "Consumer.port": "the consumer's input port",
+    "Consumer.layer_id": "the consuming layer's id",
+    "Consumer.layer_name": "the consuming layer's name",
+    "Consumer.type": "the consuming layer's type",
     "AuditInput.name": "the model input's name",
     "AuditAnswer.layers": "every reduction of the model: failing ones first, then by decreasing error",
     "AuditLayer.error": "the reduction's own error against the reference (null: none)",
