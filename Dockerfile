@@ -7,6 +7,12 @@
 #
 # Every dependency ships as a binary wheel, so neither stage needs a compiler. Both stages start from
 # the same base, so the virtual environment's interpreter links stay valid in the final stage.
+#
+# The base is a build argument: any Debian-based image with python3 (3.11 or later) and its venv module.
+# For builds that give the same image every time, pin it by digest, read from the registry when you adopt it:
+#   docker buildx imagetools inspect python:3.11-slim        # or: skopeo inspect docker://python:3.11-slim
+#   docker build --build-arg BASE_IMAGE=python:3.11-slim@sha256:<that digest> -t ovreduce .
+# (No digest is written here: it is the registry's to say, and a tag's digest moves with every rebuild.)
 ARG BASE_IMAGE=python:3.11-slim
 
 # -- build: the project and its dependencies in a virtual environment ---------------------------------
@@ -26,9 +32,10 @@ ENV PIP_NO_CACHE_DIR=1 \
 RUN python3 -m venv /opt/venv
 
 WORKDIR /src
-# .dockerignore lets in only pyproject.toml, README.md, ovreduce/ and api/.
+# .dockerignore lets in only pyproject.toml, constraints.txt, README.md, ovreduce/ and api/. The dependencies are
+# installed at the versions the test suite last passed with (constraints.txt), as CI installs them.
 COPY . .
-RUN /opt/venv/bin/pip install --no-cache-dir .
+RUN /opt/venv/bin/pip install --no-cache-dir -c constraints.txt .
 
 # -- runtime ------------------------------------------------------------------------------------------
 FROM ${BASE_IMAGE} AS runtime

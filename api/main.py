@@ -18,7 +18,7 @@ from typing import Any
 from cachetools import LRUCache
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -28,6 +28,8 @@ from api import middleware, problems
 from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
 from api.deps import Services, WorkPool
 from api.errors import StoreError
+from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from api.openapi_examples import METRICS
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
@@ -96,6 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     pool = WorkPool(settings.concurrency, settings.run_timeout_s)
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
+    metrics = Metrics(store)
+    isolated.on_event = metrics.job_event
+    store.on_evict = metrics.evicted
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
@@ -114,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
+    app.state.metrics = metrics
     app.state.services = Services(settings, catalog, pool, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
@@ -125,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allowed_hosts=settings.host_patterns(),
         max_requests=settings.max_requests,
     )
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
 
     for router in ROUTERS:
         app.include_router(router)
@@ -154,6 +161,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         html = bytes(page.body).decode()
         return HTMLResponse(html, headers={"Content-Security-Policy": middleware.csp_for(html)})
+
+    @app.get(
+        "/metrics",
+        tags=["health"],
+        summary="Prometheus metrics (text exposition format)",
+        response_class=Response,
+        responses={200: {"description": "The metrics (see the README)", "content": {CONTENT_TYPE: {
+            "schema": {"type": "string"}, "example": METRICS}}}, **problems.responses()},
+    )  # fmt: skip
+    async def metrics_endpoint() -> Response:
+        """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape
+        (:mod:`api.metrics`). Behind the same ``Host`` allow-list as every route."""
+        body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
+        return Response(body, media_type=CONTENT_TYPE)
+
+    app.state.allow_index += [  # 405 on /metrics names GET (and HEAD) in Allow
+        (route.path_regex, frozenset(route.methods or ()))
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.path == "/metrics"
+    ]
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

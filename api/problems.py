@@ -333,8 +333,32 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
+def _add_examples(schema: dict[str, Any]) -> None:
+    """Examples (:mod:`api.openapi_examples`) on every operation's path parameters, JSON request bodies and
+    answers, and named examples of problem+json on every error answer."""
+    from api.openapi_examples import PARAMETERS, REQUESTS, RESPONSES, problem_examples
+
+    for path, path_item in schema.get("paths", {}).items():
+        concrete = re.sub(r"\{(\w+)\}", lambda m: str(PARAMETERS.get(m[1], m[0])), path)
+        for method, operation in path_item.items():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter["name"] in PARAMETERS:
+                    parameter["example"] = PARAMETERS[parameter["name"]]
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is not None and (method, path) in REQUESTS:
+                body["examples"] = REQUESTS[method, path]
+            answers = RESPONSES.get((method, path), {})
+            for status, answer in operation.get("responses", {}).items():
+                content = answer.get("content", {})
+                if PROBLEM_MEDIA_TYPE in content:
+                    content[PROBLEM_MEDIA_TYPE]["examples"] = problem_examples(status, concrete)
+                elif "application/json" in content and status in answers:
+                    content["application/json"]["example"] = answers[status]
+
+
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema, with every error response as application/problem+json and no unused 422s."""
+    """FastAPI's schema, with every error response as application/problem+json and no unused 422s, and
+    examples of every answer."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
@@ -349,6 +373,7 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                     continue
                 if (status == "default" or status >= "400") and "application/json" in content:
                     content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+    _add_examples(schema)
     components = schema.get("components", {}).get("schemas", {})
     components.pop("HTTPValidationError", None)  # no longer referenced, and with it ValidationError
     if '"#/components/schemas/ValidationError"' not in json.dumps(schema):

@@ -135,6 +135,14 @@ class IsolatedPool:
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
+        self.waiting = 0  # jobs waiting for a worker
+        self.on_event: Callable[[str], None] | None = None
+        """Told ``queued`` and ``dequeued`` as jobs start and stop waiting for a worker, and ``busy``,
+        ``timeout`` or ``worker_died`` when a job ends without an answer (:class:`api.metrics.Metrics`)."""
+
+    def _event(self, event: str) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
     def pids(self) -> list[int]:
         """The process ids of the live workers."""
@@ -173,15 +181,22 @@ class IsolatedPool:
         deadline = loop.time() + self.timeout_s
         if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
             self._slots, self._loop = asyncio.Semaphore(self.size), loop
+        self.waiting += 1
+        self._event("queued")
         try:
             await asyncio.wait_for(self._slots.acquire(), self.timeout_s)
         except TimeoutError:
+            self._event("busy")
             raise BusyError(
                 f"the server is busy: {what} waited {self.timeout_s:g} s for one of its {self.size} workers "
                 f"and was not started; retry later"
             ) from None
+        finally:
+            self.waiting -= 1
+            self._event("dequeued")
         try:
             if deadline - loop.time() < self.timeout_s * _LEAST_LEFT:  # it would only be stopped: not started
+                self._event("busy")
                 raise BusyError(
                     f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
                     f"its {self.timeout_s:g} s was left, and was not started; retry later"
@@ -194,6 +209,7 @@ class IsolatedPool:
                 )
             except TimeoutError:
                 self.killed += 1
+                self._event("timeout")
                 await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
                 raise RunTimeoutError(
                     f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
@@ -201,6 +217,7 @@ class IsolatedPool:
                 ) from None
             except (EOFError, OSError, BrokenPipeError):
                 code = worker.process.exitcode
+                self._event("worker_died")
                 await loop.run_in_executor(None, self._stop, worker)
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
                 raise WorkerDiedError(

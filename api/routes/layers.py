@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Request
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
 from api.deps import ServicesDep
+from api.metrics import Metrics
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
@@ -100,7 +101,8 @@ def _layer(catalog: Catalog, mid: str, key: str) -> LayerNeighbourhood:
     return LayerNeighbourhood(**fields_of(view), id=mid, consumers=tuple(consumers))
 
 
-def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
+def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[bytes, str]:
+    """The run's answer and its outcome (for the metrics)."""
     catalog, settings = context.catalog, context.settings
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
@@ -123,7 +125,8 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> bytes:
                 )
         tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in outputs.items())
         # Built as the typed answer, written without re-validating outputs of up to a million elements.
-        return json_bytes(RunAnswer(**fields_of(report.document), id=mid, outputs=tensors).to_json())
+        answer = RunAnswer(**fields_of(report.document), id=mid, outputs=tensors)
+        return json_bytes(answer.to_json()), report.outcome
 
 
 @router.get(
@@ -158,6 +161,7 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) ->
     responses=STORED_MODEL_PROBLEMS,
 )
 async def run_layer(
+    request: Request,
     services: ServicesDep,
     model_id: ModelIdPath,
     layer: str,
@@ -165,5 +169,11 @@ async def run_layer(
 ) -> Response:
     req = body if body is not None else RunRequest()
     what = f"the run of layer {layer!r}"
-    data = await services.isolated.run(what, _run, model_id, layer, req)
+    metrics: Metrics = request.app.state.metrics
+    try:
+        data, outcome = await services.isolated.run(what, _run, model_id, layer, req)
+    except Exception as exc:  # counted by its code (timeout, busy, worker, backend.device, ...), then answered
+        metrics.count_run(req.backends, req.device, str(getattr(exc, "code", "internal")))
+        raise
+    metrics.count_run(req.backends, req.device, outcome)
     return Response(data, media_type="application/json")

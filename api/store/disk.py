@@ -172,6 +172,8 @@ class ModelStore:
         self.tmp = root / "tmp"
         self._pins: Counter[str] = Counter()
         self._pins_lock = threading.Lock()
+        self.on_evict: Callable[[int], None] | None = None
+        """Told how many models each eviction removed, when it removed any (:class:`api.metrics.Metrics`)."""
 
     # -- set-up and health ---------------------------------------------------------------------------------
     def ensure(self) -> None:
@@ -463,6 +465,8 @@ class ModelStore:
                     continue
                 total -= size
                 removed.append(mid)
+        if removed and self.on_evict is not None:
+            self.on_evict(len(removed))
         return removed
 
     @contextlib.contextmanager

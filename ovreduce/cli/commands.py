@@ -6,9 +6,11 @@ The library is imported inside each function, so that ``ovreduce check`` never p
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,18 +64,27 @@ def check(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         progress = tqdm(total=len(paths), unit="model", file=sys.stderr, leave=False)
+    # When each model's result arrived, for the JUnit report's times (with -j N, the wall time between results:
+    # their sum is the run's time).
+    marks = [time.perf_counter()]
+
+    def checked() -> None:
+        marks.append(time.perf_counter())
+        if progress is not None:
+            progress.update(1)
+
     try:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
-            progress=None if progress is None else lambda: progress.update(1),
-            jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
+            progress=checked, jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
+    seconds = [end - start for start, end in itertools.pairwise(marks)]
     renderers: dict[str, Callable[[], str]] = {
         "json": lambda: _json(report),
-        "junit": lambda: check_junit(report),
+        "junit": lambda: check_junit(report, seconds=seconds),
         "sarif": lambda: check_sarif(report),
         "text": lambda: check_text(report, verbose=args.verbose, width=terminal_width()),
     }

@@ -15,7 +15,9 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
@@ -61,3 +63,57 @@ def test_api_conforms_to_its_schema(case: schemathesis.Case) -> None:
     if response.status_code == 503:
         assert response.headers["content-type"][0].startswith("application/problem+json")
         assert response.json()["code"] in ("backend.device", "busy", "store"), response.text
+
+
+# -- examples --------------------------------------------------------------------------------------------------
+def _validator(doc: dict[str, Any], schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    """A validator for ``schema``, its ``#/components/...`` references resolved in the OpenAPI document."""
+    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+
+
+def _operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method, path, op) for path, item in doc["paths"].items() for method, op in item.items()]
+
+
+def test_every_operation_and_every_error_has_examples() -> None:
+    """Path parameters, JSON request bodies, answers and problem answers: each has examples, and each example
+    is valid against the schema it illustrates."""
+    with TestClient(APP, base_url="http://testserver") as client:
+        doc = client.get("/openapi.json").json()
+    checked = 0
+    for method, path, op in _operations(doc):
+        where = f"{method.upper()} {path}"
+        for parameter in op.get("parameters", []):
+            if parameter["in"] == "path":
+                assert "example" in parameter, (where, parameter["name"])
+                assert _validator(doc, parameter["schema"]).is_valid(parameter["example"]), (where, parameter)
+        body = op.get("requestBody", {}).get("content", {}).get("application/json")
+        if body is not None:
+            assert body.get("examples"), f"{where}: no request body examples"
+            for name, example in body["examples"].items():
+                errors = [e.message for e in _validator(doc, body["schema"]).iter_errors(example["value"])]
+                assert errors == [], (where, name, errors)
+                checked += 1
+        successes = [status for status in op["responses"] if status.startswith("2")]
+        assert successes, where
+        for status, answer in op["responses"].items():
+            for media_type, content in answer.get("content", {}).items():
+                examples = [e["value"] for e in content.get("examples", {}).values()]
+                examples += [content["example"]] if "example" in content else []
+                assert examples, f"{where} {status} {media_type}: no example"
+                for example in examples:
+                    errors = [e.message for e in _validator(doc, content["schema"]).iter_errors(example)]
+                    assert errors == [], (where, status, errors)
+                    checked += 1
+                if media_type == "application/problem+json":
+                    codes = {e["value"]["code"] for e in content["examples"].values()}
+                    wanted = 500 if status == "default" else int(status)
+                    assert {e["value"]["status"] for e in content["examples"].values()} == {wanted}, (where, codes)
+    assert checked > 100
+
+
+def test_the_documents_fields_are_documented_in_one_place() -> None:
+    """docs/api-fields.md lists every document and field of the schema, each with its meaning."""
+    from .fields_doc import DOC, current
+
+    assert DOC.read_text() == current(), "docs/api-fields.md is out of date: python -m tests.api.fields_doc"

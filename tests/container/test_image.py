@@ -172,44 +172,55 @@ class Server:
         return self.log.read_text(errors="replace")[-8000:] if self.log.exists() else ""
 
 
-@pytest.fixture(scope="module")
-def server(buildah: Buildah, image: Image) -> Iterator[Server]:
-    """The image's own CMD, as the image's user, on the host network."""
-    port = image.port
+def _start_server(buildah: Buildah, image: Image, port: int, env: dict[str, str], name: str) -> Server:
+    """The image's own CMD, as the image's user, on the host network, with ``env`` added (``--env``)."""
     if _port_in_use(port):
         pytest.fail(
             f"port {port} is already in use on this machine. The image's CMD binds {port} on the host network "
             f"(buildah has no port mapping) and cannot be moved; stop whatever listens there (ss -ltnp)."
         )
-    log = buildah.workdir / "server.log"
+    log = buildah.workdir / f"{name}.log"
     ctr = buildah.from_image(image.name)
+    options = [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
     proc = buildah.popen(
-        "run", "--isolation", "chroot", "--network", "host", "--user", image.user, ctr, "--", *image.command, log=log
-    )
-    running = Server(f"http://127.0.0.1:{port}", proc, log)
+        "run", "--isolation", "chroot", "--network", "host", "--user", image.user, *options, ctr, "--",
+        *image.command, log=log,
+    )  # fmt: skip
+    return Server(f"http://127.0.0.1:{port}", proc, log)
+
+
+def _stop_server(running: Server, port: int) -> None:
+    proc = running.process
+    with_log = f"\n--- server output ---\n{running.output()}"
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)  # buildah, its chroot runtime and uvicorn share this process group
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+        break
+    proc.wait(10)
+    for pid in _group_members(proc.pid):  # a straggler that outlived buildah: only ours, by pid
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while _port_in_use(port) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _port_in_use(port), f"port {port} still in use after stopping the server{with_log}"
+    print(with_log)
+
+
+@pytest.fixture(scope="module")
+def server(buildah: Buildah, image: Image) -> Iterator[Server]:
+    """The image's own CMD, as the image's user, on the host network."""
+    running = _start_server(buildah, image, image.port, {}, "server")
     try:
         yield running
     finally:
-        with_log = f"\n--- server output ---\n{running.output()}"
-        for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(proc.pid, sig)  # buildah, its chroot runtime and uvicorn share this process group
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(wait_s)
-            except subprocess.TimeoutExpired:
-                continue
-            break
-        proc.wait(10)
-        for pid in _group_members(proc.pid):  # a straggler that outlived buildah: only ours, by pid
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while _port_in_use(port) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not _port_in_use(port), f"port {port} still in use after stopping the server{with_log}"
-        print(with_log)
+        _stop_server(running, image.port)
 
 
 # -- the image's metadata --------------------------------------------------------------------------------
@@ -277,6 +288,32 @@ def test_image_has_no_compilers_no_pip_cache_and_no_baked_ca(buildah: Buildah, i
             assert not baked, f"the build host's CA certificates were baked into the image: {baked}"
 
 
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_image_installs_the_pinned_versions(buildah: Buildah, image: Image, container: str) -> None:
+    """pip install -c constraints.txt: every distribution in the image that constraints.txt pins is at its pin."""
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_normalised(name)] = version.strip()
+    with buildah.mounted(container) as root:
+        installed = {}
+        for meta in root.glob("opt/venv/lib/python3*/site-packages/*.dist-info/METADATA"):
+            headers = dict(
+                line.split(": ", 1) for line in meta.read_text(errors="replace").split("\n\n", 1)[0].splitlines()
+                if ": " in line
+            )  # fmt: skip
+            installed[_normalised(headers["Name"])] = headers["Version"]
+    assert {"fastapi", "openvino", "prometheus-client", "uvicorn"} <= set(installed), sorted(installed)
+    off = {name: (version, pins[name]) for name, version in installed.items() if name in pins and version != pins[name]}
+    assert not off, f"installed (version, pinned) that differ: {off}"
+    unpinned = sorted(set(installed) - set(pins) - {"ovreduce", "pip", "setuptools", "wheel"})
+    assert not unpinned, f"installed without a pin in constraints.txt: {unpinned}"
+
+
 # -- running it ------------------------------------------------------------------------------------------
 def test_cli_checks_a_sample_in_the_image(buildah: Buildah, image: Image, container: str) -> None:
     assert (SAMPLES / f"{SAMPLE}.xml").is_file(), f"{SAMPLES}: missing; run python ir_samples/generate.py"
@@ -290,14 +327,18 @@ def test_cli_checks_a_sample_in_the_image(buildah: Buildah, image: Image, contai
     assert f"{SAMPLE}.xml" in result.stdout, result.stdout
 
 
-def _wait_healthy(buildah: Buildah, image: Image, container: str, server: Server) -> None:
+def _wait_healthy(
+    buildah: Buildah, image: Image, container: str, server: Server, env: dict[str, str] | None = None
+) -> None:
     argv = image.healthcheck_argv()
     timeout_s = (image.config.get("Healthcheck") or {}).get("Timeout", 0) / 1e9 or 30
     deadline = time.monotonic() + HEALTH_DEADLINE_S
     while True:
         try:
             last = buildah(
-                "run", "--isolation", "chroot", "--network", "host", "--user", image.user, container, "--", *argv,
+                "run", "--isolation", "chroot", "--network", "host", "--user", image.user,
+                *[arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")],
+                container, "--", *argv,
                 timeout=timeout_s + 30, check=False,
             )  # fmt: skip
         except CommandError as exc:
@@ -331,7 +372,41 @@ def test_server_passes_its_healthcheck_and_serves_the_api(
         checked = client.post("/v1/check", files=files)
         assert checked.status_code == 200, checked.text
         assert checked.json()["schema"] == "ovreduce.check/v1", checked.text
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200, metrics.text
+        assert 'ovreduce_http_requests_total{method="POST",route="/v1/check",status="200"} 1.0' in metrics.text
+        # the service answers only the names it is told (README: docker run -e OVREDUCE_ALLOWED_HOSTS=...)
+        refused = client.get("/metrics", headers={"host": "ovreduce.example.com"})
+        assert refused.status_code == 400 and refused.json()["code"] == "request.host", refused.text
         if (REPO / "api/static/index.html").is_file():  # the page: package data that must reach the image
             page = client.get("/static/index.html")
             assert page.status_code == 200, page.text
             assert page.headers["content-type"].startswith("text/html"), page.headers
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_healthcheck_follows_ovreduce_port(buildah: Buildah, image: Image, container: str) -> None:
+    """docker run -e OVREDUCE_PORT=P (README): the server listens on P and the image's HEALTHCHECK, run with the
+    container's environment, asks P."""
+    port = _free_port()
+    env = {"OVREDUCE_PORT": str(port)}
+    running = _start_server(buildah, image, port, env, "server-port")
+    try:
+        _wait_healthy(buildah, image, container, running, env)
+        with httpx.Client(base_url=running.url, trust_env=False, timeout=60) as client:
+            assert client.get("/healthz").json() == {"status": "ok"}
+        # and it asks that port, not 8000 (where the module's other server may answer): a port nothing
+        # listens on fails it
+        idle = buildah(
+            "run", "--isolation", "chroot", "--network", "host", "--user", image.user,
+            "--env", f"OVREDUCE_PORT={_free_port()}", container, "--", *image.healthcheck_argv(),
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert idle.returncode != 0, idle.stdout
+    finally:
+        _stop_server(running, port)

@@ -1,0 +1,186 @@
+"""Prometheus metrics of one app, exposed at ``GET /metrics`` in the text exposition format.
+
+Each app has its own :class:`~prometheus_client.CollectorRegistry` (made by :func:`api.main.create_app`),
+so several apps in one process (the tests) keep separate counts. The metrics:
+
+``ovreduce_http_requests_total{method, route, status}`` (counter)
+    Answered requests, by route template (``/v1/models/{model_id}``, never the concrete path, so the label
+    set stays small) and status; requests no route matched are ``route="<unmatched>"``. Refusals by the
+    wrappers (Host not allowed 400, too large 413, busy 503) are counted too.
+``ovreduce_http_request_duration_seconds{method, route}`` (histogram)
+    Time from the request's headers to the end of its answer.
+``ovreduce_runs_total{backend, device, outcome}`` (counter)
+    Layer runs (``POST .../layers/{layer}/run``) once they complete, one per requested backend: ``outcome``
+    is the run's (``agree``, ``disagree``, ``failed``, ``nothing-compared``) or, for a run that ended
+    without a document, its error code (``limit.time``, ``busy``, ``worker``, ``backend.device``, ...).
+    ``device`` is the requested OpenVINO device.
+``ovreduce_jobs_queued`` (gauge)
+    Jobs waiting for one of the worker processes.
+``ovreduce_jobs_rejected_total{reason}`` (counter)
+    Jobs of the worker processes that ended without an answer: ``busy`` (503, never started),
+    ``timeout`` (504, the worker was killed), ``worker_died`` (503, the worker ended on its own).
+``ovreduce_workers_killed_total`` (counter)
+    Worker processes killed for outliving the time limit.
+``ovreduce_store_bytes``, ``ovreduce_store_models`` (gauges)
+    Bytes and models in the model store (read from the disk when scraped; uploads being staged count in
+    the bytes, as they do against ``OVREDUCE_STORE_MAX_BYTES``); ``ovreduce_store_max_bytes`` the limit.
+``ovreduce_store_evictions_total`` (counter)
+    Models evicted to keep the store under its limit.
+
+With several uvicorn workers (``OVREDUCE_WORKERS``) each process counts on its own. Set
+``PROMETHEUS_MULTIPROC_DIR`` to an empty, writable folder before the server starts (prometheus_client's
+multiprocess mode) and every process writes its counts there and ``/metrics`` answers their sum, whichever
+worker the scrape reaches; without it, each scrape shows the counts of the worker that answered it. The
+store gauges are read from the disk either way (the store is shared); ``ovreduce_jobs_queued`` is summed
+over live processes in multiprocess mode.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.errors import StoreError
+from api.store.disk import ModelStore
+
+__all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The media type of the text exposition format (what Prometheus asks for by default)."""
+UNMATCHED = "<unmatched>"
+_MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def multiprocess() -> bool:
+    """Whether prometheus_client's multiprocess mode is on (``PROMETHEUS_MULTIPROC_DIR`` is set)."""
+    return bool(os.environ.get(_MULTIPROC_ENV) or os.environ.get(_MULTIPROC_ENV.lower()))
+
+
+class _StoreCollector(Collector):
+    """The store's size and model count, read from the disk at each scrape."""
+
+    def __init__(self, store: ModelStore) -> None:
+        self.store = store
+
+    def collect(self) -> Iterable[Metric]:
+        limit = GaugeMetricFamily("ovreduce_store_max_bytes", "The model store's limit (OVREDUCE_STORE_MAX_BYTES)")
+        limit.add_metric([], self.store.max_bytes)
+        yield limit
+        try:
+            usage, count = self.store.usage(), len(self.store.ids())
+        except (StoreError, OSError):  # not created yet, or not readable: /readyz says why
+            return
+        size = GaugeMetricFamily("ovreduce_store_bytes", "Bytes in the model store, uploads being staged included")
+        size.add_metric([], usage)
+        yield size
+        models = GaugeMetricFamily("ovreduce_store_models", "Models in the model store")
+        models.add_metric([], count)
+        yield models
+
+
+class Metrics:
+    """The metrics of one app (see the module docstring), in their own registry."""
+
+    def __init__(self, store: ModelStore) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "ovreduce_http_requests", "Answered HTTP requests", ["method", "route", "status"], registry=r
+        )
+        self.latency = Histogram(
+            "ovreduce_http_request_duration_seconds",
+            "Time to answer an HTTP request",
+            ["method", "route"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+            registry=r,
+        )
+        self.runs = Counter(
+            "ovreduce_runs", "Completed layer runs, one per requested backend", ["backend", "device", "outcome"],
+            registry=r,
+        )  # fmt: skip
+        self.queued = Gauge(
+            "ovreduce_jobs_queued", "Jobs waiting for a worker process", registry=r, multiprocess_mode="livesum"
+        )
+        self.rejected = Counter(
+            "ovreduce_jobs_rejected", "Worker-process jobs that ended without an answer", ["reason"], registry=r
+        )
+        self.killed = Counter("ovreduce_workers_killed", "Worker processes killed for outliving the limit", registry=r)
+        self.evictions = Counter("ovreduce_store_evictions", "Models evicted from the model store", registry=r)
+        self._store = _StoreCollector(store)
+        r.register(self._store)
+
+    # -- hooks -----------------------------------------------------------------------------------------
+    def count_run(self, backends: Sequence[str], device: str, outcome: str) -> None:
+        for backend in backends:
+            self.runs.labels(backend=backend, device=device, outcome=outcome).inc()
+
+    def job_event(self, event: str) -> None:
+        """What :class:`api.workers.IsolatedPool` reports: ``queued``, ``dequeued``, ``busy``, ``timeout``,
+        ``worker_died``."""
+        if event == "queued":
+            self.queued.inc()
+        elif event == "dequeued":
+            self.queued.dec()
+        else:
+            self.rejected.labels(reason=event).inc()
+            if event == "timeout":
+                self.killed.inc()
+
+    def evicted(self, count: int) -> None:
+        self.evictions.inc(count)
+
+    # -- exposition ------------------------------------------------------------------------------------
+    def exposition(self) -> bytes:
+        """The text exposition of every metric (summed over processes in multiprocess mode)."""
+        if not multiprocess():
+            return generate_latest(self.registry)
+        combined = CollectorRegistry()
+        MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
+        combined.register(self._store)
+        return generate_latest(combined)
+
+
+class MetricsMiddleware:
+    """Count every HTTP request by its route template and status, and time it.
+
+    Outermost, so refusals of the other wrappers count too. The route template is read from the scope after
+    the request was handled: the router leaves the matched route there.
+    """
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500  # an exception that escaped every handler ends the connection without an answer
+
+        async def counting_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, counting_send)
+        finally:
+            route = _route_of(scope)
+            method = str(scope.get("method", "GET"))
+            self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
+            self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
+
+
+def _route_of(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path_format", None)  # the template without converters: {layer}, not {layer:path}
+    return path if isinstance(path, str) else UNMATCHED

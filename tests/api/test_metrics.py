@@ -1,0 +1,178 @@
+"""GET /metrics: real traffic through the app, then the Prometheus text parsed and the counts checked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from .conftest import assert_problem, files
+from .irs import reduce_ir
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER = "rmsnorm%2Fvariance"
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(client: TestClient) -> Samples:
+    """Every sample of ``/metrics`` by name and labels."""
+    response = client.get("/metrics")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    out: Samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            out[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return out
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
+    before = scrape(client)
+    assert value(before, "ovreduce_runs_total", backend="numpy", device="CPU", outcome="agree") == 0
+    for _ in range(3):
+        assert client.get("/healthz").status_code == 200
+    mid = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
+    assert client.get(f"/v1/models/{mid}").status_code == 200
+    assert client.get(f"/v1/models/{'0' * 64}").status_code == 404
+    assert client.get("/no/such/page").status_code == 404
+    ran = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"seed": 1})
+    assert ran.status_code == 200 and ran.json()["outcome"] == "agree", ran.text
+    alone = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"backends": ["numpy"]})
+    assert alone.status_code == 200 and alone.json()["outcome"] == "nothing-compared", alone.text
+    no_device = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"device": "NOSUCHDEVICE"})
+    assert_problem(no_device, 503, "backend.device")
+
+    after = scrape(client)
+    req = "ovreduce_http_requests_total"
+    assert value(after, req, method="GET", route="/healthz", status="200") == 3
+    assert value(after, req, method="POST", route="/v1/models", status="201") == 1
+    # by route template, never by the concrete path: both models (found and unknown) under one route
+    assert value(after, req, method="GET", route="/v1/models/{model_id}", status="200") == 1
+    assert value(after, req, method="GET", route="/v1/models/{model_id}", status="404") == 1
+    assert value(after, req, method="GET", route="<unmatched>", status="404") == 1
+    assert not any(mid in dict(labels).get("route", "") for _, labels in after)
+    run_route = "/v1/models/{model_id}/layers/{layer}/run"
+    assert value(after, req, method="POST", route=run_route, status="200") == 2
+    assert value(after, req, method="POST", route=run_route, status="503") == 1
+    # the scrape before this one was counted too
+    assert value(after, req, method="GET", route="/metrics", status="200") == 1
+
+    latency = "ovreduce_http_request_duration_seconds_count"
+    assert value(after, latency, method="GET", route="/healthz") == 3
+    assert value(after, latency, method="POST", route=run_route) == 3
+
+    runs = "ovreduce_runs_total"
+    assert value(after, runs, backend="numpy", device="CPU", outcome="agree") == 1
+    assert value(after, runs, backend="openvino", device="CPU", outcome="agree") == 1
+    assert value(after, runs, backend="numpy", device="CPU", outcome="nothing-compared") == 1
+    assert value(after, runs, backend="openvino", device="NOSUCHDEVICE", outcome="backend.device") == 1
+
+    assert value(after, "ovreduce_store_models") == 1
+    assert value(after, "ovreduce_store_bytes") >= len(rmsnorm[0])
+    assert value(after, "ovreduce_store_max_bytes") > 0
+    assert value(after, "ovreduce_jobs_queued") == 0
+    assert value(after, "ovreduce_jobs_rejected_total", reason="busy") == 0
+
+
+def test_metrics_are_behind_the_host_allow_list(client: TestClient) -> None:
+    refused = client.get("/metrics", headers={"host": "evil.example"})
+    assert_problem(refused, 400, "request.host")
+    samples = scrape(client)  # the refusal is counted: no route was reached
+    assert value(samples, "ovreduce_http_requests_total", method="GET", route="<unmatched>", status="400") == 1
+
+
+def test_apps_in_one_process_count_apart(make_client: Callable[..., TestClient]) -> None:
+    one, two = make_client(), make_client()
+    for _ in range(2):
+        one.get("/healthz")
+    two.get("/healthz")
+    req = "ovreduce_http_requests_total"
+    assert value(scrape(one), req, method="GET", route="/healthz", status="200") == 2
+    assert value(scrape(two), req, method="GET", route="/healthz", status="200") == 1
+
+
+def test_evictions_are_counted(make_client: Callable[..., TestClient]) -> None:
+    """A store that holds one model: each upload after the first evicts the one before."""
+    models = [reduce_ir(f"m{i}", net_name=f"net{i}") for i in range(3)]
+    client = make_client(store_max_bytes=sum(map(len, models[0])) + 600)
+    for xml, bin_data in models:
+        assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+    samples = scrape(client)
+    assert value(samples, "ovreduce_store_evictions_total") == 2
+    assert value(samples, "ovreduce_store_models") == 1
+
+
+@pytest.fixture(scope="module")
+def slow_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes | None]:
+    from tests.audit.ov_models import many_reductions
+
+    xml = many_reductions(tmp_path_factory.mktemp("slow") / "many.xml", 400)
+    return xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
+
+
+def test_timeouts_and_killed_workers_are_counted(
+    make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]
+) -> None:
+    """A real audit that needs seconds, under a limit of half a second: 504, its worker killed."""
+    client = make_client(run_timeout_s=0.5, concurrency=1)
+    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
+    assert_problem(client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}), 504, "limit.time")
+    samples = scrape(client)
+    assert value(samples, "ovreduce_jobs_rejected_total", reason="timeout") == 1
+    assert value(samples, "ovreduce_workers_killed_total") == 1
+    assert value(samples, "ovreduce_jobs_queued") == 0
+    status = "ovreduce_http_requests_total"
+    assert value(samples, status, method="POST", route="/v1/models/{model_id}/audit", status="504") == 1
+
+
+_WORKER = """
+import sys, tempfile
+from pathlib import Path
+from fastapi.testclient import TestClient
+from api.config import Settings
+from api.main import create_app
+
+store, count, scrape = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "scrape"
+with TestClient(create_app(Settings(store=store)), base_url="http://127.0.0.1") as client:
+    for _ in range(count):
+        assert client.get("/healthz").status_code == 200
+    if scrape:
+        sys.stdout.write(client.get("/metrics").text)
+"""
+
+
+def test_multiprocess_mode_sums_the_processes(tmp_path: Path) -> None:
+    """PROMETHEUS_MULTIPROC_DIR set (as for several uvicorn workers): whichever process answers the scrape,
+    it shows the counts of every process, finished ones included."""
+    shared = tmp_path / "prometheus"
+    shared.mkdir()
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(shared), "PYTHONPATH": str(ROOT)}
+    store = str(tmp_path / "store")
+    for count in (2, 3):
+        subprocess.run([sys.executable, "-c", _WORKER, store, str(count), "no"], check=True, env=env, cwd=ROOT,
+                       timeout=120)  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", _WORKER, store, "1", "scrape"], check=True, env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(out)
+        for s in family.samples
+    }
+    assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 6
+    assert value(samples, "ovreduce_store_models") == 0
+
+
+def test_metrics_is_read_only(client: TestClient) -> None:
+    refused = client.post("/metrics")
+    assert_problem(refused, 405, "http.405")
+    assert "GET" in refused.headers["allow"]
