@@ -48,7 +48,7 @@ from ovreduce.ir.model import (
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
-__all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "load_ir", "parse_ir"]
+__all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "gc_paused", "load_ir", "parse_ir"]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
 _PRECISION_CACHE: dict[str, ElementType] = {t.precision: t for t in ELEMENT_TYPES.values()}
@@ -109,7 +109,7 @@ def parse_ir(
         raise LimitExceededError(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
-    with _gc_paused():
+    with gc_paused():
         root = _parse_xml(xml, source)
         return _Builder(source, weights, expected_bin, limits).build(root, xml)
 
@@ -119,10 +119,11 @@ _GC_HOLDERS = 0
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a model is built: the tree and the model are hundreds of
-    thousands of acyclic objects, and collections triggered by their allocation cost a fifth of the parse.
-    Reference counting still frees everything; the collector is back on as soon as no parse is running."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a model is built or checked: the tree and the model are
+    hundreds of thousands of acyclic objects, and collections triggered by their allocation cost a fifth of the
+    parse (a quarter of a check). Reference counting still frees everything; the collector is back on as soon
+    as no parse or check is running (nested and concurrent pauses are counted)."""
     global _GC_HOLDERS
     with _GC_LOCK:
         if _GC_HOLDERS == 0:
@@ -143,6 +144,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 _GC_WAS_ENABLED = [True]
+_gc_paused = gc_paused  # the name it had
 
 
 class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
