@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
@@ -269,9 +270,10 @@ class _Builder:
     ) -> tuple[tuple[Layer, ...], tuple[Edge, ...]]:
         """The layers (in topological order) and edges of the model or of one body."""
         layers = self.layers(layers_el)
-        edges = self.edges(edges_el, layers) if edges_el is not None else ()
+        fed: dict[tuple[str, str], int | None] = {}
+        edges = self.edges(edges_el, layers, fed) if edges_el is not None else ()
         ordered = self.topological(layers, edges)
-        self.check_connected(ordered, edges)
+        self.check_connected(ordered, fed)
         return ordered, edges
 
     def layers(self, layers_el: etree._Element) -> dict[str, Layer]:
@@ -670,7 +672,7 @@ class _Builder:
                 raise IRStructureError(f"{where}: <data> has no 'shape' attribute")
             return None
         try:
-            shape = PartialShape.parse(text)
+            shape = _parse_shape(text)
         except ValueError as exc:
             raise IRStructureError(f"{where}: shape={text!r}: {exc}") from None
         if shape.rank is not None and shape.rank > self.limits.max_rank:
@@ -683,6 +685,9 @@ class _Builder:
         fields = {}
         for attr in ("offset", "size"):
             text = data.get(attr)
+            if text is not None and len(text) <= 20 and text.isdigit() and text.isascii():  # the usual case
+                fields[attr] = int(text)
+                continue
             if text is None:
                 raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
             if not _UINT.fullmatch(text.strip()):
@@ -717,22 +722,34 @@ class _Builder:
         return ConstData(offset, size, count)
 
     # -- graph --------------------------------------------------------------------------------------
-    def edges(self, edges_el: etree._Element, layers: dict[str, Layer]) -> tuple[Edge, ...]:
+    def edges(
+        self, edges_el: etree._Element, layers: dict[str, Layer], seen_inputs: dict[tuple[str, str], int | None]
+    ) -> tuple[Edge, ...]:
+        """The edges, each checked to join an existing output port to an input port no other edge feeds;
+        ``seen_inputs`` receives every fed input port with its edge's line."""
         edges = []
-        seen_inputs: dict[tuple[str, str], int | None] = {}
-        out_ids = {lid: frozenset(p.id for p in layer.outputs) for lid, layer in layers.items()}
-        in_ids = {lid: frozenset(p.id for p in layer.inputs) for lid, layer in layers.items()}
         for el in edges_el:
             if el.tag != "edge":
                 raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <edges>; expected <edge>")
             get = el.get
             fl, fp, tl, tp = get("from-layer"), get("from-port"), get("to-layer"), get("to-port")
-            if not (fl and fp and tl and tp and f"{fl}{fp}{tl}{tp}".isdigit() and f"{fl}{fp}{tl}{tp}".isascii()):
+            if not (fl and fp and tl and tp):
                 self.bad_edge(el)
             assert fl is not None and fp is not None and tl is not None and tp is not None
+            joined = fl + fp + tl + tp
+            if not (joined.isdigit() and joined.isascii()):
+                self.bad_edge(el)
             line = el.sourceline
-            if fp not in out_ids.get(fl, ()) or tp not in in_ids.get(tl, ()):
+            src = layers.get(fl)
+            dst = layers.get(tl)
+            out_id = None if src is None else _port_id(src.outputs, fp)
+            in_id = None if dst is None else _port_id(dst.inputs, tp)
+            if src is None or dst is None or out_id is None or in_id is None:
                 self.dangling_edge(el, Edge(fl, fp, tl, tp, line), layers)
+            assert src is not None and dst is not None and out_id is not None and in_id is not None
+            # The layers' and ports' own id strings: every later lookup by them then matches by identity,
+            # not by comparing characters (a million-layer graph's dicts no longer fit any cache).
+            fl, fp, tl, tp = src.id, out_id, dst.id, in_id
             key = (tl, tp)
             if key in seen_inputs:
                 desc = f"edge {fl}:{fp} -> {tl}:{tp}"
@@ -796,8 +813,7 @@ class _Builder:
             )
         return tuple(order)
 
-    def check_connected(self, layers: Iterable[Layer], edges: tuple[Edge, ...]) -> None:
-        connected = {(e.to_layer, e.to_port) for e in edges}
+    def check_connected(self, layers: Iterable[Layer], connected: dict[tuple[str, str], int | None]) -> None:
         for layer in layers:
             for port in layer.inputs:
                 if (layer.id, port.id) not in connected:
@@ -834,6 +850,20 @@ def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:
                 if outdegree[p] == 0:
                     sinks.append(p)
     return list(outdegree)
+
+
+@lru_cache(maxsize=4096)
+def _parse_shape(text: str) -> PartialShape:
+    # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times.
+    return PartialShape.parse(text)
+
+
+def _port_id(ports: tuple[Port, ...], port_id: str) -> str | None:
+    """The id string of the port with id ``port_id`` (None if there is none)."""
+    for p in ports:
+        if p.id == port_id:
+            return p.id
+    return None
 
 
 def _ids(ports: tuple[Port, ...]) -> str:
