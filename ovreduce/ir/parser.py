@@ -26,6 +26,7 @@ from lxml import etree
 
 from ovreduce.errors import (
     ElementTypeError,
+    IRError,
     IRStructureError,
     IRSyntaxError,
     IRVersionError,
@@ -111,8 +112,55 @@ def parse_ir(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
     with gc_paused():
+        model = _stream(xml, source, weights, expected_bin, limits)
+        if model is not None:
+            return model
+        # Something is wrong with the file: the whole tree first, then the graph, so that the error raised is
+        # the one that path finds first (a syntax error anywhere before any layer's problem).
         root = _parse_xml(xml, source)
         return _Builder(source, weights, expected_bin, limits).build(root, xml)
+
+
+_CHUNK = 1 << 16
+
+
+def _stream(
+    xml: bytes, source: str, weights: Weights | None, expected_bin: str | None, limits: ParseLimits
+) -> IRModel | None:
+    """The model built while the XML is parsed, each top-level ``<layer>`` built and its elements freed as soon
+    as libxml2 has read it: the whole tree (18 times the XML's size) never exists at once. None when anything is
+    wrong (the caller then takes the careful path, which says what exactly)."""
+    if _BLANK.match(xml) or b"<!DOCTYPE" in xml[:_SNIFF] or b"<!ENTITY" in xml[:_SNIFF]:
+        return None
+    parser = etree.XMLPullParser(events=("end",), tag="layer", **_PARSER_OPTIONS)
+    parser.resolvers.add(_NoExternalResources())
+    builder = _Builder(source, weights, expected_bin, limits)
+    layers: dict[str, Layer] = {}
+    first_line: dict[str, int | None] = {}
+    try:
+        for start in range(0, len(xml), _CHUNK):
+            parser.feed(xml[start : start + _CHUNK])
+            for _, el in parser.read_events():
+                parent = el.getparent()
+                if parent is None or parent.tag != "layers":
+                    continue
+                net = parent.getparent()
+                if net is None or net.getparent() is not None:
+                    continue  # a body's layer: built with its container
+                if not builder.ir_version:  # what build() reads first, and bodies carry
+                    version = net.get("version", "")
+                    if not (version.isascii() and version.isdigit() and int(version) in SUPPORTED_IR_VERSIONS):
+                        return None
+                    builder.ir_version = int(version)
+                builder.add_layer(el, layers, first_line)
+                parent.remove(el)
+        root = parser.close()
+        docinfo = root.getroottree().docinfo
+        if docinfo.doctype or docinfo.internalDTD is not None:
+            return None
+        return builder.build(root, xml, layers, first_line)
+    except (etree.LxmlError, ValueError, IRError, LimitExceededError):
+        return None
 
 
 _GC_LOCK = threading.Lock()
@@ -161,6 +209,18 @@ class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
         return self.resolve_string("", context)
 
 
+_PARSER_OPTIONS: dict[str, bool] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "collect_ids": False,
+}
+
+
 def _parse_xml(xml: bytes, source: str) -> etree._Element:
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -170,16 +230,7 @@ def _parse_xml(xml: bytes, source: str) -> etree._Element:
             f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach "
             f"files); an OpenVINO IR never contains one"
         )
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        collect_ids=False,
-    )
+    parser = etree.XMLParser(**_PARSER_OPTIONS)
     parser.resolvers.add(_NoExternalResources())
     try:
         root = etree.fromstring(xml, parser)
@@ -230,7 +281,15 @@ class _Builder:
         return found.get("layers"), found.get("edges")
 
     # -- document -----------------------------------------------------------------------------------
-    def build(self, root: etree._Element, xml: bytes) -> IRModel:
+    def build(
+        self,
+        root: etree._Element,
+        xml: bytes,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
+    ) -> IRModel:
+        """The model of the document ``root``; ``built`` holds top-level layers already built (and removed from
+        the tree) while it was parsed, ``first_line`` their lines."""
         if not isinstance(root.tag, str) or root.tag != "net":
             raise IRStructureError(f"{self.at(root)}: the root element is <{root.tag}>, expected <net>")
         version_text = root.get("version")
@@ -253,7 +312,7 @@ class _Builder:
                 rt_el = child
         if layers_el is None:
             raise IRStructureError(f"{self.at(root)}: <net> has no <layers> element")
-        layers, edges = self.graph(layers_el, edges_el)
+        layers, edges = self.graph(layers_el, edges_el, built, first_line)
         return IRModel(
             name=root.get("name", ""),
             ir_version=version,
@@ -266,37 +325,47 @@ class _Builder:
         )
 
     def graph(
-        self, layers_el: etree._Element, edges_el: etree._Element | None
+        self,
+        layers_el: etree._Element,
+        edges_el: etree._Element | None,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
     ) -> tuple[tuple[Layer, ...], tuple[Edge, ...]]:
-        """The layers (in topological order) and edges of the model or of one body."""
-        layers = self.layers(layers_el)
+        """The layers (in topological order) and edges of the model or of one body (``built``: see :meth:`build`)."""
+        layers = self.layers(layers_el, built, first_line)
         fed: dict[tuple[str, str], int | None] = {}
         edges = self.edges(edges_el, layers, fed) if edges_el is not None else ()
         ordered = self.topological(layers, edges)
         self.check_connected(ordered, fed)
         return ordered, edges
 
-    def layers(self, layers_el: etree._Element) -> dict[str, Layer]:
-        layers: dict[str, Layer] = {}
-        first_line: dict[str, int | None] = {}
+    def layers(
+        self,
+        layers_el: etree._Element,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
+    ) -> dict[str, Layer]:
+        layers: dict[str, Layer] = {} if built is None else built
+        lines: dict[str, int | None] = {} if first_line is None else first_line
         for el in layers_el:
-            if el.tag != "layer":
-                raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
-            if self.layer_count >= self.limits.max_layers:
-                raise LimitExceededError(
-                    f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)"
-                )
-            self.layer_count += 1
-            layer = self.layer(el)
-            if layer.id in layers:
-                prev = layers[layer.id]
-                raise IRStructureError(
-                    f"{self.at(el)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used at "
-                    f"line {first_line[layer.id]} by layer {prev.name!r}: layer ids must be unique"
-                )
-            layers[layer.id] = layer
-            first_line[layer.id] = el.sourceline
+            self.add_layer(el, layers, lines)
         return layers
+
+    def add_layer(self, el: etree._Element, layers: dict[str, Layer], first_line: dict[str, int | None]) -> None:
+        if el.tag != "layer":
+            raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
+        if self.layer_count >= self.limits.max_layers:
+            raise LimitExceededError(f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)")
+        self.layer_count += 1
+        layer = self.layer(el)
+        if layer.id in layers:
+            prev = layers[layer.id]
+            raise IRStructureError(
+                f"{self.at(el)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used at "
+                f"line {first_line[layer.id]} by layer {prev.name!r}: layer ids must be unique"
+            )
+        layers[layer.id] = layer
+        first_line[layer.id] = el.sourceline
 
     def layer(self, el: etree._Element) -> Layer:
         get = el.get
