@@ -58,7 +58,12 @@ _INT = re.compile(r"-?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
 _NAME_SPLIT = re.compile(r"(?<!\\),")
 _SNIFF = 65536
+# Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same
+# dims. Bounded: they come from untrusted files.
+_DIM_CACHE_SIZE = 4096
+_DIMS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _BLANK = re.compile(rb"\s*\Z")
+_NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +431,7 @@ class _Builder:
             name=name,
             type=ltype,
             version=get("version", ""),
-            data=MappingProxyType(data),
+            data=MappingProxyType(data) if data else _NO_DATA,
             inputs=inputs,
             outputs=outputs,
             line=el.sourceline,
@@ -620,6 +625,7 @@ class _Builder:
         non-negative or -1 dims, no rt_info, no escaped names); None sends it to :meth:`ports`."""
         ports = []
         cache = _PRECISION_CACHE
+        shapes = _DIMS
         max_rank = self.limits.max_rank
         for el in parent:
             get = el.get
@@ -648,7 +654,11 @@ class _Builder:
                 return None
             else:
                 names = tuple(names_attr.split(","))
-            ports.append(Port(pid, precision, names, tuple(dims), el.sourceline))
+            shape = tuple(dims)
+            shared = shapes.get(shape)
+            if shared is None and len(shapes) < _DIM_CACHE_SIZE:
+                shapes[shape] = shape
+            ports.append(Port(pid, precision, names, shape if shared is None else shared, el.sourceline))
         return tuple(ports)
 
     def ports(
