@@ -23,7 +23,7 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -144,32 +144,40 @@ class ShapeEngine:
 
     def _run(self) -> None:
         states = self._states
-        declares_dims: dict[tuple[str, str], bool] = {}  # per (type, version): no rule of its own
+        # Per (type, version), asked once: the rule, and whether it is a reduction; None when the op has no rule
+        # of its own (most layers of a real model): every output then keeps its declared dims.
+        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
         given = self._given
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
                 continue
             kind = (layer.type, layer.version)
-            if declares_dims.get(kind):
+            if kind in plans:
+                plan = plans[kind]
+            else:
+                op = self._op(layer)
+                reduction = isinstance(op, ReductionOp)
+                plan = plans[kind] = None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction)
+            if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op = self._op(layer)
-            declares_dims[kind] = type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
-            if declares_dims[kind]:
-                # No rule of its own (most layers of a real model): every output keeps its declared dims.
-                self._declare(layer, layer.outputs)
-                continue
+            op, reduction = plan
             ctx = _Context(self, layer)
-            if isinstance(op, ReductionOp):
+            if reduction:
+                assert isinstance(op, ReductionOp)
                 info = op.analyse(ctx)
                 self._reductions[layer.id] = info
-                outs: list[PortState] = [info.output]
+                outs: Sequence[PortState] = (info.output,)
             else:
-                outs = list(op.infer(ctx))
-            for port, state in zip(layer.outputs, outs, strict=False):
+                outs = op.infer(ctx)
+                if not isinstance(outs, list | tuple):  # a registered rule may return any iterable
+                    outs = list(outs)
+            outputs = layer.outputs
+            for port, state in zip(outputs, outs, strict=False):
                 states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
-            self._declare(layer, layer.outputs[len(outs) :])
+            if len(outs) < len(outputs):
+                self._declare(layer, outputs[len(outs) :])
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
