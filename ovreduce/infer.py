@@ -43,6 +43,7 @@ AxesKind = Literal["const", "runtime", "unresolved"]
 AxesInfo = ValueInfo  # the value feeding a reduction's axes input
 _UNKNOWN = Op()  # the rule of an unregistered op: declared dims, no folding
 _DECLARED_DIMS = Op.infer
+_FOLD_DEPTH = 32  # nested value folds (about five frames each) before the chain above is folded iteratively
 
 
 class ShapeEngine:
@@ -75,6 +76,7 @@ class ShapeEngine:
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
+        self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
         self._run()
 
     # -- public queries --------------------------------------------------------------------------------
@@ -265,9 +267,37 @@ class ShapeEngine:
         cached = self._const_cache.get(ref)
         if cached is not None:
             return cached
+        if len(visiting) >= _FOLD_DEPTH:
+            self._fold_upstream(ref)
+            cached = self._const_cache.get(ref)
+            if cached is not None:
+                return cached
         info = self._fold(ref, visiting)
         self._const_cache[ref] = info
         return info
+
+    def _fold_upstream(self, ref: PortRef) -> None:
+        """Fold ``ref`` and every output above it whose value is not known yet, iteratively and producers first,
+        so that each fold finds its inputs' values cached: a long chain of folds (a file may hold a
+        million-layer one) then never recurses deeper than :data:`_FOLD_DEPTH` steps. Folds are pure, so folding
+        an output no rule would have asked about changes no result; one that fails is left to the ordinary path."""
+        model, cache = self.model, self._const_cache
+        refs = {ref}
+        stack = [ref]
+        while stack:
+            for producer in model.input_producers(model.layer(stack.pop()[0])):
+                if producer is not None and producer not in refs and producer not in cache:
+                    refs.add(producer)
+                    stack.append(producer)
+        if self._positions is None:
+            self._positions = {layer.id: i for i, layer in enumerate(model.layers)}
+        position = self._positions
+        for item in sorted(refs, key=lambda r: position[r[0]]):  # topological: producers first
+            if item not in cache:
+                try:
+                    cache[item] = self._fold(item, set())
+                except Exception:  # the ordinary path folds it again, and says why it fails
+                    continue
 
     def _fold(self, ref: PortRef, visiting: set[str]) -> AxesInfo:
         layer = self.model.layer(ref[0])
