@@ -12,6 +12,10 @@ under bench/out/ (git-ignored). Each measurement is repeated and its median prin
   (e) a Python process that only runs ``import openvino; openvino.Core().read_model(path)``
 
 Targets (reported, not asserted): (a) <= (b) and (d) < (e).
+
+``--chain N`` measures instead a generated N-layer chain IR (Parameter -> N-2 Relu -> Result, written
+straight as XML, no OpenVINO needed): ``load_ir`` + ``check_model`` time and the peak RSS of a fresh
+process that loads and checks it, next to the same for OpenVINO's ``read_model``.
 """
 
 from __future__ import annotations
@@ -80,6 +84,88 @@ def build_model(blocks: int, xml: Path) -> None:
     ov.save_model(ov.Model([ops.result(logits)], [x], "bench_llm"), str(xml), compress_to_fp16=False)
 
 
+def build_chain(layers: int, xml: Path) -> None:
+    """A chain IR of ``layers`` layers: Parameter [1,?,16] f32 -> ``layers - 2`` Relu -> Result; no weights."""
+    if layers < 2:
+        raise SystemExit("--chain needs at least 2 layers")
+    xml.parent.mkdir(parents=True, exist_ok=True)
+    dims = "".join(f"<dim>{d}</dim>" for d in (1, -1, 16))
+    port = '<port id="{}" precision="FP32">' + dims + "</port>"
+    with xml.open("w", encoding="utf-8") as out:
+        out.write('<?xml version="1.0"?>\n<net name="chain" version="11">\n<layers>\n')
+        out.write(
+            '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,?,16" element_type="f32"/>'
+            f"<output>{port.format(0)}</output></layer>\n"
+        )
+        relu = (
+            f'type="Relu" version="opset1"><input>{port.format(0)}</input><output>{port.format(1)}</output></layer>\n'
+        )
+        for i in range(1, layers - 1):
+            out.write(f'<layer id="{i}" name="relu_{i}" {relu}')
+        out.write(
+            f'<layer id="{layers - 1}" name="out" type="Result" version="opset1"><input>{port.format(0)}</input>'
+            "</layer>\n</layers>\n<edges>\n"
+        )
+        for i in range(1, layers - 1):
+            out.write(f'<edge from-layer="{i - 1}" from-port="{0 if i == 1 else 1}" to-layer="{i}" to-port="0"/>\n')
+        last = layers - 2
+        out.write(
+            f'<edge from-layer="{last}" from-port="{0 if last == 0 else 1}" to-layer="{layers - 1}" to-port="0"/>\n'
+        )
+        out.write("</edges>\n</net>\n")
+
+
+CHAIN_CODE = """
+import resource, sys, time
+start = time.perf_counter()
+if sys.argv[1] == "ovreduce":
+    import ovreduce
+    model = ovreduce.load_ir(sys.argv[2])
+    loaded = time.perf_counter()
+    report = ovreduce.check_model(model)
+    assert report.layer_count == int(sys.argv[3]), report.layer_count
+    errors = sum(f.severity == "error" for f in report.findings)
+    assert errors == 0, [f for f in report.findings if f.severity == "error"][:3]
+else:
+    import openvino
+    openvino.Core().read_model(sys.argv[2])
+    loaded = time.perf_counter()
+end = time.perf_counter()
+print(loaded - start, end - loaded, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def chain(layers: int, out: Path, repeat: int, openvino: bool) -> int:
+    """Time and peak RSS of checking an N-layer chain, each in a fresh process (medians of ``repeat``)."""
+    xml = out / f"chain_{layers}.xml"
+    if not xml.exists():
+        start = time.perf_counter()
+        build_chain(layers, xml)
+        print(f"built {xml} in {time.perf_counter() - start:.1f} s")
+    print(f"chain: {xml} ({xml.stat().st_size / 1e6:.1f} MB XML), {layers} layers, repeat {repeat}")
+    bare = "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    base = subprocess.run([sys.executable, "-c", bare], check=True, capture_output=True, text=True)
+    base_kib = int(base.stdout)
+    engines = ["ovreduce", "openvino"] if openvino else ["ovreduce"]
+    for engine in engines:
+        runs = []
+        for _ in range(repeat):
+            done = subprocess.run([sys.executable, "-c", CHAIN_CODE, engine, str(xml), str(layers)],
+                                  check=True, capture_output=True, text=True)  # fmt: skip
+            load, check, rss = done.stdout.split()
+            runs.append((float(load), float(check), int(rss)))
+        load_s = statistics.median(r[0] for r in runs)
+        check_s = statistics.median(r[1] for r in runs)
+        rss_mib = statistics.median(r[2] for r in runs) / 1024
+        what = "load_ir + check_model" if engine == "ovreduce" else "Core().read_model"
+        print(
+            f"{engine:9} {what:24} {load_s + check_s:7.2f} s (load {load_s:.2f} s, check {check_s:.2f} s), "
+            f"peak RSS {rss_mib:,.0f} MiB (+{rss_mib - base_kib / 1024:,.0f} MiB over a bare interpreter), "
+            f"{(load_s + check_s) / layers * 1e6:.1f} us/layer"
+        )
+    return 0
+
+
 def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
     times = []
     for _ in range(repeat):
@@ -105,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out", help="cache folder (default bench/out)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the model even if cached")
     parser.add_argument("--no-breakdown", action="store_true", help="skip the per-stage breakdown")
+    parser.add_argument("--chain", type=int, metavar="N", help="measure an N-layer Relu chain instead")
+    parser.add_argument("--no-openvino", action="store_true", help="with --chain: skip OpenVINO's read_model")
     args = parser.parse_args(argv)
+    if args.chain is not None:
+        return chain(args.chain, args.out, args.repeat, not args.no_openvino)
 
     xml = args.out / f"llm_{args.blocks}blocks_v{MODEL_VERSION}.xml"
     if args.rebuild or not xml.exists() or not xml.with_suffix(".bin").exists():

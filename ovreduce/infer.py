@@ -23,7 +23,7 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -43,6 +43,7 @@ AxesKind = Literal["const", "runtime", "unresolved"]
 AxesInfo = ValueInfo  # the value feeding a reduction's axes input
 _UNKNOWN = Op()  # the rule of an unregistered op: declared dims, no folding
 _DECLARED_DIMS = Op.infer
+_FOLD_DEPTH = 32  # nested value folds (about five frames each) before the chain above is folded iteratively
 
 
 class ShapeEngine:
@@ -75,6 +76,7 @@ class ShapeEngine:
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
+        self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
         self._run()
 
     # -- public queries --------------------------------------------------------------------------------
@@ -144,32 +146,40 @@ class ShapeEngine:
 
     def _run(self) -> None:
         states = self._states
-        declares_dims: dict[tuple[str, str], bool] = {}  # per (type, version): no rule of its own
+        # Per (type, version), asked once: the rule, and whether it is a reduction; None when the op has no rule
+        # of its own (most layers of a real model): every output then keeps its declared dims.
+        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
         given = self._given
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
                 continue
             kind = (layer.type, layer.version)
-            if declares_dims.get(kind):
+            if kind in plans:
+                plan = plans[kind]
+            else:
+                op = self._op(layer)
+                reduction = isinstance(op, ReductionOp)
+                plan = plans[kind] = None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction)
+            if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op = self._op(layer)
-            declares_dims[kind] = type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
-            if declares_dims[kind]:
-                # No rule of its own (most layers of a real model): every output keeps its declared dims.
-                self._declare(layer, layer.outputs)
-                continue
+            op, reduction = plan
             ctx = _Context(self, layer)
-            if isinstance(op, ReductionOp):
+            if reduction:
+                assert isinstance(op, ReductionOp)
                 info = op.analyse(ctx)
                 self._reductions[layer.id] = info
-                outs: list[PortState] = [info.output]
+                outs: Sequence[PortState] = (info.output,)
             else:
-                outs = list(op.infer(ctx))
-            for port, state in zip(layer.outputs, outs, strict=False):
+                outs = op.infer(ctx)
+                if not isinstance(outs, list | tuple):  # a registered rule may return any iterable
+                    outs = list(outs)
+            outputs = layer.outputs
+            for port, state in zip(outputs, outs, strict=False):
                 states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
-            self._declare(layer, layer.outputs[len(outs) :])
+            if len(outs) < len(outputs):
+                self._declare(layer, outputs[len(outs) :])
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
@@ -257,9 +267,37 @@ class ShapeEngine:
         cached = self._const_cache.get(ref)
         if cached is not None:
             return cached
+        if len(visiting) >= _FOLD_DEPTH:
+            self._fold_upstream(ref)
+            cached = self._const_cache.get(ref)
+            if cached is not None:
+                return cached
         info = self._fold(ref, visiting)
         self._const_cache[ref] = info
         return info
+
+    def _fold_upstream(self, ref: PortRef) -> None:
+        """Fold ``ref`` and every output above it whose value is not known yet, iteratively and producers first,
+        so that each fold finds its inputs' values cached: a long chain of folds (a file may hold a
+        million-layer one) then never recurses deeper than :data:`_FOLD_DEPTH` steps. Folds are pure, so folding
+        an output no rule would have asked about changes no result; one that fails is left to the ordinary path."""
+        model, cache = self.model, self._const_cache
+        refs = {ref}
+        stack = [ref]
+        while stack:
+            for producer in model.input_producers(model.layer(stack.pop()[0])):
+                if producer is not None and producer not in refs and producer not in cache:
+                    refs.add(producer)
+                    stack.append(producer)
+        if self._positions is None:
+            self._positions = {layer.id: i for i, layer in enumerate(model.layers)}
+        position = self._positions
+        for item in sorted(refs, key=lambda r: position[r[0]]):  # topological: producers first
+            if item not in cache:
+                try:
+                    cache[item] = self._fold(item, set())
+                except Exception:  # the ordinary path folds it again, and says why it fails
+                    continue
 
     def _fold(self, ref: PortRef, visiting: set[str]) -> AxesInfo:
         layer = self.model.layer(ref[0])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.infer import PortState, ShapeEngine
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ops.registry import boolean_attributes
 from ovreduce.reports import Finding
+from ovreduce.shapes import PartialShape
 
 __all__ = ["graph_findings"]
 
@@ -15,6 +18,7 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
     """Findings about every layer's boolean attributes, source layers and incoming edges."""
     out: list[Finding] = []
     attributes: dict[tuple[str, str], tuple[str, ...]] = {}  # per (type, version), asked once
+    producer, by_id = model.producer, model.layer
     for layer in model.layers:
         kind = (layer.type, layer.version)
         names = attributes.get(kind)
@@ -31,12 +35,22 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
         if layer.type in ("Parameter", "Const") and layer.outputs:
             out += _source_layer(layer, shapes.state((layer.id, layer.outputs[0].id)))
         for port in layer.inputs:
-            ref = model.producer(layer.id, port.id)
+            ref = producer(layer.id, port.id)
             assert ref is not None
-            src_layer = model.layer(ref[0])
+            src_layer = by_id(ref[0])
             src = src_layer.output(ref[1])
+            if src.dims == port.dims and (
+                src.precision is None or port.precision is None or src.precision == port.precision
+            ):
+                continue  # the common case: both ends declare the same thing
             out += _edge(src_layer, src, layer, port)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _verdict(dims: tuple[int, ...], shape: PartialShape) -> str:
+    """:func:`compare_declared` of a port declaring ``dims``, once per distinct pair (Consts repeat a few)."""
+    return compare_declared(Port("", None, (), dims), shape)
 
 
 def _source_layer(layer: Layer, state: PortState) -> list[Finding]:
@@ -44,7 +58,7 @@ def _source_layer(layer: Layer, state: PortState) -> list[Finding]:
     port = layer.outputs[0]
     code = "parameter-shape-mismatch" if layer.type == "Parameter" else "const-shape-mismatch"
     if layer.shape is not None:
-        verdict = compare_declared(port, layer.shape)
+        verdict = _verdict(port.dims, layer.shape)
         if verdict == "mismatch":
             out.append(finding(
                 code, layer,

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
@@ -25,6 +26,7 @@ from lxml import etree
 
 from ovreduce.errors import (
     ElementTypeError,
+    IRError,
     IRStructureError,
     IRSyntaxError,
     IRVersionError,
@@ -48,7 +50,7 @@ from ovreduce.ir.model import (
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
-__all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "load_ir", "parse_ir"]
+__all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "gc_paused", "load_ir", "parse_ir"]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
 _PRECISION_CACHE: dict[str, ElementType] = {t.precision: t for t in ELEMENT_TYPES.values()}
@@ -56,7 +58,12 @@ _INT = re.compile(r"-?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
 _NAME_SPLIT = re.compile(r"(?<!\\),")
 _SNIFF = 65536
+# Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same
+# dims. Bounded: they come from untrusted files.
+_DIM_CACHE_SIZE = 4096
+_DIMS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _BLANK = re.compile(rb"\s*\Z")
+_NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +116,56 @@ def parse_ir(
         raise LimitExceededError(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
-    with _gc_paused():
+    with gc_paused():
+        model = _stream(xml, source, weights, expected_bin, limits)
+        if model is not None:
+            return model
+        # Something is wrong with the file: the whole tree first, then the graph, so that the error raised is
+        # the one that path finds first (a syntax error anywhere before any layer's problem).
         root = _parse_xml(xml, source)
         return _Builder(source, weights, expected_bin, limits).build(root, xml)
+
+
+_CHUNK = 1 << 16
+
+
+def _stream(
+    xml: bytes, source: str, weights: Weights | None, expected_bin: str | None, limits: ParseLimits
+) -> IRModel | None:
+    """The model built while the XML is parsed, each top-level ``<layer>`` built and its elements freed as soon
+    as libxml2 has read it: the whole tree (18 times the XML's size) never exists at once. None when anything is
+    wrong (the caller then takes the careful path, which says what exactly)."""
+    if _BLANK.match(xml) or b"<!DOCTYPE" in xml[:_SNIFF] or b"<!ENTITY" in xml[:_SNIFF]:
+        return None
+    parser = etree.XMLPullParser(events=("end",), tag="layer", **_PARSER_OPTIONS)
+    parser.resolvers.add(_NoExternalResources())
+    builder = _Builder(source, weights, expected_bin, limits)
+    layers: dict[str, Layer] = {}
+    first_line: dict[str, int | None] = {}
+    try:
+        for start in range(0, len(xml), _CHUNK):
+            parser.feed(xml[start : start + _CHUNK])
+            for _, el in parser.read_events():
+                parent = el.getparent()
+                if parent is None or parent.tag != "layers":
+                    continue
+                net = parent.getparent()
+                if net is None or net.getparent() is not None:
+                    continue  # a body's layer: built with its container
+                if not builder.ir_version:  # what build() reads first, and bodies carry
+                    version = net.get("version", "")
+                    if not (version.isascii() and version.isdigit() and int(version) in SUPPORTED_IR_VERSIONS):
+                        return None
+                    builder.ir_version = int(version)
+                builder.add_layer(el, layers, first_line)
+                parent.remove(el)
+        root = parser.close()
+        docinfo = root.getroottree().docinfo
+        if docinfo.doctype or docinfo.internalDTD is not None:
+            return None
+        return builder.build(root, xml, layers, first_line)
+    except (etree.LxmlError, ValueError, IRError, LimitExceededError):
+        return None
 
 
 _GC_LOCK = threading.Lock()
@@ -119,10 +173,11 @@ _GC_HOLDERS = 0
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a model is built: the tree and the model are hundreds of
-    thousands of acyclic objects, and collections triggered by their allocation cost a fifth of the parse.
-    Reference counting still frees everything; the collector is back on as soon as no parse is running."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a model is built or checked: the tree and the model are
+    hundreds of thousands of acyclic objects, and collections triggered by their allocation cost a fifth of the
+    parse (a quarter of a check). Reference counting still frees everything; the collector is back on as soon
+    as no parse or check is running (nested and concurrent pauses are counted)."""
     global _GC_HOLDERS
     with _GC_LOCK:
         if _GC_HOLDERS == 0:
@@ -143,6 +198,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 _GC_WAS_ENABLED = [True]
+_gc_paused = gc_paused  # the name it had
 
 
 class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
@@ -158,6 +214,18 @@ class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
         return self.resolve_string("", context)
 
 
+_PARSER_OPTIONS: dict[str, bool] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+    "collect_ids": False,
+}
+
+
 def _parse_xml(xml: bytes, source: str) -> etree._Element:
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -167,16 +235,7 @@ def _parse_xml(xml: bytes, source: str) -> etree._Element:
             f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach "
             f"files); an OpenVINO IR never contains one"
         )
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        collect_ids=False,
-    )
+    parser = etree.XMLParser(**_PARSER_OPTIONS)
     parser.resolvers.add(_NoExternalResources())
     try:
         root = etree.fromstring(xml, parser)
@@ -227,7 +286,15 @@ class _Builder:
         return found.get("layers"), found.get("edges")
 
     # -- document -----------------------------------------------------------------------------------
-    def build(self, root: etree._Element, xml: bytes) -> IRModel:
+    def build(
+        self,
+        root: etree._Element,
+        xml: bytes,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
+    ) -> IRModel:
+        """The model of the document ``root``; ``built`` holds top-level layers already built (and removed from
+        the tree) while it was parsed, ``first_line`` their lines."""
         if not isinstance(root.tag, str) or root.tag != "net":
             raise IRStructureError(f"{self.at(root)}: the root element is <{root.tag}>, expected <net>")
         version_text = root.get("version")
@@ -250,7 +317,7 @@ class _Builder:
                 rt_el = child
         if layers_el is None:
             raise IRStructureError(f"{self.at(root)}: <net> has no <layers> element")
-        layers, edges = self.graph(layers_el, edges_el)
+        layers, edges = self.graph(layers_el, edges_el, built, first_line)
         return IRModel(
             name=root.get("name", ""),
             ir_version=version,
@@ -263,36 +330,47 @@ class _Builder:
         )
 
     def graph(
-        self, layers_el: etree._Element, edges_el: etree._Element | None
+        self,
+        layers_el: etree._Element,
+        edges_el: etree._Element | None,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
     ) -> tuple[tuple[Layer, ...], tuple[Edge, ...]]:
-        """The layers (in topological order) and edges of the model or of one body."""
-        layers = self.layers(layers_el)
-        edges = self.edges(edges_el, layers) if edges_el is not None else ()
+        """The layers (in topological order) and edges of the model or of one body (``built``: see :meth:`build`)."""
+        layers = self.layers(layers_el, built, first_line)
+        fed: dict[tuple[str, str], int | None] = {}
+        edges = self.edges(edges_el, layers, fed) if edges_el is not None else ()
         ordered = self.topological(layers, edges)
-        self.check_connected(ordered, edges)
+        self.check_connected(ordered, fed)
         return ordered, edges
 
-    def layers(self, layers_el: etree._Element) -> dict[str, Layer]:
-        layers: dict[str, Layer] = {}
-        first_line: dict[str, int | None] = {}
+    def layers(
+        self,
+        layers_el: etree._Element,
+        built: dict[str, Layer] | None = None,
+        first_line: dict[str, int | None] | None = None,
+    ) -> dict[str, Layer]:
+        layers: dict[str, Layer] = {} if built is None else built
+        lines: dict[str, int | None] = {} if first_line is None else first_line
         for el in layers_el:
-            if el.tag != "layer":
-                raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
-            if self.layer_count >= self.limits.max_layers:
-                raise LimitExceededError(
-                    f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)"
-                )
-            self.layer_count += 1
-            layer = self.layer(el)
-            if layer.id in layers:
-                prev = layers[layer.id]
-                raise IRStructureError(
-                    f"{self.at(el)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used at "
-                    f"line {first_line[layer.id]} by layer {prev.name!r}: layer ids must be unique"
-                )
-            layers[layer.id] = layer
-            first_line[layer.id] = el.sourceline
+            self.add_layer(el, layers, lines)
         return layers
+
+    def add_layer(self, el: etree._Element, layers: dict[str, Layer], first_line: dict[str, int | None]) -> None:
+        if el.tag != "layer":
+            raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <layers>; expected <layer>")
+        if self.layer_count >= self.limits.max_layers:
+            raise LimitExceededError(f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)")
+        self.layer_count += 1
+        layer = self.layer(el)
+        if layer.id in layers:
+            prev = layers[layer.id]
+            raise IRStructureError(
+                f"{self.at(el)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used at "
+                f"line {first_line[layer.id]} by layer {prev.name!r}: layer ids must be unique"
+            )
+        layers[layer.id] = layer
+        first_line[layer.id] = el.sourceline
 
     def layer(self, el: etree._Element) -> Layer:
         get = el.get
@@ -353,7 +431,7 @@ class _Builder:
             name=name,
             type=ltype,
             version=get("version", ""),
-            data=MappingProxyType(data),
+            data=MappingProxyType(data) if data else _NO_DATA,
             inputs=inputs,
             outputs=outputs,
             line=el.sourceline,
@@ -552,6 +630,7 @@ class _Builder:
         non-negative or -1 dims, no rt_info, no escaped names); None sends it to :meth:`ports`."""
         ports = []
         cache = _PRECISION_CACHE
+        shapes = _DIMS
         max_rank = self.limits.max_rank
         for el in parent:
             get = el.get
@@ -580,7 +659,11 @@ class _Builder:
                 return None
             else:
                 names = tuple(names_attr.split(","))
-            ports.append(Port(pid, precision, names, tuple(dims), el.sourceline))
+            shape = tuple(dims)
+            shared = shapes.get(shape)
+            if shared is None and len(shapes) < _DIM_CACHE_SIZE:
+                shapes[shape] = shape
+            ports.append(Port(pid, precision, names, shape if shared is None else shared, el.sourceline))
         return tuple(ports)
 
     def ports(
@@ -673,7 +756,7 @@ class _Builder:
                 raise IRStructureError(f"{where}: <data> has no 'shape' attribute")
             return None
         try:
-            shape = PartialShape.parse(text)
+            shape = _parse_shape(text)
         except ValueError as exc:
             raise IRStructureError(f"{where}: shape={text!r}: {exc}") from None
         if shape.rank is not None and shape.rank > self.limits.max_rank:
@@ -686,6 +769,9 @@ class _Builder:
         fields = {}
         for attr in ("offset", "size"):
             text = data.get(attr)
+            if text is not None and len(text) <= 20 and text.isdigit() and text.isascii():  # the usual case
+                fields[attr] = int(text)
+                continue
             if text is None:
                 raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
             if not _UINT.fullmatch(text.strip()):
@@ -720,22 +806,34 @@ class _Builder:
         return ConstData(offset, size, count)
 
     # -- graph --------------------------------------------------------------------------------------
-    def edges(self, edges_el: etree._Element, layers: dict[str, Layer]) -> tuple[Edge, ...]:
+    def edges(
+        self, edges_el: etree._Element, layers: dict[str, Layer], seen_inputs: dict[tuple[str, str], int | None]
+    ) -> tuple[Edge, ...]:
+        """The edges, each checked to join an existing output port to an input port no other edge feeds;
+        ``seen_inputs`` receives every fed input port with its edge's line."""
         edges = []
-        seen_inputs: dict[tuple[str, str], int | None] = {}
-        out_ids = {lid: frozenset(p.id for p in layer.outputs) for lid, layer in layers.items()}
-        in_ids = {lid: frozenset(p.id for p in layer.inputs) for lid, layer in layers.items()}
         for el in edges_el:
             if el.tag != "edge":
                 raise IRStructureError(f"{self.at(el)}: unexpected <{el.tag}> in <edges>; expected <edge>")
             get = el.get
             fl, fp, tl, tp = get("from-layer"), get("from-port"), get("to-layer"), get("to-port")
-            if not (fl and fp and tl and tp and f"{fl}{fp}{tl}{tp}".isdigit() and f"{fl}{fp}{tl}{tp}".isascii()):
+            if not (fl and fp and tl and tp):
                 self.bad_edge(el)
             assert fl is not None and fp is not None and tl is not None and tp is not None
+            joined = fl + fp + tl + tp
+            if not (joined.isdigit() and joined.isascii()):
+                self.bad_edge(el)
             line = el.sourceline
-            if fp not in out_ids.get(fl, ()) or tp not in in_ids.get(tl, ()):
+            src = layers.get(fl)
+            dst = layers.get(tl)
+            out_id = None if src is None else _port_id(src.outputs, fp)
+            in_id = None if dst is None else _port_id(dst.inputs, tp)
+            if src is None or dst is None or out_id is None or in_id is None:
                 self.dangling_edge(el, Edge(fl, fp, tl, tp, line), layers)
+            assert src is not None and dst is not None and out_id is not None and in_id is not None
+            # The layers' and ports' own id strings: every later lookup by them then matches by identity,
+            # not by comparing characters (a million-layer graph's dicts no longer fit any cache).
+            fl, fp, tl, tp = src.id, out_id, dst.id, in_id
             key = (tl, tp)
             if key in seen_inputs:
                 desc = f"edge {fl}:{fp} -> {tl}:{tp}"
@@ -799,8 +897,7 @@ class _Builder:
             )
         return tuple(order)
 
-    def check_connected(self, layers: Iterable[Layer], edges: tuple[Edge, ...]) -> None:
-        connected = {(e.to_layer, e.to_port) for e in edges}
+    def check_connected(self, layers: Iterable[Layer], connected: dict[tuple[str, str], int | None]) -> None:
         for layer in layers:
             for port in layer.inputs:
                 if (layer.id, port.id) not in connected:
@@ -837,6 +934,20 @@ def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:
                 if outdegree[p] == 0:
                     sinks.append(p)
     return list(outdegree)
+
+
+@lru_cache(maxsize=4096)
+def _parse_shape(text: str) -> PartialShape:
+    # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times.
+    return PartialShape.parse(text)
+
+
+def _port_id(ports: tuple[Port, ...], port_id: str) -> str | None:
+    """The id string of the port with id ``port_id`` (None if there is none)."""
+    for p in ports:
+        if p.id == port_id:
+            return p.id
+    return None
 
 
 def _ids(ports: tuple[Port, ...]) -> str:
