@@ -423,6 +423,7 @@ def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> lis
     free = any(_static(p.target, 1) != _static(p.target, 2) for p in ports)  # dims a fill would change
     fills = DEFAULT_FILLS if free else DEFAULT_FILLS[:1]
     refused = ""
+    model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     for fill in fills:
         chosen = [_static(p.target, fill) for p in ports]
         for port, dims in zip(ports, chosen, strict=True):
@@ -433,7 +434,7 @@ def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> lis
                                              f"more than the limit of {max_elements}")  # fmt: skip
                 return _refused(ports, refused)
         changed = {
-            ov_model.inputs[p.index]: ov.PartialShape(list(dims))
+            model_ports[p.index]: ov.PartialShape(list(dims))
             for p, dims in zip(ports, chosen, strict=True)
             if not p.declared.is_static or p.declared.to_list() != list(dims)
         }
@@ -500,10 +501,11 @@ def fit_model(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> None:
     """Reshape another copy of a model to the arrays :func:`model_inputs` chose for the first (static shapes,
     so that every run of an audit compiles the same graph); raises whatever OpenVINO raises."""
     ov = openvino()
+    ports = ov_model.inputs
     changed = {
-        ov_model.inputs[i]: ov.PartialShape(list(a.shape))
+        ports[i]: ov.PartialShape(list(a.shape))
         for i, a in arrays.items()
-        if ov_model.inputs[i].get_partial_shape() != ov.PartialShape(list(a.shape))
+        if ports[i].get_partial_shape() != ov.PartialShape(list(a.shape))
     }
     if changed:
         ov_model.reshape(changed)
