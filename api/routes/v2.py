@@ -190,12 +190,18 @@ def _json_dims(shape: Any) -> list[int]:
     return [d if isinstance(d, int) and d >= 0 else -1 for d in shape]
 
 
-def _metadata(catalog: Catalog, name: str, version: str | None) -> dict[str, Any]:
+def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[LoadedModel, LayerView, str]:
+    """The stored model, layer view and path of v2 model ``name``; NotReadyError when it cannot run."""
     _check_version(version)
     loaded, view, path = _find(catalog, name)
     reason = _unready(loaded, path)
     if reason is not None:
         raise NotReadyError(f"model {_shown(name)} is not ready: {reason}")
+    return loaded, view, path
+
+
+def _metadata(catalog: Catalog, name: str, version: str | None) -> dict[str, Any]:
+    loaded, view, path = _ready_model(catalog, name, version)
     spec = loaded.spec(path)
     inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape)}]
     if spec.runtime_axes:
@@ -218,11 +224,7 @@ def _metadata(catalog: Catalog, name: str, version: str | None) -> dict[str, Any
 
 
 def _ready(catalog: Catalog, name: str, version: str | None) -> dict[str, Any]:
-    _check_version(version)
-    loaded, _, path = _find(catalog, name)
-    reason = _unready(loaded, path)
-    if reason is not None:
-        raise NotReadyError(f"model {_shown(name)} is not ready: {reason}")
+    _ready_model(catalog, name, version)
     return {"name": name, "ready": True}
 
 
