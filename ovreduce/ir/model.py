@@ -243,13 +243,32 @@ class IRModel:
         consumers: dict[PortRef, list[PortRef]] = {}
         for e in self.edges:
             consumers.setdefault((e.from_layer, e.from_port), []).append((e.to_layer, e.to_port))
-        object.__setattr__(self, "_by_id", MappingProxyType({layer.id: layer for layer in self.layers}))
-        object.__setattr__(
-            self,
-            "_producer",
-            MappingProxyType({(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}),
-        )
+        producer = {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
+        self._index({layer.id: layer for layer in self.layers}, producer, consumers)
+
+    def _index(
+        self, by_id: dict[str, Layer], producer: dict[PortRef, PortRef], consumers: dict[PortRef, list[PortRef]]
+    ) -> None:
+        object.__setattr__(self, "_by_id", MappingProxyType(by_id))
+        object.__setattr__(self, "_producer", MappingProxyType(producer))
         object.__setattr__(self, "_consumers", MappingProxyType({k: tuple(v) for k, v in consumers.items()}))
+
+    @classmethod
+    def indexed(
+        cls,
+        fields: Mapping[str, Any],
+        by_id: dict[str, Layer],
+        producer: dict[PortRef, PortRef],
+        consumers: dict[PortRef, list[PortRef]],
+    ) -> IRModel:
+        """The model of ``fields`` (the constructor's arguments) with the indices a reader gathered while it read the
+        edges (each layer by id; each input port's producer; each output port's consumers, in edge order): the
+        same model as the constructor's, without its second pass over the edges."""
+        model = object.__new__(cls)
+        for name, value in fields.items():
+            object.__setattr__(model, name, value)
+        model._index(by_id, producer, consumers)
+        return model
 
     def layer(self, layer_id: str) -> Layer:
         return self._by_id[layer_id]

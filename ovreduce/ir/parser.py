@@ -15,7 +15,7 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +34,7 @@ from ovreduce.errors import (
     WeightsError,
 )
 from ovreduce.files import FileError, read_bounded
+from ovreduce.ir.canonical import read_canonical
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type, element_type_from_precision
 from ovreduce.ir.model import (
     BODY_ROLES,
@@ -117,7 +118,9 @@ def parse_ir(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
     with gc_paused():
-        model = _stream(xml, source, weights, expected_bin, limits)
+        model = read_canonical(xml, _Builder(source, weights, expected_bin, limits), _PARSER_OPTIONS)
+        if model is None:  # not in the serializer's layout, or something is wrong: built while lxml reads it
+            model = _stream(xml, source, weights, expected_bin, limits)
         if model is not None:
             return model
         # Something is wrong with the file: the whole tree first, then the graph, so that the error raised is
@@ -630,7 +633,6 @@ class _Builder:
         non-negative or -1 dims, no rt_info, no escaped names); None sends it to :meth:`ports`."""
         ports = []
         cache = _PRECISION_CACHE
-        shapes = _DIMS
         max_rank = self.limits.max_rank
         for el in parent:
             get = el.get
@@ -659,11 +661,7 @@ class _Builder:
                 return None
             else:
                 names = tuple(names_attr.split(","))
-            shape = tuple(dims)
-            shared = shapes.get(shape)
-            if shared is None and len(shapes) < _DIM_CACHE_SIZE:
-                shapes[shape] = shape
-            ports.append(Port(pid, precision, names, shape if shared is None else shared, el.sourceline))
+            ports.append(Port(pid, precision, names, _shared_dims(tuple(dims)), el.sourceline))
         return tuple(ports)
 
     def ports(
@@ -738,7 +736,7 @@ class _Builder:
             )
         return value
 
-    def etype_attr(self, data: dict[str, str], attr: str, where: str, *, required: bool) -> ElementType | None:
+    def etype_attr(self, data: Mapping[str, str], attr: str, where: str, *, required: bool) -> ElementType | None:
         text = data.get(attr)
         if text is None:
             if required:
@@ -749,7 +747,7 @@ class _Builder:
         except ElementTypeError as exc:
             raise ElementTypeError(f"{where}: {attr}: {exc}") from None
 
-    def shape_attr(self, data: dict[str, str], where: str, *, required: bool) -> PartialShape | None:
+    def shape_attr(self, data: Mapping[str, str], where: str, *, required: bool) -> PartialShape | None:
         text = data.get("shape")
         if text is None:
             if required:
@@ -763,7 +761,7 @@ class _Builder:
             raise LimitExceededError(f"{where}: rank {shape.rank} exceeds the limit of {self.limits.max_rank}")
         return shape
 
-    def const_data(self, data: dict[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData:
+    def const_data(self, data: Mapping[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData:
         if not shape.is_static:
             raise IRStructureError(f"{where}: shape={data['shape']!r}: a Const must have a static shape")
         fields = {}
@@ -934,6 +932,16 @@ def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:
                 if outdegree[p] == 0:
                     sinks.append(p)
     return list(outdegree)
+
+
+def _shared_dims(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple shared by every port declaring ``dims`` (while the bounded cache has room)."""
+    shared = _DIMS.get(dims)
+    if shared is not None:
+        return shared
+    if len(_DIMS) < _DIM_CACHE_SIZE:
+        _DIMS[dims] = dims
+    return dims
 
 
 @lru_cache(maxsize=4096)

@@ -107,3 +107,17 @@ def test_a_failed_download_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     missing = Package("silero-vad", "0.0.0.999", "silero_vad-0.0.0.999-py3-none-any.whl", "0" * 64)
     with pytest.raises(CorpusUnavailableError, match=r"pip download silero-vad==0\.0\.0\.999 failed"):
         wheel_path(missing)
+
+
+def test_the_fast_reader_builds_what_the_careful_one_builds(corpus_model: tuple[CorpusModel, Path]) -> None:
+    """Real converted models (IR v10 and v11, sub-graph bodies, rt_info) through ovreduce.ir.canonical: the same
+    model as the careful lxml path, lines and indices included, and taken by it (not declined)."""
+    from ovreduce.ir.weights import Weights
+    from tests.ir.test_canonical import assert_same, careful, fast
+
+    _, path = corpus_model
+    xml = path.read_bytes()
+    weights = Weights(path.with_suffix(".bin"))
+    got = fast(xml, weights)
+    assert got is not None
+    assert_same(got, careful(xml, weights))

@@ -1,0 +1,549 @@
+"""The IR as OpenVINO's serializer writes it, read straight from the bytes by regular expressions running in C.
+
+A Python object for each of the hundreds of thousands of elements lxml's tree holds costs more than OpenVINO's
+whole C++ reader needs for the file. This module reads the layout the serializer writes (a layer's attributes in
+its order and in double quotes, one ``<data>``, ``<input>``, ``<output>``, ports of plain ``<dim>`` values) with a
+handful of compiled patterns and builds the layers, ports and edges from their matches; meanwhile libxml2 checks
+on another thread that the whole document is well-formed (it releases the GIL while it parses).
+
+A layer in any other form (a sub-graph body, rt_info, an escaped character, another attribute order) is handed
+to the lxml builder on its own slice of the file, its line numbers kept. Anything unexpected at the level of the
+document, and every error, returns None: the caller then takes the careful path, which raises the precise
+message. So this module never decides that a file is wrong, and what it builds is the model the careful path
+builds, line numbers included (``tests/ir/test_canonical.py`` compares the two on every sample, corpus model and
+generated variant).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import fields
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from ovreduce.errors import IRError, LimitExceededError
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
+from ovreduce.ir.model import ConstData, Edge, IRModel, Layer, Port, PortRef, RtInfo
+from ovreduce.shapes import PartialShape
+
+if TYPE_CHECKING:
+    from ovreduce.ir.parser import _Builder
+
+__all__ = ["read_canonical"]
+
+_VALUE = rb'"[^"<&\t\n]*"'  # a value as the serializer writes it: nothing to unescape or normalise
+_ATTRS = rb"((?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*)"  # attributes on the start tag's own line
+_PORT = (
+    rb'<port id="[0-9]+"(?: precision="[A-Za-z0-9_]+")?(?: names="[^"<&\t\n\\]*")?[ \t]*'
+    rb"(?:/>|>(?:[ \t\n]*+<dim>(?:-1|[0-9]{1,18})</dim>)*+[ \t\n]*+</port>)"
+)
+_PROLOG = re.compile(
+    rb'(?:\xef\xbb\xbf)?(?:<\?xml[ \t]+version="1\.[0-9]"(?:[ \t]+encoding="(?i:utf-8)")?'
+    rb'(?:[ \t]+standalone="(?:yes|no)")?[ \t]*\?>)?[ \t\n]*+<net' + _ATTRS + rb"[ \t]*>[ \t\n]*+<layers>"
+)
+_LAYER = re.compile(
+    rb'<layer id="([0-9]+)" name="([^"<&\t\n]*)" type="([^"<&\t\n]*)" version="([^"<&\t\n]*)"'
+    rb"(?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*[ \t]*>[ \t\n]*+"
+    rb"(?:<data" + _ATTRS + rb"[ \t]*(?:/>|>[ \t\n]*+</data>)[ \t\n]*+)?"
+    rb"(?:<input>((?:[ \t\n]*+" + _PORT + rb")*+)[ \t\n]*+</input>[ \t\n]*+)?"
+    rb"(?:<output>((?:[ \t\n]*+" + _PORT + rb")*+)[ \t\n]*+</output>[ \t\n]*+)?"
+    rb"</layer>"
+)
+_PORTS = re.compile(
+    rb'([ \t\n]*)<port id="([0-9]+)"(?: precision="([A-Za-z0-9_]+)")?(?: names="([^"]*)")?[ \t]*'
+    rb"(?:/>|>((?:[ \t\n]*<dim>[^<]*</dim>)*)([ \t\n]*)</port>)"
+)
+_DIM = re.compile(rb"<dim>([^<]*)</dim>")
+_ATTR = re.compile(rb'([A-Za-z_][A-Za-z0-9_.-]*)="([^"]*)"')
+_EDGES = re.compile(
+    rb"<edges>((?:[ \t\n]*+<edge "
+    rb'from-layer="[0-9]+" from-port="[0-9]+" to-layer="[0-9]+" to-port="[0-9]+"[ \t]*/>)*+)[ \t\n]*+</edges>'
+)
+_EDGE = re.compile(
+    rb'([ \t\n]*)<edge from-layer="([0-9]+)" from-port="([0-9]+)" to-layer="([0-9]+)" to-port="([0-9]+)"'
+)
+# every start and end tag of a <layer> (in a well-formed document with no comments, '<' starts nothing else)
+_LAYER_TAGS = re.compile(
+    rb"<layer(?:[ \t\n]+[^ \t\n=/>]+[ \t\n]*=[ \t\n]*(?:\"[^\"]*\"|'[^']*'))*[ \t\n]*(/?)>|</layer[ \t\n]*>"
+)
+_BLANK = re.compile(rb"[ \t\n]*+")
+_END = re.compile(rb"[ \t\n]*+</net>[ \t\n]*+\Z")
+_PRECISIONS: dict[bytes, ElementType] = {t.precision.encode(): t for t in ELEMENT_TYPES.values()}
+_THREAD_FROM = 1 << 18  # a document this large is checked on another thread (starting one costs ~0.1 ms)
+_CACHE_SIZE = 4096  # entries of each cache of repeated texts (they come from untrusted files: bounded)
+_WORDS = 1 << 22  # distinct ids and type names kept
+_NO_DATA: MappingProxyType[str, str] = MappingProxyType({})
+
+
+def _layer_factory() -> Callable[..., Layer]:
+    """Builds a :class:`Layer` through its slots: the frozen dataclass's ``__init__`` costs twice as much, and a
+    model has hundreds of thousands of layers. The fields it leaves at their defaults are those :meth:`_Reader.layer`
+    never sets (no rt_info, no bodies)."""
+    new = object.__new__
+    (set_id, set_name, set_type, set_version, set_data, set_inputs, set_outputs, set_line, set_rt, set_etype,
+     set_shape, set_const, set_bodies) = (getattr(Layer, f.name).__set__ for f in fields(Layer))  # fmt: skip
+
+    def build(
+        layer_id: str,
+        name: str,
+        ltype: str,
+        version: str,
+        data: Mapping[str, str],
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        line: int,
+        etype: ElementType | None,
+        shape: PartialShape | None,
+        const: ConstData | None,
+    ) -> Layer:
+        layer: Layer = new(Layer)
+        set_id(layer, layer_id)
+        set_name(layer, name)
+        set_type(layer, ltype)
+        set_version(layer, version)
+        set_data(layer, data)
+        set_inputs(layer, inputs)
+        set_outputs(layer, outputs)
+        set_line(layer, line)
+        set_rt(layer, ())
+        set_etype(layer, etype)
+        set_shape(layer, shape)
+        set_const(layer, const)
+        set_bodies(layer, ())
+        return layer
+
+    return build
+
+
+_layer = _layer_factory()
+
+
+def read_canonical(xml: bytes, builder: _Builder, options: dict[str, bool]) -> IRModel | None:
+    """The model of ``xml`` when its document is in the serializer's layout and everything in it is right;
+    None otherwise (the caller takes the careful path). ``builder`` builds the layers in any other form and
+    checks Consts and Parameters; ``options`` are the lxml parser's."""
+    head = _PROLOG.match(xml)
+    if head is None or b"\r" in xml or b"<!" in xml or xml.find(b"<?", head.end()) >= 0:
+        return None  # line ends to normalise, comments, CDATA, DOCTYPEs, processing instructions
+    verdict = _well_formed(xml, options)
+    try:
+        model = _Reader(xml, builder).read(head)
+    except (IRError, LimitExceededError, etree.LxmlError, ValueError, UnicodeDecodeError):
+        model = None
+    finally:
+        well_formed = verdict()
+    return model if well_formed else None
+
+
+def _well_formed(xml: bytes, options: dict[str, bool]) -> Callable[[], bool]:
+    """Start libxml2's check of the whole document (with the careful path's options); the returned function
+    waits for its verdict. A large document is checked on another thread, beside the reading."""
+    verdict = [False]
+
+    def check() -> None:
+        parser = etree.XMLParser(target=_Nothing(), **options)
+        try:
+            etree.fromstring(xml, parser)
+        except (etree.LxmlError, ValueError):
+            return
+        verdict[0] = True
+
+    if len(xml) < _THREAD_FROM:
+        check()
+        return lambda: verdict[0]
+    thread = threading.Thread(target=check, name="ovreduce-xml-check", daemon=True)
+    thread.start()
+
+    def wait() -> bool:
+        thread.join()
+        return verdict[0]
+
+    return wait
+
+
+class _Nothing:
+    """A parser target that builds nothing: libxml2 parses, and only its errors reach Python."""
+
+    def close(self) -> None:
+        return None
+
+
+class _Reader:
+    def __init__(self, xml: bytes, builder: _Builder) -> None:
+        self.xml = xml
+        self.builder = builder
+        self.source = builder.source
+        self.layers: dict[str, Layer] = {}
+        self.by_raw_id: dict[bytes, Layer] = {}
+        self.words: dict[bytes, str] = {}  # see word()
+        self.dims: dict[bytes, tuple[int, ...]] = {}
+        self.data: dict[bytes, MappingProxyType[str, str]] = {}
+        self.templates: dict[
+            bytes, tuple[tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int], ...]
+        ] = {}
+        self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
+        self.input_ports = 0
+        self.producer: dict[PortRef, PortRef] = {}
+        self.consumers: dict[PortRef, list[PortRef]] = {}
+        self.succ: dict[str, list[str]] = {}
+        self.indegree: dict[str, int] = {}
+        self.edge_list: list[Edge] = []
+        self.padding = 0  # newlines written ahead of slices handed to lxml, bounded by the file's size
+
+    def read(self, head: re.Match[bytes]) -> IRModel | None:
+        xml = self.xml
+        net = dict(self.attributes(head[1]))
+        version = net.get("version", "")
+        if any(k.startswith("xmlns") for k in net) or not version.isdigit() or len(version) > 20:
+            return None
+        if int(version) not in _supported():
+            return None
+        self.builder.ir_version = int(version)
+        pos, line = head.end(), 1 + xml.count(b"\n", 0, head.end())
+        while True:
+            blank = _BLANK.match(xml, pos)
+            assert blank is not None
+            line += xml.count(b"\n", pos, blank.end())
+            pos = blank.end()
+            if xml.startswith(b"</layers>", pos):
+                pos += len(b"</layers>")
+                break
+            if xml.startswith(b"</", pos) or not _LAYER_TAGS.match(xml, pos):
+                return None
+            match = _LAYER.match(xml, pos)
+            layer = None if match is None else self.layer(match, line)
+            if layer is not None:
+                end = match.end()  # type: ignore[union-attr]
+                raw_id = match[1]  # type: ignore[index]
+            else:
+                end = self.layer_end(pos)
+                if end < 0:
+                    return None
+                layer = self.by_lxml(pos, end, line)
+                raw_id = layer.id.encode()
+            if not self.add(layer, raw_id):
+                return None
+            line += xml.count(b"\n", pos, end)
+            pos = end
+        blank = _BLANK.match(xml, pos)
+        assert blank is not None
+        line += xml.count(b"\n", pos, blank.end())
+        pos = blank.end()
+        if xml.startswith(b"<edges>", pos):
+            found = _EDGES.match(xml, pos)
+            if found is None or not self.edges(found[1], line):
+                return None
+            line += xml.count(b"\n", pos, found.end())
+            pos = found.end()
+        rt_info: tuple[RtInfo, ...] = ()
+        if _END.match(xml, pos) is None:  # what the serializer writes after <edges>: the model's rt_info
+            close = xml.rfind(b"</net>")
+            if close < pos or _END.match(xml, close) is None:
+                return None
+            tail = etree.fromstring(b"<tail>" + xml[pos:close] + b"</tail>", etree.XMLParser(**_options()))
+            if any(child.tag in ("layers", "edges") for child in tail):
+                return None  # a second section: the careful path says so
+            rt_el = None
+            for child in tail:
+                if child.tag == "rt_info":
+                    rt_el = child
+            rt_info = _rt_children(rt_el) if rt_el is not None else ()
+        if len(self.producer) != self.input_ports:
+            return None  # an input port no edge feeds: the careful path says which
+        ordered = self.topological()
+        if ordered is None:
+            return None
+        builder = self.builder
+        fields = {
+            "name": net.get("name", ""),
+            "ir_version": builder.ir_version,
+            "layers": ordered,
+            "edges": tuple(self.edge_list),
+            "source": builder.source,
+            "weights": builder.weights,
+            "rt_info": rt_info,
+            "xml": xml,
+        }
+        return IRModel.indexed(fields, self.layers, self.producer, self.consumers)
+
+    # -- layers ------------------------------------------------------------------------------------------
+    def layer(self, m: re.Match[bytes], line: int) -> Layer | None:
+        """The layer of a match of :data:`_LAYER` starting at ``line``; None when anything in it is not ordinary."""
+        raw_id, raw_name, raw_type, raw_version, raw_data, raw_in, raw_out = m.groups()
+        words = self.words
+        layer_id = raw_id.decode()
+        ltype = words.get(raw_type)
+        if ltype is None:
+            ltype = self.word(raw_type)
+        version = words.get(raw_version)
+        if version is None:
+            version = self.word(raw_version)
+        inputs: tuple[Port, ...] = ()
+        outputs: tuple[Port, ...] = ()
+        if raw_in is not None:
+            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(), m.start(6)))
+            if found is None:
+                return None
+            inputs = found
+        if raw_out is not None:
+            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(), m.start(7)))
+            if found is None:
+                return None
+            outputs = found
+        if len(inputs) + len(outputs) > 1:
+            port_ids = [p.id for p in inputs] + [p.id for p in outputs]
+            if len(set(port_ids)) != len(port_ids):
+                return None
+        data = _NO_DATA if not raw_data else self.data_of(raw_data)
+        name = raw_name.decode()
+        etype = shape = const = None
+        if ltype == "Const" or ltype == "Parameter" or ltype == "Convert":
+            if ltype == "Const":
+                if len(outputs) != 1:
+                    return None
+                etype, shape, const = self.const(data, line, layer_id, name)
+            else:
+                builder = self.builder
+                where = f"{self.source}:{line}: layer id={layer_id} name={name!r} ({ltype})"
+                if ltype == "Parameter":
+                    etype = builder.etype_attr(data, "element_type", where, required=True)
+                    shape = builder.shape_attr(data, where, required=False)
+                    if len(outputs) != 1:
+                        return None
+                elif "destination_type" in data:
+                    etype = builder.etype_attr(data, "destination_type", where, required=True)
+        return _layer(layer_id, name, ltype, version, data, inputs, outputs, line, etype, shape, const)
+
+    def const(
+        self, data: Mapping[str, str], line: int, layer_id: str, name: str
+    ) -> tuple[ElementType, PartialShape, ConstData]:
+        """A Const's element type, shape and bytes; the checks of :meth:`_Builder.const_data` where its element type
+        and shape are seen for the first time, then only its offset and size (raises what the builder raises)."""
+        key = (data.get("element_type"), data.get("shape"))
+        layout = self.layouts.get(key)
+        if layout is not None:
+            offset, size = data.get("offset"), data.get("size")
+            etype, shape, count, nbytes = layout
+            weights = self.builder.weights
+            if (
+                offset is not None
+                and size is not None
+                and offset.isdigit()
+                and size.isdigit()
+                and offset.isascii()
+                and size.isascii()
+                and len(offset) <= 20
+                and len(size) <= 20
+                and int(size) == nbytes
+                and weights is not None
+                and int(offset) + nbytes <= weights.size
+            ):
+                return etype, shape, ConstData(int(offset), nbytes, count)
+        builder = self.builder
+        where = f"{self.source}:{line}: layer id={layer_id} name={name!r} (Const)"
+        found_type = builder.etype_attr(data, "element_type", where, required=True)
+        found_shape = builder.shape_attr(data, where, required=True)
+        assert found_type is not None and found_shape is not None
+        const = builder.const_data(data, found_type, found_shape, where)
+        etype, shape = found_type, found_shape
+        expected = etype.nbytes(const.count)
+        if expected is not None and const.count > 0 and etype.kind != "dynamic" and len(self.layouts) < _CACHE_SIZE:
+            self.layouts[key] = (etype, shape, const.count, expected)
+        return etype, shape, const
+
+    def word(self, raw: bytes) -> str:
+        """``raw`` decoded, one str per distinct text (ids then match by identity in every later lookup)."""
+        text = raw.decode()
+        if len(self.words) < _WORDS:
+            self.words[raw] = text
+        return text
+
+    def ports(self, raw: bytes, line: int) -> tuple[Port, ...] | None:
+        """The ports of an ``<input>``/``<output>`` whose content starts at ``line``."""
+        found = self.templates.get(raw)
+        if found is None:
+            found = self.template(raw)
+            if found is None:
+                return None
+        new = tuple.__new__
+        return tuple(
+            [new(Port, (pid, precision, names, dims, line + at, ())) for pid, precision, names, dims, at in found]
+        )
+
+    def template(
+        self, raw: bytes
+    ) -> tuple[tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int], ...] | None:
+        """The ports of an ``<input>``/``<output>`` content, each with its line relative to the content's first."""
+        ports = []
+        line = 0
+        for ws, raw_id, raw_precision, raw_names, raw_dims, trailing in _PORTS.findall(raw):
+            line += ws.count(b"\n")
+            precision = None
+            if raw_precision:
+                precision = _PRECISIONS.get(raw_precision)
+                if precision is None:
+                    return None
+            dims = self.dims.get(raw_dims)
+            if dims is None:
+                dims = self.parse_dims(raw_dims)
+                if dims is None:
+                    return None
+            port_id = self.words.get(raw_id)
+            if port_id is None:
+                port_id = self.word(raw_id)
+            names = tuple(raw_names.decode().split(",")) if raw_names else ()
+            ports.append((port_id, precision, names, dims, line))
+            line += raw_dims.count(b"\n") + trailing.count(b"\n")
+        template = tuple(ports)
+        if len(self.templates) < _CACHE_SIZE:
+            self.templates[raw] = template
+        return template
+
+    def parse_dims(self, raw: bytes) -> tuple[int, ...] | None:
+        dims = tuple(int(d) for d in _DIM.findall(raw))
+        if len(dims) > self.builder.limits.max_rank:
+            return None
+        from ovreduce.ir.parser import _shared_dims
+
+        shared = _shared_dims(dims)
+        if len(self.dims) < _CACHE_SIZE:
+            self.dims[raw] = shared
+        return shared
+
+    def data_of(self, raw: bytes) -> MappingProxyType[str, str]:
+        """One mapping per distinct ``<data>`` text (mappings are read-only: layers may share one)."""
+        data = self.data.get(raw)
+        if data is None:
+            data = MappingProxyType(dict(self.attributes(raw)))
+            if len(self.data) < _CACHE_SIZE:
+                self.data[raw] = data
+        return data
+
+    @staticmethod
+    def attributes(raw: bytes) -> list[tuple[str, str]]:
+        return [(k.decode(), v.decode()) for k, v in _ATTR.findall(raw)]
+
+    def layer_end(self, start: int) -> int:
+        """Where the ``<layer>`` element starting at ``start`` ends (past its end tag); -1 if it cannot be told."""
+        depth = 0
+        for tag in _LAYER_TAGS.finditer(self.xml, start):
+            if depth == 0 and tag.start() != start:
+                return -1
+            empty = tag[1]
+            if empty is None:  # an end tag
+                depth -= 1
+            elif not empty:
+                depth += 1
+            if depth == 0:
+                return tag.end()
+        return -1
+
+    def by_lxml(self, start: int, end: int, line: int) -> Layer:
+        """The layer between ``start`` and ``end`` built by the lxml builder, its lines those of the file."""
+        self.padding += line - 1
+        if self.padding > len(self.xml) + (1 << 20):
+            raise ValueError("too many layers off the serializer's layout")  # the streamed path is cheaper now
+        parser = etree.XMLParser(**_options())
+        el = etree.fromstring(b"\n" * (line - 1) + self.xml[start:end], parser)
+        layer = self.builder.layer(el)
+        for port in layer.inputs + layer.outputs:  # edges find port ids by their text
+            self.words.setdefault(port.id.encode(), port.id)
+        return layer
+
+    def add(self, layer: Layer, raw_id: bytes) -> bool:
+        """Count ``layer`` in; False when it is one too many or its id is taken (the careful path says which)."""
+        builder = self.builder
+        if builder.layer_count >= builder.limits.max_layers or layer.id in self.layers:
+            return False
+        builder.layer_count += 1
+        self.layers[layer.id] = layer
+        self.by_raw_id[raw_id] = layer
+        self.indegree[layer.id] = 0
+        self.input_ports += len(layer.inputs)
+        return True
+
+    # -- edges ----------------------------------------------------------------------------------------------
+    def edges(self, raw: bytes, line: int) -> bool:
+        """The edges of an ``<edges>`` starting at ``line``, each joining an existing output port to an input port
+        no other edge feeds; False when any does not (the careful path says which). Gathers what the model's
+        indices and the topological order need on the way."""
+        by_raw_id, words = self.by_raw_id, self.words
+        producer, consumers, succ, indegree = self.producer, self.consumers, self.succ, self.indegree
+        edges = self.edge_list
+        new = tuple.__new__
+        for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
+            line += ws.count(b"\n")
+            src = by_raw_id.get(raw_from)
+            dst = by_raw_id.get(raw_to)
+            if src is None or dst is None:
+                return False
+            out_text, in_text = words.get(raw_out), words.get(raw_in)
+            out_id = in_id = None
+            for p in src.outputs:
+                if p.id == out_text:
+                    out_id = p.id
+            for p in dst.inputs:
+                if p.id == in_text:
+                    in_id = p.id
+            if out_id is None or in_id is None:
+                return False
+            from_id, to_id = src.id, dst.id
+            key = (to_id, in_id)
+            if key in producer:
+                return False
+            origin = (from_id, out_id)
+            producer[key] = origin
+            fed = consumers.get(origin)
+            if fed is None:
+                consumers[origin] = [key]
+            else:
+                fed.append(key)
+            indegree[to_id] += 1
+            after = succ.get(from_id)
+            if after is None:
+                succ[from_id] = [to_id]
+            else:
+                after.append(to_id)
+            edges.append(new(Edge, (from_id, out_id, to_id, in_id, line)))
+        return True
+
+    def topological(self) -> tuple[Layer, ...] | None:
+        """The layers in :meth:`_Builder.topological`'s order (Kahn's, file order among equals); None on a cycle."""
+        indegree, succ, layers = self.indegree, self.succ, self.layers
+        ready = deque(lid for lid, n in indegree.items() if n == 0)
+        order: list[Layer] = []
+        popleft, push, add = ready.popleft, ready.append, order.append
+        while ready:
+            lid = popleft()
+            add(layers[lid])
+            after = succ.get(lid)
+            if after is not None:
+                for nxt in after:
+                    left = indegree[nxt] - 1
+                    indegree[nxt] = left
+                    if left == 0:
+                        push(nxt)
+        return tuple(order) if len(order) == len(layers) else None
+
+
+def _rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
+    from ovreduce.ir.parser import _rt_children
+
+    return _rt_children(el)
+
+
+def _supported() -> tuple[int, ...]:
+    from ovreduce.ir.parser import SUPPORTED_IR_VERSIONS
+
+    return SUPPORTED_IR_VERSIONS
+
+
+def _options() -> dict[str, bool]:
+    from ovreduce.ir.parser import _PARSER_OPTIONS
+
+    return _PARSER_OPTIONS
