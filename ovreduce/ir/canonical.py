@@ -47,7 +47,7 @@ _PROLOG = re.compile(
     rb'(?:[ \t]+standalone="(?:yes|no)")?[ \t]*\?>)?[ \t\n]*+<net' + _ATTRS + rb"[ \t]*>[ \t\n]*+<layers>"
 )
 _LAYER = re.compile(
-    rb'<layer id="([0-9]+)" name="([^"<&\t\n]*)" type="([^"<&\t\n]*)" version="([^"<&\t\n]*)"'
+    rb'([ \t\n]*+)<layer id="([0-9]+)" name="([^"<&\t\n]*)" type="([^"<&\t\n]*)" version="([^"<&\t\n]*)"'
     rb"(?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*[ \t]*>[ \t\n]*+"
     rb"(?:<data" + _ATTRS + rb"[ \t]*(?:/>|>[ \t\n]*+</data>)[ \t\n]*+)?"
     rb"(?:<input>((?:[ \t\n]*+" + _PORT + rb")*+)[ \t\n]*+</input>[ \t\n]*+)?"
@@ -205,30 +205,50 @@ class _Reader:
             return None
         self.builder.ir_version = int(version)
         pos, line = head.end(), 1 + xml.count(b"\n", 0, head.end())
+        match_layer, count, layers, by_raw_id, indegree = (
+            _LAYER.match,
+            xml.count,
+            self.layers,
+            self.by_raw_id,
+            self.indegree,
+        )
+        limit = self.builder.limits.max_layers
         while True:
-            blank = _BLANK.match(xml, pos)
-            assert blank is not None
-            line += xml.count(b"\n", pos, blank.end())
-            pos = blank.end()
-            if xml.startswith(b"</layers>", pos):
-                pos += len(b"</layers>")
-                break
-            if xml.startswith(b"</", pos) or not _LAYER_TAGS.match(xml, pos):
-                return None
-            match = _LAYER.match(xml, pos)
-            layer = None if match is None else self.layer(match, line)
+            match = match_layer(xml, pos)  # the usual case first: blanks, then a layer in the serializer's layout
+            layer = None
+            if match is not None:
+                line += match[1].count(b"\n")
+                layer = self.layer(match, line)
             if layer is not None:
                 end = match.end()  # type: ignore[union-attr]
-                raw_id = match[1]  # type: ignore[index]
+                raw_id = match[2]  # type: ignore[index]
+                start = match.start(2)  # type: ignore[union-attr]
             else:
-                end = self.layer_end(pos)
+                if match is None:
+                    blank = _BLANK.match(xml, pos)
+                    assert blank is not None
+                    line += count(b"\n", pos, blank.end())
+                    start = blank.end()
+                else:
+                    start = match.start(2)
+                if xml.startswith(b"</layers>", start):
+                    pos = start + len(b"</layers>")
+                    break
+                if xml.startswith(b"</", start) or not _LAYER_TAGS.match(xml, start):
+                    return None
+                end = self.layer_end(start)
                 if end < 0:
                     return None
-                layer = self.by_lxml(pos, end, line)
+                layer = self.by_lxml(start, end, line)
                 raw_id = layer.id.encode()
-            if not self.add(layer, raw_id):
-                return None
-            line += xml.count(b"\n", pos, end)
+            layer_id = layer.id
+            if len(layers) + self.builder.layer_count >= limit or layer_id in layers:  # body layers in the count
+                return None  # one layer too many, or an id taken: the careful path says which
+            layers[layer_id] = layer
+            by_raw_id[raw_id] = layer
+            indegree[layer_id] = 0
+            self.input_ports += len(layer.inputs)
+            line += count(b"\n", start, end)
             pos = end
         blank = _BLANK.match(xml, pos)
         assert blank is not None
@@ -273,8 +293,8 @@ class _Reader:
 
     # -- layers ------------------------------------------------------------------------------------------
     def layer(self, m: re.Match[bytes], line: int) -> Layer | None:
-        """The layer of a match of :data:`_LAYER` starting at ``line``; None when anything in it is not ordinary."""
-        raw_id, raw_name, raw_type, raw_version, raw_data, raw_in, raw_out = m.groups()
+        """The layer of a match of :data:`_LAYER` whose tag starts at ``line``; None when anything is not ordinary."""
+        _, raw_id, raw_name, raw_type, raw_version, raw_data, raw_in, raw_out = m.groups()
         words = self.words
         layer_id = raw_id.decode()
         ltype = words.get(raw_type)
@@ -286,12 +306,12 @@ class _Reader:
         inputs: tuple[Port, ...] = ()
         outputs: tuple[Port, ...] = ()
         if raw_in is not None:
-            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(), m.start(6)))
+            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(2), m.start(7)))
             if found is None:
                 return None
             inputs = found
         if raw_out is not None:
-            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(), m.start(7)))
+            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(2), m.start(8)))
             if found is None:
                 return None
             outputs = found
@@ -454,18 +474,6 @@ class _Reader:
         for port in layer.inputs + layer.outputs:  # edges find port ids by their text
             self.words.setdefault(port.id.encode(), port.id)
         return layer
-
-    def add(self, layer: Layer, raw_id: bytes) -> bool:
-        """Count ``layer`` in; False when it is one too many or its id is taken (the careful path says which)."""
-        builder = self.builder
-        if builder.layer_count >= builder.limits.max_layers or layer.id in self.layers:
-            return False
-        builder.layer_count += 1
-        self.layers[layer.id] = layer
-        self.by_raw_id[raw_id] = layer
-        self.indegree[layer.id] = 0
-        self.input_ports += len(layer.inputs)
-        return True
 
     # -- edges ----------------------------------------------------------------------------------------------
     def edges(self, raw: bytes, line: int) -> bool:
