@@ -189,7 +189,6 @@ class _Reader:
         self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
         self.input_ports = 0
         self.producer: dict[PortRef, PortRef] = {}
-        self.consumers: dict[PortRef, list[PortRef]] = {}
         self.succ: dict[str, list[str]] = {}
         self.indegree: dict[str, int] = {}
         self.edge_list: list[Edge] = []
@@ -289,7 +288,7 @@ class _Reader:
             "rt_info": rt_info,
             "xml": xml,
         }
-        return IRModel.indexed(fields, self.layers, self.producer, self.consumers)
+        return IRModel.indexed(fields, self.layers, self.producer)
 
     # -- layers ------------------------------------------------------------------------------------------
     def layer(self, m: re.Match[bytes], line: int) -> Layer | None:
@@ -481,7 +480,7 @@ class _Reader:
         no other edge feeds; False when any does not (the careful path says which). Gathers what the model's
         indices and the topological order need on the way."""
         by_raw_id, words = self.by_raw_id, self.words
-        producer, consumers, succ, indegree = self.producer, self.consumers, self.succ, self.indegree
+        producer, succ, indegree = self.producer, self.succ, self.indegree
         edges = self.edge_list
         new = tuple.__new__
         for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
@@ -504,13 +503,7 @@ class _Reader:
             key = (to_id, in_id)
             if key in producer:
                 return False
-            origin = (from_id, out_id)
-            producer[key] = origin
-            fed = consumers.get(origin)
-            if fed is None:
-                consumers[origin] = [key]
-            else:
-                fed.append(key)
+            producer[key] = (from_id, out_id)
             indegree[to_id] += 1
             after = succ.get(from_id)
             if after is None:

@@ -237,37 +237,26 @@ class IRModel:
     xml: bytes = field(default=b"", repr=False, compare=False)  # the source, for runtimes that read it again
     _by_id: Mapping[str, Layer] = field(init=False, repr=False, compare=False)
     _producer: Mapping[PortRef, PortRef] = field(init=False, repr=False, compare=False)
-    _consumers: Mapping[PortRef, tuple[PortRef, ...]] = field(init=False, repr=False, compare=False)
+    _consumers: Mapping[PortRef, tuple[PortRef, ...]] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        consumers: dict[PortRef, list[PortRef]] = {}
-        for e in self.edges:
-            consumers.setdefault((e.from_layer, e.from_port), []).append((e.to_layer, e.to_port))
         producer = {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
-        self._index({layer.id: layer for layer in self.layers}, producer, consumers)
+        self._index({layer.id: layer for layer in self.layers}, producer)
 
-    def _index(
-        self, by_id: dict[str, Layer], producer: dict[PortRef, PortRef], consumers: dict[PortRef, list[PortRef]]
-    ) -> None:
+    def _index(self, by_id: dict[str, Layer], producer: dict[PortRef, PortRef]) -> None:
         object.__setattr__(self, "_by_id", MappingProxyType(by_id))
         object.__setattr__(self, "_producer", MappingProxyType(producer))
-        object.__setattr__(self, "_consumers", MappingProxyType({k: tuple(v) for k, v in consumers.items()}))
+        object.__setattr__(self, "_consumers", None)  # built on first use: checking a model never asks
 
     @classmethod
-    def indexed(
-        cls,
-        fields: Mapping[str, Any],
-        by_id: dict[str, Layer],
-        producer: dict[PortRef, PortRef],
-        consumers: dict[PortRef, list[PortRef]],
-    ) -> IRModel:
+    def indexed(cls, fields: Mapping[str, Any], by_id: dict[str, Layer], producer: dict[PortRef, PortRef]) -> IRModel:
         """The model of ``fields`` (the constructor's arguments) with the indices a reader gathered while it read the
-        edges (each layer by id; each input port's producer; each output port's consumers, in edge order): the
-        same model as the constructor's, without its second pass over the edges."""
+        edges (each layer by id, each input port's producer): the same model as the constructor's, without its
+        second pass over the edges."""
         model = object.__new__(cls)
         for name, value in fields.items():
             object.__setattr__(model, name, value)
-        model._index(by_id, producer, consumers)
+        model._index(by_id, producer)
         return model
 
     def layer(self, layer_id: str) -> Layer:
@@ -281,7 +270,15 @@ class IRModel:
         return tuple(self._producer.get((layer.id, p.id)) for p in layer.inputs)
 
     def consumers(self, layer_id: str, port_id: str) -> tuple[PortRef, ...]:
-        return self._consumers.get((layer_id, port_id), ())
+        """The input ports output port ``port_id`` of ``layer_id`` feeds, in edge order."""
+        consumers = self._consumers
+        if consumers is None:
+            found: dict[PortRef, list[PortRef]] = {}
+            for e in self.edges:
+                found.setdefault((e.from_layer, e.from_port), []).append((e.to_layer, e.to_port))
+            consumers = MappingProxyType({k: tuple(v) for k, v in found.items()})
+            object.__setattr__(self, "_consumers", consumers)
+        return consumers.get((layer_id, port_id), ())
 
     def find_layer(self, key: str) -> Layer:
         """A layer by id or by name (ids win); :class:`NotFoundError` listing a few candidates."""
