@@ -38,6 +38,7 @@ __all__ = ["read_canonical"]
 
 _VALUE = rb'"[^"<&\t\n]*"'  # a value as the serializer writes it: nothing to unescape or normalise
 _ATTRS = rb"((?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*)"  # attributes on the start tag's own line
+_NO_GROUP_ATTRS = rb"(?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*"
 _PORT = (
     rb'<port id="[0-9]+"(?: precision="[A-Za-z0-9_]+")?(?: names="[^"<&\t\n\\]*")?[ \t]*'
     rb"(?:/>|>(?:[ \t\n]*+<dim>(?:-1|[0-9]{1,18})</dim>)*+[ \t\n]*+</port>)"
@@ -50,6 +51,7 @@ _LAYER = re.compile(
     rb'([ \t\n]*+)<layer id="([0-9]+)" name="([^"<&\t\n]*)" type="([^"<&\t\n]*)" version="([^"<&\t\n]*)"'
     rb"(?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*[ \t]*>[ \t\n]*+"
     rb"(?:<data" + _ATTRS + rb"[ \t]*(?:/>|>[ \t\n]*+</data>)[ \t\n]*+)?"
+    rb"(?:<rt_info>((?:[ \t\n]*+<attribute" + _NO_GROUP_ATTRS + rb"[ \t]*/>)*+)[ \t\n]*+</rt_info>[ \t\n]*+)?"
     rb"(?:<input>((?:[ \t\n]*+" + _PORT + rb")*+)[ \t\n]*+</input>[ \t\n]*+)?"
     rb"(?:<output>((?:[ \t\n]*+" + _PORT + rb")*+)[ \t\n]*+</output>[ \t\n]*+)?"
     rb"</layer>"
@@ -58,6 +60,7 @@ _PORTS = re.compile(
     rb'([ \t\n]*)<port id="([0-9]+)"(?: precision="([A-Za-z0-9_]+)")?(?: names="([^"]*)")?[ \t]*'
     rb"(?:/>|>((?:[ \t\n]*<dim>[^<]*</dim>)*)([ \t\n]*)</port>)"
 )
+_RT_ATTRIBUTE = re.compile(rb"<attribute" + _ATTRS + rb"[ \t]*/>")
 _DIM = re.compile(rb"<dim>([^<]*)</dim>")
 _ATTR = re.compile(rb'([A-Za-z_][A-Za-z0-9_.-]*)="([^"]*)"')
 _EDGES = re.compile(
@@ -82,8 +85,7 @@ _NO_DATA: MappingProxyType[str, str] = MappingProxyType({})
 
 def _layer_factory() -> Callable[..., Layer]:
     """Builds a :class:`Layer` through its slots: the frozen dataclass's ``__init__`` costs twice as much, and a
-    model has hundreds of thousands of layers. The fields it leaves at their defaults are those :meth:`_Reader.layer`
-    never sets (no rt_info, no bodies)."""
+    model has hundreds of thousands of layers. A layer with bodies is never built here."""
     new = object.__new__
     (set_id, set_name, set_type, set_version, set_data, set_inputs, set_outputs, set_line, set_rt, set_etype,
      set_shape, set_const, set_bodies) = (getattr(Layer, f.name).__set__ for f in fields(Layer))  # fmt: skip
@@ -97,6 +99,7 @@ def _layer_factory() -> Callable[..., Layer]:
         inputs: tuple[Port, ...],
         outputs: tuple[Port, ...],
         line: int,
+        rt_info: tuple[RtInfo, ...],
         etype: ElementType | None,
         shape: PartialShape | None,
         const: ConstData | None,
@@ -110,7 +113,7 @@ def _layer_factory() -> Callable[..., Layer]:
         set_inputs(layer, inputs)
         set_outputs(layer, outputs)
         set_line(layer, line)
-        set_rt(layer, ())
+        set_rt(layer, rt_info)
         set_etype(layer, etype)
         set_shape(layer, shape)
         set_const(layer, const)
@@ -183,6 +186,7 @@ class _Reader:
         self.words: dict[bytes, str] = {}  # see word()
         self.dims: dict[bytes, tuple[int, ...]] = {}
         self.data: dict[bytes, MappingProxyType[str, str]] = {}
+        self.rt_infos: dict[bytes, tuple[RtInfo, ...]] = {}
         self.templates: dict[
             bytes, tuple[tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int], ...]
         ] = {}
@@ -293,7 +297,7 @@ class _Reader:
     # -- layers ------------------------------------------------------------------------------------------
     def layer(self, m: re.Match[bytes], line: int) -> Layer | None:
         """The layer of a match of :data:`_LAYER` whose tag starts at ``line``; None when anything is not ordinary."""
-        _, raw_id, raw_name, raw_type, raw_version, raw_data, raw_in, raw_out = m.groups()
+        _, raw_id, raw_name, raw_type, raw_version, raw_data, raw_rt, raw_in, raw_out = m.groups()
         words = self.words
         layer_id = raw_id.decode()
         ltype = words.get(raw_type)
@@ -305,12 +309,12 @@ class _Reader:
         inputs: tuple[Port, ...] = ()
         outputs: tuple[Port, ...] = ()
         if raw_in is not None:
-            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(2), m.start(7)))
+            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(2), m.start(8)))
             if found is None:
                 return None
             inputs = found
         if raw_out is not None:
-            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(2), m.start(8)))
+            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(2), m.start(9)))
             if found is None:
                 return None
             outputs = found
@@ -336,7 +340,8 @@ class _Reader:
                         return None
                 elif "destination_type" in data:
                     etype = builder.etype_attr(data, "destination_type", where, required=True)
-        return _layer(layer_id, name, ltype, version, data, inputs, outputs, line, etype, shape, const)
+        rt_info = () if not raw_rt else self.rt_info_of(raw_rt)
+        return _layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info, etype, shape, const)
 
     def const(
         self, data: Mapping[str, str], line: int, layer_id: str, name: str
@@ -442,6 +447,15 @@ class _Reader:
             if len(self.data) < _CACHE_SIZE:
                 self.data[raw] = data
         return data
+
+    def rt_info_of(self, raw: bytes) -> tuple[RtInfo, ...]:
+        """The ``<attribute>`` elements of a layer's ``<rt_info>`` (one tuple per distinct text: they are immutable)."""
+        rt_info = self.rt_infos.get(raw)
+        if rt_info is None:
+            rt_info = tuple(RtInfo("attribute", tuple(self.attributes(attrs))) for attrs in _RT_ATTRIBUTE.findall(raw))
+            if len(self.rt_infos) < _CACHE_SIZE:
+                self.rt_infos[raw] = rt_info
+        return rt_info
 
     @staticmethod
     def attributes(raw: bytes) -> list[tuple[str, str]]:

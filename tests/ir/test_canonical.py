@@ -9,6 +9,8 @@ to it, and whatever libxml2 refuses must make it decline even when its patterns 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 
 from ovreduce import IRError, IRSyntaxError, parse_ir
 from ovreduce.ir import canonical
-from ovreduce.ir.model import IRModel
+from ovreduce.ir.model import IRModel, Layer
 from ovreduce.ir.parser import _PARSER_OPTIONS, ParseLimits, _Builder, _parse_xml, gc_paused
 from ovreduce.ir.weights import Weights
 
@@ -99,22 +101,42 @@ def _decoder(blocks: int, folder: Path) -> Path:
     return path
 
 
-def test_a_saved_decoder_is_read_without_lxml_and_identically(tmp_path: Path) -> None:
-    path = _decoder(40, tmp_path)
-    xml, weights = path.read_bytes(), _weights(path)
-    sliced: list[int] = []
+@contextmanager
+def sliced_layers() -> Iterator[list[int]]:
+    """The lines of the layers the fast reader hands to lxml (not in the serializer's layout) while inside."""
+    lines: list[int] = []
     original = canonical._Reader.by_lxml
 
-    def counting(self: canonical._Reader, start: int, end: int, line: int) -> object:
-        sliced.append(line)
+    def counting(self: canonical._Reader, start: int, end: int, line: int) -> Layer:
+        lines.append(line)
         return original(self, start, end, line)
 
-    canonical._Reader.by_lxml = counting  # type: ignore[method-assign,assignment]
+    canonical._Reader.by_lxml = counting  # type: ignore[method-assign]
     try:
-        assert same_or_declined(xml, weights) is not None
+        yield lines
     finally:
         canonical._Reader.by_lxml = original  # type: ignore[method-assign]
+
+
+def test_a_saved_decoder_is_read_without_lxml_and_identically(tmp_path: Path) -> None:
+    path = _decoder(40, tmp_path)
+    with sliced_layers() as sliced:
+        assert same_or_declined(path.read_bytes(), _weights(path)) is not None
     assert sliced == []  # every layer matched the serializer's pattern: none went through lxml
+
+
+def test_a_compressed_model_s_rt_info_is_read_by_the_patterns(tmp_path: Path) -> None:
+    """save_model compresses weights to f16 by default: each Const then feeds a Convert whose rt_info marks it as
+    decompression, as in most real IRs; those layers are read by the patterns too."""
+    path = _decoder(3, tmp_path)
+    compressed = tmp_path / "compressed.xml"
+    ov.save_model(ov.Core().read_model(path), compressed)  # compress_to_fp16=True
+    xml = compressed.read_bytes()
+    assert b'<attribute name="decompression"' in xml
+    with sliced_layers() as sliced:
+        model = same_or_declined(xml, _weights(compressed))
+    assert model is not None and sliced == []
+    assert any(r.tag == "attribute" and ("name", "decompression") in r.attrs for x in model.layers for r in x.rt_info)
 
 
 def test_lines_past_65535_are_the_true_lines(tmp_path: Path) -> None:
@@ -158,6 +180,11 @@ def _variants() -> dict[str, str]:
         "CDATA": plain.replace("<dim>3</dim>", "<dim><![CDATA[3]]></dim>", 1),
         "layer rt_info": plain.replace(
             "</layer>", '<rt_info><attribute name="fused_names" version="0" value="r"/></rt_info></layer>', 1
+        ),
+        "layer rt_info where the serializer writes it": plain.replace(
+            '<data shape="1,3" element_type="f32"/>',
+            '<data shape="1,3" element_type="f32"/><rt_info><attribute name="a" version="0" value="&lt;"/>'
+            '<attribute name="b" version="0"/></rt_info>',
         ),
         "port rt_info": plain.replace(
             "</port>", '<rt_info><attribute name="layout" version="0" layout="[N,C]"/></rt_info></port>', 1

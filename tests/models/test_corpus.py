@@ -113,11 +113,13 @@ def test_the_fast_reader_builds_what_the_careful_one_builds(corpus_model: tuple[
     """Real converted models (IR v10 and v11, sub-graph bodies, rt_info) through ovreduce.ir.canonical: the same
     model as the careful lxml path, lines and indices included, and taken by it (not declined)."""
     from ovreduce.ir.weights import Weights
-    from tests.ir.test_canonical import assert_same, careful, fast
+    from tests.ir.test_canonical import assert_same, careful, fast, sliced_layers
 
     _, path = corpus_model
     xml = path.read_bytes()
     weights = Weights(path.with_suffix(".bin"))
-    got = fast(xml, weights)
+    with sliced_layers() as sliced:
+        got = fast(xml, weights)
     assert got is not None
     assert_same(got, careful(xml, weights))
+    assert sorted(sliced) == sorted(layer.line for layer in got.layers if layer.bodies)  # only bodies go to lxml
