@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from types import MappingProxyType
@@ -193,7 +193,7 @@ class _Reader:
         self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
         self.input_ports = 0
         self.producer: dict[PortRef, PortRef] = {}
-        self.succ: dict[str, list[str]] = {}
+        self.succ: defaultdict[str, list[str]] = defaultdict(list)
         self.indegree: dict[str, int] = {}
         self.edge_list: list[Edge] = []
         self.padding = 0  # newlines written ahead of slices handed to lxml, bounded by the file's size
@@ -496,36 +496,32 @@ class _Reader:
         by_raw_id, words = self.by_raw_id, self.words
         producer, succ, indegree = self.producer, self.succ, self.indegree
         edges = self.edge_list
-        new = tuple.__new__
-        for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
-            line += ws.count(b"\n")
-            src = by_raw_id.get(raw_from)
-            dst = by_raw_id.get(raw_to)
-            if src is None or dst is None:
-                return False
-            out_text, in_text = words.get(raw_out), words.get(raw_in)
-            out_id = in_id = None
-            for p in src.outputs:
-                if p.id == out_text:
-                    out_id = p.id
-            for p in dst.inputs:
-                if p.id == in_text:
-                    in_id = p.id
-            if out_id is None or in_id is None:
-                return False
-            from_id, to_id = src.id, dst.id
-            key = (to_id, in_id)
-            if key in producer:
-                return False
-            producer[key] = (from_id, out_id)
-            indegree[to_id] += 1
-            after = succ.get(from_id)
-            if after is None:
-                succ[from_id] = [to_id]
-            else:
-                after.append(to_id)
-            edges.append(new(Edge, (from_id, out_id, to_id, in_id, line)))
-        return True
+        add, new = edges.append, tuple.__new__
+        try:
+            for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
+                line += ws.count(b"\n")
+                src, dst = by_raw_id[raw_from], by_raw_id[raw_to]
+                out_text, in_text = words[raw_out], words[raw_in]
+                for p in src.outputs:
+                    if p.id == out_text:
+                        out_id = p.id
+                        break
+                else:
+                    return False
+                for p in dst.inputs:
+                    if p.id == in_text:
+                        in_id = p.id
+                        break
+                else:
+                    return False
+                from_id, to_id = src.id, dst.id
+                producer[to_id, in_id] = (from_id, out_id)
+                indegree[to_id] += 1
+                succ[from_id].append(to_id)
+                add(new(Edge, (from_id, out_id, to_id, in_id, line)))
+        except KeyError:  # no such layer, or a port id no layer has
+            return False
+        return len(producer) == len(edges)  # else an input port is fed twice
 
     def topological(self) -> tuple[Layer, ...] | None:
         """The layers in :meth:`_Builder.topological`'s order (Kahn's, file order among equals); None on a cycle."""
@@ -536,9 +532,8 @@ class _Reader:
         while ready:
             lid = popleft()
             add(layers[lid])
-            after = succ.get(lid)
-            if after is not None:
-                for nxt in after:
+            if lid in succ:
+                for nxt in succ[lid]:
                     left = indegree[nxt] - 1
                     indegree[nxt] = left
                     if left == 0:
