@@ -23,7 +23,7 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -54,6 +54,8 @@ class ShapeEngine:
         reshape: Parameter name (layer name or a tensor name of its output) -> new shape.
         parameters: Parameter layer id -> its state, for a body whose Parameters its container feeds.
         reshaped: the model holding this body is reshaped.
+        memoize: run a rule once per distinct (op, attributes, input states, values read) and fold equal
+            constants once (off: every layer's rule runs; the results are the same either way).
 
     Raises:
         InputError: a reshape names no Parameter.
@@ -66,8 +68,10 @@ class ShapeEngine:
         *,
         parameters: Mapping[str, PortState] | None = None,
         reshaped: bool = False,
+        memoize: bool = True,
     ) -> None:
         self.model = model
+        self._memoize = memoize
         self.reshape = self._match_reshape(reshape or {})
         self._given = dict(parameters or {})
         self._reshaped = bool(self.reshape) or reshaped  # this graph, or the model holding this body, is reshaped
@@ -76,6 +80,7 @@ class ShapeEngine:
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
+        self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
         self._run()
 
@@ -146,10 +151,12 @@ class ShapeEngine:
 
     def _run(self) -> None:
         states = self._states
-        # Per (type, version), asked once: the rule, and whether it is a reduction; None when the op has no rule
-        # of its own (most layers of a real model): every output then keeps its declared dims.
-        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
+        # Per (type, version), asked once: the rule, whether it is a reduction and whether its results may be
+        # remembered; None when the op has no rule of its own (most layers of a real model): every output then
+        # keeps its declared dims.
+        plans: dict[tuple[str, str], tuple[Op, bool, bool] | None] = {}
         given = self._given
+        memo = _Memo() if self._memoize else None
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
@@ -160,21 +167,18 @@ class ShapeEngine:
             else:
                 op = self._op(layer)
                 reduction = isinstance(op, ReductionOp)
-                plan = plans[kind] = None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction)
+                plan = plans[kind] = (
+                    None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction, op.memoizable)
+                )
             if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op, reduction = plan
-            ctx = _Context(self, layer)
-            if reduction:
-                assert isinstance(op, ReductionOp)
-                info = op.analyse(ctx)
-                self._reductions[layer.id] = info
-                outs: Sequence[PortState] = (info.output,)
-            else:
-                outs = op.infer(ctx)
-                if not isinstance(outs, list | tuple):  # a registered rule may return any iterable
-                    outs = list(outs)
+            op, reduction, memoizable = plan
+            outs = self._recall(memo, op, layer) if memo is not None and memoizable else None
+            if outs is None:
+                outs = self._apply(op, layer, _Context(self, layer))
+                if memo is not None:
+                    outs = [memo.shared(state) for state in outs]
             outputs = layer.outputs
             for port, state in zip(outputs, outs, strict=False):
                 states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
@@ -184,6 +188,42 @@ class ShapeEngine:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
                     self._walk_unfed(layer, body.role)
+
+    def _apply(self, op: Op, layer: Layer, ctx: _Context) -> Sequence[PortState]:
+        """Run ``op``'s rule for ``layer``: its output states (a reduction's analysis is kept)."""
+        if isinstance(op, ReductionOp):
+            info = op.analyse(ctx)
+            self._reductions[layer.id] = info
+            return (info.output,)
+        outs = op.infer(ctx)
+        return outs if isinstance(outs, list | tuple) else list(outs)  # a registered rule may return any iterable
+
+    def _recall(self, memo: _Memo, op: Op, layer: Layer) -> Sequence[PortState] | None:
+        """A memoizable rule's output states for ``layer``: remembered from a layer that read the same, else
+        computed (and remembered when they name no layer); None when an input has no state (the rule, run
+        without the memo, then says why)."""
+        states = self._states
+        refs = self.model.input_producers(layer)
+        try:
+            inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: no state, KeyError
+        except KeyError:
+            return None
+        ctx = _Context(self, layer, refs=refs, inputs=inputs)
+        key = memo.key(op, layer, inputs)
+        found = memo.find(key, ctx)
+        if found is None:
+            ctx.reads = []
+            if isinstance(op, ReductionOp):
+                info = op.analyse(ctx)
+                found = info if info.output.reason else replace(info, output=memo.shared(info.output))
+            else:
+                found = tuple([memo.shared(state) for state in op.infer(ctx)])
+            memo.add(key, ctx.reads, found)
+        if isinstance(found, ReductionInfo):
+            info = found if found.layer is layer else found.for_layer(layer)
+            self._reductions[layer.id] = info
+            return (info.output,)
+        return found
 
     def _walk_unfed(self, layer: Layer, role: str) -> None:
         """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
@@ -204,7 +244,7 @@ class ShapeEngine:
             reason = f"{layer.type} ({layer.name}) cannot feed its {role!r} body, and its inputs changed: {note}"
             params = {p.id: PortState(None, p.element_type, "unresolved", reason)
                       for p in body.graph.layers if p.type == "Parameter"}  # fmt: skip
-        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped)
+        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped, memoize=self._memoize)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
         """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs
@@ -303,22 +343,46 @@ class ShapeEngine:
         layer = self.model.layer(ref[0])
         if layer.id in visiting:  # pragma: no cover - the parser rejects cycles
             return AxesInfo("unresolved", None, "cycle")
+        op = self._op(layer)
+        key = op.fold_key(layer) if self._memoize else None
+        if key is not None:
+            known = self._const_values.get(key)
+            if known is not None:
+                return known
         visiting.add(layer.id)
         try:
-            return self._op(layer).fold(_Context(self, layer, visiting))
+            info = op.fold(_Context(self, layer, visiting))
         finally:
             visiting.discard(layer.id)
+        if key is not None and info.kind == "const":  # a constant value names no layer
+            self._const_values[key] = info
+        return info
 
 
 class _Context:
-    """What a rule may ask about its layer (:class:`ovreduce.ops.base.LayerContext`), answered by the engine."""
+    """What a rule may ask about its layer (:class:`ovreduce.ops.base.LayerContext`), answered by the engine.
 
-    __slots__ = ("_engine", "_visiting", "layer")
+    ``refs`` and ``inputs`` are the producers of the layer's inputs and their states, when the engine has
+    them at hand; ``reads`` (when not None) records every value the rule reads, for :class:`_Memo`.
+    """
 
-    def __init__(self, engine: ShapeEngine, layer: Layer, visiting: set[str] | None = None) -> None:
+    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads")
+
+    def __init__(
+        self,
+        engine: ShapeEngine,
+        layer: Layer,
+        visiting: set[str] | None = None,
+        *,
+        refs: tuple[PortRef | None, ...] | None = None,
+        inputs: tuple[PortState, ...] | None = None,
+    ) -> None:
         self._engine = engine
         self._visiting = visiting if visiting is not None else set()
         self.layer = layer
+        self._refs = refs
+        self._inputs = inputs
+        self.reads: list[_Read] | None = None
 
     @property
     def reshape(self) -> PartialShape | None:
@@ -329,23 +393,40 @@ class _Context:
         return self._engine.model.weights
 
     def input(self, index: int) -> PortState:
+        if self._inputs is not None:
+            return self._inputs[index]
         return self._engine.input_state(self.layer, index)
 
     def value(self, index: int) -> ValueInfo:
-        ref = self._engine.model.producer(self.layer.id, self.layer.inputs[index].id)
+        if self._refs is not None:
+            ref = self._refs[index]
+        else:
+            ref = self._engine.model.producer(self.layer.id, self.layer.inputs[index].id)
         assert ref is not None  # the parser guarantees every input port is connected
-        return self._engine._axes(ref, self._visiting)
+        info = self._engine._axes(ref, self._visiting)
+        if self.reads is not None:
+            self.reads.append((index, info))
+        return info
 
     def input_values(self) -> list[ValueInfo]:
-        model = self._engine.model
-        return [self._engine._axes(p, self._visiting) for p in model.input_producers(self.layer) if p is not None]
+        engine = self._engine
+        refs = self._refs if self._refs is not None else engine.model.input_producers(self.layer)
+        values = [engine._axes(p, self._visiting) for p in refs if p is not None]
+        if self.reads is not None:
+            self.reads.append((_EVERY_INPUT, tuple(values)))
+        return values
+
+    def read(self, index: int) -> ValueInfo | tuple[ValueInfo, ...]:
+        """What :attr:`reads` records for ``index``: input ``index``'s value, or every input's value."""
+        return tuple(self.input_values()) if index == _EVERY_INPUT else self.value(index)
 
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:
         """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
         body = self.layer.body(role)
         assert body is not None
-        child = ShapeEngine(body.graph, parameters=parameters, reshaped=self._engine._reshaped)
-        self._engine._bodies[(self.layer.id, role)] = child
+        engine = self._engine
+        child = ShapeEngine(body.graph, parameters=parameters, reshaped=engine._reshaped, memoize=engine._memoize)
+        engine._bodies[(self.layer.id, role)] = child
         return child
 
     def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState:
@@ -363,3 +444,69 @@ class _Context:
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""
         self._engine.body_notes[(self.layer.id, role)] = reason
+
+
+_EVERY_INPUT = -1  # a read of every input's value (LayerContext.input_values)
+_Read = tuple[int, ValueInfo | tuple[ValueInfo, ...]]  # (input index or _EVERY_INPUT, the value the rule read)
+_Result = tuple[PortState, ...] | ReductionInfo
+_MAX_VARIANTS = 8  # results kept per key (layers that read different values); a key past that is not memoized
+
+
+class _Memo:
+    """The results of the memoizable rules (:attr:`ovreduce.ops.base.Op.memoizable`) of one walk, so that a
+    layer repeating another (a transformer stack repeats one block hundreds of times) does not run its rule.
+
+    A result is remembered under the layer's op, attributes (``data``, compared by content), element type,
+    output precisions and input states, together with the values the rule read (in order); a later layer
+    with the same key gets it when reading the same values gives the values remembered (a rule reads the
+    same values in the same order when everything before it was equal). A result whose states carry a
+    reason (which may name the layer) is not remembered; a reduction's analysis is, and is given to the
+    layer (:meth:`ReductionInfo.for_layer`).
+
+    Equal states are shared (:meth:`shared`), so that keys hold states by ``id``: the engine keeps every
+    state (and the model every layer's ``data`` and element types) alive while the memo lives.
+    """
+
+    __slots__ = ("_contents", "_data", "_results", "_states")
+
+    def __init__(self) -> None:
+        self._data: dict[int, int] = {}  # id(layer.data) -> index of its content (layers may share one mapping)
+        self._contents: dict[tuple[tuple[str, str], ...], int] = {}
+        self._states: dict[PortState, PortState] = {}
+        self._results: dict[tuple[object, ...], list[tuple[tuple[_Read, ...], _Result]]] = {}
+
+    def shared(self, state: PortState) -> PortState:
+        """The one object of this walk equal to ``state``."""
+        return self._states.setdefault(state, state)
+
+    def key(self, op: Op, layer: Layer, inputs: tuple[PortState, ...]) -> tuple[object, ...]:
+        data = layer.data
+        content = self._data.get(id(data))
+        if content is None:
+            content = self._contents.setdefault(tuple(data.items()), len(self._contents))
+            self._data[id(data)] = content
+        outputs = layer.outputs
+        return (
+            op, content, id(layer.element_type), len(outputs), *[id(p.precision) for p in outputs],
+            *[id(state) for state in inputs],
+        )  # fmt: skip
+
+    def find(self, key: tuple[object, ...], ctx: _Context) -> _Result | None:
+        """The result remembered under ``key`` whose reads ``ctx`` reads alike; None when there is none."""
+        for reads, result in self._results.get(key, ()):
+            for index, value in reads:
+                if ctx.read(index) != value:
+                    break
+            else:
+                return result
+        return None
+
+    def add(self, key: tuple[object, ...], reads: Sequence[_Read], result: _Result) -> None:
+        if isinstance(result, ReductionInfo):
+            if result.output.reason:
+                return
+        elif any(state.reason for state in result):
+            return
+        variants = self._results.setdefault(key, [])
+        if len(variants) < _MAX_VARIANTS:
+            variants.append((tuple(reads), result))

@@ -14,7 +14,7 @@ line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -117,6 +117,11 @@ class Op:
     version: str = ""  # OpenVINO's version of the op ("opset1"); "" for a rule of any version
     opsets: range | None = None  # the N of each "opsetN" holding this version; None: any
     boolean_attributes: tuple[str, ...] = ()
+    # Whether :meth:`infer` (and a reduction's ``analyse``) reads nothing of its layer but the ``data``
+    # attributes, ``element_type``, the outputs' count and precisions and, in reasons only, the name; and of
+    # the context only ``input`` and the values (``value``, ``input_values``). The shape engine then runs it
+    # once per distinct such reading (a transformer stack repeats one block hundreds of times).
+    memoizable: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -150,6 +155,11 @@ class Op:
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """The value computed from the inputs' constant values; None when this op does not fold."""
+        return None
+
+    def fold_key(self, layer: Layer) -> Hashable | None:
+        """For an op without inputs: a key such that two layers of one model with equal keys :meth:`fold` to
+        the same constant value (the shape engine folds such a value once); None when there is none."""
         return None
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ovreduce.ir.dtypes import ElementType
@@ -70,6 +70,11 @@ class Const0(Op):
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         return [PortState(ctx.layer.shape, ctx.layer.element_type, "const")]
 
+    def fold_key(self, layer: Layer) -> Hashable | None:
+        """Where its bytes lie and how they read: a ``.bin`` shares the bytes of equal constants."""
+        const = layer.const
+        return None if const is None else (const.offset, const.size, const.count, layer.element_type, layer.shape)
+
     def fold(self, ctx: LayerContext) -> ValueInfo:
         layer = ctx.layer
         const, etype = layer.const, layer.element_type
@@ -113,6 +118,8 @@ def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
 # -- shape-preserving ---------------------------------------------------------------------------------------
 class ShapePreserving(Op):
     """Output 0 has the shape and element type of input 0 (the unary ops of :data:`UNARY_SHAPE_PRESERVING`)."""
+
+    memoizable = True
 
     def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
         self.type = type

@@ -41,6 +41,8 @@ class ShapeRule(Op):
     An input whose shape is unresolved leaves every output unresolved, with that input's reason.
     """
 
+    memoizable = True
+
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
         states = [ctx.input(i) for i in range(len(layer.inputs))]
