@@ -23,7 +23,7 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import replace
 from typing import Literal
 
@@ -151,79 +151,54 @@ class ShapeEngine:
 
     def _run(self) -> None:
         states = self._states
-        # Per (type, version), asked once: the rule, whether it is a reduction and whether its results may be
-        # remembered; None when the op has no rule of its own (most layers of a real model): every output then
-        # keeps its declared dims.
-        plans: dict[tuple[str, str], tuple[Op, bool, bool] | None] = {}
+        # Per (type, version), asked once: the rule and whether its results may be remembered; None when the
+        # op has no rule of its own (most layers of a real model): every output then keeps its declared dims.
+        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
         given = self._given
-        memo = _Memo() if self._memoize else None
+        memo = _Memo(self) if self._memoize else None
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
                 continue
             kind = (layer.type, layer.version)
-            if kind in plans:
+            try:
                 plan = plans[kind]
-            else:
+            except KeyError:
                 op = self._op(layer)
-                reduction = isinstance(op, ReductionOp)
                 plan = plans[kind] = (
-                    None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction, op.memoizable)
+                    None
+                    if type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
+                    else (op, op.memoizable)
                 )
             if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op, reduction, memoizable = plan
-            outs = self._recall(memo, op, layer) if memo is not None and memoizable else None
-            if outs is None:
-                outs = self._apply(op, layer, _Context(self, layer))
+            op, memoizable = plan
+            result = memo.recall(op, layer) if memo is not None and memoizable else None
+            if result is None:
+                result = self._apply(op, _Context(self, layer))
                 if memo is not None:
-                    outs = [memo.shared(state) for state in outs]
+                    result = memo.shared(result)
+            if isinstance(result, ReductionInfo):
+                self._reductions[layer.id] = result
+                result = (result.output,)
             outputs = layer.outputs
-            for port, state in zip(outputs, outs, strict=False):
-                states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
-            if len(outs) < len(outputs):
-                self._declare(layer, outputs[len(outs) :])
+            for port, state in zip(outputs, result, strict=False):
+                states[(layer.id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
+            if len(result) < len(outputs):
+                self._declare(layer, outputs[len(result) :])
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
                     self._walk_unfed(layer, body.role)
 
-    def _apply(self, op: Op, layer: Layer, ctx: _Context) -> Sequence[PortState]:
-        """Run ``op``'s rule for ``layer``: its output states (a reduction's analysis is kept)."""
+    @staticmethod
+    def _apply(op: Op, ctx: _Context) -> _Result:
+        """Run ``op``'s rule: a reduction's analysis, else the output states."""
         if isinstance(op, ReductionOp):
-            info = op.analyse(ctx)
-            self._reductions[layer.id] = info
-            return (info.output,)
+            return op.analyse(ctx)
         outs = op.infer(ctx)
-        return outs if isinstance(outs, list | tuple) else list(outs)  # a registered rule may return any iterable
-
-    def _recall(self, memo: _Memo, op: Op, layer: Layer) -> Sequence[PortState] | None:
-        """A memoizable rule's output states for ``layer``: remembered from a layer that read the same, else
-        computed (and remembered when they name no layer); None when an input has no state (the rule, run
-        without the memo, then says why)."""
-        states = self._states
-        refs = self.model.input_producers(layer)
-        try:
-            inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: no state, KeyError
-        except KeyError:
-            return None
-        ctx = _Context(self, layer, refs=refs, inputs=inputs)
-        key = memo.key(op, layer, inputs)
-        found = memo.find(key, ctx)
-        if found is None:
-            ctx.reads = []
-            if isinstance(op, ReductionOp):
-                info = op.analyse(ctx)
-                found = info if info.output.reason else replace(info, output=memo.shared(info.output))
-            else:
-                found = tuple([memo.shared(state) for state in op.infer(ctx)])
-            memo.add(key, ctx.reads, found)
-        if isinstance(found, ReductionInfo):
-            info = found if found.layer is layer else found.for_layer(layer)
-            self._reductions[layer.id] = info
-            return (info.output,)
-        return found
+        return tuple(outs)  # a registered rule may return any iterable
 
     def _walk_unfed(self, layer: Layer, role: str) -> None:
         """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
@@ -467,46 +442,74 @@ class _Memo:
     state (and the model every layer's ``data`` and element types) alive while the memo lives.
     """
 
-    __slots__ = ("_contents", "_data", "_results", "_states")
+    __slots__ = ("_contents", "_data", "_engine", "_results", "_sources", "_states")
 
-    def __init__(self) -> None:
+    def __init__(self, engine: ShapeEngine) -> None:
+        self._engine = engine
         self._data: dict[int, int] = {}  # id(layer.data) -> index of its content (layers may share one mapping)
         self._contents: dict[tuple[tuple[str, str], ...], int] = {}
         self._states: dict[PortState, PortState] = {}
+        # (id(shape), id(element type), origin, reason) -> the shared state holding that very shape and type:
+        # the parser shares the shapes of Consts, whose states would otherwise be hashed one by one
+        self._sources: dict[tuple[int, int, str, str], PortState] = {}
         self._results: dict[tuple[object, ...], list[tuple[tuple[_Read, ...], _Result]]] = {}
 
-    def shared(self, state: PortState) -> PortState:
-        """The one object of this walk equal to ``state``."""
-        return self._states.setdefault(state, state)
+    def shared(self, result: _Result) -> _Result:
+        """``result`` with states equal to earlier ones replaced by those (one object per distinct state)."""
+        states = self._states
+        if isinstance(result, ReductionInfo):
+            output = states.setdefault(result.output, result.output)
+            return result if output is result.output else replace(result, output=output)
+        return tuple([self._share(state) for state in result])
 
-    def key(self, op: Op, layer: Layer, inputs: tuple[PortState, ...]) -> tuple[object, ...]:
+    def _share(self, state: PortState) -> PortState:
+        key = (id(state.shape), id(state.element_type), state.origin, state.reason)
+        found = self._sources.get(key)
+        if found is None:
+            found = self._states.setdefault(state, state)
+            if found is state:  # it keeps that shape and type alive, so their ids stay theirs
+                self._sources[key] = found
+        return found
+
+    def recall(self, op: Op, layer: Layer) -> _Result | None:
+        """``op``'s result for ``layer``: remembered from a layer that read the same, else computed (and
+        remembered unless it may name the layer); None when an input has no state (the rule, run without the
+        memo, then says why)."""
+        engine = self._engine
+        states, producer, layer_id = engine._states, engine.model.producer, layer.id
+        refs = tuple([producer(layer_id, port.id) for port in layer.inputs])
+        try:
+            inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: KeyError, as a missing one
+        except KeyError:
+            return None
         data = layer.data
         content = self._data.get(id(data))
         if content is None:
             content = self._contents.setdefault(tuple(data.items()), len(self._contents))
             self._data[id(data)] = content
-        outputs = layer.outputs
-        return (
-            op, content, id(layer.element_type), len(outputs), *[id(p.precision) for p in outputs],
-            *[id(state) for state in inputs],
-        )  # fmt: skip
-
-    def find(self, key: tuple[object, ...], ctx: _Context) -> _Result | None:
-        """The result remembered under ``key`` whose reads ``ctx`` reads alike; None when there is none."""
-        for reads, result in self._results.get(key, ()):
-            for index, value in reads:
-                if ctx.read(index) != value:
-                    break
-            else:
+        key = (op, content, id(layer.element_type), *[id(port.precision) for port in layer.outputs], None,
+               *map(id, inputs))  # fmt: skip
+        variants = self._results.get(key)
+        ctx: _Context | None = None
+        if variants is not None:
+            for reads, result in variants:
+                if reads:
+                    if ctx is None:
+                        ctx = _Context(engine, layer, refs=refs, inputs=inputs)
+                    if any(ctx.read(index) != value for index, value in reads):
+                        continue
+                if isinstance(result, ReductionInfo) and result.layer is not layer:
+                    return result.for_layer(layer)
                 return result
-        return None
-
-    def add(self, key: tuple[object, ...], reads: Sequence[_Read], result: _Result) -> None:
-        if isinstance(result, ReductionInfo):
-            if result.output.reason:
-                return
-        elif any(state.reason for state in result):
-            return
-        variants = self._results.setdefault(key, [])
-        if len(variants) < _MAX_VARIANTS:
-            variants.append((tuple(reads), result))
+        if ctx is None:
+            ctx = _Context(engine, layer, refs=refs, inputs=inputs)
+        ctx.reads = []
+        result = self.shared(engine._apply(op, ctx))
+        if variants is None:
+            variants = self._results[key] = []
+        names_no_layer = not (
+            result.output.reason if isinstance(result, ReductionInfo) else any(s.reason for s in result)
+        )
+        if names_no_layer and len(variants) < _MAX_VARIANTS:
+            variants.append((tuple(ctx.reads), result))
+        return result
