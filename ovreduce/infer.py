@@ -31,7 +31,7 @@ from ovreduce.errors import InputError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
-from ovreduce.ops.base import Op, PortState, ValueInfo, declared_state
+from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_state
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
@@ -153,7 +153,7 @@ class ShapeEngine:
         states = self._states
         # Per (type, version), asked once: the rule and whether its results may be remembered; None when the
         # op has no rule of its own (most layers of a real model): every output then keeps its declared dims.
-        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
+        plans: dict[tuple[str, str], tuple[Op, LayerReads | None] | None] = {}
         given = self._given
         memo = _Memo(self) if self._memoize else None
         for layer in self.model.layers:
@@ -168,13 +168,13 @@ class ShapeEngine:
                 plan = plans[kind] = (
                     None
                     if type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
-                    else (op, op.memoizable)
+                    else (op, op.layer_reads)
                 )
             if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op, memoizable = plan
-            result = memo.recall(op, layer) if memo is not None and memoizable else None
+            op, reads = plan
+            result = memo.recall(op, layer, reads) if memo is not None and reads is not None else None
             if result is None:
                 result = self._apply(op, _Context(self, layer))
                 if memo is not None:
@@ -427,12 +427,19 @@ _Result = tuple[PortState, ...] | ReductionInfo
 _MAX_VARIANTS = 8  # results kept per key (layers that read different values); a key past that is not memoized
 
 
-class _Memo:
-    """The results of the memoizable rules (:attr:`ovreduce.ops.base.Op.memoizable`) of one walk, so that a
-    layer repeating another (a transformer stack repeats one block hundreds of times) does not run its rule.
+def _reads_alike(ctx: _Context, reads: tuple[_Read, ...]) -> bool:
+    """Whether ``ctx`` reads the values ``reads`` holds (the first that differs is the last read)."""
+    return all(ctx.read(index) == value for index, value in reads)
 
-    A result is remembered under the layer's op, attributes (``data``, compared by content), element type,
-    output precisions and input states, together with the values the rule read (in order); a later layer
+
+class _Memo:
+    """The results of the rules of one walk that say what they read (:attr:`ovreduce.ops.base.Op.layer_reads`),
+    so that a layer repeating another (a transformer stack repeats one block hundreds of times) does not run
+    its rule.
+
+    A result is remembered under the layer's op, what the rule reads of the layer (attributes: ``data``,
+    compared by content, element type and output precisions; own shape: the shape and element type objects)
+    and input states, together with the values the rule read (in order); a later layer
     with the same key gets it when reading the same values gives the values remembered (a rule reads the
     same values in the same order when everything before it was equal). A result whose states carry a
     reason (which may name the layer) is not remembered; a reduction's analysis is, and is given to the
@@ -442,10 +449,12 @@ class _Memo:
     state (and the model every layer's ``data`` and element types) alive while the memo lives.
     """
 
-    __slots__ = ("_contents", "_data", "_engine", "_results", "_sources", "_states")
+    __slots__ = ("_contents", "_data", "_engine", "_engine_states", "_producer", "_results", "_sources", "_states")
 
     def __init__(self, engine: ShapeEngine) -> None:
         self._engine = engine
+        self._engine_states = engine._states
+        self._producer = engine.model.producer
         self._data: dict[int, int] = {}  # id(layer.data) -> index of its content (layers may share one mapping)
         self._contents: dict[tuple[tuple[str, str], ...], int] = {}
         self._states: dict[PortState, PortState] = {}
@@ -456,11 +465,11 @@ class _Memo:
 
     def shared(self, result: _Result) -> _Result:
         """``result`` with states equal to earlier ones replaced by those (one object per distinct state)."""
-        states = self._states
+        share = self._share
         if isinstance(result, ReductionInfo):
-            output = states.setdefault(result.output, result.output)
+            output = share(result.output)
             return result if output is result.output else replace(result, output=output)
-        return tuple([self._share(state) for state in result])
+        return tuple([share(state) for state in result])
 
     def _share(self, state: PortState) -> PortState:
         key = (id(state.shape), id(state.element_type), state.origin, state.reason)
@@ -471,32 +480,37 @@ class _Memo:
                 self._sources[key] = found
         return found
 
-    def recall(self, op: Op, layer: Layer) -> _Result | None:
+    def recall(self, op: Op, layer: Layer, layer_reads: LayerReads) -> _Result | None:
         """``op``'s result for ``layer``: remembered from a layer that read the same, else computed (and
         remembered unless it may name the layer); None when an input has no state (the rule, run without the
         memo, then says why)."""
-        engine = self._engine
-        states, producer, layer_id = engine._states, engine.model.producer, layer.id
-        refs = tuple([producer(layer_id, port.id) for port in layer.inputs])
-        try:
-            inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: KeyError, as a missing one
-        except KeyError:
-            return None
-        data = layer.data
-        content = self._data.get(id(data))
-        if content is None:
-            content = self._contents.setdefault(tuple(data.items()), len(self._contents))
-            self._data[id(data)] = content
-        key = (op, content, id(layer.element_type), *[id(port.precision) for port in layer.outputs], None,
-               *map(id, inputs))  # fmt: skip
+        refs: tuple[PortRef | None, ...] | None = None  # None: the context looks them up if the rule asks
+        inputs: tuple[PortState, ...] | None = None
+        if layer_reads == "own shape":
+            key: tuple[object, ...] = (op, id(layer.shape), id(layer.element_type))
+        else:
+            states, producer, layer_id = self._engine_states, self._producer, layer.id
+            refs = tuple([producer(layer_id, port.id) for port in layer.inputs])
+            try:
+                inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: KeyError, as missing
+            except KeyError:
+                return None
+            data = layer.data
+            content = self._data.get(id(data))
+            if content is None:
+                content = self._contents.setdefault(tuple(data.items()), len(self._contents))
+                self._data[id(data)] = content
+            key = (op, content, id(layer.element_type), *[id(port.precision) for port in layer.outputs], None,
+                   *map(id, inputs))  # fmt: skip
         variants = self._results.get(key)
+        engine = self._engine
         ctx: _Context | None = None
         if variants is not None:
             for reads, result in variants:
                 if reads:
                     if ctx is None:
                         ctx = _Context(engine, layer, refs=refs, inputs=inputs)
-                    if any(ctx.read(index) != value for index, value in reads):
+                    if not _reads_alike(ctx, reads):
                         continue
                 if isinstance(result, ReductionInfo) and result.layer is not layer:
                     return result.for_layer(layer)

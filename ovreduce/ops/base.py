@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LAST_OPSET",
     "LayerContext",
+    "LayerReads",
     "Op",
     "Origin",
     "PortState",
@@ -38,6 +39,9 @@ __all__ = [
     "parse_bool_attr",
 ]
 
+# "attributes": the ``data`` attributes, ``element_type``, the outputs' count and precisions, and the name in
+# reasons only; "own shape": ``shape`` and ``element_type`` (a Const's).
+LayerReads = Literal["attributes", "own shape"]
 Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape", "openvino"]
 ValueKind = Literal["const", "runtime", "unresolved"]
 
@@ -117,11 +121,10 @@ class Op:
     version: str = ""  # OpenVINO's version of the op ("opset1"); "" for a rule of any version
     opsets: range | None = None  # the N of each "opsetN" holding this version; None: any
     boolean_attributes: tuple[str, ...] = ()
-    # Whether :meth:`infer` (and a reduction's ``analyse``) reads nothing of its layer but the ``data``
-    # attributes, ``element_type``, the outputs' count and precisions and, in reasons only, the name; and of
-    # the context only ``input`` and the values (``value``, ``input_values``). The shape engine then runs it
-    # once per distinct such reading (a transformer stack repeats one block hundreds of times).
-    memoizable: bool = False
+    # What :meth:`infer` (and a reduction's ``analyse``) reads of its layer, when that is all it reads besides
+    # the context's ``input`` and values (``value``, ``input_values``): the shape engine then runs it once per
+    # distinct reading (a transformer stack repeats one block hundreds of times). None: anything.
+    layer_reads: LayerReads | None = None
 
     @property
     def key(self) -> tuple[str, str]:

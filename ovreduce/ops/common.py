@@ -66,6 +66,7 @@ class Const0(Op):
     type = "Const"
     version = "opset1"
     opsets = range(1, LAST_OPSET + 1)
+    layer_reads = "own shape"
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         return [PortState(ctx.layer.shape, ctx.layer.element_type, "const")]
@@ -119,7 +120,7 @@ def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
 class ShapePreserving(Op):
     """Output 0 has the shape and element type of input 0 (the unary ops of :data:`UNARY_SHAPE_PRESERVING`)."""
 
-    memoizable = True
+    layer_reads = "attributes"
 
     def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
         self.type = type

@@ -93,7 +93,7 @@ class ReductionOp(Op):
     # "mean" (eps x their mean: Mean) or None (results that rounding the input cannot move that way).
     allowance: Allowance | None = None
     boolean_attributes = ("keep_dims",)
-    memoizable = True  # analyse: what it reads of the layer is the attributes and the port counts
+    layer_reads = "attributes"  # analyse reads the port counts too
 
     # -- rules ----------------------------------------------------------------------------------------------
     def check_types(self, data_type: ElementType | None, axes_type: ElementType | None) -> None:

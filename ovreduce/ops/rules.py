@@ -41,7 +41,7 @@ class ShapeRule(Op):
     An input whose shape is unresolved leaves every output unresolved, with that input's reason.
     """
 
-    memoizable = True
+    layer_reads = "attributes"
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
