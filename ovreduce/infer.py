@@ -23,7 +23,7 @@ own declarations, and :attr:`ShapeEngine.body_notes` says why.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -179,12 +179,13 @@ class ShapeEngine:
                 result = self._apply(op, _Context(self, layer))
                 if memo is not None:
                     result = memo.shared(result)
+            layer_id = layer.id
             if isinstance(result, ReductionInfo):
-                self._reductions[layer.id] = result
+                self._reductions[layer_id] = result
                 result = (result.output,)
             outputs = layer.outputs
             for port, state in zip(outputs, result, strict=False):
-                states[(layer.id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
+                states[(layer_id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
             if len(result) < len(outputs):
                 self._declare(layer, outputs[len(result) :])
         for layer in self.model.layers:
@@ -349,8 +350,8 @@ class _Context:
         layer: Layer,
         visiting: set[str] | None = None,
         *,
-        refs: tuple[PortRef | None, ...] | None = None,
-        inputs: tuple[PortState, ...] | None = None,
+        refs: Sequence[PortRef | None] | None = None,
+        inputs: Sequence[PortState] | None = None,
     ) -> None:
         self._engine = engine
         self._visiting = visiting if visiting is not None else set()
@@ -428,8 +429,12 @@ _MAX_VARIANTS = 8  # results kept per key (layers that read different values); a
 
 
 def _reads_alike(ctx: _Context, reads: tuple[_Read, ...]) -> bool:
-    """Whether ``ctx`` reads the values ``reads`` holds (the first that differs is the last read)."""
-    return all(ctx.read(index) == value for index, value in reads)
+    """Whether ``ctx`` reads the values ``reads`` holds (the first that differs is the last read). A read that
+    fails is not alike: the rule then reads it itself, and fails (or handles the failure) as it would have."""
+    try:
+        return all(ctx.read(index) == value for index, value in reads)
+    except Exception:  # whatever a fold raises, the rule's own read raises again
+        return False
 
 
 class _Memo:
@@ -484,15 +489,15 @@ class _Memo:
         """``op``'s result for ``layer``: remembered from a layer that read the same, else computed (and
         remembered unless it may name the layer); None when an input has no state (the rule, run without the
         memo, then says why)."""
-        refs: tuple[PortRef | None, ...] | None = None  # None: the context looks them up if the rule asks
-        inputs: tuple[PortState, ...] | None = None
+        refs: list[PortRef | None] | None = None  # None: the context looks them up if the rule asks
+        inputs: list[PortState] | None = None
         if layer_reads == "own shape":
             key: tuple[object, ...] = (op, id(layer.shape), id(layer.element_type))
         else:
             states, producer, layer_id = self._engine_states, self._producer, layer.id
-            refs = tuple([producer(layer_id, port.id) for port in layer.inputs])
+            refs = [producer(layer_id, port.id) for port in layer.inputs]
             try:
-                inputs = tuple([states[ref] for ref in refs])  # type: ignore[index]  # None: KeyError, as missing
+                inputs = [states[ref] for ref in refs]  # type: ignore[index]  # None: KeyError, as a missing one
             except KeyError:
                 return None
             data = layer.data

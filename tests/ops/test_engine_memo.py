@@ -20,10 +20,11 @@ import openvino as ov
 import pytest
 
 from ovreduce import load_ir
+from ovreduce.errors import ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ELEMENT_TYPES
 from ovreduce.ir.model import IRModel
-from ovreduce.ops.base import LayerContext, PortState, ValueInfo
+from ovreduce.ops.base import LayerContext, Op, PortState, ValueInfo
 from ovreduce.ops.common import Const0
 from ovreduce.ops.elementwise import Binary
 from ovreduce.ops.reduce import ReduceMean_1, ReductionInfo
@@ -304,3 +305,39 @@ def test_layers_sharing_one_data_mapping(blocks: IRModel) -> None:
     with registered(*counting.ops):
         ShapeEngine(model)
     assert counting.runs == {"Add": 2, "ReduceMean": 1, "Const fold": 2}
+
+
+class _Boom(Op):
+    """A toy op passing its input's value on, except that layer ``bad`` fails to fold."""
+
+    type = "Boom"
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        if ctx.layer.name == "bad":
+            raise ShapeInferenceError("boom")
+        return ctx.value(0)
+
+
+def test_a_value_that_fails_to_fold_fails_in_the_rule(tmp_path: Path) -> None:
+    """Reshape 1 reads what Reshape 0 read, up to a value whose fold fails: its rule says so, as without the memo."""
+    layers, edges = [parameter(0, "x", "2,3,4", dims=DIMS)], []
+    for i, name in enumerate(("good", "bad")):
+        target, boom, reshape, out = 4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4
+        layers += [
+            _const(target, f"target{i}", "i64", (3,), "target"),
+            layer(boom, name, "Boom", inputs=[port(0, (3,), "I64")], outputs=[port(1, (3,), "I64")]),
+            layer(reshape, f"reshape{i}", "Reshape", data={"special_zero": "false"},
+                  inputs=[port(0, DIMS), port(1, (3,), "I64")], outputs=[port(2, DIMS)]),
+            result(out, f"out{i}", DIMS),
+        ]  # fmt: skip
+        edges += [edge(target, 0, boom, 0), edge(0, 0, reshape, 0), edge(boom, 1, reshape, 1), edge(reshape, 2, out, 0)]
+    model = _load(tmp_path, net(layers, edges))
+    try:
+        with registered(_Boom()):
+            engine = assert_same(model)
+        assert engine.state(("3", "2")).shape == PartialShape.static(DIMS)
+        assert engine.state(("7", "2")) == PortState(
+            None, ELEMENT_TYPES["f32"], "unresolved", "Reshape (reshape1): boom"
+        )
+    finally:
+        model.close()
