@@ -392,10 +392,6 @@ class _Context:
             self.reads.append((_EVERY_INPUT, tuple(values)))
         return values
 
-    def read(self, index: int) -> ValueInfo | tuple[ValueInfo, ...]:
-        """What :attr:`reads` records for ``index``: input ``index``'s value, or every input's value."""
-        return tuple(self.input_values()) if index == _EVERY_INPUT else self.value(index)
-
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:
         """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
         body = self.layer.body(role)
@@ -428,13 +424,23 @@ _Result = tuple[PortState, ...] | ReductionInfo
 _MAX_VARIANTS = 8  # results kept per key (layers that read different values); a key past that is not memoized
 
 
-def _reads_alike(ctx: _Context, reads: tuple[_Read, ...]) -> bool:
-    """Whether ``ctx`` reads the values ``reads`` holds (the first that differs is the last read). A read that
-    fails is not alike: the rule then reads it itself, and fails (or handles the failure) as it would have."""
+def _reads_alike(engine: ShapeEngine, refs: Sequence[PortRef | None], reads: tuple[_Read, ...]) -> bool:
+    """Whether the values the producers ``refs`` give are those ``reads`` holds, read as a rule reads them
+    (:meth:`_Context.read`; the first that differs is the last read). A read that fails is not alike: the rule
+    then reads it itself, and fails (or handles the failure) as it would have."""
     try:
-        return all(ctx.read(index) == value for index, value in reads)
+        for index, value in reads:
+            if index == _EVERY_INPUT:
+                got: ValueInfo | tuple[ValueInfo, ...] = tuple([engine._axes(r, set()) for r in refs if r is not None])
+            else:
+                ref = refs[index]
+                assert ref is not None  # the parser guarantees every input port is connected
+                got = engine._axes(ref, set())
+            if got != value:
+                return False
     except Exception:  # whatever a fold raises, the rule's own read raises again
         return False
+    return True
 
 
 class _Memo:
@@ -509,19 +515,17 @@ class _Memo:
                    *map(id, inputs))  # fmt: skip
         variants = self._results.get(key)
         engine = self._engine
-        ctx: _Context | None = None
         if variants is not None:
             for reads, result in variants:
                 if reads:
-                    if ctx is None:
-                        ctx = _Context(engine, layer, refs=refs, inputs=inputs)
-                    if not _reads_alike(ctx, reads):
+                    if refs is None:
+                        refs = list(engine.model.input_producers(layer))
+                    if not _reads_alike(engine, refs, reads):
                         continue
                 if isinstance(result, ReductionInfo) and result.layer is not layer:
                     return result.for_layer(layer)
                 return result
-        if ctx is None:
-            ctx = _Context(engine, layer, refs=refs, inputs=inputs)
+        ctx = _Context(engine, layer, refs=refs, inputs=inputs)
         ctx.reads = []
         result = self.shared(engine._apply(op, ctx))
         if variants is None:
