@@ -19,6 +19,12 @@ Sub-graph bodies (``If``, ``Loop``, ``TensorIterator``) are graphs of their own:
 (:mod:`ovreduce.ops.subgraph`) runs a child engine per body with the body Parameters' states taken from the
 outer inputs (:meth:`_Context.run_body`); a body no rule ran is still walked, its Parameters keeping their
 own declarations, and :attr:`ShapeEngine.body_notes` says why.
+
+A model repeats itself (a transformer stack is one block hundreds of times): a rule that says what it reads
+of its layer (:attr:`ovreduce.ops.base.Op.layer_reads`) runs once per distinct reading, its result remembered
+for the layers that read the same (:class:`_Memo`), and equal Consts are folded once (:meth:`Op.fold_key
+<ovreduce.ops.base.Op.fold_key>`). ``ShapeEngine(..., memoize=False)`` runs every rule: the results are the
+same (tests/ops/test_engine_memo.py).
 """
 
 from __future__ import annotations
@@ -426,8 +432,8 @@ _MAX_VARIANTS = 8  # results kept per key (layers that read different values); a
 
 def _reads_alike(engine: ShapeEngine, refs: Sequence[PortRef | None], reads: tuple[_Read, ...]) -> bool:
     """Whether the values the producers ``refs`` give are those ``reads`` holds, read as a rule reads them
-    (:meth:`_Context.read`; the first that differs is the last read). A read that fails is not alike: the rule
-    then reads it itself, and fails (or handles the failure) as it would have."""
+    (:meth:`_Context.value`, :meth:`_Context.input_values`; the first that differs is the last read). A read
+    that fails is not alike: the rule then reads it itself, and fails (or handles the failure) as it would."""
     try:
         for index, value in reads:
             if index == _EVERY_INPUT:
@@ -450,9 +456,9 @@ class _Memo:
 
     A result is remembered under the layer's op, what the rule reads of the layer (attributes: ``data``,
     compared by content, element type and output precisions; own shape: the shape and element type objects)
-    and input states, together with the values the rule read (in order); a later layer
-    with the same key gets it when reading the same values gives the values remembered (a rule reads the
-    same values in the same order when everything before it was equal). A result whose states carry a
+    and input states, together with the values the rule read (in order); a later layer with the same key gets
+    it when reading the same values gives the values remembered (a rule reads the same values in the same
+    order when everything before it was equal). A result whose states carry a
     reason (which may name the layer) is not remembered; a reduction's analysis is, and is given to the
     layer (:meth:`ReductionInfo.for_layer`).
 
