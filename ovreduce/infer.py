@@ -88,6 +88,9 @@ class ShapeEngine:
         self._const_cache: dict[PortRef, AxesInfo] = {}
         self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
+        # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
+        # which a `registered` block extends, may have changed by then)
+        self._walk_ops: dict[tuple[str, str], Op] | None = None
         self._run()
 
     # -- public queries --------------------------------------------------------------------------------
@@ -153,7 +156,14 @@ class ShapeEngine:
         return matched
 
     def _op(self, layer: Layer) -> Op:
-        return resolve(layer.type, layer.version) or _UNKNOWN
+        ops = self._walk_ops
+        if ops is None:
+            return resolve(layer.type, layer.version) or _UNKNOWN
+        kind = (layer.type, layer.version)
+        op = ops.get(kind)
+        if op is None:
+            op = ops[kind] = resolve(layer.type, layer.version) or _UNKNOWN
+        return op
 
     def _run(self) -> None:
         states = self._states
@@ -162,6 +172,7 @@ class ShapeEngine:
         plans: dict[tuple[str, str], tuple[Op, LayerReads | None] | None] = {}
         given = self._given
         memo = _Memo(self) if self._memoize else None
+        self._walk_ops = {}
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
@@ -194,6 +205,7 @@ class ShapeEngine:
                 states[(layer_id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
             if len(result) < len(outputs):
                 self._declare(layer, outputs[len(result) :])
+        self._walk_ops = None
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
@@ -442,7 +454,7 @@ def _reads_alike(engine: ShapeEngine, refs: Sequence[PortRef | None], reads: tup
                 ref = refs[index]
                 assert ref is not None  # the parser guarantees every input port is connected
                 got = engine._axes(ref, set())
-            if got != value:
+            if got is not value and got != value:  # a fold remembered by its key is the very same value
                 return False
     except Exception:  # whatever a fold raises, the rule's own read raises again
         return False

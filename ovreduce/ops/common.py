@@ -72,9 +72,12 @@ class Const0(Op):
         return [PortState(ctx.layer.shape, ctx.layer.element_type, "const")]
 
     def fold_key(self, layer: Layer) -> Hashable | None:
-        """Where its bytes lie and how they read: a ``.bin`` shares the bytes of equal constants."""
-        const = layer.const
-        return None if const is None else (const.offset, const.size, const.count, layer.element_type, layer.shape)
+        """Where its bytes lie and how they read: a ``.bin`` shares the bytes of equal constants. (The type by
+        name and the shape by dims: their hashes are plain tuples', asked once per Const a rule reads.)"""
+        const, etype, shape = layer.const, layer.element_type, layer.shape
+        if const is None:
+            return None
+        return (const.offset, const.size, const.count, etype and etype.name, shape and shape.dims)
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         layer = ctx.layer
