@@ -467,7 +467,8 @@ class _Memo:
     its rule.
 
     A result is remembered under the layer's op, what the rule reads of the layer (attributes: ``data``,
-    compared by content, element type and output precisions; own shape: the shape and element type objects)
+    compared by content, element type, the outputs' precisions and declared dims; own shape: the shape and
+    element type objects)
     and input states, together with the values the rule read (in order); a later layer with the same key gets
     it when reading the same values gives the values remembered (a rule reads the same values in the same
     order when everything before it was equal). A result whose states carry a
@@ -529,8 +530,8 @@ class _Memo:
             if content is None:
                 content = self._contents.setdefault(tuple(data.items()), len(self._contents))
                 self._data[id(data)] = content
-            key = (op, content, id(layer.element_type), *[id(port.precision) for port in layer.outputs], None,
-                   *map(id, inputs))  # fmt: skip
+            key = (op, content, id(layer.element_type), *[(id(port.precision), port.dims) for port in layer.outputs],
+                   None, *map(id, inputs))  # fmt: skip
         variants = self._results.get(key)
         engine = self._engine
         if variants is not None:

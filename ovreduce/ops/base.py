@@ -39,8 +39,9 @@ __all__ = [
     "parse_bool_attr",
 ]
 
-# "attributes": the ``data`` attributes, ``element_type``, the outputs' count and precisions, and the name in
-# reasons only; "own shape": ``shape`` and ``element_type`` (a Const's).
+# "attributes": the ``data`` attributes, ``element_type``, the output ports (count, precisions, declared dims:
+# a rule falling back to them), and the name in reasons only; "own shape": ``shape`` and ``element_type`` (a
+# Const's).
 LayerReads = Literal["attributes", "own shape"]
 Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape", "openvino"]
 ValueKind = Literal["const", "runtime", "unresolved"]

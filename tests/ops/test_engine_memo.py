@@ -341,3 +341,21 @@ def test_a_value_that_fails_to_fold_fails_in_the_rule(tmp_path: Path) -> None:
         )
     finally:
         model.close()
+
+
+def test_layers_falling_back_to_their_declared_dims(tmp_path: Path) -> None:
+    """A ReLU without inputs keeps the dims its output declares: equal attributes, other dims, other states."""
+    layers = [parameter(0, "x", "2,3,4", dims=DIMS)]
+    for i, dims in enumerate(((1, 3), (2, 5), (), (1, 3))):
+        layers.append(layer(i + 1, f"relu{i}", "ReLU", outputs=[port(0, dims)]))
+    model = _load(tmp_path, net(layers))
+    try:
+        engine = assert_same(model)
+        assert [engine.state((str(i + 1), "0")).shape for i in range(4)] == [
+            PartialShape.static((1, 3)),
+            PartialShape.static((2, 5)),
+            None,
+            PartialShape.static((1, 3)),
+        ]
+    finally:
+        model.close()
