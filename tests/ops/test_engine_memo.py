@@ -3,7 +3,8 @@
 Differential: every IR under ``ir_samples/``, random op chains (``gen_chains``) repeated so that the memo
 hits, models with bodies (``tests/ir/subgraphs``) and hand-written repeated blocks, each walked with and
 without the memo (``memoize=False``), with and without a reshape: every port state, reduction analysis, body
-note and Result value must be equal. Work: on a model of repeated blocks, counting rules run each rule once.
+note and Result value must be equal. Work: on a model of repeated blocks, counting rules run once per
+distinct reading (not once per block).
 """
 
 from __future__ import annotations
