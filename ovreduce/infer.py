@@ -19,11 +19,17 @@ Sub-graph bodies (``If``, ``Loop``, ``TensorIterator``) are graphs of their own:
 (:mod:`ovreduce.ops.subgraph`) runs a child engine per body with the body Parameters' states taken from the
 outer inputs (:meth:`_Context.run_body`); a body no rule ran is still walked, its Parameters keeping their
 own declarations, and :attr:`ShapeEngine.body_notes` says why.
+
+A model repeats itself (a transformer stack is one block hundreds of times): a rule that says what it reads
+of its layer (:attr:`ovreduce.ops.base.Op.layer_reads`) runs once per distinct reading, its result remembered
+for the layers that read the same (:class:`_Memo`), and equal Consts are folded once (:meth:`Op.fold_key
+<ovreduce.ops.base.Op.fold_key>`). ``ShapeEngine(..., memoize=False)`` runs every rule: the results are the
+same (tests/ops/test_engine_memo.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -31,7 +37,7 @@ from ovreduce.errors import InputError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
-from ovreduce.ops.base import Op, PortState, ValueInfo, declared_state
+from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_state
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
@@ -54,6 +60,8 @@ class ShapeEngine:
         reshape: Parameter name (layer name or a tensor name of its output) -> new shape.
         parameters: Parameter layer id -> its state, for a body whose Parameters its container feeds.
         reshaped: the model holding this body is reshaped.
+        memoize: run a rule once per distinct (op, attributes, input states, values read) and fold equal
+            constants once (off: every layer's rule runs; the results are the same either way).
 
     Raises:
         InputError: a reshape names no Parameter.
@@ -66,8 +74,10 @@ class ShapeEngine:
         *,
         parameters: Mapping[str, PortState] | None = None,
         reshaped: bool = False,
+        memoize: bool = True,
     ) -> None:
         self.model = model
+        self._memoize = memoize
         self.reshape = self._match_reshape(reshape or {})
         self._given = dict(parameters or {})
         self._reshaped = bool(self.reshape) or reshaped  # this graph, or the model holding this body, is reshaped
@@ -76,7 +86,11 @@ class ShapeEngine:
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
+        self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
+        # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
+        # which a `registered` block extends, may have changed by then)
+        self._walk_ops: dict[tuple[str, str], Op] | None = None
         self._run()
 
     # -- public queries --------------------------------------------------------------------------------
@@ -142,48 +156,68 @@ class ShapeEngine:
         return matched
 
     def _op(self, layer: Layer) -> Op:
-        return resolve(layer.type, layer.version) or _UNKNOWN
+        ops = self._walk_ops
+        if ops is None:
+            return resolve(layer.type, layer.version) or _UNKNOWN
+        kind = (layer.type, layer.version)
+        op = ops.get(kind)
+        if op is None:
+            op = ops[kind] = resolve(layer.type, layer.version) or _UNKNOWN
+        return op
 
     def _run(self) -> None:
         states = self._states
-        # Per (type, version), asked once: the rule, and whether it is a reduction; None when the op has no rule
-        # of its own (most layers of a real model): every output then keeps its declared dims.
-        plans: dict[tuple[str, str], tuple[Op, bool] | None] = {}
+        # Per (type, version), asked once: the rule and whether its results may be remembered; None when the
+        # op has no rule of its own (most layers of a real model): every output then keeps its declared dims.
+        plans: dict[tuple[str, str], tuple[Op, LayerReads | None] | None] = {}
         given = self._given
+        memo = _Memo(self) if self._memoize else None
+        self._walk_ops = {}
         for layer in self.model.layers:
             if given and layer.id in given:
                 states[(layer.id, layer.outputs[0].id)] = given[layer.id]
                 continue
             kind = (layer.type, layer.version)
-            if kind in plans:
+            try:
                 plan = plans[kind]
-            else:
+            except KeyError:
                 op = self._op(layer)
-                reduction = isinstance(op, ReductionOp)
-                plan = plans[kind] = None if type(op).infer is _DECLARED_DIMS and not reduction else (op, reduction)
+                plan = plans[kind] = (
+                    None
+                    if type(op).infer is _DECLARED_DIMS and not isinstance(op, ReductionOp)
+                    else (op, op.layer_reads)
+                )
             if plan is None:
                 self._declare(layer, layer.outputs)
                 continue
-            op, reduction = plan
-            ctx = _Context(self, layer)
-            if reduction:
-                assert isinstance(op, ReductionOp)
-                info = op.analyse(ctx)
-                self._reductions[layer.id] = info
-                outs: Sequence[PortState] = (info.output,)
-            else:
-                outs = op.infer(ctx)
-                if not isinstance(outs, list | tuple):  # a registered rule may return any iterable
-                    outs = list(outs)
+            op, reads = plan
+            result = memo.recall(op, layer, reads) if memo is not None and reads is not None else None
+            if result is None:
+                result = self._apply(op, _Context(self, layer))
+                if memo is not None:
+                    result = memo.shared(result)
+            layer_id = layer.id
+            if isinstance(result, ReductionInfo):
+                self._reductions[layer_id] = result
+                result = (result.output,)
             outputs = layer.outputs
-            for port, state in zip(outputs, outs, strict=False):
-                states[(layer.id, port.id)] = self._with_reason(layer, state) if state.shape is None else state
-            if len(outs) < len(outputs):
-                self._declare(layer, outputs[len(outs) :])
+            for port, state in zip(outputs, result, strict=False):
+                states[(layer_id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
+            if len(result) < len(outputs):
+                self._declare(layer, outputs[len(result) :])
+        self._walk_ops = None
         for layer in self.model.layers:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
                     self._walk_unfed(layer, body.role)
+
+    @staticmethod
+    def _apply(op: Op, ctx: _Context) -> _Result:
+        """Run ``op``'s rule: a reduction's analysis, else the output states."""
+        if isinstance(op, ReductionOp):
+            return op.analyse(ctx)
+        outs = op.infer(ctx)
+        return tuple(outs)  # a registered rule may return any iterable
 
     def _walk_unfed(self, layer: Layer, role: str) -> None:
         """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
@@ -204,7 +238,7 @@ class ShapeEngine:
             reason = f"{layer.type} ({layer.name}) cannot feed its {role!r} body, and its inputs changed: {note}"
             params = {p.id: PortState(None, p.element_type, "unresolved", reason)
                       for p in body.graph.layers if p.type == "Parameter"}  # fmt: skip
-        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped)
+        self._bodies[key] = ShapeEngine(body.graph, parameters=params, reshaped=self._reshaped, memoize=self._memoize)
 
     def _declare(self, layer: Layer, ports: tuple[Port, ...]) -> None:
         """Output ports without a rule keep their declared dims, unless a reshape changed the layer's inputs
@@ -303,22 +337,46 @@ class ShapeEngine:
         layer = self.model.layer(ref[0])
         if layer.id in visiting:  # pragma: no cover - the parser rejects cycles
             return AxesInfo("unresolved", None, "cycle")
+        op = self._op(layer)
+        key = op.fold_key(layer) if self._memoize else None
+        if key is not None:
+            known = self._const_values.get(key)
+            if known is not None:
+                return known
         visiting.add(layer.id)
         try:
-            return self._op(layer).fold(_Context(self, layer, visiting))
+            info = op.fold(_Context(self, layer, visiting))
         finally:
             visiting.discard(layer.id)
+        if key is not None and info.kind == "const":  # a constant value names no layer
+            self._const_values[key] = info
+        return info
 
 
 class _Context:
-    """What a rule may ask about its layer (:class:`ovreduce.ops.base.LayerContext`), answered by the engine."""
+    """What a rule may ask about its layer (:class:`ovreduce.ops.base.LayerContext`), answered by the engine.
 
-    __slots__ = ("_engine", "_visiting", "layer")
+    ``refs`` and ``inputs`` are the producers of the layer's inputs and their states, when the engine has
+    them at hand; ``reads`` (when not None) records every value the rule reads, for :class:`_Memo`.
+    """
 
-    def __init__(self, engine: ShapeEngine, layer: Layer, visiting: set[str] | None = None) -> None:
+    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads")
+
+    def __init__(
+        self,
+        engine: ShapeEngine,
+        layer: Layer,
+        visiting: set[str] | None = None,
+        *,
+        refs: Sequence[PortRef | None] | None = None,
+        inputs: Sequence[PortState] | None = None,
+    ) -> None:
         self._engine = engine
         self._visiting = visiting if visiting is not None else set()
         self.layer = layer
+        self._refs = refs
+        self._inputs = inputs
+        self.reads: list[_Read] | None = None
 
     @property
     def reshape(self) -> PartialShape | None:
@@ -329,23 +387,36 @@ class _Context:
         return self._engine.model.weights
 
     def input(self, index: int) -> PortState:
+        if self._inputs is not None:
+            return self._inputs[index]
         return self._engine.input_state(self.layer, index)
 
     def value(self, index: int) -> ValueInfo:
-        ref = self._engine.model.producer(self.layer.id, self.layer.inputs[index].id)
+        if self._refs is not None:
+            ref = self._refs[index]
+        else:
+            ref = self._engine.model.producer(self.layer.id, self.layer.inputs[index].id)
         assert ref is not None  # the parser guarantees every input port is connected
-        return self._engine._axes(ref, self._visiting)
+        info = self._engine._axes(ref, self._visiting)
+        if self.reads is not None:
+            self.reads.append((index, info))
+        return info
 
     def input_values(self) -> list[ValueInfo]:
-        model = self._engine.model
-        return [self._engine._axes(p, self._visiting) for p in model.input_producers(self.layer) if p is not None]
+        engine = self._engine
+        refs = self._refs if self._refs is not None else engine.model.input_producers(self.layer)
+        values = [engine._axes(p, self._visiting) for p in refs if p is not None]
+        if self.reads is not None:
+            self.reads.append((_EVERY_INPUT, tuple(values)))
+        return values
 
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:
         """Walk this layer's body ``role`` with the given Parameter states (the last walk is the one kept)."""
         body = self.layer.body(role)
         assert body is not None
-        child = ShapeEngine(body.graph, parameters=parameters, reshaped=self._engine._reshaped)
-        self._engine._bodies[(self.layer.id, role)] = child
+        engine = self._engine
+        child = ShapeEngine(body.graph, parameters=parameters, reshaped=engine._reshaped, memoize=engine._memoize)
+        engine._bodies[(self.layer.id, role)] = child
         return child
 
     def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState:
@@ -363,3 +434,124 @@ class _Context:
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""
         self._engine.body_notes[(self.layer.id, role)] = reason
+
+
+_EVERY_INPUT = -1  # a read of every input's value (LayerContext.input_values)
+_Read = tuple[int, ValueInfo | tuple[ValueInfo, ...]]  # (input index or _EVERY_INPUT, the value the rule read)
+_Result = tuple[PortState, ...] | ReductionInfo
+_MAX_VARIANTS = 8  # results kept per key (layers that read different values); a key past that is not memoized
+
+
+def _reads_alike(engine: ShapeEngine, refs: Sequence[PortRef | None], reads: tuple[_Read, ...]) -> bool:
+    """Whether the values the producers ``refs`` give are those ``reads`` holds, read as a rule reads them
+    (:meth:`_Context.value`, :meth:`_Context.input_values`; the first that differs is the last read). A read
+    that fails is not alike: the rule then reads it itself, and fails (or handles the failure) as it would."""
+    try:
+        for index, value in reads:
+            if index == _EVERY_INPUT:
+                got: ValueInfo | tuple[ValueInfo, ...] = tuple([engine._axes(r, set()) for r in refs if r is not None])
+            else:
+                ref = refs[index]
+                assert ref is not None  # the parser guarantees every input port is connected
+                got = engine._axes(ref, set())
+            if got is not value and got != value:  # a fold remembered by its key is the very same value
+                return False
+    except Exception:  # whatever a fold raises, the rule's own read raises again
+        return False
+    return True
+
+
+class _Memo:
+    """The results of the rules of one walk that say what they read (:attr:`ovreduce.ops.base.Op.layer_reads`),
+    so that a layer repeating another (a transformer stack repeats one block hundreds of times) does not run
+    its rule.
+
+    A result is remembered under the layer's op, what the rule reads of the layer (attributes: ``data``,
+    compared by content, element type, the outputs' precisions and declared dims; own shape: the shape and
+    element type objects)
+    and input states, together with the values the rule read (in order); a later layer with the same key gets
+    it when reading the same values gives the values remembered (a rule reads the same values in the same
+    order when everything before it was equal). A result whose states carry a
+    reason (which may name the layer) is not remembered; a reduction's analysis is, and is given to the
+    layer (:meth:`ReductionInfo.for_layer`).
+
+    Equal states are shared (:meth:`shared`), so that keys hold states by ``id``: the engine keeps every
+    state (and the model every layer's ``data`` and element types) alive while the memo lives.
+    """
+
+    __slots__ = ("_contents", "_data", "_engine", "_engine_states", "_producer", "_results", "_sources", "_states")
+
+    def __init__(self, engine: ShapeEngine) -> None:
+        self._engine = engine
+        self._engine_states = engine._states
+        self._producer = engine.model.producer
+        self._data: dict[int, int] = {}  # id(layer.data) -> index of its content (layers may share one mapping)
+        self._contents: dict[tuple[tuple[str, str], ...], int] = {}
+        self._states: dict[PortState, PortState] = {}
+        # (id(shape), id(element type), origin, reason) -> the shared state holding that very shape and type:
+        # the parser shares the shapes of Consts, whose states would otherwise be hashed one by one
+        self._sources: dict[tuple[int, int, str, str], PortState] = {}
+        self._results: dict[tuple[object, ...], list[tuple[tuple[_Read, ...], _Result]]] = {}
+
+    def shared(self, result: _Result) -> _Result:
+        """``result`` with states equal to earlier ones replaced by those (one object per distinct state)."""
+        share = self._share
+        if isinstance(result, ReductionInfo):
+            output = share(result.output)
+            return result if output is result.output else replace(result, output=output)
+        return tuple([share(state) for state in result])
+
+    def _share(self, state: PortState) -> PortState:
+        key = (id(state.shape), id(state.element_type), state.origin, state.reason)
+        found = self._sources.get(key)
+        if found is None:
+            found = self._states.setdefault(state, state)
+            if found is state:  # it keeps that shape and type alive, so their ids stay theirs
+                self._sources[key] = found
+        return found
+
+    def recall(self, op: Op, layer: Layer, layer_reads: LayerReads) -> _Result | None:
+        """``op``'s result for ``layer``: remembered from a layer that read the same, else computed (and
+        remembered unless it may name the layer); None when an input has no state (the rule, run without the
+        memo, then says why)."""
+        refs: list[PortRef | None] | None = None  # None: the context looks them up if the rule asks
+        inputs: list[PortState] | None = None
+        if layer_reads == "own shape":
+            key: tuple[object, ...] = (op, id(layer.shape), id(layer.element_type))
+        else:
+            states, producer, layer_id = self._engine_states, self._producer, layer.id
+            refs = [producer(layer_id, port.id) for port in layer.inputs]
+            try:
+                inputs = [states[ref] for ref in refs]  # type: ignore[index]  # None: KeyError, as a missing one
+            except KeyError:
+                return None
+            data = layer.data
+            content = self._data.get(id(data))
+            if content is None:
+                content = self._contents.setdefault(tuple(data.items()), len(self._contents))
+                self._data[id(data)] = content
+            key = (op, content, id(layer.element_type), *[(id(port.precision), port.dims) for port in layer.outputs],
+                   None, *map(id, inputs))  # fmt: skip
+        variants = self._results.get(key)
+        engine = self._engine
+        if variants is not None:
+            for reads, result in variants:
+                if reads:
+                    if refs is None:
+                        refs = list(engine.model.input_producers(layer))
+                    if not _reads_alike(engine, refs, reads):
+                        continue
+                if isinstance(result, ReductionInfo) and result.layer is not layer:
+                    return result.for_layer(layer)
+                return result
+        ctx = _Context(engine, layer, refs=refs, inputs=inputs)
+        ctx.reads = []
+        result = self.shared(engine._apply(op, ctx))
+        if variants is None:
+            variants = self._results[key] = []
+        names_no_layer = not (
+            result.output.reason if isinstance(result, ReductionInfo) else any(s.reason for s in result)
+        )
+        if names_no_layer and len(variants) < _MAX_VARIANTS:
+            variants.append((tuple(ctx.reads), result))
+        return result

@@ -14,7 +14,7 @@ line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LAST_OPSET",
     "LayerContext",
+    "LayerReads",
     "Op",
     "Origin",
     "PortState",
@@ -38,6 +39,10 @@ __all__ = [
     "parse_bool_attr",
 ]
 
+# "attributes": the ``data`` attributes, ``element_type``, the output ports (count, precisions, declared dims:
+# a rule falling back to them), and the name in reasons only; "own shape": ``shape`` and ``element_type`` (a
+# Const's).
+LayerReads = Literal["attributes", "own shape"]
 Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape", "openvino"]
 ValueKind = Literal["const", "runtime", "unresolved"]
 
@@ -117,6 +122,10 @@ class Op:
     version: str = ""  # OpenVINO's version of the op ("opset1"); "" for a rule of any version
     opsets: range | None = None  # the N of each "opsetN" holding this version; None: any
     boolean_attributes: tuple[str, ...] = ()
+    # What :meth:`infer` (and a reduction's ``analyse``) reads of its layer, when that is all it reads besides
+    # the context's ``input`` and values (``value``, ``input_values``): the shape engine then runs it once per
+    # distinct reading (a transformer stack repeats one block hundreds of times). None: anything.
+    layer_reads: LayerReads | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -150,6 +159,11 @@ class Op:
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """The value computed from the inputs' constant values; None when this op does not fold."""
+        return None
+
+    def fold_key(self, layer: Layer) -> Hashable | None:
+        """For an op without inputs: a key such that two layers of one model with equal keys :meth:`fold` to
+        the same constant value (the shape engine folds such a value once); None when there is none."""
         return None
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ovreduce.ir.dtypes import ElementType
@@ -66,9 +66,18 @@ class Const0(Op):
     type = "Const"
     version = "opset1"
     opsets = range(1, LAST_OPSET + 1)
+    layer_reads = "own shape"
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         return [PortState(ctx.layer.shape, ctx.layer.element_type, "const")]
+
+    def fold_key(self, layer: Layer) -> Hashable | None:
+        """Where its bytes lie and how they read: a ``.bin`` shares the bytes of equal constants. (The type by
+        name and the shape by dims: their hashes are plain tuples', asked once per Const a rule reads.)"""
+        const, etype, shape = layer.const, layer.element_type, layer.shape
+        if const is None:
+            return None
+        return (const.offset, const.size, const.count, etype and etype.name, shape and shape.dims)
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         layer = ctx.layer
@@ -113,6 +122,8 @@ def _plain_values(etype: ElementType, raw: bytes, count: int) -> list[Any]:
 # -- shape-preserving ---------------------------------------------------------------------------------------
 class ShapePreserving(Op):
     """Output 0 has the shape and element type of input 0 (the unary ops of :data:`UNARY_SHAPE_PRESERVING`)."""
+
+    layer_reads = "attributes"
 
     def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
         self.type = type

@@ -71,7 +71,14 @@ class ReductionInfo:
     axes_state: PortState
     axes: ValueInfo
     output: PortState
-    error: str | None  # OpenVINO-style shape inference error
+    error: str | None  # OpenVINO-style shape inference error; names no layer
+
+    def for_layer(self, layer: Layer) -> ReductionInfo:
+        """The same analysis for ``layer``, a reduction with the same attributes and inputs."""
+        return ReductionInfo(
+            layer, self.op, self.keep_dims, self.keep_dims_text, self.keep_dims_valid, self.data,
+            self.axes_state, self.axes, self.output, self.error,
+        )  # fmt: skip
 
 
 class ReductionOp(Op):
@@ -86,6 +93,7 @@ class ReductionOp(Op):
     # "mean" (eps x their mean: Mean) or None (results that rounding the input cannot move that way).
     allowance: Allowance | None = None
     boolean_attributes = ("keep_dims",)
+    layer_reads = "attributes"  # analyse reads the port counts too
 
     # -- rules ----------------------------------------------------------------------------------------------
     def check_types(self, data_type: ElementType | None, axes_type: ElementType | None) -> None:

@@ -38,8 +38,12 @@ class ShapeRule(Op):
     """An op whose output shapes are a function of its inputs' shapes (and small constant values).
 
     Subclasses give :meth:`shapes` and, when the outputs' element type is not input 0's, :meth:`types`.
-    An input whose shape is unresolved leaves every output unresolved, with that input's reason.
+    An input whose shape is unresolved leaves every output unresolved, with that input's reason. Both read of
+    the layer only what :attr:`layer_reads` says (its attributes; its name in messages only), so that the
+    shape engine may give one layer's result to another that reads the same.
     """
+
+    layer_reads = "attributes"
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
