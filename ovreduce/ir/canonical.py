@@ -124,6 +124,19 @@ def _layer_factory() -> Callable[..., Layer]:
 
 
 _layer = _layer_factory()
+_PortFields = tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int]  # a Port, its line relative
+_Template = tuple[tuple[_PortFields, ...], frozenset[str]]  # the ports of an <input>/<output>, and their ids
+
+
+def _ports(template: tuple[_PortFields, ...], line: int) -> tuple[Port, ...]:
+    """The ports of a template whose content starts at ``line``."""
+    new = tuple.__new__
+    if len(template) == 1:
+        ((pid, precision, names, dims, at),) = template
+        return (new(Port, (pid, precision, names, dims, line + at, ())),)
+    return tuple(
+        [new(Port, (pid, precision, names, dims, line + at, ())) for pid, precision, names, dims, at in template]
+    )
 
 
 def read_canonical(xml: bytes, builder: _Builder, options: dict[str, bool]) -> IRModel | None:
@@ -187,9 +200,7 @@ class _Reader:
         self.dims: dict[bytes, tuple[int, ...]] = {}
         self.data: dict[bytes, MappingProxyType[str, str]] = {}
         self.rt_infos: dict[bytes, tuple[RtInfo, ...]] = {}
-        self.templates: dict[
-            bytes, tuple[tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int], ...]
-        ] = {}
+        self.templates: dict[bytes, _Template] = {}
         self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
         self.input_ports = 0
         self.producer: dict[PortRef, PortRef] = {}
@@ -216,6 +227,7 @@ class _Reader:
             self.indegree,
         )
         limit = self.builder.limits.max_layers
+        known = input_ports = 0  # layers and input ports read so far
         while True:
             match = match_layer(xml, pos)  # the usual case first: blanks, then a layer in the serializer's layout
             layer = None
@@ -245,14 +257,16 @@ class _Reader:
                 layer = self.by_lxml(start, end, line)
                 raw_id = layer.id.encode()
             layer_id = layer.id
-            if len(layers) + self.builder.layer_count >= limit or layer_id in layers:  # body layers in the count
-                return None  # one layer too many, or an id taken: the careful path says which
             layers[layer_id] = layer
+            if len(layers) == known or len(layers) + self.builder.layer_count > limit:  # body layers in the count
+                return None  # an id taken, or one layer too many: the careful path says which
+            known += 1
             by_raw_id[raw_id] = layer
             indegree[layer_id] = 0
-            self.input_ports += len(layer.inputs)
+            input_ports += len(layer.inputs)
             line += count(b"\n", start, end)
             pos = end
+        self.input_ports = input_ports
         blank = _BLANK.match(xml, pos)
         assert blank is not None
         line += xml.count(b"\n", pos, blank.end())
@@ -308,20 +322,21 @@ class _Reader:
             version = self.word(raw_version)
         inputs: tuple[Port, ...] = ()
         outputs: tuple[Port, ...] = ()
+        in_ids: frozenset[str] = frozenset()
         if raw_in is not None:
-            found = self.ports(raw_in, line + self.xml.count(b"\n", m.start(2), m.start(8)))
+            found = self.templates.get(raw_in) or self.template(raw_in)
             if found is None:
                 return None
-            inputs = found
+            ports, in_ids = found
+            inputs = _ports(ports, line + self.xml.count(b"\n", m.start(2), m.start(8)))
         if raw_out is not None:
-            found = self.ports(raw_out, line + self.xml.count(b"\n", m.start(2), m.start(9)))
+            found = self.templates.get(raw_out) or self.template(raw_out)
             if found is None:
                 return None
-            outputs = found
-        if len(inputs) + len(outputs) > 1:
-            port_ids = [p.id for p in inputs] + [p.id for p in outputs]
-            if len(set(port_ids)) != len(port_ids):
-                return None
+            ports, out_ids = found
+            if in_ids and not in_ids.isdisjoint(out_ids):
+                return None  # a port id used twice: the careful path says which
+            outputs = _ports(ports, line + self.xml.count(b"\n", m.start(2), m.start(9)))
         data = _NO_DATA if not raw_data else self.data_of(raw_data)
         name = raw_name.decode()
         etype = shape = const = None
@@ -387,22 +402,9 @@ class _Reader:
             self.words[raw] = text
         return text
 
-    def ports(self, raw: bytes, line: int) -> tuple[Port, ...] | None:
-        """The ports of an ``<input>``/``<output>`` whose content starts at ``line``."""
-        found = self.templates.get(raw)
-        if found is None:
-            found = self.template(raw)
-            if found is None:
-                return None
-        new = tuple.__new__
-        return tuple(
-            [new(Port, (pid, precision, names, dims, line + at, ())) for pid, precision, names, dims, at in found]
-        )
-
-    def template(
-        self, raw: bytes
-    ) -> tuple[tuple[str, ElementType | None, tuple[str, ...], tuple[int, ...], int], ...] | None:
-        """The ports of an ``<input>``/``<output>`` content, each with its line relative to the content's first."""
+    def template(self, raw: bytes) -> _Template | None:
+        """The ports of an ``<input>``/``<output>`` content, each with its line relative to the content's first, and
+        their ids; None when a port is not ordinary or an id is used twice."""
         ports = []
         line = 0
         for ws, raw_id, raw_precision, raw_names, raw_dims, trailing in _PORTS.findall(raw):
@@ -423,7 +425,10 @@ class _Reader:
             names = tuple(raw_names.decode().split(",")) if raw_names else ()
             ports.append((port_id, precision, names, dims, line))
             line += raw_dims.count(b"\n") + trailing.count(b"\n")
-        template = tuple(ports)
+        ids = frozenset(p[0] for p in ports)
+        if len(ids) != len(ports):
+            return None
+        template = (tuple(ports), ids)
         if len(self.templates) < _CACHE_SIZE:
             self.templates[raw] = template
         return template
