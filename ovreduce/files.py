@@ -102,9 +102,11 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str, noun: str 
             raise LimitExceededError(f"{path}: {noun} is {st.st_size} bytes, more than the limit of {limit} bytes")
         chunks: list[bytes] = []
         total = 0
+        want = st.st_size + 1 if st.st_size else _CHUNK  # the whole file in one read when its size is right
         while True:
             try:
-                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+                chunk = os.read(fd, min(want, limit + 1 - total))
+                want = _CHUNK
             except OSError as exc:
                 raise FileError(path, f"{exc.strerror or exc}") from None
             if not chunk:
@@ -113,6 +115,6 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str, noun: str 
             total += len(chunk)
             if total > limit:
                 raise LimitExceededError(f"{path}: {noun} holds more than the limit of {limit} bytes")
-        return b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)

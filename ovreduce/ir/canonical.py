@@ -144,8 +144,8 @@ def read_canonical(xml: bytes, builder: _Builder, options: dict[str, bool]) -> I
     None otherwise (the caller takes the careful path). ``builder`` builds the layers in any other form and
     checks Consts and Parameters; ``options`` are the lxml parser's."""
     head = _PROLOG.match(xml)
-    if head is None or b"\r" in xml or b"<!" in xml or xml.find(b"<?", head.end()) >= 0:
-        return None  # line ends to normalise, comments, CDATA, DOCTYPEs, processing instructions
+    if head is None or b"\r" in xml:
+        return None  # no <net> right after an XML declaration (a DOCTYPE, a comment), or line ends to normalise
     verdict = _well_formed(xml, options)
     try:
         model = _Reader(xml, builder).read(head)
@@ -163,6 +163,7 @@ def _well_formed(xml: bytes, options: dict[str, bool]) -> Callable[[], bool]:
 
     def check() -> None:
         parser = etree.XMLParser(target=_Nothing(), **options)
+        parser.resolvers.add(_resolver())  # no DOCTYPE can come before <net> here: kept off the file system anyway
         try:
             etree.fromstring(xml, parser)
         except (etree.LxmlError, ValueError):
@@ -550,6 +551,12 @@ def _rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
     from ovreduce.ir.parser import _rt_children
 
     return _rt_children(el)
+
+
+def _resolver() -> etree.Resolver:
+    from ovreduce.ir.parser import _NoExternalResources
+
+    return _NoExternalResources()
 
 
 def _supported() -> tuple[int, ...]:

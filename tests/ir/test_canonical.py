@@ -178,6 +178,11 @@ def _variants() -> dict[str, str]:
         "CRLF line ends": plain.replace("\n", "\r\n"),
         "a comment": plain.replace("<layers>", "<layers><!-- c -->"),
         "CDATA": plain.replace("<dim>3</dim>", "<dim><![CDATA[3]]></dim>", 1),
+        "a comment in a layer": plain.replace("<input>", "<input><!-- <port id='9'/> -->", 1),
+        "a processing instruction in a layer": plain.replace("<input>", "<input><?pi x?>", 1),
+        "a comment among the edges": plain.replace("<edges>", "<edges><!-- e -->"),
+        "a comment after the root": plain + "<!-- end -->\n",
+        "a processing instruction after the root": plain + "<?pi end?>\n",
         "layer rt_info": plain.replace(
             "</layer>", '<rt_info><attribute name="fused_names" version="0" value="r"/></rt_info></layer>', 1
         ),
