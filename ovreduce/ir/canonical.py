@@ -60,6 +60,9 @@ _PORTS = re.compile(
     rb'([ \t\n]*)<port id="([0-9]+)"(?: precision="([A-Za-z0-9_]+)")?(?: names="([^"]*)")?[ \t]*'
     rb"(?:/>|>((?:[ \t\n]*<dim>[^<]*</dim>)*)([ \t\n]*)</port>)"
 )
+_CONST_DATA = re.compile(
+    rb' element_type="([a-z0-9]+)" shape="([^"<&\t\n]*)" offset="([0-9]{1,20})" size="([0-9]{1,20})"[ \t]*'
+)
 _RT_ATTRIBUTE = re.compile(rb"<attribute" + _ATTRS + rb"[ \t]*/>")
 _DIM = re.compile(rb"<dim>([^<]*)</dim>")
 _ATTR = re.compile(rb'([A-Za-z_][A-Za-z0-9_.-]*)="([^"]*)"')
@@ -201,6 +204,7 @@ class _Reader:
         self.dims: dict[bytes, tuple[int, ...]] = {}
         self.data: dict[bytes, MappingProxyType[str, str]] = {}
         self.rt_infos: dict[bytes, tuple[RtInfo, ...]] = {}
+        self.etypes: dict[str, ElementType | None] = {}  # a Convert's destination_type text -> its type
         self.templates: dict[bytes, _Template] = {}
         self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
         self.input_ports = 0
@@ -338,7 +342,17 @@ class _Reader:
             if in_ids and not in_ids.isdisjoint(out_ids):
                 return None  # a port id used twice: the careful path says which
             outputs = _ports(ports, line + self.xml.count(b"\n", m.start(2), m.start(9)))
-        data = _NO_DATA if not raw_data else self.data_of(raw_data)
+        if not raw_data:
+            data = _NO_DATA
+        elif ltype == "Const" and (parts := _CONST_DATA.fullmatch(raw_data)) is not None:
+            # a Const's <data> as the serializer writes it: its offset is its own, so no cache would hit
+            element_type, shape_text, offset, size = parts.groups()
+            data = MappingProxyType(
+                {"element_type": element_type.decode(), "shape": shape_text.decode(), "offset": offset.decode(),
+                 "size": size.decode()}
+            )  # fmt: skip
+        else:
+            data = self.data_of(raw_data)
         name = raw_name.decode()
         etype = shape = const = None
         if ltype == "Const" or ltype == "Parameter" or ltype == "Convert":
@@ -355,7 +369,11 @@ class _Reader:
                     if len(outputs) != 1:
                         return None
                 elif "destination_type" in data:
-                    etype = builder.etype_attr(data, "destination_type", where, required=True)
+                    etype = self.etypes.get(data["destination_type"])
+                    if etype is None:
+                        etype = builder.etype_attr(data, "destination_type", where, required=True)
+                        if len(self.etypes) < _CACHE_SIZE:
+                            self.etypes[data["destination_type"]] = etype
         rt_info = () if not raw_rt else self.rt_info_of(raw_rt)
         return _layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info, etype, shape, const)
 
