@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.render.safe import escape, printable
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines, fit_table
-from ovreduce.reports import (
-    AuditDocument,
-    CheckDocument,
-    ConformDocument,
-    DevicesDocument,
-    InspectDocument,
-    LayerView,
-    ModelCheck,
-    PortView,
-    RunDocument,
-    layer_path,
-)
+from ovreduce.reports import layer_path
+
+if TYPE_CHECKING:  # the documents other than check's are defined on first use: not for an annotation
+    from ovreduce.reports import (
+        AuditDocument,
+        CheckDocument,
+        ConformDocument,
+        DevicesDocument,
+        InspectDocument,
+        LayerView,
+        ModelCheck,
+        PortView,
+        RunDocument,
+    )
+
 
 __all__ = [
     "audit_text",

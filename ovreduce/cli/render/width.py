@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -43,6 +42,8 @@ def terminal_width(stream: TextIO | None = None) -> int | None:
             return None
     except (AttributeError, ValueError):  # a closed or unusual stream: no terminal
         return None
+    import shutil  # on a terminal only (it imports bz2, lzma...)
+
     return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 
 
