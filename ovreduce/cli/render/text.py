@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # the documents other than check's are defined on first use: 
         RunDocument,
     )
 
-
 __all__ = [
     "audit_text",
     "check_text",
@@ -41,7 +40,7 @@ def shape_text(shape: Any) -> str:
     """A JSON shape (list/None) in OpenVINO's notation."""
     if shape is None:
         return "[...]"
-    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
+    return "[" + ",".join(["?" if d == -1 else str(d) for d in shape]) + "]"
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = "  ", width: int | None = None) -> str:
@@ -53,13 +52,19 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
         return fit_table(rows, header, indent, width)
 
     ansi = re.compile(r"\033\[[0-9;]*m")
+
+    def visible(cell: str) -> int:  # a cell without ESC has no code to leave out
+        return len(ansi.sub("", cell)) if "\033" in cell else len(cell)
+
     widths = [len(h) for h in header]
     for row in rows:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(ansi.sub("", cell)))
+            n = visible(cell)
+            if n > widths[i]:
+                widths[i] = n
     lines = []
     for row in [header, *rows]:
-        cells = [cell + " " * (widths[i] - len(ansi.sub("", cell))) for i, cell in enumerate(row)]
+        cells = [cell + " " * (widths[i] - visible(cell)) for i, cell in enumerate(row)]
         lines.append((indent + "  ".join(cells)).rstrip())
     return "\n".join(lines)
 
@@ -94,8 +99,9 @@ def check_text(
         )
         if m.reductions:
             rows = []
+            colour = {"ok": st.green, "mismatch": st.red, "error": st.red}
             for r in m.reductions:
-                status = {"ok": st.green, "mismatch": st.red, "error": st.red}.get(r.status, st.yellow)(r.status)
+                status = colour.get(r.status, st.yellow)(r.status)
                 row = [
                     layer_path(r.body_path, r.layer_id),
                     r.layer_name,
