@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
-from ovreduce.cli.layers import locate_layer
 from ovreduce.cli.options import (
     check_tolerances,
     existing_file,
@@ -26,7 +25,7 @@ from ovreduce.cli.options import (
 )
 from ovreduce.cli.paths import expand_paths
 from ovreduce.cli.render.safe import printable
-from ovreduce.cli.render.width import fit_lines, terminal_width
+from ovreduce.cli.render.terminal import terminal_width
 
 if TYPE_CHECKING:
     from ovreduce.reports import CheckDocument
@@ -103,7 +102,7 @@ def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[
 
 
 def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
-    from ovreduce.cli.render.text import check_text
+    from ovreduce.cli.render.check_text import check_text
 
     return check_text(report, verbose=args.verbose, width=terminal_width())
 
@@ -120,6 +119,7 @@ _CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[fl
 def inspect(args: argparse.Namespace) -> int:
     """``ovreduce inspect``: always 0 once the model is read."""
     from ovreduce.check.inspect import inspect_model
+    from ovreduce.cli.layers import locate_layer
     from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
@@ -140,6 +140,7 @@ def inspect(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``ovreduce run``: 0 when every backend ran and agrees with the reference, 1 otherwise."""
+    from ovreduce.cli.layers import locate_layer
     from ovreduce.cli.render.text import run_text
     from ovreduce.ir.parser import load_ir
     from ovreduce.run import run_layer
@@ -172,6 +173,7 @@ def _no_layer(model: Any) -> int:
     """``run`` without ``--layer``: the model's reductions (id, name, type) on standard error; exit 2."""
     from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.render.text import table
+    from ovreduce.cli.render.width import fit_lines
     from ovreduce.reports import layer_path
 
     views = [v for v in printable(inspect_model(model)).layers if v.reduction is not None]

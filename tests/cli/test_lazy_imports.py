@@ -22,6 +22,7 @@ NOT_FOR_CHECK = (
     "numpy", "openvino", "ml_dtypes", "fastapi", "pydantic", "tqdm", "api",
     "json", "difflib", "glob", "shutil", "multiprocessing",
     "ovreduce._report_more", "ovreduce.cli.render.junit", "ovreduce.cli.render.sarif",
+    "ovreduce.cli.render.text", "ovreduce.cli.render.width", "ovreduce.cli.layers",
     "ovreduce.check.inspect", "ovreduce.check.openvino", "ovreduce.run", "ovreduce.audit", "ovreduce.conform",
 )  # fmt: skip
 
@@ -41,7 +42,7 @@ def test_importing_ovreduce_imports_no_module_of_it() -> None:
 def test_the_check_command_imports_only_what_it_uses() -> None:
     code = f"from ovreduce.cli import main\nstatus = main(['check', {str(SAMPLE)!r}])\nassert status == 0, status"
     loaded = _loaded(code)
-    assert {"ovreduce.check", "ovreduce.cli.render.text", "ovreduce.reports"} <= loaded  # it did run
+    assert {"ovreduce.check", "ovreduce.cli.render.check_text", "ovreduce.reports"} <= loaded  # it did run
     assert sorted(set(NOT_FOR_CHECK) & loaded) == []
 
 
@@ -51,7 +52,7 @@ def test_the_check_command_imports_only_what_it_uses() -> None:
 def test_each_format_imports_its_renderer_alone(fmt: str, module: str) -> None:
     code = f"from ovreduce.cli import main\nmain(['check', '--format', {fmt!r}, {str(SAMPLE)!r}])"
     loaded = _loaded(code)
-    others = {"ovreduce.cli.render.junit", "ovreduce.cli.render.sarif", "ovreduce.cli.render.text"} - {module}
+    others = {"ovreduce.cli.render.junit", "ovreduce.cli.render.sarif", "ovreduce.cli.render.check_text"} - {module}
     assert module in loaded and not (others & loaded)
 
 
