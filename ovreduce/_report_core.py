@@ -44,13 +44,29 @@ def layer_path(body_path: str | None, layer_id: str) -> str:
 
 def to_json(doc: Any) -> Any:
     """A document (or any part of one) as JSON-ready Python values: objects, lists, strings, numbers."""
-    if dataclasses.is_dataclass(doc) and not isinstance(doc, type):
-        return {name: to_json(getattr(doc, name)) for name in _field_names(type(doc))}
+    kind: type = type(doc)
+    if kind in _PLAIN:
+        return doc
+    if kind is list or kind is tuple:  # neither is a dataclass nor a Mapping
+        return [v if type(v) in _PLAIN else to_json(v) for v in doc]
+    names = _DOCUMENT_FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(doc) and not isinstance(doc, type):
+        names = _DOCUMENT_FIELDS[kind] = _field_names(kind)
+    if names is not None:
+        out = {}
+        for name in names:  # the plain values inline: a document has thousands of fields
+            value = getattr(doc, name)
+            out[name] = value if type(value) in _PLAIN else to_json(value)
+        return out
     if isinstance(doc, list | tuple):
         return [to_json(v) for v in doc]
     if isinstance(doc, Mapping):
         return {k: to_json(v) for k, v in doc.items()}
     return doc
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))  # values that are their own JSON form
+_DOCUMENT_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass type -> _field_names(type), asked once
 
 
 @cache
