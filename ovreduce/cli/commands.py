@@ -39,11 +39,10 @@ def _emit(text: str) -> None:
 
 
 def _json(doc: Any) -> str:
-    import json
-
+    from ovreduce.cli.render.json_text import dumps
     from ovreduce.reports import to_json
 
-    return json.dumps(to_json(doc), indent=2) + "\n"
+    return dumps(to_json(doc)) + "\n"
 
 
 def check(args: argparse.Namespace) -> int:
