@@ -6,42 +6,95 @@ declared dims, and execute reductions on a NumPy reference and on the OpenVINO r
 
 from __future__ import annotations
 
-from ovreduce.check import check_model, check_paths
-from ovreduce.errors import (
-    BackendError,
-    DeviceNotAvailableError,
-    ElementTypeError,
-    InputError,
-    IRError,
-    IRStructureError,
-    IRSyntaxError,
-    IRVersionError,
-    LimitExceededError,
-    NotFoundError,
-    OvReduceError,
-    ShapeInferenceError,
-    WeightsError,
-)
-from ovreduce.ir.model import IRModel, Layer, Port
-from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
-from ovreduce.reports import (
-    AuditDocument,
-    CheckDocument,
-    Comparison,
-    ConformDocument,
-    Finding,
-    InspectDocument,
-    ModelCheck,
-    ReductionCheck,
-    RunDocument,
-)
-from ovreduce.shapes import Dimension, PartialShape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ovreduce.audit import AuditReport, audit_model
+    from ovreduce.backends.base import LayerSpec
+    from ovreduce.backends.numpy import NumPyBackend
+    from ovreduce.backends.openvino import OpenVINOBackend
+    from ovreduce.check import check_model, check_paths
+    from ovreduce.check.inspect import inspect_model
+    from ovreduce.compare import compare
+    from ovreduce.conform import ConformReport, conform_model
+    from ovreduce.errors import (
+        BackendError,
+        DeviceNotAvailableError,
+        ElementTypeError,
+        InputError,
+        IRError,
+        IRStructureError,
+        IRSyntaxError,
+        IRVersionError,
+        LimitExceededError,
+        NotFoundError,
+        OvReduceError,
+        ShapeInferenceError,
+        WeightsError,
+    )
+    from ovreduce.ir.model import IRModel, Layer, Port
+    from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
+    from ovreduce.reports import (
+        AuditDocument,
+        CheckDocument,
+        Comparison,
+        ConformDocument,
+        Finding,
+        InspectDocument,
+        ModelCheck,
+        ReductionCheck,
+        RunDocument,
+    )
+    from ovreduce.run import RunReport, layer_spec, run_layer
+    from ovreduce.shapes import Dimension, PartialShape
 
 __version__ = "0.1.0"
 
-# Names whose modules import NumPy or OpenVINO: resolved on first use (PEP 562), so that importing
-# ovreduce (and running ``ovreduce check``) stays cheap.
+# Every name is resolved on first use (PEP 562): importing ovreduce (and running ``ovreduce check``) pays only
+# for the modules a command uses, never for NumPy or OpenVINO unless it runs on them.
 _LAZY = {
+    "check_model": "ovreduce.check",
+    "check_paths": "ovreduce.check",
+    **dict.fromkeys(
+        (
+            "BackendError",
+            "DeviceNotAvailableError",
+            "ElementTypeError",
+            "InputError",
+            "IRError",
+            "IRStructureError",
+            "IRSyntaxError",
+            "IRVersionError",
+            "LimitExceededError",
+            "NotFoundError",
+            "OvReduceError",
+            "ShapeInferenceError",
+            "WeightsError",
+        ),
+        "ovreduce.errors",
+    ),
+    "IRModel": "ovreduce.ir.model",
+    "Layer": "ovreduce.ir.model",
+    "Port": "ovreduce.ir.model",
+    "ParseLimits": "ovreduce.ir.parser",
+    "load_ir": "ovreduce.ir.parser",
+    "parse_ir": "ovreduce.ir.parser",
+    **dict.fromkeys(
+        (
+            "AuditDocument",
+            "CheckDocument",
+            "Comparison",
+            "ConformDocument",
+            "Finding",
+            "InspectDocument",
+            "ModelCheck",
+            "ReductionCheck",
+            "RunDocument",
+        ),
+        "ovreduce.reports",
+    ),
+    "Dimension": "ovreduce.shapes",
+    "PartialShape": "ovreduce.shapes",
     "AuditReport": "ovreduce.audit",
     "inspect_model": "ovreduce.check.inspect",
     "audit_model": "ovreduce.audit",

@@ -90,11 +90,12 @@ def _check_model(
             notes.append(f"{len(unknown) - len(found)} reduction input(s) stay unresolved: {failed}")
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
+    reshaped = bool(reshape)
     for path, graph in engines:
         found_here = graph_findings(graph.model, graph)
         for info in graph.reductions:
-            report, more = reduction_check(infos[(path, info.layer.id)], reshaped=bool(reshape))
-            reports.append(replace(report, body_path=path))
+            report, more = reduction_check(infos[(path, info.layer.id)], reshaped=reshaped, body_path=path)
+            reports.append(report)
             found_here += more
         findings += found_here if path is None else [replace(f, body_path=path) for f in found_here]
     if engine == "openvino":

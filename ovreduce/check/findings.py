@@ -62,16 +62,45 @@ def finding(code: str, layer: Layer | None, message: str, port: str | None = Non
 def ordered(model: IRModel, findings: Iterable[Finding]) -> tuple[Finding, ...]:
     """Findings in the model's layer order, each body's layers right after their container (model-wide
     findings first), errors before warnings before infos."""
-    order: dict[tuple[str | None, str], int] = {}
+    found = list(findings)
+    if len(found) < 2:  # nothing to order: the layer positions are not even needed
+        return tuple(found)
+    # A layer's position: its index in its graph after the positions of the bodies holding it (the container's
+    # index, the body's among the container's bodies), tuples that sort as a walk of the whole model meets the
+    # layers (each body right after its container). Indices are made for the graphs findings name only.
+    # Anything not found (model-wide findings) sorts first.
+    bodies: dict[str, tuple[tuple[int, ...], IRModel]] | None = None
+    indices: dict[str | None, dict[str, int]] = {}
 
-    def walk(graph: IRModel, path: str | None) -> None:
-        for layer in graph.layers:
-            order[(path, layer.id)] = len(order)
-            for body in layer.bodies:
-                walk(body.graph, f"{layer.id}/{body.role}" if path is None else f"{path}/{layer.id}/{body.role}")
+    def position(body_path: str | None, layer_id: str | None) -> tuple[int, ...]:
+        nonlocal bodies
+        prefix: tuple[int, ...] = ()
+        graph = model
+        if body_path is not None:
+            if bodies is None:
+                bodies = {}
+                _walk_bodies(model, None, (), bodies)
+            if body_path not in bodies:
+                return (-1,)
+            prefix, graph = bodies[body_path]
+        index = indices.get(body_path)
+        if index is None:
+            index = indices[body_path] = {layer.id: i for i, layer in enumerate(graph.layers)}
+        at = None if layer_id is None else index.get(layer_id)
+        return (-1,) if at is None else (*prefix, at)
 
-    walk(model, None)
-    return tuple(sorted(findings, key=lambda f: (order.get((f.body_path, f.layer_id or ""), -1), _RANK[f.severity])))
+    return tuple(sorted(found, key=lambda f: (position(f.body_path, f.layer_id), _RANK[f.severity])))
+
+
+def _walk_bodies(
+    graph: IRModel, path: str | None, prefix: tuple[int, ...], out: dict[str, tuple[tuple[int, ...], IRModel]]
+) -> None:
+    """Every body under ``graph``: its ids path -> (its position prefix, its graph)."""
+    for i, layer in enumerate(graph.layers):
+        for k, body in enumerate(layer.bodies):
+            inner = f"{layer.id}/{body.role}" if path is None else f"{path}/{layer.id}/{body.role}"
+            out[inner] = ((*prefix, i, k), body.graph)
+            _walk_bodies(body.graph, inner, (*prefix, i, k), out)
 
 
 def dims_text(port: Port) -> str:
@@ -85,6 +114,8 @@ def compare_declared(port: Port, resolved: PartialShape) -> Literal["ok", "misma
             return "ok"
         return "ambiguous"
     declared = port.declared_shape
+    if declared == resolved:  # the usual case, and the quickest answer (equal dims are compatible, none less precise)
+        return "ok"
     if not declared.compatible(resolved):
         return "mismatch"
     assert declared.dims is not None

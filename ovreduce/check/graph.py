@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ovreduce.check.findings import compare_declared, dims_text, finding
-from ovreduce.infer import PortState, ShapeEngine
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ops.registry import boolean_attributes
 from ovreduce.reports import Finding
@@ -13,74 +12,93 @@ from ovreduce.shapes import PartialShape
 
 __all__ = ["graph_findings"]
 
+_BOOLEAN = frozenset(("true", "false", "1", "0", "True", "False", "TRUE", "FALSE"))  # as written, no lower() needed
+
 
 def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
     """Findings about every layer's boolean attributes, source layers and incoming edges."""
     out: list[Finding] = []
-    attributes: dict[tuple[str, str], tuple[str, ...]] = {}  # per (type, version), asked once
-    producer, by_id = model.producer, model.layer
+    # Per (type, version), asked once: the layer's boolean attributes, and whether it is a source layer.
+    plans: dict[tuple[str, str], tuple[tuple[str, ...], bool]] = {}
+    # (declared dims, id of the shape attribute) -> compare_declared's verdict: the Consts of a model repeat a
+    # few distinct shapes (the parser shares one object per shape text). The layers hold their shapes for the
+    # whole call, so an id names one shape throughout it.
+    verdicts: dict[tuple[tuple[int, ...], int], str] = {}
+    producer, by_id, state = model.producer, model.layer, shapes.state
     for layer in model.layers:
         kind = (layer.type, layer.version)
-        names = attributes.get(kind)
-        if names is None:
-            names = attributes[kind] = boolean_attributes(*kind)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = (boolean_attributes(*kind), kind[0] in ("Parameter", "Const"))
+        names, source = plan
         for attr in names:
             text = layer.data.get(attr)
-            if text is not None and text.lower() not in ("true", "false", "1", "0"):
+            if text is not None and text not in _BOOLEAN and text.lower() not in ("true", "false", "1", "0"):
                 out.append(finding(
                     "bool-attr-invalid", layer,
                     f"{attr}={text!r} is not true/false/1/0 (any case): OpenVINO silently reads it as the "
                     f"attribute's default (false for {attr})",
                 ))  # fmt: skip
-        if layer.type in ("Parameter", "Const") and layer.outputs:
-            out += _source_layer(layer, shapes.state((layer.id, layer.outputs[0].id)))
+        if source and layer.outputs:
+            port = layer.outputs[0]
+            shape = layer.shape
+            if shape is not None:
+                key = (port.dims, id(shape))
+                verdict = verdicts.get(key)
+                if verdict is None:
+                    verdict = verdicts[key] = compare_declared(port, shape)
+                if verdict != "ok":
+                    out += _shape_attribute(layer, port, shape, verdict)
+            precision = port.precision
+            if precision is not None:  # the common case first: the very element type the state carries
+                element_type = state((layer.id, port.id)).element_type
+                if element_type is not None and precision is not element_type and precision != element_type:
+                    out.append(_element_type(layer, port, element_type))
+        layer_id = layer.id
         for port in layer.inputs:
-            ref = producer(layer.id, port.id)
+            ref = producer(layer_id, port.id)
             assert ref is not None
             src_layer = by_id(ref[0])
-            src = src_layer.output(ref[1])
-            if src.dims == port.dims and (
-                src.precision is None or port.precision is None or src.precision == port.precision
-            ):
-                continue  # the common case: both ends declare the same thing
+            outputs = src_layer.outputs
+            # The producer's port: nearly always its first (most layers have one output).
+            src = outputs[0] if outputs and outputs[0].id == ref[1] else src_layer.output(ref[1])
+            if src.dims == port.dims:
+                a, b = src.precision, port.precision
+                if a is b or a is None or b is None or a == b:
+                    continue  # the common case: both ends declare the same thing
             out += _edge(src_layer, src, layer, port)
     return out
 
 
-@lru_cache(maxsize=4096)
-def _verdict(dims: tuple[int, ...], shape: PartialShape) -> str:
-    """:func:`compare_declared` of a port declaring ``dims``, once per distinct pair (Consts repeat a few)."""
-    return compare_declared(Port("", None, (), dims), shape)
-
-
-def _source_layer(layer: Layer, state: PortState) -> list[Finding]:
-    out: list[Finding] = []
-    port = layer.outputs[0]
-    code = "parameter-shape-mismatch" if layer.type == "Parameter" else "const-shape-mismatch"
-    if layer.shape is not None:
-        verdict = _verdict(port.dims, layer.shape)
-        if verdict == "mismatch":
-            out.append(finding(
-                code, layer,
-                f"shape attribute {layer.shape} but output port {port.id} declares {dims_text(port)}; "
-                f"OpenVINO uses the attribute and ignores the dims",
-                port.id,
-            ))  # fmt: skip
-        elif verdict == "ambiguous":
-            out.append(finding(
-                "dims-ambiguous", layer,
-                f"shape attribute {layer.shape} but output port {port.id} has no <dim> (which reads as a scalar "
-                f"or a dynamic rank); expected {layer.shape.rank} <dim> elements",
-                port.id,
-            ))  # fmt: skip
-    if state.element_type is not None and port.precision is not None and port.precision != state.element_type:
-        out.append(finding(
-            "precision-mismatch", layer,
-            f"element_type {state.element_type} but output port {port.id} declares precision "
-            f"{port.precision.precision} ({port.precision}); OpenVINO uses the element_type",
+def _shape_attribute(layer: Layer, port: Port, shape: PartialShape, verdict: str) -> list[Finding]:
+    """The finding of a Parameter's or Const's ``shape`` attribute that its port's dims do not match."""
+    if verdict == "mismatch":
+        code = "parameter-shape-mismatch" if layer.type == "Parameter" else "const-shape-mismatch"
+        return [finding(
+            code, layer,
+            f"shape attribute {shape} but output port {port.id} declares {dims_text(port)}; "
+            f"OpenVINO uses the attribute and ignores the dims",
             port.id,
-        ))  # fmt: skip
-    return out
+        )]  # fmt: skip
+    if verdict == "ambiguous":
+        return [finding(
+            "dims-ambiguous", layer,
+            f"shape attribute {shape} but output port {port.id} has no <dim> (which reads as a scalar "
+            f"or a dynamic rank); expected {shape.rank} <dim> elements",
+            port.id,
+        )]  # fmt: skip
+    return []
+
+
+def _element_type(layer: Layer, port: Port, element_type: ElementType) -> Finding:
+    """The finding of a Parameter's or Const's output port whose precision is not its element type."""
+    assert port.precision is not None
+    return finding(
+        "precision-mismatch", layer,
+        f"element_type {element_type} but output port {port.id} declares precision "
+        f"{port.precision.precision} ({port.precision}); OpenVINO uses the element_type",
+        port.id,
+    )  # fmt: skip
 
 
 def _edge(src_layer: Layer, src: Port, dst_layer: Layer, dst: Port) -> list[Finding]:

@@ -12,8 +12,11 @@ from ovreduce.reports import Finding, ReductionCheck, Status
 __all__ = ["reduction_check"]
 
 
-def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCheck, list[Finding]]:
-    """The check of one reduction (declared against inferred output shape) and its findings."""
+def reduction_check(
+    info: ReductionInfo, *, reshaped: bool, body_path: str | None = None
+) -> tuple[ReductionCheck, list[Finding]]:
+    """The check of one reduction (declared against inferred output shape) and its findings; ``body_path`` is
+    the ids path of the body holding the layer (None: top level)."""
     layer = info.layer
     out_port = layer.outputs[0] if layer.outputs else Port("?", None, (), ())
     found: list[Finding] = []
@@ -30,29 +33,35 @@ def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCh
     else:
         verdict = compare_declared(out_port, inferred)
         status = "mismatch" if verdict == "mismatch" else "ok"
-        what = f"output port {out_port.id} declares {dims_text(out_port)} but {inferred} is inferred"
-        basis = _basis(info)
-        if verdict == "mismatch" and reshaped:
-            found.append(finding("reshape-changes-output", layer, f"after reshaping, {what} ({basis})", out_port.id))
-        elif verdict == "mismatch":
-            found.append(finding("reduce-output-mismatch", layer, f"{what} ({basis})", out_port.id))
-        elif verdict == "ambiguous" and not reshaped:
-            found.append(finding("dims-ambiguous", layer, f"{what}: a port without <dim> reads as a scalar or "
-                                  "a dynamic rank", out_port.id))  # fmt: skip
-        elif verdict == "less" and not reshaped:
-            found.append(finding("reduce-output-less-precise", layer,
-                                  f"{what}: compatible, but the declaration is less precise", out_port.id))  # fmt: skip
+        if verdict != "ok":  # the message is only written for a finding
+            what = f"output port {out_port.id} declares {dims_text(out_port)} but {inferred} is inferred"
+            port = out_port.id
+            if verdict == "mismatch" and reshaped:
+                found.append(
+                    finding("reshape-changes-output", layer, f"after reshaping, {what} ({_basis(info)})", port)
+                )
+            elif verdict == "mismatch":
+                found.append(finding("reduce-output-mismatch", layer, f"{what} ({_basis(info)})", port))
+            elif verdict == "ambiguous" and not reshaped:
+                found.append(finding("dims-ambiguous", layer, f"{what}: a port without <dim> reads as a scalar or "
+                                      "a dynamic rank", port))  # fmt: skip
+            elif verdict == "less" and not reshaped:
+                found.append(finding("reduce-output-less-precise", layer,
+                                      f"{what}: compatible, but the declaration is less precise", port))  # fmt: skip
+    data = info.data
+    element_type = data.element_type
     if (
         info.error is None  # a node OpenVINO rejects has no output type: the error is the one finding
-        and info.data.element_type is not None
+        and element_type is not None
         and out_port.precision is not None
-        and info.data.element_type.kind != "dynamic"
-        and out_port.precision != info.data.element_type
+        and element_type.kind != "dynamic"
+        and out_port.precision is not element_type
+        and out_port.precision != element_type
     ):
         found.append(finding(
             "precision-mismatch", layer,
             f"output port {out_port.id} declares precision {out_port.precision.precision} but a {layer.type} "
-            f"outputs its data type {info.data.element_type}",
+            f"outputs its data type {element_type}",
             out_port.id,
         ))  # fmt: skip
     report = ReductionCheck(
@@ -63,30 +72,33 @@ def reduction_check(info: ReductionInfo, *, reshaped: bool) -> tuple[ReductionCh
         keep_dims=info.keep_dims,
         axes=info.axes.values,
         axes_kind=info.axes.kind,
-        element_type=None if info.data.element_type is None else info.data.element_type.name,
-        input_shape=None if info.data.shape is None else info.data.shape.to_json(),
-        input_shape_resolved=info.data.shape is not None,
+        element_type=None if element_type is None else element_type.name,
+        input_shape=None if data.shape is None else data.shape.to_json(),
+        input_shape_resolved=data.shape is not None,
         input_shape_engine=_engine(info),
         declared_output_shape=out_port.declared_shape.to_json(),
         declared_has_dims=out_port.has_dims,
         inferred_output_shape=None if inferred is None else inferred.to_json(),
         inferred_output_resolved=inferred is not None,
         status=status,
+        body_path=body_path,
     )
     return report, found
 
 
+_ORIGIN = {
+    "declared": "as the producer declares it",
+    "parameter": "from the Parameter's shape",
+    "inferred": "as inferred",
+    "const": "from the Const's shape",
+    "reshape": "as reshaped",
+    "openvino": "as OpenVINO infers it (no native rule on its way)",
+}
+
+
 def _basis(info: ReductionInfo) -> str:
     axes = "runtime axes" if info.axes.values is None else f"axes {list(info.axes.values)}"
-    origin = {
-        "declared": "as the producer declares it",
-        "parameter": "from the Parameter's shape",
-        "inferred": "as inferred",
-        "const": "from the Const's shape",
-        "reshape": "as reshaped",
-        "openvino": "as OpenVINO infers it (no native rule on its way)",
-    }
-    src = origin.get(info.data.origin, "")
+    src = _ORIGIN.get(info.data.origin, "")
     return f"input {info.data.shape} {src}, {axes}, keep_dims={str(info.keep_dims).lower()}"
 
 

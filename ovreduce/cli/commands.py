@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import sys
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
-from ovreduce.cli.layers import locate_layer
 from ovreduce.cli.options import (
     check_tolerances,
     existing_file,
@@ -27,10 +25,10 @@ from ovreduce.cli.options import (
 )
 from ovreduce.cli.paths import expand_paths
 from ovreduce.cli.render.safe import printable
-from ovreduce.cli.render.width import fit_lines, terminal_width
+from ovreduce.cli.render.terminal import terminal_width
 
 if TYPE_CHECKING:
-    pass
+    from ovreduce.reports import CheckDocument
 
 __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
@@ -41,17 +39,15 @@ def _emit(text: str) -> None:
 
 
 def _json(doc: Any) -> str:
+    from ovreduce.cli.render.json_text import dumps
     from ovreduce.reports import to_json
 
-    return json.dumps(to_json(doc), indent=2) + "\n"
+    return dumps(to_json(doc)) + "\n"
 
 
 def check(args: argparse.Namespace) -> int:
     """``ovreduce check``: 0 clean, 1 a finding of severity error, 2 a model could not be read."""
     from ovreduce.check import check_paths
-    from ovreduce.cli.render.junit import check_junit
-    from ovreduce.cli.render.sarif import check_sarif
-    from ovreduce.cli.render.text import check_text
 
     paths = expand_paths(args.paths)
     if args.bin is not None and len(paths) != 1:
@@ -82,21 +78,47 @@ def check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     seconds = [end - start for start, end in itertools.pairwise(marks)]
-    renderers: dict[str, Callable[[], str]] = {
-        "json": lambda: _json(report),
-        "junit": lambda: check_junit(report, seconds=seconds),
-        "sarif": lambda: check_sarif(report),
-        "text": lambda: check_text(report, verbose=args.verbose, width=terminal_width()),
-    }
-    _emit(renderers[args.format]())
+    _emit(_CHECK_RENDERERS[args.format](report, args, seconds))
     if report.unreadable:
         return EXIT_INPUT
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
+def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+    return _json(report)
+
+
+def _check_junit(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+    from ovreduce.cli.render.junit import check_junit
+
+    return check_junit(report, seconds=seconds)
+
+
+def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+    from ovreduce.cli.render.sarif import check_sarif
+
+    return check_sarif(report)
+
+
+def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+    from ovreduce.cli.render.check_text import check_text
+
+    return check_text(report, verbose=args.verbose, width=terminal_width())
+
+
+# ``check --format``: each renderer imported only when its format is asked for.
+_CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[float]], str]] = {
+    "json": _check_json,
+    "junit": _check_junit,
+    "sarif": _check_sarif,
+    "text": _check_text,
+}
+
+
 def inspect(args: argparse.Namespace) -> int:
     """``ovreduce inspect``: always 0 once the model is read."""
     from ovreduce.check.inspect import inspect_model
+    from ovreduce.cli.layers import locate_layer
     from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
@@ -117,6 +139,7 @@ def inspect(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``ovreduce run``: 0 when every backend ran and agrees with the reference, 1 otherwise."""
+    from ovreduce.cli.layers import locate_layer
     from ovreduce.cli.render.text import run_text
     from ovreduce.ir.parser import load_ir
     from ovreduce.run import run_layer
@@ -149,6 +172,7 @@ def _no_layer(model: Any) -> int:
     """``run`` without ``--layer``: the model's reductions (id, name, type) on standard error; exit 2."""
     from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.render.text import table
+    from ovreduce.cli.render.width import fit_lines
     from ovreduce.reports import layer_path
 
     views = [v for v in printable(inspect_model(model)).layers if v.reduction is not None]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ovreduce.errors import NotFoundError
@@ -33,6 +32,8 @@ def _candidates(model: IRModel, reductions_only: bool) -> Iterator[str]:
 
 def suggestions(model: IRModel, key: str, *, reductions_only: bool = False) -> list[str]:
     """Up to three layer ids or names close to ``key`` (difflib's ratio, closest first)."""
+    import difflib
+
     names = list(dict.fromkeys(_candidates(model, reductions_only)))
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
     if not close:  # a case slip ("reducemean_3") is a near miss too

@@ -12,9 +12,25 @@ __all__ = ["build_parser", "versions"]
 
 
 class _Parser(argparse.ArgumentParser):
+    _adding = False  # within add_argument
+
     def error(self, message: str) -> Any:  # argparse's own errors exit 2 with the usage line
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        self._adding = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._adding = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._adding:
+            # add_argument makes a formatter only to check the action's metavar, which no width changes: a set
+            # width spares importing shutil and asking the terminal its size once per argument.
+            return argparse.HelpFormatter(prog=self.prog, width=80)
+        return super()._get_formatter()
 
 
 def versions() -> str:
@@ -74,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 clean, 1 findings/disagreements, 2 unreadable input or bad usage, 3 internal error.",
     )
     parser.add_argument("--version", action=_Version, help="show ovreduce's, OpenVINO's and Python's versions and exit")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # prog given: what argparse would format from the usage line, which has no positional argument to show
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, prog=parser.prog)
 
     p = sub.add_parser("check", help="re-infer every reduction's output shape and check the whole graph")
     p.add_argument("paths", nargs="+", metavar="PATH", help="IR .xml files, folders (searched recursively) or globs")

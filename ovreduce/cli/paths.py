@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +29,8 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
                 raise UsageError(f"{item}: the folder holds no .xml files")
             out += found
         elif _GLOB_CHARS & set(item) and not path.exists():
+            import glob
+
             matches = sorted(Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file())
             if not matches:
                 raise UsageError(f"{item}: the pattern matches no files")

@@ -14,36 +14,16 @@ as ``header: value`` pairs packed into as few lines as the width allows.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import sys
 from collections.abc import Sequence
-from typing import TextIO
+
+from ovreduce.cli.render.terminal import MIN_WIDTH, terminal_width
 
 __all__ = ["MIN_WIDTH", "fit_lines", "fit_table", "terminal_width", "visible_len"]
 
-MIN_WIDTH = 20  # below this nothing is readable anyway: wrap as if the terminal were this wide
 _ANSI = re.compile(r"\033\[[0-9;]*m")
 _LEADING_CODES = re.compile(r"^((?:\033\[[0-9;]*m)+)( +)")
 _NUMERIC = re.compile(r"^(-|[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|inf|nan|\d+/\d+|-/-|[-\d]+/[-\d]+)$")
-
-
-def terminal_width(stream: TextIO | None = None) -> int | None:
-    """The width to fit text to: ``OVREDUCE_WIDTH`` when set, else the terminal's when ``stream`` (standard
-    output by default) is a terminal, else ``None`` (print as is)."""
-    forced = os.environ.get("OVREDUCE_WIDTH", "").strip()
-    if forced:
-        if forced.isascii() and forced.isdigit():
-            return max(int(forced), MIN_WIDTH) if int(forced) > 0 else None
-        return None
-    stream = stream or sys.stdout
-    try:
-        if not stream.isatty():
-            return None
-    except (AttributeError, ValueError):  # a closed or unusual stream: no terminal
-        return None
-    return max(shutil.get_terminal_size().columns, MIN_WIDTH)
 
 
 def visible_len(text: str) -> int:

@@ -1,0 +1,433 @@
+"""The documents of ``inspect``, ``run``, ``audit``, ``conform`` and ``devices``: the part of
+:mod:`ovreduce.reports` defined on first use (a frozen dataclass costs about half a millisecond to define, and
+``ovreduce check`` needs none of these). Import these names from :mod:`ovreduce.reports`.
+
+The classes say ``__module__ = "ovreduce.reports"``: that is where they are documented, where pickle finds
+them and where their (string) annotations are resolved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ovreduce._report_core import WIRE as _WIRE
+from ovreduce._report_core import Finding, JsonDocument, ReductionCheck
+from ovreduce.shapes import JsonShape
+
+__all__ = [
+    "AuditDocument",
+    "AuditInput",
+    "AuditLayer",
+    "BackendRun",
+    "Comparison",
+    "ConformDocument",
+    "ConformNode",
+    "Device",
+    "DevicesDocument",
+    "DriftPart",
+    "DriftSplit",
+    "FinalOutput",
+    "InspectDocument",
+    "LayerView",
+    "Measured",
+    "PortView",
+    "Producer",
+    "RunDocument",
+    "RunLayer",
+    "TensorInfo",
+    "comparison_fields",
+]
+
+
+@dataclass(frozen=True)
+class Comparison(JsonDocument):
+    """The comparison of one candidate output with one reference; truthy when they agree.
+
+    Made by :func:`ovreduce.compare.compare`; ``first_mismatch`` locates the first failing element.
+    """
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    reference: str
+    candidate: str
+    ok: bool
+    total: int
+    mismatched: int
+    atol: float
+    rtol: float
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    required_atol: float | None = None  # the smallest atol that passes at this rtol (None: none would)
+    required_rtol: float | None = None  # the smallest rtol that passes at this atol (None: none would)
+    first_mismatch: dict[str, Any] | None = None
+    nan: dict[str, int] = field(default_factory=dict)
+    inf: dict[str, int] = field(default_factory=dict)
+    error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
+    exact: bool = False
+    allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
+    # Elements left out of the comparison because the specification leaves their value undefined (a ReduceMax
+    # over an empty set); they count in ``total``, never in ``mismatched`` or the error figures.
+    undefined: int = 0
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def comparison_fields(c: Comparison | None) -> dict[str, Any]:
+    """A comparison's measurements as the keyword arguments of a row that carries them inline
+    (:class:`AuditLayer`, :class:`ConformNode`); nothing when there was no comparison."""
+    if c is None:
+        return {}
+    return {
+        "max_abs_error": c.max_abs_error,
+        "max_rel_error": c.max_rel_error,
+        "mismatched": c.mismatched,
+        "total": c.total,
+        "atol": c.atol,
+        "rtol": c.rtol,
+        "exact": c.exact,
+        "required_atol": c.required_atol,
+        "required_rtol": c.required_rtol,
+        "first_mismatch": c.first_mismatch,
+        "nan": c.nan,
+        "inf": c.inf,
+        "allowance_max": c.allowance_max,
+        "undefined": c.undefined,
+    }
+
+
+# -- inspect -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Producer(JsonDocument):
+    """The output port that feeds an input port."""
+
+    __module__ = "ovreduce.reports"
+
+    layer_id: str
+    layer_name: str
+    type: str
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class PortView(JsonDocument):
+    """A port as declared, and its shape and element type as ovreduce resolves them."""
+
+    __module__ = "ovreduce.reports"
+
+    port: str
+    precision: str | None
+    names: tuple[str, ...]
+    declared_shape: JsonShape
+    declared_has_dims: bool
+    shape: JsonShape
+    shape_resolved: bool
+    shape_origin: str
+    element_type: str | None
+    producer: Producer | None = None  # input ports only
+
+
+@dataclass(frozen=True, slots=True)
+class LayerView(JsonDocument):
+    """One layer with its attributes, ports, findings and (for a reduction) its check."""
+
+    __module__ = "ovreduce.reports"
+
+    layer_id: str
+    layer_name: str
+    type: str
+    version: str
+    line: int | None
+    attributes: dict[str, str]
+    inputs: tuple[PortView, ...]
+    outputs: tuple[PortView, ...]
+    findings: tuple[Finding, ...]
+    reduction: ReductionCheck | None = None
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
+
+
+@dataclass(frozen=True, slots=True)
+class InspectDocument(JsonDocument):
+    """``ovreduce.inspect/v1``: the reductions of a model (or the layers asked for)."""
+
+    __module__ = "ovreduce.reports"
+
+    path: str
+    name: str
+    ir_version: int
+    layer_count: int
+    reduction_count: int
+    layers: tuple[LayerView, ...]
+    schema: Literal["ovreduce.inspect/v1"] = "ovreduce.inspect/v1"
+
+
+# -- run -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RunLayer(JsonDocument):
+    """What defines the layer that ran."""
+
+    __module__ = "ovreduce.reports"
+
+    layer_id: str
+    layer_name: str
+    type: str
+    keep_dims: bool
+    axes: tuple[int, ...] | None
+    element_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class TensorInfo(JsonDocument):
+    """A tensor's name (input index), shape and KServe datatype."""
+
+    __module__ = "ovreduce.reports"
+
+    name: str
+    shape: tuple[int, ...]
+    datatype: str | None
+    defaulted_dims: tuple[int, ...] = ()  # dims that were dynamic and that ovreduce chose a size for
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRun(JsonDocument):
+    """What one backend produced; ``precision``/``effective_precision`` only for OpenVINO backends."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    backend: str
+    ok: bool
+    shape: tuple[int, ...] | None
+    datatype: str | None
+    error: str | None
+    seconds: float
+    precision: str | None = None  # the precision asked for
+    effective_precision: str | None = None  # the precision the device reports it computed in
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunDocument(JsonDocument):
+    """``ovreduce.run/v1``: one layer run on several backends, each compared with the first that succeeded."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    ok: bool
+    layer: RunLayer
+    inputs: tuple[TensorInfo, ...]
+    results: tuple[BackendRun, ...]
+    comparisons: tuple[Comparison, ...]
+    notes: tuple[str, ...]
+    schema: Literal["ovreduce.run/v1"] = "ovreduce.run/v1"
+    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
+    # agree: every backend ran and agrees with the first; disagree; failed: a backend failed; nothing-compared:
+    # one backend ran, so nothing was compared
+    outcome: Literal["agree", "disagree", "failed", "nothing-compared"] = "agree"
+
+
+# -- audit ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AuditInput(JsonDocument):
+    """A model input as the audit (or conform) fed it."""
+
+    __module__ = "ovreduce.reports"
+
+    name: str
+    shape: tuple[int, ...]
+    element_type: str
+    origin: str  # "given" or "seed N"
+    defaulted_dims: tuple[int, ...] = ()  # dims that were dynamic and that ovreduce chose a size for
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOutput(JsonDocument):
+    """How far one model output moved between the plain run and the run with marked tensors."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    name: str
+    identical: bool
+    max_abs_diff: float | None
+    max_rel_diff: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured(JsonDocument):
+    """A comparison's measurements carried inline by a row (null where nothing was compared); see
+    :func:`comparison_fields`. In JSON they follow the row's own fields."""
+
+    __module__ = "ovreduce.reports"
+
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    mismatched: int | None = None
+    total: int | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    exact: bool | None = None
+    required_atol: float | None = None
+    required_rtol: float | None = None
+    first_mismatch: dict[str, Any] | None = None
+    nan: dict[str, int] | None = None
+    inf: dict[str, int] | None = None
+    allowance_max: float | None = None
+    undefined: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DriftPart(JsonDocument):
+    """One part of a reduction's drift from the f32 run: the largest absolute and relative difference, both
+    measured against the f32 run's output of the same reduction (so the parts of one split add up)."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    max_abs: float | None
+    max_rel: float | None  # over |f32 run's value|; None: infinite (the f32 value is 0 and this part is not)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftSplit(JsonDocument):
+    """Where a reduction's drift from an f32 run of the whole model comes from (see :mod:`ovreduce.audit`).
+
+    Element-wise ``total = from_input + added``, so ``total <= from_input + added`` for both maxima.
+    """
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    total: DriftPart  # audited output - f32 run's output
+    from_input: DriftPart  # reference(audited input) - f32 run's output: what arrived with the input
+    added: DriftPart  # audited output - reference(audited input): the reduction's own error
+    limit: float | None  # the --fail-on-drift limit on total.max_rel (None: drift is reported only)
+    exceeded: bool  # total.max_rel is above the limit (False without a limit)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLayer(Measured):
+    """One reduction of the audited model: its own error against the reference (inline), and its drift."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    layer_id: str | None
+    layer_name: str
+    type: str
+    keep_dims: bool
+    axes: tuple[int, ...] | None
+    input_shape: tuple[int, ...] | None
+    element_type: str | None
+    ok: bool
+    status: Literal["ok", "drift", "error"]  # error: its own error; drift: its drift is above --fail-on-drift
+    error: str | None
+    runtime_precision: str | None
+    plain_runtime_precision: str | None
+    notes: tuple[str, ...]
+    drift: Comparison | None  # the output against an f32 run of the whole model: the total drift
+    drift_split: DriftSplit | None = None  # that drift split into what arrived with the input and what was added
+
+
+@dataclass(frozen=True, slots=True)
+class AuditDocument(JsonDocument):
+    """``ovreduce.audit/v1``: every reduction of a whole model run on one device and precision."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    ok: bool
+    model: str
+    device: str
+    precision: str
+    effective_precision: str | None
+    error: str | None
+    inputs: tuple[AuditInput, ...]
+    layers: tuple[AuditLayer, ...]  # failing first, then by decreasing error
+    final_outputs: tuple[FinalOutput, ...]
+    notes: tuple[str, ...]
+    seconds: float
+    schema: Literal["ovreduce.audit/v1"] = "ovreduce.audit/v1"
+    # effective_precision is what the compiled model reports (INFERENCE_PRECISION_HINT); what the reductions
+    # actually execute in is read from the execution graph, counted by precision ("unknown": not found there)
+    reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the audited run
+    plain_reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the plain run
+    fail_on_drift: float | None = None  # the limit on a reduction's relative drift, if one was asked for
+
+
+# -- conform -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ConformNode(Measured):
+    """One ONNX node of interest and what OpenVINO's conversion made of it (measurements inline)."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    node: str
+    op_type: str
+    domain: str
+    version: int | None
+    observable: bool
+    missing_tensors: tuple[str, ...]
+    status: Literal["ok", "disagree", "error", "not-observable"]
+    ok: bool
+    error: str | None
+    notes: tuple[str, ...]
+    dequantized_max_abs_diff: float | None = None  # QLinearReduceMean: the difference in real values
+
+
+@dataclass(frozen=True, slots=True)
+class ConformDocument(JsonDocument):
+    """``ovreduce.conform/v1``: an ONNX model's mean/reduce nodes against ONNX semantics."""
+
+    __module__ = "ovreduce.reports"
+
+    __pydantic_config__ = _WIRE
+
+    ok: bool
+    model: str
+    opset: int | None
+    device: str
+    precision: str
+    error: str | None
+    inputs: tuple[AuditInput, ...]
+    nodes: tuple[ConformNode, ...]
+    saved_ir: str | None
+    notes: tuple[str, ...]
+    seconds: float
+    schema: Literal["ovreduce.conform/v1"] = "ovreduce.conform/v1"
+
+
+# -- devices -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Device(JsonDocument):
+    """An OpenVINO device available here."""
+
+    __module__ = "ovreduce.reports"
+
+    device: str
+    full_name: str | None = None
+    capabilities: tuple[str, ...] | None = None
+    default_inference_precision: str | None = None
+    architecture: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DevicesDocument(JsonDocument):
+    """``ovreduce.devices/v1``."""
+
+    __module__ = "ovreduce.reports"
+
+    devices: tuple[Device, ...]
+    schema: Literal["ovreduce.devices/v1"] = "ovreduce.devices/v1"
