@@ -22,19 +22,18 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lxml import etree
 
 from ovreduce.errors import IRError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import ConstData, Edge, IRModel, Layer, Port, PortRef, RtInfo
+from ovreduce.ir.reading import PARSER_OPTIONS, SUPPORTED_IR_VERSIONS, NoExternalResources, rt_children, shared_dims
+from ovreduce.ir.weights import Weights
 from ovreduce.shapes import PartialShape
 
-if TYPE_CHECKING:
-    from ovreduce.ir.parser import _Builder
-
-__all__ = ["read_canonical"]
+__all__ = ["Builder", "read_canonical"]
 
 _VALUE = rb'"[^"<&\t\n]*"'  # a value as the serializer writes it: nothing to unescape or normalise
 _ATTRS = rb"((?:[ \t]+[A-Za-z_][A-Za-z0-9_.-]*=" + _VALUE + rb")*)"  # attributes on the start tag's own line
@@ -142,14 +141,39 @@ def _ports(template: tuple[_PortFields, ...], line: int) -> tuple[Port, ...]:
     )
 
 
-def read_canonical(xml: bytes, builder: _Builder, options: dict[str, bool]) -> IRModel | None:
+class Builder(Protocol):
+    """What this module asks of :class:`ovreduce.ir.parser._Builder`: a layer in any other form built from its
+    element, the checks of a Parameter's and a Const's attributes, Kahn's order, and the parse's bounds."""
+
+    source: str
+    weights: Weights | None
+    layer_count: int
+    ir_version: int
+
+    @property
+    def limits(self) -> Limits: ...
+
+    def layer(self, el: etree._Element) -> Layer: ...
+    def etype_attr(self, data: Mapping[str, str], attr: str, where: str, *, required: bool) -> ElementType | None: ...
+    def shape_attr(self, data: Mapping[str, str], where: str, *, required: bool) -> PartialShape | None: ...
+    def const_data(self, data: Mapping[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData: ...
+
+
+class Limits(Protocol):
+    @property
+    def max_layers(self) -> int: ...
+    @property
+    def max_rank(self) -> int: ...
+
+
+def read_canonical(xml: bytes, builder: Builder) -> IRModel | None:
     """The model of ``xml`` when its document is in the serializer's layout and everything in it is right;
     None otherwise (the caller takes the careful path). ``builder`` builds the layers in any other form and
-    checks Consts and Parameters; ``options`` are the lxml parser's."""
+    checks Consts and Parameters."""
     head = _PROLOG.match(xml)
     if head is None or b"\r" in xml:
         return None  # no <net> right after an XML declaration (a DOCTYPE, a comment), or line ends to normalise
-    verdict = _well_formed(xml, options)
+    verdict = _well_formed(xml)
     try:
         model = _Reader(xml, builder).read(head)
     except (IRError, LimitExceededError, etree.LxmlError, ValueError, UnicodeDecodeError):
@@ -159,14 +183,16 @@ def read_canonical(xml: bytes, builder: _Builder, options: dict[str, bool]) -> I
     return model if well_formed else None
 
 
-def _well_formed(xml: bytes, options: dict[str, bool]) -> Callable[[], bool]:
+def _well_formed(xml: bytes) -> Callable[[], bool]:
     """Start libxml2's check of the whole document (with the careful path's options); the returned function
     waits for its verdict. A large document is checked on another thread, beside the reading."""
     verdict = [False]
 
     def check() -> None:
-        parser = etree.XMLParser(target=_Nothing(), **options)
-        parser.resolvers.add(_resolver())  # no DOCTYPE can come before <net> here: kept off the file system anyway
+        parser = etree.XMLParser(target=_Nothing(), **PARSER_OPTIONS)
+        parser.resolvers.add(
+            NoExternalResources()
+        )  # no DOCTYPE can come before <net> here: kept off the file system anyway
         try:
             etree.fromstring(xml, parser)
         except (etree.LxmlError, ValueError):
@@ -194,7 +220,7 @@ class _Nothing:
 
 
 class _Reader:
-    def __init__(self, xml: bytes, builder: _Builder) -> None:
+    def __init__(self, xml: bytes, builder: Builder) -> None:
         self.xml = xml
         self.builder = builder
         self.source = builder.source
@@ -220,7 +246,7 @@ class _Reader:
         version = net.get("version", "")
         if any(k.startswith("xmlns") for k in net) or not version.isdigit() or len(version) > 20:
             return None
-        if int(version) not in _supported():
+        if int(version) not in SUPPORTED_IR_VERSIONS:
             return None
         self.builder.ir_version = int(version)
         pos, line = head.end(), 1 + xml.count(b"\n", 0, head.end())
@@ -287,14 +313,14 @@ class _Reader:
             close = xml.rfind(b"</net>")
             if close < pos or _END.match(xml, close) is None:
                 return None
-            tail = etree.fromstring(b"<tail>" + xml[pos:close] + b"</tail>", etree.XMLParser(**_options()))
+            tail = etree.fromstring(b"<tail>" + xml[pos:close] + b"</tail>", etree.XMLParser(**PARSER_OPTIONS))
             if any(child.tag in ("layers", "edges") for child in tail):
                 return None  # a second section: the careful path says so
             rt_el = None
             for child in tail:
                 if child.tag == "rt_info":
                     rt_el = child
-            rt_info = _rt_children(rt_el) if rt_el is not None else ()
+            rt_info = rt_children(rt_el) if rt_el is not None else ()
         if len(self.producer) != self.input_ports:
             return None  # an input port no edge feeds: the careful path says which
         ordered = self.topological()
@@ -456,9 +482,7 @@ class _Reader:
         dims = tuple(int(d) for d in _DIM.findall(raw))
         if len(dims) > self.builder.limits.max_rank:
             return None
-        from ovreduce.ir.parser import _shared_dims
-
-        shared = _shared_dims(dims)
+        shared = shared_dims(dims)
         if len(self.dims) < _CACHE_SIZE:
             self.dims[raw] = shared
         return shared
@@ -505,7 +529,7 @@ class _Reader:
         self.padding += line - 1
         if self.padding > len(self.xml) + (1 << 20):
             raise ValueError("too many layers off the serializer's layout")  # the streamed path is cheaper now
-        parser = etree.XMLParser(**_options())
+        parser = etree.XMLParser(**PARSER_OPTIONS)
         el = etree.fromstring(b"\n" * (line - 1) + self.xml[start:end], parser)
         layer = self.builder.layer(el)
         for port in layer.inputs + layer.outputs:  # edges find port ids by their text
@@ -563,27 +587,3 @@ class _Reader:
                     if left == 0:
                         push(nxt)
         return tuple(order) if len(order) == len(layers) else None
-
-
-def _rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
-    from ovreduce.ir.parser import _rt_children
-
-    return _rt_children(el)
-
-
-def _resolver() -> etree.Resolver:
-    from ovreduce.ir.parser import _NoExternalResources
-
-    return _NoExternalResources()
-
-
-def _supported() -> tuple[int, ...]:
-    from ovreduce.ir.parser import SUPPORTED_IR_VERSIONS
-
-    return SUPPORTED_IR_VERSIONS
-
-
-def _options() -> dict[str, bool]:
-    from ovreduce.ir.parser import _PARSER_OPTIONS
-
-    return _PARSER_OPTIONS

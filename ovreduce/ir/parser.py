@@ -48,21 +48,24 @@ from ovreduce.ir.model import (
     PortMapping,
     RtInfo,
 )
+from ovreduce.ir.reading import (
+    PARSER_OPTIONS,
+    SUPPORTED_IR_VERSIONS,
+    NoExternalResources,
+    attributes,
+    rt_children,
+    shared_dims,
+)
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
 __all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "gc_paused", "load_ir", "parse_ir"]
 
-SUPPORTED_IR_VERSIONS = (10, 11)
 _PRECISION_CACHE: dict[str, ElementType] = {t.precision: t for t in ELEMENT_TYPES.values()}
 _INT = re.compile(r"-?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
 _NAME_SPLIT = re.compile(r"(?<!\\),")
 _SNIFF = 65536
-# Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same
-# dims. Bounded: they come from untrusted files.
-_DIM_CACHE_SIZE = 4096
-_DIMS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _BLANK = re.compile(rb"\s*\Z")
 _NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
@@ -118,7 +121,7 @@ def parse_ir(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
     with gc_paused():
-        model = read_canonical(xml, _Builder(source, weights, expected_bin, limits), _PARSER_OPTIONS)
+        model = read_canonical(xml, _Builder(source, weights, expected_bin, limits))
         if model is None:  # not in the serializer's layout, or something is wrong: built while lxml reads it
             model = _stream(xml, source, weights, expected_bin, limits)
         if model is not None:
@@ -140,8 +143,8 @@ def _stream(
     wrong (the caller then takes the careful path, which says what exactly)."""
     if _BLANK.match(xml) or b"<!DOCTYPE" in xml[:_SNIFF] or b"<!ENTITY" in xml[:_SNIFF]:
         return None
-    parser = etree.XMLPullParser(events=("end",), tag="layer", **_PARSER_OPTIONS)
-    parser.resolvers.add(_NoExternalResources())
+    parser = etree.XMLPullParser(events=("end",), tag="layer", **PARSER_OPTIONS)
+    parser.resolvers.add(NoExternalResources())
     builder = _Builder(source, weights, expected_bin, limits)
     layers: dict[str, Layer] = {}
     first_line: dict[str, int | None] = {}
@@ -204,31 +207,6 @@ _GC_WAS_ENABLED = [True]
 _gc_paused = gc_paused  # the name it had
 
 
-class _NoExternalResources(etree.Resolver):  # type: ignore[misc]
-    """Answers every request for an external DTD or entity with an empty document.
-
-    Even with ``load_dtd=False`` and ``resolve_entities=False``, libxml2 (2.14, under lxml 6.1) opens the
-    external subset a DOCTYPE names (``<!DOCTYPE net SYSTEM "/some/path">``) and external parameter
-    entities: a FIFO there blocks the parse forever. The sniff below catches most DOCTYPEs first, but not
-    one after 64 KiB or in UTF-16; this resolver keeps those off the file system too.
-    """
-
-    def resolve(self, system_url: str, public_id: str, context: object) -> object:
-        return self.resolve_string("", context)
-
-
-_PARSER_OPTIONS: dict[str, bool] = {
-    "resolve_entities": False,
-    "no_network": True,
-    "load_dtd": False,
-    "dtd_validation": False,
-    "huge_tree": False,
-    "remove_comments": True,
-    "remove_pis": True,
-    "collect_ids": False,
-}
-
-
 def _parse_xml(xml: bytes, source: str) -> etree._Element:
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -238,8 +216,8 @@ def _parse_xml(xml: bytes, source: str) -> etree._Element:
             f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach "
             f"files); an OpenVINO IR never contains one"
         )
-    parser = etree.XMLParser(**_PARSER_OPTIONS)
-    parser.resolvers.add(_NoExternalResources())
+    parser = etree.XMLParser(**PARSER_OPTIONS)
+    parser.resolvers.add(NoExternalResources())
     try:
         root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
@@ -328,7 +306,7 @@ class _Builder:
             edges=edges,
             source=self.source,
             weights=self.weights,
-            rt_info=_rt_children(rt_el) if rt_el is not None else (),
+            rt_info=rt_children(rt_el) if rt_el is not None else (),
             xml=xml,
         )
 
@@ -397,9 +375,9 @@ class _Builder:
                 else:
                     outputs = found
             elif tag == "data":
-                data.update(_attributes(child))
+                data.update(attributes(child))
             elif tag == "rt_info":
-                rt = _rt_children(child)
+                rt = rt_children(child)
             elif tag in _SUBGRAPH_TAGS:
                 if tag in sub:
                     where = self.where(el, layer_id, name, ltype)
@@ -661,7 +639,7 @@ class _Builder:
                 return None
             else:
                 names = tuple(names_attr.split(","))
-            ports.append(Port(pid, precision, names, _shared_dims(tuple(dims)), el.sourceline))
+            ports.append(Port(pid, precision, names, shared_dims(tuple(dims)), el.sourceline))
         return tuple(ports)
 
     def ports(
@@ -705,7 +683,7 @@ class _Builder:
                     else:
                         dims.append(self.dim(d, self.where(layer, layer_id, name, ltype), pid))
                 elif d.tag == "rt_info":
-                    rt = _rt_children(d)
+                    rt = rt_children(d)
             if len(dims) > max_rank:
                 raise LimitExceededError(
                     f"{self.where(layer, layer_id, name, ltype)}, port {pid}: rank {len(dims)} exceeds the limit "
@@ -934,16 +912,6 @@ def _on_cycles(stuck: list[str], edges: tuple[Edge, ...]) -> list[str]:
     return list(outdegree)
 
 
-def _shared_dims(dims: tuple[int, ...]) -> tuple[int, ...]:
-    """One tuple shared by every port declaring ``dims`` (while the bounded cache has room)."""
-    shared = _DIMS.get(dims)
-    if shared is not None:
-        return shared
-    if len(_DIMS) < _DIM_CACHE_SIZE:
-        _DIMS[dims] = dims
-    return dims
-
-
 @lru_cache(maxsize=4096)
 def _parse_shape(text: str) -> PartialShape:
     # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times.
@@ -960,27 +928,3 @@ def _port_id(ports: tuple[Port, ...], port_id: str) -> str | None:
 
 def _ids(ports: tuple[Port, ...]) -> str:
     return ", ".join(p.id for p in ports) or "none"
-
-
-_FEW_ATTRIBUTES = 64
-
-
-def _attributes(el: etree._Element) -> Iterable[tuple[str, str]]:
-    """``el``'s attributes as (name, value) pairs in linear time.
-
-    lxml reads ``el.attrib`` item by item, each lookup walking libxml2's list of attributes from the start:
-    quadratic, 12 s for one <data> with 40,000 attributes. XPath's ``@*`` walks the list once; it costs a few
-    microseconds more per call, so it is kept for elements with many attributes.
-    """
-    attrib = el.attrib
-    if len(attrib) <= _FEW_ATTRIBUTES:  # len() is one walk of the list
-        return attrib.items()  # type: ignore[no-any-return]
-    return [(str(a.attrname), str(a)) for a in el.xpath("@*")]
-
-
-def _rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
-    return tuple(
-        RtInfo(str(c.tag), tuple((str(k), str(v)) for k, v in _attributes(c)), _rt_children(c))
-        for c in el
-        if isinstance(c.tag, str)
-    )

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from ovreduce import IRError, IRSyntaxError, parse_ir
 from ovreduce.ir import canonical
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.ir.parser import _PARSER_OPTIONS, ParseLimits, _Builder, _parse_xml, gc_paused
+from ovreduce.ir.parser import ParseLimits, _Builder, _parse_xml, gc_paused
 from ovreduce.ir.weights import Weights
 
 from . import subgraphs
@@ -42,7 +42,7 @@ def careful(xml: bytes, weights: Weights | None = None) -> IRModel:
 
 def fast(xml: bytes, weights: Weights | None = None, limits: ParseLimits = ParseLimits()) -> IRModel | None:
     with gc_paused():
-        return canonical.read_canonical(xml, _Builder("model.xml", weights, None, limits), _PARSER_OPTIONS)
+        return canonical.read_canonical(xml, _Builder("model.xml", weights, None, limits))
 
 
 def assert_same(got: IRModel, want: IRModel) -> None:
