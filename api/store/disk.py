@@ -347,7 +347,7 @@ class ModelStore:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    total += sum(e.stat().st_size for e in os.scandir(entry.path) if e.is_file(follow_symlinks=False))
+                    total += _file_bytes(entry.path, follow_symlinks=False)
                 elif entry.is_file(follow_symlinks=False):
                     total += entry.stat().st_size
             except OSError:
@@ -367,7 +367,7 @@ class ModelStore:
             folder = self.models / name
             try:
                 used = (folder / "used").stat().st_mtime
-                size = sum(e.stat().st_size for e in os.scandir(folder) if e.is_file())
+                size = _file_bytes(folder)
             except OSError:
                 continue
             out.append((name, used, size))
@@ -535,3 +535,10 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _file_bytes(folder: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
+    """The bytes of the files in ``folder``; OSError when one vanishes while counted (the scan is closed
+    either way: an abandoned one is a leaked descriptor until the garbage collector finds it)."""
+    with os.scandir(folder) as entries:
+        return sum(e.stat().st_size for e in entries if e.is_file(follow_symlinks=follow_symlinks))
