@@ -4,6 +4,8 @@ order: models that are clean, with findings, unreadable, and a reshape."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,18 @@ def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
         run_cli(capsys, "check", str(SAMPLES), "-j", "0")
     assert info.value.code == 2
     assert "'0' is not a positive number of processes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ("", "fork"),  # the CLI's case: workers forked with the checker imported
+        ("import openvino", "forkserver"),  # OpenVINO's threads are never forked
+        ("import threading, time; threading.Thread(target=time.sleep, args=(5,), daemon=True).start()", "forkserver"),
+    ],
+    ids=["plain", "openvino-loaded", "another-thread"],
+)
+def test_workers_are_forked_only_when_nothing_else_runs(setup: str, expected: str) -> None:
+    code = f"{setup}\nfrom ovreduce.check import _start_method\nprint(_start_method('native'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == expected
