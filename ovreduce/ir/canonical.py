@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from types import MappingProxyType
@@ -225,7 +225,8 @@ class _Reader:
         self.builder = builder
         self.source = builder.source
         self.layers: dict[str, Layer] = {}
-        self.by_raw_id: dict[bytes, Layer] = {}
+        self.by_raw_id: dict[bytes, int] = {}  # a layer's id text -> its index in file order
+        self.in_file_order: list[Layer] = []
         self.words: dict[bytes, str] = {}  # see word()
         self.dims: dict[bytes, tuple[int, ...]] = {}
         self.data: dict[bytes, MappingProxyType[str, str]] = {}
@@ -235,8 +236,8 @@ class _Reader:
         self.layouts: dict[tuple[str | None, str | None], tuple[ElementType, PartialShape, int, int]] = {}
         self.input_ports = 0
         self.producer: dict[PortRef, PortRef] = {}
-        self.succ: defaultdict[str, list[str]] = defaultdict(list)
-        self.indegree: dict[str, int] = {}
+        self.succ: list[list[int] | None] = []  # by index: the layers each one feeds, an entry per edge
+        self.indegree: list[int] = []  # by index: the edges into each layer
         self.edge_list: list[Edge] = []
         self.padding = 0  # newlines written ahead of slices handed to lxml, bounded by the file's size
 
@@ -250,12 +251,12 @@ class _Reader:
             return None
         self.builder.ir_version = int(version)
         pos, line = head.end(), 1 + xml.count(b"\n", 0, head.end())
-        match_layer, count, layers, by_raw_id, indegree = (
+        match_layer, count, layers, by_raw_id, in_file_order = (
             _LAYER.match,
             xml.count,
             self.layers,
             self.by_raw_id,
-            self.indegree,
+            self.in_file_order,
         )
         limit = self.builder.limits.max_layers
         known = input_ports = 0  # layers and input ports read so far
@@ -292,8 +293,8 @@ class _Reader:
             if len(layers) == known or len(layers) + self.builder.layer_count > limit:  # body layers in the count
                 return None  # an id taken, or one layer too many: the careful path says which
             known += 1
-            by_raw_id[raw_id] = layer
-            indegree[layer_id] = 0
+            by_raw_id[raw_id] = len(in_file_order)
+            in_file_order.append(layer)
             input_ports += len(layer.inputs)
             line += count(b"\n", start, end)
             pos = end
@@ -541,14 +542,18 @@ class _Reader:
         """The edges of an ``<edges>`` starting at ``line``, each joining an existing output port to an input port
         no other edge feeds; False when any does not (the careful path says which). Gathers what the model's
         indices and the topological order need on the way."""
-        by_raw_id, words = self.by_raw_id, self.words
-        producer, succ, indegree = self.producer, self.succ, self.indegree
+        by_raw_id, words, layers = self.by_raw_id, self.words, self.in_file_order
+        producer = self.producer
+        indegree: list[int] = [0] * len(layers)
+        succ: list[list[int] | None] = [None] * len(layers)
+        self.indegree, self.succ = indegree, succ
         edges = self.edge_list
         add, new = edges.append, tuple.__new__
         try:
             for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
                 line += ws.count(b"\n")
-                src, dst = by_raw_id[raw_from], by_raw_id[raw_to]
+                from_index, to_index = by_raw_id[raw_from], by_raw_id[raw_to]
+                src, dst = layers[from_index], layers[to_index]
                 out_text, in_text = words[raw_out], words[raw_in]
                 for p in src.outputs:
                     if p.id == out_text:
@@ -564,8 +569,12 @@ class _Reader:
                     return False
                 from_id, to_id = src.id, dst.id
                 producer[to_id, in_id] = (from_id, out_id)
-                indegree[to_id] += 1
-                succ[from_id].append(to_id)
+                indegree[to_index] += 1
+                after = succ[from_index]
+                if after is None:
+                    succ[from_index] = [to_index]
+                else:
+                    after.append(to_index)
                 add(new(Edge, (from_id, out_id, to_id, in_id, line)))
         except KeyError:  # no such layer, or a port id no layer has
             return False
@@ -573,17 +582,21 @@ class _Reader:
 
     def topological(self) -> tuple[Layer, ...] | None:
         """The layers in :meth:`_Builder.topological`'s order (Kahn's, file order among equals); None on a cycle."""
-        indegree, succ, layers = self.indegree, self.succ, self.layers
-        ready = deque(lid for lid, n in indegree.items() if n == 0)
+        layers = self.in_file_order
+        if len(self.indegree) != len(layers):  # no <edges>: every layer is a source
+            self.indegree, self.succ = [0] * len(layers), [None] * len(layers)
+        indegree, succ = self.indegree, self.succ
+        ready = deque([i for i, n in enumerate(indegree) if n == 0])
         order: list[Layer] = []
         popleft, push, add = ready.popleft, ready.append, order.append
         while ready:
-            lid = popleft()
-            add(layers[lid])
-            if lid in succ:
-                for nxt in succ[lid]:
-                    left = indegree[nxt] - 1
-                    indegree[nxt] = left
+            i = popleft()
+            add(layers[i])
+            after = succ[i]
+            if after is not None:
+                for j in after:
+                    left = indegree[j] - 1
+                    indegree[j] = left
                     if left == 0:
-                        push(nxt)
+                        push(j)
         return tuple(order) if len(order) == len(layers) else None
