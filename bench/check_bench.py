@@ -452,6 +452,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, openvino {ov.__version__}, {os.cpu_count()} CPUs, repeat {args.repeat}")
     if any(n in CORPUS_IDS for n in selected):
         print(CORPUS_NOTE)
+    # OpenVINO's modules run from the bytecode pip compiled when it installed the wheel; an editable install of
+    # ovreduce (or PYTHONDONTWRITEBYTECODE, set on some machines) has none, and every process would compile
+    # ovreduce's sources again: compile them once, as installing a wheel does.
+    import compileall
+
+    import ovreduce
+
+    compileall.compile_dir(str(Path(ovreduce.__file__).parent), quiet=1)
+    print("ovreduce's bytecode compiled (as a wheel install does), so (d) does not compile its sources")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     results: list[Result] = []
     for name in selected:
