@@ -2,16 +2,17 @@
 
 A Python object for each of the hundreds of thousands of elements lxml's tree holds costs more than OpenVINO's
 whole C++ reader needs for the file. This module reads the layout the serializer writes (a layer's attributes in
-its order and in double quotes, one ``<data>``, ``<input>``, ``<output>``, ports of plain ``<dim>`` values) with a
-handful of compiled patterns and builds the layers, ports and edges from their matches; meanwhile libxml2 checks
-on another thread that the whole document is well-formed (it releases the GIL while it parses).
+its order and in double quotes, one ``<data>``, an ``<rt_info>`` of attributes, ``<input>``, ``<output>``, ports of
+plain ``<dim>`` values) with a handful of compiled patterns and builds the layers, ports and edges from their
+matches; meanwhile libxml2 checks on another thread that the whole document is well-formed (it releases the GIL
+while it parses), with the careful path's options.
 
-A layer in any other form (a sub-graph body, rt_info, an escaped character, another attribute order) is handed
-to the lxml builder on its own slice of the file, its line numbers kept. Anything unexpected at the level of the
-document, and every error, returns None: the caller then takes the careful path, which raises the precise
-message. So this module never decides that a file is wrong, and what it builds is the model the careful path
-builds, line numbers included (``tests/ir/test_canonical.py`` compares the two on every sample, corpus model and
-generated variant).
+A layer in any other form (a sub-graph body, nested rt_info, an escaped character, another attribute order, a
+comment) is handed to the lxml builder on its own slice of the file, its line numbers kept. Anything unexpected at
+the level of the document, and every error, returns None: the caller then takes the lxml paths, which raise the
+precise message. So this module never decides that a file is wrong, and what it builds is the model the careful
+path builds, line numbers included (``tests/ir/test_canonical.py`` compares the two on every sample, corpus model
+and generated variant), except past line 65,535, where libxml2's line numbers are one too high and these are not.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def _ports(template: tuple[_PortFields, ...], line: int) -> tuple[Port, ...]:
 
 class Builder(Protocol):
     """What this module asks of :class:`ovreduce.ir.parser._Builder`: a layer in any other form built from its
-    element, the checks of a Parameter's and a Const's attributes, Kahn's order, and the parse's bounds."""
+    element, the checks of a Parameter's, a Const's and a Convert's attributes, and the parse's bounds."""
 
     source: str
     weights: Weights | None
