@@ -240,6 +240,7 @@ def reset():  # Linux: clear the high-water mark, so the imports' transient peak
         return "kept"
 if sys.argv[1] == "ovreduce":
     import ovreduce
+    import ovreduce.check  # what `ovreduce check` imports (ovreduce's own import is lazy), as openvino's import
     how = reset()
     before = peak()
     model = ovreduce.load_ir(sys.argv[2])
