@@ -72,3 +72,14 @@ def test_the_other_documents_are_the_reports_module_s_on_first_use() -> None:
     assert pickle.loads(pickle.dumps(device)) == device
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         reports.Nothing  # noqa: B018
+
+
+def test_reports_names_every_document_it_defines_on_first_use() -> None:
+    """ovreduce.reports lists the names it defines lazily (so as not to import them to know them): the list is
+    _report_more's, and each resolves to the class defined there, as this module's."""
+    import ovreduce._report_more as more
+    import ovreduce.reports as reports
+
+    assert frozenset(more.__all__) == reports._MORE
+    for name in more.__all__:
+        assert getattr(reports, name) is getattr(more, name)
