@@ -30,7 +30,14 @@ from lxml import etree
 from ovreduce.errors import IRError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import ConstData, Edge, IRModel, Layer, Port, PortRef, RtInfo
-from ovreduce.ir.reading import PARSER_OPTIONS, SUPPORTED_IR_VERSIONS, NoExternalResources, rt_children, shared_dims
+from ovreduce.ir.reading import (
+    NO_DATA,
+    PARSER_OPTIONS,
+    SUPPORTED_IR_VERSIONS,
+    NoExternalResources,
+    rt_children,
+    shared_dims,
+)
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import PartialShape
 
@@ -83,7 +90,6 @@ _PRECISIONS: dict[bytes, ElementType] = {t.precision.encode(): t for t in ELEMEN
 _THREAD_FROM = 1 << 18  # a document this large is checked on another thread (starting one costs ~0.1 ms)
 _CACHE_SIZE = 4096  # entries of each cache of repeated texts (they come from untrusted files: bounded)
 _WORDS = 1 << 22  # distinct ids and type names kept
-_NO_DATA: MappingProxyType[str, str] = MappingProxyType({})
 
 
 def _layer_factory() -> Callable[..., Layer]:
@@ -371,7 +377,7 @@ class _Reader:
                 return None  # a port id used twice: the careful path says which
             outputs = _ports(ports, line + self.xml.count(b"\n", m.start(2), m.start(9)))
         if not raw_data:
-            data = _NO_DATA
+            data = NO_DATA
         elif ltype == "Const" and (parts := _CONST_DATA.fullmatch(raw_data)) is not None:
             # a Const's <data> as the serializer writes it: its offset is its own, so no cache would hit
             element_type, shape_text, offset, size = parts.groups()

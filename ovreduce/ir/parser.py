@@ -49,6 +49,7 @@ from ovreduce.ir.model import (
     RtInfo,
 )
 from ovreduce.ir.reading import (
+    NO_DATA,
     PARSER_OPTIONS,
     SUPPORTED_IR_VERSIONS,
     NoExternalResources,
@@ -67,7 +68,6 @@ _UINT = re.compile(r"[0-9]+")
 _NAME_SPLIT = re.compile(r"(?<!\\),")
 _SNIFF = 65536
 _BLANK = re.compile(rb"\s*\Z")
-_NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,7 +412,7 @@ class _Builder:
             name=name,
             type=ltype,
             version=get("version", ""),
-            data=MappingProxyType(data) if data else _NO_DATA,
+            data=MappingProxyType(data) if data else NO_DATA,
             inputs=inputs,
             outputs=outputs,
             line=el.sourceline,

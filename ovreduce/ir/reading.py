@@ -5,12 +5,14 @@ build the same way."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import MappingProxyType
 
 from lxml import etree
 
 from ovreduce.ir.model import RtInfo
 
 __all__ = [
+    "NO_DATA",
     "PARSER_OPTIONS",
     "SUPPORTED_IR_VERSIONS",
     "NoExternalResources",
@@ -20,6 +22,7 @@ __all__ = [
 ]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
+NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
 PARSER_OPTIONS: dict[str, bool] = {
     "resolve_entities": False,
