@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from types import MappingProxyType
@@ -35,6 +34,7 @@ from ovreduce.ir.reading import (
     PARSER_OPTIONS,
     SUPPORTED_IR_VERSIONS,
     NoExternalResources,
+    kahn_order,
     rt_children,
     shared_dims,
 )
@@ -591,18 +591,5 @@ class _Reader:
         layers = self.in_file_order
         if len(self.indegree) != len(layers):  # no <edges>: every layer is a source
             self.indegree, self.succ = [0] * len(layers), [None] * len(layers)
-        indegree, succ = self.indegree, self.succ
-        ready = deque([i for i, n in enumerate(indegree) if n == 0])
-        order: list[Layer] = []
-        popleft, push, add = ready.popleft, ready.append, order.append
-        while ready:
-            i = popleft()
-            add(layers[i])
-            after = succ[i]
-            if after is not None:
-                for j in after:
-                    left = indegree[j] - 1
-                    indegree[j] = left
-                    if left == 0:
-                        push(j)
-        return tuple(order) if len(order) == len(layers) else None
+        order = kahn_order(self.indegree, self.succ)
+        return tuple([layers[i] for i in order]) if len(order) == len(layers) else None

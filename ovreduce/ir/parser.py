@@ -54,6 +54,7 @@ from ovreduce.ir.reading import (
     SUPPORTED_IR_VERSIONS,
     NoExternalResources,
     attributes,
+    kahn_order,
     rt_children,
     shared_dims,
 )
@@ -850,22 +851,21 @@ class _Builder:
         )
 
     def topological(self, layers: dict[str, Layer], edges: tuple[Edge, ...]) -> tuple[Layer, ...]:
-        indegree = dict.fromkeys(layers, 0)
-        succ: dict[str, list[str]] = {}
+        ids = list(layers)
+        index = {lid: i for i, lid in enumerate(ids)}
+        indegree = [0] * len(ids)
+        succ: list[list[int] | None] = [None] * len(ids)
         for e in edges:
-            indegree[e.to_layer] += 1
-            succ.setdefault(e.from_layer, []).append(e.to_layer)
-        ready = deque(lid for lid, n in indegree.items() if n == 0)
-        order: list[Layer] = []
-        while ready:
-            lid = ready.popleft()
-            order.append(layers[lid])
-            for nxt in succ.get(lid, ()):
-                indegree[nxt] -= 1
-                if indegree[nxt] == 0:
-                    ready.append(nxt)
+            to = index[e.to_layer]
+            indegree[to] += 1
+            after = succ[index[e.from_layer]]
+            if after is None:
+                succ[index[e.from_layer]] = [to]
+            else:
+                after.append(to)
+        order = [layers[ids[i]] for i in kahn_order(indegree, succ)]
         if len(order) != len(layers):
-            stuck = [layers[lid] for lid in _on_cycles([lid for lid, n in indegree.items() if n > 0], edges)]
+            stuck = [layers[lid] for lid in _on_cycles([ids[i] for i, n in enumerate(indegree) if n > 0], edges)]
             names = ", ".join(f"id={layer.id} {layer.name!r}" for layer in stuck[:5])
             more = f" and {len(stuck) - 5} more" if len(stuck) > 5 else ""
             raise IRStructureError(

@@ -4,6 +4,7 @@ build the same way."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from types import MappingProxyType
 
@@ -17,6 +18,7 @@ __all__ = [
     "SUPPORTED_IR_VERSIONS",
     "NoExternalResources",
     "attributes",
+    "kahn_order",
     "rt_children",
     "shared_dims",
 ]
@@ -88,3 +90,23 @@ def rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
         for c in el
         if isinstance(c.tag, str)
     )
+
+
+def kahn_order(indegree: list[int], succ: list[list[int] | None]) -> list[int]:
+    """Kahn's order of nodes ``0 .. n-1`` (first in, first out, so file order among equals) given each node's
+    in-degree and successors (one entry per edge). Fewer than n nodes come back when there is a cycle, and
+    ``indegree`` is then left above 0 exactly for the nodes the walk could not reach."""
+    ready = deque([i for i, n in enumerate(indegree) if n == 0])
+    order: list[int] = []
+    popleft, push, add = ready.popleft, ready.append, order.append
+    while ready:
+        i = popleft()
+        add(i)
+        after = succ[i]
+        if after is not None:
+            for j in after:
+                left = indegree[j] - 1
+                indegree[j] = left
+                if left == 0:
+                    push(j)
+    return order
