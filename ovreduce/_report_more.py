@@ -164,6 +164,26 @@ class InspectDocument(JsonDocument):
     schema: Literal["ovreduce.inspect/v1"] = "ovreduce.inspect/v1"
 
 
+@dataclass(frozen=True, slots=True)
+class Device(JsonDocument):
+    """An OpenVINO device available here."""
+
+    __module__ = "ovreduce.reports"
+
+    device: str
+    full_name: str | None = None
+    capabilities: tuple[str, ...] | None = None  # OpenVINO's OPTIMIZATION_CAPABILITIES (BF16: bf16 instructions)
+    default_inference_precision: str | None = None
+    architecture: str | None = None
+    # What OpenVINO executes on this device, asked of it by compiling a one-reduction model (null: a virtual
+    # device). Results that depend on the CPU's instructions differ between machines exactly where these do.
+    # Requested precision (f32, f16, bf16, default) -> the inference precision the compiled model reports:
+    inference_precisions: dict[str, str] | None = None
+    # A reduction's element type (f32, bf16, f16) -> the precision it executes in (the same type: natively;
+    # f32: emulated through f32):
+    reduction_precisions: dict[str, str] | None = None
+
+
 # -- run -----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class RunLayer(JsonDocument):
@@ -208,6 +228,7 @@ class BackendRun(JsonDocument):
     precision: str | None = None  # the precision asked for
     effective_precision: str | None = None  # the precision the device reports it computed in
     notes: tuple[str, ...] = ()
+    runtime_precision: str | None = None  # what the reduction executed in, from OpenVINO's execution graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +250,9 @@ class RunDocument(JsonDocument):
     # agree: every backend ran and agrees with the first; disagree; failed: a backend failed; nothing-compared:
     # one backend ran, so nothing was compared
     outcome: Literal["agree", "disagree", "failed", "nothing-compared"] = "agree"
+    # The OpenVINO version and what each OpenVINO device that ran executes (see Device): the results depend on it
+    openvino: str | None = None
+    devices: tuple[Device, ...] = ()
 
 
 # -- audit ---------------------------------------------------------------------------------------------------
@@ -363,6 +387,9 @@ class AuditDocument(JsonDocument):
     reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the audited run
     plain_reduction_precisions: dict[str, int] = field(default_factory=dict)  # in the plain run
     fail_on_drift: float | None = None  # the limit on a reduction's relative drift, if one was asked for
+    # The OpenVINO version and what the device executes (see Device): the verdicts depend on it
+    openvino: str | None = None
+    devices: tuple[Device, ...] = ()
 
 
 # -- conform -------------------------------------------------------------------------------------------------
@@ -411,19 +438,6 @@ class ConformDocument(JsonDocument):
 
 # -- devices -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Device(JsonDocument):
-    """An OpenVINO device available here."""
-
-    __module__ = "ovreduce.reports"
-
-    device: str
-    full_name: str | None = None
-    capabilities: tuple[str, ...] | None = None
-    default_inference_precision: str | None = None
-    architecture: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class DevicesDocument(JsonDocument):
     """``ovreduce.devices/v1``."""
 
@@ -431,3 +445,4 @@ class DevicesDocument(JsonDocument):
 
     devices: tuple[Device, ...]
     schema: Literal["ovreduce.devices/v1"] = "ovreduce.devices/v1"
+    openvino: str | None = None  # the OpenVINO version

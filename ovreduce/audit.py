@@ -56,8 +56,10 @@ from ovreduce.backends.openvino import (
     MarkedRun,
     check_device,
     check_precision,
+    describe_device,
     fit_model,
     model_inputs,
+    openvino_version,
     run_marked,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
@@ -215,6 +217,8 @@ class AuditReport:
             reduction_precisions=_precision_counts(layer.runtime_precision for layer in self.layers),
             plain_reduction_precisions=_precision_counts(layer.plain_runtime_precision for layer in self.layers),
             fail_on_drift=self.fail_on_drift,
+            openvino=openvino_version(),
+            devices=(describe_device(self.device),),
         )
 
 

@@ -11,7 +11,7 @@ body's sliced input is one slice).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -280,6 +280,7 @@ class RunReport:
             notes=tuple(self.notes),
             body_path=self.body_path,
             outcome=self.outcome,
+            **_platform(r.backend for r in self.results),
         )
 
     def _result(self, r: BackendResult) -> BackendRun:
@@ -294,7 +295,19 @@ class RunReport:
             precision=self.requested_precision if on_openvino else None,
             effective_precision=r.precision if on_openvino else None,
             notes=r.notes,
+            runtime_precision=r.runtime_precision,
         )
+
+
+def _platform(backends: Iterable[str]) -> dict[str, Any]:
+    """``openvino`` and ``devices`` of a document: the OpenVINO version and the :class:`Device` record of each
+    OpenVINO device among ``backends`` (``openvino:CPU``...); nothing where OpenVINO did not run."""
+    names = list(dict.fromkeys(b.split(":", 1)[1] for b in backends if b.startswith("openvino:")))
+    if not names:
+        return {}
+    from ovreduce.backends.openvino import describe_device, openvino_version
+
+    return {"openvino": openvino_version(), "devices": tuple(describe_device(name) for name in names)}
 
 
 def _kserve_name(array: npt.NDArray[Any]) -> str | None:

@@ -74,6 +74,7 @@ class BackendResult:
     precision: str | None = None  # the precision the backend computed in, where it has a choice
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    runtime_precision: str | None = None  # what the runtime's execution graph ran the reduction in, where it says
 
     @property
     def ok(self) -> bool:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -33,6 +34,7 @@ from ovreduce.tensors import conform_array, generate
 
 __all__ = [
     "PRECISIONS",
+    "PROBED_TYPES",
     "CompiledLayer",
     "LayerCache",
     "MarkedRun",
@@ -43,13 +45,16 @@ __all__ = [
     "check_tensor_sizes",
     "compile_model",
     "compile_options",
+    "describe_device",
     "device_info",
     "effective_precision",
     "fit_model",
     "from_tensor",
     "model_inputs",
+    "openvino_version",
     "port_type_name",
     "precision_name",
+    "precision_support",
     "read_ir",
     "read_model",
     "run_marked",
@@ -100,6 +105,57 @@ def runtime_precisions(compiled: Any) -> dict[str, str]:
     return out
 
 
+# The element types whose reductions a device may execute in another precision (OpenVINO's CPU plugin runs a
+# bf16 reduction natively where the CPU has bf16 instructions, through f32 elsewhere).
+PROBED_TYPES = ("f32", "bf16", "f16")
+
+
+@cache
+def precision_support(device: str) -> tuple[dict[str, str], dict[str, str]] | None:
+    """What ``device`` executes, asked of OpenVINO itself by compiling a one-reduction model: for each
+    requested precision of :data:`PRECISIONS`, the inference precision the compiled model reports
+    (``"refused"`` where it does not compile); for each element type of :data:`PROBED_TYPES`, the precision
+    its execution graph runs a ReduceSum of that type in. None for a virtual device (``AUTO``...), which
+    has no execution of its own. Computed once per device and process."""
+    if device.split(":", 1)[0].split(".", 1)[0].upper() in _VIRTUAL:
+        return None
+    ov = openvino()
+    from openvino import opset1 as ops
+
+    def probe(type_name: str) -> Any:
+        data = ops.parameter([2, 8], getattr(ov.Type, type_name), name="data")
+        node = ops.reduce_sum(data, ops.constant(np.array([1], np.int64)), False)
+        return ov.Model([node], [data], "ovreduce_probe")
+
+    inference: dict[str, str] = {}
+    for precision in PRECISIONS:
+        try:
+            inference[precision] = effective_precision(compile_model(probe("f32"), device, precision), "unknown") or ""
+        except Exception:  # the device refuses this hint
+            inference[precision] = "refused"
+    reductions: dict[str, str] = {}
+    for type_name in PROBED_TYPES:
+        try:
+            reductions[type_name] = _reduction_precision(compile_model(probe(type_name), device, "f32")) or "unknown"
+        except Exception:  # the device cannot compile this type
+            reductions[type_name] = "refused"
+    return inference, reductions
+
+
+def _reduction_precision(compiled: Any) -> str | None:
+    """What the one reduction of a compiled single-layer model executes in (the plugin may rename it, as
+    ``name.0`` when it converts the output): the precision of its node of layer type ``Reduce``."""
+    try:
+        found = {
+            precision_name(info["runtimePrecision"].astype(str))
+            for info in (op.get_rt_info() for op in compiled.get_runtime_model().get_ordered_ops())
+            if "layerType" in info and str(info["layerType"].astype(str)) == "Reduce"
+        }
+    except Exception:  # a plugin without an execution graph
+        return None
+    return found.pop() if len(found) == 1 else None
+
+
 def available_devices() -> list[str]:
     """The devices the installed OpenVINO can use here (``CPU``, ``GPU.0``...)."""
     return list(core().available_devices)
@@ -125,11 +181,19 @@ def check_device(device: str) -> None:
 
 
 def device_info() -> DevicesDocument:
-    """The ``ovreduce.devices/v1`` document: each available device with its full name and capabilities."""
-    return DevicesDocument(tuple(_device(dev) for dev in available_devices()))
+    """The ``ovreduce.devices/v1`` document: each available device with its full name, its capabilities
+    and what it executes (:func:`precision_support`)."""
+    return DevicesDocument(tuple(describe_device(dev) for dev in available_devices()), openvino=openvino_version())
 
 
-def _device(dev: str) -> Device:
+def openvino_version() -> str:
+    """The OpenVINO runtime's full version (``2026.4.1-22982-...``)."""
+    return str(openvino().get_version())
+
+
+def describe_device(dev: str) -> Device:
+    """The :class:`Device` record of ``dev``: what results computed on it depend on."""
+
     def prop(name: str) -> Any:
         try:
             return core().get_property(dev, name)
@@ -141,21 +205,26 @@ def _device(dev: str) -> Device:
 
     capabilities = prop("OPTIMIZATION_CAPABILITIES")
     precision = prop("INFERENCE_PRECISION_HINT")
+    support = precision_support(dev)
     return Device(
         device=dev,
         full_name=text(prop("FULL_DEVICE_NAME")),
         capabilities=None if capabilities is None else tuple(str(v) for v in capabilities),
         default_inference_precision=None if precision is None else precision_name(precision),
         architecture=text(prop("DEVICE_ARCHITECTURE")),
+        inference_precisions=None if support is None else support[0],
+        reduction_precisions=None if support is None else support[1],
     )
 
 
 @dataclass(frozen=True)
 class CompiledLayer:
-    """A compiled single-layer model and the precision it runs in."""
+    """A compiled single-layer model, the inference precision it reports and the precision its execution
+    graph runs the reduction in (None: the device does not say)."""
 
     compiled: Any
     precision: str
+    runtime_precision: str | None = None
 
 
 class LayerCache:
@@ -225,7 +294,11 @@ class OpenVINOBackend:
         if item is not None:
             return item
         compiled = compile_model(_build_model(spec), self.device, self.precision)
-        item = CompiledLayer(compiled, effective_precision(compiled, self.precision) or self.precision)
+        item = CompiledLayer(
+            compiled,
+            effective_precision(compiled, self.precision) or self.precision,
+            _reduction_precision(compiled),
+        )
         self.cache.put(key, item)
         return item
 
@@ -249,8 +322,9 @@ class OpenVINOBackend:
             output = from_tensor(request.get_output_tensor(0))
         except Exception as exc:  # an inference failure is this backend's result too
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", item.precision,
-                                 time.perf_counter() - start)  # fmt: skip
-        return BackendResult(self.name, output, None, item.precision, time.perf_counter() - start)
+                                 time.perf_counter() - start, runtime_precision=item.runtime_precision)  # fmt: skip
+        return BackendResult(self.name, output, None, item.precision, time.perf_counter() - start,
+                             runtime_precision=item.runtime_precision)  # fmt: skip
 
 
 def _input_types(spec: LayerSpec) -> list[str]:

@@ -178,6 +178,16 @@ FIELDS: dict[str, str] = {
     "Tensor.name": "the input's index (`0`, `1`) or its Parameter's name",
     "TensorInfo.name": "the input's index",
     "Device.device": "the device's name, e.g. CPU",
+    "Device.inference_precisions": "requested precision (`f32`, `f16`, `bf16`, `default`) -> the inference "
+    "precision a model compiled with it reports on this device (`refused`: the device does not compile it)",
+    "Device.reduction_precisions": "a reduction's element type (`f32`, `bf16`, `f16`) -> the precision this device "
+    "executes it in (the same type: natively; `f32`: through f32), read from OpenVINO's execution graph; "
+    "CPU-dependent results differ between machines where this does",
+    "DevicesDocument.openvino": "the OpenVINO version",
+    "AuditAnswer.openvino": "the OpenVINO version that ran the model",
+    "AuditAnswer.devices": "the device that ran the model, with what it executes (its verdicts depend on it)",
+    "RunAnswer.openvino": "the OpenVINO version that ran the layer (null: OpenVINO did not run)",
+    "RunAnswer.devices": "each OpenVINO device that ran the layer, with what it executes (its results depend on it)",
     # the layer route's consumers (on main since the page draws them): described here so that the merge only
     # needs `python -m tests.api.fields_doc` to be run again
     "consumers": "the input ports the layer's outputs feed, with the shapes those inputs declare",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the documents other than check's are defined on first use: 
     from ovreduce.reports import (
         AuditDocument,
         ConformDocument,
+        Device,
         DevicesDocument,
         InspectDocument,
         LayerView,
@@ -126,6 +127,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
     ]
     for i in doc.inputs:
         out.append(f"  input {i.name}: {shape_text(i.shape)} {i.datatype}")
+    out += _platform_lines(doc.openvino, doc.devices)
     for note in doc.notes:
         out.append(st.dim(f"  note: {note}"))
     rows = []
@@ -200,6 +202,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
         if doc.plain_reduction_precisions != doc.reduction_precisions:
             runs += f" (in the plain run: {_precisions(doc.plain_reduction_precisions)})"
     out.append(runs)
+    out += _platform_lines(doc.openvino, doc.devices)
     for i in doc.inputs:
         out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
     rows = []
@@ -305,16 +308,39 @@ def conform_text(doc: ConformDocument, style: Style | None = None, *, width: int
     return fit_lines("\n".join(out), width) + "\n"
 
 
-def devices_text(doc: DevicesDocument, *, width: int | None = None) -> str:
-    """The OpenVINO devices as a table: name, full name, capabilities, default precision."""
-    doc = printable(doc)
-    rows = [
-        [d.device, d.full_name or "", " ".join(d.capabilities or ()), d.default_inference_precision or ""]
-        for d in doc.devices
-    ]
-    return (
-        fit_lines(
-            table(rows, ["device", "full name", "capabilities", "default precision"], indent="", width=width), width
-        )
-        + "\n"
+def _reductions_run(device: Device) -> str:
+    """``bf16 natively, f16 through f32``: how the device executes reductions of the narrow float types."""
+    return ", ".join(
+        f"{t} natively" if p == t else f"{t} through {p}"
+        for t, p in (device.reduction_precisions or {}).items()
+        if t != "f32"
     )
+
+
+def _requested(device: Device) -> str:
+    """``f16=bf16 bf16=bf16 default=bf16``: the inference precision each requested precision gets."""
+    return " ".join(f"{asked}={got}" for asked, got in (device.inference_precisions or {}).items() if asked != "f32")
+
+
+def _platform_lines(openvino: str | None, devices: tuple[Device, ...]) -> list[str]:
+    """What the results depend on: per OpenVINO device, how it executes bf16/f16 reductions."""
+    return [
+        f"  {d.device} (OpenVINO {openvino}) runs reductions: {_reductions_run(d) or 'not reported'}" for d in devices
+    ]
+
+
+def _device_row(d: Device) -> list[str]:
+    return [d.device, d.full_name or "", " ".join(d.capabilities or ()), d.default_inference_precision or "",
+            _reductions_run(d) or "-", _requested(d) or "-"]  # fmt: skip
+
+
+def devices_text(doc: DevicesDocument, *, width: int | None = None) -> str:
+    """The OpenVINO devices as a table: name, full name, capabilities, default precision, how bf16 and f16
+    reductions execute, and the inference precision each requested precision gets."""
+    doc = printable(doc)
+    rows = [_device_row(d) for d in doc.devices]
+    header = ["device", "full name", "capabilities", "default precision", "reductions run", "asked=infers in"]
+    lines = [table(rows, header, indent="", width=width)]
+    if doc.openvino:
+        lines.append(f"OpenVINO {doc.openvino}")
+    return fit_lines("\n".join(lines), width) + "\n"
