@@ -15,6 +15,7 @@ from ovreduce.ir.parser import load_ir
 from ovreduce.ops.registry import reductions
 from ovreduce.run import layer_spec, prepare_inputs, run_layer
 from ovreduce.shapes import PartialShape
+from tests.cpu import reduction_executes_in
 
 SAMPLES = Path(__file__).resolve().parent.parent / "ir_samples"
 
@@ -270,28 +271,32 @@ def test_an_empty_max_or_min_agrees_on_cpu_and_says_why(
 
 
 # What OpenVINO 2026.4's CPU plugin gives (f32 inference precision) for a ReduceMax / ReduceMin over an empty
-# set, against OpenVINO's reference implementation (tests/reference/test_openvino_evaluate.py): f32 max agrees
-# (-FLT_MAX) but f32 min is FLT_MAX, not +inf; f64 gives f32's limits; bf16 gives bf16's finite limits, not
-# +-inf; i64 and u64 give i32's limits (u64 as -2^31 wrapped); u32 gives 2^31 and 2^31 - 1; i16 gives 0 and -1.
-CPU_GIVES: dict[str, tuple[Any, Any]] = {
-    "f64": (-3.4028234663852886e38, 3.4028234663852886e38),
-    "f32": (-3.4028234663852886e38, 3.4028234663852886e38),
-    "f16": (-np.inf, np.inf),
-    "bf16": (-3.3895313892515355e38, 3.3895313892515355e38),
-    "i64": (-(2**31), 2**31 - 1),
-    "i32": (-(2**31), 2**31 - 1),
-    "i16": (0, -1),
-    "i8": (-128, 127),
-    "u64": (2**64 - 2**31, 2**31 - 1),
-    "u32": (2**31, 2**31 - 1),
-    "u16": (0, 65535),
-    "u8": (0, 255),
+# set, against OpenVINO's reference implementation (tests/reference/test_openvino_evaluate.py), by element type
+# and the precision the CPU executes a reduction of that type in (tests/cpu.py reads it from OpenVINO): f32 max
+# agrees (-FLT_MAX) but f32 min is FLT_MAX, not +inf; f64 gives f32's limits; bf16 executed natively (CPUs
+# with bf16 instructions) gives bf16's finite limits, and executed through f32 (AVX2) +-inf; i64 and u64 give
+# i32's limits (u64 as -2^31 wrapped); u32 gives 2^31 and 2^31 - 1; i16 gives 0 and -1.
+CPU_GIVES: dict[tuple[str, str], tuple[Any, Any]] = {
+    ("f64", "f32"): (-3.4028234663852886e38, 3.4028234663852886e38),
+    ("f32", "f32"): (-3.4028234663852886e38, 3.4028234663852886e38),
+    ("f16", "f32"): (-np.inf, np.inf),
+    ("bf16", "bf16"): (-3.3895313892515355e38, 3.3895313892515355e38),
+    ("bf16", "f32"): (-np.inf, np.inf),
+    ("i64", "i32"): (-(2**31), 2**31 - 1),
+    ("i32", "i32"): (-(2**31), 2**31 - 1),
+    ("i16", "i32"): (0, -1),
+    ("i8", "i8"): (-128, 127),
+    ("u64", "i32"): (2**64 - 2**31, 2**31 - 1),
+    ("u32", "i32"): (2**31, 2**31 - 1),
+    ("u16", "i32"): (0, 65535),
+    ("u8", "u8"): (0, 255),
 }
 
 
 @pytest.mark.parametrize("type_name", EMPTY_TYPES)
 def test_what_the_cpu_gives_for_an_empty_max_or_min(tmp_path: Path, type_name: str) -> None:
     """A record of the CPU plugin's values (a failure here means the plugin changed, not ovreduce)."""
+    executes = reduction_executes_in(type_name)
     gives = []
     for op in ("ReduceMax", "ReduceMin"):
         model = load_ir(_empty_ir(tmp_path, op, type_name, [2, 0, 3], [1], False))
@@ -301,7 +306,8 @@ def test_what_the_cpu_gives_for_an_empty_max_or_min(tmp_path: Path, type_name: s
             model.close()
         (result,) = report.results
         assert result.ok and result.output is not None, result.error
+        assert report.document.results[0].runtime_precision == executes
         assert result.output.shape == (2, 3) and len(set(result.output.reshape(-1).tolist())) == 1
         value = result.output.reshape(-1)[0]
         gives.append(value.item() if result.output.dtype.kind in "iu" else float(value))
-    assert tuple(gives) == CPU_GIVES[type_name]
+    assert tuple(gives) == CPU_GIVES[type_name, executes]
