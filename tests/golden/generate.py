@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -26,9 +27,14 @@ DOCS = HERE / "docs"
 MODELS = HERE / "models"
 SAMPLES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "ir_samples").rglob("*.xml"))
 ONNX_MODELS = ("rms_norm_chain", "layer_norm_chain", "several_reductions", "qlinear", "reduce_mean_13_all_axes")
-# Keys whose values are measured (times, rounding errors of the runtime): compared loosely, see contains().
+# Keys whose values are measured (times, rounding errors of the runtime's kernels, which differ between CPUs:
+# an AVX2 and an AVX512 kernel round differently): compared loosely, see contains(); a comparison's measured
+# figures are checked against its own stated tolerances instead (see consistent()).
 MEASURED = {"seconds", "max_abs_error", "max_rel_error", "mean_abs_error", "max_abs_diff", "max_rel_diff",
-            "dequantized_max_abs_diff", "worst_index"}  # fmt: skip
+            "dequantized_max_abs_diff", "worst_index", "required_atol", "required_rtol", "allowance_max"}  # fmt: skip
+# Facts about the machine that ran (the OpenVINO version, what its devices execute): not recorded; tests of
+# their own check them against OpenVINO.
+MACHINE = {"openvino", "devices"}
 
 
 def reduction_layers(sample: str) -> list[str]:
@@ -88,7 +94,7 @@ def _zero(doc: Any) -> Any:
     if isinstance(doc, str):  # OpenVINO names the nodes it builds from a process-wide counter
         return _NODE.sub("While validating node '...' with friendly_name '...'", doc)
     if isinstance(doc, dict):
-        return {k: (0 if k == "seconds" else _zero(v)) for k, v in doc.items()}
+        return {k: (0 if k == "seconds" else _zero(v)) for k, v in doc.items() if k not in MACHINE}
     if isinstance(doc, list):
         return [_zero(v) for v in doc]
     return doc
@@ -114,8 +120,35 @@ def contains(new: Any, old: Any, where: str = "$") -> list[str]:
     if isinstance(old, list):
         if not isinstance(new, list) or len(new) != len(old):
             return [f"{where}: {old!r} -> {new!r}"]
+        if where.endswith(".layers") and all(isinstance(o, dict) and "status" in o for o in old):
+            # an audit's rows, worst first: their order follows the measured errors, so rows are matched by
+            # layer and the order is checked against the new document's own figures (see consistent())
+            new, old = (sorted(rows, key=lambda row: str(row["layer_id"])) for rows in (new, old))
         return [d for i, (n, o) in enumerate(zip(new, old, strict=True)) for d in contains(n, o, f"{where}[{i}]")]
     return [] if new == old else [f"{where}: {old!r} -> {new!r}"]
+
+
+def consistent(doc: Any, where: str = "$") -> list[str]:
+    """What the measured figures of a document contradict: a comparison that says ``ok`` needs no larger
+    tolerance than it states (``required_atol <= atol``, ``required_rtol <= rtol``), and an audit's rows are
+    failing first, then by decreasing own error."""
+    out = []
+    if isinstance(doc, dict):
+        if doc.get("ok") is True and doc.get("exact") is False:
+            for need, given in (("required_atol", "atol"), ("required_rtol", "rtol")):
+                if doc.get(need) is not None and doc[need] > doc[given]:
+                    out.append(f"{where}: ok, but {need} {doc[need]!r} > {given} {doc[given]!r}")
+        rows = doc.get("layers") if doc.get("schema") == "ovreduce.audit/v1" else None
+        if rows:
+            keys = [(row["ok"], -(math.inf if row["max_rel_error"] is None else row["max_rel_error"])) for row in rows]
+            if keys != sorted(keys):
+                out.append(f"{where}.layers: not failing first, then by decreasing error: {keys}")
+        for key, value in doc.items():
+            out += consistent(value, f"{where}.{key}")
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            out += consistent(value, f"{where}[{i}]")
+    return out
 
 
 def write_models() -> None:
