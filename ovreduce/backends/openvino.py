@@ -26,11 +26,12 @@ from cachetools import LRUCache
 
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
+from ovreduce.backends.feeds import make, recipes
 from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports import AuditInput, Device, DevicesDocument
-from ovreduce.tensors import conform_array, generate
+from ovreduce.tensors import conform_array
 
 __all__ = [
     "PRECISIONS",
@@ -472,11 +473,12 @@ def model_inputs(
                                  parameter="shapes")  # fmt: skip
         if target.dims is None:
             raise InputError(f"{what} has a dynamic rank; give its shape, or an input array", parameter="shapes")
-        ports.append(_Port(index, label, etype, declared, target, None, f"seed {seed}"))
+        ports.append(_Port(index, label, etype, declared, target, None, ""))
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
         check_tensor_sizes(ov_model, max_elements)
     rng = np.random.default_rng(seed)
+    made = recipes(ov_model)  # what each input is for, read from the reshaped graph
     arrays: dict[int, npt.NDArray[Any]] = {}
     described: list[AuditInput] = []
     notes: list[str] = []
@@ -484,9 +486,12 @@ def model_inputs(
         defaulted = tuple(i for i, d in enumerate(port.target) if not d.is_static)
         for i in defaulted:
             notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}")
-        array = port.array if port.array is not None else generate(port.etype, dims, rng)
+        if port.array is not None:
+            array, origin = port.array, port.origin
+        else:
+            array, origin = make(made[port.index], port.etype, dims, rng), made[port.index].origin(seed)
         arrays[port.index] = array
-        described.append(AuditInput(port.label, array.shape, port.etype.name, port.origin, defaulted))
+        described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     return arrays, described, notes
 
 

@@ -1,0 +1,181 @@
+"""Inputs that exercise a model: how each model input is made when the user gives none.
+
+Uniform random integers leave most models degenerate. Token ids drawn far outside a vocabulary of a thousand
+make the embedding Gather return zero rows (OpenVINO's Gather gives 0 for an index out of range), so every
+RMSNorm after it averages zeros and any audit of it "passes" on zero errors; a random trip count runs a Loop a
+million times, or forever when it is negative. The graph says what an input is for, and the input is made for
+that (:func:`recipes`), in this order:
+
+==============================================  ================================================================
+what the graph (or optimum's input name) says   what the input gets
+==============================================  ================================================================
+``attention_mask``, other integer ``*mask*``    ones: every position attended
+``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
+``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
+indices of a Gather (or an embedding bag)       seeded integers in ``[0, n)``, n the gathered axis' size
+a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
+a Loop's execution condition                    true
+anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
+==============================================  ================================================================
+
+Each recipe says what it rests on, and the documents carry that as the input's ``origin``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce.ir.dtypes import ElementType
+from ovreduce.tensors import generate
+
+__all__ = ["Recipe", "make", "recipes"]
+
+Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one model input is made: ``kind``, the exclusive upper bound of ``ids``, and what it rests on."""
+
+    kind: Kind
+    high: int = 0
+    why: str = ""
+
+    def origin(self, seed: int) -> str:
+        """How the input was made, as the documents say it."""
+        seeded = f"seed {seed}"
+        return {
+            "random": seeded,
+            "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})",
+            "ones": f"ones ({self.why})",
+            "positions": f"positions 0..n-1 along the last axis ({self.why})",
+            "arange": f"arange over its first axis ({self.why})",
+            "count": f"3 ({self.why})",
+            "small": f"{seeded}, integers in [1, 4] ({self.why})",
+            "true": f"true ({self.why})",
+        }[self.kind]
+
+
+# Ops a value passes through unchanged (as values: their data input, port 0), so that an input converted or
+# reshaped before its Gather is still known for what it is.
+_THROUGH = frozenset({"Convert", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Broadcast", "Tile",
+                      "Slice", "StridedSlice", "Identity", "ConvertLike"})  # fmt: skip
+# (op, input port) that take shapes, counts or bounds: an input there is small and non-negative.
+_SHAPE_LIKE = frozenset({
+    ("Reshape", 1), ("Broadcast", 1), ("Tile", 1), ("TopK", 1), ("Pad", 1), ("Pad", 2), ("Range", 0), ("Range", 1),
+    ("Range", 2), ("OneHot", 1), ("Interpolate", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("StridedSlice", 1),
+    ("StridedSlice", 2),
+})  # fmt: skip
+_EMBEDDING_BAGS = frozenset({"EmbeddingBagOffsetsSum", "EmbeddingBagPackedSum", "EmbeddingSegmentsSum"})
+_WALK_LIMIT = 10_000  # consumers visited per input, at most: the walk stays linear in the model
+
+
+def recipes(ov_model: Any) -> list[Recipe]:
+    """A :class:`Recipe` for each input of ``ov_model`` (reshaped to the shapes it will run at), by index."""
+    return [_recipe(port) for port in ov_model.inputs]
+
+
+def _recipe(port: Any) -> Recipe:
+    etype = port.get_element_type()
+    integral = etype.is_integral() or etype.get_type_name() == "boolean"
+    names = {n.lower() for n in port.get_names()} | {port.get_node().get_friendly_name().lower()}
+    boolean = etype.get_type_name() == "boolean"
+    if any("attention_mask" in n for n in names) or (integral and not boolean and any("mask" in n for n in names)):
+        return Recipe("ones", why="an attention mask, by its name")
+    if integral and names & {"position_ids", "cache_position"}:
+        return Recipe("positions", why="positions, by its name")
+    if integral and "beam_idx" in names:
+        return Recipe("arange", why="a beam index, by its name")
+    if not integral:
+        return Recipe("random")
+    bound, shape_like, trip, condition = None, None, None, None
+    for consumer, index in _uses(port.get_node()):
+        kind = consumer.get_type_name()
+        if kind == "Gather" and index == 1:
+            size = _gathered_size(consumer)
+            if size is not None and (bound is None or size < bound[0]):
+                bound = (size, f"indices of Gather {consumer.get_friendly_name()!r}")
+        elif kind in _EMBEDDING_BAGS and index == 1:
+            size = _dim(consumer.input_value(0).get_partial_shape(), 0)
+            if size is not None and (bound is None or size < bound[0]):
+                bound = (size, f"indices of {kind} {consumer.get_friendly_name()!r}")
+        elif kind == "Loop" and index == 0:
+            trip = f"the trip count of Loop {consumer.get_friendly_name()!r}"
+        elif kind == "Loop" and index == 1:
+            condition = f"the execution condition of Loop {consumer.get_friendly_name()!r}"
+        elif (kind, index) in _SHAPE_LIKE:
+            shape_like = f"input {index} of {kind} {consumer.get_friendly_name()!r}"
+    if bound is not None and bound[0] > 0:
+        return Recipe("ids", bound[0], bound[1])
+    if condition is not None:
+        return Recipe("true", why=condition)
+    if trip is not None:
+        return Recipe("count", why=trip)
+    if shape_like is not None:
+        return Recipe("small", why=shape_like)
+    return Recipe("random")
+
+
+def _uses(parameter: Any) -> list[tuple[Any, int]]:
+    """The (op, input port) pairs that consume ``parameter``'s value, through ops that pass it on unchanged."""
+    out: list[tuple[Any, int]] = []
+    queue: deque[Any] = deque([parameter])
+    seen: set[str] = set()
+    while queue and len(seen) < _WALK_LIMIT:
+        node = queue.popleft()
+        for output in node.outputs():
+            for target in output.get_target_inputs():
+                consumer, index = target.get_node(), target.get_index()
+                out.append((consumer, index))
+                key = consumer.get_name()  # unique per node (the Python wrapper is made anew per call)
+                if index == 0 and consumer.get_type_name() in _THROUGH and key not in seen:
+                    seen.add(key)
+                    queue.append(consumer)
+    return out
+
+
+def _gathered_size(gather: Any) -> int | None:
+    """The size of the axis a Gather gathers from (its data input's dim at its constant axis), if static."""
+    axis_node = gather.input_value(2).get_node()
+    if axis_node.get_type_name() != "Constant":
+        return None
+    axis = int(np.asarray(axis_node.get_data()).reshape(-1)[0])
+    shape = gather.input_value(0).get_partial_shape()
+    if shape.rank.is_dynamic:
+        return None
+    return _dim(shape, axis + shape.rank.get_length() if axis < 0 else axis)
+
+
+def _dim(shape: Any, index: int) -> int | None:
+    if shape.rank.is_dynamic or not 0 <= index < shape.rank.get_length() or shape[index].is_dynamic:
+        return None
+    return int(shape[index].get_length())
+
+
+def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
+    """The input ``recipe`` describes, of element type ``etype`` and ``shape``."""
+    dtype = etype.numpy
+    shape = tuple(shape)
+    if recipe.kind == "ids":
+        return rng.integers(0, recipe.high, size=shape).astype(dtype)
+    if recipe.kind == "ones":
+        return np.ones(shape, dtype=dtype)
+    if recipe.kind == "positions":
+        last = shape[-1] if shape else 1
+        return np.broadcast_to(np.arange(last), shape).astype(dtype)
+    if recipe.kind == "arange":
+        first = shape[0] if shape else 1
+        return np.broadcast_to(np.arange(first).reshape((first,) + (1,) * (len(shape) - 1)), shape).astype(dtype)
+    if recipe.kind == "count":
+        return np.full(shape, 3, dtype=dtype)
+    if recipe.kind == "small":
+        return rng.integers(1, 5, size=shape).astype(dtype)
+    if recipe.kind == "true":
+        return np.ones(shape, dtype=dtype)
+    return generate(etype, shape, rng)
