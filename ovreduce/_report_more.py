@@ -353,13 +353,18 @@ class AuditLayer(Measured):
     input_shape: tuple[int, ...] | None
     element_type: str | None
     ok: bool
-    status: Literal["ok", "drift", "error"]  # error: its own error; drift: its drift is above --fail-on-drift
+    # error: its own error; drift: its drift is above --fail-on-drift; not-established: within tolerance, but on
+    # an input that cannot show an error (constant, all zeros, non-finite, empty); not-audited: ovreduce could not
+    # capture its input (a reduction inside an If, Loop or TensorIterator body)
+    status: Literal["ok", "drift", "error", "not-established", "not-audited"]
     error: str | None
     runtime_precision: str | None
     plain_runtime_precision: str | None
     notes: tuple[str, ...]
     drift: Comparison | None  # the output against an f32 run of the whole model: the total drift
     drift_split: DriftSplit | None = None  # that drift split into what arrived with the input and what was added
+    not_established: str | None = None  # why no verdict rests on this row (null: the verdict stands)
+    body_path: str | None = None  # the ids path of the body holding the reduction ("12/body"); null: top level
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +395,10 @@ class AuditDocument(JsonDocument):
     # The OpenVINO version and what the device executes (see Device): the verdicts depend on it
     openvino: str | None = None
     devices: tuple[Device, ...] = ()
+    # How many of the model's reductions (bodies included) each row status holds; the audit is complete when
+    # every reduction was audited on inputs that exercise it (every row ok), and says so in the text verdict
+    coverage: dict[str, int] = field(default_factory=dict)
+    complete: bool = True
 
 
 # -- conform -------------------------------------------------------------------------------------------------

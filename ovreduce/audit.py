@@ -93,6 +93,10 @@ class AuditProgress(Protocol):
     def __call__(self, stage: str, done: int, total: int) -> object: ...
 
 
+Status = Literal["ok", "drift", "error", "not-established", "not-audited"]
+_RANK: Mapping[str, int] = {"error": 0, "drift": 0, "ok": 1, "not-established": 2, "not-audited": 3}
+
+
 @dataclass
 class AuditWork:
     """How many items each per-item step of an audit touched: all of them grow linearly with the model
@@ -130,6 +134,9 @@ class LayerAudit:
     runtime_precision: str | None = None  # what the reduction executes in, in the audited graph
     plain_runtime_precision: str | None = None  # ... and in the plain graph (None: fused away)
     expected: npt.NDArray[Any] | None = field(default=None, repr=False)  # the reference on the captured input
+    not_established: str | None = None  # why no verdict rests on this row (its input cannot show an error...)
+    audited: bool = True  # False: its input could not be captured (a reduction inside a body)
+    body_path: str | None = None  # the ids path of the body holding it (None: top level)
 
     @property
     def own_ok(self) -> bool:
@@ -140,16 +147,25 @@ class LayerAudit:
         return self.status == "ok"
 
     @property
-    def status(self) -> Literal["ok", "drift", "error"]:
+    def failed(self) -> bool:
+        return self.status in ("error", "drift")
+
+    @property
+    def status(self) -> Status:
+        if not self.audited:
+            return "not-audited"
         if not self.own_ok:
             return "error"
-        return "drift" if self.split is not None and self.split.exceeded else "ok"
+        if self.split is not None and self.split.exceeded:
+            return "drift"
+        return "ok" if self.not_established is None else "not-established"
 
     def sort_key(self) -> tuple[int, float, float]:
-        """Failing first, then by decreasing own error, then by decreasing drift."""
+        """Failing first, then the established rows by decreasing own error and drift, then the rows that
+        establish nothing and those that were not audited."""
         own = self.comparison.max_rel_error if self.comparison is not None else None
         drift = self.split.total.max_rel if self.split is not None else 0.0
-        return (0 if not self.ok else 1, -(math.inf if own is None else own), -(math.inf if drift is None else drift))
+        return (_RANK[self.status], -(math.inf if own is None else own), -(math.inf if drift is None else drift))
 
     @property
     def document(self) -> AuditLayer:
@@ -170,6 +186,8 @@ class LayerAudit:
             notes=tuple(self.notes),
             drift=self.drift,
             drift_split=self.split,
+            not_established=self.not_established,
+            body_path=self.body_path,
             **comparison_fields(c),
         )
 
@@ -193,6 +211,14 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
+        """No reduction failed (and OpenVINO ran): rows that establish nothing fail nothing, but leave the
+        audit incomplete (:attr:`complete`)."""
+        return self.error is None and not any(layer.failed for layer in self.layers)
+
+    @property
+    def complete(self) -> bool:
+        """Every reduction of the model, bodies included, audited on inputs that exercise it, and within
+        tolerance."""
         return self.error is None and all(layer.ok for layer in self.layers)
 
     def _key(self, layer: LayerAudit) -> tuple[int, float, float]:
@@ -214,11 +240,15 @@ class AuditReport:
             final_outputs=tuple(self.final_outputs),
             notes=tuple(self.notes),
             seconds=round(self.seconds, 3),
-            reduction_precisions=_precision_counts(layer.runtime_precision for layer in self.layers),
-            plain_reduction_precisions=_precision_counts(layer.plain_runtime_precision for layer in self.layers),
+            reduction_precisions=_precision_counts(layer.runtime_precision for layer in self.layers if layer.audited),
+            plain_reduction_precisions=_precision_counts(
+                layer.plain_runtime_precision for layer in self.layers if layer.audited
+            ),
             fail_on_drift=self.fail_on_drift,
             openvino=openvino_version(),
             devices=(describe_device(self.device),),
+            coverage={"reductions": len(self.layers), **Counter(layer.status for layer in self.layers)},
+            complete=self.complete,
         )
 
 
@@ -336,6 +366,7 @@ def audit_model(
                 f"in {layer.runtime_precision}: observing it changed its precision"
             )
         layers.append(layer)
+    layers += _body_reductions(model, kinds)
     finals = []
     ports = list(ov_model.outputs)[: len(plain.outputs)]  # listed once: the property builds every output's port
     work.outputs_visited += len(ports)
@@ -412,6 +443,44 @@ def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], 
     return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
 
 
+def _body_reductions(model: IRModel, kinds: Mapping[str, ReductionOp]) -> list[LayerAudit]:
+    """A not-audited row for each reduction inside an If, Loop or TensorIterator body: OpenVINO runs a body
+    inside its container's node, where no tensor of it can be marked as an output."""
+    rows = []
+    for ref in model.bodies():
+        container = ref.container
+        for layer in ref.body.graph.layers:
+            if layer.type not in kinds:
+                continue
+            body = "the body" if ref.body.role == "body" else f"the {ref.body.role} body"
+            why = (
+                f"inside {body} of {container.type} {container.name!r} (layer {container.id}): no tensor of a body "
+                f"can be captured from the whole model's run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` "
+                f"runs it on its own"
+            )
+            keep = layer.data.get("keep_dims", "false").strip().lower() == "true"
+            rows.append(LayerAudit(layer.name, layer.type, layer.id, keep, None, None, None, None,
+                                   not_established=why, audited=False, body_path=ref.path))  # fmt: skip
+    return rows
+
+
+def _degenerate(data: npt.NDArray[Any]) -> str | None:
+    """Why a captured input cannot show a reduction's error (None: it can): empty, not finite, or constant."""
+    if data.size == 0:
+        return "its input is empty"
+    values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
+    if values.dtype.kind == "f":
+        bad = int(np.count_nonzero(~np.isfinite(values)))
+        if bad:
+            return f"{bad} of its {data.size} input elements are not finite"
+    first = values.reshape(-1)[0]
+    if data.size == 1:
+        return f"its input is one element ({first.item()!r})"
+    if bool(np.all(values == first)):
+        return f"every one of its {data.size} input elements is {first.item()!r}"
+    return None
+
+
 def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:
     """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
     counts = Counter(layer.name for layer in model.layers)
@@ -486,6 +555,7 @@ def _audit_layer(
         return layer
     layer.notes = notes
     layer.expected = expected
+    layer.not_established = _degenerate(data)
     atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)

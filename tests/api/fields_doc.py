@@ -120,7 +120,9 @@ FIELDS: dict[str, str] = {
     "openvino_output_resolved": "whether OpenVINO's model has this layer, so `openvino_output_shape` is its shape",
     "openvino_output_shape": f"the output shape OpenVINO infers; {_SHAPE}",
     "opset": "the model's ONNX opset (default domain)",
-    "origin": '"given", or "seed N" for generated data',
+    "origin": '"given", or how the input was made from the graph: "seed N" (random), "seed N, ids in [0, n) '
+    '(indices of Gather ...)", "ones (an attention mask ...)", "positions ...", "arange ...", "3 (the trip count '
+    'of Loop ...)"',
     "outcome": "what the run established: `agree`, `disagree`, `failed` (a backend failed) or `nothing-compared` (one backend)",
     "outputs": "each backend's output, as KServe v2 tensors",
     "path": "the model's path as given",
@@ -157,7 +159,9 @@ FIELDS: dict[str, str] = {
     "xml": "the IR's `.xml` file (multipart file field)",
     "xml_bytes": "the size of the stored `.xml` in bytes",
     # where a name means something else
-    "AuditLayer.status": "`ok`, `drift` (its drift is above `fail_on_drift`) or `error` (its own error)",
+    "AuditLayer.status": "`ok`, `drift` (its drift is above `fail_on_drift`), `error` (its own error), "
+    "`not-established` (within tolerance on an input that cannot show an error) or `not-audited` (inside a "
+    "sub-graph body)",
     "ConformNode.status": "`ok`, `disagree`, `error` or `not-observable`",
     "ConformNode.version": "the operator's version in its domain (the opset it came from)",
     "DriftSplit.total": "the total drift: the audited output against the f32 run",
@@ -185,6 +189,12 @@ FIELDS: dict[str, str] = {
     "CPU-dependent results differ between machines where this does",
     "DevicesDocument.openvino": "the OpenVINO version",
     "AuditAnswer.openvino": "the OpenVINO version that ran the model",
+    "AuditAnswer.coverage": "how many of the model's reductions (bodies included) each row status holds, and "
+    "`reductions`, all of them",
+    "AuditAnswer.complete": "every reduction audited, on inputs that exercise it, and within tolerance (`ok` only "
+    "says that none failed)",
+    "not_established": "why no verdict rests on this row: its input cannot show an error (constant, all zeros, "
+    "non-finite, empty), or it could not be audited (inside a sub-graph body); null: the verdict stands",
     "AuditAnswer.devices": "the device that ran the model, with what it executes (its verdicts depend on it)",
     "RunAnswer.openvino": "the OpenVINO version that ran the layer (null: OpenVINO did not run)",
     "RunAnswer.devices": "each OpenVINO device that ran the layer, with what it executes (its results depend on it)",

@@ -1,7 +1,7 @@
-"""The audit of real models (the test corpus, see tests/models/corpus.py) at the default precision: before
-issue 11, on a bf16 CPU, the reductions of these healthy models were marked DRIFT and the audit failed,
-because the layers before them ran in bf16. Their verdict now rests on their own error and is the same
-in bf16 and in f32; the drift is still reported, split."""
+"""The audit of real models (the test corpus, see tests/models/corpus.py) at the default precision: on a bf16
+CPU the layers before their reductions run in bf16, and that must not fail a healthy model. The verdict rests
+on each reduction's own error and is the same in bf16 and in f32; the drift is still reported, split.
+Reductions inside If bodies (silero) are listed as not audited."""
 
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ def test_a_healthy_real_model_passes_in_every_precision(model_id: str) -> None:
         assert doc.ok is True, (precision, [(layer.layer_name, layer.status) for layer in doc.layers])
     for precision in ("default", "bf16"):
         doc = docs[precision]
-        assert all(layer.drift_split is not None for layer in doc.layers)
+        audited = [layer for layer in doc.layers if layer.status != "not-audited"]
+        assert all(layer.drift_split is not None for layer in audited)
         # what the reductions executed in is what the rows say
-        assert sum(doc.reduction_precisions.values()) == len(doc.layers)
-        for layer in doc.layers:
+        assert sum(doc.reduction_precisions.values()) == len(audited)
+        for layer in audited:
             split = layer.drift_split
             assert split is not None and split.total.max_abs is not None
             assert split.from_input.max_abs is not None and split.added.max_abs is not None

@@ -128,10 +128,14 @@ def contains(new: Any, old: Any, where: str = "$") -> list[str]:
     return [] if new == old else [f"{where}: {old!r} -> {new!r}"]
 
 
+# An audit's row order: failing rows, then established ones, then those that establish nothing or were not audited.
+_RANK = {"error": 0, "drift": 0, "ok": 1, "not-established": 2, "not-audited": 3}
+
+
 def consistent(doc: Any, where: str = "$") -> list[str]:
     """What the measured figures of a document contradict: a comparison that says ``ok`` needs no larger
     tolerance than it states (``required_atol <= atol``, ``required_rtol <= rtol``), and an audit's rows are
-    failing first, then by decreasing own error."""
+    failing first, then by status and decreasing own error."""
     out = []
     if isinstance(doc, dict):
         if doc.get("ok") is True and doc.get("exact") is False:
@@ -140,7 +144,8 @@ def consistent(doc: Any, where: str = "$") -> list[str]:
                     out.append(f"{where}: ok, but {need} {doc[need]!r} > {given} {doc[given]!r}")
         rows = doc.get("layers") if doc.get("schema") == "ovreduce.audit/v1" else None
         if rows:
-            keys = [(row["ok"], -(math.inf if row["max_rel_error"] is None else row["max_rel_error"])) for row in rows]
+            keys = [(_RANK[row["status"]], -(math.inf if row["max_rel_error"] is None else row["max_rel_error"]))
+                    for row in rows]  # fmt: skip
             if keys != sorted(keys):
                 out.append(f"{where}.layers: not failing first, then by decreasing error: {keys}")
         for key, value in doc.items():

@@ -208,9 +208,13 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     rows = []
     with_drift = any(layer.drift_split is not None for layer in doc.layers)
     for layer in doc.layers:
-        status = {"ok": st.green("ok"), "drift": st.red("DRIFT")}.get(layer.status, st.red("ERROR"))
+        status = {
+            "ok": st.green("ok"), "drift": st.red("DRIFT"), "not-established": st.yellow("NOT ESTABLISHED"),
+            "not-audited": st.yellow("NOT AUDITED"),
+        }.get(layer.status, st.red("ERROR"))  # fmt: skip
         row = [
-            layer.layer_id or "-", layer.layer_name, layer.type, shape_text(layer.input_shape),
+            layer_path(layer.body_path, layer.layer_id or "-"), layer.layer_name, layer.type,
+            shape_text(layer.input_shape),
             layer.runtime_precision or "-",
             _num(layer.max_abs_error), _num(layer.max_rel_error), _count(layer.mismatched, layer.total),
             _num(layer.required_atol), _num(layer.required_rtol),
@@ -241,6 +245,9 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     for layer in doc.layers:
         if layer.error:
             out.append(f"  {layer.layer_name}: {st.red(layer.error)}")
+        if layer.not_established:
+            what = "not audited" if layer.status == "not-audited" else "not established"
+            out.append(f"  {layer.layer_name}: {what}: {layer.not_established}")
         for note in layer.notes:
             out.append(st.dim(f"  {layer.layer_name}: note: {note}"))
     moved = [f for f in doc.final_outputs if not f.identical]
@@ -254,13 +261,31 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     parts = [f"{bad} reduction(s) outside tolerance"] if bad else []
     if drifted:
         parts.append(f"{drifted} reduction(s) drift above {_num(doc.fail_on_drift)}")
-    verdict = st.green("every reduction within tolerance") if doc.ok else st.red(", ".join(parts) or "failed")
+    if not doc.ok:
+        verdict = st.red(", ".join(parts) or "failed")
+    elif doc.complete:
+        verdict = st.green("every reduction within tolerance")
+    else:
+        verdict = st.yellow(_partial(doc.coverage))
     splits = [layer.drift_split for layer in doc.layers if layer.drift_split is not None]
     if splits and not drifted:
         worst = max(math.inf if s.total.max_rel is None else s.total.max_rel for s in splits)
         verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
     return fit_lines("\n".join(out), width) + "\n"
+
+
+def _partial(coverage: dict[str, int]) -> str:
+    """The verdict of an audit that failed nothing but did not establish every reduction."""
+    gaps = []
+    if coverage.get("not-established"):
+        gaps.append(f"{coverage['not-established']} not established (inputs that cannot show an error)")
+    if coverage.get("not-audited"):
+        gaps.append(f"{coverage['not-audited']} not audited (inside sub-graph bodies)")
+    return (
+        f"no reduction outside tolerance, but coverage is partial: {coverage.get('ok', 0)} of "
+        f"{coverage.get('reductions', 0)} reductions established within tolerance; {', '.join(gaps)}"
+    )
 
 
 def _rel(value: float | None) -> str:

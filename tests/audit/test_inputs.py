@@ -1,0 +1,135 @@
+"""Audits that rest on inputs which exercise the model, and say what they could not establish.
+
+The exports under tests/exports are what users audit: an INT4 stateful llama, a BERT encoder, a T5 decoder
+(optimum-intel), a TorchScript module whose Loop trip count is an input. Token ids come from the range the
+embedding gathers from (the vocabulary size of the export's config.json), masks are ones, positions count up,
+a trip count is small; a reduction whose captured input cannot show an error (constant, zeros, non-finite,
+empty) is "not established", and a reduction inside a body is listed as not audited, never passed over.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+from openvino import opset13 as ops
+
+from ovreduce.audit import audit_model
+from ovreduce.check import check_model
+from ovreduce.ir.parser import load_ir
+from ovreduce.reports import AuditDocument
+from tests.cli.inprocess import run_cli
+
+EXPORTS = Path(__file__).resolve().parents[1] / "exports"
+
+
+def _audit(path: Path, **options: object) -> AuditDocument:
+    model = load_ir(path)
+    try:
+        return audit_model(model, **options)  # type: ignore[arg-type]
+    finally:
+        model.close()
+
+
+def _origin(doc: AuditDocument, name: str) -> str:
+    return next(i.origin for i in doc.inputs if i.name == name)
+
+
+def test_llm_token_ids_come_from_its_vocabulary() -> None:
+    config = json.loads((EXPORTS / "llama_int4" / "config.json").read_text())
+    doc = _audit(EXPORTS / "llama_int4" / "openvino_model.xml", precision="f32")
+    assert doc.error is None
+    assert f"ids in [0, {config['vocab_size']})" in _origin(doc, "input_ids")
+    assert _origin(doc, "attention_mask").startswith("ones")
+    assert _origin(doc, "position_ids").startswith("positions")
+    assert _origin(doc, "beam_idx").startswith("arange")
+    norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
+    assert len(norms) == 5  # one per RMSNorm
+    # every RMSNorm reduced a real activation (not the zeros an out-of-vocabulary id gathers), within tolerance
+    assert all(layer.status == "ok" and layer.not_established is None for layer in norms), norms
+
+
+def test_token_type_ids_and_masks_of_an_encoder() -> None:
+    config = json.loads((EXPORTS / "bert_encoder" / "config.json").read_text())
+    doc = _audit(EXPORTS / "bert_encoder" / "openvino_model.xml", precision="f32")
+    assert f"ids in [0, {config['vocab_size']})" in _origin(doc, "input_ids")
+    assert f"ids in [0, {config['type_vocab_size']})" in _origin(doc, "token_type_ids")
+    assert _origin(doc, "attention_mask").startswith("ones")
+
+
+def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
+    doc = _audit(EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml", precision="f32")
+    assert doc.error is None
+    assert _origin(doc, "encoder_attention_mask").startswith("ones")
+    assert _origin(doc, "beam_idx").startswith("arange")
+    assert any(layer.status == "ok" for layer in doc.layers)
+
+
+def test_a_trip_count_input_is_small_and_body_reductions_are_listed() -> None:
+    path = EXPORTS / "loop_trip_count" / "model.xml"
+    doc = _audit(path, precision="f32")
+    assert doc.error is None
+    assert _origin(doc, "n.1") == "3 (the trip count of Loop 'prim::Loop/Loop')"
+    model = load_ir(path)
+    try:
+        checked = check_model(model)
+    finally:
+        model.close()
+    in_bodies = {(r.body_path, r.layer_id) for r in checked.reductions if r.body_path is not None}
+    assert len(in_bodies) == 3
+    listed = {(layer.body_path, layer.layer_id) for layer in doc.layers if layer.status == "not-audited"}
+    assert listed == in_bodies
+    for layer in doc.layers:
+        if layer.status == "not-audited":
+            assert layer.not_established is not None and f"--layer {layer.body_path}/{layer.layer_id}" in (
+                layer.not_established
+            )
+    assert doc.ok and not doc.complete
+    assert doc.coverage["reductions"] == len(doc.layers) == 4 and doc.coverage["not-audited"] == 3
+
+
+def _zeros_model(path: Path) -> Path:
+    x = ops.parameter([4, 8], np.float32, name="x")
+    x.output(0).set_names({"x"})
+    zeros = ops.multiply(x, ops.constant(np.zeros((1, 8), np.float32)), name="times_zero")
+    dead = ops.reduce_mean(zeros, ops.constant(np.array([1], np.int64)), True, name="mean_of_zeros")
+    live = ops.reduce_sum(x, ops.constant(np.array([1], np.int64)), True, name="sum_of_x")
+    ov.save_model(ov.Model([ops.add(dead, live, name="out")], [x], "zeros"), path, compress_to_fp16=False)
+    return path
+
+
+def test_a_reduction_of_zeros_is_not_established(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _zeros_model(tmp_path / "m.xml")
+    doc = _audit(path, precision="f32")
+    rows = {layer.layer_name: layer for layer in doc.layers}
+    assert rows["sum_of_x"].status == "ok"
+    assert rows["mean_of_zeros"].status == "not-established"
+    assert rows["mean_of_zeros"].not_established == "every one of its 32 input elements is 0.0"
+    assert doc.ok and not doc.complete and doc.coverage == {"reductions": 2, "ok": 1, "not-established": 1}
+    assert [layer.layer_name for layer in doc.layers] == ["sum_of_x", "mean_of_zeros"]  # established rows first
+    status, out, _ = run_cli(capsys, "audit", str(path), "--precision", "f32")
+    assert status == 0  # nothing failed; the verdict says what was not established
+    assert "coverage is partial: 1 of 2 reductions established within tolerance; 1 not established" in out
+    assert "mean_of_zeros: not established: every one of its 32 input elements is 0.0" in out
+
+
+def test_non_finite_inputs_establish_nothing(tmp_path: Path) -> None:
+    path = _zeros_model(tmp_path / "m.xml")
+    x = np.ones((4, 8), np.float32)
+    x[1, 2] = np.inf
+    doc = _audit(path, precision="f32", inputs={"x": x})
+    row = next(layer for layer in doc.layers if layer.layer_name == "sum_of_x")
+    assert row.status == "not-established" and row.not_established == "1 of its 32 input elements are not finite"
+
+
+def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Path) -> None:
+    x = ops.parameter([4, 8], np.float32, name="x")
+    red = ops.reduce_max(x, ops.constant(np.array([1], np.int64)), False, name="max")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([red], [x], "one"), path, compress_to_fp16=False)
+    doc = _audit(path, precision="f32")
+    assert doc.ok and doc.complete and doc.coverage == {"reductions": 1, "ok": 1}
+    assert doc.to_json()["complete"] is True
