@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Haswell without TSX, minus the system features QEMU's user mode cannot emulate (it warns about each).
 CPU = "Haswell-noTSX,-pcid,-x2apic,-tsc-deadline,-invpcid"
 CPU_DEPENDENT = (
+    "tests/audit/test_audit.py",
     "tests/backends/test_capabilities.py",
     "tests/backends/test_openvino_differential.py",
     "tests/test_run.py",
