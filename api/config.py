@@ -83,6 +83,13 @@ class Settings(BaseSettings):
     max_elements: int = Field(default=1 << 22, ge=1)
     max_output_elements: int = Field(default=1 << 20, ge=1)
     run_timeout_s: float = Field(default=30.0, gt=0)
+
+    @property
+    def model_timeout_s(self) -> float:
+        """The time a whole-model inference (audit, conform) may take inside a job: most of the job's limit, so
+        that the job answers with what it established instead of being killed."""
+        return self.run_timeout_s * 0.8
+
     concurrency: int = Field(default_factory=_cpu_count, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)

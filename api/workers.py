@@ -29,7 +29,7 @@ from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
-from ovreduce.backends.openvino import LayerCache
+from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError
 from ovreduce.ir.parser import ParseLimits
 
@@ -84,13 +84,17 @@ def _serve(conn: Connection, settings: Settings) -> None:
         except (EOFError, OSError):
             return
         try:
-            answer: tuple[bool, Any] = (True, func(context, *args, **kwargs))
+            answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
         except BaseException as exc:  # the job's failure is its answer
-            answer = (False, _portable(exc))
+            answer = (False, _portable(exc), False)
+        retire = abandoned()  # an inference outlived its time limit and still runs: this process must go
         try:
-            conn.send(answer)
+            conn.send((*answer[:2], retire))
         except Exception as exc:  # an answer that cannot be pickled
-            conn.send((False, RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")))
+            error = RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")
+            conn.send((False, error, retire))
+        if retire:
+            os._exit(0)  # not a normal exit: that would wait for the inference
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -224,10 +228,13 @@ class IsolatedPool:
                     f"{what} ended its worker process ({how}) without an answer, for instance killed for lack of "
                     f"memory; retry with a smaller model or inputs"
                 ) from None
-            self._idle.append(worker)
+            ok, payload, retire = answered
+            if retire:  # it left an inference running: replaced by a fresh one on the next job
+                await loop.run_in_executor(None, self._stop, worker)
+            else:
+                self._idle.append(worker)
         finally:
             self._slots.release()
-        ok, payload = answered
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
@@ -245,8 +252,9 @@ class IsolatedPool:
         self._slots = None
 
 
-def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any]:
-    """Send one job and wait for its answer (in a thread: pickling and pipes block)."""
+def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any, bool]:
+    """Send one job and wait for its answer: (ok, the result or the error, whether the worker retires); in a
+    thread, since pickling and pipes block."""
     conn.send(job)
-    answer: tuple[bool, Any] = conn.recv()
+    answer: tuple[bool, Any, bool] = conn.recv()
     return answer

@@ -53,6 +53,7 @@ import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_ir
 from ovreduce.backends.openvino import (
+    InferenceTimeoutError,
     MarkedRun,
     check_device,
     check_precision,
@@ -271,6 +272,7 @@ def audit_model(
     shapes: Mapping[str, PartialShape] | None = None,
     fail_on_drift: float | None = None,
     work: AuditWork | None = None,
+    timeout: float | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -282,8 +284,14 @@ def audit_model(
     is above it. ``progress`` is told each step (see :class:`AuditProgress`); ``work``, when given, is filled
     with the counts of the audit's per-item steps.
 
+    ``timeout`` (seconds) bounds the whole audit: what was established when it runs out is reported (the audited
+    run's rows; without the plain or f32 run, no final-output comparison or drift), with a note; an audited run
+    that does not finish is the document's error. An inference that outlives it is left running in the
+    background (OpenVINO cannot stop it: see :func:`ovreduce.backends.openvino.abandoned`).
+
     Raises:
-        InputError: unusable inputs, an unknown precision, or a negative or non-finite ``fail_on_drift``.
+        InputError: unusable inputs, an unknown precision, a negative or non-finite ``fail_on_drift``, or a
+            ``timeout`` that is not a positive number.
         DeviceNotAvailableError: the device is not available.
     """
     check_precision(precision)
@@ -292,7 +300,10 @@ def audit_model(
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
         )
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", parameter="timeout")
     start = time.perf_counter()
+    deadline = None if timeout is None else time.monotonic() + timeout
     work = work if work is not None else AuditWork()
     tell = _Steps(progress)
     tell("reading the model", 1)
@@ -328,21 +339,37 @@ def audit_model(
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: MarkedRun | None = None
+    plain: MarkedRun | None = None
+    late = f"the time limit of {timeout:g} s ran out" if timeout is not None else ""
+    try:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
+        audited = run_marked(ov_model, marks, arrays, device, precision, tell.run("audited"), deadline)
+        work.outputs_visited += audited.visited
+    except InferenceTimeoutError:
+        unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
+        return report(None, described, unchecked + _body_reductions(model, kinds), [],
+                      f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
+    except Exception as exc:  # compile or inference failure of the whole model
+        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     try:
-        plain = run_marked(fitted(), [], arrays, device, precision, tell.run("plain"))
-        audited = run_marked(ov_model, marks, arrays, device, precision, tell.run("audited"))
-        work.outputs_visited += plain.visited + audited.visited
+        plain = run_marked(fitted(), [], arrays, device, precision, tell.run("plain"), deadline)
+        work.outputs_visited += plain.visited
         if audited.effective_precision not in ("f32", None) or precision != "f32":
             if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
                 tell.total += 2
             fresh = fitted()
             truth_marks = _same_nodes(fresh, nodes, kinds, work)
-            truth = run_marked(fresh, truth_marks, arrays, device, "f32", tell.run("f32"))
+            truth = run_marked(fresh, truth_marks, arrays, device, "f32", tell.run("f32"), deadline)
             work.outputs_visited += truth.visited
+    except InferenceTimeoutError:
+        what = "the final outputs of a plain run are not compared" if plain is None else "no drift is measured"
+        notes.append(f"{late} after the audited run: {what}")
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     layers = []
     for k, node in enumerate(nodes):
+        if deadline is not None and time.monotonic() > deadline:
+            layers += [_unchecked(n, ids, f"{late} before it was checked") for n in nodes[k:]]
+            break
         tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
         data, axes, out = (audited.marked[slot] if isinstance(slot, int) else slot for slot in slots[k])
         name = node.get_friendly_name()
@@ -350,7 +377,7 @@ def audit_model(
         work.reductions_checked += 1
         work.lookups += 3
         layer.runtime_precision = audited.runtime_precision.get(name)
-        layer.plain_runtime_precision = plain.runtime_precision.get(name)
+        layer.plain_runtime_precision = None if plain is None else plain.runtime_precision.get(name)
         if truth is not None:
             layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
             if layer.expected is not None:
@@ -368,9 +395,10 @@ def audit_model(
         layers.append(layer)
     layers += _body_reductions(model, kinds)
     finals = []
-    ports = list(ov_model.outputs)[: len(plain.outputs)]  # listed once: the property builds every output's port
+    baseline = [] if plain is None else plain.outputs
+    ports = list(ov_model.outputs)[: len(baseline)]  # listed once: the property builds every output's port
     work.outputs_visited += len(ports)
-    for i, (a, b, port) in enumerate(zip(plain.outputs, audited.outputs, ports, strict=True)):
+    for i, (a, b, port) in enumerate(zip(baseline, audited.outputs, ports, strict=True)):
         c = compare(a, b, reference_name="plain run", candidate_name="audited run", atol=0.0, rtol=0.0, exact=False)
         name = port.get_any_name() if port.get_names() else f"output {i}"
         finals.append(FinalOutput(name, c.mismatched == 0, c.max_abs_error, c.max_rel_error))
@@ -441,6 +469,14 @@ def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], 
         by_name.setdefault(n.get_friendly_name(), deque()).append(n)
     work.lookups += len(nodes)
     return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
+
+
+def _unchecked(node: Any, ids: Mapping[str, str], why: str) -> LayerAudit:
+    """A not-audited row for a top-level reduction the time limit left unchecked."""
+    name = node.get_friendly_name()
+    keep = bool(node.get_attributes().get("keep_dims", False))
+    return LayerAudit(name, node.get_type_name(), ids.get(name), keep, None, None, None, None,
+                      not_established=why, audited=False)  # fmt: skip
 
 
 def _body_reductions(model: IRModel, kinds: Mapping[str, ReductionOp]) -> list[LayerAudit]:

@@ -27,6 +27,7 @@ for a port that already feeds one); only the initializers the checked nodes read
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
@@ -38,7 +39,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message
-from ovreduce.backends.openvino import check_device, check_precision, model_inputs, read_model, run_marked
+from ovreduce.backends.openvino import (
+    InferenceTimeoutError,
+    check_device,
+    check_precision,
+    model_inputs,
+    read_model,
+    run_marked,
+)
 from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
 from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
@@ -275,6 +283,7 @@ def conform_model(
     max_elements: int | None = None,
     work: Work | None = None,
     shapes: Mapping[str, PartialShape] | None = None,
+    timeout: float | None = None,
 ) -> ConformDocument:
     """Check every mean/reduce node of an ONNX model against ONNX semantics.
 
@@ -284,6 +293,8 @@ def conform_model(
         work: filled in with counts of what conform did (its cost, linear in the model's size).
         shapes: shapes of generated inputs by name; the converted model is reshaped to them and to the given
             ``inputs`` before it compiles (see :func:`ovreduce.backends.openvino.model_inputs`).
+        timeout: seconds the converted model's inference may take; past it the document says so and checks
+            nothing (the inference is left running: see :func:`ovreduce.backends.openvino.abandoned`).
 
     OpenVINO failing to convert, compile or run the model is reported in the document, not raised.
 
@@ -297,7 +308,10 @@ def conform_model(
     work = Work() if work is None else work
     check_precision(precision)
     check_device(device)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", parameter="timeout")
     start = time.perf_counter()
+    deadline = None if timeout is None else time.monotonic() + timeout
     path = name or ("model.onnx" if isinstance(model, bytes) else str(model))
     base_dir = None if isinstance(model, bytes) else Path(model).parent
     try:
@@ -358,9 +372,13 @@ def conform_model(
     work.marks = len(sources.marks)
     work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
     try:
-        run = run_marked(ov_model, sources.marks, arrays, device, precision)
-    except Exception as exc:  # compile or inference failure
+        run = run_marked(ov_model, sources.marks, arrays, device, precision, deadline=deadline)
+    except Exception as exc:  # compile or inference failure, or the time limit
         report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
+        if isinstance(exc, InferenceTimeoutError):
+            report.error = (
+                f"OpenVINO did not finish running the converted model: the time limit of {timeout:g} s ran out"
+            )
         for entry in report.nodes:  # nothing was compared: not a disagreement
             if entry.observable:
                 entry.error = "not checked: OpenVINO could not run the converted model"

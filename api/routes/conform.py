@@ -24,8 +24,9 @@ Precision = Literal["f32", "f16", "bf16", "default"]
 def _conform(
     context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str
 ) -> ConformDocument:
+    settings = context.settings
     return conform_model(data, name=filename, seed=seed, device=device, precision=precision,
-                         max_elements=context.settings.max_elements)  # fmt: skip
+                         max_elements=settings.max_elements, timeout=settings.model_timeout_s)  # fmt: skip
 
 
 @router.post(

@@ -37,9 +37,11 @@ __all__ = [
     "PRECISIONS",
     "PROBED_TYPES",
     "CompiledLayer",
+    "InferenceTimeoutError",
     "LayerCache",
     "MarkedRun",
     "OpenVINOBackend",
+    "abandoned",
     "available_devices",
     "check_device",
     "check_precision",
@@ -601,6 +603,23 @@ class MarkedRun:
     visited: int = 0  # compiled-model outputs fetched and indexed plus marks looked up: the work that grows with them
 
 
+class InferenceTimeoutError(LimitExceededError):
+    """OpenVINO's inference did not finish before the deadline. It cannot be stopped (``InferRequest.cancel``
+    does not end a Loop that never terminates): the request is left running and kept (:func:`abandoned`), and
+    the process should exit without waiting for it."""
+
+    code = "limit.time"
+
+
+_ABANDONED: list[Any] = []  # requests still running past their deadline, with their compiled models
+
+
+def abandoned() -> bool:
+    """Whether an inference of this process was left running past its deadline: a process that exits normally
+    then waits for it (OpenVINO's request joins its threads), so it should end with ``os._exit`` instead."""
+    return bool(_ABANDONED)
+
+
 def run_marked(
     ov_model: Any,
     marks: Sequence[Any],
@@ -608,11 +627,16 @@ def run_marked(
     device: str,
     precision: str,
     on_stage: Callable[[str], object] | None = None,
+    deadline: float | None = None,
 ) -> MarkedRun:
     """Run ``ov_model`` once with ``marks`` (OpenVINO outputs) added as model outputs.
 
     ``on_stage`` is told ``"compiling"`` before the compile and ``"inference"`` before the inference.
-    ``ov_model`` keeps the added outputs. Raises whatever OpenVINO raises.
+    ``ov_model`` keeps the added outputs. ``deadline`` (a :func:`time.monotonic` time) bounds the inference.
+
+    Raises:
+        InferenceTimeoutError: the inference had not finished by ``deadline``.
+        whatever OpenVINO raises.
     """
     original = len(ov_model.outputs)
     added = ov_model.add_outputs(list(marks)) if marks else []
@@ -625,7 +649,12 @@ def run_marked(
     tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in inputs.items()}
     if on_stage is not None:
         on_stage("inference")
-    request.infer(tensors)
+    request.start_async(tensors)
+    if deadline is None:
+        request.wait()
+    elif not request.wait_for(max(int((deadline - time.monotonic()) * 1000), 1)):
+        _ABANDONED.append((request, compiled))
+        raise InferenceTimeoutError("OpenVINO's inference did not finish within the time limit")
     model_outputs = list(ov_model.outputs)
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark

@@ -5,7 +5,8 @@ Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreemen
 
 ::
 
-    entry.py     main(): parse, dispatch, errors -> exit statuses (errors.py: UsageError, EXIT_*)
+    entry.py     main(): parse, dispatch, errors -> exit statuses (errors.py: UsageError, EXIT_*); console(): the
+                 program, which exits at once where an inference outlived its time limit
     parser.py    the argparse grammar
     options.py   option values -> the library's arguments (errors name the flag)
     paths.py     files, folders and globs -> model paths (a path that names nothing is a usage error)

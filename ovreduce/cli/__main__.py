@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
+from ovreduce.cli.entry import console
 
-from ovreduce.cli import main
-
-sys.exit(main())
+console()

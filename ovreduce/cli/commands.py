@@ -237,7 +237,7 @@ def audit(args: argparse.Namespace) -> int:
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
-            max_elements=max_elements(),
+            max_elements=max_elements(), timeout=args.timeout,
         )  # fmt: skip
     finally:
         model.close()
@@ -258,6 +258,7 @@ def conform(args: argparse.Namespace) -> int:
     doc = conform_model(
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
         save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
+        timeout=args.timeout,
     )  # fmt: skip
     _emit(_json(doc) if args.format == "json" else conform_text(doc, width=terminal_width()))
     return EXIT_OK if doc.ok else EXIT_FINDINGS

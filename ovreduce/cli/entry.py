@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ovreduce.cli import commands
 from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
@@ -14,7 +16,7 @@ from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
 from ovreduce.errors import OvReduceError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "console", "main"]
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": commands.check,
@@ -45,3 +47,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"ovreduce {args.command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)\n"
         )
         return EXIT_INTERNAL
+
+
+def console() -> NoReturn:
+    """The ``ovreduce`` program: :func:`main`, then exit. Where an inference was left running past its time
+    limit (OpenVINO cannot stop it), the process ends at once, after flushing its output, instead of waiting
+    for it at exit."""
+    status = main()
+    if "ovreduce.backends.openvino" in sys.modules:
+        from ovreduce.backends.openvino import abandoned
+
+        if abandoned():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    sys.exit(status)

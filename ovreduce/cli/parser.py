@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -76,6 +77,27 @@ def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
                         f"left: see the README ('Shapes that reach the runtime'); repeatable")  # fmt: skip
 
 
+# The time a whole-model run may take unless told otherwise: far beyond what a model that finishes needs on a
+# CPU (an LLM's three compiles and runs included), short of forever.
+DEFAULT_TIMEOUT_S = 1800.0
+
+
+def _timeout_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop OpenVINO's inference after SECONDS and report what was established by then "
+                        f"(default {DEFAULT_TIMEOUT_S:g}; a Loop that never ends would run forever)")  # fmt: skip
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _jobs(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes")
@@ -140,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-drift", type=float, metavar="REL",
                    help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
                         "REL relative (default: drift is reported, never failed)")  # fmt: skip
+    _timeout_option(p)
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
@@ -147,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
     _shape_option(p, "the converted model")
     _runtime_options(p, precision="f32")
+    _timeout_option(p)
     p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
 
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")

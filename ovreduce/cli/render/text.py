@@ -195,6 +195,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}"]
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
+        out += [f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})" for i in doc.inputs]
         return fit_lines("\n".join(out), width) + "\n"
     runs = f"  precision: requested {doc.precision}, compiled model infers in {doc.effective_precision or 'unknown'}"
     if doc.layers:

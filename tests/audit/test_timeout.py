@@ -1,0 +1,106 @@
+"""A model that never finishes: audit stops at its time limit and reports what it established.
+
+The TorchScript export under tests/exports/loop_trip_count has a Loop whose trip count is an input; a negative
+trip count makes OpenVINO's Loop run until its condition fails, which it never does here. OpenVINO cannot stop
+that inference (``InferRequest.cancel`` does not end it), so the command ends its process at once after
+writing its document, and the service replaces the worker that ran it. Each test runs the real thing, in a
+process of its own where it would otherwise keep a CPU busy in the test run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+from ovreduce.audit import audit_model
+from ovreduce.errors import InputError
+from ovreduce.ir.parser import load_ir
+from tests.api.conftest import files
+
+LOOP = Path(__file__).resolve().parents[1] / "exports" / "loop_trip_count" / "model.xml"
+
+
+def _forever(tmp_path: Path) -> Path:
+    path = tmp_path / "n.npy"
+    np.save(path, np.array(-1, np.int64))
+    return path
+
+
+def test_the_command_stops_at_its_time_limit_and_says_what_it_established(tmp_path: Path) -> None:
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "ovreduce.cli", "audit", str(LOOP), "--input", f"n.1={_forever(tmp_path)}",
+         "--timeout", "2", "--format", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    took = time.monotonic() - start
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["error"] == "OpenVINO did not finish the audited run of the model: the time limit of 2 s ran out"
+    assert {i["name"]: i["origin"] for i in doc["inputs"]}["n.1"] == "given"
+    assert doc["complete"] is False and doc["coverage"] == {"reductions": 4, "not-audited": 4}
+    top = next(layer for layer in doc["layers"] if layer["body_path"] is None)
+    assert top["not_established"] == "the time limit of 2 s ran out during the audited run"
+    assert took < 60  # it did not wait for the Loop
+
+
+def test_a_trip_count_it_makes_itself_finishes() -> None:
+    """Without a given trip count, the audit makes one (3): the same model finishes, well within the limit."""
+    model = load_ir(LOOP)
+    try:
+        doc = audit_model(model, precision="f32", timeout=60)
+    finally:
+        model.close()
+    assert doc.error is None and doc.ok
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_time_limit_must_be_a_positive_number(timeout: float) -> None:
+    model = load_ir(LOOP)
+    try:
+        with pytest.raises(InputError, match="timeout must be a positive number of seconds"):
+            audit_model(model, timeout=timeout)
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf"])
+def test_the_timeout_option_takes_positive_seconds(value: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(LOOP), "--timeout", value],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert f"argument --timeout: {value!r} is not a positive number of seconds" in done.stderr
+
+
+def test_the_service_answers_with_what_it_established_and_replaces_the_worker(tmp_path: Path) -> None:
+    settings = Settings(store=tmp_path / "store", run_timeout_s=10.0)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        _stops_and_recovers(client)
+
+
+def _stops_and_recovers(client: TestClient) -> None:
+    bin_data = LOOP.with_suffix(".bin").read_bytes()
+    mid = client.post("/v1/models", files=files(LOOP.read_bytes(), bin_data, "loop.xml")).json()["id"]
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    first = client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"})  # a trip count of 3: it finishes
+    assert first.status_code == 200 and first.json()["error"] is None, first.text
+    (worker,) = isolated.pids()
+    forever = {"inputs": [{"name": "n.1", "shape": [], "datatype": "INT64", "data": [-1]}], "precision": "f32"}
+    response = client.post(f"/v1/models/{mid}/audit", json=forever)
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["error"] == "OpenVINO did not finish the audited run of the model: the time limit of 8 s ran out"
+    assert isolated.pids() == []  # the worker that still runs the Loop is gone
+    again = client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"})
+    assert again.status_code == 200 and again.json()["error"] is None  # a fresh worker
+    assert isolated.pids() != [worker]
+    assert client.get("/healthz").status_code == 200
