@@ -365,6 +365,7 @@ class AuditLayer(Measured):
     drift_split: DriftSplit | None = None  # that drift split into what arrived with the input and what was added
     not_established: str | None = None  # why no verdict rests on this row (null: the verdict stands)
     body_path: str | None = None  # the ids path of the body holding the reduction ("12/body"); null: top level
+    step: int | None = None  # a stateful run's step with its worst error (0: the first run); null: one run
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,6 +400,7 @@ class AuditDocument(JsonDocument):
     # every reduction was audited on inputs that exercise it (every row ok), and says so in the text verdict
     coverage: dict[str, int] = field(default_factory=dict)
     complete: bool = True
+    steps: int = 0  # decode steps run after the first run of a stateful model (its state carried between them)
 
 
 # -- conform -------------------------------------------------------------------------------------------------

@@ -52,16 +52,18 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_ir
+from ovreduce.backends.feeds import recipes
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     MarkedRun,
+    NextInputs,
     check_device,
     check_precision,
     describe_device,
     fit_model,
     model_inputs,
     openvino_version,
-    run_marked,
+    run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.errors import InputError, OvReduceError
@@ -95,6 +97,7 @@ class AuditProgress(Protocol):
 
 
 Status = Literal["ok", "drift", "error", "not-established", "not-audited"]
+MAX_STEPS = 64  # decode steps of a stateful model, at most: each is a run of the whole model
 _RANK: Mapping[str, int] = {"error": 0, "drift": 0, "ok": 1, "not-established": 2, "not-audited": 3}
 
 
@@ -138,6 +141,7 @@ class LayerAudit:
     not_established: str | None = None  # why no verdict rests on this row (its input cannot show an error...)
     audited: bool = True  # False: its input could not be captured (a reduction inside a body)
     body_path: str | None = None  # the ids path of the body holding it (None: top level)
+    step: int | None = None  # of a stateful run's steps, the one with its worst error (0: the first run)
 
     @property
     def own_ok(self) -> bool:
@@ -189,6 +193,7 @@ class LayerAudit:
             drift_split=self.split,
             not_established=self.not_established,
             body_path=self.body_path,
+            step=self.step,
             **comparison_fields(c),
         )
 
@@ -209,6 +214,7 @@ class AuditReport:
     seconds: float = 0.0
     fail_on_drift: float | None = None
     work: AuditWork = field(default_factory=AuditWork)
+    steps: int = 0  # decode steps of a stateful model after its first run
 
     @property
     def ok(self) -> bool:
@@ -250,6 +256,7 @@ class AuditReport:
             devices=(describe_device(self.device),),
             coverage={"reductions": len(self.layers), **Counter(layer.status for layer in self.layers)},
             complete=self.complete,
+            steps=self.steps,
         )
 
 
@@ -273,6 +280,7 @@ def audit_model(
     fail_on_drift: float | None = None,
     work: AuditWork | None = None,
     timeout: float | None = None,
+    steps: int = 0,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -302,6 +310,8 @@ def audit_model(
         )
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", parameter="timeout")
+    if not 0 <= steps <= MAX_STEPS:
+        raise InputError(f"steps must be from 0 to {MAX_STEPS}, not {steps!r}", parameter="steps")
     start = time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     work = work if work is not None else AuditWork()
@@ -317,72 +327,84 @@ def audit_model(
         notes: list[str] | None = None,
     ) -> AuditDocument:
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
-                           notes or [], time.perf_counter() - start, fail_on_drift, work).document  # fmt: skip
+                           notes or [], time.perf_counter() - start, fail_on_drift, work, steps).document  # fmt: skip
 
     def read() -> Any:
         return read_ir(model.xml, None if model.weights is None else model.weights.view())
 
-    def fitted() -> Any:  # another copy, reshaped as the first was
+    def fitted() -> Any:  # another copy, reshaped as the first was (not at all for decode steps)
         fresh = read()
-        fit_model(fresh, arrays)
+        if not steps:
+            fit_model(fresh, arrays)
         return fresh
 
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding
         return report(None, [], [], [], f"OpenVINO could not read the model: {clean_message(exc)}")
-    arrays, described, notes = model_inputs(ov_model, inputs, seed, max_elements, shapes)
+    if steps and not ov_model.get_sinks():
+        raise InputError(
+            f"{steps} decode step(s) asked for, but {model.source} has no state (ReadValue/Assign) to carry "
+            f"from one step to the next: audit it without steps", parameter="steps",
+        )  # fmt: skip
+    if steps:  # decode steps change the sequence length: the runs compile the model as it is, not reshaped
+        probe, ov_model = ov_model, read()
+    else:
+        probe = ov_model
+    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes)
+    next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
-    truth: MarkedRun | None = None
-    plain: MarkedRun | None = None
+    truth: list[MarkedRun] = []
+    plain: list[MarkedRun] = []
     late = f"the time limit of {timeout:g} s ran out" if timeout is not None else ""
     try:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
-        audited = run_marked(ov_model, marks, arrays, device, precision, tell.run("audited"), deadline)
-        work.outputs_visited += audited.visited
+        audited = run_steps(ov_model, marks, arrays, device, precision, next_inputs, tell.run("audited"), deadline)
+        work.outputs_visited += sum(run.visited for run in audited)
     except InferenceTimeoutError:
         unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
         return report(None, described, unchecked + _body_reductions(model, kinds), [],
                       f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
-    try:
-        plain = run_marked(fitted(), [], arrays, device, precision, tell.run("plain"), deadline)
-        work.outputs_visited += plain.visited
-        if audited.effective_precision not in ("f32", None) or precision != "f32":
+    effective = audited[0].effective_precision
+    try:  # the same inputs, decode steps included, for every run: they differ in precision only
+        plain = run_steps(fitted(), [], arrays, device, precision, replay, tell.run("plain"), deadline)
+        work.outputs_visited += sum(run.visited for run in plain)
+        if effective not in ("f32", None) or precision != "f32":
             if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
                 tell.total += 2
             fresh = fitted()
             truth_marks = _same_nodes(fresh, nodes, kinds, work)
-            truth = run_marked(fresh, truth_marks, arrays, device, "f32", tell.run("f32"), deadline)
-            work.outputs_visited += truth.visited
+            truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline)
+            work.outputs_visited += sum(run.visited for run in truth)
     except InferenceTimeoutError:
-        what = "the final outputs of a plain run are not compared" if plain is None else "no drift is measured"
+        what = "the final outputs of a plain run are not compared" if not plain else "no drift is measured"
         notes.append(f"{late} after the audited run: {what}")
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
+    if steps:
+        notes.append(_steps_note(ov_model, len(audited) - 1))
     layers = []
     for k, node in enumerate(nodes):
         if deadline is not None and time.monotonic() > deadline:
             layers += [_unchecked(n, ids, f"{late} before it was checked") for n in nodes[k:]]
             break
         tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
-        data, axes, out = (audited.marked[slot] if isinstance(slot, int) else slot for slot in slots[k])
         name = node.get_friendly_name()
-        layer = _audit_layer(kinds[node.get_type_name()], node, ids.get(name), data, axes, out, atol, rtol)
-        work.reductions_checked += 1
+        layer = _worst_step(
+            [_check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
+                         truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift)
+             for step, run in enumerate(audited)]
+        )  # fmt: skip
+        work.reductions_checked += len(audited)
         work.lookups += 3
-        layer.runtime_precision = audited.runtime_precision.get(name)
-        layer.plain_runtime_precision = None if plain is None else plain.runtime_precision.get(name)
-        if truth is not None:
-            layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
-            if layer.expected is not None:
-                layer.split = _split(truth.marked[k], layer.expected, out, fail_on_drift)
-        layer.expected = None  # not kept: the document has what it needs
+        layer.runtime_precision = audited[0].runtime_precision.get(name)
+        layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
         if (
             layer.plain_runtime_precision
             and layer.runtime_precision
@@ -394,21 +416,14 @@ def audit_model(
             )
         layers.append(layer)
     layers += _body_reductions(model, kinds)
-    finals = []
-    baseline = [] if plain is None else plain.outputs
-    ports = list(ov_model.outputs)[: len(baseline)]  # listed once: the property builds every output's port
-    work.outputs_visited += len(ports)
-    for i, (a, b, port) in enumerate(zip(baseline, audited.outputs, ports, strict=True)):
-        c = compare(a, b, reference_name="plain run", candidate_name="audited run", atol=0.0, rtol=0.0, exact=False)
-        name = port.get_any_name() if port.get_names() else f"output {i}"
-        finals.append(FinalOutput(name, c.mismatched == 0, c.max_abs_error, c.max_rel_error))
+    finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):
         notes.append(
             "marking the reductions' tensors as outputs changed OpenVINO's graph (fusions), so the final outputs "
             "of the audited run differ from a plain run (see final_outputs)"
         )
     tell("done")
-    return report(audited.effective_precision, described, layers, finals, None, notes)
+    return report(effective, described, layers, finals, None, notes)
 
 
 class _Steps:
@@ -469,6 +484,120 @@ def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], 
         by_name.setdefault(n.get_friendly_name(), deque()).append(n)
     work.lookups += len(nodes)
     return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
+
+
+def _check_step(
+    op: ReductionOp,
+    node: Any,
+    layer_id: str | None,
+    slot: tuple[int | npt.NDArray[Any], ...],
+    k: int,
+    run: MarkedRun,
+    truth: MarkedRun | None,
+    atol: float | None,
+    rtol: float | None,
+    fail_on_drift: float | None,
+) -> LayerAudit:
+    """Reduction ``k`` of one step: its own error on what that step captured, and its drift from the f32 run's
+    same step."""
+    data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
+    layer = _audit_layer(op, node, layer_id, data, axes, out, atol, rtol)
+    if truth is not None:
+        layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
+        if layer.expected is not None:
+            layer.split = _split(truth.marked[k], layer.expected, out, fail_on_drift)
+    layer.expected = None  # not kept: the document has what it needs
+    return layer
+
+
+def _worst_step(per_step: list[LayerAudit]) -> LayerAudit:
+    """A reduction's row over the steps of a stateful run: the step with its worst own error (failing first),
+    that step's number where there were several, and established where any step's input could show an error."""
+    if len(per_step) == 1:
+        return per_step[0]
+
+    def badness(layer: LayerAudit) -> tuple[int, float]:
+        own = layer.comparison.max_rel_error if layer.comparison is not None else None
+        return (0 if layer.failed else 1, -(math.inf if own is None else own))
+
+    step = min(range(len(per_step)), key=lambda i: badness(per_step[i]))
+    worst = per_step[step]
+    worst.step = step
+    established = [layer for layer in per_step if layer.not_established is None]
+    worst.not_established = None if established else worst.not_established
+    return worst
+
+
+def _decoding(
+    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
+) -> tuple[NextInputs, NextInputs]:
+    """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
+    the token input the argmax of the step before's last logits (seeded ids where the model has no ``logits``),
+    an attention mask one longer, the next position, beams in order, every other input as it was. Every run
+    replays the audited run's feeds, so that they differ in precision only."""
+    made = recipes(ov_model)
+    outputs = [set(port.get_names()) for port in ov_model.outputs]
+    logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
+    names = [set(port.get_names()) for port in ov_model.inputs]
+    ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
+    token = next((i for i in ids if names[i] & {"input_ids", "decoder_input_ids"}), ids[0] if ids else None)
+    rng = np.random.default_rng(seed + 1)
+    recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
+
+    def next_inputs(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
+        if step > steps:
+            return None
+        feeds: dict[int, npt.NDArray[Any]] = {}
+        for i, array in recorded[-1].items():
+            kind, batch = made[i].kind, (array.shape[0] if array.ndim else 1)
+            if i == token and array.ndim == 2:
+                chosen = (np.argmax(before.outputs[logits][:, -1, :], axis=-1) if logits is not None
+                          else rng.integers(0, made[i].high, size=batch))  # fmt: skip
+                feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
+            elif kind == "ids" and array.ndim == 2:
+                feeds[i] = rng.integers(0, made[i].high, size=(batch, 1)).astype(array.dtype)
+            elif kind == "ones" and array.ndim == 2:
+                feeds[i] = np.ones((batch, array.shape[1] + 1), dtype=array.dtype)
+            elif kind == "positions" and array.ndim >= 1 and array.size:
+                feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)
+            else:
+                feeds[i] = array
+        recorded.append(feeds)
+        return feeds
+
+    def replay(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
+        return recorded[step] if step < len(recorded) else None
+
+    return next_inputs, replay
+
+
+def _steps_note(ov_model: Any, decoded: int) -> str:
+    variables = len(ov_model.get_sinks())
+    return (
+        f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "
+        f"carried its state from the first run through {decoded} decode step(s), each fed the argmax token of the "
+        f"step before, an attention mask one longer and the next position; every run replayed the same tokens. A "
+        f"row shows the step of its worst error (0: the first run)"
+    )
+
+
+def _final_outputs(ov_model: Any, plain: list[MarkedRun], audited: list[MarkedRun], work: AuditWork) -> list[Any]:
+    """Each model output of the audited run against the plain run, its largest difference over the steps."""
+    if not plain:
+        return []
+    ports = list(ov_model.outputs)[: len(plain[0].outputs)]  # listed once: the property builds every output's port
+    work.outputs_visited += len(ports)
+    finals = []
+    for i, port in enumerate(ports):
+        diffs = [
+            compare(p.outputs[i], a.outputs[i], reference_name="plain run", candidate_name="audited run",
+                    atol=0.0, rtol=0.0, exact=False)
+            for p, a in zip(plain, audited, strict=False)
+        ]  # fmt: skip
+        worst = max(diffs, key=lambda c: (c.mismatched, c.max_abs_error or 0.0))
+        name = port.get_any_name() if port.get_names() else f"output {i}"
+        finals.append(FinalOutput(name, worst.mismatched == 0, worst.max_abs_error, worst.max_rel_error))
+    return finals
 
 
 def _unchecked(node: Any, ids: Mapping[str, str], why: str) -> LayerAudit:

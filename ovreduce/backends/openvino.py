@@ -61,6 +61,7 @@ __all__ = [
     "read_ir",
     "read_model",
     "run_marked",
+    "run_steps",
     "runtime_precisions",
     "to_tensor",
 ]
@@ -638,35 +639,63 @@ def run_marked(
         InferenceTimeoutError: the inference had not finished by ``deadline``.
         whatever OpenVINO raises.
     """
+    return run_steps(ov_model, marks, inputs, device, precision, None, on_stage, deadline)[0]
+
+
+# What the next step of a stateful model gets, from the step number (1, 2...) and the run of the step before
+# (None: no further step).
+NextInputs = Callable[[int, MarkedRun], Mapping[int, npt.NDArray[Any]] | None]
+
+
+def run_steps(
+    ov_model: Any,
+    marks: Sequence[Any],
+    inputs: Mapping[int, npt.NDArray[Any]],
+    device: str,
+    precision: str,
+    next_inputs: NextInputs | None = None,
+    on_stage: Callable[[str], object] | None = None,
+    deadline: float | None = None,
+) -> list[MarkedRun]:
+    """Run ``ov_model`` with ``marks`` added as model outputs on one infer request: once on ``inputs``, then
+    on what ``next_inputs`` gives for each further step until it gives None. A stateful model's state (its
+    ReadValue/Assign variables: an LLM's KV cache) is carried from step to step by the request, as OpenVINO
+    carries it in generation. Compiled once. See :func:`run_marked` for the rest."""
     original = len(ov_model.outputs)
     added = ov_model.add_outputs(list(marks)) if marks else []
     if on_stage is not None:
         on_stage("compiling")
     compiled = compile_model(ov_model, device, precision)
     effective = effective_precision(compiled, None)
+    executes = runtime_precisions(compiled)
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
-    tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in inputs.items()}
-    if on_stage is not None:
-        on_stage("inference")
-    request.start_async(tensors)
-    if deadline is None:
-        request.wait()
-    elif not request.wait_for(max(int((deadline - time.monotonic()) * 1000), 1)):
-        _ABANDONED.append((request, compiled))
-        raise InferenceTimeoutError("OpenVINO's inference did not finish within the time limit")
     model_outputs = list(ov_model.outputs)
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
         position.setdefault(port, i)
     wanted = [*range(original), *(position[port] for port in added)]
-    copies: dict[int, npt.NDArray[Any]] = {}
-    for i in wanted:  # only the outputs asked for are copied out of the request, each once
-        if i not in copies:
-            copies[i] = from_tensor(request.get_output_tensor(i))
-    marked = [copies[position[port]] for port in added]
-    visited = len(model_outputs) + len(copies) + len(added)  # indexed once, each fetched once; a lookup a mark
-    return MarkedRun([copies[i] for i in range(original)], marked, effective, runtime_precisions(compiled), visited)
+    runs: list[MarkedRun] = []
+    feeds: Mapping[int, npt.NDArray[Any]] | None = inputs
+    while feeds is not None:
+        tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in feeds.items()}
+        if on_stage is not None and not runs:
+            on_stage("inference")
+        request.start_async(tensors)
+        if deadline is None:
+            request.wait()
+        elif not request.wait_for(max(int((deadline - time.monotonic()) * 1000), 1)):
+            _ABANDONED.append((request, compiled))
+            raise InferenceTimeoutError("OpenVINO's inference did not finish within the time limit")
+        copies: dict[int, npt.NDArray[Any]] = {}
+        for i in wanted:  # only the outputs asked for are copied out of the request, each once
+            if i not in copies:
+                copies[i] = from_tensor(request.get_output_tensor(i))
+        marked = [copies[position[port]] for port in added]
+        visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
+        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited))
+        feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
+    return runs
 
 
 def port_type_name(port: Any) -> str:

@@ -98,6 +98,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _steps(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of decode steps from 0 to 64")
+    return int(text)
+
+
 def _jobs(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes")
@@ -163,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
                         "REL relative (default: drift is reported, never failed)")  # fmt: skip
     _timeout_option(p)
+    p.add_argument("--steps", type=_steps, default=0, metavar="N",
+                   help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
+                        "steps on the same infer request, each fed the argmax token of the step before; each row "
+                        "gives the step of its worst error (default 0; at most 64)")  # fmt: skip
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")

@@ -189,6 +189,9 @@ FIELDS: dict[str, str] = {
     "CPU-dependent results differ between machines where this does",
     "DevicesDocument.openvino": "the OpenVINO version",
     "AuditAnswer.openvino": "the OpenVINO version that ran the model",
+    "AuditAnswer.steps": "decode steps run after the first run of a stateful model, its state carried between them",
+    "AuditLayer.step": "of a stateful model's steps, the one with this reduction's worst error (0: the first run); "
+    "null: one run",
     "AuditAnswer.coverage": "how many of the model's reductions (bodies included) each row status holds, and "
     "`reductions`, all of them",
     "AuditAnswer.complete": "every reduction audited, on inputs that exercise it, and within tolerance (`ok` only "

@@ -49,17 +49,18 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def marked_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, MarkedRun]]:
-    """Every call of ovreduce.audit.run_marked (one compile + one inference each), with its precision and
-    result, in call order. Wraps our own function, not OpenVINO."""
+    """Every call of ovreduce.audit.run_steps (one compile + one inference each, without decode steps), with its
+    precision and result, in call order. Wraps our own function, not OpenVINO."""
     calls: list[tuple[str, MarkedRun]] = []
-    real = audit.run_marked
+    real = audit.run_steps
 
-    def spy(ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str, *rest: Any) -> MarkedRun:
+    def spy(ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str, *rest: Any) -> list[MarkedRun]:
         result = real(ov_model, marks, inputs, device, precision, *rest)
-        calls.append((precision, result))
+        (run,) = result
+        calls.append((precision, run))
         return result
 
-    monkeypatch.setattr(audit, "run_marked", spy)
+    monkeypatch.setattr(audit, "run_steps", spy)
     return calls
 
 

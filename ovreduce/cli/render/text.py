@@ -224,10 +224,14 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
             split = layer.drift_split
             drifts = () if split is None else (split.total, split.from_input, split.added)
             row += [_rel(part.max_rel) for part in drifts] or ["-", "-", "-"]
+        if doc.steps:
+            row.append("-" if layer.step is None else str(layer.step))
         rows.append([*row, status])
     header = ["id", "name", "type", "input", "runs in", "max abs", "max rel", "mismatched", "min atol", "min rtol"]
     if with_drift:
         header += ["drift rel", "from input", "added"]
+    if doc.steps:
+        header.append("step")
     if rows:
         out.append(table(rows, [*header, "status"], width=width))
         out.append(st.dim("  runs in: the precision the reduction executes in (execution graph); max abs/rel, "

@@ -1,0 +1,93 @@
+"""A stateful LLM audited as it generates: the first run, then decode steps on one infer request with the
+KV cache carried as OpenVINO's state, each step fed the argmax token of the step before.
+
+Differential: the steps ovreduce runs give exactly the logits of a generation loop written with OpenVINO's
+own API (one request, the previous step's argmax fed back, the mask one longer, the next position).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+
+from ovreduce.audit import _decoding, audit_model
+from ovreduce.backends.openvino import model_inputs, read_model, run_steps
+from ovreduce.errors import InputError
+from ovreduce.ir.parser import load_ir
+from tests.cli.inprocess import run_cli
+
+EXPORTS = Path(__file__).resolve().parents[1] / "exports"
+LLAMA = EXPORTS / "llama_int4" / "openvino_model.xml"
+
+
+def _generate(prompt: np.ndarray, steps: int) -> list[np.ndarray]:
+    """Greedy generation with OpenVINO's API alone: the logits of the first run and of each step."""
+    compiled = ov.Core().compile_model(str(LLAMA), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    ids, length = prompt, prompt.shape[1]
+    out = []
+    for step in range(steps + 1):
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": np.ones((1, length + step), np.int64),
+            "position_ids": np.arange(length + step - ids.shape[1], length + step, dtype=np.int64).reshape(1, -1),
+            "beam_idx": np.zeros(1, np.int32),
+        }
+        logits = np.array(request.infer(feeds)["logits"], copy=True)
+        out.append(logits)
+        ids = np.argmax(logits[:, -1, :], axis=-1).reshape(1, 1).astype(np.int64)
+    return out
+
+
+def test_decode_steps_are_generation_as_openvino_runs_it() -> None:
+    prompt = np.array([[5, 17, 300, 42]], np.int64)
+    model = read_model(LLAMA)
+    probe = read_model(LLAMA)
+    given = {"input_ids": prompt, "attention_mask": np.ones((1, 4), np.int64), "position_ids": np.arange(4)[None]}
+    arrays, _, _ = model_inputs(probe, given, 0)
+    next_inputs, _ = _decoding(probe, arrays, 3, 0)
+    runs = run_steps(model, [], arrays, "CPU", "f32", next_inputs)
+    expected = _generate(prompt, 3)
+    assert len(runs) == 4
+    for run, logits in zip(runs, expected, strict=True):
+        np.testing.assert_array_equal(run.outputs[0], logits)
+
+
+def test_an_llm_audit_over_decode_steps() -> None:
+    model = load_ir(LLAMA)
+    try:
+        doc = audit_model(model, precision="f32", steps=3)
+    finally:
+        model.close()
+    assert doc.error is None and doc.ok and doc.steps == 3
+    assert all(layer.step is not None and 0 <= layer.step <= 3 for layer in doc.layers)
+    assert any("carried its state from the first run through 3 decode step(s)" in note for note in doc.notes)
+    assert sum(layer.type == "ReduceMean" and layer.status == "ok" for layer in doc.layers) == 5
+
+
+def test_steps_need_a_stateful_model() -> None:
+    model = load_ir(EXPORTS / "bert_encoder" / "openvino_model.xml")
+    try:
+        with pytest.raises(InputError, match="has no state"):
+            audit_model(model, steps=2)
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize("value", ["65", "-1", "two"])
+def test_the_steps_option_is_bounded(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(capsys, "audit", str(LLAMA), "--steps", value)
+    assert exit_info.value.code == 2
+    assert "is not a number of decode steps from 0 to 64" in capsys.readouterr().err
+
+
+def test_the_steps_reach_the_json_document(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "audit", str(LLAMA), "--steps", "2", "--precision", "f32", "--format", "json")
+    assert status == 0
+    doc = json.loads(out)
+    assert doc["steps"] == 2 and {layer["step"] for layer in doc["layers"]} <= {0, 1, 2}
