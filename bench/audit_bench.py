@@ -14,6 +14,11 @@ progress reports (:class:`ovreduce.audit.AuditProgress`):
   document   the final outputs' comparison and the sorted document
 
 Next to them, as an anchor: OpenVINO alone compiling the unmarked model once (``Core.compile_model``).
+
+Then a real exported LLM (``--llm``, default the tiny INT4 stateful llama of tests/exports) audited through
+``--steps`` decode steps, against OpenVINO alone compiling it once and generating the same steps (target
+<= 3x), with the audit's time by stage: it compiles three models (audited, plain, f32) and runs each through
+every step, so most of it is OpenVINO's.
 Each model is audited ``--repeat`` times (default 3, after a warm-up audit of a small chain) and the
 medians are shown; the machine's load moves single figures by tens of percent. The ratio of each column
 (2,000 / 500) is printed with PASS/FAIL against 4x (reported, not asserted), as is
@@ -35,6 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's ovreduce, whatever is installed
 MODEL_VERSION = 1  # bump when the generated graph changes, so the cache is rebuilt
+LLAMA = HERE.parent / "tests" / "exports" / "llama_int4" / "openvino_model.xml"
 STAGES = ("reading", "compile plain", "compile audited", "compile f32", "inference", "checks", "document")
 
 
@@ -69,7 +75,7 @@ def stage_of(announced: str) -> str:
     return "document" if announced == "done" else "reading"
 
 
-def audit_once(xml: Path, precision: str) -> dict[str, Any]:
+def audit_once(xml: Path, precision: str, steps: int = 0) -> dict[str, Any]:
     """One audit of ``xml``: its total time, the time of each stage, its work count and verdict."""
     from ovreduce import load_ir
     from ovreduce.audit import AuditWork, audit_model
@@ -88,7 +94,7 @@ def audit_once(xml: Path, precision: str) -> dict[str, Any]:
     start = time.perf_counter()
     current[1] = start
     try:
-        doc = audit_model(model, precision=precision, progress=progress, work=work)
+        doc = audit_model(model, precision=precision, progress=progress, work=work, steps=steps)
     finally:
         end = time.perf_counter()
         model.close()
@@ -107,6 +113,49 @@ def openvino_compile(xml: Path) -> float:
     return time.perf_counter() - start
 
 
+def openvino_generate(xml: Path, steps: int, precision: str) -> float:
+    """OpenVINO alone doing what the audit of a stateful LLM runs: compile the model once and run the first run
+    and ``steps`` greedy decode steps on one request (read outside the timing), with the audit's inputs."""
+    import numpy as np
+    import openvino as ov
+
+    from ovreduce.audit import _decoding
+    from ovreduce.backends.openvino import MarkedRun, compile_options, model_inputs
+
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    probe = core.read_model(str(xml))
+    arrays, _, _ = model_inputs(probe, None, 0)
+    next_inputs, _ = _decoding(probe, arrays, steps, 0)
+    start = time.perf_counter()
+    request = core.compile_model(model, "CPU", compile_options(precision)).create_infer_request()
+    feeds: Any = arrays
+    step = 0
+    while feeds is not None:
+        request.infer(feeds)
+        step += 1
+        logits = np.array(request.get_output_tensor(0).data)  # what the next step's token is chosen from
+        feeds = next_inputs(step, MarkedRun([logits], [], None, {}))
+    return time.perf_counter() - start
+
+
+def llm(xml: Path, steps: int, precision: str, repeat: int) -> None:
+    """The audit of a real exported LLM through ``steps`` decode steps against OpenVINO generating the same
+    steps once (target <= 3x), with where the audit's time goes."""
+    rows = [audit_once(xml, precision, steps) for _ in range(repeat)]
+    total = statistics.median(r["total"] for r in rows)
+    alone = statistics.median(openvino_generate(xml, steps, precision) for _ in range(repeat))
+    ratio = total / alone
+    doc = rows[-1]["doc"]
+    print(f"\n{xml} ({len(doc.layers)} reductions, {steps} decode steps, effective precision "
+          f"{doc.effective_precision}, ok={doc.ok}, complete={doc.complete})")  # fmt: skip
+    print(f"{'audit':26} {total:>9.3f}s")
+    print(f"{'OpenVINO generating alone':26} {alone:>9.3f}s")
+    print(f"{'ratio':26} {ratio:>9.2f}x  {'PASS' if ratio <= 3 else 'FAIL'} (target <= 3x)")
+    for stage in STAGES:
+        print(f"  {stage:24} {statistics.median(r[stage] for r in rows):>9.3f}s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs=2, default=(500, 2000), metavar=("SMALL", "LARGE"),
@@ -116,7 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="audits of each model; medians are shown (default 3)")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="cache folder (default bench/out)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the models even if cached")
+    parser.add_argument("--llm", type=Path, default=LLAMA,  # a stateful LLM export, audited through decode steps
+                        help="an LLM export audited through --steps (default: a tiny INT4 llama)")  # fmt: skip
+    parser.add_argument("--steps", type=int, default=4, help="its decode steps (default 4)")
+    parser.add_argument("--only-llm", action="store_true", help="only the LLM, not the generated chains")
     args = parser.parse_args(argv)
+    if args.only_llm:
+        audit_once(args.llm, args.precision, args.steps)  # warm-up: imports and first-call costs
+        llm(args.llm, args.steps, args.precision, args.repeat)
+        return 0
 
     import openvino as ov
 
@@ -164,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, parts in sums.items():
         a, b = (sum(rows[n][part] for part in parts) for n in (small, large))
         print(f"{label:26} {a:>9.3f}s {b:>9.3f}s {b / a:>6.2f}x  ({' + '.join(p.split()[-1] for p in parts)})")
+    llm(args.llm, args.steps, args.precision, args.repeat)
     return 0
 
 
