@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
@@ -477,6 +477,7 @@ def model_inputs(
         if target.dims is None:
             raise InputError(f"{what} has a dynamic rank; give its shape, or an input array", parameter="shapes")
         ports.append(_Port(index, label, etype, declared, target, None, ""))
+    ports = _follow_token_ids(ports, known)
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
         check_tensor_sizes(ov_model, max_elements)
@@ -496,6 +497,29 @@ def model_inputs(
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     return arrays, described, notes
+
+
+_TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
+# optimum's inputs that run along a model's token ids, one per token: given token ids and not these, they get
+# the ids' [batch, length] (a mask of length 1 beside a prompt of 8 tokens would not be the prompt's run)
+_ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
+
+
+def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
+    """``ports``, those of :data:`_ALONG_IDS` that were neither given nor shaped set to the shape of the given
+    token ids, where their declared shape allows it."""
+    from ovreduce.shapes import PartialShape
+
+    ids = next((p for p in ports if p.array is not None and names[p.index] & _TOKEN_IDS and p.array.ndim == 2), None)
+    if ids is None:
+        return ports
+    shape = PartialShape.static(ids.array.shape)  # type: ignore[union-attr]
+    return [
+        replace(p, target=shape)
+        if p.array is None and p.target == p.declared and names[p.index] & _ALONG_IDS and p.declared.compatible(shape)
+        else p
+        for p in ports
+    ]
 
 
 def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> list[tuple[int, ...]]:

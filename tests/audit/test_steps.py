@@ -47,8 +47,8 @@ def test_decode_steps_are_generation_as_openvino_runs_it() -> None:
     prompt = np.array([[5, 17, 300, 42]], np.int64)
     model = read_model(LLAMA)
     probe = read_model(LLAMA)
-    given = {"input_ids": prompt, "attention_mask": np.ones((1, 4), np.int64), "position_ids": np.arange(4)[None]}
-    arrays, _, _ = model_inputs(probe, given, 0)
+    arrays, described, _ = model_inputs(probe, {"input_ids": prompt}, 0)  # the mask and positions follow the ids
+    assert [tuple(i.shape) for i in described] == [(1, 4), (1, 4), (1, 4), (1,)]
     next_inputs, _ = _decoding(probe, arrays, 3, 0)
     runs = run_steps(model, [], arrays, "CPU", "f32", next_inputs)
     expected = _generate(prompt, 3)
