@@ -283,6 +283,7 @@ def audit_model(
     work: AuditWork | None = None,
     timeout: float | None = None,
     steps: int = 0,
+    origins: Mapping[str, str] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -293,6 +294,10 @@ def audit_model(
     ``fail_on_drift`` also when its output's largest relative difference from an f32 run of the whole model
     is above it. ``progress`` is told each step (see :class:`AuditProgress`); ``work``, when given, is filled
     with the counts of the audit's per-item steps.
+
+    ``steps`` decode steps follow the first run of a stateful model (an LLM), its state carried between them
+    (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
+    input name (a prompt through a tokenizer, say), for the document.
 
     ``timeout`` (seconds) bounds the whole audit: what was established when it runs out is reported (the audited
     run's rows; without the plain or f32 run, no final-output comparison or drift), with a note; an audited run
@@ -353,7 +358,7 @@ def audit_model(
         probe, ov_model = ov_model, read()
     else:
         probe = ov_model
-    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes)
+    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins)
     next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)

@@ -423,10 +423,12 @@ def model_inputs(
     seed: int,
     max_elements: int | None = None,
     shapes: Mapping[str, Any] | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
-    An input is given (an array, by tensor name, Parameter name or index), shaped (``shapes``: an
+    An input is given (an array, by tensor name, Parameter name or index; ``origins`` says how it was made, by
+    the same name, where that is more than "given"), shaped (``shapes``: an
     :class:`ovreduce.shapes.PartialShape` by the same names) or seeded. ``ov_model`` is reshaped to the
     arrays' static shapes before anything is generated (as ``Model.reshape``; a dynamic rank included), so
     what compiles is what runs. Dynamic dims nobody fixed take a default: a leading batch dim its lower bound
@@ -469,7 +471,8 @@ def model_inputs(
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:
             array = conform_array(np.asarray(given[match]), etype, declared, what)
-            ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, "given"))
+            origin = (origins or {}).get(match, "given")
+            ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, origin))
             continue
         target = declared
         if shape_match is not None:
