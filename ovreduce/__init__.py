@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ovreduce._openvino import load_extensions
     from ovreduce.audit import AuditReport, audit_model
     from ovreduce.backends.base import LayerSpec
     from ovreduce.backends.numpy import NumPyBackend
@@ -107,6 +108,7 @@ _LAZY = {
     "RunReport": "ovreduce.run",
     "layer_spec": "ovreduce.run",
     "run_layer": "ovreduce.run",
+    "load_extensions": "ovreduce._openvino",
 }
 
 
@@ -164,6 +166,7 @@ __all__ = [
     "conform_model",
     "inspect_model",
     "layer_spec",
+    "load_extensions",
     "load_ir",
     "parse_ir",
     "run_layer",
