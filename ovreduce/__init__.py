@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ShapeInferenceError,
         WeightsError,
     )
+    from ovreduce.exports import Export, find_export, tokenize
     from ovreduce.ir.model import IRModel, Layer, Port
     from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
     from ovreduce.reports import (
@@ -109,6 +110,9 @@ _LAZY = {
     "layer_spec": "ovreduce.run",
     "run_layer": "ovreduce.run",
     "load_extensions": "ovreduce._openvino",
+    "Export": "ovreduce.exports",
+    "find_export": "ovreduce.exports",
+    "tokenize": "ovreduce.exports",
 }
 
 
@@ -134,6 +138,7 @@ __all__ = [
     "DeviceNotAvailableError",
     "Dimension",
     "ElementTypeError",
+    "Export",
     "Finding",
     "IRError",
     "IRModel",
@@ -164,10 +169,12 @@ __all__ = [
     "check_paths",
     "compare",
     "conform_model",
+    "find_export",
     "inspect_model",
     "layer_spec",
     "load_extensions",
     "load_ir",
     "parse_ir",
     "run_layer",
+    "tokenize",
 ]
