@@ -33,6 +33,11 @@ OVREDUCE_MAX_REQUESTS           64                      requests handled at once
                                                         503 busy
 OVREDUCE_HEADER_TIMEOUT_S       10                      seconds a connection may take to send a request's
                                                         line and headers (``ovreduce serve`` and the image)
+OVREDUCE_EXTENSIONS             (none)                  comma-separated OpenVINO extensions loaded in every
+                                                        process before it reads a model: library files or
+                                                        Python modules that provide one (openvino-tokenizers'
+                                                        is loaded wherever it is installed). A request can
+                                                        never name one
 ==============================  ======================  ====================================================
 
 State-changing requests (POST, PUT, PATCH, DELETE) whose ``Origin`` is not the service's own, or that a
@@ -46,7 +51,7 @@ import os
 from pathlib import Path
 
 from platformdirs import user_cache_path
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store"]
@@ -97,6 +102,26 @@ class Settings(BaseSettings):
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
+    extensions: str = ""
+
+    @field_validator("extensions")
+    @classmethod
+    def _extensions_are_there(cls, value: str) -> str:
+        """Each extension names a file or an installed Python module (found now; loaded when the service
+        starts, in each of its processes)."""
+        from ovreduce._openvino import find_extension
+        from ovreduce.errors import InputError
+
+        for name in _items(value):
+            try:
+                find_extension(name)
+            except InputError as exc:
+                raise ValueError(exc.message) from None
+        return value
+
+    def extension_names(self) -> tuple[str, ...]:
+        """:attr:`extensions` as a tuple of names (library paths or Python module names), in order."""
+        return _items(self.extensions)
 
     def host_patterns(self) -> tuple[str, ...]:
         """The allowed ``Host`` values, lower-case: :attr:`allowed_hosts` plus the bind host (``*``: any)."""
@@ -105,3 +130,7 @@ class Settings(BaseSettings):
         if bind:
             items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)
         return tuple(dict.fromkeys(items))
+
+
+def _items(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())

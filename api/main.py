@@ -33,8 +33,9 @@ from api.openapi_examples import METRICS
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
-from api.workers import IsolatedPool
+from api.workers import IsolatedPool, apply_extensions
 from ovreduce import __version__
+from ovreduce._openvino import find_extension
 from ovreduce.ir.parser import ParseLimits
 
 __all__ = ["create_app"]
@@ -64,7 +65,7 @@ unexpected (logged, no details). No answer names a path of the server.
 DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
 
 
-def _startup(catalog: Catalog) -> None:
+def _startup(catalog: Catalog, settings: Settings) -> None:
     store = catalog.store
     try:
         store.ensure()
@@ -80,6 +81,9 @@ def _startup(catalog: Catalog) -> None:
         logger.info("OpenVINO devices: %s", ", ".join(available_devices()) or "none")
     except Exception as exc:  # /readyz reports it
         logger.warning("OpenVINO cannot be loaded: %s", exc)
+    # This process reads models too (a stored model's check): the extensions first. One that cannot be loaded
+    # stops the start: a service without them would refuse every model that needs them.
+    apply_extensions(settings)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -104,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        await run_in_threadpool(_startup, catalog)
+        await run_in_threadpool(_startup, catalog, settings)
         yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
         pool.shutdown()
         await run_in_threadpool(isolated.shutdown)
@@ -124,6 +128,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     problems.install(app)
     problems.add_private_path(settings.store)
+    for name in settings.extension_names():  # a library's folder is the server's business
+        library = find_extension(name).library
+        if library is not None:
+            problems.add_private_path(Path(library).parent)
     middleware.install(
         app,
         max_upload_bytes=settings.max_upload_bytes,

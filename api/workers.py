@@ -9,13 +9,16 @@ without having started.
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
-taking a :class:`WorkerContext` first; their arguments and results cross a pipe, pickled.
+taking a :class:`WorkerContext` first; their arguments and results cross a pipe, pickled. A worker loads the
+OpenVINO extensions of ``OVREDUCE_EXTENSIONS`` before its first job (:func:`apply_extensions`); a job never
+names one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import os
 import signal
@@ -30,10 +33,12 @@ from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
 from ovreduce.backends.openvino import LayerCache, abandoned
-from ovreduce.errors import BackendError
+from ovreduce.errors import BackendError, InputError
 from ovreduce.ir.parser import ParseLimits
 
-__all__ = ["IsolatedPool", "WorkerContext", "WorkerDiedError", "catalog_for"]
+__all__ = ["IsolatedPool", "WorkerContext", "WorkerDiedError", "apply_extensions", "catalog_for"]
+
+logger = logging.getLogger("ovreduce.api")
 
 T = TypeVar("T")
 
@@ -74,16 +79,44 @@ class WorkerContext:
         return self._catalog
 
 
+def apply_extensions(settings: Settings) -> None:
+    """Load the OpenVINO extensions of ``settings`` (``OVREDUCE_EXTENSIONS``) into this process's OpenVINO, before
+    it reads any model; nothing (OpenVINO is not even imported) when there are none.
+
+    Raises:
+        BackendError: one cannot be loaded; the message names no path (the log says which and why).
+    """
+    names = settings.extension_names()
+    if not names:
+        return
+    from ovreduce._openvino import load_extensions
+
+    try:
+        load_extensions(names)
+    except InputError as exc:
+        logger.error("OVREDUCE_EXTENSIONS: %s", exc.message)
+        raise BackendError(
+            "the service's OpenVINO extensions (OVREDUCE_EXTENSIONS) could not be loaded; the server's log says why"
+        ) from None
+
+
 def _serve(conn: Connection, settings: Settings) -> None:
-    """A worker process: answer jobs until the pipe closes."""
+    """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     context = WorkerContext(settings)
+    refused: BackendError | None = None
+    try:
+        apply_extensions(settings)  # before any job reads a model
+    except BackendError as exc:  # every job is answered with it: no model is read without them
+        refused = exc
     while True:
         try:
             func, args, kwargs = conn.recv()
         except (EOFError, OSError):
             return
         try:
+            if refused is not None:
+                raise refused
             answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
         except BaseException as exc:  # the job's failure is its answer
             answer = (False, _portable(exc), False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ovreduce._openvino import load_extensions
     from ovreduce.audit import AuditReport, audit_model
     from ovreduce.backends.base import LayerSpec
     from ovreduce.backends.numpy import NumPyBackend
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         ShapeInferenceError,
         WeightsError,
     )
+    from ovreduce.exports import Export, find_export, tokenize
     from ovreduce.ir.model import IRModel, Layer, Port
     from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
     from ovreduce.reports import (
@@ -107,6 +109,10 @@ _LAZY = {
     "RunReport": "ovreduce.run",
     "layer_spec": "ovreduce.run",
     "run_layer": "ovreduce.run",
+    "load_extensions": "ovreduce._openvino",
+    "Export": "ovreduce.exports",
+    "find_export": "ovreduce.exports",
+    "tokenize": "ovreduce.exports",
 }
 
 
@@ -132,6 +138,7 @@ __all__ = [
     "DeviceNotAvailableError",
     "Dimension",
     "ElementTypeError",
+    "Export",
     "Finding",
     "IRError",
     "IRModel",
@@ -162,9 +169,12 @@ __all__ = [
     "check_paths",
     "compare",
     "conform_model",
+    "find_export",
     "inspect_model",
     "layer_spec",
+    "load_extensions",
     "load_ir",
     "parse_ir",
     "run_layer",
+    "tokenize",
 ]

@@ -1,23 +1,79 @@
-"""Lazy access to the OpenVINO runtime, shared by every module that needs it.
+"""Lazy access to the OpenVINO runtime, shared by every module that needs it, and the one place that owns
+OpenVINO extensions.
 
 Importing OpenVINO costs about half a second, so nothing imports it until it is used: ``ovreduce check``
 without the OpenVINO engine never does.
+
+**Extensions.** Ops outside OpenVINO's opsets (an IR layer of ``version="extension"``) come from extension
+libraries, which must be added to the ``Core`` before it reads a model that has them. :func:`core` makes the
+process's one ``Core`` and, when the ``openvino_tokenizers`` package is installed, adds its library at once:
+the tokenizer and detokenizer IRs of every optimum-intel export need it. The library is the one
+``import openvino_tokenizers`` finds (its ``_ext_path``, beside the package or named by
+``OV_TOKENIZER_PREBUILD_EXTENSION_PATH``); that import also makes every ``Core`` created after it in the process
+add the library (the package patches ``openvino.Core``), which changes nothing here. :func:`load_extensions`
+adds the extensions a user names: library files, or Python modules that give their library's path the same
+way. Adding is idempotent (by the library's real path), and nothing is loaded before OpenVINO is used.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import re
-from functools import cache
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-from ovreduce.errors import BackendError
+from ovreduce.errors import BackendError, InputError
 
-__all__ = ["bodies", "clean_message", "core", "openvino", "partial_shape", "read_ir"]
+__all__ = [
+    "TOKENIZER_OPS",
+    "Extension",
+    "ExtensionSource",
+    "bodies",
+    "clean_message",
+    "core",
+    "find_extension",
+    "load_extensions",
+    "loaded_extensions",
+    "openvino",
+    "partial_shape",
+    "read_failure",
+    "read_ir",
+    "tokenizers_status",
+]
 
 _NOISE = re.compile(r"^(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
+
+TOKENIZERS_MODULE = "openvino_tokenizers"
+# The op types openvino-tokenizers' library registers (OPENVINO_CREATE_EXTENSIONS in its src/ov_extension.cpp,
+# release 2026.4; every name is in the installed libopenvino_tokenizers.so): known here so that a model that
+# needs them is told where they come from even where the package is not installed.
+TOKENIZER_OPS = frozenset({
+    "BPETokenizer", "ByteFallback", "BytesToChars", "CaseFold", "CharsMapNormalization", "CharsToBytes",
+    "CombineSegments", "ContribStringJoin", "ContribStringSplit", "EqualStr", "FuzeRagged", "NormalizeUnicode",
+    "NumericToString", "RaggedTensorPack", "RaggedToDense", "RaggedToRagged", "RaggedToSparse",
+    "RegexNormalization", "RegexSplit", "SentencepieceDetokenizer", "SentencepieceStreamDetokenizer",
+    "SentencepieceTokenizer", "SpecialTokensSplit", "StringTensorPack", "StringTensorUnpack",
+    "StringToHashBucket", "TrieTokenizer", "Truncate", "UTF8Validate", "UnigramTokenizer", "VocabDecoder",
+    "VocabEncoder", "WordpieceTokenizer",
+})  # fmt: skip
+
+_LIBRARY_NAME = re.compile(r"\.(so(\.\d+)*|dll|dylib)$", re.IGNORECASE)
+_STANDARD_OPSET = re.compile(r"opset\d+")
+# OpenVINO's IR reader on a layer whose version is no opset it knows and no extension provides
+_UNSUPPORTED_OPSET = re.compile(r"Cannot create (\S+) layer .*? from unsupported opset: (\S+)")
+_EXPECTED = (
+    "expected an OpenVINO extension library (a .so, .dll or .dylib file) or the name of a Python module that "
+    "provides one, such as openvino_tokenizers"
+)
+LOAD_EXTENSION = "load the OpenVINO extension library that provides"
+"""How :func:`read_failure` words its advice for ops no known package provides (front ends may add how)."""
 
 
 def openvino() -> Any:
@@ -29,10 +85,250 @@ def openvino() -> Any:
     return ov
 
 
-@cache
+@dataclass(frozen=True)
+class ExtensionSource:
+    """An extension as it was named, found but not loaded: a library file (``library``, its absolute path), or
+    a Python module (``library`` None: the module is asked for its library when it is loaded)."""
+
+    name: str
+    library: str | None
+
+
+@dataclass(frozen=True)
+class Extension:
+    """An extension library added to :func:`core`: as it was named, and the library OpenVINO was given."""
+
+    name: str
+    library: str
+
+
+class _Extensions:
+    """The process's ``Core`` and what was added to it (guarded by one lock: jobs run in threads too)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.core: Any = None
+        self.loaded: dict[str, Extension] = {}  # by the library's real path (or its name, when it has none)
+        self.tokenizers: str | None = None  # why openvino-tokenizers is not loaded (None: it is)
+
+
+_STATE = _Extensions()
+
+
 def core() -> Any:
-    """One shared ``openvino.Core`` per process (it is thread-safe and expensive to create)."""
-    return openvino().Core()
+    """One shared ``openvino.Core`` per process (it is thread-safe and expensive to create), with
+    openvino-tokenizers' extension added when that package is installed (see the module's docstring)."""
+    made = _STATE.core
+    if made is not None:
+        return made
+    with _STATE.lock:
+        if _STATE.core is None:
+            made = openvino().Core()
+            _STATE.tokenizers = _add_tokenizers(made)
+            _STATE.core = made
+        return _STATE.core
+
+
+def _add_tokenizers(new_core: Any) -> str | None:
+    """Add openvino-tokenizers' library to ``new_core``; why not, when it cannot be."""
+    try:
+        if importlib.util.find_spec(TOKENIZERS_MODULE) is None:
+            return "openvino-tokenizers is not installed"
+    except (ImportError, ValueError):
+        return "openvino-tokenizers is not installed"
+    try:
+        library = _module_library(TOKENIZERS_MODULE)
+        new_core.add_extension(library)
+    except InputError as exc:
+        return exc.message
+    except Exception as exc:  # OpenVINO refusing the library: built for another OpenVINO
+        return (
+            f"openvino-tokenizers {_version('openvino-tokenizers')} is installed, but OpenVINO "
+            f"{_version('openvino')} refused its extension: {clean_message(exc)}"
+        )
+    _STATE.loaded[_key(library)] = Extension(TOKENIZERS_MODULE, library)
+    return None
+
+
+def tokenizers_status() -> str | None:
+    """None when openvino-tokenizers' extension is in :func:`core`; otherwise why it is not."""
+    core()
+    return _STATE.tokenizers
+
+
+def loaded_extensions() -> tuple[Extension, ...]:
+    """The extensions added to :func:`core` so far, in the order they were added (none before OpenVINO is
+    used)."""
+    with _STATE.lock:
+        return tuple(_STATE.loaded.values())
+
+
+def find_extension(name: str) -> ExtensionSource:
+    """Where the extension ``name`` is: a library file (a path), or a Python module (a dotted name that is no
+    file) whose library is asked for when it is loaded. Neither OpenVINO nor the module is imported.
+
+    Raises:
+        InputError: no such file (or a folder), and no installed Python module of that name.
+    """
+    if not name.strip():
+        raise InputError(f"an empty extension name; {_EXPECTED}", parameter="extensions")
+    path = os.path.expanduser(name)
+    if os.path.isfile(path):
+        return ExtensionSource(name, os.path.abspath(path))
+    if os.path.exists(path):
+        raise InputError(f"{name}: not a file; {_EXPECTED}", parameter="extensions")
+    is_module = not _LIBRARY_NAME.search(name) and all(part.isidentifier() for part in name.split("."))
+    if not is_module:
+        raise InputError(f"{name}: no such file; {_EXPECTED}", parameter="extensions")
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package that is not there
+        found = False
+    if not found:
+        install = f" (install it: {_tokenizers_pip()})" if name == TOKENIZERS_MODULE else ""
+        raise InputError(
+            f"{name}: no such file, and no Python module of that name is installed{install}; {_EXPECTED}",
+            parameter="extensions",
+        )
+    return ExtensionSource(name, None)
+
+
+def load_extensions(names: Iterable[str]) -> tuple[Extension, ...]:
+    """Add the named extensions to :func:`core` (importing OpenVINO), each once: a name already added, or a
+    library already added under another name, is not added again. Every name is found before any is added.
+
+    Args:
+        names: library files (``.so``, ``.dll``, ``.dylib``) or names of Python modules that give their
+            library's path as ``_ext_path`` (``openvino_tokenizers``).
+
+    Returns:
+        The extensions, one for each name, in order.
+
+    Raises:
+        InputError: a name that is not there (see :func:`find_extension`), a module that cannot be imported or
+            gives no library, or a library OpenVINO refuses (built for another OpenVINO, not an extension).
+    """
+    sources = [find_extension(name) for name in names]
+    if not sources:
+        return ()
+    target = core()
+    out = []
+    with _STATE.lock:
+        for source in sources:
+            library = source.library if source.library is not None else _module_library(source.name)
+            key = _key(library)
+            known = _STATE.loaded.get(key)
+            if known is None:
+                try:
+                    target.add_extension(library)
+                except Exception as exc:  # not a library, a missing dependency, another OpenVINO's build
+                    raise InputError(
+                        f"{source.name}: OpenVINO {_version('openvino')} could not load it as an extension: "
+                        f"{clean_message(exc)}; expected an extension library built for this OpenVINO",
+                        parameter="extensions",
+                    ) from None
+                known = _STATE.loaded[key] = Extension(source.name, library)
+            out.append(known)
+    return tuple(out)
+
+
+def _module_library(name: str) -> str:
+    """The library path the Python module ``name`` gives (``_ext_path``, openvino-tokenizers' attribute)."""
+    try:
+        module = importlib.import_module(name)
+    except (Exception, SystemExit) as exc:  # openvino_tokenizers exits on a platform it does not support
+        raise InputError(
+            f"{name}: the Python module cannot be imported: {type(exc).__name__}: {exc}", parameter="extensions"
+        ) from None
+    library = getattr(module, "_ext_path", None)
+    if library is None:
+        raise InputError(
+            f"{name}: the Python module names no OpenVINO extension library (expected its path as "
+            f"{name}._ext_path, as openvino_tokenizers gives it); name the library file instead",
+            parameter="extensions",
+        )
+    return str(library)  # a pathlib.Path in openvino_tokenizers; Core.add_extension wants a str
+
+
+def _key(library: str) -> str:
+    return os.path.realpath(library) if os.path.exists(library) else library
+
+
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def _tokenizers_pip() -> str:
+    """The pip command that installs the openvino-tokenizers release matching the installed OpenVINO."""
+    release = ".".join(_version("openvino").split(".")[:3])
+    return f'pip install "openvino-tokenizers=={release}.*"'
+
+
+def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str:
+    """Why OpenVINO refused a model, on one line: its own message, and, where it refused an op of no OpenVINO
+    opset, the op types of the model that no loaded extension provides and where each comes from
+    (openvino-tokenizers: the pip command of the release for this OpenVINO; others: :data:`LOAD_EXTENSION`).
+
+    Args:
+        exc: what OpenVINO raised reading the model.
+        ops: the model's ``(type, version)`` pairs, bodies included (an IR's layers); none for other formats.
+    """
+    message = clean_message(exc)
+    hit = _UNSUPPORTED_OPSET.search(message)
+    if hit is None:
+        if "No conversion rule found for operations" in message:  # a frontend (ONNX...) without a converter
+            return f"{message} ({LOAD_EXTENSION} a conversion for them, or convert the model where they are known)"
+        return message
+    refused, version = hit.groups()
+    if _STANDARD_OPSET.fullmatch(version):  # opset99: a newer OpenVINO's IR, no extension helps
+        return message
+    return f"{_missing_ops(refused, version, ops)} (OpenVINO: {message})"
+
+
+def _missing_ops(refused: str, version: str, ops: Iterable[tuple[str, str]]) -> str:
+    tokenizers = tokenizers_status()  # None: loaded
+    others_loaded = any(e.name != TOKENIZERS_MODULE for e in loaded_extensions())
+    missing = {refused}
+    if not others_loaded:  # no extension of the user's: every op of that version is missing, but tokenizers'
+        missing |= {t for t, v in ops if v == version and (tokenizers is not None or t not in TOKENIZER_OPS)}
+    from_tokenizers = sorted(missing & TOKENIZER_OPS)
+    unknown = sorted(missing - TOKENIZER_OPS)
+    some = "an op" if len(missing) == 1 else "ops"
+    parts = [
+        f"the model has {some} of no OpenVINO opset that no loaded extension provides: {', '.join(sorted(missing))} "
+        f"(version {version!r})"
+    ]
+    if from_tokenizers:
+        one = len(from_tokenizers) == 1
+        what = ("it is" if one else "they are") if not unknown else f"{', '.join(from_tokenizers)} {_is(one)}"
+        what += f" openvino-tokenizers' {'op' if one else 'ops'}"
+        if tokenizers is None:
+            parts.append(
+                f"{what}, and the loaded openvino-tokenizers {_version('openvino-tokenizers')} does not provide "
+                f"{'it' if one else 'them'}: the model needs a newer one (with the OpenVINO it matches)"
+            )
+        else:
+            parts.append(
+                f"{what}: {_lower_first(tokenizers)}; install the release for OpenVINO {_version('openvino')}: "
+                f"{_tokenizers_pip()}"
+            )
+    if unknown:
+        which = "" if not from_tokenizers else f"for {', '.join(unknown)}, "
+        parts.append(f"{which}{LOAD_EXTENSION} {'it' if len(unknown) == 1 else 'them'}")
+    return "; ".join(parts)
+
+
+def _is(one: bool) -> str:
+    return "is" if one else "are"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def clean_message(exc: BaseException) -> str:

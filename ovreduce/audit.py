@@ -52,7 +52,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message, read_ir
+from ovreduce._openvino import clean_message, read_failure, read_ir
 from ovreduce.backends.feeds import recipes
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
@@ -348,7 +348,7 @@ def audit_model(
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding
-        return report(None, [], [], [], f"OpenVINO could not read the model: {clean_message(exc)}")
+        return report(None, [], [], [], f"OpenVINO could not read the model: {read_failure(exc, model.op_types())}")
     if steps and not ov_model.get_sinks():
         raise InputError(
             f"{steps} decode step(s) asked for, but {model.source} has no state (ReadValue/Assign) to carry "

@@ -38,7 +38,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message
+from ovreduce._openvino import clean_message, read_failure
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     check_device,
@@ -336,7 +336,7 @@ def conform_model(
     try:
         ov_model = read_model(model)
     except Exception as exc:  # the frontend refusing the model is the finding
-        report.error = f"OpenVINO could not convert the model: {clean_message(exc)}"
+        report.error = f"OpenVINO could not convert the model: {read_failure(exc)}"
         report.nodes = [_node(n, opsets, observable=False) for n in nodes]
         for entry in report.nodes:
             entry.notes.append("not converted")

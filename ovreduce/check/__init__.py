@@ -48,6 +48,7 @@ def check_model(
     engine: Engine = "native",
     path: str | None = None,
     shapes: ShapeEngine | None = None,
+    extensions: Sequence[str] = (),
 ) -> ModelCheck:
     """Check one parsed model: integrity findings over the whole graph and the reductions' shapes.
 
@@ -58,12 +59,14 @@ def check_model(
             shape of every layer with the declared dims.
         path: the name to show for the model (defaults to the model's source).
         shapes: an engine already run over ``model`` with the same ``reshape`` (saves a second walk).
+        extensions: OpenVINO extensions to load (:func:`ovreduce.load_extensions`) before OpenVINO reads the
+            model, if it does: with the OpenVINO engine, or where no native rule reaches a reduction.
 
     Raises:
-        InputError: a ``reshape`` key names no Parameter.
+        InputError: a ``reshape`` key names no Parameter; an extension that cannot be loaded.
     """
     with gc_paused():  # the states and findings of a large model: a quarter of the time went to collections
-        return _check_model(model, reshape=reshape, engine=engine, path=path, shapes=shapes)
+        return _check_model(model, reshape=reshape, engine=engine, path=path, shapes=shapes, extensions=extensions)
 
 
 def _check_model(
@@ -73,6 +76,7 @@ def _check_model(
     engine: Engine,
     path: str | None,
     shapes: ShapeEngine | None,
+    extensions: Sequence[str],
 ) -> ModelCheck:
     if shapes is None:
         shapes = ShapeEngine(model, reshape)
@@ -83,6 +87,7 @@ def _check_model(
     if unknown:  # OpenVINO's own inference supplies what no native rule gives
         from ovreduce.check.openvino import input_shapes
 
+        _load(extensions)
         found, failed = input_shapes(model, reshape, set(unknown))
         for key, shape in found.items():
             info = infos[key]
@@ -102,6 +107,7 @@ def _check_model(
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 
+        _load(extensions)
         ov_findings, reports = crosscheck(model, reports, reshape)
         findings += ov_findings
     reports.sort(key=lambda r: model.graph_at(r.body_path).layer(r.layer_id).line or 0)
@@ -115,6 +121,13 @@ def _check_model(
         reductions=tuple(reports),
         notes=tuple(notes),
     )
+
+
+def _load(extensions: Sequence[str]) -> None:
+    if extensions:
+        from ovreduce._openvino import load_extensions
+
+        load_extensions(extensions)
 
 
 def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
@@ -147,6 +160,7 @@ def check_paths(
     limits: ParseLimits = ParseLimits(),
     progress: Callable[[], object] | None = None,
     jobs: int = 1,
+    extensions: Sequence[str] = (),
 ) -> CheckDocument:
     """Check every model; a model that cannot be read is reported with its error, never raised.
 
@@ -155,9 +169,11 @@ def check_paths(
     runs and OpenVINO is not loaded (they then start with everything imported: a check of a few hundred
     layers takes less than importing the checker); otherwise they start from a fork server, so that OpenVINO's
     threads are never forked.
-    ``progress`` is called once after each model.
+    ``progress`` is called once after each model. ``extensions`` are loaded in each process that reads a model
+    with OpenVINO, before it does (see :func:`check_model`); one that cannot be loaded makes each such model
+    unreadable, with the reason.
     """
-    options = (bin_path, reshape, engine, limits)
+    options = (bin_path, reshape, engine, limits, tuple(extensions))
     if jobs <= 1 or len(paths) <= 1:
         models = []
         for p in paths:
@@ -190,12 +206,17 @@ def _start_method(engine: Engine) -> str:
 
 
 def _check_one(
-    path: Path, bin_path: Path | None, reshape: Mapping[str, PartialShape] | None, engine: Engine, limits: ParseLimits
+    path: Path,
+    bin_path: Path | None,
+    reshape: Mapping[str, PartialShape] | None,
+    engine: Engine,
+    limits: ParseLimits,
+    extensions: Sequence[str],
 ) -> ModelCheck:
     try:
         model = load_ir(path, bin_path, limits=limits)
         try:
-            return check_model(model, reshape=reshape, engine=engine, path=str(path))
+            return check_model(model, reshape=reshape, engine=engine, path=str(path), extensions=extensions)
         finally:
             model.close()
     except OvReduceError as exc:

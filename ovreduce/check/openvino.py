@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from ovreduce._openvino import bodies, clean_message, openvino, partial_shape, read_ir
+from ovreduce._openvino import bodies, openvino, partial_shape, read_failure, read_ir
 from ovreduce.check.findings import compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
@@ -43,7 +43,8 @@ def crosscheck(
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding
-        failed = finding("openvino-read-failed", None, f"OpenVINO could not read the model: {clean_message(exc)}")
+        reason = read_failure(exc, model.op_types())
+        failed = finding("openvino-read-failed", None, f"OpenVINO could not read the model: {reason}")
         return [failed], [replace(r, openvino_checked=True) for r in reports]
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     findings: list[Finding] = []
@@ -138,7 +139,7 @@ def input_shapes(
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
-        return {}, f"OpenVINO could not read the model either: {clean_message(exc)}"
+        return {}, f"OpenVINO could not read the model either: {read_failure(exc, model.op_types())}"
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     return {
         (path, layer.id): partial_shape(node.get_input_partial_shape(0))

@@ -10,7 +10,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,8 @@ from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from ovreduce.cli.options import (
     check_tolerances,
     existing_file,
+    extension_names,
+    load_extensions,
     max_elements,
     model_files,
     parse_named_files,
@@ -55,6 +57,9 @@ def check(args: argparse.Namespace) -> int:
     if args.bin is not None:
         existing_file(args.bin)
     reshape = parse_named_shapes(args.reshape, "--reshape")
+    extensions = extension_names(args.extension)
+    if args.engine == "openvino":  # OpenVINO reads every model: one it refuses is refused before any is read
+        load_extensions(extensions)
     progress = None
     if len(paths) > 1 and sys.stderr.isatty():
         from tqdm import tqdm
@@ -73,12 +78,15 @@ def check(args: argparse.Namespace) -> int:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
             progress=checked, jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
+            extensions=extensions,
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
     seconds = [end - start for start, end in itertools.pairwise(marks)]
     _emit(_CHECK_RENDERERS[args.format](report, args, seconds))
+    refusals = [f.message for m in report.models for f in m.findings if f.code == "openvino-read-failed"]
+    _extension_hint("check", refusals + [note for m in report.models for note in m.notes])
     if report.unreadable:
         return EXIT_INPUT
     return EXIT_OK if report.ok else EXIT_FINDINGS
@@ -215,6 +223,7 @@ def audit(args: argparse.Namespace) -> int:
         raise UsageError("--fail-on-drift must be a finite number >= 0")
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
+    extensions = extension_names(args.extension)
     model = load_ir(*model_files(args.model, args.bin))
     bar = None
     if sys.stderr.isatty() and args.format == "text":
@@ -234,6 +243,7 @@ def audit(args: argparse.Namespace) -> int:
             bar.refresh()
 
     try:
+        load_extensions(extensions)
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
@@ -244,6 +254,7 @@ def audit(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     _emit(_json(doc) if args.format == "json" else audit_text(doc, width=terminal_width()))
+    _extension_hint("audit", [doc.error])
     return EXIT_OK if doc.ok else EXIT_FINDINGS
 
 
@@ -255,13 +266,30 @@ def conform(args: argparse.Namespace) -> int:
     existing_file(args.model)
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
+    load_extensions(extension_names(args.extension))
     doc = conform_model(
         args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
         save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
         timeout=args.timeout,
     )  # fmt: skip
     _emit(_json(doc) if args.format == "json" else conform_text(doc, width=terminal_width()))
+    _extension_hint("conform", [doc.error])
     return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def _extension_hint(command: str, messages: Sequence[str | None]) -> None:
+    """Where OpenVINO refused a model for ops no loaded extension provides, say on standard error how to load one
+    (the library's message says what is missing, never which option gives it)."""
+    texts = [m for m in messages if m]
+    if not texts:
+        return
+    from ovreduce._openvino import LOAD_EXTENSION
+
+    if any(LOAD_EXTENSION in text for text in texts):
+        sys.stderr.write(
+            f"ovreduce {command}: hint: load the extension with --extension PATH_OR_MODULE (its library, or a "
+            f"Python module that provides one)\n"
+        )
 
 
 def devices(args: argparse.Namespace) -> int:

@@ -9,9 +9,18 @@ from typing import Any
 
 from ovreduce import shapes
 from ovreduce.cli.errors import UsageError
+from ovreduce.errors import InputError
 from ovreduce.shapes import PartialShape
 
-__all__ = ["check_tolerances", "existing_file", "model_files", "parse_named_files", "parse_named_shapes"]
+__all__ = [
+    "check_tolerances",
+    "existing_file",
+    "extension_names",
+    "load_extensions",
+    "model_files",
+    "parse_named_files",
+    "parse_named_shapes",
+]
 
 
 def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialShape]:
@@ -68,3 +77,29 @@ def existing_file(path: str) -> str:
     if not Path(path).is_file():
         raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a file")
     return path
+
+
+def extension_names(items: Sequence[str]) -> list[str]:
+    """``--extension`` values once each names a file or an installed Python module (found, not loaded: neither
+    OpenVINO nor the module is imported); :class:`UsageError` for one that names nothing."""
+    from ovreduce._openvino import find_extension
+
+    for item in items:
+        try:
+            find_extension(item)
+        except InputError as exc:
+            raise UsageError(f"--extension {exc.message}") from None
+    return list(items)
+
+
+def load_extensions(items: Sequence[str]) -> None:
+    """Add the ``--extension`` values to OpenVINO (importing it); an :class:`InputError` naming the option for
+    one that OpenVINO refuses."""
+    if not items:
+        return
+    from ovreduce._openvino import load_extensions as load
+
+    try:
+        load(items)
+    except InputError as exc:
+        raise InputError(f"--extension {exc.message}") from None

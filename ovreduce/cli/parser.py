@@ -104,6 +104,14 @@ def _steps(text: str) -> int:
     return int(text)
 
 
+def _extension_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--extension", action="append", default=[], metavar="PATH_OR_MODULE",
+                   help="an OpenVINO extension to load before OpenVINO reads the model, for ops of no OpenVINO "
+                        "opset: a library (.so, .dll, .dylib) or a Python module that provides one; repeatable. "
+                        "openvino-tokenizers' extension (the ops of optimum's tokenizer IRs) is loaded without "
+                        "asking wherever it is installed")  # fmt: skip
+
+
 def _jobs(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes")
@@ -130,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reshape", action="append", default=[], metavar="NAME=SHAPE",
                    help="what-if: new shape for Parameter NAME (OpenVINO syntax: x=[1,?,4..8])")  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="also list info findings")
+    _extension_option(p)
     p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
                    help="check N models at once in worker processes (default: the number of cores); the output is "
                         "the same as with -j 1")  # fmt: skip
@@ -173,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
                         "steps on the same infer request, each fed the argmax token of the step before; each row "
                         "gives the step of its worst error (default 0; at most 64)")  # fmt: skip
+    _extension_option(p)
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
     p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
@@ -182,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     _runtime_options(p, precision="f32")
     _timeout_option(p)
     p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
+    _extension_option(p)
 
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")
     p.add_argument("--format", choices=("text", "json"), default="text")

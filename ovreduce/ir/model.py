@@ -302,6 +302,13 @@ class IRModel:
                 for sub in body.graph.bodies():
                     yield BodyRef(f"{path}/{sub.path}", f"{name_path}/{sub.name_path}", sub.container, sub.body)
 
+    def op_types(self) -> set[tuple[str, str]]:
+        """The ``(type, version)`` of every layer, the bodies' included (what OpenVINO must know to read it)."""
+        found = {(layer.type, layer.version) for layer in self.layers}
+        for ref in self.bodies():
+            found |= {(layer.type, layer.version) for layer in ref.body.graph.layers}
+        return found
+
     def graph_at(self, body_path: str | None) -> IRModel:
         """The graph at an ids path of :meth:`bodies` (None: this one); :class:`NotFoundError` if none."""
         if body_path is None:

@@ -97,8 +97,15 @@ def test_the_environment_gives_the_defaults(
             "ovreduce serve: the environment has invalid settings: OVREDUCE_PORT: Input should be a valid integer, "
             "unable to parse string as an integer [usage]\n",
         ),
+        (
+            ["serve"],
+            {"OVREDUCE_EXTENSIONS": "openvino_tokenizers, missing/libcustom.so"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_EXTENSIONS: Value error, "
+            "missing/libcustom.so: no such file; expected an OpenVINO extension library (a .so, .dll or .dylib file) "
+            "or the name of a Python module that provides one, such as openvino_tokenizers [usage]\n",
+        ),
     ],
-    ids=["workers-flag", "workers-env", "invalid-env"],
+    ids=["workers-flag", "workers-env", "invalid-env", "extensions-env"],
 )
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],

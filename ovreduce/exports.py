@@ -1,0 +1,161 @@
+"""An optimum-intel export directory, the unit a user of ``optimum-cli export openvino`` has, and its tokenizer.
+
+An export holds the model IR (``openvino_model.xml``; a seq2seq model ``openvino_encoder_model.xml`` and
+``openvino_decoder_model.xml``; other parts ``openvino_<part>_model.xml``), its tokenizer and detokenizer as IRs
+(``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``, whose ops are openvino-tokenizers' extension) and
+the Hugging Face configs (``config.json``...). :func:`find_export` says what a directory holds; :func:`tokenize`
+runs its tokenizer IR on one text, as openvino-genai does before a generation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce._openvino import core, openvino, read_failure
+from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
+
+__all__ = ["MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "find_export", "tokenize"]
+
+MAX_CONFIG_BYTES = 1 << 20
+"""``config.json`` larger than this is refused (a model's config is a few KiB, a multimodal one tens)."""
+MAX_TEXT_BYTES = 1 << 20
+"""A text longer than this (UTF-8 bytes) is refused before it is tokenized."""
+
+_MODEL = "openvino_model.xml"
+_SEQ2SEQ = ("openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvino_decoder_with_past_model.xml")
+_TOKENIZER = "openvino_tokenizer.xml"
+_DETOKENIZER = "openvino_detokenizer.xml"
+
+
+@dataclass(frozen=True)
+class Export:
+    """What an export directory holds.
+
+    ``models`` are its model IRs: ``openvino_model.xml``; or the encoder, the decoder (and the decoder with past
+    of older exports); then any other ``openvino_<part>_model.xml`` (multimodal parts), by name. ``config`` is
+    ``config.json`` parsed (None where there is none).
+    """
+
+    path: Path
+    models: tuple[Path, ...]
+    tokenizer: Path | None
+    detokenizer: Path | None
+    config: Mapping[str, Any] | None
+
+
+def find_export(path: str | os.PathLike[str]) -> Export:
+    """The export in the directory ``path``.
+
+    Raises:
+        InputError: ``path`` is not a directory, holds no model IR named as optimum-intel names them (the message
+            lists the ``.xml`` files it does hold), or its ``config.json`` is not a JSON object.
+        LimitExceededError: ``config.json`` is larger than :data:`MAX_CONFIG_BYTES`.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        what = "no such directory" if not folder.exists() else "not a directory"
+        raise InputError(f"{folder}: {what}; expected an optimum-intel export directory", parameter="export")
+    xmls = sorted(p.name for p in folder.glob("*.xml") if p.is_file())
+    if _MODEL in xmls:
+        names = [_MODEL]
+    else:
+        names = [n for n in _SEQ2SEQ if n in xmls]
+        if names and _SEQ2SEQ[1] not in names:
+            names = []  # an encoder alone is no seq2seq export
+    if not names:
+        held = ", ".join(xmls[:8]) or "none"
+        if len(xmls) > 8:
+            held += f" and {len(xmls) - 8} more"
+        raise InputError(
+            f"{folder}: not an optimum-intel export: it holds no {_MODEL} (nor {_SEQ2SEQ[0]} with {_SEQ2SEQ[1]}); "
+            f"its .xml files: {held}",
+            parameter="export",
+        )
+    parts = [n for n in xmls if n.startswith("openvino_") and n.endswith("_model.xml") and n not in (*names, _MODEL)]
+    return Export(
+        path=folder,
+        models=tuple(folder / n for n in [*names, *parts]),
+        tokenizer=folder / _TOKENIZER if _TOKENIZER in xmls else None,
+        detokenizer=folder / _DETOKENIZER if _DETOKENIZER in xmls else None,
+        config=_config(folder / "config.json"),
+    )
+
+
+def _config(path: Path) -> Mapping[str, Any] | None:
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        raw = f.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise LimitExceededError(f"{path}: larger than the limit of {MAX_CONFIG_BYTES} bytes for a config.json")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}", parameter="export") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object, not {type(data).__name__}", parameter="export")
+    return data
+
+
+def tokenize(export: Export, text: str) -> dict[str, npt.NDArray[Any]]:
+    """``text`` through the export's tokenizer IR, compiled on CPU: its outputs by name (``input_ids``,
+    ``attention_mask``, and ``token_type_ids`` where the tokenizer makes them), each of shape ``[1, tokens]``.
+
+    Raises:
+        InputError: the export has no tokenizer IR, the tokenizer takes more than one text (pairs), or ``text``
+            is not valid Unicode (a lone surrogate).
+        LimitExceededError: ``text`` is longer than :data:`MAX_TEXT_BYTES` in UTF-8 (refused before anything
+            is read).
+        BackendError: OpenVINO cannot read, compile or run the tokenizer; when its ops' extension is not loaded,
+            the message names them and says how to install openvino-tokenizers for this OpenVINO.
+    """
+    if export.tokenizer is None:
+        raise InputError(
+            f"{export.path}: the export has no tokenizer IR ({_TOKENIZER}); optimum-cli writes one unless told "
+            f"--disable-convert-tokenizer, and openvino_tokenizers.convert_tokenizer makes one",
+            parameter="export",
+        )
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InputError(f"the text is not valid Unicode: {exc.reason} at character {exc.start}") from None
+    if size > MAX_TEXT_BYTES:
+        raise LimitExceededError(f"the text is {size} bytes, more than the limit of {MAX_TEXT_BYTES} to tokenize")
+    path = export.tokenizer
+    try:
+        model = core().read_model(str(path))
+    except Exception as exc:  # most often: openvino-tokenizers' extension is not loaded
+        reason = read_failure(exc, _op_types(path))
+        raise BackendError(f"{path}: OpenVINO could not read the tokenizer: {reason}") from None
+    if len(model.inputs) != 1:
+        raise InputError(f"{path}: the tokenizer takes {len(model.inputs)} texts (pairs); tokenize gives it one")
+    try:
+        compiled = core().compile_model(model, "CPU")
+        request = compiled.create_infer_request()
+        request.infer({0: openvino().Tensor(np.array([text]))})
+        return {port.get_any_name(): np.array(request.get_tensor(port).data, copy=True) for port in compiled.outputs}
+    except Exception as exc:  # a compile or inference failure of the tokenizer
+        raise BackendError(f"{path}: OpenVINO could not run the tokenizer: {read_failure(exc)}") from None
+
+
+def _op_types(path: Path) -> set[tuple[str, str]]:
+    """The ``(type, version)`` of the IR's layers, for a read failure's message; none when ovreduce cannot read
+    it either."""
+    from ovreduce.ir.parser import load_ir
+
+    try:
+        model = load_ir(path)
+    except OvReduceError:
+        return set()
+    try:
+        return model.op_types()
+    finally:
+        model.close()
