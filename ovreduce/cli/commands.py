@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +225,20 @@ def audit(args: argparse.Namespace) -> int:
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     extensions = extension_names(args.extension)
-    model = load_ir(*model_files(args.model, args.bin))
+    export = _export_of(args.model, args.prompt is not None)
+    model = load_ir(*model_files(str(export.models[0]) if Path(args.model).is_dir() else args.model, args.bin))
+    origins: dict[str, str] = {}
+    notes = []
+    if Path(args.model).is_dir() and len(export.models) > 1:
+        notes.append(f"the export also holds {', '.join(m.name for m in export.models[1:])}: audit each by its path")
+    if args.prompt is not None:
+        load_extensions(extensions)  # the tokenizer's ops
+        try:
+            prompt = _prompt_inputs(model, export, args.prompt, inputs, origins)
+        except BaseException:
+            model.close()
+            raise
+        inputs = {**prompt, **inputs}
     bar = None
     if sys.stderr.isatty() and args.format == "text":
         from tqdm import tqdm
@@ -247,15 +261,60 @@ def audit(args: argparse.Namespace) -> int:
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
-            max_elements=max_elements(), timeout=args.timeout, steps=args.steps,
+            max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins,
         )  # fmt: skip
     finally:
         model.close()
         if bar is not None:
             bar.close()
+    if notes:
+        doc = replace(doc, notes=(*doc.notes, *notes))
     _emit(_json(doc) if args.format == "json" else audit_text(doc, width=terminal_width()))
     _extension_hint("audit", [doc.error])
     return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def _export_of(target: str, needed: bool) -> Any:
+    """The optimum-intel export ``target`` is (a directory) or lies in (a model file beside its tokenizer); a
+    model file outside any export gets an export of its own (None where ``needed`` says a tokenizer must be)."""
+    from ovreduce.errors import OvReduceError
+    from ovreduce.exports import Export, find_export
+
+    path = Path(target)
+    if path.is_dir():
+        return find_export(path)
+    existing_file(target)
+    try:
+        return find_export(path.parent)
+    except OvReduceError:
+        if needed:
+            raise UsageError(
+                f"--prompt needs the export's tokenizer: {target} is not in an optimum-intel export directory "
+                f"(with openvino_tokenizer.xml); give the export directory"
+            ) from None
+        return Export(path.parent, (path,), None, None, None)
+
+
+def _prompt_inputs(
+    model: Any, export: Any, text: str, given: dict[str, Any], origins: dict[str, str]
+) -> dict[str, Any]:
+    """The model inputs ``text`` gives through the export's tokenizer (those the model has and ``--input`` does
+    not give), and how each was made, in ``origins``."""
+    from ovreduce.exports import tokenize
+
+    names = {name for layer in model.layers if layer.type == "Parameter"
+             for name in (layer.name, *(n for port in layer.outputs for n in port.names))}  # fmt: skip
+    tokens = tokenize(export, text)
+    chosen = {name: array for name, array in tokens.items() if name in names and name not in given}
+    if not chosen:
+        raise UsageError(
+            f"--prompt: the tokenizer gives {', '.join(sorted(tokens)) or 'nothing'}, none of them an input of "
+            f"the model ({', '.join(sorted(names)) or 'none'})"
+        )
+    count = int(next(iter(chosen.values())).shape[-1])
+    for name in chosen:
+        origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}"
+    return chosen
 
 
 def conform(args: argparse.Namespace) -> int:

@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "reproduce it with --input 0=DIR/0.npy")  # fmt: skip
 
     p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
-    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("model", help="an IR .xml file, or an optimum-intel export directory (its openvino_model.xml)")
     p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
                         "steps on the same infer request, each fed the argmax token of the step before; each row "
                         "gives the step of its worst error (default 0; at most 64)")  # fmt: skip
+    p.add_argument("--prompt", metavar="TEXT",
+                   help="feed the model TEXT through the export's tokenizer IR (openvino_tokenizer.xml, run with "
+                        "openvino-tokenizers), instead of ids it makes itself")  # fmt: skip
     _extension_option(p)
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")

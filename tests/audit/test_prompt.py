@@ -1,0 +1,62 @@
+"""``ovreduce audit EXPORT_DIR --prompt TEXT --steps N``: an optimum-intel export audited on a real prompt,
+tokenized by the export's own tokenizer IR (openvino-tokenizers), through decode steps."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ovreduce.exports import find_export, tokenize
+from tests.cli.inprocess import run_cli
+
+EXPORTS = Path(__file__).resolve().parents[1] / "exports"
+LLAMA = EXPORTS / "llama_int4"
+
+
+def _audit(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    status, out, err = run_cli(capsys, "audit", *argv, "--format", "json")
+    assert status == 0, err
+    doc: dict[str, object] = json.loads(out)
+    return doc
+
+
+def test_an_export_audited_on_a_prompt_through_decode_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    prompt = "The quick brown fox jumps over the lazy dog"
+    doc = _audit(capsys, str(LLAMA), "--prompt", prompt, "--steps", "4", "--precision", "f32")
+    tokens = tokenize(find_export(LLAMA), prompt)["input_ids"].shape[-1]
+    origins = {i["name"]: (i["origin"], i["shape"]) for i in doc["inputs"]}  # type: ignore[attr-defined]
+    assert origins["input_ids"] == (f"the prompt, {tokens} tokens through openvino_tokenizer.xml", [1, tokens])
+    assert origins["attention_mask"][0].startswith("the prompt")
+    assert origins["position_ids"][1] == [1, tokens]  # the positions of the prompt's tokens
+    assert doc["steps"] == 4 and doc["ok"] is True and doc["complete"] is True
+    assert doc["model"] == str(LLAMA / "openvino_model.xml")
+    assert any("carried its state" in note for note in doc["notes"])  # type: ignore[attr-defined]
+    norms = [row for row in doc["layers"] if row["type"] == "ReduceMean"]  # type: ignore[attr-defined]
+    assert len(norms) == 5 and all(row["input_shape"][1] in (1, tokens) for row in norms)
+
+
+def test_its_error_figures_change_with_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    def figures(prompt: str) -> list[object]:
+        doc = _audit(capsys, str(LLAMA), "--prompt", prompt, "--steps", "2")
+        rows = sorted(doc["layers"], key=lambda row: row["layer_id"])  # type: ignore[arg-type,index]
+        return [(row["max_abs_error"], row["drift"] and row["drift"]["max_abs_error"]) for row in rows]
+
+    assert figures("hello world") != figures("a completely different and longer prompt about models")
+
+
+def test_a_prompt_needs_the_exports_tokenizer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lone = tmp_path / "model.xml"
+    shutil.copy(LLAMA / "openvino_model.xml", lone)
+    shutil.copy(LLAMA / "openvino_model.bin", tmp_path / "model.bin")
+    status, out, err = run_cli(capsys, "audit", str(lone), "--prompt", "hi")
+    assert status == 2 and out == ""
+    assert "--prompt needs the export's tokenizer" in err and "[usage]" in err
+
+
+def test_a_seq2seq_export_audits_its_encoder_and_names_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _audit(capsys, str(EXPORTS / "t5_seq2seq"), "--prompt", "translate this", "--precision", "f32")
+    assert doc["model"] == str(EXPORTS / "t5_seq2seq" / "openvino_encoder_model.xml")
+    assert any("openvino_decoder_model.xml: audit each by its path" in n for n in doc["notes"])  # type: ignore[attr-defined]
