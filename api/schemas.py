@@ -215,6 +215,11 @@ class AuditRequest(BaseModel):
         description="also fail a reduction whose output differs from an f32 run of the whole model by more than "
         "this relative difference (default: drift is reported, never failed)",
     )  # fmt: skip
+    steps: int = Field(
+        default=0, ge=0, le=64,
+        description="decode steps after the first run of a stateful model (an LLM), its state carried between them; "
+        "each row gives the step of its worst error",
+    )  # fmt: skip
 
 
 def fields_of(doc: Any) -> dict[str, Any]:

@@ -91,3 +91,29 @@ def test_the_steps_reach_the_json_document(capsys: pytest.CaptureFixture[str]) -
     assert status == 0
     doc = json.loads(out)
     assert doc["steps"] == 2 and {layer["step"] for layer in doc["layers"]} <= {0, 1, 2}
+
+
+def test_the_service_audits_decode_steps_as_the_library_does(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.config import Settings
+    from api.main import create_app
+    from tests.api.conftest import files
+
+    settings = Settings(store=tmp_path / "store", run_timeout_s=60.0)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        upload = files(LLAMA.read_bytes(), LLAMA.with_suffix(".bin").read_bytes(), "llama.xml")
+        mid = client.post("/v1/models", files=upload).json()["id"]
+        response = client.post(f"/v1/models/{mid}/audit", json={"steps": 2, "precision": "f32"})
+        assert response.status_code == 200, response.text
+        doc = response.json()
+        assert client.post(f"/v1/models/{mid}/audit", json={"steps": 65}).status_code == 400
+    model = load_ir(LLAMA)
+    try:
+        library = audit_model(model, precision="f32", steps=2).to_json()
+    finally:
+        model.close()
+    assert doc["steps"] == library["steps"] == 2
+    assert [(r["layer_id"], r["step"], r["status"]) for r in doc["layers"]] == [
+        (r["layer_id"], r["step"], r["status"]) for r in library["layers"]
+    ]
