@@ -44,8 +44,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -60,12 +59,11 @@ from ovreduce.backends.openvino import (
     NextInputs,
     check_device,
     check_precision,
-    compile_marked,
     describe_device,
     fit_model,
-    infer_steps,
     model_inputs,
     openvino_version,
+    run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.errors import InputError, OvReduceError
@@ -364,24 +362,13 @@ def audit_model(
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
-    runs = ["audited", "plain"] + (["f32"] if precision != "f32" else [])
+    runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: list[MarkedRun] = []
     plain: list[MarkedRun] = []
     late = f"the time limit of {timeout:g} s ran out" if timeout is not None else ""
-    to_plain = fitted()
-    to_truth = fitted() if "f32" in runs else None
-    truth_marks = [] if to_truth is None else _same_nodes(to_truth, nodes, kinds, work)
-    tell(f"compiling the {', '.join(runs[:-1])} and {runs[-1]} runs", len(runs))
-    with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # OpenVINO compiles without Python's lock: at once
-        compiling = [pool.submit(compile_marked, ov_model, marks, device, precision),
-                     pool.submit(compile_marked, to_plain, [], device, precision)]  # fmt: skip
-        if to_truth is not None:
-            compiling.append(pool.submit(compile_marked, to_truth, truth_marks, device, "f32"))
     try:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
-        ready = [c.result() for c in compiling]
-        tell("inference of the audited run", 1)
-        audited = infer_steps(ready[0], arrays, next_inputs, deadline)
+        audited = run_steps(ov_model, marks, arrays, device, precision, next_inputs, tell.run("audited"), deadline)
         work.outputs_visited += sum(run.visited for run in audited)
     except InferenceTimeoutError:
         unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
@@ -391,18 +378,14 @@ def audit_model(
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only
-        tell("inference of the plain run", 1)
-        plain = infer_steps(ready[1], arrays, replay, deadline)
+        plain = run_steps(fitted(), [], arrays, device, precision, replay, tell.run("plain"), deadline)
         work.outputs_visited += sum(run.visited for run in plain)
-        if to_truth is None and effective not in ("f32", None):  # a device that ignored the f32 hint
-            tell.total += 2
-            tell("compiling the f32 run", 1)
-            to_truth = fitted()
-            truth_marks = _same_nodes(to_truth, nodes, kinds, work)
-            ready.append(compile_marked(to_truth, truth_marks, device, "f32"))
-        if to_truth is not None:
-            tell("inference of the f32 run", 1)
-            truth = infer_steps(ready[2], arrays, replay, deadline)
+        if effective not in ("f32", None) or precision != "f32":
+            if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
+                tell.total += 2
+            fresh = fitted()
+            truth_marks = _same_nodes(fresh, nodes, kinds, work)
+            truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline)
             work.outputs_visited += sum(run.visited for run in truth)
     except InferenceTimeoutError:
         what = "the final outputs of a plain run are not compared" if not plain else "no drift is measured"
@@ -462,6 +445,14 @@ class _Steps:
         if self.progress is not None:
             self.progress(stage, self.done, self.total)
         self.done += steps
+
+    def run(self, label: str) -> Callable[[str], None]:
+        """The ``on_stage`` of :func:`run_marked` for the ``label`` run: two steps, compile and inference."""
+
+        def stage(what: str) -> None:
+            self(f"compiling the {label} run" if what == "compiling" else f"inference of the {label} run", 1)
+
+        return stage
 
 
 def _reduction_nodes(ov_model: Any, kinds: Mapping[str, ReductionOp], work: AuditWork) -> list[Any]:

@@ -39,7 +39,6 @@ __all__ = [
     "CompiledLayer",
     "InferenceTimeoutError",
     "LayerCache",
-    "MarkedModel",
     "MarkedRun",
     "OpenVINOBackend",
     "abandoned",
@@ -47,7 +46,6 @@ __all__ = [
     "check_device",
     "check_precision",
     "check_tensor_sizes",
-    "compile_marked",
     "compile_model",
     "compile_options",
     "describe_device",
@@ -55,7 +53,6 @@ __all__ = [
     "effective_precision",
     "fit_model",
     "from_tensor",
-    "infer_steps",
     "model_inputs",
     "openvino_version",
     "port_type_name",
@@ -690,58 +687,27 @@ def run_steps(
     """Run ``ov_model`` with ``marks`` added as model outputs on one infer request: once on ``inputs``, then
     on what ``next_inputs`` gives for each further step until it gives None. A stateful model's state (its
     ReadValue/Assign variables: an LLM's KV cache) is carried from step to step by the request, as OpenVINO
-    carries it in generation. Compiled once (:func:`compile_marked`, then :func:`infer_steps`). See
-    :func:`run_marked` for the rest."""
-    if on_stage is not None:
-        on_stage("compiling")
-    ready = compile_marked(ov_model, marks, device, precision)
-    if on_stage is not None:
-        on_stage("inference")
-    return infer_steps(ready, inputs, next_inputs, deadline)
-
-
-@dataclass(frozen=True)
-class MarkedModel:
-    """A model compiled with tensors marked as extra outputs (:func:`compile_marked`), ready to run."""
-
-    compiled: Any
-    inputs: list[Any]  # the model's input ports
-    original: int  # how many outputs the model had before the marks
-    wanted: list[int]  # the compiled outputs to fetch: the model's own, then the first one equal to each mark
-    marked: list[int]  # for each mark, its compiled output
-    indexed: int  # outputs indexed to find the marks (the work that grows with them)
-
-
-def compile_marked(ov_model: Any, marks: Sequence[Any], device: str, precision: str) -> MarkedModel:
-    """``ov_model`` with ``marks`` (OpenVINO outputs) added as model outputs (it keeps them), compiled for
-    ``device`` at ``precision``. Compiles release Python's lock: several can run at once, in threads. Raises
-    whatever OpenVINO raises."""
+    carries it in generation. Compiled once. See :func:`run_marked` for the rest."""
     original = len(ov_model.outputs)
     added = ov_model.add_outputs(list(marks)) if marks else []
+    if on_stage is not None:
+        on_stage("compiling")
     compiled = compile_model(ov_model, device, precision)
+    effective = effective_precision(compiled, None)
+    executes = runtime_precisions(compiled)
+    request = compiled.create_infer_request()
+    ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     model_outputs = list(ov_model.outputs)
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
         position.setdefault(port, i)
-    marked = [position[port] for port in added]
-    return MarkedModel(compiled, ov_model.inputs, original, [*range(original), *marked], marked, len(model_outputs))
-
-
-def infer_steps(
-    ready: MarkedModel,
-    inputs: Mapping[int, npt.NDArray[Any]],
-    next_inputs: NextInputs | None = None,
-    deadline: float | None = None,
-) -> list[MarkedRun]:
-    """The steps of :func:`run_steps` on a model :func:`compile_marked` made."""
-    compiled = ready.compiled
-    effective = effective_precision(compiled, None)
-    executes = runtime_precisions(compiled)
-    request = compiled.create_infer_request()
+    wanted = [*range(original), *(position[port] for port in added)]
     runs: list[MarkedRun] = []
     feeds: Mapping[int, npt.NDArray[Any]] | None = inputs
     while feeds is not None:
-        tensors = {i: to_tensor(a, port_type_name(ready.inputs[i])) for i, a in feeds.items()}
+        tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in feeds.items()}
+        if on_stage is not None and not runs:
+            on_stage("inference")
         request.start_async(tensors)
         if deadline is None:
             request.wait()
@@ -749,12 +715,12 @@ def infer_steps(
             _ABANDONED.append((request, compiled))
             raise InferenceTimeoutError("OpenVINO's inference did not finish within the time limit")
         copies: dict[int, npt.NDArray[Any]] = {}
-        for i in ready.wanted:  # only the outputs asked for are copied out of the request, each once
+        for i in wanted:  # only the outputs asked for are copied out of the request, each once
             if i not in copies:
                 copies[i] = from_tensor(request.get_output_tensor(i))
-        marked = [copies[i] for i in ready.marked]
-        visited = len(copies) + len(marked) + (ready.indexed if not runs else 0)  # fetched, looked up, indexed
-        runs.append(MarkedRun([copies[i] for i in range(ready.original)], marked, effective, executes, visited))
+        marked = [copies[position[port]] for port in added]
+        visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
+        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited))
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
 

@@ -19,7 +19,7 @@ import pytest
 import ovreduce.audit as audit
 from ovreduce import load_ir
 from ovreduce.audit import audit_model
-from ovreduce.backends.openvino import MarkedModel, MarkedRun, precision_name
+from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
 from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
 from ovreduce.reports import AuditDocument
@@ -49,25 +49,18 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def marked_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, MarkedRun]]:
-    """Every run of the audit (one compile + one inference each, without decode steps), with the precision it was
-    compiled for and its result, in the order they ran. Wraps our own functions, not OpenVINO."""
+    """Every call of ovreduce.audit.run_steps (one compile + one inference each, without decode steps), with its
+    precision and result, in call order. Wraps our own function, not OpenVINO."""
     calls: list[tuple[str, MarkedRun]] = []
-    precisions: dict[int, str] = {}
-    real_compile, real_infer = audit.compile_marked, audit.infer_steps
+    real = audit.run_steps
 
-    def compile_spy(ov_model: Any, marks: list[Any], device: str, precision: str) -> MarkedModel:
-        ready = real_compile(ov_model, marks, device, precision)
-        precisions[id(ready)] = precision
-        return ready
-
-    def infer_spy(ready: MarkedModel, *rest: Any) -> list[MarkedRun]:
-        result = real_infer(ready, *rest)
+    def spy(ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str, *rest: Any) -> list[MarkedRun]:
+        result = real(ov_model, marks, inputs, device, precision, *rest)
         (run,) = result
-        calls.append((precisions[id(ready)], run))
+        calls.append((precision, run))
         return result
 
-    monkeypatch.setattr(audit, "compile_marked", compile_spy)
-    monkeypatch.setattr(audit, "infer_steps", infer_spy)
+    monkeypatch.setattr(audit, "run_steps", spy)
     return calls
 
 
@@ -213,12 +206,11 @@ def test_a_hundred_reductions_are_all_reported(models: dict[str, Path], monkeypa
     assert doc["ok"] is True, [layer for layer in doc["layers"] if not layer["ok"]]
     # the progress moves through every stage, one step at a time, and ends at its total
     stages = [stage for stage, _, _ in calls]
-    assert stages[:4] == ["reading the model", "compiling the audited and plain runs", "inference of the audited run",
-                          "inference of the plain run"]  # fmt: skip
-    assert stages[4:-1] == [f"checking reduction {k} of 100" for k in range(1, 101)]
+    assert stages[:5] == ["reading the model", "compiling the audited run", "inference of the audited run",
+                          "compiling the plain run", "inference of the plain run"]  # fmt: skip
+    assert stages[5:-1] == [f"checking reduction {k} of 100" for k in range(1, 101)]
     assert calls[-1] == ("done", 105, 105)
-    # one step a stage, the compiles (done at once, in threads) one step each
-    assert [done for _, done, _ in calls] == [0, 1, 3, *range(4, 105), 105]
+    assert [done for _, done, _ in calls] == list(range(len(calls)))
     assert {total for _, _, total in calls[1:]} == {105}  # 1 read + 2 runs x (compile, inference) + 100 checks
 
 
@@ -226,8 +218,7 @@ def test_progress_counts_the_f32_run(models: dict[str, Path]) -> None:
     calls: list[tuple[str, int, int]] = []
     audit_model(load_ir(models["few"]), precision="bf16", progress=lambda *call: calls.append(call))
     stages = [stage for stage, _, _ in calls]
-    assert stages[1:5] == ["compiling the audited, plain and f32 runs", "inference of the audited run",
-                           "inference of the plain run", "inference of the f32 run"]  # fmt: skip
+    assert stages[5:7] == ["compiling the f32 run", "inference of the f32 run"]
     assert calls[-1] == ("done", 17, 17)  # 1 read + 3 runs x 2 + 10 checks
 
 
