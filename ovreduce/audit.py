@@ -533,12 +533,17 @@ def _worst_step(per_step: list[LayerAudit]) -> LayerAudit:
     return worst
 
 
+# The masks that cover the generated sequence, one longer each step (an encoder's mask stays as it is).
+_GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
+
+
 def _decoding(
     ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
 ) -> tuple[NextInputs, NextInputs]:
     """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
     the token input the argmax of the step before's last logits (seeded ids where the model has no ``logits``),
-    an attention mask one longer, the next position, beams in order, every other input as it was. Every run
+    the attention mask one longer (not an encoder's), the next position, beams in order, every other input as it
+    was. Every run
     replays the audited run's feeds, so that they differ in precision only."""
     made = recipes(ov_model)
     outputs = [set(port.get_names()) for port in ov_model.outputs]
@@ -561,7 +566,7 @@ def _decoding(
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:
                 feeds[i] = rng.integers(0, made[i].high, size=(batch, 1)).astype(array.dtype)
-            elif kind == "ones" and array.ndim == 2:
+            elif kind == "ones" and array.ndim == 2 and names[i] & _GROWING_MASKS:
                 feeds[i] = np.ones((batch, array.shape[1] + 1), dtype=array.dtype)
             elif kind == "positions" and array.ndim >= 1 and array.size:
                 feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)

@@ -119,3 +119,21 @@ def test_the_service_audits_decode_steps_as_the_library_does(tmp_path: Path) -> 
     )
     assert all(r["step"] in (0, 1, 2) for r in doc["layers"])
     assert any("carried its state" in note for note in doc["notes"])
+
+
+def test_a_seq2seq_decoder_keeps_its_encoder_mask_through_the_steps() -> None:
+    path = EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml"
+    probe = read_model(path)
+    encoder = {
+        "encoder_hidden_states": np.ones((1, 5, 32), np.float32),
+        "encoder_attention_mask": np.ones((1, 5), np.int64),
+    }
+    arrays, described, _ = model_inputs(probe, {**encoder, "input_ids": np.array([[0]])}, 0)
+    next_inputs, _ = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    assert len(runs) == 3
+    names = [i.name for i in described]
+    feeds = next_inputs(1, runs[0])
+    assert feeds is not None
+    assert feeds[names.index("encoder_attention_mask")].shape == (1, 5)  # the encoder's length, every step
+    assert feeds[names.index("input_ids")].shape == (1, 1)
