@@ -508,21 +508,45 @@ _TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
 _ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
 
 
+PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
+
+
 def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
-    """``ports``, those of :data:`_ALONG_IDS` that were neither given nor shaped set to the shape of the given
-    token ids, where their declared shape allows it."""
+    """``ports`` with token ids of a sequence: token ids neither given nor shaped, whose length is free, are
+    :data:`PROMPT_TOKENS` long (one token would leave every reduction over the sequence with one element to
+    reduce); and the inputs of :data:`_ALONG_IDS` that were neither given nor shaped take the ids' shape,
+    where their declared shapes allow it."""
     from ovreduce.shapes import PartialShape
 
-    ids = next((p for p in ports if p.array is not None and names[p.index] & _TOKEN_IDS and p.array.ndim == 2), None)
+    ports = [_prompt_length(p) if names[p.index] & _TOKEN_IDS and p.array is None else p for p in ports]
+    ids = next((p for p in ports if names[p.index] & _TOKEN_IDS and p.target.is_static and p.target.rank == 2), None)
     if ids is None:
         return ports
-    shape = PartialShape.static(ids.array.shape)  # type: ignore[union-attr]
-    return [
-        replace(p, target=shape)
-        if p.array is None and p.target == p.declared and names[p.index] & _ALONG_IDS and p.declared.compatible(shape)
-        else p
-        for p in ports
-    ]
+    shape = PartialShape.static(ids.target.to_list())
+    return [replace(p, target=shape) if _along(p, names[p.index], shape) else p for p in ports]
+
+
+def _along(port: _Port, names: set[str], shape: Any) -> bool:
+    """Whether ``port`` runs along the token ids of ``shape``: one of :data:`_ALONG_IDS` (not an encoder's
+    input, whose length is the encoder's, whatever its Parameter is called), neither given nor shaped."""
+    return (
+        port.array is None
+        and port.target == port.declared
+        and bool(names & _ALONG_IDS)
+        and not any("encoder" in name for name in names)
+        and port.declared.compatible(shape)
+    )
+
+
+def _prompt_length(port: _Port) -> _Port:
+    """``port`` (token ids) at its batch dim's default and :data:`PROMPT_TOKENS` long, where it was left free and
+    its declared shape allows that."""
+    from ovreduce.shapes import PartialShape
+
+    if port.target != port.declared or port.declared.rank != 2 or port.declared.dims[1].is_static:
+        return port
+    shape = PartialShape.static([_static(port.declared, PROMPT_TOKENS)[0], PROMPT_TOKENS])
+    return replace(port, target=shape) if port.declared.compatible(shape) else port
 
 
 def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> list[tuple[int, ...]]:

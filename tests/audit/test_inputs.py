@@ -46,6 +46,10 @@ def test_llm_token_ids_come_from_its_vocabulary() -> None:
     assert _origin(doc, "attention_mask").startswith("ones")
     assert _origin(doc, "position_ids").startswith("positions")
     assert _origin(doc, "beam_idx").startswith("arange")
+    # a sequence of PROMPT_TOKENS made-up tokens, the mask and positions along it
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert shapes == {"input_ids": (1, 8), "attention_mask": (1, 8), "position_ids": (1, 8), "beam_idx": (1,)}
+    assert doc.complete  # every reduction, the ReduceProd over the shape [1, 8] included, was established
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
     assert len(norms) == 5  # one per RMSNorm
     # every RMSNorm reduced a real activation (not the zeros an out-of-vocabulary id gathers), within tolerance
@@ -64,6 +68,9 @@ def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
     doc = _audit(EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml", precision="f32")
     assert doc.error is None
     assert _origin(doc, "encoder_attention_mask").startswith("ones")
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    # the decoder's tokens are a sequence; the encoder's mask follows the encoder's output, not them
+    assert shapes["input_ids"] == (1, 8) and shapes["encoder_attention_mask"][1] == shapes["encoder_hidden_states"][1]
     assert _origin(doc, "beam_idx").startswith("arange")
     assert any(layer.status == "ok" for layer in doc.layers)
 
