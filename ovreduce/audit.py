@@ -63,6 +63,7 @@ from ovreduce.backends.openvino import (
     fit_model,
     model_inputs,
     openvino_version,
+    run_marked,
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
@@ -362,6 +363,7 @@ def audit_model(
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
+    branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: list[MarkedRun] = []
@@ -420,7 +422,9 @@ def audit_model(
                 f"in {layer.runtime_precision}: observing it changed its precision"
             )
         layers.append(layer)
-    layers += _body_reductions(model, kinds)
+    audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
+    layers += [row for rows in audited_bodies.values() for row in rows]
+    layers += _body_reductions(model, kinds, skip=set(audited_bodies))
     finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):
         notes.append(
@@ -618,11 +622,97 @@ def _unchecked(node: Any, ids: Mapping[str, str], why: str) -> LayerAudit:
                       not_established=why, audited=False)  # fmt: skip
 
 
-def _body_reductions(model: IRModel, kinds: Mapping[str, ReductionOp]) -> list[LayerAudit]:
-    """A not-audited row for each reduction inside an If, Loop or TensorIterator body: OpenVINO runs a body
-    inside its container's node, where no tensor of it can be marked as an output."""
+class _Branches:
+    """The bodies of the model's top-level Ifs, audited from the whole run: each If's inputs are marked (as its
+    condition and the values its bodies receive), and the branch the condition took is run on its own, on the
+    values it received there, with its reductions marked. The branch not taken did not run: its reductions are
+    listed as not audited, and so are those of Loop and TensorIterator bodies, which run once per iteration."""
+
+    def __init__(self, ov_model: Any, marks: list[Any], ids: Mapping[str, str]) -> None:
+        self.ifs: list[tuple[Any, str, list[int | npt.NDArray[Any]]]] = []
+        for node in ov_model.get_ordered_ops():
+            if node.get_type_name() != "If" or node.get_friendly_name() not in ids:
+                continue
+            slot: list[int | npt.NDArray[Any]] = []
+            for i in range(node.get_input_size()):
+                source = node.input_value(i)
+                if source.get_node().get_type_name() == "Constant":
+                    slot.append(np.array(source.get_node().get_data(), copy=True))
+                else:
+                    slot.append(len(marks))
+                    marks.append(source)
+            self.ifs.append((node, ids[node.get_friendly_name()], slot))
+
+    def audit(
+        self, run: MarkedRun, model: IRModel, kinds: Mapping[str, ReductionOp], device: str, precision: str,
+        deadline: float | None, atol: float | None, rtol: float | None, work: AuditWork,
+    ) -> dict[str, list[LayerAudit]]:  # fmt: skip
+        """Rows for both bodies of each If, by body path: the taken one's audited, the other's not audited."""
+        out: dict[str, list[LayerAudit]] = {}
+        for node, if_id, slot in self.ifs:
+            values = [run.marked[i] if isinstance(i, int) else i for i in slot]
+            taken = 0 if bool(np.asarray(values[0]).reshape(-1)[0]) else 1
+            roles = ("then", "else")
+            for branch, role in enumerate(roles):
+                path = f"{if_id}/{role}"
+                try:
+                    graph = model.graph_at(path)
+                except OvReduceError:  # the IR has no such body (OpenVINO's reading differs): leave it listed
+                    continue
+                if branch != taken:
+                    name = node.get_friendly_name()
+                    why = (f"inside the {role} body of If {name!r} (layer {if_id}), which did not run: the condition "
+                           f"was {'false' if taken else 'true'}")  # fmt: skip
+                    out[path] = [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
+                    continue
+                body = (node.get_then_body() if branch == 0 else node.get_else_body()).clone()
+                feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}
+                out[path] = self._run(body, feeds, graph, path, kinds, device, precision, deadline, atol, rtol, work)
+        return out
+
+    @staticmethod
+    def _run(
+        body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str,
+        kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
+        atol: float | None, rtol: float | None, work: AuditWork,
+    ) -> list[LayerAudit]:  # fmt: skip
+        nodes = _reduction_nodes(body, kinds, work)
+        ids = _layer_ids(graph, work)
+        marks, slots = _marks(nodes)
+        try:
+            run = run_marked(body, marks, feeds, device, precision, deadline=deadline)
+        except Exception as exc:  # the body alone refused or did not finish: its reductions stay listed
+            why = f"the {path} body, run alone on the values it received, failed: {clean_message(exc)}"
+            return [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
+        rows = []
+        for k, node in enumerate(nodes):
+            name = node.get_friendly_name()
+            row = _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run, None, atol, rtol,
+                              None)  # fmt: skip
+            row.body_path = path
+            row.runtime_precision = run.runtime_precision.get(name)
+            row.notes.append(f"audited from the {path} body run alone on the values the If gave it in the whole run")
+            work.reductions_checked += 1
+            rows.append(row)
+        return rows
+
+
+def _unaudited(layer: Any, why: str, path: str) -> LayerAudit:
+    keep = layer.data.get("keep_dims", "false").strip().lower() == "true"
+    return LayerAudit(layer.name, layer.type, layer.id, keep, None, None, None, None, not_established=why,
+                      audited=False, body_path=path)  # fmt: skip
+
+
+def _body_reductions(
+    model: IRModel, kinds: Mapping[str, ReductionOp], skip: set[str] | None = None
+) -> list[LayerAudit]:
+    """A not-audited row for each reduction inside an If, Loop or TensorIterator body (those at the body paths
+    of ``skip`` excepted): OpenVINO runs a body inside its container's node, where no tensor of it can be
+    marked as an output."""
     rows = []
     for ref in model.bodies():
+        if skip and ref.path in skip:
+            continue
         container = ref.container
         for layer in ref.body.graph.layers:
             if layer.type not in kinds:

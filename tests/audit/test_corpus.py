@@ -1,7 +1,7 @@
 """The audit of real models (the test corpus, see tests/models/corpus.py) at the default precision: on a bf16
 CPU the layers before their reductions run in bf16, and that must not fail a healthy model. The verdict rests
 on each reduction's own error and is the same in bf16 and in f32; the drift is still reported, split.
-Reductions inside If bodies (silero) are listed as not audited."""
+Of the reductions inside If bodies (silero), the taken branch's are audited, the other's listed."""
 
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ def test_a_healthy_real_model_passes_in_every_precision(model_id: str) -> None:
     for precision in ("default", "bf16"):
         doc = docs[precision]
         audited = [layer for layer in doc.layers if layer.status != "not-audited"]
-        assert all(layer.drift_split is not None for layer in audited)
+        top = [layer for layer in audited if layer.body_path is None]  # a body, run alone, has no f32 run
+        assert all(layer.drift_split is not None for layer in top)
         # what the reductions executed in is what the rows say
         assert sum(doc.reduction_precisions.values()) == len(audited)
-        for layer in audited:
+        for layer in top:
             split = layer.drift_split
             assert split is not None and split.total.max_abs is not None
             assert split.from_input.max_abs is not None and split.added.max_abs is not None

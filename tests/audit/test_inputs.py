@@ -75,9 +75,10 @@ def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
     assert any(layer.status == "ok" for layer in doc.layers)
 
 
-def test_a_trip_count_input_is_small_and_body_reductions_are_listed() -> None:
+def test_a_trip_count_input_is_small_and_body_reductions_are_audited_or_listed() -> None:
     path = EXPORTS / "loop_trip_count" / "model.xml"
-    doc = _audit(path, precision="f32")
+    x = np.random.default_rng(5).uniform(0.5, 1.5, (4, 8)).astype(np.float32)  # positive: the If takes "then"
+    doc = _audit(path, precision="f32", inputs={"x.1": x})
     assert doc.error is None
     assert _origin(doc, "n.1") == "3 (the trip count of Loop 'prim::Loop/Loop')"
     model = load_ir(path)
@@ -86,16 +87,20 @@ def test_a_trip_count_input_is_small_and_body_reductions_are_listed() -> None:
     finally:
         model.close()
     in_bodies = {(r.body_path, r.layer_id) for r in checked.reductions if r.body_path is not None}
-    assert len(in_bodies) == 3
-    listed = {(layer.body_path, layer.layer_id) for layer in doc.layers if layer.status == "not-audited"}
-    assert listed == in_bodies
-    for layer in doc.layers:
-        if layer.status == "not-audited":
-            assert layer.not_established is not None and f"--layer {layer.body_path}/{layer.layer_id}" in (
-                layer.not_established
-            )
+    assert in_bodies == {("3/body", "4"), ("10/then", "4"), ("10/else", "3")}
+    rows = {(layer.body_path, layer.layer_id): layer for layer in doc.layers}
+    assert set(rows) >= in_bodies
+    # the If's condition (a sum of x > 0, true here) took the then body: its ReduceMax was audited, run alone
+    # on what the If gave it; the else body did not run; the Loop's body runs per iteration
+    taken = rows["10/then", "4"]
+    assert taken.status == "ok" and taken.total is not None and taken.total > 0, taken
+    assert any("run alone on the values the If gave it" in note for note in taken.notes)
+    assert rows["10/else", "3"].status == "not-audited"
+    assert "which did not run: the condition was true" in (rows["10/else", "3"].not_established or "")
+    loop = rows["3/body", "4"]
+    assert loop.status == "not-audited" and "--layer 3/body/4" in (loop.not_established or "")
     assert doc.ok and not doc.complete
-    assert doc.coverage["reductions"] == len(doc.layers) == 4 and doc.coverage["not-audited"] == 3
+    assert doc.coverage["reductions"] == len(doc.layers) == 4 and doc.coverage["not-audited"] == 2
 
 
 def _zeros_model(path: Path) -> Path:

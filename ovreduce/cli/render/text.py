@@ -286,7 +286,7 @@ def _partial(coverage: dict[str, int]) -> str:
     if coverage.get("not-established"):
         gaps.append(f"{coverage['not-established']} not established (inputs that cannot show an error)")
     if coverage.get("not-audited"):
-        gaps.append(f"{coverage['not-audited']} not audited (inside sub-graph bodies)")
+        gaps.append(f"{coverage['not-audited']} not audited (in bodies that did not run or run per iteration)")
     return (
         f"no reduction outside tolerance, but coverage is partial: {coverage.get('ok', 0)} of "
         f"{coverage.get('reductions', 0)} reductions established within tolerance; {', '.join(gaps)}"
