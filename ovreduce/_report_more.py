@@ -445,6 +445,9 @@ class ConformDocument(JsonDocument):
     notes: tuple[str, ...]
     seconds: float
     schema: Literal["ovreduce.conform/v1"] = "ovreduce.conform/v1"
+    # The OpenVINO version and what the device executes (see Device): the results depend on it
+    openvino: str | None = None
+    devices: tuple[Device, ...] = ()
 
 
 # -- devices -------------------------------------------------------------------------------------------------

@@ -43,7 +43,9 @@ from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     check_device,
     check_precision,
+    describe_device,
     model_inputs,
+    openvino_version,
     read_model,
     run_marked,
 )
@@ -143,6 +145,8 @@ class ConformReport:
             saved_ir=self.saved_ir,
             notes=tuple(self.notes),
             seconds=round(self.seconds, 3),
+            openvino=openvino_version(),
+            devices=(describe_device(self.device),),
         )
 
 

@@ -201,6 +201,8 @@ FIELDS: dict[str, str] = {
     "not_established": "why no verdict rests on this row: its input cannot show an error (constant, all zeros, "
     "non-finite, empty), or it could not be audited (inside a sub-graph body); null: the verdict stands",
     "AuditAnswer.devices": "the device that ran the model, with what it executes (its verdicts depend on it)",
+    "ConformDocument.openvino": "the OpenVINO version that converted and ran the model",
+    "ConformDocument.devices": "the device that ran the model, with what it executes (its results depend on it)",
     "RunAnswer.openvino": "the OpenVINO version that ran the layer (null: OpenVINO did not run)",
     "RunAnswer.devices": "each OpenVINO device that ran the layer, with what it executes (its results depend on it)",
     # the layer route's consumers (on main since the page draws them): described here so that the merge only

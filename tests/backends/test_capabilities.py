@@ -94,3 +94,12 @@ def test_an_audit_names_what_the_device_executes(capsys: pytest.CaptureFixture[s
     bf16 = reduction_executes_in("bf16")
     assert f"CPU (OpenVINO {ov.get_version()}) runs reductions: " in out
     assert ("bf16 natively" if bf16 == "bf16" else f"bf16 through {bf16}") in out
+
+
+def test_a_conform_document_names_what_the_device_executes() -> None:
+    from ovreduce.conform import conform_model
+
+    doc = conform_model("tests/golden/models/rms_norm_chain.onnx").to_json()
+    assert doc["openvino"] == ov.get_version()
+    (cpu,) = doc["devices"]
+    assert cpu["reduction_precisions"] == {t: reduction_executes_in(t) for t in ("f32", "bf16", "f16")}
