@@ -698,6 +698,7 @@ class _Branches:
 
 
 def _unaudited(layer: Any, why: str, path: str) -> LayerAudit:
+    """A not-audited row for the IR ``layer`` of the body at ``path``, saying ``why``."""
     keep = layer.data.get("keep_dims", "false").strip().lower() == "true"
     return LayerAudit(layer.name, layer.type, layer.id, keep, None, None, None, None, not_established=why,
                       audited=False, body_path=path)  # fmt: skip
@@ -723,9 +724,7 @@ def _body_reductions(
                 f"can be captured from the whole model's run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` "
                 f"runs it on its own"
             )
-            keep = layer.data.get("keep_dims", "false").strip().lower() == "true"
-            rows.append(LayerAudit(layer.name, layer.type, layer.id, keep, None, None, None, None,
-                                   not_established=why, audited=False, body_path=ref.path))  # fmt: skip
+            rows.append(_unaudited(layer, why, ref.path))
     return rows
 
 
