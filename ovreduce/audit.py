@@ -52,7 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_failure, read_ir
-from ovreduce.backends.feeds import recipes
+from ovreduce.backends.feeds import GROWING_MASKS, TOKEN_IDS, recipes
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     MarkedRun,
@@ -537,10 +537,6 @@ def _worst_step(per_step: list[LayerAudit]) -> LayerAudit:
     return worst
 
 
-# The masks that cover the generated sequence, one longer each step (an encoder's mask stays as it is).
-_GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
-
-
 def _decoding(
     ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
 ) -> tuple[NextInputs, NextInputs]:
@@ -554,7 +550,7 @@ def _decoding(
     logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
     names = [set(port.get_names()) for port in ov_model.inputs]
     ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
-    token = next((i for i in ids if names[i] & {"input_ids", "decoder_input_ids"}), ids[0] if ids else None)
+    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids else None)
     rng = np.random.default_rng(seed + 1)
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
 
@@ -570,7 +566,7 @@ def _decoding(
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:
                 feeds[i] = rng.integers(0, made[i].high, size=(batch, 1)).astype(array.dtype)
-            elif kind == "ones" and array.ndim == 2 and names[i] & _GROWING_MASKS:
+            elif kind == "ones" and array.ndim == 2 and names[i] & GROWING_MASKS:
                 feeds[i] = np.ones((batch, array.shape[1] + 1), dtype=array.dtype)
             elif kind == "positions" and array.ndim >= 1 and array.size:
                 feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)

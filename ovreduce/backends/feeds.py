@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.tensors import generate
 
-__all__ = ["Recipe", "make", "recipes"]
+__all__ = ["ALONG_IDS", "GROWING_MASKS", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
 
 Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true"]
 
@@ -61,6 +61,14 @@ class Recipe:
             "true": f"true ({self.why})",
         }[self.kind]
 
+
+# optimum-intel's input names, as its exports spell them: the token ids; the inputs that run along them, one
+# value per token (given token ids and not these, they take the ids' shape); the masks that cover the generated
+# sequence and grow by one each decode step (an encoder's mask stays as it is).
+TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
+ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
+GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
+PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
 
 # Ops a value passes through unchanged (as values: their data input, port 0), so that an input converted or
 # reshaped before its Gather is still known for what it is.

@@ -26,7 +26,7 @@ from cachetools import LRUCache
 
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
-from ovreduce.backends.feeds import make, recipes
+from ovreduce.backends.feeds import ALONG_IDS, PROMPT_TOKENS, TOKEN_IDS, make, recipes
 from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
@@ -502,24 +502,15 @@ def model_inputs(
     return arrays, described, notes
 
 
-_TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
-# optimum's inputs that run along a model's token ids, one per token: given token ids and not these, they get
-# the ids' [batch, length] (a mask of length 1 beside a prompt of 8 tokens would not be the prompt's run)
-_ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
-
-
-PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
-
-
 def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
     """``ports`` with token ids of a sequence: token ids neither given nor shaped, whose length is free, are
     :data:`PROMPT_TOKENS` long (one token would leave every reduction over the sequence with one element to
-    reduce); and the inputs of :data:`_ALONG_IDS` that were neither given nor shaped take the ids' shape,
+    reduce); and the inputs of :data:`ALONG_IDS` that were neither given nor shaped take the ids' shape,
     where their declared shapes allow it."""
     from ovreduce.shapes import PartialShape
 
-    ports = [_prompt_length(p) if names[p.index] & _TOKEN_IDS and p.array is None else p for p in ports]
-    ids = next((p for p in ports if names[p.index] & _TOKEN_IDS and p.target.is_static and p.target.rank == 2), None)
+    ports = [_prompt_length(p) if names[p.index] & TOKEN_IDS and p.array is None else p for p in ports]
+    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and p.target.is_static and p.target.rank == 2), None)
     if ids is None:
         return ports
     shape = PartialShape.static(ids.target.to_list())
@@ -527,12 +518,12 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
 
 
 def _along(port: _Port, names: set[str], shape: Any) -> bool:
-    """Whether ``port`` runs along the token ids of ``shape``: one of :data:`_ALONG_IDS` (not an encoder's
+    """Whether ``port`` runs along the token ids of ``shape``: one of :data:`ALONG_IDS` (not an encoder's
     input, whose length is the encoder's, whatever its Parameter is called), neither given nor shaped."""
     return (
         port.array is None
         and port.target == port.declared
-        and bool(names & _ALONG_IDS)
+        and bool(names & ALONG_IDS)
         and not any("encoder" in name for name in names)
         and port.declared.compatible(shape)
     )
