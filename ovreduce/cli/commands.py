@@ -231,14 +231,6 @@ def audit(args: argparse.Namespace) -> int:
     notes = []
     if Path(args.model).is_dir() and len(export.models) > 1:
         notes.append(f"the export also holds {', '.join(m.name for m in export.models[1:])}: audit each by its path")
-    if args.prompt is not None:
-        load_extensions(extensions)  # the tokenizer's ops
-        try:
-            prompt = _prompt_inputs(model, export, args.prompt, inputs, origins)
-        except BaseException:
-            model.close()
-            raise
-        inputs = {**prompt, **inputs}
     bar = None
     if sys.stderr.isatty() and args.format == "text":
         from tqdm import tqdm
@@ -257,7 +249,9 @@ def audit(args: argparse.Namespace) -> int:
             bar.refresh()
 
     try:
-        load_extensions(extensions)
+        load_extensions(extensions)  # the model's ops, and the tokenizer's for a prompt
+        if args.prompt is not None:
+            inputs = {**_prompt_inputs(model, export, args.prompt, inputs, origins), **inputs}
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
@@ -276,7 +270,8 @@ def audit(args: argparse.Namespace) -> int:
 
 def _export_of(target: str, needed: bool) -> Any:
     """The optimum-intel export ``target`` is (a directory) or lies in (a model file beside its tokenizer); a
-    model file outside any export gets an export of its own (None where ``needed`` says a tokenizer must be)."""
+    model file outside any export gets an export of its own, without a tokenizer (a :class:`UsageError` where
+    ``needed`` says it must have one)."""
     from ovreduce.errors import OvReduceError
     from ovreduce.exports import Export, find_export
 
