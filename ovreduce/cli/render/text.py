@@ -15,6 +15,7 @@ from ovreduce.reports import layer_path
 if TYPE_CHECKING:  # the documents other than check's are defined on first use: not for an annotation
     from ovreduce.reports import (
         AuditDocument,
+        AuditInput,
         ConformDocument,
         Device,
         DevicesDocument,
@@ -195,7 +196,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}"]
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
-        out += [f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})" for i in doc.inputs]
+        out += [_input_line(i) for i in doc.inputs]
         return fit_lines("\n".join(out), width) + "\n"
     runs = f"  precision: requested {doc.precision}, compiled model infers in {doc.effective_precision or 'unknown'}"
     if doc.layers:
@@ -205,7 +206,7 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     out.append(runs)
     out += _platform_lines(doc.openvino, doc.devices)
     for i in doc.inputs:
-        out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
+        out.append(_input_line(i))
     rows = []
     with_drift = any(layer.drift_split is not None for layer in doc.layers)
     for layer in doc.layers:
@@ -280,6 +281,11 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     return fit_lines("\n".join(out), width) + "\n"
 
 
+def _input_line(i: AuditInput) -> str:
+    """A model input of an audit or conform: name, shape, element type and how it was made."""
+    return f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})"
+
+
 def _partial(coverage: dict[str, int]) -> str:
     """The verdict of an audit that failed nothing but did not establish every reduction."""
     gaps = []
@@ -306,7 +312,7 @@ def conform_text(doc: ConformDocument, style: Style | None = None, *, width: int
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
     for i in doc.inputs:
-        out.append(f"  input {i.name}: {shape_text(i.shape)} {i.element_type} ({i.origin})")
+        out.append(_input_line(i))
     rows = []
     for n in doc.nodes:
         labels = {"ok": st.green("ok"), "not-observable": st.yellow("not observable")}
