@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api import middleware, problems
 from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
-from api.deps import Services, WorkPool
+from api.deps import Services
 from api.errors import StoreError
 from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from api.openapi_examples import METRICS
@@ -100,7 +100,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_upload_bytes=settings.max_upload_bytes,
         cache_size=settings.model_cache_size,
     )
-    pool = WorkPool(settings.concurrency, settings.run_timeout_s)
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
     metrics = Metrics(store)
     isolated.on_event = metrics.job_event
@@ -110,7 +109,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         await run_in_threadpool(_startup, catalog, settings)
         yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
-        pool.shutdown()
         await run_in_threadpool(isolated.shutdown)
 
     # FastAPIOffline serves Swagger UI's own files from the package: /docs works on an offline machine.
@@ -124,7 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
     app.state.metrics = metrics
-    app.state.services = Services(settings, catalog, pool, isolated, LRUCache(maxsize=settings.check_cache_size))
+    app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
     problems.add_private_path(settings.store)

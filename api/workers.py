@@ -253,13 +253,14 @@ class IsolatedPool:
                     f"stopped"
                 ) from None
             except (EOFError, OSError, BrokenPipeError):
-                code = worker.process.exitcode
                 self._event("worker_died")
+                await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
                 await loop.run_in_executor(None, self._stop, worker)
-                how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
                 raise WorkerDiedError(
-                    f"{what} ended its worker process ({how}) without an answer, for instance killed for lack of "
-                    f"memory; retry with a smaller model or inputs"
+                    f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
+                    f"answer; the server goes on with a fresh worker. A crash while reading the upload, or the "
+                    f"system killing the worker for lack of memory, ends it so: retry, or with a smaller model or "
+                    f"inputs"
                 ) from None
             ok, payload, retire = answered
             if retire:  # it left an inference running: replaced by a fresh one on the next job
@@ -283,6 +284,19 @@ class IsolatedPool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self._slots = None
+
+
+def _how_it_ended(code: int | None) -> str:
+    """``killed by signal 11 (SIGSEGV)``, ``exit status 1``: how a worker process ended, for a message."""
+    if code is None:
+        return "still running, its pipe closed"
+    if code < 0:
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"killed by signal {-code}{name}"
+    return f"exit status {code}"
 
 
 def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any, bool]:

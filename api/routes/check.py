@@ -10,9 +10,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, read_upload, upload_names
+from api.routes.common import UPLOAD_PROBLEMS, json_bytes, read_upload, upload_names
 from api.store.disk import model_id
 from api.workers import WorkerContext
 from ovreduce.check import check_document, check_model
@@ -56,8 +57,10 @@ def run_check(
     return check_document([report])
 
 
-def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> CheckDocument:
-    return run_check(*args, **kwargs)
+def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[bytes, int]:
+    """The document as JSON (all the answer needs: nothing but bytes crosses back) and its row count."""
+    doc = run_check(*args, **kwargs)
+    return json_bytes(doc.to_json()), sum(len(m.findings) + len(m.reductions) for m in doc.models)
 
 
 @router.post(
@@ -65,6 +68,7 @@ def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> CheckDocum
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
     responses=UPLOAD_PROBLEMS,
+    response_class=Response,
 )
 async def check(
     services: ServicesDep,
@@ -74,7 +78,7 @@ async def check(
     reshape: Annotated[
         list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
     ] = None,
-) -> CheckDocument:
+) -> Response:
     settings, cache = services.settings, services.check_cache
     xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
     bin_bytes = None
@@ -88,15 +92,16 @@ async def check(
         digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
     key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
     with services.check_cache_lock:
-        doc = cache.get(key)
-    if doc is None:
+        cached = cache.get(key)
+    if cached is not None:
+        body = cached
+    else:
         limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
-        doc = await services.isolated.run(
+        body, rows = await services.isolated.run(
             "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,
         )  # fmt: skip
-        rows = sum(len(m.findings) + len(m.reductions) for m in doc.models)
         if cache.maxsize > 0 and rows <= _CACHE_MAX_ROWS:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
             with services.check_cache_lock:
-                cache[key] = doc
-    return doc
+                cache[key] = body
+    return Response(body, media_type="application/json")

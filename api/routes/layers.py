@@ -24,7 +24,6 @@ from api.metrics import Metrics
 from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
-from api.store.catalog import Catalog
 from api.workers import WorkerContext
 from ovreduce.errors import LimitExceededError
 from ovreduce.reports import JsonDocument
@@ -52,8 +51,8 @@ router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
 _IDENTITY = ("layer_id", "layer_name", "type", "version", "line", "body_path")
 
 
-def _layers(catalog: Catalog, mid: str, all_layers: bool) -> dict[str, Any]:
-    loaded = catalog.load(mid)
+def _layers(context: WorkerContext, mid: str, all_layers: bool) -> dict[str, Any]:
+    loaded = context.catalog.load(mid)
     out: list[dict[str, Any]] = []
     for view in loaded.inspected().layers:
         if view.reduction is not None:
@@ -86,8 +85,8 @@ class LayerNeighbourhood(LayerDetail):
     consumers: tuple[Consumer, ...] = ()
 
 
-def _layer(catalog: Catalog, mid: str, key: str) -> LayerNeighbourhood:
-    loaded = catalog.load(mid)
+def _layer(context: WorkerContext, mid: str, key: str) -> LayerNeighbourhood:
+    loaded = context.catalog.load(mid)
     ref = loaded.model.locate(key)
     view = next(v for v in loaded.inspected().layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
     consumers = []
@@ -140,7 +139,7 @@ async def list_layers(
     model_id: ModelIdPath,
     all_layers: Annotated[bool, Query(alias="all", description="every layer, not only the reductions")] = False,
 ) -> Response:
-    doc = await services.pool.run("listing the layers", _layers, services.catalog, model_id, all_layers)
+    doc = await services.isolated.run("listing the layers", _layers, model_id, all_layers)
     return json_response(doc)
 
 
@@ -151,7 +150,7 @@ async def list_layers(
     responses=STORED_MODEL_PROBLEMS,
 )
 async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> LayerNeighbourhood:
-    return await services.pool.run("reading the layer", _layer, services.catalog, model_id, layer)
+    return await services.isolated.run("reading the layer", _layer, model_id, layer)
 
 
 @router.post(

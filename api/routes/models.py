@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import io
+from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Path, UploadFile
+from fastapi import APIRouter, File, Path, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
+from api.metrics import Metrics
 from api.problems import responses
 from api.routes.common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
 from api.schemas import ModelList, ModelSummary
+from api.workers import WorkerContext
 
 __all__ = ["ModelIdPath", "router"]
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelIdPath = Annotated[str, Path(description="the model's id (64 hex digits, as POST /v1/models answered)")]
+
+
+def _add(
+    context: WorkerContext, xml: bytes, bin_data: bytes | None, filename: str, bin_filename: str
+) -> tuple[dict[str, Any], bool, int]:
+    """Parse, check and store an upload (in a worker process: a crash of the parser costs that worker only);
+    its summary, whether it is new, and how many models were evicted to make room."""
+    store, evicted = context.catalog.store, [0]
+    store.on_evict = lambda count: evicted.append(count)
+    try:
+        bin_src = io.BytesIO(bin_data) if bin_data is not None else None
+        meta, created = context.catalog.add(xml, bin_src, filename=filename, bin_filename=bin_filename)
+    finally:
+        store.on_evict = None
+    return meta, created, sum(evicted)
 
 
 @router.post(
@@ -28,16 +46,22 @@ ModelIdPath = Annotated[str, Path(description="the model's id (64 hex digits, as
                **UPLOAD_PROBLEMS},
 )  # fmt: skip
 async def upload(
+    request: Request,
     services: ServicesDep,
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
-    xml_bytes = await read_upload(xml, services.settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
+    settings = services.settings
+    xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
+    bin_bytes = None
+    if bin_file is not None:
+        bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename, bin_filename = upload_names(xml, bin_file)
-    meta, created = await services.pool.run(
-        "the upload", services.catalog.add, xml_bytes, bin_file.file if bin_file is not None else None,
-        filename=filename, bin_filename=bin_filename,
-    )  # fmt: skip
+    meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
+                                                         bin_filename)  # fmt: skip
+    if evicted:
+        metrics: Metrics = request.app.state.metrics
+        metrics.evicted(evicted)
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 

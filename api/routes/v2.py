@@ -200,8 +200,8 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
     return loaded, view, path
 
 
-def _metadata(catalog: Catalog, name: str, version: str | None) -> dict[str, Any]:
-    loaded, view, path = _ready_model(catalog, name, version)
+def _metadata(context: WorkerContext, name: str, version: str | None) -> dict[str, Any]:
+    loaded, view, path = _ready_model(context.catalog, name, version)
     spec = loaded.spec(path)
     inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape)}]
     if spec.runtime_axes:
@@ -223,12 +223,13 @@ def _metadata(catalog: Catalog, name: str, version: str | None) -> dict[str, Any
     ).model_dump()
 
 
-def _ready(catalog: Catalog, name: str, version: str | None) -> dict[str, Any]:
-    _ready_model(catalog, name, version)
+def _ready(context: WorkerContext, name: str, version: str | None) -> dict[str, Any]:
+    _ready_model(context.catalog, name, version)
     return {"name": name, "ready": True}
 
 
-def _index(catalog: Catalog, ready_only: bool) -> list[dict[str, Any]]:
+def _index(context: WorkerContext, ready_only: bool) -> list[dict[str, Any]]:
+    catalog = context.catalog
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
         mid = str(summary.get("id", ""))
@@ -456,7 +457,7 @@ async def ready(services: ServicesDep) -> Response:
 
 async def _model_metadata(services: ServicesDep, name: str, version: str | None) -> Response:
     async def work() -> Response:
-        doc = await services.pool.run("reading the model metadata", _metadata, services.catalog, name, version)
+        doc = await services.isolated.run("reading the model metadata", _metadata, name, version)
         return json_response(doc)
 
     return await _guard(work)
@@ -474,7 +475,7 @@ async def model_version_metadata(services: ServicesDep, name: str, version: str)
 
 async def _model_ready(services: ServicesDep, name: str, version: str | None) -> Response:
     async def work() -> Response:
-        doc = await services.pool.run("reading the model's readiness", _ready, services.catalog, name, version)
+        doc = await services.isolated.run("reading the model's readiness", _ready, name, version)
         return json_response(doc)
 
     return await _guard(work)
@@ -536,7 +537,7 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
             if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
                 raise InputError('the repository index request must be a JSON object like {"ready": true}')
             ready_only = bool(doc.get("ready", False))
-        entries = await services.pool.run("listing the model repository", _index, services.catalog, ready_only)
+        entries = await services.isolated.run("listing the model repository", _index, ready_only)
         return json_response(entries)
 
     return await _guard(work)

@@ -149,29 +149,39 @@ def test_removed_while_running(make_client: Callable[..., TestClient], tmp_path:
 
 
 # -- faults: a full disk, corrupted files, interrupted uploads ---------------------------------------------
-def _fail_writes(monkeypatch: pytest.MonkeyPatch, code: int, store: Path) -> None:
-    """Every write of the store's files fails as the disk would, naming the file (as the OS does)."""
+def _failing_writes(_context: Any, code: int | None, store: Path) -> None:
+    """(A job of the worker process that stores uploads.) Every write of the store's files fails as the disk
+    would, naming the file (as the OS does); ``code`` None: writes work again."""
+    original = getattr(disk, "_real_write_chunk", disk._write_chunk)
+    disk._real_write_chunk = original  # type: ignore[attr-defined]
 
     def write(fh: Any, data: bytes) -> None:
-        raise OSError(code, os.strerror(code), str(store / "tmp" / "model.bin"))
+        raise OSError(code, os.strerror(code or 0), str(store / "tmp" / "model.bin"))
 
-    monkeypatch.setattr(disk, "_write_chunk", write)
+    disk._write_chunk = original if code is None else write
+
+
+def _fail_writes(client: TestClient, code: int | None, store: Path) -> None:
+    """Make the writes of the app's one worker process fail (see :func:`_failing_writes`); None: work again."""
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    assert isolated.size == 1
+    client.portal.call(isolated.run, "faults", _failing_writes, code, store)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("code", "status", "problem"), [(errno.ENOSPC, 503, "store.full"), (errno.EIO, 503, "store")])
 def test_failed_writes_are_503_with_retry_after(
-    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch, code: int, status: int, problem: str
+    make_client: Callable[..., TestClient], code: int, status: int, problem: str
 ) -> None:
-    client = make_client()
+    client = make_client(concurrency=1)
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
-    _fail_writes(monkeypatch, code, store)
+    _fail_writes(client, code, store)
     xml, bin_data = reduce_ir("sum")
     response = client.post("/v1/models", files=files(xml, bin_data))
     doc = assert_problem(response, status, problem)
     assert int(response.headers["retry-after"]) > 0
     assert str(store) not in response.text and os.strerror(code) in doc["detail"]
     assert list((store / "models").iterdir()) == [] and list((store / "tmp").iterdir()) == []  # nothing half-made
-    monkeypatch.undo()
+    _fail_writes(client, None, store)
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # space again: stored
 
 
@@ -262,11 +272,9 @@ def test_live_staging_counts_against_the_cap(tmp_path: Path) -> None:
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-def test_the_store_path_is_in_no_answer(
-    make_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_store_path_is_in_no_answer(make_client: Callable[..., TestClient]) -> None:
     """Store faults of every kind, answered: the store's path (nor its real path) never appears."""
-    client = make_client()
+    client = make_client(concurrency=1)
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
     secrets = {str(store), str(store.resolve()), str(store.parent)}
     xml, bin_data = reduce_ir("sum")
@@ -275,9 +283,9 @@ def test_the_store_path_is_in_no_answer(
     answers += [client.get("/v1/models"), client.get(f"/v1/models/{mid}"), client.get(f"/v1/models/{mid}/layers")]
     (store / "models" / mid / "meta.json").write_bytes(b"\x00")
     answers.append(client.get(f"/v1/models/{mid}"))
-    _fail_writes(monkeypatch, errno.ENOSPC, store)
+    _fail_writes(client, errno.ENOSPC, store)
     answers.append(client.post("/v1/models", files=files(xml, bin_data)))
-    monkeypatch.undo()
+    _fail_writes(client, None, store)
     meta = store / "models" / mid
     mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
     (meta / "model.xml").unlink()  # gone under the service
