@@ -5,7 +5,8 @@ so several apps in one process (the tests) keep separate counts. The metrics:
 
 ``ovreduce_http_requests_total{method, route, status}`` (counter)
     Answered requests, by route template (``/v1/models/{model_id}``, never the concrete path, so the label
-    set stays small) and status; requests no route matched are ``route="<unmatched>"``. Refusals by the
+    set stays small) and status; requests no route matched are ``route="<unmatched>"``, methods other than
+    HTTP's own are ``method="other"``. Refusals by the
     wrappers (Host not allowed 400, too large 413, busy 503) are counted too.
 ``ovreduce_http_request_duration_seconds{method, route}`` (histogram)
     Time from the request's headers to the end of its answer.
@@ -13,7 +14,8 @@ so several apps in one process (the tests) keep separate counts. The metrics:
     Layer runs (``POST .../layers/{layer}/run``) once they complete, one per requested backend: ``outcome``
     is the run's (``agree``, ``disagree``, ``failed``, ``nothing-compared``) or, for a run that ended
     without a document, its error code (``limit.time``, ``busy``, ``worker``, ``backend.device``, ...).
-    ``device`` is the requested OpenVINO device.
+    ``device`` is the requested OpenVINO device as OpenVINO lists it (``CPU``, ``GPU.0``; a virtual device by
+    its kind, ``AUTO``); one it does not know is ``unavailable``, so no request adds a label value.
 ``ovreduce_jobs_queued`` (gauge)
     Jobs waiting for one of the worker processes.
 ``ovreduce_jobs_rejected_total{reason}`` (counter)
@@ -37,6 +39,7 @@ over live processes in multiprocess mode.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -55,7 +58,10 @@ __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The media type of the text exposition format (what Prometheus asks for by default)."""
 UNMATCHED = "<unmatched>"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
+"""The methods counted by name; any other is ``other``."""
 _MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
 
 
 def multiprocess() -> bool:
@@ -118,6 +124,7 @@ class Metrics:
 
     # -- hooks -----------------------------------------------------------------------------------------
     def count_run(self, backends: Sequence[str], device: str, outcome: str) -> None:
+        device = _device_label(device)
         for backend in backends:
             self.runs.labels(backend=backend, device=device, outcome=outcome).inc()
 
@@ -176,6 +183,7 @@ class MetricsMiddleware:
         finally:
             route = _route_of(scope)
             method = str(scope.get("method", "GET"))
+            method = method if method in METHODS else "other"
             self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
             self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
 
@@ -184,3 +192,21 @@ def _route_of(scope: Scope) -> str:
     route = scope.get("route")
     path = getattr(route, "path_format", None)  # the template without converters: {layer}, not {layer:path}
     return path if isinstance(path, str) else UNMATCHED
+
+
+@functools.cache
+def _listed_devices() -> frozenset[str]:
+    from ovreduce.backends.openvino import available_devices
+
+    try:
+        return frozenset(available_devices())
+    except Exception:  # OpenVINO cannot be loaded (/readyz says why): no device is listed
+        return frozenset()
+
+
+def _device_label(device: str) -> str:
+    """A device as OpenVINO lists it, a virtual one by its kind, anything else ``unavailable``."""
+    if device in _listed_devices():
+        return device
+    kind = device.split(":", 1)[0].upper()
+    return kind if kind in _VIRTUAL else "unavailable"

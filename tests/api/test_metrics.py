@@ -75,7 +75,7 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert value(after, runs, backend="numpy", device="CPU", outcome="agree") == 1
     assert value(after, runs, backend="openvino", device="CPU", outcome="agree") == 1
     assert value(after, runs, backend="numpy", device="CPU", outcome="nothing-compared") == 1
-    assert value(after, runs, backend="openvino", device="NOSUCHDEVICE", outcome="backend.device") == 1
+    assert value(after, runs, backend="openvino", device="unavailable", outcome="backend.device") == 1
 
     assert value(after, "ovreduce_store_models") == 1
     assert value(after, "ovreduce_store_bytes") >= len(rmsnorm[0])
@@ -176,3 +176,29 @@ def test_metrics_is_read_only(client: TestClient) -> None:
     refused = client.post("/metrics")
     assert_problem(refused, 405, "http.405")
     assert "GET" in refused.headers["allow"]
+
+
+def test_anonymous_requests_add_no_label_values(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
+    """Thousands of distinct bogus methods and paths, and runs on a hundred distinct absent devices: the set
+    of series and the size of /metrics stay what one request of each kind made them."""
+    mid = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
+    run = f"/v1/models/{mid}/layers/{LAYER}/run"
+
+    def bogus(i: int) -> None:
+        assert client.request(f"X{i:04d}" + "M" * 2000, "/healthz").status_code in (400, 405)
+        assert client.get(f"/nowhere/{i}").status_code == 404
+        if i % 20 == 0:
+            assert_problem(client.post(run, json={"device": f"NOSUCH{i}", "backends": ["openvino"]}), 503)
+
+    bogus(0)
+    client.get("/metrics")  # the scrape's own series
+    before = client.get("/metrics").text
+    for i in range(1, 2001):
+        bogus(i)
+    after = client.get("/metrics").text
+    series = [
+        {line.split(" ")[0] for line in text.splitlines() if not line.startswith("#")} for text in (before, after)
+    ]
+    assert series[0] == series[1]
+    assert len(after) < len(before) * 1.1, (len(before), len(after))
+    assert 'method="other"' in after and 'device="unavailable"' in after

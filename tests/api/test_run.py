@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -246,6 +248,29 @@ def test_killed_worker_processes_are_gone(
     audit.join(30)
     assert_problem(result[0], 504, "limit.time")
     assert not _alive(pid)
+
+
+def test_a_worker_that_crashes_is_503_and_replaced(
+    make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None], rmsnorm: tuple[bytes, bytes | None]
+) -> None:
+    """A worker process that dies of SIGSEGV mid-job (as the XML parser can on hostile bytes): its job is
+    answered 503 saying how it ended, the service goes on, and the next job gets a fresh worker."""
+    client = make_client(run_timeout_s=60, concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
+    small = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
+    (pid,) = isolated.pids()
+    audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}))
+    time.sleep(1.0)  # the audit runs for seconds
+    os.kill(pid, signal.SIGSEGV)
+    audit.join(30)
+    doc = assert_problem(result[0], 503, "worker")
+    assert "killed by signal 11 (SIGSEGV)" in doc["detail"], doc["detail"]
+    assert not _alive(pid)
+    assert client.get("/healthz").status_code == 200
+    response = client.post(f"/v1/models/{small}/layers/{LAYER}/run", json={"backends": ["numpy"]})
+    assert response.status_code == 200, response.text
+    assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
 def test_busy_workers_are_503(make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]) -> None:
