@@ -274,6 +274,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"no route for {request.method} {path}; see /docs for the API"
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {path.rstrip('/')})"
+    elif detail == "There was an error parsing the body":  # FastAPI's words for JSON nested past the recursion limit
+        detail = "the request body cannot be read as JSON: it is nested too deeply (or otherwise unreadable)"
     headers = dict(exc.headers or {})
     if exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))

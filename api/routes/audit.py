@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 
 from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, parse_shapes
+from api.routes.common import STORED_MODEL_PROBLEMS, flat_tensors, given_tensors, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import AuditAnswer, AuditRequest, fields_of
 from api.workers import WorkerContext
@@ -49,4 +49,5 @@ async def audit(
     body: Annotated[AuditRequest | None, Body()] = None,
 ) -> AuditAnswer:
     req = body if body is not None else AuditRequest()
+    req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
     return await services.isolated.run("the audit", _audit, model_id, req)

@@ -98,6 +98,31 @@ def flat_data(data: list[Any], what: str, limit: int) -> list[Any]:
     return out
 
 
+def check_shape(shape: list[int], what: str, limit: int) -> int:
+    """The element count of a request tensor's ``shape``; :class:`LimitExceededError` when it, or any one
+    dimension (a zero elsewhere makes the count small, not the array possible), is over ``limit``."""
+    for axis, dim in enumerate(shape):
+        if dim > limit:
+            raise LimitExceededError(f"{what}: dimension {axis} of its shape is {dim}, more than the limit of {limit} "
+                                     f"elements (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+    count = math.prod(shape)
+    if count > limit:
+        raise LimitExceededError(f"{what} has shape {shape}: {count} elements, more than the limit of "
+                                 f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+    return count
+
+
+def flat_tensors(tensors: list[Tensor], limit: int) -> list[Tensor]:
+    """The request's tensors with their data flat, shapes and nesting checked: done as the request arrives,
+    before anything (a worker's pipe) copies or walks the nested lists."""
+    out = []
+    for tensor in tensors:
+        what = f"input {tensor.name!r}"
+        check_shape(tensor.shape, what, limit)
+        out.append(tensor.model_copy(update={"data": flat_data(tensor.data, what, limit)}))
+    return out
+
+
 def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:
     """KServe tensors as arrays by name; :class:`InputError` for a name given twice, limits enforced."""
     out: dict[str, npt.NDArray[Any]] = {}
@@ -105,10 +130,7 @@ def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[An
         what = f"input {tensor.name!r}"
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
-        count = math.prod(tensor.shape)
-        if count > limit:
-            raise LimitExceededError(f"{what} has shape {tensor.shape}: {count} elements, more than the limit of "
-                                     f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+        check_shape(tensor.shape, what, limit)
         flat = flat_data(tensor.data, what, limit)
         doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
         out[tensor.name] = from_kserve(doc, what)

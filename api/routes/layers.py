@@ -21,7 +21,14 @@ from starlette.responses import Response
 
 from api.deps import ServicesDep
 from api.metrics import Metrics
-from api.routes.common import STORED_MODEL_PROBLEMS, given_tensors, json_bytes, json_response, parse_shapes
+from api.routes.common import (
+    STORED_MODEL_PROBLEMS,
+    flat_tensors,
+    given_tensors,
+    json_bytes,
+    json_response,
+    parse_shapes,
+)
 from api.routes.models import ModelIdPath
 from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from api.workers import WorkerContext
@@ -167,6 +174,7 @@ async def run_layer(
     body: Annotated[RunRequest | None, Body()] = None,
 ) -> Response:
     req = body if body is not None else RunRequest()
+    req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
     what = f"the run of layer {layer!r}"
     metrics: Metrics = request.app.state.metrics
     try:

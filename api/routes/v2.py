@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -41,7 +40,7 @@ from starlette.responses import Response
 from api.deps import ServicesDep
 from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
 from api.problems import scrub
-from api.routes.common import given_tensors, json_bytes, json_response
+from api.routes.common import check_shape, flat_data, given_tensors, json_bytes, json_response
 from api.routes.health import _openvino
 from api.schemas import (
     RunRequest,
@@ -270,7 +269,7 @@ def _decode_request(body: bytes, header_length: str | None, max_elements: int) -
         head, rest = body, b""
     else:
         text = header_length.strip()
-        if not (text.isascii() and text.isdigit()) or int(text) > len(body):
+        if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > len(body):
             raise InputError(f"Inference-Header-Content-Length: {header_length[:40]!r} is not a length within the "
                              f"request body of {len(body)} bytes")  # fmt: skip
         head, rest = body[: int(text)], body[int(text) :]
@@ -293,17 +292,14 @@ def _decode_request(body: bytes, header_length: str | None, max_elements: int) -
     for tensor in req.inputs:
         what = f"input {tensor.name!r}"
         etype = _element_type(tensor.datatype, what)
-        count = math.prod(tensor.shape)
-        if count > max_elements:
-            raise LimitExceededError(f"{what} has shape {tensor.shape}: {count} elements, more than the limit of "
-                                     f"{max_elements} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+        count = check_shape(tensor.shape, what, max_elements)
         if "shared_memory_region" in tensor.parameters:
             raise _RefusedError(f"{what}: shared memory is not supported by ovreduce; send the data in the request")
         size = tensor.parameters.get("binary_data_size")
         if size is None:
             if tensor.data is None:
                 raise InputError(f"{what} has neither data nor parameters.binary_data_size")
-            inputs.append((tensor.name, tensor.shape, tensor.datatype, tensor.data))
+            inputs.append((tensor.name, tensor.shape, tensor.datatype, flat_data(tensor.data, what, max_elements)))
             continue
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise InputError(f"{what}: parameters.binary_data_size must be a non-negative integer, got {size!r}")

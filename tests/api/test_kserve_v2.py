@@ -241,6 +241,27 @@ def test_binary_sizes_are_checked_against_shapes_before_allocation(
     assert too_big.status_code == 413  # the body limit of every route (problem+json, from the middleware)
 
 
+def test_malformed_framing_shapes_and_nesting_are_400_before_any_conversion(client: TestClient, rmsnorm: str) -> None:
+    """What no conversion may see: a header length of thousands of digits, a zero-element binary tensor with
+    a dimension past every limit, data nested hundreds deep (once a RecursionError pickling it for the
+    worker). Each is the protocol's 400 naming what is wrong, and the next request is served."""
+    infer = f"/v2/models/{rmsnorm}/infer"
+    blob = np.ones([1, 2, 64], np.float32).tobytes()
+    body, _ = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob)
+    _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": "9" * 5000}), 400,
+           "Inference-Header-Content-Length", "is not a length")  # fmt: skip
+    empty, headers = _binary_request({"inputs": [_data_input([10**30, 0], binary_data_size=0)]})
+    _error(client.post(infer, content=empty, headers=headers), 400, "dimension 0", "OVREDUCE_MAX_ELEMENTS")
+    for depth in (70, 500, 800):
+        deep = {"name": "data", "shape": [1], "datatype": "FP32", "data": json.loads("[" * depth + "1" + "]" * depth)}
+        _error(client.post(infer, content=json.dumps({"inputs": [deep]})), 400, "nested more than 64 levels")
+    run = f"/v1/models/{rmsnorm.split('.')[0]}/layers/rmsnorm%2Fvariance/run"
+    v1 = client.post(run, json={"inputs": [{**deep, "name": "0"}]})
+    assert v1.status_code == 400 and "nested more than 64 levels" in v1.json()["detail"], v1.text
+    assert client.post(infer, content=body, headers={"Inference-Header-Content-Length": str(len(body) - len(blob))}
+                       ).status_code == 200  # fmt: skip
+
+
 def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> None:
     infer = f"/v2/models/{rmsnorm}/infer"
     data = np.arange(128, dtype=np.float32).reshape(1, 2, 64) / 7
