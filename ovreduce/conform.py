@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -400,23 +400,38 @@ def conform_model(
 
 
 def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
-    """Refuse a model whose initializers keep their data in files that are not there (without reading them)."""
+    """Refuse a model whose initializers (in sub-graphs too) keep their data in files that are not there, or
+    outside the model's folder (``../``, absolute paths, links out), without reading them."""
     from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
-    for tensor in graph.initializer:
+    for tensor in _initializers(graph):
         if not uses_external_data(tensor):
             continue
         location = ExternalDataInfo(tensor).location
+        where = f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in"
         if base_dir is None:
             raise InputError(
-                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in the external "
-                f"file {location!r}, which model bytes cannot reach; pass the model's path instead"
+                f"{where} the external file {location!r}, which model bytes cannot reach; pass the model's path instead"
             )
+        folder = base_dir.resolve()
+        if Path(location).is_absolute() or not (folder / location).resolve().is_relative_to(folder):
+            raise InputError(f"{where} {location!r}, outside the model's folder: external data must be in the folder "
+                             f"of the .onnx file or below it")  # fmt: skip
         if not (base_dir / location).is_file():
-            raise InputError(
-                f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in "
-                f"{str(base_dir / location)!r}, which does not exist"
-            )
+            raise InputError(f"{where} {str(base_dir / location)!r}, which does not exist")
+
+
+def _initializers(graph: Any) -> Iterator[Any]:
+    """The initializers of ``graph`` and of every sub-graph its nodes hold (If branches, Loop bodies...)."""
+    graphs = [graph]
+    while graphs:
+        current = graphs.pop()
+        yield from current.initializer
+        for node in current.node:
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    graphs.append(attr.g)
+                graphs.extend(attr.graphs)
 
 
 def _result_scans(marks: list[Any], results: int) -> int:

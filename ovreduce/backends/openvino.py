@@ -68,6 +68,7 @@ __all__ = [
 
 PRECISIONS = ("f32", "f16", "bf16", "default")
 _VIRTUAL = ("AUTO", "MULTI", "HETERO", "BATCH")
+_MAX_RANK = 64  # NumPy's most dimensions
 
 
 # -- precisions and compile options: one place for the layer and the whole-model runner ----------------------
@@ -479,6 +480,9 @@ def model_inputs(
                                  parameter="shapes")  # fmt: skip
         if target.dims is None:
             raise InputError(f"{what} has a dynamic rank; give its shape, or an input array", parameter="shapes")
+        if len(target.dims) > _MAX_RANK:
+            raise InputError(f"{what} has rank {len(target.dims)}: inputs of more than {_MAX_RANK} dimensions cannot "
+                             f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     ports = _follow_token_ids(ports, known)
     chosen = _fit(ov_model, ports, max_elements)

@@ -13,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.cli.inprocess import run_cli
+
 from .conftest import SAMPLES, assert_problem, files, sample
 
 
@@ -143,3 +145,19 @@ def test_conform_refuses_what_is_not_onnx(client: TestClient) -> None:
     problem = assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"\x00\x01garbage")}), 400, "input")
     assert "not a readable ONNX model" in problem["detail"]
     assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"")}), 400, "input")
+
+
+def test_an_input_of_rank_65_is_a_bad_request_in_the_cli_and_the_api(
+    client: TestClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input of more dimensions than NumPy makes: the CLI exits 2 (bad input, not "internal error") and
+    the service answers 400 saying which input and why."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1] * 65)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("ReduceMean", ["x"], ["y"])], "rank65", [x], [y])
+    path = tmp_path / "rank65.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    status, _, err = run_cli(capsys, "conform", str(path))
+    assert status == 2 and "rank 65" in err, err
+    doc = assert_problem(client.post("/v1/conform", files={"onnx": ("rank65.onnx", path.read_bytes())}), 400, "input")
+    assert "input 'x' has rank 65" in doc["detail"] and "64 dimensions" in doc["detail"]

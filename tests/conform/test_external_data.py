@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ovreduce.conform import Work, conform_model
 from ovreduce.errors import InputError
+from tests.cli.inprocess import run_cli
 
 from . import onnx_models
 
@@ -60,3 +61,28 @@ def test_model_bytes_cannot_reach_external_data(tmp_path: Path) -> None:
     path = _model(tmp_path)
     with pytest.raises(InputError, match="which model bytes cannot reach; pass the model's path instead"):
         conform_model(path.read_bytes())
+
+
+@pytest.mark.parametrize("where", ["../outside.data", "absolute", "link"])
+def test_external_data_outside_the_models_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """The data file exists, but outside the model's folder: refused (exit 2) before OpenVINO reads it."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = _model(folder)
+    outside = tmp_path / "outside.data"
+    (folder / "external.data").rename(outside)
+    location = {"../outside.data": "../outside.data", "absolute": str(outside), "link": "external.data"}[where]
+    if where == "link":
+        (folder / "external.data").symlink_to(outside)
+    proto = onnx.load(str(path), load_external_data=False)
+    for tensor in proto.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = location
+    onnx.save(proto, str(path))
+    with pytest.raises(InputError, match="outside the model's folder"):
+        conform_model(str(path))
+    status, _, err = run_cli(capsys, "conform", str(path))
+    assert status == 2 and "outside the model's folder" in err, err
