@@ -311,3 +311,23 @@ def test_what_the_cpu_gives_for_an_empty_max_or_min(tmp_path: Path, type_name: s
         value = result.output.reshape(-1)[0]
         gives.append(value.item() if result.output.dtype.kind in "iu" else float(value))
     assert tuple(gives) == CPU_GIVES[type_name, executes]
+
+
+def test_a_u64_axis_of_2_pow_64_minus_1_is_axis_minus_1_to_the_reference(tmp_path: Path) -> None:
+    """OpenVINO reads Const axes through int64, so u64 2^64-1 is -1 (check infers the shape so): the reference
+    of ``run`` reduces the last axis rather than refusing the layer."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    data = ops.parameter([2, 3, 4], ov.Type.f32, name="data")
+    node = ops.reduce_sum(data, ops.constant(np.array([2**64 - 1], np.uint64)), False)
+    ov.save_model(ov.Model([ops.result(node)], [data], "u64"), str(tmp_path / "u64.xml"), compress_to_fp16=False)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    model = load_ir(tmp_path / "u64.xml")
+    try:
+        report = run_layer(model, "2", inputs={"0": x}, backends=["numpy"])
+    finally:
+        model.close()
+    (result,) = report.results
+    assert result.ok, result.error
+    np.testing.assert_array_equal(report.outputs["numpy"], x.sum(axis=-1))

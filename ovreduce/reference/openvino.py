@@ -71,6 +71,8 @@ def normalized_axes(data: Array, axes: Sequence[int] | Array | int, keep_dims: b
         raise ShapeInferenceError(f"Axes input must be a scalar or 1D input. Got: {PartialShape.static(values.shape)}")
     if values.size and values.dtype.kind not in "iu":
         raise ShapeInferenceError(f"Element type of axes input must be integer. Got: {_type_name(values.dtype)}")
+    if values.dtype == np.uint64:  # read through int64 (get_input_const_data_as<int64_t>): 2^64-1 is axis -1
+        values = values.view(np.int64)
     normalized = normalize_axes([int(a) for a in values.reshape(-1).tolist()], data.ndim, OPENVINO_AXES)
     if data.ndim == 0 and keep_dims and values.size:
         # OpenVINO accepts axis 0/-1 of a scalar, then fails setting that dim to 1 (as ops.reduce does).
