@@ -353,6 +353,34 @@ def partial_shape(ov_shape: Any) -> Any:
     return PartialShape(tuple(dims))
 
 
+_DECLARATION = re.compile(r"\A\ufeff?<\?xml[^>]*?\?>")
+_DECLARED = re.compile(rb"\A(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]{1,40})[\"']")
+
+
+def xml_text(xml: bytes) -> str:
+    """An XML file's text as OpenVINO must be given it (UTF-8, no declaration of another encoding): a UTF-16
+    or UTF-32 file is known by its byte order mark or its first ``<``, another by its declaration.
+
+    Raises:
+        UnicodeDecodeError, LookupError: the bytes are not text in the encoding they say they are.
+    """
+    if xml.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        encoding = "utf-32"
+    elif xml.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "utf-16"
+    elif xml.startswith(b"<\x00?\x00"):
+        encoding = "utf-16-le"
+    elif xml.startswith(b"\x00<\x00?"):
+        encoding = "utf-16-be"
+    else:
+        declared = _DECLARED.match(xml)
+        encoding = declared[1].decode() if declared else "utf-8"
+    text = xml.decode(encoding)
+    if encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig") and not text.startswith("\ufeff"):
+        return text
+    return _DECLARATION.sub("", text.removeprefix("\ufeff"), count=1)
+
+
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:
     """An ``openvino.Model`` from an IR held in memory: the XML text and the weights (no files needed).
 
@@ -361,7 +389,7 @@ def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDAr
     import numpy as np
 
     ov = openvino()
-    text = xml.decode("utf-8") if isinstance(xml, bytes) else xml
+    text = xml_text(xml) if isinstance(xml, bytes) else xml
     if weights is None:
         raw = np.zeros(0, dtype=np.uint8)
     elif isinstance(weights, np.ndarray):

@@ -62,6 +62,22 @@ def test_engine_openvino(client: TestClient, capsys: pytest.CaptureFixture[str])
     assert "ovreduce-check." not in response.text  # the temporary file's path never shows
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "iso-8859-1"])
+def test_engine_openvino_reads_irs_in_other_encodings(client: TestClient, encoding: str) -> None:
+    """An IR in UTF-16 (with or without a byte order mark) or latin-1, as its declaration says: OpenVINO is
+    given the text, not bytes it would misread, and agrees with the native reading."""
+    xml, bin_data = reduce_ir("sum")
+    text = xml.decode().replace('<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>')
+    text = text.replace('name="sum"', 'name="somme-é"')
+    assert f'encoding="{encoding}"' in text
+    response = client.post("/v1/check?engine=openvino", files=files(text.encode(encoding), bin_data))
+    assert response.status_code == 200, response.text
+    [model] = response.json()["models"]
+    assert model["ok"] and model["findings"] == [], model
+    [reduction] = model["reductions"]
+    assert reduction["layer_name"] == "somme-é" and reduction["openvino_checked"], reduction
+
+
 def test_engine_openvino_read_failure_hides_paths(client: TestClient) -> None:
     xml, _ = reduce_ir("sum")
     response = client.post("/v1/check?engine=openvino", files=files(xml, None))  # no bin: OpenVINO refuses?
