@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import RequestTooLargeError
 from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes, scrub_json
+from ovreduce.errors import InputError
 
 __all__ = [
     "CSP",
@@ -400,21 +401,35 @@ class BodyLimitMiddleware:
                                drain_limit=drain_limit)  # fmt: skip
             return
         received = 0
-        exceeded = False
+        refusal: tuple[int, str, str] | None = None  # (status, code, detail) that replaces the app's answer
         replaced = False
         finished = False  # the client has sent its whole body (or gone)
+        close = _close_delimiter(content_type) if upload else None
+        tail = b""  # the last bytes read, where a close delimiter split over two reads begins
 
         async def limited_receive() -> Message:
-            nonlocal received, exceeded, finished
-            if exceeded:
-                raise RequestTooLargeError(f"{what} is larger than the limit of {limit} bytes")
+            nonlocal received, refusal, finished, close, tail
+            if refusal is not None:
+                raise InputError(refusal[2])
             message = await receive()
             if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+                body = message.get("body", b"")
+                received += len(body)
                 finished = not message.get("more_body", False)
                 if received > limit:
-                    exceeded = True
-                    raise RequestTooLargeError(f"{what} is larger than the limit of {limit} bytes")
+                    detail = f"{what} is larger than the limit of {limit} bytes ({setting}); it was not read to the end"
+                    refusal = (413, RequestTooLargeError.code, detail)
+                    raise RequestTooLargeError(detail)
+                if close is not None:
+                    if close in tail + body:
+                        close = None  # seen: the body is complete
+                    else:
+                        tail = (tail + body)[-len(close) :]
+                        if finished:
+                            detail = (f"the multipart body ends without its closing boundary "
+                                      f"{close.decode('latin-1')!r}: it was cut short")  # fmt: skip
+                            refusal = (400, "request.invalid", detail)
+                            raise InputError(detail)
             else:
                 finished = True
             return message
@@ -422,12 +437,13 @@ class BodyLimitMiddleware:
         async def replace() -> None:
             nonlocal replaced
             replaced = True
-            detail = f"{what} is larger than the limit of {limit} bytes ({setting}); it was not read to the end"
-            await send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True,
+            assert refusal is not None
+            status, code, detail = refusal
+            await send_problem(send, status, detail, code, path, close=True,
                                drain=None if finished else receive, drain_limit=drain_limit)  # fmt: skip
 
         async def guarded_send(message: Message) -> None:
-            if exceeded:
+            if refusal is not None:
                 if not replaced and message["type"] == "http.response.start":
                     await replace()
                 return  # the application's own answer is dropped
@@ -436,10 +452,18 @@ class BodyLimitMiddleware:
         try:
             await self.app(scope, limited_receive, guarded_send)
         except Exception:
-            if not exceeded:
+            if refusal is None:
                 raise
             if not replaced:
                 await replace()
+
+
+def _close_delimiter(content_type: bytes) -> bytes | None:
+    """``--BOUNDARY--``, which ends a complete multipart body (None: no boundary, the parser refuses it)."""
+    from python_multipart.multipart import parse_options_header
+
+    boundary = parse_options_header(content_type)[1].get(b"boundary")
+    return b"--" + boundary + b"--" if boundary else None
 
 
 # -- anything else ---------------------------------------------------------------------------------------

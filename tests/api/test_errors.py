@@ -242,3 +242,18 @@ def test_http_errors_are_problems(client: TestClient) -> None:
     response = client.put("/v1/models")
     assert_problem(response, 405, "http.405")
     assert response.headers["allow"] == "GET, POST"
+
+
+@pytest.mark.parametrize("ending", [b"", b"\r\n", b"\r\n--BOUND", b"\r\n--BOUND\r\n"])
+def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient, ending: bytes) -> None:
+    """A body cut short, even one whose file part is whole: 400 saying so, not a check of what arrived."""
+    xml, _ = reduce_ir("sum")
+    head = b'--BOUND\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n'
+    for path in ("/v1/check", "/v1/models"):
+        response = client.post(path, content=head + xml + ending,
+                               headers={"content-type": "multipart/form-data; boundary=BOUND"})  # fmt: skip
+        doc = assert_problem(response, 400, "request.invalid")
+        assert "without its closing boundary '--BOUND--'" in doc["detail"], doc
+    whole = client.post("/v1/check", content=head + xml + b"\r\n--BOUND--\r\nan epilogue",
+                        headers={"content-type": "multipart/form-data; boundary=BOUND"})  # fmt: skip
+    assert whole.status_code == 422, whole.text  # complete: read, and the missing bin is the IR's problem
