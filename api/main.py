@@ -29,7 +29,6 @@ from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
 from api.deps import Services
 from api.errors import StoreError
 from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
-from api.openapi_examples import METRICS
 from api.routes import ROUTERS
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
@@ -62,7 +61,8 @@ a stored model that failed its integrity check and was removed (code `store.corr
 not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
 unexpected (logged, no details). No answer names a path of the server.
 """
-DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
+DOCS_STATIC = "/static-offline-docs"
+METRICS_EXAMPLE = "\n".join(problems.EXAMPLES["metrics"]) + "\n"  # where FastAPIOffline serves Swagger UI's files
 
 
 def _startup(catalog: Catalog, settings: Settings) -> None:
@@ -174,7 +174,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Prometheus metrics (text exposition format)",
         response_class=Response,
         responses={200: {"description": "The metrics (see the README)", "content": {CONTENT_TYPE: {
-            "schema": {"type": "string"}, "example": METRICS}}}, **problems.responses()},
+            "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}, **problems.responses()},
     )  # fmt: skip
     async def metrics_endpoint() -> Response:
         """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape

@@ -54,6 +54,7 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -335,25 +336,40 @@ def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
-def _add_examples(schema: dict[str, Any]) -> None:
-    """Examples (:mod:`api.openapi_examples`) on every operation's path parameters, JSON request bodies and
-    answers, and named examples of problem+json on every error answer."""
-    from api.openapi_examples import PARAMETERS, REQUESTS, RESPONSES, problem_examples
+EXAMPLES: dict[str, Any] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text("utf-8"))
+"""The OpenAPI document's examples (``openapi_examples.json``, recorded from the service on the samples):
+path parameters, JSON request bodies and answers by ``"<method> <path>"``, problems by status, ``/metrics``."""
 
+
+def _problem_examples(status: str, path: str) -> dict[str, Any]:
+    """The named examples of a problem answer with ``status`` (or ``default``) on ``path``."""
+    number = 500 if status == "default" else int(status)
+    problems = EXAMPLES["problems"]
+    return {
+        p["code"]: {"summary": f"{number} {p['code']}", "value": {"type": f"urn:ovreduce:problem:{p['code']}",
+                    "title": p["title"], "status": number, "detail": p["detail"], "code": p["code"], "instance": path}}
+        for p in problems.get(status, problems["default"])
+    }  # fmt: skip
+
+
+def _add_examples(schema: dict[str, Any]) -> None:
+    """:data:`EXAMPLES` on every operation's path parameters, JSON request bodies and answers, and named
+    examples of problem+json on every error answer."""
+    parameters = EXAMPLES["parameters"]
     for path, path_item in schema.get("paths", {}).items():
-        concrete = re.sub(r"\{(\w+)\}", lambda m: str(PARAMETERS.get(m[1], m[0])), path)
+        concrete = re.sub(r"\{(\w+)\}", lambda m: str(parameters.get(m[1], m[0])), path)
         for method, operation in path_item.items():
             for parameter in operation.get("parameters", []):
-                if parameter.get("in") == "path" and parameter["name"] in PARAMETERS:
-                    parameter["example"] = PARAMETERS[parameter["name"]]
+                if parameter.get("in") == "path" and parameter["name"] in parameters:
+                    parameter["example"] = parameters[parameter["name"]]
             body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-            if body is not None and (method, path) in REQUESTS:
-                body["examples"] = REQUESTS[method, path]
-            answers = RESPONSES.get((method, path), {})
+            if body is not None and f"{method} {path}" in EXAMPLES["requests"]:
+                body["examples"] = EXAMPLES["requests"][f"{method} {path}"]
+            answers = EXAMPLES["responses"].get(f"{method} {path}", {})
             for status, answer in operation.get("responses", {}).items():
                 content = answer.get("content", {})
                 if PROBLEM_MEDIA_TYPE in content:
-                    content[PROBLEM_MEDIA_TYPE]["examples"] = problem_examples(status, concrete)
+                    content[PROBLEM_MEDIA_TYPE]["examples"] = _problem_examples(status, concrete)
                 elif "application/json" in content and status in answers:
                     content["application/json"]["example"] = answers[status]
 
