@@ -68,7 +68,6 @@ def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[byte
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
     responses=UPLOAD_PROBLEMS,
-    response_class=Response,
 )
 async def check(
     services: ServicesDep,
