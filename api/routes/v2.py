@@ -26,120 +26,79 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from fastapi import APIRouter, Request
-from pydantic import ValidationError
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
-from api.problems import scrub
-from api.routes.common import check_shape, flat_data, given_tensors, json_bytes, json_response
-from api.routes.health import _openvino
-from api.schemas import (
-    RunRequest,
-    Tensor,
-    V2IndexEntry,
-    V2InferRequest,
-    V2ModelMetadata,
-    V2ServerMetadata,
+from api.kserve import (
+    EXTENSIONS,
+    HEADER_LENGTH,
+    INPUT_ALIASES,
+    OUTPUT,
+    PLATFORM,
+    VERSION,
+    Input,
+    NotReadyError,
+    RefusedError,
+    binary_array,
+    binary_outputs,
+    decode_request,
+    encode_answer,
+    model_name,
+    parse_name,
+    run_options,
+    shown,
+    status_of,
 )
+from api.problems import scrub
+from api.routes.common import given_tensors, json_response
+from api.routes.health import _openvino
+from api.schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from api.store.catalog import Catalog, LoadedModel
 from api.workers import WorkerContext
 from ovreduce import __version__
-from ovreduce.errors import BackendError, InputError, LimitExceededError, NotFoundError, OvReduceError
-from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
+from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
 from ovreduce.reports import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES
 
-__all__ = ["MODEL_NAME", "NotReadyError", "model_name", "router"]
+__all__ = ["router"]
 
 logger = logging.getLogger("ovreduce.api")
-router = APIRouter(prefix="/v2", tags=["kserve-v2"])
-
-MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
-"""A v2 model name: ``<model id>.<layer ids path with "-" for "/">``."""
-VERSION = "1"
-PLATFORM = "ovreduce"
-EXTENSIONS = ("binary_tensor_data", "parameters")  # and POST /v2/repository/index (no load/unload)
-OUTPUT = "output"
-_INPUT_ALIASES = {"data": "0", "axes": "1"}
-_HEADER_LENGTH = "inference-header-content-length"
-
-
-class NotReadyError(BackendError):
-    """The model exists but cannot run (its shapes or types cannot be resolved, or are not executable): 503."""
-
-    code = "v2.not_ready"
-
-
-class _RefusedError(OvReduceError):
-    """An answer with a status of its own (404 unknown version, 501 an unsupported feature)."""
-
-    code = "v2"
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.message, self.status))
-
-
-def model_name(mid: str, path: str) -> str:
-    """The v2 name of layer ``path`` (an ids path) of stored model ``mid``."""
-    return f"{mid}.{path.replace('/', '-')}"
-
-
-def _shown(name: str) -> str:
-    return repr(name if len(name) <= 200 else name[:200] + "...")
-
-
-def _key(name: str) -> tuple[str, str]:
-    """The stored model id and the layer's ids path a v2 model name stands for (404 when it is none)."""
-    found = MODEL_NAME.fullmatch(name)
-    if found is None:
-        raise NotFoundError(
-            f"Request for unknown model: {_shown(name)} is not found; ovreduce names a model "
-            f"<model id>.<layer ids path with '-' for '/'>, e.g. <id>.12 or <id>.12-then-110 "
-            f"(POST /v2/repository/index lists them)"
-        )
-    return found["id"], found["path"].replace("-", "/")
-
-
-def _status(exc: OvReduceError) -> int:
-    if isinstance(exc, _RefusedError):
-        return exc.status
-    if isinstance(exc, RequestTooLargeError):
-        return 413
-    if isinstance(exc, NotFoundError | StoreCorruptError):
-        return 404
-    if isinstance(exc, BusyError | RunTimeoutError | BackendError | StoreError):
-        return 503
-    return 400  # InputError, LimitExceededError (Triton: invalid argument), IRError, anything else of ours
 
 
 def _error(status: int, message: str) -> Response:
     return json_response({"error": scrub(message)}, status)
 
 
-async def _guard(work: Callable[[], Awaitable[Response]]) -> Response:
-    """``work``'s answer, or its failure as the protocol's ``{"error": "..."}``."""
-    try:
-        return await work()
-    except OvReduceError as exc:
-        return _error(_status(exc), exc.message)
-    except Exception:
-        logger.exception("unexpected error in a KServe v2 request")
-        return _error(500, "internal error (logged on the server)")
+class _KServeRoute(APIRoute):
+    """A route whose failures are the protocol's ``{"error": "..."}`` with Triton's statuses
+    (:func:`api.kserve.status_of`), not problem+json."""
+
+    def get_route_handler(self) -> Any:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                response: Response = await handler(request)
+            except OvReduceError as exc:
+                return _error(status_of(exc), exc.message)
+            except Exception:
+                logger.exception("unexpected error in a KServe v2 request")
+                return _error(500, "internal error (logged on the server)")
+            return response
+
+        return guarded
+
+
+router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=_KServeRoute, include_in_schema=False)
 
 
 # -- models -----------------------------------------------------------------------------------------------
@@ -149,13 +108,13 @@ def _path_of(view: LayerView) -> str:
 
 def _find(catalog: Catalog, name: str) -> tuple[LoadedModel, LayerView, str]:
     """The stored model, the reduction's view and its ids path for v2 model ``name``."""
-    mid, path = _key(name)
+    mid, path = parse_name(name)
     loaded = catalog.load(mid)
     body_path, _, layer_id = path.rpartition("/")
     for view in loaded.inspected().layers:
         if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
             return loaded, view, path
-    raise NotFoundError(f"Request for unknown model: {_shown(name)} is not found: the stored model has no "
+    raise NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no "
                         f"reduction layer at {path!r}")  # fmt: skip
 
 
@@ -173,7 +132,7 @@ def _unready(loaded: LoadedModel, path: str) -> str | None:
 
 def _check_version(version: str | None) -> None:
     if version is not None and version != VERSION:
-        raise _RefusedError(f"Request for unknown model version {_shown(version)}: ovreduce models have version "
+        raise RefusedError(f"Request for unknown model version {shown(version)}: ovreduce models have version "
                        f"{VERSION} only", 404)  # fmt: skip
 
 
@@ -195,7 +154,7 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
     loaded, view, path = _find(catalog, name)
     reason = _unready(loaded, path)
     if reason is not None:
-        raise NotReadyError(f"model {_shown(name)} is not ready: {reason}")
+        raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
     return loaded, view, path
 
 
@@ -248,142 +207,30 @@ def _index(context: WorkerContext, ready_only: bool) -> list[dict[str, Any]]:
     return out
 
 
-# -- inference --------------------------------------------------------------------------------------------
-_Input = tuple[str, list[int], str, "bytes | list[Any]"]  # name, shape, datatype, binary or JSON data
-
-
-def _element_type(datatype: str, what: str) -> ElementType:
-    try:
-        etype = element_type_from_kserve(datatype)
-    except OvReduceError as exc:
-        raise InputError(f"{what}: {exc.message}") from None
-    if etype.name not in EXECUTABLE_TYPES:
-        raise InputError(f"{what}: reductions of {datatype} data cannot be executed")
-    return etype
-
-
-def _decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, list[_Input]]:
-    """The JSON header and the inputs of an inference request; every binary tensor's size is checked against
-    its shape and datatype (and the element limit) before anything is allocated for it."""
-    if header_length is None:
-        head, rest = body, b""
-    else:
-        text = header_length.strip()
-        if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > len(body):
-            raise InputError(f"Inference-Header-Content-Length: {header_length[:40]!r} is not a length within the "
-                             f"request body of {len(body)} bytes")  # fmt: skip
-        head, rest = body[: int(text)], body[int(text) :]
-    try:
-        doc = json.loads(head)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"the inference request header is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InputError("the inference request header is nested too deeply to be read") from None
-    if not isinstance(doc, dict):
-        raise InputError("the inference request header must be a JSON object")
-    try:
-        req = V2InferRequest.model_validate(doc)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the request"
-        raise InputError(f"the inference request is not valid: {where}: {first.get('msg', '')}") from None
-    inputs: list[_Input] = []
-    offset = 0
-    for tensor in req.inputs:
-        what = f"input {tensor.name!r}"
-        etype = _element_type(tensor.datatype, what)
-        count = check_shape(tensor.shape, what, max_elements)
-        if "shared_memory_region" in tensor.parameters:
-            raise _RefusedError(f"{what}: shared memory is not supported by ovreduce; send the data in the request")
-        size = tensor.parameters.get("binary_data_size")
-        if size is None:
-            if tensor.data is None:
-                raise InputError(f"{what} has neither data nor parameters.binary_data_size")
-            inputs.append((tensor.name, tensor.shape, tensor.datatype, flat_data(tensor.data, what, max_elements)))
-            continue
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise InputError(f"{what}: parameters.binary_data_size must be a non-negative integer, got {size!r}")
-        if tensor.data is not None:
-            raise InputError(f"{what} has both data and parameters.binary_data_size")
-        expected = count * np.dtype(etype.numpy).itemsize
-        if size != expected:
-            raise InputError(f"{what}: binary_data_size is {size} bytes but shape {tensor.shape} of "
-                             f"{tensor.datatype} needs {expected}")  # fmt: skip
-        if offset + size > len(rest):
-            raise InputError(f"{what}: its {size} bytes of binary data go past the end of the request body "
-                             f"({len(rest) - offset} left)")  # fmt: skip
-        inputs.append((tensor.name, tensor.shape, tensor.datatype, rest[offset : offset + size]))
-        offset += size
-    if offset != len(rest):
-        raise InputError(f"the request body holds {len(rest) - offset} bytes after the binary data of its inputs")
-    return req, inputs
-
-
-def _options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
-    backend = parameters.get("backend", "openvino")
-    if backend not in ("openvino", "numpy"):
-        raise InputError(f"parameters.backend must be 'openvino' or 'numpy', got {str(backend)[:40]!r}")
-    fields = {k: parameters[k] for k in ("device", "precision", "atol", "rtol") if k in parameters}
-    try:
-        run = RunRequest.model_validate(
-            {**fields, "backends": ["numpy"] if backend == "numpy" else ["numpy", "openvino"]}
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise InputError(f"parameters.{where}: {first.get('msg', '')}") from None
-    return str(backend), run
-
-
-def _binary_outputs(req: V2InferRequest) -> bool:
-    """Whether the output is answered as binary data (and 400 for an output the model does not have)."""
-    default = req.parameters.get("binary_data_output", False)
-    if not isinstance(default, bool):
-        raise InputError("parameters.binary_data_output must be true or false")
-    binary = default
-    for out in req.outputs or ():
-        if out.name != OUTPUT:
-            raise InputError(f"unexpected inference output {_shown(out.name)}: the model has one output, {OUTPUT!r}")
-        if "classification" in out.parameters:
-            raise _RefusedError("the classification extension is not supported by ovreduce")
-        flag = out.parameters.get("binary_data", default)
-        if not isinstance(flag, bool):
-            raise InputError(f"outputs[{out.name!r}].parameters.binary_data must be true or false")
-        binary = flag
-    return binary
-
-
-def _array(name: str, shape: list[int], datatype: str, raw: bytes) -> npt.NDArray[Any]:
-    etype = _element_type(datatype, f"input {name!r}")
-    array = np.frombuffer(raw, dtype=np.dtype(etype.numpy)).reshape(shape)
-    if etype.kind == "bool" and raw and max(raw) > 1:  # NumPy would take any byte as a bool
-        raise InputError(f"input {name!r}: BOOL binary data must hold bytes 0 or 1")
-    return array.copy()
-
-
-def _infer(context: WorkerContext, name: str, inputs: list[_Input], backend: str, run: RunRequest,
+# -- inference ---------------------------------------------------------------------------------------------
+def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str, run: RunRequest,
            binary: bool, request_id: str | None) -> tuple[bytes, int | None]:  # fmt: skip
     """Run the model (in a worker process): the response body, and its JSON header's length when binary."""
     catalog, settings = context.catalog, context.settings
-    mid, _ = _key(name)
+    mid, _ = parse_name(name)
     with catalog.store.pinned(mid):
         loaded, _, path = _find(catalog, name)
         reason = _unready(loaded, path)
         if reason is not None:
-            raise NotReadyError(f"model {_shown(name)} is not ready: {reason}")
+            raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
         spec = loaded.spec(path)
         body_path = loaded.model.locate(path).body_path
         wanted = 2 if spec.runtime_axes else 1
         if len(inputs) != wanted:
             names = "'data' and 'axes'" if spec.runtime_axes else "'data'"
-            raise InputError(f"model {_shown(name)} takes {wanted} input(s), {names}; the request has {len(inputs)}")
+            raise InputError(f"model {shown(name)} takes {wanted} input(s), {names}; the request has {len(inputs)}")
         given: dict[str, npt.NDArray[Any]] = {}
         for tname, shape, datatype, payload in inputs:
-            key = _INPUT_ALIASES.get(tname, tname)
+            key = INPUT_ALIASES.get(tname, tname)
             if key in given:
                 raise InputError(f"input {tname!r} is given twice")
             if isinstance(payload, bytes):
-                given[key] = _array(tname, shape, datatype, payload)
+                given[key] = binary_array(tname, shape, datatype, payload)
             else:
                 tensor = Tensor(name=tname, shape=shape, datatype=datatype, data=payload)
                 given[key] = given_tensors([tensor], settings.max_elements)[tname]
@@ -416,32 +263,21 @@ def _infer(context: WorkerContext, name: str, inputs: list[_Input], backend: str
                 parameters[field] = value
         if comparison.error:
             parameters["comparison_error"] = comparison.error
-    answer = to_kserve(OUTPUT, output)
-    raw = b""
-    if binary:
-        raw = np.ascontiguousarray(output).tobytes()
-        del answer["data"]
-        answer["parameters"] = {"binary_data_size": len(raw)}
-    doc: dict[str, Any] = {"model_name": name, "model_version": VERSION}
-    if request_id is not None:
-        doc["id"] = request_id
-    doc.update(parameters=parameters, outputs=[answer])
-    header = json_bytes(doc)
-    return (header + raw, len(header)) if binary else (header, None)
+    return encode_answer(name, request_id, parameters, output, binary)
 
 
 # -- routes -----------------------------------------------------------------------------------------------
-@router.get("", response_model=V2ServerMetadata, include_in_schema=False)
+@router.get("")
 async def server_metadata() -> Response:
     return json_response(V2ServerMetadata(name=PLATFORM, version=__version__, extensions=list(EXTENSIONS)).model_dump())
 
 
-@router.get("/health/live", include_in_schema=False)
+@router.get("/health/live")
 async def live() -> Response:
     return json_response({"live": True})
 
 
-@router.get("/health/ready", include_in_schema=False)
+@router.get("/health/ready")
 async def ready(services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)
     store_ok = await run_in_threadpool(services.catalog.store.writable)
@@ -451,95 +287,55 @@ async def ready(services: ServicesDep) -> Response:
     return _error(503, f"not ready: {detail}")
 
 
-async def _model_metadata(services: ServicesDep, name: str, version: str | None) -> Response:
-    async def work() -> Response:
-        doc = await services.isolated.run("reading the model metadata", _metadata, name, version)
-        return json_response(doc)
-
-    return await _guard(work)
+@router.get("/models/{name}")
+@router.get("/models/{name}/versions/{version}")
+async def model_metadata(services: ServicesDep, name: str, version: str | None = None) -> Response:
+    return json_response(await services.isolated.run("reading the model metadata", _metadata, name, version))
 
 
-@router.get("/models/{name}", response_model=V2ModelMetadata, include_in_schema=False)
-async def model_metadata(services: ServicesDep, name: str) -> Response:
-    return await _model_metadata(services, name, None)
+@router.get("/models/{name}/ready")
+@router.get("/models/{name}/versions/{version}/ready")
+async def model_ready(services: ServicesDep, name: str, version: str | None = None) -> Response:
+    return json_response(await services.isolated.run("reading the model's readiness", _ready, name, version))
 
 
-@router.get("/models/{name}/versions/{version}", response_model=V2ModelMetadata, include_in_schema=False)
-async def model_version_metadata(services: ServicesDep, name: str, version: str) -> Response:
-    return await _model_metadata(services, name, version)
-
-
-async def _model_ready(services: ServicesDep, name: str, version: str | None) -> Response:
-    async def work() -> Response:
-        doc = await services.isolated.run("reading the model's readiness", _ready, name, version)
-        return json_response(doc)
-
-    return await _guard(work)
-
-
-@router.get("/models/{name}/ready", include_in_schema=False)
-async def model_ready(services: ServicesDep, name: str) -> Response:
-    return await _model_ready(services, name, None)
-
-
-@router.get("/models/{name}/versions/{version}/ready", include_in_schema=False)
-async def model_version_ready(services: ServicesDep, name: str, version: str) -> Response:
-    return await _model_ready(services, name, version)
-
-
-async def _infer_route(services: ServicesDep, request: Request, name: str, version: str | None) -> Response:
-    async def work() -> Response:
-        _check_version(version)
-        _key(name)  # 404 before the body is read
-        encoding = request.headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
-            raise _RefusedError(f"Content-Encoding {encoding[:40]!r} is not supported by ovreduce; send the request "
+@router.post("/models/{name}/infer")
+@router.post("/models/{name}/versions/{version}/infer")
+async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
+    _check_version(version)
+    parse_name(name)  # 404 before the body is read
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise RefusedError(f"Content-Encoding {encoding[:40]!r} is not supported by ovreduce; send the request "
                            f"uncompressed")  # fmt: skip
-        body = await request.body()
-        limit = services.settings.max_elements
-        req, inputs = _decode_request(body, request.headers.get(_HEADER_LENGTH), limit)
-        backend, run = _options(req.parameters)
-        binary = _binary_outputs(req)
-        what = f"the inference of model {_shown(name)}"
-        data, header = await services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
-        if header is None:
-            return Response(data, media_type="application/json")
-        return Response(data, media_type="application/octet-stream", headers={"Inference-Header-Content-Length":
-                                                                                 str(header)})  # fmt: skip
-
-    return await _guard(work)
+    req, inputs = decode_request(await request.body(), request.headers.get(HEADER_LENGTH),
+                                 services.settings.max_elements)  # fmt: skip
+    backend, run = run_options(req.parameters)
+    binary = binary_outputs(req)
+    what = f"the inference of model {shown(name)}"
+    data, header = await services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
+    if header is None:
+        return Response(data, media_type="application/json")
+    return Response(data, media_type="application/octet-stream", headers={"Inference-Header-Content-Length":
+                                                                             str(header)})  # fmt: skip
 
 
-@router.post("/models/{name}/infer", include_in_schema=False)
-async def infer(services: ServicesDep, request: Request, name: str) -> Response:
-    return await _infer_route(services, request, name, None)
-
-
-@router.post("/models/{name}/versions/{version}/infer", include_in_schema=False)
-async def infer_version(services: ServicesDep, request: Request, name: str, version: str) -> Response:
-    return await _infer_route(services, request, name, version)
-
-
-@router.post("/repository/index", response_model=list[V2IndexEntry], include_in_schema=False)
+@router.post("/repository/index")
 async def repository_index(services: ServicesDep, request: Request) -> Response:
-    async def work() -> Response:
-        body = await request.body()
-        ready_only = False
-        if body.strip():
-            try:
-                doc = json.loads(body)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                raise InputError("the repository index request must be empty or a JSON object") from None
-            if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
-                raise InputError('the repository index request must be a JSON object like {"ready": true}')
-            ready_only = bool(doc.get("ready", False))
-        entries = await services.isolated.run("listing the model repository", _index, ready_only)
-        return json_response(entries)
-
-    return await _guard(work)
+    body = await request.body()
+    ready_only = False
+    if body.strip():
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise InputError("the repository index request must be empty or a JSON object") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
+            raise InputError('the repository index request must be a JSON object like {"ready": true}')
+        ready_only = bool(doc.get("ready", False))
+    return json_response(await services.isolated.run("listing the model repository", _index, ready_only))
 
 
-@router.api_route("/{rest:path}", methods=["GET", "POST"], include_in_schema=False)
+@router.api_route("/{rest:path}", methods=["GET", "POST"])
 async def unsupported(request: Request, rest: str) -> Response:
     """Any other ``/v2`` path (model configuration, statistics, load/unload, shared memory...): a 404 the
     protocol's clients can read, rather than problem+json."""

@@ -17,7 +17,7 @@ import tritonclient.http as triton
 from fastapi.testclient import TestClient
 from tritonclient.utils import InferenceServerException, triton_to_np_dtype
 
-from api.routes.v2 import MODEL_NAME, model_name
+from api.kserve import MODEL_NAME, model_name
 from ovreduce.reference.evaluate import reduce
 from tests.ir import subgraphs
 from tests.test_run import CPU_CANNOT_COMPILE

@@ -1,0 +1,225 @@
+"""The KServe v2 (Open Inference Protocol) codec of :mod:`api.routes.v2`: model names, the inference request
+(JSON header and binary tensor data) checked and decoded, the answer encoded, and the protocol's statuses.
+
+Everything here runs on the request's bytes before any worker sees them: header lengths, shapes, sizes and
+nesting are checked before anything is converted, copied or pickled. Nothing here knows HTTP routing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import ValidationError
+
+from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
+from api.routes.common import check_shape, flat_data, json_bytes
+from api.schemas import RunRequest, V2InferRequest
+from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
+from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve
+
+__all__ = [
+    "MODEL_NAME",
+    "Input",
+    "NotReadyError",
+    "RefusedError",
+    "decode_request",
+    "encode_answer",
+    "model_name",
+    "parse_name",
+    "status_of",
+]
+
+MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
+"""A v2 model name: ``<model id>.<layer ids path with "-" for "/">``."""
+VERSION = "1"
+PLATFORM = "ovreduce"
+EXTENSIONS = ("binary_tensor_data", "parameters")  # and POST /v2/repository/index (no load/unload)
+OUTPUT = "output"
+INPUT_ALIASES = {"data": "0", "axes": "1"}
+HEADER_LENGTH = "inference-header-content-length"
+
+
+class NotReadyError(BackendError):
+    """The model exists but cannot run (its shapes or types cannot be resolved, or are not executable): 503."""
+
+    code = "v2.not_ready"
+
+
+class RefusedError(OvReduceError):
+    """An answer with a status of its own (404 unknown version, 501 an unsupported feature)."""
+
+    code = "v2"
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.status))
+
+
+def model_name(mid: str, path: str) -> str:
+    """The v2 name of layer ``path`` (an ids path) of stored model ``mid``."""
+    return f"{mid}.{path.replace('/', '-')}"
+
+
+def shown(name: str) -> str:
+    return repr(name if len(name) <= 200 else name[:200] + "...")
+
+
+def parse_name(name: str) -> tuple[str, str]:
+    """The stored model id and the layer's ids path a v2 model name stands for (404 when it is none)."""
+    found = MODEL_NAME.fullmatch(name)
+    if found is None:
+        raise NotFoundError(
+            f"Request for unknown model: {shown(name)} is not found; ovreduce names a model "
+            f"<model id>.<layer ids path with '-' for '/'>, e.g. <id>.12 or <id>.12-then-110 "
+            f"(POST /v2/repository/index lists them)"
+        )
+    return found["id"], found["path"].replace("-", "/")
+
+
+def status_of(exc: OvReduceError) -> int:
+    if isinstance(exc, RefusedError):
+        return exc.status
+    if isinstance(exc, RequestTooLargeError):
+        return 413
+    if isinstance(exc, NotFoundError | StoreCorruptError):
+        return 404
+    if isinstance(exc, BusyError | RunTimeoutError | BackendError | StoreError):
+        return 503
+    return 400  # InputError, LimitExceededError (Triton: invalid argument), IRError, anything else of ours
+
+
+Input = tuple[str, list[int], str, "bytes | list[Any]"]  # name, shape, datatype, binary or JSON data
+
+
+def _element_type(datatype: str, what: str) -> ElementType:
+    try:
+        etype = element_type_from_kserve(datatype)
+    except OvReduceError as exc:
+        raise InputError(f"{what}: {exc.message}") from None
+    if etype.name not in EXECUTABLE_TYPES:
+        raise InputError(f"{what}: reductions of {datatype} data cannot be executed")
+    return etype
+
+
+def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, list[Input]]:
+    """The JSON header and the inputs of an inference request; every binary tensor's size is checked against
+    its shape and datatype (and the element limit) before anything is allocated for it."""
+    if header_length is None:
+        head, rest = body, b""
+    else:
+        text = header_length.strip()
+        if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > len(body):
+            raise InputError(f"Inference-Header-Content-Length: {header_length[:40]!r} is not a length within the "
+                             f"request body of {len(body)} bytes")  # fmt: skip
+        head, rest = body[: int(text)], body[int(text) :]
+    try:
+        doc = json.loads(head)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"the inference request header is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError("the inference request header is nested too deeply to be read") from None
+    if not isinstance(doc, dict):
+        raise InputError("the inference request header must be a JSON object")
+    try:
+        req = V2InferRequest.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the request"
+        raise InputError(f"the inference request is not valid: {where}: {first.get('msg', '')}") from None
+    inputs: list[Input] = []
+    offset = 0
+    for tensor in req.inputs:
+        what = f"input {tensor.name!r}"
+        etype = _element_type(tensor.datatype, what)
+        count = check_shape(tensor.shape, what, max_elements)
+        if "shared_memory_region" in tensor.parameters:
+            raise RefusedError(f"{what}: shared memory is not supported by ovreduce; send the data in the request")
+        size = tensor.parameters.get("binary_data_size")
+        if size is None:
+            if tensor.data is None:
+                raise InputError(f"{what} has neither data nor parameters.binary_data_size")
+            inputs.append((tensor.name, tensor.shape, tensor.datatype, flat_data(tensor.data, what, max_elements)))
+            continue
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise InputError(f"{what}: parameters.binary_data_size must be a non-negative integer, got {size!r}")
+        if tensor.data is not None:
+            raise InputError(f"{what} has both data and parameters.binary_data_size")
+        expected = count * np.dtype(etype.numpy).itemsize
+        if size != expected:
+            raise InputError(f"{what}: binary_data_size is {size} bytes but shape {tensor.shape} of "
+                             f"{tensor.datatype} needs {expected}")  # fmt: skip
+        if offset + size > len(rest):
+            raise InputError(f"{what}: its {size} bytes of binary data go past the end of the request body "
+                             f"({len(rest) - offset} left)")  # fmt: skip
+        inputs.append((tensor.name, tensor.shape, tensor.datatype, rest[offset : offset + size]))
+        offset += size
+    if offset != len(rest):
+        raise InputError(f"the request body holds {len(rest) - offset} bytes after the binary data of its inputs")
+    return req, inputs
+
+
+def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
+    backend = parameters.get("backend", "openvino")
+    if backend not in ("openvino", "numpy"):
+        raise InputError(f"parameters.backend must be 'openvino' or 'numpy', got {str(backend)[:40]!r}")
+    fields = {k: parameters[k] for k in ("device", "precision", "atol", "rtol") if k in parameters}
+    try:
+        run = RunRequest.model_validate(
+            {**fields, "backends": ["numpy"] if backend == "numpy" else ["numpy", "openvino"]}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise InputError(f"parameters.{where}: {first.get('msg', '')}") from None
+    return str(backend), run
+
+
+def binary_outputs(req: V2InferRequest) -> bool:
+    """Whether the output is answered as binary data (and 400 for an output the model does not have)."""
+    default = req.parameters.get("binary_data_output", False)
+    if not isinstance(default, bool):
+        raise InputError("parameters.binary_data_output must be true or false")
+    binary = default
+    for out in req.outputs or ():
+        if out.name != OUTPUT:
+            raise InputError(f"unexpected inference output {shown(out.name)}: the model has one output, {OUTPUT!r}")
+        if "classification" in out.parameters:
+            raise RefusedError("the classification extension is not supported by ovreduce")
+        flag = out.parameters.get("binary_data", default)
+        if not isinstance(flag, bool):
+            raise InputError(f"outputs[{out.name!r}].parameters.binary_data must be true or false")
+        binary = flag
+    return binary
+
+
+def binary_array(name: str, shape: list[int], datatype: str, raw: bytes) -> npt.NDArray[Any]:
+    etype = _element_type(datatype, f"input {name!r}")
+    array = np.frombuffer(raw, dtype=np.dtype(etype.numpy)).reshape(shape)
+    if etype.kind == "bool" and raw and max(raw) > 1:  # NumPy would take any byte as a bool
+        raise InputError(f"input {name!r}: BOOL binary data must hold bytes 0 or 1")
+    return array.copy()
+
+
+def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any], output: npt.NDArray[Any],
+                  binary: bool) -> tuple[bytes, int | None]:  # fmt: skip
+    """The inference answer's body, and its JSON header's length when the output goes as binary data."""
+    answer = to_kserve(OUTPUT, output)
+    raw = b""
+    if binary:
+        raw = np.ascontiguousarray(output).tobytes()
+        del answer["data"]
+        answer["parameters"] = {"binary_data_size": len(raw)}
+    doc: dict[str, Any] = {"model_name": name, "model_version": VERSION}
+    if request_id is not None:
+        doc["id"] = request_id
+    doc.update(parameters=parameters, outputs=[answer])
+    header = json_bytes(doc)
+    return (header + raw, len(header)) if binary else (header, None)
