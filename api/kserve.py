@@ -16,6 +16,7 @@ import numpy.typing as npt
 from pydantic import ValidationError
 
 from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
+from api.problems import scrub
 from api.routes.common import check_shape, flat_data, json_bytes
 from api.schemas import RunRequest, V2InferRequest
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
@@ -220,6 +221,6 @@ def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any],
     doc: dict[str, Any] = {"model_name": name, "model_version": VERSION}
     if request_id is not None:
         doc["id"] = request_id
-    doc.update(parameters=parameters, outputs=[answer])
+    doc.update(parameters=scrub(parameters), outputs=[answer])  # OpenVINO's errors may name server paths
     header = json_bytes(doc)
     return (header + raw, len(header)) if binary else (header, None)

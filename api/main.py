@@ -34,7 +34,6 @@ from api.store.catalog import Catalog
 from api.store.disk import ModelStore
 from api.workers import IsolatedPool, apply_extensions
 from ovreduce import __version__
-from ovreduce._openvino import find_extension
 from ovreduce.ir.parser import ParseLimits
 
 __all__ = ["create_app"]
@@ -125,11 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))
 
     problems.install(app)
-    problems.add_private_path(settings.store)
-    for name in settings.extension_names():  # a library's folder is the server's business
-        library = find_extension(name).library
-        if library is not None:
-            problems.add_private_path(Path(library).parent)
+    problems.add_server_paths(settings)
     middleware.install(
         app,
         max_upload_bytes=settings.max_upload_bytes,

@@ -8,8 +8,6 @@ From the outside in:
   answer;
 * :class:`CatchAllMiddleware` logs any exception nothing else handled and answers the 500 problem without
   any detail of it;
-* :class:`PathScrubMiddleware` takes the server's private paths (store, working, home and temporary
-  directories) out of every JSON answer, whatever put them there (:func:`api.problems.scrub_json`);
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks excepted: a busy service is still alive);
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
@@ -36,7 +34,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import RequestTooLargeError
-from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes, scrub_json
+from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes
 from ovreduce.errors import InputError
 
 __all__ = [
@@ -46,7 +44,6 @@ __all__ = [
     "BodyLimitMiddleware",
     "CatchAllMiddleware",
     "InFlightLimitMiddleware",
-    "PathScrubMiddleware",
     "SecurityMiddleware",
     "csp_for",
     "install",
@@ -96,12 +93,11 @@ def install(
     allowed_hosts: Sequence[str] = ("*",),
     max_requests: int | None = None,
 ) -> None:
-    """Add the wrappers: the body limit innermost, then the in-flight limit, the path scrub, the catch-all and
+    """Add the wrappers: the body limit innermost, then the in-flight limit, the catch-all and
     the security checks outermost."""
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes)
     if max_requests is not None:
         app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
-    app.add_middleware(PathScrubMiddleware)  # inside the catch-all: a held answer is not yet "started" there
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(SecurityMiddleware, allowed_hosts=allowed_hosts)
 
@@ -281,44 +277,6 @@ class SecurityMiddleware:
                                    drain=drain if _may_have_body(scope) else None)  # fmt: skip
                 return
         await self.app(scope, receive, secured_send)
-
-
-# -- private paths ---------------------------------------------------------------------------------------
-class PathScrubMiddleware:
-    """Replace the server's private paths in JSON answers sent in one piece (every JSON answer of the API).
-
-    Answers in several pieces (files) pass unchanged; so does everything that is not JSON.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        held: Message | None = None
-
-        async def scrubbing_send(message: Message) -> None:
-            nonlocal held
-            if message["type"] == "http.response.start":
-                content_type = next((v for k, v in message.get("headers", []) if k.lower() == b"content-type"), b"")
-                if b"json" in content_type.lower():
-                    held = message  # sent with the body, whose length may change
-                    return
-            elif message["type"] == "http.response.body" and held is not None:
-                start, held = held, None
-                body = message.get("body", b"")
-                clean = None if message.get("more_body", False) else scrub_json(body)
-                if clean is not None:
-                    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                    headers.append((b"content-length", str(len(clean)).encode()))
-                    start = {**start, "headers": headers}
-                    message = {**message, "body": clean}
-                await send(start)
-            await send(message)
-
-        await self.app(scope, receive, scrubbing_send)
 
 
 # -- in-flight requests ----------------------------------------------------------------------------------

@@ -32,8 +32,9 @@ in ``OVREDUCE_ALLOWED_HOSTS``), 403 ``request.origin`` (a cross-origin state-cha
 
 No answer names a path of the server: :func:`problem_document` replaces every registered private path (the
 store, the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`)
-in ``detail`` and the extra members with the file's base name, whatever raised the error; every other JSON
-answer goes through the same filter (:func:`scrub_json`, applied by :class:`api.middleware.PathScrubMiddleware`).
+in ``detail`` and the extra members with the file's base name, whatever raised the error. The documents that
+can carry OpenVINO's messages are filtered once, where a worker process writes them
+(:func:`api.routes.common.document_bytes`, :func:`scrub_json`; each worker registers the same paths).
 
 Outside the tree: FastAPI's request validation errors are 400 ``request.invalid`` (422 is kept for "not a
 readable IR"), Starlette's HTTP errors keep their status with code ``http.<status>`` (404 unknown path,
@@ -63,6 +64,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from api.config import Settings
 from api.errors import (
     BusyError,
     RequestTooLargeError,
@@ -164,6 +166,18 @@ def add_private_path(path: str | os.PathLike[str]) -> None:
         if len(_private) != before:
             ordered = sorted(_private, key=len, reverse=True)  # the longest (most specific) first
             _private_re = re.compile("|".join(f"(?<![\\w.~-])(?:{re.escape(p)}){_TAIL}" for p in ordered))
+
+
+def add_server_paths(settings: Settings) -> None:
+    """Register the store and the folders of the OpenVINO extensions' libraries (the server's business), in
+    the server process and in each worker process, where the documents are written."""
+    from ovreduce._openvino import find_extension
+
+    add_private_path(settings.store)
+    for name in settings.extension_names():
+        library = find_extension(name).library
+        if library is not None:
+            add_private_path(os.path.dirname(library))
 
 
 def _default_private_paths() -> None:

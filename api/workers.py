@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from api.config import Settings
 from api.errors import BusyError, RunTimeoutError
+from api.problems import add_server_paths
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore
 from ovreduce.backends.openvino import LayerCache, abandoned
@@ -103,6 +104,7 @@ def apply_extensions(settings: Settings) -> None:
 def _serve(conn: Connection, settings: Settings) -> None:
     """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    add_server_paths(settings)  # the documents written here name none of them
     context = WorkerContext(settings)
     refused: BackendError | None = None
     try:

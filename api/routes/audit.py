@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body
+from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, flat_tensors, given_tensors, parse_shapes
+from api.routes.common import STORED_MODEL_PROBLEMS, document_bytes, flat_tensors, given_tensors, parse_shapes
 from api.routes.models import ModelIdPath
 from api.schemas import AuditAnswer, AuditRequest, fields_of
 from api.workers import WorkerContext
@@ -24,7 +25,7 @@ __all__ = ["router"]
 router = APIRouter(prefix="/v1/models/{model_id}/audit", tags=["audit"])
 
 
-def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> AuditAnswer:
+def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
     catalog, settings = context.catalog, context.settings
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
@@ -34,7 +35,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> AuditAnswer:
             fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=settings.model_timeout_s,
             steps=req.steps,
         )  # fmt: skip
-        return AuditAnswer(**fields_of(doc), id=mid)
+        return document_bytes(AuditAnswer(**fields_of(doc), id=mid))
 
 
 @router.post(
@@ -47,7 +48,7 @@ async def audit(
     services: ServicesDep,
     model_id: ModelIdPath,
     body: Annotated[AuditRequest | None, Body()] = None,
-) -> AuditAnswer:
+) -> Response:
     req = body if body is not None else AuditRequest()
     req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
-    return await services.isolated.run("the audit", _audit, model_id, req)
+    return Response(await services.isolated.run("the audit", _audit, model_id, req), media_type="application/json")

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, json_bytes, read_upload, upload_names
+from api.routes.common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
 from api.store.disk import model_id
 from api.workers import WorkerContext
 from ovreduce.check import check_document, check_model
@@ -60,7 +60,7 @@ def run_check(
 def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[bytes, int]:
     """The document as JSON (all the answer needs: nothing but bytes crosses back) and its row count."""
     doc = run_check(*args, **kwargs)
-    return json_bytes(doc.to_json()), sum(len(m.findings) + len(m.reductions) for m in doc.models)
+    return document_bytes(doc), sum(len(m.findings) + len(m.reductions) for m in doc.models)
 
 
 @router.post(

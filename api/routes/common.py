@@ -11,9 +11,10 @@ import numpy.typing as npt
 from fastapi import UploadFile
 from starlette.responses import Response
 
-from api.problems import responses
+from api.problems import responses, scrub_json
 from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.reports import to_json
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 
@@ -21,6 +22,7 @@ __all__ = [
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
     "display_name",
+    "document_bytes",
     "given_tensors",
     "json_bytes",
     "json_response",
@@ -49,6 +51,13 @@ def json_bytes(doc: Any) -> bytes:
         return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
     except ValueError:
         return json.dumps(_finite(doc), allow_nan=False, separators=(",", ":")).encode()
+
+
+def document_bytes(doc: Any) -> bytes:
+    """A document (or any JSON-ready value) as the JSON an answer carries, written where it is made (a worker
+    process): once, with the server's private paths that OpenVINO's messages may hold replaced."""
+    body = json_bytes(to_json(doc))
+    return scrub_json(body) or body
 
 
 def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Query, UploadFile
+from starlette.responses import Response
 
 from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload
+from api.routes.common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
 from api.workers import WorkerContext
 from ovreduce.conform import conform_model
 from ovreduce.reports import ConformDocument
@@ -21,12 +22,10 @@ router = APIRouter(prefix="/v1/conform", tags=["conform"])
 Precision = Literal["f32", "f16", "bf16", "default"]
 
 
-def _conform(
-    context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str
-) -> ConformDocument:
+def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str) -> bytes:
     settings = context.settings
-    return conform_model(data, name=filename, seed=seed, device=device, precision=precision,
-                         max_elements=settings.max_elements, timeout=settings.model_timeout_s)  # fmt: skip
+    return document_bytes(conform_model(data, name=filename, seed=seed, device=device, precision=precision,
+                         max_elements=settings.max_elements, timeout=settings.model_timeout_s))  # fmt: skip
 
 
 @router.post(
@@ -41,8 +40,9 @@ async def conform(
     seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="seed for generated inputs")] = 0,
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
-) -> ConformDocument:
+) -> Response:
     settings = services.settings
     data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename = display_name(onnx.filename, "model.onnx")
-    return await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)
+    body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)
+    return Response(body, media_type="application/json")

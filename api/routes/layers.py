@@ -23,10 +23,9 @@ from api.deps import ServicesDep
 from api.metrics import Metrics
 from api.routes.common import (
     STORED_MODEL_PROBLEMS,
+    document_bytes,
     flat_tensors,
     given_tensors,
-    json_bytes,
-    json_response,
     parse_shapes,
 )
 from api.routes.models import ModelIdPath
@@ -58,7 +57,7 @@ router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
 _IDENTITY = ("layer_id", "layer_name", "type", "version", "line", "body_path")
 
 
-def _layers(context: WorkerContext, mid: str, all_layers: bool) -> dict[str, Any]:
+def _layers(context: WorkerContext, mid: str, all_layers: bool) -> bytes:
     loaded = context.catalog.load(mid)
     out: list[dict[str, Any]] = []
     for view in loaded.inspected().layers:
@@ -68,7 +67,7 @@ def _layers(context: WorkerContext, mid: str, all_layers: bool) -> dict[str, Any
             out.append({**{k: getattr(view, k) for k in _IDENTITY}, "is_reduction": False})
     if not all_layers:  # the order of the check document: by line in the file
         out.sort(key=lambda e: e["line"] or 0)
-    return {"id": mid, "all": all_layers, "layers": out}
+    return document_bytes({"id": mid, "all": all_layers, "layers": out})
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +91,7 @@ class LayerNeighbourhood(LayerDetail):
     consumers: tuple[Consumer, ...] = ()
 
 
-def _layer(context: WorkerContext, mid: str, key: str) -> LayerNeighbourhood:
+def _layer(context: WorkerContext, mid: str, key: str) -> bytes:
     loaded = context.catalog.load(mid)
     ref = loaded.model.locate(key)
     view = next(v for v in loaded.inspected().layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
@@ -104,7 +103,7 @@ def _layer(context: WorkerContext, mid: str, key: str) -> LayerNeighbourhood:
             consumers.append(Consumer(output_port=out.id, layer_id=target.id, layer_name=target.name, type=target.type,
                                       port=port.id, declared_shape=port.declared_shape.to_json(),
                                       declared_has_dims=port.has_dims))  # fmt: skip
-    return LayerNeighbourhood(**fields_of(view), id=mid, consumers=tuple(consumers))
+    return document_bytes(LayerNeighbourhood(**fields_of(view), id=mid, consumers=tuple(consumers)))
 
 
 def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[bytes, str]:
@@ -132,7 +131,7 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
         tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in outputs.items())
         # Built as the typed answer, written without re-validating outputs of up to a million elements.
         answer = RunAnswer(**fields_of(report.document), id=mid, outputs=tensors)
-        return json_bytes(answer.to_json()), report.outcome
+        return document_bytes(answer), report.outcome
 
 
 @router.get(
@@ -146,8 +145,8 @@ async def list_layers(
     model_id: ModelIdPath,
     all_layers: Annotated[bool, Query(alias="all", description="every layer, not only the reductions")] = False,
 ) -> Response:
-    doc = await services.isolated.run("listing the layers", _layers, model_id, all_layers)
-    return json_response(doc)
+    body = await services.isolated.run("listing the layers", _layers, model_id, all_layers)
+    return Response(body, media_type="application/json")
 
 
 @router.get(
@@ -156,8 +155,9 @@ async def list_layers(
     summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it, with its consumers",
     responses=STORED_MODEL_PROBLEMS,
 )
-async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> LayerNeighbourhood:
-    return await services.isolated.run("reading the layer", _layer, model_id, layer)
+async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> Response:
+    body = await services.isolated.run("reading the layer", _layer, model_id, layer)
+    return Response(body, media_type="application/json")
 
 
 @router.post(

@@ -57,7 +57,7 @@ from api.kserve import (
     status_of,
 )
 from api.problems import scrub
-from api.routes.common import given_tensors, json_response
+from api.routes.common import document_bytes, given_tensors, json_response
 from api.routes.health import _openvino
 from api.schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from api.store.catalog import Catalog, LoadedModel
@@ -158,7 +158,7 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
     return loaded, view, path
 
 
-def _metadata(context: WorkerContext, name: str, version: str | None) -> dict[str, Any]:
+def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
     loaded, view, path = _ready_model(context.catalog, name, version)
     spec = loaded.spec(path)
     inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape)}]
@@ -171,22 +171,24 @@ def _metadata(context: WorkerContext, name: str, version: str | None) -> dict[st
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
         parameters["axes"] = ",".join(str(a) for a in spec.axes)
-    return V2ModelMetadata(
-        name=name,
-        versions=[VERSION],
-        platform=PLATFORM,
-        inputs=inputs,  # type: ignore[arg-type]
-        outputs=[{"name": OUTPUT, "datatype": spec.data_type.kserve, "shape": out_shape}],  # type: ignore[list-item]
-        parameters=parameters,
-    ).model_dump()
+    return document_bytes(
+        V2ModelMetadata(
+            name=name,
+            versions=[VERSION],
+            platform=PLATFORM,
+            inputs=inputs,  # type: ignore[arg-type]
+            outputs=[{"name": OUTPUT, "datatype": spec.data_type.kserve, "shape": out_shape}],  # type: ignore[list-item]
+            parameters=parameters,
+        ).model_dump()
+    )
 
 
-def _ready(context: WorkerContext, name: str, version: str | None) -> dict[str, Any]:
+def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
     _ready_model(context.catalog, name, version)
-    return {"name": name, "ready": True}
+    return document_bytes({"name": name, "ready": True})
 
 
-def _index(context: WorkerContext, ready_only: bool) -> list[dict[str, Any]]:
+def _index(context: WorkerContext, ready_only: bool) -> bytes:
     catalog = context.catalog
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
@@ -204,7 +206,7 @@ def _index(context: WorkerContext, ready_only: bool) -> list[dict[str, Any]]:
             entry = V2IndexEntry(name=model_name(mid, path), version=VERSION,
                                  state="READY" if reason is None else "UNAVAILABLE", reason=reason or "")  # fmt: skip
             out.append(entry.model_dump())
-    return out
+    return document_bytes(out)
 
 
 # -- inference ---------------------------------------------------------------------------------------------
@@ -290,13 +292,15 @@ async def ready(services: ServicesDep) -> Response:
 @router.get("/models/{name}")
 @router.get("/models/{name}/versions/{version}")
 async def model_metadata(services: ServicesDep, name: str, version: str | None = None) -> Response:
-    return json_response(await services.isolated.run("reading the model metadata", _metadata, name, version))
+    body = await services.isolated.run("reading the model metadata", _metadata, name, version)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/models/{name}/ready")
 @router.get("/models/{name}/versions/{version}/ready")
 async def model_ready(services: ServicesDep, name: str, version: str | None = None) -> Response:
-    return json_response(await services.isolated.run("reading the model's readiness", _ready, name, version))
+    body = await services.isolated.run("reading the model's readiness", _ready, name, version)
+    return Response(body, media_type="application/json")
 
 
 @router.post("/models/{name}/infer")
@@ -332,7 +336,8 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')
         ready_only = bool(doc.get("ready", False))
-    return json_response(await services.isolated.run("listing the model repository", _index, ready_only))
+    body = await services.isolated.run("listing the model repository", _index, ready_only)
+    return Response(body, media_type="application/json")
 
 
 @router.api_route("/{rest:path}", methods=["GET", "POST"])
