@@ -6,8 +6,6 @@ From the outside in:
   ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
   ``request.origin``: CSRF) and puts the security headers (CSP, nosniff, no framing, no referrer) on every
   answer;
-* :class:`CatchAllMiddleware` logs any exception nothing else handled and answers the 500 problem without
-  any detail of it;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks excepted: a busy service is still alive);
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
@@ -30,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 import anyio
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import RequestTooLargeError
@@ -42,7 +41,6 @@ __all__ = [
     "DRAIN_MAX_BYTES",
     "DRAIN_MAX_S",
     "BodyLimitMiddleware",
-    "CatchAllMiddleware",
     "InFlightLimitMiddleware",
     "SecurityMiddleware",
     "csp_for",
@@ -93,12 +91,12 @@ def install(
     allowed_hosts: Sequence[str] = ("*",),
     max_requests: int | None = None,
 ) -> None:
-    """Add the wrappers: the body limit innermost, then the in-flight limit, the catch-all and
-    the security checks outermost."""
+    """Add the wrappers: the body limit innermost, then the in-flight limit and the security checks outermost;
+    and the 500 answer of anything nothing else handled."""
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes)
     if max_requests is not None:
         app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
-    app.add_middleware(CatchAllMiddleware)
+    app.add_exception_handler(Exception, _internal_error)  # outermost (ServerErrorMiddleware): with the headers
     app.add_middleware(SecurityMiddleware, allowed_hosts=allowed_hosts)
 
 
@@ -425,29 +423,16 @@ def _close_delimiter(content_type: bytes) -> bytes | None:
 
 
 # -- anything else ---------------------------------------------------------------------------------------
-class CatchAllMiddleware:
-    """Log any exception nothing else handled and answer 500 problem+json with an id to find it in the log."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tracking_send)
-        except Exception:
-            error_id = uuid.uuid4().hex[:16]
-            logger.exception("internal error %s on %s %s", error_id, scope.get("method"), scope.get("path"))
-            if not started:
-                detail = f"an unexpected error occurred; it was logged with id {error_id}"
-                await send_problem(send, 500, detail, "internal", scope.get("path", ""), close=True)
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Starlette's handler of last resort: log the exception with an id and answer 500 problem+json with
+    that id and no detail of it (then Starlette re-raises it for the server's own log)."""
+    error_id = uuid.uuid4().hex[:16]
+    logger.error("internal error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+    detail = f"an unexpected error occurred; it was logged with id {error_id}"
+    headers = {
+        "Connection": "close",
+        "Content-Security-Policy": CSP,
+        **{k.decode(): v.decode() for k, v in SECURITY_HEADERS},
+    }
+    return Response(problem_bytes(500, detail, "internal", instance=request.url.path), status_code=500,
+                    media_type=PROBLEM_MEDIA_TYPE, headers=headers)  # fmt: skip

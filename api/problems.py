@@ -39,7 +39,7 @@ can carry OpenVINO's messages are filtered once, where a worker process writes t
 Outside the tree: FastAPI's request validation errors are 400 ``request.invalid`` (422 is kept for "not a
 readable IR"), Starlette's HTTP errors keep their status with code ``http.<status>`` (404 unknown path,
 405 wrong method), and anything unexpected is answered 500 ``internal`` by
-:class:`api.middleware.CatchAllMiddleware`.
+:func:`api.middleware.install`'s handler of last resort (Starlette's ``ServerErrorMiddleware``).
 
 The OpenAPI side lives here too: :func:`responses` declares a route's problem answers and
 :func:`openapi` rewrites FastAPI's schema so that every error is ``application/problem+json``.
