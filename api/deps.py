@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from cachetools import LRUCache
 from fastapi import Depends, Request
 
-from api.config import Settings
-from api.store.catalog import Catalog
-from api.workers import IsolatedPool
+from .config import Settings
+from .store.catalog import Catalog
+from .workers import IsolatedPool
 
 __all__ = ["Services", "ServicesDep"]
 

@@ -15,13 +15,14 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
 
-from api.errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
-from api.problems import scrub
-from api.routes.common import check_shape, flat_data, json_bytes
-from api.schemas import RunRequest, V2InferRequest
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
 from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve
+
+from .errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
+from .problems import scrub
+from .routes.common import check_shape, flat_data, json_bytes
+from .schemas import RunRequest, V2InferRequest
 
 __all__ = [
     "MODEL_NAME",

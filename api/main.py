@@ -3,8 +3,10 @@
 Importing this module builds nothing and touches no file; the app (its store, caches and worker pool) exists
 once :func:`create_app` is called::
 
-    uvicorn --factory api.main:create_app     # settings from OVREDUCE_* environment variables
-    ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]     # api.server.serve
+    uvicorn --factory ovreduce_api.main:create_app     # settings from OVREDUCE_* environment variables
+    ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]     # ovreduce_api.server.serve
+
+(``api/`` of the repository is installed as ``ovreduce_api``.)
 """
 
 from __future__ import annotations
@@ -24,17 +26,18 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
-from api import middleware, problems
-from api.config import HEADER_TIMEOUT_STATE_KEY, Settings
-from api.deps import Services
-from api.errors import StoreError
-from api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
-from api.routes import ROUTERS
-from api.store.catalog import Catalog
-from api.store.disk import ModelStore
-from api.workers import IsolatedPool, apply_extensions
 from ovreduce import __version__
 from ovreduce.ir.parser import ParseLimits
+
+from . import middleware, problems
+from .config import HEADER_TIMEOUT_STATE_KEY, Settings
+from .deps import Services
+from .errors import StoreError
+from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from .routes import ROUTERS
+from .store.catalog import Catalog
+from .store.disk import ModelStore
+from .workers import IsolatedPool, apply_extensions
 
 __all__ = ["create_app"]
 

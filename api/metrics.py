@@ -50,8 +50,8 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.errors import StoreError
-from api.store.disk import ModelStore
+from .errors import StoreError
+from .store.disk import ModelStore
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
 

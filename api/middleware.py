@@ -32,9 +32,10 @@ from fastapi import FastAPI, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.errors import RequestTooLargeError
-from api.problems import PROBLEM_MEDIA_TYPE, problem_bytes
 from ovreduce.errors import InputError
+
+from .errors import RequestTooLargeError
+from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
 
 __all__ = [
     "CSP",

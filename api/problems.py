@@ -64,16 +64,6 @@ from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from api.config import Settings
-from api.errors import (
-    BusyError,
-    RequestTooLargeError,
-    RunTimeoutError,
-    StoreCorruptError,
-    StoreError,
-    StoreFullError,
-)
-from api.schemas import Problem
 from ovreduce.errors import (
     BackendError,
     DeviceNotAvailableError,
@@ -84,6 +74,17 @@ from ovreduce.errors import (
     OvReduceError,
     ShapeInferenceError,
 )
+
+from .config import Settings
+from .errors import (
+    BusyError,
+    RequestTooLargeError,
+    RunTimeoutError,
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+)
+from .schemas import Problem
 
 __all__ = [
     "PROBLEM_MEDIA_TYPE",

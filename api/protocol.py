@@ -4,7 +4,7 @@ A connection that has not sent a whole request head within ``OVREDUCE_HEADER_TIM
 connecting, or of its previous answer, is answered ``408 Request Timeout`` (when it sent part of one) and
 closed: clients that trickle their headers cannot hold connections open for ever::
 
-    uvicorn --factory api.main:create_app --http api.protocol:HeaderTimeoutProtocol
+    uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
     ovreduce serve        # uses it
 
 The timeout comes from the application's lifespan state (``create_app`` puts ``header_timeout_s`` of its
@@ -25,7 +25,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from api.config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
+from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 

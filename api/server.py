@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from api.config import Settings
+from .config import Settings
 
 __all__ = ["ServeError", "serve"]
 
@@ -57,7 +57,7 @@ def serve(
     """
     import uvicorn
 
-    from api.main import create_app
+    from .main import create_app
 
     workers = settings.workers if workers is None else workers
     if workers < 1:
@@ -76,7 +76,7 @@ def serve(
         "timeout_graceful_shutdown": graceful_timeout,
         # h11 with a deadline for request heads (settings.header_timeout_s, from the app's lifespan state):
         # clients that trickle their headers are closed instead of holding connections for ever.
-        "http": "api.protocol:HeaderTimeoutProtocol",
+        "http": f"{__package__}.protocol:HeaderTimeoutProtocol",
         "timeout_keep_alive": 5,
         "server_header": False,
     }

@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from api.config import Settings
-from api.errors import BusyError, RunTimeoutError
-from api.problems import add_server_paths
-from api.store.catalog import Catalog
-from api.store.disk import ModelStore
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError
 from ovreduce.ir.parser import ParseLimits
+
+from .config import Settings
+from .errors import BusyError, RunTimeoutError
+from .problems import add_server_paths
+from .store.catalog import Catalog
+from .store.disk import ModelStore
 
 __all__ = ["IsolatedPool", "WorkerContext", "WorkerDiedError", "apply_extensions", "catalog_for"]
 
@@ -147,7 +148,9 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # imported once in the fork server: every worker starts with them loaded
-        ctx.set_forkserver_preload(["api.workers", "api.routes", "openvino", "ovreduce.audit", "ovreduce.conform"])
+        package = __package__ or "api"  # the installed name (ovreduce_api), or the repository's folder (api)
+        ctx.set_forkserver_preload([f"{package}.workers", f"{package}.routes", "openvino", "ovreduce.audit",
+                                    "ovreduce.conform"])  # fmt: skip
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -45,7 +45,7 @@ def _start(store: Path, *, old: bool, header_timeout_s: float | None) -> tuple[s
     if header_timeout_s is not None:
         env["OVREDUCE_HEADER_TIMEOUT_S"] = str(header_timeout_s)
     if old:
-        command = [sys.executable, "-m", "uvicorn", "--factory", "api.main:create_app", "--host", "127.0.0.1",
+        command = [sys.executable, "-m", "uvicorn", "--factory", "ovreduce_api.main:create_app", "--host", "127.0.0.1",
                    "--port", str(port), "--limit-concurrency", "32", "--timeout-keep-alive", "5",
                    "--no-server-header", "--log-level", "error", "--no-access-log"]  # fmt: skip
     else:

@@ -152,3 +152,20 @@ def test_the_checker_catches_a_cycle_and_a_terminal() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     tree = ast.parse("import sys\nsys.stderr.write('x')\nprint(1)")
     assert any(isinstance(n, ast.Attribute) and n.attr == "stderr" and _is_sys(n.value) for n in ast.walk(tree))
+
+
+def test_every_package_folder_is_installed_and_api_under_its_own_name() -> None:
+    """pyproject's package list names every folder with an ``__init__.py`` (the repository's ``api/`` as
+    ``ovreduce_api``: a top-level ``api`` would collide with other projects'), and ``api/`` imports itself
+    only relatively, so that the same code runs under both names."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert config["package-dir"] == {"ovreduce_api": "api"}
+    folders = {module_name(p.parent / "__init__.py") for pkg in PACKAGES for p in (ROOT / pkg).rglob("__init__.py")}
+    assert set(config["packages"]) == {"ovreduce_api" + f[3:] if f.startswith("api") else f for f in folders}
+    for name, path in MODULES.items():
+        if name.startswith("api"):
+            absolute = [n.module for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)
+                        and not n.level and (n.module or "").split(".")[0] in ("api", "ovreduce_api")]  # fmt: skip
+            assert absolute == [], (name, absolute)

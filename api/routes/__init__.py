@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.routes import audit, check, conform, devices, health, layers, models, v2
+from . import audit, check, conform, devices, health, layers, models, v2
 
 __all__ = ["ROUTERS"]
 

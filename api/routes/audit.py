@@ -13,12 +13,13 @@ from typing import Annotated
 from fastapi import APIRouter, Body
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.routes.common import STORED_MODEL_PROBLEMS, document_bytes, flat_tensors, given_tensors, parse_shapes
-from api.routes.models import ModelIdPath
-from api.schemas import AuditAnswer, AuditRequest, fields_of
-from api.workers import WorkerContext
 from ovreduce.audit import audit_model
+
+from ..deps import ServicesDep
+from ..schemas import AuditAnswer, AuditRequest, fields_of
+from ..workers import WorkerContext
+from .common import STORED_MODEL_PROBLEMS, document_bytes, flat_tensors, given_tensors, parse_shapes
+from .models import ModelIdPath
 
 __all__ = ["router"]
 

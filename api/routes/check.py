@@ -12,16 +12,17 @@ from fastapi import APIRouter, File, Query, UploadFile
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
-from api.store.disk import model_id
-from api.workers import WorkerContext
 from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
 from ovreduce.reports import CheckDocument
 from ovreduce.shapes import PartialShape, parse_named_shapes
+
+from ..deps import ServicesDep
+from ..store.disk import model_id
+from ..workers import WorkerContext
+from .common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
 
 __all__ = ["router"]
 

@@ -11,12 +11,13 @@ import numpy.typing as npt
 from fastapi import UploadFile
 from starlette.responses import Response
 
-from api.problems import responses, scrub_json
-from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.reports import to_json
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
+
+from ..problems import responses, scrub_json
+from ..schemas import Tensor
 
 __all__ = [
     "STORED_MODEL_PROBLEMS",

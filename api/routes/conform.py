@@ -10,11 +10,12 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, File, Query, UploadFile
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.routes.common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
-from api.workers import WorkerContext
 from ovreduce.conform import conform_model
 from ovreduce.reports import ConformDocument
+
+from ..deps import ServicesDep
+from ..workers import WorkerContext
+from .common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
 
 __all__ = ["router"]
 

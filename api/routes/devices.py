@@ -7,8 +7,9 @@ import time
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from api.problems import responses
 from ovreduce.reports import DevicesDocument
+
+from ..problems import responses
 
 __all__ = ["router"]
 

@@ -6,10 +6,10 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.problems import problem_response, responses
-from api.routes.common import json_response
-from api.schemas import Health, Readiness
+from ..deps import ServicesDep
+from ..problems import problem_response, responses
+from ..schemas import Health, Readiness
+from .common import json_response
 
 __all__ = ["router"]
 

@@ -19,23 +19,24 @@ from fastapi import APIRouter, Body, Query, Request
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.metrics import Metrics
-from api.routes.common import (
+from ovreduce.errors import LimitExceededError
+from ovreduce.reports import JsonDocument
+from ovreduce.run import make_backends, prepare_inputs, run_spec
+from ovreduce.shapes import JsonShape
+from ovreduce.tensors import to_kserve
+
+from ..deps import ServicesDep
+from ..metrics import Metrics
+from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
+from ..workers import WorkerContext
+from .common import (
     STORED_MODEL_PROBLEMS,
     document_bytes,
     flat_tensors,
     given_tensors,
     parse_shapes,
 )
-from api.routes.models import ModelIdPath
-from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
-from api.workers import WorkerContext
-from ovreduce.errors import LimitExceededError
-from ovreduce.reports import JsonDocument
-from ovreduce.run import make_backends, prepare_inputs, run_spec
-from ovreduce.shapes import JsonShape
-from ovreduce.tensors import to_kserve
+from .models import ModelIdPath
 
 __all__ = ["router"]
 

@@ -9,12 +9,12 @@ from fastapi import APIRouter, File, Path, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.metrics import Metrics
-from api.problems import responses
-from api.routes.common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
-from api.schemas import ModelList, ModelSummary
-from api.workers import WorkerContext
+from ..deps import ServicesDep
+from ..metrics import Metrics
+from ..problems import responses
+from ..schemas import ModelList, ModelSummary
+from ..workers import WorkerContext
+from .common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
 
 __all__ = ["ModelIdPath", "router"]
 

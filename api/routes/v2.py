@@ -35,8 +35,15 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.deps import ServicesDep
-from api.kserve import (
+from ovreduce import __version__
+from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
+from ovreduce.reports import LayerView
+from ovreduce.run import make_backends, prepare_inputs, run_spec
+from ovreduce.shapes import PartialShape
+from ovreduce.tensors import EXECUTABLE_TYPES
+
+from ..deps import ServicesDep
+from ..kserve import (
     EXTENSIONS,
     HEADER_LENGTH,
     INPUT_ALIASES,
@@ -56,18 +63,12 @@ from api.kserve import (
     shown,
     status_of,
 )
-from api.problems import scrub
-from api.routes.common import document_bytes, given_tensors, json_response
-from api.routes.health import _openvino
-from api.schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
-from api.store.catalog import Catalog, LoadedModel
-from api.workers import WorkerContext
-from ovreduce import __version__
-from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
-from ovreduce.reports import LayerView
-from ovreduce.run import make_backends, prepare_inputs, run_spec
-from ovreduce.shapes import PartialShape
-from ovreduce.tensors import EXECUTABLE_TYPES
+from ..problems import scrub
+from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
+from ..store.catalog import Catalog, LoadedModel
+from ..workers import WorkerContext
+from .common import document_bytes, given_tensors, json_response
+from .health import _openvino
 
 __all__ = ["router"]
 

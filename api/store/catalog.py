@@ -15,8 +15,6 @@ from typing import IO, Any
 
 from cachetools import LRUCache
 
-from api.errors import RequestTooLargeError, StoreCorruptError, StoreError
-from api.store.disk import ModelHasher, ModelStore, read_error
 from ovreduce.backends.base import LayerSpec
 from ovreduce.check import check_model
 from ovreduce.check.inspect import inspect_model
@@ -27,6 +25,9 @@ from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
 from ovreduce.reports import InspectDocument, ModelCheck
 from ovreduce.run import layer_spec
+
+from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
+from .disk import ModelHasher, ModelStore, read_error
 
 __all__ = ["Catalog", "LoadedModel", "summarize"]
 

@@ -54,8 +54,9 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     _HAVE_FLOCK = False
 
-from api.errors import StoreCorruptError, StoreError, StoreFullError
 from ovreduce.errors import NotFoundError
+
+from ..errors import StoreCorruptError, StoreError, StoreFullError
 
 __all__ = ["ModelHasher", "ModelStore", "Staging", "is_model_id", "model_id", "read_error", "write_error"]
 

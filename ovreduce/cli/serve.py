@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ovreduce.cli.errors import EXIT_OK, UsageError
 
@@ -13,16 +14,19 @@ if TYPE_CHECKING:
 
     from api.config import Settings
 
-__all__ = ["serve"]
+__all__ = ["API_PACKAGE", "serve"]
+
+API_PACKAGE = "ovreduce_api"
+"""The name the repository's ``api/`` folder is installed under."""
 
 
 def _server() -> tuple[type[Settings], Callable[..., None], type[Exception]]:
     """The service's ``Settings`` class, its ``serve`` function and the exception ``serve`` raises when it
-    cannot start: the one place the command line reaches into the ``api`` package."""
-    from api.config import Settings
-    from api.server import ServeError, serve
-
-    return Settings, serve, ServeError
+    cannot start: the one place the command line reaches into the installed API package."""
+    config = importlib.import_module(f"{API_PACKAGE}.config")
+    server = importlib.import_module(f"{API_PACKAGE}.server")
+    return (cast("type[Settings]", config.Settings), cast("Callable[..., None]", server.serve),
+            cast("type[Exception]", server.ServeError))  # fmt: skip
 
 
 def serve(args: argparse.Namespace) -> int:
