@@ -67,7 +67,8 @@ DOCS_STATIC = "/static-offline-docs"
 METRICS_EXAMPLE = "\n".join(problems.EXAMPLES["metrics"]) + "\n"  # where FastAPIOffline serves Swagger UI's files
 
 
-def _startup(catalog: Catalog, settings: Settings) -> None:
+def _startup(catalog: Catalog, settings: Settings, isolated: IsolatedPool) -> None:
+    isolated.warm()
     store = catalog.store
     try:
         store.ensure()
@@ -109,7 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-        await run_in_threadpool(_startup, catalog, settings)
+        await run_in_threadpool(_startup, catalog, settings, isolated)
         yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
         await run_in_threadpool(isolated.shutdown)
 

@@ -383,8 +383,9 @@ class BodyLimitMiddleware:
                     else:
                         tail = (tail + body)[-len(close) :]
                         if finished:
-                            detail = (f"the multipart body ends without its closing boundary "
-                                      f"{close.decode('latin-1')!r}: it was cut short")  # fmt: skip
+                            shown = close.decode("latin-1")
+                            shown = shown if len(shown) <= 84 else shown[:40] + "..." + shown[-40:]
+                            detail = f"the multipart body ends without its closing boundary {shown!r}: it was cut short"
                             refusal = (400, "request.invalid", detail)
                             raise InputError(detail)
             else:

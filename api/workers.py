@@ -191,6 +191,14 @@ class IsolatedPool:
         with self._lock:
             return sorted(self._all)
 
+    def warm(self) -> None:
+        """Start the fork server now (it imports OpenVINO and ovreduce once, for seconds), so that the first
+        job does not wait for it: every job that reads a model's bytes runs here, uploads included."""
+        if isinstance(_context(), multiprocessing.context.ForkServerContext):
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+
     def _start(self) -> _Worker:
         ours, theirs = _context().Pipe()
         process = _context().Process(target=_serve, args=(theirs, self.settings), daemon=True, name="ovreduce-job")

@@ -193,6 +193,7 @@ def test_two_processes_share_one_store(tmp_path: Path) -> None:
         def upload(job: tuple[str, tuple[bytes, bytes | None]]) -> tuple[int, str]:
             url, (xml, bin_data) = job
             response = httpx.post(f"{url}/v1/models", files=files(xml, bin_data), timeout=60)
+            assert "id" in response.json(), response.text
             return response.status_code, response.json()["id"]
 
         with ThreadPoolExecutor(8) as pool:
