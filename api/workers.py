@@ -269,6 +269,7 @@ class IsolatedPool:
                 self._event("worker_died")
                 await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
                 await loop.run_in_executor(None, self._stop, worker)
+                await loop.run_in_executor(None, self._tidy)
                 raise WorkerDiedError(
                     f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
                     f"answer; the server goes on with a fresh worker. A crash while reading the upload, or the "
@@ -285,6 +286,14 @@ class IsolatedPool:
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
+
+    def _tidy(self) -> None:
+        """Remove what a dead worker left in the store's ``tmp/`` (an upload's staging folder, whose lock
+        died with it): it would count against the store's size until the next start."""
+        with contextlib.suppress(Exception):
+            removed = catalog_for(self.settings).store.clean_tmp()
+            if removed:
+                logger.info("model store: removed %d leftovers of a worker that died", len(removed))
 
     def shutdown(self) -> None:
         """Stop every worker (running jobs end with them)."""

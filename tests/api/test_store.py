@@ -7,6 +7,7 @@ import fcntl
 import io
 import json
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from fastapi.testclient import TestClient
 from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
+from api.workers import WorkerDiedError
 from ovreduce.errors import NotFoundError
 from ovreduce.ir.parser import ParseLimits
 
@@ -298,3 +300,22 @@ def test_the_store_path_is_in_no_answer(make_client: Callable[..., TestClient]) 
         for secret in secrets:
             assert secret not in answer.text, (answer.status_code, answer.text)
     assert json.loads(answers[-1].text)["status"] == 404
+
+
+def _crash_while_staging(context: Any) -> None:
+    """(A job.) Begin storing an upload, then die of SIGSEGV, as a parser crash would."""
+    with context.catalog.store.staging() as stage:
+        stage.write("model.xml", b"<net/>")
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_a_worker_that_dies_mid_upload_leaves_nothing_in_the_store(make_client: Callable[..., TestClient]) -> None:
+    """Its staging folder would count against the store's size until the next start: it is removed at once."""
+    client = make_client(concurrency=1)
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    with pytest.raises(WorkerDiedError, match=r"killed by signal 11 \(SIGSEGV\)"):
+        client.portal.call(isolated.run, "the upload", _crash_while_staging)  # type: ignore[union-attr]
+    assert list((store / "tmp").iterdir()) == []
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # a fresh worker
