@@ -81,7 +81,7 @@ def _check_model(
     if shapes is None:
         shapes = ShapeEngine(model, reshape)
     engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
-    infos = {(path, info.layer.id): info for path, graph in engines for info in graph.reductions}
+    infos = {(body_path, info.layer.id): info for body_path, graph in engines for info in graph.reductions}
     notes = _body_notes(engines)
     unknown = [key for key, info in infos.items() if info.data.shape is None and info.error is None]
     if unknown:  # OpenVINO's own inference supplies what no native rule gives
@@ -97,13 +97,13 @@ def _check_model(
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
-    for path, graph in engines:
+    for body_path, graph in engines:  # not ``path``: that is the model's name in the document
         found_here = graph_findings(graph.model, graph)
         for info in graph.reductions:
-            report, more = reduction_check(infos[(path, info.layer.id)], reshaped=reshaped, body_path=path)
+            report, more = reduction_check(infos[(body_path, info.layer.id)], reshaped=reshaped, body_path=body_path)
             reports.append(report)
             found_here += more
-        findings += found_here if path is None else [replace(f, body_path=path) for f in found_here]
+        findings += found_here if body_path is None else [replace(f, body_path=body_path) for f in found_here]
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 
