@@ -29,7 +29,7 @@ from typing import Literal
 from ovreduce.check.findings import ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import OvReduceError
+from ovreduce.errors import IRError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
@@ -142,8 +142,9 @@ def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
 
 
 def unreadable(path: str, error: OvReduceError) -> ModelCheck:
-    """The entry of a model that could not be read or checked."""
-    return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message), (), ())
+    """The entry of a model that could not be read or checked (with the reader's position of the problem)."""
+    line, column = (error.line, error.column) if isinstance(error, IRError) else (None, None)
+    return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message, line, column), (), ())
 
 
 def check_document(models: Sequence[ModelCheck]) -> CheckDocument:

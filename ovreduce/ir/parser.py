@@ -222,9 +222,12 @@ def _parse_xml(xml: bytes, source: str) -> etree._Element:
     try:
         root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
-        line = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
+        # lxml's offset is libxml2's 1-based column less one (SyntaxError's convention); say libxml2's column
+        row = exc.lineno if isinstance(exc.lineno, int) and exc.lineno >= 1 else None
+        column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
+        at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
         msg = str(exc.msg or exc).strip()
-        raise IRSyntaxError(f"{source}: not well-formed XML{line}: {msg}") from None
+        raise IRSyntaxError(f"{source}: not well-formed XML{at}: {msg}", line=row, column=column) from None
     except ValueError as exc:  # e.g. an encoding declaration lxml cannot honour
         raise IRSyntaxError(f"{source}: not a readable XML document: {exc}") from None
     docinfo = root.getroottree().docinfo
