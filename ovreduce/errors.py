@@ -24,6 +24,8 @@ dotted string that tools and the REST API can match on) and a message that says 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "BackendError",
     "DeviceNotAvailableError",
@@ -123,9 +125,24 @@ class ShapeInferenceError(OvReduceError):
 
 
 class NotFoundError(OvReduceError):
-    """A layer (or, in the service, a model) that was asked for does not exist."""
+    """A layer (or, in the service, a model) that was asked for does not exist.
+
+    ``candidates``: what was probably meant (the ids paths of body layers with the very id or name asked for),
+    already named in the message; empty when the message names none.
+    """
 
     code = "not_found"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        candidates: Sequence[str] = (),
+        layer_id: str | None = None,
+        layer_name: str | None = None,
+    ) -> None:
+        super().__init__(message, layer_id=layer_id, layer_name=layer_name)
+        self.candidates = tuple(candidates)
 
 
 class InputError(OvReduceError):
