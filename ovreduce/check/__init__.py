@@ -100,7 +100,9 @@ def _check_model(
     for body_path, graph in engines:  # not ``path``: that is the model's name in the document
         found_here = graph_findings(graph.model, graph)
         for info in graph.reductions:
-            report, more = reduction_check(infos[(body_path, info.layer.id)], reshaped=reshaped, body_path=body_path)
+            report, more = reduction_check(
+                infos[(body_path, info.layer.id)], reshaped=reshaped, body_path=body_path, ir_version=model.ir_version
+            )
             reports.append(report)
             found_here += more
         findings += found_here if body_path is None else [replace(f, body_path=body_path) for f in found_here]
