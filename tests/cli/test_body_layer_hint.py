@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ovreduce import load_ir
 from ovreduce.errors import NotFoundError
-from ovreduce.ir.parser import load_ir
 from tests.ir import subgraphs
 
 from .inprocess import run_cli

@@ -13,8 +13,8 @@ import openvino as ov
 import pytest
 from lxml import etree
 
+from ovreduce import load_ir
 from ovreduce.check import check_model
-from ovreduce.ir.parser import load_ir
 from tests.ir import subgraphs
 
 from .inprocess import run_cli

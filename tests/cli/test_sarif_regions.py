@@ -16,10 +16,10 @@ import jsonschema
 import pytest
 from lxml import etree
 
+from ovreduce import parse_ir
 from ovreduce.check import check_document, unreadable
 from ovreduce.cli.render.sarif import check_sarif
 from ovreduce.errors import IRError, IRSyntaxError, IRVersionError
-from ovreduce.ir.parser import parse_ir
 from ovreduce.reports import CheckDocument, ErrorInfo, ModelCheck
 
 from .inprocess import run_cli
