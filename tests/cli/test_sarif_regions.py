@@ -1,7 +1,8 @@
 """Where an unreadable file's problem is comes from the reader's own position, 1-based, never from the message.
 
 * a syntax error's ``line``/``column`` are libxml2's own (1-based: SARIF forbids column 0; lxml's
-  ``XMLSyntaxError.offset`` is one less), in the error, the JSON document and the SARIF region;
+  ``XMLSyntaxError.offset`` is one less; in characters, which the SARIF run's ``columnKind`` says), in the
+  error, the JSON document and the SARIF region;
 * a message that quotes the file (a layer named ``a at line 77, column 0`` in a cycle's message) sets no region;
 * every document here is valid against the vendored SARIF 2.1.0 schema.
 """
@@ -33,6 +34,7 @@ SYNTAX = [
     ("truncated", b"<net>\n<oops", (2, 6)),  # past the last character
     ("mismatched-tag", b'<net version="11">\n\t<layers></net>', (2, 16)),  # after '</net>'
     ("bad-reference", b"<net>&</net>", (1, 7)),  # after the '&'
+    ("non-ascii", "<net>\U0001f600\U0001f600 &</net>".encode(), (1, 10)),  # after the '&', in characters (UTF-16: 12)
 ]
 
 CYCLE_NAME = "a at line 77, column 0"
@@ -108,6 +110,7 @@ def test_every_format_gives_that_position(
     doc = json.loads(out)
     _valid(doc)
     assert _regions(doc) == [{"startLine": where[0], "startColumn": where[1]}]
+    assert doc["runs"][0]["columnKind"] == "unicodeCodePoints"
 
 
 def test_a_position_in_a_layer_name_sets_no_region(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

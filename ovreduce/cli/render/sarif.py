@@ -3,7 +3,8 @@
 Each rule has plain-text help (``help.text``); each result a region wherever its line is known: the line of the
 finding's layer, or, for a file that could not be read, the reader's own position of the problem (the error's
 ``line`` and ``column``). Regions are 1-based, as SARIF requires, and never read out of a message, which may
-quote the file's text (a layer named ``a at line 77, column 0`` sets none). The tool's ``informationUri`` is
+quote the file's text (a layer named ``a at line 77, column 0`` sets none); columns count characters (the run's
+``columnKind`` says ``unicodeCodePoints``), as libxml2 does. The tool's ``informationUri`` is
 :data:`DOCUMENTATION_URL`, the ``Documentation`` URL of the package (``project.urls`` in pyproject.toml).
 """
 
@@ -60,6 +61,7 @@ def check_sarif(report: CheckDocument) -> str:
         "runs": [{
             "tool": {"driver": {"name": "ovreduce", "version": __version__, "rules": rules,
                                 "informationUri": DOCUMENTATION_URL}},
+            "columnKind": "unicodeCodePoints",  # libxml2 counts a line's characters, not UTF-16 units
             "results": results,
         }],
     }  # fmt: skip
