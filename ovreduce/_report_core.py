@@ -90,12 +90,15 @@ class JsonDocument:
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo(JsonDocument):
-    """Why something could not be done: a stable error code and the message."""
+    """Why something could not be done: a stable error code and the message, and where in the .xml the reader
+    found the problem when it knows (1-based ``line`` and ``column``; null: not known)."""
 
     __module__ = "ovreduce.reports"
 
     code: str
     message: str
+    line: int | None = None
+    column: int | None = None
 
 
 # -- check -------------------------------------------------------------------------------------------------

@@ -37,6 +37,20 @@ __all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepar
 BACKEND_NAMES = ("numpy", "openvino")
 
 
+def _body_reductions(model: IRModel, key: str) -> str:
+    """ "; did you mean PATH?" for the reductions of sub-graph bodies whose own id or name is ``key`` (which names
+    a top-level layer that is no reduction); "" when there are none."""
+    from ovreduce.ops.registry import reductions
+
+    kinds = reductions()
+    held = [f"{b.path}/{x.id}" for b in model.bodies() for x in b.body.graph.layers
+            if x.type in kinds and key in (x.id, x.name)]  # fmt: skip
+    if not held:
+        return ""
+    some = "a sub-graph body holds a reduction" if len(held) == 1 else f"sub-graph bodies hold {len(held)} reductions"
+    return f"; {some} with that id or name: did you mean {' or '.join(repr(p) for p in held)}?"
+
+
 def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> LayerSpec:
     """The :class:`LayerSpec` of reduction layer ``key`` (id, name, or path into a sub-graph body).
 
@@ -54,6 +68,7 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
         raise InputError(
             f"{where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
             f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
+            f"{_body_reductions(model, key) if ref.body_path is None else ''}"
         ) from None
     if info.error is not None:
         raise InputError(f"{where} is invalid: {info.error}")

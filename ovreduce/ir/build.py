@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from ovreduce.errors import (
     ElementTypeError,
+    IRError,
     IRStructureError,
     IRVersionError,
     LimitExceededError,
@@ -148,12 +149,15 @@ class Builder:
     def version(self, text: str | None, line: int | None) -> int:
         """The IR version of ``<net version>``; sets :attr:`ir_version`."""
         if text is None:
-            raise IRVersionError(f"{self.at(line)}: <net> has no 'version' attribute; expected IR version 10 or 11")
+            raise IRVersionError(
+                f"{self.at(line)}: <net> has no 'version' attribute; expected IR version 10 or 11", line=line
+            )
         found = _ID.fullmatch(text)
         if found is None or len(found[1]) > 20 or int(found[1]) not in SUPPORTED_IR_VERSIONS:
             raise IRVersionError(
                 f"{self.at(line)}: IR version {text!r} is not supported; ovreduce reads IR versions "
-                + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS)
+                + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS),
+                line=line,
             )
         self.ir_version = int(found[1])
         return self.ir_version
@@ -192,15 +196,17 @@ class Builder:
     ) -> tuple[str, str, str]:
         """A ``<layer>``'s id (as :func:`canonical_id` gives it), name and type, each checked to be there."""
         if id_text is None:
-            raise IRStructureError(f"{self.at(line)}: <layer> has no 'id' attribute")
+            raise IRStructureError(f"{self.at(line)}: <layer> has no 'id' attribute", line=line)
         layer_id = canonical_id(id_text)
         if layer_id is None:
             raise IRStructureError(
-                f"{self.at(line)}: layer id {id_text!r} is not a non-negative integer; expected a layer id"
+                f"{self.at(line)}: layer id {id_text!r} is not a non-negative integer; expected a layer id", line=line
             )
         for attr, value in (("name", name), ("type", ltype)):
             if value is None:
-                raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: <layer> has no {attr!r} attribute")
+                raise IRStructureError(
+                    f"{self.where(line, layer_id, name, ltype)}: <layer> has no {attr!r} attribute", line=line
+                )
         assert name is not None and ltype is not None
         return layer_id, name, ltype
 
@@ -219,6 +225,24 @@ class Builder:
     ) -> Layer:
         """A layer (its id, name and type from :meth:`layer_attrs`, ``data`` None when it has no ``<data>``); a
         Parameter's, Const's or Convert's attributes checked and read."""
+        try:
+            return self._layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info, bodies)
+        except IRError as exc:
+            raise _located(exc, line) from None
+
+    def _layer(
+        self,
+        layer_id: str,
+        name: str,
+        ltype: str,
+        version: str,
+        data: Mapping[str, str] | None,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...],
+        bodies: tuple[Body, ...],
+    ) -> Layer:
         if inputs or outputs:
             ids = {p.id for p in inputs}
             ids.update(p.id for p in outputs)
@@ -392,6 +416,22 @@ class Builder:
 
         OpenVINO requires the precision of an output port (and reads it only for ops it does not know); an input
         port's it never reads, so an unknown one is no error there (and reads as None)."""
+        try:
+            return self._port(id_text, precision_text, names_text, dims, line, rt_info, where, output)
+        except IRError as exc:
+            raise _located(exc, line) from None
+
+    def _port(
+        self,
+        id_text: str | None,
+        precision_text: str | None,
+        names_text: str | None,
+        dims: Sequence[tuple[str | None, int | None]],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...],
+        where: str,
+        output: bool,
+    ) -> Port:
         port_id = None if id_text is None else canonical_id(id_text)
         if port_id is None:
             got = "no 'id' attribute" if id_text is None else f"id {id_text!r}"
@@ -435,14 +475,16 @@ class Builder:
         if found is None:
             raise IRStructureError(
                 f"{where}, port {port}, line {line}: <dim>{text or ''}</dim> is not an integer; "
-                f"expected a size >= 0 or -1 for a dynamic dimension"
+                f"expected a size >= 0 or -1 for a dynamic dimension",
+                line=line,
             )
         digits = found[1]
         value = int(digits) if len(digits) <= 21 else INT64_MAX + 1  # int() refuses more than 4300 digits
         if value < -1 or value > INT64_MAX:
             raise IRStructureError(
                 f"{where}, port {port}, line {line}: <dim>{(text or '').strip()}</dim> is out of range; "
-                f"expected a size >= 0 (and < 2^63) or -1 for a dynamic dimension"
+                f"expected a size >= 0 (and < 2^63) or -1 for a dynamic dimension",
+                line=line,
             )
         return value
 
@@ -484,12 +526,10 @@ class Builder:
         ins: list[PortMapping] = []
         outs: list[PortMapping] = []
         for item_tag, attrs, item_line in port_map:
-            if item_tag not in ("input", "output"):
-                raise IRStructureError(
-                    f"{self.at(item_line)}: {where}: unexpected <{item_tag}> in <{map_tag}>; expected <input> or "
-                    f"<output>"
-                )
-            mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
+            try:
+                mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
+            except IRError as exc:
+                raise _located(exc, item_line) from None
             (ins if item_tag == "input" else outs).append(mapped)
         by_port: dict[int, PortMapping] = {}
         for m in outs:
@@ -497,25 +537,31 @@ class Builder:
             if m.external_port_id >= 0 and first is not m:
                 raise IRStructureError(
                     f"{self.source}:{m.line}: {where}: <{map_tag}> <output>: external_port_id={m.external_port_id} is "
-                    f"already mapped (line {first.line}); expected one <output> per layer output port"
+                    f"already mapped (line {first.line}); expected one <output> per layer output port",
+                    line=m.line,
                 )
         connected = sum(1 for m in outs if m.external_port_id >= 0)
         if connected > len(outputs):
             raise IRStructureError(
                 f"{self.at(line)}: {where}: <{map_tag}> maps {connected} outputs but the layer has {len(outputs)} "
-                f"output ports; expected at most one <output> per port"
+                f"output ports; expected at most one <output> per port",
+                line=line,
             )
         back: list[BackEdge] = []
         if role == "body":
             fed: dict[str, BackEdge] = {}
             for item_tag, attrs, item_line in back_edges:
-                item = self._back_edge(item_tag, attrs, item_line, where, by_id)
+                try:
+                    item = self._back_edge(item_tag, attrs, item_line, where, by_id)
+                except IRError as exc:
+                    raise _located(exc, item_line) from None
                 earlier = fed.setdefault(item.to_layer, item)
                 if earlier is not item:
                     raise IRStructureError(
                         f"{self.source}:{item.line}: {where}: <back_edges> <edge> to-layer={item.to_layer}: the "
                         f"Parameter is already fed by the back edge at line {earlier.line}; expected one back edge per "
-                        f"body Parameter"
+                        f"body Parameter",
+                        line=item.line,
                     )
                 back.append(item)
         return Body(role, graph, tuple(ins), tuple(outs), tuple(back), line)
@@ -629,7 +675,8 @@ class Builder:
             if prev is not layer:
                 raise IRStructureError(
                     f"{self.at(layer.line)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used "
-                    f"at line {prev.line} by layer {prev.name!r}: layer ids must be unique"
+                    f"at line {prev.line} by layer {prev.name!r}: layer ids must be unique",
+                    line=layer.line,
                 )
             index[layer.id] = i
         producer: dict[PortRef, PortRef] = {}
@@ -660,7 +707,8 @@ class Builder:
             if key in producer:
                 raise IRStructureError(
                     f"{self.at(line)}: edge {src.id}:{out_id} -> {dst.id}:{in_id}: input port {in_id} of {dst.where} "
-                    f"already has an incoming edge (line {fed_at[key]}); an input port takes exactly one"
+                    f"already has an incoming edge (line {fed_at[key]}); an input port takes exactly one",
+                    line=line,
                 )
             producer[key] = (src.id, out_id)
             fed_at[key] = line
@@ -688,7 +736,8 @@ class Builder:
                     if (layer.id, port.id) not in producer:
                         raise IRStructureError(
                             f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
-                            f"every input port must be connected"
+                            f"every input port must be connected",
+                            line=port.line,
                         )
         return ordered, tuple(built), by_id, producer
 
@@ -701,7 +750,7 @@ class Builder:
             if found is None:
                 got = "is missing" if text is None else f"is {text!r}"
                 raise IRStructureError(
-                    f"{self.at(line)}: <edge> attribute {attr!r} {got}; expected a non-negative integer"
+                    f"{self.at(line)}: <edge> attribute {attr!r} {got}; expected a non-negative integer", line=line
                 )
             ends.append(found)
         return ends[0], ends[1], ends[2], ends[3], line
@@ -712,16 +761,25 @@ class Builder:
         desc = f"edge {fl}:{fp} -> {tl}:{tp}"
         src, dst = by_id.get(fl), by_id.get(tl)
         if src is None:
-            raise IRStructureError(f"{self.at(line)}: {desc} starts at layer id {fl}, which does not exist")
+            raise IRStructureError(f"{self.at(line)}: {desc} starts at layer id {fl}, which does not exist", line=line)
         if dst is None:
-            raise IRStructureError(f"{self.at(line)}: {desc} ends at layer id {tl}, which does not exist")
+            raise IRStructureError(f"{self.at(line)}: {desc} ends at layer id {tl}, which does not exist", line=line)
         if all(p.id != fp for p in src.outputs):
             raise IRStructureError(
-                f"{self.at(line)}: {desc}: {src.where} has no output port {fp} (its output ports: {_ids(src.outputs)})"
+                f"{self.at(line)}: {desc}: {src.where} has no output port {fp} (its output ports: {_ids(src.outputs)})",
+                line=line,
             )
         raise IRStructureError(
-            f"{self.at(line)}: {desc}: {dst.where} has no input port {tp} (its input ports: {_ids(dst.inputs)})"
+            f"{self.at(line)}: {desc}: {dst.where} has no input port {tp} (its input ports: {_ids(dst.inputs)})",
+            line=line,
         )
+
+
+def _located(exc: IRError, line: int | None) -> IRError:
+    """``exc``, placed at ``line`` (the element being built) unless it already says a more precise place."""
+    if exc.line is None and line is not None and line >= 1:
+        exc.line = line
+    return exc
 
 
 def _names(text: str) -> tuple[str, ...]:

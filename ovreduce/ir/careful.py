@@ -87,9 +87,12 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
         precise = not_well_formed(xml)
         if isinstance(precise, etree.XMLSyntaxError):
             exc = precise
-    line = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
+    # lxml's offset is libxml2's 1-based column less one (SyntaxError's convention); say libxml2's column
+    row = exc.lineno if isinstance(exc.lineno, int) and exc.lineno >= 1 else None
+    column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
+    at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
     msg = str(exc.msg or exc).strip()
-    return IRSyntaxError(f"{source}: not well-formed XML{line}: {msg}")
+    return IRSyntaxError(f"{source}: not well-formed XML{at}: {msg}", line=row, column=column)
 
 
 def _no_doctype(source: str) -> IRSyntaxError:
@@ -137,7 +140,8 @@ class _Reader:
     def check_root(self, root: etree._Element) -> None:
         if name(root).lower() != "net":  # as OpenVINO compares it
             raise IRStructureError(
-                f"{self.builder.at(root.sourceline)}: the root element is <{name(root)}>, expected <net>"
+                f"{self.builder.at(root.sourceline)}: the root element is <{name(root)}>, expected <net>",
+                line=root.sourceline,
             )
 
     # -- the document ---------------------------------------------------------------------------------------------
@@ -148,7 +152,9 @@ class _Reader:
         builder.version(attrs.get("version"), root.sourceline)
         section = _first(root, "layers")
         if section is None:
-            raise IRStructureError(f"{builder.at(root.sourceline)}: <net> has no <layers> element")
+            raise IRStructureError(
+                f"{builder.at(root.sourceline)}: <net> has no <layers> element", line=root.sourceline
+            )
         edges_el = _first(root, "edges")
         rt_el = _first(root, "rt_info")
         return builder.model(
@@ -241,7 +247,8 @@ class _Reader:
             if owner is not None and not any(t in sub for t in owner):
                 expected = " or ".join(f"<{t}>" for t in owner)
                 raise IRStructureError(
-                    f"{where}, line {el.sourceline}: <{tag}> without {expected}; expected the body it maps"
+                    f"{where}, line {el.sourceline}: <{tag}> without {expected}; expected the body it maps",
+                    line=el.sourceline,
                 )
         body_tags = sorted((t for t in sub if t in BODY_ROLES), key=lambda t: sub[t].sourceline or 0)
         if not body_tags:
@@ -262,7 +269,8 @@ class _Reader:
         if layers_el is None:
             raise IRStructureError(
                 f"{builder.at(body_el.sourceline)}: {where}: <{tag}> has no <layers> element; expected the body's "
-                f"layers"
+                f"layers",
+                line=body_el.sourceline,
             )
         layers = [self.layer(el) for el in layers_el if name(el) == "layer"]
         map_el, back_el = sub.get(map_tag), sub.get("back_edges")

@@ -335,6 +335,15 @@ class IRModel:
             raise NotFoundError(
                 f"layer {key!r} is ambiguous: it names several layers (ids paths {paths}); give the ids path instead"
             )
+        held = [f"{b.path}/{x.id}" for b in self.bodies() for x in b.body.graph.layers if key in (x.id, x.name)]
+        if held:  # a body layer's own id or name: say the ids paths that reach it
+            shown = " or ".join(repr(p) for p in held[:8]) + (f" (and {len(held) - 8} more)" if len(held) > 8 else "")
+            some = "a sub-graph body holds one" if len(held) == 1 else f"sub-graph bodies hold {len(held)}"
+            raise NotFoundError(
+                f"no layer with id or name {key!r} at the top level of {self.source}, but {some}: did you mean "
+                f"{shown}? (a layer in a body is addressed by its path)",
+                candidates=held,
+            )
         bodies = " (nor a path into one of its sub-graph bodies)" if any(layer.bodies for layer in self.layers) else ""
         raise NotFoundError(f"no layer with id or name {key!r} in {self.source}{bodies}")
 

@@ -165,6 +165,8 @@ FIELDS: dict[str, str] = {
     "ConformNode.status": "`ok`, `disagree`, `error` or `not-observable`",
     "ConformNode.version": "the operator's version in its domain (the opset it came from)",
     "DriftSplit.total": "the total drift: the audited output against the f32 run",
+    "ErrorInfo.column": "the column in that line where the reader found the problem, 1-based (null: not known)",
+    "ErrorInfo.line": "the line in the .xml where the reader found the problem, 1-based (null: not known)",
     "FieldError.type": "the kind of validation error, e.g. `greater_than_equal`",
     "Health.status": '`"ok"`: the process answers',
     "LayerEntry.status": "check's status of a reduction: `ok`, `mismatch`, `error` or `unresolved`",

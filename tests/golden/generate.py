@@ -1,6 +1,7 @@
 """Record the documents ovreduce gives for the bundled samples and a few ONNX models as golden files.
 
     python tests/golden/generate.py          # rewrite tests/golden/docs/ (and tests/golden/models/*.onnx)
+    python tests/golden/generate.py '*.check.sarif'   # rewrite only the cases whose names match
 
 Each case is one command line, run in-process from the repository root; its standard output is stored as
 it is (text, SARIF), with the measured times set to 0 (JUnit) or, for JSON, parsed with the measured times set
@@ -184,12 +185,19 @@ def write_models() -> None:
         m.save(builders[name](), MODELS / f"{name}.onnx")
 
 
-def main() -> None:
-    write_models()
-    DOCS.mkdir(exist_ok=True)
-    for old in DOCS.iterdir():
-        old.unlink()
+def main(patterns: list[str]) -> None:
+    """Every golden file (``patterns``: only the cases whose names match one of these globs, e.g.
+    ``'*.check.sarif'``; the models and the other files are left as they are)."""
+    from fnmatch import fnmatch
+
+    if not patterns:
+        write_models()
+        DOCS.mkdir(exist_ok=True)
+        for old in DOCS.iterdir():
+            old.unlink()
     for name, argv in cases():
+        if patterns and not any(fnmatch(name, p) for p in patterns):
+            continue
         rc, text = run_cli(argv)
         doc = {"argv": argv, "exit": rc, "output": normalise(name, text)}
         (DOCS / (name + ".golden")).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
@@ -197,4 +205,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -298,7 +298,8 @@ def _check_json(doc: dict[str, object], folder: Path) -> None:
         model = by_path[str(folder / case.id / "model.xml")]
         assert model["ok"] is False
         error = model["error"]
-        assert set(error) == {"code", "message"}
+        assert set(error) == {"code", "message", "line", "column"}
+        assert all(error[k] is None or error[k] >= 1 for k in ("line", "column")), (case.id, error)
         assert error["code"] == case.error.code, (case.id, error)
         assert re.search(case.match, error["message"]), (case.id, error["message"])
 
