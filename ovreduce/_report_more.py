@@ -286,7 +286,7 @@ class FinalOutput(JsonDocument):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Measured(JsonDocument):
     """A comparison's measurements carried inline by a row (null where nothing was compared); see
-    :func:`comparison_fields`. In JSON they follow the row's own fields."""
+    :func:`comparison_fields`. In JSON they come first, before the row's own fields (dataclass field order)."""
 
     __module__ = "ovreduce.reports"
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.reports import Comparison
+from ovreduce.reports import Comparison, json_float
 
 __all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon", "tolerances"]
 
@@ -209,9 +209,7 @@ def _smallest_passing(value: float, passes: Callable[[float], bool]) -> float:
 
 def _scalar(value: Any) -> Any:
     item = value.item() if hasattr(value, "item") else value
-    if isinstance(item, float) and not math.isfinite(item):
-        return str(item)
-    return item
+    return json_float(item) if isinstance(item, float) else item
 
 
 def _first(

@@ -17,8 +17,9 @@ document                   class
 ``ovreduce.devices/v1``    :class:`DevicesDocument`
 =========================  ====================================================================
 
-Measured values (errors, times) are floats; a value that is not finite stays a float (NaN, inf) here,
-and each renderer writes it as its format allows (the API as the strings "NaN", "Infinity").
+Measured values (errors, times) are floats; a value that is not finite stays a float (NaN, inf) here, and
+every JSON document writes it as one of the strings "NaN", "Infinity", "-Infinity" (:data:`NON_FINITE`, KServe's
+spelling, which every strict JSON parser accepts): the CLI (:func:`dumps`), :func:`to_json` and the REST API alike.
 
 The documents of ``check`` (and what all documents share) are defined when this module is imported; the
 others on first use of any of them (PEP 562), so that ``ovreduce check`` does not pay for defining twenty
@@ -30,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from ovreduce._report_core import (
+    NON_FINITE,
     CheckDocument,
     ErrorInfo,
     Finding,
@@ -38,6 +40,8 @@ from ovreduce._report_core import (
     ReductionCheck,
     Severity,
     Status,
+    dumps,
+    json_float,
     layer_path,
     to_json,
 )
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "NON_FINITE",
     "AuditDocument",
     "AuditInput",
     "AuditLayer",
@@ -98,6 +103,8 @@ __all__ = [
     "Status",
     "TensorInfo",
     "comparison_fields",
+    "dumps",
+    "json_float",
     "layer_path",
     "to_json",
 ]

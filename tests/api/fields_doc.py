@@ -68,7 +68,7 @@ FIELDS: dict[str, str] = {
     "final_outputs": "each model output, compared between the plain run and the audited run",
     "finding_counts": "the model's findings counted by severity",
     "findings": "what check found: problems and remarks, each tied to a layer, port and line where it has one",
-    "first_mismatch": "the first element outside the tolerance: its index and both values (null: none)",
+    "first_mismatch": 'the first element outside the tolerance: its index and both values, a non-finite one as "NaN", "Infinity" or "-Infinity" (null: none)',
     "from_input": "the drift that arrived with the input: the reference on the audited input against the f32 run",
     "full_name": "the device's full name",
     "id": "the stored model's id: SHA-256 of len(xml) (8 bytes, big-endian) + xml + bin, in hex",
@@ -277,6 +277,11 @@ def render(openapi: dict[str, Any]) -> str:
         'and each error has examples); `tests/api/test_openapi.py` checks that it is current. "required": the',
         "schema requires the field (a request must give it; answers carry every field listed, null where the type",
         "allows). Documents only gain fields (see the README).",
+        "",
+        'A float that is not finite is written as one of the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (KServe\'s',
+        "spelling), so that every strict JSON parser reads every document: a `number` field, or a value in a",
+        "`first_mismatch` or a tensor's `data`, may hold one of them. The CLI's `--format json` documents do the same;",
+        "null never stands for a number (it means that there is no value: nothing measured, no tolerance would pass).",
         "",
     ]
     for name in sorted(schemas):
