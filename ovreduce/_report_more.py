@@ -65,6 +65,9 @@ class Comparison(JsonDocument):
     first_mismatch: dict[str, Any] | None = None
     nan: dict[str, int] = field(default_factory=dict)
     inf: dict[str, int] = field(default_factory=dict)
+    # The mismatches on a non-finite value (NaN against a number, an infinity against anything but itself): each
+    # an infinite error, so max_abs_error and max_rel_error are infinite when this is not 0
+    nonfinite_mismatched: int = 0
     error: str | None = None  # why no element-wise comparison was possible (shape or type differ)
     exact: bool = False
     allowance_max: float | None = None  # the largest per-element allowance added to atol, if any
@@ -94,6 +97,7 @@ def comparison_fields(c: Comparison | None) -> dict[str, Any]:
         "first_mismatch": c.first_mismatch,
         "nan": c.nan,
         "inf": c.inf,
+        "nonfinite_mismatched": c.nonfinite_mismatched,
         "allowance_max": c.allowance_max,
         "undefined": c.undefined,
     }
@@ -302,6 +306,7 @@ class Measured(JsonDocument):
     first_mismatch: dict[str, Any] | None = None
     nan: dict[str, int] | None = None
     inf: dict[str, int] | None = None
+    nonfinite_mismatched: int | None = None
     allowance_max: float | None = None
     undefined: int | None = None
 

@@ -103,6 +103,9 @@ def test_a_run_with_infinite_results_is_strict_json(capsys: pytest.CaptureFixtur
     assert comparison["first_mismatch"]["candidate"] == "Infinity"
     assert comparison["first_mismatch"]["reference"] == pytest.approx(3e38, rel=1e-7)
     assert comparison["inf"] == {"reference": 0, "candidate": 24}
+    # failed on non-finite values: the statistics say so, never 0.0
+    assert comparison["nonfinite_mismatched"] == 24
+    assert (comparison["max_abs_error"], comparison["max_rel_error"]) == ("Infinity", "Infinity")
     if NODE is not None:
         assert node_loads(text) == [doc]
 

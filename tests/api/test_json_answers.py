@@ -40,7 +40,9 @@ def test_non_finite_results_are_strings_in_every_answer(client: TestClient) -> N
     (comparison,) = run["comparisons"]
     assert (comparison["mismatched"], comparison["inf"]) == (24, {"reference": 0, "candidate": 24})
     assert comparison["first_mismatch"]["candidate"] == "Infinity"
+    assert (comparison["nonfinite_mismatched"], comparison["max_abs_error"]) == (24, "Infinity")
     assert run["outputs"][1]["name"] == "openvino:CPU" and set(run["outputs"][1]["data"]) == {"Infinity"}
     assert infer["parameters"]["agree"] is False and set(infer["outputs"][0]["data"]) == {"Infinity"}
+    assert infer["parameters"]["max_abs_error"] == infer["parameters"]["max_rel_error"] == "Infinity"
     if NODE is not None:
         assert node_loads(*(a.text for a in answers)) == [run, infer, *others]

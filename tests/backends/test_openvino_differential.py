@@ -323,6 +323,12 @@ def test_f32_intermediate_overflow(op: str, values: list[float], exact: float) -
     although the mean (3e38) is finite; the reference accumulates in f64."""
     report = run(layer(op, "f32", [len(values)], [0], True), [array("f32", values)])
     _mismatch(report, [0], exact, "Infinity")
+    (comparison,) = report.comparisons  # failed on the infinity: an infinite error, not the finite elements' 0
+    assert (comparison.nonfinite_mismatched, comparison.max_abs_error, comparison.max_rel_error) == (
+        1,
+        math.inf,
+        math.inf,
+    )
 
 
 @pytest.mark.parametrize(

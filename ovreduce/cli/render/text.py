@@ -165,13 +165,16 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
             out.append(
                 f"    first mismatch at {fm['index']}: {c.reference}={fm['reference']} {c.candidate}={fm['candidate']}"
             )
-            if not c.exact:
+            if c.nonfinite_mismatched:
+                out.append("    no tolerance would pass: elements mismatched on a non-finite value")
+            elif not c.exact:
                 out.append(
                     f"    would pass with atol >= {_num(c.required_atol)} (at this rtol) or "
                     f"rtol >= {_num(c.required_rtol)} (at this atol)"
                 )
         if any(c.nan.values()) or any(c.inf.values()):
-            out.append(f"    NaN: {c.nan}  Inf: {c.inf}")
+            failed = f"; {c.nonfinite_mismatched} mismatched on them" if c.nonfinite_mismatched else ""
+            out.append(f"    NaN: {c.nan}  Inf: {c.inf}{failed}")
     verdict = {
         "agree": st.green(f"all {len(doc.results)} backends ran and agree"),
         "nothing-compared": st.green(f"{doc.results[0].backend} ran; nothing to compare (one backend)")
