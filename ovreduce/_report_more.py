@@ -321,7 +321,7 @@ class DriftPart(JsonDocument):
     __pydantic_config__ = _WIRE
 
     max_abs: float | None
-    max_rel: float | None  # over |f32 run's value|; None: infinite (the f32 value is 0 and this part is not)
+    max_rel: float | None  # over |f32 run's value|; infinite where the f32 value is 0 and this part is not
 
 
 @dataclass(frozen=True, slots=True)

@@ -776,8 +776,9 @@ def _split(
             special_bad = ~finite & ~((np.isnan(a) & np.isnan(b)) | (a == b))
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
-        max_rel = math.inf if bool(special_bad.any()) else float(rel.max())
-        return DriftPart(float(diff.max()), max_rel if math.isfinite(max_rel) else None)
+        if special_bad.any():  # a non-finite difference: infinite, never the finite elements' figures
+            return DriftPart(math.inf, math.inf)
+        return DriftPart(float(diff.max()), float(rel.max()))
 
     total = part(o, t)
     exceeded = limit is not None and (total.max_rel is None or total.max_rel > limit)

@@ -97,7 +97,7 @@ FIELDS: dict[str, str] = {
     "max_abs_diff": "the largest absolute difference between the two runs",
     "max_abs_error": 'the largest |candidate - reference|; "Infinity" when an element failed on a non-finite value (see `nonfinite_mismatched`; null: not compared)',
     "max_bytes": "the store's limit in bytes (OVREDUCE_STORE_MAX_BYTES)",
-    "max_rel": "the largest relative difference",
+    "max_rel": 'the largest relative difference ("Infinity" where the f32 run\'s value is 0 and this one is not)',
     "max_rel_diff": "the largest relative difference between the two runs",
     "max_rel_error": 'the largest |candidate - reference| / |reference|; "Infinity" when a reference of 0 met another value or an element failed on a non-finite value (null: not compared)',
     "message": "what was found or what went wrong, for a person",
