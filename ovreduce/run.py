@@ -24,6 +24,7 @@ from ovreduce.errors import InputError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
@@ -51,10 +52,7 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
     try:
         info = engine.reduction(layer.id)
     except KeyError:
-        raise InputError(
-            f"{where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
-            f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
-        ) from None
+        raise InputError(f"{where} is not a reduction; ovreduce runs {', '.join(reductions())} layers") from None
     if info.error is not None:
         raise InputError(f"{where} is invalid: {info.error}")
     data_type = info.data.element_type
