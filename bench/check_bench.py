@@ -491,7 +491,7 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
     from ovreduce.check import check_document
     from ovreduce.cli.render.text import check_text
     from ovreduce.infer import ShapeEngine
-    from ovreduce.reports import dumps
+    from ovreduce.reports.common import dumps
 
     model = load_ir(xml)
     engine = ShapeEngine(model)

@@ -73,15 +73,8 @@ from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
-from ovreduce.reports import (
-    AuditDocument,
-    AuditInput,
-    AuditLayer,
-    DriftPart,
-    DriftSplit,
-    FinalOutput,
-    comparison_fields,
-)
+from ovreduce.reports.audit import AuditDocument, AuditInput, AuditLayer, DriftPart, DriftSplit, FinalOutput
+from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
 
 __all__ = ["AuditProgress", "AuditReport", "AuditWork", "LayerAudit", "audit_model"]

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.reports import Comparison, json_float
+from ovreduce.reports.common import json_float
+from ovreduce.reports.run import Comparison
 
 __all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon", "tolerances"]
 

@@ -26,7 +26,7 @@ from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
-from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
+from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate
 

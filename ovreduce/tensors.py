@@ -14,7 +14,7 @@ import numpy.typing as npt
 from ovreduce.errors import ElementTypeError, InputError, LimitExceededError, OvReduceError
 from ovreduce.files import FileError, check_regular, read_bounded
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy, element_type_from_kserve
-from ovreduce.reports import json_float
+from ovreduce.reports.common import json_float
 from ovreduce.shapes import PartialShape
 
 __all__ = [

@@ -336,7 +336,7 @@ def test_undefined_integers_are_left_out_of_the_exact_comparison(dtype: Any) -> 
 
 
 def test_undefined_appears_in_the_documents() -> None:
-    from ovreduce.reports import Measured, comparison_fields
+    from ovreduce.reports.run import Measured, comparison_fields
 
     c = compare(f32(1.0, -F32_MAX), f32(1.0, -INF), undefined=np.array([False, True]))
     assert c.to_json()["undefined"] == 1

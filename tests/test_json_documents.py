@@ -1,7 +1,7 @@
 """Every JSON document is valid JSON for every strict parser: non-finite floats are the strings "NaN",
 "Infinity" and "-Infinity" wherever they are (a comparison's figures, its first mismatch, a tensor's data), in
-the CLI's documents as in :func:`ovreduce.reports.to_json`; and orjson writing a document itself gives what
-writing its :func:`~ovreduce.reports.to_json` gives, keys in the same order."""
+the CLI's documents as in :func:`ovreduce.reports.common.to_json`; and orjson writing a document itself gives what
+writing its :func:`~ovreduce.reports.common.to_json` gives, keys in the same order."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ovreduce import reports
 from ovreduce.check import check_paths
 from ovreduce.cli import main
-from ovreduce.reports import Comparison, dumps, json_float, to_json
+from ovreduce.reports.audit import AuditLayer
+from ovreduce.reports.common import NON_FINITE, dumps, json_float, to_json
+from ovreduce.reports.run import BackendRun, Comparison, RunDocument, RunLayer
 from tests.strict_json import NODE, loads, node_loads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,10 +32,10 @@ def _comparison(**figures: Any) -> Comparison:
 
 def test_json_float_spells_the_non_finite_floats() -> None:
     assert [json_float(v) for v in (math.nan, math.inf, -math.inf)] == ["NaN", "Infinity", "-Infinity"]
-    assert list(reports.NON_FINITE) == ["NaN", "Infinity", "-Infinity"]
+    assert list(NON_FINITE) == ["NaN", "Infinity", "-Infinity"]
     for finite in (0.0, -0.0, 1.5, -1e308, 5e-324, 1.7976931348623157e308):
         assert json_float(finite) is finite
-    assert [float(s) for s in reports.NON_FINITE][1:] == [math.inf, -math.inf]  # Python reads them back
+    assert [float(s) for s in NON_FINITE][1:] == [math.inf, -math.inf]  # Python reads them back
 
 
 def test_a_check_document_written_by_orjson_is_its_to_json() -> None:
@@ -49,7 +50,7 @@ def test_a_check_document_written_by_orjson_is_its_to_json() -> None:
 def test_to_json_of_every_kind_of_part() -> None:
     comparison = _comparison(max_abs_error=math.nan, max_rel_error=math.inf, required_atol=-math.inf,
                              first_mismatch={"index": [0, 1], "values": (1.5, -0.0)}, nan={"a": 1})  # fmt: skip
-    layer = reports.AuditLayer(
+    layer = AuditLayer(
         layer_id="3", layer_name="r", type="ReduceMean", keep_dims=True, axes=(1,), input_shape=None,
         element_type="f32", ok=False, status="error", error=None, runtime_precision=None,
         plain_runtime_precision=None, notes=("a", "b"), drift=comparison, max_abs_error=2.0, nan={"x": 0},
@@ -62,7 +63,7 @@ def test_to_json_of_every_kind_of_part() -> None:
     assert list(got) == [f.name for f in dataclasses.fields(Comparison)]  # the fields in their order
     assert (got["max_abs_error"], got["max_rel_error"], got["required_atol"]) == ("NaN", "Infinity", "-Infinity")
     assert got["first_mismatch"] == {"index": [0, 1], "values": [1.5, -0.0]}
-    assert list(to_json(layer)) == [f.name for f in dataclasses.fields(reports.AuditLayer)]
+    assert list(to_json(layer)) == [f.name for f in dataclasses.fields(AuditLayer)]
     assert to_json(layer)["drift"] == got
     assert to_json([layer, None, (True, 1, np.float64(-np.inf), "s")])[1:] == [None, [True, 1, "-Infinity", "s"]]
     assert to_json(MappingProxyType({"k": [Named((1, 2))]})) == {"k": [[1, 2]]}
@@ -70,11 +71,11 @@ def test_to_json_of_every_kind_of_part() -> None:
 
 
 def test_a_document_holding_non_finite_floats_is_strict_json() -> None:
-    doc = reports.RunDocument(
+    doc = RunDocument(
         ok=False,
-        layer=reports.RunLayer("1", "r", "ReduceSum", True, (0,), "f32"),
+        layer=RunLayer("1", "r", "ReduceSum", True, (0,), "f32"),
         inputs=(),
-        results=(reports.BackendRun("numpy", True, (1,), "FP32", None, math.inf),),
+        results=(BackendRun("numpy", True, (1,), "FP32", None, math.inf),),
         comparisons=(_comparison(max_abs_error=math.inf, max_rel_error=math.nan),),
         notes=(),
     )

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from api.problems import responses
 from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
-from ovreduce.reports import dumps
+from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 

@@ -31,7 +31,7 @@ from ovreduce.cli.render.safe import printable
 from ovreduce.cli.render.terminal import terminal_width
 
 if TYPE_CHECKING:
-    from ovreduce.reports import CheckDocument
+    from ovreduce.reports.check import CheckDocument
 
 __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
@@ -49,7 +49,7 @@ def _emit(text: str | bytes) -> None:
 
 
 def _json(doc: Any) -> bytes:
-    from ovreduce.reports import dumps
+    from ovreduce.reports.common import dumps
 
     return dumps(doc)
 
@@ -188,7 +188,7 @@ def _no_layer(model: Any) -> int:
     from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.render.text import table
     from ovreduce.cli.render.width import fit_lines
-    from ovreduce.reports import layer_path
+    from ovreduce.reports.common import layer_path
 
     views = [v for v in printable(inspect_model(model)).layers if v.reduction is not None]
     if not views:

@@ -23,7 +23,8 @@ from ovreduce.audit import _split, audit_model
 from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
 from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
-from ovreduce.reports import AuditDocument, to_json
+from ovreduce.reports.audit import AuditDocument
+from ovreduce.reports.common import to_json
 
 from . import ov_models
 

@@ -23,7 +23,7 @@ import pytest
 from ovreduce.backends.numpy import NumPyBackend
 from ovreduce.backends.openvino import OpenVINOBackend
 from ovreduce.ir.dtypes import ELEMENT_TYPES
-from ovreduce.reports import json_float
+from ovreduce.reports.common import json_float
 from ovreduce.run import RunReport, run_spec
 from tests.cpu import cpu_output, reduction_executes_in
 

@@ -10,20 +10,14 @@ from ovreduce.cli.render.check_text import check_text, shape_text, table
 from ovreduce.cli.render.safe import escape, printable
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines
-from ovreduce.reports import layer_path
+from ovreduce.reports.common import layer_path
 
 if TYPE_CHECKING:  # the documents other than check's are defined on first use: not for an annotation
-    from ovreduce.reports import (
-        AuditDocument,
-        AuditInput,
-        ConformDocument,
-        Device,
-        DevicesDocument,
-        InspectDocument,
-        LayerView,
-        PortView,
-        RunDocument,
-    )
+    from ovreduce.reports.audit import AuditDocument, AuditInput
+    from ovreduce.reports.conform import ConformDocument
+    from ovreduce.reports.devices import Device, DevicesDocument
+    from ovreduce.reports.inspect import InspectDocument, LayerView, PortView
+    from ovreduce.reports.run import RunDocument
 
 __all__ = [
     "audit_text",

@@ -1,9 +1,6 @@
-"""The documents of ``check`` and what every document shares: the part of :mod:`ovreduce.reports` that the
-``check`` path needs, defined when ovreduce is imported. Import these names from :mod:`ovreduce.reports`.
-
-The classes say ``__module__ = "ovreduce.reports"``: that is where they are documented, where pickle finds
-them and where their (string) annotations are resolved.
-"""
+"""What every document shares: :class:`JsonDocument` and :class:`ErrorInfo`, the one policy for the floats
+JSON has no number for (:func:`json_float`), and the one way to write a document as JSON (:func:`to_json`,
+:func:`dumps`)."""
 
 from __future__ import annotations
 
@@ -12,29 +9,9 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from ovreduce.shapes import JsonShape
-
-__all__ = [
-    "NON_FINITE",
-    "WIRE",
-    "CheckDocument",
-    "ErrorInfo",
-    "Finding",
-    "JsonDocument",
-    "ModelCheck",
-    "ReductionCheck",
-    "Severity",
-    "Status",
-    "dumps",
-    "json_float",
-    "layer_path",
-    "to_json",
-]
-
-Severity = Literal["error", "warning", "info"]
-Status = Literal["ok", "mismatch", "error", "unresolved"]
+__all__ = ["NON_FINITE", "WIRE", "ErrorInfo", "JsonDocument", "dumps", "json_float", "layer_path", "to_json"]
 
 # How every document writes a float that is not finite (JSON has no such number): as one of these strings,
 # KServe's spelling, which every strict JSON parser accepts and Python's float(), JavaScript's Number() and Go's
@@ -115,7 +92,6 @@ def _may_hold_float(annotation: Any) -> bool:
 class JsonDocument:
     """What every document class has: :meth:`to_json`."""
 
-    __module__ = "ovreduce.reports"
     __slots__ = ()
 
     def to_json(self) -> Any:
@@ -127,85 +103,5 @@ class JsonDocument:
 class ErrorInfo(JsonDocument):
     """Why something could not be done: a stable error code and the message."""
 
-    __module__ = "ovreduce.reports"
-
     code: str
     message: str
-
-
-# -- check -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Finding(JsonDocument):
-    """One problem (or remark) about a model, tied to a layer and port where it has one."""
-
-    __module__ = "ovreduce.reports"
-
-    code: str
-    severity: Severity
-    layer_id: str | None
-    layer_name: str | None
-    port: str | None
-    line: int | None  # the layer's line in the XML
-    message: str
-    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
-
-
-@dataclass(frozen=True, slots=True)
-class ReductionCheck(JsonDocument):
-    """One reduction layer as check sees it: declared against inferred output shape."""
-
-    __module__ = "ovreduce.reports"
-
-    layer_id: str
-    layer_name: str
-    type: str
-    version: str
-    keep_dims: bool
-    axes: tuple[int, ...] | None
-    axes_kind: str
-    element_type: str | None
-    input_shape: JsonShape
-    input_shape_resolved: bool
-    # Who knows the input's shape: ovreduce's own rules, OpenVINO's inference (no native rule on the way), or
-    # only the dims the producer declares (no rule, no reshape); None: unresolved.
-    input_shape_engine: Literal["native", "openvino", "declared"] | None
-    declared_output_shape: JsonShape
-    declared_has_dims: bool
-    inferred_output_shape: JsonShape
-    inferred_output_resolved: bool
-    status: Status
-    openvino_checked: bool = False  # the model was also read by OpenVINO (engine "openvino")
-    openvino_output_shape: JsonShape = None  # OpenVINO's shape (null: not matched, or a dynamic rank)
-    openvino_output_resolved: bool = False  # OpenVINO's model has this layer, so openvino_output_shape is its shape
-    body_path: str | None = None  # the ids path of the sub-graph body holding the layer ("12/then"); null: top level
-
-
-@dataclass(frozen=True, slots=True)
-class ModelCheck(JsonDocument):
-    """The check of one model, or why it could not be read (``error``)."""
-
-    __module__ = "ovreduce.reports"
-
-    path: str
-    ok: bool
-    ir_version: int | None
-    layer_count: int | None
-    error: ErrorInfo | None
-    findings: tuple[Finding, ...]
-    reductions: tuple[ReductionCheck, ...]
-    notes: tuple[str, ...] = ()  # what could not be analysed (a sub-graph body its layer's inputs do not feed)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckDocument(JsonDocument):
-    """``ovreduce.check/v1``: every model checked."""
-
-    __module__ = "ovreduce.reports"
-
-    ok: bool
-    models: tuple[ModelCheck, ...]
-    schema: Literal["ovreduce.check/v1"] = "ovreduce.check/v1"
-
-    @property
-    def unreadable(self) -> bool:
-        return any(m.error is not None for m in self.models)
