@@ -33,7 +33,7 @@ Run ``python bench/check_bench.py`` (``--help`` for options). One plain run meas
    its high-water mark is reset after the imports (``5`` to /proc/self/clear_refs), so that the imports'
    transient peak cannot hide the load's; where that fails, the plain growth of ``ru_maxrss`` is reported and
    the output says so. ``--breakdown`` adds where (a) and (d)
-   spend their time.
+   spend their time, and the JSON rendering of the check document (target: <= 15 ms for decoder28k).
 
 2. A summary, one row per model, with PASS/FAIL against the targets (reported, not asserted):
    (d)/(e) <= 0.8, (g)/(f) <= 2.0 (a malformed file costs at most twice a good one), and (a)'s peak RSS growth no
@@ -511,6 +511,7 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
     from ovreduce.check import check_document
     from ovreduce.cli.render.text import check_text
     from ovreduce.infer import ShapeEngine
+    from ovreduce.reports.common import dumps
 
     model = load_ir(xml)
     engine = ShapeEngine(model)
@@ -544,6 +545,7 @@ def breakdown(xml: Path, repeat: int, env: dict[str, str]) -> None:
         "ShapeEngine(model)": lambda: ShapeEngine(model),
         "check_model(model, shapes=engine) (findings)": lambda: check_model(model, shapes=engine),
         "render.check_text": lambda: check_text(check_document([report])),
+        "render JSON (reports.dumps, what --format json writes)": lambda: dumps(check_document([report])),
         "(a) with the cyclic GC disabled": no_gc(whole),
     }
     print()

@@ -24,8 +24,9 @@ from ovreduce.errors import InputError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
-from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
+from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate
 
@@ -66,8 +67,7 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
         info = engine.reduction(layer.id)
     except KeyError:
         raise InputError(
-            f"{where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
-            f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
+            f"{where} is not a reduction; ovreduce runs {', '.join(reductions())} layers"
             f"{_body_reductions(model, key) if ref.body_path is None else ''}"
         ) from None
     if info.error is not None:

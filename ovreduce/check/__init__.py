@@ -33,7 +33,8 @@ from ovreduce.errors import IRError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
-from ovreduce.reports import CheckDocument, ErrorInfo, Finding, ModelCheck, ReductionCheck
+from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
+from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
 
 __all__ = ["check_document", "check_model", "check_paths", "unreadable"]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal, NamedTuple
 
 from ovreduce.ir.model import IRModel, Layer, Port
-from ovreduce.reports import Finding, Severity
+from ovreduce.reports.check import Finding, Severity
 from ovreduce.shapes import PartialShape
 
 __all__ = ["FINDINGS", "LEGACY_PRECISION", "FindingKind", "compare_declared", "dims_text", "finding", "ordered"]

@@ -7,7 +7,7 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ops.registry import boolean_attributes
-from ovreduce.reports import Finding
+from ovreduce.reports.check import Finding
 from ovreduce.shapes import PartialShape
 
 __all__ = ["graph_findings"]

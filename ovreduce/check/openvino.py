@@ -36,7 +36,7 @@ from ovreduce._openvino import bodies, openvino, partial_shape, read_failure, re
 from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.reports import Finding, ReductionCheck
+from ovreduce.reports.check import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
 __all__ = ["crosscheck", "input_shapes"]

@@ -7,7 +7,7 @@ from typing import Literal
 from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.infer import ReductionInfo
 from ovreduce.ir.model import Port
-from ovreduce.reports import Finding, ReductionCheck, Status
+from ovreduce.reports.check import Finding, ReductionCheck, Status
 
 __all__ = ["reduction_check"]
 

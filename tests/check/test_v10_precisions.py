@@ -20,7 +20,7 @@ import openvino.opset8 as o8
 import pytest
 
 from ovreduce import check_model, load_ir
-from ovreduce.reports import ModelCheck
+from ovreduce.reports.check import ModelCheck
 
 PRIORS, CLASSES = 4, 2
 # the layer whose output port (and the input port of the Result it feeds) an edit makes FP32

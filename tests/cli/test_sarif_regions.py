@@ -21,7 +21,8 @@ from ovreduce import parse_ir
 from ovreduce.check import check_document, unreadable
 from ovreduce.cli.render.sarif import check_sarif
 from ovreduce.errors import IRError, IRSyntaxError, IRVersionError
-from ovreduce.reports import CheckDocument, ErrorInfo, ModelCheck
+from ovreduce.reports.check import CheckDocument, ModelCheck
+from ovreduce.reports.common import ErrorInfo
 
 from .inprocess import run_cli
 

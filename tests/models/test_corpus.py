@@ -10,7 +10,7 @@ import pytest
 from ovreduce import check_model, load_ir
 from ovreduce._openvino import bodies as subgraph_bodies
 from ovreduce._openvino import core
-from ovreduce.reports import ReductionCheck
+from ovreduce.reports.check import ReductionCheck
 from ovreduce.shapes import PartialShape
 from tests.models.corpus import CORPUS, CorpusModel, CorpusUnavailableError, Package, ir_path, wheel_path
 

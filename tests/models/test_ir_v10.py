@@ -10,7 +10,7 @@ import pytest
 
 from ovreduce import check_model, load_ir
 from ovreduce._openvino import openvino
-from ovreduce.reports import ModelCheck
+from ovreduce.reports.check import ModelCheck
 
 
 def _save(tmp_path: Path, version: int, edit: str = "") -> Path:

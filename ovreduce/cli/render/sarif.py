@@ -15,7 +15,8 @@ import os
 from typing import Any
 
 from ovreduce.check.findings import FINDINGS
-from ovreduce.reports import CheckDocument, layer_path
+from ovreduce.reports.check import CheckDocument
+from ovreduce.reports.common import layer_path
 
 __all__ = ["DOCUMENTATION_URL", "check_sarif"]
 
