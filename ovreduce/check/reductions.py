@@ -6,7 +6,7 @@ from typing import Literal
 
 from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.infer import ReductionInfo
-from ovreduce.ir.model import Port
+from ovreduce.ir.model import NO_PORT
 from ovreduce.reports.check import Finding, ReductionCheck, Status
 
 __all__ = ["reduction_check"]
@@ -19,7 +19,7 @@ def reduction_check(
     the ids path of the body holding the layer (None: top level). In an IR v10 file a port precision is a legacy
     hint (:data:`~ovreduce.check.findings.LEGACY_PRECISION`): one that differs is ``legacy-precision``."""
     layer = info.layer
-    out_port = layer.outputs[0] if layer.outputs else Port("?", None, (), ())
+    out_port = layer.outputs[0] if layer.outputs else NO_PORT
     found: list[Finding] = []
     if info.keep_dims_text is None:
         found.append(finding("keep-dims-missing", layer, "no keep_dims attribute: OpenVINO uses keep_dims=false"))

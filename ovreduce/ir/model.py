@@ -15,6 +15,7 @@ from ovreduce.shapes import PartialShape
 
 __all__ = [
     "BODY_ROLES",
+    "NO_PORT",
     "PATH_GRAMMAR",
     "BackEdge",
     "Body",
@@ -76,6 +77,9 @@ class Port(NamedTuple):
     def declared_shape(self) -> PartialShape:
         """The shape the dims declare; only meaningful when :attr:`has_dims` (else it reads as a scalar)."""
         return _shape_of_dims(self.dims)
+
+
+NO_PORT = Port("?", None, (), ())  # stands for the output port of a layer that declares none
 
 
 @dataclass(frozen=True, slots=True)
