@@ -11,7 +11,7 @@ from fastapi import APIRouter, File, Query, UploadFile
 from starlette.responses import Response
 
 from ovreduce.conform import conform_model
-from ovreduce.reports import ConformDocument
+from ovreduce.reports.conform import ConformDocument
 
 from ..deps import ServicesDep
 from ..workers import WorkerContext

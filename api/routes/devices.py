@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from ovreduce.reports import DevicesDocument
+from ovreduce.reports.devices import DevicesDocument
 
 from ..problems import responses
 

@@ -20,7 +20,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
 from ovreduce.errors import LimitExceededError
-from ovreduce.reports import JsonDocument
+from ovreduce.reports.common import JsonDocument
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import JsonShape
 from ovreduce.tensors import to_kserve

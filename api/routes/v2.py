@@ -37,7 +37,7 @@ from starlette.responses import Response
 
 from ovreduce import __version__
 from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
-from ovreduce.reports import LayerView
+from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import EXECUTABLE_TYPES
