@@ -192,12 +192,9 @@ class IsolatedPool:
             return sorted(self._all)
 
     def warm(self) -> None:
-        """Start the fork server now (it imports OpenVINO and ovreduce once, for seconds), so that the first
-        job does not wait for it: every job that reads a model's bytes runs here, uploads included."""
-        if isinstance(_context(), multiprocessing.context.ForkServerContext):
-            from multiprocessing import forkserver
-
-            forkserver.ensure_running()
+        """Start one worker now (the first also starts the fork server, which imports OpenVINO and ovreduce
+        for seconds), so that the first job, an upload as often as not, does not spend its time limit on it."""
+        self._idle.append(self._start())
 
     def _start(self) -> _Worker:
         ours, theirs = _context().Pipe()
