@@ -2,7 +2,8 @@
 
 A thread cannot be stopped: an audit abandoned after its 504 kept the only worker thread and grew to 1.6 GB,
 and the next request got 503. Here each job runs in one of ``size`` worker processes (started from a
-``forkserver`` that has OpenVINO and ovreduce imported, so a start costs a fork, not an import). When a job
+``forkserver`` that has ovreduce imported, so a start costs a fork; OpenVINO is imported by each worker on
+its first use, since importing it starts a thread, and forking beside a thread can hang the child). When a job
 outlives the time limit its process is killed, which frees all its memory at once, and a fresh one takes
 its place; a job that did not get a worker while at least a quarter of its time was left is withdrawn (503)
 without having started.
@@ -148,9 +149,11 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # imported once in the fork server: every worker starts with them loaded
+        # Not openvino: importing it starts a thread (its telemetry, which tries the network), and a process
+        # forked while another thread holds a lock (a module being imported, the resolver) can hang for ever in
+        # the child. Each worker imports it on its first use instead, single-threaded.
         package = __package__ or "api"  # the installed name (ovreduce_api), or the repository's folder (api)
-        ctx.set_forkserver_preload([f"{package}.workers", f"{package}.routes", "openvino", "ovreduce.audit",
-                                    "ovreduce.conform"])  # fmt: skip
+        ctx.set_forkserver_preload([f"{package}.workers", f"{package}.routes", "ovreduce.audit", "ovreduce.conform"])
         return ctx
     return multiprocessing.get_context("spawn")
 
