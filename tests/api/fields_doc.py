@@ -40,7 +40,7 @@ FIELDS: dict[str, str] = {
     "body_path": "the path of the sub-graph body holding the layer, e.g. `12/then` (null: the top-level graph)",
     "candidate": "the backend compared with the reference",
     "capabilities": "the device's OPTIMIZATION_CAPABILITIES (FP32, FP16, BF16, INT8, ...)",
-    "code": "a stable code: the finding's code (see the README's finding codes), or the error's",
+    "code": "a stable code: the finding's code (see docs/cli.md's finding codes), or the error's",
     "comparisons": "each backend other than the reference, compared with it",
     "created_at": "when the model was stored (UTC, ISO 8601)",
     "data": "the tensor's elements, flat in row-major order (nested lists accepted in requests); NaN and infinities as strings",
@@ -173,7 +173,7 @@ FIELDS: dict[str, str] = {
     "LayerEntry.status": "check's status of a reduction: `ok`, `mismatch`, `error` or `unresolved`",
     "ModelCheck.ok": "whether the model was read and has no finding of severity error",
     "OutputTensor.name": "the backend that produced it (`numpy`, `openvino:CPU`)",
-    "Problem.code": "the stable error code, e.g. `ir.syntax`, `not_found`, `limit.body` (see the Errors section of the README)",
+    "Problem.code": "the stable error code, e.g. `ir.syntax`, `not_found`, `limit.body` (see docs/api.md)",
     "Problem.status": "the HTTP status",
     "Problem.type": "`urn:ovreduce:problem:<code>`",
     "Problem.layer_id": "the layer the error is about, where there is one",
@@ -208,8 +208,7 @@ FIELDS: dict[str, str] = {
     "ConformDocument.devices": "the device that ran the model, with what it executes (its results depend on it)",
     "RunAnswer.openvino": "the OpenVINO version that ran the layer (null: OpenVINO did not run)",
     "RunAnswer.devices": "each OpenVINO device that ran the layer, with what it executes (its results depend on it)",
-    # the layer route's consumers (on main since the page draws them): described here so that the merge only
-    # needs `python -m tests.api.fields_doc` to be run again
+    # the layer route's consumers (the page draws them)
     "consumers": "the input ports the layer's outputs feed, with the shapes those inputs declare",
     "output_port": "the layer's output port that feeds this input",
     "Consumer.port": "the consumer's input port",
@@ -279,7 +278,7 @@ def render(openapi: dict[str, Any]) -> str:
         "`python -m tests.api.fields_doc` from the service's OpenAPI schema (`/openapi.json`, where each operation",
         'and each error has examples); `tests/api/test_openapi.py` checks that it is current. "required": the',
         "schema requires the field (a request must give it; answers carry every field listed, null where the type",
-        "allows). Documents only gain fields (see the README).",
+        "allows). Documents only gain fields (see the CHANGELOG).",
         "",
         'A float that is not finite is written as one of the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (KServe\'s',
         "spelling), so that every strict JSON parser reads every document: a `number` field, or a value in a",

@@ -65,7 +65,7 @@ def codes_by_layer(
 
 
 def test_the_samples_folder() -> None:
-    """The README's main command: the good samples are clean, each broken one shows exactly its findings."""
+    """The README's first command: the good samples are clean, each broken one shows exactly its findings."""
     doc = check_json(str(SAMPLES), rc=1)
     models = by_path(doc)
     assert set(models) == set(GOOD) | set(BROKEN)
