@@ -93,8 +93,13 @@ class Block:
 
 
 def blocks(page: Path) -> list[Block]:
+    return blocks_of(page, ROOT)
+
+
+def blocks_of(page: Path, root: Path) -> list[Block]:
+    """The fenced blocks of ``page``, named by its path under ``root``."""
     text = page.read_text()
-    name = str(page.relative_to(ROOT))
+    name = str(page.relative_to(root))
     return [Block(name, text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)) for m in _FENCE.finditer(text)]
 
 
@@ -277,3 +282,16 @@ def test_no_text_speaks_of_how_the_work_was_organised() -> None:
         if _WORK_ITEMS.search(line) and p != Path(__file__)
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_convention_catches_a_wrong_output(tmp_path: Path) -> None:
+    """The machinery itself: continuation lines, ``...`` across lines, ``echo $?``, and a mismatch reported."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```console\n$ printf 'a\\nb\\nc\\n'; exit_with() { return $1; }; \\\n  exit_with 3\n"
+        "a\n...\nc\n$ echo $?\n3\n$ echo wrong\nright\n```\n"
+    )
+    [block] = blocks_of(page, tmp_path)
+    assert next(c for c, _ in commands(block)).endswith("\n  exit_with 3")
+    failures = _run_console(block, tmp_path, Service(tmp_path / "store"))
+    assert len(failures) == 1 and "$ echo wrong" in failures[0] and "right" in failures[0]
