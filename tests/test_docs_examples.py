@@ -4,9 +4,9 @@
 ``console``
     Lines starting with ``$ `` are commands (a line ending in ``\\`` continues on the next one); the lines after
     a command, up to the next one, are what it prints, stdout and stderr together. They run in one bash, in
-    order (so ``echo $?`` shows the status of the command before it), from the
-    page's scratch folder, which holds ``ir_samples/`` and ``tests/`` (links to the repository's), with this
-    interpreter's ``bin`` first on ``PATH`` (so ``ovreduce`` and ``python`` are this checkout's). The output is
+    order (so ``echo $?`` shows the status of the command before it), from the page's scratch folder, which
+    holds ``ir_samples/`` and ``tests/`` (links to the repository's), with this interpreter's ``bin`` first on
+    ``PATH`` (so ``ovreduce`` and ``python`` are this checkout's). The output is
     compared as doctest compares with ``ELLIPSIS``: ``...`` stands for any text, across lines too; blanks at
     the ends of lines are ignored. The exit status is not compared: a command shows it with ``echo $?``.
 ``pycon``
