@@ -46,7 +46,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +67,8 @@ from ovreduce.backends.openvino import (
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
-from ovreduce.errors import InputError, OvReduceError
+from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
+from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, chain_of, emulate, headroom_factor
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -80,6 +81,9 @@ from ovreduce.reports import (
     DriftPart,
     DriftSplit,
     FinalOutput,
+    TargetHeadroom,
+    TargetStage,
+    TargetSummary,
     comparison_fields,
 )
 from ovreduce.shapes import PartialShape
@@ -113,6 +117,10 @@ class AuditWork:
     lookups: int = 0  # by-name lookups: layer ids, execution precisions, the f32 run's nodes
     reductions_checked: int = 0  # reductions recomputed and compared
     sort_keys: int = 0  # sort keys computed to order the report
+    # seconds spent in the NumPy reference on the captured inputs, and in the target precision's emulation
+    # (``target``): measured for the benchmark, not counted in :attr:`total`
+    reference_seconds: float = 0.0
+    target_seconds: float = 0.0
 
     @property
     def total(self) -> int:
@@ -143,6 +151,8 @@ class LayerAudit:
     audited: bool = True  # False: its input could not be captured (a reduction inside a body)
     body_path: str | None = None  # the ids path of the body holding it (None: top level)
     step: int | None = None  # of a stateful run's steps, the one with its worst error (0: the first run)
+    target: TargetHeadroom | None = None  # with a target precision: whether it survives it
+    reference_seconds: float = field(default=0.0, repr=False)  # the NumPy reference's time on the captured input
 
     @property
     def own_ok(self) -> bool:
@@ -154,7 +164,7 @@ class LayerAudit:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("error", "drift")
+        return self.status in ("error", "drift") or (self.target is not None and self.target.failed)
 
     @property
     def status(self) -> Status:
@@ -171,7 +181,8 @@ class LayerAudit:
         establish nothing and those that were not audited."""
         own = self.comparison.max_rel_error if self.comparison is not None else None
         drift = self.split.total.max_rel if self.split is not None else 0.0
-        return (_RANK[self.status], -(math.inf if own is None else own), -(math.inf if drift is None else drift))
+        rank = 0 if self.failed else _RANK[self.status]  # failing on the target precision too
+        return (rank, -(math.inf if own is None else own), -(math.inf if drift is None else drift))
 
     @property
     def document(self) -> AuditLayer:
@@ -195,6 +206,7 @@ class LayerAudit:
             not_established=self.not_established,
             body_path=self.body_path,
             step=self.step,
+            target=self.target,
             **comparison_fields(c),
         )
 
@@ -216,6 +228,7 @@ class AuditReport:
     fail_on_drift: float | None = None
     work: AuditWork = field(default_factory=AuditWork)
     steps: int = 0  # decode steps of a stateful model after its first run
+    target: TargetSummary | None = None
 
     @property
     def ok(self) -> bool:
@@ -227,7 +240,7 @@ class AuditReport:
     def complete(self) -> bool:
         """Every reduction of the model, bodies included, audited on inputs that exercise it, and within
         tolerance."""
-        return self.error is None and all(layer.ok for layer in self.layers)
+        return self.error is None and all(layer.ok and not layer.failed for layer in self.layers)
 
     def _key(self, layer: LayerAudit) -> tuple[int, float, float]:
         self.work.sort_keys += 1
@@ -258,6 +271,7 @@ class AuditReport:
             coverage={"reductions": len(self.layers), **Counter(layer.status for layer in self.layers)},
             complete=self.complete,
             steps=self.steps,
+            target=self.target,
         )
 
 
@@ -283,6 +297,7 @@ def audit_model(
     timeout: float | None = None,
     steps: int = 0,
     origins: Mapping[str, str] | None = None,
+    target: str | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -298,6 +313,11 @@ def audit_model(
     (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
     input name (a prompt through a tokenizer, say), for the document.
 
+    ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
+    input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
+    fails the audit. With a target, a ``device`` that is not present here is the device the target is meant
+    for: the model runs on the CPU and the document says that the figures are emulated.
+
     ``timeout`` (seconds) bounds the whole audit: what was established when it runs out is reported (the audited
     run's rows; without the plain or f32 run, no final-output comparison or drift), with a note; an audited run
     that does not finish is the document's error. An inference that outlives it is left running in the
@@ -309,7 +329,15 @@ def audit_model(
         DeviceNotAvailableError: the device is not available.
     """
     check_precision(precision)
-    check_device(device)
+    if target is not None and target not in TARGETS:
+        raise InputError(f"target {target!r} is not one of {', '.join(TARGETS)}", parameter="target")
+    meant_for = device
+    try:
+        check_device(device)
+    except DeviceNotAvailableError:
+        if target is None:
+            raise
+        device = "CPU"  # the target's device is not here: its precision is emulated from a CPU run
     if fail_on_drift is not None and not (math.isfinite(fail_on_drift) and fail_on_drift >= 0):
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
@@ -332,8 +360,10 @@ def audit_model(
         error: str | None,
         notes: list[str] | None = None,
     ) -> AuditDocument:
+        summary = None if target is None else _target_summary(target, meant_for, device, effective, layers)
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
-                           notes or [], time.perf_counter() - start, fail_on_drift, work, steps).document  # fmt: skip
+                           notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
+                           summary).document  # fmt: skip
 
     def read() -> Any:
         return read_ir(model.xml, None if model.weights is None else model.weights.view())
@@ -363,6 +393,7 @@ def audit_model(
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
+    chains = [chain_of(node, marks) for node in nodes] if target is not None else []
     branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
@@ -403,13 +434,22 @@ def audit_model(
             break
         tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
         name = node.get_friendly_name()
-        layer = _worst_step(
-            [_check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
-                         truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift)
-             for step, run in enumerate(audited)]
-        )  # fmt: skip
+        per_step = [
+            _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
+                        truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift)
+            for step, run in enumerate(audited)
+        ]  # fmt: skip
+        work.reference_seconds += sum(row.reference_seconds for row in per_step)
+        layer = _worst_step(per_step)
         work.reductions_checked += len(audited)
         work.lookups += 3
+        if target is not None:
+            began = time.perf_counter()
+            layer.target = _worst_target(
+                [_target_step(chains[k], node, slots[k], run, target, ids, layer, step if steps else None)
+                 for step, run in enumerate(audited)]
+            )  # fmt: skip
+            work.target_seconds += time.perf_counter() - began
         layer.runtime_precision = audited[0].runtime_precision.get(name)
         layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
         if (
@@ -425,6 +465,11 @@ def audit_model(
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += [row for rows in audited_bodies.values() for row in rows]
     layers += _body_reductions(model, kinds, skip=set(audited_bodies))
+    if target is not None:
+        for row in layers:
+            if row.target is None:  # a body's reduction, or one the time limit left: its chain was not captured
+                why = row.not_established or "its input chain could not be captured from the whole model's run"
+                row.target = TargetHeadroom("not-established", False, f"not examined: {why}")
     finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):
         notes.append(
@@ -433,6 +478,137 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, None, notes)
+
+
+def _target_step(
+    chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...], run: MarkedRun, target: str,
+    ids: Mapping[str, str], layer: LayerAudit, step: int | None,
+) -> TargetHeadroom:  # fmt: skip
+    """Whether reduction ``node`` survives ``target``, from what one run captured of its chain."""
+    if layer.error is not None or layer.comparison is None:
+        return TargetHeadroom("not-established", False, f"not examined: {layer.error or 'no output to compare'}",
+                              step=step)  # fmt: skip
+    data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
+    inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
+    if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
+        return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
+    op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
+    # what the device executes the reduction in, where the audited run executed in the target precision
+    on_target = run.effective_precision == target
+    executes = run.runtime_precision.get(node.get_friendly_name()) if on_target else None
+    try:
+        emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target,
+                      op=None if chain.op is None else chain.op.get_type_name(), op_kept=op_kept,
+                      reduction_kept=reduction_kept)  # fmt: skip
+    except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
+        return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
+    nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
+    nodes[node.get_type_name()] = node
+    stages = tuple(
+        TargetStage(st.what, None if nodes.get(st.what) is None else nodes[st.what].get_friendly_name(),
+                    None if nodes.get(st.what) is None else ids.get(nodes[st.what].get_friendly_name()),
+                    st.largest, st.overflowed, st.underflowed, st.kept)
+        for st in emu.stages
+    )  # fmt: skip
+    c = emu.comparison
+    protected = chain.protected
+    largest, limit = emu.largest, FINITE_MAX[target]
+    if emu.non_finite:
+        status: Any = "overflow"
+        first = next((st for st in stages if st.overflowed), stages[-1])
+        what = _stage_name(first, stages)
+        message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {c.total} output element(s) "
+                   f"inf or NaN in {target}")  # fmt: skip
+    elif not c.ok:
+        status = "inaccurate"
+        flushed = sum(st.underflowed for st in stages)
+        message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
+                   + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+    elif protected:
+        status = "protected"
+        message = "OpenVINO keeps its chain in the original precision (marked in the model)"
+    elif layer.not_established is not None:
+        status = "not-established"
+        message = f"not established: {layer.not_established}"
+    else:
+        status = "headroom"
+        top = max(stages, key=lambda st: st.largest or 0.0)
+        factor = headroom_factor(largest, target)
+        message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}): headroom x{_g(factor)}"
+                   if factor is not None else "every value of its chain is 0")  # fmt: skip
+    if executes is not None and executes != target:
+        message += f"; {_device_note(executes)}"
+    agree, diff = None, None
+    if on_target and np.shape(out) == emu.result.shape:
+        agree, diff = _device_agreement(emu.result, out, c.atol, c.rtol)
+    return TargetHeadroom(
+        status, status in ("overflow", "inaccurate"), message, largest, limit, headroom_factor(largest, target),
+        sum(st.overflowed for st in stages), sum(st.underflowed for st in stages), c.max_abs_error, c.max_rel_error,
+        c.atol, c.rtol, stages, diff, agree, executes, step,
+    )  # fmt: skip
+
+
+def _device_note(executes: str) -> str:
+    return f"the device executes this reduction in {executes} (its execution graph)"
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _stage_name(stage: TargetStage, stages: tuple[TargetStage, ...]) -> str:
+    """``Power 'x/pow' (layer 24)``, or ``the input of ...`` for the chain's input."""
+    if stage.op == "input":
+        return "the input of " + (_stage_name(stages[1], stages) if len(stages) > 1 else "the chain")
+    where = f" (layer {stage.layer_id})" if stage.layer_id is not None else ""
+    return f"{stage.op} {stage.name!r}{where}"
+
+
+def _device_agreement(
+    emulated: npt.NDArray[Any], device: npt.NDArray[Any], atol: float, rtol: float
+) -> tuple[bool, float | None]:
+    """Whether the device's own output in the target precision agrees with the emulation: the same elements
+    non-finite, the finite ones within the tolerance; and their largest relative difference."""
+    e, d = np.asarray(emulated, dtype=np.float64), np.asarray(device, dtype=np.float64)
+    finite = np.isfinite(e) & np.isfinite(d)
+    same = bool(np.array_equal(np.isfinite(e), np.isfinite(d)))
+    if not finite.any():
+        return same, None
+    diff = np.abs(e[finite] - d[finite])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(np.abs(d[finite]) > 0, diff / np.abs(d[finite]), np.where(diff > 0, np.inf, 0.0))
+    worst = float(rel.max())
+    return same and bool(np.all(diff <= atol + rtol * np.abs(d[finite]))), (worst if math.isfinite(worst) else None)
+
+
+def _worst_target(per_step: list[TargetHeadroom]) -> TargetHeadroom:
+    """Over the steps of a stateful run: the failing step first, then the one reaching the largest magnitude."""
+    return min(per_step, key=lambda t: (0 if t.failed else 1, -(t.largest or 0.0)))
+
+
+def _target_summary(
+    target: str, meant_for: str, device: str, effective: str | None, layers: list[LayerAudit]
+) -> TargetSummary:
+    counts: dict[str, int] = dict(Counter(layer.target.status for layer in layers if layer.target is not None))
+    executed = device if effective == target else None
+    notes = []
+    if meant_for != device:
+        notes.append(f"{meant_for} is not available here: the model ran on {device} and every {target} figure is "
+                     f"NumPy's emulation from the values it captured")  # fmt: skip
+    elif executed is None:
+        notes.append(f"{device} ran the model in {effective or 'an unknown precision'}, not {target}: the {target} "
+                     f"figures are NumPy's emulation from the values it captured")  # fmt: skip
+    else:
+        notes.append(f"{device} ran the model in {target}: each row also compares the emulation with its output "
+                     f"(device_agrees) and says what it executes the reduction in (device_precision)")  # fmt: skip
+    notes.append(
+        "kept in the original precision: what the model's nodes are marked with (disable_fp16_compression, saved "
+        "as 'precise'), as OpenVINO reads them; OpenVINO's own marking pass runs inside a device's compile and "
+        "cannot be applied from here, so a chain a GPU compile would mark is judged unmarked"
+    )
+    return TargetSummary(cast(Any, target), meant_for, executed is None, executed, all(
+        layer.target is None or not layer.target.failed for layer in layers), FINITE_MAX[target], counts,
+        tuple(notes))  # fmt: skip
 
 
 class _Steps:
@@ -804,6 +980,7 @@ def _audit_layer(
     op_type = node.get_type_name()
     keep_dims = bool(node.get_attributes().get("keep_dims", False))
     etype = element_type(node.get_output_element_type(0).get_type_name()).name
+    began = time.perf_counter()
     layer = LayerAudit(
         node.get_friendly_name(), op_type, layer_id, keep_dims,
         [int(a) for a in np.asarray(axes).reshape(-1).tolist()], list(data.shape), etype, None,
@@ -813,6 +990,7 @@ def _audit_layer(
     except Exception as exc:  # the reference refusing the captured tensors (e.g. runtime axes out of range)
         layer.error = f"reference failed: {exc}"
         return layer
+    layer.reference_seconds = time.perf_counter() - began
     layer.notes = notes
     layer.expected = expected
     layer.not_established = _degenerate(data)

@@ -1,0 +1,239 @@
+"""Precision headroom: would each reduction of a model survive a device that runs it in f16 or bf16?
+
+Intel GPUs and NPUs run models in f16 and CPUs with AMX in bf16. A reduction breaks there when the op feeding
+it changes the range (RMSNorm's ``Power(x, 2)``: one activation of magnitude 256 squares past f16's 65504),
+or when its own result does. ``ovreduce audit --target f16|bf16`` answers it for each reduction of the model
+from the values the audit captured:
+
+**The chain.** A reduction and, where its data input comes straight from one, the elementwise op that
+changes the range (``Power``, ``Exp``, ``Multiply``, ``SquaredDifference``): that op's inputs are captured
+too. Anything further up arrives as captured (rounded to the target type on the way in).
+
+**What OpenVINO keeps in the original precision.** OpenVINO keeps a node out of f16/bf16 compression where its
+rt_info says so (``disable_fp16_compression``, serialised as ``precise``; OpenVINO reads it back as
+``DisablePrecisionConversion``): the marks its mixed-precision passes leave and that a saved IR carries. They
+are read from the nodes as OpenVINO itself reads the model. A marked op of the chain is emulated in f32; a
+chain whose every op is marked is *protected*. OpenVINO's own marking pass (``MarkSugraphsToKeepInMixedPrecision``)
+runs inside a device plugin's compile and is not reachable through the Python API (``save_model``'s
+``compress_to_fp16`` compresses constants only, ``passes.ConvertFP32ToFP16`` marks nothing): a chain that
+the GPU plugin would mark when it compiles is judged unmarked, and the document says so.
+
+**The emulation.** Each op of the chain runs in NumPy as a device runs it in the target type: its inputs
+rounded to the type (``numpy.float16``, ``ml_dtypes.bfloat16``), the op computed and its result rounded to the
+type; the reduction accumulates its rounded input exactly and rounds its result. Against the f64 reference of
+the same chain on the same captured inputs it gives, per reduction: the largest magnitude each stage reaches
+(in f64) against the type's finite maximum (the headroom factor), the elements that overflow to inf and those
+that underflow to 0, and the error of the result judged by the target type's tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+
+from ovreduce.compare import Comparison, compare, tolerances
+from ovreduce.reference.evaluate import reduce_with_notes
+
+__all__ = [
+    "FINITE_MAX",
+    "RANGE_OPS",
+    "TARGETS",
+    "Chain",
+    "Emulation",
+    "Stage",
+    "chain_of",
+    "emulate",
+    "kept_in_original_precision",
+]
+
+TARGETS = ("f16", "bf16")
+TYPES: Mapping[str, Any] = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+FINITE_MAX: Mapping[str, float] = {"f16": 65504.0, "bf16": (2 - 2**-7) * 2.0**127}  # as ml_dtypes.finfo says
+# The elementwise ops that change the range of what a reduction receives (the ones OpenVINO's mixed-precision
+# marking looks for on a reduction's input: Power, Exp, Multiply...), with the number of inputs they take.
+RANGE_OPS: Mapping[str, int] = {"Power": 2, "Exp": 1, "Multiply": 2, "SquaredDifference": 2}
+# The rt_info keys (without their ``_<version>`` suffix) by which OpenVINO keeps a node in its original
+# precision: as set by its passes, as serialised in an IR, and as read back from one.
+KEEP_MARKS = frozenset({"disable_fp16_compression", "precise", "DisablePrecisionConversion"})
+
+
+def kept_in_original_precision(node: Any) -> bool:
+    """Whether OpenVINO keeps ``node`` out of f16/bf16 compression (its rt_info carries the mark)."""
+    try:
+        keys = list(node.get_rt_info().keys())
+    except Exception:  # a node without rt_info
+        return False
+    return any(str(key).rsplit("_", 1)[0] in KEEP_MARKS for key in keys)
+
+
+@dataclass
+class Chain:
+    """A reduction's chain: the range-changing op feeding it (None: the reduction alone) and, for each of that
+    op's inputs, the index of its mark (a captured tensor) or the value of its Constant."""
+
+    op: Any | None
+    sources: list[int | npt.NDArray[Any]] = field(default_factory=list)
+    op_kept: bool = False
+    reduction_kept: bool = False
+
+    @property
+    def protected(self) -> bool:
+        return self.reduction_kept and (self.op is None or self.op_kept)
+
+
+def chain_of(reduction: Any, marks: list[Any]) -> Chain:
+    """The chain of the OpenVINO node ``reduction``; the inputs of its range-changing op that must be captured
+    are appended to ``marks``."""
+    chain = Chain(None, reduction_kept=kept_in_original_precision(reduction))
+    producer = reduction.input_value(0).get_node()
+    if producer.get_type_name() not in RANGE_OPS or producer.get_input_size() != RANGE_OPS[producer.get_type_name()]:
+        return chain
+    if not all(producer.input_value(i).get_element_type().is_real() for i in range(producer.get_input_size())):
+        return chain
+    chain.op = producer
+    chain.op_kept = kept_in_original_precision(producer)
+    for i in range(producer.get_input_size()):
+        source = producer.input_value(i)
+        if source.get_node().get_type_name() == "Constant":
+            chain.sources.append(np.array(source.get_node().get_data(), copy=True))
+        else:
+            chain.sources.append(len(marks))
+            marks.append(source)
+    return chain
+
+
+@dataclass
+class Stage:
+    """One stage of the emulated chain: the largest magnitude it reaches in f64, and how many of its elements
+    overflow to inf (or turn NaN) and underflow to 0 in the target type for the first time there."""
+
+    what: str  # "input", the op's type, the reduction's type
+    largest: float
+    overflowed: int = 0
+    underflowed: int = 0
+    kept: bool = False  # computed in f32: OpenVINO keeps this op in its original precision
+
+
+@dataclass
+class Emulation:
+    """The chain emulated in the target type against its f64 reference."""
+
+    result: npt.NDArray[Any]  # the reduction's output, in the target type (f32 where the reduction is kept)
+    expected: npt.NDArray[np.float64]  # the f64 reference of the whole chain on the same inputs
+    stages: list[Stage]
+    comparison: Comparison
+
+    @property
+    def non_finite(self) -> int:
+        """Output elements that are inf or NaN in the emulation where the f64 reference is finite."""
+        bad = np.isfinite(self.expected) & ~np.isfinite(np.asarray(self.result, dtype=np.float64))
+        return int(np.count_nonzero(bad))
+
+    @property
+    def largest(self) -> float:
+        return max((s.largest for s in self.stages), default=0.0)
+
+
+def _largest(values: npt.NDArray[np.float64]) -> float:
+    finite = values[np.isfinite(values)]
+    return float(np.max(np.abs(finite))) if finite.size else 0.0
+
+
+def _rounded(values: npt.NDArray[Any], target: str, kept: bool) -> npt.NDArray[Any]:
+    """``values`` rounded to the target type, or to f32 where OpenVINO keeps the op in its precision."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return np.asarray(values, dtype=np.float32).astype(np.float32 if kept else TYPES[target])
+
+
+def _apply(op: str, args: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+    with np.errstate(all="ignore"):
+        if op == "Power":
+            return np.asarray(np.power(args[0], args[1]))
+        if op == "Exp":
+            return np.asarray(np.exp(args[0]))
+        if op == "Multiply":
+            return np.asarray(np.multiply(args[0], args[1]))
+        if op == "SquaredDifference":
+            return np.asarray(np.square(args[0] - args[1]))
+    raise ValueError(f"no emulation for {op}")
+
+
+def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], seen: npt.NDArray[np.bool_],
+           kept: bool) -> tuple[Stage, npt.NDArray[np.bool_]]:  # fmt: skip
+    """The stage's figures (those of its elements not in ``seen``, lost before it) and the elements lost up
+    to and including it."""
+    low64 = np.asarray(low, dtype=np.float64)
+    lost = np.isfinite(exact) & ~np.isfinite(low64)
+    flushed = (exact != 0) & np.isfinite(exact) & (low64 == 0)
+    before = np.broadcast_to(seen, exact.shape)
+    overflowed, underflowed = int(np.count_nonzero(lost & ~before)), int(np.count_nonzero(flushed & ~before))
+    stage = Stage(what, _largest(exact), overflowed, underflowed, kept)
+    return stage, before | lost | flushed
+
+
+def emulate(
+    reduction: str,
+    data_or_inputs: Sequence[npt.NDArray[Any]],
+    axes: npt.NDArray[Any],
+    keep_dims: bool,
+    target: str,
+    *,
+    op: str | None = None,
+    op_kept: bool = False,
+    reduction_kept: bool = False,
+) -> Emulation:
+    """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
+    ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), against the f64
+    reference of the same chain. An op or reduction OpenVINO keeps in its original precision (``*_kept``) is
+    computed in f32."""
+    exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
+    first_kept = op_kept if op is not None else reduction_kept
+    low_in = [_rounded(a, target, first_kept) for a in data_or_inputs]
+    entry = Stage("input", 0.0, kept=first_kept)
+    masks = []
+    for exact, low in zip(exact_in, low_in, strict=True):
+        stage, mask = _stage("input", exact, low, np.zeros((), dtype=bool), first_kept)
+        entry.largest = max(entry.largest, stage.largest)
+        entry.overflowed += stage.overflowed
+        entry.underflowed += stage.underflowed
+        masks.append(mask)
+    stages = [entry]
+    if op is not None:
+        exact_data = np.asarray(_apply(op, exact_in), dtype=np.float64)
+        low_data = _rounded(_apply(op, [a.astype(np.float32) for a in low_in]), target, op_kept)
+        seen = np.zeros(exact_data.shape, dtype=bool)
+        for mask in masks:  # what the inputs lost already is not the op's
+            try:
+                seen = seen | np.broadcast_to(mask, exact_data.shape)
+            except ValueError:
+                continue
+        stage, _ = _stage(op, exact_data, low_data, seen, op_kept)
+        stages.append(stage)
+        low_data = _rounded(low_data, target, reduction_kept)  # the reduction receives it in its own precision
+    else:
+        exact_data, low_data = exact_in[0], low_in[0]
+    expected, _ = reduce_with_notes(reduction, exact_data, axes, keep_dims)
+    expected = np.asarray(expected, dtype=np.float64)
+    accumulated, _ = reduce_with_notes(reduction, np.asarray(low_data, dtype=np.float64), axes, keep_dims)
+    result = _rounded(np.asarray(accumulated, dtype=np.float64), target, reduction_kept)
+    # what reached the reduction already lost shows in its result, but is not the reduction's
+    inherited = ~np.isfinite(np.asarray(accumulated, dtype=np.float64))
+    stage, _ = _stage(reduction, expected, result, inherited, reduction_kept)
+    stages.append(stage)
+    atol, rtol = tolerances(target, None, int(np.asarray(low_data).size), int(expected.size))
+    comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",
+                         candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False)  # fmt: skip
+    return Emulation(result, expected, stages, comparison)
+
+
+def headroom_factor(largest: float, target: str) -> float | None:
+    """How many times the largest magnitude fits below the type's finite maximum (None: nothing to scale)."""
+    if largest <= 0 or not math.isfinite(largest):
+        return None
+    return FINITE_MAX[target] / largest
