@@ -353,7 +353,7 @@ class TargetStage(JsonDocument):
     layer_id: str | None
     largest: float | None  # the largest finite magnitude it reaches, computed in f64
     overflowed: int  # elements that first become inf or NaN in the target precision here
-    underflowed: int  # non-zero elements that first flush to 0 here
+    underflowed: int | None  # non-zero elements that first flush to 0 here (null: not counted, see error_bound)
     kept: bool  # OpenVINO keeps this op in the original precision: emulated in f32
 
 
@@ -375,7 +375,7 @@ class TargetHeadroom(JsonDocument):
     finite_max: float | None = None  # the target type's largest finite value
     headroom: float | None = None  # finite_max / largest (null: nothing non-zero, or not examined)
     overflowed: int = 0
-    underflowed: int = 0
+    underflowed: int | None = 0  # null: not counted (the error bound covers them)
     max_abs_error: float | None = None  # the emulated result against the f64 reference of the chain
     max_rel_error: float | None = None
     atol: float | None = None  # the target type's tolerance the error is judged by
@@ -386,6 +386,9 @@ class TargetHeadroom(JsonDocument):
     device_agrees: bool | None = None  # the same elements non-finite, the finite ones within the tolerance
     device_precision: str | None = None  # what the device executes the reduction in (its execution graph)
     step: int | None = None  # a stateful run's step this row comes from (null: one run)
+    # a proven bound on the error rounding to the target can cause, within the tolerance, where one holds: then
+    # the chain is not emulated element by element (max_*_error and the flushed counts are null)
+    error_bound: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

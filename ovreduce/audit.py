@@ -68,7 +68,7 @@ from ovreduce.backends.openvino import (
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
-from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, chain_of, emulate, headroom_factor
+from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -117,9 +117,11 @@ class AuditWork:
     lookups: int = 0  # by-name lookups: layer ids, execution precisions, the f32 run's nodes
     reductions_checked: int = 0  # reductions recomputed and compared
     sort_keys: int = 0  # sort keys computed to order the report
-    # seconds spent in the NumPy reference on the captured inputs, and in the target precision's emulation
-    # (``target``): measured for the benchmark, not counted in :attr:`total`
+    # seconds spent in the NumPy reference on the captured inputs, in the whole check of a reduction (the
+    # reference, its tolerance and its comparison with OpenVINO's output), and in the target precision's
+    # check (``target``: its chains found, emulated or bounded): measured for the benchmark, not in :attr:`total`
     reference_seconds: float = 0.0
+    check_seconds: float = 0.0
     target_seconds: float = 0.0
 
     @property
@@ -153,6 +155,7 @@ class LayerAudit:
     step: int | None = None  # of a stateful run's steps, the one with its worst error (0: the first run)
     target: TargetHeadroom | None = None  # with a target precision: whether it survives it
     reference_seconds: float = field(default=0.0, repr=False)  # the NumPy reference's time on the captured input
+    check_seconds: float = field(default=0.0, repr=False)  # ... and the whole check's (reference and comparison)
 
     @property
     def own_ok(self) -> bool:
@@ -393,7 +396,9 @@ def audit_model(
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
+    began = time.perf_counter()
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
+    work.target_seconds += time.perf_counter() - began
     branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
@@ -436,20 +441,25 @@ def audit_model(
         name = node.get_friendly_name()
         per_step = [
             _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
-                        truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift)
+                        truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift, target is not None)
             for step, run in enumerate(audited)
         ]  # fmt: skip
         work.reference_seconds += sum(row.reference_seconds for row in per_step)
-        layer = _worst_step(per_step)
-        work.reductions_checked += len(audited)
-        work.lookups += 3
+        work.check_seconds += sum(row.check_seconds for row in per_step)
         if target is not None:
             began = time.perf_counter()
-            layer.target = _worst_target(
-                [_target_step(chains[k], node, slots[k], run, target, ids, layer, step if steps else None)
-                 for step, run in enumerate(audited)]
+            headroom = _worst_target(
+                [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None)
+                 for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
             )  # fmt: skip
             work.target_seconds += time.perf_counter() - began
+            for row in per_step:
+                row.expected = None
+        layer = _worst_step(per_step)
+        layer.target = headroom if target is not None else None
+        work.reductions_checked += len(audited)
+        work.lookups += 3
+
         layer.runtime_precision = audited[0].runtime_precision.get(name)
         layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
         if (
@@ -496,10 +506,16 @@ def _target_step(
     # what the device executes the reduction in, where the audited run executed in the target precision
     on_target = run.effective_precision == target
     executes = run.runtime_precision.get(node.get_friendly_name()) if on_target else None
+    op_type = None if chain.op is None else chain.op.get_type_name()
     try:
-        emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target,
-                      op=None if chain.op is None else chain.op.get_type_name(), op_kept=op_kept,
-                      reduction_kept=reduction_kept)  # fmt: skip
+        emu = None
+        if not on_target and layer.expected is not None:  # a proven bound where one holds: no device to compare
+            emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
+                          layer.keep_dims, target, op=op_type, op_kept=op_kept,
+                          reduction_kept=reduction_kept)  # fmt: skip
+        if emu is None:
+            emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
+                          op_kept=op_kept, reduction_kept=reduction_kept)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
@@ -511,20 +527,20 @@ def _target_step(
         for st in emu.stages
     )  # fmt: skip
     c = emu.comparison
-    protected = chain.protected
+    atol, rtol = (c.atol, c.rtol) if c is not None else tolerances(target, None, np.size(data), emu.expected.size)
     largest, limit = emu.largest, FINITE_MAX[target]
+    flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     if emu.non_finite:
         status: Any = "overflow"
         first = next((st for st in stages if st.overflowed), stages[-1])
         what = _stage_name(first, stages)
-        message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {c.total} output element(s) "
-                   f"inf or NaN in {target}")  # fmt: skip
-    elif not c.ok:
+        message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {emu.expected.size} "
+                   f"output element(s) inf or NaN in {target}")  # fmt: skip
+    elif c is not None and not c.ok:
         status = "inaccurate"
-        flushed = sum(st.underflowed for st in stages)
         message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
                    + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
-    elif protected:
+    elif chain.protected:
         status = "protected"
         message = "OpenVINO keeps its chain in the original precision (marked in the model)"
     elif layer.not_established is not None:
@@ -536,15 +552,17 @@ def _target_step(
         factor = headroom_factor(largest, target)
         message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}): headroom x{_g(factor)}"
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
+        if emu.bound is not None:
+            message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
     if executes is not None and executes != target:
         message += f"; {_device_note(executes)}"
     agree, diff = None, None
-    if on_target and np.shape(out) == emu.result.shape:
-        agree, diff = _device_agreement(emu.result, out, c.atol, c.rtol)
+    if on_target and emu.result is not None and np.shape(out) == emu.result.shape:
+        agree, diff = _device_agreement(emu.result, out, atol, rtol)
     return TargetHeadroom(
         status, status in ("overflow", "inaccurate"), message, largest, limit, headroom_factor(largest, target),
-        sum(st.overflowed for st in stages), sum(st.underflowed for st in stages), c.max_abs_error, c.max_rel_error,
-        c.atol, c.rtol, stages, diff, agree, executes, step,
+        sum(st.overflowed for st in stages), flushed, None if c is None else c.max_abs_error,
+        None if c is None else c.max_rel_error, atol, rtol, stages, diff, agree, executes, step, emu.bound,
     )  # fmt: skip
 
 
@@ -682,16 +700,18 @@ def _check_step(
     atol: float | None,
     rtol: float | None,
     fail_on_drift: float | None,
+    keep_expected: bool = False,
 ) -> LayerAudit:
     """Reduction ``k`` of one step: its own error on what that step captured, and its drift from the f32 run's
-    same step."""
+    same step. ``keep_expected``: the reference's output stays on the row (for the target precision's check)."""
     data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
     layer = _audit_layer(op, node, layer_id, data, axes, out, atol, rtol)
     if truth is not None:
         layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
         if layer.expected is not None:
             layer.split = _split(truth.marked[k], layer.expected, out, fail_on_drift)
-    layer.expected = None  # not kept: the document has what it needs
+    if not keep_expected:
+        layer.expected = None  # not kept: the document has what it needs
     return layer
 
 
@@ -1004,4 +1024,5 @@ def _audit_layer(
         allowance=_allowance(op, data, axes, keep_dims, etype),
         undefined=undefined if undefined is not None and undefined.shape == out.shape else None,
     )  # fmt: skip
+    layer.check_seconds = time.perf_counter() - began
     return layer

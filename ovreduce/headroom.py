@@ -47,6 +47,7 @@ __all__ = [
     "Chain",
     "Emulation",
     "Stage",
+    "bounded",
     "chain_of",
     "emulate",
     "kept_in_original_precision",
@@ -55,21 +56,23 @@ __all__ = [
 TARGETS = ("f16", "bf16")
 TYPES: Mapping[str, Any] = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 FINITE_MAX: Mapping[str, float] = {"f16": 65504.0, "bf16": (2 - 2**-7) * 2.0**127}  # as ml_dtypes.finfo says
+SMALLEST_NORMAL: Mapping[str, float] = {"f16": 2.0**-14, "bf16": 2.0**-126}
 # The elementwise ops that change the range of what a reduction receives (the ones OpenVINO's mixed-precision
 # marking looks for on a reduction's input: Power, Exp, Multiply...), with the number of inputs they take.
 RANGE_OPS: Mapping[str, int] = {"Power": 2, "Exp": 1, "Multiply": 2, "SquaredDifference": 2}
 # The rt_info keys (without their ``_<version>`` suffix) by which OpenVINO keeps a node in its original
 # precision: as set by its passes, as serialised in an IR, and as read back from one.
 KEEP_MARKS = frozenset({"disable_fp16_compression", "precise", "DisablePrecisionConversion"})
+_KEEP_KEYS = tuple(f"{mark}_0" for mark in sorted(KEEP_MARKS))
 
 
 def kept_in_original_precision(node: Any) -> bool:
     """Whether OpenVINO keeps ``node`` out of f16/bf16 compression (its rt_info carries the mark)."""
     try:
-        keys = list(node.get_rt_info().keys())
+        info = node.get_rt_info()
+        return len(info) > 0 and any(key in info for key in _KEEP_KEYS)  # listing the keys costs 20x more
     except Exception:  # a node without rt_info
         return False
-    return any(str(key).rsplit("_", 1)[0] in KEEP_MARKS for key in keys)
 
 
 @dataclass
@@ -116,7 +119,7 @@ class Stage:
     what: str  # "input", the op's type, the reduction's type
     largest: float
     overflowed: int = 0
-    underflowed: int = 0
+    underflowed: int | None = 0  # None: not counted (a bound covers them)
     kept: bool = False  # computed in f32: OpenVINO keeps this op in its original precision
 
 
@@ -124,23 +127,36 @@ class Stage:
 class Emulation:
     """The chain emulated in the target type against its f64 reference."""
 
-    result: npt.NDArray[Any]  # the reduction's output, in the target type (f32 where the reduction is kept)
+    result: npt.NDArray[Any] | None  # the reduction's output in the target type (None: bounded, not emulated)
     expected: npt.NDArray[np.float64]  # the f64 reference of the whole chain on the same inputs
     stages: list[Stage]
-    comparison: Comparison
+    comparison: Comparison | None  # the result against the reference (None: bounded)
+    bound: float | None = None  # bounded: the largest error the target's rounding can cause, proven within tolerance
 
     @property
     def non_finite(self) -> int:
         """Output elements that are inf or NaN in the emulation where the f64 reference is finite."""
+        if self.result is None:
+            return 0
         bad = np.isfinite(self.expected) & ~np.isfinite(np.asarray(self.result, dtype=np.float64))
         return int(np.count_nonzero(bad))
+
+    @property
+    def ok(self) -> bool:
+        return self.comparison.ok if self.comparison is not None else True
 
     @property
     def largest(self) -> float:
         return max((s.largest for s in self.stages), default=0.0)
 
 
-def _largest(values: npt.NDArray[np.float64]) -> float:
+def _largest(values: npt.NDArray[Any]) -> float:
+    """The largest finite magnitude of ``values`` (0 for none)."""
+    if values.size == 0:
+        return 0.0
+    top = float(np.max(np.abs(values)))
+    if math.isfinite(top):
+        return top
     finite = values[np.isfinite(values)]
     return float(np.max(np.abs(finite))) if finite.size else 0.0
 
@@ -177,6 +193,107 @@ def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], see
     return stage, before | lost | flushed
 
 
+# The unit roundoff of each target (half its machine epsilon), and the reductions whose error the bound covers
+_UNIT = {"f16": 2.0**-11, "bf16": 2.0**-8}
+_BOUNDED = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
+
+
+def _op_roundoff(op: str | None, inputs: Sequence[npt.NDArray[Any]], largest_in: float, u: float) -> float | None:
+    """A bound on the relative error of the op's result in the target type (its inputs rounded, the op
+    computed, its result rounded); None where no simple bound holds."""
+    if op is None:
+        return u
+    if op == "Multiply":
+        return (1 + u) ** 3 - 1
+    if op == "Power" and len(inputs) == 2 and inputs[1].size == 1:
+        p = abs(float(np.asarray(inputs[1]).reshape(-1)[0]))
+        return (1 + u) ** (p + 1) * (1 + u) - 1 if p <= 8 and float(p).is_integer() else None
+    if op == "Exp":
+        return math.exp(largest_in * u) * (1 + u) - 1 if largest_in * u < 1 else None
+    return None
+
+
+def bounded(
+    reduction: str,
+    inputs: Sequence[npt.NDArray[Any]],
+    observed: npt.NDArray[Any],
+    expected: npt.NDArray[Any],
+    axes: npt.NDArray[Any],
+    keep_dims: bool,
+    target: str,
+    *,
+    op: str | None = None,
+    op_kept: bool = False,
+    reduction_kept: bool = False,
+) -> Emulation | None:
+    """The cheap answer, where it is a proven one: when no value of the chain comes near the type's finite
+    maximum and the largest error rounding to the type can cause (a forward error bound: every rounding off
+    by at most the unit roundoff, or flushed below the smallest normal) is within the target's tolerance
+    everywhere, the chain has headroom without being emulated element by element. None otherwise (or for a
+    chain the bound does not cover): emulate it. ``observed`` is the reduction's input as the run computed it
+    (the op's output), ``expected`` the reference on it."""
+    if reduction not in _BOUNDED or op_kept or reduction_kept or observed.size == 0:
+        return None
+    u, limit, tiny = _UNIT[target], FINITE_MAX[target], SMALLEST_NORMAL[target]
+    exponent = _integer_exponent(op, inputs)
+    high = float(observed.max())  # a pass without a temporary: the cheap part
+    # an even power or an exponential is never negative: no second pass for the smallest
+    low = 0.0 if op == "Exp" or (exponent is not None and exponent % 2 == 0) else float(observed.min())
+    largest = max(high, -low) if math.isfinite(low) and math.isfinite(high) else math.inf
+    if op is None:
+        largest_in = 0.0
+    elif exponent is not None and exponent >= 1:  # |x|^p = |y|: the input's largest follows from the output's
+        largest_in = largest ** (1 / exponent) * (1 + 2**-20)
+    else:
+        largest_in = max(_largest_or_inf(np.asarray(a)) for a in inputs)
+    rel = _op_roundoff(op, inputs, largest_in, u)
+    if rel is None or largest_in * (1 + u) >= limit or largest * (1 + 2 * rel) >= limit:
+        return None
+    exact = np.asarray(expected, dtype=np.float64)
+    magnitude = np.abs(exact)
+    top = float(magnitude.max()) if magnitude.size else 0.0
+    if not math.isfinite(top):
+        return None
+    count = observed.size // max(exact.size, 1)
+    atol, rtol = tolerances(target, None, observed.size, exact.size)
+    if reduction in ("ReduceSum", "ReduceMean"):
+        if low >= 0:  # no cancellation: the sum of magnitudes is the result itself
+            mass = magnitude
+        else:
+            total = np.sum(np.abs(observed), axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)),
+                           keepdims=keep_dims, dtype=np.float64)  # fmt: skip
+            mass = np.asarray(total / max(count, 1) if reduction == "ReduceMean" else total)
+        if float(mass.max()) * (1 + 2 * rel) >= limit:
+            return None
+        # every rounding off by at most u (relative) or flushed below the smallest normal (absolute)
+        error = (rel * (1 + 2**-20)) * mass + u * magnitude + (tiny if reduction == "ReduceMean" else tiny * count)
+    else:
+        error = (rel * (1 + 2**-20) + u) * magnitude + tiny
+    if np.shape(error) != exact.shape or not bool((error <= atol + rtol * magnitude).all()):
+        return None
+    stages = [Stage("input", largest_in if op is not None else largest, 0, None)]
+    if op is not None:
+        stages.append(Stage(op, largest, 0, None))
+    stages.append(Stage(reduction, top, 0, None))
+    return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0)
+
+
+def _integer_exponent(op: str | None, inputs: Sequence[npt.NDArray[Any]]) -> int | None:
+    """Power's exponent where it is one integer (x^2...), else None."""
+    if op != "Power" or len(inputs) != 2 or np.size(inputs[1]) != 1:
+        return None
+    p = float(np.asarray(inputs[1]).reshape(-1)[0])
+    return int(p) if p.is_integer() else None
+
+
+def _largest_or_inf(values: npt.NDArray[Any]) -> float:
+    """The largest magnitude, inf where any value is not finite (the bound does not apply)."""
+    if values.size == 0:
+        return 0.0
+    top = float(np.max(np.abs(values)))
+    return top if math.isfinite(top) else math.inf
+
+
 def emulate(
     reduction: str,
     data_or_inputs: Sequence[npt.NDArray[Any]],
@@ -189,9 +306,9 @@ def emulate(
     reduction_kept: bool = False,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
-    ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), against the f64
-    reference of the same chain. An op or reduction OpenVINO keeps in its original precision (``*_kept``) is
-    computed in f32."""
+    ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
+    against the f64 reference of the same chain. An op or reduction OpenVINO keeps in its original precision
+    (``*_kept``) is computed in f32."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
     low_in = [_rounded(a, target, first_kept) for a in data_or_inputs]
@@ -201,7 +318,7 @@ def emulate(
         stage, mask = _stage("input", exact, low, np.zeros((), dtype=bool), first_kept)
         entry.largest = max(entry.largest, stage.largest)
         entry.overflowed += stage.overflowed
-        entry.underflowed += stage.underflowed
+        entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)
         masks.append(mask)
     stages = [entry]
     if op is not None:
