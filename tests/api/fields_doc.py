@@ -247,7 +247,7 @@ FIELDS: dict[str, str] = {
     "TargetHeadroom.finite_max": "the target type's largest finite value",
     "TargetHeadroom.headroom": "`finite_max / largest`: how many times the largest value fits (null: nothing non-zero, or not examined)",
     "TargetHeadroom.overflowed": "elements that become inf or NaN in the target precision, over its chain",
-    "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain",
+    "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain (null: not counted, `error_bound` covers them)",
     "TargetHeadroom.max_abs_error": "the emulated result against the f64 reference of the chain: largest absolute difference",
     "TargetHeadroom.max_rel_error": "the emulated result against the f64 reference of the chain: largest relative difference",
     "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by",
@@ -257,12 +257,13 @@ FIELDS: dict[str, str] = {
     "TargetHeadroom.device_agrees": "the same elements non-finite in the emulation and on the device, the finite ones within the tolerance (null: no device ran it)",
     "TargetHeadroom.device_precision": "what that device executes the reduction in, from its execution graph (null: no device ran it)",
     "TargetHeadroom.step": "of a stateful model's steps, the one this row comes from (null: one run)",
+    "TargetHeadroom.error_bound": "where a proven bound settles it: the largest error rounding the chain to the target can cause, within the tolerance everywhere; the chain is then not emulated element by element (`max_*_error` and `underflowed` null)",
     "TargetStage.op": "`input` (what the chain receives), the range-changing op's type, or the reduction's type",
     "TargetStage.name": "the OpenVINO node's name (null: the input)",
     "TargetStage.layer_id": "the node's IR layer id (null: the input, or not found by name)",
     "TargetStage.largest": "the largest finite magnitude it reaches, computed in f64",
     "TargetStage.overflowed": "elements that first become inf or NaN in the target precision here",
-    "TargetStage.underflowed": "non-zero elements that first flush to 0 here",
+    "TargetStage.underflowed": "non-zero elements that first flush to 0 here (null: not counted, a bound covers them)",
     "TargetStage.kept": "OpenVINO keeps this op in the original precision (marked): emulated in f32",
 }
 

@@ -25,7 +25,7 @@ from api.main import create_app
 from ovreduce import load_ir
 from ovreduce.audit import audit_model
 from ovreduce.compare import tolerances
-from ovreduce.headroom import FINITE_MAX, TYPES, emulate
+from ovreduce.headroom import FINITE_MAX, TYPES, bounded, emulate
 from tests.api.conftest import files as upload
 from tests.cli.inprocess import run_cli
 
@@ -131,6 +131,40 @@ def test_values_that_flush_to_zero_are_counted() -> None:
     assert emulation.result.item() == 0 and emulation.expected.item() > 0
     # judged like any f16 result: 1.6e-7 lost is within f16's absolute tolerance
     assert emulation.comparison.ok and emulation.comparison.atol == tolerances("f16", None, 16, 1)[0]
+
+
+@pytest.mark.parametrize("target", ["f16", "bf16"])
+@pytest.mark.parametrize(("op", "reduction", "scale"), [*CHAINS, ("Power", "ReduceMean", 14.0)])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_bound_that_settles_a_chain_is_never_contradicted_by_the_emulation(
+    op: str, reduction: str, scale: float, seed: int, target: str
+) -> None:
+    """Where the cheap path answers, the element-wise emulation finds every element finite and within the same
+    tolerance, and the error no larger than the bound; where a value nears the type's maximum it declines."""
+    args = _chain_inputs(op, scale, seed)
+    axes = np.array([-1])
+    observed = emulate(reduction, args, axes, True, target, op=op, op_kept=True, reduction_kept=True)
+    run_output = {"Power": lambda: args[0] ** 2, "Multiply": lambda: args[0] * args[1], "Exp": lambda: np.exp(args[0])}
+    captured = run_output[op]().astype(np.float32)  # the reduction's input as an f32 run computes it
+    proven = bounded(reduction, args, captured, observed.expected, axes, True, target, op=op)
+    full = emulate(reduction, args, axes, True, target, op=op)
+    if proven is None:
+        return
+    assert full.non_finite == 0 and full.ok
+    assert full.comparison is not None and full.comparison.max_abs_error is not None
+    assert proven.bound is not None and full.comparison.max_abs_error <= proven.bound
+    assert proven.largest < FINITE_MAX[target]
+
+
+def test_the_bound_declines_near_the_maximum_and_settles_an_ordinary_norm() -> None:
+    x = np.random.default_rng(3).standard_normal((4, 512)).astype(np.float32)
+    axes, two = np.array([-1]), np.array([2.0], np.float32)
+    ordinary = bounded("ReduceMean", [x, two], x**2, np.mean(np.float64(x) ** 2, -1, keepdims=True), axes, True, "f16",
+                       op="Power")  # fmt: skip
+    assert ordinary is not None and ordinary.bound is not None and ordinary.bound > 0
+    loud = x * 200  # squares reach past 65504
+    assert bounded("ReduceMean", [loud, two], loud**2, np.mean(np.float64(loud) ** 2, -1, keepdims=True), axes, True,
+                   "f16", op="Power") is None  # fmt: skip
 
 
 def test_the_finite_maxima_are_the_types() -> None:
