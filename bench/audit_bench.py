@@ -22,7 +22,7 @@ every step, so most of it is OpenVINO's.
 
 Then the cost of ``--target`` (``--target``, default f16; ``--only-target`` runs this part alone): the time the
 audit spends emulating each reduction's input chain in the target precision against the time it spends in
-its own NumPy reference on the captured inputs (``AuditWork.target_seconds`` / ``reference_seconds``, target
+its own NumPy reference on the captured inputs (``AuditTimings.target_seconds`` / ``reference_seconds``, target
 <= 1x), on the large chain (reductions alone), on a stack of RMSNorms (``Power -> ReduceMean``: the chain
 the emulation exists for, [16, 4096] activations) and on the LLM through its decode steps.
 Each model is audited ``--repeat`` times (default 3, after a warm-up audit of a small chain) and the
@@ -102,7 +102,7 @@ def build_rms_stack(blocks: int, xml: Path) -> None:
 def audit_once(xml: Path, precision: str, steps: int = 0, target: str | None = None) -> dict[str, Any]:
     """One audit of ``xml``: its total time, the time of each stage, its work count and verdict."""
     from ovreduce import load_ir
-    from ovreduce.audit import AuditWork, audit_model
+    from ovreduce.audit import AuditTimings, AuditWork, audit_model
 
     times = dict.fromkeys(STAGES, 0.0)
     current = ["reading", 0.0]
@@ -112,19 +112,21 @@ def audit_once(xml: Path, precision: str, steps: int = 0, target: str | None = N
         times[str(current[0])] += now - float(current[1])
         current[:] = [stage_of(stage), now]
 
-    work = AuditWork()
+    work, timings = AuditWork(), AuditTimings()
     model = load_ir(xml)
     gc.collect()
     start = time.perf_counter()
     current[1] = start
     try:
-        doc = audit_model(model, precision=precision, progress=progress, work=work, steps=steps, target=target)
+        doc = audit_model(
+            model, precision=precision, progress=progress, work=work, steps=steps, target=target, timings=timings
+        )
     finally:
         end = time.perf_counter()
         model.close()
     times[str(current[0])] += end - float(current[1])
-    return {"total": end - start, **times, "work": work.total, "doc": doc, "reference": work.reference_seconds,
-            "check": work.check_seconds, "target": work.target_seconds}  # fmt: skip
+    return {"total": end - start, **times, "work": work.total, "doc": doc, "reference": timings.reference_seconds,
+            "check": timings.check_seconds, "target": timings.target_seconds}  # fmt: skip
 
 
 def openvino_compile(xml: Path) -> float:

@@ -88,7 +88,7 @@ from ovreduce.reports import (
 )
 from ovreduce.shapes import PartialShape
 
-__all__ = ["AuditProgress", "AuditReport", "AuditWork", "LayerAudit", "audit_model"]
+__all__ = ["AuditProgress", "AuditReport", "AuditTimings", "AuditWork", "LayerAudit", "audit_model"]
 
 
 class AuditProgress(Protocol):
@@ -117,17 +117,23 @@ class AuditWork:
     lookups: int = 0  # by-name lookups: layer ids, execution precisions, the f32 run's nodes
     reductions_checked: int = 0  # reductions recomputed and compared
     sort_keys: int = 0  # sort keys computed to order the report
-    # seconds spent in the NumPy reference on the captured inputs, in the whole check of a reduction (the
-    # reference, its tolerance and its comparison with OpenVINO's output), and in the target precision's
-    # check (``target``: its chains found, emulated or bounded): measured for the benchmark, not in :attr:`total`
-    reference_seconds: float = 0.0
-    check_seconds: float = 0.0
-    target_seconds: float = 0.0
 
     @property
     def total(self) -> int:
         return (self.ops_visited + self.layers_visited + self.outputs_visited + self.lookups
                 + self.reductions_checked + self.sort_keys)  # fmt: skip
+
+
+@dataclass
+class AuditTimings:
+    """Where the checking time of an audit goes, for the benchmark (pass one to :func:`audit_model`): seconds
+    in the NumPy reference on the captured inputs, in the whole check of each reduction (the reference, its
+    tolerance and its comparison with OpenVINO's output), and in the target precision's check (its chains
+    found, bounded or emulated)."""
+
+    reference_seconds: float = 0.0
+    check_seconds: float = 0.0
+    target_seconds: float = 0.0
 
 
 @dataclass
@@ -301,6 +307,7 @@ def audit_model(
     steps: int = 0,
     origins: Mapping[str, str] | None = None,
     target: str | None = None,
+    timings: AuditTimings | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -310,7 +317,7 @@ def audit_model(
     inferring) is reported in the document, not raised. A reduction fails on its own error only; with
     ``fail_on_drift`` also when its output's largest relative difference from an f32 run of the whole model
     is above it. ``progress`` is told each step (see :class:`AuditProgress`); ``work``, when given, is filled
-    with the counts of the audit's per-item steps.
+    with the counts of the audit's per-item steps; ``timings``, when given, with where the checking time went.
 
     ``steps`` decode steps follow the first run of a stateful model (an LLM), its state carried between them
     (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
@@ -352,6 +359,7 @@ def audit_model(
     start = time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     work = work if work is not None else AuditWork()
+    times = timings if timings is not None else AuditTimings()
     tell = _Steps(progress)
     tell("reading the model", 1)
 
@@ -398,7 +406,7 @@ def audit_model(
     marks, slots = _marks(nodes)
     began = time.perf_counter()
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
-    work.target_seconds += time.perf_counter() - began
+    times.target_seconds += time.perf_counter() - began
     branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
@@ -444,15 +452,15 @@ def audit_model(
                         truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift, target is not None)
             for step, run in enumerate(audited)
         ]  # fmt: skip
-        work.reference_seconds += sum(row.reference_seconds for row in per_step)
-        work.check_seconds += sum(row.check_seconds for row in per_step)
+        times.reference_seconds += sum(row.reference_seconds for row in per_step)
+        times.check_seconds += sum(row.check_seconds for row in per_step)
         if target is not None:
             began = time.perf_counter()
             headroom = _worst_target(
                 [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None)
                  for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
             )  # fmt: skip
-            work.target_seconds += time.perf_counter() - began
+            times.target_seconds += time.perf_counter() - began
             for row in per_step:
                 row.expected = None
         layer = _worst_step(per_step)
