@@ -381,7 +381,8 @@ class TargetHeadroom(JsonDocument):
     atol: float | None = None  # the target type's tolerance the error is judged by
     rtol: float | None = None
     stages: tuple[TargetStage, ...] = ()
-    # the emulation against the device's own output, where the audited run executed in the target precision
+    # the emulation against the device's own output, where the audited run executed in the target precision (a
+    # row settled by error_bound: the f64 reference against it, within the bound and the tolerance)
     device_max_rel_diff: float | None = None
     device_agrees: bool | None = None  # the same elements non-finite, the finite ones within the tolerance
     device_precision: str | None = None  # what the device executes the reduction in (its execution graph)
