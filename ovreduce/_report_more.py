@@ -374,8 +374,8 @@ class TargetHeadroom(JsonDocument):
     largest: float | None = None  # the largest magnitude any op of the chain reaches (f64)
     finite_max: float | None = None  # the target type's largest finite value
     headroom: float | None = None  # finite_max / largest (null: nothing non-zero, or not examined)
-    overflowed: int = 0
-    underflowed: int | None = 0  # null: not counted (the error bound covers them)
+    overflowed: int | None = None  # null: not examined
+    underflowed: int | None = None  # null: not examined, or not counted (the error bound covers them)
     max_abs_error: float | None = None  # the emulated result against the f64 reference of the chain
     max_rel_error: float | None = None
     atol: float | None = None  # the target type's tolerance the error is judged by

@@ -486,7 +486,9 @@ def audit_model(
     if target is not None:
         for row in layers:
             if row.target is None:  # a body's reduction, or one the time limit left: its chain was not captured
-                why = row.not_established or "its input chain could not be captured from the whole model's run"
+                why = row.not_established or "its input chain was not captured"
+                if row.audited and row.body_path:
+                    why = f"its input chain inside the {row.body_path} body is not captured for the target precision"
                 row.target = TargetHeadroom("not-established", False, f"not examined: {why}")
     finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):

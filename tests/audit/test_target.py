@@ -284,3 +284,16 @@ def test_the_target_over_http(client: TestClient) -> None:
     assert client.post(f"/v1/models/{mid}/audit", json={"target": "f8"}).status_code == 400
     plain = client.post(f"/v1/models/{mid}/audit", json={}).json()
     assert plain["ok"] is True and plain["target"] is None
+
+
+def test_reductions_whose_chain_is_not_captured_are_said_not_examined() -> None:
+    """Inside If and Loop bodies (the exported Loop/If model) nothing passes silently: each row says why."""
+    doc = audit_model(load_ir(ROOT / "tests" / "exports" / "loop_trip_count" / "model.xml"), target="f16")
+    bodies = [layer for layer in doc.layers if layer.body_path is not None]
+    assert len(bodies) == 3
+    for layer in bodies:
+        assert layer.target is not None and layer.target.status == "not-established" and not layer.target.failed
+        assert layer.target.message.startswith("not examined: ")
+        assert layer.target.overflowed is None and layer.target.largest is None
+    assert doc.target is not None and doc.target.counts == {"not-established": len(doc.layers)}
+    assert doc.ok is True and doc.complete is False

@@ -305,9 +305,10 @@ def _target_lines(doc: AuditDocument, st: Style, width: int | None) -> list[str]
         status = {"protected": st.green("protected"), "headroom": st.green("headroom"),
                   "not-established": st.yellow("NOT ESTABLISHED")}.get(t.status, st.red(t.status.upper()))  # fmt: skip
         flushed = "-" if t.underflowed is None else str(t.underflowed)
+        lost = "-" if t.overflowed is None else str(t.overflowed)
         device = "-" if t.device_agrees is None else ("agrees" if t.device_agrees else st.red("differs"))
         rows.append([layer_path(layer.body_path, layer.layer_id or "-"), layer.layer_name, _num(t.largest),
-                     "-" if t.headroom is None else f"x{_num(t.headroom)}", str(t.overflowed), flushed,
+                     "-" if t.headroom is None else f"x{_num(t.headroom)}", lost, flushed,
                      _num(t.max_rel_error), device, status])  # fmt: skip
     if rows:
         header = ["id", "name", "largest", "headroom", "inf/NaN", "to 0", "max rel", "device", target.precision]
