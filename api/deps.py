@@ -22,7 +22,7 @@ from api.errors import BusyError, RunTimeoutError
 from api.store.catalog import Catalog
 from api.workers import IsolatedPool
 from ovreduce.backends.openvino import LayerCache
-from ovreduce.reports import CheckDocument
+from ovreduce.reports.check import CheckDocument
 
 __all__ = ["Services", "ServicesDep", "WorkPool"]
 

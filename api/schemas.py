@@ -14,7 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ovreduce import reports
+from ovreduce.reports.audit import AuditDocument
+from ovreduce.reports.check import ReductionCheck
+from ovreduce.reports.common import JsonDocument
+from ovreduce.reports.inspect import LayerView
+from ovreduce.reports.run import RunDocument
 
 __all__ = [
     "AuditAnswer",
@@ -100,7 +104,7 @@ class ModelSummary(_Open):
     name: str
     ir_version: int
     layer_count: int
-    reductions: list[reports.ReductionCheck]
+    reductions: list[ReductionCheck]
     ok: bool = Field(description="the check found no error")
     finding_counts: FindingCounts
     filename: str
@@ -234,17 +238,17 @@ def fields_of(doc: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class LayerDetail(reports.LayerView):
+class LayerDetail(LayerView):
     """One layer of a stored model as ``ovreduce inspect --layer`` shows it, with the model's id."""
 
     id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class OutputTensor(reports.JsonDocument):
+class OutputTensor(JsonDocument):
     """A backend's output as a KServe v2 tensor (flat, row-major ``data``)."""
 
-    __pydantic_config__ = reports.RunDocument.__pydantic_config__
+    __pydantic_config__ = RunDocument.__pydantic_config__
 
     name: str
     shape: tuple[int, ...]
@@ -253,20 +257,20 @@ class OutputTensor(reports.JsonDocument):
 
 
 @dataclass(frozen=True, slots=True)
-class RunAnswer(reports.RunDocument):
+class RunAnswer(RunDocument):
     """The ``ovreduce.run/v1`` document of a stored model's layer, plus every backend's output tensor."""
 
-    __pydantic_config__ = reports.RunDocument.__pydantic_config__
+    __pydantic_config__ = RunDocument.__pydantic_config__
 
     id: str = ""
     outputs: tuple[OutputTensor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class AuditAnswer(reports.AuditDocument):
+class AuditAnswer(AuditDocument):
     """The ``ovreduce.audit/v1`` document of a stored model, with the model's id."""
 
-    __pydantic_config__ = reports.AuditDocument.__pydantic_config__
+    __pydantic_config__ = AuditDocument.__pydantic_config__
 
     id: str = ""
 

@@ -36,17 +36,11 @@ if TYPE_CHECKING:
     from ovreduce.exports import Export, find_export, tokenize
     from ovreduce.ir.model import IRModel, Layer, Port
     from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
-    from ovreduce.reports import (
-        AuditDocument,
-        CheckDocument,
-        Comparison,
-        ConformDocument,
-        Finding,
-        InspectDocument,
-        ModelCheck,
-        ReductionCheck,
-        RunDocument,
-    )
+    from ovreduce.reports.audit import AuditDocument
+    from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
+    from ovreduce.reports.conform import ConformDocument
+    from ovreduce.reports.inspect import InspectDocument
+    from ovreduce.reports.run import Comparison, RunDocument
     from ovreduce.run import RunReport, layer_spec, run_layer
     from ovreduce.shapes import Dimension, PartialShape
 
@@ -81,20 +75,12 @@ _LAZY = {
     "ParseLimits": "ovreduce.ir.parser",
     "load_ir": "ovreduce.ir.parser",
     "parse_ir": "ovreduce.ir.parser",
-    **dict.fromkeys(
-        (
-            "AuditDocument",
-            "CheckDocument",
-            "Comparison",
-            "ConformDocument",
-            "Finding",
-            "InspectDocument",
-            "ModelCheck",
-            "ReductionCheck",
-            "RunDocument",
-        ),
-        "ovreduce.reports",
-    ),
+    "AuditDocument": "ovreduce.reports.audit",
+    **dict.fromkeys(("CheckDocument", "Finding", "ModelCheck", "ReductionCheck"), "ovreduce.reports.check"),
+    "ConformDocument": "ovreduce.reports.conform",
+    "InspectDocument": "ovreduce.reports.inspect",
+    "Comparison": "ovreduce.reports.run",
+    "RunDocument": "ovreduce.reports.run",
     "Dimension": "ovreduce.shapes",
     "PartialShape": "ovreduce.shapes",
     "AuditReport": "ovreduce.audit",

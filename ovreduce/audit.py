@@ -74,7 +74,7 @@ from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
-from ovreduce.reports import (
+from ovreduce.reports.audit import (
     AuditDocument,
     AuditInput,
     AuditLayer,
@@ -84,8 +84,8 @@ from ovreduce.reports import (
     TargetHeadroom,
     TargetStage,
     TargetSummary,
-    comparison_fields,
 )
+from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
 
 __all__ = ["AuditProgress", "AuditReport", "AuditTimings", "AuditWork", "LayerAudit", "audit_model"]
@@ -985,8 +985,9 @@ def _split(
             special_bad = ~finite & ~((np.isnan(a) & np.isnan(b)) | (a == b))
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
-        max_rel = math.inf if bool(special_bad.any()) else float(rel.max())
-        return DriftPart(float(diff.max()), max_rel if math.isfinite(max_rel) else None)
+        if special_bad.any():  # a non-finite difference: infinite, never the finite elements' figures
+            return DriftPart(math.inf, math.inf)
+        return DriftPart(float(diff.max()), float(rel.max()))
 
     total = part(o, t)
     exceeded = limit is not None and (total.max_rel is None or total.max_rel > limit)

@@ -1,7 +1,11 @@
 """Comparing a candidate output with a reference, in the spirit of Polygraphy's comparator.
 
 An element passes when ``|candidate - reference| <= atol + rtol * |reference|`` (NumPy's ``isclose``);
-NaN matches NaN at the same index, infinities must match exactly. Integer and boolean outputs are
+NaN matches NaN at the same index, infinities must match exactly. An element that fails on a non-finite value
+(a NaN against a number, an infinity against a finite value or the other infinity) has an infinite error: no
+tolerance passes it, so ``max_abs_error`` and ``max_rel_error`` are infinite (never 0 for a comparison that
+failed on one), ``required_atol``/``required_rtol`` are None, and ``nonfinite_mismatched`` counts those
+elements, beside the NaNs and infinities counted on each side (``nan``, ``inf``). Integer and boolean outputs are
 compared exactly. Default tolerances depend on the output type and on the precision the candidate
 computed in (an f32 output computed in bf16 gets bf16's tolerances):
 
@@ -35,7 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.reports import Comparison
+from ovreduce.reports.common import json_float
+from ovreduce.reports.run import Comparison
 
 __all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon", "tolerances"]
 
@@ -82,10 +87,6 @@ def tolerances(
     count = input_size // output_size if output_size else 1
     d_atol, d_rtol = default_tolerances(output_type, computed_in, count)
     return (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def compare(
@@ -149,7 +150,7 @@ def compare(
             rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
         return Comparison(
             reference_name, candidate_name, mismatched == 0, total, mismatched, 0.0, 0.0,
-            max_abs, _finite_or_none(float(rel.max())),
+            max_abs, float(rel.max()),
             required_atol=max_abs, required_rtol=_finite_or_none(float(rel.max())),
             first_mismatch=_first(diff_mask, reference, candidate), exact=True, undefined=excluded,
         )  # fmt: skip
@@ -164,14 +165,15 @@ def compare(
         rel_err = np.where(both_finite & (ref != 0), abs_err / np.abs(ref), 0.0)
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
     special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
-    special = ~both_finite & ~ignore
+    special_bad = ~both_finite & ~ignore & ~special_ok  # failed on a non-finite value: an infinite error
     extra = np.zeros(ref.shape) if allowance is None else np.broadcast_to(np.asarray(allowance, np.float64), ref.shape)
     close = both_finite & (abs_err <= atol + extra + rtol * np.abs(np.where(both_finite, ref, 0.0)))
-    passed = close | (special & special_ok) | ignore
+    passed = close | special_ok | ignore
     fail_mask = ~passed
     mismatched = int(np.count_nonzero(fail_mask))
-    max_abs = float(abs_err.max())
-    max_rel = float(rel_err.max())
+    nonfinite_mismatched = int(np.count_nonzero(special_bad))
+    max_abs = math.inf if nonfinite_mismatched else float(abs_err.max())
+    max_rel = math.inf if nonfinite_mismatched else float(rel_err.max())
     # Minimum tolerances: atol at the given rtol, rtol at the given atol (finite elements only).
     need_atol = float(np.max(np.maximum(abs_err - extra - rtol * np.abs(np.where(both_finite, ref, 0.0)), 0.0)))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -184,18 +186,21 @@ def compare(
     need_atol = _smallest_passing(need_atol, lambda a: bool(np.all(abs_err <= a + extra + rtol * ref_abs)))
     if math.isfinite(need_rtol):
         need_rtol = _smallest_passing(need_rtol, lambda r: bool(np.all(abs_err <= atol + extra + r * ref_abs)))
-    special_bad = bool(np.any(special & ~special_ok))
     return Comparison(
-        reference_name, candidate_name, mismatched == 0, total, mismatched, atol, rtol,
-        max_abs, _finite_or_none(max_rel),
-        required_atol=None if special_bad else need_atol,
-        required_rtol=None if special_bad else _finite_or_none(need_rtol),
+        reference_name, candidate_name, mismatched == 0, total, mismatched, atol, rtol, max_abs, max_rel,
+        required_atol=None if nonfinite_mismatched else need_atol,
+        required_rtol=None if nonfinite_mismatched else _finite_or_none(need_rtol),
         first_mismatch=_first(fail_mask, reference, candidate),
         allowance_max=None if allowance is None else float(np.max(extra)),
         nan={"reference": int(nan_ref.sum()), "candidate": int(nan_cand.sum())},
         inf={"reference": int(inf_ref.sum()), "candidate": int(inf_cand.sum())},
-        exact=False, undefined=excluded,
+        nonfinite_mismatched=nonfinite_mismatched, exact=False, undefined=excluded,
     )  # fmt: skip
+
+
+def _finite_or_none(value: float) -> float | None:
+    """A required tolerance: None where none would pass (an infinite one)."""
+    return value if math.isfinite(value) else None
 
 
 def _smallest_passing(value: float, passes: Callable[[float], bool]) -> float:
@@ -209,9 +214,7 @@ def _smallest_passing(value: float, passes: Callable[[float], bool]) -> float:
 
 def _scalar(value: Any) -> Any:
     item = value.item() if hasattr(value, "item") else value
-    if isinstance(item, float) and not math.isfinite(item):
-        return str(item)
-    return item
+    return json_float(item) if isinstance(item, float) else item
 
 
 def _first(

@@ -51,7 +51,9 @@ from ovreduce.backends.openvino import (
 )
 from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, OvReduceError
-from ovreduce.reports import AuditInput, ConformDocument, ConformNode, comparison_fields
+from ovreduce.reports.audit import AuditInput
+from ovreduce.reports.conform import ConformDocument, ConformNode
+from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
 
 __all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]

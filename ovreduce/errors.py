@@ -24,6 +24,8 @@ dotted string that tools and the REST API can match on) and a message that says 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "BackendError",
     "DeviceNotAvailableError",
@@ -57,9 +59,27 @@ class OvReduceError(Exception):
 
 
 class IRError(OvReduceError):
-    """The input cannot be read as an OpenVINO IR."""
+    """The input cannot be read as an OpenVINO IR.
+
+    ``line`` and ``column`` are where in the XML the reader found the problem, when it knows: 1-based, as
+    editors and SARIF count (the first character of the file is line 1, column 1); ``None`` where not known.
+    They come from the reader's own position, never from the message (which may quote the file's text).
+    """
 
     code = "ir"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        layer_id: str | None = None,
+        layer_name: str | None = None,
+    ) -> None:
+        super().__init__(message, layer_id=layer_id, layer_name=layer_name)
+        self.line = line if line is not None and line >= 1 else None
+        self.column = column if self.line is not None and column is not None and column >= 1 else None
 
 
 class IRSyntaxError(IRError):
@@ -105,9 +125,24 @@ class ShapeInferenceError(OvReduceError):
 
 
 class NotFoundError(OvReduceError):
-    """A layer (or, in the service, a model) that was asked for does not exist."""
+    """A layer (or, in the service, a model) that was asked for does not exist.
+
+    ``candidates``: what was probably meant (the ids paths of body layers with the very id or name asked for),
+    already named in the message; empty when the message names none.
+    """
 
     code = "not_found"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        candidates: Sequence[str] = (),
+        layer_id: str | None = None,
+        layer_name: str | None = None,
+    ) -> None:
+        super().__init__(message, layer_id=layer_id, layer_name=layer_name)
+        self.candidates = tuple(candidates)
 
 
 class InputError(OvReduceError):

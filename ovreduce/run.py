@@ -24,8 +24,9 @@ from ovreduce.errors import InputError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
+from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
-from ovreduce.reports import BackendRun, RunDocument, RunLayer, TensorInfo
+from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate
 
@@ -35,6 +36,20 @@ if TYPE_CHECKING:
 __all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
 
 BACKEND_NAMES = ("numpy", "openvino")
+
+
+def _body_reductions(model: IRModel, key: str) -> str:
+    """ "; did you mean PATH?" for the reductions of sub-graph bodies whose own id or name is ``key`` (which names
+    a top-level layer that is no reduction); "" when there are none."""
+    from ovreduce.ops.registry import reductions
+
+    kinds = reductions()
+    held = [f"{b.path}/{x.id}" for b in model.bodies() for x in b.body.graph.layers
+            if x.type in kinds and key in (x.id, x.name)]  # fmt: skip
+    if not held:
+        return ""
+    some = "a sub-graph body holds a reduction" if len(held) == 1 else f"sub-graph bodies hold {len(held)} reductions"
+    return f"; {some} with that id or name: did you mean {' or '.join(repr(p) for p in held)}?"
 
 
 def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> LayerSpec:
@@ -52,8 +67,8 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
         info = engine.reduction(layer.id)
     except KeyError:
         raise InputError(
-            f"{where} is not a reduction; ovreduce runs ReduceMean, ReduceSum, ReduceMax, ReduceMin, "
-            f"ReduceProd, ReduceL1, ReduceL2, ReduceLogicalAnd and ReduceLogicalOr layers"
+            f"{where} is not a reduction; ovreduce runs {', '.join(reductions())} layers"
+            f"{_body_reductions(model, key) if ref.body_path is None else ''}"
         ) from None
     if info.error is not None:
         raise InputError(f"{where} is invalid: {info.error}")

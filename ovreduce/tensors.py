@@ -14,6 +14,7 @@ import numpy.typing as npt
 from ovreduce.errors import ElementTypeError, InputError, LimitExceededError, OvReduceError
 from ovreduce.files import FileError, check_regular, read_bounded
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy, element_type_from_kserve
+from ovreduce.reports.common import json_float
 from ovreduce.shapes import PartialShape
 
 __all__ = [
@@ -272,19 +273,10 @@ def to_kserve(name: str, array: npt.NDArray[Any]) -> dict[str, Any]:
         raise ElementTypeError(f"{etype} has no KServe v2 datatype")
     flat = array.reshape(-1)
     if etype.is_real:
-        data: list[Any] = [_json_float(v) for v in flat.astype(np.float64).tolist()]
+        data: list[Any] = [json_float(v) for v in flat.astype(np.float64).tolist()]
     else:
         data = flat.tolist()
     return {"name": name, "shape": list(array.shape), "datatype": etype.kserve, "data": data}
-
-
-def _json_float(value: float) -> float | str:
-    # JSON has no NaN/Infinity; KServe implementations pass them as strings.
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
 
 
 def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:

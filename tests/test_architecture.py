@@ -152,3 +152,35 @@ def test_the_checker_catches_a_cycle_and_a_terminal() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     tree = ast.parse("import sys\nsys.stderr.write('x')\nprint(1)")
     assert any(isinstance(n, ast.Attribute) and n.attr == "stderr" and _is_sys(n.value) for n in ast.walk(tree))
+
+
+READERS = ("ovreduce.ir.fast", "ovreduce.ir.careful")
+BUILT_ONLY_BY_THE_BUILDER = {"Layer", "Port", "ConstData", "Edge", "Body", "PortMapping", "BackEdge", "IRModel"}
+
+
+def test_the_two_ir_readers_share_a_builder_and_never_import_each_other() -> None:
+    deps = graph()
+    for reader in READERS:
+        assert "ovreduce.ir.build" in deps[reader]
+        assert not set(READERS) & deps[reader], f"{reader} imports the other reader"
+
+
+def test_only_the_builder_makes_the_parsed_model() -> None:
+    """ "Where is this layer built?" has one answer: ovreduce.ir.build (a reader, a rule or a report may read a
+    layer, copy it with ``_replace`` or ``dataclasses.replace``, never construct one)."""
+    makers: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        if name in ("ovreduce.ir.build", "ovreduce.ir.model"):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        ours = {  # the model's classes as this module names them
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "ovreduce.ir.model"
+            for alias in node.names
+            if alias.name in BUILT_ONLY_BY_THE_BUILDER
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ours:
+                makers.setdefault(name, set()).add(node.func.id)
+    assert makers == {}

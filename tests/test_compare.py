@@ -66,8 +66,44 @@ def test_infinities_must_match_exactly(reference: Any, candidate: Any, ok: bool)
     assert c.ok is ok
     if not ok:
         assert c.first_mismatch is not None
-        assert c.first_mismatch["reference"] in ("inf", "-inf") or c.first_mismatch["candidate"] in ("inf", "-inf")
+        assert {c.first_mismatch["reference"], c.first_mismatch["candidate"]} & {"Infinity", "-Infinity"}
         json.dumps(c.to_json(), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "nonfinite"),
+    [
+        pytest.param(f32(*[3e38] * 24), f32(*[INF] * 24), 24, id="3e38-vs-inf"),
+        pytest.param(f32(NAN, 2.0, 3.0), f32(1.0, 2.0, 3.5), 1, id="nan-vs-number-and-a-finite-mismatch"),
+        pytest.param(f32(INF, 1.0), f32(-INF, 1.0), 1, id="opposite-infinities"),
+        pytest.param(f32(1.0, 2.0), f32(1.0, -INF), 1, id="finite-vs-minus-inf"),
+    ],
+)
+def test_a_mismatch_on_a_non_finite_value_is_an_infinite_error(reference: Any, candidate: Any, nonfinite: int) -> None:
+    c = compare(reference, candidate, atol=1e-5, rtol=1e-5)
+    assert not c.ok and c.nonfinite_mismatched == nonfinite <= c.mismatched
+    assert (c.max_abs_error, c.max_rel_error) == (INF, INF)  # never 0.0: the statistics count them
+    assert c.required_atol is None and c.required_rtol is None
+    doc = json.loads(json.dumps(c.to_json(), allow_nan=False))
+    assert (doc["max_abs_error"], doc["max_rel_error"], doc["nonfinite_mismatched"]) == (
+        "Infinity",
+        "Infinity",
+        nonfinite,
+    )
+
+
+def test_matching_non_finite_values_leave_the_finite_statistics() -> None:
+    c = compare(f32(NAN, INF, -INF, 1.0), f32(NAN, INF, -INF, 1.5), atol=0.0, rtol=0.0)
+    assert not c.ok and (c.mismatched, c.nonfinite_mismatched) == (1, 0)
+    assert (c.max_abs_error, c.max_rel_error, c.required_atol) == (0.5, 0.5, 0.5)
+    assert (c.nan, c.inf) == ({"reference": 1, "candidate": 1}, {"reference": 2, "candidate": 2})
+
+
+def test_a_relative_error_over_a_zero_reference_is_infinite_not_null() -> None:
+    for c in (compare(f32(0.0, 1.0), f32(0.5, 1.0), atol=0.1), compare(np.array([0], np.int8), np.array([2], np.int8))):
+        assert c.max_rel_error == INF and c.nonfinite_mismatched == 0
+        assert c.required_rtol is None  # no rtol passes it
+        assert c.to_json()["max_rel_error"] == "Infinity"
 
 
 # -- exact comparison of integers and booleans -------------------------------------------------------------------
@@ -300,7 +336,7 @@ def test_undefined_integers_are_left_out_of_the_exact_comparison(dtype: Any) -> 
 
 
 def test_undefined_appears_in_the_documents() -> None:
-    from ovreduce.reports import Measured, comparison_fields
+    from ovreduce.reports.run import Measured, comparison_fields
 
     c = compare(f32(1.0, -F32_MAX), f32(1.0, -INF), undefined=np.array([False, True]))
     assert c.to_json()["undefined"] == 1

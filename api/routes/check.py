@@ -19,7 +19,7 @@ from ovreduce.check import check_document, check_model
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
-from ovreduce.reports import CheckDocument
+from ovreduce.reports.check import CheckDocument
 from ovreduce.shapes import PartialShape, parse_named_shapes
 
 __all__ = ["router"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +13,7 @@ from starlette.responses import Response
 from api.problems import responses
 from api.schemas import Tensor
 from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 
@@ -33,22 +33,9 @@ UPLOAD_PROBLEMS = responses(400, 413, 422, 503, 504)
 STORED_MODEL_PROBLEMS = responses(400, 404, 413, 422, 503, 504)
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def json_bytes(doc: Any) -> bytes:
-    """Compact JSON; non-finite floats become "NaN"/"Infinity"/"-Infinity" strings, as KServe writes them."""
-    try:
-        return json.dumps(doc, allow_nan=False, separators=(",", ":")).encode()
-    except ValueError:
-        return json.dumps(_finite(doc), allow_nan=False, separators=(",", ":")).encode()
+    """Compact JSON, as the CLI writes its documents: non-finite floats as "NaN"/"Infinity"/"-Infinity"."""
+    return dumps(doc, indent=False)
 
 
 def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -13,7 +13,7 @@ from api.deps import ServicesDep
 from api.routes.common import UPLOAD_PROBLEMS, display_name, read_upload
 from api.workers import WorkerContext
 from ovreduce.conform import conform_model
-from ovreduce.reports import ConformDocument
+from ovreduce.reports.conform import ConformDocument
 
 __all__ = ["router"]
 

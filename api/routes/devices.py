@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from api.problems import responses
-from ovreduce.reports import DevicesDocument
+from ovreduce.reports.devices import DevicesDocument
 
 __all__ = ["router"]
 

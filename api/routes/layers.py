@@ -27,7 +27,7 @@ from api.schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequ
 from api.store.catalog import Catalog
 from api.workers import WorkerContext
 from ovreduce.errors import LimitExceededError
-from ovreduce.reports import JsonDocument
+from ovreduce.reports.common import JsonDocument
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import JsonShape
 from ovreduce.tensors import to_kserve

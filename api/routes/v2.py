@@ -56,7 +56,7 @@ from api.workers import WorkerContext
 from ovreduce import __version__
 from ovreduce.errors import BackendError, InputError, LimitExceededError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
-from ovreduce.reports import LayerView
+from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve

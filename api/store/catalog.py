@@ -25,7 +25,8 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
-from ovreduce.reports import InspectDocument, ModelCheck
+from ovreduce.reports.check import ModelCheck
+from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
 
 __all__ = ["Catalog", "LoadedModel", "summarize"]

@@ -30,7 +30,8 @@ from ovreduce.backends.feeds import ALONG_IDS, PROMPT_TOKENS, TOKEN_IDS, make, r
 from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
-from ovreduce.reports import AuditInput, Device, DevicesDocument
+from ovreduce.reports.audit import AuditInput
+from ovreduce.reports.devices import Device, DevicesDocument
 from ovreduce.tensors import conform_array
 
 __all__ = [

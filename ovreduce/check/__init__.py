@@ -29,11 +29,12 @@ from typing import Literal
 from ovreduce.check.findings import ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import OvReduceError
+from ovreduce.errors import IRError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
-from ovreduce.reports import CheckDocument, ErrorInfo, Finding, ModelCheck, ReductionCheck
+from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
+from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
 
 __all__ = ["check_document", "check_model", "check_paths", "unreadable"]
@@ -81,7 +82,7 @@ def _check_model(
     if shapes is None:
         shapes = ShapeEngine(model, reshape)
     engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
-    infos = {(path, info.layer.id): info for path, graph in engines for info in graph.reductions}
+    infos = {(body_path, info.layer.id): info for body_path, graph in engines for info in graph.reductions}
     notes = _body_notes(engines)
     unknown = [key for key, info in infos.items() if info.data.shape is None and info.error is None]
     if unknown:  # OpenVINO's own inference supplies what no native rule gives
@@ -97,13 +98,15 @@ def _check_model(
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
-    for path, graph in engines:
+    for body_path, graph in engines:  # not ``path``: that is the model's name in the document
         found_here = graph_findings(graph.model, graph)
         for info in graph.reductions:
-            report, more = reduction_check(infos[(path, info.layer.id)], reshaped=reshaped, body_path=path)
+            report, more = reduction_check(
+                infos[(body_path, info.layer.id)], reshaped=reshaped, body_path=body_path, ir_version=model.ir_version
+            )
             reports.append(report)
             found_here += more
-        findings += found_here if path is None else [replace(f, body_path=path) for f in found_here]
+        findings += found_here if body_path is None else [replace(f, body_path=body_path) for f in found_here]
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 
@@ -142,8 +145,9 @@ def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
 
 
 def unreadable(path: str, error: OvReduceError) -> ModelCheck:
-    """The entry of a model that could not be read or checked."""
-    return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message), (), ())
+    """The entry of a model that could not be read or checked (with the reader's position of the problem)."""
+    line, column = (error.line, error.column) if isinstance(error, IRError) else (None, None)
+    return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message, line, column), (), ())
 
 
 def check_document(models: Sequence[ModelCheck]) -> CheckDocument:

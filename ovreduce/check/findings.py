@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from typing import Literal, NamedTuple
 
 from ovreduce.ir.model import IRModel, Layer, Port
-from ovreduce.reports import Finding, Severity
+from ovreduce.reports.check import Finding, Severity
 from ovreduce.shapes import PartialShape
 
-__all__ = ["FINDINGS", "FindingKind", "compare_declared", "dims_text", "finding", "ordered"]
+__all__ = ["FINDINGS", "LEGACY_PRECISION", "FindingKind", "compare_declared", "dims_text", "finding", "ordered"]
 
 
 class FindingKind(NamedTuple):
@@ -46,9 +46,22 @@ FINDINGS: Mapping[str, FindingKind] = {
     "native-inference-differs": FindingKind(
         "info", "(OpenVINO engine) ovreduce's native shape differs from OpenVINO's"
     ),
+    "legacy-precision": FindingKind(
+        "info", "an IR v10 port precision, which OpenVINO does not read, differs from the type or from its edge's"
+    ),
+    "openvino-legacy-precision": FindingKind(
+        "info", "(OpenVINO engine) an IR v10 port precision, which OpenVINO does not read, differs from its type"
+    ),
     "reshape-changes-output": FindingKind("info", "(reshape) the output under the new shapes differs from the file"),
 }
 _RANK = {"error": 0, "warning": 1, "info": 2}
+
+LEGACY_PRECISION = (
+    "an IR v10 port precision is a legacy hint that OpenVINO does not read (it infers each op's type from its "
+    "inputs), so nothing it computes changes"
+)
+"""Why a port precision of an IR v10 file that differs is an info (``legacy-precision``,
+``openvino-legacy-precision``), not an error: see :mod:`ovreduce.check.openvino`."""
 
 
 def finding(code: str, layer: Layer | None, message: str, port: str | None = None) -> Finding:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ovreduce.check.findings import compare_declared, dims_text, finding
+from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port
 from ovreduce.ops.registry import boolean_attributes
-from ovreduce.reports import Finding
+from ovreduce.reports.check import Finding
 from ovreduce.shapes import PartialShape
 
 __all__ = ["graph_findings"]
@@ -25,6 +25,7 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
     # whole call, so an id names one shape throughout it.
     verdicts: dict[tuple[tuple[int, ...], int], str] = {}
     producer, by_id, state = model.producer, model.layer, shapes.state
+    legacy = model.ir_version == 10  # its port precisions are legacy hints (see LEGACY_PRECISION)
     for layer in model.layers:
         kind = (layer.type, layer.version)
         plan = plans.get(kind)
@@ -53,7 +54,7 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
             if precision is not None:  # the common case first: the very element type the state carries
                 element_type = state((layer.id, port.id)).element_type
                 if element_type is not None and precision is not element_type and precision != element_type:
-                    out.append(_element_type(layer, port, element_type))
+                    out.append(_element_type(layer, port, element_type, legacy))
         layer_id = layer.id
         for port in layer.inputs:
             ref = producer(layer_id, port.id)
@@ -66,7 +67,7 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
                 a, b = src.precision, port.precision
                 if a is b or a is None or b is None or a == b:
                     continue  # the common case: both ends declare the same thing
-            out += _edge(src_layer, src, layer, port)
+            out += _edge(src_layer, src, layer, port, legacy)
     return out
 
 
@@ -90,18 +91,20 @@ def _shape_attribute(layer: Layer, port: Port, shape: PartialShape, verdict: str
     return []
 
 
-def _element_type(layer: Layer, port: Port, element_type: ElementType) -> Finding:
-    """The finding of a Parameter's or Const's output port whose precision is not its element type."""
+def _element_type(layer: Layer, port: Port, element_type: ElementType, legacy: bool) -> Finding:
+    """The finding of a Parameter's or Const's output port whose precision is not its element type (``legacy``:
+    of an IR v10 file, where the precision is a legacy hint)."""
     assert port.precision is not None
-    return finding(
-        "precision-mismatch", layer,
+    said = (
         f"element_type {element_type} but output port {port.id} declares precision "
-        f"{port.precision.precision} ({port.precision}); OpenVINO uses the element_type",
-        port.id,
-    )  # fmt: skip
+        f"{port.precision.precision} ({port.precision}); OpenVINO uses the element_type"
+    )
+    if legacy:
+        return finding("legacy-precision", layer, f"{said}; {LEGACY_PRECISION}", port.id)
+    return finding("precision-mismatch", layer, said, port.id)
 
 
-def _edge(src_layer: Layer, src: Port, dst_layer: Layer, dst: Port) -> list[Finding]:
+def _edge(src_layer: Layer, src: Port, dst_layer: Layer, dst: Port, legacy: bool) -> list[Finding]:
     if src.dims == dst.dims and (src.precision is None or dst.precision is None or src.precision == dst.precision):
         return []  # the common case: both ends declare the same thing
     out: list[Finding] = []
@@ -124,10 +127,12 @@ def _edge(src_layer: Layer, src: Port, dst_layer: Layer, dst: Port) -> list[Find
             dst.id,
         ))  # fmt: skip
     if src.precision is not None and dst.precision is not None and src.precision != dst.precision:
-        out.append(finding(
-            "edge-precision-mismatch", dst_layer,
+        said = (
             f"input port {dst.id} declares precision {dst.precision.precision} but the {desc} declares "
-            f"{src.precision.precision}",
-            dst.id,
-        ))  # fmt: skip
+            f"{src.precision.precision}"
+        )
+        if legacy:
+            out.append(finding("legacy-precision", dst_layer, f"{said}; {LEGACY_PRECISION}", dst.id))
+        else:
+            out.append(finding("edge-precision-mismatch", dst_layer, said, dst.id))
     return out

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from ovreduce.check import check_model
 from ovreduce.infer import PortState, ShapeEngine
 from ovreduce.ir.model import IRModel, Layer, LayerRef, Port
-from ovreduce.reports import Finding, InspectDocument, LayerView, PortView, Producer
+from ovreduce.reports.check import Finding
+from ovreduce.reports.inspect import InspectDocument, LayerView, PortView, Producer
 
 __all__ = ["inspect_model"]
 

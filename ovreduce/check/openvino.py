@@ -13,6 +13,17 @@ Convert to the legacy type (i64/u64/i32/u32 to i32, anything else to f32) that t
 Neither is in the file: :func:`_legacy_v10` finds them, so that each layer is compared with the node the file
 describes (the type behind the inserted Convert, the producer under its generated name) and a consistent v10
 file is clean while a real inconsistency in it still is not.
+
+OpenVINO reads no output port ``precision`` of an op it knows, in any IR version: its IR frontend
+(``parse_generic_params`` in ``src/frontends/ir/src/ir_deserializer.cpp``) keeps it only to type the outputs of a
+``FrameworkNode`` (an op of no opset), and every other op's output type is inferred from its inputs and
+attributes (``validate_and_infer_types``); an input port's precision is not even parsed. In IR v11 the
+serializer writes each precision from the element type, so a difference says the file is not what it claims
+(``openvino-type-mismatch``, an error). In IR v10 Model Optimizer wrote the legacy Inference Engine's precisions,
+hints for its plugins (an FP16 model's DetectionOutput says FP32, where OpenVINO computes in f16 and the v10
+conversion gives the output as f32): a difference changes nothing OpenVINO computes, so it is
+``openvino-legacy-precision``, an info (and the native checks' ``legacy-precision``, in place of
+``precision-mismatch`` and ``edge-precision-mismatch``).
 """
 
 from __future__ import annotations
@@ -22,10 +33,10 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from ovreduce._openvino import bodies, openvino, partial_shape, read_failure, read_ir
-from ovreduce.check.findings import compare_declared, dims_text, finding
+from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.reports import Finding, ReductionCheck
+from ovreduce.reports.check import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
 __all__ = ["crosscheck", "input_shapes"]
@@ -119,12 +130,14 @@ def _compare(
                     port.id,
                 ), body_path=body_path))  # fmt: skip
             if etype is not None and port.precision is not None and etype != port.precision:
-                findings.append(replace(finding(
-                    "openvino-type-mismatch", layer,
-                    f"output port {port.id} declares precision {port.precision.precision} but OpenVINO infers "
-                    f"{etype}",
-                    port.id,
-                ), body_path=body_path))  # fmt: skip
+                said = (
+                    f"output port {port.id} declares precision {port.precision.precision} but OpenVINO infers {etype}"
+                )
+                if model.ir_version == 10:  # a legacy hint: see the module's docstring
+                    code, said = "openvino-legacy-precision", f"{said}; {LEGACY_PRECISION}"
+                else:
+                    code = "openvino-type-mismatch"
+                findings.append(replace(finding(code, layer, said, port.id), body_path=body_path))
 
 
 def input_shapes(
@@ -197,9 +210,16 @@ def _legacy_output_type(ov: Any, t: Any) -> Any:
     return ov.Type.f32
 
 
+# The IR type names OpenVINO's reader translates (``translate_type_name`` in its ir_deserializer.cpp, the inverse
+# of the serializer's): OpenVINO's serializer writes these for opset1's Constant, PRelu, Relu and Softmax.
+_IR_TYPE_NAMES = {"Const": "Constant", "PReLU": "PRelu", "ReLU": "Relu", "SoftMax": "Softmax"}
+
+
 def _same_type(layer: Layer, node: Any) -> bool:
-    name = node.get_type_name()
-    return bool(name == layer.type or (layer.type == "Const" and name == "Constant"))
+    """Whether ``node`` is what OpenVINO made of ``layer``: its type name after the reader's translation, in any
+    case (the reader creates an op by ``create_insensitive``)."""
+    name = str(node.get_type_name())
+    return name == layer.type or name.lower() == _IR_TYPE_NAMES.get(layer.type, layer.type).lower()
 
 
 def _ov_type(t: Any) -> ElementType | None:

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ovreduce.check.findings import compare_declared, dims_text, finding
+from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.infer import ReductionInfo
-from ovreduce.ir.model import Port
-from ovreduce.reports import Finding, ReductionCheck, Status
+from ovreduce.ir.model import NO_PORT
+from ovreduce.reports.check import Finding, ReductionCheck, Status
 
 __all__ = ["reduction_check"]
 
 
 def reduction_check(
-    info: ReductionInfo, *, reshaped: bool, body_path: str | None = None
+    info: ReductionInfo, *, reshaped: bool, body_path: str | None = None, ir_version: int = 11
 ) -> tuple[ReductionCheck, list[Finding]]:
     """The check of one reduction (declared against inferred output shape) and its findings; ``body_path`` is
-    the ids path of the body holding the layer (None: top level)."""
+    the ids path of the body holding the layer (None: top level). In an IR v10 file a port precision is a legacy
+    hint (:data:`~ovreduce.check.findings.LEGACY_PRECISION`): one that differs is ``legacy-precision``."""
     layer = info.layer
-    out_port = layer.outputs[0] if layer.outputs else Port("?", None, (), ())
+    out_port = layer.outputs[0] if layer.outputs else NO_PORT
     found: list[Finding] = []
     if info.keep_dims_text is None:
         found.append(finding("keep-dims-missing", layer, "no keep_dims attribute: OpenVINO uses keep_dims=false"))
@@ -58,12 +59,14 @@ def reduction_check(
         and out_port.precision is not element_type
         and out_port.precision != element_type
     ):
-        found.append(finding(
-            "precision-mismatch", layer,
+        said = (
             f"output port {out_port.id} declares precision {out_port.precision.precision} but a {layer.type} "
-            f"outputs its data type {element_type}",
-            out_port.id,
-        ))  # fmt: skip
+            f"outputs its data type {element_type}"
+        )
+        if ir_version == 10:
+            found.append(finding("legacy-precision", layer, f"{said}; {LEGACY_PRECISION}", out_port.id))
+        else:
+            found.append(finding("precision-mismatch", layer, said, out_port.id))
     report = ReductionCheck(
         layer_id=layer.id,
         layer_name=layer.name,

@@ -15,7 +15,7 @@ Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreemen
     serve.py     serve (the service's settings, then api.server.serve)
     render/      style.py (ANSI), terminal.py (the terminal's width), width.py (tables and lines that fit
                  it), check_text.py (check's text), text.py (the other commands'), safe.py (escapes what
-                 files hold), json_text.py, junit.py, sarif.py
+                 files hold), junit.py, sarif.py (JSON: ovreduce.reports.common.dumps)
 
 Each command imports what it uses when it runs (``check`` never loads the other commands' renderers, nor
 NumPy or OpenVINO): tests/cli/test_lazy_imports.py lists what it must not load.

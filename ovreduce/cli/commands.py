@@ -31,21 +31,27 @@ from ovreduce.cli.render.safe import printable
 from ovreduce.cli.render.terminal import terminal_width
 
 if TYPE_CHECKING:
-    from ovreduce.reports import CheckDocument
+    from ovreduce.reports.check import CheckDocument
 
 __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
 
-def _emit(text: str) -> None:
-    sys.stdout.write(text)
+def _emit(text: str | bytes) -> None:
+    """Write to standard output: a JSON document (bytes) in UTF-8 whatever the locale's encoding, where the
+    stream has bytes underneath (not a StringIO)."""
+    buffer = getattr(sys.stdout, "buffer", None) if isinstance(text, bytes) else None
+    if buffer is not None:
+        sys.stdout.flush()
+        buffer.write(text)
+    else:
+        sys.stdout.write(text.decode() if isinstance(text, bytes) else text)
     sys.stdout.flush()
 
 
-def _json(doc: Any) -> str:
-    from ovreduce.cli.render.json_text import dumps
-    from ovreduce.reports import to_json
+def _json(doc: Any) -> bytes:
+    from ovreduce.reports.common import dumps
 
-    return dumps(to_json(doc)) + "\n"
+    return dumps(doc)
 
 
 def check(args: argparse.Namespace) -> int:
@@ -93,7 +99,7 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
-def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> bytes:
     return _json(report)
 
 
@@ -116,7 +122,7 @@ def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[f
 
 
 # ``check --format``: each renderer imported only when its format is asked for.
-_CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[float]], str]] = {
+_CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[float]], str | bytes]] = {
     "json": _check_json,
     "junit": _check_junit,
     "sarif": _check_sarif,
@@ -182,7 +188,7 @@ def _no_layer(model: Any) -> int:
     from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.render.text import table
     from ovreduce.cli.render.width import fit_lines
-    from ovreduce.reports import layer_path
+    from ovreduce.reports.common import layer_path
 
     views = [v for v in printable(inspect_model(model)).layers if v.reduction is not None]
     if not views:

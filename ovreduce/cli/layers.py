@@ -44,10 +44,13 @@ def suggestions(model: IRModel, key: str, *, reductions_only: bool = False) -> l
 
 def locate_layer(model: IRModel, key: str, *, reductions_only: bool = False) -> None:
     """Nothing when ``key`` names one layer of ``model``; else the :class:`NotFoundError` of
-    :meth:`IRModel.locate`, with "did you mean" when some layer's id or name is close to ``key``."""
+    :meth:`IRModel.locate`, with "did you mean" when some layer's id or name is close to ``key`` (unless that
+    error names the body layers ``key`` is the id or name of already)."""
     try:
         model.locate(key)
     except NotFoundError as exc:
+        if exc.candidates:
+            raise
         close = suggestions(model, key, reductions_only=reductions_only)
         if not close:
             raise

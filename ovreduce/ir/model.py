@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -15,6 +15,7 @@ from ovreduce.shapes import PartialShape
 
 __all__ = [
     "BODY_ROLES",
+    "NO_PORT",
     "PATH_GRAMMAR",
     "BackEdge",
     "Body",
@@ -76,6 +77,9 @@ class Port(NamedTuple):
     def declared_shape(self) -> PartialShape:
         """The shape the dims declare; only meaningful when :attr:`has_dims` (else it reads as a scalar)."""
         return _shape_of_dims(self.dims)
+
+
+NO_PORT = Port("?", None, (), ())  # stands for the output port of a layer that declares none
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,10 +144,11 @@ class Body:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Layer:
-    """A ``<layer>``: its attributes, ``<data>``, ports and rt_info.
+class Layer(NamedTuple):
+    """A ``<layer>``: its attributes, ``<data>``, ports and rt_info (a named tuple, as :class:`Port`: a model has
+    hundreds of thousands of layers, and a tuple is built several times faster than a frozen dataclass).
 
+    ``id`` is the layer's id as OpenVINO reads it (an integer, written in decimal: ``id="02"`` is layer ``2``).
     ``element_type`` and ``shape`` are the parsed ``element_type``/``shape`` attributes of a Parameter or
     Const (``destination_type`` of a Convert); ``const`` locates a Const's bytes.
     """
@@ -235,29 +240,21 @@ class IRModel:
     weights: Weights | None = None
     rt_info: tuple[RtInfo, ...] = ()
     xml: bytes = field(default=b"", repr=False, compare=False)  # the source, for runtimes that read it again
+    # The indices, when the reader gathered them while it checked the edges (else built here from the edges).
+    by_id: InitVar[Mapping[str, Layer] | None] = None
+    producers: InitVar[Mapping[PortRef, PortRef] | None] = None
     _by_id: Mapping[str, Layer] = field(init=False, repr=False, compare=False)
     _producer: Mapping[PortRef, PortRef] = field(init=False, repr=False, compare=False)
     _consumers: Mapping[PortRef, tuple[PortRef, ...]] | None = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        producer = {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
-        self._index({layer.id: layer for layer in self.layers}, producer)
-
-    def _index(self, by_id: dict[str, Layer], producer: dict[PortRef, PortRef]) -> None:
+    def __post_init__(self, by_id: Mapping[str, Layer] | None, producers: Mapping[PortRef, PortRef] | None) -> None:
+        if by_id is None:
+            by_id = {layer.id: layer for layer in self.layers}
+        if producers is None:
+            producers = {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
         object.__setattr__(self, "_by_id", MappingProxyType(by_id))
-        object.__setattr__(self, "_producer", MappingProxyType(producer))
+        object.__setattr__(self, "_producer", MappingProxyType(producers))
         object.__setattr__(self, "_consumers", None)  # built on first use: checking a model never asks
-
-    @classmethod
-    def indexed(cls, fields: Mapping[str, Any], by_id: dict[str, Layer], producer: dict[PortRef, PortRef]) -> IRModel:
-        """The model of ``fields`` (the constructor's arguments) with the indices a reader gathered while it read the
-        edges (each layer by id, each input port's producer): the same model as the constructor's, without its
-        second pass over the edges."""
-        model = object.__new__(cls)
-        for name, value in fields.items():
-            object.__setattr__(model, name, value)
-        model._index(by_id, producer)
-        return model
 
     def layer(self, layer_id: str) -> Layer:
         return self._by_id[layer_id]
@@ -341,6 +338,15 @@ class IRModel:
             paths = ", ".join(h.path for h in hits[:8])
             raise NotFoundError(
                 f"layer {key!r} is ambiguous: it names several layers (ids paths {paths}); give the ids path instead"
+            )
+        held = [f"{b.path}/{x.id}" for b in self.bodies() for x in b.body.graph.layers if key in (x.id, x.name)]
+        if held:  # a body layer's own id or name: say the ids paths that reach it
+            shown = " or ".join(repr(p) for p in held[:8]) + (f" (and {len(held) - 8} more)" if len(held) > 8 else "")
+            some = "a sub-graph body holds one" if len(held) == 1 else f"sub-graph bodies hold {len(held)}"
+            raise NotFoundError(
+                f"no layer with id or name {key!r} at the top level of {self.source}, but {some}: did you mean "
+                f"{shown}? (a layer in a body is addressed by its path)",
+                candidates=held,
             )
         bodies = " (nor a path into one of its sub-graph bodies)" if any(layer.bodies for layer in self.layers) else ""
         raise NotFoundError(f"no layer with id or name {key!r} in {self.source}{bodies}")

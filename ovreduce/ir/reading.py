@@ -1,30 +1,18 @@
-"""What every reader of IR XML shares: the IR versions read, how libxml2 is asked to read untrusted bytes, and the
-pieces of a model that both readers (:mod:`ovreduce.ir.parser`'s lxml builder and :mod:`ovreduce.ir.canonical`)
-build the same way."""
+"""What both IR readers share about XML: how libxml2 is asked to read untrusted bytes, and how an element's name,
+attributes and text are seen the way OpenVINO's reader (pugixml) sees them.
+
+pugixml knows no namespaces: ``xmlns`` is an ordinary attribute and ``p:data`` is another name than ``data``. So an
+element is known by the name written in the file: its local name with the prefix it was written with, if any
+(``<data xmlns="urn:x">`` is ``data``, ``<p:data>`` is ``p:data``).
+"""
 
 from __future__ import annotations
-
-from collections import deque
-from collections.abc import Iterable
-from types import MappingProxyType
 
 from lxml import etree
 
 from ovreduce.ir.model import RtInfo
 
-__all__ = [
-    "NO_DATA",
-    "PARSER_OPTIONS",
-    "SUPPORTED_IR_VERSIONS",
-    "NoExternalResources",
-    "attributes",
-    "kahn_order",
-    "rt_children",
-    "shared_dims",
-]
-
-SUPPORTED_IR_VERSIONS = (10, 11)
-NO_DATA: MappingProxyType[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
+__all__ = ["PARSER_OPTIONS", "NoExternalResources", "attributes", "name", "not_well_formed", "rt_children", "text"]
 
 PARSER_OPTIONS: dict[str, bool] = {
     "resolve_entities": False,
@@ -32,8 +20,10 @@ PARSER_OPTIONS: dict[str, bool] = {
     "load_dtd": False,
     "dtd_validation": False,
     "huge_tree": False,
-    "remove_comments": True,
-    "remove_pis": True,
+    # Comments and processing instructions are kept (and skipped by the readers): dropped by libxml2, the texts on
+    # either side of one would merge, where pugixml keeps them apart (<dim>1<!---->2</dim> is 1 to OpenVINO).
+    "remove_comments": False,
+    "remove_pis": False,
     "collect_ids": False,
 }
 
@@ -43,70 +33,86 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
     Even with ``load_dtd=False`` and ``resolve_entities=False``, libxml2 (2.14, under lxml 6.1) opens the
     external subset a DOCTYPE names (``<!DOCTYPE net SYSTEM "/some/path">``) and external parameter
-    entities: a FIFO there blocks the parse forever. The parser's sniff catches most DOCTYPEs first, but not
-    one after 64 KiB or in UTF-16; this resolver keeps those off the file system too.
+    entities: a FIFO there blocks the parse forever. The readers refuse a DOCTYPE they see first, but not one
+    after 64 KiB or in UTF-16; this resolver keeps those off the file system too.
     """
 
     def resolve(self, system_url: str, public_id: str, context: object) -> object:
         return self.resolve_string("", context)
 
 
-# Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same
-# dims. Bounded: they come from untrusted files.
-_DIM_CACHE_SIZE = 4096
-_DIMS: dict[tuple[int, ...], tuple[int, ...]] = {}
+def not_well_formed(xml: bytes) -> etree.XMLSyntaxError | ValueError | None:
+    """Why libxml2 refuses the whole document (None: it is well-formed); it builds nothing, and releases the GIL
+    while it parses."""
+    parser = etree.XMLParser(target=_Nothing(), **PARSER_OPTIONS)
+    parser.resolvers.add(NoExternalResources())
+    try:
+        etree.fromstring(xml, parser)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        return exc
+    except etree.LxmlError as exc:
+        return ValueError(str(exc))
+    return None
 
 
-def shared_dims(dims: tuple[int, ...]) -> tuple[int, ...]:
-    """One tuple shared by every port declaring ``dims`` (while the bounded cache has room)."""
-    shared = _DIMS.get(dims)
-    if shared is not None:
-        return shared
-    if len(_DIMS) < _DIM_CACHE_SIZE:
-        _DIMS[dims] = dims
-    return dims
+class _Nothing:
+    """A parser target that builds nothing: libxml2 parses, and only its errors reach Python."""
+
+    def close(self) -> None:
+        return None
+
+
+def name(el: etree._Element) -> str:
+    """``el``'s name as written in the file (prefix included); "" for a comment or processing instruction."""
+    tag = el.tag
+    if not isinstance(tag, str):
+        return ""
+    if tag[0] != "{":
+        return tag
+    local = tag[tag.index("}") + 1 :]
+    return f"{el.prefix}:{local}" if el.prefix else local
 
 
 _FEW_ATTRIBUTES = 64
 
 
-def attributes(el: etree._Element) -> Iterable[tuple[str, str]]:
-    """``el``'s attributes as (name, value) pairs in linear time.
+def attributes(el: etree._Element) -> dict[str, str]:
+    """``el``'s attributes by the names written in the file (``xmlns`` declarations are not among them).
 
     lxml reads ``el.attrib`` item by item, each lookup walking libxml2's list of attributes from the start:
-    quadratic, 12 s for one <data> with 40,000 attributes. XPath's ``@*`` walks the list once; it costs a few
+    quadratic, 12 s for one element with 40,000 attributes. XPath's ``@*`` walks the list once; it costs a few
     microseconds more per call, so it is kept for elements with many attributes.
     """
     attrib = el.attrib
-    if len(attrib) <= _FEW_ATTRIBUTES:  # len() is one walk of the list
-        return attrib.items()  # type: ignore[no-any-return]
-    return [(str(a.attrname), str(a)) for a in el.xpath("@*")]
+    few = len(attrib) <= _FEW_ATTRIBUTES  # len() is one walk of the list
+    found: dict[str, str] = dict(attrib) if few else {str(a.attrname): str(a) for a in el.xpath("@*")}
+    if any(k[0] == "{" for k in found):
+        prefixes = {uri: prefix for prefix, uri in el.nsmap.items() if prefix}
+        found = {_prefixed(k, prefixes): v for k, v in found.items()}
+    return found
+
+
+def _prefixed(key: str, prefixes: dict[str, str]) -> str:
+    if key[0] != "{":
+        return key
+    uri, _, local = key[1:].partition("}")
+    prefix = prefixes.get(uri)
+    return f"{prefix}:{local}" if prefix else local
+
+
+def text(el: etree._Element) -> str | None:
+    """``el``'s text as OpenVINO reads it (pugixml's ``text()``): its first run of characters between markup that
+    is not all blanks (None when there is none)."""
+    first: str | None = el.text
+    if first is not None and not first.isspace():
+        return first
+    for child in el:
+        tail: str | None = child.tail
+        if tail is not None and not tail.isspace():
+            return tail
+    return None
 
 
 def rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
     """The ``<rt_info>`` tree under ``el`` (comments and processing instructions left out)."""
-    return tuple(
-        RtInfo(str(c.tag), tuple((str(k), str(v)) for k, v in attributes(c)), rt_children(c))
-        for c in el
-        if isinstance(c.tag, str)
-    )
-
-
-def kahn_order(indegree: list[int], succ: list[list[int] | None]) -> list[int]:
-    """Kahn's order of nodes ``0 .. n-1`` (first in, first out, so file order among equals) given each node's
-    in-degree and successors (one entry per edge). Fewer than n nodes come back when there is a cycle, and
-    ``indegree`` is then left above 0 exactly for the nodes the walk could not reach."""
-    ready = deque([i for i, n in enumerate(indegree) if n == 0])
-    order: list[int] = []
-    popleft, push, add = ready.popleft, ready.append, order.append
-    while ready:
-        i = popleft()
-        add(i)
-        after = succ[i]
-        if after is not None:
-            for j in after:
-                left = indegree[j] - 1
-                indegree[j] = left
-                if left == 0:
-                    push(j)
-    return order
+    return tuple(RtInfo(name(c), tuple(attributes(c).items()), rt_children(c)) for c in el if isinstance(c.tag, str))

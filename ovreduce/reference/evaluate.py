@@ -2,33 +2,24 @@
 
 :mod:`ovreduce.reference.openvino` holds the numerics; each op of :mod:`ovreduce.ops.reduce` names its
 kernel, and these functions find the op in the registry (a toy op registered in a test is found too).
+Every registered reduction also has its function here, named after its type (:func:`alias`):
+``reduce_mean(data, axes, keep_dims=False)`` is ``reduce("ReduceMean", data, axes, keep_dims)``, and so on
+for ``reduce_logical_and``, ``reduce_l2``... and a toy op's ``reduce_toy_sum_square``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce.ops.registry import reduction
+from ovreduce.ops.registry import reduction, reductions
 from ovreduce.reference.openvino import describe_empty_extreme, normalized_axes, run_kernel
 
-__all__ = [
-    "reduce",
-    "reduce_l1",
-    "reduce_l2",
-    "reduce_logical_and",
-    "reduce_logical_or",
-    "reduce_max",
-    "reduce_mean",
-    "reduce_min",
-    "reduce_prod",
-    "reduce_sum",
-    "reduce_with_notes",
-    "undefined_elements",
-]
+__all__ = ["alias", "reduce", "reduce_with_notes", "undefined_elements"]
 
 Array = npt.NDArray[Any]
 
@@ -104,8 +95,8 @@ def reduce(op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int,
     """Reduce ``data`` over ``axes`` with OpenVINO semantics (see :mod:`ovreduce.reference.openvino`).
 
     Args:
-        op_type: ``ReduceMean``, ``ReduceSum``, ``ReduceMax``, ``ReduceMin``, ``ReduceProd``, ``ReduceL1``,
-            ``ReduceL2``, ``ReduceLogicalAnd`` or ``ReduceLogicalOr``.
+        op_type: a registered reduction (:func:`ovreduce.ops.registry.reductions`): ``ReduceMean``,
+            ``ReduceLogicalAnd``...
         data: the input; its dtype is the element type (use ``ml_dtypes.bfloat16`` for bf16).
         axes: a scalar or 1-D sequence of axes in ``[-r, r-1]``; empty means the identity.
         keep_dims: keep reduced axes as dims of size 1 (OpenVINO's default is false).
@@ -120,21 +111,25 @@ def reduce(op_type: str, data: npt.ArrayLike, axes: Sequence[int] | Array | int,
     return reduce_with_notes(op_type, data, axes, keep_dims)[0]
 
 
-def _named(op_type: str) -> Callable[..., Array]:
+def alias(op_type: str) -> str:
+    """The name of ``op_type``'s function here: ``reduce_`` and the type without ``Reduce`` in snake case
+    (``ReduceLogicalAnd``: ``reduce_logical_and``, ``ReduceL1``: ``reduce_l1``)."""
+    return "reduce_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op_type.removeprefix("Reduce")).lower()
+
+
+def __getattr__(name: str) -> Callable[..., Array]:
+    """``reduce_mean`` and the others: :func:`reduce` of the registered reduction :func:`alias` names so."""
+    op_type = next((t for t in reductions() if alias(t) == name), None)
+    if op_type is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
     def fn(data: npt.ArrayLike, axes: Sequence[int] | Array | int, keep_dims: bool = False) -> Array:
         return reduce(op_type, data, axes, keep_dims)
 
-    fn.__name__ = "reduce_" + op_type.removeprefix("Reduce").lower().replace("logical", "logical_")
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{op_type}`` with OpenVINO semantics; see :func:`reduce`."
     return fn
 
 
-reduce_mean = _named("ReduceMean")
-reduce_sum = _named("ReduceSum")
-reduce_max = _named("ReduceMax")
-reduce_min = _named("ReduceMin")
-reduce_prod = _named("ReduceProd")
-reduce_l1 = _named("ReduceL1")
-reduce_l2 = _named("ReduceL2")
-reduce_logical_and = _named("ReduceLogicalAnd")
-reduce_logical_or = _named("ReduceLogicalOr")
+def __dir__() -> list[str]:
+    return sorted([*globals(), *(alias(t) for t in reductions())])

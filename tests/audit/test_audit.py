@@ -8,6 +8,7 @@ is obtained directly (compile + infer, outside ovreduce) and compared with the r
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,12 @@ import pytest
 
 import ovreduce.audit as audit
 from ovreduce import load_ir
-from ovreduce.audit import audit_model
+from ovreduce.audit import _split, audit_model
 from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
 from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
-from ovreduce.reports import AuditDocument
+from ovreduce.reports.audit import AuditDocument
+from ovreduce.reports.common import to_json
 
 from . import ov_models
 
@@ -401,3 +403,14 @@ def test_precisions_are_reported_consistently(models: dict[str, Path], precision
         p: n for p, n in Counter(layer.plain_runtime_precision or "unknown" for layer in doc.layers).items()
     }
     assert all(layer.runtime_precision in ("f32", "bf16") for layer in doc.layers)
+
+
+def test_a_drift_on_a_non_finite_value_is_infinite() -> None:
+    truth = np.array([1.0, 0.0, 2.0], np.float32)
+    split = _split(truth, truth, np.array([1.0, 0.0, np.inf], np.float32), limit=1.0)
+    assert split is not None and split.exceeded
+    assert (split.total.max_abs, split.total.max_rel) == (math.inf, math.inf)  # not the finite elements' 0
+    assert (split.from_input.max_abs, split.from_input.max_rel) == (0.0, 0.0)
+    zero = _split(truth, truth, np.array([1.0, 0.5, 2.0], np.float32), limit=None)  # over an f32 value of 0
+    assert zero is not None and (zero.total.max_abs, zero.total.max_rel) == (0.5, math.inf)
+    assert to_json(zero.total) == {"max_abs": 0.5, "max_rel": "Infinity"}

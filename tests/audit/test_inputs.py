@@ -20,7 +20,7 @@ from openvino import opset13 as ops
 from ovreduce.audit import audit_model
 from ovreduce.check import check_model
 from ovreduce.ir.parser import load_ir
-from ovreduce.reports import AuditDocument
+from ovreduce.reports.audit import AuditDocument
 from tests.cli.inprocess import run_cli
 
 EXPORTS = Path(__file__).resolve().parents[1] / "exports"

@@ -23,6 +23,7 @@ import pytest
 from ovreduce.backends.numpy import NumPyBackend
 from ovreduce.backends.openvino import OpenVINOBackend
 from ovreduce.ir.dtypes import ELEMENT_TYPES
+from ovreduce.reports.common import json_float
 from ovreduce.run import RunReport, run_spec
 from tests.cpu import cpu_output, reduction_executes_in
 
@@ -131,7 +132,7 @@ def _mismatch(
     for key, value in (("reference", reference), ("candidate", candidate)):
         got = comparison.first_mismatch[key]
         if isinstance(value, float) and math.isnan(value):
-            assert got == "nan", describe(report)
+            assert got == "NaN", describe(report)
         else:
             assert got == value, describe(report)
 
@@ -256,7 +257,7 @@ def _as_on_this_cpu(
     if (math.isnan(exact) and math.isnan(cpu)) or exact == cpu:
         assert report.ok, describe(report)
     else:
-        _mismatch(report, [0], str(exact) if math.isinf(exact) else exact, str(cpu) if math.isinf(cpu) else cpu)
+        _mismatch(report, [0], json_float(exact), json_float(cpu))
 
 
 # A NaN that is not last is lost; where a bf16 reduction executes natively the bf16 NaN is lost too, and
@@ -321,7 +322,13 @@ def test_f32_intermediate_overflow(op: str, values: list[float], exact: float) -
     """ReduceMean over f32 [3e38, 3e38] on CPU gives inf: the f32 sum 6e38 overflows before the division,
     although the mean (3e38) is finite; the reference accumulates in f64."""
     report = run(layer(op, "f32", [len(values)], [0], True), [array("f32", values)])
-    _mismatch(report, [0], exact, "inf")
+    _mismatch(report, [0], exact, "Infinity")
+    (comparison,) = report.comparisons  # failed on the infinity: an infinite error, not the finite elements' 0
+    assert (comparison.nonfinite_mismatched, comparison.max_abs_error, comparison.max_rel_error) == (
+        1,
+        math.inf,
+        math.inf,
+    )
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,7 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import load_ir
 from ovreduce.ops.subgraph import merge_branches
-from ovreduce.reports import JsonShape
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import JsonShape, PartialShape
 from tests.ir import subgraphs
 
 

@@ -19,7 +19,7 @@ from ovreduce.check.findings import compare_declared, ordered
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel, Port
 from ovreduce.ir.parser import load_ir
-from ovreduce.reports import Finding
+from ovreduce.reports.check import Finding
 from ovreduce.shapes import PartialShape
 from tests.ir import subgraphs
 

@@ -19,7 +19,7 @@ from ovreduce.check import check_paths
 from ovreduce.cli.render import safe
 from ovreduce.cli.render.safe import escape, printable, xml_safe
 from ovreduce.cli.render.text import check_text, table
-from ovreduce.reports import CheckDocument, Finding, ModelCheck
+from ovreduce.reports.check import CheckDocument, Finding, ModelCheck
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")

@@ -30,9 +30,9 @@ SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ir_samples").rglob("
 
 @pytest.fixture
 def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every sample, plus a file with a bad element type (its line is in the error), truncated XML (line and
-    column), an empty file (no line) and a name that needs escaping in both formats. (A missing file is a usage
-    error, not a report.)"""
+    """Every sample, plus a file with a bad element type (its line is in the error's message only), truncated XML
+    (the parser's line and column), an empty file (no line) and a name that needs escaping in both formats. (A
+    missing file is a usage error, not a report.)"""
     monkeypatch.chdir(ROOT)
     bad = tmp_path / "bad type.xml"
     bad.write_text(
@@ -104,8 +104,8 @@ def test_sarif_is_valid_and_complete(capsys: pytest.CaptureFixture[str], models:
         if r["ruleId"] == "unreadable-ir"
     }
     assert regions == {
-        "bad%20type.xml": {"startLine": 4},  # "PATH:4: layer id=0 ..."
-        "a%26b%3Cc%3E.xml": {"startLine": 2, "startColumn": 5},  # "not well-formed XML at line 2, column 5"
+        "bad%20type.xml": {"startLine": 4},  # the reader knows the layer whose element type is wrong
+        "a%26b%3Cc%3E.xml": {"startLine": 2, "startColumn": 6},  # the parser's position: past "<oops", 1-based
         "empty.xml": None,  # no line to name
     }
     findings = [r for r in results if r["ruleId"] != "unreadable-ir"]

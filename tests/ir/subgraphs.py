@@ -224,3 +224,23 @@ def padded_loop_model() -> ov.Model:
     last = node.get_iter_value(reduced.output(0), -1)
     after = o8.reduce_max(last, _axes([0]), keep_dims=False, name="ReduceMax_after")
     return ov.Model([after], [x], "padded_loop_model")
+
+
+def deep_if_model() -> ov.Model:
+    """``If_1`` whose then-body reaches ``ReduceMean_deep`` through three Relus: the reduction's id in its body
+    is higher than any top-level id. The else-body is a plain ReduceSum."""
+    x = o8.parameter([2, 3, 4], np.float32, name="x")
+    cond = o8.parameter([], np.bool_, name="cond")
+    tp = o8.parameter([2, 3, 4], np.float32, name="tp")
+    chain = o8.relu(o8.relu(o8.relu(tp)))
+    axes = _axes([1])
+    then_body = ov.Model([o8.result(o8.reduce_mean(chain, axes, keep_dims=False, name="ReduceMean_deep"))], [tp])
+    ep = o8.parameter([2, 3, 4], np.float32, name="ep")
+    else_body = ov.Model([o8.result(o8.reduce_sum(ep, axes, keep_dims=False, name="ReduceSum_else"))], [ep])
+    node = o8.if_op(cond)
+    node.set_friendly_name("If_1")
+    node.set_then_body(then_body)
+    node.set_else_body(else_body)
+    node.set_input(x.output(0), tp, ep)
+    out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    return ov.Model([out], [x, cond], "deep_if_model")

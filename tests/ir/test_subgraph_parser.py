@@ -157,16 +157,3 @@ def test_integers_of_thousands_of_digits_are_refused_precisely(
     xml = _edit(saved["loop"], old, new)
     with pytest.raises(error, match=message):
         parse_ir(xml, Weights(saved["loop"].with_suffix(".bin")), source="loop.xml")
-
-
-def test_a_second_layers_or_edges_element_is_refused_at_the_top_and_in_a_body(saved: dict[str, Path]) -> None:
-    """One rule for a <net> and for a body: a second <layers> or <edges> is an error that says where."""
-    from tests.ir.irxml import chain
-
-    with pytest.raises(IRStructureError, match=r"^<xml>:\d+: a second <layers> element; expected one$"):
-        parse_ir(chain().replace("<edges>", "<layers></layers><edges>", 1).encode())
-    with pytest.raises(IRStructureError, match=r"^<xml>:\d+: a second <edges> element; expected one$"):
-        parse_ir(chain().replace("</edges>", "</edges><edges></edges>", 1).encode())
-    xml = saved["loop"].read_text().replace("<body>", "<body><edges/>", 1)
-    with pytest.raises(IRStructureError, match=r": a second <edges> in <body>; expected one$"):
-        parse_ir(xml.encode(), Weights(saved["loop"].with_suffix(".bin")))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import struct
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -295,7 +294,7 @@ def test_layers_sharing_one_data_mapping(blocks: IRModel) -> None:
     """The parser may give layers with equal <data> one mapping: the memo keys it by identity, then content."""
     shared: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
     layers = tuple(
-        replace(lay, data=shared.setdefault(tuple(lay.data.items()), MappingProxyType(dict(lay.data))))
+        lay._replace(data=shared.setdefault(tuple(lay.data.items()), MappingProxyType(dict(lay.data))))
         for lay in blocks.layers
     )
     model = IRModel(blocks.name, blocks.ir_version, layers, blocks.edges, blocks.source, blocks.weights)

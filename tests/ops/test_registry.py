@@ -3,7 +3,9 @@ test reaching the shape engine and both backends with no other edit."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -231,6 +233,39 @@ def test_toy_op_reaches_check_inspect_and_run(toy: ToySumSquare) -> None:
     xml = _toy_ir(keep_dims="true").replace(declared, b"<dim>2</dim><dim>4</dim></port></output>")
     stale = parse_ir(xml, Weights(_AXES_BIN))
     assert [f.code for f in check_model(stale).findings if f.severity == "error"][:1] == ["reduce-output-mismatch"]
+
+
+def test_toy_op_appears_in_every_op_list_the_tool_prints(
+    toy: ToySumSquare, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lists of reductions are the registry's: the library's errors, the CLI's, the reference's functions."""
+    from ovreduce.cli import main
+    from ovreduce.errors import InputError
+    from ovreduce.reference import evaluate
+    from ovreduce.run import layer_spec
+
+    every = ", ".join(reductions())
+    assert every.endswith(", ReduceLogicalOr, ToySumSquare")
+    with pytest.raises(InputError, match=f"expected one of: {every}$"):
+        reduction("Relu")
+    model = parse_ir(_toy_ir(keep_dims="true"), Weights(_AXES_BIN))
+    with pytest.raises(InputError, match=f"is not a reduction; ovreduce runs {every} layers$"):
+        layer_spec(model, "x")
+    xml = tmp_path / "toy.xml"
+    xml.write_bytes(_toy_ir(keep_dims="true"))
+    xml.with_suffix(".bin").write_bytes(_AXES_BIN)
+    assert main(["run", str(xml), "--layer", "x"]) == 2
+    assert f"ovreduce runs {every} layers" in capsys.readouterr().err
+    assert main(["run", str(xml)]) == 2  # without --layer: the model's reductions, the toy op's layer among them
+    assert re.search(r"\n  2 +r +ToySumSquare\n", capsys.readouterr().err)
+    assert "reduce_toy_sum_square" in dir(evaluate)
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(evaluate.reduce_toy_sum_square(data, [1], True), (data * data).sum(1, keepdims=True))
+    assert [evaluate.alias(t) for t in reductions()][-3:] == [
+        "reduce_logical_and", "reduce_logical_or", "reduce_toy_sum_square",
+    ]  # fmt: skip
+    with pytest.raises(AttributeError):
+        evaluate.reduce_relu  # noqa: B018  (no such reduction, no such function)
 
 
 # -- helpers ------------------------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.render.safe import printable
 from ovreduce.cli.render.style import Style
-from ovreduce.reports import layer_path
+from ovreduce.reports.common import layer_path
 
 if TYPE_CHECKING:
-    from ovreduce.reports import CheckDocument, ModelCheck
+    from ovreduce.reports.check import CheckDocument, ModelCheck
 
 __all__ = ["check_text", "shape_text", "table"]
 

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ovreduce.cli.render.safe import xml_safe
-from ovreduce.reports import CheckDocument, Finding, ModelCheck, layer_path
+from ovreduce.reports.check import CheckDocument, Finding, ModelCheck
+from ovreduce.reports.common import layer_path
 
 __all__ = ["check_junit", "quoteattr"]
 

@@ -1,20 +1,22 @@
 """The check document as SARIF 2.1.0, for code-scanning tools: a rule per finding code.
 
 Each rule has plain-text help (``help.text``); each result a region wherever its line is known: the line of the
-finding, or, for a file that could not be read, the line its error names (``m.xml:12: ...`` or ``... at line 12,
-column 5``). The tool's ``informationUri`` is :data:`DOCUMENTATION_URL`, the ``Documentation`` URL of the
-package (``project.urls`` in pyproject.toml).
+finding's layer, or, for a file that could not be read, the reader's own position of the problem (the error's
+``line`` and ``column``). Regions are 1-based, as SARIF requires, and never read out of a message, which may
+quote the file's text (a layer named ``a at line 77, column 0`` sets none); columns count characters (the run's
+``columnKind`` says ``unicodeCodePoints``), as libxml2 does. The tool's ``informationUri`` is
+:data:`DOCUMENTATION_URL`, the ``Documentation`` URL of the package (``project.urls`` in pyproject.toml).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 from ovreduce.check.findings import FINDINGS
-from ovreduce.reports import CheckDocument, layer_path
+from ovreduce.reports.check import CheckDocument
+from ovreduce.reports.common import layer_path
 
 __all__ = ["DOCUMENTATION_URL", "check_sarif"]
 
@@ -22,8 +24,6 @@ DOCUMENTATION_URL = "https://github.com/ovreduce/ovreduce#readme"
 """Where the tool is documented: the README (its "check" section lists every finding code). The project has no
 published site; this is the ``Documentation`` URL of pyproject.toml's ``project.urls``, and moves with it."""
 _CODES_URL = DOCUMENTATION_URL.removesuffix("#readme") + "#check"
-_LINE_PREFIX = re.compile(r"^:(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?:")
-_AT_LINE = re.compile(r"\bat line (?P<line>[0-9]+)(?:, column (?P<column>[0-9]+))?")
 
 
 def check_sarif(report: CheckDocument) -> str:
@@ -39,13 +39,11 @@ def check_sarif(report: CheckDocument) -> str:
             results.append({
                 "ruleId": "unreadable-ir", "level": "error",
                 "message": {"text": f"[{m.error.code}] {m.error.message}"},
-                "locations": [{"physicalLocation": _physical(m.path, _error_region(m.path, m.error.message))}],
+                "locations": [{"physicalLocation": _physical(m.path, _region(m.error.line, m.error.column))}],
             })  # fmt: skip
             continue
         for f in m.findings:
-            location: dict[str, Any] = {
-                "physicalLocation": _physical(m.path, {"startLine": f.line} if f.line else None)
-            }
+            location: dict[str, Any] = {"physicalLocation": _physical(m.path, _region(f.line, None))}
             if f.layer_id is not None:
                 location["logicalLocations"] = [
                     {
@@ -64,6 +62,7 @@ def check_sarif(report: CheckDocument) -> str:
         "runs": [{
             "tool": {"driver": {"name": "ovreduce", "version": __version__, "rules": rules,
                                 "informationUri": DOCUMENTATION_URL}},
+            "columnKind": "unicodeCodePoints",  # libxml2 counts a line's characters, not UTF-16 units
             "results": results,
         }],
     }  # fmt: skip
@@ -108,13 +107,11 @@ def _physical(path: str, region: dict[str, int] | None) -> dict[str, Any]:
     return physical
 
 
-def _error_region(path: str, message: str) -> dict[str, int] | None:
-    """The line (and column) an error message names: ``PATH:LINE: ...`` or ``... at line L, column C``."""
-    match = _LINE_PREFIX.match(message.removeprefix(path)) if message.startswith(path) else None
-    match = match or _AT_LINE.search(message)
-    if match is None:
+def _region(line: int | None, column: int | None) -> dict[str, int] | None:
+    """A SARIF region: 1-based ``startLine`` (and ``startColumn``); none where the line is not known."""
+    if line is None or line < 1:
         return None
-    region = {"startLine": int(match["line"])}
-    if match["column"]:
-        region["startColumn"] = int(match["column"])
-    return region if region["startLine"] >= 1 else None
+    region = {"startLine": line}
+    if column is not None and column >= 1:
+        region["startColumn"] = column
+    return region

@@ -10,20 +10,14 @@ from ovreduce.cli.render.check_text import check_text, shape_text, table
 from ovreduce.cli.render.safe import escape, printable
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines
-from ovreduce.reports import layer_path
+from ovreduce.reports.common import layer_path
 
 if TYPE_CHECKING:  # the documents other than check's are defined on first use: not for an annotation
-    from ovreduce.reports import (
-        AuditDocument,
-        AuditInput,
-        ConformDocument,
-        Device,
-        DevicesDocument,
-        InspectDocument,
-        LayerView,
-        PortView,
-        RunDocument,
-    )
+    from ovreduce.reports.audit import AuditDocument, AuditInput
+    from ovreduce.reports.conform import ConformDocument
+    from ovreduce.reports.devices import Device, DevicesDocument
+    from ovreduce.reports.inspect import InspectDocument, LayerView, PortView
+    from ovreduce.reports.run import RunDocument
 
 __all__ = [
     "audit_text",
@@ -165,13 +159,16 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
             out.append(
                 f"    first mismatch at {fm['index']}: {c.reference}={fm['reference']} {c.candidate}={fm['candidate']}"
             )
-            if not c.exact:
+            if c.nonfinite_mismatched:
+                out.append("    no tolerance would pass: elements mismatched on a non-finite value")
+            elif not c.exact:
                 out.append(
                     f"    would pass with atol >= {_num(c.required_atol)} (at this rtol) or "
                     f"rtol >= {_num(c.required_rtol)} (at this atol)"
                 )
         if any(c.nan.values()) or any(c.inf.values()):
-            out.append(f"    NaN: {c.nan}  Inf: {c.inf}")
+            failed = f"; {c.nonfinite_mismatched} mismatched on them" if c.nonfinite_mismatched else ""
+            out.append(f"    NaN: {c.nan}  Inf: {c.inf}{failed}")
     verdict = {
         "agree": st.green(f"all {len(doc.results)} backends ran and agree"),
         "nothing-compared": st.green(f"{doc.results[0].backend} ran; nothing to compare (one backend)")

@@ -1,0 +1,848 @@
+"""The one builder of a parsed IR: the only code that makes :class:`Layer`, :class:`Port`, :class:`ConstData`,
+:class:`Edge`, :class:`Body` and :class:`IRModel`, and that decides what an attribute's text means.
+
+Both readers hand it plain values: the texts of attributes and ``<dim>`` elements as XML reads them (entities
+replaced, line ends normalised) and line numbers. :mod:`ovreduce.ir.careful` gets them from libxml2, element by
+element; :mod:`ovreduce.ir.fast` from compiled patterns over the bytes. What a text means is OpenVINO's IR
+frontend's reading of it (``src/frontends/ir/src/ir_deserializer.cpp``, ``input_model.cpp``): ids are integers
+(``"02"`` is layer 2), a ``<dim>`` is the integer at the start of its text, a Parameter without ``shape`` is a
+scalar. Every problem is an :class:`~ovreduce.errors.IRError` whose message names the file, the line, the layer and
+what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+from ovreduce.errors import (
+    ElementTypeError,
+    IRError,
+    IRStructureError,
+    IRVersionError,
+    LimitExceededError,
+    WeightsError,
+)
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type, element_type_from_precision
+from ovreduce.ir.model import (
+    BODY_ROLES,
+    BackEdge,
+    Body,
+    ConstData,
+    Edge,
+    IRModel,
+    Layer,
+    Port,
+    PortMapping,
+    PortRef,
+    RtInfo,
+)
+from ovreduce.ir.weights import Weights
+from ovreduce.shapes import INT64_MAX, PartialShape
+
+__all__ = [
+    "NO_DATA",
+    "SUPPORTED_IR_VERSIONS",
+    "Builder",
+    "ParseLimits",
+    "RawEdge",
+    "canonical_id",
+]
+
+SUPPORTED_IR_VERSIONS = (10, 11)
+NO_DATA: Mapping[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
+
+
+@dataclass(frozen=True, slots=True)
+class ParseLimits:
+    """Bounds on what a single IR may cost to read."""
+
+    max_xml_bytes: int = 1 << 30
+    max_layers: int = 1_000_000  # sub-graph body layers included
+    max_rank: int = 64
+    max_body_depth: int = 16  # sub-graph bodies nested in bodies (libxml2's depth limit allows about 60)
+
+
+# An <edge>'s from-layer, from-port, to-layer and to-port texts and its line.
+RawEdge = tuple[str, str, str, str, "int | None"]
+
+# -- the syntax of values, as OpenVINO reads them ---------------------------------------------------------------
+# Ids (layers, ports, edges' ends, port maps' internal_layer_id) are read by a C++ stream into a signed 64-bit
+# integer that must be >= 0 and end the text: leading blanks and a '+' are taken, leading zeros mean nothing.
+_ID = re.compile(r"[ \t\n\r\f\v]*(?:\+|-(?=0+\Z))?([0-9]+)")
+# A <dim> is the integer at the start of its text (a stream read with no check of what follows: "1.0" is 1).
+_DIM = re.compile(r"[ \t\n\r\f\v]*([+-]?[0-9]+)")
+_INT = re.compile(r"[ \t\n\r\f\v]*[+-]?[0-9]+")
+_PRECISIONS: dict[str, ElementType] = {t.precision: t for t in ELEMENT_TYPES.values()}
+_DYNAMIC = ELEMENT_TYPES["dynamic"]
+_SCALAR = PartialShape(())
+_WITH_BODIES = {"If": ("then_body", "else_body"), "Loop": ("body",), "TensorIterator": ("body",)}
+
+
+def canonical_id(text: str) -> str | None:
+    """The id ``text`` names as OpenVINO reads it, in decimal (``" +02"`` -> ``"2"``); None if it is not one."""
+    if text.isdigit() and text.isascii() and (text[0] != "0" or len(text) == 1) and len(text) < 19:
+        return text  # the usual case, as every serializer writes it
+    found = _ID.fullmatch(text)
+    if found is None:
+        return None
+    value = int(found[1]) if len(found[1]) <= 20 else INT64_MAX + 1  # int() refuses more than 4300 digits
+    return str(value) if value <= INT64_MAX else None
+
+
+@lru_cache(maxsize=4096)
+def _parse_shape(text: str) -> PartialShape:
+    # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times.
+    return PartialShape.parse(text)
+
+
+# Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same
+# dims. Bounded: they come from untrusted files.
+_DIM_CACHE_SIZE = 4096
+_DIMS: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _shared(dims: tuple[int, ...]) -> tuple[int, ...]:
+    shared = _DIMS.get(dims)
+    if shared is not None:
+        return shared
+    if len(_DIMS) < _DIM_CACHE_SIZE:
+        _DIMS[dims] = dims
+    return dims
+
+
+_CACHE_SIZE = 4096  # entries of each cache of repeated texts (they come from untrusted files: bounded)
+
+
+class Builder:
+    """Builds the layers, ports, bodies, edges and the model of one IR from their texts (see the module)."""
+
+    def __init__(self, source: str, weights: Weights | None, expected_bin: str | None, limits: ParseLimits) -> None:
+        self.source = source
+        self.weights = weights
+        self.expected_bin = expected_bin
+        self.limits = limits
+        self.layer_count = 0  # every <layer> built so far, bodies included
+        self.body_depth = 0
+        self.ir_version = 0
+        self._etypes: dict[tuple[str, str], ElementType] = {}  # (attribute, text) -> its element type
+        self._layouts: dict[tuple[str, str], tuple[ElementType, PartialShape, int, int]] = {}  # a Const's
+
+    # -- messages -------------------------------------------------------------------------------------------------
+    def at(self, line: int | None) -> str:
+        return f"{self.source}:{line}" if line else self.source
+
+    def where(self, line: int | None, layer_id: str | None, name: str | None, ltype: str | None) -> str:
+        parts = [f"layer id={layer_id}"]
+        if name is not None:
+            parts.append(f"name={name!r}")
+        if ltype is not None:
+            parts.append(f"({ltype})")
+        return f"{self.at(line)}: " + " ".join(parts)
+
+    # -- the document -------------------------------------------------------------------------------------------
+    def version(self, text: str | None, line: int | None) -> int:
+        """The IR version of ``<net version>``; sets :attr:`ir_version`."""
+        if text is None:
+            raise IRVersionError(
+                f"{self.at(line)}: <net> has no 'version' attribute; expected IR version 10 or 11", line=line
+            )
+        found = _ID.fullmatch(text)
+        if found is None or len(found[1]) > 20 or int(found[1]) not in SUPPORTED_IR_VERSIONS:
+            raise IRVersionError(
+                f"{self.at(line)}: IR version {text!r} is not supported; ovreduce reads IR versions "
+                + " and ".join(str(v) for v in SUPPORTED_IR_VERSIONS),
+                line=line,
+            )
+        self.ir_version = int(found[1])
+        return self.ir_version
+
+    def model(
+        self,
+        name: str,
+        layers: Sequence[Layer],
+        edges: Iterable[RawEdge],
+        rt_info: tuple[RtInfo, ...],
+        xml: bytes,
+    ) -> IRModel:
+        """The whole model: ``layers`` in file order, ``edges`` as read (see :meth:`graph`)."""
+        ordered, built_edges, by_id, producer = self.graph(layers, edges)
+        return IRModel(
+            name=name,
+            ir_version=self.ir_version,
+            layers=ordered,
+            edges=built_edges,
+            source=self.source,
+            weights=self.weights,
+            rt_info=rt_info,
+            xml=xml,
+            by_id=by_id,
+            producers=producer,
+        )
+
+    # -- layers ---------------------------------------------------------------------------------------------------
+    def count_layer(self) -> None:
+        if self.layer_count >= self.limits.max_layers:
+            raise LimitExceededError(f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)")
+        self.layer_count += 1
+
+    def layer_attrs(
+        self, id_text: str | None, name: str | None, ltype: str | None, line: int | None
+    ) -> tuple[str, str, str]:
+        """A ``<layer>``'s id (as :func:`canonical_id` gives it), name and type, each checked to be there."""
+        if id_text is None:
+            raise IRStructureError(f"{self.at(line)}: <layer> has no 'id' attribute", line=line)
+        layer_id = canonical_id(id_text)
+        if layer_id is None:
+            raise IRStructureError(
+                f"{self.at(line)}: layer id {id_text!r} is not a non-negative integer; expected a layer id", line=line
+            )
+        for attr, value in (("name", name), ("type", ltype)):
+            if value is None:
+                raise IRStructureError(
+                    f"{self.where(line, layer_id, name, ltype)}: <layer> has no {attr!r} attribute", line=line
+                )
+        assert name is not None and ltype is not None
+        return layer_id, name, ltype
+
+    def layer(
+        self,
+        layer_id: str,
+        name: str,
+        ltype: str,
+        version: str,
+        data: Mapping[str, str] | None,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...] = (),
+        bodies: tuple[Body, ...] = (),
+    ) -> Layer:
+        """A layer (its id, name and type from :meth:`layer_attrs`, ``data`` None when it has no ``<data>``); a
+        Parameter's, Const's or Convert's attributes checked and read."""
+        try:
+            return self._layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info, bodies)
+        except IRError as exc:
+            raise _located(exc, line) from None
+
+    def _layer(
+        self,
+        layer_id: str,
+        name: str,
+        ltype: str,
+        version: str,
+        data: Mapping[str, str] | None,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...],
+        bodies: tuple[Body, ...],
+    ) -> Layer:
+        if inputs or outputs:
+            ids = {p.id for p in inputs}
+            ids.update(p.id for p in outputs)
+            if len(ids) != len(inputs) + len(outputs):
+                self._duplicate_port(inputs + outputs, line, layer_id, name, ltype)
+        if type(data) is dict:  # as the careful reader gathers them: read-only from here on
+            data = MappingProxyType(data) if data else NO_DATA
+        elif data is None and ltype != "Parameter":
+            data = NO_DATA
+        etype: ElementType | None = None
+        shape: PartialShape | None = None
+        const: ConstData | None = None
+        if ltype == "Const":
+            etype, shape, const = self._const(data or NO_DATA, outputs, line, layer_id, name)
+        elif ltype == "Parameter":
+            # OpenVINO's defaults for what <data> leaves out: the dynamic element type and a scalar (not the port's
+            # dims, which it never reads for a known op).
+            where = self.where(line, layer_id, name, ltype)
+            if data is None:
+                raise IRStructureError(f"{where}: a Parameter has no <data>; OpenVINO refuses the model")
+            etype = self.etype_attr(data, "element_type", where, required=False) or _DYNAMIC
+            shape = self.shape_attr(data, where, required=False) or _SCALAR
+            if len(outputs) != 1:
+                raise IRStructureError(f"{where}: a Parameter must have exactly one output port, found {len(outputs)}")
+        elif ltype == "Convert" and data and "destination_type" in data:
+            where = self.where(line, layer_id, name, ltype)
+            etype = self.etype_attr(data, "destination_type", where, required=True)
+        elif ltype in _WITH_BODIES and not bodies:
+            raise IRStructureError(
+                f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
+                + " and ".join(f"<{t}>" for t in _WITH_BODIES[ltype])
+                + " (OpenVINO refuses the model)"
+            )
+        return Layer(
+            layer_id, name, ltype, version, data or NO_DATA, inputs, outputs, line, rt_info, etype, shape, const, bodies
+        )
+
+    def _duplicate_port(self, ports: tuple[Port, ...], line: int | None, layer_id: str, name: str, ltype: str) -> None:
+        ids = [p.id for p in ports]
+        dup = sorted({i for i in ids if ids.count(i) > 1}, key=int)[0]
+        raise IRStructureError(
+            f"{self.where(line, layer_id, name, ltype)}: port id {dup} is used twice; port ids must be unique"
+        )
+
+    def _const(
+        self, data: Mapping[str, str], outputs: tuple[Port, ...], line: int | None, layer_id: str, name: str
+    ) -> tuple[ElementType, PartialShape, ConstData]:
+        key = (data.get("element_type", ""), data.get("shape", ""))
+        layout = self._layouts.get(key)
+        if layout is not None and len(outputs) == 1:  # the checks below passed for this type and shape before
+            offset, size = data.get("offset"), data.get("size")
+            etype, shape, count, nbytes = layout
+            weights = self.weights
+            if (
+                offset is not None
+                and size is not None
+                and offset.isdigit()
+                and size.isdigit()
+                and offset.isascii()
+                and size.isascii()
+                and len(offset) <= 20
+                and len(size) <= 20
+                and int(size) == nbytes
+                and weights is not None
+                and int(offset) + nbytes <= weights.size
+            ):
+                return etype, shape, ConstData(int(offset), nbytes, count)
+        where = self.where(line, layer_id, name, "Const")
+        found_type = self.etype_attr(data, "element_type", where, required=True)
+        found_shape = self.shape_attr(data, where, required=True)
+        assert found_type is not None and found_shape is not None
+        if len(outputs) != 1:
+            raise IRStructureError(f"{where}: a Const must have exactly one output port, found {len(outputs)}")
+        const = self._const_data(data, found_type, found_shape, where)
+        expected = found_type.nbytes(const.count)
+        if (
+            expected is not None
+            and const.count > 0
+            and found_type.kind != "dynamic"
+            and len(self._layouts) < _CACHE_SIZE
+        ):
+            self._layouts[key] = (found_type, found_shape, const.count, expected)
+        return found_type, found_shape, const
+
+    def etype_attr(self, data: Mapping[str, str], attr: str, where: str, *, required: bool) -> ElementType | None:
+        text = data.get(attr)
+        if text is None:
+            if required:
+                raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
+            return None
+        found = self._etypes.get((attr, text))
+        if found is not None:
+            return found
+        try:
+            found = element_type(text)
+        except ElementTypeError as exc:
+            raise ElementTypeError(f"{where}: {attr}: {exc}") from None
+        if len(self._etypes) < _CACHE_SIZE:
+            self._etypes[attr, text] = found
+        return found
+
+    def shape_attr(self, data: Mapping[str, str], where: str, *, required: bool) -> PartialShape | None:
+        text = data.get("shape")
+        if text is None:
+            if required:
+                raise IRStructureError(f"{where}: <data> has no 'shape' attribute")
+            return None
+        try:
+            shape = _parse_shape(text)
+        except ValueError as exc:
+            raise IRStructureError(f"{where}: shape={text!r}: {exc}") from None
+        if shape.rank is not None and shape.rank > self.limits.max_rank:
+            raise LimitExceededError(f"{where}: rank {shape.rank} exceeds the limit of {self.limits.max_rank}")
+        return shape
+
+    def _const_data(self, data: Mapping[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData:
+        if not shape.is_static:
+            raise IRStructureError(f"{where}: shape={data['shape']!r}: a Const must have a static shape")
+        values = {}
+        for attr in ("offset", "size"):
+            text = data.get(attr)
+            if text is None:
+                raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
+            found = _ID.fullmatch(text)
+            if found is None:
+                raise IRStructureError(f"{where}: {attr}={text!r} is not a non-negative integer")
+            if len(found[1]) > 20:  # int() refuses more than 4300 digits; the .bin is far smaller anyway
+                raise WeightsError(f"{where}: {attr}={text[:24]}... is out of range; expected a byte count in the .bin")
+            values[attr] = int(found[1])
+        offset, size = values["offset"], values["size"]
+        count = math.prod(shape.to_list())
+        expected = etype.nbytes(count)
+        # OpenVINO's serializer writes a 1-byte placeholder for a Const with no elements.
+        if expected is not None and size != expected and not (count == 0 and size == 1):
+            raise WeightsError(
+                f"{where}: size={size} does not match shape {shape} of {etype}: expected {expected} bytes "
+                f"({count} elements)"
+            )
+        if etype.kind == "string" and size < 4 * (count + 2):
+            raise WeightsError(
+                f"{where}: size={size} is too small for {count} strings: expected at least {4 * (count + 2)} "
+                f"bytes (count, {count + 1} offsets, characters)"
+            )
+        if etype.kind == "dynamic":
+            raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+        if self.weights is None:
+            if size == 0:
+                return ConstData(offset, size, count)
+            raise WeightsError(
+                f"{where}: needs {size} bytes at offset {offset} of the weights file, but there is none"
+                + (f" (expected {self.expected_bin})" if self.expected_bin else "")
+            )
+        self.weights.check_range(offset, size, where=where)
+        return ConstData(offset, size, count)
+
+    # -- ports ----------------------------------------------------------------------------------------------------
+    def port(
+        self,
+        id_text: str | None,
+        precision_text: str | None,
+        names_text: str | None,
+        dims: Sequence[tuple[str | None, int | None]],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...],
+        where: str,
+        *,
+        output: bool,
+    ) -> Port:
+        """A ``<port>`` of an ``<output>`` (else an ``<input>``) from its ``id``, ``precision`` and ``names``
+        attributes and its ``<dim>`` texts with their lines; ``where`` names its layer in messages.
+
+        OpenVINO requires the precision of an output port (and reads it only for ops it does not know); an input
+        port's it never reads, so an unknown one is no error there (and reads as None)."""
+        try:
+            return self._port(id_text, precision_text, names_text, dims, line, rt_info, where, output)
+        except IRError as exc:
+            raise _located(exc, line) from None
+
+    def _port(
+        self,
+        id_text: str | None,
+        precision_text: str | None,
+        names_text: str | None,
+        dims: Sequence[tuple[str | None, int | None]],
+        line: int | None,
+        rt_info: tuple[RtInfo, ...],
+        where: str,
+        output: bool,
+    ) -> Port:
+        port_id = None if id_text is None else canonical_id(id_text)
+        if port_id is None:
+            got = "no 'id' attribute" if id_text is None else f"id {id_text!r}"
+            raise IRStructureError(f"{where}, line {line}: <port> has {got}; expected a non-negative integer id")
+        precision = None
+        if precision_text is not None:
+            precision = _PRECISIONS.get(precision_text)
+            if precision is None:
+                try:
+                    precision = element_type_from_precision(precision_text)
+                except ElementTypeError as exc:
+                    if output:
+                        raise ElementTypeError(f"{where}, port {port_id}: {exc}") from None
+        elif output:
+            raise IRStructureError(
+                f"{where}, line {line}: output port {port_id} has no 'precision' attribute; expected its element type "
+                f"(OpenVINO refuses the model)"
+            )
+        if len(dims) > self.limits.max_rank:
+            raise LimitExceededError(
+                f"{where}, port {port_id}: rank {len(dims)} exceeds the limit of {self.limits.max_rank}"
+            )
+        values = []
+        for text, dim_line in dims:
+            if text is not None and text.isdigit() and len(text) < 19 and text.isascii():
+                values.append(int(text))
+            elif text == "-1":
+                values.append(-1)
+            else:
+                values.append(self._dim(text, dim_line, where, port_id))
+        if not names_text:
+            names: tuple[str, ...] = ()
+        elif "\\" not in names_text and ",," not in names_text and names_text[0] != "," and names_text[-1] != ",":
+            names = tuple(names_text.split(","))
+        else:
+            names = _names(names_text)
+        return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
+
+    def _dim(self, text: str | None, line: int | None, where: str, port: str) -> int:
+        found = _DIM.match(text or "")
+        if found is None:
+            raise IRStructureError(
+                f"{where}, port {port}, line {line}: <dim>{text or ''}</dim> is not an integer; "
+                f"expected a size >= 0 or -1 for a dynamic dimension",
+                line=line,
+            )
+        digits = found[1]
+        value = int(digits) if len(digits) <= 21 else INT64_MAX + 1  # int() refuses more than 4300 digits
+        if value < -1 or value > INT64_MAX:
+            raise IRStructureError(
+                f"{where}, port {port}, line {line}: <dim>{(text or '').strip()}</dim> is out of range; "
+                f"expected a size >= 0 (and < 2^63) or -1 for a dynamic dimension",
+                line=line,
+            )
+        return value
+
+    @staticmethod
+    def ports_at(ports: tuple[Port, ...], line: int) -> tuple[Port, ...]:
+        """``ports`` (built by :meth:`port` with lines counted from 0) for an element whose content starts at
+        ``line``: the fast reader builds the ports of each distinct ``<input>``/``<output>`` text once."""
+        return tuple([Port(p.id, p.precision, p.names, p.dims, line + (p.line or 0)) for p in ports])
+
+    # -- sub-graph bodies -----------------------------------------------------------------------------------------
+    def enter_body(self, where: str) -> None:
+        if self.body_depth >= self.limits.max_body_depth:
+            raise LimitExceededError(
+                f"{where}: sub-graph bodies are nested more than {self.limits.max_body_depth} deep (the configured "
+                f"limit)"
+            )
+        self.body_depth += 1
+
+    def leave_body(self) -> None:
+        self.body_depth -= 1
+
+    def body(
+        self,
+        tag: str,
+        line: int | None,
+        layers: Sequence[Layer],
+        edges: Iterable[RawEdge],
+        port_map: Sequence[tuple[str, Mapping[str, str], int | None]],
+        back_edges: Sequence[tuple[str, Mapping[str, str], int | None]],
+        where: str,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+    ) -> Body:
+        """A body (``<body>``, ``<then_body>`` or ``<else_body>``) of the layer ``where`` names: its layers in file
+        order and edges, and the (element name, attributes, line) of each entry of its port map and back edges."""
+        role, map_tag = BODY_ROLES[tag]
+        graph = self.model(role, layers, edges, (), b"")
+        by_id = {layer.id: layer for layer in graph.layers}
+        ins: list[PortMapping] = []
+        outs: list[PortMapping] = []
+        for item_tag, attrs, item_line in port_map:
+            try:
+                mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
+            except IRError as exc:
+                raise _located(exc, item_line) from None
+            (ins if item_tag == "input" else outs).append(mapped)
+        by_port: dict[int, PortMapping] = {}
+        for m in outs:
+            first = by_port.setdefault(m.external_port_id, m)
+            if m.external_port_id >= 0 and first is not m:
+                raise IRStructureError(
+                    f"{self.source}:{m.line}: {where}: <{map_tag}> <output>: external_port_id={m.external_port_id} is "
+                    f"already mapped (line {first.line}); expected one <output> per layer output port",
+                    line=m.line,
+                )
+        connected = sum(1 for m in outs if m.external_port_id >= 0)
+        if connected > len(outputs):
+            raise IRStructureError(
+                f"{self.at(line)}: {where}: <{map_tag}> maps {connected} outputs but the layer has {len(outputs)} "
+                f"output ports; expected at most one <output> per port",
+                line=line,
+            )
+        back: list[BackEdge] = []
+        if role == "body":
+            fed: dict[str, BackEdge] = {}
+            for item_tag, attrs, item_line in back_edges:
+                try:
+                    item = self._back_edge(item_tag, attrs, item_line, where, by_id)
+                except IRError as exc:
+                    raise _located(exc, item_line) from None
+                earlier = fed.setdefault(item.to_layer, item)
+                if earlier is not item:
+                    raise IRStructureError(
+                        f"{self.source}:{item.line}: {where}: <back_edges> <edge> to-layer={item.to_layer}: the "
+                        f"Parameter is already fed by the back edge at line {earlier.line}; expected one back edge per "
+                        f"body Parameter",
+                        line=item.line,
+                    )
+                back.append(item)
+        return Body(role, graph, tuple(ins), tuple(outs), tuple(back), line)
+
+    def _mapping(
+        self,
+        tag: str,
+        attrs: Mapping[str, str],
+        line: int | None,
+        map_tag: str,
+        where: str,
+        by_id: Mapping[str, Layer],
+        inputs: tuple[Port, ...],
+    ) -> PortMapping:
+        """One port-map entry, its internal layer checked to be a body Parameter (input) or Result (output)."""
+        what = f"{self.at(line)}: {where}: <{map_tag}> <{tag}>"
+        ext = self._int_attr(attrs, "external_port_id", what, required=True)
+        assert ext is not None
+        text = attrs.get("internal_layer_id")
+        internal = None if text is None else canonical_id(text)
+        if internal is None:
+            got = "is missing" if text is None else f"is {text!r}"
+            raise IRStructureError(f"{what}: internal_layer_id {got}; expected the id of a body layer")
+        expected = "Parameter" if tag == "input" else "Result"
+        target = by_id.get(internal)
+        if target is None:
+            raise IRStructureError(
+                f"{what}: internal_layer_id={internal}: the body has no layer with that id; expected a body {expected}"
+            )
+        if target.type != expected:
+            raise IRStructureError(
+                f"{what}: internal_layer_id={internal} is {target.where}; expected a body {expected}"
+            )
+        if tag == "input" and not (ext == -1 or 0 <= ext < len(inputs)):
+            raise IRStructureError(
+                f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
+                f"{len(inputs) - 1} (or -1 for a body-only Parameter)"
+            )
+        if tag == "output" and ext < -1:
+            raise IRStructureError(
+                f"{what}: external_port_id={ext}; expected a layer output port (0 or more) or -1 for a body-only "
+                f"Result (OpenVINO refuses the model)"
+            )
+        axis = self._int_attr(attrs, "axis", what, required=False)
+        if tag == "input" and axis is not None and ext >= 0 and inputs[ext].dims:
+            rank = len(inputs[ext].dims)
+            if not 0 <= axis < rank:  # OpenVINO reads the slicing axis as unsigned and refuses the model
+                raise IRStructureError(
+                    f"{what}: axis={axis} but input port {inputs[ext].id} has rank {rank}; expected an axis from 0 to "
+                    f"{rank - 1} to slice it along (OpenVINO refuses the model)"
+                )
+        part_size = self._int_attr(attrs, "part_size", what, required=False)
+        if part_size is not None and part_size < 1:
+            raise IRStructureError(f"{what}: part_size={part_size}; expected a positive integer")
+        return PortMapping(
+            external_port_id=ext,
+            internal_layer_id=internal,
+            axis=axis,
+            start=_or(self._int_attr(attrs, "start", what, required=False), 0),
+            end=_or(self._int_attr(attrs, "end", what, required=False), -1),
+            stride=_or(self._int_attr(attrs, "stride", what, required=False), 1),
+            part_size=_or(part_size, 1),
+            purpose=attrs.get("purpose"),
+            line=line,
+        )
+
+    def _back_edge(
+        self, tag: str, attrs: Mapping[str, str], line: int | None, where: str, by_id: Mapping[str, Layer]
+    ) -> BackEdge:
+        what = f"{self.at(line)}: {where}: <back_edges>"
+        if tag != "edge":
+            raise IRStructureError(f"{what}: unexpected <{tag}>; expected <edge>")
+        ends = []
+        for attr, expected in (("from-layer", "Result"), ("to-layer", "Parameter")):
+            text = attrs.get(attr)
+            found = None if text is None else canonical_id(text)
+            if found is None:
+                got = "is missing" if text is None else f"is {text!r}"
+                raise IRStructureError(f"{what} <edge> attribute {attr!r} {got}; expected the id of a body {expected}")
+            target = by_id.get(found)
+            if target is None or target.type != expected:
+                got = "no layer of the body" if target is None else target.where
+                raise IRStructureError(f"{what} <edge> {attr}={found} is {got}; expected a body {expected}")
+            ends.append(found)
+        return BackEdge(ends[0], ends[1], line)
+
+    @staticmethod
+    def _int_attr(attrs: Mapping[str, str], attr: str, what: str, *, required: bool) -> int | None:
+        text = attrs.get(attr)
+        if text is None:
+            if required:
+                raise IRStructureError(f"{what} has no {attr!r} attribute; expected an integer")
+            return None
+        stripped = text.lstrip()
+        # the length first: int() refuses more than 4300 digits with a ValueError of its own
+        if not _INT.fullmatch(text) or len(stripped) > 20 or abs(int(stripped)) > INT64_MAX:
+            raise IRStructureError(f"{what}: {attr}={text!r} is not an integer; expected a 64-bit integer")
+        return int(stripped)
+
+    # -- the graph ------------------------------------------------------------------------------------------------
+    def graph(
+        self, layers: Sequence[Layer], edges: Iterable[RawEdge]
+    ) -> tuple[tuple[Layer, ...], tuple[Edge, ...], dict[str, Layer], dict[PortRef, PortRef]]:
+        """The layers (given in file order) in topological order, the edges, each layer by id and each input port's
+        producer; every id unique, every edge joining an existing output port to an input port no other edge feeds,
+        every input port fed, no cycle."""
+        by_id: dict[str, Layer] = {}
+        index: dict[str, int] = {}
+        for i, layer in enumerate(layers):
+            prev = by_id.setdefault(layer.id, layer)
+            if prev is not layer:
+                raise IRStructureError(
+                    f"{self.at(layer.line)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used "
+                    f"at line {prev.line} by layer {prev.name!r}: layer ids must be unique",
+                    line=layer.line,
+                )
+            index[layer.id] = i
+        producer: dict[PortRef, PortRef] = {}
+        fed_at: dict[PortRef, int | None] = {}
+        indegree = [0] * len(layers)
+        succ: list[list[int] | None] = [None] * len(layers)
+        built: list[Edge] = []
+        add = built.append
+        for raw in edges:
+            fl, fp, tl, tp, line = raw
+            src, dst = by_id.get(fl), by_id.get(tl)
+            out_id = in_id = None
+            if src is not None and dst is not None:
+                for p in src.outputs:
+                    if p.id == fp:
+                        out_id = p.id
+                        break
+                for p in dst.inputs:
+                    if p.id == tp:
+                        in_id = p.id
+                        break
+            if out_id is None or in_id is None:
+                self._edge_problem(raw, by_id)
+            assert src is not None and dst is not None and out_id is not None and in_id is not None
+            # The layers' and ports' own id strings: every later lookup by them then matches by identity, not by
+            # comparing characters (a million-layer graph's dicts no longer fit any cache).
+            key = (dst.id, in_id)
+            if key in producer:
+                raise IRStructureError(
+                    f"{self.at(line)}: edge {src.id}:{out_id} -> {dst.id}:{in_id}: input port {in_id} of {dst.where} "
+                    f"already has an incoming edge (line {fed_at[key]}); an input port takes exactly one",
+                    line=line,
+                )
+            producer[key] = (src.id, out_id)
+            fed_at[key] = line
+            to = index[dst.id]
+            indegree[to] += 1
+            after = succ[index[src.id]]
+            if after is None:
+                succ[index[src.id]] = [to]
+            else:
+                after.append(to)
+            add(Edge(src.id, out_id, dst.id, in_id, line))
+        order = _kahn_order(indegree, succ)
+        if len(order) != len(layers):
+            stuck = [layers[i].id for i, n in enumerate(indegree) if n > 0]
+            on_cycles = [by_id[lid] for lid in _on_cycles(stuck, built)]
+            names = ", ".join(f"id={layer.id} {layer.name!r}" for layer in on_cycles[:5])
+            more = f" and {len(on_cycles) - 5} more" if len(on_cycles) > 5 else ""
+            raise IRStructureError(
+                f"{self.source}: the graph has a cycle through layers {names}{more}; an IR must be acyclic"
+            )
+        ordered = tuple([layers[i] for i in order])
+        if len(producer) != sum(len(layer.inputs) for layer in layers):
+            for layer in ordered:
+                for port in layer.inputs:
+                    if (layer.id, port.id) not in producer:
+                        raise IRStructureError(
+                            f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
+                            f"every input port must be connected",
+                            line=port.line,
+                        )
+        return ordered, tuple(built), by_id, producer
+
+    def edge_attrs(self, attrs: Mapping[str, str], line: int | None) -> RawEdge:
+        """An ``<edge>``'s four ends, each an id as :func:`canonical_id` reads it."""
+        ends = []
+        for attr in ("from-layer", "from-port", "to-layer", "to-port"):
+            text = attrs.get(attr)
+            found = None if text is None else canonical_id(text)
+            if found is None:
+                got = "is missing" if text is None else f"is {text!r}"
+                raise IRStructureError(
+                    f"{self.at(line)}: <edge> attribute {attr!r} {got}; expected a non-negative integer", line=line
+                )
+            ends.append(found)
+        return ends[0], ends[1], ends[2], ends[3], line
+
+    def _edge_problem(self, raw: RawEdge, by_id: Mapping[str, Layer]) -> None:
+        """Raise the precise error for an edge whose layer or port does not exist."""
+        fl, fp, tl, tp, line = raw
+        desc = f"edge {fl}:{fp} -> {tl}:{tp}"
+        src, dst = by_id.get(fl), by_id.get(tl)
+        if src is None:
+            raise IRStructureError(f"{self.at(line)}: {desc} starts at layer id {fl}, which does not exist", line=line)
+        if dst is None:
+            raise IRStructureError(f"{self.at(line)}: {desc} ends at layer id {tl}, which does not exist", line=line)
+        if all(p.id != fp for p in src.outputs):
+            raise IRStructureError(
+                f"{self.at(line)}: {desc}: {src.where} has no output port {fp} (its output ports: {_ids(src.outputs)})",
+                line=line,
+            )
+        raise IRStructureError(
+            f"{self.at(line)}: {desc}: {dst.where} has no input port {tp} (its input ports: {_ids(dst.inputs)})",
+            line=line,
+        )
+
+
+def _located(exc: IRError, line: int | None) -> IRError:
+    """``exc``, placed at ``line`` (the element being built) unless it already says a more precise place."""
+    if exc.line is None and line is not None and line >= 1:
+        exc.line = line
+    return exc
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """The tensor names of a ``names`` attribute as OpenVINO splits it: at commas, a comma after a backslash kept
+    (the backslash dropped), empty names left out, nothing trimmed."""
+    names: list[str] = []
+    held: str | None = None
+    for part in text.split(","):
+        if held is not None:
+            part, held = f"{held},{part}", None
+        if part.endswith("\\"):
+            held = part[:-1]
+        elif part:
+            names.append(part)
+    if held is not None:
+        names.append(held + "\\")
+    return tuple(names)
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _ids(ports: tuple[Port, ...]) -> str:
+    return ", ".join(p.id for p in ports) or "none"
+
+
+def _kahn_order(indegree: list[int], succ: list[list[int] | None]) -> list[int]:
+    """Kahn's order of nodes ``0 .. n-1`` (first in, first out, so file order among equals) given each node's
+    in-degree and successors (one entry per edge). Fewer than n nodes come back when there is a cycle, and
+    ``indegree`` is then left above 0 exactly for the nodes the walk could not reach."""
+    ready = deque([i for i, n in enumerate(indegree) if n == 0])
+    order: list[int] = []
+    popleft, push, add = ready.popleft, ready.append, order.append
+    while ready:
+        i = popleft()
+        add(i)
+        after = succ[i]
+        if after is not None:
+            for j in after:
+                left = indegree[j] - 1
+                indegree[j] = left
+                if left == 0:
+                    push(j)
+    return order
+
+
+def _on_cycles(stuck: list[str], edges: Sequence[Edge]) -> list[str]:
+    """The layers Kahn's walk left behind, less those that merely hang below a cycle (feed no stuck layer)."""
+    outdegree = dict.fromkeys(stuck, 0)  # in file order, which the message keeps
+    members = set(stuck)
+    pred: dict[str, list[str]] = {}
+    for e in edges:
+        if e.from_layer in members and e.to_layer in members:
+            outdegree[e.from_layer] += 1
+            pred.setdefault(e.to_layer, []).append(e.from_layer)
+    sinks = deque(lid for lid, n in outdegree.items() if n == 0)
+    while sinks:
+        lid = sinks.popleft()
+        del outdegree[lid]
+        for p in pred.get(lid, ()):
+            if p in outdegree:
+                outdegree[p] -= 1
+                if outdegree[p] == 0:
+                    sinks.append(p)
+    return list(outdegree)

@@ -1,0 +1,287 @@
+"""The careful reader: one streaming pass of libxml2 over any well-formed IR, and the precise error of any other.
+
+This is the specification of reading; :mod:`ovreduce.ir.fast` reads the serializer's own layout faster and must
+build the very same model. Elements are known by the names OpenVINO's reader (pugixml) sees
+(:func:`ovreduce.ir.reading.name`); of several ``<data>``, ``<input>``, ``<output>``, ``<rt_info>``, bodies or
+sections, the first is read, as OpenVINO reads it; everything a value means is :mod:`ovreduce.ir.build`'s.
+
+**Memory.** Each top-level ``<layer>`` is built as soon as libxml2 has read it. The layers before it are then freed,
+never the layer itself: libxml2 is still appending the text that follows it (its tail) to the last node of
+``<layers>``, in place, and a node freed under it is memory written after it is freed (a run of 40,000 CRLFs
+between two layers crashed the process that way). So the whole tree never exists at once: one layer and the text
+around it, the edges, and the model.
+
+**Errors.** The first problem in document order is raised. A problem of the IR (an attribute, a dangling edge) is
+held while libxml2 reads on: a file that is not well-formed XML is refused as such, as OpenVINO refuses it, whatever
+else is wrong in it. Element names with a prefix no ``xmlns`` declares, a second attribute of the same name, and
+references to undeclared entities are not well-formed XML: libxml2 refuses them though pugixml reads past them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from ovreduce.errors import IRError, IRStructureError, IRSyntaxError, LimitExceededError
+from ovreduce.ir.build import Builder, RawEdge
+from ovreduce.ir.model import BODY_ROLES, Body, IRModel, Layer, Port, RtInfo
+from ovreduce.ir.reading import (
+    PARSER_OPTIONS,
+    NoExternalResources,
+    attributes,
+    name,
+    not_well_formed,
+    rt_children,
+    text,
+)
+
+__all__ = ["read_careful"]
+
+_CHUNK = 1 << 16
+_SNIFF = 65536
+_BLANK = re.compile(rb"\s*\Z")
+_SUBGRAPH_TAGS = frozenset({*BODY_ROLES, *(m for _, m in BODY_ROLES.values()), "back_edges"})
+_MAPS = ("input", "output")
+_OWNER = {m: (b,) for b, (_, m) in BODY_ROLES.items()} | {"back_edges": ("body",)}
+
+
+def read_careful(xml: bytes, builder: Builder) -> IRModel:
+    """The model of ``xml``, or the precise :class:`~ovreduce.errors.IRError` of its first problem.
+
+    Raises:
+        IRError: the bytes are not a readable IR (subclasses say why).
+        LimitExceededError: the layer count, rank or body depth exceeds the builder's limits.
+    """
+    source = builder.source
+    if _BLANK.match(xml):
+        raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
+    head = xml[:_SNIFF]
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        raise _no_doctype(source)
+    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", **PARSER_OPTIONS)
+    parser.resolvers.add(NoExternalResources())
+    reader = _Reader(builder)
+    try:
+        for start in range(0, len(xml), _CHUNK):
+            parser.feed(xml[start : start + _CHUNK])
+            for _, el in parser.read_events():
+                reader.ended(el)
+        root = parser.close()
+    except etree.XMLSyntaxError as exc:
+        raise _syntax_error(source, xml, exc) from None
+    except ValueError as exc:  # e.g. an encoding declaration lxml cannot honour
+        raise IRSyntaxError(f"{source}: not a readable XML document: {exc}") from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        raise IRSyntaxError(f"{source}: DOCTYPE declarations are not allowed in an IR")
+    if reader.held is not None:
+        raise reader.held
+    return reader.model(root, xml)
+
+
+def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSyntaxError:
+    if not exc.lineno:
+        # With entities unresolved, libxml2's push parser stops at an undefined one without saying so ("no element
+        # found"); the document parser says what and where. This costs a pass, for such files only.
+        precise = not_well_formed(xml)
+        if isinstance(precise, etree.XMLSyntaxError):
+            exc = precise
+    # lxml's offset is libxml2's 1-based column less one (SyntaxError's convention); say libxml2's column
+    row = exc.lineno if isinstance(exc.lineno, int) and exc.lineno >= 1 else None
+    column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
+    at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
+    msg = str(exc.msg or exc).strip()
+    return IRSyntaxError(f"{source}: not well-formed XML{at}: {msg}", line=row, column=column)
+
+
+def _no_doctype(source: str) -> IRSyntaxError:
+    return IRSyntaxError(
+        f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach files); an "
+        f"OpenVINO IR never contains one"
+    )
+
+
+def _first(parent: etree._Element, wanted: str) -> etree._Element | None:
+    for child in parent:
+        if name(child) == wanted:
+            return child
+    return None
+
+
+class _Reader:
+    def __init__(self, builder: Builder) -> None:
+        self.builder = builder
+        self.layers: list[Layer] = []  # the top-level layers, in file order
+        self.section: etree._Element | None = None  # the <layers> of <net> whose layers are the model's
+        self.held: IRError | LimitExceededError | None = None  # the first problem, raised once the XML is read
+
+    # -- the stream -----------------------------------------------------------------------------------------------
+    def ended(self, el: etree._Element) -> None:
+        """Called as each ``<layer>`` (by local name) ends: a top-level one is built, and those before it freed."""
+        parent = el.getparent()
+        root = None if parent is None else parent.getparent()
+        if root is None or root.getparent() is not None or name(parent) != "layers":
+            return  # the root, a layer in a body (built with its container), or a layer out of place
+        while (before := el.getprevious()) is not None:  # complete, their tails too: nothing of libxml2's
+            parent.remove(before)
+        if self.section is None:
+            self.section = _first(root, "layers")
+        if parent is not self.section or self.held is not None or name(el) != "layer":
+            return
+        try:
+            if not self.builder.ir_version:
+                self.check_root(root)
+                self.builder.version(root.get("version"), root.sourceline)
+            self.layers.append(self.layer(el))
+        except (IRError, LimitExceededError) as exc:
+            self.held = exc
+
+    def check_root(self, root: etree._Element) -> None:
+        if name(root).lower() != "net":  # as OpenVINO compares it
+            raise IRStructureError(
+                f"{self.builder.at(root.sourceline)}: the root element is <{name(root)}>, expected <net>",
+                line=root.sourceline,
+            )
+
+    # -- the document ---------------------------------------------------------------------------------------------
+    def model(self, root: etree._Element, xml: bytes) -> IRModel:
+        builder = self.builder
+        self.check_root(root)
+        attrs = attributes(root)
+        builder.version(attrs.get("version"), root.sourceline)
+        section = _first(root, "layers")
+        if section is None:
+            raise IRStructureError(
+                f"{builder.at(root.sourceline)}: <net> has no <layers> element", line=root.sourceline
+            )
+        edges_el = _first(root, "edges")
+        rt_el = _first(root, "rt_info")
+        return builder.model(
+            attrs.get("name", ""),
+            self.layers,
+            self.edges(edges_el),
+            rt_children(rt_el) if rt_el is not None else (),
+            xml,
+        )
+
+    def edges(self, edges_el: etree._Element | None) -> list[RawEdge]:
+        if edges_el is None:
+            return []
+        edge_attrs = self.builder.edge_attrs
+        found = []
+        for el in edges_el:
+            if name(el) == "edge":
+                found.append(edge_attrs(attributes(el), el.sourceline))
+        return found
+
+    # -- layers ---------------------------------------------------------------------------------------------------
+    def layer(self, el: etree._Element) -> Layer:
+        builder = self.builder
+        attrs = attributes(el)
+        line = el.sourceline
+        layer_id, layer_name, ltype = builder.layer_attrs(attrs.get("id"), attrs.get("name"), attrs.get("type"), line)
+        builder.count_layer()
+        where = builder.where(line, layer_id, layer_name, ltype)
+        data: dict[str, str] | None = None
+        inputs: tuple[Port, ...] | None = None
+        outputs: tuple[Port, ...] | None = None
+        rt: tuple[RtInfo, ...] | None = None
+        sub: dict[str, etree._Element] = {}  # body elements, their port maps and back edges
+        for child in el:
+            tag = name(child)
+            if tag == "data":
+                if data is None:
+                    data = attributes(child)
+            elif tag == "input" or tag == "output":
+                if tag == "input" and inputs is None:
+                    inputs = self.ports(child, where, output=False)
+                elif tag == "output" and outputs is None:
+                    outputs = self.ports(child, where, output=True)
+            elif tag == "rt_info":
+                if rt is None:
+                    rt = rt_children(child)
+            elif tag in _SUBGRAPH_TAGS:
+                sub.setdefault(tag, child)
+        inputs, outputs = inputs or (), outputs or ()
+        bodies = self.bodies(sub, where, inputs, outputs) if sub else ()
+        return builder.layer(
+            layer_id,
+            layer_name,
+            ltype,
+            attrs.get("version", ""),
+            data,
+            inputs,
+            outputs,
+            line,
+            rt or (),
+            bodies,
+        )
+
+    def ports(self, parent: etree._Element, where: str, *, output: bool) -> tuple[Port, ...]:
+        port = self.builder.port
+        found = []
+        for el in parent:
+            if name(el) != "port":
+                continue
+            dims = []
+            rt: tuple[RtInfo, ...] = ()
+            for d in el:
+                tag = name(d)
+                if tag == "dim":
+                    dims.append((text(d), d.sourceline))
+                elif tag == "rt_info" and not rt:
+                    rt = rt_children(d)
+            get = el.get
+            found.append(port(get("id"), get("precision"), get("names"), dims, el.sourceline, rt, where, output=output))
+        return tuple(found)
+
+    # -- sub-graph bodies -----------------------------------------------------------------------------------------
+    def bodies(
+        self, sub: dict[str, etree._Element], where: str, inputs: tuple[Port, ...], outputs: tuple[Port, ...]
+    ) -> tuple[Body, ...]:
+        """The bodies of a layer (``<body>``, ``<then_body>``, ``<else_body>``) with their port maps."""
+        builder = self.builder
+        for tag, el in sub.items():
+            owner = _OWNER.get(tag)
+            if owner is not None and not any(t in sub for t in owner):
+                expected = " or ".join(f"<{t}>" for t in owner)
+                raise IRStructureError(
+                    f"{where}, line {el.sourceline}: <{tag}> without {expected}; expected the body it maps",
+                    line=el.sourceline,
+                )
+        body_tags = sorted((t for t in sub if t in BODY_ROLES), key=lambda t: sub[t].sourceline or 0)
+        if not body_tags:
+            return ()
+        builder.enter_body(where)
+        try:
+            return tuple(self.body(sub, tag, where, inputs, outputs) for tag in body_tags)
+        finally:
+            builder.leave_body()
+
+    def body(
+        self, sub: dict[str, etree._Element], tag: str, where: str, inputs: tuple[Port, ...], outputs: tuple[Port, ...]
+    ) -> Body:
+        builder = self.builder
+        map_tag = BODY_ROLES[tag][1]
+        body_el = sub[tag]
+        layers_el = _first(body_el, "layers")
+        if layers_el is None:
+            raise IRStructureError(
+                f"{builder.at(body_el.sourceline)}: {where}: <{tag}> has no <layers> element; expected the body's "
+                f"layers",
+                line=body_el.sourceline,
+            )
+        layers = [self.layer(el) for el in layers_el if name(el) == "layer"]
+        map_el, back_el = sub.get(map_tag), sub.get("back_edges")
+        return builder.body(
+            tag,
+            body_el.sourceline,
+            layers,
+            self.edges(_first(body_el, "edges")),
+            [] if map_el is None else [(name(e), attributes(e), e.sourceline) for e in map_el if name(e) in _MAPS],
+            [] if back_el is None else [(name(e), attributes(e), e.sourceline) for e in back_el if name(e) == "edge"],
+            where,
+            inputs,
+            outputs,
+        )
