@@ -34,6 +34,10 @@ bf16 model, and marking a reduction's tensors can change its precision (the plai
 Marking outputs can change how OpenVINO fuses the graph, so the model also runs once plain, and the report
 shows how far its final outputs moved between the two runs.
 
+**Target precision.** With ``target`` (``f16``, ``bf16``) each row also says whether the reduction would
+survive that precision, from its captured input chain (see :mod:`ovreduce.headroom`): protected, headroom,
+overflow or inaccurate; the last two fail the audit.
+
 **Cost.** Every step is linear in the number of reductions: OpenVINO's ops are walked once per model read,
 outputs are indexed once per run, nodes are matched by name through dictionaries. :class:`AuditWork` counts
 those steps so that a test can check that the count grows linearly with the model.

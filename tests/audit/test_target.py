@@ -297,3 +297,24 @@ def test_reductions_whose_chain_is_not_captured_are_said_not_examined() -> None:
         assert layer.target.overflowed is None and layer.target.largest is None
     assert doc.target is not None and doc.target.counts == {"not-established": len(doc.layers)}
     assert doc.ok is True and doc.complete is False
+
+
+def test_a_sum_that_cancels_loses_its_accuracy_in_f16_and_fails(tmp_path: Path) -> None:
+    """No overflow, but 1000.25 - 1000 rounds to 0 in f16: the row is inaccurate and fails the audit."""
+    x = ops.parameter([2, 8], ov.Type.f32, name="x")
+    x.output(0).set_names({"x"})
+    total = ops.reduce_sum(x, ops.constant(np.array([-1], np.int64)), False)
+    total.set_friendly_name("cancelling_sum")
+    path = tmp_path / "cancel.xml"
+    ov.save_model(ov.Model([total], [x], "cancel"), str(path), compress_to_fp16=False)
+    data = np.zeros((2, 8), np.float32)
+    data[:, 0], data[:, 1] = 1000.25, -1000.0  # f16 spacing at 1000 is 0.5: 1000.25 rounds to 1000
+    data[:, 2:] = np.arange(6, dtype=np.float32) / 64  # so the input is not constant
+    doc = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="f16")
+    [row] = doc.layers
+    assert row.status == "ok"  # f32 computes it right
+    assert row.target is not None and row.target.status == "inaccurate" and row.target.failed
+    assert row.target.overflowed == 0 and row.target.max_abs_error is not None and row.target.max_abs_error > 0.1
+    assert doc.ok is False
+    bf16 = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="bf16")
+    assert bf16.layers[0].target is not None and bf16.layers[0].target.status == "inaccurate"  # bf16 is coarser still
