@@ -67,12 +67,13 @@ from ovreduce.backends.openvino import (
     fit_model,
     model_inputs,
     openvino_version,
+    precision_support,
     run_marked,
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
 from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
-from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor
+from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -132,12 +133,14 @@ class AuditWork:
 class AuditTimings:
     """Where the checking time of an audit goes, for the benchmark (pass one to :func:`audit_model`): seconds
     in the NumPy reference on the captured inputs, in the whole check of each reduction (the reference, its
-    tolerance and its comparison with OpenVINO's output), and in the target precision's check (its chains
-    found, bounded or emulated)."""
+    tolerance and its comparison with OpenVINO's output), in the target precision's check (its chains found,
+    bounded or emulated), and in running the chains on a device that executes the target natively (OpenVINO's
+    compile and inference)."""
 
     reference_seconds: float = 0.0
     check_seconds: float = 0.0
     target_seconds: float = 0.0
+    device_seconds: float = 0.0
 
 
 @dataclass
@@ -367,6 +370,8 @@ def audit_model(
     tell = _Steps(progress)
     tell("reading the model", 1)
 
+    native: tuple[list[Any], list[str | None]] | None = None  # each chain's own run on the device, in the target
+
     def report(
         effective: str | None,
         described: list[AuditInput],
@@ -375,7 +380,8 @@ def audit_model(
         error: str | None,
         notes: list[str] | None = None,
     ) -> AuditDocument:
-        summary = None if target is None else _target_summary(target, meant_for, device, effective, layers)
+        summary = (None if target is None
+                   else _target_summary(target, meant_for, device, effective, layers, native is not None))  # fmt: skip
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
                            notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
                            summary).document  # fmt: skip
@@ -444,6 +450,14 @@ def audit_model(
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
+    if target is not None and _runs_natively(device, target):
+        began = time.perf_counter()
+        try:
+            native = run_on_device([_chain_spec(chains[k], slots[k], n, audited[0]) for k, n in enumerate(nodes)],
+                                   device, target)  # fmt: skip
+        except Exception as exc:  # the device refusing the rebuilt chains: the figures stay emulated
+            notes.append(f"the reductions' chains could not run on {device} in {target}: {clean_message(exc)}")
+        times.device_seconds += time.perf_counter() - began
     layers = []
     for k, node in enumerate(nodes):
         if deadline is not None and time.monotonic() > deadline:
@@ -461,7 +475,8 @@ def audit_model(
         if target is not None:
             began = time.perf_counter()
             headroom = _worst_target(
-                [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None)
+                [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None,
+                              None if native is None or step else (native[0][k], native[1][k]))
                  for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
             )  # fmt: skip
             times.target_seconds += time.perf_counter() - began
@@ -507,6 +522,7 @@ def audit_model(
 def _target_step(
     chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...], run: MarkedRun, target: str,
     ids: Mapping[str, str], layer: LayerAudit, step: int | None,
+    on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None,
 ) -> TargetHeadroom:  # fmt: skip
     """Whether reduction ``node`` survives ``target``, from what one run captured of its chain."""
     if layer.error is not None or layer.comparison is None:
@@ -520,6 +536,8 @@ def _target_step(
     # what the device executes the reduction in, where the audited run executed in the target precision
     on_target = run.effective_precision == target
     executes = run.runtime_precision.get(node.get_friendly_name()) if on_target else None
+    if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
+        out, executes, on_target = on_device[0], on_device[1], True
     op_type = None if chain.op is None else chain.op.get_type_name()
     try:
         emu = None
@@ -621,21 +639,54 @@ def _worst_target(per_step: list[TargetHeadroom]) -> TargetHeadroom:
     return min(per_step, key=lambda t: (0 if t.failed else 1, -(t.largest or 0.0)))
 
 
+def _runs_natively(device: str, target: str) -> bool:
+    """Whether ``device`` executes a reduction of the target type natively (as OpenVINO's execution graph
+    of a probe says: see :func:`ovreduce.backends.openvino.precision_support`)."""
+    try:
+        support = precision_support(device)
+    except Exception:  # a device that cannot be probed
+        return False
+    return support is not None and support[1].get(target) == target
+
+
+def _chain_spec(
+    chain: Chain, slot: tuple[int | npt.NDArray[Any], ...], node: Any, run: MarkedRun
+) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool] | None:
+    """What :func:`run_on_device` rebuilds of one reduction's chain, from what the run captured (None: not
+    floating-point)."""
+    data, axes, _ = (run.marked[i] if isinstance(i, int) else i for i in slot)
+    inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
+    if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
+        return None
+    keep = bool(node.get_attributes().get("keep_dims", False))
+    return (
+        None if chain.op is None else chain.op.get_type_name(),
+        inputs,
+        node.get_type_name(),
+        np.asarray(axes),
+        keep,
+    )
+
+
 def _target_summary(
-    target: str, meant_for: str, device: str, effective: str | None, layers: list[LayerAudit]
+    target: str, meant_for: str, device: str, effective: str | None, layers: list[LayerAudit], chains_ran: bool
 ) -> TargetSummary:
     counts: dict[str, int] = dict(Counter(layer.target.status for layer in layers if layer.target is not None))
-    executed = device if effective == target else None
+    executed = device if effective == target or chains_ran else None
     notes = []
     if meant_for != device:
-        notes.append(f"{meant_for} is not available here: the model ran on {device} and every {target} figure is "
-                     f"NumPy's emulation from the values it captured")  # fmt: skip
-    elif executed is None:
-        notes.append(f"{device} ran the model in {effective or 'an unknown precision'}, not {target}: the {target} "
-                     f"figures are NumPy's emulation from the values it captured")  # fmt: skip
-    else:
+        notes.append(f"{meant_for} is not available here: the model ran on {device}")
+    if chains_ran:
+        notes.append(f"{device} executes {target} reductions natively: each reduction's chain also ran on it as a "
+                     f"{target} graph of its captured inputs, compared with the emulation (device_agrees), with what "
+                     f"it executes the reduction in (device_precision)")  # fmt: skip
+    elif executed is not None:
         notes.append(f"{device} ran the model in {target}: each row also compares the emulation with its output "
                      f"(device_agrees) and says what it executes the reduction in (device_precision)")  # fmt: skip
+    else:
+        notes.append(f"{device} ran the model in {effective or 'an unknown precision'} and does not execute "
+                     f"{target} reductions natively: every {target} figure is NumPy's emulation from the values it "
+                     f"captured")  # fmt: skip
     notes.append(
         "kept in the original precision: what the model's nodes are marked with (disable_fp16_compression, saved "
         "as 'precise'), as OpenVINO reads them; OpenVINO's own marking pass runs inside a device's compile and "

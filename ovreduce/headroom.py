@@ -51,6 +51,7 @@ __all__ = [
     "chain_of",
     "emulate",
     "kept_in_original_precision",
+    "run_on_device",
 ]
 
 TARGETS = ("f16", "bf16")
@@ -354,3 +355,75 @@ def headroom_factor(largest: float, target: str) -> float | None:
     if largest <= 0 or not math.isfinite(largest):
         return None
     return FINITE_MAX[target] / largest
+
+
+# The reductions and ops a chain can be rebuilt from on a device (opset13's builders)
+_BUILDERS = {"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max",
+             "ReduceMin": "reduce_min", "ReduceProd": "reduce_prod", "ReduceL1": "reduce_l1",
+             "ReduceL2": "reduce_l2", "Power": "power", "Exp": "exp", "Multiply": "multiply",
+             "SquaredDifference": "squared_difference"}  # fmt: skip
+ChainSpec = tuple[str | None, Sequence[npt.NDArray[Any]], str, npt.NDArray[Any], bool]  # op, inputs, reduction...
+
+
+def run_on_device(
+    chains: Sequence[ChainSpec | None], device: str, target: str
+) -> tuple[list[npt.NDArray[np.float64] | None], list[str | None]]:
+    """Each chain (its op's inputs, the op, the reduction over its axes) rebuilt as a graph of the target type
+    on the captured inputs rounded to it, all in one model compiled once for ``device`` at ``target`` and run
+    once: the device's own result of each chain (None where a chain cannot be rebuilt), and what its execution
+    graph runs each reduction in. Raises whatever OpenVINO raises."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    from ovreduce.backends.openvino import compile_model, runtime_precisions
+
+    etype = {"f16": ov.Type.f16, "bf16": ov.Type.bf16}[target]
+    params: list[Any] = []
+    feeds: list[Any] = []
+    outputs: list[Any] = []
+    slots: list[int | None] = []
+    for k, spec in enumerate(chains):
+        if spec is None or spec[2] not in _BUILDERS or (spec[0] is not None and spec[0] not in _BUILDERS):
+            slots.append(None)
+            continue
+        op, inputs, reduction, axes, keep_dims = spec
+        sources = []
+        for array in inputs:
+            param = ops.parameter(list(np.shape(array)), etype)
+            params.append(param)
+            feeds.append(_tensor_of(ov, np.asarray(array), etype, target))
+            sources.append(param)
+        node = sources[0] if op is None else getattr(ops, _BUILDERS[op])(*sources)
+        axes_node = ops.constant(np.asarray(axes, dtype=np.int64))
+        reduced = getattr(ops, _BUILDERS[reduction])(node, axes_node, keep_dims)
+        reduced.set_friendly_name(f"ovreduce_chain_{k}")
+        slots.append(len(outputs))
+        outputs.append(reduced)
+    if not outputs:
+        return [None] * len(chains), [None] * len(chains)
+    compiled = compile_model(ov.Model(outputs, params, "ovreduce_chains"), device, target)
+    request = compiled.create_infer_request()
+    request.infer(feeds)
+    executes = runtime_precisions(compiled)
+    results: list[npt.NDArray[np.float64] | None] = []
+    precisions: list[str | None] = []
+    for k, slot in enumerate(slots):
+        if slot is None:
+            results.append(None)
+            precisions.append(None)
+            continue
+        tensor = request.get_output_tensor(slot)
+        data = np.array(tensor.data)
+        if tensor.element_type == etype:
+            data = data.view(np.uint16).view(TYPES[target])
+        results.append(data.astype(np.float64))
+        precisions.append(executes.get(f"ovreduce_chain_{k}"))
+    return results, precisions
+
+
+def _tensor_of(ov: Any, values: npt.NDArray[Any], etype: Any, target: str) -> Any:
+    """``values`` rounded to the target type (round to nearest even) as an OpenVINO tensor of that type."""
+    tensor = ov.Tensor(etype, ov.Shape(list(values.shape)))
+    bits = np.ascontiguousarray(np.asarray(values, dtype=np.float32).astype(TYPES[target])).view(np.uint16)
+    np.copyto(np.asarray(tensor.data).view(np.uint16).reshape(values.shape), bits)
+    return tensor

@@ -24,6 +24,7 @@ from api.config import Settings
 from api.main import create_app
 from ovreduce import load_ir
 from ovreduce.audit import audit_model
+from ovreduce.backends.openvino import precision_support, runtime_precisions
 from ovreduce.compare import tolerances
 from ovreduce.headroom import FINITE_MAX, TYPES, bounded, emulate
 from tests.api.conftest import files as upload
@@ -107,6 +108,44 @@ def test_the_bf16_emulation_agrees_with_openvinos_own_bf16_execution(op: str, re
     np.testing.assert_allclose(emulated, openvino, rtol=rtol, atol=atol)
 
 
+def _cpu_bf16_chain(op: str, reduction: str, args: list[np.ndarray[Any, Any]]) -> tuple[np.ndarray[Any, Any], set[str]]:
+    """The CPU's own result of the chain built in bf16 (a bf16 graph, compiled with the bf16 hint), and what its
+    execution graph runs the op and the reduction in."""
+    params = [ops.parameter(list(a.shape), ov.Type.bf16) for a in args[:1]]
+    if op == "Multiply":
+        params.append(ops.parameter(list(args[1].shape), ov.Type.bf16))
+        node = ops.multiply(*params)
+    elif op == "Power":
+        node = ops.power(params[0], ops.convert(ops.constant(args[1]), ov.Type.bf16))
+    else:
+        node = ops.exp(params[0])
+    node.set_friendly_name("chain_op")
+    reduce = {"ReduceMean": ops.reduce_mean, "ReduceSum": ops.reduce_sum, "ReduceMax": ops.reduce_max}[reduction]
+    reduced = reduce(node, ops.constant(np.array([-1], np.int64)), True)
+    reduced.set_friendly_name("chain_reduction")
+    compiled = ov.Core().compile_model(ov.Model([reduced], params), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    request = compiled.create_infer_request()
+    request.infer([_tensor(a, "bf16") for a in (args if op == "Multiply" else args[:1])])
+    out = request.get_output_tensor(0)
+    assert out.element_type == ov.Type.bf16
+    executes = runtime_precisions(compiled)
+    return np.array(out.data).view(np.uint16).view(TYPES["bf16"]).astype(np.float64), {
+        executes.get("chain_op", "?"), executes.get("chain_reduction", "?")}  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "reduction", "scale"), CHAINS)
+def test_the_bf16_emulation_equals_this_cpus_native_bf16_execution(op: str, reduction: str, scale: float) -> None:
+    """On a CPU with bf16 instructions (AVX512-BF16, AMX) OpenVINO runs a bf16 chain natively: element for
+    element the same as the emulation."""
+    if not _native("bf16"):
+        pytest.skip("this CPU runs bf16 reductions through f32: no native bf16 execution to compare with")
+    args = _chain_inputs(op, scale, seed=3)
+    native, executes = _cpu_bf16_chain(op, reduction, args)
+    assert executes == {"bf16"}, executes  # the CPU did run the chain in bf16
+    emulated = emulate(reduction, args, np.array([-1]), True, "bf16", op=op).result.astype(np.float64)
+    np.testing.assert_array_equal(emulated, native)
+
+
 def test_an_overflow_is_placed_at_the_op_that_loses_the_range() -> None:
     x = np.ones((2, 64), np.float32)
     x[1, 5] = 300.0  # 300^2 = 9e4 > 65504
@@ -172,6 +211,12 @@ def test_the_finite_maxima_are_the_types() -> None:
         assert float(ml_dtypes.finfo(TYPES[target]).max) == FINITE_MAX[target]
 
 
+def _native(target: str) -> bool:
+    """Whether this CPU executes reductions of ``target`` natively, as OpenVINO's execution graph says."""
+    support = precision_support("CPU")
+    return support is not None and support[1].get(target) == target
+
+
 # -- a real exported LLM -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def llamas(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
@@ -197,7 +242,8 @@ def test_an_rmsnorm_whose_input_exceeds_256_overflows_in_f16(llamas: dict[str, P
     assert stage_in.largest is not None and stage_in.largest > 256
     assert doc.ok is False and doc.complete is False
     assert doc.target is not None and doc.target.ok is False and doc.target.precision == "f16"
-    assert doc.target.emulated is True  # no f16 device here: the CPU here runs f16 requests in bf16 or f32
+    # a CPU without f16 instructions: the figures are emulated; one with them also runs the chains in f16
+    assert doc.target.emulated is not _native("f16")
     assert doc.layers[0].target is not None and doc.layers[0].target.failed  # failing rows first
 
 
@@ -217,9 +263,12 @@ def test_bf16_has_headroom_where_f16_overflows(llamas: dict[str, Path]) -> None:
     assert row.target.headroom is not None and row.target.headroom > 1e30
     assert row.target.largest is not None and row.target.largest > 65504  # the very value that overflows f16
     assert doc.ok is True
-    if doc.effective_precision == "bf16":  # this CPU ran the model in bf16: the device's output is compared too
+    if _native("bf16"):  # this CPU executes bf16 natively: each chain ran on it in bf16 too, and agrees
         assert doc.target is not None and doc.target.emulated is False and doc.target.executed_on == "CPU"
-        assert row.target.device_agrees is True
+        assert row.target.device_agrees is True and row.target.device_precision == "bf16"
+        assert any("as a bf16 graph of its captured inputs" in note for note in doc.target.notes)
+    else:
+        assert row.target.device_precision is None or row.target.device_precision != "bf16"
 
 
 def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
@@ -256,7 +305,7 @@ def test_a_target_device_that_is_not_here_is_emulated(capsys: pytest.CaptureFixt
     status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16", "--device", "NPU", "--format", "json")
     doc = json.loads(out)
     assert status == 1 and doc["device"] == "CPU"
-    assert doc["target"]["device"] == "NPU" and doc["target"]["emulated"] is True
+    assert doc["target"]["device"] == "NPU" and doc["target"]["emulated"] is not _native("f16")
     assert any("NPU is not available here" in note for note in doc["target"]["notes"])
     status, _, err = run_cli(capsys, "audit", str(SAMPLE), "--device", "NPU")  # no target: the device must be here
     assert status != 0 and "not available" in err
