@@ -653,7 +653,9 @@ def _chain_spec(
     chain: Chain, slot: tuple[int | npt.NDArray[Any], ...], node: Any, run: MarkedRun
 ) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool] | None:
     """What :func:`run_on_device` rebuilds of one reduction's chain, from what the run captured (None: not
-    floating-point)."""
+    floating-point, or marked to stay in the original precision: the device would not run it in the target)."""
+    if chain.op_kept or chain.reduction_kept:
+        return None
     data, axes, _ = (run.marked[i] if isinstance(i, int) else i for i in slot)
     inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
