@@ -486,7 +486,6 @@ def audit_model(
         layer.target = headroom if target is not None else None
         work.reductions_checked += len(audited)
         work.lookups += 3
-
         layer.runtime_precision = audited[0].runtime_precision.get(name)
         layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
         if (
