@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
                         "REL relative (default: drift is reported, never failed)")  # fmt: skip
     _timeout_option(p)
+    p.add_argument("--target", choices=("f16", "bf16"),
+                   help="also judge whether each reduction survives this precision (the one a GPU or NPU runs, or "
+                        "a CPU with AMX): its captured input chain emulated in it, overflows and errors fail the "
+                        "audit; with a --device that is not here, the model runs on the CPU and the figures are "
+                        "emulated")  # fmt: skip
     p.add_argument("--steps", type=_steps, default=0, metavar="N",
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
                         "steps on the same infer request, each fed the argmax token of the step before; each row "

@@ -184,9 +184,10 @@ def opset_number(version: str) -> int | None:
 
 
 def _index(ops: Mapping[OpKey, Op]) -> Mapping[str, tuple[Op, ...]]:
+    """The ops by type, in lower case: OpenVINO's IR reader finds an op's type in any case (``reducemean``)."""
     by_type: dict[str, list[Op]] = {}
     for (t, _), op in ops.items():
-        by_type.setdefault(t, []).append(op)
+        by_type.setdefault(t.lower(), []).append(op)
     return {t: tuple(found) for t, found in by_type.items()}
 
 
@@ -196,7 +197,10 @@ _BUILTIN_BY_TYPE = _index(_BUILTIN)
 def _of_type(op_type: str) -> tuple[Op, ...]:
     extra = _EXTRA.get()
     by_type = _index({**_BUILTIN, **extra}) if extra else _BUILTIN_BY_TYPE
-    return by_type.get(op_type, ())
+    found = by_type.get(op_type.lower(), ())
+    if len(found) > 1:  # the type as written first (Relu and ReLU are two names of one op)
+        found = tuple(sorted(found, key=lambda op: op.type != op_type))
+    return found
 
 
 def lookup(op_type: str, version: str) -> Op | None:

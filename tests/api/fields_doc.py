@@ -226,6 +226,47 @@ FIELDS: dict[str, str] = {
     "PortView.shape": f"the port's shape as ovreduce resolves it; {_SHAPE}",
     "Tensor.shape": "the tensor's shape",
     "TensorInfo.shape": "the shape the input was fed with",
+    # audit --target: whether each reduction survives f16 or bf16
+    "AuditRequest.target": "`f16` or `bf16`: also judge whether each reduction survives that precision, from its "
+    "captured input chain (an overflow or an error outside its tolerance fails the audit); with a device that is "
+    "not present, the model runs on the CPU and the figures are emulated (default: null, not judged)",
+    "AuditAnswer.target": "with a target precision: the model's verdict on it (null: no target asked for)",
+    "AuditLayer.target": "with a target precision: whether this reduction survives it (null: no target asked for)",
+    "TargetSummary.precision": "the target precision, `f16` or `bf16`",
+    "TargetSummary.device": "the device the target is meant for, as asked (it may not be present on the server)",
+    "TargetSummary.emulated": "true: the figures are NumPy's emulation only, no device here ran the model in the target precision",
+    "TargetSummary.executed_on": "the device that ran the audited run in the target precision, compared with the emulation (null: none)",
+    "TargetSummary.ok": "no reduction overflows or leaves the target's tolerance",
+    "TargetSummary.finite_max": "the target type's largest finite value (65504 for f16)",
+    "TargetSummary.counts": "how many reductions each target status holds",
+    "TargetSummary.notes": "where the figures come from, and what could not be examined",
+    "TargetHeadroom.status": "`protected` (OpenVINO keeps its chain in the original precision: marked in the model), "
+    "`headroom` (finite and within the target's tolerance), `overflow` (inf or NaN where the f64 reference is finite), "
+    "`inaccurate` (finite, outside the tolerance) or `not-established` (not examined: see `message`)",
+    "TargetHeadroom.failed": "`overflow` or `inaccurate`: the reduction fails the audit",
+    "TargetHeadroom.message": "the verdict for a person, naming the op where the range is lost",
+    "TargetHeadroom.largest": "the largest magnitude any op of its chain reaches, computed in f64",
+    "TargetHeadroom.finite_max": "the target type's largest finite value",
+    "TargetHeadroom.headroom": "`finite_max / largest`: how many times the largest value fits (null: nothing non-zero, or not examined)",
+    "TargetHeadroom.overflowed": "elements that become inf or NaN in the target precision, over its chain (null: not examined)",
+    "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain (null: not examined, or not counted: `error_bound` covers them)",
+    "TargetHeadroom.max_abs_error": "the emulated result against the f64 reference of the chain: largest absolute difference",
+    "TargetHeadroom.max_rel_error": "the emulated result against the f64 reference of the chain: largest relative difference",
+    "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by",
+    "TargetHeadroom.rtol": "the target type's relative tolerance the error is judged by",
+    "TargetHeadroom.stages": "each op of the chain emulated: what it receives, the range-changing op feeding the reduction, the reduction",
+    "TargetHeadroom.device_max_rel_diff": "where a device ran the model in the target precision: the emulation against its output, largest relative difference (a row settled by `error_bound`: the f64 reference against its output)",
+    "TargetHeadroom.device_agrees": "the same elements non-finite in the emulation and on the device, the finite ones within the tolerance (and `error_bound`, where one settles the row; null: no device ran it)",
+    "TargetHeadroom.device_precision": "what that device executes the reduction in, from its execution graph (null: no device ran it)",
+    "TargetHeadroom.step": "of a stateful model's steps, the one this row comes from (null: one run)",
+    "TargetHeadroom.error_bound": "where a proven bound settles it: the largest error rounding the chain to the target can cause, within the tolerance everywhere; the chain is then not emulated element by element (`max_*_error` and `underflowed` null)",
+    "TargetStage.op": "`input` (what the chain receives), the range-changing op's type, or the reduction's type",
+    "TargetStage.name": "the OpenVINO node's name (null: the input)",
+    "TargetStage.layer_id": "the node's IR layer id (null: the input, or not found by name)",
+    "TargetStage.largest": "the largest finite magnitude it reaches, computed in f64",
+    "TargetStage.overflowed": "elements that first become inf or NaN in the target precision here",
+    "TargetStage.underflowed": "non-zero elements that first flush to 0 here (null: not counted, a bound covers them)",
+    "TargetStage.kept": "OpenVINO keeps this op in the original precision (marked): emulated in f32",
 }
 
 

@@ -62,6 +62,13 @@ def _chain(*steps: Callable[[str], str]) -> Callable[[str], str]:
 SEMANTIC: dict[str, Callable[[str], str]] = {
     "as written": lambda t: t,
     "keep_dims false": _sub('keep_dims="true"', 'keep_dims="false"'),
+    "keep_dims True": _sub('keep_dims="true"', 'keep_dims="True"'),
+    "keep_dims 1": _sub('keep_dims="true"', 'keep_dims="1"'),
+    "keep_dims with a blank": _sub('keep_dims="true"', 'keep_dims=" true"'),
+    "keep_dims yes": _sub('keep_dims="true"', 'keep_dims="yes"'),
+    "no keep_dims": _sub(RM_DATA, "<data/>"),
+    "the type in lower case": _sub('type="ReduceMean"', 'type="reducemean"'),
+    "the type in upper case": _sub('type="ReduceMean"', 'type="REDUCEMEAN"'),
     "a default namespace on <data>": _sub(RM_DATA, '<data xmlns="urn:x" keep_dims="true"/>'),
     "a prefixed <data>": _sub(RM_DATA, '<p:data xmlns:p="urn:x" keep_dims="true"/>'),
     "a prefixed <data> before the plain one": _sub(
