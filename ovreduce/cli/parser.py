@@ -74,7 +74,7 @@ def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
                    help=f"shape of a generated input: NAME=[2,3] or, as benchmark_app and ovc write it, NAME[2,3] "
                         f"(several separated by commas); {what} is reshaped to it before compiling. Dynamic dims "
-                        f"left: see the README ('Shapes that reach the runtime'); repeatable")  # fmt: skip
+                        f"left: see docs/semantics.md ('Shapes that reach the runtime'); repeatable")  # fmt: skip
 
 
 # The time a whole-model run may take unless told otherwise: far beyond what a model that finishes needs on a
