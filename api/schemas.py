@@ -224,6 +224,12 @@ class AuditRequest(BaseModel):
         description="decode steps after the first run of a stateful model (an LLM), its state carried between them; "
         "each row gives the step of its worst error",
     )  # fmt: skip
+    target: Literal["f16", "bf16"] | None = Field(
+        default=None,
+        description="also judge whether each reduction survives this precision (a GPU's or NPU's f16, an AMX "
+        "CPU's bf16) from its captured input chain: an overflow or an error outside its tolerance fails the "
+        "audit; with a device that is not present, the model runs on the CPU and the figures are emulated",
+    )
 
 
 def fields_of(doc: Any) -> dict[str, Any]:

@@ -19,6 +19,12 @@ Then a real exported LLM (``--llm``, default the tiny INT4 stateful llama of tes
 ``--steps`` decode steps, against OpenVINO alone compiling it once and generating the same steps (target
 <= 3x), with the audit's time by stage: it compiles three models (audited, plain, f32) and runs each through
 every step, so most of it is OpenVINO's.
+
+Then the cost of ``--target`` (``--target``, default f16; ``--only-target`` runs this part alone): the time the
+audit spends emulating each reduction's input chain in the target precision against the time it spends in
+its own NumPy reference on the captured inputs (``AuditTimings.target_seconds`` / ``reference_seconds``, target
+<= 1x), on the large chain (reductions alone), on a stack of RMSNorms (``Power -> ReduceMean``: the chain
+the emulation exists for, [16, 4096] activations) and on the LLM through its decode steps.
 Each model is audited ``--repeat`` times (default 3, after a warm-up audit of a small chain) and the
 medians are shown; the machine's load moves single figures by tens of percent. The ratio of each column
 (2,000 / 500) is printed with PASS/FAIL against 4x (reported, not asserted), as is
@@ -75,10 +81,28 @@ def stage_of(announced: str) -> str:
     return "document" if announced == "done" else "reading"
 
 
-def audit_once(xml: Path, precision: str, steps: int = 0) -> dict[str, Any]:
+def build_rms_stack(blocks: int, xml: Path) -> None:
+    """``blocks`` RMSNorms in a row over an f32 ``[16, 4096]`` input, each ``x / sqrt(mean(x^2) + eps) * 1.5``."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([16, 4096], np.float32, name="x")
+    x.output(0).set_names({"x"})
+    h: Any = x
+    for i in range(blocks):
+        square = ops.power(h, ops.constant(np.float32(2.0)), name=f"pow{i:04d}")
+        mean = ops.reduce_mean(square, ops.constant(np.array([-1], np.int64)), True, name=f"mean{i:04d}")
+        root = ops.sqrt(ops.add(mean, ops.constant(np.float32(1e-6))))
+        h = ops.multiply(ops.divide(h, root), ops.constant(np.float32(1.5)), name=f"gain{i:04d}")
+    xml.parent.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov.Model([ops.result(h)], [x], f"rms_stack_{blocks}"), str(xml), compress_to_fp16=False)
+
+
+def audit_once(xml: Path, precision: str, steps: int = 0, target: str | None = None) -> dict[str, Any]:
     """One audit of ``xml``: its total time, the time of each stage, its work count and verdict."""
     from ovreduce import load_ir
-    from ovreduce.audit import AuditWork, audit_model
+    from ovreduce.audit import AuditTimings, AuditWork, audit_model
 
     times = dict.fromkeys(STAGES, 0.0)
     current = ["reading", 0.0]
@@ -88,18 +112,22 @@ def audit_once(xml: Path, precision: str, steps: int = 0) -> dict[str, Any]:
         times[str(current[0])] += now - float(current[1])
         current[:] = [stage_of(stage), now]
 
-    work = AuditWork()
+    work, timings = AuditWork(), AuditTimings()
     model = load_ir(xml)
     gc.collect()
     start = time.perf_counter()
     current[1] = start
     try:
-        doc = audit_model(model, precision=precision, progress=progress, work=work, steps=steps)
+        doc = audit_model(
+            model, precision=precision, progress=progress, work=work, steps=steps, target=target, timings=timings
+        )
     finally:
         end = time.perf_counter()
         model.close()
     times[str(current[0])] += end - float(current[1])
-    return {"total": end - start, **times, "work": work.total, "doc": doc}
+    return {"total": end - start, **times, "work": work.total, "doc": doc, "reference": timings.reference_seconds,
+            "check": timings.check_seconds, "target": timings.target_seconds,
+            "device": timings.device_seconds}  # fmt: skip
 
 
 def openvino_compile(xml: Path) -> float:
@@ -156,6 +184,27 @@ def llm(xml: Path, steps: int, precision: str, repeat: int) -> None:
         print(f"  {stage:24} {statistics.median(r[stage] for r in rows):>9.3f}s")
 
 
+def target_cost(models: dict[str, tuple[Path, int]], precision: str, target: str, repeat: int) -> None:
+    """The emulation of ``target`` against the audit's own reference computation, per model (medians)."""
+    print(f"\n--target {target}: its check against the audit's reference on the captured inputs, and against the "
+          f"audit's whole check of each reduction (reference, tolerance, comparison); target <= 1x")  # fmt: skip
+    print(f"{'':30} {'reference':>10} {'check':>10} {'target':>10} {'/reference':>11} {'/check':>7}")
+    for label, (xml, steps) in models.items():
+        runs = [audit_once(xml, precision, steps, target) for _ in range(repeat)]
+        reference, check, emulation = (statistics.median(r[k] for r in runs) for k in ("reference", "check", "target"))
+        device = statistics.median(r["device"] for r in runs)
+        ratio = emulation / reference if reference else float("inf")
+        whole = emulation / check if check else float("inf")
+        doc = runs[-1]["doc"]
+        counts = doc.target.counts if doc.target is not None else {}
+        print(f"{label:30} {reference:>9.4f}s {check:>9.4f}s {emulation:>9.4f}s {ratio:>10.2f}x {whole:>6.2f}x"
+              f"  {'PASS' if ratio <= 1 else 'FAIL'}/{'PASS' if whole <= 1 else 'FAIL'}"
+              f"  ({len(doc.layers)} reductions: {counts})")  # fmt: skip
+        if device:
+            print(f"{'':30} and the chains' own run on the CPU in {target} (OpenVINO's compile and inference): "
+                  f"{device:.4f}s")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs=2, default=(500, 2000), metavar=("SMALL", "LARGE"),
@@ -169,7 +218,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="an LLM export audited through --steps (default: a tiny INT4 llama)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=4, help="its decode steps (default 4)")
     parser.add_argument("--only-llm", action="store_true", help="only the LLM, not the generated chains")
+    parser.add_argument("--target", default="f16", choices=("f16", "bf16"), help="the precision emulated (default f16)")
+    parser.add_argument("--only-target", action="store_true", help="only the cost of --target")
     args = parser.parse_args(argv)
+    if args.only_target:
+        run_target(args)
+        return 0
     if args.only_llm:
         audit_once(args.llm, args.precision, args.steps)  # warm-up: imports and first-call costs
         llm(args.llm, args.steps, args.precision, args.repeat)
@@ -222,7 +276,25 @@ def main(argv: list[str] | None = None) -> int:
         a, b = (sum(rows[n][part] for part in parts) for n in (small, large))
         print(f"{label:26} {a:>9.3f}s {b:>9.3f}s {b / a:>6.2f}x  ({' + '.join(p.split()[-1] for p in parts)})")
     llm(args.llm, args.steps, args.precision, args.repeat)
+    run_target(args)
     return 0
+
+
+def run_target(args: argparse.Namespace) -> None:
+    """The models of :func:`target_cost`, built or taken from the cache."""
+    large = args.out / f"audit_chain_{args.sizes[1]}_v{MODEL_VERSION}.xml"
+    if args.rebuild or not large.exists():
+        build_model(args.sizes[1], large)
+    stack = args.out / f"rms_stack_100_v{MODEL_VERSION}.xml"
+    if args.rebuild or not stack.exists():
+        build_rms_stack(100, stack)
+    warm_up = args.out / f"audit_chain_10_v{MODEL_VERSION}.xml"
+    if not warm_up.exists():
+        build_model(10, warm_up)
+    audit_once(warm_up, args.precision, 0, args.target)  # imports and first-call costs, outside the figures
+    models = {f"chain of {args.sizes[1]} reductions": (large, 0), "100 RMSNorms [16, 4096]": (stack, 0),
+              f"LLM, {args.steps} decode steps": (args.llm, args.steps)}  # fmt: skip
+    target_cost(models, args.precision, args.target, args.repeat)
 
 
 if __name__ == "__main__":

@@ -37,12 +37,12 @@ Run ``python bench/check_bench.py`` (``--help`` for options). One plain run meas
 
 2. A summary, one row per model, with PASS/FAIL against the targets (reported, not asserted):
    (d)/(e) <= 0.8, (g)/(f) <= 2.0 (a malformed file costs at most twice a good one), and (a)'s peak RSS growth no
-   more than (b)'s; (a)/(b) <= 1.0 is shown too, a target no longer held.
+   more than (b)'s; (a)/(b) <= 1.0 is shown too, not as a target.
 
 3. Folder throughput (``--no-folder`` skips it): ``ovreduce check DIR`` on ``--models`` copies (default 24) of
    a ``--folder-blocks``-block decoder (default 40: about 2,300 layers), serial (``-j 1``) against ``-j N``
    (``--jobs``, default ``os.cpu_count()``), in models per second, with bench/folder_bench.py's functions (its
-   folder lives in bench/out/ too). Target: ``-j N`` >= 1.7x serial (the issue's figure for ``-j 2`` on 2 cores).
+   folder lives in bench/out/ too). Target: ``-j N`` >= 1.7x serial (for ``-j 2`` on 2 cores).
 
 ``--chain N`` measures instead a generated N-layer chain IR (Parameter -> N-2 Relu -> Result, written
 straight as XML, no OpenVINO needed): ``load_ir`` + ``check_model`` time and the peak RSS of a fresh

@@ -10,6 +10,9 @@ Good samples (written by OpenVINO, so their declared dims are OpenVINO's truth):
 * ``runtime_axes.xml``    axes that come from a Parameter, so they are only known at run time
 * ``rmsnorm.xml``         an RMSNorm block (x / sqrt(mean(x^2) + eps) * gamma), fp16-compressed weights
 * ``convert_axes.xml``    axes through a Const -> Convert chain, and a chain of reductions
+* ``rmsnorm_f16.xml``     two RMSNorms of activations scaled by 300: ``exposed/`` squares them past f16's 65504,
+                          ``kept/`` is the same block marked to stay in f32 (rt_info ``precise``, as OpenVINO
+                          saves its ``disable_fp16_compression`` mark): ``ovreduce audit --target f16``
 
 ``broken/`` holds copies edited by hand (by :func:`break_samples`), one per finding ovreduce reports.
 """
@@ -111,6 +114,40 @@ def convert_axes() -> ov.Model:
     return ov.Model([third], [x], "convert_axes_chain")
 
 
+def rmsnorm_f16() -> ov.Model:
+    hidden = 64
+    x = ops.parameter([1, 8, hidden], ov.Type.f32, name="hidden_states")
+    loud = _named(ops.multiply(x, ops.constant(np.float32(300.0))), "activations")
+
+    def block(prefix: str) -> ov.Node:
+        square = _named(ops.power(loud, ops.constant(np.float32(2.0))), f"{prefix}/square")
+        mean = _named(ops.reduce_mean(square, _axes([-1]), True), f"{prefix}/variance")
+        eps = _named(ops.add(mean, ops.constant(np.float32(1e-6))), f"{prefix}/add_eps")
+        root = _named(ops.sqrt(eps), f"{prefix}/sqrt")
+        return _named(ops.divide(loud, root), f"{prefix}/output")
+
+    return ov.Model([block("exposed"), block("kept")], [x], "rmsnorm_f16")
+
+
+# Layers (by name prefix) of a sample that carry OpenVINO's mark to keep them in the original precision
+KEPT: dict[str, str] = {"rmsnorm_f16": "kept/"}
+
+
+def _mark_kept(xml: Path, prefix: str) -> None:
+    """Add the ``precise`` rt_info attribute (OpenVINO's saved ``disable_fp16_compression``) to the layers of
+    ``xml`` named with ``prefix``: the Python API cannot set it, OpenVINO reads it back."""
+    tree = etree.parse(str(xml))
+    for layer in tree.getroot().iter("layer"):
+        if str(layer.get("name", "")).startswith(prefix):
+            info = layer.find("rt_info")
+            if info is None:
+                info = etree.Element("rt_info")
+                data = layer.find("data")
+                layer.insert(0 if data is None else list(layer).index(data) + 1, info)
+            etree.SubElement(info, "attribute", name="precise", version="0")
+    tree.write(str(xml), xml_declaration=True, encoding="utf-8")
+
+
 GOOD: dict[str, tuple[Callable[[], ov.Model], bool]] = {
     "spec_examples": (spec_examples, False),
     "all_reductions": (all_reductions, False),
@@ -118,6 +155,7 @@ GOOD: dict[str, tuple[Callable[[], ov.Model], bool]] = {
     "runtime_axes": (runtime_axes, False),
     "rmsnorm": (rmsnorm, True),
     "convert_axes": (convert_axes, False),
+    "rmsnorm_f16": (rmsnorm_f16, False),
 }
 
 
@@ -215,6 +253,8 @@ def break_samples(out_dir: Path) -> None:
 def main(out_dir: Path = HERE) -> None:
     for name, (build, compress) in GOOD.items():
         ov.save_model(build(), str(out_dir / f"{name}.xml"), compress_to_fp16=compress)
+        if name in KEPT:
+            _mark_kept(out_dir / f"{name}.xml", KEPT[name])
     print(f"wrote {len(GOOD)} samples to {out_dir}")
     break_samples(out_dir)
 

@@ -34,6 +34,10 @@ bf16 model, and marking a reduction's tensors can change its precision (the plai
 Marking outputs can change how OpenVINO fuses the graph, so the model also runs once plain, and the report
 shows how far its final outputs moved between the two runs.
 
+**Target precision.** With ``target`` (``f16``, ``bf16``) each row also says whether the reduction would
+survive that precision, from its captured input chain (see :mod:`ovreduce.headroom`): protected, headroom,
+overflow or inaccurate; the last two fail the audit.
+
 **Cost.** Every step is linear in the number of reductions: OpenVINO's ops are walked once per model read,
 outputs are indexed once per run, nodes are matched by name through dictionaries. :class:`AuditWork` counts
 those steps so that a test can check that the count grows linearly with the model.
@@ -46,7 +50,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -63,21 +67,33 @@ from ovreduce.backends.openvino import (
     fit_model,
     model_inputs,
     openvino_version,
+    precision_support,
     run_marked,
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
-from ovreduce.errors import InputError, OvReduceError
+from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
+from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
-from ovreduce.reports.audit import AuditDocument, AuditInput, AuditLayer, DriftPart, DriftSplit, FinalOutput
+from ovreduce.reports.audit import (
+    AuditDocument,
+    AuditInput,
+    AuditLayer,
+    DriftPart,
+    DriftSplit,
+    FinalOutput,
+    TargetHeadroom,
+    TargetStage,
+    TargetSummary,
+)
 from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
 
-__all__ = ["AuditProgress", "AuditReport", "AuditWork", "LayerAudit", "audit_model"]
+__all__ = ["AuditProgress", "AuditReport", "AuditTimings", "AuditWork", "LayerAudit", "audit_model"]
 
 
 class AuditProgress(Protocol):
@@ -114,6 +130,20 @@ class AuditWork:
 
 
 @dataclass
+class AuditTimings:
+    """Where the checking time of an audit goes, for the benchmark (pass one to :func:`audit_model`): seconds
+    in the NumPy reference on the captured inputs, in the whole check of each reduction (the reference, its
+    tolerance and its comparison with OpenVINO's output), in the target precision's check (its chains found,
+    bounded or emulated), and in running the chains on a device that executes the target natively (OpenVINO's
+    compile and inference)."""
+
+    reference_seconds: float = 0.0
+    check_seconds: float = 0.0
+    target_seconds: float = 0.0
+    device_seconds: float = 0.0
+
+
+@dataclass
 class LayerAudit:
     """One reduction of the audited model, as the audit works it out."""
 
@@ -136,6 +166,9 @@ class LayerAudit:
     audited: bool = True  # False: its input could not be captured (a reduction inside a body)
     body_path: str | None = None  # the ids path of the body holding it (None: top level)
     step: int | None = None  # of a stateful run's steps, the one with its worst error (0: the first run)
+    target: TargetHeadroom | None = None  # with a target precision: whether it survives it
+    reference_seconds: float = field(default=0.0, repr=False)  # the NumPy reference's time on the captured input
+    check_seconds: float = field(default=0.0, repr=False)  # ... and the whole check's (reference and comparison)
 
     @property
     def own_ok(self) -> bool:
@@ -147,7 +180,7 @@ class LayerAudit:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("error", "drift")
+        return self.status in ("error", "drift") or (self.target is not None and self.target.failed)
 
     @property
     def status(self) -> Status:
@@ -164,7 +197,8 @@ class LayerAudit:
         establish nothing and those that were not audited."""
         own = self.comparison.max_rel_error if self.comparison is not None else None
         drift = self.split.total.max_rel if self.split is not None else 0.0
-        return (_RANK[self.status], -(math.inf if own is None else own), -(math.inf if drift is None else drift))
+        rank = 0 if self.failed else _RANK[self.status]  # failing on the target precision too
+        return (rank, -(math.inf if own is None else own), -(math.inf if drift is None else drift))
 
     @property
     def document(self) -> AuditLayer:
@@ -188,6 +222,7 @@ class LayerAudit:
             not_established=self.not_established,
             body_path=self.body_path,
             step=self.step,
+            target=self.target,
             **comparison_fields(c),
         )
 
@@ -209,6 +244,7 @@ class AuditReport:
     fail_on_drift: float | None = None
     work: AuditWork = field(default_factory=AuditWork)
     steps: int = 0  # decode steps of a stateful model after its first run
+    target: TargetSummary | None = None
 
     @property
     def ok(self) -> bool:
@@ -220,7 +256,7 @@ class AuditReport:
     def complete(self) -> bool:
         """Every reduction of the model, bodies included, audited on inputs that exercise it, and within
         tolerance."""
-        return self.error is None and all(layer.ok for layer in self.layers)
+        return self.error is None and all(layer.ok and not layer.failed for layer in self.layers)
 
     def _key(self, layer: LayerAudit) -> tuple[int, float, float]:
         self.work.sort_keys += 1
@@ -251,6 +287,7 @@ class AuditReport:
             coverage={"reductions": len(self.layers), **Counter(layer.status for layer in self.layers)},
             complete=self.complete,
             steps=self.steps,
+            target=self.target,
         )
 
 
@@ -276,6 +313,8 @@ def audit_model(
     timeout: float | None = None,
     steps: int = 0,
     origins: Mapping[str, str] | None = None,
+    target: str | None = None,
+    timings: AuditTimings | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -285,11 +324,16 @@ def audit_model(
     inferring) is reported in the document, not raised. A reduction fails on its own error only; with
     ``fail_on_drift`` also when its output's largest relative difference from an f32 run of the whole model
     is above it. ``progress`` is told each step (see :class:`AuditProgress`); ``work``, when given, is filled
-    with the counts of the audit's per-item steps.
+    with the counts of the audit's per-item steps; ``timings``, when given, with where the checking time went.
 
     ``steps`` decode steps follow the first run of a stateful model (an LLM), its state carried between them
     (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
     input name (a prompt through a tokenizer, say), for the document.
+
+    ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
+    input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
+    fails the audit. With a target, a ``device`` that is not present here is the device the target is meant
+    for: the model runs on the CPU and the document says that the figures are emulated.
 
     ``timeout`` (seconds) bounds the whole audit: what was established when it runs out is reported (the audited
     run's rows; without the plain or f32 run, no final-output comparison or drift), with a note; an audited run
@@ -302,7 +346,15 @@ def audit_model(
         DeviceNotAvailableError: the device is not available.
     """
     check_precision(precision)
-    check_device(device)
+    if target is not None and target not in TARGETS:
+        raise InputError(f"target {target!r} is not one of {', '.join(TARGETS)}", parameter="target")
+    meant_for = device
+    try:
+        check_device(device)
+    except DeviceNotAvailableError:
+        if target is None:
+            raise
+        device = "CPU"  # the target's device is not here: its precision is emulated from a CPU run
     if fail_on_drift is not None and not (math.isfinite(fail_on_drift) and fail_on_drift >= 0):
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
@@ -314,8 +366,11 @@ def audit_model(
     start = time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     work = work if work is not None else AuditWork()
+    times = timings if timings is not None else AuditTimings()
     tell = _Steps(progress)
     tell("reading the model", 1)
+
+    native: tuple[list[Any], list[str | None]] | None = None  # each chain's own run on the device, in the target
 
     def report(
         effective: str | None,
@@ -325,8 +380,11 @@ def audit_model(
         error: str | None,
         notes: list[str] | None = None,
     ) -> AuditDocument:
+        summary = (None if target is None
+                   else _target_summary(target, meant_for, device, effective, layers, native is not None))  # fmt: skip
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
-                           notes or [], time.perf_counter() - start, fail_on_drift, work, steps).document  # fmt: skip
+                           notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
+                           summary).document  # fmt: skip
 
     def read() -> Any:
         return read_ir(model.xml, None if model.weights is None else model.weights.view())
@@ -356,6 +414,9 @@ def audit_model(
     nodes = _reduction_nodes(ov_model, kinds, work)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
+    began = time.perf_counter()
+    chains = [chain_of(node, marks) for node in nodes] if target is not None else []
+    times.target_seconds += time.perf_counter() - began
     branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
@@ -389,6 +450,14 @@ def audit_model(
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
+    if target is not None and _runs_natively(device, target):
+        began = time.perf_counter()
+        try:
+            native = run_on_device([_chain_spec(chains[k], slots[k], n, audited[0]) for k, n in enumerate(nodes)],
+                                   device, target)  # fmt: skip
+        except Exception as exc:  # the device refusing the rebuilt chains: the figures stay emulated
+            notes.append(f"the reductions' chains could not run on {device} in {target}: {clean_message(exc)}")
+        times.device_seconds += time.perf_counter() - began
     layers = []
     for k, node in enumerate(nodes):
         if deadline is not None and time.monotonic() > deadline:
@@ -396,11 +465,25 @@ def audit_model(
             break
         tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
         name = node.get_friendly_name()
-        layer = _worst_step(
-            [_check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
-                         truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift)
-             for step, run in enumerate(audited)]
-        )  # fmt: skip
+        per_step = [
+            _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run,
+                        truth[step] if step < len(truth) else None, atol, rtol, fail_on_drift, target is not None)
+            for step, run in enumerate(audited)
+        ]  # fmt: skip
+        times.reference_seconds += sum(row.reference_seconds for row in per_step)
+        times.check_seconds += sum(row.check_seconds for row in per_step)
+        if target is not None:
+            began = time.perf_counter()
+            headroom = _worst_target(
+                [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None,
+                              None if native is None or step else (native[0][k], native[1][k]))
+                 for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
+            )  # fmt: skip
+            times.target_seconds += time.perf_counter() - began
+            for row in per_step:
+                row.expected = None
+        layer = _worst_step(per_step)
+        layer.target = headroom if target is not None else None
         work.reductions_checked += len(audited)
         work.lookups += 3
         layer.runtime_precision = audited[0].runtime_precision.get(name)
@@ -418,6 +501,13 @@ def audit_model(
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += [row for rows in audited_bodies.values() for row in rows]
     layers += _body_reductions(model, kinds, skip=set(audited_bodies))
+    if target is not None:
+        for row in layers:
+            if row.target is None:  # a body's reduction, or one the time limit left: its chain was not captured
+                why = row.not_established or "its input chain was not captured"
+                if row.audited and row.body_path:
+                    why = f"its input chain inside the {row.body_path} body is not captured for the target precision"
+                row.target = TargetHeadroom("not-established", False, f"not examined: {why}")
     finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):
         notes.append(
@@ -426,6 +516,186 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, None, notes)
+
+
+def _target_step(
+    chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...], run: MarkedRun, target: str,
+    ids: Mapping[str, str], layer: LayerAudit, step: int | None,
+    on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None,
+) -> TargetHeadroom:  # fmt: skip
+    """Whether reduction ``node`` survives ``target``, from what one run captured of its chain."""
+    if layer.error is not None or layer.comparison is None:
+        return TargetHeadroom("not-established", False, f"not examined: {layer.error or 'no output to compare'}",
+                              step=step)  # fmt: skip
+    data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
+    inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
+    if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
+        return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
+    op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
+    # what the device executes the reduction in, where the audited run executed in the target precision
+    on_target = run.effective_precision == target
+    executes = run.runtime_precision.get(node.get_friendly_name()) if on_target else None
+    if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
+        out, executes, on_target = on_device[0], on_device[1], True
+    op_type = None if chain.op is None else chain.op.get_type_name()
+    try:
+        emu = None
+        if layer.expected is not None:  # a proven bound where one holds
+            emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
+                          layer.keep_dims, target, op=op_type, op_kept=op_kept,
+                          reduction_kept=reduction_kept)  # fmt: skip
+        if emu is None:
+            emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
+                          op_kept=op_kept, reduction_kept=reduction_kept)  # fmt: skip
+    except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
+        return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
+    nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
+    nodes[node.get_type_name()] = node
+    stages = tuple(
+        TargetStage(st.what, None if nodes.get(st.what) is None else nodes[st.what].get_friendly_name(),
+                    None if nodes.get(st.what) is None else ids.get(nodes[st.what].get_friendly_name()),
+                    st.largest, st.overflowed, st.underflowed, st.kept)
+        for st in emu.stages
+    )  # fmt: skip
+    c = emu.comparison
+    atol, rtol = (c.atol, c.rtol) if c is not None else tolerances(target, None, np.size(data), emu.expected.size)
+    largest, limit = emu.largest, FINITE_MAX[target]
+    flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
+    if emu.non_finite:
+        status: Any = "overflow"
+        first = next((st for st in stages if st.overflowed), stages[-1])
+        what = _stage_name(first, stages)
+        message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {emu.expected.size} "
+                   f"output element(s) inf or NaN in {target}")  # fmt: skip
+    elif c is not None and not c.ok:
+        status = "inaccurate"
+        message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
+                   + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+    elif chain.protected:
+        status = "protected"
+        message = "OpenVINO keeps its chain in the original precision (marked in the model)"
+    elif layer.not_established is not None:
+        status = "not-established"
+        message = f"not established: {layer.not_established}"
+    else:
+        status = "headroom"
+        top = max(stages, key=lambda st: st.largest or 0.0)
+        factor = headroom_factor(largest, target)
+        message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}): headroom x{_g(factor)}"
+                   if factor is not None else "every value of its chain is 0")  # fmt: skip
+        if emu.bound is not None:
+            message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
+    if executes is not None and executes != target:
+        message += f"; {_device_note(executes)}"
+    agree, diff = None, None
+    # the device against the emulation; a bounded row has no element-wise result: against the f64 reference the
+    # bound is proven around, within the bound and the tolerance
+    predicted = emu.result if emu.result is not None else emu.expected
+    if on_target and np.shape(out) == np.shape(predicted):
+        agree, diff = _device_agreement(predicted, out, atol + (emu.bound or 0.0), rtol)
+    return TargetHeadroom(
+        status, status in ("overflow", "inaccurate"), message, largest, limit, headroom_factor(largest, target),
+        sum(st.overflowed for st in stages), flushed, None if c is None else c.max_abs_error,
+        None if c is None else c.max_rel_error, atol, rtol, stages, diff, agree, executes, step, emu.bound,
+    )  # fmt: skip
+
+
+def _device_note(executes: str) -> str:
+    return f"the device executes this reduction in {executes} (its execution graph)"
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _stage_name(stage: TargetStage, stages: tuple[TargetStage, ...]) -> str:
+    """``Power 'x/pow' (layer 24)``, or ``the input of ...`` for the chain's input."""
+    if stage.op == "input":
+        return "the input of " + (_stage_name(stages[1], stages) if len(stages) > 1 else "the chain")
+    where = f" (layer {stage.layer_id})" if stage.layer_id is not None else ""
+    return f"{stage.op} {stage.name!r}{where}"
+
+
+def _device_agreement(
+    emulated: npt.NDArray[Any], device: npt.NDArray[Any], atol: float, rtol: float
+) -> tuple[bool, float | None]:
+    """Whether the device's own output in the target precision agrees with the emulation: the same elements
+    non-finite, the finite ones within the tolerance; and their largest relative difference."""
+    e, d = np.asarray(emulated, dtype=np.float64), np.asarray(device, dtype=np.float64)
+    finite = np.isfinite(e) & np.isfinite(d)
+    same = bool(np.array_equal(np.isfinite(e), np.isfinite(d)))
+    if not finite.any():
+        return same, None
+    diff = np.abs(e[finite] - d[finite])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(np.abs(d[finite]) > 0, diff / np.abs(d[finite]), np.where(diff > 0, np.inf, 0.0))
+    worst = float(rel.max())
+    return same and bool(np.all(diff <= atol + rtol * np.abs(d[finite]))), (worst if math.isfinite(worst) else None)
+
+
+def _worst_target(per_step: list[TargetHeadroom]) -> TargetHeadroom:
+    """Over the steps of a stateful run: the failing step first, then the one reaching the largest magnitude."""
+    return min(per_step, key=lambda t: (0 if t.failed else 1, -(t.largest or 0.0)))
+
+
+def _runs_natively(device: str, target: str) -> bool:
+    """Whether ``device`` executes a reduction of the target type natively (as OpenVINO's execution graph
+    of a probe says: see :func:`ovreduce.backends.openvino.precision_support`)."""
+    try:
+        support = precision_support(device)
+    except Exception:  # a device that cannot be probed
+        return False
+    return support is not None and support[1].get(target) == target
+
+
+def _chain_spec(
+    chain: Chain, slot: tuple[int | npt.NDArray[Any], ...], node: Any, run: MarkedRun
+) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool] | None:
+    """What :func:`run_on_device` rebuilds of one reduction's chain, from what the run captured (None: not
+    floating-point, or marked to stay in the original precision: the device would not run it in the target)."""
+    if chain.op_kept or chain.reduction_kept:
+        return None
+    data, axes, _ = (run.marked[i] if isinstance(i, int) else i for i in slot)
+    inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
+    if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
+        return None
+    keep = bool(node.get_attributes().get("keep_dims", False))
+    return (
+        None if chain.op is None else chain.op.get_type_name(),
+        inputs,
+        node.get_type_name(),
+        np.asarray(axes),
+        keep,
+    )
+
+
+def _target_summary(
+    target: str, meant_for: str, device: str, effective: str | None, layers: list[LayerAudit], chains_ran: bool
+) -> TargetSummary:
+    counts: dict[str, int] = dict(Counter(layer.target.status for layer in layers if layer.target is not None))
+    executed = device if effective == target or chains_ran else None
+    notes = []
+    if meant_for != device:
+        notes.append(f"{meant_for} is not available here: the model ran on {device}")
+    if chains_ran:
+        notes.append(f"{device} executes {target} reductions natively: each reduction's chain also ran on it as a "
+                     f"{target} graph of its captured inputs, compared with the emulation (device_agrees), with what "
+                     f"it executes the reduction in (device_precision)")  # fmt: skip
+    elif executed is not None:
+        notes.append(f"{device} ran the model in {target}: each row also compares the emulation with its output "
+                     f"(device_agrees) and says what it executes the reduction in (device_precision)")  # fmt: skip
+    else:
+        notes.append(f"{device} ran the model in {effective or 'an unknown precision'} and does not execute "
+                     f"{target} reductions natively: every {target} figure is NumPy's emulation from the values it "
+                     f"captured")  # fmt: skip
+    notes.append(
+        "kept in the original precision: what the model's nodes are marked with (disable_fp16_compression, saved "
+        "as 'precise'), as OpenVINO reads them; OpenVINO's own marking pass runs inside a device's compile and "
+        "cannot be applied from here, so a chain a GPU compile would mark is judged unmarked"
+    )
+    return TargetSummary(cast(Any, target), meant_for, executed is None, executed, all(
+        layer.target is None or not layer.target.failed for layer in layers), FINITE_MAX[target], counts,
+        tuple(notes))  # fmt: skip
 
 
 class _Steps:
@@ -499,16 +769,18 @@ def _check_step(
     atol: float | None,
     rtol: float | None,
     fail_on_drift: float | None,
+    keep_expected: bool = False,
 ) -> LayerAudit:
     """Reduction ``k`` of one step: its own error on what that step captured, and its drift from the f32 run's
-    same step."""
+    same step. ``keep_expected``: the reference's output stays on the row (for the target precision's check)."""
     data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
     layer = _audit_layer(op, node, layer_id, data, axes, out, atol, rtol)
     if truth is not None:
         layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
         if layer.expected is not None:
             layer.split = _split(truth.marked[k], layer.expected, out, fail_on_drift)
-    layer.expected = None  # not kept: the document has what it needs
+    if not keep_expected:
+        layer.expected = None  # not kept: the document has what it needs
     return layer
 
 
@@ -798,6 +1070,7 @@ def _audit_layer(
     op_type = node.get_type_name()
     keep_dims = bool(node.get_attributes().get("keep_dims", False))
     etype = element_type(node.get_output_element_type(0).get_type_name()).name
+    began = time.perf_counter()
     layer = LayerAudit(
         node.get_friendly_name(), op_type, layer_id, keep_dims,
         [int(a) for a in np.asarray(axes).reshape(-1).tolist()], list(data.shape), etype, None,
@@ -807,6 +1080,7 @@ def _audit_layer(
     except Exception as exc:  # the reference refusing the captured tensors (e.g. runtime axes out of range)
         layer.error = f"reference failed: {exc}"
         return layer
+    layer.reference_seconds = time.perf_counter() - began
     layer.notes = notes
     layer.expected = expected
     layer.not_established = _degenerate(data)
@@ -820,4 +1094,5 @@ def _audit_layer(
         allowance=_allowance(op, data, axes, keep_dims, etype),
         undefined=undefined if undefined is not None and undefined.shape == out.shape else None,
     )  # fmt: skip
+    layer.check_seconds = time.perf_counter() - began
     return layer

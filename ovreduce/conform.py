@@ -565,8 +565,8 @@ def _check_node(
         )
 
 
-# The OpenVINO 2026.4 frontend defects listed in the README ("Known OpenVINO 2026.4 CPU defects ovreduce
-# reports"): a note calls a defect "known" only for these.
+# The OpenVINO 2026.4 frontend defects listed in docs/semantics.md ("OpenVINO's ONNX frontend"): a note calls
+# a defect "known" only for these.
 _AXES_IGNORED: Final = frozenset({("ReduceL1", 13), ("ReduceLogSum", 13), ("ReduceLogSumExp", 13)})
 _NOOP_SKIPPED: Final = frozenset({"ReduceL1", "ReduceL2", "ReduceLogSum"})  # from version 18
 _KNOWN_AXES_IGNORED: Final = " (a known OpenVINO 2026.4 defect of ReduceL1-13, ReduceLogSum-13 and ReduceLogSumExp-13)"

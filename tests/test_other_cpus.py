@@ -28,7 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CPU = "Haswell-noTSX,-pcid,-x2apic,-tsc-deadline,-invpcid"
 # In two groups of about equal emulated time, run at once (emulation uses one core per process).
 CPU_DEPENDENT = (
-    ("tests/backends/test_openvino_differential.py",),
+    (
+        "tests/backends/test_openvino_differential.py",
+        "tests/audit/test_target.py::test_the_bf16_emulation_equals_this_cpus_native_bf16_execution",
+    ),
     ("tests/audit/test_audit.py", "tests/backends/test_capabilities.py", "tests/test_run.py", "tests/golden"),
 )
 

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 import ovreduce
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_all_names_resolve_and_are_documented() -> None:
@@ -32,18 +27,3 @@ def test_importing_ovreduce_does_not_import_numpy_or_openvino() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Python API example of the README, run as written there."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Python API") :]
-    code = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
-    monkeypatch.chdir(ROOT)
-    scope: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), scope)
-    assert capsys.readouterr().out.splitlines()[0] == "True"  # the sample is clean
-    report = scope["report"]
-    assert isinstance(report, ovreduce.RunReport) and report.ok
-    assert report.outputs["numpy"].shape == (6, 12, 1, 1)
-    assert all(bool(c) for c in report.comparisons)

@@ -3,7 +3,8 @@
 The whole model runs on OpenVINO once with every reduction's tensors marked as outputs; each reduction is
 judged against the NumPy reference recomputed from its captured input (see :mod:`ovreduce.audit`). Drift
 from an f32 run of the whole model is reported, split into what arrived with the input and what the
-reduction added, and fails a reduction only above ``fail_on_drift``.
+reduction added, and fails a reduction only above ``fail_on_drift``. With ``target`` (f16, bf16), whether each
+reduction survives that precision (see :mod:`ovreduce.headroom`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
             loaded.model, inputs=given_tensors(req.inputs, settings.max_elements), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
             fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=settings.model_timeout_s,
-            steps=req.steps,
+            steps=req.steps, target=req.target,
         )  # fmt: skip
         return document_bytes(AuditAnswer(**fields_of(doc), id=mid))
 

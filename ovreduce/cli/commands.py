@@ -261,7 +261,7 @@ def audit(args: argparse.Namespace) -> int:
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
-            max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins,
+            max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
         )  # fmt: skip
     finally:
         model.close()

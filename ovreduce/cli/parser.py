@@ -74,7 +74,7 @@ def _shape_option(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--shape", action="append", default=[], metavar="NAME=SHAPE",
                    help=f"shape of a generated input: NAME=[2,3] or, as benchmark_app and ovc write it, NAME[2,3] "
                         f"(several separated by commas); {what} is reshaped to it before compiling. Dynamic dims "
-                        f"left: see the README ('Shapes that reach the runtime'); repeatable")  # fmt: skip
+                        f"left: see docs/semantics.md ('Shapes that reach the runtime'); repeatable")  # fmt: skip
 
 
 # The time a whole-model run may take unless told otherwise: far beyond what a model that finishes needs on a
@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also fail a reduction whose output differs from an f32 run of the whole model by more than "
                         "REL relative (default: drift is reported, never failed)")  # fmt: skip
     _timeout_option(p)
+    p.add_argument("--target", choices=("f16", "bf16"),
+                   help="also judge whether each reduction survives this precision (the one a GPU or NPU runs, or "
+                        "a CPU with AMX): its captured input chain emulated in it, overflows and errors fail the "
+                        "audit; with a --device that is not here, the model runs on the CPU and the figures are "
+                        "emulated")  # fmt: skip
     p.add_argument("--steps", type=_steps, default=0, metavar="N",
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
                         "steps on the same infer request, each fed the argmax token of the step before; each row "

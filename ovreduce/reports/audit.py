@@ -10,7 +10,17 @@ from ovreduce.reports.common import WIRE, JsonDocument
 from ovreduce.reports.devices import Device
 from ovreduce.reports.run import Comparison, Measured
 
-__all__ = ["AuditDocument", "AuditInput", "AuditLayer", "DriftPart", "DriftSplit", "FinalOutput"]
+__all__ = [
+    "AuditDocument",
+    "AuditInput",
+    "AuditLayer",
+    "DriftPart",
+    "DriftSplit",
+    "FinalOutput",
+    "TargetHeadroom",
+    "TargetStage",
+    "TargetSummary",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +74,70 @@ class DriftSplit(JsonDocument):
 
 
 @dataclass(frozen=True, slots=True)
+class TargetStage(JsonDocument):
+    """One op of a reduction's chain emulated in the target precision (see :mod:`ovreduce.headroom`)."""
+
+    __pydantic_config__ = WIRE
+
+    op: str  # "input" (what the chain receives), the range-changing op's type, or the reduction's type
+    name: str | None  # the OpenVINO node's name (null: the input)
+    layer_id: str | None
+    largest: float | None  # the largest finite magnitude it reaches, computed in f64
+    overflowed: int  # elements that first become inf or NaN in the target precision here
+    underflowed: int | None  # non-zero elements that first flush to 0 here (null: not counted, see error_bound)
+    kept: bool  # OpenVINO keeps this op in the original precision: emulated in f32
+
+
+@dataclass(frozen=True, slots=True)
+class TargetHeadroom(JsonDocument):
+    """Whether one reduction survives the target precision, from its captured input chain."""
+
+    __pydantic_config__ = WIRE
+
+    # protected: OpenVINO keeps the whole chain in the original precision; headroom: finite and within the
+    # target's tolerance; overflow: inf or NaN where the f64 reference is finite; inaccurate: finite, outside
+    # the tolerance; not-established: not examined (its input was not captured or cannot show it)
+    status: Literal["protected", "headroom", "overflow", "inaccurate", "not-established"]
+    failed: bool  # overflow or inaccurate: fails the audit
+    message: str
+    largest: float | None = None  # the largest magnitude any op of the chain reaches (f64)
+    finite_max: float | None = None  # the target type's largest finite value
+    headroom: float | None = None  # finite_max / largest (null: nothing non-zero, or not examined)
+    overflowed: int | None = None  # null: not examined
+    underflowed: int | None = None  # null: not examined, or not counted (the error bound covers them)
+    max_abs_error: float | None = None  # the emulated result against the f64 reference of the chain
+    max_rel_error: float | None = None
+    atol: float | None = None  # the target type's tolerance the error is judged by
+    rtol: float | None = None
+    stages: tuple[TargetStage, ...] = ()
+    # the emulation against the device's own output, where the audited run executed in the target precision (a
+    # row settled by error_bound: the f64 reference against it, within the bound and the tolerance)
+    device_max_rel_diff: float | None = None
+    device_agrees: bool | None = None  # the same elements non-finite, the finite ones within the tolerance
+    device_precision: str | None = None  # what the device executes the reduction in (its execution graph)
+    step: int | None = None  # a stateful run's step this row comes from (null: one run)
+    # a proven bound on the error rounding to the target can cause, within the tolerance, where one holds: then
+    # the chain is not emulated element by element (max_*_error and the flushed counts are null)
+    error_bound: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSummary(JsonDocument):
+    """The model-level answer of ``audit --target``: does every reduction survive the target precision?"""
+
+    __pydantic_config__ = WIRE
+
+    precision: Literal["f16", "bf16"]
+    device: str  # the device the target is meant for, as asked (it may not be present here)
+    emulated: bool  # true: the figures are NumPy's emulation only, no device here executed the target precision
+    executed_on: str | None  # the device that ran the audited run in the target precision (null: none)
+    ok: bool  # no reduction overflows or leaves the target's tolerance
+    finite_max: float
+    counts: dict[str, int]  # rows by target status
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class AuditLayer(Measured):
     """One reduction of the audited model: its own error against the reference (inline), and its drift."""
 
@@ -90,6 +164,7 @@ class AuditLayer(Measured):
     not_established: str | None = None  # why no verdict rests on this row (null: the verdict stands)
     body_path: str | None = None  # the ids path of the body holding the reduction ("12/body"); null: top level
     step: int | None = None  # a stateful run's step with its worst error (0: the first run); null: one run
+    target: TargetHeadroom | None = None  # with a target precision: whether this reduction survives it
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +198,4 @@ class AuditDocument(JsonDocument):
     coverage: dict[str, int] = field(default_factory=dict)
     complete: bool = True
     steps: int = 0  # decode steps run after the first run of a stateful model (its state carried between them)
+    target: TargetSummary | None = None  # with a target precision (f16, bf16): the model's headroom verdict

@@ -41,8 +41,9 @@ def test_devices_lists_what_the_cpu_executes(capsys: pytest.CaptureFixture[str])
 
 
 def test_bf16_runs_natively_exactly_where_openvino_lists_bf16() -> None:
-    """The condition the README's defect table states: a bf16 reduction executes in bf16 where OpenVINO lists
-    ``BF16`` among the CPU's capabilities (and a bf16 hint then gives bf16), through f32 where it does not."""
+    """The condition the defect table of docs/semantics.md states: a bf16 reduction executes in bf16 where
+    OpenVINO lists ``BF16`` among the CPU's capabilities (and a bf16 hint then gives bf16), through f32 where it
+    does not."""
     native = "BF16" in capabilities()
     assert reduction_executes_in("bf16") == ("bf16" if native else "f32")
     assert inference_precision("bf16") == ("bf16" if native else "f32")

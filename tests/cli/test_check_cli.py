@@ -18,7 +18,7 @@ from lxml import etree
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "ir_samples"
-GOOD = ["all_reductions", "convert_axes", "dynamic", "rmsnorm", "runtime_axes", "spec_examples"]
+GOOD = ["all_reductions", "convert_axes", "dynamic", "rmsnorm", "rmsnorm_f16", "runtime_axes", "spec_examples"]
 # What each hand-broken sample demonstrates (ir_samples/generate.py): layer name -> finding codes.
 BROKEN: dict[str, dict[str, set[str]]] = {
     "stale_output": {"mean_hw_keep": {"reduce-output-mismatch"}},
@@ -65,7 +65,7 @@ def codes_by_layer(
 
 
 def test_the_samples_folder() -> None:
-    """The README's main command: the good samples are clean, each broken one shows exactly its findings."""
+    """The README's first command: the good samples are clean, each broken one shows exactly its findings."""
     doc = check_json(str(SAMPLES), rc=1)
     models = by_path(doc)
     assert set(models) == set(GOOD) | set(BROKEN)
@@ -84,7 +84,7 @@ def test_the_samples_folder() -> None:
 
 def test_good_samples_exit_0_and_text_is_a_table() -> None:
     out = ovreduce("check", *(str(SAMPLES / f"{n}.xml") for n in GOOD), check_rc=0)
-    assert "6 models checked: 6 clean, 0 with errors, 0 unreadable" in out.stdout
+    assert "7 models checked: 7 clean, 0 with errors, 0 unreadable" in out.stdout
     assert "mean_hw_keep" in out.stdout and "[6,12,1,1]" in out.stdout
 
 
@@ -212,10 +212,10 @@ def test_progress_bar_on_a_terminal_only() -> None:
         chunks.append(data)
     os.close(master)
     drawn = b"".join(chunks).decode(errors="replace")
-    assert "/13 [" in drawn  # tqdm's bar, e.g. "0/13 [00:00<?, ?model/s]", cleared when done
-    assert "/13 [" not in stdout
+    assert "/14 [" in drawn  # tqdm's bar, e.g. "0/14 [00:00<?, ?model/s]", cleared when done
+    assert "/14 [" not in stdout
     plain = ovreduce("check", str(SAMPLES))
-    assert "/13 [" not in plain.stderr
+    assert "/14 [" not in plain.stderr
 
 
 def test_inspect() -> None:

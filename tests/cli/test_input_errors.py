@@ -1,6 +1,6 @@
 """One rule for inputs that are not there, "did you mean" for --layer, run without --layer, --version.
 
-The rule (README, "Errors"): a path on the command line that names nothing (a missing file, a folder without
+The rule (docs/cli.md, "Errors"): a path on the command line that names nothing (a missing file, a folder without
 .xml files, a glob that matches nothing, a missing --bin or .onnx) is a usage error: one line on standard
 error ending in ``[usage]``, nothing on standard output, exit 2, before anything is read. A file that is
 there but cannot be read is reported by the command: ``check`` lists it in its report (UNREADABLE, every

@@ -37,14 +37,15 @@ _F64_CASES = ("do_not_keepdims_example", "do_not_keepdims_random", "keepdims_exa
 
 # What OpenVINO 2026.4 (CPU, its ONNX frontend) does on these cases instead of ONNX's expected output.
 KNOWN = {
-    # ReduceMax over an empty set: -inf in ONNX; the CPU plugin's identity is -FLT_MAX (README: "±inf become
+    # ReduceMax over an empty set: -inf in ONNX; the CPU plugin's identity is -FLT_MAX (docs/semantics.md: "±inf become
     # ±FLT_MAX").
     "test_reduce_max_empty_set": "-FLT_MAX",
     # axes is a runtime graph input and keepdims=0: the output rank is dynamic and the CPU plugin refuses to
-    # compile (README: "dynamic output rank"). With the same axes as an initializer OpenVINO is right.
+    # compile (docs/semantics.md: "dynamic output rank"). With the same axes as an initializer OpenVINO is right.
     "test_reduce_log_sum_desc_axes": "dynamic rank",
     "test_reduce_log_sum_asc_axes": "dynamic rank",
-    # f64 data: OpenVINO computes in f32 (README: "f64 computed in f32"), so it is right only to f32 precision.
+    # f64 data: OpenVINO computes in f32 (docs/semantics.md: "f64 computed in f32"), so it is right only to f32
+    # precision.
     **{f"test_reduce_log_sum_exp_{name}": "f64 in f32" for name in _F64_CASES},
 }
 

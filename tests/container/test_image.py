@@ -375,7 +375,7 @@ def test_server_passes_its_healthcheck_and_serves_the_api(
         metrics = client.get("/metrics")
         assert metrics.status_code == 200, metrics.text
         assert 'ovreduce_http_requests_total{method="POST",route="/v1/check",status="200"} 1.0' in metrics.text
-        # the service answers only the names it is told (README: docker run -e OVREDUCE_ALLOWED_HOSTS=...)
+        # the service answers only the names it is told (docs/service.md: docker run -e OVREDUCE_ALLOWED_HOSTS=...)
         refused = client.get("/metrics", headers={"host": "ovreduce.example.com"})
         assert refused.status_code == 400 and refused.json()["code"] == "request.host", refused.text
         if (REPO / "api/static/index.html").is_file():  # the page: package data that must reach the image
@@ -391,8 +391,8 @@ def _free_port() -> int:
 
 
 def test_healthcheck_follows_ovreduce_port(buildah: Buildah, image: Image, container: str) -> None:
-    """docker run -e OVREDUCE_PORT=P (README): the server listens on P and the image's HEALTHCHECK, run with the
-    container's environment, asks P."""
+    """docker run -e OVREDUCE_PORT=P (docs/service.md): the server listens on P and the image's HEALTHCHECK, run
+    with the container's environment, asks P."""
     port = _free_port()
     env = {"OVREDUCE_PORT": str(port)}
     running = _start_server(buildah, image, port, env, "server-port")

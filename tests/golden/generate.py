@@ -36,6 +36,8 @@ MEASURED = {"seconds", "max_abs_error", "max_rel_error", "mean_abs_error", "max_
 # Facts about the machine that ran (the OpenVINO version, what its devices execute): not recorded; tests of
 # their own check them against OpenVINO.
 MACHINE = {"openvino", "devices"}
+# Samples also audited against a target precision (audit --target f16)
+TARGET_SAMPLES = ("rmsnorm_f16",)
 
 
 def reduction_layers(sample: str) -> list[str]:
@@ -55,6 +57,11 @@ def cases() -> Iterator[tuple[str, list[str]]]:
         yield f"{stem}.inspect.text", ["inspect", sample]
         yield f"{stem}.inspect-all.text", ["inspect", sample, "--all"]
         yield f"{stem}.audit.json", ["audit", sample, "--format", "json", "--precision", "f32"]
+        if stem in TARGET_SAMPLES:
+            yield (
+                f"{stem}.audit-f16.json",
+                ["audit", sample, "--format", "json", "--precision", "f32", "--target", "f16"],
+            )
         for layer in reduction_layers(sample):
             yield f"{stem}.run-{layer}.json", ["run", sample, "--layer", layer, "--format", "json"]
     for name in ONNX_MODELS:

@@ -21,9 +21,9 @@ from ovreduce.reports.common import layer_path
 __all__ = ["DOCUMENTATION_URL", "check_sarif"]
 
 DOCUMENTATION_URL = "https://github.com/ovreduce/ovreduce#readme"
-"""Where the tool is documented: the README (its "check" section lists every finding code). The project has no
-published site; this is the ``Documentation`` URL of pyproject.toml's ``project.urls``, and moves with it."""
-_CODES_URL = DOCUMENTATION_URL.removesuffix("#readme") + "#check"
+"""Where the tool is documented: the README, which links the pages of docs/. The project has no published site;
+this is the ``Documentation`` URL of pyproject.toml's ``project.urls``, and moves with it."""
+_CODES_URL = DOCUMENTATION_URL.removesuffix("#readme") + "/blob/main/docs/cli.md#finding-codes"  # every code
 
 
 def check_sarif(report: CheckDocument) -> str:

@@ -253,6 +253,8 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
             out.append(f"  {layer.layer_name}: {what}: {layer.not_established}")
         for note in layer.notes:
             out.append(st.dim(f"  {layer.layer_name}: note: {note}"))
+    if doc.target is not None:
+        out += _target_lines(doc, st, width)
     moved = [f for f in doc.final_outputs if not f.identical]
     for f in doc.final_outputs:
         state = "identical" if f.identical else f"max abs {_num(f.max_abs_diff)}, max rel {_num(f.max_rel_diff)}"
@@ -264,6 +266,10 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     parts = [f"{bad} reduction(s) outside tolerance"] if bad else []
     if drifted:
         parts.append(f"{drifted} reduction(s) drift above {_num(doc.fail_on_drift)}")
+    target = doc.target
+    lost = sum(1 for layer in doc.layers if layer.target is not None and layer.target.failed)
+    if target is not None and lost:
+        parts.append(f"{lost} reduction(s) overflow or leave the tolerance in {target.precision}")
     if not doc.ok:
         verdict = st.red(", ".join(parts) or "failed")
     elif doc.complete:
@@ -274,8 +280,43 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     if splits and not drifted:
         worst = max(math.inf if s.total.max_rel is None else s.total.max_rel for s in splits)
         verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
+    if target is not None and not lost and not doc.error:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(target.counts.items()))
+        verdict += f"; {target.precision}" + (" (emulated)" if target.emulated else "") + f": no overflow ({counts})"
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
     return fit_lines("\n".join(out), width) + "\n"
+
+
+def _target_lines(doc: AuditDocument, st: Style, width: int | None) -> list[str]:
+    """The reductions against the target precision: a table, each row's message, the notes."""
+    target = doc.target
+    assert target is not None
+    where = (f"emulated in NumPy for {target.device}: no device here ran it" if target.emulated
+             else f"emulated, and compared with {target.executed_on} running it")  # fmt: skip
+    out = [f"  target {target.precision} ({where}; largest finite value {_num(target.finite_max)})"]
+    rows = []
+    for layer in doc.layers:
+        t = layer.target
+        if t is None:
+            continue
+        status = {"protected": st.green("protected"), "headroom": st.green("headroom"),
+                  "not-established": st.yellow("NOT ESTABLISHED")}.get(t.status, st.red(t.status.upper()))  # fmt: skip
+        flushed = "-" if t.underflowed is None else str(t.underflowed)
+        lost = "-" if t.overflowed is None else str(t.overflowed)
+        device = "-" if t.device_agrees is None else ("agrees" if t.device_agrees else st.red("differs"))
+        rows.append([layer_path(layer.body_path, layer.layer_id or "-"), layer.layer_name, _num(t.largest),
+                     "-" if t.headroom is None else f"x{_num(t.headroom)}", lost, flushed,
+                     _num(t.max_rel_error), device, status])  # fmt: skip
+    if rows:
+        header = ["id", "name", "largest", "headroom", "inf/NaN", "to 0", "max rel", "device", target.precision]
+        out.append(table(rows, header, width=width))
+    for layer in doc.layers:
+        t = layer.target
+        if t is not None and t.status not in ("headroom", "protected"):
+            out.append(f"  {layer.layer_name}: {target.precision}: " + (st.red(t.message) if t.failed else t.message))
+    for note in target.notes:
+        out.append(st.dim(f"  note: {note}"))
+    return out
 
 
 def _input_line(i: AuditInput) -> str:

@@ -1,0 +1,95 @@
+# ruff: noqa: E501  (the meanings are table cells: one line each reads best)
+"""The settings table of ``docs/service.md``, written from :class:`api.config.Settings` itself.
+
+Each field of ``Settings`` is one row: its environment variable, its default (read from the field) and its
+meaning (below)::
+
+    python -m tests.api.settings_doc      # rewrite the table in docs/service.md (run from the repository root)
+
+``tests/api/test_settings_doc.py`` fails when the page's table is not what this writes, and :func:`render`
+raises for a field it has no meaning for, so a new setting cannot go undocumented.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic.fields import FieldInfo
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "service.md"
+BEGIN = "<!-- the settings table: written by `python -m tests.api.settings_doc` from api/config.py's Settings -->"
+END = "<!-- end of the settings table -->"
+
+# What each setting means, by field name.
+MEANINGS: dict[str, str] = {
+    "host": "the address `ovreduce serve` binds (also allowed as a `Host`)",
+    "port": "the port `ovreduce serve` listens on",
+    "workers": "`ovreduce serve`'s uvicorn worker processes (metrics: see [Metrics](#metrics))",
+    "store": "the model store directory",
+    "store_max_bytes": "the store's size, uploads under way included; least recently used models are evicted beyond it",
+    "max_upload_bytes": "one multipart request (xml + bin, or onnx), counted as it streams",
+    "max_json_bytes": "any other request body (a run's JSON; parsing it costs about 11× its size in memory)",
+    "max_xml_bytes": "one IR .xml",
+    "max_layers": "layers in one IR",
+    "max_elements": "elements of one run input, given or generated, and of every intermediate tensor of an audit or conform (the CLI reads the same variable, default 2^28)",
+    "max_output_elements": "elements of one run output (returned as JSON)",
+    "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets 80% of it and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
+    "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",
+    "model_cache_size": "parsed models kept in memory per process",
+    "check_cache_size": "`/v1/check` answers kept in memory per process, by content hash",
+    "log_level": "the log level of `ovreduce serve`",
+    "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400",
+    "max_requests": "requests handled at once per worker process, `/healthz` and `/readyz` excepted; beyond it 503 `busy`",
+    "header_timeout_s": "seconds a connection may take to send a request line and headers (`ovreduce serve`, the image)",
+    "extensions": "comma-separated OpenVINO extensions (library files or Python modules, as `--extension` takes them), loaded in the server's process at its start and in each worker process before its first job; one that cannot be loaded stops the start. openvino-tokenizers' is loaded without it. No request can name one",
+}
+
+# Defaults computed when the service starts, by field name: what they are, in words.
+COMPUTED: dict[str, str] = {
+    "store": "`ovreduce/store` in the user cache directory (`~/.cache/ovreduce/store` on Linux)",
+    "concurrency": "the CPU count",
+}
+
+
+def _default(name: str, field: FieldInfo) -> str:
+    if field.default_factory is not None:
+        return COMPUTED[name]
+    value = field.default
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(f"Settings.{name}: a default of type {type(value).__name__}; say how to write it")
+    if value == "":
+        return "none"
+    if isinstance(value, str):
+        return f"`{value}`"
+    if name.endswith("_bytes") and value and value % (1 << 20) == 0:
+        mib = value >> 20
+        return f"{mib >> 10} GiB" if mib % 1024 == 0 else f"{mib} MiB"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def render() -> str:
+    """The table, from the fields of ``Settings`` in their order."""
+    from api.config import Settings
+
+    prefix = Settings.model_config.get("env_prefix", "")
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        if name not in MEANINGS:
+            raise KeyError(f"Settings.{name}: no meaning; add one to MEANINGS in {__name__}")
+        rows.append(f"| `{prefix}{name.upper()}` | {_default(name, field)} | {MEANINGS[name]} |")
+    return "\n".join(rows)
+
+
+def page(text: str) -> str:
+    """``text`` (the page) with the table between its markers written anew."""
+    pattern = re.compile(rf"{re.escape(BEGIN)}\n.*?{re.escape(END)}", re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"{DOC}: no settings table markers")
+    return pattern.sub(lambda _: f"{BEGIN}\n{render()}\n{END}", text)
+
+
+if __name__ == "__main__":
+    DOC.write_text(page(DOC.read_text()))
+    print(DOC)

@@ -1,0 +1,373 @@
+"""``audit --target f16|bf16``: would each reduction survive the precision a GPU, an NPU or an AMX CPU runs?
+
+The emulation is checked against OpenVINO's own execution of the same chain in f16 and bf16 (``Node.evaluate``
+of each op in that type: OpenVINO's reference implementation); the verdicts on a real exported LLM whose
+activations were scaled up (tests/audit/f16_models.py), unmarked and marked the way OpenVINO keeps subgraphs
+in f32; the exit status and the document in text, JSON and over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+from ovreduce import load_ir
+from ovreduce.audit import audit_model
+from ovreduce.backends.openvino import precision_support, runtime_precisions
+from ovreduce.compare import tolerances
+from ovreduce.headroom import FINITE_MAX, TYPES, bounded, emulate
+from tests.api.conftest import files as upload
+from tests.cli.inprocess import run_cli
+
+from . import f16_models
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "ir_samples" / "rmsnorm_f16.xml"
+FIRST_NORM = f"{f16_models.FIRST_NORM}/aten::mean/ReduceMean"
+FIRST_POWER = f"{f16_models.FIRST_NORM}/aten::pow/Power"
+_OV_TYPE = {"f16": ov.Type.f16, "bf16": ov.Type.bf16}
+
+
+# -- the emulation against OpenVINO's own f16/bf16 execution ----------------------------------------------------
+def _tensor(values: np.ndarray[Any, Any], target: str) -> ov.Tensor:
+    """``values`` rounded to ``target`` as OpenVINO receives them (round to nearest even, as ml_dtypes does)."""
+    tensor = ov.Tensor(_OV_TYPE[target], ov.Shape(list(values.shape)))
+    bits = np.ascontiguousarray(values.astype(TYPES[target])).view(np.uint16)
+    np.copyto(np.asarray(tensor.data).view(np.uint16).reshape(values.shape), bits)
+    return tensor
+
+
+def _evaluate(node: Any, inputs: list[ov.Tensor]) -> ov.Tensor:
+    out = ov.Tensor(node.get_output_element_type(0), node.get_output_shape(0))
+    assert node.evaluate([out], inputs), node
+    return out
+
+
+def _openvino_chain(op: str, reduction: str, args: list[np.ndarray[Any, Any]], target: str) -> np.ndarray[Any, Any]:
+    """OpenVINO's own result of ``op`` then ``reduction`` (last axis, kept) with every tensor in ``target``."""
+    params = [ops.parameter(list(a.shape), _OV_TYPE[target]) for a in args]
+    node = {"Power": ops.power, "Multiply": ops.multiply, "Exp": ops.exp}[op](*params)
+    axes = np.array([-1], np.int64)
+    reduce = {"ReduceMean": ops.reduce_mean, "ReduceSum": ops.reduce_sum, "ReduceMax": ops.reduce_max}[reduction]
+    reduced = reduce(node, ops.constant(axes), True)
+    middle = _evaluate(node, [_tensor(a, target) for a in args])
+    out = _evaluate(reduced, [middle, ov.Tensor(axes)])
+    return np.array(out.data).view(np.uint16).view(TYPES[target]).astype(np.float64)
+
+
+CHAINS = [  # op, reduction, scale of the activations: some reach past f16's range, some do not
+    ("Power", "ReduceMean", 100.0),
+    ("Power", "ReduceMean", 3.0),
+    ("Power", "ReduceSum", 10.0),
+    ("Exp", "ReduceSum", 4.0),
+    ("Multiply", "ReduceSum", 30.0),
+    ("Power", "ReduceMax", 100.0),
+]
+
+
+def _chain_inputs(op: str, scale: float, seed: int) -> list[np.ndarray[Any, Any]]:
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((6, 256)) * scale).astype(np.float32)
+    if op == "Power":
+        return [x, np.array([2.0], np.float32)]
+    if op == "Multiply":
+        return [x, (rng.standard_normal((6, 256)) * scale).astype(np.float32)]
+    return [x]
+
+
+@pytest.mark.parametrize(("op", "reduction", "scale"), CHAINS)
+def test_the_f16_emulation_equals_openvinos_own_f16_execution(op: str, reduction: str, scale: float) -> None:
+    args = _chain_inputs(op, scale, seed=1)
+    emulated = emulate(reduction, args, np.array([-1]), True, "f16", op=op).result.astype(np.float64)
+    openvino = _openvino_chain(op, reduction, args, "f16")
+    np.testing.assert_array_equal(emulated, openvino)  # element for element, infinities included
+
+
+@pytest.mark.parametrize(("op", "reduction", "scale"), CHAINS)
+def test_the_bf16_emulation_agrees_with_openvinos_own_bf16_execution(op: str, reduction: str, scale: float) -> None:
+    """OpenVINO's reference rounds a bf16 op's result differently from round-to-nearest-even (a bf16 device's
+    rounding, and NumPy's): the results agree within the bf16 tolerance the verdict uses, with the same
+    elements finite."""
+    args = _chain_inputs(op, scale, seed=2)
+    emulation = emulate(reduction, args, np.array([-1]), True, "bf16", op=op)
+    openvino = _openvino_chain(op, reduction, args, "bf16")
+    emulated = emulation.result.astype(np.float64)
+    np.testing.assert_array_equal(np.isfinite(emulated), np.isfinite(openvino))
+    atol, rtol = tolerances("bf16", None, args[0].size, emulated.size)
+    np.testing.assert_allclose(emulated, openvino, rtol=rtol, atol=atol)
+
+
+def _cpu_bf16_chain(
+    op: str, reduction: str, args: list[np.ndarray[Any, Any]]
+) -> tuple[np.ndarray[Any, Any], tuple[str, str]]:
+    """The CPU's own result of the chain built in bf16 (a bf16 graph, compiled with the bf16 hint), and what its
+    execution graph runs the op and the reduction in."""
+    params = [ops.parameter(list(a.shape), ov.Type.bf16) for a in args[:1]]
+    if op == "Multiply":
+        params.append(ops.parameter(list(args[1].shape), ov.Type.bf16))
+        node = ops.multiply(*params)
+    elif op == "Power":
+        node = ops.power(params[0], ops.convert(ops.constant(args[1]), ov.Type.bf16))
+    else:
+        node = ops.exp(params[0])
+    node.set_friendly_name("chain_op")
+    reduce = {"ReduceMean": ops.reduce_mean, "ReduceSum": ops.reduce_sum, "ReduceMax": ops.reduce_max}[reduction]
+    reduced = reduce(node, ops.constant(np.array([-1], np.int64)), True)
+    reduced.set_friendly_name("chain_reduction")
+    compiled = ov.Core().compile_model(ov.Model([reduced], params), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    request = compiled.create_infer_request()
+    request.infer([_tensor(a, "bf16") for a in (args if op == "Multiply" else args[:1])])
+    out = request.get_output_tensor(0)
+    assert out.element_type == ov.Type.bf16
+    executes = runtime_precisions(compiled)
+    return np.array(out.data).view(np.uint16).view(TYPES["bf16"]).astype(np.float64), (
+        executes.get("chain_op", "?"), executes.get("chain_reduction", "?"))  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "reduction", "scale"), CHAINS)
+def test_the_bf16_emulation_equals_this_cpus_native_bf16_execution(op: str, reduction: str, scale: float) -> None:
+    """On a CPU with bf16 instructions (AVX512-BF16, AMX) OpenVINO runs a bf16 chain natively: element for
+    element the same as the emulation; on any other CPU, OpenVINO runs the chain through f32 (so ovreduce says its
+    figures are emulated)."""
+    args = _chain_inputs(op, scale, seed=3)
+    native, executes = _cpu_bf16_chain(op, reduction, args)
+    if not _native("bf16"):  # the CPU reduces through f32: the target's figures can only be the emulation's
+        assert executes[1] == "f32", executes
+        return
+    assert executes == ("bf16", "bf16"), executes  # the CPU did run the chain in bf16
+    emulated = emulate(reduction, args, np.array([-1]), True, "bf16", op=op).result.astype(np.float64)
+    np.testing.assert_array_equal(emulated, native)
+
+
+def test_an_overflow_is_placed_at_the_op_that_loses_the_range() -> None:
+    x = np.ones((2, 64), np.float32)
+    x[1, 5] = 300.0  # 300^2 = 9e4 > 65504
+    emulation = emulate("ReduceMean", [x, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power")
+    assert [(s.what, s.overflowed) for s in emulation.stages] == [("input", 0), ("Power", 1), ("ReduceMean", 0)]
+    assert emulation.stages[1].largest == 90000.0
+    assert emulation.non_finite == 1
+    # the sum of values that each fit can overflow too: then it is the reduction's
+    y = np.full((1, 8), 200.0, np.float32)  # 8 * 200^2 = 3.2e5
+    summed = emulate("ReduceSum", [y, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power")
+    assert [(s.what, s.overflowed) for s in summed.stages] == [("input", 0), ("Power", 0), ("ReduceSum", 1)]
+    # kept in f32 by OpenVINO's mark, neither overflows
+    kept = emulate("ReduceSum", [y, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power",
+                   op_kept=True, reduction_kept=True)  # fmt: skip
+    assert kept.non_finite == 0 and kept.comparison.ok
+
+
+def test_values_that_flush_to_zero_are_counted() -> None:
+    x = np.full((1, 16), 1e-4, np.float32)  # squares to 1e-8: below f16's smallest subnormal (6e-8)
+    emulation = emulate("ReduceSum", [x, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power")
+    assert emulation.stages[1].underflowed == 16
+    assert emulation.result.item() == 0 and emulation.expected.item() > 0
+    # judged like any f16 result: 1.6e-7 lost is within f16's absolute tolerance
+    assert emulation.comparison.ok and emulation.comparison.atol == tolerances("f16", None, 16, 1)[0]
+
+
+@pytest.mark.parametrize("target", ["f16", "bf16"])
+@pytest.mark.parametrize(("op", "reduction", "scale"), [*CHAINS, ("Power", "ReduceMean", 14.0)])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_bound_that_settles_a_chain_is_never_contradicted_by_the_emulation(
+    op: str, reduction: str, scale: float, seed: int, target: str
+) -> None:
+    """Where the cheap path answers, the element-wise emulation finds every element finite and within the same
+    tolerance, and the error no larger than the bound; where a value nears the type's maximum it declines."""
+    args = _chain_inputs(op, scale, seed)
+    axes = np.array([-1])
+    observed = emulate(reduction, args, axes, True, target, op=op, op_kept=True, reduction_kept=True)
+    run_output = {"Power": lambda: args[0] ** 2, "Multiply": lambda: args[0] * args[1], "Exp": lambda: np.exp(args[0])}
+    captured = run_output[op]().astype(np.float32)  # the reduction's input as an f32 run computes it
+    proven = bounded(reduction, args, captured, observed.expected, axes, True, target, op=op)
+    full = emulate(reduction, args, axes, True, target, op=op)
+    if proven is None:
+        return
+    assert full.non_finite == 0 and full.ok
+    assert full.comparison is not None and full.comparison.max_abs_error is not None
+    assert proven.bound is not None and full.comparison.max_abs_error <= proven.bound
+    assert proven.largest < FINITE_MAX[target]
+
+
+def test_the_bound_declines_near_the_maximum_and_settles_an_ordinary_norm() -> None:
+    x = np.random.default_rng(3).standard_normal((4, 512)).astype(np.float32)
+    axes, two = np.array([-1]), np.array([2.0], np.float32)
+    ordinary = bounded("ReduceMean", [x, two], x**2, np.mean(np.float64(x) ** 2, -1, keepdims=True), axes, True, "f16",
+                       op="Power")  # fmt: skip
+    assert ordinary is not None and ordinary.bound is not None and ordinary.bound > 0
+    loud = x * 200  # squares reach past 65504
+    assert bounded("ReduceMean", [loud, two], loud**2, np.mean(np.float64(loud) ** 2, -1, keepdims=True), axes, True,
+                   "f16", op="Power") is None  # fmt: skip
+
+
+def test_the_finite_maxima_are_the_types() -> None:
+    for target in ("f16", "bf16"):
+        assert float(ml_dtypes.finfo(TYPES[target]).max) == FINITE_MAX[target]
+
+
+def _native(target: str) -> bool:
+    """Whether this CPU executes reductions of ``target`` natively, as OpenVINO's execution graph says."""
+    support = precision_support("CPU")
+    return support is not None and support[1].get(target) == target
+
+
+# -- a real exported LLM -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def llamas(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("loud_llama")
+    loud = f16_models.loud_llama(folder / "loud.xml")
+    marked = f16_models.mark_kept(loud, folder / "marked.xml", [f"{norm}/" for norm in f16_models.NORMS])
+    return {"loud": loud, "marked": marked}
+
+
+def _row(doc: Any, name: str) -> Any:
+    return next(layer for layer in doc.layers if layer.layer_name == name)
+
+
+def test_an_rmsnorm_whose_input_exceeds_256_overflows_in_f16(llamas: dict[str, Path]) -> None:
+    doc = audit_model(load_ir(llamas["loud"]), target="f16")
+    row = _row(doc, FIRST_NORM)
+    assert row.status == "ok"  # OpenVINO computed it right in the precision it ran in...
+    assert row.target is not None and row.target.status == "overflow" and row.target.failed  # ...f16 would not
+    assert f"Power {FIRST_POWER!r}" in row.target.message and "> 65504" in row.target.message
+    power = next(stage for stage in row.target.stages if stage.op == "Power")
+    assert power.name == FIRST_POWER and power.overflowed > 0 and power.largest is not None and power.largest > 65504
+    [stage_in] = [stage for stage in row.target.stages if stage.op == "input"]
+    assert stage_in.largest is not None and stage_in.largest > 256
+    assert doc.ok is False and doc.complete is False
+    assert doc.target is not None and doc.target.ok is False and doc.target.precision == "f16"
+    # a CPU without f16 instructions: the figures are emulated; one with them also runs the chains in f16
+    assert doc.target.emulated is not _native("f16")
+    assert doc.layers[0].target is not None and doc.layers[0].target.failed  # failing rows first
+
+
+def test_the_same_model_with_openvinos_f32_marks_is_protected(llamas: dict[str, Path]) -> None:
+    doc = audit_model(load_ir(llamas["marked"]), target="f16")
+    norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
+    assert len(norms) == len(f16_models.NORMS)
+    assert all(layer.target is not None and layer.target.status == "protected" for layer in norms)
+    assert all(stage.kept for layer in norms for stage in layer.target.stages if layer.target is not None)
+    assert doc.ok is True and doc.target is not None and doc.target.ok is True
+
+
+def test_bf16_has_headroom_where_f16_overflows(llamas: dict[str, Path]) -> None:
+    doc = audit_model(load_ir(llamas["loud"]), target="bf16")
+    row = _row(doc, FIRST_NORM)
+    assert row.target is not None and row.target.status == "headroom" and not row.target.failed
+    assert row.target.headroom is not None and row.target.headroom > 1e30
+    assert row.target.largest is not None and row.target.largest > 65504  # the very value that overflows f16
+    assert doc.ok is True
+    if _native("bf16"):  # this CPU executes bf16 natively: each chain ran on it in bf16 too, and agrees
+        assert doc.target is not None and doc.target.emulated is False and doc.target.executed_on == "CPU"
+        assert row.target.device_agrees is True and row.target.device_precision == "bf16"
+        assert any("as a bf16 graph of its captured inputs" in note for note in doc.target.notes)
+    else:
+        assert row.target.device_precision is None or row.target.device_precision != "bf16"
+
+
+def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
+    doc = audit_model(load_ir(f16_models.LLAMA), target="f16")
+    norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
+    assert norms and all(layer.target is not None and layer.target.status == "headroom" for layer in norms)
+    # ReduceProd over i32 shapes: said not examined, not passed silently
+    [prod] = [layer for layer in doc.layers if layer.type == "ReduceProd"]
+    assert prod.target is not None and prod.target.status == "not-established"
+    assert doc.ok is True and doc.target is not None and doc.target.counts["headroom"] == len(norms)
+
+
+# -- the sample, the command line and the API ----------------------------------------------------------------
+def test_the_sample_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16", "--format", "json")
+    doc = json.loads(out)
+    assert status == 1 and doc["ok"] is False
+    rows = {layer["layer_name"]: layer["target"] for layer in doc["layers"]}
+    assert rows["exposed/variance"]["status"] == "overflow"
+    assert "Power 'exposed/square'" in rows["exposed/variance"]["message"]
+    assert rows["kept/variance"]["status"] == "protected"
+    assert doc["target"]["counts"] == {"overflow": 1, "protected": 1}
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16")
+    assert status == 1
+    assert "OVERFLOW" in out and "protected" in out and "1 reduction(s) overflow" in out
+    assert "exposed/variance: f16: Power 'exposed/square'" in out
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "bf16")
+    assert status == 0 and "bf16" in out and "no overflow" in out
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE))  # without a target, the same model passes
+    assert status == 0
+
+
+def test_a_target_device_that_is_not_here_is_emulated(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16", "--device", "NPU", "--format", "json")
+    doc = json.loads(out)
+    assert status == 1 and doc["device"] == "CPU"
+    assert doc["target"]["device"] == "NPU" and doc["target"]["emulated"] is not _native("f16")
+    assert any("NPU is not available here" in note for note in doc["target"]["notes"])
+    status, _, err = run_cli(capsys, "audit", str(SAMPLE), "--device", "NPU")  # no target: the device must be here
+    assert status != 0 and "not available" in err
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    folder = tmp_path_factory.mktemp("target_api")
+    with TestClient(create_app(Settings(store=folder / "store", run_timeout_s=60.0)), base_url="http://127.0.0.1") as c:
+        yield c
+
+
+def test_the_target_over_http(client: TestClient) -> None:
+    response = client.post(
+        "/v1/models", files=upload(SAMPLE.read_bytes(), SAMPLE.with_suffix(".bin").read_bytes(), "rmsnorm_f16.xml")
+    )
+    assert response.status_code in (200, 201), response.text
+    mid = response.json()["id"]
+    response = client.post(f"/v1/models/{mid}/audit", json={"target": "f16"})
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["ok"] is False and doc["target"]["precision"] == "f16" and doc["target"]["ok"] is False
+    rows = {layer["layer_name"]: layer["target"]["status"] for layer in doc["layers"]}
+    assert rows == {"exposed/variance": "overflow", "kept/variance": "protected"}
+    assert client.post(f"/v1/models/{mid}/audit", json={"target": "f8"}).status_code == 400
+    plain = client.post(f"/v1/models/{mid}/audit", json={}).json()
+    assert plain["ok"] is True and plain["target"] is None
+
+
+def test_reductions_whose_chain_is_not_captured_are_said_not_examined() -> None:
+    """Inside If and Loop bodies (the exported Loop/If model) nothing passes silently: each row says why."""
+    doc = audit_model(load_ir(ROOT / "tests" / "exports" / "loop_trip_count" / "model.xml"), target="f16")
+    bodies = [layer for layer in doc.layers if layer.body_path is not None]
+    assert len(bodies) == 3
+    for layer in bodies:
+        assert layer.target is not None and layer.target.status == "not-established" and not layer.target.failed
+        assert layer.target.message.startswith("not examined: ")
+        assert layer.target.overflowed is None and layer.target.largest is None
+    assert doc.target is not None and doc.target.counts == {"not-established": len(doc.layers)}
+    assert doc.ok is True and doc.complete is False
+
+
+def test_a_sum_that_cancels_loses_its_accuracy_in_f16_and_fails(tmp_path: Path) -> None:
+    """No overflow, but 1000.25 - 1000 rounds to 0 in f16: the row is inaccurate and fails the audit."""
+    x = ops.parameter([2, 8], ov.Type.f32, name="x")
+    x.output(0).set_names({"x"})
+    total = ops.reduce_sum(x, ops.constant(np.array([-1], np.int64)), False)
+    total.set_friendly_name("cancelling_sum")
+    path = tmp_path / "cancel.xml"
+    ov.save_model(ov.Model([total], [x], "cancel"), str(path), compress_to_fp16=False)
+    data = np.zeros((2, 8), np.float32)
+    data[:, 0], data[:, 1] = 1000.25, -1000.0  # f16 spacing at 1000 is 0.5: 1000.25 rounds to 1000
+    data[:, 2:] = np.arange(6, dtype=np.float32) / 64  # so the input is not constant
+    doc = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="f16")
+    [row] = doc.layers
+    assert row.status == "ok"  # f32 computes it right
+    assert row.target is not None and row.target.status == "inaccurate" and row.target.failed
+    assert row.target.overflowed == 0 and row.target.max_abs_error is not None and row.target.max_abs_error > 0.1
+    assert doc.ok is False
+    bf16 = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="bf16")
+    assert bf16.layers[0].target is not None and bf16.layers[0].target.status == "inaccurate"  # bf16 is coarser still
