@@ -172,7 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tags=["health"],
         summary="Prometheus metrics (text exposition format)",
         response_class=Response,
-        responses={200: {"description": "The metrics (see the README)", "content": {CONTENT_TYPE: {
+        responses={200: {"description": "The metrics (see docs/service.md)", "content": {CONTENT_TYPE: {
             "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}, **problems.responses()},
     )  # fmt: skip
     async def metrics_endpoint() -> Response:
