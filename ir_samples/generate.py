@@ -19,6 +19,7 @@ Good samples (written by OpenVINO, so their declared dims are OpenVINO's truth):
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -135,17 +136,19 @@ KEPT: dict[str, str] = {"rmsnorm_f16": "kept/"}
 
 def _mark_kept(xml: Path, prefix: str) -> None:
     """Add the ``precise`` rt_info attribute (OpenVINO's saved ``disable_fp16_compression``) to the layers of
-    ``xml`` named with ``prefix``: the Python API cannot set it, OpenVINO reads it back."""
-    tree = etree.parse(str(xml))
-    for layer in tree.getroot().iter("layer"):
-        if str(layer.get("name", "")).startswith(prefix):
-            info = layer.find("rt_info")
-            if info is None:
-                info = etree.Element("rt_info")
-                data = layer.find("data")
-                layer.insert(0 if data is None else list(layer).index(data) + 1, info)
-            etree.SubElement(info, "attribute", name="precise", version="0")
-    tree.write(str(xml), xml_declaration=True, encoding="utf-8")
+    ``xml`` named with ``prefix``, written where and as OpenVINO's serializer writes a layer's rt_info (after its
+    ``<data>``): the Python API cannot set it, and OpenVINO reads it back."""
+    layer = re.compile(
+        r'(?m)^(\t+)<layer id="[0-9]+" name="' + re.escape(prefix) + r'[^"]*"[^>]*>\n(?:\1\t<data [^>]*>\n)?'
+    )
+
+    def mark(found: re.Match[str]) -> str:
+        indent = found[1] + "\t"
+        return f'{found[0]}{indent}<rt_info>\n{indent}\t<attribute name="precise" version="0" />\n{indent}</rt_info>\n'
+
+    text, marked = layer.subn(mark, xml.read_text(encoding="utf-8"))
+    assert marked, f"no layer of {xml} is named {prefix}..."
+    xml.write_text(text, encoding="utf-8")
 
 
 GOOD: dict[str, tuple[Callable[[], ov.Model], bool]] = {
