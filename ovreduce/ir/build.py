@@ -226,59 +226,56 @@ class Builder:
         """A layer (its id, name and type from :meth:`layer_attrs`, ``data`` None when it has no ``<data>``); a
         Parameter's, Const's or Convert's attributes checked and read."""
         try:
-            return self._layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info, bodies)
+            ports = inputs + outputs
+            if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
+                self._duplicate_port(ports, line, layer_id, name, ltype)
+            if type(data) is dict:  # as the careful reader gathers them: read-only from here on
+                data = MappingProxyType(data) if data else NO_DATA
+            elif data is None and ltype != "Parameter":
+                data = NO_DATA
+            etype: ElementType | None = None
+            shape: PartialShape | None = None
+            const: ConstData | None = None
+            if ltype == "Const":
+                etype, shape, const = self._const(data or NO_DATA, outputs, line, layer_id, name)
+            elif ltype == "Parameter":
+                # OpenVINO's defaults for what <data> leaves out: the dynamic element type and a scalar (not the port's
+                # dims, which it never reads for a known op).
+                where = self.where(line, layer_id, name, ltype)
+                if data is None:
+                    raise IRStructureError(f"{where}: a Parameter has no <data>; OpenVINO refuses the model")
+                etype = self.etype_attr(data, "element_type", where, required=False) or _DYNAMIC
+                shape = self.shape_attr(data, where, required=False) or _SCALAR
+                if len(outputs) != 1:
+                    raise IRStructureError(
+                        f"{where}: a Parameter must have exactly one output port, found {len(outputs)}"
+                    )
+            elif ltype == "Convert" and data and "destination_type" in data:
+                where = self.where(line, layer_id, name, ltype)
+                etype = self.etype_attr(data, "destination_type", where, required=True)
+            elif ltype in _WITH_BODIES and not bodies:
+                raise IRStructureError(
+                    f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
+                    + " and ".join(f"<{t}>" for t in _WITH_BODIES[ltype])
+                    + " (OpenVINO refuses the model)"
+                )
+            return Layer(
+                layer_id,
+                name,
+                ltype,
+                version,
+                data or NO_DATA,
+                inputs,
+                outputs,
+                line,
+                rt_info,
+                etype,
+                shape,
+                const,
+                bodies,
+            )
         except IRError as exc:
             raise _located(exc, line) from None
-
-    def _layer(
-        self,
-        layer_id: str,
-        name: str,
-        ltype: str,
-        version: str,
-        data: Mapping[str, str] | None,
-        inputs: tuple[Port, ...],
-        outputs: tuple[Port, ...],
-        line: int | None,
-        rt_info: tuple[RtInfo, ...],
-        bodies: tuple[Body, ...],
-    ) -> Layer:
-        if inputs or outputs:
-            ids = {p.id for p in inputs}
-            ids.update(p.id for p in outputs)
-            if len(ids) != len(inputs) + len(outputs):
-                self._duplicate_port(inputs + outputs, line, layer_id, name, ltype)
-        if type(data) is dict:  # as the careful reader gathers them: read-only from here on
-            data = MappingProxyType(data) if data else NO_DATA
-        elif data is None and ltype != "Parameter":
-            data = NO_DATA
-        etype: ElementType | None = None
-        shape: PartialShape | None = None
-        const: ConstData | None = None
-        if ltype == "Const":
-            etype, shape, const = self._const(data or NO_DATA, outputs, line, layer_id, name)
-        elif ltype == "Parameter":
-            # OpenVINO's defaults for what <data> leaves out: the dynamic element type and a scalar (not the port's
-            # dims, which it never reads for a known op).
-            where = self.where(line, layer_id, name, ltype)
-            if data is None:
-                raise IRStructureError(f"{where}: a Parameter has no <data>; OpenVINO refuses the model")
-            etype = self.etype_attr(data, "element_type", where, required=False) or _DYNAMIC
-            shape = self.shape_attr(data, where, required=False) or _SCALAR
-            if len(outputs) != 1:
-                raise IRStructureError(f"{where}: a Parameter must have exactly one output port, found {len(outputs)}")
-        elif ltype == "Convert" and data and "destination_type" in data:
-            where = self.where(line, layer_id, name, ltype)
-            etype = self.etype_attr(data, "destination_type", where, required=True)
-        elif ltype in _WITH_BODIES and not bodies:
-            raise IRStructureError(
-                f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
-                + " and ".join(f"<{t}>" for t in _WITH_BODIES[ltype])
-                + " (OpenVINO refuses the model)"
-            )
-        return Layer(
-            layer_id, name, ltype, version, data or NO_DATA, inputs, outputs, line, rt_info, etype, shape, const, bodies
-        )
 
     def _duplicate_port(self, ports: tuple[Port, ...], line: int | None, layer_id: str, name: str, ltype: str) -> None:
         ids = [p.id for p in ports]
