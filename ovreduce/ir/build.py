@@ -48,6 +48,7 @@ from ovreduce.shapes import INT64_MAX, PartialShape
 __all__ = [
     "NO_DATA",
     "SUPPORTED_IR_VERSIONS",
+    "WITH_BODIES",
     "Builder",
     "ParseLimits",
     "RawEdge",
@@ -74,14 +75,17 @@ RawEdge = tuple[str, str, str, str, "int | None"]
 # -- the syntax of values, as OpenVINO reads them ---------------------------------------------------------------
 # Ids (layers, ports, edges' ends, port maps' internal_layer_id) are read by a C++ stream into a signed 64-bit
 # integer that must be >= 0 and end the text: leading blanks and a '+' are taken, leading zeros mean nothing.
-_ID = re.compile(r"[ \t\n\r\f\v]*(?:\+|-(?=0+\Z))?([0-9]+)")
+_ID = re.compile(r"[ \t\n\r\f\v]*(?:\+|-(?=0+\Z))?0*([0-9]+)")  # leading zeros left out of the digits
 # A <dim> is the integer at the start of its text (a stream read with no check of what follows: "1.0" is 1).
-_DIM = re.compile(r"[ \t\n\r\f\v]*([+-]?[0-9]+)")
-_INT = re.compile(r"[ \t\n\r\f\v]*[+-]?[0-9]+")
+_DIM = re.compile(r"[ \t\n\r\f\v]*([+-]?)0*([0-9]+)")
+_INT = re.compile(r"[ \t\n\r\f\v]*([+-]?)0*([0-9]+)")
 _PRECISIONS: dict[str, ElementType] = {t.precision: t for t in ELEMENT_TYPES.values()}
 _DYNAMIC = ELEMENT_TYPES["dynamic"]
 _SCALAR = PartialShape(())
-_WITH_BODIES = {"If": ("then_body", "else_body"), "Loop": ("body",), "TensorIterator": ("body",)}
+# The ops that read sub-graph bodies, and the elements of theirs; OpenVINO's other ops never look at them.
+WITH_BODIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"If": ("then_body", "else_body"), "Loop": ("body",), "TensorIterator": ("body",)}
+)
 
 
 def canonical_id(text: str) -> str | None:
@@ -253,10 +257,10 @@ class Builder:
             elif ltype == "Convert" and data and "destination_type" in data:
                 where = self.where(line, layer_id, name, ltype)
                 etype = self.etype_attr(data, "destination_type", where, required=True)
-            elif ltype in _WITH_BODIES and not bodies:
+            elif ltype in WITH_BODIES and not bodies:
                 raise IRStructureError(
                     f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
-                    + " and ".join(f"<{t}>" for t in _WITH_BODIES[ltype])
+                    + " and ".join(f"<{t}>" for t in WITH_BODIES[ltype])
                     + " (OpenVINO refuses the model)"
                 )
             return Layer(
@@ -278,8 +282,11 @@ class Builder:
             raise _located(exc, line) from None
 
     def _duplicate_port(self, ports: tuple[Port, ...], line: int | None, layer_id: str, name: str, ltype: str) -> None:
-        ids = [p.id for p in ports]
-        dup = sorted({i for i in ids if ids.count(i) > 1}, key=int)[0]
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for p in ports:
+            (twice if p.id in seen else seen).add(p.id)
+        dup = min(twice, key=int)
         raise IRStructureError(
             f"{self.where(line, layer_id, name, ltype)}: port id {dup} is used twice; port ids must be unique"
         )
@@ -475,8 +482,9 @@ class Builder:
                 f"expected a size >= 0 or -1 for a dynamic dimension",
                 line=line,
             )
-        digits = found[1]
-        value = int(digits) if len(digits) <= 21 else INT64_MAX + 1  # int() refuses more than 4300 digits
+        digits = found[2]
+        value = int(digits) if len(digits) <= 20 else INT64_MAX + 1  # int() refuses more than 4300 digits
+        value = -value if found[1] == "-" else value
         if value < -1 or value > INT64_MAX:
             raise IRStructureError(
                 f"{where}, port {port}, line {line}: <dim>{(text or '').strip()}</dim> is out of range; "
@@ -652,11 +660,11 @@ class Builder:
             if required:
                 raise IRStructureError(f"{what} has no {attr!r} attribute; expected an integer")
             return None
-        stripped = text.lstrip()
+        found = _INT.fullmatch(text)
         # the length first: int() refuses more than 4300 digits with a ValueError of its own
-        if not _INT.fullmatch(text) or len(stripped) > 20 or abs(int(stripped)) > INT64_MAX:
+        if found is None or len(found[2]) > 19 or int(found[2]) > INT64_MAX:
             raise IRStructureError(f"{what}: {attr}={text!r} is not an integer; expected a 64-bit integer")
-        return int(stripped)
+        return -int(found[2]) if found[1] == "-" else int(found[2])
 
     # -- the graph ------------------------------------------------------------------------------------------------
     def graph(
@@ -682,19 +690,14 @@ class Builder:
         succ: list[list[int] | None] = [None] * len(layers)
         built: list[Edge] = []
         add = built.append
+        indexed: dict[int, dict[str, str]] = {}  # the port ids of layers with many ports, by id() of their tuple
         for raw in edges:
             fl, fp, tl, tp, line = raw
             src, dst = by_id.get(fl), by_id.get(tl)
             out_id = in_id = None
             if src is not None and dst is not None:
-                for p in src.outputs:
-                    if p.id == fp:
-                        out_id = p.id
-                        break
-                for p in dst.inputs:
-                    if p.id == tp:
-                        in_id = p.id
-                        break
+                out_id = _port_id(src.outputs, fp, indexed)
+                in_id = _port_id(dst.inputs, tp, indexed)
             if out_id is None or in_id is None:
                 self._edge_problem(raw, by_id)
             assert src is not None and dst is not None and out_id is not None and in_id is not None
@@ -783,17 +786,35 @@ def _names(text: str) -> tuple[str, ...]:
     """The tensor names of a ``names`` attribute as OpenVINO splits it: at commas, a comma after a backslash kept
     (the backslash dropped), empty names left out, nothing trimmed."""
     names: list[str] = []
-    held: str | None = None
+    held: list[str] = []  # the parts of a name whose commas were escaped, joined once it ends (linear time)
     for part in text.split(","):
-        if held is not None:
-            part, held = f"{held},{part}", None
         if part.endswith("\\"):
-            held = part[:-1]
-        elif part:
+            held.append(part[:-1])
+            continue
+        if held:
+            part = ",".join([*held, part])
+            held.clear()
+        if part:
             names.append(part)
-    if held is not None:
-        names.append(held + "\\")
+    if held:
+        names.append(",".join(held) + "\\")
     return tuple(names)
+
+
+def _port_id(ports: tuple[Port, ...], port_id: str, indexed: dict[int, dict[str, str]]) -> str | None:
+    """The id string of the port with id ``port_id`` (None if there is none): a walk of a few ports, a dict for
+    many (an edge per port of a layer with thousands of them would make the walks quadratic)."""
+    if len(ports) <= 16:
+        for p in ports:
+            if p.id == port_id:
+                return p.id
+        return None
+    index = indexed.get(id(ports))
+    if index is None:
+        index = indexed[id(ports)] = {}
+        for p in ports:
+            index.setdefault(p.id, p.id)
+    return index.get(port_id)
 
 
 def _or(value: int | None, default: int) -> int:

@@ -41,6 +41,7 @@ __all__ = ["read_careful"]
 _CHUNK = 1 << 16
 _SNIFF = 65536
 _BLANK = re.compile(rb"\s*\Z")
+_AT_END = re.compile(r",? line [0-9]+, column [0-9]+\Z")
 _SUBGRAPH_TAGS = frozenset({*BODY_ROLES, *(m for _, m in BODY_ROLES.values()), "back_edges"})
 _MAPS = ("input", "output")
 _OWNER = {m: (b,) for b, (_, m) in BODY_ROLES.items()} | {"back_edges": ("body",)}
@@ -91,7 +92,7 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
     row = exc.lineno if isinstance(exc.lineno, int) and exc.lineno >= 1 else None
     column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
     at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
-    msg = str(exc.msg or exc).strip()
+    msg = _AT_END.sub("", str(exc.msg or exc).strip())  # the position, said once, in front
     return IRSyntaxError(f"{source}: not well-formed XML{at}: {msg}", line=row, column=column)
 
 
@@ -225,15 +226,17 @@ class _Reader:
             if name(el) != "port":
                 continue
             dims = []
-            rt: tuple[RtInfo, ...] = ()
+            rt: tuple[RtInfo, ...] | None = None
             for d in el:
                 tag = name(d)
                 if tag == "dim":
                     dims.append((text(d), d.sourceline))
-                elif tag == "rt_info" and not rt:
+                elif tag == "rt_info" and rt is None:
                     rt = rt_children(d)
             get = el.get
-            found.append(port(get("id"), get("precision"), get("names"), dims, el.sourceline, rt, where, output=output))
+            found.append(
+                port(get("id"), get("precision"), get("names"), dims, el.sourceline, rt or (), where, output=output)
+            )
         return tuple(found)
 
     # -- sub-graph bodies -----------------------------------------------------------------------------------------

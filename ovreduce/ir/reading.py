@@ -74,6 +74,7 @@ def name(el: etree._Element) -> str:
 
 
 _FEW_ATTRIBUTES = 64
+_XML = "http://www.w3.org/XML/1998/namespace"  # the xml: prefix, bound in every document and in no nsmap
 
 
 def attributes(el: etree._Element) -> dict[str, str]:
@@ -87,7 +88,7 @@ def attributes(el: etree._Element) -> dict[str, str]:
     few = len(attrib) <= _FEW_ATTRIBUTES  # len() is one walk of the list
     found: dict[str, str] = dict(attrib) if few else {str(a.attrname): str(a) for a in el.xpath("@*")}
     if any(k[0] == "{" for k in found):
-        prefixes = {uri: prefix for prefix, uri in el.nsmap.items() if prefix}
+        prefixes = {_XML: "xml"} | {uri: prefix for prefix, uri in el.nsmap.items() if prefix}
         found = {_prefixed(k, prefixes): v for k, v in found.items()}
     return found
 

@@ -198,9 +198,16 @@ def _of_type(op_type: str) -> tuple[Op, ...]:
     extra = _EXTRA.get()
     by_type = _index({**_BUILTIN, **extra}) if extra else _BUILTIN_BY_TYPE
     found = by_type.get(op_type.lower(), ())
+    if any(op.type in _AS_WRITTEN and op.type != op_type for op in found):
+        found = tuple(op for op in found if op.type not in _AS_WRITTEN or op.type == op_type)
     if len(found) > 1:  # the type as written first (Relu and ReLU are two names of one op)
         found = tuple(sorted(found, key=lambda op: op.type != op_type))
     return found
+
+
+# The IR's own name of an op that no opset spells so: OpenVINO's reader translates it only as written ("const" is
+# no op to it, as "Const" is the opsets' Constant), where it finds every other type in any case.
+_AS_WRITTEN = frozenset({"Const"})
 
 
 def lookup(op_type: str, version: str) -> Op | None:

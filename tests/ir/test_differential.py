@@ -67,6 +67,12 @@ SEMANTIC: dict[str, Callable[[str], str]] = {
     "keep_dims with a blank": _sub('keep_dims="true"', 'keep_dims=" true"'),
     "keep_dims yes": _sub('keep_dims="true"', 'keep_dims="yes"'),
     "no keep_dims": _sub(RM_DATA, "<data/>"),
+    "an xml: prefixed attribute": _sub(RM_DATA, '<data xml:keep_dims="true"/>'),
+    "an xml: prefixed shape beside the plain one": _sub(
+        X_DATA, '<data shape="2,3,4" xml:shape="5,3,4" element_type="f32"/>'
+    ),
+    "an id with 21 digits, leading zeros": _sub('<layer id="2"', '<layer id="000000000000000000002"'),
+    "a dim with leading zeros": _sub("<dim>3</dim>", "<dim>00000000000000000000003</dim>"),
     "the type in lower case": _sub('type="ReduceMean"', 'type="reducemean"'),
     "the type in upper case": _sub('type="ReduceMean"', 'type="REDUCEMEAN"'),
     "a default namespace on <data>": _sub(RM_DATA, '<data xmlns="urn:x" keep_dims="true"/>'),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ovreduce.errors import IRStructureError, WeightsError
-from ovreduce.ir.parser import load_ir
+from ovreduce.ir.parser import load_ir, parse_ir
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 ALL = SAMPLES / "all_reductions.xml"
@@ -153,3 +153,46 @@ def test_a_negative_output_port_in_a_port_map_is_refused_as_openvino_does(tmp_pa
         ov.Core().read_model(str(path))
     with pytest.raises(IRStructureError, match="external_port_id=-7; expected a layer output port"):
         load_ir(path)
+
+
+def test_a_lower_case_const_is_no_op_and_no_crash(tmp_path: Path) -> None:
+    """OpenVINO translates the IR's "Const" only as written ("const" is no op to it): ovreduce's check does not
+    take it for a Const, and says what it could not resolve instead of failing inside."""
+    from tests.ir.test_differential import AXES, BASE
+
+    xml = tmp_path / "m.xml"
+    xml.write_text(BASE.replace('type="Const"', 'type="const"'))
+    xml.with_suffix(".bin").write_bytes(AXES)
+    done = _cli("check", "--verbose", str(xml))
+    assert done.returncode in (0, 1), done
+    assert "internal error" not in done.stderr and "Traceback" not in done.stdout + done.stderr
+    assert "reduce-unresolved" in done.stdout
+
+
+def test_a_hundred_thousand_escaped_commas_make_one_name() -> None:
+    """A name of escaped commas is joined once, not once per comma (which took seconds for a 2 MB file)."""
+    from ovreduce.ir.weights import Weights
+    from tests.ir.test_differential import AXES, BASE
+
+    model = parse_ir(BASE.replace('names="x"', 'names="' + "\\," * 100_000 + 'x"').encode(), Weights(AXES))
+    assert model.layer("0").outputs[0].names == ("," * 100_000 + "x",)
+
+
+def test_a_layer_with_twenty_thousand_ports_reads_its_edges_and_names_a_duplicate_port() -> None:
+    """Every edge finds its port by id in a layer of thousands (a walk of the ports per edge was quadratic), and a
+    port id used twice among them is named."""
+    n = 20_000
+    ports = "".join(f'<port id="{i}" precision="FP32"><dim>1</dim></port>' for i in range(n))
+    layers = [
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1" element_type="f32"/>'
+        '<output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>',
+        f'<layer id="1" name="cat" type="Concat" version="opset1"><data axis="0"/><input>{ports}</input>'
+        f'<output><port id="{n}" precision="FP32"><dim>{n}</dim></port></output></layer>',
+    ]
+    edges = "".join(f'<edge from-layer="0" from-port="0" to-layer="1" to-port="{i}"/>' for i in range(n))
+    xml = f'<net name="m" version="11"><layers>{"".join(layers)}</layers><edges>{edges}</edges></net>'
+    model = parse_ir(xml.encode())
+    assert len(model.edges) == n and model.producer("1", str(n - 1)) == ("0", "0")
+    twice = xml.replace(f'<port id="{n - 1}" precision', '<port id="7" precision', 1)
+    with pytest.raises(IRStructureError, match="port id 7 is used twice"):
+        parse_ir(twice.encode())
