@@ -421,58 +421,45 @@ class Builder:
         OpenVINO requires the precision of an output port (and reads it only for ops it does not know); an input
         port's it never reads, so an unknown one is no error there (and reads as None)."""
         try:
-            return self._port(id_text, precision_text, names_text, dims, line, rt_info, where, output)
+            port_id = None if id_text is None else canonical_id(id_text)
+            if port_id is None:
+                got = "no 'id' attribute" if id_text is None else f"id {id_text!r}"
+                raise IRStructureError(f"{where}, line {line}: <port> has {got}; expected a non-negative integer id")
+            precision = None
+            if precision_text is not None:
+                precision = _PRECISIONS.get(precision_text)
+                if precision is None:
+                    try:
+                        precision = element_type_from_precision(precision_text)
+                    except ElementTypeError as exc:
+                        if output:
+                            raise ElementTypeError(f"{where}, port {port_id}: {exc}") from None
+            elif output:
+                raise IRStructureError(
+                    f"{where}, line {line}: output port {port_id} has no 'precision' attribute; expected its element "
+                    f"type (OpenVINO refuses the model)"
+                )
+            if len(dims) > self.limits.max_rank:
+                raise LimitExceededError(
+                    f"{where}, port {port_id}: rank {len(dims)} exceeds the limit of {self.limits.max_rank}"
+                )
+            values = []
+            for text, dim_line in dims:
+                if text is not None and text.isdigit() and len(text) < 19 and text.isascii():
+                    values.append(int(text))
+                elif text == "-1":
+                    values.append(-1)
+                else:
+                    values.append(self._dim(text, dim_line, where, port_id))
+            if not names_text:
+                names: tuple[str, ...] = ()
+            elif "\\" not in names_text and ",," not in names_text and names_text[0] != "," and names_text[-1] != ",":
+                names = tuple(names_text.split(","))
+            else:
+                names = _names(names_text)
+            return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
         except IRError as exc:
             raise _located(exc, line) from None
-
-    def _port(
-        self,
-        id_text: str | None,
-        precision_text: str | None,
-        names_text: str | None,
-        dims: Sequence[tuple[str | None, int | None]],
-        line: int | None,
-        rt_info: tuple[RtInfo, ...],
-        where: str,
-        output: bool,
-    ) -> Port:
-        port_id = None if id_text is None else canonical_id(id_text)
-        if port_id is None:
-            got = "no 'id' attribute" if id_text is None else f"id {id_text!r}"
-            raise IRStructureError(f"{where}, line {line}: <port> has {got}; expected a non-negative integer id")
-        precision = None
-        if precision_text is not None:
-            precision = _PRECISIONS.get(precision_text)
-            if precision is None:
-                try:
-                    precision = element_type_from_precision(precision_text)
-                except ElementTypeError as exc:
-                    if output:
-                        raise ElementTypeError(f"{where}, port {port_id}: {exc}") from None
-        elif output:
-            raise IRStructureError(
-                f"{where}, line {line}: output port {port_id} has no 'precision' attribute; expected its element type "
-                f"(OpenVINO refuses the model)"
-            )
-        if len(dims) > self.limits.max_rank:
-            raise LimitExceededError(
-                f"{where}, port {port_id}: rank {len(dims)} exceeds the limit of {self.limits.max_rank}"
-            )
-        values = []
-        for text, dim_line in dims:
-            if text is not None and text.isdigit() and len(text) < 19 and text.isascii():
-                values.append(int(text))
-            elif text == "-1":
-                values.append(-1)
-            else:
-                values.append(self._dim(text, dim_line, where, port_id))
-        if not names_text:
-            names: tuple[str, ...] = ()
-        elif "\\" not in names_text and ",," not in names_text and names_text[0] != "," and names_text[-1] != ",":
-            names = tuple(names_text.split(","))
-        else:
-            names = _names(names_text)
-        return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
 
     def _dim(self, text: str | None, line: int | None, where: str, port: str) -> int:
         found = _DIM.match(text or "")
