@@ -18,12 +18,13 @@ def _axes(values: list[int]) -> Any:
     return o8.constant(np.array(values, np.int64))
 
 
-def if_model() -> ov.Model:
-    """``If_1`` on a Parameter condition: then = ReduceMean over axis 1, else = ReduceSum over axis 1."""
+def _if_model(name: str, then_reduction: Any) -> ov.Model:
+    """``If_1`` on a Parameter condition over x [2,3,4]: the then-body is ``then_reduction(tp)`` of its Parameter
+    ``tp``, the else-body ReduceSum over axis 1."""
     x = o8.parameter([2, 3, 4], np.float32, name="x")
     cond = o8.parameter([], np.bool_, name="cond")
     tp = o8.parameter([2, 3, 4], np.float32, name="tp")
-    then_body = ov.Model([o8.result(o8.reduce_mean(tp, _axes([1]), keep_dims=False, name="ReduceMean_then"))], [tp])
+    then_body = ov.Model([o8.result(then_reduction(tp))], [tp])
     ep = o8.parameter([2, 3, 4], np.float32, name="ep")
     else_body = ov.Model([o8.result(o8.reduce_sum(ep, _axes([1]), keep_dims=False, name="ReduceSum_else"))], [ep])
     node = o8.if_op(cond)
@@ -32,7 +33,12 @@ def if_model() -> ov.Model:
     node.set_else_body(else_body)
     node.set_input(x.output(0), tp, ep)
     out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
-    return ov.Model([out], [x, cond], "if_model")
+    return ov.Model([out], [x, cond], name)
+
+
+def if_model() -> ov.Model:
+    """``If_1`` on a Parameter condition: then = ReduceMean over axis 1, else = ReduceSum over axis 1."""
+    return _if_model("if_model", lambda tp: o8.reduce_mean(tp, _axes([1]), keep_dims=False, name="ReduceMean_then"))
 
 
 def loop_model(*, keep_dims: bool = False, inner: ov.Model | None = None) -> ov.Model:
@@ -229,18 +235,7 @@ def padded_loop_model() -> ov.Model:
 def deep_if_model() -> ov.Model:
     """``If_1`` whose then-body reaches ``ReduceMean_deep`` through three Relus: the reduction's id in its body
     is higher than any top-level id. The else-body is a plain ReduceSum."""
-    x = o8.parameter([2, 3, 4], np.float32, name="x")
-    cond = o8.parameter([], np.bool_, name="cond")
-    tp = o8.parameter([2, 3, 4], np.float32, name="tp")
-    chain = o8.relu(o8.relu(o8.relu(tp)))
-    axes = _axes([1])
-    then_body = ov.Model([o8.result(o8.reduce_mean(chain, axes, keep_dims=False, name="ReduceMean_deep"))], [tp])
-    ep = o8.parameter([2, 3, 4], np.float32, name="ep")
-    else_body = ov.Model([o8.result(o8.reduce_sum(ep, axes, keep_dims=False, name="ReduceSum_else"))], [ep])
-    node = o8.if_op(cond)
-    node.set_friendly_name("If_1")
-    node.set_then_body(then_body)
-    node.set_else_body(else_body)
-    node.set_input(x.output(0), tp, ep)
-    out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
-    return ov.Model([out], [x, cond], "deep_if_model")
+    return _if_model(
+        "deep_if_model",
+        lambda tp: o8.reduce_mean(o8.relu(o8.relu(o8.relu(tp))), _axes([1]), keep_dims=False, name="ReduceMean_deep"),
+    )
