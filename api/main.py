@@ -173,7 +173,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Prometheus metrics (text exposition format)",
         response_class=Response,
         responses={200: {"description": "The metrics (see docs/service.md)", "content": {CONTENT_TYPE: {
-            "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}, **problems.responses()},
+            "schema": {"type": "string"}, "example": METRICS_EXAMPLE}}}, **problems.responses("get /metrics")},
     )  # fmt: skip
     async def metrics_endpoint() -> Response:
         """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape

@@ -41,8 +41,9 @@ readable IR"), Starlette's HTTP errors keep their status with code ``http.<statu
 405 wrong method), and anything unexpected is answered 500 ``internal`` by
 :func:`api.middleware.install`'s handler of last resort (Starlette's ``ServerErrorMiddleware``).
 
-The OpenAPI side lives here too: :func:`responses` declares a route's problem answers and
-:func:`openapi` rewrites FastAPI's schema so that every error is ``application/problem+json``.
+The OpenAPI side lives here too: :func:`responses` declares a route's problem answers with their examples
+(the routes declare their parameters' and bodies' examples, all recorded in ``openapi_examples.json``), and
+:func:`openapi` gives the errors their media type and the successes their examples.
 """
 
 from __future__ import annotations
@@ -329,7 +330,11 @@ def install(app: FastAPI) -> None:
 
 
 # -- OpenAPI ----------------------------------------------------------------------------------------------
-_DESCRIPTIONS = {
+EXAMPLES: dict[str, Any] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text("utf-8"))
+"""The OpenAPI document's examples (``openapi_examples.json``, recorded from the service on the samples):
+path parameters, JSON request bodies and answers by ``"<method> <path>"``, problems by status, ``/metrics``."""
+
+_DESCRIPTIONS: dict[int | str, str] = {
     400: "The request is malformed (problem+json, code request.invalid, input or usage)",
     403: "A cross-origin state-changing request (problem+json, code request.origin)",
     404: "Unknown model, layer or route (problem+json, code not_found)",
@@ -338,78 +343,44 @@ _DESCRIPTIONS = {
     422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
     503: "Not available: OpenVINO device, busy workers or the store (problem+json)",
     504: "The run took longer than the time limit (problem+json, code limit.time)",
+    "default": "Any other error, e.g. 500 internal (problem+json)",
 }
 
 
-def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """A route's OpenAPI ``responses`` entries for its problem+json answers (media type fixed by :func:`openapi`)."""
-    out: dict[int | str, dict[str, Any]] = {
-        status: {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)")}
-        for status in statuses
-    }
-    out["default"] = {"model": Problem, "description": "Any other error, e.g. 500 internal (problem+json)"}
+def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The problem+json answers of ``route`` (``"<method> <path>"``) for its OpenAPI entry, with ``statuses`` and
+    ``default``, each with its examples from :data:`EXAMPLES` (:func:`openapi` gives them their media type and
+    adds the examples of the route's successes)."""
+    out: dict[int | str, dict[str, Any]] = {}
+    instance = re.sub(r"\{(\w+)\}", lambda m: str(EXAMPLES["parameters"][m[1]]), route.split(" ", 1)[1])
+    every: list[int | str] = [*statuses, "default"]
+    for status in every:
+        number = 500 if status == "default" else status
+        examples = {
+            p["code"]: {"summary": f"{number} {p['code']}", "value": {"type": f"urn:ovreduce:problem:{p['code']}",
+                        "title": p["title"], "status": number, "detail": p["detail"], "code": p["code"],
+                        "instance": instance}}
+            for p in EXAMPLES["problems"].get(str(status), EXAMPLES["problems"]["default"])
+        }  # fmt: skip
+        out[status] = {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)"),
+                       "content": {PROBLEM_MEDIA_TYPE: {"examples": examples}}}  # fmt: skip
     return out
 
 
-EXAMPLES: dict[str, Any] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text("utf-8"))
-"""The OpenAPI document's examples (``openapi_examples.json``, recorded from the service on the samples):
-path parameters, JSON request bodies and answers by ``"<method> <path>"``, problems by status, ``/metrics``."""
-
-
-def _problem_examples(status: str, path: str) -> dict[str, Any]:
-    """The named examples of a problem answer with ``status`` (or ``default``) on ``path``."""
-    number = 500 if status == "default" else int(status)
-    problems = EXAMPLES["problems"]
-    return {
-        p["code"]: {"summary": f"{number} {p['code']}", "value": {"type": f"urn:ovreduce:problem:{p['code']}",
-                    "title": p["title"], "status": number, "detail": p["detail"], "code": p["code"], "instance": path}}
-        for p in problems.get(status, problems["default"])
-    }  # fmt: skip
-
-
-def _add_examples(schema: dict[str, Any]) -> None:
-    """:data:`EXAMPLES` on every operation's path parameters, JSON request bodies and answers, and named
-    examples of problem+json on every error answer."""
-    parameters = EXAMPLES["parameters"]
-    for path, path_item in schema.get("paths", {}).items():
-        concrete = re.sub(r"\{(\w+)\}", lambda m: str(parameters.get(m[1], m[0])), path)
-        for method, operation in path_item.items():
-            for parameter in operation.get("parameters", []):
-                if parameter.get("in") == "path" and parameter["name"] in parameters:
-                    parameter["example"] = parameters[parameter["name"]]
-            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-            if body is not None and f"{method} {path}" in EXAMPLES["requests"]:
-                body["examples"] = EXAMPLES["requests"][f"{method} {path}"]
-            answers = EXAMPLES["responses"].get(f"{method} {path}", {})
-            for status, answer in operation.get("responses", {}).items():
-                content = answer.get("content", {})
-                if PROBLEM_MEDIA_TYPE in content:
-                    content[PROBLEM_MEDIA_TYPE]["examples"] = _problem_examples(status, concrete)
-                elif "application/json" in content and status in answers:
-                    content["application/json"]["example"] = answers[status]
-
-
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema, with every error response as application/problem+json and no unused 422s, and
-    examples of every answer."""
-    if app.openapi_schema:
-        return app.openapi_schema
-    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-    for path_item in schema.get("paths", {}).values():
-        for operation in path_item.values():
-            answers = operation.get("responses", {})
-            for status in list(answers):
-                content = answers[status].get("content", {})
-                ref = content.get("application/json", {}).get("schema", {}).get("$ref", "")
-                if status == "422" and ref.endswith("/HTTPValidationError"):
-                    del answers[status]  # request validation errors are answered 400
-                    continue
-                if (status == "default" or status >= "400") and "application/json" in content:
-                    content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
-    _add_examples(schema)
-    components = schema.get("components", {}).get("schemas", {})
-    components.pop("HTTPValidationError", None)  # no longer referenced, and with it ValidationError
-    if '"#/components/schemas/ValidationError"' not in json.dumps(schema):
-        components.pop("ValidationError", None)
-    app.openapi_schema = schema
-    return schema
+    """FastAPI's schema with every error answer's schema under application/problem+json, where :func:`responses`
+    put its examples (FastAPI puts a response model under the route's media type), and the examples of the
+    successes: added here, since FastAPI drops every null member of what a route declares, and the documents
+    have many."""
+    if not app.openapi_schema:
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        for path, path_item in schema["paths"].items():
+            for method, operation in path_item.items():
+                for status, answer in operation["responses"].items():
+                    content = answer.get("content", {})
+                    if (status == "default" or status >= "400") and "application/json" in content:
+                        content.setdefault(PROBLEM_MEDIA_TYPE, {}).update(content.pop("application/json"))
+                for status, example in EXAMPLES["responses"].get(f"{method} {path}", {}).items():
+                    operation["responses"][status]["content"]["application/json"]["example"] = example
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -17,6 +17,7 @@ from starlette.responses import Response
 from ovreduce.audit import audit_model
 
 from ..deps import ServicesDep
+from ..problems import EXAMPLES, responses
 from ..schemas import AuditAnswer, AuditRequest, fields_of
 from ..workers import WorkerContext
 from .common import STORED_MODEL_PROBLEMS, document_bytes, flat_tensors, given_tensors, parse_shapes
@@ -44,12 +45,14 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
     "",
     response_model=AuditAnswer,
     summary="Run the whole model and judge every reduction against the reference (ovreduce.audit/v1)",
-    responses=STORED_MODEL_PROBLEMS,
+    responses=responses("post /v1/models/{model_id}/audit", *STORED_MODEL_PROBLEMS),
 )
 async def audit(
     services: ServicesDep,
     model_id: ModelIdPath,
-    body: Annotated[AuditRequest | None, Body()] = None,
+    body: Annotated[
+        AuditRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/audit"])
+    ] = None,
 ) -> Response:
     req = body if body is not None else AuditRequest()
     req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})

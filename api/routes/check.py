@@ -20,6 +20,7 @@ from ovreduce.reports.check import CheckDocument
 from ovreduce.shapes import PartialShape, parse_named_shapes
 
 from ..deps import ServicesDep
+from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
 from .common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
@@ -68,7 +69,7 @@ def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[byte
     "",
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
-    responses=UPLOAD_PROBLEMS,
+    responses=responses("post /v1/check", *UPLOAD_PROBLEMS),
 )
 async def check(
     services: ServicesDep,

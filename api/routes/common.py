@@ -15,7 +15,7 @@ from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 
-from ..problems import responses, scrub_json
+from ..problems import scrub_json
 from ..schemas import Tensor
 
 __all__ = [
@@ -30,9 +30,9 @@ __all__ = [
     "read_upload",
     "upload_names",
 ]
-# The problems a route may answer, for its OpenAPI entry: work on an upload, work on a stored model.
-UPLOAD_PROBLEMS = responses(400, 413, 422, 503, 504)
-STORED_MODEL_PROBLEMS = responses(400, 404, 413, 422, 503, 504)
+# The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
+UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
+STORED_MODEL_PROBLEMS = (400, 404, 413, 422, 503, 504)
 
 
 def json_bytes(doc: Any) -> bytes:

@@ -14,6 +14,7 @@ from ovreduce.conform import conform_model
 from ovreduce.reports.conform import ConformDocument
 
 from ..deps import ServicesDep
+from ..problems import responses
 from ..workers import WorkerContext
 from .common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
 
@@ -33,7 +34,7 @@ def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, devi
     "",
     response_model=ConformDocument,
     summary="Check OpenVINO's conversion of an ONNX model's mean and reduce nodes (ovreduce.conform/v1)",
-    responses=UPLOAD_PROBLEMS,
+    responses=responses("post /v1/conform", *UPLOAD_PROBLEMS),
 )
 async def conform(
     services: ServicesDep,

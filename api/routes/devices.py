@@ -24,7 +24,7 @@ def _device_info() -> DevicesDocument:
 
 
 @router.get("", response_model=DevicesDocument, summary="The OpenVINO devices and their capabilities",
-            responses=responses(503))  # fmt: skip
+            responses=responses("get /v1/devices", 503))  # fmt: skip
 async def devices(request: Request) -> DevicesDocument:
     """The devices, asked of OpenVINO at most once a minute per app."""
     cached: tuple[float, DevicesDocument] | None = getattr(request.app.state, "devices_cache", None)

@@ -17,7 +17,9 @@ router = APIRouter(tags=["health"])
 _LIVE = b'{"status":"ok"}'
 
 
-@router.get("/healthz", response_model=Health, summary="Liveness: the process answers", responses=responses())
+@router.get(
+    "/healthz", response_model=Health, summary="Liveness: the process answers", responses=responses("get /healthz")
+)
 async def healthz() -> Response:
     return Response(_LIVE, media_type="application/json")
 
@@ -36,7 +38,7 @@ def _openvino() -> tuple[bool, str | None]:
     "/readyz",
     response_model=Readiness,
     summary="Readiness: OpenVINO is loaded and the model store is writable",
-    responses=responses(503),
+    responses=responses("get /readyz", 503),
 )
 async def readyz(services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Path, Query, Request
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.responses import Response
 
@@ -27,6 +27,7 @@ from ovreduce.tensors import to_kserve
 
 from ..deps import ServicesDep
 from ..metrics import Metrics
+from ..problems import EXAMPLES, responses
 from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from ..workers import WorkerContext
 from .common import (
@@ -55,6 +56,13 @@ class LayerConvertor(Convertor[str]):
 
 register_url_convertor("layer", LayerConvertor())
 router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
+LayerPath = Annotated[
+    str,
+    Path(
+        description="a layer id or name, or a path into a sub-graph body",
+        openapi_examples={"name": {"value": EXAMPLES["parameters"]["layer"]}},
+    ),
+]
 _IDENTITY = ("layer_id", "layer_name", "type", "version", "line", "body_path")
 
 
@@ -139,7 +147,7 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
     "",
     response_model=LayerList,
     summary="The model's reductions as in the check document (all=true: every layer)",
-    responses=STORED_MODEL_PROBLEMS,
+    responses=responses("get /v1/models/{model_id}/layers", *STORED_MODEL_PROBLEMS),
 )
 async def list_layers(
     services: ServicesDep,
@@ -154,9 +162,9 @@ async def list_layers(
     "/{layer:layer}",
     response_model=LayerNeighbourhood,
     summary="One layer (id or name, URL-encoded) as ovreduce inspect --layer shows it, with its consumers",
-    responses=STORED_MODEL_PROBLEMS,
+    responses=responses("get /v1/models/{model_id}/layers/{layer}", *STORED_MODEL_PROBLEMS),
 )
-async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) -> Response:
+async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: LayerPath) -> Response:
     body = await services.isolated.run("reading the layer", _layer, model_id, layer)
     return Response(body, media_type="application/json")
 
@@ -165,14 +173,16 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: str) ->
     "/{layer:path}/run",
     response_model=RunAnswer,
     summary="Run one reduction on the NumPy reference and OpenVINO (KServe v2 tensors in and out)",
-    responses=STORED_MODEL_PROBLEMS,
+    responses=responses("post /v1/models/{model_id}/layers/{layer}/run", *STORED_MODEL_PROBLEMS),
 )
 async def run_layer(
     request: Request,
     services: ServicesDep,
     model_id: ModelIdPath,
-    layer: str,
-    body: Annotated[RunRequest | None, Body()] = None,
+    layer: LayerPath,
+    body: Annotated[
+        RunRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/layers/{layer}/run"])
+    ] = None,
 ) -> Response:
     req = body if body is not None else RunRequest()
     req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})

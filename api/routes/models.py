@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ..deps import ServicesDep
 from ..metrics import Metrics
-from ..problems import responses
+from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
 from .common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
@@ -19,7 +19,13 @@ from .common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
 __all__ = ["ModelIdPath", "router"]
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
-ModelIdPath = Annotated[str, Path(description="the model's id (64 hex digits, as POST /v1/models answered)")]
+ModelIdPath = Annotated[
+    str,
+    Path(
+        description="the model's id (64 hex digits, as POST /v1/models answered)",
+        openapi_examples={"stored": {"value": EXAMPLES["parameters"]["model_id"]}},
+    ),
+]
 
 
 def _add(
@@ -43,7 +49,7 @@ def _add(
     response_model=ModelSummary,
     summary="Store an IR (xml, and bin when it has one); 201 the first time, 200 when already stored",
     responses={200: {"model": ModelSummary, "description": "The same content was already stored"},
-               **UPLOAD_PROBLEMS},
+               **responses("post /v1/models", *UPLOAD_PROBLEMS)},
 )  # fmt: skip
 async def upload(
     request: Request,
@@ -65,7 +71,7 @@ async def upload(
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 
-@router.get("", response_model=ModelList, summary="Every stored model", responses=responses(503))
+@router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503))
 async def list_models(services: ServicesDep) -> Response:
     catalog = services.catalog
     models = await run_in_threadpool(catalog.summaries)
@@ -73,7 +79,12 @@ async def list_models(services: ServicesDep) -> Response:
     return json_response({"models": models, "total_bytes": total, "max_bytes": catalog.store.max_bytes})
 
 
-@router.get("/{model_id}", response_model=ModelSummary, summary="One stored model", responses=responses(404, 503))
+@router.get(
+    "/{model_id}",
+    response_model=ModelSummary,
+    summary="One stored model",
+    responses=responses("get /v1/models/{model_id}", 404, 503),
+)
 async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     store = services.catalog.store
     meta = await run_in_threadpool(store.meta, model_id)
@@ -81,7 +92,12 @@ async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     return json_response(meta)
 
 
-@router.delete("/{model_id}", status_code=204, summary="Remove a stored model", responses=responses(404, 503))
+@router.delete(
+    "/{model_id}",
+    status_code=204,
+    summary="Remove a stored model",
+    responses=responses("delete /v1/models/{model_id}", 404, 503),
+)
 async def delete_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     await run_in_threadpool(services.catalog.delete, model_id)
     return Response(status_code=204)

@@ -85,8 +85,9 @@ def test_every_operation_and_every_error_has_examples() -> None:
         where = f"{method.upper()} {path}"
         for parameter in op.get("parameters", []):
             if parameter["in"] == "path":
-                assert "example" in parameter, (where, parameter["name"])
-                assert _validator(doc, parameter["schema"]).is_valid(parameter["example"]), (where, parameter)
+                assert parameter.get("examples"), (where, parameter["name"])
+                for example in parameter["examples"].values():
+                    assert _validator(doc, parameter["schema"]).is_valid(example["value"]), (where, parameter)
         body = op.get("requestBody", {}).get("content", {}).get("application/json")
         if body is not None:
             assert body.get("examples"), f"{where}: no request body examples"
