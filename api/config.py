@@ -33,6 +33,8 @@ OVREDUCE_MAX_REQUESTS           64                      requests handled at once
                                                         503 busy
 OVREDUCE_HEADER_TIMEOUT_S       10                      seconds a connection may take to send a request's
                                                         line and headers (``ovreduce serve`` and the image)
+OVREDUCE_BODY_TIMEOUT_S         30                      seconds a request's body may go without a byte
+                                                        arriving; then 408 and the connection is closed
 OVREDUCE_EXTENSIONS             (none)                  comma-separated OpenVINO extensions loaded in every
                                                         process before it reads a model: library files or
                                                         Python modules that provide one (openvino-tokenizers'
@@ -102,6 +104,7 @@ class Settings(BaseSettings):
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0)
     extensions: str = ""
 
     @field_validator("extensions")

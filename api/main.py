@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, params
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.routing import APIRoute
@@ -58,7 +58,8 @@ Check OpenVINO IR models and run their Reduce* layers on the NumPy reference and
 
 Errors are RFC 9457 `application/problem+json` with a stable `code`: 400 bad request (request validation
 errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS`, code `request.host`),
-403 a state-changing request from another origin (code `request.origin`), 404 unknown model or layer, 410
+403 a state-changing request from another origin (code `request.origin`), 404 unknown model or layer, 408 a
+request body that stalled (code `request.timeout`), 410
 a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
 not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
 unexpected (logged, no details). No answer names a path of the server.
@@ -127,17 +128,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))
 
-    problems.install(app)
-    problems.add_server_paths(settings)
-    middleware.install(
-        app,
-        max_upload_bytes=settings.max_upload_bytes,
-        max_json_bytes=settings.max_json_bytes,
-        allowed_hosts=settings.host_patterns(),
-        max_requests=settings.max_requests,
-    )
-    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
-
     for router in ROUTERS:
         app.include_router(router)
     app.state.allow_index = [  # the methods of every route, for 405's Allow header (api.problems)
@@ -146,6 +136,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for route in router.routes
         if isinstance(route, APIRoute)
     ]
+
+    problems.install(app)
+    problems.add_server_paths(settings)
+    middleware.install(
+        app,
+        max_upload_bytes=settings.max_upload_bytes,
+        max_json_bytes=settings.max_json_bytes,
+        body_timeout_s=settings.body_timeout_s,
+        upload_paths=[  # the routes whose body is a form (their files): only they take uploads
+            route.path_regex
+            for router in ROUTERS
+            for route in router.routes
+            if isinstance(route, APIRoute) and isinstance(getattr(route.body_field, "field_info", None), params.Form)
+        ],
+        allowed_hosts=settings.host_patterns(),
+        max_requests=settings.max_requests,
+    )
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
 
     @app.get("/", include_in_schema=False)
     async def root() -> FileResponse:

@@ -9,7 +9,8 @@ From the outside in:
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks excepted: a busy service is still alive);
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
-  too large (at once when ``Content-Length`` says so).
+  too large (at once when ``Content-Length`` says so), and 408 when no byte of a body arrives for
+  ``OVREDUCE_BODY_TIMEOUT_S``.
 
 Every early answer is sent whole first, then the rest of the request body is read and dropped (up to a
 bound, :data:`DRAIN_MAX_BYTES` past the limit and :data:`DRAIN_MAX_S`), then the connection is closed: a
@@ -25,6 +26,7 @@ import logging
 import re
 import uuid
 from collections.abc import Iterable, Sequence
+from re import Pattern
 from urllib.parse import urlsplit
 
 import anyio
@@ -89,12 +91,15 @@ def install(
     *,
     max_upload_bytes: int,
     max_json_bytes: int,
+    body_timeout_s: float,
+    upload_paths: Sequence[Pattern[str]] = (),
     allowed_hosts: Sequence[str] = ("*",),
     max_requests: int | None = None,
 ) -> None:
     """Add the wrappers: the body limit innermost, then the in-flight limit and the security checks outermost;
     and the 500 answer of anything nothing else handled."""
-    app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes,
+                       body_timeout_s=body_timeout_s, upload_paths=upload_paths)  # fmt: skip
     if max_requests is not None:
         app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
     app.add_exception_handler(Exception, _internal_error)  # outermost (ServerErrorMiddleware): with the headers
@@ -313,29 +318,38 @@ class InFlightLimitMiddleware:
 
 # -- request bodies --------------------------------------------------------------------------------------
 class BodyLimitMiddleware:
-    """Answer 413 problem+json for a request body over the limit, counting bytes as they arrive.
+    """Answer 413 problem+json for a request body over the limit, counting bytes as they arrive; 408 for a body
+    that stalls.
 
-    Multipart bodies (uploads) get ``max_upload_bytes``, every other body ``max_json_bytes``. A declared
-    ``Content-Length`` over the limit is refused before any byte is read; a chunked body is cut off as soon
-    as the count passes the limit, and whatever the application would have answered is replaced by the 413.
-    Either way the rest of the body is then read and dropped, within bounds (see the module docstring).
+    Multipart bodies sent to the routes that take uploads (``upload_paths``) get ``max_upload_bytes``, every
+    other body ``max_json_bytes``, whatever its ``Content-Type`` says. A declared ``Content-Length`` over the
+    limit is refused before any byte is read; a chunked body is cut off as soon as the count passes the limit,
+    and whatever the application would have answered is replaced by the 413. Either way the rest of the body is
+    then read and dropped, within bounds (see the module docstring). A body of which no byte arrives for
+    ``body_timeout_s`` is answered 408 and its connection closed: a stalled client holds no request slot for
+    ever. A request with more than one ``Content-Type`` (which two parsers could read differently) is 400.
     """
 
-    def __init__(self, app: ASGIApp, *, max_upload_bytes: int, max_json_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_upload_bytes: int, max_json_bytes: int, body_timeout_s: float,
+                 upload_paths: Sequence[Pattern[str]]) -> None:  # fmt: skip
         self.app = app
         self.max_upload_bytes = max_upload_bytes
         self.max_json_bytes = max_json_bytes
+        self.body_timeout_s = body_timeout_s
+        self.upload_paths = tuple(upload_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         content_type = b""
+        content_types = 0
         declared: int | None = None
         expect = False
         for key, value in scope["headers"]:
             if key == b"content-type":
                 content_type = value
+                content_types += 1
             elif key == b"content-length":
                 try:
                     declared = int(value)
@@ -343,12 +357,17 @@ class BodyLimitMiddleware:
                     declared = None
             elif key == b"expect":
                 expect = True
-        upload = content_type.lower().startswith(b"multipart/")
+        path = scope.get("path", "")
+        upload = content_type.lower().startswith(b"multipart/") and any(p.match(path) for p in self.upload_paths)
         limit = self.max_upload_bytes if upload else self.max_json_bytes
         what = "an upload (multipart body)" if upload else "a request body"
         setting = "OVREDUCE_MAX_UPLOAD_BYTES" if upload else "OVREDUCE_MAX_JSON_BYTES"
-        path = scope.get("path", "")
         drain_limit = max(limit, DRAIN_MAX_BYTES)
+        if content_types > 1:
+            detail = f"the request has {content_types} Content-Type headers; send one"
+            drain = None if expect or not _may_have_body(scope) else receive
+            await send_problem(send, 400, detail, "request.invalid", path, close=True, drain=drain)
+            return
         if declared is not None and declared > limit:
             detail = f"{what} of {declared} bytes is larger than the limit of {limit} bytes ({setting})"
             # Expect: 100-continue: the client waits for a go-ahead that reading would send; a body far
@@ -368,7 +387,16 @@ class BodyLimitMiddleware:
             nonlocal received, refusal, finished, close, tail
             if refusal is not None:
                 raise InputError(refusal[2])
-            message = await receive()
+            if finished:  # the body is in: the application waits for a disconnect, as long as it likes
+                return await receive()
+            with anyio.move_on_after(self.body_timeout_s) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                finished = True  # nothing to drain: the client sends nothing
+                detail = (f"no byte of the request body arrived for {self.body_timeout_s:g} s "
+                          f"(OVREDUCE_BODY_TIMEOUT_S); the connection is closed")  # fmt: skip
+                refusal = (408, "request.timeout", detail)
+                raise InputError(detail)
             if message["type"] == "http.request":
                 body = message.get("body", b"")
                 received += len(body)

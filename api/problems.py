@@ -27,8 +27,9 @@ OvReduceError (anything else)      ovreduce               400
 503 answers of busy workers and of the store carry ``Retry-After``. 410 means the stored model failed its
 integrity check (its files no longer match the hashes recorded when it was written) and was removed: upload
 it again. The service's own guards answer from :mod:`api.middleware`: 400 ``request.host`` (a ``Host`` not
-in ``OVREDUCE_ALLOWED_HOSTS``), 403 ``request.origin`` (a cross-origin state-changing request), 413
-``limit.body`` and 503 ``busy`` (more than ``OVREDUCE_MAX_REQUESTS`` at once).
+in ``OVREDUCE_ALLOWED_HOSTS``), 403 ``request.origin`` (a cross-origin state-changing request), 408
+``request.timeout`` (a stalled body), 413 ``limit.body`` and 503 ``busy`` (more than ``OVREDUCE_MAX_REQUESTS``
+at once).
 
 No answer names a path of the server: :func:`problem_document` replaces every registered private path (the
 store, the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`)

@@ -38,11 +38,12 @@ MEANINGS: dict[str, str] = {
     "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets 80% of it and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
     "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",
     "model_cache_size": "parsed models kept in memory per process",
-    "check_cache_size": "`/v1/check` answers kept in memory per process, by content hash",
+    "check_cache_size": "`/v1/check` answers of at most 256 KiB kept in memory per process, by content hash (64 MiB at most)",
     "log_level": "the log level of `ovreduce serve`",
     "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400",
     "max_requests": "requests handled at once per worker process, `/healthz` and `/readyz` excepted; beyond it 503 `busy`",
     "header_timeout_s": "seconds a connection may take to send a request line and headers (`ovreduce serve`, the image)",
+    "body_timeout_s": "seconds a request's body may go without a byte arriving; then 408 `request.timeout` and the connection is closed",
     "extensions": "comma-separated OpenVINO extensions (library files or Python modules, as `--extension` takes them), loaded in the server's process at its start and in each worker process before its first job; one that cannot be loaded stops the start. openvino-tokenizers' is loaded without it. No request can name one",
 }
 

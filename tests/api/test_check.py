@@ -140,3 +140,14 @@ def test_repeated_check_is_cached(client: TestClient) -> None:
     assert first.content == second.content
     assert third.json()["models"][0]["path"] == "b.xml"
     assert len(client.app.state.services.check_cache) == 2  # type: ignore[attr-defined]
+
+
+def test_large_documents_are_not_cached(client: TestClient) -> None:
+    """The cache holds small documents only: a few answers with long names cannot pin gigabytes."""
+    xml, bin_data = sample("rmsnorm")
+    long_name = b'name="rmsnorm/variance' + b"x" * (300 << 10)  # a 300 KiB layer name, in the document
+    big = xml.replace(b'name="rmsnorm/variance', long_name, 1)
+    for name in ("a.xml", "b.xml"):
+        response = client.post("/v1/check", files=files(big, bin_data, name=name))
+        assert response.status_code == 200 and len(response.content) > 300 << 10, response.text[:300]
+    assert len(client.app.state.services.check_cache) == 0  # type: ignore[attr-defined]

@@ -204,6 +204,24 @@ def test_chunked_body_too_large(make_client: Callable[..., TestClient]) -> None:
     assert_problem(response, 413, "limit.body")
 
 
+def test_only_upload_routes_take_upload_sized_bodies(make_client: Callable[..., TestClient]) -> None:
+    """A multipart Content-Type does not lift the JSON limit of a route that takes no upload (the KServe and run
+    routes read the body as JSON whatever it is labelled), and two Content-Types are refused, not guessed."""
+    client = make_client(max_json_bytes=64 * KiB, max_upload_bytes=1024 * KiB)
+    body = b"[" + b"0," * (100 * KiB) + b"0]"  # 200 KiB: over the JSON limit, under the upload limit
+    for url in ("/v2/models/" + "0" * 64 + ".1/infer", "/v1/models/" + "0" * 64 + "/layers/x/run"):
+        for content_type in ("multipart/form-data; boundary=X", "multipart/whatever"):
+            response = client.post(url, content=body, headers={"content-type": content_type})
+            doc = assert_problem(response, 413, "limit.body")
+            assert "OVREDUCE_MAX_JSON_BYTES" in doc["detail"]
+    xml, _ = reduce_ir("sum")
+    assert client.post("/v1/check", files=files(xml, bytes(100 * KiB))).status_code != 413  # an upload route
+    two = [("content-type", "application/json"), ("content-type", "multipart/form-data; boundary=X")]
+    response = client.post("/v1/models/" + "0" * 64 + "/layers/x/run", content=b"{}", headers=two)
+    doc = assert_problem(response, 400, "request.invalid")
+    assert "2 Content-Type headers" in doc["detail"]
+
+
 def test_xml_field_limit(make_client: Callable[..., TestClient]) -> None:
     client = make_client(max_xml_bytes=1 * KiB)
     xml, bin_data = sample("rmsnorm")

@@ -338,6 +338,33 @@ class _SlowClient:
         return True
 
 
+def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> None:
+    """Clients that send headers and part of a body, then nothing, are answered 408 and closed once
+    OVREDUCE_BODY_TIMEOUT_S passes: they do not hold the OVREDUCE_MAX_REQUESTS slots for ever."""
+    with serve(tmp_path / "store", settings={"body_timeout_s": 2.0, "max_requests": 4}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        heads = [b"POST /v2/repository/index HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{",
+                 b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+                 b"Content-Type: multipart/form-data; boundary=b\r\n\r\nFFFFFFFF\r\n--b"] * 2  # fmt: skip
+        stalled = []
+        for head in heads:
+            sock = socket.create_connection((host, int(port)), timeout=30)
+            sock.sendall(head)
+            stalled.append(sock)
+        try:
+            with httpx.Client(base_url=url, timeout=30) as http:
+                assert http.get("/v1/models").status_code == 503  # every slot is held...
+                for sock in stalled:
+                    status, _, answer = _read_response(sock)  # ...until the deadline
+                    assert status == 408 and json.loads(answer)["code"] == "request.timeout", answer
+                    assert "OVREDUCE_BODY_TIMEOUT_S" in json.loads(answer)["detail"]
+                    assert sock.recv(1) == b""  # closed
+                assert http.get("/v1/models").status_code == 200
+        finally:
+            for sock in stalled:
+                sock.close()
+
+
 def test_slow_header_clients_neither_starve_healthz_nor_stay(tmp_path: Path) -> None:
     """40 clients trickling headers: /healthz keeps answering 200; each of them is closed at its deadline."""
     with serve(tmp_path / "store", settings={"header_timeout_s": 3.0, "max_requests": 8}) as (url, _):
