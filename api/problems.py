@@ -64,6 +64,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from ovreduce.errors import (
@@ -284,22 +285,37 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=headers, **extra)
 
 
+_UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsing the body"), by the cause
+    RecursionError: "it is nested too deeply",
+    UnicodeDecodeError: "it is not UTF-8 text",
+    ClientDisconnect: "the client closed the connection before it arrived",
+}
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's and FastAPI's HTTP errors in our words; under ``/v2`` as KServe's ``{"error"}``, which the
+    protocol's clients read."""
     assert isinstance(exc, StarletteHTTPException)
+    path = request.url.path
+    v2 = path == "/v2" or path.startswith("/v2/")
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
-        path = request.url.path
-        detail = f"no route for {request.method} {path}; see /docs for the API"
+        detail = f"no route for {request.method} {path[:200]}; " + (
+            "ovreduce serves the KServe v2 server and model metadata, health, readiness, inference and repository index"
+            if v2 else "see /docs for the API"
+        )  # fmt: skip
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {path.rstrip('/')})"
-    elif detail == "There was an error parsing the body":  # FastAPI's words for JSON nested past the recursion limit
-        detail = "the request body cannot be read as JSON: it is nested too deeply (or otherwise unreadable)"
-    headers = dict(exc.headers or {})
-    if exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
+    elif detail == "There was an error parsing the body":
+        why = _UNREADABLE.get(type(exc.__cause__), "it cannot be read")
+        detail = f"the request body cannot be read as JSON: {why}"
+    elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
-    return problem_response(
-        exc.status_code, detail, f"http.{exc.status_code}", instance=request.url.path, headers=headers
-    )
+        detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"
+    if v2:
+        return Response(json.dumps({"error": scrub(detail)}), exc.status_code, headers, "application/json")
+    return problem_response(exc.status_code, detail, f"http.{exc.status_code}", instance=path, headers=headers)
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:

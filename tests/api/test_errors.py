@@ -263,6 +263,16 @@ def test_http_errors_are_problems(client: TestClient) -> None:
     assert response.headers["allow"] == "GET, POST"
 
 
+@pytest.mark.parametrize(
+    ("body", "why"), [(b'{"device": "\xff"}', "not UTF-8"), (b"[" * 100_000 + b"]" * 100_000, "nested too deeply")]
+)
+def test_an_unreadable_json_body_says_why(client: TestClient, body: bytes, why: str) -> None:
+    response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=body,
+                           headers={"content-type": "application/json"})  # fmt: skip
+    doc = assert_problem(response, 400, "http.400")
+    assert doc["detail"] == f"the request body cannot be read as JSON: it is {why}", doc
+
+
 @pytest.mark.parametrize("ending", [b"", b"\r\n", b"\r\n--BOUND", b"\r\n--BOUND\r\n"])
 def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient, ending: bytes) -> None:
     """A body cut short, even one whose file part is whole: 400 saying so, not a check of what arrived."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,3 +145,21 @@ def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], 
 def test_empty_weights_are_refused_with_where(http: httpx.Client) -> None:
     xml, _ = reduce_ir("sum")
     _problem(http.post("/v1/check", files=files(xml, b"")), 422, "ir.weights", "needs 8 bytes at offset 0")
+
+
+def test_a_client_gone_mid_body_is_no_server_error(server: tuple[str, Any], http: httpx.Client) -> None:
+    """A client that closes its connection in the middle of a body: nothing logged as an error, no 500 counted."""
+    url, proc = server
+    port = int(url.rsplit(":", 1)[1])
+    for path in ("/v2/repository/index", f"/v2/models/{'0' * 64}.1/infer", f"/v1/models/{'0' * 64}/layers/x/run"):
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{{".encode())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # until the three are answered (and counted), whatever their status
+        metrics = http.get("/metrics").text
+        if all(f'route="{r}"' in metrics for r in ("/v2/repository/index", "/v2/models/{name}/infer")):
+            break
+        time.sleep(0.1)
+    log = proc.log.read_text(errors="replace")
+    assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
+    assert 'route="/v2/repository/index"' in metrics and 'status="500"' not in metrics, metrics

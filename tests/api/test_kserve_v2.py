@@ -132,7 +132,7 @@ def test_tritonclient_reports_an_unknown_model(server: tuple[str, dict[str, str]
         client.get_model_metadata("resnet50")
     assert caught.value.status() == "404" and "unknown model" in str(caught.value.message())
     assert not client.is_model_ready(f"{ids['rmsnorm']}.999")
-    with pytest.raises(InferenceServerException, match="does not serve GET /v2/models/x/config"):
+    with pytest.raises(InferenceServerException, match="no route for GET /v2/models/x/config"):
         client.get_model_config("x")
     tensor = triton.InferInput("data", [1], "FP32")
     tensor.set_data_from_numpy(np.zeros([1], np.float32))
@@ -207,6 +207,12 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
     gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
     _error(gzip, 400, "Content-Encoding")
+    # what no route serves, by path or by method, in the same form
+    _error(client.get("/v2/models/x/stats"), 404, "no route for GET /v2/models/x/stats")
+    for method in ("PUT", "DELETE", "PATCH", "XYZ"):
+        response = client.request(method, infer)
+        _error(response, 405, f"{method} is not allowed", "POST")
+        assert response.headers["allow"] == "POST"
 
 
 def test_binary_sizes_are_checked_against_shapes_before_allocation(
