@@ -121,7 +121,7 @@ class Catalog:
             mid = hasher.hexdigest()
             if self.store.exists(mid):
                 self.store.touch(mid)
-                with contextlib.suppress(StoreCorruptError):  # removed: stored again below
+                with contextlib.suppress(StoreCorruptError, NotFoundError):  # removed, or deleted: stored below
                     return self.store.meta(mid), False
                 self._forget(mid)
             size = len(xml) + bin_size
@@ -148,10 +148,15 @@ class Catalog:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)
             stage.write("meta.json", json.dumps(meta).encode())
-            created = self.store.commit(stage, mid)
-        if not created:
-            self.store.touch(mid)
-            return self.store.meta(mid), False
+            for _ in range(8):
+                created = self.store.commit(stage, mid)
+                if created:
+                    break
+                self.store.touch(mid)  # another request stored the same content first...
+                with contextlib.suppress(NotFoundError):  # ...and it is there still, or was deleted since: again
+                    return self.store.meta(mid), False
+            else:
+                raise StoreError("the model was stored and deleted by other requests while this one stored it; retry")
         for removed in self.store.evict(keep=mid):
             self._forget(removed)
         return meta, True

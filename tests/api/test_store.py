@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import io
@@ -55,6 +56,36 @@ def test_concurrent_adds_of_one_model(tmp_path: Path) -> None:
     [folder] = (tmp_path / "models").iterdir()
     assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "model.bin", "model.xml", "sums.json", "used"]
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_adds_racing_deletes_of_one_model_always_store_it(tmp_path: Path) -> None:
+    """An upload that meets a delete of the same content (before, between or after its own write) stores it
+    or finds it stored: never 'not found'."""
+    catalog = _catalog(tmp_path)
+    xml, bin_data = reduce_ir("same")
+    mid = model_id(xml, bin_data)
+    stop = time.monotonic() + 4
+    failures: list[BaseException] = []
+
+    def add() -> None:
+        while time.monotonic() < stop:
+            try:
+                meta, _ = catalog.add(xml, io.BytesIO(bin_data), filename="same.xml", bin_filename="same.bin")
+                assert meta["id"] == mid
+            except BaseException as exc:  # every failure is the finding
+                failures.append(exc)
+
+    def delete() -> None:
+        while time.monotonic() < stop:
+            with contextlib.suppress(NotFoundError):
+                catalog.delete(mid)
+
+    threads = [threading.Thread(target=add) for _ in range(4)] + [threading.Thread(target=delete) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [], failures[:3]
 
 
 def test_lru_eviction_skips_pinned(tmp_path: Path) -> None:
