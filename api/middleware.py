@@ -211,8 +211,8 @@ def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
         origin_port = parts.port
     except ValueError:
         return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.path or parts.query:
+        return False  # a browser's Origin is scheme://host[:port], nothing more
     request = _split_host(host.decode("latin-1"))
     if request is None:
         return False
@@ -268,7 +268,8 @@ class SecurityMiddleware:
                                drain=drain if _may_have_body(scope) else None)  # fmt: skip
             return
         if scope.get("method", "GET") in _UNSAFE_METHODS:
-            origin = _header(scope, b"origin")
+            origins = [value for key, value in scope["headers"] if key == b"origin"]
+            origin = b"\n".join(origins) if origins else None  # two are not the service's own either
             fetch_site = (_header(scope, b"sec-fetch-site") or b"").strip().lower()
             refused = None
             if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy.typing as npt
-from fastapi import UploadFile
+from fastapi import Depends, Request, UploadFile
 from starlette.responses import Response
 
 from ovreduce.errors import InputError, LimitExceededError
@@ -19,6 +19,7 @@ from ..problems import scrub_json
 from ..schemas import Tensor
 
 __all__ = [
+    "FIELDS_ONCE",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
     "display_name",
@@ -57,6 +58,17 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     if len(data) > limit:
         raise LimitExceededError(f"{what} is larger than the limit of {limit} bytes ({setting})")
     return data
+
+
+async def _fields_once(request: Request) -> None:
+    form = await request.form()  # the form FastAPI parsed for the route's parameters (Starlette keeps it)
+    twice = sorted({key for key, _ in form.multi_items() if len(form.getlist(key)) > 1})
+    if twice:
+        raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
+
+
+FIELDS_ONCE = Depends(_fields_once)
+"""A dependency of the upload routes: 400 for a form that gives a field twice, of which one would be read."""
 
 
 def display_name(filename: str | None, default: str) -> str:

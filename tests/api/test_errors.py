@@ -222,6 +222,18 @@ def test_only_upload_routes_take_upload_sized_bodies(make_client: Callable[..., 
     assert "2 Content-Type headers" in doc["detail"]
 
 
+def test_a_field_given_twice_is_refused_not_guessed(client: TestClient) -> None:
+    xml, bin_data = reduce_ir("sum")
+    other, _ = reduce_ir("mean")
+    twice = [("xml", ("a.xml", xml)), ("xml", ("b.xml", other)), ("bin", ("m.bin", bin_data))]
+    for url in ("/v1/check", "/v1/models"):
+        doc = assert_problem(client.post(url, files=twice), 400, "input")
+        assert "'xml' more than once" in doc["detail"], doc
+    doc = assert_problem(client.post("/v1/conform", files=[("onnx", ("a", b"x")), ("onnx", ("b", b"y"))]), 400)
+    assert "'onnx' more than once" in doc["detail"], doc
+    assert client.get("/v1/models").json()["models"] == []
+
+
 def test_xml_field_limit(make_client: Callable[..., TestClient]) -> None:
     client = make_client(max_xml_bytes=1 * KiB)
     xml, bin_data = sample("rmsnorm")
@@ -264,7 +276,7 @@ def test_http_errors_are_problems(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "why"), [(b'{"device": "\xff"}', "not UTF-8"), (b"[" * 100_000 + b"]" * 100_000, "nested too deeply")]
+    ("body", "why"), [(b'{"device": "\xff"}', "not UTF-8 text"), (b"[" * 100_000 + b"]" * 100_000, "nested too deeply")]
 )
 def test_an_unreadable_json_body_says_why(client: TestClient, body: bytes, why: str) -> None:
     response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=body,

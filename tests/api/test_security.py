@@ -90,6 +90,8 @@ def test_health_checks_answer_any_host(client: TestClient) -> None:
         {"origin": "http://localhost"},  # the same machine by another name: another origin
         {"origin": "null"},  # sandboxed frames, file: pages
         {"origin": "http://127.0.0.1.evil.example"},
+        {"origin": "http://evil.example@127.0.0.1"},  # not what a browser sends: never the service's own
+        {"origin": "http://127.0.0.1/path"},
         {"sec-fetch-site": "cross-site"},
         {"sec-fetch-site": "same-site"},
     ],
@@ -103,6 +105,11 @@ def test_cross_origin_state_changes_are_403(client: TestClient, headers: dict[st
         response = client.request(method, f"/v1/models/{'0' * 64}", headers=headers)
         assert_problem(response, 403, "request.origin")
     assert_problem(client.post("/v1/check", files=files(xml, bin_data), headers=headers), 403, "request.origin")
+
+
+def test_two_origins_are_refused(client: TestClient) -> None:
+    two = [("origin", "http://127.0.0.1"), ("origin", "http://evil.example")]
+    assert_problem(client.post("/v1/check", files=files(*reduce_ir("sum")), headers=two), 403, "request.origin")
 
 
 def test_own_origin_and_plain_clients_are_served(client: TestClient) -> None:
