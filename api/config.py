@@ -1,50 +1,8 @@
 """The service's settings: one :class:`Settings` object, read from ``OVREDUCE_*`` environment variables.
 
-Every limit has a safe default for a service on 127.0.0.1; raise them for trusted, larger models.
-
-==============================  ======================  ====================================================
-variable                        default                 meaning
-==============================  ======================  ====================================================
-OVREDUCE_HOST                   127.0.0.1               ``ovreduce serve`` bind address
-OVREDUCE_PORT                   8000                    ``ovreduce serve`` port
-OVREDUCE_WORKERS                1                       ``ovreduce serve`` worker processes
-OVREDUCE_STORE                  <user cache>/ovreduce/  the model store directory (platformdirs cache dir)
-                                store
-OVREDUCE_STORE_MAX_BYTES        2 GiB                   total size of the store; least recently used
-                                                        models are evicted beyond it
-OVREDUCE_MAX_UPLOAD_BYTES       256 MiB                 a multipart request body (xml + bin), counted as
-                                                        it streams
-OVREDUCE_MAX_JSON_BYTES         8 MiB                   any other request body (a run's JSON; parsing
-                                                        it costs about 11x its size in memory)
-OVREDUCE_MAX_XML_BYTES          32 MiB                  one IR .xml
-OVREDUCE_MAX_LAYERS             100000                  layers in one IR
-OVREDUCE_MAX_ELEMENTS           4194304                 elements of one run input (given or generated)
-OVREDUCE_MAX_OUTPUT_ELEMENTS    1048576                 elements of one run output (returned as JSON)
-OVREDUCE_RUN_TIMEOUT_S          30                      seconds a run or check may take, queueing included
-OVREDUCE_CONCURRENCY            os.cpu_count()          checks, runs, audits, conforms at once (worker processes)
-OVREDUCE_MODEL_CACHE_SIZE       16                      parsed models kept in memory per process
-OVREDUCE_CHECK_CACHE_SIZE       256                     /v1/check documents kept per process, by content hash
-OVREDUCE_LOG_LEVEL              info                    log level of ``ovreduce serve``
-OVREDUCE_ALLOWED_HOSTS          localhost,127.0.0.1,    the ``Host`` values answered (any port unless one is
-                                [::1]                   given, ``*.example.com`` for subdomains); the bind
-                                                        host is added; ``*`` answers any Host. Others: 400
-OVREDUCE_MAX_REQUESTS           64                      requests handled at once per worker process
-                                                        (``/healthz`` and ``/readyz`` excepted); beyond it
-                                                        503 busy
-OVREDUCE_HEADER_TIMEOUT_S       10                      seconds a connection may take to send a request's
-                                                        line and headers (``ovreduce serve`` and the image)
-OVREDUCE_BODY_TIMEOUT_S         30                      seconds a request's body may go without a byte
-                                                        arriving; then 408 and the connection is closed
-OVREDUCE_EXTENSIONS             (none)                  comma-separated OpenVINO extensions loaded in every
-                                                        process before it reads a model: library files or
-                                                        Python modules that provide one (openvino-tokenizers'
-                                                        is loaded wherever it is installed). A request can
-                                                        never name one
-==============================  ======================  ====================================================
-
-State-changing requests (POST, PUT, PATCH, DELETE) whose ``Origin`` is not the service's own, or that a
-browser marks ``Sec-Fetch-Site: cross-site``/``same-site``, are refused 403: only the service's own pages
-(and clients that are not browsers) can drive it.
+Every limit has a safe default for a service on 127.0.0.1; raise them for trusted, larger models. What each setting
+means is written once, in docs/service.md's settings table, which ``python -m tests.api.settings_doc`` makes from this
+class (the suite fails while it is stale).
 """
 
 from __future__ import annotations

@@ -1,40 +1,10 @@
-"""Prometheus metrics of one app, exposed at ``GET /metrics`` in the text exposition format.
+"""Prometheus metrics of one app, exposed at ``GET /metrics`` in the text exposition format; each metric and label
+is described in docs/service.md#metrics.
 
-Each app has its own :class:`~prometheus_client.CollectorRegistry` (made by :func:`api.main.create_app`),
-so several apps in one process (the tests) keep separate counts. The metrics:
-
-``ovreduce_http_requests_total{method, route, status}`` (counter)
-    Answered requests, by route template (``/v1/models/{model_id}``, never the concrete path, so the label
-    set stays small) and status; requests no route matched are ``route="<unmatched>"``, methods other than
-    HTTP's own are ``method="other"``. Refusals by the
-    wrappers (Host not allowed 400, too large 413, busy 503) are counted too.
-``ovreduce_http_request_duration_seconds{method, route}`` (histogram)
-    Time from the request's headers to the end of its answer.
-``ovreduce_runs_total{backend, device, outcome}`` (counter)
-    Layer runs (``POST .../layers/{layer}/run``) once they complete, one per requested backend: ``outcome``
-    is the run's (``agree``, ``disagree``, ``failed``, ``nothing-compared``) or, for a run that ended
-    without a document, its error code (``limit.time``, ``busy``, ``worker``, ``backend.device``, ...).
-    ``device`` is the requested OpenVINO device as OpenVINO lists it (``CPU``, ``GPU.0``; a virtual device by
-    its kind, ``AUTO``); one it does not know is ``unavailable``, so no request adds a label value.
-``ovreduce_jobs_queued`` (gauge)
-    Jobs waiting for one of the worker processes.
-``ovreduce_jobs_rejected_total{reason}`` (counter)
-    Jobs of the worker processes that ended without an answer: ``busy`` (503, never started),
-    ``timeout`` (504, the worker was killed), ``worker_died`` (503, the worker ended on its own).
-``ovreduce_workers_killed_total`` (counter)
-    Worker processes killed for outliving the time limit.
-``ovreduce_store_bytes``, ``ovreduce_store_models`` (gauges)
-    Bytes and models in the model store (read from the disk when scraped; uploads being staged count in
-    the bytes, as they do against ``OVREDUCE_STORE_MAX_BYTES``); ``ovreduce_store_max_bytes`` the limit.
-``ovreduce_store_evictions_total`` (counter)
-    Models evicted to keep the store under its limit.
-
-With several uvicorn workers (``OVREDUCE_WORKERS``) each process counts on its own. Set
-``PROMETHEUS_MULTIPROC_DIR`` to an empty, writable folder before the server starts (prometheus_client's
-multiprocess mode) and every process writes its counts there and ``/metrics`` answers their sum, whichever
-worker the scrape reaches; without it, each scrape shows the counts of the worker that answered it. The
-store gauges are read from the disk either way (the store is shared); ``ovreduce_jobs_queued`` is summed
-over live processes in multiprocess mode.
+Each app has its own :class:`~prometheus_client.CollectorRegistry` (made by :func:`api.main.create_app`), so several
+apps in one process (the tests) keep separate counts. No request can add a label value: routes are templates,
+methods outside HTTP's are ``other``, devices are as OpenVINO lists them or ``unavailable``. With several uvicorn
+workers, ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's multiprocess mode) makes ``/metrics`` answer their sum.
 """
 
 from __future__ import annotations

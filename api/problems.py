@@ -1,49 +1,18 @@
 """Every error the service answers, as RFC 9457 ``application/problem+json``, mapped in one place.
 
-The library's exceptions carry a stable ``code``; :data:`STATUS_BY_ERROR` maps their classes to HTTP
-statuses (the most specific class wins), and :func:`install` registers one handler on
-:class:`~ovreduce.errors.OvReduceError` for the whole tree, the service's own leaves (:mod:`api.errors`)
-included:
+The library's exceptions carry a stable ``code``; :data:`STATUS_BY_ERROR` maps their classes to HTTP statuses (the
+most specific class wins) and :func:`install` registers one handler for the whole tree, the service's own leaves
+(:mod:`api.errors`) included, one for Starlette's HTTP errors (``http.<status>``; under ``/v2`` KServe's
+``{"error"}``) and one for request validation (400 ``request.invalid``: 422 is kept for "not a readable IR").
+The codes and statuses, the middleware's own included, are listed for clients in docs/api.md.
 
-=================================  =====================  ======
-class                              code                   status
-=================================  =====================  ======
-IRError (and every subclass)       ir, ir.*               422
-ShapeInferenceError                shape                  422
-LimitExceededError                 limit                  413
-RequestTooLargeError               limit.body             413
-RunTimeoutError                    limit.time             504
-NotFoundError                      not_found              404
-InputError                         input                  400
-BackendError                       backend                503
-DeviceNotAvailableError            backend.device         503
-BusyError                          busy                   503
-StoreError                         store                  503
-StoreFullError                     store.full             503
-StoreCorruptError                  store.corrupt          410
-OvReduceError (anything else)      ovreduce               400
-=================================  =====================  ======
+No answer names a path of the server: :func:`problem_document` replaces every registered private path (the store,
+the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`) with the file's
+base name, whatever raised the error. The documents that can carry OpenVINO's messages are filtered once, where a
+worker process writes them (:func:`api.routes.common.document_bytes`, :func:`scrub_json`).
 
-503 answers of busy workers and of the store carry ``Retry-After``. 410 means the stored model failed its
-integrity check (its files no longer match the hashes recorded when it was written) and was removed: upload
-it again. The service's own guards answer from :mod:`api.middleware`: 400 ``request.host`` (a ``Host`` not
-in ``OVREDUCE_ALLOWED_HOSTS``), 403 ``request.origin`` (a cross-origin state-changing request), 408
-``request.timeout`` (a stalled body), 413 ``limit.body`` and 503 ``busy`` (more than ``OVREDUCE_MAX_REQUESTS``
-at once).
-
-No answer names a path of the server: :func:`problem_document` replaces every registered private path (the
-store, the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`)
-in ``detail`` and the extra members with the file's base name, whatever raised the error. The documents that
-can carry OpenVINO's messages are filtered once, where a worker process writes them
-(:func:`api.routes.common.document_bytes`, :func:`scrub_json`; each worker registers the same paths).
-
-Outside the tree: FastAPI's request validation errors are 400 ``request.invalid`` (422 is kept for "not a
-readable IR"), Starlette's HTTP errors keep their status with code ``http.<status>`` (404 unknown path,
-405 wrong method), and anything unexpected is answered 500 ``internal`` by
-:func:`api.middleware.install`'s handler of last resort (Starlette's ``ServerErrorMiddleware``).
-
-The OpenAPI side lives here too: :func:`responses` declares a route's problem answers with their examples
-(the routes declare their parameters' and bodies' examples, all recorded in ``openapi_examples.json``), and
+The OpenAPI side lives here too: :func:`responses` declares a route's problem answers with their examples (the
+routes declare their parameters' and bodies' examples, all recorded in ``openapi_examples.json``), and
 :func:`openapi` gives the errors their media type and the successes their examples.
 """
 

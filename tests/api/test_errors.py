@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -13,10 +14,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api import errors as api_errors
+from api import workers
 from api.problems import STATUS_BY_ERROR, status_for
 from ovreduce import errors as lib
 
-from .conftest import assert_problem, files, sample
+from .conftest import ROOT, assert_problem, files, sample
 from .irs import reduce_ir
 
 KiB = 1024
@@ -298,3 +300,13 @@ def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient
     whole = client.post("/v1/check", content=head + xml + b"\r\n--BOUND--\r\nan epilogue",
                         headers={"content-type": "multipart/form-data; boundary=BOUND"})  # fmt: skip
     assert whole.status_code == 422, whole.text  # complete: read, and the missing bin is the IR's problem
+
+
+def test_every_error_code_is_documented_for_clients() -> None:
+    """Each error class's code (the library's, the service's, the worker pool's) has its row in docs/api.md."""
+    table = (ROOT / "docs" / "api.md").read_text("utf-8")
+    classes = [c for m in (lib, api_errors, workers) for c in vars(m).values()
+               if isinstance(c, type) and issubclass(c, lib.OvReduceError)]  # fmt: skip
+    assert len(classes) > 15
+    missing = sorted({c.code for c in classes} - set(re.findall(r"`([a-z_.]+)`", table)))
+    assert missing == [], f"error codes without a row in docs/api.md: {missing}"
