@@ -244,7 +244,8 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
     """Check a user-supplied array against the port it feeds; same-kind casts are allowed (f64 -> f32).
 
     Raises:
-        InputError: incompatible shape, or a cast that would change the kind of values.
+        InputError: incompatible shape, a cast that would change the kind of values, integers that do not fit,
+            or finite floats that would become infinite (1e300 in f32, 1e5 in f16).
     """
     _check_executable(etype)
     if not shape.compatible(PartialShape.static(array.shape)):
@@ -260,9 +261,12 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
     compatible = src_kind == dst_kind or (src_kind in "iu" and dst_kind in "iu")
     if not compatible:
         raise InputError(f"{what} holds {array.dtype} values but the layer expects {etype}; convert the file first")
-    converted = array.astype(target)
+    with np.errstate(over="ignore"):
+        converted = array.astype(target)
     if src_kind in "iu" and not np.array_equal(converted.astype(array.dtype), array):
         raise InputError(f"{what}: {array.dtype} values do not fit in {etype}")
+    if src_kind == "f" and np.any(np.isinf(converted) & np.isfinite(array)):
+        raise InputError(f"{what}: {array.dtype} values beyond the range of {etype} would become infinite")
     return converted
 
 

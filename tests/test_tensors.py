@@ -18,7 +18,8 @@ from onnx import numpy_helper
 
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.ir.dtypes import ELEMENT_TYPES
-from ovreduce.tensors import from_kserve, load_tensor, to_kserve
+from ovreduce.shapes import PartialShape
+from ovreduce.tensors import conform_array, from_kserve, load_tensor, to_kserve
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -336,3 +337,17 @@ def test_kserve_explicit_infinities_and_the_largest_values_pass(datatype: str) -
     tensor = {"name": "x", "shape": [3], "datatype": datatype, "data": ["inf", -largest, largest]}
     array = from_kserve(tensor, "input x")
     assert np.isinf(array[0]) and np.isfinite(array[1:].astype(np.float64)).all()
+
+
+@pytest.mark.parametrize(
+    ("values", "src", "etype"),
+    [([1e300, 2.0], np.float64, "f32"), ([1e5, 2.0], np.float32, "f16"), ([1e39, 1.0], np.float64, "bf16")],
+)
+def test_finite_floats_that_would_become_infinite_are_refused(values: list[float], src: Any, etype: str) -> None:
+    """A narrowing cast of a given input is refused where it would turn a finite value into inf, as the KServe
+    decoding refuses such FP32/FP16 values; infinities given as such, and values in range, pass."""
+    shape = PartialShape.static((2,))
+    with pytest.raises(InputError, match="would become infinite"):
+        conform_array(np.array(values, dtype=src), ELEMENT_TYPES[etype], shape, "input 'x'")
+    kept = conform_array(np.array([np.inf, 2.0], dtype=src), ELEMENT_TYPES[etype], shape, "input 'x'")
+    assert np.isinf(kept[0]) and kept[1] == 2.0
