@@ -7,7 +7,7 @@ From the outside in:
   ``request.origin``: CSRF) and puts the security headers (CSP, nosniff, no framing, no referrer) on every
   answer;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
-  (health checks excepted: a busy service is still alive);
+  (health checks and ``/metrics`` excepted: a busy service is still alive);
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
   too large (at once when ``Content-Length`` says so), and 408 when no byte of a body arrives for
   ``OVREDUCE_BODY_TIMEOUT_S``.
@@ -81,8 +81,10 @@ def csp_for(html: str) -> str:
     return CSP + (f"; script-src 'self' {hashes}" if hashes else "")
 
 
-HEALTH_PATHS = frozenset({"/healthz", "/readyz"})
+HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/v2/health/live", "/v2/health/ready"})
 """Answered whatever the Host (probes of orchestrators name the pod's address) and however busy."""
+NEVER_BUSY = HEALTH_PATHS | {"/metrics"}
+"""Answered however many requests are under way: a probe or a scrape is wanted most when the service is loaded."""
 _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
 
@@ -290,7 +292,8 @@ class InFlightLimitMiddleware:
     """Answer 503 ``busy`` (with ``Retry-After``) while ``max_requests`` requests are being handled.
 
     Only requests whose headers have arrived count, so slow or idle connections do not crowd out the
-    others (uvicorn's ``--limit-concurrency`` counts connections); the health checks are never refused.
+    others (uvicorn's ``--limit-concurrency`` counts connections); the health checks (KServe's too) and
+    ``/metrics`` are never refused.
     """
 
     def __init__(self, app: ASGIApp, *, max_requests: int) -> None:
@@ -299,7 +302,7 @@ class InFlightLimitMiddleware:
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path", "") in HEALTH_PATHS:
+        if scope["type"] != "http" or scope.get("path", "") in NEVER_BUSY:
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.max_requests:
@@ -347,11 +350,13 @@ class BodyLimitMiddleware:
         content_type = b""
         content_types = 0
         declared: int | None = None
-        expect = False
+        expect = chunked = False
         for key, value in scope["headers"]:
             if key == b"content-type":
                 content_type = value
                 content_types += 1
+            elif key == b"transfer-encoding":
+                chunked = True
             elif key == b"content-length":
                 try:
                     declared = int(value)
@@ -365,8 +370,10 @@ class BodyLimitMiddleware:
         what = "an upload (multipart body)" if upload else "a request body"
         setting = "OVREDUCE_MAX_UPLOAD_BYTES" if upload else "OVREDUCE_MAX_JSON_BYTES"
         drain_limit = max(limit, DRAIN_MAX_BYTES)
-        if content_types > 1:
-            detail = f"the request has {content_types} Content-Type headers; send one"
+        if content_types > 1 or (chunked and declared is not None):
+            detail = (f"the request has {content_types} Content-Type headers; send one" if content_types > 1 else
+                      "the request has both Transfer-Encoding and Content-Length, which two readers of it could split "
+                      "differently; send one")  # fmt: skip
             drain = None if expect or not _may_have_body(scope) else receive
             await send_problem(send, 400, detail, "request.invalid", path, close=True, drain=drain)
             return

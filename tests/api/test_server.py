@@ -338,6 +338,22 @@ class _SlowClient:
         return True
 
 
+def test_content_length_beside_chunked_is_refused_and_closed(tmp_path: Path) -> None:
+    """A request with both framings (a smuggling attempt through any proxy that reads the other one) is 400 and
+    its connection closed: the request hidden in its body is never answered."""
+    with serve(tmp_path / "store") as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        body = b'a\r\n{"seed":1}\r\n0\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+        head = (b"POST /v1/models/%s/layers/x/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n" % (b"0" * 64))  # fmt: skip
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + body)
+            status, _, answer = _read_response(sock)
+            assert status == 400 and json.loads(answer)["code"] == "request.invalid", answer
+            assert b"Transfer-Encoding and Content-Length" in answer
+            assert sock.recv(65536) == b""  # closed: no second answer
+
+
 def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> None:
     """Clients that send headers and part of a body, then nothing, are answered 408 and closed once
     OVREDUCE_BODY_TIMEOUT_S passes: they do not hold the OVREDUCE_MAX_REQUESTS slots for ever."""
