@@ -28,7 +28,7 @@ from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
 
 from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
-from .disk import ModelHasher, ModelStore, read_error
+from .disk import ModelHasher, ModelStore, NotAFileError, read_error, read_file
 
 __all__ = ["Catalog", "LoadedModel", "summarize"]
 
@@ -124,12 +124,6 @@ class Catalog:
                 with contextlib.suppress(StoreCorruptError, NotFoundError):  # removed, or deleted: stored below
                     return self.store.meta(mid), False
                 self._forget(mid)
-            size = len(xml) + bin_size
-            if size > self.store.max_bytes:
-                raise LimitExceededError(
-                    f"the model is {size} bytes, more than the whole store may hold ({self.store.max_bytes} bytes, "
-                    f"OVREDUCE_STORE_MAX_BYTES)"
-                )
             weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_size else None
             try:
                 model = parse_ir(
@@ -144,16 +138,23 @@ class Catalog:
                 mid, model, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
                 bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             )  # fmt: skip
+            summary = json.dumps(meta).encode()
+            size = len(xml) + bin_size + len(summary)
+            if size > self.store.max_bytes:
+                raise LimitExceededError(
+                    f"the model is {size} bytes with its summary, more than the whole store may hold "
+                    f"({self.store.max_bytes} bytes, OVREDUCE_STORE_MAX_BYTES)"
+                )
             if bin_size == 0:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)
-            stage.write("meta.json", json.dumps(meta).encode())
+            stage.write("meta.json", summary)
             for _ in range(8):
                 created = self.store.commit(stage, mid)
                 if created:
                     break
                 self.store.touch(mid)  # another request stored the same content first...
-                with contextlib.suppress(NotFoundError):  # ...and it is there still, or was deleted since: again
+                with contextlib.suppress(NotFoundError, StoreCorruptError):  # ...and is there still, or is gone: again
                     return self.store.meta(mid), False
             else:
                 raise StoreError("the model was stored and deleted by other requests while this one stored it; retry")
@@ -179,10 +180,15 @@ class Catalog:
             return cached
         folder = self.store.path(mid)
         try:
-            xml = (folder / "model.xml").read_bytes()
+            xml = read_file(folder / "model.xml")
         except (FileNotFoundError, NotADirectoryError):
             self._forget(mid)
+            if folder.is_dir():  # its summary was read: the model lost its xml since it was stored
+                raise self.store.quarantine(mid, "its model.xml is missing") from None
             raise NotFoundError(f"model {mid} was removed from the store") from None
+        except NotAFileError as exc:
+            self._forget(mid)
+            raise self.store.quarantine(mid, str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
         try:

@@ -38,6 +38,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import threading
 import time
 import uuid
@@ -58,7 +59,18 @@ from ovreduce.errors import NotFoundError
 
 from ..errors import StoreCorruptError, StoreError, StoreFullError
 
-__all__ = ["ModelHasher", "ModelStore", "Staging", "is_model_id", "model_id", "read_error", "write_error"]
+__all__ = [
+    "ModelHasher",
+    "ModelStore",
+    "NotAFileError",
+    "Staging",
+    "is_model_id",
+    "model_id",
+    "open_file",
+    "read_error",
+    "read_file",
+    "write_error",
+]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -67,6 +79,27 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _STALE_S = 3600.0
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CHUNK = 1 << 20
+
+
+class NotAFileError(OSError):
+    """A file of a stored model that is not a regular file (a FIFO, a directory...): the model is corrupt."""
+
+
+@contextlib.contextmanager
+def open_file(path: Path) -> Iterator[IO[bytes]]:
+    """``path`` opened for reading if it is a regular file, else :class:`NotAFileError`, at once: a FIFO put in
+    the store would block a plain ``open`` until the job's time is up."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # no effect on a regular file's reads
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotAFileError(f"its {path.name} is not a regular file")
+    with open(fd, "rb") as fh:
+        yield fh
+
+
+def read_file(path: Path) -> bytes:
+    with open_file(path) as fh:
+        return fh.read()
 
 
 def is_model_id(text: str) -> bool:
@@ -245,10 +278,14 @@ class ModelStore:
         """
         folder = self.path(mid)
         try:
-            raw = (folder / "meta.json").read_bytes()
+            raw = read_file(folder / "meta.json")
             sums = self._sums(mid)
         except (FileNotFoundError, NotADirectoryError):
+            if folder.is_dir():  # a model is committed whole, its summary in it: this one lost a file since
+                raise self.quarantine(mid, "its summary (meta.json) is missing") from None
             raise NotFoundError(f"no model with id {mid} in the store") from None
+        except NotAFileError as exc:
+            raise self.quarantine(mid, str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
         if sums is not None and sums.get("meta.json") != hashlib.sha256(raw).hexdigest():
@@ -264,7 +301,7 @@ class ModelStore:
     def _sums(self, mid: str) -> dict[str, str] | None:
         """The recorded hashes of a model's files (None for a model stored before they were recorded)."""
         try:
-            raw = (self.models / mid / "sums.json").read_bytes()
+            raw = read_file(self.models / mid / "sums.json")
         except FileNotFoundError:
             if not (self.models / mid).is_dir():
                 raise
@@ -290,12 +327,14 @@ class ModelStore:
             sums = self._sums(mid)
             bin_hash = hashlib.sha256()
             id_hash = ModelHasher(xml)
-            with contextlib.suppress(FileNotFoundError), open(self.models / mid / "model.bin", "rb") as fh:
+            with contextlib.suppress(FileNotFoundError), open_file(self.models / mid / "model.bin") as fh:
                 while chunk := fh.read(_CHUNK):
                     bin_hash.update(chunk)
                     id_hash.update(chunk)
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"model {mid} was removed from the store") from None
+        except NotAFileError as exc:
+            raise self.quarantine(mid, str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
         if sums is None:

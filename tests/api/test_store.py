@@ -22,7 +22,7 @@ from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
 from api.workers import WorkerDiedError
-from ovreduce.errors import NotFoundError
+from ovreduce.errors import LimitExceededError, NotFoundError
 from ovreduce.ir.parser import ParseLimits
 
 from .conftest import assert_problem, files
@@ -261,6 +261,43 @@ def test_corrupted_summaries_are_410_and_not_listed(make_client: Callable[..., T
     assert_problem(response, 410, "store.corrupt")
     assert str(store) not in response.text
     assert not (store / "models" / mid).exists()
+
+
+@pytest.mark.parametrize("part", ["model.xml", "model.bin", "meta.json", "sums.json"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "gone"])
+def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
+    make_client: Callable[..., TestClient], part: str, kind: str
+) -> None:
+    """A stored file that became a FIFO (which would block its reader until the job's time is up), a folder, or
+    nothing: the model is 410 and removed at once, and the same upload stores it again."""
+    store, mid = _stored(make_client)
+    target = store / "models" / mid / part
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    client = make_client(run_timeout_s=20)  # a restarted process: nothing of the model in memory
+    started = time.monotonic()
+    response = client.get(f"/v1/models/{mid}/layers")
+    if kind == "gone" and part in ("sums.json", "model.bin"):  # as a model stored before hashes were recorded
+        assert response.status_code in (200, 410), response.text
+    else:
+        doc = assert_problem(response, 410, "store.corrupt")
+        assert "upload it again" in doc["detail"]
+    assert time.monotonic() - started < 10
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code in (200, 201)
+    assert client.get(f"/v1/models/{mid}/layers").status_code == 200
+
+
+def test_a_model_with_its_summary_may_not_outgrow_the_store(tmp_path: Path) -> None:
+    xml, bin_data = reduce_ir("sum")
+    size = len(xml) + len(bin_data)
+    catalog = _catalog(tmp_path, max_bytes=size + 16)  # room for the files, not for the summary beside them
+    with pytest.raises(LimitExceededError, match="with its summary"):
+        catalog.add(xml, io.BytesIO(bin_data), filename="sum.xml", bin_filename="sum.bin")
+    assert catalog.store.usage() == 0
 
 
 def test_models_stored_before_hashes_were_recorded_are_checked_by_their_id(
