@@ -35,6 +35,7 @@ from .deps import Services
 from .errors import StoreError
 from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
+from .routes.common import PARAMS_ONCE
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 from .workers import IsolatedPool, apply_extensions
@@ -124,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served below, with a Content-Security-Policy that admits its one inline script
         redoc_url=None,
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
+        dependencies=[PARAMS_ONCE],
     )
     app.state.metrics = metrics
     app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
 from fastapi import Depends, Request, UploadFile
@@ -20,6 +20,7 @@ from ..schemas import Tensor
 
 __all__ = [
     "FIELDS_ONCE",
+    "PARAMS_ONCE",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
     "display_name",
@@ -69,6 +70,27 @@ async def _fields_once(request: Request) -> None:
 
 FIELDS_ONCE = Depends(_fields_once)
 """A dependency of the upload routes: 400 for a form that gives a field twice, of which one would be read."""
+
+
+async def _params_once(request: Request) -> None:
+    keys = [key for key, _ in request.query_params.multi_items()]
+    if len(keys) == len(set(keys)):
+        return
+    route = request.scope.get("route")
+    lists = {p.alias for p in getattr(getattr(route, "dependant", None), "query_params", ()) if _is_list(p.field_info)}
+    twice = sorted({key for key in keys if keys.count(key) > 1} - lists)
+    if twice:
+        raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
+
+
+def _is_list(field: Any) -> bool:
+    annotation = field.annotation
+    return list in (get_origin(annotation), *(get_origin(a) for a in get_args(annotation)))
+
+
+PARAMS_ONCE = Depends(_params_once)
+"""A dependency of every route: 400 for a query parameter given twice that the route reads once (the last
+would be read silently); parameters that are lists (``reshape``) repeat."""
 
 
 def display_name(filename: str | None, default: str) -> str:

@@ -236,6 +236,16 @@ def test_a_field_given_twice_is_refused_not_guessed(client: TestClient) -> None:
     assert client.get("/v1/models").json()["models"] == []
 
 
+def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: TestClient) -> None:
+    xml, bin_data = reduce_ir("sum")
+    doc = assert_problem(client.post("/v1/check?engine=openvino&engine=native", files=files(xml, bin_data)), 400)
+    assert "'engine' more than once" in doc["detail"], doc
+    doc = assert_problem(client.get("/v1/models/" + "0" * 64 + "/layers?all=true&all=false"), 400)
+    assert "'all' more than once" in doc["detail"], doc
+    both = client.post("/v1/check?reshape=x=[1,4]&reshape=y=[2]", files=files(xml, bin_data))
+    assert "more than once" not in both.text  # reshape is a list: given once per input
+
+
 def test_xml_field_limit(make_client: Callable[..., TestClient]) -> None:
     client = make_client(max_xml_bytes=1 * KiB)
     xml, bin_data = sample("rmsnorm")

@@ -104,7 +104,7 @@ def test_apps_in_one_process_count_apart(make_client: Callable[..., TestClient])
 def test_evictions_are_counted(make_client: Callable[..., TestClient]) -> None:
     """A store that holds one model: each upload after the first evicts the one before."""
     models = [reduce_ir(f"m{i}", net_name=f"net{i}") for i in range(3)]
-    client = make_client(store_max_bytes=sum(map(len, models[0])) + 600)
+    client = make_client(store_max_bytes=3 * sum(map(len, models[0])))  # one model with its summary (~1 KB)
     for xml, bin_data in models:
         assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
     samples = scrape(client)
