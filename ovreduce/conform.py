@@ -50,7 +50,8 @@ from ovreduce.backends.openvino import (
     run_marked,
 )
 from ovreduce.compare import Comparison, compare, tolerances
-from ovreduce.errors import BackendError, InputError, OvReduceError
+from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
+from ovreduce.ir.parser import ParseLimits
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import comparison_fields
@@ -308,6 +309,7 @@ def conform_model(
         BackendError: the onnx package is missing.
         InputError: the file is not a readable ONNX model (an external data file missing, or external data
             behind model bytes), or unusable inputs.
+        LimitExceededError: its sub-graphs are nested more than :data:`MAX_SUBGRAPH_DEPTH` deep.
         DeviceNotAvailableError: the device is not available.
     """
     onnx = _onnx()
@@ -333,6 +335,7 @@ def conform_model(
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
     _check_external_data(proto.graph, base_dir, path)
+    _check_nesting(proto.graph, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     nodes = [n for n in proto.graph.node if _interesting(n)]
@@ -421,6 +424,23 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
                              f"of the .onnx file or below it")  # fmt: skip
         if not (base_dir / location).is_file():
             raise InputError(f"{where} {str(base_dir / location)!r}, which does not exist")
+
+
+MAX_SUBGRAPH_DEPTH = ParseLimits().max_body_depth
+"""If/Loop/Scan sub-graphs nested deeper than this are refused, as in an IR: OpenVINO's compile time grows
+exponentially with the depth of nested Ifs (30 levels in a 10 KB file: minutes)."""
+
+
+def _check_nesting(graph: Any, path: str) -> None:
+    graphs = [(graph, 0)]
+    while graphs:
+        current, depth = graphs.pop()
+        if depth > MAX_SUBGRAPH_DEPTH:
+            raise LimitExceededError(f"{path}: its If/Loop/Scan sub-graphs are nested more than {MAX_SUBGRAPH_DEPTH} "
+                                     f"deep")  # fmt: skip
+        for node in current.node:
+            for attr in node.attribute:
+                graphs.extend((g, depth + 1) for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs))
 
 
 def _initializers(graph: Any) -> Iterator[Any]:

@@ -23,7 +23,7 @@ import onnx
 import pytest
 
 from ovreduce.conform import conform_model
-from ovreduce.errors import InputError
+from ovreduce.errors import InputError, LimitExceededError
 
 from . import onnx_models
 
@@ -126,3 +126,33 @@ def test_normalization_chains_stay_observable(build: Callable[[], onnx.ModelProt
     assert doc["nodes"], doc
     assert all(n["observable"] and n["status"] == "ok" for n in doc["nodes"]), doc["nodes"]
     assert doc["ok"] is True
+
+
+def _nested_ifs(depth: int) -> onnx.ModelProto:
+    """``depth`` Ifs, each branch the next If (the innermost: a ReduceMean), on a bool input ``c``."""
+    from onnx import TensorProto, helper
+
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    body = helper.make_graph([helper.make_node("ReduceMean", ["x"], ["y"], keepdims=1)], "leaf", [], [out])
+    for level in range(depth):
+        node = helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)
+        body = helper.make_graph([node], f"level{level}", [], [out])
+    inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+              helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])]  # fmt: skip
+    graph = helper.make_graph(list(body.node), "nested", inputs, [out])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_sub_graphs_nested_too_deep_are_refused_before_openvino_compiles_them(tmp_path: Path) -> None:
+    """Nested Ifs cost OpenVINO's compile exponential time (30 levels of a 10 KB file: minutes): past the depth
+    an IR may have, the model is refused at once, as an IR would be; within it, it is converted and run."""
+    from ovreduce.conform import MAX_SUBGRAPH_DEPTH
+
+    deep = tmp_path / "deep.onnx"
+    onnx.save(_nested_ifs(MAX_SUBGRAPH_DEPTH + 1), deep)
+    with pytest.raises(LimitExceededError, match=f"nested more than {MAX_SUBGRAPH_DEPTH} deep"):
+        conform_model(deep)
+    shallow = tmp_path / "shallow.onnx"
+    onnx.save(_nested_ifs(2), shallow)
+    doc = conform_model(shallow)
+    assert doc.error is None, doc.error
