@@ -8,6 +8,7 @@ From the outside in:
   answer;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks and ``/metrics`` excepted: a busy service is still alive);
+* :class:`HeadMiddleware` answers HEAD wherever GET is answered;
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
   too large (at once when ``Content-Length`` says so), and 408 when no byte of a body arrives for
   ``OVREDUCE_BODY_TIMEOUT_S``.
@@ -45,6 +46,7 @@ __all__ = [
     "DRAIN_MAX_BYTES",
     "DRAIN_MAX_S",
     "BodyLimitMiddleware",
+    "HeadMiddleware",
     "InFlightLimitMiddleware",
     "SecurityMiddleware",
     "csp_for",
@@ -101,6 +103,7 @@ def install(
 ) -> None:
     """Add the wrappers: the body limit innermost, then the in-flight limit and the security checks outermost;
     and the 500 answer of anything nothing else handled."""
+    app.add_middleware(HeadMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes,
                        body_timeout_s=body_timeout_s, upload_paths=upload_paths)  # fmt: skip
     if max_requests is not None:
@@ -460,6 +463,29 @@ def _close_delimiter(content_type: bytes) -> bytes | None:
 
     boundary = parse_options_header(content_type)[1].get(b"boundary")
     return b"--" + boundary + b"--" if boundary else None
+
+
+# -- HEAD ------------------------------------------------------------------------------------------------
+class HeadMiddleware:
+    """Answer HEAD wherever GET is answered (every general-purpose server must, RFC 9110 9.1): the request is
+    routed as a GET and its answer's headers sent without the body. FastAPI's routes take GET alone."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 # -- anything else ---------------------------------------------------------------------------------------

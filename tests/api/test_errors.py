@@ -277,6 +277,17 @@ def test_unexpected_error_is_a_bare_500(
     assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+@pytest.mark.parametrize(
+    "path", ["/healthz", "/readyz", "/v1/models", "/v1/devices", "/metrics", "/", "/v2/health/live"]
+)
+def test_head_is_answered_wherever_get_is(client: TestClient, path: str) -> None:
+    got, head = client.get(path), client.head(path)
+    assert head.status_code == got.status_code == 200, (head.status_code, got.text[:200])
+    assert head.content == b"" and head.headers["content-type"] == got.headers["content-type"]
+    if path not in ("/metrics", "/v1/devices"):  # their bodies change between two requests
+        assert head.headers["content-length"] == got.headers["content-length"]
+
+
 def test_http_errors_are_problems(client: TestClient) -> None:
     assert_problem(client.get("/nope"), 404, "http.404")
     response = client.delete("/v1/check")
