@@ -168,9 +168,21 @@ def available_devices() -> list[str]:
 
 
 def check_device(device: str) -> None:
-    """:class:`DeviceNotAvailableError` listing the available devices unless ``device`` can be used."""
+    """:class:`DeviceNotAvailableError` listing the available devices unless ``device`` can be used;
+    :class:`InputError` for a virtual device whose list OpenVINO cannot use (``MULTI:``, ``BATCH:CPU(0)``),
+    each device of the list checked in turn."""
     devices = available_devices()
-    base = device.split(":", 1)[0].split(".", 1)[0].upper()
+    kind, listed, rest = device.partition(":")
+    base = kind.split(".", 1)[0].upper()
+    if base in _VIRTUAL and listed and (rest.strip() or base != "AUTO"):  # AUTO: alone is AUTO
+        for item in (i.strip() for i in rest.split(",")):
+            name, _, batch = item.removeprefix("-").partition("(")  # AUTO:-CPU excludes; BATCH:CPU(4) sizes
+            if not name or (batch and not (batch[:-1].isdigit() and int(batch[:-1]) >= 1 and batch[-1] == ")")):
+                raise InputError(f"device {device!r}: {item!r} is not a device of its list; write e.g. {base}:CPU"
+                                 + (" or BATCH:CPU(4), a batch of at least 1" if base == "BATCH" else ""))  # fmt: skip
+            if not item.startswith("-"):  # excluding a device that is not here excludes nothing
+                check_device(name)
+        return
     if device in devices or base in _VIRTUAL or any(d.split(".", 1)[0] == device for d in devices):
         return
     hint = ""

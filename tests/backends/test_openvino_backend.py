@@ -15,6 +15,7 @@ from ovreduce.backends.openvino import (
     LayerCache,
     OpenVINOBackend,
     available_devices,
+    check_device,
     from_tensor,
     to_tensor,
 )
@@ -145,6 +146,24 @@ def test_unavailable_device_lists_the_available_ones(device: str) -> None:
     assert info.value.code == "backend.device"
     if device.startswith("GPU"):
         assert "Intel GPUs" in message
+
+
+@pytest.mark.parametrize("device", ["MULTI:", "HETERO:", "BATCH:", "MULTI:CPU,", "BATCH:CPU(0)", "BATCH:CPU(x)",
+                                    "HETERO:CPU,,CPU"])  # fmt: skip
+def test_a_virtual_device_with_an_unusable_list_is_an_input_error(device: str) -> None:
+    """Left to OpenVINO, these failed at compile time, and a run, audit or conform reported the model as failing."""
+    with pytest.raises(InputError, match="is not a device of its list"):
+        check_device(device)
+
+
+@pytest.mark.parametrize(
+    "device", ["AUTO", "AUTO:", "AUTO:CPU", "MULTI:CPU", "HETERO:CPU", "BATCH:CPU(4)", "AUTO:-GPU"]
+)
+def test_usable_virtual_devices_pass(device: str) -> None:
+    check_device(device)
+    if device.startswith(("MULTI", "HETERO", "BATCH")) and "GPU" not in ov.Core().available_devices:
+        with pytest.raises(DeviceNotAvailableError):  # every device of the list is checked
+            check_device(device.replace("CPU", "GPU"))
 
 
 def test_available_devices_are_openvinos() -> None:
