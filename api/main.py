@@ -60,7 +60,7 @@ Check OpenVINO IR models and run their Reduce* layers on the NumPy reference and
 Errors are RFC 9457 `application/problem+json` with a stable `code`: 400 bad request (request validation
 errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS`, code `request.host`),
 403 a state-changing request from another origin (code `request.origin`), 404 unknown model or layer, 408 a
-request body that stalled (code `request.timeout`), 410
+request body that stalled (code `request.timeout`), 431 header fields over 16 KiB (code `request.headers`), 410
 a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
 not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
 unexpected (logged, no details). No answer names a path of the server.

@@ -4,8 +4,8 @@ From the outside in:
 
 * :class:`SecurityMiddleware` answers only the ``Host`` values of ``OVREDUCE_ALLOWED_HOSTS`` (400
   ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
-  ``request.origin``: CSRF) and puts the security headers (CSP, nosniff, no framing, no referrer) on every
-  answer;
+  ``request.origin``: CSRF) and header fields over 16 KiB (431), and puts the security headers (CSP, nosniff,
+  no framing, no referrer) on every answer;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks and ``/metrics`` excepted: a busy service is still alive);
 * :class:`HeadMiddleware` answers HEAD wherever GET is answered;
@@ -83,6 +83,9 @@ def csp_for(html: str) -> str:
     return CSP + (f"; script-src 'self' {hashes}" if hashes else "")
 
 
+MAX_HEADER_BYTES = 16 << 10
+"""The request's header fields, names and values, at most: what h11 allows a head that arrives in pieces (one
+that arrives whole it reads at any size)."""
 HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/v2/health/live", "/v2/health/ready"})
 """Answered whatever the Host (probes of orchestrators name the pod's address) and however busy."""
 NEVER_BUSY = HEALTH_PATHS | {"/metrics"}
@@ -239,6 +242,7 @@ class SecurityMiddleware:
     * POST, PUT, PATCH or DELETE with an ``Origin`` that is not the service's own (``null`` included), or,
       without ``Origin``, marked ``Sec-Fetch-Site: cross-site`` or ``same-site`` by the browser: 403
       ``request.origin``. Clients that are not browsers send neither and are served.
+    * Header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
     * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
     """
 
@@ -264,6 +268,12 @@ class SecurityMiddleware:
         path = scope.get("path", "")
         host = _header(scope, b"host")
         drain = None if _header(scope, b"expect") else receive
+        size = sum(len(key) + len(value) for key, value in scope["headers"])
+        if size > MAX_HEADER_BYTES:
+            detail = f"the request's header fields are {size} bytes, more than the limit of {MAX_HEADER_BYTES}"
+            await send_problem(secured_send, 431, detail, "request.headers", path, close=True,
+                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            return
         if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
             shown = f"the Host {_excerpt(host)!r}" if host is not None else "a request without a Host header"
             detail = (
@@ -276,11 +286,11 @@ class SecurityMiddleware:
         if scope.get("method", "GET") in _UNSAFE_METHODS:
             origins = [value for key, value in scope["headers"] if key == b"origin"]
             origin = b"\n".join(origins) if origins else None  # two are not the service's own either
-            fetch_site = (_header(scope, b"sec-fetch-site") or b"").strip().lower()
+            fetch_site = b",".join(v.strip().lower() for k, v in scope["headers"] if k == b"sec-fetch-site")
             refused = None
             if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):
                 refused = f"a {scope['method']} from the origin {_excerpt(origin)!r}"
-            elif origin is None and fetch_site in (b"cross-site", b"same-site"):
+            elif origin is None and (b"cross-site" in fetch_site or b"same-site" in fetch_site):
                 refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"

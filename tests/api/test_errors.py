@@ -308,6 +308,15 @@ def test_an_unreadable_json_body_says_why(client: TestClient, body: bytes, why: 
     assert doc["detail"] == f"the request body cannot be read as JSON: it is {why}", doc
 
 
+def test_a_compressed_json_body_is_named_as_such(client: TestClient) -> None:
+    import gzip
+
+    response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=gzip.compress(b'{"seed": 1}'),
+                           headers={"content-type": "application/json", "content-encoding": "gzip"})  # fmt: skip
+    doc = assert_problem(response, 400, "http.400")
+    assert "Content-Encoding 'gzip' is not read by ovreduce; send it uncompressed" in doc["detail"], doc
+
+
 @pytest.mark.parametrize("ending", [b"", b"\r\n", b"\r\n--BOUND", b"\r\n--BOUND\r\n"])
 def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient, ending: bytes) -> None:
     """A body cut short, even one whose file part is whole: 400 saying so, not a check of what arrived."""

@@ -107,9 +107,18 @@ def test_cross_origin_state_changes_are_403(client: TestClient, headers: dict[st
     assert_problem(client.post("/v1/check", files=files(xml, bin_data), headers=headers), 403, "request.origin")
 
 
+def test_header_fields_over_16_kib_are_431(client: TestClient) -> None:
+    response = client.get("/v1/models", headers={"x-big": "a" * (20 << 10)})
+    doc = assert_problem(response, 431, "request.headers")
+    assert "more than the limit of 16384" in doc["detail"]
+    assert client.get("/v1/models", headers={"x-fits": "a" * (12 << 10)}).status_code == 200
+
+
 def test_two_origins_are_refused(client: TestClient) -> None:
     two = [("origin", "http://127.0.0.1"), ("origin", "http://evil.example")]
     assert_problem(client.post("/v1/check", files=files(*reduce_ir("sum")), headers=two), 403, "request.origin")
+    sites = [("sec-fetch-site", "same-origin"), ("sec-fetch-site", "cross-site")]
+    assert_problem(client.post("/v1/check", files=files(*reduce_ir("sum")), headers=sites), 403, "request.origin")
 
 
 def test_own_origin_and_plain_clients_are_served(client: TestClient) -> None:
