@@ -2,7 +2,8 @@
 
 A connection that has not sent a whole request head within ``OVREDUCE_HEADER_TIMEOUT_S`` seconds of
 connecting, or of its previous answer, is answered ``408 Request Timeout`` (when it sent part of one) and
-closed: clients that trickle their headers cannot hold connections open for ever::
+closed; so is one still sending the body of a request that was answered without reading it (the rest of the
+body has the same deadline, from the answer): clients that trickle cannot hold connections open for ever::
 
     uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
     ovreduce serve        # uses it
@@ -68,11 +69,19 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def _idle(self) -> bool:
+        """Whether the connection waits on the client: for a request head, or for the rest of a body whose request
+        was answered already (nobody reads it, and each byte of it would put off uvicorn's keep-alive timeout)."""
+        if self.conn.their_state is h11.IDLE:
+            return True
+        answered = self.conn.our_state in (h11.DONE, h11.MUST_CLOSE) or (self.cycle and self.cycle.response_complete)
+        return bool(answered) and self.conn.their_state is h11.SEND_BODY
+
     def _watch(self) -> None:
-        """Arm the deadline while a request head is awaited (once per request), disarm it when it came."""
+        """Arm the deadline while the client is waited on (once per wait), disarm it when it came."""
         if self.transport is None or self.transport.is_closing():
             self._disarm()
-        elif self.conn.their_state is h11.IDLE:
+        elif self._idle():
             if self._header_timer is None:
                 self._header_timer = self.loop.call_later(self.header_timeout_s, self._expired)
         else:
@@ -86,9 +95,9 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _expired(self) -> None:
         self._header_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing() or not self._idle():
             return
-        if self._partial:
+        if self._partial and self.conn.their_state is h11.IDLE:
             logger.debug("closing %s: no request head within %g s", self.client, self.header_timeout_s)
             self.transport.write(_TIMEOUT_ANSWER)
         self.transport.close()

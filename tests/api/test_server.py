@@ -338,6 +338,32 @@ class _SlowClient:
         return True
 
 
+def test_the_unread_rest_of_an_answered_request_cannot_hold_its_connection(tmp_path: Path) -> None:
+    """A request answered without its body being read (GET /healthz with a body), whose client then drips bytes of
+    that body: the connection is closed OVREDUCE_HEADER_TIMEOUT_S after the answer, however it drips."""
+    with serve(tmp_path / "store", settings={"header_timeout_s": 2.0}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{")
+            status, _, _ = _read_response(sock)
+            assert status == 200
+            started = time.monotonic()
+            closed = False
+            while time.monotonic() - started < 15 and not closed:
+                time.sleep(0.5)
+                try:
+                    sock.sendall(b"a")  # a byte of the body every half second
+                    sock.settimeout(0.01)
+                    closed = sock.recv(1) == b""
+                except TimeoutError:
+                    pass
+                except OSError:
+                    closed = True
+                finally:
+                    sock.settimeout(30)
+            assert closed and time.monotonic() - started < 6, time.monotonic() - started
+
+
 def test_content_length_beside_chunked_is_refused_and_closed(tmp_path: Path) -> None:
     """A request with both framings (a smuggling attempt through any proxy that reads the other one) is 400 and
     its connection closed: the request hidden in its body is never answered."""
