@@ -35,7 +35,7 @@ from .deps import Services
 from .errors import StoreError
 from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
-from .routes.common import PARAMS_ONCE
+from .routes.common import REQUEST_CHECKS
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 from .workers import IsolatedPool, apply_extensions
@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served below, with a Content-Security-Policy that admits its one inline script
         redoc_url=None,
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
-        dependencies=[PARAMS_ONCE],
+        dependencies=[REQUEST_CHECKS],
     )
     app.state.metrics = metrics
     app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))

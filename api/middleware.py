@@ -339,7 +339,7 @@ class BodyLimitMiddleware:
     """Answer 413 problem+json for a request body over the limit, counting bytes as they arrive; 408 for a body
     that stalls.
 
-    Multipart bodies sent to the routes that take uploads (``upload_paths``) get ``max_upload_bytes``, every
+    Multipart bodies POSTed to the routes that take uploads (``upload_paths``) get ``max_upload_bytes``, every
     other body ``max_json_bytes``, whatever its ``Content-Type`` says. A declared ``Content-Length`` over the
     limit is refused before any byte is read; a chunked body is cut off as soon as the count passes the limit,
     and whatever the application would have answered is replaced by the 413. Either way the rest of the body is
@@ -378,7 +378,8 @@ class BodyLimitMiddleware:
             elif key == b"expect":
                 expect = True
         path = scope.get("path", "")
-        upload = content_type.lower().startswith(b"multipart/") and any(p.match(path) for p in self.upload_paths)
+        upload = (scope.get("method") == "POST" and content_type.lower().startswith(b"multipart/")
+                  and any(p.match(path) for p in self.upload_paths))  # fmt: skip
         limit = self.max_upload_bytes if upload else self.max_json_bytes
         what = "an upload (multipart body)" if upload else "a request body"
         setting = "OVREDUCE_MAX_UPLOAD_BYTES" if upload else "OVREDUCE_MAX_JSON_BYTES"
@@ -434,7 +435,7 @@ class BodyLimitMiddleware:
                     else:
                         tail = (tail + body)[-len(close) :]
                         if finished:
-                            shown = close.decode("latin-1")
+                            shown = close[2:].decode("latin-1")  # without its line break
                             shown = shown if len(shown) <= 84 else shown[:40] + "..." + shown[-40:]
                             detail = f"the multipart body ends without its closing boundary {shown!r}: it was cut short"
                             refusal = (400, "request.invalid", detail)
@@ -468,11 +469,12 @@ class BodyLimitMiddleware:
 
 
 def _close_delimiter(content_type: bytes) -> bytes | None:
-    """``--BOUNDARY--``, which ends a complete multipart body (None: no boundary, the parser refuses it)."""
+    """``CRLF--BOUNDARY--``, which ends a complete multipart body with at least one part (None: no boundary, the
+    parser refuses it). The line break is part of it (RFC 2046): ``--BOUNDARY--`` inside a file's bytes is data."""
     from python_multipart.multipart import parse_options_header
 
     boundary = parse_options_header(content_type)[1].get(b"boundary")
-    return b"--" + boundary + b"--" if boundary else None
+    return b"\r\n--" + boundary + b"--" if boundary else None
 
 
 # -- HEAD ------------------------------------------------------------------------------------------------
@@ -495,7 +497,12 @@ class HeadMiddleware:
                 message = {"type": "http.response.body", "body": b""}
             await send(message)
 
-        await self.app({**scope, "method": "GET"}, receive, headers_only)
+        inner = {**scope, "method": "GET"}
+        try:
+            await self.app(inner, receive, headers_only)
+        finally:
+            if "route" in inner:  # the route the router matched, for the metrics' label
+                scope["route"] = inner["route"]
 
 
 # -- anything else ---------------------------------------------------------------------------------------

@@ -294,7 +294,8 @@ def _allowed_methods(request: Request, path: str | None = None) -> list[str]:
     """Every method some route serves at this path (``app.state.allow_index``: (path regex, methods) pairs)."""
     path = request.scope.get("path", "") if path is None else path
     index: list[tuple[re.Pattern[str], frozenset[str]]] = getattr(request.app.state, "allow_index", [])
-    return sorted({m for regex, methods in index if regex.match(path) for m in methods})
+    allowed = {m for regex, methods in index if regex.match(path) for m in methods}
+    return sorted(allowed | ({"HEAD"} if "GET" in allowed else set()))  # HEAD is answered wherever GET is
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:

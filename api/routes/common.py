@@ -20,7 +20,7 @@ from ..schemas import Tensor
 
 __all__ = [
     "FIELDS_ONCE",
-    "PARAMS_ONCE",
+    "REQUEST_CHECKS",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
     "display_name",
@@ -72,13 +72,17 @@ FIELDS_ONCE = Depends(_fields_once)
 """A dependency of the upload routes: 400 for a form that gives a field twice, of which one would be read."""
 
 
-async def _params_once(request: Request) -> None:
+async def _request_checks(request: Request) -> None:
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
     keys = [key for key, _ in request.query_params.multi_items()]
     if len(keys) == len(set(keys)):
         return
     route = request.scope.get("route")
-    lists = {p.alias for p in getattr(getattr(route, "dependant", None), "query_params", ()) if _is_list(p.field_info)}
-    twice = sorted({key for key in keys if keys.count(key) > 1} - lists)
+    params = getattr(getattr(route, "dependant", None), "query_params", ())
+    scalars = {p.alias for p in params if not _is_list(p.field_info)}  # parameters the route does not read: ignored
+    twice = sorted({key for key in keys if keys.count(key) > 1} & scalars)
     if twice:
         raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
 
@@ -88,9 +92,10 @@ def _is_list(field: Any) -> bool:
     return list in (get_origin(annotation), *(get_origin(a) for a in get_args(annotation)))
 
 
-PARAMS_ONCE = Depends(_params_once)
-"""A dependency of every route: 400 for a query parameter given twice that the route reads once (the last
-would be read silently); parameters that are lists (``reshape``) repeat."""
+REQUEST_CHECKS = Depends(_request_checks)
+"""A dependency of every route: 400 for a compressed body (ovreduce reads none: it would be read as plain) and for
+a query parameter given twice that the route reads once (the last would be read silently); parameters that are
+lists (``reshape``) repeat."""
 
 
 def display_name(filename: str | None, default: str) -> str:

@@ -312,10 +312,8 @@ async def model_ready(services: ServicesDep, name: str, version: str | None = No
 async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
     _check_version(version)
     parse_name(name)  # 404 before the body is read
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding not in ("", "identity"):
-        raise RefusedError(f"Content-Encoding {encoding[:40]!r} is not supported by ovreduce; send the request "
-                           f"uncompressed")  # fmt: skip
+    if len(request.headers.getlist(HEADER_LENGTH)) > 1:
+        raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
     # parsed off the event loop: an 8 MiB body costs half a second of JSON
     req, inputs = await run_in_threadpool(decode_request, await request.body(), request.headers.get(HEADER_LENGTH),
                                           services.settings.max_elements)  # fmt: skip

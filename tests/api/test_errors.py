@@ -236,6 +236,16 @@ def test_a_field_given_twice_is_refused_not_guessed(client: TestClient) -> None:
     assert client.get("/v1/models").json()["models"] == []
 
 
+def test_a_compressed_body_is_refused_wherever_it_is_sent(client: TestClient) -> None:
+    """ovreduce reads no compressed body: one labelled so is refused, not read as plain, on /v1 and /v2 alike."""
+    run = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b'{"seed": 1}',
+                      headers={"content-type": "application/json", "content-encoding": "br"})  # fmt: skip
+    assert_problem(run, 400, "input")
+    assert "Content-Encoding 'br' is not read by ovreduce" in run.json()["detail"]
+    index = client.post("/v2/repository/index", content=b"{}", headers={"content-encoding": "gzip"})
+    assert index.status_code == 400 and "Content-Encoding 'gzip'" in index.json()["error"], index.text
+
+
 def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: TestClient) -> None:
     xml, bin_data = reduce_ir("sum")
     doc = assert_problem(client.post("/v1/check?engine=openvino&engine=native", files=files(xml, bin_data)), 400)
@@ -244,6 +254,31 @@ def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: Te
     assert "'all' more than once" in doc["detail"], doc
     both = client.post("/v1/check?reshape=x=[1,4]&reshape=y=[2]", files=files(xml, bin_data))
     assert "more than once" not in both.text  # reshape is a list: given once per input
+    for path in ("/readyz?a&a", "/metrics?x=1&x=2", "/v1/models?all=1&all=2"):  # parameters no route reads
+        assert client.get(path).status_code == 200, path
+
+
+def test_the_upload_limit_is_for_posted_uploads_only(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(max_json_bytes=64 * KiB, max_upload_bytes=1024 * KiB)
+    body = b"--zz\r\n" + b"a" * (100 * KiB) + b"\r\n--zz--\r\n"
+    for method in ("GET", "PUT", "DELETE"):
+        response = client.request(method, "/v1/models", content=body,
+                                  headers={"content-type": "multipart/form-data; boundary=zz"})  # fmt: skip
+        assert_problem(response, 413, "limit.body")
+
+
+def test_a_closing_boundary_inside_a_file_does_not_end_the_upload(make_client: Callable[..., TestClient]) -> None:
+    """Cut short, an upload whose file holds the bytes of its closing delimiter (not at a line's start: data) is
+    still refused as cut short, and nothing is stored."""
+    client = make_client()
+    xml, bin_data = reduce_ir("sum")
+    head = (b'--zz\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n' + xml +
+            b'\r\n--zz\r\nContent-Disposition: form-data; name="bin"; filename="m.bin"\r\n\r\n')  # fmt: skip
+    cut = head + bin_data + b"X--zz--" + b"P" * 5000  # the rest, and the real closing delimiter, never sent
+    response = client.post("/v1/models", content=cut, headers={"content-type": "multipart/form-data; boundary=zz"})
+    doc = assert_problem(response, 400, "request.invalid")
+    assert "cut short" in doc["detail"]
+    assert client.get("/v1/models").json()["models"] == []
 
 
 def test_xml_field_limit(make_client: Callable[..., TestClient]) -> None:
@@ -295,7 +330,7 @@ def test_http_errors_are_problems(client: TestClient) -> None:
     assert response.headers["allow"] == "POST"
     response = client.put("/v1/models")
     assert_problem(response, 405, "http.405")
-    assert response.headers["allow"] == "GET, POST"
+    assert response.headers["allow"] == "GET, HEAD, POST"
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,8 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
     gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
     _error(gzip, 400, "Content-Encoding")
+    two = [("inference-header-content-length", "10"), ("inference-header-content-length", "0")]
+    _error(client.post(infer, json={"inputs": [data]}, headers=two), 400, "more than one Inference-Header")
     # what no route serves, by path or by method, in the same form
     _error(client.get("/v2/models/x/stats"), 404, "no route for GET /v2/models/x/stats")
     for method in ("PUT", "DELETE", "PATCH", "XYZ"):

@@ -84,6 +84,12 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert value(after, "ovreduce_jobs_rejected_total", reason="busy") == 0
 
 
+def test_head_requests_are_counted_by_their_route(client: TestClient) -> None:
+    assert client.head("/healthz").status_code == 200
+    samples = scrape(client)
+    assert value(samples, "ovreduce_http_requests_total", method="HEAD", route="/healthz", status="200") == 1
+
+
 def test_metrics_are_behind_the_host_allow_list(client: TestClient) -> None:
     refused = client.get("/metrics", headers={"host": "evil.example"})
     assert_problem(refused, 400, "request.host")

@@ -144,7 +144,7 @@ def test_run_suffix_rule(client: TestClient) -> None:
     assert client.get(f"/v1/models/{mid}/layers/run").status_code == 404  # 'run' alone is a name like any
     response = client.put(f"/v1/models/{mid}/layers/2")
     assert_problem(response, 405, "http.405")
-    assert response.headers["allow"] == "GET"
+    assert response.headers["allow"] == "GET, HEAD"
 
 
 def test_model_without_bin(client: TestClient) -> None:
