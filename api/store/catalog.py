@@ -28,7 +28,7 @@ from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
 
 from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
-from .disk import ModelHasher, ModelStore, NotAFileError, read_error, read_file
+from .disk import ModelHasher, ModelStore, Stamp, read_error
 
 __all__ = ["Catalog", "LoadedModel", "summarize"]
 
@@ -53,10 +53,12 @@ def summarize(mid: str, model: IRModel, report: ModelCheck, **extra: Any) -> dic
 class LoadedModel:
     """A stored model parsed once per process, with what runs and listings reuse."""
 
-    def __init__(self, mid: str, model: IRModel, meta: dict[str, Any]) -> None:
+    def __init__(self, mid: str, model: IRModel, meta: dict[str, Any], stamp: Stamp = ()) -> None:
         self.id = mid
         self.model = model
         self.meta = meta
+        self.stamp = stamp
+        """Its files on disk when they were checked (:meth:`ModelStore.stamp`): another stamp, another check."""
         self.engine = ShapeEngine(model)
         self._specs: dict[str, LayerSpec] = {}
         self._inspect: InspectDocument | None = None
@@ -121,7 +123,8 @@ class Catalog:
             mid = hasher.hexdigest()
             if self.store.exists(mid):
                 self.store.touch(mid)
-                with contextlib.suppress(StoreCorruptError, NotFoundError):  # removed, or deleted: stored below
+                with contextlib.suppress(StoreCorruptError, NotFoundError):  # damaged (removed), deleted: stored below
+                    self.store.checked_xml(mid)
                     return self.store.meta(mid), False
                 self._forget(mid)
             weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_size else None
@@ -173,26 +176,15 @@ class Catalog:
         except StoreCorruptError:
             self._forget(mid)
             raise
+        stamp = self.store.stamp(mid)
         with self._loaded_lock:
             cached = self._loaded.get(mid)
-        if cached is not None:
+        if cached is not None and cached.stamp == stamp:  # its files untouched since they were checked
             self.store.touch(mid)
             return cached
         folder = self.store.path(mid)
         try:
-            xml = read_file(folder / "model.xml")
-        except (FileNotFoundError, NotADirectoryError):
-            self._forget(mid)
-            if folder.is_dir():  # its summary was read: the model lost its xml since it was stored
-                raise self.store.quarantine(mid, "its model.xml is missing") from None
-            raise NotFoundError(f"model {mid} was removed from the store") from None
-        except NotAFileError as exc:
-            self._forget(mid)
-            raise self.store.quarantine(mid, str(exc)) from None
-        except OSError as exc:
-            raise read_error(exc, mid) from None
-        try:
-            self.store.verify(mid, xml)  # the files as they were stored, or StoreCorruptError (removed)
+            xml = self.store.checked_xml(mid)  # the files as they were stored, or StoreCorruptError (removed)
         except (NotFoundError, StoreCorruptError):
             self._forget(mid)
             raise
@@ -207,7 +199,7 @@ class Catalog:
         except OSError as exc:
             raise read_error(exc, mid) from None
         model = parse_ir(xml, weights, source=str(meta.get("filename", "model.xml")), limits=self.limits)
-        loaded = LoadedModel(mid, model, meta)
+        loaded = LoadedModel(mid, model, meta, stamp)
         with self._loaded_lock:
             self._loaded[mid] = loaded
         self.store.touch(mid)

@@ -64,6 +64,7 @@ __all__ = [
     "ModelStore",
     "NotAFileError",
     "Staging",
+    "Stamp",
     "is_model_id",
     "model_id",
     "open_file",
@@ -79,6 +80,10 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _STALE_S = 3600.0
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CHUNK = 1 << 20
+
+
+Stamp = tuple[tuple[int, int, int, int] | None, ...]
+"""A model's files as :meth:`ModelStore.stamp` sees them."""
 
 
 class NotAFileError(OSError):
@@ -345,6 +350,40 @@ class ModelStore:
             raise self.quarantine(mid, "its model.xml does not match its recorded hash")
         if sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
             raise self.quarantine(mid, "its model.bin does not match its recorded hash")
+
+    def checked_xml(self, mid: str) -> bytes:
+        """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`verify`).
+
+        Raises:
+            StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
+            NotFoundError: the model is not stored.
+        """
+        folder = self.path(mid)
+        try:
+            xml = read_file(folder / "model.xml")
+        except (FileNotFoundError, NotADirectoryError):
+            if folder.is_dir():  # a model is committed whole: this one lost its xml since
+                raise self.quarantine(mid, "its model.xml is missing") from None
+            raise NotFoundError(f"model {mid} was removed from the store") from None
+        except NotAFileError as exc:
+            raise self.quarantine(mid, str(exc)) from None
+        except OSError as exc:
+            raise read_error(exc, mid) from None
+        self.verify(mid, xml)
+        return xml
+
+    def stamp(self, mid: str) -> Stamp:
+        """What the model's files are on disk (kind, inode, size, modification time; None: absent), to tell that
+        they were touched since they were checked."""
+        out: list[tuple[int, int, int, int] | None] = []
+        for name in ("model.xml", "model.bin"):
+            try:
+                st = os.lstat(self.models / mid / name)
+            except OSError:
+                out.append(None)
+            else:
+                out.append((st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(out)
 
     def quarantine(self, mid: str, why: str) -> StoreCorruptError:
         """Remove a corrupted model from the store (logged); returns the error to raise."""

@@ -291,6 +291,30 @@ def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
     assert client.get(f"/v1/models/{mid}/layers").status_code == 200
 
 
+@pytest.mark.parametrize("damage", ["gone", "fifo", "rewritten"])
+def test_files_touched_under_a_cached_model_are_noticed(make_client: Callable[..., TestClient], damage: str) -> None:
+    """The same process, its parsed copy of the model in memory: a touched file is noticed on the next use (410,
+    removed), and an upload of the same content stores it whole again."""
+    client = make_client()
+    xml, bin_data = reduce_ir("sum")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    assert client.get(f"/v1/models/{mid}/layers").status_code == 200  # parsed and kept by a worker
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    target = store / "models" / mid / "model.xml"
+    target.unlink()
+    if damage == "fifo":
+        os.mkfifo(target)
+    elif damage == "rewritten":
+        target.write_bytes(xml.replace(b"sum", b"sux"))
+    assert_problem(client.get(f"/v1/models/{mid}/layers"), 410, "store.corrupt")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+    assert (store / "models" / mid / "model.xml").read_bytes() == xml
+    if damage == "gone":  # damaged under a model not in memory: the upload repairs it as well
+        (store / "models" / mid / "model.xml").unlink()
+        assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+        assert (store / "models" / mid / "model.xml").read_bytes() == xml
+
+
 def test_a_model_with_its_summary_may_not_outgrow_the_store(tmp_path: Path) -> None:
     xml, bin_data = reduce_ir("sum")
     size = len(xml) + len(bin_data)
