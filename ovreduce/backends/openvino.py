@@ -12,6 +12,7 @@ running the same layer again costs one inference, not a compile.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -175,13 +176,21 @@ def check_device(device: str) -> None:
     kind, listed, rest = device.partition(":")
     base = kind.split(".", 1)[0].upper()
     if base in _VIRTUAL and listed and (rest.strip() or base != "AUTO"):  # AUTO: alone is AUTO
+        excluded = set()
         for item in (i.strip() for i in rest.split(",")):
-            name, _, batch = item.removeprefix("-").partition("(")  # AUTO:-CPU excludes; BATCH:CPU(4) sizes
-            if not name or (batch and not (batch[:-1].isdigit() and int(batch[:-1]) >= 1 and batch[-1] == ")")):
+            name, _, batch = item.removeprefix("-" if base == "AUTO" else "").partition("(")  # AUTO:-CPU excludes
+            size = batch.removesuffix(")") if base in ("BATCH", "MULTI") and batch.endswith(")") else None  # CPU(4)
+            if (not name or name.startswith("-") or re.split(r"[.:]", name, maxsplit=1)[0].upper() in _VIRTUAL
+                    or (batch and size is None)
+                    or (size is not None and not (size.isdigit() and 1 <= int(size) <= 4096))):  # fmt: skip
                 raise InputError(f"device {device!r}: {item!r} is not a device of its list; write e.g. {base}:CPU"
-                                 + (" or BATCH:CPU(4), a batch of at least 1" if base == "BATCH" else ""))  # fmt: skip
-            if not item.startswith("-"):  # excluding a device that is not here excludes nothing
+                                 + (" or BATCH:CPU(4), a batch of 1 to 4096" if base == "BATCH" else ""))  # fmt: skip
+            if item.startswith("-") and base == "AUTO":  # excluding a device that is not here excludes nothing
+                excluded.add(name)
+            else:
                 check_device(name)
+        if excluded and len(excluded) == len(rest.split(",")) and all(d.split(".")[0] in excluded for d in devices):
+            raise InputError(f"device {device!r} excludes every device of this machine ({', '.join(devices)})")
         return
     if device in devices or base in _VIRTUAL or any(d.split(".", 1)[0] == device for d in devices):
         return

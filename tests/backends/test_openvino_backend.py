@@ -149,7 +149,8 @@ def test_unavailable_device_lists_the_available_ones(device: str) -> None:
 
 
 @pytest.mark.parametrize("device", ["MULTI:", "HETERO:", "BATCH:", "MULTI:CPU,", "BATCH:CPU(0)", "BATCH:CPU(x)",
-                                    "HETERO:CPU,,CPU"])  # fmt: skip
+                                    "HETERO:CPU,,CPU", "MULTI:MULTI:CPU", "HETERO:AUTO:CPU", "AUTO:AUTO:CPU",
+                                    "BATCH:CPU(99999999999999999999)", "MULTI:-CPU", "HETERO:CPU(2)"])  # fmt: skip
 def test_a_virtual_device_with_an_unusable_list_is_an_input_error(device: str) -> None:
     """Left to OpenVINO, these failed at compile time, and a run, audit or conform reported the model as failing."""
     with pytest.raises(InputError, match="is not a device of its list"):
@@ -157,9 +158,10 @@ def test_a_virtual_device_with_an_unusable_list_is_an_input_error(device: str) -
 
 
 @pytest.mark.parametrize(
-    "device", ["AUTO", "AUTO:", "AUTO:CPU", "MULTI:CPU", "HETERO:CPU", "BATCH:CPU(4)", "AUTO:-GPU"]
+    "device", ["AUTO", "AUTO:", "AUTO:CPU", "MULTI:CPU", "MULTI:CPU(2)", "HETERO:CPU", "BATCH:CPU(4)", "AUTO:-GPU"]
 )
 def test_usable_virtual_devices_pass(device: str) -> None:
+    """(AUTO excluding every device of the machine is refused: ``AUTO:-CPU`` where CPU is all there is.)"""
     check_device(device)
     if device.startswith(("MULTI", "HETERO", "BATCH")) and "GPU" not in ov.Core().available_devices:
         with pytest.raises(DeviceNotAvailableError):  # every device of the list is checked
