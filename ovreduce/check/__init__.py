@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from ovreduce.check.findings import ordered
+from ovreduce.check.findings import finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
 from ovreduce.errors import IRError, OvReduceError
@@ -99,7 +99,7 @@ def _check_model(
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
     for body_path, graph in engines:  # not ``path``: that is the model's name in the document
-        found_here = graph_findings(graph.model, graph)
+        found_here = graph_findings(graph.model, graph) + (_inconsistent(graph) if reshaped else [])
         for info in graph.reductions:
             report, more = reduction_check(
                 infos[(body_path, info.layer.id)], reshaped=reshaped, body_path=body_path, ir_version=model.ir_version
@@ -124,6 +124,28 @@ def _check_model(
         reductions=tuple(reports),
         notes=tuple(notes),
     )
+
+
+def _inconsistent(graph: ShapeEngine) -> list[Finding]:
+    """The layers where the reshape breaks the model: each of their inputs resolved, an output left unresolved by
+    the layer's own shape rule (which refused the inputs as OpenVINO's does). Downstream layers, unresolved because
+    of it, are not named again."""
+    found = []
+    for layer in graph.model.layers:
+        own = f"{layer.type} ({layer.name}): "
+        for port in layer.outputs:
+            state = graph.state((layer.id, port.id))
+            if (
+                state.shape is None
+                and state.reason.startswith(own)
+                and all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs)))
+            ):
+                shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs)))
+                message = (f"under the new shapes its inputs {shapes} do not fit {layer.type}'s shape rule: "
+                           f"{state.reason.removeprefix(own).rstrip('.')}")  # fmt: skip
+                found.append(finding("reshape-inconsistent", layer, message, port.id))
+                break
+    return found
 
 
 def _load(extensions: Sequence[str]) -> None:

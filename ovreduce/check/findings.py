@@ -53,6 +53,9 @@ FINDINGS: Mapping[str, FindingKind] = {
         "info", "(OpenVINO engine) an IR v10 port precision, which OpenVINO does not read, differs from its type"
     ),
     "reshape-changes-output": FindingKind("info", "(reshape) the output under the new shapes differs from the file"),
+    "reshape-inconsistent": FindingKind(
+        "error", "(reshape) under the new shapes a layer's inputs do not fit its shape rule: OpenVINO refuses them"
+    ),
 }
 _RANK = {"error": 0, "warning": 1, "info": 2}
 

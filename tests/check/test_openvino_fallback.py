@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import openvino.opset11 as ops
+import pytest
 
 from ovreduce._openvino import partial_shape
 from ovreduce.check import check_model
@@ -50,3 +51,21 @@ def test_under_reshape_openvino_infers_what_no_native_rule_does(tmp_path: Path) 
     # never the file's stale dims reported as they were: the output changed, and the finding says why
     [changed] = [f for f in report.findings if f.code == "reshape-changes-output"]
     assert "as OpenVINO infers it" in changed.message
+
+
+@pytest.mark.parametrize("shape", ["[1,8,65]", "[1,8,64]", "[2,16,64]", "[1,8,1]", "[1,8,63]", "[4,1,128]", "[?,?,64]"])
+def test_a_reshape_that_breaks_any_layer_is_an_error_as_openvino_refuses_it(shape: str) -> None:
+    """RMSNorm's weight is [1,1,64]: a last dim other than 64 (or 1) breaks its Multiply, after the reduction.
+    ovreduce's native check reports exactly the reshapes OpenVINO refuses, at that layer."""
+    sample = Path(__file__).resolve().parents[2] / "ir_samples" / "rmsnorm.xml"
+    report = check_model(load_ir(sample), reshape={"hidden_states": PartialShape.parse(shape)})
+    model = ov.Core().read_model(str(sample))
+    try:
+        model.reshape({"hidden_states": ov.PartialShape(shape)})
+        refused = False
+    except Exception:
+        refused = True
+    found = [f for f in report.findings if f.code == "reshape-inconsistent"]
+    assert bool(found) == refused == (not report.ok), (shape, [f.message for f in report.findings])
+    if found:
+        assert [f.layer_name for f in found] == ["rmsnorm/output"] and "Multiply" in found[0].message
