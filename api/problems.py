@@ -277,7 +277,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {path.rstrip('/')})"
     elif detail == "There was an error parsing the body":
-        encoding = request.headers.get("content-encoding", "identity").strip().lower()[:40]
+        encoding = ",".join(request.headers.getlist("content-encoding")).strip().lower()[:40]
         why = _UNREADABLE.get(type(exc.__cause__), "it cannot be read")
         if encoding not in ("", "identity"):
             why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"

@@ -61,6 +61,17 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().data_received(data)
         self._watch()
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes that break HTTP, then the connection closed; the application's own answer to
+        the request under way (if any) is dropped, as for a client that left, rather than failing in h11 and being
+        logged as an error of the server. Bytes that break HTTP after the answer close the connection only."""
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True
+        try:
+            super().send_400_response(msg)
+        except h11.LocalProtocolError:  # an answer was sent (or begun): no other can follow
+            self.transport.close()
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._watch()

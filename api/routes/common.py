@@ -73,8 +73,8 @@ FIELDS_ONCE = Depends(_fields_once)
 
 
 async def _request_checks(request: Request) -> None:
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding not in ("", "identity"):
+    encoding = ",".join(request.headers.getlist("content-encoding")).strip().lower()
+    if encoding.replace("identity", "").strip(", ") != "":
         raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
     keys = [key for key, _ in request.query_params.multi_items()]
     if len(keys) == len(set(keys)):

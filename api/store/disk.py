@@ -322,7 +322,7 @@ class ModelStore:
     def verify(self, mid: str, xml: bytes) -> None:
         """Check the model's xml (as read) and bin against the hashes recorded when it was stored.
 
-        A model stored before hashes were recorded is checked against its id (the hash of its content).
+        Every model is also checked against its id (the hash of its content), whatever its recorded hashes say.
 
         Raises:
             StoreCorruptError: they differ (the model was removed).
@@ -342,14 +342,12 @@ class ModelStore:
             raise self.quarantine(mid, str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
-        if sums is None:
-            if id_hash.hexdigest() != mid:
-                raise self.quarantine(mid, "its files no longer hash to its id")
-            return
-        if sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
+        if sums is not None and sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
             raise self.quarantine(mid, "its model.xml does not match its recorded hash")
-        if sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
+        if sums is not None and sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
             raise self.quarantine(mid, "its model.bin does not match its recorded hash")
+        if id_hash.hexdigest() != mid:  # whatever sums.json says: it may have been rewritten with the files
+            raise self.quarantine(mid, "its files no longer hash to its id")
 
     def checked_xml(self, mid: str) -> bytes:
         """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`verify`).
@@ -373,8 +371,8 @@ class ModelStore:
         return xml
 
     def stamp(self, mid: str) -> Stamp:
-        """What the model's files are on disk (kind, inode, size, modification time; None: absent), to tell that
-        they were touched since they were checked."""
+        """What the model's files are on disk (kind, inode, size, change time: a write, a rename, or a modification
+        time set back, moves it; None: absent), to tell that they were touched since they were checked."""
         out: list[tuple[int, int, int, int] | None] = []
         for name in ("model.xml", "model.bin"):
             try:
@@ -382,7 +380,7 @@ class ModelStore:
             except OSError:
                 out.append(None)
             else:
-                out.append((st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns))
+                out.append((st.st_mode, st.st_ino, st.st_size, st.st_ctime_ns))
         return tuple(out)
 
     def quarantine(self, mid: str, why: str) -> StoreCorruptError:

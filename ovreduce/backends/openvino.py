@@ -175,6 +175,9 @@ def check_device(device: str) -> None:
     devices = available_devices()
     kind, listed, rest = device.partition(":")
     base = kind.split(".", 1)[0].upper()
+    if base in _VIRTUAL and (kind != base or (not listed and base != "AUTO")):  # OpenVINO reads MULTI, not multi
+        raise InputError(f"device {device!r}: a virtual device is written {base}" + ("" if base == "AUTO" else
+                         f" with its devices, e.g. {base}:CPU"))  # fmt: skip
     if base in _VIRTUAL and listed and (rest.strip() or base != "AUTO"):  # AUTO: alone is AUTO
         excluded = set()
         for item in (i.strip() for i in rest.split(",")):

@@ -242,6 +242,8 @@ def test_a_compressed_body_is_refused_wherever_it_is_sent(client: TestClient) ->
                       headers={"content-type": "application/json", "content-encoding": "br"})  # fmt: skip
     assert_problem(run, 400, "input")
     assert "Content-Encoding 'br' is not read by ovreduce" in run.json()["detail"]
+    two = [("content-type", "application/json"), ("content-encoding", "identity"), ("content-encoding", "gzip")]
+    assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=two), 400, "input")
     index = client.post("/v2/repository/index", content=b"{}", headers={"content-encoding": "gzip"})
     assert index.status_code == 400 and "Content-Encoding 'gzip'" in index.json()["error"], index.text
 

@@ -163,3 +163,34 @@ def test_a_client_gone_mid_body_is_no_server_error(server: tuple[str, Any], http
     log = proc.log.read_text(errors="replace")
     assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
     assert 'route="/v2/repository/index"' in metrics and 'status="500"' not in metrics, metrics
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "after"),
+    [
+        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n", b""),
+        (b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", b"xxxxxxxx"),
+    ],
+    ids=["bad-chunk-header", "bad-chunk-after-the-answer"],
+)
+def test_a_broken_chunked_body_is_no_error_of_the_server(
+    server: tuple[str, Any], http: httpx.Client, request_bytes: bytes, after: bytes
+) -> None:
+    """A chunked body that breaks HTTP, before or after its request was answered: the connection is answered
+    (uvicorn's 400) or closed, and nothing is logged as an error of the server."""
+    url, proc = server
+    port = int(url.rsplit(":", 1)[1])
+    before = proc.log.read_text(errors="replace")
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(request_bytes)
+            time.sleep(0.3)
+            with contextlib.suppress(OSError):
+                if after:
+                    sock.sendall(after)
+                sock.settimeout(5)
+                while sock.recv(65536):
+                    pass
+    time.sleep(0.5)
+    log = proc.log.read_text(errors="replace")[len(before) :]
+    assert "ERROR" not in log and "Traceback" not in log, log[-3000:]

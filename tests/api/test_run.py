@@ -222,10 +222,11 @@ def test_a_time_limit_stops_the_work_and_frees_the_worker(
 ) -> None:
     """After the 504 the audit is not running on: its process was killed (its memory freed with it), and the
     next request gets a fresh worker at once instead of a 503."""
+    uploader = make_client()  # the same store, a time limit its uploads meet on a loaded machine
+    mid = uploader.post("/v1/models", files=files(*slow_model)).json()["id"]
+    small = uploader.post("/v1/models", files=files(*rmsnorm)).json()["id"]
     client = make_client(run_timeout_s=0.5, concurrency=1)
     isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
-    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
-    small = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
     doc = assert_problem(client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}), 504, "limit.time")
     assert "0.5 s" in doc["detail"] and "OVREDUCE_RUN_TIMEOUT_S" in doc["detail"] and "stopped" in doc["detail"]
     assert isolated.killed == 1 and isolated.pids() == []

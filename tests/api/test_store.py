@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -291,7 +292,7 @@ def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
     assert client.get(f"/v1/models/{mid}/layers").status_code == 200
 
 
-@pytest.mark.parametrize("damage", ["gone", "fifo", "rewritten"])
+@pytest.mark.parametrize("damage", ["gone", "fifo", "rewritten", "rewritten-in-place"])
 def test_files_touched_under_a_cached_model_are_noticed(make_client: Callable[..., TestClient], damage: str) -> None:
     """The same process, its parsed copy of the model in memory: a touched file is noticed on the next use (410,
     removed), and an upload of the same content stores it whole again."""
@@ -301,11 +302,18 @@ def test_files_touched_under_a_cached_model_are_noticed(make_client: Callable[..
     assert client.get(f"/v1/models/{mid}/layers").status_code == 200  # parsed and kept by a worker
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
     target = store / "models" / mid / "model.xml"
-    target.unlink()
+    if damage != "rewritten-in-place":
+        target.unlink()
     if damage == "fifo":
         os.mkfifo(target)
     elif damage == "rewritten":
         target.write_bytes(xml.replace(b"sum", b"sux"))
+    elif damage == "rewritten-in-place":  # same inode, same size, its modification time set back
+        target.write_bytes(xml)
+        before = target.stat()
+        with open(target, "r+b") as fh:
+            fh.write(xml.replace(b"sum", b"sux"))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert_problem(client.get(f"/v1/models/{mid}/layers"), 410, "store.corrupt")
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
     assert (store / "models" / mid / "model.xml").read_bytes() == xml
@@ -313,6 +321,25 @@ def test_files_touched_under_a_cached_model_are_noticed(make_client: Callable[..
         (store / "models" / mid / "model.xml").unlink()
         assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
         assert (store / "models" / mid / "model.xml").read_bytes() == xml
+
+
+def test_files_and_their_hashes_rewritten_together_are_noticed_by_the_id(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """sums.json rewritten to match changed files: the content no longer hashes to the model's id (410), and the
+    same upload stores the original again."""
+    store, mid = _stored(make_client)
+    folder = store / "models" / mid
+    changed = (folder / "model.xml").read_bytes().replace(b"sum", b"sux")
+    (folder / "model.xml").write_bytes(changed)
+    sums = json.loads((folder / "sums.json").read_text())
+    sums["model.xml"] = hashlib.sha256(changed).hexdigest()
+    (folder / "sums.json").write_text(json.dumps(sums))
+    client = make_client()
+    doc = assert_problem(client.get(f"/v1/models/{mid}/layers"), 410, "store.corrupt")
+    assert "no longer hash to its id" in doc["detail"]
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
 
 
 def test_a_model_with_its_summary_may_not_outgrow_the_store(tmp_path: Path) -> None:
