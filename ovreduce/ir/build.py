@@ -771,7 +771,8 @@ def _located(exc: IRError, line: int | None) -> IRError:
 
 def _names(text: str) -> tuple[str, ...]:
     """The tensor names of a ``names`` attribute as OpenVINO splits it: at commas, a comma after a backslash kept
-    (the backslash dropped), empty names left out, nothing trimmed."""
+    (the backslash dropped), empty names left out, nothing trimmed, a name met twice kept once (OpenVINO keeps a
+    set: its writer spells ``,a`` and ``\\,a`` alike)."""
     names: list[str] = []
     held: list[str] = []  # the parts of a name whose commas were escaped, joined once it ends (linear time)
     for part in text.split(","):
@@ -785,7 +786,7 @@ def _names(text: str) -> tuple[str, ...]:
             names.append(part)
     if held:
         names.append(",".join(held) + "\\")
-    return tuple(names)
+    return tuple(dict.fromkeys(names))
 
 
 def _port_id(ports: tuple[Port, ...], port_id: str, indexed: dict[int, dict[str, str]]) -> str | None:
