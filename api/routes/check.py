@@ -23,7 +23,7 @@ from ..deps import ServicesDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import FIELDS_ONCE, UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
 
 __all__ = ["router"]
 
@@ -66,7 +66,6 @@ def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> bytes:
 
 @router.post(
     "",
-    dependencies=[FIELDS_ONCE],
     response_model=CheckDocument,
     summary="Check one IR (xml, and bin when it has one): the ovreduce.check/v1 document",
     responses=responses("post /v1/check", *UPLOAD_PROBLEMS),

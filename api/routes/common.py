@@ -8,6 +8,7 @@ from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
 from fastapi import Depends, Request, UploadFile
+from fastapi import params as params_
 from starlette.responses import Response
 
 from ovreduce.errors import InputError, LimitExceededError
@@ -19,7 +20,6 @@ from ..problems import scrub_json
 from ..schemas import Tensor
 
 __all__ = [
-    "FIELDS_ONCE",
     "REQUEST_CHECKS",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
@@ -61,30 +61,25 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     return data
 
 
-async def _fields_once(request: Request) -> None:
-    form = await request.form()  # the form FastAPI parsed for the route's parameters (Starlette keeps it)
-    twice = sorted({key for key, _ in form.multi_items() if len(form.getlist(key)) > 1})
-    if twice:
-        raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
-
-
-FIELDS_ONCE = Depends(_fields_once)
-"""A dependency of the upload routes: 400 for a form that gives a field twice, of which one would be read."""
-
-
 async def _request_checks(request: Request) -> None:
-    encoding = ",".join(request.headers.getlist("content-encoding")).strip().lower()
-    if encoding.replace("identity", "").strip(", ") != "":
+    scope = request.scope
+    encodings = [value for key, value in scope["headers"] if key == b"content-encoding"]
+    encoding = b",".join(encodings).decode("latin-1").strip().lower()
+    if encoding.replace("identity", "").strip(", "):
         raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
-    keys = [key for key, _ in request.query_params.multi_items()]
-    if len(keys) == len(set(keys)):
-        return
-    route = request.scope.get("route")
-    params = getattr(getattr(route, "dependant", None), "query_params", ())
-    scalars = {p.alias for p in params if not _is_list(p.field_info)}  # parameters the route does not read: ignored
-    twice = sorted({key for key in keys if keys.count(key) > 1} & scalars)
-    if twice:
-        raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
+    route = scope.get("route")
+    if scope["query_string"]:
+        keys = [key for key, _ in request.query_params.multi_items()]
+        params = getattr(getattr(route, "dependant", None), "query_params", ())
+        scalars = {p.alias for p in params if not _is_list(p.field_info)}  # those the route does not read: ignored
+        twice = sorted({key for key in keys if keys.count(key) > 1} & scalars)
+        if twice:
+            raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
+    if isinstance(getattr(getattr(route, "body_field", None), "field_info", None), params_.Form):
+        form = await request.form()  # the form FastAPI parsed for the route's parameters (Starlette keeps it)
+        twice = sorted({key for key, _ in form.multi_items() if len(form.getlist(key)) > 1})
+        if twice:
+            raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
 
 
 def _is_list(field: Any) -> bool:
@@ -93,9 +88,9 @@ def _is_list(field: Any) -> bool:
 
 
 REQUEST_CHECKS = Depends(_request_checks)
-"""A dependency of every route: 400 for a compressed body (ovreduce reads none: it would be read as plain) and for
-a query parameter given twice that the route reads once (the last would be read silently); parameters that are
-lists (``reshape``) repeat."""
+"""A dependency of every route (one, for what one costs): 400 for a compressed body (ovreduce reads none: it would be
+read as plain), for a query parameter given twice that the route reads once (the last would be read silently;
+lists such as ``reshape`` repeat), and for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``)."""
 
 
 def display_name(filename: str | None, default: str) -> str:

@@ -16,7 +16,7 @@ from ovreduce.reports.conform import ConformDocument
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import FIELDS_ONCE, UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
+from .common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
 
 __all__ = ["router"]
 
@@ -32,7 +32,6 @@ def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, devi
 
 @router.post(
     "",
-    dependencies=[FIELDS_ONCE],
     response_model=ConformDocument,
     summary="Check OpenVINO's conversion of an ONNX model's mean and reduce nodes (ovreduce.conform/v1)",
     responses=responses("post /v1/conform", *UPLOAD_PROBLEMS),

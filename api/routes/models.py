@@ -14,7 +14,7 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import FIELDS_ONCE, UPLOAD_PROBLEMS, json_response, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -45,7 +45,6 @@ def _add(
 
 @router.post(
     "",
-    dependencies=[FIELDS_ONCE],
     status_code=201,
     response_model=ModelSummary,
     summary="Store an IR (xml, and bin when it has one); 201 the first time, 200 when already stored",
