@@ -281,13 +281,10 @@ class ModelStore:
             StoreCorruptError: meta.json does not match its recorded hash or is not a JSON object (the model
                 was removed).
         """
-        folder = self.path(mid)
+        raw = self._read_stored(mid, "meta.json")
         try:
-            raw = read_file(folder / "meta.json")
             sums = self._sums(mid)
         except (FileNotFoundError, NotADirectoryError):
-            if folder.is_dir():  # a model is committed whole, its summary in it: this one lost a file since
-                raise self.quarantine(mid, "its summary (meta.json) is missing") from None
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except NotAFileError as exc:
             raise self.quarantine(mid, str(exc)) from None
@@ -356,19 +353,24 @@ class ModelStore:
             StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
             NotFoundError: the model is not stored.
         """
+        xml = self._read_stored(mid, "model.xml")
+        self.verify(mid, xml)
+        return xml
+
+    def _read_stored(self, mid: str, name: str) -> bytes:
+        """A file of a stored model. One that is missing from a model's folder, or is not a regular file, makes the
+        model corrupt (removed); a model whose folder is gone is not found."""
         folder = self.path(mid)
         try:
-            xml = read_file(folder / "model.xml")
+            return read_file(folder / name)
         except (FileNotFoundError, NotADirectoryError):
-            if folder.is_dir():  # a model is committed whole: this one lost its xml since
-                raise self.quarantine(mid, "its model.xml is missing") from None
-            raise NotFoundError(f"model {mid} was removed from the store") from None
+            if folder.is_dir():  # a model is committed whole: this one lost a file since
+                raise self.quarantine(mid, f"its {name} is missing") from None
+            raise NotFoundError(f"no model with id {mid} in the store") from None
         except NotAFileError as exc:
             raise self.quarantine(mid, str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
-        self.verify(mid, xml)
-        return xml
 
     def stamp(self, mid: str) -> Stamp:
         """What the model's files are on disk (kind, inode, size, change time: a write, a rename, or a modification
