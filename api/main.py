@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
-from fastapi import FastAPI, Request, params
+from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.routing import APIRoute
@@ -35,7 +35,7 @@ from .deps import Services
 from .errors import StoreError
 from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
-from .routes.common import REQUEST_CHECKS
+from .routes.common import REQUEST_CHECKS, takes_form
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 from .workers import IsolatedPool, apply_extensions
@@ -146,11 +146,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_upload_bytes=settings.max_upload_bytes,
         max_json_bytes=settings.max_json_bytes,
         body_timeout_s=settings.body_timeout_s,
-        upload_paths=[  # the routes whose body is a form (their files): only they take uploads
+        upload_paths=[  # only the routes whose body is a form take uploads
             route.path_regex
             for router in ROUTERS
             for route in router.routes
-            if isinstance(route, APIRoute) and isinstance(getattr(route.body_field, "field_info", None), params.Form)
+            if isinstance(route, APIRoute) and takes_form(route)
         ],
         allowed_hosts=settings.host_patterns(),
         max_requests=settings.max_requests,

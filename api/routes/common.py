@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, get_args, get_origin
 
@@ -30,6 +31,7 @@ __all__ = [
     "json_response",
     "parse_shapes",
     "read_upload",
+    "takes_form",
     "upload_names",
 ]
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
@@ -69,17 +71,22 @@ async def _request_checks(request: Request) -> None:
         raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
     route = scope.get("route")
     if scope["query_string"]:
-        keys = [key for key, _ in request.query_params.multi_items()]
+        counts = Counter(key for key, _ in request.query_params.multi_items())
         params = getattr(getattr(route, "dependant", None), "query_params", ())
         scalars = {p.alias for p in params if not _is_list(p.field_info)}  # those the route does not read: ignored
-        twice = sorted({key for key in keys if keys.count(key) > 1} & scalars)
+        twice = sorted(key for key, n in counts.items() if n > 1 and key in scalars)
         if twice:
             raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
-    if isinstance(getattr(getattr(route, "body_field", None), "field_info", None), params_.Form):
+    if takes_form(route):
         form = await request.form()  # the form FastAPI parsed for the route's parameters (Starlette keeps it)
-        twice = sorted({key for key, _ in form.multi_items() if len(form.getlist(key)) > 1})
+        twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
         if twice:
             raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
+
+
+def takes_form(route: Any) -> bool:
+    """Whether a route's body is a form (its parameters are files or form fields): an upload route."""
+    return isinstance(getattr(getattr(route, "body_field", None), "field_info", None), params_.Form)
 
 
 def _is_list(field: Any) -> bool:
