@@ -62,6 +62,7 @@ __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "STATUS_BY_ERROR",
     "add_private_path",
+    "body_encoding",
     "install",
     "openapi",
     "problem_bytes",
@@ -254,6 +255,13 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=headers, **extra)
 
 
+def body_encoding(scope: Mapping[str, Any]) -> str | None:
+    """The Content-Encoding of a request's body, every such header read (at most 40 characters of it); None when
+    it is plain (no header, or only ``identity``): ovreduce reads no other."""
+    encoding = b",".join(v for k, v in scope["headers"] if k == b"content-encoding").decode("latin-1").strip().lower()
+    return encoding[:40] if encoding.replace("identity", "").strip(", \t") else None
+
+
 _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsing the body"), by the cause
     RecursionError: "it is nested too deeply",
     UnicodeDecodeError: "it is not UTF-8 text",
@@ -277,9 +285,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {path.rstrip('/')})"
     elif detail == "There was an error parsing the body":
-        encoding = ",".join(request.headers.getlist("content-encoding")).strip().lower()[:40]
+        encoding = body_encoding(request.scope)
         why = _UNREADABLE.get(type(exc.__cause__), "it cannot be read")
-        if encoding not in ("", "identity"):
+        if encoding is not None:
             why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"
         detail = f"the request body cannot be read as JSON: {why}"
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several

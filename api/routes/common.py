@@ -17,7 +17,7 @@ from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import from_kserve
 
-from ..problems import scrub_json
+from ..problems import body_encoding, scrub_json
 from ..schemas import Tensor
 
 __all__ = [
@@ -65,10 +65,9 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
 
 async def _request_checks(request: Request) -> None:
     scope = request.scope
-    encodings = [value for key, value in scope["headers"] if key == b"content-encoding"]
-    encoding = b",".join(encodings).decode("latin-1").strip().lower()
-    if encoding.replace("identity", "").strip(", "):
-        raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
+    encoding = body_encoding(scope)
+    if encoding is not None:
+        raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
     route = scope.get("route")
     if scope["query_string"]:
         counts = Counter(key for key, _ in request.query_params.multi_items())
