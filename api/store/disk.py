@@ -62,14 +62,11 @@ from ..errors import StoreCorruptError, StoreError, StoreFullError
 __all__ = [
     "ModelHasher",
     "ModelStore",
-    "NotAFileError",
     "Staging",
     "Stamp",
     "is_model_id",
     "model_id",
-    "open_file",
     "read_error",
-    "read_file",
     "write_error",
 ]
 
