@@ -169,8 +169,9 @@ def available_devices() -> list[str]:
 
 
 def check_device(device: str) -> None:
-    """:class:`DeviceNotAvailableError` listing the available devices unless ``device`` can be used;
-    :class:`InputError` for a virtual device whose list OpenVINO cannot use (``MULTI:``, ``BATCH:CPU(0)``),
+    """:class:`DeviceNotAvailableError` listing the available devices unless ``device`` can be used (an
+    :class:`InputError` when it is no device OpenVINO knows: ``FOO``, ``cpu``, ``CPU(2)``); an InputError for a
+    virtual device whose list OpenVINO cannot use (``MULTI:``, ``BATCH:CPU(0)``),
     each device of the list checked in turn."""
     devices = available_devices()
     kind, listed, rest = device.partition(":")
@@ -197,6 +198,11 @@ def check_device(device: str) -> None:
         return
     if device in devices or base in _VIRTUAL or any(d.split(".", 1)[0] == device for d in devices):
         return
+    if not _registered(kind.split(".", 1)[0]):
+        raise InputError(
+            f"device {device!r} is not a device OpenVINO knows (its names are case-sensitive, an index follows a dot: "
+            f"GPU.1); available here: {', '.join(devices) or 'none'}"
+        )
     hint = ""
     if base == "GPU":
         hint = (
@@ -208,6 +214,17 @@ def check_device(device: str) -> None:
     raise DeviceNotAvailableError(
         f"device {device!r} is not available on this machine; available: {', '.join(devices) or 'none'}.{hint}"
     )
+
+
+def _registered(name: str) -> bool:
+    """Whether OpenVINO has a plugin for the device ``name`` (``CPU``, ``GPU``, ``NPU``...), whether or not this
+    machine has such a device: it names an unknown one's versions as none, and fails to load one it cannot drive."""
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,64}", name):
+        return False
+    try:
+        return bool(core().get_versions(name))
+    except Exception:  # a plugin it has but cannot load here (the GPU plugin without OpenCL)
+        return True
 
 
 def device_info() -> DevicesDocument:

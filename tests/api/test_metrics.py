@@ -50,7 +50,7 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     alone = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"backends": ["numpy"]})
     assert alone.status_code == 200 and alone.json()["outcome"] == "nothing-compared", alone.text
     no_device = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"device": "NOSUCHDEVICE"})
-    assert_problem(no_device, 503, "backend.device")
+    assert_problem(no_device, 400, "input")
 
     after = scrape(client)
     req = "ovreduce_http_requests_total"
@@ -63,7 +63,7 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert not any(mid in dict(labels).get("route", "") for _, labels in after)
     run_route = "/v1/models/{model_id}/layers/{layer}/run"
     assert value(after, req, method="POST", route=run_route, status="200") == 2
-    assert value(after, req, method="POST", route=run_route, status="503") == 1
+    assert value(after, req, method="POST", route=run_route, status="400") == 1
     # the scrape before this one was counted too
     assert value(after, req, method="GET", route="/metrics", status="200") == 1
 
@@ -75,7 +75,7 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert value(after, runs, backend="numpy", device="CPU", outcome="agree") == 1
     assert value(after, runs, backend="openvino", device="CPU", outcome="agree") == 1
     assert value(after, runs, backend="numpy", device="CPU", outcome="nothing-compared") == 1
-    assert value(after, runs, backend="openvino", device="unavailable", outcome="backend.device") == 1
+    assert value(after, runs, backend="openvino", device="unavailable", outcome="input") == 1
 
     assert value(after, "ovreduce_store_models") == 1
     assert value(after, "ovreduce_store_bytes") >= len(rmsnorm[0])
@@ -185,7 +185,7 @@ def test_metrics_is_read_only(client: TestClient) -> None:
 
 
 def test_anonymous_requests_add_no_label_values(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
-    """Thousands of distinct bogus methods and paths, and runs on a hundred distinct absent devices: the set
+    """Thousands of distinct bogus methods and paths, and runs on a hundred distinct unknown devices: the set
     of series and the size of /metrics stay what one request of each kind made them."""
     mid = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
     run = f"/v1/models/{mid}/layers/{LAYER}/run"
@@ -194,7 +194,7 @@ def test_anonymous_requests_add_no_label_values(client: TestClient, rmsnorm: tup
         assert client.request(f"X{i:04d}" + "M" * 2000, "/healthz").status_code in (400, 405)
         assert client.get(f"/nowhere/{i}").status_code == 404
         if i % 20 == 0:
-            assert_problem(client.post(run, json={"device": f"NOSUCH{i}", "backends": ["openvino"]}), 503)
+            assert_problem(client.post(run, json={"device": f"NOSUCH{i}", "backends": ["openvino"]}), 400, "input")
 
     bogus(0)
     client.get("/metrics")  # the scrape's own series

@@ -133,7 +133,7 @@ def test_unknown_precision_is_an_input_error() -> None:
 
 
 # -- devices ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("device", ["GPU", "NPU", "FOO", "GPU.1"])
+@pytest.mark.parametrize("device", ["GPU", "NPU", "GPU.1", "NPU.3"])
 def test_unavailable_device_lists_the_available_ones(device: str) -> None:
     devices = ov.Core().available_devices
     if device in devices:
@@ -146,6 +146,17 @@ def test_unavailable_device_lists_the_available_ones(device: str) -> None:
     assert info.value.code == "backend.device"
     if device.startswith("GPU"):
         assert "Intel GPUs" in message
+
+
+@pytest.mark.parametrize("device", ["FOO", "cpu", "Gpu", "CPU(2)", "TEMPLATE", "", "C\x00PU", "MULTI:cpu"])
+def test_a_device_openvino_does_not_know_is_an_input_error(device: str) -> None:
+    """A name OpenVINO has no plugin for is the caller's mistake (400, exit 2), not a device missing here (503)."""
+    with pytest.raises(InputError, match="is not a device OpenVINO knows") as info:
+        check_device(device)
+    assert "available here: " + ", ".join(ov.Core().available_devices) in str(info.value)
+    x = ov.opset13.parameter([2], ov.Type.f32)
+    with pytest.raises(RuntimeError):  # OpenVINO refuses it too
+        ov.Core().compile_model(ov.Model([ov.opset13.relu(x)], [x]), device)
 
 
 @pytest.mark.parametrize("device", ["MULTI:", "HETERO:", "BATCH:", "MULTI:CPU,", "BATCH:CPU(0)", "BATCH:CPU(x)",

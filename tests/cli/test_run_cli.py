@@ -245,7 +245,7 @@ def test_a_real_process_prints_no_traceback(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    assert proc.stderr.startswith("ovreduce run: device 'FOO' is not available")
+    assert proc.stderr.startswith("ovreduce run: device 'FOO' is not a device OpenVINO knows")
 
 
 # -- advice that works, reproducible inputs, what was compared -------------------------------------------------------
