@@ -27,6 +27,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
+from .middleware import CSP, SECURITY_HEADERS
+from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 
@@ -62,15 +64,22 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._watch()
 
     def send_400_response(self, msg: str) -> None:
-        """uvicorn's answer to bytes that break HTTP, then the connection closed; the application's own answer to
-        the request under way (if any) is dropped, as for a client that left, rather than failing in h11 and being
-        logged as an error of the server. Bytes that break HTTP after the answer close the connection only."""
+        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 problem+json with the security headers,
+        then the connection closed. The application's own answer to the request under way (if any) is dropped, as
+        for a client that left, rather than failing in h11 and being logged as an error of the server. Bytes that
+        break HTTP after the answer close the connection only."""
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
+        detail = f"the bytes received are not an HTTP/1.1 request ({msg.rstrip('.').lower()}); the connection is closed"
+        body = problem_bytes(400, detail, "request.invalid")
+        headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"connection", b"close"),
+                   (b"content-security-policy", CSP.encode()), *SECURITY_HEADERS]  # fmt: skip
         try:
-            super().send_400_response(msg)
+            for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
         except h11.LocalProtocolError:  # an answer was sent (or begun): no other can follow
-            self.transport.close()
+            pass
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
