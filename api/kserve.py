@@ -7,7 +7,6 @@ nesting are checked before anything is converted, copied or pickled. Nothing her
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -21,7 +20,7 @@ from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve
 
 from .errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
 from .problems import scrub
-from .routes.common import check_shape, flat_data, json_bytes
+from .routes.common import check_shape, flat_data, json_bytes, read_json
 from .schemas import RunRequest, V2InferRequest
 
 __all__ = [
@@ -123,7 +122,9 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
                              f"request body of {len(body)} bytes")  # fmt: skip
         head, rest = body[: int(text)], body[int(text) :]
     try:
-        doc = json.loads(head)
+        doc = read_json(head)
+    except InputError:
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"the inference request header is not valid JSON: {exc}") from None
     except RecursionError:

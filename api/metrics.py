@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -22,6 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import StoreError
 from .store.disk import ModelStore
+
+R = TypeVar("R", bound=tuple[Any, ...])
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
 
@@ -93,10 +96,20 @@ class Metrics:
         r.register(self._store)
 
     # -- hooks -----------------------------------------------------------------------------------------
-    def count_run(self, backends: Sequence[str], device: str, outcome: str) -> None:
-        device = _device_label(device)
-        for backend in backends:
-            self.runs.labels(backend=backend, device=device, outcome=outcome).inc()
+    async def counted_run(self, job: Awaitable[R], backends: Sequence[str], device: str) -> R:
+        """Await a layer run (a job whose answer ends with its outcome) and count it by its outcome, or by its
+        error's code (timeout, busy, worker, backend.device...)."""
+        try:
+            answer = await job
+        except Exception as exc:
+            outcome = str(getattr(exc, "code", "internal"))
+            raise
+        else:
+            outcome = str(answer[-1])
+            return answer
+        finally:
+            for backend in backends:
+                self.runs.labels(backend=backend, device=_device_label(device), outcome=outcome).inc()
 
     def job_event(self, event: str) -> None:
         """What :class:`api.workers.IsolatedPool` reports: ``queued``, ``dequeued``, ``busy``, ``timeout``,

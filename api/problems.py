@@ -286,7 +286,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
             detail += f" (without the trailing slash: {path.rstrip('/')})"
     elif detail == "There was an error parsing the body":
         encoding = body_encoding(request.scope)
-        why = _UNREADABLE.get(type(exc.__cause__), "it cannot be read")
+        cause = exc.__cause__
+        why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
         if encoding is not None:
             why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"
         detail = f"the request body cannot be read as JSON: {why}"

@@ -183,7 +183,20 @@ def prepare_inputs(
         arrays.append(arr)
         if len(defaulted) < len(arrays):
             defaulted.append(())
+    _check_output_size(spec, arrays, max_elements)
     return PreparedInputs(arrays, notes, defaulted)
+
+
+def _check_output_size(spec: LayerSpec, arrays: Sequence[npt.NDArray[Any]], limit: int | None) -> None:
+    """The output these inputs would give, held to the limit before anything runs: a reduction over an empty axis
+    gives an output larger than its input (``[0, n, n]`` reduced over axis 0 with keep_dims: ``[1, n, n]``)."""
+    axes = spec.axes if spec.axes is not None else tuple(np.asarray(arrays[1]).reshape(-1).tolist())
+    try:
+        shape = reductions()[spec.type].output_shape(PartialShape.static(arrays[0].shape), None, axes, spec.keep_dims)
+    except OvReduceError:  # axes the op refuses: each backend reports it
+        return
+    if shape.is_static:
+        _check_size(shape.to_list(), limit, f"the output (shape {shape})")
 
 
 def _axes_advice(where: str, names: list[str], etype: ElementType, shape: PartialShape, rank: int | None) -> str:

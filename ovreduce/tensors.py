@@ -261,10 +261,14 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
     compatible = src_kind == dst_kind or (src_kind in "iu" and dst_kind in "iu")
     if not compatible:
         raise InputError(f"{what} holds {array.dtype} values but the layer expects {etype}; convert the file first")
+    if src_kind in "iu" and array.size:  # by value: -1 would go to u64 and back unchanged
+        low, high = int(array.min()), int(array.max())
+        info = np.iinfo(target)
+        if low < info.min or high > info.max:
+            raise InputError(f"{what}: {array.dtype} values from {low} to {high} do not fit in {etype} "
+                             f"[{info.min}, {info.max}]")  # fmt: skip
     with np.errstate(over="ignore"):
         converted = array.astype(target)
-    if src_kind in "iu" and not np.array_equal(converted.astype(array.dtype), array):
-        raise InputError(f"{what}: {array.dtype} values do not fit in {etype}")
     if src_kind == "f" and np.any(np.isinf(converted) & np.isfinite(array)):
         raise InputError(f"{what}: {array.dtype} values beyond the range of {etype} would become infinite")
     return converted
@@ -306,7 +310,11 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         raise InputError(f"{what}: shape {shape} needs {expected} values, data holds {len(flat)}")
     try:
         if etype.is_real:
-            values = np.array([float(v) for v in flat], dtype=np.float64)
+            for index, v in enumerate(flat):  # numbers; not true, "7" or " 1_0 " (float() reads them)
+                if type(v) not in (int, float) and not (type(v) is str and v.lower() in _NON_FINITE):
+                    raise InputError(f"{what}: value {_shown(v)} at index {index} is not a number; {etype.kserve} data "
+                                     f'are JSON numbers, and "NaN", "Infinity" or "-Infinity"')  # fmt: skip
+            values = np.array([_NON_FINITE[v.lower()] if type(v) is str else v for v in flat], dtype=np.float64)
             with np.errstate(over="ignore"):
                 converted = values.astype(etype.numpy)
             overflow = np.isinf(converted.astype(np.float64)) & np.isfinite(values)
@@ -319,7 +327,7 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
                 )
             return converted.reshape(shape)
         if etype.kind == "bool":
-            if not all(isinstance(v, bool) or v in (0, 1) for v in flat):
+            if not all(type(v) is bool or (type(v) is int and v in (0, 1)) for v in flat):
                 raise InputError(f"{what}: BOOL data must be true/false")
             return np.array(flat, dtype=np.bool_).reshape(shape)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
@@ -330,6 +338,16 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         return np.array(flat, dtype=etype.numpy).reshape(shape)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{what}: data is not {etype.kserve}: {exc}") from None
+
+
+_NON_FINITE = {  # ovreduce writes "NaN", "Infinity", "-Infinity"; it reads them in any case, signed, inf for Infinity
+    sign + name: float(sign + name) for sign in ("", "+", "-") for name in ("nan", "inf", "infinity")
+}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _flatten(data: list[Any]) -> Any:

@@ -167,6 +167,24 @@ def test_kserve_round_trip(datatype: str) -> None:
 def test_kserve_special_floats_are_strings() -> None:
     doc = to_kserve("x", np.array([math.nan, math.inf, -math.inf, 1.5], np.float32))
     assert doc["data"] == ["NaN", "Infinity", "-Infinity", 1.5]
+    back = from_kserve(doc, "x")  # read back, and as Python's JSON writes them (bare NaN, Infinity)
+    _same(back, np.array([math.nan, math.inf, -math.inf, 1.5], np.float32))
+    _same(from_kserve(json.loads(json.dumps({**doc, "data": [math.nan, math.inf, -math.inf, 1.5]})), "x"), back)
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype", "etype"),
+    [([-1, 0, 3], np.int64, "u64"), ([2**64 - 2], np.uint64, "i64"), ([2**63], np.uint64, "i64"),
+     ([-1], np.int8, "u8"), ([300], np.int64, "i8"), ([-129], np.int32, "i8")],
+)  # fmt: skip
+def test_integers_that_do_not_fit_the_port_are_refused(values: list[int], dtype: type, etype: str) -> None:
+    """By value, not by a round trip: -1 goes to u64 and back unchanged, yet is 2^64-1 there."""
+    target = next(t for t in ELEMENT_TYPES.values() if t.name == etype)
+    array = np.array(values, dtype)
+    with pytest.raises(InputError, match=f"do not fit in {etype}"):
+        conform_array(array, target, PartialShape.static(array.shape), "x")
+    fits = np.array([0, 1, 2], dtype)
+    assert conform_array(fits, target, PartialShape.static(fits.shape), "x").tolist() == [0, 1, 2]
 
 
 def test_kserve_nested_data_is_row_major() -> None:
@@ -233,7 +251,21 @@ def test_kserve_bytes_are_not_executable() -> None:
         pytest.param(
             {"datatype": "BOOL", "shape": [2], "data": [True, 2]}, "BOOL data must be true/false", id="bool-2"
         ),
-        pytest.param({"datatype": "FP32", "shape": [1], "data": ["one"]}, "data is not FP32", id="text-for-float"),
+        pytest.param(
+            {"datatype": "FP32", "shape": [1], "data": ["one"]},
+            "value 'one' at index 0 is not a number",
+            id="text-for-float",
+        ),
+        # float() reads these: a number in text, an underscore, spaces, a bool, NaN in another spelling
+        pytest.param(
+            {"datatype": "FP32", "shape": [2], "data": [1.0, "7"]},
+            "value '7' at index 1 is not a number",
+            id="number-as-text",
+        ),
+        pytest.param({"datatype": "FP16", "shape": [1], "data": [" 1_0 "]}, "is not a number", id="underscore"),
+        pytest.param({"datatype": "FP32", "shape": [1], "data": [True]}, "value True at index 0", id="bool-for-float"),
+        pytest.param({"datatype": "FP64", "shape": [1], "data": ["nan "]}, '"NaN", "Infinity"', id="nan-and-space"),
+        pytest.param({"datatype": "BOOL", "shape": [1], "data": [1.0]}, "BOOL data must be true/false", id="bool-1.0"),
     ],
 )
 def test_from_kserve_errors(tensor: dict[str, Any], message: str) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
 from fastapi import Depends, Request, UploadFile
 from fastapi import params as params_
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ovreduce.errors import InputError, LimitExceededError
@@ -24,12 +27,14 @@ __all__ = [
     "REQUEST_CHECKS",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
+    "JSONBodyRoute",
     "display_name",
     "document_bytes",
     "given_tensors",
     "json_bytes",
     "json_response",
     "parse_shapes",
+    "read_json",
     "read_upload",
     "takes_form",
     "upload_names",
@@ -37,6 +42,45 @@ __all__ = [
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
 UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
 STORED_MODEL_PROBLEMS = (400, 404, 413, 422, 503, 504)
+
+
+_INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop
+
+
+def read_json(body: bytes) -> Any:
+    """A request's JSON as Python's reader reads it (``NaN`` and ``Infinity`` included), but a number beyond the
+    float range, which it would read as infinity (``1e400``), is an :class:`InputError`."""
+    return json.loads(body, parse_float=_finite)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise InputError(
+            f"the number {text[:40]} is beyond the range of a 64-bit float; write Infinity if that is meant"
+        )
+    return value
+
+
+class _JSONRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            self._json = read_json(body) if len(body) <= _INLINE_JSON else await run_in_threadpool(read_json, body)
+        return self._json
+
+
+class JSONBodyRoute(APIRoute):
+    """A route whose JSON body is read by :func:`read_json`, a large one off the event loop (FastAPI's idiom for
+    a request class of one's own)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def read(request: Request) -> Response:
+            return await handler(_JSONRequest(request.scope, request.receive))
+
+        return read
 
 
 def json_bytes(doc: Any) -> bytes:

@@ -32,6 +32,7 @@ from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunReques
 from ..workers import WorkerContext
 from .common import (
     STORED_MODEL_PROBLEMS,
+    JSONBodyRoute,
     document_bytes,
     flat_tensors,
     given_tensors,
@@ -55,7 +56,7 @@ class LayerConvertor(Convertor[str]):
 
 
 register_url_convertor("layer", LayerConvertor())
-router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"])
+router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"], route_class=JSONBodyRoute)
 LayerPath = Annotated[
     str,
     Path(
@@ -188,10 +189,6 @@ async def run_layer(
     req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
     what = f"the run of layer {layer!r}"
     metrics: Metrics = request.app.state.metrics
-    try:
-        data, outcome = await services.isolated.run(what, _run, model_id, layer, req)
-    except Exception as exc:  # counted by its code (timeout, busy, worker, backend.device, ...), then answered
-        metrics.count_run(req.backends, req.device, str(getattr(exc, "code", "internal")))
-        raise
-    metrics.count_run(req.backends, req.device, outcome)
+    job = services.isolated.run(what, _run, model_id, layer, req)
+    data, _ = await metrics.counted_run(job, req.backends, req.device)
     return Response(data, media_type="application/json")

@@ -24,7 +24,6 @@ problem+json; the protocol is their specification.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -64,11 +63,12 @@ from ..kserve import (
     shown,
     status_of,
 )
+from ..metrics import Metrics
 from ..problems import scrub
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel
 from ..workers import WorkerContext
-from .common import document_bytes, given_tensors, json_response
+from .common import document_bytes, given_tensors, json_response, read_json
 from .health import _openvino
 
 __all__ = ["router"]
@@ -215,8 +215,9 @@ def _index(context: WorkerContext, ready_only: bool) -> bytes:
 
 # -- inference ---------------------------------------------------------------------------------------------
 def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str, run: RunRequest,
-           binary: bool, request_id: str | None) -> tuple[bytes, int | None]:  # fmt: skip
-    """Run the model (in a worker process): the response body, and its JSON header's length when binary."""
+           binary: bool, request_id: str | None) -> tuple[bytes, int | None, str]:  # fmt: skip
+    """Run the model (in a worker process): the response body, its JSON header's length when binary, and the run's
+    outcome (for the metrics)."""
     catalog, settings = context.catalog, context.settings
     mid, _ = parse_name(name)
     with catalog.store.pinned(mid):
@@ -269,7 +270,7 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
                 parameters[field] = value
         if comparison.error:
             parameters["comparison_error"] = comparison.error
-    return encode_answer(name, request_id, parameters, output, binary)
+    return (*encode_answer(name, request_id, parameters, output, binary), report.outcome)
 
 
 # -- routes -----------------------------------------------------------------------------------------------
@@ -320,7 +321,9 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
     backend, run = run_options(req.parameters)
     binary = binary_outputs(req)
     what = f"the inference of model {shown(name)}"
-    data, header = await services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
+    job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
+    metrics: Metrics = request.app.state.metrics
+    data, header, _ = await metrics.counted_run(job, run.backends, run.device)
     if header is None:
         return Response(data, media_type="application/json")
     return Response(data, media_type="application/octet-stream", headers={"Inference-Header-Content-Length":
@@ -333,8 +336,8 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
     ready_only = False
     if body.strip():
         try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            doc = read_json(body)
+        except (ValueError, UnicodeDecodeError, RecursionError, InputError):
             raise InputError("the repository index request must be empty or a JSON object") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')

@@ -360,6 +360,29 @@ def test_a_model_that_cannot_run_is_not_ready(client: TestClient) -> None:
         _error(response, 503, "is not ready", "out of the tensor rank range")
 
 
+def test_values_are_held_to_the_type_and_range_they_feed(client: TestClient) -> None:
+    """Values a reader would take by guessing are refused: an axis 2^64-2 given as UINT64 is -2 once wrapped into
+    the layer's i64 axes; a number beyond the float range is infinity to Python's JSON reader; "7" is text."""
+    mid = _upload(client.post, *sample("runtime_axes"), "runtime_axes.xml")
+    data = {"name": "data", "shape": [4, 6, 8], "datatype": "FP32", "data": [0.5] * 192}
+    axes = {"name": "axes", "shape": [2], "datatype": "UINT64", "data": [0, 2**64 - 2]}
+    url = f"/v2/models/{mid}.3/infer"
+    _error(client.post(url, json={"inputs": [data, axes]}), 400, "uint64 values from 0 to 18446744073709551614",
+           "do not fit in i64")  # fmt: skip
+    fine = client.post(url, json={"inputs": [data, {**axes, "data": [0, 2]}]})
+    assert fine.status_code == 200 and fine.json()["outputs"][0]["shape"] == [1, 6, 1], fine.text
+    text = json.dumps({"inputs": [data, {**axes, "data": [0, 2]}]}).replace("0.5", "1e400", 1)
+    _error(client.post(url, content=text), 400, "the number 1e400 is beyond the range of a 64-bit float")
+    _error(client.post(url, json={"inputs": [{**data, "data": ["7"] * 192}, axes]}), 400, "value '7' at index 0")
+
+
+def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestClient) -> None:
+    mid = _upload(client.post, *sample("dynamic"), "dynamic.xml")
+    empty = {"name": "data", "shape": [0, 4194304, 4194304], "datatype": "FP16", "data": []}
+    _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": [empty]}), 400,
+           "the output (shape [1,4194304,4194304]) has 17592186044416 elements")  # fmt: skip
+
+
 def test_output_limit_and_time_limit(client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str) -> None:
     tensor = {**_data_input([1, 2, 64]), "data": [0.0] * 128}
     _error(make_client(max_output_elements=1).post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 400,

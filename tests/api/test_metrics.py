@@ -49,6 +49,9 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert ran.status_code == 200 and ran.json()["outcome"] == "agree", ran.text
     alone = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"backends": ["numpy"]})
     assert alone.status_code == 200 and alone.json()["outcome"] == "nothing-compared", alone.text
+    v2 = client.post(f"/v2/models/{mid}.5/infer", json={"inputs": [
+        {"name": "data", "shape": [1, 2, 64], "datatype": "FP32", "data": [0.5] * 128}]})  # fmt: skip
+    assert v2.status_code == 200 and v2.json()["parameters"]["outcome"] == "agree", v2.text
     no_device = client.post(f"/v1/models/{mid}/layers/{LAYER}/run", json={"device": "NOSUCHDEVICE"})
     assert_problem(no_device, 400, "input")
 
@@ -72,8 +75,8 @@ def test_requests_runs_and_store_are_counted(client: TestClient, rmsnorm: tuple[
     assert value(after, latency, method="POST", route=run_route) == 3
 
     runs = "ovreduce_runs_total"
-    assert value(after, runs, backend="numpy", device="CPU", outcome="agree") == 1
-    assert value(after, runs, backend="openvino", device="CPU", outcome="agree") == 1
+    assert value(after, runs, backend="numpy", device="CPU", outcome="agree") == 2
+    assert value(after, runs, backend="openvino", device="CPU", outcome="agree") == 2  # a v1 run, a v2 inference
     assert value(after, runs, backend="numpy", device="CPU", outcome="nothing-compared") == 1
     assert value(after, runs, backend="openvino", device="unavailable", outcome="input") == 1
 

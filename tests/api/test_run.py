@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 
 from api.schemas import RunAnswer
 
-from .conftest import assert_problem, files
+from .conftest import assert_problem, files, sample
 from .irs import reduce_ir, runtime_axes_ir
 
 LAYER = "rmsnorm%2Fvariance"
@@ -131,6 +131,11 @@ BAD_BODIES: list[tuple[str, Any, int, str]] = [
     ("huge-given", {"inputs": [{"name": "0", "shape": [1, 4096, 4096], "datatype": "FP32", "data": []}]},
      413, "limit"),
     ("huge-generated", {"shapes": {"0": "[1,4294967296,64]"}}, 413, "limit"),
+    ("number-as-text", {"inputs": [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": ["7"] * 64}]},
+     400, "input"),
+    ("bool-as-float", {"inputs": [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": [True] * 64}]},
+     400, "input"),
+    ("unknown-device", {"device": "cpu"}, 400, "input"),
     ("gpu", {"device": "GPU"}, 503, "backend.device"),
     ("npu", {"device": "NPU.3"}, 503, "backend.device"),
 ]  # fmt: skip
@@ -147,6 +152,27 @@ def test_invalid_json_is_400(client: TestClient, rmsnorm_id: str) -> None:
     assert_problem(client.post(url, content=b"{not json", headers=headers), 400, "request.invalid")
     deep = b"[" * 100_000 + b"]" * 100_000
     assert_problem(client.post(url, content=deep, headers=headers), 400)
+    # a number Python's JSON reader would read as infinity: refused, in a small body and in one read off the loop
+    for padding in (0, 100_000):
+        body = b'{"inputs": [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": [1e400' + b", 0" * 63
+        body += b"]}], " + b'"seed": 0' + b" " * padding + b"}"
+        problem = assert_problem(client.post(url, content=body, headers=headers), 400)
+        assert "the number 1e400 is beyond the range of a 64-bit float" in problem["detail"], problem
+    nan = b'{"inputs": [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": [NaN' + b", 0" * 63 + b"]}]}"
+    assert client.post(url, content=nan, headers=headers).status_code == 200  # what Python's json.dumps writes
+
+
+def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestClient) -> None:
+    """A reduction over an empty axis has an output larger than its input: [0, n, n] over axis 0 keeping dims is
+    [1, n, n]. It is held to the element limit before anything is allocated (it was a 128 TiB allocation: 500)."""
+    xml, bin_data = sample("dynamic")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    empty = {"name": "0", "shape": [0, 4194304, 4194304], "datatype": "FP16", "data": []}
+    problem = assert_problem(client.post(f"/v1/models/{mid}/layers/3/run", json={"inputs": [empty]}), 413, "limit")
+    assert "the output (shape [1,4194304,4194304]) has 17592186044416 elements" in problem["detail"], problem
+    small = {**empty, "shape": [0, 2, 2]}
+    doc = client.post(f"/v1/models/{mid}/layers/3/run", json={"inputs": [small]}).json()
+    assert doc["outputs"][0]["shape"] == [1, 2, 2] and doc["outputs"][0]["data"] == [0.0] * 4, doc
 
 
 def test_too_many_given_values(make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]) -> None:
