@@ -261,6 +261,7 @@ class IsolatedPool:
                 self.killed += 1
                 self._event("timeout")
                 await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
+                await loop.run_in_executor(None, self._tidy)
                 raise RunTimeoutError(
                     f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
                     f"stopped"
@@ -288,7 +289,7 @@ class IsolatedPool:
         raise payload
 
     def _tidy(self) -> None:
-        """Remove what a dead worker left in the store's ``tmp/`` (an upload's staging folder, whose lock
+        """Remove what a dead or killed worker left in the store's ``tmp/`` (an upload's staging folder, whose lock
         died with it): it would count against the store's size until the next start."""
         with contextlib.suppress(Exception):
             removed = catalog_for(self.settings).store.clean_tmp()

@@ -46,7 +46,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 try:
     import fcntl
@@ -81,6 +81,17 @@ _CHUNK = 1 << 20
 
 Stamp = tuple[tuple[int, int, int, int] | None, ...]
 """A model's files as :meth:`ModelStore.stamp` sees them."""
+
+
+T = TypeVar("T")
+
+
+class _DamageError(Exception):
+    """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` decides whose it is)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class NotAFileError(OSError):
@@ -278,23 +289,55 @@ class ModelStore:
             StoreCorruptError: meta.json does not match its recorded hash or is not a JSON object (the model
                 was removed).
         """
+        return self._judged(mid, self._meta)
+
+    def checked_xml(self, mid: str) -> bytes:
+        """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`_verify`).
+
+        Raises:
+            StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
+            NotFoundError: the model is not stored.
+        """
+        return self._judged(mid, self._checked_xml)
+
+    def _judged(self, mid: str, read: Callable[[str], T]) -> T:
+        """``read(mid)``, where damage it finds makes the model corrupt only if its folder stayed the same while it
+        was read: a delete and an upload of the same content meanwhile (a new folder under the same name) make a
+        reader see files vanish, and it reads the new folder instead."""
+        for _ in range(3):
+            before = self._folder_identity(mid)
+            try:
+                return read(mid)
+            except _DamageError as damage:
+                if before is not None and self._folder_identity(mid) == before:
+                    raise self.quarantine(mid, damage.why) from None
+        raise StoreError(f"model {mid} was replaced in the store while it was read; retry")
+
+    def _folder_identity(self, mid: str) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path(mid))
+        except OSError:
+            return None
+        return st.st_ino, st.st_ctime_ns
+
+    def _meta(self, mid: str) -> dict[str, Any]:
         raw = self._read_stored(mid, "meta.json")
         try:
             sums = self._sums(mid)
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except NotAFileError as exc:
-            raise self.quarantine(mid, str(exc)) from None
+            raise _DamageError(str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
         if sums is not None and sums.get("meta.json") != hashlib.sha256(raw).hexdigest():
-            raise self.quarantine(mid, "its summary (meta.json) does not match its recorded hash")
+            raise _DamageError("its summary (meta.json) does not match its recorded hash")
         try:
             data = json.loads(raw)
         except ValueError:
             data = None
         if not isinstance(data, dict) or data.get("id") != mid:
-            raise self.quarantine(mid, "its summary (meta.json) is not readable")
+            raise _DamageError("its summary (meta.json) is not readable")
         return data
 
     def _sums(self, mid: str) -> dict[str, str] | None:
@@ -310,16 +353,16 @@ class ModelStore:
         except ValueError:
             sums = None
         if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
-            raise self.quarantine(mid, "its recorded hashes (sums.json) are not readable")
+            raise _DamageError("its recorded hashes (sums.json) are not readable")
         return sums
 
-    def verify(self, mid: str, xml: bytes) -> None:
+    def _verify(self, mid: str, xml: bytes) -> None:
         """Check the model's xml (as read) and bin against the hashes recorded when it was stored.
 
         Every model is also checked against its id (the hash of its content), whatever its recorded hashes say.
 
         Raises:
-            StoreCorruptError: they differ (the model was removed).
+            _DamageError: they differ.
             NotFoundError: it is gone meanwhile.
         """
         try:
@@ -333,25 +376,19 @@ class ModelStore:
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"model {mid} was removed from the store") from None
         except NotAFileError as exc:
-            raise self.quarantine(mid, str(exc)) from None
+            raise _DamageError(str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
         if sums is not None and sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
-            raise self.quarantine(mid, "its model.xml does not match its recorded hash")
+            raise _DamageError("its model.xml does not match its recorded hash")
         if sums is not None and sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
-            raise self.quarantine(mid, "its model.bin does not match its recorded hash")
+            raise _DamageError("its model.bin does not match its recorded hash")
         if id_hash.hexdigest() != mid:  # whatever sums.json says: it may have been rewritten with the files
-            raise self.quarantine(mid, "its files no longer hash to its id")
+            raise _DamageError("its files no longer hash to its id")
 
-    def checked_xml(self, mid: str) -> bytes:
-        """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`verify`).
-
-        Raises:
-            StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
-            NotFoundError: the model is not stored.
-        """
+    def _checked_xml(self, mid: str) -> bytes:
         xml = self._read_stored(mid, "model.xml")
-        self.verify(mid, xml)
+        self._verify(mid, xml)
         return xml
 
     def _read_stored(self, mid: str, name: str) -> bytes:
@@ -362,10 +399,10 @@ class ModelStore:
             return read_file(folder / name)
         except (FileNotFoundError, NotADirectoryError):
             if folder.is_dir():  # a model is committed whole: this one lost a file since
-                raise self.quarantine(mid, f"its {name} is missing") from None
+                raise _DamageError(f"its {name} is missing") from None
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except NotAFileError as exc:
-            raise self.quarantine(mid, str(exc)) from None
+            raise _DamageError(str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
 

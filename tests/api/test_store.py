@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.errors import RunTimeoutError
 from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
@@ -87,6 +88,47 @@ def test_adds_racing_deletes_of_one_model_always_store_it(tmp_path: Path) -> Non
     for t in threads:
         t.join()
     assert failures == [], failures[:3]
+
+
+def test_reads_racing_deletes_and_adds_of_one_model_never_find_it_corrupt(tmp_path: Path) -> None:
+    """A reader that meets a delete and a new upload of the same content sees files vanish from one folder and a
+    new folder under the same name: the model is read again or not found, never reported corrupt and removed."""
+    catalog = _catalog(tmp_path)
+    xml, bin_data = reduce_ir("same")
+    mid = _add(catalog, "same")[0]["id"]
+    stop = time.monotonic() + 4
+    failures: list[BaseException] = []
+    reads = 0
+
+    def add() -> None:
+        while time.monotonic() < stop:
+            catalog.add(xml, io.BytesIO(bin_data), filename="same.xml", bin_filename="same.bin")
+
+    def delete() -> None:
+        while time.monotonic() < stop:
+            with contextlib.suppress(NotFoundError):
+                catalog.delete(mid)
+
+    def read() -> None:
+        nonlocal reads
+        store = ModelStore(tmp_path, 1 << 30)  # as another process sees the store
+        while time.monotonic() < stop:
+            try:
+                assert store.meta(mid)["id"] == mid
+                assert store.checked_xml(mid) == xml
+                reads += 1
+            except NotFoundError:
+                pass
+            except BaseException as exc:  # every other failure is the finding
+                failures.append(exc)
+
+    threads = [threading.Thread(target=f) for f in (add, add, delete, read, read, read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [], failures[:3]
+    assert reads > 0
 
 
 def test_lru_eviction_skips_pinned(tmp_path: Path) -> None:
@@ -438,3 +480,22 @@ def test_a_worker_that_dies_mid_upload_leaves_nothing_in_the_store(make_client: 
     assert list((store / "tmp").iterdir()) == []
     xml, bin_data = reduce_ir("sum")
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # a fresh worker
+
+
+def _stall_while_staging(context: Any) -> None:
+    """(A job.) Begin storing an upload, then outlive the time limit (a slow parse of a large upload)."""
+    with context.catalog.store.staging() as stage:
+        stage.write("model.xml", b"<net/>" * 1000)
+        time.sleep(60)
+
+
+def test_an_upload_killed_at_the_time_limit_leaves_nothing_in_the_store(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Each one would hold its bytes of the store's cap until the next start, evicting stored models for nothing."""
+    client = make_client(concurrency=1, run_timeout_s=3)
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    with pytest.raises(RunTimeoutError):
+        client.portal.call(isolated.run, "the upload", _stall_while_staging)  # type: ignore[union-attr]
+    assert list((store / "tmp").iterdir()) == []
