@@ -405,15 +405,16 @@ def conform_model(
 
 
 def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
-    """Refuse a model whose initializers (in sub-graphs too) keep their data in files that are not there, or
-    outside the model's folder (``../``, absolute paths, links out), without reading them."""
+    """Refuse a model with a tensor (an initializer, a Constant's value, in sub-graphs too) that keeps its data in
+    a file that is not there, or outside the model's folder (``../``, absolute paths, links out), without reading
+    it: OpenVINO resolves the bytes of an upload against its working directory."""
     from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
-    for tensor in _initializers(graph):
+    for holder, tensor in _tensors(graph):
         if not uses_external_data(tensor):
             continue
         location = ExternalDataInfo(tensor).location
-        where = f"{path}: not a readable ONNX model: initializer {tensor.name!r} keeps its data in"
+        where = f"{path}: not a readable ONNX model: {holder} keeps its data in"
         if base_dir is None:
             raise InputError(
                 f"{where} the external file {location!r}, which model bytes cannot reach; pass the model's path instead"
@@ -443,14 +444,23 @@ def _check_nesting(graph: Any, path: str) -> None:
                 graphs.extend((g, depth + 1) for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs))
 
 
-def _initializers(graph: Any) -> Iterator[Any]:
-    """The initializers of ``graph`` and of every sub-graph its nodes hold (If branches, Loop bodies...)."""
+def _tensors(graph: Any) -> Iterator[tuple[str, Any]]:
+    """Every tensor ``graph`` and the sub-graphs its nodes hold (If branches, Loop bodies...) keep, with what keeps
+    it: initializers, sparse ones, and tensors in node attributes (a Constant's value)."""
     graphs = [graph]
     while graphs:
         current = graphs.pop()
-        yield from current.initializer
+        yield from ((f"initializer {t.name!r}", t) for t in current.initializer)
+        for sparse in current.sparse_initializer:
+            yield from ((f"sparse initializer {sparse.values.name!r}", t) for t in (sparse.values, sparse.indices))
         for node in current.node:
             for attr in node.attribute:
+                holder = f"attribute {attr.name!r} of node {(node.name or node.op_type)[:80]!r}"
+                sparse_tensors = [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []
+                for tensor in ([attr.t] if attr.HasField("t") else []) + list(attr.tensors):
+                    yield holder, tensor
+                for sparse in sparse_tensors + list(attr.sparse_tensors):
+                    yield from ((holder, t) for t in (sparse.values, sparse.indices))
                 if attr.HasField("g"):
                     graphs.append(attr.g)
                 graphs.extend(attr.graphs)

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.cli.inprocess import run_cli
+from tests.conform.test_external_data import constant_with_external_data
 
 from .conftest import SAMPLES, assert_problem, files, sample
 
@@ -145,6 +146,14 @@ def test_conform_refuses_what_is_not_onnx(client: TestClient) -> None:
     problem = assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"\x00\x01garbage")}), 400, "input")
     assert "not a readable ONNX model" in problem["detail"]
     assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"")}), 400, "input")
+
+
+def test_conform_reads_no_file_of_the_server(client: TestClient) -> None:
+    """A Constant whose value is external data naming a file of the server's working directory (its log): the bytes
+    of that file shaped the model, and its error message showed them."""
+    model = constant_with_external_data("README.md").SerializeToString()  # the tests run in the repository
+    problem = assert_problem(client.post("/v1/conform", files={"onnx": ("leak.onnx", model)}), 400, "input")
+    assert "attribute 'value' of node 'Constant' keeps its data in the external file 'README.md'" in problem["detail"]
 
 
 def test_an_input_of_rank_65_is_a_bad_request_in_the_cli_and_the_api(

@@ -86,3 +86,35 @@ def test_external_data_outside_the_models_folder_is_refused(
         conform_model(str(path))
     status, _, err = run_cli(capsys, "conform", str(path))
     assert status == 2 and "outside the model's folder" in err, err
+
+
+def constant_with_external_data(location: str) -> onnx.ModelProto:
+    """``ReduceSum(Reshape(x, c))`` where the Constant ``c`` keeps its 4 int64 in ``location``: OpenVINO resolves an
+    upload's external data against its working directory, so any file there would shape the model (and show in
+    its error message)."""
+    value = TensorProto(name="cv", data_type=TensorProto.INT64, dims=[4], data_location=TensorProto.EXTERNAL)
+    for key, entry in (("location", location), ("offset", "0"), ("length", "32")):
+        value.external_data.add(key=key, value=entry)
+    nodes = [helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Reshape", ["x", "c"], ["r"]),
+             helper.make_node("ReduceSum", ["r"], ["y"], keepdims=1)]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_constants_external_data_is_checked_as_an_initializers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"INFO: a file in the working dir.")
+    monkeypatch.chdir(tmp_path)
+    model = constant_with_external_data("secret.bin").SerializeToString()
+    with pytest.raises(InputError, match="attribute 'value' of node 'Constant' keeps its data in the external file"):
+        conform_model(model)  # bytes, as an upload: never resolved against the working directory
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for location in ("../secret.bin", str(secret)):
+        path = folder / "m.onnx"
+        path.write_bytes(constant_with_external_data(location).SerializeToString())
+        status, _, err = run_cli(capsys, "conform", str(path))
+        assert status == 2 and "attribute 'value' of node 'Constant'" in err and "outside the model's folder" in err
