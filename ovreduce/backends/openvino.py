@@ -12,6 +12,7 @@ running the same layer again costs one inference, not a compile.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -53,6 +54,7 @@ __all__ = [
     "describe_device",
     "device_info",
     "effective_precision",
+    "elements_bound",
     "fit_model",
     "from_tensor",
     "model_inputs",
@@ -529,6 +531,10 @@ def model_inputs(
     ports = _follow_token_ids(ports, known)
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
+        total = sum(math.prod(dims) for dims in chosen)
+        if total > max_elements:  # each within the limit, but made all at once
+            raise LimitExceededError(f"the model's {len(chosen)} inputs would have {total} elements together, more "
+                                     f"than the limit of {max_elements}")  # fmt: skip
         check_tensor_sizes(ov_model, max_elements)
     rng = np.random.default_rng(seed)
     made = recipes(ov_model)  # what each input is for, read from the reshaped graph
@@ -627,21 +633,27 @@ def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
     for node in ov_model.get_ordered_ops():
         for index in range(node.get_output_size()):
             shape = node.get_output_partial_shape(index)
-            if shape.rank.is_dynamic:
-                continue
-            count = 1
-            for dim in shape:
-                bound = dim.get_max_length()
-                if bound < 0:  # unbounded: nothing to check before running
-                    count = 0
-                    break
-                count *= int(bound)
+            count = elements_bound(shape)
             if count > max_elements:
                 name = node.get_friendly_name()
                 raise LimitExceededError(
                     f"the output {index} of {node.get_type_name()} {name!r} would have {count} elements "
                     f"({shape}), more than the limit of {max_elements} per tensor"
                 )
+
+
+def elements_bound(shape: Any) -> int:
+    """The most elements an OpenVINO partial shape can have; 0 where nothing bounds it (a dynamic rank, an unbounded
+    dim: nothing to check before running)."""
+    if shape.rank.is_dynamic:
+        return 0
+    count = 1
+    for dim in shape:
+        bound = dim.get_max_length()
+        if bound < 0:
+            return 0
+        count *= int(bound)
+    return count
 
 
 def _refused(ports: Sequence[_Port], message: str) -> NoReturn:

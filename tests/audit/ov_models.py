@@ -121,3 +121,12 @@ def mixed(path: Path) -> Path:
         ops.reduce_mean(q, _axes(1), False, name="mean_u8"),
     ]
     return _save(outputs, [x, q], "mixed", path)
+
+
+def wide(path: Path, *, inputs: int, elements: int, fan_out: int = 1) -> Path:
+    """``inputs`` Parameters ``x0``... of ``[elements]`` f32, each reduced ``fan_out`` times (a Sum over its axis
+    after adding 1, 2...): as many tensors as reductions, each within a per-tensor limit of ``elements``."""
+    params = [_parameter([elements], np.float32, f"x{i}") for i in range(inputs)]
+    outs = [ops.reduce_sum(ops.add(p, _f32(k + 1)), _axes(0), True, name=f"sum{i}_{k}")
+            for i, p in enumerate(params) for k in range(fan_out)]  # fmt: skip
+    return _save(outs, params, "wide", path)

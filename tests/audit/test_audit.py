@@ -22,7 +22,7 @@ from ovreduce import load_ir
 from ovreduce.audit import _split, audit_model
 from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
-from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError
+from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError, LimitExceededError
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.reports.common import to_json
 
@@ -388,6 +388,21 @@ def test_given_inputs_are_checked(models: dict[str, Path]) -> None:
     if "NPU" not in ov.Core().available_devices:
         with pytest.raises(DeviceNotAvailableError):
             audit_model(load_ir(models["u8"]), device="NPU")
+
+
+def test_what_an_audit_holds_at_once_is_budgeted_before_it_runs(tmp_path: Path) -> None:
+    """Each tensor within the per-tensor limit, but together far beyond it: many inputs made at once, or one input
+    reduced many ways (each reduction's input kept). Refused before anything is made (a hostile pass reached 4.7 GB
+    in one worker with 48 inputs of 4 million elements)."""
+    limit = 1000
+    many_inputs = load_ir(ov_models.wide(tmp_path / "inputs.xml", inputs=8, elements=limit))
+    with pytest.raises(LimitExceededError, match="the model's 8 inputs would have 8000 elements together"):
+        audit_model(many_inputs, max_elements=limit)
+    fanned = load_ir(ov_models.wide(tmp_path / "fanned.xml", inputs=1, elements=limit, fan_out=20))
+    with pytest.raises(LimitExceededError, match=r"keep \d+ elements .*\(its 20 reductions"):
+        audit_model(fanned, max_elements=limit)
+    assert audit_model(fanned, max_elements=2 * limit).ok  # within 16 times the limit: audited
+    assert audit_model(many_inputs, max_elements=8 * limit).ok
 
 
 @pytest.mark.parametrize("precision", ["bf16", "f32", "default"])
