@@ -257,7 +257,9 @@ class Builder:
             elif ltype == "Convert" and data and "destination_type" in data:
                 where = self.where(line, layer_id, name, ltype)
                 etype = self.etype_attr(data, "destination_type", where, required=True)
-            elif ltype in WITH_BODIES and not bodies:
+            elif ltype[:6].lower() == "reduce":
+                _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
+            if ltype in WITH_BODIES and not bodies:
                 raise IRStructureError(
                     f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
                     + " and ".join(f"<{t}>" for t in WITH_BODIES[ltype])
@@ -760,6 +762,23 @@ class Builder:
             f"{self.at(line)}: {desc}: {dst.where} has no input port {tp} (its input ports: {_ids(dst.inputs)})",
             line=line,
         )
+
+
+def _check_opset(ltype: str, version: str, where: str) -> None:
+    """OpenVINO's refusal of a reduction whose ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``,
+    no version at all): it reads no model with one, and the rule ovreduce would apply is another version's."""
+    from ovreduce.ops.base import LAST_OPSET
+    from ovreduce.ops.reduce import ReductionOp
+    from ovreduce.ops.registry import lookup, opset_number, resolve
+
+    if not isinstance(resolve(ltype, version), ReductionOp) or lookup(ltype, version) is not None:
+        return
+    number = opset_number(version)
+    if number is not None and number <= LAST_OPSET + 1:  # opset17 exists, without reductions
+        why = f"Opset {version} doesn't contain the operation with type: {ltype}"
+    else:
+        why = f"unsupported opset: {version!r}" if version else "no 'version' attribute (e.g. version=\"opset1\")"
+    raise IRStructureError(f"{where}: {why}; OpenVINO refuses the model")
 
 
 def _located(exc: IRError, line: int | None) -> IRError:

@@ -1,0 +1,58 @@
+"""A reduction's ``version`` is an opset that holds it, or OpenVINO reads no model with it: ``ReduceL2`` in opset1,
+``opset0``, ``opset99``, ``extension``, an empty version. The reader refuses exactly those (differential against
+``read_model``), where it applied another version's rule before and called the model clean."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import openvino as ov
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.errors import IRStructureError
+
+
+def _ir(op: str, version: str | None) -> str:
+    attr = "" if version is None else f' version="{version}"'
+    return f"""<?xml version="1.0"?>
+<net name="n" version="11"><layers>
+<layer id="0" name="data" type="Parameter" version="opset1"><data shape="2,3" element_type="f32"/>
+<output><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
+<layer id="1" name="axes" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" size="8"/>
+<output><port id="0" precision="I64"><dim>1</dim></port></output></layer>
+<layer id="2" name="red" type="{op}"{attr}><data keep_dims="false"/><input>
+<port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port><port id="1" precision="I64"><dim>1</dim></port></input>
+<output><port id="2" precision="FP32"><dim>2</dim></port></output></layer>
+<layer id="3" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"><dim>2</dim></port>
+</input></layer>
+</layers><edges><edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
+<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
+<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
+</edges></net>"""
+
+
+OPS = ["ReduceMean", "ReduceL1", "ReduceL2", "reducesum", "ReduceProd"]
+VERSIONS = ["opset1", "opset3", "opset4", "opset16", "opset17", "opset18", "opset0", "opset01", "opset99", "Opset1",
+            "extension", "", None]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("op", OPS)
+def test_the_reader_refuses_the_versions_openvino_refuses(tmp_path: Path, op: str, version: str | None) -> None:
+    xml = tmp_path / "m.xml"
+    xml.write_text(_ir(op, version))
+    xml.with_suffix(".bin").write_bytes(struct.pack("<q", 1))
+    try:
+        ov.Core().read_model(str(xml))
+        refused = None
+    except RuntimeError as exc:
+        refused = str(exc)
+    if refused is None:
+        load_ir(xml)
+        return
+    with pytest.raises(IRStructureError, match="OpenVINO refuses the model") as info:
+        load_ir(xml)
+    if "doesn't contain" in refused:
+        assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
