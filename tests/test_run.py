@@ -331,3 +331,24 @@ def test_a_u64_axis_of_2_pow_64_minus_1_is_axis_minus_1_to_the_reference(tmp_pat
     (result,) = report.results
     assert result.ok, result.error
     np.testing.assert_array_equal(report.outputs["numpy"], x.sum(axis=-1))
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean"])
+def test_a_sum_that_cancels_is_judged_by_what_it_adds(tmp_path: Path, op: str) -> None:
+    """A float sum errs in proportion to the magnitudes it adds: 4,000 normal values summing to -0.13 from terms
+    whose |x| add to 3,176. OpenVINO's f32 sum was called a disagreement against the f64 reference (its error is
+    1e-5 of the result, 4e-9 of what it added); the allowance it gets now says so in the document."""
+    from tests.api.irs import reduce_ir
+
+    xml, bin_data = reduce_ir(op=op, shape="4000,3", dims=(4000, 3), axes=(0,))
+    (tmp_path / "m.xml").write_bytes(xml)
+    (tmp_path / "m.bin").write_bytes(bin_data)
+    model = load_ir(tmp_path / "m.xml")
+    for seed in range(8):
+        report = run_layer(model, "reduce", seed=seed)
+        [comparison] = report.comparisons
+        assert comparison.ok, (seed, comparison)
+        assert comparison.allowance_max is not None
+        assert op == "ReduceMean" or comparison.allowance_max > 100 * comparison.atol  # the sum's terms add to ~3,000
+    explicit = run_layer(model, "reduce", seed=2, rtol=1e-5)  # tolerances given: taken as they are
+    assert explicit.comparisons[0].allowance_max is None
