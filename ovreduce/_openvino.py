@@ -332,11 +332,18 @@ def _lower_first(text: str) -> str:
 
 
 def clean_message(exc: BaseException) -> str:
-    """OpenVINO's message without the C++ source locations it prefixes, on one line."""
+    """OpenVINO's message without the C++ source locations it prefixes, on one line, and without the counter of the
+    names it gives nodes before they have theirs (``ReduceSum_3327596`` while the IR reader validates a layer is
+    ``ReduceSum``): a message says the same of the same model in every process."""
     lines = [ln.strip() for ln in str(exc).splitlines()]
     kept = [ln for ln in lines if ln and not _NOISE.match(ln)]
-    text = " ".join(kept) or str(exc).strip() or type(exc).__name__
-    return re.sub(r"\s+", " ", text)
+    text = re.sub(r"\s+", " ", " ".join(kept) or str(exc).strip() or type(exc).__name__)
+    for auto in set(_AUTO_NAME.findall(text)):
+        text = re.sub(rf"(?<![\w.]){re.escape(auto)}_\d+(?![\w.])", auto, text)
+    return text
+
+
+_AUTO_NAME = re.compile(r"'opset\d+::(\w+) \1_\d+ \(")  # "node 'opset1::ReduceSum ReduceSum_5 (...'"
 
 
 def partial_shape(ov_shape: Any) -> Any:

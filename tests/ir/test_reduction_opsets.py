@@ -56,3 +56,19 @@ def test_the_reader_refuses_the_versions_openvino_refuses(tmp_path: Path, op: st
         load_ir(xml)
     if "doesn't contain" in refused:
         assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
+
+
+def test_openvinos_messages_are_the_same_in_every_read(tmp_path: Path) -> None:
+    """OpenVINO names a node it validates by its type and a process-wide counter (``ReduceSum_3327596``): the
+    message of the same model differed from one request to the next, and from the CLI's."""
+    from ovreduce.check import check_model
+
+    xml = tmp_path / "m.xml"
+    xml.write_text(_ir("ReduceSum", "opset1"))
+    xml.with_suffix(".bin").write_bytes(struct.pack("<q", 5))  # axis 5 of a rank-2 input
+    messages = set()
+    for _ in range(3):
+        report = check_model(load_ir(xml), engine="openvino")
+        messages.add(next(f.message for f in report.findings if f.code == "openvino-read-failed"))
+    [message] = messages
+    assert "'opset1::ReduceSum ReduceSum (" in message and "friendly_name 'ReduceSum'" in message, message
