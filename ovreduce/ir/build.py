@@ -141,6 +141,10 @@ class Builder:
     def at(self, line: int | None) -> str:
         return f"{self.source}:{line}" if line else self.source
 
+    def _unplaced(self, where: str) -> str:
+        """``where`` without the file and line it starts with: a port map entry is placed at its own line."""
+        return re.sub(rf"\A{re.escape(self.source)}(?::\d+)?: ", "", where)
+
     def where(self, line: int | None, layer_id: str | None, name: str | None, ltype: str | None) -> str:
         parts = [f"layer id={layer_id}"]
         if name is not None:
@@ -515,6 +519,7 @@ class Builder:
         """A body (``<body>``, ``<then_body>`` or ``<else_body>``) of the layer ``where`` names: its layers in file
         order and edges, and the (element name, attributes, line) of each entry of its port map and back edges."""
         role, map_tag = BODY_ROLES[tag]
+        where = self._unplaced(where)  # each message names the line of its own entry
         graph = self.model(role, layers, edges, (), b"")
         by_id = {layer.id: layer for layer in graph.layers}
         ins: list[PortMapping] = []

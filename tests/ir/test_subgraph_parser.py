@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -111,8 +112,9 @@ def test_malformed_loop_is_refused_precisely(saved: dict[str, Path], old: str, n
     xml = _edit(saved["loop"], old, new)
     if new == "<bodyx>":
         xml = xml.replace(b"</body>", b"</bodyx>")
-    with pytest.raises(IRStructureError, match=message):
+    with pytest.raises(IRStructureError, match=message) as info:
         parse_ir(xml, Weights(saved["loop"].with_suffix(".bin")), source="loop.xml")
+    assert re.match(r"loop\.xml:\d+: ", str(info.value)) and str(info.value).count("loop.xml") == 1, info.value
 
 
 def test_body_without_layers_is_refused(saved: dict[str, Path]) -> None:
