@@ -51,7 +51,7 @@ def run_check(
     limits: ParseLimits,
 ) -> CheckDocument:
     """The check document; raises the library's errors for an unreadable IR."""
-    weights = Weights(bin_data, name=bin_filename) if bin_data else None
+    weights = Weights(bin_data, name=bin_filename) if bin_data is not None else None  # an empty one was sent too
     model = parse_ir(
         xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
     )

@@ -127,7 +127,7 @@ class Catalog:
                     self.store.checked_xml(mid)
                     return self.store.meta(mid), False
                 self._forget(mid)
-            weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_size else None
+            weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_src is not None else None
             try:
                 model = parse_ir(
                     xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",

@@ -151,3 +151,17 @@ def test_large_documents_are_not_cached(client: TestClient) -> None:
         response = client.post("/v1/check", files=files(big, bin_data, name=name))
         assert response.status_code == 200 and len(response.content) > 300 << 10, response.text[:300]
     assert len(client.app.state.services.check_cache) == 0  # type: ignore[attr-defined]
+
+
+def test_an_empty_bin_is_read_as_sent(client: TestClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty bin field is a bin of 0 bytes, as the CLI reads an empty .bin: its Consts lie outside it (the answer
+    said there was no bin field)."""
+    xml, _ = reduce_ir("sum")
+    (tmp_path / "sum.xml").write_bytes(xml)
+    (tmp_path / "sum.bin").write_bytes(b"")
+    cli_main(["check", str(tmp_path / "sum.xml")])
+    cli = capsys.readouterr().out
+    assert "sum.bin (0 bytes): expected offset + size <= 0" in cli, cli
+    for route in ("/v1/check", "/v1/models"):
+        problem = assert_problem(client.post(route, files=files(xml, b"", "sum.xml")), 422, "ir.weights")
+        assert "lies outside sum.bin (0 bytes)" in problem["detail"], problem
