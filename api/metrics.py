@@ -24,9 +24,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import StoreError
 from .store.disk import ModelStore
 
-R = TypeVar("R", bound=tuple[Any, ...])
-
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
+
+R = TypeVar("R", bound=tuple[Any, ...])
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The media type of the text exposition format (what Prometheus asks for by default)."""
@@ -101,15 +101,15 @@ class Metrics:
         error's code (timeout, busy, worker, backend.device...)."""
         try:
             answer = await job
-        except Exception as exc:
-            outcome = str(getattr(exc, "code", "internal"))
+        except Exception as exc:  # a run cancelled with its request (a client gone) is not counted
+            self._count_run(backends, device, str(getattr(exc, "code", "internal")))
             raise
-        else:
-            outcome = str(answer[-1])
-            return answer
-        finally:
-            for backend in backends:
-                self.runs.labels(backend=backend, device=_device_label(device), outcome=outcome).inc()
+        self._count_run(backends, device, str(answer[-1]))
+        return answer
+
+    def _count_run(self, backends: Sequence[str], device: str, outcome: str) -> None:
+        for backend in backends:
+            self.runs.labels(backend=backend, device=_device_label(device), outcome=outcome).inc()
 
     def job_event(self, event: str) -> None:
         """What :class:`api.workers.IsolatedPool` reports: ``queued``, ``dequeued``, ``busy``, ``timeout``,
