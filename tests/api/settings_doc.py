@@ -33,7 +33,7 @@ MEANINGS: dict[str, str] = {
     "max_json_bytes": "any other request body (a run's JSON; parsing it costs about 11× its size in memory)",
     "max_xml_bytes": "one IR .xml",
     "max_layers": "layers in one IR",
-    "max_elements": "elements of one run input, given or generated, and of every intermediate tensor of an audit or conform (the CLI reads the same variable, default 2^28)",
+    "max_elements": "elements of one run input, given or generated, of a run's output, and of every intermediate tensor of an audit or conform; an audit's inputs together are held to it too, and the tensors it keeps (each reduction's inputs and output) to 16 times it (the CLI reads the same variable, default 2^28)",
     "max_output_elements": "elements of one run output (returned as JSON)",
     "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets 80% of it and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
     "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",

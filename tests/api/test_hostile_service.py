@@ -145,7 +145,8 @@ def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], 
 
 def test_empty_weights_are_refused_with_where(http: httpx.Client) -> None:
     xml, _ = reduce_ir("sum")
-    _problem(http.post("/v1/check", files=files(xml, b"")), 422, "ir.weights", "needs 8 bytes at offset 0")
+    where = "layer id=1 name='axes' (Const): Const data [offset 0, size 8] lies outside model.bin (0 bytes)"
+    _problem(http.post("/v1/check", files=files(xml, b"")), 422, "ir.weights", where)
 
 
 def test_a_client_gone_mid_body_is_no_server_error(server: tuple[str, Any], http: httpx.Client) -> None:
