@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from ovreduce.cli.options import (
-    check_tolerances,
     existing_file,
     extension_names,
     load_extensions,
@@ -161,7 +160,6 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
-    check_tolerances(args.atol, args.rtol)
     model = load_ir(*model_files(args.model, args.bin))
     try:
         if args.layer is None:

@@ -31,29 +31,58 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, never prints a traceback)."""
-    args = build_parser().parse_args(argv)
+    if sys.stderr is None:  # started with it closed: messages go nowhere, the exit status still tells
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+    if sys.stdout is None:
+        _say("ovreduce: cannot write its output: standard output is closed")
+        return EXIT_INPUT
+    command = "ovreduce"
     try:
+        args = build_parser().parse_args(argv)  # --help and --version write here too
+        command = f"ovreduce {args.command}"
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
-        sys.stderr.write(f"ovreduce {args.command}: {escape(in_flag_terms(args.command, exc))} [{exc.code}]\n")
+        _say(f"{command}: {escape(in_flag_terms(args.command, exc))} [{exc.code}]")
         return EXIT_INPUT
     except KeyboardInterrupt:
-        sys.stderr.write("ovreduce: interrupted\n")
+        _say("ovreduce: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file name the system refuses (too long...), or output it cannot take (disk full)
+        where = escape(os.fsdecode(exc.filename)) if exc.filename is not None else "cannot write its output"
+        _say(f"{command}: {where}: {exc.strerror or exc} [usage]")
+        return EXIT_INPUT
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
-        sys.stderr.write(
-            f"ovreduce {args.command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)\n"
-        )
+        _say(f"{command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)")
         return EXIT_INTERNAL
+
+
+def _say(line: str) -> None:
+    """A line on standard error, unless it cannot take one (closed, full): the exit status still tells."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def console() -> NoReturn:
     """The ``ovreduce`` program: :func:`main`, then exit. Where an inference was left running past its time
     limit (OpenVINO cannot stop it), the process ends at once, after flushing its output, instead of waiting
     for it at exit."""
-    status = main()
+    try:
+        status = main()
+    except SystemExit as exc:  # argparse's: --help, --version, a wrong command line
+        status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else EXIT_INPUT
+    try:  # what is left in the buffer, now: a full or closed pipe is a status, not an "Exception ignored" at exit
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        if not isinstance(exc, BrokenPipeError):
+            _say(f"ovreduce: cannot write its output: {getattr(exc, 'strerror', None) or exc}")
+            status = status or EXIT_INPUT
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if "ovreduce.backends.openvino" in sys.modules:
         from ovreduce.backends.openvino import abandoned
 

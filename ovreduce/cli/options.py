@@ -13,7 +13,6 @@ from ovreduce.errors import InputError
 from ovreduce.shapes import PartialShape
 
 __all__ = [
-    "check_tolerances",
     "existing_file",
     "extension_names",
     "load_extensions",
@@ -56,12 +55,6 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
 
         out[name] = load_tensor(path, max_elements())
     return out
-
-
-def check_tolerances(atol: float | None, rtol: float | None) -> None:
-    """``--atol`` and ``--rtol``, when given, are not negative."""
-    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
-        raise UsageError("--atol and --rtol must be >= 0")
 
 
 def model_files(model: str, bin_path: str | None) -> tuple[str, str | None]:

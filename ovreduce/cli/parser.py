@@ -60,13 +60,13 @@ class _Version(argparse.Action):
 
 def _runtime_options(p: argparse.ArgumentParser, *, precision: str) -> None:
     """What every command that executes on OpenVINO takes: seed, device, precision, tolerances, format."""
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
     shown = "what the device does when left alone" if precision == "default" else precision
     p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default=precision,
                    help=f"OpenVINO inference precision (default: {shown}; 'default': the device's choice)")  # fmt: skip
-    p.add_argument("--atol", type=float, help="absolute tolerance (default: per element type)")
-    p.add_argument("--rtol", type=float, help="relative tolerance (default: per element type)")
+    p.add_argument("--atol", type=_tolerance, help="absolute tolerance (default: per element type)")
+    p.add_argument("--rtol", type=_tolerance, help="relative tolerance (default: per element type)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -88,14 +88,39 @@ def _timeout_option(p: argparse.ArgumentParser) -> None:
                         f"(default {DEFAULT_TIMEOUT_S:g}; a Loop that never ends would run forever)")  # fmt: skip
 
 
+MAX_TIMEOUT_S = 2_147_483  # OpenVINO waits for an inference a number of milliseconds that fits an int32
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to {MAX_TIMEOUT_S} (24 days)")
     return value
+
+
+def _path(text: str) -> str:
+    if not text:  # Path("") is the current folder
+        raise argparse.ArgumentTypeError("an empty path names no file")
+    return text
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0:  # NaN too: no difference would pass it, nor fail it
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance: a number >= 0")
+    return value
+
+
+def _seed(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and len(text) <= 40):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed: an integer from 0 to 10^40")
+    return int(text)
 
 
 def _steps(text: str) -> int:
@@ -130,8 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, prog=parser.prog)
 
     p = sub.add_parser("check", help="re-infer every reduction's output shape and check the whole graph")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="IR .xml files, folders (searched recursively) or globs")
-    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml); one model only")
+    p.add_argument(
+        "paths", type=_path, nargs="+", metavar="PATH", help="IR .xml files, folders (searched recursively) or globs"
+    )
+    p.add_argument("--bin", type=_path, help="the weights file (default: the .bin beside the .xml); one model only")
     p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
     p.add_argument("--engine", choices=("native", "openvino"), default="native",
                    help="openvino: also read the model with the OpenVINO runtime and compare every layer")  # fmt: skip
@@ -144,17 +171,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "the same as with -j 1")  # fmt: skip
 
     p = sub.add_parser("inspect", help="list the reductions (or every layer) with attributes and shapes")
-    p.add_argument("path", help="an IR .xml file")
-    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("path", type=_path, help="an IR .xml file")
+    p.add_argument("--bin", type=_path, help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--layer", metavar="ID_OR_NAME", help="show one layer in detail")
     p.add_argument("--all", action="store_true", help="every layer, not only the reductions")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("run", help="execute one reduction layer on the NumPy reference and OpenVINO, and compare")
-    p.add_argument("model", help="an IR .xml file")
+    p.add_argument("model", type=_path, help="an IR .xml file")
     p.add_argument("--layer", metavar="ID_OR_NAME",
                    help="the reduction layer to run (left out: the model's reductions are listed, exit 2)")  # fmt: skip
-    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument("--bin", type=_path, help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="input 0 (data) or 1 (runtime axes), or the feeding Parameter's name = .npy, .npz[:ENTRY] "
                         "or ONNX TensorProto .pb; repeatable")  # fmt: skip
@@ -162,14 +189,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
                    help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
     _runtime_options(p, precision="f32")
-    p.add_argument("--save-outputs", metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
+    p.add_argument("--save-outputs", type=_path, metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
     p.add_argument("--save-inputs", metavar="DIR",
                    help="save the inputs the run used as DIR/0.npy (data) and DIR/1.npy (runtime axes), to "
                         "reproduce it with --input 0=DIR/0.npy")  # fmt: skip
 
     p = sub.add_parser("audit", help="run the whole model and check every reduction against the reference")
-    p.add_argument("model", help="an IR .xml file, or an optimum-intel export directory (its openvino_model.xml)")
-    p.add_argument("--bin", help="the weights file (default: the .bin beside the .xml)")
+    p.add_argument(
+        "model", type=_path, help="an IR .xml file, or an optimum-intel export directory (its openvino_model.xml)"
+    )
+    p.add_argument("--bin", type=_path, help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a model input (tensor or Parameter name) = .npy, .npz[:ENTRY] or .pb; repeatable")  # fmt: skip
     _shape_option(p, "the model")
@@ -193,13 +222,13 @@ def build_parser() -> argparse.ArgumentParser:
     _extension_option(p)
 
     p = sub.add_parser("conform", help="check OpenVINO's conversion of an ONNX model's mean/reduce nodes")
-    p.add_argument("model", help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
+    p.add_argument("model", type=_path, help="an ONNX .onnx file (needs the onnx extra: pip install 'ovreduce[onnx]')")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
                    help="a graph input = .npy, .npz[:ENTRY] or ONNX TensorProto .pb; repeatable")  # fmt: skip
     _shape_option(p, "the converted model")
     _runtime_options(p, precision="f32")
     _timeout_option(p)
-    p.add_argument("--save-ir", metavar="DIR", help="keep the converted IR in DIR for check and run")
+    p.add_argument("--save-ir", type=_path, metavar="DIR", help="keep the converted IR in DIR for check and run")
     _extension_option(p)
 
     p = sub.add_parser("devices", help="list the OpenVINO devices with their full names and capabilities")

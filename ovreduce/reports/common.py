@@ -70,7 +70,21 @@ def dumps(doc: Any, *, indent: bool = True) -> bytes:
     kind: type = type(doc)
     native = dataclasses.is_dataclass(kind) and not _may_hold_float(kind)
     option = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0
-    return orjson.dumps(doc if native else to_json(doc), option=option)
+    try:
+        return orjson.dumps(doc if native else to_json(doc), option=option)
+    except orjson.JSONEncodeError:  # text that is not Unicode: a file name's undecodable bytes, as Python keeps them
+        return orjson.dumps(_unicode(to_json(doc)), option=option)
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` with each undecodable byte Python keeps in a string (a lone surrogate) written as ``\\xff``."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unicode(v) for v in value]
+    return value
 
 
 @cache

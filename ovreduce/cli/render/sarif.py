@@ -74,7 +74,7 @@ def _uri(path: str) -> str:
     '%', '?', controls), as SARIF's artifactLocation.uri requires."""
     from urllib.parse import quote
 
-    return quote(path.replace(os.sep, "/"), safe="/")
+    return quote(os.fsencode(path.replace(os.sep, "/")), safe="/")  # a name's undecodable bytes as %XX
 
 
 def _rule(code: str, meaning: str, severity: str, level: str) -> dict[str, Any]:

@@ -1,0 +1,76 @@
+"""Command lines a person or a script can get wrong, and streams that cannot take the output: each is a message and
+exit status 2 (never 3, "internal error", nor a traceback), and a document is written whatever the file's name."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.inprocess import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = str(ROOT / "ir_samples" / "spec_examples.xml")
+
+
+def _process(*args: str, **streams: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "ovreduce.cli", *args], capture_output="stdout" not in streams,
+                          timeout=180, check=False, **streams)  # type: ignore[call-overload]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run", SAMPLE, "--layer", "8", "--seed", "-1"], "'-1' is not a seed"),
+        (["audit", SAMPLE, "--seed", "1" * 5000], "is not a seed"),
+        (["run", SAMPLE, "--layer", "8", "--atol", "nan"], "'nan' is not a tolerance"),
+        (["audit", SAMPLE, "--rtol", "-1"], "'-1' is not a tolerance"),
+        (["audit", SAMPLE, "--timeout", "2147484"], "from 0 to 2147483"),
+        (["check", ""], "an empty path names no file"),
+        (["audit", ""], "an empty path names no file"),
+        (["check", SAMPLE, "--bin", ""], "an empty path names no file"),
+    ],
+)
+def test_option_values_are_usage_errors(capsys: pytest.CaptureFixture[str], args: list[str], says: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, *args)
+    assert info.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_file_name_the_system_refuses_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(capsys, "check", "a" * 300 + ".xml")
+    assert status == 2 and "File name too long [usage]" in err, err
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_written_escaped(tmp_path: Path, fmt: str) -> None:
+    """Python keeps a name's undecodable bytes as lone surrogates, which UTF-8 (orjson, the URI) refuses."""
+    model = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xff.xml"))
+    model.write_bytes(Path(SAMPLE).read_bytes()[:-20])  # cut short: the result names the file, in SARIF too
+    proc = _process("check", "--format", fmt, os.fsdecode(model))
+    assert proc.returncode == 2, proc.stderr
+    doc = json.loads(proc.stdout)
+    text = json.dumps(doc)
+    assert "bad\\\\xff.xml" in text or "bad%FF.xml" in text, text[:500]
+
+
+@pytest.mark.parametrize("args", [["check", SAMPLE], ["devices"], ["--version"], ["check", SAMPLE, "--format", "json"]])
+def test_output_that_cannot_be_written_is_a_message_and_status_2(args: list[str]) -> None:
+    with open("/dev/full", "wb") as device:
+        full = _process(*args, stdout=device, stderr=subprocess.PIPE)
+    closed = subprocess.run(f"{sys.executable} -m ovreduce.cli {' '.join(args)} >&-", shell=True, capture_output=True,
+                            timeout=180, check=False)  # fmt: skip
+    for proc in (full, closed):
+        assert proc.returncode == 2, (proc.returncode, proc.stderr)
+        assert b"Traceback" not in proc.stderr and b"cannot write its output" in proc.stderr, proc.stderr
+
+
+def test_a_usage_error_is_status_2_with_standard_error_closed() -> None:
+    proc = subprocess.run(f"{sys.executable} -m ovreduce.cli check no-such-file.xml 2>&-", shell=True,
+                          capture_output=True, timeout=180, check=False)  # fmt: skip
+    assert proc.returncode == 2
