@@ -62,9 +62,9 @@ from ovreduce.backends.openvino import (
     MarkedRun,
     NextInputs,
     check_device,
+    check_kept,
     check_precision,
     describe_device,
-    elements_bound,
     fit_model,
     model_inputs,
     openvino_version,
@@ -73,7 +73,7 @@ from ovreduce.backends.openvino import (
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
-from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError, OvReduceError
+from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
 from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
@@ -109,10 +109,6 @@ class AuditProgress(Protocol):
 
 Status = Literal["ok", "drift", "error", "not-established", "not-audited"]
 MAX_STEPS = 64  # decode steps of a stateful model, at most: each is a run of the whole model
-KEPT_FACTOR = 16
-"""The tensors an audit keeps from one run (each reduction's inputs and output) are at most this many times the
-element limit per tensor together: a model of 48 reductions over 4-million-element inputs is refused before it
-runs, an LLM's hundreds of norms and softmaxes are far below it."""
 _RANK: Mapping[str, int] = {"error": 0, "drift": 0, "ok": 1, "not-established": 2, "not-audited": 3}
 
 
@@ -423,12 +419,8 @@ def audit_model(
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
     times.target_seconds += time.perf_counter() - began
     branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
-    kept = sum(elements_bound(port.get_partial_shape()) for port in marks)
-    if max_elements is not None and kept > KEPT_FACTOR * max_elements:
-        raise LimitExceededError(
-            f"the audit would keep {kept} elements of the model's tensors at once (its {len(nodes)} reductions' inputs "
-            f"and outputs), more than {KEPT_FACTOR} times the limit of {max_elements} per tensor"
-        )
+    # the audited run's steps, and the f32 run's, keep what is marked: each reduction's inputs and output
+    check_kept(marks, max_elements, runs=(steps + 1) * (1 if precision == "f32" else 2), what="the audit")
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: list[MarkedRun] = []

@@ -42,6 +42,7 @@ from ovreduce._openvino import clean_message, read_failure
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     check_device,
+    check_kept,
     check_precision,
     describe_device,
     model_inputs,
@@ -378,6 +379,7 @@ def conform_model(
             )
         plan.append((entry, n, slots, out))
         report.nodes.append(entry)
+    check_kept(sources.marks, max_elements, what="the conformance check")
     work.marks = len(sources.marks)
     work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
     try:

@@ -37,6 +37,7 @@ from ovreduce.reports.devices import Device, DevicesDocument
 from ovreduce.tensors import conform_array
 
 __all__ = [
+    "KEPT_FACTOR",
     "PRECISIONS",
     "PROBED_TYPES",
     "CompiledLayer",
@@ -47,6 +48,7 @@ __all__ = [
     "abandoned",
     "available_devices",
     "check_device",
+    "check_kept",
     "check_precision",
     "check_tensor_sizes",
     "compile_model",
@@ -640,6 +642,23 @@ def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
                     f"the output {index} of {node.get_type_name()} {name!r} would have {count} elements "
                     f"({shape}), more than the limit of {max_elements} per tensor"
                 )
+
+
+KEPT_FACTOR = 16
+"""The tensors a whole-model run keeps (each checked node's inputs and output, every step) are at most this many times
+the element limit per tensor together: 48 reductions over 4-million-element inputs are refused before they run, an
+LLM's hundreds of norms and softmaxes are far below it."""
+
+
+def check_kept(ports: Sequence[Any], max_elements: int | None, *, runs: int = 1, what: str) -> None:
+    """:class:`LimitExceededError` where marking ``ports`` as outputs of ``runs`` runs would keep more than
+    :data:`KEPT_FACTOR` times ``max_elements`` elements at once (their shapes as OpenVINO infers them)."""
+    kept = runs * sum(elements_bound(port.get_partial_shape()) for port in ports)
+    if max_elements is not None and kept > KEPT_FACTOR * max_elements:
+        raise LimitExceededError(
+            f"{what} would keep {kept} elements of the model's tensors at once ({len(ports)} tensors it checks, in "
+            f"{runs} run(s)), more than {KEPT_FACTOR} times the limit of {max_elements} per tensor"
+        )
 
 
 def elements_bound(shape: Any) -> int:

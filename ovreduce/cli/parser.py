@@ -97,7 +97,9 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to {MAX_TIMEOUT_S} (24 days)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number of seconds up to {MAX_TIMEOUT_S} (24 days)"
+        )
     return value
 
 

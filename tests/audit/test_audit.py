@@ -399,9 +399,9 @@ def test_what_an_audit_holds_at_once_is_budgeted_before_it_runs(tmp_path: Path) 
     with pytest.raises(LimitExceededError, match="the model's 8 inputs would have 8000 elements together"):
         audit_model(many_inputs, max_elements=limit)
     fanned = load_ir(ov_models.wide(tmp_path / "fanned.xml", inputs=1, elements=limit, fan_out=20))
-    with pytest.raises(LimitExceededError, match=r"keep \d+ elements .*\(its 20 reductions"):
+    with pytest.raises(LimitExceededError, match=r"keep 40040 elements .*\(40 tensors it checks, in 2 run"):
         audit_model(fanned, max_elements=limit)
-    assert audit_model(fanned, max_elements=2 * limit).ok  # within 16 times the limit: audited
+    assert audit_model(fanned, max_elements=3 * limit).ok  # within 16 times the limit (two runs kept): audited
     assert audit_model(many_inputs, max_elements=8 * limit).ok
 
 

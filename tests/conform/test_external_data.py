@@ -118,3 +118,22 @@ def test_a_constants_external_data_is_checked_as_an_initializers(
         path.write_bytes(constant_with_external_data(location).SerializeToString())
         status, _, err = run_cli(capsys, "conform", str(path))
         assert status == 2 and "attribute 'value' of node 'Constant'" in err and "outside the model's folder" in err
+
+
+def test_what_a_conformance_check_keeps_at_once_is_budgeted() -> None:
+    """A 1 KB model whose 20 reductions each read a 1,000-element tensor: each tensor within the limit, together
+    beyond 16 times it (a hostile upload of 100 such nodes over 4 million elements reached 5 GB in a worker)."""
+    from ovreduce.errors import LimitExceededError
+
+    nodes = []
+    for i in range(20):
+        nodes += [helper.make_node("Mul", ["x", f"c{i}"], [f"m{i}"]),
+                  helper.make_node("ReduceSum", [f"m{i}"], [f"y{i}"], keepdims=1)]  # fmt: skip
+    scales = [numpy_helper.from_array(np.array([i + 1], np.float32), f"c{i}") for i in range(20)]
+    graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1000])],
+                              [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(20)],
+                              scales)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with pytest.raises(LimitExceededError, match=r"the conformance check would keep .* more than 16 times the limit"):
+        conform_model(model, max_elements=1000)
+    assert conform_model(model, max_elements=4000).ok
