@@ -12,8 +12,9 @@ body's sliced input is one slice).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,8 @@ from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array
 
 if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
+
+T = TypeVar("T")
 
 __all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
 
@@ -155,8 +158,8 @@ def prepare_inputs(
     defaulted: list[tuple[int, ...]] = []
     for index, etype, shape, role in ports:
         what = f"input {index} ({role})"
-        array = next((given[n] for n in known[index] if n in given), None)
-        override = next((shapes[n] for n in known[index] if n in shapes), None)
+        array = _one_of(given, known[index], what, "inputs")
+        override = _one_of(shapes, known[index], what, "shapes")
         if array is not None:
             arr = conform_array(np.asarray(array), etype, shape, what)
             if arr.dtype != np.asarray(array).dtype:
@@ -185,6 +188,17 @@ def prepare_inputs(
             defaulted.append(())
     _check_output_size(spec, arrays, max_elements)
     return PreparedInputs(arrays, notes, defaulted)
+
+
+def _one_of(items: Mapping[str, T], names: AbstractSet[str], what: str, parameter: str) -> T | None:
+    """The one entry of ``items`` under any of ``names`` (an input's port index, Parameter name, tensor names), or
+    None; :class:`InputError` for two: which one would be used is no rule a user could know."""
+    found = sorted(n for n in items if n in names)
+    if len(found) > 1:
+        raise InputError(
+            f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once", parameter=parameter
+        )
+    return items[found[0]] if found else None
 
 
 def _check_output_size(spec: LayerSpec, arrays: Sequence[npt.NDArray[Any]], limit: int | None) -> None:

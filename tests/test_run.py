@@ -352,3 +352,23 @@ def test_a_sum_that_cancels_is_judged_by_what_it_adds(tmp_path: Path, op: str) -
         assert op == "ReduceMean" or comparison.allowance_max > 100 * comparison.atol  # the sum's terms add to ~3,000
     explicit = run_layer(model, "reduce", seed=2, rtol=1e-5)  # tolerances given: taken as they are
     assert explicit.comparisons[0].allowance_max is None
+
+
+def test_an_input_given_under_two_names_is_refused(tmp_path: Path) -> None:
+    """Its port index and its Parameter's name: which one would be used depended on a set's order (the API and
+    the CLI disagreed from one process to the next)."""
+    from ovreduce.audit import audit_model
+    from tests.api.irs import reduce_ir
+
+    xml, bin_data = reduce_ir(op="ReduceMean", shape="2,3", dims=(2, 3), axes=(1,), param_name="d")
+    (tmp_path / "m.xml").write_bytes(xml)
+    (tmp_path / "m.bin").write_bytes(bin_data)
+    model = load_ir(tmp_path / "m.xml")
+    one, five = np.ones((2, 3), np.float32), np.full((2, 3), 5, np.float32)
+    with pytest.raises(InputError, match="input 0 \\(data\\) is given twice, as '0' and 'd'"):
+        run_layer(model, "reduce", inputs={"d": five, "0": one}, backends=["numpy"])
+    with pytest.raises(InputError, match="is given twice, as '0' and 'd'"):
+        run_layer(model, "reduce", shapes={"d": PartialShape.parse("[2,3]"), "0": PartialShape.parse("[2,3]")})
+    with pytest.raises(InputError, match="input 'd' is given twice, as '0' and 'd'"):
+        audit_model(model, inputs={"d": five, "0": one})
+    assert run_layer(model, "reduce", inputs={"d": five}, backends=["numpy"]).ok

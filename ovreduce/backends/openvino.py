@@ -509,8 +509,14 @@ def model_inputs(
         declared = partial_shape(port.get_partial_shape())
         label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
         what = f"input {label!r}"
-        match = next((n for n in sorted(names) if n in given), None)
-        shape_match = next((n for n in sorted(names) if n in shapes), None)
+        matches = sorted(n for n in names if n in given)
+        shape_matches = sorted(n for n in names if n in shapes)
+        for found, parameter in ((matches, "inputs"), (shape_matches, "shapes")):
+            if len(found) > 1:  # which one would be used is no rule a user could know
+                raise InputError(f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once",
+                                 parameter=parameter)  # fmt: skip
+        match = matches[0] if matches else None
+        shape_match = shape_matches[0] if shape_matches else None
         if match is not None and shape_match is not None:
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:
