@@ -25,6 +25,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Mount, Route
 
 from ovreduce import __version__
 from ovreduce.ir.parser import ParseLimits
@@ -132,12 +133,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
-    app.state.allow_index = [  # the methods of every route, for 405's Allow header (api.problems)
-        (route.path_regex, frozenset(route.methods or ()))
-        for router in ROUTERS
-        for route in router.routes
-        if isinstance(route, APIRoute)
-    ]
 
     problems.install(app)
     problems.add_server_paths(settings)
@@ -191,13 +186,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
         return Response(body, media_type=CONTENT_TYPE)
 
-    app.state.allow_index += [  # 405 on /metrics names GET (and HEAD) in Allow
-        (route.path_regex, frozenset(route.methods or ()))
-        for route in app.routes
-        if isinstance(route, APIRoute) and route.path == "/metrics"
-    ]
-
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.state.allow_index = [  # the methods of every route and mount (files: GET), for 405's Allow (api.problems)
+        (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"}))
+        for route in [*app.routes, *(route for router in ROUTERS for route in router.routes)]  # included: by router
+        if isinstance(route, Route | Mount)
+    ]
 
     app.openapi = lambda: problems.openapi(app)  # type: ignore[method-assign]
     return app

@@ -244,6 +244,7 @@ class SecurityMiddleware:
       ``request.origin``. Clients that are not browsers send neither and are served.
     * Header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
     * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
+    * ``Range`` is ignored (RFC 9110 allows it): files are served whole.
     """
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:
@@ -297,6 +298,8 @@ class SecurityMiddleware:
                 await send_problem(secured_send, 403, detail, "request.origin", path, close=True,
                                    drain=drain if _may_have_body(scope) else None)  # fmt: skip
                 return
+        if _header(scope, b"range") is not None:  # whole files only: a malformed range was a plain-text 400
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"range"]}
         await self.app(scope, receive, secured_send)
 
 

@@ -309,10 +309,18 @@ def _allowed_methods(request: Request, path: str | None = None) -> list[str]:
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
+    first_error: dict[str, Any] = next(iter(exc.errors()), {})
+    if first_error.get("type") == "json_invalid":  # FastAPI's "JSON decode error", its offset shown as a field
+        why, at = (first_error.get("ctx") or {}).get("error", "not JSON"), first_error.get("loc", ("", "?"))[-1]
+        detail = f"the request body cannot be read as JSON: {why} (at character {at})"
+        return problem_response(400, detail, "http.400", instance=request.url.path)
     errors = [
         {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
         for err in exc.errors()[:20]
     ]
+    for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
+        if "Expected UploadFile" in err["msg"]:
+            err["msg"] = "a file is expected (a form part with a filename), not text"
     first = errors[0] if errors else None
     where = " -> ".join(first["loc"]) if first else "the request"
     detail = f"the request is not valid: {where}: {first['msg']}" if first else "the request is not valid"

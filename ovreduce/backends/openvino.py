@@ -200,6 +200,10 @@ def check_device(device: str) -> None:
         if excluded and len(excluded) == len(rest.split(",")) and all(d.split(".")[0] in excluded for d in devices):
             raise InputError(f"device {device!r} excludes every device of this machine ({', '.join(devices)})")
         return
+    name, dot, index = kind.partition(".")
+    if base not in _VIRTUAL and (listed or (dot and not (index.isascii() and index.isdigit()))):  # CPU:, GPU.0x1
+        raise InputError(f"device {device!r}: a device is written as OpenVINO lists it, e.g. CPU or GPU.1 (only "
+                         f"AUTO, MULTI, HETERO and BATCH take a list after ':')")  # fmt: skip
     if device in devices or base in _VIRTUAL or any(d.split(".", 1)[0] == device for d in devices):
         return
     if not _registered(kind.split(".", 1)[0]):

@@ -377,3 +377,36 @@ def test_every_error_code_is_documented_for_clients() -> None:
     assert len(classes) > 15
     missing = sorted({c.code for c in classes} - set(re.findall(r"`([a-z_.]+)`", table)))
     assert missing == [], f"error codes without a row in docs/api.md: {missing}"
+
+
+def test_requests_a_client_gets_wrong_are_answered_in_words(client: TestClient, rmsnorm_id: str) -> None:
+    """JSON that does not parse says why and where (FastAPI showed its offset as a field: "body -> 1"); a text part
+    where a file is taken says so (not pydantic's "Expected UploadFile, received: <class 'str'>")."""
+    run = f"/v1/models/{rmsnorm_id}/layers/5/run"
+    for body, why in ((b"{", "Expecting property name"), (b'{"seed":}', "Expecting value (at character 8)"),
+                      (b'{"seed": 1}x', "Extra data (at character 11)")):  # fmt: skip
+        problem = assert_problem(client.post(run, content=body, headers={"content-type": "application/json"}), 400,
+                                 "http.400")  # fmt: skip
+        assert problem["detail"].startswith("the request body cannot be read as JSON: ") and why in problem["detail"]
+    xml, _ = sample("rmsnorm")
+    problem = assert_problem(client.post("/v1/models", files={"xml": ("m.xml", xml)}, data={"bin": "text"}), 400,
+                             "request.invalid")  # fmt: skip
+    assert "body -> bin: a file is expected (a form part with a filename), not text" in problem["detail"], problem
+
+
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/docs", "/openapi.json", "/metrics", "/v1/check"])
+def test_405_names_what_the_path_takes(client: TestClient, path: str) -> None:
+    """The page, its files and the documents are GET (and HEAD): 405 said "it takes " with an empty Allow."""
+    method = "GET" if path == "/v1/check" else "DELETE"
+    response = client.request(method, path)
+    expected = "POST" if path == "/v1/check" else "GET, HEAD"
+    assert response.status_code == 405 and response.headers["allow"] == expected, (response.headers, response.text)
+    assert response.json()["detail"].endswith(f"it takes {expected}")
+
+
+@pytest.mark.parametrize("value", ["items=0-1", "bytes=10-0", "bytes=a-b", "bytes=0-1"])
+def test_a_range_is_ignored_files_are_served_whole(client: TestClient, value: str) -> None:
+    """RFC 9110 lets a server ignore Range; a malformed one was Starlette's plain-text 400."""
+    for path in ("/", "/static/app.js"):
+        response = client.get(path, headers={"Range": value})
+        assert response.status_code == 200 and response.content == client.get(path).content, response.text

@@ -118,3 +118,19 @@ def test_the_documents_fields_are_documented_in_one_place() -> None:
     from .fields_doc import DOC, current
 
     assert DOC.read_text() == current(), "docs/api-fields.md is out of date: python -m tests.api.fields_doc"
+
+
+def test_the_documented_run_requests_run() -> None:
+    """Each request body example of a run, posted for the documented model and layer, is answered 200: an example
+    that is valid against the schema yet refused by the layer (a shape it does not take) misleads its reader."""
+    with TestClient(APP, base_url="http://testserver") as client:
+        doc = client.get("/openapi.json").json()
+        run = doc["paths"]["/v1/models/{model_id}/layers/{layer}/run"]["post"]
+        layer = next(p for p in run["parameters"] if p["name"] == "layer")
+        name = next(iter(layer["examples"].values()))["value"]
+        examples = run["requestBody"]["content"]["application/json"]["examples"]
+        assert examples
+        model_id = client.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]  # the generated cases delete
+        for key, example in examples.items():
+            response = client.post(f"/v1/models/{model_id}/layers/{name}/run", json=example["value"])
+            assert response.status_code == 200, (key, response.text)

@@ -148,6 +148,12 @@ def test_unavailable_device_lists_the_available_ones(device: str) -> None:
         assert "Intel GPUs" in message
 
 
+@pytest.mark.parametrize("device", ["CPU:", "CPU..", "CPU.-1", "GPU.0x1", "MULTI:CPU.x"])
+def test_a_device_spelled_as_openvino_does_not_list_it_is_an_input_error(device: str) -> None:
+    with pytest.raises(InputError, match="a device is written as OpenVINO lists it"):
+        check_device(device)
+
+
 @pytest.mark.parametrize("device", ["FOO", "cpu", "Gpu", "CPU(2)", "TEMPLATE", "", "C\x00PU", "MULTI:cpu"])
 def test_a_device_openvino_does_not_know_is_an_input_error(device: str) -> None:
     """A name OpenVINO has no plugin for is the caller's mistake (400, exit 2), not a device missing here (503)."""
