@@ -261,7 +261,7 @@ class Builder:
             elif ltype == "Convert" and data and "destination_type" in data:
                 where = self.where(line, layer_id, name, ltype)
                 etype = self.etype_attr(data, "destination_type", where, required=True)
-            elif ltype[:6].lower() == "reduce":
+            if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
                 _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
             if ltype in WITH_BODIES and not bodies:
                 raise IRStructureError(
@@ -398,9 +398,14 @@ class Builder:
             )
         if etype.kind == "dynamic":
             raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+        if size == 0 and (self.weights is None or self.weights.size == 0):  # OpenVINO: "Empty weights data in bin..."
+            wanted = f" (expected {self.expected_bin})" if self.expected_bin and self.weights is None else ""
+            missing = "there is none" if self.weights is None else "it is empty"
+            raise WeightsError(
+                f"{where}: a Const holding no bytes still needs a weights file that is not empty, and {missing}"
+                f"{wanted}; OpenVINO refuses the model"
+            )
         if self.weights is None:
-            if size == 0:
-                return ConstData(offset, size, count)
             raise WeightsError(
                 f"{where}: needs {size} bytes at offset {offset} of the weights file, but there is none"
                 + (f" (expected {self.expected_bin})" if self.expected_bin else "")
@@ -769,20 +774,31 @@ class Builder:
         )
 
 
+_VERSIONED = frozenset({"Parameter", "Const", "Result"})  # beside the reductions, the ops whose opsets are judged
+
+
 def _check_opset(ltype: str, version: str, where: str) -> None:
-    """OpenVINO's refusal of a reduction whose ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``,
-    no version at all): it reads no model with one, and the rule ovreduce would apply is another version's."""
+    """OpenVINO's refusal of a layer without a version (of any op), or of a reduction, Parameter, Const or Result whose
+    ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``, ``extension``): it reads no model with
+    one, and the rule ovreduce would apply is another version's. Other ops' versions are not judged."""
     from ovreduce.ops.base import LAST_OPSET
     from ovreduce.ops.reduce import ReductionOp
     from ovreduce.ops.registry import lookup, opset_number, resolve
 
-    if not isinstance(resolve(ltype, version), ReductionOp) or lookup(ltype, version) is not None:
-        return
+    if not version:
+        raise IRStructureError(f"{where}: no 'version' attribute (e.g. version=\"opset1\"); OpenVINO refuses the model")
     number = opset_number(version)
+    if ltype == "Result":  # the registry has no rule for it: in every opset but opset17
+        if number is not None and 1 <= number <= LAST_OPSET:
+            return
+    elif (ltype not in _VERSIONED and not isinstance(resolve(ltype, version), ReductionOp)) or lookup(
+        ltype, version
+    ) is not None:
+        return
     if number is not None and number <= LAST_OPSET + 1:  # opset17 exists, without reductions
         why = f"Opset {version} doesn't contain the operation with type: {ltype}"
     else:
-        why = f"unsupported opset: {version!r}" if version else "no 'version' attribute (e.g. version=\"opset1\")"
+        why = f"unsupported opset: {version!r}"
     raise IRStructureError(f"{where}: {why}; OpenVINO refuses the model")
 
 

@@ -58,6 +58,31 @@ def test_the_reader_refuses_the_versions_openvino_refuses(tmp_path: Path, op: st
         assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
 
 
+@pytest.mark.parametrize("version", ["opset1", "opset16", "opset17", "opset18", "opset0", "extension", "", None])
+@pytest.mark.parametrize("layer", ['type="Parameter" version="opset1"', 'type="Const" version="opset1"',
+                                   'type="Result" version="opset1"'])  # fmt: skip
+def test_the_irs_own_layers_versions_are_read_as_openvino_reads_them(
+    tmp_path: Path, layer: str, version: str | None
+) -> None:
+    """Parameter (opset1 to 17), Const and Result (1 to 16), and a version on every layer: refused where OpenVINO
+    refuses the model, read where it reads it."""
+    kind = layer.split('"')[1]
+    xml = tmp_path / "m.xml"
+    xml.write_text(_ir("ReduceSum", "opset1").replace(layer, f'type="{kind}"' + ("" if version is None else
+                                                                                 f' version="{version}"')))  # fmt: skip
+    xml.with_suffix(".bin").write_bytes(struct.pack("<q", 1))
+    try:
+        ov.Core().read_model(str(xml))
+        refused = False
+    except RuntimeError:
+        refused = True
+    if not refused:
+        load_ir(xml)
+        return
+    with pytest.raises(IRStructureError, match="OpenVINO refuses the model"):
+        load_ir(xml)
+
+
 def test_openvinos_messages_are_the_same_in_every_read(tmp_path: Path) -> None:
     """OpenVINO names a node it validates by its type and a process-wide counter (``ReduceSum_3327596``): the
     message of the same model differed from one request to the next, and from the CLI's."""
