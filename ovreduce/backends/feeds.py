@@ -15,6 +15,7 @@ what the graph (or optimum's input name) says   what the input gets
 indices of a Gather (or an embedding bag)       seeded integers in ``[0, n)``, n the gathered axis' size
 a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
 a Loop's execution condition                    true
+the axes of a reduction                         its data's last axes (rank-1, rank-2...): random ones are out of range
 anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
 ==============================================  ================================================================
 
@@ -36,7 +37,7 @@ from ovreduce.tensors import generate
 
 __all__ = ["ALONG_IDS", "GROWING_MASKS", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
 
-Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true"]
+Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Recipe:
             "count": f"3 ({self.why})",
             "small": f"{seeded}, integers in [1, 4] ({self.why})",
             "true": f"true ({self.why})",
+            "axes": f"its last axes, {self.high - 1} down ({self.why})",
         }[self.kind]
 
 
@@ -102,7 +104,7 @@ def _recipe(port: Any) -> Recipe:
         return Recipe("arange", why="a beam index, by its name")
     if not integral:
         return Recipe("random")
-    bound, shape_like, trip, condition = None, None, None, None
+    bound, shape_like, trip, condition, axes = None, None, None, None, None
     for consumer, index in _uses(port.get_node()):
         kind = consumer.get_type_name()
         if kind == "Gather" and index == 1:
@@ -119,8 +121,13 @@ def _recipe(port: Any) -> Recipe:
             condition = f"the execution condition of Loop {consumer.get_friendly_name()!r}"
         elif (kind, index) in _SHAPE_LIKE:
             shape_like = f"input {index} of {kind} {consumer.get_friendly_name()!r}"
+        elif kind.startswith("Reduce") and index == 1 and consumer.input_value(0).get_partial_shape().rank.is_static:
+            rank = consumer.input_value(0).get_partial_shape().rank.get_length()
+            axes = (rank, f"the axes of {kind} {consumer.get_friendly_name()!r}")
     if bound is not None and bound[0] > 0:
         return Recipe("ids", bound[0], bound[1])
+    if axes is not None and axes[0] > 0:
+        return Recipe("axes", axes[0], axes[1])
     if condition is not None:
         return Recipe("true", why=condition)
     if trip is not None:
@@ -186,4 +193,6 @@ def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rando
         return rng.integers(1, 5, size=shape).astype(dtype)
     if recipe.kind == "true":
         return np.ones(shape, dtype=dtype)
+    if recipe.kind == "axes":
+        return np.resize(np.arange(recipe.high - 1, -1, -1), shape).astype(dtype)
     return generate(etype, shape, rng)

@@ -133,8 +133,8 @@ def test_timeouts_and_killed_workers_are_counted(
     make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]
 ) -> None:
     """A real audit that needs seconds, under a limit of half a second: 504, its worker killed."""
+    mid = make_client().post("/v1/models", files=files(*slow_model)).json()["id"]  # the same store, no hurry
     client = make_client(run_timeout_s=0.5, concurrency=1)
-    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
     assert_problem(client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}), 504, "limit.time")
     samples = scrape(client)
     assert value(samples, "ovreduce_jobs_rejected_total", reason="timeout") == 1

@@ -130,3 +130,10 @@ def wide(path: Path, *, inputs: int, elements: int, fan_out: int = 1) -> Path:
     outs = [ops.reduce_sum(ops.add(p, _f32(k + 1)), _axes(0), True, name=f"sum{i}_{k}")
             for i, p in enumerate(params) for k in range(fan_out)]  # fmt: skip
     return _save(outs, params, "wide", path)
+
+
+def runtime_axes(path: Path) -> Path:
+    """``ReduceMean(x, axes, keep)``: ``x`` ``[2, 3, 4]`` f32, its axes an i64 input ``axes`` of shape ``[2]``."""
+    x = _parameter([2, 3, 4], np.float32, "x")
+    axes = _parameter([2], np.int64, "axes")
+    return _save([ops.reduce_mean(x, axes, True, name="mean")], [x, axes], "runtime_axes", path)

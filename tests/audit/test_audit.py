@@ -390,6 +390,17 @@ def test_given_inputs_are_checked(models: dict[str, Path]) -> None:
             audit_model(load_ir(models["u8"]), device="NPU")
 
 
+def test_a_reductions_axes_given_as_an_input_are_made_valid(tmp_path: Path) -> None:
+    """Seeded integers as axes were out of range, and the audit reported that OpenVINO failed: the axes are made
+    from the data's last axes, and the document says so."""
+    doc = audit_model(load_ir(ov_models.runtime_axes(tmp_path / "axes.xml")))
+    assert doc.ok and doc.error is None, doc.error
+    [axes] = [i for i in doc.inputs if i.name == "axes"]
+    assert axes.origin == "its last axes, 2 down (the axes of ReduceMean 'mean')"
+    [layer] = doc.layers
+    assert list(layer.axes) == [2, 1] and layer.status == "ok"
+
+
 def test_what_an_audit_holds_at_once_is_budgeted_before_it_runs(tmp_path: Path) -> None:
     """Each tensor within the per-tensor limit, but together far beyond it: many inputs made at once, or one input
     reduced many ways (each reduction's input kept). Refused before anything is made (a hostile pass reached 4.7 GB
