@@ -188,7 +188,6 @@ def _variants() -> dict[str, str]:
         "two data elements": plain.replace(
             '<data shape="1,3" element_type="f32"/>', '<data shape="1,3"/><data element_type="f32"/>'
         ),
-        "no version attribute": plain.replace(' version="opset1"', "", 1),
         "extra layer attributes": plain.replace('type="ReLU" version="opset1"', 'type="ReLU" version="opset1" x="1"'),
         "an XML declaration with an encoding": plain.replace(
             '<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-8"?>'
