@@ -49,8 +49,16 @@ _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop
 
 def read_json(body: bytes) -> Any:
     """A request's JSON as Python's reader reads it (``NaN`` and ``Infinity`` included), but a number beyond the
-    float range, which it would read as infinity (``1e400``), is an :class:`InputError`."""
-    return json.loads(body, parse_float=_finite)
+    float range, which it would read as infinity (``1e400``), and an integer of more than 4,300 digits (Python's
+    bound) are an :class:`InputError`."""
+    try:
+        return json.loads(body, parse_float=_finite)
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc):
+            raise
+        raise InputError(
+            "the body holds an integer of more than 4300 digits, more than any tensor type holds"
+        ) from None
 
 
 def _finite(text: str) -> float:

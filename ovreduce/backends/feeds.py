@@ -15,7 +15,7 @@ what the graph (or optimum's input name) says   what the input gets
 indices of a Gather (or an embedding bag)       seeded integers in ``[0, n)``, n the gathered axis' size
 a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
 a Loop's execution condition                    true
-the axes of a reduction                         its data's last axes (rank-1, rank-2...): random ones are out of range
+the axes of reductions                          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0)
 anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
 ==============================================  ================================================================
 
@@ -60,7 +60,7 @@ class Recipe:
             "count": f"3 ({self.why})",
             "small": f"{seeded}, integers in [1, 4] ({self.why})",
             "true": f"true ({self.why})",
-            "axes": f"its last axes, {self.high - 1} down ({self.why})",
+            "axes": f"{f'its last axes, {self.high - 1} down' if self.high else '0, a scalar'} ({self.why})",
         }[self.kind]
 
 
@@ -123,10 +123,11 @@ def _recipe(port: Any) -> Recipe:
             shape_like = f"input {index} of {kind} {consumer.get_friendly_name()!r}"
         elif kind.startswith("Reduce") and index == 1 and consumer.input_value(0).get_partial_shape().rank.is_static:
             rank = consumer.input_value(0).get_partial_shape().rank.get_length()
-            axes = (rank, f"the axes of {kind} {consumer.get_friendly_name()!r}")
+            if axes is None or rank < axes[0]:  # axes that every reduction it feeds takes
+                axes = (rank, f"the axes of {kind} {consumer.get_friendly_name()!r}")
     if bound is not None and bound[0] > 0:
         return Recipe("ids", bound[0], bound[1])
-    if axes is not None and axes[0] > 0:
+    if axes is not None:
         return Recipe("axes", axes[0], axes[1])
     if condition is not None:
         return Recipe("true", why=condition)
@@ -194,5 +195,5 @@ def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rando
     if recipe.kind == "true":
         return np.ones(shape, dtype=dtype)
     if recipe.kind == "axes":
-        return np.resize(np.arange(recipe.high - 1, -1, -1), shape).astype(dtype)
+        return np.resize(np.arange(recipe.high - 1, -1, -1) if recipe.high else np.zeros(1, int), shape).astype(dtype)
     return generate(etype, shape, rng)

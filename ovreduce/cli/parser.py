@@ -103,6 +103,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: an integer from 0 to 65535")
+    return int(text)
+
+
+def _workers(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 10_000):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes: an integer from 1")
+    return int(text)
+
+
 def _path(text: str) -> str:
     if not text:  # Path("") is the current folder
         raise argparse.ArgumentTypeError("an empty path names no file")
@@ -240,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Limits and the store's size are read from OVREDUCE_* environment variables "
                               "(see api/config.py).")  # fmt: skip
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
-    p.add_argument("--port", type=int, help="port (default 8000, or OVREDUCE_PORT)")
-    p.add_argument("--workers", type=int, help="worker processes (default 1, or OVREDUCE_WORKERS)")
+    p.add_argument("--port", type=_port, help="port (default 8000, or OVREDUCE_PORT)")
+    p.add_argument("--workers", type=_workers, help="worker processes (default 1, or OVREDUCE_WORKERS)")
     p.add_argument("--store", metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug", "trace"))
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")

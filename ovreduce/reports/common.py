@@ -11,7 +11,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-__all__ = ["NON_FINITE", "WIRE", "ErrorInfo", "JsonDocument", "dumps", "json_float", "layer_path", "to_json"]
+__all__ = [
+    "NON_FINITE",
+    "WIRE",
+    "ErrorInfo",
+    "JsonDocument",
+    "dumps",
+    "json_float",
+    "layer_path",
+    "to_json",
+    "unicode_text",
+]
 
 # How every document writes a float that is not finite (JSON has no such number): as one of these strings,
 # KServe's spelling, which every strict JSON parser accepts and Python's float(), JavaScript's Number() and Go's
@@ -73,17 +83,17 @@ def dumps(doc: Any, *, indent: bool = True) -> bytes:
     try:
         return orjson.dumps(doc if native else to_json(doc), option=option)
     except orjson.JSONEncodeError:  # text that is not Unicode: a file name's undecodable bytes, as Python keeps them
-        return orjson.dumps(_unicode(to_json(doc)), option=option)
+        return orjson.dumps(unicode_text(to_json(doc)), option=option)
 
 
-def _unicode(value: Any) -> Any:
+def unicode_text(value: Any) -> Any:
     """``value`` with each undecodable byte Python keeps in a string (a lone surrogate) written as ``\\xff``."""
     if isinstance(value, str):
         return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     if isinstance(value, dict):
-        return {_unicode(k): _unicode(v) for k, v in value.items()}
+        return {unicode_text(k): unicode_text(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_unicode(v) for v in value]
+        return [unicode_text(v) for v in value]
     return value
 
 

@@ -410,3 +410,13 @@ def test_a_range_is_ignored_files_are_served_whole(client: TestClient, value: st
     for path in ("/", "/static/app.js"):
         response = client.get(path, headers={"Range": value})
         assert response.status_code == 200 and response.content == client.get(path).content, response.text
+
+
+def test_an_integer_too_long_to_read_is_said_so(client: TestClient, rmsnorm_id: str) -> None:
+    body = b'{"seed": ' + b"1" * 5000 + b"}"
+    for url in (f"/v1/models/{rmsnorm_id}/layers/5/run", f"/v2/models/{rmsnorm_id}.5/infer"):
+        response = client.post(url, content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 400, response.text
+        assert (
+            "an integer of more than 4300 digits" in response.text and "sys.set_int_max_str_digits" not in response.text
+        )

@@ -137,3 +137,13 @@ def runtime_axes(path: Path) -> Path:
     x = _parameter([2, 3, 4], np.float32, "x")
     axes = _parameter([2], np.int64, "axes")
     return _save([ops.reduce_mean(x, axes, True, name="mean")], [x, axes], "runtime_axes", path)
+
+
+def shared_axes(path: Path) -> Path:
+    """One i64 input ``a`` of shape ``[1]`` is the axes of a ReduceSum of ``[2, 3, 4]``, a ReduceMax of ``[5, 6]`` and a
+    ReduceMean of a scalar: axes all three take."""
+    x3, x2, x0 = (_parameter(s, np.float32, n) for s, n in (([2, 3, 4], "x3"), ([5, 6], "x2"), ([], "x0")))
+    a = _parameter([1], np.int64, "a")
+    outs = [ops.reduce_sum(x3, a, False, name="sum3"), ops.reduce_max(x2, a, True, name="max2"),
+            ops.reduce_mean(x0, a, False, name="mean0")]  # fmt: skip
+    return _save(outs, [x3, x2, x0, a], "shared_axes", path)

@@ -401,6 +401,20 @@ def test_a_reductions_axes_given_as_an_input_are_made_valid(tmp_path: Path) -> N
     assert list(layer.axes) == [2, 1] and layer.status == "ok"
 
 
+def test_axes_an_input_gives_several_reductions_are_valid_for_all(tmp_path: Path) -> None:
+    """Data of ranks 3, 2 and 0 reduced by one axes input: axis 0, the one all three take (the rank-3 one's last
+    axis was out of range for the others, and the audit blamed OpenVINO)."""
+    doc = audit_model(load_ir(ov_models.shared_axes(tmp_path / "shared.xml")))
+    assert doc.error is None, doc.error
+    [axes] = [i for i in doc.inputs if i.name == "a"]
+    assert axes.origin == "0, a scalar (the axes of ReduceMean 'mean0')"
+    assert {layer.layer_name: list(layer.axes or ()) for layer in doc.layers} == {
+        "sum3": [0],
+        "max2": [0],
+        "mean0": [0],
+    }
+
+
 def test_what_an_audit_holds_at_once_is_budgeted_before_it_runs(tmp_path: Path) -> None:
     """Each tensor within the per-tensor limit, but together far beyond it: many inputs made at once, or one input
     reduced many ways (each reduction's input kept). Refused before anything is made (a hostile pass reached 4.7 GB

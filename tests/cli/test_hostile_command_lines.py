@@ -74,3 +74,21 @@ def test_a_usage_error_is_status_2_with_standard_error_closed() -> None:
     proc = subprocess.run(f"{sys.executable} -m ovreduce.cli check no-such-file.xml 2>&-", shell=True,
                           capture_output=True, timeout=180, check=False)  # fmt: skip
     assert proc.returncode == 2
+
+
+@pytest.mark.parametrize("args", [["serve", "--port", "99999"], ["serve", "--port", "-1"], ["serve", "--workers", "0"]])
+def test_serve_refuses_what_it_cannot_bind(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, *args)
+    assert info.value.code == 2 and "is not a" in capsys.readouterr().err
+
+
+def test_a_sarif_message_escapes_a_names_undecodable_bytes(tmp_path: Path) -> None:
+    model = Path(os.fsdecode(bytes(tmp_path) + b"/bad\xfe.xml"))
+    model.write_bytes(Path(SAMPLE).read_bytes()[:-20])
+    proc = _process("check", "--format", "sarif", os.fsdecode(model))
+    text = proc.stdout.decode("utf-8")
+    doc = json.loads(text)
+    json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate anywhere: valid Unicode
+    message = doc["runs"][0]["results"][0]["message"]["text"]
+    assert "bad\\xfe.xml" in message, message

@@ -16,7 +16,7 @@ from typing import Any
 
 from ovreduce.check.findings import FINDINGS
 from ovreduce.reports.check import CheckDocument
-from ovreduce.reports.common import layer_path
+from ovreduce.reports.common import layer_path, unicode_text
 
 __all__ = ["DOCUMENTATION_URL", "check_sarif"]
 
@@ -66,7 +66,7 @@ def check_sarif(report: CheckDocument) -> str:
             "results": results,
         }],
     }  # fmt: skip
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(unicode_text(doc), indent=2) + "\n"  # a name's undecodable bytes as \xff, as in JSON
 
 
 def _uri(path: str) -> str:
