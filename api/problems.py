@@ -46,6 +46,7 @@ from ovreduce.errors import (
     OvReduceError,
     ShapeInferenceError,
 )
+from ovreduce.reports.common import NON_FINITE
 
 from .config import Settings
 from .errors import (
@@ -374,6 +375,35 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
+def _references(node: Any, components: Mapping[str, Any]) -> set[str]:
+    """The components ``node`` refers to, directly or through others."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref", "")
+            name = ref.rsplit("/", 1)[-1] if ref.startswith("#/components/schemas/") else None
+            if name is not None and name not in found:
+                found.add(name)
+                stack.append(components.get(name))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _non_finite_allowed(node: Any) -> Any:
+    """``node`` with each number also taking the strings every document writes for a float that is not finite."""
+    if isinstance(node, dict):
+        if node.get("type") == "number":
+            return {"anyOf": [node, {"type": "string", "enum": list(NON_FINITE)}]}
+        return {k: _non_finite_allowed(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_non_finite_allowed(v) for v in node]
+    return node
+
+
 def openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's schema with every error answer's schema under application/problem+json, where :func:`responses`
     put its examples (FastAPI puts a response model under the route's media type), and the examples of the
@@ -389,5 +419,11 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                         content.setdefault(PROBLEM_MEDIA_TYPE, {}).update(content.pop("application/json"))
                 for status, example in EXAMPLES["responses"].get(f"{method} {path}", {}).items():
                     operation["responses"][status]["content"]["application/json"]["example"] = example
+        components = schema.get("components", {}).get("schemas", {})
+        requests = _references([op.get("requestBody") for item in schema["paths"].values() for op in item.values()],
+                               components)  # fmt: skip
+        for name, component in components.items():
+            if name not in requests:  # an answer's number may be "NaN", "Infinity" or "-Infinity" (docs/api-fields.md)
+                components[name] = _non_finite_allowed(component)
         app.openapi_schema = schema
     return app.openapi_schema

@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ovreduce.reports.common import NON_FINITE
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "api-fields.md"
 
@@ -275,8 +277,9 @@ def _type(schema: dict[str, Any]) -> str:
         name = schema["$ref"].rsplit("/", 1)[-1]
         return f"[{name}](#{name.lower()})"
     for key in ("anyOf", "oneOf"):
-        if key in schema:
-            return " or ".join(dict.fromkeys(_type(s) for s in schema[key]))
+        if key in schema:  # a number's non-finite spellings are said once, at the top
+            kinds = [_type(s) for s in schema[key] if s.get("enum") != list(NON_FINITE)]
+            return " or ".join(dict.fromkeys(kinds))
     kind = schema.get("type")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}))}" if schema.get("items") else "list"

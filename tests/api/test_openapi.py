@@ -134,3 +134,21 @@ def test_the_documented_run_requests_run() -> None:
         for key, example in examples.items():
             response = client.post(f"/v1/models/{model_id}/layers/{name}/run", json=example["value"])
             assert response.status_code == 200, (key, response.text)
+
+
+def test_an_answer_with_non_finite_values_is_valid_against_the_schema() -> None:
+    """Every document writes a float that is not finite as "NaN", "Infinity" or "-Infinity": the schema of an answer
+    takes them where it takes a number; a request's numbers stay numbers (a NaN tolerance is refused)."""
+    with TestClient(APP, base_url="http://testserver") as client:
+        doc = client.get("/openapi.json").json()
+        model_id = client.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]
+        data = ["Infinity", "NaN"] + [1.0] * 62
+        tensor = {"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": data}
+        response = client.post(f"/v1/models/{model_id}/layers/5/run", json={"inputs": [tensor]})
+    assert response.status_code == 200 and "NaN" in response.text, response.text
+    run = doc["paths"]["/v1/models/{model_id}/layers/{layer}/run"]["post"]
+    answer = run["responses"]["200"]["content"]["application/json"]["schema"]
+    errors = sorted(_validator(doc, answer).iter_errors(response.json()), key=str)
+    assert not errors, errors[0]
+    atol = doc["components"]["schemas"]["RunRequest"]["properties"]["atol"]
+    assert "string" not in str(atol), atol
