@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ovreduce.cli.errors import EXIT_INPUT
@@ -60,7 +61,9 @@ class _Version(argparse.Action):
 
 def _runtime_options(p: argparse.ArgumentParser, *, precision: str) -> None:
     """What every command that executes on OpenVINO takes: seed, device, precision, tolerances, format."""
-    p.add_argument("--seed", type=_seed, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument(
+        "--seed", type=_integer("a seed", 0, 2**63 - 1), default=0, help="seed for generated inputs (default 0)"
+    )
     p.add_argument("--device", default="CPU", help="OpenVINO device (CPU, GPU, GPU.1, AUTO...); default CPU")
     shown = "what the device does when left alone" if precision == "default" else precision
     p.add_argument("--precision", choices=("f32", "f16", "bf16", "default"), default=precision,
@@ -103,16 +106,18 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _port(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and int(text) <= 65535):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port: an integer from 0 to 65535")
-    return int(text)
+def _integer(what: str, low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a decimal integer from ``low`` to ``high`` (None: no bound), else a usage error."""
+    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
 
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit() and len(text) <= 40) or not (
+            low <= int(text) and (high is None or int(text) <= high)
+        ):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}: an integer {bounds}")
+        return int(text)
 
-def _workers(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 10_000):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes: an integer from 1")
-    return int(text)
+    return parse
 
 
 def _path(text: str) -> str:
@@ -131,30 +136,12 @@ def _tolerance(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and len(text) <= 40):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a seed: an integer from 0 to 10^40")
-    return int(text)
-
-
-def _steps(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) > 64:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of decode steps from 0 to 64")
-    return int(text)
-
-
 def _extension_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extension", action="append", default=[], metavar="PATH_OR_MODULE",
                    help="an OpenVINO extension to load before OpenVINO reads the model, for ops of no OpenVINO "
                         "opset: a library (.so, .dll, .dylib) or a Python module that provides one; repeatable. "
                         "openvino-tokenizers' extension (the ops of optimum's tokenizer IRs) is loaded without "
                         "asking wherever it is installed")  # fmt: skip
-
-
-def _jobs(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of processes")
-    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what-if: new shape for Parameter NAME (OpenVINO syntax: x=[1,?,4..8])")  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="also list info findings")
     _extension_option(p)
-    p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=_integer("a number of processes", 1), default=None, metavar="N",
                    help="check N models at once in worker processes (default: the number of cores); the output is "
                         "the same as with -j 1")  # fmt: skip
 
@@ -226,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "a CPU with AMX): its captured input chain emulated in it, overflows and errors fail the "
                         "audit; with a --device that is not here, the model runs on the CPU and the figures are "
                         "emulated")  # fmt: skip
-    p.add_argument("--steps", type=_steps, default=0, metavar="N",
+    p.add_argument("--steps", type=_integer("a number of decode steps", 0, 64), default=0, metavar="N",
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
                         "steps on the same infer request, each fed the argmax token of the step before; each row "
                         "gives the step of its worst error (default 0; at most 64)")  # fmt: skip
@@ -252,8 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Limits and the store's size are read from OVREDUCE_* environment variables "
                               "(see api/config.py).")  # fmt: skip
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
-    p.add_argument("--port", type=_port, help="port (default 8000, or OVREDUCE_PORT)")
-    p.add_argument("--workers", type=_workers, help="worker processes (default 1, or OVREDUCE_WORKERS)")
+    p.add_argument("--port", type=_integer("a port", 0, 65535), help="port (default 8000, or OVREDUCE_PORT)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes (default 1, or OVREDUCE_WORKERS)",
+    )
     p.add_argument("--store", metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug", "trace"))
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")

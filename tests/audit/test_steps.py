@@ -83,7 +83,7 @@ def test_the_steps_option_is_bounded(capsys: pytest.CaptureFixture[str], value: 
     with pytest.raises(SystemExit) as exit_info:
         run_cli(capsys, "audit", str(LLAMA), "--steps", value)
     assert exit_info.value.code == 2
-    assert "is not a number of decode steps from 0 to 64" in capsys.readouterr().err
+    assert "is not a number of decode steps: an integer from 0 to 64" in capsys.readouterr().err
 
 
 def test_the_steps_reach_the_json_document(capsys: pytest.CaptureFixture[str]) -> None:

@@ -60,7 +60,7 @@ def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         run_cli(capsys, "check", str(SAMPLES), "-j", "0")
     assert info.value.code == 2
-    assert "'0' is not a positive number of processes" in capsys.readouterr().err
+    assert "'0' is not a number of processes: an integer of at least 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ def test_a_usage_error_is_status_2_with_standard_error_closed() -> None:
     assert proc.returncode == 2
 
 
-@pytest.mark.parametrize("args", [["serve", "--port", "99999"], ["serve", "--port", "-1"], ["serve", "--workers", "0"]])
+@pytest.mark.parametrize("args", [["serve", "--port", "99999"], ["serve", "--port", "-1"]])
 def test_serve_refuses_what_it_cannot_bind(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         run_cli(capsys, *args)
