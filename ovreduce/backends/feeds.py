@@ -27,13 +27,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.tensors import generate
+
+T = TypeVar("T")
 
 __all__ = ["ALONG_IDS", "GROWING_MASKS", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
 
@@ -104,27 +106,29 @@ def _recipe(port: Any) -> Recipe:
         return Recipe("arange", why="a beam index, by its name")
     if not integral:
         return Recipe("random")
+    # Of several consumers of a kind, the smallest bound wins, then the first name: OpenVINO lists an output's
+    # consumers in no fixed order, and the documents name the one an input was made for.
     bound, shape_like, trip, condition, axes = None, None, None, None, None
     for consumer, index in _uses(port.get_node()):
         kind = consumer.get_type_name()
+        name = consumer.get_friendly_name()
         if kind == "Gather" and index == 1:
             size = _gathered_size(consumer)
-            if size is not None and (bound is None or size < bound[0]):
-                bound = (size, f"indices of Gather {consumer.get_friendly_name()!r}")
+            if size is not None:
+                bound = _first(bound, (size, f"indices of Gather {name!r}"))
         elif kind in _EMBEDDING_BAGS and index == 1:
             size = _dim(consumer.input_value(0).get_partial_shape(), 0)
-            if size is not None and (bound is None or size < bound[0]):
-                bound = (size, f"indices of {kind} {consumer.get_friendly_name()!r}")
+            if size is not None:
+                bound = _first(bound, (size, f"indices of {kind} {name!r}"))
         elif kind == "Loop" and index == 0:
-            trip = f"the trip count of Loop {consumer.get_friendly_name()!r}"
+            trip = _first(trip, f"the trip count of Loop {name!r}")
         elif kind == "Loop" and index == 1:
-            condition = f"the execution condition of Loop {consumer.get_friendly_name()!r}"
+            condition = _first(condition, f"the execution condition of Loop {name!r}")
         elif (kind, index) in _SHAPE_LIKE:
-            shape_like = f"input {index} of {kind} {consumer.get_friendly_name()!r}"
+            shape_like = _first(shape_like, f"input {index} of {kind} {name!r}")
         elif kind.startswith("Reduce") and index == 1 and consumer.input_value(0).get_partial_shape().rank.is_static:
             rank = consumer.input_value(0).get_partial_shape().rank.get_length()
-            if axes is None or rank < axes[0]:  # axes that every reduction it feeds takes
-                axes = (rank, f"the axes of {kind} {consumer.get_friendly_name()!r}")
+            axes = _first(axes, (rank, f"the axes of {kind} {name!r}"))  # the lowest rank: axes every one takes
     if bound is not None and bound[0] > 0:
         return Recipe("ids", bound[0], bound[1])
     if axes is not None:
@@ -136,6 +140,11 @@ def _recipe(port: Any) -> Recipe:
     if shape_like is not None:
         return Recipe("small", why=shape_like)
     return Recipe("random")
+
+
+def _first(current: T | None, new: T) -> T:
+    """The smaller of two findings (a bound, then a name), ``new`` where there is none yet."""
+    return new if current is None or new < current else current  # type: ignore[operator]
 
 
 def _uses(parameter: Any) -> list[tuple[Any, int]]:
