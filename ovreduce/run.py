@@ -12,9 +12,8 @@ body's sliced input is one slice).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -29,12 +28,11 @@ from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate
+from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate, given_once
 
 if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
 
-T = TypeVar("T")
 
 __all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
 
@@ -158,8 +156,11 @@ def prepare_inputs(
     defaulted: list[tuple[int, ...]] = []
     for index, etype, shape, role in ports:
         what = f"input {index} ({role})"
-        array = _one_of(given, known[index], what, "inputs")
-        override = _one_of(shapes, known[index], what, "shapes")
+        key, shape_key = (
+            given_once(items, known[index], what, name) for items, name in ((given, "inputs"), (shapes, "shapes"))
+        )
+        array = None if key is None else given[key]
+        override = None if shape_key is None else shapes[shape_key]
         if array is not None:
             arr = conform_array(np.asarray(array), etype, shape, what)
             if arr.dtype != np.asarray(array).dtype:
@@ -188,17 +189,6 @@ def prepare_inputs(
             defaulted.append(())
     _check_output_size(spec, arrays, max_elements)
     return PreparedInputs(arrays, notes, defaulted)
-
-
-def _one_of(items: Mapping[str, T], names: AbstractSet[str], what: str, parameter: str) -> T | None:
-    """The one entry of ``items`` under any of ``names`` (an input's port index, Parameter name, tensor names), or
-    None; :class:`InputError` for two: which one would be used is no rule a user could know."""
-    found = sorted(n for n in items if n in names)
-    if len(found) > 1:
-        raise InputError(
-            f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once", parameter=parameter
-        )
-    return items[found[0]] if found else None
 
 
 def _check_output_size(spec: LayerSpec, arrays: Sequence[npt.NDArray[Any]], limit: int | None) -> None:

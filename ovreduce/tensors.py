@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +239,20 @@ def _check_executable(etype: ElementType) -> None:
         raise InputError(
             f"reductions of {etype} data cannot be executed; supported: {', '.join(sorted(EXECUTABLE_TYPES))}"
         )
+
+
+def given_once(items: Mapping[str, Any], names: AbstractSet[str], what: str, parameter: str) -> str | None:
+    """The one key of ``items`` among ``names`` (an input's port index, Parameter name, tensor names), or None.
+
+    Raises:
+        InputError: two of them are given: which one would be used is no rule a user could know.
+    """
+    found = sorted(n for n in items if n in names)
+    if len(found) > 1:
+        raise InputError(
+            f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once", parameter=parameter
+        )
+    return found[0] if found else None
 
 
 def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialShape, what: str) -> npt.NDArray[Any]:

@@ -34,7 +34,7 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
-from ovreduce.tensors import conform_array
+from ovreduce.tensors import conform_array, given_once
 
 __all__ = [
     "KEPT_FACTOR",
@@ -513,14 +513,8 @@ def model_inputs(
         declared = partial_shape(port.get_partial_shape())
         label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
         what = f"input {label!r}"
-        matches = sorted(n for n in names if n in given)
-        shape_matches = sorted(n for n in names if n in shapes)
-        for found, parameter in ((matches, "inputs"), (shape_matches, "shapes")):
-            if len(found) > 1:  # which one would be used is no rule a user could know
-                raise InputError(f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once",
-                                 parameter=parameter)  # fmt: skip
-        match = matches[0] if matches else None
-        shape_match = shape_matches[0] if shape_matches else None
+        match = given_once(given, names, what, "inputs")
+        shape_match = given_once(shapes, names, what, "shapes")
         if match is not None and shape_match is not None:
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:
