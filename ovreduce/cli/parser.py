@@ -94,16 +94,24 @@ def _timeout_option(p: argparse.ArgumentParser) -> None:
 MAX_TIMEOUT_S = 2_147_483  # OpenVINO waits for an inference a number of milliseconds that fits an int32
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a positive number of seconds up to {MAX_TIMEOUT_S} (24 days)"
-        )
-    return value
+def _number(what: str, accept: Callable[[float], bool]) -> Callable[[str], float]:
+    """An argparse type: a number that ``accept`` takes (never NaN: no value would pass or fail it), else a usage
+    error that says it is not ``what``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if math.isnan(value) or not accept(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+
+    return parse
+
+
+_seconds = _number(f"a positive number of seconds up to {MAX_TIMEOUT_S} (24 days)", lambda v: 0 < v <= MAX_TIMEOUT_S)
+_tolerance = _number("a tolerance: a number >= 0", lambda v: v >= 0)
 
 
 def _integer(what: str, low: int, high: int | None = None) -> Callable[[str], int]:
@@ -124,16 +132,6 @@ def _path(text: str) -> str:
     if not text:  # Path("") is the current folder
         raise argparse.ArgumentTypeError("an empty path names no file")
     return text
-
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value >= 0:  # NaN too: no difference would pass it, nor fail it
-        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance: a number >= 0")
-    return value
 
 
 def _extension_option(p: argparse.ArgumentParser) -> None:
