@@ -48,7 +48,18 @@ def load_ir(
         raise IRStructureError(exc.message) from None
     weights_path = Path(bin_path) if bin_path is not None else path.with_suffix(".bin")
     weights = Weights(weights_path) if bin_path is not None or weights_path.exists() else None
-    return parse_ir(data, weights, source=str(path), expected_bin=str(weights_path), limits=limits)
+    return parse_ir(data, weights, source=str(path), expected_bin=_described(weights_path), limits=limits)
+
+
+def _described(weights_path: Path) -> str:
+    """The expected ``.bin``, with why it cannot be read where a link by its name leads nowhere (OpenVINO reads
+    the model without weights then, as when there is no file)."""
+    try:
+        weights_path.stat()
+    except OSError as exc:
+        if os.path.lexists(weights_path):
+            return f"{weights_path}, a link that leads to no file: {exc.strerror or exc}"
+    return str(weights_path)
 
 
 def parse_ir(

@@ -73,6 +73,19 @@ def test_an_empty_bin_for_a_model_with_consts_says_where(tmp_path: Path) -> None
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(("target", "reason"), [("m.bin", "Too many levels of symbolic links"),
+                                              ("elsewhere.bin", "No such file or directory")])  # fmt: skip
+def test_a_bin_link_that_leads_nowhere_is_named_with_why(tmp_path: Path, target: str, reason: str) -> None:
+    """OpenVINO reads such a model as one without weights; the error says the link is there and where it fails."""
+    xml = tmp_path / "m.xml"
+    xml.write_bytes(ALL.read_bytes())
+    (tmp_path / "m.bin").symlink_to(target)
+    with pytest.raises(
+        WeightsError, match=f"there is none \\(expected .*m.bin, a link that leads to no file: {reason}\\)"
+    ):
+        load_ir(xml)
+
+
 @pytest.mark.parametrize("digit", ["²", "٣", "３", "𝟑", "_1"])
 def test_dims_take_ascii_digits_only_as_openvino_reads_them(tmp_path: Path, digit: str) -> None:
     xml = tmp_path / "m.xml"
