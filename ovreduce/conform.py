@@ -57,6 +57,7 @@ from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
+from ovreduce.tensors import check_external_data
 
 __all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]
 
@@ -410,23 +411,18 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
     """Refuse a model with a tensor (an initializer, a Constant's value, in sub-graphs too) that keeps its data in
     a file that is not there, or outside the model's folder (``../``, absolute paths, links out), without reading
     it: OpenVINO resolves the bytes of an upload against its working directory."""
-    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+    from onnx.external_data_helper import uses_external_data
 
     for holder, tensor in _tensors(graph):
         if not uses_external_data(tensor):
             continue
-        location = ExternalDataInfo(tensor).location
         where = f"{path}: not a readable ONNX model: {holder} keeps its data in"
         if base_dir is None:
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
             raise InputError(
                 f"{where} the external file {location!r}, which model bytes cannot reach; pass the model's path instead"
             )
-        folder = base_dir.resolve()
-        if Path(location).is_absolute() or not (folder / location).resolve().is_relative_to(folder):
-            raise InputError(f"{where} {location!r}, outside the model's folder: external data must be in the folder "
-                             f"of the .onnx file or below it")  # fmt: skip
-        if not (base_dir / location).is_file():
-            raise InputError(f"{where} {str(base_dir / location)!r}, which does not exist")
+        check_external_data(tensor, base_dir, where, "the model's folder")
 
 
 MAX_SUBGRAPH_DEPTH = ParseLimits().max_body_depth

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import zipfile
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -116,7 +117,10 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
     except InputError:
         raise
     except Exception as exc:  # NumPy parses the header as a Python literal: SyntaxError, TokenError, ValueError...
-        raise InputError(f"{where}: not a valid .npy header: {type(exc).__name__}: {exc}") from None
+        reason = f"{type(exc).__name__}: {exc}"
+        if "malformed node" in str(exc):  # ast.literal_eval names the node by its address
+            reason = "it holds an expression where a .npy header holds only literals"
+        raise InputError(f"{where}: not a valid .npy header: {reason}") from None
     if dtype.hasobject:
         raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
     count = 1
@@ -164,37 +168,50 @@ def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.N
             raise InputError(f"{path}: the TensorProto has a negative dim {d}")
         count *= int(d)
     _check_count(count, list(proto.dims), max_elements, str(path))
+    if proto.data_type not in TensorProto.DataType.values():
+        raise InputError(f"{path}: the TensorProto's data_type {proto.data_type} is no ONNX element type")
     if proto.data_location == TensorProto.EXTERNAL:
-        _check_external(proto, path)
+        check_external_data(proto, path.parent, f"{path}: external data", "the folder of the .pb file")
     try:
         return np.asarray(numpy_helper.to_array(proto, base_dir=str(path.parent)))
     except Exception as exc:  # onnx raises ValueError, TypeError and friends for inconsistent tensors
         raise InputError(f"{path}: not a readable ONNX TensorProto: {exc}") from None
 
 
-def _check_external(proto: Any, path: Path) -> None:
-    """External data must name a regular file inside the ``.pb`` file's own folder, and hold the bytes the
-    tensor needs there: resolved against that folder, never the current directory, never outside it."""
-    entries = {e.key: e.value for e in proto.external_data}
+def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> None:
+    """An ONNX tensor's external data, checked without reading it: a regular file inside ``folder`` (resolved
+    against it, never the current directory; ``../``, absolute paths and links out are refused), with the
+    tensor's offset and length inside the file. ``where`` opens each message ("x.pb: external data"), ``home``
+    names the folder ("the folder of the .pb file").
+
+    Raises:
+        InputError: any of that is not so.
+    """
+    entries = {e.key: e.value for e in tensor.external_data}
     location = entries.get("location", "")
-    folder = path.parent.resolve()
+    if not location:
+        raise InputError(f"{where} no file: its external data names no location")
+    folder = folder.resolve()
     target = (folder / location).resolve()
-    if not location or Path(location).is_absolute() or not target.is_relative_to(folder):
-        raise InputError(
-            f"{path}: external data location {location!r} is outside the folder of the .pb file; expected a "
-            f"relative path inside {path.parent.name or '.'}"
-        )
+    if Path(location).is_absolute() or not target.is_relative_to(folder):
+        raise InputError(f"{where} {location!r}, outside {home}: external data must be in {home} or below it")
     try:
-        available = check_regular(target, "the tensor's external data file")
+        available = check_regular(target, "an external data file")
     except FileError as exc:
-        raise InputError(f"{path}: external data {location!r}: {exc.reason}") from None
-    offset = int(entries.get("offset", "0") or 0)
-    length = entries.get("length")
-    if offset < 0 or offset > available or (length is not None and offset + int(length) > available):
-        raise InputError(
-            f"{path}: external data {location!r} holds {available} bytes; offset {offset} and length {length} "
-            f"lie outside it"
-        )
+        reason = "which does not exist" if not os.path.lexists(folder / location) else f"which {exc.reason}"
+        raise InputError(f"{where} {str(folder / location)!r}, {reason}") from None
+    offset, length = (_external_count(entries, key, where, location) for key in ("offset", "length"))
+    if (offset or 0) > available or (length is not None and (offset or 0) + length > available):
+        raise InputError(f"{where} {location!r}, which holds {available} bytes; offset {offset or 0} and length "
+                         f"{length} lie outside it")  # fmt: skip
+
+
+def _external_count(entries: Mapping[str, str], key: str, where: str, location: str) -> int | None:
+    """External data's ``offset`` or ``length``: a count of bytes, or None where it is not given."""
+    text = entries.get(key) or None
+    if text is not None and not (text.isascii() and text.isdigit() and len(text) <= 20):
+        raise InputError(f"{where} {location!r} at {key} {text!r}, which is not a count of bytes")
+    return None if text is None else int(text)
 
 
 def concrete_shape(shape: PartialShape, what: str) -> tuple[tuple[int, ...], list[str]]:

@@ -90,6 +90,7 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
     np.savez(tmp_path / "two.npz", a=A, b=B)
     np.savez(tmp_path / "one.npz", a=A)
     np.savez(tmp_path / "none.npz")
+    (tmp_path / "x.data").write_bytes(bytes(24))
     full = _npy_bytes(np.arange(100, dtype=np.int64), tmp_path)
     return [
         (str(tmp_path / "missing.npy"), "missing.npy", "no such file"),
@@ -110,8 +111,45 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
         (_write(tmp_path, "garbage.npz", b"PK\x03\x04 broken zip" * 4), "garbage.npz", "cannot read the tensor"),
         (_write(tmp_path, "garbage.pb", b"\xff\xff\xff\xff\xff\xff"), "garbage.pb", "not a readable ONNX TensorProto"),
         (_write(tmp_path, "array.npz", full), "array.npz", "is an .npy file, not an .npz archive"),
+        (
+            _write(tmp_path, "call.npy", _npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (f(),)}")),
+            "call.npy",
+            "not a valid .npy header: it holds an expression where a .npy header holds only literals",
+        ),
+        (_write(tmp_path, "type.pb", _proto(data_type=999)), "type.pb", "data_type 999 is no ONNX element type"),
+        (
+            _write(tmp_path, "offset.pb", _proto(offset="abc")),
+            "offset.pb",
+            "external data 'x.data' at offset 'abc', which is not a count of bytes",
+        ),
+        (
+            _write(tmp_path, "length.pb", _proto(length="-5")),
+            "length.pb",
+            "external data 'x.data' at length '-5', which is not a count of bytes",
+        ),
         (_write(tmp_path, "archive.npy", (tmp_path / "one.npz").read_bytes()), "archive.npy", "is an .npz archive"),
     ]
+
+
+def _npy_header(header: str) -> bytes:
+    """An .npy version 1.0 file of ``header`` and no data."""
+    text = header.encode().ljust(117) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
+
+
+def _proto(data_type: int | None = None, **external: str) -> bytes:
+    """A 2x3 f32 TensorProto, of ``data_type`` or with its data in x.data at ``external`` offset/length."""
+    from onnx import TensorProto
+
+    proto = numpy_helper.from_array(np.zeros((2, 3), np.float32), "x")
+    if data_type is not None:
+        proto.data_type = data_type
+    if external:
+        proto.ClearField("raw_data")
+        proto.data_location = TensorProto.EXTERNAL
+        for key, value in {"location": "x.data", **external}.items():
+            proto.external_data.add(key=key, value=value)
+    return proto.SerializeToString()
 
 
 def test_load_errors_name_the_file(tmp_path: Path) -> None:
@@ -338,7 +376,7 @@ def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
         del proto.external_data[:]
         proto.external_data.add(key="location", value=location)
         (folder / "evil.pb").write_bytes(proto.SerializeToString())
-        with pytest.raises(InputError, match=r"is outside the folder of the \.pb file"):
+        with pytest.raises(InputError, match=r"external data .*, outside the folder of the \.pb file"):
             load_tensor(str(folder / "evil.pb"))
     del proto.external_data[:]
     for key, value in (("location", "x.data"), ("offset", "20"), ("length", "24")):

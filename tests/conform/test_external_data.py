@@ -88,6 +88,26 @@ def test_external_data_outside_the_models_folder_is_refused(
     assert status == 2 and "outside the model's folder" in err, err
 
 
+@pytest.mark.parametrize(("entry", "message"), [
+    (("offset", "abc"), "at offset 'abc', which is not a count of bytes"),
+    (("offset", "16385"), "which holds 16392 bytes; offset 16385 and length 16384 lie outside it"),
+])  # fmt: skip
+def test_external_data_offsets_are_counts_inside_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: tuple[str, str], message: str
+) -> None:
+    """onnx would raise its own ValueError on a non-numeric offset (an internal error); a range outside the file
+    is said before OpenVINO reads it."""
+    path = _model(tmp_path)
+    proto = onnx.load(str(path), load_external_data=False)
+    weight = next(t for t in proto.graph.initializer if t.name == "w")
+    for item in weight.external_data:
+        if item.key == entry[0]:
+            item.value = entry[1]
+    onnx.save(proto, str(path))
+    status, _, err = run_cli(capsys, "conform", str(path))
+    assert status == 2 and "initializer 'w' keeps its data in 'external.data'" in err and message in err, err
+
+
 def constant_with_external_data(location: str) -> onnx.ModelProto:
     """``ReduceSum(Reshape(x, c))`` where the Constant ``c`` keeps its 4 int64 in ``location``: OpenVINO resolves an
     upload's external data against its working directory, so any file there would shape the model (and show in
