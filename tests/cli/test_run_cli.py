@@ -169,6 +169,15 @@ def u8_mean_ir(tmp_path: Path) -> Path:
     return path
 
 
+def test_non_finite_counts_read_per_backend(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = np.ones((2, 3, 4, 5), np.float32)
+    data[0, 0, 0, 0], data[1, 0, 0, :2] = np.nan, np.inf
+    np.save(tmp_path / "x.npy", data)
+    status, out, _ = ovreduce(capsys, ALL, "--layer", "mean_last", "--input", f"0={tmp_path / 'x.npy'}")
+    assert status == 0, out
+    assert "    NaN: numpy 1, openvino:CPU 1  Inf: numpy 1, openvino:CPU 1\n" in out
+
+
 def test_exit_0_when_all_agree(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = ovreduce(capsys, ALL, "--layer", "mean_last")
     assert status == 0

@@ -168,7 +168,11 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
                 )
         if any(c.nan.values()) or any(c.inf.values()):
             failed = f"; {c.nonfinite_mismatched} mismatched on them" if c.nonfinite_mismatched else ""
-            out.append(f"    NaN: {c.nan}  Inf: {c.inf}{failed}")
+            counts = "  ".join(
+                f"{kind}: {c.reference} {found['reference']}, {c.candidate} {found['candidate']}"
+                for kind, found in (("NaN", c.nan), ("Inf", c.inf))
+            )
+            out.append(f"    {counts}{failed}")
     verdict = {
         "agree": st.green(f"all {len(doc.results)} backends ran and agree"),
         "nothing-compared": st.green(f"{doc.results[0].backend} ran; nothing to compare (one backend)")
