@@ -27,6 +27,10 @@ def default_store() -> Path:
     return user_cache_path("ovreduce", appauthor=False) / "store"
 
 
+MAX_WORKERS = 256
+"""The most uvicorn worker processes: it starts them all at once, so a mistyped count must not fill the machine."""
+
+
 def _cpu_count() -> int:
     return max(os.cpu_count() or 1, 1)
 
@@ -38,7 +42,7 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     store: Path = Field(default_factory=default_store)
     store_max_bytes: int = Field(default=2 << 30, ge=0)
     max_upload_bytes: int = Field(default=256 * _MiB, ge=1)

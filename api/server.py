@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from .config import Settings
+from .config import MAX_WORKERS, Settings
 
 __all__ = ["ServeError", "serve"]
 
@@ -52,16 +52,16 @@ def serve(
         graceful_timeout: seconds to let requests finish on shutdown.
 
     Raises:
-        ServeError: ``host``:``port`` cannot be listened on, or the application did not start.
-        ValueError: ``workers`` is less than 1.
+        ServeError: ``host``:``port`` cannot be listened on, ``workers`` is not 1 to :data:`MAX_WORKERS`, or
+            the application did not start.
     """
     import uvicorn
 
     from .main import create_app
 
     workers = settings.workers if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers {workers}: expected 1 or more")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ServeError(f"workers {workers}: expected 1 to {MAX_WORKERS}")
     if workers > 1 and "concurrency" not in settings.model_fields_set:
         settings = settings.model_copy(update={"concurrency": max(1, settings.concurrency // workers)})
     level = log_level or settings.log_level

@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
     _runtime_options(p, precision="f32")
     p.add_argument("--save-outputs", type=_path, metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
-    p.add_argument("--save-inputs", metavar="DIR",
+    p.add_argument("--save-inputs", type=_path, metavar="DIR",
                    help="save the inputs the run used as DIR/0.npy (data) and DIR/1.npy (runtime axes), to "
                         "reproduce it with --input 0=DIR/0.npy")  # fmt: skip
 
@@ -238,14 +238,14 @@ def build_parser() -> argparse.ArgumentParser:
                               "(see api/config.py).")  # fmt: skip
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
     p.add_argument("--port", type=_integer("a port", 0, 65535), help="port (default 8000, or OVREDUCE_PORT)")
+    p.add_argument("--workers", type=_integer("a number of worker processes", 1),
+                   help="worker processes (default 1, or OVREDUCE_WORKERS)")  # fmt: skip
     p.add_argument(
-        "--workers",
-        type=int,
-        help="worker processes (default 1, or OVREDUCE_WORKERS)",
+        "--store", type=_path, metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)"
     )
-    p.add_argument("--store", metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug", "trace"))
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
-    p.add_argument("--graceful-timeout", type=int, default=10, metavar="S",
+    p.add_argument("--graceful-timeout", type=_integer("a number of seconds", 0, MAX_TIMEOUT_S), default=10,
+                   metavar="S",
                    help="seconds to let requests finish on shutdown (default 10)")  # fmt: skip
     return parser

@@ -44,8 +44,6 @@ def serve(args: argparse.Namespace) -> int:
         problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"the environment has invalid settings: {problems}") from None
     workers = args.workers if args.workers is not None else settings.workers
-    if workers < 1:
-        raise UsageError(f"--workers {workers}: expected 1 or more")
     update: dict[str, Any] = {"workers": workers}
     if args.host is not None:
         update["host"] = args.host

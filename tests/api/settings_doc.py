@@ -26,7 +26,7 @@ END = "<!-- end of the settings table -->"
 MEANINGS: dict[str, str] = {
     "host": "the address `ovreduce serve` binds (also allowed as a `Host`)",
     "port": "the port `ovreduce serve` listens on",
-    "workers": "`ovreduce serve`'s uvicorn worker processes (metrics: see [Metrics](#metrics))",
+    "workers": "`ovreduce serve`'s uvicorn worker processes, 1 to 256 (metrics: see [Metrics](#metrics))",
     "store": "the model store directory",
     "store_max_bytes": "the store's size, uploads under way included; least recently used models are evicted beyond it",
     "max_upload_bytes": "one multipart request (xml + bin, or onnx), counted as it streams",

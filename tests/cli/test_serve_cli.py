@@ -84,7 +84,12 @@ def test_the_environment_gives_the_defaults(
 @pytest.mark.parametrize(
     ("argv", "env", "message"),
     [
-        (["serve", "--workers", "0"], {}, "ovreduce serve: --workers 0: expected 1 or more [usage]\n"),
+        (
+            ["serve"],
+            {"OVREDUCE_WORKERS": "1000"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_WORKERS: Input should be less than or "
+            "equal to 256 [usage]\n",
+        ),
         (
             ["serve"],
             {"OVREDUCE_WORKERS": "0"},
@@ -105,7 +110,7 @@ def test_the_environment_gives_the_defaults(
             "or the name of a Python module that provides one, such as openvino_tokenizers [usage]\n",
         ),
     ],
-    ids=["workers-flag", "workers-env", "invalid-env", "extensions-env"],
+    ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env"],
 )
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],
@@ -120,6 +125,26 @@ def test_usage_errors(
     assert main(argv) == 2
     assert capsys.readouterr().err == message
     assert served == []
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--workers", "0"], "--workers: '0' is not a number of worker processes: an integer of at least 1"),
+    (["--graceful-timeout", "-1"], "--graceful-timeout: '-1' is not a number of seconds: an integer from 0 to"),
+    (["--store", ""], "--store: an empty path names no file"),
+])  # fmt: skip
+def test_flags_out_of_range_are_usage_errors(
+    served: list[tuple[Any, dict[str, Any]]], capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["serve", *flags])
+    assert info.value.code == 2 and message in capsys.readouterr().err
+    assert served == []
+
+
+def test_more_workers_than_the_bound_start_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """uvicorn would start every one at once: 10^12 of them filled this machine with processes."""
+    assert main(["serve", "--port", "0", "--workers", "257"]) == 2
+    assert capsys.readouterr().err == "ovreduce serve: workers 257: expected 1 to 256 [usage]\n"
 
 
 def test_a_listen_failure_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
