@@ -41,7 +41,7 @@ VERSION = "1"
 PLATFORM = "ovreduce"
 EXTENSIONS = ("binary_tensor_data", "parameters")  # and POST /v2/repository/index (no load/unload)
 OUTPUT = "output"
-INPUT_ALIASES = {"data": "0", "axes": "1"}
+INPUT_ALIASES = ("data", "axes")  # the names of a layer's inputs 0 and 1
 HEADER_LENGTH = "inference-header-content-length"
 
 

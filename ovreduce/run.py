@@ -128,11 +128,14 @@ def prepare_inputs(
     seed: int = 0,
     max_elements: int | None = DEFAULT_MAX_ELEMENTS,
     body_path: str | None = None,
+    aliases: Sequence[str] = (),
 ) -> PreparedInputs:
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
 
-    ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``) or by the name of the Parameter
-    feeding the port. ``body_path`` is the ids path of the body holding the layer (None: top level).
+    ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``), by the name of the Parameter
+    feeding the port, or by its alias: ``aliases[i]`` names port ``i`` (KServe's ``data`` and ``axes``), before
+    a Parameter of that name on another port. ``body_path`` is the ids path of the body holding the layer
+    (None: top level).
     Returns the arrays, notes (casts, dynamic dims chosen) and, per input, the dims ovreduce chose a size for.
 
     Raises:
@@ -145,7 +148,7 @@ def prepare_inputs(
     ports = [(0, spec.data_type, spec.data_shape, "data")]
     if spec.runtime_axes:
         ports.append((1, spec.axes_type, spec.axes_shape, "axes"))
-    known = {i: _input_names(model, layer, i) for i, *_ in ports}
+    known = {i: (_input_names(model, layer, i) - set(aliases)) | set(aliases[i : i + 1]) for i, *_ in ports}
     for name in list(given) + list(shapes):
         if not any(name in names for names in known.values()):
             options = ", ".join(sorted(n for names in known.values() for n in names))

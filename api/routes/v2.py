@@ -233,16 +233,15 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
             raise InputError(f"model {shown(name)} takes {wanted} input(s), {names}; the request has {len(inputs)}")
         given: dict[str, npt.NDArray[Any]] = {}
         for tname, shape, datatype, payload in inputs:
-            key = INPUT_ALIASES.get(tname, tname)
-            if key in given:
+            if tname in given:
                 raise InputError(f"input {tname!r} is given twice")
             if isinstance(payload, bytes):
-                given[key] = binary_array(tname, shape, datatype, payload)
+                given[tname] = binary_array(tname, shape, datatype, payload)
             else:
                 tensor = Tensor(name=tname, shape=shape, datatype=datatype, data=payload)
-                given[key] = given_tensors([tensor], settings.max_elements)[tname]
+                given[tname] = given_tensors([tensor], settings.max_elements)[tname]
         arrays, notes, defaulted = prepare_inputs(loaded.model, spec, given=given, max_elements=settings.max_elements,
-                                                  body_path=body_path)  # fmt: skip
+                                                  body_path=body_path, aliases=INPUT_ALIASES)  # fmt: skip
         runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
         report = run_spec(spec, arrays, runners, atol=run.atol, rtol=run.rtol, notes=notes,
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip

@@ -321,6 +321,9 @@ def test_runtime_axes_are_the_second_input(client: TestClient) -> None:
     assert doc["outputs"][0]["shape"] == [1, 6, 1] and doc["parameters"]["agree"] is True
     np.testing.assert_allclose(doc["outputs"][0]["data"], expected.ravel(), rtol=1e-5, atol=1e-6)
     _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": tensors[:1]}), 400, "takes 2 input")
+    twice = [tensors[0], {**tensors[0], "name": "x"}]  # data by its alias and by its Parameter's name
+    _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": twice}), 400,
+           "input 0 (data) is given twice, as 'data' and 'x'; give it once")  # fmt: skip
     # mean_two_runtime_axes: an output of dynamic rank, which the CPU plugin does not compile; NumPy runs it
     _error(client.post(f"/v2/models/{mid}.4/infer", json={"inputs": tensors}), 400, "dynamic rank",
            "parameters.backend 'numpy'")  # fmt: skip
