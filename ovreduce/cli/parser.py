@@ -6,9 +6,12 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_INPUT
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["build_parser", "versions"]
 
@@ -19,6 +22,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse's own errors exit 2 with the usage line
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+    def print_help(
+        self, file: SupportsWrite[str] | None = None
+    ) -> None:  # argparse drops an error writing it: said here
+        (file or sys.stdout).write(self.format_help())
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         self._adding = True

@@ -59,7 +59,8 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped(tmp_path: Path, fmt: st
     assert "bad\\\\xff.xml" in text or "bad%FF.xml" in text, text[:500]
 
 
-@pytest.mark.parametrize("args", [["check", SAMPLE], ["devices"], ["--version"], ["check", SAMPLE, "--format", "json"]])
+@pytest.mark.parametrize("args", [["check", SAMPLE], ["devices"], ["--version"], ["--help"], ["run", "--help"],
+                                  ["check", SAMPLE, "--format", "json"]])  # fmt: skip
 def test_output_that_cannot_be_written_is_a_message_and_status_2(args: list[str]) -> None:
     with open("/dev/full", "wb") as device:
         full = _process(*args, stdout=device, stderr=subprocess.PIPE)
