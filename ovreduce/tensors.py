@@ -171,7 +171,7 @@ def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.N
     if proto.data_type not in TensorProto.DataType.values():
         raise InputError(f"{path}: the TensorProto's data_type {proto.data_type} is no ONNX element type")
     if proto.data_location == TensorProto.EXTERNAL:
-        check_external_data(proto, path.parent, f"{path}: external data", "the folder of the .pb file")
+        check_external_data(proto, path.parent, f"{path}: the tensor keeps its data in", "the folder of the .pb file")
     try:
         return np.asarray(numpy_helper.to_array(proto, base_dir=str(path.parent)))
     except Exception as exc:  # onnx raises ValueError, TypeError and friends for inconsistent tensors
@@ -181,8 +181,8 @@ def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.N
 def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> None:
     """An ONNX tensor's external data, checked without reading it: a regular file inside ``folder`` (resolved
     against it, never the current directory; ``../``, absolute paths and links out are refused), with the
-    tensor's offset and length inside the file. ``where`` opens each message ("x.pb: external data"), ``home``
-    names the folder ("the folder of the .pb file").
+    tensor's offset and length inside the file. ``where`` opens each message ("x.pb: the tensor keeps its data
+    in"), ``home`` names the folder ("the folder of the .pb file").
 
     Raises:
         InputError: any of that is not so.
@@ -190,7 +190,7 @@ def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> Non
     entries = {e.key: e.value for e in tensor.external_data}
     location = entries.get("location", "")
     if not location:
-        raise InputError(f"{where} no file: its external data names no location")
+        raise InputError(f"{where} a file it does not name: its external data has no 'location'")
     folder = folder.resolve()
     target = (folder / location).resolve()
     if Path(location).is_absolute() or not target.is_relative_to(folder):

@@ -120,12 +120,12 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
         (
             _write(tmp_path, "offset.pb", _proto(offset="abc")),
             "offset.pb",
-            "external data 'x.data' at offset 'abc', which is not a count of bytes",
+            "the tensor keeps its data in 'x.data' at offset 'abc', which is not a count of bytes",
         ),
         (
             _write(tmp_path, "length.pb", _proto(length="-5")),
             "length.pb",
-            "external data 'x.data' at length '-5', which is not a count of bytes",
+            "the tensor keeps its data in 'x.data' at length '-5', which is not a count of bytes",
         ),
         (_write(tmp_path, "archive.npy", (tmp_path / "one.npz").read_bytes()), "archive.npy", "is an .npz archive"),
     ]
@@ -376,7 +376,7 @@ def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
         del proto.external_data[:]
         proto.external_data.add(key="location", value=location)
         (folder / "evil.pb").write_bytes(proto.SerializeToString())
-        with pytest.raises(InputError, match=r"external data .*, outside the folder of the \.pb file"):
+        with pytest.raises(InputError, match=r"keeps its data in .*, outside the folder of the \.pb file"):
             load_tensor(str(folder / "evil.pb"))
     del proto.external_data[:]
     for key, value in (("location", "x.data"), ("offset", "20"), ("length", "24")):
