@@ -28,7 +28,14 @@ from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import DEFAULT_MAX_ELEMENTS, concrete_shape, conform_array, generate, given_once
+from ovreduce.tensors import (
+    DEFAULT_MAX_ELEMENTS,
+    concrete_shape,
+    conform_array,
+    generate,
+    given_once,
+    own_names,
+)
 
 if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
@@ -133,9 +140,9 @@ def prepare_inputs(
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
 
     ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``), by the name of the Parameter
-    feeding the port, or by its alias: ``aliases[i]`` names port ``i`` (KServe's ``data`` and ``axes``), before
-    a Parameter of that name on another port. ``body_path`` is the ids path of the body holding the layer
-    (None: top level).
+    feeding the port, or by its alias: ``aliases[i]`` names port ``i`` (KServe's ``data`` and ``axes``). An
+    index or alias names its own port before a Parameter of that name feeding another (:func:`own_names`).
+    ``body_path`` is the ids path of the body holding the layer (None: top level).
     Returns the arrays, notes (casts, dynamic dims chosen) and, per input, the dims ovreduce chose a size for.
 
     Raises:
@@ -148,7 +155,8 @@ def prepare_inputs(
     ports = [(0, spec.data_type, spec.data_shape, "data")]
     if spec.runtime_axes:
         ports.append((1, spec.axes_type, spec.axes_shape, "axes"))
-    known = {i: (_input_names(model, layer, i) - set(aliases)) | set(aliases[i : i + 1]) for i, *_ in ports}
+    reserved = [{str(i), *aliases[i : i + 1]} for i, *_ in ports]
+    known = dict(enumerate(own_names([_input_names(model, layer, i) for i, *_ in ports], reserved)))
     for name in list(given) + list(shapes):
         if not any(name in names for names in known.values()):
             options = ", ".join(sorted(n for names in known.values() for n in names))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -256,6 +256,28 @@ def _check_executable(etype: ElementType) -> None:
         raise InputError(
             f"reductions of {etype} data cannot be executed; supported: {', '.join(sorted(EXECUTABLE_TYPES))}"
         )
+
+
+def own_names(names: Sequence[AbstractSet[str]], reserved: Sequence[AbstractSet[str]]) -> list[set[str]]:
+    """Each input's names (``names[i]``), where the names ``reserved[i]`` (its port index, an alias) are input
+    ``i``'s alone: a Parameter named ``1`` feeding input 0 is not input 0's ``1`` when input 1 exists. Every
+    input stays reachable by its index, and an index means one input whatever the model's names."""
+    taken = [set().union(*(r for j, r in enumerate(reserved) if j != i)) for i in range(len(names))]
+    return [(set(known) - taken[i]) | set(reserved[i]) for i, known in enumerate(names)]
+
+
+def refuse_ambiguous(names: Iterable[str], inputs: Sequence[tuple[str, AbstractSet[str]]], parameter: str) -> None:
+    """Refuse a name that names two inputs (``inputs``: each one's description and the names it goes by): two
+    Parameters of one name.
+
+    Raises:
+        InputError: such a name is among ``names``.
+    """
+    for name in sorted(set(names)):
+        holders = [what for what, known in inputs if name in known]
+        if len(holders) > 1:
+            raise InputError(f"{name!r} names {' and '.join(holders)}; give each input by a name only it has",
+                             parameter=parameter)  # fmt: skip
 
 
 def given_once(items: Mapping[str, Any], names: AbstractSet[str], what: str, parameter: str) -> str | None:

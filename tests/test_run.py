@@ -372,3 +372,45 @@ def test_an_input_given_under_two_names_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="input 'd' is given twice, as '0' and 'd'"):
         audit_model(model, inputs={"d": five, "0": one})
     assert run_layer(model, "reduce", inputs={"d": five}, backends=["numpy"]).ok
+
+
+def test_a_port_index_names_its_own_input_whatever_the_parameters_are_called(tmp_path: Path) -> None:
+    """Parameters named ``1`` (the data) and ``0`` (the axes): ``1`` went to both inputs, and how ``0`` and ``1``
+    were read depended on the other names given. An index names its own input; so does KServe's alias."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    from ovreduce.audit import audit_model
+
+    data, axes = ops.parameter([1], np.int64, name="1"), ops.parameter([1], np.int64, name="0")
+    reduce = ops.reduce_sum(data, axes, True)
+    reduce.set_friendly_name("reduce")
+    ov.save_model(ov.Model([reduce], [data, axes]), tmp_path / "m.xml", compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    spec = layer_spec(model, "reduce")
+    seven, zero = np.array([7], np.int64), np.array([0], np.int64)
+    for given in ({"0": seven, "1": zero}, {"1": zero, "0": seven}):
+        prepared = prepare_inputs(model, spec, given=given)
+        assert [a.tolist() for a in prepared.arrays] == [[7], [0]]
+    with pytest.raises(InputError, match="takes its axes at run time") as advice:
+        prepare_inputs(model, spec, given={"0": seven})
+    assert "(or" not in str(advice.value)  # no name that would lead to the data
+    aliased = prepare_inputs(model, spec, given={"axes": zero, "data": seven}, aliases=("data", "axes"))
+    assert [a.tolist() for a in aliased.arrays] == [[7], [0]]
+    doc = audit_model(model, inputs={"0": seven, "1": zero}).to_json()
+    assert [(i["name"], i["origin"]) for i in doc["inputs"]] == [("1", "given"), ("0", "given")]
+
+
+def test_two_inputs_of_one_name_are_refused_by_that_name(tmp_path: Path) -> None:
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    from ovreduce.audit import audit_model
+
+    first, second = ops.parameter([2], np.float32, name="x"), ops.parameter([2], np.float32, name="x")
+    reduce = ops.reduce_sum(ops.add(first, second), ops.constant(np.array([0], np.int64)), False)
+    ov.save_model(ov.Model([reduce], [first, second]), tmp_path / "m.xml", compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    with pytest.raises(InputError, match="'x' names input 'x' and input 'x_1'; give each input by a name only"):
+        audit_model(model, inputs={"x": np.ones(2, np.float32)})
+    assert audit_model(model, inputs={"0": np.ones(2, np.float32), "1": np.ones(2, np.float32)}).to_json()["ok"]

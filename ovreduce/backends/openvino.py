@@ -34,7 +34,7 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
-from ovreduce.tensors import conform_array, given_once
+from ovreduce.tensors import conform_array, given_once, own_names, refuse_ambiguous
 
 __all__ = [
     "KEPT_FACTOR",
@@ -498,7 +498,8 @@ def model_inputs(
 
     given = dict(given or {})
     shapes = dict(shapes or {})
-    known = [set(p.get_names()) | {p.get_node().get_friendly_name(), str(i)} for i, p in enumerate(ov_model.inputs)]
+    spelled = [set(p.get_names()) | {p.get_node().get_friendly_name()} for p in ov_model.inputs]
+    known = own_names(spelled, [{str(i)} for i in range(len(spelled))])
     unknown = (set(given) | set(shapes)) - set().union(*known)
     if unknown:
         options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
@@ -506,12 +507,16 @@ def model_inputs(
         raise InputError(
             f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})", parameter=parameter
         )
+    labels = [p.get_any_name() if p.get_names() else p.get_node().get_friendly_name() for p in ov_model.inputs]
+    inputs = [(f"input {label!r}", names) for label, names in zip(labels, known, strict=True)]
+    refuse_ambiguous(given, inputs, "inputs")
+    refuse_ambiguous(shapes, inputs, "shapes")
     ports: list[_Port] = []
     for index, port in enumerate(ov_model.inputs):
         names = known[index]
         etype = element_type(port.get_element_type().get_type_name())
         declared = partial_shape(port.get_partial_shape())
-        label = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
+        label = labels[index]
         what = f"input {label!r}"
         match = given_once(given, names, what, "inputs")
         shape_match = given_once(shapes, names, what, "shapes")
