@@ -234,9 +234,9 @@ class Builder:
         """A layer (its id, name and type from :meth:`layer_attrs`, ``data`` None when it has no ``<data>``); a
         Parameter's, Const's or Convert's attributes checked and read."""
         try:
-            ports = inputs + outputs
-            if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
-                self._duplicate_port(ports, line, layer_id, name, ltype)
+            for ports, role in ((inputs, "input"), (outputs, "output")):  # an input and an output may share an id
+                if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
+                    self._duplicate_port(ports, role, line, layer_id, name, ltype)
             if type(data) is dict:  # as the careful reader gathers them: read-only from here on
                 data = MappingProxyType(data) if data else NO_DATA
             elif data is None and ltype != "Parameter":
@@ -287,14 +287,18 @@ class Builder:
         except IRError as exc:
             raise _located(exc, line) from None
 
-    def _duplicate_port(self, ports: tuple[Port, ...], line: int | None, layer_id: str, name: str, ltype: str) -> None:
+    def _duplicate_port(
+        self, ports: tuple[Port, ...], role: str, line: int | None, layer_id: str, name: str, ltype: str
+    ) -> None:
         seen: set[str] = set()
         twice: set[str] = set()
         for p in ports:
             (twice if p.id in seen else seen).add(p.id)
         dup = min(twice, key=int)
         raise IRStructureError(
-            f"{self.where(line, layer_id, name, ltype)}: port id {dup} is used twice; port ids must be unique"
+            f"{self.where(line, layer_id, name, ltype)}: {role} port id {dup} is used twice; each {role} of a layer "
+            f"needs an id of its own (OpenVINO connects an edge to the first and leaves the other "
+            f"{'unconnected' if role == 'input' else 'without consumers'})"
         )
 
     def _const(

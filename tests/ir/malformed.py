@@ -124,9 +124,15 @@ CASES: list[Case] = [
     Case("duplicate-layer-id", _b(net([parameter(0), parameter(0, name="y")])), IRStructureError,
          LINE + r": duplicate layer id 0 \(name 'y'\); it was already used at line \d+ by layer 'x'",
          openvino_refuses=False),
-    Case("duplicate-port-id",
-         _b(net([layer(0, "a", "Add", inputs=[port(0), port(1)], outputs=[port(1)])])), IRStructureError,
-         LINE + r": layer id=0 name='a' \(Add\): port id 1 is used twice; port ids must be unique",
+    Case("duplicate-input-port-id",
+         _b(net([layer(0, "a", "Add", inputs=[port(1), port(1)], outputs=[port(2)])])), IRStructureError,
+         LINE + r": layer id=0 name='a' \(Add\): input port id 1 is used twice; each input of a layer needs an id "
+                r"of its own \(OpenVINO connects an edge to the first and leaves the other unconnected\)",
+         openvino_refuses=False),
+    Case("duplicate-output-port-id",
+         _b(net([layer(0, "s", "Split", inputs=[port(0), port(1)], outputs=[port(2), port(2)])])), IRStructureError,
+         LINE + r": layer id=0 name='s' \(Split\): output port id 2 is used twice; each output of a layer needs an "
+                r"id of its own \(OpenVINO connects an edge to the first and leaves the other without consumers\)",
          openvino_refuses=False),
     Case("port-id-not-integer", _b(net([layer(0, "r", "ReLU", inputs=[port("in")])])), IRStructureError,
          LINE + r": layer id=0 name='r' \(ReLU\), line \d+: <port> has id 'in'; expected a non-negative integer"),

@@ -209,3 +209,22 @@ def test_a_layer_with_twenty_thousand_ports_reads_its_edges_and_names_a_duplicat
     twice = xml.replace(f'<port id="{n - 1}" precision', '<port id="7" precision', 1)
     with pytest.raises(IRStructureError, match="port id 7 is used twice"):
         parse_ir(twice.encode())
+
+
+@pytest.mark.parametrize("shared", ["0", "1"])
+def test_an_output_sharing_an_input_ports_id_is_read_as_openvino_reads_it(tmp_path: Path, shared: str) -> None:
+    """Edges say whether they mean an input or an output port: OpenVINO reads and compiles such a layer."""
+    import openvino as ov
+
+    from ovreduce.check import check_model
+
+    declared = '<port id="2" precision="FP32" names="mean_last">'
+    text = ALL.read_text().replace(declared, declared.replace('"2"', f'"{shared}"'))
+    text = text.replace('from-layer="19" from-port="2"', f'from-layer="19" from-port="{shared}"')
+    (tmp_path / "m.xml").write_text(text)
+    (tmp_path / "m.bin").write_bytes((SAMPLES / "all_reductions.bin").read_bytes())
+    report = check_model(load_ir(tmp_path / "m.xml"))
+    [layer] = [r for r in report.reductions if r.layer_name == "mean_last"]
+    [node] = [n for n in ov.Core().read_model(tmp_path / "m.xml").get_ops() if n.get_friendly_name() == "mean_last"]
+    assert report.ok and layer.inferred_output_shape == [2, 3, 4, 1]
+    assert str(node.get_output_partial_shape(0)) == "[2,3,4,1]"
