@@ -220,7 +220,8 @@ class LayerAudit:
             notes=tuple(self.notes),
             drift=self.drift,
             drift_split=self.split,
-            not_established=self.not_established,
+            # an input that could not show an error still showed one: the failure is established
+            not_established=None if self.status in ("error", "drift") else self.not_established,
             body_path=self.body_path,
             step=self.step,
             target=self.target,

@@ -137,6 +137,33 @@ def test_non_finite_inputs_establish_nothing(tmp_path: Path) -> None:
     assert row.status == "not-established" and row.not_established == "1 of its 32 input elements are not finite"
 
 
+def test_a_constant_input_that_still_shows_an_error_establishes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """200 summed in u8: where the CPU saturates and the reference wraps, a constant input shows an error, which
+    is then established: the row is an error and not also "not established"."""
+    from tests.cpu import cpu_output
+
+    x = ops.parameter([2, 3, 4], np.uint8, name="x")
+    red = ops.reduce_sum(x, ops.constant(np.array([1], np.int64)), False, name="red")
+    ov.save_model(ov.Model([red], [x], "u8"), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.full((2, 3, 4), 200, np.uint8)
+    wraps = bool(np.all(cpu_output("ReduceSum", "u8", data, [1], False) == np.uint8(600 % 256)))
+    doc = _audit(tmp_path / "m.xml", inputs={"x": data})
+    [row] = doc.layers
+    if wraps:  # this CPU computes what the reference does: nothing to establish on a constant input
+        assert row.status == "not-established" and row.not_established, row
+    else:
+        assert row.status == "error" and row.not_established is None, row
+        status, out, _ = run_cli(capsys, "audit", str(tmp_path / "m.xml"), "--input", f"x={_npy(tmp_path)}")
+        assert status == 1 and "not established" not in out, out
+
+
+def _npy(folder: Path) -> Path:
+    np.save(folder / "x.npy", np.full((2, 3, 4), 200, np.uint8))
+    return folder / "x.npy"
+
+
 def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Path) -> None:
     x = ops.parameter([4, 8], np.float32, name="x")
     red = ops.reduce_max(x, ops.constant(np.array([1], np.int64)), False, name="max")
