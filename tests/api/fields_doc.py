@@ -156,7 +156,7 @@ FIELDS: dict[str, str] = {
     "total": "the elements compared",
     "total_bytes": "the bytes the store holds",
     "type": "the layer's type, e.g. ReduceMean",
-    "undefined": "elements the specification leaves undefined (a ReduceMax over an empty set): counted in `total`, never compared",
+    "undefined": "elements the specification leaves undefined (a ReduceMax over an empty set; in conform, an ONNX ReduceMean over one): counted in `total`, never compared",
     "version": "the layer's opset, e.g. opset1",
     "warning": "findings of severity warning",
     "xml": "the IR's `.xml` file (multipart file field)",

@@ -156,3 +156,23 @@ def test_sub_graphs_nested_too_deep_are_refused_before_openvino_compiles_them(tm
     onnx.save(_nested_ifs(2), shallow)
     doc = conform_model(shallow)
     assert doc.error is None, doc.error
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_a_mean_over_no_elements_is_undefined_and_compared_nowhere(tmp_path: Path, dtype: type) -> None:
+    """ONNX leaves it undefined: the reference's NaN (no value at all for integers) against OpenVINO's 0 was a
+    DISAGREE (an ERROR for integers); the elements are counted as undefined, as ``run`` counts an empty max."""
+    from onnx import TensorProto, helper
+
+    element = TensorProto.FLOAT if dtype is np.float32 else TensorProto.INT32
+    node = helper.make_node("ReduceMean", ["x"], ["y"], name="rm", axes=[1], keepdims=0)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", element, [2, 0, 4])],
+                              [helper.make_tensor_value_info("y", element, [2, 4])])  # fmt: skip
+    path = onnx_models.save(onnx_models._finish(graph, 11), tmp_path / "empty_mean.onnx")
+    doc = conform_model(str(path)).to_json()
+    [row] = doc["nodes"]
+    assert (row["status"], row["total"], row["undefined"], row["mismatched"]) == ("ok", 8, 8, 0), row
+    assert "a mean over no elements, which ONNX leaves undefined: nothing was compared" in " ".join(row["notes"])
+    kept = onnx_models.reduce_mean(18, [2, 3, 4], axes_input=[1], keepdims=0)  # a defined mean stays compared
+    [defined] = conform_model(str(onnx_models.save(kept, tmp_path / "mean.onnx"))).to_json()["nodes"]
+    assert (defined["status"], defined["undefined"]) == ("ok", 0)
