@@ -120,9 +120,13 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
         reason = f"{type(exc).__name__}: {exc}"
         if "malformed node" in str(exc):  # ast.literal_eval names the node by its address
             reason = "it holds an expression where a .npy header holds only literals"
+        elif "max_header_size" in str(exc):  # NumPy's advice (allow_pickle=True) is no option here
+            reason = "its header is longer than the 10,000 bytes any array's header fits in"
         raise InputError(f"{where}: not a valid .npy header: {reason}") from None
     if dtype.hasobject:
         raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
+    if any(int(d) < 0 for d in shape):
+        raise InputError(f"{where}: the header declares shape {list(shape)}; expected sizes >= 0")
     count = 1
     for d in shape:
         count *= int(d)

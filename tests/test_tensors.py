@@ -116,6 +116,20 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
             "call.npy",
             "not a valid .npy header: it holds an expression where a .npy header holds only literals",
         ),
+        (
+            _write(tmp_path, "negative.npy", _npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3)}")),
+            "negative.npy",
+            "the header declares shape [-1, 3]; expected sizes >= 0",
+        ),
+        (
+            _write(
+                tmp_path,
+                "long.npy",
+                _npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}" + " " * 20_000),
+            ),
+            "long.npy",
+            "its header is longer than the 10,000 bytes any array's header fits in",
+        ),
         (_write(tmp_path, "type.pb", _proto(data_type=999)), "type.pb", "data_type 999 is no ONNX element type"),
         (
             _write(tmp_path, "offset.pb", _proto(offset="abc")),

@@ -790,7 +790,8 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     from ovreduce.ops.registry import lookup, opset_number, resolve
 
     if not version:
-        raise IRStructureError(f"{where}: no 'version' attribute (e.g. version=\"opset1\"); OpenVINO refuses the model")
+        raise IRStructureError(f"{where}: no opset in its 'version' attribute, which is missing or empty (e.g. "
+                               f"version=\"opset1\"); OpenVINO refuses the model")  # fmt: skip
     number = opset_number(version)
     if ltype == "Result":  # the registry has no rule for it: in every opset but opset17
         if number is not None and 1 <= number <= LAST_OPSET:

@@ -56,6 +56,8 @@ def test_the_reader_refuses_the_versions_openvino_refuses(tmp_path: Path, op: st
         load_ir(xml)
     if "doesn't contain" in refused:
         assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
+    if not version:
+        assert "no opset in its 'version' attribute, which is missing or empty" in str(info.value)
 
 
 @pytest.mark.parametrize("version", ["opset1", "opset16", "opset17", "opset18", "opset0", "extension", "", None])
