@@ -251,7 +251,14 @@ class IsolatedPool:
                     f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
                     f"its {self.timeout_s:g} s was left, and was not started; retry later"
                 )
-            worker = self._idle.pop() if self._idle else await loop.run_in_executor(None, self._start)
+            worker = None
+            while worker is None and self._idle:
+                worker = self._idle.pop()
+                if not worker.process.is_alive():  # killed while idle (the system, an operator): not this job's doing
+                    await loop.run_in_executor(None, self._stop, worker)
+                    worker = None
+            if worker is None:
+                worker = await loop.run_in_executor(None, self._start)
             try:
                 answered = await asyncio.wait_for(
                     loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),

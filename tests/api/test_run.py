@@ -304,6 +304,24 @@ def test_a_worker_that_crashes_is_503_and_replaced(
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
+def test_a_worker_killed_while_idle_is_replaced_before_the_next_job(
+    make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
+) -> None:
+    """Killed between jobs (the OOM killer, an operator): the next job, which did nothing to it, gets a fresh
+    worker and its answer, not a 503 that blames its inputs."""
+    client = make_client(concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    small = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
+    (pid,) = isolated.pids()
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    response = client.post(f"/v1/models/{small}/layers/{LAYER}/run", json={"backends": ["numpy"]})
+    assert response.status_code == 200, response.text
+    assert isolated.pids() != [pid] and len(isolated.pids()) == 1
+
+
 def test_busy_workers_are_503(make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]) -> None:
     """One worker, three audits that each need more than the limit: the first holds the worker until it is
     stopped (504); of the two queued behind it, one at least is left with too little of its time to start and
