@@ -16,11 +16,11 @@ from pydantic import ValidationError
 
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
-from ovreduce.tensors import EXECUTABLE_TYPES, to_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES, flat_values, to_kserve
 
 from .errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
 from .problems import scrub
-from .routes.common import check_shape, flat_data, json_bytes, read_json
+from .routes.common import check_shape, json_bytes, read_json
 from .schemas import RunRequest, V2InferRequest
 
 __all__ = [
@@ -149,7 +149,8 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
         if size is None:
             if tensor.data is None:
                 raise InputError(f"{what} has neither data nor parameters.binary_data_size")
-            inputs.append((tensor.name, tensor.shape, tensor.datatype, flat_data(tensor.data, what, max_elements)))
+            flat = flat_values(tensor.data, tensor.shape, what, max_elements)
+            inputs.append((tensor.name, tensor.shape, tensor.datatype, flat))
             continue
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise InputError(f"{what}: parameters.binary_data_size must be a non-negative integer, got {size!r}")

@@ -152,7 +152,7 @@ Scalar = float | int | bool | str  # KServe passes NaN and infinities as strings
 
 
 class Tensor(BaseModel):
-    """A KServe v2 (Open Inference Protocol) tensor: flat row-major ``data`` (nested lists are accepted)."""
+    """A KServe v2 (Open Inference Protocol) tensor: flat row-major ``data`` (or lists nested as its shape)."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
 

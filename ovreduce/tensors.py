@@ -362,7 +362,7 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
     data = tensor.get("data")
     if not isinstance(data, list):
         raise InputError(f"{what}: data must be a list, got {type(data).__name__}")
-    flat = list(_flatten(data))
+    flat = flat_values(data, shape, what)
     expected = math.prod(shape)
     if len(flat) != expected:
         raise InputError(f"{what}: shape {shape} needs {expected} values, data holds {len(flat)}")
@@ -408,9 +408,45 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _flatten(data: list[Any]) -> Any:
-    for item in data:
-        if isinstance(item, list):
-            yield from _flatten(item)
-        else:
-            yield item
+def flat_values(data: list[Any], shape: Sequence[int], what: str, limit: int | None = None) -> list[Any]:
+    """Tensor data as a flat row-major list: ``data`` flat already, or lists nested exactly as ``shape`` (a list
+    of ``shape[0]`` lists of ``shape[1]`` ...), walked without recursion and no deeper than the shape's rank.
+
+    Raises:
+        InputError: nesting that does not follow ``shape`` (a ragged list is no row-major tensor).
+        LimitExceededError: more than ``limit`` values.
+    """
+    if not any(isinstance(item, list) for item in data):
+        flat = data
+    else:
+        if not shape or len(data) != shape[0]:
+            raise InputError(f"{what}: data holds {len(data)} items, lists among them, where shape {list(shape)} has "
+                             f"{shape[0] if shape else 'no dimension'}; give flat row-major data, or lists nested "
+                             f"as the shape")  # fmt: skip
+        flat = []
+        stack: list[list[Any]] = [data]
+        at = [0]  # the next index in each list of the stack
+        while stack:
+            if at[-1] == len(stack[-1]):
+                stack.pop()
+                at.pop()
+                continue
+            item = stack[-1][at[-1]]
+            at[-1] += 1
+            depth = len(stack)  # the dimension ``item`` stands at
+            if isinstance(item, list) != (depth < len(shape)) or (isinstance(item, list) and len(item) != shape[depth]):
+                where = "data" + "".join(f"[{i - 1}]" for i in at)
+                held = f"a list of {len(item)}" if isinstance(item, list) else "a value"
+                wanted = f"a list of {shape[depth]}" if depth < len(shape) else "a value"
+                raise InputError(f"{what}: {where} is {held} where shape {list(shape)} has {wanted}; give flat "
+                                 f"row-major data, or lists nested as the shape")  # fmt: skip
+            if isinstance(item, list):
+                stack.append(item)
+                at.append(0)
+            else:
+                flat.append(item)
+                if limit is not None and len(flat) > limit:
+                    break
+    if limit is not None and len(flat) > limit:
+        raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
+    return flat

@@ -266,7 +266,7 @@ def test_kserve_bytes_are_not_executable() -> None:
         ),
         pytest.param(
             {"datatype": "INT8", "shape": [2], "data": [[1, 2], [3]]},
-            "needs 2 values, data holds 3",
+            "data[0] is a list of 2 where shape [2] has a value",
             id="too-long-nested",
         ),
         pytest.param({"datatype": "FP128", "shape": [1], "data": [1.0]}, "unknown datatype 'FP128'", id="datatype"),
@@ -435,3 +435,19 @@ def test_finite_floats_that_would_become_infinite_are_refused(values: list[float
         conform_array(np.array(values, dtype=src), ELEMENT_TYPES[etype], shape, "input 'x'")
     kept = conform_array(np.array([np.inf, 2.0], dtype=src), ELEMENT_TYPES[etype], shape, "input 'x'")
     assert np.isinf(kept[0]) and kept[1] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("data", "shape", "message"),
+    [
+        ([[1.0] * 119, [[[[[2.0]]]]], []], [2, 3, 4, 5],
+         "data holds 3 items, lists among them, where shape [2, 3, 4, 5] has 2"),
+        ([[1, 2, 3], [4, 5]], [2, 3], "data[1] is a list of 2 where shape [2, 3] has a list of 3"),
+        ([[1, 2], [3, [4]]], [2, 2], "data[1][1] is a list of 1 where shape [2, 2] has a value"),
+        ([[1, 2], 3], [2, 2], "data[1] is a value where shape [2, 2] has a list of 2"),
+    ],
+)  # fmt: skip
+def test_ragged_data_is_no_tensor(data: list[Any], shape: list[int], message: str) -> None:
+    """Nested lists follow the shape, level by level: ragged rows whose leaves happen to add up were read."""
+    with pytest.raises(InputError, match=re.escape(f"input x: {message}; give flat row-major data, or lists nested")):
+        from_kserve({"datatype": "FP32", "shape": shape, "data": data}, "input x")

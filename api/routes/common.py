@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
@@ -18,7 +18,7 @@ from starlette.responses import Response
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import from_kserve
+from ovreduce.tensors import flat_values, from_kserve
 
 from ..problems import body_encoding, scrub_json
 from ..schemas import Tensor
@@ -164,28 +164,6 @@ def upload_names(xml: UploadFile, bin_file: UploadFile | None) -> tuple[str, str
     return filename, display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
 
 
-_MAX_NESTING = 64
-
-
-def flat_data(data: list[Any], what: str, limit: int) -> list[Any]:
-    """Nested row-major lists flattened without recursion (at most 64 levels, ``limit`` values)."""
-    out: list[Any] = []
-    stack: list[Iterator[Any]] = [iter(data)]
-    while stack:
-        for item in stack[-1]:
-            if isinstance(item, list):
-                if len(stack) >= _MAX_NESTING:
-                    raise InputError(f"{what}: data is nested more than {_MAX_NESTING} levels deep")
-                stack.append(iter(item))
-                break
-            out.append(item)
-            if len(out) > limit:
-                raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
-        else:
-            stack.pop()
-    return out
-
-
 def check_shape(shape: list[int], what: str, limit: int) -> int:
     """The element count of a request tensor's ``shape``; :class:`LimitExceededError` when it, or any one
     dimension (a zero elsewhere makes the count small, not the array possible), is over ``limit``."""
@@ -207,7 +185,7 @@ def flat_tensors(tensors: list[Tensor], limit: int) -> list[Tensor]:
     for tensor in tensors:
         what = f"input {tensor.name!r}"
         check_shape(tensor.shape, what, limit)
-        out.append(tensor.model_copy(update={"data": flat_data(tensor.data, what, limit)}))
+        out.append(tensor.model_copy(update={"data": flat_values(tensor.data, tensor.shape, what, limit)}))
     return out
 
 
@@ -219,7 +197,7 @@ def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[An
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
         check_shape(tensor.shape, what, limit)
-        flat = flat_data(tensor.data, what, limit)
+        flat = flat_values(tensor.data, tensor.shape, what, limit)
         doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
         out[tensor.name] = from_kserve(doc, what)
     return out

@@ -45,7 +45,7 @@ FIELDS: dict[str, str] = {
     "code": "a stable code: the finding's code (see docs/cli.md's finding codes), or the error's",
     "comparisons": "each backend other than the reference, compared with it",
     "created_at": "when the model was stored (UTC, ISO 8601)",
-    "data": "the tensor's elements, flat in row-major order (nested lists accepted in requests); NaN and infinities as strings",
+    "data": "the tensor's elements, flat in row-major order (in requests also lists nested as the shape); NaN and infinities as strings",
     "datatype": "the KServe v2 datatype: FP32, FP16, BF16, FP64, INT8 ... INT64, UINT8 ... UINT64, BOOL",
     "declared_has_dims": "whether the port declares `<dim>`s at all (a port with none is a scalar or of dynamic rank)",
     "declared_output_shape": f"the output shape the file declares; {_SHAPE}",
