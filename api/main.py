@@ -20,7 +20,7 @@ from typing import Any
 from cachetools import LRUCache
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -152,10 +152,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
 
+    static = StaticFiles(directory=STATIC)
+
     @app.get("/", include_in_schema=False)
-    async def root() -> FileResponse:
-        """The web page: static HTML/CSS/JS served by the app itself (no build step, no CDN)."""
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+    async def root(request: Request) -> Response:
+        """The web page: static HTML/CSS/JS served by the app itself (no build step, no CDN); answered as its
+        other files are (304 to a request whose copy is current)."""
+        return await static.get_response("index.html", request.scope)
 
     @app.get("/docs", include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
@@ -186,7 +189,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
         return Response(body, media_type=CONTENT_TYPE)
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", static, name="static")
     app.state.allow_index = [  # the methods of every route and mount (files: GET), for 405's Allow (api.problems)
         (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"}))
         for route in [*app.routes, *(route for router in ROUTERS for route in router.routes)]  # included: by router

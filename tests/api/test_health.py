@@ -56,6 +56,10 @@ def test_root_serves_the_page_and_its_assets(client: TestClient) -> None:
     for asset in assets:
         assert asset.startswith("/"), f"{asset} is not served by the app"
         assert client.get(asset).status_code == 200, asset
+    for path in ("/", *[a for a in assets if a.startswith("/static/")]):  # a current copy is not sent again
+        etag = client.get(path).headers["etag"]
+        again = client.get(path, headers={"If-None-Match": etag})
+        assert again.status_code == 304 and again.content == b"", path
 
 
 def test_docs_work_offline(client: TestClient) -> None:
