@@ -32,6 +32,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
+from python_multipart.multipart import DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_HEADER_SIZE
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
@@ -269,6 +270,12 @@ _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsin
     ClientDisconnect: "the client closed the connection before it arrived",
 }
 
+_MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser's defaults, which Starlette keeps)
+    "Maximum header size exceeded": f"a part has a header line longer than {DEFAULT_MAX_HEADER_SIZE} bytes (a "
+    f"long file name, say); shorten it",
+    "Maximum header count exceeded": f"a part has more than {DEFAULT_MAX_HEADER_COUNT} header lines",
+}
+
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's and FastAPI's HTTP errors in our words; under ``/v2`` as KServe's ``{"error"}``, which the
@@ -292,6 +299,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         if encoding is not None:
             why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"
         detail = f"the request body cannot be read as JSON: {why}"
+    elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
+        cause = getattr(exc.__context__, "__cause__", None)
+        why = _MULTIPART.get(str(cause), str(cause) or "it does not follow RFC 7578")
+        detail = f"the multipart body cannot be read: {why}"
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"

@@ -369,6 +369,21 @@ def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient
     assert whole.status_code == 422, whole.text  # complete: read, and the missing bin is the IR's problem
 
 
+@pytest.mark.parametrize(("headers", "why"), [
+    (b'Content-Disposition: form-data; name="xml"; filename="' + b"m" * 4300 + b'.xml"\r\n',
+     "a part has a header line longer than 4224 bytes (a long file name, say); shorten it"),
+    (b'Content-Disposition: form-data; name="xml"; filename="m.xml"\r\n' + b"X-A: 1\r\n" * 8,
+     "a part has more than 8 header lines"),
+    (b'Content-Disposition form-data; name="xml"\r\n', "Found invalid character 32 in header"),
+])  # fmt: skip
+def test_a_multipart_body_that_cannot_be_parsed_says_why(client: TestClient, headers: bytes, why: str) -> None:
+    """Starlette's answer was "Invalid multipart data." for all of these."""
+    body = b"--BOUND\r\n" + headers + b"\r\n<net/>\r\n--BOUND--\r\n"
+    response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=BOUND"})
+    doc = assert_problem(response, 400, "http.400")
+    assert doc["detail"].startswith(f"the multipart body cannot be read: {why}"), doc
+
+
 def test_every_error_code_is_documented_for_clients() -> None:
     """Each error class's code (the library's, the service's, the worker pool's) has its row in docs/api.md."""
     table = (ROOT / "docs" / "api.md").read_text("utf-8")
