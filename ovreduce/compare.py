@@ -146,7 +146,7 @@ def compare(
             abs_err = np.abs(cand_f - ref_f)
         abs_err = np.where(ignore, 0.0, abs_err)
         max_abs = float(abs_err.max())
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny denominators: inf
             rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
         return Comparison(
             reference_name, candidate_name, mismatched == 0, total, mismatched, 0.0, 0.0,
@@ -161,7 +161,7 @@ def compare(
     both_finite = ~(nan_ref | nan_cand | inf_ref | inf_cand | ignore)
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where both are inf: masked out below
         abs_err = np.where(both_finite, np.abs(cand - ref), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny denominators: inf
         rel_err = np.where(both_finite & (ref != 0), abs_err / np.abs(ref), 0.0)
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
     special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
@@ -176,7 +176,7 @@ def compare(
     max_rel = math.inf if nonfinite_mismatched else float(rel_err.max())
     # Minimum tolerances: atol at the given rtol, rtol at the given atol (finite elements only).
     need_atol = float(np.max(np.maximum(abs_err - extra - rtol * np.abs(np.where(both_finite, ref, 0.0)), 0.0)))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny denominators: inf
         rtol_need = np.where(
             abs_err > atol + extra, (abs_err - atol - extra) / np.abs(np.where(both_finite, ref, 0.0)), 0.0
         )

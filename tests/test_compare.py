@@ -358,3 +358,10 @@ def test_64_bit_scalars_whose_difference_exceeds_int64(reference: Any, candidate
     c = compare(reference, candidate)
     assert not c.ok and c.mismatched == 1 and c.first_mismatch is not None and c.first_mismatch["index"] == []
     assert c.max_abs_error == float(abs(int(candidate) - int(reference)))
+
+
+@pytest.mark.filterwarnings("error")
+def test_relative_errors_past_float_range_are_infinite_without_a_warning() -> None:
+    """An error of 1e300 on a subnormal reference: NumPy's overflow warning reached the server's log."""
+    comparison = compare(np.array([1e-310, 1e-323]), np.array([1e300, 0.0]), atol=0.0, rtol=1e-5)
+    assert not comparison.ok and comparison.max_rel_error == math.inf and comparison.mismatched == 2
