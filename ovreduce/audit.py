@@ -463,9 +463,11 @@ def audit_model(
             notes.append(f"the reductions' chains could not run on {device} in {target}: {clean_message(exc)}")
         times.device_seconds += time.perf_counter() - began
     layers = []
+    cut: str | None = None  # the time limit left reductions unchecked: the audit did not finish
     for k, node in enumerate(nodes):
         if deadline is not None and time.monotonic() > deadline:
             layers += [_unchecked(n, ids, f"{late} before it was checked") for n in nodes[k:]]
+            cut = f"the audit did not finish: {late} with {len(nodes) - k} of {len(nodes)} reductions not checked"
             break
         tell(f"checking reduction {k + 1} of {len(nodes)}", 1)
         name = node.get_friendly_name()
@@ -519,7 +521,7 @@ def audit_model(
             "of the audited run differ from a plain run (see final_outputs)"
         )
     tell("done")
-    return report(effective, described, layers, finals, None, notes)
+    return report(effective, described, layers, finals, cut, notes)
 
 
 def _target_step(

@@ -104,3 +104,19 @@ def _stops_and_recovers(client: TestClient) -> None:
     assert again.status_code == 200 and again.json()["error"] is None  # a fresh worker
     assert isolated.pids() != [worker]
     assert client.get("/healthz").status_code == 200
+
+
+def test_a_time_limit_that_cuts_the_audit_short_is_never_a_pass(tmp_path: Path) -> None:
+    """Wherever the limit falls (during a run, or while the reductions are checked), the audit did not finish:
+    not ok, with an error that says so. Rows left unchecked once made an ok document."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([2, 3, 8], np.float32, name="x")
+    outputs = [ops.reduce_sum(ops.multiply(x, ops.constant(np.float32(i + 1))), ops.constant(np.array([i % 3])), True)
+               for i in range(12)]  # fmt: skip
+    ov.save_model(ov.Model(outputs, [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    for _ in range(3):
+        doc = audit_model(model, precision="f32", timeout=0.001).to_json()
+        assert not doc["ok"] and "did not finish" in doc["error"], doc["error"]
