@@ -995,8 +995,9 @@ def _body_reductions(
     return rows
 
 
-def _degenerate(data: npt.NDArray[Any]) -> str | None:
-    """Why a captured input cannot show a reduction's error (None: it can): empty, not finite, or constant."""
+def _degenerate(data: npt.NDArray[Any], axes: npt.NDArray[Any]) -> str | None:
+    """Why a captured input cannot show a reduction's error (None: it can): empty, not finite, constant, or
+    reduced in slices of one element or of one repeated value each (a dynamic dim given size 1, a broadcast)."""
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
@@ -1009,6 +1010,16 @@ def _degenerate(data: npt.NDArray[Any]) -> str | None:
         return f"its input is one element ({first.item()!r})"
     if bool(np.all(values == first)):
         return f"every one of its {data.size} input elements is {first.item()!r}"
+    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
+    if not reduced:
+        return "it reduces no axis (empty axes: each output element is its input element)"
+    if math.prod(data.shape[a] for a in reduced) <= 1:
+        return (f"each output element reduces one input element (axes {list(reduced)} of input shape "
+                f"{list(data.shape)}): give --shape where these dims are dynamic")  # fmt: skip
+    if bool(np.all(values.max(axis=reduced) == values.min(axis=reduced))):
+        return (
+            f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
+        )
     return None
 
 
@@ -1089,7 +1100,7 @@ def _audit_layer(
     layer.reference_seconds = time.perf_counter() - began
     layer.notes = notes
     layer.expected = expected
-    layer.not_established = _degenerate(data)
+    layer.not_established = _degenerate(data, axes)
     atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)

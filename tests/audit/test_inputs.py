@@ -164,6 +164,30 @@ def _npy(folder: Path) -> Path:
     return folder / "x.npy"
 
 
+def test_slices_of_one_element_or_one_value_establish_nothing(tmp_path: Path) -> None:
+    """A dynamic dim the audit sets to 1, reduced: each output is its one input element, and the row was ok (the
+    audit complete); so was a max over a broadcast row. Given a real size, the same reduction is established."""
+    x = ops.parameter([-1, -1, 16], np.float32, name="x")
+    mean = ops.reduce_mean(x, ops.constant(np.array([1], np.int64)), True, name="mean")
+    y = ops.parameter([2, 1], np.float32, name="y")
+    wide = ops.multiply(y, ops.constant(np.ones((1, 8), np.float32)))
+    peak = ops.reduce_max(wide, ops.constant(np.array([1], np.int64)), False, name="peak")
+    ov.save_model(ov.Model([mean, peak], [x, y]), tmp_path / "m.xml", compress_to_fp16=False)
+    rows = {row.layer_name: row for row in _audit(tmp_path / "m.xml", precision="f32").layers}
+    assert rows["mean"].status == "not-established", rows["mean"]
+    assert "each output element reduces one input element (axes [1] of input shape [1, 1, 16])" in (
+        rows["mean"].not_established or ""
+    )
+    assert rows["peak"].status == "not-established"
+    assert "each slice it reduces holds one repeated value (axes [1] of input shape [2, 8])" in (
+        rows["peak"].not_established or ""
+    )
+    from ovreduce.shapes import PartialShape
+
+    sized = _audit(tmp_path / "m.xml", precision="f32", shapes={"x": PartialShape.parse("[2,5,16]")})
+    assert {row.layer_name: row.status for row in sized.layers}["mean"] == "ok"
+
+
 def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Path) -> None:
     x = ops.parameter([4, 8], np.float32, name="x")
     red = ops.reduce_max(x, ops.constant(np.array([1], np.int64)), False, name="max")
