@@ -166,7 +166,9 @@ def compare(
     rel_err = np.where(both_finite & (ref == 0) & (abs_err > 0), np.inf, rel_err)
     special_ok = (nan_ref & nan_cand) | (inf_ref & inf_cand & (ref == cand))
     special_bad = ~both_finite & ~ignore & ~special_ok  # failed on a non-finite value: an infinite error
-    extra = np.zeros(ref.shape) if allowance is None else np.broadcast_to(np.asarray(allowance, np.float64), ref.shape)
+    extra = np.zeros(ref.shape)
+    if allowance is not None:  # a NaN allowance (the rounding mass of NaN inputs) allows nothing
+        extra = np.nan_to_num(np.broadcast_to(np.asarray(allowance, np.float64), ref.shape), nan=0.0, posinf=np.inf)
     close = both_finite & (abs_err <= atol + extra + rtol * np.abs(np.where(both_finite, ref, 0.0)))
     passed = close | special_ok | ignore
     fail_mask = ~passed

@@ -365,3 +365,10 @@ def test_relative_errors_past_float_range_are_infinite_without_a_warning() -> No
     """An error of 1e300 on a subnormal reference: NumPy's overflow warning reached the server's log."""
     comparison = compare(np.array([1e-310, 1e-323]), np.array([1e300, 0.0]), atol=0.0, rtol=1e-5)
     assert not comparison.ok and comparison.max_rel_error == math.inf and comparison.mismatched == 2
+
+
+def test_a_nan_allowance_allows_nothing_and_leaves_no_nan_figures() -> None:
+    """The rounding mass of NaN inputs is NaN: the minimum atol came out "NaN" and the rtol a subnormal."""
+    comparison = compare(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0, rtol=1e-5, allowance=np.array(np.nan))
+    assert not comparison.ok and comparison.mismatched == 1 and comparison.allowance_max == 0.0
+    assert comparison.required_atol is not None and math.isclose(comparison.required_atol, 0.5 - 2e-5, rel_tol=1e-6)
