@@ -14,6 +14,8 @@ from platformdirs import user_cache_path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ovreduce.errors import MAX_TIMEOUT_S
+
 __all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store"]
 
 HEADER_TIMEOUT_STATE_KEY = "ovreduce.header_timeout_s"
@@ -51,7 +53,7 @@ class Settings(BaseSettings):
     max_layers: int = Field(default=100_000, ge=1)
     max_elements: int = Field(default=1 << 22, ge=1)
     max_output_elements: int = Field(default=1 << 20, ge=1)
-    run_timeout_s: float = Field(default=30.0, gt=0)
+    run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
 
     @property
     def model_timeout_s(self) -> float:
@@ -66,7 +68,7 @@ class Settings(BaseSettings):
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
-    body_timeout_s: float = Field(default=30.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
     extensions: str = ""
 
     @field_validator("extensions")

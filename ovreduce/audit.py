@@ -73,7 +73,7 @@ from ovreduce.backends.openvino import (
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
-from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError
+from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError, check_timeout
 from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
@@ -361,8 +361,7 @@ def audit_model(
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
         )
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", parameter="timeout")
+    check_timeout(timeout)
     if not 0 <= steps <= MAX_STEPS:
         raise InputError(f"steps must be from 0 to {MAX_STEPS}, not {steps!r}", parameter="steps")
     start = time.perf_counter()

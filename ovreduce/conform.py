@@ -27,7 +27,6 @@ for a port that already feeds one); only the initializers the checked nodes read
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -51,7 +50,7 @@ from ovreduce.backends.openvino import (
     run_marked,
 )
 from ovreduce.compare import Comparison, compare, tolerances
-from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
+from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError, check_timeout
 from ovreduce.ir.parser import ParseLimits
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
@@ -318,8 +317,7 @@ def conform_model(
     work = Work() if work is None else work
     check_precision(precision)
     check_device(device)
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", parameter="timeout")
+    check_timeout(timeout)
     start = time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     path = name or ("model.onnx" if isinstance(model, bytes) else str(model))

@@ -24,9 +24,11 @@ dotted string that tools and the REST API can match on) and a message that says 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 __all__ = [
+    "MAX_TIMEOUT_S",
     "BackendError",
     "DeviceNotAvailableError",
     "ElementTypeError",
@@ -40,6 +42,7 @@ __all__ = [
     "OvReduceError",
     "ShapeInferenceError",
     "WeightsError",
+    "check_timeout",
 ]
 
 
@@ -176,3 +179,18 @@ class DeviceNotAvailableError(BackendError):
     """The requested OpenVINO device is not available on this machine."""
 
     code = "backend.device"
+
+
+MAX_TIMEOUT_S = 2_147_483
+"""The longest time limit, in seconds: OpenVINO waits for an inference a number of milliseconds that fits an int32."""
+
+
+def check_timeout(timeout: float | None) -> None:
+    """A time limit in seconds is None (none), or a number above 0 and at most :data:`MAX_TIMEOUT_S`.
+
+    Raises:
+        InputError: it is not.
+    """
+    if timeout is not None and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
+        raise InputError(f"timeout must be a positive number of seconds up to {MAX_TIMEOUT_S} (24 days), not "
+                         f"{timeout!r}", parameter="timeout")  # fmt: skip

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.errors import EXIT_INPUT
+from ovreduce.errors import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -97,9 +98,6 @@ def _timeout_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop OpenVINO's inference after SECONDS and report what was established by then "
                         f"(default {DEFAULT_TIMEOUT_S:g}; a Loop that never ends would run forever)")  # fmt: skip
-
-
-MAX_TIMEOUT_S = 2_147_483  # OpenVINO waits for an inference a number of milliseconds that fits an int32
 
 
 def _number(what: str, accept: Callable[[float], bool]) -> Callable[[str], float]:

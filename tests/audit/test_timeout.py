@@ -10,6 +10,7 @@ process of its own where it would otherwise keep a CPU busy in the test run.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -120,3 +121,9 @@ def test_a_time_limit_that_cuts_the_audit_short_is_never_a_pass(tmp_path: Path) 
     for _ in range(3):
         doc = audit_model(model, precision="f32", timeout=0.001).to_json()
         assert not doc["ok"] and "did not finish" in doc["error"], doc["error"]
+
+
+@pytest.mark.parametrize("timeout", [3e6, math.inf, 0.0])
+def test_a_time_limit_openvino_cannot_wait_for_is_refused(timeout: float) -> None:
+    with pytest.raises(InputError, match="timeout must be a positive number of seconds up to 2147483 \\(24 days\\)"):
+        audit_model(load_ir(LOOP), timeout=timeout)

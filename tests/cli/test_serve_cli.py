@@ -109,8 +109,14 @@ def test_the_environment_gives_the_defaults(
             "missing/libcustom.so: no such file; expected an OpenVINO extension library (a .so, .dll or .dylib file) "
             "or the name of a Python module that provides one, such as openvino_tokenizers [usage]\n",
         ),
+        (  # OpenVINO's wait takes an int32 of milliseconds: every audit failed with its TypeError
+            ["serve"],
+            {"OVREDUCE_RUN_TIMEOUT_S": "3000000"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_RUN_TIMEOUT_S: Input should be less than "
+            "or equal to 2147483 [usage]\n",
+        ),
     ],
-    ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env"],
+    ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env"],
 )
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],
