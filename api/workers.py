@@ -26,7 +26,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
@@ -106,6 +106,7 @@ def apply_extensions(settings: Settings) -> None:
 def _serve(conn: Connection, settings: Settings) -> None:
     """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    threading.Thread(target=_end_with_the_server, daemon=True, name="ovreduce-watch").start()
     add_server_paths(settings)  # the documents written here name none of them
     context = WorkerContext(settings)
     refused: BackendError | None = None
@@ -132,6 +133,15 @@ def _serve(conn: Connection, settings: Settings) -> None:
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference
+
+
+def _end_with_the_server() -> None:
+    """End this worker as soon as the server process is gone (killed, it stops no worker): a job would otherwise
+    run on for nobody, an upload be committed to the store and evict another model."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        wait([parent.sentinel])
+        os._exit(1)
 
 
 def _portable(exc: BaseException) -> BaseException:

@@ -322,6 +322,49 @@ def test_a_worker_killed_while_idle_is_replaced_before_the_next_job(
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
+def test_workers_end_with_a_server_that_was_killed(tmp_path: Any) -> None:
+    """A server killed with SIGKILL stops no worker: one went on with its job for nobody, committed an upload to
+    the store and evicted another model. Each worker now ends when the server process is gone."""
+    import subprocess
+    import sys
+
+    code = (  # a job of 60 s, and its server killed once it runs
+        "import asyncio, os, time\n"
+        "from pathlib import Path\n"
+        "from api.config import Settings\n"
+        "from api.workers import IsolatedPool\n"
+        "def job(context):\n"
+        "    time.sleep(60)\n"
+        "async def main(pool):\n"
+        "    task = asyncio.create_task(pool.run('a job', job))\n"
+        "    while not pool.pids():\n"
+        "        await asyncio.sleep(0.05)\n"
+        "    await asyncio.sleep(0.5)\n"
+        "    print(pool.pids()[0], flush=True)\n"
+        "    os._exit(9)\n"
+        "if __name__ == '__main__':\n"
+        f"    asyncio.run(main(IsolatedPool(1, 120, Settings(store=Path({str(tmp_path / 'store')!r})))))\n"
+    )
+    script = tmp_path / "server.py"
+    script.write_text(code)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    server = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, env={**os.environ, "PYTHONPATH": root})  # fmt: skip
+    assert server.stdout is not None
+    with server.stdout:
+        line = server.stdout.readline()  # the worker holds the pipe too: read the line, wait for the server only
+    server.wait(timeout=60)
+    assert line.strip().isdigit(), line
+    pid = int(line)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"worker {pid} outlived its server"
+
+
 def test_busy_workers_are_503(make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]) -> None:
     """One worker, three audits that each need more than the limit: the first holds the worker until it is
     stopped (504); of the two queued behind it, one at least is left with too little of its time to start and
