@@ -432,9 +432,9 @@ class ModelStore:
         return is_model_id(mid) and (self.models / mid / "meta.json").is_file()
 
     def touch(self, mid: str) -> None:
-        """Record a use (the LRU clock); a model removed meanwhile is simply skipped."""
+        """Record a use (the LRU clock; a lost clock file is made again); a model removed meanwhile is skipped."""
         with contextlib.suppress(OSError):
-            os.utime(self.models / mid / "used")
+            (self.models / mid / "used").touch()
 
     def ids(self) -> list[str]:
         """The ids of the stored models, sorted; :class:`StoreError` when the store cannot be listed."""
@@ -444,7 +444,7 @@ class ModelStore:
             return []
         except OSError as exc:
             raise StoreError(f"the model store cannot be listed ({exc.strerror or type(exc).__name__})") from None
-        return [name for name in names if is_model_id(name)]
+        return [name for name in names if is_model_id(name) and (self.models / name).is_dir()]
 
     def usage(self) -> int:
         """The bytes of the stored models and of the staging folders that exist (uploads under way)."""
@@ -479,8 +479,11 @@ class ModelStore:
                 continue
             folder = self.models / name
             try:
-                used = (folder / "used").stat().st_mtime
                 size = _file_bytes(folder)
+                try:
+                    used = (folder / "used").stat().st_mtime
+                except FileNotFoundError:  # lost (by hand, a crash): counted all the same, and first to go
+                    used = 0.0
             except OSError:
                 continue
             out.append((name, used, size))

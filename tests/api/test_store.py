@@ -161,6 +161,25 @@ def test_add_evicts_the_least_recently_used(tmp_path: Path) -> None:
         catalog.load(first)
 
 
+def test_a_model_that_lost_its_clock_file_is_counted_and_evicted_first(tmp_path: Path) -> None:
+    """Without ``used`` a model was left out of the store's size and of eviction, for good; a stray file named as
+    an id was counted as a model."""
+    catalog = _catalog(tmp_path)
+    store = catalog.store
+    lost, kept = (_add(catalog, name)[0]["id"] for name in ("a", "b"))
+    both = store.usage()
+    (store.models / lost / "used").unlink()
+    assert store.usage() == both
+    (store.models / ("f" * 64)).write_bytes(b"not a model")
+    assert store.ids() == sorted([lost, kept])
+    store.max_bytes = both - 1
+    assert store.evict() == [lost]
+    store.touch(kept)
+    (store.models / kept / "used").unlink()
+    store.touch(kept)  # a use makes the clock again
+    assert (store.models / kept / "used").is_file()
+
+
 def test_delete_and_leftovers(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     mid = _add(catalog, "a")[0]["id"]
