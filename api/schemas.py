@@ -181,7 +181,7 @@ class RunRequest(BaseModel):
         description='shape of generated data for a dynamic input, e.g. {"0": "[1,8,64]"}; the layer compiles for the '
         "inputs' shapes (dynamic dims left: the interval's lower bound, at least 1)",
     )
-    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="seed for generated inputs")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="seed for generated inputs")
     backends: list[Backend] = Field(
         default_factory=_both_backends, min_length=1, max_length=2,
         description="the first one that succeeds is the reference",
@@ -207,7 +207,7 @@ class AuditRequest(BaseModel):
         description='shapes of generated inputs by name, e.g. {"x": "[1,3,224,224]"}: the model is reshaped to them '
         "(and to the given inputs) before it compiles; dynamic dims left get a default the model accepts",
     )
-    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="seed for generated inputs")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="seed for generated inputs")
     device: str = Field(default="CPU", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")
     precision: Literal["f32", "f16", "bf16", "default"] = Field(
         default="default", description="default: what the device does when left alone"

@@ -39,7 +39,7 @@ def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, devi
 async def conform(
     services: ServicesDep,
     onnx: Annotated[UploadFile, File(description="the ONNX model (.onnx, external data not supported)")],
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="seed for generated inputs")] = 0,
+    seed: Annotated[int, Query(ge=0, lt=2**63, description="seed for generated inputs")] = 0,
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
 ) -> Response:

@@ -152,3 +152,16 @@ def test_an_answer_with_non_finite_values_is_valid_against_the_schema() -> None:
     assert not errors, errors[0]
     atol = doc["components"]["schemas"]["RunRequest"]["properties"]["atol"]
     assert "string" not in str(atol), atol
+
+
+def test_the_schemas_seed_bound_is_the_servers() -> None:
+    """FastAPI writes a bound as a float: 2^63-1 became 2^63, which the schema took and the server refused."""
+    with TestClient(APP, base_url="http://testserver") as client:
+        doc = client.get("/openapi.json").json()
+        model_id = client.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]
+        for seed in (2**63 - 1, 2**63):
+            body = {"seed": seed, "backends": ["numpy"]}
+            schema = doc["components"]["schemas"]["RunRequest"]
+            valid = _validator(doc, schema).is_valid(body)
+            answer = client.post(f"/v1/models/{model_id}/layers/5/run", json=body)
+            assert valid is (answer.status_code == 200) is (seed < 2**63), (seed, answer.text)
