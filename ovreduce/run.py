@@ -244,7 +244,7 @@ def _check_size(shape: Sequence[int], limit: int | None, what: str) -> None:
     if limit is not None and count > limit:
         from ovreduce.errors import LimitExceededError
 
-        raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit}")
+        raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit} (OVREDUCE_MAX_ELEMENTS)")
 
 
 def make_backends(

@@ -148,7 +148,8 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
 def _check_count(count: int, shape: Sequence[int], max_elements: int | None, where: str) -> None:
     if max_elements is not None and count > max_elements:
         raise LimitExceededError(
-            f"{where}: the tensor's shape {list(shape)} has {count} elements, more than the limit of {max_elements}"
+            f"{where}: the tensor's shape {list(shape)} has {count} elements, more than the limit of {max_elements} "
+            f"(OVREDUCE_MAX_ELEMENTS)"
         )
 
 

@@ -617,8 +617,8 @@ def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> lis
             count = int(np.prod(dims, dtype=object))
             if max_elements is not None and count > max_elements:
                 if fill == fills[0]:
-                    raise LimitExceededError(f"input {port.label!r} would have {count} elements {list(dims)}, "
-                                             f"more than the limit of {max_elements}")  # fmt: skip
+                    raise LimitExceededError(f"input {port.label!r} would have {count} elements {list(dims)}, more "
+                                             f"than the limit of {max_elements} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
                 return _refused(ports, refused)
         changed = {
             model_ports[p.index]: ov.PartialShape(list(dims))
@@ -649,7 +649,7 @@ def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
                 name = node.get_friendly_name()
                 raise LimitExceededError(
                     f"the output {index} of {node.get_type_name()} {name!r} would have {count} elements "
-                    f"({shape}), more than the limit of {max_elements} per tensor"
+                    f"({shape}), more than the limit of {max_elements} per tensor (OVREDUCE_MAX_ELEMENTS)"
                 )
 
 
