@@ -300,8 +300,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
             why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"
         detail = f"the request body cannot be read as JSON: {why}"
     elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
-        cause = getattr(exc.__context__, "__cause__", None)
-        why = _MULTIPART.get(str(cause), str(cause) or "it does not follow RFC 7578")
+        said = str(getattr(exc.__context__, "__cause__", None) or "")
+        why = _MULTIPART.get(said, said or "it does not follow RFC 7578")
         detail = f"the multipart body cannot be read: {why}"
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))

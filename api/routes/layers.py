@@ -44,9 +44,10 @@ __all__ = ["router"]
 
 
 class LayerConvertor(Convertor[str]):
-    """A layer id or name in a path: anything (slashes included) that does not end in ``/run``."""
+    """A layer id or name in a path: anything but nothing (slashes included) that does not end in ``/run`` or
+    ``/run/`` (a trailing slash is then the 404 that names the path without it)."""
 
-    regex = r"(?!.*/run$).*"
+    regex = r"(?!.*/run/?$).+"
 
     def convert(self, value: str) -> str:
         return value

@@ -436,3 +436,11 @@ def test_an_integer_too_long_to_read_is_said_so(client: TestClient, rmsnorm_id: 
         assert (
             "an integer of more than 4300 digits" in response.text and "sys.set_int_max_str_digits" not in response.text
         )
+
+
+def test_a_trailing_slash_is_a_404_naming_the_path_without_it(client: TestClient, rmsnorm_id: str) -> None:
+    """As for every route: the layer list and a run with a slash after them were a layer named '' and a 405."""
+    layers = f"/v1/models/{rmsnorm_id}/layers"
+    for method, path in (("GET", f"{layers}/"), ("POST", f"{layers}/5/run/"), ("GET", "/v1/models/")):
+        doc = assert_problem(client.request(method, path), 404, "http.404")
+        assert doc["detail"].endswith(f"(without the trailing slash: {path.rstrip('/')})"), doc
