@@ -371,3 +371,22 @@ def test_a_sum_that_cancels_loses_its_accuracy_in_f16_and_fails(tmp_path: Path) 
     assert doc.ok is False
     bf16 = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="bf16")
     assert bf16.layers[0].target is not None and bf16.layers[0].target.status == "inaccurate"  # bf16 is coarser still
+
+
+def test_an_f16_verdict_does_not_rest_on_bf16_rounding(tmp_path: Path) -> None:
+    """65,480 fits in f16; a default-precision run on a bf16 CPU captures it as 65,536, and the emulation from
+    that capture called it an f16 OVERFLOW. Where the capture is bf16, a value past the limit by no more than bf16's
+    rounding is not established; in f32 it is headroom."""
+    x = ops.parameter([1, 16], np.float32, name="x")
+    top = ops.reduce_max(ops.matmul(x, ops.constant(np.eye(16, dtype=np.float32)), False, False),
+                         ops.constant(np.array([1], np.int64)), True, name="top")  # fmt: skip
+    ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.linspace(1000, 65480, 16, dtype=np.float32).reshape(1, 16)
+    for precision in ("default", "f32"):
+        doc = audit_model(load_ir(tmp_path / "m.xml"), precision=precision, inputs={"x": data}, target="f16").to_json()
+        row = doc["layers"][0]["target"]
+        if doc["effective_precision"] == "bf16":
+            assert row["status"] == "not-established" and "by no more than bf16's rounding" in row["message"], row
+        else:
+            assert row["status"] == "headroom", row
+        assert doc["ok"], doc
