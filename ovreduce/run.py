@@ -167,9 +167,8 @@ def prepare_inputs(
     defaulted: list[tuple[int, ...]] = []
     for index, etype, shape, role in ports:
         what = f"input {index} ({role})"
-        key, shape_key = (
-            given_once(items, known[index], what, name) for items, name in ((given, "inputs"), (shapes, "shapes"))
-        )
+        key = given_once(given, known[index], what, "inputs")
+        shape_key = given_once(shapes, known[index], what, "shapes")
         array = None if key is None else given[key]
         override = None if shape_key is None else shapes[shape_key]
         if array is not None:

@@ -205,10 +205,11 @@ def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> Non
     except FileError as exc:
         reason = "which does not exist" if not os.path.lexists(folder / location) else f"which {exc.reason}"
         raise InputError(f"{where} {str(folder / location)!r}, {reason}") from None
-    offset, length = (_external_count(entries, key, where, location) for key in ("offset", "length"))
-    if (offset or 0) > available or (length is not None and (offset or 0) + length > available):
-        raise InputError(f"{where} {location!r}, which holds {available} bytes; offset {offset or 0} and length "
-                         f"{length} lie outside it")  # fmt: skip
+    offset = _external_count(entries, "offset", where, location) or 0
+    length = _external_count(entries, "length", where, location)
+    if offset > available or (length is not None and offset + length > available):
+        raise InputError(f"{where} {location!r}, which holds {available} bytes; offset {offset} and length {length} "
+                         f"lie outside it")  # fmt: skip
 
 
 def _external_count(entries: Mapping[str, str], key: str, where: str, location: str) -> int | None:
