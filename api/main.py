@@ -36,7 +36,7 @@ from .deps import Services
 from .errors import StoreError
 from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
-from .routes.common import REQUEST_CHECKS, takes_form
+from .routes.common import ServiceRoute, takes_form
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 from .workers import IsolatedPool, apply_extensions
@@ -126,8 +126,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served below, with a Content-Security-Policy that admits its one inline script
         redoc_url=None,
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
-        dependencies=[REQUEST_CHECKS],
     )
+    app.router.route_class = ServiceRoute  # the app's own routes (the page, /docs, /metrics) too
     app.state.metrics = metrics
     app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))
 

@@ -64,7 +64,6 @@ __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "STATUS_BY_ERROR",
     "add_private_path",
-    "body_encoding",
     "install",
     "openapi",
     "problem_bytes",
@@ -257,17 +256,15 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=headers, **extra)
 
 
-def body_encoding(scope: Mapping[str, Any]) -> str | None:
-    """The Content-Encoding of a request's body, every such header read (at most 40 characters of it); None when
-    it is plain (no header, or only ``identity``): ovreduce reads no other."""
-    encoding = b",".join(v for k, v in scope["headers"] if k == b"content-encoding").decode("latin-1").strip().lower()
-    return encoding[:40] if encoding.replace("identity", "").strip(", \t") else None
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """An upload the client stopped sending: nobody reads the answer, but it counts as the client's error."""
+    return problem_response(400, _UNREADABLE[ClientDisconnect], "request.invalid", instance=request.url.path)
 
 
 _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsing the body"), by the cause
     RecursionError: "it is nested too deeply",
     UnicodeDecodeError: "it is not UTF-8 text",
-    ClientDisconnect: "the client closed the connection before it arrived",
+    ClientDisconnect: "the client closed the connection before the body arrived",
 }
 
 _MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser's defaults, which Starlette keeps)
@@ -293,11 +290,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {path.rstrip('/')})"
     elif detail == "There was an error parsing the body":
-        encoding = body_encoding(request.scope)
         cause = exc.__cause__
         why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
-        if encoding is not None:
-            why = f"its Content-Encoding {encoding!r} is not read by ovreduce; send it uncompressed"
         detail = f"the request body cannot be read as JSON: {why}"
     elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
         said = str(getattr(exc.__context__, "__cause__", None) or "")
@@ -342,8 +336,9 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    """Register the handlers: one for the library's whole tree, one for HTTP errors, one for validation."""
+    """Register the handlers: the library's whole tree, HTTP errors, validation, a client gone mid-upload."""
     app.add_exception_handler(OvReduceError, _library_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
 

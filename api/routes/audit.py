@@ -20,12 +20,12 @@ from ..deps import ServicesDep
 from ..problems import EXAMPLES, responses
 from ..schemas import AuditAnswer, AuditRequest, fields_of
 from ..workers import WorkerContext
-from .common import STORED_MODEL_PROBLEMS, JSONBodyRoute, document_bytes, flat_tensors, given_tensors, parse_shapes
+from .common import STORED_MODEL_PROBLEMS, ServiceRoute, document_bytes, flat_tensors, given_tensors, parse_shapes
 from .models import ModelIdPath
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/models/{model_id}/audit", tags=["audit"], route_class=JSONBodyRoute)
+router = APIRouter(prefix="/v1/models/{model_id}/audit", tags=["audit"], route_class=ServiceRoute)
 
 
 def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:

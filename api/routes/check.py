@@ -23,11 +23,11 @@ from ..deps import ServicesDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, document_bytes, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_upload, upload_names
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/check", tags=["check"])
+router = APIRouter(prefix="/v1/check", tags=["check"], route_class=ServiceRoute)
 Engine = Literal["native", "openvino"]
 _CACHE_MAX_BYTES = 256 << 10  # documents kept (OVREDUCE_CHECK_CACHE_SIZE of them) at most this big: 64 MiB in all
 _HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop

@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
-from fastapi import Depends, Request, UploadFile
+from fastapi import Request, UploadFile
 from fastapi import params as params_
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
@@ -20,14 +20,13 @@ from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import flat_values, from_kserve
 
-from ..problems import body_encoding, scrub_json
+from ..problems import scrub_json
 from ..schemas import Tensor
 
 __all__ = [
-    "REQUEST_CHECKS",
     "STORED_MODEL_PROBLEMS",
     "UPLOAD_PROBLEMS",
-    "JSONBodyRoute",
+    "ServiceRoute",
     "display_name",
     "document_bytes",
     "given_tensors",
@@ -78,17 +77,48 @@ class _JSONRequest(Request):
         return self._json
 
 
-class JSONBodyRoute(APIRoute):
-    """A route whose JSON body is read by :func:`read_json`, a large one off the event loop (FastAPI's idiom for
-    a request class of one's own)."""
+class ServiceRoute(APIRoute):
+    """Every route of the service (FastAPI's idiom for a request class of one's own): its JSON body is read by
+    :func:`read_json`, a large one off the event loop, and before the handler runs the request is refused (400)
+
+    * for a compressed body: ovreduce reads none, it would be read as plain;
+    * for a query parameter given twice that the route reads once (the last would be read silently; lists such
+      as ``reshape`` repeat);
+    * for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``).
+
+    What the checks need of the route is worked out once, here, not on every request."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scalar_queries = frozenset(p.alias for p in self.dependant.query_params if not _is_list(p.field_info))
+        self.takes_form = takes_form(self)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
-        async def read(request: Request) -> Response:
-            return await handler(_JSONRequest(request.scope, request.receive))
+        async def checked(request: Request) -> Response:
+            request = _JSONRequest(request.scope, request.receive)
+            await self._check(request)
+            return await handler(request)
 
-        return read
+        return checked
+
+    async def _check(self, request: Request) -> None:
+        headers = request.scope["headers"]
+        encoding = b",".join(v for k, v in headers if k == b"content-encoding").decode("latin-1").strip().lower()
+        if encoding.replace("identity", "").strip(", \t"):
+            raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
+        if request.scope["query_string"] and self.scalar_queries:
+            counts = Counter(key for key, _ in request.query_params.multi_items())
+            twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)
+            if twice:
+                raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
+        if self.takes_form:
+            form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
+            twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
+            if twice:
+                await form.close()
+                raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
 
 
 def json_bytes(doc: Any) -> bytes:
@@ -115,26 +145,6 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     return data
 
 
-async def _request_checks(request: Request) -> None:
-    scope = request.scope
-    encoding = body_encoding(scope)
-    if encoding is not None:
-        raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
-    route = scope.get("route")
-    if scope["query_string"]:
-        counts = Counter(key for key, _ in request.query_params.multi_items())
-        params = getattr(getattr(route, "dependant", None), "query_params", ())
-        scalars = {p.alias for p in params if not _is_list(p.field_info)}  # those the route does not read: ignored
-        twice = sorted(key for key, n in counts.items() if n > 1 and key in scalars)
-        if twice:
-            raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
-    if takes_form(route):
-        form = await request.form()  # the form FastAPI parsed for the route's parameters (Starlette keeps it)
-        twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
-        if twice:
-            raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
-
-
 def takes_form(route: Any) -> bool:
     """Whether a route's body is a form (its parameters are files or form fields): an upload route."""
     return isinstance(getattr(getattr(route, "body_field", None), "field_info", None), params_.Form)
@@ -143,12 +153,6 @@ def takes_form(route: Any) -> bool:
 def _is_list(field: Any) -> bool:
     annotation = field.annotation
     return list in (get_origin(annotation), *(get_origin(a) for a in get_args(annotation)))
-
-
-REQUEST_CHECKS = Depends(_request_checks)
-"""A dependency of every route (one, for what one costs): 400 for a compressed body (ovreduce reads none: it would be
-read as plain), for a query parameter given twice that the route reads once (the last would be read silently;
-lists such as ``reshape`` repeat), and for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``)."""
 
 
 def display_name(filename: str | None, default: str) -> str:

@@ -16,11 +16,11 @@ from ovreduce.reports.conform import ConformDocument
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, display_name, document_bytes, read_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/conform", tags=["conform"])
+router = APIRouter(prefix="/v1/conform", tags=["conform"], route_class=ServiceRoute)
 Precision = Literal["f32", "f16", "bf16", "default"]
 
 

@@ -10,10 +10,11 @@ from starlette.concurrency import run_in_threadpool
 from ovreduce.reports.devices import DevicesDocument
 
 from ..problems import responses
+from .common import ServiceRoute
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/devices", tags=["devices"])
+router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=ServiceRoute)
 _TTL_S = 60.0
 
 

@@ -9,11 +9,11 @@ from starlette.responses import Response
 from ..deps import ServicesDep
 from ..problems import problem_response, responses
 from ..schemas import Health, Readiness
-from .common import json_response
+from .common import ServiceRoute, json_response
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=ServiceRoute)
 _LIVE = b'{"status":"ok"}'
 
 

@@ -32,7 +32,7 @@ from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunReques
 from ..workers import WorkerContext
 from .common import (
     STORED_MODEL_PROBLEMS,
-    JSONBodyRoute,
+    ServiceRoute,
     document_bytes,
     flat_tensors,
     given_tensors,
@@ -57,7 +57,7 @@ class LayerConvertor(Convertor[str]):
 
 
 register_url_convertor("layer", LayerConvertor())
-router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"], route_class=JSONBodyRoute)
+router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"], route_class=ServiceRoute)
 LayerPath = Annotated[
     str,
     Path(

@@ -14,11 +14,11 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, json_response, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_upload, upload_names
 
 __all__ = ["ModelIdPath", "router"]
 
-router = APIRouter(prefix="/v1/models", tags=["models"])
+router = APIRouter(prefix="/v1/models", tags=["models"], route_class=ServiceRoute)
 ModelIdPath = Annotated[
     str,
     Path(

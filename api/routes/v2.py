@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from fastapi import APIRouter, Request
-from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
@@ -68,7 +67,7 @@ from ..problems import scrub
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel
 from ..workers import WorkerContext
-from .common import document_bytes, given_tensors, json_response, read_json
+from .common import ServiceRoute, document_bytes, given_tensors, json_response, read_json
 from .health import _openvino
 
 __all__ = ["router"]
@@ -80,7 +79,7 @@ def _error(status: int, message: str) -> Response:
     return json_response({"error": scrub(message)}, status)
 
 
-class _KServeRoute(APIRoute):
+class _KServeRoute(ServiceRoute):
     """A route whose failures are the protocol's ``{"error": "..."}`` with Triton's statuses
     (:func:`api.kserve.status_of`), not problem+json."""
 
