@@ -390,3 +390,39 @@ def test_an_f16_verdict_does_not_rest_on_bf16_rounding(tmp_path: Path) -> None:
         else:
             assert row["status"] == "headroom", row
         assert doc["ok"], doc
+
+
+def _if_model(path: Path, *, top_level: bool) -> Path:
+    """An If on an input condition with a ReduceMean in its then body and a ReduceMax in its else body (the
+    default inputs take the then body); with ``top_level``, a ReduceSum of the same input beside it."""
+    axes = ops.constant(np.array([1], dtype=np.int64))
+    cond, x = ops.parameter([], np.bool_, name="cond"), ops.parameter([2, 8], np.float32, name="x")
+    then_x, else_x = ops.parameter([2, 8], np.float32), ops.parameter([2, 8], np.float32)
+    then_out, else_out = ops.result(ops.reduce_mean(then_x, axes)), ops.result(ops.reduce_max(else_x, axes))
+    branch = ops.if_op(cond)
+    branch.set_then_body(ov.Model([then_out], [then_x]))
+    branch.set_else_body(ov.Model([else_out], [else_x]))
+    branch.set_input(x.output(0), then_x, else_x)
+    outputs = [ops.result(branch.set_output(then_out, else_out))]
+    if top_level:
+        outputs.append(ops.result(ops.reduce_sum(x, axes)))
+    ov.save_model(ov.Model(outputs, [cond, x]), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("top_level", "said"), [(True, "no overflow in the 1 examined"), (False, "nothing established")]
+)
+def test_the_verdict_claims_no_overflow_only_of_the_reductions_examined(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, top_level: bool, said: str
+) -> None:
+    """Reductions in an If body are not examined for the target (one did not run, one is not captured): the result
+    line says of how many it claims no overflow."""
+    model = _if_model(tmp_path / "if.xml", top_level=top_level)
+    status, out, _ = run_cli(capsys, "audit", str(model), "--target", "f16", "--format", "json")
+    counts = json.loads(out)["target"]["counts"]
+    assert status == 0 and counts["not-established"] == 2 and counts.get("headroom", 0) == int(top_level), counts
+    status, out, _ = run_cli(capsys, "audit", str(model), "--target", "f16")
+    result = out.splitlines()[-1]
+    assert status == 0 and f"f16 (emulated): {said} (" in result, result
+    assert top_level or "no overflow" not in result, result

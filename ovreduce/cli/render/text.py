@@ -286,7 +286,10 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
         verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
     if target is not None and not lost and not doc.error:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(target.counts.items()))
-        verdict += f"; {target.precision}" + (" (emulated)" if target.emulated else "") + f": no overflow ({counts})"
+        examined = sum(n for status, n in target.counts.items() if status != "not-established")
+        said = ("no overflow" if examined == sum(target.counts.values()) else
+                f"no overflow in the {examined} examined" if examined else "nothing established")  # fmt: skip
+        verdict += f"; {target.precision}" + (" (emulated)" if target.emulated else "") + f": {said} ({counts})"
     out.append(f"  result: {verdict}" + (f"; {len(moved)} final output(s) moved" if moved else ""))
     return fit_lines("\n".join(out), width) + "\n"
 
