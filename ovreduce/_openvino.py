@@ -48,7 +48,8 @@ __all__ = [
     "tokenizers_status",
 ]
 
-_NOISE = re.compile(r"^(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
+# what OpenVINO prefixes its messages with: source locations, and the words of an asynchronous request's wait
+_NOISE = re.compile(r"^(Caught exception:\s*)?(Exception from \S+:\d+:|Check '.*' failed at \S+:\d+:)\s*$")
 
 TOKENIZERS_MODULE = "openvino_tokenizers"
 # The op types openvino-tokenizers' library registers (OPENVINO_CREATE_EXTENSIONS in its src/ov_extension.cpp,

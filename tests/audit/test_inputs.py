@@ -196,3 +196,17 @@ def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Pat
     doc = _audit(path, precision="f32")
     assert doc.ok and doc.complete and doc.coverage == {"reductions": 1, "ok": 1}
     assert doc.to_json()["complete"] is True
+
+
+def test_axes_given_out_of_range_fail_the_audit_in_openvinos_words_without_its_source_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    x, axes = ops.parameter([2, 3, 8], np.float32, name="x"), ops.parameter([1], np.int64, name="axes")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.reduce_mean(x, axes, True)], [x, axes]), path)
+    np.save(tmp_path / "axes.npy", np.array([5], dtype=np.int64))
+    status, out, _ = run_cli(capsys, "audit", str(path), "--input", f"axes={tmp_path / 'axes.npy'}", "--format", "json")
+    error = json.loads(out)["error"]
+    assert status == 1 and error.startswith("OpenVINO failed: "), error
+    assert error.endswith("Axis 5 out of the tensor rank range [-3, 2]."), error
+    assert "Exception from" not in error and "Caught exception" not in error and ".cpp" not in error, error
