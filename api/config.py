@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ovreduce.errors import MAX_TIMEOUT_S
+from ovreduce.ir.build import ParseLimits
 
 __all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store"]
 
@@ -89,6 +90,11 @@ class Settings(BaseSettings):
     def extension_names(self) -> tuple[str, ...]:
         """:attr:`extensions` as a tuple of names (library paths or Python module names), in order."""
         return _items(self.extensions)
+
+    def parse_limits(self) -> ParseLimits:
+        """What reading one IR may cost, as these settings bound it."""
+        return ParseLimits(max_xml_bytes=self.max_xml_bytes, max_layers=self.max_layers,
+                           layers_setting="OVREDUCE_MAX_LAYERS")  # fmt: skip
 
     def host_patterns(self) -> tuple[str, ...]:
         """The allowed ``Host`` values, lower-case: :attr:`allowed_hosts` plus the bind host (``*``: any)."""

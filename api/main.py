@@ -28,7 +28,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount, Route
 
 from ovreduce import __version__
-from ovreduce.ir.parser import ParseLimits
 
 from . import middleware, problems
 from .config import HEADER_TIMEOUT_STATE_KEY, Settings
@@ -38,8 +37,7 @@ from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
 from .routes.common import ServiceRoute, takes_form
 from .store.catalog import Catalog
-from .store.disk import ModelStore
-from .workers import IsolatedPool, apply_extensions
+from .workers import IsolatedPool, apply_extensions, catalog_for
 
 __all__ = ["create_app"]
 
@@ -99,13 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     Nothing touches the disk before the app starts (its lifespan creates and tidies the store).
     """
     settings = settings or Settings()
-    store = ModelStore(settings.store, settings.store_max_bytes)
-    catalog = Catalog(
-        store,
-        limits=ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers),
-        max_upload_bytes=settings.max_upload_bytes,
-        cache_size=settings.model_cache_size,
-    )
+    catalog = catalog_for(settings)
+    store = catalog.store
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
     metrics = Metrics(store)
     isolated.on_event = metrics.job_event

@@ -31,7 +31,6 @@ from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError
-from ovreduce.ir.parser import ParseLimits
 
 from .config import Settings
 from .errors import BusyError, RunTimeoutError
@@ -60,7 +59,7 @@ def catalog_for(settings: Settings) -> Catalog:
     """The model catalog ``settings`` describe (the same store, limits and cache size in every process)."""
     return Catalog(
         ModelStore(settings.store, settings.store_max_bytes),
-        limits=ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers),
+        limits=settings.parse_limits(),
         max_upload_bytes=settings.max_upload_bytes,
         cache_size=settings.model_cache_size,
     )

@@ -96,7 +96,7 @@ async def check(
     if cached is not None:
         body = cached
     else:
-        limits = ParseLimits(max_xml_bytes=settings.max_xml_bytes, max_layers=settings.max_layers)
+        limits = settings.parse_limits()
         body = await services.isolated.run(
             "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
             engine=engine, reshape=shapes, limits=limits,

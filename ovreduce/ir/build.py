@@ -67,6 +67,7 @@ class ParseLimits:
     max_layers: int = 1_000_000  # sub-graph body layers included
     max_rank: int = 64
     max_body_depth: int = 16  # sub-graph bodies nested in bodies (libxml2's depth limit allows about 60)
+    layers_setting: str = "the configured limit"  # what sets max_layers, for the message that refuses a model
 
 
 # An <edge>'s from-layer, from-port, to-layer and to-port texts and its line.
@@ -196,7 +197,9 @@ class Builder:
     # -- layers ---------------------------------------------------------------------------------------------------
     def count_layer(self) -> None:
         if self.layer_count >= self.limits.max_layers:
-            raise LimitExceededError(f"{self.source}: more than {self.limits.max_layers} layers (the configured limit)")
+            raise LimitExceededError(
+                f"{self.source}: more than {self.limits.max_layers} layers ({self.limits.layers_setting})"
+            )
         self.layer_count += 1
 
     def layer_attrs(

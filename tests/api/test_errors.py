@@ -154,6 +154,8 @@ def test_malformed_corpus(strict: TestClient, traced: Callable[[], int], case: B
         assert secret not in response.content, secret
     assert str(strict.app.state.services.settings.store).encode() not in response.content  # type: ignore[attr-defined]
     assert peak < 8 * 1024 * KiB + 3 * len(case.xml) + 2 * len(case.bin or b""), peak  # far below any expansion
+    if case.code == "limit":  # every limit a client can meet is named by the setting that raises it
+        assert "(OVREDUCE_MAX_" in doc["detail"], doc
     if endpoint == "/v1/models":
         assert strict.get("/v1/models").json()["models"] == []
 
