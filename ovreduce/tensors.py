@@ -320,7 +320,7 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
         dst_kind = "f"
     compatible = src_kind == dst_kind or (src_kind in "iu" and dst_kind in "iu")
     if not compatible:
-        raise InputError(f"{what} holds {array.dtype} values but the layer expects {etype}; convert the file first")
+        raise InputError(f"{what} holds {array.dtype} values but the layer expects {etype}; give it {etype} values")
     if src_kind in "iu" and array.size:  # by value: -1 would go to u64 and back unchanged
         low, high = int(array.min()), int(array.max())
         info = np.iinfo(target)
