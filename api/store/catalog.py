@@ -18,7 +18,7 @@ from cachetools import LRUCache
 from ovreduce.backends.base import LayerSpec
 from ovreduce.check import check_model
 from ovreduce.check.inspect import inspect_model
-from ovreduce.errors import LimitExceededError, NotFoundError, WeightsError
+from ovreduce.errors import NotFoundError, WeightsError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
@@ -141,17 +141,10 @@ class Catalog:
                 mid, model, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
                 bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             )  # fmt: skip
-            summary = json.dumps(meta).encode()
-            size = len(xml) + bin_size + len(summary)
-            if size > self.store.max_bytes:
-                raise LimitExceededError(
-                    f"the model is {size} bytes with its summary, more than the whole store may hold "
-                    f"({self.store.max_bytes} bytes, OVREDUCE_STORE_MAX_BYTES)"
-                )
             if bin_size == 0:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)
-            stage.write("meta.json", summary)
+            stage.write("meta.json", json.dumps(meta).encode())
             for _ in range(8):
                 created = self.store.commit(stage, mid)
                 if created:

@@ -55,7 +55,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     _HAVE_FLOCK = False
 
-from ovreduce.errors import NotFoundError
+from ovreduce.errors import LimitExceededError, NotFoundError
 
 from ..errors import StoreCorruptError, StoreError, StoreFullError
 
@@ -518,12 +518,20 @@ class ModelStore:
             _unlock(lock, fd)
 
     def commit(self, stage: Staging, mid: str) -> bool:
-        """Move a complete staging folder to ``models/<id>``; False when the model was already there."""
+        """Move a complete staging folder to ``models/<id>``; False when the model was already there.
+
+        Raises:
+            LimitExceededError: the model, with every file that records it, is larger than the whole store.
+        """
         try:
             _write_synced(stage.path / "sums.json", json.dumps(stage.sums, sort_keys=True).encode())
             _write_synced(stage.path / "used", b"")
         except OSError as exc:
             raise write_error(exc, "the model cannot be stored") from None
+        size = _file_bytes(stage.path)
+        if size > self.max_bytes:
+            raise LimitExceededError(f"the model is {size} bytes with its summary and checksums, more than the whole "
+                                     f"store may hold ({self.max_bytes} bytes, OVREDUCE_STORE_MAX_BYTES)")  # fmt: skip
         _fsync_dir(stage.path)
         try:
             os.rename(stage.path, self.models / mid)

@@ -300,6 +300,23 @@ def test_store_smaller_than_the_model(make_client: Callable[..., TestClient]) ->
     assert_problem(client.post("/v1/models", files=files(xml, bin_data)), 413, "limit")
 
 
+def test_a_model_that_fills_the_store_but_for_its_checksums_is_refused(make_client: Callable[..., TestClient]) -> None:
+    """Every byte a stored model takes counts against the store's size, the files that record its checksums and
+    its last use included: a store one byte too small for all of them is left within its size."""
+    xml, bin_data = sample("rmsnorm")
+    sizing = make_client()
+    assert sizing.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+    whole = sizing.app.state.services.catalog.store.usage()  # type: ignore[attr-defined]
+    client = make_client(store_max_bytes=whole - 1)
+    doc = assert_problem(client.post("/v1/models", files=files(xml, bin_data)), 413, "limit")
+    assert (
+        f"the model is {whole} bytes with its summary and checksums" in doc["detail"]
+        and "OVREDUCE_STORE_MAX_BYTES" in doc["detail"]
+    ), doc
+    assert client.app.state.services.catalog.store.usage() == 0  # type: ignore[attr-defined]
+    assert client.get("/v1/models").json()["models"] == []
+
+
 # -- the unexpected ----------------------------------------------------------------------------------------
 def test_unexpected_error_is_a_bare_500(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
