@@ -331,11 +331,14 @@ def emulate(
                 seen = seen | np.broadcast_to(mask, exact_data.shape)
             except ValueError:
                 continue
-        stage, _ = _stage(op, exact_data, low_data, seen, op_kept)
+        stage, seen = _stage(op, exact_data, low_data, seen, op_kept)
         stages.append(stage)
         low_data = _rounded(low_data, target, reduction_kept)  # the reduction receives it in its own precision
+        # what a kept op's f32 output loses on its way into a reduction in the target type counts as the reduction's
+        entering, _ = _stage(reduction, exact_data, low_data, seen, reduction_kept)
     else:
         exact_data, low_data = exact_in[0], low_in[0]
+        entering = Stage(reduction, 0.0)
     expected, _ = reduce_with_notes(reduction, exact_data, axes, keep_dims)
     expected = np.asarray(expected, dtype=np.float64)
     accumulated, _ = reduce_with_notes(reduction, np.asarray(low_data, dtype=np.float64), axes, keep_dims)
@@ -343,6 +346,8 @@ def emulate(
     # what reached the reduction already lost shows in its result, but is not the reduction's
     inherited = ~np.isfinite(np.asarray(accumulated, dtype=np.float64))
     stage, _ = _stage(reduction, expected, result, inherited, reduction_kept)
+    stage.overflowed += entering.overflowed
+    stage.underflowed = (stage.underflowed or 0) + (entering.underflowed or 0)
     stages.append(stage)
     atol, rtol = tolerances(target, None, int(np.asarray(low_data).size), int(expected.size))
     comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",

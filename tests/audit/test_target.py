@@ -165,6 +165,12 @@ def test_an_overflow_is_placed_at_the_op_that_loses_the_range() -> None:
     kept = emulate("ReduceSum", [y, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power",
                    op_kept=True, reduction_kept=True)  # fmt: skip
     assert kept.non_finite == 0 and kept.comparison.ok
+    # the op kept in f32, the reduction not: the op's output overflows on its way into the reduction, which is
+    # where its elements are counted (they were counted nowhere)
+    entering = emulate("ReduceMean", [x, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power",
+                       op_kept=True)  # fmt: skip
+    assert [(s.what, s.overflowed) for s in entering.stages] == [("input", 0), ("Power", 0), ("ReduceMean", 1)]
+    assert entering.non_finite == 1
 
 
 def test_values_that_flush_to_zero_are_counted() -> None:
