@@ -6,8 +6,9 @@ or when its own result does. ``ovreduce audit --target f16|bf16`` answers it for
 from the values the audit captured:
 
 **The chain.** A reduction and, where its data input comes straight from one, the elementwise op that
-changes the range (``Power``, ``Exp``, ``Multiply``, ``SquaredDifference``): that op's inputs are captured
-too. Anything further up arrives as captured (rounded to the target type on the way in).
+changes the range (``Power``, ``Exp``, ``Multiply``, ``SquaredDifference``, ``Divide``, ``Add``, ``Subtract``):
+that op's inputs are captured too. Anything further up arrives as captured (rounded to the target type on the way
+in: a value an op further up reaches past the type's maximum overflows there).
 
 **What OpenVINO keeps in the original precision.** OpenVINO keeps a node out of f16/bf16 compression where its
 rt_info says so (``disable_fp16_compression``, serialised as ``precise``; OpenVINO reads it back as
@@ -59,8 +60,11 @@ TYPES: Mapping[str, Any] = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 FINITE_MAX: Mapping[str, float] = {"f16": 65504.0, "bf16": (2 - 2**-7) * 2.0**127}  # as ml_dtypes.finfo says
 SMALLEST_NORMAL: Mapping[str, float] = {"f16": 2.0**-14, "bf16": 2.0**-126}
 # The elementwise ops that change the range of what a reduction receives (the ones OpenVINO's mixed-precision
-# marking looks for on a reduction's input: Power, Exp, Multiply...), with the number of inputs they take.
-RANGE_OPS: Mapping[str, int] = {"Power": 2, "Exp": 1, "Multiply": 2, "SquaredDifference": 2}
+# marking looks for on a reduction's input: Power, Exp, Multiply..., and the arithmetic that scales or shifts a
+# value: a Power's square divided down still overflowed before the Divide), with the number of inputs they take.
+RANGE_OPS: Mapping[str, int] = {
+    "Power": 2, "Exp": 1, "Multiply": 2, "SquaredDifference": 2, "Divide": 2, "Add": 2, "Subtract": 2,
+}  # fmt: skip
 # The rt_info keys (without their ``_<version>`` suffix) by which OpenVINO keeps a node in its original
 # precision: as set by its passes, as serialised in an IR, and as read back from one.
 KEEP_MARKS = frozenset({"disable_fp16_compression", "precise", "DisablePrecisionConversion"})
@@ -178,6 +182,12 @@ def _apply(op: str, args: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any]:
             return np.asarray(np.multiply(args[0], args[1]))
         if op == "SquaredDifference":
             return np.asarray(np.square(args[0] - args[1]))
+        if op == "Divide":
+            return np.asarray(np.divide(args[0], args[1]))
+        if op == "Add":
+            return np.asarray(np.add(args[0], args[1]))
+        if op == "Subtract":
+            return np.asarray(np.subtract(args[0], args[1]))
     raise ValueError(f"no emulation for {op}")
 
 

@@ -57,7 +57,7 @@ def _evaluate(node: Any, inputs: list[ov.Tensor]) -> ov.Tensor:
 def _openvino_chain(op: str, reduction: str, args: list[np.ndarray[Any, Any]], target: str) -> np.ndarray[Any, Any]:
     """OpenVINO's own result of ``op`` then ``reduction`` (last axis, kept) with every tensor in ``target``."""
     params = [ops.parameter(list(a.shape), _OV_TYPE[target]) for a in args]
-    node = {"Power": ops.power, "Multiply": ops.multiply, "Exp": ops.exp}[op](*params)
+    node = {"Power": ops.power, "Exp": ops.exp, **BINARY}[op](*params)
     axes = np.array([-1], np.int64)
     reduce = {"ReduceMean": ops.reduce_mean, "ReduceSum": ops.reduce_sum, "ReduceMax": ops.reduce_max}[reduction]
     reduced = reduce(node, ops.constant(axes), True)
@@ -73,7 +73,11 @@ CHAINS = [  # op, reduction, scale of the activations: some reach past f16's ran
     ("Exp", "ReduceSum", 4.0),
     ("Multiply", "ReduceSum", 30.0),
     ("Power", "ReduceMax", 100.0),
+    ("Divide", "ReduceSum", 5000.0),
+    ("Add", "ReduceMax", 15000.0),
+    ("Subtract", "ReduceSum", 2000.0),
 ]
+BINARY = {"Multiply": ops.multiply, "Divide": ops.divide, "Add": ops.add, "Subtract": ops.subtract}
 
 
 def _chain_inputs(op: str, scale: float, seed: int) -> list[np.ndarray[Any, Any]]:
@@ -81,7 +85,9 @@ def _chain_inputs(op: str, scale: float, seed: int) -> list[np.ndarray[Any, Any]
     x = (rng.standard_normal((6, 256)) * scale).astype(np.float32)
     if op == "Power":
         return [x, np.array([2.0], np.float32)]
-    if op == "Multiply":
+    if op == "Divide":
+        return [x, rng.uniform(0.25, 2.0, (6, 256)).astype(np.float32)]
+    if op in BINARY:
         return [x, (rng.standard_normal((6, 256)) * scale).astype(np.float32)]
     return [x]
 
@@ -114,9 +120,9 @@ def _cpu_bf16_chain(
     """The CPU's own result of the chain built in bf16 (a bf16 graph, compiled with the bf16 hint), and what its
     execution graph runs the op and the reduction in."""
     params = [ops.parameter(list(a.shape), ov.Type.bf16) for a in args[:1]]
-    if op == "Multiply":
+    if op in BINARY:
         params.append(ops.parameter(list(args[1].shape), ov.Type.bf16))
-        node = ops.multiply(*params)
+        node = BINARY[op](*params)
     elif op == "Power":
         node = ops.power(params[0], ops.convert(ops.constant(args[1]), ov.Type.bf16))
     else:
@@ -127,7 +133,7 @@ def _cpu_bf16_chain(
     reduced.set_friendly_name("chain_reduction")
     compiled = ov.Core().compile_model(ov.Model([reduced], params), "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
     request = compiled.create_infer_request()
-    request.infer([_tensor(a, "bf16") for a in (args if op == "Multiply" else args[:1])])
+    request.infer([_tensor(a, "bf16") for a in (args if op in BINARY else args[:1])])
     out = request.get_output_tensor(0)
     assert out.element_type == ov.Type.bf16
     executes = runtime_precisions(compiled)
@@ -193,7 +199,9 @@ def test_a_bound_that_settles_a_chain_is_never_contradicted_by_the_emulation(
     args = _chain_inputs(op, scale, seed)
     axes = np.array([-1])
     observed = emulate(reduction, args, axes, True, target, op=op, op_kept=True, reduction_kept=True)
-    run_output = {"Power": lambda: args[0] ** 2, "Multiply": lambda: args[0] * args[1], "Exp": lambda: np.exp(args[0])}
+    run_output = {"Power": lambda: args[0] ** 2, "Multiply": lambda: args[0] * args[1], "Exp": lambda: np.exp(args[0]),
+                  "Divide": lambda: args[0] / args[1], "Add": lambda: args[0] + args[1],
+                  "Subtract": lambda: args[0] - args[1]}  # fmt: skip
     captured = run_output[op]().astype(np.float32)  # the reduction's input as an f32 run computes it
     proven = bounded(reduction, args, captured, observed.expected, axes, True, target, op=op)
     full = emulate(reduction, args, axes, True, target, op=op)
@@ -432,3 +440,26 @@ def test_the_verdict_claims_no_overflow_only_of_the_reductions_examined(
     result = out.splitlines()[-1]
     assert status == 0 and f"f16 (emulated): {said} (" in result, result
     assert top_level or "no overflow" not in result, result
+
+
+def test_an_overflow_one_op_further_up_is_found_where_it_happens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Power then Divide then ReduceSum: the Divide brings the square back into f16's range, but in f16 the Power's
+    square is already infinite. The Divide's input, rounded to the target type, overflows."""
+    x = ops.parameter([1, 64], np.float32, name="x")
+    square = ops.power(x, ops.constant(np.float32(2)))
+    square.set_friendly_name("square")
+    scaled = ops.divide(square, ops.constant(np.float32(4096)))
+    scaled.set_friendly_name("scaled")
+    total = ops.reduce_sum(scaled, ops.constant(np.array([1], np.int64)), True)
+    total.set_friendly_name("total")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([total], [x]), path, compress_to_fp16=False)
+    np.save(tmp_path / "x.npy", np.full((1, 64), 300.0, np.float32))  # 300^2 = 9e4 > 65504; 9e4 / 4096 fits
+    status, out, _ = run_cli(capsys, "audit", str(path), "--target", "f16", "--precision", "f32",
+                             "--input", f"x={tmp_path / 'x.npy'}", "--format", "json")  # fmt: skip
+    row = json.loads(out)["layers"][0]["target"]
+    assert status == 1 and row["status"] == "overflow", row
+    assert row["message"].startswith("the input of Divide 'scaled'") and "reaches 9e+04 > 65504" in row["message"], row
+    assert row["overflowed"] == 64, row
