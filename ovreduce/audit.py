@@ -938,6 +938,10 @@ class _Branches:
                     why = (f"inside the {role} body of If {name!r} (layer {if_id}), which did not run: the condition "
                            f"was {'false' if taken else 'true'}")  # fmt: skip
                     out[path] = [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
+                    for ref in model.bodies():  # the bodies nested in it did not run either
+                        if ref.path.startswith(f"{path}/"):
+                            out[ref.path] = [_unaudited(layer, why, ref.path) for layer in ref.body.graph.layers
+                                             if layer.type in kinds]  # fmt: skip
                     continue
                 body = (node.get_then_body() if branch == 0 else node.get_else_body()).clone()
                 feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}

@@ -210,3 +210,38 @@ def test_axes_given_out_of_range_fail_the_audit_in_openvinos_words_without_its_s
     assert status == 1 and error.startswith("OpenVINO failed: "), error
     assert error.endswith("Axis 5 out of the tensor rank range [-3, 2]."), error
     assert "Exception from" not in error and "Caught exception" not in error and ".cpp" not in error, error
+
+
+def _nested_if(path: Path) -> Path:
+    """An If on the input ``cond`` whose then body holds a ReduceMean and an If of its own (a ReduceSum in its
+    then body, a ReduceMin in its else body); a ReduceMax in the outer else body."""
+    axes = ops.constant(np.array([1], np.int64))
+    cond, x = ops.parameter([], np.bool_, name="cond"), ops.parameter([2, 8], np.float32, name="x")
+    inner_cond, then_x = ops.parameter([], np.bool_), ops.parameter([2, 8], np.float32)
+    inner_then_x, inner_else_x = ops.parameter([2, 8], np.float32), ops.parameter([2, 8], np.float32)
+    inner_then = ops.result(ops.reduce_sum(inner_then_x, axes))
+    inner_else = ops.result(ops.reduce_min(inner_else_x, axes))
+    inner = ops.if_op(inner_cond)
+    inner.set_then_body(ov.Model([inner_then], [inner_then_x]))
+    inner.set_else_body(ov.Model([inner_else], [inner_else_x]))
+    inner.set_input(then_x.output(0), inner_then_x, inner_else_x)
+    then_out = ops.result(ops.add(ops.reduce_mean(then_x, axes), inner.set_output(inner_then, inner_else)))
+    else_x = ops.parameter([2, 8], np.float32)
+    else_out = ops.result(ops.reduce_max(else_x, axes))
+    outer = ops.if_op(cond)
+    outer.set_then_body(ov.Model([then_out], [then_x, inner_cond]))
+    outer.set_else_body(ov.Model([else_out], [else_x]))
+    outer.set_input(x.output(0), then_x, else_x)
+    outer.set_input(cond.output(0), inner_cond, None)
+    ov.save_model(ov.Model([ops.result(outer.set_output(then_out, else_out))], [cond, x]), path)
+    return path
+
+
+def test_the_reductions_of_bodies_nested_in_a_branch_that_did_not_run_say_so(tmp_path: Path) -> None:
+    path = _nested_if(tmp_path / "m.xml")
+    doc = _audit(path, inputs={"cond": np.array(False)})
+    rows = {layer.body_path: layer for layer in doc.layers if layer.status == "not-audited"}
+    assert sorted(rows) == ["2/then", "2/then/4/else", "2/then/4/then"], sorted(rows)
+    for row in rows.values():  # the inner If is in the then body, which did not run
+        assert row.not_established is not None and row.not_established.startswith("inside the then body of If ")
+        assert row.not_established.endswith("which did not run: the condition was false"), row.not_established
