@@ -272,6 +272,8 @@ class Builder:
                     + " and ".join(f"<{t}>" for t in WITH_BODIES[ltype])
                     + " (OpenVINO refuses the model)"
                 )
+            if ltype in ("Loop", "TensorIterator") and bodies:
+                self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
             return Layer(
                 layer_id,
                 name,
@@ -289,6 +291,25 @@ class Builder:
             )
         except IRError as exc:
             raise _located(exc, line) from None
+
+    @staticmethod
+    def _iteration_map(ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str) -> None:
+        """What OpenVINO requires of a Loop's or TensorIterator's port map beyond its entries: a Loop's body Result
+        that decides whether it iterates again, a TensorIterator's every input and output port mapped."""
+        if ltype == "Loop":
+            if not any(m.purpose == "execution_condition" for m in body.outputs):
+                raise IRStructureError(
+                    f'{where}: <port_map> has no <output purpose="execution_condition">; expected the body Result '
+                    f"that decides whether the loop goes on (OpenVINO refuses the model)"
+                )
+            return
+        for role, mapped, ports in (("input", body.inputs, inputs), ("output", body.outputs, outputs)):
+            count = len({m.external_port_id for m in mapped if m.external_port_id >= 0})
+            if count != len(ports):
+                raise IRStructureError(
+                    f"{where}: <port_map> maps {count} of its {len(ports)} {role} ports; expected an <{role}> for "
+                    f"each (OpenVINO refuses the model)"
+                )
 
     def _duplicate_port(
         self, ports: tuple[Port, ...], role: str, line: int | None, layer_id: str, name: str, ltype: str
@@ -541,6 +562,8 @@ class Builder:
                 mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
             except IRError as exc:
                 raise _located(exc, item_line) from None
+            if item_tag == "input" and any(m.external_port_id == mapped.external_port_id >= 0 for m in ins):
+                continue  # OpenVINO keeps the first input mapped from a port
             (ins if item_tag == "input" else outs).append(mapped)
         by_port: dict[int, PortMapping] = {}
         for m in outs:

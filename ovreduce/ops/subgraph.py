@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, cast
 
+from ovreduce.errors import IRStructureError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Body, Layer, PortMapping
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
@@ -154,6 +155,14 @@ class If8(SubGraphOp):
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         layer = ctx.layer
         taken = _const_bool(ctx.value(0)) if layer.inputs else None
+        for body in layer.bodies if taken is None else ():  # OpenVINO infers both: each must give every output
+            mapped = len(self.connected(body))
+            if body.role in self.roles and mapped < len(layer.outputs):
+                raise IRStructureError(
+                    f"{layer.where}: its condition is not constant, and <{body.role}_port_map> maps {mapped} of its "
+                    f"{len(layer.outputs)} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
+                    f"the model: output {mapped} is not associated with results in {body.role}_body)"
+                )
         results: dict[str, list[PortState]] = {}
         for body in layer.bodies:
             if body.role not in self.roles:

@@ -1,0 +1,85 @@
+"""Port maps of If, Loop and TensorIterator, read as OpenVINO reads them: each mutant of a saved model is refused by
+ovreduce exactly where OpenVINO's ``read_model`` refuses it, and otherwise gives OpenVINO's reduction shapes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import openvino as ov
+import pytest
+
+from ovreduce._openvino import clean_message
+from ovreduce.check import check_model
+from ovreduce.errors import IRStructureError
+from ovreduce.ir.parser import load_ir
+from tests.check.test_body_differential import _name_key, openvino_reductions
+from tests.ir import subgraphs
+from tests.ir.test_differential import _chain
+
+
+def _drop(pattern: str) -> Callable[[str], str]:
+    """The first line that matches ``pattern`` removed."""
+
+    def mutate(xml: str) -> str:
+        found = re.search(rf"^[^\n]*{pattern}[^\n]*\n", xml, re.MULTILINE)
+        assert found is not None, pattern
+        return xml[: found.start()] + xml[found.end() :]
+
+    return mutate
+
+
+def _constant_condition(xml: str) -> str:
+    """The If's condition Parameter made a boolean Const, true: a byte the test appends to the model's .bin."""
+    found = re.search(r'type="Parameter" version="opset1">\s*<data shape="" element_type="boolean" />', xml)
+    assert found is not None
+    return xml.replace(found[0], 'type="Const" version="opset1">\n\t\t\t<data element_type="boolean" shape="" '
+                                 'offset="APPENDED" size="1" />', 1)  # fmt: skip
+
+
+def _duplicate_first_input(xml: str) -> str:
+    """The port map's first <input> given twice, the copy slicing another axis."""
+    found = re.search(r'(<input axis=")0(" external_port_id="\d+"[^>]*/>)', xml)
+    assert found is not None
+    return xml.replace(found[0], found[0] + found[1] + "1" + found[2], 1)
+
+
+CASES = {
+    "if-no-else-output": (subgraphs.if_model, _drop(r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$')),
+    "if-const-no-else-output": (subgraphs.if_model, _chain(_constant_condition, _drop(
+        r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$'))),
+    "loop-no-condition": (subgraphs.loop_model, _drop('purpose="execution_condition"')),
+    "loop-unknown-purpose": (subgraphs.loop_model, lambda x: x.replace('purpose="execution_condition"', 'purpose="x"')),
+    "loop-purpose-case": (subgraphs.loop_model,
+                          lambda x: x.replace('purpose="execution_condition"', 'purpose="Execution_Condition"')),
+    "loop-input-twice": (subgraphs.loop_model, _duplicate_first_input),
+    "ti-no-input": (subgraphs.ti_model, _drop(r"<input axis=")),
+    "ti-no-output": (subgraphs.ti_model, _drop(r"<output axis=")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_port_map_is_refused_where_openvino_refuses_it(tmp_path: Path, case: str) -> None:
+    build, mutate = CASES[case]
+    saved = subgraphs.save(build(), tmp_path, "saved")
+    path = tmp_path / "m.xml"
+    xml = saved.read_text()
+    mutated = mutate(xml)
+    assert mutated != xml
+    weights = saved.with_suffix(".bin").read_bytes()
+    path.write_text(mutated.replace('offset="APPENDED"', f'offset="{len(weights)}"'))
+    path.with_suffix(".bin").write_bytes(weights + b"\x01")
+    try:
+        ov_model = ov.Core().read_model(path)
+        refused = None
+    except Exception as exc:
+        refused = clean_message(exc)
+    if refused is not None:
+        with pytest.raises(IRStructureError, match="OpenVINO refuses the model"):
+            check_model(load_ir(path))
+        return
+    model = load_ir(path)
+    report = check_model(model)
+    got = {_name_key(model, r.body_path, r.layer_name): r.inferred_output_shape for r in report.reductions}
+    assert got == openvino_reductions(ov_model)
