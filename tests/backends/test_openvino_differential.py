@@ -207,6 +207,21 @@ def test_i64_and_u64_are_executed_as_i32(op: str, type_name: str, values: list[i
 @pytest.mark.parametrize(
     ("op", "values", "exact", "cpu"),
     [
+        pytest.param("ReduceMax", [3_000_000_000, 1], 3_000_000_000, 1, id="max-above-2^31-is-negative"),
+        pytest.param("ReduceMin", [3_000_000_000, 5], 5, 3_000_000_000, id="min-above-2^31-is-negative"),
+    ],
+)
+def test_u32_is_executed_as_signed_i32(op: str, values: list[int], exact: int, cpu: int) -> None:
+    """ReduceMax over u32 [3000000000, 1] on CPU gives 1: the plugin executes u32 as i32 (the reduction's runtime
+    precision), where 3000000000 is negative."""
+    report = run(layer(op, "u32", [len(values)], [0], True), [array("u32", values)])
+    _mismatch(report, [0], exact, cpu, numpy_output=array("u32", [exact]))
+    assert report.results[1].runtime_precision == "i32", describe(report)
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact", "cpu"),
+    [
         pytest.param("ReduceSum", [2**24 + 1, 0], 2**24 + 1, 2**24, id="sum"),
         pytest.param("ReduceMax", [2**24 + 1, 2**24], 2**24 + 1, 2**24, id="max"),
         pytest.param("ReduceMin", [2**24 + 1, 2**24 + 3], 2**24 + 1, 2**24, id="min"),
