@@ -29,7 +29,7 @@ from typing import Literal
 from ovreduce.check.findings import finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import IRError, OvReduceError
+from ovreduce.errors import IRError, IRStructureError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
@@ -70,6 +70,20 @@ def check_model(
         return _check_model(model, reshape=reshape, engine=engine, path=path, shapes=shapes, extensions=extensions)
 
 
+def _validate_bodies(model: IRModel) -> None:
+    """Refuse a model with a body whose reduction fails its shape rule on the body Parameters' own declared shapes:
+    OpenVINO validates each body on them as it reads it, before its container feeds it."""
+    for ref in model.bodies():
+        for info in ShapeEngine(ref.body.graph).reductions:
+            if info.error is not None:
+                raise IRStructureError(
+                    f"{model.source}: {info.layer.where} in the {ref.path} body: {info.error} (on the body "
+                    f"Parameters' declared shapes, on which OpenVINO validates the body as it reads it: OpenVINO "
+                    f"refuses the model)",
+                    line=info.layer.line,
+                )
+
+
 def _check_model(
     model: IRModel,
     *,
@@ -79,6 +93,7 @@ def _check_model(
     shapes: ShapeEngine | None,
     extensions: Sequence[str],
 ) -> ModelCheck:
+    _validate_bodies(model)
     if shapes is None:
         shapes = ShapeEngine(model, reshape)
     engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]

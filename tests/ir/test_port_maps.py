@@ -1,5 +1,6 @@
-"""Port maps of If, Loop and TensorIterator, read as OpenVINO reads them: each mutant of a saved model is refused by
-ovreduce exactly where OpenVINO's ``read_model`` refuses it, and otherwise gives OpenVINO's reduction shapes."""
+"""Port maps and bodies of If, Loop and TensorIterator, read as OpenVINO reads them: each mutant of a saved model is
+refused by ovreduce exactly where OpenVINO's ``read_model`` refuses it, and otherwise gives OpenVINO's reduction shapes
+(a body is validated on its Parameters' declared shapes as it is read, before its container feeds it)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,10 @@ CASES = {
     "loop-purpose-case": (subgraphs.loop_model,
                           lambda x: x.replace('purpose="execution_condition"', 'purpose="Execution_Condition"')),
     "loop-input-twice": (subgraphs.loop_model, _duplicate_first_input),
+    "loop-body-parameter-rank-2": (subgraphs.loop_model, lambda x: x.replace('shape="1,3,4"', 'shape="3,4"', 1)),
+    "loop-body-parameter-dynamic": (subgraphs.loop_model, lambda x: x.replace('shape="1,3,4"', 'shape="?,3,?"', 1)),
+    "if-body-parameter-rank-1": (subgraphs.if_model, lambda x: x.replace('<data shape="2,3,4"', '<data shape="6"', 2)
+                                 .replace('<data shape="6"', '<data shape="2,3,4"', 1)),
     "ti-no-input": (subgraphs.ti_model, _drop(r"<input axis=")),
     "ti-no-output": (subgraphs.ti_model, _drop(r"<output axis=")),
 }  # fmt: skip
