@@ -74,6 +74,8 @@ class _JSONRequest(Request):
         if not hasattr(self, "_json"):
             body = await self.body()
             self._json = read_json(body) if len(body) <= _INLINE_JSON else await run_in_threadpool(read_json, body)
+            if self._json is None:  # FastAPI would take it for no body at all, and run on the defaults
+                raise InputError("the body is JSON null; send an object, or no body for the defaults")
         return self._json
 
 
@@ -106,7 +108,7 @@ class ServiceRoute(APIRoute):
     async def _check(self, request: Request) -> None:
         headers = request.scope["headers"]
         encoding = b",".join(v for k, v in headers if k == b"content-encoding").decode("latin-1").strip().lower()
-        if encoding.replace("identity", "").strip(", \t"):
+        if any(coding.strip(" \t") not in ("", "identity") for coding in encoding.split(",")):
             raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
         if request.scope["query_string"] and self.scalar_queries:
             counts = Counter(key for key, _ in request.query_params.multi_items())

@@ -250,6 +250,21 @@ def test_a_compressed_body_is_refused_wherever_it_is_sent(client: TestClient) ->
     assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=two), 400, "input")
     index = client.post("/v2/repository/index", content=b"{}", headers={"content-encoding": "gzip"})
     assert index.status_code == 400 and "Content-Encoding 'gzip'" in index.json()["error"], index.text
+    for coding in ("identityidentity", "identity\tidentity", "identity;q=0"):  # one token each, none of them identity
+        glued = {"content-type": "application/json", "content-encoding": coding}
+        assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=glued), 400, "input")
+    for plain in ("identity", " Identity , identity", ""):
+        headers = {"content-type": "application/json", "content-encoding": plain}
+        response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=headers)
+        assert_problem(response, 404, "not_found")  # read as plain: on to the model it names
+
+
+def test_a_json_body_of_null_is_refused_not_taken_for_no_body(client: TestClient, rmsnorm_id: str) -> None:
+    """``null`` is no run request: it is refused, where no body at all runs on the defaults."""
+    for route in (f"/v1/models/{rmsnorm_id}/layers/5/run", f"/v1/models/{rmsnorm_id}/audit"):
+        response = client.post(route, content=b"null", headers={"content-type": "application/json"})
+        doc = assert_problem(response, 400)
+        assert "the body is JSON null; send an object, or no body for the defaults" in doc["detail"], doc
 
 
 def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: TestClient) -> None:
