@@ -84,8 +84,8 @@ def csp_for(html: str) -> str:
 
 
 MAX_HEADER_BYTES = 16 << 10
-"""The request's header fields, names and values, at most: what h11 allows a head that arrives in pieces (one
-that arrives whole it reads at any size)."""
+"""The request's head, its target and header fields (names and values), at most: what h11 allows a head that
+arrives in pieces (one that arrives whole it reads at any size; :mod:`api.protocol` answers the other the same)."""
 HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/v2/health/live", "/v2/health/ready"})
 """Answered whatever the Host (probes of orchestrators name the pod's address) and however busy."""
 NEVER_BUSY = HEALTH_PATHS | {"/metrics"}
@@ -242,7 +242,7 @@ class SecurityMiddleware:
     * POST, PUT, PATCH or DELETE with an ``Origin`` that is not the service's own (``null`` included), or,
       without ``Origin``, marked ``Sec-Fetch-Site: cross-site`` or ``same-site`` by the browser: 403
       ``request.origin``. Clients that are not browsers send neither and are served.
-    * Header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
+    * A target and header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
     * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
     * ``Range`` is ignored (RFC 9110 allows it): files are served whole.
     """
@@ -269,9 +269,11 @@ class SecurityMiddleware:
         path = scope.get("path", "")
         host = _header(scope, b"host")
         drain = None if _header(scope, b"expect") else receive
-        size = sum(len(key) + len(value) for key, value in scope["headers"])
+        target = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b""))
+        size = target + sum(len(key) + len(value) for key, value in scope["headers"])
         if size > MAX_HEADER_BYTES:
-            detail = f"the request's header fields are {size} bytes, more than the limit of {MAX_HEADER_BYTES}"
+            detail = (f"the request's target and header fields are {size} bytes, more than the limit of "
+                      f"{MAX_HEADER_BYTES}")  # fmt: skip
             await send_problem(secured_send, 431, detail, "request.headers", path, close=True,
                                drain=drain if _may_have_body(scope) else None)  # fmt: skip
             return

@@ -27,7 +27,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
-from .middleware import CSP, SECURITY_HEADERS
+from .middleware import CSP, MAX_HEADER_BYTES, SECURITY_HEADERS
 from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
@@ -52,6 +52,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.header_timeout_s = float(app_state.get(STATE_KEY, DEFAULT_HEADER_TIMEOUT_S))
         self._header_timer: asyncio.TimerHandle | None = None
         self._partial = False  # bytes of the awaited request head have arrived
+        self._head_bytes = 0  # how many
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -60,22 +61,30 @@ class HeaderTimeoutProtocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self.conn.their_state is h11.IDLE and data:
             self._partial = True
+            self._head_bytes += len(data)
         super().data_received(data)
         self._watch()
 
     def send_400_response(self, msg: str) -> None:
-        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 problem+json with the security headers,
-        then the connection closed. The application's own answer to the request under way (if any) is dropped, as
+        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 problem+json with the security headers
+        (431 for a head that grew past :data:`~api.middleware.MAX_HEADER_BYTES` without ending), then the connection
+        closed. The application's own answer to the request under way (if any) is dropped, as
         for a client that left, rather than failing in h11 and being logged as an error of the server. Bytes that
         break HTTP after the answer close the connection only."""
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
+        status, code = 400, "request.invalid"
         detail = f"the bytes received are not an HTTP/1.1 request ({msg.rstrip('.').lower()}); the connection is closed"
-        body = problem_bytes(400, detail, "request.invalid")
-        headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"connection", b"close"),
-                   (b"content-security-policy", CSP.encode()), *SECURITY_HEADERS]  # fmt: skip
+        if self._partial and self._head_bytes > MAX_HEADER_BYTES:  # h11 gives up on a head that grows past it
+            status, code = 431, "request.headers"
+            detail = (f"the request's head did not end within {self._head_bytes} bytes, more than the limit of "
+                      f"{MAX_HEADER_BYTES} for its target and header fields; the connection is closed")  # fmt: skip
+        body = problem_bytes(status, detail, code)
+        headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
+                   *SECURITY_HEADERS]  # fmt: skip
         try:
-            for event in (h11.Response(status_code=400, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
+            for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
                 self.transport.write(self.conn.send(event))
         except h11.LocalProtocolError:  # an answer was sent (or begun): no other can follow
             pass
@@ -107,6 +116,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         else:
             self._disarm()
             self._partial = False
+            self._head_bytes = 0
 
     def _disarm(self) -> None:
         if self._header_timer is not None:

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import resource
+import select
 import signal
 import socket
 import subprocess
@@ -284,6 +285,27 @@ assert not [m for m in sys.modules if m.split(".")[0] == "uvicorn"], "uvicorn wa
 
 
 # -- hostile clients against the real server -------------------------------------------------------------
+def test_an_oversize_request_head_is_431_however_it_arrives(tmp_path: Path) -> None:
+    """A request line and header fields over 16 KiB are the same 431 whether they arrive in one write (the server
+    reads the head whole) or in pieces (its HTTP parser gives up on the head as it grows)."""
+    big_header = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (20 << 10) + b"\r\n\r\n"
+    long_target = b"GET /healthz?" + b"a" * (40 << 10) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with serve(tmp_path / "store") as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        for request in (big_header, long_target):
+            for piece in (len(request), 4096):
+                with socket.create_connection((host, int(port)), timeout=30) as sock:
+                    for start in range(0, len(request), piece):
+                        if select.select([sock], [], [], 0)[0]:  # answered: the rest would not be read
+                            break
+                        sock.sendall(request[start : start + piece])
+                        time.sleep(0.05 if piece < len(request) else 0)
+                    status, headers, answer = _read_response(sock)
+                doc = json.loads(answer)
+                assert (status, doc["code"]) == (431, "request.headers"), (piece, request[:40], doc)
+                assert headers["content-type"] == PROBLEM and "more than the limit of 16384" in doc["detail"], doc
+
+
 def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
     """A client that sends its whole body before it reads (no Expect: 100-continue) gets the 413 answer."""
     with serve(tmp_path / "store", settings={"max_json_bytes": 1 << 20}) as (url, _):
