@@ -105,10 +105,6 @@ router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=_KServeRoute, i
 
 
 # -- models -----------------------------------------------------------------------------------------------
-def _path_of(view: LayerView) -> str:
-    return view.layer_id if view.body_path is None else f"{view.body_path}/{view.layer_id}"
-
-
 def _find(catalog: Catalog, name: str) -> tuple[LoadedModel, LayerView, str]:
     """The stored model, the reduction's view and its ids path for v2 model ``name``."""
     mid, path = parse_name(name)
@@ -198,11 +194,11 @@ def _index(context: WorkerContext, ready_only: bool) -> bytes:
         mid = str(summary.get("id", ""))
         try:
             loaded = catalog.load(mid)
-            views = [v for v in loaded.inspected().layers if v.reduction is not None]
         except OvReduceError:  # removed meanwhile, or no longer readable: not in the repository
             continue
-        for view in views:
-            path = _path_of(view)
+        for reduction in loaded.meta.get("reductions", ()):  # the check's, stored with the model
+            body_path, layer_id = reduction.get("body_path"), str(reduction.get("layer_id"))
+            path = layer_id if body_path is None else f"{body_path}/{layer_id}"
             reason = _unready(loaded, path)
             if ready_only and reason is not None:
                 continue
