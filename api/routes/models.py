@@ -14,7 +14,7 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, json_bytes, json_response, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_upload, upload_names
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -71,18 +71,12 @@ async def upload(
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 
-def _list(context: WorkerContext) -> bytes:
-    """The listing as JSON, made in a worker process: reading the summaries of large models holds the interpreter
-    for seconds, which in the server would stall every other request."""
-    store = context.catalog.store
-    return json_bytes(
-        {"models": context.catalog.summaries(), "total_bytes": store.usage(), "max_bytes": store.max_bytes}
-    )
-
-
-@router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503, 504))
+@router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503))
 async def list_models(services: ServicesDep) -> Response:
-    return Response(await services.isolated.run("listing the stored models", _list), media_type="application/json")
+    catalog = services.catalog
+    models = await run_in_threadpool(catalog.summaries)
+    total = await run_in_threadpool(catalog.store.usage)
+    return json_response({"models": models, "total_bytes": total, "max_bytes": catalog.store.max_bytes})
 
 
 @router.get(
