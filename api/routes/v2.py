@@ -240,9 +240,10 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
         runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
         report = run_spec(spec, arrays, runners, atol=run.atol, rtol=run.rtol, notes=notes,
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
-    chosen = report.results[-1]
+    chosen, reference = report.results[-1], report.results[0]
     if not chosen.ok or chosen.output is None:
-        hint = "; parameters.backend 'numpy' runs the NumPy reference" if backend == "openvino" else ""
+        runs = reference is not chosen and reference.ok and reference.output is not None  # advice only where it runs
+        hint = "; parameters.backend 'numpy' runs the NumPy reference" if runs else ""
         raise InputError(f"the {chosen.backend} backend cannot run these inputs: {chosen.error}{hint}")
     output = np.asarray(chosen.output)
     if output.size > settings.max_output_elements:
