@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Iterable
 from typing import Any, get_args, get_origin
 
 import numpy.typing as npt
@@ -13,6 +13,7 @@ from fastapi import Request, UploadFile
 from fastapi import params as params_
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile as StarletteUpload
 from starlette.responses import Response
 
 from ovreduce.errors import InputError, LimitExceededError
@@ -106,10 +107,9 @@ class ServiceRoute(APIRoute):
         return checked
 
     async def _check(self, request: Request) -> None:
-        headers = request.scope["headers"]
-        encoding = b",".join(v for k, v in headers if k == b"content-encoding").decode("latin-1").strip().lower()
-        if any(coding.strip(" \t") not in ("", "identity") for coding in encoding.split(",")):
-            raise InputError(f"Content-Encoding {encoding[:40]!r} is not read by ovreduce; send the body uncompressed")
+        encoding = _coding(v.decode("latin-1") for k, v in request.scope["headers"] if k == b"content-encoding")
+        if encoding is not None:
+            raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
         if request.scope["query_string"] and self.scalar_queries:
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)
@@ -118,9 +118,24 @@ class ServiceRoute(APIRoute):
         if self.takes_form:
             form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
             twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
-            if twice:
+            coded = [(key, said) for key, value in form.multi_items() if isinstance(value, StarletteUpload)
+                     and (said := _coding([*value.headers.getlist("content-encoding"),
+                                           *value.headers.getlist("content-transfer-encoding")],
+                                          plain=("", "identity", "binary", "8bit", "7bit"))) is not None]  # fmt: skip
+            if twice or coded:
                 await form.close()
+            if twice:
                 raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
+            if coded:
+                raise InputError(f"the form field {coded[0][0]!r} is sent encoded ({coded[0][1]!r}), which ovreduce "
+                                 f"does not read; send the file as it is")  # fmt: skip
+
+
+def _coding(values: Iterable[str], plain: Collection[str] = ("", "identity")) -> str | None:
+    """What the values of encoding headers say the bytes are encoded with (at most 40 characters); None when every
+    coding they list is ``plain``: the bytes as they are."""
+    said = ",".join(values).strip().lower()
+    return None if all(coding.strip(" \t") in plain for coding in said.split(",")) else said[:40]
 
 
 def json_bytes(doc: Any) -> bytes:

@@ -259,6 +259,28 @@ def test_a_compressed_body_is_refused_wherever_it_is_sent(client: TestClient) ->
         assert_problem(response, 404, "not_found")  # read as plain: on to the model it names
 
 
+def test_a_file_part_sent_encoded_is_refused(client: TestClient) -> None:
+    """A part of an upload compressed or base64-encoded is refused as such, not read as a broken IR."""
+    import gzip
+
+    xml, bin_data = reduce_ir("sum")
+    multipart = {"content-type": "multipart/form-data; boundary=B"}
+
+    def body(header: str, data: bytes) -> bytes:
+        head = b'--B\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n' + header.encode()
+        tail = b'\r\n--B\r\nContent-Disposition: form-data; name="bin"; filename="m.bin"\r\n\r\n' + (bin_data or b"")
+        return head + b"\r\n\r\n" + data + tail + b"\r\n--B--\r\n"
+
+    for header, value, data in (("Content-Encoding", "gzip", gzip.compress(xml)),
+                                ("Content-Transfer-Encoding", "base64", xml)):  # fmt: skip
+        response = client.post("/v1/check", content=body(f"{header}: {value}", data), headers=multipart)
+        doc = assert_problem(response, 400, "input")
+        said = f"the form field 'xml' is sent encoded ('{value}'), which ovreduce does not read; send the file as it is"
+        assert doc["detail"] == said, doc
+    plain = client.post("/v1/check", content=body("Content-Transfer-Encoding: binary", xml), headers=multipart)
+    assert plain.status_code == 200, plain.text
+
+
 def test_a_json_body_of_null_is_refused_not_taken_for_no_body(client: TestClient, rmsnorm_id: str) -> None:
     """``null`` is no run request: it is refused, where no body at all runs on the defaults."""
     for route in (f"/v1/models/{rmsnorm_id}/layers/5/run", f"/v1/models/{rmsnorm_id}/audit"):
