@@ -169,6 +169,8 @@ def prepare_inputs(
         what = f"input {index} ({role})"
         key = given_once(given, known[index], what, "inputs")
         shape_key = given_once(shapes, known[index], what, "shapes")
+        if key is not None and shape_key is not None:  # the array's own shape would win silently
+            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         array = None if key is None else given[key]
         override = None if shape_key is None else shapes[shape_key]
         if array is not None:

@@ -127,6 +127,8 @@ BAD_BODIES: list[tuple[str, Any, int, str]] = [
     ("device-chars", {"device": "CPU\n"}, 400, "request.invalid"),
     ("bad-shape-text", {"shapes": {"0": "[a]"}}, 400, "input"),
     ("incompatible-shape", {"shapes": {"0": "[2,1,64]"}}, 400, "input"),
+    ("array-and-shape", {"inputs": [{"name": "0", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.5] * 64}],
+                         "shapes": {"0": "[1,2,64]"}}, 400, "input"),
     ("not-an-object", [1, 2], 400, "request.invalid"),
     ("huge-given", {"inputs": [{"name": "0", "shape": [1, 4096, 4096], "datatype": "FP32", "data": []}]},
      413, "limit"),

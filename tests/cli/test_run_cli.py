@@ -101,6 +101,15 @@ def test_dynamic_rank_with_shape_reaches_the_cpu(capsys: pytest.CaptureFixture[s
     assert doc["inputs"][0]["defaulted_dims"] == []
 
 
+def test_an_array_and_a_shape_for_one_input_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The array's own shape would win over the shape given for it, silently: the contradiction is refused."""
+    np.save(tmp_path / "y.npy", np.zeros((2, 3), np.float16))
+    status, _out, err = ovreduce(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--input", f"y={tmp_path}/y.npy",
+                                 "--shape", "y=[4,5]")  # fmt: skip
+    assert status == 2
+    assert "input 0 (data) is given both an array and a shape; give one" in err
+
+
 def test_dynamic_rank_with_an_input_file_reaches_the_cpu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     data = np.arange(24, dtype=np.float16).reshape(2, 3, 4)
     np.save(tmp_path / "y.npy", data)
