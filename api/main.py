@@ -143,7 +143,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allowed_hosts=settings.host_patterns(),
         max_requests=settings.max_requests,
     )
-    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refusals by the others count too
 
     static = StaticFiles(directory=STATIC)
 
@@ -183,11 +182,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(body, media_type=CONTENT_TYPE)
 
     app.mount("/static", static, name="static")
-    app.state.allow_index = [  # the methods of every route and mount (files: GET), for 405's Allow (api.problems)
-        (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"}))
-        for route in [*app.routes, *(route for router in ROUTERS for route in router.routes)]  # included: by router
+    routes = [  # every route and mount, those of the included routers by their router
+        route
+        for route in [*app.routes, *(route for router in ROUTERS for route in router.routes)]
         if isinstance(route, Route | Mount)
     ]
+    # the methods of each (files: GET), for 405's Allow (api.problems)
+    app.state.allow_index = [
+        (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"})) for route in routes
+    ]
+    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)  # outermost: refusals by the others count
 
     app.openapi = lambda: problems.openapi(app)  # type: ignore[method-assign]
     return app

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import StoreError
@@ -141,18 +142,21 @@ class MetricsMiddleware:
     """Count every HTTP request by its route template and status, and time it.
 
     Outermost, so refusals of the other wrappers count too. The route template is read from the scope after
-    the request was handled: the router leaves the matched route there.
+    the request was handled, where FastAPI's router leaves the matched route; a request that reached no such route
+    (refused before routing, or served by a plain route or mount: ``/openapi.json``, ``/static``) is matched here.
     """
 
-    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, routes: Sequence[BaseRoute]) -> None:
         self.app = app
         self.metrics = metrics
+        self.routes = routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        asked = {**scope}  # as it came: a mount rewrites the scope's paths
         status = 500  # an exception that escaped every handler ends the connection without an answer
 
         async def counting_send(message: Message) -> None:
@@ -164,15 +168,15 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, counting_send)
         finally:
-            route = _route_of(scope)
+            route = _route_of(scope.get("route"), asked, self.routes)
             method = str(scope.get("method", "GET"))
             method = method if method in METHODS else "other"
             self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
             self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
 
 
-def _route_of(scope: Scope) -> str:
-    route = scope.get("route")
+def _route_of(route: object, scope: Scope, routes: Sequence[BaseRoute]) -> str:
+    route = route or next((r for r in routes if r.matches(scope)[0] is not Match.NONE), None)
     path = getattr(route, "path_format", None)  # the template without converters: {layer}, not {layer:path}
     return path if isinstance(path, str) else UNMATCHED
 

@@ -96,8 +96,24 @@ def test_head_requests_are_counted_by_their_route(client: TestClient) -> None:
 def test_metrics_are_behind_the_host_allow_list(client: TestClient) -> None:
     refused = client.get("/metrics", headers={"host": "evil.example"})
     assert_problem(refused, 400, "request.host")
-    samples = scrape(client)  # the refusal is counted: no route was reached
-    assert value(samples, "ovreduce_http_requests_total", method="GET", route="<unmatched>", status="400") == 1
+    samples = scrape(client)  # the refusal is counted, under the route the request was for
+    assert value(samples, "ovreduce_http_requests_total", method="GET", route="/metrics", status="400") == 1
+
+
+def test_the_schema_and_the_files_are_counted_by_their_template(client: TestClient) -> None:
+    """Routes outside the API's own (the OpenAPI schema, the page's files) have templates too: no request path
+    becomes a label value, and none of them is lumped with requests for no route at all."""
+    assert client.get("/openapi.json").status_code == 200
+    for name in ("app.js", "style.css", "no-such-file.js"):
+        client.get(f"/static/{name}")
+    client.get("/nothing/here")
+    samples = scrape(client)
+    req = "ovreduce_http_requests_total"
+    assert value(samples, req, method="GET", route="/openapi.json", status="200") == 1
+    assert value(samples, req, method="GET", route="/static/{path}", status="200") == 2
+    assert value(samples, req, method="GET", route="/static/{path}", status="404") == 1
+    assert value(samples, req, method="GET", route="<unmatched>", status="404") == 1
+    assert not any("app.js" in dict(labels).get("route", "") for _, labels in samples)
 
 
 def test_apps_in_one_process_count_apart(make_client: Callable[..., TestClient]) -> None:

@@ -23,6 +23,7 @@ from api.store.disk import ModelStore
 
 from .conftest import assert_problem, files
 from .irs import reduce_ir
+from .test_metrics import scrape, value
 
 STATE_CHANGES = ["POST", "PUT", "PATCH", "DELETE"]
 
@@ -300,6 +301,10 @@ def test_requests_beyond_max_requests_are_503_but_health_is_answered(
         assert response.headers["retry-after"] == "5"
         for probe in ("/healthz", "/readyz", "/v2/health/live", "/v2/health/ready", "/metrics"):
             assert client.get(probe).status_code == 200, probe  # probes and scrapes matter most under load
+        # counted under the route it was for: a busy route shows in its own series
+        assert (
+            value(scrape(client), "ovreduce_http_requests_total", method="POST", route="/v1/check", status="503") == 1
+        )
     finally:
         thread.join(60)
     assert audit == [200]
