@@ -26,6 +26,7 @@ import base64
 import hashlib
 import logging
 import re
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from re import Pattern
@@ -59,6 +60,9 @@ DRAIN_MAX_BYTES = 128 << 20
 """After an early answer, at most this many more body bytes (or as many as the limit, when larger) are read."""
 DRAIN_MAX_S = 15.0
 """After an early answer, the rest of the body is read for at most this long."""
+MIN_BODY_RATE = 8 << 10
+"""Bytes per second a request body must average once ``OVREDUCE_BODY_TIMEOUT_S`` has passed since its first read: a
+client that sends a byte now and then (each within the timeout) holds a request slot no longer than that."""
 
 CSP = (
     "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
@@ -350,7 +354,9 @@ class BodyLimitMiddleware:
     and whatever the application would have answered is replaced by the 413. Either way the rest of the body is
     then read and dropped, within bounds (see the module docstring). A body of which no byte arrives for
     ``body_timeout_s`` is answered 408 and its connection closed: a stalled client holds no request slot for
-    ever. A request with more than one ``Content-Type`` (which two parsers could read differently) is 400.
+    ever; so is one whose body, once ``body_timeout_s`` has passed, has arrived at less than :data:`MIN_BODY_RATE`
+    on average (it trickles). A request with more than one ``Content-Type`` (which two parsers could read
+    differently) is 400.
     """
 
     def __init__(self, app: ASGIApp, *, max_upload_bytes: int, max_json_bytes: int, body_timeout_s: float,
@@ -405,6 +411,7 @@ class BodyLimitMiddleware:
                                drain_limit=drain_limit)  # fmt: skip
             return
         received = 0
+        began: float | None = None  # the first read of the body
         refusal: tuple[int, str, str] | None = None  # (status, code, detail) that replaces the app's answer
         replaced = False
         finished = False  # the client has sent its whole body (or gone)
@@ -412,18 +419,28 @@ class BodyLimitMiddleware:
         tail = b""  # the last bytes read, where a close delimiter split over two reads begins
 
         async def limited_receive() -> Message:
-            nonlocal received, refusal, finished, close, tail
+            nonlocal received, began, refusal, finished, close, tail
             if refusal is not None:
                 raise InputError(refusal[2])
             if finished:  # the body is in: the application waits for a disconnect, as long as it likes
                 return await receive()
+            now = time.monotonic()
+            began = now if began is None else began
+            # the wait for the next bytes: the stall timeout, or less where the average rate would fall too low
+            rate_left = max(self.body_timeout_s, received / MIN_BODY_RATE) - (now - began)
             try:
-                async with asyncio.timeout(self.body_timeout_s):  # half what anyio's scope costs, every read
+                async with asyncio.timeout(min(self.body_timeout_s, rate_left)):  # half what anyio's scope costs
                     message = await receive()
             except TimeoutError:
-                finished = True  # nothing to drain: the client sends nothing
-                detail = (f"no byte of the request body arrived for {self.body_timeout_s:g} s "
-                          f"(OVREDUCE_BODY_TIMEOUT_S); the connection is closed")  # fmt: skip
+                finished = True  # nothing to drain: the client sends (next to) nothing
+                if rate_left < self.body_timeout_s:
+                    rate = received / max(time.monotonic() - began, 1e-9)
+                    detail = (f"the request body arrives at {rate:.0f} bytes/s on average, less than the "
+                              f"{MIN_BODY_RATE} bytes/s waited for after the first {self.body_timeout_s:g} s "
+                              f"(OVREDUCE_BODY_TIMEOUT_S); the connection is closed")  # fmt: skip
+                else:
+                    detail = (f"no byte of the request body arrived for {self.body_timeout_s:g} s "
+                              f"(OVREDUCE_BODY_TIMEOUT_S); the connection is closed")  # fmt: skip
                 refusal = (408, "request.timeout", detail)
                 raise InputError(detail) from None
             if message["type"] == "http.request":

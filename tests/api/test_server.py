@@ -429,6 +429,33 @@ def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> No
                 sock.close()
 
 
+def test_a_body_that_trickles_is_answered_408_and_frees_its_slot(tmp_path: Path) -> None:
+    """A client that sends a byte of its body every half second, well within OVREDUCE_BODY_TIMEOUT_S each: once that
+    time has passed, the body's average rate is far below the least waited for, and it is answered 408."""
+    with serve(tmp_path / "store", settings={"body_timeout_s": 2.0, "max_requests": 1}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock, httpx.Client(base_url=url) as http:
+            sock.sendall(b"POST /v2/repository/index HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n ")
+            time.sleep(0.3)
+            assert http.get("/v1/models").status_code == 503  # the slot is held...
+            sock.settimeout(0.5)
+            answer = b""
+            for _ in range(40):  # ...for at most about the timeout (20 s of drip would be a defect)
+                try:
+                    sock.sendall(b" ")
+                    answer += sock.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+                if b"\r\n\r\n" in answer:
+                    break
+            assert answer.startswith(b"HTTP/1.1 408 "), answer
+            doc = json.loads(answer.partition(b"\r\n\r\n")[2])
+            assert doc["code"] == "request.timeout" and "bytes/s on average" in doc["detail"], doc
+            assert http.get("/v1/models").status_code == 200  # the slot is free
+
+
 def test_slow_header_clients_neither_starve_healthz_nor_stay(tmp_path: Path) -> None:
     """40 clients trickling headers: /healthz keeps answering 200; each of them is closed at its deadline."""
     with serve(tmp_path / "store", settings={"header_timeout_s": 3.0, "max_requests": 8}) as (url, _):
