@@ -191,7 +191,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.allow_index = [
         (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"})) for route in routes
     ]
-    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)  # outermost: refusals by the others count
+    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)  # refusals by the others count too
+    app.add_middleware(middleware.AbsoluteFormMiddleware)  # outermost: the others see the request as served
 
     app.openapi = lambda: problems.openapi(app)  # type: ignore[method-assign]
     return app

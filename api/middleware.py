@@ -1,6 +1,6 @@
 """The ASGI wrappers around the application; :func:`install` adds them in the order that matters.
 
-From the outside in:
+From the outside in (:class:`AbsoluteFormMiddleware`, outermost of all, is added by the app factory):
 
 * :class:`SecurityMiddleware` answers only the ``Host`` values of ``OVREDUCE_ALLOWED_HOSTS`` (400
   ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from re import Pattern
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import anyio
 from fastapi import FastAPI, Request
@@ -46,6 +46,7 @@ __all__ = [
     "CSP",
     "DRAIN_MAX_BYTES",
     "DRAIN_MAX_S",
+    "AbsoluteFormMiddleware",
     "BodyLimitMiddleware",
     "HeadMiddleware",
     "InFlightLimitMiddleware",
@@ -497,6 +498,28 @@ def _close_delimiter(content_type: bytes) -> bytes | None:
 
     boundary = parse_options_header(content_type)[1].get(b"boundary")
     return b"\r\n--" + boundary + b"--" if boundary else None
+
+
+# -- absolute-form targets -------------------------------------------------------------------------------
+class AbsoluteFormMiddleware:
+    """Serve a request whose target is a whole URI (``GET http://host:port/healthz``), as every HTTP/1.1 server must
+    (RFC 9112 3.2.2): its path is the URI's path, and its ``Host`` the URI's authority, whatever the header said.
+    Outermost, so that every other wrapper (the Host check, the metrics' route) sees the request as served."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            root = scope.get("root_path", "")
+            target = bytes(scope.get("raw_path", b""))[len(root.encode()) :]
+            if target[:8].lower().startswith((b"http://", b"https://")):
+                authority, slash, rest = target.partition(b"://")[2].partition(b"/")
+                raw = slash + rest or b"/"
+                headers = [(k, v) for k, v in scope["headers"] if k != b"host"] + [(b"host", authority)]
+                scope = {**scope, "headers": headers, "raw_path": root.encode() + raw,
+                         "path": root + unquote(raw.decode("latin-1"))}  # fmt: skip
+        await self.app(scope, receive, send)
 
 
 # -- HEAD ------------------------------------------------------------------------------------------------

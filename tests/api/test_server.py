@@ -429,6 +429,23 @@ def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> No
                 sock.close()
 
 
+def test_a_target_given_as_a_whole_uri_is_served(tmp_path: Path) -> None:
+    """Every HTTP/1.1 server must accept a target in absolute form (RFC 9112 3.2.2); the URI's authority is then the
+    request's Host, whatever the header says, and is held to the allow-list as any Host is."""
+    with serve(tmp_path / "store") as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(f"GET http://127.0.0.1:{port}/v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            status, _, body = _read_response(sock)
+            assert status == 200, body
+            sock.sendall(b"GET HTTP://localhost/v1/models/%30 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            status, _, body = _read_response(sock)  # the path is decoded as any path is
+            assert status == 404 and "no model with id '0'" in json.loads(body)["detail"], body
+            sock.sendall(b"GET http://evil.example/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            status, _, body = _read_response(sock)
+            assert status == 400 and "'evil.example'" in json.loads(body)["detail"], body
+
+
 def test_a_body_that_trickles_is_answered_408_and_frees_its_slot(tmp_path: Path) -> None:
     """A client that sends a byte of its body every half second, well within OVREDUCE_BODY_TIMEOUT_S each: once that
     time has passed, the body's average rate is far below the least waited for, and it is answered 408."""
