@@ -21,7 +21,6 @@ from cachetools import LRUCache
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, Response
-from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
@@ -35,7 +34,7 @@ from .deps import Services
 from .errors import StoreError
 from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
-from .routes.common import ServiceRoute, takes_form
+from .routes.common import ServiceRoute
 from .store.catalog import Catalog
 from .workers import IsolatedPool, apply_extensions, catalog_for
 
@@ -138,7 +137,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             route.path_regex
             for router in ROUTERS
             for route in router.routes
-            if isinstance(route, APIRoute) and takes_form(route)
+            if isinstance(route, ServiceRoute) and route.takes_form
         ],
         allowed_hosts=settings.host_patterns(),
         max_requests=settings.max_requests,

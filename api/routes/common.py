@@ -36,7 +36,6 @@ __all__ = [
     "parse_shapes",
     "read_json",
     "read_upload",
-    "takes_form",
     "upload_names",
 ]
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
@@ -94,7 +93,7 @@ class ServiceRoute(APIRoute):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.scalar_queries = frozenset(p.alias for p in self.dependant.query_params if not _is_list(p.field_info))
-        self.takes_form = takes_form(self)
+        self.takes_form = isinstance(getattr(self.body_field, "field_info", None), params_.Form)  # an upload route
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -160,11 +159,6 @@ async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -
     if len(data) > limit:
         raise LimitExceededError(f"{what} is larger than the limit of {limit} bytes ({setting})")
     return data
-
-
-def takes_form(route: Any) -> bool:
-    """Whether a route's body is a form (its parameters are files or form fields): an upload route."""
-    return isinstance(getattr(getattr(route, "body_field", None), "field_info", None), params_.Form)
 
 
 def _is_list(field: Any) -> bool:
