@@ -73,10 +73,11 @@ async def upload(
 
 @router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503))
 async def list_models(services: ServicesDep) -> Response:
-    catalog = services.catalog
-    models = await run_in_threadpool(catalog.summaries)
-    total = await run_in_threadpool(catalog.store.usage)
-    return json_response({"models": models, "total_bytes": total, "max_bytes": catalog.store.max_bytes})
+    catalog, store = services.catalog, services.catalog.store
+    models = await run_in_threadpool(catalog.summaries_json)  # spliced in as stored: never parsed here
+    total = await run_in_threadpool(store.usage)
+    body = b'{"models": [%s], "total_bytes": %d, "max_bytes": %d}' % (b", ".join(models), total, store.max_bytes)
+    return Response(body, media_type="application/json")
 
 
 @router.get(
@@ -87,9 +88,9 @@ async def list_models(services: ServicesDep) -> Response:
 )
 async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     store = services.catalog.store
-    meta = await run_in_threadpool(store.meta, model_id)
+    meta = await run_in_threadpool(store.meta_json, model_id)
     await run_in_threadpool(store.touch, model_id)
-    return json_response(meta)
+    return Response(meta, media_type="application/json")
 
 
 @router.delete(

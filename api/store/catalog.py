@@ -95,10 +95,14 @@ class Catalog:
 
     def summaries(self) -> list[dict[str, Any]]:
         """The summary of every stored model (those removed meanwhile are skipped), by id."""
+        return [json.loads(raw) for raw in self.summaries_json()]
+
+    def summaries_json(self) -> list[bytes]:
+        """:meth:`summaries` as the JSON texts stored (:meth:`ModelStore.meta_json`)."""
         out = []
         for mid in self.store.ids():
             with contextlib.suppress(NotFoundError, StoreError):
-                out.append(self.store.meta(mid))
+                out.append(self.store.meta_json(mid))
         return out
 
     def add(

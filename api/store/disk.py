@@ -291,6 +291,12 @@ class ModelStore:
         """
         return self._judged(mid, self._meta)
 
+    def meta_json(self, mid: str) -> bytes:
+        """The model's summary as stored, JSON text, checked as :meth:`meta` checks it but parsed only where that
+        is the one way to check it (a model stored without recorded hashes): a listing of large summaries costs
+        reads and hashes, which let other threads run, not parsing, which holds the interpreter."""
+        return self._judged(mid, self._meta_raw)
+
     def checked_xml(self, mid: str) -> bytes:
         """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`_verify`).
 
@@ -321,6 +327,10 @@ class ModelStore:
         return st.st_ino, st.st_ctime_ns
 
     def _meta(self, mid: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self._meta_raw(mid))
+        return data
+
+    def _meta_raw(self, mid: str) -> bytes:
         raw = self._read_stored(mid, "meta.json")
         try:
             sums = self._sums(mid)
@@ -332,13 +342,15 @@ class ModelStore:
             raise read_error(exc, mid) from None
         if sums is not None and sums.get("meta.json") != hashlib.sha256(raw).hexdigest():
             raise _DamageError("its summary (meta.json) does not match its recorded hash")
+        if sums is not None and raw.startswith(b'{"id": "%s", ' % mid.encode()):
+            return raw  # the object this store wrote for this model (summarize() puts the id first)
         try:
             data = json.loads(raw)
         except ValueError:
             data = None
         if not isinstance(data, dict) or data.get("id") != mid:
             raise _DamageError("its summary (meta.json) is not readable")
-        return data
+        return raw
 
     def _sums(self, mid: str) -> dict[str, str] | None:
         """The recorded hashes of a model's files (None for a model stored before they were recorded)."""

@@ -325,6 +325,28 @@ def test_corrupted_summaries_are_410_and_not_listed(make_client: Callable[..., T
     assert not (store / "models" / mid).exists()
 
 
+def test_summaries_are_answered_as_stored_and_only_for_their_own_model(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """The listing and a model's page answer the stored summary; one copied in from another model's folder, with
+    a recorded hash to match, is not that model's: it is corrupt, whatever its hash says."""
+    store, mid = _stored(make_client)
+    client = make_client()
+    xml, bin_data = reduce_ir("mean", net_name="other")
+    other = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    stored = {m: json.loads((store / "models" / m / "meta.json").read_bytes()) for m in (mid, other)}
+    listing = client.get("/v1/models").json()
+    assert listing["models"] == [stored[m] for m in sorted(stored)] and listing["total_bytes"] > 0
+    assert client.get(f"/v1/models/{mid}").json() == stored[mid]
+    foreign = (store / "models" / other / "meta.json").read_bytes()
+    (store / "models" / mid / "meta.json").write_bytes(foreign)
+    sums = json.loads((store / "models" / mid / "sums.json").read_text())
+    sums["meta.json"] = hashlib.sha256(foreign).hexdigest()
+    (store / "models" / mid / "sums.json").write_text(json.dumps(sums))
+    assert [m["id"] for m in make_client().get("/v1/models").json()["models"]] == [other]
+    assert not (store / "models" / mid).exists()  # removed as corrupt
+
+
 @pytest.mark.parametrize("part", ["model.xml", "model.bin", "meta.json", "sums.json"])
 @pytest.mark.parametrize("kind", ["fifo", "folder", "gone"])
 def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
