@@ -274,6 +274,14 @@ _MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser
 }
 
 
+_FIRST_BOUNDARY = (
+    "Expected boundary character",
+    "Did not find CR at end of boundary",
+    "Did not find LF at end of boundary",
+)
+"""How python-multipart says the body does not begin with its first boundary line."""
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's and FastAPI's HTTP errors in our words; under ``/v2`` as KServe's ``{"error"}``, which the
     protocol's clients read."""
@@ -295,7 +303,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"the request body cannot be read as JSON: {why}"
     elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
         said = str(getattr(exc.__context__, "__cause__", None) or "")
-        why = _MULTIPART.get(said, said or "it does not follow RFC 7578")
+        why = _MULTIPART.get(said) or (
+            f"it does not begin with its first boundary line, '--' and the boundary of its Content-Type, then a line "
+            f"break; text before it (a preamble) is not read ({said})"
+            if said.startswith(_FIRST_BOUNDARY) else said or "it does not follow RFC 7578"
+        )  # fmt: skip
         detail = f"the multipart body cannot be read: {why}"
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))

@@ -442,6 +442,15 @@ def test_a_multipart_body_that_cannot_be_parsed_says_why(client: TestClient, hea
     assert doc["detail"].startswith(f"the multipart body cannot be read: {why}"), doc
 
 
+@pytest.mark.parametrize("start", [b"a preamble\r\n--BOUND\r\n", b"--BOUNDARY\r\n", b"--BOUND;\r\n"])
+def test_a_multipart_body_that_does_not_begin_with_its_boundary_says_so(client: TestClient, start: bytes) -> None:
+    body = start + b'Content-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n<net/>\r\n--BOUND--\r\n'
+    response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=BOUND"})
+    doc = assert_problem(response, 400, "http.400")
+    assert "does not begin with its first boundary line" in doc["detail"], doc
+    assert "preamble" in doc["detail"]
+
+
 def test_every_error_code_is_documented_for_clients() -> None:
     """Each error class's code (the library's, the service's, the worker pool's) has its row in docs/api.md."""
     table = (ROOT / "docs" / "api.md").read_text("utf-8")
