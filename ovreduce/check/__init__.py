@@ -71,17 +71,20 @@ def check_model(
 
 
 def _validate_bodies(model: IRModel) -> None:
-    """Refuse a model with a body whose reduction fails its shape rule on the body Parameters' own declared shapes:
-    OpenVINO validates each body on them as it reads it, before its container feeds it."""
+    """Refuse a model with a body whose reduction fails its shape rule on the body Parameters' own declared shapes,
+    or on what a body holding it feeds it on those: OpenVINO validates each body on them as it reads it, before its
+    container feeds it."""
     for ref in model.bodies():
-        for info in ShapeEngine(ref.body.graph).reductions:
-            if info.error is not None:
-                raise IRStructureError(
-                    f"{model.source}: {info.layer.where} in the {ref.path} body: {info.error} (on the body "
-                    f"Parameters' declared shapes, on which OpenVINO validates the body as it reads it: OpenVINO "
-                    f"refuses the model)",
-                    line=info.layer.line,
-                )
+        engine = ShapeEngine(ref.body.graph)
+        for path, walk in [(ref.path, engine), *((f"{ref.path}/{sub}", e) for sub, e in engine.body_engines())]:
+            for info in walk.reductions:
+                if info.error is not None:
+                    raise IRStructureError(
+                        f"{model.source}: {info.layer.where} in the {path} body: {info.error} (on the declared shapes "
+                        f"of the Parameters of this body or of a body holding it, on which OpenVINO validates each "
+                        f"body as it reads it: OpenVINO refuses the model)",
+                        line=info.layer.line,
+                    )
 
 
 def _check_model(

@@ -46,6 +46,14 @@ def _duplicate_first_input(xml: str) -> str:
     return xml.replace(found[0], found[0] + found[1] + "1" + found[2], 1)
 
 
+def _nth(xml: str, old: str, new: str, n: int) -> str:
+    """``xml`` with the ``n``-th ``old`` (from 1) replaced by ``new``."""
+    at = -1
+    for _ in range(n):
+        at = xml.index(old, at + 1)
+    return xml[:at] + new + xml[at + len(old) :]
+
+
 CASES = {
     "if-no-else-output": (subgraphs.if_model, _drop(r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$')),
     "if-const-no-else-output": (subgraphs.if_model, _chain(_constant_condition, _drop(
@@ -59,6 +67,8 @@ CASES = {
     "loop-body-parameter-dynamic": (subgraphs.loop_model, lambda x: x.replace('shape="1,3,4"', 'shape="?,3,?"', 1)),
     "if-body-parameter-rank-1": (subgraphs.if_model, lambda x: x.replace('<data shape="2,3,4"', '<data shape="6"', 2)
                                  .replace('<data shape="6"', '<data shape="2,3,4"', 1)),
+    "nested-body-parameter-rank-1": (subgraphs.nested_model, lambda x: _nth(x, 'shape="1,6"', 'shape="6"', 2)),
+    "nested-outer-parameter-rank-1": (subgraphs.nested_model, lambda x: _nth(x, 'shape="1,6"', 'shape="6"', 1)),
     "ti-no-input": (subgraphs.ti_model, _drop(r"<input axis=")),
     "ti-no-output": (subgraphs.ti_model, _drop(r"<output axis=")),
 }  # fmt: skip
