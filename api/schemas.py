@@ -148,7 +148,6 @@ class LayerList(_Open):
 
 
 # -- runs -------------------------------------------------------------------------------------------------
-Scalar = float | int | bool | str  # KServe passes NaN and infinities as strings
 
 
 class Tensor(BaseModel):

@@ -189,7 +189,6 @@ class IsolatedPool:
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
-        self.waiting = 0  # jobs waiting for a worker
         self.on_event: Callable[[str], None] | None = None
         """Told ``queued`` and ``dequeued`` as jobs start and stop waiting for a worker, and ``busy``,
         ``timeout`` or ``worker_died`` when a job ends without an answer (:class:`api.metrics.Metrics`)."""
@@ -240,7 +239,6 @@ class IsolatedPool:
         deadline = loop.time() + self.timeout_s
         if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
             self._slots, self._loop = asyncio.Semaphore(self.size), loop
-        self.waiting += 1
         self._event("queued")
         try:
             await asyncio.wait_for(self._slots.acquire(), self.timeout_s)
@@ -251,7 +249,6 @@ class IsolatedPool:
                 f"and was not started; retry later"
             ) from None
         finally:
-            self.waiting -= 1
             self._event("dequeued")
         try:
             if deadline - loop.time() < self.timeout_s * _LEAST_LEFT:  # it would only be stopped: not started
