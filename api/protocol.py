@@ -3,7 +3,8 @@
 A connection that has not sent a whole request head within ``OVREDUCE_HEADER_TIMEOUT_S`` seconds of
 connecting, or of its previous answer, is answered ``408 Request Timeout`` (when it sent part of one) and
 closed; so is one still sending the body of a request that was answered without reading it (the rest of the
-body has the same deadline, from the answer): clients that trickle cannot hold connections open for ever::
+body has the same deadline, from the answer), and one that reads nothing of an answer for as long (the answer
+waits on it): clients that trickle cannot hold connections, or request slots, open for ever::
 
     uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
     ovreduce serve        # uses it
@@ -53,6 +54,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._partial = False  # bytes of the awaited request head have arrived
         self._head_bytes = 0  # how many
+        self._write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -96,7 +98,29 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        """The client reads the answer slower than it is written: it has the same deadline to read some of it as to
+        send a request head, or the connection is dropped (its request slot with it: an answer nobody reads would hold
+        the slot for ever)."""
+        super().pause_writing()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(self.header_timeout_s, self._unread)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _unread(self) -> None:
+        self._write_timer = None
+        if not self.transport.is_closing():
+            logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
+            self.transport.abort()
 
     def _idle(self) -> bool:
         """Whether the connection waits on the client: for a request head, or for the rest of a body whose request

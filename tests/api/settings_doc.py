@@ -42,7 +42,7 @@ MEANINGS: dict[str, str] = {
     "log_level": "the log level of `ovreduce serve`",
     "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400",
     "max_requests": "requests handled at once per worker process, `/healthz` and `/readyz` excepted; beyond it 503 `busy`",
-    "header_timeout_s": "seconds a connection may take to send a request line and headers (`ovreduce serve`, the image)",
+    "header_timeout_s": "seconds a connection may take to send a request line and headers, or go without reading any of an answer (`ovreduce serve`, the image)",
     "body_timeout_s": "seconds a request's body may go without a byte arriving, and after which it must average 8 KiB/s; then 408 `request.timeout` and the connection is closed",
     "extensions": "comma-separated OpenVINO extensions (library files or Python modules, as `--extension` takes them), loaded in the server's process at its start and in each worker process before its first job; one that cannot be loaded stops the start. openvino-tokenizers' is loaded without it. No request can name one",
 }

@@ -429,6 +429,34 @@ def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> No
                 sock.close()
 
 
+def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path) -> None:
+    """Clients that pipeline requests for large answers and read nothing hold every request slot while their answers
+    wait on them; OVREDUCE_HEADER_TIMEOUT_S after the answers stop moving, their connections are dropped."""
+    with serve(tmp_path / "store", settings={"header_timeout_s": 2.0, "max_requests": 2}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        stalled = []
+        for _ in range(2):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            sock.connect((host, int(port)))
+            sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 50)
+            stalled.append(sock)
+        try:
+            with httpx.Client(base_url=url, timeout=30) as http:
+                time.sleep(0.5)
+                assert http.get("/v1/devices").status_code == 503  # both slots wait on unread answers
+                assert http.get("/healthz").status_code == 200
+                for _ in range(40):  # ...until the deadline (20 s would be a defect)
+                    time.sleep(0.5)
+                    if http.get("/v1/devices").status_code == 200:
+                        break
+                else:
+                    raise AssertionError("the unread answers still hold the request slots")
+        finally:
+            for sock in stalled:
+                sock.close()
+
+
 def test_a_target_given_as_a_whole_uri_is_served(tmp_path: Path) -> None:
     """Every HTTP/1.1 server must accept a target in absolute form (RFC 9112 3.2.2); the URI's authority is then the
     request's Host, whatever the header says, and is held to the allow-list as any Host is."""
