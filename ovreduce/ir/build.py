@@ -42,6 +42,7 @@ from ovreduce.ir.model import (
     PortRef,
     RtInfo,
 )
+from ovreduce.ir.values import string_spans
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
@@ -439,6 +440,11 @@ class Builder:
                 + (f" (expected {self.expected_bin})" if self.expected_bin else "")
             )
         self.weights.check_range(offset, size, where=where)
+        if etype.kind == "string":  # OpenVINO unpacks the strings as it reads the model
+            try:
+                string_spans(self.weights.read(offset, size, where=where), count)
+            except WeightsError as exc:
+                raise WeightsError(f"{where}: {exc.message}") from None
         return ConstData(offset, size, count)
 
     # -- ports ----------------------------------------------------------------------------------------------------

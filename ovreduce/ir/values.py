@@ -80,23 +80,34 @@ def _decode_blocks(raw: npt.NDArray[np.uint8], count: int, low_bits: int, high_b
     return values
 
 
-def _decode_strings(buf: bytes | memoryview, count: int) -> npt.NDArray[Any]:
+def string_spans(buf: bytes | memoryview, count: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], bytes]:
+    """The begin and end of each of the first ``count`` strings of a string Const's packed bytes, and the bytes they
+    index into: an int32 number of strings N, N + 1 int32 offsets, the characters. Held to OpenVINO's rules on
+    reading them: N not negative, the offsets inside the bytes, every string's begin 0 or more and not past its end,
+    every end inside the characters; at least ``count`` strings (the Const's shape). An offset may start past 0 and
+    bytes may follow the last string, as OpenVINO allows."""
     data = bytes(buf)
-    header = 4 * (count + 2)
-    if len(data) < header:
-        raise WeightsError(
-            f"a string Const of {count} elements needs at least {header} bytes of header, got {len(data)}"
-        )
+    if len(data) < 4:
+        raise WeightsError(f"its packed strings have {len(data)} bytes, too few for their count (4 bytes)")
     stored = int.from_bytes(data[:4], "little", signed=True)
-    if stored != count:
-        raise WeightsError(f"string Const header holds {stored} elements, the shape says {count}")
-    offsets = np.frombuffer(data, dtype="<i4", count=count + 1, offset=4).astype(np.int64)
-    chars = data[header:]
-    if offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != len(chars):
-        raise WeightsError(
-            f"string Const offsets are inconsistent: expected non-decreasing offsets from 0 to {len(chars)}"
-        )
-    return np.array(
-        [chars[offsets[i] : offsets[i + 1]].decode("utf-8", errors="replace") for i in range(count)],
-        dtype=object,
-    )
+    header = 4 * (stored + 2)
+    if stored < 0 or header > len(data):
+        raise WeightsError(f"its packed strings give their count as {stored}, whose offsets alone take "
+                           f"{max(header, 8)} bytes, and it has {len(data)}; OpenVINO refuses the model")  # fmt: skip
+    offsets = np.frombuffer(data, dtype="<i4", count=stored + 1, offset=4).astype(np.int64)
+    begins, ends, chars = offsets[:-1], offsets[1:], data[header:]
+    bad = np.flatnonzero((begins < 0) | (begins > ends) | (ends > len(chars)))
+    if bad.size:
+        i = int(bad[0])
+        raise WeightsError(f"string {i} of its packed strings runs from offset {begins[i]} to {ends[i]}, outside "
+                           f"0..{len(chars)} or backwards; OpenVINO refuses the model")  # fmt: skip
+    if stored < count:
+        raise WeightsError(f"its packed strings hold {stored} strings, and its shape needs {count}; OpenVINO "
+                           f"refuses the model")  # fmt: skip
+    return begins[:count], ends[:count], chars
+
+
+def _decode_strings(buf: bytes | memoryview, count: int) -> npt.NDArray[Any]:
+    begins, ends, chars = string_spans(buf, count)
+    return np.array([chars[b:e].decode("utf-8", errors="replace") for b, e in zip(begins, ends, strict=True)],
+                    dtype=object)  # fmt: skip
