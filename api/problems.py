@@ -269,17 +269,33 @@ _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsin
 
 _MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser's defaults, which Starlette keeps)
     "Maximum header size exceeded": f"a part has a header line longer than {DEFAULT_MAX_HEADER_SIZE} bytes (a "
-    f"long file name, say); shorten it",
+    f"long file name, say), or one without a colon, which the parser reads on into the part; shorten it, or write "
+    f"it as 'Name: value'",
     "Maximum header count exceeded": f"a part has more than {DEFAULT_MAX_HEADER_COUNT} header lines",
 }
 
 
+_BAD_HEADER_RE = re.compile(r"Found invalid character (\d+) in header at (\d+)")
 _FIRST_BOUNDARY = (
     "Expected boundary character",
     "Did not find CR at end of boundary",
     "Did not find LF at end of boundary",
 )
 """How python-multipart says the body does not begin with its first boundary line."""
+
+
+def _multipart_why(said: str) -> str:
+    """python-multipart's error (``said``) in words: what is wrong with the body, and what is expected."""
+    if said in _MULTIPART:
+        return _MULTIPART[said]
+    bad = _BAD_HEADER_RE.fullmatch(said)
+    if bad:
+        return (f"a part's header holds a character a header name cannot hold (byte {bad[1]}) at byte {bad[2]} of the "
+                f"body: a line without its colon, a folded line, or a line break in a file name")  # fmt: skip
+    if said.startswith(_FIRST_BOUNDARY):
+        return (f"it does not begin with its first boundary line, '--' and the boundary of its Content-Type, then a "
+                f"line break; text before it (a preamble) is not read ({said})")  # fmt: skip
+    return said or "it does not follow RFC 7578"
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -303,11 +319,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"the request body cannot be read as JSON: {why}"
     elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
         said = str(getattr(exc.__context__, "__cause__", None) or "")
-        why = _MULTIPART.get(said) or (
-            f"it does not begin with its first boundary line, '--' and the boundary of its Content-Type, then a line "
-            f"break; text before it (a preamble) is not read ({said})"
-            if said.startswith(_FIRST_BOUNDARY) else said or "it does not follow RFC 7578"
-        )  # fmt: skip
+        why = _multipart_why(said)
         detail = f"the multipart body cannot be read: {why}"
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
