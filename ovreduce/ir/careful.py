@@ -93,7 +93,26 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
     column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
     at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
     msg = _AT_END.sub("", str(exc.msg or exc).strip())  # the position, said once, in front
+    for said, what, placed in _BOUNDS:
+        if said in msg:  # well-formed, but past one of libxml2's bounds, which ovreduce keeps (ir-reading.md)
+            at, row, column = (at, row, column) if placed else ("", None, None)
+            return IRSyntaxError(f"{source}: {what}{at}, past libxml2's bound, which ovreduce keeps though OpenVINO "
+                                 f"reads it", line=row, column=column)  # fmt: skip
+    encoding = _ENCODING_RE.fullmatch(msg)
+    if encoding:
+        return IRSyntaxError(f"{source}: the XML declaration names the encoding {encoding[1]!r}, which libxml2 cannot "
+                             f"read (OpenVINO ignores it and reads the bytes as UTF-8); save the file as UTF-8, "
+                             f"declared as such or not at all", line=row, column=column)  # fmt: skip
     return IRSyntaxError(f"{source}: not well-formed XML{at}: {msg}", line=row, column=column)
+
+
+_BOUNDS = (  # (what libxml2 says, what it means, whether libxml2's position is that of the cause)
+    ("Excessive depth in document", "elements nested more than 256 deep", True),
+    ("Text node too long", "a run of text longer than 10,000,000 characters", True),
+    # libxml2 says where it gave up on a long token, lines after it
+    ("Buffer size limit exceeded", "an attribute value, name or other token longer than 10,000,000 characters", False),
+)
+_ENCODING_RE = re.compile(r"Unsupported encoding:? (.{1,80})")
 
 
 def _no_doctype(source: str) -> IRSyntaxError:

@@ -244,8 +244,17 @@ CASES: list[Case] = [
          XML + r": not well-formed XML at line \d+, column \d+: Maximum entity amplification factor exceeded",
          openvino_refuses=False),
     Case("rt-info-300-deep", _b(chain(extra=f"<rt_info>{_nest(300)}</rt_info>")), IRSyntaxError,
-         XML + r": not well-formed XML at line \d+, column \d+: Excessive depth in document: 256",
+         XML + r": elements nested more than 256 deep at line \d+, column \d+, past libxml2's bound, which ovreduce "
+         r"keeps though OpenVINO reads it", openvino_refuses=False),
+    Case("attribute-11M", _b(chain().replace('<net name="m"', '<net x="' + "a" * 11_000_000 + '" name="m"', 1)),
+         IRSyntaxError, XML + r": an attribute value, name or other token longer than 10,000,000 characters, past "
+         r"libxml2's bound", openvino_refuses=False),
+    Case("text-11M", _b(chain(extra="<note>" + "a" * 11_000_000 + "</note>")), IRSyntaxError,
+         XML + r": a run of text longer than 10,000,000 characters at line 23, column \d+, past libxml2's bound",
          openvino_refuses=False),
+    Case("encoding-unknown", _b(chain().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="x-nope"?>')),
+         IRSyntaxError, XML + r": the XML declaration names the encoding 'x-nope', which libxml2 cannot read "
+         r"\(OpenVINO ignores it and reads the bytes as UTF-8\); save the file as UTF-8", openvino_refuses=False),
 ]  # fmt: skip
 
 CASE_IDS = [c.id for c in CASES]
