@@ -342,6 +342,11 @@ def conform_model(
     report = ConformReport(path, opset, device, precision, [])
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
         report.notes.append("nodes inside If/Loop/Scan subgraphs are not checked")
+    inner = []  # said, not checked: the verdict cannot rest on them
+    for n, where in _subgraph_nodes(proto.graph):
+        entry = _node(n, opsets, observable=False)
+        entry.notes.append(f"not checked: it is inside {where}, and conform checks no node of a subgraph")
+        inner.append(entry)
     try:
         ov_model = read_model(model)
     except Exception as exc:  # the frontend refusing the model is the finding
@@ -349,6 +354,7 @@ def conform_model(
         report.nodes = [_node(n, opsets, observable=False) for n in nodes]
         for entry in report.nodes:
             entry.notes.append("not converted")
+        report.nodes += inner
         report.seconds = time.perf_counter() - start
         return report.document
     if save_ir:
@@ -378,6 +384,7 @@ def conform_model(
             )
         plan.append((entry, n, slots, out))
         report.nodes.append(entry)
+    report.nodes += inner
     check_kept(sources.marks, max_elements, what="the conformance check")
     work.marks = len(sources.marks)
     work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
@@ -489,6 +496,17 @@ def _split_removed_inputs(
     graph_inputs = {i.name for i in proto.graph.input} - initializers
     removed = {k: np.asarray(v) for k, v in given.items() if k in graph_inputs and k not in ov_names}
     return {k: v for k, v in given.items() if k not in removed}, removed
+
+
+def _subgraph_nodes(graph: Any, where: str = "") -> Iterator[tuple[Any, str]]:
+    """Every node of interest inside a subgraph (If branches, Loop and Scan bodies, nested), with where it is."""
+    for n in graph.node:
+        for attr in n.attribute:
+            for sub in [attr.g] if attr.HasField("g") else attr.graphs:
+                here = f"{where} > " if where else ""
+                here += f"the {attr.name} of {n.op_type} {n.name or n.output[0]!r}"
+                yield from ((inner, here) for inner in sub.node if _interesting(inner))
+                yield from _subgraph_nodes(sub, here)
 
 
 def _interesting(node: Any) -> bool:

@@ -158,6 +158,24 @@ def test_sub_graphs_nested_too_deep_are_refused_before_openvino_compiles_them(tm
     assert doc.error is None, doc.error
 
 
+def test_reductions_inside_subgraphs_are_listed_as_not_checked_and_the_model_does_not_pass(tmp_path: Path) -> None:
+    """conform compares no node of an If branch or a Loop body: a model whose reductions are all there passed as
+    "every node conforms" with no node listed; each is now listed, not checked, and the verdict does not pass."""
+    path = tmp_path / "nested.onnx"
+    onnx.save(_nested_ifs(2), path)
+    doc = conform_model(path)
+    assert doc.error is None and not doc.ok
+    assert len(doc.nodes) == 4 and {n.op_type for n in doc.nodes} == {"ReduceMean"}  # 2 branches of 2 branches
+    for node in doc.nodes:
+        assert node.status == "not-observable" and not node.ok
+        assert any(
+            note.startswith("not checked: it is inside the then_branch of If")
+            or note.startswith("not checked: it is inside the else_branch of If")
+            for note in node.notes
+        )
+        assert " > the " in " ".join(node.notes)  # the inner If's branch, inside the outer's
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_a_mean_over_no_elements_is_undefined_and_compared_nowhere(tmp_path: Path, dtype: type) -> None:
     """ONNX leaves it undefined: the reference's NaN (no value at all for integers) against OpenVINO's 0 was a
