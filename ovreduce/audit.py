@@ -532,8 +532,9 @@ def _target_step(
     if layer.error is not None or layer.comparison is None:
         return TargetHeadroom("not-established", False, f"not examined: {layer.error or 'no output to compare'}",
                               step=step)  # fmt: skip
-    data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
-    inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
+    data, axes, out = (_exact_float(run.marked[i]) if isinstance(i, int) else i for i in slot)
+    inputs = [_exact_float(run.marked[i]) if isinstance(i, int) else i for i in chain.sources] if chain.op is not None \
+        else [data]  # fmt: skip
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
     op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
@@ -1004,6 +1005,11 @@ def _body_reductions(
             )
             rows.append(_unaudited(layer, why, ref.path))
     return rows
+
+
+def _exact_float(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array``, a bf16 one as f32 (exactly): NumPy does not count ml_dtypes' bfloat16 as a float kind."""
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
 def _degenerate(data: npt.NDArray[Any], axes: npt.NDArray[Any]) -> str | None:

@@ -179,6 +179,22 @@ def test_an_overflow_is_placed_at_the_op_that_loses_the_range() -> None:
     assert entering.non_finite == 1
 
 
+@pytest.mark.parametrize(("target", "status"), [("f16", "overflow"), ("bf16", "headroom")])
+def test_a_bf16_model_is_judged_as_floating_point(tmp_path: Path, target: str, status: str) -> None:
+    """A bf16 reduction's captured input (ml_dtypes' bfloat16, which NumPy counts as no float kind) was called "not
+    floating-point" and never judged, so a sum far past f16's range passed the f16 target."""
+    x = ops.parameter([2, 64], ov.Type.bf16, name="x")
+    total = ops.reduce_sum(x, ops.constant(np.array([1], np.int64)), False)
+    total.set_friendly_name("sum")
+    path = tmp_path / "bf16sum.xml"
+    ov.save_model(ov.Model([total], [x], "bf16sum"), path, compress_to_fp16=False)
+    values = (100_000 + np.arange(128, dtype=np.float32)).reshape(2, 64)  # each value past f16's 65504
+    doc = audit_model(load_ir(path), inputs={"x": values.astype(ml_dtypes.bfloat16)}, precision="f32", target=target)
+    [row] = doc.layers
+    assert row.target is not None and row.target.status == status, row.target
+    assert doc.target is not None and doc.target.ok is (status != "overflow")
+
+
 def test_values_that_flush_to_zero_are_counted() -> None:
     x = np.full((1, 16), 1e-4, np.float32)  # squares to 1e-8: below f16's smallest subnormal (6e-8)
     emulation = emulate("ReduceSum", [x, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power")
