@@ -64,6 +64,7 @@ __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "STATUS_BY_ERROR",
     "add_private_path",
+    "answered",
     "install",
     "openapi",
     "problem_bytes",
@@ -201,6 +202,19 @@ def scrub(value: Any) -> Any:
 
 
 # -- documents --------------------------------------------------------------------------------------------
+_MAX_DETAIL = 4000
+"""Characters of an answered error message, at most."""
+
+
+def answered(message: str) -> str:
+    """An error message as answered: private paths replaced, and one that quotes a huge request (a shape of a million
+    dims) cut to its ends."""
+    if len(message) > _MAX_DETAIL:
+        cut = len(message) - _MAX_DETAIL
+        message = f"{message[: _MAX_DETAIL // 2]} ... ({cut} characters cut) ... {message[-_MAX_DETAIL // 2 :]}"
+    return str(scrub(message))
+
+
 def problem_document(
     status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any
 ) -> dict[str, Any]:
@@ -209,7 +223,7 @@ def problem_document(
         "type": f"urn:ovreduce:problem:{code}",
         "title": _title(status),
         "status": status,
-        "detail": scrub(detail),
+        "detail": answered(detail),
         "code": code,
     }
     if instance is not None:
@@ -325,7 +339,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"
     if v2:
-        return Response(json.dumps({"error": scrub(detail)}), exc.status_code, headers, "application/json")
+        return Response(json.dumps({"error": answered(detail)}), exc.status_code, headers, "application/json")
     return problem_response(exc.status_code, detail, f"http.{exc.status_code}", instance=path, headers=headers)
 
 

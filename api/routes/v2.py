@@ -63,7 +63,7 @@ from ..kserve import (
     status_of,
 )
 from ..metrics import Metrics
-from ..problems import scrub
+from ..problems import answered
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel
 from ..workers import WorkerContext
@@ -76,7 +76,7 @@ logger = logging.getLogger("ovreduce.api")
 
 
 def _error(status: int, message: str) -> Response:
-    return json_response({"error": scrub(message)}, status)
+    return json_response({"error": answered(message)}, status)
 
 
 class _KServeRoute(ServiceRoute):

@@ -62,6 +62,15 @@ def test_run_with_given_input(client: TestClient, rmsnorm_id: str, nested: bool)
     assert doc["comparisons"][0]["ok"] is True
 
 
+def test_an_error_that_quotes_a_huge_request_is_cut(client: TestClient, rmsnorm_id: str) -> None:
+    """A shape of 200,000 dims is quoted by the message that refuses it: the answer quotes its ends, not 400 KB."""
+    shape = "[" + ",".join(["1"] * 200_000) + "]"
+    response = client.post(f"/v1/models/{rmsnorm_id}/layers/{LAYER}/run", json={"shapes": {"0": shape}})
+    doc = assert_problem(response, 400, "input")
+    assert len(doc["detail"]) < 4200 and "characters cut" in doc["detail"], len(doc["detail"])
+    assert doc["detail"].startswith("the shape given for input 0 (data): [1,1,1,")
+
+
 def test_run_options(client: TestClient, rmsnorm_id: str) -> None:
     body = {"backends": ["openvino"], "precision": "f16", "device": "CPU", "atol": 0.5, "rtol": 0,
             "shapes": {"0": "[1,4,64]"}}  # fmt: skip
