@@ -42,7 +42,6 @@ from ovreduce.ir.model import (
     PortRef,
     RtInfo,
 )
-from ovreduce.ir.values import string_spans
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
@@ -441,6 +440,8 @@ class Builder:
             )
         self.weights.check_range(offset, size, where=where)
         if etype.kind == "string":  # OpenVINO unpacks the strings as it reads the model
+            from ovreduce.ir.values import string_spans  # NumPy: imported for string Consts only
+
             try:
                 string_spans(self.weights.read(offset, size, where=where), count)
             except WeightsError as exc:
