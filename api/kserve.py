@@ -118,7 +118,8 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     else:
         text = header_length.strip()
         if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > len(body):
-            raise InputError(f"Inference-Header-Content-Length: {header_length[:40]!r} is not a length within the "
+            said = header_length.encode("latin-1").decode("utf-8", "replace")  # as sent: Starlette reads latin-1
+            raise InputError(f"Inference-Header-Content-Length: {said[:40]!r} is not a length within the "
                              f"request body of {len(body)} bytes")  # fmt: skip
         head, rest = body[: int(text)], body[int(text) :]
     try:

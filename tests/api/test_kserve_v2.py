@@ -258,6 +258,8 @@ def test_malformed_framing_shapes_and_nesting_are_400_before_any_conversion(clie
     body, _ = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob)
     _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": "9" * 5000}), 400,
            "Inference-Header-Content-Length", "is not a length")  # fmt: skip
+    said = client.post(infer, content=body, headers={"Inference-Header-Content-Length": "١٢".encode()})  # Arabic digits
+    _error(said, 400, "Inference-Header-Content-Length: '١٢' is not a length")  # quoted as sent, not as latin-1
     empty, headers = _binary_request({"inputs": [_data_input([10**30, 0], binary_data_size=0)]})
     _error(client.post(infer, content=empty, headers=headers), 400, "dimension 0", "OVREDUCE_MAX_ELEMENTS")
     for depth in (70, 500, 800):
