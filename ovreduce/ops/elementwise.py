@@ -8,7 +8,8 @@ The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_sh
   either rank dynamic gives a dynamic rank;
 * ``pdpd``: input 1 broadcasts into input 0 from ``axis`` (-1: right-aligned) and may not be larger.
 
-Arithmetic ops fold small integer values (``ShapeOf(x) * 2``, ``Rank - 1``), with NumPy broadcasting.
+Arithmetic ops fold small integer values (``ShapeOf(x) * 2``, ``Rank - 1``), with NumPy broadcasting, wrapping as
+the inputs' integer type does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
-from ovreduce.ops.rules import BOOLEAN, ShapeRule, broadcast_values, const_tensor, int_attr, str_attr
+from ovreduce.ops.rules import BOOLEAN, ShapeRule, broadcast_values, const_tensor, int_attr, str_attr, wrapped
 from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
 
 __all__ = [
@@ -162,7 +163,7 @@ class Binary(ShapeRule):
             return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} divides by zero")
         if result is None:
             return folded
-        return ValueInfo("const", result[0], shape=result[1])
+        return ValueInfo("const", wrapped(result[0], etype), shape=result[1])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r}, {self.version!r})"

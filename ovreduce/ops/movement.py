@@ -16,7 +16,16 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
 from ovreduce.ops.elementwise import broadcast_shapes
-from ovreduce.ops.rules import ShapeRule, Tensor, const_tensor, int_attr, ints_attr, normalize_axis, str_attr
+from ovreduce.ops.rules import (
+    ShapeRule,
+    Tensor,
+    const_tensor,
+    int_attr,
+    ints_attr,
+    normalize_axis,
+    str_attr,
+    wrapped,
+)
 from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, merge, padded
 
 __all__ = [
@@ -533,6 +542,11 @@ class ShapeOf(ShapeRule):
         state = ctx.input(0)
         if state.shape is not None and state.shape.is_static:
             dims = tuple(state.shape.to_list())
+            etype = self.types(layer, [state])[0]
+            assert etype is not None
+            if wrapped(dims, etype) != dims:  # an i32 ShapeOf of a dim past 2**31 - 1: OpenVINO leaves it unknown
+                return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of {state.shape} into {etype}, which "
+                                                  f"does not hold its dims (OpenVINO does not fold it)")  # fmt: skip
             return ValueInfo("const", dims, shape=(len(dims),))
         if state.shape is None:
             return ValueInfo("unresolved", None, state.reason or f"the input of ShapeOf {layer.name!r} is unresolved")
@@ -569,7 +583,9 @@ class Range4(_ValueShaped):
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
         start, step = inputs[0][0][0], inputs[2][0][0]
-        return tuple(start + i * step for i in range(out_shape[0]))
+        values = tuple(start + i * step for i in range(out_shape[0]))
+        etype = self.types(ctx.layer, [])[0]
+        return wrapped(values, etype) if etype is not None and etype.is_integral else values
 
 
 # -- Pad, StridedSlice ------------------------------------------------------------------------------------------

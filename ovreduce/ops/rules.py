@@ -129,6 +129,16 @@ def const_tensor(info: ValueInfo) -> Tensor | None:
     return info.values, shape
 
 
+def wrapped(values: Sequence[int], etype: ElementType) -> tuple[int, ...]:
+    """Integers as an integral ``etype`` holds them: modulo ``2**bitwidth``, two's complement where signed, as
+    OpenVINO's constant folding computes (``Add`` of u8 255 and 4 is 3; i64 ``2**62 * 4`` is 0)."""
+    bits = etype.bitwidth
+    mask, sign = (1 << bits) - 1, 1 << (bits - 1)
+    if etype.kind == "int":
+        return tuple(((v + sign) & mask) - sign for v in values)
+    return tuple(v & mask for v in values)
+
+
 def _count(shape: Sequence[int]) -> int:
     n = 1
     for d in shape:

@@ -248,3 +248,21 @@ def test_devices() -> None:
     assert cpu["full_name"] == core.get_property("CPU", "FULL_DEVICE_NAME")
     assert "FP32" in cpu["capabilities"]
     assert "CPU" in ovreduce("devices", check_rc=0).stdout
+
+
+def test_axes_computed_past_64_bits_are_written_as_their_type_holds_them(tmp_path: Path) -> None:
+    """i64 ``2**62 * 4`` is 0 to OpenVINO (its reduction runs over axis 0): the JSON document says axes [0] and
+    the shape OpenVINO infers; it once failed to write the unwrapped 2**64 (exit 3, "internal error")."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as o13
+
+    x = o13.parameter([2, 3, 4], np.float32, name="x")
+    axes = o13.multiply(o13.constant(np.array([2**62], np.int64)), o13.constant(np.array([4], np.int64)))
+    mean = o13.reduce_mean(x, axes, False)
+    mean.set_friendly_name("r")
+    ov.save_model(ov.Model([mean], [x], "m"), tmp_path / "m.xml")
+    (model,) = check_json(str(tmp_path / "m.xml"), rc=0)["models"]
+    (reduction,) = model["reductions"]
+    assert reduction["axes"] == [0]
+    assert reduction["inferred_output_shape"] == [3, 4] == list(mean.get_output_shape(0))

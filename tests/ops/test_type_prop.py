@@ -293,6 +293,18 @@ REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
     # the -1 part of an interval dim is dynamic
     ("VariadicSplit", "interval_rest_dynamic", lambda p: o1.variadic_split(p("[2..9,3]"), c(0), c([1, -1])),
      "[1,3];[?,3]"),
+    # Constant axes computed with integer arithmetic wrap as their type does (once a false error, or exit 3 on a
+    # value past 64 bits); an i32 ShapeOf of a dim past its range is not folded
+    ("ReduceMean", "axes_i64_multiply_wraps", lambda p: o1.reduce_mean(p("[2,3,4,5,6]"),
+     o1.multiply(c([2**62]), c([8])), False), "[3,4,5,6]"),
+    ("ReduceMean", "axes_u8_add_wraps", lambda p: o1.reduce_mean(p("[2,3,4,5,6]"),
+     o1.add(c([255], np.uint8), c([4], np.uint8)), False), "[2,3,4,6]"),
+    ("ReduceMean", "axes_i8_subtract_wraps", lambda p: o1.reduce_mean(p("[2,3,4,5,6]"),
+     o1.subtract(c([-128], np.int8), c([125], np.int8)), False), "[2,3,4,6]"),
+    ("ReduceMean", "axes_i32_multiply_wraps", lambda p: o1.reduce_mean(p("[2,3,4,5,6]"),
+     o1.multiply(c([65536], np.int32), c([65536], np.int32)), False), "[3,4,5,6]"),
+    ("ReduceSum", "axes_from_i32_shape_of_past_its_range", lambda p: o1.reduce_sum(p("[4294967297,3]"),
+     o8.gather(o3.shape_of(p("[4294967297,3]"), "i32"), c([0]), c(0)), True), "[?,?]"),
 ]  # fmt: skip
 CASES = [(op, *case) for op, table in TABLES.items() for case in table] + REGRESSIONS
 # Cases whose constant values ovreduce does not fold (non-integral float scales): the output is unresolved
