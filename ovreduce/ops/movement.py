@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, PortState, ValueInfo
+from ovreduce.ops.base import LayerContext, PortState, ValueInfo, parse_bool_attr
 from ovreduce.ops.elementwise import broadcast_shapes
 from ovreduce.ops.rules import (
     ShapeRule,
@@ -181,34 +181,45 @@ def _product_static(values: Sequence[int]) -> int:
 
 
 class Squeeze(_ValueShaped):
-    """Squeeze-0 / Squeeze-15: removes the given axes (or every dim of size 1)."""
+    """Squeeze-0 / Squeeze-15 (``squeeze_shape_inference.hpp``): removes the dims the axes point at that may be 1
+    (one pointed at that cannot be 1 stays), or, with no axes or empty ones, every dim of size 1. Squeeze-15's
+    ``allow_axis_skip`` makes the rank dynamic where a pointed dynamic dim may or may not be 1."""
 
     type = "Squeeze"
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
         self.opsets = opsets
+        self.boolean_attributes = ("allow_axis_skip",) if version == "opset15" else ()
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data = inputs[0]
-        if len(inputs) < 2:
-            if data.dims is None:
-                return [data]
-            if any(not d.is_static and d.contains(Dimension.static(1)) for d in data.dims):
+        one = Dimension.static(1)
+        pointed: set[int] = set()
+        if len(inputs) >= 2:
+            axes_shape = inputs[1]
+            if axes_shape.rank is not None and axes_shape.rank > 1:
+                raise ShapeInferenceError(
+                    f"Second input (axes) should not be of rank higher than 1. Got: {axes_shape.rank}"
+                )
+            axes = _value(ctx, 1)
+            if axes is None or data.dims is None:
+                if data.dims and axes_shape.is_static and _length(axes_shape) == 1:  # one axis, value unknown
+                    if not any(d.compatible(one) for d in data.dims):
+                        return [data]
+                    return [PartialShape.dynamic(len(data.dims) - 1 if self.version == "opset1" else None)]
                 return [PartialShape(None)]
-            return [PartialShape(tuple(d for d in data.dims if d != Dimension.static(1)))]
-        axes = _value(ctx, 1)
-        if axes is None or data.dims is None:
+            pointed = {normalize_axis(a, len(data.dims)) for a in axes}
+        if data.dims is None:
+            return [data]
+        if not pointed:
+            if any(not d.is_static and d.compatible(one) for d in data.dims):
+                return [PartialShape(None)]  # which of them are 1 is known only at run time
+            return [PartialShape(tuple(d for d in data.dims if d != one))]
+        skip = parse_bool_attr(ctx.layer.data.get("allow_axis_skip"))[0] if self.version == "opset15" else False
+        if skip and any(not d.is_static and d.compatible(one) for i, d in enumerate(data.dims) if i in pointed):
             return [PartialShape(None)]
-        rank = len(data.dims)
-        drop = {normalize_axis(a, rank) for a in axes}
-        out = []
-        for i, d in enumerate(data.dims):
-            if i not in drop:
-                out.append(d)
-            elif (d.is_static and d.lo != 1) or (not d.is_static and not d.contains(Dimension.static(1))):
-                raise ShapeInferenceError("provided axis value is invalid. Only axes of size 1 may be removed.")
-        return [PartialShape(tuple(out))]
+        return [PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in pointed or not d.compatible(one)))]
 
 
 class Unsqueeze0(_ValueShaped):

@@ -23,6 +23,7 @@ import openvino.opset10 as o10
 import openvino.opset11 as o11
 import openvino.opset12 as o12
 import openvino.opset13 as o13
+import openvino.opset15 as o15
 import pytest
 
 from ovreduce import load_ir
@@ -205,6 +206,20 @@ SQUEEZE: list[Case] = [
     ("axes", lambda p: o1.squeeze(p("[1,4,1,1,2]"), c([0, 2])), "[4,1,2]"),
     ("interval_axis_holding_one", lambda p: o1.squeeze(p("[1,4,0..3]"), c([2])), "[1,4]"),
     ("negative_axis", lambda p: o1.squeeze(p("[2,3,1]"), c([-1])), "[2,3]"),
+    ("empty_axes_remove_every_one", lambda p: o1.squeeze(p("[1,3,1]"), c(np.zeros([0]))), "[3]"),
+    ("empty_axes_interval_without_one", lambda p: o1.squeeze(p("[1,3,2..5]"), c(np.zeros([0]))), "[3,2..5]"),
+    ("empty_axes_dynamic_dim", lambda p: o1.squeeze(p("[1,3,?]"), c(np.zeros([0]))), "..."),
+    ("pointed_dim_not_one_stays", lambda p: o1.squeeze(p("[6,3,1]"), c([0, 2])), "[6,3]"),
+    ("pointed_dynamic_dim_removed", lambda p: o1.squeeze(p("[?,3,4]"), c([0])), "[3,4]"),
+    ("pointed_interval_without_one_stays", lambda p: o1.squeeze(p("[2..5,3,4]"), c([0])), "[2..5,3,4]"),
+    ("non_const_single_axis", lambda p: o1.squeeze(p("[1,3,4]"), p("[1]", ov.Type.i64)), "[?,?]"),
+    ("non_const_scalar_axis_nothing_squeezable", lambda p: o1.squeeze(p("[2,3,4]"), p("[]", ov.Type.i32)),
+     "[2,3,4]"),
+    ("non_const_two_axes", lambda p: o1.squeeze(p("[1,3,1]"), p("[2]", ov.Type.i64)), "..."),
+    ("v15_allow_axis_skip_dynamic", lambda p: o15.squeeze(p("[1,?,3]"), c([1]), True), "..."),
+    ("v15_allow_axis_skip_static", lambda p: o15.squeeze(p("[1,2,3]"), c([0, 1]), True), "[2,3]"),
+    ("v15_without_axis_skip", lambda p: o15.squeeze(p("[1,?,3]"), c([1])), "[1,3]"),
+    ("v15_non_const_single_axis", lambda p: o15.squeeze(p("[1,3,4]"), p("[1]", ov.Type.i64)), "..."),
 ]  # fmt: skip
 
 UNSQUEEZE: list[Case] = [
