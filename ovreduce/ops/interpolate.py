@@ -13,21 +13,17 @@ from __future__ import annotations
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ops.base import LayerContext, ValueInfo
-from ovreduce.ops.rules import ShapeRule, ints_attr, str_attr
+from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, str_attr
 from ovreduce.shapes import Dimension, PartialShape, const_dim, padded, scaled
 
 __all__ = ["Interpolate"]
-
-
-class _NotReadError(Exception):
-    """A value the rule needs is constant in the model but not folded natively (non-integral scales)."""
 
 
 def _values(info: ValueInfo) -> tuple[int, ...] | None:
     if info.kind == "const" and info.values is not None:
         return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
     if info.kind == "unresolved" and "non-integral" in info.reason:
-        raise _NotReadError(info.reason)
+        raise NotReadNativelyError(f"its scales are not read natively ({info.reason})")
     return None
 
 
@@ -43,10 +39,7 @@ class Interpolate(ShapeRule):
         self.axes_port = 3 if version == "opset4" else 2
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        try:
-            return [self._shape(ctx, inputs)]
-        except _NotReadError as exc:
-            raise ShapeInferenceError(f"its scales are not read natively ({exc})") from None
+        return [self._shape(ctx, inputs)]
 
     def _shape(self, ctx: LayerContext, inputs: list[PartialShape]) -> PartialShape:
         layer = ctx.layer

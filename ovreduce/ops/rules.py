@@ -20,6 +20,7 @@ from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = [
     "BOOLEAN",
+    "NotReadNativelyError",
     "ShapeRule",
     "Tensor",
     "broadcast_values",
@@ -28,6 +29,7 @@ __all__ = [
     "ints_attr",
     "normalize_axis",
     "str_attr",
+    "wrapped",
 ]
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
@@ -58,6 +60,9 @@ class ShapeRule(Op):
         except ShapeInferenceError as exc:
             reason = f"{layer.type} ({layer.name}): {exc.message}"
             return [PortState(None, t, "unresolved", reason) for t in etypes]
+        except NotReadNativelyError as exc:  # not a refusal: ovreduce's own limit
+            reason = f"{layer.type} layer {layer.name!r}: {exc}"
+            return [PortState(None, t, "unresolved", reason) for t in etypes]
         return [PortState(shape, t, "inferred") for shape, t in zip(shapes, etypes, strict=False)]
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
@@ -73,6 +78,11 @@ class ShapeRule(Op):
 
 
 # -- attributes -----------------------------------------------------------------------------------------------
+class NotReadNativelyError(Exception):
+    """A value a rule needs is constant in the model but not folded natively (non-integral scales): the output is
+    unresolved, which, unlike a :class:`ShapeInferenceError`, says nothing of whether OpenVINO accepts it."""
+
+
 def str_attr(layer: Layer, name: str, default: str) -> str:
     """A string attribute, lower-cased (OpenVINO's enum attributes are read case-insensitively)."""
     return layer.data.get(name, default).strip().lower()

@@ -69,3 +69,23 @@ def test_a_reshape_that_breaks_any_layer_is_an_error_as_openvino_refuses_it(shap
     assert bool(found) == refused == (not report.ok), (shape, [f.message for f in report.findings])
     if found:
         assert [f.layer_name for f in found] == ["rmsnorm/output"] and "Multiply" in found[0].message
+
+
+def test_a_layer_ovreduce_cannot_read_under_reshape_is_not_called_refused(tmp_path: Path) -> None:
+    """Interpolate by scales 0.5 (not folded natively) under a reshape OpenVINO accepts: no "OpenVINO refuses"
+    finding (it once named ovreduce's own limit as OpenVINO's refusal); OpenVINO's inference supplies the shape."""
+    x = ops.parameter([1, 3, 12, 8], np.float32, name="x")
+    scales = ops.constant(np.array([0.5, 0.5], np.float32))
+    small = ops.interpolate(x, scales, "nearest", "scales", axes=ops.constant(np.array([2, 3], np.int64)))
+    mean = ops.reduce_mean(small, ops.constant(np.array([2, 3], np.int64)), True)
+    mean.set_friendly_name("mean")
+    path = tmp_path / "interp.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [x], "interp"), str(path), compress_to_fp16=False)
+    new = "[1,3,20,14]"
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(new)})
+    ov_input, ov_output = _openvino_after(path, new)  # OpenVINO accepts the reshape
+    assert report.ok and not [f for f in report.findings if f.code == "reshape-inconsistent"], report.findings
+    [reduction] = report.reductions
+    assert reduction.input_shape_engine == "openvino"
+    assert reduction.input_shape == ov_input.to_json() == [1, 3, 10, 7]
+    assert reduction.inferred_output_shape == ov_output.to_json()
