@@ -59,7 +59,7 @@ class MatMul0(ShapeRule):
         if a.dims is None or b.dims is None:
             return [PartialShape(None)]
         if not a.dims or not b.dims:
-            raise ShapeInferenceError("Scalar's are not supported as MatMul inputs.")
+            raise ShapeInferenceError("Scalars are not supported as MatMul inputs.")
         ta = str_attr(ctx.layer, "transpose_a", "false") in ("true", "1")
         tb = str_attr(ctx.layer, "transpose_b", "false") in ("true", "1")
         da, db = list(a.dims), list(b.dims)
@@ -71,7 +71,8 @@ class MatMul0(ShapeRule):
             db = [db[0], _ONE]
         elif tb:
             db[-2], db[-1] = db[-1], db[-2]
-        if merge(da[-1], db[-2]) is None:
+        # a dynamic dim that cannot match is let through, as OpenVINO does "for backward compatibility"
+        if merge(da[-1], db[-2]) is None and da[-1].is_static and db[-2].is_static:
             raise ShapeInferenceError(
                 f"Incompatible MatMul matrix dimension. First input dimension={da[-1]} at COL_INDEX_DIM={len(da) - 1} "
                 f"doesn't match the second input dimension={db[-2]} at ROW_INDEX_DIM={len(db) - 2}"
@@ -80,11 +81,12 @@ class MatMul0(ShapeRule):
         ba = [_ONE] * (rank - len(da)) + da[:-2]
         bb = [_ONE] * (rank - len(db)) + db[:-2]
         batch: list[Dimension] = []
-        for x, y in zip(ba, bb, strict=True):
+        for i, (x, y) in enumerate(zip(ba, bb, strict=True)):
             d = broadcast_merge(x, y)
-            if d is None:
-                raise ShapeInferenceError(f"Incompatible MatMul batch dimension. Can't merge {x} with {y}.")
-            batch.append(d)
+            if d is None and x.is_static and y.is_static:
+                raise ShapeInferenceError(f"Incompatible MatMul batch dimension. Can't merge first input dimension={x} "
+                                          f"with second input dimension={y} at index={i}")  # fmt: skip
+            batch.append(Dimension.dynamic() if d is None else d)
         out = [*batch]
         if len(a.dims) > 1:
             out.append(da[-2])

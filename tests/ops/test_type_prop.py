@@ -170,6 +170,11 @@ MATMUL: list[Case] = [
     ("transpose_b_batch_broadcast", lambda p: o1.matmul(p("[5,1,2,3]"), p("[7,4,3]"), False, True), "[5,7,2,4]"),
     ("1D_x_ND", lambda p: o1.matmul(p("[3]"), p("[2,3,4]"), False, False), "[2,4]"),
     ("intervals", lambda p: o1.matmul(p("[1..5,2..10,3]"), p("[?,3,4..8]"), False, False), "[?,2..10,4..8]"),
+    # dims that cannot match, one of them dynamic: let through "for backward compatibility"
+    ("matrix_interval_without_match", lambda p: o1.matmul(p("[3,1,3]"), p("[1..3,3,5..9,7]"), False, False),
+     "[1..3,3,1,7]"),
+    ("batch_intervals_without_match", lambda p: o1.matmul(p("[2..4,2,3]"), p("[5..9,3,5]"), False, False),
+     "[?,2,5]"),
 ]  # fmt: skip
 
 RESHAPE: list[Case] = [
