@@ -505,6 +505,10 @@ class Broadcast(ShapeRule):
         data, target_shape = inputs[0], inputs[1]
         mode = str_attr(ctx.layer, "mode", "numpy")
         target = _value(ctx, 1)
+        if mode in ("explicit", "none"):
+            if len(inputs) != 3:
+                raise ShapeInferenceError("axes_mapping input should be provided if explicit mode is used")
+            self._check_axes_mapping(ctx, data, inputs[2], target)
         if target is None:
             n = _length(target_shape)
             if mode == "bidirectional":
@@ -528,6 +532,35 @@ class Broadcast(ShapeRule):
                         f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}"
                     )
         return [target_ps]
+
+    @staticmethod
+    def _check_axes_mapping(
+        ctx: LayerContext, data: PartialShape, axes_shape: PartialShape, target: tuple[int, ...] | None
+    ) -> None:
+        """Explicit mode's ``axes_mapping``: one axis per data dim, sorted, within the target, each data dim 1 or
+        the target's dim there (``broadcast_base_shape_infer``, ``validate_target_shape_none``)."""
+        if data.dims is None or axes_shape.dims is None or not axes_shape.is_static or len(axes_shape.dims) != 1:
+            return
+        count = axes_shape.dims[0].lo
+        rank = 1 if not data.dims and count > 0 else len(data.dims)
+        if count != rank:
+            raise ShapeInferenceError(f"Broadcast axes_mapping shape {axes_shape} doesn't match rank of input tensor "
+                                      f"{rank}")  # fmt: skip
+        mapping = _value(ctx, 2)
+        if target is None or mapping is None:
+            return
+        if list(mapping) != sorted(mapping):
+            raise ShapeInferenceError(f"Broadcast doesn't permit transposes. axes_mapping {list(mapping)} not in "
+                                      f"sorted order")  # fmt: skip
+        one = Dimension.static(1)
+        for i, axis in enumerate(mapping):
+            if not 0 <= axis < len(target):
+                raise ShapeInferenceError(f"Broadcast axes_mapping[{i}]: {axis} exceeds target rank {len(target)}")
+            wanted = Dimension.static(target[axis])
+            if not data.dims and not wanted.compatible(one):
+                raise ShapeInferenceError(f"Broadcast target[axes_mapping[0]]. Expected 1. Got {wanted}")
+            if data.dims and not (wanted.compatible(data.dims[i]) or data.dims[i].compatible(one)):
+                raise ShapeInferenceError(f"Broadcast target[axes_mapping[{i}]] Expected {data.dims[i]}. Got {wanted}")
 
 
 # -- ShapeOf, Range ---------------------------------------------------------------------------------------

@@ -34,6 +34,15 @@ def _openvino_after(path: Path, shape: str) -> tuple[PartialShape, PartialShape]
     return partial_shape(node.get_input_partial_shape(0)), partial_shape(node.get_output_partial_shape(0))
 
 
+def _openvino_refuses(path: Path, name: str, shape: str) -> bool:
+    model = ov.Core().read_model(str(path))
+    try:
+        model.reshape({name: ov.PartialShape(shape)})
+    except Exception:
+        return True
+    return False
+
+
 def test_without_reshape_the_declared_dims_are_said_to_be_declared(tmp_path: Path) -> None:
     [reduction] = check_model(load_ir(_space_to_depth_mean(tmp_path))).reductions
     assert (reduction.input_shape_engine, reduction.input_shape, reduction.status) == ("declared", [1, 12, 4, 4], "ok")
@@ -59,14 +68,9 @@ def test_a_reshape_that_breaks_any_layer_is_an_error_as_openvino_refuses_it(shap
     ovreduce's native check reports exactly the reshapes OpenVINO refuses, at that layer."""
     sample = Path(__file__).resolve().parents[2] / "ir_samples" / "rmsnorm.xml"
     report = check_model(load_ir(sample), reshape={"hidden_states": PartialShape.parse(shape)})
-    model = ov.Core().read_model(str(sample))
-    try:
-        model.reshape({"hidden_states": ov.PartialShape(shape)})
-        refused = False
-    except Exception:
-        refused = True
     found = [f for f in report.findings if f.code == "reshape-inconsistent"]
-    assert bool(found) == refused == (not report.ok), (shape, [f.message for f in report.findings])
+    assert bool(found) == _openvino_refuses(sample, "hidden_states", shape) == (not report.ok), (
+        shape, [f.message for f in report.findings])  # fmt: skip
     if found:
         assert [f.layer_name for f in found] == ["rmsnorm/output"] and "Multiply" in found[0].message
 
@@ -89,3 +93,20 @@ def test_a_layer_ovreduce_cannot_read_under_reshape_is_not_called_refused(tmp_pa
     assert reduction.input_shape_engine == "openvino"
     assert reduction.input_shape == ov_input.to_json() == [1, 3, 10, 7]
     assert reduction.inferred_output_shape == ov_output.to_json()
+
+
+@pytest.mark.parametrize("shape", ["[3]", "[1..3]", "[?]", "[1]", "[5]", "[3,4]", "[]", "[2..4,3]"])
+def test_explicit_broadcast_under_reshape_is_refused_where_openvino_refuses_it(shape: str, tmp_path: Path) -> None:
+    """Broadcast (explicit) of x to [2,3,4] with axes_mapping [1]: x must be one dim, 1 or 3 (a scalar takes the
+    mapped target dim as 1). ovreduce's native check reports exactly the reshapes OpenVINO refuses (it once let
+    an axes_mapping of the wrong length through)."""
+    x = ops.parameter([-1], np.float32, name="x")
+    wide = ops.broadcast(x, ops.constant(np.array([2, 3, 4], np.int64)), ops.constant(np.array([1], np.int64)),
+                         "explicit")  # fmt: skip
+    mean = ops.reduce_mean(wide, ops.constant(np.array([1], np.int64)), False)
+    path = tmp_path / "bcast.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [x], "bcast"), str(path), compress_to_fp16=False)
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(shape)})
+    found = [f for f in report.findings if f.code == "reshape-inconsistent"]
+    assert bool(found) == _openvino_refuses(path, "x", shape) == (not report.ok), (
+        shape, [f.message for f in report.findings])  # fmt: skip
