@@ -266,6 +266,10 @@ class Builder:
                 etype = self.etype_attr(data, "destination_type", where, required=True)
             if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
                 _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
+            if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
+                wanted = "exactly one input port" if ltype == "Result" else "no input ports"
+                raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
+                                       f"{ltype} takes {wanted} (OpenVINO refuses the model)")  # fmt: skip
             if ltype in WITH_BODIES and not bodies:
                 raise IRStructureError(
                     f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "

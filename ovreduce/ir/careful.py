@@ -111,6 +111,10 @@ _BOUNDS = (  # (what libxml2 says, what it means, whether libxml2's position is 
     ("Text node too long", "a run of text longer than 10,000,000 characters", True),
     # libxml2 says where it gave up on a long token, lines after it
     ("Buffer size limit exceeded", "an attribute value, name or other token longer than 10,000,000 characters", False),
+    ("Comment too big found", "a comment longer than 10,000,000 characters", True),
+    ("CData section too big found", "a CDATA section longer than 10,000,000 characters", True),
+    ("too big found", "a processing instruction longer than 10,000,000 characters", True),  # "PI <target> too big"
+    ("Name too long", "an element or attribute name longer than 50,000 characters", True),
 )
 _ENCODING_RE = re.compile(r"Unsupported encoding:? (.{1,80})")
 

@@ -243,6 +243,22 @@ CASES: list[Case] = [
     Case("billion-laughs-after-64k", _b(_PAD + _LAUGHS), IRSyntaxError,
          XML + r": not well-formed XML at line \d+, column \d+: Maximum entity amplification factor exceeded",
          openvino_refuses=False),
+    Case("result-without-input", _b(net([parameter(), unary(1), result(2), layer(3, "z", "Result")],
+         [edge(0, 0, 1, 0), edge(1, 1, 2, 0)])), IRStructureError,
+         LINE + r": layer id=3 name='z' \(Result\): 0 input port\(s\); a Result takes exactly one input port"),
+    Case("result-two-inputs", _b(net([parameter(), unary(1), layer(2, "out", "Result",
+         inputs=[port(0, (1, 3)), port(1, (1, 3))])], [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 2, 1)])),
+         IRStructureError, LINE + r": layer id=2 name='out' \(Result\): 2 input port\(s\); a Result takes exactly "
+         r"one input port"),
+    Case("parameter-fed", _b(net([parameter(), unary(1), result(2), layer(3, "y", "Parameter",
+         data={"shape": "1,3", "element_type": "f32"}, inputs=[port(5, (1, 3))], outputs=[port(0, (1, 3))])],
+         [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 3, 5)])), IRStructureError,
+         LINE + r": layer id=3 name='y' \(Parameter\): 1 input port\(s\); a Parameter takes no input ports"),
+    Case("const-fed", _b(net([parameter(), unary(1), result(2), layer(3, "w", "Const",
+         data={"element_type": "f32", "shape": "1,3", "offset": "0", "size": "12"}, inputs=[port(5, (1, 3))],
+         outputs=[port(0, (1, 3))]), result(4, "out2")], [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 3, 5),
+         edge(3, 0, 4, 0)])), IRStructureError,
+         LINE + r": layer id=3 name='w' \(Const\): 1 input port\(s\); a Const takes no input ports", bin=bytes(12)),
     Case("rt-info-300-deep", _b(chain(extra=f"<rt_info>{_nest(300)}</rt_info>")), IRSyntaxError,
          XML + r": elements nested more than 256 deep at line \d+, column \d+, past libxml2's bound, which ovreduce "
          r"keeps though OpenVINO reads it", openvino_refuses=False),
@@ -252,6 +268,18 @@ CASES: list[Case] = [
     Case("text-11M", _b(chain(extra="<note>" + "a" * 11_000_000 + "</note>")), IRSyntaxError,
          XML + r": a run of text longer than 10,000,000 characters at line 23, column \d+, past libxml2's bound",
          openvino_refuses=False),
+    Case("comment-11M", _b(chain().replace("<layers>", "<!--" + "a" * 11_000_000 + "-->\n<layers>", 1)),
+         IRSyntaxError, XML + r": a comment longer than 10,000,000 characters at line 3, column \d+, past libxml2's "
+         r"bound", openvino_refuses=False),
+    Case("pi-11M", _b(chain().replace("<layers>", "<?pi " + "a" * 11_000_000 + "?>\n<layers>", 1)), IRSyntaxError,
+         XML + r": a processing instruction longer than 10,000,000 characters at line 3, column \d+, past libxml2's "
+         r"bound", openvino_refuses=False),
+    Case("cdata-11M", _b(chain(extra="<note><![CDATA[" + "a" * 11_000_000 + "]]></note>")), IRSyntaxError,
+         XML + r": a CDATA section longer than 10,000,000 characters at line 23, column \d+, past libxml2's bound",
+         openvino_refuses=False),
+    Case("element-name-60k", _b(chain(extra="<" + "n" * 60_000 + "/>")), IRSyntaxError,
+         XML + r": an element or attribute name longer than 50,000 characters at line 23, column \d+, past libxml2's "
+         r"bound", openvino_refuses=False),
     Case("encoding-unknown", _b(chain().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="x-nope"?>')),
          IRSyntaxError, XML + r": the XML declaration names the encoding 'x-nope', which libxml2 cannot read "
          r"\(OpenVINO ignores it and reads the bytes as UTF-8\); save the file as UTF-8", openvino_refuses=False),
