@@ -154,7 +154,7 @@ class Op:
         return ValueInfo(
             "unresolved", None,
             f"constant subgraph through {layer.type} layer {layer.name!r}, which ovreduce does not fold "
-            f"(the OpenVINO engine folds it)",
+            f"(--engine openvino reads the model with OpenVINO)",
         )  # fmt: skip
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
