@@ -6,7 +6,8 @@ The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_sh
 * ``none``: the shapes merge (every dim intersects);
 * ``numpy``: right-aligned, each pair ``Dimension::broadcast_merge`` (an interval holding 1 stretches);
   either rank dynamic gives a dynamic rank;
-* ``pdpd``: input 1 broadcasts into input 0 from ``axis`` (-1: right-aligned) and may not be larger.
+* ``pdpd``: input 1 broadcasts into input 0 from the axis ``auto_broadcast.auto_broadcast_axis`` (0 when absent; -1:
+  right-aligned) and may not be larger.
 
 Arithmetic ops fold small integer values (``ShapeOf(x) * 2``, ``Rank - 1``), with NumPy broadcasting, wrapping as
 the inputs' integer type does.
@@ -121,7 +122,8 @@ def broadcast_shapes(dst: PartialShape, src: PartialShape, mode: str, axis: int 
 
 def _mode(layer: Layer) -> tuple[str, int]:
     mode = str_attr(layer, "auto_broadcast", "numpy")
-    return ("none" if mode == "explicit" else mode), int_attr(layer, "axis", -1)
+    # pdpd's start axis, as OpenVINO's reader names it (an "axis" attribute is not read), 0 when absent
+    return ("none" if mode == "explicit" else mode), int_attr(layer, "auto_broadcast.auto_broadcast_axis", 0)
 
 
 class Binary(ShapeRule):

@@ -313,6 +313,10 @@ REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
     # the -1 part of an interval dim is dynamic
     ("VariadicSplit", "interval_rest_dynamic", lambda p: o1.variadic_split(p("[2..9,3]"), c(0), c([1, -1])),
      "[1,3];[?,3]"),
+    # pdpd broadcasting starts at axis 0 unless auto_broadcast.auto_broadcast_axis says otherwise
+    ("Add", "pdpd_from_axis_0", lambda p: o1.add(p("[?,3,4]"), p("[3,1]"), auto_broadcast="pdpd"), "[3,3,4]"),
+    ("Add", "pdpd_interval_from_axis_0", lambda p: o1.add(p("[2..5,3,4]"), p("[3,1]"), auto_broadcast="pdpd"),
+     "[3,3,4]"),
     # Constant axes computed with integer arithmetic wrap as their type does (once a false error, or exit 3 on a
     # value past 64 bits); an i32 ShapeOf of a dim past its range is not folded
     ("ReduceMean", "axes_i64_multiply_wraps", lambda p: o1.reduce_mean(p("[2,3,4,5,6]"),
