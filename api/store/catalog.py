@@ -128,8 +128,8 @@ class Catalog:
             if self.store.exists(mid):
                 self.store.touch(mid)
                 with contextlib.suppress(StoreCorruptError, NotFoundError):  # damaged (removed), deleted: stored below
-                    self.store.checked_xml(mid)
-                    return self.store.meta(mid), False
+                    # read as any use of it reads it: under this service's limits, which may have changed since
+                    return self.load(mid).meta, False
                 self._forget(mid)
             weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_src is not None else None
             try:
