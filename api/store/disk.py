@@ -23,10 +23,10 @@ it finishes its run and is 404 afterwards.
 
 Faults: a write that fails is :class:`~api.errors.StoreFullError` (no space left, 503 with Retry-After) or
 :class:`~api.errors.StoreError` (503), never a bare ``OSError``, and no message names a path. A stored model
-whose files no longer match ``sums.json`` (or whose meta.json is not JSON) is removed from the store and
-reported as :class:`~api.errors.StoreCorruptError` (410). A staging folder whose lock no process holds (its
-upload was killed, even with SIGKILL) is removed when a service starts; while staging folders exist their
-bytes count against the size cap.
+whose files no longer match ``sums.json`` (or whose meta.json is not a summary this store writes) is removed from
+the store and reported as :class:`~api.errors.StoreCorruptError` (410). A staging folder whose lock no process
+holds (its upload was killed, even with SIGKILL) is removed when a service starts; while staging folders exist
+their bytes count against the size cap.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from pydantic import ValidationError
+
 try:
     import fcntl
 
@@ -58,6 +60,7 @@ except ImportError:  # pragma: no cover - not POSIX
 from ovreduce.errors import LimitExceededError, NotFoundError
 
 from ..errors import StoreCorruptError, StoreError, StoreFullError
+from ..schemas import ModelSummary
 
 __all__ = [
     "ModelHasher",
@@ -101,8 +104,13 @@ class NotAFileError(OSError):
 @contextlib.contextmanager
 def open_file(path: Path) -> Iterator[IO[bytes]]:
     """``path`` opened for reading if it is a regular file, else :class:`NotAFileError`, at once: a FIFO put in
-    the store would block a plain ``open`` until the job's time is up."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # no effect on a regular file's reads
+    the store would block a plain ``open`` until the job's time is up, and a link to itself fail every read."""
+    try:  # O_NONBLOCK: no effect on a regular file's reads; O_NOFOLLOW: the store writes no links
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotAFileError(f"its {path.name} is a symbolic link") from None
+        raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise NotAFileError(f"its {path.name} is not a regular file")
@@ -218,6 +226,7 @@ class ModelStore:
         self.models = root / "models"
         self.tmp = root / "tmp"
         self._pins: Counter[str] = Counter()
+        self._summaries_read: set[tuple[str, str]] = set()  # (id, SHA-256) of the summaries found well-formed
         self._pins_lock = threading.Lock()
         self.on_evict: Callable[[int], None] | None = None
         """Told how many models each eviction removed, when it removed any (:class:`api.metrics.Metrics`)."""
@@ -292,9 +301,9 @@ class ModelStore:
         return self._judged(mid, self._meta)
 
     def meta_json(self, mid: str) -> bytes:
-        """The model's summary as stored, JSON text, checked as :meth:`meta` checks it but parsed only where that
-        is the one way to check it (a model stored without recorded hashes): a listing of large summaries costs
-        reads and hashes, which let other threads run, not parsing, which holds the interpreter."""
+        """The model's summary as stored, JSON text, checked as :meth:`meta` checks it: against its recorded hash,
+        and, once per content in this process, against the summary's schema (a listing of large summaries then costs
+        reads and hashes, which let other threads run, not parsing, which holds the interpreter)."""
         return self._judged(mid, self._meta_raw)
 
     def checked_xml(self, mid: str) -> bytes:
@@ -340,16 +349,19 @@ class ModelStore:
             raise _DamageError(str(exc)) from None
         except OSError as exc:
             raise read_error(exc, mid) from None
-        if sums is not None and sums.get("meta.json") != hashlib.sha256(raw).hexdigest():
+        digest = hashlib.sha256(raw).hexdigest()
+        if sums is not None and sums.get("meta.json") != digest:
             raise _DamageError("its summary (meta.json) does not match its recorded hash")
-        if sums is not None and raw.startswith(b'{"id": "%s", ' % mid.encode()):
-            return raw  # the object this store wrote for this model (summarize() puts the id first)
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or data.get("id") != mid:
-            raise _DamageError("its summary (meta.json) is not readable")
+        if (mid, digest) in self._summaries_read:
+            return raw
+        try:  # once per content and process: a listing of large summaries then costs reads and hashes
+            summary = ModelSummary.model_validate_json(raw)
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "its text"
+            raise _DamageError(f"its summary (meta.json) is not one this store writes (at {where})") from None
+        if summary.id != mid:
+            raise _DamageError("its summary (meta.json) is another model's")
+        self._summaries_read.add((mid, digest))
         return raw
 
     def _sums(self, mid: str) -> dict[str, str] | None:
@@ -545,8 +557,12 @@ class ModelStore:
             raise LimitExceededError(f"the model is {size} bytes with its summary and checksums, more than the whole "
                                      f"store may hold ({self.max_bytes} bytes, OVREDUCE_STORE_MAX_BYTES)")  # fmt: skip
         _fsync_dir(stage.path)
+        target = self.models / mid
+        if target.is_symlink() or (target.exists() and not target.is_dir()):  # debris where a model's folder goes
+            logger.warning("model store %s: %s was not a model's folder; it is removed", self.root, mid)
+            _remove(target)
         try:
-            os.rename(stage.path, self.models / mid)
+            os.rename(stage.path, target)
         except OSError as exc:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
                 return False  # another request (or process) stored the same content first

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -325,6 +326,40 @@ def test_corrupted_summaries_are_410_and_not_listed(make_client: Callable[..., T
     assert not (store / "models" / mid).exists()
 
 
+@pytest.mark.parametrize("sums", ["recorded to match", "absent"])
+@pytest.mark.parametrize("summary", ['"reductions": "x"', '"reductions": [1]', '"x": NaN, ]]] not json'])
+def test_a_summary_not_of_the_stores_own_form_is_corrupt_everywhere(
+    make_client: Callable[..., TestClient], summary: str, sums: str
+) -> None:
+    """A meta.json that is not a summary the store writes, its hash recorded to match (or, as a model stored before
+    hashes were recorded, none): the KServe index and the listing leave it out (once a 500 with a traceback, and a
+    200 that was not JSON), the model's page is 410, and the model is removed each time."""
+
+    def damaged() -> tuple[Path, TestClient]:
+        store, mid = _stored(make_client)
+        folder = store / "models" / mid
+        damage = (f'{{"id": "{mid}", ' + summary + "}").encode()
+        (folder / "meta.json").write_bytes(damage)
+        if sums == "absent":
+            (folder / "sums.json").unlink()
+        else:
+            recorded = json.loads((folder / "sums.json").read_text())
+            (folder / "sums.json").write_text(json.dumps(recorded | {"meta.json": hashlib.sha256(damage).hexdigest()}))
+        return folder, make_client()  # a restarted process: the summary is read afresh
+
+    folder, client = damaged()
+    index = client.post("/v2/repository/index")
+    assert index.status_code == 200 and index.json() == [], index.text
+    assert not folder.exists()
+    folder, client = damaged()
+    listing = client.get("/v1/models")
+    assert listing.status_code == 200 and listing.json()["models"] == [], listing.text
+    assert not folder.exists()
+    folder, client = damaged()
+    assert_problem(client.get(f"/v1/models/{folder.name}"), 410, "store.corrupt")
+    assert not folder.exists()
+
+
 def test_summaries_are_answered_as_stored_and_only_for_their_own_model(
     make_client: Callable[..., TestClient],
 ) -> None:
@@ -348,12 +383,13 @@ def test_summaries_are_answered_as_stored_and_only_for_their_own_model(
 
 
 @pytest.mark.parametrize("part", ["model.xml", "model.bin", "meta.json", "sums.json"])
-@pytest.mark.parametrize("kind", ["fifo", "folder", "gone"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link-to-itself", "gone"])
 def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
     make_client: Callable[..., TestClient], part: str, kind: str
 ) -> None:
-    """A stored file that became a FIFO (which would block its reader until the job's time is up), a folder, or
-    nothing: the model is 410 and removed at once, and the same upload stores it again."""
+    """A stored file that became a FIFO (which would block its reader until the job's time is up), a folder, a link
+    to itself (every read failed: 503 for good, the upload too), or nothing: the model is 410 and removed at once,
+    and the same upload stores it again."""
     store, mid = _stored(make_client)
     target = store / "models" / mid / part
     target.unlink()
@@ -361,6 +397,8 @@ def test_a_file_replaced_by_a_fifo_a_folder_or_nothing_is_corrupt(
         os.mkfifo(target)
     elif kind == "folder":
         target.mkdir()
+    elif kind == "link-to-itself":
+        target.symlink_to(target.name)
     client = make_client(run_timeout_s=20)  # a restarted process: nothing of the model in memory
     started = time.monotonic()
     response = client.get(f"/v1/models/{mid}/layers")
@@ -540,3 +578,30 @@ def test_an_upload_killed_at_the_time_limit_leaves_nothing_in_the_store(
     with pytest.raises(RunTimeoutError):
         client.portal.call(isolated.run, "the upload", _stall_while_staging)  # type: ignore[union-attr]
     assert list((store / "tmp").iterdir()) == []
+
+
+def test_a_stored_model_uploaded_again_is_read_under_todays_limits(make_client: Callable[..., TestClient]) -> None:
+    """A service restarted with a lower limit answers an upload of a model it already stores as it answers every use
+    of it (413), not 200 with the old summary."""
+    store, mid = _stored(make_client)
+    layers = json.loads((store / "models" / mid / "meta.json").read_bytes())["layer_count"]
+    tight = make_client(max_layers=layers - 1)
+    xml, bin_data = reduce_ir("sum")
+    upload = assert_problem(tight.post("/v1/models", files=files(xml, bin_data)), 413, "limit")
+    run = assert_problem(tight.post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]}), 413, "limit")
+    assert upload["detail"] == run["detail"] and "OVREDUCE_MAX_LAYERS" in upload["detail"]
+    assert make_client().post("/v1/models", files=files(xml, bin_data)).status_code == 200  # the limit of before
+
+
+def test_a_model_folder_replaced_by_a_file_is_stored_again(make_client: Callable[..., TestClient]) -> None:
+    """Where a model's folder became a plain file, the model is not found, and its upload stores it again (it was 503
+    "the model store cannot be written" until someone deleted it)."""
+    store, mid = _stored(make_client)
+    folder = store / "models" / mid
+    shutil.rmtree(folder)
+    folder.write_bytes(b"debris")
+    client = make_client()
+    assert_problem(client.get(f"/v1/models/{mid}"), 404, "not_found")
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+    assert client.get(f"/v1/models/{mid}/layers").status_code == 200
