@@ -257,39 +257,47 @@ class IsolatedPool:
                     f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
                     f"its {self.timeout_s:g} s was left, and was not started; retry later"
                 )
-            worker = None
-            while worker is None and self._idle:
-                worker = self._idle.pop()
-                if not worker.process.is_alive():  # killed while idle (the system, an operator): not this job's doing
+            answered = None
+            for fresh in (False, True):  # a worker killed while idle (the system, an operator): not this job's doing
+                worker = None
+                while worker is None and self._idle and not fresh:
+                    worker = self._idle.pop()
+                    if not worker.process.is_alive():
+                        await loop.run_in_executor(None, self._stop, worker)
+                        worker = None
+                if worker is None:
+                    worker = await loop.run_in_executor(None, self._start)
+                try:
+                    answered = await asyncio.wait_for(
+                        loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),
+                        max(deadline - loop.time(), 0.001),
+                    )
+                    break
+                except _NotDeliveredError:  # it died before the job reached it (too lately to be seen above)
+                    if fresh:
+                        raise WorkerDiedError(f"{what} could not be given to a fresh worker process") from None
                     await loop.run_in_executor(None, self._stop, worker)
-                    worker = None
-            if worker is None:
-                worker = await loop.run_in_executor(None, self._start)
-            try:
-                answered = await asyncio.wait_for(
-                    loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),
-                    max(deadline - loop.time(), 0.001),
-                )
-            except TimeoutError:
-                self.killed += 1
-                self._event("timeout")
-                await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
-                await loop.run_in_executor(None, self._tidy)
-                raise RunTimeoutError(
-                    f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
-                    f"stopped"
-                ) from None
-            except (EOFError, OSError, BrokenPipeError):
-                self._event("worker_died")
-                await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
-                await loop.run_in_executor(None, self._stop, worker)
-                await loop.run_in_executor(None, self._tidy)
-                raise WorkerDiedError(
-                    f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
-                    f"answer; the server goes on with a fresh worker. A crash while reading the upload, or the "
-                    f"system killing the worker for lack of memory, ends it so: retry, or with a smaller model or "
-                    f"inputs"
-                ) from None
+                except TimeoutError:
+                    self.killed += 1
+                    self._event("timeout")
+                    await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
+                    await loop.run_in_executor(None, self._tidy)
+                    raise RunTimeoutError(
+                        f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
+                        f"stopped"
+                    ) from None
+                except (EOFError, OSError, BrokenPipeError):
+                    self._event("worker_died")
+                    await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
+                    await loop.run_in_executor(None, self._stop, worker)
+                    await loop.run_in_executor(None, self._tidy)
+                    raise WorkerDiedError(
+                        f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
+                        f"answer; the server goes on with a fresh worker. A crash while reading the upload, or the "
+                        f"system killing the worker for lack of memory, ends it so: retry, or with a smaller model or "
+                        f"inputs"
+                    ) from None
+            assert answered is not None and worker is not None
             ok, payload, retire = answered
             if retire:  # it left an inference running: replaced by a fresh one on the next job
                 await loop.run_in_executor(None, self._stop, worker)
@@ -335,9 +343,16 @@ def _how_it_ended(code: int | None) -> str:
     return f"exit status {code}"
 
 
+class _NotDeliveredError(Exception):
+    """The job could not be sent: the worker's end of the pipe is closed, so the job never started."""
+
+
 def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any, bool]:
     """Send one job and wait for its answer: (ok, the result or the error, whether the worker retires); in a
     thread, since pickling and pipes block."""
-    conn.send(job)
+    try:
+        conn.send(job)
+    except (BrokenPipeError, ConnectionResetError):
+        raise _NotDeliveredError from None
     answer: tuple[bool, Any, bool] = conn.recv()
     return answer
