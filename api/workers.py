@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError
@@ -116,6 +116,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
     while True:
         try:
             func, args, kwargs = conn.recv()
+            conn.send_bytes(b"")  # the receipt (see _exchange)
         except (EOFError, OSError):
             return
         try:
@@ -272,11 +273,11 @@ class IsolatedPool:
                         loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),
                         max(deadline - loop.time(), 0.001),
                     )
-                    break
-                except _NotDeliveredError:  # it died before the job reached it (too lately to be seen above)
+                except _NotDeliveredError:  # it died before it took the job (too lately to be seen above)
                     if fresh:
-                        raise WorkerDiedError(f"{what} could not be given to a fresh worker process") from None
+                        await self._died(worker, what)
                     await loop.run_in_executor(None, self._stop, worker)
+                    continue
                 except TimeoutError:
                     self.killed += 1
                     self._event("timeout")
@@ -286,17 +287,9 @@ class IsolatedPool:
                         f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
                         f"stopped"
                     ) from None
-                except (EOFError, OSError, BrokenPipeError):
-                    self._event("worker_died")
-                    await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
-                    await loop.run_in_executor(None, self._stop, worker)
-                    await loop.run_in_executor(None, self._tidy)
-                    raise WorkerDiedError(
-                        f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
-                        f"answer; the server goes on with a fresh worker. A crash while reading the upload, or the "
-                        f"system killing the worker for lack of memory, ends it so: retry, or with a smaller model or "
-                        f"inputs"
-                    ) from None
+                except (EOFError, OSError):
+                    await self._died(worker, what)
+                break
             assert answered is not None and worker is not None
             ok, payload, retire = answered
             if retire:  # it left an inference running: replaced by a fresh one on the next job
@@ -308,6 +301,19 @@ class IsolatedPool:
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
+
+    async def _died(self, worker: _Worker, what: str) -> NoReturn:
+        """The job's worker ended without an answer: replaced, what it left tidied, and the job told how it ended."""
+        loop = asyncio.get_running_loop()
+        self._event("worker_died")
+        await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
+        await loop.run_in_executor(None, self._stop, worker)
+        await loop.run_in_executor(None, self._tidy)
+        raise WorkerDiedError(
+            f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the server "
+            f"goes on with a fresh worker. A crash while reading the upload, or the system killing the worker for lack "
+            f"of memory, ends it so: retry, or with a smaller model or inputs"
+        ) from None
 
     def _tidy(self) -> None:
         """Remove what a dead or killed worker left in the store's ``tmp/`` (an upload's staging folder, whose lock
@@ -344,15 +350,16 @@ def _how_it_ended(code: int | None) -> str:
 
 
 class _NotDeliveredError(Exception):
-    """The job could not be sent: the worker's end of the pipe is closed, so the job never started."""
+    """The worker ended before it took the job (it sent no receipt): the job never started."""
 
 
 def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any, bool]:
-    """Send one job and wait for its answer: (ok, the result or the error, whether the worker retires); in a
-    thread, since pickling and pipes block."""
+    """Send one job, take the worker's receipt, and wait for its answer: (ok, the result or the error, whether the
+    worker retires); in a thread, since pickling and pipes block."""
     try:
         conn.send(job)
-    except (BrokenPipeError, ConnectionResetError):
+        conn.recv_bytes()  # the receipt: a worker killed an instant before still accepts the bytes, then closes
+    except (EOFError, OSError):
         raise _NotDeliveredError from None
     answer: tuple[bool, Any, bool] = conn.recv()
     return answer
