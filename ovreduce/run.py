@@ -27,7 +27,7 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import PartialShape, merge
 from ovreduce.tensors import (
     DEFAULT_MAX_ELEMENTS,
     concrete_shape,
@@ -188,7 +188,12 @@ def prepare_inputs(
                         f"the shape given for {what}: {override} is not compatible with the layer's {shape}",
                         parameter="shapes",
                     )
-                shape = override
+                if override.dims is not None and shape.dims is not None:  # a '?' given stays within the layer's dim
+                    shape = PartialShape(
+                        tuple(merge(o, d) or o for o, d in zip(override.dims, shape.dims, strict=True))
+                    )
+                elif override.dims is not None:
+                    shape = override
             dims, chosen = concrete_shape(shape, what)
             notes += chosen
             if shape.dims is not None:

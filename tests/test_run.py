@@ -180,6 +180,16 @@ def test_shape_override_for_dynamic_input() -> None:
     assert report.results[1].output is not None and report.results[1].output.shape == (2, 1, 16, 1)
 
 
+@pytest.mark.parametrize(("given", "chosen"), [("[?,?,16,?]", (1, 3, 16, 1)), ("[2,?,16,4..6]", (2, 3, 16, 4))])
+def test_dynamic_dims_of_a_shape_override_stay_within_the_layers(given: str, chosen: tuple[int, ...]) -> None:
+    """A '?' given for a dim the layer bounds (3..8) takes a size within those bounds, as with no shape at all: it was
+    set to 1, which OpenVINO refused ("the layer expects [?,3..8,16,1..]")."""
+    model = load_ir(SAMPLES / "dynamic.xml")
+    report = run_layer(model, "mean_static_dim", shapes={"x": PartialShape.parse(given)})
+    assert report.inputs[0].shape == chosen
+    assert report.ok and all(result.ok for result in report.results), [r.error for r in report.results]
+
+
 def test_incompatible_shape_override_is_refused() -> None:
     model = load_ir(SAMPLES / "dynamic.xml")
     with pytest.raises(InputError, match="not compatible with the layer's"):
