@@ -181,10 +181,10 @@ async def _drain(receive: Receive, limit: int) -> None:
 
 # -- Host, Origin and the security headers ---------------------------------------------------------------
 def _excerpt(value: bytes, size: int = 64) -> str:
-    """A harmless excerpt of a header for an answer: letters, digits and ``.:-_[]/`` kept, the rest ``?``."""
-    text = value[:size].decode("latin-1")
-    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in ".:-_[]/") else "?" for ch in text)
-    return safe + ("..." if len(value) > size else "")
+    """A header's value as sent, quoted and harmless in an answer: printable ASCII as it is, but for markup and quotes,
+    which are written ``\\xNN`` as any other byte is; cut at ``size`` bytes."""
+    shown = "".join(chr(b) if 32 <= b < 127 and chr(b) not in "<>&'\"\\`" else f"\\x{b:02x}" for b in value[:size])
+    return f"'{shown}'" + ("..." if len(value) > size else "")
 
 
 def _split_host(value: str) -> tuple[str, str | None] | None:
@@ -283,7 +283,7 @@ class SecurityMiddleware:
                                drain=drain if _may_have_body(scope) else None)  # fmt: skip
             return
         if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
-            shown = f"the Host {_excerpt(host)!r}" if host is not None else "a request without a Host header"
+            shown = f"the Host {_excerpt(host)}" if host is not None else "a request without a Host header"
             detail = (
                 f"{shown} is not a name this service answers to; to allow it, add it to OVREDUCE_ALLOWED_HOSTS "
                 f"(a comma-separated list)"
@@ -297,7 +297,7 @@ class SecurityMiddleware:
             fetch_site = b",".join(v.strip().lower() for k, v in scope["headers"] if k == b"sec-fetch-site")
             refused = None
             if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):
-                refused = f"a {scope['method']} from the origin {_excerpt(origin)!r}"
+                refused = f"a {scope['method']} from the origin {_excerpt(origin)}"
             elif origin is None and (b"cross-site" in fetch_site or b"same-site" in fetch_site):
                 refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
             if refused is not None:

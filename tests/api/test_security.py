@@ -53,6 +53,16 @@ def test_hostile_host_is_not_echoed(client: TestClient) -> None:
     assert len(doc["detail"]) < 300
 
 
+@pytest.mark.parametrize(
+    ("host", "quoted"),
+    [("a@localhost", "'a@localhost'"), ("a!b", "'a!b'"), ('<a href="x">', "'\\x3ca href=\\x22x\\x22\\x3e'")],
+)
+def test_a_refused_host_is_quoted_as_sent(client: TestClient, host: str, quoted: str) -> None:
+    """Printable characters as sent (they were '?': a Host the client never sent), markup escaped."""
+    doc = assert_problem(client.get("/v1/models", headers={"host": host}), 400, "request.host")
+    assert doc["detail"].startswith(f"the Host {quoted} is not a name"), doc["detail"]
+
+
 @pytest.mark.parametrize("host", ["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:8000", "LOCALHOST:80"])
 def test_local_hosts_are_answered(client: TestClient, host: str) -> None:
     assert client.get("/v1/models", headers={"host": host}).status_code == 200
