@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -76,7 +78,9 @@ class HeaderTimeoutProtocol(H11Protocol):
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
         status, code = 400, "request.invalid"
-        detail = f"the bytes received are not an HTTP/1.1 request ({msg.rstrip('.').lower()}); the connection is closed"
+        said = sys.exc_info()[1]  # uvicorn calls this while it handles h11's error, whose words say what is wrong
+        why = str(said)[:200] if isinstance(said, h11.RemoteProtocolError) and str(said) else msg.rstrip(".").lower()
+        detail = f"the bytes received are not an HTTP/1.1 request ({why}); the connection is closed"
         if self._partial and self._head_bytes > MAX_HEADER_BYTES:  # h11 gives up on a head that grows past it
             status, code = 431, "request.headers"
             detail = (f"the request's head did not end within {self._head_bytes} bytes, more than the limit of "
@@ -86,7 +90,9 @@ class HeaderTimeoutProtocol(H11Protocol):
                    (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
                    *SECURITY_HEADERS]  # fmt: skip
         try:
-            for event in (h11.Response(status_code=status, headers=headers), h11.Data(data=body), h11.EndOfMessage()):
+            phrase = HTTPStatus(status).phrase.encode()
+            for event in (h11.Response(status_code=status, headers=headers, reason=phrase), h11.Data(data=body),
+                          h11.EndOfMessage()):  # fmt: skip
                 self.transport.write(self.conn.send(event))
         except h11.LocalProtocolError:  # an answer was sent (or begun): no other can follow
             pass

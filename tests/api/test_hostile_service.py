@@ -199,19 +199,28 @@ def test_a_broken_chunked_body_is_no_error_of_the_server(
 
 
 @pytest.mark.parametrize(
-    "request_bytes",
+    ("request_bytes", "why"),
     [
-        b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
-        b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
-        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n",
-        b"GET /healthz HTTP/1.1\r\n\r\n",  # HTTP/1.1 without Host
-        b"GET /healthz\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+         "conflicting Content-Length headers"),
+        (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+         "Only Transfer-Encoding: chunked is supported"),
+        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n", "illegal header line"),
+        (b"GET /healthz HTTP/1.1\r\n\r\n", "Missing mandatory Host: header"),
+        (b"GET /healthz\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "illegal request line"),
+        (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n", "bad Content-Length"),
+        (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+         "illegal chunk header"),
     ],
-    ids=["two-content-lengths", "te-gzip-chunked", "header-without-colon", "no-host", "nul-in-target"],
-)
-def test_bytes_that_break_http_are_answered_as_a_problem(server: tuple[str, Any], request_bytes: bytes) -> None:
+    ids=["two-content-lengths", "te-gzip-chunked", "header-without-colon", "no-host", "nul-in-target",
+         "negative-content-length", "bad-chunk-size"],
+)  # fmt: skip
+def test_bytes_that_break_http_are_answered_as_a_problem(
+    server: tuple[str, Any], request_bytes: bytes, why: str
+) -> None:
     """What h11 cannot read as a request is answered like every other refusal: 400 problem+json with the security
-    headers, then the connection closed (uvicorn's own answer is plain text)."""
+    headers, saying what is wrong, then the connection closed (uvicorn's own answer is plain text, and its words the
+    same for every such request)."""
     url, proc = server
     with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=10) as sock:
         sock.sendall(request_bytes)
@@ -221,9 +230,10 @@ def test_bytes_that_break_http_are_answered_as_a_problem(server: tuple[str, Any]
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    assert lines[0].startswith("HTTP/1.1 400"), answer
+    assert lines[0] == "HTTP/1.1 400 Bad Request", answer
     assert headers["content-type"] == "application/problem+json" and headers["connection"] == "close"
     assert headers["x-content-type-options"] == "nosniff" and "frame-ancestors" in headers["content-security-policy"]
     problem = json.loads(body)
     assert problem["code"] == "request.invalid" and "not an HTTP/1.1 request" in problem["detail"], problem
+    assert why in problem["detail"], problem
     assert "Traceback" not in proc.log.read_text(errors="replace")
