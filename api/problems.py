@@ -29,9 +29,10 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from python_multipart.multipart import DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_HEADER_SIZE
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
@@ -362,6 +363,9 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
         {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
         for err in exc.errors()[:20]
     ]
+    misfiled = _media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
+    if misfiled is not None:  # the body was not read as what the route takes: its fields' errors would mislead
+        return problem_response(400, misfiled, "request.invalid", instance=request.url.path, errors=errors)
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
             err["msg"] = "a file is expected (a form part with a filename), not text"
@@ -371,6 +375,23 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     if len(errors) > 1:
         detail += f" (and {len(errors) - 1} more)"
     return problem_response(400, detail, "request.invalid", instance=request.url.path, errors=errors)
+
+
+def _media_not_read(request: Request) -> str | None:
+    """Why a route did not read the request's body, when its Content-Type is not the one the route reads (JSON, or a
+    multipart upload); None when it is."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or route.body_field is None:
+        return None
+    form = isinstance(route.body_field.field_info, params.Form)
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if form and media == "multipart/form-data":
+        return None
+    if not form and (media == "application/json" or (media.startswith("application/") and media.endswith("+json"))):
+        return None  # (FastAPI reads JSON so labelled only)
+    wanted = "multipart/form-data (an upload)" if form else "application/json"
+    shown = repr(media[:60]) if media else "no Content-Type"
+    return f"the body is sent as {shown}; {request.method} {route.path} reads {wanted}: send it with that Content-Type"
 
 
 def install(app: FastAPI) -> None:

@@ -550,3 +550,26 @@ def test_an_upload_the_client_abandons_is_its_400_not_an_internal_error(
     doc = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
     assert doc["detail"] == "the client closed the connection before the body arrived", doc
     assert not caplog.records, caplog.records
+
+
+@pytest.mark.parametrize(
+    "media", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=b", None]
+)
+def test_a_body_of_another_media_type_says_so(client: TestClient, rmsnorm_id: str, media: str | None) -> None:
+    """A JSON body labelled as something else, or not labelled, is not read as JSON: the answer names the
+    Content-Type, not the body's fields ("Input should be a valid dictionary"); JSON labelled so is read."""
+    run = f"/v1/models/{rmsnorm_id}/layers/5/run"
+    headers = {"content-type": media} if media else {}
+    doc = assert_problem(client.post(run, content=b'{"seed": 1}', headers=headers), 400)
+    shown = repr(media.split(";")[0]) if media else "no Content-Type"
+    assert doc["detail"].startswith(f"the body is sent as {shown}; POST "), doc["detail"]
+    assert "reads application/json" in doc["detail"], doc["detail"]
+    for labelled in ("application/json", "application/vnd.x+json", "application/json; charset=utf-8"):
+        assert client.post(run, content=b'{"seed": 1}', headers={"content-type": labelled}).status_code == 200
+
+
+@pytest.mark.parametrize("media", ["application/json", "application/x-www-form-urlencoded"])
+def test_an_upload_of_another_media_type_says_so(client: TestClient, media: str) -> None:
+    doc = assert_problem(client.post("/v1/check", content=b"{}", headers={"content-type": media}), 400)
+    wanted = f"the body is sent as {media!r}; POST /v1/check reads multipart/form-data (an upload): send it with that"
+    assert doc["detail"] == wanted + " Content-Type", doc["detail"]
