@@ -63,7 +63,7 @@ from ..kserve import (
     status_of,
 )
 from ..metrics import Metrics
-from ..problems import answered
+from ..problems import answered, retry_after
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel
 from ..workers import WorkerContext
@@ -75,8 +75,8 @@ __all__ = ["router"]
 logger = logging.getLogger("ovreduce.api")
 
 
-def _error(status: int, message: str) -> Response:
-    return json_response({"error": answered(message)}, status)
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return json_response({"error": answered(message)}, status, headers)
 
 
 class _KServeRoute(ServiceRoute):
@@ -90,7 +90,8 @@ class _KServeRoute(ServiceRoute):
             try:
                 response: Response = await handler(request)
             except OvReduceError as exc:
-                return _error(status_of(exc), exc.message)
+                retry = retry_after(exc)  # busy, the store: when to ask again, as under /v1
+                return _error(status_of(exc), exc.message, {"Retry-After": retry} if retry else None)
             except ClientDisconnect:  # nobody reads the answer; it is counted as the client's error
                 return _error(400, "the client closed the connection before its request arrived")
             except Exception:

@@ -153,11 +153,13 @@ def element_type_from_precision(precision: str) -> ElementType:
 
 
 def element_type_from_kserve(datatype: str) -> ElementType:
-    """The element type of a KServe v2 datatype name (``FP32``, ``INT64``, ``BOOL``...)."""
+    """The element type of a KServe v2 datatype name (``FP32``, ``INT64``, ``BOOL``...), spelled as the protocol
+    spells it (Triton refuses ``fp32``)."""
     try:
-        return _KSERVE[datatype.upper()]
+        return _KSERVE[datatype]
     except KeyError:
-        raise ElementTypeError(f"unknown datatype {datatype!r}; expected one of: {', '.join(_KSERVE)}") from None
+        case = " (upper case, as the protocol spells them)" if datatype.upper() in _KSERVE else ""
+        raise ElementTypeError(f"unknown datatype {datatype!r}; expected one of: {', '.join(_KSERVE)}{case}") from None
 
 
 def element_type_for_numpy(dtype: npt.DTypeLike) -> ElementType:

@@ -4,6 +4,7 @@ protocol's error answers, limits and options through the TestClient."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -196,6 +197,7 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     data = {"name": "data", "shape": [1, 2, 64], "datatype": "FP32", "data": [0.5] * 128}
     _error(client.post(infer, json={"inputs": [{**data, "datatype": "STRING"}]}), 400, "STRING")
     _error(client.post(infer, json={"inputs": [{**data, "datatype": "BYTES"}]}), 400, "BYTES")
+    _error(client.post(infer, json={"inputs": [{**data, "datatype": "fp32"}]}), 400, "'fp32'", "upper case")
     _error(client.post(infer, json={"inputs": [{**data, "name": "x"}]}), 400, "'x' names no input")
     _error(client.post(infer, json={"inputs": [data, {**data, "name": "0"}]}), 400, "takes 1 input")
     _error(client.post(infer, json={"inputs": [{**data, "shape": [1, 2, 63]}]}), 400, "needs 126 values")
@@ -399,3 +401,14 @@ def test_output_limit_and_time_limit(client: TestClient, make_client: Callable[.
            "OVREDUCE_MAX_OUTPUT_ELEMENTS")  # fmt: skip
     hurried = make_client(run_timeout_s=0.001)  # no worker starts in time: busy or timed out, the protocol's 503
     _error(hurried.post(f"/v2/models/{rmsnorm}/infer", json={"inputs": [tensor]}), 503)
+
+
+def test_an_unavailable_answer_says_when_to_ask_again(make_client: Callable[..., TestClient], tmp_path: Path) -> None:
+    """A 503 of the protocol carries Retry-After as /v1's does (it had none): here a store that cannot be listed."""
+    client = make_client(store=tmp_path / "store")
+    client.post("/v2/repository/index")
+    shutil.rmtree(tmp_path / "store" / "models")
+    (tmp_path / "store" / "models").write_bytes(b"not a folder")
+    response = client.post("/v2/repository/index")
+    _error(response, 503, "cannot be listed")
+    assert response.headers["retry-after"] == "30"
