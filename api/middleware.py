@@ -189,7 +189,7 @@ def _excerpt(value: bytes, size: int = 64) -> str:
 
 def _split_host(value: str) -> tuple[str, str | None] | None:
     match = _HOST_RE.match(value.strip().lower())
-    if match is None:
+    if match is None or (match["port"] is not None and int(match["port"]) > 65535):
         return None
     return match["host"], match["port"]
 
@@ -280,6 +280,15 @@ class SecurityMiddleware:
             detail = (f"the request's target and header fields are {size} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES}")  # fmt: skip
             await send_problem(secured_send, 431, detail, "request.headers", path, close=True,
+                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            return
+        raw = bytes(scope.get("raw_path", b""))[len(scope.get("root_path", "").encode()) :]
+        if not raw.startswith(b"/"):  # an absolute URI is a path here (AbsoluteFormMiddleware)
+            query = scope.get("query_string", b"")
+            shown = _excerpt(raw + (b"?" + query if query else b""))
+            detail = (f"the request target {shown} is neither a path (/...) nor an absolute URI (http://...), the "
+                      f"forms ovreduce serves (no asterisk form, no CONNECT)")  # fmt: skip
+            await send_problem(secured_send, 400, detail, "request.invalid", "", close=True,
                                drain=drain if _may_have_body(scope) else None)  # fmt: skip
             return
         if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):

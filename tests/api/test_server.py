@@ -472,6 +472,16 @@ def test_a_target_given_as_a_whole_uri_is_served(tmp_path: Path) -> None:
             sock.sendall(b"GET http://evil.example/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             status, _, body = _read_response(sock)
             assert status == 400 and "'evil.example'" in json.loads(body)["detail"], body
+        for target in (b"*", b"127.0.0.1:1", b"?a=b"):  # asterisk and authority forms, no path: 400, not a 404
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(b"OPTIONS " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                status, _, body = _read_response(sock)
+                detail = json.loads(body)["detail"]
+                assert status == 400 and detail.startswith(f"the request target '{target.decode()}' is neither"), body
+        with socket.create_connection((host, int(port)), timeout=30) as sock:  # a port no TCP port has
+            sock.sendall(b"GET /v1/models HTTP/1.1\r\nHost: localhost:99999\r\n\r\n")
+            status, _, body = _read_response(sock)
+            assert status == 400 and json.loads(body)["code"] == "request.host", body
 
 
 def test_a_body_that_trickles_is_answered_408_and_frees_its_slot(tmp_path: Path) -> None:
