@@ -230,17 +230,25 @@ class Unsqueeze0(_ValueShaped):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        data = inputs[0]
+        """``unsqueeze_shape_inference.hpp``: axes normalised against the rank their distinct values make; two that
+        name one place after that (``[2, -1]`` of a 1-D input) insert once, and one past the end appends."""
+        data, axes_shape = inputs[0], inputs[1]
+        if axes_shape.rank is not None and axes_shape.rank > 1:
+            raise ShapeInferenceError(
+                f"Second input (axes) should not be of rank higher than 1. Got: {axes_shape.rank}"
+            )
         axes = _value(ctx, 1)
-        if data.dims is None:
-            return [data]
-        if axes is None:
+        if data.dims is None or axes is None:  # OpenVINO 2026.4 gives no rank even for one axis of unknown value
             return [PartialShape(None)]
-        rank = len(data.dims) + len(set(axes))
-        insert = {normalize_axis(a, rank) for a in axes}
-        rank = len(data.dims) + len(insert)
-        rest = iter(data.dims)
-        return [PartialShape(tuple(Dimension.static(1) if i in insert else next(rest) for i in range(rank)))]
+        if not axes:
+            raise ShapeInferenceError("'axes' input is mandatory")
+        distinct = set(axes)
+        out = list(data.dims)
+        for axis in sorted({normalize_axis(a, len(data.dims) + len(distinct)) for a in distinct}):
+            if axis > len(out) + 1:
+                raise ShapeInferenceError(f"provided 'axes' value {axis} is not valid.")
+            out.insert(axis, Dimension.static(1))  # past the end: appended, as list.insert does
+        return [PartialShape(tuple(out))]
 
 
 # -- Transpose, Concat, Gather ----------------------------------------------------------------------------

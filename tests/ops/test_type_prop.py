@@ -231,6 +231,10 @@ UNSQUEEZE: list[Case] = [
     ("axes", lambda p: o1.unsqueeze(p("[4,5]"), c([0, 3])), "[1,4,5,1]"),
     ("negative_axes_interval", lambda p: o1.unsqueeze(p("[2..4,?]"), c([-1])), "[2..4,?,1]"),
     ("dynamic_rank", lambda p: o1.unsqueeze(p("..."), c([0])), "..."),
+    # two axes that name one place once normalised insert once (once exit 3, "internal error")
+    ("axes_naming_one_place", lambda p: o1.unsqueeze(p("[2]"), c([2, -1])), "[2,1]"),
+    ("axes_naming_one_place_rank_3", lambda p: o1.unsqueeze(p("[2,3,4]"), c([4, -1])), "[2,3,4,1]"),
+    ("non_const_single_axis", lambda p: o1.unsqueeze(p("[2,3]"), p("[1]", ov.Type.i64)), "..."),
 ]  # fmt: skip
 
 GATHER: list[Case] = [
