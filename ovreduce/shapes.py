@@ -71,8 +71,9 @@ class Dimension:
         return cls.dynamic() if value == -1 else cls.static(value)
 
     @classmethod
-    def parse(cls, text: str) -> Dimension:
-        """Parse one dimension in OpenVINO syntax; raises ``ValueError`` with the reason."""
+    def parse(cls, text: str, *, empty_as_dynamic: bool = False) -> Dimension:
+        """Parse one dimension in OpenVINO syntax; raises ``ValueError`` with the reason. ``empty_as_dynamic``: an
+        empty interval (``1..0``, which OpenVINO's IR writer writes for a dim no size fits) is a dynamic dim."""
         token = text.strip(_SPACE)
         if token in ("?", "-1", ".."):
             return cls.dynamic()
@@ -84,6 +85,8 @@ class Dimension:
         if hi == INT64_MAX:  # OpenVINO's encoding of "no upper bound"
             hi = None
         if hi is not None and hi < lo:
+            if empty_as_dynamic:
+                return cls.dynamic()
             raise ValueError(f"empty interval {text.strip()!r}: the upper bound {hi} is below the lower bound {lo}")
         return cls(lo, hi)
 
@@ -193,8 +196,9 @@ class PartialShape:
         return cls(tuple(Dimension.from_int(d) for d in dims))
 
     @classmethod
-    def parse(cls, text: str) -> PartialShape:
-        """Parse OpenVINO's shape syntax; raises ``ValueError`` saying what is wrong."""
+    def parse(cls, text: str, *, empty_as_dynamic: bool = False) -> PartialShape:
+        """Parse OpenVINO's shape syntax; raises ``ValueError`` saying what is wrong (``empty_as_dynamic``: see
+        :meth:`Dimension.parse`)."""
         body = text.strip(_SPACE)
         if body.startswith("[") and body.endswith("]"):
             body = body[1:-1].strip(_SPACE)
@@ -205,7 +209,7 @@ class PartialShape:
         fields = body.split(",")
         if any(not f.strip(_SPACE) for f in fields):
             raise ValueError(f"cannot parse shape {text!r}: empty dimension between commas")
-        return cls(tuple(Dimension.parse(f) for f in fields))
+        return cls(tuple(Dimension.parse(f, empty_as_dynamic=empty_as_dynamic) for f in fields))
 
     @classmethod
     def from_json(cls, item: object) -> PartialShape:

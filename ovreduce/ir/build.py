@@ -102,8 +102,9 @@ def canonical_id(text: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _parse_shape(text: str) -> PartialShape:
-    # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times.
-    return PartialShape.parse(text)
+    # A model's Consts and Parameters repeat a few hundred distinct shape attributes thousands of times. An empty
+    # interval is what OpenVINO's writer makes of a dim no size fits (Reshape of 5..7 into [8, -1]: 1..0), and reads.
+    return PartialShape.parse(text, empty_as_dynamic=True)
 
 
 # Dims tuples seen before (a model repeats a few hundred): one tuple shared by every port declaring the same

@@ -159,3 +159,31 @@ def test_integers_of_thousands_of_digits_are_refused_precisely(
     xml = _edit(saved["loop"], old, new)
     with pytest.raises(error, match=message):
         parse_ir(xml, Weights(saved["loop"].with_suffix(".bin")), source="loop.xml")
+
+
+def test_an_empty_interval_openvino_writes_is_read_as_openvino_reads_it(tmp_path: Path) -> None:
+    """Reshape of x[5..7] into [8, -1] leaves no size for the -1 dim (1..0): OpenVINO writes it as such in the shape
+    of the body Parameters it feeds, and reads it back. ovreduce reads it as a dynamic dim (it refused the file)."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset8 as o8
+    import openvino.opset13 as ops
+
+    from ovreduce.check import check_model
+
+    x = ops.parameter(ov.PartialShape("[5..7]"), np.float32, name="x")
+    split = ops.reshape(x, ops.constant(np.array([8, -1], np.int64)), special_zero=False)
+    inner = [ops.parameter(split.get_output_partial_shape(0), np.float32) for _ in range(2)]
+    sums = [ops.reduce_sum(p, ops.constant(np.array([1], np.int64)), False) for p in inner]
+    branch = o8.if_op(ops.constant(np.array(True)))
+    results = [ops.result(s) for s in sums]
+    branch.set_then_body(ov.Model([results[0]], [inner[0]], "then"))
+    branch.set_else_body(ov.Model([results[1]], [inner[1]], "else"))
+    branch.set_input(split.output(0), inner[0], inner[1])
+    out = branch.set_output(results[0], results[1])
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x], "m"), str(path), compress_to_fp16=False)
+    assert 'shape="8,1..0"' in path.read_text()
+    ov.Core().read_model(str(path))  # OpenVINO reads it
+    report = check_model(load_ir(path))
+    assert report.ok and [r.inferred_output_shape for r in report.reductions] == [[8], [8]], report.findings
