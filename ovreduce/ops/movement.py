@@ -9,6 +9,7 @@ axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant whereve
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 
 from ovreduce.errors import ShapeInferenceError
@@ -54,6 +55,11 @@ def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
     if info.kind != "const" or info.values is None:
         return None
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
+
+
+def _f32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as C++'s ``float`` arithmetic rounds each result."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _length(shape: PartialShape) -> int | None:
@@ -424,9 +430,16 @@ class Split1(ShapeRule):
                 f"Dimension of data input shape along 'axis': {d.lo} must be evenly divisible by 'num_splits' "
                 f"attribute value: {parts}"
             )
-        part = dim_div(d, parts) if d.is_static or not d.is_fully_dynamic else Dimension.dynamic()
-        if part is None:
-            part = Dimension.dynamic()
+        if d.is_static:
+            part = Dimension.static(d.lo // parts)
+        else:  # split_shape_inference.hpp: each bound times 1/num_splits in float32, truncated
+            if d.hi is not None and d.hi < parts:
+                raise ShapeInferenceError(
+                    f"The interval maximum of the dimension for data input shape along 'axis' must be greater or "
+                    f"equal to 'num_splits' attribute. Got: {d} and {parts}"
+                )
+            share = _f32(1.0 / _f32(parts))
+            part = Dimension(int(_f32(_f32(d.lo) * share)), None if d.hi is None else int(_f32(_f32(d.hi) * share)))
         dims = list(data.dims)
         dims[axis] = part
         return [PartialShape(tuple(dims))] * parts

@@ -199,6 +199,10 @@ SPLIT: list[Case] = [
     ("static", lambda p: o1.split(p("[2,6]"), c(1), 3), "[2,2];[2,2];[2,2]"),
     ("interval_axis", lambda p: o1.split(p("[2..8,4]"), c(0), 2), "[1..4,4];[1..4,4]"),
     ("dynamic_axis_dim", lambda p: o1.split(p("[?,4]"), c(-2), 2), "[?,4];[?,4]"),
+    # each bound divided and truncated (it was the multiples of num_splits within the interval: [1] for 2..4)
+    ("interval_bounds_truncated", lambda p: o1.split(p("[2..4]"), c(0), 3), "[..1];[..1];[..1]"),
+    ("interval_lower_bound_truncated", lambda p: o1.split(p("[4..7,2]"), c(0), 3), "[1..2,2];[1..2,2];[1..2,2]"),
+    ("unbounded_interval", lambda p: o1.split(p("[3..]"), c(0), 2), "[1..];[1..]"),
 ]  # fmt: skip
 
 VARIADIC_SPLIT: list[Case] = [
