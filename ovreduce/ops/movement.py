@@ -542,6 +542,8 @@ class Broadcast(ShapeRule):
         target_ps = PartialShape.static(target)
         if mode == "bidirectional":
             return [broadcast_shapes(data, target_ps, "numpy")]
+        if mode == "pdpd" and data.dims is None:  # set_result_shape_pdpd: the target's rank, no dim known
+            return [PartialShape.dynamic(len(target))]
         if mode in ("numpy", "pdpd") and data.dims is not None:
             if len(data.dims) > len(target):
                 raise ShapeInferenceError(

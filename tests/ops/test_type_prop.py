@@ -252,6 +252,7 @@ BROADCAST: list[Case] = [
     ("v3_numpy", lambda p: o3.broadcast(p("[3,1]"), c([2, 3, 6])), "[2,3,6]"),
     ("v3_bidirectional", lambda p: o3.broadcast(p("[4,1,3]"), c([1, 2, 1]), broadcast_spec="BIDIRECTIONAL"), "[4,2,3]"),
     ("v3_explicit", lambda p: o3.broadcast(p("[16]"), c([1, 16, 50, 50]), c([1]), "explicit"), "[1,16,50,50]"),
+    ("v3_pdpd_dynamic_rank", lambda p: o3.broadcast(p("..."), c([4, 1]), broadcast_spec="pdpd"), "[?,?]"),
     ("v1_numpy_interval", lambda p: o1.broadcast(p("[1..3,1]"), c([2, 3, 4])), "[2,3,4]"),
 ]  # fmt: skip
 
