@@ -31,6 +31,7 @@ __all__ = [
     "dim_div",
     "dim_mul",
     "dim_sub",
+    "f32",
     "floor_div",
     "merge",
     "padded",
@@ -445,20 +446,21 @@ def padded(a: Dimension, pad: int) -> Dimension:
     return Dimension(0 if lo is None else lo, hi) if hi is None or (lo or 0) <= hi else Dimension(hi, hi)
 
 
-def _f32(x: float) -> float:
+def f32(x: float) -> float:
+    """``x`` rounded to the nearest float32, as C++'s ``float`` arithmetic rounds each result."""
     return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 def scaled(a: Dimension, scale: float) -> Dimension:
     """``dim::scale`` of dimension_util.hpp: each bound times ``scale + 1e-6`` in float32, truncated (an
     unbounded upper bound stays unbounded; a scale of exactly 1 leaves the dim as it is)."""
-    scale = _f32(scale)
+    scale = f32(scale)
     if scale == 1.0:
         return a
-    s = _f32(scale + _f32(1.0e-6))
+    s = f32(scale + f32(1.0e-6))
 
     def bound(v: int) -> int:
-        return max(int(_f32(_f32(float(v)) * s)), 0)
+        return max(int(f32(f32(float(v)) * s)), 0)
 
     hi = None if a.hi is None else bound(a.hi)
     if a.is_static:

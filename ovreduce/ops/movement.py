@@ -9,7 +9,6 @@ axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant whereve
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 
 from ovreduce.errors import ShapeInferenceError
@@ -27,7 +26,7 @@ from ovreduce.ops.rules import (
     str_attr,
     wrapped,
 )
-from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, merge, padded
+from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, f32, merge, padded
 
 __all__ = [
     "Broadcast",
@@ -55,11 +54,6 @@ def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
     if info.kind != "const" or info.values is None:
         return None
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
-
-
-def _f32(value: float) -> float:
-    """``value`` rounded to the nearest float32, as C++'s ``float`` arithmetic rounds each result."""
-    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _length(shape: PartialShape) -> int | None:
@@ -438,8 +432,8 @@ class Split1(ShapeRule):
                     f"The interval maximum of the dimension for data input shape along 'axis' must be greater or "
                     f"equal to 'num_splits' attribute. Got: {d} and {parts}"
                 )
-            share = _f32(1.0 / _f32(parts))
-            part = Dimension(int(_f32(_f32(d.lo) * share)), None if d.hi is None else int(_f32(_f32(d.hi) * share)))
+            share = f32(1.0 / f32(parts))
+            part = Dimension(int(f32(f32(d.lo) * share)), None if d.hi is None else int(f32(f32(d.hi) * share)))
         dims = list(data.dims)
         dims[axis] = part
         return [PartialShape(tuple(dims))] * parts
