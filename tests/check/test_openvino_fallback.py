@@ -110,3 +110,22 @@ def test_explicit_broadcast_under_reshape_is_refused_where_openvino_refuses_it(s
     found = [f for f in report.findings if f.code == "reshape-inconsistent"]
     assert bool(found) == _openvino_refuses(path, "x", shape) == (not report.ok), (
         shape, [f.message for f in report.findings])  # fmt: skip
+
+
+def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refused(tmp_path: Path) -> None:
+    """VariadicSplit of x[?,?] by [0, 3, -1] along axis 1, reshaped to [2,1]: ovreduce's rule refuses the lengths,
+    OpenVINO takes the reshape (and gives [2,3]). The check says so as a note, not as OpenVINO refusing the reshape,
+    and the reduction gets OpenVINO's shape."""
+    x = ops.parameter([-1, -1], np.float32, name="x")
+    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
+    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
+    total.set_friendly_name("mean")
+    path = tmp_path / "vsplit.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x], "vsplit"), str(path), compress_to_fp16=False)
+    assert not _openvino_refuses(path, "x", "[2,1]")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[2,1]")})
+    assert report.ok and not [f for f in report.findings if f.code == "reshape-inconsistent"], report.findings
+    assert any("OpenVINO takes the reshape" in note for note in report.notes), report.notes
+    [reduction] = report.reductions
+    ov_input, _ = _openvino_after(path, "[2,1]")
+    assert reduction.input_shape_engine == "openvino" and reduction.input_shape == ov_input.to_json() == [2, 3]
