@@ -26,13 +26,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from ovreduce.check.findings import finding, ordered
+from ovreduce.check.findings import compare_declared, finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
 from ovreduce.errors import IRError, IRStructureError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
+from ovreduce.ops.reduce import ReductionInfo
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
@@ -115,6 +116,18 @@ def _check_model(
         if failed is not None:
             notes.append(f"{len(unknown) - len(found)} reduction input(s) stay unresolved: {failed}")
         openvino_reshaped = failed is None and bool(reshape)
+    suspect = {key for key, info in infos.items() if not reshape and _contradicted(info)}
+    if suspect:  # an error only where OpenVINO, reading the model, feeds the reduction what ovreduce infers
+        from ovreduce.check.openvino import input_shapes
+
+        _load(extensions)
+        found, failed = input_shapes(model, None, suspect)
+        for key, shape in found.items():
+            info = infos[key]
+            if shape != info.data.shape:  # a native inference less precise, or other, than OpenVINO's
+                notes.append(f"layer {info.layer.id} {info.layer.name!r}: OpenVINO's inference feeds it {shape}, "
+                             f"where ovreduce's gives {info.data.shape}; OpenVINO's is used")  # fmt: skip
+                infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
@@ -148,6 +161,17 @@ def _check_model(
         findings=ordered(model, findings),
         reductions=tuple(reports),
         notes=tuple(notes),
+    )
+
+
+def _contradicted(info: ReductionInfo) -> bool:
+    """Whether the reduction's own rule refuses what ovreduce infers it is fed, or its output contradicts its declared
+    dims: the errors confirmed against OpenVINO's inference before they are reported."""
+    if info.error is not None:
+        return True
+    port = info.layer.outputs[0] if info.layer.outputs else None
+    return (
+        port is not None and info.output.shape is not None and compare_declared(port, info.output.shape) == "mismatch"
     )
 
 

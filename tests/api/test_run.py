@@ -234,8 +234,11 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is not alive either
-        return stat.read().split(") ", 1)[1][0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie is not alive either
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):  # reaped meanwhile
+        return False
 
 
 def test_healthz_answers_during_a_long_audit(

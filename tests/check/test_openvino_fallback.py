@@ -129,3 +129,26 @@ def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refuse
     [reduction] = report.reductions
     ov_input, _ = _openvino_after(path, "[2,1]")
     assert reduction.input_shape_engine == "openvino" and reduction.input_shape == ov_input.to_json() == [2, 3]
+
+
+def test_an_error_rests_on_what_openvino_infers_too(tmp_path: Path) -> None:
+    """x[2,?] -> Broadcast(x, ShapeOf(x)) -> Squeeze axis 0 -> ReduceSum axis 1. The native rules know no value of
+    ShapeOf of a partly dynamic shape, so the Squeeze seems to remove a '?' and the axis to be out of range: once a
+    reduce-invalid error. OpenVINO feeds the reduction [2,?]: the check uses that, says so, and finds nothing."""
+    x = ops.parameter(ov.PartialShape("[2,?]"), np.float32, name="x")
+    wide = ops.broadcast(x, ops.shape_of(x))
+    squeezed = ops.squeeze(wide, ops.constant(np.array([0], np.int64)))
+    total = ops.reduce_sum(squeezed, ops.constant(np.array([1], np.int64)), False)
+    total.set_friendly_name("total")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x], "m"), str(path), compress_to_fp16=False)
+    report = check_model(load_ir(path))
+    [reduction] = report.reductions
+    assert report.ok and reduction.status == "ok", report.findings
+    assert reduction.input_shape_engine == "openvino"
+    assert reduction.input_shape == partial_shape(total.get_input_partial_shape(0)).to_json() == [2, -1]
+    assert any("OpenVINO's inference feeds it [2,?]" in note for note in report.notes), report.notes
+    stale = load_ir(
+        Path(__file__).resolve().parents[2] / "ir_samples" / "broken" / "stale_output.xml"
+    )  # where OpenVINO infers what ovreduce does: it stands
+    assert [f.code for f in check_model(stale).findings if f.severity == "error"] == ["reduce-output-mismatch"]
