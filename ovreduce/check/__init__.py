@@ -103,31 +103,26 @@ def _check_model(
     engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
     infos = {(body_path, info.layer.id): info for body_path, graph in engines for info in graph.reductions}
     notes = _body_notes(engines)
-    unknown = [key for key, info in infos.items() if info.data.shape is None and info.error is None]
+    unknown = {key for key, info in infos.items() if info.data.shape is None and info.error is None}
+    # an error only where OpenVINO, reading the model, feeds the reduction what ovreduce infers
+    suspect = set() if reshape else {key for key, info in infos.items() if _contradicted(info)}
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
-    if unknown:  # OpenVINO's own inference supplies what no native rule gives
+    if unknown or suspect:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
         _load(extensions)
-        found, failed = input_shapes(model, reshape, set(unknown))
+        found, failed = input_shapes(model, reshape, unknown | suspect)
         for key, shape in found.items():
             info = infos[key]
-            infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
-        if failed is not None:
-            notes.append(f"{len(unknown) - len(found)} reduction input(s) stay unresolved: {failed}")
-        openvino_reshaped = failed is None and bool(reshape)
-    suspect = {key for key, info in infos.items() if not reshape and _contradicted(info)}
-    if suspect:  # an error only where OpenVINO, reading the model, feeds the reduction what ovreduce infers
-        from ovreduce.check.openvino import input_shapes
-
-        _load(extensions)
-        found, failed = input_shapes(model, None, suspect)
-        for key, shape in found.items():
-            info = infos[key]
-            if shape != info.data.shape:  # a native inference less precise, or other, than OpenVINO's
+            if key in suspect:
+                if shape == info.data.shape:
+                    continue
                 notes.append(f"layer {info.layer.id} {info.layer.name!r}: OpenVINO's inference feeds it {shape}, "
                              f"where ovreduce's gives {info.data.shape}; OpenVINO's is used")  # fmt: skip
-                infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
+            infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
+        if failed is not None and unknown:
+            notes.append(f"{len(unknown - found.keys())} reduction input(s) stay unresolved: {failed}")
+        openvino_reshaped = failed is None and bool(reshape)
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
