@@ -56,6 +56,13 @@ def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
 
 
+def _axes_shape(shape: PartialShape) -> PartialShape:
+    """The shape of a Squeeze's or Unsqueeze's axes input, refused as OpenVINO refuses it when of rank 2 or more."""
+    if shape.rank is not None and shape.rank > 1:
+        raise ShapeInferenceError(f"Second input (axes) should not be of rank higher than 1. Got: {shape.rank}")
+    return shape
+
+
 def _length(shape: PartialShape) -> int | None:
     """The element count of a 1-D (or scalar) value's shape when static."""
     if shape.dims is None or len(shape.dims) > 1:
@@ -197,11 +204,7 @@ class Squeeze(_ValueShaped):
         one = Dimension.static(1)
         pointed: set[int] = set()
         if len(inputs) >= 2:
-            axes_shape = inputs[1]
-            if axes_shape.rank is not None and axes_shape.rank > 1:
-                raise ShapeInferenceError(
-                    f"Second input (axes) should not be of rank higher than 1. Got: {axes_shape.rank}"
-                )
+            axes_shape = _axes_shape(inputs[1])
             axes = _value(ctx, 1)
             if axes is None or data.dims is None:
                 if data.dims and axes_shape.is_static and _length(axes_shape) == 1:  # one axis, value unknown
@@ -232,11 +235,8 @@ class Unsqueeze0(_ValueShaped):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         """``unsqueeze_shape_inference.hpp``: axes normalised against the rank their distinct values make; two that
         name one place after that (``[2, -1]`` of a 1-D input) insert once, and one past the end appends."""
-        data, axes_shape = inputs[0], inputs[1]
-        if axes_shape.rank is not None and axes_shape.rank > 1:
-            raise ShapeInferenceError(
-                f"Second input (axes) should not be of rank higher than 1. Got: {axes_shape.rank}"
-            )
+        data = inputs[0]
+        _axes_shape(inputs[1])
         axes = _value(ctx, 1)
         if data.dims is None or axes is None:  # OpenVINO 2026.4 gives no rank even for one axis of unknown value
             return [PartialShape(None)]
