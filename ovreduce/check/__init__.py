@@ -20,6 +20,7 @@ each reduction's input. OpenVINO is imported only when that happens.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -106,8 +107,11 @@ def _check_model(
     unknown = {key for key, info in infos.items() if info.data.shape is None and info.error is None}
     # an error only where OpenVINO, reading the model, feeds the reduction what ovreduce infers
     suspect = set() if reshape else {key for key, info in infos.items() if _contradicted(info)}
+    refusals = {body_path: _inconsistent(graph, reshaped=bool(reshape)) for body_path, graph in engines}
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
-    if unknown or suspect:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
+    failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
+    asked = bool(unknown or suspect or (not reshape and any(refusals.values())))
+    if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
         _load(extensions)
@@ -127,11 +131,18 @@ def _check_model(
     reports: list[ReductionCheck] = []
     reshaped = bool(reshape)
     for body_path, graph in engines:  # not ``path``: that is the model's name in the document
-        refused = _inconsistent(graph) if reshaped else []
+        refused = refusals[body_path]
         if refused and openvino_reshaped:  # a native rule stricter than OpenVINO's, which took the reshape
             notes += [f"layer {f.layer_id} {f.layer_name!r}: {f.message.partition(':')[0]} as ovreduce writes it, but "
                       f"OpenVINO takes the reshape: its shapes are used after the layer" for f in refused]  # fmt: skip
             refused = []
+        elif refused and not reshaped:  # an error only where OpenVINO refuses the model at that very layer
+            unconfirmed = [f for f in refused if failed is None or not _refused_at(failed, graph.model, f.layer_id)]
+            notes += [f"layer {f.layer_id} {f.layer_name!r}: {f.message.partition(':')[0]} as ovreduce writes it, but "
+                      + ("OpenVINO reads the model" if failed is None else "OpenVINO refuses the model elsewhere")
+                      + ": the layers after it stay unresolved" for f in unconfirmed]  # fmt: skip
+            refused = [replace(f, message=f"{f.message}; OpenVINO refuses the model at this layer too")
+                       for f in refused if f not in unconfirmed]  # fmt: skip
         found_here = graph_findings(graph.model, graph) + refused
         for info in graph.reductions:
             report, more = reduction_check(
@@ -170,10 +181,29 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
-def _inconsistent(graph: ShapeEngine) -> list[Finding]:
-    """The layers where the reshape breaks the model: each of their inputs resolved, an output left unresolved by
-    the layer's own shape rule (which refused the inputs as OpenVINO's does). Downstream layers, unresolved because
-    of it, are not named again."""
+def _refused_at(failed: str, graph: IRModel, layer_id: str | None) -> bool:
+    """Whether OpenVINO's refusal (``failed``) is of this layer: the node it validated is of the layer's type and fed
+    by the layer's producers, named as the file names them (its own name is not set yet when OpenVINO's reader
+    validates it)."""
+    assert layer_id is not None
+    layer = graph.layer(layer_id)
+    node = re.search(rf"While validating node '[^' ]*::{re.escape(layer.type)} [^(']*\((.*)\) -> ", failed)
+    if node is None:
+        return False
+    fed = node[1]
+    for ref in graph.input_producers(layer):
+        at = -1 if ref is None else fed.find(f" {graph.layer(ref[0]).name}[")
+        if at < 0:
+            return False
+        fed = fed[at + 1 :]
+    return True
+
+
+def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
+    """The layers that break the model (under a reshape: that it breaks): each of their inputs resolved, an output left
+    unresolved by the layer's own shape rule (which refused the inputs as OpenVINO's does). Downstream layers,
+    unresolved because of it, are not named again."""
+    code, under = ("reshape-inconsistent", "under the new shapes ") if reshaped else ("layer-invalid", "")
     found = []
     for layer in graph.model.layers:
         own = f"{layer.type} ({layer.name}): "
@@ -185,9 +215,9 @@ def _inconsistent(graph: ShapeEngine) -> list[Finding]:
                 and all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs)))
             ):
                 shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs)))
-                message = (f"under the new shapes its inputs {shapes} do not fit {layer.type}'s shape rule: "
+                message = (f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: "
                            f"{state.reason.removeprefix(own).rstrip('.')}")  # fmt: skip
-                found.append(finding("reshape-inconsistent", layer, message, port.id))
+                found.append(finding(code, layer, message, port.id))
                 break
     return found
 

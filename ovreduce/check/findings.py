@@ -52,6 +52,9 @@ FINDINGS: Mapping[str, FindingKind] = {
     "openvino-legacy-precision": FindingKind(
         "info", "(OpenVINO engine) an IR v10 port precision, which OpenVINO does not read, differs from its type"
     ),
+    "layer-invalid": FindingKind(
+        "error", "a layer's inputs do not fit its shape rule, and OpenVINO refuses the model at that layer"
+    ),
     "reshape-changes-output": FindingKind("info", "(reshape) the output under the new shapes differs from the file"),
     "reshape-inconsistent": FindingKind(
         "error", "(reshape) under the new shapes a layer's inputs do not fit its shape rule: OpenVINO refuses them"

@@ -152,3 +152,54 @@ def test_an_error_rests_on_what_openvino_infers_too(tmp_path: Path) -> None:
         Path(__file__).resolve().parents[2] / "ir_samples" / "broken" / "stale_output.xml"
     )  # where OpenVINO infers what ovreduce does: it stands
     assert [f.code for f in check_model(stale).findings if f.severity == "error"] == ["reduce-output-mismatch"]
+
+
+def _zero_stride_slice(folder: Path, *, reduced: bool) -> Path:
+    """x[4,6] -> StridedSlice with strides [1, 0] (OpenVINO refuses a zero stride as it reads the file) -> a
+    ReduceMean over axis 1 (``reduced``) or a Result, beside a ReduceSum of x that is fine."""
+    x = ops.parameter([4, 6], np.float32, name="x")
+    sliced = ops.strided_slice(x, ops.constant(np.array([0, 0], np.int64)), ops.constant(np.array([4, 6], np.int64)),
+                               ops.constant(np.array([1, 7], np.int64)), [0, 0], [0, 0])  # fmt: skip
+    sliced.set_friendly_name("sliced")
+    out = ops.reduce_mean(sliced, ops.constant(np.array([1], np.int64)), False) if reduced else sliced
+    fine = ops.reduce_sum(x, ops.constant(np.array([0], np.int64)), True)
+    path = folder / "slice.xml"
+    ov.save_model(ov.Model([ops.result(out), ops.result(fine)], [x], "slice"), str(path), compress_to_fp16=False)
+    weights = path.with_suffix(".bin")
+    data = weights.read_bytes()
+    at = data.index(np.array([1, 7], np.int64).tobytes())
+    weights.write_bytes(data[:at] + np.array([1, 0], np.int64).tobytes() + data[at + 16 :])
+    return path
+
+
+@pytest.mark.parametrize("reduced", [True, False], ids=["reduction-after", "no-reduction-after"])
+def test_a_layer_openvino_refuses_is_an_error_with_or_without_a_reduction_after_it(
+    reduced: bool, tmp_path: Path
+) -> None:
+    """A layer whose inputs break its shape rule, where OpenVINO refuses the file at that layer, is an error naming
+    it: the model was checked clean, whatever OpenVINO made of it."""
+    path = _zero_stride_slice(tmp_path, reduced=reduced)
+    with pytest.raises(RuntimeError, match="Stride must be non-zero"):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    [found] = [f for f in report.findings if f.severity == "error"]
+    assert not report.ok and found.code == "layer-invalid" and found.layer_name == "sliced", report.findings
+    assert "Stride must be non-zero" in found.message and "OpenVINO refuses the model at this layer" in found.message
+
+
+def test_a_native_rule_stricter_than_openvino_is_a_note_not_an_error(tmp_path: Path) -> None:
+    """VariadicSplit of x[2,1] by [0, 3, -1] along axis 1: ovreduce's rule refuses the lengths, OpenVINO reads the
+    file. Nothing is called wrong; a note says the rule is stricter, and the reduction after it gets OpenVINO's
+    shape."""
+    x = ops.parameter([2, 1], np.float32, name="x")
+    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
+    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
+    path = tmp_path / "vsplit.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x], "vsplit"), str(path), compress_to_fp16=False)
+    ov.Core().read_model(str(path))  # OpenVINO reads it
+    report = check_model(load_ir(path))
+    assert report.ok and not [f for f in report.findings if f.code == "layer-invalid"], report.findings
+    assert any("as ovreduce writes it, but OpenVINO reads the model" in note for note in report.notes), report.notes
+    [reduction] = report.reductions
+    assert reduction.input_shape_engine == "openvino"
+    assert reduction.input_shape == partial_shape(total.get_input_partial_shape(0)).to_json()
