@@ -125,7 +125,10 @@ def _check_model(
                              f"where ovreduce's gives {info.data.shape}; OpenVINO's is used")  # fmt: skip
             infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
         if failed is not None and unknown:
-            notes.append(f"{len(unknown - found.keys())} reduction input(s) stay unresolved: {failed}")
+            notes.append(
+                f"{len(unknown - found.keys())} reduction input(s) stay unresolved: OpenVINO could not read "
+                f"the model either: {failed}"
+            )
         openvino_reshaped = failed is None and bool(reshape)
     findings: list[Finding] = []
     reports: list[ReductionCheck] = []
@@ -137,12 +140,14 @@ def _check_model(
                       f"OpenVINO takes the reshape: its shapes are used after the layer" for f in refused]  # fmt: skip
             refused = []
         elif refused and not reshaped:  # an error only where OpenVINO refuses the model at that very layer
-            unconfirmed = [f for f in refused if failed is None or not _refused_at(failed, graph.model, f.layer_id)]
+            alone = sum(map(len, refusals.values())) == 1  # the one layer refused, where OpenVINO names none
+            said = {
+                id(f): _refused_at(failed, graph.model, f.layer_id, alone=alone) if failed else None for f in refused
+            }
             notes += [f"layer {f.layer_id} {f.layer_name!r}: {f.message.partition(':')[0]} as ovreduce writes it, but "
                       + ("OpenVINO reads the model" if failed is None else "OpenVINO refuses the model elsewhere")
-                      + ": the layers after it stay unresolved" for f in unconfirmed]  # fmt: skip
-            refused = [replace(f, message=f"{f.message}; OpenVINO refuses the model at this layer too")
-                       for f in refused if f not in unconfirmed]  # fmt: skip
+                      + ": the layers after it stay unresolved" for f in refused if said[id(f)] is None]  # fmt: skip
+            refused = [replace(f, message=f"{f.message}; {said[id(f)]}") for f in refused if said[id(f)] is not None]
         found_here = graph_findings(graph.model, graph) + refused
         for info in graph.reductions:
             report, more = reduction_check(
@@ -181,22 +186,25 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
-def _refused_at(failed: str, graph: IRModel, layer_id: str | None) -> bool:
-    """Whether OpenVINO's refusal (``failed``) is of this layer: the node it validated is of the layer's type and fed
-    by the layer's producers, named as the file names them (its own name is not set yet when OpenVINO's reader
-    validates it)."""
+def _refused_at(failed: str, graph: IRModel, layer_id: str | None, *, alone: bool) -> str | None:
+    """How OpenVINO's refusal (``failed``) confirms this layer's, in words; None where it does not. It does where the
+    node OpenVINO validated is of the layer's type and fed by the layer's producers, named as the file names them
+    (its own name is not set yet when OpenVINO's reader validates it); or, where OpenVINO's message names no node
+    (some checks do not), where the layer is the only one ovreduce finds refused (``alone``)."""
     assert layer_id is not None
     layer = graph.layer(layer_id)
+    if "While validating node '" not in failed:
+        return f"OpenVINO refuses the model too, naming no layer ({failed})" if alone else None
     node = re.search(rf"While validating node '[^' ]*::{re.escape(layer.type)} [^(']*\((.*)\) -> ", failed)
     if node is None:
-        return False
+        return None
     fed = node[1]
     for ref in graph.input_producers(layer):
         at = -1 if ref is None else fed.find(f" {graph.layer(ref[0]).name}[")
         if at < 0:
-            return False
+            return None
         fed = fed[at + 1 :]
-    return True
+    return "OpenVINO refuses the model at this layer too"
 
 
 def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:

@@ -152,7 +152,7 @@ def input_shapes(
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
-        return {}, f"OpenVINO could not read the model either: {read_failure(exc, model.op_types())}"
+        return {}, read_failure(exc, model.op_types())
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     return {
         (path, layer.id): partial_shape(node.get_input_partial_shape(0))

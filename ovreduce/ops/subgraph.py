@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, cast
 
-from ovreduce.errors import IRStructureError
+from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Body, Layer, PortMapping
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
@@ -72,7 +72,13 @@ class SubGraphOp(Op):
         for body in ctx.layer.bodies:
             if body.role not in self.roles:
                 sctx.skip_body(body.role, f"a {self.type} has no {body.role!r} body (expected {', '.join(self.roles)})")
-        return self.infer_bodies(sctx)
+        try:
+            return self.infer_bodies(sctx)
+        except ShapeInferenceError as exc:  # refused as OpenVINO's validation refuses it
+            reason = f"{ctx.layer.type} ({ctx.layer.name}): {exc.message}"
+            for body in ctx.layer.bodies:
+                sctx.skip_body(body.role, f"its inputs do not fit its shape rule: {exc.message}")
+            return [PortState(None, None, "unresolved", reason) for _ in ctx.layer.outputs]
 
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         reason = f"its bodies do not give the outputs of {ctx.layer.type} ({ctx.layer.name})"
@@ -219,11 +225,15 @@ class _Iterating(SubGraphOp):
     def rewalks(self, trips: Trips) -> int:
         return 0
 
+    def validate(self, ctx: SubGraphContext, body: Body) -> None:
+        """Refuse (:class:`ShapeInferenceError`) what OpenVINO's validation refuses before it walks the body."""
+
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         layer = ctx.layer
         body = layer.body("body")
         if body is None:
             return super().infer_bodies(ctx)
+        self.validate(ctx, body)
         params: dict[str, PortState] = {}
         sliced: int | None = None
         for m in body.inputs:
@@ -297,6 +307,19 @@ class Loop5(_Iterating):
     version = "opset5"
     opsets = range(5, LAST_OPSET + 1)
 
+    def validate(self, ctx: SubGraphContext, body: Body) -> None:
+        """``loop.cpp``: the current iteration's body Parameter, the trip count and the execution condition each of
+        rank 0 or 1."""
+        current = next((m for m in body.inputs if m.purpose == "current_iteration"), None)
+        if current is not None:
+            declared = body.graph.layer(current.internal_layer_id).shape
+            if declared is not None and declared.rank is not None and declared.rank > 1:
+                raise ShapeInferenceError("Rank of CurrentIteration input must be equal to 0 or 1")
+        for index, what in ((1, "ExecutionCondition"), (0, "TripCount")):
+            shape = ctx.input(index).shape if index < len(ctx.layer.inputs) else None
+            if shape is not None and shape.rank is not None and shape.rank > 1:
+                raise ShapeInferenceError(f"Rank of {what} input must be equal to 0 or 1")
+
     def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
         assert m.axis is not None
         if shape.dims is None:
@@ -341,7 +364,7 @@ class Loop5(_Iterating):
         dims = shape.dims
         assert dims is not None
         if not -len(dims) <= m.axis < len(dims):
-            return None
+            raise ShapeInferenceError(f"Axis {m.axis} out of the tensor rank range [{-len(dims)}, {len(dims) - 1}].")
         dim = dims[m.axis % len(dims)]
         count = trips.iterations
         return _with_dim(shape, m.axis, Dimension.static(dim.value * count) if dim.is_static and count is not None
@@ -380,8 +403,8 @@ class TensorIterator0(_Iterating):
         if not shape.dims:
             shape = PartialShape.dynamic(1)
         assert shape.dims is not None
-        if not 0 <= m.axis < len(shape.dims):
-            return None
+        if not 0 <= m.axis < len(shape.dims):  # read as unsigned
+            raise ShapeInferenceError("Accessing out-of-range dimension")
         count = trips.iterations
         return _with_dim(shape, m.axis, Dimension.static(count * m.part_size) if count is not None
                          else Dimension.dynamic())  # fmt: skip

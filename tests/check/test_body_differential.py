@@ -192,3 +192,52 @@ def test_a_dim_altered_in_a_body_is_flagged_on_that_layer(tmp_path: Path, seed: 
     report = check_model(load_ir(path))
     errors = {(f.body_path, f.layer_id, f.code) for f in report.findings if f.severity == "error"}
     assert errors == {(body_path, layer_id, code)}
+
+
+def _edited(tmp_path: Path, model: ov.Model, name: str, edits: list[tuple[str, str]]) -> Path:
+    """``model`` saved, then its XML edited (each ``old`` text replaced once by ``new``)."""
+    path = subgraphs.save(model, tmp_path, name)
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+    return path
+
+
+_CURRENT_ITERATION = (
+    '<layer id="0" name="bp" type="Parameter" version="opset1">',
+    '<layer id="20" name="it" type="Parameter" version="opset1"><data shape="2,2" element_type="i64" />'
+    '<output><port id="0" precision="I64"><dim>2</dim><dim>2</dim></port></output></layer>'
+    '<layer id="0" name="bp" type="Parameter" version="opset1">',
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "edits", "openvino_says"),
+    [
+        ("loop", [('<output axis="0" external_port_id="5"', '<output axis="7" external_port_id="5"')],
+         "Axis 7 out of the tensor rank range"),
+        ("loop", [_CURRENT_ITERATION, ('<output external_port_id="-1" internal_layer_id="8" purpose',
+                                       '<input external_port_id="-1" internal_layer_id="20" purpose="current_iteration"'
+                                       ' /><output external_port_id="-1" internal_layer_id="8" purpose')],
+         "Rank of CurrentIteration input must be equal to 0 or 1"),
+        ("ti", [('<output axis="1" external_port_id="1"', '<output axis="5" external_port_id="1"')],
+         "out-of-range dimension"),
+    ],
+    ids=["loop-concat-axis", "loop-current-iteration-rank", "ti-concat-axis"],
+)  # fmt: skip
+def test_a_loop_or_tensor_iterator_openvino_refuses_is_an_error(
+    name: str, edits: list[tuple[str, str]], openvino_says: str, tmp_path: Path
+) -> None:
+    """A concatenated output's axis beyond its body Result's rank, a current iteration Parameter of rank 2: OpenVINO
+    refuses the file as it reads it. The check was clean, the layer's outputs kept their declared dims."""
+    model = subgraphs.loop_model() if name == "loop" else subgraphs.ti_model()
+    path = _edited(tmp_path, model, name, edits)
+    with pytest.raises(RuntimeError, match=openvino_says):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    errors = [f for f in report.findings if f.severity == "error"]
+    layer = "Loop_1" if name == "loop" else "TensorIterator_1"
+    assert not report.ok and [(f.code, f.layer_name) for f in errors] == [("layer-invalid", layer)], report.findings
+    assert openvino_says in errors[0].message and "OpenVINO refuses the model" in errors[0].message
