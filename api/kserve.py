@@ -16,11 +16,11 @@ from pydantic import ValidationError
 
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
-from ovreduce.tensors import EXECUTABLE_TYPES, flat_values, to_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, to_kserve
 
 from .errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
 from .problems import scrub
-from .routes.common import check_shape, json_bytes, read_json
+from .routes.common import json_bytes, read_json
 from .schemas import RunRequest, V2InferRequest
 
 __all__ = [
@@ -143,7 +143,7 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     for tensor in req.inputs:
         what = f"input {tensor.name!r}"
         etype = _element_type(tensor.datatype, what)
-        count = check_shape(tensor.shape, what, max_elements)
+        count = check_elements(tensor.shape, max_elements, what)
         if "shared_memory_region" in tensor.parameters:
             raise RefusedError(f"{what}: shared memory is not supported by ovreduce; send the data in the request")
         size = tensor.parameters.get("binary_data_size")

@@ -30,6 +30,7 @@ from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape, merge
 from ovreduce.tensors import (
     DEFAULT_MAX_ELEMENTS,
+    check_elements,
     concrete_shape,
     conform_array,
     generate,
@@ -198,26 +199,13 @@ def prepare_inputs(
             notes += chosen
             if shape.dims is not None:
                 defaulted.append(tuple(i for i, d in enumerate(shape.dims) if not d.is_static))
-            _check_size(dims, max_elements, what)
+            check_elements(dims, max_elements, what)
             arr = generate(etype, dims, rng)
-        _check_size(arr.shape, max_elements, what)
+        check_elements(arr.shape, max_elements, what)
         arrays.append(arr)
         if len(defaulted) < len(arrays):
             defaulted.append(())
-    _check_output_size(spec, arrays, max_elements)
     return PreparedInputs(arrays, notes, defaulted)
-
-
-def _check_output_size(spec: LayerSpec, arrays: Sequence[npt.NDArray[Any]], limit: int | None) -> None:
-    """The output these inputs would give, held to the limit before anything runs: a reduction over an empty axis
-    gives an output larger than its input (``[0, n, n]`` reduced over axis 0 with keep_dims: ``[1, n, n]``)."""
-    axes = spec.axes if spec.axes is not None else tuple(np.asarray(arrays[1]).reshape(-1).tolist())
-    try:
-        shape = reductions()[spec.type].output_shape(PartialShape.static(arrays[0].shape), None, axes, spec.keep_dims)
-    except OvReduceError:  # axes the op refuses: each backend reports it
-        return
-    if shape.is_static:
-        _check_size(shape.to_list(), limit, f"the output (shape {shape})")
 
 
 def _axes_advice(where: str, names: list[str], etype: ElementType, shape: PartialShape, rank: int | None) -> str:
@@ -241,16 +229,6 @@ def _axes_advice(where: str, names: list[str], etype: ElementType, shape: Partia
         example = f", e.g. np.save('axes.npy', np.array({literal}, dtype=np.{etype.numpy_name}))"
     via = f"input 1 (or {', '.join(repr(n) for n in names)})" if names else "input 1"
     return f"{where} takes its axes at run time: give {via} as {shape_text} of {etype} holding {values}{example}"
-
-
-def _check_size(shape: Sequence[int], limit: int | None, what: str) -> None:
-    count = 1
-    for d in shape:
-        count *= int(d)
-    if limit is not None and count > limit:
-        from ovreduce.errors import LimitExceededError
-
-        raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit} (OVREDUCE_MAX_ELEMENTS)")
 
 
 def make_backends(
@@ -465,5 +443,5 @@ def run_layer(
     if max_elements is not None:
         for r in report.results:
             if r.output is not None:
-                _check_size(r.output.shape, max_elements, f"the {r.backend} output")
+                check_elements(r.output.shape, max_elements, f"the {r.backend} output")
     return report

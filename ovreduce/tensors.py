@@ -22,6 +22,7 @@ from ovreduce.shapes import PartialShape
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "EXECUTABLE_TYPES",
+    "check_elements",
     "concrete_shape",
     "conform_array",
     "from_kserve",
@@ -127,10 +128,7 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
         raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
     if any(int(d) < 0 for d in shape):
         raise InputError(f"{where}: the header declares shape {list(shape)}; expected sizes >= 0")
-    count = 1
-    for d in shape:
-        count *= int(d)
-    _check_count(count, shape, max_elements, where)
+    count = check_elements([int(d) for d in shape], max_elements, f"{where}: the tensor's shape {list(shape)}")
     needed = count * dtype.itemsize
     header = stream.tell()
     if needed > available - header:
@@ -145,12 +143,25 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
     return array.reshape(shape[::-1]).transpose() if fortran else array.reshape(shape)
 
 
-def _check_count(count: int, shape: Sequence[int], max_elements: int | None, where: str) -> None:
-    if max_elements is not None and count > max_elements:
-        raise LimitExceededError(
-            f"{where}: the tensor's shape {list(shape)} has {count} elements, more than the limit of {max_elements} "
-            f"(OVREDUCE_MAX_ELEMENTS)"
-        )
+def check_elements(shape: Sequence[int], limit: int | None, what: str) -> int:
+    """The elements of a tensor of ``shape`` (``what`` names it), held to ``limit`` (OVREDUCE_MAX_ELEMENTS).
+
+    Raises:
+        LimitExceededError: more elements than ``limit``; or none, but dims other than 0 that multiply past it: such a
+            tensor cannot be described (NumPy refuses one past 2**63 bytes), and a reduction over its empty axis would
+            fill the rest (``[0, n, n]`` reduced over axis 0 is ``[n, n]``).
+    """
+    count = math.prod(shape)
+    if limit is None:
+        return count
+    if count > limit:
+        raise LimitExceededError(f"{what} has {count} elements, more than the limit of {limit} (OVREDUCE_MAX_ELEMENTS)")
+    spread = math.prod(d for d in shape if d)
+    if spread > limit:
+        raise LimitExceededError(f"{what} has no elements, but its dims other than 0 ({list(shape)}) multiply to "
+                                 f"{spread}, more than the limit of {limit} (OVREDUCE_MAX_ELEMENTS); a reduction over "
+                                 f"its empty axis would fill that many")  # fmt: skip
+    return count
 
 
 def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.NDArray[Any]:
@@ -167,12 +178,10 @@ def _load_tensor_proto(path: Path, size: int, max_elements: int | None) -> npt.N
         raise
     except Exception as exc:  # protobuf raises DecodeError and friends
         raise InputError(f"{path}: not a readable ONNX TensorProto: {exc}") from None
-    count = 1
     for d in proto.dims:
         if d < 0:
             raise InputError(f"{path}: the TensorProto has a negative dim {d}")
-        count *= int(d)
-    _check_count(count, list(proto.dims), max_elements, str(path))
+    check_elements([int(d) for d in proto.dims], max_elements, f"{path}: the tensor's shape {list(proto.dims)}")
     if proto.data_type not in TensorProto.DataType.values():
         raise InputError(f"{path}: the TensorProto's data_type {proto.data_type} is no ONNX element type")
     if proto.data_location == TensorProto.EXTERNAL:
@@ -365,9 +374,6 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
     if not isinstance(data, list):
         raise InputError(f"{what}: data must be a list, got {type(data).__name__}")
     flat = flat_values(data, shape, what)
-    expected = math.prod(shape)
-    if len(flat) != expected:
-        raise InputError(f"{what}: shape {shape} needs {expected} values, data holds {len(flat)}")
     try:
         if etype.is_real:
             for index, v in enumerate(flat):  # numbers; not true, "7" or " 1_0 " (float() reads them)
@@ -451,4 +457,7 @@ def flat_values(data: list[Any], shape: Sequence[int], what: str, limit: int | N
                     break
     if limit is not None and len(flat) > limit:
         raise LimitExceededError(f"{what} has more than {limit} values (OVREDUCE_MAX_ELEMENTS)")
+    expected = math.prod(shape)
+    if len(flat) != expected:
+        raise InputError(f"{what}: shape {list(shape)} needs {expected} values, data holds {len(flat)}")
     return flat

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import flat_values, from_kserve
+from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..problems import scrub_json
 from ..schemas import Tensor
@@ -179,27 +179,13 @@ def upload_names(xml: UploadFile, bin_file: UploadFile | None) -> tuple[str, str
     return filename, display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
 
 
-def check_shape(shape: list[int], what: str, limit: int) -> int:
-    """The element count of a request tensor's ``shape``; :class:`LimitExceededError` when it, or any one
-    dimension (a zero elsewhere makes the count small, not the array possible), is over ``limit``."""
-    for axis, dim in enumerate(shape):
-        if dim > limit:
-            raise LimitExceededError(f"{what}: dimension {axis} of its shape is {dim}, more than the limit of {limit} "
-                                     f"elements (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
-    count = math.prod(shape)
-    if count > limit:
-        raise LimitExceededError(f"{what} has shape {shape}: {count} elements, more than the limit of "
-                                 f"{limit} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
-    return count
-
-
 def flat_tensors(tensors: list[Tensor], limit: int) -> list[Tensor]:
     """The request's tensors with their data flat, shapes and nesting checked: done as the request arrives,
     before anything (a worker's pipe) copies or walks the nested lists."""
     out = []
     for tensor in tensors:
         what = f"input {tensor.name!r}"
-        check_shape(tensor.shape, what, limit)
+        check_elements(tensor.shape, limit, what)
         out.append(tensor.model_copy(update={"data": flat_values(tensor.data, tensor.shape, what, limit)}))
     return out
 
@@ -211,7 +197,7 @@ def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[An
         what = f"input {tensor.name!r}"
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
-        check_shape(tensor.shape, what, limit)
+        check_elements(tensor.shape, limit, what)
         flat = flat_values(tensor.data, tensor.shape, what, limit)
         doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
         out[tensor.name] = from_kserve(doc, what)

@@ -34,7 +34,7 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
-from ovreduce.tensors import conform_array, given_once, own_names, refuse_ambiguous
+from ovreduce.tensors import check_elements, conform_array, given_once, own_names, refuse_ambiguous
 
 __all__ = [
     "KEPT_FACTOR",
@@ -620,6 +620,7 @@ def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> lis
                     raise LimitExceededError(f"input {port.label!r} would have {count} elements {list(dims)}, more "
                                              f"than the limit of {max_elements} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
                 return _refused(ports, refused)
+            check_elements(dims, max_elements, f"input {port.label!r}")  # no elements, but dims past the limit
         changed = {
             model_ports[p.index]: ov.PartialShape(list(dims))
             for p, dims in zip(ports, chosen, strict=True)

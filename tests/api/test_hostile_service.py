@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 import pytest
 
-from .conftest import PROBLEM, files
+from .conftest import PROBLEM, files, sample
 from .irs import reduce_ir
 from .test_server import serve
 
@@ -237,3 +237,26 @@ def test_bytes_that_break_http_are_answered_as_a_problem(
     assert problem["code"] == "request.invalid" and "not an HTTP/1.1 request" in problem["detail"], problem
     assert why in problem["detail"], problem
     assert "Traceback" not in proc.log.read_text(errors="replace")
+
+
+_SPREAD = [0, 4_194_304, 4_194_304, 4_194_304]  # no elements, dims that multiply past what NumPy can describe
+
+
+def test_a_shape_of_no_elements_and_huge_dims_is_refused_by_run_and_audit(http: httpx.Client) -> None:
+    """A generated input of such a shape was a 500 (NumPy: "array is too big"); a reduction over its empty axis would
+    fill all the rest."""
+    mid = _stored(http, *sample("dynamic"))
+    shape = json.dumps(_SPREAD).replace(" ", "")
+    run = http.post(f"/v1/models/{mid}/layers/3/run", json={"shapes": {"0": shape}})
+    _problem(run, 413, "limit", "has no elements, but its dims other than 0", "OVREDUCE_MAX_ELEMENTS")
+    audit = http.post(f"/v1/models/{mid}/audit", json={"shapes": {"y": shape}})
+    _problem(audit, 413, "limit", "input 'y' has no elements, but its dims other than 0")
+
+
+def test_a_kserve_binary_tensor_of_no_elements_and_huge_dims_is_a_400(http: httpx.Client) -> None:
+    mid = _stored(http, *sample("dynamic"))
+    header = json.dumps({"inputs": [{"name": "data", "shape": _SPREAD, "datatype": "FP16",
+                                     "parameters": {"binary_data_size": 0}}]}).encode()  # fmt: skip
+    response = http.post(f"/v2/models/{mid}.3/infer", content=header,
+                         headers={"Inference-Header-Content-Length": str(len(header))})  # fmt: skip
+    assert response.status_code == 400 and "has no elements, but its dims other than 0" in response.json()["error"]

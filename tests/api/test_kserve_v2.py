@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from tritonclient.utils import InferenceServerException, triton_to_np_dtype
 
 from api.kserve import MODEL_NAME, model_name
+from ovreduce.errors import InputError
 from ovreduce.reference.evaluate import reduce
 from tests.ir import subgraphs
 from tests.test_run import CPU_CANNOT_COMPILE
@@ -263,7 +264,7 @@ def test_malformed_framing_shapes_and_nesting_are_400_before_any_conversion(clie
     said = client.post(infer, content=body, headers={"Inference-Header-Content-Length": "١٢".encode()})  # Arabic digits
     _error(said, 400, "Inference-Header-Content-Length: '١٢' is not a length")  # quoted as sent, not as latin-1
     empty, headers = _binary_request({"inputs": [_data_input([10**30, 0], binary_data_size=0)]})
-    _error(client.post(infer, content=empty, headers=headers), 400, "dimension 0", "OVREDUCE_MAX_ELEMENTS")
+    _error(client.post(infer, content=empty, headers=headers), 400, "its dims other than 0", "OVREDUCE_MAX_ELEMENTS")
     for depth in (70, 500, 800):
         deep = {"name": "data", "shape": [1], "datatype": "FP32", "data": json.loads("[" * depth + "1" + "]" * depth)}
         ragged = "data[0] is a list of 1 where shape [1] has a value"
@@ -392,7 +393,7 @@ def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestC
     mid = _upload(client.post, *sample("dynamic"), "dynamic.xml")
     empty = {"name": "data", "shape": [0, 4194304, 4194304], "datatype": "FP16", "data": []}
     _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": [empty]}), 400,
-           "the output (shape [1,4194304,4194304]) has 17592186044416 elements")  # fmt: skip
+           "multiply to 17592186044416")  # fmt: skip
 
 
 def test_output_limit_and_time_limit(client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str) -> None:
@@ -412,3 +413,12 @@ def test_an_unavailable_answer_says_when_to_ask_again(make_client: Callable[...,
     response = client.post("/v2/repository/index")
     _error(response, 503, "cannot be listed")
     assert response.headers["retry-after"] == "30"
+
+
+def test_json_data_is_held_to_its_shape_as_the_request_is_read() -> None:
+    """1.5 million values for a shape of 64 were pickled to a worker, and waited for one, before being refused."""
+    from api.kserve import decode_request
+
+    body = json.dumps({"inputs": [{"name": "data", "shape": [1, 1, 64], "datatype": "FP32", "data": [0] * 100_000}]})
+    with pytest.raises(InputError, match=r"shape \[1, 1, 64\] needs 64 values, data holds 100000"):
+        decode_request(body.encode(), None, 1 << 22)

@@ -180,7 +180,7 @@ def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestC
     mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
     empty = {"name": "0", "shape": [0, 4194304, 4194304], "datatype": "FP16", "data": []}
     problem = assert_problem(client.post(f"/v1/models/{mid}/layers/3/run", json={"inputs": [empty]}), 413, "limit")
-    assert "the output (shape [1,4194304,4194304]) has 17592186044416 elements" in problem["detail"], problem
+    assert "multiply to 17592186044416" in problem["detail"], problem
     small = {**empty, "shape": [0, 2, 2]}
     doc = client.post(f"/v1/models/{mid}/layers/3/run", json={"inputs": [small]}).json()
     assert doc["outputs"][0]["shape"] == [1, 2, 2] and doc["outputs"][0]["data"] == [0.0] * 4, doc
