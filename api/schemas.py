@@ -107,6 +107,7 @@ class ModelSummary(_Open):
     reductions: list[ReductionCheck]
     ok: bool = Field(description="the check found no error")
     finding_counts: FindingCounts
+    unready: dict[str, str] | None = None
     filename: str
     xml_bytes: int
     bin_bytes: int = Field(description="0 when the model has no .bin")

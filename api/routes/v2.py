@@ -39,7 +39,6 @@ from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvRed
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import EXECUTABLE_TYPES
 
 from ..deps import ServicesDep
 from ..kserve import (
@@ -65,7 +64,7 @@ from ..kserve import (
 from ..metrics import Metrics
 from ..problems import answered, retry_after
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
-from ..store.catalog import Catalog, LoadedModel
+from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
 from .common import ServiceRoute, document_bytes, given_tensors, json_response, read_json
 from .health import _openvino
@@ -118,18 +117,6 @@ def _find(catalog: Catalog, name: str) -> tuple[LoadedModel, LayerView, str]:
                         f"reduction layer at {path!r}")  # fmt: skip
 
 
-def _unready(loaded: LoadedModel, path: str) -> str | None:
-    """Why the reduction at ``path`` cannot run (None: it can)."""
-    try:
-        spec = loaded.spec(path)
-    except OvReduceError as exc:
-        return exc.message
-    for role, etype in (("data", spec.data_type), ("axes", spec.axes_type)):
-        if etype.name not in EXECUTABLE_TYPES or etype.kserve is None:
-            return f"its {role} input is {etype}, which ovreduce cannot execute or send as a KServe datatype"
-    return None
-
-
 def _check_version(version: str | None) -> None:
     if version is not None and version != VERSION:
         raise RefusedError(f"Request for unknown model version {shown(version)}: ovreduce models have version "
@@ -152,7 +139,7 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
     """The stored model, layer view and path of v2 model ``name``; NotReadyError when it cannot run."""
     _check_version(version)
     loaded, view, path = _find(catalog, name)
-    reason = _unready(loaded, path)
+    reason = loaded.unready(path)
     if reason is not None:
         raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
     return loaded, view, path
@@ -189,18 +176,22 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
 
 
 def _index(context: WorkerContext, ready_only: bool) -> bytes:
+    """From the stored summaries, which record why a reduction cannot run: no model is parsed (but one stored before
+    they recorded it)."""
     catalog = context.catalog
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
         mid = str(summary.get("id", ""))
-        try:
-            loaded = catalog.load(mid)
-        except OvReduceError:  # removed meanwhile, or no longer readable: not in the repository
-            continue
-        for reduction in loaded.meta.get("reductions", ()):  # the check's, stored with the model
-            body_path, layer_id = reduction.get("body_path"), str(reduction.get("layer_id"))
-            path = layer_id if body_path is None else f"{body_path}/{layer_id}"
-            reason = _unready(loaded, path)
+        paths = [path_of(reduction) for reduction in summary.get("reductions", ())]
+        unready = summary.get("unready")
+        if not isinstance(unready, dict):
+            try:
+                loaded = catalog.load(mid)
+            except OvReduceError:  # removed meanwhile, or no longer readable: not in the repository
+                continue
+            unready = {path: reason for path in paths if (reason := loaded.unready(path)) is not None}
+        for path in paths:
+            reason = unready.get(path)
             if ready_only and reason is not None:
                 continue
             entry = V2IndexEntry(name=model_name(mid, path), version=VERSION,
@@ -218,7 +209,7 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
     mid, _ = parse_name(name)
     with catalog.store.pinned(mid):
         loaded, _, path = _find(catalog, name)
-        reason = _unready(loaded, path)
+        reason = loaded.unready(path)
         if reason is not None:
             raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
         spec = loaded.spec(path)

@@ -11,6 +11,7 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Mapping
 from typing import IO, Any
 
 from cachetools import LRUCache
@@ -18,7 +19,7 @@ from cachetools import LRUCache
 from ovreduce.backends.base import LayerSpec
 from ovreduce.check import check_model
 from ovreduce.check.inspect import inspect_model
-from ovreduce.errors import NotFoundError, WeightsError
+from ovreduce.errors import NotFoundError, OvReduceError, WeightsError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
@@ -26,28 +27,38 @@ from ovreduce.ir.weights import Weights
 from ovreduce.reports.check import ModelCheck
 from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
+from ovreduce.tensors import EXECUTABLE_TYPES
 
 from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
 from .disk import ModelHasher, ModelStore, Stamp, read_error
 
-__all__ = ["Catalog", "LoadedModel", "summarize"]
+__all__ = ["Catalog", "LoadedModel", "path_of", "summarize"]
 
 
-def summarize(mid: str, model: IRModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
-    """The stored summary of a model (meta.json, and the /v1/models answers)."""
+def summarize(loaded: LoadedModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
+    """The stored summary of a model (meta.json, and the /v1/models answers), with why each reduction that cannot run
+    cannot (the KServe repository index reads it instead of parsing every model)."""
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in report.findings:
         counts[finding.severity] += 1
+    reductions = [r.to_json() for r in report.reductions]
     return {
-        "id": mid,
-        "name": model.name,
-        "ir_version": model.ir_version,
-        "layer_count": len(model.layers),
-        "reductions": [r.to_json() for r in report.reductions],
+        "id": loaded.id,
+        "name": loaded.model.name,
+        "ir_version": loaded.model.ir_version,
+        "layer_count": len(loaded.model.layers),
+        "reductions": reductions,
         "ok": report.ok,
         "finding_counts": counts,
+        "unready": {path: reason for path in map(path_of, reductions) if (reason := loaded.unready(path)) is not None},
         **extra,
     }
+
+
+def path_of(reduction: Mapping[str, Any]) -> str:
+    """The layer path of a reduction of a summary (its id, in its body)."""
+    body_path, layer_id = reduction.get("body_path"), str(reduction.get("layer_id"))
+    return layer_id if body_path is None else f"{body_path}/{layer_id}"
 
 
 class LoadedModel:
@@ -72,6 +83,17 @@ class LoadedModel:
             with self._lock:
                 self._specs[key] = found
         return found
+
+    def unready(self, key: str) -> str | None:
+        """Why reduction ``key`` cannot run, or be served over KServe (None: it can)."""
+        try:
+            spec = self.spec(key)
+        except OvReduceError as exc:
+            return exc.message
+        for role, etype in (("data", spec.data_type), ("axes", spec.axes_type)):
+            if etype.name not in EXECUTABLE_TYPES or etype.kserve is None:
+                return f"its {role} input is {etype}, which ovreduce cannot execute or send as a KServe datatype"
+        return None
 
     def inspected(self) -> InspectDocument:
         """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
@@ -137,14 +159,15 @@ class Catalog:
                     xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
                     limits=self.limits,
                 )  # fmt: skip
-                report = check_model(model, path=filename)
+                loaded = LoadedModel(mid, model, {})
+                report = check_model(model, path=filename, shapes=loaded.engine)
+                meta = summarize(
+                    loaded, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
+                    bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                )  # fmt: skip
             finally:
                 if weights is not None:
                     weights.close()
-            meta = summarize(
-                mid, model, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
-                bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            )  # fmt: skip
             if bin_size == 0:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)

@@ -157,6 +157,7 @@ FIELDS: dict[str, str] = {
     "total_bytes": "the bytes the store holds",
     "type": "the layer's type, e.g. ReduceMean",
     "undefined": "elements the specification leaves undefined (a ReduceMax over an empty set; in conform, an ONNX ReduceMean over one): counted in `total`, never compared",
+    "unready": "why each reduction that cannot run (or be served over KServe) cannot, by layer path (`12/then/110`); absent in a model stored by an older ovreduce",
     "version": "the layer's opset, e.g. opset1",
     "warning": "findings of severity warning",
     "xml": "the IR's `.xml` file (multipart file field)",

@@ -18,6 +18,7 @@ import tritonclient.http as triton
 from fastapi.testclient import TestClient
 from tritonclient.utils import InferenceServerException, triton_to_np_dtype
 
+from api.config import Settings
 from api.kserve import MODEL_NAME, model_name
 from ovreduce.errors import InputError
 from ovreduce.reference.evaluate import reduce
@@ -422,3 +423,43 @@ def test_json_data_is_held_to_its_shape_as_the_request_is_read() -> None:
     body = json.dumps({"inputs": [{"name": "data", "shape": [1, 1, 64], "datatype": "FP32", "data": [0] * 100_000}]})
     with pytest.raises(InputError, match=r"shape \[1, 1, 64\] needs 64 values, data holds 100000"):
         decode_request(body.encode(), None, 1 << 22)
+
+
+def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_settings: Callable[..., Settings]) -> None:
+    """The index parsed every stored model in one job: a store of a few large models made it time out for good. Each
+    summary now records why a reduction cannot run; what it records is what the parsed model says, and a summary of an
+    older ovreduce, which records nothing, is worked out from its model as before."""
+    import hashlib
+    import io
+
+    from api.routes.v2 import _index
+    from api.store.catalog import path_of
+    from api.workers import WorkerContext, catalog_for
+
+    settings = make_settings()
+    catalog = catalog_for(settings)
+    for name in ("all_reductions", "dynamic", "runtime_axes", "broken/axis_out_of_range"):
+        xml, bin_data = sample(name)
+        catalog.add(xml, io.BytesIO(bin_data) if bin_data else None, filename="m.xml",
+                    bin_filename="m.bin")  # fmt: skip
+    context = WorkerContext(settings, catalog)
+    index = json.loads(_index(context, False))
+    assert not catalog._loaded, "the index parsed a model"
+    expected = []
+    for summary in catalog.summaries():
+        loaded = catalog.load(summary["id"])
+        for reduction in summary["reductions"]:
+            path = path_of(reduction)
+            reason = loaded.unready(path)
+            expected.append({"name": model_name(summary["id"], path), "version": "1",
+                             "state": "UNAVAILABLE" if reason else "READY", "reason": reason or ""})  # fmt: skip
+    assert index == expected and any(e["state"] == "UNAVAILABLE" for e in index), index
+    folder = settings.store / "models" / index[0]["name"].partition(".")[0]  # as an older ovreduce stored it
+    meta = json.loads((folder / "meta.json").read_bytes())
+    del meta["unready"]
+    raw = json.dumps(meta).encode()
+    sums = json.loads((folder / "sums.json").read_bytes())
+    (folder / "meta.json").write_bytes(raw)
+    (folder / "sums.json").write_bytes(json.dumps({**sums, "meta.json": hashlib.sha256(raw).hexdigest()}).encode())
+    fresh = catalog_for(settings)
+    assert json.loads(_index(WorkerContext(settings, fresh), False)) == index and len(fresh._loaded) == 1
