@@ -2,7 +2,7 @@
 
 A stored model's summary (``meta.json``, and what ``/v1/models`` answers) is made once, when the model is
 added (:func:`summarize`). Parsed models are kept per process in a least-recently-used cache owned by the
-:class:`Catalog` (``OVREDUCE_MODEL_CACHE_SIZE`` of them).
+:class:`Catalog` (``OVREDUCE_MODEL_CACHE_SIZE`` of them, of ``OVREDUCE_MAX_XML_BYTES`` of XML together).
 """
 
 from __future__ import annotations
@@ -112,7 +112,12 @@ class Catalog:
         self.store = store
         self.limits = limits
         self.max_upload_bytes = max_upload_bytes
-        self._loaded: LRUCache[str, LoadedModel] = LRUCache(maxsize=cache_size)
+        # At most ``cache_size`` models, and models of at most one largest XML's bytes together: a parsed model takes
+        # some 16 times its XML in memory, so 16 large models took several GB in each worker.
+        budget = limits.max_xml_bytes
+        self._loaded: LRUCache[str, LoadedModel] = LRUCache(
+            maxsize=budget, getsizeof=lambda m: min(budget, max(len(m.model.xml), budget // cache_size))
+        )
         self._loaded_lock = threading.Lock()
 
     def summaries(self) -> list[dict[str, Any]]:

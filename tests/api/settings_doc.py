@@ -37,7 +37,7 @@ MEANINGS: dict[str, str] = {
     "max_output_elements": "elements of one run output (returned as JSON)",
     "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets 80% of it and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
     "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",
-    "model_cache_size": "parsed models kept in memory per process",
+    "model_cache_size": "parsed models kept in memory per process, whose XML together is at most `OVREDUCE_MAX_XML_BYTES` (a parsed model takes some 16 times its XML)",
     "check_cache_size": "`/v1/check` answers of at most 256 KiB kept in memory per process, by content hash (64 MiB at most)",
     "log_level": "the log level of `ovreduce serve`",
     "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400",

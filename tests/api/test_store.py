@@ -605,3 +605,22 @@ def test_a_model_folder_replaced_by_a_file_is_stored_again(make_client: Callable
     xml, bin_data = reduce_ir("sum")
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
     assert client.get(f"/v1/models/{mid}/layers").status_code == 200
+
+
+def test_the_parsed_models_a_process_keeps_are_bounded_by_their_xml_bytes(tmp_path: Path) -> None:
+    """Each worker kept 16 parsed models whatever their size (large models: several GB per worker). Models whose XML
+    together passes the XML limit are not all kept; small ones are, up to the model count."""
+    models = [reduce_ir(kind) for kind in ("sum", "mean", "max")]
+    sizes = sorted(len(xml) for xml, _ in models)
+    assert sizes[0] + sizes[1] - 1 >= sizes[-1]
+    limits = ParseLimits(max_xml_bytes=sizes[0] + sizes[1] - 1)  # room for any one of these models, not two
+    catalog = Catalog(ModelStore(tmp_path, 1 << 30), limits=limits, max_upload_bytes=1 << 20, cache_size=4)
+    ids = [catalog.add(xml, io.BytesIO(b) if b else None, filename="m.xml", bin_filename="m.bin")[0]["id"]
+           for xml, b in models]  # fmt: skip
+    for mid in ids:
+        assert catalog.load(mid).id == mid
+    assert list(catalog._loaded) == ids[-1:]
+    roomy = Catalog(ModelStore(tmp_path, 1 << 30), limits=ParseLimits(), max_upload_bytes=1 << 20, cache_size=4)
+    for mid in ids:
+        roomy.load(mid)
+    assert sorted(roomy._loaded) == sorted(ids)
