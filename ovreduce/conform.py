@@ -51,7 +51,6 @@ from ovreduce.backends.openvino import (
 )
 from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError, check_timeout
-from ovreduce.ir.parser import ParseLimits
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import comparison_fields
@@ -430,9 +429,10 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
         check_external_data(tensor, base_dir, where, "the model's folder")
 
 
-MAX_SUBGRAPH_DEPTH = ParseLimits().max_body_depth
-"""If/Loop/Scan sub-graphs nested deeper than this are refused, as in an IR: OpenVINO's compile time grows
-exponentially with the depth of nested Ifs (30 levels in a 10 KB file: minutes)."""
+MAX_SUBGRAPH_DEPTH = 16
+"""If/Loop/Scan sub-graphs nested deeper than this are refused: OpenVINO's compile time grows exponentially with the
+depth of nested Ifs, which an ONNX file can share (30 levels in a 10 KB file: minutes). An IR writes each body out, so
+its size bounds the work, and its bodies may nest deeper (``ParseLimits.max_body_depth``)."""
 
 
 def _check_nesting(graph: Any, path: str) -> None:

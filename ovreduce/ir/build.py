@@ -66,7 +66,7 @@ class ParseLimits:
     max_xml_bytes: int = 1 << 30
     max_layers: int = 1_000_000  # sub-graph body layers included
     max_rank: int = 64
-    max_body_depth: int = 16  # sub-graph bodies nested in bodies (libxml2's depth limit allows about 60)
+    max_body_depth: int = 64  # sub-graph bodies nested in bodies (libxml2's depth bound allows about 80)
     layers_setting: str = "the configured limit"  # what sets max_layers, for the message that refuses a model
 
 
@@ -703,7 +703,7 @@ class Builder:
             return None
         found = _INT.fullmatch(text)
         # the length first: int() refuses more than 4300 digits with a ValueError of its own
-        if found is None or len(found[2]) > 19 or int(found[2]) > INT64_MAX:
+        if found is None or len(found[2]) > 19 or int(found[2]) > INT64_MAX + (found[1] == "-"):  # -2**63 too
             raise IRStructureError(f"{what}: {attr}={text!r} is not an integer; expected a 64-bit integer")
         return -int(found[2]) if found[1] == "-" else int(found[2])
 

@@ -98,6 +98,9 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
             at, row, column = (at, row, column) if placed else ("", None, None)
             return IRSyntaxError(f"{source}: {what}{at}, past libxml2's bound, which ovreduce keeps though OpenVINO "
                                  f"reads it", line=row, column=column)  # fmt: skip
+    wrong = _encoding_problem(xml)
+    if wrong is not None:
+        return IRSyntaxError(f"{source}: {wrong}", line=row, column=column)
     encoding = _ENCODING_RE.fullmatch(msg)
     if encoding:
         return IRSyntaxError(f"{source}: the XML declaration names the encoding {encoding[1]!r}, which libxml2 cannot "
@@ -117,6 +120,26 @@ _BOUNDS = (  # (what libxml2 says, what it means, whether libxml2's position is 
     ("Name too long", "an element or attribute name longer than 50,000 characters", True),
 )
 _ENCODING_RE = re.compile(r"Unsupported encoding:? (.{1,80})")
+_WIDE_DECLARED_RE = re.compile(
+    rb"""<\?xml[^>]{0,200}?encoding\s*=\s*["']((?i:utf-?(?:16|32)|ucs-?[24])[^"']{0,20})["']"""
+)
+
+
+def _encoding_problem(xml: bytes) -> str | None:
+    """What libxml2 refuses in the way the bytes are encoded, in words (its own: "Blank needed here", "Char 0x0 out of
+    allowed range"); None when that is not why."""
+    if xml.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "the file is UTF-32 (its byte order mark says so), which libxml2 does not read; save it as UTF-8"
+    if xml.startswith((b"<\x00", b"\x00<")) and not xml.startswith((b"<\x00?\x00", b"\x00<\x00?")):
+        return ("the file is UTF-16 without a byte order mark, which XML requires of it (libxml2 reads one without "
+                "only by an XML declaration); save it with its byte order mark, or as UTF-8")  # fmt: skip
+    wide = _WIDE_DECLARED_RE.match(xml.removeprefix(b"\xef\xbb\xbf"))
+    if wide is not None:
+        return (f"the XML declaration names the encoding {wide[1].decode()!r}, but the bytes are 8-bit text (the "
+                f"declaration itself is written one byte a character, without a byte order mark); OpenVINO reads "
+                f"them as UTF-8: declare UTF-8, or save the file in the encoding declared, with its byte order "
+                f"mark")  # fmt: skip
+    return None
 
 
 def _no_doctype(source: str) -> IRSyntaxError:

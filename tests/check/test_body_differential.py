@@ -241,3 +241,36 @@ def test_a_loop_or_tensor_iterator_openvino_refuses_is_an_error(
     layer = "Loop_1" if name == "loop" else "TensorIterator_1"
     assert not report.ok and [(f.code, f.layer_name) for f in errors] == [("layer-invalid", layer)], report.findings
     assert openvino_says in errors[0].message and "OpenVINO refuses the model" in errors[0].message
+
+
+def test_a_port_map_bound_of_minus_2_to_the_63_is_read_as_openvino_reads_it(tmp_path: Path) -> None:
+    """``end="-9223372036854775808"`` is a 64-bit integer: it was refused as not one."""
+    path = _edited(tmp_path, subgraphs.ti_model(), "ti", [('start="0" end="-1" stride="2" part_size="2" />',
+                                                            'start="0" end="-9223372036854775808" stride="2" '
+                                                            'part_size="2" />')])  # fmt: skip
+    [node] = [n for n in ov.Core().read_model(str(path)).get_ops() if n.get_type_name() == "TensorIterator"]
+    engine = ShapeEngine(load_ir(path))
+    ti = engine.model.find_layer("TensorIterator_1")
+    assert engine.state((ti.id, ti.outputs[0].id)).shape == partial_shape(node.get_output_partial_shape(0))
+
+
+def _nested_loops(x: Any, depth: int) -> Any:
+    """``depth`` Loops, each body holding the next, a ReduceMean and an Add."""
+    p = o8.parameter([2, 8], np.float32)
+    inner = _nested_loops(p, depth - 1) if depth > 1 else o8.relu(p)
+    y = o8.add(inner, o8.reduce_mean(inner, o8.constant(np.array([1], np.int64)), True))
+    loop = o8.loop(o8.constant(np.int64(1)), o8.constant(np.array(True)))
+    loop.set_function(ov.Model([o8.result(o8.constant(np.array(True))), o8.result(y)], [p]))
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(p, x.output(0), y.output(0))
+    return loop.get_iter_value(y.output(0), -1)
+
+
+def test_bodies_nested_40_deep_are_read_as_openvino_reads_them(tmp_path: Path) -> None:
+    """Nesting past 16 was refused ("the configured limit"), though OpenVINO reads it and docs/cli.md said any depth."""
+    x = o8.parameter([2, 8], np.float32, name="x")
+    model = ov.Model([o8.result(_nested_loops(x, 40))], [x])
+    path = subgraphs.save(model, tmp_path, "deep")
+    ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    assert report.ok and len(report.reductions) == 40 and {r.status for r in report.reductions} == {"ok"}

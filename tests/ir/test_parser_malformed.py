@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import openvino as ov
 import pytest
@@ -344,3 +345,34 @@ def test_console_script_single_unreadable_model(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "the file is empty" in proc.stdout + proc.stderr
+
+
+_RMSNORM = Path(__file__).resolve().parents[2] / "ir_samples" / "rmsnorm.xml"
+
+
+@pytest.mark.parametrize(
+    ("encode", "said"),
+    [
+        pytest.param(lambda t: t.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode(),
+                     "names the encoding 'UTF-16', but the bytes are 8-bit text", id="utf-8-declared-utf-16"),
+        pytest.param(lambda t: t.replace('<?xml version="1.0"?>\n', "").encode("utf-16-le"),
+                     "UTF-16 without a byte order mark", id="utf-16-no-mark-no-declaration"),
+        pytest.param(lambda t: t.encode("utf-32"), "the file is UTF-32", id="utf-32"),
+    ],
+)  # fmt: skip
+def test_an_encoding_libxml2_refuses_is_named(encode: Any, said: str, tmp_path: Path) -> None:
+    """libxml2's words were "Blank needed here", "Char 0x0 out of allowed range", "Start tag expected"."""
+    xml = tmp_path / "model.xml"
+    xml.write_bytes(encode(_RMSNORM.read_text()))
+    shutil.copy(_RMSNORM.with_suffix(".bin"), xml.with_suffix(".bin"))
+    with pytest.raises(IRSyntaxError, match=re.escape(said)):
+        load_ir(xml)
+
+
+def test_a_utf16_file_readable_by_its_declaration_keeps_libxml2s_own_message(tmp_path: Path) -> None:
+    text = _RMSNORM.read_text().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16LE"?>')
+    xml = tmp_path / "model.xml"
+    xml.write_bytes(text.replace("</layers>", "</layer>", 1).encode("utf-16-le"))  # no byte order mark
+    with pytest.raises(IRSyntaxError, match="not well-formed XML") as info:
+        load_ir(xml)
+    assert "byte order mark" not in str(info.value)
