@@ -97,6 +97,10 @@ class ShapeEngine:
     def state(self, ref: PortRef) -> PortState:
         return self._states[ref]
 
+    def unresolved(self) -> list[PortRef]:
+        """The output ports whose shape is not resolved, in no particular order."""
+        return [ref for ref, state in self._states.items() if state.shape is None]
+
     def input_state(self, layer: Layer, index: int) -> PortState:
         ref = self.model.producer(layer.id, layer.inputs[index].id)
         assert ref is not None  # the parser guarantees every input port is connected

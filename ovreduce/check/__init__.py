@@ -213,20 +213,18 @@ def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
     unresolved because of it, are not named again."""
     code, under = ("reshape-inconsistent", "under the new shapes ") if reshaped else ("layer-invalid", "")
     found = []
-    for layer in graph.model.layers:
+    seen: set[str] = set()
+    for layer_id, port_id in graph.unresolved():
+        layer = graph.model.layer(layer_id)
         own = f"{layer.type} ({layer.name}): "
-        for port in layer.outputs:
-            state = graph.state((layer.id, port.id))
-            if (
-                state.shape is None
-                and state.reason.startswith(own)
-                and all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs)))
-            ):
-                shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs)))
-                message = (f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: "
-                           f"{state.reason.removeprefix(own).rstrip('.')}")  # fmt: skip
-                found.append(finding(code, layer, message, port.id))
-                break
+        reason = graph.state((layer_id, port_id)).reason
+        if layer_id in seen or not reason.startswith(own):
+            continue
+        if all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs))):
+            seen.add(layer_id)
+            shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs)))
+            message = f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: {reason.removeprefix(own)}"
+            found.append(finding(code, layer, message.rstrip("."), port_id))
     return found
 
 
