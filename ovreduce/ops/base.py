@@ -74,6 +74,7 @@ class ValueInfo:
     values: tuple[int, ...] | None  # as stored, when constant and folded
     reason: str = ""  # why it is runtime/unresolved
     shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
+    known: tuple[int | None, ...] | None = None  # a runtime 1-D value's elements known before run time (None: not)
 
     @property
     def element_shape(self) -> tuple[int, ...] | None:

@@ -10,6 +10,8 @@ axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant whereve
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import cast
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
@@ -377,6 +379,25 @@ class Gather(_ValueShaped):
         out = (*batch, *data.dims[batch_dims:axis], *indices.dims[batch_dims:], *data.dims[axis + 1 :])
         return [PartialShape(tuple(out))]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Also the elements a constant index picks from a 1-D value partly known (a ShapeOf of a partly dynamic
+        shape): constant when all are known, as OpenVINO folds them."""
+        folded = super().fold(ctx)
+        data, indices, axis = (ctx.value(i) for i in range(3)) if len(ctx.layer.inputs) == 3 else (None, None, None)
+        if folded.kind != "runtime" or data is None or data.known is None or indices is None or axis is None:
+            return folded
+        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
+        if indices.values is None or axis.values not in ((0,), (-1,)) or batch_dims != 0:
+            return folded
+        size = len(data.known)
+        lowest = -size if self.version == "opset8" else 0  # Gather-8 counts negative indices from the end
+        if not all(lowest <= i < size for i in indices.values):
+            return folded
+        picked = tuple(data.known[i % size] for i in indices.values)
+        if any(v is None for v in picked):
+            return replace(folded, known=picked if indices.element_shape == (len(picked),) else None)
+        return ValueInfo("const", cast(tuple[int, ...], picked), shape=indices.element_shape)
+
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
@@ -611,7 +632,14 @@ class ShapeOf(ShapeRule):
             return ValueInfo("const", dims, shape=(len(dims),))
         if state.shape is None:
             return ValueInfo("unresolved", None, state.reason or f"the input of ShapeOf {layer.name!r} is unresolved")
-        return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of the dynamic shape {state.shape}")
+        known: tuple[int | None, ...] | None = None
+        if state.shape.dims is not None:  # its static dims are known, as OpenVINO's bounds know them
+            etype = self.types(layer, [state])[0]
+            assert etype is not None
+            known = tuple(
+                d.lo if d.is_static and wrapped((d.lo,), etype) == (d.lo,) else None for d in state.shape.dims
+            )
+        return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of the dynamic shape {state.shape}", known=known)
 
 
 class Range4(_ValueShaped):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import openvino as ov
@@ -203,3 +204,43 @@ def test_a_native_rule_stricter_than_openvino_is_a_note_not_an_error(tmp_path: P
     [reduction] = report.reductions
     assert reduction.input_shape_engine == "openvino"
     assert reduction.input_shape == partial_shape(total.get_input_partial_shape(0)).to_json()
+
+
+@pytest.mark.parametrize(
+    ("gather", "indices"),
+    [
+        (ops.gather, [1]), (ops.gather, [1, 2]), (ops.gather, 1), (ops.gather, [-2]), (ops.gather, [0]),
+        (ops.gather, [0, 2]), (__import__("openvino.opset7", fromlist=["gather"]).gather, [1]),
+    ],
+    ids=["one", "two", "scalar", "negative", "dynamic-dim", "dynamic-and-static", "gather-7"],
+)  # fmt: skip
+def test_axes_picked_from_the_static_dims_of_a_partly_dynamic_shape_are_known(
+    gather: Any, indices: Any, tmp_path: Path
+) -> None:
+    """x[?,2,3,4], axes = Gather(ShapeOf(x), indices): OpenVINO knows the static dims' values, so the axes too. They
+    were 'runtime' natively: the output [?,?,?] hid a declared dim OpenVINO infers otherwise."""
+    x = ops.parameter(ov.PartialShape("[?,2,3,4]"), np.float32, name="x")
+    axes = gather(ops.shape_of(x), ops.constant(np.array(indices, np.int64)), ops.constant(np.int64(0)))
+    mean = ops.reduce_mean(x, axes, False)
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [x], "m"), str(path), compress_to_fp16=False)
+    expected = partial_shape(ov.Core().read_model(str(path)).get_result().get_output_partial_shape(0))
+    [reduction] = check_model(load_ir(path)).reductions
+    assert reduction.inferred_output_shape == expected.to_json(), (reduction, expected)
+    assert (reduction.axes_kind == "const") == (0 not in np.atleast_1d(indices))  # dim 0 is the dynamic one
+
+
+def test_a_stale_output_after_axes_from_a_partly_dynamic_shape_is_an_error(tmp_path: Path) -> None:
+    x = ops.parameter(ov.PartialShape("[?,2,3,4]"), np.float32, name="x")
+    axes = ops.gather(ops.shape_of(x), ops.constant(np.array([1], np.int64)), ops.constant(np.int64(0)))
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(ops.reduce_mean(x, axes, False))], [x], "m"), str(path), compress_to_fp16=False)
+    text = path.read_text()
+    tabs = "\n\t\t\t\t\t"
+    stale = text.replace(
+        f"<dim>-1</dim>{tabs}<dim>2</dim>{tabs}<dim>4</dim>", f"<dim>-1</dim>{tabs}<dim>3</dim>{tabs}<dim>4</dim>"
+    )
+    assert stale != text
+    path.write_text(stale)
+    report = check_model(load_ir(path))
+    assert [f.code for f in report.findings if f.severity == "error"] == ["reduce-output-mismatch"], report.findings
