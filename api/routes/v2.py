@@ -176,15 +176,17 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
 
 
 def _index(context: WorkerContext, ready_only: bool) -> bytes:
-    """From the stored summaries, which record why a reduction cannot run: no model is parsed (but one stored before
-    they recorded it)."""
+    """From the stored summaries, which record why a reduction cannot run: no model is parsed, but one stored before
+    they recorded it, or larger than the service's limits of now (it is listed only if it can be read)."""
     catalog = context.catalog
+    limits = catalog.limits
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
         mid = str(summary.get("id", ""))
         paths = [path_of(reduction) for reduction in summary.get("reductions", ())]
         unready = summary.get("unready")
-        if not isinstance(unready, dict):
+        grown = summary.get("xml_bytes", 0) > limits.max_xml_bytes or summary.get("layer_count", 0) > limits.max_layers
+        if not isinstance(unready, dict) or grown:
             try:
                 loaded = catalog.load(mid)
             except OvReduceError:  # removed meanwhile, or no longer readable: not in the repository

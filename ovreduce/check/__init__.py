@@ -140,10 +140,7 @@ def _check_model(
                       f"OpenVINO takes the reshape: its shapes are used after the layer" for f in refused]  # fmt: skip
             refused = []
         elif refused and not reshaped:  # an error only where OpenVINO refuses the model at that very layer
-            alone = sum(map(len, refusals.values())) == 1  # the one layer refused, where OpenVINO names none
-            said = {
-                id(f): _refused_at(failed, graph.model, f.layer_id, alone=alone) if failed else None for f in refused
-            }
+            said = {id(f): _refused_at(failed, graph.model, f) if failed else None for f in refused}
             notes += [f"layer {f.layer_id} {f.layer_name!r}: {f.message.partition(':')[0]} as ovreduce writes it, but "
                       + ("OpenVINO reads the model" if failed is None else "OpenVINO refuses the model elsewhere")
                       + ": the layers after it stay unresolved" for f in refused if said[id(f)] is None]  # fmt: skip
@@ -186,16 +183,16 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
-def _refused_at(failed: str, graph: IRModel, layer_id: str | None, *, alone: bool) -> str | None:
-    """How OpenVINO's refusal (``failed``) confirms this layer's, in words; None where it does not. It does where the
-    node OpenVINO validated is of the layer's type and fed by the layer's producers, named as the file names them
-    (its own name is not set yet when OpenVINO's reader validates it); or, where OpenVINO's message names no node
-    (some checks do not), where the layer is the only one ovreduce finds refused (``alone``)."""
-    assert layer_id is not None
-    layer = graph.layer(layer_id)
+def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
+    """How OpenVINO's refusal (``failed``) confirms a layer's (``refused``), in words; None where it does not. It does
+    where the node OpenVINO validated is of the layer's type and fed by the layer's producers, named as the file names
+    them; or, where OpenVINO's message names no node (some checks do not), where it says what the layer's rule says."""
+    assert refused.layer_id is not None
+    layer = graph.layer(refused.layer_id)
     if "While validating node '" not in failed:
-        return f"OpenVINO refuses the model too, naming no layer ({failed})" if alone else None
-    node = re.search(rf"While validating node '[^' ]*::{re.escape(layer.type)} [^(']*\((.*)\) -> ", failed)
+        rule = refused.message.rpartition(" shape rule: ")[2]
+        return f"OpenVINO refuses the model too, naming no layer ({failed})" if rule and rule in failed else None
+    node = re.search(rf"While validating node '[^' ]*::{re.escape(layer.type)} .*?\((.*)\) -> ", failed)
     if node is None:
         return None
     fed = node[1]

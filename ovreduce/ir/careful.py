@@ -130,7 +130,8 @@ def _encoding_problem(xml: bytes) -> str | None:
     allowed range"); None when that is not why."""
     if xml.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return "the file is UTF-32 (its byte order mark says so), which libxml2 does not read; save it as UTF-8"
-    if xml.startswith((b"<\x00", b"\x00<")) and not xml.startswith((b"<\x00?\x00", b"\x00<\x00?")):
+    utf16 = xml.startswith((b"<\x00", b"\x00<")) and not xml.startswith((b"<\x00\x00", b"\x00\x00"))  # not UTF-32
+    if utf16 and not xml.startswith((b"<\x00?\x00", b"\x00<\x00?")):
         return ("the file is UTF-16 without a byte order mark, which XML requires of it (libxml2 reads one without "
                 "only by an XML declaration); save it with its byte order mark, or as UTF-8")  # fmt: skip
     wide = _WIDE_DECLARED_RE.match(xml.removeprefix(b"\xef\xbb\xbf"))

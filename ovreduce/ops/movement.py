@@ -390,8 +390,7 @@ class Gather(_ValueShaped):
         if indices.values is None or axis.values not in ((0,), (-1,)) or batch_dims != 0:
             return folded
         size = len(data.known)
-        lowest = -size if self.version == "opset8" else 0  # Gather-8 counts negative indices from the end
-        if not all(lowest <= i < size for i in indices.values):
+        if not all(-size <= i < size for i in indices.values):  # a negative index counts from the end
             return folded
         picked = tuple(data.known[i % size] for i in indices.values)
         if any(v is None for v in picked):

@@ -331,6 +331,9 @@ class Loop5(_Iterating):
         condition = next((m for m in body.outputs if m.purpose == "execution_condition"), None)
         if condition is None:
             return Trips(None, zero)
+        said = child.result_state(condition.internal_layer_id).shape
+        if said is not None and said.rank is not None and said.rank > 1:
+            raise ShapeInferenceError("Rank of BodyExecutionCondition output must be equal to 0 or 1")
         always = _const_bool(child.result_value(condition.internal_layer_id))
         if always is None:  # a body Parameter fed by a constant passes its value through
             result = body.graph.layer(condition.internal_layer_id)
@@ -403,7 +406,7 @@ class TensorIterator0(_Iterating):
         if not shape.dims:
             shape = PartialShape.dynamic(1)
         assert shape.dims is not None
-        if not 0 <= m.axis < len(shape.dims):  # read as unsigned
+        if not -len(shape.dims) <= m.axis < len(shape.dims):
             raise ShapeInferenceError("Accessing out-of-range dimension")
         count = trips.iterations
         return _with_dim(shape, m.axis, Dimension.static(count * m.part_size) if count is not None

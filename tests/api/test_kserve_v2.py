@@ -463,3 +463,5 @@ def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_setti
     (folder / "sums.json").write_bytes(json.dumps({**sums, "meta.json": hashlib.sha256(raw).hexdigest()}).encode())
     fresh = catalog_for(settings)
     assert json.loads(_index(WorkerContext(settings, fresh), False)) == index and len(fresh._loaded) == 1
+    tight = make_settings(max_layers=1)  # stored under larger limits: listed only where the service can read them now
+    assert json.loads(_index(WorkerContext(tight, catalog_for(tight)), False)) == []

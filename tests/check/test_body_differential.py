@@ -5,6 +5,7 @@ flagged on exactly that layer."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +275,73 @@ def test_bodies_nested_40_deep_are_read_as_openvino_reads_them(tmp_path: Path) -
     ov.Core().read_model(str(path))
     report = check_model(load_ir(path))
     assert report.ok and len(report.reductions) == 40 and {r.status for r in report.reductions} == {"ok"}
+
+
+def test_a_tensor_iterator_concatenating_along_a_negative_axis_is_read_as_openvino_reads_it(tmp_path: Path) -> None:
+    """OpenVINO counts a negative concatenation axis from the end; it was refused as out of range."""
+    path = _edited(tmp_path, subgraphs.ti_model(), "ti", [('<output axis="1" external_port_id="1"',
+                                                            '<output axis="-2" external_port_id="1"')])  # fmt: skip
+    [node] = [n for n in ov.Core().read_model(str(path)).get_ops() if n.get_type_name() == "TensorIterator"]
+    model = load_ir(path)
+    engine = ShapeEngine(model)
+    ti = model.find_layer("TensorIterator_1")
+    assert engine.state((ti.id, ti.outputs[0].id)).shape == partial_shape(node.get_output_partial_shape(0))
+    assert check_model(model).ok
+
+
+def test_a_loop_body_condition_of_rank_2_is_an_error(tmp_path: Path) -> None:
+    from lxml import etree
+
+    x = o8.parameter([2, 3], np.float32, name="x")
+    bx = o8.parameter([2, 3], np.float32)
+    ry = o8.result(o8.add(bx, o8.constant(np.float32(1))))
+    loop = o8.loop(o8.constant(np.int64(3)), o8.constant(np.bool_(True)))
+    loop.set_friendly_name("Loop_1")
+    loop.set_function(ov.Model([o8.result(o8.constant(np.array([True]))), ry], [bx]))
+    loop.set_special_body_ports([-1, 0])
+    loop.set_invariant_input(bx, x.output(0))
+    out = loop.get_concatenated_slices(ry.output(0), 0, 1, 1, -1, 0)
+    path = subgraphs.save(ov.Model([o8.reduce_sum(out, o8.constant(np.array([0], np.int64)), True)], [x]), tmp_path,
+                          "m")  # fmt: skip
+    tree = etree.parse(str(path))
+    [const] = [el for el in tree.iter("layer") if el.get("type") == "Const" and el.find("data").get("shape") == "1"
+               and el.find("data").get("element_type") == "boolean"]  # fmt: skip
+    const.find("data").set("shape", "1,1")
+    body = const.getparent().getparent()
+    [edge] = [e for e in body.find("edges") if e.get("from-layer") == const.get("id")]
+    [result] = [el for el in body.find("layers") if el.get("id") == edge.get("to-layer")]
+    for port in (const.find("output").find("port"), result.find("input").find("port")):
+        etree.SubElement(port, "dim").text = "1"
+    tree.write(str(path))
+    with pytest.raises(RuntimeError, match="Rank of BodyExecutionCondition output must be equal to 0 or 1"):
+        ov.Core().read_model(str(path))
+    errors = [f for f in check_model(load_ir(path)).findings if f.severity == "error"]
+    assert [(f.code, f.layer_name) for f in errors] == [("layer-invalid", "Loop_1")], errors
+
+
+@pytest.mark.parametrize("name", ["mm", "it's (2)"])
+def test_a_body_layer_openvino_refuses_is_named_whatever_its_name(name: str, tmp_path: Path) -> None:
+    """In a body OpenVINO's message names the layer as the file does: a quote in the name hid the match."""
+    from lxml import etree
+
+    x = o8.parameter([2, 3], np.float32, name="x")
+    bx = o8.parameter([2, 3], np.float32, name="bx")
+    mm = o8.matmul(bx, o8.constant(np.ones((3, 4), np.float32)), False, False)
+    mm.set_friendly_name(name)
+    ry = o8.result(o8.reduce_sum(mm, o8.constant(np.array([0], np.int64)), True))
+    loop = o8.loop(o8.constant(np.int64(2)), o8.constant(np.bool_(True)))
+    loop.set_function(ov.Model([o8.result(o8.constant(np.bool_(True))), ry], [bx]))
+    loop.set_special_body_ports([-1, 0])
+    loop.set_invariant_input(bx, x.output(0))
+    out = loop.get_iter_value(ry.output(0), -1)
+    path = subgraphs.save(ov.Model([o8.reduce_sum(out, o8.constant(np.array([0], np.int64)), True)], [x]), tmp_path,
+                          "m")  # fmt: skip
+    tree = etree.fromstring(path.read_bytes().replace(b'shape="2,3"', b'shape="2,5"', 1))  # the MatMul no longer fits
+    for port in tree.iter("port"):
+        if [d.text for d in port.findall("dim")] == ["2", "3"]:
+            port.findall("dim")[1].text = "5"
+    path.write_bytes(etree.tostring(tree))
+    with pytest.raises(RuntimeError, match=re.escape(f"MatMul {name} (")):
+        ov.Core().read_model(str(path))
+    found = check_model(load_ir(path)).findings
+    assert [f.layer_name for f in found if f.code == "layer-invalid"] == [name], found

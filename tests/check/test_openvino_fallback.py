@@ -211,8 +211,9 @@ def test_a_native_rule_stricter_than_openvino_is_a_note_not_an_error(tmp_path: P
     [
         (ops.gather, [1]), (ops.gather, [1, 2]), (ops.gather, 1), (ops.gather, [-2]), (ops.gather, [0]),
         (ops.gather, [0, 2]), (__import__("openvino.opset7", fromlist=["gather"]).gather, [1]),
+        (__import__("openvino.opset7", fromlist=["gather"]).gather, [-2]),
     ],
-    ids=["one", "two", "scalar", "negative", "dynamic-dim", "dynamic-and-static", "gather-7"],
+    ids=["one", "two", "scalar", "negative", "dynamic-dim", "dynamic-and-static", "gather-7", "gather-7-negative"],
 )  # fmt: skip
 def test_axes_picked_from_the_static_dims_of_a_partly_dynamic_shape_are_known(
     gather: Any, indices: Any, tmp_path: Path
@@ -244,3 +245,24 @@ def test_a_stale_output_after_axes_from_a_partly_dynamic_shape_is_an_error(tmp_p
     path.write_text(stale)
     report = check_model(load_ir(path))
     assert [f.code for f in report.findings if f.severity == "error"] == ["reduce-output-mismatch"], report.findings
+
+
+def test_a_refusal_openvino_words_otherwise_blames_no_layer(tmp_path: Path) -> None:
+    """VariadicSplit of x[2,1] by [0, 3, -1] (ovreduce's rule refuses it, OpenVINO reads it) beside an op of an
+    extension's opset, which OpenVINO refuses without naming a node: the VariadicSplit was blamed for it."""
+    x = ops.parameter([2, 1], np.float32, name="x")
+    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
+    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
+    other = ops.relu(x)
+    other.set_friendly_name("custom")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(total), ops.result(other)], [x], "m"), str(path), compress_to_fp16=False)
+    text = path.read_text()
+    path.write_text(
+        text.replace('name="custom" type="ReLU" version="opset1"', 'name="custom" type="MyOp" version="my_opset"')
+    )
+    with pytest.raises(RuntimeError, match="MyOp"):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    assert not [f for f in report.findings if f.severity == "error"], report.findings
+    assert any("OpenVINO refuses the model elsewhere" in note for note in report.notes), report.notes

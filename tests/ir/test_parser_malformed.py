@@ -376,3 +376,11 @@ def test_a_utf16_file_readable_by_its_declaration_keeps_libxml2s_own_message(tmp
     with pytest.raises(IRSyntaxError, match="not well-formed XML") as info:
         load_ir(xml)
     assert "byte order mark" not in str(info.value)
+
+
+def test_a_utf32_file_without_its_mark_keeps_libxml2s_own_message(tmp_path: Path) -> None:
+    """libxml2 reads UTF-32 without a byte order mark; its first bytes are "<\\0", as UTF-16's are."""
+    xml = tmp_path / "model.xml"
+    xml.write_bytes(_RMSNORM.read_text().replace("</layers>", "</layer>", 1).encode("utf-32-le"))
+    with pytest.raises(IRSyntaxError, match="Opening and ending tag mismatch"):
+        load_ir(xml)
