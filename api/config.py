@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     max_layers: int = Field(default=100_000, ge=1)
     max_elements: int = Field(default=1 << 22, ge=1)
     max_output_elements: int = Field(default=1 << 20, ge=1)
+    max_worker_bytes: int = Field(default=4 << 30, ge=256 * _MiB)
     run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
 
     @property

@@ -8,6 +8,8 @@ class of the tree to a status::
     │   ├── RequestTooLargeError   limit.body   a request body or upload over its limit
     │   └── RunTimeoutError        limit.time   a run or check that took longer than the time limit
     ├── BusyError                  busy         every worker stayed busy; the request never started
+    ├── BackendError
+    │   └── WorkerDiedError        worker       the worker process running the job died without an answer
     └── StoreError                 store        the model store cannot be read or written
         ├── StoreFullError         store.full   a write failed: the disk is full (or out of quota)
         └── StoreCorruptError      store.corrupt  a stored model no longer matches its hashes; it was removed
@@ -15,9 +17,17 @@ class of the tree to a status::
 
 from __future__ import annotations
 
-from ovreduce.errors import LimitExceededError, OvReduceError
+from ovreduce.errors import BackendError, LimitExceededError, OvReduceError
 
-__all__ = ["BusyError", "RequestTooLargeError", "RunTimeoutError", "StoreCorruptError", "StoreError", "StoreFullError"]
+__all__ = [
+    "BusyError",
+    "RequestTooLargeError",
+    "RunTimeoutError",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreFullError",
+    "WorkerDiedError",
+]
 
 
 class RequestTooLargeError(LimitExceededError):
@@ -36,6 +46,12 @@ class BusyError(OvReduceError):
     """Every worker stayed busy for the whole time limit; the request never started."""
 
     code = "busy"
+
+
+class WorkerDiedError(BackendError):
+    """The worker process running a job ended without an answer (killed by the system, a crash)."""
+
+    code = "worker"
 
 
 class StoreError(OvReduceError):

@@ -41,6 +41,9 @@ from .workers import IsolatedPool, apply_extensions, catalog_for
 __all__ = ["create_app"]
 
 logger = logging.getLogger("ovreduce.api")
+# python-multipart logs each malformed body it meets (a warning per request, any client's): the answer says why
+# the body was refused, and the access log has the request.
+logging.getLogger("python_multipart").setLevel(logging.ERROR)
 STATIC = Path(__file__).resolve().parent / "static"
 
 DESCRIPTION = """\
@@ -60,8 +63,8 @@ errors included, code `request.invalid`; a `Host` not in `OVREDUCE_ALLOWED_HOSTS
 403 a state-changing request from another origin (code `request.origin`), 404 unknown model or layer, 408 a
 request body that stalled (code `request.timeout`), 431 header fields over 16 KiB (code `request.headers`), 410
 a stored model that failed its integrity check and was removed (code `store.corrupt`), 413 too large, 422
-not a readable IR, 503 device, workers or store not available (`Retry-After`), 504 run timed out, 500
-unexpected (logged, no details). No answer names a path of the server.
+not a readable IR, 503 device, workers or store not available (`Retry-After` where asking again may help), 504
+run timed out, 500 unexpected (logged, no details). No answer names a path of the server.
 """
 DOCS_STATIC = "/static-offline-docs"
 METRICS_EXAMPLE = "\n".join(problems.EXAMPLES["metrics"]) + "\n"  # where FastAPIOffline serves Swagger UI's files

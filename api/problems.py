@@ -58,6 +58,7 @@ from .errors import (
     StoreCorruptError,
     StoreError,
     StoreFullError,
+    WorkerDiedError,
 )
 from .schemas import Problem
 
@@ -94,8 +95,9 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     StoreCorruptError: 410,
     OvReduceError: 400,
 }
-_RETRY_AFTER: Mapping[type[OvReduceError], str | None] = {
+_RETRY_AFTER: Mapping[type[OvReduceError], str | None] = {  # the transient conditions
     BusyError: "5",
+    WorkerDiedError: "5",
     StoreCorruptError: None,
     StoreFullError: "60",
     StoreError: "30",
@@ -320,6 +322,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     path = request.url.path
     v2 = path == "/v2" or path.startswith("/v2/")
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no route for {request.method} {path[:200]}; " + (
@@ -332,16 +335,17 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         cause = exc.__cause__
         why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
         detail = f"the request body cannot be read as JSON: {why}"
-    elif detail == "Invalid multipart data.":  # Starlette's words for python-multipart's precise error
-        said = str(getattr(exc.__context__, "__cause__", None) or "")
-        why = _multipart_why(said)
+    elif detail in ("Invalid multipart data.", "Missing boundary in multipart."):  # Starlette's words
+        said = str(getattr(exc.__context__, "__cause__", None) or "")  # python-multipart's precise error
+        why = _multipart_why(said) if detail.startswith("Invalid") else "its Content-Type names no boundary"
         detail = f"the multipart body cannot be read: {why}"
+        code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"
     if v2:
         return Response(json.dumps({"error": answered(detail)}), exc.status_code, headers, "application/json")
-    return problem_response(exc.status_code, detail, f"http.{exc.status_code}", instance=path, headers=headers)
+    return problem_response(exc.status_code, detail, code, instance=path, headers=headers)
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:

@@ -5,8 +5,9 @@ and the next request got 503. Here each job runs in one of ``size`` worker proce
 ``forkserver`` that has ovreduce imported, so a start costs a fork; OpenVINO is imported by each worker on
 its first use, since importing it starts a thread, and forking beside a thread can hang the child). When a job
 outlives the time limit its process is killed, which frees all its memory at once, and a fresh one takes
-its place; a job that did not get a worker while at least a quarter of its time was left is withdrawn (503)
-without having started.
+its place; a worker's data is bounded (``OVREDUCE_MAX_WORKER_BYTES``), and one that reaches the bound answers
+413 and is replaced too; a job that did not get a worker while at least a quarter of its time was left is
+withdrawn (503) without having started.
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
@@ -30,15 +31,15 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
-from ovreduce.errors import BackendError, InputError
+from ovreduce.errors import BackendError, InputError, MemoryLimitError
 
 from .config import Settings
-from .errors import BusyError, RunTimeoutError
+from .errors import BusyError, RunTimeoutError, WorkerDiedError
 from .problems import add_server_paths
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 
-__all__ = ["IsolatedPool", "WorkerContext", "WorkerDiedError", "apply_extensions", "catalog_for"]
+__all__ = ["IsolatedPool", "WorkerContext", "apply_extensions", "catalog_for"]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -47,12 +48,6 @@ T = TypeVar("T")
 # A job that gets a worker with less than this share of its time left is withdrawn (503) instead of started
 # to be killed moments later.
 _LEAST_LEFT = 0.25
-
-
-class WorkerDiedError(BackendError):
-    """The worker process running a job ended without an answer (killed by the system, a crash): 503."""
-
-    code = "worker"
 
 
 def catalog_for(settings: Settings) -> Catalog:
@@ -106,6 +101,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
     """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     threading.Thread(target=_end_with_the_server, daemon=True, name="ovreduce-watch").start()
+    _bound_memory(settings.max_worker_bytes)
     add_server_paths(settings)  # the documents written here name none of them
     context = WorkerContext(settings)
     refused: BackendError | None = None
@@ -124,8 +120,10 @@ def _serve(conn: Connection, settings: Settings) -> None:
                 raise refused
             answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
         except BaseException as exc:  # the job's failure is its answer
-            answer = (False, _portable(exc), False)
-        retire = abandoned()  # an inference outlived its time limit and still runs: this process must go
+            answer = (False, _portable(_memory_limit(exc, settings)), False)
+        # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
+        # keeps the failed size): this process must go.
+        retire = abandoned() or isinstance(answer[1], MemoryLimitError)
         try:
             conn.send((*answer[:2], retire))
         except Exception as exc:  # an answer that cannot be pickled
@@ -133,6 +131,31 @@ def _serve(conn: Connection, settings: Settings) -> None:
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference
+
+
+def _bound_memory(limit: int) -> None:
+    """Hold this process's data (its heap and private mappings: every tensor, OpenVINO's included) to ``limit``
+    bytes where the system can (Linux's RLIMIT_DATA): an allocation past it then fails as the job's error, where
+    it would have taken the machine's memory. A tensor whose shape depends on input values cannot be sized before
+    it is computed; this bounds it."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    except (ImportError, AttributeError, ValueError, OSError) as exc:
+        logger.warning("a worker's memory cannot be bounded here (OVREDUCE_MAX_WORKER_BYTES): %s", exc)
+
+
+def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:
+    """A job's failure as answered: running out of memory is the worker's limit, said with its setting."""
+    if isinstance(exc, MemoryError):
+        exc = MemoryLimitError("the job ran out of memory")
+    if not isinstance(exc, MemoryLimitError):
+        return exc
+    return MemoryLimitError(
+        f"{exc.message}; a worker process may use {settings.max_worker_bytes} bytes (OVREDUCE_MAX_WORKER_BYTES), "
+        f"and this one is replaced"
+    )
 
 
 def _end_with_the_server() -> None:

@@ -73,7 +73,7 @@ from ovreduce.backends.openvino import (
     run_steps,
 )  # fmt: skip
 from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
-from ovreduce.errors import DeviceNotAvailableError, InputError, OvReduceError, check_timeout
+from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
 from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
@@ -433,6 +433,8 @@ def audit_model(
         unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
         return report(None, described, unchecked + _body_reductions(model, kinds), [],
                       f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
+    except MemoryLimitError:  # too large for this process: the answer is the limit
+        raise
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     effective = audited[0].effective_precision
@@ -449,6 +451,8 @@ def audit_model(
     except InferenceTimeoutError:
         what = "the final outputs of a plain run are not compared" if not plain else "no drift is measured"
         notes.append(f"{late} after the audited run: {what}")
+    except MemoryLimitError:  # too large for this process: the answer is the limit
+        raise
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     if steps:
@@ -960,6 +964,8 @@ class _Branches:
         marks, slots = _marks(nodes)
         try:
             run = run_marked(body, marks, feeds, device, precision, deadline=deadline)
+        except MemoryLimitError:  # too large for this process: the answer is the limit
+            raise
         except Exception as exc:  # the body alone refused or did not finish: its reductions stay listed
             why = f"the {path} body, run alone on the values it received, failed: {clean_message(exc)}"
             return [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]

@@ -50,7 +50,14 @@ from ovreduce.backends.openvino import (
     run_marked,
 )
 from ovreduce.compare import Comparison, compare, tolerances
-from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError, check_timeout
+from ovreduce.errors import (
+    BackendError,
+    InputError,
+    LimitExceededError,
+    MemoryLimitError,
+    OvReduceError,
+    check_timeout,
+)
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import comparison_fields
@@ -389,6 +396,8 @@ def conform_model(
     work.result_scans = _result_scans(sources.marks, len(ov_model.outputs))
     try:
         run = run_marked(ov_model, sources.marks, arrays, device, precision, deadline=deadline)
+    except MemoryLimitError:  # too large for this process: the answer is the limit
+        raise
     except Exception as exc:  # compile or inference failure, or the time limit
         report.error = f"OpenVINO could not run the converted model: {clean_message(exc)}"
         if isinstance(exc, InferenceTimeoutError):

@@ -38,6 +38,7 @@ __all__ = [
     "IRVersionError",
     "InputError",
     "LimitExceededError",
+    "MemoryLimitError",
     "NotFoundError",
     "OvReduceError",
     "ShapeInferenceError",
@@ -119,6 +120,13 @@ class LimitExceededError(OvReduceError):
     """A configured limit (file size, layer count, element count, time) was exceeded."""
 
     code = "limit"
+
+
+class MemoryLimitError(LimitExceededError):
+    """A run needed more memory than the process may use: a tensor whose shape depends on input values, which
+    cannot be sized before running, or an allocation the system refused."""
+
+    code = "limit.memory"
 
 
 class ShapeInferenceError(OvReduceError):

@@ -29,7 +29,7 @@ from cachetools import LRUCache
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.backends.feeds import ALONG_IDS, PROMPT_TOKENS, TOKEN_IDS, make, recipes
-from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError
+from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError, MemoryLimitError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
@@ -59,6 +59,7 @@ __all__ = [
     "elements_bound",
     "fit_model",
     "from_tensor",
+    "memory_refusal",
     "model_inputs",
     "openvino_version",
     "port_type_name",
@@ -766,6 +767,7 @@ def run_marked(
 
     Raises:
         InferenceTimeoutError: the inference had not finished by ``deadline``.
+        MemoryLimitError: the compile or the inference needed more memory than the process may use.
         whatever OpenVINO raises.
     """
     return run_steps(ov_model, marks, inputs, device, precision, None, on_stage, deadline)[0]
@@ -790,6 +792,47 @@ def run_steps(
     on what ``next_inputs`` gives for each further step until it gives None. A stateful model's state (its
     ReadValue/Assign variables: an LLM's KV cache) is carried from step to step by the request, as OpenVINO
     carries it in generation. Compiled once. See :func:`run_marked` for the rest."""
+    try:
+        return _run_steps(ov_model, marks, inputs, device, precision, next_inputs, on_stage, deadline)
+    except (RuntimeError, MemoryError) as exc:
+        refusal = memory_refusal(exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+_ALLOCATION_RE = re.compile(r"(?:(\w+) node with name '([^'\n]*)'.*?)?Failed to allocate (\d+) bytes", re.DOTALL)
+
+
+def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
+    """An inference that ran out of memory, in words (OpenVINO's failed allocation, ``std::bad_alloc``, Python's
+    :class:`MemoryError`); None for any other failure. A tensor whose shape depends on input values cannot be
+    sized before running: this is where such a tensor too large for the process ends."""
+    text = str(exc)
+    found = _ALLOCATION_RE.search(text)
+    if found is not None:
+        what = f" for the output of {found[1]} {found[2]!r}" if found[1] else ""
+        said = f"OpenVINO could not allocate {int(found[3])} bytes{what}"
+    elif isinstance(exc, MemoryError) or "bad_alloc" in text:
+        said = "the inference ran out of memory"
+    else:
+        return None
+    return MemoryLimitError(
+        f"{said}: the model's tensors for these inputs need more memory than this process may use (a tensor whose "
+        f"shape depends on input values is sized only as it is computed); give smaller inputs"
+    )
+
+
+def _run_steps(
+    ov_model: Any,
+    marks: Sequence[Any],
+    inputs: Mapping[int, npt.NDArray[Any]],
+    device: str,
+    precision: str,
+    next_inputs: NextInputs | None,
+    on_stage: Callable[[str], object] | None,
+    deadline: float | None,
+) -> list[MarkedRun]:
     original = len(ov_model.outputs)
     added = ov_model.add_outputs(list(marks)) if marks else []
     if on_stage is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,63 @@ def test_an_input_of_rank_65_is_a_bad_request_in_the_cli_and_the_api(
     assert status == 2 and "rank 65" in err, err
     doc = assert_problem(client.post("/v1/conform", files={"onnx": ("rank65.onnx", path.read_bytes())}), 400, "input")
     assert "input 'x' has rank 65" in doc["detail"] and "64 dimensions" in doc["detail"]
+
+
+def _broadcast_ir(tmp_path: Path) -> tuple[bytes, bytes]:
+    """``ReduceSum(Broadcast(x, target))``: the tensor's shape is the values of the input ``target``."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    target = ops.parameter([2], ov.Type.i64, name="target")
+    x = ops.parameter([1], ov.Type.f32, name="x")
+    reduced = ops.reduce_sum(ops.broadcast(x, target), ops.constant(np.array([0, 1], np.int64)), keep_dims=False)
+    ov.save_model(ov.Model([reduced], [x, target], "broadcast"), str(tmp_path / "b.xml"), compress_to_fp16=False)
+    return (tmp_path / "b.xml").read_bytes(), (tmp_path / "b.bin").read_bytes()
+
+
+def _audit_broadcast(client: TestClient, mid: str, dims: list[int]) -> object:
+    inputs = [{"name": "target", "shape": [2], "datatype": "INT64", "data": dims},
+              {"name": "x", "shape": [1], "datatype": "FP32", "data": [1.0]}]  # fmt: skip
+    return client.post(f"/v1/models/{mid}/audit", json={"inputs": inputs, "precision": "f32"})
+
+
+def test_an_audit_whose_tensors_outgrow_a_worker_is_413_and_the_worker_replaced(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    """A tensor whose shape is an input's values cannot be sized before it is computed: 1.3 GB of it stops at the
+    worker's memory limit (413 naming the tensor and the setting), not at the machine's, and the next audit runs
+    on a fresh worker."""
+    client = make_client(max_worker_bytes=512 << 20, concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(*_broadcast_ir(tmp_path))).json()["id"]
+    (pid,) = isolated.pids()
+    doc = assert_problem(_audit_broadcast(client, mid, [8192, 40000]), 413, "limit.memory")  # type: ignore[arg-type]
+    assert "Broadcast" in doc["detail"] and "OVREDUCE_MAX_WORKER_BYTES" in doc["detail"], doc["detail"]
+    assert isolated.pids() != [pid]
+    small = _audit_broadcast(client, mid, [3, 5])
+    assert small.status_code == 200, small.text  # type: ignore[attr-defined]
+    assert small.json()["layers"][0]["input_shape"] == [3, 5]  # type: ignore[attr-defined]
+
+
+def test_a_conform_whose_tensors_outgrow_a_worker_is_413(make_client: Callable[..., TestClient]) -> None:
+    """The same through ONNX: an Expand whose shape comes from the input's values (tens of thousands squared)."""
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["top"], keepdims=0),
+        helper.make_node("Abs", ["top"], ["size"]),
+        helper.make_node("Mul", ["size", "k"], ["scaled"]),
+        helper.make_node("Cast", ["scaled"], ["side"], to=TensorProto.INT64),
+        helper.make_node("Unsqueeze", ["side", "zero"], ["side1"]),
+        helper.make_node("Concat", ["side1", "side1"], ["shape"], axis=0),
+        helper.make_node("Expand", ["one", "shape"], ["big"]),
+        helper.make_node("ReduceSum", ["big"], ["y"], keepdims=0),
+    ]
+    inits = [numpy_helper.from_array(np.array(20000.0, np.float32), "k"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array([1.0], np.float32), "one")]  # fmt: skip
+    graph = helper.make_graph(nodes, "expand", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    client = make_client(max_worker_bytes=512 << 20, concurrency=1)
+    response = client.post("/v1/conform", files={"onnx": ("expand.onnx", model.SerializeToString())})
+    doc = assert_problem(response, 413, "limit.memory")
+    assert "could not allocate" in doc["detail"] and "Broadcast" in doc["detail"], doc["detail"]

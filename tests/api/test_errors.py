@@ -440,20 +440,31 @@ def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient
      "a part has a header line longer than 4224 bytes (a long file name, say), or one without a colon"),
 ])  # fmt: skip
 def test_a_multipart_body_that_cannot_be_parsed_says_why(client: TestClient, headers: bytes, why: str) -> None:
-    """Starlette's answer was "Invalid multipart data." for all of these."""
+    """Starlette's answer was "Invalid multipart data." for all of these; the code is a body cut short's."""
     body = b"--BOUND\r\n" + headers + b"\r\n<net/>\r\n--BOUND--\r\n"
     response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=BOUND"})
-    doc = assert_problem(response, 400, "http.400")
+    doc = assert_problem(response, 400, "request.invalid")
     assert doc["detail"].startswith(f"the multipart body cannot be read: {why}"), doc
 
 
 @pytest.mark.parametrize("start", [b"a preamble\r\n--BOUND\r\n", b"--BOUNDARY\r\n", b"--BOUND;\r\n"])
-def test_a_multipart_body_that_does_not_begin_with_its_boundary_says_so(client: TestClient, start: bytes) -> None:
+def test_a_multipart_body_that_does_not_begin_with_its_boundary_says_so(
+    client: TestClient, start: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """In the answer, and only there: not a warning in the server's log for each such request."""
     body = start + b'Content-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n<net/>\r\n--BOUND--\r\n'
     response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=BOUND"})
-    doc = assert_problem(response, 400, "http.400")
+    doc = assert_problem(response, 400, "request.invalid")
     assert "does not begin with its first boundary line" in doc["detail"], doc
     assert "preamble" in doc["detail"]
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("python_multipart")] == []
+
+
+def test_a_multipart_content_type_without_its_boundary_says_so(client: TestClient) -> None:
+    body = b'--BOUND\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n<net/>\r\n--BOUND--\r\n'
+    response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data"})
+    doc = assert_problem(response, 400, "request.invalid")
+    assert doc["detail"] == "the multipart body cannot be read: its Content-Type names no boundary", doc
 
 
 def test_every_error_code_is_documented_for_clients() -> None:

@@ -311,6 +311,7 @@ def test_a_worker_that_crashes_is_503_and_replaced(
     audit.join(30)
     doc = assert_problem(result[0], 503, "worker")
     assert "killed by signal 11 (SIGSEGV)" in doc["detail"], doc["detail"]
+    assert result[0].headers["retry-after"] == "5"  # a fresh worker takes the next job
     assert not _alive(pid)
     assert client.get("/healthz").status_code == 200
     response = client.post(f"/v1/models/{small}/layers/{LAYER}/run", json={"backends": ["numpy"]})

@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.errors import RunTimeoutError, StoreError
+from api.errors import RunTimeoutError, StoreError, WorkerDiedError
 from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
-from api.workers import WorkerDiedError
 from ovreduce.errors import LimitExceededError, NotFoundError
 from ovreduce.ir.parser import ParseLimits
 
