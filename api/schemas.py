@@ -109,6 +109,7 @@ class ModelSummary(_Open):
     finding_counts: FindingCounts
     unready: dict[str, str] | None = None
     filename: str
+    bin_filename: str | None
     xml_bytes: int
     bin_bytes: int = Field(description="0 when the model has no .bin")
     created_at: str
@@ -121,13 +122,15 @@ class ModelList(_Open):
 
 
 class LayerEntry(_Open):
-    """A reduction as in the check document; with ``all=true`` other layers too (identity fields only)."""
+    """A reduction as in the check document (every field of its ``ReductionCheck``); with ``all=true`` other layers
+    too, with their identity fields only (``layer_id`` to ``version``, ``line``, ``body_path``)."""
 
     layer_id: str
     layer_name: str
     type: str
     version: str
     line: int | None = None
+    body_path: str | None = None
     is_reduction: bool
     keep_dims: bool | None = None
     axes: list[int] | None = None
@@ -135,11 +138,15 @@ class LayerEntry(_Open):
     element_type: str | None = None
     input_shape: JsonShape = None
     input_shape_resolved: bool | None = None
+    input_shape_engine: Literal["native", "openvino", "declared"] | None = None
     declared_output_shape: JsonShape = None
     declared_has_dims: bool | None = None
     inferred_output_shape: JsonShape = None
     inferred_output_resolved: bool | None = None
     status: Literal["ok", "mismatch", "error", "unresolved"] | None = None
+    openvino_checked: bool | None = None
+    openvino_output_shape: JsonShape = None
+    openvino_output_resolved: bool | None = None
 
 
 class LayerList(_Open):

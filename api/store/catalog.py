@@ -167,8 +167,9 @@ class Catalog:
                 loaded = LoadedModel(mid, model, {})
                 report = check_model(model, path=filename, shapes=loaded.engine)
                 meta = summarize(
-                    loaded, report, filename=filename, bin_filename=bin_filename, xml_bytes=len(xml),
-                    bin_bytes=bin_size, created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    loaded, report, filename=filename, bin_filename=bin_filename if bin_size else None,
+                    xml_bytes=len(xml), bin_bytes=bin_size,
+                    created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 )  # fmt: skip
             finally:
                 if weights is not None:
