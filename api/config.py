@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_cache_path
 from pydantic import Field, field_validator
@@ -23,6 +24,9 @@ HEADER_TIMEOUT_STATE_KEY = "ovreduce.header_timeout_s"
 """The app's lifespan state entry that tells :class:`api.protocol.HeaderTimeoutProtocol` its deadline."""
 
 _MiB = 1 << 20
+_MOST = 1 << 62
+"""The largest size or count a setting takes: every limit is compared and added to, and passed to the system
+(``read(limit + 1)``, ``setrlimit``), as a 64-bit integer."""
 
 
 def default_store() -> Path:
@@ -47,14 +51,14 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
     store: Path = Field(default_factory=default_store)
-    store_max_bytes: int = Field(default=2 << 30, ge=0)
-    max_upload_bytes: int = Field(default=256 * _MiB, ge=1)
-    max_json_bytes: int = Field(default=8 * _MiB, ge=1)
-    max_xml_bytes: int = Field(default=32 * _MiB, ge=1)
-    max_layers: int = Field(default=100_000, ge=1)
-    max_elements: int = Field(default=1 << 22, ge=1)
-    max_output_elements: int = Field(default=1 << 20, ge=1)
-    max_worker_bytes: int = Field(default=4 << 30, ge=256 * _MiB)
+    store_max_bytes: int = Field(default=2 << 30, ge=0, le=_MOST)
+    max_upload_bytes: int = Field(default=256 * _MiB, ge=1, le=_MOST)
+    max_json_bytes: int = Field(default=8 * _MiB, ge=1, le=_MOST)
+    max_xml_bytes: int = Field(default=32 * _MiB, ge=1, le=_MOST)
+    max_layers: int = Field(default=100_000, ge=1, le=_MOST)
+    max_elements: int = Field(default=1 << 22, ge=1, le=_MOST)
+    max_output_elements: int = Field(default=1 << 20, ge=1, le=_MOST)
+    max_worker_bytes: int = Field(default=4 << 30, ge=256 * _MiB, le=_MOST)
     run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
 
     @property
@@ -66,12 +70,17 @@ class Settings(BaseSettings):
     concurrency: int = Field(default_factory=_cpu_count, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)
-    log_level: str = "info"
+    log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
     body_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
     extensions: str = ""
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("extensions")
     @classmethod

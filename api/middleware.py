@@ -5,7 +5,8 @@ From the outside in (:class:`AbsoluteFormMiddleware`, outermost of all, is added
 * :class:`SecurityMiddleware` answers only the ``Host`` values of ``OVREDUCE_ALLOWED_HOSTS`` (400
   ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
   ``request.origin``: CSRF) and header fields over 16 KiB (431), and puts the security headers (CSP, nosniff,
-  no framing, no referrer) on every answer;
+  no framing, no referrer) on every answer, and answers 503 ``shutdown`` for a request that the server, stopping,
+  cancels before it was answered;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks and ``/metrics`` excepted: a busy service is still alive);
 * :class:`HeadMiddleware` answers HEAD wherever GET is answered;
@@ -261,8 +262,12 @@ class SecurityMiddleware:
             await self.app(scope, receive, send)
             return
 
+        started = False
+
         async def secured_send(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = list(message.get("headers", []))
                 present = {bytes(key).lower() for key, _ in headers}
                 if b"content-security-policy" not in present:
@@ -316,7 +321,17 @@ class SecurityMiddleware:
                 return
         if _header(scope, b"range") is not None:  # whole files only: a malformed range was a plain-text 400
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"range"]}
-        await self.app(scope, receive, secured_send)
+        try:
+            await self.app(scope, receive, secured_send)
+        except asyncio.CancelledError:
+            # The server stops (SIGTERM) and its graceful timeout ran out: uvicorn cancels the request, and would
+            # answer a plain-text 500 for one not yet answered. The request is not at fault: 503, ask again.
+            if started:
+                raise
+            detail = "the server is shutting down and stopped this request before it was answered; retry"
+            await send_problem(secured_send, 503, detail, "shutdown", path, close=True,
+                               headers=[(b"retry-after", b"5")])  # fmt: skip
+            logger.info("answered 503 to %s %s: the server shut down before it finished", scope["method"], path)
 
 
 # -- in-flight requests ----------------------------------------------------------------------------------

@@ -92,7 +92,10 @@ def serve(
         try:
             if workers == 1:
                 server = uvicorn.Server(config)
-                server.run(sockets=[sock])
+                try:
+                    server.run(sockets=[sock])
+                except SystemExit:  # uvicorn's own exit when the application's startup fails
+                    server.started = False
                 if not server.started:
                     raise ServeError("the application did not start (see the log above)")
             else:

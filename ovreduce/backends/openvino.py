@@ -668,7 +668,8 @@ def check_kept(ports: Sequence[Any], max_elements: int | None, *, runs: int = 1,
     if max_elements is not None and kept > KEPT_FACTOR * max_elements:
         raise LimitExceededError(
             f"{what} would keep {kept} elements of the model's tensors at once ({len(ports)} tensors it checks, in "
-            f"{runs} run(s)), more than {KEPT_FACTOR} times the limit of {max_elements} per tensor"
+            f"{runs} run(s)), more than {KEPT_FACTOR} times the limit of {max_elements} per tensor "
+            f"(OVREDUCE_MAX_ELEMENTS)"
         )
 
 

@@ -52,6 +52,14 @@ def serve(args: argparse.Namespace) -> int:
     if args.store is not None:
         update["store"] = Path(args.store).expanduser().resolve()
     settings = settings.model_copy(update=update)
+    if settings.extension_names():  # loaded here first: one OpenVINO refuses is a wrong setting, said precisely
+        from ovreduce._openvino import load_extensions
+        from ovreduce.errors import InputError
+
+        try:
+            load_extensions(settings.extension_names())
+        except InputError as exc:
+            raise UsageError(f"the environment has invalid settings: OVREDUCE_EXTENSIONS: {exc.message}") from None
     try:  # until SIGTERM or Ctrl-C: a requested stop returns, and is a clean exit
         run_server(
             settings, workers=workers, log_level=args.log_level or settings.log_level,

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +26,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from .conftest import PROBLEM, ROOT, files, sample
+from .conftest import PROBLEM, ROOT, assert_problem, files, sample
 from .irs import reduce_ir
 
 pytestmark = pytest.mark.timeout(120)
@@ -56,7 +57,13 @@ def _environment(**env: str) -> dict[str, str]:
 
 @contextmanager
 def serve(
-    store: Path, *, workers: int = 1, settings: dict[str, Any] | None = None, memory: int | None = None, **env: str
+    store: Path,
+    *,
+    workers: int = 1,
+    settings: dict[str, Any] | None = None,
+    memory: int | None = None,
+    graceful_timeout: int = 10,
+    **env: str,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``api.server.serve`` on a free port of 127.0.0.1 with ``store``, ready; stopped with SIGTERM. ``memory``
     limits the address space of the server and of every process it starts (RLIMIT_AS, inherited)."""
@@ -66,6 +73,7 @@ def serve(
         "workers": workers,
         "access_log": False,
         "log_level": "warning",
+        "graceful_timeout": graceful_timeout,
     }
     log = store.parent / f"server-{port}.log"
     store.parent.mkdir(parents=True, exist_ok=True)
@@ -263,6 +271,20 @@ def test_listen_failure_is_a_serve_error(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert f"api.server.ServeError: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_an_application_that_cannot_start_is_a_serve_error(tmp_path: Path) -> None:
+    """The application's startup fails (an extension OpenVINO refuses): ServeError, which ``ovreduce serve`` says as
+    a usage error; uvicorn's own exit (status 3, as an internal error) was let through."""
+    (tmp_path / "libnot.so").write_text("not a library")
+    settings = {"host": "127.0.0.1", "port": _free_port(), "store": str(tmp_path / "store"),
+                "extensions": str(tmp_path / "libnot.so")}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVE, json.dumps({"settings": settings, "workers": 1})],
+        cwd=ROOT, env=_environment(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "api.server.ServeError: the application did not start (see the log above)" in done.stderr
 
 
 def test_importing_the_application_makes_nothing(tmp_path: Path) -> None:
@@ -590,3 +612,29 @@ def test_the_image_healthcheck_asks_the_configured_port(tmp_path: Path) -> None:
         wrong = subprocess.run(argv, env=_environment(OVREDUCE_PORT=str(_free_port())), capture_output=True,
                                timeout=60, check=False)  # fmt: skip
         assert wrong.returncode != 0
+
+
+def test_a_request_the_stopping_server_cancels_is_503_not_500(tmp_path: Path) -> None:
+    """SIGTERM while an audit runs past the graceful timeout: uvicorn cancels the request, and answered a plain-text
+    500 for it. It is 503 problem+json with Retry-After and the security headers, and the server exits cleanly."""
+    from tests.audit.ov_models import many_reductions
+
+    xml_path = many_reductions(tmp_path / "many.xml", 400)
+    store = tmp_path / "store"
+    with serve(store, settings={"run_timeout_s": 60}, graceful_timeout=1) as (url, proc):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            files_ = files(xml_path.read_bytes(), xml_path.with_suffix(".bin").read_bytes())
+            mid = http.post("/v1/models", files=files_).json()["id"]
+        answers: list[httpx.Response] = []
+        audit = threading.Thread(
+            target=lambda: answers.append(httpx.post(f"{url}/v1/models/{mid}/audit", json={}, timeout=60))
+        )
+        audit.start()
+        time.sleep(1.0)  # the audit runs for seconds
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0, proc.log.read_text()  # type: ignore[attr-defined]
+        audit.join(20)
+    doc = assert_problem(answers[0], 503, "shutdown")
+    assert "shutting down" in doc["detail"]
+    assert answers[0].headers["retry-after"] == "5" and "content-security-policy" in answers[0].headers
+    assert "Traceback" not in proc.log.read_text()  # type: ignore[attr-defined]

@@ -74,7 +74,7 @@ def test_the_environment_gives_the_defaults(
     served: list[tuple[Any, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OVREDUCE_HOST", "127.0.0.2")
-    monkeypatch.setenv("OVREDUCE_LOG_LEVEL", "warning")
+    monkeypatch.setenv("OVREDUCE_LOG_LEVEL", "WARNING")  # in any case, as uvicorn takes it
     assert main(["serve"]) == 0
     [(settings, options)] = served
     assert (settings.host, settings.port, settings.workers) == ("127.0.0.2", 8000, 1)
@@ -115,9 +115,22 @@ def test_the_environment_gives_the_defaults(
             "ovreduce serve: the environment has invalid settings: OVREDUCE_RUN_TIMEOUT_S: Input should be less than "
             "or equal to 2147483 [usage]\n",
         ),
+        (  # accepted, it made every upload a 500 (read(limit + 1) overflows) or killed every worker (setrlimit)
+            ["serve"],
+            {"OVREDUCE_MAX_UPLOAD_BYTES": str(2**63 - 1)},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_MAX_UPLOAD_BYTES: Input should be less "
+            "than or equal to 4611686018427387904 [usage]\n",
+        ),
+        (  # uvicorn's logging refused it: exit 3, "internal error"
+            ["serve"],
+            {"OVREDUCE_LOG_LEVEL": "verbose"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_LOG_LEVEL: Input should be 'critical', "
+            "'error', 'warning', 'info', 'debug' or 'trace' [usage]\n",
+        ),
     ],
-    ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env"],
-)
+    ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env", "bytes-env-huge",
+         "log-level-env"],
+)  # fmt: skip
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],
     monkeypatch: pytest.MonkeyPatch,
@@ -130,6 +143,23 @@ def test_usage_errors(
         monkeypatch.setenv(name, value)
     assert main(argv) == 2
     assert capsys.readouterr().err == message
+    assert served == []
+
+
+def test_an_extension_openvino_refuses_is_a_usage_error(
+    served: list[tuple[Any, dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """A file that is there but is no extension library: said before the server starts, not as the application's
+    startup failure (a traceback in the log, then exit 3)."""
+    (tmp_path / "libnot.so").write_text("not a library")
+    monkeypatch.setenv("OVREDUCE_EXTENSIONS", str(tmp_path / "libnot.so"))
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ovreduce serve: the environment has invalid settings: OVREDUCE_EXTENSIONS: "), err
+    assert "could not load it as an extension" in err and err.endswith("[usage]\n"), err
     assert served == []
 
 
