@@ -138,6 +138,7 @@ class Builder:
         self.ir_version = 0
         self._etypes: dict[tuple[str, str], ElementType] = {}  # (attribute, text) -> its element type
         self._layouts: dict[tuple[str, str], tuple[ElementType, PartialShape, int, int]] = {}  # a Const's
+        self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs whose opset was judged and holds the type
 
     # -- messages -------------------------------------------------------------------------------------------------
     def at(self, line: int | None) -> str:
@@ -265,8 +266,11 @@ class Builder:
             elif ltype == "Convert" and data and "destination_type" in data:
                 where = self.where(line, layer_id, name, ltype)
                 etype = self.etype_attr(data, "destination_type", where, required=True)
-            if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
+            judged = not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce"
+            if judged and (ltype, version) not in self._opsets:
                 _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
+                if len(self._opsets) < _CACHE_SIZE:
+                    self._opsets.add((ltype, version))
             if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
