@@ -61,6 +61,7 @@ from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     MarkedRun,
     NextInputs,
+    check_captured,
     check_device,
     check_kept,
     check_precision,
@@ -437,6 +438,7 @@ def audit_model(
         raise
     except Exception as exc:  # compile or inference failure of the whole model
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
+    check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only
         plain = run_steps(fitted(), [], arrays, device, precision, replay, tell.run("plain"), deadline)

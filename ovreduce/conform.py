@@ -40,6 +40,7 @@ import numpy.typing as npt
 from ovreduce._openvino import clean_message, read_failure
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
+    check_captured,
     check_device,
     check_kept,
     check_precision,
@@ -409,6 +410,7 @@ def conform_model(
                 entry.error = "not checked: OpenVINO could not run the converted model"
         report.seconds = time.perf_counter() - start
         return report.document
+    check_captured(sources.marks, [run], max_elements, what="the conformance check")
     for entry, n, slots, out in plan:
         if not entry.observable:
             continue

@@ -47,6 +47,7 @@ __all__ = [
     "OpenVINOBackend",
     "abandoned",
     "available_devices",
+    "check_captured",
     "check_device",
     "check_kept",
     "check_precision",
@@ -671,6 +672,24 @@ def check_kept(ports: Sequence[Any], max_elements: int | None, *, runs: int = 1,
             f"{runs} run(s)), more than {KEPT_FACTOR} times the limit of {max_elements} per tensor "
             f"(OVREDUCE_MAX_ELEMENTS)"
         )
+
+
+def check_captured(marks: Sequence[Any], runs: Sequence[MarkedRun], max_elements: int | None, *, what: str) -> None:
+    """:class:`LimitExceededError` naming the first tensor captured by ``runs`` (of ``marks``, in order) with more than
+    ``max_elements`` elements. A tensor whose shape depends on input values could not be sized before the run
+    (:func:`check_kept` counts it as nothing); the reference, which reads it again in float64, does not take it."""
+    if max_elements is None:
+        return
+    for run in runs:
+        for port, array in zip(marks, run.marked, strict=True):
+            if array.size > max_elements:
+                node = port.get_node()
+                raise LimitExceededError(
+                    f"in {what}, the output {port.get_index()} of {node.get_type_name()} {node.get_friendly_name()!r} "
+                    f"has {array.size} elements once computed ({list(array.shape)}), more than the limit of "
+                    f"{max_elements} per tensor (OVREDUCE_MAX_ELEMENTS); its shape depends on input values, so it "
+                    f"could not be sized before the run: give smaller inputs"
+                )
 
 
 def elements_bound(shape: Any) -> int:

@@ -14,7 +14,7 @@ from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
-from ovreduce.errors import OvReduceError
+from ovreduce.errors import MemoryLimitError, OvReduceError
 
 __all__ = ["COMMANDS", "console", "main"]
 
@@ -52,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file name the system refuses (too long...), or output it cannot take (disk full)
         where = escape(os.fsdecode(exc.filename)) if exc.filename is not None else "cannot write its output"
         _say(f"{command}: {where}: {exc.strerror or exc} [usage]")
+        return EXIT_INPUT
+    except MemoryError:  # the system refused memory: a tensor whose shape depends on input values, sized as computed
+        _say(f"{command}: it needs more memory than the system gives it (a tensor whose shape depends on input values "
+             f"is sized only as it is computed); give smaller inputs or shapes [{MemoryLimitError.code}]")  # fmt: skip
         return EXIT_INPUT
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
         _say(f"{command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)")

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.cli.inprocess import run_cli
+from tests.conform import onnx_models
 from tests.conform.test_external_data import constant_with_external_data
 
 from .conftest import SAMPLES, assert_problem, files, sample
@@ -211,22 +212,7 @@ def test_an_audit_whose_tensors_outgrow_a_worker_is_413_and_the_worker_replaced(
 
 def test_a_conform_whose_tensors_outgrow_a_worker_is_413(make_client: Callable[..., TestClient]) -> None:
     """The same through ONNX: an Expand whose shape comes from the input's values (tens of thousands squared)."""
-    nodes = [
-        helper.make_node("ReduceMax", ["x"], ["top"], keepdims=0),
-        helper.make_node("Abs", ["top"], ["size"]),
-        helper.make_node("Mul", ["size", "k"], ["scaled"]),
-        helper.make_node("Cast", ["scaled"], ["side"], to=TensorProto.INT64),
-        helper.make_node("Unsqueeze", ["side", "zero"], ["side1"]),
-        helper.make_node("Concat", ["side1", "side1"], ["shape"], axis=0),
-        helper.make_node("Expand", ["one", "shape"], ["big"]),
-        helper.make_node("ReduceSum", ["big"], ["y"], keepdims=0),
-    ]
-    inits = [numpy_helper.from_array(np.array(20000.0, np.float32), "k"),
-             numpy_helper.from_array(np.array([0], np.int64), "zero"),
-             numpy_helper.from_array(np.array([1.0], np.float32), "one")]  # fmt: skip
-    graph = helper.make_graph(nodes, "expand", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], inits)  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = onnx_models.expand_by_values("Mul", 20000.0)
     client = make_client(max_worker_bytes=512 << 20, concurrency=1)
     response = client.post("/v1/conform", files={"onnx": ("expand.onnx", model.SerializeToString())})
     doc = assert_problem(response, 413, "limit.memory")

@@ -148,3 +148,19 @@ def test_intermediate_tensors_over_the_budget_are_refused_before_compiling(tmp_p
     with pytest.raises(LimitExceededError, match=expected + " of 1048576 per tensor"):
         _audit(path, max_elements=1 << 20)
     assert _audit(path, max_elements=1 << 23).layers[0].ok
+
+
+def test_a_tensor_sized_by_input_values_is_held_to_the_budget_once_computed(tmp_path: Path) -> None:
+    """A Range whose length is an input's value cannot be sized before the run: once computed, a tensor over the
+    limit is refused naming it, before the reference reads it again (in float64) or the other runs repeat it."""
+    from ovreduce.errors import LimitExceededError
+
+    n = ops.parameter([], ov.Type.i64, name="n")
+    values = ops.range(ops.constant(np.int64(0)), n, ops.constant(np.int64(1)), "f32", name="values")
+    model = ov.Model([ops.reduce_mean(values, _axes(0), False, name="mean")], [n], "range")
+    path = _save(model, tmp_path / "r.xml")
+    inputs = {"n": np.array(5000, np.int64)}
+    expected = r"in the audit, the output 0 of Range 'values' has 5000 elements once computed \(\[5000\]\), more than"
+    with pytest.raises(LimitExceededError, match=expected + " the limit of 4096 per tensor"):
+        _audit(path, inputs=inputs, max_elements=4096)
+    assert _audit(path, inputs=inputs, max_elements=8192).layers[0].input_shape == (5000,)

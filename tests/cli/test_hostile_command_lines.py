@@ -93,3 +93,20 @@ def test_a_sarif_message_escapes_a_names_undecodable_bytes(tmp_path: Path) -> No
     json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate anywhere: valid Unicode
     message = doc["runs"][0]["results"][0]["message"]["text"]
     assert "bad\\xfe.xml" in message, message
+
+
+def test_running_out_of_memory_is_a_limit_not_an_internal_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory the system refuses (NumPy's MemoryError while a reference reads a tensor whose shape depends on input
+    values, under a memory cap) was exit 3, "internal error ... please report": it is exit 2, [limit.memory]."""
+    from ovreduce.cli import entry
+
+    def audit(_args: object) -> int:
+        raise MemoryError("Unable to allocate 3.85 GiB for an array with shape (516855968,) and data type float64")
+
+    monkeypatch.setitem(entry.COMMANDS, "audit", audit)
+    status, out, err = run_cli(capsys, "audit", SAMPLE)
+    assert status == 2 and out == ""
+    assert err.startswith("ovreduce audit: it needs more memory than the system gives it") and "internal" not in err
+    assert err.endswith("[limit.memory]\n"), err

@@ -58,8 +58,9 @@ def test_text_output_escapes_every_hostile_character(
     assert status in (0, 1), err
     _clean(out)
     _clean(err)
-    if args[:2] in (["check", "-v"], ["inspect"], ["inspect", "--all"]):
+    if args[:2] in (["check", "-v"], ["inspect"], ["inspect", "--all"], ["inspect", "--layer"], ["run", "--layer"]):
         assert "any_first\\r\\n9 models checked: 9 clean\\x9b31m\\u202egnp.exe\\u2028end" in out
+    assert "any_first\\\\r" not in out  # escaped once, as the tables show it: not repr() of the escape
 
 
 def test_error_messages_escape_names(capsys: pytest.CaptureFixture[str], hostile: Path) -> None:

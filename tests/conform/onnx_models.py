@@ -155,6 +155,26 @@ def keepdims_not_boolean(keepdims: int = 7) -> onnx.ModelProto:
     return _finish(graph, 13, check=False)
 
 
+def expand_by_values(grow: str, k: float) -> onnx.ModelProto:
+    """``ReduceSum(Expand(1, [side, side]))`` with ``side = int(|max(x)| <grow> k)`` (``grow``: ``Add`` or ``Mul``):
+    a tensor whose shape comes from the values of ``x [16]``, which nothing can size before the run."""
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["top"], keepdims=0),
+        helper.make_node("Abs", ["top"], ["size"]),
+        helper.make_node(grow, ["size", "k"], ["grown"]),
+        helper.make_node("Cast", ["grown"], ["side"], to=TensorProto.INT64),
+        helper.make_node("Unsqueeze", ["side", "zero"], ["side1"]),
+        helper.make_node("Concat", ["side1", "side1"], ["shape"], axis=0),
+        helper.make_node("Expand", ["one", "shape"], ["big"], name="grow"),
+        helper.make_node("ReduceSum", ["big"], ["y"], keepdims=0),
+    ]
+    inits = [numpy_helper.from_array(np.array(k, np.float32), "k"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array([1.0], np.float32), "one")]  # fmt: skip
+    graph = helper.make_graph(nodes, "expand", [_value("x", np.float32, [16])], [_value("y", np.float32, [])], inits)
+    return _finish(graph, 17, check=False)
+
+
 def dead_reduce_mean() -> onnx.ModelProto:
     """Two ReduceMean nodes on ``x``: ``rm`` feeds the graph output, ``rm_dead``'s output ``unused`` feeds
     nothing (a dead node, as exporters sometimes leave behind)."""

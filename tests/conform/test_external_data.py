@@ -160,3 +160,16 @@ def test_what_a_conformance_check_keeps_at_once_is_budgeted() -> None:
     ):
         conform_model(model, max_elements=1000)
     assert conform_model(model, max_elements=4000).ok
+
+
+def test_a_tensor_sized_by_input_values_is_held_to_the_budget_once_computed() -> None:
+    """An Expand to a shape computed from the input's values cannot be sized before the run: once computed, over the
+    limit, it is refused naming it (the comparison would read it again in float64)."""
+    from ovreduce.errors import LimitExceededError
+
+    model = onnx_models.expand_by_values("Add", 100.0).SerializeToString()
+    with pytest.raises(
+        LimitExceededError, match=r"in the conformance check, the output 0 of .* elements once computed"
+    ):
+        conform_model(model, max_elements=1000)
+    assert conform_model(model, max_elements=1 << 20).ok

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ovreduce.cli.render.safe import printable
+from ovreduce.cli.render.safe import printable, quoted
 from ovreduce.cli.render.style import Style
 from ovreduce.reports.common import layer_path
 
@@ -108,7 +108,9 @@ def check_text(
             out.append(table(rows, header, width=width))
         shown = [f for f in m.findings if verbose or f.severity != "info"]
         for f in shown:
-            where = "model" if f.layer_id is None else f"layer {layer_path(f.body_path, f.layer_id)} {f.layer_name!r}"
+            where = "model"
+            if f.layer_id is not None:
+                where = f"layer {layer_path(f.body_path, f.layer_id)} {quoted(f.layer_name or '')}"
             if f.port is not None:
                 where += f" port {f.port}"
             out.append(f"  {st.severity(f.severity, f'{f.severity:<7}')} {f.code}: {where}: {f.message}")

@@ -16,7 +16,7 @@ import re
 from functools import cache
 from typing import Any, TypeVar
 
-__all__ = ["escape", "printable", "xml_safe"]
+__all__ = ["escape", "printable", "quoted", "xml_safe"]
 
 T = TypeVar("T")
 
@@ -46,6 +46,12 @@ def escape(text: str) -> str:
         return text
     unsafe = _pattern(_UNSAFE)
     return unsafe.sub(_escaped, text) if unsafe.search(text) else text
+
+
+def quoted(text: str) -> str:
+    """A string already made printable (:func:`escape`, :func:`printable`) in quotes, as the reports show a name:
+    ``repr`` would escape its escapes again (``'nl\\\\nline'`` where the table shows ``nl\\nline``)."""
+    return f"'{text}'"
 
 
 def printable(value: T) -> T:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.render.check_text import check_text, shape_text, table
-from ovreduce.cli.render.safe import escape, printable
+from ovreduce.cli.render.safe import escape, printable, quoted
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines
 from ovreduce.reports.common import layer_path
@@ -79,12 +79,12 @@ def _port_text(p: PortView) -> str:
 
 def _layer_detail(e: LayerView, st: Style) -> str:
     where = layer_path(e.body_path, e.layer_id)
-    lines = [f"\n{st.bold(e.type)} {e.layer_name!r} (id {where}, {e.version}, line {e.line})"]
+    lines = [f"\n{st.bold(e.type)} {quoted(e.layer_name)} (id {where}, {e.version}, line {e.line})"]
     if e.attributes:
-        lines.append("  attributes: " + ", ".join(f"{k}={v!r}" for k, v in e.attributes.items()))
+        lines.append("  attributes: " + ", ".join(f"{k}={quoted(v)}" for k, v in e.attributes.items()))
     for i in e.inputs:
         p = i.producer
-        source = "nothing" if p is None else f"{p.type} {p.layer_name!r} (id {p.layer_id}) port {p.port}"
+        source = "nothing" if p is None else f"{p.type} {quoted(p.layer_name)} (id {p.layer_id}) port {p.port}"
         lines.append(f"  input {i.port}: {_port_text(i)}; from {source}")
     for o in e.outputs:
         lines.append(f"  output {o.port}: {_port_text(o)}" + (f"; names {', '.join(o.names)}" if o.names else ""))
@@ -117,8 +117,8 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
     st = style or Style()
     layer = doc.layer
     out = [
-        f"{st.bold(source)}  layer {layer_path(doc.body_path, layer.layer_id)} {layer.layer_name!r}: {layer.type} "
-        f"axes={_axes(layer.axes, 'runtime')} keep_dims={_bool(layer.keep_dims)} ({layer.element_type})"
+        f"{st.bold(source)}  layer {layer_path(doc.body_path, layer.layer_id)} {quoted(layer.layer_name)}: "
+        f"{layer.type} axes={_axes(layer.axes, 'runtime')} keep_dims={_bool(layer.keep_dims)} ({layer.element_type})"
     ]
     for i in doc.inputs:
         out.append(f"  input {i.name}: {shape_text(i.shape)} {i.datatype}")
