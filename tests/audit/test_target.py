@@ -382,8 +382,10 @@ def test_reductions_whose_chain_is_not_captured_are_said_not_examined() -> None:
     assert doc.ok is True and doc.complete is False
 
 
-def test_a_sum_that_cancels_loses_its_accuracy_in_f16_and_fails(tmp_path: Path) -> None:
-    """No overflow, but 1000.25 - 1000 rounds to 0 in f16: the row is inaccurate and fails the audit."""
+def test_a_sum_that_cancels_is_judged_against_what_it_adds(tmp_path: Path) -> None:
+    """1000.25 - 1000 rounds to 0 in f16: an error of 0.25 against terms whose |x| add to 2,000, which is what
+    rounding the inputs to f16 costs any device. As run judges a sum, the row passes, its error bound shown; terms
+    of N(0, 1) (a LayerNorm's mean) failed every f16 and bf16 target before."""
     x = ops.parameter([2, 8], ov.Type.f32, name="x")
     x.output(0).set_names({"x"})
     total = ops.reduce_sum(x, ops.constant(np.array([-1], np.int64)), False)
@@ -396,11 +398,16 @@ def test_a_sum_that_cancels_loses_its_accuracy_in_f16_and_fails(tmp_path: Path) 
     doc = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="f16")
     [row] = doc.layers
     assert row.status == "ok"  # f32 computes it right
-    assert row.target is not None and row.target.status == "inaccurate" and row.target.failed
-    assert row.target.overflowed == 0 and row.target.max_abs_error is not None and row.target.max_abs_error > 0.1
-    assert doc.ok is False
-    bf16 = audit_model(load_ir(path), inputs={"x": data}, precision="f32", target="bf16")
-    assert bf16.layers[0].target is not None and bf16.layers[0].target.status == "inaccurate"  # bf16 is coarser still
+    assert row.target is not None and row.target.status == "headroom" and not row.target.failed
+    assert row.target.overflowed == 0 and row.target.error_bound is not None and row.target.error_bound > 0.1
+    assert doc.ok is True
+    normal = np.random.default_rng(0).standard_normal((8, 32)).astype(np.float32)
+    for target in ("f16", "bf16"):
+        wide = ops.parameter([8, 32], ov.Type.f32, name="x")
+        mean = ops.reduce_mean(wide, ops.constant(np.array([-1], np.int64)), False)
+        ov.save_model(ov.Model([mean], [wide], "mean"), str(tmp_path / "mean.xml"), compress_to_fp16=False)
+        doc = audit_model(load_ir(tmp_path / "mean.xml"), inputs={"x": normal}, precision="f32", target=target)
+        assert doc.layers[0].target is not None and doc.layers[0].target.status == "headroom", doc.layers[0].target
 
 
 def test_an_f16_verdict_does_not_rest_on_bf16_rounding(tmp_path: Path) -> None:
