@@ -1126,7 +1126,7 @@ def _audit_layer(
     layer.notes = notes
     layer.expected = expected
     layer.not_established = _degenerate(data, axes)
-    atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol)
+    atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol, op=op_type)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)
     except OvReduceError:

@@ -621,7 +621,7 @@ def _check_node(
         return
     etype = _ONNX_TYPES.get(np.dtype(expected.dtype).name, "")
     reduced = values[0].size if values and values[0] is not None else expected.size
-    atol, rtol = tolerances(etype, None, reduced, expected.size, atol, rtol)
+    atol, rtol = tolerances(etype, None, reduced, expected.size, atol, rtol, op=node.op_type)
     entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", atol=atol, rtol=rtol,
                                undefined=undefined)  # fmt: skip
     if node.op_type != "Mean" and not entry.comparison.ok and values[0] is not None:

@@ -267,7 +267,7 @@ def bounded(
     if not math.isfinite(top):
         return None
     count = observed.size // max(exact.size, 1)
-    atol, rtol = tolerances(target, None, observed.size, exact.size)
+    atol, rtol = tolerances(target, None, observed.size, exact.size, op=reduction)
     if reduction in ("ReduceSum", "ReduceMean"):
         if low >= 0:  # no cancellation: the sum of magnitudes is the result itself
             mass = magnitude
@@ -362,7 +362,7 @@ def emulate(
     stage.overflowed += entering.overflowed
     stage.underflowed = (stage.underflowed or 0) + (entering.underflowed or 0)
     stages.append(stage)
-    atol, rtol = tolerances(target, None, int(np.asarray(low_data).size), int(expected.size))
+    atol, rtol = tolerances(target, None, int(np.asarray(low_data).size), int(expected.size), op=reduction)
     # A sum that cancels is judged against what it adds (as run judges one): its inputs' rounding alone errs so much.
     mass = reductions()[reduction].rounding_mass(exact_data, np.asarray(axes), keep_dims)
     comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",
