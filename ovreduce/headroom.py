@@ -60,6 +60,7 @@ TARGETS = ("f16", "bf16")
 TYPES: Mapping[str, Any] = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 FINITE_MAX: Mapping[str, float] = {"f16": 65504.0, "bf16": (2 - 2**-7) * 2.0**127}  # as ml_dtypes.finfo says
 SMALLEST_NORMAL: Mapping[str, float] = {"f16": 2.0**-14, "bf16": 2.0**-126}
+_FLUSHES_BELOW: Mapping[str, float] = {"f16": 2.0**-25, "bf16": 2.0**-134}  # half the smallest subnormal: rounds to 0
 # The elementwise ops that change the range of what a reduction receives (the ones OpenVINO's mixed-precision
 # marking looks for on a reduction's input: Power, Exp, Multiply..., and the arithmetic that scales or shifts a
 # value: a Power's square divided down still overflowed before the Divide), with the number of inputs they take.
@@ -285,11 +286,23 @@ def bounded(
         allowed = atol + rtol * magnitude
     if np.shape(error) != exact.shape or not bool((error <= allowed).all()):
         return None
-    stages = [Stage("input", largest_in if op is not None else largest, 0, None)]
+    # what flushes to 0 on the way, counted as the emulation counts it: each element at the first stage that loses it
+    lost = [_flushes(np.asarray(a), target) for a in (inputs if op is not None else [observed])]
+    stages = [Stage("input", largest_in if op is not None else largest, 0, sum(int(m.sum()) for m in lost))]
     if op is not None:
-        stages.append(Stage(op, largest, 0, None))
-    stages.append(Stage(reduction, top, 0, None))
+        flushed = _flushes(observed, target)
+        for mask in lost:
+            if mask.shape == observed.shape:
+                flushed &= ~mask
+        stages.append(Stage(op, largest, 0, int(flushed.sum())))
+    stages.append(Stage(reduction, top, 0, int(_flushes(exact, target).sum())))
     return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0)
+
+
+def _flushes(values: npt.NDArray[Any], target: str) -> npt.NDArray[np.bool_]:
+    """The elements of ``values`` that are not 0 and round to 0 in ``target``."""
+    magnitude = np.abs(np.asarray(values, dtype=np.float64))
+    return (magnitude > 0) & (magnitude <= _FLUSHES_BELOW[target])
 
 
 def _integer_exponent(op: str | None, inputs: Sequence[npt.NDArray[Any]]) -> int | None:

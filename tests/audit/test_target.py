@@ -202,6 +202,14 @@ def test_values_that_flush_to_zero_are_counted() -> None:
     assert emulation.result.item() == 0 and emulation.expected.item() > 0
     # judged like any f16 result: 1.6e-7 lost is within f16's absolute tolerance
     assert emulation.comparison.ok and emulation.comparison.atol == tolerances("f16", None, 16, 1)[0]
+    # the bound that settles the same chain counts them too (it said nothing: a row's "to 0" was empty)
+    x = np.random.default_rng(0).standard_normal((8, 64)).astype(np.float32) * np.float32(1e-4)
+    expected = np.mean(np.float64(x) ** 2, -1, keepdims=True)
+    proven = bounded("ReduceMean", [x, np.array([2.0], np.float32)], x**2, expected, np.array([-1]), True, "f16",
+                     op="Power")  # fmt: skip
+    full = emulate("ReduceMean", [x, np.array([2.0], np.float32)], np.array([-1]), True, "f16", op="Power")
+    assert proven is not None and [st.underflowed for st in proven.stages] == [st.underflowed for st in full.stages]
+    assert proven.stages[1].underflowed > 400 and proven.stages[2].underflowed == 8  # every variance flushes
 
 
 @pytest.mark.parametrize("target", ["f16", "bf16"])

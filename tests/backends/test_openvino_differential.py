@@ -346,6 +346,16 @@ def test_f32_intermediate_overflow(op: str, values: list[float], exact: float) -
     )
 
 
+def test_f32_intermediate_underflow_shows_only_without_the_absolute_tolerance() -> None:
+    """ReduceL2 over f32 [1e-30, 1e-30] on CPU gives 0: the squares (1e-60) underflow, although the result
+    (1.4e-30) is an ordinary f32 number. The default atol (1e-5) passes it; --atol 0 shows it."""
+    spec = layer("ReduceL2", "f32", [2], [0], True)
+    data = array("f32", [1e-30, 1e-30])
+    assert run(spec, [data]).ok
+    strict = run_spec(spec, [data], [NumPyBackend(), OpenVINOBackend()], atol=0.0, rtol=1e-5)
+    _mismatch(strict, [0], float(np.float32(math.sqrt(2) * 1e-30)), 0.0)
+
+
 @pytest.mark.parametrize(
     ("op", "values", "exact", "cpu"),
     [
