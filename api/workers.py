@@ -126,8 +126,11 @@ def _serve(conn: Connection, settings: Settings) -> None:
         retire = abandoned() or isinstance(answer[1], MemoryLimitError)
         try:
             conn.send((*answer[:2], retire))
-        except Exception as exc:  # an answer that cannot be pickled
-            error = RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # an answer that cannot be pickled, or that this process has no memory left to
+            error = _memory_limit(exc, settings)
+            if not isinstance(error, MemoryLimitError):
+                error = RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")
+            retire = retire or isinstance(error, MemoryLimitError)
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference

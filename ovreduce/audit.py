@@ -419,7 +419,7 @@ def audit_model(
     began = time.perf_counter()
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
     times.target_seconds += time.perf_counter() - began
-    branches = _Branches(ov_model, marks, ids)  # each top-level If's inputs, marked too
+    branches = _Branches(ov_model, marks, ids, max_elements)  # each top-level If's inputs, marked too
     # the audited run's steps, and the f32 run's, keep what is marked: each reduction's inputs and output
     check_kept(marks, max_elements, runs=(steps + 1) * (1 if precision == "f32" else 2), what="the audit")
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
@@ -909,7 +909,8 @@ class _Branches:
     values it received there, with its reductions marked. The branch not taken did not run: its reductions are
     listed as not audited, and so are those of Loop and TensorIterator bodies, which run once per iteration."""
 
-    def __init__(self, ov_model: Any, marks: list[Any], ids: Mapping[str, str]) -> None:
+    def __init__(self, ov_model: Any, marks: list[Any], ids: Mapping[str, str], max_elements: int | None) -> None:
+        self.max_elements = max_elements
         self.ifs: list[tuple[Any, str, list[int | npt.NDArray[Any]]]] = []
         for node in ov_model.get_ordered_ops():
             if node.get_type_name() != "If" or node.get_friendly_name() not in ids:
@@ -955,15 +956,16 @@ class _Branches:
                 out[path] = self._run(body, feeds, graph, path, kinds, device, precision, deadline, atol, rtol, work)
         return out
 
-    @staticmethod
     def _run(
-        body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str,
+        self, body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str,
         kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
         atol: float | None, rtol: float | None, work: AuditWork,
     ) -> list[LayerAudit]:  # fmt: skip
         nodes = _reduction_nodes(body, kinds, work)
         ids = _layer_ids(graph, work)
         marks, slots = _marks(nodes)
+        what = f"the audit of the {path} body"
+        check_kept(marks, self.max_elements, what=what)
         try:
             run = run_marked(body, marks, feeds, device, precision, deadline=deadline)
         except MemoryLimitError:  # too large for this process: the answer is the limit
@@ -971,6 +973,7 @@ class _Branches:
         except Exception as exc:  # the body alone refused or did not finish: its reductions stay listed
             why = f"the {path} body, run alone on the values it received, failed: {clean_message(exc)}"
             return [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
+        check_captured(marks, [run], self.max_elements, what=what)
         rows = []
         for k, node in enumerate(nodes):
             name = node.get_friendly_name()

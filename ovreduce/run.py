@@ -388,7 +388,7 @@ def run_spec(
                 and spec.data_type.name == "f64"
                 and (c_atol, c_rtol) != tolerances("f64", None, inputs[0].size, reference.output.size, atol, rtol)
             ):
-                notes += _f64_note(spec, inputs, reference, cand, mass, undefined)
+                notes += _f64_note(spec, inputs, reference, cand, mass, undefined, atol, rtol)
     return RunReport(spec, list(inputs), results, comparisons, notes, requested_precision, body_path,
                      list(defaulted))  # fmt: skip
 
@@ -400,11 +400,14 @@ def _f64_note(
     cand: BackendResult,
     mass: npt.NDArray[Any] | None,
     undefined: npt.NDArray[np.bool_] | None,
+    atol: float | None,
+    rtol: float | None,
 ) -> list[str]:
     """Where an f64 output agrees at the tolerance of the precision it was computed in (OpenVINO's CPU computes f64 in
-    f32) but not at f64's: the note that says so, with the error; nothing where it agrees at f64's too."""
+    f32) but not at f64's (with the ``atol`` or ``rtol`` given, if one is): the note that says so, with the error;
+    nothing where it agrees at f64's too."""
     assert reference.output is not None and cand.output is not None
-    f_atol, f_rtol = tolerances("f64", None, inputs[0].size, reference.output.size)
+    f_atol, f_rtol = tolerances("f64", None, inputs[0].size, reference.output.size, atol, rtol)
     strict = compare(reference.output, cand.output, atol=f_atol, rtol=f_rtol,
                      allowance=None if mass is None else f_rtol * mass, undefined=undefined)  # fmt: skip
     if strict.ok:

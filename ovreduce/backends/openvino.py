@@ -821,19 +821,23 @@ def run_steps(
         raise refusal from None
 
 
-_ALLOCATION_RE = re.compile(r"(?:(\w+) node with name '([^'\n]*)'.*?)?Failed to allocate (\d+) bytes", re.DOTALL)
+# OpenVINO's CPU plugin's failed allocation: a line of its own, after the check that failed. Node names, which come
+# from the file, are quoted within the lines before it: only a name with a line break of its own could pass for it.
+_ALLOCATION_RE = re.compile(r"^Failed to allocate (\d+) bytes of memory$", re.MULTILINE)
+_NODE_RE = re.compile(r"^\[\w+\] (\w+) node with name '([^'\n]*)'", re.MULTILINE)
 
 
 def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
-    """An inference that ran out of memory, in words (OpenVINO's failed allocation, ``std::bad_alloc``, Python's
-    :class:`MemoryError`); None for any other failure. A tensor whose shape depends on input values cannot be
-    sized before running: this is where such a tensor too large for the process ends."""
+    """An inference that ran out of memory, in words (OpenVINO's failed allocation; Python's :class:`MemoryError`,
+    which pybind11 also makes of C++'s ``std::bad_alloc``); None for any other failure. A tensor whose shape depends
+    on input values cannot be sized before running: this is where such a tensor too large for the process ends."""
     text = str(exc)
-    found = _ALLOCATION_RE.search(text)
+    found = None if isinstance(exc, MemoryError) else _ALLOCATION_RE.search(text)
     if found is not None:
-        what = f" for the output of {found[1]} {found[2]!r}" if found[1] else ""
-        said = f"OpenVINO could not allocate {int(found[3])} bytes{what}"
-    elif isinstance(exc, MemoryError) or "bad_alloc" in text:
+        node = _NODE_RE.search(text, 0, found.start())
+        what = f" for the output of {node[1]} {node[2]!r}" if node is not None else ""
+        said = f"OpenVINO could not allocate {int(found[1])} bytes{what}"
+    elif isinstance(exc, MemoryError):
         said = "the inference ran out of memory"
     else:
         return None

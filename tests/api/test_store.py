@@ -24,7 +24,7 @@ from api.errors import RunTimeoutError, StoreError, WorkerDiedError
 from api.store import disk
 from api.store.catalog import Catalog
 from api.store.disk import ModelStore, model_id
-from ovreduce.errors import LimitExceededError, NotFoundError
+from ovreduce.errors import LimitExceededError, MemoryLimitError, NotFoundError
 from ovreduce.ir.parser import ParseLimits
 
 from .conftest import assert_problem, files
@@ -628,3 +628,30 @@ def test_the_parsed_models_a_process_keeps_are_bounded_by_their_xml_bytes(tmp_pa
     for mid in ids:
         roomy.load(mid)
     assert sorted(roomy._loaded) == sorted(ids)
+
+
+class _NoMemoryToSend:
+    """An answer whose pickling runs out of memory, as a document near the worker's memory bound can."""
+
+    def __reduce__(self) -> Any:
+        raise MemoryError
+
+
+def _answer_without_memory(context: Any) -> _NoMemoryToSend:
+    """(A job.) Finish, with an answer the worker has no memory left to send."""
+    return _NoMemoryToSend()
+
+
+def test_an_answer_a_worker_has_no_memory_to_send_is_413_and_the_worker_replaced(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """It was a RuntimeError (500 internal) and the worker went on; as a job that runs out of memory: 413, replaced."""
+    client = make_client(concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    xml, bin_data = reduce_ir("sum")
+    assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201
+    (pid,) = isolated.pids()
+    with pytest.raises(MemoryLimitError, match="OVREDUCE_MAX_WORKER_BYTES"):
+        client.portal.call(isolated.run, "the check", _answer_without_memory)  # type: ignore[union-attr]
+    assert client.post("/v1/check", files=files(xml, bin_data)).status_code == 200
+    assert isolated.pids() != [pid] and len(isolated.pids()) == 1

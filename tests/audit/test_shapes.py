@@ -164,3 +164,39 @@ def test_a_tensor_sized_by_input_values_is_held_to_the_budget_once_computed(tmp_
     with pytest.raises(LimitExceededError, match=expected + " the limit of 4096 per tensor"):
         _audit(path, inputs=inputs, max_elements=4096)
     assert _audit(path, inputs=inputs, max_elements=8192).layers[0].input_shape == (5000,)
+
+
+def test_a_tensor_sized_by_input_values_in_an_if_body_is_held_to_the_budget(tmp_path: Path) -> None:
+    """The same Range inside the body an If took, which the audit runs alone on the values it received: it was audited
+    in full past the limit."""
+    from ovreduce.errors import LimitExceededError
+
+    n, cond = ops.parameter([], ov.Type.i64, name="n"), ops.parameter([], ov.Type.boolean, name="cond")
+    then_n, else_n = ops.parameter([], ov.Type.i64), ops.parameter([], ov.Type.i64)
+    values = ops.range(ops.constant(np.int64(0)), then_n, ops.constant(np.int64(1)), "f32", name="values")
+    then_body = ov.Model([ops.result(ops.reduce_mean(values, _axes(0), True, name="mean"))], [then_n])
+    as_float = ops.convert(else_n, "f32")
+    else_body = ov.Model([ops.result(ops.reshape(as_float, ops.constant(np.array([1], np.int64)), False))], [else_n])
+    branch = ops.if_op(cond)
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(n.output(0), then_n, else_n)
+    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    path = _save(ov.Model([out], [n, cond]), tmp_path / "if.xml")
+    inputs = {"n": np.array(5000, np.int64), "cond": np.array(True)}
+    with pytest.raises(LimitExceededError, match=r"in the audit of the \d+/then body, the output 0 of Range 'values'"):
+        _audit(path, inputs=inputs, max_elements=4096)
+    [row] = [row for row in _audit(path, inputs=inputs, max_elements=8192).layers if row.body_path]
+    assert row.input_shape == (5000,)
+
+
+@pytest.mark.parametrize("name", ["plain", "bad_alloc", "Failed to allocate 5 bytes of memory"])
+def test_a_failure_of_a_node_named_like_an_allocation_is_not_a_memory_limit(tmp_path: Path, name: str) -> None:
+    """OpenVINO quotes node names in its messages: a Broadcast that cannot broadcast is the model's failure, whatever
+    the node is called (a name holding "bad_alloc" made it 413 limit.memory, and replaced the service's worker)."""
+    target = ops.parameter([1], ov.Type.i64, name="target")
+    x = ops.parameter([3], ov.Type.f32, name="x")
+    spread = ops.broadcast(x, target, name=name)
+    path = _save(ov.Model([ops.reduce_sum(spread, _axes(0), False, name="sum")], [x, target]), tmp_path / "b.xml")
+    doc = _audit(path, inputs={"target": np.array([2], np.int64), "x": np.ones(3, np.float32)})
+    assert doc.error is not None and doc.error.startswith("OpenVINO failed: ") and "broadcast" in doc.error, doc.error

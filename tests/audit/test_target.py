@@ -418,6 +418,16 @@ def test_a_sum_that_cancels_is_judged_against_what_it_adds(tmp_path: Path) -> No
         assert doc.layers[0].target is not None and doc.layers[0].target.status == "headroom", doc.layers[0].target
 
 
+def test_a_sum_whose_terms_flush_to_zero_gets_no_allowance_for_them() -> None:
+    """The allowance covers each term rounded by a unit roundoff; a term that flushes to 0 is lost whole. 200,000
+    terms near 2e-8, below f16's smallest subnormal, sum to 0 in f16 against 0.0044: still inaccurate."""
+    x = np.random.default_rng(1).uniform(1.5e-8, 2.9e-8, (1, 200_000)).astype(np.float32)
+    emulation = emulate("ReduceSum", [x], np.array([-1]), True, "f16")
+    assert emulation.result is not None and emulation.result.item() == 0 and emulation.expected.item() > 4e-3
+    assert emulation.comparison is not None and not emulation.comparison.ok
+    assert emulation.stages[0].underflowed == 200_000
+
+
 def test_an_f16_verdict_does_not_rest_on_bf16_rounding(tmp_path: Path) -> None:
     """65,480 fits in f16; a default-precision run on a bf16 CPU captures it as 65,536, and the emulation from
     that capture called it an f16 OVERFLOW. Where the capture is bf16, a value past the limit by no more than bf16's
