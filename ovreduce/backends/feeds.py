@@ -183,10 +183,16 @@ def _dim(shape: Any, index: int) -> int | None:
     return int(shape[index].get_length())
 
 
+SAMPLE_TEXT = "The quick brown fox jumps over the lazy dog, and ovreduce audits every reduction it meets."
+"""The text a string input (a tokenizer's) is given when none is."""
+
+
 def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
     """The input ``recipe`` describes, of element type ``etype`` and ``shape``."""
     dtype = etype.numpy
     shape = tuple(shape)
+    if etype.name == "string":  # a tokenizer's text
+        return np.full(shape, SAMPLE_TEXT)
     if recipe.kind == "ids":
         return rng.integers(0, recipe.high, size=shape).astype(dtype)
     if recipe.kind == "ones":

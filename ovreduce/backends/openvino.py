@@ -425,10 +425,25 @@ def to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
     return ov.Tensor(raw, ov.Shape(list(array.shape)), getattr(ov.Type, type_name))
 
 
+def _text(given: Any, declared: Any, what: str) -> npt.NDArray[Any]:
+    """A given array of text for a string input (a tokenizer's): ``str`` or ``bytes`` elements, of a fitting shape."""
+    from ovreduce.shapes import PartialShape
+
+    array = np.asarray(given)
+    if array.dtype.kind not in "US":
+        raise InputError(f"{what} takes text (an array of str), not {array.dtype} data", parameter="inputs")
+    if not declared.compatible(PartialShape.static(array.shape)):
+        raise InputError(f"{what} has shape {list(array.shape)} but the model expects {declared}", parameter="inputs")
+    return array
+
+
 def from_tensor(tensor: Any) -> npt.NDArray[Any]:
-    """A copy of an OpenVINO tensor as a NumPy array (bf16 as ``ml_dtypes.bfloat16``)."""
+    """A copy of an OpenVINO tensor as a NumPy array (bf16 as ``ml_dtypes.bfloat16``, text as bytes)."""
+    type_name = tensor.get_element_type().get_type_name()
+    if type_name == "string":  # a detokenizer's output: ``data`` would copy it too, with a warning
+        return np.array(tensor.bytes_data, copy=True)
     data = tensor.data
-    if tensor.get_element_type().get_type_name() == "bf16":
+    if type_name == "bf16":
         import ml_dtypes
 
         return np.array(data.view(np.uint16), copy=True).view(ml_dtypes.bfloat16)
@@ -525,7 +540,8 @@ def model_inputs(
         if match is not None and shape_match is not None:
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:
-            array = conform_array(np.asarray(given[match]), etype, declared, what)
+            array = _text(given[match], declared, what) if etype.name == "string" else (
+                conform_array(np.asarray(given[match]), etype, declared, what))  # fmt: skip
             origin = (origins or {}).get(match, "given")
             ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, origin))
             continue
@@ -623,10 +639,10 @@ def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> lis
                                              f"than the limit of {max_elements} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
                 return _refused(ports, refused)
             check_elements(dims, max_elements, f"input {port.label!r}")  # no elements, but dims past the limit
-        changed = {
+        changed = {  # a string input keeps its shape: a tokenizer's ops cannot be reshaped (their text varies)
             model_ports[p.index]: ov.PartialShape(list(dims))
             for p, dims in zip(ports, chosen, strict=True)
-            if not p.declared.is_static or p.declared.to_list() != list(dims)
+            if (not p.declared.is_static or p.declared.to_list() != list(dims)) and p.etype.name != "string"
         }
         if not changed:
             return chosen
@@ -734,10 +750,10 @@ def fit_model(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> None:
     so that every run of an audit compiles the same graph); raises whatever OpenVINO raises."""
     ov = openvino()
     ports = ov_model.inputs
-    changed = {
+    changed = {  # a string input keeps its shape, as model_inputs leaves it
         ports[i]: ov.PartialShape(list(a.shape))
         for i, a in arrays.items()
-        if ports[i].get_partial_shape() != ov.PartialShape(list(a.shape))
+        if ports[i].get_partial_shape() != ov.PartialShape(list(a.shape)) and a.dtype.kind not in "US"
     }
     if changed:
         ov_model.reshape(changed)

@@ -60,3 +60,29 @@ def test_a_seq2seq_export_audits_its_encoder_and_names_the_rest(capsys: pytest.C
     doc = _audit(capsys, str(EXPORTS / "t5_seq2seq"), "--prompt", "translate this", "--precision", "f32")
     assert doc["model"] == str(EXPORTS / "t5_seq2seq" / "openvino_encoder_model.xml")
     assert any("openvino_decoder_model.xml: audit each by its path" in n for n in doc["notes"])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["llama_int4", "bert_encoder", "t5_seq2seq"])
+def test_an_exports_tokenizer_and_detokenizer_are_audited(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """A tokenizer takes text (it was refused: "reductions of string data cannot be executed", though its one
+    reduction is of i32); a detokenizer gives text (its final outputs were compared as floats: exit 3)."""
+    status, out, err = run_cli(capsys, "audit", str(EXPORTS / name / "openvino_tokenizer.xml"), "--format", "json")
+    assert status in (0, 1), err
+    doc = json.loads(out)
+    assert doc["error"] is None and doc["inputs"][0]["element_type"] == "string"
+    assert [row["type"] for row in doc["layers"]] == ["ReduceMax"] and doc["layers"][0]["input_shape"][0] == 1
+    status, out, err = run_cli(capsys, "audit", str(EXPORTS / name / "openvino_detokenizer.xml"), "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["error"] is None and [f["identical"] for f in doc["final_outputs"]] == [True]
+
+
+def test_a_stateful_model_audited_without_steps_says_its_state_went_unread(capsys: pytest.CaptureFixture[str]) -> None:
+    """The first run reads an empty KV cache: without --steps, what reads the state is audited on none of it."""
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--format", "json")
+    assert status == 0, err
+    [note] = [n for n in json.loads(out)["notes"] if "stateful" in n]
+    assert "started from empty state" in note and "--steps N" in note
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--steps", "1", "--format", "json")
+    assert status == 0, err
+    assert not [n for n in json.loads(out)["notes"] if "started from empty state" in n]

@@ -137,3 +137,22 @@ def test_a_seq2seq_decoder_keeps_its_encoder_mask_through_the_steps() -> None:
     assert feeds is not None
     assert feeds[names.index("encoder_attention_mask")].shape == (1, 5)  # the encoder's length, every step
     assert feeds[names.index("input_ids")].shape == (1, 1)
+
+
+def test_a_given_attention_mask_grows_by_the_new_token_keeping_its_padding() -> None:
+    """A left-padded prompt's mask, given: each decode step attends what the prompt did plus the new token, as
+    generation feeds it (the padding was replaced by ones from the first step on)."""
+    import types
+
+    model = ov.Core().read_model(Path(__file__).resolve().parents[1] / "exports" / "llama_int4" / "openvino_model.xml")
+    index = {port.get_any_name(): i for i, port in enumerate(model.inputs)}
+    mask = np.array([[0, 0, 0, 1, 1, 1, 1, 1]], np.int64)
+    first = {index["input_ids"]: np.array([[0, 0, 0, 5, 6, 7, 8, 9]], np.int64), index["attention_mask"]: mask,
+             index["position_ids"]: np.array([[0, 0, 0, 0, 1, 2, 3, 4]], np.int64),
+             index["beam_idx"]: np.array([0], np.int32)}  # fmt: skip
+    next_inputs, _ = _decoding(model, first, 2, 0)
+    logits = types.SimpleNamespace(outputs=[np.zeros((1, 8, 1000), np.float32)])
+    step1 = next_inputs(1, logits)  # type: ignore[arg-type]
+    assert step1 is not None and step1[index["attention_mask"]].tolist() == [[0, 0, 0, 1, 1, 1, 1, 1, 1]]
+    step2 = next_inputs(2, logits)  # type: ignore[arg-type]
+    assert step2 is not None and step2[index["attention_mask"]].tolist() == [[0, 0, 0, 1, 1, 1, 1, 1, 1, 1]]

@@ -119,8 +119,14 @@ def test_a_time_limit_that_cuts_the_audit_short_is_never_a_pass(tmp_path: Path) 
     ov.save_model(ov.Model(outputs, [x]), tmp_path / "m.xml", compress_to_fp16=False)
     model = load_ir(tmp_path / "m.xml")
     for _ in range(3):
-        doc = audit_model(model, precision="f32", timeout=0.001).to_json()
+        document = audit_model(model, precision="f32", timeout=0.001)
+        doc = document.to_json()
         assert not doc["ok"] and "did not finish" in doc["error"], doc["error"]
+        if doc["layers"] and all(layer["status"] == "not-audited" for layer in doc["layers"]):  # listed in text too
+            from ovreduce.cli.render.text import audit_text
+
+            text = audit_text(document)
+            assert all(f"{layer['layer_name']}' ReduceSum: not audited" in text for layer in doc["layers"]), text
 
 
 @pytest.mark.parametrize("timeout", [3e6, math.inf, 0.0])

@@ -195,9 +195,13 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     doc = printable(doc)
     st = style or Style()
     out = [f"{st.bold(doc.model)}  {doc.device}, precision {doc.precision}"]
-    if doc.error:
+    if doc.error:  # what was established by then: nothing; each reduction is listed with why
         out.append(f"  {st.red(doc.error)}")
         out += [_input_line(i) for i in doc.inputs]
+        out += [f"  {layer_path(layer.body_path, layer.layer_id or '-')} {quoted(layer.layer_name)} {layer.type}: "
+                f"{st.yellow('not audited')}: {layer.not_established or layer.error or 'the model did not run'}"
+                for layer in doc.layers]  # fmt: skip
+        out += [st.dim(f"  note: {note}") for note in doc.notes]
         return fit_lines("\n".join(out), width) + "\n"
     runs = f"  precision: requested {doc.precision}, compiled model infers in {doc.effective_precision or 'unknown'}"
     if doc.layers:
