@@ -595,7 +595,17 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     if ids is None:
         return ports
     shape = PartialShape.static(ids.target.to_list())
-    return [replace(p, target=shape) if _along(p, names[p.index], shape) else p for p in ports]
+    batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
+    return [replace(p, target=shape) if _along(p, names[p.index], shape)
+            else replace(p, target=batch) if _beams(p, names[p.index], batch) else p for p in ports]  # fmt: skip
+
+
+def _beams(port: _Port, names: set[str], batch: Any) -> bool:
+    """Whether ``port`` is a stateful LLM's ``beam_idx`` (which sequence each row's state is taken from), neither
+    given nor shaped: it has the token ids' batch."""
+    return (
+        port.array is None and port.target == port.declared and "beam_idx" in names and port.declared.compatible(batch)
+    )
 
 
 def _along(port: _Port, names: set[str], shape: Any) -> bool:

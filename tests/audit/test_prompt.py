@@ -86,3 +86,12 @@ def test_a_stateful_model_audited_without_steps_says_its_state_went_unread(capsy
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--steps", "1", "--format", "json")
     assert status == 0, err
     assert not [n for n in json.loads(out)["notes"] if "started from empty state" in n]
+
+
+def test_a_batch_of_two_given_by_the_token_ids_shape_reaches_beam_idx(capsys: pytest.CaptureFixture[str]) -> None:
+    """beam_idx takes the token ids' batch, as the mask and positions take their shape: a batch of 2 was refused by
+    OpenVINO's shape inference (beam_idx defaulted to 1 on its own)."""
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--shape", "input_ids=2,3", "--format", "json")
+    assert status == 0, err
+    shapes = {i["name"]: i["shape"] for i in json.loads(out)["inputs"]}
+    assert shapes["beam_idx"] == [2] and shapes["attention_mask"] == [2, 3]
