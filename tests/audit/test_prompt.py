@@ -95,3 +95,20 @@ def test_a_batch_of_two_given_by_the_token_ids_shape_reaches_beam_idx(capsys: py
     assert status == 0, err
     shapes = {i["name"]: i["shape"] for i in json.loads(out)["inputs"]}
     assert shapes["beam_idx"] == [2] and shapes["attention_mask"] == [2, 3]
+
+
+def test_given_ids_outside_the_embedding_table_are_said(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The ids it makes are within the embedding Gather's table; given ones past it pick no token's row (zeros on the
+    CPU), and the verdict rests on less than it seems: a note says how many."""
+    import numpy as np
+
+    np.save(tmp_path / "ids.npy", np.array([[5, 5000, 6000, 7, 8000, 9000, 10000, 11000]], np.int64))
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
+                               "--format", "json")  # fmt: skip
+    assert status == 0, err
+    [note] = [n for n in json.loads(out)["notes"] if "ids given" in n]
+    assert note.startswith("input 'input_ids': 6 of the 8 ids given are outside [0, 1000)"), note
+    np.save(tmp_path / "ids.npy", np.array([[5, 6, 7, 8]], np.int64))
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
+                               "--format", "json")  # fmt: skip
+    assert not [n for n in json.loads(out)["notes"] if "ids given" in n]
