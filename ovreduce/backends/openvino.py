@@ -598,6 +598,7 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     from ovreduce.shapes import PartialShape
 
     ports = [_prompt_length(p) if names[p.index] & TOKEN_IDS and p.array is None else p for p in ports]
+    ports = _follow_encoder_mask(ports, names)
     ids = next((p for p in ports if names[p.index] & TOKEN_IDS and p.target.is_static and p.target.rank == 2), None)
     if ids is None:
         return ports
@@ -605,6 +606,34 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
     return [replace(p, target=shape) if _along(p, names[p.index], shape)
             else replace(p, target=batch) if _beams(p, names[p.index], batch) else p for p in ports]  # fmt: skip
+
+
+def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
+    """``ports`` with a decoder's encoder output (``encoder_hidden_states``), neither given nor shaped, as long as the
+    encoder's attention mask that is given or shaped: the encoder's sequence is one length (a prompt's mask of 5
+    tokens beside hidden states of 1 was fed)."""
+    from ovreduce.shapes import PartialShape
+
+    mask = next((p for p in ports if "encoder_attention_mask" in names[p.index] and p.target.is_static
+                 and p.target.rank == 2 and (p.array is not None or p.target != p.declared)), None)  # fmt: skip
+    if mask is None:
+        return ports
+    out = []
+    for p in ports:
+        if (
+            "encoder_hidden_states" in names[p.index]
+            and p.array is None
+            and p.target == p.declared
+            and p.declared.rank == 3
+        ):
+            last = p.declared.dims[2] if p.declared.dims is not None else None
+            width = last.lo if last is not None and last.is_static else None
+            if width is not None:
+                shape = PartialShape.static([*mask.target.to_list(), width])
+                if p.declared.compatible(shape):
+                    p = replace(p, target=shape)
+        out.append(p)
+    return out
 
 
 def _beams(port: _Port, names: set[str], batch: Any) -> bool:

@@ -112,3 +112,14 @@ def test_given_ids_outside_the_embedding_table_are_said(capsys: pytest.CaptureFi
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
                                "--format", "json")  # fmt: skip
     assert not [n for n in json.loads(out)["notes"] if "ids given" in n]
+
+
+def test_a_decoders_encoder_states_are_as_long_as_the_prompts_encoder_mask(capsys: pytest.CaptureFixture[str]) -> None:
+    """A prompt's attention mask feeds the T5 decoder's encoder_attention_mask: the encoder's hidden states it makes
+    are as long (they were one token long beside a mask of the prompt's length)."""
+    decoder = EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml"
+    status, out, err = run_cli(capsys, "audit", str(decoder), "--prompt", "hello there my friend", "--format", "json")
+    assert status == 0, err
+    shapes = {i["name"]: i["shape"] for i in json.loads(out)["inputs"]}
+    assert shapes["encoder_hidden_states"][:2] == shapes["encoder_attention_mask"], shapes
+    assert shapes["encoder_attention_mask"][1] > 1
