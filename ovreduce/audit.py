@@ -437,7 +437,9 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
+        failed = f"OpenVINO failed: {clean_message(exc)}"
+        unchecked = [_unchecked(node, ids, f"{failed} (the audited run)") for node in nodes]
+        return report(None, described, unchecked + _body_reductions(model, kinds), [], failed, notes)
     check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only
@@ -459,7 +461,7 @@ def audit_model(
         return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
-    elif ov_model.get_sinks():
+    elif ov_model.get_sinks() and any(set(port.get_names()) & TOKEN_IDS for port in probe.inputs):  # a KV cache
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
             f"LLM's KV cache): this run started from empty state, so what reads the state was audited on none of it; "

@@ -578,11 +578,14 @@ def model_inputs(
         if port.array is not None:
             array, origin = port.array, port.origin
             if recipe.kind == "ids" and recipe.high and array.dtype.kind in "iu" and array.size:
-                outside = int(np.count_nonzero((array < 0) | (array >= recipe.high)))
+                # a Gather counts a negative index from the end (opset 8): -1 is the table's last row
+                outside = int(np.count_nonzero((array < -recipe.high) | (array >= recipe.high)))
                 if outside:  # an embedding Gather's rows past its table: what it gives them is no token's
-                    notes.append(f"input {port.label!r}: {outside} of the {array.size} ids given are outside "
-                                 f"[0, {recipe.high}) ({recipe.why}): the rows they pick are no token's embedding, so "
-                                 f"the reductions after it are audited on less than the text given")  # fmt: skip
+                    notes.append(
+                        f"input {port.label!r}: {outside} of the {array.size} ids given are outside [-{recipe.high}, "
+                        f"{recipe.high}) ({recipe.why}): the rows they pick are no token's embedding, so the "
+                        f"reductions after it are audited on less than the text given"
+                    )
         else:
             array, origin = make(made[port.index], port.etype, dims, rng), made[port.index].origin(seed)
         arrays[port.index] = array

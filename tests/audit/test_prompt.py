@@ -83,6 +83,10 @@ def test_a_stateful_model_audited_without_steps_says_its_state_went_unread(capsy
     assert status == 0, err
     [note] = [n for n in json.loads(out)["notes"] if "stateful" in n]
     assert "started from empty state" in note and "--steps N" in note
+    # a tokenizer's one variable (openvino-tokenizers' truncation flag) is no KV cache: nothing to say
+    status, out, err = run_cli(capsys, "audit", str(LLAMA / "openvino_tokenizer.xml"), "--format", "json")
+    assert status == 0, err
+    assert not [n for n in json.loads(out)["notes"] if "stateful" in n]
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--steps", "1", "--format", "json")
     assert status == 0, err
     assert not [n for n in json.loads(out)["notes"] if "started from empty state" in n]
@@ -102,13 +106,13 @@ def test_given_ids_outside_the_embedding_table_are_said(capsys: pytest.CaptureFi
     CPU), and the verdict rests on less than it seems: a note says how many."""
     import numpy as np
 
-    np.save(tmp_path / "ids.npy", np.array([[5, 5000, 6000, 7, 8000, 9000, 10000, 11000]], np.int64))
+    np.save(tmp_path / "ids.npy", np.array([[5, 5000, 6000, 7, 8000, 9000, 10000, -11000]], np.int64))
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
                                "--format", "json")  # fmt: skip
     assert status == 0, err
     [note] = [n for n in json.loads(out)["notes"] if "ids given" in n]
-    assert note.startswith("input 'input_ids': 6 of the 8 ids given are outside [0, 1000)"), note
-    np.save(tmp_path / "ids.npy", np.array([[5, 6, 7, 8]], np.int64))
+    assert note.startswith("input 'input_ids': 6 of the 8 ids given are outside [-1000, 1000)"), note
+    np.save(tmp_path / "ids.npy", np.array([[5, 6, -1, -1000]], np.int64))  # Gather counts -1 from the end
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
                                "--format", "json")  # fmt: skip
     assert not [n for n in json.loads(out)["notes"] if "ids given" in n]
@@ -123,3 +127,20 @@ def test_a_decoders_encoder_states_are_as_long_as_the_prompts_encoder_mask(capsy
     shapes = {i["name"]: i["shape"] for i in json.loads(out)["inputs"]}
     assert shapes["encoder_hidden_states"][:2] == shapes["encoder_attention_mask"], shapes
     assert shapes["encoder_attention_mask"][1] > 1
+
+
+def test_a_model_openvino_fails_to_run_lists_its_reductions_as_not_audited(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An empty text makes the tokenizer's run fail in OpenVINO: its reduction is listed, not audited, with why."""
+    import numpy as np
+
+    tokenizer = LLAMA / "openvino_tokenizer.xml"
+    name = json.loads(run_cli(capsys, "audit", str(tokenizer), "--format", "json")[1])["inputs"][0]["name"]
+    np.save(tmp_path / "empty.npy", np.array([], dtype=str))
+    status, out, err = run_cli(capsys, "audit", str(tokenizer), "--input", f"{name}={tmp_path / 'empty.npy'}",
+                               "--format", "json")  # fmt: skip
+    doc = json.loads(out)
+    assert status == 1 and doc["error"].startswith("OpenVINO failed: "), err
+    assert [(row["type"], row["status"]) for row in doc["layers"]] == [("ReduceMax", "not-audited")]
+    assert doc["layers"][0]["not_established"].startswith("OpenVINO failed: ")
