@@ -432,14 +432,16 @@ def audit_model(
         work.outputs_visited += sum(run.visited for run in audited)
     except InferenceTimeoutError:
         unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
-        return report(None, described, unchecked + _body_reductions(model, kinds), [],
+        stopped = f"{late} during the audited run, before its bodies were run"
+        return report(None, described, unchecked + _body_reductions(model, kinds, cut=stopped), [],
                       f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}"
         unchecked = [_unchecked(node, ids, f"{failed} (the audited run)") for node in nodes]
-        return report(None, described, unchecked + _body_reductions(model, kinds), [], failed, notes)
+        body_rows = _body_reductions(model, kinds, cut=f"{failed} (the audited run)")
+        return report(None, described, unchecked + body_rows, [], failed, notes)
     check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only
@@ -1009,11 +1011,12 @@ def _unaudited(layer: Any, why: str, path: str) -> LayerAudit:
 
 
 def _body_reductions(
-    model: IRModel, kinds: Mapping[str, ReductionOp], skip: set[str] | None = None
+    model: IRModel, kinds: Mapping[str, ReductionOp], skip: set[str] | None = None, cut: str | None = None
 ) -> list[LayerAudit]:
     """A not-audited row for each reduction inside an If, Loop or TensorIterator body (those at the body paths
     of ``skip`` excepted): OpenVINO runs a body inside its container's node, where no tensor of it can be
-    marked as an output."""
+    marked as an output. The bodies of a top-level If are audited from the whole run, run alone: where ``cut``
+    says why the whole run did not finish, that is their reason."""
     rows = []
     for ref in model.bodies():
         if skip and ref.path in skip:
@@ -1028,6 +1031,8 @@ def _body_reductions(
                 f"can be captured from the whole model's run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` "
                 f"runs it on its own"
             )
+            if cut is not None and container.type == "If" and ref.path.count("/") == 1:
+                why = f"inside {body} of If {container.name!r} (layer {container.id}): {cut}"
             rows.append(_unaudited(layer, why, ref.path))
     return rows
 

@@ -51,6 +51,8 @@ def test_the_command_stops_at_its_time_limit_and_says_what_it_established(tmp_pa
     assert doc["complete"] is False and doc["coverage"] == {"reductions": 4, "not-audited": 4}
     top = next(layer for layer in doc["layers"] if layer["body_path"] is None)
     assert top["not_established"] == "the time limit of 2 s ran out during the audited run"
+    branches = [layer for layer in doc["layers"] if (layer["body_path"] or "").endswith(("/then", "/else"))]
+    assert branches and all("ran out during the audited run" in layer["not_established"] for layer in branches)
     assert took < 60  # it did not wait for the Loop
 
 
