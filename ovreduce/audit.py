@@ -439,9 +439,9 @@ def audit_model(
         raise
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}"
-        unchecked = [_unchecked(node, ids, f"{failed} (the audited run)") for node in nodes]
-        body_rows = _body_reductions(model, kinds, cut=f"{failed} (the audited run)")
-        return report(None, described, unchecked + body_rows, [], failed, notes)
+        why = f"{failed} (the audited run)"
+        unchecked = [_unchecked(node, ids, why) for node in nodes] + _body_reductions(model, kinds, cut=why)
+        return report(None, described, unchecked, [], failed, notes)
     check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only

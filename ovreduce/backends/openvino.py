@@ -587,7 +587,7 @@ def model_inputs(
                         f"reductions after it are audited on less than the text given"
                     )
         else:
-            array, origin = make(made[port.index], port.etype, dims, rng), made[port.index].origin(seed)
+            array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     return arrays, described, notes
@@ -802,7 +802,7 @@ def fit_model(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> None:
     changed = {  # a string input keeps its shape, as model_inputs leaves it
         ports[i]: ov.PartialShape(list(a.shape))
         for i, a in arrays.items()
-        if ports[i].get_partial_shape() != ov.PartialShape(list(a.shape)) and a.dtype.kind not in "US"
+        if ports[i].get_partial_shape() != ov.PartialShape(list(a.shape)) and port_type_name(ports[i]) != "string"
     }
     if changed:
         ov_model.reshape(changed)
