@@ -590,7 +590,28 @@ def model_inputs(
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
+    notes += _disagreeing(ports, known, arrays)
     return arrays, described, notes
+
+
+def _disagreeing(
+    ports: Sequence[_Port], names: Sequence[set[str]], arrays: Mapping[int, npt.NDArray[Any]]
+) -> list[str]:
+    """A note for each input of :data:`ALONG_IDS` given in a shape other than the token ids': OpenVINO may take
+    them, but together they describe no one text (a mask of 5 beside 8 ids)."""
+    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and arrays[p.index].ndim == 2), None)
+    if ids is None:
+        return []
+    shape = arrays[ids.index].shape
+    return [
+        f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token ids "
+        f"{ids.label!r} {list(shape)}: OpenVINO may take them, but together they describe no one text"
+        for p in ports
+        if p.array is not None
+        and names[p.index] & ALONG_IDS
+        and not any("encoder" in n for n in names[p.index])
+        and arrays[p.index].shape != shape
+    ]
 
 
 def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:

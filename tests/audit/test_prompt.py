@@ -144,3 +144,20 @@ def test_a_model_openvino_fails_to_run_lists_its_reductions_as_not_audited(
     assert status == 1 and doc["error"].startswith("OpenVINO failed: "), err
     assert [(row["type"], row["status"]) for row in doc["layers"]] == [("ReduceMax", "not-audited")]
     assert doc["layers"][0]["not_established"].startswith("OpenVINO failed: ")
+
+
+def test_a_given_mask_of_another_shape_than_the_ids_is_said(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A mask of 7 given beside 5 ids: OpenVINO takes them, and the audit ran on inputs of no one text unsaid."""
+    import numpy as np
+
+    np.save(tmp_path / "ids.npy", np.array([[5, 6, 7, 8, 9]], np.int64))
+    np.save(tmp_path / "mask.npy", np.ones((1, 7), np.int64))
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
+                               "--input", f"attention_mask={tmp_path / 'mask.npy'}", "--format", "json")  # fmt: skip
+    assert status == 0, err
+    [note] = [n for n in json.loads(out)["notes"] if "another shape" in n]
+    assert note.startswith("input 'attention_mask' [1, 7] is given in another shape than the token ids 'input_ids'")
+    np.save(tmp_path / "mask.npy", np.array([[0, 1, 1, 1, 1]], np.int64))  # the same shape: nothing to say
+    status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
+                               "--input", f"attention_mask={tmp_path / 'mask.npy'}", "--format", "json")  # fmt: skip
+    assert not [n for n in json.loads(out)["notes"] if "another shape" in n]
