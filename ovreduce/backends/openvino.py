@@ -481,6 +481,11 @@ class _Port:
     array: npt.NDArray[Any] | None
     origin: str
 
+    @property
+    def free(self) -> bool:
+        """Neither given nor shaped: ovreduce picks its shape and makes its values."""
+        return self.array is None and self.target == self.declared
+
 
 def model_inputs(
     ov_model: Any,
@@ -607,10 +612,7 @@ def _disagreeing(
         f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token ids "
         f"{ids.label!r} {list(shape)}: OpenVINO may take them, but together they describe no one text"
         for p in ports
-        if p.array is not None
-        and names[p.index] & ALONG_IDS
-        and not any("encoder" in n for n in names[p.index])
-        and arrays[p.index].shape != shape
+        if p.array is not None and _runs_along_ids(names[p.index]) and arrays[p.index].shape != shape
     ]
 
 
@@ -639,17 +641,12 @@ def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[
     from ovreduce.shapes import PartialShape
 
     mask = next((p for p in ports if "encoder_attention_mask" in names[p.index] and p.target.is_static
-                 and p.target.rank == 2 and (p.array is not None or p.target != p.declared)), None)  # fmt: skip
+                 and p.target.rank == 2 and not p.free), None)  # fmt: skip
     if mask is None:
         return ports
     out = []
     for p in ports:
-        if (
-            "encoder_hidden_states" in names[p.index]
-            and p.array is None
-            and p.target == p.declared
-            and p.declared.rank == 3
-        ):
+        if "encoder_hidden_states" in names[p.index] and p.free and p.declared.rank == 3:
             last = p.declared.dims[2] if p.declared.dims is not None else None
             width = last.lo if last is not None and last.is_static else None
             if width is not None:
@@ -663,21 +660,19 @@ def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[
 def _beams(port: _Port, names: set[str], batch: Any) -> bool:
     """Whether ``port`` is a stateful LLM's ``beam_idx`` (which sequence each row's state is taken from), neither
     given nor shaped: it has the token ids' batch."""
-    return (
-        port.array is None and port.target == port.declared and "beam_idx" in names and port.declared.compatible(batch)
-    )
+    return port.free and "beam_idx" in names and port.declared.compatible(batch)
 
 
 def _along(port: _Port, names: set[str], shape: Any) -> bool:
     """Whether ``port`` runs along the token ids of ``shape``: one of :data:`ALONG_IDS` (not an encoder's
     input, whose length is the encoder's, whatever its Parameter is called), neither given nor shaped."""
-    return (
-        port.array is None
-        and port.target == port.declared
-        and bool(names & ALONG_IDS)
-        and not any("encoder" in name for name in names)
-        and port.declared.compatible(shape)
-    )
+    return port.free and _runs_along_ids(names) and port.declared.compatible(shape)
+
+
+def _runs_along_ids(names: set[str]) -> bool:
+    """Whether an input of these names runs along the token ids: one of :data:`ALONG_IDS`, not an encoder's input
+    (whose length is the encoder's, whatever its Parameter is called)."""
+    return bool(names & ALONG_IDS) and not any("encoder" in name for name in names)
 
 
 def _prompt_length(port: _Port) -> _Port:
