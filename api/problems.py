@@ -432,13 +432,14 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
     instance = re.sub(r"\{(\w+)\}", lambda m: str(EXAMPLES["parameters"][m[1]]), route.split(" ", 1)[1])
     every: list[int | str] = [*statuses, "default"]
     for status in every:
-        number = 500 if status == "default" else status
-        examples = {
-            p["code"]: {"summary": f"{number} {p['code']}", "value": {"type": f"urn:ovreduce:problem:{p['code']}",
-                        "title": p["title"], "status": number, "detail": p["detail"], "code": p["code"],
-                        "instance": instance}}
-            for p in EXAMPLES["problems"].get(str(status), EXAMPLES["problems"]["default"])
-        }  # fmt: skip
+        number = 500 if isinstance(status, str) else status  # "default"
+        examples: dict[str, Any] = {}
+        for p in EXAMPLES["problems"].get(str(status), EXAMPLES["problems"]["default"]):
+            if route in p.get("routes", [route]):  # an example recorded for other routes only is not this one's
+                name = p["code"] if p["code"] not in examples else f"{p['code']} ({len(examples) + 1})"
+                examples[name] = {"summary": f"{number} {p['code']}", "value": {
+                    "type": f"urn:ovreduce:problem:{p['code']}", "title": _title(number), "status": number,
+                    "detail": p["detail"], "code": p["code"], "instance": instance, **p.get("extra", {})}}  # fmt: skip
         out[status] = {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)"),
                        "content": {PROBLEM_MEDIA_TYPE: {"examples": examples}}}  # fmt: skip
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,7 @@ def test_every_operation_and_every_error_has_examples() -> None:
                     codes = {e["value"]["code"] for e in content["examples"].values()}
                     wanted = 500 if status == "default" else int(status)
                     assert {e["value"]["status"] for e in content["examples"].values()} == {wanted}, (where, codes)
-    assert checked > 100
+    assert checked > 90
 
 
 def test_the_documents_fields_are_documented_in_one_place() -> None:
@@ -209,3 +209,50 @@ def test_every_field_an_answer_carries_is_in_its_schema() -> None:
         validator = jsonschema.Draft202012Validator({**_closed(schema["schema"]), "components": components})
         errors = sorted({e.message for e in validator.iter_errors(response.json())})
         assert errors == [], (method, path, errors[:5])
+
+
+def test_the_problem_examples_are_answers_the_service_gives(
+    make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
+) -> None:
+    """Each problem example that a request can bring about here is that request's answer, word for word, on the routes
+    its example is shown for: a client matching on the documented text finds it."""
+    from api.problems import EXAMPLES
+
+    client = make_client(allowed_hosts="127.0.0.1")
+    xml, weights = rmsnorm
+    mid = client.post("/v1/models", files=files(xml, weights)).json()["id"]
+    run = f"/v1/models/{mid}/layers/rmsnorm%2Fvariance/run"
+    two = {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}
+    form = {"content-type": "multipart/form-data; boundary=B"}
+    answers = {
+        "request.host": client.get("/v1/models", headers={"host": "evil.example"}),
+        "request.origin": client.post("/v1/check", headers={"origin": "https://evil.example"}),
+        "request.invalid": client.post("/v1/check", content=b"x", headers=[("content-type", "a/b")] * 2),
+        "request.invalid/seed": client.post(run, json={"seed": -1}),
+        "input": client.post(run, json={"inputs": [two, {**two, "name": "b"}]}),
+        "input/onnx": client.post("/v1/conform", files={"onnx": ("a.onnx", b"garbage")}),
+        "not_found": client.get("/v1/models/" + "0" * 64),
+        "http.405": client.put("/v1/models"),
+        "limit.body": client.post("/v1/check", content=b"x", headers={"content-length": "300000000", **form}),
+        "limit": client.post(run, json={"shapes": {"0": "1,70000,64"}}),
+        "ir.element_type": client.post("/v1/check", files=files(xml.replace(b'"f32"', b'"f99"', 1), weights)),
+    }
+    for weight in (client.app.state.services.catalog.store.models / mid).glob("model.bin"):
+        weight.write_bytes(weight.read_bytes()[:-4] + b"xxxx")
+    answers["store.corrupt"] = client.get(f"/v1/models/{mid}/layers")
+    recorded: dict[str, list[dict[str, Any]]] = {}
+    for examples in EXAMPLES["problems"].values():
+        for example in examples:
+            recorded.setdefault(example["code"], []).append(example)
+    for key, response in answers.items():
+        code = key.split("/")[0]
+        body = response.json()
+        assert body.get("code") == code, (key, response.status_code, body)
+        details = [e["detail"].replace(EXAMPLES["parameters"]["model_id"], mid) for e in recorded[code]]
+        assert body["detail"] in details, (key, body["detail"], details)
+        example = recorded[code][details.index(body["detail"])]
+        assert {k: body.get(k) for k in example.get("extra", {})} == example.get("extra", {}), key
+    doc = client.get("/openapi.json").json()
+    shown = doc["paths"]["/v1/conform"]["post"]["responses"]["400"]["content"]["application/problem+json"]["examples"]
+    assert "input" in {e["value"]["code"] for e in shown.values()}
+    assert not any("rmsnorm" in e["value"]["detail"] for e in shown.values()), shown  # a run's words are not conform's
