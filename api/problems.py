@@ -35,6 +35,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from python_multipart.multipart import DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_HEADER_SIZE
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
@@ -292,6 +293,16 @@ _MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser
 }
 
 
+_FORM_LIMITS = {  # Starlette's bounds on a form (FastAPI keeps its defaults), by its words' start; {}: its number
+    "Missing boundary": "its Content-Type names no boundary",
+    "Too many fields": "it has more than {} text fields (parts without a filename); a request takes each field once",
+    "Too many files": "it has more than {} files; a request takes each of its files once",
+    "Part exceeded maximum size": "a text field (a part without a filename) holds more than {} KiB; send a model's "
+    "files as file parts, each with a filename",
+    "The Content-Disposition header field": "a part has no name; expected a header such as 'Content-Disposition: "
+    'form-data; name="xml"; filename="model.xml"\'',
+}
+
 _BAD_HEADER_RE = re.compile(r"Found invalid character (\d+) in header at (\d+)")
 _FIRST_BOUNDARY = (
     "Expected boundary character",
@@ -301,8 +312,15 @@ _FIRST_BOUNDARY = (
 """How python-multipart says the body does not begin with its first boundary line."""
 
 
-def _multipart_why(said: str) -> str:
-    """python-multipart's error (``said``) in words: what is wrong with the body, and what is expected."""
+def _multipart_why(said: str, starlette: str) -> str:
+    """Why a form cannot be read, in words: what is wrong with the body, and what is expected; from python-multipart's
+    error (``said``), else from Starlette's (``starlette``)."""
+    if not said:
+        number = re.search(r"[0-9]+", starlette)
+        for start, why in _FORM_LIMITS.items():
+            if starlette.startswith(start):
+                return why.format(number[0] if number else "the most")
+        return starlette
     if said in _MULTIPART:
         return _MULTIPART[said]
     bad = _BAD_HEADER_RE.fullmatch(said)
@@ -335,10 +353,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         cause = exc.__cause__
         why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
         detail = f"the request body cannot be read as JSON: {why}"
-    elif detail in ("Invalid multipart data.", "Missing boundary in multipart."):  # Starlette's words
-        said = str(getattr(exc.__context__, "__cause__", None) or "")  # python-multipart's precise error
-        why = _multipart_why(said) if detail.startswith("Invalid") else "its Content-Type names no boundary"
-        detail = f"the multipart body cannot be read: {why}"
+    elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
+        said = str(exc.__context__.__cause__ or "")  # python-multipart's precise error, if it was one
+        detail = f"the multipart body cannot be read: {_multipart_why(said, exc.__context__.message)}"
         code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))

@@ -467,6 +467,26 @@ def test_a_multipart_content_type_without_its_boundary_says_so(client: TestClien
     assert doc["detail"] == "the multipart body cannot be read: its Content-Type names no boundary", doc
 
 
+_FILE = (b'Content-Disposition: form-data; name="xml"; filename="m.xml"', b"<net/>")
+
+
+@pytest.mark.parametrize(("parts", "why"), [
+    ([_FILE] + [(b'Content-Disposition: form-data; name="f%d"' % i, b"x") for i in range(1001)],
+     "it has more than 1000 text fields (parts without a filename)"),
+    ([_FILE] + [(b'Content-Disposition: form-data; name="f%d"; filename="a"' % i, b"x") for i in range(1001)],
+     "it has more than 1000 files"),
+    ([(b'Content-Disposition: form-data; name="xml"', b"x" * (1 << 20) + b"x")],
+     "a text field (a part without a filename) holds more than 1024 KiB; send a model's files as file parts"),
+    ([(b"Content-Type: text/xml", b"<net/>")], "a part has no name; expected a header such as 'Content-Disposition: "),
+])  # fmt: skip
+def test_a_form_past_its_bounds_says_which(client: TestClient, parts: list[tuple[bytes, bytes]], why: str) -> None:
+    """Too many parts, a text field too large, a part without a name: the form's error, in words, not Starlette's."""
+    body = b"".join(b"--B\r\n" + head + b"\r\n\r\n" + data + b"\r\n" for head, data in parts) + b"--B--\r\n"
+    response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=B"})
+    doc = assert_problem(response, 400, "request.invalid")
+    assert doc["detail"].startswith(f"the multipart body cannot be read: {why}"), doc
+
+
 def test_every_error_code_is_documented_for_clients() -> None:
     """Each error class's code (the library's, the service's, the worker pool's) has its row in docs/api.md."""
     table = (ROOT / "docs" / "api.md").read_text("utf-8")
