@@ -127,7 +127,11 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     except InputError:
         raise
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"the inference request header is not valid JSON: {exc}") from None
+        hint = ""
+        if header_length is None and b'"binary_data_size"' in body:  # binary data after a header of unsaid length
+            hint = ("; a request whose tensors follow its JSON header as binary data (binary_data_size) must give "
+                    "the header's length in bytes in Inference-Header-Content-Length, and it has none")  # fmt: skip
+        raise InputError(f"the inference request header is not valid JSON: {exc}{hint}") from None
     except RecursionError:
         raise InputError("the inference request header is nested too deeply to be read") from None
     if not isinstance(doc, dict):

@@ -231,6 +231,9 @@ def test_binary_sizes_are_checked_against_shapes_before_allocation(
     _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": str(len(body) + 1)}), 400,
            "Inference-Header-Content-Length")  # fmt: skip
     _error(client.post(infer, content=body, headers={"Inference-Header-Content-Length": "-3"}), 400)
+    for tensor in (blob, b"1" * len(blob)):  # bytes that end the JSON text, or go on as other JSON
+        no_length = client.post(infer, content=body[: -len(blob)] + tensor)
+        _error(no_length, 400, "not valid JSON", "must give the header's length in bytes in Inference-Header-Content")
     short, headers = _binary_request({"inputs": [_data_input([1, 3, 64], binary_data_size=len(blob))]}, blob)
     _error(client.post(infer, content=short, headers=headers), 400, "binary_data_size is 512 bytes", "needs 768")
     odd, headers = _binary_request({"inputs": [_data_input([1, 2, 64], binary_data_size=len(blob))]}, blob[:-4])
