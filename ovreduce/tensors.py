@@ -393,8 +393,9 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
                 )
             return converted.reshape(shape)
         if etype.kind == "bool":
-            if not all(type(v) is bool or (type(v) is int and v in (0, 1)) for v in flat):
-                raise InputError(f"{what}: BOOL data must be true/false")
+            bad = next((i for i, v in enumerate(flat) if not (type(v) is bool or (type(v) is int and v in (0, 1)))), -1)
+            if bad >= 0:
+                raise InputError(f"{what}: value {flat[bad]!r} at index {bad} is not a BOOL (true, false, 1 or 0)")
             return np.array(flat, dtype=np.bool_).reshape(shape)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
             raise InputError(f"{what}: {etype.kserve} data must be integers")

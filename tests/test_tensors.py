@@ -301,7 +301,7 @@ def test_kserve_bytes_are_not_executable() -> None:
         ),
         pytest.param({"datatype": "UINT32", "shape": [1], "data": [-1]}, "outside the UINT32 range", id="negative-u32"),
         pytest.param(
-            {"datatype": "BOOL", "shape": [2], "data": [True, 2]}, "BOOL data must be true/false", id="bool-2"
+            {"datatype": "BOOL", "shape": [2], "data": [True, 2]}, "value 2 at index 1 is not a BOOL", id="bool-2"
         ),
         pytest.param(
             {"datatype": "FP32", "shape": [1], "data": ["one"]},
@@ -317,7 +317,7 @@ def test_kserve_bytes_are_not_executable() -> None:
         pytest.param({"datatype": "FP16", "shape": [1], "data": [" 1_0 "]}, "is not a number", id="underscore"),
         pytest.param({"datatype": "FP32", "shape": [1], "data": [True]}, "value True at index 0", id="bool-for-float"),
         pytest.param({"datatype": "FP64", "shape": [1], "data": ["nan "]}, '"NaN", "Infinity"', id="nan-and-space"),
-        pytest.param({"datatype": "BOOL", "shape": [1], "data": [1.0]}, "BOOL data must be true/false", id="bool-1.0"),
+        pytest.param({"datatype": "BOOL", "shape": [1], "data": [1.0]}, "1.0 at index 0 is not a BOOL", id="bool-1.0"),
     ],
 )
 def test_from_kserve_errors(tensor: dict[str, Any], message: str) -> None:
