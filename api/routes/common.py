@@ -85,15 +85,18 @@ class ServiceRoute(APIRoute):
 
     * for a compressed body: ovreduce reads none, it would be read as plain;
     * for a query parameter given twice that the route reads once (the last would be read silently; lists such
-      as ``reshape`` repeat);
-    * for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``).
+      as ``reshape`` repeat), and for one that a route reading query parameters does not read (a misspelt option
+      would be ignored);
+    * for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``), or one the route does not read.
 
     What the checks need of the route is worked out once, here, not on every request."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.queries = frozenset(p.alias for p in self.dependant.query_params)
         self.scalar_queries = frozenset(p.alias for p in self.dependant.query_params if not _is_list(p.field_info))
         self.takes_form = isinstance(getattr(self.body_field, "field_info", None), params_.Form)  # an upload route
+        self.fields = frozenset(p.alias for p in self.dependant.body_params) if self.takes_form else frozenset()
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -109,25 +112,38 @@ class ServiceRoute(APIRoute):
         encoding = _coding(v.decode("latin-1") for k, v in request.scope["headers"] if k == b"content-encoding")
         if encoding is not None:
             raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
-        if request.scope["query_string"] and self.scalar_queries:
+        if request.scope["query_string"] and self.queries:
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)
             if twice:
                 raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
+            self._known("query parameter", counts, self.queries, request)
         if self.takes_form:
             form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
             twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
+            multipart = request.headers.get("content-type", "").lower().startswith("multipart/form-data")
+            unknown = multipart and not form.keys() <= self.fields  # (another media type: the validation says so)
             coded = [(key, said) for key, value in form.multi_items() if isinstance(value, StarletteUpload)
                      and (said := _coding([*value.headers.getlist("content-encoding"),
                                            *value.headers.getlist("content-transfer-encoding")],
                                           plain=("", "identity", "binary", "8bit", "7bit"))) is not None]  # fmt: skip
-            if twice or coded:
+            if twice or coded or unknown:
                 await form.close()
             if twice:
                 raise InputError(f"the form gives {', '.join(map(repr, twice))} more than once; send each field once")
+            if unknown:
+                self._known("form field", form.keys(), self.fields, request)
             if coded:
                 raise InputError(f"the form field {coded[0][0]!r} is sent encoded ({coded[0][1]!r}), which ovreduce "
                                  f"does not read; send the file as it is")  # fmt: skip
+
+    def _known(self, what: str, given: Iterable[str], read: Collection[str], request: Request) -> None:
+        """Refuse a name in ``given`` that the route does not read (:class:`InputError`)."""
+        unknown = sorted(set(given) - set(read))
+        if unknown:
+            shown = ", ".join(repr(name[:40]) for name in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+            raise InputError(f"{request.method} {self.path_format} reads no {what} {shown}; it reads "
+                             f"{', '.join(sorted(read))}")  # fmt: skip
 
 
 def _coding(values: Iterable[str], plain: Collection[str] = ("", "identity")) -> str | None:

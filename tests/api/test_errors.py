@@ -301,6 +301,23 @@ def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: Te
         assert client.get(path).status_code == 200, path
 
 
+def test_a_query_parameter_or_form_field_the_route_does_not_read_is_refused(client: TestClient) -> None:
+    """A misspelt option would be ignored and the work done on the defaults: the route says what it reads instead."""
+    xml, bin_data = reduce_ir("sum")
+    doc = assert_problem(client.post("/v1/check?engin=openvino", files=files(xml, bin_data)), 400, "input")
+    assert doc["detail"] == "POST /v1/check reads no query parameter 'engin'; it reads engine, reshape", doc
+    doc = assert_problem(client.get("/v1/models/" + "0" * 64 + "/layers?al=true"), 400, "input")
+    assert "reads no query parameter 'al'; it reads all" in doc["detail"], doc
+    weights = [("xml", ("m.xml", xml)), ("weights", ("m.bin", bin_data))]  # the .bin under another name
+    for url in ("/v1/check", "/v1/models"):
+        doc = assert_problem(client.post(url, files=weights), 400, "input")
+        assert doc["detail"] == f"POST {url} reads no form field 'weights'; it reads bin, xml", doc
+    v2 = client.get("/v2/models/m?versoin=1")
+    assert v2.status_code == 400 and "reads no query parameter 'versoin'" in v2.json()["error"], v2.text
+    assert client.get("/v1/models").json()["models"] == []  # nothing was stored
+    assert client.get("/readyz?probe=1").status_code == 200  # a route that reads no query takes any
+
+
 def test_the_upload_limit_is_for_posted_uploads_only(make_client: Callable[..., TestClient]) -> None:
     client = make_client(max_json_bytes=64 * KiB, max_upload_bytes=1024 * KiB)
     body = b"--zz\r\n" + b"a" * (100 * KiB) + b"\r\n--zz--\r\n"
