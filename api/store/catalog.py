@@ -30,7 +30,7 @@ from ovreduce.run import layer_spec
 from ovreduce.tensors import EXECUTABLE_TYPES
 
 from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
-from .disk import ModelHasher, ModelStore, Stamp, read_error
+from .disk import ModelStore, Stamp, model_hasher, read_error
 
 __all__ = ["Catalog", "LoadedModel", "path_of", "summarize"]
 
@@ -141,7 +141,7 @@ class Catalog:
             IRError: the files are not a readable IR (nothing is stored).
             LimitExceededError: the model is larger than a limit or than the whole store.
         """
-        hasher = ModelHasher(xml)
+        hasher = model_hasher(xml)
         with self.store.staging() as stage:
             bin_size = 0
             if bin_src is not None:

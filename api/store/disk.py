@@ -63,11 +63,11 @@ from ..errors import StoreCorruptError, StoreError, StoreFullError
 from ..schemas import ModelSummary
 
 __all__ = [
-    "ModelHasher",
     "ModelStore",
     "Staging",
     "Stamp",
     "is_model_id",
+    "model_hasher",
     "model_id",
     "read_error",
     "write_error",
@@ -127,26 +127,19 @@ def is_model_id(text: str) -> bool:
     return len(text) == 64 and set(text) <= _ID_CHARS
 
 
-class ModelHasher:
-    """The id of a model: SHA-256 over ``len(xml)`` (8 bytes, big-endian), the xml, then the bin.
+def model_hasher(xml: bytes) -> hashlib._Hash:
+    """The SHA-256 of a model's id, fed ``len(xml)`` (8 bytes, big-endian) and the xml; update it with the bin.
 
     The length prefix makes the split between the two files unambiguous; an empty ``.bin`` counts as none.
     ``printf '%016x' $(stat -c%s m.xml) | xxd -r -p | cat - m.xml m.bin | sha256sum`` computes it.
     """
-
-    def __init__(self, xml: bytes) -> None:
-        self._h = hashlib.sha256(len(xml).to_bytes(8, "big"))
-        self._h.update(xml)
-
-    def update(self, chunk: bytes) -> None:
-        self._h.update(chunk)
-
-    def hexdigest(self) -> str:
-        return self._h.hexdigest()
+    hasher = hashlib.sha256(len(xml).to_bytes(8, "big"))
+    hasher.update(xml)
+    return hasher
 
 
 def model_id(xml: bytes, bin_data: bytes | None = None) -> str:
-    hasher = ModelHasher(xml)
+    hasher = model_hasher(xml)
     if bin_data:
         hasher.update(bin_data)
     return hasher.hexdigest()
@@ -392,7 +385,7 @@ class ModelStore:
         try:
             sums = self._sums(mid)
             bin_hash = hashlib.sha256()
-            id_hash = ModelHasher(xml)
+            id_hash = model_hasher(xml)
             with contextlib.suppress(FileNotFoundError), open_file(self.models / mid / "model.bin") as fh:
                 while chunk := fh.read(_CHUNK):
                     bin_hash.update(chunk)
