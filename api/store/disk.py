@@ -291,7 +291,8 @@ class ModelStore:
             StoreCorruptError: meta.json does not match its recorded hash or is not a JSON object (the model
                 was removed).
         """
-        return self._judged(mid, self._meta)
+        data: dict[str, Any] = json.loads(self.meta_json(mid))  # a well-formed summary: checked as it was read
+        return data
 
     def meta_json(self, mid: str) -> bytes:
         """The model's summary as stored, JSON text, checked as :meth:`meta` checks it: against its recorded hash,
@@ -327,10 +328,6 @@ class ModelStore:
         except OSError:
             return None
         return st.st_ino, st.st_ctime_ns
-
-    def _meta(self, mid: str) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self._meta_raw(mid))
-        return data
 
     def _meta_raw(self, mid: str) -> bytes:
         raw = self._read_stored(mid, "meta.json")
