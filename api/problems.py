@@ -27,7 +27,7 @@ import threading
 from collections.abc import Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request, params
 from fastapi.exceptions import RequestValidationError
@@ -79,6 +79,7 @@ __all__ = [
 ]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+V = TypeVar("V")
 
 STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     IRError: 422,
@@ -105,20 +106,18 @@ _RETRY_AFTER: Mapping[type[OvReduceError], str | None] = {  # the transient cond
 }
 
 
+def _most_specific(table: Mapping[type[OvReduceError], V], exc: OvReduceError) -> V | None:
+    return next((table[cls] for cls in type(exc).__mro__ if cls in table), None)
+
+
 def retry_after(exc: OvReduceError) -> str | None:
     """The ``Retry-After`` of an error's answer: the entry of its most specific class, if any."""
-    for cls in type(exc).__mro__:
-        if cls in _RETRY_AFTER:
-            return _RETRY_AFTER[cls]
-    return None
+    return _most_specific(_RETRY_AFTER, exc)
 
 
 def status_for(exc: OvReduceError) -> int:
     """The HTTP status of a library (or service) error: the entry of its most specific class."""
-    for cls in type(exc).__mro__:
-        if cls in STATUS_BY_ERROR:
-            return STATUS_BY_ERROR[cls]
-    return 400  # pragma: no cover - OvReduceError is in the table
+    return _most_specific(STATUS_BY_ERROR, exc) or 400  # (OvReduceError is in the table)
 
 
 # -- private paths ----------------------------------------------------------------------------------------
