@@ -210,10 +210,7 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
     catalog, settings = context.catalog, context.settings
     mid, _ = parse_name(name)
     with catalog.store.pinned(mid):
-        loaded, _, path = _find(catalog, name)
-        reason = loaded.unready(path)
-        if reason is not None:
-            raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
+        loaded, _, path = _ready_model(catalog, name, None)  # the route checked the version
         spec = loaded.spec(path)
         body_path = loaded.model.locate(path).body_path
         wanted = 2 if spec.runtime_axes else 1
@@ -246,7 +243,6 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
     parameters: dict[str, Any] = {"backend": backend, "outcome": report.outcome}
     if backend == "openvino":
         parameters.update(device=run.device, precision=chosen.precision or run.precision)
-    reference = report.results[0]
     if reference is not chosen and not reference.ok:
         parameters["reference_error"] = reference.error or "failed"
     comparison = next((c for c in report.comparisons if c.candidate == chosen.backend), None)
