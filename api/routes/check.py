@@ -23,7 +23,7 @@ from ..deps import ServicesDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_ir_upload
 
 __all__ = ["router"]
 
@@ -80,11 +80,7 @@ async def check(
     ] = None,
 ) -> Response:
     settings, cache = services.settings, services.check_cache
-    xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
-    bin_bytes = None
-    if bin_file is not None:
-        bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
-    filename, bin_filename = upload_names(xml, bin_file)
+    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
     shapes = parse_reshape(reshape or [])
     if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
         digest = model_id(xml_bytes, bin_bytes)

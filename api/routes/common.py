@@ -21,6 +21,7 @@ from ovreduce.reports.common import dumps
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import check_elements, flat_values, from_kserve
 
+from ..config import Settings
 from ..problems import scrub_json
 from ..schemas import Tensor
 
@@ -34,9 +35,9 @@ __all__ = [
     "json_bytes",
     "json_response",
     "parse_shapes",
+    "read_ir_upload",
     "read_json",
     "read_upload",
-    "upload_names",
 ]
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
 UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
@@ -189,10 +190,18 @@ def display_name(filename: str | None, default: str) -> str:
     return base or default
 
 
-def upload_names(xml: UploadFile, bin_file: UploadFile | None) -> tuple[str, str]:
-    """The names an uploaded IR's two files are shown by (the bin's defaults to the xml's, with ``.bin``)."""
+async def read_ir_upload(
+    settings: Settings, xml: UploadFile, bin_file: UploadFile | None
+) -> tuple[bytes, bytes | None, str, str]:
+    """An uploaded IR's xml and bin, each within its limit (:func:`read_upload`), and the names they are shown by
+    (the bin's defaults to the xml's, with ``.bin``)."""
+    xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
+    bin_bytes = None
+    if bin_file is not None:
+        bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename = display_name(xml.filename, "model.xml")
-    return filename, display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    bin_name = display_name(bin_file.filename if bin_file else None, filename.rsplit(".", 1)[0] + ".bin")
+    return xml_bytes, bin_bytes, filename, bin_name
 
 
 def flat_tensors(tensors: list[Tensor], limit: int) -> list[Tensor]:

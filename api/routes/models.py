@@ -14,7 +14,7 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_upload, upload_names
+from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_ir_upload
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -57,12 +57,7 @@ async def upload(
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
-    settings = services.settings
-    xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
-    bin_bytes = None
-    if bin_file is not None:
-        bin_bytes = await read_upload(bin_file, settings.max_upload_bytes, "the bin", "OVREDUCE_MAX_UPLOAD_BYTES")
-    filename, bin_filename = upload_names(xml, bin_file)
+    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
     meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
                                                          bin_filename)  # fmt: skip
     if evicted:
