@@ -19,6 +19,7 @@ from ovreduce.reports.check import ReductionCheck
 from ovreduce.reports.common import JsonDocument
 from ovreduce.reports.inspect import LayerView
 from ovreduce.reports.run import RunDocument
+from ovreduce.shapes import JsonShape
 
 __all__ = [
     "AuditAnswer",
@@ -45,8 +46,6 @@ __all__ = [
     "fields_of",
 ]
 
-JsonDim = int | str  # a static size, -1 (dynamic) or an interval "lo..hi" / "lo.."
-JsonShape = list[JsonDim] | None  # None: dynamic rank
 ModelId = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", description="the SHA-256 id of a stored model")]
 
 
