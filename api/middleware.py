@@ -278,14 +278,13 @@ class SecurityMiddleware:
 
         path = scope.get("path", "")
         host = _header(scope, b"host")
-        drain = None if _header(scope, b"expect") else receive
+        drain = None if _header(scope, b"expect") or not _may_have_body(scope) else receive
         target = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b""))
         size = target + sum(len(key) + len(value) for key, value in scope["headers"])
         if size > MAX_HEADER_BYTES:
             detail = (f"the request's target and header fields are {size} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES}")  # fmt: skip
-            await send_problem(secured_send, 431, detail, "request.headers", path, close=True,
-                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            await send_problem(secured_send, 431, detail, "request.headers", path, close=True, drain=drain)
             return
         raw = bytes(scope.get("raw_path", b""))[len(scope.get("root_path", "").encode()) :]
         if not raw.startswith(b"/"):  # an absolute URI is a path here (AbsoluteFormMiddleware)
@@ -293,8 +292,7 @@ class SecurityMiddleware:
             shown = _excerpt(raw + (b"?" + query if query else b""))
             detail = (f"the request target {shown} is neither a path (/...) nor an absolute URI (http://...), the "
                       f"forms ovreduce serves (no asterisk form, no CONNECT)")  # fmt: skip
-            await send_problem(secured_send, 400, detail, "request.invalid", "", close=True,
-                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            await send_problem(secured_send, 400, detail, "request.invalid", "", close=True, drain=drain)
             return
         if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
             shown = f"the Host {_excerpt(host)}" if host is not None else "a request without a Host header"
@@ -302,8 +300,7 @@ class SecurityMiddleware:
                 f"{shown} is not a name this service answers to; to allow it, add it to OVREDUCE_ALLOWED_HOSTS "
                 f"(a comma-separated list)"
             )
-            await send_problem(secured_send, 400, detail, "request.host", path, close=True,
-                               drain=drain if _may_have_body(scope) else None)  # fmt: skip
+            await send_problem(secured_send, 400, detail, "request.host", path, close=True, drain=drain)
             return
         if scope.get("method", "GET") in _UNSAFE_METHODS:
             origins = [value for key, value in scope["headers"] if key == b"origin"]
@@ -316,8 +313,7 @@ class SecurityMiddleware:
                 refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"
-                await send_problem(secured_send, 403, detail, "request.origin", path, close=True,
-                                   drain=drain if _may_have_body(scope) else None)  # fmt: skip
+                await send_problem(secured_send, 403, detail, "request.origin", path, close=True, drain=drain)
                 return
         if _header(scope, b"range") is not None:  # whole files only: a malformed range was a plain-text 400
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"range"]}
