@@ -35,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 from fastapi import FastAPI, Request
+from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -392,23 +393,14 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        content_type = b""
-        content_types = 0
-        declared: int | None = None
-        expect = chunked = False
-        for key, value in scope["headers"]:
-            if key == b"content-type":
-                content_type = value
-                content_types += 1
-            elif key == b"transfer-encoding":
-                chunked = True
-            elif key == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = None
-            elif key == b"expect":
-                expect = True
+        headers = Headers(scope=scope)
+        types, lengths = headers.getlist("content-type"), headers.getlist("content-length")
+        content_type, content_types = (types[-1].encode("latin-1") if types else b""), len(types)
+        try:
+            declared = int(lengths[-1]) if lengths else None
+        except ValueError:
+            declared = None
+        expect, chunked = "expect" in headers, "transfer-encoding" in headers
         path = scope.get("path", "")
         upload = (scope.get("method") == "POST" and content_type.lower().startswith(b"multipart/")
                   and any(p.match(path) for p in self.upload_paths))  # fmt: skip
