@@ -71,7 +71,7 @@ _IDENTITY = ("layer_id", "layer_name", "type", "version", "line", "body_path")
 def _layers(context: WorkerContext, mid: str, all_layers: bool) -> bytes:
     loaded = context.catalog.load(mid)
     out: list[dict[str, Any]] = []
-    for view in loaded.inspected().layers:
+    for view in loaded.inspected.layers:
         if view.reduction is not None:
             out.append({**view.reduction.to_json(), "line": view.line, "is_reduction": True})
         elif all_layers:
@@ -105,7 +105,7 @@ class LayerNeighbourhood(LayerDetail):
 def _layer(context: WorkerContext, mid: str, key: str) -> bytes:
     loaded = context.catalog.load(mid)
     ref = loaded.model.locate(key)
-    view = next(v for v in loaded.inspected().layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
+    view = next(v for v in loaded.inspected.layers if v.layer_id == ref.layer.id and v.body_path == ref.body_path)
     consumers = []
     for out in ref.layer.outputs:
         for layer_id, port_id in ref.graph.consumers(ref.layer.id, out.id):

@@ -110,7 +110,7 @@ def _find(catalog: Catalog, name: str) -> tuple[LoadedModel, LayerView, str]:
     mid, path = parse_name(name)
     loaded = catalog.load(mid)
     body_path, _, layer_id = path.rpartition("/")
-    for view in loaded.inspected().layers:
+    for view in loaded.inspected.layers:
         if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
             return loaded, view, path
     raise NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no "

@@ -8,6 +8,7 @@ added (:func:`summarize`). Parsed models are kept per process in a least-recentl
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import time
@@ -72,7 +73,6 @@ class LoadedModel:
         """Its files on disk when they were checked (:meth:`ModelStore.stamp`): another stamp, another check."""
         self.engine = ShapeEngine(model)
         self._specs: dict[str, LayerSpec] = {}
-        self._inspect: InspectDocument | None = None
         self._lock = threading.Lock()
 
     def spec(self, key: str) -> LayerSpec:
@@ -95,14 +95,10 @@ class LoadedModel:
                 return f"its {role} input is {etype}, which ovreduce cannot execute or send as a KServe datatype"
         return None
 
+    @functools.cached_property
     def inspected(self) -> InspectDocument:
         """The ``ovreduce.inspect/v1`` document of every layer, computed once."""
-        if self._inspect is None:
-            doc = inspect_model(self.model, all_layers=True)
-            with self._lock:
-                self._inspect = doc
-        assert self._inspect is not None
-        return self._inspect
+        return inspect_model(self.model, all_layers=True)
 
 
 class Catalog:
