@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Body, Path, Query, Request
-from starlette.convertors import Convertor, register_url_convertor
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.responses import Response
 
 from ovreduce.errors import LimitExceededError
@@ -43,17 +43,11 @@ from .models import ModelIdPath
 __all__ = ["router"]
 
 
-class LayerConvertor(Convertor[str]):
+class LayerConvertor(PathConvertor):
     """A layer id or name in a path: anything but nothing (slashes included) that does not end in ``/run`` or
     ``/run/`` (a trailing slash is then the 404 that names the path without it)."""
 
     regex = r"(?!.*/run/?$).+"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
 
 
 register_url_convertor("layer", LayerConvertor())
