@@ -121,9 +121,10 @@ def status_for(exc: OvReduceError) -> int:
 
 
 # -- private paths ----------------------------------------------------------------------------------------
+# Replaced whole (under the lock) when a path is added, so that readers take them without it.
 _private_lock = threading.Lock()
-_private: set[str] = set()
-_private_re: re.Pattern[str] | None = None
+_private: frozenset[str] = frozenset()
+_private_re = re.compile("(?!)")  # matches nothing
 # A path token: the registered prefix, then (when the next character goes on with the path) the rest of it
 # up to a space, a quote, a bracket or a separator of messages.
 _TAIL = r"(?![^/\s'\"),;:\]])[^\s'\"),;:\]]*"
@@ -131,7 +132,7 @@ _TAIL = r"(?![^/\s'\"),;:\]])[^\s'\"),;:\]]*"
 
 def add_private_path(path: str | os.PathLike[str]) -> None:
     """Never show ``path`` (nor anything under it) in an answer; its real path is registered too."""
-    global _private_re
+    global _private, _private_re
     names = {os.fspath(path)}
     try:
         names.add(os.path.realpath(path))
@@ -139,11 +140,11 @@ def add_private_path(path: str | os.PathLike[str]) -> None:
     except (OSError, ValueError):  # pragma: no cover - a path that cannot even be resolved
         pass
     with _private_lock:
-        before = len(_private)
         # "/" or a bare name would match everything: only absolute paths of two characters or more.
-        _private.update(n.rstrip("/") for n in names if len(n.rstrip("/")) >= 2 and os.path.isabs(n))
-        if len(_private) != before:
-            ordered = sorted(_private, key=len, reverse=True)  # the longest (most specific) first
+        known = _private | {n.rstrip("/") for n in names if len(n.rstrip("/")) >= 2 and os.path.isabs(n)}
+        if known != _private:
+            ordered = sorted(known, key=len, reverse=True)  # the longest (most specific) first
+            _private = known
             _private_re = re.compile("|".join(f"(?<![\\w.~-])(?:{re.escape(p)}){_TAIL}" for p in ordered))
 
 
@@ -170,10 +171,8 @@ _default_private_paths()
 
 def _replace(match: re.Match[str]) -> str:
     token = match.group(0).rstrip("/")
-    with _private_lock:
-        exact = token in _private
     name = os.path.basename(token)
-    return "<server path>" if exact or not name else name
+    return "<server path>" if token in _private or not name else name
 
 
 def scrub_json(body: bytes) -> bytes | None:
@@ -182,21 +181,16 @@ def scrub_json(body: bytes) -> bytes | None:
     Paths end at a quote, so the replacement (a base name) stays inside its string; the check before any
     decoding is a plain substring search, cheap even for large answers.
     """
-    pattern = _private_re
-    with _private_lock:
-        needles = [p.encode() for p in _private]
-    if pattern is None or not any(n in body for n in needles):
+    pattern, needles = _private_re, [p.encode() for p in _private]
+    if not any(n in body for n in needles):
         return None
     return pattern.sub(_replace, body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def scrub(value: Any) -> Any:
     """``value`` with every private path replaced by its base name (strings, lists and dicts, recursively)."""
-    pattern = _private_re
-    if pattern is None:  # pragma: no cover - the defaults always register some
-        return value
     if isinstance(value, str):
-        return pattern.sub(_replace, value)
+        return _private_re.sub(_replace, value)
     if isinstance(value, dict):
         return {k: scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
