@@ -73,15 +73,12 @@ class LoadedModel:
         """Its files on disk when they were checked (:meth:`ModelStore.stamp`): another stamp, another check."""
         self.engine = ShapeEngine(model)
         self._specs: dict[str, LayerSpec] = {}
-        self._lock = threading.Lock()
 
     def spec(self, key: str) -> LayerSpec:
         """The run spec of reduction ``key`` (id, name or path into a body), computed once."""
         found = self._specs.get(key)
         if found is None:
-            found = layer_spec(self.model, key, self.engine)
-            with self._lock:
-                self._specs[key] = found
+            found = self._specs[key] = layer_spec(self.model, key, self.engine)
         return found
 
     def unready(self, key: str) -> str | None:
