@@ -131,20 +131,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     problems.install(app)
     problems.add_server_paths(settings)
-    middleware.install(
-        app,
-        max_upload_bytes=settings.max_upload_bytes,
-        max_json_bytes=settings.max_json_bytes,
-        body_timeout_s=settings.body_timeout_s,
-        upload_paths=[  # only the routes whose body is a form take uploads
-            route.path_regex
-            for router in ROUTERS
-            for route in router.routes
-            if isinstance(route, ServiceRoute) and route.takes_form
-        ],
-        allowed_hosts=settings.host_patterns(),
-        max_requests=settings.max_requests,
-    )
+    uploads = [  # only the routes whose body is a form take uploads
+        route.path_regex for router in ROUTERS for route in router.routes
+        if isinstance(route, ServiceRoute) and route.takes_form
+    ]  # fmt: skip
+    middleware.install(app, settings, uploads)
 
     static = StaticFiles(directory=STATIC)
 

@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ovreduce.errors import InputError
 
+from .config import Settings
 from .errors import RequestTooLargeError
 from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
 
@@ -101,25 +102,17 @@ _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
 
 
-def install(
-    app: FastAPI,
-    *,
-    max_upload_bytes: int,
-    max_json_bytes: int,
-    body_timeout_s: float,
-    upload_paths: Sequence[Pattern[str]] = (),
-    allowed_hosts: Sequence[str] = ("*",),
-    max_requests: int | None = None,
-) -> None:
-    """Add the wrappers: the body limit innermost, then the in-flight limit and the security checks outermost;
-    and the 500 answer of anything nothing else handled."""
+def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str]]) -> None:
+    """Add the wrappers, bounded as ``settings`` say (multipart bodies POSTed to ``upload_paths`` are uploads): the
+    body limit innermost, then the in-flight limit and the security checks outermost; and the 500 answer of
+    anything nothing else handled."""
     app.add_middleware(HeadMiddleware)
-    app.add_middleware(BodyLimitMiddleware, max_upload_bytes=max_upload_bytes, max_json_bytes=max_json_bytes,
-                       body_timeout_s=body_timeout_s, upload_paths=upload_paths)  # fmt: skip
-    if max_requests is not None:
-        app.add_middleware(InFlightLimitMiddleware, max_requests=max_requests)
+    app.add_middleware(BodyLimitMiddleware, max_upload_bytes=settings.max_upload_bytes,
+                       max_json_bytes=settings.max_json_bytes, body_timeout_s=settings.body_timeout_s,
+                       upload_paths=upload_paths)  # fmt: skip
+    app.add_middleware(InFlightLimitMiddleware, max_requests=settings.max_requests)
     app.add_exception_handler(Exception, _internal_error)  # outermost (ServerErrorMiddleware): with the headers
-    app.add_middleware(SecurityMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_patterns())
 
 
 # -- answering early -------------------------------------------------------------------------------------
