@@ -38,10 +38,6 @@ MAX_WORKERS = 256
 """The most uvicorn worker processes: it starts them all at once, so a mistyped count must not fill the machine."""
 
 
-def _cpu_count() -> int:
-    return max(os.cpu_count() or 1, 1)
-
-
 class Settings(BaseSettings):
     """Everything the service can be told; see the module docstring for the table."""
 
@@ -67,7 +63,7 @@ class Settings(BaseSettings):
         that the job answers with what it established instead of being killed."""
         return self.run_timeout_s * 0.8
 
-    concurrency: int = Field(default_factory=_cpu_count, ge=1)
+    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
