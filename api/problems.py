@@ -110,9 +110,10 @@ def _most_specific(table: Mapping[type[OvReduceError], V], exc: OvReduceError) -
     return next((table[cls] for cls in type(exc).__mro__ if cls in table), None)
 
 
-def retry_after(exc: OvReduceError) -> str | None:
-    """The ``Retry-After`` of an error's answer: the entry of its most specific class, if any."""
-    return _most_specific(_RETRY_AFTER, exc)
+def retry_headers(exc: OvReduceError) -> dict[str, str]:
+    """The ``Retry-After`` header of an error's answer (the entry of its most specific class), if it has one."""
+    retry = _most_specific(_RETRY_AFTER, exc)
+    return {"Retry-After": retry} if retry else {}
 
 
 def status_for(exc: OvReduceError) -> int:
@@ -257,14 +258,13 @@ def _title(status: int) -> str:
 async def _library_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OvReduceError)
     status = status_for(exc)
-    retry = retry_after(exc)
-    headers = {"Retry-After": retry} if retry else None
     extra: dict[str, Any] = {}
     if exc.layer_id is not None:
         extra["layer_id"] = exc.layer_id
     if exc.layer_name is not None:
         extra["layer_name"] = exc.layer_name
-    return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=headers, **extra)
+    return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=retry_headers(exc),
+                            **extra)  # fmt: skip
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:

@@ -62,7 +62,7 @@ from ..kserve import (
     status_of,
 )
 from ..metrics import Metrics
-from ..problems import answered, retry_after
+from ..problems import answered, retry_headers
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
@@ -89,8 +89,7 @@ class _KServeRoute(ServiceRoute):
             try:
                 response: Response = await handler(request)
             except OvReduceError as exc:
-                retry = retry_after(exc)  # busy, the store: when to ask again, as under /v1
-                return _error(status_of(exc), exc.message, {"Retry-After": retry} if retry else None)
+                return _error(status_of(exc), exc.message, retry_headers(exc))  # busy, the store: as under /v1
             except ClientDisconnect:  # nobody reads the answer; it is counted as the client's error
                 return _error(400, "the client closed the connection before its request arrived")
             except Exception:
