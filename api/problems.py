@@ -257,14 +257,9 @@ def _title(status: int) -> str:
 # -- handlers -------------------------------------------------------------------------------------------
 async def _library_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OvReduceError)
-    status = status_for(exc)
-    extra: dict[str, Any] = {}
-    if exc.layer_id is not None:
-        extra["layer_id"] = exc.layer_id
-    if exc.layer_name is not None:
-        extra["layer_name"] = exc.layer_name
-    return problem_response(status, exc.message, exc.code, instance=request.url.path, headers=retry_headers(exc),
-                            **extra)  # fmt: skip
+    extra = {key: value for key in ("layer_id", "layer_name") if (value := getattr(exc, key)) is not None}
+    return problem_response(status_for(exc), exc.message, exc.code, instance=request.url.path,
+                            headers=retry_headers(exc), **extra)  # fmt: skip
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:
