@@ -9,10 +9,10 @@ From the outside in (:class:`AbsoluteFormMiddleware`, outermost of all, is added
   cancels before it was answered;
 * :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
   (health checks and ``/metrics`` excepted: a busy service is still alive);
-* :class:`HeadMiddleware` answers HEAD wherever GET is answered;
 * :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
   too large (at once when ``Content-Length`` says so), and 408 when no byte of a body arrives for
-  ``OVREDUCE_BODY_TIMEOUT_S``.
+  ``OVREDUCE_BODY_TIMEOUT_S``;
+* :class:`HeadMiddleware` answers HEAD wherever GET is answered.
 
 Every early answer is sent whole first, then the rest of the request body is read and dropped (up to a
 bound, :data:`DRAIN_MAX_BYTES` past the limit and :data:`DRAIN_MAX_S`), then the connection is closed: a
@@ -103,8 +103,8 @@ _HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9
 
 
 def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str]]) -> None:
-    """Add the wrappers, bounded as ``settings`` say (multipart bodies POSTed to ``upload_paths`` are uploads): the
-    body limit innermost, then the in-flight limit and the security checks outermost; and the 500 answer of
+    """Add the wrappers, bounded as ``settings`` say (multipart bodies POSTed to ``upload_paths`` are uploads): HEAD
+    innermost, then the body limit, the in-flight limit and the security checks outermost; and the 500 answer of
     anything nothing else handled."""
     app.add_middleware(HeadMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=settings.max_upload_bytes,
