@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 __all__ = ["ALONG_IDS", "GROWING_MASKS", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
 
-Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes"]
+Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class Recipe:
             "small": f"{seeded}, integers in [1, 4] ({self.why})",
             "true": f"true ({self.why})",
             "axes": f"{f'its last axes, {self.high - 1} down' if self.high else '0, a scalar'} ({self.why})",
+            "text": f"a sample sentence ({self.why})",
         }[self.kind]
 
 
@@ -98,6 +99,8 @@ def _recipe(port: Any) -> Recipe:
     integral = etype.is_integral() or etype.get_type_name() == "boolean"
     names = {n.lower() for n in port.get_names()} | {port.get_node().get_friendly_name().lower()}
     boolean = etype.get_type_name() == "boolean"
+    if etype.get_type_name() == "string":
+        return Recipe("text", why="a string input: a tokenizer's text")
     if any("attention_mask" in n for n in names) or (integral and not boolean and any("mask" in n for n in names)):
         return Recipe("ones", why="an attention mask, by its name")
     if integral and names & {"position_ids", "cache_position"}:
@@ -191,7 +194,7 @@ def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rando
     """The input ``recipe`` describes, of element type ``etype`` and ``shape``."""
     dtype = etype.numpy
     shape = tuple(shape)
-    if etype.name == "string":  # a tokenizer's text
+    if recipe.kind == "text":
         return np.full(shape, SAMPLE_TEXT)
     if recipe.kind == "ids":
         return rng.integers(0, recipe.high, size=shape).astype(dtype)

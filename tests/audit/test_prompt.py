@@ -70,6 +70,7 @@ def test_an_exports_tokenizer_and_detokenizer_are_audited(capsys: pytest.Capture
     assert status in (0, 1), err
     doc = json.loads(out)
     assert doc["error"] is None and doc["inputs"][0]["element_type"] == "string"
+    assert doc["inputs"][0]["origin"] == "a sample sentence (a string input: a tokenizer's text)"  # no seed in it
     assert [row["type"] for row in doc["layers"]] == ["ReduceMax"] and doc["layers"][0]["input_shape"][0] == 1
     status, out, err = run_cli(capsys, "audit", str(EXPORTS / name / "openvino_detokenizer.xml"), "--format", "json")
     assert status == 0, err
