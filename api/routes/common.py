@@ -49,16 +49,24 @@ _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop
 
 def read_json(body: bytes) -> Any:
     """A request's JSON as Python's reader reads it (``NaN`` and ``Infinity`` included), but a number beyond the
-    float range, which it would read as infinity (``1e400``), and an integer of more than 4,300 digits (Python's
-    bound) are an :class:`InputError`."""
+    float range, which it would read as infinity (``1e400``), an integer of more than 4,300 digits (Python's
+    bound) and an object that gives a key twice (the last would be taken silently) are an :class:`InputError`."""
     try:
-        return json.loads(body, parse_float=_finite)
+        return json.loads(body, parse_float=_finite, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc):
             raise
         raise InputError(
             "the body holds an integer of more than 4300 digits, more than any tensor type holds"
         ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        twice = next(key for key, n in Counter(key for key, _ in pairs).items() if n > 1)
+        raise InputError(f"a JSON object of the body gives the key {twice[:40]!r} more than once; give each key once")
+    return obj
 
 
 def _finite(text: str) -> float:

@@ -289,6 +289,19 @@ def test_a_json_body_of_null_is_refused_not_taken_for_no_body(client: TestClient
         assert "the body is JSON null; send an object, or no body for the defaults" in doc["detail"], doc
 
 
+def test_a_json_key_given_twice_is_refused_not_guessed(client: TestClient, rmsnorm_id: str) -> None:
+    """As a query parameter or a form field given twice: the last value would be taken silently."""
+    run = client.post(f"/v1/models/{rmsnorm_id}/layers/5/run", content=b'{"seed": 1, "seed": 2}',
+                      headers={"content-type": "application/json"})  # fmt: skip
+    doc = assert_problem(run, 400)
+    assert "a JSON object of the body gives the key 'seed' more than once; give each key once" in doc["detail"], doc
+    inputs = '{"name": "0", "shape": [1], "datatype": "FP32", "data": [1], "data": [2]}'
+    infer = client.post(f"/v2/models/{rmsnorm_id}.5/infer", content=f'{{"inputs": [{inputs}]}}'.encode())
+    assert infer.status_code == 400 and "gives the key 'data' more than once" in infer.json()["error"], infer.text
+    ok = client.post(f"/v1/models/{rmsnorm_id}/layers/5/run", json={"seed": 1, "backends": ["numpy"]})
+    assert ok.status_code == 200, ok.text
+
+
 def test_a_query_parameter_given_twice_is_refused_unless_it_is_a_list(client: TestClient) -> None:
     xml, bin_data = reduce_ir("sum")
     doc = assert_problem(client.post("/v1/check?engine=openvino&engine=native", files=files(xml, bin_data)), 400)
