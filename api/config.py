@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     max_elements: int = Field(default=1 << 22, ge=1, le=_MOST)
     max_output_elements: int = Field(default=1 << 20, ge=1, le=_MOST)
     max_worker_bytes: int = Field(default=4 << 30, ge=256 * _MiB, le=_MOST)
-    run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
+    run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
 
     @property
     def model_timeout_s(self) -> float:
@@ -69,14 +69,31 @@ class Settings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
-    header_timeout_s: float = Field(default=10.0, gt=0)
-    body_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S)
+    header_timeout_s: float = Field(default=10.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    body_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     extensions: str = ""
 
     @field_validator("log_level", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
+
+    @field_validator("host")
+    @classmethod
+    def _an_address(cls, value: str) -> str:
+        """An empty host would listen on every interface (0.0.0.0 says so); one that is not ASCII names no address."""
+        if not value.strip() or not value.isascii() or not value.isprintable() or " " in value.strip():
+            raise ValueError(f"{value[:40]!r} is not a host name or address; give one, e.g. 127.0.0.1 (0.0.0.0: every "
+                             f"interface)")  # fmt: skip
+        return value
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _a_folder(cls, value: object) -> object:
+        """An empty path would be the working directory, whose ``tmp/`` the store tidies."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("an empty path names no folder; give the store's folder")
+        return value
 
     @field_validator("extensions")
     @classmethod

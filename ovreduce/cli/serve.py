@@ -44,14 +44,22 @@ def serve(args: argparse.Namespace) -> int:
         problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"the environment has invalid settings: {problems}") from None
     workers = args.workers if args.workers is not None else settings.workers
-    update: dict[str, Any] = {"workers": workers}
+    update: dict[str, Any] = {}
     if args.host is not None:
         update["host"] = args.host
     if args.port is not None:
         update["port"] = args.port
     if args.store is not None:
-        update["store"] = Path(args.store).expanduser().resolve()
-    settings = settings.model_copy(update=update)
+        try:
+            update["store"] = Path(args.store).expanduser().resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of symbolic links
+            raise UsageError(f"--store {args.store!r} cannot be resolved: {exc}") from None
+    try:  # the flags validated as the environment is (they take precedence over it)
+        settings = settings_class(**update)
+    except ValidationError as exc:
+        problems = "; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"invalid option: {problems}") from None
+    settings = settings.model_copy(update={"workers": workers})  # its bound is the server's (ServeError)
     if settings.extension_names():  # loaded here first: one OpenVINO refuses is a wrong setting, said precisely
         from ovreduce._openvino import load_extensions
         from ovreduce.errors import InputError

@@ -127,9 +127,40 @@ def test_the_environment_gives_the_defaults(
             "ovreduce serve: the environment has invalid settings: OVREDUCE_LOG_LEVEL: Input should be 'critical', "
             "'error', 'warning', 'info', 'debug' or 'trace' [usage]\n",
         ),
+        (  # the working directory, whose tmp/ the store's start-up tidied: files in it were deleted
+            ["serve"],
+            {"OVREDUCE_STORE": ""},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_STORE: Value error, an empty path names no "
+            "folder; give the store's folder [usage]\n",
+        ),
+        (  # every interface
+            ["serve"],
+            {"OVREDUCE_HOST": ""},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_HOST: Value error, '' is not a host name "
+            "or address; give one, e.g. 127.0.0.1 (0.0.0.0: every interface) [usage]\n",
+        ),
+        (
+            ["serve", "--host", "\xff"],
+            {},
+            "ovreduce serve: invalid option: --host: Value error, '\xff' is not a host name or address; give one, "
+            "e.g. 127.0.0.1 (0.0.0.0: every interface) [usage]\n",
+        ),
+        (  # no deadline at all
+            ["serve"],
+            {"OVREDUCE_HEADER_TIMEOUT_S": "inf"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_HEADER_TIMEOUT_S: Input should be a "
+            "finite number [usage]\n",
+        ),
+        (
+            ["serve"],
+            {"OVREDUCE_RUN_TIMEOUT_S": "nan"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_RUN_TIMEOUT_S: Input should be a finite "
+            "number [usage]\n",
+        ),
     ],
     ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env", "bytes-env-huge",
-         "log-level-env"],
+         "log-level-env", "store-env-empty", "host-env-empty", "host-flag-not-ascii", "header-timeout-inf",
+         "run-timeout-nan"],
 )  # fmt: skip
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],
@@ -174,6 +205,16 @@ def test_flags_out_of_range_are_usage_errors(
     with pytest.raises(SystemExit) as info:
         main(["serve", *flags])
     assert info.value.code == 2 and message in capsys.readouterr().err
+    assert served == []
+
+
+def test_a_store_behind_a_loop_of_links_is_a_usage_error(
+    served: list[tuple[Any, dict[str, Any]]], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert main(["serve", "--store", str(tmp_path / "loop" / "store")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ovreduce serve: --store '{tmp_path / 'loop' / 'store'}' cannot be resolved: "), err
     assert served == []
 
 
