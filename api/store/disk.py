@@ -571,6 +571,8 @@ class ModelStore:
         except FileNotFoundError:
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except OSError as exc:
+            if not os.path.lexists(target):  # a read-only store, say: a model it does not hold is still not found
+                raise NotFoundError(f"no model with id {mid} in the store") from None
             raise StoreError(f"model {mid} cannot be deleted ({exc.strerror or type(exc).__name__})") from None
         _remove(trash)
 

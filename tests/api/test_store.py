@@ -220,6 +220,19 @@ def test_delete_and_leftovers(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["probe.new"]
 
 
+def test_a_model_a_store_cannot_change_is_still_not_found(tmp_path: Path) -> None:
+    """Deleting what the store does not hold is 404 even where nothing can be deleted (a read-only store, here a
+    ``tmp/`` that is a file): it was 503, "cannot be deleted", which no retry changes."""
+    catalog = _catalog(tmp_path)
+    mid = _add(catalog, "a")[0]["id"]
+    shutil.rmtree(tmp_path / "tmp")
+    (tmp_path / "tmp").write_bytes(b"")
+    with pytest.raises(NotFoundError):
+        catalog.delete("0" * 64)
+    with pytest.raises(StoreError, match="cannot be deleted"):
+        catalog.delete(mid)
+
+
 def test_models_survive_a_restart(make_client: Callable[..., TestClient]) -> None:
     xml, bin_data = reduce_ir("sum")
     mid = make_client().post("/v1/models", files=files(xml, bin_data)).json()["id"]
