@@ -123,10 +123,11 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._write_timer = None
 
     def _unread(self) -> None:
+        """Drop the connection and what it holds of the answer: closing (keep-alive's end, ``Connection: close``)
+        would wait for the client to read it all, the answer held in memory until then."""
         self._write_timer = None
-        if not self.transport.is_closing():
-            logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
-            self.transport.abort()
+        logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
+        self.transport.abort()
 
     def _idle(self) -> bool:
         """Whether the connection waits on the client: for a request head, or for the rest of a body whose request

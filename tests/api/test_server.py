@@ -479,6 +479,49 @@ def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path
                 sock.close()
 
 
+def _relu_chain(layers: int) -> bytes:
+    """A Parameter, ``layers`` Relus and a Result: an IR whose every-layer listing is a large answer."""
+    port = '<port id="{}" precision="FP32"><dim>1</dim><dim>8</dim></port>'
+    body = [f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8" element_type="f32"/>'
+            f'<output>{port.format(0)}</output></layer>']  # fmt: skip
+    body += [f'<layer id="{i}" name="relu_{i}" type="ReLU" version="opset1"><input>{port.format(0)}</input>'
+             f"<output>{port.format(1)}</output></layer>" for i in range(1, layers + 1)]  # fmt: skip
+    body.append(f'<layer id="{layers + 1}" name="out" type="Result" version="opset1"><input>{port.format(0)}</input>'
+                f"</layer>")  # fmt: skip
+    edges = [f'<edge from-layer="{i}" from-port="{int(i > 0)}" to-layer="{i + 1}" to-port="0"/>'
+             for i in range(layers + 1)]  # fmt: skip
+    return (f'<?xml version="1.0"?>\n<net name="chain" version="11"><layers>{"".join(body)}</layers>'
+            f'<edges>{"".join(edges)}</edges></net>\n').encode()  # fmt: skip
+
+
+def test_an_answer_nobody_reads_is_dropped_even_when_the_connection_closes(tmp_path: Path) -> None:
+    """A whole answer written and its connection closing (Connection: close, or keep-alive's end) waits for the client
+    to read it: the server held it in memory for ever (N such clients, N copies of the largest answer)."""
+    with serve(tmp_path / "store", settings={"header_timeout_s": 1.0}) as (url, _):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            stored = http.post("/v1/models", files={"xml": ("chain.xml", _relu_chain(50_000))})
+            assert stored.status_code == 201, stored.text
+            target = f"/v1/models/{stored.json()['id']}/layers?all=true"
+            size = len(http.get(target).content)
+        assert size > 4 << 20  # more than the kernel's buffers take
+        host, port = url.removeprefix("http://").split(":")
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((host, int(port)))
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        time.sleep(4)  # read nothing for more than the deadline
+        received = 0
+        sock.settimeout(10)
+        try:
+            while chunk := sock.recv(1 << 20):
+                received += len(chunk)
+        except (ConnectionResetError, TimeoutError):
+            pass
+        finally:
+            sock.close()
+        assert received < size, "the unread answer was kept until the client read it"
+
+
 def test_a_target_given_as_a_whole_uri_is_served(tmp_path: Path) -> None:
     """Every HTTP/1.1 server must accept a target in absolute form (RFC 9112 3.2.2); the URI's authority is then the
     request's Host, whatever the header says, and is held to the allow-list as any Host is."""
