@@ -36,7 +36,6 @@ from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
-_TIMEOUT_ANSWER = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 logger = logging.getLogger("uvicorn.error")
 
@@ -85,6 +84,12 @@ class HeaderTimeoutProtocol(H11Protocol):
             status, code = 431, "request.headers"
             detail = (f"the request's head did not end within {self._head_bytes} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES} for its target and header fields; the connection is closed")  # fmt: skip
+        self._answer(status, code, detail)
+        self.transport.close()
+
+    def _answer(self, status: int, code: str, detail: str) -> None:
+        """Write a problem answer, as the application's are (problem+json, the security headers), and close after it;
+        nothing when an answer was sent (or begun) already."""
         body = problem_bytes(status, detail, code)
         headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
                    (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
@@ -94,9 +99,8 @@ class HeaderTimeoutProtocol(H11Protocol):
             for event in (h11.Response(status_code=status, headers=headers, reason=phrase), h11.Data(data=body),
                           h11.EndOfMessage()):  # fmt: skip
                 self.transport.write(self.conn.send(event))
-        except h11.LocalProtocolError:  # an answer was sent (or begun): no other can follow
+        except h11.LocalProtocolError:
             pass
-        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -160,5 +164,7 @@ class HeaderTimeoutProtocol(H11Protocol):
             return
         if self._partial and self.conn.their_state is h11.IDLE:
             logger.debug("closing %s: no request head within %g s", self.client, self.header_timeout_s)
-            self.transport.write(_TIMEOUT_ANSWER)
+            detail = (f"the request's line and header fields did not arrive within {self.header_timeout_s:g} s "
+                      f"(OVREDUCE_HEADER_TIMEOUT_S); the connection is closed")  # fmt: skip
+            self._answer(408, "request.timeout", detail)
         self.transport.close()

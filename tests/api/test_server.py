@@ -630,7 +630,14 @@ def test_uvicorn_cli_with_the_header_timeout_protocol(tmp_path: Path) -> None:
         client = _SlowClient("127.0.0.1", port)
         with client.sock:
             client.sock.settimeout(30)
-            assert client.sock.recv(64).startswith(b"HTTP/1.1 408 ")
+            answer = b""
+            while chunk := client.sock.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), answer
+        # as the application's answers are: problem+json, the security headers
+        assert b"content-type: application/problem+json" in head and b"content-security-policy: " in head, head
+        assert json.loads(body)["code"] == "request.timeout", body
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
