@@ -39,8 +39,19 @@ _VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
 
 
 def multiprocess() -> bool:
-    """Whether prometheus_client's multiprocess mode is on (``PROMETHEUS_MULTIPROC_DIR`` is set)."""
-    return bool(os.environ.get(_MULTIPROC_ENV) or os.environ.get(_MULTIPROC_ENV.lower()))
+    """Whether prometheus_client's multiprocess mode is on (``PROMETHEUS_MULTIPROC_DIR`` is set, even empty)."""
+    return _MULTIPROC_ENV in os.environ or _MULTIPROC_ENV.lower() in os.environ
+
+
+def multiprocess_problem() -> str | None:
+    """What is wrong with ``PROMETHEUS_MULTIPROC_DIR``, where it is set: every process writes its counts in that
+    folder as it makes its first metric, and one that cannot fails to start (uvicorn's workers, over and over)."""
+    for name in (_MULTIPROC_ENV, _MULTIPROC_ENV.lower()):
+        folder = os.environ.get(name)
+        if folder is not None and not (folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+            return (f"{name}={folder[:200]!r}: expected an existing folder the server can write, where every process "
+                    f"writes its counts (prometheus_client's multiprocess mode)")  # fmt: skip
+    return None
 
 
 class _StoreCollector(Collector):

@@ -52,12 +52,17 @@ def serve(
         graceful_timeout: seconds to let requests finish on shutdown.
 
     Raises:
-        ServeError: ``host``:``port`` cannot be listened on, ``workers`` is not 1 to :data:`MAX_WORKERS`, or
-            the application did not start.
+        ServeError: ``host``:``port`` cannot be listened on, ``workers`` is not 1 to :data:`MAX_WORKERS`,
+            ``PROMETHEUS_MULTIPROC_DIR`` is no folder the server can write, or the application did not start.
     """
     import uvicorn
 
     from .main import create_app
+    from .metrics import multiprocess_problem
+
+    problem = multiprocess_problem()
+    if problem is not None:
+        raise ServeError(problem)
 
     workers = settings.workers if workers is None else workers
     if not 1 <= workers <= MAX_WORKERS:

@@ -273,6 +273,21 @@ def test_listen_failure_is_a_serve_error(tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.parametrize("folder", ["missing", "", "file"])
+def test_a_metrics_folder_the_server_cannot_write_is_a_serve_error(tmp_path: Path, folder: str) -> None:
+    """prometheus_client's multiprocess mode writes each process's counts there: with several workers, each died as it
+    started and uvicorn started it again, for ever."""
+    (tmp_path / "file").write_text("")
+    path = str(tmp_path / folder) if folder else ""
+    options = {"settings": {"host": "127.0.0.1", "port": _free_port(), "store": str(tmp_path / "store")}, "workers": 2}
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVE, json.dumps(options)],
+        cwd=ROOT, env=_environment() | {"PROMETHEUS_MULTIPROC_DIR": path}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"api.server.ServeError: PROMETHEUS_MULTIPROC_DIR={path!r}: expected an existing folder" in done.stderr
+
+
 def test_an_application_that_cannot_start_is_a_serve_error(tmp_path: Path) -> None:
     """The application's startup fails (an extension OpenVINO refuses): ServeError, which ``ovreduce serve`` says as
     a usage error; uvicorn's own exit (status 3, as an internal error) was let through."""
