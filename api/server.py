@@ -104,11 +104,23 @@ def serve(
                 if not server.started:
                     raise ServeError("the application did not start (see the log above)")
             else:
-                from uvicorn.supervisors import Multiprocess
-
-                Multiprocess(config, sockets=[sock]).run()
+                _supervisor(config, sock).run()
         except _StopSignalError:
             pass
+
+
+def _supervisor(config: Any, sock: socket.socket) -> Any:
+    """uvicorn's supervisor of several workers, which lets go of the listening socket as it stops them: it kept its
+    copy open, and the kernel went on queueing connections that no worker would take until the last one stopped."""
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        def terminate_all(self) -> None:
+            for listening in self.sockets:
+                listening.close()  # each worker closes its own as it stops: new connections are refused
+            super().terminate_all()
+
+    return Supervisor(config, sockets=[sock])
 
 
 @contextmanager

@@ -244,6 +244,25 @@ def _assert_complete(store: Path, ids: set[str]) -> None:
     assert list((store / "tmp").iterdir()) == []
 
 
+def test_several_workers_refuse_new_connections_once_told_to_stop(tmp_path: Path) -> None:
+    """After SIGTERM, while a request under way holds the workers in their graceful shutdown, a new connection is
+    refused at once: the supervisor kept the listening socket, and new clients waited on it, then were reset."""
+    with serve(tmp_path / "store", workers=2) as (url, proc):
+        host, port = url.removeprefix("http://").split(":")
+        busy = socket.create_connection((host, int(port)))  # a body that is still coming: the request is under way
+        busy.sendall(b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                     b"boundary=B\r\nContent-Length: 1000\r\n\r\n--B\r\n")  # fmt: skip
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(2)
+        try:
+            assert proc.poll() is None  # still stopping: the request under way has its graceful time
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection((host, int(port)), timeout=5).close()
+        finally:
+            busy.close()
+
+
 def test_settings_reach_every_worker_without_the_environment(tmp_path: Path) -> None:
     """Two worker processes get the Settings object itself: no OVREDUCE_* variable is set anywhere."""
     store = tmp_path / "only-in-settings"
