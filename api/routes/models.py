@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Path, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from ..deps import ServicesDep
 from ..metrics import Metrics
@@ -68,11 +69,18 @@ async def upload(
 
 @router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503))
 async def list_models(services: ServicesDep) -> Response:
+    """The stored summaries spliced in as they are read (never parsed here), one at a time: the answer can be
+    gigabytes, and a server that built it whole held it as often as it was asked at once."""
     catalog, store = services.catalog, services.catalog.store
-    models = await run_in_threadpool(catalog.summaries_json)  # spliced in as stored: never parsed here
-    total = await run_in_threadpool(store.usage)
-    body = b'{"models": [%s], "total_bytes": %d, "max_bytes": %d}' % (b", ".join(models), total, store.max_bytes)
-    return Response(body, media_type="application/json")
+    ids = await run_in_threadpool(store.ids)  # a store that cannot be listed: 503 before anything is sent
+
+    def body() -> Iterator[bytes]:  # (Starlette iterates it off the event loop)
+        yield b'{"models": ['
+        for i, raw in enumerate(catalog.summaries_json(ids)):
+            yield b", " + raw if i else raw
+        yield b'], "total_bytes": %d, "max_bytes": %d}' % (store.usage(), store.max_bytes)
+
+    return StreamingResponse(body(), media_type="application/json")
 
 
 @router.get(

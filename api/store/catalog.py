@@ -12,7 +12,7 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from cachetools import LRUCache
@@ -113,17 +113,20 @@ class Catalog:
         )
         self._loaded_lock = threading.Lock()
 
-    def summaries(self) -> list[dict[str, Any]]:
-        """The summary of every stored model (those removed meanwhile are skipped), by id."""
-        return [json.loads(raw) for raw in self.summaries_json()]
+    def summaries(self) -> Iterator[dict[str, Any]]:
+        """The summary of every stored model (those removed meanwhile are skipped), by id, each read as it is
+        iterated: a model's summary lists its every reduction, and a store of large models holds gigabytes of them."""
+        return (json.loads(raw) for raw in self.summaries_json())
 
-    def summaries_json(self) -> list[bytes]:
-        """:meth:`summaries` as the JSON texts stored (:meth:`ModelStore.meta_json`)."""
-        out = []
-        for mid in self.store.ids():
-            with contextlib.suppress(NotFoundError, StoreError):
-                out.append(self.store.meta_json(mid))
-        return out
+    def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
+        """:meth:`summaries` as the JSON texts stored (:meth:`ModelStore.meta_json`), of the stored models or of
+        ``ids`` (as :meth:`ModelStore.ids` gave them: its :class:`StoreError` said before any is read)."""
+        for mid in self.store.ids() if ids is None else ids:
+            try:
+                raw = self.store.meta_json(mid)
+            except (NotFoundError, StoreError):
+                continue
+            yield raw
 
     def add(
         self, xml: bytes, bin_src: IO[bytes] | None, *, filename: str, bin_filename: str

@@ -528,6 +528,51 @@ def _relu_chain(layers: int) -> bytes:
             f'<edges>{"".join(edges)}</edges></net>\n').encode()  # fmt: skip
 
 
+def _reduction_chain(name: str, reductions: int) -> bytes:
+    """A Parameter, ``reductions`` ReduceMeans one after the other (over axis 0 of [1, 8], from one Const; its .bin is
+    eight zero bytes) and a Result: an IR whose stored summary lists every reduction, a large one."""
+    port = '<port id="{}" precision="FP32"><dim>1</dim><dim>8</dim></port>'
+    body = [f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8" element_type="f32"/>'
+            f'<output>{port.format(0)}</output></layer>',
+            '<layer id="1" name="axes" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" '
+            'size="8"/><output><port id="0" precision="I64"><dim>1</dim></port></output></layer>']  # fmt: skip
+    body += [f'<layer id="{i}" name="mean_{i}" type="ReduceMean" version="opset1"><data keep_dims="true"/>'
+             f'<input>{port.format(0)}<port id="1" precision="I64"><dim>1</dim></port></input>'
+             f"<output>{port.format(2)}</output></layer>" for i in range(2, reductions + 2)]  # fmt: skip
+    last = reductions + 2
+    body.append(f'<layer id="{last}" name="out" type="Result" version="opset1"><input>{port.format(0)}</input>'
+                f"</layer>")  # fmt: skip
+    edges = [f'<edge from-layer="{i - 1 if i > 2 else 0}" from-port="{2 if i > 2 else 0}" to-layer="{i}" to-port="0"/>'
+             f'<edge from-layer="1" from-port="0" to-layer="{i}" to-port="1"/>' for i in range(2, last)]  # fmt: skip
+    edges.append(f'<edge from-layer="{last - 1}" from-port="2" to-layer="{last}" to-port="0"/>')
+    return (f'<?xml version="1.0"?>\n<net name="{name}" version="11"><layers>{"".join(body)}</layers>'
+            f'<edges>{"".join(edges)}</edges></net>\n').encode()  # fmt: skip
+
+
+def test_the_model_listing_is_not_built_whole_in_the_server(tmp_path: Path) -> None:
+    """Each stored summary lists its every reduction: the listing of a store of large models is gigabytes, and the
+    server built it whole, three copies at once, once for each request listing it at the same time."""
+    with serve(tmp_path / "store") as (url, proc):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for i in range(10):
+                xml = _reduction_chain(f"m{i}", 6_000)
+                stored = http.post("/v1/models", files={"xml": ("m.xml", xml), "bin": ("m.bin", bytes(8))})
+                assert stored.status_code == 201, stored.text
+            assert http.get("/v1/models").status_code == 200  # each summary checked against the schema, once
+            Path(f"/proc/{proc.pid}/clear_refs").write_text("5")  # the peak memory counted from here
+            before = _peak_rss(proc.pid)
+            listing = http.get("/v1/models")
+            grown = _peak_rss(proc.pid) - before
+        assert listing.status_code == 200 and len(listing.json()["models"]) == 10
+        assert len(listing.content) > 16 << 20
+        assert grown < len(listing.content) // 4, (grown, len(listing.content))
+
+
+def _peak_rss(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
+
+
 def test_an_answer_nobody_reads_is_dropped_even_when_the_connection_closes(tmp_path: Path) -> None:
     """A whole answer written and its connection closing (Connection: close, or keep-alive's end) waits for the client
     to read it: the server held it in memory for ever (N such clients, N copies of the largest answer)."""
