@@ -23,6 +23,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 from collections.abc import Callable
@@ -111,7 +112,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
         refused = exc
     while True:
         try:
-            func, args, kwargs = conn.recv()
+            func, args, kwargs = _receive_job(conn)
             conn.send_bytes(b"")  # the receipt (see _exchange)
         except (EOFError, OSError):
             return
@@ -379,11 +380,34 @@ class _NotDeliveredError(Exception):
     """The worker ended before it took the job (it sent no receipt): the job never started."""
 
 
-def _exchange(conn: Connection, job: tuple[Any, ...]) -> tuple[bool, Any, bool]:
+_Job = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]  # a function of the worker, its arguments
+_OUT_OF_BAND = 1 << 16
+"""A job's bytes arguments this large (an upload's files) go down the pipe as they are, beside the pickle of the rest:
+pickled with it, each was copied whole in the server first."""
+
+
+def _send_job(conn: Connection, job: _Job) -> None:
+    func, args, kwargs = job
+    buffers: list[pickle.PickleBuffer] = []
+    wrapped = tuple(pickle.PickleBuffer(a) if type(a) is bytes and len(a) >= _OUT_OF_BAND else a for a in args)
+    head = pickle.dumps((func, wrapped, kwargs), protocol=5, buffer_callback=buffers.append)
+    conn.send_bytes(len(buffers).to_bytes(4, "big") + head)
+    for buffer in buffers:
+        conn.send_bytes(buffer)
+
+
+def _receive_job(conn: Connection) -> _Job:
+    message = conn.recv_bytes()
+    buffers = [conn.recv_bytes() for _ in range(int.from_bytes(message[:4], "big"))]
+    job: _Job = pickle.loads(message[4:], buffers=buffers)
+    return job
+
+
+def _exchange(conn: Connection, job: _Job) -> tuple[bool, Any, bool]:
     """Send one job, take the worker's receipt, and wait for its answer: (ok, the result or the error, whether the
     worker retires); in a thread, since pickling and pipes block."""
     try:
-        conn.send(job)
+        _send_job(conn, job)
         conn.recv_bytes()  # the receipt: a worker killed an instant before still accepts the bytes, then closes
     except (EOFError, OSError):
         raise _NotDeliveredError from None

@@ -568,6 +568,21 @@ def test_the_model_listing_is_not_built_whole_in_the_server(tmp_path: Path) -> N
         assert grown < len(listing.content) // 4, (grown, len(listing.content))
 
 
+def test_an_upload_is_held_once_in_the_server(tmp_path: Path) -> None:
+    """The server reads an upload whole to hand it to a worker: it was copied again into the pickle of the job, so a
+    server took twice the bytes of every upload under way."""
+    xml, weights = sample("rmsnorm")
+    padded = (weights or b"") + bytes(96 << 20)  # a .bin longer than its Consts need: read all the same
+    with serve(tmp_path / "store") as (url, proc), httpx.Client(base_url=url, timeout=120) as http:
+        assert http.post("/v1/check", files=files(xml, weights)).status_code == 200  # a worker, warm
+        Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
+        before = _peak_rss(proc.pid)
+        checked = http.post("/v1/check", files=files(xml, padded))
+        grown = _peak_rss(proc.pid) - before
+    assert checked.status_code == 200, checked.text
+    assert grown < len(padded) * 3 // 2, (grown, len(padded))
+
+
 def _peak_rss(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
