@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     max_elements: int = Field(default=1 << 22, ge=1, le=_MOST)
     max_output_elements: int = Field(default=1 << 20, ge=1, le=_MOST)
     max_worker_bytes: int = Field(default=4 << 30, ge=256 * _MiB, le=_MOST)
+    upload_memory_bytes: int = Field(default=1 << 30, ge=1, le=_MOST)
     run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
 
     @property

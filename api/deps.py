@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 
 from .config import Settings
 from .store.catalog import Catalog
-from .workers import IsolatedPool
+from .workers import IsolatedPool, UploadMemory
 
 __all__ = ["Services", "ServicesDep"]
 
@@ -30,6 +30,8 @@ class Services:
     """The store's listings, summaries and deletions; this process never parses a model (the workers do)."""
     isolated: IsolatedPool
     """Worker processes, for everything that reads a model's bytes: a crash or a timeout costs one worker."""
+    uploads: UploadMemory
+    """The memory uploads may take in this process while they wait for, and go to, a worker."""
     check_cache: LRUCache[tuple[Any, ...], bytes]
     """``/v1/check`` documents (JSON) by content hash and options; hold :attr:`check_cache_lock` to use it."""
     check_cache_lock: threading.Lock = field(default_factory=threading.Lock)

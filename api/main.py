@@ -36,7 +36,7 @@ from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
 from .routes.common import ServiceRoute
 from .store.catalog import Catalog
-from .workers import IsolatedPool, apply_extensions, catalog_for
+from .workers import IsolatedPool, UploadMemory, apply_extensions, catalog_for
 
 __all__ = ["create_app"]
 
@@ -124,7 +124,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.router.route_class = ServiceRoute  # the app's own routes (the page, /docs, /metrics) too
     app.state.metrics = metrics
-    app.state.services = Services(settings, catalog, isolated, LRUCache(maxsize=settings.check_cache_size))
+    memory = UploadMemory(settings.upload_memory_bytes, settings.run_timeout_s)
+    app.state.services = Services(settings, catalog, isolated, memory, LRUCache(maxsize=settings.check_cache_size))
 
     for router in ROUTERS:
         app.include_router(router)

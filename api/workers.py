@@ -26,7 +26,7 @@ import os
 import pickle
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, TypeVar
@@ -40,7 +40,7 @@ from .problems import add_server_paths
 from .store.catalog import Catalog
 from .store.disk import ModelStore
 
-__all__ = ["IsolatedPool", "WorkerContext", "apply_extensions", "catalog_for"]
+__all__ = ["IsolatedPool", "UploadMemory", "WorkerContext", "apply_extensions", "catalog_for"]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -199,6 +199,44 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
 class _Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
+
+
+class UploadMemory:
+    """The bytes of uploads this process holds at once on their way to a worker (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an
+    upload waits, spooled on disk, until it fits beside those held (503 ``busy`` after ``timeout_s``); one larger than
+    the whole budget waits until it has it all. Without it, every request under way could hold its upload in memory.
+    """
+
+    def __init__(self, total: int, timeout_s: float) -> None:
+        self.total = total
+        self.timeout_s = timeout_s
+        self.held = 0
+        self._freed: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.asynccontextmanager
+    async def hold(self, size: int, what: str) -> AsyncIterator[None]:
+        """Hold ``size`` bytes (at most the whole budget) for the block."""
+        size = min(size, self.total)
+        loop = asyncio.get_running_loop()
+        if self._freed is None or self._loop is not loop:  # (an app served by one loop after another: the tests)
+            self._freed, self._loop = asyncio.Condition(), loop
+        freed = self._freed
+        async with freed:
+            try:
+                await asyncio.wait_for(freed.wait_for(lambda: self.held + size <= self.total), self.timeout_s)
+            except TimeoutError:
+                raise BusyError(
+                    f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
+                    f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
+                ) from None
+            self.held += size
+        try:
+            yield
+        finally:
+            async with freed:
+                self.held -= size
+                freed.notify_all()
 
 
 class IsolatedPool:

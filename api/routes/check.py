@@ -23,7 +23,7 @@ from ..deps import ServicesDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_ir_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_ir_upload, upload_size
 
 __all__ = ["router"]
 
@@ -80,24 +80,25 @@ async def check(
     ] = None,
 ) -> Response:
     settings, cache = services.settings, services.check_cache
-    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
-    shapes = parse_reshape(reshape or [])
-    if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
-        digest = model_id(xml_bytes, bin_bytes)
-    else:
-        digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
-    key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
-    with services.check_cache_lock:
-        cached = cache.get(key)
-    if cached is not None:
-        body = cached
-    else:
-        limits = settings.parse_limits()
-        body = await services.isolated.run(
-            "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
-            engine=engine, reshape=shapes, limits=limits,
-        )  # fmt: skip
-        if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
-            with services.check_cache_lock:
-                cache[key] = body
+    async with services.uploads.hold(upload_size(xml, bin_file), "the check"):
+        xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
+        shapes = parse_reshape(reshape or [])
+        if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
+            digest = model_id(xml_bytes, bin_bytes)
+        else:
+            digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
+        key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
+        with services.check_cache_lock:
+            cached = cache.get(key)
+        if cached is not None:
+            body = cached
+        else:
+            limits = settings.parse_limits()
+            body = await services.isolated.run(
+                "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
+                engine=engine, reshape=shapes, limits=limits,
+            )  # fmt: skip
+            if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
+                with services.check_cache_lock:
+                    cache[key] = body
     return Response(body, media_type="application/json")

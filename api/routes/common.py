@@ -38,6 +38,7 @@ __all__ = [
     "read_ir_upload",
     "read_json",
     "read_upload",
+    "upload_size",
 ]
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
 UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
@@ -196,6 +197,11 @@ def display_name(filename: str | None, default: str) -> str:
     base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     base = "".join(ch for ch in base if ch.isprintable()).strip()[:200]
     return base or default
+
+
+def upload_size(*uploads: UploadFile | None) -> int:
+    """The bytes of a request's files (spooled by Starlette as the body arrived; not yet read into memory)."""
+    return sum(upload.size or 0 for upload in uploads if upload is not None)
 
 
 async def read_ir_upload(

@@ -16,7 +16,7 @@ from ovreduce.reports.conform import ConformDocument
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload, upload_size
 
 __all__ = ["router"]
 
@@ -44,7 +44,8 @@ async def conform(
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
 ) -> Response:
     settings = services.settings
-    data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
-    filename = display_name(onnx.filename, "model.onnx")
-    body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)
+    async with services.uploads.hold(upload_size(onnx), "the conformance check"):
+        data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
+        filename = display_name(onnx.filename, "model.onnx")
+        body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)
     return Response(body, media_type="application/json")

@@ -15,7 +15,7 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_ir_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_ir_upload, upload_size
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -58,9 +58,10 @@ async def upload(
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
-    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
-    meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
-                                                         bin_filename)  # fmt: skip
+    async with services.uploads.hold(upload_size(xml, bin_file), "the upload"):
+        xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
+        meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
+                                                             bin_filename)  # fmt: skip
     if evicted:
         metrics: Metrics = request.app.state.metrics
         metrics.evicted(evicted)

@@ -36,6 +36,7 @@ MEANINGS: dict[str, str] = {
     "max_elements": "elements of one run input, given or generated, of a run's output, and of every intermediate tensor of an audit or conform; an audit's inputs together are held to it too, and the tensors it keeps (each reduction's inputs and output) to 16 times it (the CLI reads the same variable, default 2^28)",
     "max_output_elements": "elements of one run output (returned as JSON)",
     "max_worker_bytes": "the data (heap and private mappings) of one worker process, where every check, run, audit and conform runs (Linux); a job that needs more, as an audit or conform whose tensors' shapes depend on input values can, is 413 `limit.memory` and its worker replaced",
+    "upload_memory_bytes": "uploads held in the server process at once on their way to a worker process; one past it waits, spooled on disk, for its turn (503 `busy` after `OVREDUCE_RUN_TIMEOUT_S`), and one larger than it all waits for all of it",
     "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets 80% of it and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
     "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",
     "model_cache_size": "parsed models kept in memory per process, whose XML together is at most `OVREDUCE_MAX_XML_BYTES` (a parsed model takes some 16 times its XML)",

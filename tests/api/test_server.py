@@ -3,6 +3,7 @@ workers, and what importing the application does (nothing)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -581,6 +582,51 @@ def test_an_upload_is_held_once_in_the_server(tmp_path: Path) -> None:
         grown = _peak_rss(proc.pid) - before
     assert checked.status_code == 200, checked.text
     assert grown < len(padded) * 3 // 2, (grown, len(padded))
+
+
+def test_uploads_held_at_once_are_bounded_by_the_upload_memory(tmp_path: Path) -> None:
+    """Three 96 MB uploads at once against a budget of one: they take their turns, the server holding one at a time;
+    every request under way held its whole upload before."""
+    xml, weights = sample("rmsnorm")
+    padded = (weights or b"") + bytes(96 << 20)
+    settings = {"upload_memory_bytes": len(xml) + len(padded) + 1024}
+    with serve(tmp_path / "store", settings=settings) as (url, proc), httpx.Client(base_url=url, timeout=120) as http:
+        assert http.post("/v1/check", files=files(xml, weights)).status_code == 200  # a worker, warm
+        Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
+        before = _peak_rss(proc.pid)
+        with ThreadPoolExecutor(3) as pool:
+            statuses = list(pool.map(lambda _: http.post("/v1/check", files=files(xml, padded)).status_code, range(3)))
+        grown = _peak_rss(proc.pid) - before
+    assert statuses == [200] * 3
+    assert grown < len(padded) * 2, (grown, len(padded))
+
+
+def test_the_upload_memory_is_waited_for_then_refused() -> None:
+    """Uploads that do not fit beside those held wait for them, and are 503 busy past the time limit; one larger than
+    the whole budget waits for all of it, and is not refused for its size."""
+    from api.errors import BusyError
+    from api.workers import UploadMemory
+
+    async def scenario() -> list[str]:
+        memory, said = UploadMemory(1000, timeout_s=0.3), []
+
+        async def upload(name: str, size: int, keep_s: float) -> None:
+            try:
+                async with memory.hold(size, name):
+                    said.append(f"{name} in")
+                    await asyncio.sleep(keep_s)
+            except BusyError as exc:
+                said.append(f"{name} busy: {exc.message}")
+
+        await asyncio.gather(upload("a", 600, 0.1), upload("b", 600, 0.0), upload("big", 5000, 0.0))
+        await asyncio.gather(upload("c", 900, 1.0), upload("d", 200, 0.0))
+        return said
+
+    said = asyncio.run(scenario())
+    assert said[:3] == ["a in", "b in", "big in"], said  # b once a let go, the whole budget once b did
+    assert said[3] == "c in" and said[4].startswith("d busy: the server is busy: d waited 0.3 s for the memory its "
+                                                    "upload needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"), said  # fmt: skip
+    assert len(said) == 5
 
 
 def _peak_rss(pid: int) -> int:
