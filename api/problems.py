@@ -343,7 +343,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"the request body cannot be read as JSON: {why}"
     elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
         said = str(exc.__context__.__cause__ or "")  # python-multipart's precise error, if it was one
-        detail = f"the multipart body cannot be read: {_multipart_why(said, exc.__context__.message)}"
+        misfiled = _media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
+        detail = misfiled or f"the multipart body cannot be read: {_multipart_why(said, exc.__context__.message)}"
         code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))

@@ -103,7 +103,8 @@ class ServiceRoute(APIRoute):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.queries = frozenset(p.alias for p in self.dependant.query_params)
+        # KServe's routes take any: the protocol defines none, and its clients and proxies add their own
+        self.queries = frozenset(p.alias for p in self.dependant.query_params) if self.path.startswith("/v1/") else None
         self.scalar_queries = frozenset(p.alias for p in self.dependant.query_params if not _is_list(p.field_info))
         self.takes_form = isinstance(getattr(self.body_field, "field_info", None), params_.Form)  # an upload route
         self.fields = frozenset(p.alias for p in self.dependant.body_params) if self.takes_form else frozenset()
@@ -122,12 +123,13 @@ class ServiceRoute(APIRoute):
         encoding = _coding(v.decode("latin-1") for k, v in request.scope["headers"] if k == b"content-encoding")
         if encoding is not None:
             raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
-        if request.scope["query_string"] and self.queries:
+        if request.scope["query_string"] and (self.queries or self.scalar_queries):
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)
             if twice:
                 raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
-            self._known("query parameter", counts, self.queries, request)
+            if self.queries is not None:
+                self._known("query parameter", counts, self.queries, request)
         if self.takes_form:
             form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
             twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)

@@ -320,8 +320,8 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
     ready_only = False
     if body.strip():
         try:
-            doc = read_json(body)
-        except (ValueError, UnicodeDecodeError, RecursionError, InputError):
+            doc = read_json(body)  # its own InputError (a key given twice, a number past the float range) goes through
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise InputError("the repository index request must be empty or a JSON object") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')
