@@ -39,8 +39,9 @@ _VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
 
 
 def multiprocess() -> bool:
-    """Whether prometheus_client's multiprocess mode is on (``PROMETHEUS_MULTIPROC_DIR`` is set, even empty)."""
-    return _MULTIPROC_ENV in os.environ or _MULTIPROC_ENV.lower() in os.environ
+    """Whether ``/metrics`` sums the counts of several processes (``PROMETHEUS_MULTIPROC_DIR`` names a folder;
+    ``ovreduce serve`` refuses one set empty, see :func:`multiprocess_problem`)."""
+    return bool(os.environ.get(_MULTIPROC_ENV) or os.environ.get(_MULTIPROC_ENV.lower()))
 
 
 def multiprocess_problem() -> str | None:

@@ -197,6 +197,17 @@ def test_multiprocess_mode_sums_the_processes(tmp_path: Path) -> None:
     assert value(samples, "ovreduce_store_models") == 0
 
 
+def test_an_empty_multiprocess_folder_is_not_multiprocess_mode(tmp_path: Path) -> None:
+    """``PROMETHEUS_MULTIPROC_DIR=`` (an app started by ``uvicorn --factory``; ``ovreduce serve`` refuses it): the
+    scrape answers this process's counts, as prometheus_client's collector cannot sum an empty folder (it was a 500)."""
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": "", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", _WORKER, str(tmp_path / "store"), "2", "scrape"], check=True, env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    samples = {(s.name, frozenset(s.labels.items())): s.value
+               for family in text_string_to_metric_families(out) for s in family.samples}  # fmt: skip
+    assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 2
+
+
 def test_metrics_is_read_only(client: TestClient) -> None:
     refused = client.post("/metrics")
     assert_problem(refused, 405, "http.405")
