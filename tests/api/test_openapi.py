@@ -234,6 +234,7 @@ def test_the_problem_examples_are_answers_the_service_gives(
         "not_found": client.get("/v1/models/" + "0" * 64),
         "http.405": client.put("/v1/models"),
         "limit.body": client.post("/v1/check", content=b"x", headers={"content-length": "300000000", **form}),
+        "limit.body/json": client.post(run, content=b"{}", headers={"content-length": "300000000"}),
         "limit": client.post(run, json={"shapes": {"0": "1,70000,64"}}),
         "ir.element_type": client.post("/v1/check", files=files(xml.replace(b'"f32"', b'"f99"', 1), weights)),
     }
