@@ -19,6 +19,7 @@ names one.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import multiprocessing
@@ -202,37 +203,47 @@ class _Worker:
 
 
 class UploadMemory:
-    """The bytes of uploads this process holds at once on their way to a worker (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an
-    upload waits, spooled on disk, until it fits beside those held (503 ``busy`` after ``timeout_s``); one larger than
-    the whole budget waits until it has it all. Without it, every request under way could hold its upload in memory.
+    """The bytes of uploads this process holds at once on their way to a worker (``OVREDUCE_UPLOAD_MEMORY_BYTES``):
+    uploads take their turns in the order they came, each waiting, spooled on disk, until it fits beside those held
+    (503 ``busy`` after ``timeout_s``); one larger than the whole budget waits until it has it all. Without it, every
+    request under way could hold its upload in memory.
     """
 
     def __init__(self, total: int, timeout_s: float) -> None:
         self.total = total
         self.timeout_s = timeout_s
         self.held = 0
+        self._turns: collections.deque[object] = collections.deque()  # the uploads waiting, first come first
         self._freed: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @contextlib.asynccontextmanager
-    async def hold(self, size: int, what: str) -> AsyncIterator[None]:
-        """Hold ``size`` bytes (at most the whole budget) for the block."""
+    async def hold(self, size: int, what: str) -> AsyncIterator[float]:
+        """Hold ``size`` bytes (at most the whole budget) for the block, which is given the loop time the wait began
+        (the job's time limit counts from it: :meth:`IsolatedPool.run`'s ``since``)."""
         size = min(size, self.total)
         loop = asyncio.get_running_loop()
+        since = loop.time()
         if self._freed is None or self._loop is not loop:  # (an app served by one loop after another: the tests)
-            self._freed, self._loop = asyncio.Condition(), loop
-        freed = self._freed
+            self._freed, self._loop, self._turns = asyncio.Condition(), loop, collections.deque()
+        freed, turns, turn = self._freed, self._turns, object()
         async with freed:
+            turns.append(turn)
             try:
-                await asyncio.wait_for(freed.wait_for(lambda: self.held + size <= self.total), self.timeout_s)
+                await asyncio.wait_for(
+                    freed.wait_for(lambda: turns[0] is turn and self.held + size <= self.total), self.timeout_s
+                )
             except TimeoutError:
                 raise BusyError(
                     f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
                     f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
                 ) from None
+            finally:
+                turns.remove(turn)
+                freed.notify_all()  # the next in line may fit now
             self.held += size
         try:
-            yield
+            yield since
         finally:
             async with freed:
                 self.held -= size
@@ -292,8 +303,9 @@ class IsolatedPool:
             worker.process.kill()
         worker.process.join(timeout=5)
 
-    async def run(self, what: str, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``func(context, *args, **kwargs)`` in a worker process.
+    async def run(self, what: str, func: Callable[..., T], *args: Any, since: float | None = None, **kwargs: Any) -> T:
+        """``func(context, *args, **kwargs)`` in a worker process, within the time limit counted from now, or from
+        ``since`` (the loop time the request began waiting for its upload's memory, :meth:`UploadMemory.hold`).
 
         Raises:
             BusyError: no worker became free within the time limit (the job never started).
@@ -302,12 +314,12 @@ class IsolatedPool:
             whatever ``func`` raised.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout_s
+        deadline = (loop.time() if since is None else since) + self.timeout_s
         if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
             self._slots, self._loop = asyncio.Semaphore(self.size), loop
         self._event("queued")
         try:
-            await asyncio.wait_for(self._slots.acquire(), self.timeout_s)
+            await asyncio.wait_for(self._slots.acquire(), max(deadline - loop.time(), 0.001))
         except TimeoutError:
             self._event("busy")
             raise BusyError(

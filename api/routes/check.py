@@ -80,7 +80,7 @@ async def check(
     ] = None,
 ) -> Response:
     settings, cache = services.settings, services.check_cache
-    async with services.uploads.hold(upload_size(xml, bin_file), "the check"):
+    async with services.uploads.hold(upload_size(xml, bin_file), "the check") as since:
         xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
         shapes = parse_reshape(reshape or [])
         if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
@@ -96,7 +96,7 @@ async def check(
             limits = settings.parse_limits()
             body = await services.isolated.run(
                 "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
-                engine=engine, reshape=shapes, limits=limits,
+                engine=engine, reshape=shapes, limits=limits, since=since,
             )  # fmt: skip
             if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
                 with services.check_cache_lock:

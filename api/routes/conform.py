@@ -44,8 +44,9 @@ async def conform(
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
 ) -> Response:
     settings = services.settings
-    async with services.uploads.hold(upload_size(onnx), "the conformance check"):
+    async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
         data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
         filename = display_name(onnx.filename, "model.onnx")
-        body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision)
+        body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
+                                           since=since)  # fmt: skip
     return Response(body, media_type="application/json")

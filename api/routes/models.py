@@ -58,10 +58,10 @@ async def upload(
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
-    async with services.uploads.hold(upload_size(xml, bin_file), "the upload"):
+    async with services.uploads.hold(upload_size(xml, bin_file), "the upload") as since:
         xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
         meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
-                                                             bin_filename)  # fmt: skip
+                                                             bin_filename, since=since)  # fmt: skip
     if evicted:
         metrics: Metrics = request.app.state.metrics
         metrics.evicted(evicted)

@@ -618,15 +618,38 @@ def test_the_upload_memory_is_waited_for_then_refused() -> None:
             except BusyError as exc:
                 said.append(f"{name} busy: {exc.message}")
 
+        async def later(delay: float, name: str, size: int) -> None:
+            await asyncio.sleep(delay)
+            await upload(name, size, 0.0)
+
         await asyncio.gather(upload("a", 600, 0.1), upload("b", 600, 0.0), upload("big", 5000, 0.0))
         await asyncio.gather(upload("c", 900, 1.0), upload("d", 200, 0.0))
+        # first come, first served: small uploads that would fit do not pass one waiting before them
+        await asyncio.gather(upload("e", 500, 0.2), later(0.05, "f", 800), later(0.1, "g", 100))
         return said
 
     said = asyncio.run(scenario())
     assert said[:3] == ["a in", "b in", "big in"], said  # b once a let go, the whole budget once b did
     assert said[3] == "c in" and said[4].startswith("d busy: the server is busy: d waited 0.3 s for the memory its "
                                                     "upload needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"), said  # fmt: skip
-    assert len(said) == 5
+    assert said[5:] == ["e in", "f in", "g in"], said
+
+
+def test_the_wait_for_upload_memory_counts_in_the_time_limit(tmp_path: Path) -> None:
+    """A job whose request waited its whole time limit for upload memory is not started: the limit counts queueing,
+    that wait included (it started a fresh limit of its own)."""
+    from api.config import Settings
+    from api.errors import BusyError
+    from api.workers import IsolatedPool
+
+    pool = IsolatedPool(1, 2.0, Settings(store=tmp_path / "store"))
+
+    async def late() -> None:
+        await pool.run("the check", print, since=asyncio.get_running_loop().time() - 2.0)
+
+    with pytest.raises(BusyError, match="was not started"):
+        asyncio.run(late())
+    pool.shutdown()
 
 
 def _peak_rss(pid: int) -> int:
