@@ -227,27 +227,31 @@ class UploadMemory:
         if self._freed is None or self._loop is not loop:  # (an app served by one loop after another: the tests)
             self._freed, self._loop, self._turns = asyncio.Condition(), loop, collections.deque()
         freed, turns, turn = self._freed, self._turns, object()
-        async with freed:
-            turns.append(turn)
-            try:
-                await asyncio.wait_for(
-                    freed.wait_for(lambda: turns[0] is turn and self.held + size <= self.total), self.timeout_s
-                )
-            except TimeoutError:
-                raise BusyError(
-                    f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
-                    f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
-                ) from None
-            finally:
-                turns.remove(turn)
-                freed.notify_all()  # the next in line may fit now
+        if turns or self.held + size > self.total:  # (else it is its turn and it fits: taken without a wait)
+            async with freed:
+                turns.append(turn)
+                try:
+                    await asyncio.wait_for(
+                        freed.wait_for(lambda: turns[0] is turn and self.held + size <= self.total), self.timeout_s
+                    )
+                except TimeoutError:
+                    raise BusyError(
+                        f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
+                        f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
+                    ) from None
+                finally:
+                    turns.remove(turn)
+                    freed.notify_all()  # the next in line may fit now
+                self.held += size
+        else:
             self.held += size
         try:
             yield since
         finally:
-            async with freed:
-                self.held -= size
-                freed.notify_all()
+            self.held -= size
+            if turns:
+                async with freed:
+                    freed.notify_all()
 
 
 class IsolatedPool:
