@@ -88,8 +88,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.transport.close()
 
     def _answer(self, status: int, code: str, detail: str) -> None:
-        """Write a problem answer, as the application's are (problem+json, the security headers), and close after it;
-        nothing when an answer was sent (or begun) already."""
+        """Write a problem answer, as the application's are (problem+json, the security headers), saying that the
+        connection closes (the caller closes it); nothing when an answer was sent (or begun) already."""
         body = problem_bytes(status, detail, code)
         headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
                    (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
