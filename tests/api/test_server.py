@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -514,40 +516,22 @@ def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path
                 sock.close()
 
 
-def _relu_chain(layers: int) -> bytes:
-    """A Parameter, ``layers`` Relus and a Result: an IR whose every-layer listing is a large answer."""
-    port = '<port id="{}" precision="FP32"><dim>1</dim><dim>8</dim></port>'
-    body = [f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8" element_type="f32"/>'
-            f'<output>{port.format(0)}</output></layer>']  # fmt: skip
-    body += [f'<layer id="{i}" name="relu_{i}" type="ReLU" version="opset1"><input>{port.format(0)}</input>'
-             f"<output>{port.format(1)}</output></layer>" for i in range(1, layers + 1)]  # fmt: skip
-    body.append(f'<layer id="{layers + 1}" name="out" type="Result" version="opset1"><input>{port.format(0)}</input>'
-                f"</layer>")  # fmt: skip
-    edges = [f'<edge from-layer="{i}" from-port="{int(i > 0)}" to-layer="{i + 1}" to-port="0"/>'
-             for i in range(layers + 1)]  # fmt: skip
-    return (f'<?xml version="1.0"?>\n<net name="chain" version="11"><layers>{"".join(body)}</layers>'
-            f'<edges>{"".join(edges)}</edges></net>\n').encode()  # fmt: skip
+@functools.cache
+def _many_reductions() -> tuple[bytes, bytes]:
+    """An IR of 6,000 reductions (``many_reductions``): its stored summary lists each (3 MB), its every-layer listing is
+    6 MB, more than the kernel's buffers take."""
+    from tests.audit.ov_models import many_reductions
+
+    with tempfile.TemporaryDirectory() as folder:
+        xml = many_reductions(Path(folder) / "many.xml", 6_000)
+        return xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
 
 
-def _reduction_chain(name: str, reductions: int) -> bytes:
-    """A Parameter, ``reductions`` ReduceMeans one after the other (over axis 0 of [1, 8], from one Const; its .bin is
-    eight zero bytes) and a Result: an IR whose stored summary lists every reduction, a large one."""
-    port = '<port id="{}" precision="FP32"><dim>1</dim><dim>8</dim></port>'
-    body = [f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8" element_type="f32"/>'
-            f'<output>{port.format(0)}</output></layer>',
-            '<layer id="1" name="axes" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" '
-            'size="8"/><output><port id="0" precision="I64"><dim>1</dim></port></output></layer>']  # fmt: skip
-    body += [f'<layer id="{i}" name="mean_{i}" type="ReduceMean" version="opset1"><data keep_dims="true"/>'
-             f'<input>{port.format(0)}<port id="1" precision="I64"><dim>1</dim></port></input>'
-             f"<output>{port.format(2)}</output></layer>" for i in range(2, reductions + 2)]  # fmt: skip
-    last = reductions + 2
-    body.append(f'<layer id="{last}" name="out" type="Result" version="opset1"><input>{port.format(0)}</input>'
-                f"</layer>")  # fmt: skip
-    edges = [f'<edge from-layer="{i - 1 if i > 2 else 0}" from-port="{2 if i > 2 else 0}" to-layer="{i}" to-port="0"/>'
-             f'<edge from-layer="1" from-port="0" to-layer="{i}" to-port="1"/>' for i in range(2, last)]  # fmt: skip
-    edges.append(f'<edge from-layer="{last - 1}" from-port="2" to-layer="{last}" to-port="0"/>')
-    return (f'<?xml version="1.0"?>\n<net name="{name}" version="11"><layers>{"".join(body)}</layers>'
-            f'<edges>{"".join(edges)}</edges></net>\n').encode()  # fmt: skip
+def _many(name: str) -> dict[str, tuple[str, bytes]]:
+    """The upload of :func:`_many_reductions` under the model name ``name`` (another content, another id)."""
+    xml, weights = _many_reductions()
+    return {"xml": ("m.xml", xml.replace(b'<net name="many"', f'<net name="{name}"'.encode(), 1)),
+            "bin": ("m.bin", weights)}  # fmt: skip
 
 
 def test_the_model_listing_is_not_built_whole_in_the_server(tmp_path: Path) -> None:
@@ -556,8 +540,7 @@ def test_the_model_listing_is_not_built_whole_in_the_server(tmp_path: Path) -> N
     with serve(tmp_path / "store") as (url, proc):
         with httpx.Client(base_url=url, timeout=60) as http:
             for i in range(10):
-                xml = _reduction_chain(f"m{i}", 6_000)
-                stored = http.post("/v1/models", files={"xml": ("m.xml", xml), "bin": ("m.bin", bytes(8))})
+                stored = http.post("/v1/models", files=_many(f"m{i}"))
                 assert stored.status_code == 201, stored.text
             assert http.get("/v1/models").status_code == 200  # each summary checked against the schema, once
             Path(f"/proc/{proc.pid}/clear_refs").write_text("5")  # the peak memory counted from here
@@ -662,7 +645,7 @@ def test_an_answer_nobody_reads_is_dropped_even_when_the_connection_closes(tmp_p
     to read it: the server held it in memory for ever (N such clients, N copies of the largest answer)."""
     with serve(tmp_path / "store", settings={"header_timeout_s": 1.0}) as (url, _):
         with httpx.Client(base_url=url, timeout=60) as http:
-            stored = http.post("/v1/models", files={"xml": ("chain.xml", _relu_chain(50_000))})
+            stored = http.post("/v1/models", files=_many("many"))
             assert stored.status_code == 201, stored.text
             target = f"/v1/models/{stored.json()['id']}/layers?all=true"
             size = len(http.get(target).content)
