@@ -220,7 +220,14 @@ class ShapeEngine:
         """Run ``op``'s rule: a reduction's analysis, else the output states."""
         if isinstance(op, ReductionOp):
             return op.analyse(ctx)
-        outs = op.infer(ctx)
+        try:
+            outs = op.infer(ctx)
+        except (ArithmeticError, ValueError) as exc:  # values no rule refuses in words (a hostile attribute)
+            layer = ctx.layer
+            reason = (
+                f"{layer.type} ({layer.name}): ovreduce's shape rule cannot evaluate its attributes and inputs ({exc})"
+            )
+            return tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
         return tuple(outs)  # a registered rule may return any iterable
 
     def _walk_unfed(self, layer: Layer, role: str) -> None:

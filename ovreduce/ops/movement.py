@@ -432,11 +432,15 @@ class Split1(ShapeRule):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data = inputs[0]
         parts = int_attr(ctx.layer, "num_splits", len(ctx.layer.outputs))
+        if parts == 0:
+            raise ShapeInferenceError("Attribute 'num_splits' must be greater than zero. Got: 0")
+        parts %= 1 << 64  # OpenVINO reads it as an unsigned size: -1 is 2**64 - 1
+        count = min(parts, len(ctx.layer.outputs))  # the shapes of the ports the layer has, however many parts
         axis_value = _value(ctx, 1)
         if data.dims is None:
-            return [data] * parts
+            return [data] * count
         if axis_value is None:
-            return [PartialShape.dynamic(len(data.dims))] * parts
+            return [PartialShape.dynamic(len(data.dims))] * count
         axis = normalize_axis(axis_value[0], len(data.dims))
         d = data.dims[axis]
         if d.is_static and d.lo % parts:
@@ -456,7 +460,7 @@ class Split1(ShapeRule):
             part = Dimension(int(f32(f32(d.lo) * share)), None if d.hi is None else int(f32(f32(d.hi) * share)))
         dims = list(data.dims)
         dims[axis] = part
-        return [PartialShape(tuple(dims))] * parts
+        return [PartialShape(tuple(dims))] * count
 
 
 class VariadicSplit1(ShapeRule):
@@ -479,24 +483,29 @@ class VariadicSplit1(ShapeRule):
         axis = normalize_axis(axis_value[0], len(data.dims))
         if lengths is None:
             return [PartialShape.dynamic(len(data.dims))] * n
-        if lengths.count(-1) > 1:
-            raise ShapeInferenceError("Only one split length value can be -1")
+        rest = None  # the index of the one length -1, which takes what the others leave
+        for i, v in enumerate(lengths):
+            if v < -1:
+                raise ShapeInferenceError(f"Invalid value {v} in split lengths input. Should be >= -1.")
+            if v == -1:
+                if rest is not None:
+                    raise ShapeInferenceError(f"Cannot infer split with multiple -1 values at {rest} and {i}")
+                rest = i
         known = sum(v for v in lengths if v != -1)
         d = data.dims[axis]
-        if -1 not in lengths and d.is_static and known != d.lo:
-            raise ShapeInferenceError(f"Total length of splits: {known} must match the length of the chosen axis: {d}")
+        sizes = list(lengths)
+        if d.is_static:
+            if rest is not None:
+                sizes[rest] = d.lo - known
+            elif known != d.lo:
+                raise ShapeInferenceError(
+                    f"Total length of splits: {known} must match the length of the chosen axis: {d}"
+                )
         out = []
-        for v in lengths:
+        for v in sizes:
             dims = list(data.dims)
-            if v == -1:
-                if d.is_static and known > d.lo:
-                    raise ShapeInferenceError(
-                        f"Total length of splits: {known} must match the length of the chosen axis: {d}"
-                    )
-                # OpenVINO computes the rest only from a static dim: an interval leaves it dynamic
-                dims[axis] = Dimension.static(d.lo - known) if d.is_static else Dimension.dynamic()
-            else:
-                dims[axis] = Dimension.static(v)
+            # OpenVINO's Dimension(v): -1 is dynamic (a rest of -1 too), a rest below it an empty dim
+            dims[axis] = Dimension.dynamic() if v == -1 else Dimension.static(max(v, 0))
             out.append(PartialShape(tuple(dims)))
         return out
 

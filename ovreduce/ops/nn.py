@@ -14,7 +14,7 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState
-from ovreduce.ops.rules import ShapeRule, ints_attr, str_attr
+from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, str_attr
 from ovreduce.shapes import (
     Dimension,
     PartialShape,
@@ -106,6 +106,8 @@ def _spatial_attrs(layer: Layer, n: int, names: Sequence[str]) -> list[tuple[int
             raise ShapeInferenceError(
                 f"{name.capitalize().replace('_', ' ')} should be defined for all and only spatial dimensions."
             )
+        if name in ("strides", "dilations") and any(v < 0 for v in values):
+            raise NotReadNativelyError(f"its {name} {list(values)} has a negative value, read by OpenVINO as a size")
         out.append(values)
     return out
 
@@ -244,7 +246,19 @@ class _Pool(ShapeRule):
         for dim, what in ((data.dims[0], "Batch size"), (data.dims[1], "Channel count")):
             if dim.is_static and dim.lo == 0:  # pooling_shape_inference_util.hpp refuses an empty batch/channel
                 raise ShapeInferenceError(f"{what} is zero.")
+        small = next((i for i, k in enumerate(kernel) if k < 1), None)
+        if small is not None and not data.dims[2 + small].is_static:
+            raise NotReadNativelyError(f"its kernel {list(kernel)} has a size below 1, read by OpenVINO as a size")
+        if small is not None:  # OpenVINO reads it unsigned: 0 dilates to 2**64 - 1, -2 is 2**64 - 2
+            raise ShapeInferenceError(
+                f"Kernel {list(kernel)} has a size below 1 at axis {small}: after dilation it is "
+                f"larger than the data shape after padding (OpenVINO reads sizes unsigned)"
+            )
         strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
+        if 0 in strides:
+            raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
+        if 0 in dilations:
+            raise ShapeInferenceError(f"Kernel dilations has zero dimension(s). {list(dilations)}")
         auto_pad = str_attr(layer, "auto_pad", "explicit")
         rounding = str_attr(layer, "rounding_type", "floor")
         out = [data.dims[0], data.dims[1]]

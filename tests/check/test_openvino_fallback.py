@@ -113,23 +113,31 @@ def test_explicit_broadcast_under_reshape_is_refused_where_openvino_refuses_it(s
         shape, [f.message for f in report.findings])  # fmt: skip
 
 
-def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refused(tmp_path: Path) -> None:
-    """VariadicSplit of x[?,?] by [0, 3, -1] along axis 1, reshaped to [2,1]: ovreduce's rule refuses the lengths,
-    OpenVINO takes the reshape (and gives [2,3]). The check says so as a note, not as OpenVINO refusing the reshape,
-    and the reduction gets OpenVINO's shape."""
-    x = ops.parameter([-1, -1], np.float32, name="x")
-    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
-    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
+def _overflowing_interpolate(path: Path, shape: list[int]) -> Any:
+    """x -> Interpolate-11 by scales [1e30, 1e30] on axes [0, 0] -> ReduceSum over axis 1 ("mean"): scales whose
+    product overflows float32, which ovreduce's rule cannot evaluate and OpenVINO reads (as a dim of 0)."""
+    x = ops.parameter(shape, np.float32, name="x")
+    scales = ops.constant(np.array([1e30, 1e30], np.float32))
+    resized = ops.interpolate(x, scales, "nearest", "scales", axes=ops.constant(np.array([0, 0], np.int64)))
+    total = ops.reduce_sum(resized, ops.constant(np.array([1], np.int64)), False)
     total.set_friendly_name("mean")
-    path = tmp_path / "vsplit.xml"
-    ov.save_model(ov.Model([ops.result(total)], [x], "vsplit"), str(path), compress_to_fp16=False)
-    assert not _openvino_refuses(path, "x", "[2,1]")
-    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[2,1]")})
+    ov.save_model(ov.Model([ops.result(total)], [x], "resized"), str(path), compress_to_fp16=False)
+    return total
+
+
+def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refused(tmp_path: Path) -> None:
+    """Scales that overflow (:func:`_overflowing_interpolate`) on x[?,?,?,?], reshaped to [1,1,5,5]: ovreduce's rule
+    cannot evaluate them, OpenVINO takes the reshape. The check says so as a note, not as OpenVINO refusing the
+    reshape, and the reduction gets OpenVINO's shape."""
+    path = tmp_path / "resized.xml"
+    _overflowing_interpolate(path, [-1, -1, -1, -1])
+    assert not _openvino_refuses(path, "x", "[1,1,5,5]")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[1,1,5,5]")})
     assert report.ok and not [f for f in report.findings if f.code == "reshape-inconsistent"], report.findings
     assert any("OpenVINO takes the reshape" in note for note in report.notes), report.notes
     [reduction] = report.reductions
-    ov_input, _ = _openvino_after(path, "[2,1]")
-    assert reduction.input_shape_engine == "openvino" and reduction.input_shape == ov_input.to_json() == [2, 3]
+    ov_input, _ = _openvino_after(path, "[1,1,5,5]")
+    assert reduction.input_shape_engine == "openvino" and reduction.input_shape == ov_input.to_json()
 
 
 def test_an_error_rests_on_what_openvino_infers_too(tmp_path: Path) -> None:
@@ -189,14 +197,11 @@ def test_a_layer_openvino_refuses_is_an_error_with_or_without_a_reduction_after_
 
 
 def test_a_native_rule_stricter_than_openvino_is_a_note_not_an_error(tmp_path: Path) -> None:
-    """VariadicSplit of x[2,1] by [0, 3, -1] along axis 1: ovreduce's rule refuses the lengths, OpenVINO reads the
-    file. Nothing is called wrong; a note says the rule is stricter, and the reduction after it gets OpenVINO's
-    shape."""
-    x = ops.parameter([2, 1], np.float32, name="x")
-    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
-    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
-    path = tmp_path / "vsplit.xml"
-    ov.save_model(ov.Model([ops.result(total)], [x], "vsplit"), str(path), compress_to_fp16=False)
+    """Scales that overflow (:func:`_overflowing_interpolate`) on x[1,1,5,5]: ovreduce's rule cannot evaluate them,
+    OpenVINO reads the file. Nothing is called wrong; a note says the rule cannot, and the reduction after it gets
+    OpenVINO's shape."""
+    path = tmp_path / "resized.xml"
+    total = _overflowing_interpolate(path, [1, 1, 5, 5])
     ov.Core().read_model(str(path))  # OpenVINO reads it
     report = check_model(load_ir(path))
     assert report.ok and not [f for f in report.findings if f.code == "layer-invalid"], report.findings
@@ -248,14 +253,14 @@ def test_a_stale_output_after_axes_from_a_partly_dynamic_shape_is_an_error(tmp_p
 
 
 def test_a_refusal_openvino_words_otherwise_blames_no_layer(tmp_path: Path) -> None:
-    """VariadicSplit of x[2,1] by [0, 3, -1] (ovreduce's rule refuses it, OpenVINO reads it) beside an op of an
-    extension's opset, which OpenVINO refuses without naming a node: the VariadicSplit was blamed for it."""
-    x = ops.parameter([2, 1], np.float32, name="x")
-    split = ops.variadic_split(x, ops.constant(np.int64(1)), ops.constant(np.array([0, 3, -1], np.int64)))
-    total = ops.reduce_sum(split.output(1), ops.constant(np.array([0], np.int64)), False)
+    """Scales that overflow (:func:`_overflowing_interpolate`: ovreduce's rule cannot evaluate them, OpenVINO reads
+    them) beside an op of an extension's opset, which OpenVINO refuses without naming a node: the Interpolate was
+    blamed for it."""
+    path = tmp_path / "m.xml"
+    total = _overflowing_interpolate(path, [1, 1, 5, 5])
+    x = total.input_value(0).get_node().input_value(0).get_node()
     other = ops.relu(x)
     other.set_friendly_name("custom")
-    path = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(total), ops.result(other)], [x], "m"), str(path), compress_to_fp16=False)
     text = path.read_text()
     path.write_text(
