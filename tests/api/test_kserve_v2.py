@@ -343,6 +343,11 @@ def test_runtime_axes_are_the_second_input(client: TestClient) -> None:
     out_of_range = [tensors[0], {**tensors[1], "data": [0, 3]}]
     said = _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": out_of_range}), 400, "out of the tensor")
     assert "parameters.backend" not in said, said
+    # beyond int32 too: OpenVINO's CPU plugin would read 2**32 as axis 0 and answer a tensor
+    for axes in ([2**32, 1], [2**63 - 1, 0]):
+        beyond = [tensors[0], {**tensors[1], "data": axes}]
+        _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": beyond}), 400,
+               f"Axis {axes[0]} out of the tensor rank range [-3, 2]")  # fmt: skip
 
 
 def test_model_names_read_back_one_way() -> None:
