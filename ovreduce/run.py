@@ -237,10 +237,13 @@ def make_backends(
     """Backends by name (``numpy``, ``openvino``).
 
     Raises:
-        InputError: an unknown backend name.
+        InputError: an unknown backend name, or one given twice.
         DeviceNotAvailableError: the OpenVINO device is not available.
     """
     out: list[Backend] = []
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:  # it would be compared with itself, and agree
+        raise InputError(f"backend {twice!r} is given twice; each backend runs once, and is compared with the others")
     for name in names:
         if name == "numpy":
             from ovreduce.backends.numpy import NumPyBackend

@@ -130,6 +130,7 @@ BAD_BODIES: list[tuple[str, Any, int, str]] = [
     ("huge-seed", {"seed": 2**70}, 400, "request.invalid"),
     ("bad-backend", {"backends": ["onnx"]}, 400, "request.invalid"),
     ("no-backend", {"backends": []}, 400, "request.invalid"),
+    ("backend-twice", {"backends": ["openvino", "openvino"]}, 400, "input"),  # compared with itself, it agreed
     ("bad-precision", {"precision": "f8"}, 400, "request.invalid"),
     ("nan-atol", {"atol": "NaN"}, 400, "request.invalid"),
     ("negative-rtol", {"rtol": -1}, 400, "request.invalid"),

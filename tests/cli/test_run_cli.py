@@ -318,6 +318,13 @@ def test_one_backend_says_nothing_was_compared(capsys: pytest.CaptureFixture[str
     assert doc["outcome"] == "nothing-compared" and doc["comparisons"] == []
 
 
+def test_a_backend_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Compared with itself, it would agree: a verdict that compared nothing."""
+    status, out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--backend", "numpy", "--backend", "numpy")
+    assert status == 2 and "agree" not in out
+    assert "backend 'numpy' is given twice" in err
+
+
 def test_a_failed_backend_is_named_in_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """ReduceMean with runtime axes and keep_dims=false has an output of dynamic rank, which the CPU plugin
     refuses to compile: the result line names the backend that failed."""
