@@ -29,7 +29,13 @@ from cachetools import LRUCache
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
 from ovreduce.backends.feeds import ALONG_IDS, PROMPT_TOKENS, TOKEN_IDS, make, recipes
-from ovreduce.errors import DeviceNotAvailableError, InputError, LimitExceededError, MemoryLimitError
+from ovreduce.errors import (
+    DeviceNotAvailableError,
+    InputError,
+    IRStructureError,
+    LimitExceededError,
+    MemoryLimitError,
+)
 from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
@@ -92,8 +98,34 @@ def compile_options(precision: str) -> dict[str, str]:
 
 
 def compile_model(ov_model: Any, device: str, precision: str) -> Any:
-    """``ov_model`` compiled for ``device`` at ``precision``; raises whatever OpenVINO raises."""
+    """``ov_model`` compiled for ``device`` at ``precision``; raises whatever OpenVINO raises, and
+    :class:`IRStructureError` for a model OpenVINO would compile into a crash of the process."""
+    refuse_crashing_port_maps(ov_model)
     return core().compile_model(ov_model, device, compile_options(precision))
+
+
+def refuse_crashing_port_maps(ov_model: Any) -> None:
+    """:class:`IRStructureError` for a Loop or TensorIterator (in any body) that slices an input or concatenates an
+    output with stride 0: OpenVINO reads it, and its CPU plugin divides by that stride (SIGFPE)."""
+    graphs = [ov_model]
+    while graphs:
+        for node in graphs.pop().get_ordered_ops():
+            kind = node.get_type_name()
+            if kind in ("Loop", "TensorIterator"):
+                for what, maps in (
+                    ("input", node.get_input_descriptions()),
+                    ("output", node.get_output_descriptions()),
+                ):
+                    bad = next((m for m in maps if getattr(m, "stride", 1) == 0), None)  # slices and concats have it
+                    if bad is not None:
+                        raise IRStructureError(
+                            f"{kind} {node.get_friendly_name()!r}: its port map of {what} "
+                            f"{getattr(bad, what + '_index')} slices axis {bad.axis} with stride 0; OpenVINO compiles "
+                            f"that into a crash of the process (SIGFPE), so ovreduce does not run it"
+                        )
+                graphs.append(node.get_function())
+            elif kind == "If":
+                graphs.extend((node.get_then_body(), node.get_else_body()))
 
 
 def effective_precision(compiled: Any, fallback: str | None) -> str | None:

@@ -224,3 +224,19 @@ def test_the_progress_bar_moves_through_the_stages_on_a_terminal(files: dict[str
     assert "result: every reduction within tolerance" in run.stdout
     piped = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert piped.stderr == ""  # no bar when stderr is not a terminal
+
+
+def test_a_loop_that_slices_with_stride_0_is_refused_not_run(tmp_path: Path) -> None:
+    """OpenVINO reads a Loop whose sliced input has stride 0 and its CPU plugin dies of it (SIGFPE): the audit says
+    so instead of compiling it (in a process of its own here: the crash would take pytest with it)."""
+    from tests.ir import subgraphs
+
+    path = subgraphs.save(subgraphs.loop_model(), tmp_path, "loop")
+    text = path.read_text()
+    sliced = 'stride="1" part_size="1"'
+    assert sliced in text
+    path.write_text(text.replace(sliced, 'stride="0" part_size="1"', 1))
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    assert "slices axis 0 with stride 0; OpenVINO compiles that into a crash" in done.stdout, done.stdout
