@@ -428,8 +428,10 @@ def broadcast_merge(a: Dimension, b: Dimension) -> Dimension | None:
 
 
 def _padded_bound(bound: int | None, pad: int) -> int | None:
-    """``dim::padded`` of one bound: None (OpenVINO's -1, infinite) when unbounded or when it would go negative."""
-    if bound is None or bound + pad < 0:
+    """``dim::padded`` of one bound: None (OpenVINO's -1, infinite) when unbounded or when it would go negative,
+    in int64 arithmetic (``pad``, a sum of pads, wraps as OpenVINO's does; a bound past int64 wraps negative)."""
+    pad = (pad + 2**63) % 2**64 - 2**63
+    if bound is None or not 0 <= bound + pad <= INT64_MAX:
         return None
     return bound + pad
 

@@ -100,13 +100,15 @@ def compile_options(precision: str) -> dict[str, str]:
 def compile_model(ov_model: Any, device: str, precision: str) -> Any:
     """``ov_model`` compiled for ``device`` at ``precision``; raises whatever OpenVINO raises, and
     :class:`IRStructureError` for a model OpenVINO would compile into a crash of the process."""
-    refuse_crashing_port_maps(ov_model)
+    refuse_known_crashes(ov_model)
     return core().compile_model(ov_model, device, compile_options(precision))
 
 
-def refuse_crashing_port_maps(ov_model: Any) -> None:
-    """:class:`IRStructureError` for a Loop or TensorIterator (in any body) that slices an input or concatenates an
-    output with stride 0: OpenVINO reads it, and its CPU plugin divides by that stride (SIGFPE)."""
+def refuse_known_crashes(ov_model: Any) -> None:
+    """:class:`IRStructureError` for what OpenVINO reads and its CPU plugin then crashes on (in any body): a Loop or
+    TensorIterator that slices an input or concatenates an output with stride 0 (it divides by it: SIGFPE), a Pad
+    whose constant pads overflow int64 or take more from an axis than it holds (it reads and writes outside its
+    buffers: SIGSEGV)."""
     graphs = [ov_model]
     while graphs:
         for node in graphs.pop().get_ordered_ops():
@@ -126,6 +128,28 @@ def refuse_crashing_port_maps(ov_model: Any) -> None:
                 graphs.append(node.get_function())
             elif kind == "If":
                 graphs.extend((node.get_then_body(), node.get_else_body()))
+            elif kind == "Pad":
+                _refuse_crashing_pads(node)
+
+
+def _refuse_crashing_pads(node: Any) -> None:
+    sources = [node.input_value(i).get_node() for i in (1, 2)]
+    shape = node.get_input_partial_shape(0)
+    if shape.rank.is_dynamic or any(source.get_type_name() != "Constant" for source in sources):
+        return
+    begin, end = ([int(v) for v in source.get_data().reshape(-1).tolist()] for source in sources)
+    for axis, (dim, b, e) in enumerate(zip(shape, begin, end, strict=False)):
+        size = dim.get_min_length()
+        if not -(2**63) <= b + e < 2**63 or size + b + e >= 2**63:
+            why = "overflow int64"
+        elif dim.is_static and min(b, e) < -size:
+            why = f"take more than the {size} elements it holds"
+        else:
+            continue
+        raise IRStructureError(
+            f"Pad {node.get_friendly_name()!r}: its pads on axis {axis} (begin {b}, end {e}) {why}; OpenVINO's CPU "
+            f"plugin then reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
+        )
 
 
 def effective_precision(compiled: Any, fallback: str | None) -> str | None:

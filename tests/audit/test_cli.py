@@ -240,3 +240,27 @@ def test_a_loop_that_slices_with_stride_0_is_refused_not_run(tmp_path: Path) -> 
                           timeout=120)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr[-500:])
     assert "slices axis 0 with stride 0; OpenVINO compiles that into a crash" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("begin", "end", "why"),
+    [(2**62, 2**62, "overflow int64"), (2**63 - 1, 2**63 - 1, "overflow int64"),
+     (-8, 10, "take more than the 3 elements it holds")],
+    ids=["overflow", "wrapping-sum", "taking-more"],
+)  # fmt: skip
+def test_a_pad_openvino_would_crash_on_is_refused_not_run(tmp_path: Path, begin: int, end: int, why: str) -> None:
+    """Constant pads that overflow int64, or take more from an axis than it holds: OpenVINO reads the Pad, and its CPU
+    plugin reads and writes outside its buffers running it (SIGSEGV)."""
+    import openvino as ov
+    import openvino.opset12 as ops
+
+    x = ops.parameter([2, 3], np.float32, name="x")
+    pads = [ops.constant(np.array([0, v], np.int64)) for v in (begin, end)]
+    padded = ops.pad(x, *pads, "constant")
+    total = ops.reduce_sum(padded, ops.constant(np.array([0], np.int64)), False)
+    path = tmp_path / "pad.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x], "pad"), str(path), compress_to_fp16=False)
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    assert f"its pads on axis 1 (begin {begin}, end {end}) {why}" in done.stdout, done.stdout

@@ -53,6 +53,10 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
     ("variadic_two_minus_1", "VariadicSplit", "opset1", {}, [4, 6], [np.array(1, I64), np.array([-1, -1], I64)], 2),
     ("variadic_rest_minus_1", "VariadicSplit", "opset1", {}, [4, 6], [np.array(1, I64), np.array([7, -1], I64)], 2),
     ("variadic_rest_negative", "VariadicSplit", "opset1", {}, [4, 6], [np.array(1, I64), np.array([9, -1], I64)], 2),
+    ("pad_overflows_int64", "Pad", "opset1", {"pad_mode": "constant"}, [2, 3],
+     [np.array([0, 2**62], I64), np.array([0, 2**62], I64)], 1),
+    ("pad_sum_wraps", "Pad", "opset1", {"pad_mode": "constant"}, [2, 3],
+     [np.array([0, 2**63 - 1], I64), np.array([0, 2**63 - 1], I64)], 1),
     ("interpolate_scales_overflow", "Interpolate", "opset11", INTERPOLATE, [1, 1, 5, 5],
      [np.array([1e30, 1e30], np.float32), np.array([0, 0], I64)], 1),
 ]  # fmt: skip
