@@ -11,12 +11,22 @@ from fastapi import APIRouter, File, Query, UploadFile
 from starlette.responses import Response
 
 from ovreduce.conform import conform_model
+from ovreduce.errors import InputError
 from ovreduce.reports.conform import ConformDocument
+from ovreduce.shapes import PartialShape
 
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload, upload_size
+from .common import (
+    UPLOAD_PROBLEMS,
+    ServiceRoute,
+    display_name,
+    document_bytes,
+    parse_shapes,
+    read_upload,
+    upload_size,
+)
 
 __all__ = ["router"]
 
@@ -24,10 +34,12 @@ router = APIRouter(prefix="/v1/conform", tags=["conform"], route_class=ServiceRo
 Precision = Literal["f32", "f16", "bf16", "default"]
 
 
-def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str) -> bytes:
+def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str,
+             shapes: dict[str, PartialShape]) -> bytes:  # fmt: skip
     settings = context.settings
-    return document_bytes(conform_model(data, name=filename, seed=seed, device=device, precision=precision,
-                         max_elements=settings.max_elements, timeout=settings.model_timeout_s))  # fmt: skip
+    doc = conform_model(data, name=filename, seed=seed, device=device, precision=precision, shapes=shapes,
+                        max_elements=settings.max_elements, timeout=settings.model_timeout_s)  # fmt: skip
+    return document_bytes(doc)
 
 
 @router.post(
@@ -42,11 +54,27 @@ async def conform(
     seed: Annotated[int, Query(ge=0, lt=2**63, description="seed for generated inputs")] = 0,
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
+    shape: Annotated[
+        list[str],
+        Query(
+            max_length=256,
+            description="NAME=SHAPE, once per input to give a shape "
+            "(x=1,3,224,224): generated inputs get it, and the model is reshaped to it",
+        ),
+    ] = [],  # noqa: B006
 ) -> Response:
     settings = services.settings
+    shapes = parse_shapes(dict(_named(item) for item in shape))
     async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
         data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
         filename = display_name(onnx.filename, "model.onnx")
         body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
-                                           since=since)  # fmt: skip
+                                           shapes, since=since)  # fmt: skip
     return Response(body, media_type="application/json")
+
+
+def _named(item: str) -> tuple[str, str]:
+    name, sign, text = item.rpartition("=")
+    if not sign or not name:
+        raise InputError(f"shape {item[:80]!r}: expected NAME=SHAPE, as x=1,3,224,224")
+    return name, text

@@ -133,6 +133,24 @@ def test_conform_is_the_cli_document(client: TestClient, tmp_path: Path) -> None
     assert _comparable(doc) == _comparable(_cli_json("conform", str(path), "--seed", "5"))
 
 
+def test_conform_takes_the_shape_of_an_input_of_dynamic_rank(client: TestClient) -> None:
+    """Without a shape, no input can be generated for it, and the answer says to give one: the route takes it."""
+    graph = helper.make_graph([helper.make_node("ReduceSum", ["xd", "axes"], ["y"], name="rs")], "g",
+                              [helper.make_tensor_value_info("xd", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([1], np.int64), "axes")])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    files = {"onnx": ("m.onnx", model.SerializeToString())}
+    problem = assert_problem(client.post("/v1/conform", files=files), 400, "input")
+    assert "'xd' has a dynamic rank; give its shape" in problem["detail"]
+    doc = client.post("/v1/conform", files=files, params={"shape": "xd=2,3"}).json()
+    assert doc["ok"] is True and doc["inputs"][0]["shape"] == [2, 3], doc
+    for bad, said in (("2,3", "expected NAME=SHAPE"), ("xd=[a]", "shapes['xd'] = '[a]'")):
+        problem = assert_problem(client.post("/v1/conform", files=files, params={"shape": bad}), 400, "input")
+        assert said in problem["detail"], problem
+
+
 def test_conform_reports_a_disagreement(client: TestClient, tmp_path: Path) -> None:
     path = _onnx_qlinear_u8(tmp_path / "q.onnx")
     doc = client.post("/v1/conform", files={"onnx": ("q.onnx", path.read_bytes())}).json()
