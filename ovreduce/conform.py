@@ -343,6 +343,7 @@ def conform_model(
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
     _check_external_data(proto.graph, base_dir, path)
     _check_nesting(proto.graph, path)
+    _check_graph(proto.graph, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     nodes = [n for n in proto.graph.node if _interesting(n)]
@@ -456,6 +457,29 @@ def _check_nesting(graph: Any, path: str) -> None:
         for node in current.node:
             for attr in node.attribute:
                 graphs.extend((g, depth + 1) for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs))
+
+
+def _check_graph(graph: Any, path: str) -> None:
+    """:class:`InputError` for what OpenVINO's frontend reads otherwise than the file says: a graph input's dim below
+    -1 (read as 0, so the model runs on empty tensors), a tensor that two nodes write, or a node writes over a graph
+    input or initializer (one of the values is observed, and compared with the other node's reference)."""
+    for value in graph.input:
+        dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else ()
+        for i, dim in enumerate(dims):
+            if dim.HasField("dim_value") and dim.dim_value < -1:
+                raise InputError(f"{path}: input {value.name!r} dim {i} is {dim.dim_value}; expected a size of 0 or "
+                                 f"more, or a name (dim_param) for a dynamic dim")  # fmt: skip
+    given = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    writers: dict[str, Any] = {}
+    for node in graph.node:
+        for name in filter(None, node.output):  # "": an optional output left out
+            first = writers.setdefault(name, node)
+            if first is not node or name in given:
+                other = (
+                    f"{first.op_type} {first.name!r}" if name not in given else "the graph's own input or initializer"
+                )
+                raise InputError(f"{path}: not a valid ONNX model: tensor {name!r} is written by {node.op_type} "
+                                 f"{node.name!r} and by {other}; each tensor has one producer")  # fmt: skip
 
 
 def _tensors(graph: Any) -> Iterator[tuple[str, Any]]:

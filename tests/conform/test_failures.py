@@ -194,3 +194,37 @@ def test_a_mean_over_no_elements_is_undefined_and_compared_nowhere(tmp_path: Pat
     kept = onnx_models.reduce_mean(18, [2, 3, 4], axes_input=[1], keepdims=0)  # a defined mean stays compared
     [defined] = conform_model(str(onnx_models.save(kept, tmp_path / "mean.onnx"))).to_json()["nodes"]
     assert (defined["status"], defined["undefined"]) == ("ok", 0)
+
+
+def _reduce_graph(nodes: list[onnx.NodeProto], dims: list[int | str]) -> bytes:
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([1], np.int64), "axes")])  # fmt: skip
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+def test_a_tensor_two_nodes_write_is_refused_not_blamed_on_openvino() -> None:
+    """Not SSA (onnx.checker refuses it): one of the two values is observed and was compared with the other node's
+    reference, a disagreement of OpenVINO's making."""
+    from onnx import helper
+
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["y"]), helper.make_node("ReduceSum", ["x", "axes"], ["y"])]
+    with pytest.raises(InputError, match="tensor 'y' is written by ReduceSum '' and by ReduceMean ''"):
+        conform_model(_reduce_graph(nodes, [2, 4]))
+    with pytest.raises(InputError, match="tensor 'x' is written by Relu '' and by the graph's own input"):
+        conform_model(_reduce_graph([helper.make_node("Relu", ["axes"], ["x"]), *nodes[:1]], [2, 4]))
+
+
+def test_an_input_dim_below_minus_1_is_refused_not_run_empty() -> None:
+    """OpenVINO's frontend reads a dim of -5 as 0: every node then 'conforms' on empty tensors, having checked
+    nothing. -1 is read as a dynamic dim, as a dim_param is."""
+    from onnx import helper
+
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["y"])]
+    with pytest.raises(InputError, match="input 'x' dim 1 is -5; expected a size of 0 or more"):
+        conform_model(_reduce_graph(nodes, [2, -5]))
+    assert conform_model(_reduce_graph(nodes, [2, "n"]), shapes=None).to_json()["ok"] is True
