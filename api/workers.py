@@ -34,6 +34,7 @@ from typing import Any, NoReturn, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError, MemoryLimitError
+from ovreduce.memory import bound_memory
 
 from .config import Settings
 from .errors import BusyError, RunTimeoutError, WorkerDiedError
@@ -103,7 +104,9 @@ def _serve(conn: Connection, settings: Settings) -> None:
     """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     threading.Thread(target=_end_with_the_server, daemon=True, name="ovreduce-watch").start()
-    _bound_memory(settings.max_worker_bytes)
+    why = bound_memory(settings.max_worker_bytes)  # a tensor sized as it is computed fails here, not the machine
+    if why is not None:
+        logger.warning("a worker's memory cannot be bounded here (OVREDUCE_MAX_WORKER_BYTES): %s", why)
     add_server_paths(settings)  # the documents written here name none of them
     context = WorkerContext(settings)
     refused: BackendError | None = None
@@ -136,19 +139,6 @@ def _serve(conn: Connection, settings: Settings) -> None:
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference
-
-
-def _bound_memory(limit: int) -> None:
-    """Hold this process's data (its heap and private mappings: every tensor, OpenVINO's included) to ``limit``
-    bytes where the system can (Linux's RLIMIT_DATA): an allocation past it then fails as the job's error, where
-    it would have taken the machine's memory. A tensor whose shape depends on input values cannot be sized before
-    it is computed; this bounds it."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    except (ImportError, AttributeError, ValueError, OSError) as exc:
-        logger.warning("a worker's memory cannot be bounded here (OVREDUCE_MAX_WORKER_BYTES): %s", exc)
 
 
 def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:

@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from ovreduce.cli import commands
 from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
+from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
 from ovreduce.cli.serve import serve
@@ -40,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)  # --help and --version write here too
         command = f"ovreduce {args.command}"
+        if args.command != "serve":  # the server bounds each of its workers
+            bound_memory()
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
         _say(f"{command}: {escape(in_flag_terms(args.command, exc))} [{exc.code}]")

@@ -43,6 +43,21 @@ def max_elements() -> int:
     return int(text)
 
 
+def bound_memory() -> None:
+    """Hold this process to ``OVREDUCE_MAX_WORKER_BYTES`` of data, as each of the service's workers, else to the
+    machine's physical memory: a tensor whose shape depends on input values, sized only as it is computed, then
+    fails as a limit error (exit 2) before the system kills the process for its memory."""
+    from ovreduce.memory import bound_memory as bound
+    from ovreduce.memory import physical_memory
+
+    text = os.environ.get("OVREDUCE_MAX_WORKER_BYTES", "").strip()
+    if text and not (text.isascii() and text.isdigit() and int(text) >= 1 << 28):
+        raise UsageError(f"OVREDUCE_MAX_WORKER_BYTES={text[:30]!r}: expected a number of bytes, at least 268435456")
+    limit = int(text) if text else physical_memory()
+    if limit is not None:
+        bound(limit)  # where the system cannot, the process runs unbounded, as before
+
+
 def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
     """``--input NAME=FILE`` pairs loaded as arrays (NumPy is imported only when there is one), each refused
     before it is read if its header declares more than :func:`max_elements`."""

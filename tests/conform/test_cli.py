@@ -4,6 +4,7 @@ inputs as ONNX ``TensorProto`` files laid out like ONNX's own data sets. Never a
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from ovreduce.cli import main
 from ovreduce.compare import compare
@@ -216,3 +217,37 @@ def test_no_traceback_from_a_real_process(models: dict[str, Path], tmp_path: Pat
     assert json.loads(failing.stdout)["ok"] is False
     for proc in (bad, failing):
         assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_the_cli_holds_itself_to_a_memory_bound(tmp_path: Path) -> None:
+    """A 238-byte model whose Expand target is computed from the input ([25001, 25001]: 2.5 GB of f32, then more):
+    no budget sizes it before it is computed. Bounded as a worker of the service is, the process fails it as a limit
+    (exit 2) where it took the machine's memory."""
+    nodes = [
+        helper.make_node("Abs", ["x"], ["a"]),
+        helper.make_node("Add", ["a", "big"], ["b"]),
+        helper.make_node("Cast", ["b"], ["s"], to=TensorProto.INT64),
+        helper.make_node("Concat", ["s", "s"], ["shape"], axis=0),
+        helper.make_node("Expand", ["one", "shape"], ["e"]),
+        helper.make_node("ReduceSum", ["e", "axes"], ["y"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([2.5e4], np.float32), "big"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes"),
+        numpy_helper.from_array(np.float32(1), "one"),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    path = tmp_path / "expand.onnx"
+    path.write_bytes(model.SerializeToString())
+    env = {**os.environ, "OVREDUCE_MAX_WORKER_BYTES": str(1 << 30)}
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "conform", str(path)], capture_output=True,
+                          text=True, timeout=300, env=env)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.rstrip().endswith("[limit.memory]"), (done.returncode, done.stderr)
+    assert "more memory than this process may use" in done.stderr
+    env["OVREDUCE_MAX_WORKER_BYTES"] = "4GB"
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "conform", str(path)], capture_output=True,
+                          text=True, timeout=300, env=env)  # fmt: skip
+    assert done.returncode == 2 and "OVREDUCE_MAX_WORKER_BYTES='4GB': expected a number of bytes" in done.stderr

@@ -1,0 +1,29 @@
+"""The bound on a process's own memory: what sizes a tensor whose shape depends on input values, which no budget can
+check before it is computed."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["bound_memory", "physical_memory"]
+
+
+def bound_memory(limit: int) -> str | None:
+    """Hold this process's data (its heap and private mappings: every tensor, OpenVINO's included) to ``limit`` bytes
+    where the system can (Linux's RLIMIT_DATA): an allocation past it then fails, as an error of the work that asked
+    for it, where it would have taken the machine's memory. Returns why it cannot, or None."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    except (ImportError, AttributeError, ValueError, OSError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def physical_memory() -> int | None:
+    """The machine's physical memory in bytes, where the system says (None elsewhere)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
