@@ -620,6 +620,8 @@ class ShapeOf(ShapeRule):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        if self.version != "opset1" and str_attr(ctx.layer, "output_type", "i64") not in ("i32", "i64"):
+            raise ShapeInferenceError("Output type must be i32 or i64")
         rank = inputs[0].rank
         return [PartialShape((Dimension.dynamic() if rank is None else Dimension.static(rank),))]
 

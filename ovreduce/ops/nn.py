@@ -316,6 +316,13 @@ class BatchNormInference(ShapeRule):
         self.data_index = 2 if version == "opset1" else 0
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        epsilon = ctx.layer.data.get("epsilon", "0").strip()
+        try:
+            refused = not float(epsilon) >= 0  # nan too
+        except ValueError:
+            refused = False  # not a number: OpenVINO's reader says so, not its rule
+        if refused:
+            raise ShapeInferenceError(f"Attribute 'epsilon' must be non negative value. Got: {epsilon[:40]}")
         data = inputs[self.data_index]
         channel = Dimension.dynamic()
         for i, shape in enumerate(inputs):

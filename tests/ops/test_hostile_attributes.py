@@ -57,6 +57,11 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
      [np.array([0, 2**62], I64), np.array([0, 2**62], I64)], 1),
     ("pad_sum_wraps", "Pad", "opset1", {"pad_mode": "constant"}, [2, 3],
      [np.array([0, 2**63 - 1], I64), np.array([0, 2**63 - 1], I64)], 1),
+    ("shapeof_into_f32", "ShapeOf", "opset3", {"output_type": "f32"}, [2, 3], [], 1),
+    ("batchnorm_epsilon_nan", "BatchNormInference", "opset5", {"epsilon": "nan"}, [2, 3],
+     [np.ones(3, np.float32)] * 4, 1),
+    ("batchnorm_epsilon_negative", "BatchNormInference", "opset5", {"epsilon": "-1"}, [2, 3],
+     [np.ones(3, np.float32)] * 4, 1),
     ("interpolate_scales_overflow", "Interpolate", "opset11", INTERPOLATE, [1, 1, 5, 5],
      [np.array([1e30, 1e30], np.float32), np.array([0, 0], I64)], 1),
 ]  # fmt: skip
