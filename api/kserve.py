@@ -7,6 +7,7 @@ nesting are checked before anything is converted, copied or pickled. Nothing her
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -173,7 +174,15 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     return req, inputs
 
 
+_PARAMETERS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output")
+"""The request parameters ovreduce reads; others (a client's own, as a sequence id) are let through."""
+
+
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
+    for name in parameters:  # a misspelt parameter of ours would be dropped, and the run done without it
+        near = difflib.get_close_matches(name, _PARAMETERS, n=1, cutoff=0.8) if name not in _PARAMETERS else None
+        if near:
+            raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near[0]!r}?")
     backend = parameters.get("backend", "openvino")
     if backend not in ("openvino", "numpy"):
         raise InputError(f"parameters.backend must be 'openvino' or 'numpy', got {str(backend)[:40]!r}")
@@ -195,6 +204,10 @@ def binary_outputs(req: V2InferRequest) -> bool:
     if not isinstance(default, bool):
         raise InputError("parameters.binary_data_output must be true or false")
     binary = default
+    if len(req.outputs or ()) > 1:
+        raise InputError(
+            f"outputs names the model's one output, {OUTPUT!r}, {len(req.outputs or ())} times; name it once"
+        )
     for out in req.outputs or ():
         if out.name != OUTPUT:
             raise InputError(f"unexpected inference output {shown(out.name)}: the model has one output, {OUTPUT!r}")
@@ -204,6 +217,8 @@ def binary_outputs(req: V2InferRequest) -> bool:
         if not isinstance(flag, bool):
             raise InputError(f"outputs[{out.name!r}].parameters.binary_data must be true or false")
         binary = flag
+    if len(req.outputs or ()) > 1:  # the last one's binary_data would be taken
+        raise InputError(f"outputs names the model's one output, {OUTPUT!r}, {len(req.outputs or ())} times; once")
     return binary
 
 

@@ -308,6 +308,12 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
         assert "data" not in out and out["parameters"] == {"binary_data_size": 8} and head["id"] == "b"
         values = struct.unpack("<2f", response.content[length:])
         np.testing.assert_allclose(np.array(values, np.float32).reshape(1, 2, 1), expected, rtol=1e-5)
+    # a parameter of ours misspelt would be dropped, and the run done without it; a client's own is let through
+    _error(client.post(infer, json={"inputs": [tensor], "parameters": {"precison": "f16"}}), 400,
+           "parameters.'precison' is not a parameter ovreduce reads; did you mean 'precision'?")  # fmt: skip
+    assert client.post(infer, json={"inputs": [tensor], "parameters": {"sequence_id": 7}}).status_code == 200
+    twice = {"outputs": [{"name": "output"}, {"name": "output", "parameters": {"binary_data": True}}]}
+    _error(client.post(infer, json={"inputs": [tensor], **twice}), 400, "'output', 2 times")
 
 
 def test_repository_index(client: TestClient, rmsnorm: str) -> None:
