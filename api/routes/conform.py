@@ -13,7 +13,7 @@ from starlette.responses import Response
 from ovreduce.conform import conform_model
 from ovreduce.errors import InputError
 from ovreduce.reports.conform import ConformDocument
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import PartialShape, parse_named_shapes
 
 from ..deps import ServicesDep
 from ..problems import responses
@@ -23,7 +23,6 @@ from .common import (
     ServiceRoute,
     display_name,
     document_bytes,
-    parse_shapes,
     read_upload,
     upload_size,
 )
@@ -55,26 +54,21 @@ async def conform(
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
     precision: Annotated[Precision, Query(description="OpenVINO inference precision")] = "f32",
     shape: Annotated[
-        list[str],
+        str,
         Query(
-            max_length=256,
-            description="NAME=SHAPE, once per input to give a shape "
-            "(x=1,3,224,224): generated inputs get it, and the model is reshaped to it",
+            description="NAME=SHAPE or NAME[SHAPE] (x=1,3,224,224; several: x[1,3],y[2]), as "
+            "conform --shape takes it: that input is generated so, the model reshaped"
         ),
-    ] = [],  # noqa: B006
+    ] = "",
 ) -> Response:
     settings = services.settings
-    shapes = parse_shapes(dict(_named(item) for item in shape))
+    try:
+        shapes = parse_named_shapes([shape] if shape else [])
+    except ValueError as exc:
+        raise InputError(f"shape {exc}") from None
     async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
         data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
         filename = display_name(onnx.filename, "model.onnx")
         body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
                                            shapes, since=since)  # fmt: skip
     return Response(body, media_type="application/json")
-
-
-def _named(item: str) -> tuple[str, str]:
-    name, sign, text = item.rpartition("=")
-    if not sign or not name:
-        raise InputError(f"shape {item[:80]!r}: expected NAME=SHAPE, as x=1,3,224,224")
-    return name, text

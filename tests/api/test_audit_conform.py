@@ -144,9 +144,11 @@ def test_conform_takes_the_shape_of_an_input_of_dynamic_rank(client: TestClient)
     files = {"onnx": ("m.onnx", model.SerializeToString())}
     problem = assert_problem(client.post("/v1/conform", files=files), 400, "input")
     assert "'xd' has a dynamic rank; give its shape" in problem["detail"]
-    doc = client.post("/v1/conform", files=files, params={"shape": "xd=2,3"}).json()
-    assert doc["ok"] is True and doc["inputs"][0]["shape"] == [2, 3], doc
-    for bad, said in (("2,3", "expected NAME=SHAPE"), ("xd=[a]", "shapes['xd'] = '[a]'")):
+    for given in ("xd=2,3", "xd[2,3]"):  # as conform --shape takes it
+        doc = client.post("/v1/conform", files=files, params={"shape": given}).json()
+        assert doc["ok"] is True and doc["inputs"][0]["shape"] == [2, 3], doc
+    for bad, said in (("2,3", "shape '2,3': expected NAME=SHAPE"), ("xd=[a]", "cannot parse dimension 'a'"),
+                      ("xd=[2,3],xd=[4]", "'xd' is given a shape twice")):  # fmt: skip
         problem = assert_problem(client.post("/v1/conform", files=files, params={"shape": bad}), 400, "input")
         assert said in problem["detail"], problem
 
