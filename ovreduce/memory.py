@@ -10,12 +10,14 @@ __all__ = ["bound_memory", "physical_memory"]
 
 def bound_memory(limit: int) -> str | None:
     """Hold this process's data (its heap and private mappings: every tensor, OpenVINO's included) to ``limit`` bytes
-    where the system can (Linux's RLIMIT_DATA): an allocation past it then fails, as an error of the work that asked
-    for it, where it would have taken the machine's memory. Returns why it cannot, or None."""
+    where the system can (Linux's RLIMIT_DATA, its soft limit: the process may raise it again): an allocation past it
+    then fails, as an error of the work that asked for it, where it would have taken the machine's memory. Returns why
+    it cannot (a hard limit below ``limit``), or None."""
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
     except (ImportError, AttributeError, ValueError, OSError) as exc:
         return str(exc) or type(exc).__name__
     return None

@@ -30,8 +30,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (never raises, never prints a traceback)."""
+def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
+    """Run the command line; returns the exit status (never raises, never prints a traceback). ``bounded``: hold the
+    process to its memory bound first (:func:`~ovreduce.cli.options.bound_memory`), as the ``ovreduce`` program does;
+    a caller that goes on after the command keeps its own."""
     if sys.stderr is None:  # started with it closed: messages go nowhere, the exit status still tells
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
     if sys.stdout is None:
@@ -41,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)  # --help and --version write here too
         command = f"ovreduce {args.command}"
-        if args.command != "serve":  # the server bounds each of its workers
+        if bounded and args.command != "serve":  # the server bounds each of its workers
             bound_memory()
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
@@ -79,7 +81,7 @@ def console() -> NoReturn:
     limit (OpenVINO cannot stop it), the process ends at once, after flushing its output, instead of waiting
     for it at exit."""
     try:
-        status = main()
+        status = main(bounded=True)
     except SystemExit as exc:  # argparse's: --help, --version, a wrong command line
         status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else EXIT_INPUT
     try:  # what is left in the buffer, now: a full or closed pipe is a status, not an "Exception ignored" at exit

@@ -251,3 +251,20 @@ def test_the_cli_holds_itself_to_a_memory_bound(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "conform", str(path)], capture_output=True,
                           text=True, timeout=300, env=env)  # fmt: skip
     assert done.returncode == 2 and "OVREDUCE_MAX_WORKER_BYTES='4GB': expected a number of bytes" in done.stderr
+
+
+def test_the_bound_is_the_programs_not_a_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """main() called in process (a script, a notebook, these tests) leaves the caller's memory limit as it was; the
+    ``ovreduce`` program's bound is a soft limit, which the process may raise again."""
+    import resource
+
+    monkeypatch.setenv("OVREDUCE_MAX_WORKER_BYTES", str(1 << 30))
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    assert main(["devices", "--format", "json"]) == 0
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+    code = ("import resource, sys; from ovreduce.cli.entry import main; main(['devices'], bounded=True); "
+            "soft, hard = resource.getrlimit(resource.RLIMIT_DATA); print(soft, hard)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "OVREDUCE_MAX_WORKER_BYTES": str(1 << 30)})  # fmt: skip
+    soft, hard = (int(v) for v in done.stdout.split()[-2:])
+    assert soft == 1 << 30 and hard == before[1], done.stdout
