@@ -311,9 +311,12 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
     # a parameter of ours misspelt would be dropped, and the run done without it; a client's own is let through
     _error(client.post(infer, json={"inputs": [tensor], "parameters": {"precison": "f16"}}), 400,
            "parameters.'precison' is not a parameter ovreduce reads; did you mean 'precision'?")  # fmt: skip
-    assert client.post(infer, json={"inputs": [tensor], "parameters": {"sequence_id": 7}}).status_code == 200
+    for own in ({"sequence_id": 7}, {"device_id": "gpu-7"}, {"revision": "3"}, {"tol": 0.1}):  # like ours, not ours
+        assert client.post(infer, json={"inputs": [tensor], "parameters": own}).status_code == 200, own
     twice = {"outputs": [{"name": "output"}, {"name": "output", "parameters": {"binary_data": True}}]}
     _error(client.post(infer, json={"inputs": [tensor], **twice}), 400, "'output', 2 times")
+    unknown = {"outputs": [{"name": "output"}, {"name": "bogus"}]}
+    _error(client.post(infer, json={"inputs": [tensor], **unknown}), 400, "unexpected inference output 'bogus'")
 
 
 def test_repository_index(client: TestClient, rmsnorm: str) -> None:
