@@ -382,8 +382,9 @@ class IsolatedPool:
         await loop.run_in_executor(None, self._tidy)
         raise WorkerDiedError(
             f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the server "
-            f"goes on with a fresh worker. A crash while reading the upload, or the system killing the worker for lack "
-            f"of memory, ends it so: retry, or with a smaller model or inputs"
+            f"goes on with a fresh worker. The system killing the worker for lack of memory ends it so, and so does a "
+            f"crash of the parser or of OpenVINO, which some invalid models cause: retry once; if it ends so again, "
+            f"the model or its inputs cause it"
         ) from None
 
     def _tidy(self) -> None:

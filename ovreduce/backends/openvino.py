@@ -133,11 +133,11 @@ def refuse_known_crashes(ov_model: Any) -> None:
 
 
 def _refuse_crashing_pads(node: Any) -> None:
-    sources = [node.input_value(i).get_node() for i in (1, 2)]
     shape = node.get_input_partial_shape(0)
-    if shape.rank.is_dynamic or any(source.get_type_name() != "Constant" for source in sources):
-        return
-    begin, end = ([int(v) for v in source.get_data().reshape(-1).tolist()] for source in sources)
+    pads_begin, pads_end = (_constant_value(node.input_value(i)) for i in (1, 2))
+    if shape.rank.is_dynamic or pads_begin is None or pads_end is None:
+        return  # a rank or pads known only at run time: nothing to judge before running
+    begin, end = ([int(v) for v in values.reshape(-1).tolist()] for values in (pads_begin, pads_end))
     for axis, (dim, b, e) in enumerate(zip(shape, begin, end, strict=False)):
         size = dim.get_min_length()
         if not -(2**63) <= b + e < 2**63 or size + b + e >= 2**63:
@@ -150,6 +150,25 @@ def _refuse_crashing_pads(node: Any) -> None:
             f"Pad {node.get_friendly_name()!r}: its pads on axis {axis} (begin {b}, end {e}) {why}; OpenVINO's CPU "
             f"plugin then reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
         )
+
+
+def _constant_value(output: Any, depth: int = 8) -> npt.NDArray[Any] | None:
+    """The value of a small tensor computed from Constants alone (a Convert or a Concat of them, as exporters write
+    pads), by OpenVINO's own evaluation; None for one that depends on inputs, or is not small."""
+    node = output.get_node()
+    if node.get_type_name() == "Constant":
+        return np.asarray(node.get_data())
+    shape = output.get_partial_shape()
+    if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 64:
+        return None
+    values = [_constant_value(value, depth - 1) for value in node.input_values()]
+    if not values or any(v is None for v in values):
+        return None
+    ov = openvino()
+    result = ov.Tensor(output.get_element_type(), shape.to_shape())
+    if not node.evaluate([result], [ov.Tensor(np.ascontiguousarray(v)) for v in values]):
+        return None
+    return np.array(result.data)
 
 
 def effective_precision(compiled: Any, fallback: str | None) -> str | None:

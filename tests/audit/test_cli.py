@@ -243,19 +243,31 @@ def test_a_loop_that_slices_with_stride_0_is_refused_not_run(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
-    ("begin", "end", "why"),
-    [(2**62, 2**62, "overflow int64"), (2**63 - 1, 2**63 - 1, "overflow int64"),
-     (-8, 10, "take more than the 3 elements it holds")],
-    ids=["overflow", "wrapping-sum", "taking-more"],
+    ("begin", "end", "why", "written"),
+    [(2**62, 2**62, "overflow int64", "const"), (2**63 - 1, 2**63 - 1, "overflow int64", "const"),
+     (-8, 10, "take more than the 3 elements it holds", "const"),
+     (-8, 10, "take more than the 3 elements it holds", "convert"),
+     (-8, 10, "take more than the 3 elements it holds", "concat")],
+    ids=["overflow", "wrapping-sum", "taking-more", "taking-more-converted", "taking-more-concatenated"],
 )  # fmt: skip
-def test_a_pad_openvino_would_crash_on_is_refused_not_run(tmp_path: Path, begin: int, end: int, why: str) -> None:
+def test_a_pad_openvino_would_crash_on_is_refused_not_run(
+    tmp_path: Path, begin: int, end: int, why: str, written: str
+) -> None:
     """Constant pads that overflow int64, or take more from an axis than it holds: OpenVINO reads the Pad, and its CPU
-    plugin reads and writes outside its buffers running it (SIGSEGV)."""
+    plugin reads and writes outside its buffers running it (SIGSEGV). Pads computed from Constants (an i32 Convert, a
+    Concat: what exporters write) are read too."""
     import openvino as ov
     import openvino.opset12 as ops
 
+    def pad(value: int) -> object:
+        if written == "convert":
+            return ops.convert(ops.constant(np.array([0, value], np.int32)), "i64")
+        if written == "concat":
+            return ops.concat([ops.constant(np.array([0], np.int64)), ops.constant(np.array([value], np.int64))], 0)
+        return ops.constant(np.array([0, value], np.int64))
+
     x = ops.parameter([2, 3], np.float32, name="x")
-    pads = [ops.constant(np.array([0, v], np.int64)) for v in (begin, end)]
+    pads = [pad(v) for v in (begin, end)]
     padded = ops.pad(x, *pads, "constant")
     total = ops.reduce_sum(padded, ops.constant(np.array([0], np.int64)), False)
     path = tmp_path / "pad.xml"
