@@ -18,7 +18,7 @@ def bound_memory(limit: int) -> str | None:
 
         _, hard = resource.getrlimit(resource.RLIMIT_DATA)
         resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
-    except (ImportError, AttributeError, ValueError, OSError) as exc:
+    except (ImportError, AttributeError, ValueError, OverflowError, OSError) as exc:
         return str(exc) or type(exc).__name__
     return None
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
 from ovreduce.compare import Comparison, compare, tolerances
-from ovreduce.errors import InputError, OvReduceError
+from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
@@ -205,6 +205,14 @@ def prepare_inputs(
         arrays.append(arr)
         if len(defaulted) < len(arrays):
             defaulted.append(())
+    if spec.runtime_axes:  # held to OpenVINO's rule: its CPU plugin would run i64 axes as i32 (2**32 as axis 0)
+        from ovreduce.reference.openvino import normalized_axes
+
+        try:
+            normalized_axes(arrays[0], arrays[1], spec.keep_dims)
+        except ShapeInferenceError as exc:
+            raise InputError(f"input 1 (axes) does not fit input 0 (data) of shape {list(arrays[0].shape)}: "
+                             f"{exc.message}", parameter="inputs") from None  # fmt: skip
     return PreparedInputs(arrays, notes, defaulted)
 
 

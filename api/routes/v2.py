@@ -35,8 +35,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from ovreduce import __version__
-from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError, ShapeInferenceError
-from ovreduce.reference.openvino import normalized_axes
+from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import PartialShape
@@ -228,12 +227,6 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
                 given[tname] = given_tensors([tensor], settings.max_elements)[tname]
         arrays, notes, defaulted = prepare_inputs(loaded.model, spec, given=given, max_elements=settings.max_elements,
                                                   body_path=body_path, aliases=INPUT_ALIASES)  # fmt: skip
-        if spec.runtime_axes:  # not run where OpenVINO's rule refuses them: its CPU plugin reads i64 axes as i32
-            try:
-                normalized_axes(arrays[0], arrays[1], spec.keep_dims)
-            except ShapeInferenceError as exc:
-                raise InputError(f"input 'axes' does not fit input 'data' of shape {list(arrays[0].shape)}: "
-                                 f"{exc.message}") from None  # fmt: skip
         runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
         report = run_spec(spec, arrays, runners, atol=run.atol, rtol=run.rtol, notes=notes,
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip

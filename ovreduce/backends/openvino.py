@@ -106,25 +106,15 @@ def compile_model(ov_model: Any, device: str, precision: str) -> Any:
 
 def refuse_known_crashes(ov_model: Any) -> None:
     """:class:`IRStructureError` for what OpenVINO reads and its CPU plugin then crashes on (in any body): a Loop or
-    TensorIterator that slices an input or concatenates an output with stride 0 (it divides by it: SIGFPE), a Pad
-    whose constant pads overflow int64 or take more from an axis than it holds (it reads and writes outside its
-    buffers: SIGSEGV)."""
+    TensorIterator that slices with stride 0 (it divides by it: SIGFPE), a Pad whose pads (constant, or
+    computed from Constants) overflow int64 or take more from an axis than it holds and leave some of it (it reads and
+    writes outside its buffers: SIGSEGV)."""
     graphs = [ov_model]
     while graphs:
         for node in graphs.pop().get_ordered_ops():
             kind = node.get_type_name()
             if kind in ("Loop", "TensorIterator"):
-                for what, maps in (
-                    ("input", node.get_input_descriptions()),
-                    ("output", node.get_output_descriptions()),
-                ):
-                    bad = next((m for m in maps if getattr(m, "stride", 1) == 0), None)  # slices and concats have it
-                    if bad is not None:
-                        raise IRStructureError(
-                            f"{kind} {node.get_friendly_name()!r}: its port map of {what} "
-                            f"{getattr(bad, what + '_index')} slices axis {bad.axis} with stride 0; OpenVINO compiles "
-                            f"that into a crash of the process (SIGFPE), so ovreduce does not run it"
-                        )
+                _refuse_crashing_port_maps(kind, node)
                 graphs.append(node.get_function())
             elif kind == "If":
                 graphs.extend((node.get_then_body(), node.get_else_body()))
@@ -132,17 +122,33 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 _refuse_crashing_pads(node)
 
 
+def _refuse_crashing_port_maps(kind: str, node: Any) -> None:
+    """A sliced input with stride 0; a Loop's concatenated output with stride 0 beside a sliced input (alone it
+    runs; a TensorIterator's is OpenVINO's own error)."""
+    sliced = [m for m in node.get_input_descriptions() if hasattr(m, "stride")]
+    bad = next((f"input {m.input_index} slices axis {m.axis}" for m in sliced if m.stride == 0), None)
+    if bad is None and kind == "Loop" and sliced:
+        bad = next((f"output {m.output_index} concatenates along axis {m.axis}, beside a sliced input,"
+                    for m in node.get_output_descriptions() if getattr(m, "stride", 1) == 0), None)  # fmt: skip
+    if bad is not None:
+        raise IRStructureError(
+            f"{kind} {node.get_friendly_name()!r}: its port map of {bad} with stride 0; OpenVINO compiles that into a "
+            f"crash of the process (SIGFPE), so ovreduce does not run it"
+        )
+
+
 def _refuse_crashing_pads(node: Any) -> None:
     shape = node.get_input_partial_shape(0)
     pads_begin, pads_end = (_constant_value(node.input_value(i)) for i in (1, 2))
     if shape.rank.is_dynamic or pads_begin is None or pads_end is None:
         return  # a rank or pads known only at run time: nothing to judge before running
-    begin, end = ([int(v) for v in values.reshape(-1).tolist()] for values in (pads_begin, pads_end))
+    # as OpenVINO reads them, through int64 (a u64 pad of 2**64 - 1 is -1)
+    begin, end = ([int(v) for v in values.reshape(-1).astype(np.int64).tolist()] for values in (pads_begin, pads_end))
     for axis, (dim, b, e) in enumerate(zip(shape, begin, end, strict=False)):
         size = dim.get_min_length()
         if not -(2**63) <= b + e < 2**63 or size + b + e >= 2**63:
             why = "overflow int64"
-        elif dim.is_static and min(b, e) < -size:
+        elif dim.is_static and min(b, e) < -size and size + b + e > 0:  # (nothing left to copy: it runs)
             why = f"take more than the {size} elements it holds"
         else:
             continue

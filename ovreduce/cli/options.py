@@ -51,8 +51,8 @@ def bound_memory() -> None:
     from ovreduce.memory import physical_memory
 
     text = os.environ.get("OVREDUCE_MAX_WORKER_BYTES", "").strip()
-    if text and not (text.isascii() and text.isdigit() and int(text) >= 1 << 28):
-        raise UsageError(f"OVREDUCE_MAX_WORKER_BYTES={text[:30]!r}: expected a number of bytes, at least 268435456")
+    if text and not (text.isascii() and text.isdigit() and 1 << 28 <= int(text) <= 1 << 62):  # the service's range
+        raise UsageError(f"OVREDUCE_MAX_WORKER_BYTES={text[:30]!r}: expected a number of bytes from 2**28 to 2**62")
     limit = int(text) if text else physical_memory()
     if limit is not None:
         bound(limit)  # where the system cannot, the process runs unbounded, as before

@@ -325,6 +325,19 @@ def test_a_backend_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) ->
     assert "backend 'numpy' is given twice" in err
 
 
+@pytest.mark.parametrize("axes", [[2**32, 1], [3, 0]], ids=["beyond-int32", "beyond-rank"])
+def test_runtime_axes_out_of_range_are_refused_before_any_backend(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, axes: list[int]
+) -> None:
+    """OpenVINO's CPU plugin runs i64 axes as i32: [2**32, 1] ran as [0, 1], and with --backend openvino alone the
+    run said nothing was wrong."""
+    np.save(tmp_path / "axes.npy", np.array(axes, np.int64))
+    status, out, err = ovreduce(capsys, RUNTIME, "--layer", "mean_runtime_axes_keep", "--input",
+                                f"1={tmp_path}/axes.npy", "--backend", "openvino")  # fmt: skip
+    assert status == 2 and not out, out
+    assert f"Axis {axes[0]} out of the tensor rank range [-3, 2]" in err, err
+
+
 def test_a_failed_backend_is_named_in_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """ReduceMean with runtime axes and keep_dims=false has an output of dynamic rank, which the CPU plugin
     refuses to compile: the result line names the backend that failed."""
