@@ -41,7 +41,7 @@ from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_sta
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import DimensionError, PartialShape
 
 __all__ = ["UNARY_SHAPE_PRESERVING", "AxesInfo", "PortState", "ReductionInfo", "ShapeEngine"]
 
@@ -222,7 +222,7 @@ class ShapeEngine:
             return op.analyse(ctx)
         try:
             outs = op.infer(ctx)
-        except (ArithmeticError, ValueError) as exc:  # values no rule refuses in words (a hostile attribute)
+        except (ArithmeticError, DimensionError) as exc:  # values no rule refuses in words (a hostile attribute)
             layer = ctx.layer
             reason = (
                 f"{layer.type} ({layer.name}): ovreduce's shape rule cannot evaluate its attributes and inputs ({exc})"

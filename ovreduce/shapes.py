@@ -20,6 +20,7 @@ from dataclasses import dataclass
 __all__ = [
     "INT64_MAX",
     "Dimension",
+    "DimensionError",
     "JsonDim",
     "JsonShape",
     "PartialShape",
@@ -47,6 +48,11 @@ JsonDim = int | str
 JsonShape = list[JsonDim] | None
 
 
+class DimensionError(ValueError):
+    """An interval no dimension can be (a negative size, an upper bound below the lower): what a shape rule computes
+    from values no exporter writes, where it does not refuse them in words first."""
+
+
 @dataclass(frozen=True, slots=True)
 class Dimension:
     """One dimension: the interval ``[lo, hi]``; ``hi is None`` means unbounded."""
@@ -56,7 +62,7 @@ class Dimension:
 
     def __post_init__(self) -> None:
         if self.lo < 0 or (self.hi is not None and self.hi < self.lo):
-            raise ValueError(f"invalid dimension interval [{self.lo}, {self.hi}]")
+            raise DimensionError(f"invalid dimension interval [{self.lo}, {self.hi}]")
 
     @classmethod
     def static(cls, value: int) -> Dimension:
@@ -338,8 +344,9 @@ def _interval(lo: int, hi: int | None) -> Dimension:
 
 
 def const_dim(value: int) -> Dimension:
-    """``Dimension(value)``: -1 is dynamic, a negative value clips to 0."""
-    return Dimension.dynamic() if value == -1 else Dimension.static(max(value, 0))
+    """``Dimension(value)``: -1 is dynamic, and so is int64's largest value (OpenVINO's "no bound"); a negative value
+    clips to 0."""
+    return Dimension.dynamic() if value == -1 or value >= INT64_MAX else Dimension.static(max(value, 0))
 
 
 def dim_add(a: Dimension, b: Dimension) -> Dimension:
@@ -431,7 +438,7 @@ def _padded_bound(bound: int | None, pad: int) -> int | None:
     """``dim::padded`` of one bound: None (OpenVINO's -1, infinite) when unbounded or when it would go negative,
     in int64 arithmetic (``pad``, a sum of pads, wraps as OpenVINO's does; a bound past int64 wraps negative)."""
     pad = (pad + 2**63) % 2**64 - 2**63
-    if bound is None or not 0 <= bound + pad <= INT64_MAX:
+    if bound is None or not 0 <= bound + pad < INT64_MAX:  # int64's largest value is OpenVINO's "no bound"
         return None
     return bound + pad
 

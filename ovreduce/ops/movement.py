@@ -28,7 +28,7 @@ from ovreduce.ops.rules import (
     str_attr,
     wrapped,
 )
-from ovreduce.shapes import Dimension, PartialShape, dim_add, dim_div, dim_mul, f32, merge, padded
+from ovreduce.shapes import Dimension, PartialShape, const_dim, dim_add, dim_div, dim_mul, f32, merge, padded
 
 __all__ = [
     "Broadcast",
@@ -505,7 +505,7 @@ class VariadicSplit1(ShapeRule):
         for v in sizes:
             dims = list(data.dims)
             # OpenVINO's Dimension(v): -1 is dynamic (a rest of -1 too), a rest below it an empty dim
-            dims[axis] = Dimension.dynamic() if v == -1 else Dimension.static(max(v, 0))
+            dims[axis] = const_dim(v)
             out.append(PartialShape(tuple(dims)))
         return out
 
