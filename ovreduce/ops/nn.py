@@ -8,6 +8,7 @@ interval dim in a spatial axis gives the interval OpenVINO computes, not the dec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ovreduce.errors import ShapeInferenceError
@@ -305,6 +306,9 @@ def AvgPool(version: str, opsets: range) -> _Pool:  # noqa: N802
     return _Pool("AvgPool", version, opsets)
 
 
+_NUMBER_PREFIX = re.compile(r"[ \t\n\r\v\f]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 class BatchNormInference(ShapeRule):
     """BatchNormInference: the data shape, its channel dim merged with the 1-D gamma/beta/mean/variance."""
 
@@ -316,13 +320,11 @@ class BatchNormInference(ShapeRule):
         self.data_index = 2 if version == "opset1" else 0
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        epsilon = ctx.layer.data.get("epsilon", "0").strip()
-        try:
-            refused = not float(epsilon) >= 0  # nan too
-        except ValueError:
-            refused = False  # not a number: OpenVINO's reader says so, not its rule
-        if refused:
-            raise ShapeInferenceError(f"Attribute 'epsilon' must be non negative value. Got: {epsilon[:40]}")
+        epsilon = ctx.layer.data.get("epsilon", "0")
+        number = _NUMBER_PREFIX.match(epsilon)  # OpenVINO's reader takes the number a value begins with ("-1e-5f")
+        if float(number[0]) < 0 if number else epsilon.strip(" \t\n\r\v\f") == "nan":
+            shown = "nan" if number is None else f"{float(number[0]):g}"
+            raise ShapeInferenceError(f"Attribute 'epsilon' must be non negative value. Got: {shown}")
         data = inputs[self.data_index]
         channel = Dimension.dynamic()
         for i, shape in enumerate(inputs):

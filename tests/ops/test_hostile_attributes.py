@@ -62,6 +62,8 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
      [np.ones(3, np.float32)] * 4, 1),
     ("batchnorm_epsilon_negative", "BatchNormInference", "opset5", {"epsilon": "-1"}, [2, 3],
      [np.ones(3, np.float32)] * 4, 1),
+    ("batchnorm_epsilon_negative_prefix", "BatchNormInference", "opset5", {"epsilon": "-1e-5f"}, [2, 3],
+     [np.ones(3, np.float32)] * 4, 1),  # OpenVINO's reader takes the number it begins with
     ("pad_to_int64_max", "Pad", "opset1", {"pad_mode": "constant"}, [2, 3],
      [np.array([0, 2**63 - 1], I64), np.array([0, -3], I64)], 1),  # OpenVINO's "no bound": '?'
     ("variadic_length_int64_max", "VariadicSplit", "opset1", {}, [4, -1],
