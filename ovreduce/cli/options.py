@@ -90,6 +90,8 @@ def existing_file(path: str) -> str:
 def extension_names(items: Sequence[str]) -> list[str]:
     """``--extension`` values once each names a file or an installed Python module (found, not loaded: neither
     OpenVINO nor the module is imported); :class:`UsageError` for one that names nothing."""
+    if not items:  # the usual command line: nothing to find, and ovreduce._openvino not even imported
+        return []
     from ovreduce._openvino import find_extension
 
     for item in items:
