@@ -730,7 +730,6 @@ class Builder:
                 )
             index[layer.id] = i
         producer: dict[PortRef, PortRef] = {}
-        fed_at: dict[PortRef, int | None] = {}
         indegree = [0] * len(layers)
         succ: list[list[int] | None] = [None] * len(layers)
         built: list[Edge] = []
@@ -740,9 +739,10 @@ class Builder:
             fl, fp, tl, tp, line = raw
             src, dst = by_id.get(fl), by_id.get(tl)
             out_id = in_id = None
-            if src is not None and dst is not None:
-                out_id = _port_id(src.outputs, fp, indexed)
-                in_id = _port_id(dst.inputs, tp, indexed)
+            if src is not None and dst is not None:  # the port is nearly always the layer's first (or only) one
+                outs, ins = src.outputs, dst.inputs
+                out_id = outs[0].id if outs and outs[0].id == fp else _port_id(outs, fp, indexed)
+                in_id = ins[0].id if ins and ins[0].id == tp else _port_id(ins, tp, indexed)
             if out_id is None or in_id is None:
                 self._edge_problem(raw, by_id)
             assert src is not None and dst is not None and out_id is not None and in_id is not None
@@ -750,18 +750,18 @@ class Builder:
             # comparing characters (a million-layer graph's dicts no longer fit any cache).
             key = (dst.id, in_id)
             if key in producer:
+                first = next(e.line for e in built if e.to_layer == key[0] and e.to_port == key[1])
                 raise IRStructureError(
                     f"{self.at(line)}: edge {src.id}:{out_id} -> {dst.id}:{in_id}: input port {in_id} of {dst.where} "
-                    f"already has an incoming edge (line {fed_at[key]}); an input port takes exactly one",
+                    f"already has an incoming edge (line {first}); an input port takes exactly one",
                     line=line,
                 )
             producer[key] = (src.id, out_id)
-            fed_at[key] = line
-            to = index[dst.id]
+            to, frm = index[dst.id], index[src.id]
             indegree[to] += 1
-            after = succ[index[src.id]]
+            after = succ[frm]
             if after is None:
-                succ[index[src.id]] = [to]
+                succ[frm] = [to]
             else:
                 after.append(to)
             add(Edge(src.id, out_id, dst.id, in_id, line))
