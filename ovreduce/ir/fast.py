@@ -78,14 +78,14 @@ _EDGES = re.compile(
     rb'from-layer="' + _ID + rb'" from-port="' + _ID + rb'" to-layer="' + _ID + rb'" to-port="' + _ID + rb'"'
     rb"[ \t]*/>)*+)[ \t\n]*+</edges>"
 )
-_EDGE = re.compile(
-    rb'([ \t\n]*)<edge from-layer="([0-9]+)" from-port="([0-9]+)" to-layer="([0-9]+)" to-port="([0-9]+)"'
+_EDGE = re.compile(  # over the text of an <edges> content _EDGES matched: ASCII, decoded at once
+    r'([ \t\n]*)<edge from-layer="([0-9]+)" from-port="([0-9]+)" to-layer="([0-9]+)" to-port="([0-9]+)"'
 )
 _BLANK = re.compile(rb"[ \t\n]*+")
 _END = re.compile(rb"[ \t\n]*+</net>[ \t\n]*+\Z")
 _THREAD_FROM = 1 << 18  # a document this large is checked on another thread (starting one costs ~0.1 ms)
 _CACHE_SIZE = 4096  # entries of each cache of repeated texts (they come from untrusted files: bounded)
-_WORDS = 1 << 22  # distinct ids and type names kept
+_WORDS = 1 << 22  # distinct type and version names kept
 
 
 def read_fast(xml: bytes, builder: Builder) -> IRModel | None:
@@ -205,7 +205,7 @@ class _Reader:
         return builder.layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info)
 
     def word(self, raw: bytes) -> str:
-        """``raw`` decoded, one str per distinct text (ids then match by identity in every later lookup)."""
+        """``raw`` decoded, one str per distinct text (a layer type or version: thousands of layers share one)."""
         text = raw.decode()
         if len(self.words) < _WORDS:
             self.words[raw] = text
@@ -248,20 +248,12 @@ class _Reader:
         return [(k.decode(), v.decode()) for k, v in _ATTR.findall(raw)]
 
     # -- edges ----------------------------------------------------------------------------------------------------
-    def edges(self, raw: bytes, line: int) -> list[RawEdge]:
-        """The edges of an ``<edges>`` content starting at ``line``."""
-        words, word = self.words, self.word
+    @staticmethod
+    def edges(raw: bytes, line: int) -> list[RawEdge]:
+        """The edges of an ``<edges>`` content starting at ``line`` (its ids, digits only, decoded in one go)."""
         edges: list[RawEdge] = []
         add = edges.append
-        for ws, raw_from, raw_out, raw_to, raw_in in _EDGE.findall(raw):
-            line += ws.count(b"\n")
-            add(
-                (
-                    words.get(raw_from) or word(raw_from),
-                    words.get(raw_out) or word(raw_out),
-                    words.get(raw_to) or word(raw_to),
-                    words.get(raw_in) or word(raw_in),
-                    line,
-                )
-            )
+        for ws, from_layer, from_port, to_layer, to_port in _EDGE.findall(raw.decode("ascii")):
+            line += ws.count("\n")
+            add((from_layer, from_port, to_layer, to_port, line))
         return edges
