@@ -55,7 +55,7 @@ _PROLOG = re.compile(
     rb'(?:[ \t]+standalone="(?:yes|no)")?[ \t]*\?>)?[ \t\n]*+<net' + _ATTRS + rb"[ \t]*>[ \t\n]*+<layers>"
 )
 _LAYER = re.compile(
-    rb'([ \t\n]*+)<layer id="('
+    rb'[ \t\n]*+<layer id="('
     + _ID
     + rb')" name="([^"<&\t\n]*)" type="([^"<&\t\n]*)" version="([^"<&\t\n]*)"'
     + _NO_GROUP_ATTRS
@@ -151,9 +151,8 @@ class _Reader:
                 line += count(b"\n", pos, blank.end())
                 pos = blank.end() + len(b"</layers>")
                 break
-            line += match[1].count(b"\n")
-            add(self.layer(match, line))
-            line += count(b"\n", match.start(2), match.end())
+            layer, line = self.layer(match, line)
+            add(layer)
             pos = match.end()
         blank = _BLANK.match(xml, pos)
         assert blank is not None
@@ -179,9 +178,14 @@ class _Reader:
         return builder.model(net.get("name", ""), layers, edges, rt_info, xml)
 
     # -- layers ---------------------------------------------------------------------------------------------------
-    def layer(self, m: re.Match[bytes], line: int) -> Layer:
-        """The layer of a match of :data:`_LAYER` whose tag starts at ``line``."""
-        _, raw_id, raw_name, raw_type, raw_version, raw_data, raw_rt, raw_in, raw_out = m.groups()
+    def layer(self, m: re.Match[bytes], line: int) -> tuple[Layer, int]:
+        """The layer of a match of :data:`_LAYER` that starts at ``line``, and the line the match ends at (each
+        line end of the match is counted once, on the way to the next place that needs a line)."""
+        raw_id, raw_name, raw_type, raw_version, raw_data, raw_rt, raw_in, raw_out = m.groups()
+        count = self.xml.count
+        at = m.start(1)
+        line += count(b"\n", m.start(), at)  # the blanks before the tag
+        layer_line = line
         builder = self.builder
         words = self.words
         layer_id = raw_id.decode()
@@ -194,15 +198,20 @@ class _Reader:
         ins, outs = self.templates
         if raw_in is not None:
             template = ins.get(raw_in) or self.template(raw_in, output=False)
-            inputs = builder.ports_at(template, line + self.xml.count(b"\n", m.start(2), m.start(8)))
+            line += count(b"\n", at, m.start(7))
+            at = m.start(7)
+            inputs = builder.ports_at(template, line)
         if raw_out is not None:
             template = outs.get(raw_out) or self.template(raw_out, output=True)
-            outputs = builder.ports_at(template, line + self.xml.count(b"\n", m.start(2), m.start(9)))
+            line += count(b"\n", at, m.start(8))
+            at = m.start(8)
+            outputs = builder.ports_at(template, line)
         data: Mapping[str, str] | None = None  # no <data>
         if raw_data is not None:
             data = NO_DATA if not raw_data else self.data.get(raw_data) or self.data_of(raw_data)
         rt_info = () if not raw_rt else self.rt_infos.get(raw_rt) or self.rt_info_of(raw_rt)
-        return builder.layer(layer_id, name, ltype, version, data, inputs, outputs, line, rt_info)
+        layer = builder.layer(layer_id, name, ltype, version, data, inputs, outputs, layer_line, rt_info)
+        return layer, line + count(b"\n", at, m.end())
 
     def word(self, raw: bytes) -> str:
         """``raw`` decoded, one str per distinct text (a layer type or version: thousands of layers share one)."""
