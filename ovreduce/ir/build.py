@@ -138,7 +138,7 @@ class Builder:
         self.ir_version = 0
         self._etypes: dict[tuple[str, str], ElementType] = {}  # (attribute, text) -> its element type
         self._layouts: dict[tuple[str, str], tuple[ElementType, PartialShape, int, int]] = {}  # a Const's
-        self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs whose opset was judged and holds the type
+        self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs met before: not judged, or judged fine
 
     # -- messages -------------------------------------------------------------------------------------------------
     def at(self, line: int | None) -> str:
@@ -239,9 +239,11 @@ class Builder:
         """A layer (its id, name and type from :meth:`layer_attrs`, ``data`` None when it has no ``<data>``); a
         Parameter's, Const's or Convert's attributes checked and read."""
         try:
-            for ports, role in ((inputs, "input"), (outputs, "output")):  # an input and an output may share an id
-                if len(ports) > 1 and len({p.id for p in ports}) != len(ports):
-                    self._duplicate_port(ports, role, line, layer_id, name, ltype)
+            # each input's id its own, each output's its own (an input and an output may share one)
+            if len(inputs) > 1 and len({p.id for p in inputs}) != len(inputs):
+                self._duplicate_port(inputs, "input", line, layer_id, name, ltype)
+            if len(outputs) > 1 and len({p.id for p in outputs}) != len(outputs):
+                self._duplicate_port(outputs, "output", line, layer_id, name, ltype)
             if type(data) is dict:  # as the careful reader gathers them: read-only from here on
                 data = MappingProxyType(data) if data else NO_DATA
             elif data is None and ltype != "Parameter":
@@ -266,11 +268,12 @@ class Builder:
             elif ltype == "Convert" and data and "destination_type" in data:
                 where = self.where(line, layer_id, name, ltype)
                 etype = self.etype_attr(data, "destination_type", where, required=True)
-            judged = not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce"
-            if judged and (ltype, version) not in self._opsets:
-                _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
+            kind = (ltype, version)
+            if kind not in self._opsets:
+                if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
+                    _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
-                    self._opsets.add((ltype, version))
+                    self._opsets.add(kind)
             if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
@@ -539,7 +542,7 @@ class Builder:
     def ports_at(ports: tuple[Port, ...], line: int) -> tuple[Port, ...]:
         """``ports`` (built by :meth:`port` with lines counted from 0) for an element whose content starts at
         ``line``: the fast reader builds the ports of each distinct ``<input>``/``<output>`` text once."""
-        return tuple([Port(p.id, p.precision, p.names, p.dims, line + (p.line or 0)) for p in ports])
+        return tuple([Port(i, precision, names, dims, line + (at or 0)) for i, precision, names, dims, at, _ in ports])
 
     # -- sub-graph bodies -----------------------------------------------------------------------------------------
     def enter_body(self, where: str) -> None:
