@@ -740,34 +740,34 @@ class Builder:
         indexed: dict[int, dict[str, str]] = {}  # the port ids of layers with many ports, by id() of their tuple
         for raw in edges:
             fl, fp, tl, tp, line = raw
-            src, dst = by_id.get(fl), by_id.get(tl)
+            frm, to = index.get(fl), index.get(tl)
             out_id = in_id = None
-            if src is not None and dst is not None:  # the port is nearly always the layer's first (or only) one
-                outs, ins = src.outputs, dst.inputs
+            if frm is not None and to is not None:  # the port is nearly always the layer's first (or only) one
+                outs, ins = layers[frm].outputs, layers[to].inputs
                 out_id = outs[0].id if outs and outs[0].id == fp else _port_id(outs, fp, indexed)
                 in_id = ins[0].id if ins and ins[0].id == tp else _port_id(ins, tp, indexed)
             if out_id is None or in_id is None:
                 self._edge_problem(raw, by_id)
-            assert src is not None and dst is not None and out_id is not None and in_id is not None
+            assert frm is not None and to is not None and out_id is not None and in_id is not None
             # The layers' and ports' own id strings: every later lookup by them then matches by identity, not by
             # comparing characters (a million-layer graph's dicts no longer fit any cache).
-            key = (dst.id, in_id)
+            src_id, dst_id = layers[frm].id, layers[to].id
+            key = (dst_id, in_id)
             if key in producer:
-                first = next(e.line for e in built if e.to_layer == key[0] and e.to_port == key[1])
+                first = next(e.line for e in built if e.to_layer == dst_id and e.to_port == in_id)
                 raise IRStructureError(
-                    f"{self.at(line)}: edge {src.id}:{out_id} -> {dst.id}:{in_id}: input port {in_id} of {dst.where} "
-                    f"already has an incoming edge (line {first}); an input port takes exactly one",
+                    f"{self.at(line)}: edge {src_id}:{out_id} -> {dst_id}:{in_id}: input port {in_id} of "
+                    f"{layers[to].where} already has an incoming edge (line {first}); an input port takes exactly one",
                     line=line,
                 )
-            producer[key] = (src.id, out_id)
-            to, frm = index[dst.id], index[src.id]
+            producer[key] = (src_id, out_id)
             indegree[to] += 1
             after = succ[frm]
             if after is None:
                 succ[frm] = [to]
             else:
                 after.append(to)
-            add(Edge(src.id, out_id, dst.id, in_id, line))
+            add(Edge(src_id, out_id, dst_id, in_id, line))
         order = _kahn_order(indegree, succ)
         if len(order) != len(layers):
             stuck = [layers[i].id for i, n in enumerate(indegree) if n > 0]
