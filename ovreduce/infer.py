@@ -531,11 +531,15 @@ class _Memo:
             key: tuple[object, ...] = (op, id(layer.shape), id(layer.element_type))
         else:
             states, producer, layer_id = self._engine_states, self._producer, layer.id
-            refs = [producer(layer_id, port.id) for port in layer.inputs]
-            try:
-                inputs = [states[ref] for ref in refs]  # type: ignore[index]  # None: KeyError, as a missing one
-            except KeyError:
-                return None
+            refs = []
+            inputs = []
+            for port in layer.inputs:  # one walk: the producers and their states
+                ref = producer(layer_id, port.id)
+                state = None if ref is None else states.get(ref)
+                if state is None:
+                    return None
+                refs.append(ref)
+                inputs.append(state)
             data = layer.data
             content = self._data.get(id(data))
             if content is None:
