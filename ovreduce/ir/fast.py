@@ -138,6 +138,7 @@ class _Reader:
         net = dict(self.attributes(head[1]))
         builder.version(net.get("version"), None)
         pos, line = head.end(), 1 + xml.count(b"\n", 0, head.end())
+        counted = pos  # ``line`` is the line at this position: the line ends before it are counted
         match_layer, count = _LAYER.match, xml.count
         layers: list[Layer] = []
         add = layers.append
@@ -148,10 +149,10 @@ class _Reader:
                 assert blank is not None
                 if not xml.startswith(b"</layers>", blank.end()):
                     return None
-                line += count(b"\n", pos, blank.end())
+                line += count(b"\n", counted, blank.end())
                 pos = blank.end() + len(b"</layers>")
                 break
-            layer, line = self.layer(match, line)
+            layer, line, counted = self.layer(match, line, counted)
             add(layer)
             pos = match.end()
         blank = _BLANK.match(xml, pos)
@@ -178,13 +179,14 @@ class _Reader:
         return builder.model(net.get("name", ""), layers, edges, rt_info, xml)
 
     # -- layers ---------------------------------------------------------------------------------------------------
-    def layer(self, m: re.Match[bytes], line: int) -> tuple[Layer, int]:
-        """The layer of a match of :data:`_LAYER` that starts at ``line``, and the line the match ends at (each
-        line end of the match is counted once, on the way to the next place that needs a line)."""
+    def layer(self, m: re.Match[bytes], line: int, at: int) -> tuple[Layer, int, int]:
+        """The layer of a match of :data:`_LAYER`, given the line at position ``at`` (before the tag); and the
+        last line and position it counted (each line end is counted once, on the way to the next place that
+        needs a line: the next layer's tag counts on from there)."""
         raw_id, raw_name, raw_type, raw_version, raw_data, raw_rt, raw_in, raw_out = m.groups()
         count = self.xml.count
+        line += count(b"\n", at, m.start(1))
         at = m.start(1)
-        line += count(b"\n", m.start(), at)  # the blanks before the tag
         layer_line = line
         builder = self.builder
         words = self.words
@@ -210,8 +212,7 @@ class _Reader:
         if raw_data is not None:
             data = NO_DATA if not raw_data else self.data.get(raw_data) or self.data_of(raw_data)
         rt_info = () if not raw_rt else self.rt_infos.get(raw_rt) or self.rt_info_of(raw_rt)
-        layer = builder.layer(layer_id, name, ltype, version, data, inputs, outputs, layer_line, rt_info)
-        return layer, line + count(b"\n", at, m.end())
+        return builder.layer(layer_id, name, ltype, version, data, inputs, outputs, layer_line, rt_info), line, at
 
     def word(self, raw: bytes) -> str:
         """``raw`` decoded, one str per distinct text (a layer type or version: thousands of layers share one)."""
