@@ -542,6 +542,9 @@ class Builder:
     def ports_at(ports: tuple[Port, ...], line: int) -> tuple[Port, ...]:
         """``ports`` (built by :meth:`port` with lines counted from 0) for an element whose content starts at
         ``line``: the fast reader builds the ports of each distinct ``<input>``/``<output>`` text once."""
+        if len(ports) == 1:  # most elements (no list to build)
+            port_id, precision, names, dims, at, _ = ports[0]
+            return (Port(port_id, precision, names, dims, line + (at or 0)),)
         return tuple([Port(i, precision, names, dims, line + (at or 0)) for i, precision, names, dims, at, _ in ports])
 
     # -- sub-graph bodies -----------------------------------------------------------------------------------------
