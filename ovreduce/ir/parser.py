@@ -20,7 +20,6 @@ from pathlib import Path
 from ovreduce.errors import IRStructureError, LimitExceededError
 from ovreduce.files import FileError, read_bounded
 from ovreduce.ir.build import SUPPORTED_IR_VERSIONS, Builder, ParseLimits
-from ovreduce.ir.careful import read_careful
 from ovreduce.ir.fast import read_fast
 from ovreduce.ir.gcpause import gc_paused
 from ovreduce.ir.model import IRModel
@@ -83,5 +82,7 @@ def parse_ir(
     with gc_paused():
         model = read_fast(xml, Builder(source, weights, expected_bin, limits))
         if model is None:
+            from ovreduce.ir.careful import read_careful  # imported only for a file the fast reader declines
+
             model = read_careful(xml, Builder(source, weights, expected_bin, limits))
         return model
