@@ -137,7 +137,8 @@ class Builder:
         self.body_depth = 0
         self.ir_version = 0
         self._etypes: dict[tuple[str, str], ElementType] = {}  # (attribute, text) -> its element type
-        self._layouts: dict[tuple[str, str], tuple[ElementType, PartialShape, int, int]] = {}  # a Const's
+        # a Const's (element_type, shape, size) texts -> its type, shape, element count and byte size, once checked
+        self._layouts: dict[tuple[str, str, str], tuple[ElementType, PartialShape, int, int]] = {}
         self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs met before: not judged, or judged fine
 
     # -- messages -------------------------------------------------------------------------------------------------
@@ -340,26 +341,15 @@ class Builder:
     def _const(
         self, data: Mapping[str, str], outputs: tuple[Port, ...], line: int | None, layer_id: str, name: str
     ) -> tuple[ElementType, PartialShape, ConstData]:
-        key = (data.get("element_type", ""), data.get("shape", ""))
+        key = (data.get("element_type", ""), data.get("shape", ""), data.get("size", ""))
         layout = self._layouts.get(key)
-        if layout is not None and len(outputs) == 1:  # the checks below passed for this type and shape before
-            offset, size = data.get("offset"), data.get("size")
-            etype, shape, count, nbytes = layout
-            weights = self.weights
-            if (
-                offset is not None
-                and size is not None
-                and offset.isdigit()
-                and size.isdigit()
-                and offset.isascii()
-                and size.isascii()
-                and len(offset) <= 20
-                and len(size) <= 20
-                and int(size) == nbytes
-                and weights is not None
-                and int(offset) + nbytes <= weights.size
-            ):
-                return etype, shape, ConstData(int(offset), nbytes, count)
+        if layout is not None and len(outputs) == 1:  # the checks below passed for this type, shape and size before
+            offset, weights = data.get("offset", ""), self.weights
+            if weights is not None and offset.isascii() and offset.isdigit() and len(offset) <= 20:
+                etype, shape, count, nbytes = layout
+                start = int(offset)
+                if start + nbytes <= weights.size:
+                    return etype, shape, ConstData(start, nbytes, count)
         where = self.where(line, layer_id, name, "Const")
         found_type = self.etype_attr(data, "element_type", where, required=True)
         found_shape = self.shape_attr(data, where, required=True)
