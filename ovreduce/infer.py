@@ -147,6 +147,8 @@ class ShapeEngine:
 
     # -- propagation -------------------------------------------------------------------------------------
     def _match_reshape(self, reshape: Mapping[str, PartialShape]) -> dict[str, PartialShape]:
+        if not reshape:  # the usual case: no walk over the layers for their Parameters
+            return {}
         params = [layer for layer in self.model.layers if layer.type == "Parameter"]
         matched: dict[str, PartialShape] = {}
         for name, shape in reshape.items():
