@@ -60,6 +60,12 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
     head = xml[:_SNIFF]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
         raise _no_doctype(source)
+    if not xml[-4096:].rstrip(b" \t\n\r").endswith(b"</net>"):
+        # Most likely cut short: libxml2 says where before a layer is built (its message at the end would win over
+        # anything the layers showed). A comment after </net> costs this one pass more.
+        early = not_well_formed(xml)
+        if isinstance(early, etree.XMLSyntaxError):
+            raise _syntax_error(source, xml, early)
     parser = etree.XMLPullParser(events=("end",), tag="{*}layer", **PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
     reader = _Reader(builder)
@@ -93,6 +99,7 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
     column = exc.offset + 1 if row is not None and isinstance(exc.offset, int) and exc.offset >= 0 else None
     at = "" if row is None else f" at line {row}" if column is None else f" at line {row}, column {column}"
     msg = _AT_END.sub("", str(exc.msg or exc).strip())  # the position, said once, in front
+    msg = msg.removesuffix(f" line {row}") if row is not None else msg  # libxml2's own words repeat it at times
     for said, what, placed in _BOUNDS:
         if said in msg:  # well-formed, but past one of libxml2's bounds, which ovreduce keeps (ir-reading.md)
             at, row, column = (at, row, column) if placed else ("", None, None)
