@@ -18,14 +18,7 @@ from ovreduce.shapes import PartialShape, parse_named_shapes
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import (
-    UPLOAD_PROBLEMS,
-    ServiceRoute,
-    display_name,
-    document_bytes,
-    read_upload,
-    upload_size,
-)
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload, upload_size
 
 __all__ = ["router"]
 
