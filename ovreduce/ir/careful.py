@@ -30,6 +30,7 @@ from ovreduce.ir.reading import (
     PARSER_OPTIONS,
     NoExternalResources,
     attributes,
+    ends_with_net,
     name,
     not_well_formed,
     rt_children,
@@ -60,7 +61,7 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
     head = xml[:_SNIFF]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
         raise _no_doctype(source)
-    if not xml[-4096:].rstrip(b" \t\n\r").endswith(b"</net>"):
+    if not ends_with_net(xml):
         # Most likely cut short: libxml2 says where before a layer is built (its message at the end would win over
         # anything the layers showed). A comment after </net> costs this one pass more.
         early = not_well_formed(xml)

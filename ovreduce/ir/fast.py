@@ -37,7 +37,7 @@ from lxml import etree
 from ovreduce.errors import IRError, LimitExceededError
 from ovreduce.ir.build import NO_DATA, Builder, RawEdge
 from ovreduce.ir.model import IRModel, Layer, Port, RtInfo
-from ovreduce.ir.reading import PARSER_OPTIONS, name, not_well_formed, rt_children
+from ovreduce.ir.reading import PARSER_OPTIONS, ends_with_net, name, not_well_formed, rt_children
 
 __all__ = ["read_fast"]
 
@@ -91,7 +91,7 @@ _WORDS = 1 << 22  # distinct type and version names kept
 def read_fast(xml: bytes, builder: Builder) -> IRModel | None:
     """The model of ``xml`` when it is in the grammar above and everything in it is right; None otherwise."""
     head = _PROLOG.match(xml)
-    if head is None or not xml[-4096:].rstrip(b" \t\n").endswith(b"</net>") or b"\r" in xml:
+    if head is None or not ends_with_net(xml) or b"\r" in xml:
         return None  # not its prolog, not its end (a truncated file: declined before any work), line ends
     verdict = _well_formed(xml)
     try:

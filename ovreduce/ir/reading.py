@@ -12,7 +12,16 @@ from lxml import etree
 
 from ovreduce.ir.model import RtInfo
 
-__all__ = ["PARSER_OPTIONS", "NoExternalResources", "attributes", "name", "not_well_formed", "rt_children", "text"]
+__all__ = [
+    "PARSER_OPTIONS",
+    "NoExternalResources",
+    "attributes",
+    "ends_with_net",
+    "name",
+    "not_well_formed",
+    "rt_children",
+    "text",
+]
 
 PARSER_OPTIONS: dict[str, bool] = {
     "resolve_entities": False,
@@ -39,6 +48,12 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
     def resolve(self, system_url: str, public_id: str, context: object) -> object:
         return self.resolve_string("", context)
+
+
+def ends_with_net(xml: bytes) -> bool:
+    """Whether the document ends with ``</net>`` (blanks after it aside): a file that does not is most likely cut
+    short (or has a comment after its root), which both readers tell before any work."""
+    return xml[-4096:].rstrip(b" \t\n\r").endswith(b"</net>")
 
 
 def not_well_formed(xml: bytes) -> etree.XMLSyntaxError | ValueError | None:
