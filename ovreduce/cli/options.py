@@ -30,17 +30,25 @@ def parse_named_shapes(items: Sequence[str], option: str) -> dict[str, PartialSh
         raise UsageError(f"{option} {exc}") from None
 
 
+def _setting(name: str, low: int, high: int | None, expected: str) -> int | None:
+    """An integer setting from the environment (None when unset); :class:`UsageError` saying ``expected`` for one
+    that is not ASCII digits from ``low`` to ``high``, however many digits it has."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    value = int(text) if text.isascii() and text.isdigit() and len(text) <= 4000 else -1  # int() stops at 4,300
+    if value < low or (high is not None and value > high):
+        raise UsageError(f"{name}={text[:30]!r}: {expected}")
+    return value
+
+
 def max_elements() -> int:
     """The CLI's limit on one tensor's elements: ``OVREDUCE_MAX_ELEMENTS`` as for the service, else
     :data:`ovreduce.tensors.DEFAULT_MAX_ELEMENTS` (2^28, 1 GiB of f32)."""
     from ovreduce.tensors import DEFAULT_MAX_ELEMENTS
 
-    text = os.environ.get("OVREDUCE_MAX_ELEMENTS", "").strip()
-    if not text:
-        return DEFAULT_MAX_ELEMENTS
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise UsageError(f"OVREDUCE_MAX_ELEMENTS={text[:30]!r}: expected a positive integer")
-    return int(text)
+    limit = _setting("OVREDUCE_MAX_ELEMENTS", 1, None, "expected a positive integer")
+    return DEFAULT_MAX_ELEMENTS if limit is None else limit
 
 
 def bound_memory() -> None:
@@ -50,10 +58,9 @@ def bound_memory() -> None:
     from ovreduce.memory import bound_memory as bound
     from ovreduce.memory import physical_memory
 
-    text = os.environ.get("OVREDUCE_MAX_WORKER_BYTES", "").strip()
-    if text and not (text.isascii() and text.isdigit() and 1 << 28 <= int(text) <= 1 << 62):  # the service's range
-        raise UsageError(f"OVREDUCE_MAX_WORKER_BYTES={text[:30]!r}: expected a number of bytes from 2**28 to 2**62")
-    limit = int(text) if text else physical_memory()
+    limit = _setting("OVREDUCE_MAX_WORKER_BYTES", 1 << 28, 1 << 62,  # the service's range
+                     "expected a number of bytes from 2**28 to 2**62")  # fmt: skip
+    limit = physical_memory() if limit is None else limit
     if limit is not None:
         bound(limit)  # where the system cannot, the process runs unbounded, as before
 

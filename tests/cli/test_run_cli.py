@@ -361,3 +361,7 @@ def test_the_element_limit_follows_the_services_variable(
     np.save(tmp_path / "x.npy", np.zeros((4, 6, 8), np.float32))
     status, _, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_interval_dims", "--input", f"0={tmp_path}/x.npy")
     assert status == 2 and "has 192 elements, more than the limit of 100 (OVREDUCE_MAX_ELEMENTS)" in err
+    for bad in ("0", "1e3", "9" * 5000):  # past Python's 4,300 digits int() refuses: it was an internal error
+        monkeypatch.setenv("OVREDUCE_MAX_ELEMENTS", bad)
+        status, _, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_interval_dims")
+        assert status == 2 and "OVREDUCE_MAX_ELEMENTS=" in err and "expected a positive integer [usage]" in err, err
