@@ -8,14 +8,13 @@ interval dim in a spatial axis gives the interval OpenVINO computes, not the dec
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState
-from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, str_attr
+from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, real_attr, str_attr
 from ovreduce.shapes import (
     Dimension,
     PartialShape,
@@ -255,6 +254,8 @@ class _Pool(ShapeRule):
                 f"Kernel {list(kernel)} has a size below 1 at axis {small}: after dilation it is "
                 f"larger than the data shape after padding (OpenVINO reads sizes unsigned)"
             )
+        if not ints_attr(layer, "strides"):  # a convolution's default of ones is not a pooling's
+            raise ShapeInferenceError("Expected strides size to be equal to input size - 2. Got: 0")
         strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
         if 0 in strides:
             raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
@@ -306,9 +307,6 @@ def AvgPool(version: str, opsets: range) -> _Pool:  # noqa: N802
     return _Pool("AvgPool", version, opsets)
 
 
-_NUMBER_PREFIX = re.compile(r"[ \t\n\r\v\f]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
 class BatchNormInference(ShapeRule):
     """BatchNormInference: the data shape, its channel dim merged with the 1-D gamma/beta/mean/variance."""
 
@@ -320,11 +318,9 @@ class BatchNormInference(ShapeRule):
         self.data_index = 2 if version == "opset1" else 0
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        epsilon = ctx.layer.data.get("epsilon", "0")
-        number = _NUMBER_PREFIX.match(epsilon)  # OpenVINO's reader takes the number a value begins with ("-1e-5f")
-        if float(number[0]) < 0 if number else epsilon.strip(" \t\n\r\v\f") == "nan":
-            shown = "nan" if number is None else f"{float(number[0]):g}"
-            raise ShapeInferenceError(f"Attribute 'epsilon' must be non negative value. Got: {shown}")
+        epsilon = real_attr(ctx.layer, "epsilon", 0.0)
+        if not epsilon >= 0:  # NaN too
+            raise ShapeInferenceError(f"Attribute 'epsilon' must be non negative value. Got: {epsilon:g}")
         data = inputs[self.data_index]
         channel = Dimension.dynamic()
         for i, shape in enumerate(inputs):

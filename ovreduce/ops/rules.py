@@ -9,6 +9,7 @@ outputs are then unresolved, with that message as the reason. Nothing here impor
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -88,38 +89,70 @@ def str_attr(layer: Layer, name: str, default: str) -> str:
     return layer.data.get(name, default).strip().lower()
 
 
-_ASCII_INT = re.compile(r"[+-]?[0-9]{1,20}")
+_OV_INT = re.compile(r"[ \t\n\r\v\f]*(-?)0*([0-9]+)")
+_OV_REAL = re.compile(r"[ \t\n\r\v\f]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:([eE][+-]?)([0-9]*))?")
 
 
 def _int(text: str) -> int | None:
-    """An int64 in ASCII digits, as OpenVINO's attribute reader takes it; None for anything else (Python's
-    int() would also take "²"-free Unicode digits such as "٣", underscores and thousands of digits)."""
-    text = text.strip(" \t\n\r\v\f")
-    if not _ASCII_INT.fullmatch(text):
+    """An int64 as OpenVINO's attribute reader takes it: after spaces, an optional minus and the digits that follow,
+    whatever comes next ignored (``"1.5"`` is 1, ``"2x"`` 2); None where it takes none (a plus sign, no digit, a
+    value beyond int64). Python's ``int()`` takes ``+``, underscores and other scripts' digits, and refuses ``1.5``."""
+    match = _OV_INT.match(text)
+    if match is None or len(match[2]) > 19:
         return None
-    value = int(text)
+    value = int(match[1] + match[2])
     return value if -(2**63) <= value < 2**63 else None
 
 
 def int_attr(layer: Layer, name: str, default: int) -> int:
+    """An int64 attribute as OpenVINO reads it (:func:`_int`); ``default`` when absent. A present value it cannot
+    read is OpenVINO's refusal, in its words."""
     text = layer.data.get(name)
-    if text is None or not text.strip():
+    if text is None:
         return default
     value = _int(text)
     if value is None:
-        raise ShapeInferenceError(f"attribute {name}={text[:40]!r} is not an integer (ASCII digits, int64)")
+        raise ShapeInferenceError(f"Cannot parse '{text}' to number")
     return value
 
 
 def ints_attr(layer: Layer, name: str) -> tuple[int, ...] | None:
-    """A comma-separated list attribute (``strides="2,2"``); None when absent, () when empty."""
+    """A comma-separated list attribute (``strides="2,2"``) as OpenVINO reads it: each field as :func:`_int` reads it,
+    a trailing comma ignored, an empty field refused; None when absent, () when empty."""
     text = layer.data.get(name)
     if text is None:
         return None
-    values = [_int(t) for t in text.split(",") if t.strip()]
-    if any(v is None for v in values):
-        raise ShapeInferenceError(f"attribute {name}={text[:40]!r} is not a list of integers (ASCII digits, int64)")
-    return tuple(v for v in values if v is not None)
+    fields = text.split(",")
+    if fields[-1] == "":  # one line read up to each comma: a comma at the end begins no field
+        fields.pop()
+    values = []
+    for field in fields:
+        if not field:
+            raise ShapeInferenceError(f'Cannot get vector of parameters! "{text}" is incorrect')
+        value = _int(field)
+        if value is None:
+            raise ShapeInferenceError(f"Cannot parse '{field}' in \"{text}\"")
+        values.append(value)
+    return tuple(values)
+
+
+def real_attr(layer: Layer, name: str, default: float) -> float:
+    """A floating-point attribute as OpenVINO reads it: ``inf``, ``-inf`` and ``nan`` as written (lower case, spaces
+    around them allowed), else, after spaces, the longest decimal number the text begins with (``"-1e-5f"`` is
+    -1e-05); ``default`` when absent. A value it cannot read (no number, an exponent without digits, beyond a double's
+    range) is OpenVINO's refusal, in its words."""
+    text = layer.data.get(name)
+    if text is None:
+        return default
+    special = text.strip(" \t\n\r\v\f")
+    if special in ("inf", "-inf", "nan"):
+        return float(special)
+    match = _OV_REAL.match(text)
+    if match is not None and (match[2] is None or match[3]):
+        value = float(match[1] + (match[2] or "") + (match[3] or ""))
+        if not math.isinf(value):
+            return value
+    raise ShapeInferenceError(f"Cannot parse '{text}' to number")
 
 
 def normalize_axis(axis: int, rank: int, what: str = "Axis") -> int:

@@ -138,3 +138,48 @@ def test_a_hostile_attribute_is_read_as_openvino_reads_it_or_said(
         refusals = [f for f in report.findings if f.code == "layer-invalid"]
         reasons = " ".join(s.reason for s in states)
         assert refusals or "read" in reasons or "cannot evaluate" in reasons, report.findings
+
+
+BATCHNORM = ("BatchNormInference", "opset5", [2, 3], [np.ones(3, np.float32)] * 4)
+CONCAT = ("Concat", "opset1", [1, 3, 4], [np.zeros((1, 3, 4), np.float32)])
+MAXPOOL = ("MaxPool", "opset1", [1, 1, 6, 6], [])
+# (op, version, input shape, constant inputs), the attribute, and texts of it: numbers as OpenVINO's reader takes
+# them (the number a text begins with, after spaces) and as it refuses them (a plus sign on an integer, no digit,
+# an empty field of a list, an exponent without digits, beyond the type's range, NaN and Infinity as C writes them)
+TEXTS: list[tuple[tuple[str, str, list[int], list[Any]], str, str]] = [
+    *((CONCAT, "axis", t) for t in ["1.5", "1x", " 1", "-2", "0x1", "0" * 30 + "1", "+1", "", "abc", "- 1",
+                                    "9223372036854775808", "-9223372036854775809"]),
+    *((MAXPOOL, "strides", t) for t in ["2.5,2", "2 3,2", "2,2,", "2,2 ,", "2,,2", ",2,2", "2,+2", "2, ,2", "", " ",
+                                        "2,2,,", "18446744073709551615,2"]),
+    *((BATCHNORM, "epsilon", t) for t in ["inf", " inf ", "-inf", "nan", "NaN", "INF", "+inf", "Infinity", "1e400",
+                                          "1e-400", "1.7e308", "abc", "", "1e", "1e+", "+.5", "1.5abc", "0x10"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec", "name", "text"), TEXTS, ids=[f"{s[0]}-{n}={t[:24]!r}" for s, n, t in TEXTS])
+def test_an_attribute_text_is_read_as_openvino_reads_it(
+    spec: tuple[str, str, list[int], list[Any]], name: str, text: str, tmp_path: Path
+) -> None:
+    """OpenVINO's reader takes an attribute's leading number and refuses a text without one, naming no layer: a value
+    it reads comes out in its shape, natively; one it refuses makes the check fail at that layer, in its words."""
+    op, version, shape, consts = spec
+    attrs = {**POOL, name: text} if op == "MaxPool" else {name: text}
+    xml, blob = _ir(op, version, attrs, shape, consts, 1)
+    path = tmp_path / "m.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(blob)
+    openvino = _openvino(path)
+    ir = load_ir(path)
+    try:
+        (node,) = [lay for lay in ir.layers if lay.name == "op"]
+        state = ShapeEngine(ir).state((node.id, node.outputs[0].id))
+        report = check_model(ir, engine="native")
+    finally:
+        ir.close()
+    if isinstance(openvino, list):
+        assert state.shape == openvino[0], (state, openvino)
+        assert report.ok, report.findings
+    else:
+        assert state.shape is None, f"OpenVINO refuses the layer, ovreduce reads {state.shape}: {openvino}"
+        refusals = [f for f in report.findings if f.code == "layer-invalid" and f.layer_name == "op"]
+        assert refusals and not report.ok, (report.findings, openvino)
