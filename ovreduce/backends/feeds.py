@@ -12,7 +12,10 @@ what the graph (or optimum's input name) says   what the input gets
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
 ``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
-indices of a Gather (or an embedding bag)       seeded integers in ``[0, n)``, n the gathered axis' size
+indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n the size of the axis they index
+                                                (the smallest of those a GatherND or ScatterNDUpdate indexes; where
+                                                it is unknown, but for a Gather's: 0); ReverseSequence's lengths in
+                                                ``[0, n]``
 a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
 a Loop's execution condition                    true
 the axes of reductions                          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0)
@@ -86,6 +89,9 @@ _SHAPE_LIKE = frozenset({
     ("StridedSlice", 2),
 })  # fmt: skip
 _EMBEDDING_BAGS = frozenset({"EmbeddingBagOffsetsSum", "EmbeddingBagPackedSum", "EmbeddingSegmentsSum"})
+# Ops whose input 1 indexes (or, for ReverseSequence, gives lengths along) an axis of their data, input 0.
+_INDEXED = frozenset({"Gather", "GatherElements", "GatherND", "ScatterUpdate", "ScatterElementsUpdate",
+                      "ScatterNDUpdate", "ReverseSequence", *_EMBEDDING_BAGS})  # fmt: skip
 _WALK_LIMIT = 10_000  # consumers visited per input, at most: the walk stays linear in the model
 
 
@@ -115,14 +121,13 @@ def _recipe(port: Any) -> Recipe:
     for consumer, index in _uses(port.get_node()):
         kind = consumer.get_type_name()
         name = consumer.get_friendly_name()
-        if kind == "Gather" and index == 1:
-            size = _gathered_size(consumer)
+        if index == 1 and kind in _INDEXED:
+            size = _indexed_size(consumer)
+            what = "lengths" if kind == "ReverseSequence" else "indices"
             if size is not None:
-                bound = _first(bound, (size, f"indices of Gather {name!r}"))
-        elif kind in _EMBEDDING_BAGS and index == 1:
-            size = _dim(consumer.input_value(0).get_partial_shape(), 0)
-            if size is not None:
-                bound = _first(bound, (size, f"indices of {kind} {name!r}"))
+                bound = _first(bound, (size + (kind == "ReverseSequence"), f"{what} of {kind} {name!r}"))
+            elif kind != "Gather":  # out of range, these fail or crash OpenVINO's CPU plugin: 0 is in range
+                bound = _first(bound, (1, f"{what} of {kind} {name!r}, whose range is unknown: zeros"))
         elif kind == "Loop" and index == 0:
             trip = _first(trip, f"the trip count of Loop {name!r}")
         elif kind == "Loop" and index == 1:
@@ -168,16 +173,32 @@ def _uses(parameter: Any) -> list[tuple[Any, int]]:
     return out
 
 
-def _gathered_size(gather: Any) -> int | None:
-    """The size of the axis a Gather gathers from (its data input's dim at its constant axis), if static."""
-    axis_node = gather.input_value(2).get_node()
-    if axis_node.get_type_name() != "Constant":
-        return None
-    axis = int(np.asarray(axis_node.get_data()).reshape(-1)[0])
-    shape = gather.input_value(0).get_partial_shape()
+def _indexed_size(op: Any) -> int | None:
+    """The size of the data axis an index (or length) input of ``op`` ranges over, if static: the axis a Gather,
+    GatherElements or Scatter(Elements)Update indexes, an embedding bag's rows, the smallest of the axes a
+    GatherND or ScatterNDUpdate indexes, a ReverseSequence's sequence axis."""
+    kind = op.get_type_name()
+    shape = op.input_value(0).get_partial_shape()
     if shape.rank.is_dynamic:
         return None
-    return _dim(shape, axis + shape.rank.get_length() if axis < 0 else axis)
+    rank = shape.rank.get_length()
+    if kind in ("GatherND", "ScatterNDUpdate"):
+        first = int(op.get_attributes().get("batch_dims", 0))
+        depth = op.input_value(1).get_partial_shape()
+        last = depth[depth.rank.get_length() - 1] if depth.rank.is_static and depth.rank.get_length() else None
+        count = last.get_length() if last is not None and last.is_static else rank - first
+        sizes = [_dim(shape, i) for i in range(first, min(first + count, rank))]
+        return None if not sizes or None in sizes else min(s for s in sizes if s is not None)
+    if kind in _EMBEDDING_BAGS:
+        axis: int | None = 0
+    elif kind in ("GatherElements", "ReverseSequence"):
+        axis = int(op.get_attributes()["axis" if kind == "GatherElements" else "seq_axis"])
+    else:  # Gather's axis is input 2, Scatter(Elements)Update's input 3
+        node = op.input_value(2 if kind == "Gather" else 3).get_node()
+        axis = int(np.asarray(node.get_data()).reshape(-1)[0]) if node.get_type_name() == "Constant" else None
+    if axis is None:
+        return None
+    return _dim(shape, axis + rank if axis < 0 else axis)
 
 
 def _dim(shape: Any, index: int) -> int | None:

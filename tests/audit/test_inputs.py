@@ -245,3 +245,49 @@ def test_the_reductions_of_bodies_nested_in_a_branch_that_did_not_run_say_so(tmp
     for row in rows.values():  # the inner If is in the then body, which did not run
         assert row.not_established is not None and row.not_established.startswith("inside the then body of If ")
         assert row.not_established.endswith("which did not run: the condition was false"), row.not_established
+
+
+def _indexed(kind: str) -> ov.Model:
+    """An index (or length) input, ``idx``, of ``kind``'s op, the op's output summed: out of range, such indices
+    crash OpenVINO's CPU plugin (GatherND: SIGSEGV) or fail the run ("points to non-existing ... element")."""
+    ones = ops.constant(np.ones((8, 5, 3), np.float32))
+    updates = ops.constant(np.ones((4, 5, 3), np.float32))
+    zero = ops.constant(np.array(0, np.int64))
+    made = {
+        "GatherND": lambda i: ops.gather_nd(ones, i),
+        "GatherND-batch": lambda i: ops.gather_nd(ones, i, batch_dims=1),
+        "GatherElements": lambda i: ops.gather_elements(ones, i, 0),
+        "ScatterNDUpdate": lambda i: ops.scatter_nd_update(ones, i, updates),
+        "ScatterUpdate": lambda i: ops.scatter_update(ones, i, updates, zero),
+        "ScatterElementsUpdate": lambda i: ops.scatter_elements_update(ones, i, updates, zero),
+        "ReverseSequence": lambda i: ops.reverse_sequence(ones, i, 0, 1),
+    }  # fmt: skip
+    shapes = {"GatherND": [4, 2], "GatherND-batch": [8, 4, 1], "GatherElements": [4, 5, 3], "ScatterNDUpdate": [4, 1],
+              "ScatterUpdate": [4], "ScatterElementsUpdate": [4, 5, 3], "ReverseSequence": [8]}  # fmt: skip
+    idx = ops.parameter(shapes[kind], np.int32, name="idx")
+    out = ops.reduce_sum(made[kind](idx), ops.constant(np.array([0], np.int64)), False, name="red")
+    return ov.Model([out], [idx], kind)
+
+
+@pytest.mark.parametrize(("kind", "made"), [
+    ("GatherND", "ids in [0, 5) (indices of GatherND"),  # the smaller of the two axes it indexes, 8 and 5
+    ("GatherND-batch", "ids in [0, 5) (indices of GatherND"),  # after its batch axis
+    ("GatherElements", "ids in [0, 8) (indices of GatherElements"),
+    ("ScatterNDUpdate", "ids in [0, 8) (indices of ScatterNDUpdate"),
+    ("ScatterUpdate", "ids in [0, 8) (indices of ScatterUpdate"),
+    ("ScatterElementsUpdate", "ids in [0, 8) (indices of ScatterElementsUpdate"),
+    ("ReverseSequence", "ids in [0, 6) (lengths of ReverseSequence"),  # a length may be the whole axis
+])  # fmt: skip
+def test_index_inputs_are_made_in_the_range_of_what_they_index(tmp_path: Path, kind: str, made: str) -> None:
+    """Indices ovreduce makes must not crash OpenVINO, nor fail the audit for inputs ovreduce made up; the audit
+    runs in a process of its own, so that a crash fails this test alone."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.xml"
+    ov.save_model(_indexed(kind), path, compress_to_fp16=False)
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--format", "json"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    (origin,) = [i["origin"] for i in json.loads(done.stdout)["inputs"] if i["name"] == "idx"]
+    assert made in origin, origin
