@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -15,7 +16,7 @@ from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
-from ovreduce.errors import MemoryLimitError, OvReduceError
+from ovreduce.errors import BackendError, MemoryLimitError, OvReduceError
 
 __all__ = ["COMMANDS", "console", "main"]
 
@@ -76,10 +77,58 @@ def _say(line: str) -> None:
         pass
 
 
+# The commands that compile and run a model with OpenVINO, whose plugins crash on some models they read
+# (a division by an attribute of 0, indices out of bounds): each runs in a child process that only that costs.
+SUPERVISED = frozenset({"run", "audit", "conform"})
+_CRASHES: dict[int, str] = {signal.SIGSEGV: "a segmentation fault", signal.SIGFPE: "an arithmetic fault",
+                             signal.SIGBUS: "a bus error", signal.SIGILL: "an illegal instruction",
+                             signal.SIGABRT: "an abort"}  # fmt: skip
+
+
+def _supervise(command: str) -> int | None:
+    """Run the rest of the program in a child process and wait for it (None: this is the child). A child killed by a
+    crash (:data:`_CRASHES`) is said, in a line and exit 2; by another signal, the program ends by that signal too.
+
+    SIGTERM and SIGHUP sent to this process are passed on to the child, and SIGINT sent by a process (``kill``): a
+    terminal's Ctrl-C reaches the child itself (one process group), and a second one would cut its answer short."""
+    watched = {signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # from before the fork: none is lost, none acted on here
+    pid = os.fork()
+    if pid == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+        return None
+    while True:
+        info = signal.sigwaitinfo(watched)
+        if info.si_signo == signal.SIGCHLD:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+        elif info.si_signo != signal.SIGINT or info.si_pid != 0:  # (a terminal's has no sending process)
+            os.kill(pid, info.si_signo)
+    if not os.WIFSIGNALED(status):
+        return os.waitstatus_to_exitcode(status)
+    number = os.WTERMSIG(status)
+    if number not in _CRASHES:
+        if number != signal.SIGKILL:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        os.kill(os.getpid(), number)
+        return 128 + number
+    _say(f"ovreduce {command}: OpenVINO crashed the process ({signal.Signals(number).name}, {_CRASHES[number]}) "
+         f"while it compiled or ran the model: the model holds something its plugin cannot run, which ovreduce does "
+         f"not know by name (those it knows it refuses, naming the layer) [{BackendError.code}]")  # fmt: skip
+    return EXIT_INPUT
+
+
 def console() -> NoReturn:
-    """The ``ovreduce`` program: :func:`main`, then exit. Where an inference was left running past its time
-    limit (OpenVINO cannot stop it), the process ends at once, after flushing its output, instead of waiting
-    for it at exit."""
+    """The ``ovreduce`` program: :func:`main`, then exit; a command of :data:`SUPERVISED` in a child process
+    (:func:`_supervise`). Where an inference was left running past its time limit (OpenVINO cannot stop it), the
+    process ends at once, after flushing its output, instead of waiting for it at exit."""
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command in SUPERVISED and hasattr(os, "fork"):
+        status = _supervise(command)
+        if status is not None:
+            sys.exit(status)
     try:
         status = main(bounded=True)
     except SystemExit as exc:  # argparse's: --help, --version, a wrong command line

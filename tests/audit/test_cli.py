@@ -285,6 +285,24 @@ def test_a_pad_openvino_would_crash_on_is_refused_not_run(
     assert f"its pads on axis 1 (begin {begin}, end {end}) {why}" in done.stdout, done.stdout
 
 
+def test_a_crash_of_openvino_that_ovreduce_does_not_know_is_said(tmp_path: Path) -> None:
+    """OpenVINO reads and compiles a ReorgYolo of stride 0, and its CPU plugin divides by it as it runs (SIGFPE). The
+    command runs in a child process of its own: the crash is said in one line and exit 2, not a silent death."""
+    import openvino as ov
+    import openvino.opset12 as ops
+
+    x = ops.parameter([1, 8, 8, 8], np.float32, name="x")
+    total = ops.reduce_sum(ops.reorg_yolo(x, [2]), ops.constant(np.array([0], np.int64)), False)
+    path = tmp_path / "reorg.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x], "reorg"), str(path), compress_to_fp16=False)
+    path.write_text(path.read_text().replace('stride="2"', 'stride="0"'))
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert done.stderr.startswith("ovreduce audit: OpenVINO crashed the process (SIGFPE, an arithmetic fault)")
+    assert done.stderr.rstrip().endswith("[backend]") and done.stderr.count("\n") == 1, done.stderr
+
+
 def test_a_pad_that_crops_an_axis_to_nothing_is_run(tmp_path: Path) -> None:
     """[2,3] padded by -5 and +2 is [2,0]: nothing is left to copy, and OpenVINO runs it; so does ovreduce."""
     import openvino as ov
