@@ -9,7 +9,8 @@ The codes and statuses, the middleware's own included, are listed for clients in
 No answer names a path of the server: :func:`problem_document` replaces every registered private path (the store,
 the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`) with the file's
 base name, whatever raised the error. The documents that can carry OpenVINO's messages are filtered once, where a
-worker process writes them (:func:`api.routes.common.document_bytes`, :func:`scrub_json`).
+worker process writes them (:func:`api.routes.common.document_bytes`, :func:`scrub_json`), names from the user's file
+kept as they are.
 
 The OpenAPI side lives here too: :func:`responses` declares a route's problem answers with their examples (the
 routes declare their parameters' and bodies' examples, all recorded in ``openapi_examples.json``), and
@@ -49,7 +50,7 @@ from ovreduce.errors import (
     OvReduceError,
     ShapeInferenceError,
 )
-from ovreduce.reports.common import NON_FINITE
+from ovreduce.reports.common import NON_FINITE, dumps
 
 from .config import Settings
 from .errors import (
@@ -176,16 +177,52 @@ def _replace(match: re.Match[str]) -> str:
     return "<server path>" if token in _private or not name else name
 
 
-def scrub_json(body: bytes) -> bytes | None:
-    """A JSON text with the private paths in its strings replaced, or None when it names none (the usual case).
+_NAME_KEYS = frozenset({"layer_name", "name", "names", "full_name", "node", "missing_tensors"})
+"""The members of the documents that hold names from the user's file, answered as they are: a layer named
+``/tmp/cache/variance`` is not a path of the server. Where a message quotes such a name, the name is kept too."""
 
-    Paths end at a quote, so the replacement (a base name) stays inside its string; the check before any
-    decoding is a plain substring search, cheap even for large answers.
+
+def scrub_json(body: bytes) -> bytes | None:
+    """A JSON document with the private paths in its strings replaced, or None when it names none (the usual case).
+
+    The check before any decoding is a plain substring search, cheap even for large answers. Where it finds one, the
+    document is decoded and its strings replaced one by one (:func:`scrub`), but for the names of :data:`_NAME_KEYS`,
+    in their own members and in the messages that quote them; object keys (a tensor's name, a field's) are kept.
     """
-    pattern, needles = _private_re, [p.encode() for p in _private]
-    if not any(n in body for n in needles):
+    if not any(p.encode() in body for p in _private):
         return None
-    return pattern.sub(_replace, body.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    doc = json.loads(body)
+    names: set[str] = set()
+    _names(doc, "", names)
+    kept = sorted((n for n in names if _private_re.search(n)), key=len, reverse=True)
+    return dumps(_scrubbed(doc, "", re.compile("|".join(map(re.escape, kept))) if kept else None), indent=False)
+
+
+def _names(node: Any, key: str, out: set[str]) -> None:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _names(v, k, out)
+    elif isinstance(node, list):
+        for v in node:
+            _names(v, key, out)
+    elif isinstance(node, str) and key in _NAME_KEYS:
+        out.add(node)
+
+
+def _scrubbed(node: Any, key: str, kept: re.Pattern[str] | None) -> Any:
+    if isinstance(node, dict):
+        return {k: _scrubbed(v, k, kept) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_scrubbed(v, key, kept) for v in node]
+    if not isinstance(node, str) or key in _NAME_KEYS:
+        return node
+    if kept is None:
+        return scrub(node)
+    at, parts = 0, []  # the text between the names it quotes is scrubbed, the names kept
+    for match in kept.finditer(node):
+        parts += [scrub(node[at : match.start()]), match[0]]
+        at = match.end()
+    return "".join([*parts, scrub(node[at:])])
 
 
 def scrub(value: Any) -> Any:

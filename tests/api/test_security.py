@@ -212,6 +212,24 @@ def test_scrub_replaces_private_paths() -> None:
     assert problems.scrub("a/tmp/b and /tmpfoo and tmp") == "a/tmp/b and /tmpfoo and tmp"
 
 
+def test_names_from_the_users_file_are_answered_as_they_are(client: TestClient) -> None:
+    """A layer whose name begins with a server path (the temporary directory) is not a path of the server: its name,
+    and a message that quotes it, are answered as they are, and the name addresses the layer."""
+    from urllib.parse import quote
+
+    name = f"{tempfile.gettempdir()}/cache/mean"
+    xml, bin_data = reduce_ir(name, out_dims=(2, 5))  # a declared output that is wrong: a finding
+    checked = client.post("/v1/check", files=files(xml, bin_data)).json()["models"][0]
+    assert [r["layer_name"] for r in checked["reductions"]] == [f["layer_name"] for f in checked["findings"]] == [name]
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    assert client.get(f"/v1/models/{mid}/layers").json()["layers"][0]["layer_name"] == name
+    assert client.get(f"/v1/models/{mid}/layers/{quote(name, safe='')}").json()["layer_name"] == name
+    doc = {"layer_name": name, "error": f"layer '{name}' failed: {tempfile.gettempdir()}/secret/model.xml"}
+    scrubbed = problems.scrub_json(problems.dumps(doc, indent=False))
+    assert scrubbed is not None and problems.json.loads(scrubbed) == {
+        "layer_name": name, "error": f"layer '{name}' failed: model.xml"}  # fmt: skip
+
+
 def test_store_path_never_answered_even_when_an_error_names_it(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
