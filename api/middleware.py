@@ -123,11 +123,12 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-def _may_have_body(scope: Scope) -> bool:
+def _body_to_drain(scope: Scope, receive: Receive) -> Receive | None:
+    """``receive``, when an early answer must read the rest of the request's body; None when there is none, or when
+    the client waits for a go-ahead (``Expect: 100-continue``) that reading would send."""
     length = _header(scope, b"content-length")
-    if length is not None:
-        return length.strip() not in (b"", b"0")
-    return _header(scope, b"transfer-encoding") is not None
+    has_body = _header(scope, b"transfer-encoding") is not None if length is None else length.strip() not in (b"", b"0")
+    return None if _header(scope, b"expect") or not has_body else receive
 
 
 async def send_problem(
@@ -137,12 +138,12 @@ async def send_problem(
     code: str,
     path: str,
     *,
-    close: bool = False,
     headers: Iterable[tuple[bytes, bytes]] = (),
     drain: Receive | None = None,
     drain_limit: int = DRAIN_MAX_BYTES,
 ) -> None:
-    """Send a whole problem answer; with ``drain``, then read and drop the rest of the request body.
+    """Send a whole problem answer that closes the connection; with ``drain``, then read and drop the rest of the
+    request body.
 
     The answer's bytes are on the wire before any of the body is read, so a client that waits for an
     answer before it sends its body gets it too; the final (empty) body message, which lets the server
@@ -150,9 +151,8 @@ async def send_problem(
     :data:`DRAIN_MAX_S` later, or when the client has gone.
     """
     body = problem_bytes(status, detail, code, instance=path)
-    start = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()), *headers]
-    if close:
-        start.append((b"connection", b"close"))
+    start = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()), *headers,
+             (b"connection", b"close")]  # fmt: skip
     await send({"type": "http.response.start", "status": status, "headers": start})
     if drain is None:
         await send({"type": "http.response.body", "body": body})
@@ -272,13 +272,13 @@ class SecurityMiddleware:
 
         path = scope.get("path", "")
         host = _header(scope, b"host")
-        drain = None if _header(scope, b"expect") or not _may_have_body(scope) else receive
+        drain = _body_to_drain(scope, receive)
         target = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b""))
         size = target + sum(len(key) + len(value) for key, value in scope["headers"])
         if size > MAX_HEADER_BYTES:
             detail = (f"the request's target and header fields are {size} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES}")  # fmt: skip
-            await send_problem(secured_send, 431, detail, "request.headers", path, close=True, drain=drain)
+            await send_problem(secured_send, 431, detail, "request.headers", path, drain=drain)
             return
         raw = bytes(scope.get("raw_path", b""))[len(scope.get("root_path", "").encode()) :]
         if not raw.startswith(b"/"):  # an absolute URI is a path here (AbsoluteFormMiddleware)
@@ -286,7 +286,7 @@ class SecurityMiddleware:
             shown = _excerpt(raw + (b"?" + query if query else b""))
             detail = (f"the request target {shown} is neither a path (/...) nor an absolute URI (http://...), the "
                       f"forms ovreduce serves (no asterisk form, no CONNECT)")  # fmt: skip
-            await send_problem(secured_send, 400, detail, "request.invalid", "", close=True, drain=drain)
+            await send_problem(secured_send, 400, detail, "request.invalid", "", drain=drain)
             return
         if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
             shown = f"the Host {_excerpt(host)}" if host is not None else "a request without a Host header"
@@ -294,7 +294,7 @@ class SecurityMiddleware:
                 f"{shown} is not a name this service answers to; to allow it, add it to OVREDUCE_ALLOWED_HOSTS "
                 f"(a comma-separated list)"
             )
-            await send_problem(secured_send, 400, detail, "request.host", path, close=True, drain=drain)
+            await send_problem(secured_send, 400, detail, "request.host", path, drain=drain)
             return
         if scope.get("method", "GET") in _UNSAFE_METHODS:
             origins = [value for key, value in scope["headers"] if key == b"origin"]
@@ -307,7 +307,7 @@ class SecurityMiddleware:
                 refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"
-                await send_problem(secured_send, 403, detail, "request.origin", path, close=True, drain=drain)
+                await send_problem(secured_send, 403, detail, "request.origin", path, drain=drain)
                 return
         if _header(scope, b"range") is not None:  # whole files only: a malformed range was a plain-text 400
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"range"]}
@@ -319,8 +319,7 @@ class SecurityMiddleware:
             if started:
                 raise
             detail = "the server is shutting down and stopped this request before it was answered; retry"
-            await send_problem(secured_send, 503, detail, "shutdown", path, close=True,
-                               headers=[(b"retry-after", b"5")])  # fmt: skip
+            await send_problem(secured_send, 503, detail, "shutdown", path, headers=[(b"retry-after", b"5")])
             logger.info("answered 503 to %s %s: the server shut down before it finished", scope["method"], path)
 
 
@@ -347,9 +346,8 @@ class InFlightLimitMiddleware:
                 f"the server is busy: {self.max_requests} requests are being handled (OVREDUCE_MAX_REQUESTS); "
                 f"retry later"
             )
-            drain = None if _header(scope, b"expect") or not _may_have_body(scope) else receive
-            await send_problem(send, 503, detail, "busy", scope.get("path", ""), close=True,
-                               headers=[(b"retry-after", b"5")], drain=drain)  # fmt: skip
+            await send_problem(send, 503, detail, "busy", scope.get("path", ""), headers=[(b"retry-after", b"5")],
+                               drain=_body_to_drain(scope, receive))  # fmt: skip
             return
         self.in_flight += 1
         try:
@@ -405,16 +403,14 @@ class BodyLimitMiddleware:
             detail = (f"the request has {content_types} Content-Type headers; send one" if content_types > 1 else
                       "the request has both Transfer-Encoding and Content-Length, which two readers of it could split "
                       "differently; send one")  # fmt: skip
-            drain = None if expect or not _may_have_body(scope) else receive
-            await send_problem(send, 400, detail, "request.invalid", path, close=True, drain=drain)
+            await send_problem(send, 400, detail, "request.invalid", path, drain=_body_to_drain(scope, receive))
             return
         if declared is not None and declared > limit:
             detail = f"{what} of {declared} bytes is larger than the limit of {limit} bytes ({setting})"
             # Expect: 100-continue: the client waits for a go-ahead that reading would send; a body far
             # beyond what is drained would end in a reset anyway: answer and close at once.
             drain = None if expect or declared - limit > drain_limit else receive
-            await send_problem(send, 413, detail, RequestTooLargeError.code, path, close=True, drain=drain,
-                               drain_limit=drain_limit)  # fmt: skip
+            await send_problem(send, 413, detail, RequestTooLargeError.code, path, drain=drain, drain_limit=drain_limit)
             return
         received = 0
         began: float | None = None  # the first read of the body
@@ -477,8 +473,8 @@ class BodyLimitMiddleware:
             replaced = True
             assert refusal is not None
             status, code, detail = refusal
-            await send_problem(send, status, detail, code, path, close=True,
-                               drain=None if finished else receive, drain_limit=drain_limit)  # fmt: skip
+            await send_problem(send, status, detail, code, path, drain=None if finished else receive,
+                               drain_limit=drain_limit)  # fmt: skip
 
         async def guarded_send(message: Message) -> None:
             if refusal is not None:
