@@ -19,7 +19,6 @@ from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceErr
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
 from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, to_kserve
 
-from .errors import BusyError, RequestTooLargeError, RunTimeoutError, StoreCorruptError, StoreError
 from .problems import scrub
 from .routes.common import json_bytes, read_json
 from .schemas import RunRequest, V2InferRequest
@@ -33,7 +32,6 @@ __all__ = [
     "encode_answer",
     "model_name",
     "parse_name",
-    "status_of",
 ]
 
 MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
@@ -53,7 +51,7 @@ class NotReadyError(BackendError):
 
 
 class RefusedError(OvReduceError):
-    """An answer with a status of its own (404 unknown version, 501 an unsupported feature)."""
+    """An answer with a status of its own (404 unknown version), which :mod:`api.problems` answers under ``/v2``."""
 
     code = "v2"
 
@@ -84,18 +82,6 @@ def parse_name(name: str) -> tuple[str, str]:
             f"(POST /v2/repository/index lists them)"
         )
     return found["id"], found["path"].replace("-", "/")
-
-
-def status_of(exc: OvReduceError) -> int:
-    if isinstance(exc, RefusedError):
-        return exc.status
-    if isinstance(exc, RequestTooLargeError):
-        return 413
-    if isinstance(exc, NotFoundError | StoreCorruptError):
-        return 404
-    if isinstance(exc, BusyError | RunTimeoutError | BackendError | StoreError):
-        return 503
-    return 400  # InputError, LimitExceededError (Triton: invalid argument), IRError, anything else of ours
 
 
 Input = tuple[str, list[int], str, "bytes | list[Any]"]  # name, shape, datatype, binary or JSON data

@@ -43,7 +43,7 @@ from ovreduce.errors import InputError
 
 from .config import Settings
 from .errors import RequestTooLargeError
-from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
+from .problems import PROBLEM_MEDIA_TYPE, error_response, problem_bytes
 
 __all__ = [
     "CSP",
@@ -553,8 +553,8 @@ class HeadMiddleware:
 
 # -- anything else ---------------------------------------------------------------------------------------
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    """Starlette's handler of last resort: log the exception with an id and answer 500 problem+json with
-    that id and no detail of it (then Starlette re-raises it for the server's own log)."""
+    """Starlette's handler of last resort: log the exception with an id and answer 500 problem+json (under ``/v2``
+    KServe's ``{"error"}``) with that id and no detail of it (then Starlette re-raises it for the server's own log)."""
     error_id = uuid.uuid4().hex[:16]
     logger.error("internal error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
     detail = f"an unexpected error occurred; it was logged with id {error_id}"
@@ -563,5 +563,4 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
         "Content-Security-Policy": CSP,
         **{k.decode(): v.decode() for k, v in SECURITY_HEADERS},
     }
-    return Response(problem_bytes(500, detail, "internal", instance=request.url.path), status_code=500,
-                    media_type=PROBLEM_MEDIA_TYPE, headers=headers)  # fmt: skip
+    return error_response(request, 500, detail, "internal", headers=headers)

@@ -1,9 +1,10 @@
 """Every error the service answers, as RFC 9457 ``application/problem+json``, mapped in one place.
 
 The library's exceptions carry a stable ``code``; :data:`STATUS_BY_ERROR` maps their classes to HTTP statuses (the
-most specific class wins) and :func:`install` registers one handler for the whole tree, the service's own leaves
-(:mod:`api.errors`) included, one for Starlette's HTTP errors (``http.<status>``; under ``/v2`` KServe's
-``{"error"}``) and one for request validation (400 ``request.invalid``: 422 is kept for "not a readable IR").
+most specific class wins; under ``/v2``, :data:`V2_STATUS_BY_ERROR`, Triton's) and :func:`install` registers one
+handler for the whole tree, the service's own leaves (:mod:`api.errors`) included, one for Starlette's HTTP errors
+(``http.<status>``) and one for request validation (400 ``request.invalid``: 422 is kept for "not a readable IR").
+Under ``/v2`` every handler answers KServe's ``{"error"}`` instead (:func:`error_response`).
 The codes and statuses, the middleware's own included, are listed for clients in docs/api.md.
 
 No answer names a path of the server: :func:`problem_document` replaces every registered private path (the store,
@@ -67,8 +68,10 @@ from .schemas import Problem
 __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "STATUS_BY_ERROR",
+    "V2_STATUS_BY_ERROR",
     "add_private_path",
     "answered",
+    "error_response",
     "install",
     "openapi",
     "problem_bytes",
@@ -98,6 +101,16 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     StoreCorruptError: 410,
     OvReduceError: 400,
 }
+V2_STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {  # KServe v2's, as Triton answers them
+    RequestTooLargeError: 413,
+    NotFoundError: 404,
+    StoreCorruptError: 404,
+    BusyError: 503,
+    RunTimeoutError: 503,
+    BackendError: 503,
+    StoreError: 503,
+    OvReduceError: 400,  # InputError, LimitExceededError (Triton: invalid argument), IRError, anything else of ours
+}
 _RETRY_AFTER: Mapping[type[OvReduceError], str | None] = {  # the transient conditions
     BusyError: "5",
     WorkerDiedError: "5",
@@ -120,6 +133,10 @@ def retry_headers(exc: OvReduceError) -> dict[str, str]:
 def status_for(exc: OvReduceError) -> int:
     """The HTTP status of a library (or service) error: the entry of its most specific class."""
     return _most_specific(STATUS_BY_ERROR, exc) or 400  # (OvReduceError is in the table)
+
+
+def _under_v2(path: str) -> bool:
+    return path == "/v2" or path.startswith("/v2/")
 
 
 # -- private paths ----------------------------------------------------------------------------------------
@@ -284,6 +301,16 @@ def problem_response(
     return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=dict(headers or {}))
 
 
+def error_response(
+    request: Request, status: int, detail: str, code: str, *, headers: Mapping[str, str] | None = None, **extra: Any
+) -> Response:
+    """The problem+json answer to ``request``; under ``/v2`` KServe's ``{"error": detail}``, which the protocol's
+    clients read."""
+    if _under_v2(request.url.path):
+        return Response(json.dumps({"error": answered(detail)}), status, dict(headers or {}), "application/json")
+    return problem_response(status, detail, code, instance=request.url.path, headers=headers, **extra)
+
+
 def _title(status: int) -> str:
     try:
         return HTTPStatus(status).phrase
@@ -295,13 +322,15 @@ def _title(status: int) -> str:
 async def _library_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OvReduceError)
     extra = {key: value for key in ("layer_id", "layer_name") if (value := getattr(exc, key)) is not None}
-    return problem_response(status_for(exc), exc.message, exc.code, instance=request.url.path,
-                            headers=retry_headers(exc), **extra)  # fmt: skip
+    status = status_for(exc)
+    if _under_v2(request.url.path):  # a status of its own (api.kserve.RefusedError's), or Triton's for its class
+        status = getattr(exc, "status", None) or _most_specific(V2_STATUS_BY_ERROR, exc) or 400
+    return error_response(request, status, exc.message, exc.code, headers=retry_headers(exc), **extra)
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:
     """An upload the client stopped sending: nobody reads the answer, but it counts as the client's error."""
-    return problem_response(400, _UNREADABLE[ClientDisconnect], "request.invalid", instance=request.url.path)
+    return error_response(request, 400, _UNREADABLE[ClientDisconnect], "request.invalid")
 
 
 _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsing the body"), by the cause
@@ -363,7 +392,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     protocol's clients read."""
     assert isinstance(exc, StarletteHTTPException)
     path = request.url.path
-    v2 = path == "/v2" or path.startswith("/v2/")
+    v2 = _under_v2(path)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
     code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
@@ -386,9 +415,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"
-    if v2:
-        return Response(json.dumps({"error": answered(detail)}), exc.status_code, headers, "application/json")
-    return problem_response(exc.status_code, detail, code, instance=path, headers=headers)
+    return error_response(request, exc.status_code, detail, code, headers=headers)
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:
@@ -405,14 +432,14 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     if first_error.get("type") == "json_invalid":  # FastAPI's "JSON decode error", its offset shown as a field
         why, at = (first_error.get("ctx") or {}).get("error", "not JSON"), first_error.get("loc", ("", "?"))[-1]
         detail = f"the request body cannot be read as JSON: {why} (at character {at})"
-        return problem_response(400, detail, "http.400", instance=request.url.path)
+        return error_response(request, 400, detail, "http.400")
     errors = [
         {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
         for err in exc.errors()[:20]
     ]
     misfiled = _media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
     if misfiled is not None:  # the body was not read as what the route takes: its fields' errors would mislead
-        return problem_response(400, misfiled, "request.invalid", instance=request.url.path, errors=errors)
+        return error_response(request, 400, misfiled, "request.invalid", errors=errors)
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
             err["msg"] = "a file is expected (a form part with a filename), not text"
@@ -421,7 +448,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     detail = f"the request is not valid: {where}: {first['msg']}" if first else "the request is not valid"
     if len(errors) > 1:
         detail += f" (and {len(errors) - 1} more)"
-    return problem_response(400, detail, "request.invalid", instance=request.url.path, errors=errors)
+    return error_response(request, 400, detail, "request.invalid", errors=errors)
 
 
 def _media_not_read(request: Request) -> str | None:

@@ -24,14 +24,12 @@ problem+json; the protocol is their specification.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from ovreduce import __version__
@@ -59,10 +57,8 @@ from ..kserve import (
     parse_name,
     run_options,
     shown,
-    status_of,
 )
 from ..metrics import Metrics
-from ..problems import answered, retry_headers
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
@@ -71,36 +67,10 @@ from .health import _openvino
 
 __all__ = ["router"]
 
-logger = logging.getLogger("ovreduce.api")
 
-
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    return json_response({"error": answered(message)}, status, headers)
-
-
-class _KServeRoute(ServiceRoute):
-    """A route whose failures are the protocol's ``{"error": "..."}`` with Triton's statuses
-    (:func:`api.kserve.status_of`), not problem+json."""
-
-    def get_route_handler(self) -> Any:
-        handler = super().get_route_handler()
-
-        async def guarded(request: Request) -> Response:
-            try:
-                response: Response = await handler(request)
-            except OvReduceError as exc:
-                return _error(status_of(exc), exc.message, retry_headers(exc))  # busy, the store: as under /v1
-            except ClientDisconnect:  # nobody reads the answer; it is counted as the client's error
-                return _error(400, "the client closed the connection before its request arrived")
-            except Exception:
-                logger.exception("unexpected error in a KServe v2 request")
-                return _error(500, "internal error (logged on the server)")
-            return response
-
-        return guarded
-
-
-router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=_KServeRoute, include_in_schema=False)
+# Failures are the protocol's {"error": "..."} with Triton's statuses: the app's exception handlers answer so under /v2
+# (api.problems.error_response).
+router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, include_in_schema=False)
 
 
 # -- models -----------------------------------------------------------------------------------------------
@@ -275,7 +245,7 @@ async def ready(services: ServicesDep) -> Response:
     if ov_ok and store_ok:
         return json_response({"ready": True})
     detail = ov_detail if not ov_ok else "the model store directory is not writable"
-    return _error(503, f"not ready: {detail}")
+    raise NotReadyError(f"not ready: {detail}")
 
 
 @router.get("/models/{name}")

@@ -433,6 +433,18 @@ def test_an_unavailable_answer_says_when_to_ask_again(make_client: Callable[...,
     assert response.headers["retry-after"] == "30"
 
 
+def test_an_unexpected_error_is_the_protocols_500(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The protocol's {"error"}, with the id it was logged under and nothing of the exception, as /v1's 500 is."""
+
+    def boom(*args: Any) -> tuple[str, Any]:
+        raise RuntimeError("secret internals at /srv/app.py line 12")
+
+    monkeypatch.setattr("api.routes.v2.run_options", boom)  # runs in the server process, after the body is read
+    answering = TestClient(client.app, base_url="http://127.0.0.1", raise_server_exceptions=False)
+    response = answering.post(f"/v2/models/{'0' * 64}.1/infer", json={"inputs": []})
+    assert "secret" not in _error(response, 500, "an unexpected error occurred; it was logged with id")
+
+
 def test_json_data_is_held_to_its_shape_as_the_request_is_read() -> None:
     """1.5 million values for a shape of 64 were pickled to a worker, and waited for one, before being refused."""
     from api.kserve import decode_request
