@@ -13,17 +13,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ovreduce.check import check_document, check_model
-from ovreduce.errors import InputError
-from ovreduce.ir.parser import ParseLimits, parse_ir
+from ovreduce.ir.parser import parse_ir
 from ovreduce.ir.weights import Weights
 from ovreduce.reports.check import CheckDocument
-from ovreduce.shapes import PartialShape, parse_named_shapes
+from ovreduce.shapes import PartialShape
 
 from ..deps import ServicesDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, read_ir_upload, upload_size
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, parse_named, read_ir_upload, upload_size
 
 __all__ = ["router"]
 
@@ -33,14 +32,8 @@ _CACHE_MAX_BYTES = 256 << 10  # documents kept (OVREDUCE_CHECK_CACHE_SIZE of the
 _HASH_INLINE = 1 << 20  # larger uploads are hashed off the event loop
 
 
-def parse_reshape(items: list[str]) -> dict[str, PartialShape]:
-    try:
-        return parse_named_shapes(items)
-    except ValueError as exc:
-        raise InputError(f"reshape {exc}") from None
-
-
-def run_check(
+def _check_job(
+    context: WorkerContext,
     xml: bytes,
     bin_data: bytes | None,
     *,
@@ -48,20 +41,13 @@ def run_check(
     bin_filename: str,
     engine: Engine,
     reshape: dict[str, PartialShape],
-    limits: ParseLimits,
-) -> CheckDocument:
-    """The check document; raises the library's errors for an unreadable IR."""
+) -> bytes:
+    """The check document as JSON (all the answer needs, so nothing but bytes crosses back); raises the library's
+    errors for an unreadable IR."""
     weights = Weights(bin_data, name=bin_filename) if bin_data is not None else None  # an empty one was sent too
-    model = parse_ir(
-        xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}", limits=limits
-    )
-    report = check_model(model, reshape=reshape, engine=engine, path=filename)
-    return check_document([report])
-
-
-def _check_job(_context: WorkerContext, *args: Any, **kwargs: Any) -> bytes:
-    """The document as JSON: all the answer needs, so nothing but bytes crosses back."""
-    return document_bytes(run_check(*args, **kwargs))
+    model = parse_ir(xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
+                     limits=context.settings.parse_limits())  # fmt: skip
+    return document_bytes(check_document([check_model(model, reshape=reshape, engine=engine, path=filename)]))
 
 
 @router.post(
@@ -82,7 +68,7 @@ async def check(
     settings, cache = services.settings, services.check_cache
     async with services.uploads.hold(upload_size(xml, bin_file), "the check") as since:
         xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
-        shapes = parse_reshape(reshape or [])
+        shapes = parse_named(reshape or [], "reshape")
         if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
             digest = model_id(xml_bytes, bin_bytes)
         else:
@@ -93,10 +79,9 @@ async def check(
         if cached is not None:
             body = cached
         else:
-            limits = settings.parse_limits()
             body = await services.isolated.run(
                 "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
-                engine=engine, reshape=shapes, limits=limits, since=since,
+                engine=engine, reshape=shapes, since=since,
             )  # fmt: skip
             if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
                 with services.check_cache_lock:

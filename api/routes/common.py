@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.reports.common import dumps
-from ovreduce.shapes import PartialShape
+from ovreduce.shapes import PartialShape, parse_named_shapes
 from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
@@ -34,6 +34,7 @@ __all__ = [
     "given_tensors",
     "json_bytes",
     "json_response",
+    "parse_named",
     "parse_shapes",
     "read_ir_upload",
     "read_json",
@@ -243,6 +244,15 @@ def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[An
         doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
         out[tensor.name] = from_kserve(doc, what)
     return out
+
+
+def parse_named(items: list[str], what: str) -> dict[str, PartialShape]:
+    """Shapes given in a query as ``NAME=SHAPE`` (:func:`~ovreduce.shapes.parse_named_shapes`); :class:`InputError`
+    saying which query parameter (``what``) is wrong."""
+    try:
+        return parse_named_shapes(items)
+    except ValueError as exc:
+        raise InputError(f"{what} {exc}") from None
 
 
 def parse_shapes(items: dict[str, str]) -> dict[str, PartialShape]:

@@ -11,14 +11,13 @@ from fastapi import APIRouter, File, Query, UploadFile
 from starlette.responses import Response
 
 from ovreduce.conform import conform_model
-from ovreduce.errors import InputError
 from ovreduce.reports.conform import ConformDocument
-from ovreduce.shapes import PartialShape, parse_named_shapes
+from ovreduce.shapes import PartialShape
 
 from ..deps import ServicesDep
 from ..problems import responses
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, read_upload, upload_size
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, parse_named, read_upload, upload_size
 
 __all__ = ["router"]
 
@@ -55,10 +54,7 @@ async def conform(
     ] = "",
 ) -> Response:
     settings = services.settings
-    try:
-        shapes = parse_named_shapes([shape] if shape else [])
-    except ValueError as exc:
-        raise InputError(f"shape {exc}") from None
+    shapes = parse_named([shape] if shape else [], "shape")
     async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
         data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
         filename = display_name(onnx.filename, "model.onnx")
