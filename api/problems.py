@@ -75,7 +75,6 @@ __all__ = [
     "install",
     "openapi",
     "problem_bytes",
-    "problem_response",
     "responses",
     "scrub",
     "scrub_json",
@@ -288,19 +287,6 @@ def problem_bytes(status: int, detail: str, code: str, *, instance: str | None =
     return json.dumps(problem_document(status, detail, code, instance=instance, **extra)).encode()
 
 
-def problem_response(
-    status: int,
-    detail: str,
-    code: str,
-    *,
-    instance: str | None = None,
-    headers: Mapping[str, str] | None = None,
-    **extra: Any,
-) -> Response:
-    body = problem_bytes(status, detail, code, instance=instance, **extra)
-    return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=dict(headers or {}))
-
-
 def error_response(
     request: Request, status: int, detail: str, code: str, *, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response:
@@ -308,7 +294,8 @@ def error_response(
     clients read."""
     if _under_v2(request.url.path):
         return Response(json.dumps({"error": answered(detail)}), status, dict(headers or {}), "application/json")
-    return problem_response(status, detail, code, instance=request.url.path, headers=headers, **extra)
+    body = problem_bytes(status, detail, code, instance=request.url.path, **extra)
+    return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=dict(headers or {}))
 
 
 def _title(status: int) -> str:

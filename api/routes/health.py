@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ..deps import ServicesDep
-from ..problems import problem_response, responses
+from ..problems import error_response, responses
 from ..schemas import Health, Readiness
 from .common import ServiceRoute, json_response
 
@@ -40,15 +40,15 @@ def _openvino() -> tuple[bool, str | None]:
     summary="Readiness: OpenVINO is loaded and the model store is writable",
     responses=responses("get /readyz", 503),
 )
-async def readyz(services: ServicesDep) -> Response:
+async def readyz(request: Request, services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)
     store_ok = await run_in_threadpool(services.catalog.store.writable)
     store_detail = None if store_ok else "the model store directory is not writable"
     if not (ov_ok and store_ok):
         detail = "; ".join(d for d, ok in ((ov_detail, ov_ok), (store_detail, store_ok)) if not ok and d)
-        return problem_response(503, f"not ready: {detail}", "not_ready", instance="/readyz",
-                                openvino={"ok": ov_ok, "detail": ov_detail},
-                                store={"ok": store_ok, "detail": store_detail})  # fmt: skip
+        return error_response(request, 503, f"not ready: {detail}", "not_ready",
+                              openvino={"ok": ov_ok, "detail": ov_detail},
+                              store={"ok": store_ok, "detail": store_detail})  # fmt: skip
     return json_response(
         {"status": "ready", "openvino": {"ok": True, "detail": ov_detail}, "store": {"ok": True, "detail": None}}
     )
