@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import logging
 import os
@@ -174,12 +175,7 @@ class Staging:
     sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes) -> None:
-        try:
-            _write_synced(self.path / name, data)
-        except OSError as exc:
-            raise write_error(exc, "the model cannot be stored") from None
-        self.files[name] = len(data)
-        self.sums[name] = hashlib.sha256(data).hexdigest()
+        self.copy_from(name, io.BytesIO(data), limit=len(data), on_chunk=lambda chunk: None)
 
     def copy_from(self, name: str, src: IO[bytes], *, limit: int, on_chunk: Callable[[bytes], None]) -> int:
         """Copy a stream into ``name`` chunk by chunk; returns the size, or -1 when it passed ``limit``."""
