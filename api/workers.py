@@ -164,8 +164,6 @@ def _end_with_the_server() -> None:
 
 def _portable(exc: BaseException) -> BaseException:
     """``exc`` if it survives pickling (the library's errors do), else a RuntimeError with its text."""
-    import pickle
-
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
@@ -232,9 +230,7 @@ class UploadMemory:
                 finally:
                     turns.remove(turn)
                     freed.notify_all()  # the next in line may fit now
-                self.held += size
-        else:
-            self.held += size
+        self.held += size
         try:
             yield since
         finally:
