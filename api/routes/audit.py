@@ -20,7 +20,7 @@ from ..deps import ServicesDep
 from ..problems import EXAMPLES, responses
 from ..schemas import AuditAnswer, AuditRequest, fields_of
 from ..workers import WorkerContext
-from .common import STORED_MODEL_PROBLEMS, ServiceRoute, document_bytes, flat_tensors, given_tensors, parse_shapes
+from .common import STORED_MODEL_PROBLEMS, ServiceRoute, document_bytes, given_tensors, parse_shapes, with_flat_inputs
 from .models import ModelIdPath
 
 __all__ = ["router"]
@@ -54,6 +54,5 @@ async def audit(
         AuditRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/audit"])
     ] = None,
 ) -> Response:
-    req = body if body is not None else AuditRequest()
-    req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
+    req = with_flat_inputs(body or AuditRequest(), services.settings.max_elements)
     return Response(await services.isolated.run("the audit", _audit, model_id, req), media_type="application/json")

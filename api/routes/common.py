@@ -6,7 +6,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable
-from typing import Any, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 import numpy.typing as npt
 from fastapi import Request, UploadFile
@@ -23,7 +23,7 @@ from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
 from ..problems import scrub_json
-from ..schemas import Tensor
+from ..schemas import AuditRequest, RunRequest, Tensor
 
 __all__ = [
     "STORED_MODEL_PROBLEMS",
@@ -40,7 +40,9 @@ __all__ = [
     "read_json",
     "read_upload",
     "upload_size",
+    "with_flat_inputs",
 ]
+_R = TypeVar("_R", AuditRequest, RunRequest)
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
 UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
 STORED_MODEL_PROBLEMS = (400, 404, 413, 422, 503, 504)
@@ -221,15 +223,15 @@ async def read_ir_upload(
     return xml_bytes, bin_bytes, filename, bin_name
 
 
-def flat_tensors(tensors: list[Tensor], limit: int) -> list[Tensor]:
-    """The request's tensors with their data flat, shapes and nesting checked: done as the request arrives,
-    before anything (a worker's pipe) copies or walks the nested lists."""
+def with_flat_inputs(req: _R, limit: int) -> _R:
+    """The request with its tensors' data flat, shapes and nesting checked: done as the request arrives, before
+    anything (a worker's pipe) copies or walks the nested lists."""
     out = []
-    for tensor in tensors:
+    for tensor in req.inputs:
         what = f"input {tensor.name!r}"
         check_elements(tensor.shape, limit, what)
         out.append(tensor.model_copy(update={"data": flat_values(tensor.data, tensor.shape, what, limit)}))
-    return out
+    return req.model_copy(update={"inputs": out})
 
 
 def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:

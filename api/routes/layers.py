@@ -30,14 +30,7 @@ from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from ..workers import WorkerContext
-from .common import (
-    STORED_MODEL_PROBLEMS,
-    ServiceRoute,
-    document_bytes,
-    flat_tensors,
-    given_tensors,
-    parse_shapes,
-)
+from .common import STORED_MODEL_PROBLEMS, ServiceRoute, document_bytes, given_tensors, parse_shapes, with_flat_inputs
 from .models import ModelIdPath
 
 __all__ = ["router"]
@@ -180,8 +173,7 @@ async def run_layer(
         RunRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/layers/{layer}/run"])
     ] = None,
 ) -> Response:
-    req = body if body is not None else RunRequest()
-    req = req.model_copy(update={"inputs": flat_tensors(req.inputs, services.settings.max_elements)})
+    req = with_flat_inputs(body or RunRequest(), services.settings.max_elements)
     what = f"the run of layer {layer!r}"
     metrics: Metrics = request.app.state.metrics
     job = services.isolated.run(what, _run, model_id, layer, req)
