@@ -14,12 +14,12 @@ A model has the input ``data`` (and ``axes`` when the layer takes its axes at ru
 backend's output, and its ``parameters`` carry the comparison (``agree``, ``max_abs_error``,
 ``max_rel_error``...). The binary tensor data extension is supported both ways.
 
-Errors are ``{"error": "..."}`` (what the clients decode), with Triton's statuses: 400 a bad request (limits
-included), 404 an unknown model or version, 503 a model that is not ready, busy workers, a run past the time
-limit (Triton reports "Request timeout expired" as unavailable), an OpenVINO device or the store not
-available, 500 unexpected. The middleware's own guards (Host, Origin, body size, requests at once) still
-answer first, as problem+json. These routes are left out of ``/openapi.json``, whose error answers are
-problem+json; the protocol is their specification.
+Errors are ``{"error": "..."}`` (what the clients decode), answered by the app's exception handlers under ``/v2``
+with Triton's statuses (:data:`api.problems.V2_STATUS_BY_ERROR`): 400 a bad request (limits included), 404 an
+unknown model or version, 503 a model that is not ready, busy workers, a run past the time limit (Triton reports
+"Request timeout expired" as unavailable), an OpenVINO device or the store not available, 500 unexpected. The
+middleware's own guards (Host, Origin, body size, requests at once) still answer first, as problem+json. These
+routes are left out of ``/openapi.json``, whose error answers are problem+json; the protocol is their specification.
 """
 
 from __future__ import annotations
@@ -67,9 +67,6 @@ from .health import _openvino
 
 __all__ = ["router"]
 
-
-# Failures are the protocol's {"error": "..."} with Triton's statuses: the app's exception handlers answer so under /v2
-# (api.problems.error_response).
 router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, include_in_schema=False)
 
 
