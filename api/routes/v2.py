@@ -36,7 +36,6 @@ from ovreduce import __version__
 from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
-from ovreduce.shapes import PartialShape
 
 from ..deps import ServicesDep
 from ..kserve import (
@@ -89,13 +88,9 @@ def _check_version(version: str | None) -> None:
                        f"{VERSION} only", 404)  # fmt: skip
 
 
-def _dims(shape: PartialShape) -> list[int]:
-    if shape.dims is None:
-        return [-1]
-    return [d.lo if d.is_static else -1 for d in shape.dims]
-
-
-def _json_dims(shape: Any) -> list[int]:
+def _dims(shape: Any) -> list[int]:
+    """A JSON shape (:meth:`PartialShape.to_json`) as KServe's metadata writes it: -1 for each dynamic dim, [-1] for a
+    dynamic rank."""
     if not isinstance(shape, list | tuple):
         return [-1]
     return [d if isinstance(d, int) and d >= 0 else -1 for d in shape]
@@ -114,12 +109,12 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
 def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
     loaded, view, path = _ready_model(context.catalog, name, version)
     spec = loaded.spec(path)
-    inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape)}]
+    inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape.to_json())}]
     if spec.runtime_axes:
-        inputs.append({"name": "axes", "datatype": spec.axes_type.kserve, "shape": _dims(spec.axes_shape)})
+        inputs.append({"name": "axes", "datatype": spec.axes_type.kserve, "shape": _dims(spec.axes_shape.to_json())})
     reduction = view.reduction
     assert reduction is not None
-    out_shape = _json_dims(reduction.inferred_output_shape)
+    out_shape = _dims(reduction.inferred_output_shape)
     parameters: dict[str, Any] = {"layer_id": view.layer_id, "layer_name": view.layer_name, "layer_path": path,
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
