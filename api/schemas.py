@@ -90,7 +90,6 @@ class Readiness(_Open):
     store: ReadinessCheck
 
 
-# -- the check document -------------------------------------------------------------------------------
 # -- stored models ------------------------------------------------------------------------------------
 class FindingCounts(_Open):
     error: int
@@ -155,8 +154,6 @@ class LayerList(_Open):
 
 
 # -- runs -------------------------------------------------------------------------------------------------
-
-
 class Tensor(BaseModel):
     """A KServe v2 (Open Inference Protocol) tensor: flat row-major ``data`` (or lists nested as its shape)."""
 
