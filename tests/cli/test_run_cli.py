@@ -365,3 +365,21 @@ def test_the_element_limit_follows_the_services_variable(
         monkeypatch.setenv("OVREDUCE_MAX_ELEMENTS", bad)
         status, _, err = ovreduce(capsys, DYNAMIC, "--layer", "mean_interval_dims")
         assert status == 2 and "OVREDUCE_MAX_ELEMENTS=" in err and "expected a positive integer [usage]" in err, err
+
+
+@pytest.mark.parametrize(("op", "axis", "said"), [
+    ("reduce_max", 1, "no value was compared: all 4 of its elements are undefined"),  # [2,0,2] over its empty axis
+    ("reduce_sum", 0, "no value was compared: it is empty"),  # [0,2]
+])  # fmt: skip
+def test_an_agreement_on_no_value_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, axis: int, said: str
+) -> None:
+    """A reduction over an empty set has no defined value, and an empty output none at all: the backends agree on the
+    output's shape, and the text says that this is all they agree on."""
+    x = ops.parameter([2, 0, 2], np.float32, name="x")
+    path = tmp_path / "m.xml"
+    reduced = getattr(ops, op)(x, ops.constant(np.array([axis], np.int64)), False, name="red")
+    ov.save_model(ov.Model([reduced], [x], "m"), path)
+    status, out, _ = ovreduce(capsys, str(path), "--layer", "red")
+    assert status == 0 and "AGREE" in out
+    assert f"{said}; the backends agree on the output's shape only" in out, out

@@ -154,6 +154,11 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
             f"{line}  max abs {_num(c.max_abs_error)}, max rel {_num(c.max_rel_error)}, "
             f"{c.mismatched}/{c.total} mismatched ({tol})"
         )
+        if c.total == c.undefined:  # no value to compare: the shapes agree, nothing more is known
+            why = f"all {c.total} of its elements are undefined" if c.total else "it is empty"
+            out.append(f"    no value was compared: {why}; the backends agree on the output's shape only")
+        elif c.undefined:
+            out.append(f"    {c.undefined} of the {c.total} elements are undefined, not compared")
         if c.first_mismatch:
             fm = c.first_mismatch
             out.append(
