@@ -452,7 +452,8 @@ def _media_not_read(request: Request) -> str | None:
         return None  # (FastAPI reads JSON so labelled only)
     wanted = "multipart/form-data (an upload)" if form else "application/json"
     shown = repr(media[:60]) if media else "no Content-Type"
-    return f"the body is sent as {shown}; {request.method} {route.path} reads {wanted}: send it with that Content-Type"
+    where = f"{request.method} {route.path_format}"  # the route as documented: "{layer}", not "{layer:path}"
+    return f"the body is sent as {shown}; {where} reads {wanted}: send it with that Content-Type"
 
 
 def install(app: FastAPI) -> None:
