@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sys
 from http import HTTPStatus
 from typing import Any
@@ -79,6 +80,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         status, code = 400, "request.invalid"
         said = sys.exc_info()[1]  # uvicorn calls this while it handles h11's error, whose words say what is wrong
         why = str(said)[:200] if isinstance(said, h11.RemoteProtocolError) and str(said) else msg.rstrip(".").lower()
+        why = re.sub(r"bytearray\((b(['\"]).*?\2)\)", r"\1", why)  # h11 quotes the bytes it read as Python writes them
         detail = f"the bytes received are not an HTTP/1.1 request ({why}); the connection is closed"
         if self._partial and self._head_bytes > MAX_HEADER_BYTES:  # h11 gives up on a head that grows past it
             status, code = 431, "request.headers"

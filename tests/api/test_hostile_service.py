@@ -210,7 +210,7 @@ def test_a_broken_chunked_body_is_no_error_of_the_server(
         (b"GET /healthz\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "illegal request line"),
         (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n", "bad Content-Length"),
         (b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-         "illegal chunk header"),
+         "illegal chunk header: b'zz\\r\\n'"),  # the bytes as sent, not Python's bytearray(...) around them
     ],
     ids=["two-content-lengths", "te-gzip-chunked", "header-without-colon", "no-host", "nul-in-target",
          "negative-content-length", "bad-chunk-size"],
