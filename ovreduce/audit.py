@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
@@ -438,7 +438,7 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}"
+        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described)}"
         why = f"{failed} (the audited run)"
         unchecked = [_unchecked(node, ids, why) for node in nodes] + _body_reductions(model, kinds, cut=why)
         return report(None, described, unchecked, [], failed, notes)
@@ -460,7 +460,7 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}", notes)
+        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}{_made_for(described)}", notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
     elif ov_model.get_sinks() and any(set(port.get_names()) & TOKEN_IDS for port in probe.inputs):  # a KV cache
@@ -875,6 +875,17 @@ def _decoding(
         return recorded[step] if step < len(recorded) else None
 
     return next_inputs, replay
+
+
+def _made_for(inputs: Sequence[AuditInput]) -> str:
+    """What a failure of OpenVINO may owe to the integer inputs ovreduce made for the model (ids, counts, shapes it
+    reads from the graph, or seeded integers where it reads nothing): named, and how to rule them out."""
+    made = [i.name for i in inputs if i.origin != "given" and i.element_type.startswith(("i", "u"))]
+    if not made:
+        return ""
+    shown = ", ".join(repr(name[:60]) for name in made[:5]) + (" ..." if len(made) > 5 else "")
+    return (f"; it ran on integer inputs ovreduce made ({shown}): where they must fit what the model does with them "
+            f"(indices, counts, shapes), give them")  # fmt: skip
 
 
 def _steps_note(ov_model: Any, decoded: int) -> str:

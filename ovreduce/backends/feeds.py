@@ -14,15 +14,18 @@ what the graph (or optimum's input name) says   what the input gets
 ``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
 indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n the size of the axis they index
                                                 (the smallest of those a GatherND or ScatterNDUpdate indexes; where
-                                                it is unknown, but for a Gather's: 0); ReverseSequence's lengths in
-                                                ``[0, n]``
+                                                it is unknown, but for a Gather's: 0); lengths along an axis
+                                                (ReverseSequence, CTCGreedyDecoderSeqLen) in ``[0, n]``
+segment ids, offsets, batch indices, OneHot's   zeros, which fit whatever the data (sorted, below any count)
 a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
 a Loop's execution condition                    true
 the axes of reductions                          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0)
 anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
 ==============================================  ================================================================
 
-Each recipe says what it rests on, and the documents carry that as the input's ``origin``.
+What the graph says is read through the ops that pass a value on (Convert, Reshape, any input of a Concat...), the
+arithmetic that offsets or scales it, and into the If, Loop and TensorIterator bodies it feeds. Each recipe says what
+it rests on, and the documents carry that as the input's ``origin``.
 """
 
 from __future__ import annotations
@@ -78,20 +81,39 @@ ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "deco
 GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
 PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
 
-# Ops a value passes through unchanged (as values: their data input, port 0), so that an input converted or
-# reshaped before its Gather is still known for what it is.
+# Ops a value passes through unchanged (as values: their data input, port 0; every input of a Concat), so that an
+# input converted or reshaped before its Gather is still known for what it is; and the arithmetic an index is
+# offset or scaled by on its way (its bound then taken as the op's, an approximation: no longer random).
 _THROUGH = frozenset({"Convert", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Broadcast", "Tile",
                       "Slice", "StridedSlice", "Identity", "ConvertLike"})  # fmt: skip
+_ARITHMETIC = frozenset({"Add", "Subtract", "Multiply", "Minimum", "Maximum", "Abs", "Negative", "FloorMod", "Mod"})
 # (op, input port) that take shapes, counts or bounds: an input there is small and non-negative.
 _SHAPE_LIKE = frozenset({
     ("Reshape", 1), ("Broadcast", 1), ("Tile", 1), ("TopK", 1), ("Pad", 1), ("Pad", 2), ("Range", 0), ("Range", 1),
     ("Range", 2), ("OneHot", 1), ("Interpolate", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("StridedSlice", 1),
-    ("StridedSlice", 2),
+    ("StridedSlice", 2), ("RandomUniform", 0), ("Multinomial", 1), ("SegmentMax", 2), ("EmbeddingSegmentsSum", 3),
+    ("SparseFillEmptyRows", 1),
 })  # fmt: skip
 _EMBEDDING_BAGS = frozenset({"EmbeddingBagOffsetsSum", "EmbeddingBagPackedSum", "EmbeddingSegmentsSum"})
-# Ops whose input 1 indexes (or, for ReverseSequence, gives lengths along) an axis of their data, input 0.
-_INDEXED = frozenset({"Gather", "GatherElements", "GatherND", "ScatterUpdate", "ScatterElementsUpdate",
-                      "ScatterNDUpdate", "ReverseSequence", *_EMBEDDING_BAGS})  # fmt: skip
+# (op, input port) that index an axis of the op's data, input 0 (:func:`_indexed_size`)...
+_INDEXED = frozenset(
+    {
+        ("Gather", 1),
+        ("GatherElements", 1),
+        ("GatherND", 1),
+        ("ScatterUpdate", 1),
+        ("ScatterElementsUpdate", 1),
+        ("ScatterNDUpdate", 1),
+        *((bag, 1) for bag in _EMBEDDING_BAGS),
+    }
+)
+# ...that give lengths along one, at most its size...
+_LENGTHS = frozenset({("ReverseSequence", 1), ("CTCGreedyDecoderSeqLen", 1), ("GatherTree", 2)})
+# ...and that only zeros fit whatever the data: ids, offsets and indices bounded by other inputs, sorted, or both.
+# Out of range, these fail OpenVINO's CPU plugin, or crash it (SegmentMax, SparseFillEmptyRows: SIGSEGV, SIGABRT).
+_ZEROS = frozenset({("ROIAlign", 2), ("ROIAlignRotated", 2), ("EmbeddingBagOffsetsSum", 2),
+                    ("EmbeddingBagOffsetsSum", 3), ("EmbeddingSegmentsSum", 2), ("EmbeddingSegmentsSum", 4),
+                    ("SegmentMax", 1), ("SparseFillEmptyRows", 2), ("GatherTree", 1), ("OneHot", 0)})  # fmt: skip
 _WALK_LIMIT = 10_000  # consumers visited per input, at most: the walk stays linear in the model
 
 
@@ -121,13 +143,16 @@ def _recipe(port: Any) -> Recipe:
     for consumer, index in _uses(port.get_node()):
         kind = consumer.get_type_name()
         name = consumer.get_friendly_name()
-        if index == 1 and kind in _INDEXED:
+        if (kind, index) in _INDEXED or (kind, index) in _LENGTHS:
             size = _indexed_size(consumer)
-            what = "lengths" if kind == "ReverseSequence" else "indices"
+            lengths = (kind, index) in _LENGTHS
+            what = f"{'lengths' if lengths else 'indices'} of {kind} {name!r}"
             if size is not None:
-                bound = _first(bound, (size + (kind == "ReverseSequence"), f"{what} of {kind} {name!r}"))
+                bound = _first(bound, (size + lengths, what))
             elif kind != "Gather":  # out of range, these fail or crash OpenVINO's CPU plugin: 0 is in range
-                bound = _first(bound, (1, f"{what} of {kind} {name!r}, whose range is unknown: zeros"))
+                bound = _first(bound, (1, f"{what}, whose range is unknown: zeros"))
+        elif (kind, index) in _ZEROS:
+            bound = _first(bound, (1, f"input {index} of {kind} {name!r}, which zeros fit whatever the data"))
         elif kind == "Loop" and index == 0:
             trip = _first(trip, f"the trip count of Loop {name!r}")
         elif kind == "Loop" and index == 1:
@@ -156,7 +181,8 @@ def _first(current: T | None, new: T) -> T:
 
 
 def _uses(parameter: Any) -> list[tuple[Any, int]]:
-    """The (op, input port) pairs that consume ``parameter``'s value, through ops that pass it on unchanged."""
+    """The (op, input port) pairs that consume ``parameter``'s value: through ops that pass it on (:data:`_THROUGH`,
+    :data:`_ARITHMETIC`), and into the bodies of the If, Loop and TensorIterator ops it feeds."""
     out: list[tuple[Any, int]] = []
     queue: deque[Any] = deque([parameter])
     seen: set[str] = set()
@@ -166,17 +192,37 @@ def _uses(parameter: Any) -> list[tuple[Any, int]]:
             for target in output.get_target_inputs():
                 consumer, index = target.get_node(), target.get_index()
                 out.append((consumer, index))
-                key = consumer.get_name()  # unique per node (the Python wrapper is made anew per call)
-                if index == 0 and consumer.get_type_name() in _THROUGH and key not in seen:
-                    seen.add(key)
-                    queue.append(consumer)
+                kind = consumer.get_type_name()
+                passes = (kind in _THROUGH and (index == 0 or kind == "Concat")) or kind in _ARITHMETIC
+                for inner in [consumer] if passes else _body_parameters(consumer, index):
+                    key = inner.get_name()  # unique per node (the Python wrapper is made anew per call)
+                    if key not in seen:
+                        seen.add(key)
+                        queue.append(inner)
     return out
+
+
+def _body_parameters(op: Any, index: int) -> list[Any]:
+    """The Parameters of ``op``'s bodies that its input ``index`` feeds (none for an op without bodies)."""
+    kind = op.get_type_name()
+    if kind == "If":
+        bodies = [
+            (op.get_then_body(), op.get_input_descriptions(0)),
+            (op.get_else_body(), op.get_input_descriptions(1)),
+        ]
+    elif kind in ("Loop", "TensorIterator"):
+        bodies = [(op.get_function(), op.get_input_descriptions())]
+    else:
+        return []
+    return [body.get_parameters()[d.body_parameter_index] for body, said in bodies for d in said
+            if d.input_index == index]  # fmt: skip
 
 
 def _indexed_size(op: Any) -> int | None:
     """The size of the data axis an index (or length) input of ``op`` ranges over, if static: the axis a Gather,
     GatherElements or Scatter(Elements)Update indexes, an embedding bag's rows, the smallest of the axes a
-    GatherND or ScatterNDUpdate indexes, a ReverseSequence's sequence axis."""
+    GatherND or ScatterNDUpdate indexes, the sequence axis of a ReverseSequence, CTCGreedyDecoderSeqLen or
+    GatherTree."""
     kind = op.get_type_name()
     shape = op.input_value(0).get_partial_shape()
     if shape.rank.is_dynamic:
@@ -193,6 +239,8 @@ def _indexed_size(op: Any) -> int | None:
         axis: int | None = 0
     elif kind in ("GatherElements", "ReverseSequence"):
         axis = int(op.get_attributes()["axis" if kind == "GatherElements" else "seq_axis"])
+    elif kind in ("CTCGreedyDecoderSeqLen", "GatherTree"):  # data [N, T, C]; step ids [T, B, W]
+        axis = 1 if kind == "CTCGreedyDecoderSeqLen" else 0
     else:  # Gather's axis is input 2, Scatter(Elements)Update's input 3
         node = op.input_value(2 if kind == "Gather" else 3).get_node()
         axis = int(np.asarray(node.get_data()).reshape(-1)[0]) if node.get_type_name() == "Constant" else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import openvino as ov
@@ -247,23 +248,58 @@ def test_the_reductions_of_bodies_nested_in_a_branch_that_did_not_run_say_so(tmp
         assert row.not_established.endswith("which did not run: the condition was false"), row.not_established
 
 
+def _in_body(kind: str, body: Any, data: Any, idx: Any) -> Any:
+    """``body(data, idx)`` in the then branch of an If (``kind`` "If") or the body of a Loop run twice."""
+    inner = [ops.parameter(data.get_output_partial_shape(0), np.float32), ops.parameter([4, 2], np.int32)]
+    out = ops.result(body(*inner))
+    if kind == "If":
+        chosen = ops.if_op(ops.constant(np.array(True)))
+        other = [ops.parameter(data.get_output_partial_shape(0), np.float32), ops.parameter([4, 2], np.int32)]
+        chosen.set_then_body(ov.Model([out], inner))
+        chosen.set_else_body(ov.Model([ops.result(body(other[0], ops.constant(np.zeros((4, 2), np.int32))))], other))
+        for outer, then, orelse in zip([data, idx], inner, other, strict=True):
+            chosen.set_input(outer.output(0), then, orelse)
+        return chosen.set_output(out, chosen.get_else_body().get_results()[0])
+    loop = ops.loop(ops.constant(np.int64(2)), ops.constant(np.array(True)))
+    loop.set_function(ov.Model([ops.result(ops.constant(np.array(True))), out], inner))
+    loop.set_special_body_ports([-1, 0])
+    for outer, param in zip([data, idx], inner, strict=True):
+        loop.set_invariant_input(param, outer.output(0))
+    return loop.get_iter_value(out.output(0), -1)
+
+
 def _indexed(kind: str) -> ov.Model:
-    """An index (or length) input, ``idx``, of ``kind``'s op, the op's output summed: out of range, such indices
-    crash OpenVINO's CPU plugin (GatherND: SIGSEGV) or fail the run ("points to non-existing ... element")."""
+    """An index (or length, or count) input, ``idx``, of ``kind``'s op, the op's output summed: out of range, such
+    inputs crash OpenVINO's CPU plugin (GatherND, SegmentMax: SIGSEGV) or fail the run ("points to non-existing ...
+    element", "Wrong parent index"), and a count of millions takes all the memory there is."""
+    from openvino import opset16
+
     ones = ops.constant(np.ones((8, 5, 3), np.float32))
     updates = ops.constant(np.ones((4, 5, 3), np.float32))
     zero = ops.constant(np.array(0, np.int64))
     made = {
         "GatherND": lambda i: ops.gather_nd(ones, i),
         "GatherND-batch": lambda i: ops.gather_nd(ones, i, batch_dims=1),
+        "GatherND-concat": lambda i: ops.gather_nd(ones, ops.concat([ops.constant(np.zeros((4, 1), np.int32)), i], 1)),
+        "GatherND-if": lambda i: _in_body("If", ops.gather_nd, ones, i),
+        "GatherND-loop": lambda i: _in_body("Loop", ops.gather_nd, ones, i),
         "GatherElements": lambda i: ops.gather_elements(ones, i, 0),
         "ScatterNDUpdate": lambda i: ops.scatter_nd_update(ones, i, updates),
         "ScatterUpdate": lambda i: ops.scatter_update(ones, i, updates, zero),
         "ScatterElementsUpdate": lambda i: ops.scatter_elements_update(ones, i, updates, zero),
         "ReverseSequence": lambda i: ops.reverse_sequence(ones, i, 0, 1),
+        "SegmentMax": lambda i: opset16.segment_max(ones, i, ops.constant(np.array(3, np.int32)), "ZERO"),
+        "ROIAlign": lambda i: ops.roi_align(ops.constant(np.ones((2, 3, 8, 8), np.float32)), ops.constant(
+            np.array([[0, 0, 4, 4]] * 4, np.float32)), i, 2, 2, 1, 1.0, "avg"),
+        "CTCGreedyDecoderSeqLen": lambda i: ops.convert(ops.ctc_greedy_decoder_seq_len(ops.constant(
+            np.ones((2, 6, 5), np.float32)), i).output(0), "f32"),
+        "RandomUniform": lambda i: ops.random_uniform(i, ops.constant(np.float32(0)), ops.constant(np.float32(1)),
+                                                      "f32"),
     }  # fmt: skip
-    shapes = {"GatherND": [4, 2], "GatherND-batch": [8, 4, 1], "GatherElements": [4, 5, 3], "ScatterNDUpdate": [4, 1],
-              "ScatterUpdate": [4], "ScatterElementsUpdate": [4, 5, 3], "ReverseSequence": [8]}  # fmt: skip
+    shapes = {"GatherND": [4, 2], "GatherND-batch": [8, 4, 1], "GatherND-concat": [4, 1], "GatherND-if": [4, 2],
+              "GatherND-loop": [4, 2], "GatherElements": [4, 5, 3], "ScatterNDUpdate": [4, 1], "ScatterUpdate": [4],
+              "ScatterElementsUpdate": [4, 5, 3], "ReverseSequence": [8], "SegmentMax": [8], "ROIAlign": [4],
+              "CTCGreedyDecoderSeqLen": [2], "RandomUniform": [2]}  # fmt: skip
     idx = ops.parameter(shapes[kind], np.int32, name="idx")
     out = ops.reduce_sum(made[kind](idx), ops.constant(np.array([0], np.int64)), False, name="red")
     return ov.Model([out], [idx], kind)
@@ -277,6 +313,13 @@ def _indexed(kind: str) -> ov.Model:
     ("ScatterUpdate", "ids in [0, 8) (indices of ScatterUpdate"),
     ("ScatterElementsUpdate", "ids in [0, 8) (indices of ScatterElementsUpdate"),
     ("ReverseSequence", "ids in [0, 6) (lengths of ReverseSequence"),  # a length may be the whole axis
+    ("GatherND-concat", "ids in [0, 5) (indices of GatherND"),  # through a Concat's second input
+    ("GatherND-if", "ids in [0, 5) (indices of GatherND"),  # inside the bodies it feeds
+    ("GatherND-loop", "ids in [0, 5) (indices of GatherND"),
+    ("SegmentMax", "ids in [0, 1) (input 1 of SegmentMax"),  # zeros: sorted, and below any number of segments
+    ("ROIAlign", "ids in [0, 1) (input 2 of ROIAlign"),
+    ("CTCGreedyDecoderSeqLen", "ids in [0, 7) (lengths of CTCGreedyDecoderSeqLen"),
+    ("RandomUniform", "integers in [1, 4] (input 0 of RandomUniform"),  # a shape
 ])  # fmt: skip
 def test_index_inputs_are_made_in_the_range_of_what_they_index(tmp_path: Path, kind: str, made: str) -> None:
     """Indices ovreduce makes must not crash OpenVINO, nor fail the audit for inputs ovreduce made up; the audit
@@ -291,3 +334,19 @@ def test_index_inputs_are_made_in_the_range_of_what_they_index(tmp_path: Path, k
     assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
     (origin,) = [i["origin"] for i in json.loads(done.stdout)["inputs"] if i["name"] == "idx"]
     assert made in origin, origin
+
+
+def test_a_failure_on_integers_ovreduce_made_says_so(tmp_path: Path) -> None:
+    """A Reshape's target shape from an input: the small counts ovreduce makes for it cannot fit the data, and
+    OpenVINO fails; the failure names the input ovreduce made, so the model is not blamed for it."""
+    x = ops.parameter([2, 6], np.float32, name="x")
+    target = ops.parameter([2], np.int64, name="target")
+    mean = ops.reduce_mean(ops.reshape(x, target, special_zero=False), ops.constant(np.array([1], np.int64)), False)
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([mean], [x, target]), path)
+    doc = _audit(path)
+    assert doc.error is not None and doc.error.startswith("OpenVINO failed: "), doc.error
+    assert doc.error.endswith("it ran on integer inputs ovreduce made ('target'): where they must fit what the model "
+                              "does with them (indices, counts, shapes), give them"), doc.error  # fmt: skip
+    given = _audit(path, inputs={"target": np.array([3, 4], np.int64)})
+    assert given.error is None and given.ok, given.error
