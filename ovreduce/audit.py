@@ -73,7 +73,7 @@ from ovreduce.backends.openvino import (
     run_marked,
     run_steps,
 )  # fmt: skip
-from ovreduce.compare import Comparison, compare, machine_epsilon, tolerances
+from ovreduce.compare import Comparison, cannot_show_error, compare, machine_epsilon, tolerances
 from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
 from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
 from ovreduce.ir.dtypes import element_type
@@ -1053,34 +1053,6 @@ def _exact_float(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
-def _degenerate(data: npt.NDArray[Any], axes: npt.NDArray[Any]) -> str | None:
-    """Why a captured input cannot show a reduction's error (None: it can): empty, not finite, constant, or
-    reduced in slices of one element or of one repeated value each (a dynamic dim given size 1, a broadcast)."""
-    if data.size == 0:
-        return "its input is empty"
-    values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
-    if values.dtype.kind == "f":
-        bad = int(np.count_nonzero(~np.isfinite(values)))
-        if bad:
-            return f"{bad} of its {data.size} input elements are not finite"
-    first = values.reshape(-1)[0]
-    if data.size == 1:
-        return f"its input is one element ({first.item()!r})"
-    if bool(np.all(values == first)):
-        return f"every one of its {data.size} input elements is {first.item()!r}"
-    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
-    if not reduced:
-        return "it reduces no axis (empty axes: each output element is its input element)"
-    if math.prod(data.shape[a] for a in reduced) <= 1:
-        return (f"each output element reduces one input element (axes {list(reduced)} of input shape "
-                f"{list(data.shape)}): give --shape where these dims are dynamic")  # fmt: skip
-    if bool(np.all(values.max(axis=reduced) == values.min(axis=reduced))):
-        return (
-            f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
-        )
-    return None
-
-
 def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:
     """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
     counts = Counter(layer.name for layer in model.layers)
@@ -1158,7 +1130,7 @@ def _audit_layer(
     layer.reference_seconds = time.perf_counter() - began
     layer.notes = notes
     layer.expected = expected
-    layer.not_established = _degenerate(data, axes)
+    layer.not_established = cannot_show_error(data, axes)
     atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol, op=op_type)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)

@@ -42,7 +42,15 @@ import numpy.typing as npt
 from ovreduce.reports.common import json_float
 from ovreduce.reports.run import Comparison
 
-__all__ = ["DEFAULT_TOLERANCES", "Comparison", "compare", "default_tolerances", "machine_epsilon", "tolerances"]
+__all__ = [
+    "DEFAULT_TOLERANCES",
+    "Comparison",
+    "cannot_show_error",
+    "compare",
+    "default_tolerances",
+    "machine_epsilon",
+    "tolerances",
+]
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "f64": (1e-12, 1e-9),
@@ -237,3 +245,32 @@ def _first(
         "reference": _scalar(reference[index] if reference.ndim else reference[()]),
         "candidate": _scalar(candidate[index] if candidate.ndim else candidate[()]),
     }
+
+
+def cannot_show_error(data: npt.NDArray[Any], axes: Any) -> str | None:
+    """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
+    empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
+    dynamic dim given size 1, a broadcast). The audit's rows, run's agreements and conform's nodes say it."""
+    if data.size == 0:
+        return "its input is empty"
+    values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
+    if values.dtype.kind == "f":
+        bad = int(np.count_nonzero(~np.isfinite(values)))
+        if bad:
+            return f"{bad} of its {data.size} input elements are not finite"
+    first = values.reshape(-1)[0]
+    if data.size == 1:
+        return f"its input is one element ({first.item()!r})"
+    if bool(np.all(values == first)):
+        return f"every one of its {data.size} input elements is {first.item()!r}"
+    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
+    if not reduced:
+        return "it reduces no axis (empty axes: each output element is its input element)"
+    if math.prod(data.shape[a] for a in reduced) <= 1:
+        return (f"each output element reduces one input element (axes {list(reduced)} of input shape "
+                f"{list(data.shape)}): give --shape where these dims are dynamic")  # fmt: skip
+    if bool(np.all(values.max(axis=reduced) == values.min(axis=reduced))):
+        return (
+            f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
+        )
+    return None

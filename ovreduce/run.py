@@ -19,14 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
-from ovreduce.compare import Comparison, compare, tolerances
+from ovreduce.compare import Comparison, cannot_show_error, compare, tolerances
 from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
 from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import undefined_elements
-from ovreduce.reports.run import BackendRun, RunDocument, RunLayer, TensorInfo
+from ovreduce.reports.run import BLIND, BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape, merge
 from ovreduce.tensors import (
     DEFAULT_MAX_ELEMENTS,
@@ -396,6 +396,10 @@ def run_spec(
             )
             if comparisons[-1].ok and spec.data_type.name == "f64":
                 notes += _f64_note(inputs, reference, cand, comparisons[-1], mass, undefined, atol, rtol)
+        axes = spec.axes if spec.axes is not None else inputs[1] if len(inputs) > 1 else ()
+        blind = cannot_show_error(inputs[0], np.asarray(axes)) if inputs else None
+        if blind is not None and comparisons and all(c.ok for c in comparisons):
+            notes.append(f"the backends agree {BLIND}: {blind}")
     return RunReport(spec, list(inputs), results, comparisons, notes, requested_precision, body_path,
                      list(defaulted))  # fmt: skip
 

@@ -9,7 +9,20 @@ from typing import Any, Literal
 from ovreduce.reports.common import WIRE, JsonDocument
 from ovreduce.reports.devices import Device
 
-__all__ = ["BackendRun", "Comparison", "Measured", "RunDocument", "RunLayer", "TensorInfo", "comparison_fields"]
+__all__ = [
+    "BLIND",
+    "BackendRun",
+    "Comparison",
+    "Measured",
+    "RunDocument",
+    "RunLayer",
+    "TensorInfo",
+    "comparison_fields",
+]
+
+BLIND = "on an input that cannot show an error"
+"""What a run's note says of an agreement that rests on such an input ("the backends agree on an input...: why"), and
+its text result too."""
 
 
 @dataclass(frozen=True)

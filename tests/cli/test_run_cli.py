@@ -383,3 +383,23 @@ def test_an_agreement_on_no_value_says_so(
     status, out, _ = ovreduce(capsys, str(path), "--layer", "red")
     assert status == 0 and "AGREE" in out
     assert f"{said}; the backends agree on the output's shape only" in out, out
+
+
+def test_an_agreement_on_an_input_that_cannot_show_an_error_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Zeros given, or a reduced dim left dynamic and set to 1: the backends agree, and the result says that the
+    input could not have shown an error; random values of a reduced dim of 3 show one."""
+    x = ops.parameter([2, -1], np.float32, name="x")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.reduce_mean(x, ops.constant(np.array([1], np.int64)), False, name="red")], [x]), path)
+    zeros = tmp_path / "zeros.npy"
+    np.save(zeros, np.zeros((2, 3), np.float32))
+    said = "result: all 2 backends ran and agree, but on an input that cannot show an error (see the note)"
+    one = "each output element reduces one input element (axes [1] of input shape [2, 1])"
+    for argv, why in ((["--input", f"x={zeros}"], "every one of its 6 input elements is 0.0"), ([], one)):
+        status, out, _ = ovreduce(capsys, str(path), "--layer", "red", *argv)
+        assert status == 0 and said in out, out
+        assert f"note: the backends agree on an input that cannot show an error: {why}" in out, out
+    status, out, _ = ovreduce(capsys, str(path), "--layer", "red", "--shape", "x=[2,3]")
+    assert status == 0 and "cannot show an error" not in out and "result: all 2 backends ran and agree\n" in out

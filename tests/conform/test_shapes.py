@@ -37,10 +37,24 @@ def test_shape_reaches_the_converted_model(capsys: pytest.CaptureFixture[str], d
 
 
 def test_dims_left_dynamic_are_defaulted_and_named(capsys: pytest.CaptureFixture[str], dynamic_onnx: Path) -> None:
+    """Defaulted to 1, the reduced dim gives each output element one input element: the node conforms on an input
+    that cannot show an error, which its note and the result say."""
     status, out, err = run_cli(capsys, "conform", str(dynamic_onnx), "--format", "json")
     assert status == 0, err
     doc = json.loads(out)
     assert doc["inputs"][0]["shape"] == [1, 1] and doc["inputs"][0]["defaulted_dims"] == [0, 1]
+    (note,) = doc["nodes"][0]["notes"]
+    assert note.startswith("it conforms on an input that cannot show an error: its input is one element"), note
+    status, out, _ = run_cli(capsys, "conform", str(dynamic_onnx), "--shape", "x=[3,1]")
+    assert status == 0
+    assert (
+        "mean: it conforms on an input that cannot show an error: each output element reduces one input element "
+        "(axes [1] of input shape [3, 1])" in out
+    ), out
+    assert out.rstrip().endswith("result: every node conforms, but one on an input that cannot show an error (see "
+                                 "its note)"), out  # fmt: skip
+    status, out, _ = run_cli(capsys, "conform", str(dynamic_onnx), "--shape", "x=[3,5]")
+    assert status == 0 and "cannot show an error" not in out and out.rstrip().endswith("every node conforms"), out
 
 
 def test_a_shape_for_no_input_suggests_conforms_own_options(

@@ -11,6 +11,7 @@ from ovreduce.cli.render.safe import escape, printable, quoted
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines
 from ovreduce.reports.common import layer_path
+from ovreduce.reports.run import BLIND
 
 if TYPE_CHECKING:  # the documents other than check's are defined on first use: not for an annotation
     from ovreduce.reports.audit import AuditDocument, AuditInput
@@ -179,7 +180,8 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
             )
             out.append(f"    {counts}{failed}")
     verdict = {
-        "agree": st.green(f"all {len(doc.results)} backends ran and agree"),
+        "agree": st.green(f"all {len(doc.results)} backends ran and agree")
+        + (f", but {BLIND} (see the note)" if any(f"agree {BLIND}: " in n for n in doc.notes) else ""),
         "nothing-compared": st.green(f"{doc.results[0].backend} ran; nothing to compare (one backend)")
         if doc.results
         else "nothing ran",
@@ -394,6 +396,9 @@ def conform_text(doc: ConformDocument, style: Style | None = None, *, width: int
     verdict = (
         st.green("every node conforms") if doc.ok else st.red("conversion does not conform (or could not be checked)")
     )
+    blind = sum(any(note.startswith(f"it conforms {BLIND}") for note in n.notes) for n in doc.nodes)
+    if doc.ok and blind:
+        verdict += f", but {blind} of them {BLIND} (see its note)" if blind > 1 else f", but one {BLIND} (see its note)"
     out.append(f"  result: {verdict}")
     return fit_lines("\n".join(out), width) + "\n"
 
