@@ -836,7 +836,8 @@ def _decoding(
     ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
 ) -> tuple[NextInputs, NextInputs]:
     """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
-    the token input the argmax of the step before's last logits (seeded ids where the model has no ``logits``),
+    the token input the argmax of the step before's last logits over the ids its embedding holds (seeded ids where
+    the model has no ``logits``),
     the attention mask one longer (not an encoder's), the next position, beams in order, every other input as it
     was. Every run
     replays the audited run's feeds, so that they differ in precision only."""
@@ -856,7 +857,8 @@ def _decoding(
         for i, array in recorded[-1].items():
             kind, batch = made[i].kind, (array.shape[0] if array.ndim else 1)
             if i == token and array.ndim == 2:
-                chosen = (np.argmax(before.outputs[logits][:, -1, :], axis=-1) if logits is not None
+                # the likeliest of the tokens the embedding holds (logits wider than its table name none there)
+                chosen = (np.argmax(before.outputs[logits][:, -1, : made[i].high], axis=-1) if logits is not None
                           else rng.integers(0, made[i].high, size=batch))  # fmt: skip
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:

@@ -156,3 +156,28 @@ def test_a_given_attention_mask_grows_by_the_new_token_keeping_its_padding() -> 
     assert step1 is not None and step1[index["attention_mask"]].tolist() == [[0, 0, 0, 1, 1, 1, 1, 1, 1]]
     step2 = next_inputs(2, logits)  # type: ignore[arg-type]
     assert step2 is not None and step2[index["attention_mask"]].tolist() == [[0, 0, 0, 1, 1, 1, 1, 1, 1, 1]]
+
+
+def test_decode_tokens_stay_among_the_ids_the_embedding_holds(tmp_path: Path) -> None:
+    """Logits wider than the embedding table (a padded head): the likeliest token, 19, is no row of a 16-row table,
+    where OpenVINO's Gather would give a row of zeros; each step is fed the likeliest token the table holds."""
+    from openvino import opset13 as ops
+
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    rows = ops.gather(ops.constant(np.abs(rng.standard_normal((16, 8))).astype(np.float32)), ids,
+                      ops.constant(np.int64(0)))  # fmt: skip
+    head = np.zeros((8, 32), np.float32)
+    head[:, 19], head[:, 5] = 50.0, 1.0  # 19 first, then 5
+    logits = ops.result(ops.matmul(rows, ops.constant(head), False, False))
+    logits.output(0).set_names({"logits"})
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([logits], [ids], "padded_head"), path)
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, {}, 0)
+    next_inputs, replay = _decoding(probe, arrays, 3, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    assert int(np.argmax(runs[0].outputs[0][0, -1])) == 19  # what an argmax over every logit would feed
+    fed = [int(np.asarray(replay(step, runs[step - 1])[0]).reshape(-1)[0]) for step in (1, 2, 3)]
+    assert fed == [5, 5, 5], fed
