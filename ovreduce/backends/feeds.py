@@ -86,7 +86,7 @@ PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, 
 # offset or scaled by on its way (its bound then taken as the op's, an approximation: no longer random).
 _THROUGH = frozenset({"Convert", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Broadcast", "Tile",
                       "Slice", "StridedSlice", "Identity", "ConvertLike"})  # fmt: skip
-_ARITHMETIC = frozenset({"Add", "Subtract", "Multiply", "Minimum", "Maximum", "Abs", "Negative", "FloorMod", "Mod"})
+_ARITHMETIC = frozenset({"Add", "Subtract", "Multiply", "Minimum", "Maximum", "Abs", "Negative"})  # (no divisor: zeros)
 # (op, input port) that take shapes, counts or bounds: an input there is small and non-negative.
 _SHAPE_LIKE = frozenset({
     ("Reshape", 1), ("Broadcast", 1), ("Tile", 1), ("TopK", 1), ("Pad", 1), ("Pad", 2), ("Range", 0), ("Range", 1),
