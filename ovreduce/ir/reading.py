@@ -8,6 +8,8 @@ element is known by the name written in the file: its local name with the prefix
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 from ovreduce.ir.model import RtInfo
@@ -16,6 +18,7 @@ __all__ = [
     "PARSER_OPTIONS",
     "NoExternalResources",
     "attributes",
+    "declaration_first",
     "ends_with_net",
     "name",
     "not_well_formed",
@@ -48,6 +51,20 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
     def resolve(self, system_url: str, public_id: str, context: object) -> object:
         return self.resolve_string("", context)
+
+
+_LATE_DECLARATION = re.compile(rb"(\xef\xbb\xbf)?([ \t\r\n]+)(<\?xml[ \t\r\n][^?<>]*\?>)")
+
+
+def declaration_first(xml: bytes) -> bytes:
+    """The document with an XML declaration that blanks precede (``\\n<?xml version="1.0"?>``, as a C++ raw string
+    writes one) moved before them. XML allows the declaration only at the very start, and libxml2 refuses it anywhere
+    else; pugixml reads past the blanks, and OpenVINO reads the file. The bytes keep their length and every line after
+    the declaration its number; ``xml`` itself where there is nothing to move (the usual case, at no cost)."""
+    if xml[:1] not in (b" ", b"\t", b"\r", b"\n", b"\xef"):
+        return xml
+    late = _LATE_DECLARATION.match(xml)
+    return xml if late is None else (late[1] or b"") + late[3] + late[2] + xml[late.end() :]
 
 
 def ends_with_net(xml: bytes) -> bool:

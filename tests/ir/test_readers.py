@@ -25,6 +25,7 @@ from ovreduce.ir.build import Builder, ParseLimits
 from ovreduce.ir.careful import read_careful
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import gc_paused
+from ovreduce.ir.reading import declaration_first
 from ovreduce.ir.weights import Weights
 
 from . import subgraphs
@@ -133,6 +134,21 @@ def test_lines_past_65535_are_the_true_lines(tmp_path: Path) -> None:
     assert sorted(p.line for layer in model.layers for p in (*layer.inputs, *layer.outputs)) == port_lines  # type: ignore[type-var]
     edge_lines = [xml.count(b"\n", 0, m.start()) + 1 for m in re.finditer(rb"<edge ", xml)]
     assert [e.line for e in model.edges] == edge_lines
+
+
+@pytest.mark.parametrize("blanks", ["\n", " \r\n\t\n", "\ufeff\n"], ids=["newline", "blanks", "bom-newline"])
+def test_a_declaration_after_blanks_is_read_as_openvino_reads_it(tmp_path: Path, blanks: str) -> None:
+    """XML allows its declaration only at the start, and libxml2 refuses it after a newline; pugixml reads past the
+    blanks, and OpenVINO reads the file (its own tests write models so, as C++ raw strings). Both readers build the
+    model, every line where it is in the file."""
+    path = tmp_path / "m.xml"
+    path.write_bytes((blanks + _BASE).encode())
+    ov.Core().read_model(path)  # OpenVINO reads it
+    moved = blanks.count("\n")
+    plain = parse_ir(_BASE.encode())
+    for model in (parse_ir(path.read_bytes()), careful(declaration_first(path.read_bytes()))):
+        assert [layer.line for layer in model.layers] == [(layer.line or 0) + moved for layer in plain.layers]
+        assert [(layer.id, layer.type) for layer in model.layers] == [(layer.id, layer.type) for layer in plain.layers]
 
 
 # Valid documents in other layouts than the serializer's: each is read the same way, by whichever path takes it.
