@@ -438,7 +438,7 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described)}"
+        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
         why = f"{failed} (the audited run)"
         unchecked = [_unchecked(node, ids, why) for node in nodes] + _body_reductions(model, kinds, cut=why)
         return report(None, described, unchecked, [], failed, notes)
@@ -460,7 +460,8 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        return report(None, described, [], [], f"OpenVINO failed: {clean_message(exc)}{_made_for(described)}", notes)
+        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
+        return report(None, described, [], [], failed, notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
     elif ov_model.get_sinks() and any(set(port.get_names()) & TOKEN_IDS for port in probe.inputs):  # a KV cache
@@ -735,6 +736,7 @@ class _Steps:
         self.progress = progress
         self.done = 0
         self.total = 1
+        self.last = ""  # the stage of a run under way: "compiling" or "inference"
 
     def __call__(self, stage: str, steps: int = 0) -> None:
         """Announce ``stage``, which will finish ``steps`` steps: counted after the call, so that a progress
@@ -747,6 +749,7 @@ class _Steps:
         """The ``on_stage`` of :func:`run_marked` for the ``label`` run: two steps, compile and inference."""
 
         def stage(what: str) -> None:
+            self.last = what
             self(f"compiling the {label} run" if what == "compiling" else f"inference of the {label} run", 1)
 
         return stage
@@ -879,11 +882,12 @@ def _decoding(
     return next_inputs, replay
 
 
-def _made_for(inputs: Sequence[AuditInput]) -> str:
-    """What a failure of OpenVINO may owe to the integer inputs ovreduce made for the model (ids, counts, shapes it
-    reads from the graph, or seeded integers where it reads nothing): named, and how to rule them out."""
+def _made_for(inputs: Sequence[AuditInput], stage: str) -> str:
+    """What a failure of OpenVINO in a run's ``stage`` may owe to the integer inputs ovreduce made for the model (ids,
+    counts, shapes it reads from the graph, or seeded integers where it reads nothing): named, and how to rule them
+    out; nothing for a failure to compile, which no input causes."""
     made = [i.name for i in inputs if i.origin != "given" and i.element_type.startswith(("i", "u"))]
-    if not made:
+    if not made or stage != "inference":
         return ""
     shown = ", ".join(repr(name[:60]) for name in made[:5]) + (" ..." if len(made) > 5 else "")
     return (f"; it ran on integer inputs ovreduce made ({shown}): where they must fit what the model does with them "
