@@ -287,6 +287,10 @@ class Builder:
                 )
             if ltype in ("Loop", "TensorIterator") and bodies:
                 self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
+            if self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10)
+                for owner, attributes in (("layer", rt_info), *((f"port {p.id}", p.rt_info) for p in inputs + outputs)):
+                    if attributes:
+                        _runtime_attributes(attributes, f"{self.where(line, layer_id, name, ltype)}, {owner}")
             return Layer(
                 layer_id,
                 name,
@@ -843,6 +847,33 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     else:
         why = f"unsupported opset: {version!r}"
     raise IRStructureError(f"{where}: {why}; OpenVINO refuses the model")
+
+
+# The runtime attributes OpenVINO 2026.4 knows (at version "0"), which it reads from a layer's or port's <rt_info>:
+# each at most once. Those it knows but cannot read refuse the model; others it skips.
+_RUNTIME_ATTRIBUTES = frozenset({"fused_names", "old_api_map_order", "old_api_map_element_type", "layout",
+                                 "decompression", "primitives_priority", "precise", "preprocessing"})  # fmt: skip
+_UNREADABLE_ATTRIBUTES = frozenset({"nms_selected_indices", "strides_propagation"})
+
+
+def _runtime_attributes(rt_info: tuple[RtInfo, ...], where: str) -> None:
+    """Refuse what OpenVINO refuses in the runtime attributes of a layer's or port's ``<rt_info>`` (``where``)."""
+    seen: set[str] = set()
+    for item in rt_info:
+        said = dict(item.attrs)
+        name = said.get("name")
+        if name is None or said.get("version") != "0":
+            continue
+        if name in _UNREADABLE_ATTRIBUTES:
+            raise IRStructureError(f"{where}: <rt_info> holds the runtime attribute {name!r}, which OpenVINO knows "
+                                   f"and cannot read (VisitAttributes is not supported for: {item.tag} attribute); "
+                                   f"OpenVINO refuses the model")  # fmt: skip
+        if name in _RUNTIME_ATTRIBUTES:
+            if name in seen:
+                raise IRStructureError(f"{where}: <rt_info> holds the runtime attribute {name!r} twice; OpenVINO "
+                                       f"refuses the model (multiple rt_info attributes are detected: "
+                                       f"{name})")  # fmt: skip
+            seen.add(name)
 
 
 def _located(exc: IRError, line: int | None) -> IRError:

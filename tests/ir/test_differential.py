@@ -13,6 +13,7 @@ reason the documentation gives.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import openvino as ov
@@ -333,3 +334,50 @@ def test_long_runs_anywhere_never_crash_and_read_the_same_model(fill: str, where
         (x.id, x.name, x.data, x.outputs[0].dims if x.outputs else ()) for x in want.layers
     ]
     assert [e[:4] for e in got.edges] == [e[:4] for e in want.edges]
+
+
+def _with_rt_info(items: str, where: str, version: str = "11") -> str:
+    """tests.ir.irxml.chain with ``items`` in the <rt_info> of the ReLU layer, or of its output port."""
+    from .irxml import chain
+
+    xml = chain(version=version)
+    if where == "layer":
+        return xml.replace('type="ReLU" version="opset1">', f'type="ReLU" version="opset1"><rt_info>{items}</rt_info>')
+    return xml.replace('<port id="1" precision="FP32">', f'<port id="1" precision="FP32"><rt_info>{items}</rt_info>')
+
+
+def _attribute(name: str, version: str = "0", value: str = "a") -> str:
+    return f'<attribute name="{name}" version="{version}" value="{value}"/>'
+
+
+@pytest.mark.parametrize("where", ["layer", "port"])
+@pytest.mark.parametrize(
+    ("items", "version"),
+    [(_attribute("fused_names") * 2, "11"), (_attribute("old_api_map_order", value="0,1") * 2, "11"),
+     (_attribute("layout", value="[N,C]") * 2, "11"), (_attribute("precise") + _attribute("precise", value=""), "11"),
+     (_attribute("nms_selected_indices"), "11"),
+     (_attribute("fused_names") * 2, "10"),  # an IR v10's runtime attributes are not read
+     (_attribute("fused_names", version="1") * 2, "11"),  # a version OpenVINO does not know: skipped
+     (_attribute("my_own_note") * 2, "11"), (_attribute("fused_names") + _attribute("layout", value="[N,C]"), "11")],
+    ids=["fused_names-twice", "old_api_map_order-twice", "layout-twice", "precise-twice", "nms_selected_indices",
+         "v10", "unknown-version", "unknown-name", "two-names"],
+)  # fmt: skip
+def test_runtime_attributes_are_read_as_openvino_reads_them(
+    items: str, version: str, where: str, tmp_path: Path
+) -> None:
+    """OpenVINO reads the runtime attributes it knows from a layer's or port's <rt_info> and refuses one given twice,
+    or one it knows and cannot read; it skips the others, and reads none in an IR v10."""
+    path = tmp_path / "m.xml"
+    path.write_text(_with_rt_info(items, where, version))
+    try:
+        ov.Core().read_model(path)
+        refused = None
+    except RuntimeError as exc:
+        refused = str(exc)
+    if refused is None:
+        assert parse_ir(path.read_bytes()).layers
+    else:
+        with pytest.raises(IRError, match="OpenVINO refuses the model") as info:
+            parse_ir(path.read_bytes())
+        said = [line for line in refused.splitlines() if line.strip()][-1]  # OpenVINO's words, in ours
+        assert f"the runtime attribute {items.split(chr(34))[1]!r}" in info.value.message and said in info.value.message
