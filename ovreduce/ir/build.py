@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
+from typing import NoReturn
 
 from ovreduce.errors import (
     ElementTypeError,
@@ -184,6 +185,8 @@ class Builder:
     ) -> IRModel:
         """The whole model: ``layers`` in file order, ``edges`` as read (see :meth:`graph`)."""
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
+        if self.ir_version == 10:
+            self._v10_names(layers, by_id, producer)
         return IRModel(
             name=name,
             ir_version=self.ir_version,
@@ -195,6 +198,41 @@ class Builder:
             xml=xml,
             by_id=by_id,
             producers=producer,
+        )
+
+    def _v10_names(
+        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> None:
+        """What OpenVINO requires of an IR v10's names, as it reads one: it gives every Result's output the name of the
+        output it takes (its producer's name, and the output's index where the producer has several), and every
+        Parameter its name, as tensor names, and refuses one that is already another tensor's name."""
+        parameters = [layer for layer in layers if layer.type == "Parameter" and layer.outputs]
+        results = [(layer, producer.get((layer.id, layer.inputs[0].id))) for layer in layers
+                   if layer.type == "Result" and layer.inputs]  # fmt: skip
+        taken = {name for layer in parameters for name in layer.outputs[0].names}
+        for _, source in results:
+            if source is not None:
+                taken.update(next(p.names for p in by_id[source[0]].outputs if p.id == source[1]))
+        for layer, source in results:
+            if source is None:
+                continue
+            made = by_id[source[0]]
+            index = [p.id for p in made.outputs].index(source[1])
+            name = made.name if len(made.outputs) == 1 else f"{made.name}.{index}"
+            if name in taken and name not in made.outputs[index].names:
+                self._v10_refusal(layer, f"the name of its output, {name!r}, is a tensor's name")
+            taken.add(name)
+        for layer in parameters:
+            if layer.name in taken and layer.name not in layer.outputs[0].names:
+                self._v10_refusal(layer, f"its name {layer.name!r} is a tensor's name")
+            taken.add(layer.name)
+
+    def _v10_refusal(self, layer: Layer, what: str) -> NoReturn:
+        raise IRStructureError(
+            f"{self.where(layer.line, layer.id, layer.name, layer.type)}: {what}; in an IR v10, OpenVINO names each "
+            f"Parameter and Result's output by its layer, and refuses the model (Model operation names have "
+            f"collisions with tensor names)",
+            line=layer.line,
         )
 
     # -- layers ---------------------------------------------------------------------------------------------------

@@ -381,3 +381,38 @@ def test_runtime_attributes_are_read_as_openvino_reads_them(
             parse_ir(path.read_bytes())
         said = [line for line in refused.splitlines() if line.strip()][-1]  # OpenVINO's words, in ours
         assert f"the runtime attribute {items.split(chr(34))[1]!r}" in info.value.message and said in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [(None, None), (('names="x"', 'names="relu"'), "the name of its output, 'relu'"),
+     (('<port id="1" precision="FP32">', '<port id="1" precision="FP32" names="x">'), None),  # OpenVINO reads it
+     (('name="relu"', 'name="x"'), "the name of its output, 'x'")],
+    ids=["clean", "tensor-named-as-the-result", "tensor-name-twice", "layer-named-as-a-tensor"],
+)  # fmt: skip
+def test_an_ir_v10_s_names_are_read_as_openvino_reads_them(
+    change: tuple[str, str] | None, refused: str | None, tmp_path: Path
+) -> None:
+    """In an IR v10, OpenVINO names each Parameter and each Result's output by its layer, and refuses a name that is
+    another tensor's (its own IR test NamesCollisionV10); an IR v11 it reads as written."""
+    from .irxml import chain
+
+    for version in ("10", "11"):
+        xml = chain(version=version)
+        if change is not None:
+            xml = xml.replace(*change, 1)
+        path = tmp_path / f"v{version}.xml"
+        path.write_text(xml)
+        try:
+            ov.Core().read_model(path)
+            openvino = None
+        except RuntimeError as exc:
+            openvino = str(exc)
+        if openvino is None:
+            assert parse_ir(xml.encode()).layers
+        else:
+            with pytest.raises(IRError, match="in an IR v10, OpenVINO names each Parameter") as info:
+                parse_ir(xml.encode())
+            assert "Model operation names have collisions with tensor names" in openvino, openvino
+            assert refused is not None and refused in info.value.message, info.value
+        assert (openvino is not None) == (version == "10" and refused is not None), (version, openvino)
