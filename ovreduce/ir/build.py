@@ -325,10 +325,8 @@ class Builder:
                 )
             if ltype in ("Loop", "TensorIterator") and bodies:
                 self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
-            if self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10)
-                for owner, attributes in (("layer", rt_info), *((f"port {p.id}", p.rt_info) for p in inputs + outputs)):
-                    if attributes:
-                        _runtime_attributes(attributes, f"{self.where(line, layer_id, name, ltype)}, {owner}")
+            if rt_info and self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10; ports: port())
+                _runtime_attributes(rt_info, self.where(line, layer_id, name, ltype))
             return Layer(
                 layer_id,
                 name,
@@ -547,6 +545,8 @@ class Builder:
                 names = tuple(names_text.split(","))
             else:
                 names = _names(names_text)
+            if rt_info and self.ir_version > 10:
+                _runtime_attributes(rt_info, f"{where}, port {port_id}")
             return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
         except IRError as exc:
             raise _located(exc, line) from None
