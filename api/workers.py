@@ -58,7 +58,6 @@ def catalog_for(settings: Settings) -> Catalog:
     return Catalog(
         ModelStore(settings.store, settings.store_max_bytes),
         limits=settings.parse_limits(),
-        max_upload_bytes=settings.max_upload_bytes,
         cache_size=settings.model_cache_size,
     )
 

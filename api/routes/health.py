@@ -42,8 +42,8 @@ def _openvino() -> tuple[bool, str | None]:
 )
 async def readyz(request: Request, services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)
-    store_ok = await run_in_threadpool(services.catalog.store.writable)
-    store_detail = None if store_ok else "the model store directory is not writable"
+    store_detail = await run_in_threadpool(services.catalog.store.unwritable)
+    store_ok = store_detail is None
     if not (ov_ok and store_ok):
         detail = "; ".join(d for d, ok in ((ov_detail, ov_ok), (store_detail, store_ok)) if not ok and d)
         return error_response(request, 503, f"not ready: {detail}", "not_ready",

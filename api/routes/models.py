@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -37,8 +36,7 @@ def _add(
     store, evicted = context.catalog.store, [0]
     store.on_evict = lambda count: evicted.append(count)
     try:
-        bin_src = io.BytesIO(bin_data) if bin_data is not None else None
-        meta, created = context.catalog.add(xml, bin_src, filename=filename, bin_filename=bin_filename)
+        meta, created = context.catalog.add(xml, bin_data, filename=filename, bin_filename=bin_filename)
     finally:
         store.on_evict = None
     return meta, created, sum(evicted)

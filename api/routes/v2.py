@@ -233,11 +233,10 @@ async def live() -> Response:
 @router.get("/health/ready")
 async def ready(services: ServicesDep) -> Response:
     ov_ok, ov_detail = await run_in_threadpool(_openvino)
-    store_ok = await run_in_threadpool(services.catalog.store.writable)
-    if ov_ok and store_ok:
+    store_detail = await run_in_threadpool(services.catalog.store.unwritable)
+    if ov_ok and store_detail is None:
         return json_response({"ready": True})
-    detail = ov_detail if not ov_ok else "the model store directory is not writable"
-    raise NotReadyError(f"not ready: {detail}")
+    raise NotReadyError(f"not ready: {ov_detail if not ov_ok else store_detail}")
 
 
 @router.get("/models/{name}")

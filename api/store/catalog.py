@@ -7,13 +7,12 @@ added (:func:`summarize`). Parsed models are kept per process in a least-recentl
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -30,8 +29,8 @@ from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
 from ovreduce.tensors import EXECUTABLE_TYPES
 
-from ..errors import RequestTooLargeError, StoreCorruptError, StoreError
-from .disk import ModelStore, Stamp, model_hasher, read_error
+from ..errors import StoreCorruptError, StoreError
+from .disk import ModelStore, Stamp, model_id, read_error
 
 __all__ = ["Catalog", "LoadedModel", "path_of", "summarize"]
 
@@ -101,10 +100,9 @@ class LoadedModel:
 class Catalog:
     """The store plus the parsing around it: add (validate, summarise, commit), load (parse once), list."""
 
-    def __init__(self, store: ModelStore, *, limits: ParseLimits, max_upload_bytes: int, cache_size: int) -> None:
+    def __init__(self, store: ModelStore, *, limits: ParseLimits, cache_size: int) -> None:
         self.store = store
         self.limits = limits
-        self.max_upload_bytes = max_upload_bytes
         # At most ``cache_size`` models, and models of at most one largest XML's bytes together: a parsed model takes
         # some 16 times its XML in memory, so 16 large models took several GB in each worker.
         budget = limits.max_xml_bytes
@@ -129,32 +127,25 @@ class Catalog:
             yield raw
 
     def add(
-        self, xml: bytes, bin_src: IO[bytes] | None, *, filename: str, bin_filename: str
+        self, xml: bytes, bin_data: bytes | None, *, filename: str, bin_filename: str
     ) -> tuple[dict[str, Any], bool]:
         """Store a model unless its content is already there; returns its summary and whether it was new.
+
+        A model already stored is answered without writing a byte, so a full disk refuses only new content.
 
         Raises:
             IRError: the files are not a readable IR (nothing is stored).
             LimitExceededError: the model is larger than a limit or than the whole store.
         """
-        hasher = model_hasher(xml)
+        mid = model_id(xml, bin_data)
+        stored = self._stored(mid)
+        if stored is not None:
+            return stored, False
         with self.store.staging() as stage:
-            bin_size = 0
-            if bin_src is not None:
-                bin_size = stage.copy_from("model.bin", bin_src, limit=self.max_upload_bytes, on_chunk=hasher.update)
-                if bin_size < 0:
-                    raise RequestTooLargeError(
-                        f"{bin_filename} is larger than the upload limit of {self.max_upload_bytes} bytes "
-                        f"(OVREDUCE_MAX_UPLOAD_BYTES)"
-                    )
-            mid = hasher.hexdigest()
-            if self.store.exists(mid):
-                self.store.touch(mid)
-                with contextlib.suppress(StoreCorruptError, NotFoundError):  # damaged (removed), deleted: stored below
-                    # read as any use of it reads it: under this service's limits, which may have changed since
-                    return self.load(mid).meta, False
-                self._forget(mid)
-            weights = Weights(stage.path / "model.bin", name=bin_filename) if bin_src is not None else None
+            weights = None
+            if bin_data is not None:
+                stage.write("model.bin", bin_data)
+                weights = Weights(stage.path / "model.bin", name=bin_filename)
             try:
                 model = parse_ir(
                     xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
@@ -163,29 +154,40 @@ class Catalog:
                 loaded = LoadedModel(mid, model, {})
                 report = check_model(model, path=filename, shapes=loaded.engine)
                 meta = summarize(
-                    loaded, report, filename=filename, bin_filename=bin_filename if bin_size else None,
-                    xml_bytes=len(xml), bin_bytes=bin_size,
+                    loaded, report, filename=filename, bin_filename=bin_filename if bin_data else None,
+                    xml_bytes=len(xml), bin_bytes=len(bin_data or b""),
                     created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 )  # fmt: skip
             finally:
                 if weights is not None:
                     weights.close()
-            if bin_size == 0:
+            if not bin_data:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)
             stage.write("meta.json", json.dumps(meta).encode())
             for _ in range(8):
-                created = self.store.commit(stage, mid)
-                if created:
+                if self.store.commit(stage, mid):
                     break
-                self.store.touch(mid)  # another request stored the same content first...
-                with contextlib.suppress(NotFoundError, StoreCorruptError):  # ...and is there still, or is gone: again
-                    return self.store.meta(mid), False
+                stored = self._stored(mid)  # another request stored the same content first, and it is there still
+                if stored is not None:
+                    return stored, False
             else:
                 raise StoreError("the model was stored and deleted by other requests while this one stored it; retry")
         for removed in self.store.evict(keep=mid):
             self._forget(removed)
         return meta, True
+
+    def _stored(self, mid: str) -> dict[str, Any] | None:
+        """The summary of model ``mid`` if it is stored and readable (a use of it), read as any use reads it: under this
+        service's limits, which may have changed since; None when it is not, or is damaged (and removed)."""
+        if not self.store.exists(mid):
+            return None
+        self.store.touch(mid)
+        try:
+            return self.load(mid).meta
+        except (StoreCorruptError, NotFoundError):
+            self._forget(mid)
+            return None
 
     def load(self, mid: str) -> LoadedModel:
         """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored.

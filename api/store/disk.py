@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import io
 import json
 import logging
 import os
@@ -175,28 +174,18 @@ class Staging:
     sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes) -> None:
-        self.copy_from(name, io.BytesIO(data), limit=len(data), on_chunk=lambda chunk: None)
-
-    def copy_from(self, name: str, src: IO[bytes], *, limit: int, on_chunk: Callable[[bytes], None]) -> int:
-        """Copy a stream into ``name`` chunk by chunk; returns the size, or -1 when it passed ``limit``."""
-        total = 0
-        digest = hashlib.sha256()
+        """Write ``name`` (synced) and record its SHA-256."""
         try:
             with open(self.path / name, "wb") as fh:
-                while chunk := src.read(_CHUNK):
-                    total += len(chunk)
-                    if total > limit:
-                        return -1
-                    on_chunk(chunk)
-                    digest.update(chunk)
-                    _write_chunk(fh, chunk)
+                view = memoryview(data)
+                for at in range(0, len(data), _CHUNK):
+                    _write_chunk(fh, view[at : at + _CHUNK])
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
             raise write_error(exc, "the model cannot be stored") from None
-        self.files[name] = total
-        self.sums[name] = digest.hexdigest()
-        return total
+        self.files[name] = len(data)
+        self.sums[name] = hashlib.sha256(data).hexdigest()
 
     def discard(self, name: str) -> None:
         """Remove a file written here (it will not be part of the model)."""
@@ -229,15 +218,22 @@ class ModelStore:
         except OSError as exc:
             raise write_error(exc, "the model store cannot be created") from None
 
-    def writable(self) -> bool:
+    def unwritable(self) -> str | None:
+        """Why the store cannot take a model now (its folders cannot be made, or a byte cannot be written: a full disk
+        still makes empty files); None when it can."""
+        probe = self.tmp / f"probe.{uuid.uuid4().hex}"
         try:
             self.ensure()
-            probe = self.tmp / f"probe.{uuid.uuid4().hex}"
-            probe.write_bytes(b"")
-            probe.unlink()
-            return True
-        except (OSError, StoreError):
-            return False
+            with open(probe, "wb") as fh:
+                fh.write(b"\0")
+        except StoreError as exc:
+            return exc.message
+        except OSError as exc:
+            return f"the model store cannot be written ({exc.strerror or type(exc).__name__})"
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+        return None
 
     def clean_tmp(self, older_than_s: float = _STALE_S) -> list[str]:
         """Remove what crashed processes left in ``tmp/``; returns the names removed.
@@ -626,7 +622,7 @@ class ModelStore:
             fh.close()  # releases the lock
 
 
-def _write_chunk(fh: IO[bytes], data: bytes) -> None:
+def _write_chunk(fh: IO[bytes], data: bytes | memoryview) -> None:
     """The one place the store's files are written (tests make it fail as a full disk would)."""
     fh.write(data)
 

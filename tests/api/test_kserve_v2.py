@@ -459,7 +459,6 @@ def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_setti
     summary now records why a reduction cannot run; what it records is what the parsed model says, and a summary of an
     older ovreduce, which records nothing, is worked out from its model as before."""
     import hashlib
-    import io
 
     from api.routes.v2 import _index
     from api.store.catalog import path_of
@@ -469,7 +468,7 @@ def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_setti
     catalog = catalog_for(settings)
     for name in ("all_reductions", "dynamic", "runtime_axes", "broken/axis_out_of_range"):
         xml, bin_data = sample(name)
-        catalog.add(xml, io.BytesIO(bin_data) if bin_data else None, filename="m.xml",
+        catalog.add(xml, bin_data or None, filename="m.xml",
                     bin_filename="m.bin")  # fmt: skip
     context = WorkerContext(settings, catalog)
     index = json.loads(_index(context, False))

@@ -6,11 +6,12 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import io
 import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,12 +33,12 @@ from .irs import reduce_ir
 
 
 def _catalog(root: Path, max_bytes: int = 1 << 30) -> Catalog:
-    return Catalog(ModelStore(root, max_bytes), limits=ParseLimits(), max_upload_bytes=1 << 20, cache_size=4)
+    return Catalog(ModelStore(root, max_bytes), limits=ParseLimits(), cache_size=4)
 
 
 def _add(catalog: Catalog, name: str) -> tuple[dict[str, Any], bool]:
     xml, bin_data = reduce_ir(name)
-    return catalog.add(xml, io.BytesIO(bin_data), filename=f"{name}.xml", bin_filename=f"{name}.bin")
+    return catalog.add(xml, bin_data, filename=f"{name}.xml", bin_filename=f"{name}.bin")
 
 
 def test_model_id() -> None:
@@ -72,7 +73,7 @@ def test_adds_racing_deletes_of_one_model_always_store_it(tmp_path: Path) -> Non
     def add() -> None:
         while time.monotonic() < stop:
             try:
-                meta, _ = catalog.add(xml, io.BytesIO(bin_data), filename="same.xml", bin_filename="same.bin")
+                meta, _ = catalog.add(xml, bin_data, filename="same.xml", bin_filename="same.bin")
                 assert meta["id"] == mid
             except BaseException as exc:  # every failure is the finding
                 failures.append(exc)
@@ -103,7 +104,7 @@ def test_reads_racing_deletes_and_adds_of_one_model_never_find_it_corrupt(tmp_pa
 
     def add() -> None:
         while time.monotonic() < stop:
-            catalog.add(xml, io.BytesIO(bin_data), filename="same.xml", bin_filename="same.bin")
+            catalog.add(xml, bin_data, filename="same.xml", bin_filename="same.bin")
 
     def delete() -> None:
         while time.monotonic() < stop:
@@ -285,17 +286,38 @@ def _fail_writes(client: TestClient, code: int | None, store: Path) -> None:
 def test_failed_writes_are_503_with_retry_after(
     make_client: Callable[..., TestClient], code: int, status: int, problem: str
 ) -> None:
+    """A new model is refused, with the reason; one already stored is still answered (200): nothing is written."""
     client = make_client(concurrency=1)
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    kept = client.post("/v1/models", files=files(*reduce_ir("max"))).json()
     _fail_writes(client, code, store)
     xml, bin_data = reduce_ir("sum")
     response = client.post("/v1/models", files=files(xml, bin_data))
     doc = assert_problem(response, status, problem)
     assert int(response.headers["retry-after"]) > 0
     assert str(store) not in response.text and os.strerror(code) in doc["detail"]
-    assert list((store / "models").iterdir()) == [] and list((store / "tmp").iterdir()) == []  # nothing half-made
+    assert [p.name for p in (store / "models").iterdir()] == [kept["id"]]
+    assert list((store / "tmp").iterdir()) == []  # nothing half-made
+    again = client.post("/v1/models", files=files(*reduce_ir("max")))
+    assert again.status_code == 200 and again.json() == kept, again.text
     _fail_writes(client, None, store)
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # space again: stored
+
+
+def test_a_store_that_cannot_take_a_byte_is_not_ready(tmp_path: Path) -> None:
+    """A full disk still makes empty files: the readiness probe writes a byte, as every model needs (here the file
+    size limit of a process refuses it, as a full disk would)."""
+    code = (
+        "import resource, signal, sys; from pathlib import Path; from api.store.disk import ModelStore\n"
+        "store = ModelStore(Path(sys.argv[1]), 1 << 20); print(store.unwritable())\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))\n"
+        "print(store.unwritable())"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, cwd=repo)
+    assert out.stdout.splitlines() == ["None", f"the model store cannot be written ({os.strerror(errno.EFBIG)})"], out
+    assert list((tmp_path / "tmp").iterdir()) == []  # the probe is gone
 
 
 def _stored(make_client: Callable[..., TestClient]) -> tuple[Path, str]:
@@ -485,7 +507,7 @@ def test_a_model_with_its_summary_may_not_outgrow_the_store(tmp_path: Path) -> N
     size = len(xml) + len(bin_data)
     catalog = _catalog(tmp_path, max_bytes=size + 16)  # room for the files, not for the summary beside them
     with pytest.raises(LimitExceededError, match="with its summary"):
-        catalog.add(xml, io.BytesIO(bin_data), filename="sum.xml", bin_filename="sum.bin")
+        catalog.add(xml, bin_data, filename="sum.xml", bin_filename="sum.bin")
     assert catalog.store.usage() == 0
 
 
@@ -631,13 +653,13 @@ def test_the_parsed_models_a_process_keeps_are_bounded_by_their_xml_bytes(tmp_pa
     sizes = sorted(len(xml) for xml, _ in models)
     assert sizes[0] + sizes[1] - 1 >= sizes[-1]
     limits = ParseLimits(max_xml_bytes=sizes[0] + sizes[1] - 1)  # room for any one of these models, not two
-    catalog = Catalog(ModelStore(tmp_path, 1 << 30), limits=limits, max_upload_bytes=1 << 20, cache_size=4)
-    ids = [catalog.add(xml, io.BytesIO(b) if b else None, filename="m.xml", bin_filename="m.bin")[0]["id"]
+    catalog = Catalog(ModelStore(tmp_path, 1 << 30), limits=limits, cache_size=4)
+    ids = [catalog.add(xml, b or None, filename="m.xml", bin_filename="m.bin")[0]["id"]
            for xml, b in models]  # fmt: skip
     for mid in ids:
         assert catalog.load(mid).id == mid
     assert list(catalog._loaded) == ids[-1:]
-    roomy = Catalog(ModelStore(tmp_path, 1 << 30), limits=ParseLimits(), max_upload_bytes=1 << 20, cache_size=4)
+    roomy = Catalog(ModelStore(tmp_path, 1 << 30), limits=ParseLimits(), cache_size=4)
     for mid in ids:
         roomy.load(mid)
     assert sorted(roomy._loaded) == sorted(ids)
