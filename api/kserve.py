@@ -195,6 +195,9 @@ def binary_outputs(req: V2InferRequest) -> bool:
             raise InputError(f"unexpected inference output {shown(out.name)}: the model has one output, {OUTPUT!r}")
         if "classification" in out.parameters:
             raise RefusedError("the classification extension is not supported by ovreduce")
+        if "shared_memory_region" in out.parameters:  # nothing would write the region the client then reads
+            raise RefusedError(f"output {out.name!r}: shared memory is not supported by ovreduce; ask for the output "
+                               f"in the answer")  # fmt: skip
         flag = out.parameters.get("binary_data", default)
         if not isinstance(flag, bool):
             raise InputError(f"outputs[{out.name!r}].parameters.binary_data must be true or false")

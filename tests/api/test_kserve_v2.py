@@ -207,6 +207,12 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     _error(client.post(infer, json={"inputs": [data], "parameters": {"backend": "tf"}}), 400, "backend")
     _error(client.post(infer, json={"inputs": [data], "parameters": {"precision": "f64"}}), 400, "precision")
     _error(client.post(infer, json={"inputs": [data], "outputs": [{"name": "y"}]}), 400, "unexpected inference output")
+    for where in ("inputs", "outputs"):  # the data would be neither read from nor written to the client's region
+        region = {"shared_memory_region": "r", "shared_memory_byte_size": 4}
+        tensors = {"inputs": [{**data, "parameters": region} if where == "inputs" else data]}
+        if where == "outputs":
+            tensors["outputs"] = [{"name": "output", "parameters": region}]
+        _error(client.post(infer, json=tensors), 400, "shared memory is not supported")
     _error(client.post(infer, content=b"[" * 100_000 + b"]" * 100_000), 400, "nested too deeply")
     _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
     gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
