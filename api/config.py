@@ -8,6 +8,7 @@ class (the suite fails while it is stale).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -18,7 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from ovreduce.errors import MAX_TIMEOUT_S
 from ovreduce.ir.build import ParseLimits
 
-__all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store"]
+__all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store", "split_host"]
 
 HEADER_TIMEOUT_STATE_KEY = "ovreduce.header_timeout_s"
 """The app's lifespan state entry that tells :class:`api.protocol.HeaderTimeoutProtocol` its deadline."""
@@ -27,6 +28,18 @@ _MiB = 1 << 20
 _MOST = 1 << 62
 """The largest size or count a setting takes: every limit is compared and added to, and passed to the system
 (``read(limit + 1)``, ``setrlimit``), as a 64-bit integer."""
+
+
+_HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
+
+
+def split_host(value: str) -> tuple[str, str | None] | None:
+    """A ``Host`` value (or an allowed one) as its lower-case name and its port, if it has one; None when it is
+    neither a name nor an address (``[v6]``) with an optional port up to 65535."""
+    match = _HOST_RE.match(value.strip().lower())
+    if match is None or (match["port"] is not None and int(match["port"]) > 65535):
+        return None
+    return match["host"], match["port"]
 
 
 def default_store() -> Path:
@@ -94,6 +107,21 @@ class Settings(BaseSettings):
         """An empty path would be the working directory, whose ``tmp/`` the store tidies."""
         if isinstance(value, str) and not value.strip():
             raise ValueError("an empty path names no folder; give the store's folder")
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_that_can_match(cls, value: str) -> str:
+        """Each entry one a ``Host`` can match: refused at the start, not by answering 400 to the name it meant."""
+        for item in _items(value):
+            if item == "*" or split_host(item.removeprefix("*.")) is not None:
+                continue
+            if "://" in item:
+                raise ValueError(f"{item[:80]!r} can match no Host: give the name alone, without a scheme or path")
+            if item.count(":") > 1 and not item.startswith("["):
+                raise ValueError(f"{item[:80]!r} can match no Host: write an IPv6 address in brackets, e.g. [::1]")
+            raise ValueError(f"{item[:80]!r} can match no Host: give a name or address, name:port (a port up to "
+                             f"65535), [IPv6 address], *.suffix or *")  # fmt: skip
         return value
 
     @field_validator("extensions")

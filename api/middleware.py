@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ovreduce.errors import InputError
 
-from .config import Settings
+from .config import Settings, split_host
 from .errors import RequestTooLargeError
 from .problems import PROBLEM_MEDIA_TYPE, error_response, problem_bytes
 
@@ -99,7 +99,6 @@ HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/v2/health/live", "/v2/health/
 NEVER_BUSY = HEALTH_PATHS | {"/metrics"}
 """Answered however many requests are under way: a probe or a scrape is wanted most when the service is loaded."""
 _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-_HOST_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
 
 
 def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str]]) -> None:
@@ -182,25 +181,18 @@ def _excerpt(value: bytes, size: int = 64) -> str:
     return f"'{shown}'" + ("..." if len(value) > size else "")
 
 
-def _split_host(value: str) -> tuple[str, str | None] | None:
-    match = _HOST_RE.match(value.strip().lower())
-    if match is None or (match["port"] is not None and int(match["port"]) > 65535):
-        return None
-    return match["host"], match["port"]
-
-
 def host_allowed(value: bytes | None, patterns: Sequence[str]) -> bool:
     """Whether a ``Host`` header matches one of ``patterns`` (``name``, ``name:port``, ``*.suffix``, ``*``)."""
     if "*" in patterns:
         return True
     if value is None:
         return False
-    parts = _split_host(value.decode("latin-1"))
+    parts = split_host(value.decode("latin-1"))
     if parts is None:
         return False
     host, port = parts
     for pattern in patterns:
-        wanted = _split_host(pattern.removeprefix("*.")) if pattern.startswith("*.") else _split_host(pattern)
+        wanted = split_host(pattern.removeprefix("*.")) if pattern.startswith("*.") else split_host(pattern)
         if wanted is None:
             continue
         name, wanted_port = wanted
@@ -222,7 +214,7 @@ def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
         return False
     if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.path or parts.query:
         return False  # a browser's Origin is scheme://host[:port], nothing more
-    request = _split_host(host.decode("latin-1"))
+    request = split_host(host.decode("latin-1"))
     if request is None:
         return False
     request_host, request_port = request
@@ -244,7 +236,7 @@ class SecurityMiddleware:
       ``request.origin``. Clients that are not browsers send neither and are served.
     * A target and header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
     * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
-    * ``Range`` is ignored (RFC 9110 allows it): files are served whole.
+    * ``Range`` is ignored (RFC 9110 allows it): files are served whole, and no answer says ``Accept-Ranges``.
     """
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:
@@ -262,7 +254,8 @@ class SecurityMiddleware:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = list(message.get("headers", []))
+                # Accept-Ranges: files are served whole (Range is dropped below), whatever Starlette's say
+                headers = [h for h in message.get("headers", []) if bytes(h[0]).lower() != b"accept-ranges"]
                 present = {bytes(key).lower() for key, _ in headers}
                 if b"content-security-policy" not in present:
                     headers.append((b"content-security-policy", CSP.encode()))

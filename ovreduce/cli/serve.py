@@ -29,6 +29,11 @@ def _server() -> tuple[type[Settings], Callable[..., None], type[Exception]]:
             cast("type[Exception]", server.ServeError))  # fmt: skip
 
 
+def _said(error: Any) -> str:
+    """A setting's validation error in its own words (pydantic puts "Value error, " before a validator's)."""
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run the REST API until SIGTERM or Ctrl-C, then exit 0; a wrong setting or an address that cannot be
     listened on is a usage error (exit 2)."""
@@ -41,7 +46,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_class()
     except ValidationError as exc:
-        problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"OVREDUCE_{'_'.join(map(str, e['loc'])).upper()}: {_said(e)}" for e in exc.errors())
         raise UsageError(f"the environment has invalid settings: {problems}") from None
     workers = args.workers if args.workers is not None else settings.workers
     update: dict[str, Any] = {}
@@ -57,7 +62,7 @@ def serve(args: argparse.Namespace) -> int:
     try:  # the flags validated as the environment is (they take precedence over it)
         settings = settings_class(**update)
     except ValidationError as exc:
-        problems = "; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"--{e['loc'][0]}: {_said(e)}" for e in exc.errors())
         raise UsageError(f"invalid option: {problems}") from None
     settings = settings.model_copy(update={"workers": workers})  # its bound is the server's (ServeError)
     if settings.extension_names():  # loaded here first: one OpenVINO refuses is a wrong setting, said precisely

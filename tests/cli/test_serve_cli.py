@@ -105,7 +105,7 @@ def test_the_environment_gives_the_defaults(
         (
             ["serve"],
             {"OVREDUCE_EXTENSIONS": "openvino_tokenizers, missing/libcustom.so"},
-            "ovreduce serve: the environment has invalid settings: OVREDUCE_EXTENSIONS: Value error, "
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_EXTENSIONS: "
             "missing/libcustom.so: no such file; expected an OpenVINO extension library (a .so, .dll or .dylib file) "
             "or the name of a Python module that provides one, such as openvino_tokenizers [usage]\n",
         ),
@@ -130,19 +130,38 @@ def test_the_environment_gives_the_defaults(
         (  # the working directory, whose tmp/ the store's start-up tidied: files in it were deleted
             ["serve"],
             {"OVREDUCE_STORE": ""},
-            "ovreduce serve: the environment has invalid settings: OVREDUCE_STORE: Value error, an empty path names no "
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_STORE: an empty path names no "
             "folder; give the store's folder [usage]\n",
+        ),
+        (  # a URL matched no Host: every request by the name it meant was 400 "add it to OVREDUCE_ALLOWED_HOSTS"
+            ["serve"],
+            {"OVREDUCE_ALLOWED_HOSTS": "localhost,http://ovreduce.example.com"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_ALLOWED_HOSTS: "
+            "'http://ovreduce.example.com' can match no Host: give the name alone, without a scheme or path [usage]\n",
+        ),
+        (
+            ["serve"],
+            {"OVREDUCE_ALLOWED_HOSTS": "::1"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_ALLOWED_HOSTS: '::1' can match no Host: "
+            "write an IPv6 address in brackets, e.g. [::1] [usage]\n",
+        ),
+        (
+            ["serve"],
+            {"OVREDUCE_ALLOWED_HOSTS": "ovreduce.example.com:99999"},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_ALLOWED_HOSTS: "
+            "'ovreduce.example.com:99999' can match no Host: give a name or address, name:port (a port up to 65535), "
+            "[IPv6 address], *.suffix or * [usage]\n",
         ),
         (  # every interface
             ["serve"],
             {"OVREDUCE_HOST": ""},
-            "ovreduce serve: the environment has invalid settings: OVREDUCE_HOST: Value error, '' is not a host name "
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_HOST: '' is not a host name "
             "or address; give one, e.g. 127.0.0.1 (0.0.0.0: every interface) [usage]\n",
         ),
         (
             ["serve", "--host", "\xff"],
             {},
-            "ovreduce serve: invalid option: --host: Value error, '\xff' is not a host name or address; give one, "
+            "ovreduce serve: invalid option: --host: '\xff' is not a host name or address; give one, "
             "e.g. 127.0.0.1 (0.0.0.0: every interface) [usage]\n",
         ),
         (  # no deadline at all
@@ -159,8 +178,8 @@ def test_the_environment_gives_the_defaults(
         ),
     ],
     ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env", "bytes-env-huge",
-         "log-level-env", "store-env-empty", "host-env-empty", "host-flag-not-ascii", "header-timeout-inf",
-         "run-timeout-nan"],
+         "log-level-env", "store-env-empty", "hosts-url", "hosts-v6", "hosts-port", "host-env-empty",
+         "host-flag-not-ascii", "header-timeout-inf", "run-timeout-nan"],
 )  # fmt: skip
 def test_usage_errors(
     served: list[tuple[Any, dict[str, Any]]],
