@@ -536,11 +536,15 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's schema with every error answer's schema under application/problem+json, where :func:`responses`
     put its examples (FastAPI puts a response model under the route's media type), and the examples of the
     successes: added here, since FastAPI drops every null member of what a route declares, and the documents
-    have many."""
+    have many. An optional JSON body is one that may be left out: its schema does not take ``null`` (refused)."""
     if not app.openapi_schema:
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for path, path_item in schema["paths"].items():
             for method, operation in path_item.items():
+                body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+                if {"type": "null"} in body.get("schema", {}).get("anyOf", ()):  # optional: left out, never null
+                    (kept,) = (s for s in body["schema"].pop("anyOf") if s != {"type": "null"})
+                    body["schema"].update(kept)
                 for status, answer in operation["responses"].items():
                     content = answer.get("content", {})
                     if (status == "default" or status >= "400") and "application/json" in content:

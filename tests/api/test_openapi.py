@@ -91,6 +91,7 @@ def test_every_operation_and_every_error_has_examples() -> None:
         body = op.get("requestBody", {}).get("content", {}).get("application/json")
         if body is not None:
             assert body.get("examples"), f"{where}: no request body examples"
+            assert not _validator(doc, body["schema"]).is_valid(None), f"{where}: the service refuses a null body"
             for name, example in body["examples"].items():
                 errors = [e.message for e in _validator(doc, body["schema"]).iter_errors(example["value"])]
                 assert errors == [], (where, name, errors)
