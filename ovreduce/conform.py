@@ -436,7 +436,9 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
         if base_dir is None:
             location = next((e.value for e in tensor.external_data if e.key == "location"), "")
             raise InputError(
-                f"{where} the external file {location!r}, which model bytes cannot reach; pass the model's path instead"
+                f"{where} the external file {location!r}, which a model given as bytes (an upload) cannot reach: save "
+                f"the model with its data inside (onnx.save_model(model, 'model.onnx', save_as_external_data=False)), "
+                f"or check it by its path (ovreduce conform PATH)"
             )
         check_external_data(tensor, base_dir, where, "the model's folder")
 

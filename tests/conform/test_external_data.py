@@ -58,9 +58,18 @@ def test_a_missing_data_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_model_bytes_cannot_reach_external_data(tmp_path: Path) -> None:
+    """The advice is one an upload can follow too: the data saved inside the model, which then conforms."""
     path = _model(tmp_path)
-    with pytest.raises(InputError, match="which model bytes cannot reach; pass the model's path instead"):
+    with pytest.raises(
+        InputError,
+        match=r"which a model given as bytes \(an upload\) cannot reach: save the model with "
+        r"its data inside \(onnx.save_model\(model, 'model.onnx', save_as_external_data=False\)\)",
+    ):
         conform_model(path.read_bytes())
+    onnx = pytest.importorskip("onnx")
+    inside = tmp_path / "inside.onnx"
+    onnx.save_model(onnx.load(str(path)), str(inside), save_as_external_data=False)
+    assert conform_model(inside.read_bytes()).ok
 
 
 @pytest.mark.parametrize("where", ["../outside.data", "absolute", "link"])
