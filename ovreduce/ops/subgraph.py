@@ -35,7 +35,7 @@ from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Body, Layer, PortMapping
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
-from ovreduce.shapes import Dimension, PartialShape
+from ovreduce.shapes import Dimension, PartialShape, const_dim
 
 __all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
 
@@ -324,7 +324,7 @@ class Loop5(_Iterating):
         assert m.axis is not None
         if shape.dims is None:
             return PartialShape.dynamic(), None
-        return _with_dim(shape, m.axis, Dimension.static(m.part_size)), None
+        return _with_dim(shape, m.axis, const_dim(m.part_size)), None
 
     def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
         zero = len(ctx.layer.inputs) > 1 and _const_bool(ctx.value(1)) is False
@@ -391,7 +391,7 @@ class TensorIterator0(_Iterating):
             start = m.start + dim.value if m.start < 0 else m.start
             end = m.end + dim.value if m.end < 0 else m.end
             count = (abs(end - start) + 1) // m.part_size
-        return _with_dim(shape, m.axis, Dimension.static(m.part_size)), count
+        return _with_dim(shape, m.axis, const_dim(m.part_size)), count
 
     def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
         if sliced is not None or any(m.axis is not None for m in body.inputs):
@@ -409,5 +409,6 @@ class TensorIterator0(_Iterating):
         if not -len(shape.dims) <= m.axis < len(shape.dims):
             raise ShapeInferenceError("Accessing out-of-range dimension")
         count = trips.iterations
-        return _with_dim(shape, m.axis, Dimension.static(count * m.part_size) if count is not None
-                         else Dimension.dynamic())  # fmt: skip
+        if count is None:
+            return _with_dim(shape, m.axis, Dimension.dynamic())
+        return _with_dim(shape, m.axis, const_dim((count * m.part_size + 2**63) % 2**64 - 2**63))  # int64, as OpenVINO

@@ -16,10 +16,12 @@ import pytest
 
 from ovreduce._openvino import bodies, clean_message, partial_shape
 from ovreduce.check import check_model
+from ovreduce.check.inspect import inspect_model
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import load_ir
 from ovreduce.ops.subgraph import merge_branches
+from ovreduce.reports.common import dumps
 from ovreduce.shapes import JsonShape, PartialShape
 from tests.ir import subgraphs
 
@@ -253,6 +255,20 @@ def test_a_port_map_bound_of_minus_2_to_the_63_is_read_as_openvino_reads_it(tmp_
     engine = ShapeEngine(load_ir(path))
     ti = engine.model.find_layer("TensorIterator_1")
     assert engine.state((ti.id, ti.outputs[0].id)).shape == partial_shape(node.get_output_partial_shape(0))
+
+
+@pytest.mark.parametrize("part_size", [2**62, 2**63 - 1])
+def test_a_huge_part_size_is_read_in_64_bit_arithmetic_as_openvino_reads_it(tmp_path: Path, part_size: int) -> None:
+    """A concatenated output's ``trip count * part_size`` past int64 wraps in OpenVINO; ovreduce made a dim no int64
+    holds, and ``inspect --format json`` died writing it (internal error)."""
+    output = 'external_port_id="1" internal_layer_id="3" start="0" end="-1" stride="2" part_size='
+    path = _edited(tmp_path, subgraphs.ti_model(), "ti", [(output + '"2"', f'{output}"{part_size}"')])
+    [node] = [n for n in ov.Core().read_model(str(path)).get_ops() if n.get_type_name() == "TensorIterator"]
+    model = load_ir(path)
+    engine = ShapeEngine(model)
+    ti = model.find_layer("TensorIterator_1")
+    assert engine.state((ti.id, ti.outputs[0].id)).shape == partial_shape(node.get_output_partial_shape(0))
+    dumps(inspect_model(model, all_layers=True))  # every dim fits the document's integers
 
 
 def _nested_loops(x: Any, depth: int) -> Any:
