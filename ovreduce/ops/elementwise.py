@@ -21,7 +21,16 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
-from ovreduce.ops.rules import BOOLEAN, ShapeRule, broadcast_values, const_tensor, int_attr, str_attr, wrapped
+from ovreduce.ops.rules import (
+    BOOLEAN,
+    ShapeRule,
+    bool_attr,
+    broadcast_values,
+    const_tensor,
+    int_attr,
+    str_attr,
+    wrapped,
+)
 from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
 
 __all__ = [
@@ -154,7 +163,7 @@ class Binary(ShapeRule):
         a, b = (const_tensor(ctx.value(i)) for i in range(2))
         fn = ARITHMETIC.get(self.type)
         if self.type == "Divide":
-            python_div = str_attr(layer, "m_pythondiv", "true") in ("true", "1")
+            python_div = bool_attr(layer, "m_pythondiv", True)
             fn = _floor_div if python_div else _trunc_div
         etype = ctx.input(0).element_type
         if a is None or b is None or fn is None or etype is None or not etype.is_integral:

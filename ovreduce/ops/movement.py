@@ -21,6 +21,7 @@ from ovreduce.ops.elementwise import broadcast_shapes
 from ovreduce.ops.rules import (
     ShapeRule,
     Tensor,
+    bool_attr,
     const_tensor,
     int_attr,
     ints_attr,
@@ -117,7 +118,7 @@ class Reshape1(_ValueShaped):
         if target is None:
             count = _length(target_shape)
             return [PartialShape.dynamic(count)]
-        special_zero = str_attr(ctx.layer, "special_zero", "false") in ("true", "1")
+        special_zero = bool_attr(ctx.layer, "special_zero", False)
         out: list[Dimension | None] = []
         if target.count(-1) > 1:
             raise ShapeInferenceError("More than one dimension has size of -1 (-1)")

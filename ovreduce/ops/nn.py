@@ -14,7 +14,7 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState
-from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, real_attr, str_attr
+from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, bool_attr, ints_attr, real_attr, str_attr
 from ovreduce.shapes import (
     Dimension,
     PartialShape,
@@ -60,8 +60,8 @@ class MatMul0(ShapeRule):
             return [PartialShape(None)]
         if not a.dims or not b.dims:
             raise ShapeInferenceError("Scalars are not supported as MatMul inputs.")
-        ta = str_attr(ctx.layer, "transpose_a", "false") in ("true", "1")
-        tb = str_attr(ctx.layer, "transpose_b", "false") in ("true", "1")
+        ta = bool_attr(ctx.layer, "transpose_a", False)
+        tb = bool_attr(ctx.layer, "transpose_b", False)
         da, db = list(a.dims), list(b.dims)
         if len(da) == 1:
             da = [_ONE, da[0]]
@@ -264,7 +264,7 @@ class _Pool(ShapeRule):
         auto_pad = str_attr(layer, "auto_pad", "explicit")
         rounding = str_attr(layer, "rounding_type", "floor")
         out = [data.dims[0], data.dims[1]]
-        exclude_pad = str_attr(layer, "exclude-pad", "false") in ("true", "1")
+        exclude_pad = bool_attr(layer, "exclude-pad", False)
         for i in range(n):
             dd = data.dims[2 + i]
             if auto_pad in ("same_upper", "same_lower"):

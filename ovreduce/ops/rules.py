@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, Op, PortState, ValueInfo
+from ovreduce.ops.base import LayerContext, Op, PortState, ValueInfo, parse_bool_attr
 from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "NotReadNativelyError",
     "ShapeRule",
     "Tensor",
+    "bool_attr",
     "broadcast_values",
     "const_tensor",
     "int_attr",
@@ -82,6 +83,12 @@ class ShapeRule(Op):
 class NotReadNativelyError(Exception):
     """A value a rule needs is constant in the model but not folded natively (non-integral scales): the output is
     unresolved, which, unlike a :class:`ShapeInferenceError`, says nothing of whether OpenVINO accepts it."""
+
+
+def bool_attr(layer: Layer, name: str, default: bool) -> bool:
+    """A boolean attribute as OpenVINO reads it (:func:`~ovreduce.ops.base.parse_bool_attr`: ``"true "`` is the
+    default, not true)."""
+    return parse_bool_attr(layer.data.get(name), default)[0]
 
 
 def str_attr(layer: Layer, name: str, default: str) -> str:

@@ -70,6 +70,15 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
      [np.array(1, I64), np.array([2**63 - 1, 3], I64)], 2),
     ("interpolate_scales_overflow", "Interpolate", "opset11", INTERPOLATE, [1, 1, 5, 5],
      [np.array([1e30, 1e30], np.float32), np.array([0, 0], I64)], 1),
+    # a boolean with a blank is no boolean to OpenVINO: the attribute keeps its default (false)
+    ("matmul_transpose_b_blank", "MatMul", "opset1", {"transpose_a": "false", "transpose_b": "true "}, [2, -1],
+     [np.zeros((3, 5), np.float32)], 1),
+    ("matmul_transpose_a_blank", "MatMul", "opset1", {"transpose_a": " 1", "transpose_b": "false"}, [3, 2],
+     [np.zeros((3, 5), np.float32)], 1),
+    ("reshape_special_zero_blank", "Reshape", "opset1", {"special_zero": " true"}, [2, 3, 4],
+     [np.array([0, -1], I64)], 1),
+    ("reshape_special_zero_case", "Reshape", "opset1", {"special_zero": "TRUE"}, [2, 3, 4],
+     [np.array([0, -1], I64)], 1),
 ]  # fmt: skip
 
 
