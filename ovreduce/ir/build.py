@@ -348,20 +348,22 @@ class Builder:
     @staticmethod
     def _iteration_map(ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str) -> None:
         """What OpenVINO requires of a Loop's or TensorIterator's port map beyond its entries: a Loop's body Result
-        that decides whether it iterates again, a TensorIterator's every input and output port mapped."""
-        if ltype == "Loop":
-            if not any(m.purpose == "execution_condition" for m in body.outputs):
-                raise IRStructureError(
-                    f'{where}: <port_map> has no <output purpose="execution_condition">; expected the body Result '
-                    f"that decides whether the loop goes on (OpenVINO refuses the model)"
-                )
-            return
+        that decides whether it iterates again, and every input and output port mapped (but a Loop's first two
+        inputs, its trip count and condition)."""
+        if ltype == "Loop" and not any(m.purpose == "execution_condition" for m in body.outputs):
+            raise IRStructureError(
+                f'{where}: <port_map> has no <output purpose="execution_condition">; expected the body Result '
+                f"that decides whether the loop goes on (OpenVINO refuses the model)"
+            )
+        special = 2 if ltype == "Loop" else 0
         for role, mapped, ports in (("input", body.inputs, inputs), ("output", body.outputs, outputs)):
             count = len({m.external_port_id for m in mapped if m.external_port_id >= 0})
-            if count != len(ports):
+            wanted = len(ports) - (special if role == "input" else 0)
+            if count != wanted:
+                besides = " besides its trip count and condition" if special and role == "input" else ""
                 raise IRStructureError(
-                    f"{where}: <port_map> maps {count} of its {len(ports)} {role} ports; expected an <{role}> for "
-                    f"each (OpenVINO refuses the model)"
+                    f"{where}: <port_map> maps {count} of its {wanted} {role} ports{besides}; expected an <{role}> "
+                    f"for each (OpenVINO refuses the model)"
                 )
 
     def _duplicate_port(
@@ -686,7 +688,7 @@ class Builder:
         if tag == "input" and not (ext == -1 or 0 <= ext < len(inputs)):
             raise IRStructureError(
                 f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
-                f"{len(inputs) - 1} (or -1 for a body-only Parameter)"
+                f"{len(inputs) - 1} (or -1 for a body-only Parameter; OpenVINO refuses the model)"
             )
         if tag == "output" and ext < -1:
             raise IRStructureError(
