@@ -190,9 +190,10 @@ def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
     assert refused.layer_id is not None
     layer = graph.layer(refused.layer_id)
     if "While validating node '" not in failed:
-        rule = refused.message.rpartition(" shape rule: ")[2]
+        rule = refused.message.rpartition(" shape rule: ")[2].partition(" (")[0]  # OpenVINO's words, not ovreduce's
         return f"OpenVINO refuses the model too, naming no layer ({failed})" if rule and rule in failed else None
-    node = re.search(rf"While validating node '[^' ]*::{re.escape(layer.type)} .*?\((.*)\) -> ", failed)
+    # (the type as OpenVINO names it: an IR's SoftMax is its Softmax)
+    node = re.search(rf"While validating node '[^' ]*::(?i:{re.escape(layer.type)}) .*?\((.*)\) -> ", failed)
     if node is None:
         return None
     fed = node[1]

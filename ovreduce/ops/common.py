@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+from ovreduce.ops.rules import (
+    EPS_MODE,
+    GELU_MODE,
+    MVN_EPS_MODE,
+    ROUND_MODE,
+    Enum,
+    check_enums,
+    int_attr,
+    normalize_axis,
+    real_attr,
+)
+from ovreduce.shapes import PartialShape
 
 __all__ = [
     "UNARY_SHAPE_PRESERVING",
@@ -37,6 +50,15 @@ UNARY_SHAPE_PRESERVING = frozenset(
         "Sinh", "SoftMax", "Softmax", "SoftPlus", "SoftSign", "Sqrt", "Swish", "Tan", "Tanh",
     }
 )  # fmt: skip
+_ENUMS: dict[str, Mapping[str, Enum]] = {
+    "Gelu": {"approximation_mode": GELU_MODE},
+    "MVN": {"eps_mode": MVN_EPS_MODE},
+    "NormalizeL2": {"eps_mode": EPS_MODE},
+    "Round": {"mode": ROUND_MODE},
+}
+_REALS = {"MVN": ("eps",), "NormalizeL2": ("eps",), "Elu": ("alpha",), "Clamp": ("min", "max")}
+_AXIS = frozenset({"Softmax", "SoftMax", "LogSoftmax"})
+"""What OpenVINO reads of these shape-preserving ops' attributes, and refuses when it cannot."""
 MAX_VALUE_ELEMENTS = 4096  # a Const with more elements is not read as a small value
 
 
@@ -131,6 +153,7 @@ class ShapePreserving(Op):
     def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
         self.type = type
         self.boolean_attributes = boolean_attributes
+        self.checked = type in _ENUMS or type in _REALS or type in _AXIS
 
     def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
         return src.element_type
@@ -143,7 +166,33 @@ class ShapePreserving(Op):
         etype = self.output_type(layer, src)
         if src.shape is None:
             return [PortState(None, etype, "unresolved")]
+        if self.checked:
+            try:
+                self._check(layer, src.shape)
+            except ShapeInferenceError as exc:  # OpenVINO's refusal: the layer breaks the model
+                return [PortState(None, etype, "unresolved", f"{layer.type} ({layer.name}): {exc.message}")]
         return [PortState(src.shape, etype, "inferred")]
+
+    def _check(self, layer: Layer, shape: PartialShape) -> None:
+        """The attributes OpenVINO reads as it makes the op (numbers, enums, an axis), refused in its words."""
+        check_enums(layer, _ENUMS.get(self.type, {}))
+        reals = [real_attr(layer, name, 0.0) for name in _REALS.get(self.type, ())]
+        if self.type == "Clamp" and reals[0] > reals[1]:
+            raise ShapeInferenceError(
+                f"Attribute 'min' must be less or equal than 'max'. Got: {reals[0]:g} and {reals[1]:g}"
+            )
+        if self.type in _AXIS and "axis" in layer.data:
+            axis, rank = int_attr(layer, "axis", 1), shape.rank
+            version = layer.version.removeprefix("opset")
+            if rank is None or not version.isdigit():
+                return
+            if self.type != "LogSoftmax" and int(version) < 8:  # Softmax-1: an unsigned axis
+                if not 0 <= axis < rank:
+                    raise ShapeInferenceError(
+                        f"Reduction axis ({axis % 2**64}) is out of bounds (argument shape: {shape})."
+                    )
+            else:
+                normalize_axis(axis, rank)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r})"

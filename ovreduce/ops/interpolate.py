@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ops.base import LayerContext, ValueInfo
-from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, ints_attr, str_attr
+from ovreduce.ops.rules import (
+    COORDINATES,
+    INTERPOLATE_MODE,
+    NEAREST_MODE,
+    SHAPE_CALC,
+    NotReadNativelyError,
+    ShapeRule,
+    ints_attr,
+    real_attr,
+    str_attr,
+)
 from ovreduce.shapes import Dimension, PartialShape, const_dim, padded, scaled
 
 __all__ = ["Interpolate"]
@@ -37,12 +47,15 @@ class Interpolate(ShapeRule):
         self.version = version
         self.opsets = opsets
         self.axes_port = 3 if version == "opset4" else 2
+        self.enums = {"mode": INTERPOLATE_MODE, "shape_calculation_mode": SHAPE_CALC,
+                      "coordinate_transformation_mode": COORDINATES, "nearest_mode": NEAREST_MODE}  # fmt: skip
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         return [self._shape(ctx, inputs)]
 
     def _shape(self, ctx: LayerContext, inputs: list[PartialShape]) -> PartialShape:
         layer = ctx.layer
+        real_attr(layer, "cube_coeff", -0.75)  # a number OpenVINO cannot read is its refusal
         scales_mode = str_attr(layer, "shape_calculation_mode", "sizes") == "scales"
         v4 = self.version == "opset4"
         if len(inputs) not in ((3, 4) if v4 else (2, 3)):

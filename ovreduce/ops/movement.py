@@ -19,6 +19,10 @@ from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo, parse_bool_attr
 from ovreduce.ops.elementwise import broadcast_shapes
 from ovreduce.ops.rules import (
+    AUTO_BROADCAST,
+    BROADCAST,
+    ELEMENT_TYPE,
+    PAD_MODE,
     ShapeRule,
     Tensor,
     bool_attr,
@@ -545,6 +549,7 @@ class Broadcast(ShapeRule):
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
         self.opsets = opsets
+        self.enums = {"mode": AUTO_BROADCAST if version == "opset1" else BROADCAST}
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, target_shape = inputs[0], inputs[1]
@@ -619,9 +624,11 @@ class ShapeOf(ShapeRule):
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
         self.opsets = opsets
+        self.enums = {} if version == "opset1" else {"output_type": ELEMENT_TYPE}
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        if self.version != "opset1" and str_attr(ctx.layer, "output_type", "i64") not in ("i32", "i64"):
+        # (ShapeOf-3 without output_type has none: OpenVINO's default is the dynamic type)
+        if self.version != "opset1" and str_attr(ctx.layer, "output_type", "dynamic") not in ("i32", "i64"):
             raise ShapeInferenceError("Output type must be i32 or i64")
         rank = inputs[0].rank
         return [PartialShape((Dimension.dynamic() if rank is None else Dimension.static(rank),))]
@@ -660,6 +667,7 @@ class Range4(_ValueShaped):
     version = "opset4"
 
     def __init__(self, opsets: range) -> None:
+        self.enums = {"output_type": ELEMENT_TYPE}
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
@@ -699,6 +707,7 @@ class Pad(ShapeRule):
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
         self.opsets = opsets
+        self.enums = {"pad_mode": PAD_MODE}
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         mode = str_attr(ctx.layer, "pad_mode", "constant")
@@ -812,6 +821,9 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     return Dimension(lo, hi)
 
 
+_MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+
+
 def _mask(layer: Layer, name: str) -> set[int]:
     values = ints_attr(layer, name) or ()
     return {i for i, v in enumerate(values) if v == 1}
@@ -831,6 +843,11 @@ class StridedSlice1(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         layer = ctx.layer
+        masks = [ints_attr(layer, name) or () for name in _MASKS]  # checked as the op is made, before any shape
+        if any(v not in (0, 1) for mask in masks for v in mask):
+            raise ShapeInferenceError("All masks of StridedSlice must have be 0 or 1")
+        if any(mask and len(mask) != len(masks[0]) for mask in masks):
+            raise ShapeInferenceError("All masks of StridedSlice must have the same size")
         if len(inputs) not in (3, 4):
             raise ShapeInferenceError("StridedSlice takes 3 or 4 inputs")
         for i, name in enumerate(("Begin", "End", "Strides")[: len(inputs) - 1], start=1):

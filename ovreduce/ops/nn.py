@@ -14,7 +14,19 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState
-from ovreduce.ops.rules import NotReadNativelyError, ShapeRule, bool_attr, ints_attr, real_attr, str_attr
+from ovreduce.ops.rules import (
+    ELEMENT_TYPE,
+    PAD_TYPE,
+    ROUNDING,
+    NotReadNativelyError,
+    ShapeRule,
+    bool_attr,
+    int_attr,
+    ints_attr,
+    normalize_axis,
+    real_attr,
+    str_attr,
+)
 from ovreduce.shapes import (
     Dimension,
     PartialShape,
@@ -140,6 +152,7 @@ class _ConvBase(ShapeRule):
     filter_prefix = 2  # filter dims before the spatial ones
 
     def __init__(self, opsets: range) -> None:
+        self.enums = {"auto_pad": PAD_TYPE}
         self.opsets = opsets
 
     def channels(self, data: PartialShape, filters: PartialShape) -> Dimension:
@@ -230,12 +243,19 @@ class _Pool(ShapeRule):
         self.version = version
         self.opsets = opsets
         self.outputs = outputs
+        self.enums = {"auto_pad": PAD_TYPE, "rounding_type": ROUNDING}
+        if outputs == 2:  # MaxPool-8 and -14, which give the indices too
+            self.enums["index_element_type"] = ELEMENT_TYPE
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         layer = ctx.layer
         data = inputs[0]
         kernel = ints_attr(layer, "kernel") or ()
         n = len(kernel)
+        if self.outputs == 2:  # the indices' axis, read (and checked against the rank) as the op is made
+            axis = int_attr(layer, "axis", 0)
+            if data.dims is not None:
+                normalize_axis(axis, len(data.dims))
         if data.dims is None:
             shape = PartialShape.dynamic(n + 2) if n else PartialShape(None)
             return [shape] * self.outputs
@@ -256,6 +276,13 @@ class _Pool(ShapeRule):
             )
         if not ints_attr(layer, "strides"):  # a convolution's default of ones is not a pooling's
             raise ShapeInferenceError("Expected strides size to be equal to input size - 2. Got: 0")
+        for i, (k, d) in enumerate(zip(kernel, ints_attr(layer, "dilations") or (), strict=False)):
+            if d < 0 and k > 1 and data.dims[2 + i].is_static:  # read unsigned: the dilated kernel wraps past 2**64
+                size = ((k - 1) * (d % 2**64) + 1) % 2**64
+                if size == 0:
+                    raise ShapeInferenceError(f"Kernel after dilation has dimension less than 1 (dim: 0) at axis {i}.")
+                raise ShapeInferenceError(f"Kernel after dilation has size (dim: {size}) larger than the data shape "
+                                          f"after padding (the dilation {d} read unsigned)")  # fmt: skip
         strides, dilations, pb, pe = _spatial_attrs(layer, n, ("strides", "dilations", "pads_begin", "pads_end"))
         if 0 in strides:
             raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
@@ -356,6 +383,7 @@ class ConvolutionBackpropData1(ShapeRule):
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
+        self.enums = {"auto_pad": PAD_TYPE}
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:

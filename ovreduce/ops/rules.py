@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
@@ -20,12 +20,28 @@ from ovreduce.ops.base import LayerContext, Op, PortState, ValueInfo, parse_bool
 from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = [
+    "AUTO_BROADCAST",
     "BOOLEAN",
+    "BROADCAST",
+    "COORDINATES",
+    "ELEMENT_TYPE",
+    "EPS_MODE",
+    "GELU_MODE",
+    "INTERPOLATE_MODE",
+    "MVN_EPS_MODE",
+    "NEAREST_MODE",
+    "PAD_MODE",
+    "PAD_TYPE",
+    "ROUNDING",
+    "ROUND_MODE",
+    "SHAPE_CALC",
+    "Enum",
     "NotReadNativelyError",
     "ShapeRule",
     "Tensor",
     "bool_attr",
     "broadcast_values",
+    "check_enums",
     "const_tensor",
     "int_attr",
     "ints_attr",
@@ -38,6 +54,43 @@ BOOLEAN = ELEMENT_TYPES["boolean"]
 Tensor = tuple[tuple[int, ...], tuple[int, ...]]  # (flat values, shape)
 
 
+Enum = tuple[str, frozenset[str]]
+"""An enum attribute as OpenVINO reads it: the enum's name in its messages, and its members (lower case; a text is
+one of them in any case, blanks not trimmed: ``ov::as_enum``)."""
+
+
+def _enum(name: str, members: str) -> Enum:
+    return name, frozenset(members.split())
+
+
+AUTO_BROADCAST = _enum("ov::op::AutoBroadcastType", "none explicit numpy pdpd")
+BROADCAST = _enum("ov::op::BroadcastType", "none explicit numpy pdpd bidirectional")
+PAD_MODE = _enum("ov::op::PadMode", "constant edge reflect symmetric")
+PAD_TYPE = _enum("ov::op::PadType", "explicit same_lower same_upper valid")
+ROUNDING = _enum("ov::op::RoundingType", "floor ceil ceil_torch")
+ELEMENT_TYPE = _enum("element::Type_t", " ".join([*ELEMENT_TYPES, "undefined"]))
+SHAPE_CALC = _enum("op::util::InterpolateBase::ShapeCalcMode", "sizes scales")
+INTERPOLATE_MODE = _enum("op::util::InterpolateBase::InterpolateMode",
+                         "nearest linear linear_onnx cubic bilinear_pillow bicubic_pillow")  # fmt: skip
+COORDINATES = _enum("op::util::InterpolateBase::CoordinateTransformMode",
+                    "half_pixel pytorch_half_pixel asymmetric tf_half_pixel_for_nn align_corners")  # fmt: skip
+NEAREST_MODE = _enum("op::util::InterpolateBase::NearestMode", "round_prefer_floor round_prefer_ceil floor ceil simple")
+
+
+GELU_MODE = _enum("op::GeluApproximationMode", "erf tanh")
+MVN_EPS_MODE = _enum("op::MVNEpsMode", "inside_sqrt outside_sqrt")
+EPS_MODE = _enum("ov::op::EpsMode", "add max")
+ROUND_MODE = _enum("op::v5::Round::RoundMode", "half_to_even half_away_from_zero")
+
+
+def check_enums(layer: Layer, enums: Mapping[str, Enum]) -> None:
+    """OpenVINO's refusal of an enum attribute whose text is none of its enum's members."""
+    for name, (enum, members) in enums.items():
+        text = layer.data.get(name)
+        if text is not None and text.lower() not in members:
+            raise ShapeInferenceError(f'"{text}" is not a member of enum {enum}')
+
+
 class ShapeRule(Op):
     """An op whose output shapes are a function of its inputs' shapes (and small constant values).
 
@@ -48,6 +101,8 @@ class ShapeRule(Op):
     """
 
     layer_reads = "attributes"
+    enums: Mapping[str, Enum] = {}
+    """The layer's enum attributes: a text that is none of an enum's members is OpenVINO's refusal of the layer."""
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
@@ -58,7 +113,11 @@ class ShapeRule(Op):
             reason = unresolved.reason or f"an input of {layer.type} ({layer.name}) has no resolved shape"
             return [PortState(None, t, "unresolved", reason) for t in etypes]
         try:
+            check_enums(layer, self.enums)
             shapes = self.shapes(ctx, [s.shape for s in states if s.shape is not None])
+            if len(shapes) < len(layer.outputs):  # OpenVINO gives each declared port its output: there is none
+                raise ShapeInferenceError(f"node index is out of range (the layer declares {len(layer.outputs)} "
+                                          f"output ports, and {layer.type} makes {len(shapes)} here)")  # fmt: skip
         except ShapeInferenceError as exc:
             reason = f"{layer.type} ({layer.name}): {exc.message}"
             return [PortState(None, t, "unresolved", reason) for t in etypes]
@@ -92,8 +151,9 @@ def bool_attr(layer: Layer, name: str, default: bool) -> bool:
 
 
 def str_attr(layer: Layer, name: str, default: str) -> str:
-    """A string attribute, lower-cased (OpenVINO's enum attributes are read case-insensitively)."""
-    return layer.data.get(name, default).strip().lower()
+    """An enum attribute, lower-cased (OpenVINO reads them in any case; a rule's :attr:`ShapeRule.enums` refuses the
+    texts that are none of their members, blanks included)."""
+    return layer.data.get(name, default).lower()
 
 
 _OV_INT = re.compile(r"[ \t\n\r\v\f]*(-?)0*([0-9]+)")
