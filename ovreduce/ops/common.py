@@ -219,6 +219,10 @@ class Convert0(ShapePreserving):
         if not values:
             return None
         dst = layer.element_type
+        if dst is None or dst.name == "dynamic":  # OpenVINO cannot evaluate it: "Tensor was not initialized."
+            return ValueInfo("unresolved", None, f"Convert layer {layer.name!r} converts to no element type "
+                                                 f"(destination_type dynamic or not given), which OpenVINO cannot "
+                                                 f"evaluate")  # fmt: skip
         if dst is not None and dst.is_integral:
             bits = dst.bitwidth
             lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.kind == "int" else (0, (1 << bits) - 1)

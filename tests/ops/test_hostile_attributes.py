@@ -253,3 +253,29 @@ def test_an_attribute_text_is_read_as_openvino_reads_it(
         assert state.shape is None, f"OpenVINO refuses the layer, ovreduce reads {state.shape}: {openvino}"
         refusals = [f for f in report.findings if f.code == "layer-invalid" and f.layer_name == "op"]
         assert refusals and not report.ok, (report.findings, openvino)
+
+
+@pytest.mark.parametrize("data", [None, {"destination_type": "dynamic"}], ids=["no-data", "dynamic"])
+def test_axes_through_a_convert_to_no_type_are_not_taken_as_read(tmp_path: Path, data: dict[str, str] | None) -> None:
+    """OpenVINO cannot evaluate a Convert to no element type, and refuses a reduction whose axes pass through one
+    ("Tensor was not initialized."): the axes were taken as the Const's values, and the reduction checked clean."""
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, [2, 3])]),
+        layer(1, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(2, "cast", "Convert", data=data, inputs=[port(0, [1], "I64")], outputs=[port(1, [1], "I64")]),
+        layer(3, "sum", "ReduceSum", data={"keep_dims": "false"}, inputs=[port(0, [2, 3]), port(1, [1], "I64")],
+              outputs=[port(2, [2])]),
+        layer(4, "out", "Result", inputs=[port(0, [2])]),
+    ]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, [edge(0, 0, 3, 0), edge(1, 0, 2, 0), edge(2, 1, 3, 1), edge(3, 2, 4, 0)]))
+    path.with_suffix(".bin").write_bytes(np.array([1], I64).tobytes())
+    with pytest.raises(RuntimeError, match="Tensor was not initialized"):
+        ov.Core().read_model(path)
+    ir = load_ir(path)
+    try:
+        [reduction] = check_model(ir).reductions
+    finally:
+        ir.close()
+    assert reduction.status == "unresolved" and reduction.inferred_output_shape is None, reduction
