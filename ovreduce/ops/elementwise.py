@@ -153,6 +153,7 @@ class Binary(ShapeRule):
         self.opsets = opsets
         self.boolean_output = boolean_output
         self.enums = {"auto_broadcast": AUTO_BROADCAST}
+        self.boolean_attributes = ("m_pythondiv",) if type == "Divide" else ()
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         if len(inputs) != 2:

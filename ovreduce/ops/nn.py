@@ -244,6 +244,7 @@ class _Pool(ShapeRule):
         self.opsets = opsets
         self.outputs = outputs
         self.enums = {"auto_pad": PAD_TYPE, "rounding_type": ROUNDING}
+        self.boolean_attributes = ("exclude-pad",) if type == "AvgPool" else ()
         if outputs == 2:  # MaxPool-8 and -14, which give the indices too
             self.enums["index_element_type"] = ELEMENT_TYPE
 
