@@ -172,8 +172,8 @@ class Reshape1(_ValueShaped):
             known = dim_mul(known, d)
         if not known.is_static:
             return Dimension.dynamic()
-        if known.lo == 0:
-            if product.is_static and product.lo != 0:
+        if known.lo == 0:  # OpenVINO takes it only from an input with a dim known to be 0 (not one that may be 0)
+            if not any(d.is_static and d.lo == 0 for d in data.dims):
                 raise ShapeInferenceError(
                     "Cannot infer '-1' dimension with zero-size output dimension unless at least one input "
                     "dimension is also zero-size"

@@ -115,6 +115,11 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
      [np.zeros((3, 5), np.float32)], 1),
     ("reshape_special_zero_blank", "Reshape", "opset1", {"special_zero": " true"}, [2, 3, 4],
      [np.array([0, -1], I64)], 1),
+    # a literal 0 beside a -1: OpenVINO takes it only where an input dim is known to be 0
+    ("reshape_zero_and_minus_1_dynamic", "Reshape", "opset1", {"special_zero": "false"}, [-1, 3],
+     [np.array([0, -1], I64)], 1),
+    ("reshape_zero_and_minus_1_zero_input", "Reshape", "opset1", {"special_zero": "false"}, [-1, 0],
+     [np.array([0, -1], I64)], 1),
     ("reshape_special_zero_case", "Reshape", "opset1", {"special_zero": "TRUE"}, [2, 3, 4],
      [np.array([0, -1], I64)], 1),
     # an enum's text is one of its members in any case, blanks not trimmed; another is OpenVINO's refusal
