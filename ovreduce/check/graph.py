@@ -6,6 +6,7 @@ from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_tex
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port
+from ovreduce.ops.base import BOOLEAN_DEFAULTS
 from ovreduce.ops.registry import boolean_attributes
 from ovreduce.reports.check import Finding
 from ovreduce.shapes import PartialShape
@@ -35,10 +36,11 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
         for attr in names:
             text = layer.data.get(attr)
             if text is not None and text not in _BOOLEAN and text.lower() not in ("true", "false", "1", "0"):
+                default = BOOLEAN_DEFAULTS.get(attr)
                 out.append(finding(
                     "bool-attr-invalid", layer,
                     f"{attr}={text!r} is not true/false/1/0 (any case): OpenVINO silently reads it as the "
-                    f"attribute's default (false for {attr})",
+                    f"attribute's default" + ("" if default is None else f" ({str(default).lower()} for {attr})"),
                 ))  # fmt: skip
         if source and layer.outputs:
             port = layer.outputs[0]

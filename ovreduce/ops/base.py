@@ -14,9 +14,10 @@ line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every mod
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ovreduce.ir.dtypes import ElementType
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ovreduce.ir.weights import Weights
 
 __all__ = [
+    "BOOLEAN_DEFAULTS",
     "LAST_OPSET",
     "LayerContext",
     "LayerReads",
@@ -169,6 +171,15 @@ class Op:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+BOOLEAN_DEFAULTS: Mapping[str, bool] = MappingProxyType({
+    "keep_dims": False, "transpose_a": False, "transpose_b": False, "special_zero": False, "exclude-pad": True,
+    "m_pythondiv": True, "normalize_variance": False, "across_channels": False, "exclusive": False, "reverse": False,
+    "allow_axis_skip": False,
+})  # fmt: skip
+"""What OpenVINO's reader leaves these boolean attributes at when it cannot read them (each op's own default, as
+``read_model`` gives it): AvgPool excludes the padding and Divide floors unless told otherwise."""
 
 
 def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool]:

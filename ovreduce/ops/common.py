@@ -186,6 +186,7 @@ class ShapePreserving(Op):
             version = layer.version.removeprefix("opset")
             if rank is None or not version.isdigit():
                 return
+            rank = max(rank, 1)  # a scalar is checked as rank 1
             if self.type != "LogSoftmax" and int(version) < 8:  # Softmax-1: an unsigned axis
                 if not 0 <= axis < rank:
                     raise ShapeInferenceError(

@@ -292,7 +292,7 @@ class _Pool(ShapeRule):
         auto_pad = str_attr(layer, "auto_pad", "explicit")
         rounding = str_attr(layer, "rounding_type", "floor")
         out = [data.dims[0], data.dims[1]]
-        exclude_pad = bool_attr(layer, "exclude-pad", False)
+        exclude_pad = bool_attr(layer, "exclude-pad", True)
         for i in range(n):
             dd = data.dims[2 + i]
             if auto_pad in ("same_upper", "same_lower"):

@@ -77,6 +77,13 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
     ("gelu_mode_bogus", "Gelu", "opset7", {"approximation_mode": "bogus"}, [2, 3], [], 1),
     ("gelu_mode_case", "Gelu", "opset7", {"approximation_mode": "TANH"}, [2, 3], [], 1),
     ("round_mode_bogus", "Round", "opset5", {"mode": "bogus"}, [2, 3], [], 1),
+    # AvgPool excludes the padding unless told otherwise: a kernel inside the padding is refused then
+    ("avgpool_exclude_pad_absent", "AvgPool", "opset1", {**POOL, "pads_begin": "2,2", "pads_end": "2,2"},
+     [1, 1, 5, 5], [], 1),
+    ("avgpool_exclude_pad_blank", "AvgPool", "opset1", {**POOL, "pads_begin": "2,2", "pads_end": "2,2",
+     "exclude-pad": " false"}, [1, 1, 5, 5], [], 1),
+    ("avgpool_exclude_pad_false", "AvgPool", "opset1", {**POOL, "pads_begin": "2,2", "pads_end": "2,2",
+     "exclude-pad": "false"}, [1, 1, 5, 5], [], 1),
     ("maxpool8_axis_text", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "bogus"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_past_rank", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "4"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_minus_4", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "-4"}, [1, 1, 5, 5], [], 2),
@@ -284,3 +291,38 @@ def test_axes_through_a_convert_to_no_type_are_not_taken_as_read(tmp_path: Path,
     finally:
         ir.close()
     assert reduction.status == "unresolved" and reduction.inferred_output_shape is None, reduction
+
+
+@pytest.mark.parametrize(("op", "version", "axis"), [("SoftMax", "opset1", "0"), ("SoftMax", "opset8", "-1"),
+                                                     ("LogSoftmax", "opset5", "0")])  # fmt: skip
+def test_a_softmax_of_a_scalar_is_read_as_openvino_reads_it(tmp_path: Path, op: str, version: str, axis: str) -> None:
+    """OpenVINO checks a scalar's axis as a rank-1 tensor's: the layer was taken for a refusal, and the layers after
+    it left to OpenVINO's inference."""
+    layers = [layer(0, "x", "Parameter", data={"shape": "", "element_type": "f32"}, outputs=[port(0, [])]),
+              layer(1, "op", op, version=version, data={"axis": axis}, inputs=[port(0, [])], outputs=[port(1, [])]),
+              layer(2, "out", "Result", inputs=[port(0, [])])]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, [edge(0, 0, 1, 0), edge(1, 1, 2, 0)]))
+    [openvino] = _openvino(path)
+    ir = load_ir(path)
+    try:
+        report = check_model(ir)
+        shape = ShapeEngine(ir).state(("1", "1")).shape
+        assert shape == openvino and shape is not None and shape.dims == (), shape
+    finally:
+        ir.close()
+    assert report.ok and not report.notes, report
+
+
+def test_the_warning_on_an_unread_boolean_names_openvinos_default(tmp_path: Path) -> None:
+    """Divide floors unless told otherwise: the warning said OpenVINO reads an unreadable m_pythondiv as false."""
+    xml, blob = _ir("Divide", "opset1", {"m_pythondiv": " false"}, [2, 3], [np.ones((2, 3), F32)], 1)
+    path = tmp_path / "m.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(blob)
+    ir = load_ir(path)
+    try:
+        [warning] = [f for f in check_model(ir).findings if f.code == "bool-attr-invalid"]
+    finally:
+        ir.close()
+    assert warning.message.endswith("the attribute's default (true for m_pythondiv)"), warning.message
