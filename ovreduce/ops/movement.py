@@ -361,27 +361,41 @@ class Gather(_ValueShaped):
         if batch_dims < 0:
             if indices.dims is None:
                 return [PartialShape(None)]
-            batch_dims += len(indices.dims)
-        if axis_value is None or data.dims is None:
-            if data.dims is not None and indices.dims is not None:
-                return [PartialShape.dynamic(len(data.dims) + len(indices.dims) - 1 - batch_dims)]
-            return [PartialShape(None)]
-        if len(axis_value) != 1:
+            batch_dims += len(indices.dims)  # may stay negative: OpenVINO reads it so, as an index from the end
+        if indices.dims is not None and batch_dims > len(indices.dims):
+            raise ShapeInferenceError(f"The batch_dims must be <= indices_rank. But instead got: batch_dims = "
+                                      f"{batch_dims}, indices_rank = {len(indices.dims)}")  # fmt: skip
+        if axis_value is not None and len(axis_value) != 1:
             raise ShapeInferenceError("Axis input must be a scalar or a 1-D tensor of one element")
-        axis = normalize_axis(axis_value[0], len(data.dims))
-        if batch_dims > axis:
+        axis = None if axis_value is None else axis_value[0]
+        if axis is not None and data.dims is not None:
+            axis = normalize_axis(axis, len(data.dims))
+        if axis is not None and batch_dims > axis >= 0:  # known without the data's rank
             raise ShapeInferenceError(
                 f"The batch_dims {batch_dims} must be less than or equal to the axis value {axis}"
             )
-        if indices.dims is None:
+        if data.dims is None or indices.dims is None:
             return [PartialShape(None)]
-        batch = list(data.dims[:batch_dims])
-        for i in range(batch_dims):
-            m = merge(batch[i], indices.dims[i])
-            if m is None:
-                raise ShapeInferenceError("Data and indices batch dimensions must match")
-            batch[i] = m
-        out = (*batch, *data.dims[batch_dims:axis], *indices.dims[batch_dims:], *data.dims[axis + 1 :])
+        if axis is None:
+            return [PartialShape.dynamic(len(data.dims) + len(indices.dims) - 1 - batch_dims)]
+        # gather_shape_inference.hpp's four loops, indices from the end as PartialShape's operator[] takes them
+        rank = len(indices.dims)
+        out: list[Dimension] = []
+        try:
+            for i in range(len(data.dims) + rank - 1 - batch_dims):
+                if i < batch_dims:
+                    m = merge(data.dims[i], indices.dims[i])
+                    if m is None:
+                        raise ShapeInferenceError("Data and indices batch dimensions must match")
+                    out.append(m)
+                elif i < axis:
+                    out.append(data.dims[i])
+                elif i < axis + rank - batch_dims:
+                    out.append(indices.dims[batch_dims - axis + i])
+                else:
+                    out.append(data.dims[batch_dims + 1 - rank + i])
+        except IndexError:
+            raise ShapeInferenceError("Accessing out-of-range dimension") from None
         return [PartialShape(tuple(out))]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:

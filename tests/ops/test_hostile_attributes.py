@@ -84,6 +84,13 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
      "exclude-pad": " false"}, [1, 1, 5, 5], [], 1),
     ("avgpool_exclude_pad_false", "AvgPool", "opset1", {**POOL, "pads_begin": "2,2", "pads_end": "2,2",
      "exclude-pad": "false"}, [1, 1, 5, 5], [], 1),
+    # Gather's batch_dims: negative ones index from the end, as OpenVINO's loops do; checked without the data's rank
+    ("gather8_batch_dims_below_minus_rank", "Gather", "opset8", {"batch_dims": "-3"}, [2, 3, 4],
+     [np.array([[0, 1]], I64), np.array([1], I64)], 1),
+    ("gather8_batch_dims_minus_1", "Gather", "opset8", {"batch_dims": "-1"}, [2, 3, 4],
+     [np.array([[0, 1], [1, 2]], I64), np.array([1], I64)], 1),
+    ("gather8_batch_dims_above_axis_dynamic_rank", "Gather", "opset8", {"batch_dims": "2"}, [],
+     [np.array([[0, 1]], I64), np.array(0, I64)], 1),
     ("maxpool8_axis_text", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "bogus"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_past_rank", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "4"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_minus_4", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "-4"}, [1, 1, 5, 5], [], 2),
@@ -326,3 +333,27 @@ def test_the_warning_on_an_unread_boolean_names_openvinos_default(tmp_path: Path
     finally:
         ir.close()
     assert warning.message.endswith("the attribute's default (true for m_pythondiv)"), warning.message
+
+
+def test_a_batch_dims_past_runtime_indices_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """Gather-8 with batch_dims 2 and indices given at run time of rank 1: OpenVINO refuses it; ovreduce's rule read
+    past the indices' dims (exit 3, internal error)."""
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "2,3,4", "element_type": "f32"}, outputs=[port(0, [2, 3, 4])]),
+        layer(1, "i", "Parameter", data={"shape": "2", "element_type": "i32"}, outputs=[port(0, [2], "I32")]),
+        layer(2, "axis", "Const", data={"element_type": "i64", "shape": "", "offset": "0", "size": "8"},
+              outputs=[port(0, [], "I64")]),
+        layer(3, "op", "Gather", version="opset8", data={"batch_dims": "2"},
+              inputs=[port(0, [2, 3, 4]), port(1, [2], "I32"), port(2, [], "I64")], outputs=[port(3, [2, 3])]),
+        layer(4, "out", "Result", inputs=[port(0, [2, 3])]),
+    ]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, [edge(0, 0, 3, 0), edge(1, 0, 3, 1), edge(2, 0, 3, 2), edge(3, 3, 4, 0)]))
+    path.with_suffix(".bin").write_bytes(np.array(-1, I64).tobytes())
+    assert "batch_dims must be <= indices_rank" in str(_openvino(path))
+    ir = load_ir(path)
+    try:
+        report = check_model(ir)
+    finally:
+        ir.close()
+    assert [(f.code, f.layer_name) for f in report.findings if f.severity == "error"] == [("layer-invalid", "op")]
