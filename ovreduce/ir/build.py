@@ -472,10 +472,13 @@ class Builder:
             raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
         if size == 0 and (self.weights is None or self.weights.size == 0):  # OpenVINO: "Empty weights data in bin..."
             wanted = f" (expected {self.expected_bin})" if self.expected_bin and self.weights is None else ""
-            missing = "there is none" if self.weights is None else "it is empty"
+            why = (
+                "there is none; OpenVINO refuses the model" if self.weights is None else
+                "it is empty: the Const then has no data, which OpenVINO refuses where an op reads it ('ptr is Null', "
+                "as a reduction's axes), and reads where none does; ovreduce refuses it whatever reads it"
+            )  # fmt: skip
             raise WeightsError(
-                f"{where}: a Const holding no bytes still needs a weights file that is not empty, and {missing}"
-                f"{wanted}; OpenVINO refuses the model"
+                f"{where}: a Const holding no bytes still needs a weights file that is not empty, and {why}{wanted}"
             )
         if self.weights is None:
             raise WeightsError(
