@@ -31,6 +31,7 @@ from ovreduce.ops.rules import (
     ints_attr,
     normalize_axis,
     str_attr,
+    value_ports,
     wrapped,
 )
 from ovreduce.shapes import Dimension, PartialShape, const_dim, dim_add, dim_div, dim_mul, f32, merge, padded
@@ -106,6 +107,8 @@ class _ValueShaped(ShapeRule):
 # -- Reshape, Squeeze, Unsqueeze --------------------------------------------------------------------------
 class Reshape1(_ValueShaped):
     """Reshape-1: ``special_zero`` (0 copies the input dim), one -1 (inferred from the element count)."""
+
+    value_inputs = value_ports((1, "Shape pattern", ""))
 
     type = "Reshape"
     version = "opset1"
@@ -262,6 +265,7 @@ class Unsqueeze0(_ValueShaped):
 class Transpose1(_ValueShaped):
     type = "Transpose"
     version = "opset1"
+    value_inputs = value_ports((1, "Input order", "1"))
 
     def __init__(self, opsets: range) -> None:
         self.opsets = opsets
@@ -347,6 +351,8 @@ class Concat0(_ValueShaped):
 class Gather(_ValueShaped):
     """Gather-1/7/8: data[:axis] + indices[batch_dims:] + data[axis+1:]; ``axis`` a value, ``batch_dims``
     an attribute (Gather-1 has none)."""
+
+    value_inputs = value_ports((1, "Indices", ""), (2, "Axis", ""))
 
     type = "Gather"
 
@@ -442,6 +448,8 @@ class Gather(_ValueShaped):
 class Split1(ShapeRule):
     """Split-1: ``num_splits`` equal parts along the axis value."""
 
+    value_inputs = value_ports((1, "'axis' input", "0"))
+
     type = "Split"
     version = "opset1"
 
@@ -484,6 +492,8 @@ class Split1(ShapeRule):
 
 class VariadicSplit1(ShapeRule):
     """VariadicSplit-1: parts of ``split_lengths`` along ``axis`` (one -1 takes the rest)."""
+
+    value_inputs = value_ports((1, "Axis", "01"), (2, "Split lengths", "1"))
 
     type = "VariadicSplit"
     version = "opset1"
@@ -532,6 +542,7 @@ class VariadicSplit1(ShapeRule):
 class Tile0(ShapeRule):
     type = "Tile"
     version = "opset1"
+    value_inputs = value_ports((1, "Tile repeats", "1"))
 
     def __init__(self, opsets: range) -> None:
         self.opsets = opsets
@@ -557,6 +568,8 @@ class Tile0(ShapeRule):
 class Broadcast(ShapeRule):
     """Broadcast-1/3: ``mode`` numpy (the target shape), bidirectional (numpy rules both ways), explicit
     (the target shape, data dims placed by ``axes_mapping``)."""
+
+    value_inputs = value_ports((1, "Target shape", "01"), (2, "Axes mapping", ""))
 
     type = "Broadcast"
 
@@ -677,6 +690,8 @@ class ShapeOf(ShapeRule):
 class Range4(_ValueShaped):
     """Range-4: ``max(ceil((stop - start) / step), 0)`` elements of ``output_type``."""
 
+    value_inputs = value_ports((0, "'start' input", "0~"), (1, "'stop' input", "0~"), (2, "'step' input", "0~"))
+
     type = "Range"
     version = "opset4"
 
@@ -715,6 +730,8 @@ class Pad(ShapeRule):
     """Pad-1 / Pad-12 (``pad_shape_inference.hpp``): each dim plus its ``pads_begin`` and ``pads_end`` values
     (negative ones too, ``dim::padded``); the ``pad_mode`` checks on static dims. Pads that are not constant
     leave the rank, every dim dynamic."""
+
+    value_inputs = value_ports((1, "pads_begin", ""), (2, "pads_end", ""))
 
     type = "Pad"
 
@@ -848,6 +865,8 @@ class StridedSlice1(ShapeRule):
     ``begin_mask``, ``end_mask``, ``new_axis_mask``, ``shrink_axis_mask`` and ``ellipsis_mask``. Begin or end
     values that are not constant give each sliced dim ``[0, its upper bound]``, as OpenVINO does when it has
     no bounds for them (where OpenVINO bounds them by value propagation, ovreduce's dim is the looser one)."""
+
+    value_inputs = value_ports((1, "Begin", ""), (2, "End", ""), (3, "Strides", ""))
 
     type = "StridedSlice"
     version = "opset1"

@@ -26,6 +26,7 @@ from ovreduce.ops.rules import (
     normalize_axis,
     real_attr,
     str_attr,
+    value_ports,
 )
 from ovreduce.shapes import (
     Dimension,
@@ -379,6 +380,8 @@ class ConvolutionBackpropData1(ShapeRule):
     spatial], filters [C_in, C_out, kernel], optional ``output_shape`` (the spatial dims, taken as they are).
     Without it each spatial dim is ``(d - 1) * stride + dilated kernel``, padded by ``output_padding -
     pads_begin - pads_end`` (``dim::padded``); ``auto_pad`` same_upper/same_lower/valid pads nothing then."""
+
+    value_inputs = value_ports((2, "output_shape", ""))
 
     type = "ConvolutionBackpropData"
     version = "opset1"

@@ -47,6 +47,7 @@ __all__ = [
     "ints_attr",
     "normalize_axis",
     "str_attr",
+    "value_ports",
     "wrapped",
 ]
 
@@ -91,6 +92,28 @@ def check_enums(layer: Layer, enums: Mapping[str, Enum]) -> None:
             raise ShapeInferenceError(f'"{text}" is not a member of enum {enum}')
 
 
+def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integral: bool) -> None:
+    etype = state.element_type
+    # (element types read from the model or inferred, not the port precisions a rule-less producer declares)
+    typed = etype is not None and state.origin in ("parameter", "const", "inferred")
+    if integral and typed and etype is not None and etype.kind not in _INTEGRAL:
+        raise ShapeInferenceError(f"{what} must be of an integral number type, not {etype}")
+    rank = state.shape.rank if state.shape is not None else None
+    if ranks and rank is not None and rank not in ranks:
+        wanted = " or ".join(str(r) for r in sorted(ranks))
+        raise ShapeInferenceError(f"{what} must have rank {wanted}, not {rank} ({state.shape})")
+
+
+_INTEGRAL = frozenset({"int", "uint", "dynamic"})
+
+
+def value_ports(*specs: tuple[int, str, str]) -> dict[int, tuple[str, frozenset[int], bool]]:
+    """:attr:`ShapeRule.value_inputs` from ``(port, name, ranks)``: ranks as digits (``"01"``: 0 or 1; ``""``: any),
+    a trailing ``~`` for an input of any numeric type (else integers only)."""
+    return {port: (what, frozenset(int(r) for r in ranks.rstrip("~")), not ranks.endswith("~"))
+            for port, what, ranks in specs}  # fmt: skip
+
+
 class ShapeRule(Op):
     """An op whose output shapes are a function of its inputs' shapes (and small constant values).
 
@@ -103,6 +126,9 @@ class ShapeRule(Op):
     layer_reads = "attributes"
     enums: Mapping[str, Enum] = {}
     """The layer's enum attributes: a text that is none of an enum's members is OpenVINO's refusal of the layer."""
+    value_inputs: Mapping[int, tuple[str, frozenset[int], bool]] = {}
+    """The inputs OpenVINO reads as values (a shape, axes, indices), by port: their name, the ranks they may have
+    (empty: any) and whether they must be integers. Another rank, or another element type, is OpenVINO's refusal."""
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
@@ -114,6 +140,9 @@ class ShapeRule(Op):
             return [PortState(None, t, "unresolved", reason) for t in etypes]
         try:
             check_enums(layer, self.enums)
+            for port, (what, ranks, integral) in self.value_inputs.items():
+                if port < len(states):
+                    _check_value_input(states[port], what, ranks, integral)
             shapes = self.shapes(ctx, [s.shape for s in states if s.shape is not None])
             if len(shapes) < len(layer.outputs):  # OpenVINO gives each declared port its output: there is none
                 raise ShapeInferenceError(f"node index is out of range (the layer declares {len(layer.outputs)} "
