@@ -68,6 +68,11 @@ class Interpolate(ShapeRule):
         if data.dims is None:
             return PartialShape(None)
         rank = len(data.dims)
+        for name in ("pads_begin", "pads_end"):  # read as sizes: OpenVINO takes no sign
+            text = layer.data.get(name, "")
+            signed = next((f for f in text.split(",") if f.lstrip(" \t\n\r\v\f").startswith("-")), None)
+            if signed is not None:
+                raise ShapeInferenceError(f"Cannot parse '{signed}' in \"{text}\"")
         pb = list(ints_attr(layer, "pads_begin") or ())
         pe = list(ints_attr(layer, "pads_end") or ())
         pb = (pb + [0] * rank)[:rank]

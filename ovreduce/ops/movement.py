@@ -165,23 +165,23 @@ class Reshape1(_ValueShaped):
 
     @staticmethod
     def _minus_one(data: PartialShape, others: list[Dimension]) -> Dimension:
-        if data.dims is None:
-            return Dimension.dynamic()
-        product = Dimension.static(1)
-        for d in data.dims:
-            product = dim_mul(product, d)
         known = Dimension.static(1)
         for d in others:
             known = dim_mul(known, d)
         if not known.is_static:
             return Dimension.dynamic()
         if known.lo == 0:  # OpenVINO takes it only from an input with a dim known to be 0 (not one that may be 0)
-            if not any(d.is_static and d.lo == 0 for d in data.dims):
+            if data.dims is None or not any(d.is_static and d.lo == 0 for d in data.dims):
                 raise ShapeInferenceError(
                     "Cannot infer '-1' dimension with zero-size output dimension unless at least one input "
                     "dimension is also zero-size"
                 )
             return Dimension.dynamic()
+        if data.dims is None:
+            return Dimension.dynamic()
+        product = Dimension.static(1)
+        for d in data.dims:
+            product = dim_mul(product, d)
         if product.is_static:
             if product.lo % known.lo:
                 raise ShapeInferenceError("Non-'-1' output dimensions do not evenly divide the input dimensions")
@@ -311,8 +311,9 @@ class Concat0(_ValueShaped):
             if shape.dims is None:
                 total = dim_add(total, Dimension.dynamic())
                 continue
-            if not shape.dims:
-                raise ShapeInferenceError(f"Concatenation axis ({axis}) is out of bounds [0, 0] for argument shapes.")
+            if not shape.dims:  # (OpenVINO's words name no layer)
+                raise ShapeInferenceError(f"Accessing out-of-range dimension (a scalar has no axis {axis} to "
+                                          f"concatenate along)")  # fmt: skip
             a = normalize_axis(axis, len(shape.dims), "Concatenation axis")
             dims = list(shape.dims)
             total = dim_add(total, dims[a])
@@ -374,6 +375,10 @@ class Gather(_ValueShaped):
         if axis_value is not None and len(axis_value) != 1:
             raise ShapeInferenceError("Axis input must be a scalar or a 1-D tensor of one element")
         axis = None if axis_value is None else axis_value[0]
+        if data.dims == ():
+            raise ShapeInferenceError(
+                "Accessing out-of-range dimension (the data is a scalar: no axis to gather along)"
+            )
         if axis is not None and data.dims is not None:
             axis = normalize_axis(axis, len(data.dims))
         if axis is not None and batch_dims > axis >= 0:  # known without the data's rank
@@ -466,6 +471,8 @@ class Split1(ShapeRule):
         axis_value = _value(ctx, 1)
         if data.dims is None:
             return [data] * count
+        if data.dims == ():
+            raise ShapeInferenceError("Accessing out-of-range dimension (the data is a scalar: no axis to split)")
         if axis_value is None:
             return [PartialShape.dynamic(len(data.dims))] * count
         axis = normalize_axis(axis_value[0], len(data.dims))

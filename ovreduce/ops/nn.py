@@ -292,6 +292,9 @@ class _Pool(ShapeRule):
             raise ShapeInferenceError(f"Kernel dilations has zero dimension(s). {list(dilations)}")
         auto_pad = str_attr(layer, "auto_pad", "explicit")
         rounding = str_attr(layer, "rounding_type", "floor")
+        if auto_pad == "explicit" and min((*pb, *pe), default=0) < 0:  # read unsigned: a pad past any dim
+            raise ShapeInferenceError(f"Cannot get length of dynamic dimension (the pads {list(pb)} and {list(pe)} are "
+                                      f"read unsigned)")  # fmt: skip
         out = [data.dims[0], data.dims[1]]
         exclude_pad = bool_attr(layer, "exclude-pad", True)
         for i in range(n):
