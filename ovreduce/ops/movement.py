@@ -202,6 +202,7 @@ class Squeeze(_ValueShaped):
     (one pointed at that cannot be 1 stays), or, with no axes or empty ones, every dim of size 1. Squeeze-15's
     ``allow_axis_skip`` makes the rank dynamic where a pointed dynamic dim may or may not be 1."""
 
+    value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Squeeze"
 
     def __init__(self, version: str, opsets: range) -> None:
@@ -236,6 +237,7 @@ class Squeeze(_ValueShaped):
 
 
 class Unsqueeze0(_ValueShaped):
+    value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Unsqueeze"
     version = "opset1"
 
@@ -711,11 +713,11 @@ class Range4(_ValueShaped):
             if (shape.rank is not None and shape.rank > 1) or (shape.rank == 1 and _length(shape) not in (1, None)):
                 raise ShapeInferenceError(f"'{('start', 'stop', 'step')[i]}' input is not a scalar")
         values = [_value(ctx, i) for i in range(3)]
+        if values[2] == (0,):  # checked on its own, whatever the other inputs
+            raise ShapeInferenceError("'step' cannot be zero, nan, or infinite.")
         if any(v is None or len(v) != 1 for v in values):
             return [PartialShape.dynamic(1)]
         start, stop, step = (v[0] for v in values if v is not None)
-        if step == 0:
-            raise ShapeInferenceError("'step' cannot be zero")
         count = max(-((start - stop) // step), 0)
         return [PartialShape.static([count])]
 

@@ -96,6 +96,8 @@ def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integ
     etype = state.element_type
     # (element types read from the model or inferred, not the port precisions a rule-less producer declares)
     typed = etype is not None and state.origin in ("parameter", "const", "inferred")
+    if typed and etype is not None and etype.kind in ("bool", "string"):  # no value of them is read: OpenVINO's words
+        raise ShapeInferenceError(f"Element not supported ({what} of {etype})")
     if integral and typed and etype is not None and etype.kind not in _INTEGRAL:
         raise ShapeInferenceError(f"{what} must be of an integral number type, not {etype}")
     rank = state.shape.rank if state.shape is not None else None

@@ -119,6 +119,11 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
     ("maxpool_pads_begin_minus_1", "MaxPool", "opset1", {**POOL, "pads_begin": "-1,0"}, [1, 1, 5, 5], [], 1),
     ("avgpool_pads_end_minus_1", "AvgPool", "opset14", {**POOL, "pads_end": "0,-1", "exclude-pad": "false"},
      [1, 1, 5, 5], [], 1),
+    ("tile_repeats_boolean", "Tile", "opset1", {}, [2, 3], [np.array([True, False])], 1),
+    ("unsqueeze_axes_boolean", "Unsqueeze", "opset1", {}, [2, 3], [np.array([True])], 1),
+    ("unsqueeze_axes_f32", "Unsqueeze", "opset1", {}, [2, 3], [np.array([1.0], F32)], 1),
+    ("range_step_0_beside_a_runtime_start", "Range", "opset4", {"output_type": "f32"}, [],
+     [np.array(5, F32), np.array(0, F32)], 1),
     ("maxpool8_axis_text", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "bogus"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_past_rank", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "4"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_minus_4", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "-4"}, [1, 1, 5, 5], [], 2),
@@ -198,7 +203,7 @@ def _ir(
     layers = [layer(0, "x", "Parameter", data={"shape": spec, "element_type": "f32"}, outputs=[port(0, shape)])]
     ins, edges = [port(0, shape)], [edge(0, 0, 2, 0)]
     for i, array in enumerate(consts, start=1):
-        etype, precision = ("i64", "I64") if array.dtype == I64 else ("f32", "FP32")
+        etype, precision = {"int64": ("i64", "I64"), "bool": ("boolean", "BOOL")}.get(array.dtype.name, ("f32", "FP32"))
         data = {"element_type": etype, "shape": ",".join(map(str, array.shape)), "offset": str(len(blob)),
                 "size": str(array.nbytes)}  # fmt: skip
         layers.append(layer(10 + i, f"c{i}", "Const", data=data, outputs=[port(0, array.shape, precision)]))
