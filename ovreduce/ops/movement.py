@@ -607,6 +607,8 @@ class Broadcast(ShapeRule):
         target_ps = PartialShape.static(target)
         if mode == "bidirectional":
             return [broadcast_shapes(data, target_ps, "numpy")]
+        if mode == "pdpd" and self.version == "opset1" and len(inputs) == 2:
+            raise ShapeInferenceError("index '2' out of range (Broadcast-1 reads an axes_mapping input in pdpd mode)")
         if mode == "pdpd" and data.dims is None:  # set_result_shape_pdpd: the target's rank, no dim known
             return [PartialShape.dynamic(len(target))]
         if mode in ("numpy", "pdpd") and data.dims is not None:
@@ -614,12 +616,30 @@ class Broadcast(ShapeRule):
                 raise ShapeInferenceError(
                     f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data.dims)}"
                 )
+            if mode == "pdpd":
+                return [self._pdpd(data.dims, target)]
             for d, t in zip(reversed(data.dims), reversed(target), strict=False):
                 if d.is_static and d.lo not in (1, t):
                     raise ShapeInferenceError(
                         f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}"
                     )
         return [target_ps]
+
+    @staticmethod
+    def _pdpd(data: tuple[Dimension, ...], target: tuple[int, ...]) -> PartialShape:
+        """``set_result_shape_pdpd`` from the mode's axis, 0 in an IR: each target dim against the data's dim of the
+        same index (a data dim 1 takes the target's, a target dim 1 the data's)."""
+        out = [Dimension.static(t) for t in target]
+        for i, t in enumerate(target):
+            if i >= len(data):
+                raise ShapeInferenceError("Accessing out-of-range dimension (pdpd aligns the data with the target's "
+                                          "first dims)")  # fmt: skip
+            d = data[i]
+            if t == 1 and not (d.is_static and d.lo == 1):
+                out[i] = d
+            elif d.is_static and d.lo not in (1, t):
+                raise ShapeInferenceError(f"Broadcast incorrect target shape. Expecting either 1 or {d.lo} . Got {t}")
+        return PartialShape(tuple(out))
 
     @staticmethod
     def _check_axes_mapping(

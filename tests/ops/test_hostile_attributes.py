@@ -124,6 +124,12 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
     ("unsqueeze_axes_f32", "Unsqueeze", "opset1", {}, [2, 3], [np.array([1.0], F32)], 1),
     ("range_step_0_beside_a_runtime_start", "Range", "opset4", {"output_type": "f32"}, [],
      [np.array(5, F32), np.array(0, F32)], 1),
+    # pdpd aligns the data with the target's first dims
+    ("broadcast3_pdpd_misaligned", "Broadcast", "opset3", {"mode": "pdpd"}, [3], [np.array([2, 3], I64)], 1),
+    ("broadcast3_pdpd_short", "Broadcast", "opset3", {"mode": "pdpd"}, [2], [np.array([2, 3], I64)], 1),
+    ("broadcast3_pdpd_same_rank", "Broadcast", "opset3", {"mode": "pdpd"}, [2, 1], [np.array([2, 3], I64)], 1),
+    ("broadcast3_pdpd_target_1", "Broadcast", "opset3", {"mode": "pdpd"}, [2, 3], [np.array([2, 1], I64)], 1),
+    ("broadcast1_pdpd", "Broadcast", "opset1", {"mode": "pdpd"}, [2, 1], [np.array([2, 3], I64)], 1),
     ("maxpool8_axis_text", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "bogus"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_past_rank", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "4"}, [1, 1, 5, 5], [], 2),
     ("maxpool8_axis_minus_4", "MaxPool", "opset8", {**POOL, "dilations": "1,1", "axis": "-4"}, [1, 1, 5, 5], [], 2),
