@@ -24,11 +24,13 @@ from ovreduce.ops.base import LayerContext, PortState, ValueInfo
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
+    TYPED,
     ShapeRule,
     bool_attr,
     broadcast_values,
     const_tensor,
     int_attr,
+    same_type,
     str_attr,
     wrapped,
 )
@@ -136,14 +138,6 @@ def _mode(layer: Layer) -> tuple[str, int]:
     return ("none" if mode == "explicit" else mode), int_attr(layer, "auto_broadcast.auto_broadcast_axis", 0)
 
 
-_TYPED = frozenset({"parameter", "const", "inferred"})
-
-
-def _same_type(a: ElementType | None, b: ElementType | None) -> bool:
-    """``element::Type::merge``: equal, or either unknown (dynamic)."""
-    return a is None or b is None or a == b or "dynamic" in (a.name, b.name)
-
-
 class Binary(ShapeRule):
     """An elementwise binary op: arithmetic (the inputs' type), comparison and logical (boolean)."""
 
@@ -159,8 +153,7 @@ class Binary(ShapeRule):
         if len(inputs) != 2:
             raise ShapeInferenceError(f"{self.type} takes 2 inputs; this layer has {len(inputs)}")
         a, b = ctx.input(0), ctx.input(1)
-        # (element types read from the model or inferred, not the port precisions a rule-less producer declares)
-        if a.origin in _TYPED and b.origin in _TYPED and not _same_type(a.element_type, b.element_type):
+        if a.origin in TYPED and b.origin in TYPED and not same_type(a.element_type, b.element_type):
             raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: "
                                       f"{a.element_type}, arg1 element type: {b.element_type}).")  # fmt: skip
         mode, axis = _mode(ctx.layer)

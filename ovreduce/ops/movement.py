@@ -23,6 +23,7 @@ from ovreduce.ops.rules import (
     BROADCAST,
     ELEMENT_TYPE,
     PAD_MODE,
+    TYPED,
     ShapeRule,
     Tensor,
     bool_attr,
@@ -30,6 +31,7 @@ from ovreduce.ops.rules import (
     int_attr,
     ints_attr,
     normalize_axis,
+    same_type,
     str_attr,
     value_ports,
     wrapped,
@@ -773,6 +775,13 @@ class Pad(ShapeRule):
         mode = str_attr(ctx.layer, "pad_mode", "constant")
         if mode == "constant" and len(inputs) == 4 and inputs[3].rank not in (None, 0):
             raise ShapeInferenceError(f"Argument for padding value is not a scalar (shape: {inputs[3]}).")
+        if mode == "constant" and len(inputs) == 4:
+            arg, pad = ctx.input(0), ctx.input(3)
+            if arg.origin in TYPED and pad.origin in TYPED and not same_type(arg.element_type, pad.element_type):
+                raise ShapeInferenceError(
+                    f"Argument element types do not match (input arg element type: {arg.element_type}, arg_pad "
+                    f"element type: {pad.element_type})."
+                )
         for port, name in ((1, "pads_begin"), (2, "pads_end")):
             if inputs[port].rank not in (None, 1):
                 raise ShapeInferenceError(f"Argument for {name} is not 1D.")

@@ -35,6 +35,7 @@ __all__ = [
     "ROUNDING",
     "ROUND_MODE",
     "SHAPE_CALC",
+    "TYPED",
     "Enum",
     "NotReadNativelyError",
     "ShapeRule",
@@ -46,6 +47,7 @@ __all__ = [
     "int_attr",
     "ints_attr",
     "normalize_axis",
+    "same_type",
     "str_attr",
     "value_ports",
     "wrapped",
@@ -92,10 +94,19 @@ def check_enums(layer: Layer, enums: Mapping[str, Enum]) -> None:
             raise ShapeInferenceError(f'"{text}" is not a member of enum {enum}')
 
 
+TYPED = frozenset({"parameter", "const", "inferred"})
+"""The origins of element types read from the model or inferred: not a port precision a rule-less producer declares,
+which only these are judged against."""
+
+
+def same_type(a: ElementType | None, b: ElementType | None) -> bool:
+    """``element::Type::merge``: equal, or either unknown (dynamic)."""
+    return a is None or b is None or a == b or "dynamic" in (a.name, b.name)
+
+
 def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integral: bool) -> None:
     etype = state.element_type
-    # (element types read from the model or inferred, not the port precisions a rule-less producer declares)
-    typed = etype is not None and state.origin in ("parameter", "const", "inferred")
+    typed = etype is not None and state.origin in TYPED
     if typed and etype is not None and etype.kind in ("bool", "string"):  # no value of them is read: OpenVINO's words
         raise ShapeInferenceError(f"Element not supported ({what} of {etype})")
     if integral and typed and etype is not None and etype.kind not in _INTEGRAL:
