@@ -229,6 +229,15 @@ def _ir(
     return net(layers, edges), blob
 
 
+def _errors(path: Path) -> list[tuple[str, str | None]]:
+    """The error findings of ``check`` on the model at ``path``: (code, layer name)."""
+    ir = load_ir(path)
+    try:
+        return [(f.code, f.layer_name) for f in check_model(ir).findings if f.severity == "error"]
+    finally:
+        ir.close()
+
+
 def _openvino(path: Path) -> list[Any] | str:
     """OpenVINO's output shapes of the op, or its refusal."""
     try:
@@ -394,12 +403,7 @@ def test_a_batch_dims_past_runtime_indices_is_refused_not_a_crash(tmp_path: Path
     path.write_text(net(layers, [edge(0, 0, 3, 0), edge(1, 0, 3, 1), edge(2, 0, 3, 2), edge(3, 3, 4, 0)]))
     path.with_suffix(".bin").write_bytes(np.array(-1, I64).tobytes())
     assert "batch_dims must be <= indices_rank" in str(_openvino(path))
-    ir = load_ir(path)
-    try:
-        report = check_model(ir)
-    finally:
-        ir.close()
-    assert [(f.code, f.layer_name) for f in report.findings if f.severity == "error"] == [("layer-invalid", "op")]
+    assert _errors(path) == [("layer-invalid", "op")]
 
 
 @pytest.mark.parametrize(
@@ -420,9 +424,4 @@ def test_a_scalar_into_an_op_along_an_axis_is_refused_as_openvino_refuses_it(
     path.write_text(xml.replace('shape="1"', 'shape=""', 1).replace("<dim>1</dim>", ""))
     path.with_suffix(".bin").write_bytes(blob)
     assert "Accessing out-of-range dimension" in str(_openvino(path))
-    ir = load_ir(path)
-    try:
-        report = check_model(ir)
-    finally:
-        ir.close()
-    assert [(f.code, f.layer_name) for f in report.findings if f.severity == "error"] == [("layer-invalid", "op")]
+    assert _errors(path) == [("layer-invalid", "op")]
