@@ -78,8 +78,6 @@ INTERPOLATE_MODE = _enum("op::util::InterpolateBase::InterpolateMode",
 COORDINATES = _enum("op::util::InterpolateBase::CoordinateTransformMode",
                     "half_pixel pytorch_half_pixel asymmetric tf_half_pixel_for_nn align_corners")  # fmt: skip
 NEAREST_MODE = _enum("op::util::InterpolateBase::NearestMode", "round_prefer_floor round_prefer_ceil floor ceil simple")
-
-
 GELU_MODE = _enum("op::GeluApproximationMode", "erf tanh")
 MVN_EPS_MODE = _enum("op::MVNEpsMode", "inside_sqrt outside_sqrt")
 EPS_MODE = _enum("ov::op::EpsMode", "add max")
@@ -106,11 +104,11 @@ def same_type(a: ElementType | None, b: ElementType | None) -> bool:
 
 def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integral: bool) -> None:
     etype = state.element_type
-    typed = etype is not None and state.origin in TYPED
-    if typed and etype is not None and etype.kind in ("bool", "string"):  # no value of them is read: OpenVINO's words
-        raise ShapeInferenceError(f"Element not supported ({what} of {etype})")
-    if integral and typed and etype is not None and etype.kind not in _INTEGRAL:
-        raise ShapeInferenceError(f"{what} must be of an integral number type, not {etype}")
+    if etype is not None and state.origin in TYPED:
+        if etype.kind in ("bool", "string"):  # no value of them is read: OpenVINO's words
+            raise ShapeInferenceError(f"Element not supported ({what} of {etype})")
+        if integral and etype.kind not in _INTEGRAL:
+            raise ShapeInferenceError(f"{what} must be of an integral number type, not {etype}")
     rank = state.shape.rank if state.shape is not None else None
     if ranks and rank is not None and rank not in ranks:
         wanted = " or ".join(str(r) for r in sorted(ranks))
