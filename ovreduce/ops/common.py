@@ -224,7 +224,7 @@ class Convert0(ShapePreserving):
             return ValueInfo("unresolved", None, f"Convert layer {layer.name!r} converts to no element type "
                                                  f"(destination_type dynamic or not given), which OpenVINO cannot "
                                                  f"evaluate")  # fmt: skip
-        if dst is not None and dst.is_integral:
+        if dst.is_integral:
             bits = dst.bitwidth
             lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.kind == "int" else (0, (1 << bits) - 1)
             bad = [v for v in values[0] if not lo <= v <= hi]

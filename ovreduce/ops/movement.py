@@ -731,9 +731,6 @@ class Range4(_ValueShaped):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        for i, shape in enumerate(inputs[:3]):
-            if (shape.rank is not None and shape.rank > 1) or (shape.rank == 1 and _length(shape) not in (1, None)):
-                raise ShapeInferenceError(f"'{('start', 'stop', 'step')[i]}' input is not a scalar")
         values = [_value(ctx, i) for i in range(3)]
         if values[2] == (0,):  # checked on its own, whatever the other inputs
             raise ShapeInferenceError("'step' cannot be zero, nan, or infinite.")
