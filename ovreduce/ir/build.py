@@ -643,11 +643,14 @@ class Builder:
         back: list[BackEdge] = []
         if role == "body":
             fed: dict[str, BackEdge] = {}
+            sliced = {m.internal_layer_id for m in ins if m.axis is not None}
             for item_tag, attrs, item_line in back_edges:
                 try:
                     item = self._back_edge(item_tag, attrs, item_line, where, by_id)
                 except IRError as exc:
                     raise _located(exc, item_line) from None
+                if item.to_layer in sliced:  # OpenVINO slices such a Parameter and never reads its back edge
+                    continue
                 earlier = fed.setdefault(item.to_layer, item)
                 if earlier is not item:
                     raise IRStructureError(
