@@ -135,8 +135,9 @@ def _expected_names() -> str:
 
 
 def element_type(name: str) -> ElementType:
-    """The element type named in an ``element_type`` / ``destination_type`` attribute."""
-    key = name.strip().lower()
+    """The element type named in an ``element_type`` / ``destination_type`` attribute: in any case, blanks not
+    trimmed (OpenVINO refuses ``"f32 "``)."""
+    key = name.lower()
     key = _ELEMENT_ALIASES.get(key, key)
     try:
         return ELEMENT_TYPES[key]

@@ -145,6 +145,14 @@ CASES: list[Case] = [
     Case("unknown-element-type", _b(net([parameter(etype="f128"), result(1)], [edge(0, 0, 1, 0)])),
          ElementTypeError, LINE + r": layer id=0 name='x' \(Parameter\): element_type: unknown element type "
          r"'f128'; expected one of: f64, f32"),
+    Case("element-type-with-blank", _b(net([parameter(etype="f32 "), result(1)], [edge(0, 0, 1, 0)])),
+         ElementTypeError, LINE + r": layer id=0 name='x' \(Parameter\): element_type: unknown element type "
+         r"'f32 '; expected one of: f64, f32"),
+    Case("destination-type-with-blank", _b(net([parameter(), layer(1, "c", "Convert", data={"destination_type": " f16"},
+                                                                  inputs=[port(0, (1, 3))], outputs=[port(1, (1, 3))]),
+                                                result(2)], [edge(0, 0, 1, 0), edge(1, 1, 2, 0)])),
+         ElementTypeError, LINE + r": layer id=1 name='c' \(Convert\): destination_type: unknown element type "
+         r"' f16'"),
     Case("unknown-precision", _b(net([layer(0, "x", "Parameter", data={"element_type": "f32", "shape": "1"},
                                             outputs=[port(0, (1,), precision="FP128")])])),
          ElementTypeError, LINE + r": layer id=0 name='x' \(Parameter\), port 0: unknown port precision 'FP128'; "
