@@ -309,7 +309,7 @@ class Builder:
                 etype = self.etype_attr(data, "destination_type", where, required=True)
             kind = (ltype, version)
             if kind not in self._opsets:
-                if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
+                if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce" or _blank_ended(ltype, version):
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
                     self._opsets.add(kind)
@@ -869,6 +869,10 @@ class Builder:
 _VERSIONED = frozenset({"Parameter", "Const", "Result"})  # beside the reductions, the ops whose opsets are judged
 
 
+def _blank_ended(*texts: str) -> bool:
+    return any(text != text.strip() for text in texts)
+
+
 def _check_opset(ltype: str, version: str, where: str) -> None:
     """OpenVINO's refusal of a layer without a version (of any op), or of a reduction, Parameter, Const or Result whose
     ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``, ``extension``): it reads no model with
@@ -877,6 +881,10 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     from ovreduce.ops.reduce import ReductionOp
     from ovreduce.ops.registry import lookup, opset_number, resolve
 
+    for attr, text in (("type", ltype), ("version", version)):
+        if _blank_ended(text):
+            raise IRStructureError(f"{where}: its {attr} {text!r} begins or ends with a blank, which OpenVINO does not "
+                                   f"trim: no opset holds such an op; OpenVINO refuses the model")  # fmt: skip
     if not version:
         raise IRStructureError(f"{where}: no opset in its 'version' attribute, which is missing or empty (e.g. "
                                f"version=\"opset1\"); OpenVINO refuses the model")  # fmt: skip

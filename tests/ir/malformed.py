@@ -153,6 +153,13 @@ CASES: list[Case] = [
                                                 result(2)], [edge(0, 0, 1, 0), edge(1, 1, 2, 0)])),
          ElementTypeError, LINE + r": layer id=1 name='c' \(Convert\): destination_type: unknown element type "
          r"' f16'"),
+    *(Case(f"{attr}-with-blank", _b(net([parameter(), layer(1, "r", ltype, version=version, inputs=[port(0, (1, 3))],
+                                                           outputs=[port(1, (1, 3))]),
+                                         result(2)], [edge(0, 0, 1, 0), edge(1, 1, 2, 0)])),
+           IRStructureError, LINE + rf": layer id=1 name='r' \({ltype.strip()}? ?\): its {attr} '{text}' begins or "
+           r"ends with a blank, which OpenVINO does not trim")
+      for attr, ltype, version, text in (("type", "Relu ", "opset1", "Relu "),
+                                         ("version", "Relu", " opset1", " opset1"))),
     Case("unknown-precision", _b(net([layer(0, "x", "Parameter", data={"element_type": "f32", "shape": "1"},
                                             outputs=[port(0, (1,), precision="FP128")])])),
          ElementTypeError, LINE + r": layer id=0 name='x' \(Parameter\), port 0: unknown port precision 'FP128'; "
