@@ -569,7 +569,7 @@ def _target_step(
                           reduction_kept=reduction_kept)  # fmt: skip
         if emu is None:
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
-                          op_kept=op_kept, reduction_kept=reduction_kept)  # fmt: skip
+                          op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}

@@ -85,16 +85,27 @@ def kept_in_original_precision(node: Any) -> bool:
 @dataclass
 class Chain:
     """A reduction's chain: the range-changing op feeding it (None: the reduction alone) and, for each of that
-    op's inputs, the index of its mark (a captured tensor) or the value of its Constant."""
+    op's inputs, the index of its mark (a captured tensor) or the value of its Constant. ``sources_kept`` says, for
+    each input of the chain's first op, whether it arrives in the original precision (:func:`_arrives_unrounded`):
+    a protected chain (every op kept) still receives an input an op running in the target type computed, rounded."""
 
     op: Any | None
     sources: list[int | npt.NDArray[Any]] = field(default_factory=list)
     op_kept: bool = False
     reduction_kept: bool = False
+    sources_kept: list[bool] = field(default_factory=list)
 
     @property
     def protected(self) -> bool:
         return self.reduction_kept and (self.op is None or self.op_kept)
+
+
+def _arrives_unrounded(source: Any) -> bool:
+    """Whether the output ``source`` reaches an op kept in its original precision unrounded: a Parameter (a device
+    converts no input of the model), a Constant (kept where a kept op reads it), or the output of a kept op. Any other
+    op runs in the target type, and a kept op receives its rounded output."""
+    node = source.get_node()
+    return node.get_type_name() in ("Parameter", "Constant") or kept_in_original_precision(node)
 
 
 def chain_of(reduction: Any, marks: list[Any]) -> Chain:
@@ -102,14 +113,17 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
     are appended to ``marks``."""
     chain = Chain(None, reduction_kept=kept_in_original_precision(reduction))
     producer = reduction.input_value(0).get_node()
+    chain.sources_kept = [_arrives_unrounded(reduction.input_value(0))]
     if producer.get_type_name() not in RANGE_OPS or producer.get_input_size() != RANGE_OPS[producer.get_type_name()]:
         return chain
     if not all(producer.input_value(i).get_element_type().is_real() for i in range(producer.get_input_size())):
         return chain
     chain.op = producer
     chain.op_kept = kept_in_original_precision(producer)
+    chain.sources_kept = []
     for i in range(producer.get_input_size()):
         source = producer.input_value(i)
+        chain.sources_kept.append(_arrives_unrounded(source))
         if source.get_node().get_type_name() == "Constant":
             chain.sources.append(np.array(source.get_node().get_data(), copy=True))
         else:
@@ -331,18 +345,21 @@ def emulate(
     op: str | None = None,
     op_kept: bool = False,
     reduction_kept: bool = False,
+    sources_kept: Sequence[bool] | None = None,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
     against the f64 reference of the same chain. An op or reduction OpenVINO keeps in its original precision
-    (``*_kept``) is computed in f32."""
+    (``*_kept``) is computed in f32; it receives an input in f32 only where ``sources_kept`` says the input arrives
+    so (all, when not given), and rounded to the target where an op running in the target computed it."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
-    low_in = [_rounded(a, target, first_kept) for a in data_or_inputs]
-    entry = Stage("input", 0.0, kept=first_kept)
+    unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
+    low_in = [_rounded(a, target, kept) for a, kept in zip(data_or_inputs, unrounded, strict=True)]
+    entry = Stage("input", 0.0, kept=all(unrounded))
     masks = []
-    for exact, low in zip(exact_in, low_in, strict=True):
-        stage, mask = _stage("input", exact, low, np.zeros((), dtype=bool), first_kept)
+    for exact, low, kept in zip(exact_in, low_in, unrounded, strict=True):
+        stage, mask = _stage("input", exact, low, np.zeros((), dtype=bool), kept)
         entry.largest = max(entry.largest, stage.largest)
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)

@@ -85,7 +85,7 @@ class TargetStage(JsonDocument):
     largest: float | None  # the largest finite magnitude it reaches, computed in f64
     overflowed: int  # elements that first become inf or NaN in the target precision here
     underflowed: int | None  # non-zero elements that first flush to 0 here (null: not counted, see error_bound)
-    kept: bool  # OpenVINO keeps this op in the original precision: emulated in f32
+    kept: bool  # OpenVINO keeps this op in the original precision: emulated in f32 (the input: it arrives unrounded)
 
 
 @dataclass(frozen=True, slots=True)

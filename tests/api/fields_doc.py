@@ -273,7 +273,8 @@ FIELDS: dict[str, str] = {
     "TargetStage.largest": "the largest finite magnitude it reaches, computed in f64",
     "TargetStage.overflowed": "elements that first become inf or NaN in the target precision here",
     "TargetStage.underflowed": "non-zero elements that first flush to 0 here (null: not counted, a bound covers them)",
-    "TargetStage.kept": "OpenVINO keeps this op in the original precision (marked): emulated in f32",
+    "TargetStage.kept": "OpenVINO keeps this op in the original precision (marked): emulated in f32; for the input, "
+    "that it arrives unrounded (from a Parameter, a Constant or a marked op)",
 }
 
 

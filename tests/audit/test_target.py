@@ -294,8 +294,32 @@ def test_the_same_model_with_openvinos_f32_marks_is_protected(llamas: dict[str, 
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
     assert len(norms) == len(f16_models.NORMS)
     assert all(layer.target is not None and layer.target.status == "protected" for layer in norms)
-    assert all(stage.kept for layer in norms for stage in layer.target.stages if layer.target is not None)
+    for layer in norms:  # the norm's ops run in f32; what an unmarked op computed reaches them in f16
+        assert layer.target is not None and [stage.kept for stage in layer.target.stages] == [False, True, True]
     assert doc.ok is True and doc.target is not None and doc.target.ok is True
+
+
+def test_a_marked_chain_receives_what_an_unmarked_op_computed_rounded(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An RMSNorm marked to stay in f32, fed by a MatMul that is not: the device runs the MatMul in f16, whose
+    result (1e5) is inf there before the marked Power reads it. The chain's marks do not save it."""
+    x = ops.parameter([1, 4, 64], np.float32, name="x")
+    proj = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32) * 1000.0), False, False)
+    proj.set_friendly_name("proj")
+    square = ops.power(proj, ops.constant(np.float32(2)))
+    square.set_friendly_name("norm/square")
+    variance = ops.reduce_mean(square, ops.constant(np.array([-1], np.int64)), True)
+    variance.set_friendly_name("norm/variance")
+    ov.save_model(ov.Model([variance], [x]), tmp_path / "plain.xml", compress_to_fp16=False)
+    path = f16_models.mark_kept(tmp_path / "plain.xml", tmp_path / "m.xml", ["norm/"])
+    np.save(tmp_path / "x.npy", np.full((1, 4, 64), 99.5, np.float32))  # 99,500 after the MatMul: past 65504
+    status, out, _ = run_cli(capsys, "audit", str(path), "--target", "f16", "--precision", "f32",
+                             "--input", f"x={tmp_path / 'x.npy'}", "--format", "json")  # fmt: skip
+    row = json.loads(out)["layers"][0]["target"]
+    assert status == 1 and row["status"] == "overflow", row
+    assert row["message"].startswith("the input of Power 'norm/square'") and "9.95e+04 > 65504" in row["message"]
+    assert [stage["kept"] for stage in row["stages"]] == [False, True, True], row
 
 
 def test_bf16_has_headroom_where_f16_overflows(llamas: dict[str, Path]) -> None:
