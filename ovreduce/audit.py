@@ -602,6 +602,11 @@ def _target_step(
         status = "inaccurate"
         message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
                    + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+    elif coarse and emu.bound is None and not (chain.protected and all(chain.sources_kept)):
+        status = "not-established"
+        message = ("not established: the emulation is within the tolerance, but it starts from values the bf16 run "
+                   "captured, which f16 holds exactly: the rounding f16 adds to the chain's input does not show, and "
+                   "no bound on the rounding settles it; audit with --precision f32 to tell")  # fmt: skip
     elif chain.protected:
         status = "protected"
         message = "OpenVINO keeps its chain in the original precision (marked in the model)"

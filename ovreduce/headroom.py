@@ -276,6 +276,10 @@ def bounded(
     rel = _op_roundoff(op, inputs, largest_in, u)
     if rel is None or largest_in * (1 + u) >= limit or largest * (1 + 2 * rel) >= limit:
         return None
+    scales = op == "Multiply" or (exponent is not None and exponent < 0)
+    if scales and any(_subnormal(np.asarray(a), tiny) for a in inputs):
+        return None  # a subnormal is rounded by up to half a subnormal step, no relative amount, which a product (a
+        # factor of 6e4) or a reciprocal scales past any relative bound: emulate it
     exact = np.asarray(expected, dtype=np.float64)
     magnitude = np.abs(exact)
     top = float(magnitude.max()) if magnitude.size else 0.0
@@ -311,6 +315,12 @@ def bounded(
         stages.append(Stage(op, largest, 0, int(flushed.sum())))
     stages.append(Stage(reduction, top, 0, int(_flushes(exact, target).sum())))
     return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0)
+
+
+def _subnormal(values: npt.NDArray[Any], tiny: float) -> bool:
+    """Whether some value of ``values`` is not 0 and below the smallest normal ``tiny`` of the target type."""
+    magnitude = np.abs(values)
+    return bool(np.any((magnitude < tiny) & (magnitude > 0)))
 
 
 def _flushes(values: npt.NDArray[Any], target: str) -> npt.NDArray[np.bool_]:

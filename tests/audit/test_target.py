@@ -237,6 +237,21 @@ def test_a_bound_that_settles_a_chain_is_never_contradicted_by_the_emulation(
     assert proven.largest < FINITE_MAX[target]
 
 
+def test_the_bound_declines_a_subnormal_factor_that_a_large_one_scales() -> None:
+    """A factor below f16's smallest normal is rounded by up to half a subnormal step, not by a relative amount, and
+    the other factor (6e4) scales that error past the tolerance: the emulation, and OpenVINO's own f16 Multiply then
+    ReduceSum, are off by 0.1 where the tolerance allows 0.02. No bound may call it within the tolerance."""
+    rng = np.random.default_rng(0)
+    a = (rng.choice([5.4, 6.45], (2, 64)) * 2.0**-24).astype(np.float32)
+    b = rng.uniform(59000, 60000, (2, 64)).astype(np.float32)
+    axes = np.array([-1])
+    expected = np.sum(np.float64(a) * np.float64(b), -1, keepdims=True)
+    full = emulate("ReduceSum", [a, b], axes, True, "f16", op="Multiply")
+    device = _openvino_chain("Multiply", "ReduceSum", [a, b], "f16")
+    assert not full.ok and float(np.max(np.abs(device - expected))) > 0.05
+    assert bounded("ReduceSum", [a, b], a * b, expected, axes, True, "f16", op="Multiply") is None
+
+
 def test_the_bound_declines_near_the_maximum_and_settles_an_ordinary_norm() -> None:
     x = np.random.default_rng(3).standard_normal((4, 512)).astype(np.float32)
     axes, two = np.array([-1]), np.array([2.0], np.float32)
@@ -290,7 +305,7 @@ def test_an_rmsnorm_whose_input_exceeds_256_overflows_in_f16(llamas: dict[str, P
 
 
 def test_the_same_model_with_openvinos_f32_marks_is_protected(llamas: dict[str, Path]) -> None:
-    doc = audit_model(load_ir(llamas["marked"]), target="f16")
+    doc = audit_model(load_ir(llamas["marked"]), precision="f32", target="f16")
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
     assert len(norms) == len(f16_models.NORMS)
     assert all(layer.target is not None and layer.target.status == "protected" for layer in norms)
@@ -338,7 +353,7 @@ def test_bf16_has_headroom_where_f16_overflows(llamas: dict[str, Path]) -> None:
 
 
 def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
-    doc = audit_model(load_ir(f16_models.LLAMA), target="f16")
+    doc = audit_model(load_ir(f16_models.LLAMA), precision="f32", target="f16")
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
     assert norms and all(layer.target is not None and layer.target.status == "headroom" for layer in norms)
     # ReduceProd over i32 shapes: said not examined, not passed silently
@@ -349,7 +364,7 @@ def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
 
 # -- the sample, the command line and the API ----------------------------------------------------------------
 def test_the_sample_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16", "--format", "json")
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--precision", "f32", "--target", "f16", "--format", "json")
     doc = json.loads(out)
     assert status == 1 and doc["ok"] is False
     rows = {layer["layer_name"]: layer["target"] for layer in doc["layers"]}
@@ -357,7 +372,7 @@ def test_the_sample_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> N
     assert "Power 'exposed/square'" in rows["exposed/variance"]["message"]
     assert rows["kept/variance"]["status"] == "protected"
     assert doc["target"]["counts"] == {"overflow": 1, "protected": 1}
-    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--target", "f16")
+    status, out, _ = run_cli(capsys, "audit", str(SAMPLE), "--precision", "f32", "--target", "f16")
     assert status == 1
     assert "OVERFLOW" in out and "protected" in out and "1 reduction(s) overflow" in out
     assert "exposed/variance: f16: Power 'exposed/square'" in out
@@ -390,7 +405,7 @@ def test_the_target_over_http(client: TestClient) -> None:
     )
     assert response.status_code in (200, 201), response.text
     mid = response.json()["id"]
-    response = client.post(f"/v1/models/{mid}/audit", json={"target": "f16"})
+    response = client.post(f"/v1/models/{mid}/audit", json={"target": "f16", "precision": "f32"})
     assert response.status_code == 200, response.text
     doc = response.json()
     assert doc["ok"] is False and doc["target"]["precision"] == "f16" and doc["target"]["ok"] is False
@@ -461,14 +476,40 @@ def test_an_f16_verdict_does_not_rest_on_bf16_rounding(tmp_path: Path) -> None:
                          ops.constant(np.array([1], np.int64)), True, name="top")  # fmt: skip
     ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
     data = np.linspace(1000, 65480, 16, dtype=np.float32).reshape(1, 16)
-    for precision in ("default", "f32"):
-        doc = audit_model(load_ir(tmp_path / "m.xml"), precision=precision, inputs={"x": data}, target="f16").to_json()
-        row = doc["layers"][0]["target"]
+    for doc, row in _by_capture(tmp_path / "m.xml", data):
         if doc["effective_precision"] == "bf16":
             assert row["status"] == "not-established" and "by no more than bf16's rounding" in row["message"], row
         else:
             assert row["status"] == "headroom", row
         assert doc["ok"], doc
+
+
+def _by_capture(path: Path, data: np.ndarray[Any, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """The f16 audit of ``path`` on ``data`` and its first row's target, at the default precision (bf16 on a bf16 CPU)
+    and at f32."""
+    for precision in ("default", "f32"):
+        doc = audit_model(load_ir(path), precision=precision, inputs={"x": data}, target="f16").to_json()
+        yield doc, doc["layers"][0]["target"]
+
+
+def test_a_pass_the_bf16_capture_cannot_show_is_not_established(tmp_path: Path) -> None:
+    """Exp then ReduceMax of values up to 10.996: f16 rounds it to 10.992, which moves exp by 0.38%, past f16's
+    tolerance of 0.1%. A bf16 run captures values f16 holds exactly, so the emulation from them sees no such rounding
+    and passed; without a bound that settles it, that pass is not established. From an f32 capture it is inaccurate,
+    as OpenVINO's own f16 Exp and ReduceMax compute it."""
+    x = ops.parameter([1, 64], np.float32, name="x")
+    mixed = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32)), False, False)  # so that a bf16 run rounds x
+    top = ops.reduce_max(ops.exp(mixed), ops.constant(np.array([1], np.int64)), True, name="top")
+    ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.linspace(10.0, 10.996, 64, dtype=np.float32).reshape(1, 64)  # 10.996 is 10.992 in f16
+    exact = float(np.exp(np.float64(data)).max())
+    device = float(_openvino_chain("Exp", "ReduceMax", [data], "f16").max())
+    assert abs(device - exact) / exact > 1e-3  # f16 really errs past its tolerance here
+    for doc, row in _by_capture(tmp_path / "m.xml", data):
+        if doc["effective_precision"] == "bf16":
+            assert row["status"] == "not-established" and "--precision f32" in row["message"], row
+        else:
+            assert row["status"] == "inaccurate", row
 
 
 def _if_model(path: Path, *, top_level: bool) -> Path:
