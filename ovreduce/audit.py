@@ -65,6 +65,7 @@ from ovreduce.backends.openvino import (
     check_device,
     check_kept,
     check_precision,
+    compile_model,
     describe_device,
     fit_model,
     model_inputs,
@@ -72,10 +73,21 @@ from ovreduce.backends.openvino import (
     precision_support,
     run_marked,
     run_steps,
+    runtime_precisions,
 )  # fmt: skip
 from ovreduce.compare import Comparison, cannot_show_error, compare, machine_epsilon, tolerances
 from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
-from ovreduce.headroom import FINITE_MAX, TARGETS, Chain, bounded, chain_of, emulate, headroom_factor, run_on_device
+from ovreduce.headroom import (
+    FINITE_MAX,
+    TARGETS,
+    Chain,
+    as_executed,
+    bounded,
+    chain_of,
+    emulate,
+    headroom_factor,
+    run_on_device,
+)
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -470,6 +482,15 @@ def audit_model(
             f"LLM's KV cache): this run started from empty state, so what reads the state was audited on none of it; "
             f"--steps N also audits N decode steps, which read what the runs before them stored"
         )
+    if target == "bf16" and meant_for == device and _runs_natively(device, target):
+        began = time.perf_counter()
+        executes = _executed(plain, fitted, device, target, notes)
+        chains = [as_executed(chain, node, executes) for chain, node in zip(chains, nodes, strict=True)]
+        if any(chain.executed_in_f32 for chain in chains):
+            notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
+                         f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
+                         f"f32): those are judged in f32, as it executes them")  # fmt: skip
+        times.target_seconds += time.perf_counter() - began
     if target is not None and _runs_natively(device, target):
         began = time.perf_counter()
         try:
@@ -609,7 +630,8 @@ def _target_step(
                    "no bound on the rounding settles it; audit with --precision f32 to tell")  # fmt: skip
     elif chain.protected:
         status = "protected"
-        message = "OpenVINO keeps its chain in the original precision (marked in the model)"
+        message = ("the device executes its chain in f32 in this model (its execution graph)" if chain.executed_in_f32
+                   else "OpenVINO keeps its chain in the original precision (marked in the model)")  # fmt: skip
     elif layer.not_established is not None:
         status = "not-established"
         message = f"not established: {layer.not_established}"
@@ -621,7 +643,7 @@ def _target_step(
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
-    if executes is not None and executes != target:
+    if executes is not None and executes != target and not (status == "protected" and chain.executed_in_f32):
         message += f"; {_device_note(executes)}"
     agree, diff = None, None
     # the device against the emulation; a bounded row has no element-wise result: against the f64 reference the
@@ -634,6 +656,20 @@ def _target_step(
         sum(st.overflowed for st in stages), flushed, None if c is None else c.max_abs_error,
         None if c is None else c.max_rel_error, atol, rtol, stages, diff, agree, executes, step, emu.bound,
     )  # fmt: skip
+
+
+def _executed(plain: list[MarkedRun], model: Callable[[], Any], device: str, target: str,
+              notes: list[str]) -> dict[str, str]:  # fmt: skip
+    """What ``device``'s execution graph of the model as it is (no tensor observed) runs each node in at ``target``:
+    the plain run's, where it ran at it, else that of a compile of the model at it (no inference)."""
+    if plain and plain[0].effective_precision == target:
+        return plain[0].runtime_precision
+    try:
+        return runtime_precisions(compile_model(model(), device, target))
+    except Exception as exc:  # the figures stay those of an all-target device
+        notes.append(f"the model could not be compiled for {device} in {target} to read what it executes in f32 "
+                     f"({clean_message(exc)}): every chain is judged in {target}")  # fmt: skip
+        return {}
 
 
 def _device_note(executes: str) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import ml_dtypes
@@ -49,6 +49,7 @@ __all__ = [
     "Chain",
     "Emulation",
     "Stage",
+    "as_executed",
     "bounded",
     "chain_of",
     "emulate",
@@ -94,10 +95,33 @@ class Chain:
     op_kept: bool = False
     reduction_kept: bool = False
     sources_kept: list[bool] = field(default_factory=list)
+    executed_in_f32: bool = False  # kept where the device's execution graph runs the op or reduction in f32, unmarked
 
     @property
     def protected(self) -> bool:
         return self.reduction_kept and (self.op is None or self.op_kept)
+
+
+def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str]) -> Chain:
+    """``chain`` with what the device's execution graph of the model (node name -> precision) runs in f32 kept in f32
+    as a mark keeps it: a CPU running a model in bf16 keeps some ops in f32 unmarked (those after the graph's last
+    MatMul or convolution, for one), and a reduction it keeps so is judged as it executes."""
+
+    def in_f32(node: Any) -> bool:
+        return executes.get(node.get_friendly_name()) == "f32"
+
+    ops = [reduction] if chain.op is None else [chain.op]
+    sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
+    kept = replace(
+        chain,
+        op_kept=chain.op_kept or (chain.op is not None and in_f32(chain.op)),
+        reduction_kept=chain.reduction_kept or in_f32(reduction),
+        sources_kept=[
+            was or in_f32(source.get_node()) for was, source in zip(chain.sources_kept, sources, strict=True)
+        ],
+    )
+    kept.executed_in_f32 = (kept.op_kept, kept.reduction_kept) != (chain.op_kept, chain.reduction_kept)
+    return kept
 
 
 def _arrives_unrounded(source: Any) -> bool:

@@ -247,7 +247,8 @@ FIELDS: dict[str, str] = {
     "TargetSummary.finite_max": "the target type's largest finite value (65504 for f16)",
     "TargetSummary.counts": "how many reductions each target status holds",
     "TargetSummary.notes": "where the figures come from, and what could not be examined",
-    "TargetHeadroom.status": "`protected` (OpenVINO keeps its chain in the original precision: marked in the model), "
+    "TargetHeadroom.status": "`protected` (OpenVINO keeps its chain in the original precision: marked in the model, or run in f32 "
+    "by a bf16 device, as its execution graph says), "
     "`headroom` (finite and within the target's tolerance), `overflow` (inf or NaN where the f64 reference is finite), "
     "`inaccurate` (finite, outside the tolerance) or `not-established` (not examined: see `message`)",
     "TargetHeadroom.failed": "`overflow` or `inaccurate`: the reduction fails the audit",
