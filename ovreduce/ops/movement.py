@@ -66,6 +66,15 @@ def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
 
 
+def _partial(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
+    """Input ``index``'s 1-D value as far as it is known before run time (None for an element that is not: a dynamic
+    dim of a ShapeOf), as OpenVINO's partial values know it; None when nothing is."""
+    if index >= len(ctx.layer.inputs):
+        return None
+    const = _value(ctx, index)
+    return const if const is not None else ctx.value(index).known
+
+
 def _axes_shape(shape: PartialShape) -> PartialShape:
     """The shape of a Squeeze's or Unsqueeze's axes input, refused as OpenVINO refuses it when of rank 2 or more."""
     if shape.rank is not None and shape.rank > 1:
@@ -123,16 +132,19 @@ class Reshape1(_ValueShaped):
         data, target_shape = inputs[0], inputs[1]
         if target_shape.rank is not None and target_shape.rank > 1:
             raise ShapeInferenceError(f"Pattern shape must have rank 1 or be empty, got {target_shape}")
-        target = _value(ctx, 1)
-        if target is None:
-            count = _length(target_shape)
-            return [PartialShape.dynamic(count)]
+        target: tuple[int | None, ...] | None = _value(ctx, 1)
+        if target is None:  # known in part (a dim ShapeOf gives at run time is never -1): where it is unequivocal
+            target = _partial(ctx, 1)
+            if target is None or target.count(-1) > 1 or any(v is not None and v < -1 for v in target):
+                return [PartialShape.dynamic(_length(target_shape))]
         special_zero = bool_attr(ctx.layer, "special_zero", False)
         out: list[Dimension | None] = []
         if target.count(-1) > 1:
             raise ShapeInferenceError("More than one dimension has size of -1 (-1)")
         for i, v in enumerate(target):
-            if v == -1:
+            if v is None:
+                out.append(Dimension.dynamic())
+            elif v == -1:
                 out.append(None)
             elif v == 0 and special_zero:
                 if data.dims is None:
@@ -341,6 +353,20 @@ class Concat0(_ValueShaped):
         out[normalize_axis(axis, len(out), "Concatenation axis")] = total
         return [PartialShape(tuple(out))]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Also the elements of 1-D values partly known (a shape put together from ShapeOf's dims and constants), as
+        OpenVINO's partial values know them."""
+        folded = super().fold(ctx)
+        if folded.kind != "runtime" or not ctx.layer.inputs:
+            return folded
+        known: list[int | None] = []
+        for index in range(len(ctx.layer.inputs)):
+            info, part = ctx.value(index), _partial(ctx, index)
+            if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
+                return folded
+            known += part
+        return replace(folded, known=tuple(known))
+
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
@@ -521,8 +547,8 @@ class VariadicSplit1(ShapeRule):
         if axis_value is None:
             return [PartialShape.dynamic(len(data.dims))] * n
         axis = normalize_axis(axis_value[0], len(data.dims))
-        if lengths is None:
-            return [PartialShape.dynamic(len(data.dims))] * n
+        if lengths is None:  # only the split dim is unknown (variadic_split_shape_inference.hpp)
+            return [PartialShape(tuple(Dimension.dynamic() if i == axis else d for i, d in enumerate(data.dims)))] * n
         rest = None  # the index of the one length -1, which takes what the others leave
         for i, v in enumerate(lengths):
             if v < -1:
@@ -560,7 +586,9 @@ class Tile0(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, repeats_shape = inputs[0], inputs[1]
-        repeats = _value(ctx, 1)
+        repeats = _partial(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
+        if repeats is not None and _value(ctx, 1) is None and any(r is not None and r < 0 for r in repeats):
+            repeats = None  # a negative constant beside runtime repeats: not judged
         if repeats is None:
             n = _length(repeats_shape)
             if data.dims is None or n is None:
@@ -568,12 +596,14 @@ class Tile0(ShapeRule):
             return [PartialShape.dynamic(max(len(data.dims), n))]
         if data.dims is None:
             return [PartialShape(None)]
-        if any(r < 0 for r in repeats):
+        if any(r is not None and r < 0 for r in repeats):
             raise ShapeInferenceError("Tile repeats must be non-negative")
         rank = max(len(data.dims), len(repeats))
         dims = (Dimension.static(1),) * (rank - len(data.dims)) + data.dims
-        reps = (1,) * (rank - len(repeats)) + repeats
-        return [PartialShape(tuple(dim_mul(d, Dimension.static(r)) for d, r in zip(dims, reps, strict=True)))]
+        reps = [
+            Dimension.dynamic() if r is None else Dimension.static(r) for r in (1,) * (rank - len(repeats)) + repeats
+        ]
+        return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
 
 
 class Broadcast(ShapeRule):
@@ -597,6 +627,9 @@ class Broadcast(ShapeRule):
             if len(inputs) != 3:
                 raise ShapeInferenceError("axes_mapping input should be provided if explicit mode is used")
             self._check_axes_mapping(ctx, data, inputs[2], target)
+        partial = _partial(ctx, 1) if target is None and mode in ("numpy", "bidirectional") else None
+        if partial is not None and data.dims is not None and all(t is None or t >= 0 for t in partial):
+            return [self._partly_known(data.dims, partial, mode)]  # a target put together from ShapeOf's dims
         if target is None:
             n = _length(target_shape)
             if mode == "bidirectional":
@@ -626,6 +659,22 @@ class Broadcast(ShapeRule):
                         f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}"
                     )
         return [target_ps]
+
+    @staticmethod
+    def _partly_known(data: tuple[Dimension, ...], target: tuple[int | None, ...], mode: str) -> PartialShape:
+        """The numpy or bidirectional result of a target known in part: a dim it does not know is dynamic (numpy) or
+        the data's where that is static and not 1 (bidirectional)."""
+        wanted = PartialShape(tuple(Dimension.dynamic() if t is None else Dimension.static(t) for t in target))
+        if mode == "bidirectional":
+            return broadcast_shapes(PartialShape(data), wanted, "numpy")
+        if len(data) > len(target):
+            raise ShapeInferenceError(
+                f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data)}"
+            )
+        for d, t in zip(reversed(data), reversed(target), strict=False):
+            if t is not None and d.is_static and d.lo not in (1, t):
+                raise ShapeInferenceError(f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}")
+        return wanted
 
     @staticmethod
     def _pdpd(data: tuple[Dimension, ...], target: tuple[int, ...]) -> PartialShape:

@@ -8,7 +8,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import openvino as ov
+import openvino.opset13 as ops
 import pytest
 
 from ovreduce import load_ir
@@ -87,3 +89,62 @@ def _check(ir: Any, xml: Path, chains: list[Any], seed: int) -> None:
 
 def _outputs(ir: Any) -> list[tuple[str, str]]:
     return [(layer.id, port.id) for layer in ir.layers for port in layer.outputs]
+
+
+# -- shapes put together from ShapeOf's dims, as exports build them ---------------------------------------------
+def _dim(x: Any, i: int) -> Any:
+    return ops.gather(ops.shape_of(x, "i64"), ops.constant(np.array([i], np.int64)), ops.constant(np.int64(0)))
+
+
+def _ints(*values: int) -> Any:
+    return ops.constant(np.array(values, np.int64))
+
+
+def _assembled(case: str) -> ov.Model:
+    """One pattern of an export (an attention mask's expand, torch.chunk, a table repeated per batch), a ReduceMean
+    of its result beside it."""
+    if case == "variadic-split-runtime-lengths":  # only the split dim is unknown
+        x, lengths = ops.parameter([1, 256, 8], np.float32), ops.parameter([2], np.int64)
+        out, inputs = ops.variadic_split(x, ops.constant(np.int64(1)), lengths).output(0), [x, lengths]
+    elif case == "reshape-to-shapeof-dims":  # [batch, 1, 1, seq]
+        m = ops.parameter([-1, -1], np.float32)
+        out, inputs = ops.reshape(m, ops.concat([_dim(m, 0), _ints(1, 1), _dim(m, 1)], 0), False), [m]
+    elif case == "reshape-shapeof-dims-and-minus-one":
+        x = ops.parameter([-1, -1, 64], np.float32)
+        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _dim(x, 1), _ints(4, -1)], 0), False), [x]
+    elif case == "reshape-special-zero-beside-shapeof-dims":
+        x = ops.parameter([-1, -1], np.float32)
+        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _ints(0), _dim(x, 1)], 0), True), [x]
+    elif case == "tile-by-batch":
+        p, table = ops.parameter([-1, -1], np.int64), ops.constant(np.ones((256, 8), np.float32))
+        out, inputs = ops.tile(table, ops.concat([_dim(p, 0), _ints(1, 1)], 0)), [p]
+    elif case == "broadcast-numpy-to-shapeof-dims":  # a data dim 5 under a target dim known at run time only
+        x, y = ops.parameter([5, 1, -1], np.float32), ops.parameter([-1, -1], np.float32)
+        out, inputs = ops.broadcast(x, ops.concat([_dim(y, 0), _ints(4), _dim(y, 1)], 0)), [x, y]
+    else:  # bidirectional
+        x, y = ops.parameter([-1, 1, 8], np.float32), ops.parameter([-1, 3], np.float32)
+        target = ops.concat([_dim(y, 0), _ints(4, 1)], 0)
+        out, inputs = ops.broadcast(x, target, broadcast_spec="BIDIRECTIONAL"), [x, y]
+    return ov.Model([ops.reduce_mean(out, _ints(-1), True)], inputs, case)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["variadic-split-runtime-lengths", "reshape-to-shapeof-dims", "reshape-shapeof-dims-and-minus-one",
+     "reshape-special-zero-beside-shapeof-dims", "tile-by-batch", "broadcast-numpy-to-shapeof-dims",
+     "broadcast-bidirectional-to-shapeof-dims"],
+)  # fmt: skip
+def test_a_shape_put_together_from_shapeof_dims_is_known_as_openvino_knows_it(case: str, tmp_path: Path) -> None:
+    """The dims a target or repeats holds as constants, or as dims ShapeOf gives, stay known through Concat into the
+    Reshape, Broadcast or Tile (OpenVINO's partial values); they were all dynamic, and the reduction after them too."""
+    xml = tmp_path / "m.xml"
+    ov.save_model(_assembled(case), str(xml), compress_to_fp16=False)
+    ir = load_ir(xml)
+    try:
+        engine = ShapeEngine(ir)
+        wrong = [line for line in _compare(engine, ov.Core().read_model(str(xml))) if "compared" not in line]
+        reduced = next(layer for layer in ir.layers if layer.type == "ReduceMean")
+        shape = engine.state((reduced.id, reduced.outputs[0].id)).shape
+    finally:
+        ir.close()
+    assert wrong == [] and shape is not None and any(d.is_static for d in shape.dims or ()), (wrong, shape)
