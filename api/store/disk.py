@@ -92,10 +92,6 @@ T = TypeVar("T")
 class _DamageError(Exception):
     """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` decides whose it is)."""
 
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
-
 
 class NotAFileError(OSError):
     """A file of a stored model that is not a regular file (a FIFO, a directory...): the model is corrupt."""
@@ -170,7 +166,6 @@ class Staging:
 
     path: Path
     committed: bool = False
-    files: dict[str, int] = field(default_factory=dict)
     sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes) -> None:
@@ -184,14 +179,12 @@ class Staging:
                 os.fsync(fh.fileno())
         except OSError as exc:
             raise write_error(exc, "the model cannot be stored") from None
-        self.files[name] = len(data)
         self.sums[name] = hashlib.sha256(data).hexdigest()
 
     def discard(self, name: str) -> None:
         """Remove a file written here (it will not be part of the model)."""
         with contextlib.suppress(OSError):
             (self.path / name).unlink()
-        self.files.pop(name, None)
         self.sums.pop(name, None)
 
 
@@ -311,7 +304,7 @@ class ModelStore:
                 return read(mid)
             except _DamageError as damage:
                 if before is not None and self._folder_identity(mid) == before:
-                    raise self.quarantine(mid, damage.why) from None
+                    raise self.quarantine(mid, str(damage)) from None
         raise StoreError(f"model {mid} was replaced in the store while it was read; retry")
 
     def _folder_identity(self, mid: str) -> tuple[int, int] | None:
