@@ -104,7 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     isolated = IsolatedPool(settings.concurrency, settings.run_timeout_s, settings)
     metrics = Metrics(store)
     isolated.on_event = metrics.job_event
-    store.on_evict = metrics.evicted
+    store.on_evict = metrics.evictions.inc
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:

@@ -136,9 +136,6 @@ class Metrics:
             if event == "timeout":
                 self.killed.inc()
 
-    def evicted(self, count: int) -> None:
-        self.evictions.inc(count)
-
     # -- exposition ------------------------------------------------------------------------------------
     def exposition(self) -> bytes:
         """The text exposition of every metric (summed over processes in multiprocess mode)."""

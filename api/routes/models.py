@@ -62,7 +62,7 @@ async def upload(
                                                              bin_filename, since=since)  # fmt: skip
     if evicted:
         metrics: Metrics = request.app.state.metrics
-        metrics.evicted(evicted)
+        metrics.evictions.inc(evicted)
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 
