@@ -19,7 +19,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from ovreduce.errors import MAX_TIMEOUT_S
 from ovreduce.ir.build import ParseLimits
 
-__all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "default_store", "split_host"]
+__all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "split_host"]
 
 HEADER_TIMEOUT_STATE_KEY = "ovreduce.header_timeout_s"
 """The app's lifespan state entry that tells :class:`api.protocol.HeaderTimeoutProtocol` its deadline."""
@@ -42,11 +42,6 @@ def split_host(value: str) -> tuple[str, str | None] | None:
     return match["host"], match["port"]
 
 
-def default_store() -> Path:
-    """``<user cache dir>/ovreduce/store`` (``~/.cache/ovreduce/store`` on Linux)."""
-    return user_cache_path("ovreduce", appauthor=False) / "store"
-
-
 MAX_WORKERS = 256
 """The most uvicorn worker processes: it starts them all at once, so a mistyped count must not fill the machine."""
 
@@ -59,7 +54,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
-    store: Path = Field(default_factory=default_store)
+    store: Path = Field(default_factory=lambda: user_cache_path("ovreduce", appauthor=False) / "store")
     store_max_bytes: int = Field(default=2 << 30, ge=0, le=_MOST)
     max_upload_bytes: int = Field(default=256 * _MiB, ge=1, le=_MOST)
     max_json_bytes: int = Field(default=8 * _MiB, ge=1, le=_MOST)

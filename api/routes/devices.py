@@ -18,18 +18,14 @@ router = APIRouter(prefix="/v1/devices", tags=["devices"], route_class=ServiceRo
 _TTL_S = 60.0
 
 
-def _device_info() -> DevicesDocument:
-    from ovreduce.backends.openvino import device_info
-
-    return device_info()
-
-
 @router.get("", response_model=DevicesDocument, summary="The OpenVINO devices and their capabilities",
             responses=responses("get /v1/devices", 503))  # fmt: skip
 async def devices(request: Request) -> DevicesDocument:
     """The devices, asked of OpenVINO at most once a minute per app."""
+    from ovreduce.backends.openvino import device_info
+
     cached: tuple[float, DevicesDocument] | None = getattr(request.app.state, "devices_cache", None)
     if cached is None or time.monotonic() - cached[0] > _TTL_S:
-        cached = (time.monotonic(), await run_in_threadpool(_device_info))
+        cached = (time.monotonic(), await run_in_threadpool(device_info))
         request.app.state.devices_cache = cached
     return cached[1]
