@@ -234,16 +234,15 @@ def with_flat_inputs(req: _R, limit: int) -> _R:
     return req.model_copy(update={"inputs": out})
 
 
-def given_tensors(tensors: list[Tensor], limit: int) -> dict[str, npt.NDArray[Any]]:
-    """KServe tensors as arrays by name; :class:`InputError` for a name given twice, limits enforced."""
+def given_tensors(tensors: list[Tensor]) -> dict[str, npt.NDArray[Any]]:
+    """KServe tensors as arrays by name; :class:`InputError` for a name given twice. Their sizes and nesting were
+    checked, and their data made flat, as the request arrived (:func:`with_flat_inputs`)."""
     out: dict[str, npt.NDArray[Any]] = {}
     for tensor in tensors:
         what = f"input {tensor.name!r}"
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
-        check_elements(tensor.shape, limit, what)
-        flat = flat_values(tensor.data, tensor.shape, what, limit)
-        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": flat}
+        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": tensor.data}
         out[tensor.name] = from_kserve(doc, what)
     return out
 

@@ -112,7 +112,7 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
         spec = loaded.spec(key)
         body_path = loaded.model.locate(key).body_path
         runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=context.layer_cache)
-        given = given_tensors(req.inputs, settings.max_elements)
+        given = given_tensors(req.inputs)
         arrays, notes, defaulted = prepare_inputs(
             loaded.model, spec, given=given, shapes=parse_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements, body_path=body_path,

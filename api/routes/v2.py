@@ -184,9 +184,8 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
                 raise InputError(f"input {tname!r} is given twice")
             if isinstance(payload, bytes):
                 given[tname] = binary_array(tname, shape, datatype, payload)
-            else:
-                tensor = Tensor(name=tname, shape=shape, datatype=datatype, data=payload)
-                given[tname] = given_tensors([tensor], settings.max_elements)[tname]
+            else:  # checked and made flat as the request arrived (decode_request)
+                given[tname] = given_tensors([Tensor(name=tname, shape=shape, datatype=datatype, data=payload)])[tname]
         arrays, notes, defaulted = prepare_inputs(loaded.model, spec, given=given, max_elements=settings.max_elements,
                                                   body_path=body_path, aliases=INPUT_ALIASES)  # fmt: skip
         runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
