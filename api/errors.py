@@ -31,42 +31,28 @@ __all__ = [
 
 
 class RequestTooLargeError(LimitExceededError):
-    """The request body is larger than the configured limit."""
-
     code = "limit.body"
 
 
 class RunTimeoutError(LimitExceededError):
-    """A run (or check) took longer than the configured time limit."""
-
     code = "limit.time"
 
 
 class BusyError(OvReduceError):
-    """Every worker stayed busy for the whole time limit; the request never started."""
-
     code = "busy"
 
 
 class WorkerDiedError(BackendError):
-    """The worker process running a job ended without an answer (killed by the system, a crash)."""
-
     code = "worker"
 
 
 class StoreError(OvReduceError):
-    """The model store cannot be read or written (permissions, disk full)."""
-
     code = "store"
 
 
 class StoreFullError(StoreError):
-    """Writing to the model store failed for lack of space (ENOSPC, EDQUOT); retrying later may succeed."""
-
     code = "store.full"
 
 
 class StoreCorruptError(StoreError):
-    """A stored model's files no longer match the hashes recorded when it was written; it was removed."""
-
     code = "store.corrupt"

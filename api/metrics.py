@@ -125,8 +125,7 @@ class Metrics:
             self.runs.labels(backend=backend, device=_device_label(device), outcome=outcome).inc()
 
     def job_event(self, event: str) -> None:
-        """What :class:`api.workers.IsolatedPool` reports: ``queued``, ``dequeued``, ``busy``, ``timeout``,
-        ``worker_died``."""
+        """What :class:`api.workers.IsolatedPool` reports (:attr:`~api.workers.IsolatedPool.on_event`)."""
         if event == "queued":
             self.queued.inc()
         elif event == "dequeued":

@@ -1,18 +1,5 @@
-"""The ASGI wrappers around the application; :func:`install` adds them in the order that matters.
-
-From the outside in (:class:`AbsoluteFormMiddleware`, outermost of all, is added by the app factory):
-
-* :class:`SecurityMiddleware` answers only the ``Host`` values of ``OVREDUCE_ALLOWED_HOSTS`` (400
-  ``request.host`` otherwise: DNS rebinding), refuses state-changing requests from another origin (403
-  ``request.origin``: CSRF) and header fields over 16 KiB (431), and puts the security headers (CSP, nosniff,
-  no framing, no referrer) on every answer, and answers 503 ``shutdown`` for a request that the server, stopping,
-  cancels before it was answered;
-* :class:`InFlightLimitMiddleware` answers 503 ``busy`` beyond ``OVREDUCE_MAX_REQUESTS`` requests at once
-  (health checks and ``/metrics`` excepted: a busy service is still alive);
-* :class:`BodyLimitMiddleware` counts request bytes as they stream and answers 413 as soon as a body is
-  too large (at once when ``Content-Length`` says so), and 408 when no byte of a body arrives for
-  ``OVREDUCE_BODY_TIMEOUT_S``;
-* :class:`HeadMiddleware` answers HEAD wherever GET is answered.
+"""The ASGI wrappers around the application; :func:`install` adds them in the order that matters (each class says what
+it refuses; docs/architecture.md draws the order, :class:`AbsoluteFormMiddleware` outermost of all).
 
 Every early answer is sent whole first, then the rest of the request body is read and dropped (up to a
 bound, :data:`DRAIN_MAX_BYTES` past the limit and :data:`DRAIN_MAX_S`), then the connection is closed: a
@@ -235,6 +222,7 @@ class SecurityMiddleware:
       without ``Origin``, marked ``Sec-Fetch-Site: cross-site`` or ``same-site`` by the browser: 403
       ``request.origin``. Clients that are not browsers send neither and are served.
     * A target and header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
+    * A request that the server, stopping, cancels before it was answered: 503 ``shutdown``.
     * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
     * ``Range`` is ignored (RFC 9110 allows it): files are served whole, and no answer says ``Accept-Ranges``.
     """

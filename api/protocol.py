@@ -1,17 +1,12 @@
-"""uvicorn's h11 protocol with a deadline for a request's line and headers (uvicorn itself has none).
-
-A connection that has not sent a whole request head within ``OVREDUCE_HEADER_TIMEOUT_S`` seconds of
-connecting, or of its previous answer, is answered ``408 Request Timeout`` (when it sent part of one) and
-closed; so is one still sending the body of a request that was answered without reading it (the rest of the
-body has the same deadline, from the answer), and one that reads nothing of an answer for as long (the answer
-waits on it): clients that trickle cannot hold connections, or request slots, open for ever::
+"""uvicorn's h11 protocol with a deadline for a request's line and headers (uvicorn itself has none), for the rest of
+a body nobody reads and for a client's reading of an answer, so that clients that trickle cannot hold connections,
+or request slots, open for ever (docs/service.md, "Connections")::
 
     uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
     ovreduce serve        # uses it
 
 The timeout comes from the application's lifespan state (``create_app`` puts ``header_timeout_s`` of its
-settings there), so the settings object reaches it however the server was started. Headers are still
-bounded in size by h11 (16 KiB).
+settings there), so the settings object reaches it however the server was started.
 
 Importing this module imports uvicorn; :mod:`api.server` imports it only when it serves.
 """

@@ -1,19 +1,13 @@
 """Work that a timeout really ends: checks, runs, audits and conformance checks in worker processes.
 
 A thread cannot be stopped: an audit abandoned after its 504 kept the only worker thread and grew to 1.6 GB,
-and the next request got 503. Here each job runs in one of ``size`` worker processes (started from a
-``forkserver`` that has ovreduce imported, so a start costs a fork; OpenVINO is imported by each worker on
-its first use, since importing it starts a thread, and forking beside a thread can hang the child). When a job
-outlives the time limit its process is killed, which frees all its memory at once, and a fresh one takes
-its place; a worker's data is bounded (``OVREDUCE_MAX_WORKER_BYTES``), and one that reaches the bound answers
-413 and is replaced too; a job that did not get a worker while at least a quarter of its time was left is
-withdrawn (503) without having started.
+and the next request got 503. Here each job runs in one of ``size`` worker processes; one that outlives the time
+limit, or reaches its memory bound (``OVREDUCE_MAX_WORKER_BYTES``), is killed, which frees all its memory at once,
+and replaced (docs/service.md says what each case answers).
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
-taking a :class:`WorkerContext` first; their arguments and results cross a pipe, pickled. A worker loads the
-OpenVINO extensions of ``OVREDUCE_EXTENSIONS`` before its first job (:func:`apply_extensions`); a job never
-names one.
+taking a :class:`WorkerContext` first; their arguments and results cross a pipe, pickled.
 """
 
 from __future__ import annotations

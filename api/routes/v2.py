@@ -1,25 +1,11 @@
 """KServe v2 / Open Inference Protocol (REST) beside ``/v1``, so that standard clients (``tritonclient[http]``,
-the KServe v2 client of OpenVINO Model Server and Triton users) can run a stored model's reductions.
+the KServe v2 client of OpenVINO Model Server and Triton users) can run a stored model's reductions; docs/api.md
+("KServe v2") says what they answer.
 
-Every reduction layer of every stored model is a v2 model, version ``1``, named ``<model id>.<layer path>``:
-the 64-hex model id, a dot, and the layer's ids path (:data:`ovreduce.ir.model.PATH_GRAMMAR`) with each ``/``
-written ``-``: ``<id>.12`` at the top level, ``<id>.12-then-110`` for layer 110 of the then-body of layer 12.
-Layer ids are digits and roles are ``then``, ``else`` or ``body``, so the name is URL-safe and reads back one
-way only (:data:`MODEL_NAME`).
-
-A model has the input ``data`` (and ``axes`` when the layer takes its axes at run time) and the output
-``output``; inputs may also be named as in ``/v1`` (``"0"``, ``"1"``, the Parameter feeding the port). Request
-``parameters`` choose ``backend`` (``openvino``, the default, or ``numpy``: the reference), ``device``,
-``precision``, ``atol`` and ``rtol``. OpenVINO runs beside the NumPy reference; the answer is the chosen
-backend's output, and its ``parameters`` carry the comparison (``agree``, ``max_abs_error``,
-``max_rel_error``...). The binary tensor data extension is supported both ways.
-
-Errors are ``{"error": "..."}`` (what the clients decode), answered by the app's exception handlers under ``/v2``
-with Triton's statuses (:data:`api.problems.V2_STATUS_BY_ERROR`): 400 a bad request (limits included), 404 an
-unknown model or version, 503 a model that is not ready, busy workers, a run past the time limit (Triton reports
-"Request timeout expired" as unavailable), an OpenVINO device or the store not available, 500 unexpected. The
-middleware's own guards (Host, Origin, body size, requests at once) still answer first, as problem+json. These
-routes are left out of ``/openapi.json``, whose error answers are problem+json; the protocol is their specification.
+Every reduction layer of every stored model is a v2 model named ``<model id>.<layer ids path>`` (:data:`MODEL_NAME`).
+Errors are ``{"error": "..."}``, answered by the app's exception handlers with Triton's statuses
+(:data:`api.problems.V2_STATUS_BY_ERROR`). These routes are left out of ``/openapi.json``, whose error answers are
+problem+json; the protocol is their specification.
 """
 
 from __future__ import annotations

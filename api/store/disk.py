@@ -13,7 +13,7 @@ Layout (``OVREDUCE_STORE``)::
          stage.<random>.lock    ...and the lock its process holds (flock) until it is done
       .lock                     flock() taken while evicting, so two processes do not evict twice
 
-A model appears atomically: its files are written (and fsync'ed) into ``tmp/<id>.<random>/`` and the whole
+A model appears atomically: its files are written (and fsync'ed) into ``tmp/stage.<random>/`` and the whole
 directory is renamed to ``models/<id>``; when another process won the race the rename fails and the
 copy is discarded. Deleting renames ``models/<id>`` into ``tmp/`` first, so readers see a whole model or
 none. ``id`` is the SHA-256 of the content (:func:`model_id`). Eviction keeps the total under the cap,
@@ -21,12 +21,8 @@ least recently used first, and never picks a model this process is using (:meth:
 another process's reader holds the XML in memory and the weights open (a descriptor), so a model evicted under
 it finishes its run and is 404 afterwards.
 
-Faults: a write that fails is :class:`~api.errors.StoreFullError` (no space left, 503 with Retry-After) or
-:class:`~api.errors.StoreError` (503), never a bare ``OSError``, and no message names a path. A stored model
-whose files no longer match ``sums.json`` (or whose meta.json is not a summary this store writes) is removed from
-the store and reported as :class:`~api.errors.StoreCorruptError` (410). A staging folder whose lock no process
-holds (its upload was killed, even with SIGKILL) is removed when a service starts; while staging folders exist
-their bytes count against the size cap.
+Faults are :mod:`api.errors`' store errors, never a bare ``OSError``, and no message names a path; docs/service.md
+("The store") says what each answers.
 """
 
 from __future__ import annotations
@@ -270,12 +266,7 @@ class ModelStore:
         return self.models / mid
 
     def meta(self, mid: str) -> dict[str, Any]:
-        """The model's summary; :class:`NotFoundError` when it is not (or no longer) stored.
-
-        Raises:
-            StoreCorruptError: meta.json does not match its recorded hash or is not a JSON object (the model
-                was removed).
-        """
+        """The model's summary, checked as :meth:`meta_json` checks it."""
         data: dict[str, Any] = json.loads(self.meta_json(mid))  # a well-formed summary: checked as it was read
         return data
 
