@@ -12,6 +12,8 @@ what the graph (or optimum's input name) says   what the input gets
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
 ``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
+``past_key_values.N.key`` / ``.value``          empty along the past (see :mod:`ovreduce.backends.openvino`): the
+                                                first step of generation, as the mask and positions describe it
 indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n the size of the axis they index
                                                 (the smallest of those a GatherND or ScatterNDUpdate indexes; where
                                                 it is unknown, but for a Gather's: 0); lengths along an axis
@@ -43,7 +45,7 @@ from ovreduce.tensors import generate
 
 T = TypeVar("T")
 
-__all__ = ["ALONG_IDS", "GROWING_MASKS", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
+__all__ = ["ALONG_IDS", "GROWING_MASKS", "PAST", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
 
 Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text"]
 
@@ -79,6 +81,7 @@ class Recipe:
 TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
 ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
 GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
+PAST = "past_key_values."  # the past keys and values of an export without state (past_key_values.0.key...)
 PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
 
 # Ops a value passes through unchanged (as values: their data input, port 0; every input of a Concat), so that an

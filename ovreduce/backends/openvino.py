@@ -28,7 +28,7 @@ from cachetools import LRUCache
 
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
-from ovreduce.backends.feeds import ALONG_IDS, PROMPT_TOKENS, TOKEN_IDS, make, recipes
+from ovreduce.backends.feeds import ALONG_IDS, PAST, PROMPT_TOKENS, TOKEN_IDS, make, recipes
 from ovreduce.errors import (
     DeviceNotAvailableError,
     InputError,
@@ -644,6 +644,8 @@ def model_inputs(
                              f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     ports = _follow_token_ids(ports, known)
+    emptied = [p.label for p in ports if p.array is None and p.target != p.declared and p.target.is_static
+               and any(n.startswith(PAST) for n in known[p.index]) and 0 in p.target.to_list()]  # fmt: skip
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
         total = sum(math.prod(dims) for dims in chosen)
@@ -677,6 +679,10 @@ def model_inputs(
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     notes += _disagreeing(ports, known, arrays)
+    if emptied:
+        notes.append(f"the {len(emptied)} past key and value inputs ({emptied[0]}...) are empty, as in the first "
+                     f"step of generation, which the token ids, mask and positions describe: what reads the past was "
+                     f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
     return arrays, described, notes
 
 
@@ -712,7 +718,22 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     shape = PartialShape.static(ids.target.to_list())
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
     return [replace(p, target=shape) if _along(p, names[p.index], shape)
-            else replace(p, target=batch) if _beams(p, names[p.index], batch) else p for p in ports]  # fmt: skip
+            else replace(p, target=batch) if _beams(p, names[p.index], batch)
+            else _empty_past(p, names[p.index], batch.to_list()[0]) for p in ports]  # fmt: skip
+
+
+def _empty_past(port: _Port, names: set[str], batch: int) -> _Port:
+    """``port`` empty along its sequence, where it is the past keys or values of an LLM exported without state
+    (optimum's ``past_key_values.N.key``: [batch, heads, past, head size]), neither given nor shaped: the first step
+    of generation, which the token ids, the mask and the positions describe (a past of 1 beside a mask of the ids'
+    length and positions from 0 is no state generation makes)."""
+    dims = port.declared.dims
+    if not (port.free and any(n.startswith(PAST) for n in names) and dims is not None and len(dims) == 4):
+        return port
+    if not (dims[1].is_static and dims[3].is_static and not dims[2].is_static):
+        return port
+    empty = type(port.declared).static([batch, dims[1].lo, 0, dims[3].lo])
+    return replace(port, target=empty) if port.declared.compatible(empty) else port
 
 
 def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:

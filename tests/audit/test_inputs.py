@@ -76,6 +76,29 @@ def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
     assert any(layer.status == "ok" for layer in doc.layers)
 
 
+def test_the_past_of_an_llm_exported_without_state_is_empty_as_its_mask_and_positions_say(tmp_path: Path) -> None:
+    """An export with past keys as inputs (optimum's --disable-stateful): a past of 1 beside a mask as long as the ids
+    and positions from 0 is no state generation makes. The past is empty, the first step, and the document says so."""
+    ids, mask = ops.parameter([-1, -1], np.int64, name="input_ids"), ops.parameter([-1, -1], np.int64, name="mask")
+    positions, past = ops.parameter([-1, -1], np.int64, name="pos"), ops.parameter([-1, 2, -1, 4], np.float32)
+    for node, name in ((ids, "input_ids"), (mask, "attention_mask"), (positions, "position_ids"),
+                       (past, "past_key_values.0.key")):  # fmt: skip
+        node.output(0).set_names({name})
+    table = ops.constant(np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32))
+    new = ops.transpose(ops.reshape(ops.gather(table, ids, ops.constant(np.int64(0))),
+                                    ops.constant(np.array([0, 0, 2, 4], np.int64)), True),
+                        ops.constant(np.array([0, 2, 1, 3], np.int64)))  # fmt: skip
+    keys = ops.reduce_mean(ops.concat([past, new], 2), ops.constant(np.array([2], np.int64)), False, name="keys")
+    seen = ops.reduce_sum(ops.convert(ops.add(mask, positions), "f32"), ops.constant(np.array([1], np.int64)), False)
+    ov.save_model(ov.Model([keys, seen], [ids, mask, positions, past]), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = _audit(tmp_path / "m.xml", precision="f32")
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert doc.error is None and shapes["past_key_values.0.key"] == (1, 2, 0, 4), shapes
+    assert shapes["attention_mask"] == shapes["position_ids"] == shapes["input_ids"] == (1, 8), shapes
+    assert any("past key and value inputs (past_key_values.0.key...) are empty" in note for note in doc.notes)
+    assert all(layer.status == "ok" for layer in doc.layers), doc.layers
+
+
 def test_a_trip_count_input_is_small_and_body_reductions_are_audited_or_listed() -> None:
     path = EXPORTS / "loop_trip_count" / "model.xml"
     x = np.random.default_rng(5).uniform(0.5, 1.5, (4, 8)).astype(np.float32)  # positive: the If takes "then"
