@@ -141,6 +141,9 @@ class Builder:
         # a Const's (element_type, shape, size) texts -> its type, shape, element count and byte size, once checked
         self._layouts: dict[tuple[str, str, str], tuple[ElementType, PartialShape, int, int]] = {}
         self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs met before: not judged, or judged fine
+        self._blank_kinds: set[tuple[str, str]] = set()  # (type, version) pairs with a blank: no op OpenVINO knows
+        # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
+        self._unless_unbuilt: list[tuple[Layer, IRError]] = []
 
     # -- messages -------------------------------------------------------------------------------------------------
     def at(self, line: int | None) -> str:
@@ -185,6 +188,8 @@ class Builder:
     ) -> IRModel:
         """The whole model: ``layers`` in file order, ``edges`` as read (see :meth:`graph`)."""
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
+        if self._unless_unbuilt:
+            self._refuse_built(ordered, by_id, producer)
         if self.ir_version == 10:
             self._v10_names(layers, by_id, producer)
         return IRModel(
@@ -199,6 +204,27 @@ class Builder:
             by_id=by_id,
             producers=producer,
         )
+
+    def _refuse_built(
+        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> None:
+        """Raise the first refusal kept for these layers of one of them OpenVINO builds: one a Result or an Assign
+        reaches (an unconnected layer typed "Const " is none, and OpenVINO reads the model)."""
+        mine = {id(layer) for layer in layers}
+        pending = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) in mine]
+        self._unless_unbuilt = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) not in mine]
+        reached = {layer.id for layer in layers if layer.type in ("Result", "Assign")}
+        stack = list(reached)
+        while stack:
+            current = stack.pop()
+            for port in by_id[current].inputs:
+                source = producer.get((current, port.id))
+                if source is not None and source[0] not in reached:
+                    reached.add(source[0])
+                    stack.append(source[0])
+        for layer, exc in pending:
+            if layer.id in reached:
+                raise exc
 
     def _v10_names(
         self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
@@ -287,6 +313,9 @@ class Builder:
                 data = MappingProxyType(data) if data else NO_DATA
             elif data is None and ltype != "Parameter":
                 data = NO_DATA
+            unbuilt: IRError | None = None  # what OpenVINO refuses only if it builds the layer
+            if data and ltype in _TYPED:
+                data, unbuilt = self._blank_type(data, _TYPED[ltype], self.where(line, layer_id, name, ltype))
             etype: ElementType | None = None
             shape: PartialShape | None = None
             const: ConstData | None = None
@@ -309,10 +338,17 @@ class Builder:
                 etype = self.etype_attr(data, "destination_type", where, required=True)
             kind = (ltype, version)
             if kind not in self._opsets:
-                if not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce" or _blank_ended(ltype, version):
+                if _blank_ended(ltype, version):
+                    self._blank_kinds.add(kind)
+                elif not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
                     self._opsets.add(kind)
+            if self._blank_kinds and kind in self._blank_kinds:
+                try:
+                    _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
+                except IRError as exc:
+                    unbuilt = _located(exc, line)
             if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
@@ -327,7 +363,7 @@ class Builder:
                 self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
             if rt_info and self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10; ports: port())
                 _runtime_attributes(rt_info, self.where(line, layer_id, name, ltype))
-            return Layer(
+            built = Layer(
                 layer_id,
                 name,
                 ltype,
@@ -344,6 +380,21 @@ class Builder:
             )
         except IRError as exc:
             raise _located(exc, line) from None
+        if unbuilt is not None:
+            self._unless_unbuilt.append((built, _located(unbuilt, line)))
+        return built
+
+    def _blank_type(self, data: Mapping[str, str], attr: str, where: str) -> tuple[Mapping[str, str], IRError | None]:
+        """``data`` with the element type ``attr`` trimmed where it has a blank, and OpenVINO's refusal of the blank
+        (it trims none), kept for a layer it builds."""
+        text = data.get(attr)
+        if text is None or text == text.strip():
+            return data, None
+        try:
+            element_type(text)
+        except ElementTypeError as exc:
+            return MappingProxyType({**data, attr: text.strip()}), ElementTypeError(f"{where}: {attr}: {exc}")
+        return data, None
 
     @staticmethod
     def _iteration_map(ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str) -> None:
@@ -866,6 +917,7 @@ class Builder:
         )
 
 
+_TYPED = {"Parameter": "element_type", "Const": "element_type", "Convert": "destination_type"}  # the element types
 _VERSIONED = frozenset({"Parameter", "Const", "Result"})  # beside the reductions, the ops whose opsets are judged
 
 
