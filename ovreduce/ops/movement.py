@@ -72,7 +72,12 @@ def _partial(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
     if index >= len(ctx.layer.inputs):
         return None
     const = _value(ctx, index)
-    return const if const is not None else ctx.value(index).known
+    known = ctx.value(index).known if const is None else None
+    if const is not None or known is None:
+        return const
+    etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
+    top = (1 << (etype.bitwidth - 1)) - 1 if etype is not None and etype.kind == "int" else None
+    return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
 
 
 def _axes_shape(shape: PartialShape) -> PartialShape:

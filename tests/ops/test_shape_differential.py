@@ -121,6 +121,13 @@ def _assembled(case: str) -> ov.Model:
     elif case == "broadcast-numpy-to-shapeof-dims":  # a data dim 5 under a target dim known at run time only
         x, y = ops.parameter([5, 1, -1], np.float32), ops.parameter([-1, -1], np.float32)
         out, inputs = ops.broadcast(x, ops.concat([_dim(y, 0), _ints(4), _dim(y, 1)], 0)), [x, y]
+    elif case == "reshape-beside-a-type-maximum":  # OpenVINO's partial value knows no dim of the type's maximum
+        x = ops.parameter([-1, -1], np.float32)
+        target = ops.concat([_dim(x, 0), ops.constant(np.array([2**63 - 1], np.int64))], 0)
+        out, inputs = ops.reshape(x, target, False), [x]
+    elif case == "broadcast-to-an-i32-shapeof-of-the-type-maximum":
+        x, y = ops.parameter([8], np.float32), ops.parameter([-1, 2**31 - 1], np.float32)
+        out, inputs = ops.broadcast(x, ops.shape_of(y, "i32")), [x, y]
     else:  # bidirectional
         x, y = ops.parameter([-1, 1, 8], np.float32), ops.parameter([-1, 3], np.float32)
         target = ops.concat([_dim(y, 0), _ints(4, 1)], 0)
@@ -132,7 +139,8 @@ def _assembled(case: str) -> ov.Model:
     "case",
     ["variadic-split-runtime-lengths", "reshape-to-shapeof-dims", "reshape-shapeof-dims-and-minus-one",
      "reshape-special-zero-beside-shapeof-dims", "tile-by-batch", "broadcast-numpy-to-shapeof-dims",
-     "broadcast-bidirectional-to-shapeof-dims"],
+     "broadcast-bidirectional-to-shapeof-dims", "reshape-beside-a-type-maximum",
+     "broadcast-to-an-i32-shapeof-of-the-type-maximum"],
 )  # fmt: skip
 def test_a_shape_put_together_from_shapeof_dims_is_known_as_openvino_knows_it(case: str, tmp_path: Path) -> None:
     """The dims a target or repeats holds as constants, or as dims ShapeOf gives, stay known through Concat into the
