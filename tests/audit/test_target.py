@@ -536,6 +536,16 @@ def test_a_pass_the_bf16_capture_cannot_show_is_not_established(tmp_path: Path) 
             assert row["status"] == "inaccurate", row
 
 
+def test_a_chain_fed_by_the_models_inputs_is_judged_at_any_precision(tmp_path: Path) -> None:
+    """A Divide (which no bound settles) of the Parameter by a Constant, then ReduceSum: both are captured as given, in
+    f32, at any precision, so the emulation shows f16's rounding of them, and its pass stands from a bf16 run too."""
+    x = ops.parameter([1, 64], np.float32, name="x")
+    total = ops.reduce_sum(ops.divide(x, ops.constant(np.float32(3))), ops.constant(np.array([1], np.int64)), True)
+    ov.save_model(ov.Model([total], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.linspace(10.0, 10.996, 64, dtype=np.float32).reshape(1, 64)
+    assert [row["status"] for _, row in _by_capture(tmp_path / "m.xml", data)] == ["headroom", "headroom"]
+
+
 def _if_model(path: Path, *, top_level: bool) -> Path:
     """An If on an input condition with a ReduceMean in its then body and a ReduceMax in its else body (the
     default inputs take the then body); with ``top_level``, a ReduceSum of the same input beside it."""
