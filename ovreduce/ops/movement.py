@@ -632,9 +632,9 @@ class Broadcast(ShapeRule):
             if len(inputs) != 3:
                 raise ShapeInferenceError("axes_mapping input should be provided if explicit mode is used")
             self._check_axes_mapping(ctx, data, inputs[2], target)
-        partial = _partial(ctx, 1) if target is None and mode in ("numpy", "bidirectional") else None
-        if partial is not None and data.dims is not None and all(t is None or t >= 0 for t in partial):
-            return [self._partly_known(data.dims, partial, mode)]  # a target put together from ShapeOf's dims
+        known = _partial(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
+        if known is not None and all(t is None or t >= 0 for t in known):  # the target, or what ShapeOf's dims give
+            return [self._known_in_part(data.dims or (), known, mode)]
         if target is None:
             n = _length(target_shape)
             if mode == "bidirectional":
@@ -651,24 +651,18 @@ class Broadcast(ShapeRule):
             raise ShapeInferenceError("index '2' out of range (Broadcast-1 reads an axes_mapping input in pdpd mode)")
         if mode == "pdpd" and data.dims is None:  # set_result_shape_pdpd: the target's rank, no dim known
             return [PartialShape.dynamic(len(target))]
-        if mode in ("numpy", "pdpd") and data.dims is not None:
+        if mode == "pdpd" and data.dims is not None:
             if len(data.dims) > len(target):
                 raise ShapeInferenceError(
                     f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data.dims)}"
                 )
-            if mode == "pdpd":
-                return [self._pdpd(data.dims, target)]
-            for d, t in zip(reversed(data.dims), reversed(target), strict=False):
-                if d.is_static and d.lo not in (1, t):
-                    raise ShapeInferenceError(
-                        f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}"
-                    )
+            return [self._pdpd(data.dims, target)]
         return [target_ps]
 
     @staticmethod
-    def _partly_known(data: tuple[Dimension, ...], target: tuple[int | None, ...], mode: str) -> PartialShape:
-        """The numpy or bidirectional result of a target known in part: a dim it does not know is dynamic (numpy) or
-        the data's where that is static and not 1 (bidirectional)."""
+    def _known_in_part(data: tuple[Dimension, ...], target: tuple[int | None, ...], mode: str) -> PartialShape:
+        """The numpy or bidirectional result of a target known in whole or in part: a dim it does not know is dynamic
+        (numpy) or the data's where that is static and not 1 (bidirectional)."""
         wanted = PartialShape(tuple(Dimension.dynamic() if t is None else Dimension.static(t) for t in target))
         if mode == "bidirectional":
             return broadcast_shapes(PartialShape(data), wanted, "numpy")
