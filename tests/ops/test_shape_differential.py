@@ -17,7 +17,7 @@ from ovreduce import load_ir
 from ovreduce.infer import ShapeEngine
 from ovreduce.shapes import PartialShape
 
-from .gen_chains import build_model, new_shape
+from .gen_chains import _const, build_model, new_shape
 from .test_reduce_differential import to_shape
 
 SEED = 4242
@@ -96,10 +96,6 @@ def _dim(x: Any, i: int) -> Any:
     return ops.gather(ops.shape_of(x, "i64"), ops.constant(np.array([i], np.int64)), ops.constant(np.int64(0)))
 
 
-def _ints(*values: int) -> Any:
-    return ops.constant(np.array(values, np.int64))
-
-
 def _assembled(case: str) -> ov.Model:
     """One pattern of an export (an attention mask's expand, torch.chunk, a table repeated per batch), a ReduceMean
     of its result beside it."""
@@ -108,19 +104,19 @@ def _assembled(case: str) -> ov.Model:
         out, inputs = ops.variadic_split(x, ops.constant(np.int64(1)), lengths).output(0), [x, lengths]
     elif case == "reshape-to-shapeof-dims":  # [batch, 1, 1, seq]
         m = ops.parameter([-1, -1], np.float32)
-        out, inputs = ops.reshape(m, ops.concat([_dim(m, 0), _ints(1, 1), _dim(m, 1)], 0), False), [m]
+        out, inputs = ops.reshape(m, ops.concat([_dim(m, 0), _const([1, 1], np.int64), _dim(m, 1)], 0), False), [m]
     elif case == "reshape-shapeof-dims-and-minus-one":
         x = ops.parameter([-1, -1, 64], np.float32)
-        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _dim(x, 1), _ints(4, -1)], 0), False), [x]
+        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _dim(x, 1), _const([4, -1], np.int64)], 0), False), [x]
     elif case == "reshape-special-zero-beside-shapeof-dims":
         x = ops.parameter([-1, -1], np.float32)
-        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _ints(0), _dim(x, 1)], 0), True), [x]
+        out, inputs = ops.reshape(x, ops.concat([_dim(x, 0), _const([0], np.int64), _dim(x, 1)], 0), True), [x]
     elif case == "tile-by-batch":
         p, table = ops.parameter([-1, -1], np.int64), ops.constant(np.ones((256, 8), np.float32))
-        out, inputs = ops.tile(table, ops.concat([_dim(p, 0), _ints(1, 1)], 0)), [p]
+        out, inputs = ops.tile(table, ops.concat([_dim(p, 0), _const([1, 1], np.int64)], 0)), [p]
     elif case == "broadcast-numpy-to-shapeof-dims":  # a data dim 5 under a target dim known at run time only
         x, y = ops.parameter([5, 1, -1], np.float32), ops.parameter([-1, -1], np.float32)
-        out, inputs = ops.broadcast(x, ops.concat([_dim(y, 0), _ints(4), _dim(y, 1)], 0)), [x, y]
+        out, inputs = ops.broadcast(x, ops.concat([_dim(y, 0), _const([4], np.int64), _dim(y, 1)], 0)), [x, y]
     elif case == "reshape-beside-a-type-maximum":  # OpenVINO's partial value knows no dim of the type's maximum
         x = ops.parameter([-1, -1], np.float32)
         target = ops.concat([_dim(x, 0), ops.constant(np.array([2**63 - 1], np.int64))], 0)
@@ -130,9 +126,9 @@ def _assembled(case: str) -> ov.Model:
         out, inputs = ops.broadcast(x, ops.shape_of(y, "i32")), [x, y]
     else:  # bidirectional
         x, y = ops.parameter([-1, 1, 8], np.float32), ops.parameter([-1, 3], np.float32)
-        target = ops.concat([_dim(y, 0), _ints(4, 1)], 0)
+        target = ops.concat([_dim(y, 0), _const([4, 1], np.int64)], 0)
         out, inputs = ops.broadcast(x, target, broadcast_spec="BIDIRECTIONAL"), [x, y]
-    return ov.Model([ops.reduce_mean(out, _ints(-1), True)], inputs, case)
+    return ov.Model([ops.reduce_mean(out, _const([-1], np.int64), True)], inputs, case)
 
 
 @pytest.mark.parametrize(
