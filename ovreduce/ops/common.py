@@ -25,6 +25,7 @@ from ovreduce.ops.rules import (
     ROUND_MODE,
     Enum,
     check_enums,
+    evaluates,
     int_attr,
     normalize_axis,
     real_attr,
@@ -173,6 +174,17 @@ class ShapePreserving(Op):
                 return [PortState(None, etype, "unresolved", f"{layer.type} ({layer.name}): {exc.message}")]
         return [PortState(src.shape, etype, "inferred")]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """A LogicalNot folds (a sub-graph's condition: ``Not(Equal(Size(x), 0))``), and what :meth:`fold_values`
+        folds, each value in the shape of input 0."""
+        folded = super().fold(ctx)
+        value = ctx.value(0) if self.type == "LogicalNot" and ctx.layer.inputs else None
+        if value is not None and value.values is not None and evaluates(self.type, ctx.input(0).element_type):
+            return ValueInfo("const", tuple(int(not v) for v in value.values), shape=value.shape)
+        if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
+            return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
+        return folded
+
     def _check(self, layer: Layer, shape: PartialShape) -> None:
         """The attributes OpenVINO reads as it makes the op (numbers, enums, an axis), refused in its words."""
         check_enums(layer, _ENUMS.get(self.type, {}))
@@ -235,12 +247,6 @@ class Convert0(ShapePreserving):
                     f"which ovreduce does not fold",
                 )  # fmt: skip
         return ValueInfo("const", values[0])
-
-    def fold(self, ctx: LayerContext) -> ValueInfo:
-        folded = super().fold(ctx)
-        if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
-            return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
-        return folded
 
 
 # -- attributes only ------------------------------------------------------------------------------------------

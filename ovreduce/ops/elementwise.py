@@ -29,6 +29,7 @@ from ovreduce.ops.rules import (
     bool_attr,
     broadcast_values,
     const_tensor,
+    evaluates,
     int_attr,
     same_type,
     str_attr,
@@ -59,6 +60,10 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+def _trunc_mod(a: int, b: int) -> int:  # the sign of the dividend, as C's %
+    return a - b * _trunc_div(a, b)
+
+
 def _floor_mod(a: int, b: int) -> int:
     if b == 0:
         raise ZeroDivisionError
@@ -74,9 +79,21 @@ ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
     "Maximum": max,
     "Minimum": min,
     "FloorMod": _floor_mod,
-    "Mod": None,
+    "Mod": _trunc_mod,
     "Power": None,
     "SquaredDifference": lambda a, b: (a - b) * (a - b),
+}
+# type -> the test its integer (or boolean) values fold with, to a boolean
+_BOOLEAN: dict[str, Callable[[int, int], bool]] = {
+    "Equal": lambda a, b: a == b,
+    "NotEqual": lambda a, b: a != b,
+    "Less": lambda a, b: a < b,
+    "LessEqual": lambda a, b: a <= b,
+    "Greater": lambda a, b: a > b,
+    "GreaterEqual": lambda a, b: a >= b,
+    "LogicalAnd": lambda a, b: bool(a) and bool(b),
+    "LogicalOr": lambda a, b: bool(a) or bool(b),
+    "LogicalXor": lambda a, b: bool(a) != bool(b),
 }
 COMPARISON = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
 LOGICAL = ("LogicalAnd", "LogicalOr", "LogicalXor")
@@ -171,11 +188,14 @@ class Binary(ShapeRule):
         layer = ctx.layer
         a, b = (const_tensor(ctx.value(i)) for i in range(2))
         fn = ARITHMETIC.get(self.type)
+        if self.type in _BOOLEAN:
+            test = _BOOLEAN[self.type]
+            fn = lambda x, y: int(test(x, y))  # noqa: E731
         if self.type == "Divide":
             python_div = bool_attr(layer, "m_pythondiv", True)
             fn = _floor_div if python_div else _trunc_div
         etype = ctx.input(0).element_type
-        if a is None or b is None or fn is None or etype is None or not etype.is_integral:
+        if a is None or b is None or fn is None or etype is None or not evaluates(self.type, etype):
             return folded
         try:
             result = broadcast_values(a, b, fn)
@@ -183,7 +203,8 @@ class Binary(ShapeRule):
             return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} divides by zero")
         if result is None:
             return folded
-        return ValueInfo("const", wrapped(result[0], etype), shape=result[1])
+        out_type = BOOLEAN if self.boolean_output else etype
+        return ValueInfo("const", wrapped(result[0], out_type), shape=result[1])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r}, {self.version!r})"

@@ -25,7 +25,9 @@ imported when a kernel first runs) and its OpenVINO builder, from its own opset.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,6 +36,7 @@ from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
+from ovreduce.ops.rules import const_tensor, evaluates, wrapped
 from ovreduce.shapes import Dimension, PartialShape
 
 if TYPE_CHECKING:
@@ -204,6 +207,35 @@ class ReductionOp(Op):
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         return [self.analyse(ctx).output]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Constant integers (or booleans) reduced as OpenVINO folds them (``ReduceProd(ShapeOf(x))``, ONNX's Size,
+        in a sub-graph's condition); Mean, L1 and L2 are not folded here."""
+        folded = super().fold(ctx)
+        data = const_tensor(ctx.value(0)) if len(ctx.layer.inputs) == 2 and folded.kind == "unresolved" else None
+        etype, fold_with = ctx.input(0).element_type, _FOLDS.get(self.type)
+        if data is None or fold_with is None or etype is None or not evaluates(self.type, etype):
+            return folded
+        values, shape = data
+        keep_dims, _ = parse_bool_attr(ctx.layer.data.get("keep_dims"))
+        axes = _as_int64(ctx.value(1).values)
+        if axes is None or 0 in shape or (not shape and keep_dims):  # (empty: left to OpenVINO; refused)
+            return folded
+        try:
+            reduced = set(normalize_axes(axes, max(len(shape), 1), OPENVINO_AXES))
+        except ShapeInferenceError:
+            return folded
+        kept = tuple(1 if i in reduced else d for i, d in enumerate(shape))
+        out: list[int | None] = [None] * math.prod(kept)
+        strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+        out_strides = [math.prod(kept[i + 1 :]) for i in range(len(kept))]
+        for flat, value in enumerate(values):
+            at = sum(((flat // strides[i]) % d) * out_strides[i] for i, d in enumerate(shape) if i not in reduced)
+            held = out[at]
+            out[at] = value if held is None else fold_with(held, value)
+        result = tuple(v for v in out if v is not None)
+        out_shape = kept if keep_dims else tuple(d for i, d in enumerate(shape) if i not in reduced)
+        return ValueInfo("const", result if self.logical else wrapped(result, etype), shape=out_shape)
+
     # -- execution ------------------------------------------------------------------------------------------
     def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
         """The reference result with OpenVINO semantics: ``data`` of an accepted type, ``axes`` normalised,
@@ -270,6 +302,11 @@ def _opset(n: int) -> Any:
     return importlib.import_module(f"openvino.opset{n}")
 
 
+# How two integer (or boolean) values reduce to one where :meth:`ReductionOp.fold` folds
+_FOLDS: dict[str, Callable[[int, int], int]] = {
+    "ReduceSum": operator.add, "ReduceProd": operator.mul, "ReduceMax": max, "ReduceMin": min,
+    "ReduceLogicalAnd": min, "ReduceLogicalOr": max,
+}  # fmt: skip
 _V1 = range(1, LAST_OPSET + 1)  # opset1 ... opset16
 _V4 = range(4, LAST_OPSET + 1)
 

@@ -44,6 +44,7 @@ __all__ = [
     "broadcast_values",
     "check_enums",
     "const_tensor",
+    "evaluates",
     "int_attr",
     "ints_attr",
     "normalize_axis",
@@ -270,6 +271,35 @@ def normalize_axis(axis: int, rank: int, what: str = "Axis") -> int:
 
 
 # -- values as tensors ----------------------------------------------------------------------------------------
+_WIDE = frozenset({"i32", "i64", "u32", "u64"})
+_COMPARED = _WIDE | {"boolean"}
+# The element types whose values OpenVINO's ``evaluate`` computes for each op that folds here: its shape inference
+# folds no other (a Multiply of i8 constants, any SquaredDifference, leave a target unknown). As OpenVINO 2026.4
+# computes them (tests/ops/test_fold_types.py asks it).
+_EVALUATED: Mapping[str, frozenset[str]] = {
+    "Add": _WIDE | {"i8", "i16", "u8", "u16"},
+    "Subtract": _WIDE | {"i8", "u8"},
+    "Multiply": _WIDE,
+    "Divide": _WIDE,
+    "Maximum": _WIDE,
+    "Minimum": _WIDE | {"u8", "u16"},
+    "FloorMod": _WIDE | {"i8", "u8"},
+    "Mod": _WIDE | {"i8", "i16", "u8", "u16"},
+    "SquaredDifference": frozenset(),
+    "Equal": _COMPARED | {"i8", "i16", "u8", "u16"},
+    "NotEqual": _COMPARED, "Less": _COMPARED, "LessEqual": _COMPARED, "Greater": _COMPARED, "GreaterEqual": _COMPARED,
+    "LogicalAnd": frozenset({"boolean"}), "LogicalOr": frozenset({"boolean"}), "LogicalXor": frozenset({"boolean"}),
+    "LogicalNot": _COMPARED | {"u8"},
+    "ReduceSum": _WIDE, "ReduceProd": _WIDE, "ReduceMax": _WIDE | {"i8", "u8"}, "ReduceMin": _WIDE | {"i8", "u8"},
+    "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
+}  # fmt: skip
+
+
+def evaluates(op_type: str, etype: ElementType | None) -> bool:
+    """Whether OpenVINO computes ``op_type``'s values in ``etype`` (and so folds them in shape inference)."""
+    return etype is not None and etype.name in _EVALUATED.get(op_type, frozenset())
+
+
 def const_tensor(info: ValueInfo) -> Tensor | None:
     """A constant value as (flat values, shape); None when it is not constant."""
     if info.kind != "const" or info.values is None:

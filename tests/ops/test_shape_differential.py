@@ -124,6 +124,38 @@ def _assembled(case: str) -> ov.Model:
     elif case == "broadcast-to-an-i32-shapeof-of-the-type-maximum":
         x, y = ops.parameter([8], np.float32), ops.parameter([-1, 2**31 - 1], np.float32)
         out, inputs = ops.broadcast(x, ops.shape_of(y, "i32")), [x, y]
+    elif case == "torch-chunk-lengths":  # torch.chunk(2, dim=1) as the PyTorch frontend writes its split lengths
+        x = ops.parameter([1, 256, 8], np.float32)
+        d = ops.gather(ops.shape_of(x, "i32"), ops.constant(np.int64(1)), ops.constant(np.int32(0)))
+        odd = ops.greater(ops.floor_mod(d, _const(2, np.int32)), _const(0, np.int32))
+        first = ops.unsqueeze(ops.add(ops.divide(d, _const(2, np.int32)), ops.convert(odd, "i32")), _const(0, np.int64))
+        lengths = ops.concat([first, _const([-1], np.int32)], 0)
+        out, inputs = ops.variadic_split(x, ops.constant(np.int64(1)), lengths).output(0), [x]
+    elif case == "reshape-to-reductions-and-tests-of-the-shape":  # [min, max, all(d > 5 and not d < 0)]
+        x = ops.parameter([6, 8], np.float32)
+        shape = ops.shape_of(x, "i64")
+        test = ops.logical_and(ops.greater(_dim(x, 0), _const(5, np.int64)),
+                               ops.logical_not(ops.less(_dim(x, 1), _const(0, np.int64))))  # fmt: skip
+        ones = ops.convert(ops.logical_or(test, ops.logical_xor(test, test)), "i64")
+        target = ops.concat([ops.reduce_min(shape, _const([0], np.int64), True),
+                             ops.reduce_max(shape, _const([0], np.int64), True), ones], 0)  # fmt: skip
+        out, inputs = ops.reshape(x, target, False), [x]
+    elif case == "flatten-to-the-size":  # ONNX's Size: ReduceProd of ShapeOf
+        x = ops.parameter([4, 6, 8], np.float32)
+        size = ops.reduce_prod(ops.shape_of(x, "i64"), _const([0], np.int64), True)
+        out, inputs = ops.reshape(x, ops.concat([size, _const([1], np.int64)], 0), False), [x]
+    elif case == "if-on-a-condition-of-the-shape":  # OpenVINO infers the branch taken only: [1, 2, 3], not rank ?
+        x = ops.parameter([2, 3], np.float32)
+        size = ops.reduce_prod(ops.shape_of(x, "i64"), _const([0], np.int64), False)
+        cond = ops.logical_not(ops.equal(size, _const(0, np.int64)))
+        branch = ops.if_op(cond.output(0))
+        then_x, else_x = ops.parameter([2, 3], np.float32), ops.parameter([2, 3], np.float32)
+        then_out = ops.result(ops.unsqueeze(then_x, _const(0, np.int64)))
+        else_out = ops.result(ops.relu(else_x))
+        branch.set_then_body(ov.Model([then_out], [then_x]))
+        branch.set_else_body(ov.Model([else_out], [else_x]))
+        branch.set_input(x.output(0), then_x, else_x)
+        out, inputs = branch.set_output(then_out, else_out), [x]
     else:  # bidirectional
         x, y = ops.parameter([-1, 1, 8], np.float32), ops.parameter([-1, 3], np.float32)
         target = ops.concat([_dim(y, 0), _const([4, 1], np.int64)], 0)
@@ -136,7 +168,8 @@ def _assembled(case: str) -> ov.Model:
     ["variadic-split-runtime-lengths", "reshape-to-shapeof-dims", "reshape-shapeof-dims-and-minus-one",
      "reshape-special-zero-beside-shapeof-dims", "tile-by-batch", "broadcast-numpy-to-shapeof-dims",
      "broadcast-bidirectional-to-shapeof-dims", "reshape-beside-a-type-maximum",
-     "broadcast-to-an-i32-shapeof-of-the-type-maximum"],
+     "broadcast-to-an-i32-shapeof-of-the-type-maximum", "torch-chunk-lengths",
+     "reshape-to-reductions-and-tests-of-the-shape", "flatten-to-the-size", "if-on-a-condition-of-the-shape"],
 )  # fmt: skip
 def test_a_shape_put_together_from_shapeof_dims_is_known_as_openvino_knows_it(case: str, tmp_path: Path) -> None:
     """The dims a target or repeats holds as constants, or as dims ShapeOf gives, stay known through Concat into the

@@ -1,0 +1,80 @@
+"""Which constant values the shape engine folds, op by op and element type by element type, against OpenVINO.
+
+OpenVINO's shape inference knows a shape built from constants only where its ``evaluate`` computes the op in the
+values' type (a Multiply of i32 yes, of i8 no; a SquaredDifference never); where it does not, the dims stay unknown.
+ovreduce must know the same dims, no more and no fewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.infer import ShapeEngine
+
+from .test_reduce_differential import to_shape
+
+TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def _c(values: Any, dtype: Any = np.int64) -> Any:
+    return ops.constant(np.array(values, dtype))
+
+
+def _binary(f: Callable[..., Any]) -> Callable[[Any], Any]:
+    # a negative dividend where the type has one: Mod takes its sign, FloorMod the divisor's
+    return lambda dtype: f(_c([7, -7 if np.dtype(dtype).kind == "i" else 9], dtype), _c([3], dtype))
+
+
+def _reduction(f: Callable[..., Any]) -> Callable[[Any], Any]:
+    return lambda dtype: f(_c([[1, 2], [2, 1]], dtype), _c([0]), False)
+
+
+OPS: dict[str, Callable[[Any], Any]] = {
+    **{name: _binary(f) for name, f in [
+        ("Add", ops.add), ("Subtract", ops.subtract), ("Multiply", ops.multiply), ("Divide", ops.divide),
+        ("Maximum", ops.maximum), ("Minimum", ops.minimum), ("FloorMod", ops.floor_mod), ("Mod", ops.mod),
+        ("SquaredDifference", ops.squared_difference), ("Equal", ops.equal), ("NotEqual", ops.not_equal),
+        ("Less", ops.less), ("LessEqual", ops.less_equal), ("Greater", ops.greater),
+        ("GreaterEqual", ops.greater_equal), ("LogicalAnd", ops.logical_and), ("LogicalOr", ops.logical_or),
+        ("LogicalXor", ops.logical_xor)]},
+    "LogicalNot": lambda dtype: ops.logical_not(_c([2, 0], dtype)),
+    **{name: _reduction(f) for name, f in [
+        ("ReduceSum", ops.reduce_sum), ("ReduceProd", ops.reduce_prod), ("ReduceMax", ops.reduce_max),
+        ("ReduceMin", ops.reduce_min), ("ReduceLogicalAnd", ops.reduce_logical_and),
+        ("ReduceLogicalOr", ops.reduce_logical_or)]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_a_target_built_from_constants_is_known_where_openvino_knows_it(name: str, tmp_path: Path) -> None:
+    """Each op over two small constants of each type, its result (converted to i64, plus 40) a Broadcast's target:
+    the Broadcast's shape is what OpenVINO infers, every dim known or none."""
+    compared = 0
+    for dtype in TYPES:
+        try:
+            value = OPS[name](dtype)
+        except RuntimeError:  # OpenVINO refuses the op in this type (a Multiply of booleans)
+            continue
+        dims = ops.add(ops.reshape(ops.convert(value, "i64"), _c([-1]), False), _c(40))
+        x = ops.parameter([1], np.float32)
+        xml = tmp_path / f"{np.dtype(dtype).name}.xml"
+        ov.save_model(ov.Model([ops.broadcast(x, ops.concat([_c([3]), dims], 0))], [x]), str(xml), False)
+        expected = next(n for n in ov.Core().read_model(str(xml)).get_ordered_ops() if n.get_type_name() == "Broadcast")
+        ir = load_ir(xml)
+        try:
+            layer = next(layer for layer in ir.layers if layer.type == "Broadcast")
+            shape = ShapeEngine(ir).state((layer.id, layer.outputs[0].id)).shape
+        finally:
+            ir.close()
+        want = to_shape(expected.get_output_partial_shape(0))
+        assert shape == want, f"{name} of {np.dtype(dtype).name}: ovreduce {shape}, OpenVINO {want}"
+        compared += 1
+    assert compared >= 1, compared
