@@ -8,6 +8,7 @@ nesting are checked before anything is converted, copied or pickled. Nothing her
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
 
+from ovreduce.backends.base import LayerSpec
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
 from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, to_kserve
@@ -32,6 +34,7 @@ __all__ = [
     "encode_answer",
     "model_name",
     "parse_name",
+    "raw_input",
 ]
 
 MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
@@ -42,6 +45,10 @@ EXTENSIONS = ("binary_tensor_data", "parameters")  # and POST /v2/repository/ind
 OUTPUT = "output"
 INPUT_ALIASES = ("data", "axes")  # the names of a layer's inputs 0 and 1
 HEADER_LENGTH = "inference-header-content-length"
+RAW: tuple[str, list[int], str] = ("", [], "")
+"""Name, shape and datatype of the one input of a raw binary request (``Inference-Header-Content-Length: 0``: no JSON
+header, the body is the data), as :func:`decode_request` gives it: no input of a JSON header has an empty datatype.
+:func:`raw_input` gives it the layer's datatype and shape."""
 
 
 class NotReadyError(BackendError):
@@ -109,6 +116,9 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
             raise InputError(f"Inference-Header-Content-Length: {said[:40]!r} is not a length within the "
                              f"request body of {len(body)} bytes")  # fmt: skip
         head, rest = body[: int(text)], body[int(text) :]
+        if not head:  # Triton's raw binary request: the body is the binary data of the model's one input
+            raw = V2InferRequest(inputs=[], parameters={"binary_data_output": True})  # every output as binary data
+            return raw, [(*RAW, rest)]
     try:
         doc = read_json(head)  # its own InputError (a number beyond the float range) goes through
     except (ValueError, UnicodeDecodeError) as exc:
@@ -205,6 +215,35 @@ def binary_outputs(req: V2InferRequest) -> bool:
     if len(req.outputs or ()) > 1:  # the last one's binary_data would be taken
         raise InputError(f"outputs names the model's one output, {OUTPUT!r}, {len(req.outputs or ())} times; once")
     return binary
+
+
+def raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
+    """The one input of a raw binary request: the layer's data input, of its datatype, and of its shape with the one
+    dim that is not static (if any) worked out from the byte count, as Triton deduces it."""
+    why = "a raw binary request (Inference-Header-Content-Length: 0, the body is the data of the model's one input)"
+    if spec.runtime_axes:
+        raise InputError(f"{why} cannot be read for this model: it takes 2 inputs, 'data' and 'axes'; send a JSON "
+                         f"header that names them")  # fmt: skip
+    datatype = spec.data_type.kserve or ""
+    itemsize = np.dtype(_element_type(datatype, "input 'data'").numpy).itemsize
+    if spec.data_shape.dims is None:
+        raise InputError(f"{why}: the shape of input 'data' cannot be deduced, its rank is dynamic; send a JSON header "
+                         f"that gives it")  # fmt: skip
+    dims = spec.data_shape.dims
+    unknown = [i for i, d in enumerate(dims) if not d.is_static]
+    if len(unknown) > 1:
+        raise InputError(f"{why}: the shape of input 'data' ({spec.data_shape}) cannot be deduced, more than one of "
+                         f"its dimensions is variable; send a JSON header that gives it")  # fmt: skip
+    count, odd = divmod(len(raw), itemsize)
+    known = math.prod(d.lo for d in dims if d.is_static)
+    shape = [d.lo for d in dims]
+    if unknown and known:
+        shape[unknown[0]] = count // known
+    if odd or math.prod(shape) != count:
+        raise InputError(f"{why}: its {len(raw)} bytes are not a whole {datatype} tensor of shape "
+                         f"{spec.data_shape}")  # fmt: skip
+    check_elements(shape, max_elements, "input 'data'")
+    return ("data", shape, datatype, raw)
 
 
 def binary_array(name: str, shape: list[int], datatype: str, raw: bytes) -> npt.NDArray[Any]:

@@ -30,6 +30,7 @@ from ..kserve import (
     INPUT_ALIASES,
     OUTPUT,
     PLATFORM,
+    RAW,
     VERSION,
     Input,
     NotReadyError,
@@ -40,6 +41,7 @@ from ..kserve import (
     encode_answer,
     model_name,
     parse_name,
+    raw_input,
     run_options,
     shown,
 )
@@ -160,6 +162,8 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
         loaded, _, path = _ready_model(catalog, name, None)  # the route checked the version
         spec = loaded.spec(path)
         body_path = loaded.model.locate(path).body_path
+        if len(inputs) == 1 and inputs[0][:3] == RAW and isinstance(inputs[0][3], bytes):
+            inputs = [raw_input(spec, inputs[0][3], settings.max_elements)]  # its shape, from the layer's
         wanted = 2 if spec.runtime_axes else 1
         if len(inputs) != wanted:
             names = "'data' and 'axes'" if spec.runtime_axes else "'data'"

@@ -262,6 +262,29 @@ def test_binary_sizes_are_checked_against_shapes_before_allocation(
     assert too_big.status_code == 413  # the body limit of every route (problem+json, from the middleware)
 
 
+def test_a_raw_binary_request_is_the_data_of_the_one_input(client: TestClient, rmsnorm: str) -> None:
+    """Triton's raw binary request (extension_binary_data.md; qa/L0_http/http_test.py test_raw_binary): with
+    Inference-Header-Content-Length 0 the body is the data of the model's one input, its one variable dim worked out
+    from the byte count, and every output comes back as binary data. It was 400 "not valid JSON"."""
+    x = np.random.default_rng(0).standard_normal((1, 8, 64)).astype(np.float32)
+    raw = {"Inference-Header-Content-Length": "0", "Content-Type": "application/octet-stream"}
+    response = client.post(f"/v2/models/{rmsnorm}/infer", content=x.tobytes(), headers=raw)
+    assert response.status_code == 200, response.text
+    length = int(response.headers["inference-header-content-length"])
+    [output] = json.loads(response.content[:length])["outputs"]
+    assert output["shape"] == [1, 8, 1] and output["parameters"] == {"binary_data_size": 32}, output
+    got = np.frombuffer(response.content[length:], np.float32).reshape(output["shape"])
+    np.testing.assert_allclose(got, x.mean(axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    _error(client.post(f"/v2/models/{rmsnorm}/infer", content=x.tobytes()[:-2], headers=raw), 400,
+           "raw binary request", "2046 bytes are not a whole FP32 tensor")  # fmt: skip
+    axes = _upload(client.post, *sample("runtime_axes"), "runtime_axes.xml")
+    _error(client.post(f"/v2/models/{axes}.3/infer", content=x.tobytes(), headers=raw), 400, "takes 2 inputs")
+    dynamic = _upload(client.post, *sample("dynamic"), "dynamic.xml")
+    _error(client.post(f"/v2/models/{dynamic}.3/infer", content=b"\0" * 8, headers=raw), 400, "its rank is dynamic")
+    _error(client.post(f"/v2/models/{dynamic}.5/infer", content=b"\0" * 64, headers=raw), 400,
+           "more than one of its dimensions is variable")  # fmt: skip
+
+
 def test_malformed_framing_shapes_and_nesting_are_400_before_any_conversion(client: TestClient, rmsnorm: str) -> None:
     """What no conversion may see: a header length of thousands of digits, a zero-element binary tensor with
     a dimension past every limit, data nested hundreds deep (once a RecursionError pickling it for the
