@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.reports.check import ReductionCheck
@@ -282,6 +282,15 @@ class AuditAnswer(AuditDocument):
 V2Parameters = dict[str, Any]
 
 
+def _null_as_empty(value: Any) -> Any:
+    return {} if value is None else value
+
+
+V2GivenParameters = Annotated[V2Parameters, BeforeValidator(_null_as_empty)]
+"""A request's ``parameters``, where ``null`` means none: KServe's own v2 data model writes ``"parameters": null``
+for a request, input or output that has none (its ``model_dump()``), and KServe's server takes it."""
+
+
 class V2InputTensor(BaseModel):
     """An inference request's input: JSON ``data``, or ``parameters.binary_data_size`` bytes after the header."""
 
@@ -290,7 +299,7 @@ class V2InputTensor(BaseModel):
     name: str = Field(max_length=1024)
     shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=64)
     datatype: str = Field(max_length=16)
-    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+    parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
     data: list[Any] | None = None
 
 
@@ -300,7 +309,7 @@ class V2RequestedOutput(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     name: str = Field(max_length=1024)
-    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+    parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
 
 
 class V2InferRequest(BaseModel):
@@ -309,7 +318,7 @@ class V2InferRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     id: str | None = Field(default=None, max_length=1024)
-    parameters: V2Parameters = Field(default_factory=dict, max_length=64)
+    parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
     inputs: list[V2InputTensor] = Field(max_length=8)
     outputs: list[V2RequestedOutput] | None = Field(default=None, max_length=8)
 

@@ -285,6 +285,18 @@ def test_a_raw_binary_request_is_the_data_of_the_one_input(client: TestClient, r
            "more than one of its dimensions is variable")  # fmt: skip
 
 
+def test_null_parameters_are_none_as_kserves_data_model_writes_them(client: TestClient, rmsnorm: str) -> None:
+    """KServe's v2 data model (``InferenceRequest(...).model_dump()``) writes ``"parameters": null`` on the request, its
+    inputs and outputs; KServe's server takes them, as ovreduce took ``"id": null`` and ``"outputs": null``. They were
+    400 "parameters: Input should be a valid dictionary"."""
+    tensor = {**_data_input([1, 2, 64]), "data": [1.0] * 128, "parameters": None}
+    body = {"id": None, "parameters": None, "inputs": [tensor], "outputs": [{"name": "output", "parameters": None}]}
+    response = client.post(f"/v2/models/{rmsnorm}/infer", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["outputs"][0]["data"] == [1.0, 1.0]
+    _error(client.post(f"/v2/models/{rmsnorm}/infer", json={**body, "parameters": []}), 400, "valid dictionary")
+
+
 def test_malformed_framing_shapes_and_nesting_are_400_before_any_conversion(client: TestClient, rmsnorm: str) -> None:
     """What no conversion may see: a header length of thousands of digits, a zero-element binary tensor with
     a dimension past every limit, data nested hundreds deep (once a RecursionError pickling it for the
