@@ -30,7 +30,7 @@ from ovreduce.errors import InputError
 
 from .config import Settings, split_host
 from .errors import RequestTooLargeError
-from .problems import PROBLEM_MEDIA_TYPE, error_response, problem_bytes
+from .problems import answer_bytes, error_response
 
 __all__ = [
     "CSP",
@@ -136,8 +136,8 @@ async def send_problem(
     close the connection, is sent once the body has been read to its end, or ``drain_limit`` bytes or
     :data:`DRAIN_MAX_S` later, or when the client has gone.
     """
-    body = problem_bytes(status, detail, code, instance=path)
-    start = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()), *headers,
+    body, media = answer_bytes(status, detail, code, path)
+    start = [(b"content-type", media.encode()), (b"content-length", str(len(body)).encode()), *headers,
              (b"connection", b"close")]  # fmt: skip
     await send({"type": "http.response.start", "status": status, "headers": start})
     if drain is None:

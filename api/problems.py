@@ -70,6 +70,7 @@ __all__ = [
     "STATUS_BY_ERROR",
     "V2_STATUS_BY_ERROR",
     "add_private_path",
+    "answer_bytes",
     "answered",
     "error_response",
     "install",
@@ -290,12 +291,17 @@ def problem_bytes(status: int, detail: str, code: str, *, instance: str | None =
 def error_response(
     request: Request, status: int, detail: str, code: str, *, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response:
-    """The problem+json answer to ``request``; under ``/v2`` KServe's ``{"error": detail}``, which the protocol's
-    clients read."""
-    if _under_v2(request.url.path):
-        return Response(json.dumps({"error": answered(detail)}), status, dict(headers or {}), "application/json")
-    body = problem_bytes(status, detail, code, instance=request.url.path, **extra)
-    return Response(body, status_code=status, media_type=PROBLEM_MEDIA_TYPE, headers=dict(headers or {}))
+    """The answer to ``request`` of :func:`answer_bytes`."""
+    body, media = answer_bytes(status, detail, code, request.url.path, **extra)
+    return Response(body, status, dict(headers or {}), media)
+
+
+def answer_bytes(status: int, detail: str, code: str, path: str, **extra: Any) -> tuple[bytes, str]:
+    """An error's answer and its media type: problem+json, or under ``/v2`` KServe's ``{"error": detail}``, which
+    the protocol's clients read (the middleware's guards answer so too)."""
+    if _under_v2(path):
+        return json.dumps({"error": answered(detail)}).encode(), "application/json"
+    return problem_bytes(status, detail, code, instance=path, **extra), PROBLEM_MEDIA_TYPE
 
 
 def _title(status: int) -> str:

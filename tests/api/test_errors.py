@@ -218,8 +218,10 @@ def test_only_upload_routes_take_upload_sized_bodies(make_client: Callable[..., 
     for url in ("/v2/models/" + "0" * 64 + ".1/infer", "/v1/models/" + "0" * 64 + "/layers/x/run"):
         for content_type in ("multipart/form-data; boundary=X", "multipart/whatever"):
             response = client.post(url, content=body, headers={"content-type": content_type})
-            doc = assert_problem(response, 413, "limit.body")
-            assert "OVREDUCE_MAX_JSON_BYTES" in doc["detail"]
+            if url.startswith("/v2"):  # KServe's {"error"}
+                assert response.status_code == 413 and "OVREDUCE_MAX_JSON_BYTES" in response.json()["error"]
+            else:
+                assert "OVREDUCE_MAX_JSON_BYTES" in assert_problem(response, 413, "limit.body")["detail"]
     xml, _ = reduce_ir("sum")
     assert client.post("/v1/check", files=files(xml, bytes(100 * KiB))).status_code != 413  # an upload route
     two = [("content-type", "application/json"), ("content-type", "multipart/form-data; boundary=X")]
