@@ -63,7 +63,7 @@ from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import BLIND, comparison_fields
 from ovreduce.shapes import PartialShape
-from ovreduce.tensors import check_external_data
+from ovreduce.tensors import check_external_data, tensor_nbytes
 
 __all__ = ["ConformReport", "NodeCheck", "Work", "conform_model"]
 
@@ -426,11 +426,16 @@ def conform_model(
 def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
     """Refuse a model with a tensor (an initializer, a Constant's value, in sub-graphs too) that keeps its data in
     a file that is not there, or outside the model's folder (``../``, absolute paths, links out), without reading
-    it: OpenVINO resolves the bytes of an upload against its working directory."""
+    it: OpenVINO resolves the bytes of an upload against its working directory; and one whose bytes, in the file or
+    in the model, are not what its dims need (the model's defect, not OpenVINO's conversion's)."""
     from onnx.external_data_helper import uses_external_data
 
     for holder, tensor in _tensors(graph):
         if not uses_external_data(tensor):
+            needed = tensor_nbytes(tensor)
+            if tensor.raw_data and needed is not None and len(tensor.raw_data) != needed:
+                raise InputError(f"{path}: not a readable ONNX model: {holder} holds {len(tensor.raw_data)} bytes of "
+                                 f"data, where its dims {list(tensor.dims)} need {needed}")  # fmt: skip
             continue
         where = f"{path}: not a readable ONNX model: {holder} keeps its data in"
         if base_dir is None:

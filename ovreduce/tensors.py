@@ -102,6 +102,7 @@ def load_tensor(spec: str, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> n
     raise InputError(f"{path}: unknown tensor file type {suffix!r}; expected .npy, .npz or .pb (ONNX TensorProto)")
 
 
+_NPY_HEADER_MAX = 10_000
 _ZIP_MAGIC = b"PK"  # a local file header (PK 3 4) or, for an empty archive, the end record (PK 5 6)
 
 
@@ -114,15 +115,19 @@ def _read_npy(stream: Any, available: int, max_elements: int | None, where: str)
         if version not in ((1, 0), (2, 0), (3, 0)):
             raise InputError(f"{where}: unsupported .npy format version {version}")
         reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran, dtype = reader(stream, max_header_size=10_000)
+        start = stream.tell()  # NumPy reads a header of the length it declares (up to 4 GiB) before it checks it
+        said = int.from_bytes(stream.read(2 if version == (1, 0) else 4), "little")
+        if said > _NPY_HEADER_MAX:
+            raise InputError(f"{where}: not a valid .npy header: it declares {said:,} bytes, more than the "
+                             f"{_NPY_HEADER_MAX:,} any array's header fits in")  # fmt: skip
+        stream.seek(start)
+        shape, fortran, dtype = reader(stream, max_header_size=_NPY_HEADER_MAX)
     except InputError:
         raise
     except Exception as exc:  # NumPy parses the header as a Python literal: SyntaxError, TokenError, ValueError...
         reason = f"{type(exc).__name__}: {exc}"
         if "malformed node" in str(exc):  # ast.literal_eval names the node by its address
             reason = "it holds an expression where a .npy header holds only literals"
-        elif "max_header_size" in str(exc):  # NumPy's advice (allow_pickle=True) is no option here
-            reason = "its header is longer than the 10,000 bytes any array's header fits in"
         raise InputError(f"{where}: not a valid .npy header: {reason}") from None
     if dtype.hasobject:
         raise InputError(f"{where}: holds Python objects, which ovreduce does not load (allow_pickle is off)")
@@ -219,6 +224,42 @@ def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> Non
     if offset > available or (length is not None and offset + length > available):
         raise InputError(f"{where} {location!r}, which holds {available} bytes; offset {offset} and length {length} "
                          f"lie outside it")  # fmt: skip
+    held, needed = available - offset if length is None else length, tensor_nbytes(tensor)
+    if needed is not None and held != needed:  # (read whole, a 3 GiB file behind a 96-byte tensor was)
+        said = "to the end of the file" if length is None else "by its length"
+        raise InputError(f"{where} {location!r}: {held} bytes from offset {offset} ({said}), where its dims "
+                         f"{list(tensor.dims)} of {_onnx_type(tensor)} need {needed}")  # fmt: skip
+
+
+# ONNX's packed types (UINT4, INT4, FLOAT4E2M1, UINT2, INT2): bits per element
+_PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+
+
+def tensor_nbytes(tensor: Any) -> int | None:
+    """The bytes an ONNX tensor's dims take in its raw or external data; None for a type of no fixed size (STRING)
+    or one not known here."""
+    from onnx import TensorProto, helper
+
+    count = math.prod(int(d) for d in tensor.dims)
+    bits = _PACKED_BITS.get(tensor.data_type)
+    if bits is not None:
+        return (count * bits + 7) // 8
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return None
+    try:
+        return count * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except Exception:  # a type this onnx does not know, or one of no NumPy type
+        return None
+
+
+def _onnx_type(tensor: Any) -> str:
+    from onnx import TensorProto
+
+    return (
+        str(TensorProto.DataType.Name(tensor.data_type))
+        if tensor.data_type in TensorProto.DataType.values()
+        else str(tensor.data_type)
+    )
 
 
 def _external_count(entries: Mapping[str, str], key: str, where: str, location: str) -> int | None:

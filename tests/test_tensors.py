@@ -128,7 +128,7 @@ def _error_cases(tmp_path: Path) -> list[tuple[str, str, str]]:
                 _npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}" + " " * 20_000),
             ),
             "long.npy",
-            "its header is longer than the 10,000 bytes any array's header fits in",
+            "it declares 20,056 bytes, more than the 10,000 any array's header fits in",
         ),
         (_write(tmp_path, "type.pb", _proto(data_type=999)), "type.pb", "data_type 999 is no ONNX element type"),
         (
@@ -369,6 +369,26 @@ def test_npz_bomb_is_refused_before_inflating(tmp_path: Path) -> None:
     assert "MemoryError" not in done.stderr
 
 
+def test_npy_header_length_is_held_to_its_bound_before_the_header_is_read(tmp_path: Path) -> None:
+    """A member whose header declares 4 GiB, and inflates to 1.6 GB of blanks from a ~1.5 MB archive: NumPy reads the
+    header whole before it holds it to its bound, and ran out of a 1 GiB address space (3 GB without one)."""
+    import zipfile
+
+    path = tmp_path / "header.npz"
+    with (
+        zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+        archive.open("x.npy", "w", force_zip64=True) as member,
+    ):
+        member.write(b"\x93NUMPY\x02\x00" + (2**32 - 1).to_bytes(4, "little"))
+        block = b" " * (1 << 24)
+        for _ in range(100):
+            member.write(block)
+    assert path.stat().st_size < 4 << 20
+    done = _limited(f"from ovreduce.tensors import load_tensor\nload_tensor({str(path)!r})")
+    assert "InputError" in done.stderr and "it declares 4,294,967,295 bytes" in done.stderr, done.stderr[-2000:]
+    assert "MemoryError" not in done.stderr
+
+
 def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -398,6 +418,17 @@ def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
     (folder / "short.pb").write_bytes(proto.SerializeToString())
     with pytest.raises(InputError, match="holds 24 bytes; offset 20 and length 24 lie outside it"):
         load_tensor(str(folder / "short.pb"))
+    # bytes other than the dims need are refused before they are read (a 3 GiB file behind 24 bytes was read whole)
+    (folder / "big.data").write_bytes(bytes(4096))
+    cases = [({"location": "big.data"}, "4096 bytes from offset 0 (to the end of the file)"),
+             ({"location": "x.data", "length": "12"}, "12 bytes from offset 0 (by its length)")]  # fmt: skip
+    for entries, said in cases:
+        del proto.external_data[:]
+        for key, value in entries.items():
+            proto.external_data.add(key=key, value=value)
+        (folder / "other.pb").write_bytes(proto.SerializeToString())
+        with pytest.raises(InputError, match=re.escape(f"{said}, where its dims [2, 3] of FLOAT need 24")):
+            load_tensor(str(folder / "other.pb"))
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])

@@ -117,6 +117,27 @@ def test_external_data_offsets_are_counts_inside_the_file(
     assert status == 2 and "initializer 'w' keeps its data in 'external.data'" in err and message in err, err
 
 
+def test_data_other_than_the_dims_need_is_the_models_defect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A weight whose external length, or inline raw data, is not what its dims need: OpenVINO's conversion refuses
+    it ("does not match the byte size"), which conform reported as a conversion that does not conform (exit 1)."""
+    path = _model(tmp_path)
+    proto = onnx.load(str(path), load_external_data=False)
+    weight = next(t for t in proto.graph.initializer if t.name == "w")
+    for item in weight.external_data:
+        if item.key == "length":
+            item.value = "16000"
+    onnx.save(proto, str(path))
+    status, _, err = run_cli(capsys, "conform", str(path))
+    assert status == 2 and "16000 bytes from offset 0 (by its length), where its dims [64, 64] of FLOAT need 16384" \
+        in err, err  # fmt: skip
+    (tmp_path / "inline").mkdir()
+    inline = onnx.load(str(_model(tmp_path / "inline")))  # the data read into the model
+    weight = next(t for t in inline.graph.initializer if t.name == "w")
+    weight.raw_data = bytes(16)
+    with pytest.raises(InputError, match=r"'w' holds 16 bytes of data, where its dims \[64, 64\] need 16384"):
+        conform_model(inline.SerializeToString())
+
+
 def constant_with_external_data(location: str) -> onnx.ModelProto:
     """``ReduceSum(Reshape(x, c))`` where the Constant ``c`` keeps its 4 int64 in ``location``: OpenVINO resolves an
     upload's external data against its working directory, so any file there would shape the model (and show in
