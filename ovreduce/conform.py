@@ -578,9 +578,11 @@ def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / f"{stem}.xml"
         save_model(ov_model, str(target), compress_to_fp16=False)
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # OpenVINO's serializer raises RuntimeError ("Can't open bin file")
+        said = exc.strerror if isinstance(exc, OSError) else None
         raise InputError(
-            f"cannot save the converted IR in {folder}: {exc.strerror or exc}", parameter="save_ir"
+            f"cannot save the converted IR in {folder}: {said or str(exc).strip().splitlines()[-1]}",
+            parameter="save_ir",
         ) from None
     return str(target)
 

@@ -91,6 +91,8 @@ def load_tensor(spec: str, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> n
                     if entry not in members:
                         raise InputError(f"{path}: has no entry {entry!r} (entries: {', '.join(names) or 'none'})")
                     info = archive.getinfo(members[entry])
+                    if info.flag_bits & 0x1:  # (zipfile asks for a password: RuntimeError)
+                        raise InputError(f"{path}:{entry}: is encrypted; ovreduce reads no password-protected entry")
                     with archive.open(info) as member:
                         return _read_npy(member, info.file_size, max_elements, f"{path}:{entry}")
         if suffix == ".pb":

@@ -369,6 +369,24 @@ def test_npz_bomb_is_refused_before_inflating(tmp_path: Path) -> None:
     assert "MemoryError" not in done.stderr
 
 
+def test_an_encrypted_npz_entry_is_an_input_error(tmp_path: Path) -> None:
+    """zipfile asks for a password (RuntimeError): ``run`` ended with an internal error."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(3, np.float32))
+    path = tmp_path / "locked.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("a.npy", buffer.getvalue())
+    data = bytearray(path.read_bytes())
+    data[data.find(b"PK\x03\x04") + 6] |= 1  # the general purpose flags' bit 0: encrypted
+    data[data.find(b"PK\x01\x02") + 8] |= 1
+    path.write_bytes(data)
+    with pytest.raises(InputError, match=r"locked\.npz:a: is encrypted"):
+        load_tensor(str(path))
+
+
 def test_npy_header_length_is_held_to_its_bound_before_the_header_is_read(tmp_path: Path) -> None:
     """A member whose header declares 4 GiB, and inflates to 1.6 GB of blanks from a ~1.5 MB archive: NumPy reads the
     header whole before it holds it to its bound, and ran out of a 1 GiB address space (3 GB without one)."""

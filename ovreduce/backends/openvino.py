@@ -515,6 +515,13 @@ def _text(given: Any, declared: Any, what: str) -> npt.NDArray[Any]:
         raise InputError(f"{what} takes text (an array of str), not {array.dtype} data", parameter="inputs")
     if not declared.compatible(PartialShape.static(array.shape)):
         raise InputError(f"{what} has shape {list(array.shape)} but the model expects {declared}", parameter="inputs")
+    if array.dtype.kind == "U":  # OpenVINO encodes it as UTF-8, which a lone surrogate has no bytes in
+        for index, text in enumerate(array.flat):
+            try:
+                text.encode()
+            except UnicodeEncodeError as exc:
+                raise InputError(f"{what}: element {index} is not valid Unicode (a lone surrogate at character "
+                                 f"{exc.start})", parameter="inputs") from None  # fmt: skip
     return array
 
 
@@ -1020,7 +1027,7 @@ def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
         node = _NODE_RE.search(text, 0, found.start())
         what = f" for the output of {node[1]} {node[2]!r}" if node is not None else ""
         said = f"OpenVINO could not allocate {int(found[1])} bytes{what}"
-    elif isinstance(exc, MemoryError):
+    elif isinstance(exc, MemoryError) or text.strip() == "std::bad_alloc":  # C++'s, as OpenVINO passes it on
         said = "the inference ran out of memory"
     else:
         return None

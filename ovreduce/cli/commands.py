@@ -202,14 +202,23 @@ def _no_layer(model: Any) -> int:
 
 
 def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
-    """Each array as ``folder/<name>.npy`` (``:`` in a name becomes ``-``); :class:`UsageError` naming
-    ``option`` when the folder cannot be written."""
+    """Each array as ``folder/<name>.npy`` (``:`` in a name becomes ``-``), written beside it and renamed over it:
+    a link there is replaced, the file it points to left alone; :class:`UsageError` naming ``option`` when the
+    folder cannot be written."""
+    import tempfile
+
     import numpy as np
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in arrays.items():
-            np.save(folder / (name.replace(":", "-") + ".npy"), array)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".ovreduce-", suffix=".npy", delete=False) as handle:
+                try:
+                    np.save(handle, array)
+                except BaseException:
+                    Path(handle.name).unlink()
+                    raise
+            os.replace(handle.name, folder / (name.replace(":", "-") + ".npy"))
     except OSError as exc:
         raise UsageError(f"{option} {folder}: {exc.strerror or exc}") from None
 
@@ -294,6 +303,10 @@ def _export_of(target: str, needed: bool) -> Any:
         return Export(path.parent, (path,), None, None, None)
 
 
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+"""Where a config.json says how many positions the model takes (GPT-2's ``n_positions``, ChatGLM's ``seq_length``)."""
+
+
 def _prompt_inputs(
     model: Any, export: Any, text: str, given: dict[str, Any], origins: dict[str, str]
 ) -> dict[str, Any]:
@@ -311,6 +324,11 @@ def _prompt_inputs(
             f"the model ({', '.join(sorted(names)) or 'none'})"
         )
     count = int(next(iter(chosen.values())).shape[-1])
+    config = export.config or {}
+    key = next((k for k in _CONTEXT_KEYS if type(config.get(k)) is int and config[k] > 0), None)
+    if key is not None and count > config[key]:  # positions the model was not made for (and memory as their square)
+        raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {config[key]} positions the model "
+                         f"takes (config.json: {key}); give a shorter prompt")  # fmt: skip
     for name in chosen:
         origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}"
     return chosen

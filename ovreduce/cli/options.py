@@ -73,6 +73,8 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise UsageError(f"--input {item!r}: expected NAME=FILE, e.g. --input 0=data.npy or --input x=inputs.npz:x")
+        if name in out:  # the second would replace the first without a word
+            raise UsageError(f"--input {name!r} is given twice; give each input once")
         from ovreduce.tensors import load_tensor
 
         out[name] = load_tensor(path, max_elements())

@@ -117,7 +117,7 @@ def _number(what: str, accept: Callable[[float], bool]) -> Callable[[str], float
 
 
 _seconds = _number(f"a positive number of seconds up to {MAX_TIMEOUT_S} (24 days)", lambda v: 0 < v <= MAX_TIMEOUT_S)
-_tolerance = _number("a tolerance: a number >= 0", lambda v: v >= 0)
+_tolerance = _number("a tolerance: a finite number >= 0", lambda v: 0 <= v < math.inf)
 
 
 def _integer(what: str, low: int, high: int | None = None) -> Callable[[str], int]:

@@ -162,3 +162,23 @@ def test_a_given_mask_of_another_shape_than_the_ids_is_said(capsys: pytest.Captu
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--input", f"input_ids={tmp_path / 'ids.npy'}",
                                "--input", f"attention_mask={tmp_path / 'mask.npy'}", "--format", "json")  # fmt: skip
     assert not [n for n in json.loads(out)["notes"] if "another shape" in n]
+
+
+def test_a_prompt_longer_than_the_models_positions_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """The export's config.json says 256 positions: a prompt of more tokens was audited on positions the model was
+    not made for, its memory growing with their square (14,622 tokens: 3.8 GB)."""
+    status, _, err = run_cli(capsys, "audit", str(LLAMA), "--prompt", "the fox " * 300)
+    assert status == 2 and "tokens, more than the 256 positions the model takes (config.json: " \
+        "max_position_embeddings)" in err, err  # fmt: skip
+
+
+def test_a_text_input_that_is_not_unicode_is_an_input_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A lone surrogate in a given text array: OpenVINO's string tensor failed inside pybind11 ("returned a result
+    with an exception set"), every row not audited, exit 1."""
+    import numpy as np
+
+    np.save(tmp_path / "text.npy", np.array(["\ud800x"], dtype="U"))
+    tokenizer = LLAMA / "openvino_tokenizer.xml"
+    name = next(n.get_any_name() for n in __import__("openvino").Core().read_model(tokenizer).inputs)
+    status, _, err = run_cli(capsys, "audit", str(tokenizer), "--input", f"{name}={tmp_path / 'text.npy'}")
+    assert status == 2 and "element 0 is not valid Unicode" in err, err

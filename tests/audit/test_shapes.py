@@ -190,6 +190,15 @@ def test_a_tensor_sized_by_input_values_in_an_if_body_is_held_to_the_budget(tmp_
     assert row.input_shape == (5000,)
 
 
+def test_cs_bad_alloc_as_openvino_passes_it_on_is_running_out_of_memory() -> None:
+    """Under a memory bound OpenVINO's inference can fail with the bare text of C++'s std::bad_alloc: that was
+    "OpenVINO failed: std::bad_alloc", exit 1, where running out of the bound is [limit.memory], exit 2."""
+    from ovreduce.backends.openvino import memory_refusal
+
+    assert memory_refusal(RuntimeError("std::bad_alloc")) is not None
+    assert memory_refusal(RuntimeError("Exception from node 'std::bad_alloc': cannot broadcast")) is None
+
+
 @pytest.mark.parametrize("name", ["plain", "bad_alloc", "Failed to allocate 5 bytes of memory"])
 def test_a_failure_of_a_node_named_like_an_allocation_is_not_a_memory_limit(tmp_path: Path, name: str) -> None:
     """OpenVINO quotes node names in its messages: a Broadcast that cannot broadcast is the model's failure, whatever

@@ -29,6 +29,7 @@ def _process(*args: str, **streams: object) -> subprocess.CompletedProcess[bytes
         (["audit", SAMPLE, "--seed", "1" * 5000], "is not a seed"),
         (["run", SAMPLE, "--layer", "8", "--atol", "nan"], "'nan' is not a tolerance"),
         (["audit", SAMPLE, "--rtol", "-1"], "'-1' is not a tolerance"),
+        (["run", SAMPLE, "--layer", "8", "--rtol", "inf"], "'inf' is not a tolerance: a finite number >= 0"),
         (["audit", SAMPLE, "--timeout", "2147484"], "is not a positive number of seconds up to 2147483"),
         (["check", ""], "an empty path names no file"),
         (["audit", ""], "an empty path names no file"),

@@ -143,6 +143,27 @@ def test_save_outputs_into_a_file_is_exit_2(capsys: pytest.CaptureFixture[str], 
     assert status == 2 and "--save-outputs" in err
 
 
+def test_saved_outputs_replace_a_link_and_leave_what_it_points_to(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "out").mkdir()
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    (tmp_path / "out" / "numpy.npy").symlink_to(precious)
+    status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--save-outputs", str(tmp_path / "out"))
+    assert status == 0, err
+    assert precious.read_text() == "keep me"  # it was overwritten with the array through the link
+    assert not (tmp_path / "out" / "numpy.npy").is_symlink() and np.load(tmp_path / "out" / "numpy.npy").size
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["numpy.npy", "openvino-CPU.npy"]
+
+
+def test_an_input_given_twice_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((2, 3, 4, 5), np.float32))
+    given = ("--input", f"0={tmp_path / 'a.npy'}")
+    status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", *given, *given)
+    assert status == 2 and "--input '0' is given twice" in err, err
+
+
 # -- the JSON document ---------------------------------------------------------------------------------------------
 def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
     status, doc = ovreduce_json(capsys, ALL, "--layer", "all_last")

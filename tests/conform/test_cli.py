@@ -268,3 +268,12 @@ def test_the_bound_is_the_programs_not_a_callers(monkeypatch: pytest.MonkeyPatch
                           env={**os.environ, "OVREDUCE_MAX_WORKER_BYTES": str(1 << 30)})  # fmt: skip
     soft, hard = (int(v) for v in done.stdout.split()[-2:])
     assert soft == 1 << 30 and hard == before[1], done.stdout
+
+
+def test_save_ir_where_openvino_cannot_write_is_exit_2(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path
+) -> None:
+    """A folder named as the .bin is: OpenVINO's serializer raises RuntimeError, which ended in an internal error."""
+    (tmp_path / "ir" / "several.bin").mkdir(parents=True)
+    status, _, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(tmp_path / "ir"))
+    assert status == 2 and "cannot save the converted IR in" in err and "internal error" not in err, err
