@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from ovreduce.audit import audit_model
@@ -54,5 +55,6 @@ async def audit(
         AuditRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/audit"])
     ] = None,
 ) -> Response:
-    req = with_flat_inputs(body or AuditRequest(), services.settings.max_elements)
+    # off the event loop (see run_layer)
+    req = await run_in_threadpool(with_flat_inputs, body or AuditRequest(), services.settings.max_elements)
     return Response(await services.isolated.run("the audit", _audit, model_id, req), media_type="application/json")

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Body, Path, Query, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.responses import Response
 
@@ -173,7 +174,8 @@ async def run_layer(
         RunRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/layers/{layer}/run"])
     ] = None,
 ) -> Response:
-    req = with_flat_inputs(body or RunRequest(), services.settings.max_elements)
+    # off the event loop, as /v2 decodes its tensors: a walk of up to OVREDUCE_MAX_ELEMENTS nested values
+    req = await run_in_threadpool(with_flat_inputs, body or RunRequest(), services.settings.max_elements)
     what = f"the run of layer {layer!r}"
     metrics: Metrics = request.app.state.metrics
     job = services.isolated.run(what, _run, model_id, layer, req)

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -260,3 +261,48 @@ def test_a_kserve_binary_tensor_of_no_elements_and_huge_dims_is_a_400(http: http
     response = http.post(f"/v2/models/{mid}.3/infer", content=header,
                          headers={"Inference-Header-Content-Length": str(len(header))})  # fmt: skip
     assert response.status_code == 400 and "has no elements, but its dims other than 0" in response.json()["error"]
+
+
+def _healthz_stall(url: str, path: str, body: bytes) -> float:
+    """The longest ``/healthz`` took while ``body`` was POSTed to ``path`` (and answered 200)."""
+    waits: list[float] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            while not done.is_set():
+                began = time.perf_counter()
+                client.get("/healthz")
+                waits.append(time.perf_counter() - began)
+                time.sleep(0.01)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        time.sleep(0.3)
+        with httpx.Client(base_url=url, timeout=120) as client:
+            response = client.post(path, content=body, headers={"content-type": "application/json"})
+        time.sleep(0.2)
+    finally:
+        done.set()
+        poller.join()
+    assert response.status_code == 200, response.text
+    return max(waits)
+
+
+def test_a_run_of_nested_tensor_data_does_not_stall_the_server(server: tuple[str, Any], http: httpx.Client) -> None:
+    """A /v1 run or audit whose input is given as lists nested as its shape, 3.8 million values (7.8 MB, under
+    OVREDUCE_MAX_JSON_BYTES), is made flat off the event loop, as /v2 does it: flattened on the loop, it held every
+    other request, /healthz included, for more than a second."""
+    url, _ = server
+    mid = _stored(http, *sample("rmsnorm"))
+    rows = 60_000
+    data = "[[" + ",".join(["[" + ",".join(["0"] * 64) + "]"] * rows) + "]]"
+
+    def tensor(name: str) -> bytes:
+        return f'{{"inputs":[{{"name":"{name}","shape":[1,{rows},64],"datatype":"FP32","data":{data}}}]}}'.encode()
+
+    control = _healthz_stall(url, f"/v2/models/{mid}.5/infer", tensor("data"))  # the same walk, off the loop
+    bound = max(0.5, 3 * control)
+    assert _healthz_stall(url, f"/v1/models/{mid}/layers/5/run", tensor("0")) < bound
+    assert _healthz_stall(url, f"/v1/models/{mid}/audit", tensor("hidden_states")) < bound
