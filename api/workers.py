@@ -22,6 +22,7 @@ import pickle
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, TypeVar
@@ -247,6 +248,10 @@ class IsolatedPool:
         self._all: set[int] = set()
         self._lock = threading.Lock()
         self._slots: asyncio.Semaphore | None = None
+        # The pool's own threads, two per job (its wait for the answer, and the start, kill or tidy-up beside it): in
+        # asyncio's shared default executor (min(32, CPUs + 4) threads) ``size`` jobs that never answer held every
+        # thread, and the kill that ends them at their time limit waited behind them for ever.
+        self._threads: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
         self.on_event: Callable[[str], None] | None = None
@@ -300,6 +305,7 @@ class IsolatedPool:
         deadline = (loop.time() if since is None else since) + self.timeout_s
         if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
             self._slots, self._loop = asyncio.Semaphore(self.size), loop
+            self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="ovreduce-pool")
         self._event("queued")
         try:
             await asyncio.wait_for(self._slots.acquire(), max(deadline - loop.time(), 0.001))
@@ -324,25 +330,25 @@ class IsolatedPool:
                 while worker is None and self._idle and not fresh:
                     worker = self._idle.pop()
                     if not worker.process.is_alive():
-                        await loop.run_in_executor(None, self._stop, worker)
+                        await loop.run_in_executor(self._threads, self._stop, worker)
                         worker = None
                 if worker is None:
-                    worker = await loop.run_in_executor(None, self._start)
+                    worker = await loop.run_in_executor(self._threads, self._start)
                 try:
                     answered = await asyncio.wait_for(
-                        loop.run_in_executor(None, _exchange, worker.conn, (func, args, kwargs)),
+                        loop.run_in_executor(self._threads, _exchange, worker.conn, (func, args, kwargs)),
                         max(deadline - loop.time(), 0.001),
                     )
                 except _NotDeliveredError:  # it died before it took the job (too lately to be seen above)
                     if fresh:
                         await self._died(worker, what)
-                    await loop.run_in_executor(None, self._stop, worker)
+                    await loop.run_in_executor(self._threads, self._stop, worker)
                     continue
                 except TimeoutError:
                     self.killed += 1
                     self._event("timeout")
-                    await loop.run_in_executor(None, self._stop, worker)  # the kill frees all its memory
-                    await loop.run_in_executor(None, self._tidy)
+                    await loop.run_in_executor(self._threads, self._stop, worker)  # the kill frees all its memory
+                    await loop.run_in_executor(self._threads, self._tidy)
                     raise RunTimeoutError(
                         f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
                         f"stopped"
@@ -353,7 +359,7 @@ class IsolatedPool:
             assert answered is not None and worker is not None
             ok, payload, retire = answered
             if retire:  # it left an inference running: replaced by a fresh one on the next job
-                await loop.run_in_executor(None, self._stop, worker)
+                await loop.run_in_executor(self._threads, self._stop, worker)
             else:
                 self._idle.append(worker)
         finally:
@@ -366,9 +372,9 @@ class IsolatedPool:
         """The job's worker ended without an answer: replaced, what it left tidied, and the job told how it ended."""
         loop = asyncio.get_running_loop()
         self._event("worker_died")
-        await loop.run_in_executor(None, worker.process.join, 1.0)  # reaped: its exit code is known
-        await loop.run_in_executor(None, self._stop, worker)
-        await loop.run_in_executor(None, self._tidy)
+        await loop.run_in_executor(self._threads, worker.process.join, 1.0)  # reaped: its exit code is known
+        await loop.run_in_executor(self._threads, self._stop, worker)
+        await loop.run_in_executor(self._threads, self._tidy)
         raise WorkerDiedError(
             f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the server "
             f"goes on with a fresh worker. The system killing the worker for lack of memory ends it so, and so does a "
@@ -395,6 +401,9 @@ class IsolatedPool:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self._slots = None
+        threads, self._threads = self._threads, None  # (a job still finishing goes on in the default executor)
+        if threads is not None:
+            threads.shutdown(wait=False)
 
 
 def _how_it_ended(code: int | None) -> str:

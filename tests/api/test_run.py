@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -294,6 +295,36 @@ def test_killed_worker_processes_are_gone(
     audit.join(30)
     assert_problem(result[0], 504, "limit.time")
     assert not _alive(pid)
+
+
+def test_jobs_that_never_answer_are_killed_on_time_however_many_run_at_once(
+    make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
+) -> None:
+    """As many hung jobs at once as asyncio's default executor has threads (min(32, CPUs + 4): what
+    OVREDUCE_CONCURRENCY defaults to on a host of 32 CPUs or more) held every thread of it waiting for their answers,
+    and the kill that ends a job at its time limit queued behind them for ever: no 504, and every later job 503 busy.
+    A hung job (a plugin that never returns) is played by a stopped worker process."""
+    size = min(32, (os.cpu_count() or 1) + 4)
+    client = make_client(run_timeout_s=2, concurrency=size)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
+    while len(isolated.pids()) < size:
+        isolated.warm()
+    hung = isolated.pids()
+    for pid in hung:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        runs = [_in_thread(lambda: client.post(f"/v1/models/{mid}/layers/5/run", json={})) for _ in range(size)]
+        for thread, _ in runs:
+            thread.join(20)
+        answers = [out[0] if out else None for _, out in runs]
+        assert all(a is not None and a.status_code == 504 for a in answers), [a and a.status_code for a in answers]
+        assert not any(_alive(pid) for pid in hung)
+        assert client.post(f"/v1/models/{mid}/layers/5/run", json={}).status_code == 200
+    finally:
+        for pid in hung:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_worker_that_crashes_is_503_and_replaced(
