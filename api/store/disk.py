@@ -187,13 +187,19 @@ class Staging:
 class ModelStore:
     """Models on disk under ``root``, at most ``max_bytes`` in all (see the module docstring)."""
 
+    SUMMARIES_KEPT = 4096
+    """Models whose summary this process remembers having checked (a listing reads and hashes each again only past
+    that many)."""
+
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
         self.models = root / "models"
         self.tmp = root / "tmp"
         self._pins: Counter[str] = Counter()
-        self._summaries_read: set[tuple[str, str]] = set()  # (id, SHA-256) of the summaries found well-formed
+        # id -> SHA-256 of the summaries found well-formed, the last read at the end: a model deleted here leaves it,
+        # and only the most recent SUMMARIES_KEPT stay (every model ever read stayed, in the server and each worker)
+        self._summaries_read: dict[str, str] = {}
         self._pins_lock = threading.Lock()
         self.on_evict: Callable[[int], None] | None = None
         """Told how many models each eviction removed, when it removed any (:class:`api.metrics.Metrics`)."""
@@ -318,7 +324,7 @@ class ModelStore:
         digest = hashlib.sha256(raw).hexdigest()
         if sums is not None and sums.get("meta.json") != digest:
             raise _DamageError("its summary (meta.json) does not match its recorded hash")
-        if (mid, digest) in self._summaries_read:
+        if self._summaries_read.get(mid) == digest:
             return raw
         try:  # once per content and process: a listing of large summaries then costs reads and hashes
             summary = ModelSummary.model_validate_json(raw)
@@ -327,7 +333,12 @@ class ModelStore:
             raise _DamageError(f"its summary (meta.json) is not one this store writes (at {where})") from None
         if summary.id != mid:
             raise _DamageError("its summary (meta.json) is another model's")
-        self._summaries_read.add((mid, digest))
+        with self._pins_lock:
+            read = self._summaries_read
+            read.pop(mid, None)
+            read[mid] = digest
+            while len(read) > self.SUMMARIES_KEPT:
+                del read[next(iter(read))]
         return raw
 
     def _sums(self, mid: str) -> dict[str, str] | None:
@@ -550,6 +561,8 @@ class ModelStore:
             if not os.path.lexists(target):  # a read-only store, say: a model it does not hold is still not found
                 raise NotFoundError(f"no model with id {mid} in the store") from None
             raise StoreError(f"model {mid} cannot be deleted ({exc.strerror or type(exc).__name__})") from None
+        with self._pins_lock:
+            self._summaries_read.pop(mid, None)
         _remove(trash)
 
     # -- pins and eviction ---------------------------------------------------------------------------------

@@ -46,6 +46,20 @@ def test_model_id() -> None:
     assert model_id(b"ab", b"") == model_id(b"ab", None)
 
 
+def test_the_summaries_a_process_remembers_checking_are_bounded(tmp_path: Path) -> None:
+    """Each summary read is remembered as checked, not read and hashed again: every model ever read stayed so, in
+    the server and in each worker, though it was long deleted (~0.3 KB a model, for good)."""
+    catalog = _catalog(tmp_path)
+    store = catalog.store
+    store.SUMMARIES_KEPT = 3
+    ids = [_add(catalog, f"model{i}")[0]["id"] for i in range(6)]
+    for mid in ids:
+        assert store.meta(mid)["id"] == mid
+    assert list(store._summaries_read) == ids[-3:]  # the most recent, at most SUMMARIES_KEPT
+    store.delete(ids[-1])
+    assert list(store._summaries_read) == ids[-3:-1]  # a model deleted here leaves it at once
+
+
 def test_concurrent_adds_of_one_model(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     results: list[tuple[dict[str, Any], bool]] = []
