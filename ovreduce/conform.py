@@ -368,6 +368,7 @@ def conform_model(
     if save_ir:
         report.saved_ir = _save_ir(ov_model, Path(save_ir), Path(path).stem)
     initializers = _Initializers(onnx, proto.graph, base_dir)
+    _check_given_axes(proto.graph, nodes, inputs or {})
     given, removed = _split_removed_inputs(proto, ov_model, inputs or {}, initializers.names)
     for name in removed:
         report.notes.append(
@@ -464,6 +465,27 @@ def _check_nesting(graph: Any, path: str) -> None:
         for node in current.node:
             for attr in node.attribute:
                 graphs.extend((g, depth + 1) for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs))
+
+
+def _check_given_axes(graph: Any, nodes: list[Any], given: Mapping[str, npt.NDArray[Any]]) -> None:
+    """:class:`InputError` for given axes of a reduction out of ``[-r, r-1]`` for its data, where the data's rank is
+    known (a graph input's, or a given array's), as ``run`` refuses them: OpenVINO's run or the ONNX reference then
+    failed, and the node was reported as a conversion that does not conform."""
+    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in graph.input
+             if v.type.HasField("tensor_type") and v.type.tensor_type.HasField("shape")}  # fmt: skip
+    ranks.update({name: np.asarray(array).ndim for name, array in given.items()})
+    for n in nodes:
+        if len(n.input) < 2 or n.input[1] not in given or n.input[0] not in ranks:
+            continue
+        rank = ranks[n.input[0]]
+        axes = np.asarray(given[n.input[1]])
+        if axes.dtype.kind not in "iu":
+            continue  # (its type is the reference's to refuse)
+        span = max(rank, 1)  # a scalar's axes are those of rank 1
+        bad = [int(a) for a in axes.reshape(-1) if not -span <= int(a) < span]
+        if bad:
+            raise InputError(f"input {n.input[1]!r}: axis {bad[0]} of {n.op_type} {n.name!r} is out of range for its "
+                             f"data {n.input[0]!r} of rank {rank}; expected axes in [{-span}, {span - 1}]")  # fmt: skip
 
 
 def _check_graph(graph: Any, path: str) -> None:

@@ -228,3 +228,14 @@ def test_an_input_dim_below_minus_1_is_refused_not_run_empty() -> None:
     with pytest.raises(InputError, match="input 'x' dim 1 is -5; expected a size of 0 or more"):
         conform_model(_reduce_graph(nodes, [2, -5]))
     assert conform_model(_reduce_graph(nodes, [2, "n"]), shapes=None).to_json()["ok"] is True
+
+
+@pytest.mark.parametrize("axis", [2**32, 5, -4])
+def test_given_axes_out_of_range_are_an_input_error(axis: int) -> None:
+    """As ``run`` refuses them: OpenVINO's run (5) or the ONNX reference (2^32, which OpenVINO's CPU plugin reads as
+    axis 0) failed, and the node was reported as a conversion that does not conform, exit 1."""
+    model = onnx_models.reduce_mean(18, [2, 3, 4], axes_input=[1], axes_as_graph_input=True, out_shape=[2, 1, 4])
+    with pytest.raises(InputError, match=f"input 'axes': axis {axis} of ReduceMean 'rm' is out of range for its data "
+                                         r"'x' of rank 3; expected axes in \[-3, 2\]"):  # fmt: skip
+        conform_model(model.SerializeToString(), inputs={"axes": np.array([axis], np.int64)})
+    assert conform_model(model.SerializeToString(), inputs={"axes": np.array([-3], np.int64)}).ok
