@@ -219,13 +219,13 @@ def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> Non
     try:
         available = check_regular(target, "an external data file")
     except FileError as exc:
-        reason = "which does not exist" if not os.path.lexists(folder / location) else f"which {exc.reason}"
+        reason = "which does not exist" if not os.path.lexists(folder / location) else exc.reason  # "it is a ..."
         raise InputError(f"{where} {str(folder / location)!r}, {reason}") from None
     offset = _external_count(entries, "offset", where, location) or 0
     length = _external_count(entries, "length", where, location)
     if offset > available or (length is not None and offset + length > available):
-        raise InputError(f"{where} {location!r}, which holds {available} bytes; offset {offset} and length {length} "
-                         f"lie outside it")  # fmt: skip
+        span = f"offset {offset} lies" if length is None else f"offset {offset} and length {length} lie"
+        raise InputError(f"{where} {location!r}, which holds {available} bytes; {span} outside it")
     held, needed = available - offset if length is None else length, tensor_nbytes(tensor)
     if needed is not None and held != needed:  # (read whole, a 3 GiB file behind a 96-byte tensor was)
         said = "to the end of the file" if length is None else "by its length"

@@ -436,6 +436,16 @@ def test_external_tensor_data_is_resolved_beside_the_pb_and_never_outside(
     (folder / "short.pb").write_bytes(proto.SerializeToString())
     with pytest.raises(InputError, match="holds 24 bytes; offset 20 and length 24 lie outside it"):
         load_tensor(str(folder / "short.pb"))
+    (folder / "sub").mkdir()
+    odd = [({"location": "x.data", "offset": "30"}, "'x.data', which holds 24 bytes; offset 30 lies outside it"),
+           ({"location": "sub"}, "sub', it is a directory, expected an external data file")]  # fmt: skip
+    for entries, said in odd:
+        del proto.external_data[:]
+        for key, value in entries.items():
+            proto.external_data.add(key=key, value=value)
+        (folder / "odd.pb").write_bytes(proto.SerializeToString())
+        with pytest.raises(InputError, match=re.escape(said)):
+            load_tensor(str(folder / "odd.pb"))
     # bytes other than the dims need are refused before they are read (a 3 GiB file behind 24 bytes was read whole)
     (folder / "big.data").write_bytes(bytes(4096))
     cases = [({"location": "big.data"}, "4096 bytes from offset 0 (to the end of the file)"),
