@@ -99,8 +99,15 @@ def _length(shape: PartialShape) -> int | None:
 class _ValueShaped(ShapeRule):
     """A rule whose output 0 holds values computed from its inputs' values (:meth:`fold_tensor`)."""
 
+    # Whether it only reshapes its input 0: a runtime value of one element (a dim ShapeOf gives at run time, picked by
+    # a scalar index) stays known in part through it, as OpenVINO's bounds pass through a Reshape, Squeeze, Unsqueeze
+    reshapes_only = False
+
     def fold(self, ctx: LayerContext) -> ValueInfo:
         folded = super().fold(ctx)
+        data = ctx.value(0) if self.reshapes_only and folded.kind == "runtime" and ctx.layer.inputs else None
+        if data is not None and data.known is not None and len(data.known) == 1:
+            return replace(folded, known=data.known)
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
         tensors = [const_tensor(ctx.value(i)) for i in range(len(ctx.layer.inputs))]
@@ -123,6 +130,8 @@ class _ValueShaped(ShapeRule):
 # -- Reshape, Squeeze, Unsqueeze --------------------------------------------------------------------------
 class Reshape1(_ValueShaped):
     """Reshape-1: ``special_zero`` (0 copies the input dim), one -1 (inferred from the element count)."""
+
+    reshapes_only = True
 
     value_inputs = value_ports((1, "Shape pattern", ""))
 
@@ -221,6 +230,8 @@ class Squeeze(_ValueShaped):
     (one pointed at that cannot be 1 stays), or, with no axes or empty ones, every dim of size 1. Squeeze-15's
     ``allow_axis_skip`` makes the rank dynamic where a pointed dynamic dim may or may not be 1."""
 
+    reshapes_only = True
+
     value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Squeeze"
 
@@ -259,6 +270,7 @@ class Unsqueeze0(_ValueShaped):
     value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Unsqueeze"
     version = "opset1"
+    reshapes_only = True
 
     def __init__(self, opsets: range) -> None:
         self.opsets = opsets
@@ -459,7 +471,7 @@ class Gather(_ValueShaped):
             return folded
         picked = tuple(data.known[i % size] for i in indices.values)
         if any(v is None for v in picked):
-            return replace(folded, known=picked if indices.element_shape == (len(picked),) else None)
+            return replace(folded, known=picked if indices.element_shape in ((len(picked),), ()) else None)
         return ValueInfo("const", cast(tuple[int, ...], picked), shape=indices.element_shape)
 
     def fold_tensor(

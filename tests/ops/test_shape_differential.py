@@ -124,6 +124,15 @@ def _assembled(case: str) -> ov.Model:
     elif case == "broadcast-to-an-i32-shapeof-of-the-type-maximum":
         x, y = ops.parameter([8], np.float32), ops.parameter([-1, 2**31 - 1], np.float32)
         out, inputs = ops.broadcast(x, ops.shape_of(y, "i32")), [x, y]
+    elif case == "expand-to-a-target-of-reshaped-dims":  # bart's mask expand: [batch, 1, batch, seq] from scalars
+        mask, ids = ops.parameter([-1, 1, -1, -1], np.float32), ops.parameter([-1, -1], np.int64)
+        batch = ops.reshape(ops.gather(ops.shape_of(ids), _const(0, np.int64), _const(0, np.int64)),
+                            _const([1], np.int64), False)  # fmt: skip
+        seq = ops.unsqueeze(
+            ops.gather(ops.shape_of(ids), _const(1, np.int64), _const(0, np.int64)), _const(0, np.int64)
+        )
+        target = ops.concat([batch, _const([1], np.int64), batch, seq], 0)
+        out, inputs = ops.broadcast(mask, target, broadcast_spec="BIDIRECTIONAL"), [mask, ids]
     elif case == "torch-chunk-lengths":  # torch.chunk(2, dim=1) as the PyTorch frontend writes its split lengths
         x = ops.parameter([1, 256, 8], np.float32)
         d = ops.gather(ops.shape_of(x, "i32"), ops.constant(np.int64(1)), ops.constant(np.int32(0)))
@@ -168,7 +177,7 @@ def _assembled(case: str) -> ov.Model:
     ["variadic-split-runtime-lengths", "reshape-to-shapeof-dims", "reshape-shapeof-dims-and-minus-one",
      "reshape-special-zero-beside-shapeof-dims", "tile-by-batch", "broadcast-numpy-to-shapeof-dims",
      "broadcast-bidirectional-to-shapeof-dims", "reshape-beside-a-type-maximum",
-     "broadcast-to-an-i32-shapeof-of-the-type-maximum", "torch-chunk-lengths",
+     "broadcast-to-an-i32-shapeof-of-the-type-maximum", "torch-chunk-lengths", "expand-to-a-target-of-reshaped-dims",
      "reshape-to-reductions-and-tests-of-the-shape", "flatten-to-the-size", "if-on-a-condition-of-the-shape"],
 )  # fmt: skip
 def test_a_shape_put_together_from_shapeof_dims_is_known_as_openvino_knows_it(case: str, tmp_path: Path) -> None:
