@@ -235,18 +235,19 @@ def check_external_data(tensor: Any, folder: Path, where: str, home: str) -> Non
 
 # ONNX's packed types (UINT4, INT4, FLOAT4E2M1, UINT2, INT2): bits per element
 _PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}
+_UNSIZED = frozenset({0, 8, 27, 28})  # UNDEFINED, STRING, and FLOAT6E2M3/E3M2, whose packing is not settled here
 
 
 def tensor_nbytes(tensor: Any) -> int | None:
     """The bytes an ONNX tensor's dims take in its raw or external data; None for a type of no fixed size (STRING)
-    or one not known here."""
-    from onnx import TensorProto, helper
+    or one not known here (onnx gives the 6-bit floats a byte each, which may not be how they are stored)."""
+    from onnx import helper
 
     count = math.prod(int(d) for d in tensor.dims)
     bits = _PACKED_BITS.get(tensor.data_type)
     if bits is not None:
         return (count * bits + 7) // 8
-    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+    if tensor.data_type in _UNSIZED:
         return None
     try:
         return count * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize

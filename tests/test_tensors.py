@@ -369,6 +369,22 @@ def test_npz_bomb_is_refused_before_inflating(tmp_path: Path) -> None:
     assert "MemoryError" not in done.stderr
 
 
+def test_tensor_bytes_are_counted_only_for_types_of_a_settled_size() -> None:
+    """Data held to the byte count of its dims is refused otherwise: a count for a type stored another way than onnx
+    sizes it would refuse a valid model."""
+    from onnx import TensorProto
+
+    from ovreduce.tensors import tensor_nbytes
+
+    def proto(data_type: int) -> Any:
+        tensor = TensorProto(data_type=data_type)
+        tensor.dims.extend([3, 5])
+        return tensor
+
+    assert [tensor_nbytes(proto(t)) for t in (1, 10, 22, 25, 17)] == [60, 30, 8, 4, 15]  # f32 f16 int4 uint2 f8
+    assert [tensor_nbytes(proto(t)) for t in (0, 8, 27, 28)] == [None] * 4  # undefined, string, the 6-bit floats
+
+
 def test_an_encrypted_npz_entry_is_an_input_error(tmp_path: Path) -> None:
     """zipfile asks for a password (RuntimeError): ``run`` ended with an internal error."""
     import io
