@@ -47,6 +47,9 @@ __all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepar
 BACKEND_NAMES = ("numpy", "openvino")
 
 
+_MAX_RANK = 64  # NumPy's most dimensions
+
+
 def _body_reductions(model: IRModel, key: str) -> str:
     """ "; did you mean PATH?" for the reductions of sub-graph bodies whose own id or name is ``key`` (which names
     a top-level layer that is no reduction); "" when there are none."""
@@ -196,6 +199,9 @@ def prepare_inputs(
                 elif override.dims is not None:
                     shape = override
             dims, chosen = concrete_shape(shape, what)
+            if len(dims) > _MAX_RANK:  # NumPy cannot make it: a ValueError, which the service answered 500
+                raise InputError(f"{what} would have rank {len(dims)}: inputs of more than {_MAX_RANK} dimensions "
+                                 f"cannot be made (NumPy's limit)", parameter="shapes")  # fmt: skip
             notes += chosen
             if shape.dims is not None:
                 defaulted.append(tuple(i for i, d in enumerate(shape.dims) if not d.is_static))

@@ -188,6 +188,19 @@ def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestC
     assert doc["outputs"][0]["shape"] == [1, 2, 2] and doc["outputs"][0]["data"] == [0.0] * 4, doc
 
 
+@pytest.mark.parametrize("rank", [65, 300])
+def test_a_shape_of_more_than_64_dims_for_a_dynamic_rank_input_is_400(client: TestClient, rank: int) -> None:
+    """A layer whose data input has a dynamic rank takes its shape from ``shapes``; NumPy makes no array of more than
+    64 dimensions, and its ValueError was a 500."""
+    xml, bin_data = sample("dynamic")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    shape = "[" + ",".join(["1"] * rank) + "]"
+    problem = assert_problem(client.post(f"/v1/models/{mid}/layers/3/run", json={"shapes": {"0": shape}}), 400, "input")
+    assert f"rank {rank}" in problem["detail"] and "64 dimensions" in problem["detail"], problem
+    ok = client.post(f"/v1/models/{mid}/layers/3/run", json={"shapes": {"0": "[2,3]"}, "backends": ["numpy"]})
+    assert ok.status_code == 200, ok.text
+
+
 def test_too_many_given_values(make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]) -> None:
     client = make_client(max_elements=100)
     mid = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
