@@ -12,6 +12,11 @@ once :func:`create_app` is called::
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -92,6 +97,21 @@ def _startup(catalog: Catalog, settings: Settings, isolated: IsolatedPool) -> No
     apply_extensions(settings)
 
 
+def _end_with_the_supervisor() -> None:
+    """In a process a supervisor started (``ovreduce serve --workers N``, uvicorn's ``--workers``): stop this server,
+    gracefully, once the supervisor is gone. Killed (SIGKILL, the OOM killer), it stops no worker: each went on
+    answering on the shared port for ever, and a new ``ovreduce serve`` could not listen on it."""
+    parent = multiprocessing.parent_process()
+    if parent is None:  # the server process itself (one worker, the tests): nothing to watch
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's graceful shutdown, as when the supervisor stops it
+
+    threading.Thread(target=watch, daemon=True, name="ovreduce-supervisor-watch").start()
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The ASGI application for ``settings`` (default: read from the ``OVREDUCE_*`` environment).
 
@@ -109,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         await run_in_threadpool(_startup, catalog, settings, isolated)
+        _end_with_the_supervisor()
         yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
         await run_in_threadpool(isolated.shutdown)
 

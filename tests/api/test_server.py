@@ -266,6 +266,35 @@ def test_several_workers_refuse_new_connections_once_told_to_stop(tmp_path: Path
             busy.close()
 
 
+def test_workers_end_with_a_supervisor_that_was_killed(tmp_path: Path) -> None:
+    """SIGKILL of the supervisor (``--workers 2``) stops none of its uvicorn workers: they went on answering on the
+    shared port for ever, and a new server could not listen on it. Each now stops once the supervisor is gone."""
+    with serve(tmp_path / "store", workers=2) as (url, proc):
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True)
+        pids = [int(pid) for pid in children.stdout.split()]
+        assert pids
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in pids if _running(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"{left} outlived their supervisor"
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{url}/healthz", timeout=5)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie, not yet reaped by init, has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_settings_reach_every_worker_without_the_environment(tmp_path: Path) -> None:
     """Two worker processes get the Settings object itself: no OVREDUCE_* variable is set anywhere."""
     store = tmp_path / "only-in-settings"
