@@ -21,6 +21,7 @@ from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
 from ovreduce.ops.rules import (
     EPS_MODE,
     GELU_MODE,
+    MAX_VALUE_ELEMENTS,
     MVN_EPS_MODE,
     ROUND_MODE,
     Enum,
@@ -59,8 +60,8 @@ _ENUMS: dict[str, Mapping[str, Enum]] = {
 }
 _REALS = {"MVN": ("eps",), "NormalizeL2": ("eps",), "Elu": ("alpha",), "Clamp": ("min", "max")}
 _AXIS = frozenset({"Softmax", "SoftMax", "LogSoftmax"})
+_FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling"})
 """What OpenVINO reads of these shape-preserving ops' attributes, and refuses when it cannot."""
-MAX_VALUE_ELEMENTS = 4096  # a Const with more elements is not read as a small value
 
 
 # -- sources ------------------------------------------------------------------------------------------------
@@ -175,12 +176,14 @@ class ShapePreserving(Op):
         return [PortState(src.shape, etype, "inferred")]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
-        """A LogicalNot folds (a sub-graph's condition: ``Not(Equal(Size(x), 0))``), and what :meth:`fold_values`
-        folds, each value in the shape of input 0."""
+        """A LogicalNot folds (a sub-graph's condition: ``Not(Equal(Size(x), 0))``), a Floor or Ceiling of integers
+        (torch's ``//`` of sizes) is its input, and what :meth:`fold_values` folds, each value in the shape of
+        input 0."""
         folded = super().fold(ctx)
-        value = ctx.value(0) if self.type == "LogicalNot" and ctx.layer.inputs else None
+        value = ctx.value(0) if self.type in _FOLDED and ctx.layer.inputs else None
         if value is not None and value.values is not None and evaluates(self.type, ctx.input(0).element_type):
-            return ValueInfo("const", tuple(int(not v) for v in value.values), shape=value.shape)
+            values = tuple(int(not v) for v in value.values) if self.type == "LogicalNot" else value.values
+            return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
             return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
         return folded

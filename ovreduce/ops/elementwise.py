@@ -27,12 +27,14 @@ from ovreduce.ops.rules import (
     TYPED,
     ShapeRule,
     bool_attr,
+    broadcast_shape,
     broadcast_values,
     const_tensor,
     evaluates,
     int_attr,
     same_type,
     str_attr,
+    too_large,
     wrapped,
 )
 from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
@@ -197,6 +199,10 @@ class Binary(ShapeRule):
         etype = ctx.input(0).element_type
         if a is None or b is None or fn is None or etype is None or not evaluates(self.type, etype):
             return folded
+        out_shape = broadcast_shape(a[1], b[1])
+        oversized = None if out_shape is None else too_large(layer, out_shape)
+        if oversized is not None:
+            return oversized
         try:
             result = broadcast_values(a, b, fn)
         except ZeroDivisionError:

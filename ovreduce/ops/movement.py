@@ -9,6 +9,7 @@ axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant whereve
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
@@ -27,12 +28,14 @@ from ovreduce.ops.rules import (
     ShapeRule,
     Tensor,
     bool_attr,
+    broadcast_values,
     const_tensor,
     int_attr,
     ints_attr,
     normalize_axis,
     same_type,
     str_attr,
+    too_large,
     value_ports,
     wrapped,
 )
@@ -46,6 +49,7 @@ __all__ = [
     "Range4",
     "Reshape1",
     "ShapeOf",
+    "Slice8",
     "Split1",
     "Squeeze",
     "StridedSlice1",
@@ -87,6 +91,14 @@ def _axes_shape(shape: PartialShape) -> PartialShape:
     return shape
 
 
+def _bounds(ctx: LayerContext, index: int, values: tuple[int | None, ...] | None) -> tuple[int | None, ...] | None:
+    """Slice bounds as OpenVINO reads them (``get_input_bounds``): an i32 value at its type's limit is int64's."""
+    etype = ctx.input(index).element_type
+    if values is None or etype is None or etype.name != "i32":
+        return values
+    return tuple(_I64_MAX if v == (1 << 31) - 1 else _I64_MIN if v == -(1 << 31) else v for v in values)
+
+
 def _length(shape: PartialShape) -> int | None:
     """The element count of a 1-D (or scalar) value's shape when static."""
     if shape.dims is None or len(shape.dims) > 1:
@@ -117,6 +129,9 @@ class _ValueShaped(ShapeRule):
         shape = out[0].shape if out else None
         if shape is None or not shape.is_static:
             return folded
+        oversized = too_large(ctx.layer, shape.to_list())
+        if oversized is not None:
+            return oversized
         result = self.fold_tensor(ctx, [t for t in tensors if t is not None], tuple(shape.to_list()))
         return folded if result is None else ValueInfo("const", result, shape=tuple(shape.to_list()))
 
@@ -623,9 +638,10 @@ class Tile0(ShapeRule):
         return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
 
 
-class Broadcast(ShapeRule):
+class Broadcast(_ValueShaped):
     """Broadcast-1/3: ``mode`` numpy (the target shape), bidirectional (numpy rules both ways), explicit
-    (the target shape, data dims placed by ``axes_mapping``)."""
+    (the target shape, data dims placed by ``axes_mapping``). Values fold through the numpy and bidirectional modes
+    (torch's ``split`` into equal parts broadcasts a part's size to a list of sizes)."""
 
     value_inputs = value_ports((1, "Target shape", "01"), (2, "Axes mapping", ""))
 
@@ -670,6 +686,14 @@ class Broadcast(ShapeRule):
                 )
             return [self._pdpd(data.dims, target)]
         return [target_ps]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        if str_attr(ctx.layer, "mode", "numpy") not in ("numpy", "bidirectional"):
+            return None
+        spread = broadcast_values(inputs[0], ((0,) * math.prod(out_shape), out_shape), lambda value, _: value)
+        return spread[0] if spread is not None and spread[1] == out_shape else None
 
     @staticmethod
     def _known_in_part(data: tuple[Dimension, ...], target: tuple[int | None, ...], mode: str) -> PartialShape:
@@ -987,6 +1011,10 @@ class StridedSlice1(ShapeRule):
         rank = len(data.dims)
         begin, end = _value(ctx, 1), _value(ctx, 2)
         strides = _value(ctx, 3) if len(inputs) > 3 else (1,) * len(begin) if begin is not None else None
+        begin, end = (
+            cast(tuple[int, ...] | None, _bounds(ctx, 1, begin)),
+            cast(tuple[int, ...] | None, _bounds(ctx, 2, end)),
+        )
         number_axes = _length(inputs[1]) if inputs[1].rank == 1 else None
         end_axes = _length(inputs[2]) if inputs[2].rank == 1 else None
         if number_axes is not None and end_axes is not None:
@@ -1051,3 +1079,118 @@ class StridedSlice1(ShapeRule):
         if index >= len(data.dims):
             raise ShapeInferenceError(f"the slice reaches axis {index} of a tensor of rank {len(data.dims)}")
         return data.dims[index]
+
+
+_SLICE_INPUTS = ("start", "stop", "step", "axes")
+_SLICE_EVALUATED = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
+
+
+class Slice8(_ValueShaped):
+    """Slice-8 (``slice_shape_inference.hpp``): ``start``, ``stop`` and ``step`` along ``axes`` (by default the first
+    ones). A sliced dim whose start or stop element is not known before run time, or whose step is not constant,
+    is ``[0, its upper bound]``, as OpenVINO makes it where it has no bounds for them (where it has, ovreduce's dim is
+    the looser one); axes that are not constant leave every dim so. Values fold through it, and the elements of a
+    1-D value known in part (a ShapeOf of a partly dynamic shape) stay known, as OpenVINO's bounds pass through."""
+
+    value_inputs = value_ports(*((i, f"Slice `{name}`", "") for i, name in enumerate(_SLICE_INPUTS, start=1)))
+
+    type = "Slice"
+    version = "opset8"
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        if len(inputs) not in (4, 5):
+            raise ShapeInferenceError(f"Slice has to have 4 or 5 inputs. Got: {len(inputs)}")
+        data = inputs[0]
+        if data.dims is None:
+            return [PartialShape(None)]
+        rank = len(data.dims)
+        if rank == 0:
+            raise ShapeInferenceError("Slice `data` input can't be a scalar.")
+        for shape, name in zip(inputs[1:], _SLICE_INPUTS, strict=False):
+            if shape.dims is not None and len(shape.dims) != 1:
+                raise ShapeInferenceError(f"Slice `{name}` input must be a 1D tensor. Got rank: {len(shape.dims)}")
+            if shape.dims is not None and shape.dims[0].lo > rank:
+                raise ShapeInferenceError(f"Slice `{name}` input dim size can't be bigger than `data` rank.")
+        start_shape, stop_shape, step_shape = inputs[1:4]
+        if not (start_shape.compatible(stop_shape) and start_shape.compatible(step_shape)
+                and stop_shape.compatible(step_shape)):  # fmt: skip
+            raise ShapeInferenceError("Slice `start`, `stop`, `step` inputs must have compatible shapes.")
+        start, stop, steps = _bounds(ctx, 1, _partial(ctx, 1)), _bounds(ctx, 2, _partial(ctx, 2)), _value(ctx, 3)
+        axes: dict[int, int] | None = None  # axis -> its index in start, stop and step; None: not known
+        if len(inputs) == 5:
+            if not inputs[4].compatible(start_shape):
+                raise ShapeInferenceError(
+                    "Slice `axes` input must have compatible shape with `start`, `stop`, `step` inputs."
+                )
+            given = _value(ctx, 4)
+            if given is not None:
+                axes = {normalize_axis(a, rank): i for i, a in enumerate(given)}
+                if len(axes) != len(given):
+                    raise ShapeInferenceError("Slice values in `axes` input must be unique.")
+        else:  # by default the first axes, as many as start has elements (known from its shape or its value)
+            count = _length(start_shape) if start_shape.dims is not None else None
+            count = len(start) if count is None and start is not None else count
+            axes = None if count is None else {i: i for i in range(count)}
+        out: list[Dimension] = []
+        for axis, dim in enumerate(data.dims):
+            i = axes.get(axis) if axes is not None else None
+            if axes is not None and i is None:
+                out.append(dim)  # not sliced
+                continue
+            begin = start[i] if start is not None and i is not None and i < len(start) else None
+            end = stop[i] if stop is not None and i is not None and i < len(stop) else None
+            if steps is not None and start is not None and stop is not None and i is not None and i < len(steps):
+                if steps[i] == 0:
+                    raise ShapeInferenceError("Step must be non-zero")
+                if begin is not None and end is not None:
+                    out.append(_slice_dim(dim, begin, end, steps[i]))
+                    continue
+            out.append(Dimension(0, dim.hi))
+        return [PartialShape(tuple(out))]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Also the elements a constant slice picks from a 1-D value known in part: constant when all are known."""
+        folded = super().fold(ctx)
+        data = ctx.value(0)
+        cut = self._cut(ctx) if folded.kind == "runtime" and data.known is not None else None
+        if cut is None or data.known is None:
+            return folded
+        picked = tuple(data.known[i] for i in _picked(len(data.known), cut))
+        if any(v is None for v in picked):
+            return replace(folded, known=picked)
+        return ValueInfo("const", cast(tuple[int, ...], picked), shape=(len(picked),))
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        values, shape = inputs[0]
+        cut = self._cut(ctx)
+        return None if cut is None or len(shape) != 1 else tuple(values[i] for i in _picked(shape[0], cut))
+
+    @staticmethod
+    def _cut(ctx: LayerContext) -> slice | None:
+        """The slice of a 1-D value: constant start, stop and step of one element, along axis 0; None for any
+        other, or where OpenVINO does not evaluate the layer
+        (``Slice::has_evaluate``: start and axes of an integer type of 8 to 64 bits)."""
+        ports = (1, 4) if len(ctx.layer.inputs) == 5 else (1,)
+        if not all((t := ctx.input(p).element_type) is not None and t.name in _SLICE_EVALUATED for p in ports):
+            return None
+        given = [_value(ctx, i) for i in range(1, len(ctx.layer.inputs))]
+        if any(v is None or len(v) != 1 for v in given) or given[2] == (0,) or given[3:] not in ([], [(0,)], [(-1,)]):
+            return None
+        (begin,), (end,), (step,) = cast(list[tuple[int]], given[:3])
+        return slice(begin, end, step)
+
+
+def _picked(size: int, cut: slice) -> range:
+    """The indices a slice of a dim of ``size`` takes, as OpenVINO's shape inference counts them
+    (``slice::get_sliced_value``): a negative start or stop counts from the end, then each is clipped to the dim,
+    a start to its last element when the step is negative (not before the first, as Python's slices clip it)."""
+    begin, end, step = cast(tuple[int, int, int], (cut.start, cut.stop, cut.step))
+    begin, end = (v + size if v < 0 else v for v in (begin, end))
+    if step > 0:
+        return range(min(max(begin, 0), size), min(max(end, 0), size), step)
+    return range(min(max(begin, 0), size - 1), min(max(end, -1), size), step)

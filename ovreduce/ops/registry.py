@@ -40,6 +40,7 @@ from ovreduce.ops.movement import (
     Range4,
     Reshape1,
     ShapeOf,
+    Slice8,
     Split1,
     Squeeze,
     StridedSlice1,
@@ -150,6 +151,7 @@ _BUILTIN = _table(
     Pad("opset1", range(1, 12)),
     Pad("opset12", range(12, LAST_OPSET + 1)),
     StridedSlice1(_V1),
+    Slice8(range(8, LAST_OPSET + 1)),
     Interpolate("opset4", range(4, 11)),
     Interpolate("opset11", range(11, LAST_OPSET + 1)),
     # sub-graph ops: their bodies walked with the shapes their inputs give

@@ -28,6 +28,7 @@ __all__ = [
     "EPS_MODE",
     "GELU_MODE",
     "INTERPOLATE_MODE",
+    "MAX_VALUE_ELEMENTS",
     "MVN_EPS_MODE",
     "NEAREST_MODE",
     "PAD_MODE",
@@ -41,6 +42,7 @@ __all__ = [
     "ShapeRule",
     "Tensor",
     "bool_attr",
+    "broadcast_shape",
     "broadcast_values",
     "check_enums",
     "const_tensor",
@@ -50,6 +52,7 @@ __all__ = [
     "normalize_axis",
     "same_type",
     "str_attr",
+    "too_large",
     "value_ports",
     "wrapped",
 ]
@@ -271,6 +274,9 @@ def normalize_axis(axis: int, rank: int, what: str = "Axis") -> int:
 
 
 # -- values as tensors ----------------------------------------------------------------------------------------
+MAX_VALUE_ELEMENTS = 4096
+"""The most elements of a value ovreduce reads or computes (a Const's, a fold's): the values shapes are made of (axes,
+targets, lengths) have a few; values come from untrusted files."""
 _WIDE = frozenset({"i32", "i64", "u32", "u64"})
 _COMPARED = _WIDE | {"boolean"}
 # The element types whose values OpenVINO's ``evaluate`` computes for each op that folds here: its shape inference
@@ -289,6 +295,7 @@ _EVALUATED: Mapping[str, frozenset[str]] = {
     "NotEqual": _COMPARED, "Less": _COMPARED, "LessEqual": _COMPARED, "Greater": _COMPARED, "GreaterEqual": _COMPARED,
     "LogicalAnd": frozenset({"boolean"}), "LogicalOr": frozenset({"boolean"}), "LogicalXor": frozenset({"boolean"}),
     "LogicalNot": _COMPARED | {"u8"},
+    "Floor": _WIDE | {"i8", "i16", "u8", "u16"}, "Ceiling": _WIDE | {"i8", "i16", "u8", "u16"},
     "ReduceSum": _WIDE, "ReduceProd": _WIDE, "ReduceMax": _WIDE | {"i8", "u8"}, "ReduceMin": _WIDE | {"i8", "u8"},
     "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
 }  # fmt: skip
@@ -332,9 +339,18 @@ def _strides(shape: Sequence[int]) -> list[int]:
     return out
 
 
-def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Tensor | None:
-    """``fn`` elementwise over two tensors with NumPy broadcasting; None when the shapes do not broadcast."""
-    (av, ash), (bv, bsh) = a, b
+def too_large(layer: Layer, shape: Sequence[int]) -> ValueInfo | None:
+    """Why a value of ``shape`` is not computed, when it has more than :data:`MAX_VALUE_ELEMENTS` elements; None
+    when it may be (it is checked before anything is allocated: a Range of 10**10 steps is a few bytes of IR)."""
+    count = _count(shape)
+    if count <= MAX_VALUE_ELEMENTS:
+        return None
+    return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} makes a value of {count} elements, more "
+                                         f"than the {MAX_VALUE_ELEMENTS} ovreduce computes")  # fmt: skip
+
+
+def broadcast_shape(ash: tuple[int, ...], bsh: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The NumPy broadcast of two static shapes; None when they do not broadcast."""
     rank = max(len(ash), len(bsh))
     pa = (1,) * (rank - len(ash)) + ash
     pb = (1,) * (rank - len(bsh)) + bsh
@@ -343,6 +359,18 @@ def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Ten
         if x != y and 1 not in (x, y):
             return None
         out_shape.append(y if x == 1 else x)
+    return tuple(out_shape)
+
+
+def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Tensor | None:
+    """``fn`` elementwise over two tensors with NumPy broadcasting; None when the shapes do not broadcast."""
+    (av, ash), (bv, bsh) = a, b
+    out_shape = broadcast_shape(ash, bsh)
+    if out_shape is None:
+        return None
+    rank = len(out_shape)
+    pa = (1,) * (rank - len(ash)) + ash
+    pb = (1,) * (rank - len(bsh)) + bsh
     sa, sb, so = _strides(pa), _strides(pb), _strides(out_shape)
     out: list[int] = []
     for flat in range(_count(out_shape)):
@@ -354,7 +382,7 @@ def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Ten
             if pb[axis] != 1:
                 ib += index * sb[axis]
         out.append(fn(av[ia], bv[ib]))
-    return tuple(out), tuple(out_shape)
+    return tuple(out), out_shape
 
 
 def shape_dims(shape: PartialShape) -> tuple[Dimension, ...]:

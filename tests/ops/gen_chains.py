@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import openvino as ov
 import openvino.opset1 as ops1
+import openvino.opset8 as ops8
 import openvino.opset10 as ops10
 import openvino.opset11 as ops11
 import openvino.opset12 as ops12
@@ -25,7 +26,7 @@ STEPS = (
     "relu", "add", "multiply", "select", "conv", "group_conv", "max_pool", "avg_pool", "matmul",
     "transpose", "reshape_const", "reshape_shapeof", "concat", "split", "variadic_split", "unsqueeze_squeeze",
     "tile", "softmax", "gather", "broadcast", "batch_norm", "strided_none",
-    "interpolate", "pad", "strided_slice", "conv_backprop",
+    "interpolate", "pad", "strided_slice", "conv_backprop", "slice",
 )  # fmt: skip
 
 
@@ -154,6 +155,20 @@ def _step(rng: random.Random, x: Any, chain: Chain) -> Any:
             extra[2] = [int(i == 1) for i in range(n)]  # an ellipsis second
         return ops1.strided_slice(x, _const(begin, np.int64), _const(end, np.int64), _const(strides, np.int64),
                                   masks[0], masks[1], *extra)  # fmt: skip
+    if kind == "slice" and rank:
+        if rank > 1 and rng.random() < 0.3:  # the first dims of the shape, as a value, then the rest: -1
+            chain.frozen = True  # (OpenVINO bounds a slice of interval dims, which ovreduce does not model)
+            head = ops8.slice(ops.shape_of(x), _const([0], np.int64), _const([rng.randint(1, rank - 1)], np.int64),
+                              _const([1], np.int64))  # fmt: skip
+            return ops.reshape(x, ops.concat([head, _const([-1], np.int64)], 0), special_zero=False)
+        n = rng.randint(1, rank)
+        start = [rng.randint(-4, 4) for _ in range(n)]
+        stop = [rng.choice([rng.randint(-4, 6), 2**63 - 1, -(2**63)]) for _ in range(n)]
+        steps = [rng.choice([1, 1, 2, 3, -1, -2]) for _ in range(n)]
+        given = [_const(start, np.int64), _const(stop, np.int64), _const(steps, np.int64)]
+        if rng.random() < 0.7:  # else the first n axes
+            given.append(_const([a - rank if rng.random() < 0.5 else a for a in rng.sample(range(rank), n)], np.int32))
+        return ops8.slice(x, *given)
     if rank != 4 or shape[1] < 1:
         chain.steps[-1] = "relu"
         return ops.relu(x)

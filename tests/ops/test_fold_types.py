@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+import openvino.opset8 as ops8
 import openvino.opset13 as ops
 import pytest
 
@@ -46,6 +47,10 @@ OPS: dict[str, Callable[[Any], Any]] = {
         ("GreaterEqual", ops.greater_equal), ("LogicalAnd", ops.logical_and), ("LogicalOr", ops.logical_or),
         ("LogicalXor", ops.logical_xor)]},
     "LogicalNot": lambda dtype: ops.logical_not(_c([2, 0], dtype)),
+    "Floor": lambda dtype: ops.floor(_c([2, 1], dtype)),
+    "Ceiling": lambda dtype: ops.ceiling(_c([2, 1], dtype)),
+    "Broadcast": lambda dtype: ops.broadcast(_c([2, 1], dtype), _c([2, 2])),
+    "Slice": lambda dtype: ops8.slice(_c([2, 1, 3], dtype), _c([1]), _c([3]), _c([1])),
     **{name: _reduction(f) for name, f in [
         ("ReduceSum", ops.reduce_sum), ("ReduceProd", ops.reduce_prod), ("ReduceMax", ops.reduce_max),
         ("ReduceMin", ops.reduce_min), ("ReduceLogicalAnd", ops.reduce_logical_and),

@@ -425,3 +425,59 @@ def test_a_scalar_into_an_op_along_an_axis_is_refused_as_openvino_refuses_it(
     path.with_suffix(".bin").write_bytes(blob)
     assert "Accessing out-of-range dimension" in str(_openvino(path))
     assert _errors(path) == [("layer-invalid", "op")]
+
+
+@pytest.mark.parametrize(
+    ("op", "values"),
+    [("Range", None), ("Add", (np.arange(64, dtype=I64).reshape(64, 1), np.arange(128, dtype=I64).reshape(1, 128)))],
+    ids=["range-3e9", "add-64x128"],
+)
+def test_a_value_too_large_to_compute_is_said_not_allocated(
+    tmp_path: Path, op: str, values: tuple[Any, Any] | None
+) -> None:
+    """A Range of 3e9 steps (three 8-byte constants) folded into a reduction's axes took 8 GB and 16 s before
+    the memory bound stopped the check: a value of more elements than ovreduce computes is unresolved, saying so."""
+    consts = values or (np.array(0, I64), np.array(3 * 10**9, I64), np.array(1, I64))
+    shapes = [list(v.shape) for v in consts]
+    data, offset = b"", 0
+    layers = [layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, [2, 3])])]
+    for i, (v, shape) in enumerate(zip(consts, shapes, strict=True), start=1):
+        attrs = {
+            "element_type": "i64",
+            "shape": ",".join(map(str, shape)),
+            "offset": str(offset),
+            "size": str(v.nbytes),
+        }
+        layers.append(layer(i, f"c{i}", "Const", data=attrs, outputs=[port(0, shape, "I64")]))
+        data, offset = data + v.tobytes(), offset + v.nbytes
+    n = len(consts) + 1
+    big = [3 * 10**9] if op == "Range" else [64, 128]
+    ins = [port(i, shape, "I64") for i, shape in enumerate(shapes)]
+    kind = {"output_type": "i64"} if op == "Range" else {"auto_broadcast": "numpy"}
+    axes = [1] if op == "Range" else []  # the smallest element, as a reduction's axes
+    layers += [
+        layer(n, "big", op, data=kind, inputs=ins, outputs=[port(len(shapes), big, "I64")], version="opset4"),
+        layer(n + 1, "axes_of_big", "ReduceMin", data={"keep_dims": str(op == "Range").lower()},
+              inputs=[port(0, big, "I64"), port(1, [len(big)], "I64")], outputs=[port(2, axes, "I64")]),
+        layer(n + 2, "all", "Const", data={"element_type": "i64", "shape": str(len(big)), "offset": str(offset),
+              "size": str(8 * len(big))}, outputs=[port(0, [len(big)], "I64")]),
+        layer(n + 3, "mean", "ReduceMean", data={"keep_dims": "false"}, inputs=[port(0, [2, 3]), port(1, axes, "I64")],
+              outputs=[port(2, [3])]),
+        layer(n + 4, "out", "Result", inputs=[port(0, [3])]),
+    ]  # fmt: skip
+    data += np.arange(len(big), dtype=I64).tobytes()
+    edges = [edge(i, 0, n, i - 1) for i in range(1, n)]
+    edges += [edge(n, len(shapes), n + 1, 0), edge(n + 2, 0, n + 1, 1), edge(0, 0, n + 3, 0)]
+    edges += [edge(n + 1, 2, n + 3, 1), edge(n + 3, 2, n + 4, 0)]
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(data)
+    ir = load_ir(path)
+    try:
+        report = check_model(ir)
+    finally:
+        ir.close()
+    [mean] = [r for r in report.reductions if r.layer_name == "mean"]
+    assert mean.status == "unresolved", mean
+    said = " ".join(f.message for f in report.findings if f.layer_name == "mean")
+    assert f"{op} layer 'big' makes a value of {3 * 10**9 if op == 'Range' else 8192} elements" in said, said

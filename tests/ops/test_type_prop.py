@@ -110,6 +110,43 @@ STRIDED_SLICE: list[Case] = [
      [0, 1, 0]), "[1,3,4,2]"),
 ]  # fmt: skip
 
+
+def _sl(
+    shape: str, start: list[int], stop: list[int], step: list[int], axes: list[int] | None = None, dtype: Any = np.int32
+) -> Callable[[P], Any]:
+    """Slice-8 of a Parameter ``shape`` with constant inputs of ``dtype`` (i32, as the type_prop tests have them)."""
+
+    def build(p: P) -> Any:
+        given = [c(v, dtype) for v in (start, stop, step)] + ([] if axes is None else [c(axes, dtype)])
+        return o8.slice(p(shape), *given)
+
+    return build
+
+
+SLICE: list[Case] = [
+    ("v8_basic_const_inputs", _sl("[10,10,10,10,10,10,10,10]", [1, 1, -20, 9, 9, 9, 9, 20],
+     [8, 8, 20, -11, 0, -10, -11, -20], [1, 2, 1, -1, -1, -1, -2, -1], list(range(8))), "[7,4,10,10,9,9,5,10]"),
+    ("v8_basic_const_inputs_dif_neg_steps", _sl("[5,5,5,5,9,9]", [5] * 4 + [9, 9], [0] * 6,
+     [-2, -3, -4, -5, -2, -3]), "[2,2,1,1,4,3]"),
+    ("v8_const_inputs_output_zero_dims", _sl("[5,5,5,5,9,9]", [0, 0, 0, 5, 0, 10], [5, 5, 5, 5, 9, 9],
+     [2, -3, 1, 5, 2, 1]), "[3,0,5,0,5,0]"),
+    ("v8_basic_const_inputs_unordered_axes", _sl("[10,10,10,10,10,10,10,10]", [1, 1, -20, 9, 9, 9, 9, 20],
+     [8, 8, 20, -11, 0, -10, -11, -20], [1, 2, 1, -1, -1, -1, -2, -1], [2, 0, 3, 7, 1, 5, 6, 4]),
+     "[4,9,7,10,10,9,5,10]"),
+    ("v8_const_inputs_not_all_axes_unordered", _sl("[10,10,10,10,10,20,20..30,30,2..5,?]",
+     [1, 1, -20, 9, 10, 9], [8, 8, 20, -11, 25, 0], [1, 2, 1, -1, 1, -1], [1, 0, 2, 3, 6, 4]),
+     "[4,7,10,10,9,20,10..15,30,2..5,?]"),
+    ("v8_basic_const_inputs_data_dynamic_bounds_dimensions", _sl("[1..5,10..20,20..30,16,30..40]",
+     [0, 2, 10, 0, 35], [1, 8, 25, 16, 40], [1] * 5, list(range(5))), "[1,6,10..15,16,..5]"),
+    ("v8_basic_const_inputs_data_dynamic_rank", _sl("...", [1, 1], [8, 8], [1, 2], [0, 1]), "..."),
+    ("v8_basic_param_inputs_default_axes", lambda p: o8.slice(p("[..10,1..10,10,3..5,?,100..,..8,4..8,16]"),
+     p("[7]", ov.Type.i32), p("[7]", ov.Type.i32), p("[7]", ov.Type.i32)), "[..10,..10,..10,..5,?,?,..8,4..8,16]"),
+    ("v8_sss_param_inputs_mixed_neg_const_axes", lambda p: o8.slice(p("[5..10,2,7,..4]"), p("[3]", ov.Type.i32),
+     p("[3]", ov.Type.i32), p("[3]", ov.Type.i32), c([0, 3, 1], np.int32)), "[..10,..2,7,..4]"),
+    ("v8_basic_sss_param_inputs_param_axes", lambda p: o8.slice(p("[..10,1..10,10,3..5]"), c([0, 0], np.int32),
+     c([5, 5], np.int32), c([1, 1], np.int32), p("[2]", ov.Type.i32)), "[..10,..10,..10,..5]"),
+]  # fmt: skip
+
 CONV_BACKPROP: list[Case] = [
     ("2D_explicit(strides,pads,output_padding)", lambda p: o1.convolution_backprop_data(p("[1,16,2,2]"),
      f(16, 6, 3, 3), [2, 2], None, [1, 1], [1, 1], [1, 1], "explicit", [1, 1]), "[1,6,4,4]"),
@@ -293,6 +330,7 @@ TABLES = {
     "Interpolate": INTERPOLATE,
     "Pad": PAD,
     "StridedSlice": STRIDED_SLICE,
+    "Slice": SLICE,
     "ConvolutionBackpropData": CONV_BACKPROP,
     "Convolution": CONVOLUTION,
     "GroupConvolution": GROUP_CONVOLUTION,
@@ -319,6 +357,15 @@ REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
     # [3:-2:-2] of 1..11 gives OpenVINO the bounds (1, 0): an empty interval, which reads back as a dynamic dim
     ("StridedSlice", "empty_interval_reads_dynamic", _ss("[2,1..11]", [0, 3], [0, -2], [1, -2], [1, 0], [1, 0]),
      "[2,?]"),
+    # OpenVINO reads an i32 bound at its type's limit as int64's: "to the end", not 2**31 - 1 elements
+    ("Slice", "i32_limits_read_as_i64_limits", _sl("[?,300]", [2**31 - 1, 1], [5, 2**31 - 1], [-1, 1]), "[?,299]"),
+    ("StridedSlice", "i32_limits_read_as_i64_limits", lambda p: o1.strided_slice(p("[?,300]"),
+     c([2**31 - 1, 1], np.int32), c([5, 2**31 - 1], np.int32), c([-1, 1]), [0, 0], [0, 0]), "[?,299]"),
+    # a slice of a shape value folds: a reverse start before the first element is clipped to it (one element left)
+    ("Reshape", "slice_of_shape_reverse_start_clipped", lambda p: o1.reshape(p("[3,6]"), o1.concat([o8.slice(
+     o3.shape_of(p("[3,6]")), c([-3]), c([-3]), c([-1]), c([0])), c([-1])], 0), False), "[3,6]"),
+    ("Reshape", "slice_of_partial_shape_stays_known", lambda p: o1.reshape(p("[2,?,6]"), o1.concat([o8.slice(
+     o3.shape_of(p("[2,?,6]")), c([0]), c([2]), c([1])), c([-1])], 0), False), "[2,?,?]"),
     # the -1 part of an interval dim is dynamic
     ("VariadicSplit", "interval_rest_dynamic", lambda p: o1.variadic_split(p("[2..9,3]"), c(0), c([1, -1])),
      "[1,3];[?,3]"),
