@@ -667,13 +667,23 @@ class Builder:
         by_id = {layer.id: layer for layer in graph.layers}
         ins: list[PortMapping] = []
         outs: list[PortMapping] = []
+        # OpenVINO keys a port map's entries by external_port_id and reads the first of each (a std::map's emplace);
+        # of an entry with a negative id it reads no more than what makes it an input or output description
+        seen: dict[str, set[int]] = {"input": set(), "output": set()}
         for item_tag, attrs, item_line in port_map:
             try:
+                what = f"{self.at(item_line)}: {where}: <{map_tag}> <{item_tag}>"
+                ext = self._int_attr(attrs, "external_port_id", what, required=True)
+                assert ext is not None
+                new_id = ext not in seen[item_tag]
+                seen[item_tag].add(ext)
+                if not new_id and (item_tag == "input" or ext < 0):
+                    continue  # never read (a second <output> of one port is refused below, as before)
+                if ext < 0 and not self._described(item_tag, attrs, map_tag, what, back_edges):
+                    continue
                 mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
             except IRError as exc:
                 raise _located(exc, item_line) from None
-            if item_tag == "input" and any(m.external_port_id == mapped.external_port_id >= 0 for m in ins):
-                continue  # OpenVINO keeps the first input mapped from a port
             (ins if item_tag == "input" else outs).append(mapped)
         by_port: dict[int, PortMapping] = {}
         for m in outs:
@@ -712,6 +722,39 @@ class Builder:
                     )
                 back.append(item)
         return Body(role, graph, tuple(ins), tuple(outs), tuple(back), line)
+
+    @staticmethod
+    def _described(
+        tag: str,
+        attrs: Mapping[str, str],
+        map_tag: str,
+        what: str,
+        back_edges: Sequence[tuple[str, Mapping[str, str], int | None]],
+    ) -> bool:
+        """Whether OpenVINO reads a port-map entry with a negative ``external_port_id`` (the first of its id) as more
+        than a number: a Loop's ``execution_condition`` output or ``current_iteration`` input, whose body layer it
+        looks up. It refuses the model where such an input is sliced or fed by a back edge (it makes it an input
+        description of no port), and reads the entry's ``internal_layer_id`` as an unsigned integer in any case."""
+        text = attrs.get("internal_layer_id")
+        internal = None if text is None else canonical_id(text)
+        if internal is None:
+            got = "is missing" if text is None else f"is {text!r}"
+            raise IRStructureError(f"{what}: internal_layer_id {got}; expected the id of a body layer")
+        purpose = attrs.get("purpose") if map_tag == "port_map" else None
+        if tag == "output":
+            return purpose == "execution_condition"
+        fed = any(
+            item_tag == "edge" and canonical_id(edge.get("to-layer") or "") == internal
+            for item_tag, edge, _ in back_edges
+        )
+        if "axis" in attrs or fed:
+            how = "sliced along an axis" if "axis" in attrs else "fed by a back edge"
+            raise IRStructureError(
+                f"{what}: external_port_id={attrs.get('external_port_id', '').strip()} is no input port, and the "
+                f"body Parameter it maps is {how}; OpenVINO makes it an input description of no port and refuses "
+                f"the model (Number of inputs must be the same as number of input descriptions)"
+            )
+        return purpose == "current_iteration"
 
     def _mapping(
         self,
@@ -760,6 +803,11 @@ class Builder:
                     f"{what}: axis={axis} but input port {inputs[ext].id} has rank {rank}; expected an axis from 0 to "
                     f"{rank - 1} to slice it along (OpenVINO refuses the model)"
                 )
+        if tag == "input" and axis is not None and axis < 0:  # unsigned to OpenVINO, dims or none
+            raise IRStructureError(
+                f"{what}: axis={axis}; expected an axis of 0 or more to slice the input along (OpenVINO reads it as "
+                f"an unsigned integer and refuses the model)"
+            )
         part_size = self._int_attr(attrs, "part_size", what, required=False)
         if part_size is not None and part_size < 1:
             raise IRStructureError(f"{what}: part_size={part_size}; expected a positive integer")

@@ -1,0 +1,117 @@
+"""Port-map entries with a negative ``external_port_id``, held to ``read_model``.
+
+OpenVINO keys a port map's ``<input>`` and ``<output>`` entries by ``external_port_id`` and reads the first of each
+(``parse_input_description``, ``parse_output_description``, ``parse_purpose_attribute`` in ``ir_deserializer.cpp``).
+Of a negative one it reads the ``internal_layer_id`` as a number and nothing more, unless it is a Loop's
+``execution_condition`` output or ``current_iteration`` input, or an input it slices or a back edge feeds (which it
+refuses: an input description of no port). A slicing axis is read as an unsigned integer, whatever the port declares.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import IRStructureError, load_ir
+
+_CONDITION = re.compile(r'<output external_port_id="-1" internal_layer_id="\d+" purpose="execution_condition" />')
+
+
+def _loop(folder: Path) -> Path:
+    """A Loop merging x [2,3,4] through a body ReduceSum, with a concatenated ReduceMean output."""
+    xl = ops.parameter([2, 3, 4], ov.Type.f32, name="xl")
+    bp = ops.parameter([2, 3, 4], ov.Type.f32, name="bp")
+    add = ops.add(bp, ops.reduce_sum(bp, ops.constant(np.array([1], np.int64)), True))
+    body = ov.Model(
+        [
+            ops.result(ops.constant(True)),
+            ops.result(add),
+            ops.result(ops.reduce_mean(add, ops.constant(np.array([0, 2], np.int64)), False)),
+        ],
+        [bp],
+    )
+    loop = ops.loop(ops.constant(np.int64(3)), ops.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(bp, xl.output(0), body.get_results()[1].output(0))
+    last = loop.get_iter_value(body.get_results()[1].output(0), -1)
+    cat = loop.get_concatenated_slices(body.get_results()[2].output(0), 0, 1, 1, -1, 0)
+    path = folder / "loop.xml"
+    ov.save_model(ov.Model([last, cat], [xl], "loop"), str(path), compress_to_fp16=False)
+    assert _CONDITION.search(path.read_text())
+    return path
+
+
+def _body_const(text: str) -> str:
+    found = re.search(r'<layer id="(\d+)" name="[^"]*" type="Const"', text.split("<body>")[1])
+    assert found is not None
+    return found[1]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        '<output external_port_id="-1" internal_layer_id="{const}" />',  # a body Const, not a Result
+        '<output external_port_id="-5" internal_layer_id="999" />',  # no body layer, an id below -1
+        '<output external_port_id="-1" internal_layer_id="-4" />',  # a second -1: never read at all
+        '<input external_port_id="-1" internal_layer_id="999" />',  # no body layer
+        '<input external_port_id="-1" internal_layer_id="{const}" />',  # a body Const, not a Parameter
+    ],
+)
+def test_an_entry_openvino_does_not_resolve_is_read_as_openvino_reads_it(tmp_path: Path, entry: str) -> None:
+    path = _loop(tmp_path)
+    text = path.read_text()
+    condition = _CONDITION.search(text)[0]  # type: ignore[index]
+    path.write_text(text.replace(condition, condition + "\n" + entry.format(const=_body_const(text))))
+    ov.Core().read_model(str(path))
+    load_ir(path)
+
+
+def test_a_condition_after_another_output_of_its_id_is_not_read(tmp_path: Path) -> None:
+    path = _loop(tmp_path)
+    text = path.read_text()
+    condition = _CONDITION.search(text)[0]  # type: ignore[index]
+    result = re.search(r'<output axis="0" external_port_id="\d+" internal_layer_id="(\d+)"', text)[1]  # type: ignore[index]
+    shadow = f'<output external_port_id="-1" internal_layer_id="{result}" />'
+    path.write_text(text.replace(condition, shadow + "\n" + condition))
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(str(path))
+    with pytest.raises(IRStructureError, match='has no <output purpose="execution_condition">'):
+        load_ir(path)
+
+
+@pytest.mark.parametrize("extra", ['axis="0" ', ""])
+def test_an_input_of_no_port_that_is_sliced_or_fed_back_is_refused(tmp_path: Path, extra: str) -> None:
+    path = _loop(tmp_path)
+    text = path.read_text()
+    merged = re.search(r'<input external_port_id="2" internal_layer_id="(\d+)" />', text)
+    assert merged is not None
+    path.write_text(
+        text.replace(merged[0], merged[0] + f'\n<input {extra}external_port_id="-1" internal_layer_id="{merged[1]}" />')
+    )
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(str(path))
+    with pytest.raises(IRStructureError, match="external_port_id=-1 is no input port"):
+        load_ir(path)
+
+
+def test_a_negative_slicing_axis_is_refused_where_the_port_declares_no_dims(tmp_path: Path) -> None:
+    path = _loop(tmp_path)
+    text = path.read_text().replace('<input external_port_id="2"', '<input axis="-1" external_port_id="2"')
+    text = re.sub(
+        r'(type="Loop".*?<input>.*?<port id="2" precision="FP32")>\s*(?:<dim>\d+</dim>\s*)+</port>',
+        r"\1 />",
+        text,
+        count=1,
+        flags=re.S,
+    )
+    path.write_text(text)
+    with pytest.raises(RuntimeError, match="not an unsigned 64 bit integer"):
+        ov.Core().read_model(str(path))
+    with pytest.raises(IRStructureError, match="axis=-1; expected an axis of 0 or more"):
+        load_ir(path)
