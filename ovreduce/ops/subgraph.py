@@ -9,13 +9,13 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   anything dynamic becomes dynamic, a scalar and a 1-D shape a 1-D shape, other different ranks a dynamic
   rank). With a constant condition OpenVINO
   infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations.
-* ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged
-  input (one with a back edge) the initial value's shape, made dynamic where the back-edge Result disagrees
-  (re-walked until it settles, at most the trip count times); an invariant input its own shape. The trip
-  count is known when it is constant and the body condition is constant true (or a Parameter fed by a
-  constant true); a constant false body condition is one iteration, a constant false execution condition
-  none. A concatenated output multiplies the Result's ``axis`` by the trip count when both are known, else
-  that dim is dynamic.
+* ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged input
+  (one with a back edge) the initial value's shape (a dim of 0 dynamic), each dim made dynamic where it does not
+  contain the back-edge Result's (re-walked until it settles, at most the trip count times); an invariant input its
+  own shape. The trip count is known when it is constant and the body condition is constant true (or a Parameter fed
+  by a constant true); a constant false body condition is one iteration, a constant false execution condition none. A
+  concatenated output multiplies the Result's ``axis`` by the trip count when both are known, else that dim is
+  dynamic.
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
 
@@ -225,6 +225,10 @@ class _Iterating(SubGraphOp):
     def rewalks(self, trips: Trips) -> int:
         return 0
 
+    def merged(self, shape: PartialShape) -> PartialShape:
+        """The body Parameter's shape for a merged input (one a back edge feeds) of the outer ``shape``."""
+        return shape
+
     def validate(self, ctx: SubGraphContext, body: Body) -> None:
         """Refuse (:class:`ShapeInferenceError`) what OpenVINO's validation refuses before it walks the body."""
 
@@ -248,6 +252,8 @@ class _Iterating(SubGraphOp):
                                           f"the input's shape {state.shape}")  # fmt: skip
                     return super().infer_bodies(ctx)
                 sliced = count if count is not None else sliced
+            elif shape is not None and any(b.to_layer == m.internal_layer_id for b in body.back_edges):
+                shape = self.merged(shape)
             params[m.internal_layer_id] = (
                 PortState(shape, state.element_type, "inferred") if shape is not None else state
             )
@@ -290,16 +296,18 @@ class _Iterating(SubGraphOp):
 
 
 def _widened(result: PartialShape, param: PartialShape) -> PartialShape | None:
-    """The Parameter's new shape when the back-edge Result disagrees with it (None: it agrees)."""
+    """The Parameter's new shape when the back-edge Result is not within it (None: it is): each dim that does not
+    contain the Result's is dynamic, as OpenVINO 2026's Loop relaxes it (a dim merely compatible with the Result's,
+    a ``1`` beside a ``..1``, is not kept)."""
     assert param.dims is not None
     if result.dims is None:
         return result
     if len(result.dims) != len(param.dims):
         return PartialShape.dynamic()
     pairs = list(zip(result.dims, param.dims, strict=True))
-    if all(r.compatible(p) for r, p in pairs):
+    if all(p.contains(r) for r, p in pairs):
         return None
-    return PartialShape(tuple(r if r.compatible(p) else Dimension.dynamic() for r, p in pairs))
+    return PartialShape(tuple(p if p.contains(r) else Dimension.dynamic() for r, p in pairs))
 
 
 class Loop5(_Iterating):
@@ -350,6 +358,13 @@ class Loop5(_Iterating):
 
     def rewalks(self, trips: Trips) -> int:
         return _MAX_REWALKS if trips.iterations is None else trips.iterations
+
+    def merged(self, shape: PartialShape) -> PartialShape:
+        """A dim of 0 is dynamic: it describes the initial value only, not what the iterations carry (OpenVINO
+        2026's Loop relaxes it so)."""
+        if shape.dims is None or all(d.lo or not d.is_static for d in shape.dims):
+            return shape
+        return PartialShape(tuple(Dimension.dynamic() if d.is_static and d.lo == 0 else d for d in shape.dims))
 
     def last(self, shape: PartialShape | None, trips: Trips) -> PartialShape | None:
         if trips.zero and shape is not None and shape.is_static and shape.dims:

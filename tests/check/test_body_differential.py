@@ -361,3 +361,48 @@ def test_a_body_layer_openvino_refuses_is_named_whatever_its_name(name: str, tmp
         ov.Core().read_model(str(path))
     found = check_model(load_ir(path)).findings
     assert [f.layer_name for f in found if f.code == "layer-invalid"] == [name], found
+
+
+def _carried_loop(path: Path, seed: str, other: str, stop: int) -> None:
+    """A Loop of 4 iterations carrying ``xb`` (seeded with a ``seed``-shaped input) whose next value is a slice
+    ``[0:stop]`` of an invariant ``other``-shaped input; ``xb`` is reduced in the body."""
+    x, y = (o8.parameter(ov.PartialShape(s), np.float32, name=n) for s, n in ((seed, "x"), (other, "y")))
+    it = o8.parameter([], np.int64, name="it")
+    xb, yb = (o8.parameter(ov.PartialShape(s), np.float32, name=n) for s, n in ((seed, "xb"), (other, "yb")))
+    one = o8.constant(np.array([1]))
+    sliced = o8.slice(yb, o8.constant(np.array([0])), o8.constant(np.array([stop])), one)
+    carried = o8.add(sliced, o8.reduce_sum(xb, o8.constant(np.array([0])), True))
+    body = ov.Model([o8.result(o8.constant(np.array(True))), o8.result(carried)], [it, xb, yb], "body")
+    loop = o8.loop(o8.constant(np.array(4, np.int64)), o8.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 0])
+    loop.set_merged_input(xb, x.output(0), body.get_results()[1].output(0))
+    loop.set_invariant_input(yb, y.output(0))
+    out = loop.get_iter_value(body.get_results()[1].output(0), -1)
+    ov.save_model(ov.Model([o8.result(out)], [x, y], "m"), str(path), compress_to_fp16=False)
+
+
+@pytest.mark.parametrize(
+    ("seed", "other", "stop"),
+    [("[1,6]", "[?,6]", 1), ("[3,6]", "[2..5,6]", 100), ("[1..4,6]", "[?,6]", 2), ("[2..,6]", "[?,6]", 2),
+     ("[0,6]", "[0,6]", 1), ("[0,6]", "[?,6]", 2), ("[3,6]", "[3,6]", 100), ("[?,6]", "[1,6]", 1)],
+)  # fmt: skip
+def test_a_loop_carried_value_is_as_wide_as_openvino_makes_it(tmp_path: Path, seed: str, other: str, stop: int) -> None:
+    """A carried dim is kept only where it contains what the body gives back, and a dim of 0 (the initial value's
+    only) is dynamic, as OpenVINO's Loop relaxes them: ovreduce kept a 1 beside a ``..1`` and a 0, more precise
+    than OpenVINO, in the body and in the reductions there."""
+    path = tmp_path / "loop.xml"
+    _carried_loop(path, seed, other, stop)
+    loop = next(n for n in ov.Core().read_model(path).get_ordered_ops() if n.get_type_name() == "Loop")
+    params = {p.get_friendly_name(): p for p in loop.get_function().get_parameters()}
+    want = [partial_shape(params["xb"].get_partial_shape()), partial_shape(loop.get_output_partial_shape(0))]
+    model = load_ir(path)
+    try:
+        engine = ShapeEngine(model)
+        [layer] = [layer for layer in model.layers if layer.type == "Loop"]
+        [xb] = [p for p in layer.bodies[0].graph.layers if p.name == "xb"]
+        body = engine.body_engine(f"{layer.id}/body")
+        got = [body.state((xb.id, xb.outputs[0].id)).shape, engine.state((layer.id, layer.outputs[0].id)).shape]
+    finally:
+        model.close()
+    assert got == want
