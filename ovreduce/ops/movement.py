@@ -962,7 +962,7 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     """``slice::make_dim`` for constant start and stop (bounds that do not cross zero)."""
     lb = _sliced_value(dim.lo, start, stop, step)
     ub = _sliced_value(-1 if dim.hi is None else dim.hi, start, stop, step)
-    hi = None if ub < 0 else ub
+    hi = None if ub < 0 or ub >= _I64_MAX else ub  # OpenVINO's upper bound INT64_MAX is no bound
     lo = max(lb, 0)
     if hi is not None and lo > hi:
         # OpenVINO's Dimension(lb, ub) is then the empty interval [s_max, s_max], which reads back (and is

@@ -361,6 +361,11 @@ REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
     ("Slice", "i32_limits_read_as_i64_limits", _sl("[?,300]", [2**31 - 1, 1], [5, 2**31 - 1], [-1, 1]), "[?,299]"),
     ("StridedSlice", "i32_limits_read_as_i64_limits", lambda p: o1.strided_slice(p("[?,300]"),
      c([2**31 - 1, 1], np.int32), c([5, 2**31 - 1], np.int32), c([-1, 1]), [0, 0], [0, 0]), "[?,299]"),
+    # [-1:INT64_MIN:-1] of an unbounded dim: OpenVINO's upper bound INT64_MAX is no bound, not 2**63 - 1 elements
+    ("Slice", "reverse_to_int64_min_stays_unbounded", _sl("[?,4..]", [-1, -1], [-(2**63), -(2**63)], [-1, -1],
+     dtype=np.int64), "[?,4..]"),
+    ("StridedSlice", "reverse_to_int64_min_stays_unbounded", lambda p: o1.strided_slice(p("[?,4..]"),
+     c([-1, -1], np.int32), c([-(2**31), -(2**31)], np.int32), c([-1, -1]), [0, 0], [0, 0]), "[?,4..]"),
     # a slice of a shape value folds: a reverse start before the first element is clipped to it (one element left)
     ("Reshape", "slice_of_shape_reverse_start_clipped", lambda p: o1.reshape(p("[3,6]"), o1.concat([o8.slice(
      o3.shape_of(p("[3,6]")), c([-3]), c([-3]), c([-1]), c([0])), c([-1])], 0), False), "[3,6]"),
