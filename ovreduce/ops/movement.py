@@ -23,6 +23,7 @@ from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BROADCAST,
     ELEMENT_TYPE,
+    MAX_VALUE_ELEMENTS,
     PAD_MODE,
     TYPED,
     ShapeRule,
@@ -397,6 +398,8 @@ class Concat0(_ValueShaped):
             if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
                 return folded
             known += part
+            if len(known) > MAX_VALUE_ELEMENTS:  # a value too large to compute: its elements are not kept either
+                return folded
         return replace(folded, known=tuple(known))
 
     def fold_tensor(

@@ -481,3 +481,25 @@ def test_a_value_too_large_to_compute_is_said_not_allocated(
     assert mean.status == "unresolved", mean
     said = " ".join(f.message for f in report.findings if f.layer_name == "mean")
     assert f"{op} layer 'big' makes a value of {3 * 10**9 if op == 'Range' else 8192} elements" in said, said
+
+
+def test_a_value_known_in_part_is_not_kept_past_the_size_computed(tmp_path: Path) -> None:
+    """A runtime value known in part (ShapeOf of a [?] tensor) concatenated with a Const of 4,096 elements, then
+    with itself 64 times per level, grew with no bound (three levels: 1e9 elements, a MemoryError, check's memory
+    bound after 30 s): a value known in part of more elements than ovreduce computes keeps none of them."""
+    x = ov.opset13.parameter(ov.PartialShape([-1]), ov.Type.f32, name="x")
+    cat = ov.opset13.concat([ov.opset3.shape_of(x), ov.opset13.constant(np.arange(4096, dtype=I64))], 0)
+    cat.set_friendly_name("cat")
+    pick = ov.opset8.slice(cat, *(ov.opset13.constant(np.array([v], I64)) for v in (1, 3, 1)))
+    op = ov.opset3.broadcast(ov.opset13.constant(np.float32(1)), pick)
+    op.set_friendly_name("op")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ov.opset13.result(op)], [x], "m"), str(path), compress_to_fp16=False)
+    ir = load_ir(path)
+    try:
+        engine = ShapeEngine(ir)
+        [layer] = [item for item in ir.layers if item.name == "op"]
+        shape = engine.state((layer.id, layer.outputs[0].id)).shape
+    finally:
+        ir.close()
+    assert shape is not None and not shape.is_static, f"a value of 4,097 elements known in part was kept: {shape}"
