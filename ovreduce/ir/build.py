@@ -677,23 +677,14 @@ class Builder:
                 assert ext is not None
                 new_id = ext not in seen[item_tag]
                 seen[item_tag].add(ext)
-                if not new_id and (item_tag == "input" or ext < 0):
-                    continue  # never read (a second <output> of one port is refused below, as before)
+                if not new_id:
+                    continue  # never read
                 if ext < 0 and not self._described(item_tag, attrs, map_tag, what, back_edges):
                     continue
                 mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
             except IRError as exc:
                 raise _located(exc, item_line) from None
             (ins if item_tag == "input" else outs).append(mapped)
-        by_port: dict[int, PortMapping] = {}
-        for m in outs:
-            first = by_port.setdefault(m.external_port_id, m)
-            if m.external_port_id >= 0 and first is not m:
-                raise IRStructureError(
-                    f"{self.source}:{m.line}: {where}: <{map_tag}> <output>: external_port_id={m.external_port_id} is "
-                    f"already mapped (line {first.line}); expected one <output> per layer output port",
-                    line=m.line,
-                )
         connected = sum(1 for m in outs if m.external_port_id >= 0)
         if connected > len(outputs):
             raise IRStructureError(
@@ -789,11 +780,6 @@ class Builder:
             raise IRStructureError(
                 f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
                 f"{len(inputs) - 1} (or -1 for a body-only Parameter; OpenVINO refuses the model)"
-            )
-        if tag == "output" and ext < -1:
-            raise IRStructureError(
-                f"{what}: external_port_id={ext}; expected a layer output port (0 or more) or -1 for a body-only "
-                f"Result (OpenVINO refuses the model)"
             )
         axis = self._int_attr(attrs, "axis", what, required=False)
         if tag == "input" and axis is not None and ext >= 0 and inputs[ext].dims:

@@ -115,3 +115,36 @@ def test_a_negative_slicing_axis_is_refused_where_the_port_declares_no_dims(tmp_
         ov.Core().read_model(str(path))
     with pytest.raises(IRStructureError, match="axis=-1; expected an axis of 0 or more"):
         load_ir(path)
+
+
+def test_a_condition_of_an_id_below_minus_one_is_read(tmp_path: Path) -> None:
+    """OpenVINO finds a Loop's condition by its purpose, whatever the negative id: ovreduce refused an id of -2."""
+    path = _loop(tmp_path)
+    text = path.read_text()
+    condition = _CONDITION.search(text)[0]  # type: ignore[index]
+    path.write_text(text.replace(condition, condition.replace('external_port_id="-1"', 'external_port_id="-2"')))
+    ov.Core().read_model(str(path))
+    load_ir(path).close()
+
+
+def test_a_second_output_of_one_port_is_not_read(tmp_path: Path) -> None:
+    """OpenVINO keeps the first <output> of an external_port_id (a std::map's emplace) and reads the model:
+    ovreduce refused the second ("already mapped")."""
+    path = _loop(tmp_path)
+    text = path.read_text()
+    condition = _CONDITION.search(text)[0]  # type: ignore[index]
+    concat = re.search(r'<output axis="0" external_port_id="(\d+)" internal_layer_id="\d+"', text)
+    plain = re.search(r'<output external_port_id="\d+" internal_layer_id="(\d+)" />', text)
+    assert concat is not None and plain is not None
+    second = f'<output external_port_id="{concat[1]}" internal_layer_id="{plain[1]}" />'
+    path.write_text(text.replace(condition, condition + "\n" + second))
+    model = ov.Core().read_model(str(path))
+    ir = load_ir(path)
+    try:
+        [loop] = [layer for layer in ir.layers if layer.type == "Loop"]
+        [body] = loop.bodies
+        [kept] = [m for m in body.outputs if m.external_port_id == int(concat[1])]
+        assert kept.axis == 0, "the first <output> of the port is the one read"
+    finally:
+        ir.close()
+    assert model is not None
