@@ -658,6 +658,8 @@ class Builder:
         where: str,
         inputs: tuple[Port, ...],
         outputs: tuple[Port, ...],
+        *,
+        ltype: str | None = None,
     ) -> Body:
         """A body (``<body>``, ``<then_body>`` or ``<else_body>``) of the layer ``where`` names: its layers in file
         order and edges, and the (element name, attributes, line) of each entry of its port map and back edges."""
@@ -679,7 +681,7 @@ class Builder:
                 seen[item_tag].add(ext)
                 if not new_id:
                     continue  # never read
-                if ext < 0 and not self._described(item_tag, attrs, map_tag, what, back_edges):
+                if ext < 0 and not self._described(item_tag, attrs, ltype == "Loop", what, back_edges):
                     continue
                 mapped = self._mapping(item_tag, attrs, item_line, map_tag, where, by_id, inputs)
             except IRError as exc:
@@ -718,7 +720,7 @@ class Builder:
     def _described(
         tag: str,
         attrs: Mapping[str, str],
-        map_tag: str,
+        loop: bool,
         what: str,
         back_edges: Sequence[tuple[str, Mapping[str, str], int | None]],
     ) -> bool:
@@ -731,7 +733,7 @@ class Builder:
         if internal is None:
             got = "is missing" if text is None else f"is {text!r}"
             raise IRStructureError(f"{what}: internal_layer_id {got}; expected the id of a body layer")
-        purpose = attrs.get("purpose") if map_tag == "port_map" else None
+        purpose = attrs.get("purpose") if loop else None  # a TensorIterator's or If's purpose is never read
         if tag == "output":
             return purpose == "execution_condition"
         fed = any(

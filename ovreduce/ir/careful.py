@@ -260,7 +260,7 @@ class _Reader:
             elif tag in _SUBGRAPH_TAGS:
                 sub.setdefault(tag, child)
         inputs, outputs = inputs or (), outputs or ()
-        bodies = self.bodies(sub, where, inputs, outputs) if sub else ()
+        bodies = self.bodies(sub, where, inputs, outputs, ltype) if sub else ()
         return builder.layer(
             layer_id,
             layer_name,
@@ -296,7 +296,12 @@ class _Reader:
 
     # -- sub-graph bodies -----------------------------------------------------------------------------------------
     def bodies(
-        self, sub: dict[str, etree._Element], where: str, inputs: tuple[Port, ...], outputs: tuple[Port, ...]
+        self,
+        sub: dict[str, etree._Element],
+        where: str,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        ltype: str | None,
     ) -> tuple[Body, ...]:
         """The bodies of a layer (``<body>``, ``<then_body>``, ``<else_body>``) with their port maps."""
         builder = self.builder
@@ -313,12 +318,18 @@ class _Reader:
             return ()
         builder.enter_body(where)
         try:
-            return tuple(self.body(sub, tag, where, inputs, outputs) for tag in body_tags)
+            return tuple(self.body(sub, tag, where, inputs, outputs, ltype) for tag in body_tags)
         finally:
             builder.leave_body()
 
     def body(
-        self, sub: dict[str, etree._Element], tag: str, where: str, inputs: tuple[Port, ...], outputs: tuple[Port, ...]
+        self,
+        sub: dict[str, etree._Element],
+        tag: str,
+        where: str,
+        inputs: tuple[Port, ...],
+        outputs: tuple[Port, ...],
+        ltype: str | None,
     ) -> Body:
         builder = self.builder
         map_tag = BODY_ROLES[tag][1]
@@ -342,4 +353,5 @@ class _Reader:
             where,
             inputs,
             outputs,
+            ltype=ltype,
         )

@@ -148,3 +148,30 @@ def test_a_second_output_of_one_port_is_not_read(tmp_path: Path) -> None:
     finally:
         ir.close()
     assert model is not None
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        '<output external_port_id="-1" internal_layer_id="{const}" purpose="execution_condition" />',
+        '<input external_port_id="-1" internal_layer_id="999" purpose="current_iteration" />',
+    ],
+)
+def test_a_tensor_iterators_purpose_is_not_read(tmp_path: Path, entry: str) -> None:
+    """Only a Loop's port map has special ports (``parse_purpose_attribute``): OpenVINO reads a TensorIterator's
+    negative entry with a purpose as a number, whatever layer it names; ovreduce looked the layer up and refused."""
+    x = ops.parameter([2, 6, 4], ov.Type.f32, name="x")
+    bp = ops.parameter([2, 2, 4], ov.Type.f32, name="bp")
+    body = ov.Model([ops.result(ops.reduce_max(bp, ops.constant(np.array([2], np.int64)), True))], [bp])
+    ti = ov.opset8.tensor_iterator()
+    ti.set_body(body)
+    ti.set_sliced_input(bp, x.output(0), 0, 2, 2, -1, 1)
+    out = ti.get_concatenated_slices(body.get_results()[0].output(0), 0, 2, 2, -1, 1)
+    path = tmp_path / "ti.xml"
+    ov.save_model(ov.Model([out], [x], "ti"), str(path), compress_to_fp16=False)
+    text = path.read_text()
+    const = re.search(r'<layer id="(\d+)" name="[^"]*" type="Const"', text.split("<body>")[1])
+    assert const is not None
+    path.write_text(text.replace("</port_map>", entry.format(const=const[1]) + "\n</port_map>", 1))
+    ov.Core().read_model(str(path))
+    load_ir(path).close()
