@@ -45,6 +45,7 @@ __all__ = [
     "partial_shape",
     "read_failure",
     "read_ir",
+    "refuse_reader_crashes",
     "tokenizers_status",
 ]
 
@@ -387,6 +388,20 @@ def xml_text(xml: bytes) -> str:
     if encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig") and not text.startswith("\ufeff"):
         return text
     return _DECLARATION.sub("", text.removeprefix("\ufeff"), count=1)
+
+
+def refuse_reader_crashes(model: Any) -> None:
+    """RuntimeError, as OpenVINO refusing the model, for what OpenVINO 2026.4's reader crashes the process on
+    instead (``read_model`` runs in this process: ``check`` and ``inspect`` would die with it): a Slice of fewer
+    than 4 inputs (``Slice::validate_and_infer_types`` sets a default axes input past its last: SIGSEGV).
+
+    Args:
+        model: an :class:`~ovreduce.ir.model.IRModel` (its layers and its bodies' layers are read).
+    """
+    layers = [*model.layers, *(layer for ref in model.bodies() for layer in ref.body.graph.layers)]
+    for layer in layers:
+        if layer.type == "Slice" and layer.version.startswith("opset") and len(layer.inputs) < 4:
+            raise RuntimeError(f"Slice has to have 4 or 5 inputs. Got: {len(layer.inputs)}")
 
 
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:

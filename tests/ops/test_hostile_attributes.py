@@ -5,6 +5,8 @@ reports the layer), or unresolved with ovreduce's reason; never a crash of the c
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -503,3 +505,28 @@ def test_a_value_known_in_part_is_not_kept_past_the_size_computed(tmp_path: Path
     finally:
         ir.close()
     assert shape is not None and not shape.is_static, f"a value of 4,097 elements known in part was kept: {shape}"
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_a_slice_of_too_few_inputs_is_refused_without_crashing_openvino(tmp_path: Path, count: int) -> None:
+    """OpenVINO's reader crashes the process (SIGSEGV) on a Slice of 2 or 3 inputs where it should refuse it; check
+    asks OpenVINO to confirm a refusal in its own process, so the native Slice rule's refusal made check die with it."""
+    data, offset, layers = b"", 0, [layer(0, "x", "Parameter", data={"shape": "4,5", "element_type": "f32"},
+                                          outputs=[port(0, [4, 5])])]  # fmt: skip
+    for i in range(1, count):
+        attrs = {"element_type": "i64", "shape": "1", "offset": str(offset), "size": "8"}
+        layers.append(layer(i, f"c{i}", "Const", data=attrs, outputs=[port(0, [1], "I64")]))
+        data, offset = data + np.array([i], I64).tobytes(), offset + 8
+    ins = [port(0, [4, 5])] + [port(i, [1], "I64") for i in range(1, count)]
+    layers += [
+        layer(count, "op", "Slice", inputs=ins, outputs=[port(count, [-1, -1])], version="opset8"),
+        layer(count + 1, "out", "Result", inputs=[port(0, [-1, -1])]),
+    ]
+    edges = [edge(i, 0, count, i) for i in range(count)] + [edge(count, count, count + 1, 0)]
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(data)
+    code = "import sys; from ovreduce.cli.entry import console; sys.argv[0] = 'ovreduce'; console()"
+    done = subprocess.run([sys.executable, "-c", code, "check", str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+    assert f"Slice has to have 4 or 5 inputs. Got: {count}" in done.stdout, done.stdout
