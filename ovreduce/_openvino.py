@@ -393,7 +393,8 @@ def xml_text(xml: bytes) -> str:
 def refuse_reader_crashes(model: Any) -> None:
     """RuntimeError, as OpenVINO refusing the model, for what OpenVINO 2026.4's reader crashes the process on
     instead (``read_model`` runs in this process: ``check`` and ``inspect`` would die with it): a Slice of fewer
-    than 4 inputs (``Slice::validate_and_infer_types`` sets a default axes input past its last: SIGSEGV).
+    than 4 inputs (``Slice::validate_and_infer_types`` sets a default axes input past its last: SIGSEGV), a
+    Broadcast-1 of one input (its mocked axes input: SIGSEGV).
 
     Args:
         model: an :class:`~ovreduce.ir.model.IRModel` (its layers and its bodies' layers are read).
@@ -402,6 +403,8 @@ def refuse_reader_crashes(model: Any) -> None:
     for layer in layers:
         if layer.type == "Slice" and layer.version.startswith("opset") and len(layer.inputs) < 4:
             raise RuntimeError(f"Slice has to have 4 or 5 inputs. Got: {len(layer.inputs)}")
+        if layer.type == "Broadcast" and layer.version in ("opset1", "opset2") and len(layer.inputs) < 2:
+            raise RuntimeError(f"index '{len(layer.inputs)}' out of range")
 
 
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
@@ -122,6 +123,16 @@ def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integ
 _INTEGRAL = frozenset({"int", "uint", "dynamic"})
 
 
+class _Inputs(list[PartialShape]):
+    """A rule's input shapes: one past the layer's inputs is OpenVINO's refusal of the layer (``Node::input``: a
+    Reshape or Pad of one input), not ovreduce's error."""
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, int) and not -len(self) <= index < len(self):
+            raise ShapeInferenceError(f"index '{index}' out of range (the layer has {len(self)} inputs)")
+        return super().__getitem__(index)
+
+
 def value_ports(*specs: tuple[int, str, str]) -> dict[int, tuple[str, frozenset[int], bool]]:
     """:attr:`ShapeRule.value_inputs` from ``(port, name, ranks)``: ranks as digits (``"01"``: 0 or 1; ``""``: any),
     a trailing ``~`` for an input of any numeric type (else integers only)."""
@@ -158,7 +169,7 @@ class ShapeRule(Op):
             for port, (what, ranks, integral) in self.value_inputs.items():
                 if port < len(states):
                     _check_value_input(states[port], what, ranks, integral)
-            shapes = self.shapes(ctx, [s.shape for s in states if s.shape is not None])
+            shapes = self.shapes(ctx, _Inputs(s.shape for s in states if s.shape is not None))
             if len(shapes) < len(layer.outputs):  # OpenVINO gives each declared port its output: there is none
                 raise ShapeInferenceError(f"node index is out of range (the layer declares {len(layer.outputs)} "
                                           f"output ports, and {layer.type} makes {len(shapes)} here)")  # fmt: skip
