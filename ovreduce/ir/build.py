@@ -410,7 +410,7 @@ class Builder:
         for role, mapped, ports in (("input", body.inputs, inputs), ("output", body.outputs, outputs)):
             count = len({m.external_port_id for m in mapped if m.external_port_id >= 0})
             wanted = len(ports) - (special if role == "input" else 0)
-            if count != wanted:
+            if count < wanted or (count > wanted and role == "input"):
                 besides = " besides its trip count and condition" if special and role == "input" else ""
                 raise IRStructureError(
                     f"{where}: <port_map> maps {count} of its {wanted} {role} ports{besides}; expected an <{role}> "
@@ -688,7 +688,9 @@ class Builder:
                 raise _located(exc, item_line) from None
             (ins if item_tag == "input" else outs).append(mapped)
         connected = sum(1 for m in outs if m.external_port_id >= 0)
-        if connected > len(outputs):
+        # a Loop's or TensorIterator's outputs take the entries in the order of their ids: one past its ports is an
+        # output of its own that feeds nothing (OpenVINO reads it)
+        if connected > len(outputs) and ltype not in ("Loop", "TensorIterator"):
             raise IRStructureError(
                 f"{self.at(line)}: {where}: <{map_tag}> maps {connected} outputs but the layer has {len(outputs)} "
                 f"output ports; expected at most one <output> per port",

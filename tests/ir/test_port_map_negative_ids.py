@@ -18,6 +18,8 @@ import openvino.opset13 as ops
 import pytest
 
 from ovreduce import IRStructureError, load_ir
+from ovreduce._openvino import partial_shape
+from ovreduce.infer import ShapeEngine
 
 _CONDITION = re.compile(r'<output external_port_id="-1" internal_layer_id="\d+" purpose="execution_condition" />')
 
@@ -175,3 +177,26 @@ def test_a_tensor_iterators_purpose_is_not_read(tmp_path: Path, entry: str) -> N
     path.write_text(text.replace("</port_map>", entry.format(const=const[1]) + "\n</port_map>", 1))
     ov.Core().read_model(str(path))
     load_ir(path).close()
+
+
+@pytest.mark.parametrize("external", ["9", "0"], ids=["after-the-ports", "before-the-ports"])
+def test_an_output_past_the_loops_ports_is_read_as_openvino_reads_it(tmp_path: Path, external: str) -> None:
+    """A third ``<output>`` of a Loop of two output ports: OpenVINO reads it, its outputs taking the entries in the
+    order of their ids (the last one an output that feeds nothing); the model was refused ("maps 3 outputs")."""
+    path = _loop(tmp_path)
+    text = path.read_text()
+    condition = _CONDITION.search(text)
+    assert condition is not None
+    result = re.search(r'<output axis="0" external_port_id="4" internal_layer_id="(\d+)"', text)
+    assert result is not None
+    path.write_text(text.replace(condition[0], f'{condition[0]}<output external_port_id="{external}" '
+                                               f'internal_layer_id="{result[1]}" />'))  # fmt: skip
+    loop = next(n for n in ov.Core().read_model(path).get_ordered_ops() if n.get_type_name() == "Loop")
+    model = load_ir(path)
+    try:
+        [layer] = [layer for layer in model.layers if layer.type == "Loop"]
+        engine = ShapeEngine(model)
+        got = [engine.state((layer.id, port.id)).shape for port in layer.outputs]
+    finally:
+        model.close()
+    assert got == [partial_shape(loop.get_output_partial_shape(i)) for i in range(len(got))]
