@@ -688,9 +688,9 @@ class Builder:
                 raise _located(exc, item_line) from None
             (ins if item_tag == "input" else outs).append(mapped)
         connected = sum(1 for m in outs if m.external_port_id >= 0)
-        # a Loop's or TensorIterator's outputs take the entries in the order of their ids: one past its ports is an
-        # output of its own that feeds nothing (OpenVINO reads it)
-        if connected > len(outputs) and ltype not in ("Loop", "TensorIterator"):
+        # a Loop's, TensorIterator's or If's outputs take the entries in the order of their ids: one past its ports is
+        # an output of its own that feeds nothing (OpenVINO reads it)
+        if connected > len(outputs) and ltype not in ("Loop", "TensorIterator", "If"):
             raise IRStructureError(
                 f"{self.at(line)}: {where}: <{map_tag}> maps {connected} outputs but the layer has {len(outputs)} "
                 f"output ports; expected at most one <output> per port",

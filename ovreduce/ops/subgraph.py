@@ -161,12 +161,15 @@ class If8(SubGraphOp):
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         layer = ctx.layer
         taken = _const_bool(ctx.value(0)) if layer.inputs else None
-        for body in layer.bodies if taken is None else ():  # OpenVINO infers both: each must give every output
+        # OpenVINO infers both: each must give every output, the layer's and any a port map adds past its ports
+        branches = [b for b in layer.bodies if b.role in self.roles] if taken is None else []
+        wanted = max([len(layer.outputs), *(len(self.connected(b)) for b in branches)])
+        for body in branches:
             mapped = len(self.connected(body))
-            if body.role in self.roles and mapped < len(layer.outputs):
+            if mapped < wanted:
                 raise IRStructureError(
                     f"{layer.where}: its condition is not constant, and <{body.role}_port_map> maps {mapped} of its "
-                    f"{len(layer.outputs)} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
+                    f"{wanted} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
                     f"the model: output {mapped} is not associated with results in {body.role}_body)"
                 )
         results: dict[str, list[PortState]] = {}

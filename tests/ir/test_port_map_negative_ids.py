@@ -200,3 +200,79 @@ def test_an_output_past_the_loops_ports_is_read_as_openvino_reads_it(tmp_path: P
     finally:
         model.close()
     assert got == [partial_shape(loop.get_output_partial_shape(i)) for i in range(len(got))]
+
+
+def _if(folder: Path, condition: bool | None) -> Path:
+    """An If over x [2,3,4] whose bodies map a ReduceSum (then) or ReduceMax (else) over axis 1 to its one output, each
+    body holding a second, unmapped Result (a ReLU of its Parameter); the condition a constant or a Parameter."""
+    x = ops.parameter([2, 3, 4], ov.Type.f32, name="x")
+    params = [x]
+    if condition is None:
+        cond = ops.parameter([], ov.Type.boolean, name="cond")
+        params.append(cond)
+    else:
+        cond = ops.constant(condition)
+    tp, ep = ops.parameter([2, 3, 4], ov.Type.f32, name="tp"), ops.parameter([2, 3, 4], ov.Type.f32, name="ep")
+    axis = ops.constant(np.array([1], np.int64))
+    then = ov.Model([ops.result(ops.reduce_sum(tp, axis, False)), ops.result(ops.relu(tp))], [tp])
+    other = ov.Model([ops.result(ops.reduce_max(ep, axis, False)), ops.result(ops.relu(ep))], [ep])
+    node = ops.if_op(cond)
+    node.set_then_body(then)
+    node.set_else_body(other)
+    node.set_input(x.output(0), tp, ep)
+    out = node.set_output(then.get_results()[0], other.get_results()[0])
+    path = folder / "if.xml"
+    ov.save_model(ov.Model([out], params, "if"), str(path), compress_to_fp16=False)
+    return path
+
+
+def _extra_if_output(path: Path, roles: tuple[str, ...], external: str) -> None:
+    """One more <output> in each of ``roles``' port maps, mapping the body's unmapped Result to ``external``."""
+    text = path.read_text()
+    for role in roles:
+        body = text.split(f"<{role}_body>")[1].split(f"</{role}_body>")[0]
+        mapped = re.search(
+            rf"<{role}_port_map>.*?<output external_port_id=\"\d+\" internal_layer_id=\"(\d+)\"", text, re.S
+        )
+        results = re.findall(r'<layer id="(\d+)" name="[^"]*" type="Result"', body)
+        assert mapped is not None and len(results) == 2
+        [free] = [r for r in results if r != mapped[1]]
+        entry = f'<output external_port_id="{external}" internal_layer_id="{free}" />'
+        text = text.replace(f"</{role}_port_map>", f"{entry}</{role}_port_map>")
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("external", ["9", "0"], ids=["after-the-ports", "before-the-ports"])
+@pytest.mark.parametrize(("condition", "roles"), [(None, ("then", "else")), (True, ("then",)), (False, ("then",)),
+                                                  (True, ("else",)), (False, ("then", "else"))])  # fmt: skip
+def test_an_output_past_the_ifs_ports_is_read_as_openvino_reads_it(
+    tmp_path: Path, external: str, condition: bool | None, roles: tuple[str, ...]
+) -> None:
+    """An <output> past an If's ports, in both port maps (or in either, under a constant condition): OpenVINO reads the
+    model, its outputs taking each body's entries in the order of their ids; ovreduce refused it ("maps 2 outputs but
+    the layer has 1 output ports"), a model OpenVINO reads."""
+    path = _if(tmp_path, condition)
+    _extra_if_output(path, roles, external)
+    node = next(n for n in ov.Core().read_model(path).get_ordered_ops() if n.get_type_name() == "If")
+    model = load_ir(path)
+    try:
+        [layer] = [layer for layer in model.layers if layer.type == "If"]
+        got = ShapeEngine(model).state((layer.id, layer.outputs[0].id)).shape
+    finally:
+        model.close()
+    assert got == partial_shape(node.get_output_partial_shape(0))
+
+
+def test_an_output_past_the_ifs_ports_in_one_body_is_refused_where_both_are_inferred(tmp_path: Path) -> None:
+    """Under a condition that is not constant, an <output> past the ports in the then-body's port map only: OpenVINO
+    refuses the model (the output is not associated with results in else_body), and so does ovreduce."""
+    path = _if(tmp_path, None)
+    _extra_if_output(path, ("then",), "9")
+    with pytest.raises(RuntimeError, match="not associated with results in else_body"):
+        ov.Core().read_model(str(path))
+    model = load_ir(path)
+    try:
+        with pytest.raises(IRStructureError, match="not associated with results in else_body"):
+            ShapeEngine(model)
+    finally:
+        model.close()
