@@ -39,7 +39,7 @@ from ovreduce.shapes import Dimension, PartialShape, const_dim
 
 __all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
 
-_MAX_REWALKS = 64  # a back edge can only make dims dynamic: a few walks settle any body
+_UNBOUNDED = 1 << 62  # the re-walks of a Loop of unknown trip count: until no back edge widens a Parameter
 
 
 class BodyShapes(Protocol):
@@ -277,7 +277,14 @@ class _Iterating(SubGraphOp):
         """Re-walk the body while a back-edge Result disagrees with the Parameter it feeds (OpenVINO's Loop)."""
         back = {b.from_layer: b.to_layer for b in body.back_edges}
         outputs = [m for m in self.connected(body) if m.axis is None and m.internal_layer_id in back]
-        for _ in range(min(limit, _MAX_REWALKS)):
+        # each re-walk that changes anything makes a carried dim or rank dynamic for good (OpenVINO re-walks as long
+        # as one changes, up to the trip count): one per carried dim and rank, and one more, settle any body
+        settled = 1
+        for m in outputs:
+            current = params.get(back[m.internal_layer_id])
+            shape = current.shape if current is not None else body.graph.layer(back[m.internal_layer_id]).shape
+            settled += 1 + (len(shape.dims) if shape is not None and shape.dims is not None else 0)
+        for _ in range(min(limit, settled)):
             changed = False
             for m in outputs:
                 result = child.result_state(m.internal_layer_id).shape
@@ -360,7 +367,7 @@ class Loop5(_Iterating):
         return Trips(None, zero)
 
     def rewalks(self, trips: Trips) -> int:
-        return _MAX_REWALKS if trips.iterations is None else trips.iterations
+        return _UNBOUNDED if trips.iterations is None else trips.iterations
 
     def merged(self, shape: PartialShape) -> PartialShape:
         """A dim of 0 is dynamic: it describes the initial value only, not what the iterations carry (OpenVINO
