@@ -390,11 +390,14 @@ def xml_text(xml: bytes) -> str:
     return _DECLARATION.sub("", text.removeprefix("\ufeff"), count=1)
 
 
+_MAX_POOL_1 = frozenset(f"opset{n}" for n in range(1, 8))  # the opsets whose MaxPool is MaxPool-1
+
+
 def refuse_reader_crashes(model: Any) -> None:
     """RuntimeError, as OpenVINO refusing the model, for what OpenVINO 2026.4's reader crashes the process on
     instead (``read_model`` runs in this process: ``check`` and ``inspect`` would die with it): a Slice of fewer
     than 4 inputs (``Slice::validate_and_infer_types`` sets a default axes input past its last: SIGSEGV), a
-    Broadcast-1 of one input (its mocked axes input: SIGSEGV).
+    Broadcast-1 of one input (its mocked axes input: SIGSEGV), a MaxPool-1 (opset1 to opset7) of no input (SIGSEGV).
 
     Args:
         model: an :class:`~ovreduce.ir.model.IRModel` (its layers and its bodies' layers are read).
@@ -405,6 +408,8 @@ def refuse_reader_crashes(model: Any) -> None:
             raise RuntimeError(f"Slice has to have 4 or 5 inputs. Got: {len(layer.inputs)}")
         if layer.type == "Broadcast" and layer.version in ("opset1", "opset2") and len(layer.inputs) < 2:
             raise RuntimeError(f"index '{len(layer.inputs)}' out of range")
+        if layer.type == "MaxPool" and layer.version in _MAX_POOL_1 and not layer.inputs:
+            raise RuntimeError("index '0' out of range")
 
 
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:

@@ -553,3 +553,19 @@ def test_an_op_of_too_few_inputs_is_refused_as_openvino_refuses_it(tmp_path: Pat
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "layer-invalid: layer 1 'op'" in done.stdout and "index '1' out of range" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset7"])
+def test_a_maxpool_1_of_no_input_is_refused_without_crashing_openvino(tmp_path: Path, version: str) -> None:
+    """A MaxPool-1 of no input crashes OpenVINO 2026.4's reader (SIGSEGV), and check, which asks it in its own process
+    to confirm the refusal, died with it (exit -11): it is taken as refused without asking."""
+    pool = {"strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "kernel": "1,1", "rounding_type": "floor"}
+    layers = [layer(1, "op", "MaxPool", version=version, data=pool, outputs=[port(0, [-1, -1, -1, -1])]),
+              layer(2, "out", "Result", inputs=[port(0, [-1, -1, -1, -1])])]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, [edge(1, 0, 2, 0)]))
+    path.with_suffix(".bin").write_bytes(b"")
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "check", str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "layer-invalid: layer 1 'op'" in done.stdout and "index '0' out of range" in done.stdout, done.stdout
