@@ -40,6 +40,8 @@ from ovreduce.shapes import Dimension, PartialShape, const_dim
 __all__ = ["BodyShapes", "If8", "Loop5", "SubGraphContext", "SubGraphOp", "TensorIterator0", "Trips", "merge_branches"]
 
 _UNBOUNDED = 1 << 62  # the re-walks of a Loop of unknown trip count: until no back edge widens a Parameter
+_REWALK_LAYERS = 1 << 21  # body layers a Loop's re-walks may visit in all (a chain of 10,000 carried values in a
+# body of as many layers would take 10**8); past them every carried value is dynamic, OpenVINO's at the least
 
 
 class BodyShapes(Protocol):
@@ -284,7 +286,14 @@ class _Iterating(SubGraphOp):
             current = params.get(back[m.internal_layer_id])
             shape = current.shape if current is not None else body.graph.layer(back[m.internal_layer_id]).shape
             settled += 1 + (len(shape.dims) if shape is not None and shape.dims is not None else 0)
-        for _ in range(min(limit, settled)):
+        budget = max(1, _REWALK_LAYERS // max(1, len(body.graph.layers)))
+        for walk in range(min(limit, settled)):
+            if walk == budget:  # what a file may cost is spent: each carried value is left as wide as any can be
+                for m in outputs:
+                    param = body.graph.layer(back[m.internal_layer_id])
+                    etype = params[param.id].element_type if param.id in params else param.element_type
+                    params[param.id] = PortState(PartialShape.dynamic(), etype, "inferred")
+                return ctx.run_body("body", params)
             changed = False
             for m in outputs:
                 result = child.result_state(m.internal_layer_id).shape
