@@ -532,6 +532,36 @@ def test_a_slice_of_too_few_inputs_is_refused_without_crashing_openvino(tmp_path
     assert f"Slice has to have 4 or 5 inputs. Got: {count}" in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize("kind", ["Slice of 3 inputs", "Broadcast-1 of 1 input"])
+def test_an_audit_of_a_model_openvinos_reader_crashes_on_is_a_refusal(tmp_path: Path, kind: str) -> None:
+    """An audit reads the whole model with OpenVINO in its own process (the service's worker): a Slice of 3 inputs or
+    a Broadcast-1 of one input crashed it (SIGSEGV), and the service answered 503 "retry" for every such audit,
+    where OpenVINO refusing the model is the audit's error, as check reports it."""
+    x = layer(0, "x", "Parameter", data={"shape": "4,5", "element_type": "f32"}, outputs=[port(0, [4, 5])])
+    out = layer(9, "out", "Result", inputs=[port(0, [-1, -1])])
+    data = b""
+    if kind.startswith("Slice"):
+        attrs = [{"element_type": "i64", "shape": "1", "offset": str(8 * i), "size": "8"} for i in (0, 1)]
+        consts = [layer(i + 1, f"c{i}", "Const", data=attrs[i], outputs=[port(0, [1], "I64")]) for i in (0, 1)]
+        data = np.array([1, 3], I64).tobytes()
+        ins = [port(0, [4, 5]), port(1, [1], "I64"), port(2, [1], "I64")]
+        op = layer(3, "op", "Slice", version="opset8", inputs=ins, outputs=[port(3, [-1, -1])])
+        text = net([x, *consts, op, out], [edge(0, 0, 3, 0), edge(1, 0, 3, 1), edge(2, 0, 3, 2), edge(3, 3, 9, 0)])
+        words = "Slice has to have 4 or 5 inputs. Got: 3"
+    else:
+        op = layer(3, "op", "Broadcast", version="opset1", inputs=[port(0, [4, 5])], outputs=[port(1, [4, 5])])
+        text = net([x, op, out], [edge(0, 0, 3, 0), edge(3, 1, 9, 0)])
+        words = "index '1' out of range"
+    path = tmp_path / "m.xml"
+    path.write_text(text)
+    path.with_suffix(".bin").write_bytes(data)
+    code = ("import sys; from ovreduce import load_ir; from ovreduce.audit import audit_model; "
+            "print(audit_model(load_ir(sys.argv[1])).error)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"the audit died with OpenVINO's reader: {done.returncode} {done.stderr[-500:]}"
+    assert f"OpenVINO could not read the model: {words}" in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize(
     ("op", "version"),
     [("Reshape", "opset1"), ("Broadcast", "opset1"), ("Broadcast", "opset3"), ("Pad", "opset12"), ("Tile", "opset1")],
