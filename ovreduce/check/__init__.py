@@ -183,6 +183,9 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
+_MISSING_INPUT = re.compile(r"index '\d+' out of range")
+
+
 def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
     """How OpenVINO's refusal (``failed``) confirms a layer's (``refused``), in words; None where it does not. It does
     where the node OpenVINO validated is of the layer's type and fed by the layer's producers, named as the file names
@@ -193,6 +196,8 @@ def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
         rule = refused.message.rpartition(" shape rule: ")[2].partition(" (")[0]  # OpenVINO's words, not ovreduce's
         blank = str.maketrans("\t\n\r", "   ")  # pugixml reads &#9; in an attribute as a space, libxml2 as a tab
         found = rule and rule.translate(blank) in failed.translate(blank)
+        # an input past the layer's: OpenVINO names the first its validation reads, not always the rule's
+        found = found or (_MISSING_INPUT.match(rule) is not None and _MISSING_INPUT.search(failed) is not None)
         return f"OpenVINO refuses the model too, naming no layer ({failed})" if found else None
     # (the type as OpenVINO names it: an IR's SoftMax is its Softmax)
     node = re.search(rf"While validating node '[^' ]*::(?i:{re.escape(layer.type)}) .*?\((.*)\) -> ", failed)

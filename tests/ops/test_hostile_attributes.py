@@ -563,18 +563,21 @@ def test_an_audit_of_a_model_openvinos_reader_crashes_on_is_a_refusal(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("op", "version"),
-    [("Reshape", "opset1"), ("Broadcast", "opset1"), ("Broadcast", "opset3"), ("Pad", "opset12"), ("Tile", "opset1")],
-)
-def test_an_op_of_too_few_inputs_is_refused_as_openvino_refuses_it(tmp_path: Path, op: str, version: str) -> None:
-    """A layer of one input where its op reads a second: OpenVINO refuses the model (index '1' out of range; a
-    Broadcast-1's reader crashes the process instead); check exited 3 with an IndexError ("please report"), and
-    confirming the refusal with OpenVINO in its own process would die with it."""
+    ("op", "version", "count"),
+    [("Reshape", "opset1", 1), ("Broadcast", "opset1", 1), ("Broadcast", "opset3", 1), ("Pad", "opset12", 1),
+     ("Tile", "opset1", 1), ("Reshape", "opset1", 0)],
+)  # fmt: skip
+def test_an_op_of_too_few_inputs_is_refused_as_openvino_refuses_it(
+    tmp_path: Path, op: str, version: str, count: int
+) -> None:
+    """A layer of fewer inputs than its op reads: OpenVINO refuses the model (index '1' out of range, whichever
+    input its validation reads first; a Broadcast-1's reader crashes the process instead); check exited 3 with an
+    IndexError ("please report"), and confirming the refusal with OpenVINO in its own process would die with it."""
     layers = [layer(0, "x", "Parameter", data={"shape": "4,5", "element_type": "f32"}, outputs=[port(0, [4, 5])]),
-              layer(1, "op", op, version=version, inputs=[port(0, [4, 5])], outputs=[port(1, [-1, -1])]),
+              layer(1, "op", op, version=version, inputs=[port(0, [4, 5])][:count], outputs=[port(1, [-1, -1])]),
               layer(2, "out", "Result", inputs=[port(0, [-1, -1])])]  # fmt: skip
     path = tmp_path / "m.xml"
-    path.write_text(net(layers, [edge(0, 0, 1, 0), edge(1, 1, 2, 0)]))
+    path.write_text(net(layers, [edge(0, 0, 1, 0), edge(1, 1, 2, 0)][1 - count :]))
     path.with_suffix(".bin").write_bytes(b"")
     if (op, version) != ("Broadcast", "opset1"):
         with pytest.raises(RuntimeError):
@@ -582,7 +585,7 @@ def test_an_op_of_too_few_inputs_is_refused_as_openvino_refuses_it(tmp_path: Pat
     done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "check", str(path)], capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr)
-    assert "layer-invalid: layer 1 'op'" in done.stdout and "index '1' out of range" in done.stdout, done.stdout
+    assert "layer-invalid: layer 1 'op'" in done.stdout and f"index '{count}' out of range" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("version", ["opset1", "opset7"])
