@@ -13,6 +13,11 @@ import openvino.opset1 as o1
 import openvino.opset5 as o5
 import openvino.opset8 as o8
 
+from ovreduce._openvino import partial_shape
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.parser import load_ir
+from ovreduce.shapes import PartialShape
+
 
 def _axes(values: list[int]) -> Any:
     return o8.constant(np.array(values, np.int64))
@@ -239,3 +244,16 @@ def deep_if_model() -> ov.Model:
         "deep_if_model",
         lambda tp: o8.reduce_mean(o8.relu(o8.relu(o8.relu(tp))), _axes([1]), keep_dims=False, name="ReduceMean_deep"),
     )
+
+
+def output_shapes(path: Path, op_type: str) -> tuple[list[PartialShape | None], list[PartialShape]]:
+    """The output shapes of the one ``op_type`` layer of the IR at ``path``: ovreduce's, then OpenVINO's."""
+    node = next(n for n in ov.Core().read_model(path).get_ordered_ops() if n.get_type_name() == op_type)
+    model = load_ir(path)
+    try:
+        [layer] = [layer for layer in model.layers if layer.type == op_type]
+        engine = ShapeEngine(model)
+        got = [engine.state((layer.id, port.id)).shape for port in layer.outputs]
+    finally:
+        model.close()
+    return got, [partial_shape(node.get_output_partial_shape(i)) for i in range(node.get_output_size())]

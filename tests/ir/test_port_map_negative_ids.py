@@ -20,6 +20,7 @@ import pytest
 from ovreduce import IRStructureError, load_ir
 from ovreduce._openvino import partial_shape
 from ovreduce.infer import ShapeEngine
+from tests.ir import subgraphs
 
 _CONDITION = re.compile(r'<output external_port_id="-1" internal_layer_id="\d+" purpose="execution_condition" />')
 
@@ -191,15 +192,8 @@ def test_an_output_past_the_loops_ports_is_read_as_openvino_reads_it(tmp_path: P
     assert result is not None
     path.write_text(text.replace(condition[0], f'{condition[0]}<output external_port_id="{external}" '
                                                f'internal_layer_id="{result[1]}" />'))  # fmt: skip
-    loop = next(n for n in ov.Core().read_model(path).get_ordered_ops() if n.get_type_name() == "Loop")
-    model = load_ir(path)
-    try:
-        [layer] = [layer for layer in model.layers if layer.type == "Loop"]
-        engine = ShapeEngine(model)
-        got = [engine.state((layer.id, port.id)).shape for port in layer.outputs]
-    finally:
-        model.close()
-    assert got == [partial_shape(loop.get_output_partial_shape(i)) for i in range(len(got))]
+    got, want = subgraphs.output_shapes(path, "Loop")
+    assert got == want[: len(got)]
 
 
 def _if(folder: Path, condition: bool | None) -> Path:
