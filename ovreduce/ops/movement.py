@@ -1182,7 +1182,9 @@ class Slice8(_ValueShaped):
         if not all((t := ctx.input(p).element_type) is not None and t.name in _SLICE_EVALUATED for p in ports):
             return None
         given = [_value(ctx, i) for i in range(1, len(ctx.layer.inputs))]
-        if any(v is None or len(v) != 1 for v in given) or given[2] == (0,) or given[3:] not in ([], [(0,)], [(-1,)]):
+        if len(given) < 3 or any(v is None or len(v) != 1 for v in given) or given[2] == (0,):
+            return None
+        if given[3:] not in ([], [(0,)], [(-1,)]):
             return None
         (begin,), (end,), (step,) = cast(list[tuple[int]], given[:3])
         return slice(begin, end, step)

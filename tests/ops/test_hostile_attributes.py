@@ -602,3 +602,29 @@ def test_a_maxpool_1_of_no_input_is_refused_without_crashing_openvino(tmp_path: 
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "layer-invalid: layer 1 'op'" in done.stdout and "index '0' out of range" in done.stdout, done.stdout
+
+
+def test_a_slice_of_three_inputs_of_a_shape_value_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """A Slice of a ShapeOf with no step input, into a reduction's axes: folding the elements it picks read the step
+    it lacks, and check exited 3 (an IndexError, "please report"); OpenVINO refuses the model, and so does check."""
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "?,3,4", "element_type": "f32"}, outputs=[port(0, [-1, 3, 4])]),
+        layer(1, "shape", "ShapeOf", version="opset3", data={"output_type": "i64"}, inputs=[port(0, [-1, 3, 4])],
+              outputs=[port(1, [3], "I64")]),
+        *(layer(i, f"c{i}", "Const", data={"element_type": "i64", "shape": "1", "offset": str(8 * (i - 2)),
+                                           "size": "8"}, outputs=[port(0, [1], "I64")]) for i in (2, 3)),
+        layer(4, "sl", "Slice", version="opset8", inputs=[port(0, [3], "I64"), port(1, [1], "I64"),
+              port(2, [1], "I64")], outputs=[port(3, [2], "I64")]),
+        layer(5, "mean", "ReduceMean", data={"keep_dims": "false"}, inputs=[port(0, [-1, 3, 4]), port(1, [2], "I64")],
+              outputs=[port(2, [4])]),
+        layer(6, "out", "Result", inputs=[port(0, [4])]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 1, 0), edge(1, 1, 4, 0), edge(2, 0, 4, 1), edge(3, 0, 4, 2), edge(0, 0, 5, 0),
+             edge(4, 3, 5, 1), edge(5, 2, 6, 0)]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.array([0, 2], I64).tobytes())
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "check", str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "layer-invalid: layer 4 'sl'" in done.stdout and "Slice has to have 4 or 5 inputs" in done.stdout
