@@ -45,7 +45,7 @@ __all__ = [
     "partial_shape",
     "read_failure",
     "read_ir",
-    "refuse_reader_crashes",
+    "read_ir_model",
     "tokenizers_status",
 ]
 
@@ -393,7 +393,7 @@ def xml_text(xml: bytes) -> str:
 _MAX_POOL_1 = frozenset(f"opset{n}" for n in range(1, 8))  # the opsets whose MaxPool is MaxPool-1
 
 
-def refuse_reader_crashes(model: Any) -> None:
+def _refuse_reader_crashes(model: Any) -> None:
     """RuntimeError, as OpenVINO refusing the model, for what OpenVINO 2026.4's reader crashes the process on
     instead (``read_model`` runs in this process: ``check`` and ``inspect`` would die with it): a Slice of fewer
     than 4 inputs (``Slice::validate_and_infer_types`` sets a default axes input past its last: SIGSEGV), a
@@ -410,6 +410,16 @@ def refuse_reader_crashes(model: Any) -> None:
             raise RuntimeError(f"index '{len(layer.inputs)}' out of range")
         if layer.type == "MaxPool" and layer.version in _MAX_POOL_1 and not layer.inputs:
             raise RuntimeError("index '0' out of range")
+
+
+def read_ir_model(model: Any) -> Any:
+    """An ``openvino.Model`` of an :class:`~ovreduce.ir.model.IRModel` ovreduce read (its XML and weights), in this
+    process; what OpenVINO's reader would crash the process on instead of refusing it is refused first.
+
+    Raises whatever OpenVINO raises when it refuses the model.
+    """
+    _refuse_reader_crashes(model)
+    return read_ir(model.xml, None if model.weights is None else model.weights.view())
 
 
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:

@@ -55,7 +55,7 @@ from typing import Any, Literal, Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message, read_failure, read_ir, refuse_reader_crashes
+from ovreduce._openvino import clean_message, read_failure, read_ir_model
 from ovreduce.backends.feeds import GROWING_MASKS, TOKEN_IDS, recipes
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
@@ -401,8 +401,7 @@ def audit_model(
                            summary).document  # fmt: skip
 
     def read() -> Any:
-        refuse_reader_crashes(model)  # OpenVINO's reader would crash this process on them (the service's worker)
-        return read_ir(model.xml, None if model.weights is None else model.weights.view())
+        return read_ir_model(model)  # (in the service's worker: a crash of OpenVINO's reader is refused first)
 
     def fitted() -> Any:  # another copy, reshaped as the first was (not at all for decode steps)
         fresh = read()

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from ovreduce._openvino import bodies, openvino, partial_shape, read_failure, read_ir, refuse_reader_crashes
+from ovreduce._openvino import bodies, openvino, partial_shape, read_failure, read_ir_model
 from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import IRModel, Layer
@@ -50,8 +50,7 @@ def crosscheck(
     """Findings from OpenVINO's view of the model, and the reports with ``openvino_output_shape`` set."""
     ov = openvino()
     try:
-        refuse_reader_crashes(model)
-        ov_model = read_ir(model.xml, None if model.weights is None else model.weights.view())
+        ov_model = read_ir_model(model)
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding
@@ -149,8 +148,7 @@ def input_shapes(
     not answer, when it could not."""
     ov = openvino()
     try:
-        refuse_reader_crashes(model)
-        ov_model = read_ir(model.xml, None if model.weights is None else model.weights.view())
+        ov_model = read_ir_model(model)
         if reshape:
             ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
     except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
