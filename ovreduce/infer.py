@@ -37,7 +37,7 @@ from ovreduce.errors import InputError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
-from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_state
+from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_state, input_count_refusal
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
@@ -222,10 +222,14 @@ class ShapeEngine:
         """Run ``op``'s rule: a reduction's analysis, else the output states."""
         if isinstance(op, ReductionOp):
             return op.analyse(ctx)
+        layer = ctx.layer
+        counts = op.input_counts(layer)
+        if counts is not None and len(layer.inputs) not in counts:  # OpenVINO's refusal, whatever the rule reads
+            reason = f"{layer.type} ({layer.name}): {input_count_refusal(layer.type, counts, len(layer.inputs))}"
+            return tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
         try:
             outs = op.infer(ctx)
         except (ArithmeticError, DimensionError) as exc:  # values no rule refuses in words (a hostile attribute)
-            layer = ctx.layer
             reason = (
                 f"{layer.type} ({layer.name}): ovreduce's shape rule cannot evaluate its attributes and inputs ({exc})"
             )

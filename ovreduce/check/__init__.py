@@ -183,7 +183,14 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
-_MISSING_INPUT = re.compile(r"index '\d+' out of range")
+_INPUT_COUNT = re.compile(r"index '\d+' out of range|\w+ takes [\w ]+ inputs?; the layer has \d+$")
+"""A rule's refusal of a layer's input count (one past them, or a count its op never takes)."""
+_INPUT_COUNT_SAID = re.compile(
+    r"index '\d+' out of range|node index is out of range|input_shapes\.(?:size|empty)\(\)|[Ii]ncorrect number of "
+    r"(?:new )?(?:arguments|inputs)|element in new_args|inputs\. Got: \d+"
+)
+"""OpenVINO's refusals of an input count that name no node: its checks of an input's or output's index, of the number
+of shapes a shape inference is given, of the inputs an op is made of."""
 
 
 def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
@@ -196,8 +203,8 @@ def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
         rule = refused.message.rpartition(" shape rule: ")[2].partition(" (")[0]  # OpenVINO's words, not ovreduce's
         blank = str.maketrans("\t\n\r", "   ")  # pugixml reads &#9; in an attribute as a space, libxml2 as a tab
         found = rule and rule.translate(blank) in failed.translate(blank)
-        # an input past the layer's: OpenVINO names the first its validation reads, not always the rule's
-        found = found or (_MISSING_INPUT.match(rule) is not None and _MISSING_INPUT.search(failed) is not None)
+        # an input count: OpenVINO says so in the words of whichever check its validation meets first
+        found = found or (_INPUT_COUNT.match(rule) is not None and _INPUT_COUNT_SAID.search(failed) is not None)
         return f"OpenVINO refuses the model too, naming no layer ({failed})" if found else None
     # (the type as OpenVINO names it: an IR's SoftMax is its Softmax)
     node = re.search(rf"While validating node '[^' ]*::(?i:{re.escape(layer.type)}) .*?\((.*)\) -> ", failed)
@@ -227,7 +234,7 @@ def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
             continue
         if all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs))):
             seen.add(layer_id)
-            shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs)))
+            shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs))) or "(none)"
             message = f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: {reason.removeprefix(own)}"
             found.append(finding(code, layer, message.rstrip("."), port_id))
     return found

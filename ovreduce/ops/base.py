@@ -38,6 +38,7 @@ __all__ = [
     "ValueInfo",
     "ValueKind",
     "declared_state",
+    "input_count_refusal",
     "parse_bool_attr",
 ]
 
@@ -129,6 +130,9 @@ class Op:
     # the context's ``input`` and values (``value``, ``input_values``): the shape engine then runs it once per
     # distinct reading (a transformer stack repeats one block hundreds of times). None: anything.
     layer_reads: LayerReads | None = None
+    inputs: range | None = None
+    """How many inputs OpenVINO's op takes (None: not checked): a layer of another count is its refusal, whether or
+    not the rule reads the inputs missing or left over."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -138,6 +142,10 @@ class Op:
     def found_in(self, opset: int) -> bool:
         """Whether ``opsetN`` holds this version of the op."""
         return self.opsets is None or opset in self.opsets
+
+    def input_counts(self, layer: Layer) -> range | None:
+        """How many inputs this op takes at the layer's version: :attr:`inputs`."""
+        return self.inputs
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         """The output port states; ports left out keep the dims the IR declares for them."""
@@ -197,6 +205,15 @@ def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool
     if lowered in ("false", "0"):
         return False, True
     return default, False
+
+
+def input_count_refusal(op_type: str, counts: range, given: int) -> str:
+    """OpenVINO's refusal of a layer of ``given`` inputs whose op takes ``counts`` of them, in words."""
+    if counts.stop > 64:
+        takes = f"{counts.start} or more inputs"
+    else:
+        takes = " or ".join(map(str, counts)) + (" input" if counts == range(1, 2) else " inputs")
+    return f"{op_type} takes {takes}; the layer has {given}"
 
 
 def declared_state(port: Port, etype: ElementType | None = None) -> PortState:

@@ -60,6 +60,8 @@ _ENUMS: dict[str, Mapping[str, Enum]] = {
 }
 _REALS = {"MVN": ("eps",), "NormalizeL2": ("eps",), "Elu": ("alpha",), "Clamp": ("min", "max")}
 _AXIS = frozenset({"Softmax", "SoftMax", "LogSoftmax"})
+_INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)}
+"""The shape-preserving ops of more than one input (their data first); MVN takes its axes as a second from MVN-6."""
 _FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling"})
 """What OpenVINO reads of these shape-preserving ops' attributes, and refuses when it cannot."""
 
@@ -160,10 +162,14 @@ class ShapePreserving(Op):
     def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
         return src.element_type
 
+    def input_counts(self, layer: Layer) -> range | None:
+        if self.type != "MVN":
+            return _INPUTS.get(self.type, range(1, 2))
+        opset = layer.version.removeprefix("opset")
+        return range(1, 3) if not opset.isdigit() else range(2, 3) if int(opset) >= 6 else range(1, 2)
+
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
-        if not layer.inputs:
-            return super().infer(ctx)
         src = ctx.input(0)
         etype = self.output_type(layer, src)
         if src.shape is None:

@@ -160,6 +160,8 @@ def _mode(layer: Layer) -> tuple[str, int]:
 class Binary(ShapeRule):
     """An elementwise binary op: arithmetic (the inputs' type), comparison and logical (boolean)."""
 
+    inputs = range(2, 3)
+
     def __init__(self, type: str, version: str, opsets: range, *, boolean_output: bool = False) -> None:
         self.type = type
         self.version = version
@@ -220,6 +222,7 @@ class Select1(ShapeRule):
     """Select (cond, then, else): ``select_shape_infer``; the output has the type of ``then``."""
 
     type = "Select"
+    inputs = range(3, 4)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:

@@ -47,6 +47,7 @@ class Interpolate(ShapeRule):
         self.version = version
         self.opsets = opsets
         self.axes_port = 3 if version == "opset4" else 2
+        self.inputs = range(self.axes_port, self.axes_port + 2)
         self.enums = {"mode": INTERPOLATE_MODE, "shape_calculation_mode": SHAPE_CALC,
                       "coordinate_transformation_mode": COORDINATES, "nearest_mode": NEAREST_MODE}  # fmt: skip
 

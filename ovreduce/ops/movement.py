@@ -152,6 +152,7 @@ class Reshape1(_ValueShaped):
     value_inputs = value_ports((1, "Shape pattern", ""))
 
     type = "Reshape"
+    inputs = range(2, 3)
     version = "opset1"
     boolean_attributes = ("special_zero",)
 
@@ -250,6 +251,7 @@ class Squeeze(_ValueShaped):
 
     value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Squeeze"
+    inputs = range(1, 3)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -285,6 +287,7 @@ class Squeeze(_ValueShaped):
 class Unsqueeze0(_ValueShaped):
     value_inputs = value_ports((1, "Axes", "~"))  # (floats are cast to integers)
     type = "Unsqueeze"
+    inputs = range(2, 3)
     version = "opset1"
     reshapes_only = True
 
@@ -313,6 +316,7 @@ class Unsqueeze0(_ValueShaped):
 # -- Transpose, Concat, Gather ----------------------------------------------------------------------------
 class Transpose1(_ValueShaped):
     type = "Transpose"
+    inputs = range(2, 3)
     version = "opset1"
     value_inputs = value_ports((1, "Input order", "1"))
 
@@ -347,6 +351,7 @@ class Concat0(_ValueShaped):
     """Concat-0: the ``axis`` dims add up, the others merge."""
 
     type = "Concat"
+    inputs = range(1, 2**31)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
@@ -421,6 +426,7 @@ class Gather(_ValueShaped):
     value_inputs = value_ports((1, "Indices", ""), (2, "Axis", ""))
 
     type = "Gather"
+    inputs = range(3, 4)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -521,6 +527,7 @@ class Split1(ShapeRule):
     value_inputs = value_ports((1, "'axis' input", "0"))
 
     type = "Split"
+    inputs = range(2, 3)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
@@ -568,6 +575,7 @@ class VariadicSplit1(ShapeRule):
     value_inputs = value_ports((1, "Axis", "01"), (2, "Split lengths", "1"))
 
     type = "VariadicSplit"
+    inputs = range(3, 4)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
@@ -613,6 +621,7 @@ class VariadicSplit1(ShapeRule):
 
 class Tile0(ShapeRule):
     type = "Tile"
+    inputs = range(2, 3)
     version = "opset1"
     value_inputs = value_ports((1, "Tile repeats", "1"))
 
@@ -649,6 +658,7 @@ class Broadcast(_ValueShaped):
     value_inputs = value_ports((1, "Target shape", "01"), (2, "Axes mapping", ""))
 
     type = "Broadcast"
+    inputs = range(2, 4)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -765,6 +775,7 @@ class ShapeOf(ShapeRule):
     """ShapeOf-1/3: a 1-D tensor of the input's rank; its value is the shape when that is static."""
 
     type = "ShapeOf"
+    inputs = range(1, 2)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -811,6 +822,7 @@ class Range4(_ValueShaped):
     value_inputs = value_ports((0, "'start' input", "0~"), (1, "'stop' input", "0~"), (2, "'step' input", "0~"))
 
     type = "Range"
+    inputs = range(3, 4)
     version = "opset4"
 
     def __init__(self, opsets: range) -> None:
@@ -849,6 +861,7 @@ class Pad(ShapeRule):
     value_inputs = value_ports((1, "pads_begin", ""), (2, "pads_end", ""))
 
     type = "Pad"
+    inputs = range(3, 5)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -991,6 +1004,7 @@ class StridedSlice1(ShapeRule):
     value_inputs = value_ports((1, "Begin", ""), (2, "End", ""), (3, "Strides", ""))
 
     type = "StridedSlice"
+    inputs = range(3, 5)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
@@ -1098,6 +1112,7 @@ class Slice8(_ValueShaped):
     value_inputs = value_ports(*((i, f"Slice `{name}`", "") for i, name in enumerate(_SLICE_INPUTS, start=1)))
 
     type = "Slice"
+    inputs = range(4, 6)
     version = "opset8"
 
     def __init__(self, opsets: range) -> None:

@@ -61,6 +61,7 @@ class MatMul0(ShapeRule):
     """MatMul-0: ``transpose_a``/``transpose_b`` (ignored for 1-D inputs), batch dims broadcast."""
 
     type = "MatMul"
+    inputs = range(2, 3)
     version = "opset1"
     boolean_attributes = ("transpose_a", "transpose_b")
 
@@ -201,6 +202,7 @@ class Convolution1(_ConvBase):
     """Convolution-1: data [N, C_in, spatial], filters [C_out, C_in, kernel]."""
 
     type = "Convolution"
+    inputs = range(2, 3)
     version = "opset1"
 
     def channels(self, data: PartialShape, filters: PartialShape) -> Dimension:
@@ -216,6 +218,7 @@ class GroupConvolution1(_ConvBase):
     """GroupConvolution-1: filters [G, C_out/G, C_in/G, kernel]; output channels G x C_out/G."""
 
     type = "GroupConvolution"
+    inputs = range(2, 3)
     version = "opset1"
     filter_prefix = 3
 
@@ -238,6 +241,8 @@ class GroupConvolution1(_ConvBase):
 class _Pool(ShapeRule):
     """MaxPool / AvgPool: ``kernel``, ``strides``, ``pads_begin``/``pads_end``, ``auto_pad``, ``rounding_type``
     (and MaxPool-8's ``dilations``); the output keeps N and C."""
+
+    inputs = range(1, 2)
 
     def __init__(self, type: str, version: str, opsets: range, outputs: int = 1) -> None:
         self.type = type
@@ -343,6 +348,7 @@ class BatchNormInference(ShapeRule):
     """BatchNormInference: the data shape, its channel dim merged with the 1-D gamma/beta/mean/variance."""
 
     type = "BatchNormInference"
+    inputs = range(5, 6)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
@@ -387,6 +393,7 @@ class ConvolutionBackpropData1(ShapeRule):
     value_inputs = value_ports((2, "output_shape", ""))
 
     type = "ConvolutionBackpropData"
+    inputs = range(2, 4)
     version = "opset1"
 
     def __init__(self, opsets: range) -> None:
