@@ -30,6 +30,7 @@ from ovreduce.ops.rules import (
     int_attr,
     normalize_axis,
     real_attr,
+    typed,
 )
 from ovreduce.shapes import PartialShape
 
@@ -60,6 +61,20 @@ _ENUMS: dict[str, Mapping[str, Enum]] = {
 }
 _REALS = {"MVN": ("eps",), "NormalizeL2": ("eps",), "Elu": ("alpha",), "Clamp": ("min", "max")}
 _AXIS = frozenset({"Softmax", "SoftMax", "LogSoftmax"})
+_NOT_BOOLEAN = frozenset({
+    "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceiling", "Cos", "Cosh", "Erf", "Exp", "Floor",
+    "HSigmoid", "HSwish", "Log", "Negative", "ReLU", "Relu", "Sigmoid", "Sign", "Sin", "Sinh", "Sqrt", "Tan", "Tanh",
+})  # fmt: skip
+"""OpenVINO's unary arithmetic ops, which refuse a boolean input."""
+_REAL_ONLY = {
+    "Gelu": "Argument element type must be f16, bf16, f32, f64 or dynamic (got {}).",
+    "Mish": "Element must be of floating point type, Got: {}",
+    "Selu": "Input element types must be floating-point. Got: {}",
+    "SoftPlus": "Input element type must be float. Got: {}",
+    "SoftSign": "Input element type must be float, instead got: {}",
+    "Swish": "Swish input tensor must be floating point type({}).",
+}
+"""The shape-preserving ops of real numbers only, and OpenVINO's words for any other input 0."""
 _INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)}
 """The shape-preserving ops of more than one input (their data first); MVN takes its axes as a second from MVN-6."""
 _FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling"})
@@ -157,7 +172,8 @@ class ShapePreserving(Op):
     def __init__(self, type: str, boolean_attributes: tuple[str, ...] = ()) -> None:
         self.type = type
         self.boolean_attributes = boolean_attributes
-        self.checked = type in _ENUMS or type in _REALS or type in _AXIS
+        self.checked = any(type in table for table in (_ENUMS, _REALS, _AXIS, _NOT_BOOLEAN, _REAL_ONLY, _INPUTS))
+        self.checked |= type in ("Clamp", "MVN")
 
     def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
         return src.element_type
@@ -177,6 +193,7 @@ class ShapePreserving(Op):
         if self.checked:
             try:
                 self._check(layer, src.shape)
+                self._check_inputs(layer, [ctx.input(i) for i in range(len(layer.inputs))])
             except ShapeInferenceError as exc:  # OpenVINO's refusal: the layer breaks the model
                 return [PortState(None, etype, "unresolved", f"{layer.type} ({layer.name}): {exc.message}")]
         return [PortState(src.shape, etype, "inferred")]
@@ -215,6 +232,32 @@ class ShapePreserving(Op):
                     )
             else:
                 normalize_axis(axis, rank)
+
+    def _check_inputs(self, layer: Layer, states: list[PortState]) -> None:
+        """The element types and ranks OpenVINO checks as it validates the op, refused in its words (where the type is
+        the model's or inferred, not a port's precision after a layer without a rule)."""
+        types = [typed(s) for s in states]
+        first = types[0]
+        if first is not None and first.kind == "bool" and (self.type in _NOT_BOOLEAN or self.type == "Clamp"):
+            raise ShapeInferenceError(
+                "Input element type must be numeric. Got: boolean" if self.type == "Clamp"
+                else "This operation does not support input with element type: boolean"
+            )  # fmt: skip
+        if self.type == "Selu" and len({t for t in types if t is not None}) > 1:
+            raise ShapeInferenceError(f"Input element types do not match : {' and '.join(map(str, types))}")
+        if self.type == "Swish" and len(states) == 2:
+            if types[1] is not None and first is not None and types[1] != first:
+                raise ShapeInferenceError(f"Swish inputs must have the same type but they are: {first} and {types[1]}")
+            beta = states[1].shape
+            if beta is not None and beta.rank not in (None, 0):
+                raise ShapeInferenceError(f"Swish input with beta must be scalar but it has rank: {beta.rank}")
+        if first is not None and not first.is_real and self.type in _REAL_ONLY:
+            raise ShapeInferenceError(_REAL_ONLY[self.type].format(first))
+        axes = states[1].shape if len(states) == 2 and self.type in ("MVN", "NormalizeL2") else None
+        if axes is not None and self.type == "MVN" and axes.rank not in (None, 1):
+            raise ShapeInferenceError(f"Expected 1D tensor for the 'axes' input. Got: {axes}")
+        if axes is not None and axes.rank not in (None, 0, 1):
+            raise ShapeInferenceError(f"Input axes must be scalar or have rank equal to 1 (axes rank: {axes.rank}).")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r})"

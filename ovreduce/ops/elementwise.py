@@ -24,7 +24,6 @@ from ovreduce.ops.base import LayerContext, PortState, ValueInfo
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
-    TYPED,
     ShapeRule,
     bool_attr,
     broadcast_shape,
@@ -32,9 +31,9 @@ from ovreduce.ops.rules import (
     const_tensor,
     evaluates,
     int_attr,
-    same_type,
     str_attr,
     too_large,
+    typed,
     wrapped,
 )
 from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
@@ -171,12 +170,17 @@ class Binary(ShapeRule):
         self.boolean_attributes = ("m_pythondiv",) if type == "Divide" else ()
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        if len(inputs) != 2:
-            raise ShapeInferenceError(f"{self.type} takes 2 inputs; this layer has {len(inputs)}")
-        a, b = ctx.input(0), ctx.input(1)
-        if a.origin in TYPED and b.origin in TYPED and not same_type(a.element_type, b.element_type):
-            raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: "
-                                      f"{a.element_type}, arg1 element type: {b.element_type}).")  # fmt: skip
+        a, b = typed(ctx.input(0)), typed(ctx.input(1))
+        if a is not None and b is not None and a != b:
+            raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: {a}, arg1 "
+                                      f"element type: {b}).")  # fmt: skip
+        etype = a or b
+        if etype is not None and self.type in ARITHMETIC and etype.kind == "bool":
+            raise ShapeInferenceError("This operation does not support inputs with element type: boolean")
+        if etype is not None and self.type in LOGICAL and etype.kind != "bool":
+            raise ShapeInferenceError(
+                f"Operands for logical operators must have boolean element type but have element type {etype}."
+            )
         mode, axis = _mode(ctx.layer)
         return [broadcast_shapes(inputs[0], inputs[1], mode, axis)]
 
@@ -230,8 +234,11 @@ class Select1(ShapeRule):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        if len(inputs) != 3:
-            raise ShapeInferenceError(f"Select takes 3 inputs; this layer has {len(inputs)}")
+        kinds = [typed(ctx.input(i)) for i in range(3)]
+        if kinds[0] is not None and kinds[0].kind != "bool":
+            raise ShapeInferenceError(f"Argument 0 must have boolean element type (element type: {kinds[0]}).")
+        if kinds[1] is not None and kinds[2] is not None and kinds[1] != kinds[2]:
+            raise ShapeInferenceError("Argument 1 and 2 element types must match.")
         cond, then, other = inputs
         mode, axis = _mode(ctx.layer)
         if mode == "pdpd":

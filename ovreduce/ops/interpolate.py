@@ -23,6 +23,7 @@ from ovreduce.ops.rules import (
     ints_attr,
     real_attr,
     str_attr,
+    typed,
 )
 from ovreduce.shapes import Dimension, PartialShape, const_dim, padded, scaled
 
@@ -35,6 +36,10 @@ def _values(info: ValueInfo) -> tuple[int, ...] | None:
     if info.kind == "unresolved" and "non-integral" in info.reason:
         raise NotReadNativelyError(f"its scales are not read natively ({info.reason})")
     return None
+
+
+_TYPES = {"sizes": ("i32", "i64", "u32", "u64"), "scales": ("f32", "f16", "bf16"), "axes": ("i32", "i64", "u32", "u64")}
+"""The element types of Interpolate's inputs, as OpenVINO lists them."""
 
 
 class Interpolate(ShapeRule):
@@ -59,8 +64,12 @@ class Interpolate(ShapeRule):
         real_attr(layer, "cube_coeff", -0.75)  # a number OpenVINO cannot read is its refusal
         scales_mode = str_attr(layer, "shape_calculation_mode", "sizes") == "scales"
         v4 = self.version == "opset4"
-        if len(inputs) not in ((3, 4) if v4 else (2, 3)):
-            raise ShapeInferenceError(f"Interpolate-{4 if v4 else 11} takes {'3 or 4' if v4 else '2 or 3'} inputs")
+        kinds = ("sizes", "scales") if v4 else ("scales" if scales_mode else "sizes",)
+        for port, kind in enumerate((*kinds, "axes")[: len(inputs) - 1], start=1):
+            etype = typed(ctx.input(port))
+            if etype is not None and etype.name not in _TYPES[kind]:
+                *first, last = _TYPES[kind]
+                raise ShapeInferenceError(f"{kind.capitalize()} element type must be {', '.join(first)} or {last}")
         checked = (2 if scales_mode and v4 else 1, self.axes_port) if v4 else range(1, len(inputs))
         for port in checked:
             if port < len(inputs) and inputs[port].rank not in (None, 1):

@@ -25,7 +25,6 @@ from ovreduce.ops.rules import (
     ELEMENT_TYPE,
     MAX_VALUE_ELEMENTS,
     PAD_MODE,
-    TYPED,
     ShapeRule,
     Tensor,
     bool_attr,
@@ -34,9 +33,9 @@ from ovreduce.ops.rules import (
     int_attr,
     ints_attr,
     normalize_axis,
-    same_type,
     str_attr,
     too_large,
+    typed,
     value_ports,
     wrapped,
 )
@@ -161,8 +160,8 @@ class Reshape1(_ValueShaped):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, target_shape = inputs[0], inputs[1]
-        if target_shape.rank is not None and target_shape.rank > 1:
-            raise ShapeInferenceError(f"Pattern shape must have rank 1 or be empty, got {target_shape}")
+        if target_shape.rank not in (None, 1):
+            raise ShapeInferenceError(f"Pattern shape must have rank 1, got {target_shape}")
         target: tuple[int | None, ...] | None = _value(ctx, 1)
         if target is None:  # known in part (a dim ShapeOf gives at run time is never -1): where it is unequivocal
             target = _partial(ctx, 1)
@@ -330,6 +329,9 @@ class Transpose1(_ValueShaped):
             n = _length(order_shape)
             return [PartialShape.dynamic(n) if n else PartialShape(None)]
         rank = len(data.dims)
+        n = _length(order_shape)
+        if n is not None and n not in (0, rank):
+            raise ShapeInferenceError("Input order must have shape [n], where n is the rank of arg.")
         if order is None:
             return [PartialShape.dynamic(rank)]
         if not order:
@@ -358,6 +360,8 @@ class Concat0(_ValueShaped):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        if len({t for t in (typed(ctx.input(i)) for i in range(len(inputs))) if t is not None}) > 1:
+            raise ShapeInferenceError("Argument element types are inconsistent.")
         axis = int_attr(ctx.layer, "axis", 0)
         out: list[Dimension] | None = None
         total = Dimension.static(0)
@@ -583,7 +587,8 @@ class VariadicSplit1(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data = inputs[0]
-        n = len(ctx.layer.outputs)
+        n = _length(inputs[2])  # one output per split length, whatever the layer declares
+        n = len(ctx.layer.outputs) if n is None else n
         axis_value, lengths = _value(ctx, 1), _value(ctx, 2)
         if data.dims is None:
             return [data] * n
@@ -655,15 +660,22 @@ class Broadcast(_ValueShaped):
     (the target shape, data dims placed by ``axes_mapping``). Values fold through the numpy and bidirectional modes
     (torch's ``split`` into equal parts broadcasts a part's size to a list of sizes)."""
 
-    value_inputs = value_ports((1, "Target shape", "01"), (2, "Axes mapping", ""))
+    value_inputs = value_ports((1, "Target shape", "1"), (2, "Axes mapping", ""))
 
     type = "Broadcast"
-    inputs = range(2, 4)
 
     def __init__(self, version: str, opsets: range) -> None:
         self.version = version
         self.opsets = opsets
         self.enums = {"mode": AUTO_BROADCAST if version == "opset1" else BROADCAST}
+
+    def input_counts(self, layer: Layer) -> range:
+        """Broadcast-3 takes an axes mapping in its explicit mode only, Broadcast-1 in its pdpd mode too (it reads
+        one there) and in any other (where it reads none)."""
+        mode = str_attr(layer, "mode", "numpy")
+        if self.version == "opset1":
+            return range(3, 4) if mode == "pdpd" else range(2, 4)
+        return range(3, 4) if mode in ("explicit", "none") else range(2, 3)
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, target_shape = inputs[0], inputs[1]
@@ -688,8 +700,6 @@ class Broadcast(_ValueShaped):
         target_ps = PartialShape.static(target)
         if mode == "bidirectional":
             return [broadcast_shapes(data, target_ps, "numpy")]
-        if mode == "pdpd" and self.version == "opset1" and len(inputs) == 2:
-            raise ShapeInferenceError("index '2' out of range (Broadcast-1 reads an axes_mapping input in pdpd mode)")
         if mode == "pdpd" and data.dims is None:  # set_result_shape_pdpd: the target's rank, no dim known
             return [PartialShape.dynamic(len(target))]
         if mode == "pdpd" and data.dims is not None:
@@ -873,11 +883,10 @@ class Pad(ShapeRule):
         if mode == "constant" and len(inputs) == 4 and inputs[3].rank not in (None, 0):
             raise ShapeInferenceError(f"Argument for padding value is not a scalar (shape: {inputs[3]}).")
         if mode == "constant" and len(inputs) == 4:
-            arg, pad = ctx.input(0), ctx.input(3)
-            if arg.origin in TYPED and pad.origin in TYPED and not same_type(arg.element_type, pad.element_type):
+            arg, pad = typed(ctx.input(0)), typed(ctx.input(3))
+            if arg is not None and pad is not None and arg != pad:
                 raise ShapeInferenceError(
-                    f"Argument element types do not match (input arg element type: {arg.element_type}, arg_pad "
-                    f"element type: {pad.element_type})."
+                    f"Argument element types do not match (input arg element type: {arg}, arg_pad element type: {pad})."
                 )
         for port, name in ((1, "pads_begin"), (2, "pads_end")):
             if inputs[port].rank not in (None, 1):
@@ -1017,8 +1026,6 @@ class StridedSlice1(ShapeRule):
             raise ShapeInferenceError("All masks of StridedSlice must have be 0 or 1")
         if any(mask and len(mask) != len(masks[0]) for mask in masks):
             raise ShapeInferenceError("All masks of StridedSlice must have the same size")
-        if len(inputs) not in (3, 4):
-            raise ShapeInferenceError("StridedSlice takes 3 or 4 inputs")
         for i, name in enumerate(("Begin", "End", "Strides")[: len(inputs) - 1], start=1):
             if inputs[i].rank not in (None, 1):
                 raise ShapeInferenceError(f"{name} input must be 1D (has rank: {inputs[i].rank})")

@@ -26,6 +26,7 @@ from ovreduce.ops.rules import (
     normalize_axis,
     real_attr,
     str_attr,
+    typed,
     value_ports,
 )
 from ovreduce.shapes import (
@@ -69,6 +70,10 @@ class MatMul0(ShapeRule):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        type_a, type_b = typed(ctx.input(0)), typed(ctx.input(1))
+        if type_a is not None and type_b is not None and type_a != type_b:
+            raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: {type_a}, "
+                                      f"arg1 element type: {type_b}).")  # fmt: skip
         a, b = inputs[0], inputs[1]
         if a.dims is None or b.dims is None:
             return [PartialShape(None)]
@@ -150,6 +155,13 @@ def _window(
     return dim_add(ceil_div(diff, stride) if ceil else floor_div(diff, stride), _ONE)
 
 
+def _same_data_and_filters_types(ctx: LayerContext) -> None:
+    data, filters = typed(ctx.input(0)), typed(ctx.input(1))
+    if data is not None and filters is not None and data != filters:
+        raise ShapeInferenceError(f"Element types for data batch and filters do not match (data batch element type: "
+                                  f"{data}, filters element type: {filters}).")  # fmt: skip
+
+
 class _ConvBase(ShapeRule):
     filter_prefix = 2  # filter dims before the spatial ones
 
@@ -162,6 +174,7 @@ class _ConvBase(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         layer = ctx.layer
+        _same_data_and_filters_types(ctx)
         data, filters = inputs[0], inputs[1]
         if data.dims is not None and len(data.dims) not in (3, 4, 5):
             raise ShapeInferenceError(f"Expected a 3D, 4D or 5D tensor for the input. Got: {data}")
@@ -402,6 +415,7 @@ class ConvolutionBackpropData1(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         layer = ctx.layer
+        _same_data_and_filters_types(ctx)
         data, filters = inputs[0], inputs[1]
         has_spatial = len(inputs) >= 3
         spatial: PartialShape | None = None

@@ -51,9 +51,9 @@ __all__ = [
     "int_attr",
     "ints_attr",
     "normalize_axis",
-    "same_type",
     "str_attr",
     "too_large",
+    "typed",
     "value_ports",
     "wrapped",
 ]
@@ -102,9 +102,11 @@ TYPED = frozenset({"parameter", "const", "inferred"})
 which only these are judged against."""
 
 
-def same_type(a: ElementType | None, b: ElementType | None) -> bool:
-    """``element::Type::merge``: equal, or either unknown (dynamic)."""
-    return a is None or b is None or a == b or "dynamic" in (a.name, b.name)
+def typed(state: PortState) -> ElementType | None:
+    """An input's element type where the model gives it or a rule infers it (None: dynamic, unknown, or a port's
+    precision after a layer without a rule, which is not judged)."""
+    etype = state.element_type
+    return etype if etype is not None and state.origin in TYPED and etype.name != "dynamic" else None
 
 
 def _check_value_input(state: PortState, what: str, ranks: frozenset[int], integral: bool) -> None:
