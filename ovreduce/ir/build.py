@@ -353,6 +353,10 @@ class Builder:
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
                                        f"{ltype} takes {wanted} (OpenVINO refuses the model)")  # fmt: skip
+            if ltype.lower() in _STATEFUL and "variable_id" not in (data or NO_DATA) and _opset_6_on(version):
+                raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: no variable_id attribute; a "
+                                       f"{ltype} of opset6 on names the variable it reads or writes by it (OpenVINO's "
+                                       f"reader crashes on the model)")  # fmt: skip
             if ltype in WITH_BODIES and not bodies:
                 raise IRStructureError(
                     f"{self.where(line, layer_id, name, ltype)}: no sub-graph body; expected "
@@ -963,6 +967,18 @@ def _blank_ended(ltype: str, version: str) -> bool:
     """Whether the layer's type or version begins or ends with a blank; not for a Result's type: no Result reaches a
     "Result " (it is none), so OpenVINO never builds it, and reads the model."""
     return ltype.strip() != "Result" and (ltype != ltype.strip() or version != version.strip())
+
+
+_STATEFUL = ("readvalue", "assign")  # (OpenVINO's reader finds a type in any case)
+
+
+def _opset_6_on(version: str) -> bool:
+    """Whether ``version`` names an opset holding ReadValue-6 and Assign-6 (opset6 to opset16)."""
+    from ovreduce.ops.base import LAST_OPSET
+    from ovreduce.ops.registry import opset_number
+
+    number = opset_number(version)
+    return number is not None and 6 <= number <= LAST_OPSET
 
 
 def _check_opset(ltype: str, version: str, where: str) -> None:

@@ -265,6 +265,11 @@ CASES: list[Case] = [
          inputs=[port(0, (1, 3)), port(1, (1, 3))])], [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 2, 1)])),
          IRStructureError, LINE + r": layer id=2 name='out' \(Result\): 2 input port\(s\); a Result takes exactly "
          r"one input port"),
+    *(Case(f"{op.lower()}-{version}-without-variable-id", _b(net([parameter(), layer(1, "state", op, version=version,
+          inputs=[port(0, (1, 3))], outputs=[port(1, (1, 3))]), result(2)], [edge(0, 0, 1, 0), edge(1, 1, 2, 0)])),
+          IRStructureError, LINE + rf": layer id=1 name='state' \({op}\): no variable_id attribute; a {op} of opset6 "
+          r"on names the variable it reads or writes by it \(OpenVINO's reader crashes on the model\)",
+          openvino_refuses=None) for op, version in (("ReadValue", "opset6"), ("Assign", "opset16"))),
     Case("parameter-fed", _b(net([parameter(), unary(1), result(2), layer(3, "y", "Parameter",
          data={"shape": "1,3", "element_type": "f32"}, inputs=[port(5, (1, 3))], outputs=[port(0, (1, 3))])],
          [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 3, 5)])), IRStructureError,

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,17 @@ def test_openvino_reader_agrees(case: Case, tmp_path: Path) -> None:
             core.read_model(str(xml))
     else:
         core.read_model(str(xml))  # OpenVINO accepts it (and ovreduce deliberately does not)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "variable-id" in c.id], ids=lambda c: c.id)
+def test_openvino_reader_crashes_where_the_case_says_so(case: Case, tmp_path: Path) -> None:
+    """What OpenVINO 2026.4's reader crashes the process on (SIGSEGV) instead of refusing it: ovreduce refuses it
+    before OpenVINO is asked, in check, inspect and the service's workers alike. Should a release of OpenVINO read or
+    refuse it, this says so, and the refusal's words must change."""
+    xml = write_case(case, tmp_path)
+    code = "import openvino as ov, sys; ov.Core().read_model(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", code, str(xml)], capture_output=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stderr[-300:])
 
 
 # -- hostile XML: nothing is read from the file system, memory stays bounded ---------------------------
