@@ -6,30 +6,40 @@ Layers of sub-graph bodies are listed too (after their container, with their bod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from ovreduce.check import check_model
 from ovreduce.infer import PortState, ShapeEngine
 from ovreduce.ir.model import IRModel, Layer, LayerRef, Port
 from ovreduce.reports.check import Finding
 from ovreduce.reports.inspect import InspectDocument, LayerView, PortView, Producer
+from ovreduce.shapes import PartialShape
 
 __all__ = ["inspect_model"]
 
 
-def inspect_model(model: IRModel, *, layer: str | None = None, all_layers: bool = False) -> InspectDocument:
+def inspect_model(
+    model: IRModel,
+    *,
+    layer: str | None = None,
+    all_layers: bool = False,
+    reshape: Mapping[str, PartialShape] | None = None,
+) -> InspectDocument:
     """The ``ovreduce.inspect/v1`` document.
 
     Args:
         model: the parsed IR.
         layer: only this layer (id, name or path into a body); any type.
         all_layers: every layer rather than only the reductions.
+        reshape: what-if shapes for Parameters (by layer or tensor name), as :func:`~ovreduce.check.check_model`
+            takes them: the shapes shown are those inferred under them.
 
     Raises:
         NotFoundError: ``layer`` names no layer.
+        InputError: a ``reshape`` key names no Parameter.
     """
-    shapes = ShapeEngine(model)
-    report = check_model(model, shapes=shapes)
+    shapes = ShapeEngine(model, reshape)
+    report = check_model(model, reshape=reshape, shapes=shapes)
     reductions = {(r.body_path, r.layer_id): r for r in report.reductions}
     if layer is not None:
         selected: list[LayerRef] = [model.locate(layer)]

@@ -136,11 +136,12 @@ def inspect(args: argparse.Namespace) -> int:
     from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
+    reshape = parse_named_shapes(args.reshape, "--reshape")
     model = load_ir(*model_files(args.path, args.bin))
     try:
         if args.layer is not None:
             locate_layer(model, args.layer)
-        doc = inspect_model(model, layer=args.layer, all_layers=args.all)
+        doc = inspect_model(model, layer=args.layer, all_layers=args.all, reshape=reshape)
     finally:
         model.close()
     _emit(

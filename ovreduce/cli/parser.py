@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bin", type=_path, help="the weights file (default: the .bin beside the .xml)")
     p.add_argument("--layer", metavar="ID_OR_NAME", help="show one layer in detail")
     p.add_argument("--all", action="store_true", help="every layer, not only the reductions")
+    p.add_argument("--reshape", action="append", default=[], metavar="NAME=SHAPE",
+                   help="what-if: new shape for Parameter NAME (OpenVINO syntax: x=[1,?,4..8]); the shapes shown are "
+                        "those inferred under it")  # fmt: skip
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("run", help="execute one reduction layer on the NumPy reference and OpenVINO, and compare")

@@ -18,7 +18,7 @@ OPTIONS: Mapping[str, Mapping[str, str]] = {
     "inputs": {"run": "--input NAME=FILE", "audit": "--input NAME=FILE", "conform": "--input NAME=FILE"},
     "shapes": {"run": "--shape NAME=SHAPE or --input NAME=FILE", "audit": "--shape NAME=SHAPE or --input NAME=FILE",
                "conform": "--shape NAME=SHAPE or --input NAME=FILE"},
-    "reshape": {"check": "--reshape NAME=SHAPE"},
+    "reshape": {"check": "--reshape NAME=SHAPE", "inspect": "--reshape NAME=SHAPE"},
     "save_ir": {"conform": "--save-ir DIR"},
 }  # fmt: skip
 

@@ -237,6 +237,27 @@ def test_inspect() -> None:
     assert "no layer with id or name 'nope'" in ovreduce("inspect", path, "--layer", "nope", check_rc=2).stderr
 
 
+def test_inspect_under_a_reshape_shows_the_shapes_openvino_infers_under_it() -> None:
+    import openvino as ov
+
+    path = str(SAMPLES / "spec_examples.xml")
+    doc = json.loads(ovreduce("inspect", path, "--all", "--reshape", "data=[2,12,10,?]", "--format", "json",
+                              check_rc=0).stdout)  # fmt: skip
+    model = ov.Core().read_model(path)
+    model.reshape({"data": ov.PartialShape("[2,12,10,?]")})
+    nodes = {n.get_friendly_name(): n for n in model.get_ordered_ops()}
+    compared = 0
+    for entry in doc["layers"]:
+        node = nodes[entry["layer_name"]]
+        for index, out in enumerate(entry["outputs"]):
+            expected = [d.get_length() if d.is_static else -1 for d in node.get_output_partial_shape(index)]
+            assert out["shape"] == expected, (entry["layer_name"], out, expected)
+            compared += 1
+    assert compared == 9  # every output of the 13 layers (the Results have none)
+    said = ovreduce("inspect", path, "--reshape", "nope=[1]", check_rc=2).stderr
+    assert "no Parameter has that name (Parameters: 'data') (give it with --reshape NAME=SHAPE)" in said
+
+
 def test_devices() -> None:
     import openvino as ov
 
