@@ -16,6 +16,7 @@ the inputs' integer type does.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
@@ -31,6 +32,7 @@ from ovreduce.ops.rules import (
     const_tensor,
     evaluates,
     int_attr,
+    partial_value,
     str_attr,
     too_large,
     typed,
@@ -191,10 +193,7 @@ class Binary(ShapeRule):
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         folded = super().fold(ctx)
-        if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
-            return folded
         layer = ctx.layer
-        a, b = (const_tensor(ctx.value(i)) for i in range(2))
         fn = ARITHMETIC.get(self.type)
         if self.type in _BOOLEAN:
             test = _BOOLEAN[self.type]
@@ -203,6 +202,11 @@ class Binary(ShapeRule):
             python_div = bool_attr(layer, "m_pythondiv", True)
             fn = _floor_div if python_div else _trunc_div
         etype = ctx.input(0).element_type
+        if folded.kind == "runtime" and fn is not None and etype is not None and self.type in ARITHMETIC:
+            return self._known_in_part(ctx, folded, fn, etype)
+        if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
+            return folded
+        a, b = (const_tensor(ctx.value(i)) for i in range(2))
         if a is None or b is None or fn is None or etype is None or not evaluates(self.type, etype):
             return folded
         out_shape = broadcast_shape(a[1], b[1])
@@ -217,6 +221,29 @@ class Binary(ShapeRule):
             return folded
         out_type = BOOLEAN if self.boolean_output else etype
         return ValueInfo("const", wrapped(result[0], out_type), shape=result[1])
+
+    def _known_in_part(
+        self, ctx: LayerContext, folded: ValueInfo, fn: Callable[[int, int], int], etype: ElementType
+    ) -> ValueInfo:
+        """A runtime 1-D value of integers, each element known where both operands' are (a dim ShapeOf gives at run
+        time, plus one: a past length and the new tokens'), as OpenVINO's bounds pass through its arithmetic."""
+        parts = [partial_value(ctx, i) for i in range(2)]
+        shapes = [ctx.input(i).shape for i in range(2)]
+        if not etype.is_integral or not evaluates(self.type, etype):
+            return folded
+        if any(s is None or s.rank is None or s.rank > 1 for s in shapes):
+            return folded
+        a, b = parts
+        if a is None or b is None or (len(a) != len(b) and 1 not in (len(a), len(b))):
+            return folded
+        n = max(len(a), len(b))
+        known: list[int | None] = []
+        for x, y in zip(a * n if len(a) == 1 else a, b * n if len(b) == 1 else b, strict=True):
+            try:
+                known.append(None if x is None or y is None else wrapped([fn(x, y)], etype)[0])
+            except ZeroDivisionError:
+                known.append(None)
+        return replace(folded, known=tuple(known))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r}, {self.version!r})"

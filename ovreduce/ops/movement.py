@@ -31,8 +31,10 @@ from ovreduce.ops.rules import (
     broadcast_values,
     const_tensor,
     int_attr,
+    int_value,
     ints_attr,
     normalize_axis,
+    partial_value,
     str_attr,
     too_large,
     typed,
@@ -58,30 +60,6 @@ __all__ = [
     "Unsqueeze0",
     "VariadicSplit1",
 ]
-
-
-def _value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
-    """Input ``index``'s constant value, as int64 (u64 wraps); None when it is not constant."""
-    if index >= len(ctx.layer.inputs):
-        return None
-    info = ctx.value(index)
-    if info.kind != "const" or info.values is None:
-        return None
-    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
-
-
-def _partial(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
-    """Input ``index``'s 1-D value as far as it is known before run time (None for an element that is not: a dynamic
-    dim of a ShapeOf), as OpenVINO's partial values know it; None when nothing is."""
-    if index >= len(ctx.layer.inputs):
-        return None
-    const = _value(ctx, index)
-    known = ctx.value(index).known if const is None else None
-    if const is not None or known is None:
-        return const
-    etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
-    top = (1 << (etype.bitwidth - 1)) - 1 if etype is not None and etype.kind == "int" else None
-    return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
 
 
 def _axes_shape(shape: PartialShape) -> PartialShape:
@@ -162,9 +140,9 @@ class Reshape1(_ValueShaped):
         data, target_shape = inputs[0], inputs[1]
         if target_shape.rank not in (None, 1):
             raise ShapeInferenceError(f"Pattern shape must have rank 1, got {target_shape}")
-        target: tuple[int | None, ...] | None = _value(ctx, 1)
+        target: tuple[int | None, ...] | None = int_value(ctx, 1)
         if target is None:  # known in part (a dim ShapeOf gives at run time is never -1): where it is unequivocal
-            target = _partial(ctx, 1)
+            target = partial_value(ctx, 1)
             if target is None or target.count(-1) > 1 or any(v is not None and v < -1 for v in target):
                 return [PartialShape.dynamic(_length(target_shape))]
         special_zero = bool_attr(ctx.layer, "special_zero", False)
@@ -263,7 +241,7 @@ class Squeeze(_ValueShaped):
         pointed: set[int] = set()
         if len(inputs) >= 2:
             axes_shape = _axes_shape(inputs[1])
-            axes = _value(ctx, 1)
+            axes = int_value(ctx, 1)
             if axes is None or data.dims is None:
                 if data.dims and axes_shape.is_static and _length(axes_shape) == 1:  # one axis, value unknown
                     if not any(d.compatible(one) for d in data.dims):
@@ -298,7 +276,7 @@ class Unsqueeze0(_ValueShaped):
         name one place after that (``[2, -1]`` of a 1-D input) insert once, and one past the end appends."""
         data = inputs[0]
         _axes_shape(inputs[1])
-        axes = _value(ctx, 1)
+        axes = int_value(ctx, 1)
         if data.dims is None or axes is None:  # OpenVINO 2026.4 gives no rank even for one axis of unknown value
             return [PartialShape(None)]
         if not axes:
@@ -324,7 +302,7 @@ class Transpose1(_ValueShaped):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, order_shape = inputs[0], inputs[1]
-        order = _value(ctx, 1)
+        order = int_value(ctx, 1)
         if data.dims is None:
             n = _length(order_shape)
             return [PartialShape.dynamic(n) if n else PartialShape(None)]
@@ -403,7 +381,7 @@ class Concat0(_ValueShaped):
             return folded
         known: list[int | None] = []
         for index in range(len(ctx.layer.inputs)):
-            info, part = ctx.value(index), _partial(ctx, index)
+            info, part = ctx.value(index), partial_value(ctx, index)
             if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
                 return folded
             known += part
@@ -438,7 +416,7 @@ class Gather(_ValueShaped):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, indices = inputs[0], inputs[1]
-        axis_value = _value(ctx, 2)
+        axis_value = int_value(ctx, 2)
         batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
         if batch_dims < 0:
             if indices.dims is None:
@@ -544,7 +522,7 @@ class Split1(ShapeRule):
             raise ShapeInferenceError("Attribute 'num_splits' must be greater than zero. Got: 0")
         parts %= 1 << 64  # OpenVINO reads it as an unsigned size: -1 is 2**64 - 1
         count = min(parts, len(ctx.layer.outputs))  # the shapes of the ports the layer has, however many parts
-        axis_value = _value(ctx, 1)
+        axis_value = int_value(ctx, 1)
         if data.dims is None:
             return [data] * count
         if data.dims == ():
@@ -589,7 +567,7 @@ class VariadicSplit1(ShapeRule):
         data = inputs[0]
         n = _length(inputs[2])  # one output per split length, whatever the layer declares
         n = len(ctx.layer.outputs) if n is None else n
-        axis_value, lengths = _value(ctx, 1), _value(ctx, 2)
+        axis_value, lengths = int_value(ctx, 1), int_value(ctx, 2)
         if data.dims is None:
             return [data] * n
         if axis_value is None:
@@ -635,8 +613,8 @@ class Tile0(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, repeats_shape = inputs[0], inputs[1]
-        repeats = _partial(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
-        if repeats is not None and _value(ctx, 1) is None and any(r is not None and r < 0 for r in repeats):
+        repeats = partial_value(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
+        if repeats is not None and int_value(ctx, 1) is None and any(r is not None and r < 0 for r in repeats):
             repeats = None  # a negative constant beside runtime repeats: not judged
         if repeats is None:
             n = _length(repeats_shape)
@@ -680,12 +658,12 @@ class Broadcast(_ValueShaped):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, target_shape = inputs[0], inputs[1]
         mode = str_attr(ctx.layer, "mode", "numpy")
-        target = _value(ctx, 1)
+        target = int_value(ctx, 1)
         if mode in ("explicit", "none"):
             if len(inputs) != 3:
                 raise ShapeInferenceError("axes_mapping input should be provided if explicit mode is used")
             self._check_axes_mapping(ctx, data, inputs[2], target)
-        known = _partial(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
+        known = partial_value(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
         if known is not None and all(t is None or t >= 0 for t in known):  # the target, or what ShapeOf's dims give
             return [self._known_in_part(data.dims or (), known, mode)]
         if target is None:
@@ -763,7 +741,7 @@ class Broadcast(_ValueShaped):
         if count != rank:
             raise ShapeInferenceError(f"Broadcast axes_mapping shape {axes_shape} doesn't match rank of input tensor "
                                       f"{rank}")  # fmt: skip
-        mapping = _value(ctx, 2)
+        mapping = int_value(ctx, 2)
         if target is None or mapping is None:
             return
         if list(mapping) != sorted(mapping):
@@ -840,7 +818,7 @@ class Range4(_ValueShaped):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        values = [_value(ctx, i) for i in range(3)]
+        values = [int_value(ctx, i) for i in range(3)]
         if values[2] == (0,):  # checked on its own, whatever the other inputs
             raise ShapeInferenceError("'step' cannot be zero, nan, or infinite.")
         if any(v is None or len(v) != 1 for v in values):
@@ -895,7 +873,7 @@ class Pad(ShapeRule):
         if data.dims is None:
             return [PartialShape(None)]
         rank = len(data.dims)
-        begin, end = _value(ctx, 1), _value(ctx, 2)
+        begin, end = int_value(ctx, 1), int_value(ctx, 2)
         if begin is None or end is None:
             for port, name in ((1, "pads_begin"), (2, "pads_end")):
                 n = _length(inputs[port])
@@ -1033,8 +1011,8 @@ class StridedSlice1(ShapeRule):
         if data.dims is None:
             return [PartialShape(None)]
         rank = len(data.dims)
-        begin, end = _value(ctx, 1), _value(ctx, 2)
-        strides = _value(ctx, 3) if len(inputs) > 3 else (1,) * len(begin) if begin is not None else None
+        begin, end = int_value(ctx, 1), int_value(ctx, 2)
+        strides = int_value(ctx, 3) if len(inputs) > 3 else (1,) * len(begin) if begin is not None else None
         begin, end = (
             cast(tuple[int, ...] | None, _bounds(ctx, 1, begin)),
             cast(tuple[int, ...] | None, _bounds(ctx, 2, end)),
@@ -1143,14 +1121,18 @@ class Slice8(_ValueShaped):
         if not (start_shape.compatible(stop_shape) and start_shape.compatible(step_shape)
                 and stop_shape.compatible(step_shape)):  # fmt: skip
             raise ShapeInferenceError("Slice `start`, `stop`, `step` inputs must have compatible shapes.")
-        start, stop, steps = _bounds(ctx, 1, _partial(ctx, 1)), _bounds(ctx, 2, _partial(ctx, 2)), _value(ctx, 3)
+        start, stop, steps = (
+            _bounds(ctx, 1, partial_value(ctx, 1)),
+            _bounds(ctx, 2, partial_value(ctx, 2)),
+            int_value(ctx, 3),
+        )
         axes: dict[int, int] | None = None  # axis -> its index in start, stop and step; None: not known
         if len(inputs) == 5:
             if not inputs[4].compatible(start_shape):
                 raise ShapeInferenceError(
                     "Slice `axes` input must have compatible shape with `start`, `stop`, `step` inputs."
                 )
-            given = _value(ctx, 4)
+            given = int_value(ctx, 4)
             if given is not None:
                 axes = {normalize_axis(a, rank): i for i, a in enumerate(given)}
                 if len(axes) != len(given):
@@ -1203,7 +1185,7 @@ class Slice8(_ValueShaped):
         ports = (1, 4) if len(ctx.layer.inputs) == 5 else (1,)
         if not all((t := ctx.input(p).element_type) is not None and t.name in _SLICE_EVALUATED for p in ports):
             return None
-        given = [_value(ctx, i) for i in range(1, len(ctx.layer.inputs))]
+        given = [int_value(ctx, i) for i in range(1, len(ctx.layer.inputs))]
         if len(given) < 3 or any(v is None or len(v) != 1 for v in given) or given[2] == (0,):
             return None
         if given[3:] not in ([], [(0,)], [(-1,)]):

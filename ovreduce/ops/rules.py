@@ -49,8 +49,10 @@ __all__ = [
     "const_tensor",
     "evaluates",
     "int_attr",
+    "int_value",
     "ints_attr",
     "normalize_axis",
+    "partial_value",
     "str_attr",
     "too_large",
     "typed",
@@ -100,6 +102,30 @@ def check_enums(layer: Layer, enums: Mapping[str, Enum]) -> None:
 TYPED = frozenset({"parameter", "const", "inferred"})
 """The origins of element types read from the model or inferred: not a port precision a rule-less producer declares,
 which only these are judged against."""
+
+
+def int_value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
+    """Input ``index``'s constant value, as int64 (u64 wraps); None when it is not constant."""
+    if index >= len(ctx.layer.inputs):
+        return None
+    info = ctx.value(index)
+    if info.kind != "const" or info.values is None:
+        return None
+    return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
+
+
+def partial_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
+    """Input ``index``'s 1-D value as far as it is known before run time (None for an element that is not: a dynamic
+    dim of a ShapeOf), as OpenVINO's partial values know it; None when nothing is."""
+    if index >= len(ctx.layer.inputs):
+        return None
+    const = int_value(ctx, index)
+    known = ctx.value(index).known if const is None else None
+    if const is not None or known is None:
+        return const
+    etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
+    top = (1 << (etype.bitwidth - 1)) - 1 if etype is not None and etype.kind == "int" else None
+    return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
 
 
 def typed(state: PortState) -> ElementType | None:
