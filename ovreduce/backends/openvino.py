@@ -271,9 +271,9 @@ def check_device(device: str) -> None:
         for item in (i.strip() for i in rest.split(",")):
             name, _, batch = item.removeprefix("-" if base == "AUTO" else "").partition("(")  # AUTO:-CPU excludes
             size = batch.removesuffix(")") if base in ("BATCH", "MULTI") and batch.endswith(")") else None  # CPU(4)
+            sized = size is not None and size.isascii() and size.isdigit() and 1 <= int(size[:6]) <= 4096
             if (not name or name.startswith("-") or re.split(r"[.:]", name, maxsplit=1)[0].upper() in _VIRTUAL
-                    or (batch and size is None)
-                    or (size is not None and not (size.isdigit() and 1 <= int(size) <= 4096))):  # fmt: skip
+                    or (batch and size is None) or (size is not None and not sized)):  # fmt: skip
                 raise InputError(f"device {device!r}: {item!r} is not a device of its list; write e.g. {base}:CPU"
                                  + (" or BATCH:CPU(4), a batch of 1 to 4096" if base == "BATCH" else ""))  # fmt: skip
             if item.startswith("-") and base == "AUTO":  # excluding a device that is not here excludes nothing

@@ -110,7 +110,7 @@ def _check_model(
     refusals = {body_path: _inconsistent(graph, reshaped=bool(reshape)) for body_path, graph in engines}
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
-    asked = bool(unknown or suspect or (not reshape and any(refusals.values())))
+    asked = bool(unknown or suspect or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
@@ -232,9 +232,11 @@ def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
         reason = graph.state((layer_id, port_id)).reason
         if layer_id in seen or not reason.startswith(own):
             continue
-        if all(graph.input_state(layer, i).shape is not None for i in range(len(layer.inputs))):
+        states = [graph.input_state(layer, i) for i in range(len(layer.inputs))]
+        # (an input count is refused whatever the inputs' shapes)
+        if all(s.shape is not None for s in states) or _INPUT_COUNT.match(reason.removeprefix(own)):
             seen.add(layer_id)
-            shapes = ", ".join(str(graph.input_state(layer, i).shape) for i in range(len(layer.inputs))) or "(none)"
+            shapes = ", ".join("unresolved" if s.shape is None else str(s.shape) for s in states) or "(none)"
             message = f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: {reason.removeprefix(own)}"
             found.append(finding(code, layer, message.rstrip("."), port_id))
     return found

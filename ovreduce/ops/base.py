@@ -14,6 +14,7 @@ line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every mod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,6 +40,7 @@ __all__ = [
     "ValueKind",
     "declared_state",
     "input_count_refusal",
+    "opset_number",
     "parse_bool_attr",
 ]
 
@@ -205,6 +207,16 @@ def parse_bool_attr(text: str | None, default: bool = False) -> tuple[bool, bool
     if lowered in ("false", "0"):
         return False, True
     return default, False
+
+
+_OPSET = re.compile(r"opset([1-9][0-9]{0,8})")  # (no opset has more digits: a longer run is no opset either)
+
+
+def opset_number(version: str) -> int | None:
+    """``N`` of ``"opsetN"`` (ASCII digits); None for anything else (``""``, ``"extension"``, ``"opset01"``,
+    ``"opset²"``)."""
+    match = _OPSET.fullmatch(version)
+    return int(match.group(1)) if match else None
 
 
 def input_count_refusal(op_type: str, counts: range, given: int) -> str:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state
+from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state, opset_number
 from ovreduce.ops.rules import (
     EPS_MODE,
     GELU_MODE,
@@ -29,6 +30,8 @@ from ovreduce.ops.rules import (
     evaluates,
     int_attr,
     normalize_axis,
+    partial_value,
+    real,
     real_attr,
     typed,
 )
@@ -65,7 +68,7 @@ _NOT_BOOLEAN = frozenset({
     "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceiling", "Cos", "Cosh", "Erf", "Exp", "Floor",
     "HSigmoid", "HSwish", "Log", "Negative", "ReLU", "Relu", "Sigmoid", "Sign", "Sin", "Sinh", "Sqrt", "Tan", "Tanh",
 })  # fmt: skip
-"""OpenVINO's unary arithmetic ops, which refuse a boolean input."""
+"""OpenVINO's unary arithmetic ops, which refuse a boolean or string input."""
 _REAL_ONLY = {
     "Gelu": "Argument element type must be f16, bf16, f32, f64 or dynamic (got {}).",
     "Mish": "Element must be of floating point type, Got: {}",
@@ -181,8 +184,8 @@ class ShapePreserving(Op):
     def input_counts(self, layer: Layer) -> range | None:
         if self.type != "MVN":
             return _INPUTS.get(self.type, range(1, 2))
-        opset = layer.version.removeprefix("opset")
-        return range(1, 3) if not opset.isdigit() else range(2, 3) if int(opset) >= 6 else range(1, 2)
+        opset = opset_number(layer.version)
+        return range(1, 3) if opset is None else range(2, 3) if opset >= 6 else range(1, 2)
 
     def infer(self, ctx: LayerContext) -> Sequence[PortState]:
         layer = ctx.layer
@@ -221,11 +224,11 @@ class ShapePreserving(Op):
             )
         if self.type in _AXIS and "axis" in layer.data:
             axis, rank = int_attr(layer, "axis", 1), shape.rank
-            version = layer.version.removeprefix("opset")
-            if rank is None or not version.isdigit():
+            version = opset_number(layer.version)
+            if rank is None or version is None:
                 return
             rank = max(rank, 1)  # a scalar is checked as rank 1
-            if self.type != "LogSoftmax" and int(version) < 8:  # Softmax-1: an unsigned axis
+            if self.type != "LogSoftmax" and version < 8:  # Softmax-1: an unsigned axis
                 if not 0 <= axis < rank:
                     raise ShapeInferenceError(
                         f"Reduction axis ({axis % 2**64}) is out of bounds (argument shape: {shape})."
@@ -238,10 +241,11 @@ class ShapePreserving(Op):
         the model's or inferred, not a port's precision after a layer without a rule)."""
         types = [typed(s) for s in states]
         first = types[0]
-        if first is not None and first.kind == "bool" and (self.type in _NOT_BOOLEAN or self.type == "Clamp"):
+        arithmetic = self.type in _NOT_BOOLEAN or self.type == "Clamp"
+        if first is not None and first.kind in ("bool", "string") and arithmetic:
             raise ShapeInferenceError(
-                "Input element type must be numeric. Got: boolean" if self.type == "Clamp"
-                else "This operation does not support input with element type: boolean"
+                f"Input element type must be numeric. Got: {first}" if self.type == "Clamp"
+                else f"This operation does not support input with element type: {first}"
             )  # fmt: skip
         if self.type == "Selu" and len({t for t in types if t is not None}) > 1:
             raise ShapeInferenceError(f"Input element types do not match : {' and '.join(map(str, types))}")
@@ -251,8 +255,9 @@ class ShapePreserving(Op):
             beta = states[1].shape
             if beta is not None and beta.rank not in (None, 0):
                 raise ShapeInferenceError(f"Swish input with beta must be scalar but it has rank: {beta.rank}")
-        if first is not None and not first.is_real and self.type in _REAL_ONLY:
-            raise ShapeInferenceError(_REAL_ONLY[self.type].format(first))
+        merged = next((t for t in types if t is not None), None) if self.type == "Selu" else first  # (its types merged)
+        if merged is not None and not real(merged) and self.type in _REAL_ONLY:
+            raise ShapeInferenceError(_REAL_ONLY[self.type].format(merged))
         axes = states[1].shape if len(states) == 2 and self.type in ("MVN", "NormalizeL2") else None
         if axes is not None and self.type == "MVN" and axes.rank not in (None, 1):
             raise ShapeInferenceError(f"Expected 1D tensor for the 'axes' input. Got: {axes}")
@@ -275,6 +280,17 @@ class Convert0(ShapePreserving):
     def output_type(self, layer: Layer, src: PortState) -> ElementType | None:
         return layer.element_type
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Also the elements of a runtime value known in part (a dim ShapeOf gives, as i32), where they fit the
+        destination type, as OpenVINO's bounds pass through a Convert."""
+        folded = super().fold(ctx)
+        dst = ctx.layer.element_type
+        known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
+        if known is None or dst is None:
+            return folded
+        lo, hi = _limits(dst)
+        return replace(folded, known=tuple(v if v is not None and lo <= v <= hi else None for v in known))
+
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """Exact when every value fits the destination type.
 
@@ -289,8 +305,7 @@ class Convert0(ShapePreserving):
                                                  f"(destination_type dynamic or not given), which OpenVINO cannot "
                                                  f"evaluate")  # fmt: skip
         if dst.is_integral:
-            bits = dst.bitwidth
-            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.kind == "int" else (0, (1 << bits) - 1)
+            lo, hi = _limits(dst)
             bad = [v for v in values[0] if not lo <= v <= hi]
             if bad:
                 return ValueInfo(
@@ -299,6 +314,12 @@ class Convert0(ShapePreserving):
                     f"which ovreduce does not fold",
                 )  # fmt: skip
         return ValueInfo("const", values[0])
+
+
+def _limits(etype: ElementType) -> tuple[int, int]:
+    """The least and the greatest value of an integral type."""
+    bits = etype.bitwidth
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if etype.kind == "int" else (0, (1 << bits) - 1)
 
 
 # -- attributes only ------------------------------------------------------------------------------------------

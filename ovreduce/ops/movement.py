@@ -658,10 +658,10 @@ class Broadcast(_ValueShaped):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, target_shape = inputs[0], inputs[1]
         mode = str_attr(ctx.layer, "mode", "numpy")
+        if mode in ("explicit", "none") and len(inputs) == 2:  # Broadcast-1 without axes mapping: numpy, as OpenVINO
+            mode = "numpy"  # reads it (Broadcast-3 takes no such count)
         target = int_value(ctx, 1)
         if mode in ("explicit", "none"):
-            if len(inputs) != 3:
-                raise ShapeInferenceError("axes_mapping input should be provided if explicit mode is used")
             self._check_axes_mapping(ctx, data, inputs[2], target)
         known = partial_value(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
         if known is not None and all(t is None or t >= 0 for t in known):  # the target, or what ShapeOf's dims give

@@ -13,7 +13,6 @@ is still analysed as its type (that refusal is the OpenVINO cross-check's to rep
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,7 +20,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from ovreduce.errors import InputError
-from ovreduce.ops.base import LAST_OPSET, Op
+from ovreduce.ops.base import LAST_OPSET, Op, opset_number
 from ovreduce.ops.common import (
     UNARY_SHAPE_PRESERVING,
     Const0,
@@ -170,19 +169,12 @@ _BUILTIN = _table(
 )
 
 _EXTRA: ContextVar[Mapping[OpKey, Op]] = ContextVar("ovreduce_registered_ops", default=MappingProxyType({}))
-_OPSET = re.compile(r"opset([1-9][0-9]*)")
 
 
 def table() -> Mapping[OpKey, Op]:
     """Every registered op: the built-in ones and those :func:`registered` adds here (which win)."""
     extra = _EXTRA.get()
     return {**_BUILTIN, **extra} if extra else _BUILTIN
-
-
-def opset_number(version: str) -> int | None:
-    """``N`` of ``"opsetN"``; None for anything else (``""``, ``"extension"``, ``"opset01"``)."""
-    match = _OPSET.fullmatch(version)
-    return int(match.group(1)) if match else None
 
 
 def _index(ops: Mapping[OpKey, Op]) -> Mapping[str, tuple[Op, ...]]:

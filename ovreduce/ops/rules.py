@@ -53,6 +53,7 @@ __all__ = [
     "ints_attr",
     "normalize_axis",
     "partial_value",
+    "real",
     "str_attr",
     "too_large",
     "typed",
@@ -126,6 +127,11 @@ def partial_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | Non
     etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
     top = (1 << (etype.bitwidth - 1)) - 1 if etype is not None and etype.kind == "int" else None
     return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
+
+
+def real(etype: ElementType) -> bool:
+    """``element::Type::is_real``: a floating-point type, nf4 not among them."""
+    return etype.is_real and etype.name != "nf4"
 
 
 def typed(state: PortState) -> ElementType | None:

@@ -167,7 +167,8 @@ def test_a_device_openvino_does_not_know_is_an_input_error(device: str) -> None:
 
 @pytest.mark.parametrize("device", ["MULTI:", "HETERO:", "BATCH:", "MULTI:CPU,", "BATCH:CPU(0)", "BATCH:CPU(x)",
                                     "HETERO:CPU,,CPU", "MULTI:MULTI:CPU", "HETERO:AUTO:CPU", "AUTO:AUTO:CPU",
-                                    "BATCH:CPU(99999999999999999999)", "MULTI:-CPU", "HETERO:CPU(2)",
+                                    "BATCH:CPU(99999999999999999999)", "BATCH:CPU(²)", "MULTI:CPU(٣)",
+                                    "MULTI:-CPU", "HETERO:CPU(2)",
                                     "MULTI", "HETERO", "BATCH", "multi:CPU", "Auto", "hetero:CPU"])  # fmt: skip
 def test_a_virtual_device_with_an_unusable_list_is_an_input_error(device: str) -> None:
     """Left to OpenVINO, these failed at compile time, and a run, audit or conform reported the model as failing."""

@@ -15,6 +15,8 @@ from ovreduce.check import check_model
 from ovreduce.ir.parser import load_ir
 from ovreduce.shapes import PartialShape
 
+from ..ir.irxml import edge, layer, net, port
+
 
 def _space_to_depth_mean(folder: Path) -> Path:
     """x[1,3,8,8] -> SpaceToDepth (block 2; no native rule in ovreduce) -> ReduceMean over H, W (keep_dims)."""
@@ -272,3 +274,66 @@ def test_a_refusal_openvino_words_otherwise_blames_no_layer(tmp_path: Path) -> N
     report = check_model(load_ir(path))
     assert not [f for f in report.findings if f.severity == "error"], report.findings
     assert any("OpenVINO refuses the model elsewhere" in note for note in report.notes), report.notes
+
+
+def test_a_refusal_under_a_reshape_is_an_error_only_where_openvino_refuses_the_reshape(tmp_path: Path) -> None:
+    """y[2,3] -> CumSum (no rule), whose output declares FP16 where OpenVINO infers f32 -> ReLU -> MatMul with an f32
+    Const: ovreduce's rule refuses f16 by f32; beside it, x[?,3] -> ReLU. Under a reshape of x, with no reduction to
+    ask OpenVINO about, the refusal was a reshape-inconsistent error, though OpenVINO reads the model and takes the
+    reshape: OpenVINO is asked first, and the refusal is a note."""
+    half = "FP16"
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "?,3", "element_type": "f32"}, outputs=[port(0, [-1, 3], names="x")]),
+        layer(1, "y", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, [2, 3])]),
+        layer(2, "axis", "Const", data={"element_type": "i64", "shape": "", "offset": "0", "size": "8"},
+              outputs=[port(0, [], "I64")]),
+        layer(3, "cs", "CumSum", version="opset3", inputs=[port(0, [2, 3]), port(1, [], "I64")],
+              outputs=[port(2, [2, 3], half)]),
+        layer(4, "relu", "ReLU", inputs=[port(0, [2, 3], half)], outputs=[port(1, [2, 3], half)]),
+        layer(5, "w", "Const", data={"element_type": "f32", "shape": "3,3", "offset": "8", "size": "36"},
+              outputs=[port(0, [3, 3])]),
+        layer(6, "mm", "MatMul", data={"transpose_a": "false", "transpose_b": "false"},
+              inputs=[port(0, [2, 3], half), port(1, [3, 3])], outputs=[port(2, [2, 3])]),
+        layer(7, "out", "Result", inputs=[port(0, [2, 3])]),
+        layer(8, "r2", "ReLU", inputs=[port(0, [-1, 3])], outputs=[port(1, [-1, 3])]),
+        layer(9, "out2", "Result", inputs=[port(0, [-1, 3])]),
+    ]  # fmt: skip
+    edges = [edge(1, 0, 3, 0), edge(2, 0, 3, 1), edge(3, 2, 4, 0), edge(4, 1, 6, 0), edge(5, 0, 6, 1), edge(6, 2, 7, 0),
+             edge(0, 0, 8, 0), edge(8, 1, 9, 0)]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.int64(1).tobytes() + np.ones(9, np.float32).tobytes())
+    assert not _openvino_refuses(path, "x", "[4,3]")
+    ir = load_ir(path)
+    try:
+        report = check_model(ir, reshape={"x": PartialShape.parse("[4,3]")})
+    finally:
+        ir.close()
+    assert report.ok, report.findings
+    assert any("OpenVINO takes the reshape" in note for note in report.notes), report.notes
+
+
+@pytest.mark.parametrize("mode", ["explicit", "none"])
+def test_a_broadcast_1_without_axes_mapping_is_read_as_numpy_as_openvino_reads_it(mode: str, tmp_path: Path) -> None:
+    """Broadcast-1 in its explicit mode, given no axes mapping, broadcasts as numpy in OpenVINO: ovreduce refused it,
+    a note without a reshape and a reshape-inconsistent error under one."""
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "?", "element_type": "f32"}, outputs=[port(0, [-1], names="x")]),
+        layer(1, "target", "Const", data={"element_type": "i64", "shape": "2", "offset": "0", "size": "16"},
+              outputs=[port(0, [2], "I64")]),
+        layer(2, "wide", "Broadcast", data={"mode": mode}, inputs=[port(0, [-1]), port(1, [2], "I64")],
+              outputs=[port(2, [2, 3])]),
+        layer(3, "out", "Result", inputs=[port(0, [2, 3])]),
+    ]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)]))
+    path.with_suffix(".bin").write_bytes(np.array([2, 3], np.int64).tobytes())
+    assert not _openvino_refuses(path, "x", "[1]")
+    ir = load_ir(path)
+    try:
+        report = check_model(ir, reshape={"x": PartialShape.parse("[1]")})
+        plain = check_model(ir)
+    finally:
+        ir.close()
+    assert report.ok and not report.notes, (report.findings, report.notes)
+    assert plain.ok and not plain.notes, (plain.findings, plain.notes)

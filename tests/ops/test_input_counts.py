@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ovreduce import load_ir
@@ -61,6 +62,28 @@ def _model(op_type: str, version: str, count: int) -> str:
     return net(layers, edges)
 
 
+@pytest.mark.parametrize(
+    ("op_type", "version"),
+    [("MVN", "opset²"), ("SoftMax", "opset٦"), ("Relu", "opset" + "1" * 5000)],
+    ids=["mvn-superscript", "softmax-arabic-indic", "relu-5000-digits"],
+)
+def test_a_version_of_other_digits_names_no_opset_and_breaks_no_check(
+    tmp_path: Path, op_type: str, version: str
+) -> None:
+    """Python's ``isdigit`` and ``int`` take digits of other scripts and refuse more than 4,300 of them: a version so
+    written made check exit 3. It names no opset, to OpenVINO as to ovreduce."""
+    path = tmp_path / "m.xml"
+    path.write_text(_model(op_type, version, 1))
+    path.with_suffix(".bin").write_bytes(b"")
+    ir = load_ir(path)
+    try:
+        check_model(ir)  # no exception
+        with pytest.raises(RuntimeError):
+            read_ir_model(ir)
+    finally:
+        ir.close()
+
+
 @pytest.mark.parametrize(("op_type", "version"), _ops(), ids=[f"{t}-{v}" for t, v in _ops()])
 def test_a_layer_of_an_input_count_its_op_never_takes_is_refused_as_openvino_refuses_it(
     tmp_path: Path, op_type: str, version: str
@@ -90,3 +113,33 @@ def test_a_layer_of_an_input_count_its_op_never_takes_is_refused_as_openvino_ref
             assert "OpenVINO refuses the model" in said[0], said[0]  # confirmed by OpenVINO's own refusal
         if read:  # whatever the kinds of its inputs make of the layer: what OpenVINO reads, check reads clean
             assert not errors, (count, errors)
+
+
+def test_an_input_count_is_refused_whatever_ovreduce_makes_of_the_inputs(tmp_path: Path) -> None:
+    """A ReLU of two inputs, one an Interpolate of scales 1.5 (no native rule for those: its output is unresolved).
+    An input count depends on no shape: the refusal was dropped with the unresolved input, and check said OK."""
+    interpolate = {"mode": "linear", "shape_calculation_mode": "scales", "coordinate_transformation_mode": "half_pixel"}
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "1,1,4,4", "element_type": "f32"}, outputs=[port(0, [1, 1, 4, 4])]),
+        layer(1, "scales", "Const", data={"element_type": "f32", "shape": "2", "offset": "0", "size": "8"},
+              outputs=[port(0, [2])]),
+        layer(2, "axes", "Const", data={"element_type": "i64", "shape": "2", "offset": "8", "size": "16"},
+              outputs=[port(0, [2], "I64")]),
+        layer(3, "up", "Interpolate", version="opset11", data=interpolate,
+              inputs=[port(0, [1, 1, 4, 4]), port(1, [2]), port(2, [2], "I64")], outputs=[port(3, [1, 1, 6, 6])]),
+        layer(4, "op", "ReLU", inputs=[port(0, [1, 1, 6, 6]), port(1, [1, 1, 4, 4])], outputs=[port(2, [1, 1, 6, 6])]),
+        layer(5, "out", "Result", inputs=[port(0, [1, 1, 6, 6])]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 3, 0), edge(1, 0, 3, 1), edge(2, 0, 3, 2), edge(3, 3, 4, 0), edge(0, 0, 4, 1), edge(4, 2, 5, 0)]
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.array([1.5, 1.5], np.float32).tobytes() + np.array([2, 3]).tobytes())
+    ir = load_ir(path)
+    try:
+        errors = [f.message for f in check_model(ir).findings if f.severity == "error"]
+        with pytest.raises(RuntimeError):
+            read_ir_model(ir)
+    finally:
+        ir.close()
+    assert len(errors) == 1 and "ReLU takes 1 input; the layer has 2" in errors[0], errors
+    assert "its inputs unresolved, [1,1,4,4]" in errors[0] and "OpenVINO refuses the model" in errors[0], errors

@@ -139,6 +139,11 @@ def _assembled(case: str) -> ov.Model:
         target = ops.concat([ops.gather(ops.shape_of(kv), _const([0, 1], np.int64), _const(0, np.int64)),
                              _const([2], np.int64), length, _const([16], np.int64)], 0)  # fmt: skip
         out, inputs = ops.broadcast(kv, target, broadcast_spec="BIDIRECTIONAL"), [kv]
+    elif case == "expand-to-a-target-converted-to-i32":  # falcon's mask: the dims converted to i32 before the Concat
+        mask, ids = ops.parameter([-1, 1, -1, -1], np.float32), ops.parameter([-1, -1], np.int64)
+        batch, seq = ops.convert(_dim(ids, 0), "i32"), ops.convert(_dim(ids, 1), "i32")
+        target = ops.concat([batch, _const([1], np.int32), seq, seq], 0)
+        out, inputs = ops.broadcast(mask, target, broadcast_spec="BIDIRECTIONAL"), [mask, ids]
     elif case == "reshape-to-a-target-with-a-floored-dim":  # swin's windows: a Floor has no bounds in OpenVINO
         x = ops.parameter([-1, -1, 12], np.float32)
         half = ops.floor(ops.divide(_dim(x, 0), _const([2], np.int64)))
@@ -189,7 +194,7 @@ def _assembled(case: str) -> ov.Model:
      "reshape-special-zero-beside-shapeof-dims", "tile-by-batch", "broadcast-numpy-to-shapeof-dims",
      "broadcast-bidirectional-to-shapeof-dims", "reshape-beside-a-type-maximum",
      "broadcast-to-an-i32-shapeof-of-the-type-maximum", "torch-chunk-lengths", "expand-to-a-target-of-reshaped-dims",
-     "expand-to-a-target-with-a-computed-dim",
+     "expand-to-a-target-with-a-computed-dim", "expand-to-a-target-converted-to-i32",
      "reshape-to-reductions-and-tests-of-the-shape", "flatten-to-the-size", "if-on-a-condition-of-the-shape"],
 )  # fmt: skip
 def test_a_shape_put_together_from_shapeof_dims_is_known_as_openvino_knows_it(case: str, tmp_path: Path) -> None:
