@@ -177,8 +177,8 @@ class Binary(ShapeRule):
             raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: {a}, arg1 "
                                       f"element type: {b}).")  # fmt: skip
         etype = a or b
-        if etype is not None and self.type in ARITHMETIC and etype.kind == "bool":
-            raise ShapeInferenceError("This operation does not support inputs with element type: boolean")
+        if etype is not None and self.type in ARITHMETIC and etype.kind in ("bool", "string"):
+            raise ShapeInferenceError(f"This operation does not support inputs with element type: {etype}")
         if etype is not None and self.type in LOGICAL and etype.kind != "bool":
             raise ShapeInferenceError(
                 f"Operands for logical operators must have boolean element type but have element type {etype}."

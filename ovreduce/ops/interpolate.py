@@ -38,7 +38,12 @@ def _values(info: ValueInfo) -> tuple[int, ...] | None:
     return None
 
 
-_TYPES = {"sizes": ("i32", "i64", "u32", "u64"), "scales": ("f32", "f16", "bf16"), "axes": ("i32", "i64", "u32", "u64")}
+_TYPES = {
+    "sizes": ("i32", "i64", "u32", "u64"),
+    "scales": ("f32", "f16", "bf16"),
+    "axes": ("i32", "i64", "u32", "u64"),
+    "input": ("f32", "f16", "i8", "bf16", "u8", "i64", "i32", "f64"),
+}
 """The element types of Interpolate's inputs, as OpenVINO lists them."""
 
 
@@ -65,11 +70,12 @@ class Interpolate(ShapeRule):
         scales_mode = str_attr(layer, "shape_calculation_mode", "sizes") == "scales"
         v4 = self.version == "opset4"
         kinds = ("sizes", "scales") if v4 else ("scales" if scales_mode else "sizes",)
-        for port, kind in enumerate((*kinds, "axes")[: len(inputs) - 1], start=1):
+        for port, kind in enumerate(("input", *kinds, "axes")[: len(inputs)]):
             etype = typed(ctx.input(port))
             if etype is not None and etype.name not in _TYPES[kind]:
-                *first, last = _TYPES[kind]
-                raise ShapeInferenceError(f"{kind.capitalize()} element type must be {', '.join(first)} or {last}")
+                *first, last = _TYPES[kind]  # (OpenVINO lists the data's types without an "or")
+                listed = ", ".join(_TYPES[kind]) if kind == "input" else f"{', '.join(first)} or {last}"
+                raise ShapeInferenceError(f"{kind.capitalize()} element type must be {listed}")
         checked = (2 if scales_mode and v4 else 1, self.axes_port) if v4 else range(1, len(inputs))
         for port in checked:
             if port < len(inputs) and inputs[port].rank not in (None, 1):

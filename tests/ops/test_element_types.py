@@ -19,7 +19,17 @@ from ovreduce.ops.elementwise import ARITHMETIC, COMPARISON, LOGICAL
 
 from ..ir.irxml import edge, layer, net, port
 
-_PRECISION = {"boolean": "BOOL", "i64": "I64", "i32": "I32", "u8": "U8", "f16": "FP16", "f32": "FP32"}
+_PRECISION = {
+    "boolean": "BOOL",
+    "i64": "I64",
+    "i32": "I32",
+    "u8": "U8",
+    "f16": "FP16",
+    "f32": "FP32",
+    "nf4": "NF4",
+    "string": "STRING",
+    "dynamic": "UNSPECIFIED",
+}
 _NUMPY = {"i64": np.int64, "i32": np.int32, "f32": np.float32, "f16": np.float16}
 # an input: (element type, dims, constant values or None for a Parameter)
 Input = tuple[str, list[int], Any]
@@ -46,6 +56,12 @@ CASES: list[tuple[str, tuple[str, str, dict[str, str], list[Input]]]] = [
     *((f"{op}-{t}", (op, "opset1", {}, [(t, [2], None), (t, [2], None)]))
       for op in (*ARITHMETIC, *COMPARISON, *LOGICAL) for t in ("boolean", "i64", "f32")),
     ("add-f32-i64", ("Add", "opset1", {}, [("f32", [2], None), ("i64", [2], None)])),
+    ("add-strings", ("Add", "opset1", {}, [("string", [2], None), ("string", [2], None)])),
+    ("relu-string", ("Relu", "opset1", {}, [("string", [2], None)])),
+    ("gelu-nf4", ("Gelu", "opset7", _UNARY_ATTRS["Gelu"], [("nf4", [2], None)])),
+    ("selu-dynamic-i32", ("Selu", "opset1", {}, [("dynamic", [2], None), ("i32", [1], None), ("i32", [1], None)])),
+    ("interpolate11-boolean-data", ("Interpolate", "opset11", {"mode": "nearest", "shape_calculation_mode": "sizes"},
+                                    [("boolean", [1, 1, 4, 4], None), ("i64", [2], [8, 8]), ("i64", [2], [2, 3])])),
     ("swish-beta-i64", ("Swish", "opset4", {}, [("f32", [2], None), ("i64", [], None)])),
     ("swish-beta-rank-1", ("Swish", "opset4", {}, [("f32", [2], None), ("f32", [1], None)])),
     ("swish-beta-scalar", ("Swish", "opset4", {}, [("f32", [2], None), ("f32", [], None)])),
