@@ -24,6 +24,7 @@ from ovreduce.tensors import check_elements, flat_values, from_kserve
 from ..config import Settings
 from ..problems import scrub_json
 from ..schemas import AuditRequest, RunRequest, Tensor
+from ..store.disk import write_error
 
 __all__ = [
     "STORED_MODEL_PROBLEMS",
@@ -134,7 +135,10 @@ class ServiceRoute(APIRoute):
             if self.queries is not None:
                 self._known("query parameter", counts, self.queries, request)
         if self.takes_form:
-            form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
+            try:
+                form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
+            except OSError as exc:  # a file part past 1 MiB waits on disk
+                raise write_error(exc, "the upload cannot be received", "the server's temporary folder") from None
             twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)
             multipart = request.headers.get("content-type", "").lower().startswith("multipart/form-data")
             unknown = multipart and not form.keys() <= self.fields  # (another media type: the validation says so)

@@ -137,14 +137,14 @@ def model_id(xml: bytes, bin_data: bytes | None = None) -> str:
     return hasher.hexdigest()
 
 
-def write_error(exc: OSError, what: str) -> StoreError:
-    """The store error for a failed write: :class:`StoreFullError` when the disk is full; never a path."""
+def write_error(exc: OSError, what: str, place: str = "the model store") -> StoreError:
+    """The store error for a failed write to ``place``: :class:`StoreFullError` when its disk is full; never a path."""
     if exc.errno in _FULL:
         return StoreFullError(
-            f"{what}: the model store's disk is full ({exc.strerror or 'no space left'}); nothing was stored. "
+            f"{what}: {place}'s disk is full ({exc.strerror or 'no space left'}); nothing was stored. "
             f"Retry later, or delete stored models"
         )
-    return StoreError(f"{what}: the model store cannot be written ({exc.strerror or type(exc).__name__})")
+    return StoreError(f"{what}: {place} cannot be written ({exc.strerror or type(exc).__name__})")
 
 
 def read_error(exc: OSError, mid: str) -> StoreError:

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -316,6 +317,23 @@ def test_failed_writes_are_503_with_retry_after(
     assert again.status_code == 200 and again.json() == kept, again.text
     _fail_writes(client, None, store)
     assert client.post("/v1/models", files=files(xml, bin_data)).status_code == 201  # space again: stored
+
+
+@pytest.mark.parametrize("route", ["/v1/models", "/v1/check"])
+def test_an_upload_that_cannot_wait_on_disk_is_503_not_500(
+    make_client: Callable[..., TestClient], route: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file part past 1 MiB waits in the temporary folder while the form is read: where that cannot be written (a
+    full disk, a folder gone), the answer was 500 internal, with a traceback per request in the log."""
+    client = make_client()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    xml, bin_data = reduce_ir("sum")
+    response = client.post(route, files=files(xml, bin_data + bytes(1_200_000)))
+    doc = assert_problem(response, 503, "store")
+    assert doc["detail"].startswith("the upload cannot be received: the server's temporary folder cannot be written")
+    assert int(response.headers["retry-after"]) > 0 and str(tmp_path) not in response.text
+    monkeypatch.undo()
+    assert client.post(route, files=files(xml, bin_data + bytes(1_200_000))).status_code in (200, 201)
 
 
 def test_a_store_that_cannot_take_a_byte_is_not_ready(tmp_path: Path) -> None:
