@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -404,6 +405,24 @@ def test_unexpected_error_is_a_bare_500(
     assert b"secret" not in response.content and b"RuntimeError" not in response.content
     error_id = doc["detail"].rsplit(" ", 1)[-1]
     assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_the_log_line_of_an_unexpected_error_escapes_the_path(caplog: pytest.LogCaptureFixture) -> None:
+    """The path of a request answered 500 is logged: a carriage return and terminal escapes in it forged a log line
+    and cleared the operator's screen; they are written escaped, as uvicorn's access log writes them."""
+    from starlette.requests import Request
+
+    from api.middleware import _internal_error
+
+    path = '/v1/models/x/layers/a\rINFO: 127.0.0.1:1 - "GET /forged HTTP/1.1" 200 OK\x1b[2J/run'
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "headers": [],
+             "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 8000), "root_path": ""}  # fmt: skip
+    request = Request(scope)
+    with caplog.at_level(logging.ERROR, logger="ovreduce.api"):
+        response = asyncio.run(_internal_error(request, RuntimeError("boom")))
+    assert response.status_code == 500
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "\r" not in line and "\x1b" not in line and "\\x1b[2J" in line, line
 
 
 @pytest.mark.parametrize(
