@@ -38,13 +38,21 @@ __all__ = ["router"]
 
 
 class LayerConvertor(PathConvertor):
-    """A layer id or name in a path: anything but nothing (slashes included) that does not end in ``/run`` or
-    ``/run/`` (a trailing slash is then the 404 that names the path without it)."""
+    """A layer id or name in a path: anything but nothing (slashes and line breaks included) that does not end in
+    ``/run`` or ``/run/`` (a trailing slash is then the 404 that names the path without it)."""
 
-    regex = r"(?!.*/run/?$).+"
+    regex = r"(?![\s\S]*/run/?$)[\s\S]+"
+
+
+class RunLayerConvertor(PathConvertor):
+    """The layer of a run: anything but nothing, line breaks included; never one that leaves the path ending in a
+    line break after ``/run`` (Starlette's ``$`` matches before one: ``.../2/run%0A`` ran layer 2)."""
+
+    regex = r"(?![\s\S]*\n\Z)[\s\S]+"
 
 
 register_url_convertor("layer", LayerConvertor())
+register_url_convertor("run_layer", RunLayerConvertor())
 router = APIRouter(prefix="/v1/models/{model_id}/layers", tags=["layers"], route_class=ServiceRoute)
 LayerPath = Annotated[
     str,
@@ -160,7 +168,7 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: LayerPa
 
 
 @router.post(
-    "/{layer:path}/run",
+    "/{layer:run_layer}/run",
     response_model=RunAnswer,
     summary="Run one reduction on the NumPy reference and OpenVINO (KServe v2 tensors in and out)",
     responses=responses("post /v1/models/{model_id}/layers/{layer}/run", *STORED_MODEL_PROBLEMS),

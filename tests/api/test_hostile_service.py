@@ -306,3 +306,17 @@ def test_a_run_of_nested_tensor_data_does_not_stall_the_server(server: tuple[str
     bound = max(0.5, 3 * control)
     assert _healthz_stall(url, f"/v1/models/{mid}/layers/5/run", tensor("0")) < bound
     assert _healthz_stall(url, f"/v1/models/{mid}/audit", tensor("hidden_states")) < bound
+
+
+def test_a_layer_named_with_a_line_break_is_addressed_by_its_name_and_a_stray_one_is_not_dropped(
+    http: httpx.Client,
+) -> None:
+    """XML and OpenVINO allow a line break in a layer's name: the layer routes answered 404 "no route" for it, and
+    took ``.../layers/2%0A`` for layer 2 (a route's ``$`` matches before a final line break)."""
+    mid = http.post("/v1/models", files=files(*reduce_ir("a\nb"))).json()["id"]
+    assert http.get(f"/v1/models/{mid}/layers/a%0Ab").json()["layer_name"] == "a\nb"
+    run = http.post(f"/v1/models/{mid}/layers/a%0Ab/run", json={"backends": ["numpy"]})
+    assert run.status_code == 200 and run.json()["layer"]["layer_name"] == "a\nb", run.text
+    layer_id = run.json()["layer"]["layer_id"]
+    assert http.get(f"/v1/models/{mid}/layers/{layer_id}%0A").status_code == 404
+    assert http.post(f"/v1/models/{mid}/layers/{layer_id}/run%0A", json={"backends": ["numpy"]}).status_code == 404
