@@ -494,7 +494,8 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
     adds the examples of the route's successes)."""
     out: dict[int | str, dict[str, Any]] = {}
     instance = re.sub(r"\{(\w+)\}", lambda m: str(EXAMPLES["parameters"][m[1]]), route.split(" ", 1)[1])
-    every: list[int | str] = [*statuses, "default"]
+    unsafe = route.split(" ", 1)[0].upper() in ("POST", "PUT", "PATCH", "DELETE")  # (a cross-origin one is 403)
+    every: list[int | str] = [*sorted({*statuses, *([403] if unsafe else [])}), "default"]
     for status in every:
         number = 500 if isinstance(status, str) else status  # "default"
         examples: dict[str, Any] = {}

@@ -46,7 +46,7 @@ __all__ = [
 _R = TypeVar("_R", AuditRequest, RunRequest)
 # The problems a route may answer (their statuses, for its OpenAPI entry): work on an upload, on a stored model.
 UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
-STORED_MODEL_PROBLEMS = (400, 404, 413, 422, 503, 504)
+STORED_MODEL_PROBLEMS = (400, 404, 410, 413, 422, 503, 504)
 
 
 _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop

@@ -114,6 +114,19 @@ def test_every_operation_and_every_error_has_examples() -> None:
     assert checked > 90
 
 
+def test_the_statuses_a_route_answers_are_in_its_openapi_entry() -> None:
+    """A stored model that fails its integrity check is 410 on the routes that read its files, and a cross-origin
+    state change is 403 on every POST and DELETE: neither was in the OpenAPI document."""
+    with TestClient(APP, base_url="http://testserver") as client:
+        doc = client.get("/openapi.json").json()
+    for method, path, op in _operations(doc):
+        if "{model_id}/" in path:
+            assert "410" in op["responses"], (method, path)
+        if method in ("post", "delete"):
+            assert "403" in op["responses"], (method, path)
+            assert "application/problem+json" in op["responses"]["403"]["content"], (method, path)
+
+
 def test_the_documents_fields_are_documented_in_one_place() -> None:
     """docs/api-fields.md lists every document and field of the schema, each with its meaning."""
     from .fields_doc import DOC, current
