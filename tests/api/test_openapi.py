@@ -127,6 +127,31 @@ def test_the_statuses_a_route_answers_are_in_its_openapi_entry() -> None:
             assert "application/problem+json" in op["responses"]["403"]["content"], (method, path)
 
 
+def test_the_recorded_answers_hold_every_member_the_service_answers() -> None:
+    """The success examples were recorded once: answers gained members (a layer's consumers, a run's and an audit's
+    devices, an audit's coverage) that a client reading the examples never learnt of."""
+    from api.problems import EXAMPLES
+
+    layer = "rmsnorm%2Fvariance"
+    calls = {
+        "get /v1/devices": ("get", "/v1/devices", None),
+        "get /v1/models": ("get", "/v1/models", None),
+        "get /v1/models/{model_id}": ("get", f"/v1/models/{MODEL_ID}", None),
+        "get /v1/models/{model_id}/layers": ("get", f"/v1/models/{MODEL_ID}/layers", None),
+        "get /v1/models/{model_id}/layers/{layer}": ("get", f"/v1/models/{MODEL_ID}/layers/{layer}", None),
+        "post /v1/models/{model_id}/layers/{layer}/run": ("post", f"/v1/models/{MODEL_ID}/layers/{layer}/run", {}),
+        "post /v1/models/{model_id}/audit": ("post", f"/v1/models/{MODEL_ID}/audit", {}),
+    }
+    assert EXAMPLES["parameters"]["model_id"] == MODEL_ID
+    with TestClient(APP, base_url="http://testserver") as client:
+        client.post("/v1/models", files=files(*sample("rmsnorm")))  # (again, after the fuzzing's deletes)
+        for route, (method, url, body) in calls.items():
+            answer = client.request(method, url, json=body)
+            assert answer.status_code == 200, (route, answer.text)
+            recorded = EXAMPLES["responses"][route]["200"]
+            assert set(recorded) == set(answer.json()), (route, set(answer.json()) ^ set(recorded))
+
+
 def test_the_documents_fields_are_documented_in_one_place() -> None:
     """docs/api-fields.md lists every document and field of the schema, each with its meaning."""
     from .fields_doc import DOC, current
