@@ -542,7 +542,9 @@ class ModelStore:
             os.rename(stage.path, target)
         except OSError as exc:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
-                return False  # another request (or process) stored the same content first
+                if not self.exists(mid):  # a folder without its summary (a whole model is renamed in at once): damage
+                    self.quarantine(mid, "its summary meta.json is missing or not a file")
+                return False  # another request (or process) stored the same content first, or the damage is gone
             raise write_error(exc, "the model cannot be stored") from None
         stage.committed = True
         _fsync_dir(self.models)

@@ -722,3 +722,21 @@ def test_an_answer_a_worker_has_no_memory_to_send_is_413_and_the_worker_replaced
         client.portal.call(isolated.run, "the check", _answer_without_memory)  # type: ignore[union-attr]
     assert client.post("/v1/check", files=files(xml, bin_data)).status_code == 200
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
+
+
+@pytest.mark.parametrize("damage", ["removed", "a folder"])
+def test_a_stored_model_without_its_summary_is_stored_again_by_an_upload(
+    make_client: Callable[..., TestClient], damage: str
+) -> None:
+    """A model's folder whose meta.json is gone (or not a file) is no stored model, yet took its place: every upload
+    of it was 503 "stored and deleted by other requests; retry", for ever. The upload replaces the damaged folder."""
+    store, mid = _stored(make_client)
+    meta = store / "models" / mid / "meta.json"
+    meta.unlink()
+    if damage == "a folder":
+        meta.mkdir()
+    client = make_client()
+    response = client.post("/v1/models", files=files(*reduce_ir("sum")))
+    assert response.status_code == 201 and response.json()["id"] == mid, response.text
+    assert meta.is_file()
+    assert client.get(f"/v1/models/{mid}/layers").status_code == 200
