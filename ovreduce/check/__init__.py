@@ -34,6 +34,7 @@ from ovreduce.errors import IRError, IRStructureError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
+from ovreduce.ops.base import INPUT_COUNT_REFUSED
 from ovreduce.ops.reduce import ReductionInfo
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
@@ -183,8 +184,6 @@ def _contradicted(info: ReductionInfo) -> bool:
     )
 
 
-_INPUT_COUNT = re.compile(r"index '\d+' out of range|\w+ takes [\w ]+ inputs?; the layer has \d+$")
-"""A rule's refusal of a layer's input count (one past them, or a count its op never takes)."""
 _INPUT_COUNT_SAID = re.compile(
     r"index '\d+' out of range|node index is out of range|input_shapes\.(?:size|empty)\(\)|[Ii]ncorrect number of "
     r"(?:new )?(?:arguments|inputs)|element in new_args|inputs\. Got: \d+"
@@ -204,7 +203,7 @@ def _refused_at(failed: str, graph: IRModel, refused: Finding) -> str | None:
         blank = str.maketrans("\t\n\r", "   ")  # pugixml reads &#9; in an attribute as a space, libxml2 as a tab
         found = rule and rule.translate(blank) in failed.translate(blank)
         # an input count: OpenVINO says so in the words of whichever check its validation meets first
-        found = found or (_INPUT_COUNT.match(rule) is not None and _INPUT_COUNT_SAID.search(failed) is not None)
+        found = found or (INPUT_COUNT_REFUSED.match(rule) is not None and _INPUT_COUNT_SAID.search(failed) is not None)
         return f"OpenVINO refuses the model too, naming no layer ({failed})" if found else None
     # (the type as OpenVINO names it: an IR's SoftMax is its Softmax)
     node = re.search(rf"While validating node '[^' ]*::(?i:{re.escape(layer.type)}) .*?\((.*)\) -> ", failed)
@@ -234,7 +233,7 @@ def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
             continue
         states = [graph.input_state(layer, i) for i in range(len(layer.inputs))]
         # (an input count is refused whatever the inputs' shapes)
-        if all(s.shape is not None for s in states) or _INPUT_COUNT.match(reason.removeprefix(own)):
+        if all(s.shape is not None for s in states) or INPUT_COUNT_REFUSED.match(reason.removeprefix(own)):
             seen.add(layer_id)
             shapes = ", ".join("unresolved" if s.shape is None else str(s.shape) for s in states) or "(none)"
             message = f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: {reason.removeprefix(own)}"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOOLEAN_DEFAULTS",
+    "INPUT_COUNT_REFUSED",
     "LAST_OPSET",
     "LayerContext",
     "LayerReads",
@@ -217,6 +218,11 @@ def opset_number(version: str) -> int | None:
     ``"opset²"``)."""
     match = _OPSET.fullmatch(version)
     return int(match.group(1)) if match else None
+
+
+INPUT_COUNT_REFUSED = re.compile(r"index '\d+' out of range|\w+ takes [\w ]+ inputs?; the layer has \d+$")
+"""A rule's refusal of a layer's input count, as :func:`input_count_refusal` and a rule reading an input past the
+layer's (``index 'N' out of range``) word it."""
 
 
 def input_count_refusal(op_type: str, counts: range, given: int) -> str:
