@@ -33,6 +33,7 @@ from ovreduce.ops.rules import (
     partial_value,
     real,
     real_attr,
+    type_limits,
     typed,
 )
 from ovreduce.shapes import PartialShape
@@ -288,7 +289,7 @@ class Convert0(ShapePreserving):
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
         if known is None or dst is None:
             return folded
-        lo, hi = _limits(dst)
+        lo, hi = type_limits(dst)
         return replace(folded, known=tuple(v if v is not None and lo <= v <= hi else None for v in known))
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
@@ -305,7 +306,7 @@ class Convert0(ShapePreserving):
                                                  f"(destination_type dynamic or not given), which OpenVINO cannot "
                                                  f"evaluate")  # fmt: skip
         if dst.is_integral:
-            lo, hi = _limits(dst)
+            lo, hi = type_limits(dst)
             bad = [v for v in values[0] if not lo <= v <= hi]
             if bad:
                 return ValueInfo(
@@ -314,12 +315,6 @@ class Convert0(ShapePreserving):
                     f"which ovreduce does not fold",
                 )  # fmt: skip
         return ValueInfo("const", values[0])
-
-
-def _limits(etype: ElementType) -> tuple[int, int]:
-    """The least and the greatest value of an integral type."""
-    bits = etype.bitwidth
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if etype.kind == "int" else (0, (1 << bits) - 1)
 
 
 # -- attributes only ------------------------------------------------------------------------------------------

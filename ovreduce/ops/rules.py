@@ -56,6 +56,7 @@ __all__ = [
     "real",
     "str_attr",
     "too_large",
+    "type_limits",
     "typed",
     "value_ports",
     "wrapped",
@@ -125,8 +126,14 @@ def partial_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | Non
     if const is not None or known is None:
         return const
     etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
-    top = (1 << (etype.bitwidth - 1)) - 1 if etype is not None and etype.kind == "int" else None
+    top = type_limits(etype)[1] if etype is not None and etype.kind == "int" else None
     return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
+
+
+def type_limits(etype: ElementType) -> tuple[int, int]:
+    """The least and the greatest value of an integral type."""
+    bits = etype.bitwidth
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if etype.kind == "int" else (0, (1 << bits) - 1)
 
 
 def real(etype: ElementType) -> bool:
