@@ -144,6 +144,10 @@ class Builder:
         self._blank_kinds: set[tuple[str, str]] = set()  # (type, version) pairs with a blank: no op OpenVINO knows
         # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
+        self._stateful = False  # a ReadValue or an Assign was met: :meth:`_variables` judges them
+        self._declared: set[str] = set()  # the variables of the ReadValue layers, bodies included
+        self._assigns_6: list[Layer] = []  # Assign layers of opset6 on, judged once the whole model is read
+        self._variable_walk = _VARIABLE_WALK  # layers the searches for an Assign's ReadValue may still visit
 
     # -- messages -------------------------------------------------------------------------------------------------
     def at(self, line: int | None) -> str:
@@ -190,6 +194,8 @@ class Builder:
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
         if self._unless_unbuilt:
             self._refuse_built(ordered, by_id, producer)
+        if self._stateful:
+            self._variables(ordered, by_id, producer)
         if self.ir_version == 10:
             self._v10_names(layers, by_id, producer)
         return IRModel(
@@ -213,18 +219,71 @@ class Builder:
         mine = {id(layer) for layer in layers}
         pending = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) in mine]
         self._unless_unbuilt = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) not in mine]
-        reached = {layer.id for layer in layers if layer.type in ("Result", "Assign")}
-        stack = list(reached)
+        reached = _upstream([layer.id for layer in layers if layer.type in ("Result", "Assign")], by_id, producer)
+        for layer, exc in pending:
+            if layer.id in reached:
+                raise exc
+
+    def _variables(
+        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> None:
+        """OpenVINO's refusal of an Assign whose variable no ReadValue declares. An Assign of opset3 to opset5 looks
+        for a ReadValue of those opsets among the layers before it; one of opset6 on takes its variable from the
+        ReadValue layers of any version in the whole model (judged once the top level is read). OpenVINO counts only
+        the ReadValue layers it builds (those a Result or an Assign reaches); ovreduce counts them all, not to walk
+        a whole large model for it: the one model it reads that OpenVINO refuses has its variable declared by a
+        ReadValue that feeds nothing."""
+        for layer in layers:
+            kind = layer.type.lower()
+            number = _stateful_opset(layer.version) if kind in _STATEFUL else None
+            if number is None:
+                continue
+            variable = layer.data.get("variable_id", "")
+            if kind == "readvalue":
+                self._declared.add(variable)
+            elif number >= 6:
+                self._assigns_6.append(layer)
+            elif self._variable_walk > 0 and not self._read_before(layer, variable, by_id, producer):
+                self._unknown_variable(layer, variable, "no ReadValue of opset3 to opset5 before it reads it")
+        if self.body_depth == 0:
+            for layer in self._assigns_6:
+                variable = layer.data.get("variable_id", "")
+                if variable not in self._declared:
+                    self._unknown_variable(layer, variable, "no ReadValue in the model declares it")
+
+    def _read_before(
+        self, assign: Layer, variable: str, by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> bool:
+        """Whether a ReadValue of opset3 to opset5 of ``variable`` is before ``assign``; True too once the walks have
+        visited :data:`_VARIABLE_WALK` layers in all (a hostile file's many Assigns never cost more)."""
+        seen = {assign.id}
+        stack = [assign.id]
         while stack:
             current = stack.pop()
             for port in by_id[current].inputs:
                 source = producer.get((current, port.id))
-                if source is not None and source[0] not in reached:
-                    reached.add(source[0])
-                    stack.append(source[0])
-        for layer, exc in pending:
-            if layer.id in reached:
-                raise exc
+                if source is None or source[0] in seen:
+                    continue
+                self._variable_walk -= 1
+                if self._variable_walk <= 0:
+                    return True
+                up = by_id[source[0]]
+                if (
+                    up.type.lower() == "readvalue"
+                    and _stateful_opset(up.version) in (3, 4, 5)
+                    and up.data.get("variable_id", "") == variable
+                ):
+                    return True
+                seen.add(up.id)
+                stack.append(up.id)
+        return False
+
+    def _unknown_variable(self, layer: Layer, variable: str, why: str) -> NoReturn:
+        raise IRStructureError(
+            f"{self.where(layer.line, layer.id, layer.name, layer.type)}: it writes the variable {variable!r}, but "
+            f"{why} (OpenVINO refuses the model: Can't find variable with id = {variable})",
+            line=layer.line,
+        )
 
     def _v10_names(
         self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
@@ -353,6 +412,8 @@ class Builder:
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
                                        f"{ltype} takes {wanted} (OpenVINO refuses the model)")  # fmt: skip
+            if ltype.lower() in _STATEFUL:
+                self._stateful = True
             if ltype.lower() in _STATEFUL and "variable_id" not in (data or NO_DATA) and _opset_6_on(version):
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: no variable_id attribute; a "
                                        f"{ltype} of opset6 on names the variable it reads or writes by it (OpenVINO's "
@@ -969,16 +1030,39 @@ def _blank_ended(ltype: str, version: str) -> bool:
     return ltype.strip() != "Result" and (ltype != ltype.strip() or version != version.strip())
 
 
+_VARIABLE_WALK = 1 << 21
+"""Layers visited in all by the searches for the ReadValue before each Assign of opset3 to opset5: past them the
+rest are not judged (OpenVINO's own reading still refuses such a model)."""
 _STATEFUL = ("readvalue", "assign")  # (OpenVINO's reader finds a type in any case)
 
 
 def _opset_6_on(version: str) -> bool:
     """Whether ``version`` names an opset holding ReadValue-6 and Assign-6 (opset6 to opset16)."""
+    number = _stateful_opset(version)
+    return number is not None and number >= 6
+
+
+def _stateful_opset(version: str) -> int | None:
+    """The number of the opset ``version`` names where it holds ReadValue and Assign (opset3 on), else None."""
     from ovreduce.ops.base import LAST_OPSET
     from ovreduce.ops.registry import opset_number
 
     number = opset_number(version)
-    return number is not None and 6 <= number <= LAST_OPSET
+    return number if number is not None and 3 <= number <= LAST_OPSET else None
+
+
+def _upstream(start: Iterable[str], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> set[str]:
+    """The ids of the layers ``start`` names and of every layer before them."""
+    reached = set(start)
+    stack = list(reached)
+    while stack:
+        current = stack.pop()
+        for port in by_id[current].inputs:
+            source = producer.get((current, port.id))
+            if source is not None and source[0] not in reached:
+                reached.add(source[0])
+                stack.append(source[0])
+    return reached
 
 
 def _check_opset(ltype: str, version: str, where: str) -> None:

@@ -270,6 +270,19 @@ CASES: list[Case] = [
           IRStructureError, LINE + rf": layer id=1 name='state' \({op}\): no variable_id attribute; a {op} of opset6 "
           r"on names the variable it reads or writes by it \(OpenVINO's reader crashes on the model\)",
           openvino_refuses=None) for op, version in (("ReadValue", "opset6"), ("Assign", "opset16"))),
+    *(Case(f"assign-{version}-{why}", _b(net([parameter(), layer(1, "state", "ReadValue", version=read,
+          data={"variable_id": "v", **({"variable_type": "f32", "variable_shape": "1,3"} if read >= "opset6" else {})},
+          inputs=[port(0, (1, 3))], outputs=[port(1, (1, 3))]), result(2), layer(3, "write", "Assign", version=version,
+          data={"variable_id": written}, inputs=[port(0, (1, 3))])], [edge(0, 0, 1, 0), edge(1, 1, 2, 0),
+          edge(0 if why == "not-after-it" else 1, 0 if why == "not-after-it" else 1, 3, 0)])),
+          IRStructureError, LINE + rf": layer id=3 name='write' \(Assign\): it writes the variable '{written}', but "
+          + (r"no ReadValue in the model declares it" if version == "opset6" else
+             r"no ReadValue of opset3 to opset5 before it reads it") + rf" \(OpenVINO refuses the model: Can't find "
+          rf"variable with id = {written}\)")
+      for version, read, written, why in (("opset6", "opset6", "w", "undeclared"),
+                                          ("opset3", "opset3", "w", "undeclared"),
+                                          ("opset3", "opset3", "v", "not-after-it"),
+                                          ("opset3", "opset6", "v", "opset6-read"))),
     Case("parameter-fed", _b(net([parameter(), unary(1), result(2), layer(3, "y", "Parameter",
          data={"shape": "1,3", "element_type": "f32"}, inputs=[port(5, (1, 3))], outputs=[port(0, (1, 3))])],
          [edge(0, 0, 1, 0), edge(1, 1, 2, 0), edge(0, 0, 3, 5)])), IRStructureError,
