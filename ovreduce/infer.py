@@ -152,11 +152,19 @@ class ShapeEngine:
         params = [layer for layer in self.model.layers if layer.type == "Parameter"]
         matched: dict[str, PartialShape] = {}
         for name, shape in reshape.items():
-            hits = [p for p in params if p.name == name or name in p.outputs[0].names]
+            # OpenVINO's reshape takes a tensor name (unique in a model); a Parameter's own name where none has it
+            hits = [p for p in params if name in p.outputs[0].names] or [p for p in params if p.name == name]
             if not hits:
                 known = ", ".join(repr(p.name) for p in params) or "none"
                 raise InputError(
                     f"reshape {name}: no Parameter has that name (Parameters: {known})", parameter="reshape"
+                )
+            if len(hits) > 1:
+                ids = ", ".join(p.id for p in hits)
+                raise InputError(
+                    f"reshape {name}: {len(hits)} Parameters have that name (layers {ids}) and no tensor does; give "
+                    f"one of them a tensor name of its own",
+                    parameter="reshape",
                 )
             matched[hits[0].id] = shape
         return matched

@@ -152,6 +152,53 @@ def test_junit_output() -> None:
     assert "reduce-output-mismatch" in failed[0].find("failure").get("type")
 
 
+def _two_parameters(second_names: str) -> str:
+    """Two Parameters [2,3,4], the first named ``b``, the second ``a`` with the tensor names ``second_names``: a
+    ReduceMean over axis 1 of each (``r_of_first``, ``r_of_second``)."""
+    from tests.ir.irxml import const, edge, layer, net, parameter, port, result
+
+    def mean(lid: int, name: str) -> str:
+        return layer(lid, name, "ReduceMean", data={"keep_dims": "false"}, inputs=[port(0, (2, 3, 4)),
+                     port(1, (1,), "I64")], outputs=[port(2, (2, 4))])  # fmt: skip
+
+    axes = const(2, "axes", shape="1", etype="i64", size="8", dims=(1,)).replace("FP32", "I64")
+    second = parameter(1, "a", shape="2,3,4", dims=(2, 3, 4))
+    second = second.replace('names="a"', f'names="{second_names}"') if second_names else second
+    return net(
+        [parameter(0, "b", shape="2,3,4", dims=(2, 3, 4)).replace(' names="b"', ""), second, axes,
+         mean(3, "r_of_first"), mean(4, "r_of_second"),
+         result(5, "o1", (2, 4)), result(6, "o2", (2, 4))],
+        [edge(0, 0, 3, 0), edge(2, 0, 3, 1), edge(1, 0, 4, 0), edge(2, 0, 4, 1), edge(3, 2, 5, 0), edge(4, 2, 6, 0)],
+    )  # fmt: skip
+
+
+def test_reshape_name_is_a_tensor_name_first_as_openvino_reads_it(tmp_path: Path) -> None:
+    """``--reshape b=...`` where one Parameter is named ``b`` and another's tensor is: OpenVINO's reshape takes the
+    tensor name, and so does ovreduce (it reshaped the first Parameter by its layer name, silently)."""
+    import numpy as np
+    import openvino as ov
+
+    xml = tmp_path / "model.xml"
+    xml.write_text(_two_parameters("b"))
+    (tmp_path / "model.bin").write_bytes(np.array([1], np.int64).tobytes())
+    model = ov.Core().read_model(xml)
+    model.reshape({"b": [5, 3, 4]})
+    want = {n.get_friendly_name(): list(n.get_output_partial_shape(0).to_shape())
+            for n in model.get_ordered_ops() if n.get_type_name() == "ReduceMean"}  # fmt: skip
+    doc = check_json(str(xml), "--reshape", "b=[5,3,4]", "--engine", "openvino", rc=0)
+    got = {r["layer_name"]: r["inferred_output_shape"] for r in doc["models"][0]["reductions"]}
+    assert got == want == {"r_of_first": [2, 4], "r_of_second": [5, 4]}
+    # Without the tensor name, the layer name of one Parameter still names it ...
+    xml.write_text(_two_parameters(""))
+    got = {r["layer_name"]: r["inferred_output_shape"]
+           for r in check_json(str(xml), "--reshape", "b=[5,3,4]", rc=0)["models"][0]["reductions"]}  # fmt: skip
+    assert got == {"r_of_first": [5, 4], "r_of_second": [2, 4]}
+    # ... but the name of two is refused: which one was meant is not for ovreduce to guess.
+    xml.write_text(_two_parameters("").replace('name="a"', 'name="b"'))
+    out = ovreduce("check", str(xml), "--reshape", "b=[5,3,4]", check_rc=2)
+    assert "reshape b: 2 Parameters have that name (layers 0, 1) and no tensor does" in out.stdout
+
+
 def test_sarif_output(tmp_path: Path) -> None:
     broken = SAMPLES / "broken" / "stale_output.xml"
     unreadable = tmp_path / "truncated.xml"  # there, but not an IR: reported in the document
