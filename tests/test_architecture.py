@@ -8,6 +8,7 @@ import counts, also one inside a function (a lazy import is a dependency all the
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,8 +52,9 @@ def imported(name: str, path: Path) -> Iterator[str]:
                 yield full if full in MODULES else base
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
-    """Our modules -> the modules of ours they import."""
+    """Our modules -> the modules of ours they import (read once: every parametrized test asks for it)."""
     out: dict[str, set[str]] = {}
     for name, path in MODULES.items():
         deps = set()
