@@ -764,13 +764,14 @@ class Builder:
         back: list[BackEdge] = []
         if role == "body":
             fed: dict[str, BackEdge] = {}
-            sliced = {m.internal_layer_id for m in ins if m.axis is not None}
+            # OpenVINO looks for a back edge of each input it does not slice, and reads no more of the others
+            merged = {m.internal_layer_id for m in ins if m.axis is None}
             for item_tag, attrs, item_line in back_edges:
                 try:
-                    item = self._back_edge(item_tag, attrs, item_line, where, by_id)
+                    item = self._back_edge(item_tag, attrs, item_line, where, by_id, merged)
                 except IRError as exc:
                     raise _located(exc, item_line) from None
-                if item.to_layer in sliced:  # OpenVINO slices such a Parameter and never reads its back edge
+                if item is None:
                     continue
                 earlier = fed.setdefault(item.to_layer, item)
                 if earlier is not item:
@@ -879,24 +880,39 @@ class Builder:
         )
 
     def _back_edge(
-        self, tag: str, attrs: Mapping[str, str], line: int | None, where: str, by_id: Mapping[str, Layer]
-    ) -> BackEdge:
+        self,
+        tag: str,
+        attrs: Mapping[str, str],
+        line: int | None,
+        where: str,
+        by_id: Mapping[str, Layer],
+        merged: set[str],
+    ) -> BackEdge | None:
+        """A back edge to one of the ``merged`` Parameters (mapped, not sliced) from a body Result; None for one to
+        any other layer, which OpenVINO never looks up: it reads its ``to-layer`` as an id, and no more of it."""
         what = f"{self.at(line)}: {where}: <back_edges>"
         if tag != "edge":
             raise IRStructureError(f"{what}: unexpected <{tag}>; expected <edge>")
         ends = []
-        for attr, expected in (("from-layer", "Result"), ("to-layer", "Parameter")):
+        for attr, expected in (("to-layer", "Parameter"), ("from-layer", "Result")):
             text = attrs.get(attr)
             found = None if text is None else canonical_id(text)
             if found is None:
                 got = "is missing" if text is None else f"is {text!r}"
-                raise IRStructureError(f"{what} <edge> attribute {attr!r} {got}; expected the id of a body {expected}")
+                raise IRStructureError(
+                    f"{what} <edge> attribute {attr!r} {got}; expected the id of a body {expected} (OpenVINO refuses "
+                    f"the model)"
+                )
+            if attr == "to-layer" and found not in merged:
+                return None
             target = by_id.get(found)
             if target is None or target.type != expected:
                 got = "no layer of the body" if target is None else target.where
-                raise IRStructureError(f"{what} <edge> {attr}={found} is {got}; expected a body {expected}")
+                raise IRStructureError(
+                    f"{what} <edge> {attr}={found} is {got}; expected a body {expected} (OpenVINO refuses the model)"
+                )
             ends.append(found)
-        return BackEdge(ends[0], ends[1], line)
+        return BackEdge(ends[1], ends[0], line)
 
     @staticmethod
     def _int_attr(attrs: Mapping[str, str], attr: str, what: str, *, required: bool) -> int | None:

@@ -62,6 +62,23 @@ def _back_edge_to_sliced(xml: str) -> str:
     return xml[: edge.start(1)] + sliced[1] + xml[edge.end(1) :]
 
 
+def _back_edge(end: str, to: Callable[[str], str]) -> Callable[[str], str]:
+    """The Loop's back edge with its ``end`` (``from-layer`` or ``to-layer``) sent to the layer ``to`` picks."""
+
+    def mutate(xml: str) -> str:
+        edge = re.search(rf'<back_edges>\s*<edge [^>]*{end}="(\d+)"', xml)
+        assert edge is not None
+        return xml[: edge.start(1)] + to(xml) + xml[edge.end(1) :]
+
+    return mutate
+
+
+def _body_reduction(xml: str) -> str:
+    found = re.search(r'<layer id="(\d+)" name="ReduceMean_loop"', xml)
+    assert found is not None
+    return found[1]
+
+
 CASES = {
     "if-no-else-output": (subgraphs.if_model, _drop(r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$')),
     "if-const-no-else-output": (subgraphs.if_model, _chain(_constant_condition, _drop(
@@ -78,6 +95,13 @@ CASES = {
     "nested-body-parameter-rank-1": (subgraphs.nested_model, lambda x: _nth(x, 'shape="1,6"', 'shape="6"', 2)),
     "nested-outer-parameter-rank-1": (subgraphs.nested_model, lambda x: _nth(x, 'shape="1,6"', 'shape="6"', 1)),
     "loop-back-edge-to-sliced-parameter": (subgraphs.loop_model, _back_edge_to_sliced),
+    # OpenVINO looks up the back edge of each Parameter it does not slice, and reads nothing else of the others
+    "loop-back-edge-to-no-layer": (subgraphs.loop_model, _back_edge("to-layer", lambda _: "99")),
+    "loop-back-edge-to-a-reduction": (subgraphs.loop_model, _back_edge("to-layer", _body_reduction)),
+    "loop-back-edge-between-no-layers": (subgraphs.loop_model, _chain(_back_edge("to-layer", lambda _: "99"),
+                                                                      _back_edge("from-layer", lambda _: "98"))),
+    "loop-back-edge-from-no-layer": (subgraphs.loop_model, _back_edge("from-layer", lambda _: "98")),
+    "loop-back-edge-from-a-reduction": (subgraphs.loop_model, _back_edge("from-layer", _body_reduction)),
     "loop-input-unmapped": (subgraphs.loop_model, _drop(r'<input external_port_id="3"')),
     "loop-input-renumbered": (subgraphs.loop_model, lambda x: x.replace('<input external_port_id="3"',
                                                                         '<input external_port_id="31"')),
