@@ -94,7 +94,9 @@ class Dimension:
         if hi is not None and hi < lo:
             if empty_as_dynamic:
                 return cls.dynamic()
-            raise ValueError(f"empty interval {text.strip()!r}: the upper bound {hi} is below the lower bound {lo}")
+            raise ValueError(
+                f"empty interval {text.strip(_SPACE)!r}: the upper bound {hi} is below the lower bound {lo}"
+            )
         return cls(lo, hi)
 
     @property
@@ -166,7 +168,7 @@ def _parse_bound(token: str, whole: str, *, upper: bool = False) -> int:
     # No strip here: OpenVINO allows spaces around a dimension but not inside an interval ("1 ..5").
     if not _DIGITS.fullmatch(token):
         raise ValueError(
-            f"cannot parse dimension {whole.strip()!r}: expected a non-negative integer, '?', '-1' "
+            f"cannot parse dimension {whole.strip(_SPACE)!r}: expected a non-negative integer, '?', '-1' "
             f"or an interval 'a..b' (no spaces inside it)"
         )
     value = int(token)
@@ -175,7 +177,7 @@ def _parse_bound(token: str, whole: str, *, upper: bool = False) -> int:
     if value == INT64_MAX and not upper:
         # OpenVINO stores "unbounded" as 2^63-1: as an upper bound it means none; as a size it is not one.
         raise ValueError(
-            f"dimension {token} in {whole.strip()!r} is 2^63-1, which OpenVINO reserves to mean 'unbounded'; "
+            f"dimension {token} in {whole.strip(_SPACE)!r} is 2^63-1, which OpenVINO reserves to mean 'unbounded'; "
             f"expected a size below 2^63-1, or '?' for a dynamic dimension"
         )
     return value

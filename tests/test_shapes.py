@@ -316,6 +316,7 @@ def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str
         ("a[1],", "a ',' at the end names no input"),
         ("a[1],a[2]", "'a' is given a shape twice"),
         ("a[1,x]", "cannot parse dimension 'x'"),
+        ("a[1,\u00a03]", "cannot parse dimension '\\xa03'"),  # a Unicode space is no blank to OpenVINO: it is quoted
     ],
 )
 def test_named_shapes_refused_precisely(item: str, message: str) -> None:
