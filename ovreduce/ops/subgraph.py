@@ -172,7 +172,8 @@ class If8(SubGraphOp):
                 raise IRStructureError(
                     f"{layer.where}: its condition is not constant, and <{body.role}_port_map> maps {mapped} of its "
                     f"{wanted} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
-                    f"the model: output {mapped} is not associated with results in {body.role}_body)"
+                    f"the model: output {mapped} is not associated with results in {body.role}_body)",
+                    line=layer.line,
                 )
         results: dict[str, list[PortState]] = {}
         for body in layer.bodies:

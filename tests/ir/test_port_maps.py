@@ -132,8 +132,9 @@ def test_a_port_map_is_refused_where_openvino_refuses_it(tmp_path: Path, case: s
     except Exception as exc:
         refused = clean_message(exc)
     if refused is not None:
-        with pytest.raises(IRStructureError, match="OpenVINO refuses the model"):
+        with pytest.raises(IRStructureError, match="OpenVINO refuses the model") as info:
             check_model(load_ir(path))
+        assert info.value.line is not None  # where in the file
         return
     model = load_ir(path)
     report = check_model(model)
