@@ -8,6 +8,7 @@ to it, and whatever libxml2 refuses must make it decline even when its patterns 
 
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -128,12 +129,16 @@ def test_lines_past_65535_are_the_true_lines(tmp_path: Path) -> None:
     assert xml.count(b"\n") > 70_000
     model = fast(xml, _weights(path))
     assert model is not None
-    starts = {m[1].decode(): xml.count(b"\n", 0, m.start()) + 1 for m in re.finditer(rb'<layer id="(\d+)"', xml)}
+    newlines = [m.start() for m in re.finditer(b"\n", xml)]
+
+    def line_of(match: re.Match[bytes]) -> int:  # the newlines before it, plus one
+        return bisect.bisect_left(newlines, match.start()) + 1
+
+    starts = {m[1].decode(): line_of(m) for m in re.finditer(rb'<layer id="(\d+)"', xml)}
     assert all(layer.line == starts[layer.id] for layer in model.layers)
-    port_lines = [xml.count(b"\n", 0, m.start()) + 1 for m in re.finditer(rb"<port ", xml)]
+    port_lines = [line_of(m) for m in re.finditer(rb"<port ", xml)]
     assert sorted(p.line for layer in model.layers for p in (*layer.inputs, *layer.outputs)) == port_lines  # type: ignore[type-var]
-    edge_lines = [xml.count(b"\n", 0, m.start()) + 1 for m in re.finditer(rb"<edge ", xml)]
-    assert [e.line for e in model.edges] == edge_lines
+    assert [e.line for e in model.edges] == [line_of(m) for m in re.finditer(rb"<edge ", xml)]
 
 
 @pytest.mark.parametrize("blanks", ["\n", " \r\n\t\n", "\ufeff\n"], ids=["newline", "blanks", "bom-newline"])
