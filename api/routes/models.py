@@ -86,7 +86,7 @@ async def list_models(services: ServicesDep) -> Response:
     "/{model_id}",
     response_model=ModelSummary,
     summary="One stored model",
-    responses=responses("get /v1/models/{model_id}", 404, 503),
+    responses=responses("get /v1/models/{model_id}", 404, 410, 503),
 )
 async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     store = services.catalog.store
