@@ -30,7 +30,7 @@ from ovreduce.errors import InputError
 
 from .config import Settings, split_host
 from .errors import RequestTooLargeError
-from .problems import answer_bytes, error_response
+from .problems import answer_bytes, error_response, escaped
 
 __all__ = [
     "CSP",
@@ -302,7 +302,7 @@ class SecurityMiddleware:
             detail = "the server is shutting down and stopped this request before it was answered; retry"
             await send_problem(secured_send, 503, detail, "shutdown", path, headers=[(b"retry-after", b"5")])
             logger.info(
-                "answered 503 to %s %s: the server shut down before it finished", scope["method"], _logged(path)
+                "answered 503 to %s %s: the server shut down before it finished", scope["method"], escaped(path)
             )
 
 
@@ -534,18 +534,12 @@ class HeadMiddleware:
                 scope["route"] = inner["route"]
 
 
-def _logged(text: str) -> str:
-    """A request's text as the log shows it: line breaks, escape sequences and other controls escaped, so that a
-    request forges no log line (uvicorn's access log escapes them too)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text[:2000])
-
-
 # -- anything else ---------------------------------------------------------------------------------------
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """Starlette's handler of last resort: log the exception with an id and answer 500 problem+json (under ``/v2``
     KServe's ``{"error"}``) with that id and no detail of it (then Starlette re-raises it for the server's own log)."""
     error_id = uuid.uuid4().hex[:16]
-    logger.error("internal error %s on %s %s", error_id, request.method, _logged(request.url.path), exc_info=exc)
+    logger.error("internal error %s on %s %s", error_id, request.method, escaped(request.url.path), exc_info=exc)
     detail = f"an unexpected error occurred; it was logged with id {error_id}"
     headers = {
         "Connection": "close",

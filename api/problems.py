@@ -73,6 +73,7 @@ __all__ = [
     "answer_bytes",
     "answered",
     "error_response",
+    "escaped",
     "install",
     "openapi",
     "problem_bytes",
@@ -292,7 +293,7 @@ def error_response(
     request: Request, status: int, detail: str, code: str, *, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response:
     """The answer to ``request`` of :func:`answer_bytes`."""
-    body, media = answer_bytes(status, detail, code, request.url.path, **extra)
+    body, media = answer_bytes(status, detail, code, request.scope["path"], **extra)
     return Response(body, status, dict(headers or {}), media)
 
 
@@ -302,6 +303,12 @@ def answer_bytes(status: int, detail: str, code: str, path: str, **extra: Any) -
     if _under_v2(path):
         return json.dumps({"error": answered(detail)}).encode(), "application/json"
     return problem_bytes(status, detail, code, instance=path, **extra), PROBLEM_MEDIA_TYPE
+
+
+def escaped(text: str) -> str:
+    """A request's text as a message or the log shows it: line breaks, escape sequences, bidirectional overrides
+    and other characters that do not print escaped, so that it forges no line and hides nothing it holds."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text[:2000])
 
 
 def _title(status: int) -> str:
@@ -384,18 +391,18 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's and FastAPI's HTTP errors in our words; under ``/v2`` as KServe's ``{"error"}``, which the
     protocol's clients read."""
     assert isinstance(exc, StarletteHTTPException)
-    path = request.url.path
+    path = request.scope["path"]  # as requested (the URL Starlette builds drops tabs and line breaks)
     v2 = _under_v2(path)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
     code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
-        detail = f"no route for {request.method} {path[:200]}; " + (
+        detail = f"no route for {request.method} {escaped(path[:200])}; " + (
             "ovreduce serves the KServe v2 server and model metadata, health, readiness, inference and repository index"
             if v2 else "see /docs for the API"
         )  # fmt: skip
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
-            detail += f" (without the trailing slash: {path.rstrip('/')})"
+            detail += f" (without the trailing slash: {escaped(path.rstrip('/'))})"
     elif detail == "There was an error parsing the body":
         cause = exc.__cause__
         why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
@@ -407,7 +414,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
-        detail = f"{request.method[:20]} is not allowed on {path[:200]}; it takes {headers['Allow']}"
+        detail = f"{request.method[:20]} is not allowed on {escaped(path[:200])}; it takes {headers['Allow']}"
     return error_response(request, exc.status_code, detail, code, headers=headers)
 
 

@@ -319,4 +319,11 @@ def test_a_layer_named_with_a_line_break_is_addressed_by_its_name_and_a_stray_on
     assert run.status_code == 200 and run.json()["layer"]["layer_name"] == "a\nb", run.text
     layer_id = run.json()["layer"]["layer_id"]
     assert http.get(f"/v1/models/{mid}/layers/{layer_id}%0A").status_code == 404
-    assert http.post(f"/v1/models/{mid}/layers/{layer_id}/run%0A", json={"backends": ["numpy"]}).status_code == 404
+    stray = http.post(f"/v1/models/{mid}/layers/{layer_id}/run%0A", json={"backends": ["numpy"]})
+    assert stray.status_code == 404
+    # ... and the answer names the path asked for, not one that exists (a URL drops tabs and line breaks)
+    path = f"/v1/models/{mid}/layers/{layer_id}/run"
+    assert stray.json()["instance"] == path + "\n"
+    assert stray.json()["detail"].startswith(f"no route for POST {path}\\n;")
+    hidden = http.post(f"{path}%E2%80%AE", json={"backends": ["numpy"]}).json()  # a right-to-left override, escaped
+    assert f"{path}\\u202e;" in hidden["detail"] and "\u202e" not in hidden["detail"], hidden
