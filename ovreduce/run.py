@@ -386,7 +386,13 @@ def run_spec(
             if cand is reference or cand.output is None:
                 continue
             c_atol, c_rtol = tolerances(
-                spec.data_type.name, cand.precision, inputs[0].size, reference.output.size, atol, rtol, op=spec.type
+                spec.data_type.name,
+                cand.precision or cand.judged_in,
+                inputs[0].size,
+                reference.output.size,
+                atol,
+                rtol,
+                op=spec.type,
             )
             comparisons.append(
                 compare(

@@ -192,7 +192,9 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
                                  f"{settings.max_output_elements} (OVREDUCE_MAX_OUTPUT_ELEMENTS)")  # fmt: skip
     parameters: dict[str, Any] = {"backend": backend, "outcome": report.outcome}
     if backend == "openvino":
-        parameters.update(device=run.device, precision=chosen.precision or run.precision)
+        parameters["device"] = run.device
+        if chosen.precision is not None:  # what the device reports it computed in (AUTO and friends do not say)
+            parameters["precision"] = chosen.precision
     if reference is not chosen and not reference.ok:
         parameters["reference_error"] = reference.error or "failed"
     comparison = next((c for c in report.comparisons if c.candidate == chosen.backend), None)

@@ -75,6 +75,7 @@ class BackendResult:
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
     runtime_precision: str | None = None  # what the runtime's execution graph ran the reduction in, where it says
+    judged_in: str | None = None  # the precision whose tolerance judges the output, where ``precision`` is unknown
 
     @property
     def ok(self) -> bool:

@@ -59,7 +59,8 @@ FIELDS: dict[str, str] = {
     "domain": "the ONNX node's domain (`ai.onnx`, `com.microsoft`, ...)",
     "drift": "the reduction's output against an f32 run of the whole model: the total drift (null: not measured)",
     "drift_split": "that drift split into what arrived with the input and what the reduction added",
-    "effective_precision": "the precision OpenVINO reports it computed in (INFERENCE_PRECISION_HINT of the compiled model)",
+    "effective_precision": "the precision OpenVINO reports it computed in (INFERENCE_PRECISION_HINT of the compiled "
+    "model); null where the device reports none (AUTO, HETERO, MULTI)",
     "element_type": "the element type, as OpenVINO names it (f32, f16, i64, ...); null when not known",
     "error": "why this could not be done (null: no error)",
     "errors": "request validation errors (code `request.invalid`): where (`loc`), what (`msg`) and its kind (`type`)",

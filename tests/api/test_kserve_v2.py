@@ -340,6 +340,10 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
     params = doc["parameters"]
     assert params["backend"] == "openvino" and params["reference"] == "numpy" and params["agree"] is True
     assert params["max_abs_error"] >= 0 and params["max_rel_error"] >= 0 and params["outcome"] == "agree"
+    assert params["device"] == "CPU" and params["precision"] == "f32"  # what the CPU reports it computed in
+    # AUTO reports no precision: none is answered (it was the one asked for, "default" among them)
+    auto = client.post(infer, json={"inputs": [tensor], "parameters": {"device": "AUTO", "precision": "default"}})
+    assert auto.status_code == 200 and "precision" not in auto.json()["parameters"], auto.text
     assert "id" not in client.post(infer, json={"inputs": [tensor]}).json()
     by_numpy = client.post(infer, json={"inputs": [tensor], "parameters": {"backend": "numpy"}}).json()
     assert by_numpy["parameters"]["backend"] == "numpy" and "agree" not in by_numpy["parameters"]

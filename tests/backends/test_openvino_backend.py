@@ -17,6 +17,7 @@ from ovreduce.backends.openvino import (
     available_devices,
     check_device,
     from_tensor,
+    precision_name,
     to_tensor,
 )
 from ovreduce.compare import compare, default_tolerances
@@ -92,6 +93,28 @@ def test_other_precision_or_device_compiles_again(device: str, precision: str, c
     assert _delta(cache, before) == (0, 1)
     OpenVINOBackend(device, precision, cache=cache).infer(spec, [X])
     assert _delta(cache, before) == (1, 1)
+
+
+@pytest.mark.parametrize("device", ["CPU", "AUTO", "HETERO:CPU", "MULTI:CPU"])
+@pytest.mark.parametrize("precision", ["default", "f16", "f32"])
+def test_the_effective_precision_is_what_openvino_reports_or_none(device: str, precision: str) -> None:
+    """AUTO, HETERO and MULTI report no inference precision: the precision asked for was reported as the one
+    computed in (``default`` among them, no precision at all). It is unknown, said so, and the output is judged
+    with the coarsest tolerance the request allows, not one finer than what the device may compute in."""
+    spec = layer("ReduceSum", "f32", [2, 3, 4], [1], False)
+    backend = OpenVINOBackend(device, precision)
+    result = backend.infer(spec, [X])
+    assert result.ok, result.error
+    try:  # OpenVINO's own answer, asked of the same compiled model
+        reported = precision_name(backend.compiled(spec).compiled.get_property("INFERENCE_PRECISION_HINT"))
+    except RuntimeError:
+        reported = None
+    assert result.precision == reported
+    if reported is None:
+        assert result.judged_in == ("f32" if precision == "f32" else "bf16")
+        assert any("does not report the precision it computed in" in n for n in result.notes), result.notes
+    else:
+        assert device == "CPU" and result.notes == ()
 
 
 def test_other_layer_key_compiles_again(cache: LayerCache) -> None:
