@@ -297,10 +297,11 @@ def error_response(
     return Response(body, status, dict(headers or {}), media)
 
 
-def answer_bytes(status: int, detail: str, code: str, path: str, **extra: Any) -> tuple[bytes, str]:
-    """An error's answer and its media type: problem+json, or under ``/v2`` KServe's ``{"error": detail}``, which
-    the protocol's clients read (the middleware's guards answer so too)."""
-    if _under_v2(path):
+def answer_bytes(status: int, detail: str, code: str, path: str | None, **extra: Any) -> tuple[bytes, str]:
+    """An error's answer to a request for ``path`` (None: not known) and its media type: problem+json, or under
+    ``/v2`` KServe's ``{"error": detail}``, which the protocol's clients read (the middleware's guards answer so
+    too)."""
+    if path is not None and _under_v2(path):
         return json.dumps({"error": answered(detail)}).encode(), "application/json"
     return problem_bytes(status, detail, code, instance=path, **extra), PROBLEM_MEDIA_TYPE
 

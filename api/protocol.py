@@ -19,6 +19,7 @@ import re
 import sys
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import h11
 from uvicorn.config import Config
@@ -27,13 +28,15 @@ from uvicorn.server import ServerState
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
 from .middleware import CSP, MAX_HEADER_BYTES, SECURITY_HEADERS
-from .problems import PROBLEM_MEDIA_TYPE, problem_bytes
+from .problems import answer_bytes
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 
 logger = logging.getLogger("uvicorn.error")
+_LINE_BYTES = 2048  # of a request head, kept to read its target from
+_REQUEST_LINE = re.compile(rb"\s*[!-~]+ +([!-~]+)")  # a method and a target (absolute or not), however it ends
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -51,6 +54,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._partial = False  # bytes of the awaited request head have arrived
         self._head_bytes = 0  # how many
+        self._head_start = b""  # its first bytes: the request line, whose target says how an error is answered
         self._write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -61,6 +65,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and data:
             self._partial = True
             self._head_bytes += len(data)
+            if len(self._head_start) < _LINE_BYTES:
+                self._head_start += data[: _LINE_BYTES - len(self._head_start)]
         super().data_received(data)
         self._watch()
 
@@ -85,10 +91,11 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.transport.close()
 
     def _answer(self, status: int, code: str, detail: str) -> None:
-        """Write a problem answer, as the application's are (problem+json, the security headers), saying that the
-        connection closes (the caller closes it); nothing when an answer was sent (or begun) already."""
-        body = problem_bytes(status, detail, code)
-        headers = [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
+        """Write an error answer, as the application's are (problem+json, or KServe's ``{"error"}`` where the request
+        line names a ``/v2`` target; the security headers), saying that the connection closes (the caller closes it);
+        nothing when an answer was sent (or begun) already."""
+        body, media = answer_bytes(status, detail, code, self._target())
+        headers = [(b"content-type", media.encode()), (b"content-length", str(len(body)).encode()),
                    (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
                    *SECURITY_HEADERS]  # fmt: skip
         try:
@@ -98,6 +105,14 @@ class HeaderTimeoutProtocol(H11Protocol):
                 self.transport.write(self.conn.send(event))
         except h11.LocalProtocolError:
             pass
+
+    def _target(self) -> str | None:
+        """The path the request line of the head under way names, as far as it came (None: none came)."""
+        found = _REQUEST_LINE.match(self._head_start)
+        try:
+            return unquote(urlsplit(found[1].decode("latin-1")).path) if found else None
+        except ValueError:  # no URL ("http://[x")
+            return None
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -149,6 +164,7 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._disarm()
             self._partial = False
             self._head_bytes = 0
+            self._head_start = b""
 
     def _disarm(self) -> None:
         if self._header_timer is not None:
