@@ -200,8 +200,12 @@ def prepare_inputs(
                     shape = override
             dims, chosen = concrete_shape(shape, what)
             if len(dims) > _MAX_RANK:  # NumPy cannot make it: a ValueError, which the service answered 500
-                raise InputError(f"{what} would have rank {len(dims)}: inputs of more than {_MAX_RANK} dimensions "
-                                 f"cannot be made (NumPy's limit)", parameter="shapes")  # fmt: skip
+                given_rank = override is not None and override.dims is not None  # else the layer's: no shape helps
+                raise InputError(
+                    f"{what} would have rank {len(dims)}: inputs of more than {_MAX_RANK} dimensions cannot be made "
+                    f"(NumPy's limit)",
+                    parameter="shapes" if given_rank else None,
+                )
             notes += chosen
             if shape.dims is not None:
                 defaulted.append(tuple(i for i, d in enumerate(shape.dims) if not d.is_static))

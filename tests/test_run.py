@@ -4,6 +4,7 @@ agree; inputs are given, generated or refused with a message that says what to d
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,28 @@ def test_dynamic_rank_needs_a_shape() -> None:
     model = load_ir(SAMPLES / "dynamic.xml")
     with pytest.raises(InputError, match="dynamic rank; give its shape") as info:
         prepare_inputs(model, layer_spec(model, "sum_dynamic_rank"))
+    assert info.value.parameter == "shapes"
+
+
+def test_a_rank_past_numpys_limit_is_refused_and_a_shape_is_advised_only_where_one_helps(tmp_path: Path) -> None:
+    """An input of rank 70 cannot be made. Where the layer's rank is the model's (a Reshape to 70 dims), no shape the
+    user gives changes it, and the refusal names no option to give one; a shape given a dynamic-rank input does."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([1, 3], np.float32, name="x")
+    deep = ops.reshape(x, ops.constant(np.array([3] + [1] * 69, np.int64)), special_zero=False)
+    mean = ops.reduce_mean(deep, ops.constant(np.array([0], np.int64)), keep_dims=False, name="deep_mean")
+    ov.save_model(ov.Model([mean], [x]), tmp_path / "deep.xml")
+    xml = (tmp_path / "deep.xml").read_text()  # the 70 dims the ports declare left out (ovreduce reads 64 at most)
+    (tmp_path / "deep.xml").write_text(re.sub(r"(<port [^>]*>)(?:\s*<dim>\d+</dim>){65,}", r"\1", xml))
+    model = load_ir(tmp_path / "deep.xml")
+    with pytest.raises(InputError, match="would have rank 70") as info:
+        prepare_inputs(model, layer_spec(model, "deep_mean"))
+    assert info.value.parameter is None
+    dynamic = load_ir(SAMPLES / "dynamic.xml")
+    with pytest.raises(InputError, match="would have rank 70") as info:
+        prepare_inputs(dynamic, layer_spec(dynamic, "sum_dynamic_rank"), shapes={"y": PartialShape.static([1] * 70)})
     assert info.value.parameter == "shapes"
 
 
