@@ -26,7 +26,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, TypeVar
@@ -76,6 +76,7 @@ __all__ = [
     "escaped",
     "install",
     "openapi",
+    "private_names",
     "problem_bytes",
     "responses",
     "scrub",
@@ -212,8 +213,20 @@ def scrub_json(body: bytes) -> bytes | None:
     doc = json.loads(body)
     names: set[str] = set()
     _names(doc, "", names)
-    kept = sorted((n for n in names if _private_re.search(n)), key=len, reverse=True)
-    return dumps(_scrubbed(doc, "", re.compile("|".join(map(re.escape, kept))) if kept else None), indent=False)
+    return dumps(_scrubbed(doc, "", _kept(names)), indent=False)
+
+
+def private_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Those of the user's ``names`` that a scrub would touch (the few that begin like a private path)."""
+    return tuple(n for n in set(names) if n and _private_re.search(n))
+
+
+def _kept(names: Iterable[str]) -> re.Pattern[str] | None:
+    """The pattern of ``names`` where a message quotes them whole: each must begin and end where a path would (a
+    name that is only a part of a longer path keeps none of it)."""
+    kept = sorted(private_names(names), key=len, reverse=True)
+    alternatives = "|".join(map(re.escape, kept))
+    return re.compile(rf"(?<![^\s'\"(\[,;:=])(?:{alternatives})(?=[\s'\"),;:\]]|\Z)") if kept else None
 
 
 def _names(node: Any, key: str, out: set[str]) -> None:
@@ -259,29 +272,36 @@ _MAX_DETAIL = 4000
 """Characters of an answered error message, at most."""
 
 
-def answered(message: str) -> str:
-    """An error message as answered: private paths replaced, and one that quotes a huge request (a shape of a million
-    dims) cut to its ends."""
+def answered(message: str, names: Iterable[str] = ()) -> str:
+    """An error message as answered: private paths replaced, but where it quotes one of the user's ``names`` whole,
+    and one that quotes a huge request (a shape of a million dims) cut to its ends."""
     if len(message) > _MAX_DETAIL:
         cut = len(message) - _MAX_DETAIL
         message = f"{message[: _MAX_DETAIL // 2]} ... ({cut} characters cut) ... {message[-_MAX_DETAIL // 2 :]}"
-    return str(scrub(message))
+    return str(_scrubbed(message, "", _kept(names)))
 
 
 def problem_document(
-    status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any
+    status: int,
+    detail: str,
+    code: str,
+    *,
+    instance: str | None = None,
+    names: Iterable[str] = (),
+    **extra: Any,
 ) -> dict[str, Any]:
-    """The problem document; private paths in ``detail`` and ``extra`` are replaced (:func:`scrub`)."""
+    """The problem document; private paths in ``detail`` and ``extra`` are replaced, but where they are the user's
+    ``names`` (:func:`answered`), or a member of :data:`_NAME_KEYS`."""
     doc: dict[str, Any] = {
         "type": f"urn:ovreduce:problem:{code}",
         "title": _title(status),
         "status": status,
-        "detail": answered(detail),
+        "detail": answered(detail, names),
         "code": code,
     }
     if instance is not None:
         doc["instance"] = instance
-    doc.update(scrub(extra))
+    doc.update(_scrubbed(extra, "", _kept(names)))
     return doc
 
 
@@ -297,13 +317,15 @@ def error_response(
     return Response(body, status, dict(headers or {}), media)
 
 
-def answer_bytes(status: int, detail: str, code: str, path: str | None, **extra: Any) -> tuple[bytes, str]:
+def answer_bytes(
+    status: int, detail: str, code: str, path: str | None, *, names: Iterable[str] = (), **extra: Any
+) -> tuple[bytes, str]:
     """An error's answer to a request for ``path`` (None: not known) and its media type: problem+json, or under
     ``/v2`` KServe's ``{"error": detail}``, which the protocol's clients read (the middleware's guards answer so
-    too)."""
+    too). ``names``: the user's, which the message may quote (:func:`answered`)."""
     if path is not None and _under_v2(path):
-        return json.dumps({"error": answered(detail)}).encode(), "application/json"
-    return problem_bytes(status, detail, code, instance=path, **extra), PROBLEM_MEDIA_TYPE
+        return json.dumps({"error": answered(detail, names)}).encode(), "application/json"
+    return problem_bytes(status, detail, code, instance=path, names=names, **extra), PROBLEM_MEDIA_TYPE
 
 
 def escaped(text: str) -> str:
@@ -326,7 +348,8 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     status = status_for(exc)
     if _under_v2(request.url.path):  # a status of its own (api.kserve.RefusedError's), or Triton's for its class
         status = getattr(exc, "status", None) or _most_specific(V2_STATUS_BY_ERROR, exc) or 400
-    return error_response(request, status, exc.message, exc.code, headers=retry_headers(exc), **extra)
+    names = getattr(exc, "quoted", ())  # the user's names its message may quote, which the worker found
+    return error_response(request, status, exc.message, exc.code, headers=retry_headers(exc), names=names, **extra)
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:

@@ -15,27 +15,31 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import html
+import itertools
 import logging
 import multiprocessing
 import os
 import pickle
+import re
 import signal
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, NoReturn, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
-from ovreduce.errors import BackendError, InputError, MemoryLimitError
+from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
+from ovreduce.ir.model import IRModel
 from ovreduce.memory import bound_memory
 
 from .config import Settings
 from .errors import BusyError, RunTimeoutError, WorkerDiedError
-from .problems import add_server_paths
+from .problems import add_server_paths, private_names
 from .store.catalog import Catalog
-from .store.disk import ModelStore
+from .store.disk import ModelStore, is_model_id
 
 __all__ = ["IsolatedPool", "UploadMemory", "WorkerContext", "apply_extensions", "catalog_for"]
 
@@ -119,6 +123,9 @@ def _serve(conn: Connection, settings: Settings) -> None:
                 raise refused
             answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
         except BaseException as exc:  # the job's failure is its answer
+            if isinstance(exc, OvReduceError):
+                names = itertools.islice(_users_names(context, (args, kwargs)), _MAX_NAMES)
+                exc.quoted = private_names(names)  # type: ignore[attr-defined]
             answer = (False, _portable(_memory_limit(exc, settings)), False)
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
         # keeps the failed size): this process must go.
@@ -133,6 +140,46 @@ def _serve(conn: Connection, settings: Settings) -> None:
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference
+
+
+_NAME_ATTRIBUTE = re.compile(rb'\bnames?="([^"<]{1,4096})"')
+_MAX_NAMES = 1 << 17
+
+
+def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
+    """What a job's failure may quote of the user's own, kept when its message is answered (``problems.answered``):
+    the strings of its request, and the names in the models it reads (a stored one, by its id or KServe model name;
+    an upload, in its XML's ``name``/``names`` attributes). At most :data:`_MAX_NAMES` values are looked at."""
+    stack, seen, models = [job], 0, set()
+    while stack and seen < _MAX_NAMES:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            yield item
+            mid = item.split(".", 1)[0]  # a stored model's id, or a KServe model name ("<id>.<layer>")
+            if is_model_id(mid) and mid not in models:
+                models.add(mid)
+                with contextlib.suppress(Exception):  # (only a model this process can load is read)
+                    yield from _model_names(context.catalog.load(mid).model)
+        elif isinstance(item, bytes | bytearray):
+            for found in itertools.islice(_NAME_ATTRIBUTE.finditer(item), _MAX_NAMES):
+                text = html.unescape(found[1].decode("utf-8", "replace"))
+                yield text
+                yield from text.split(",")  # the tensor names of a port
+        elif isinstance(item, Mapping):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple | set | frozenset):  # (a tensor's numbers hold no name)
+            stack += [x for x in item if not isinstance(x, int | float | complex | None)]
+        elif hasattr(item, "__dict__") and not isinstance(item, type):  # a request model
+            stack.append(vars(item))
+
+
+def _model_names(model: IRModel) -> Iterator[str]:
+    for graph in (model, *(ref.body.graph for ref in model.bodies())):
+        for layer in graph.layers:
+            yield layer.name
+            for port in (*layer.inputs, *layer.outputs):
+                yield from port.names
 
 
 def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:

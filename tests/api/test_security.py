@@ -230,6 +230,22 @@ def test_names_from_the_users_file_are_answered_as_they_are(client: TestClient) 
         "layer_name": name, "error": f"layer '{name}' failed: model.xml"}  # fmt: skip
 
 
+def test_an_error_quotes_the_users_names_as_they_are(client: TestClient) -> None:
+    """A Parameter named like a server path (the temporary directory): an error that lists the model's inputs named
+    it by its base name, which then names no input ("input 'hidden' names no model input (inputs: hidden)"). The
+    names of the model and of the request are quoted whole; the server's own paths in the same message are not."""
+    name = f"{tempfile.gettempdir()}/cache/hidden"
+    xml, bin_data = reduce_ir("sum", param_name=name)
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    wrong = client.post(f"/v1/models/{mid}/audit", json={"shapes": {"nope": "[2,3]"}})
+    assert f"(inputs: {name})" in assert_problem(wrong, 400)["detail"]
+    assert client.post(f"/v1/models/{mid}/audit", json={"shapes": {name: "[2,3]"}}).status_code == 200
+    checked = client.post("/v1/check?reshape=nope=[2,3]", files=files(xml, bin_data))
+    assert f"(Parameters: '{name}')" in assert_problem(checked, 400)["detail"]
+    # only a name quoted whole is kept: one that is a part of a longer path keeps none of it
+    assert problems.answered(f"{name}/more and {name}", [name]) == f"more and {name}"
+
+
 def test_store_path_never_answered_even_when_an_error_names_it(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
