@@ -144,7 +144,8 @@ class Builder:
         self._blank_kinds: set[tuple[str, str]] = set()  # (type, version) pairs with a blank: no op OpenVINO knows
         # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
-        self._stateful = False  # a ReadValue or an Assign was met: :meth:`_variables` judges them
+        # the ReadValue and Assign layers built, by body depth, until :meth:`_variables` judges their graph's
+        self._stateful: dict[int, list[Layer]] = {}
         self._declared: set[str] = set()  # the variables of the ReadValue layers, bodies included
         self._assigns_6: list[Layer] = []  # Assign layers of opset6 on, judged once the whole model is read
         self._variable_walk = _VARIABLE_WALK  # layers the searches for an Assign's ReadValue may still visit
@@ -194,8 +195,8 @@ class Builder:
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
         if self._unless_unbuilt:
             self._refuse_built(ordered, by_id, producer)
-        if self._stateful:
-            self._variables(ordered, by_id, producer)
+        if self._stateful or self._assigns_6:
+            self._variables(by_id, producer)
         if self.ir_version == 10:
             self._v10_names(layers, by_id, producer)
         return IRModel(
@@ -224,18 +225,16 @@ class Builder:
             if layer.id in reached:
                 raise exc
 
-    def _variables(
-        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
-    ) -> None:
+    def _variables(self, by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> None:
         """OpenVINO's refusal of an Assign whose variable no ReadValue declares. An Assign of opset3 to opset5 looks
         for a ReadValue of those opsets among the layers before it; one of opset6 on takes its variable from the
         ReadValue layers of any version in the whole model (judged once the top level is read). OpenVINO counts only
         the ReadValue layers it builds (those a Result or an Assign reaches); ovreduce counts them all, not to walk
         a whole large model for it: the one model it reads that OpenVINO refuses has its variable declared by a
         ReadValue that feeds nothing."""
-        for layer in layers:
+        for layer in self._stateful.pop(self.body_depth, ()):  # this graph's (a body's are read inside it)
             kind = layer.type.lower()
-            number = _stateful_opset(layer.version) if kind in _STATEFUL else None
+            number = _stateful_opset(layer.version)
             if number is None:
                 continue
             variable = layer.data.get("variable_id", "")
@@ -412,8 +411,6 @@ class Builder:
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
                                        f"{ltype} takes {wanted} (OpenVINO refuses the model)")  # fmt: skip
-            if ltype.lower() in _STATEFUL:
-                self._stateful = True
             if ltype.lower() in _STATEFUL and "variable_id" not in (data or NO_DATA) and _opset_6_on(version):
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: no variable_id attribute; a "
                                        f"{ltype} of opset6 on names the variable it reads or writes by it (OpenVINO's "
@@ -447,6 +444,8 @@ class Builder:
             raise _located(exc, line) from None
         if unbuilt is not None:
             self._unless_unbuilt.append((built, _located(unbuilt, line)))
+        if ltype.lower() in _STATEFUL:
+            self._stateful.setdefault(self.body_depth, []).append(built)
         return built
 
     def _blank_type(self, data: Mapping[str, str], attr: str, where: str) -> tuple[Mapping[str, str], IRError | None]:
