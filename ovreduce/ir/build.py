@@ -146,8 +146,6 @@ class Builder:
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
         # the ReadValue and Assign layers built, by body depth, until :meth:`_variables` judges their graph's
         self._stateful: dict[int, list[Layer]] = {}
-        self._declared: set[str] = set()  # the variables of the ReadValue layers, bodies included
-        self._assigns_6: list[Layer] = []  # Assign layers of opset6 on, judged once the whole model is read
         self._variable_walk = _VARIABLE_WALK  # layers the searches for an Assign's ReadValue may still visit
 
     # -- messages -------------------------------------------------------------------------------------------------
@@ -195,7 +193,7 @@ class Builder:
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
         if self._unless_unbuilt:
             self._refuse_built(ordered, by_id, producer)
-        if self._stateful or self._assigns_6:
+        if self._stateful:
             self._variables(by_id, producer)
         if self.ir_version == 10:
             self._v10_names(layers, by_id, producer)
@@ -226,29 +224,23 @@ class Builder:
                 raise exc
 
     def _variables(self, by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> None:
-        """OpenVINO's refusal of an Assign whose variable no ReadValue declares. An Assign of opset3 to opset5 looks
-        for a ReadValue of those opsets among the layers before it; one of opset6 on takes its variable from the
-        ReadValue layers of any version in the whole model (judged once the top level is read). OpenVINO counts only
-        the ReadValue layers it builds (those a Result or an Assign reaches); ovreduce counts them all, not to walk
-        a whole large model for it: the one model it reads that OpenVINO refuses has its variable declared by a
-        ReadValue that feeds nothing."""
-        for layer in self._stateful.pop(self.body_depth, ()):  # this graph's (a body's are read inside it)
-            kind = layer.type.lower()
+        """OpenVINO's refusal of an Assign whose variable no ReadValue of its graph declares (each body has variables
+        of its own). An Assign of opset3 to opset5 looks for a ReadValue of those opsets among the layers before
+        it; one of opset6 on for a ReadValue of any version in its graph. OpenVINO counts only the ReadValue layers
+        it builds (those a Result or an Assign reaches); ovreduce counts them all, not to walk a whole large model
+        for it: the one model it reads that OpenVINO refuses has its variable declared by a ReadValue that feeds
+        nothing."""
+        stateful = self._stateful.pop(self.body_depth, [])  # this graph's (a body's are read inside it)
+        declared = {layer.data.get("variable_id", "") for layer in stateful if layer.type.lower() == "readvalue"}
+        for layer in stateful:
             number = _stateful_opset(layer.version)
-            if number is None:
+            if number is None or layer.type.lower() != "assign":
                 continue
             variable = layer.data.get("variable_id", "")
-            if kind == "readvalue":
-                self._declared.add(variable)
-            elif number >= 6:
-                self._assigns_6.append(layer)
-            elif self._variable_walk > 0 and not self._read_before(layer, variable, by_id, producer):
+            if number >= 6 and variable not in declared:
+                self._unknown_variable(layer, variable, "no ReadValue of its graph declares it")
+            if number < 6 and self._variable_walk > 0 and not self._read_before(layer, variable, by_id, producer):
                 self._unknown_variable(layer, variable, "no ReadValue of opset3 to opset5 before it reads it")
-        if self.body_depth == 0:
-            for layer in self._assigns_6:
-                variable = layer.data.get("variable_id", "")
-                if variable not in self._declared:
-                    self._unknown_variable(layer, variable, "no ReadValue in the model declares it")
 
     def _read_before(
         self, assign: Layer, variable: str, by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]

@@ -276,7 +276,7 @@ CASES: list[Case] = [
           data={"variable_id": written}, inputs=[port(0, (1, 3))])], [edge(0, 0, 1, 0), edge(1, 1, 2, 0),
           edge(0 if why == "not-after-it" else 1, 0 if why == "not-after-it" else 1, 3, 0)])),
           IRStructureError, LINE + rf": layer id=3 name='write' \(Assign\): it writes the variable '{written}', but "
-          + (r"no ReadValue in the model declares it" if version == "opset6" else
+          + (r"no ReadValue of its graph declares it" if version == "opset6" else
              r"no ReadValue of opset3 to opset5 before it reads it") + rf" \(OpenVINO refuses the model: Can't find "
           rf"variable with id = {written}\)")
       for version, read, written, why in (("opset6", "opset6", "w", "undeclared"),

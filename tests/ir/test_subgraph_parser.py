@@ -187,3 +187,56 @@ def test_an_empty_interval_openvino_writes_is_read_as_openvino_reads_it(tmp_path
     ov.Core().read_model(str(path))  # OpenVINO reads it
     report = check_model(load_ir(path))
     assert report.ok and [r.inferred_output_shape for r in report.reductions] == [[8], [8]], report.findings
+
+
+def _stateful_loop(folder: Path) -> str:
+    """A Loop whose body reads and writes a variable of its own ("body"), beside a top-level one ("top")."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as op
+    from openvino.op.util import Variable, VariableInfo
+
+    def variable(name: str) -> Variable:
+        info = VariableInfo()
+        info.data_shape, info.data_type, info.variable_id = ov.PartialShape([2]), ov.Type.f32, name
+        return Variable(info)
+
+    p, x, bp = (op.parameter([2], np.float32, name=n) for n in ("p", "x", "bp"))
+    top, own = variable("top"), variable("body")
+    read = op.read_value(bp, own)
+    write = op.assign(read, own)
+    write.set_friendly_name("body_assign")
+    add = op.add(read, bp)
+    body = ov.Model([op.result(op.constant(np.array(True))), op.result(add)], [write], [bp], "body")
+    loop = op.loop(op.constant(np.array(2, np.int64)), op.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(bp, x.output(0), add.output(0))
+    top_write = op.assign(p, top)
+    top_write.set_friendly_name("top_assign")
+    model = ov.Model([op.result(loop.get_iter_value(add.output(0), -1)), op.result(op.read_value(p, top))],
+                     [top_write], [x, p], "m")  # fmt: skip
+    ov.save_model(model, folder / "base.xml", compress_to_fp16=False)
+    return (folder / "base.xml").read_text()
+
+
+@pytest.mark.parametrize(("writer", "variable"), [("body_assign", "top"), ("top_assign", "body")])
+def test_a_body_has_variables_of_its_own(tmp_path: Path, writer: str, variable: str) -> None:
+    """OpenVINO keeps the variables of each graph apart: an Assign of a body writing the top level's variable, or
+    one of the top level writing a body's, is refused (both were read)."""
+    import openvino as ov
+
+    xml = _stateful_loop(tmp_path)
+    ov.Core().read_model(tmp_path / "base.xml")  # as saved, read
+    load_ir(tmp_path / "base.xml")
+    own = "body" if variable == "top" else "top"
+    mutated = re.sub(rf'(name="{writer}" type="Assign" version="opset6">\s*<data variable_id=)"{own}"',
+                     rf'\1"{variable}"', xml)  # fmt: skip
+    assert mutated != xml
+    path = tmp_path / "m.xml"
+    path.write_text(mutated)
+    (tmp_path / "m.bin").write_bytes((tmp_path / "base.bin").read_bytes())
+    with pytest.raises(RuntimeError):
+        ov.Core().read_model(path)
+    with pytest.raises(IRStructureError, match=rf"it writes the variable '{variable}', but no ReadValue of its graph"):
+        load_ir(path)
