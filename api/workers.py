@@ -124,8 +124,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
             answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
         except BaseException as exc:  # the job's failure is its answer
             if isinstance(exc, OvReduceError):
-                names = itertools.islice(_users_names(context, (args, kwargs)), _MAX_NAMES)
-                exc.quoted = private_names(names)  # type: ignore[attr-defined]
+                exc.quoted = _quoted(exc.message, context, (args, kwargs))  # type: ignore[attr-defined]
             answer = (False, _portable(_memory_limit(exc, settings)), False)
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
         # keeps the failed size): this process must go.
@@ -142,8 +141,22 @@ def _serve(conn: Connection, settings: Settings) -> None:
             os._exit(0)  # not a normal exit: that would wait for the inference
 
 
-_NAME_ATTRIBUTE = re.compile(rb'\bnames?="([^"<]{1,4096})"')
+_NAME_ATTRIBUTE = re.compile(rb"""\bnames?\s*=\s*(?:"([^"<]{1,4096})"|'([^'<]{1,4096})')""")
+_XML_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*<")
 _MAX_NAMES = 1 << 17
+_MAX_QUOTED = 64
+
+
+def _quoted(message: str, context: WorkerContext, job: Any) -> tuple[str, ...]:
+    """The user's names (:func:`_users_names`) that ``message`` quotes and a scrub would touch, as it quotes them
+    (a name that does not print, escaped); at most :data:`_MAX_QUOTED`, the longest first."""
+    text = message if len(message) <= 8192 else f"{message[:4096]}\n{message[-4096:]}"  # what is answered of it
+    found: set[str] = set()
+    for name in itertools.islice(_users_names(context, job), _MAX_NAMES):
+        for form in (name,) if name.isprintable() else (name, repr(name)[1:-1]):
+            if len(form) <= len(text) and form in text:
+                found.add(form)
+    return tuple(sorted(private_names(found), key=len, reverse=True)[:_MAX_QUOTED])
 
 
 def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
@@ -161,9 +174,9 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
                 models.add(mid)
                 with contextlib.suppress(Exception):  # (only a model this process can load is read)
                     yield from _model_names(context.catalog.load(mid).model)
-        elif isinstance(item, bytes | bytearray):
+        elif isinstance(item, bytes | bytearray) and _XML_START.match(item[:4096]):  # an IR's XML, not its weights
             for found in itertools.islice(_NAME_ATTRIBUTE.finditer(item), _MAX_NAMES):
-                text = html.unescape(found[1].decode("utf-8", "replace"))
+                text = html.unescape((found[1] or found[2]).decode("utf-8", "replace"))
                 yield text
                 yield from text.split(",")  # the tensor names of a port
         elif isinstance(item, Mapping):

@@ -242,6 +242,11 @@ def test_an_error_quotes_the_users_names_as_they_are(client: TestClient) -> None
     assert client.post(f"/v1/models/{mid}/audit", json={"shapes": {name: "[2,3]"}}).status_code == 200
     checked = client.post("/v1/check?reshape=nope=[2,3]", files=files(xml, bin_data))
     assert f"(Parameters: '{name}')" in assert_problem(checked, 400)["detail"]
+    # however the file writes it (single quotes, blanks around '='), and as the message writes it (escaped)
+    for written, quoted in ((f"name = '{name}&#9;1'", f"'{name}\\t1'"), (f'name="{name}&#x202E;"', f"'{name}\\u202e'")):
+        broken = xml.replace(b'name="sum" type="ReduceSum"', f'{written} type="ReduceSum"'.encode())
+        broken = broken.replace(b'from-port="2" to-layer="3"', b'from-port="9" to-layer="3"')  # from no port
+        assert quoted in assert_problem(client.post("/v1/check", files=files(broken, bin_data)), 422)["detail"]
     # only a name quoted whole is kept: one that is a part of a longer path keeps none of it
     assert problems.answered(f"{name}/more and {name}", [name]) == f"more and {name}"
 
