@@ -35,8 +35,9 @@ __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 
 logger = logging.getLogger("uvicorn.error")
-_LINE_BYTES = 2048  # of a request head, kept to read its target from
-_REQUEST_LINE = re.compile(rb"\s*[!-~]+ +([!-~]+)")  # a method and a target (absolute or not), however it ends
+_LINE_BYTES = 2048  # of a request head, read for its target
+# a method (a token: no ':', so no header line) and a target (absolute or not), then the version or the bytes' end
+_REQUEST_LINE = re.compile(rb"\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+ +([!-~]+)(?: +HTTP/|\Z)")
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -54,19 +55,23 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._partial = False  # bytes of the awaited request head have arrived
         self._head_bytes = 0  # how many
-        self._head_start = b""  # its first bytes: the request line, whose target says how an error is answered
         self._write_timer: asyncio.TimerHandle | None = None
+        self._head_start = b""  # the first bytes h11 held as it last read requests (see handle_events)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._watch()
 
+    def handle_events(self) -> None:
+        # h11 takes a whole head out of its buffer before it finds it broken: what it holds now is the head it reads
+        if self.conn.their_state is h11.IDLE:  # (not for every piece of a body)
+            self._head_start = self.conn.trailing_data[0][:_LINE_BYTES]
+        super().handle_events()
+
     def data_received(self, data: bytes) -> None:
         if self.conn.their_state is h11.IDLE and data:
             self._partial = True
             self._head_bytes += len(data)
-            if len(self._head_start) < _LINE_BYTES:
-                self._head_start += data[: _LINE_BYTES - len(self._head_start)]
         super().data_received(data)
         self._watch()
 
@@ -107,8 +112,9 @@ class HeaderTimeoutProtocol(H11Protocol):
             pass
 
     def _target(self) -> str | None:
-        """The path the request line of the head under way names, as far as it came (None: none came)."""
-        found = _REQUEST_LINE.match(self._head_start)
+        """The path the request line of the head under way names, as far as it came (None: none came): in the bytes
+        h11 holds of a head it has not read whole, else in those it held when it took a head out to read it."""
+        found = _REQUEST_LINE.match(self.conn.trailing_data[0][:_LINE_BYTES] or self._head_start)
         try:
             return unquote(urlsplit(found[1].decode("latin-1")).path) if found else None
         except ValueError:  # no URL ("http://[x")
@@ -164,7 +170,6 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._disarm()
             self._partial = False
             self._head_bytes = 0
-            self._head_start = b""
 
     def _disarm(self) -> None:
         if self._header_timer is not None:

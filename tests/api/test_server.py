@@ -407,6 +407,33 @@ def test_an_oversize_request_head_is_431_however_it_arrives(tmp_path: Path) -> N
                 assert headers["content-type"] == PROBLEM and "more than the limit of 16384" in doc["detail"], doc
 
 
+def test_the_protocols_own_answer_takes_the_form_of_the_request_it_answers(tmp_path: Path) -> None:
+    """Bytes that break HTTP in a pipelined request are answered in the form of that request's target: a second
+    /v2 request behind a good one got problem+json, and a /v1 request whose later header line held "/v2/x" got
+    KServe's {"error"}."""
+    host = b"Host: 127.0.0.1\r\n"
+    cases = [
+        ([b"GET /v2/health/live HTTP/1.1\r\n" + host + b"\r\nGET /v2/health/live HTTP/1.1\r\n" + host
+          + b"Bad\x00: x\r\n\r\n"], "application/json"),
+        ([b"GET /healthz HTTP/1.1\r\n" + host + b"\r\nGET /v1/models HTTP/1.1\r\n",
+          b"Foo: /v2/x\r\nBad\x00: y\r\n\r\n"], PROBLEM),
+    ]  # fmt: skip
+    with serve(tmp_path / "store") as (url, _):
+        host_name, port = url.removeprefix("http://").split(":")
+        for parts, media in cases:
+            with socket.create_connection((host_name, int(port)), timeout=30) as sock:
+                for part in parts:
+                    sock.sendall(part)
+                    time.sleep(0.3)
+                received = b""
+                while chunk := sock.recv(65536):  # the server closes the connection after the 400
+                    received += chunk
+            last = received[[m.start() for m in re.finditer(rb"HTTP/1\.1 \d{3} ", received)][-1] :]
+            head, _, body = last.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400") and f"content-type: {media}".encode() in head.lower(), last
+            assert ("error" in json.loads(body)) == (media == "application/json"), body
+
+
 def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
     """A client that sends its whole body before it reads (no Expect: 100-continue) gets the 413 answer."""
     with serve(tmp_path / "store", settings={"max_json_bytes": 1 << 20}) as (url, _):
