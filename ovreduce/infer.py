@@ -452,6 +452,11 @@ class _Context:
             return PortState(None, element_type if element_type is not None else port.precision, "unresolved", reason)
         return declared_state(port, element_type)
 
+    def place(self) -> str:
+        """Where the layer is, as a message begins: the model's source and the layer's line."""
+        source, line = self._engine.model.source, self.layer.line
+        return f"{source}:{line}" if line else source
+
     def inputs_stale(self) -> bool:
         """Whether a reshape changed this layer's inputs (so what the layer and its bodies declare is stale)."""
         return self._engine._inputs_stale(self.layer)

@@ -82,11 +82,13 @@ def _validate_bodies(model: IRModel) -> None:
         for path, walk in [(ref.path, engine), *((f"{ref.path}/{sub}", e) for sub, e in engine.body_engines())]:
             for info in walk.reductions:
                 if info.error is not None:
+                    line = info.layer.line
                     raise IRStructureError(
-                        f"{model.source}: {info.layer.where} in the {path} body: {info.error} (on the declared shapes "
+                        f"{model.source}{f':{line}' if line else ''}: {info.layer.where} in the {path} body: "
+                        f"{info.error} (on the declared shapes "
                         f"of the Parameters of this body or of a body holding it, on which OpenVINO validates each "
                         f"body as it reads it: OpenVINO refuses the model)",
-                        line=info.layer.line,
+                        line=line,
                     )
 
 

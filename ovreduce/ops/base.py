@@ -116,6 +116,10 @@ class LayerContext(Protocol):
         """The values feeding every connected input, in port order."""
         ...
 
+    def place(self) -> str:
+        """Where the layer is, as a message that refuses the file begins: the model's source and the layer's line."""
+        ...
+
 
 class Op:
     """One op at one version. Subclasses set the class attributes and override the rules they know (a

@@ -170,8 +170,8 @@ class If8(SubGraphOp):
             mapped = len(self.connected(body))
             if mapped < wanted:
                 raise IRStructureError(
-                    f"{layer.where}: its condition is not constant, and <{body.role}_port_map> maps {mapped} of its "
-                    f"{wanted} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
+                    f"{ctx.place()}: {layer.where}: its condition is not constant, and <{body.role}_port_map> maps "
+                    f"{mapped} of its {wanted} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
                     f"the model: output {mapped} is not associated with results in {body.role}_body)",
                     line=layer.line,
                 )

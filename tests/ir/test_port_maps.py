@@ -134,7 +134,8 @@ def test_a_port_map_is_refused_where_openvino_refuses_it(tmp_path: Path, case: s
     if refused is not None:
         with pytest.raises(IRStructureError, match="OpenVINO refuses the model") as info:
             check_model(load_ir(path))
-        assert info.value.line is not None  # where in the file
+        assert info.value.line is not None  # where in the file, in the message as printed too
+        assert str(info.value).startswith(f"{path}:{info.value.line}: "), str(info.value)
         return
     model = load_ir(path)
     report = check_model(model)
