@@ -253,10 +253,9 @@ class _Iterating(SubGraphOp):
             shape: PartialShape | None = state.shape
             if m.axis is not None and shape is not None:
                 shape, count = self.slice_param(shape, m)
-                if shape is None:
-                    ctx.skip_body("body", f"port map input {m.external_port_id}: axis {m.axis} is out of range for "
-                                          f"the input's shape {state.shape}")  # fmt: skip
-                    return super().infer_bodies(ctx)
+                if shape is None:  # OpenVINO's validation refuses it: the layer breaks the model
+                    raise ShapeInferenceError(f"port map input {m.external_port_id}: axis {m.axis} is out of range "
+                                              f"for the input's shape {state.shape}")  # fmt: skip
                 sliced = count if count is not None else sliced
             elif shape is not None and any(b.to_layer == m.internal_layer_id for b in body.back_edges):
                 shape = self.merged(shape)
