@@ -88,6 +88,7 @@ from ovreduce.headroom import (
     headroom_factor,
     run_on_device,
 )
+from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import element_type
 from ovreduce.ir.model import IRModel
 from ovreduce.ops.reduce import ReductionOp
@@ -409,6 +410,7 @@ def audit_model(
             fit_model(fresh, arrays)
         return fresh
 
+    ShapeEngine(model)  # refuses what OpenVINO's reader would be killed by computing (a constant divided by 0)
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding

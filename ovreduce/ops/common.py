@@ -24,9 +24,11 @@ from ovreduce.ops.rules import (
     GELU_MODE,
     MAX_VALUE_ELEMENTS,
     MVN_EPS_MODE,
+    NOT_CONVERTED,
     ROUND_MODE,
     Enum,
     check_enums,
+    converts,
     evaluates,
     int_attr,
     normalize_axis,
@@ -35,6 +37,7 @@ from ovreduce.ops.rules import (
     real_attr,
     type_limits,
     typed,
+    unevaluated,
 )
 from ovreduce.shapes import PartialShape
 
@@ -208,7 +211,10 @@ class ShapePreserving(Op):
         input 0."""
         folded = super().fold(ctx)
         value = ctx.value(0) if self.type in _FOLDED and ctx.layer.inputs else None
-        if value is not None and value.values is not None and evaluates(self.type, ctx.input(0).element_type):
+        etype = ctx.input(0).element_type if value is not None else None
+        if value is not None and value.values is not None and etype is not None and not evaluates(self.type, etype):
+            return unevaluated(ctx.layer, etype)
+        if value is not None and value.values is not None and evaluates(self.type, etype):
             values = tuple(int(not v) for v in value.values) if self.type == "LogicalNot" else value.values
             return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
@@ -283,17 +289,23 @@ class Convert0(ShapePreserving):
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """Also the elements of a runtime value known in part (a dim ShapeOf gives, as i32), where they fit the
-        destination type, as OpenVINO's bounds pass through a Convert."""
+        destination type, as OpenVINO's bounds pass through a Convert; no value from or to a type OpenVINO does not
+        convert (an 8-bit float, nf4, f4e2m1)."""
         folded = super().fold(ctx)
         dst = ctx.layer.element_type
+        src = ctx.input(0).element_type if ctx.layer.inputs else None
+        if folded.kind == "const" and src is not None and dst is not None and not converts(src, dst):
+            return unevaluated(ctx.layer, src if src.name in NOT_CONVERTED else dst)
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
         if known is None or dst is None:
             return folded
+        if dst.name == "boolean":
+            return replace(folded, known=tuple(None if v is None else int(v != 0) for v in known))
         lo, hi = type_limits(dst)
         return replace(folded, known=tuple(v if v is not None and lo <= v <= hi else None for v in known))
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
-        """Exact when every value fits the destination type.
+        """Exact when every value fits the destination type (or the type is boolean: 0 is false, the rest true).
 
         OpenVINO wraps (i64 -1 -> u8 255) or saturates (u64 -> i64) values that do not fit; rather than
         model each pair, such a Convert leaves the value unresolved.
@@ -305,6 +317,8 @@ class Convert0(ShapePreserving):
             return ValueInfo("unresolved", None, f"Convert layer {layer.name!r} converts to no element type "
                                                  f"(destination_type dynamic or not given), which OpenVINO cannot "
                                                  f"evaluate")  # fmt: skip
+        if dst.name == "boolean":  # any value but 0 is true
+            return ValueInfo("const", tuple(int(v != 0) for v in values[0]))
         if dst.is_integral:
             lo, hi = type_limits(dst)
             bad = [v for v in values[0] if not lo <= v <= hi]

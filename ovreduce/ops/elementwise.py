@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ovreduce.errors import ShapeInferenceError
+from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
@@ -36,6 +36,7 @@ from ovreduce.ops.rules import (
     str_attr,
     too_large,
     typed,
+    unevaluated,
     wrapped,
 )
 from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
@@ -86,6 +87,36 @@ ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
     "Power": None,
     "SquaredDifference": None,  # OpenVINO evaluates it in no type: its dims stay unknown
 }
+
+
+class _TrapError(ArithmeticError):
+    """Operands on which OpenVINO's ``evaluate`` is killed by SIGFPE (x86 traps the integer division)."""
+
+
+def _trapping(op_type: str, etype: ElementType, fn: Callable[[int, int], int]) -> Callable[[int, int], int]:
+    """``fn``, raising :class:`_TrapError` on the operands OpenVINO 2026.4's ``evaluate`` of ``op_type`` in ``etype``
+    divides in the machine's own instruction unchecked: the least i32 or i64 by -1 (Divide, Mod), an unsigned value
+    by 0 (FloorMod)."""
+    if op_type in ("Divide", "Mod") and etype.name in ("i32", "i64"):
+        least = -(1 << (etype.bitwidth - 1))
+
+        def overflow(a: int, b: int) -> int:
+            if a == least and b == -1:
+                raise _TrapError(f"{least} by -1, which overflows {etype}")
+            return fn(a, b)
+
+        return overflow
+    if op_type == "FloorMod" and etype.name in ("u8", "u32", "u64"):
+
+        def by_zero(a: int, b: int) -> int:
+            if b == 0:
+                raise _TrapError(f"{a} by 0")
+            return fn(a, b)
+
+        return by_zero
+    return fn
+
+
 # type -> the test its integer (or boolean) values fold with, to a boolean
 _BOOLEAN: dict[str, Callable[[int, int], bool]] = {
     "Equal": lambda a, b: a == b,
@@ -207,14 +238,23 @@ class Binary(ShapeRule):
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
         a, b = (const_tensor(ctx.value(i)) for i in range(2))
-        if a is None or b is None or fn is None or etype is None or not evaluates(self.type, etype):
+        if a is None or b is None or fn is None or etype is None:
             return folded
+        if not evaluates(self.type, etype):
+            return unevaluated(layer, etype)
         out_shape = broadcast_shape(a[1], b[1])
         oversized = None if out_shape is None else too_large(layer, out_shape)
         if oversized is not None:
             return oversized
         try:
-            result = broadcast_values(a, b, fn)
+            result = broadcast_values(a, b, _trapping(self.type, etype, fn))
+        except _TrapError as exc:
+            raise IRStructureError(
+                f"{ctx.place()}: {layer.where}: divides the {etype} constant {exc}, a value the model's shapes "
+                f"need; OpenVINO's reader, computing it, is killed by the signal SIGFPE instead of refusing the "
+                f"model, so ovreduce refuses it",
+                line=layer.line,
+            ) from None
         except ZeroDivisionError:
             return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} divides by zero")
         if result is None:

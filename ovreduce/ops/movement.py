@@ -30,6 +30,7 @@ from ovreduce.ops.rules import (
     bool_attr,
     broadcast_values,
     const_tensor,
+    evaluates,
     int_attr,
     int_value,
     ints_attr,
@@ -38,6 +39,7 @@ from ovreduce.ops.rules import (
     str_attr,
     too_large,
     typed,
+    unevaluated,
     value_ports,
     wrapped,
 )
@@ -464,7 +466,12 @@ class Gather(_ValueShaped):
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """Also the elements a constant index picks from a 1-D value partly known (a ShapeOf of a partly dynamic
-        shape): constant when all are known, as OpenVINO folds them."""
+        shape): constant when all are known, as OpenVINO folds them; no constant data of a type OpenVINO does not
+        gather (i16, u16, f64)."""
+        etype = ctx.input(0).element_type if ctx.layer.inputs else None
+        constant = all(v.kind == "const" for v in ctx.input_values())
+        if constant and etype is not None and not evaluates(self.type, etype):
+            return unevaluated(ctx.layer, etype)
         folded = super().fold(ctx)
         data, indices, axis = (ctx.value(i) for i in range(3)) if len(ctx.layer.inputs) == 3 else (None, None, None)
         if folded.kind != "runtime" or data is None or data.known is None or indices is None or axis is None:

@@ -36,7 +36,7 @@ from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
-from ovreduce.ops.rules import const_tensor, evaluates, wrapped
+from ovreduce.ops.rules import const_tensor, evaluates, unevaluated, wrapped
 from ovreduce.shapes import Dimension, PartialShape
 
 if TYPE_CHECKING:
@@ -213,8 +213,10 @@ class ReductionOp(Op):
         folded = super().fold(ctx)
         data = const_tensor(ctx.value(0)) if len(ctx.layer.inputs) == 2 and folded.kind == "unresolved" else None
         etype, fold_with = ctx.input(0).element_type, _FOLDS.get(self.type)
-        if data is None or fold_with is None or etype is None or not evaluates(self.type, etype):
+        if data is None or fold_with is None or etype is None:
             return folded
+        if not evaluates(self.type, etype):
+            return unevaluated(ctx.layer, etype)
         values, shape = data
         keep_dims, _ = parse_bool_attr(ctx.layer.data.get("keep_dims"))
         axes = _as_int64(ctx.value(1).values)

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_VALUE_ELEMENTS",
     "MVN_EPS_MODE",
     "NEAREST_MODE",
+    "NOT_CONVERTED",
     "PAD_MODE",
     "PAD_TYPE",
     "ROUNDING",
@@ -47,6 +48,7 @@ __all__ = [
     "broadcast_values",
     "check_enums",
     "const_tensor",
+    "converts",
     "evaluates",
     "int_attr",
     "int_value",
@@ -58,6 +60,7 @@ __all__ = [
     "too_large",
     "type_limits",
     "typed",
+    "unevaluated",
     "value_ports",
     "wrapped",
 ]
@@ -350,12 +353,27 @@ _EVALUATED: Mapping[str, frozenset[str]] = {
     "Floor": _WIDE | {"i8", "i16", "u8", "u16"}, "Ceiling": _WIDE | {"i8", "i16", "u8", "u16"},
     "ReduceSum": _WIDE, "ReduceProd": _WIDE, "ReduceMax": _WIDE | {"i8", "u8"}, "ReduceMin": _WIDE | {"i8", "u8"},
     "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
+    "Gather": _COMPARED | {"i8", "u8", "f16", "bf16", "f32"},  # the data's type (not i16, u16, f64)
 }  # fmt: skip
+NOT_CONVERTED = frozenset({"f8e4m3", "f8e5m2", "f8e8m0", "nf4", "f4e2m1"})
+"""The element types OpenVINO's Convert ``evaluate`` converts neither from nor to."""
 
 
 def evaluates(op_type: str, etype: ElementType | None) -> bool:
     """Whether OpenVINO computes ``op_type``'s values in ``etype`` (and so folds them in shape inference)."""
     return etype is not None and etype.name in _EVALUATED.get(op_type, frozenset())
+
+
+def unevaluated(layer: Layer, etype: ElementType) -> ValueInfo:
+    """The value of a layer over constants that OpenVINO's ``evaluate`` does not compute in ``etype``: to its shape
+    inference it is no constant, as a value known only at run time is not (its consumers' dims are dynamic)."""
+    return ValueInfo("runtime", None, f"OpenVINO does not compute {layer.type} values of {etype} as it reads the "
+                                      f"model (layer {layer.name!r}): they are known at run time only")  # fmt: skip
+
+
+def converts(src: ElementType | None, dst: ElementType | None) -> bool:
+    """Whether OpenVINO's Convert computes values of ``src`` as ``dst`` (and so folds them in shape inference)."""
+    return src is not None and dst is not None and not {src.name, dst.name} & NOT_CONVERTED
 
 
 def const_tensor(info: ValueInfo) -> Tensor | None:

@@ -5,6 +5,8 @@ reports the layer), or unresolved with ovreduce's reason; never a crash of the c
 
 from __future__ import annotations
 
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -630,3 +632,61 @@ def test_a_slice_of_three_inputs_of_a_shape_value_is_refused_not_a_crash(tmp_pat
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "layer-invalid: layer 4 'sl'" in done.stdout and "Slice has to have 4 or 5 inputs" in done.stdout
+
+
+_DIVISIONS = [  # (op, m_pythondiv, type, dividend, divisor, OpenVINO's reader killed computing it)
+    ("Divide", "true", np.int64, np.iinfo(np.int64).min, -1, True),
+    ("Divide", "false", np.int32, np.iinfo(np.int32).min, -1, True),
+    ("Mod", None, np.int64, np.iinfo(np.int64).min, -1, True),
+    ("FloorMod", None, np.uint8, 4, 0, True),
+    ("FloorMod", None, np.uint64, 4, 0, True),
+    ("Divide", "true", np.int64, -2, -1, False),
+    ("Mod", None, np.int8, np.iinfo(np.int8).min, -1, False),
+    ("FloorMod", None, np.int64, np.iinfo(np.int64).min, -1, False),
+]
+
+
+@pytest.mark.parametrize(("op", "python", "dtype", "a", "b", "killed"), _DIVISIONS)
+def test_a_constant_division_openvinos_reader_is_killed_by_is_refused(
+    tmp_path: Path, op: str, python: str | None, dtype: Any, a: int, b: int, killed: bool
+) -> None:
+    """A reduction's axes divided in constants where OpenVINO 2026.4's ``evaluate`` traps (the least i64 by -1, an
+    unsigned value by 0): its reader is killed by SIGFPE, and so were check and inspect, which ask it in their own
+    process, and an audit. ovreduce refuses such a model, naming the layer; a division beside it is read."""
+    kind = np.dtype(dtype).name.replace("int", "i").replace("ui", "u")
+    size = str(np.dtype(dtype).itemsize)
+    x = layer(0, "x", "Parameter", data={"shape": "2,3,4", "element_type": "f32"}, outputs=[port(0, [2, 3, 4])])
+    consts = [
+        layer(i, f"c{i}", "Const", data={"element_type": kind, "shape": "1", "offset": str(8 * i - 8), "size": size},
+              outputs=[port(0, [1], kind.upper())])
+        for i in (1, 2)
+    ]  # fmt: skip
+    divide = layer(3, "d", op, data={"m_pythondiv": python} if python else None,
+                   inputs=[port(0, [1]), port(1, [1])], outputs=[port(2, [1], kind.upper())])  # fmt: skip
+    convert = layer(4, "cv", "Convert", data={"destination_type": "i64"}, inputs=[port(0, [1])],
+                    outputs=[port(1, [1], "I64")])  # fmt: skip
+    reduce = layer(5, "R", "ReduceSum", data={"keep_dims": "true"}, inputs=[port(0, [2, 3, 4]), port(1, [1])],
+                   outputs=[port(2, [-1, -1, -1])])  # fmt: skip
+    out = layer(6, "out", "Result", inputs=[port(0, [-1, -1, -1])])
+    edges = [edge(0, 0, 5, 0), edge(1, 0, 3, 0), edge(2, 0, 3, 1), edge(3, 2, 4, 0), edge(4, 1, 5, 1), edge(5, 2, 6, 0)]
+    path = tmp_path / "m.xml"
+    path.write_text(net([x, *consts, divide, convert, reduce, out], edges))
+    path.with_suffix(".bin").write_bytes(b"".join(np.array([v], dtype).tobytes().ljust(8, b"\0") for v in (a, b)))
+    code = "import sys, openvino as ov; m = ov.Core().read_model(sys.argv[1]); print(m.output(0).get_partial_shape())"
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == (-signal.SIGFPE if killed else 0), (done.returncode, done.stderr[-300:])
+    if not killed:
+        [reduction] = check_model(load_ir(path)).reductions
+        assert reduction.inferred_output_shape == to_shape(ov.PartialShape(done.stdout.strip())).to_json()
+        return
+    code = ("import sys; from ovreduce import load_ir; from ovreduce.audit import audit_model; "
+            "from ovreduce.check import check_model; from ovreduce.errors import IRError\n"
+            "for use in (check_model, audit_model):\n"
+            "    try: use(load_ir(sys.argv[1])); print('read')\n"
+            "    except IRError as exc: print(exc)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"killed with OpenVINO's reader: {done.returncode} {done.stderr[-300:]}"
+    refusals = done.stdout.splitlines()
+    assert len(refusals) == 2, refusals  # check's, then the audit's
+    for refusal in refusals:
+        assert re.fullmatch(r".*m\.xml:\d+: layer id=3 name='d' .*killed by the signal SIGFPE.*", refusal), refusal
