@@ -568,7 +568,7 @@ class Builder:
         if expected is not None and size != expected and not (count == 0 and size == 1):
             raise WeightsError(
                 f"{where}: size={size} does not match shape {shape} of {etype}: expected {expected} bytes "
-                f"({count} elements)"
+                f"({count} elements{_BLOCKS.get(etype.name, '')})"
             )
         if etype.kind == "string" and size < 4 * (count + 2):
             raise WeightsError(
@@ -1106,6 +1106,8 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
 # each at most once. Those it knows but cannot read refuse the model; others it skips.
 _RUNTIME_ATTRIBUTES = frozenset({"fused_names", "old_api_map_order", "old_api_map_element_type", "layout",
                                  "decompression", "primitives_priority", "precise", "preprocessing"})  # fmt: skip
+_BLOCKS = {"u3": ", packed 8 to a block of 3 bytes, as OpenVINO writes u3",
+           "u6": ", packed 4 to a block of 3 bytes, as OpenVINO writes u6"}  # fmt: skip
 _UNREADABLE_ATTRIBUTES = frozenset({"nms_selected_indices", "strides_propagation"})
 
 

@@ -34,6 +34,8 @@ from ovreduce.ir.dtypes import (
 from ovreduce.ir.model import IRModel, Layer
 from ovreduce.ir.values import decode
 
+from . import irxml
+
 TYPES = [name for name, t in ELEMENT_TYPES.items() if t.kind != "dynamic"]
 SHAPES = [(1,), (3,), (2, 4), (9,), (17,)]  # 1, 3, 8, 9 and 17 elements
 
@@ -328,3 +330,22 @@ def test_numpy_round_trip() -> None:
 def test_nbytes_of_huge_counts_is_exact(name: str, count: int, size: int) -> None:
     assert ELEMENT_TYPES[name].nbytes(count) == size
     assert expected_size(name, count) == size
+
+
+@pytest.mark.parametrize(("name", "count", "size", "blocks"), [("u3", 3, 2, 3), ("u3", 9, 4, 6), ("u6", 5, 4, 6)])
+def test_a_packed_const_of_its_bits_alone_is_refused_saying_the_blocks(
+    tmp_path: Path, name: str, count: int, size: int, blocks: int
+) -> None:
+    """OpenVINO writes u3 and u6 in whole blocks of 3 bytes; a size of just the bits the values take (which OpenVINO
+    also reads) is refused, and the message says the blocks, not only a byte count that seems to contradict it."""
+    data = {"element_type": name, "shape": str(count), "offset": "0", "size": str(size)}
+    values = irxml.layer(0, "c", "Const", data=data, outputs=[irxml.port(0, [count], name.upper())])
+    convert = irxml.layer(1, "cv", "Convert", data={"destination_type": "f32"}, inputs=[irxml.port(0, [count])],
+                          outputs=[irxml.port(1, [count])])  # fmt: skip
+    out = irxml.layer(2, "out", "Result", inputs=[irxml.port(0, [count])])
+    path = tmp_path / "m.xml"
+    path.write_text(irxml.net([values, convert, out], [irxml.edge(0, 0, 1, 0), irxml.edge(1, 1, 2, 0)]))
+    path.with_suffix(".bin").write_bytes(b"\x00" * 8)
+    ov.Core().read_model(path)  # OpenVINO reads it
+    with pytest.raises(WeightsError, match=rf"expected {blocks} bytes \({count} elements, packed \d to a block of 3"):
+        load_ir(path)
