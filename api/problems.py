@@ -20,13 +20,15 @@ routes declare their parameters' and bodies' examples, all recorded in ``openapi
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, TypeVar
@@ -74,6 +76,8 @@ __all__ = [
     "answered",
     "error_response",
     "escaped",
+    "held",
+    "holding",
     "install",
     "openapi",
     "private_names",
@@ -201,19 +205,52 @@ _NAME_KEYS = frozenset({"layer_name", "name", "names", "full_name", "node", "mis
 ``/tmp/cache/variance`` is not a path of the server. Where a message quotes such a name, the name is kept too."""
 
 
-def scrub_json(body: bytes) -> bytes | None:
+def scrub_json(body: bytes, sources: Sequence[bytes | str] = ()) -> bytes | None:
     """A JSON document with the private paths in its strings replaced, or None when it names none (the usual case).
 
     The check before any decoding is a plain substring search, cheap even for large answers. Where it finds one, the
     document is decoded and its strings replaced one by one (:func:`scrub`), but for the names of :data:`_NAME_KEYS`,
-    in their own members and in the messages that quote them; object keys (a tensor's name, a field's) are kept.
+    in their own members and in the messages that quote them, and what the request's ``sources`` hold
+    (:func:`held`); object keys (a tensor's name, a field's) are kept.
     """
     if not any(p.encode() in body for p in _private):
         return None
     doc = json.loads(body)
-    names: set[str] = set()
+    names: set[str] = set(held(body.decode("utf-8", "replace"), sources))
     _names(doc, "", names)
     return dumps(_scrubbed(doc, "", _kept(names)), indent=False)
+
+
+_CUT = re.compile(r"[\[<>(]")
+_MAX_HELD = 64
+
+
+def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
+    """The tokens of ``text`` a scrub would touch that the request itself holds (its path, its body, its files): the
+    user's own words (a Parameter named ``/tmp/cache/x``), answered as they are; a client learns nothing of the server
+    from what it sent. Each the longest part of its token, up to a bracket (``x[0]``, ``x>``), that a source holds;
+    at most :data:`_MAX_HELD`."""
+    found: set[str] = set()
+    for match in itertools.islice(_private_re.finditer(text), 16 * _MAX_HELD):
+        token = match[0]
+        for part in [token, *(token[: m.start()] for m in reversed(list(_CUT.finditer(token))))]:
+            if part and any(part.encode() in s if isinstance(s, bytes) else part in s for s in sources):
+                found.add(part)
+                break
+        if len(found) >= _MAX_HELD:
+            break
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def holding(*sources: bytes | str) -> Iterator[None]:
+    """Errors raised inside keep, where their message quotes them, the words the request's ``sources`` hold
+    (:func:`held`): a request checked in the server process quotes the client's own names."""
+    try:
+        yield
+    except OvReduceError as exc:
+        exc.quoted = (*getattr(exc, "quoted", ()), *held(exc.message, sources))  # type: ignore[attr-defined]
+        raise
 
 
 def private_names(names: Iterable[str]) -> tuple[str, ...]:
@@ -226,7 +263,7 @@ def _kept(names: Iterable[str]) -> re.Pattern[str] | None:
     name that is only a part of a longer path keeps none of it)."""
     kept = sorted(private_names(names), key=len, reverse=True)
     alternatives = "|".join(map(re.escape, kept))
-    return re.compile(rf"(?<![^\s'\"(\[,;:=])(?:{alternatives})(?=[\s'\"),;:\]]|\Z)") if kept else None
+    return re.compile(rf"(?<![^\s'\"(\[,;:=])(?:{alternatives})(?=[\s'\"),;:\]\[<>(]|\Z)") if kept else None
 
 
 def _names(node: Any, key: str, out: set[str]) -> None:
@@ -310,10 +347,17 @@ def problem_bytes(status: int, detail: str, code: str, *, instance: str | None =
 
 
 def error_response(
-    request: Request, status: int, detail: str, code: str, *, headers: Mapping[str, str] | None = None, **extra: Any
+    request: Request,
+    status: int,
+    detail: str,
+    code: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    names: Iterable[str] = (),
+    **extra: Any,
 ) -> Response:
     """The answer to ``request`` of :func:`answer_bytes`."""
-    body, media = answer_bytes(status, detail, code, request.scope["path"], **extra)
+    body, media = answer_bytes(status, detail, code, request.scope["path"], names=names, **extra)
     return Response(body, status, dict(headers or {}), media)
 
 
@@ -439,7 +483,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {escaped(path[:200])}; it takes {headers['Allow']}"
-    return error_response(request, exc.status_code, detail, code, headers=headers)
+    # the path as the client sent it is its own (a layer named /tmp/x)
+    names = (escaped(path[:200]), escaped(path.rstrip("/")))
+    return error_response(request, exc.status_code, detail, code, headers=headers, names=names)
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:

@@ -39,7 +39,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
             fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=settings.model_timeout_s,
             steps=req.steps, target=req.target,
         )  # fmt: skip
-        return document_bytes(AuditAnswer(**fields_of(doc), id=mid))
+        return document_bytes(AuditAnswer(**fields_of(doc), id=mid), (loaded.model.xml,))
 
 
 @router.post(

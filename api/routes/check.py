@@ -47,7 +47,8 @@ def _check_job(
     weights = Weights(bin_data, name=bin_filename) if bin_data is not None else None  # an empty one was sent too
     model = parse_ir(xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
                      limits=context.settings.parse_limits())  # fmt: skip
-    return document_bytes(check_document([check_model(model, reshape=reshape, engine=engine, path=filename)]))
+    doc = check_document([check_model(model, reshape=reshape, engine=engine, path=filename)])
+    return document_bytes(doc, (xml,))
 
 
 @router.post(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Collection, Coroutine, Iterable
+from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
 
 import numpy.typing as npt
@@ -22,7 +22,7 @@ from ovreduce.shapes import PartialShape, parse_named_shapes
 from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
-from ..problems import scrub_json
+from ..problems import holding, scrub_json
 from ..schemas import AuditRequest, RunRequest, Tensor
 from ..store.disk import write_error
 
@@ -177,11 +177,12 @@ def json_bytes(doc: Any) -> bytes:
     return dumps(doc, indent=False)
 
 
-def document_bytes(doc: Any) -> bytes:
+def document_bytes(doc: Any, sources: Sequence[bytes | str] = ()) -> bytes:
     """A document (or any JSON-ready value) as the JSON an answer carries (orjson), written where it is made (a
-    worker process): once, with the server's private paths that OpenVINO's messages may hold replaced."""
+    worker process): once, with the server's private paths that OpenVINO's messages may hold replaced, but what the
+    request's ``sources`` (the model it sent or names) hold."""
     body = json_bytes(doc)
-    return scrub_json(body) or body
+    return scrub_json(body, sources) or body
 
 
 def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -231,10 +232,11 @@ def with_flat_inputs(req: _R, limit: int) -> _R:
     """The request with its tensors' data flat, shapes and nesting checked: done as the request arrives, before
     anything (a worker's pipe) copies or walks the nested lists."""
     out = []
-    for tensor in req.inputs:
-        what = f"input {tensor.name!r}"
-        check_elements(tensor.shape, limit, what)
-        out.append(tensor.model_copy(update={"data": flat_values(tensor.data, tensor.shape, what, limit)}))
+    with holding(*(tensor.name for tensor in req.inputs)):  # its refusals quote the client's names as sent
+        for tensor in req.inputs:
+            what = f"input {tensor.name!r}"
+            check_elements(tensor.shape, limit, what)
+            out.append(tensor.model_copy(update={"data": flat_values(tensor.data, tensor.shape, what, limit)}))
     return req.model_copy(update={"inputs": out})
 
 

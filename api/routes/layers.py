@@ -138,7 +138,7 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
         tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in outputs.items())
         # Built as the typed answer, written without re-validating outputs of up to a million elements.
         answer = RunAnswer(**fields_of(report.document), id=mid, outputs=tensors)
-        return document_bytes(answer), report.outcome
+        return document_bytes(answer, (loaded.model.xml,)), report.outcome
 
 
 @router.get(

@@ -46,6 +46,7 @@ from ..kserve import (
     shown,
 )
 from ..metrics import Metrics
+from ..problems import holding
 from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
@@ -251,11 +252,13 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
     parse_name(name)  # 404 before the body is read
     if len(request.headers.getlist(HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
-    # parsed off the event loop: an 8 MiB body costs half a second of JSON
-    req, inputs = await run_in_threadpool(decode_request, await request.body(), request.headers.get(HEADER_LENGTH),
-                                          services.settings.max_elements)  # fmt: skip
-    backend, run = run_options(req.parameters)
-    binary = binary_outputs(req)
+    body = await request.body()
+    with holding(body):  # its refusals quote the client's names as sent
+        # parsed off the event loop: an 8 MiB body costs half a second of JSON
+        req, inputs = await run_in_threadpool(decode_request, body, request.headers.get(HEADER_LENGTH),
+                                              services.settings.max_elements)  # fmt: skip
+        backend, run = run_options(req.parameters)
+        binary = binary_outputs(req)
     what = f"the inference of model {shown(name)}"
     job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
     metrics: Metrics = request.app.state.metrics

@@ -251,6 +251,46 @@ def test_an_error_quotes_the_users_names_as_they_are(client: TestClient) -> None
     assert problems.answered(f"{name}/more and {name}", [name]) == f"more and {name}"
 
 
+def test_what_the_request_itself_holds_is_answered_as_sent(client: TestClient) -> None:
+    """Names like a server path (the temporary directory) that the client sent, in its request or in its model, are
+    quoted as sent wherever the refusal is made: in the server process as it reads the request (a KServe output,
+    input or datatype, a /v1 input, a path no route serves) and in a document quoting OpenVINO, which writes a name
+    followed by '[0]'. The same name was cut to its base name there: 'unexpected inference output out'."""
+    name = f"{tempfile.gettempdir()}/cache/out"
+    xml, bin_data = reduce_ir("sum", param_name=name)
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    tensor = {"name": name, "shape": [2, 3], "datatype": "FP32", "data": [1.0] * 6}
+    v2 = f"/v2/models/{mid}.2/infer"
+    for body, quoted in (
+        ({"inputs": [tensor], "outputs": [{"name": name}]}, f"output '{name}'"),
+        ({"inputs": [{**tensor, "data": [1.0]}]}, f"input '{name}'"),
+        ({"inputs": [{**tensor, "datatype": name}]}, f"datatype '{name}'"),
+    ):
+        response = client.post(v2, json=body)
+        assert response.status_code == 400 and quoted in response.json()["error"], response.text
+    run = client.post(f"/v1/models/{mid}/layers/2/run", json={"inputs": [{**tensor, "data": [1.0]}]})
+    assert f"input '{name}'" in assert_problem(run, 400)["detail"]
+    assert f"GET {name};" in assert_problem(client.get(name), 404)["detail"]
+    assert f"/layers/{name};" in assert_problem(client.put(f"/v1/models/{mid}/layers/{name}"), 405)["detail"]
+    refused, bin_refused = reduce_ir("sum", param_name=name, axes=(5,))
+    checked = client.post("/v1/check?engine=openvino", files=files(refused, bin_refused)).json()["models"][0]
+    said = [f["message"] for f in checked["findings"] if f["code"] == "openvino-read-failed"]
+    assert said and f"{name}[0]" in said[0], said
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    axes = f"{tempfile.gettempdir()}/cache/axes"
+    node = helper.make_node("ReduceMean", [name, axes], ["y"], name=f"{tempfile.gettempdir()}/cache/mean")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor(axes, TensorProto.INT64, [1], [5])],
+    )  # fmt: skip
+    model = onnx.ModelProto.SerializeToString(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    error = client.post("/v1/conform", files={"onnx": ("m.onnx", model, "application/octet-stream")}).json()["error"]
+    assert f"Constant {axes}[0]" in error and f"{node.name}>" in error and f"{name}[0]" in error, error
+
+
 def test_store_path_never_answered_even_when_an_error_names_it(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
