@@ -228,17 +228,21 @@ _MAX_HELD = 64
 def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
     """The tokens of ``text`` a scrub would touch that the request itself holds (its path, its body, its files): the
     user's own words (a Parameter named ``/tmp/cache/x``), answered as they are; a client learns nothing of the server
-    from what it sent. Each the longest part of its token, up to a bracket (``x[0]``, ``x>``), that a source holds;
-    at most :data:`_MAX_HELD`."""
-    found: set[str] = set()
-    for match in itertools.islice(_private_re.finditer(text), 16 * _MAX_HELD):
-        token = match[0]
-        for part in [token, *(token[: m.start()] for m in reversed(list(_CUT.finditer(token))))]:
-            if part and any(part.encode() in s if isinstance(s, bytes) else part in s for s in sources):
-                found.add(part)
-                break
-        if len(found) >= _MAX_HELD:
+    from what it sent. Each the longest part of its token, up to a bracket (``x[0]``, ``x>``), that a source holds.
+    At most :data:`_MAX_HELD` distinct tokens are looked for, each in four parts at most: a search reads the sources
+    whole (an upload of a gigabyte) where it finds nothing."""
+    tokens: dict[str, None] = {}
+    for match in _private_re.finditer(text) if sources else ():
+        tokens[match[0]] = None
+        if len(tokens) >= _MAX_HELD:
             break
+    found = []
+    for token in tokens:
+        cuts = [m.start() for m in itertools.islice(_CUT.finditer(token), 3)]
+        for part in [token, *(token[:at] for at in reversed(cuts))]:
+            if part and any(part.encode() in s if isinstance(s, bytes) else part in s for s in sources):
+                found.append(part)
+                break
     return tuple(found)
 
 
