@@ -213,7 +213,7 @@ class ShapePreserving(Op):
         value = ctx.value(0) if self.type in _FOLDED and ctx.layer.inputs else None
         etype = ctx.input(0).element_type if value is not None else None
         if value is not None and value.values is not None and etype is not None and not evaluates(self.type, etype):
-            return unevaluated(ctx.layer, etype)
+            folded = unevaluated(ctx.layer, etype, folded)
         if value is not None and value.values is not None and evaluates(self.type, etype):
             values = tuple(int(not v) for v in value.values) if self.type == "LogicalNot" else value.values
             return ValueInfo("const", values, shape=value.shape)
@@ -295,7 +295,7 @@ class Convert0(ShapePreserving):
         dst = ctx.layer.element_type
         src = ctx.input(0).element_type if ctx.layer.inputs else None
         if folded.kind == "const" and src is not None and dst is not None and not converts(src, dst):
-            return unevaluated(ctx.layer, src if src.name in NOT_CONVERTED else dst)
+            return unevaluated(ctx.layer, src if src.name in NOT_CONVERTED else dst, folded)
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
         if known is None or dst is None:
             return folded

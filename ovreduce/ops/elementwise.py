@@ -241,7 +241,7 @@ class Binary(ShapeRule):
         if a is None or b is None or fn is None or etype is None:
             return folded
         if not evaluates(self.type, etype):
-            return unevaluated(layer, etype)
+            return unevaluated(layer, etype, folded)
         out_shape = broadcast_shape(a[1], b[1])
         oversized = None if out_shape is None else too_large(layer, out_shape)
         if oversized is not None:

@@ -471,7 +471,7 @@ class Gather(_ValueShaped):
         etype = ctx.input(0).element_type if ctx.layer.inputs else None
         constant = all(v.kind == "const" for v in ctx.input_values())
         if constant and etype is not None and not evaluates(self.type, etype):
-            return unevaluated(ctx.layer, etype)
+            return unevaluated(ctx.layer, etype, super().fold(ctx))
         folded = super().fold(ctx)
         data, indices, axis = (ctx.value(i) for i in range(3)) if len(ctx.layer.inputs) == 3 else (None, None, None)
         if folded.kind != "runtime" or data is None or data.known is None or indices is None or axis is None:

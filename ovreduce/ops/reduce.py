@@ -216,7 +216,7 @@ class ReductionOp(Op):
         if data is None or fold_with is None or etype is None:
             return folded
         if not evaluates(self.type, etype):
-            return unevaluated(ctx.layer, etype)
+            return unevaluated(ctx.layer, etype, folded)
         values, shape = data
         keep_dims, _ = parse_bool_attr(ctx.layer.data.get("keep_dims"))
         axes = _as_int64(ctx.value(1).values)

@@ -364,9 +364,18 @@ def evaluates(op_type: str, etype: ElementType | None) -> bool:
     return etype is not None and etype.name in _EVALUATED.get(op_type, frozenset())
 
 
-def unevaluated(layer: Layer, etype: ElementType) -> ValueInfo:
-    """The value of a layer over constants that OpenVINO's ``evaluate`` does not compute in ``etype``: to its shape
-    inference it is no constant, as a value known only at run time is not (its consumers' dims are dynamic)."""
+_EVERY_TYPE_ASKED = frozenset({"Gather", "Convert"})
+"""The ops whose table was asked of OpenVINO in every element type; the others' in the integer types and boolean
+(ovreduce folds no float: where it does not, it cannot tell whether OpenVINO would)."""
+
+
+def unevaluated(layer: Layer, etype: ElementType, folded: ValueInfo) -> ValueInfo:
+    """The value of a layer over constants whose op OpenVINO's ``evaluate`` does not compute in ``etype``
+    (:func:`evaluates`, :func:`converts`): to its shape inference it is no constant, as a value known only at run
+    time is not (its consumers' dims are dynamic). ``folded`` (unresolved) where that is not known: a float type
+    the op's table was not asked in."""
+    if layer.type not in _EVERY_TYPE_ASKED and not (etype.is_integral or etype.name == "boolean"):
+        return folded
     return ValueInfo("runtime", None, f"OpenVINO does not compute {layer.type} values of {etype} as it reads the "
                                       f"model (layer {layer.name!r}): they are known at run time only")  # fmt: skip
 

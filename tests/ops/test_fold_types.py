@@ -116,3 +116,31 @@ def test_axes_computed_from_constants_are_known_where_openvino_knows_them(
     finally:
         ir.close()
     assert reduction.output.shape == to_shape(expected.get_output_partial_shape(0))
+
+
+FLOAT_AXES: dict[str, Callable[[], Any]] = {
+    f"{name} of {np.dtype(t).name}": (lambda f=f, t=t: ops.convert(f(t), "i64"))
+    for name, f in [
+        ("Add", lambda t: ops.add(_c([0.5], t), _c([0.5], t))),
+        ("ReduceProd", lambda t: ops.reduce_prod(_c([[1.0]], t), _c([0]), False)),
+        ("Floor", lambda t: ops.floor(_c([1.5], t))),
+        ("Multiply", lambda t: ops.multiply(_c([1.0], t), _c([1.0], t))),
+    ]
+    for t in [np.float16, np.float32]
+}
+
+
+@pytest.mark.parametrize("axes", FLOAT_AXES)
+def test_axes_computed_from_float_constants_are_never_another_shape(axes: str, tmp_path: Path) -> None:
+    """ovreduce folds no float; OpenVINO computes these: the reduction is left unresolved (with its reason), never
+    given a shape OpenVINO does not give (dynamic dims, as if OpenVINO left the value to run time)."""
+    x = ops.parameter([2, 3, 4], np.float32)
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.reduce_sum(x, FLOAT_AXES[axes](), True)], [x]), str(xml), False)
+    expected = ov.Core().read_model(str(xml)).output(0).get_node().input_value(0).get_node()
+    ir = load_ir(xml)
+    try:
+        (reduction,) = (r for r in ShapeEngine(ir).reductions if r.layer.name == expected.get_friendly_name())
+    finally:
+        ir.close()
+    assert reduction.output.shape in (None, to_shape(expected.get_output_partial_shape(0)))
