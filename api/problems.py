@@ -21,7 +21,6 @@ routes declare their parameters' and bodies' examples, all recorded in ``openapi
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
@@ -222,15 +221,15 @@ def scrub_json(body: bytes, sources: Sequence[bytes | str] = ()) -> bytes | None
 
 
 _CUT = re.compile(r"[\[<>(]")
-_MAX_HELD = 64
+_MAX_HELD = 16
 
 
 def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
     """The tokens of ``text`` a scrub would touch that the request itself holds (its path, its body, its files): the
     user's own words (a Parameter named ``/tmp/cache/x``), answered as they are; a client learns nothing of the server
-    from what it sent. Each the longest part of its token, up to a bracket (``x[0]``, ``x>``), that a source holds.
-    At most :data:`_MAX_HELD` distinct tokens are looked for, each in four parts at most: a search reads the sources
-    whole (an upload of a gigabyte) where it finds nothing."""
+    from what it sent. Each whole, or up to its first bracket (``x[0]``, ``x>``), as a source holds it. At most
+    :data:`_MAX_HELD` distinct tokens are looked for, in two searches each at most: a search reads the sources whole
+    (an upload of a gigabyte) where it finds nothing."""
     tokens: dict[str, None] = {}
     for match in _private_re.finditer(text) if sources else ():
         tokens[match[0]] = None
@@ -238,12 +237,15 @@ def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
             break
     found = []
     for token in tokens:
-        cuts = [m.start() for m in itertools.islice(_CUT.finditer(token), 3)]
-        for part in [token, *(token[:at] for at in reversed(cuts))]:
-            if part and any(part.encode() in s if isinstance(s, bytes) else part in s for s in sources):
-                found.append(part)
-                break
+        cut = _CUT.search(token)
+        short = token[: cut.start()] if cut else token
+        if short and _holds(sources, short):  # (the whole token holds it: one search where neither is held)
+            found.append(token if cut and _holds(sources, token) else short)
     return tuple(found)
+
+
+def _holds(sources: Sequence[bytes | str], part: str) -> bool:
+    return any(part.encode() in s if isinstance(s, bytes) else part in s for s in sources)
 
 
 @contextlib.contextmanager

@@ -47,7 +47,7 @@ from ..kserve import (
 )
 from ..metrics import Metrics
 from ..problems import holding
-from ..schemas import RunRequest, Tensor, V2IndexEntry, V2ModelMetadata, V2ServerMetadata
+from ..schemas import RunRequest, Tensor, V2IndexEntry, V2InferRequest, V2ModelMetadata, V2ServerMetadata
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
 from .common import ServiceRoute, document_bytes, given_tensors, json_response, read_json
@@ -245,6 +245,17 @@ async def model_ready(services: ServicesDep, name: str, version: str | None = No
     return Response(body, media_type="application/json")
 
 
+def _read_request(
+    body: bytes, header_length: str | None, max_elements: int
+) -> tuple[V2InferRequest, list[Input], str, RunRequest, bool]:
+    """An inference request's tensors, backend, run options and output form; its refusals quote the client's names
+    as it sent them (looked for in the body, here, off the event loop)."""
+    with holding(body):
+        req, inputs = decode_request(body, header_length, max_elements)
+        backend, run = run_options(req.parameters)
+        return req, inputs, backend, run, binary_outputs(req)
+
+
 @router.post("/models/{name}/infer")
 @router.post("/models/{name}/versions/{version}/infer")
 async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
@@ -252,13 +263,10 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
     parse_name(name)  # 404 before the body is read
     if len(request.headers.getlist(HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
-    body = await request.body()
-    with holding(body):  # its refusals quote the client's names as sent
-        # parsed off the event loop: an 8 MiB body costs half a second of JSON
-        req, inputs = await run_in_threadpool(decode_request, body, request.headers.get(HEADER_LENGTH),
-                                              services.settings.max_elements)  # fmt: skip
-        backend, run = run_options(req.parameters)
-        binary = binary_outputs(req)
+    # read off the event loop: an 8 MiB body costs half a second of JSON
+    req, inputs, backend, run, binary = await run_in_threadpool(
+        _read_request, await request.body(), request.headers.get(HEADER_LENGTH), services.settings.max_elements
+    )
     what = f"the inference of model {shown(name)}"
     job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
     metrics: Metrics = request.app.state.metrics

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -263,8 +264,8 @@ def test_a_kserve_binary_tensor_of_no_elements_and_huge_dims_is_a_400(http: http
     assert response.status_code == 400 and "has no elements, but its dims other than 0" in response.json()["error"]
 
 
-def _healthz_stall(url: str, path: str, body: bytes) -> float:
-    """The longest ``/healthz`` took while ``body`` was POSTed to ``path`` (and answered 200)."""
+def _healthz_stall(url: str, path: str, body: bytes, status: int = 200) -> float:
+    """The longest ``/healthz`` took while ``body`` was POSTed to ``path`` (and answered ``status``)."""
     waits: list[float] = []
     done = threading.Event()
 
@@ -286,7 +287,7 @@ def _healthz_stall(url: str, path: str, body: bytes) -> float:
     finally:
         done.set()
         poller.join()
-    assert response.status_code == 200, response.text
+    assert response.status_code == status, response.text
     return max(waits)
 
 
@@ -306,6 +307,23 @@ def test_a_run_of_nested_tensor_data_does_not_stall_the_server(server: tuple[str
     bound = max(0.5, 3 * control)
     assert _healthz_stall(url, f"/v1/models/{mid}/layers/5/run", tensor("0")) < bound
     assert _healthz_stall(url, f"/v1/models/{mid}/audit", tensor("hidden_states")) < bound
+
+
+def test_a_refused_inference_request_is_read_off_the_event_loop_names_and_all(server: tuple[str, Any]) -> None:
+    """A KServe request refused as it is read keeps the client's names, looked for in its body: an 8 MiB body and an
+    input name of 64 server-path-like words no search finds made 256 searches of the whole body on the event loop,
+    and every other request, /healthz included, waited seconds."""
+    url, _ = server
+    size = 8 * 1024 * 1024 - 8192  # under OVREDUCE_MAX_JSON_BYTES
+
+    def body(name: str) -> bytes:
+        head = json.dumps({"inputs": [{"name": name, "shape": [1], "datatype": "FP32"}], "pad": ""})
+        return (head[:-2] + "[" * (size - len(head)) + '"}').encode()
+
+    path = f"/v2/models/{'0' * 64}.1/infer"
+    control = _healthz_stall(url, path, body("x"), 400)
+    words = " ".join(f"{tempfile.gettempdir()}/{i:02x}\u0001[[[" for i in range(64))[:1024]
+    assert _healthz_stall(url, path, body(words), 400) < max(0.5, 3 * control)
 
 
 def test_a_layer_named_with_a_line_break_is_addressed_by_its_name_and_a_stray_one_is_not_dropped(
