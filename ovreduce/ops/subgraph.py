@@ -162,6 +162,9 @@ class If8(SubGraphOp):
 
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         layer = ctx.layer
+        condition = ctx.input(0).shape if layer.inputs else None
+        if condition is not None and condition.rank is not None and condition.rank > 1:
+            raise ShapeInferenceError(f"Rank of If condition input must be equal to 0 or 1 (it is {condition})")
         taken = _const_bool(ctx.value(0)) if layer.inputs else None
         # OpenVINO infers both: each must give every output, the layer's and any a port map adds past its ports
         branches = [b for b in layer.bodies if b.role in self.roles] if taken is None else []

@@ -127,6 +127,28 @@ def test_a_reshape_that_takes_a_slicing_axis_away_is_refused(tmp_path: Path) -> 
     assert [(r.layer_name, r.status) for r in report.reductions] == [("ReduceMax_ti", "unresolved")]
 
 
+@pytest.mark.parametrize("shape", ["[2,2]", "[1,1]", "[1]", "[]", "[?]", "..."])
+def test_an_if_condition_of_rank_two_is_refused_under_a_reshape_as_openvino_refuses_it(
+    tmp_path: Path, shape: str
+) -> None:
+    """OpenVINO takes an If's condition of rank 0 or 1 (or unknown) only: reshaped to [2,2] or [1,1] it refuses the
+    model, and so does ovreduce, on the If; the model was called clean."""
+    path = subgraphs.save(subgraphs.if_model(), tmp_path, "if")
+    try:
+        ov.Core().read_model(path).reshape({"cond": ov.PartialShape(shape)})
+        refused = None
+    except Exception as exc:
+        refused = clean_message(exc)
+    report = check_model(load_ir(path), reshape={"cond": PartialShape.parse(shape)})
+    inconsistent = [f for f in report.findings if f.code == "reshape-inconsistent"]
+    if refused is None:
+        assert report.ok and not inconsistent, report.findings
+        return
+    assert "Rank of If condition input must be equal to 0 or 1" in refused
+    assert [f.layer_name for f in inconsistent] == ["If_1"], report.findings
+    assert "Rank of If condition input must be equal to 0 or 1" in inconsistent[0].message
+
+
 def _openvino_if_output(then: str, other: str) -> Any:
     """OpenVINO's output shape of an If (runtime condition) whose bodies pass on inputs of these shapes."""
     cond = o8.parameter([], np.bool_)
