@@ -48,11 +48,11 @@ def crosscheck(
     reshape: Mapping[str, PartialShape] | None,
 ) -> tuple[list[Finding], list[ReductionCheck]]:
     """Findings from OpenVINO's view of the model, and the reports with ``openvino_output_shape`` set."""
-    ov = openvino()
+    openvino()  # (a clear BackendError where the runtime is missing)
     try:
         ov_model = read_ir_model(model)
         if reshape:
-            ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
+            _reshape(ov_model, reshape)
     except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding
         reason = read_failure(exc, model.op_types())
         failed = finding("openvino-read-failed", None, f"OpenVINO could not read the model: {reason}")
@@ -140,17 +140,29 @@ def _compare(
                 findings.append(replace(finding(code, layer, said, port.id), body_path=body_path))
 
 
+def _reshape(ov_model: Any, reshape: Mapping[str, PartialShape]) -> None:
+    """OpenVINO's reshape of ``ov_model`` as ovreduce takes ``reshape``: each name a tensor's, else a Parameter's own
+    name (OpenVINO's reshape by a name takes tensor names only)."""
+    ov = openvino()
+    tensors = {name for port in ov_model.inputs for name in port.get_names()}
+    params = {param.get_friendly_name(): param for param in ov_model.get_parameters()}
+    ov_model.reshape({
+        name if name in tensors or name not in params else params[name].output(0): ov.PartialShape(str(shape))
+        for name, shape in reshape.items()
+    })  # fmt: skip
+
+
 def input_shapes(
     model: IRModel, reshape: Mapping[str, PartialShape] | None, wanted: Collection[tuple[str | None, str]]
 ) -> tuple[dict[tuple[str | None, str], PartialShape], str | None]:
     """OpenVINO's shape of input 0 of the ``wanted`` layers (by body path and layer id), after ``reshape``:
     what ovreduce asks where it has no native rule for an op before a reduction. Also why OpenVINO could
     not answer, when it could not."""
-    ov = openvino()
+    openvino()  # (a clear BackendError where the runtime is missing)
     try:
         ov_model = read_ir_model(model)
         if reshape:
-            ov_model.reshape({name: ov.PartialShape(str(shape)) for name, shape in reshape.items()})
+            _reshape(ov_model, reshape)
     except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
         return {}, read_failure(exc, model.op_types())
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY

@@ -65,6 +65,24 @@ def test_under_reshape_openvino_infers_what_no_native_rule_does(tmp_path: Path) 
     assert "as OpenVINO infers it" in changed.message
 
 
+def test_a_reshape_by_a_parameters_own_name_reaches_openvino_too(tmp_path: Path) -> None:
+    """A Parameter without a tensor name is reshaped by its layer name, as ovreduce takes it: OpenVINO's reshape by a
+    name takes tensor names only, so it was handed the name and refused ("Input for tensor name 'x' is not found"):
+    the reduction after the SpaceToDepth was unresolved, and --engine openvino reported a false read failure."""
+    path = _space_to_depth_mean(tmp_path)
+    path.write_text(path.read_text().replace(' names="x"', ""))
+    model = ov.Core().read_model(str(path))
+    assert not model.inputs[0].get_names()  # only its layer name names it
+    model.reshape({model.get_parameters()[0].output(0): ov.PartialShape("[2,3,6,10]")})
+    mean = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "mean")
+    for engine in ("native", "openvino"):
+        report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[2,3,6,10]")}, engine=engine)
+        [reduction] = report.reductions
+        assert reduction.input_shape_engine == "openvino"
+        assert reduction.inferred_output_shape == partial_shape(mean.get_output_partial_shape(0)).to_json()
+        assert not [f for f in report.findings if f.code == "openvino-read-failed"], report.findings
+
+
 @pytest.mark.parametrize("shape", ["[1,8,65]", "[1,8,64]", "[2,16,64]", "[1,8,1]", "[1,8,63]", "[4,1,128]", "[?,?,64]"])
 def test_a_reshape_that_breaks_any_layer_is_an_error_as_openvino_refuses_it(shape: str) -> None:
     """RMSNorm's weight is [1,1,64]: a last dim other than 64 (or 1) breaks its Multiply, after the reduction.
