@@ -456,7 +456,7 @@ class Builder:
     def _iteration_map(ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str) -> None:
         """What OpenVINO requires of a Loop's or TensorIterator's port map beyond its entries: a Loop's body Result
         that decides whether it iterates again, and every input and output port mapped (but a Loop's first two
-        inputs, its trip count and condition)."""
+        inputs, its trip count and condition, which a body Parameter may take too)."""
         if ltype == "Loop" and not any(m.purpose == "execution_condition" for m in body.outputs):
             raise IRStructureError(
                 f'{where}: <port_map> has no <output purpose="execution_condition">; expected the body Result '
@@ -464,8 +464,9 @@ class Builder:
             )
         special = 2 if ltype == "Loop" else 0
         for role, mapped, ports in (("input", body.inputs, inputs), ("output", body.outputs, outputs)):
-            count = len({m.external_port_id for m in mapped if m.external_port_id >= 0})
-            wanted = len(ports) - (special if role == "input" else 0)
+            skipped = special if role == "input" else 0
+            count = len({m.external_port_id for m in mapped if m.external_port_id >= skipped})
+            wanted = len(ports) - skipped
             if count < wanted or (count > wanted and role == "input"):
                 besides = " besides its trip count and condition" if special and role == "input" else ""
                 raise IRStructureError(

@@ -141,3 +141,13 @@ def test_a_port_map_is_refused_where_openvino_refuses_it(tmp_path: Path, case: s
     report = check_model(model)
     got = {_name_key(model, r.body_path, r.layer_name): r.inferred_output_shape for r in report.reductions}
     assert got == openvino_reductions(ov_model)
+
+
+def test_a_loop_whose_body_takes_its_condition_is_read_as_openvino_reads_it() -> None:
+    """OpenVINO's own test model loop_2d_add.xml (as IR v11) maps the Loop's condition input (external port 1) to a
+    body Parameter, merged with the condition Result by a back edge: OpenVINO reads it, and ovreduce counted that
+    entry among the other inputs and refused the model."""
+    path = Path(__file__).parent / "data" / "loop_2d_add.xml"
+    ov.Core().read_model(path)
+    report = check_model(load_ir(path))
+    assert report.ok and not report.findings, report.findings
