@@ -195,7 +195,7 @@ class Builder:
             self._refuse_built(ordered, by_id, producer)
         if self._stateful:
             self._variables(by_id, producer)
-        if self.ir_version == 10:
+        if self.ir_version == 10 and self.body_depth == 0:  # (the model's, not a body's)
             self._v10_names(layers, by_id, producer)
         return IRModel(
             name=name,
@@ -279,35 +279,59 @@ class Builder:
     def _v10_names(
         self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
     ) -> None:
-        """What OpenVINO requires of an IR v10's names, as it reads one: it gives every Result's output the name of the
-        output it takes (its producer's name, and the output's index where the producer has several), and every
-        Parameter its name, as tensor names, and refuses one that is already another tensor's name."""
+        """What OpenVINO requires of an IR v10's names as it reads one (``update_v10_model``, of the model, not of its
+        bodies): no tensor name on two of its inputs and outputs (a Result's output shares the names of the output
+        it takes, but is a tensor of its own); then it gives every Result's output the name of the output it takes
+        (its producer's name, and the output's index where the producer has several), and every Parameter its name,
+        as tensor names, refusing one that is another tensor's name."""
         parameters = [layer for layer in layers if layer.type == "Parameter" and layer.outputs]
-        results = [(layer, producer.get((layer.id, layer.inputs[0].id))) for layer in layers
-                   if layer.type == "Result" and layer.inputs]  # fmt: skip
-        taken = {name for layer in parameters for name in layer.outputs[0].names}
-        for _, source in results:
-            if source is not None:
-                taken.update(next(p.names for p in by_id[source[0]].outputs if p.id == source[1]))
+        results = [(layer, source) for layer in layers if layer.type == "Result" and layer.inputs
+                   if (source := producer.get((layer.id, layer.inputs[0].id))) is not None]  # fmt: skip
+        names: dict[PortRef, set[str]] = {}  # each output's tensor names, as they grow
+        given: set[str] = set()
+        for layer in layers:  # a name the file gives twice is renamed where it comes again (x, then x_1)
+            for port in layer.outputs:
+                own = names[(layer.id, port.id)] = set()
+                for name in port.names:
+                    unique, k = name, 0
+                    while unique in given:
+                        k += 1
+                        unique = f"{name}_{k}"
+                    given.add(unique)
+                    own.add(unique)
+
+        leaves: dict[str, str] = {}  # tensor name -> the input or output (a layer id) that has it
+        for layer in parameters:
+            for name in names[(layer.id, layer.outputs[0].id)]:
+                if name in leaves:
+                    self._v10_refusal(layer, f"its tensor name {name!r} is another input's", "tensor names")
+                leaves[name] = layer.id
         for layer, source in results:
-            if source is None:
-                continue
+            for name in names[source]:
+                if leaves.setdefault(name, layer.id) != layer.id:
+                    self._v10_refusal(layer, f"the tensor name {name!r} of its output is another input's or "
+                                             f"output's", "tensor names")  # fmt: skip
+        for layer, source in results:
             made = by_id[source[0]]
             index = [p.id for p in made.outputs].index(source[1])
             name = made.name if len(made.outputs) == 1 else f"{made.name}.{index}"
-            if name in taken and name not in made.outputs[index].names:
+            if name in leaves and name not in names[source]:
                 self._v10_refusal(layer, f"the name of its output, {name!r}, is a tensor's name")
-            taken.add(name)
+            leaves.setdefault(name, "")
+            names[source].add(name)
         for layer in parameters:
-            if layer.name in taken and layer.name not in layer.outputs[0].names:
+            own = names[(layer.id, layer.outputs[0].id)]
+            if layer.name in leaves and layer.name not in own:
                 self._v10_refusal(layer, f"its name {layer.name!r} is a tensor's name")
-            taken.add(layer.name)
+            leaves.setdefault(layer.name, "")
+            own.add(layer.name)
 
-    def _v10_refusal(self, layer: Layer, what: str) -> NoReturn:
+    def _v10_refusal(self, layer: Layer, what: str, collide: str = "operation names") -> NoReturn:
+        said = "Model tensor names have collisions" if collide == "tensor names" else (
+            "Model operation names have collisions with tensor names")  # fmt: skip
         raise IRStructureError(
             f"{self.where(layer.line, layer.id, layer.name, layer.type)}: {what}; in an IR v10, OpenVINO names each "
-            f"Parameter and Result's output by its layer, and refuses the model (Model operation names have "
-            f"collisions with tensor names)",
+            f"Parameter and Result's output by its layer, and refuses the model ({said})",
             line=layer.line,
         )
 

@@ -415,3 +415,42 @@ def test_an_ir_v10_s_names_are_read_as_openvino_reads_them(
             assert isinstance(ours, IRError) and refused is not None and refused in ours.message, ours
             assert "in an IR v10, OpenVINO names each Parameter" in ours.message, ours
         assert (openvino is not None) == (version == "10" and refused is not None), (version, openvino)
+
+
+def _v10(param_names: str | None, *, direct: bool, relu: bool, results: int = 1) -> str:
+    """An IR v10: Parameter ``in`` (with ``param_names`` as its tensor names) feeding a Result directly, and/or a ReLU
+    ``r`` feeding ``results`` Results."""
+    from .irxml import edge, layer, net, parameter, port, result
+
+    x = parameter(0, "in", "1,3", dims=(1, 3)).replace(' names="in"', "" if param_names is None else
+                                                       f' names="{param_names}"')  # fmt: skip
+    layers, edges = [x], []
+    if relu:
+        layers.append(layer(1, "r", "ReLU", inputs=[port(0, (1, 3))], outputs=[port(1, (1, 3))]))
+        edges.append(edge(0, 0, 1, 0))
+        for k in range(results):
+            layers.append(result(10 + k, f"o{k}"))
+            edges.append(edge(1, 1, 10 + k, 0))
+    if direct:
+        layers.append(result(20, "direct"))
+        edges.append(edge(0, 0, 20, 0))
+    return net(layers, edges, version="10")
+
+
+@pytest.mark.parametrize(
+    ("param_names", "direct", "relu", "results"),
+    [(None, True, False, 1), (None, True, True, 1), (None, False, True, 2), ("in", True, False, 1),
+     ("in", True, True, 1), ("in", False, True, 1), ("t", True, False, 1), ("t", False, True, 2),
+     ("r", False, True, 1)],
+)  # fmt: skip
+def test_an_ir_v10_s_inputs_and_outputs_are_named_as_openvino_names_them(
+    param_names: str | None, direct: bool, relu: bool, results: int, tmp_path: Path
+) -> None:
+    """OpenVINO's own IR tests read a v10 Parameter feeding a Result, and one output feeding two Results; it refuses a
+    Parameter whose tensor name is the name a Result's output then has too (its own name, fed to a Result)."""
+    openvino, ours = _both_read(_v10(param_names, direct=direct, relu=relu, results=results), tmp_path / "m.xml")
+    if openvino is None:
+        assert isinstance(ours, IRModel), ours
+        return
+    said = "tensor names have collisions" if "tensor names have collisions" in openvino else "operation names"
+    assert isinstance(ours, IRError) and said in ours.message, (openvino, ours)
