@@ -117,9 +117,16 @@ class WeightsError(IRError):
 
 
 class LimitExceededError(OvReduceError):
-    """A configured limit (file size, layer count, element count, time) was exceeded."""
+    """A configured limit (file size, layer count, element count, time) was exceeded; ``line``: where in a file, when
+    the limit is one of reading it (bodies nested too deep)."""
 
     code = "limit"
+
+    def __init__(
+        self, message: str, *, line: int | None = None, layer_id: str | None = None, layer_name: str | None = None
+    ) -> None:
+        super().__init__(message, layer_id=layer_id, layer_name=layer_name)
+        self.line = line if line is not None and line >= 1 else None
 
 
 class MemoryLimitError(LimitExceededError):

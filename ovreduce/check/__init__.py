@@ -30,7 +30,7 @@ from typing import Literal
 from ovreduce.check.findings import compare_declared, finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import IRError, IRStructureError, OvReduceError
+from ovreduce.errors import IRError, IRStructureError, LimitExceededError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
@@ -264,6 +264,8 @@ def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
 def unreadable(path: str, error: OvReduceError) -> ModelCheck:
     """The entry of a model that could not be read or checked (with the reader's position of the problem)."""
     line, column = (error.line, error.column) if isinstance(error, IRError) else (None, None)
+    if isinstance(error, LimitExceededError):
+        line = error.line
     return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message, line, column), (), ())
 
 

@@ -717,11 +717,12 @@ class Builder:
         return tuple([Port(i, precision, names, dims, line + (at or 0)) for i, precision, names, dims, at, _ in ports])
 
     # -- sub-graph bodies -----------------------------------------------------------------------------------------
-    def enter_body(self, where: str) -> None:
+    def enter_body(self, where: str, line: int | None = None) -> None:
         if self.body_depth >= self.limits.max_body_depth:
             raise LimitExceededError(
                 f"{where}: sub-graph bodies are nested more than {self.limits.max_body_depth} deep (the configured "
-                f"limit)"
+                f"limit)",
+                line=line,
             )
         self.body_depth += 1
 

@@ -260,7 +260,7 @@ class _Reader:
             elif tag in _SUBGRAPH_TAGS:
                 sub.setdefault(tag, child)
         inputs, outputs = inputs or (), outputs or ()
-        bodies = self.bodies(sub, where, inputs, outputs, ltype) if sub else ()
+        bodies = self.bodies(sub, where, inputs, outputs, ltype, line) if sub else ()
         return builder.layer(
             layer_id,
             layer_name,
@@ -302,6 +302,7 @@ class _Reader:
         inputs: tuple[Port, ...],
         outputs: tuple[Port, ...],
         ltype: str | None,
+        line: int | None = None,
     ) -> tuple[Body, ...]:
         """The bodies of a layer (``<body>``, ``<then_body>``, ``<else_body>``) with their port maps."""
         builder = self.builder
@@ -316,7 +317,7 @@ class _Reader:
         body_tags = sorted((t for t in sub if t in BODY_ROLES), key=lambda t: sub[t].sourceline or 0)
         if not body_tags:
             return ()
-        builder.enter_body(where)
+        builder.enter_body(where, line)
         try:
             return tuple(self.body(sub, tag, where, inputs, outputs, ltype) for tag in body_tags)
         finally:

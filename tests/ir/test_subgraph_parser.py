@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ovreduce.check import check_paths
 from ovreduce.errors import IRStructureError, IRVersionError, LimitExceededError, NotFoundError, WeightsError
 from ovreduce.ir.parser import ParseLimits, load_ir, parse_ir
 from ovreduce.ir.weights import Weights
@@ -133,8 +134,12 @@ def test_layer_limit_counts_body_layers(saved: dict[str, Path]) -> None:
 
 def test_body_depth_limit(saved: dict[str, Path]) -> None:
     load_ir(saved["nested"], limits=ParseLimits(max_body_depth=2))
-    with pytest.raises(LimitExceededError, match="nested more than 1 deep"):
+    with pytest.raises(LimitExceededError, match="nested more than 1 deep") as refused:
         load_ir(saved["nested"], limits=ParseLimits(max_body_depth=1))
+    # the line the message names is the document's line too (an unreadable model's "line" was null)
+    assert refused.value.line is not None and f":{refused.value.line}: " in refused.value.message
+    entry = check_paths([saved["nested"]], limits=ParseLimits(max_body_depth=1)).models[0]
+    assert entry.error is not None and entry.error.line == refused.value.line
 
 
 _HUGE = "1" * 5000  # int() refuses more than 4300 digits with a bare ValueError
