@@ -75,7 +75,14 @@ from ovreduce.backends.openvino import (
     run_steps,
     runtime_precisions,
 )  # fmt: skip
-from ovreduce.compare import Comparison, cannot_show_error, compare, machine_epsilon, tolerances
+from ovreduce.compare import (
+    Comparison,
+    cannot_show_error,
+    compare,
+    f64_computed_note,
+    machine_epsilon,
+    tolerances,
+)
 from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
 from ovreduce.headroom import (
     FINITE_MAX,
@@ -850,7 +857,8 @@ def _check_step(
     """Reduction ``k`` of one step: its own error on what that step captured, and its drift from the f32 run's
     same step. ``keep_expected``: the reference's output stays on the row (for the target precision's check)."""
     data, axes, out = (run.marked[i] if isinstance(i, int) else i for i in slot)
-    layer = _audit_layer(op, node, layer_id, data, axes, out, atol, rtol)
+    computed_in = run.runtime_precision.get(node.get_friendly_name()) or run.effective_precision
+    layer = _audit_layer(op, node, layer_id, data, axes, out, atol, rtol, computed_in)
     if truth is not None:
         layer.drift = _drift(truth.marked[k], out, layer.element_type or "f32", data.size, atol, rtol)
         if layer.expected is not None:
@@ -1162,7 +1170,12 @@ def _audit_layer(
     out: npt.NDArray[Any],
     atol: float | None,
     rtol: float | None,
+    computed_in: str | None = None,
 ) -> LayerAudit:
+    """A reduction's output against the reference on its captured inputs, at the tolerance of its element type; an f64
+    one at that of the precision it executed in (``computed_in``: OpenVINO's CPU computes f64 in f32, a known defect,
+    as ``run`` judges it, the rounding of its inputs to that precision allowed for), with a note where f64's would
+    fail."""
     op_type = node.get_type_name()
     keep_dims = bool(node.get_attributes().get("keep_dims", False))
     etype = element_type(node.get_output_element_type(0).get_type_name()).name
@@ -1180,15 +1193,20 @@ def _audit_layer(
     layer.notes = notes
     layer.expected = expected
     layer.not_established = cannot_show_error(data, axes)
-    atol, rtol = tolerances(etype, None, data.size, expected.size, atol, rtol, op=op_type)
+    judged_in = computed_in if etype == "f64" else None
+    asked = (atol, rtol)
+    atol, rtol = tolerances(etype, judged_in, data.size, expected.size, atol, rtol, op=op_type)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)
     except OvReduceError:
         undefined = None
+    undefined = undefined if undefined is not None and undefined.shape == out.shape else None
     layer.comparison = compare(
         expected, out, reference_name="numpy", candidate_name="openvino", atol=atol, rtol=rtol,
-        allowance=_allowance(op, data, axes, keep_dims, etype),
-        undefined=undefined if undefined is not None and undefined.shape == out.shape else None,
+        allowance=_allowance(op, data, axes, keep_dims, judged_in or etype), undefined=undefined,
     )  # fmt: skip
+    if judged_in is not None and layer.comparison.ok:
+        layer.notes += f64_computed_note(expected, out, layer.comparison, "OpenVINO", judged_in, data.size, *asked,
+                                         undefined=undefined)  # fmt: skip
     layer.check_seconds = time.perf_counter() - began
     return layer

@@ -48,6 +48,7 @@ __all__ = [
     "cannot_show_error",
     "compare",
     "default_tolerances",
+    "f64_computed_note",
     "machine_epsilon",
     "tolerances",
 ]
@@ -101,6 +102,37 @@ def tolerances(
     count = input_size // output_size if output_size and op not in PICKING else 1
     d_atol, d_rtol = default_tolerances(output_type, computed_in, count)
     return (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
+
+
+def f64_computed_note(
+    reference: npt.NDArray[Any],
+    candidate: npt.NDArray[Any],
+    judged: Comparison,
+    who: str,
+    computed_in: str,
+    count: int,
+    atol: float | None,
+    rtol: float | None,
+    *,
+    mass: npt.NDArray[Any] | None = None,
+    undefined: npt.NDArray[np.bool_] | None = None,
+) -> list[str]:
+    """Where an f64 output agrees at the tolerance of the precision it was computed in (OpenVINO's CPU computes f64 in
+    f32) but not at f64's (with the ``atol`` or ``rtol`` given, if one is): the note that says so, with the error;
+    nothing where it agrees at f64's too. ``count``: the input elements; ``mass``: the rounding mass the allowance
+    of the comparison came from, if one did."""
+    f_atol, f_rtol = tolerances("f64", None, count, reference.size, atol, rtol)
+    if (f_atol, f_rtol) == (judged.atol, judged.rtol):  # judged at f64's already
+        return []
+    strict = compare(reference, candidate, atol=f_atol, rtol=f_rtol,
+                     allowance=None if mass is None else f_rtol * mass, undefined=undefined)  # fmt: skip
+    if strict.ok:
+        return []
+    return [
+        f"{who} computed this f64 reduction in {computed_in} (OpenVINO's CPU computes f64 in f32, a known defect): it "
+        f"agrees at {computed_in}'s tolerance, but not at f64's ({f_atol:g}/{f_rtol:g}), off by "
+        f"{strict.max_abs_error:.3g} at most"
+    ]
 
 
 def compare(

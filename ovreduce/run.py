@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
-from ovreduce.compare import Comparison, cannot_show_error, compare, tolerances
+from ovreduce.compare import Comparison, cannot_show_error, compare, f64_computed_note, tolerances
 from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
@@ -411,7 +411,9 @@ def run_spec(
                 )
             )
             if comparisons[-1].ok and spec.data_type.name == "f64":
-                notes += _f64_note(inputs, reference, cand, comparisons[-1], mass, undefined, atol, rtol)
+                computed_in = cand.precision or cand.judged_in or "f32"
+                notes += f64_computed_note(reference.output, cand.output, comparisons[-1], cand.backend, computed_in,
+                                           inputs[0].size, atol, rtol, mass=mass, undefined=undefined)  # fmt: skip
         axes = spec.axes if spec.axes is not None else inputs[1] if len(inputs) > 1 else ()
         # (no axes: the identity, which shows whether a backend keeps to it)
         blind = cannot_show_error(inputs[0], np.asarray(axes)) if inputs and np.size(axes) else None
@@ -419,34 +421,6 @@ def run_spec(
             notes.append(f"the backends agree {BLIND}: {blind}")
     return RunReport(spec, list(inputs), results, comparisons, notes, requested_precision, body_path,
                      list(defaulted))  # fmt: skip
-
-
-def _f64_note(
-    inputs: Sequence[npt.NDArray[Any]],
-    reference: BackendResult,
-    cand: BackendResult,
-    judged: Comparison,
-    mass: npt.NDArray[Any] | None,
-    undefined: npt.NDArray[np.bool_] | None,
-    atol: float | None,
-    rtol: float | None,
-) -> list[str]:
-    """Where an f64 output agrees at the tolerance of the precision it was computed in (OpenVINO's CPU computes f64 in
-    f32) but not at f64's (with the ``atol`` or ``rtol`` given, if one is): the note that says so, with the error;
-    nothing where it agrees at f64's too."""
-    assert reference.output is not None and cand.output is not None
-    f_atol, f_rtol = tolerances("f64", None, inputs[0].size, reference.output.size, atol, rtol)
-    if (f_atol, f_rtol) == (judged.atol, judged.rtol):  # judged at f64's already
-        return []
-    strict = compare(reference.output, cand.output, atol=f_atol, rtol=f_rtol,
-                     allowance=None if mass is None else f_rtol * mass, undefined=undefined)  # fmt: skip
-    if strict.ok:
-        return []
-    return [
-        f"{cand.backend} computed this f64 layer in {cand.precision} (OpenVINO's CPU computes f64 in f32, a known "
-        f"defect): it agrees at {cand.precision}'s tolerance, but not at f64's ({f_atol:g}/{f_rtol:g}), off by "
-        f"{strict.max_abs_error:.3g} at most"
-    ]
 
 
 def _rounding_mass(spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any] | None:

@@ -45,7 +45,7 @@ KNOWN = {
     "test_reduce_log_sum_desc_axes": "dynamic rank",
     "test_reduce_log_sum_asc_axes": "dynamic rank",
     # f64 data: OpenVINO computes in f32 (docs/semantics.md: "f64 computed in f32"), so it is right only to f32
-    # precision.
+    # precision: judged at f32's tolerance, with a note.
     **{f"test_reduce_log_sum_exp_{name}": "f64 in f32" for name in _F64_CASES},
 }
 
@@ -136,5 +136,6 @@ def test_reduction_case(case: Any, tmp_path: Path) -> None:
         assert expected.dtype == np.float64
         np.testing.assert_allclose(theirs, expected, rtol=1e-6, atol=0)  # right to f32 precision only
         assert not np.array_equal(theirs, expected)
-        assert entry["status"] == "disagree"
-        assert 0 < entry["max_rel_error"] < 1e-6
+        # judged at f32's tolerance, as run and audit judge it, and said: a defect of the plugin, not the conversion
+        assert entry["status"] == "ok" and 0 < entry["max_rel_error"] < 1e-6
+        assert any("computes f64 in f32, a known defect" in note for note in entry["notes"]), entry["notes"]
