@@ -82,6 +82,7 @@ from ovreduce.compare import (
     f64_computed_note,
     machine_epsilon,
     tolerances,
+    too_wide,
 )
 from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
 from ovreduce.headroom import (
@@ -1205,6 +1206,9 @@ def _audit_layer(
         expected, out, reference_name="numpy", candidate_name="openvino", atol=atol, rtol=rtol,
         allowance=_allowance(op, data, axes, keep_dims, judged_in or etype), undefined=undefined,
     )  # fmt: skip
+    wide = None if asked[1] is not None else too_wide(layer.comparison, data.size // max(expected.size, 1))
+    if wide is not None:  # (an rtol given is the user's to judge)
+        layer.notes.append(wide)
     if judged_in is not None and layer.comparison.ok:
         layer.notes += f64_computed_note(expected, out, layer.comparison, "OpenVINO", judged_in, data.size, *asked,
                                          undefined=undefined)  # fmt: skip

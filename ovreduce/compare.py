@@ -51,6 +51,7 @@ __all__ = [
     "f64_computed_note",
     "machine_epsilon",
     "tolerances",
+    "too_wide",
 ]
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -102,6 +103,22 @@ def tolerances(
     count = input_size // output_size if output_size and op not in PICKING else 1
     d_atol, d_rtol = default_tolerances(output_type, computed_in, count)
     return (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
+
+
+WIDE_RTOL = 0.1
+"""An rtol at or past which an agreement shows little: it lets an output a tenth of the result off agree."""
+
+
+def too_wide(judged: Comparison, count: int) -> str | None:
+    """Why an agreement at ``judged``'s tolerance shows little, where its rtol, grown with the ``count`` elements each
+    output reduces, is :data:`WIDE_RTOL` or more (a bf16 mean of 4,096 values takes rtol 0.5: an output of 0 agrees
+    with any positive mean); None where it is narrower, or nothing agreed."""
+    if judged.exact or not judged.ok or judged.rtol < WIDE_RTOL:
+        return None
+    return (
+        f"the tolerance it is judged at, rtol {judged.rtol:.3g} (grown with the {count} elements each output "
+        f"reduces), lets an output {judged.rtol:.0%} of the result off agree: the agreement shows no smaller error"
+    )
 
 
 def f64_computed_note(

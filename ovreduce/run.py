@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
-from ovreduce.compare import Comparison, cannot_show_error, compare, f64_computed_note, tolerances
+from ovreduce.compare import Comparison, cannot_show_error, compare, f64_computed_note, tolerances, too_wide
 from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
@@ -414,6 +414,10 @@ def run_spec(
                 computed_in = cand.precision or cand.judged_in or "f32"
                 notes += f64_computed_note(reference.output, cand.output, comparisons[-1], cand.backend, computed_in,
                                            inputs[0].size, atol, rtol, mass=mass, undefined=undefined)  # fmt: skip
+            count = inputs[0].size // max(reference.output.size, 1)
+            wide = None if rtol is not None else too_wide(comparisons[-1], count)
+            if wide is not None:  # (an rtol given is the user's to judge)
+                notes.append(f"{cand.backend}: {wide}")
         axes = spec.axes if spec.axes is not None else inputs[1] if len(inputs) > 1 else ()
         # (no axes: the identity, which shows whether a backend keeps to it)
         blind = cannot_show_error(inputs[0], np.asarray(axes)) if inputs and np.size(axes) else None

@@ -479,3 +479,30 @@ def test_an_f64_layer_computed_in_f32_says_so_where_f64_would_disagree(tmp_path:
     finally:
         model.close()
     assert loose.comparisons[0].ok and not [n for n in loose.notes if "f64" in n]
+
+
+@pytest.mark.parametrize(("width", "wide"), [(4096, True), (64, False)])
+def test_an_agreement_at_a_tolerance_too_wide_to_show_an_error_says_so(tmp_path: Path, width: int, wide: bool) -> None:
+    """At bf16 a mean of 4,096 values is judged at rtol 0.5 (grown with the elements, as OpenVINO's own bf16 execution
+    needs): an output of 0 would agree with any positive mean. The agreement stands, and a note says it shows no
+    error smaller than that; a mean of 64 values is judged tightly, and says nothing."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([1, width], ov.Type.f32, name="x")
+    mean = ops.reduce_mean(x, ops.constant(np.array([1], np.int64)), False, name="mean")
+    ov.save_model(ov.Model([mean], [x]), str(tmp_path / "m.xml"), compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    try:
+        report = run_layer(model, "mean", precision="bf16")
+        given = run_layer(model, "mean", precision="bf16", rtol=0.5)
+    finally:
+        model.close()
+    notes = [n for n in report.notes if "the agreement shows no smaller error" in n]
+    # (a CPU without bf16 computes in f32, judged tightly: tests/cpu.py)
+    judged_wide = report.comparisons[0].rtol >= 0.1
+    assert judged_wide == (wide and report.results[1].precision == "bf16"), report.comparisons[0]
+    assert report.outcome == "agree" and bool(notes) == judged_wide, report.notes
+    if judged_wide:
+        assert f"grown with the {width} elements" in notes[0]
+    assert not [n for n in given.notes if "the agreement shows no smaller error" in n]  # an rtol given is the user's
