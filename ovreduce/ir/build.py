@@ -196,7 +196,7 @@ class Builder:
         if self._stateful:
             self._variables(by_id, producer)
         if self.ir_version == 10 and self.body_depth == 0:  # (the model's, not a body's)
-            self._v10_names(layers, by_id, producer)
+            self._v10_names(layers, ordered, by_id, producer)
         return IRModel(
             name=name,
             ir_version=self.ir_version,
@@ -277,7 +277,11 @@ class Builder:
         )
 
     def _v10_names(
-        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+        self,
+        layers: Sequence[Layer],
+        ordered: Sequence[Layer],
+        by_id: Mapping[str, Layer],
+        producer: Mapping[PortRef, PortRef],
     ) -> None:
         """What OpenVINO requires of an IR v10's names as it reads one (``update_v10_model``, of the model, not of its
         bodies): no tensor name on two of its inputs and outputs (a Result's output shares the names of the output
@@ -289,10 +293,13 @@ class Builder:
                    if (source := producer.get((layer.id, layer.inputs[0].id))) is not None]  # fmt: skip
         names: dict[PortRef, set[str]] = {}  # each output's tensor names, as they grow
         given: set[str] = set()
-        for layer in layers:  # a name the file gives twice is renamed where it comes again (x, then x_1)
+        built = _upstream([layer.id for layer in layers if layer.type in ("Result", "Assign")], by_id, producer)
+        for layer in ordered:  # a name the file gives twice is renamed where OpenVINO builds it again (x, then x_1)
             for port in layer.outputs:
                 own = names[(layer.id, port.id)] = set()
-                for name in port.names:
+                if layer.id not in built and layer.type != "Parameter":  # (a layer OpenVINO never builds)
+                    continue
+                for name in dict.fromkeys(port.names):  # (a port's own name twice is one)
                     unique, k = name, 0
                     while unique in given:
                         k += 1

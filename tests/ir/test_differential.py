@@ -454,3 +454,34 @@ def test_an_ir_v10_s_inputs_and_outputs_are_named_as_openvino_names_them(
         return
     said = "tensor names have collisions" if "tensor names have collisions" in openvino else "operation names"
     assert isinstance(ours, IRError) and said in ours.message, (openvino, ours)
+
+
+def _renamed(case: str) -> str:
+    """IR v10 models whose tensor name ``x`` comes twice, read only where OpenVINO renames the later copy as it does:
+    in the order it builds the layers (a producer first, whatever the file's order), the layers it builds only, and
+    a name given twice on one port as one."""
+    from .irxml import edge, layer, net, port, result
+
+    def param(lid: int, name: str, names: str) -> str:
+        return layer(lid, name, "Parameter", data={"shape": "1,3", "element_type": "f32"},
+                     outputs=[port(0, (1, 3), names=names)])  # fmt: skip
+
+    def relu(lid: int, name: str, names: str | None) -> str:
+        return layer(lid, name, "ReLU", inputs=[port(0, (1, 3))], outputs=[port(1, (1, 3), names=names)])
+
+    if case == "consumer-listed-first":
+        layers = [relu(1, "x_1", "x"), param(0, "in", "x"), result(2)]
+        edges = [edge(0, 0, 1, 0), edge(1, 1, 2, 0)]
+    elif case == "unbuilt-layer":
+        layers = [param(0, "x_1", "p"), relu(1, "d", "x"), relu(2, "r", "x"), result(3)]
+        edges = [edge(0, 0, 1, 0), edge(0, 0, 2, 0), edge(2, 1, 3, 0)]
+    else:  # "twice-on-one-port"
+        layers = [param(0, "in", "x,x"), relu(1, "x_1", None), result(2)]
+        edges = [edge(0, 0, 1, 0), edge(1, 1, 2, 0)]
+    return net(layers, edges, version="10")
+
+
+@pytest.mark.parametrize("case", ["consumer-listed-first", "unbuilt-layer", "twice-on-one-port"])
+def test_an_ir_v10_s_tensor_name_given_twice_is_renamed_as_openvino_renames_it(case: str, tmp_path: Path) -> None:
+    openvino, ours = _both_read(_renamed(case), tmp_path / "m.xml")
+    assert openvino is None and isinstance(ours, IRModel), (openvino, ours)
