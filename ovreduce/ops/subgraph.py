@@ -165,7 +165,11 @@ class If8(SubGraphOp):
         condition = ctx.input(0).shape if layer.inputs else None
         if condition is not None and condition.rank is not None and condition.rank > 1:
             raise ShapeInferenceError(f"Rank of If condition input must be equal to 0 or 1 (it is {condition})")
-        taken = _const_bool(ctx.value(0)) if layer.inputs else None
+        value = ctx.value(0) if layer.inputs else None
+        if value is not None and value.kind == "const" and value.values is not None and len(value.values) != 1:
+            raise ShapeInferenceError(f"The number of values in the If condition constant is greater than 1 (it has "
+                                      f"{len(value.values)})")  # fmt: skip
+        taken = None if value is None else _const_bool(value)
         # OpenVINO infers both: each must give every output, the layer's and any a port map adds past its ports
         branches = [b for b in layer.bodies if b.role in self.roles] if taken is None else []
         wanted = max([len(layer.outputs), *(len(self.connected(b)) for b in branches)])
@@ -256,9 +260,12 @@ class _Iterating(SubGraphOp):
             shape: PartialShape | None = state.shape
             if m.axis is not None and shape is not None:
                 shape, count = self.slice_param(shape, m)
-                if shape is None:  # OpenVINO's validation refuses it: the layer breaks the model
-                    raise ShapeInferenceError(f"port map input {m.external_port_id}: axis {m.axis} is out of range "
-                                              f"for the input's shape {state.shape}")  # fmt: skip
+                if shape is None:  # OpenVINO's validation refuses it, in these words: the layer breaks the model
+                    rank = len(state.shape.dims or ()) if state.shape is not None else 0
+                    said = ("Accessing out-of-range dimension" if rank == 0 or self.type == "TensorIterator"
+                            else f"Axis {m.axis} out of the tensor rank range [{-rank}, {rank - 1}]")  # fmt: skip
+                    raise ShapeInferenceError(f"{said} (port map input {m.external_port_id}: axis {m.axis} is out of "
+                                              f"range for the input's shape {state.shape})")  # fmt: skip
                 sliced = count if count is not None else sliced
             elif shape is not None and any(b.to_layer == m.internal_layer_id for b in body.back_edges):
                 shape = self.merged(shape)

@@ -156,3 +156,40 @@ def test_a_loop_whose_body_takes_its_condition_is_read_as_openvino_reads_it(tmp_
     ov.Core().read_model(path)
     report = check_model(load_ir(path))
     assert report.ok and not report.findings, report.findings
+
+
+def test_a_loop_slicing_its_scalar_condition_is_refused_as_openvino_refuses_it(tmp_path: Path) -> None:
+    """loop_2d_add.xml with its condition's port-map entry slicing axis 0 of that scalar: OpenVINO refuses the model
+    ("Accessing out-of-range dimension"), and so does ovreduce, on the Loop."""
+    data = Path(__file__).parent / "data"
+    path = tmp_path / "loop.xml"
+    xml = (data / "loop_2d_add.xml").read_text()
+    path.write_text(xml.replace('<input external_port_id="1"', '<input axis="0" external_port_id="1"', 1))
+    path.with_suffix(".bin").write_bytes((data / "loop_2d_add.bin").read_bytes())
+    with pytest.raises(RuntimeError, match="Accessing out-of-range dimension"):
+        ov.Core().read_model(path)
+    report = check_model(load_ir(path))
+    assert not report.ok
+    [refusal] = [f for f in report.findings if f.code == "layer-invalid"]
+    assert refusal.layer_name == "a_final5" and "OpenVINO refuses the model too" in refusal.message, refusal
+
+
+@pytest.mark.parametrize("values", [b"\x01\x00", b""])
+def test_an_if_condition_constant_of_other_than_one_value_is_refused(tmp_path: Path, values: bytes) -> None:
+    """OpenVINO refuses an If whose condition is a constant of two values or of none ("The number of values in the If
+    condition constant is greater than 1"); ovreduce took it for a condition it could not decide."""
+    saved = subgraphs.save(subgraphs.if_model(), tmp_path, "saved")
+    weights = saved.with_suffix(".bin").read_bytes()
+    size = len(values)
+    declared = f'shape="{size}" offset="{len(weights)}" size="{size}"'
+    xml = _constant_condition(saved.read_text()).replace('shape="" offset="APPENDED" size="1"', declared)
+    port = r'(name="cond"[^>]*>\s*<data [^>]*/>\s*<output>\s*<port [^>]*>)'
+    xml = re.sub(port, rf"\1<dim>{size}</dim>", xml, count=1)
+    path = tmp_path / "m.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(weights + values)
+    with pytest.raises(RuntimeError, match="The number of values in the If condition constant is greater than 1"):
+        ov.Core().read_model(path)
+    report = check_model(load_ir(path))
+    [refusal] = [f for f in report.findings if f.code == "layer-invalid"]
+    assert refusal.layer_name == "If_1" and "OpenVINO refuses the model at this layer too" in refusal.message
