@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from ovreduce.errors import (
     ElementTypeError,
@@ -463,7 +463,7 @@ class Builder:
                 const,
                 bodies,
             )
-        except IRError as exc:
+        except (IRError, LimitExceededError) as exc:  # (a rank past the limit: its line too)
             raise _located(exc, line) from None
         if unbuilt is not None:
             self._unless_unbuilt.append((built, _located(unbuilt, line)))
@@ -673,7 +673,8 @@ class Builder:
                 )
             if len(dims) > self.limits.max_rank:
                 raise LimitExceededError(
-                    f"{where}, port {port_id}: rank {len(dims)} exceeds the limit of {self.limits.max_rank}"
+                    f"{where}, port {port_id}, line {line}: rank {len(dims)} exceeds the limit of "
+                    f"{self.limits.max_rank}"
                 )
             values = []
             for text, dim_line in dims:
@@ -692,7 +693,7 @@ class Builder:
             if rt_info and self.ir_version > 10:
                 _runtime_attributes(rt_info, f"{where}, port {port_id}")
             return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
-        except IRError as exc:
+        except (IRError, LimitExceededError) as exc:
             raise _located(exc, line) from None
 
     def _dim(self, text: str | None, line: int | None, where: str, port: str) -> int:
@@ -1164,7 +1165,10 @@ def _runtime_attributes(rt_info: tuple[RtInfo, ...], where: str) -> None:
             seen.add(name)
 
 
-def _located(exc: IRError, line: int | None) -> IRError:
+_Placed = TypeVar("_Placed", bound=IRError | LimitExceededError)
+
+
+def _located(exc: _Placed, line: int | None) -> _Placed:
     """``exc``, placed at ``line`` (the element being built) unless it already says a more precise place."""
     if exc.line is None and line is not None and line >= 1:
         exc.line = line

@@ -246,13 +246,17 @@ def test_rank_limit(tmp_path: Path) -> None:
     xml = tmp_path / "model.xml"
     dims = [1] * 65
     xml.write_text(net([parameter(shape=",".join(["1"] * 65), dims=dims)]))
-    with pytest.raises(LimitExceededError, match=r"layer id=0 name='x' \(Parameter\), port 0: rank 65 exceeds the "
-                       r"limit of 64") as info:  # fmt: skip
+    with pytest.raises(LimitExceededError, match=r"layer id=0 name='x' \(Parameter\), port 0, line \d+: rank 65 "
+                       r"exceeds the limit of 64") as info:  # fmt: skip
         load_ir(xml)
     assert info.value.code == "limit"
+    assert f", line {info.value.line}: " in info.value.message  # the document's line is the message's
     xml.write_text(net([parameter(shape=",".join(["1"] * 65), dims=[1])]))
-    with pytest.raises(LimitExceededError, match=r"layer id=0 name='x' \(Parameter\): rank 65 exceeds the limit"):
+    with pytest.raises(
+        LimitExceededError, match=r"layer id=0 name='x' \(Parameter\): rank 65 exceeds the limit"
+    ) as info:
         load_ir(xml)
+    assert f":{info.value.line}: " in info.value.message
 
 
 def test_directory_as_xml_path(tmp_path: Path) -> None:
