@@ -428,7 +428,9 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
     """Refuse a model with a tensor (an initializer, a Constant's value, in sub-graphs too) that keeps its data in
     a file that is not there, or outside the model's folder (``../``, absolute paths, links out), without reading
     it: OpenVINO resolves the bytes of an upload against its working directory; and one whose bytes, in the file or
-    in the model, are not what its dims need (the model's defect, not OpenVINO's conversion's)."""
+    in the model, or whose values (none at all too) are not what its dims need: the model's defect, not OpenVINO's
+    conversion's, and read from bytes OpenVINO took one of no data for a scalar."""
+    from onnx.checker import ValidationError, check_tensor
     from onnx.external_data_helper import uses_external_data
 
     for holder, tensor in _tensors(graph):
@@ -437,6 +439,12 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
             if tensor.raw_data and needed is not None and len(tensor.raw_data) != needed:
                 raise InputError(f"{path}: not a readable ONNX model: {holder} holds {len(tensor.raw_data)} bytes of "
                                  f"data, where its dims {list(tensor.dims)} need {needed}")  # fmt: skip
+            if not tensor.raw_data:  # its values in a typed field, or none at all: onnx's own check of their count
+                try:
+                    check_tensor(tensor)
+                except ValidationError as exc:
+                    why = str(exc).strip().splitlines()[0]
+                    raise InputError(f"{path}: not a readable ONNX model: {holder}: {why}") from None
             continue
         where = f"{path}: not a readable ONNX model: {holder} keeps its data in"
         if base_dir is None:

@@ -3,6 +3,7 @@ converts only the initializers the checked nodes read; a missing data file is re
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,34 @@ def test_data_other_than_the_dims_need_is_the_models_defect(tmp_path: Path, caps
     weight.raw_data = bytes(16)
     with pytest.raises(InputError, match=r"'w' holds 16 bytes of data, where its dims \[64, 64\] need 16384"):
         conform_model(inline.SerializeToString())
+
+
+@pytest.mark.parametrize(
+    ("dims", "values", "said"),
+    [
+        ([1 << 40, 1 << 30], None, "Tensor dimension product overflow"),
+        ([2, 3], None, "should contain one and only one value field"),
+        ([2, 3], 5, "float_data size (5) is too small for the declared shape (6 float values required)"),
+    ],
+    ids=["no-data-2^70", "no-data", "too-few-values"],
+)
+def test_values_other_than_the_dims_need_are_the_models_defect(
+    tmp_path: Path, dims: list[int], values: int | None, said: str
+) -> None:
+    """An initializer whose values are in a typed field, or nowhere, in another count than its dims need. Read from
+    bytes (an upload), OpenVINO took 2^70 elements of no data for a scalar, and every node "conformed"; read from its
+    file, the same model was a conversion that does not conform, and with dims [2, 3] and no data the reverse."""
+    weight = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=dims)
+    weight.float_data.extend([1.0] * (values or 0))
+    nodes = [helper.make_node("Add", ["x", "w"], ["s"]), helper.make_node("ReduceSum", ["s"], ["y"], keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])  # fmt: skip
+    model = onnx_models._finish(graph, 13, check=False)  # (onnx's checker refuses it)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    for source in (str(path), model.SerializeToString()):
+        with pytest.raises(InputError, match=r"not a readable ONNX model: initializer 'w': .*" + re.escape(said)):
+            conform_model(source)
 
 
 def constant_with_external_data(location: str) -> onnx.ModelProto:
