@@ -175,8 +175,8 @@ _PARAMETERS = ("backend", "device", "precision", "atol", "rtol", "binary_data_ou
 
 
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
-    for name in parameters:  # a misspelt parameter of ours would be dropped, and the run done without it
-        near = difflib.get_close_matches(name, _PARAMETERS, n=1, cutoff=0.9) if name not in _PARAMETERS else None
+    for name in parameters:  # one of ours misspelt (``precison``, ``Device``) would be dropped, the run done without it
+        near = None if name in _PARAMETERS else difflib.get_close_matches(name.lower(), _PARAMETERS, n=1, cutoff=0.86)
         if near:
             raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near[0]!r}?")
     backend = parameters.get("backend", "openvino")

@@ -360,8 +360,10 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
         values = struct.unpack("<2f", response.content[length:])
         np.testing.assert_allclose(np.array(values, np.float32).reshape(1, 2, 1), expected, rtol=1e-5)
     # a parameter of ours misspelt would be dropped, and the run done without it; a client's own is let through
-    _error(client.post(infer, json={"inputs": [tensor], "parameters": {"precison": "f16"}}), 400,
-           "parameters.'precison' is not a parameter ovreduce reads; did you mean 'precision'?")  # fmt: skip
+    misspelt = {"precison": "precision", "Device": "device", "PRECISION": "precision", "rtol_": "rtol", "ATOL": "atol"}
+    for name, meant in misspelt.items():  # other capitals too: JSON's keys are case-sensitive, and ours lower case
+        _error(client.post(infer, json={"inputs": [tensor], "parameters": {name: "f16"}}), 400,
+               f"parameters.{name!r} is not a parameter ovreduce reads; did you mean {meant!r}?")  # fmt: skip
     for own in ({"sequence_id": 7}, {"device_id": "gpu-7"}, {"revision": "3"}, {"tol": 0.1}):  # like ours, not ours
         assert client.post(infer, json={"inputs": [tensor], "parameters": own}).status_code == 200, own
     twice = {"outputs": [{"name": "output"}, {"name": "output", "parameters": {"binary_data": True}}]}
