@@ -506,3 +506,31 @@ def test_an_agreement_at_a_tolerance_too_wide_to_show_an_error_says_so(tmp_path:
     if judged_wide:
         assert f"grown with the {width} elements" in notes[0]
     assert not [n for n in given.notes if "the agreement shows no smaller error" in n]  # an rtol given is the user's
+
+
+@pytest.mark.parametrize(("op", "decides"), [("ReduceLogicalAnd", False), ("ReduceLogicalOr", True)])
+def test_a_logical_reduction_runs_on_slices_that_show_both_outputs(tmp_path: Path, op: str, decides: bool) -> None:
+    """At even odds, each slice of 12 booleans held a False (an AND's output) or a True (an OR's) and every output was
+    the value a kernel that ignores its input gives: the generated data now makes either output as likely. A given
+    input that decides every slice is run, and said to show no error."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    flags = ops.parameter([8, 3, 4], bool, name="flags")
+    build = ops.reduce_logical_and if op == "ReduceLogicalAnd" else ops.reduce_logical_or
+    ov.save_model(
+        ov.Model([build(flags, ops.constant(np.array([1, 2])), False, name="r")], [flags]), tmp_path / "m.xml"
+    )
+    model = load_ir(tmp_path / "m.xml")
+    outputs = {seed: run_layer(model, "r", seed=seed) for seed in range(5)}
+    assert all(report.ok and not report.notes for report in outputs.values()), outputs
+    for report in outputs.values():  # each output is the slice's own value at odds 1/2: 8 of them show both
+        assert set(np.asarray(report.results[0].output).reshape(-1).tolist()) == {True, False}, report
+    deciding = np.full((8, 3, 4), not decides)
+    deciding[:, 0, 0] = decides
+    given = run_layer(model, "r", inputs={"flags": deciding})
+    assert given.ok and given.notes == [
+        f"the backends agree on an input that cannot show an error: each slice it reduces (axes [1, 2] of input shape "
+        f"[8, 3, 4]) holds a {decides}, so every output element is {decides}, as a kernel that gives {decides} "
+        f"whatever its input would"
+    ], given.notes
