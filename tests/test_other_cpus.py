@@ -69,7 +69,10 @@ def test_cpu_dependent_tests_pass_on_an_avx2_only_cpu() -> None:
     out, err = probe.communicate(timeout=300)
     assert probe.returncode == 0, err
     assert "FP32" in out.split() and "BF16" not in out.split(), out  # the CPU it claims to be
-    runs = [_emulated(qemu, "-m", "pytest", "-q", "-p", "no:cacheprovider", *group) for group in CPU_DEPENDENT]
+    # In one process each (-n 0): a worker process xdist started would run natively, on this CPU, not emulated.
+    runs = [
+        _emulated(qemu, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *group) for group in CPU_DEPENDENT
+    ]
     passed = 0
     for run in runs:
         out, err = run.communicate(timeout=1700)
