@@ -43,6 +43,7 @@ from ovreduce.reports.common import json_float
 from ovreduce.reports.run import Comparison
 
 __all__ = [
+    "DECIDING",
     "DEFAULT_TOLERANCES",
     "Comparison",
     "cannot_show_error",
@@ -296,16 +297,16 @@ def _first(
     }
 
 
-_ABSORBING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True}
-"""The value that decides a logical reduction's slice wherever it is."""
+DECIDING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True, "ReduceMin": False, "ReduceMax": True}
+"""The boolean value that decides a logical reduction's slice wherever it is (a ReduceMin of booleans is an AND)."""
 
 
 def cannot_show_error(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
     empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
-    dynamic dim given size 1, a broadcast); for a logical reduction (``op``), slices that each hold the value that
-    decides it, so that every output is that value, as a kernel that gives it whatever its input would. The audit's
-    rows, run's agreements and conform's nodes say it."""
+    dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of booleans), slices that each hold the
+    value that decides it twice or more, so that no output depends on any one element. The audit's rows, run's
+    agreements and conform's nodes say it."""
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
@@ -328,9 +329,9 @@ def cannot_show_error(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | 
         return (
             f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
         )
-    decides = _ABSORBING.get(op)
-    if decides is not None and values.dtype.kind == "b" and bool(np.all(np.any(values == decides, axis=reduced))):
+    decides = DECIDING.get(op)
+    if decides is not None and values.dtype.kind == "b" and bool(np.all(np.sum(values == decides, reduced) >= 2)):
         where = f"axes {list(reduced)} of input shape {list(data.shape)}"
-        return (f"each slice it reduces ({where}) holds a {decides}, so every output element is {decides}, as a "
-                f"kernel that gives {decides} whatever its input would")  # fmt: skip
+        return (f"each slice it reduces ({where}) holds {decides} twice or more: every output element is {decides}, "
+                f"and stays so whichever one element a kernel misses or misreads")  # fmt: skip
     return None

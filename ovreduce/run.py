@@ -11,6 +11,7 @@ body's sliced input is one slice).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -19,7 +20,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.backends.base import Backend, BackendResult, LayerSpec
-from ovreduce.compare import Comparison, cannot_show_error, compare, f64_computed_note, tolerances, too_wide
+from ovreduce.compare import (
+    DECIDING,
+    Comparison,
+    cannot_show_error,
+    compare,
+    f64_computed_note,
+    tolerances,
+    too_wide,
+)
 from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
@@ -225,24 +234,30 @@ def prepare_inputs(
         except ShapeInferenceError as exc:
             raise InputError(f"input 1 (axes) does not fit input 0 (data) of shape {list(arrays[0].shape)}: "
                              f"{exc.message}", parameter="inputs") from None  # fmt: skip
-    if spec.type in _DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
-        arrays[0] = _deciding_half(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
+    if spec.type in DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
+        arrays[0] = _deciding_once(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
     return PreparedInputs(arrays, notes, defaulted)
 
 
-_DECIDING = {"ReduceLogicalAnd": True, "ReduceLogicalOr": False}
-"""The value of a logical reduction's slice that holds none of the value deciding it."""
-
-
-def _deciding_half(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
-    """Booleans whose logical reduction over ``axes`` is true (AND) or false (OR) for about half of the slices: at
-    even odds, a slice of 12 elements holds both values 999 times in 1,000, and every output was the value a constant
-    kernel gives."""
-    reduced = {int(a) % len(shape) for a in np.asarray(axes).reshape(-1).tolist()} if shape else set()
-    count = int(np.prod([shape[a] for a in reduced])) if reduced else 1
-    odds = 0.5 ** (1 / max(count, 1))  # of each element being the slice's own value: the slice is all of it at 1/2
-    fill = _DECIDING[op]
-    return np.where(rng.random(shape) < odds, fill, not fill)
+def _deciding_once(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
+    """Booleans whose every slice (over ``axes``) holds the value that decides the logical reduction ``op`` once, or
+    not at all, about half of them each way, both kinds where there are two slices or more: each output then
+    depends on one element, which a kernel that misses or misreads it gets wrong. At fair odds, a slice of 12 held
+    the deciding value about 6 times, and every output was that value."""
+    reduced = sorted({int(a) % len(shape) for a in np.asarray(axes).reshape(-1).tolist()}) if shape else []
+    order = [a for a in range(len(shape)) if a not in reduced] + reduced
+    slices = math.prod(shape[a] for a in order[: len(order) - len(reduced)])
+    size = math.prod(shape[a] for a in reduced)
+    decides = DECIDING[op]
+    flat = np.full((slices, size), not decides)
+    if slices and size:
+        once = rng.random(slices) < 0.5
+        if slices == 1 or not once.any():
+            once[0] = True  # (one slice without it: a constant input)
+        elif once.all():
+            once[0] = False
+        flat[np.flatnonzero(once), rng.integers(0, size, int(once.sum()))] = decides
+    return np.ascontiguousarray(np.transpose(flat.reshape([shape[a] for a in order]), np.argsort(order)))
 
 
 def _axes_advice(where: str, names: list[str], etype: ElementType, shape: PartialShape, rank: int | None) -> str:

@@ -509,28 +509,40 @@ def test_an_agreement_at_a_tolerance_too_wide_to_show_an_error_says_so(tmp_path:
 
 
 @pytest.mark.parametrize(("op", "decides"), [("ReduceLogicalAnd", False), ("ReduceLogicalOr", True)])
-def test_a_logical_reduction_runs_on_slices_that_show_both_outputs(tmp_path: Path, op: str, decides: bool) -> None:
-    """At even odds, each slice of 12 booleans held a False (an AND's output) or a True (an OR's) and every output was
-    the value a kernel that ignores its input gives: the generated data now makes either output as likely. A given
-    input that decides every slice is run, and said to show no error."""
+@pytest.mark.parametrize(
+    ("shape", "axes"), [((8, 3, 4), [1, 2]), ((3, 4), [0, -1]), ((4, 3, 2), [0]), ((2, 3, 4), [2, 0])]
+)
+def test_a_logical_reduction_runs_on_slices_each_output_of_which_one_element_decides(
+    tmp_path: Path, op: str, decides: bool, shape: tuple[int, ...], axes: list[int]
+) -> None:
+    """At fair odds, each slice of 12 booleans held a False (an AND's output) or a True (an OR's) about 6 times: no
+    output depended on any one element. The data made now holds the deciding value once or not at all in each slice,
+    both where there are two slices or more; an input whose slices hold it twice or more is run, and said to show
+    no error; one that holds it once, last, is established (a kernel that misses the last element gets it wrong)."""
     import openvino as ov
     from openvino import opset13 as ops
 
-    flags = ops.parameter([8, 3, 4], bool, name="flags")
+    flags = ops.parameter(list(shape), bool, name="flags")
     build = ops.reduce_logical_and if op == "ReduceLogicalAnd" else ops.reduce_logical_or
-    ov.save_model(
-        ov.Model([build(flags, ops.constant(np.array([1, 2])), False, name="r")], [flags]), tmp_path / "m.xml"
-    )
+    reduction = build(flags, ops.constant(np.array(axes)), False, name="r")
+    ov.save_model(ov.Model([reduction], [flags]), tmp_path / "m.xml")
     model = load_ir(tmp_path / "m.xml")
-    outputs = {seed: run_layer(model, "r", seed=seed) for seed in range(5)}
-    assert all(report.ok and not report.notes for report in outputs.values()), outputs
-    for report in outputs.values():  # each output is the slice's own value at odds 1/2: 8 of them show both
-        assert set(np.asarray(report.results[0].output).reshape(-1).tolist()) == {True, False}, report
-    deciding = np.full((8, 3, 4), not decides)
-    deciding[:, 0, 0] = decides
-    given = run_layer(model, "r", inputs={"flags": deciding})
+    reduced = tuple(a % len(shape) for a in axes)
+    for seed in range(5):
+        report = run_layer(model, "r", seed=seed)
+        assert report.ok and not report.notes, report
+        counts = np.sum(report.inputs[0] == decides, axis=reduced).reshape(-1)
+        assert set(counts.tolist()) <= {0, 1} and (counts.size == 1 or set(counts.tolist()) == {0, 1}), counts
+        assert np.array_equal(report.results[0].output.reshape(-1), counts == (1 if decides else 0))
+    index = np.indices(shape)  # each element's place in its slice:
+    place = np.ravel_multi_index(tuple(index[a] for a in reduced), tuple(shape[a] for a in reduced))
+    twice = np.where(place < 2, decides, not decides)
+    where = f"axes {sorted(reduced)} of input shape {list(shape)}"
+    given = run_layer(model, "r", inputs={"flags": twice})
     assert given.ok and given.notes == [
-        f"the backends agree on an input that cannot show an error: each slice it reduces (axes [1, 2] of input shape "
-        f"[8, 3, 4]) holds a {decides}, so every output element is {decides}, as a kernel that gives {decides} "
-        f"whatever its input would"
+        f"the backends agree on an input that cannot show an error: each slice it reduces ({where}) holds {decides} "
+        f"twice or more: every output element is {decides}, and stays so whichever one element a kernel misses or "
+        f"misreads"
     ], given.notes
+    last = np.where(place == place.max(), decides, not decides)
+    assert run_layer(model, "r", inputs={"flags": last}).notes == []

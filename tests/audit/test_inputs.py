@@ -212,21 +212,22 @@ def test_slices_of_one_element_or_one_value_establish_nothing(tmp_path: Path) ->
     assert {row.layer_name: row.status for row in sized.layers}["mean"] == "ok"
 
 
-def test_logical_reductions_whose_every_slice_holds_the_deciding_value_establish_nothing(tmp_path: Path) -> None:
-    """Each slice holding a False, an AND gives False everywhere, as a kernel that ignores its input would: the row
-    was ok. The OR of the same input, whose slices hold both values, is established."""
+def test_logical_reductions_whose_every_slice_holds_the_deciding_value_twice_establish_nothing(tmp_path: Path) -> None:
+    """Each slice holding two Falses or more, every AND is False, and stays so whichever one element a kernel misses:
+    the row was ok. The OR of the same input, one of whose slices holds its one True, is established."""
     flags = ops.parameter([4, 6], bool, name="flags")
     every = ops.reduce_logical_and(flags, ops.constant(np.array([1])), False, name="every")
     some = ops.reduce_logical_or(flags, ops.constant(np.array([1])), False, name="some")
     ov.save_model(ov.Model([every, some], [flags]), tmp_path / "m.xml")
     data = np.ones((4, 6), bool)
-    data[:, 2] = False  # a False in each row: every AND is False
-    data[0] = False  # and a row of them: the ORs are not all True
+    data[:, 2] = data[:, 4] = False  # two Falses in each row
+    data[3] = False
+    data[3, 5] = True  # and a row whose OR its one True decides
     rows = {row.layer_name: row for row in _audit(tmp_path / "m.xml", inputs={"flags": data}).layers}
     assert rows["every"].status == "not-established", rows["every"]
     assert rows["every"].not_established == (
-        "each slice it reduces (axes [1] of input shape [4, 6]) holds a False, so every output element is False, as "
-        "a kernel that gives False whatever its input would"
+        "each slice it reduces (axes [1] of input shape [4, 6]) holds False twice or more: every output element is "
+        "False, and stays so whichever one element a kernel misses or misreads"
     )
     assert rows["some"].status == "ok" and rows["some"].not_established is None, rows["some"]
 

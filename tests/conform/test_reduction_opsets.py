@@ -217,3 +217,31 @@ def test_max_and_min_of_8_bit_integers(op: str, opset: int, dtype: type[np.integ
     else:
         np.testing.assert_array_equal(onnx_models.openvino_output(path, {"x": x}), want)
         assert (entry["status"], doc["ok"]) == ("ok", True)
+
+
+@pytest.mark.parametrize(("op", "decides"), [("ReduceMax", True), ("ReduceMin", False)])
+def test_max_and_min_of_booleans_on_slices_each_decided_twice_say_they_show_no_error(op: str, decides: bool) -> None:
+    """ReduceMax and ReduceMin take booleans from version 20: an OR and an AND. On slices that each hold the
+    deciding value twice or more, no output depends on any one element: conform agreed, and said nothing of it, as
+    run and audit say for ReduceLogicalOr and ReduceLogicalAnd."""
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x", "axes"], ["y"], keepdims=0, name="r")], "logical",
+        [helper.make_tensor_value_info("x", TensorProto.BOOL, [8, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.BOOL, [8])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], producer_name="ovreduce-tests")
+    model.ir_version = onnx_models.IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    decided = np.full((8, 12), not decides)
+    decided[:, 3] = decided[:, 7] = decides
+    [entry] = conform_model(model.SerializeToString(), inputs={"x": decided}).to_json()["nodes"]
+    assert entry["status"] == "ok" and entry["notes"] == [
+        "it conforms on an input that cannot show an error: each slice it reduces (axes [1] of input shape [8, 12]) "
+        f"holds {decides} twice or more: every output element is {decides}, and stays so whichever one element a "
+        "kernel misses or misreads"
+    ], entry
+    once = np.full((8, 12), not decides)
+    once[::2, 5] = decides  # half the slices decided by one element
+    [entry] = conform_model(model.SerializeToString(), inputs={"x": once}).to_json()["nodes"]
+    assert entry["status"] == "ok" and entry["notes"] == [], entry
