@@ -432,6 +432,7 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
     conversion's, and read from bytes OpenVINO took one of no data for a scalar."""
     from onnx.checker import ValidationError, check_tensor
     from onnx.external_data_helper import uses_external_data
+    from onnx.numpy_helper import to_array
 
     for holder, tensor in _tensors(graph):
         if not uses_external_data(tensor):
@@ -439,12 +440,17 @@ def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:
             if tensor.raw_data and needed is not None and len(tensor.raw_data) != needed:
                 raise InputError(f"{path}: not a readable ONNX model: {holder} holds {len(tensor.raw_data)} bytes of "
                                  f"data, where its dims {list(tensor.dims)} need {needed}")  # fmt: skip
-            if not tensor.raw_data:  # its values in a typed field, or none at all: onnx's own check of their count
+            if tensor.HasField("segment"):
+                raise InputError(f"{path}: not a readable ONNX model: {holder} keeps its data in a segment, which "
+                                 f"neither onnx nor OpenVINO reads")  # fmt: skip
+            if not tensor.raw_data:  # its values in a typed field, or none at all: onnx's own checks of their count
                 try:
-                    check_tensor(tensor)
-                except ValidationError as exc:
+                    check_tensor(tensor)  # (a field of the type, none for no element, no product past 2^63)
+                    to_array(tensor)  # (too many values too; 4-bit types two in each int32, as onnx writes them)
+                except (ValidationError, ValueError, TypeError) as exc:
                     why = str(exc).strip().splitlines()[0]
-                    raise InputError(f"{path}: not a readable ONNX model: {holder}: {why}") from None
+                    raise InputError(f"{path}: not a readable ONNX model: {holder} holds values its dims "
+                                     f"{list(tensor.dims)} do not take: {why}") from None  # fmt: skip
             continue
         where = f"{path}: not a readable ONNX model: {holder} keeps its data in"
         if base_dir is None:

@@ -139,32 +139,68 @@ def test_data_other_than_the_dims_need_is_the_models_defect(tmp_path: Path, caps
         conform_model(inline.SerializeToString())
 
 
+def _tensor(data_type: int, dims: list[int], **fields: list[int] | list[float]) -> TensorProto:
+    tensor = TensorProto(name="w", data_type=data_type, dims=dims)
+    for name, values in fields.items():
+        getattr(tensor, name).extend(values)
+    return tensor
+
+
+_SEGMENT = _tensor(TensorProto.FLOAT, [2, 3], float_data=[1.0] * 6)
+_SEGMENT.segment.begin, _SEGMENT.segment.end = 0, 6
+
+
 @pytest.mark.parametrize(
-    ("dims", "values", "said"),
+    ("weight", "said"),
     [
-        ([1 << 40, 1 << 30], None, "Tensor dimension product overflow"),
-        ([2, 3], None, "should contain one and only one value field"),
-        ([2, 3], 5, "float_data size (5) is too small for the declared shape (6 float values required)"),
+        (_tensor(TensorProto.FLOAT, [1 << 40, 1 << 30]), "Tensor dimension product overflow"),
+        (_tensor(TensorProto.FLOAT, [2, 3]), "should contain one and only one value field"),
+        (_tensor(TensorProto.FLOAT, [2, 3], float_data=[1.0] * 5), "float_data size (5) is too small"),
+        (_tensor(TensorProto.FLOAT, [2, 3], float_data=[1.0] * 7), "cannot reshape array of size 7 into shape (2,3)"),
+        (_tensor(TensorProto.FLOAT16, [2, 3], int32_data=[0] * 7), "cannot reshape array of size 7 into shape (2,3)"),
+        (_tensor(TensorProto.INT4, [2, 3], int32_data=[0x11]), "Packed 4-bit data (1 bytes, 2 elements unpacked)"),
+        (_SEGMENT, "keeps its data in a segment, which neither onnx nor OpenVINO reads"),
     ],
-    ids=["no-data-2^70", "no-data", "too-few-values"],
+    ids=[
+        "no-data-2^70",
+        "no-data",
+        "too-few-values",
+        "too-many-values",
+        "too-many-f16",
+        "int4-one-per-int32",
+        "segment",
+    ],
 )
-def test_values_other_than_the_dims_need_are_the_models_defect(
-    tmp_path: Path, dims: list[int], values: int | None, said: str
-) -> None:
-    """An initializer whose values are in a typed field, or nowhere, in another count than its dims need. Read from
-    bytes (an upload), OpenVINO took 2^70 elements of no data for a scalar, and every node "conformed"; read from its
-    file, the same model was a conversion that does not conform, and with dims [2, 3] and no data the reverse."""
-    weight = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=dims)
-    weight.float_data.extend([1.0] * (values or 0))
+def test_values_other_than_the_dims_need_are_the_models_defect(tmp_path: Path, weight: TensorProto, said: str) -> None:
+    """An initializer whose values are in a typed field, or nowhere, in another count than its dims need (a 4-bit type
+    takes two in each int32, as onnx writes them), or kept in a segment. Read from bytes (an upload), OpenVINO took
+    2^70 elements of no data for a scalar, and every node "conformed"; read from its file, the same model was a
+    conversion that does not conform, and with dims [2, 3] and no data the reverse."""
     nodes = [helper.make_node("Add", ["x", "w"], ["s"]), helper.make_node("ReduceSum", ["s"], ["y"], keepdims=0)]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [weight])  # fmt: skip
-    model = onnx_models._finish(graph, 13, check=False)  # (onnx's checker refuses it)
+    element = weight.data_type if weight.data_type != TensorProto.INT4 else TensorProto.FLOAT
+    if element != weight.data_type:  # (an Add of int4 is no model: a Cast first)
+        nodes.insert(0, helper.make_node("Cast", ["w"], ["wf"], to=TensorProto.FLOAT))
+        nodes[1].input[1] = "wf"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", element, [2, 3])],
+                              [helper.make_tensor_value_info("y", element, None)], [weight])  # fmt: skip
+    model = onnx_models._finish(graph, 21, check=False)  # (onnx's checker refuses it)
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
     for source in (str(path), model.SerializeToString()):
-        with pytest.raises(InputError, match=r"not a readable ONNX model: initializer 'w': .*" + re.escape(said)):
+        with pytest.raises(InputError, match=r"not a readable ONNX model: initializer 'w'.*" + re.escape(said)):
             conform_model(source)
+    # the same model with the values its dims take conforms, from its file and from bytes
+    fixed = model.graph.initializer[0]
+    for name in ("int32_data", "float_data", "dims", "segment"):
+        fixed.ClearField(name)
+    fixed.dims.extend([2, 3])
+    if fixed.data_type == TensorProto.FLOAT:
+        fixed.float_data.extend([1.0] * 6)
+    else:  # an int4 1 in each half of 3 int32, an f16 1.0 in each of 6
+        fixed.int32_data.extend([0x11] * 3 if fixed.data_type == TensorProto.INT4 else [0x3C00] * 6)
+    onnx.save(model, str(path))
+    for source in (str(path), model.SerializeToString()):
+        assert conform_model(source).to_json()["ok"], source
 
 
 def constant_with_external_data(location: str) -> onnx.ModelProto:
