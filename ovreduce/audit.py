@@ -546,9 +546,10 @@ def audit_model(
             and layer.runtime_precision
             and (layer.plain_runtime_precision != layer.runtime_precision)
         ):
-            layer.notes.append(
-                f"in the plain run this reduction executes in {layer.plain_runtime_precision}, in the audited run "
-                f"in {layer.runtime_precision}: observing it changed its precision"
+            # the row judges the kernel observed, not the one the model runs: nothing is established of that one
+            layer.not_established = layer.not_established or (
+                f"the model runs it in {layer.plain_runtime_precision}, and observed (its tensors made outputs) it "
+                f"ran in {layer.runtime_precision}: its {layer.plain_runtime_precision} execution was not examined"
             )
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
