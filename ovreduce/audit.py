@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_failure, read_ir_model
-from ovreduce.backends.feeds import GROWING_MASKS, TOKEN_IDS, recipes
+from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, TOKEN_IDS, recipes
 from ovreduce.backends.openvino import (
     InferenceTimeoutError,
     MarkedRun,
@@ -486,7 +486,7 @@ def audit_model(
         return report(None, described, [], [], failed, notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
-    elif ov_model.get_sinks() and any(set(port.get_names()) & TOKEN_IDS for port in probe.inputs):  # a KV cache
+    elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
             f"LLM's KV cache): this run started from empty state, so what reads the state was audited on none of it; "
@@ -917,6 +917,8 @@ def _decoding(
                 chosen = (np.argmax(before.outputs[logits][:, -1, : made[i].high], axis=-1) if logits is not None
                           else rng.integers(0, made[i].high, size=batch))  # fmt: skip
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
+            elif token is None and names[i] & EMBEDDINGS and array.ndim == 3:  # no ids to feed: a new token's embedding
+                feeds[i] = rng.standard_normal((batch, 1, array.shape[2])).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:
                 feeds[i] = rng.integers(0, made[i].high, size=(batch, 1)).astype(array.dtype)
             elif kind == "ones" and array.ndim == 2 and names[i] & GROWING_MASKS:  # the mask so far (a given one's
@@ -949,11 +951,14 @@ def _made_for(inputs: Sequence[AuditInput], stage: str) -> str:
 
 def _steps_note(ov_model: Any, decoded: int) -> str:
     variables = len(ov_model.get_sinks())
+    names = set().union(*(port.get_names() for port in ov_model.inputs))
+    fed = ("the argmax token of the step before" if names & TOKEN_IDS or not names & EMBEDDINGS
+           else "a new token's embedding (seeded normal values: the model takes no token ids)")  # fmt: skip
     return (
         f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "
-        f"carried its state from the first run through {decoded} decode step(s), each fed the argmax token of the "
-        f"step before, an attention mask one longer and the next position; every run replayed the same tokens. A "
-        f"row shows the step of its worst error (0: the first run)"
+        f"carried its state from the first run through {decoded} decode step(s), each fed {fed}, an attention mask "
+        f"one longer and the next position; every run replayed the same tokens. A row shows the step of its worst "
+        f"error (0: the first run)"
     )
 
 

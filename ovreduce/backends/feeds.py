@@ -45,7 +45,17 @@ from ovreduce.tensors import generate
 
 T = TypeVar("T")
 
-__all__ = ["ALONG_IDS", "GROWING_MASKS", "PAST", "PROMPT_TOKENS", "TOKEN_IDS", "Recipe", "make", "recipes"]
+__all__ = [
+    "ALONG_IDS",
+    "EMBEDDINGS",
+    "GROWING_MASKS",
+    "PAST",
+    "PROMPT_TOKENS",
+    "TOKEN_IDS",
+    "Recipe",
+    "make",
+    "recipes",
+]
 
 Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text"]
 
@@ -79,6 +89,7 @@ class Recipe:
 # value per token (given token ids and not these, they take the ids' shape); the masks that cover the generated
 # sequence and grow by one each decode step (an encoder's mask stays as it is).
 TOKEN_IDS = frozenset({"input_ids", "decoder_input_ids"})
+EMBEDDINGS = frozenset({"inputs_embeds"})  # the token ids' embeddings, fed instead of them (a VLM's language model)
 ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "decoder_attention_mask"})
 GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
 PAST = "past_key_values."  # the past keys and values of an export without state (past_key_values.0.key...)

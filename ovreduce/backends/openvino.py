@@ -28,7 +28,16 @@ from cachetools import LRUCache
 
 from ovreduce._openvino import clean_message, core, openvino, read_ir
 from ovreduce.backends.base import BackendResult, LayerSpec
-from ovreduce.backends.feeds import ALONG_IDS, PAST, PROMPT_TOKENS, TOKEN_IDS, make, recipes
+from ovreduce.backends.feeds import (
+    ALONG_IDS,
+    EMBEDDINGS,
+    GROWING_MASKS,
+    PAST,
+    PROMPT_TOKENS,
+    TOKEN_IDS,
+    make,
+    recipes,
+)
 from ovreduce.errors import (
     DeviceNotAvailableError,
     InputError,
@@ -656,6 +665,7 @@ def model_inputs(
                              f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     ports = _follow_token_ids(ports, known)
+    past = _past_length(ports, known)
     emptied = [p.label for p in ports if p.array is None and p.target != p.declared and p.target.is_static
                and any(n.startswith(PAST) for n in known[p.index]) and 0 in p.target.to_list()]  # fmt: skip
     chosen = _fit(ov_model, ports, max_elements)
@@ -688,6 +698,8 @@ def model_inputs(
                     )
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
+            if recipe.kind == "positions" and past and _runs_along_ids(known[port.index]):  # the new tokens' own
+                array, origin = array + past, f"positions {past}.. after the {past} past positions given"
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     notes += _disagreeing(ports, known, arrays)
@@ -703,16 +715,24 @@ def _disagreeing(
 ) -> list[str]:
     """A note for each input of :data:`ALONG_IDS` given in a shape other than the token ids': OpenVINO may take
     them, but together they describe no one text (a mask of 5 beside 8 ids)."""
-    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and arrays[p.index].ndim == 2), None)
+    ids = _sequence(ports, names, lambda p: arrays[p.index].shape)
     if ids is None:
         return []
-    shape = arrays[ids.index].shape
-    return [
-        f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token ids "
-        f"{ids.label!r} {list(shape)}: OpenVINO may take them, but together they describe no one text"
-        for p in ports
-        if p.array is not None and _runs_along_ids(names[p.index]) and arrays[p.index].shape != shape
-    ]
+    shape = arrays[ids.index].shape[:2]
+    covered = (shape[0], shape[1] + _past_length(ports, names))  # a mask's, over the past given too
+    notes = []
+    for p in ports:
+        mask = bool(names[p.index] & GROWING_MASKS)
+        if (
+            p.array is not None
+            and _runs_along_ids(names[p.index])
+            and arrays[p.index].shape != (covered if mask else shape)
+        ):
+            past = " and the past given" if mask and covered != shape else ""
+            notes.append(f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token "
+                         f"ids {ids.label!r} {list(shape)}{past}: OpenVINO may take them, but together they describe "
+                         f"no one text")  # fmt: skip
+    return notes
 
 
 def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
@@ -722,16 +742,35 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     where their declared shapes allow it."""
     from ovreduce.shapes import PartialShape
 
-    ports = [_prompt_length(p) if names[p.index] & TOKEN_IDS and p.array is None else p for p in ports]
+    ports = [_prompt_length(p) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p for p in ports]
     ports = _follow_encoder_mask(ports, names)
-    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and p.target.is_static and p.target.rank == 2), None)
+    ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:
         return ports
-    shape = PartialShape.static(ids.target.to_list())
+    shape = PartialShape.static(ids.target.to_list()[:2])
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
-    return [replace(p, target=shape) if _along(p, names[p.index], shape)
+    # a mask covers the past given too, as in the step of generation that past is for
+    covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + _past_length(ports, names)])
+    return [replace(p, target=shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
+            else replace(p, target=covered) if _along(p, names[p.index], covered)
             else replace(p, target=batch) if _beams(p, names[p.index], batch)
             else _empty_past(p, names[p.index], batch.to_list()[0]) for p in ports]  # fmt: skip
+
+
+def _past_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> int:
+    """The positions of the past keys and values given (optimum's ``past_key_values.N.key``: [batch, heads, past,
+    head size]) of an export without state: 0 where none is given."""
+    given = [p.array for p in ports if p.array is not None and any(n.startswith(PAST) for n in names[p.index])]
+    return max((a.shape[2] for a in given if a.ndim == 4), default=0)
+
+
+def _sequence(
+    ports: Sequence[_Port], names: Sequence[set[str]], shape: Callable[[_Port], tuple[int, ...]]
+) -> _Port | None:
+    """The input that says the sequence, [batch, tokens] first in its ``shape``: the token ids ([batch, tokens]),
+    else their embeddings ([batch, tokens, width], a model fed ``inputs_embeds``)."""
+    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and len(shape(p)) == 2), None)
+    return ids or next((p for p in ports if names[p.index] & EMBEDDINGS and len(shape(p)) == 3), None)
 
 
 def _empty_past(port: _Port, names: set[str], batch: int) -> _Port:
@@ -790,13 +829,16 @@ def _runs_along_ids(names: set[str]) -> bool:
 
 
 def _prompt_length(port: _Port) -> _Port:
-    """``port`` (token ids) at its batch dim's default and :data:`PROMPT_TOKENS` long, where it was left free and
-    its declared shape allows that."""
+    """``port`` (token ids, or their embeddings of a known width) at its batch dim's default and
+    :data:`PROMPT_TOKENS` long, where it was left free and its declared shape allows that."""
     from ovreduce.shapes import PartialShape
 
-    if port.target != port.declared or port.declared.rank != 2 or port.declared.dims[1].is_static:
+    dims = port.declared.dims
+    if port.target != port.declared or dims is None or len(dims) not in (2, 3) or dims[1].is_static:
         return port
-    shape = PartialShape.static([_static(port.declared, PROMPT_TOKENS)[0], PROMPT_TOKENS])
+    if len(dims) == 3 and not dims[2].is_static:  # embeddings of no known width
+        return port
+    shape = PartialShape.static([_static(port.declared, PROMPT_TOKENS)[0], PROMPT_TOKENS, *[d.lo for d in dims[2:]]])
     return replace(port, target=shape) if port.declared.compatible(shape) else port
 
 

@@ -76,9 +76,9 @@ def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
     assert any(layer.status == "ok" for layer in doc.layers)
 
 
-def test_the_past_of_an_llm_exported_without_state_is_empty_as_its_mask_and_positions_say(tmp_path: Path) -> None:
-    """An export with past keys as inputs (optimum's --disable-stateful): a past of 1 beside a mask as long as the ids
-    and positions from 0 is no state generation makes. The past is empty, the first step, and the document says so."""
+def _stateless_llm() -> tuple[Any, Any, Any, Any, Any]:
+    """An export with its past keys as inputs (optimum's --disable-stateful): the ids, mask, positions and past
+    Parameters, and a mean of the keys over the past and the new tokens."""
     ids, mask = ops.parameter([-1, -1], np.int64, name="input_ids"), ops.parameter([-1, -1], np.int64, name="mask")
     positions, past = ops.parameter([-1, -1], np.int64, name="pos"), ops.parameter([-1, 2, -1, 4], np.float32)
     for node, name in ((ids, "input_ids"), (mask, "attention_mask"), (positions, "position_ids"),
@@ -89,6 +89,13 @@ def test_the_past_of_an_llm_exported_without_state_is_empty_as_its_mask_and_posi
                                     ops.constant(np.array([0, 0, 2, 4], np.int64)), True),
                         ops.constant(np.array([0, 2, 1, 3], np.int64)))  # fmt: skip
     keys = ops.reduce_mean(ops.concat([past, new], 2), ops.constant(np.array([2], np.int64)), False, name="keys")
+    return ids, mask, positions, past, keys
+
+
+def test_the_past_of_an_llm_exported_without_state_is_empty_as_its_mask_and_positions_say(tmp_path: Path) -> None:
+    """An export with past keys as inputs (optimum's --disable-stateful): a past of 1 beside a mask as long as the ids
+    and positions from 0 is no state generation makes. The past is empty, the first step, and the document says so."""
+    ids, mask, positions, past, keys = _stateless_llm()
     seen = ops.reduce_sum(ops.convert(ops.add(mask, positions), "f32"), ops.constant(np.array([1], np.int64)), False)
     ov.save_model(ov.Model([keys, seen], [ids, mask, positions, past]), tmp_path / "m.xml", compress_to_fp16=False)
     doc = _audit(tmp_path / "m.xml", precision="f32")
@@ -210,6 +217,29 @@ def test_slices_of_one_element_or_one_value_establish_nothing(tmp_path: Path) ->
 
     sized = _audit(tmp_path / "m.xml", precision="f32", shapes={"x": PartialShape.parse("[2,5,16]")})
     assert {row.layer_name: row.status for row in sized.layers}["mean"] == "ok"
+
+
+def test_a_given_past_is_covered_by_the_mask_and_followed_by_the_positions(tmp_path: Path) -> None:
+    """Past keys and values given to an export without state (a later step, as the note on an empty past advises):
+    the mask made was as long as the new tokens, and their positions began at 0, a step no generation runs."""
+    ids, mask, positions, past, keys = _stateless_llm()
+    attended = ops.reduce_sum(ops.convert(mask, "f32"), ops.constant(np.array([1], np.int64)), False, name="attended")
+    at = ops.reduce_max(ops.convert(positions, "f32"), ops.constant(np.array([1], np.int64)), False, name="at")
+    ov.save_model(ov.Model([keys, attended, at], [ids, mask, positions, past]), tmp_path / "m.xml")
+    given = {"input_ids": np.array([[3, 7]]), "past_key_values.0.key": np.ones((1, 2, 5, 4), np.float32)}
+    doc = _audit(tmp_path / "m.xml", precision="f32", inputs=given)
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert shapes["attention_mask"] == (1, 7) and shapes["position_ids"] == (1, 2), shapes
+    assert _origin(doc, "position_ids") == "positions 5.. after the 5 past positions given"
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    probe = read_model(tmp_path / "m.xml")
+    arrays, _, _ = model_inputs(probe, given, 0)
+    fed = {port.get_any_name(): arrays[i] for i, port in enumerate(probe.inputs)}
+    assert fed["position_ids"].tolist() == [[5, 6]] and fed["attention_mask"].tolist() == [[1] * 7], fed
+    assert not any("describe no one text" in note for note in doc.notes), doc.notes
+    longer = _audit(tmp_path / "m.xml", precision="f32", inputs={**given, "attention_mask": np.ones((1, 7), np.int64)})
+    assert not any("describe no one text" in note for note in longer.notes), longer.notes  # the mask a step has
 
 
 def test_logical_reductions_whose_every_slice_holds_the_deciding_value_twice_establish_nothing(tmp_path: Path) -> None:

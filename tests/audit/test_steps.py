@@ -181,3 +181,65 @@ def test_decode_tokens_stay_among_the_ids_the_embedding_holds(tmp_path: Path) ->
     assert int(np.argmax(runs[0].outputs[0][0, -1])) == 19  # what an argmax over every logit would feed
     fed = [int(np.asarray(replay(step, runs[step - 1])[0]).reshape(-1)[0]) for step in (1, 2, 3)]
     assert fed == [5, 5, 5], fed
+
+
+def _fed_embeddings(folder: Path) -> Path:
+    """The llama export as an optimum-intel VLM's language model has it: ``inputs_embeds`` in place of its embedding
+    lookup (and of the ids whose shape it read), beside the mask, the positions and the beams; stateful."""
+    from openvino import opset13 as ops
+
+    model = ov.Core().read_model(LLAMA)
+    lookup = next(n for n in model.get_ordered_ops() if n.get_type_name() == "Gather" and "embed_tokens" in
+                  n.get_friendly_name())  # fmt: skip
+    embeds = ops.parameter(ov.PartialShape([-1, -1, 64]), np.float32, name="inputs_embeds")
+    lookup.output(0).replace(embeds.output(0))
+    embeds.output(0).set_names({"inputs_embeds"})  # (after: the replace gives it the lookup's names)
+    ids = next(p for p in model.get_parameters() if p.get_friendly_name() == "input_ids")
+    for target in list(ids.output(0).get_target_inputs()):  # the sequence's shape, read from the embeddings
+        shape_of = target.get_node()
+        if shape_of.get_type_name() != "ShapeOf":  # (the lookup's index, gone with it)
+            continue
+        whole = ops.shape_of(embeds, shape_of.get_output_element_type(0))
+        first_two = ops.strided_slice(whole, np.array([0]), np.array([2]), np.array([1]), [0], [0])
+        shape_of.output(0).replace(first_two.output(0))
+    parameters = [p for p in model.get_parameters() if p is not ids] + [embeds]
+    lm = ov.Model(model.get_results(), model.get_sinks(), parameters, "language_model")
+    path = folder / "openvino_language_model.xml"
+    ov.save_model(lm, path, compress_to_fp16=False)
+    return path
+
+
+def test_a_model_fed_embeddings_gets_a_mask_positions_and_decode_steps_along_them(tmp_path: Path) -> None:
+    """Fed ``inputs_embeds``, not token ids, the model got a mask and positions of one token beside 8 embeddings
+    (every token at position 0), and each decode step the first run's 8 embeddings again, said to be an argmax
+    token. The mask and positions now follow the embeddings, and a step is fed one new token's embedding: its
+    logits are those of a generation loop fed the same, written with OpenVINO's API."""
+    path = _fed_embeddings(tmp_path)
+    probe = read_model(path)
+    names = [port.get_any_name() for port in probe.inputs]
+    given = np.random.default_rng(3).standard_normal((1, 5, 64)).astype(np.float32)
+    arrays, _, notes = model_inputs(probe, {"inputs_embeds": given}, 0)
+    fed = {names[i]: array for i, array in arrays.items()}
+    assert fed["attention_mask"].tolist() == [[1] * 5] and fed["position_ids"].tolist() == [list(range(5))], notes
+    _, described, _ = model_inputs(read_model(path), {}, 0)
+    assert {i.name: tuple(i.shape) for i in described}["inputs_embeds"] == (1, 8, 64)
+    next_inputs, replay = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    steps = [replay(step, runs[step - 1]) for step in range(3)]
+    assert all(feeds is not None for feeds in steps)
+    for step, feeds in enumerate(steps[1:], start=1):
+        assert feeds is not None and feeds[names.index("inputs_embeds")].shape == (1, 1, 64)
+        assert feeds[names.index("attention_mask")].shape == (1, 5 + step)
+        assert feeds[names.index("position_ids")].tolist() == [[4 + step]]
+    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    for run, feeds in zip(runs, steps, strict=True):
+        assert feeds is not None
+        logits = request.infer({names[i]: array for i, array in feeds.items()})["logits"]
+        np.testing.assert_array_equal(run.outputs[0], logits)
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, precision="f32", steps=2)
+    finally:
+        model.close()
+    assert any("each fed a new token's embedding (seeded normal values: the model takes no token ids)" in note
+               for note in doc.notes), doc.notes  # fmt: skip
