@@ -291,6 +291,21 @@ def _healthz_stall(url: str, path: str, body: bytes, status: int = 200) -> float
     return max(waits)
 
 
+def _stalls_no_more_than(
+    url: str, control: tuple[str, bytes], request: tuple[str, bytes], status: int = 200, tries: int = 3
+) -> None:
+    """``request`` holds ``/healthz`` no longer than 3 times ``control`` does (0.5 s at least), the control measured
+    just before it, in one try of ``tries``: the test files run in several processes at once, whose load stalls
+    either at random moments, where work on the event loop stalls every try."""
+    measured = []
+    for _ in range(tries):
+        bound = max(0.5, 3 * _healthz_stall(url, *control, status))
+        measured.append((_healthz_stall(url, *request, status), bound))
+        if measured[-1][0] < bound:
+            return
+    pytest.fail(f"/healthz waited longer than its bound in every try (wait, bound): {measured}")
+
+
 def test_a_run_of_nested_tensor_data_does_not_stall_the_server(server: tuple[str, Any], http: httpx.Client) -> None:
     """A /v1 run or audit whose input is given as lists nested as its shape, 3.8 million values (7.8 MB, under
     OVREDUCE_MAX_JSON_BYTES), is made flat off the event loop, as /v2 does it: flattened on the loop, it held every
@@ -303,10 +318,9 @@ def test_a_run_of_nested_tensor_data_does_not_stall_the_server(server: tuple[str
     def tensor(name: str) -> bytes:
         return f'{{"inputs":[{{"name":"{name}","shape":[1,{rows},64],"datatype":"FP32","data":{data}}}]}}'.encode()
 
-    control = _healthz_stall(url, f"/v2/models/{mid}.5/infer", tensor("data"))  # the same walk, off the loop
-    bound = max(0.5, 3 * control)
-    assert _healthz_stall(url, f"/v1/models/{mid}/layers/5/run", tensor("0")) < bound
-    assert _healthz_stall(url, f"/v1/models/{mid}/audit", tensor("hidden_states")) < bound
+    control = (f"/v2/models/{mid}.5/infer", tensor("data"))  # the same walk, off the loop
+    _stalls_no_more_than(url, control, (f"/v1/models/{mid}/layers/5/run", tensor("0")))
+    _stalls_no_more_than(url, control, (f"/v1/models/{mid}/audit", tensor("hidden_states")))
 
 
 def test_a_refused_inference_request_is_read_off_the_event_loop_names_and_all(server: tuple[str, Any]) -> None:
@@ -321,9 +335,8 @@ def test_a_refused_inference_request_is_read_off_the_event_loop_names_and_all(se
         return (head[:-2] + "[" * (size - len(head)) + '"}').encode()
 
     path = f"/v2/models/{'0' * 64}.1/infer"
-    control = _healthz_stall(url, path, body("x"), 400)
     words = " ".join(f"{tempfile.gettempdir()}/{i:02x}\u0001[[[" for i in range(64))[:1024]
-    assert _healthz_stall(url, path, body(words), 400) < max(0.5, 3 * control)
+    _stalls_no_more_than(url, (path, body("x")), (path, body(words)), 400)
 
 
 def test_a_layer_named_with_a_line_break_is_addressed_by_its_name_and_a_stray_one_is_not_dropped(

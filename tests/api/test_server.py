@@ -58,6 +58,29 @@ def _environment(**env: str) -> dict[str, str]:
     return {**clean, "PYTHONPATH": str(ROOT), **env}
 
 
+def _start(
+    store: Path, workers: int, settings: dict[str, Any] | None, memory: int | None, graceful: int, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    port = _free_port()
+    options = {
+        "settings": {"host": "127.0.0.1", "port": port, "store": str(store), **(settings or {})},
+        "workers": workers,
+        "access_log": False,
+        "log_level": "warning",
+        "graceful_timeout": graceful,
+    }
+    log = store.parent / f"server-{port}.log"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, json.dumps(options)],
+            cwd=ROOT, env=_environment(**env), stdout=out, stderr=subprocess.STDOUT,
+            preexec_fn=None if memory is None else lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
+        )  # fmt: skip
+    proc.log = log  # type: ignore[attr-defined]
+    return proc, f"http://127.0.0.1:{port}", log
+
+
 @contextmanager
 def serve(
     store: Path,
@@ -70,28 +93,10 @@ def serve(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``api.server.serve`` on a free port of 127.0.0.1 with ``store``, ready; stopped with SIGTERM. ``memory``
     limits the address space of the server and of every process it starts (RLIMIT_AS, inherited)."""
-    port = _free_port()
-    options = {
-        "settings": {"host": "127.0.0.1", "port": port, "store": str(store), **(settings or {})},
-        "workers": workers,
-        "access_log": False,
-        "log_level": "warning",
-        "graceful_timeout": graceful_timeout,
-    }
-    log = store.parent / f"server-{port}.log"
-    store.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVE, json.dumps(options)],
-            cwd=ROOT, env=_environment(**env), stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=None if memory is None else lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
-        )  # fmt: skip
-    proc.log = log  # type: ignore[attr-defined]
-    url = f"http://127.0.0.1:{port}"
-    try:
+    for attempt in range(3):
+        proc, url, log = _start(store, workers, settings, memory, graceful_timeout, env)
         deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
+        while proc.poll() is None:
             try:
                 if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     break
@@ -99,6 +104,11 @@ def serve(
                 pass
             assert time.monotonic() < deadline, "the server did not become ready"
             time.sleep(0.1)
+        # a port found free may be taken before the server binds it, the test files running at once: another
+        if proc.poll() is None or b"address already in use" not in log.read_bytes().lower() or attempt == 2:
+            break
+    assert proc.poll() is None, log.read_text()
+    try:
         yield url, proc
     finally:
         if proc.poll() is None:
