@@ -902,7 +902,9 @@ def _decoding(
     logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
     names = [set(port.get_names()) for port in ov_model.inputs]
     ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
-    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids else None)
+    fed_embeddings = any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
+    # (a model fed embeddings has no token input: its token_type_ids are no token)
+    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not fed_embeddings else None)
     rng = np.random.default_rng(seed + 1)
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
 

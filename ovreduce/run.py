@@ -257,7 +257,7 @@ def _deciding_once(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Ge
         elif once.all():
             once[0] = False
         flat[np.flatnonzero(once), rng.integers(0, size, int(once.sum()))] = decides
-    return np.ascontiguousarray(np.transpose(flat.reshape([shape[a] for a in order]), np.argsort(order)))
+    return np.transpose(flat.reshape([shape[a] for a in order]), np.argsort(order)).copy()  # (a scalar stays one)
 
 
 def _axes_advice(where: str, names: list[str], etype: ElementType, shape: PartialShape, rank: int | None) -> str:

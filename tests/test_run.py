@@ -546,3 +546,16 @@ def test_a_logical_reduction_runs_on_slices_each_output_of_which_one_element_dec
     ], given.notes
     last = np.where(place == place.max(), decides, not decides)
     assert run_layer(model, "r", inputs={"flags": last}).notes == []
+
+
+def test_a_logical_reduction_of_a_scalar_runs_on_a_scalar(tmp_path: Path) -> None:
+    """The booleans made for a logical reduction kept their rank 0 no longer (a scalar came out [1]), and OpenVINO was
+    reported failed on ovreduce's input."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter(ov.PartialShape([]), bool, name="x")
+    reduction = ops.reduce_logical_and(x, ops.constant(np.array([], np.int64)), False, name="all")
+    ov.save_model(ov.Model([reduction], [x]), tmp_path / "m.xml")
+    report = run_layer(load_ir(tmp_path / "m.xml"), "all")
+    assert report.inputs[0].shape == () and all(r.error is None for r in report.results), report

@@ -759,8 +759,10 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
 
 def _past_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> int:
     """The positions of the past keys and values given (optimum's ``past_key_values.N.key``: [batch, heads, past,
-    head size]) of an export without state: 0 where none is given."""
-    given = [p.array for p in ports if p.array is not None and any(n.startswith(PAST) for n in names[p.index])]
+    head size]) of an export without state: 0 where none is given. A decoder's cross-attention past (``.encoder.``)
+    is the encoder's length, not the generated sequence's."""
+    given = [p.array for p in ports if p.array is not None
+             and any(n.startswith(PAST) and "encoder" not in n for n in names[p.index])]  # fmt: skip
     return max((a.shape[2] for a in given if a.ndim == 4), default=0)
 
 

@@ -423,3 +423,30 @@ def test_a_failure_on_integers_ovreduce_made_says_so(tmp_path: Path) -> None:
                               "does with them (indices, counts, shapes), give them"), doc.error  # fmt: skip
     given = _audit(path, inputs={"target": np.array([3, 4], np.int64)})
     assert given.error is None and given.ok, given.error
+
+
+def test_a_decoder_s_cross_attention_past_is_not_its_own() -> None:
+    """A seq2seq decoder exported with its past as inputs has the encoder's keys and values among them
+    (``past_key_values.N.encoder.key``, as long as the encoder's sequence): its mask covered them too, 19 long beside a
+    past of 3 and 8 new tokens, and the right mask given was said to describe no one text."""
+    from ovreduce.backends.openvino import model_inputs
+
+    def parameter(shape: list[int], etype: type, name: str) -> Any:
+        node = ops.parameter(shape, etype, name=name)
+        node.output(0).set_names({name})
+        return node
+
+    ids, mask = parameter([-1, -1], np.int64, "input_ids"), parameter([-1, -1], np.int64, "decoder_attention_mask")
+    names = [f"past_key_values.0.{side}.{kind}" for side in ("decoder", "encoder") for kind in ("key", "value")]
+    past = [parameter([-1, 2, -1, 4], np.float32, name) for name in names]
+    axis = ops.constant(np.array([2], np.int64))
+    looked_up = ops.convert(ids, "f32")
+    outputs = [ops.reduce_mean(p, axis, False) for p in past] + [ops.reduce_sum(ops.convert(mask, "f32"), [1], False),
+                                                                  ops.reduce_sum(looked_up, [1], False)]  # fmt: skip
+    model = ov.Model(outputs, [ids, mask, *past])
+    rng = np.random.default_rng(1)
+    given = {n: rng.standard_normal((1, 2, 11 if ".encoder." in n else 3, 4)).astype(np.float32) for n in names}
+    _, described, _ = model_inputs(model, given, 0)
+    assert {i.name: tuple(i.shape) for i in described}["decoder_attention_mask"] == (1, 11)
+    _, _, notes = model_inputs(model, {**given, "decoder_attention_mask": np.ones((1, 11), np.int64)}, 0)
+    assert not any("describe no one text" in note for note in notes), notes

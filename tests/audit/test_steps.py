@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import openvino as ov
@@ -243,3 +244,30 @@ def test_a_model_fed_embeddings_gets_a_mask_positions_and_decode_steps_along_the
         model.close()
     assert any("each fed a new token's embedding (seeded normal values: the model takes no token ids)" in note
                for note in doc.notes), doc.notes  # fmt: skip
+
+
+def test_a_model_fed_embeddings_with_token_types_gets_a_new_embedding_each_step() -> None:
+    """Beside ``inputs_embeds``, a model's other input that picks rows of a table (``token_type_ids``) was taken for
+    its token: each step got it as the argmax of the logits, and the prompt's embeddings again."""
+    from openvino import opset13 as ops
+
+    def parameter(shape: list[int], etype: type, name: str) -> Any:
+        node = ops.parameter(ov.PartialShape(shape), etype, name=name)
+        node.output(0).set_names({name})
+        return node
+
+    embeds, mask = parameter([-1, -1, 16], np.float32, "inputs_embeds"), parameter([-1, -1], np.int64, "attention_mask")
+    positions, types = parameter([-1, -1], np.int64, "position_ids"), parameter([-1, -1], np.int64, "token_type_ids")
+    typed = ops.add(embeds, ops.gather(ops.constant(np.ones((2, 16), np.float32)), types, ops.constant(np.int64(0))))
+    logits = ops.matmul(typed, ops.constant(np.ones((16, 30), np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    model = ov.Model([logits, ops.reduce_sum(ops.convert(ops.add(mask, positions), "f32"), [1], False)],
+                     [embeds, mask, positions, types])  # fmt: skip
+    arrays, _, _ = model_inputs(model, {}, 0)
+    next_inputs, _ = _decoding(model, arrays, 1, 0)
+    step = next_inputs(1, None)  # type: ignore[arg-type]  # (the run before: what a token would be picked from)
+    assert step is not None
+    names = [port.get_any_name() for port in model.inputs]
+    fed = {names[i]: array for i, array in step.items()}
+    assert fed["inputs_embeds"].shape == (1, 1, 16) and fed["token_type_ids"].shape == (1, 1), fed
+    assert fed["attention_mask"].shape == (1, 9) and fed["position_ids"].tolist() == [[8]], fed
