@@ -723,11 +723,10 @@ def _disagreeing(
     notes = []
     for p in ports:
         mask = bool(names[p.index] & GROWING_MASKS)
-        if (
-            p.array is not None
-            and _runs_along_ids(names[p.index])
-            and arrays[p.index].shape != (covered if mask else shape)
-        ):
+        given = arrays[p.index].shape
+        if "position_ids" in names[p.index] and len(given) == 3:  # per rotary section: [sections, batch, tokens]
+            given = given[1:]
+        if p.array is not None and _runs_along_ids(names[p.index]) and given != (covered if mask else shape):
             past = " and the past given" if mask and covered != shape else ""
             notes.append(f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token "
                          f"ids {ids.label!r} {list(shape)}{past}: OpenVINO may take them, but together they describe "
@@ -753,6 +752,7 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + _past_length(ports, names)])
     return [replace(p, target=shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else replace(p, target=covered) if _along(p, names[p.index], covered)
+            else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
             else replace(p, target=batch) if _beams(p, names[p.index], batch)
             else _empty_past(p, names[p.index], batch.to_list()[0]) for p in ports]  # fmt: skip
 
@@ -810,6 +810,16 @@ def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[
                     p = replace(p, target=shape)
         out.append(p)
     return out
+
+
+def _sectioned(port: _Port, names: set[str], shape: Any) -> Any:
+    """The shape of positions given per rotary section (Qwen2-VL's ``position_ids`` [3, batch, tokens]: time, height,
+    width) along the token ids of ``shape``, where ``port`` is such positions neither given nor shaped; else None."""
+    dims = port.declared.dims
+    if not (port.free and "position_ids" in names and dims is not None and len(dims) == 3 and dims[0].is_static):
+        return None
+    sections = type(port.declared).static([dims[0].lo, *shape.to_list()])
+    return sections if port.declared.compatible(sections) else None
 
 
 def _beams(port: _Port, names: set[str], batch: Any) -> bool:

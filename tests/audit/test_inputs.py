@@ -450,3 +450,30 @@ def test_a_decoder_s_cross_attention_past_is_not_its_own() -> None:
     assert {i.name: tuple(i.shape) for i in described}["decoder_attention_mask"] == (1, 11)
     _, _, notes = model_inputs(model, {**given, "decoder_attention_mask": np.ones((1, 11), np.int64)}, 0)
     assert not any("describe no one text" in note for note in notes), notes
+
+
+def test_positions_per_rotary_section_follow_the_embeddings() -> None:
+    """A Qwen2-VL language model (optimum-intel's export) takes ``inputs_embeds`` and ``position_ids`` per rotary
+    section, [3, batch, tokens]: they were made [3, 1, 1] beside 8 embeddings, every token at position 0, and given as
+    generation feeds them they were said to describe no one text."""
+    from ovreduce.backends.openvino import model_inputs
+
+    def build() -> Any:
+        nodes = [ops.parameter(shape, etype, name=name) for shape, etype, name in (
+            ([-1, -1, 16], np.float32, "inputs_embeds"), ([-1, -1], np.int64, "attention_mask"),
+            ([3, -1, -1], np.int64, "position_ids"))]  # fmt: skip
+        for node in nodes:
+            node.output(0).set_names({node.get_friendly_name()})
+        embeds, mask, positions = nodes
+        angle = ops.unsqueeze(ops.convert(positions, "f32"), ops.constant(np.int64(-1)))  # [3, batch, tokens, 1]
+        masked = ops.unsqueeze(ops.convert(mask, "f32"), ops.constant(np.int64(-1)))
+        turned = ops.multiply(ops.multiply(ops.cos(angle), embeds), masked)
+        return ov.Model([ops.reduce_mean(turned, ops.constant(np.array([-1], np.int64)), False)], nodes)
+
+    model = build()
+    arrays, _, notes = model_inputs(model, {}, 0)
+    fed = {port.get_any_name(): arrays[i] for i, port in enumerate(model.inputs)}
+    assert fed["position_ids"].tolist() == [[list(range(8))]] * 3 and fed["attention_mask"].shape == (1, 8), notes
+    given = np.broadcast_to(np.arange(8), (3, 1, 8)).astype(np.int64)
+    _, _, notes = model_inputs(build(), {"position_ids": given}, 0)
+    assert not any("describe no one text" in note for note in notes), notes
