@@ -902,9 +902,8 @@ def _decoding(
     logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
     names = [set(port.get_names()) for port in ov_model.inputs]
     ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
-    fed_embeddings = any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
     # (a model fed embeddings has no token input: its token_type_ids are no token)
-    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not fed_embeddings else None)
+    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not _fed_embeddings(names) else None)
     rng = np.random.default_rng(seed + 1)
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
 
@@ -951,11 +950,16 @@ def _made_for(inputs: Sequence[AuditInput], stage: str) -> str:
             f"(indices, counts, shapes), give them")  # fmt: skip
 
 
+def _fed_embeddings(names: Sequence[set[str]]) -> bool:
+    """Whether a model of inputs of these names is fed token embeddings (``inputs_embeds``) and no token ids."""
+    return any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
+
+
 def _steps_note(ov_model: Any, decoded: int) -> str:
     variables = len(ov_model.get_sinks())
-    names = set().union(*(port.get_names() for port in ov_model.inputs))
-    fed = ("the argmax token of the step before" if names & TOKEN_IDS or not names & EMBEDDINGS
-           else "a new token's embedding (seeded normal values: the model takes no token ids)")  # fmt: skip
+    fed = ("a new token's embedding (seeded normal values: the model takes no token ids)"
+           if _fed_embeddings([set(port.get_names()) for port in ov_model.inputs])
+           else "the argmax token of the step before")  # fmt: skip
     return (
         f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "
         f"carried its state from the first run through {decoded} decode step(s), each fed {fed}, an attention mask "
