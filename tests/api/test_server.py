@@ -104,7 +104,7 @@ def serve(
                 pass
             assert time.monotonic() < deadline, "the server did not become ready"
             time.sleep(0.1)
-        # a port found free may be taken before the server binds it, the test files running at once: another
+        # a port found free may be taken before the server binds it (test files run at once): start on another
         if proc.poll() is None or b"address already in use" not in log.read_bytes().lower() or attempt == 2:
             break
     assert proc.poll() is None, log.read_text()

