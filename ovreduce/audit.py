@@ -58,6 +58,7 @@ import numpy.typing as npt
 from ovreduce._openvino import clean_message, read_failure, read_ir_model
 from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, TOKEN_IDS, recipes
 from ovreduce.backends.openvino import (
+    PROBED_TYPES,
     InferenceTimeoutError,
     MarkedRun,
     NextInputs,
@@ -541,16 +542,8 @@ def audit_model(
         work.lookups += 3
         layer.runtime_precision = audited[0].runtime_precision.get(name)
         layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
-        if (
-            layer.plain_runtime_precision
-            and layer.runtime_precision
-            and (layer.plain_runtime_precision != layer.runtime_precision)
-        ):
-            # the row judges the kernel observed, not the one the model runs: nothing is established of that one
-            layer.not_established = layer.not_established or (
-                f"the model runs it in {layer.plain_runtime_precision}, and observed (its tensors made outputs) it "
-                f"ran in {layer.runtime_precision}: its {layer.plain_runtime_precision} execution was not examined"
-            )
+        # the row judges the kernel observed, not the one the model runs: nothing is established of that one
+        layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, name)
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += [row for rows in audited_bodies.values() for row in rows]
@@ -570,6 +563,24 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)
+
+
+def _runs_unobserved(layer: LayerAudit, plain: MarkedRun | None, name: str) -> str | None:
+    """Why the plain run executes reduction ``name`` in another precision than the audited run observed it in (its
+    tensors made outputs), if it does: named in the plain execution graph in another precision, or fused there into
+    another kernel (an RMS norm's) while the plain graph runs floats in another precision than the one observed."""
+    observed, runs = layer.runtime_precision, layer.plain_runtime_precision
+    if plain is None or observed is None:
+        return None
+    if runs is not None and runs != observed:
+        return (f"the model runs it in {runs}, and observed (its tensors made outputs) it ran in {observed}: its "
+                f"{runs} execution was not examined")  # fmt: skip
+    fused = runs is None and bool(plain.runtime_precision) and observed in PROBED_TYPES
+    if fused and plain.effective_precision in PROBED_TYPES and plain.effective_precision != observed:
+        return (f"the model runs it fused into another kernel (its execution graph, in {plain.effective_precision}, "
+                f"does not name it), and observed (its tensors made outputs) it ran alone in {observed}: its fused "
+                f"execution was not examined")  # fmt: skip
+    return None
 
 
 def _target_step(

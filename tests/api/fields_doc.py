@@ -165,8 +165,8 @@ FIELDS: dict[str, str] = {
     "xml_bytes": "the size of the stored `.xml` in bytes",
     # where a name means something else
     "AuditLayer.status": "`ok`, `drift` (its drift is above `fail_on_drift`), `error` (its own error), "
-    "`not-established` (within tolerance on an input that cannot show an error) or `not-audited` (inside a "
-    "sub-graph body)",
+    "`not-established` (within tolerance, but on an input that cannot show an error or on a kernel other than the one "
+    "the model runs) or `not-audited` (inside a sub-graph body)",
     "ConformNode.status": "`ok`, `disagree`, `error` or `not-observable`",
     "ConformNode.version": "the operator's version in its domain (the opset it came from)",
     "DriftSplit.total": "the total drift: the audited output against the f32 run",

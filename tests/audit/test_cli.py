@@ -59,7 +59,11 @@ def test_inaccurate_precision_reports_drift_and_passes(
     assert status == 0  # drift is reported, not failed
     assert "DRIFT" not in out
     assert "reported, not judged (see --fail-on-drift)" in out
-    assert "result: every reduction within tolerance; largest drift from the f32 run" in out
+    if _expect_drift(precision):  # the plain run fuses it into a bf16 RMS kernel that was not observed
+        assert "result: no reduction outside tolerance, but coverage is partial" in out
+        assert "1 not established (each row says why" in out and "NOT ESTABLISHED" in out
+    else:
+        assert "result: every reduction within tolerance; largest drift from the f32 run" in out
     row = next(line for line in out.splitlines() if "mean_square" in line)
     # the header's summary of what the reductions execute in agrees with the row
     runs_in = row.split()[4]
@@ -221,7 +225,8 @@ def test_the_progress_bar_moves_through_the_stages_on_a_terminal(files: dict[str
         assert stage in bar, (stage, bar)
     assert "step" in bar  # tqdm's counter of steps
     assert "Traceback" not in bar
-    assert "result: every reduction within tolerance" in run.stdout
+    assert ("result: no reduction outside tolerance" if _expect_drift("bf16") else
+            "result: every reduction within tolerance") in run.stdout  # fmt: skip
     piped = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert piped.stderr == ""  # no bar when stderr is not a terminal
 

@@ -346,7 +346,8 @@ def _partial(coverage: dict[str, int]) -> str:
     """The verdict of an audit that failed nothing but did not establish every reduction."""
     gaps = []
     if coverage.get("not-established"):
-        gaps.append(f"{coverage['not-established']} not established (inputs that cannot show an error)")
+        gaps.append(f"{coverage['not-established']} not established (each row says why: an input that cannot show an "
+                    f"error, or a kernel the model runs that was not observed)")  # fmt: skip
     if coverage.get("not-audited"):
         gaps.append(f"{coverage['not-audited']} not audited (in bodies that did not run or run per iteration)")
     return (
