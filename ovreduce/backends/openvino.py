@@ -664,10 +664,12 @@ def model_inputs(
             raise InputError(f"{what} has rank {len(target.dims)}: inputs of more than {_MAX_RANK} dimensions cannot "
                              f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
+    free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
     ports = _follow_token_ids(ports, known)
     past = _past_length(ports, known)
-    emptied = [p.label for p in ports if p.array is None and p.target != p.declared and p.target.is_static
-               and any(n.startswith(PAST) for n in known[p.index]) and 0 in p.target.to_list()]  # fmt: skip
+    made_past = [p for p in ports if p.index in free_past and p.target != p.declared and p.target.is_static]
+    emptied = [p.label for p in made_past if 0 in p.target.to_list()]
+    filled = [p.label for p in made_past if 0 not in p.target.to_list()]
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
         total = sum(math.prod(dims) for dims in chosen)
@@ -698,7 +700,7 @@ def model_inputs(
                     )
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
-            if recipe.kind == "positions" and past and _runs_along_ids(known[port.index]):  # the new tokens' own
+            if recipe.kind == "positions" and past and _positions_of_tokens(known[port.index]):  # the new tokens' own
                 array, origin = array + past, f"positions {past}.. after the {past} past positions given"
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
@@ -707,6 +709,10 @@ def model_inputs(
         notes.append(f"the {len(emptied)} past key and value inputs ({emptied[0]}...) are empty, as in the first "
                      f"step of generation, which the token ids, mask and positions describe: what reads the past was "
                      f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
+    if filled:
+        notes.append(f"the {len(filled)} past key and value inputs not given ({filled[0]}...) are made of seeded "
+                     f"values, as long as the past given of their kind: the step that the mask and positions describe; "
+                     f"give them (--input) to audit that step's own past")  # fmt: skip
     return arrays, described, notes
 
 
@@ -748,22 +754,33 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
         return ports
     shape = PartialShape.static(ids.target.to_list()[:2])
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
+    tokens = PartialShape.static(ids.target.to_list()[1:2])  # cache_position: the new tokens' places in the cache
     # a mask covers the past given too, as in the step of generation that past is for
-    covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + _past_length(ports, names)])
+    pasts = {cross: _past_length(ports, names, cross) for cross in (False, True)}  # each kind's given length
+    covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + pasts[False]])
     return [replace(p, target=shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else replace(p, target=covered) if _along(p, names[p.index], covered)
             else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
             else replace(p, target=batch) if _beams(p, names[p.index], batch)
-            else _empty_past(p, names[p.index], batch.to_list()[0]) for p in ports]  # fmt: skip
+            else replace(p, target=tokens) if p.free and "cache_position" in names[p.index]
+            and p.declared.compatible(tokens)
+            else _free_past(p, names[p.index], batch.to_list()[0], pasts[_encoders(names[p.index])])
+            for p in ports]  # fmt: skip
 
 
-def _past_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> int:
+def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool = False) -> int:
     """The positions of the past keys and values given (optimum's ``past_key_values.N.key``: [batch, heads, past,
-    head size]) of an export without state: 0 where none is given. A decoder's cross-attention past (``.encoder.``)
-    is the encoder's length, not the generated sequence's."""
+    head size]) of an export without state: 0 where none is given. A decoder's cross-attention past (``.encoder.``,
+    ``cross``) is the encoder's length, not the generated sequence's: each kind is measured apart."""
     given = [p.array for p in ports if p.array is not None
-             and any(n.startswith(PAST) and "encoder" not in n for n in names[p.index])]  # fmt: skip
+             and any(n.startswith(PAST) for n in names[p.index]) and _encoders(names[p.index]) is cross]  # fmt: skip
     return max((a.shape[2] for a in given if a.ndim == 4), default=0)
+
+
+def _encoders(names: set[str]) -> bool:
+    """Whether an input of these names runs along the encoder's sequence, whatever its Parameter is called: an
+    encoder's input, or a decoder's cross-attention past (``past_key_values.N.encoder.key``)."""
+    return any("encoder" in name for name in names)
 
 
 def _sequence(
@@ -775,18 +792,19 @@ def _sequence(
     return ids or next((p for p in ports if names[p.index] & EMBEDDINGS and len(shape(p)) == 3), None)
 
 
-def _empty_past(port: _Port, names: set[str], batch: int) -> _Port:
-    """``port`` empty along its sequence, where it is the past keys or values of an LLM exported without state
-    (optimum's ``past_key_values.N.key``: [batch, heads, past, head size]), neither given nor shaped: the first step
-    of generation, which the token ids, the mask and the positions describe (a past of 1 beside a mask of the ids'
-    length and positions from 0 is no state generation makes)."""
+def _free_past(port: _Port, names: set[str], batch: int, length: int) -> _Port:
+    """``port`` ``length`` long along its sequence, where it is the past keys or values of an LLM exported without
+    state (optimum's ``past_key_values.N.key``: [batch, heads, past, head size]), neither given nor shaped: as long
+    as the past given of its kind, or empty where none is (the first step of generation), the step the token ids, the
+    mask and the positions describe (a past of 1 beside a mask of the ids' length and positions from 0, or layers of
+    different pasts, are no state generation makes)."""
     dims = port.declared.dims
     if not (port.free and any(n.startswith(PAST) for n in names) and dims is not None and len(dims) == 4):
         return port
     if not (dims[1].is_static and dims[3].is_static and not dims[2].is_static):
         return port
-    empty = type(port.declared).static([batch, dims[1].lo, 0, dims[3].lo])
-    return replace(port, target=empty) if port.declared.compatible(empty) else port
+    made = type(port.declared).static([batch, dims[1].lo, length, dims[3].lo])
+    return replace(port, target=made) if port.declared.compatible(made) else port
 
 
 def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
@@ -834,10 +852,15 @@ def _along(port: _Port, names: set[str], shape: Any) -> bool:
     return port.free and _runs_along_ids(names) and port.declared.compatible(shape)
 
 
+def _positions_of_tokens(names: set[str]) -> bool:
+    """Whether an input of these names holds the new tokens' positions, which a past given puts after it."""
+    return _runs_along_ids(names) or "cache_position" in names
+
+
 def _runs_along_ids(names: set[str]) -> bool:
     """Whether an input of these names runs along the token ids: one of :data:`ALONG_IDS`, not an encoder's input
     (whose length is the encoder's, whatever its Parameter is called)."""
-    return bool(names & ALONG_IDS) and not any("encoder" in name for name in names)
+    return bool(names & ALONG_IDS) and not _encoders(names)
 
 
 def _prompt_length(port: _Port) -> _Port:

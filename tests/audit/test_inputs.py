@@ -242,6 +242,25 @@ def test_a_given_past_is_covered_by_the_mask_and_followed_by_the_positions(tmp_p
     assert not any("describe no one text" in note for note in longer.notes), longer.notes  # the mask a step has
 
 
+def test_a_past_given_for_some_layers_is_the_length_of_the_others() -> None:
+    """A past given for one layer of two (an export without state): the mask covered it and the positions followed
+    it, while the other layer's past was made empty and a note called that the first step of generation, which the
+    mask and positions described. No step of generation has layers of different pasts."""
+    from ovreduce.backends.openvino import model_inputs
+
+    ids, mask, positions, past, keys = _stateless_llm()
+    other = ops.parameter([-1, 2, -1, 4], np.float32, name="other")
+    other.output(0).set_names({"past_key_values.1.key"})
+    seen = ops.reduce_mean(other, ops.constant(np.array([2], np.int64)), False)
+    model = ov.Model([keys, seen], [ids, mask, positions, past, other])
+    _, described, notes = model_inputs(model, {"past_key_values.0.key": np.ones((1, 2, 3, 4), np.float32)}, 0)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["past_key_values.1.key"] == (1, 2, 3, 4) and shapes["attention_mask"] == (1, 11), shapes
+    assert not any("first step of generation" in note for note in notes), notes
+    assert any("past key and value inputs not given (past_key_values.1.key...) are made of seeded values" in note
+               for note in notes), notes  # fmt: skip
+
+
 def test_logical_reductions_whose_every_slice_holds_the_deciding_value_twice_establish_nothing(tmp_path: Path) -> None:
     """Each slice holding two Falses or more, every AND is False, and stays so whichever one element a kernel misses:
     the row was ok. The OR of the same input, one of whose slices holds its one True, is established."""
@@ -450,6 +469,37 @@ def test_a_decoder_s_cross_attention_past_is_not_its_own() -> None:
     assert {i.name: tuple(i.shape) for i in described}["decoder_attention_mask"] == (1, 11)
     _, _, notes = model_inputs(model, {**given, "decoder_attention_mask": np.ones((1, 11), np.int64)}, 0)
     assert not any("describe no one text" in note for note in notes), notes
+
+
+def test_cache_positions_follow_the_token_ids_and_the_past_given() -> None:
+    """A decoder exported with its past as inputs and ``cache_position`` (optimum's Whisper decoder): generation feeds
+    the positions of the new tokens in the cache, ``arange(past, past + tokens)``. It was made ``[0]`` beside 8 ids,
+    and ``[0]`` still beside a past of 3 given, though ``position_ids`` beside it followed the past."""
+    from ovreduce.backends.openvino import model_inputs
+
+    def parameter(shape: list[int], etype: type, name: str) -> Any:
+        node = ops.parameter(shape, etype, name=name)
+        node.output(0).set_names({name})
+        return node
+
+    def build() -> Any:  # (made inputs reshape the model)
+        ids, cache = parameter([-1, -1], np.int64, "input_ids"), parameter([-1], np.int64, "cache_position")
+        past = parameter([-1, 2, -1, 4], np.float32, "past_key_values.0.decoder.key")
+        outputs = [ops.reduce_max(cache, ops.constant(np.array([0], np.int64)), False),
+                   ops.reduce_sum(ops.convert(ids, "f32"), [1], False),
+                   ops.reduce_mean(past, ops.constant(np.array([2], np.int64)), False)]  # fmt: skip
+        return ov.Model(outputs, [ids, cache, past])
+
+    names = ["input_ids", "cache_position", "past_key_values.0.decoder.key"]
+    arrays, described, _ = model_inputs(build(), {}, 0)
+    fed = {names[i]: array for i, array in arrays.items()}
+    assert fed["cache_position"].tolist() == list(range(fed["input_ids"].shape[1])), fed
+    given = {"input_ids": np.array([[3, 7]]), "past_key_values.0.decoder.key": np.ones((1, 2, 3, 4), np.float32)}
+    arrays, described, _ = model_inputs(build(), given, 0)
+    fed = {names[i]: array for i, array in arrays.items()}
+    assert fed["cache_position"].tolist() == [3, 4], fed
+    origin = {i.name: i.origin for i in described}["cache_position"]
+    assert origin == "positions 3.. after the 3 past positions given", origin
 
 
 def test_positions_per_rotary_section_follow_the_embeddings() -> None:
