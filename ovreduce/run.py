@@ -235,11 +235,11 @@ def prepare_inputs(
             raise InputError(f"input 1 (axes) does not fit input 0 (data) of shape {list(arrays[0].shape)}: "
                              f"{exc.message}", parameter="inputs") from None  # fmt: skip
     if spec.type in DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
-        arrays[0] = _deciding_once(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
+        arrays[0] = deciding_once(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
     return PreparedInputs(arrays, notes, defaulted)
 
 
-def _deciding_once(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
+def deciding_once(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
     """Booleans whose every slice (over ``axes``) holds the value that decides the logical reduction ``op`` once, or
     not at all, about half of them each way, both kinds where there are two slices or more: each output then
     depends on one element, which a kernel that misses or misreads it gets wrong. At fair odds, a slice of 12 held
