@@ -219,20 +219,26 @@ def test_max_and_min_of_8_bit_integers(op: str, opset: int, dtype: type[np.integ
         assert (entry["status"], doc["ok"]) == ("ok", True)
 
 
-@pytest.mark.parametrize(("op", "decides"), [("ReduceMax", True), ("ReduceMin", False)])
-def test_max_and_min_of_booleans_on_slices_each_decided_twice_say_they_show_no_error(op: str, decides: bool) -> None:
-    """ReduceMax and ReduceMin take booleans from version 20: an OR and an AND. On slices that each hold the
-    deciding value twice or more, no output depends on any one element: conform agreed, and said nothing of it, as
-    run and audit say for ReduceLogicalOr and ReduceLogicalAnd."""
+def _logical(op: str, rows: int) -> onnx.ModelProto:
+    """``op`` (ReduceMax or ReduceMin, version 20) of booleans ``[rows, 12]`` over axis 1, named ``r``."""
     graph = helper.make_graph(
         [helper.make_node(op, ["x", "axes"], ["y"], keepdims=0, name="r")], "logical",
-        [helper.make_tensor_value_info("x", TensorProto.BOOL, [8, 12])],
-        [helper.make_tensor_value_info("y", TensorProto.BOOL, [8])],
+        [helper.make_tensor_value_info("x", TensorProto.BOOL, [rows, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.BOOL, [rows])],
         [numpy_helper.from_array(np.array([1], np.int64), "axes")],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], producer_name="ovreduce-tests")
     model.ir_version = onnx_models.IR_VERSION
     onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize(("op", "decides"), [("ReduceMax", True), ("ReduceMin", False)])
+def test_max_and_min_of_booleans_on_slices_each_decided_twice_say_they_show_no_error(op: str, decides: bool) -> None:
+    """ReduceMax and ReduceMin take booleans from version 20: an OR and an AND. On slices that each hold the
+    deciding value twice or more, no output depends on any one element: conform agreed, and said nothing of it, as
+    run and audit say for ReduceLogicalOr and ReduceLogicalAnd."""
+    model = _logical(op, 8)
     decided = np.full((8, 12), not decides)
     decided[:, 3] = decided[:, 7] = decides
     [entry] = conform_model(model.SerializeToString(), inputs={"x": decided}).to_json()["nodes"]
@@ -253,14 +259,7 @@ def test_booleans_made_for_max_and_min_let_each_output_depend_on_one_element(op:
     """Booleans made at fair odds held the deciding value twice or more in nearly every slice of 12 (all seeds): the
     node always conformed on an input that could show no error. Made, each slice now holds it once or not at all, so
     every output is decided by one element, or by none; and the input says how it was made."""
-    graph = helper.make_graph(
-        [helper.make_node(op, ["x", "axes"], ["y"], keepdims=0, name="r")], "logical",
-        [helper.make_tensor_value_info("x", TensorProto.BOOL, [4, 12])],
-        [helper.make_tensor_value_info("y", TensorProto.BOOL, [4])],
-        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], producer_name="ovreduce-tests")
-    model.ir_version = onnx_models.IR_VERSION
+    model = _logical(op, 4)
     doc = conform_model(model.SerializeToString(), seed=seed).to_json()
     [entry] = doc["nodes"]
     assert (entry["status"], entry["notes"], doc["ok"]) == ("ok", [], True), entry
