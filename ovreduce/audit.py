@@ -543,7 +543,7 @@ def audit_model(
         layer.runtime_precision = audited[0].runtime_precision.get(name)
         layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
         # the row judges the kernel observed, not the one the model runs: nothing is established of that one
-        layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, name)
+        layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += [row for rows in audited_bodies.values() for row in rows]
@@ -565,22 +565,67 @@ def audit_model(
     return report(effective, described, layers, finals, cut, notes)
 
 
-def _runs_unobserved(layer: LayerAudit, plain: MarkedRun | None, name: str) -> str | None:
-    """Why the plain run executes reduction ``name`` in another precision than the audited run observed it in (its
+def _runs_unobserved(layer: LayerAudit, plain: MarkedRun | None, node: Any) -> str | None:
+    """Why the plain run executes reduction ``node`` in another precision than the audited run observed it in (its
     tensors made outputs), if it does: named in the plain execution graph in another precision, or fused there into
-    another kernel (an RMS norm's) while the plain graph runs floats in another precision than the one observed."""
+    a kernel (an RMS norm's) that runs in another precision than the one observed."""
     observed, runs = layer.runtime_precision, layer.plain_runtime_precision
     if plain is None or observed is None:
         return None
-    if runs is not None and runs != observed:
-        return (f"the model runs it in {runs}, and observed (its tensors made outputs) it ran in {observed}: its "
-                f"{runs} execution was not examined")  # fmt: skip
-    fused = runs is None and bool(plain.runtime_precision) and observed in PROBED_TYPES
-    if fused and plain.effective_precision in PROBED_TYPES and plain.effective_precision != observed:
-        return (f"the model runs it fused into another kernel (its execution graph, in {plain.effective_precision}, "
-                f"does not name it), and observed (its tensors made outputs) it ran alone in {observed}: its fused "
-                f"execution was not examined")  # fmt: skip
+    if runs is not None:
+        return None if runs == observed else (
+            f"the model runs it in {runs}, and observed (its tensors made outputs) it ran in {observed}: its {runs} "
+            f"execution was not examined")  # fmt: skip
+    kernel = _fused_into(node, plain.runtime_precision) if observed in PROBED_TYPES else None
+    if kernel is None or kernel[1] == observed:
+        return None
+    return (f"the model runs it fused into the kernel {kernel[0]!r} (its execution graph does not name the reduction), "
+            f"in {kernel[1]}, and observed (its tensors made outputs) it ran alone in {observed}: its fused execution "
+            f"was not examined")  # fmt: skip
+
+
+_FUSED_REACH = 64
+"""Nodes after a reduction looked at for the kernel of a plain execution graph that computes it fused."""
+
+
+def _fused_into(node: Any, named: Mapping[str, str]) -> tuple[str, str] | None:
+    """The kernel of a plain execution graph (``named``: each node name it names, with its precision) that executes
+    reduction ``node`` fused, where the graph does not name the reduction: the nearest after it that it names (an RMS
+    kernel is named after the norm's last Multiply). None where the reduction is computed from constants (folded),
+    reaches the kernels only through shapes (ShapeOf), or no named node is found within :data:`_FUSED_REACH`."""
+    if not named or not _runs_on_data(node):
+        return None
+    seen, queue = {node.get_friendly_name()}, deque([node])
+    while queue and len(seen) <= _FUSED_REACH:
+        for port in queue.popleft().outputs():
+            for target in (t.get_node() for t in port.get_target_inputs()):
+                name = target.get_friendly_name()
+                if target.get_type_name() in ("ShapeOf", "Result", "Assign") or name in seen:
+                    continue
+                if name in named:
+                    return name, named[name]
+                seen.add(name)
+                queue.append(target)
     return None
+
+
+def _runs_on_data(node: Any) -> bool:
+    """Whether ``node``'s value depends on the model's inputs or state (a Parameter or ReadValue before it), so that
+    OpenVINO computes it as the model runs rather than folding it when it compiles."""
+    seen, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        kind = current.get_type_name()
+        if kind in ("Parameter", "ReadValue"):
+            return True
+        if kind == "ShapeOf" and current.get_input_partial_shape(0).is_static:
+            continue  # a static shape is a constant
+        for value in reversed(current.input_values()):  # the first input first: the data's way, as a rule
+            source = value.get_node()
+            if source.get_friendly_name() not in seen:
+                seen.add(source.get_friendly_name())
+                stack.append(source)
+    return False
 
 
 def _target_step(
@@ -1059,7 +1104,7 @@ class _Branches:
                             out[ref.path] = [_unaudited(layer, why, ref.path) for layer in ref.body.graph.layers
                                              if layer.type in kinds]  # fmt: skip
                     continue
-                body = (node.get_then_body() if branch == 0 else node.get_else_body()).clone()
+                body = node.get_then_body() if branch == 0 else node.get_else_body()
                 feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}
                 out[path] = self._run(body, feeds, graph, path, kinds, device, precision, deadline, atol, rtol, work)
         return out
@@ -1069,13 +1114,15 @@ class _Branches:
         kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
         atol: float | None, rtol: float | None, work: AuditWork,
     ) -> list[LayerAudit]:  # fmt: skip
-        nodes = _reduction_nodes(body, kinds, work)
+        marked = body.clone()
+        nodes = _reduction_nodes(marked, kinds, work)
         ids = _layer_ids(graph, work)
         marks, slots = _marks(nodes)
         what = f"the audit of the {path} body"
         check_kept(marks, self.max_elements, what=what)
         try:
-            run = run_marked(body, marks, feeds, device, precision, deadline=deadline)
+            run = run_marked(marked, marks, feeds, device, precision, deadline=deadline)
+            plain = run_marked(body.clone(), [], feeds, device, precision, deadline=deadline)  # what it executes
         except MemoryLimitError:  # too large for this process: the answer is the limit
             raise
         except Exception as exc:  # the body alone refused or did not finish: its reductions stay listed
@@ -1089,6 +1136,8 @@ class _Branches:
                               None)  # fmt: skip
             row.body_path = path
             row.runtime_precision = run.runtime_precision.get(name)
+            row.plain_runtime_precision = plain.runtime_precision.get(name)
+            row.not_established = row.not_established or _runs_unobserved(row, plain, node)
             row.notes.append(f"audited from the {path} body run alone on the values the If gave it in the whole run")
             work.reductions_checked += 1
             rows.append(row)

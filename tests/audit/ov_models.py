@@ -33,21 +33,39 @@ def _f32(array: Any) -> Any:
     return ops.constant(np.asarray(array, np.float32))
 
 
-def rms_norm(path: Path, *, hidden: int = 512, tokens: int = 8, seed: int = 0) -> Path:
+def rms_norm(path: Path, *, hidden: int = 512, tokens: int = 8, seed: int = 0, last: bool = False) -> Path:
     """``x -> MatMul(w1) -> h*h -> ReduceMean(-1, keep) 'mean_square' -> +eps -> Sqrt -> h/rms -> *gamma
-    -> MatMul(w2)``: an RMSNorm between two projections, as in a transformer block. Input ``x`` is
-    ``[1, tokens, hidden]`` f32."""
+    -> MatMul(w2)``: an RMSNorm between two projections, as in a transformer block; ``last``: without the second
+    projection, the model's last norm (an embedding export's). Input ``x`` is ``[1, tokens, hidden]`` f32."""
+    x = _parameter([1, tokens, hidden], np.float32, "x")
+    return _save([_rms_block(x, hidden, seed, last)], [x], "rmsnorm", path)
+
+
+def _rms_block(x: Any, hidden: int, seed: int, last: bool = False) -> Any:
     rng = np.random.default_rng(seed)
     scale = np.float32(1 / np.sqrt(hidden))
-    x = _parameter([1, tokens, hidden], np.float32, "x")
     h = ops.matmul(x, _f32(rng.standard_normal((hidden, hidden)) * scale), False, False, name="proj_in")
     squared = ops.multiply(h, h, name="square")
     mean_square = ops.reduce_mean(squared, _axes(-1), True, name="mean_square")
     rms = ops.sqrt(ops.add(mean_square, _f32(1e-6), name="add_eps"), name="rms")
     normalized = ops.divide(h, rms, name="normalize")
     scaled = ops.multiply(normalized, _f32(rng.uniform(0.5, 1.5, hidden)), name="gamma")
-    out = ops.matmul(scaled, _f32(rng.standard_normal((hidden, hidden)) * scale), False, False, name="proj_out")
-    return _save([out], [x], "rmsnorm", path)
+    if last:
+        return scaled
+    return ops.matmul(scaled, _f32(rng.standard_normal((hidden, hidden)) * scale), False, False, name="proj_out")
+
+
+def rms_norm_in_if(path: Path, *, hidden: int = 512, tokens: int = 8) -> Path:
+    """``If(cond)`` whose then body is :func:`rms_norm`'s block and whose else body doubles ``x``."""
+    x, cond = _parameter([1, tokens, hidden], np.float32, "x"), _parameter([], np.bool_, "cond")
+    then_x, else_x = (ops.parameter([1, tokens, hidden], np.float32) for _ in range(2))
+    then = ov.Model([ops.result(_rms_block(then_x, hidden, 0))], [then_x], "then")
+    other = ov.Model([ops.result(ops.multiply(else_x, _f32(2.0)))], [else_x], "else")
+    branch = ops.if_op(cond)
+    branch.set_then_body(then)
+    branch.set_else_body(other)
+    branch.set_input(x.output(0), then_x, else_x)
+    return _save([branch.set_output(then.get_results()[0], other.get_results()[0])], [x, cond], "rms_if", path)
 
 
 _KINDS = (ops.reduce_mean, ops.reduce_sum, ops.reduce_max, ops.reduce_min, ops.reduce_l2)
