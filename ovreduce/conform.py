@@ -378,7 +378,7 @@ def conform_model(
         )
     arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements, shapes)
     report.notes += notes
-    _deciding_inputs(nodes, opsets.get("ai.onnx", 1), ov_model, arrays, report.inputs, given, initializers, work, seed)
+    _deciding_inputs(nodes, opsets.get("ai.onnx", 1), ov_model, arrays, report.inputs, initializers, work, seed)
     sources = _Sources(ov_model, initializers, removed, work)
     plan: list[tuple[NodeCheck, Any, list[_Source], _Source]] = []
     for n in nodes:
@@ -597,10 +597,11 @@ def _interesting(node: Any) -> bool:
 
 def _deciding_inputs(
     nodes: Sequence[Any], opset: int, ov_model: Any, arrays: dict[int, npt.NDArray[Any]], described: list[AuditInput],
-    given: Mapping[str, Any], initializers: _Initializers, work: Work, seed: int,
+    initializers: _Initializers, work: Work, seed: int,
 ) -> None:  # fmt: skip
     """Remake each boolean model input that a ReduceMax or ReduceMin reads directly (over axes known before the run),
-    not given, as booleans holding the value that decides it once or not at all per slice (:func:`deciding_once`).
+    not given (by any of its names, or its index), as booleans holding the value that decides it once or not at all
+    per slice (:func:`deciding_once`).
     Made at fair odds, a slice of 12 held it twice or more nearly always, and the node conformed on an input that
     could show no error: each output was that value, whatever a kernel missed."""
     from ovreduce.reference.onnx import op_version
@@ -610,7 +611,7 @@ def _deciding_inputs(
     remade: set[int] = set()
     for n in nodes:
         i = ports.get(n.input[0]) if n.op_type in DECIDING and n.domain in ("", "ai.onnx") and n.input else None
-        if i is None or i in remade or n.input[0] in given or arrays[i].dtype.kind != "b":
+        if i is None or i in remade or described[i].origin == "given" or arrays[i].dtype.kind != "b":
             continue
         attrs = _attrs(n)
         if op_version(n.op_type, opset) < 18:

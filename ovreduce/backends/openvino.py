@@ -665,11 +665,12 @@ def model_inputs(
                              f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
+    past, cross_why = _past_length(ports, known), _cross_length(ports, known)[1]  # (as given or shaped)
     ports = _follow_token_ids(ports, known)
-    past = _past_length(ports, known)
     made_past = [p for p in ports if p.index in free_past and p.target != p.declared and p.target.is_static]
     emptied = [p.label for p in made_past if 0 in p.target.to_list()]
-    filled = [p.label for p in made_past if 0 not in p.target.to_list()]
+    filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
+    filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
     chosen = _fit(ov_model, ports, max_elements)
     if max_elements is not None:
         total = sum(math.prod(dims) for dims in chosen)
@@ -709,10 +710,11 @@ def model_inputs(
         notes.append(f"the {len(emptied)} past key and value inputs ({emptied[0]}...) are empty, as in the first "
                      f"step of generation, which the token ids, mask and positions describe: what reads the past was "
                      f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
-    if filled:
-        notes.append(f"the {len(filled)} past key and value inputs not given ({filled[0]}...) are made of seeded "
-                     f"values, as long as the past given of their kind: the step that the mask and positions describe; "
-                     f"give them (--input) to audit that step's own past")  # fmt: skip
+    for labels, length in ((filled, f"{past} positions long, as the past given or shaped"), (filled_cross, cross_why)):
+        if labels:
+            notes.append(f"the {len(labels)} past key and value inputs not given ({labels[0]}...) are made of seeded "
+                         f"values, {length}: the step that the mask and positions describe; give them (--input) to "
+                         f"audit that step's own past")  # fmt: skip
     return arrays, described, notes
 
 
@@ -756,7 +758,7 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
     tokens = PartialShape.static(ids.target.to_list()[1:2])  # cache_position: the new tokens' places in the cache
     # a mask covers the past given too, as in the step of generation that past is for
-    pasts = {cross: _past_length(ports, names, cross) for cross in (False, True)}  # each kind's given length
+    pasts = {False: _past_length(ports, names), True: _cross_length(ports, names)[0]}  # each kind's length
     covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + pasts[False]])
     return [replace(p, target=shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else replace(p, target=covered) if _along(p, names[p.index], covered)
@@ -772,9 +774,28 @@ def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool 
     """The positions of the past keys and values given (optimum's ``past_key_values.N.key``: [batch, heads, past,
     head size]) of an export without state: 0 where none is given. A decoder's cross-attention past (``.encoder.``,
     ``cross``) is the encoder's length, not the generated sequence's: each kind is measured apart."""
-    given = [p.array for p in ports if p.array is not None
-             and any(n.startswith(PAST) for n in names[p.index]) and _encoders(names[p.index]) is cross]  # fmt: skip
-    return max((a.shape[2] for a in given if a.ndim == 4), default=0)
+    lengths = [p.array.shape[2] if p.array is not None else p.target.to_list()[2] for p in ports
+               if (p.array is not None or (not p.free and p.target.is_static)) and _encoders(names[p.index]) is cross
+               and any(n.startswith(PAST) for n in names[p.index]) and p.target.rank == 4]  # fmt: skip
+    return max(lengths, default=0)
+
+
+def _cross_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> tuple[int, str]:
+    """How long a seq2seq decoder's cross-attention past (the encoder's keys and values) not given is made, and why:
+    as the one given or shaped; else, beside a past of the decoder's own (a later step), as long as the encoder's
+    sequence that its given mask or hidden states say, or :data:`PROMPT_TOKENS`; else empty, the first step."""
+    given = _past_length(ports, names, cross=True)
+    if given:
+        return given, f"{given} positions long, as the cross-attention past given or shaped"
+    if not _past_length(ports, names):
+        return 0, "empty"
+    encoder = next((p for p in ports if names[p.index] & {"encoder_attention_mask", "encoder_hidden_states"}
+                    and not p.free and p.target.is_static and (p.target.rank or 0) >= 2), None)  # fmt: skip
+    if encoder is not None:
+        length = (encoder.array.shape if encoder.array is not None else encoder.target.to_list())[1]
+        return length, f"{length} positions long, the encoder's sequence as {encoder.label!r} gives it"
+    return PROMPT_TOKENS, (f"{PROMPT_TOKENS} positions long, an encoder's sequence as long as a prompt made (no input "
+                           f"gives the encoder's)")  # fmt: skip
 
 
 def _encoders(names: set[str]) -> bool:

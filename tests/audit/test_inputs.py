@@ -76,6 +76,13 @@ def test_a_seq2seq_decoder_gets_a_mask_of_ones_and_its_beams_in_order() -> None:
     assert any(layer.status == "ok" for layer in doc.layers)
 
 
+def _parameter(shape: list[int], etype: type, name: str) -> Any:
+    """A Parameter whose tensor is named ``name``, as optimum's exports name their inputs."""
+    node = ops.parameter(shape, etype, name=name)
+    node.output(0).set_names({name})
+    return node
+
+
 def _stateless_llm() -> tuple[Any, Any, Any, Any, Any]:
     """An export with its past keys as inputs (optimum's --disable-stateful): the ids, mask, positions and past
     Parameters, and a mean of the keys over the past and the new tokens."""
@@ -450,14 +457,9 @@ def test_a_decoder_s_cross_attention_past_is_not_its_own() -> None:
     past of 3 and 8 new tokens, and the right mask given was said to describe no one text."""
     from ovreduce.backends.openvino import model_inputs
 
-    def parameter(shape: list[int], etype: type, name: str) -> Any:
-        node = ops.parameter(shape, etype, name=name)
-        node.output(0).set_names({name})
-        return node
-
-    ids, mask = parameter([-1, -1], np.int64, "input_ids"), parameter([-1, -1], np.int64, "decoder_attention_mask")
+    ids, mask = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1, -1], np.int64, "decoder_attention_mask")
     names = [f"past_key_values.0.{side}.{kind}" for side in ("decoder", "encoder") for kind in ("key", "value")]
-    past = [parameter([-1, 2, -1, 4], np.float32, name) for name in names]
+    past = [_parameter([-1, 2, -1, 4], np.float32, name) for name in names]
     axis = ops.constant(np.array([2], np.int64))
     looked_up = ops.convert(ids, "f32")
     outputs = [ops.reduce_mean(p, axis, False) for p in past] + [ops.reduce_sum(ops.convert(mask, "f32"), [1], False),
@@ -477,14 +479,9 @@ def test_cache_positions_follow_the_token_ids_and_the_past_given() -> None:
     and ``[0]`` still beside a past of 3 given, though ``position_ids`` beside it followed the past."""
     from ovreduce.backends.openvino import model_inputs
 
-    def parameter(shape: list[int], etype: type, name: str) -> Any:
-        node = ops.parameter(shape, etype, name=name)
-        node.output(0).set_names({name})
-        return node
-
     def build() -> Any:  # (made inputs reshape the model)
-        ids, cache = parameter([-1, -1], np.int64, "input_ids"), parameter([-1], np.int64, "cache_position")
-        past = parameter([-1, 2, -1, 4], np.float32, "past_key_values.0.decoder.key")
+        ids, cache = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1], np.int64, "cache_position")
+        past = _parameter([-1, 2, -1, 4], np.float32, "past_key_values.0.decoder.key")
         outputs = [ops.reduce_max(cache, ops.constant(np.array([0], np.int64)), False),
                    ops.reduce_sum(ops.convert(ids, "f32"), [1], False),
                    ops.reduce_mean(past, ops.constant(np.array([2], np.int64)), False)]  # fmt: skip
@@ -500,6 +497,64 @@ def test_cache_positions_follow_the_token_ids_and_the_past_given() -> None:
     assert fed["cache_position"].tolist() == [3, 4], fed
     origin = {i.name: i.origin for i in described}["cache_position"]
     assert origin == "positions 3.. after the 3 past positions given", origin
+
+
+def test_a_cross_attention_past_beside_a_later_step_is_the_encoder_s_length() -> None:
+    """A seq2seq decoder given only its own past (a later step): the cross-attention past, the encoder's keys and
+    values, was made empty and called the first step of generation. It is as long as the encoder's sequence: its
+    mask's where given, else a prompt's."""
+    from ovreduce.backends.openvino import model_inputs
+
+    def build() -> Any:  # (made inputs reshape the model)
+        ids, mask = (
+            _parameter([-1, -1], np.int64, "input_ids"),
+            _parameter([-1, -1], np.int64, "encoder_attention_mask"),
+        )
+        past = [
+            _parameter([-1, 2, -1, 4], np.float32, f"past_key_values.0.{side}.key") for side in ("decoder", "encoder")
+        ]
+        outputs = [ops.reduce_mean(p, ops.constant(np.array([2], np.int64)), False) for p in past]
+        outputs += [
+            ops.reduce_sum(ops.convert(ids, "f32"), [1], False),
+            ops.reduce_sum(ops.convert(mask, "f32"), [1], False),
+        ]
+        return ov.Model(outputs, [ids, mask, *past])
+
+    own = {"past_key_values.0.decoder.key": np.ones((1, 2, 3, 4), np.float32)}
+    _, described, notes = model_inputs(build(), own, 0)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["past_key_values.0.encoder.key"] == (1, 2, 8, 4), shapes
+    assert not any("first step of generation" in note for note in notes), notes
+    assert any("(past_key_values.0.encoder.key...) are made of seeded values, 8 positions long, an encoder's" in note
+               for note in notes), notes  # fmt: skip
+    _, described, _ = model_inputs(build(), {**own, "encoder_attention_mask": np.ones((1, 11), np.int64)}, 0)
+    assert {i.name: tuple(i.shape) for i in described}["past_key_values.0.encoder.key"] == (1, 2, 11, 4)
+    _, described, notes = model_inputs(build(), {}, 0)  # the first step: every past empty, and said so
+    assert {i.name: tuple(i.shape)[2] for i in described if "past" in i.name} == {
+        "past_key_values.0.decoder.key": 0,
+        "past_key_values.0.encoder.key": 0,
+    }
+    assert any("first step of generation" in note for note in notes), notes
+
+
+def test_a_past_shaped_is_followed_as_a_past_given() -> None:
+    """A past asked for by its shape (``--shape``), not given: the other layers' past was made empty, the mask did
+    not cover it and the positions began at 0, the first step said, beside a past of 5."""
+    from ovreduce.backends.openvino import model_inputs
+    from ovreduce.shapes import PartialShape
+
+    ids, mask, positions, past, keys = _stateless_llm()
+    other = ops.parameter([-1, 2, -1, 4], np.float32, name="other")
+    other.output(0).set_names({"past_key_values.1.key"})
+    seen = ops.reduce_mean(other, ops.constant(np.array([2], np.int64)), False)
+    model = ov.Model([keys, seen], [ids, mask, positions, past, other])
+    shaped = {"past_key_values.0.key": PartialShape.parse("[1,2,5,4]")}
+    arrays, described, notes = model_inputs(model, {}, 0, shapes=shaped)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["past_key_values.1.key"] == (1, 2, 5, 4) and shapes["attention_mask"] == (1, 13), shapes
+    fed = {i.name: arrays[k] for k, i in enumerate(described)}
+    assert fed["position_ids"].tolist() == [list(range(5, 13))], fed["position_ids"]
+    assert not any("first step of generation" in note for note in notes), notes
 
 
 def test_positions_per_rotary_section_follow_the_embeddings() -> None:
