@@ -89,23 +89,19 @@ class _DamageError(Exception):
     """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` decides whose it is)."""
 
 
-class NotAFileError(OSError):
-    """A file of a stored model that is not a regular file (a FIFO, a directory...): the model is corrupt."""
-
-
 @contextlib.contextmanager
 def open_file(path: Path) -> Iterator[IO[bytes]]:
-    """``path`` opened for reading if it is a regular file, else :class:`NotAFileError`, at once: a FIFO put in
+    """``path`` opened for reading if it is a regular file, else :class:`_DamageError`, at once: a FIFO put in
     the store would block a plain ``open`` until the job's time is up, and a link to itself fail every read."""
     try:  # O_NONBLOCK: no effect on a regular file's reads; O_NOFOLLOW: the store writes no links
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotAFileError(f"its {path.name} is a symbolic link") from None
+            raise _DamageError(f"its {path.name} is a symbolic link") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise NotAFileError(f"its {path.name} is not a regular file")
+        raise _DamageError(f"its {path.name} is not a regular file")
     with open(fd, "rb") as fh:
         yield fh
 
@@ -113,6 +109,48 @@ def open_file(path: Path) -> Iterator[IO[bytes]]:
 def read_file(path: Path) -> bytes:
     with open_file(path) as fh:
         return fh.read()
+
+
+def _sums(folder: Path) -> dict[str, str] | None:
+    """The recorded hashes of a model's files (None for a model stored before they were recorded)."""
+    try:
+        sums = json.loads(read_file(folder / "sums.json"))
+    except FileNotFoundError:
+        if folder.is_dir():
+            return None
+        raise
+    except ValueError:
+        sums = None
+    if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
+        raise _DamageError("its recorded hashes (sums.json) are not readable")
+    return sums
+
+
+def _checked_xml(folder: Path) -> bytes:
+    """model.xml, checked with model.bin against their recorded hashes, and against the model's id whatever those say
+    (sums.json may have been rewritten with the files)."""
+    xml = read_file(folder / "model.xml")
+    sums = _sums(folder)
+    bin_hash, id_hash = hashlib.sha256(), model_hasher(xml)
+    with contextlib.suppress(FileNotFoundError), open_file(folder / "model.bin") as fh:
+        while chunk := fh.read(_CHUNK):
+            bin_hash.update(chunk)
+            id_hash.update(chunk)
+    if sums is not None and sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
+        raise _DamageError("its model.xml does not match its recorded hash")
+    if sums is not None and sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
+        raise _DamageError("its model.bin does not match its recorded hash")
+    if id_hash.hexdigest() != folder.name:
+        raise _DamageError("its files no longer hash to its id")
+    return xml
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
 
 
 def is_model_id(text: str) -> bool:
@@ -273,60 +311,56 @@ class ModelStore:
 
     def meta(self, mid: str) -> dict[str, Any]:
         """The model's summary, checked as :meth:`meta_json` checks it."""
-        data: dict[str, Any] = json.loads(self.meta_json(mid))  # a well-formed summary: checked as it was read
-        return data
+        meta: dict[str, Any] = json.loads(self.meta_json(mid))
+        return meta
 
     def meta_json(self, mid: str) -> bytes:
-        """The model's summary as stored, JSON text, checked as :meth:`meta` checks it: against its recorded hash,
-        and, once per content in this process, against the summary's schema (a listing of large summaries then costs
-        reads and hashes, which let other threads run, not parsing, which holds the interpreter)."""
+        """The model's summary as stored (JSON text), checked against its recorded hash and, once per content in this
+        process, against the summary's schema (a listing of large summaries then costs reads and hashes, which let
+        other threads run, not parsing, which holds the interpreter)."""
         return self._judged(mid, self._meta_raw)
 
     def checked_xml(self, mid: str) -> bytes:
-        """The model's xml, once it and its bin were checked against their recorded hashes (:meth:`_verify`).
+        """The model's xml, once it and its bin were checked against their recorded hashes and the model's id.
 
         Raises:
             StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
             NotFoundError: the model is not stored.
         """
-        return self._judged(mid, self._checked_xml)
+        return self._judged(mid, _checked_xml)
 
-    def _judged(self, mid: str, read: Callable[[str], T]) -> T:
-        """``read(mid)``, where damage it finds makes the model corrupt only if its folder stayed the same while it
-        was read: a delete and an upload of the same content meanwhile (a new folder under the same name) make a
-        reader see files vanish, and it reads the new folder instead."""
+    def _judged(self, mid: str, read: Callable[[Path], T]) -> T:
+        """``read(folder)``, its faults as the store's errors. Damage it finds (a file missing from the folder, not a
+        regular file, not matching) makes the model corrupt only if its folder stayed the same while it was read: a
+        delete and an upload of the same content meanwhile (a new folder under the same name) make a reader see files
+        vanish, and it reads the new folder instead."""
+        folder = self.path(mid)
         for _ in range(3):
-            before = self._folder_identity(mid)
+            before = _identity(folder)
             try:
-                return read(mid)
-            except _DamageError as damage:
-                if before is not None and self._folder_identity(mid) == before:
-                    raise self.quarantine(mid, str(damage)) from None
+                return read(folder)
+            except _DamageError as exc:
+                damage = str(exc)
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                if not folder.is_dir():
+                    raise NotFoundError(f"no model with id {mid} in the store") from None
+                damage = f"its {Path(str(exc.filename)).name} is missing"  # a model is committed whole: it lost a file
+            except OSError as exc:
+                raise read_error(exc, mid) from None
+            if before is not None and _identity(folder) == before:
+                raise self.quarantine(mid, damage) from None
         raise StoreError(f"model {mid} was replaced in the store while it was read; retry")
 
-    def _folder_identity(self, mid: str) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path(mid))
-        except OSError:
-            return None
-        return st.st_ino, st.st_ctime_ns
-
-    def _meta_raw(self, mid: str) -> bytes:
-        raw = self._read_stored(mid, "meta.json")
-        try:
-            sums = self._sums(mid)
-        except (FileNotFoundError, NotADirectoryError):
-            raise NotFoundError(f"no model with id {mid} in the store") from None
-        except NotAFileError as exc:
-            raise _DamageError(str(exc)) from None
-        except OSError as exc:
-            raise read_error(exc, mid) from None
+    def _meta_raw(self, folder: Path) -> bytes:
+        raw = read_file(folder / "meta.json")
+        sums = _sums(folder)
         digest = hashlib.sha256(raw).hexdigest()
         if sums is not None and sums.get("meta.json") != digest:
             raise _DamageError("its summary (meta.json) does not match its recorded hash")
+        mid = folder.name
         if self._summaries_read.get(mid) == digest:
             return raw
-        try:  # once per content and process: a listing of large summaries then costs reads and hashes
+        try:
             summary = ModelSummary.model_validate_json(raw)
         except ValidationError as exc:
             where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "its text"
@@ -340,72 +374,6 @@ class ModelStore:
             while len(read) > self.SUMMARIES_KEPT:
                 del read[next(iter(read))]
         return raw
-
-    def _sums(self, mid: str) -> dict[str, str] | None:
-        """The recorded hashes of a model's files (None for a model stored before they were recorded)."""
-        try:
-            raw = read_file(self.models / mid / "sums.json")
-        except FileNotFoundError:
-            if not (self.models / mid).is_dir():
-                raise
-            return None
-        try:
-            sums = json.loads(raw)
-        except ValueError:
-            sums = None
-        if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
-            raise _DamageError("its recorded hashes (sums.json) are not readable")
-        return sums
-
-    def _verify(self, mid: str, xml: bytes) -> None:
-        """Check the model's xml (as read) and bin against the hashes recorded when it was stored.
-
-        Every model is also checked against its id (the hash of its content), whatever its recorded hashes say.
-
-        Raises:
-            _DamageError: they differ.
-            NotFoundError: it is gone meanwhile.
-        """
-        try:
-            sums = self._sums(mid)
-            bin_hash = hashlib.sha256()
-            id_hash = model_hasher(xml)
-            with contextlib.suppress(FileNotFoundError), open_file(self.models / mid / "model.bin") as fh:
-                while chunk := fh.read(_CHUNK):
-                    bin_hash.update(chunk)
-                    id_hash.update(chunk)
-        except (FileNotFoundError, NotADirectoryError):
-            raise NotFoundError(f"model {mid} was removed from the store") from None
-        except NotAFileError as exc:
-            raise _DamageError(str(exc)) from None
-        except OSError as exc:
-            raise read_error(exc, mid) from None
-        if sums is not None and sums.get("model.xml") != hashlib.sha256(xml).hexdigest():
-            raise _DamageError("its model.xml does not match its recorded hash")
-        if sums is not None and sums.get("model.bin", _EMPTY_SHA256) != bin_hash.hexdigest():
-            raise _DamageError("its model.bin does not match its recorded hash")
-        if id_hash.hexdigest() != mid:  # whatever sums.json says: it may have been rewritten with the files
-            raise _DamageError("its files no longer hash to its id")
-
-    def _checked_xml(self, mid: str) -> bytes:
-        xml = self._read_stored(mid, "model.xml")
-        self._verify(mid, xml)
-        return xml
-
-    def _read_stored(self, mid: str, name: str) -> bytes:
-        """A file of a stored model. One that is missing from a model's folder, or is not a regular file, makes the
-        model corrupt (removed); a model whose folder is gone is not found."""
-        folder = self.path(mid)
-        try:
-            return read_file(folder / name)
-        except (FileNotFoundError, NotADirectoryError):
-            if folder.is_dir():  # a model is committed whole: this one lost a file since
-                raise _DamageError(f"its {name} is missing") from None
-            raise NotFoundError(f"no model with id {mid} in the store") from None
-        except NotAFileError as exc:
-            raise _DamageError(str(exc)) from None
-        except OSError as exc:
-            raise read_error(exc, mid) from None
 
     def stamp(self, mid: str) -> Stamp:
         """What the model's files are on disk (kind, inode, size, change time: a write, a rename, or a modification
