@@ -276,31 +276,29 @@ class ModelStore:
         ``older_than_s``. Where locks cannot be taken (not POSIX), staging folders go by age too.
         """
         now = time.time()
-        removed: list[str] = []
         try:
             entries = sorted(self.tmp.iterdir())
         except OSError:
-            return removed
+            return []
+        removed = []
         for entry in entries:
-            name = entry.name
+            name, stem = entry.name, entry.name.removesuffix(".lock")
             try:
                 if name.startswith("trash."):
                     gone = True
                 elif name.startswith("stage.") and _HAVE_FLOCK:
-                    lock = entry if name.endswith(".lock") else self.tmp / f"{name}.lock"
-                    if name.endswith(".lock") and (self.tmp / name.removesuffix(".lock")).exists():
-                        continue  # handled with its folder
-                    gone = not _lock_held(lock)
-                    if gone and lock != entry:
-                        _remove(entry)
-                        entry = lock
+                    if stem != name and (self.tmp / stem).exists():
+                        continue  # judged with its folder
+                    gone = not _lock_held(self.tmp / f"{stem}.lock")
                 else:
                     gone = now - entry.stat().st_mtime > older_than_s
-                if gone:
-                    _remove(entry)
-                    removed.append(name)
             except OSError:
                 continue
+            if gone:
+                _remove(entry)
+                if name.startswith("stage."):
+                    _remove(self.tmp / f"{stem}.lock")  # after its folder, as staging() lets go of it
+                removed.append(name)
         return removed
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -422,18 +420,13 @@ class ModelStore:
     def staging_bytes(self) -> int:
         """The bytes in ``tmp/`` (uploads being written, trash not yet removed)."""
         total = 0
-        try:
-            entries = list(os.scandir(self.tmp))
-        except OSError:
-            return 0
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    total += _file_bytes(entry.path, follow_symlinks=False)
-                elif entry.is_file(follow_symlinks=False):
-                    total += entry.stat().st_size
-            except OSError:
-                continue
+        with contextlib.suppress(OSError), os.scandir(self.tmp) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):  # gone meanwhile
+                    if entry.is_dir(follow_symlinks=False):
+                        total += _file_bytes(entry.path, follow_symlinks=False)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat().st_size
         return total
 
     def _entries(self) -> list[tuple[str, float, int]]:
@@ -467,24 +460,24 @@ class ModelStore:
         gone, so :meth:`clean_tmp` removes exactly the folders of processes that died.
         """
         self.ensure()
-        path = self.tmp / f"stage.{uuid.uuid4().hex}"
-        lock = self.tmp / f"{path.name}.lock"
+        stage = Staging(self.tmp / f"stage.{uuid.uuid4().hex}")
+        lock = self.tmp / f"{stage.path.name}.lock"
         fd = -1
         try:
-            if _HAVE_FLOCK:
-                fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            path.mkdir()
-        except OSError as exc:
-            _unlock(lock, fd)
-            raise write_error(exc, "the model cannot be stored") from None
-        stage = Staging(path)
-        try:
+            try:
+                if _HAVE_FLOCK:
+                    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                stage.path.mkdir()
+            except OSError as exc:
+                raise write_error(exc, "the model cannot be stored") from None
             yield stage
         finally:
             if not stage.committed:
-                _remove(path)
-            _unlock(lock, fd)
+                _remove(stage.path)
+            _remove(lock)
+            if fd >= 0:
+                os.close(fd)
 
     def commit(self, stage: Staging, mid: str) -> bool:
         """Move a complete staging folder to ``models/<id>``; False when the model was already there.
@@ -492,11 +485,8 @@ class ModelStore:
         Raises:
             LimitExceededError: the model, with every file that records it, is larger than the whole store.
         """
-        try:
-            _write_synced(stage.path / "sums.json", json.dumps(stage.sums, sort_keys=True).encode())
-            _write_synced(stage.path / "used", b"")
-        except OSError as exc:
-            raise write_error(exc, "the model cannot be stored") from None
+        stage.write("sums.json", json.dumps(stage.sums, sort_keys=True).encode())
+        stage.write("used", b"")
         size = _file_bytes(stage.path)
         if size > self.max_bytes:
             raise LimitExceededError(f"the model is {size} bytes with its summary and checksums, more than the whole "
@@ -545,14 +535,15 @@ class ModelStore:
             yield
         finally:
             with self._pins_lock:
-                self._pins[mid] -= 1
-                if self._pins[mid] <= 0:
-                    del self._pins[mid]
+                self._pins -= Counter([mid])  # which drops it at zero
 
     def evict(self, *, keep: str | None = None) -> list[str]:
         """Remove least recently used models until the total fits ``max_bytes``; returns the ids removed."""
         removed: list[str] = []
-        with self._evict_lock():
+        with contextlib.ExitStack() as held:
+            with contextlib.suppress(OSError):  # a store whose lock cannot be made or taken still evicts
+                if _HAVE_FLOCK:  # else (not POSIX) evictions run unserialised
+                    fcntl.flock(held.enter_context(open(self.root / ".lock", "a+b")), fcntl.LOCK_EX)
             entries = sorted(self._entries(), key=lambda e: e[1])
             total = sum(size for _, _, size in entries) + self.staging_bytes()  # uploads under way count too
             with self._pins_lock:
@@ -572,33 +563,10 @@ class ModelStore:
             self.on_evict(len(removed))
         return removed
 
-    @contextlib.contextmanager
-    def _evict_lock(self) -> Iterator[None]:
-        if not _HAVE_FLOCK:  # pragma: no cover - not POSIX: eviction is only serialised within the process
-            yield
-            return
-        try:
-            fh = open(self.root / ".lock", "a+b")  # noqa: SIM115 - held across the yield
-        except OSError:
-            yield
-            return
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            yield
-        finally:
-            fh.close()  # releases the lock
-
 
 def _write_chunk(fh: IO[bytes], data: bytes | memoryview) -> None:
     """The one place the store's files are written (tests make it fail as a full disk would)."""
     fh.write(data)
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as fh:
-        _write_chunk(fh, data)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def _lock_held(lock: Path) -> bool:
@@ -614,13 +582,6 @@ def _lock_held(lock: Path) -> bool:
     finally:
         os.close(fd)  # also lets go of the lock when it was taken here
     return False
-
-
-def _unlock(lock: Path, fd: int) -> None:
-    with contextlib.suppress(OSError):
-        lock.unlink()
-    if fd >= 0:
-        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
