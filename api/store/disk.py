@@ -13,13 +13,12 @@ Layout (``OVREDUCE_STORE``)::
          stage.<random>.lock    ...and the lock its process holds (flock) until it is done
       .lock                     flock() taken while evicting, so two processes do not evict twice
 
-A model appears atomically: its files are written (and fsync'ed) into ``tmp/stage.<random>/`` and the whole
-directory is renamed to ``models/<id>``; when another process won the race the rename fails and the
-copy is discarded. Deleting renames ``models/<id>`` into ``tmp/`` first, so readers see a whole model or
-none. ``id`` is the SHA-256 of the content (:func:`model_id`). Eviction keeps the total under the cap,
-least recently used first, and never picks a model this process is using (:meth:`ModelStore.pinned`);
-another process's reader holds the XML in memory and the weights open (a descriptor), so a model evicted under
-it finishes its run and is 404 afterwards.
+A model appears atomically: its files are written (and fsync'ed) into ``tmp/stage.<random>/`` and the whole directory
+is renamed to ``models/<id>``; when another process won the race the rename fails and the copy is discarded. Deleting
+renames ``models/<id>`` into ``tmp/`` first, so readers see a whole model or none. ``id`` is the SHA-256 of the content
+(:func:`model_id`). Eviction keeps the total under the cap, least recently used first, and never picks a model this
+process is using (:meth:`ModelStore.pinned`); another process's reader holds the XML in memory and the weights open (a
+descriptor), so a model evicted under it finishes its run and is 404 afterwards.
 
 Faults are :mod:`api.errors`' store errors, never a bare ``OSError``, and no message names a path; docs/service.md
 ("The store") says what each answers.
@@ -58,16 +57,7 @@ from ovreduce.errors import LimitExceededError, NotFoundError
 from ..errors import StoreCorruptError, StoreError, StoreFullError
 from ..schemas import ModelSummary
 
-__all__ = [
-    "ModelStore",
-    "Staging",
-    "Stamp",
-    "is_model_id",
-    "model_hasher",
-    "model_id",
-    "read_error",
-    "write_error",
-]
+__all__ = ["ModelStore", "Staging", "Stamp", "is_model_id", "model_hasher", "model_id", "read_error", "write_error"]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -158,11 +148,9 @@ def is_model_id(text: str) -> bool:
 
 
 def model_hasher(xml: bytes) -> hashlib._Hash:
-    """The SHA-256 of a model's id, fed ``len(xml)`` (8 bytes, big-endian) and the xml; update it with the bin.
-
-    The length prefix makes the split between the two files unambiguous; an empty ``.bin`` counts as none.
-    ``printf '%016x' $(stat -c%s m.xml) | xxd -r -p | cat - m.xml m.bin | sha256sum`` computes it.
-    """
+    """The SHA-256 of a model's id, fed ``len(xml)`` (8 bytes, big-endian: the split between the files is then
+    unambiguous) and the xml; update it with the bin (an empty one counts as none). As a command:
+    ``printf '%016x' $(stat -c%s m.xml) | xxd -r -p | cat - m.xml m.bin | sha256sum``."""
     hasher = hashlib.sha256(len(xml).to_bytes(8, "big"))
     hasher.update(xml)
     return hasher
@@ -170,8 +158,7 @@ def model_hasher(xml: bytes) -> hashlib._Hash:
 
 def model_id(xml: bytes, bin_data: bytes | None = None) -> str:
     hasher = model_hasher(xml)
-    if bin_data:
-        hasher.update(bin_data)
+    hasher.update(bin_data or b"")
     return hasher.hexdigest()
 
 
@@ -192,11 +179,8 @@ def read_error(exc: OSError, mid: str) -> StoreError:
 
 @dataclass
 class Staging:
-    """A private folder under ``tmp/`` where one model is written before it is committed.
-
-    Every file written records its SHA-256 in :attr:`sums` (``sums.json`` once committed). Failed writes
-    raise :class:`StoreError` / :class:`StoreFullError`.
-    """
+    """A private folder under ``tmp/`` where one model is written before it is committed; each file written records
+    its SHA-256 in :attr:`sums` (``sums.json`` once committed). Failed writes raise :func:`write_error`'s errors."""
 
     path: Path
     committed: bool = False
@@ -226,8 +210,7 @@ class ModelStore:
     """Models on disk under ``root``, at most ``max_bytes`` in all (see the module docstring)."""
 
     SUMMARIES_KEPT = 4096
-    """Models whose summary this process remembers having checked (a listing reads and hashes each again only past
-    that many)."""
+    """Models whose summary this process remembers having checked (past that many, a listing checks again)."""
 
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
@@ -235,8 +218,8 @@ class ModelStore:
         self.models = root / "models"
         self.tmp = root / "tmp"
         self._pins: Counter[str] = Counter()
-        # id -> SHA-256 of the summaries found well-formed, the last read at the end: a model deleted here leaves it,
-        # and only the most recent SUMMARIES_KEPT stay (every model ever read stayed, in the server and each worker)
+        # id -> SHA-256 of the summaries found well-formed, the last checked at the end; bounded (SUMMARIES_KEPT), as
+        # every model ever read stayed in the server and each worker, and a model deleted here leaves it
         self._summaries_read: dict[str, str] = {}
         self._pins_lock = threading.Lock()
         self.on_evict: Callable[[int], None] | None = None
@@ -269,12 +252,10 @@ class ModelStore:
         return None
 
     def clean_tmp(self, older_than_s: float = _STALE_S) -> list[str]:
-        """Remove what crashed processes left in ``tmp/``; returns the names removed.
-
-        Trash goes at once; a staging folder goes when no process holds its lock (its upload died, even by
-        SIGKILL: the kernel releases the lock), whatever its age; anything else once older than
-        ``older_than_s``. Where locks cannot be taken (not POSIX), staging folders go by age too.
-        """
+        """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once; a staging
+        folder when no process holds its lock (its upload died, even by SIGKILL: the kernel releases the lock),
+        whatever its age; anything else once older than ``older_than_s``. Where locks cannot be taken (not POSIX),
+        staging folders go by age too."""
         now = time.time()
         try:
             entries = sorted(self.tmp.iterdir())
@@ -366,11 +347,10 @@ class ModelStore:
         if summary.id != mid:
             raise _DamageError("its summary (meta.json) is another model's")
         with self._pins_lock:
-            read = self._summaries_read
-            read.pop(mid, None)
-            read[mid] = digest
-            while len(read) > self.SUMMARIES_KEPT:
-                del read[next(iter(read))]
+            self._summaries_read.pop(mid, None)
+            self._summaries_read[mid] = digest
+            while len(self._summaries_read) > self.SUMMARIES_KEPT:
+                del self._summaries_read[next(iter(self._summaries_read))]
         return raw
 
     def stamp(self, mid: str) -> Stamp:
@@ -431,14 +411,12 @@ class ModelStore:
 
     def _entries(self) -> list[tuple[str, float, int]]:
         """(id, last use, bytes) of every stored model."""
-        out = []
         try:
-            names = os.listdir(self.models)
+            names = [name for name in os.listdir(self.models) if is_model_id(name)]
         except OSError:
             return []
+        out = []
         for name in names:
-            if not is_model_id(name):
-                continue
             folder = self.models / name
             try:
                 size = _file_bytes(folder)
@@ -454,11 +432,9 @@ class ModelStore:
     # -- writing -----------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def staging(self) -> Iterator[Staging]:
-        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place.
-
-        Its lock (``<folder>.lock``, flock'ed) is taken before the folder is made and let go after it is
-        gone, so :meth:`clean_tmp` removes exactly the folders of processes that died.
-        """
+        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place. Its lock
+        (``<folder>.lock``, flock'ed) is taken before the folder is made and let go after it is gone, so
+        :meth:`clean_tmp` removes exactly the folders of processes that died."""
         self.ensure()
         stage = Staging(self.tmp / f"stage.{uuid.uuid4().hex}")
         lock = self.tmp / f"{stage.path.name}.lock"
@@ -481,10 +457,7 @@ class ModelStore:
 
     def commit(self, stage: Staging, mid: str) -> bool:
         """Move a complete staging folder to ``models/<id>``; False when the model was already there.
-
-        Raises:
-            LimitExceededError: the model, with every file that records it, is larger than the whole store.
-        """
+        :class:`LimitExceededError` when the model, with every file that records it, is larger than the whole store."""
         stage.write("sums.json", json.dumps(stage.sums, sort_keys=True).encode())
         stage.write("used", b"")
         size = _file_bytes(stage.path)
@@ -602,7 +575,7 @@ def _remove(path: Path) -> None:
 
 
 def _file_bytes(folder: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
-    """The bytes of the files in ``folder``; OSError when one vanishes while counted (the scan is closed
-    either way: an abandoned one is a leaked descriptor until the garbage collector finds it)."""
+    """The bytes of the files in ``folder``; OSError when one vanishes while counted (the scan is closed either way:
+    an abandoned one is a leaked descriptor until the garbage collector finds it)."""
     with os.scandir(folder) as entries:
         return sum(e.stat().st_size for e in entries if e.is_file(follow_symlinks=follow_symlinks))
