@@ -7,10 +7,12 @@ added (:func:`summarize`). Parsed models are kept per process in a least-recentl
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -38,9 +40,7 @@ __all__ = ["Catalog", "LoadedModel", "path_of", "summarize"]
 def summarize(loaded: LoadedModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
     """The stored summary of a model (meta.json, and the /v1/models answers), with why each reduction that cannot run
     cannot (the KServe repository index reads it instead of parsing every model)."""
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for finding in report.findings:
-        counts[finding.severity] += 1
+    counts = dict.fromkeys(("error", "warning", "info"), 0) | Counter(f.severity for f in report.findings)
     reductions = [r.to_json() for r in report.reductions]
     return {
         "id": loaded.id,
@@ -75,10 +75,9 @@ class LoadedModel:
 
     def spec(self, key: str) -> LayerSpec:
         """The run spec of reduction ``key`` (id, name or path into a body), computed once."""
-        found = self._specs.get(key)
-        if found is None:
-            found = self._specs[key] = layer_spec(self.model, key, self.engine)
-        return found
+        if key not in self._specs:
+            self._specs[key] = layer_spec(self.model, key, self.engine)
+        return self._specs[key]
 
     def unready(self, key: str) -> str | None:
         """Why reduction ``key`` cannot run, or be served over KServe (None: it can)."""
@@ -112,8 +111,8 @@ class Catalog:
         self._loaded_lock = threading.Lock()
 
     def summaries(self) -> Iterator[dict[str, Any]]:
-        """The summary of every stored model (those removed meanwhile are skipped), by id, each read as it is
-        iterated: a model's summary lists its every reduction, and a store of large models holds gigabytes of them."""
+        """The summary of every stored model by id (those removed meanwhile skipped), each read as it is iterated: a
+        summary lists every reduction, and a store of large models holds gigabytes of them."""
         return (json.loads(raw) for raw in self.summaries_json())
 
     def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
@@ -129,24 +128,19 @@ class Catalog:
     def add(
         self, xml: bytes, bin_data: bytes | None, *, filename: str, bin_filename: str
     ) -> tuple[dict[str, Any], bool]:
-        """Store a model unless its content is already there; returns its summary and whether it was new.
-
-        A model already stored is answered without writing a byte, so a full disk refuses only new content.
-
-        Raises:
-            IRError: the files are not a readable IR (nothing is stored).
-            LimitExceededError: the model is larger than a limit or than the whole store.
-        """
+        """Store a model unless its content is already there (answered without writing a byte, so a full disk refuses
+        only new content); returns its summary and whether it was new. IRError: the files are not a readable IR
+        (nothing is stored); LimitExceededError: the model is larger than a limit or than the whole store."""
         mid = model_id(xml, bin_data)
         stored = self._stored(mid)
         if stored is not None:
             return stored, False
         with self.store.staging() as stage:
-            weights = None
-            if bin_data is not None:
-                stage.write("model.bin", bin_data)
-                weights = Weights(stage.path / "model.bin", name=bin_filename)
-            try:
+            with contextlib.ExitStack() as closing:  # the weights, once parsed
+                weights = None
+                if bin_data is not None:
+                    stage.write("model.bin", bin_data)
+                    weights = closing.enter_context(Weights(stage.path / "model.bin", name=bin_filename))
                 model = parse_ir(
                     xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
                     limits=self.limits,
@@ -158,9 +152,6 @@ class Catalog:
                     xml_bytes=len(xml), bin_bytes=len(bin_data or b""),
                     created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 )  # fmt: skip
-            finally:
-                if weights is not None:
-                    weights.close()
             if not bin_data:
                 stage.discard("model.bin")
             stage.write("model.xml", xml)
@@ -190,24 +181,17 @@ class Catalog:
             return None
 
     def load(self, mid: str) -> LoadedModel:
-        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored.
-
-        A model read from disk is first checked against the hashes recorded when it was stored; a corrupted
-        one is removed and :class:`~api.errors.StoreCorruptError` (410) raised.
-        """
+        """The parsed model (from the cache when this process has it); :class:`NotFoundError` if not stored. A model
+        read from disk is first checked against the hashes recorded when it was stored; a corrupted one is removed and
+        :class:`~api.errors.StoreCorruptError` (410) raised."""
         try:
             meta = self.store.meta(mid)  # also notices a model another process deleted, or corrupted
-        except StoreCorruptError:
-            self._forget(mid)
-            raise
-        stamp = self.store.stamp(mid)
-        with self._loaded_lock:
-            cached = self._loaded.get(mid)
-        if cached is not None and cached.stamp == stamp:  # its files untouched since they were checked
-            self.store.touch(mid)
-            return cached
-        folder = self.store.path(mid)
-        try:
+            stamp = self.store.stamp(mid)
+            with self._loaded_lock:
+                cached = self._loaded.get(mid)
+            if cached is not None and cached.stamp == stamp:  # its files untouched since they were checked
+                self.store.touch(mid)
+                return cached
             xml = self.store.checked_xml(mid)  # the files as they were stored, or StoreCorruptError (removed)
         except (NotFoundError, StoreCorruptError):
             self._forget(mid)
@@ -215,7 +199,7 @@ class Catalog:
         try:
             weights = None
             if meta.get("bin_bytes"):
-                weights = Weights(folder / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
+                weights = Weights(self.store.path(mid) / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
                 weights.read(0, 0)  # map it now: a later eviction cannot pull the file away
         except (FileNotFoundError, NotADirectoryError, WeightsError):
             self._forget(mid)
