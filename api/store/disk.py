@@ -135,12 +135,14 @@ def _checked_xml(folder: Path) -> bytes:
     return xml
 
 
-def _identity(folder: Path) -> tuple[int, int] | None:
+def _identity(path: Path, *, follow_symlinks: bool = True) -> tuple[int, int, int, int] | None:
+    """What ``path`` is on disk (kind, inode, size, change time: a write, a rename, or a modification time set back,
+    moves it); None when absent."""
     try:
-        st = os.stat(folder)
+        st = os.stat(path, follow_symlinks=follow_symlinks)
     except OSError:
         return None
-    return st.st_ino, st.st_ctime_ns
+    return st.st_mode, st.st_ino, st.st_size, st.st_ctime_ns
 
 
 def is_model_id(text: str) -> bool:
@@ -240,8 +242,7 @@ class ModelStore:
         probe = self.tmp / f"probe.{uuid.uuid4().hex}"
         try:
             self.ensure()
-            with open(probe, "wb") as fh:
-                fh.write(b"\0")
+            probe.write_bytes(b"\0")
         except StoreError as exc:
             return exc.message
         except OSError as exc:
@@ -354,17 +355,9 @@ class ModelStore:
         return raw
 
     def stamp(self, mid: str) -> Stamp:
-        """What the model's files are on disk (kind, inode, size, change time: a write, a rename, or a modification
-        time set back, moves it; None: absent), to tell that they were touched since they were checked."""
-        out: list[tuple[int, int, int, int] | None] = []
-        for name in ("model.xml", "model.bin"):
-            try:
-                st = os.lstat(self.models / mid / name)
-            except OSError:
-                out.append(None)
-            else:
-                out.append((st.st_mode, st.st_ino, st.st_size, st.st_ctime_ns))
-        return tuple(out)
+        """What the model's files are on disk (:func:`_identity`), to tell that they were touched since they were
+        checked."""
+        return tuple(_identity(self.models / mid / name, follow_symlinks=False) for name in ("model.xml", "model.bin"))
 
     def quarantine(self, mid: str, why: str) -> StoreCorruptError:
         """Remove a corrupted model from the store (logged); returns the error to raise."""
@@ -488,7 +481,7 @@ class ModelStore:
         try:
             self.tmp.mkdir(parents=True, exist_ok=True)
             os.rename(target, trash)
-        except FileNotFoundError:
+        except FileNotFoundError:  # gone, though another may have been stored by now
             raise NotFoundError(f"no model with id {mid} in the store") from None
         except OSError as exc:
             if not os.path.lexists(target):  # a read-only store, say: a model it does not hold is still not found
