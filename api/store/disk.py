@@ -34,6 +34,7 @@ import logging
 import os
 import shutil
 import stat
+import tempfile
 import threading
 import time
 import uuid
@@ -239,17 +240,14 @@ class ModelStore:
     def unwritable(self) -> str | None:
         """Why the store cannot take a model now (its folders cannot be made, or a byte cannot be written: a full disk
         still makes empty files); None when it can."""
-        probe = self.tmp / f"probe.{uuid.uuid4().hex}"
         try:
             self.ensure()
-            probe.write_bytes(b"\0")
+            with tempfile.TemporaryFile(dir=self.tmp, buffering=0) as probe:  # gone on close, or at once
+                probe.write(b"\0")
         except StoreError as exc:
             return exc.message
         except OSError as exc:
             return f"the model store cannot be written ({exc.strerror or type(exc).__name__})"
-        finally:
-            with contextlib.suppress(OSError):
-                probe.unlink()
         return None
 
     def clean_tmp(self, older_than_s: float = _STALE_S) -> list[str]:
