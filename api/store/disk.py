@@ -80,8 +80,7 @@ class _DamageError(Exception):
     """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` decides whose it is)."""
 
 
-@contextlib.contextmanager
-def open_file(path: Path) -> Iterator[IO[bytes]]:
+def open_file(path: Path) -> IO[bytes]:
     """``path`` opened for reading if it is a regular file, else :class:`_DamageError`, at once: a FIFO put in
     the store would block a plain ``open`` until the job's time is up, and a link to itself fail every read."""
     try:  # O_NONBLOCK: no effect on a regular file's reads; O_NOFOLLOW: the store writes no links
@@ -93,8 +92,7 @@ def open_file(path: Path) -> Iterator[IO[bytes]]:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise _DamageError(f"its {path.name} is not a regular file")
-    with open(fd, "rb") as fh:
-        yield fh
+    return open(fd, "rb")
 
 
 def read_file(path: Path) -> bytes:
