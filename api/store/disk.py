@@ -297,12 +297,8 @@ class ModelStore:
         return self._judged(mid, self._meta_raw)
 
     def checked_xml(self, mid: str) -> bytes:
-        """The model's xml, once it and its bin were checked against their recorded hashes and the model's id.
-
-        Raises:
-            StoreCorruptError: a file is missing, is not a regular file, or does not match (the model was removed).
-            NotFoundError: the model is not stored.
-        """
+        """The model's xml, once it and its bin were checked against their recorded hashes and the model's id;
+        :class:`StoreCorruptError` (the model removed) when a file is missing, not a regular file or not matching."""
         return self._judged(mid, _checked_xml)
 
     def _judged(self, mid: str, read: Callable[[Path], T]) -> T:
