@@ -1,8 +1,8 @@
 """The KServe v2 (Open Inference Protocol) codec of :mod:`api.routes.v2`: model names, the inference request
-(JSON header and binary tensor data) checked and decoded, the answer encoded, and the protocol's statuses.
+(JSON header and binary tensor data) checked and decoded, the answer encoded, and the protocol's errors.
 
-Everything here runs on the request's bytes before any worker sees them: header lengths, shapes, sizes and
-nesting are checked before anything is converted, copied or pickled. Nothing here knows HTTP routing.
+Header lengths, shapes, sizes and nesting are checked on the request's bytes before anything is converted, copied
+or pickled to a worker. Nothing here knows HTTP routing.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ovreduce.backends.base import LayerSpec
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
-from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, to_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from_kserve, to_kserve
 
 from .problems import scrub
 from .routes.common import json_bytes, read_json
@@ -30,25 +30,23 @@ __all__ = [
     "Input",
     "NotReadyError",
     "RefusedError",
+    "binary_outputs",
     "decode_request",
     "encode_answer",
+    "given_arrays",
     "model_name",
     "parse_name",
-    "raw_input",
+    "run_options",
 ]
 
 MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
 """A v2 model name: ``<model id>.<layer ids path with "-" for "/">``."""
 VERSION = "1"
-PLATFORM = "ovreduce"
-EXTENSIONS = ("binary_tensor_data", "parameters")  # and POST /v2/repository/index (no load/unload)
 OUTPUT = "output"
-INPUT_ALIASES = ("data", "axes")  # the names of a layer's inputs 0 and 1
 HEADER_LENGTH = "inference-header-content-length"
+# The one input of a raw binary request (Inference-Header-Content-Length: 0, the body is the data) until
+# :func:`given_arrays` gives it the layer's name, shape and datatype; no input of a JSON header has an empty datatype.
 RAW: tuple[str, list[int], str] = ("", [], "")
-"""Name, shape and datatype of the one input of a raw binary request (``Inference-Header-Content-Length: 0``: no JSON
-header, the body is the data), as :func:`decode_request` gives it: no input of a JSON header has an empty datatype.
-:func:`raw_input` gives it the layer's datatype and shape."""
 
 
 class NotReadyError(BackendError):
@@ -76,6 +74,7 @@ def model_name(mid: str, path: str) -> str:
 
 
 def shown(name: str) -> str:
+    """A client's name quoted, at most 200 characters of it."""
     return repr(name if len(name) <= 200 else name[:200] + "...")
 
 
@@ -102,6 +101,12 @@ def _element_type(datatype: str, what: str) -> ElementType:
     if etype.name not in EXECUTABLE_TYPES:
         raise InputError(f"{what}: reductions of {datatype} data cannot be executed")
     return etype
+
+
+def _first_error(exc: ValidationError, whole: str = "") -> str:
+    """``where: what`` of pydantic's first error (``whole`` where it is the whole document's)."""
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {first.get('msg', '')}"
 
 
 def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, list[Input]]:
@@ -134,9 +139,7 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     try:
         req = V2InferRequest.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the request"
-        raise InputError(f"the inference request is not valid: {where}: {first.get('msg', '')}") from None
+        raise InputError(f"the inference request is not valid: {_first_error(exc, 'the request')}") from None
     inputs: list[Input] = []
     offset = 0
     for tensor in req.inputs:
@@ -188,9 +191,7 @@ def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
             {**fields, "backends": ["numpy"] if backend == "numpy" else ["numpy", "openvino"]}
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise InputError(f"parameters.{where}: {first.get('msg', '')}") from None
+        raise InputError(f"parameters.{_first_error(exc)}") from None
     return str(backend), run
 
 
@@ -217,7 +218,7 @@ def binary_outputs(req: V2InferRequest) -> bool:
     return binary
 
 
-def raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
+def _raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
     """The one input of a raw binary request: the layer's data input, of its datatype, and of its shape with the one
     dim that is not static (if any) worked out from the byte count, as Triton deduces it."""
     why = "a raw binary request (Inference-Header-Content-Length: 0, the body is the data of the model's one input)"
@@ -246,12 +247,27 @@ def raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
     return ("data", shape, datatype, raw)
 
 
-def binary_array(name: str, shape: list[int], datatype: str, raw: bytes) -> npt.NDArray[Any]:
-    etype = _element_type(datatype, f"input {name!r}")
-    array = np.frombuffer(raw, dtype=np.dtype(etype.numpy)).reshape(shape)
-    if etype.kind == "bool" and raw and max(raw) > 1:  # NumPy would take any byte as a bool
-        raise InputError(f"input {name!r}: BOOL binary data must hold bytes 0 or 1")
-    return array.copy()
+def given_arrays(name: str, spec: LayerSpec, inputs: list[Input], max_elements: int) -> dict[str, npt.NDArray[Any]]:
+    """The arrays by name of the inputs :func:`decode_request` read, for layer ``spec`` of v2 model ``name``."""
+    if len(inputs) == 1 and inputs[0][:3] == RAW and isinstance(inputs[0][3], bytes):
+        inputs = [_raw_input(spec, inputs[0][3], max_elements)]
+    wanted = 2 if spec.runtime_axes else 1
+    if len(inputs) != wanted:
+        names = "'data' and 'axes'" if spec.runtime_axes else "'data'"
+        raise InputError(f"model {shown(name)} takes {wanted} input(s), {names}; the request has {len(inputs)}")
+    given: dict[str, npt.NDArray[Any]] = {}
+    for tname, shape, datatype, payload in inputs:
+        what = f"input {tname!r}"
+        if tname in given:
+            raise InputError(f"{what} is given twice")
+        if not isinstance(payload, bytes):  # made flat and checked as the request arrived
+            given[tname] = from_kserve({"name": tname, "shape": shape, "datatype": datatype, "data": payload}, what)
+            continue
+        etype = _element_type(datatype, what)
+        if etype.kind == "bool" and payload and max(payload) > 1:  # NumPy would take any byte as a bool
+            raise InputError(f"{what}: BOOL binary data must hold bytes 0 or 1")
+        given[tname] = np.frombuffer(payload, dtype=np.dtype(etype.numpy)).reshape(shape).copy()
+    return given
 
 
 def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any], output: npt.NDArray[Any],

@@ -36,13 +36,9 @@ __all__ = [
     "RunAnswer",
     "RunRequest",
     "Tensor",
-    "V2IndexEntry",
     "V2InferRequest",
     "V2InputTensor",
-    "V2ModelMetadata",
     "V2RequestedOutput",
-    "V2ServerMetadata",
-    "V2TensorMetadata",
     "fields_of",
 ]
 
@@ -279,16 +275,9 @@ class AuditAnswer(AuditDocument):
 
 
 # -- KServe v2 / Open Inference Protocol (api.routes.v2) ------------------------------------------------------
-V2Parameters = dict[str, Any]
-
-
-def _null_as_empty(value: Any) -> Any:
-    return {} if value is None else value
-
-
-V2GivenParameters = Annotated[V2Parameters, BeforeValidator(_null_as_empty)]
-"""A request's ``parameters``, where ``null`` means none: KServe's own v2 data model writes ``"parameters": null``
-for a request, input or output that has none (its ``model_dump()``), and KServe's server takes it."""
+# A request's ``parameters``, where ``null`` means none: KServe's own v2 data model writes ``"parameters": null`` for a
+# request, input or output that has none (its ``model_dump()``), and KServe's server takes it.
+V2GivenParameters = Annotated[dict[str, Any], BeforeValidator(lambda value: {} if value is None else value)]
 
 
 class V2InputTensor(BaseModel):
@@ -321,31 +310,3 @@ class V2InferRequest(BaseModel):
     parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
     inputs: list[V2InputTensor] = Field(max_length=8)
     outputs: list[V2RequestedOutput] | None = Field(default=None, max_length=8)
-
-
-class V2TensorMetadata(BaseModel):
-    name: str
-    datatype: str
-    shape: list[int] = Field(description="-1 for a dynamic dimension; a dynamic rank is shown as [-1]")
-
-
-class V2ModelMetadata(BaseModel):
-    name: str
-    versions: list[str]
-    platform: str
-    inputs: list[V2TensorMetadata]
-    outputs: list[V2TensorMetadata]
-    parameters: V2Parameters = Field(default_factory=dict)
-
-
-class V2ServerMetadata(BaseModel):
-    name: str
-    version: str
-    extensions: list[str]
-
-
-class V2IndexEntry(BaseModel):
-    name: str
-    version: str
-    state: Literal["READY", "UNAVAILABLE"]
-    reason: str

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -23,37 +22,21 @@ from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvRed
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 
+from .. import kserve
 from ..deps import ServicesDep
-from ..kserve import (
-    EXTENSIONS,
-    HEADER_LENGTH,
-    INPUT_ALIASES,
-    OUTPUT,
-    PLATFORM,
-    RAW,
-    VERSION,
-    Input,
-    NotReadyError,
-    RefusedError,
-    binary_array,
-    binary_outputs,
-    decode_request,
-    encode_answer,
-    model_name,
-    parse_name,
-    raw_input,
-    run_options,
-    shown,
-)
+from ..kserve import VERSION, Input, NotReadyError, RefusedError, model_name, parse_name, run_options, shown
 from ..metrics import Metrics
 from ..problems import holding
-from ..schemas import RunRequest, Tensor, V2IndexEntry, V2InferRequest, V2ModelMetadata, V2ServerMetadata
+from ..schemas import RunRequest, V2InferRequest
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
-from .common import ServiceRoute, document_bytes, given_tensors, json_response, read_json
+from .common import ServiceRoute, document_bytes, json_response, read_json
 from .health import _openvino
 
 __all__ = ["router"]
+
+PLATFORM = "ovreduce"
+EXTENSIONS = ["binary_tensor_data", "parameters"]  # and POST /v2/repository/index (no load/unload)
 
 router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, include_in_schema=False)
 
@@ -101,23 +84,15 @@ def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
     inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape.to_json())}]
     if spec.runtime_axes:
         inputs.append({"name": "axes", "datatype": spec.axes_type.kserve, "shape": _dims(spec.axes_shape.to_json())})
-    reduction = view.reduction
-    assert reduction is not None
-    out_shape = _dims(reduction.inferred_output_shape)
+    assert view.reduction is not None
+    out_shape = _dims(view.reduction.inferred_output_shape)
+    outputs = [{"name": kserve.OUTPUT, "datatype": spec.data_type.kserve, "shape": out_shape}]
     parameters: dict[str, Any] = {"layer_id": view.layer_id, "layer_name": view.layer_name, "layer_path": path,
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
         parameters["axes"] = ",".join(str(a) for a in spec.axes)
-    return document_bytes(
-        V2ModelMetadata(
-            name=name,
-            versions=[VERSION],
-            platform=PLATFORM,
-            inputs=inputs,  # type: ignore[arg-type]
-            outputs=[{"name": OUTPUT, "datatype": spec.data_type.kserve, "shape": out_shape}],  # type: ignore[list-item]
-            parameters=parameters,
-        ).model_dump()
-    )
+    doc = dict(name=name, versions=[VERSION], platform=PLATFORM, inputs=inputs, outputs=outputs, parameters=parameters)
+    return document_bytes(doc)
 
 
 def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
@@ -146,9 +121,8 @@ def _index(context: WorkerContext, ready_only: bool) -> bytes:
             reason = unready.get(path)
             if ready_only and reason is not None:
                 continue
-            entry = V2IndexEntry(name=model_name(mid, path), version=VERSION,
-                                 state="READY" if reason is None else "UNAVAILABLE", reason=reason or "")  # fmt: skip
-            out.append(entry.model_dump())
+            out.append({"name": model_name(mid, path), "version": VERSION,
+                        "state": "READY" if reason is None else "UNAVAILABLE", "reason": reason or ""})  # fmt: skip
     return document_bytes(out)
 
 
@@ -163,22 +137,9 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
         loaded, _, path = _ready_model(catalog, name, None)  # the route checked the version
         spec = loaded.spec(path)
         body_path = loaded.model.locate(path).body_path
-        if len(inputs) == 1 and inputs[0][:3] == RAW and isinstance(inputs[0][3], bytes):
-            inputs = [raw_input(spec, inputs[0][3], settings.max_elements)]  # its shape, from the layer's
-        wanted = 2 if spec.runtime_axes else 1
-        if len(inputs) != wanted:
-            names = "'data' and 'axes'" if spec.runtime_axes else "'data'"
-            raise InputError(f"model {shown(name)} takes {wanted} input(s), {names}; the request has {len(inputs)}")
-        given: dict[str, npt.NDArray[Any]] = {}
-        for tname, shape, datatype, payload in inputs:
-            if tname in given:
-                raise InputError(f"input {tname!r} is given twice")
-            if isinstance(payload, bytes):
-                given[tname] = binary_array(tname, shape, datatype, payload)
-            else:  # checked and made flat as the request arrived (decode_request)
-                given[tname] = given_tensors([Tensor(name=tname, shape=shape, datatype=datatype, data=payload)])[tname]
+        given = kserve.given_arrays(name, spec, inputs, settings.max_elements)
         arrays, notes, defaulted = prepare_inputs(loaded.model, spec, given=given, max_elements=settings.max_elements,
-                                                  body_path=body_path, aliases=INPUT_ALIASES)  # fmt: skip
+                                                  body_path=body_path, aliases=("data", "axes"))  # fmt: skip
         runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
         report = run_spec(spec, arrays, runners, atol=run.atol, rtol=run.rtol, notes=notes,
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
@@ -208,13 +169,13 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
                 parameters[field] = value
         if comparison.error:
             parameters["comparison_error"] = comparison.error
-    return (*encode_answer(name, request_id, parameters, output, binary), report.outcome)
+    return (*kserve.encode_answer(name, request_id, parameters, output, binary), report.outcome)
 
 
 # -- routes -----------------------------------------------------------------------------------------------
 @router.get("")
 async def server_metadata() -> Response:
-    return json_response(V2ServerMetadata(name=PLATFORM, version=__version__, extensions=list(EXTENSIONS)).model_dump())
+    return json_response({"name": PLATFORM, "version": __version__, "extensions": EXTENSIONS})
 
 
 @router.get("/health/live")
@@ -251,9 +212,9 @@ def _read_request(
     """An inference request's tensors, backend, run options and output form; its refusals quote the client's names
     as it sent them (looked for in the body, here, off the event loop)."""
     with holding(body):
-        req, inputs = decode_request(body, header_length, max_elements)
+        req, inputs = kserve.decode_request(body, header_length, max_elements)
         backend, run = run_options(req.parameters)
-        return req, inputs, backend, run, binary_outputs(req)
+        return req, inputs, backend, run, kserve.binary_outputs(req)
 
 
 @router.post("/models/{name}/infer")
@@ -261,11 +222,11 @@ def _read_request(
 async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
     _check_version(version)
     parse_name(name)  # 404 before the body is read
-    if len(request.headers.getlist(HEADER_LENGTH)) > 1:
+    if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
     # read off the event loop: an 8 MiB body costs half a second of JSON
     req, inputs, backend, run, binary = await run_in_threadpool(
-        _read_request, await request.body(), request.headers.get(HEADER_LENGTH), services.settings.max_elements
+        _read_request, await request.body(), request.headers.get(kserve.HEADER_LENGTH), services.settings.max_elements
     )
     what = f"the inference of model {shown(name)}"
     job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
