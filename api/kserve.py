@@ -30,13 +30,11 @@ __all__ = [
     "Input",
     "NotReadyError",
     "RefusedError",
-    "binary_outputs",
     "decode_request",
     "encode_answer",
     "given_arrays",
     "model_name",
     "parse_name",
-    "run_options",
 ]
 
 MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|body)-[0-9]+)*)")
@@ -62,10 +60,7 @@ class RefusedError(OvReduceError):
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
-        self.status = status
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.message, self.status))
+        self.status = status  # pickled with the instance's __dict__
 
 
 def model_name(mid: str, path: str) -> str:
@@ -173,8 +168,8 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     return req, inputs
 
 
+# The request parameters ovreduce reads; others (a client's own, as a sequence id) are let through.
 _PARAMETERS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output")
-"""The request parameters ovreduce reads; others (a client's own, as a sequence id) are let through."""
 
 
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
@@ -185,11 +180,10 @@ def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
     backend = parameters.get("backend", "openvino")
     if backend not in ("openvino", "numpy"):
         raise InputError(f"parameters.backend must be 'openvino' or 'numpy', got {str(backend)[:40]!r}")
-    fields = {k: parameters[k] for k in ("device", "precision", "atol", "rtol") if k in parameters}
+    fields: dict[str, Any] = {k: parameters[k] for k in ("device", "precision", "atol", "rtol") if k in parameters}
+    fields["backends"] = ["numpy"] if backend == "numpy" else ["numpy", "openvino"]
     try:
-        run = RunRequest.model_validate(
-            {**fields, "backends": ["numpy"] if backend == "numpy" else ["numpy", "openvino"]}
-        )
+        run = RunRequest.model_validate(fields)
     except ValidationError as exc:
         raise InputError(f"parameters.{_first_error(exc)}") from None
     return str(backend), run

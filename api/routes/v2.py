@@ -42,18 +42,6 @@ router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, i
 
 
 # -- models -----------------------------------------------------------------------------------------------
-def _find(catalog: Catalog, name: str) -> tuple[LoadedModel, LayerView, str]:
-    """The stored model, the reduction's view and its ids path for v2 model ``name``."""
-    mid, path = parse_name(name)
-    loaded = catalog.load(mid)
-    body_path, _, layer_id = path.rpartition("/")
-    for view in loaded.inspected.layers:
-        if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
-            return loaded, view, path
-    raise NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no "
-                        f"reduction layer at {path!r}")  # fmt: skip
-
-
 def _check_version(version: str | None) -> None:
     if version is not None and version != VERSION:
         raise RefusedError(f"Request for unknown model version {shown(version)}: ovreduce models have version "
@@ -63,15 +51,21 @@ def _check_version(version: str | None) -> None:
 def _dims(shape: Any) -> list[int]:
     """A JSON shape (:meth:`PartialShape.to_json`) as KServe's metadata writes it: -1 for each dynamic dim, [-1] for a
     dynamic rank."""
-    if not isinstance(shape, list | tuple):
-        return [-1]
-    return [d if isinstance(d, int) and d >= 0 else -1 for d in shape]
+    return [d if isinstance(d, int) and d >= 0 else -1 for d in shape] if isinstance(shape, list | tuple) else [-1]
 
 
 def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[LoadedModel, LayerView, str]:
-    """The stored model, layer view and path of v2 model ``name``; NotReadyError when it cannot run."""
+    """The stored model, the reduction's view and its ids path of v2 model ``name`` (NotReadyError: it cannot run)."""
     _check_version(version)
-    loaded, view, path = _find(catalog, name)
+    mid, path = parse_name(name)
+    loaded = catalog.load(mid)
+    body_path, _, layer_id = path.rpartition("/")
+    for view in loaded.inspected.layers:
+        if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
+            break
+    else:
+        raise NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no "
+                            f"reduction layer at {path!r}")  # fmt: skip
     reason = loaded.unready(path)
     if reason is not None:
         raise NotReadyError(f"model {shown(name)} is not ready: {reason}")
@@ -103,8 +97,7 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
 def _index(context: WorkerContext, ready_only: bool) -> bytes:
     """From the stored summaries, which record why a reduction cannot run: no model is parsed, but one stored before
     they recorded it, or larger than the service's limits of now (it is listed only if it can be read)."""
-    catalog = context.catalog
-    limits = catalog.limits
+    catalog, limits = context.catalog, context.catalog.limits
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
         mid = str(summary.get("id", ""))
