@@ -43,10 +43,18 @@ __all__ = [
 ]
 
 ModelId = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", description="the SHA-256 id of a stored model")]
+Seed = Annotated[int, Field(ge=0, lt=2**63, description="seed for generated inputs")]
+Device = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")]
+Precision = Literal["f32", "f16", "bf16", "default"]
+Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 # -- errors ------------------------------------------------------------------------------------------------
@@ -150,10 +158,8 @@ class LayerList(_Open):
 
 
 # -- runs -------------------------------------------------------------------------------------------------
-class Tensor(BaseModel):
+class Tensor(_Strict):
     """A KServe v2 (Open Inference Protocol) tensor: flat row-major ``data`` (or lists nested as its shape)."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
 
     name: str = Field(max_length=1024, description='the port index ("0" data, "1" runtime axes) or the Parameter')
     shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=64)
@@ -180,15 +186,15 @@ class RunRequest(BaseModel):
         description='shape of generated data for a dynamic input, e.g. {"0": "[1,8,64]"}; the layer compiles for the '
         "inputs' shapes (dynamic dims left: the interval's lower bound, at least 1)",
     )
-    seed: int = Field(default=0, ge=0, lt=2**63, description="seed for generated inputs")
+    seed: Seed = 0
     backends: list[Backend] = Field(
         default_factory=_both_backends, min_length=1, max_length=2,
         description="the first one that succeeds is the reference",
     )  # fmt: skip
-    device: str = Field(default="CPU", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")
-    precision: Literal["f32", "f16", "bf16", "default"] = "f32"
-    atol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    device: Device = "CPU"
+    precision: Precision = "f32"
+    atol: Tolerance | None = None
+    rtol: Tolerance | None = None
 
 
 # -- audit and conform ----------------------------------------------------------------------------------------
@@ -206,18 +212,16 @@ class AuditRequest(BaseModel):
         description='shapes of generated inputs by name, e.g. {"x": "[1,3,224,224]"}: the model is reshaped to them '
         "(and to the given inputs) before it compiles; dynamic dims left get a default the model accepts",
     )
-    seed: int = Field(default=0, ge=0, lt=2**63, description="seed for generated inputs")
-    device: str = Field(default="CPU", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")
-    precision: Literal["f32", "f16", "bf16", "default"] = Field(
-        default="default", description="default: what the device does when left alone"
-    )
-    atol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    rtol: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    fail_on_drift: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False,
+    seed: Seed = 0
+    device: Device = "CPU"
+    precision: Precision = Field(default="default", description="default: what the device does when left alone")
+    atol: Tolerance | None = None
+    rtol: Tolerance | None = None
+    fail_on_drift: Tolerance | None = Field(
+        default=None,
         description="also fail a reduction whose output differs from an f32 run of the whole model by more than "
         "this relative difference (default: drift is reported, never failed)",
-    )  # fmt: skip
+    )
     steps: int = Field(
         default=0, ge=0, le=64,
         description="decode steps after the first run of a stateful model (an LLM), its state carried between them; "
@@ -280,10 +284,8 @@ class AuditAnswer(AuditDocument):
 V2GivenParameters = Annotated[dict[str, Any], BeforeValidator(lambda value: {} if value is None else value)]
 
 
-class V2InputTensor(BaseModel):
+class V2InputTensor(_Strict):
     """An inference request's input: JSON ``data``, or ``parameters.binary_data_size`` bytes after the header."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
 
     name: str = Field(max_length=1024)
     shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=64)
@@ -292,19 +294,15 @@ class V2InputTensor(BaseModel):
     data: list[Any] | None = None
 
 
-class V2RequestedOutput(BaseModel):
+class V2RequestedOutput(_Strict):
     """An output the client asks for (``parameters.binary_data``: answer it as binary data)."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
 
     name: str = Field(max_length=1024)
     parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
 
 
-class V2InferRequest(BaseModel):
+class V2InferRequest(_Strict):
     """The JSON header of ``POST /v2/models/{name}/infer``."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
 
     id: str | None = Field(default=None, max_length=1024)
     parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
