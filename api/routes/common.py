@@ -94,16 +94,10 @@ class _JSONRequest(Request):
 
 
 class ServiceRoute(APIRoute):
-    """Every route of the service (FastAPI's idiom for a request class of one's own): its JSON body is read by
-    :func:`read_json`, a large one off the event loop, and before the handler runs the request is refused (400)
-
-    * for a compressed body: ovreduce reads none, it would be read as plain;
-    * for a query parameter given twice that the route reads once (the last would be read silently; lists such
-      as ``reshape`` repeat), and for one that a route reading query parameters does not read (a misspelt option
-      would be ignored);
-    * for a form field given twice (an upload's ``xml``, ``bin``, ``onnx``), or one the route does not read.
-
-    What the checks need of the route is worked out once, here, not on every request."""
+    """Every route of the service: its JSON body is read by :func:`read_json` (a large one off the event loop), and
+    before the handler runs the request is refused (400) for a compressed body (it would be read as plain), for a
+    query parameter or form field given twice that the route reads once (the last would win silently; lists such
+    as ``reshape`` repeat), or one the route does not read (a misspelt option would be ignored)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -178,9 +172,8 @@ def json_bytes(doc: Any) -> bytes:
 
 
 def document_bytes(doc: Any, sources: Sequence[bytes | str] = ()) -> bytes:
-    """A document (or any JSON-ready value) as the JSON an answer carries (orjson), written where it is made (a
-    worker process): once, with the server's private paths that OpenVINO's messages may hold replaced, but what the
-    request's ``sources`` (the model it sent or names) hold."""
+    """A JSON-ready value as an answer's JSON, written once where it is made (a worker process), with the server's
+    paths that OpenVINO's messages may hold replaced, but those the request's ``sources`` (its model) hold."""
     body = json_bytes(doc)
     return scrub_json(body, sources) or body
 
@@ -241,15 +234,13 @@ def with_flat_inputs(req: _R, limit: int) -> _R:
 
 
 def given_tensors(tensors: list[Tensor]) -> dict[str, npt.NDArray[Any]]:
-    """KServe tensors as arrays by name; :class:`InputError` for a name given twice. Their sizes and nesting were
-    checked, and their data made flat, as the request arrived (:func:`with_flat_inputs`)."""
+    """KServe tensors, checked and made flat as the request arrived (:func:`with_flat_inputs`), as arrays by name."""
     out: dict[str, npt.NDArray[Any]] = {}
     for tensor in tensors:
         what = f"input {tensor.name!r}"
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
-        doc = {"name": tensor.name, "shape": tensor.shape, "datatype": tensor.datatype, "data": tensor.data}
-        out[tensor.name] = from_kserve(doc, what)
+        out[tensor.name] = from_kserve(dict(tensor), what)
     return out
 
 

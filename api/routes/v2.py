@@ -1,11 +1,9 @@
 """KServe v2 / Open Inference Protocol (REST) beside ``/v1``, so that standard clients (``tritonclient[http]``,
-the KServe v2 client of OpenVINO Model Server and Triton users) can run a stored model's reductions; docs/api.md
-("KServe v2") says what they answer.
+OpenVINO Model Server's and Triton's) run a stored model's reductions; docs/api.md ("KServe v2") says what they answer.
 
-Every reduction layer of every stored model is a v2 model named ``<model id>.<layer ids path>`` (:data:`MODEL_NAME`).
-Errors are ``{"error": "..."}``, answered by the app's exception handlers with Triton's statuses
-(:data:`api.problems.V2_STATUS_BY_ERROR`). These routes are left out of ``/openapi.json``, whose error answers are
-problem+json; the protocol is their specification.
+Every reduction layer of every stored model is a v2 model named ``<model id>.<layer ids path>``. Errors are
+``{"error": "..."}`` with Triton's statuses (:data:`api.problems.V2_STATUS_BY_ERROR`). The protocol, not
+``/openapi.json`` (whose errors are problem+json), specifies these routes.
 """
 
 from __future__ import annotations
@@ -227,8 +225,7 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
     data, header, _ = await metrics.counted_run(job, run.backends, run.device)
     if header is None:
         return Response(data, media_type="application/json")
-    return Response(data, media_type="application/octet-stream", headers={"Inference-Header-Content-Length":
-                                                                             str(header)})  # fmt: skip
+    return Response(data, media_type="application/octet-stream", headers={kserve.HEADER_LENGTH: str(header)})
 
 
 @router.post("/repository/index")
