@@ -37,8 +37,6 @@ __all__ = [
     "RunRequest",
     "Tensor",
     "V2InferRequest",
-    "V2InputTensor",
-    "V2RequestedOutput",
     "fields_of",
 ]
 
@@ -263,8 +261,6 @@ class OutputTensor(JsonDocument):
 class RunAnswer(RunDocument):
     """The ``ovreduce.run/v1`` document of a stored model's layer, plus every backend's output tensor."""
 
-    __pydantic_config__ = RunDocument.__pydantic_config__
-
     id: str = ""
     outputs: tuple[OutputTensor, ...] = ()
 
@@ -272,8 +268,6 @@ class RunAnswer(RunDocument):
 @dataclass(frozen=True, slots=True)
 class AuditAnswer(AuditDocument):
     """The ``ovreduce.audit/v1`` document of a stored model, with the model's id."""
-
-    __pydantic_config__ = AuditDocument.__pydantic_config__
 
     id: str = ""
 
