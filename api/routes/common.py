@@ -245,8 +245,7 @@ def given_tensors(tensors: list[Tensor]) -> dict[str, npt.NDArray[Any]]:
 
 
 def parse_named(items: list[str], what: str) -> dict[str, PartialShape]:
-    """Shapes given in a query as ``NAME=SHAPE`` (:func:`~ovreduce.shapes.parse_named_shapes`); :class:`InputError`
-    saying which query parameter (``what``) is wrong."""
+    """Shapes given in query parameter ``what`` as ``NAME=SHAPE``; :class:`InputError` naming it when one is wrong."""
     try:
         return parse_named_shapes(items)
     except ValueError as exc:

@@ -154,10 +154,8 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
     if comparison is not None:
         parameters.update(reference=comparison.reference, agree=comparison.ok, mismatched=comparison.mismatched,
                           total=comparison.total, atol=comparison.atol, rtol=comparison.rtol)  # fmt: skip
-        for field in ("max_abs_error", "max_rel_error"):
-            value = getattr(comparison, field)
-            if value is not None:
-                parameters[field] = value
+        errors = {"max_abs_error": comparison.max_abs_error, "max_rel_error": comparison.max_rel_error}
+        parameters.update({field: value for field, value in errors.items() if value is not None})
         if comparison.error:
             parameters["comparison_error"] = comparison.error
     return (*kserve.encode_answer(name, request_id, parameters, output, binary), report.outcome)
