@@ -1,9 +1,8 @@
 """Request models of the REST API, and the answers that are the service's own.
 
-The documents themselves (``ovreduce.check/v1``, ``run/v1``, ``inspect/v1``, ``audit/v1``, ``conform/v1``,
-``devices/v1``) are the library's dataclasses (:mod:`ovreduce.reports`), used as response models as they
-are; where an answer adds to one (a stored model's ``id``, a run's output tensors), the class here extends
-the library's, so the wire format is still written once.
+The documents (``ovreduce.check/v1``, ``run/v1``, ``inspect/v1``, ``audit/v1``, ``conform/v1``, ``devices/v1``) are
+the library's dataclasses (:mod:`ovreduce.reports`), used as response models as they are; an answer that adds to one
+(a stored model's ``id``, a run's output tensors) extends the library's class, so the wire format is written once.
 """
 
 from __future__ import annotations

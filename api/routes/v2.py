@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from ovreduce import __version__
 from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
+from ovreduce.ir.dtypes import ElementType
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 
@@ -46,10 +47,10 @@ def _check_version(version: str | None) -> None:
                        f"{VERSION} only", 404)  # fmt: skip
 
 
-def _dims(shape: Any) -> list[int]:
-    """A JSON shape (:meth:`PartialShape.to_json`) as KServe's metadata writes it: -1 for each dynamic dim, [-1] for a
-    dynamic rank."""
-    return [d if isinstance(d, int) and d >= 0 else -1 for d in shape] if isinstance(shape, list | tuple) else [-1]
+def _tensor(name: str, etype: ElementType, shape: Any) -> dict[str, Any]:
+    """A tensor's metadata: its JSON shape (``to_json``) with -1 for each dynamic dim, [-1] for a dynamic rank."""
+    dims = [d if isinstance(d, int) and d >= 0 else -1 for d in shape] if isinstance(shape, list | tuple) else [-1]
+    return {"name": name, "datatype": etype.kserve, "shape": dims}
 
 
 def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[LoadedModel, LayerView, str]:
@@ -73,12 +74,11 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
 def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
     loaded, view, path = _ready_model(context.catalog, name, version)
     spec = loaded.spec(path)
-    inputs = [{"name": "data", "datatype": spec.data_type.kserve, "shape": _dims(spec.data_shape.to_json())}]
+    inputs = [_tensor("data", spec.data_type, spec.data_shape.to_json())]
     if spec.runtime_axes:
-        inputs.append({"name": "axes", "datatype": spec.axes_type.kserve, "shape": _dims(spec.axes_shape.to_json())})
+        inputs.append(_tensor("axes", spec.axes_type, spec.axes_shape.to_json()))
     assert view.reduction is not None
-    out_shape = _dims(view.reduction.inferred_output_shape)
-    outputs = [{"name": kserve.OUTPUT, "datatype": spec.data_type.kserve, "shape": out_shape}]
+    outputs = [_tensor(kserve.OUTPUT, spec.data_type, view.reduction.inferred_output_shape)]
     parameters: dict[str, Any] = {"layer_id": view.layer_id, "layer_name": view.layer_name, "layer_path": path,
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
