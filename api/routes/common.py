@@ -53,9 +53,8 @@ _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop
 
 
 def read_json(body: bytes) -> Any:
-    """A request's JSON as Python's reader reads it (``NaN`` and ``Infinity`` included), but a number beyond the
-    float range, which it would read as infinity (``1e400``), an integer of more than 4,300 digits (Python's
-    bound) and an object that gives a key twice (the last would be taken silently) are an :class:`InputError`."""
+    """A request's JSON as Python reads it (``NaN``, ``Infinity`` included); :class:`InputError` for a number past the
+    float range (read as inf: ``1e400``), an integer over 4,300 digits, or a key given twice (the last would win)."""
     try:
         return json.loads(body, parse_float=_finite, object_pairs_hook=_unique_keys)
     except ValueError as exc:
