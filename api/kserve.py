@@ -267,12 +267,12 @@ def given_arrays(name: str, spec: LayerSpec, inputs: list[Input], max_elements: 
 def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any], output: npt.NDArray[Any],
                   binary: bool) -> tuple[bytes, int | None]:  # fmt: skip
     """The inference answer's body, and its JSON header's length when the output goes as binary data."""
-    answer = to_kserve(OUTPUT, output)
+    answer = to_kserve(OUTPUT, output.reshape(-1)[:0] if binary else output)  # binary: no JSON data written
     raw = b""
     if binary:
         raw = np.ascontiguousarray(output).tobytes()
         del answer["data"]
-        answer["parameters"] = {"binary_data_size": len(raw)}
+        answer.update(shape=list(output.shape), parameters={"binary_data_size": len(raw)})
     doc: dict[str, Any] = {"model_name": name, "model_version": VERSION}
     if request_id is not None:
         doc["id"] = request_id
