@@ -12,11 +12,8 @@ once :func:`create_app` is called::
 from __future__ import annotations
 
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,7 +38,7 @@ from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from .routes import ROUTERS
 from .routes.common import ServiceRoute
 from .store.catalog import Catalog
-from .workers import IsolatedPool, UploadMemory, apply_extensions, catalog_for
+from .workers import IsolatedPool, UploadMemory, apply_extensions, catalog_for, on_parent_exit
 
 __all__ = ["create_app"]
 
@@ -71,8 +68,8 @@ a stored model that failed its integrity check and was removed (code `store.corr
 not a readable IR, 503 device, workers or store not available (`Retry-After` where asking again may help), 504
 run timed out, 500 unexpected (logged, no details). No answer names a path of the server.
 """
-DOCS_STATIC = "/static-offline-docs"
-METRICS_EXAMPLE = "\n".join(problems.EXAMPLES["metrics"]) + "\n"  # where FastAPIOffline serves Swagger UI's files
+DOCS_STATIC = "/static-offline-docs"  # where FastAPIOffline serves Swagger UI's files
+METRICS_EXAMPLE = "\n".join(problems.EXAMPLES["metrics"]) + "\n"
 
 
 def _startup(catalog: Catalog, settings: Settings, isolated: IsolatedPool) -> None:
@@ -97,21 +94,6 @@ def _startup(catalog: Catalog, settings: Settings, isolated: IsolatedPool) -> No
     apply_extensions(settings)
 
 
-def _end_with_the_supervisor() -> None:
-    """In a process a supervisor started (``ovreduce serve --workers N``, uvicorn's ``--workers``): stop this server,
-    gracefully, once the supervisor is gone. Killed (SIGKILL, the OOM killer), it stops no worker: each went on
-    answering on the shared port for ever, and a new ``ovreduce serve`` could not listen on it."""
-    parent = multiprocessing.parent_process()
-    if parent is None:  # the server process itself (one worker, the tests): nothing to watch
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's graceful shutdown, as when the supervisor stops it
-
-    threading.Thread(target=watch, daemon=True, name="ovreduce-supervisor-watch").start()
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The ASGI application for ``settings`` (default: read from the ``OVREDUCE_*`` environment).
 
@@ -129,7 +111,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         await run_in_threadpool(_startup, catalog, settings, isolated)
-        _end_with_the_supervisor()
+        # Started by a supervisor (``--workers N``): a killed one left its workers answering on the shared port for
+        # ever, and a new ``ovreduce serve`` could not listen on it. SIGTERM is uvicorn's graceful shutdown.
+        on_parent_exit(lambda: os.kill(os.getpid(), signal.SIGTERM), "ovreduce-supervisor-watch")
         yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
         await run_in_threadpool(isolated.shutdown)
 

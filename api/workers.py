@@ -3,7 +3,8 @@
 A thread cannot be stopped: an audit abandoned after its 504 kept the only worker thread and grew to 1.6 GB,
 and the next request got 503. Here each job runs in one of ``size`` worker processes; one that outlives the time
 limit, or reaches its memory bound (``OVREDUCE_MAX_WORKER_BYTES``), is killed, which frees all its memory at once,
-and replaced (docs/service.md says what each case answers).
+and replaced (docs/service.md says what each case answers). Neither standard pool does this: a
+``ProcessPoolExecutor`` is broken whole by one dead worker, and ``multiprocessing.Pool`` never answers its job.
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import html
 import itertools
 import logging
@@ -28,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
@@ -41,7 +43,7 @@ from .problems import add_server_paths, private_names
 from .store.catalog import Catalog
 from .store.disk import ModelStore, is_model_id
 
-__all__ = ["IsolatedPool", "UploadMemory", "WorkerContext", "apply_extensions", "catalog_for"]
+__all__ = ["IsolatedPool", "UploadMemory", "WorkerContext", "apply_extensions", "catalog_for", "on_parent_exit"]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -67,14 +69,11 @@ class WorkerContext:
     per process."""
 
     settings: Settings
-    _catalog: Catalog | None = None
     layer_cache: LayerCache = field(default_factory=LayerCache)
 
-    @property
+    @functools.cached_property
     def catalog(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = catalog_for(self.settings)
-        return self._catalog
+        return catalog_for(self.settings)
 
 
 def apply_extensions(settings: Settings) -> None:
@@ -98,10 +97,25 @@ def apply_extensions(settings: Settings) -> None:
         ) from None
 
 
+def on_parent_exit(action: Callable[[], object], name: str) -> None:
+    """Call ``action`` in a daemon thread once this process's parent is gone (nothing if it has none): a parent
+    that is killed (SIGKILL, the OOM killer) stops none of its children itself."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        action()
+
+    threading.Thread(target=watch, daemon=True, name=name).start()
+
+
 def _serve(conn: Connection, settings: Settings) -> None:
     """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    threading.Thread(target=_end_with_the_server, daemon=True, name="ovreduce-watch").start()
+    # Without its server, a job would run on for nobody, an upload be committed to the store and evict another model.
+    on_parent_exit(lambda: os._exit(1), "ovreduce-watch")
     why = bound_memory(settings.max_worker_bytes)  # a tensor sized as it is computed fails here, not the machine
     if why is not None:
         logger.warning("a worker's memory cannot be bounded here (OVREDUCE_MAX_WORKER_BYTES): %s", why)
@@ -114,23 +128,25 @@ def _serve(conn: Connection, settings: Settings) -> None:
         refused = exc
     while True:
         try:
-            func, args, kwargs = _receive_job(conn)
-            conn.send_bytes(b"")  # the receipt (see _exchange)
+            message = conn.recv_bytes()  # the job's pickle, then its out-of-band buffers (see _exchange)
+            buffers = [conn.recv_bytes() for _ in range(int.from_bytes(message[:4], "big"))]
+            func, args, kwargs = pickle.loads(message[4:], buffers=buffers)
+            conn.send_bytes(b"")  # the receipt
         except (EOFError, OSError):
             return
         try:
             if refused is not None:
                 raise refused
-            answer: tuple[bool, Any, bool] = (True, func(context, *args, **kwargs), False)
+            ok, payload = True, func(context, *args, **kwargs)
         except BaseException as exc:  # the job's failure is its answer
             if isinstance(exc, OvReduceError):
                 exc.quoted = _quoted(exc.message, context, (args, kwargs))  # type: ignore[attr-defined]
-            answer = (False, _portable(_memory_limit(exc, settings)), False)
+            ok, payload = False, _portable(_memory_limit(exc, settings))
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
         # keeps the failed size): this process must go.
-        retire = abandoned() or isinstance(answer[1], MemoryLimitError)
+        retire = abandoned() or isinstance(payload, MemoryLimitError)
         try:
-            conn.send((*answer[:2], retire))
+            conn.send((ok, payload, retire))
         except Exception as exc:  # an answer that cannot be pickled, or that this process has no memory left to
             error = _memory_limit(exc, settings)
             if not isinstance(error, MemoryLimitError):
@@ -205,15 +221,6 @@ def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:
         f"{exc.message}; a worker process may use {settings.max_worker_bytes} bytes (OVREDUCE_MAX_WORKER_BYTES), "
         f"and this one is replaced"
     )
-
-
-def _end_with_the_server() -> None:
-    """End this worker as soon as the server process is gone (killed, it stops no worker): a job would otherwise
-    run on for nobody, an upload be committed to the store and evict another model."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        wait([parent.sentinel])
-        os._exit(1)
 
 
 def _portable(exc: BaseException) -> BaseException:
@@ -314,13 +321,9 @@ class IsolatedPool:
         self._threads: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
-        self.on_event: Callable[[str], None] | None = None
+        self.on_event: Callable[[str], None] = lambda event: None
         """Told ``queued`` and ``dequeued`` as jobs start and stop waiting for a worker, and ``busy``,
         ``timeout`` or ``worker_died`` when a job ends without an answer (:class:`api.metrics.Metrics`)."""
-
-    def _event(self, event: str) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
 
     def pids(self) -> list[int]:
         """The process ids of the live workers."""
@@ -342,7 +345,11 @@ class IsolatedPool:
             self._all.add(process.pid)
         return _Worker(process, ours)
 
-    def _stop(self, worker: _Worker) -> None:
+    def _stop(self, worker: _Worker, grace: float = 0, tidy: bool = False) -> None:
+        """Kill ``worker`` unless it ends within ``grace`` seconds (reaped, its exit code is its own). With ``tidy``,
+        remove what it left in the store's ``tmp/`` (an upload's staging folder, whose lock died with it): it would
+        count against the store's size until the next start."""
+        worker.process.join(grace)
         with self._lock:
             self._all.discard(worker.process.pid or -1)
         with contextlib.suppress(Exception):
@@ -350,6 +357,9 @@ class IsolatedPool:
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join(timeout=5)
+        with contextlib.suppress(Exception):
+            if tidy and (removed := catalog_for(self.settings).store.clean_tmp()):
+                logger.info("model store: removed %d leftovers of a worker that died", len(removed))
 
     async def run(self, what: str, func: Callable[..., T], *args: Any, since: float | None = None, **kwargs: Any) -> T:
         """``func(context, *args, **kwargs)`` in a worker process, within the time limit counted from now, or from
@@ -366,89 +376,70 @@ class IsolatedPool:
         if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
             self._slots, self._loop = asyncio.Semaphore(self.size), loop
             self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="ovreduce-pool")
-        self._event("queued")
+
+        def off(call: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+            return loop.run_in_executor(self._threads, call, *args)
+
+        self.on_event("queued")
         try:
             await asyncio.wait_for(self._slots.acquire(), max(deadline - loop.time(), 0.001))
         except TimeoutError:
-            self._event("busy")
+            self.on_event("busy")
             raise BusyError(
                 f"the server is busy: {what} waited {self.timeout_s:g} s for one of its {self.size} workers "
                 f"and was not started; retry later"
             ) from None
         finally:
-            self._event("dequeued")
+            self.on_event("dequeued")
         try:
             if deadline - loop.time() < self.timeout_s * _LEAST_LEFT:  # it would only be stopped: not started
-                self._event("busy")
+                self.on_event("busy")
                 raise BusyError(
                     f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
                     f"its {self.timeout_s:g} s was left, and was not started; retry later"
                 )
-            answered = None
             for fresh in (False, True):  # a worker killed while idle (the system, an operator): not this job's doing
-                worker = None
+                worker: _Worker | None = None
                 while worker is None and self._idle and not fresh:
                     worker = self._idle.pop()
                     if not worker.process.is_alive():
-                        await loop.run_in_executor(self._threads, self._stop, worker)
+                        await off(self._stop, worker)
                         worker = None
                 if worker is None:
-                    worker = await loop.run_in_executor(self._threads, self._start)
+                    worker = await off(self._start)
                 try:
-                    answered = await asyncio.wait_for(
-                        loop.run_in_executor(self._threads, _exchange, worker.conn, (func, args, kwargs)),
-                        max(deadline - loop.time(), 0.001),
-                    )
-                except _NotDeliveredError:  # it died before it took the job (too lately to be seen above)
-                    if fresh:
-                        await self._died(worker, what)
-                    await loop.run_in_executor(self._threads, self._stop, worker)
-                    continue
+                    exchange = off(_exchange, worker.conn, func, args, kwargs)
+                    ok, payload, retire = await asyncio.wait_for(exchange, max(deadline - loop.time(), 0.001))
                 except TimeoutError:
                     self.killed += 1
-                    self._event("timeout")
-                    await loop.run_in_executor(self._threads, self._stop, worker)  # the kill frees all its memory
-                    await loop.run_in_executor(self._threads, self._tidy)
+                    self.on_event("timeout")
+                    await off(self._stop, worker, 0, True)  # the kill frees all its memory
                     raise RunTimeoutError(
                         f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
                         f"stopped"
                     ) from None
-                except (EOFError, OSError):
-                    await self._died(worker, what)
+                except (_NotDeliveredError, EOFError, OSError) as exc:
+                    if isinstance(exc, _NotDeliveredError) and not fresh:  # died before it took the job: unseen above
+                        await off(self._stop, worker)
+                        continue
+                    self.on_event("worker_died")
+                    await off(self._stop, worker, 1.0, True)
+                    raise WorkerDiedError(
+                        f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
+                        f"answer; the server goes on with a fresh worker. The system killing the worker for lack of "
+                        f"memory ends it so, and so does a crash of the parser or of OpenVINO, which some invalid "
+                        f"models cause: retry once; if it ends so again, the model or its inputs cause it"
+                    ) from None
+                if retire:  # it left an inference running: replaced by a fresh one on the next job
+                    await off(self._stop, worker)
+                else:
+                    self._idle.append(worker)
                 break
-            assert answered is not None and worker is not None
-            ok, payload, retire = answered
-            if retire:  # it left an inference running: replaced by a fresh one on the next job
-                await loop.run_in_executor(self._threads, self._stop, worker)
-            else:
-                self._idle.append(worker)
         finally:
             self._slots.release()
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
-
-    async def _died(self, worker: _Worker, what: str) -> NoReturn:
-        """The job's worker ended without an answer: replaced, what it left tidied, and the job told how it ended."""
-        loop = asyncio.get_running_loop()
-        self._event("worker_died")
-        await loop.run_in_executor(self._threads, worker.process.join, 1.0)  # reaped: its exit code is known
-        await loop.run_in_executor(self._threads, self._stop, worker)
-        await loop.run_in_executor(self._threads, self._tidy)
-        raise WorkerDiedError(
-            f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the server "
-            f"goes on with a fresh worker. The system killing the worker for lack of memory ends it so, and so does a "
-            f"crash of the parser or of OpenVINO, which some invalid models cause: retry once; if it ends so again, "
-            f"the model or its inputs cause it"
-        ) from None
-
-    def _tidy(self) -> None:
-        """Remove what a dead or killed worker left in the store's ``tmp/`` (an upload's staging folder, whose lock
-        died with it): it would count against the store's size until the next start."""
-        with contextlib.suppress(Exception):
-            removed = catalog_for(self.settings).store.clean_tmp()
-            if removed:
-                logger.info("model store: removed %d leftovers of a worker that died", len(removed))
 
     def shutdown(self) -> None:
         """Stop every worker (running jobs end with them)."""
@@ -470,49 +461,34 @@ def _how_it_ended(code: int | None) -> str:
     """``killed by signal 11 (SIGSEGV)``, ``exit status 1``: how a worker process ended, for a message."""
     if code is None:
         return "still running, its pipe closed"
-    if code < 0:
-        try:
-            name = f" ({signal.Signals(-code).name})"
-        except ValueError:
-            name = ""
-        return f"killed by signal {-code}{name}"
-    return f"exit status {code}"
+    if code >= 0:
+        return f"exit status {code}"
+    name = ""
+    with contextlib.suppress(ValueError):
+        name = f" ({signal.Signals(-code).name})"
+    return f"killed by signal {-code}{name}"
 
 
 class _NotDeliveredError(Exception):
     """The worker ended before it took the job (it sent no receipt): the job never started."""
 
 
-_Job = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]  # a function of the worker, its arguments
 _OUT_OF_BAND = 1 << 16
-"""A job's bytes arguments this large (an upload's files) go down the pipe as they are, beside the pickle of the rest:
-pickled with it, each was copied whole in the server first."""
 
 
-def _send_job(conn: Connection, job: _Job) -> None:
-    func, args, kwargs = job
+def _exchange(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Send one job, take the worker's receipt, and wait for its answer: (ok, the result or the error, whether the
+    worker retires); in a thread, since pickling and pipes block. Bytes arguments of :data:`_OUT_OF_BAND` bytes or
+    more (an upload's files) go down the pipe as they are, beside the pickle of the rest: pickled with it, each was
+    copied whole in the server first."""
     buffers: list[pickle.PickleBuffer] = []
     wrapped = tuple(pickle.PickleBuffer(a) if type(a) is bytes and len(a) >= _OUT_OF_BAND else a for a in args)
     head = pickle.dumps((func, wrapped, kwargs), protocol=5, buffer_callback=buffers.append)
-    conn.send_bytes(len(buffers).to_bytes(4, "big") + head)
-    for buffer in buffers:
-        conn.send_bytes(buffer)
-
-
-def _receive_job(conn: Connection) -> _Job:
-    message = conn.recv_bytes()
-    buffers = [conn.recv_bytes() for _ in range(int.from_bytes(message[:4], "big"))]
-    job: _Job = pickle.loads(message[4:], buffers=buffers)
-    return job
-
-
-def _exchange(conn: Connection, job: _Job) -> tuple[bool, Any, bool]:
-    """Send one job, take the worker's receipt, and wait for its answer: (ok, the result or the error, whether the
-    worker retires); in a thread, since pickling and pipes block."""
     try:
-        _send_job(conn, job)
+        conn.send_bytes(len(buffers).to_bytes(4, "big") + head)
+        for buffer in buffers:
+            conn.send_bytes(buffer)
         conn.recv_bytes()  # the receipt: a worker killed an instant before still accepts the bytes, then closes
     except (EOFError, OSError):
         raise _NotDeliveredError from None
-    answer: tuple[bool, Any, bool] = conn.recv()
-    return answer
+    return conn.recv()
