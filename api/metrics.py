@@ -34,20 +34,14 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 UNMATCHED = "<unmatched>"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
 """The methods counted by name; any other is ``other``."""
-_MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_MULTIPROC_ENV = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")  # (prometheus_client reads both)
 _VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
-
-
-def multiprocess() -> bool:
-    """Whether ``/metrics`` sums the counts of several processes (``PROMETHEUS_MULTIPROC_DIR`` names a folder;
-    ``ovreduce serve`` refuses one set empty, see :func:`multiprocess_problem`)."""
-    return bool(os.environ.get(_MULTIPROC_ENV) or os.environ.get(_MULTIPROC_ENV.lower()))
 
 
 def multiprocess_problem() -> str | None:
     """What is wrong with ``PROMETHEUS_MULTIPROC_DIR``, where it is set: every process writes its counts in that
     folder as it makes its first metric, and one that cannot fails to start (uvicorn's workers, over and over)."""
-    for name in (_MULTIPROC_ENV, _MULTIPROC_ENV.lower()):
+    for name in _MULTIPROC_ENV:
         folder = os.environ.get(name)
         if folder is not None and not (folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
             return (f"{name}={folder[:200]!r}: expected an existing folder the server can write, where every process "
@@ -62,19 +56,17 @@ class _StoreCollector(Collector):
         self.store = store
 
     def collect(self) -> Iterable[Metric]:
-        limit = GaugeMetricFamily("ovreduce_store_max_bytes", "The model store's limit (OVREDUCE_STORE_MAX_BYTES)")
-        limit.add_metric([], self.store.max_bytes)
-        yield limit
+        yield GaugeMetricFamily(
+            "ovreduce_store_max_bytes", "The model store's limit (OVREDUCE_STORE_MAX_BYTES)", self.store.max_bytes
+        )
         try:
             usage, count = self.store.usage(), len(self.store.ids())
         except (StoreError, OSError):  # not created yet, or not readable: /readyz says why
             return
-        size = GaugeMetricFamily("ovreduce_store_bytes", "Bytes in the model store, uploads being staged included")
-        size.add_metric([], usage)
-        yield size
-        models = GaugeMetricFamily("ovreduce_store_models", "Models in the model store")
-        models.add_metric([], count)
-        yield models
+        yield GaugeMetricFamily(
+            "ovreduce_store_bytes", "Bytes in the model store, uploads being staged included", usage
+        )
+        yield GaugeMetricFamily("ovreduce_store_models", "Models in the model store", count)
 
 
 class Metrics:
@@ -137,8 +129,9 @@ class Metrics:
 
     # -- exposition ------------------------------------------------------------------------------------
     def exposition(self) -> bytes:
-        """The text exposition of every metric (summed over processes in multiprocess mode)."""
-        if not multiprocess():
+        """The text exposition of every metric, summed over processes where ``PROMETHEUS_MULTIPROC_DIR`` names a
+        folder (``ovreduce serve`` refuses one set empty)."""
+        if not any(os.environ.get(name) for name in _MULTIPROC_ENV):
             return generate_latest(self.registry)
         combined = CollectorRegistry()
         MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
@@ -176,17 +169,15 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, counting_send)
         finally:
-            route = _route_of(scope.get("route"), asked, self.routes)
+            matched = scope.get("route") or next(
+                (r for r in self.routes if r.matches(asked)[0] is not Match.NONE), None
+            )
+            route = getattr(matched, "path_format", None)  # the template without converters: {layer}, not {layer:path}
+            route = route if isinstance(route, str) else UNMATCHED
             method = str(scope.get("method", "GET"))
             method = method if method in METHODS else "other"
             self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
             self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
-
-
-def _route_of(route: object, scope: Scope, routes: Sequence[BaseRoute]) -> str:
-    route = route or next((r for r in routes if r.matches(scope)[0] is not Match.NONE), None)
-    path = getattr(route, "path_format", None)  # the template without converters: {layer}, not {layer:path}
-    return path if isinstance(path, str) else UNMATCHED
 
 
 @functools.cache
