@@ -145,7 +145,7 @@ class Settings(BaseSettings):
 
     def host_patterns(self) -> tuple[str, ...]:
         """The allowed ``Host`` values, lower-case: :attr:`allowed_hosts` plus the bind host (``*``: any)."""
-        items = [item.strip().lower() for item in self.allowed_hosts.split(",") if item.strip()]
+        items = [item.lower() for item in _items(self.allowed_hosts)]
         bind = self.host.strip().lower()
         if bind:
             items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)

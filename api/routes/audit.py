@@ -1,11 +1,5 @@
-"""``POST /v1/models/{id}/audit``: the ``ovreduce audit`` document of a stored model.
-
-The whole model runs on OpenVINO once with every reduction's tensors marked as outputs; each reduction is
-judged against the NumPy reference recomputed from its captured input (see :mod:`ovreduce.audit`). Drift
-from an f32 run of the whole model is reported, split into what arrived with the input and what the
-reduction added, and fails a reduction only above ``fail_on_drift``. With ``target`` (f16, bf16), whether each
-reduction survives that precision (see :mod:`ovreduce.headroom`).
-"""
+"""``POST /v1/models/{id}/audit``: the ``ovreduce audit`` document of a stored model (see :mod:`ovreduce.audit`:
+one OpenVINO run of the whole model, each reduction judged against the NumPy reference of its captured input)."""
 
 from __future__ import annotations
 

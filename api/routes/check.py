@@ -76,10 +76,8 @@ async def check(
             digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
         key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
         with services.check_cache_lock:
-            cached = cache.get(key)
-        if cached is not None:
-            body = cached
-        else:
+            body = cache.get(key)
+        if body is None:
             body = await services.isolated.run(
                 "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
                 engine=engine, reshape=shapes, since=since,

@@ -1,12 +1,8 @@
 """``/v1/models/{id}/layers``: a stored model's reductions (or every layer), one layer, and running one.
 
-``{layer}`` is a layer id or a layer name; names may hold ``/`` and ``:`` (send them URL-encoded or not).
-The rule for ``/run``: a path that ends in ``/run`` is always a run (POST only; other methods are 405), and
-everything between ``layers/`` and that last ``/run`` is the layer. So a layer literally named ``x/run`` is
-run by ``POST .../layers/x/run/run``, and shown by its id (``GET .../layers/x/run`` is the run of ``x``).
-
-A layer inside a sub-graph body is addressed by its path (``12/then/110`` by ids, ``If_12/then/ReduceMean_110``
-by names; :data:`ovreduce.ir.model.PATH_GRAMMAR`), and its documents carry ``body_path``.
+``{layer}`` is a layer id or name, or a path into a sub-graph body (:data:`ovreduce.ir.model.PATH_GRAMMAR`). A path
+ending in ``/run`` is always a run (POST only; others 405) of everything between ``layers/`` and that last ``/run``:
+a layer named ``x/run`` runs at ``.../layers/x/run/run`` and is shown by its id.
 """
 
 from __future__ import annotations
@@ -184,8 +180,7 @@ async def run_layer(
 ) -> Response:
     # off the event loop, as /v2 decodes its tensors: a walk of up to OVREDUCE_MAX_ELEMENTS nested values
     req = await run_in_threadpool(with_flat_inputs, body or RunRequest(), services.settings.max_elements)
-    what = f"the run of layer {layer!r}"
     metrics: Metrics = request.app.state.metrics
-    job = services.isolated.run(what, _run, model_id, layer, req)
+    job = services.isolated.run(f"the run of layer {layer!r}", _run, model_id, layer, req)
     data, _ = await metrics.counted_run(job, req.backends, req.device)
     return Response(data, media_type="application/json")
