@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from cachetools import LRUCache
 from fastapi import Depends, Request
@@ -38,8 +38,7 @@ class Services:
 
 
 async def _services(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
+    return cast(Services, request.app.state.services)
 
 
 ServicesDep = Annotated[Services, Depends(_services)]

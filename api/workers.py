@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
-from ovreduce.ir.model import IRModel
 from ovreduce.memory import bound_memory
 
 from .config import Settings
@@ -189,7 +188,10 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
             if is_model_id(mid) and mid not in models:
                 models.add(mid)
                 with contextlib.suppress(Exception):  # (only a model this process can load is read)
-                    yield from _model_names(context.catalog.load(mid).model)
+                    model = context.catalog.load(mid).model
+                    for layer in (*model.layers, *(x for ref in model.bodies() for x in ref.body.graph.layers)):
+                        yield layer.name
+                        yield from (name for port in (*layer.inputs, *layer.outputs) for name in port.names)
         elif isinstance(item, bytes | bytearray) and _XML_START.match(item[:4096]):  # an IR's XML, not its weights
             for found in itertools.islice(_NAME_ATTRIBUTE.finditer(item), _MAX_NAMES):
                 text = html.unescape((found[1] or found[2]).decode("utf-8", "replace"))
@@ -201,14 +203,6 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
             stack += [x for x in item if not isinstance(x, int | float | complex | None)]
         elif hasattr(item, "__dict__") and not isinstance(item, type):  # a request model
             stack.append(vars(item))
-
-
-def _model_names(model: IRModel) -> Iterator[str]:
-    for graph in (model, *(ref.body.graph for ref in model.bodies())):
-        for layer in graph.layers:
-            yield layer.name
-            for port in (*layer.inputs, *layer.outputs):
-                yield from port.names
 
 
 def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:
@@ -235,10 +229,9 @@ def _portable(exc: BaseException) -> BaseException:
 def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is no fork server
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        # imported once in the fork server: every worker starts with them loaded
-        # Not openvino: importing it starts a thread (its telemetry, which tries the network), and a process
-        # forked while another thread holds a lock (a module being imported, the resolver) can hang for ever in
-        # the child. Each worker imports it on its first use instead, single-threaded.
+        # Imported once in the fork server, so every worker starts with them loaded. Not openvino: importing it starts
+        # a thread (its telemetry, which tries the network), and a child forked while another thread holds a lock (an
+        # import's, the resolver's) can hang for ever; each worker imports it on its first use, single-threaded.
         package = __package__ or "api"  # the installed name (ovreduce_api), or the repository's folder (api)
         ctx.set_forkserver_preload([f"{package}.workers", f"{package}.routes", "ovreduce.audit", "ovreduce.conform"])
         return ctx
@@ -399,14 +392,9 @@ class IsolatedPool:
                     f"its {self.timeout_s:g} s was left, and was not started; retry later"
                 )
             for fresh in (False, True):  # a worker killed while idle (the system, an operator): not this job's doing
-                worker: _Worker | None = None
-                while worker is None and self._idle and not fresh:
-                    worker = self._idle.pop()
-                    if not worker.process.is_alive():
-                        await off(self._stop, worker)
-                        worker = None
-                if worker is None:
-                    worker = await off(self._start)
+                while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
+                    self._stop(self._idle.pop())
+                worker = self._idle.pop() if self._idle and not fresh else await off(self._start)
                 try:
                     exchange = off(_exchange, worker.conn, func, args, kwargs)
                     ok, payload, retire = await asyncio.wait_for(exchange, max(deadline - loop.time(), 0.001))
@@ -443,9 +431,8 @@ class IsolatedPool:
 
     def shutdown(self) -> None:
         """Stop every worker (running jobs end with them)."""
-        idle, self._idle = self._idle, []
-        for worker in idle:
-            self._stop(worker)
+        while self._idle:
+            self._stop(self._idle.pop())
         with self._lock:
             pids, self._all = set(self._all), set()
         for pid in pids:  # workers busy with a job
