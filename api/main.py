@@ -77,8 +77,7 @@ def _startup(catalog: Catalog, settings: Settings, isolated: IsolatedPool) -> No
     store = catalog.store
     try:
         store.ensure()
-        leftovers = store.clean_tmp()  # staging folders of uploads whose process died, trash
-        if leftovers:
+        if leftovers := store.clean_tmp():  # staging folders of uploads whose process died, trash
             logger.info("model store: removed %d leftovers of interrupted uploads and deletes", len(leftovers))
         store.evict()
     except StoreError as exc:  # the service still answers checks; /readyz says what is wrong

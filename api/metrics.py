@@ -73,8 +73,7 @@ class Metrics:
     """The metrics of one app (see the module docstring), in their own registry."""
 
     def __init__(self, store: ModelStore) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
+        self.registry = r = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "ovreduce_http_requests", "Answered HTTP requests", ["method", "route", "status"], registry=r
         )

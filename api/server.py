@@ -60,8 +60,7 @@ def serve(
     from .main import create_app
     from .metrics import multiprocess_problem
 
-    problem = multiprocess_problem()
-    if problem is not None:
+    if problem := multiprocess_problem():
         raise ServeError(problem)
 
     workers = settings.workers if workers is None else workers
