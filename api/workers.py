@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import html
 import itertools
 import logging
@@ -68,11 +67,14 @@ class WorkerContext:
     per process."""
 
     settings: Settings
+    _catalog: Catalog | None = None
     layer_cache: LayerCache = field(default_factory=LayerCache)
 
-    @functools.cached_property
+    @property
     def catalog(self) -> Catalog:
-        return catalog_for(self.settings)
+        if self._catalog is None:
+            self._catalog = catalog_for(self.settings)
+        return self._catalog
 
 
 def apply_extensions(settings: Settings) -> None:
@@ -305,7 +307,7 @@ class IsolatedPool:
         self.timeout_s = timeout_s
         self.settings = settings
         self._idle: list[_Worker] = []
-        self._all: set[int] = set()
+        self._all: dict[int, multiprocessing.process.BaseProcess] = {}  # every live worker, by its pid
         self._lock = threading.Lock()
         self._slots: asyncio.Semaphore | None = None
         # The pool's own threads, two per job (its wait for the answer, and the start, kill or tidy-up beside it): in
@@ -335,7 +337,7 @@ class IsolatedPool:
         theirs.close()
         assert process.pid is not None
         with self._lock:
-            self._all.add(process.pid)
+            self._all[process.pid] = process
         return _Worker(process, ours)
 
     def _stop(self, worker: _Worker, grace: float = 0, tidy: bool = False) -> None:
@@ -344,7 +346,7 @@ class IsolatedPool:
         count against the store's size until the next start."""
         worker.process.join(grace)
         with self._lock:
-            self._all.discard(worker.process.pid or -1)
+            self._all.pop(worker.process.pid or -1, None)
         with contextlib.suppress(Exception):
             worker.conn.close()
         if worker.process.is_alive():
@@ -434,10 +436,9 @@ class IsolatedPool:
         while self._idle:
             self._stop(self._idle.pop())
         with self._lock:
-            pids, self._all = set(self._all), set()
-        for pid in pids:  # workers busy with a job
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            busy, self._all = list(self._all.values()), {}
+        for process in busy:  # workers busy with a job
+            process.kill()
         self._slots = None
         threads, self._threads = self._threads, None  # (a job still finishing goes on in the default executor)
         if threads is not None:
