@@ -1,10 +1,8 @@
-"""The ASGI wrappers around the application; :func:`install` adds them in the order that matters (each class says what
-it refuses; docs/architecture.md draws the order, :class:`AbsoluteFormMiddleware` outermost of all).
+"""The ASGI wrappers around the application, added by :func:`install` in the order that matters (docs/architecture.md).
 
-Every early answer is sent whole first, then the rest of the request body is read and dropped (up to a
-bound, :data:`DRAIN_MAX_BYTES` past the limit and :data:`DRAIN_MAX_S`), then the connection is closed: a
-client that sends its whole body before it reads gets the answer instead of a connection reset. A client
-that sent ``Expect: 100-continue`` is answered at once and never asked for its body.
+An early answer is sent whole, then the rest of the body is read and dropped (within :data:`DRAIN_MAX_BYTES` and
+:data:`DRAIN_MAX_S`), then the connection closed: a client that sends its whole body before it reads gets the answer,
+not a connection reset. A client that sent ``Expect: 100-continue`` is answered at once, never asked for its body.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 from fastapi import FastAPI, Request
+from python_multipart.multipart import parse_options_header
 from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -43,6 +42,8 @@ __all__ = [
     "SecurityMiddleware",
     "csp_for",
     "install",
+    "problem_head",
+    "secured",
 ]
 
 logger = logging.getLogger("ovreduce.api")
@@ -69,6 +70,15 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 _INLINE_SCRIPT_RE = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
+def secured(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """An answer's ``headers`` with :data:`CSP` (unless they have their own) and :data:`SECURITY_HEADERS`, without
+    ``Accept-Ranges`` (files are served whole: ``Range`` is dropped)."""
+    kept = [h for h in headers if bytes(h[0]).lower() != b"accept-ranges"]
+    present = {bytes(key).lower() for key, _ in kept}
+    csp = [] if b"content-security-policy" in present else [(b"content-security-policy", CSP.encode())]
+    return kept + csp + [h for h in SECURITY_HEADERS if h[0] not in present]
+
+
 def csp_for(html: str) -> str:
     """:data:`CSP` for a page of the service's own that has inline scripts: each allowed by its SHA-256."""
     hashes = " ".join(
@@ -79,8 +89,8 @@ def csp_for(html: str) -> str:
 
 
 MAX_HEADER_BYTES = 16 << 10
-"""The request's head, its target and header fields (names and values), at most: what h11 allows a head that
-arrives in pieces (one that arrives whole it reads at any size; :mod:`api.protocol` answers the other the same)."""
+"""The request's target and header fields (names and values), at most: what h11 allows a head that arrives in pieces
+(one that arrives whole it reads at any size; :mod:`api.protocol` answers the other)."""
 HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/v2/health/live", "/v2/health/ready"})
 """Answered whatever the Host (probes of orchestrators name the pod's address) and however busy."""
 NEVER_BUSY = HEALTH_PATHS | {"/metrics"}
@@ -89,9 +99,8 @@ _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str]]) -> None:
-    """Add the wrappers, bounded as ``settings`` say (multipart bodies POSTed to ``upload_paths`` are uploads): HEAD
-    innermost, then the body limit, the in-flight limit and the security checks outermost; and the 500 answer of
-    anything nothing else handled."""
+    """Add the wrappers, HEAD innermost, security outermost, and the 500 answer of anything not handled
+    (multipart bodies POSTed to ``upload_paths`` are uploads)."""
     app.add_middleware(HeadMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_upload_bytes=settings.max_upload_bytes,
                        max_json_bytes=settings.max_json_bytes, body_timeout_s=settings.body_timeout_s,
@@ -117,6 +126,15 @@ def _body_to_drain(scope: Scope, receive: Receive) -> Receive | None:
     return None if _header(scope, b"expect") or not has_body else receive
 
 
+def problem_head(
+    status: int, detail: str, code: str, path: str | None, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The head (closing the connection) and body of an error answer of the service's edge."""
+    body, media = answer_bytes(status, detail, code, path)
+    length = str(len(body)).encode()
+    return [(b"content-type", media.encode()), (b"content-length", length), *headers, (b"connection", b"close")], body
+
+
 async def send_problem(
     send: Send,
     status: int,
@@ -129,35 +147,22 @@ async def send_problem(
     drain_limit: int = DRAIN_MAX_BYTES,
 ) -> None:
     """Send a whole problem answer that closes the connection; with ``drain``, then read and drop the rest of the
-    request body.
-
-    The answer's bytes are on the wire before any of the body is read, so a client that waits for an
-    answer before it sends its body gets it too; the final (empty) body message, which lets the server
-    close the connection, is sent once the body has been read to its end, or ``drain_limit`` bytes or
-    :data:`DRAIN_MAX_S` later, or when the client has gone.
-    """
-    body, media = answer_bytes(status, detail, code, path)
-    start = [(b"content-type", media.encode()), (b"content-length", str(len(body)).encode()), *headers,
-             (b"connection", b"close")]  # fmt: skip
-    await send({"type": "http.response.start", "status": status, "headers": start})
+    body. The answer is on the wire before the body is read (a client may wait for it before it sends); the final
+    empty body message, which lets the server close, follows the body's end, ``drain_limit`` bytes or
+    :data:`DRAIN_MAX_S`, or the client's leaving."""
+    head, body = problem_head(status, detail, code, path, headers)
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body, "more_body": drain is not None})
     if drain is None:
-        await send({"type": "http.response.body", "body": body})
         return
-    await send({"type": "http.response.body", "body": body, "more_body": True})
-    await _drain(drain, drain_limit)
-    await send({"type": "http.response.body", "body": b""})
-
-
-async def _drain(receive: Receive, limit: int) -> None:
     read = 0
     with anyio.move_on_after(DRAIN_MAX_S):
-        while read <= limit:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
+        while read <= drain_limit:
+            message = await drain()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
             read += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                return
+    await send({"type": "http.response.body", "body": b""})
 
 
 # -- Host, Origin and the security headers ---------------------------------------------------------------
@@ -172,20 +177,15 @@ def host_allowed(value: bytes | None, patterns: Sequence[str]) -> bool:
     """Whether a ``Host`` header matches one of ``patterns`` (``name``, ``name:port``, ``*.suffix``, ``*``)."""
     if "*" in patterns:
         return True
-    if value is None:
-        return False
-    parts = split_host(value.decode("latin-1"))
+    parts = None if value is None else split_host(value.decode("latin-1"))
     if parts is None:
         return False
     host, port = parts
     for pattern in patterns:
-        wanted = split_host(pattern.removeprefix("*.")) if pattern.startswith("*.") else split_host(pattern)
-        if wanted is None:
+        wanted = split_host(pattern.removeprefix("*."))
+        if wanted is None or wanted[1] not in (None, port):
             continue
-        name, wanted_port = wanted
-        if wanted_port is not None and wanted_port != port:
-            continue
-        if host.endswith("." + name) if pattern.startswith("*.") else host == name:
+        if host.endswith("." + wanted[0]) if pattern.startswith("*.") else host == wanted[0]:
             return True
     return False
 
@@ -207,8 +207,7 @@ def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
     request_host, request_port = request
     origin_host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     default = 443 if parts.scheme == "https" else 80
-    # Behind a TLS proxy the request is http while the page is https: the ports are compared as each side
-    # names them, a missing one being its scheme's default.
+    # Behind a TLS proxy the request is http, the page https: a port left out is 443 where either side is https
     request_default = 443 if (scheme == "https" or parts.scheme == "https") else 80
     return origin_host == request_host and (origin_port or default) == int(request_port or request_default)
 
@@ -216,15 +215,12 @@ def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
 class SecurityMiddleware:
     """Answer only allowed ``Host`` values, refuse cross-origin state changes, add the security headers.
 
-    * ``Host`` not in ``allowed_hosts`` (see :func:`host_allowed`): 400 ``request.host``; the health checks
-      are answered whatever the ``Host``.
-    * POST, PUT, PATCH or DELETE with an ``Origin`` that is not the service's own (``null`` included), or,
-      without ``Origin``, marked ``Sec-Fetch-Site: cross-site`` or ``same-site`` by the browser: 403
-      ``request.origin``. Clients that are not browsers send neither and are served.
-    * A target and header fields over :data:`MAX_HEADER_BYTES` in all: 431 ``request.headers``.
-    * A request that the server, stopping, cancels before it was answered: 503 ``shutdown``.
-    * Every answer gets :data:`CSP` (unless it has its own) and :data:`SECURITY_HEADERS`.
-    * ``Range`` is ignored (RFC 9110 allows it): files are served whole, and no answer says ``Accept-Ranges``.
+    * ``Host`` not in ``allowed_hosts`` (:func:`host_allowed`): 400 ``request.host``, but for the health checks.
+    * POST, PUT, PATCH or DELETE with an ``Origin`` not the service's own (``null`` included), or without one marked
+      ``Sec-Fetch-Site: cross-site``/``same-site``: 403 ``request.origin`` (non-browsers send neither: served).
+    * A target and header fields over :data:`MAX_HEADER_BYTES`: 431 ``request.headers``; not a path: 400.
+    * A request the stopping server cancels before it was answered: 503 ``shutdown``.
+    * ``Range`` is ignored (RFC 9110 allows it): files are served whole.
     """
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:
@@ -242,13 +238,7 @@ class SecurityMiddleware:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                # Accept-Ranges: files are served whole (Range is dropped below), whatever Starlette's say
-                headers = [h for h in message.get("headers", []) if bytes(h[0]).lower() != b"accept-ranges"]
-                present = {bytes(key).lower() for key, _ in headers}
-                if b"content-security-policy" not in present:
-                    headers.append((b"content-security-policy", CSP.encode()))
-                headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
-                message = {**message, "headers": headers}
+                message = {**message, "headers": secured(message.get("headers", []))}
             await send(message)
 
         path = scope.get("path", "")
@@ -308,12 +298,8 @@ class SecurityMiddleware:
 
 # -- in-flight requests ----------------------------------------------------------------------------------
 class InFlightLimitMiddleware:
-    """Answer 503 ``busy`` (with ``Retry-After``) while ``max_requests`` requests are being handled.
-
-    Only requests whose headers have arrived count, so slow or idle connections do not crowd out the
-    others (uvicorn's ``--limit-concurrency`` counts connections); the health checks (KServe's too) and
-    ``/metrics`` are never refused.
-    """
+    """Answer 503 ``busy`` while ``max_requests`` requests are being handled, but for :data:`NEVER_BUSY`. Only requests
+    whose headers arrived count (uvicorn's ``--limit-concurrency`` counts connections, slow or idle ones too)."""
 
     def __init__(self, app: ASGIApp, *, max_requests: int) -> None:
         self.app = app
@@ -341,18 +327,14 @@ class InFlightLimitMiddleware:
 
 # -- request bodies --------------------------------------------------------------------------------------
 class BodyLimitMiddleware:
-    """Answer 413 problem+json for a request body over the limit, counting bytes as they arrive; 408 for a body
-    that stalls.
+    """Answer 413 for a body over the limit, 408 for one that stalls or trickles, 400 for an ambiguous one.
 
-    Multipart bodies POSTed to the routes that take uploads (``upload_paths``) get ``max_upload_bytes``, every
-    other body ``max_json_bytes``, whatever its ``Content-Type`` says. A declared ``Content-Length`` over the
-    limit is refused before any byte is read; a chunked body is cut off as soon as the count passes the limit,
-    and whatever the application would have answered is replaced by the 413. Either way the rest of the body is
-    then read and dropped, within bounds (see the module docstring). A body of which no byte arrives for
-    ``body_timeout_s`` is answered 408 and its connection closed: a stalled client holds no request slot for
-    ever; so is one whose body, once ``body_timeout_s`` has passed, has arrived at less than :data:`MIN_BODY_RATE`
-    on average (it trickles). A request with more than one ``Content-Type`` (which two parsers could read
-    differently) is 400.
+    Multipart bodies POSTed to ``upload_paths`` get ``max_upload_bytes``, any other ``max_json_bytes``. A declared
+    ``Content-Length`` over it is refused before any byte is read; a body is cut off as soon as its count passes it,
+    the application's answer replaced. A body with no byte for ``body_timeout_s``, or slower than
+    :data:`MIN_BODY_RATE` on average after that, is 408 (a stalled client holds no request slot for ever). Two
+    ``Content-Type`` headers (two parsers could read them differently) or ``Transfer-Encoding`` with
+    ``Content-Length``: 400. A multipart upload that ends without its closing boundary (cut short): 400.
     """
 
     def __init__(self, app: ASGIApp, *, max_upload_bytes: int, max_json_bytes: int, body_timeout_s: float,
@@ -374,7 +356,6 @@ class BodyLimitMiddleware:
             declared = int(lengths[-1]) if lengths else None
         except ValueError:
             declared = None
-        expect, chunked = "expect" in headers, "transfer-encoding" in headers
         path = scope.get("path", "")
         upload = (scope.get("method") == "POST" and content_type.lower().startswith(b"multipart/")
                   and any(p.match(path) for p in self.upload_paths))  # fmt: skip
@@ -382,7 +363,7 @@ class BodyLimitMiddleware:
         what = "an upload (multipart body)" if upload else "a request body"
         setting = "OVREDUCE_MAX_UPLOAD_BYTES" if upload else "OVREDUCE_MAX_JSON_BYTES"
         drain_limit = max(limit, DRAIN_MAX_BYTES)
-        if content_types > 1 or (chunked and declared is not None):
+        if content_types > 1 or ("transfer-encoding" in headers and declared is not None):
             detail = (f"the request has {content_types} Content-Type headers; send one" if content_types > 1 else
                       "the request has both Transfer-Encoding and Content-Length, which two readers of it could split "
                       "differently; send one")  # fmt: skip
@@ -392,7 +373,7 @@ class BodyLimitMiddleware:
             detail = f"{what} of {declared} bytes is larger than the limit of {limit} bytes ({setting})"
             # Expect: 100-continue: the client waits for a go-ahead that reading would send; a body far
             # beyond what is drained would end in a reset anyway: answer and close at once.
-            drain = None if expect or declared - limit > drain_limit else receive
+            drain = None if "expect" in headers or declared - limit > drain_limit else receive
             await send_problem(send, 413, detail, RequestTooLargeError.code, path, drain=drain, drain_limit=drain_limit)
             return
         received = 0
@@ -400,7 +381,10 @@ class BodyLimitMiddleware:
         refusal: tuple[int, str, str] | None = None  # (status, code, detail) that replaces the app's answer
         replaced = False
         finished = False  # the client has sent its whole body (or gone)
-        close = _close_delimiter(content_type) if upload else None
+        # CRLF--BOUNDARY--, which ends a complete multipart body (RFC 2046: the line break is part of it, so that
+        # --BOUNDARY-- inside a file's bytes is data); no boundary: the parser refuses the body
+        boundary = parse_options_header(content_type)[1].get(b"boundary") if upload else None
+        close = b"\r\n--" + boundary + b"--" if boundary else None
         tail = b""  # the last bytes read, where a close delimiter split over two reads begins
 
         async def limited_receive() -> Message:
@@ -475,20 +459,10 @@ class BodyLimitMiddleware:
                 await replace()
 
 
-def _close_delimiter(content_type: bytes) -> bytes | None:
-    """``CRLF--BOUNDARY--``, which ends a complete multipart body with at least one part (None: no boundary, the
-    parser refuses it). The line break is part of it (RFC 2046): ``--BOUNDARY--`` inside a file's bytes is data."""
-    from python_multipart.multipart import parse_options_header
-
-    boundary = parse_options_header(content_type)[1].get(b"boundary")
-    return b"\r\n--" + boundary + b"--" if boundary else None
-
-
 # -- absolute-form targets -------------------------------------------------------------------------------
 class AbsoluteFormMiddleware:
-    """Serve a request whose target is a whole URI (``GET http://host:port/healthz``), as every HTTP/1.1 server must
-    (RFC 9112 3.2.2): its path is the URI's path, and its ``Host`` the URI's authority, whatever the header said.
-    Outermost, so that every other wrapper (the Host check, the metrics' route) sees the request as served."""
+    """Serve a request whose target is a whole URI (``GET http://host/healthz``), as HTTP/1.1 servers must (RFC 9112
+    3.2.2): its path is the URI's, its ``Host`` the URI's authority. Outermost: every other wrapper sees it so."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -508,8 +482,8 @@ class AbsoluteFormMiddleware:
 
 # -- HEAD ------------------------------------------------------------------------------------------------
 class HeadMiddleware:
-    """Answer HEAD wherever GET is answered (every general-purpose server must, RFC 9110 9.1): the request is
-    routed as a GET and its answer's headers sent without the body. FastAPI's routes take GET alone."""
+    """Answer HEAD wherever GET is (RFC 9110 9.1; FastAPI's routes take GET alone): routed as a GET, its answer's
+    headers sent without the body."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -536,14 +510,10 @@ class HeadMiddleware:
 
 # -- anything else ---------------------------------------------------------------------------------------
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    """Starlette's handler of last resort: log the exception with an id and answer 500 problem+json (under ``/v2``
-    KServe's ``{"error"}``) with that id and no detail of it (then Starlette re-raises it for the server's own log)."""
+    """Starlette's handler of last resort (outside every wrapper): log the exception with an id and answer 500 with
+    that id and no detail of it (Starlette then re-raises it for the server's own log)."""
     error_id = uuid.uuid4().hex[:16]
     logger.error("internal error %s on %s %s", error_id, request.method, escaped(request.url.path), exc_info=exc)
     detail = f"an unexpected error occurred; it was logged with id {error_id}"
-    headers = {
-        "Connection": "close",
-        "Content-Security-Policy": CSP,
-        **{k.decode(): v.decode() for k, v in SECURITY_HEADERS},
-    }
+    headers = {k.decode(): v.decode() for k, v in secured([(b"connection", b"close")])}
     return error_response(request, 500, detail, "internal", headers=headers)

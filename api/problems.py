@@ -1,21 +1,9 @@
-"""Every error the service answers, as RFC 9457 ``application/problem+json``, mapped in one place.
+"""Every error the service answers, as RFC 9457 ``application/problem+json`` (under ``/v2`` KServe's ``{"error"}``).
 
-The library's exceptions carry a stable ``code``; :data:`STATUS_BY_ERROR` maps their classes to HTTP statuses (the
-most specific class wins; under ``/v2``, :data:`V2_STATUS_BY_ERROR`, Triton's) and :func:`install` registers one
-handler for the whole tree, the service's own leaves (:mod:`api.errors`) included, one for Starlette's HTTP errors
-(``http.<status>``) and one for request validation (400 ``request.invalid``: 422 is kept for "not a readable IR").
-Under ``/v2`` every handler answers KServe's ``{"error"}`` instead (:func:`error_response`).
-The codes and statuses, the middleware's own included, are listed for clients in docs/api.md.
-
-No answer names a path of the server: :func:`problem_document` replaces every registered private path (the store,
-the working, home and temporary directories, the interpreter's prefix; see :func:`add_private_path`) with the file's
-base name, whatever raised the error. The documents that can carry OpenVINO's messages are filtered once, where a
-worker process writes them (:func:`api.routes.common.document_bytes`, :func:`scrub_json`), names from the user's file
-kept as they are.
-
-The OpenAPI side lives here too: :func:`responses` declares a route's problem answers with their examples (the
-routes declare their parameters' and bodies' examples, all recorded in ``openapi_examples.json``), and
-:func:`openapi` gives the errors their media type and the successes their examples.
+Library errors map to statuses by their most specific class (:data:`STATUS_BY_ERROR`; Triton's under ``/v2``);
+request validation is 400 ``request.invalid`` (422 means "not a readable IR"). docs/api.md lists the codes.
+No answer names a path of the server: registered private paths (:func:`add_private_path`) are replaced by their
+base names; names from the user's file are kept. :func:`responses` and :func:`openapi` shape the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -80,7 +68,6 @@ __all__ = [
     "install",
     "openapi",
     "private_names",
-    "problem_bytes",
     "responses",
     "scrub",
     "scrub_json",
@@ -129,12 +116,6 @@ def _most_specific(table: Mapping[type[OvReduceError], V], exc: OvReduceError) -
     return next((table[cls] for cls in type(exc).__mro__ if cls in table), None)
 
 
-def retry_headers(exc: OvReduceError) -> dict[str, str]:
-    """The ``Retry-After`` header of an error's answer (the entry of its most specific class), if it has one."""
-    retry = _most_specific(_RETRY_AFTER, exc)
-    return {"Retry-After": retry} if retry else {}
-
-
 def status_for(exc: OvReduceError) -> int:
     """The HTTP status of a library (or service) error: the entry of its most specific class."""
     return _most_specific(STATUS_BY_ERROR, exc) or 400  # (OvReduceError is in the table)
@@ -145,7 +126,7 @@ def _under_v2(path: str) -> bool:
 
 
 # -- private paths ----------------------------------------------------------------------------------------
-# Replaced whole (under the lock) when a path is added, so that readers take them without it.
+# Replaced whole (under the lock) when a path is added, so that readers need no lock.
 _private_lock = threading.Lock()
 _private: frozenset[str] = frozenset()
 _private_re = re.compile("(?!)")  # matches nothing
@@ -184,13 +165,9 @@ def add_server_paths(settings: Settings) -> None:
             add_private_path(os.path.dirname(library))
 
 
-def _default_private_paths() -> None:
-    for path in (os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir(), sys.prefix, sys.base_prefix,
-                 os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):  # fmt: skip
-        add_private_path(path)
-
-
-_default_private_paths()
+for _path in (os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir(), sys.prefix, sys.base_prefix,
+              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):  # fmt: skip
+    add_private_path(_path)
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -205,13 +182,9 @@ _NAME_KEYS = frozenset({"layer_name", "name", "names", "full_name", "node", "mis
 
 
 def scrub_json(body: bytes, sources: Sequence[bytes | str] = ()) -> bytes | None:
-    """A JSON document with the private paths in its strings replaced, or None when it names none (the usual case).
-
-    The check before any decoding is a plain substring search, cheap even for large answers. Where it finds one, the
-    document is decoded and its strings replaced one by one (:func:`scrub`), but for the names of :data:`_NAME_KEYS`,
-    in their own members and in the messages that quote them, and what the request's ``sources`` hold
-    (:func:`held`); object keys (a tensor's name, a field's) are kept.
-    """
+    """A JSON document with the private paths in its strings replaced, or None when it names none (the usual case,
+    found by a cheap substring search). Kept: object keys, the members of :data:`_NAME_KEYS` and the messages' quotes
+    of them, and what the request's ``sources`` hold (:func:`held`)."""
     if not any(p.encode() in body for p in _private):
         return None
     doc = json.loads(body)
@@ -225,11 +198,9 @@ _MAX_HELD = 16
 
 
 def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
-    """The tokens of ``text`` a scrub would touch that the request itself holds (its path, its body, its files): the
-    user's own words (a Parameter named ``/tmp/cache/x``), answered as they are; a client learns nothing of the server
-    from what it sent. Each whole, or up to its first bracket (``x[0]``, ``x>``), as a source holds it. At most
-    :data:`_MAX_HELD` distinct tokens are looked for, in two searches each at most: a search reads the sources whole
-    (an upload of a gigabyte) where it finds nothing."""
+    """The tokens of ``text`` a scrub would touch that the request's ``sources`` (path, body, files) hold, whole or up
+    to their first bracket (``x[0]``): the user's own words, which tell a client nothing of the server. At most
+    :data:`_MAX_HELD` tokens, two searches each: a search that finds nothing reads a gigabyte upload whole."""
     tokens: dict[str, None] = {}
     for match in _private_re.finditer(text) if sources else ():
         tokens[match[0]] = None
@@ -250,8 +221,7 @@ def _holds(sources: Sequence[bytes | str], part: str) -> bool:
 
 @contextlib.contextmanager
 def holding(*sources: bytes | str) -> Iterator[None]:
-    """Errors raised inside keep, where their message quotes them, the words the request's ``sources`` hold
-    (:func:`held`): a request checked in the server process quotes the client's own names."""
+    """Errors raised inside keep the words of the request's ``sources`` that their message quotes (:func:`held`)."""
     try:
         yield
     except OvReduceError as exc:
@@ -265,8 +235,7 @@ def private_names(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def _kept(names: Iterable[str]) -> re.Pattern[str] | None:
-    """The pattern of ``names`` where a message quotes them whole: each must begin and end where a path would (a
-    name that is only a part of a longer path keeps none of it)."""
+    """The pattern of ``names`` quoted whole, beginning and ending where a path would (not part of a longer path)."""
     kept = sorted(private_names(names), key=len, reverse=True)
     alternatives = "|".join(map(re.escape, kept))
     return re.compile(rf"(?<![^\s'\"(\[,;:=])(?:{alternatives})(?=[\s'\"),;:\]\[<>(]|\Z)") if kept else None
@@ -316,8 +285,7 @@ _MAX_DETAIL = 4000
 
 
 def answered(message: str, names: Iterable[str] = ()) -> str:
-    """An error message as answered: private paths replaced, but where it quotes one of the user's ``names`` whole,
-    and one that quotes a huge request (a shape of a million dims) cut to its ends."""
+    """An error message as answered: scrubbed but for the user's ``names``, a huge one cut to its ends."""
     if len(message) > _MAX_DETAIL:
         cut = len(message) - _MAX_DETAIL
         message = f"{message[: _MAX_DETAIL // 2]} ... ({cut} characters cut) ... {message[-_MAX_DETAIL // 2 :]}"
@@ -325,16 +293,9 @@ def answered(message: str, names: Iterable[str] = ()) -> str:
 
 
 def problem_document(
-    status: int,
-    detail: str,
-    code: str,
-    *,
-    instance: str | None = None,
-    names: Iterable[str] = (),
-    **extra: Any,
+    status: int, detail: str, code: str, *, instance: str | None = None, names: Iterable[str] = (), **extra: Any
 ) -> dict[str, Any]:
-    """The problem document; private paths in ``detail`` and ``extra`` are replaced, but where they are the user's
-    ``names`` (:func:`answered`), or a member of :data:`_NAME_KEYS`."""
+    """The problem document, ``detail`` and ``extra`` scrubbed but for the user's ``names`` (:func:`answered`)."""
     doc: dict[str, Any] = {
         "type": f"urn:ovreduce:problem:{code}",
         "title": _title(status),
@@ -346,10 +307,6 @@ def problem_document(
         doc["instance"] = instance
     doc.update(_scrubbed(extra, "", _kept(names)))
     return doc
-
-
-def problem_bytes(status: int, detail: str, code: str, *, instance: str | None = None, **extra: Any) -> bytes:
-    return json.dumps(problem_document(status, detail, code, instance=instance, **extra)).encode()
 
 
 def error_response(
@@ -371,11 +328,11 @@ def answer_bytes(
     status: int, detail: str, code: str, path: str | None, *, names: Iterable[str] = (), **extra: Any
 ) -> tuple[bytes, str]:
     """An error's answer to a request for ``path`` (None: not known) and its media type: problem+json, or under
-    ``/v2`` KServe's ``{"error": detail}``, which the protocol's clients read (the middleware's guards answer so
-    too). ``names``: the user's, which the message may quote (:func:`answered`)."""
+    ``/v2`` KServe's ``{"error": detail}``; ``names``: the user's, which the message may quote (:func:`answered`)."""
     if path is not None and _under_v2(path):
         return json.dumps({"error": answered(detail, names)}).encode(), "application/json"
-    return problem_bytes(status, detail, code, instance=path, names=names, **extra), PROBLEM_MEDIA_TYPE
+    doc = problem_document(status, detail, code, instance=path, names=names, **extra)
+    return json.dumps(doc).encode(), PROBLEM_MEDIA_TYPE
 
 
 def escaped(text: str) -> str:
@@ -398,12 +355,14 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     status = status_for(exc)
     if _under_v2(request.url.path):  # a status of its own (api.kserve.RefusedError's), or Triton's for its class
         status = getattr(exc, "status", None) or _most_specific(V2_STATUS_BY_ERROR, exc) or 400
+    retry = _most_specific(_RETRY_AFTER, exc)
     names = getattr(exc, "quoted", ())  # the user's names its message may quote, which the worker found
-    return error_response(request, status, exc.message, exc.code, headers=retry_headers(exc), names=names, **extra)
+    headers = {"Retry-After": retry} if retry else {}
+    return error_response(request, status, exc.message, exc.code, headers=headers, names=names, **extra)
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:
-    """An upload the client stopped sending: nobody reads the answer, but it counts as the client's error."""
+    """An upload the client stopped sending: nobody reads the answer, but it is the client's error."""
     return error_response(request, 400, _UNREADABLE[ClientDisconnect], "request.invalid")
 
 
@@ -441,8 +400,7 @@ _FIRST_BOUNDARY = (
 
 
 def _multipart_why(said: str, starlette: str) -> str:
-    """Why a form cannot be read, in words: what is wrong with the body, and what is expected; from python-multipart's
-    error (``said``), else from Starlette's (``starlette``)."""
+    """Why a form cannot be read, in words, from python-multipart's error (``said``), else Starlette's."""
     if not said:
         number = re.search(r"[0-9]+", starlette)
         for start, why in _FORM_LIMITS.items():
@@ -462,8 +420,7 @@ def _multipart_why(said: str, starlette: str) -> str:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's and FastAPI's HTTP errors in our words; under ``/v2`` as KServe's ``{"error"}``, which the
-    protocol's clients read."""
+    """Starlette's and FastAPI's HTTP errors in our words."""
     assert isinstance(exc, StarletteHTTPException)
     path = request.scope["path"]  # as requested (the URL Starlette builds drops tabs and line breaks)
     v2 = _under_v2(path)
@@ -528,8 +485,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
 
 
 def _media_not_read(request: Request) -> str | None:
-    """Why a route did not read the request's body, when its Content-Type is not the one the route reads (JSON, or a
-    multipart upload); None when it is."""
+    """Why a route did not read the body, when its Content-Type is not the one it reads (JSON, multipart)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or route.body_field is None:
         return None
@@ -555,8 +511,7 @@ def install(app: FastAPI) -> None:
 
 # -- OpenAPI ----------------------------------------------------------------------------------------------
 EXAMPLES: dict[str, Any] = json.loads((Path(__file__).parent / "openapi_examples.json").read_text("utf-8"))
-"""The OpenAPI document's examples (``openapi_examples.json``, recorded from the service on the samples):
-path parameters, JSON request bodies and answers by ``"<method> <path>"``, problems by status, ``/metrics``."""
+"""The OpenAPI examples recorded from the service on the samples (``openapi_examples.json``)."""
 
 _DESCRIPTIONS: dict[int | str, str] = {
     400: "The request is malformed (problem+json, code request.invalid, input or usage)",
@@ -572,9 +527,8 @@ _DESCRIPTIONS: dict[int | str, str] = {
 
 
 def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The problem+json answers of ``route`` (``"<method> <path>"``) for its OpenAPI entry, with ``statuses`` and
-    ``default``, each with its examples from :data:`EXAMPLES` (:func:`openapi` gives them their media type and
-    adds the examples of the route's successes)."""
+    """The problem+json answers of ``route`` (``"<method> <path>"``) for its OpenAPI entry: ``statuses`` and
+    ``default``, each with its examples from :data:`EXAMPLES`."""
     out: dict[int | str, dict[str, Any]] = {}
     instance = re.sub(r"\{(\w+)\}", lambda m: str(EXAMPLES["parameters"][m[1]]), route.split(" ", 1)[1])
     unsafe = route.split(" ", 1)[0].upper() in ("POST", "PUT", "PATCH", "DELETE")  # (a cross-origin one is 403)
@@ -623,10 +577,9 @@ def _non_finite_allowed(node: Any) -> Any:
 
 
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema with every error answer's schema under application/problem+json, where :func:`responses`
-    put its examples (FastAPI puts a response model under the route's media type), and the examples of the
-    successes: added here, since FastAPI drops every null member of what a route declares, and the documents
-    have many. An optional JSON body is one that may be left out: its schema does not take ``null`` (refused)."""
+    """FastAPI's schema with the error answers under application/problem+json (FastAPI puts them under the route's
+    media type) and the successes' examples (added here: FastAPI drops their many null members). An optional JSON
+    body may be left out, but its schema does not take ``null`` (refused)."""
     if not app.openapi_schema:
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for path, path_item in schema["paths"].items():

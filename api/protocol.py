@@ -1,19 +1,17 @@
-"""uvicorn's h11 protocol with a deadline for a request's line and headers (uvicorn itself has none), for the rest of
-a body nobody reads and for a client's reading of an answer, so that clients that trickle cannot hold connections,
-or request slots, open for ever (docs/service.md, "Connections")::
+"""uvicorn's h11 protocol with a deadline (uvicorn has none) for a request's head, for the rest of a body nobody reads
+and for the client's reading of an answer: clients that trickle hold no connection or request slot for ever
+(docs/service.md, "Connections")::
 
     uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
-    ovreduce serve        # uses it
 
-The timeout comes from the application's lifespan state (``create_app`` puts ``header_timeout_s`` of its
-settings there), so the settings object reaches it however the server was started.
-
+The timeout comes from the app's lifespan state (``create_app`` puts it there), however the server was started.
 Importing this module imports uvicorn; :mod:`api.server` imports it only when it serves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import sys
@@ -27,8 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
-from .middleware import CSP, MAX_HEADER_BYTES, SECURITY_HEADERS
-from .problems import answer_bytes
+from .middleware import MAX_HEADER_BYTES, problem_head, secured
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 
@@ -76,11 +73,9 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._watch()
 
     def send_400_response(self, msg: str) -> None:
-        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 problem+json with the security headers
-        (431 for a head that grew past :data:`~api.middleware.MAX_HEADER_BYTES` without ending), then the connection
-        closed. The application's own answer to the request under way (if any) is dropped, as
-        for a client that left, rather than failing in h11 and being logged as an error of the server. Bytes that
-        break HTTP after the answer close the connection only."""
+        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 (431 for a head that grew past
+        :data:`~api.middleware.MAX_HEADER_BYTES`), then the connection closed. The app's answer under way, if any, is
+        dropped as for a client that left (not failing in h11, logged as the server's error)."""
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
         status, code = 400, "request.invalid"
@@ -96,20 +91,13 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.transport.close()
 
     def _answer(self, status: int, code: str, detail: str) -> None:
-        """Write an error answer, as the application's are (problem+json, or KServe's ``{"error"}`` where the request
-        line names a ``/v2`` target; the security headers), saying that the connection closes (the caller closes it);
-        nothing when an answer was sent (or begun) already."""
-        body, media = answer_bytes(status, detail, code, self._target())
-        headers = [(b"content-type", media.encode()), (b"content-length", str(len(body)).encode()),
-                   (b"connection", b"close"), (b"content-security-policy", CSP.encode()),
-                   *SECURITY_HEADERS]  # fmt: skip
-        try:
-            phrase = HTTPStatus(status).phrase.encode()
-            for event in (h11.Response(status_code=status, headers=headers, reason=phrase), h11.Data(data=body),
-                          h11.EndOfMessage()):  # fmt: skip
+        """Write an error answer as the app's edge does (for the target of the request line), saying that the
+        connection closes (the caller closes it); nothing when an answer was sent (or begun) already."""
+        head, body = problem_head(status, detail, code, self._target())
+        response = h11.Response(status_code=status, headers=secured(head), reason=HTTPStatus(status).phrase.encode())
+        with contextlib.suppress(h11.LocalProtocolError):
+            for event in (response, h11.Data(data=body), h11.EndOfMessage()):
                 self.transport.write(self.conn.send(event))
-        except h11.LocalProtocolError:
-            pass
 
     def _target(self) -> str | None:
         """The path the request line of the head under way names, as far as it came (None: none came): in the bytes
@@ -131,9 +119,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def pause_writing(self) -> None:
-        """The client reads the answer slower than it is written: it has the same deadline to read some of it as to
-        send a request head, or the connection is dropped (its request slot with it: an answer nobody reads would hold
-        the slot for ever)."""
+        """The client reads the answer slower than it is written: it has the head's deadline to read some, or the
+        connection is dropped (an answer nobody reads would hold its request slot for ever)."""
         super().pause_writing()
         if self._write_timer is None:
             self._write_timer = self.loop.call_later(self.header_timeout_s, self._unread)
@@ -145,15 +132,14 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._write_timer = None
 
     def _unread(self) -> None:
-        """Drop the connection and what it holds of the answer: closing (keep-alive's end, ``Connection: close``)
-        would wait for the client to read it all, the answer held in memory until then."""
+        """Drop the connection and its unsent answer: closing would wait for the client to read it all."""
         self._write_timer = None
         logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
         self.transport.abort()
 
     def _idle(self) -> bool:
-        """Whether the connection waits on the client: for a request head, or for the rest of a body whose request
-        was answered already (nobody reads it, and each byte of it would put off uvicorn's keep-alive timeout)."""
+        """Whether the connection waits on the client: for a request head, or for the rest of an answered request's
+        body (nobody reads it; each byte of it would put off uvicorn's keep-alive timeout)."""
         if self.conn.their_state is h11.IDLE:
             return True
         answered = self.conn.our_state in (h11.DONE, h11.MUST_CLOSE) or (self.cycle and self.cycle.response_complete)
