@@ -311,12 +311,9 @@ class InFlightLimitMiddleware:
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.max_requests:
-            detail = (
-                f"the server is busy: {self.max_requests} requests are being handled (OVREDUCE_MAX_REQUESTS); "
-                f"retry later"
-            )
-            await send_problem(send, 503, detail, "busy", scope.get("path", ""), headers=[(b"retry-after", b"5")],
-                               drain=_body_to_drain(scope, receive))  # fmt: skip
+            busy = f"{self.max_requests} requests are being handled (OVREDUCE_MAX_REQUESTS)"
+            await send_problem(send, 503, f"the server is busy: {busy}; retry later", "busy", scope.get("path", ""),
+                               headers=[(b"retry-after", b"5")], drain=_body_to_drain(scope, receive))  # fmt: skip
             return
         self.in_flight += 1
         try:

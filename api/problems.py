@@ -139,11 +139,8 @@ def add_private_path(path: str | os.PathLike[str]) -> None:
     """Never show ``path`` (nor anything under it) in an answer; its real path is registered too."""
     global _private, _private_re
     names = {os.fspath(path)}
-    try:
-        names.add(os.path.realpath(path))
-        names.add(os.path.abspath(path))
-    except (OSError, ValueError):  # pragma: no cover - a path that cannot even be resolved
-        pass
+    with contextlib.suppress(OSError, ValueError):  # a path that cannot even be resolved
+        names |= {os.path.realpath(path), os.path.abspath(path)}
     with _private_lock:
         # "/" or a bare name would match everything: only absolute paths of two characters or more.
         known = _private | {n.rstrip("/") for n in names if len(n.rstrip("/")) >= 2 and os.path.isabs(n)}
@@ -391,11 +388,7 @@ _FORM_LIMITS = {  # Starlette's bounds on a form (FastAPI keeps its defaults), b
 }
 
 _BAD_HEADER_RE = re.compile(r"Found invalid character (\d+) in header at (\d+)")
-_FIRST_BOUNDARY = (
-    "Expected boundary character",
-    "Did not find CR at end of boundary",
-    "Did not find LF at end of boundary",
-)
+_FIRST_BOUNDARY = re.compile(r"Expected boundary character|Did not find (?:CR|LF) at end of boundary")
 """How python-multipart says the body does not begin with its first boundary line."""
 
 
@@ -413,7 +406,7 @@ def _multipart_why(said: str, starlette: str) -> str:
     if bad:
         return (f"a part's header holds a character a header name cannot hold (byte {bad[1]}) at byte {bad[2]} of the "
                 f"body: a line without its colon, a folded line, or a line break in a file name")  # fmt: skip
-    if said.startswith(_FIRST_BOUNDARY):
+    if _FIRST_BOUNDARY.match(said):
         return (f"it does not begin with its first boundary line, '--' and the boundary of its Content-Type, then a "
                 f"line break; text before it (a preamble) is not read ({said})")  # fmt: skip
     return said or "it does not follow RFC 7578"
@@ -423,14 +416,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's and FastAPI's HTTP errors in our words."""
     assert isinstance(exc, StarletteHTTPException)
     path = request.scope["path"]  # as requested (the URL Starlette builds drops tabs and line breaks)
-    v2 = _under_v2(path)
     detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
     code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no route for {request.method} {escaped(path[:200])}; " + (
             "ovreduce serves the KServe v2 server and model metadata, health, readiness, inference and repository index"
-            if v2 else "see /docs for the API"
+            if _under_v2(path) else "see /docs for the API"
         )  # fmt: skip
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {escaped(path.rstrip('/'))})"
@@ -550,18 +542,11 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
 def _references(node: Any, components: Mapping[str, Any]) -> set[str]:
     """The components ``node`` refers to, directly or through others."""
     found: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            ref = item.get("$ref", "")
-            name = ref.rsplit("/", 1)[-1] if ref.startswith("#/components/schemas/") else None
-            if name is not None and name not in found:
-                found.add(name)
-                stack.append(components.get(name))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    todo = [node]
+    while todo:
+        for name in set(re.findall(r'"\$ref": "#/components/schemas/([^"/]+)"', json.dumps(todo.pop()))) - found:
+            found.add(name)
+            todo.append(components.get(name))
     return found
 
 

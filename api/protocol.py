@@ -20,9 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import h11
-from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.server import ServerState
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
 from .middleware import MAX_HEADER_BYTES, problem_head, secured
@@ -40,18 +38,11 @@ _REQUEST_LINE = re.compile(rb"\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+ +([!-~]+)(?: +HTTP/
 class HeaderTimeoutProtocol(H11Protocol):
     """:class:`H11Protocol` that closes a connection whose request head does not arrive in time."""
 
-    def __init__(
-        self,
-        config: Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self.header_timeout_s = float(app_state.get(STATE_KEY, DEFAULT_HEADER_TIMEOUT_S))
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # uvicorn's config, server state, app state and loop
+        super().__init__(*args, **kwargs)
+        self.header_timeout_s = float(self.app_state.get(STATE_KEY, DEFAULT_HEADER_TIMEOUT_S))
         self._header_timer: asyncio.TimerHandle | None = None
-        self._partial = False  # bytes of the awaited request head have arrived
-        self._head_bytes = 0  # how many
+        self._head_bytes = 0  # of the awaited request head, arrived
         self._write_timer: asyncio.TimerHandle | None = None
         self._head_start = b""  # the first bytes h11 held as it last read requests (see handle_events)
 
@@ -66,8 +57,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().handle_events()
 
     def data_received(self, data: bytes) -> None:
-        if self.conn.their_state is h11.IDLE and data:
-            self._partial = True
+        if self.conn.their_state is h11.IDLE:
             self._head_bytes += len(data)
         super().data_received(data)
         self._watch()
@@ -83,7 +73,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         why = str(said)[:200] if isinstance(said, h11.RemoteProtocolError) and str(said) else msg.rstrip(".").lower()
         why = re.sub(r"bytearray\((b(['\"]).*?\2)\)", r"\1", why)  # h11 quotes the bytes it read as Python writes them
         detail = f"the bytes received are not an HTTP/1.1 request ({why}); the connection is closed"
-        if self._partial and self._head_bytes > MAX_HEADER_BYTES:  # h11 gives up on a head that grows past it
+        if self._head_bytes > MAX_HEADER_BYTES:  # h11 gives up on a head that grows past it
             status, code = 431, "request.headers"
             detail = (f"the request's head did not end within {self._head_bytes} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES} for its target and header fields; the connection is closed")  # fmt: skip
@@ -154,7 +144,6 @@ class HeaderTimeoutProtocol(H11Protocol):
                 self._header_timer = self.loop.call_later(self.header_timeout_s, self._expired)
         else:
             self._disarm()
-            self._partial = False
             self._head_bytes = 0
 
     def _disarm(self) -> None:
@@ -166,7 +155,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._header_timer = None
         if self.transport.is_closing() or not self._idle():
             return
-        if self._partial and self.conn.their_state is h11.IDLE:
+        if self._head_bytes and self.conn.their_state is h11.IDLE:
             logger.debug("closing %s: no request head within %g s", self.client, self.header_timeout_s)
             detail = (f"the request's line and header fields did not arrive within {self.header_timeout_s:g} s "
                       f"(OVREDUCE_HEADER_TIMEOUT_S); the connection is closed")  # fmt: skip
