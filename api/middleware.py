@@ -220,7 +220,7 @@ class SecurityMiddleware:
       ``Sec-Fetch-Site: cross-site``/``same-site``: 403 ``request.origin`` (non-browsers send neither: served).
     * A target and header fields over :data:`MAX_HEADER_BYTES`: 431 ``request.headers``; not a path: 400.
     * A request the stopping server cancels before it was answered: 503 ``shutdown``.
-    * ``Range`` is ignored (RFC 9110 allows it): files are served whole.
+    * ``Range`` is ignored (RFC 9110 allows it): files are served whole, no answer says ``Accept-Ranges``.
     """
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:

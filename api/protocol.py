@@ -3,6 +3,7 @@ and for the client's reading of an answer: clients that trickle hold no connecti
 (docs/service.md, "Connections")::
 
     uvicorn --factory ovreduce_api.main:create_app --http ovreduce_api.protocol:HeaderTimeoutProtocol
+    ovreduce serve        # uses it
 
 The timeout comes from the app's lifespan state (``create_app`` puts it there), however the server was started.
 Importing this module imports uvicorn; :mod:`api.server` imports it only when it serves.
@@ -65,7 +66,8 @@ class HeaderTimeoutProtocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """The answer to bytes that break HTTP (uvicorn's is plain text): 400 (431 for a head that grew past
         :data:`~api.middleware.MAX_HEADER_BYTES`), then the connection closed. The app's answer under way, if any, is
-        dropped as for a client that left (not failing in h11, logged as the server's error)."""
+        dropped as for a client that left (not failing in h11, logged as the server's error). Bytes that break HTTP
+        after the answer only close the connection."""
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
         status, code = 400, "request.invalid"
@@ -122,7 +124,8 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._write_timer = None
 
     def _unread(self) -> None:
-        """Drop the connection and its unsent answer: closing would wait for the client to read it all."""
+        """Drop the connection and its unsent answer: closing would wait for the client to read it all, the answer held
+        in memory until then."""
         self._write_timer = None
         logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
         self.transport.abort()
