@@ -112,10 +112,7 @@ def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str
 
 # -- answering early -------------------------------------------------------------------------------------
 def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
+    return next((bytes(value) for key, value in scope["headers"] if key == name), None)  # the first
 
 
 def _body_to_drain(scope: Scope, receive: Receive) -> Receive | None:

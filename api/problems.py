@@ -130,8 +130,7 @@ def _under_v2(path: str) -> bool:
 _private_lock = threading.Lock()
 _private: frozenset[str] = frozenset()
 _private_re = re.compile("(?!)")  # matches nothing
-# A path token: the registered prefix, then (when the next character goes on with the path) the rest of it
-# up to a space, a quote, a bracket or a separator of messages.
+# A registered prefix where a path segment ends (/tmpfoo is not /tmp), then the rest up to a blank, quote, ) ] , ; :
 _TAIL = r"(?![^/\s'\"),;:\]])[^\s'\"),;:\]]*"
 
 
@@ -151,8 +150,7 @@ def add_private_path(path: str | os.PathLike[str]) -> None:
 
 
 def add_server_paths(settings: Settings) -> None:
-    """Register the store and the folders of the OpenVINO extensions' libraries (the server's business), in
-    the server process and in each worker process, where the documents are written."""
+    """Register the store and the OpenVINO extensions' library folders (in the server and each worker process)."""
     from ovreduce._openvino import find_extension
 
     add_private_path(settings.store)
