@@ -272,7 +272,7 @@ class SecurityMiddleware:
             if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):
                 refused = f"a {scope['method']} from the origin {_excerpt(origin)}"
             elif origin is None and (b"cross-site" in fetch_site or b"same-site" in fetch_site):
-                refused = f"a {scope['method']} that the browser marks {fetch_site.decode()}"
+                refused = f"a {scope['method']} that the browser marks {_excerpt(fetch_site)}"  # (any bytes)
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"
                 await send_problem(secured_send, 403, detail, "request.origin", path, drain=drain)

@@ -126,6 +126,23 @@ def test_a_foreign_host_and_a_cross_origin_post_are_refused(http: httpx.Client) 
     _problem(response, 403, "request.origin")
 
 
+def test_a_sec_fetch_site_of_bytes_that_are_no_utf_8_is_refused_as_cross_site(server: tuple[str, Any]) -> None:
+    """h11 takes any byte from 0x80 in a header's value: a Sec-Fetch-Site of ``cross-site`` and such a byte was
+    refused by a message that decoded it as UTF-8, and answered 500."""
+    url, _ = server
+    request = (b"DELETE /v1/models/" + b"0" * 64 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nSec-Fetch-Site: cross-site\xff\r\n"
+               b"Connection: close\r\n\r\n")  # fmt: skip
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 403"), answer[:300]
+    problem = json.loads(body)
+    assert problem["code"] == "request.origin" and "the browser marks 'cross-site\\xff'" in problem["detail"], problem
+
+
 def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], http: httpx.Client) -> None:
     url, _ = server
     port = int(url.rsplit(":", 1)[1])
