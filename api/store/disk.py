@@ -187,8 +187,8 @@ class Staging:
     committed: bool = False
     sums: dict[str, str] = field(default_factory=dict)
 
-    def write(self, name: str, data: bytes) -> None:
-        """Write ``name`` (synced) and record its SHA-256."""
+    def write(self, name: str, data: bytes, *, record: bool = True) -> None:
+        """Write ``name`` (synced) and, with ``record``, its SHA-256 in :attr:`sums`."""
         try:
             with open(self.path / name, "wb") as fh:
                 view = memoryview(data)
@@ -198,7 +198,8 @@ class Staging:
                 os.fsync(fh.fileno())
         except OSError as exc:
             raise write_error(exc, "the model cannot be stored") from None
-        self.sums[name] = hashlib.sha256(data).hexdigest()
+        if record:
+            self.sums[name] = hashlib.sha256(data).hexdigest()
 
     def discard(self, name: str) -> None:
         """Remove a file written here (it will not be part of the model)."""
@@ -270,13 +271,13 @@ class ModelStore:
                     gone = not _lock_held(self.tmp / f"{stem}.lock")
                 else:
                     gone = now - entry.stat().st_mtime > older_than_s
-            except OSError:
+                if gone:
+                    _remove(entry)
+                    if name.startswith("stage."):
+                        _remove(self.tmp / f"{stem}.lock")  # after its folder, as staging() lets go of it
+                    removed.append(name)
+            except OSError:  # an entry that cannot even be looked at (EIO, a stale NFS handle): left, the rest go
                 continue
-            if gone:
-                _remove(entry)
-                if name.startswith("stage."):
-                    _remove(self.tmp / f"{stem}.lock")  # after its folder, as staging() lets go of it
-                removed.append(name)
         return removed
 
     # -- reading -----------------------------------------------------------------------------------------
@@ -443,8 +444,8 @@ class ModelStore:
     def commit(self, stage: Staging, mid: str) -> bool:
         """Move a complete staging folder to ``models/<id>``; False when the model was already there.
         :class:`LimitExceededError` when the model, with every file that records it, is larger than the whole store."""
-        stage.write("sums.json", json.dumps(stage.sums, sort_keys=True).encode())
-        stage.write("used", b"")
+        stage.write("sums.json", json.dumps(stage.sums, sort_keys=True).encode(), record=False)  # the model's files
+        stage.write("used", b"", record=False)  # (a commit tried again records the same)
         size = _file_bytes(stage.path)
         if size > self.max_bytes:
             raise LimitExceededError(f"the model is {size} bytes with its summary and checksums, more than the whole "

@@ -236,6 +236,43 @@ def test_delete_and_leftovers(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["probe.new"]
 
 
+def test_a_leftover_that_cannot_be_looked_at_leaves_the_others_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry of ``tmp/`` whose stat fails (an I/O error, a stale NFS handle) escaped as an OSError naming the
+    store's path: the server did not start, and the leftovers after it stayed."""
+    store = _catalog(tmp_path).store
+    store.ensure()
+    for name in ("trash.a", "trash.b"):
+        (store.tmp / name).mkdir()
+    real = Path.stat
+
+    def stat(path: Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        if path.name == "trash.a":
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert store.clean_tmp() == ["trash.b"]
+    monkeypatch.undo()
+    assert [p.name for p in store.tmp.iterdir()] == ["trash.a"]
+
+
+def test_a_model_stored_on_a_second_try_records_its_own_files(tmp_path: Path) -> None:
+    """Stored again over a folder that lost its summary, a model is committed on a second try: its sums.json also
+    recorded the first try's sums.json and its clock file, under a hash the file holding it does not have."""
+    catalog = _catalog(tmp_path)
+    xml, bin_data = reduce_ir("a")
+    damaged = catalog.store.models / model_id(xml, bin_data)
+    damaged.mkdir(parents=True)
+    (damaged / "model.xml").write_bytes(xml)
+    meta, created = _add(catalog, "a")
+    assert created and meta["id"] == damaged.name
+    sums = json.loads((damaged / "sums.json").read_bytes())
+    assert set(sums) == {"meta.json", "model.xml"} | ({"model.bin"} if bin_data else set()), sums
+    assert all(hashlib.sha256((damaged / name).read_bytes()).hexdigest() == sums[name] for name in sums)
+
+
 def test_a_model_a_store_cannot_change_is_still_not_found(tmp_path: Path) -> None:
     """Deleting what the store does not hold is 404 even where nothing can be deleted (a read-only store, here a
     ``tmp/`` that is a file): it was 503, "cannot be deleted", which no retry changes."""
