@@ -601,9 +601,8 @@ def _deciding_inputs(
 ) -> None:  # fmt: skip
     """Remake each boolean model input that a ReduceMax or ReduceMin reads directly (over axes known before the run),
     not given (by any of its names, or its index), as booleans holding the value that decides it once or not at all
-    per slice (:func:`deciding_once`).
-    Made at fair odds, a slice of 12 held it twice or more nearly always, and the node conformed on an input that
-    could show no error: each output was that value, whatever a kernel missed."""
+    per slice (:func:`deciding_once`). Made at fair odds, a slice of 12 held it twice or more nearly always, and the
+    node conformed on an input that could show no error: each output was that value, whatever a kernel missed."""
     from ovreduce.reference.onnx import op_version
 
     ports = {name: i for i, port in enumerate(ov_model.inputs) for name in port.get_names()}
