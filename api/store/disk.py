@@ -116,8 +116,7 @@ def _sums(folder: Path) -> dict[str, str] | None:
 
 
 def _checked_xml(folder: Path) -> bytes:
-    """model.xml, checked with model.bin against their recorded hashes, and against the model's id whatever those say
-    (sums.json may have been rewritten with the files)."""
+    """model.xml, once it and model.bin match their recorded hashes and, as sums.json may be rewritten, the id."""
     xml = read_file(folder / "model.xml")
     sums = _sums(folder)
     bin_hash, id_hash = hashlib.sha256(), model_hasher(xml)
@@ -135,8 +134,7 @@ def _checked_xml(folder: Path) -> bytes:
 
 
 def _identity(path: Path, *, follow_symlinks: bool = True) -> tuple[int, int, int, int] | None:
-    """What ``path`` is on disk (kind, inode, size, change time: a write, a rename, or a modification time set back,
-    moves it); None when absent."""
+    """Kind, inode, size and change time (which a write, a rename, or a modification time set back, moves)."""
     try:
         st = os.stat(path, follow_symlinks=follow_symlinks)
     except OSError:
@@ -184,16 +182,13 @@ class Staging:
     its SHA-256 in :attr:`sums` (``sums.json`` once committed). Failed writes raise :func:`write_error`'s errors."""
 
     path: Path
-    committed: bool = False
     sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes, *, record: bool = True) -> None:
         """Write ``name`` (synced) and, with ``record``, its SHA-256 in :attr:`sums`."""
         try:
             with open(self.path / name, "wb") as fh:
-                view = memoryview(data)
-                for at in range(0, len(data), _CHUNK):
-                    _write_chunk(fh, view[at : at + _CHUNK])
+                _write_chunk(fh, data)
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
@@ -249,11 +244,11 @@ class ModelStore:
             return f"the model store cannot be written ({exc.strerror or type(exc).__name__})"
         return None
 
-    def clean_tmp(self, older_than_s: float = _STALE_S) -> list[str]:
+    def clean_tmp(self) -> list[str]:
         """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once; a staging
         folder when no process holds its lock (its upload died, even by SIGKILL: the kernel releases the lock),
-        whatever its age; anything else once older than ``older_than_s``. Where locks cannot be taken (not POSIX),
-        staging folders go by age too."""
+        whatever its age; anything else once an hour old. Where locks cannot be taken (not POSIX), staging folders
+        go by age too."""
         now = time.time()
         try:
             entries = sorted(self.tmp.iterdir())
@@ -270,7 +265,7 @@ class ModelStore:
                         continue  # judged with its folder
                     gone = not _lock_held(self.tmp / f"{stem}.lock")
                 else:
-                    gone = now - entry.stat().st_mtime > older_than_s
+                    gone = now - entry.stat().st_mtime > _STALE_S
                 if gone:
                     _remove(entry)
                     if name.startswith("stage."):
@@ -293,8 +288,7 @@ class ModelStore:
 
     def meta_json(self, mid: str) -> bytes:
         """The model's summary as stored (JSON text), checked against its recorded hash and, once per content in this
-        process, against the summary's schema (a listing of large summaries then costs reads and hashes, which let
-        other threads run, not parsing, which holds the interpreter)."""
+        process, its schema (a listing then costs reads and hashes, which let other threads run, not parsing)."""
         return self._judged(mid, self._meta_raw)
 
     def checked_xml(self, mid: str) -> bytes:
@@ -303,10 +297,8 @@ class ModelStore:
         return self._judged(mid, _checked_xml)
 
     def _judged(self, mid: str, read: Callable[[Path], T]) -> T:
-        """``read(folder)``, its faults as the store's errors. Damage it finds (a file missing from the folder, not a
-        regular file, not matching) makes the model corrupt only if its folder stayed the same while it was read: a
-        delete and an upload of the same content meanwhile (a new folder under the same name) make a reader see files
-        vanish, and it reads the new folder instead."""
+        """``read(folder)``, its faults as the store's errors. Damage makes the model corrupt only if its folder stayed
+        the same while it was read: a delete and a new upload meanwhile make files vanish, and it reads again."""
         folder = self.path(mid)
         for _ in range(3):
             before = _identity(folder)
@@ -348,8 +340,7 @@ class ModelStore:
         return raw
 
     def stamp(self, mid: str) -> Stamp:
-        """What the model's files are on disk (:func:`_identity`), to tell that they were touched since they were
-        checked."""
+        """What the model's files are on disk, to tell that they were touched since they were checked."""
         return tuple(_identity(self.models / mid / name, follow_symlinks=False) for name in ("model.xml", "model.bin"))
 
     def quarantine(self, mid: str, why: str) -> StoreCorruptError:
@@ -380,11 +371,10 @@ class ModelStore:
         return [name for name in names if is_model_id(name) and (self.models / name).is_dir()]
 
     def usage(self) -> int:
-        """The bytes of the stored models and of the staging folders that exist (uploads under way)."""
-        return sum(size for _, _, size in self._entries()) + self.staging_bytes()
+        """The bytes of the stored models and of ``tmp/`` (uploads under way, trash not yet removed)."""
+        return sum(size for _, _, size in self._entries()) + self._tmp_bytes()
 
-    def staging_bytes(self) -> int:
-        """The bytes in ``tmp/`` (uploads being written, trash not yet removed)."""
+    def _tmp_bytes(self) -> int:
         total = 0
         with contextlib.suppress(OSError), os.scandir(self.tmp) as entries:
             for entry in entries:
@@ -435,8 +425,7 @@ class ModelStore:
                 raise write_error(exc, "the model cannot be stored") from None
             yield stage
         finally:
-            if not stage.committed:
-                _remove(stage.path)
+            _remove(stage.path)  # (gone, when committed)
             _remove(lock)
             if fd >= 0:
                 os.close(fd)
@@ -463,7 +452,6 @@ class ModelStore:
                     self.quarantine(mid, "its summary meta.json is missing or not a file")
                 return False  # another request (or process) stored the same content first, or the damage is gone
             raise write_error(exc, "the model cannot be stored") from None
-        stage.committed = True
         _fsync_dir(self.models)
         return True
 
@@ -474,10 +462,8 @@ class ModelStore:
         try:
             self.tmp.mkdir(parents=True, exist_ok=True)
             os.rename(target, trash)
-        except FileNotFoundError:  # gone, though another may have been stored by now
-            raise NotFoundError(f"no model with id {mid} in the store") from None
-        except OSError as exc:
-            if not os.path.lexists(target):  # a read-only store, say: a model it does not hold is still not found
+        except OSError as exc:  # gone (another may be stored by now), or a read-only store not holding it: not found
+            if isinstance(exc, FileNotFoundError) or not os.path.lexists(target):
                 raise NotFoundError(f"no model with id {mid} in the store") from None
             raise StoreError(f"model {mid} cannot be deleted ({exc.strerror or type(exc).__name__})") from None
         with self._pins_lock:
@@ -504,7 +490,7 @@ class ModelStore:
                 if _HAVE_FLOCK:  # else (not POSIX) evictions run unserialised
                     fcntl.flock(held.enter_context(open(self.root / ".lock", "a+b")), fcntl.LOCK_EX)
             entries = sorted(self._entries(), key=lambda e: e[1])
-            total = sum(size for _, _, size in entries) + self.staging_bytes()  # uploads under way count too
+            total = sum(size for _, _, size in entries) + self._tmp_bytes()  # uploads under way count too
             with self._pins_lock:
                 pinned = set(self._pins)
             for mid, _, size in entries:
@@ -531,15 +517,12 @@ def _write_chunk(fh: IO[bytes], data: bytes | memoryview) -> None:
 def _lock_held(lock: Path) -> bool:
     """Whether some process holds ``lock`` (flock); False when it does not exist."""
     try:
-        fd = os.open(lock, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with open(lock, "r+b") as fh:  # closing it lets go of the lock if taken here
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
-    finally:
-        os.close(fd)  # also lets go of the lock when it was taken here
+    except FileNotFoundError:
+        pass
     return False
 
 
@@ -561,7 +544,6 @@ def _remove(path: Path) -> None:
 
 
 def _file_bytes(folder: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
-    """The bytes of the files in ``folder``; OSError when one vanishes while counted (the scan is closed either way:
-    an abandoned one is a leaked descriptor until the garbage collector finds it)."""
+    """The bytes of the files in ``folder``; OSError when one vanishes (the scan closed: an abandoned one leaks)."""
     with os.scandir(folder) as entries:
         return sum(e.stat().st_size for e in entries if e.is_file(follow_symlinks=follow_symlinks))
