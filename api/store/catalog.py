@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from cachetools import LRUCache
@@ -70,14 +70,9 @@ class LoadedModel:
         self.meta = meta
         self.stamp = stamp
         """Its files on disk when they were checked (:meth:`ModelStore.stamp`): another stamp, another check."""
-        self.engine = ShapeEngine(model)
-        self._specs: dict[str, LayerSpec] = {}
-
-    def spec(self, key: str) -> LayerSpec:
+        self.engine = engine = ShapeEngine(model)
+        self.spec: Callable[[str], LayerSpec] = functools.cache(lambda key: layer_spec(model, key, engine))
         """The run spec of reduction ``key`` (id, name or path into a body), computed once."""
-        if key not in self._specs:
-            self._specs[key] = layer_spec(self.model, key, self.engine)
-        return self._specs[key]
 
     def unready(self, key: str) -> str | None:
         """Why reduction ``key`` cannot run, or be served over KServe (None: it can)."""
@@ -111,8 +106,7 @@ class Catalog:
         self._loaded_lock = threading.Lock()
 
     def summaries(self) -> Iterator[dict[str, Any]]:
-        """The summary of every stored model by id (those removed meanwhile skipped), each read as it is iterated: a
-        summary lists every reduction, and a store of large models holds gigabytes of them."""
+        """Every stored model's summary by id (those removed meanwhile skipped), each read as iterated (GBs in all)."""
         return (json.loads(raw) for raw in self.summaries_json())
 
     def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
@@ -132,8 +126,7 @@ class Catalog:
         only new content); returns its summary and whether it was new. IRError: the files are not a readable IR
         (nothing is stored); LimitExceededError: the model is larger than a limit or than the whole store."""
         mid = model_id(xml, bin_data)
-        stored = self._stored(mid)
-        if stored is not None:
+        if (stored := self._stored(mid)) is not None:
             return stored, False
         with self.store.staging() as stage:
             with contextlib.ExitStack() as closing:  # the weights, once parsed
@@ -159,8 +152,7 @@ class Catalog:
             for _ in range(8):
                 if self.store.commit(stage, mid):
                     break
-                stored = self._stored(mid)  # another request stored the same content first, and it is there still
-                if stored is not None:
+                if (stored := self._stored(mid)) is not None:  # another request stored it first, and it is there still
                     return stored, False
             else:
                 raise StoreError("the model was stored and deleted by other requests while this one stored it; retry")
@@ -169,10 +161,7 @@ class Catalog:
         return meta, True
 
     def _stored(self, mid: str) -> dict[str, Any] | None:
-        """The summary of model ``mid`` if it is stored and readable (a use of it), read as any use reads it: under this
-        service's limits, which may have changed since; None when it is not, or is damaged (and removed)."""
-        if not self.store.exists(mid):
-            return None
+        """The summary of ``mid`` if it is stored and sound, read as any use reads it (today's limits); else None."""
         self.store.touch(mid)
         try:
             return self.load(mid).meta
@@ -193,14 +182,13 @@ class Catalog:
                 self.store.touch(mid)
                 return cached
             xml = self.store.checked_xml(mid)  # the files as they were stored, or StoreCorruptError (removed)
-        except (NotFoundError, StoreCorruptError):
-            self._forget(mid)
-            raise
-        try:
             weights = None
             if meta.get("bin_bytes"):
                 weights = Weights(self.store.path(mid) / "model.bin", name=str(meta.get("bin_filename", "model.bin")))
                 weights.read(0, 0)  # map it now: a later eviction cannot pull the file away
+        except (NotFoundError, StoreCorruptError):
+            self._forget(mid)
+            raise
         except (FileNotFoundError, NotADirectoryError, WeightsError):
             self._forget(mid)
             raise NotFoundError(f"model {mid} was removed from the store") from None
