@@ -7,7 +7,6 @@ added (:func:`summarize`). Parsed models are kept per process in a least-recentl
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import threading
@@ -129,24 +128,20 @@ class Catalog:
         if (stored := self._stored(mid)) is not None:
             return stored, False
         with self.store.staging() as stage:
-            with contextlib.ExitStack() as closing:  # the weights, once parsed
-                weights = None
-                if bin_data is not None:
-                    stage.write("model.bin", bin_data)
-                    weights = closing.enter_context(Weights(stage.path / "model.bin", name=bin_filename))
-                model = parse_ir(
-                    xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
-                    limits=self.limits,
-                )  # fmt: skip
-                loaded = LoadedModel(mid, model, {})
-                report = check_model(model, path=filename, shapes=loaded.engine)
-                meta = summarize(
-                    loaded, report, filename=filename, bin_filename=bin_filename if bin_data else None,
-                    xml_bytes=len(xml), bin_bytes=len(bin_data or b""),
-                    created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                )  # fmt: skip
-            if not bin_data:
-                stage.discard("model.bin")
+            if bin_data:  # written first: on a full disk the upload is refused before it is parsed
+                stage.write("model.bin", bin_data)
+            weights = None if bin_data is None else Weights(bin_data, name=bin_filename)
+            model = parse_ir(
+                xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
+                limits=self.limits,
+            )  # fmt: skip
+            loaded = LoadedModel(mid, model, {})
+            report = check_model(model, path=filename, shapes=loaded.engine)
+            meta = summarize(
+                loaded, report, filename=filename, bin_filename=bin_filename if bin_data else None,
+                xml_bytes=len(xml), bin_bytes=len(bin_data or b""),
+                created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            )  # fmt: skip
             stage.write("model.xml", xml)
             stage.write("meta.json", json.dumps(meta).encode())
             for _ in range(8):

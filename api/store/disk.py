@@ -196,12 +196,6 @@ class Staging:
         if record:
             self.sums[name] = hashlib.sha256(data).hexdigest()
 
-    def discard(self, name: str) -> None:
-        """Remove a file written here (it will not be part of the model)."""
-        with contextlib.suppress(OSError):
-            (self.path / name).unlink()
-        self.sums.pop(name, None)
-
 
 class ModelStore:
     """Models on disk under ``root``, at most ``max_bytes`` in all (see the module docstring)."""
@@ -431,8 +425,8 @@ class ModelStore:
                 os.close(fd)
 
     def commit(self, stage: Staging, mid: str) -> bool:
-        """Move a complete staging folder to ``models/<id>``; False when the model was already there.
-        :class:`LimitExceededError` when the model, with every file that records it, is larger than the whole store."""
+        """Move a complete staging folder to ``models/<id>``; False when a folder is there (a model stored first, or
+        damage, which a read removes). :class:`LimitExceededError` when it is larger than the whole store."""
         stage.write("sums.json", json.dumps(stage.sums, sort_keys=True).encode(), record=False)  # the model's files
         stage.write("used", b"", record=False)  # (a commit tried again records the same)
         size = _file_bytes(stage.path)
@@ -448,9 +442,7 @@ class ModelStore:
             os.rename(stage.path, target)
         except OSError as exc:
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR):
-                if not self.exists(mid):  # a folder without its summary (a whole model is renamed in at once): damage
-                    self.quarantine(mid, "its summary meta.json is missing or not a file")
-                return False  # another request (or process) stored the same content first, or the damage is gone
+                return False
             raise write_error(exc, "the model cannot be stored") from None
         _fsync_dir(self.models)
         return True
