@@ -1,7 +1,7 @@
 """The parse + check catalogue around the disk store: add (validate, summarise, commit), load (parse once), list.
 
 A stored model's summary (``meta.json``, and what ``/v1/models`` answers) is made once, when the model is
-added (:func:`summarize`). Parsed models are kept per process in a least-recently-used cache owned by the
+added (:meth:`Catalog.add`). Parsed models are kept per process in a least-recently-used cache owned by the
 :class:`Catalog` (``OVREDUCE_MODEL_CACHE_SIZE`` of them, of ``OVREDUCE_MAX_XML_BYTES`` of XML together).
 """
 
@@ -25,7 +25,6 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, parse_ir
 from ovreduce.ir.weights import Weights
-from ovreduce.reports.check import ModelCheck
 from ovreduce.reports.inspect import InspectDocument
 from ovreduce.run import layer_spec
 from ovreduce.tensors import EXECUTABLE_TYPES
@@ -33,25 +32,7 @@ from ovreduce.tensors import EXECUTABLE_TYPES
 from ..errors import StoreCorruptError, StoreError
 from .disk import ModelStore, Stamp, model_id, read_error
 
-__all__ = ["Catalog", "LoadedModel", "path_of", "summarize"]
-
-
-def summarize(loaded: LoadedModel, report: ModelCheck, **extra: Any) -> dict[str, Any]:
-    """The stored summary of a model (meta.json, and the /v1/models answers), with why each reduction that cannot run
-    cannot (the KServe repository index reads it instead of parsing every model)."""
-    counts = dict.fromkeys(("error", "warning", "info"), 0) | Counter(f.severity for f in report.findings)
-    reductions = [r.to_json() for r in report.reductions]
-    return {
-        "id": loaded.id,
-        "name": loaded.model.name,
-        "ir_version": loaded.model.ir_version,
-        "layer_count": len(loaded.model.layers),
-        "reductions": reductions,
-        "ok": report.ok,
-        "finding_counts": counts,
-        "unready": {path: reason for path in map(path_of, reductions) if (reason := loaded.unready(path)) is not None},
-        **extra,
-    }
+__all__ = ["Catalog", "LoadedModel", "path_of"]
 
 
 def path_of(reduction: Mapping[str, Any]) -> str:
@@ -137,11 +118,23 @@ class Catalog:
             )  # fmt: skip
             loaded = LoadedModel(mid, model, {})
             report = check_model(model, path=filename, shapes=loaded.engine)
-            meta = summarize(
-                loaded, report, filename=filename, bin_filename=bin_filename if bin_data else None,
-                xml_bytes=len(xml), bin_bytes=len(bin_data or b""),
-                created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            )  # fmt: skip
+            counts = dict.fromkeys(("error", "warning", "info"), 0) | Counter(f.severity for f in report.findings)
+            reductions = [r.to_json() for r in report.reductions]
+            meta = {  # why each reduction that cannot run cannot: the KServe index reads it instead of parsing models
+                "id": mid,
+                "name": model.name,
+                "ir_version": model.ir_version,
+                "layer_count": len(model.layers),
+                "reductions": reductions,
+                "ok": report.ok,
+                "finding_counts": counts,
+                "unready": {p: why for p in map(path_of, reductions) if (why := loaded.unready(p)) is not None},
+                "filename": filename,
+                "bin_filename": bin_filename if bin_data else None,
+                "xml_bytes": len(xml),
+                "bin_bytes": len(bin_data or b""),
+                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
             stage.write("model.xml", xml)
             stage.write("meta.json", json.dumps(meta).encode())
             for _ in range(8):

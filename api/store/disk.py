@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -277,8 +277,7 @@ class ModelStore:
 
     def meta(self, mid: str) -> dict[str, Any]:
         """The model's summary, checked as :meth:`meta_json` checks it."""
-        meta: dict[str, Any] = json.loads(self.meta_json(mid))
-        return meta
+        return cast(dict[str, Any], json.loads(self.meta_json(mid)))
 
     def meta_json(self, mid: str) -> bytes:
         """The model's summary as stored (JSON text), checked against its recorded hash and, once per content in this
@@ -387,16 +386,13 @@ class ModelStore:
             return []
         out = []
         for name in names:
-            folder = self.models / name
             try:
-                size = _file_bytes(folder)
-                try:
-                    used = (folder / "used").stat().st_mtime
-                except FileNotFoundError:  # lost (by hand, a crash): counted all the same, and first to go
-                    used = 0.0
+                with os.scandir(self.models / name) as entries:
+                    files = {entry.name: entry.stat() for entry in entries if entry.is_file()}
             except OSError:
                 continue
-            out.append((name, used, size))
+            used = files["used"].st_mtime if "used" in files else 0.0  # lost (by hand, a crash): counted, first to go
+            out.append((name, used, sum(st.st_size for st in files.values())))
         return out
 
     # -- writing -----------------------------------------------------------------------------------------
