@@ -239,10 +239,9 @@ class ModelStore:
         return None
 
     def clean_tmp(self) -> list[str]:
-        """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once; a staging
-        folder when no process holds its lock (its upload died, even by SIGKILL: the kernel releases the lock),
-        whatever its age; anything else once an hour old. Where locks cannot be taken (not POSIX), staging folders
-        go by age too."""
+        """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once, a staging
+        folder once no process holds its lock (the kernel lets go of a killed one's), anything else (and, where locks
+        cannot be taken, not POSIX, staging folders too) once an hour old."""
         now = time.time()
         try:
             entries = sorted(self.tmp.iterdir())
@@ -398,9 +397,8 @@ class ModelStore:
     # -- writing -----------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def staging(self) -> Iterator[Staging]:
-        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place. Its lock
-        (``<folder>.lock``, flock'ed) is taken before the folder is made and let go after it is gone, so
-        :meth:`clean_tmp` removes exactly the folders of processes that died."""
+        """A fresh staging folder, removed on exit unless :meth:`commit` moved it into place. Its lock is taken before
+        it is made and let go after it is gone, so :meth:`clean_tmp` removes exactly the folders of dead processes."""
         self.ensure()
         stage = Staging(self.tmp / f"stage.{uuid.uuid4().hex}")
         lock = self.tmp / f"{stage.path.name}.lock"
