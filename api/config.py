@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from platformdirs import user_cache_path
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ovreduce.errors import MAX_TIMEOUT_S
@@ -75,17 +75,15 @@ class Settings(BaseSettings):
     concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)
-    log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
+    log_level: Annotated[
+        Literal["critical", "error", "warning", "info", "debug", "trace"],
+        BeforeValidator(lambda value: value.lower() if isinstance(value, str) else value),
+    ] = "info"
     allowed_hosts: str = "localhost,127.0.0.1,[::1]"
     max_requests: int = Field(default=64, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     body_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     extensions: str = ""
-
-    @field_validator("log_level", mode="before")
-    @classmethod
-    def _lower_case(cls, value: object) -> object:
-        return value.lower() if isinstance(value, str) else value
 
     @field_validator("host")
     @classmethod

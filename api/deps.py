@@ -15,6 +15,7 @@ from cachetools import LRUCache
 from fastapi import Depends, Request
 
 from .config import Settings
+from .metrics import Metrics
 from .store.catalog import Catalog
 from .workers import IsolatedPool, UploadMemory
 
@@ -32,6 +33,7 @@ class Services:
     """Worker processes, for everything that reads a model's bytes: a crash or a timeout costs one worker."""
     uploads: UploadMemory
     """The memory uploads may take in this process while they wait for, and go to, a worker."""
+    metrics: Metrics
     check_cache: LRUCache[tuple[Any, ...], bytes]
     """``/v1/check`` documents (JSON) by content hash and options; hold :attr:`check_cache_lock` to use it."""
     check_cache_lock: threading.Lock = field(default_factory=threading.Lock)

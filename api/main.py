@@ -127,9 +127,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
     app.router.route_class = ServiceRoute  # the app's own routes (the page, /docs, /metrics) too
-    app.state.metrics = metrics
+    app.state.metrics = metrics  # (KServe's routes count their runs with it)
     memory = UploadMemory(settings.upload_memory_bytes, settings.run_timeout_s)
-    app.state.services = Services(settings, catalog, isolated, memory, LRUCache(maxsize=settings.check_cache_size))
+    app.state.services = Services(settings, catalog, isolated, memory, metrics, LRUCache(settings.check_cache_size))
 
     for router in ROUTERS:
         app.include_router(router)
@@ -146,8 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/", include_in_schema=False)
     async def root(request: Request) -> Response:
-        """The web page: static HTML/CSS/JS served by the app itself (no build step, no CDN); answered as its
-        other files are (304 to a request whose copy is current)."""
+        """The web page, answered as its other files are (304 to a request whose copy is current)."""
         return await static.get_response("index.html", request.scope)
 
     @app.get("/docs", include_in_schema=False)

@@ -42,8 +42,7 @@ def _check_job(
     engine: Engine,
     reshape: dict[str, PartialShape],
 ) -> bytes:
-    """The check document as JSON (all the answer needs, so nothing but bytes crosses back); raises the library's
-    errors for an unreadable IR."""
+    """The check document as JSON: all the answer needs, so nothing but bytes crosses back."""
     weights = Weights(bin_data, name=bin_filename) if bin_data is not None else None  # an empty one was sent too
     model = parse_ir(xml, weights, source=filename, expected_bin=f"a 'bin' file field, e.g. {bin_filename}",
                      limits=context.settings.parse_limits())  # fmt: skip
@@ -70,10 +69,8 @@ async def check(
     async with services.uploads.hold(upload_size(xml, bin_file), "the check") as since:
         xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
         shapes = parse_named(reshape or [], "reshape")
-        if len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE:
-            digest = model_id(xml_bytes, bin_bytes)
-        else:
-            digest = await run_in_threadpool(model_id, xml_bytes, bin_bytes)
+        small = len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE
+        digest = model_id(xml_bytes, bin_bytes) if small else await run_in_threadpool(model_id, xml_bytes, bin_bytes)
         key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
         with services.check_cache_lock:
             body = cache.get(key)

@@ -150,7 +150,6 @@ class ServiceRoute(APIRoute):
                                  f"does not read; send the file as it is")  # fmt: skip
 
     def _known(self, what: str, given: Iterable[str], read: Collection[str], request: Request) -> None:
-        """Refuse a name in ``given`` that the route does not read (:class:`InputError`)."""
         unknown = sorted(set(given) - set(read))
         if unknown:
             shown = ", ".join(repr(name[:40]) for name in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
@@ -159,8 +158,7 @@ class ServiceRoute(APIRoute):
 
 
 def _coding(values: Iterable[str], plain: Collection[str] = ("", "identity")) -> str | None:
-    """What the values of encoding headers say the bytes are encoded with (at most 40 characters); None when every
-    coding they list is ``plain``: the bytes as they are."""
+    """The codings the headers' values list (at most 40 characters), or None when each is one of ``plain``."""
     said = ",".join(values).strip().lower()
     return None if all(coding.strip(" \t") in plain for coding in said.split(",")) else said[:40]
 

@@ -53,10 +53,9 @@ async def conform(
         ),
     ] = "",
 ) -> Response:
-    settings = services.settings
     shapes = parse_named([shape] if shape else [], "shape")
     async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
-        data = await read_upload(onnx, settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
+        data = await read_upload(onnx, services.settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
         filename = display_name(onnx.filename, "model.onnx")
         body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
                                            shapes, since=since)  # fmt: skip

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi import APIRouter, Body, Path, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.responses import Response
@@ -23,7 +23,6 @@ from ovreduce.shapes import JsonShape
 from ovreduce.tensors import to_kserve
 
 from ..deps import ServicesDep
-from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from ..workers import WorkerContext
@@ -170,7 +169,6 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: LayerPa
     responses=responses("post /v1/models/{model_id}/layers/{layer}/run", *STORED_MODEL_PROBLEMS),
 )
 async def run_layer(
-    request: Request,
     services: ServicesDep,
     model_id: ModelIdPath,
     layer: LayerPath,
@@ -180,7 +178,6 @@ async def run_layer(
 ) -> Response:
     # off the event loop, as /v2 decodes its tensors: a walk of up to OVREDUCE_MAX_ELEMENTS nested values
     req = await run_in_threadpool(with_flat_inputs, body or RunRequest(), services.settings.max_elements)
-    metrics: Metrics = request.app.state.metrics
     job = services.isolated.run(f"the run of layer {layer!r}", _run, model_id, layer, req)
-    data, _ = await metrics.counted_run(job, req.backends, req.device)
+    data, _ = await services.metrics.counted_run(job, req.backends, req.device)
     return Response(data, media_type="application/json")

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Path, Request, UploadFile
+from fastapi import APIRouter, File, Path, UploadFile
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
 from ..deps import ServicesDep
-from ..metrics import Metrics
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
@@ -31,8 +30,7 @@ ModelIdPath = Annotated[
 def _add(
     context: WorkerContext, xml: bytes, bin_data: bytes | None, filename: str, bin_filename: str
 ) -> tuple[dict[str, Any], bool, int]:
-    """Parse, check and store an upload (in a worker process: a crash of the parser costs that worker only);
-    its summary, whether it is new, and how many models were evicted to make room."""
+    """The stored upload's summary, whether it is new, and how many models were evicted to make room."""
     store, evicted = context.catalog.store, [0]
     store.on_evict = lambda count: evicted.append(count)
     try:
@@ -51,7 +49,6 @@ def _add(
                **responses("post /v1/models", *UPLOAD_PROBLEMS)},
 )  # fmt: skip
 async def upload(
-    request: Request,
     services: ServicesDep,
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
@@ -61,8 +58,7 @@ async def upload(
         meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
                                                              bin_filename, since=since)  # fmt: skip
     if evicted:
-        metrics: Metrics = request.app.state.metrics
-        metrics.evictions.inc(evicted)
+        services.metrics.evictions.inc(evicted)
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
 
 
