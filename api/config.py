@@ -120,8 +120,7 @@ class Settings(BaseSettings):
     @field_validator("extensions")
     @classmethod
     def _extensions_are_there(cls, value: str) -> str:
-        """Each extension names a file or an installed Python module (found now; loaded when the service
-        starts, in each of its processes)."""
+        """Each extension is found now (a file or an installed module); loaded when the service starts."""
         from ovreduce._openvino import find_extension
         from ovreduce.errors import InputError
 

@@ -207,8 +207,7 @@ def upload_size(*uploads: UploadFile | None) -> int:
 async def read_ir_upload(
     settings: Settings, xml: UploadFile, bin_file: UploadFile | None
 ) -> tuple[bytes, bytes | None, str, str]:
-    """An uploaded IR's xml and bin, each within its limit (:func:`read_upload`), and the names they are shown by
-    (the bin's defaults to the xml's, with ``.bin``)."""
+    """An uploaded IR's xml and bin, each within its limit, and their names (the bin's defaults to the xml's)."""
     xml_bytes = await read_upload(xml, settings.max_xml_bytes, "the xml", "OVREDUCE_MAX_XML_BYTES")
     bin_bytes = None
     if bin_file is not None:
@@ -219,8 +218,7 @@ async def read_ir_upload(
 
 
 def with_flat_inputs(req: _R, limit: int) -> _R:
-    """The request with its tensors' data flat, shapes and nesting checked: done as the request arrives, before
-    anything (a worker's pipe) copies or walks the nested lists."""
+    """The request with its tensors checked and flat, before anything (a worker's pipe) walks the nested lists."""
     out = []
     with holding(*(tensor.name for tensor in req.inputs)):  # its refusals quote the client's names as sent
         for tensor in req.inputs:

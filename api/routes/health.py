@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -24,14 +26,14 @@ async def healthz() -> Response:
     return Response(_LIVE, media_type="application/json")
 
 
-def _openvino() -> tuple[bool, str | None]:
+def _openvino() -> dict[str, Any]:
     try:
         from ovreduce.backends.openvino import available_devices
 
         devices = available_devices()
     except Exception as exc:  # any failure to load the runtime means "not ready"
-        return False, f"the OpenVINO runtime cannot be used: {type(exc).__name__}"
-    return True, f"devices: {', '.join(devices) or 'none'}"
+        return {"ok": False, "detail": f"the OpenVINO runtime cannot be used: {type(exc).__name__}"}
+    return {"ok": True, "detail": f"devices: {', '.join(devices) or 'none'}"}
 
 
 @router.get(
@@ -41,14 +43,10 @@ def _openvino() -> tuple[bool, str | None]:
     responses=responses("get /readyz", 503),
 )
 async def readyz(request: Request, services: ServicesDep) -> Response:
-    ov_ok, ov_detail = await run_in_threadpool(_openvino)
-    store_detail = await run_in_threadpool(services.catalog.store.unwritable)
-    store_ok = store_detail is None
-    if not (ov_ok and store_ok):
-        detail = "; ".join(d for d, ok in ((ov_detail, ov_ok), (store_detail, store_ok)) if not ok and d)
-        return error_response(request, 503, f"not ready: {detail}", "not_ready",
-                              openvino={"ok": ov_ok, "detail": ov_detail},
-                              store={"ok": store_ok, "detail": store_detail})  # fmt: skip
-    return json_response(
-        {"status": "ready", "openvino": {"ok": True, "detail": ov_detail}, "store": {"ok": True, "detail": None}}
-    )
+    openvino = await run_in_threadpool(_openvino)
+    store = await run_in_threadpool(services.catalog.store.unwritable)
+    checks = {"openvino": openvino, "store": {"ok": store is None, "detail": store}}
+    if not all(check["ok"] for check in checks.values()):
+        detail = "; ".join(check["detail"] for check in checks.values() if not check["ok"] and check["detail"])
+        return error_response(request, 503, f"not ready: {detail}", "not_ready", **checks)
+    return json_response({"status": "ready", **checks})
