@@ -1,7 +1,5 @@
-"""The application factory: :func:`create_app` builds the ASGI app from :class:`~api.config.Settings`.
-
-Importing this module builds nothing and touches no file; the app (its store, caches and worker pool) exists
-once :func:`create_app` is called::
+"""The application factory: :func:`create_app` builds the ASGI app from :class:`~api.config.Settings` (importing
+this module builds nothing)::
 
     uvicorn --factory ovreduce_api.main:create_app     # settings from OVREDUCE_* environment variables
     ovreduce serve [--host H] [--port P] [--workers N] [--store DIR]     # ovreduce_api.server.serve

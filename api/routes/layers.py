@@ -116,21 +116,19 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
         spec = loaded.spec(key)
         body_path = loaded.model.locate(key).body_path
         runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=context.layer_cache)
-        given = given_tensors(req.inputs)
         arrays, notes, defaulted = prepare_inputs(
-            loaded.model, spec, given=given, shapes=parse_shapes(req.shapes), seed=req.seed,
+            loaded.model, spec, given=given_tensors(req.inputs), shapes=parse_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements, body_path=body_path,
         )  # fmt: skip
         report = run_spec(spec, arrays, runners, atol=req.atol, rtol=req.rtol, notes=notes,
                           requested_precision=req.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
-        outputs = report.outputs
-        for name, array in outputs.items():
+        for name, array in report.outputs.items():
             if array.size > settings.max_output_elements:
                 raise LimitExceededError(
                     f"the {name} output has {array.size} elements, more than the limit of "
                     f"{settings.max_output_elements} (OVREDUCE_MAX_OUTPUT_ELEMENTS)"
                 )
-        tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in outputs.items())
+        tensors = tuple(OutputTensor(**to_kserve(name, np.asarray(array))) for name, array in report.outputs.items())
         # Built as the typed answer, written without re-validating outputs of up to a million elements.
         answer = RunAnswer(**fields_of(report.document), id=mid, outputs=tensors)
         return document_bytes(answer, (loaded.model.xml,)), report.outcome
