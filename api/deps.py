@@ -7,8 +7,7 @@ FastAPI solves each dependency on every request and runs a plain ``def`` one thr
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 from cachetools import LRUCache
@@ -35,8 +34,7 @@ class Services:
     """The memory uploads may take in this process while they wait for, and go to, a worker."""
     metrics: Metrics
     check_cache: LRUCache[tuple[Any, ...], bytes]
-    """``/v1/check`` documents (JSON) by content hash and options; hold :attr:`check_cache_lock` to use it."""
-    check_cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    """``/v1/check`` documents (JSON) by content hash and options; used on the event loop only (no lock)."""
 
 
 async def _services(request: Request) -> Services:

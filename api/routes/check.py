@@ -72,14 +72,12 @@ async def check(
         small = len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE
         digest = model_id(xml_bytes, bin_bytes) if small else await run_in_threadpool(model_id, xml_bytes, bin_bytes)
         key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
-        with services.check_cache_lock:
-            body = cache.get(key)
+        body = cache.get(key)
         if body is None:
             body = await services.isolated.run(
                 "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
                 engine=engine, reshape=shapes, since=since,
             )  # fmt: skip
             if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
-                with services.check_cache_lock:
-                    cache[key] = body
+                cache[key] = body
     return Response(body, media_type="application/json")
