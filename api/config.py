@@ -143,9 +143,8 @@ class Settings(BaseSettings):
     def host_patterns(self) -> tuple[str, ...]:
         """The allowed ``Host`` values, lower-case: :attr:`allowed_hosts` plus the bind host (``*``: any)."""
         items = [item.lower() for item in _items(self.allowed_hosts)]
-        bind = self.host.strip().lower()
-        if bind:
-            items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)
+        bind = self.host.strip().lower()  # never empty (see _an_address)
+        items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)
         return tuple(dict.fromkeys(items))
 
 
