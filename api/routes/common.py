@@ -117,7 +117,7 @@ class ServiceRoute(APIRoute):
         return checked
 
     async def _check(self, request: Request) -> None:
-        encoding = _coding(v.decode("latin-1") for k, v in request.scope["headers"] if k == b"content-encoding")
+        encoding = _coding(request.headers.getlist("content-encoding"))
         if encoding is not None:
             raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
         if request.scope["query_string"] and (self.queries or self.scalar_queries):
