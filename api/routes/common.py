@@ -169,8 +169,7 @@ def json_bytes(doc: Any) -> bytes:
 
 
 def document_bytes(doc: Any, sources: Sequence[bytes | str] = ()) -> bytes:
-    """A JSON-ready value as an answer's JSON, written once where it is made (a worker process), with the server's
-    paths that OpenVINO's messages may hold replaced, but those the request's ``sources`` (its model) hold."""
+    """An answer's JSON, made in the worker, with server paths in OpenVINO's messages replaced (not ``sources``')."""
     body = json_bytes(doc)
     return scrub_json(body, sources) or body
 
