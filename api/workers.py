@@ -4,7 +4,9 @@ A thread cannot be stopped: an audit abandoned after its 504 kept the only worke
 and the next request got 503. Here each job runs in one of ``size`` worker processes; one that outlives the time
 limit, or reaches its memory bound (``OVREDUCE_MAX_WORKER_BYTES``), is killed, which frees all its memory at once,
 and replaced (docs/service.md says what each case answers). Neither standard pool does this: a
-``ProcessPoolExecutor`` is broken whole by one dead worker, and ``multiprocessing.Pool`` never answers its job.
+``ProcessPoolExecutor`` is broken whole by one dead worker, ``multiprocessing.Pool`` never answers its job, and
+pebble's ``ProcessPool`` starts the time limit when a worker takes the job (a hung worker that never takes it is never
+killed), is broken by one worker killed while none runs a job, and pickles uploads whole down one shared pipe.
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
@@ -14,7 +16,6 @@ taking a :class:`WorkerContext` first; their arguments and results cross a pipe,
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import html
 import itertools
@@ -29,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
@@ -142,14 +144,14 @@ def _serve(conn: Connection, settings: Settings) -> None:
         except BaseException as exc:  # the job's failure is its answer
             if isinstance(exc, OvReduceError):
                 exc.quoted = _quoted(exc.message, context, (args, kwargs))  # type: ignore[attr-defined]
-            ok, payload = False, _portable(_memory_limit(exc, settings))
+            ok, payload = False, _answerable(exc, settings)
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
         # keeps the failed size): this process must go.
         retire = abandoned() or isinstance(payload, MemoryLimitError)
         try:
             conn.send((ok, payload, retire))
         except Exception as exc:  # an answer that cannot be pickled, or that this process has no memory left to
-            error = _memory_limit(exc, settings)
+            error = _answerable(exc, settings)
             if not isinstance(error, MemoryLimitError):
                 error = RuntimeError(f"the answer could not be sent back: {type(exc).__name__}: {exc}")
             retire = retire or isinstance(error, MemoryLimitError)
@@ -207,20 +209,15 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
             stack.append(vars(item))
 
 
-def _memory_limit(exc: BaseException, settings: Settings) -> BaseException:
-    """A job's failure as answered: running out of memory is the worker's limit, said with its setting."""
-    if isinstance(exc, MemoryError):
-        exc = MemoryLimitError("the job ran out of memory")
-    if not isinstance(exc, MemoryLimitError):
-        return exc
-    return MemoryLimitError(
-        f"{exc.message}; a worker process may use {settings.max_worker_bytes} bytes (OVREDUCE_MAX_WORKER_BYTES), "
-        f"and this one is replaced"
-    )
-
-
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` if it survives pickling (the library's errors do), else a RuntimeError with its text."""
+def _answerable(exc: BaseException, settings: Settings) -> BaseException:
+    """A job's failure as answered: running out of memory is the worker's limit, said with its setting; an error that
+    does not survive pickling (the library's do) becomes a RuntimeError with its text."""
+    if isinstance(exc, MemoryError | MemoryLimitError):
+        message = exc.message if isinstance(exc, MemoryLimitError) else "the job ran out of memory"
+        return MemoryLimitError(
+            f"{message}; a worker process may use {settings.max_worker_bytes} bytes (OVREDUCE_MAX_WORKER_BYTES), "
+            f"and this one is replaced"
+        )
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
@@ -242,7 +239,7 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
 
 @dataclass
 class _Worker:
-    process: multiprocessing.process.BaseProcess
+    process: BaseProcess
     conn: Connection
 
 
@@ -257,9 +254,9 @@ class UploadMemory:
         self.total = total
         self.timeout_s = timeout_s
         self.held = 0
-        self._turns: collections.deque[object] = collections.deque()  # the uploads waiting, first come first
-        self._freed: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._turn = asyncio.Lock()  # first come, first served: only the upload whose turn it is waits for memory
+        self._freed = asyncio.Event()
 
     @contextlib.asynccontextmanager
     async def hold(self, size: int, what: str) -> AsyncIterator[float]:
@@ -268,32 +265,24 @@ class UploadMemory:
         size = min(size, self.total)
         loop = asyncio.get_running_loop()
         since = loop.time()
-        if self._freed is None or self._loop is not loop:  # (an app served by one loop after another: the tests)
-            self._freed, self._loop, self._turns = asyncio.Condition(), loop, collections.deque()
-        freed, turns, turn = self._freed, self._turns, object()
-        if turns or self.held + size > self.total:  # (else it is its turn and it fits: taken without a wait)
-            async with freed:
-                turns.append(turn)
-                try:
-                    await asyncio.wait_for(
-                        freed.wait_for(lambda: turns[0] is turn and self.held + size <= self.total), self.timeout_s
-                    )
-                except TimeoutError:
-                    raise BusyError(
-                        f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
-                        f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
-                    ) from None
-                finally:
-                    turns.remove(turn)
-                    freed.notify_all()  # the next in line may fit now
-        self.held += size
+        if self._loop is not loop:  # (an app served by one loop after another: the tests)
+            self._loop, self._turn, self._freed = loop, asyncio.Lock(), asyncio.Event()
+        try:
+            async with asyncio.timeout(self.timeout_s), self._turn:
+                while self.held + size > self.total:
+                    self._freed.clear()
+                    await self._freed.wait()
+                self.held += size
+        except TimeoutError:
+            raise BusyError(
+                f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
+                f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
+            ) from None
         try:
             yield since
         finally:
             self.held -= size
-            if turns:
-                async with freed:
-                    freed.notify_all()
+            self._freed.set()
 
 
 class IsolatedPool:
@@ -307,14 +296,13 @@ class IsolatedPool:
         self.timeout_s = timeout_s
         self.settings = settings
         self._idle: list[_Worker] = []
-        self._all: dict[int, multiprocessing.process.BaseProcess] = {}  # every live worker, by its pid
-        self._lock = threading.Lock()
-        self._slots: asyncio.Semaphore | None = None
+        self._all: dict[int, BaseProcess] = {}  # every live worker, by its pid (dict operations are atomic)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._slots = asyncio.Semaphore(size)
         # The pool's own threads, two per job (its wait for the answer, and the start, kill or tidy-up beside it): in
         # asyncio's shared default executor (min(32, CPUs + 4) threads) ``size`` jobs that never answer held every
         # thread, and the kill that ends them at their time limit waited behind them for ever.
         self._threads: ThreadPoolExecutor | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
         self.on_event: Callable[[str], None] = lambda event: None
         """Told ``queued`` and ``dequeued`` as jobs start and stop waiting for a worker, and ``busy``,
@@ -322,8 +310,7 @@ class IsolatedPool:
 
     def pids(self) -> list[int]:
         """The process ids of the live workers."""
-        with self._lock:
-            return sorted(self._all)
+        return sorted(self._all)
 
     def warm(self) -> None:
         """Start one worker now (the first also starts the fork server, which imports OpenVINO and ovreduce
@@ -331,29 +318,26 @@ class IsolatedPool:
         self._idle.append(self._start())
 
     def _start(self) -> _Worker:
-        ours, theirs = _context().Pipe()
-        process = _context().Process(target=_serve, args=(theirs, self.settings), daemon=True, name="ovreduce-job")
+        context = _context()
+        ours, theirs = context.Pipe()
+        process = context.Process(target=_serve, args=(theirs, self.settings), daemon=True, name="ovreduce-job")
         process.start()
         theirs.close()
         assert process.pid is not None
-        with self._lock:
-            self._all[process.pid] = process
+        self._all[process.pid] = process
         return _Worker(process, ours)
 
     def _stop(self, worker: _Worker, grace: float = 0, tidy: bool = False) -> None:
-        """Kill ``worker`` unless it ends within ``grace`` seconds (reaped, its exit code is its own). With ``tidy``,
+        """Kill ``worker`` unless it ends within ``grace`` seconds (then its exit code is its own). With ``tidy``,
         remove what it left in the store's ``tmp/`` (an upload's staging folder, whose lock died with it): it would
         count against the store's size until the next start."""
         worker.process.join(grace)
-        with self._lock:
-            self._all.pop(worker.process.pid or -1, None)
-        with contextlib.suppress(Exception):
-            worker.conn.close()
-        if worker.process.is_alive():
-            worker.process.kill()
+        self._all.pop(worker.process.pid or -1, None)
+        worker.conn.close()
+        worker.process.kill()  # (nothing when it has ended)
         worker.process.join(timeout=5)
         with contextlib.suppress(Exception):
-            if tidy and (removed := catalog_for(self.settings).store.clean_tmp()):
+            if tidy and (removed := ModelStore(self.settings.store, self.settings.store_max_bytes).clean_tmp()):
                 logger.info("model store: removed %d leftovers of a worker that died", len(removed))
 
     async def run(self, what: str, func: Callable[..., T], *args: Any, since: float | None = None, **kwargs: Any) -> T:
@@ -368,16 +352,18 @@ class IsolatedPool:
         """
         loop = asyncio.get_running_loop()
         deadline = (loop.time() if since is None else since) + self.timeout_s
-        if self._slots is None or self._loop is not loop:  # an app started again runs on a new loop
-            self._slots, self._loop = asyncio.Semaphore(self.size), loop
+        if self._loop is not loop:  # an app started again runs on a new loop, and a pool shut down starts anew
+            self._loop, self._slots = loop, asyncio.Semaphore(self.size)
             self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="ovreduce-pool")
+        slots = self._slots  # (released after a shutdown too)
 
         def off(call: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-            return loop.run_in_executor(self._threads, call, *args)
+            return loop.run_in_executor(self._threads, call, *args)  # (after a shutdown, the default executor)
 
         self.on_event("queued")
         try:
-            await asyncio.wait_for(self._slots.acquire(), max(deadline - loop.time(), 0.001))
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
         except TimeoutError:
             self.on_event("busy")
             raise BusyError(
@@ -398,8 +384,8 @@ class IsolatedPool:
                     self._stop(self._idle.pop())
                 worker = self._idle.pop() if self._idle and not fresh else await off(self._start)
                 try:
-                    exchange = off(_exchange, worker.conn, func, args, kwargs)
-                    ok, payload, retire = await asyncio.wait_for(exchange, max(deadline - loop.time(), 0.001))
+                    async with asyncio.timeout_at(deadline):
+                        ok, payload, retire = await off(_exchange, worker.conn, func, args, kwargs)
                 except TimeoutError:
                     self.killed += 1
                     self.on_event("timeout")
@@ -426,20 +412,19 @@ class IsolatedPool:
                     self._idle.append(worker)
                 break
         finally:
-            self._slots.release()
+            slots.release()
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
 
     def shutdown(self) -> None:
-        """Stop every worker (running jobs end with them)."""
+        """Stop every worker (running jobs end with them, as their workers died)."""
         while self._idle:
             self._stop(self._idle.pop())
-        with self._lock:
-            busy, self._all = list(self._all.values()), {}
+        busy, self._all = list(self._all.values()), {}
         for process in busy:  # workers busy with a job
             process.kill()
-        self._slots = None
+        self._loop = None
         threads, self._threads = self._threads, None  # (a job still finishing goes on in the default executor)
         if threads is not None:
             threads.shutdown(wait=False)
@@ -451,10 +436,8 @@ def _how_it_ended(code: int | None) -> str:
         return "still running, its pipe closed"
     if code >= 0:
         return f"exit status {code}"
-    name = ""
-    with contextlib.suppress(ValueError):
-        name = f" ({signal.Signals(-code).name})"
-    return f"killed by signal {-code}{name}"
+    names = {s.value: f" ({s.name})" for s in signal.Signals}
+    return f"killed by signal {-code}{names.get(-code, '')}"
 
 
 class _NotDeliveredError(Exception):
@@ -465,10 +448,9 @@ _OUT_OF_BAND = 1 << 16
 
 
 def _exchange(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Send one job, take the worker's receipt, and wait for its answer: (ok, the result or the error, whether the
-    worker retires); in a thread, since pickling and pipes block. Bytes arguments of :data:`_OUT_OF_BAND` bytes or
-    more (an upload's files) go down the pipe as they are, beside the pickle of the rest: pickled with it, each was
-    copied whole in the server first."""
+    """Send one job, take the worker's receipt, and return its answer (ok, the result or the error, whether the worker
+    retires). Bytes arguments of :data:`_OUT_OF_BAND` bytes or more (an upload's files) go down the pipe as they are,
+    beside the pickle of the rest: pickled with it, each was copied whole in the server first."""
     buffers: list[pickle.PickleBuffer] = []
     wrapped = tuple(pickle.PickleBuffer(a) if type(a) is bytes and len(a) >= _OUT_OF_BAND else a for a in args)
     head = pickle.dumps((func, wrapped, kwargs), protocol=5, buffer_callback=buffers.append)

@@ -719,6 +719,31 @@ def test_the_wait_for_upload_memory_counts_in_the_time_limit(tmp_path: Path) -> 
     pool.shutdown()
 
 
+def _sleep_a_minute(context: object) -> None:
+    time.sleep(60)
+
+
+def test_a_job_in_flight_when_the_pool_shuts_down_ends_as_its_worker_did(tmp_path: Path) -> None:
+    """The pool shut down (the app stopping) while a job runs: the job ends with its killed worker, a 503 ``worker``;
+    it ended in an AttributeError (a 500), releasing a worker slot that the shutdown had already dropped."""
+    from api.config import Settings
+    from api.errors import WorkerDiedError
+    from api.workers import IsolatedPool
+
+    pool = IsolatedPool(1, 120, Settings(store=tmp_path / "store"))
+
+    async def shut_down_meanwhile() -> None:
+        job = asyncio.create_task(pool.run("the job", _sleep_a_minute))
+        while not pool.pids():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(pool.shutdown)
+        await asyncio.wait_for(job, 30)
+
+    with pytest.raises(WorkerDiedError, match=r"killed by signal 9 \(SIGKILL\)"):
+        asyncio.run(shut_down_meanwhile())
+
+
 def _peak_rss(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
