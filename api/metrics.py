@@ -13,12 +13,12 @@ import functools
 import os
 import time
 from collections.abc import Awaitable, Iterable, Sequence
+from http import HTTPMethod
 from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
-from prometheus_client.registry import Collector
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -32,8 +32,6 @@ R = TypeVar("R", bound=tuple[Any, ...])
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The media type of the text exposition format (what Prometheus asks for by default)."""
 UNMATCHED = "<unmatched>"
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
-"""The methods counted by name; any other is ``other``."""
 _MULTIPROC_ENV = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")  # (prometheus_client reads both)
 _VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
 
@@ -49,30 +47,11 @@ def multiprocess_problem() -> str | None:
     return None
 
 
-class _StoreCollector(Collector):
-    """The store's size and model count, read from the disk at each scrape."""
+class Metrics:
+    """The metrics of one app (see the module docstring), in their own registry; it collects the store's gauges."""
 
     def __init__(self, store: ModelStore) -> None:
         self.store = store
-
-    def collect(self) -> Iterable[Metric]:
-        yield GaugeMetricFamily(
-            "ovreduce_store_max_bytes", "The model store's limit (OVREDUCE_STORE_MAX_BYTES)", self.store.max_bytes
-        )
-        try:
-            usage, count = self.store.usage(), len(self.store.ids())
-        except (StoreError, OSError):  # not created yet, or not readable: /readyz says why
-            return
-        yield GaugeMetricFamily(
-            "ovreduce_store_bytes", "Bytes in the model store, uploads being staged included", usage
-        )
-        yield GaugeMetricFamily("ovreduce_store_models", "Models in the model store", count)
-
-
-class Metrics:
-    """The metrics of one app (see the module docstring), in their own registry."""
-
-    def __init__(self, store: ModelStore) -> None:
         self.registry = r = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "ovreduce_http_requests", "Answered HTTP requests", ["method", "route", "status"], registry=r
@@ -96,8 +75,21 @@ class Metrics:
         )
         self.killed = Counter("ovreduce_workers_killed", "Worker processes killed for outliving the limit", registry=r)
         self.evictions = Counter("ovreduce_store_evictions", "Models evicted from the model store", registry=r)
-        self._store = _StoreCollector(store)
-        r.register(self._store)
+        r.register(self)
+
+    def collect(self) -> Iterable[Metric]:
+        """The store's size and model count, read from the disk at each scrape."""
+        yield GaugeMetricFamily(
+            "ovreduce_store_max_bytes", "The model store's limit (OVREDUCE_STORE_MAX_BYTES)", self.store.max_bytes
+        )
+        try:
+            usage, count = self.store.usage(), len(self.store.ids())
+        except (StoreError, OSError):  # not created yet, or not readable: /readyz says why
+            return
+        yield GaugeMetricFamily(
+            "ovreduce_store_bytes", "Bytes in the model store, uploads being staged included", usage
+        )
+        yield GaugeMetricFamily("ovreduce_store_models", "Models in the model store", count)
 
     # -- hooks -----------------------------------------------------------------------------------------
     async def counted_run(self, job: Awaitable[R], backends: Sequence[str], device: str) -> R:
@@ -134,7 +126,7 @@ class Metrics:
             return generate_latest(self.registry)
         combined = CollectorRegistry()
         MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
-        combined.register(self._store)
+        combined.register(self)
         return generate_latest(combined)
 
 
@@ -174,7 +166,7 @@ class MetricsMiddleware:
             route = getattr(matched, "path_format", None)  # the template without converters: {layer}, not {layer:path}
             route = route if isinstance(route, str) else UNMATCHED
             method = str(scope.get("method", "GET"))
-            method = method if method in METHODS else "other"
+            method = method if method in HTTPMethod.__members__ else "other"
             self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
             self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
 
