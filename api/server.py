@@ -84,28 +84,23 @@ def serve(
         "timeout_keep_alive": 5,
         "server_header": False,
     }
-    if workers == 1:
-        config = uvicorn.Config(create_app(settings), **options)
-    else:
-        config = uvicorn.Config(functools.partial(create_app, settings), factory=True, workers=workers, **options)
+    app = create_app(settings) if workers == 1 else functools.partial(create_app, settings)
+    config = uvicorn.Config(app, factory=workers > 1, workers=workers, **options)
     # The listening socket is bound here rather than by uvicorn: uvicorn's has protocol 0, so asyncio never
     # sets TCP_NODELAY on its connections and every response waits ~40 ms for a delayed ACK. Several workers
     # share it. (Bound after the config is made: making it configures the logging that reports the address.)
     sock = _listen(settings.host, settings.port)
     with sock, _stop_on_signals():
+        if workers > 1:
+            _supervisor(config, sock).run()
+            return
+        server = uvicorn.Server(config)
         try:
-            if workers == 1:
-                server = uvicorn.Server(config)
-                try:
-                    server.run(sockets=[sock])
-                except SystemExit:  # uvicorn's own exit when the application's startup fails
-                    server.started = False
-                if not server.started:
-                    raise ServeError("the application did not start (see the log above)")
-            else:
-                _supervisor(config, sock).run()
-        except _StopSignalError:
-            pass
+            server.run(sockets=[sock])
+        except SystemExit:  # uvicorn's own exit when the application's startup fails
+            server.started = False
+        if not server.started:
+            raise ServeError("the application did not start (see the log above)")
 
 
 def _supervisor(config: Any, sock: socket.socket) -> Any:
@@ -124,10 +119,8 @@ def _supervisor(config: Any, sock: socket.socket) -> Any:
 
 @contextmanager
 def _stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT stop the server cleanly; the previous handlers are back afterwards.
-
-    uvicorn handles the signal itself (graceful shutdown), then raises it again with this handler in place.
-    """
+    """SIGTERM and SIGINT stop the server cleanly (uvicorn handles the signal itself, a graceful shutdown, then raises
+    it again with this handler in place); the previous handlers are back afterwards."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise _StopSignalError
@@ -135,6 +128,8 @@ def _stop_on_signals() -> Iterator[None]:
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
+    except _StopSignalError:
+        pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
