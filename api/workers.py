@@ -119,8 +119,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     # Without its server, a job would run on for nobody, an upload be committed to the store and evict another model.
     on_parent_exit(lambda: os._exit(1), "ovreduce-watch")
-    why = bound_memory(settings.max_worker_bytes)  # a tensor sized as it is computed fails here, not the machine
-    if why is not None:
+    if (why := bound_memory(settings.max_worker_bytes)) is not None:  # a tensor sized as it is computed fails here
         logger.warning("a worker's memory cannot be bounded here (OVREDUCE_MAX_WORKER_BYTES): %s", why)
     add_server_paths(settings)  # the documents written here name none of them
     context = WorkerContext(settings)
@@ -274,9 +273,8 @@ class UploadMemory:
                     await self._freed.wait()
                 self.held += size
         except TimeoutError:
-            raise BusyError(
-                f"the server is busy: {what} waited {self.timeout_s:g} s for the memory its upload "
-                f"needs (OVREDUCE_UPLOAD_MEMORY_BYTES) and was not started; retry later"
+            raise _busy(
+                what, f"{self.timeout_s:g} s for the memory its upload needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"
             ) from None
         try:
             yield since
@@ -366,18 +364,14 @@ class IsolatedPool:
                 await slots.acquire()
         except TimeoutError:
             self.on_event("busy")
-            raise BusyError(
-                f"the server is busy: {what} waited {self.timeout_s:g} s for one of its {self.size} workers "
-                f"and was not started; retry later"
-            ) from None
+            raise _busy(what, f"{self.timeout_s:g} s for one of its {self.size} workers") from None
         finally:
             self.on_event("dequeued")
         try:
             if deadline - loop.time() < self.timeout_s * _LEAST_LEFT:  # it would only be stopped: not started
                 self.on_event("busy")
-                raise BusyError(
-                    f"the server is busy: {what} waited for one of its {self.size} workers until too little of "
-                    f"its {self.timeout_s:g} s was left, and was not started; retry later"
+                raise _busy(
+                    what, f"for one of its {self.size} workers until too little of its {self.timeout_s:g} s was left,"
                 )
             for fresh in (False, True):  # a worker killed while idle (the system, an operator): not this job's doing
                 while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
@@ -428,6 +422,10 @@ class IsolatedPool:
         threads, self._threads = self._threads, None  # (a job still finishing goes on in the default executor)
         if threads is not None:
             threads.shutdown(wait=False)
+
+
+def _busy(what: str, waited: str) -> BusyError:
+    return BusyError(f"the server is busy: {what} waited {waited} and was not started; retry later")
 
 
 def _how_it_ended(code: int | None) -> str:
