@@ -5,8 +5,8 @@ and the next request got 503. Here each job runs in one of ``size`` worker proce
 limit, or reaches its memory bound (``OVREDUCE_MAX_WORKER_BYTES``), is killed, which frees all its memory at once,
 and replaced (docs/service.md says what each case answers). Neither standard pool does this: a
 ``ProcessPoolExecutor`` is broken whole by one dead worker, ``multiprocessing.Pool`` never answers its job, and
-pebble's ``ProcessPool`` starts the time limit when a worker takes the job (a hung worker that never takes it is never
-killed), is broken by one worker killed while none runs a job, and pickles uploads whole down one shared pipe.
+pebble's ``ProcessPool`` times a job from when a worker takes it, breaks when an idle worker is killed, and pickles
+uploads whole.
 
 A worker keeps its own model catalog (the store on disk is shared) and compiled-layer cache between jobs,
 so repeated runs of a stored model cost what they cost in one process. Jobs are module-level functions
@@ -86,8 +86,7 @@ def apply_extensions(settings: Settings) -> None:
     Raises:
         BackendError: one cannot be loaded; the message names no path (the log says which and why).
     """
-    names = settings.extension_names()
-    if not names:
+    if not (names := settings.extension_names()):
         return
     from ovreduce._openvino import load_extensions
 
