@@ -34,7 +34,6 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The media type of the text exposition format (what Prometheus asks for by default)."""
 UNMATCHED = "<unmatched>"
 _MULTIPROC_ENV = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")  # (prometheus_client reads both)
-_VIRTUAL = frozenset({"AUTO", "MULTI", "HETERO", "BATCH"})
 
 
 def multiprocess_problem() -> str | None:
@@ -183,7 +182,9 @@ def _listed_devices() -> frozenset[str]:
 
 def _device_label(device: str) -> str:
     """A device as OpenVINO lists it, a virtual one by its kind, anything else ``unavailable``."""
+    from ovreduce.backends.openvino import VIRTUAL_DEVICES
+
     if device in _listed_devices():
         return device
     kind = device.split(":", 1)[0].upper()
-    return kind if kind in _VIRTUAL else "unavailable"
+    return kind if kind in VIRTUAL_DEVICES else "unavailable"

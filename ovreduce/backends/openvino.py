@@ -55,6 +55,7 @@ __all__ = [
     "KEPT_FACTOR",
     "PRECISIONS",
     "PROBED_TYPES",
+    "VIRTUAL_DEVICES",
     "CompiledLayer",
     "InferenceTimeoutError",
     "LayerCache",
@@ -90,7 +91,8 @@ __all__ = [
 ]
 
 PRECISIONS = ("f32", "f16", "bf16", "default")
-_VIRTUAL = ("AUTO", "MULTI", "HETERO", "BATCH")
+VIRTUAL_DEVICES = ("AUTO", "MULTI", "HETERO", "BATCH")
+"""The devices that stand for others (``AUTO:GPU,CPU``): never listed by OpenVINO."""
 _MAX_RANK = 64  # NumPy's most dimensions
 
 
@@ -220,7 +222,7 @@ def precision_support(device: str) -> tuple[dict[str, str], dict[str, str]] | No
     (``"refused"`` where it does not compile); for each element type of :data:`PROBED_TYPES`, the precision
     its execution graph runs a ReduceSum of that type in. None for a virtual device (``AUTO``...), which
     has no execution of its own. Computed once per device and process."""
-    if device.split(":", 1)[0].split(".", 1)[0].upper() in _VIRTUAL:
+    if device.split(":", 1)[0].split(".", 1)[0].upper() in VIRTUAL_DEVICES:
         return None
     ov = openvino()
     from openvino import opset1 as ops
@@ -272,16 +274,16 @@ def check_device(device: str) -> None:
     devices = available_devices()
     kind, listed, rest = device.partition(":")
     base = kind.split(".", 1)[0].upper()
-    if base in _VIRTUAL and (kind != base or (not listed and base != "AUTO")):  # OpenVINO reads MULTI, not multi
+    if base in VIRTUAL_DEVICES and (kind != base or (not listed and base != "AUTO")):  # OpenVINO reads MULTI, not multi
         raise InputError(f"device {device!r}: a virtual device is written {base}" + ("" if base == "AUTO" else
                          f" with its devices, e.g. {base}:CPU"))  # fmt: skip
-    if base in _VIRTUAL and listed and (rest.strip() or base != "AUTO"):  # AUTO: alone is AUTO
+    if base in VIRTUAL_DEVICES and listed and (rest.strip() or base != "AUTO"):  # AUTO: alone is AUTO
         excluded = set()
         for item in (i.strip() for i in rest.split(",")):
             name, _, batch = item.removeprefix("-" if base == "AUTO" else "").partition("(")  # AUTO:-CPU excludes
             size = batch.removesuffix(")") if base in ("BATCH", "MULTI") and batch.endswith(")") else None  # CPU(4)
             sized = size is not None and size.isascii() and size.isdigit() and 1 <= int(size[:6]) <= 4096
-            if (not name or name.startswith("-") or re.split(r"[.:]", name, maxsplit=1)[0].upper() in _VIRTUAL
+            if (not name or name.startswith("-") or re.split(r"[.:]", name, maxsplit=1)[0].upper() in VIRTUAL_DEVICES
                     or (batch and size is None) or (size is not None and not sized)):  # fmt: skip
                 raise InputError(f"device {device!r}: {item!r} is not a device of its list; write e.g. {base}:CPU"
                                  + (" or BATCH:CPU(4), a batch of 1 to 4096" if base == "BATCH" else ""))  # fmt: skip
@@ -293,10 +295,10 @@ def check_device(device: str) -> None:
             raise InputError(f"device {device!r} excludes every device of this machine ({', '.join(devices)})")
         return
     name, dot, index = kind.partition(".")
-    if base not in _VIRTUAL and (listed or (dot and not (index.isascii() and index.isdigit()))):  # CPU:, GPU.0x1
+    if base not in VIRTUAL_DEVICES and (listed or (dot and not (index.isascii() and index.isdigit()))):  # CPU:, GPU.0x1
         raise InputError(f"device {device!r}: a device is written as OpenVINO lists it, e.g. CPU or GPU.1 (only "
                          f"AUTO, MULTI, HETERO and BATCH take a list after ':')")  # fmt: skip
-    if device in devices or base in _VIRTUAL or any(d.split(".", 1)[0] == device for d in devices):
+    if device in devices or base in VIRTUAL_DEVICES or any(d.split(".", 1)[0] == device for d in devices):
         return
     if not _registered(kind.split(".", 1)[0]):
         raise InputError(
