@@ -719,7 +719,8 @@ def test_the_wait_for_upload_memory_counts_in_the_time_limit(tmp_path: Path) -> 
     pool.shutdown()
 
 
-def _sleep_a_minute(context: object) -> None:
+def _sleep_a_minute(context: object, started: Path) -> None:
+    started.touch()
     time.sleep(60)
 
 
@@ -733,10 +734,10 @@ def test_a_job_in_flight_when_the_pool_shuts_down_ends_as_its_worker_did(tmp_pat
     pool = IsolatedPool(1, 120, Settings(store=tmp_path / "store"))
 
     async def shut_down_meanwhile() -> None:
-        job = asyncio.create_task(pool.run("the job", _sleep_a_minute))
-        while not pool.pids():
+        started = tmp_path / "started"
+        job = asyncio.create_task(pool.run("the job", _sleep_a_minute, started))
+        while not started.exists():  # the worker runs the job (a shutdown before it took it would start another)
             await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
         await asyncio.to_thread(pool.shutdown)
         await asyncio.wait_for(job, 30)
 
