@@ -27,7 +27,7 @@ from .schemas import RunRequest, V2InferRequest
 
 __all__ = [
     "MODEL_NAME",
-    "Input",
+    "Inputs",
     "NotReadyError",
     "RefusedError",
     "decode_request",
@@ -42,9 +42,6 @@ MODEL_NAME = re.compile(r"(?P<id>[0-9a-f]{64})\.(?P<path>[0-9]+(?:-(?:then|else|
 VERSION = "1"
 OUTPUT = "output"
 HEADER_LENGTH = "inference-header-content-length"
-# The one input of a raw binary request (Inference-Header-Content-Length: 0, the body is the data) until
-# :func:`given_arrays` gives it the layer's name, shape and datatype; no input of a JSON header has an empty datatype.
-RAW: tuple[str, list[int], str] = ("", [], "")
 
 
 class NotReadyError(BackendError):
@@ -73,8 +70,11 @@ def shown(name: str) -> str:
     return repr(name if len(name) <= 200 else name[:200] + "...")
 
 
-def parse_name(name: str) -> tuple[str, str]:
-    """The stored model id and the layer's ids path a v2 model name stands for (404 when it is none)."""
+def parse_name(name: str, version: str | None = None) -> tuple[str, str]:
+    """The stored model id and the layer's ids path a v2 model name (and version) stands for (404 when none)."""
+    if version is not None and version != VERSION:
+        raise RefusedError(f"Request for unknown model version {shown(version)}: ovreduce models have version "
+                           f"{VERSION} only", 404)  # fmt: skip
     found = MODEL_NAME.fullmatch(name)
     if found is None:
         raise NotFoundError(
@@ -86,6 +86,7 @@ def parse_name(name: str) -> tuple[str, str]:
 
 
 Input = tuple[str, list[int], str, "bytes | list[Any]"]  # name, shape, datatype, binary or JSON data
+Inputs = list[Input] | bytes  # bytes: a raw binary request's, its layer's one input (Triton's)
 
 
 def _element_type(datatype: str, what: str) -> ElementType:
@@ -104,7 +105,7 @@ def _first_error(exc: ValidationError, whole: str = "") -> str:
     return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {first.get('msg', '')}"
 
 
-def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, list[Input]]:
+def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, Inputs]:
     """The JSON header and the inputs of an inference request; every binary tensor's size is checked against
     its shape and datatype (and the element limit) before anything is allocated for it."""
     if header_length is None:
@@ -117,8 +118,7 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
                              f"request body of {len(body)} bytes")  # fmt: skip
         head, rest = body[: int(text)], body[int(text) :]
         if not head:  # Triton's raw binary request: the body is the binary data of the model's one input
-            raw = V2InferRequest(inputs=[], parameters={"binary_data_output": True})  # every output as binary data
-            return raw, [(*RAW, rest)]
+            return V2InferRequest(inputs=[], parameters={"binary_data_output": True}), rest  # outputs as binary data
     try:
         doc = read_json(head)  # its own InputError (a number beyond the float range) goes through
     except (ValueError, UnicodeDecodeError) as exc:
@@ -213,8 +213,7 @@ def binary_outputs(req: V2InferRequest) -> bool:
 
 
 def _raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
-    """The one input of a raw binary request: the layer's data input, of its datatype, and of its shape with the one
-    dim that is not static (if any) worked out from the byte count, as Triton deduces it."""
+    """The layer's data input, its one dim that is not static (if any) worked out from the byte count, as Triton."""
     why = "a raw binary request (Inference-Header-Content-Length: 0, the body is the data of the model's one input)"
     if spec.runtime_axes:
         raise InputError(f"{why} cannot be read for this model: it takes 2 inputs, 'data' and 'axes'; send a JSON "
@@ -241,10 +240,10 @@ def _raw_input(spec: LayerSpec, raw: bytes, max_elements: int) -> Input:
     return ("data", shape, datatype, raw)
 
 
-def given_arrays(name: str, spec: LayerSpec, inputs: list[Input], max_elements: int) -> dict[str, npt.NDArray[Any]]:
+def given_arrays(name: str, spec: LayerSpec, inputs: Inputs, max_elements: int) -> dict[str, npt.NDArray[Any]]:
     """The arrays by name of the inputs :func:`decode_request` read, for layer ``spec`` of v2 model ``name``."""
-    if len(inputs) == 1 and inputs[0][:3] == RAW and isinstance(inputs[0][3], bytes):
-        inputs = [_raw_input(spec, inputs[0][3], max_elements)]
+    if isinstance(inputs, bytes):
+        inputs = [_raw_input(spec, inputs, max_elements)]
     wanted = 2 if spec.runtime_axes else 1
     if len(inputs) != wanted:
         names = "'data' and 'axes'" if spec.runtime_axes else "'data'"

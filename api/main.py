@@ -125,7 +125,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,  # Starlette builds the redirect's Location from the request's Host header
     )
     app.router.route_class = ServiceRoute  # the app's own routes (the page, /docs, /metrics) too
-    app.state.metrics = metrics  # (KServe's routes count their runs with it)
     memory = UploadMemory(settings.upload_memory_bytes, settings.run_timeout_s)
     app.state.services = Services(settings, catalog, isolated, memory, metrics, LRUCache(settings.check_cache_size))
 

@@ -23,8 +23,7 @@ from ovreduce.run import make_backends, prepare_inputs, run_spec
 
 from .. import kserve
 from ..deps import ServicesDep
-from ..kserve import VERSION, Input, NotReadyError, RefusedError, model_name, parse_name, run_options, shown
-from ..metrics import Metrics
+from ..kserve import VERSION, Inputs, NotReadyError, model_name, parse_name, run_options, shown
 from ..problems import holding
 from ..schemas import RunRequest, V2InferRequest
 from ..store.catalog import Catalog, LoadedModel, path_of
@@ -41,22 +40,15 @@ router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, i
 
 
 # -- models -----------------------------------------------------------------------------------------------
-def _check_version(version: str | None) -> None:
-    if version is not None and version != VERSION:
-        raise RefusedError(f"Request for unknown model version {shown(version)}: ovreduce models have version "
-                       f"{VERSION} only", 404)  # fmt: skip
-
-
 def _tensor(name: str, etype: ElementType, shape: Any) -> dict[str, Any]:
-    """A tensor's metadata: its JSON shape (``to_json``) with -1 for each dynamic dim, [-1] for a dynamic rank."""
+    """-1 for each dynamic dim of a JSON shape (``to_json``), [-1] for a dynamic rank."""
     dims = [d if isinstance(d, int) and d >= 0 else -1 for d in shape] if isinstance(shape, list | tuple) else [-1]
     return {"name": name, "datatype": etype.kserve, "shape": dims}
 
 
 def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[LoadedModel, LayerView, str]:
     """The stored model, the reduction's view and its ids path of v2 model ``name`` (NotReadyError: it cannot run)."""
-    _check_version(version)
-    mid, path = parse_name(name)
+    mid, path = parse_name(name, version)
     loaded = catalog.load(mid)
     body_path, _, layer_id = path.rpartition("/")
     for view in loaded.inspected.layers:
@@ -93,8 +85,8 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
 
 
 def _index(context: WorkerContext, ready_only: bool) -> bytes:
-    """From the stored summaries, which record why a reduction cannot run: no model is parsed, but one stored before
-    they recorded it, or larger than the service's limits of now (it is listed only if it can be read)."""
+    """From the stored summaries' reasons; a model is parsed only if stored before they recorded them, or if larger
+    than the limits of now (then listed only if it can be read)."""
     catalog, limits = context.catalog, context.catalog.limits
     out: list[dict[str, Any]] = []
     for summary in catalog.summaries():
@@ -118,10 +110,9 @@ def _index(context: WorkerContext, ready_only: bool) -> bytes:
 
 
 # -- inference ---------------------------------------------------------------------------------------------
-def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str, run: RunRequest,
+def _infer(context: WorkerContext, name: str, inputs: Inputs, backend: str, run: RunRequest,
            binary: bool, request_id: str | None) -> tuple[bytes, int | None, str]:  # fmt: skip
-    """Run the model (in a worker process): the response body, its JSON header's length when binary, and the run's
-    outcome (for the metrics)."""
+    """The answer's body, its JSON header's length when binary, and the run's outcome (for the metrics)."""
     catalog, settings = context.catalog, context.settings
     mid, _ = parse_name(name)
     with catalog.store.pinned(mid):
@@ -162,6 +153,10 @@ def _infer(context: WorkerContext, name: str, inputs: list[Input], backend: str,
 
 
 # -- routes -----------------------------------------------------------------------------------------------
+def _json(body: bytes) -> Response:
+    return Response(body, media_type="application/json")
+
+
 @router.get("")
 async def server_metadata() -> Response:
     return json_response({"name": PLATFORM, "version": __version__, "extensions": EXTENSIONS})
@@ -174,32 +169,29 @@ async def live() -> Response:
 
 @router.get("/health/ready")
 async def ready(services: ServicesDep) -> Response:
-    ov_ok, ov_detail = await run_in_threadpool(_openvino)
+    openvino = await run_in_threadpool(_openvino)
     store_detail = await run_in_threadpool(services.catalog.store.unwritable)
-    if ov_ok and store_detail is None:
+    if openvino["ok"] and store_detail is None:
         return json_response({"ready": True})
-    raise NotReadyError(f"not ready: {ov_detail if not ov_ok else store_detail}")
+    raise NotReadyError(f"not ready: {store_detail if openvino['ok'] else openvino['detail']}")
 
 
 @router.get("/models/{name}")
 @router.get("/models/{name}/versions/{version}")
 async def model_metadata(services: ServicesDep, name: str, version: str | None = None) -> Response:
-    body = await services.isolated.run("reading the model metadata", _metadata, name, version)
-    return Response(body, media_type="application/json")
+    return _json(await services.isolated.run("reading the model metadata", _metadata, name, version))
 
 
 @router.get("/models/{name}/ready")
 @router.get("/models/{name}/versions/{version}/ready")
 async def model_ready(services: ServicesDep, name: str, version: str | None = None) -> Response:
-    body = await services.isolated.run("reading the model's readiness", _ready, name, version)
-    return Response(body, media_type="application/json")
+    return _json(await services.isolated.run("reading the model's readiness", _ready, name, version))
 
 
 def _read_request(
     body: bytes, header_length: str | None, max_elements: int
-) -> tuple[V2InferRequest, list[Input], str, RunRequest, bool]:
-    """An inference request's tensors, backend, run options and output form; its refusals quote the client's names
-    as it sent them (looked for in the body, here, off the event loop)."""
+) -> tuple[V2InferRequest, Inputs, str, RunRequest, bool]:
+    """An inference request's tensors, backend, run options and output form (its refusals quote names as sent)."""
     with holding(body):
         req, inputs = kserve.decode_request(body, header_length, max_elements)
         backend, run = run_options(req.parameters)
@@ -209,8 +201,7 @@ def _read_request(
 @router.post("/models/{name}/infer")
 @router.post("/models/{name}/versions/{version}/infer")
 async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
-    _check_version(version)
-    parse_name(name)  # 404 before the body is read
+    parse_name(name, version)  # 404 before the body is read
     if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
     # read off the event loop: an 8 MiB body costs half a second of JSON
@@ -219,10 +210,9 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
     )
     what = f"the inference of model {shown(name)}"
     job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
-    metrics: Metrics = request.app.state.metrics
-    data, header, _ = await metrics.counted_run(job, run.backends, run.device)
+    data, header, _ = await services.metrics.counted_run(job, run.backends, run.device)
     if header is None:
-        return Response(data, media_type="application/json")
+        return _json(data)
     return Response(data, media_type="application/octet-stream", headers={kserve.HEADER_LENGTH: str(header)})
 
 
@@ -238,5 +228,4 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')
         ready_only = bool(doc.get("ready", False))
-    body = await services.isolated.run("listing the model repository", _index, ready_only)
-    return Response(body, media_type="application/json")
+    return _json(await services.isolated.run("listing the model repository", _index, ready_only))

@@ -173,6 +173,12 @@ def _data_input(shape: list[int], **parameters: Any) -> dict[str, Any]:
     return {"name": "data", "shape": shape, "datatype": "FP32", "parameters": parameters}
 
 
+def test_readiness_says_why_openvino_cannot_serve(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/v2/health/ready answered 200 when OpenVINO could not be loaded (it read the check's keys, not its values)."""
+    monkeypatch.setattr("api.routes.v2._openvino", lambda: {"ok": False, "detail": "the runtime is gone"})
+    _error(client.get("/v2/health/ready"), 503, "not ready: the runtime is gone")
+
+
 def test_server_and_model_metadata(client: TestClient, rmsnorm: str) -> None:
     assert client.get("/v2/health/live").json() == {"live": True}
     assert client.get("/v2/health/ready").status_code == 200
