@@ -203,10 +203,9 @@ def binary_outputs(req: V2InferRequest) -> bool:
         if "shared_memory_region" in out.parameters:  # nothing would write the region the client then reads
             raise RefusedError(f"output {out.name!r}: shared memory is not supported by ovreduce; ask for the output "
                                f"in the answer")  # fmt: skip
-        flag = out.parameters.get("binary_data", default)
-        if not isinstance(flag, bool):
+        binary = out.parameters.get("binary_data", default)
+        if not isinstance(binary, bool):
             raise InputError(f"outputs[{out.name!r}].parameters.binary_data must be true or false")
-        binary = flag
     if len(req.outputs or ()) > 1:  # the last one's binary_data would be taken
         raise InputError(f"outputs names the model's one output, {OUTPUT!r}, {len(req.outputs or ())} times; once")
     return binary

@@ -75,8 +75,9 @@ def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
         parameters["axes"] = ",".join(str(a) for a in spec.axes)
-    doc = dict(name=name, versions=[VERSION], platform=PLATFORM, inputs=inputs, outputs=outputs, parameters=parameters)
-    return document_bytes(doc)
+    return document_bytes(
+        dict(name=name, versions=[VERSION], platform=PLATFORM, inputs=inputs, outputs=outputs, parameters=parameters)
+    )
 
 
 def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
@@ -194,8 +195,7 @@ def _read_request(
     """An inference request's tensors, backend, run options and output form (its refusals quote names as sent)."""
     with holding(body):
         req, inputs = kserve.decode_request(body, header_length, max_elements)
-        backend, run = run_options(req.parameters)
-        return req, inputs, backend, run, kserve.binary_outputs(req)
+        return req, inputs, *run_options(req.parameters), kserve.binary_outputs(req)
 
 
 @router.post("/models/{name}/infer")
