@@ -476,8 +476,8 @@ class AbsoluteFormMiddleware:
 
 # -- HEAD ------------------------------------------------------------------------------------------------
 class HeadMiddleware:
-    """Answer HEAD wherever GET is (RFC 9110 9.1; FastAPI's routes take GET alone): routed as a GET, its answer's
-    headers sent without the body."""
+    """Answer HEAD wherever GET is (RFC 9110 9.1; FastAPI's routes take GET alone): routed as a GET; the server sends
+    the answer's headers without its body, as it does for any answer to a HEAD (uvicorn, Starlette's TestClient)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -486,17 +486,9 @@ class HeadMiddleware:
         if scope["type"] != "http" or scope.get("method") != "HEAD":
             await self.app(scope, receive, send)
             return
-
-        async def headers_only(message: Message) -> None:
-            if message["type"] == "http.response.body":
-                if message.get("more_body", False):
-                    return
-                message = {"type": "http.response.body", "body": b""}
-            await send(message)
-
         inner = {**scope, "method": "GET"}
         try:
-            await self.app(inner, receive, headers_only)
+            await self.app(inner, receive, send)
         finally:
             if "route" in inner:  # the route the router matched, for the metrics' label
                 scope["route"] = inner["route"]

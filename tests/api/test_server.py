@@ -944,3 +944,27 @@ def test_a_request_the_stopping_server_cancels_is_503_not_500(tmp_path: Path) ->
     assert "shutting down" in doc["detail"]
     assert answers[0].headers["retry-after"] == "5" and "content-security-policy" in answers[0].headers
     assert "Traceback" not in proc.log.read_text()  # type: ignore[attr-defined]
+
+
+def test_head_is_answered_with_the_get_headers_and_no_body(tmp_path: Path) -> None:
+    """HEAD wherever GET is (RFC 9110 9.3.2): the GET's status and headers, its Content-Length included, and no body
+    byte on the wire (a request that follows on the connection is read as a request, its answer as an answer)."""
+    with serve(tmp_path / "store") as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        for path in ("/v1/models", "/", "/static/app.js", "/openapi.json"):
+            got = httpx.get(url + path)
+            assert got.status_code == 200, got.text
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                data = b""
+                while part := sock.recv(65536):
+                    data += part
+            head, _, rest = data.partition(b"\r\n\r\n")
+            lines = head.decode().split("\r\n")
+            headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+            assert lines[0] == "HTTP/1.1 200 OK", data
+            # a streamed answer (the model list) has no Content-Length, in either
+            assert headers.get("content-length") == got.headers.get("content-length"), (path, headers)
+            assert headers["content-type"] == got.headers["content-type"], (path, headers)
+            assert rest.startswith(b"HTTP/1.1 200 OK\r\n") and rest.endswith(b'{"status":"ok"}'), (path, rest[:200])
