@@ -240,8 +240,8 @@ class ModelStore:
 
     def clean_tmp(self) -> list[str]:
         """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once, a staging
-        folder once no process holds its lock (the kernel lets go of a killed one's), anything else (and, where locks
-        cannot be taken, not POSIX, staging folders too) once an hour old."""
+        folder once no process holds its lock (the kernel lets go of a killed one's), anything else (a lock file
+        without its folder, and, where locks cannot be taken, not POSIX, staging folders too) once an hour old."""
         now = time.time()
         try:
             entries = sorted(self.tmp.iterdir())
@@ -253,10 +253,10 @@ class ModelStore:
             try:
                 if name.startswith("trash."):
                     gone = True
-                elif name.startswith("stage.") and _HAVE_FLOCK:
-                    if stem != name and (self.tmp / stem).exists():
-                        continue  # judged with its folder
+                elif name.startswith("stage.") and _HAVE_FLOCK and stem == name:
                     gone = not _lock_held(self.tmp / f"{stem}.lock")
+                elif name.startswith("stage.") and _HAVE_FLOCK and (self.tmp / stem).exists():
+                    continue  # a lock: judged with its folder (alone, it may be an upload's not yet taken)
                 else:
                     gone = now - entry.stat().st_mtime > _STALE_S
                 if gone:

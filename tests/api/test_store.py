@@ -236,6 +236,23 @@ def test_delete_and_leftovers(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["probe.new"]
 
 
+def test_a_lock_file_without_its_folder_is_left_while_it_is_fresh(tmp_path: Path) -> None:
+    """An upload makes its lock file, then takes the lock, then makes its folder: a tidy-up of another process between
+    the first two steps sees an unheld lock and no folder. Removing it left the upload staging without a lock file,
+    and the next tidy-up removed its folder under it (503). Such a lock goes once an hour old, as other debris."""
+    store = _catalog(tmp_path).store
+    store.ensure()
+    (tmp_path / "tmp" / "stage.making.lock").touch()
+    old = tmp_path / "tmp" / "stage.old.lock"
+    old.touch()
+    os.utime(old, (0, 0))
+    assert store.clean_tmp() == ["stage.old.lock"]
+    with store.staging() as stage:  # the upload goes on: its folder stays through a tidy-up
+        assert store.clean_tmp() == []
+        stage.write("model.xml", b"<net/>")
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["stage.making.lock"]
+
+
 def test_a_leftover_that_cannot_be_looked_at_leaves_the_others_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
