@@ -324,6 +324,28 @@ class IsolatedPool:
         self._all[process.pid] = process
         return _Worker(process, ours)
 
+    async def _started(self, off: Callable[..., asyncio.Future[Any]], what: str, deadline: float) -> _Worker:
+        """A new worker for a job, started within its time limit: a start past it (a stalled fork server) is busy, and
+        its worker, once started, idle for the next job; a start that fails (the fork server died) is a dead worker."""
+        start = off(self._start)
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await asyncio.shield(start)  # (a thread cannot be stopped: its worker is kept)
+        except TimeoutError:
+            start.add_done_callback(self._keep)
+            self.on_event("busy")
+            raise _busy(what, f"{self.timeout_s:g} s for a worker process to start") from None
+        except Exception as exc:
+            self.on_event("worker_died")
+            raise WorkerDiedError(
+                f"{what} could not start a worker process ({type(exc).__name__}: {exc}); retry: the server starts "
+                f"another for the next job"
+            ) from None
+
+    def _keep(self, start: asyncio.Future[_Worker]) -> None:
+        if not start.cancelled() and start.exception() is None:
+            self._idle.append(start.result())
+
     def _stop(self, worker: _Worker, grace: float = 0, tidy: bool = False) -> None:
         """Kill ``worker`` unless it ends within ``grace`` seconds (then its exit code is its own). With ``tidy``,
         remove what it left in the store's ``tmp/`` (an upload's staging folder, whose lock died with it): it would
@@ -375,7 +397,7 @@ class IsolatedPool:
             for fresh in (False, True):  # a worker killed while idle (the system, an operator): not this job's doing
                 while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
                     self._stop(self._idle.pop())
-                worker = self._idle.pop() if self._idle and not fresh else await off(self._start)
+                worker = self._idle.pop() if self._idle and not fresh else await self._started(off, what, deadline)
                 try:
                     async with asyncio.timeout_at(deadline):
                         ok, payload, retire = await off(_exchange, worker.conn, func, args, kwargs)

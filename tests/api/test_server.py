@@ -745,6 +745,47 @@ def test_a_job_in_flight_when_the_pool_shuts_down_ends_as_its_worker_did(tmp_pat
         asyncio.run(shut_down_meanwhile())
 
 
+def _pid(context: object) -> int:
+    return os.getpid()
+
+
+def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tmp_path: Path) -> None:
+    """A job that needs a new worker (its last one died) while the fork server that starts workers is stalled is
+    answered at its time limit, 503 ``busy``; one whose start fails as the fork server dies is 503 ``worker``. The
+    first waited past its limit, holding its slot, and the second was a 500. The pool then starts workers again."""
+    import multiprocessing.forkserver
+
+    from api.config import Settings
+    from api.errors import BusyError, WorkerDiedError
+    from api.workers import IsolatedPool
+
+    pool = IsolatedPool(1, 3, Settings(store=tmp_path / "store"))
+
+    async def stall_then_kill_the_fork_server() -> None:
+        first = await pool.run("the first job", _pid)
+        fork_server = multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+        assert fork_server is not None
+        os.kill(first, signal.SIGKILL)  # the next job needs a new worker
+        os.kill(fork_server, signal.SIGSTOP)
+        try:
+            with pytest.raises(BusyError, match="waited 3 s for a worker process to start"):
+                await asyncio.wait_for(pool.run("a job", _pid), 30)
+            job = asyncio.create_task(pool.run("another job", _pid))
+            await asyncio.sleep(0.5)
+        finally:
+            os.kill(fork_server, signal.SIGKILL)
+        with pytest.raises(WorkerDiedError, match="another job could not start a worker process"):
+            await asyncio.wait_for(job, 30)
+        while ") Z " not in Path(f"/proc/{fork_server}/stat").read_text():  # its death seen, as the next start sees it
+            await asyncio.sleep(0.05)
+        assert await pool.run("a job after", _pid) not in (first, fork_server)
+
+    try:
+        asyncio.run(stall_then_kill_the_fork_server())
+    finally:
+        pool.shutdown()
+
+
 def _peak_rss(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
