@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.reports.check import ReductionCheck
 from ovreduce.reports.common import JsonDocument
 from ovreduce.reports.inspect import LayerView
 from ovreduce.reports.run import RunDocument
-from ovreduce.shapes import JsonShape
 
 __all__ = [
     "AuditAnswer",
@@ -120,38 +119,24 @@ class ModelList(_Open):
     max_bytes: int
 
 
-class LayerEntry(_Open):
-    """A reduction as in the check document (every field of its ``ReductionCheck``); with ``all=true`` other layers
-    too, with their identity fields only (``layer_id`` to ``version``, ``line``, ``body_path``)."""
-
-    layer_id: str
-    layer_name: str
-    type: str
-    version: str
-    line: int | None = None
-    body_path: str | None = None
-    is_reduction: bool
-    keep_dims: bool | None = None
-    axes: list[int] | None = None
-    axes_kind: str | None = None
-    element_type: str | None = None
-    input_shape: JsonShape = None
-    input_shape_resolved: bool | None = None
-    input_shape_engine: Literal["native", "openvino", "declared"] | None = None
-    declared_output_shape: JsonShape = None
-    declared_has_dims: bool | None = None
-    inferred_output_shape: JsonShape = None
-    inferred_output_resolved: bool | None = None
-    status: Literal["ok", "mismatch", "error", "unresolved"] | None = None
-    openvino_checked: bool | None = None
-    openvino_output_shape: JsonShape = None
-    openvino_output_resolved: bool | None = None
+# Its fields are ReductionCheck's (optional, but for a layer's identity), so the check document's are written once.
+_REDUCTION = get_type_hints(ReductionCheck)
+_ENTRY: dict[str, Any] = {name: (_REDUCTION[name], ...) for name in ("layer_id", "layer_name", "type", "version")}
+_ENTRY |= {"line": (int | None, None), "body_path": (str | None, None), "is_reduction": (bool, ...)}
+_ENTRY |= {name: (hint | None, None) for name, hint in _REDUCTION.items() if name not in _ENTRY}
+LayerEntry = create_model(
+    "LayerEntry",
+    __base__=_Open,
+    __doc__="A reduction as in the check document (every field of its ``ReductionCheck``); with ``all=true`` other "
+    "layers\ntoo, with their identity fields only (``layer_id`` to ``version``, ``line``, ``body_path``).",
+    **_ENTRY,
+)
 
 
 class LayerList(_Open):
     id: ModelId
     all: bool
-    layers: list[LayerEntry]
+    layers: list[LayerEntry]  # type: ignore[valid-type]
 
 
 # -- runs -------------------------------------------------------------------------------------------------
