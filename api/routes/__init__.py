@@ -9,13 +9,6 @@ from . import audit, check, conform, devices, health, layers, models, v2
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = (
-    health.router,
-    devices.router,
-    check.router,
-    models.router,
-    layers.router,
-    audit.router,
-    conform.router,
-    v2.router,
+ROUTERS: tuple[APIRouter, ...] = tuple(
+    module.router for module in (health, devices, check, models, layers, audit, conform, v2)
 )
