@@ -5,7 +5,7 @@ Needs the ``onnx`` extra (``pip install 'ovreduce[onnx]'``); without it the serv
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, File, Query, UploadFile
 from starlette.responses import Response
@@ -16,13 +16,13 @@ from ovreduce.shapes import PartialShape
 
 from ..deps import ServicesDep
 from ..problems import responses
+from ..schemas import Precision
 from ..workers import WorkerContext
 from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, parse_named, read_upload, upload_size
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/conform", tags=["conform"], route_class=ServiceRoute)
-Precision = Literal["f32", "f16", "bf16", "default"]
 
 
 def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, device: str, precision: str,
