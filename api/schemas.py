@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_args, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
@@ -152,10 +152,6 @@ class Tensor(_Strict):
 Backend = Literal["numpy", "openvino"]
 
 
-def _both_backends() -> list[Backend]:
-    return ["numpy", "openvino"]
-
-
 class RunRequest(BaseModel):
     """What to run; every field is optional."""
 
@@ -170,7 +166,7 @@ class RunRequest(BaseModel):
     )
     seed: Seed = 0
     backends: list[Backend] = Field(
-        default_factory=_both_backends, min_length=1, max_length=2,
+        default_factory=lambda: list(get_args(Backend)), min_length=1, max_length=2,
         description="the first one that succeeds is the reference",
     )  # fmt: skip
     device: Device = "CPU"
