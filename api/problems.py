@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from http import HTTPStatus
+from http.client import responses as phrases
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -183,9 +183,7 @@ def scrub_json(body: bytes, sources: Sequence[bytes | str] = ()) -> bytes | None
     if not any(p.encode() in body for p in _private):
         return None
     doc = json.loads(body)
-    names: set[str] = set(held(body.decode("utf-8", "replace"), sources))
-    _names(doc, "", names)
-    return dumps(_scrubbed(doc, "", _kept(names)), indent=False)
+    return dumps(scrub(doc, [*held(body.decode("utf-8", "replace"), sources), *_names(doc, "")]), indent=False)
 
 
 _CUT = re.compile(r"[\[<>(]")
@@ -229,49 +227,34 @@ def private_names(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(n for n in set(names) if n and _private_re.search(n))
 
 
-def _kept(names: Iterable[str]) -> re.Pattern[str] | None:
-    """The pattern of ``names`` quoted whole, beginning and ending where a path would (not part of a longer path)."""
-    kept = sorted(private_names(names), key=len, reverse=True)
-    alternatives = "|".join(map(re.escape, kept))
-    return re.compile(rf"(?<![^\s'\"(\[,;:=])(?:{alternatives})(?=[\s'\"),;:\]\[<>(]|\Z)") if kept else None
-
-
-def _names(node: Any, key: str, out: set[str]) -> None:
+def _names(node: Any, key: str) -> Iterator[str]:
     if isinstance(node, dict):
         for k, v in node.items():
-            _names(v, k, out)
+            yield from _names(v, k)
     elif isinstance(node, list):
         for v in node:
-            _names(v, key, out)
+            yield from _names(v, key)
     elif isinstance(node, str) and key in _NAME_KEYS:
-        out.add(node)
+        yield node
 
 
-def _scrubbed(node: Any, key: str, kept: re.Pattern[str] | None) -> Any:
-    if isinstance(node, dict):
-        return {k: _scrubbed(v, k, kept) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_scrubbed(v, key, kept) for v in node]
-    if not isinstance(node, str) or key in _NAME_KEYS:
-        return node
-    if kept is None:
-        return scrub(node)
-    at, parts = 0, []  # the text between the names it quotes is scrubbed, the names kept
-    for match in kept.finditer(node):
-        parts += [scrub(node[at : match.start()]), match[0]]
-        at = match.end()
-    return "".join([*parts, scrub(node[at:])])
+def scrub(value: Any, names: Iterable[str] = ()) -> Any:
+    """``value`` (strings, lists and dicts, recursively) with every private path replaced by its base name; kept: the
+    members of :data:`_NAME_KEYS` and the user's ``names`` where a string quotes them whole."""
+    kept = sorted(private_names(names), key=len, reverse=True)  # (not where a name is part of a longer path)
+    kept_re = re.compile(rf"(?<![^\s'\"(\[,;:=])({'|'.join(map(re.escape, kept))})(?=[\s'\"),;:\]\[<>(]|\Z)")
 
+    def walk(node: Any, key: str) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, k) for k, v in node.items()}
+        if isinstance(node, list | tuple):
+            return [walk(v, key) for v in node]
+        if not isinstance(node, str) or key in _NAME_KEYS:
+            return node
+        parts = kept_re.split(node) if kept else [node]  # the text between the names it quotes, and the names
+        return "".join(part if i % 2 else _private_re.sub(_replace, part) for i, part in enumerate(parts))
 
-def scrub(value: Any) -> Any:
-    """``value`` with every private path replaced by its base name (strings, lists and dicts, recursively)."""
-    if isinstance(value, str):
-        return _private_re.sub(_replace, value)
-    if isinstance(value, dict):
-        return {k: scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
-    return value
+    return walk(value, "")
 
 
 # -- documents --------------------------------------------------------------------------------------------
@@ -284,7 +267,7 @@ def answered(message: str, names: Iterable[str] = ()) -> str:
     if len(message) > _MAX_DETAIL:
         cut = len(message) - _MAX_DETAIL
         message = f"{message[: _MAX_DETAIL // 2]} ... ({cut} characters cut) ... {message[-_MAX_DETAIL // 2 :]}"
-    return str(_scrubbed(message, "", _kept(names)))
+    return str(scrub(message, names))
 
 
 def problem_document(
@@ -293,14 +276,14 @@ def problem_document(
     """The problem document, ``detail`` and ``extra`` scrubbed but for the user's ``names`` (:func:`answered`)."""
     doc: dict[str, Any] = {
         "type": f"urn:ovreduce:problem:{code}",
-        "title": _title(status),
+        "title": phrases.get(status, "Error"),
         "status": status,
         "detail": answered(detail, names),
         "code": code,
     }
     if instance is not None:
         doc["instance"] = instance
-    doc.update(_scrubbed(extra, "", _kept(names)))
+    doc.update(scrub(extra, names))
     return doc
 
 
@@ -336,13 +319,6 @@ def escaped(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text[:2000])
 
 
-def _title(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
-
-
 # -- handlers -------------------------------------------------------------------------------------------
 async def _library_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OvReduceError)
@@ -367,54 +343,38 @@ _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsin
     ClientDisconnect: "the client closed the connection before the body arrived",
 }
 
-_MULTIPART = {  # python-multipart's bounds on a part's headers (MultipartParser's defaults, which Starlette keeps)
-    "Maximum header size exceeded": f"a part has a header line longer than {DEFAULT_MAX_HEADER_SIZE} bytes (a "
+_FORM_ERRORS = {  # python-multipart's words (the bounds: MultipartParser's defaults, which Starlette keeps), else
+    # Starlette's (FastAPI keeps its bounds), by a pattern of their start: ours, with the numbers they name
+    r"Maximum header size exceeded\Z": f"a part has a header line longer than {DEFAULT_MAX_HEADER_SIZE} bytes (a "
     f"long file name, say), or one without a colon, which the parser reads on into the part; shorten it, or write "
     f"it as 'Name: value'",
-    "Maximum header count exceeded": f"a part has more than {DEFAULT_MAX_HEADER_COUNT} header lines",
-}
-
-
-_FORM_LIMITS = {  # Starlette's bounds on a form (FastAPI keeps its defaults), by its words' start; {}: its number
-    "Missing boundary": "its Content-Type names no boundary",
-    "Too many fields": "it has more than {} text fields (parts without a filename); a request takes each field once",
-    "Too many files": "it has more than {} files; a request takes each of its files once",
-    "Part exceeded maximum size": "a text field (a part without a filename) holds more than {} KiB; send a model's "
-    "files as file parts, each with a filename",
-    "The Content-Disposition header field": "a part has no name; expected a header such as 'Content-Disposition: "
+    r"Maximum header count exceeded\Z": f"a part has more than {DEFAULT_MAX_HEADER_COUNT} header lines",
+    r"Found invalid character (\d+) in header at (\d+)\Z": r"a part's header holds a character a header name cannot "
+    r"hold (byte \1) at byte \2 of the body: a line without its colon, a folded line, or a line break in a file name",
+    r"(?s:(?:Expected boundary character|Did not find (?:CR|LF) at end of boundary).*)": r"it does not begin with its "
+    r"first boundary line, '--' and the boundary of its Content-Type, then a line break; text before it (a preamble) "
+    r"is not read (\g<0>)",
+    r"Missing boundary": "its Content-Type names no boundary",
+    r"Too many fields\D*(\d+)": r"it has more than \1 text fields (parts without a filename); a request takes each "
+    r"field once",
+    r"Too many files\D*(\d+)": r"it has more than \1 files; a request takes each of its files once",
+    r"Part exceeded maximum size\D*(\d+)": r"a text field (a part without a filename) holds more than \1 KiB; send a "
+    r"model's files as file parts, each with a filename",
+    r"The Content-Disposition header field": "a part has no name; expected a header such as 'Content-Disposition: "
     'form-data; name="xml"; filename="model.xml"\'',
 }
 
-_BAD_HEADER_RE = re.compile(r"Found invalid character (\d+) in header at (\d+)")
-_FIRST_BOUNDARY = re.compile(r"Expected boundary character|Did not find (?:CR|LF) at end of boundary")
-"""How python-multipart says the body does not begin with its first boundary line."""
 
-
-def _multipart_why(said: str, starlette: str) -> str:
-    """Why a form cannot be read, in words, from python-multipart's error (``said``), else Starlette's."""
-    if not said:
-        number = re.search(r"[0-9]+", starlette)
-        for start, why in _FORM_LIMITS.items():
-            if starlette.startswith(start):
-                return why.format(number[0] if number else "the most")
-        return starlette
-    if said in _MULTIPART:
-        return _MULTIPART[said]
-    bad = _BAD_HEADER_RE.fullmatch(said)
-    if bad:
-        return (f"a part's header holds a character a header name cannot hold (byte {bad[1]}) at byte {bad[2]} of the "
-                f"body: a line without its colon, a folded line, or a line break in a file name")  # fmt: skip
-    if _FIRST_BOUNDARY.match(said):
-        return (f"it does not begin with its first boundary line, '--' and the boundary of its Content-Type, then a "
-                f"line break; text before it (a preamble) is not read ({said})")  # fmt: skip
-    return said or "it does not follow RFC 7578"
+def _multipart_why(said: str) -> str:
+    """Why a form cannot be read, in words, from python-multipart's error, else Starlette's (``said``)."""
+    return next((m.expand(why) for pattern, why in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's and FastAPI's HTTP errors in our words."""
     assert isinstance(exc, StarletteHTTPException)
     path = request.scope["path"]  # as requested (the URL Starlette builds drops tabs and line breaks)
-    detail = exc.detail if isinstance(exc.detail, str) else _title(exc.status_code)
+    detail = exc.detail if isinstance(exc.detail, str) else phrases.get(exc.status_code, "Error")
     code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
@@ -429,9 +389,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         why = cause.message if isinstance(cause, OvReduceError) else _UNREADABLE.get(type(cause), "it cannot be read")
         detail = f"the request body cannot be read as JSON: {why}"
     elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
-        said = str(exc.__context__.__cause__ or "")  # python-multipart's precise error, if it was one
+        said = str(exc.__context__.__cause__ or "") or exc.__context__.message  # python-multipart's, else Starlette's
         misfiled = _media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
-        detail = misfiled or f"the multipart body cannot be read: {_multipart_why(said, exc.__context__.message)}"
+        detail = misfiled or f"the multipart body cannot be read: {_multipart_why(said)}"
         code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
@@ -530,7 +490,7 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
             if route in p.get("routes", [route]):  # an example recorded for other routes only is not this one's
                 name = p["code"] if p["code"] not in examples else f"{p['code']} ({len(examples) + 1})"
                 examples[name] = {"summary": f"{number} {p['code']}", "value": {
-                    "type": f"urn:ovreduce:problem:{p['code']}", "title": _title(number), "status": number,
+                    "type": f"urn:ovreduce:problem:{p['code']}", "title": phrases[number], "status": number,
                     "detail": p["detail"], "code": p["code"], "instance": instance, **p.get("extra", {})}}  # fmt: skip
         out[status] = {"model": Problem, "description": _DESCRIPTIONS.get(status, "Error (problem+json)"),
                        "content": {PROBLEM_MEDIA_TYPE: {"examples": examples}}}  # fmt: skip
