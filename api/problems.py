@@ -426,9 +426,9 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
             err["msg"] = "a file is expected (a form part with a filename), not text"
-    first = errors[0] if errors else None
-    where = " -> ".join(first["loc"]) if first else "the request"
-    detail = f"the request is not valid: {where}: {first['msg']}" if first else "the request is not valid"
+    detail = "the request is not valid"
+    if errors:
+        detail += f": {' -> '.join(errors[0]['loc'])}: {errors[0]['msg']}"
     if len(errors) > 1:
         detail += f" (and {len(errors) - 1} more)"
     return error_response(request, 400, detail, "request.invalid", errors=errors)
@@ -441,9 +441,7 @@ def _media_not_read(request: Request) -> str | None:
         return None
     form = isinstance(route.body_field.field_info, params.Form)
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if form and media == "multipart/form-data":
-        return None
-    if not form and (media == "application/json" or (media.startswith("application/") and media.endswith("+json"))):
+    if re.fullmatch("multipart/form-data" if form else r"application/(?:.*\+)?json", media, re.DOTALL):
         return None  # (FastAPI reads JSON so labelled only)
     wanted = "multipart/form-data (an upload)" if form else "application/json"
     shown = repr(media[:60]) if media else "no Content-Type"
