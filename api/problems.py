@@ -258,8 +258,7 @@ def scrub(value: Any, names: Iterable[str] = ()) -> Any:
 
 
 # -- documents --------------------------------------------------------------------------------------------
-_MAX_DETAIL = 4000
-"""Characters of an answered error message, at most."""
+_MAX_DETAIL = 4000  # characters of an answered error message, at most
 
 
 def answered(message: str, names: Iterable[str] = ()) -> str:
@@ -365,13 +364,7 @@ _FORM_ERRORS = {  # python-multipart's words (the bounds: MultipartParser's defa
 }
 
 
-def _multipart_why(said: str) -> str:
-    """Why a form cannot be read, in words, from python-multipart's error, else Starlette's (``said``)."""
-    return next((m.expand(why) for pattern, why in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's and FastAPI's HTTP errors in our words."""
     assert isinstance(exc, StarletteHTTPException)
     path = request.scope["path"]  # as requested (the URL Starlette builds drops tabs and line breaks)
     detail = exc.detail if isinstance(exc.detail, str) else phrases.get(exc.status_code, "Error")
@@ -390,8 +383,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = f"the request body cannot be read as JSON: {why}"
     elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
         said = str(exc.__context__.__cause__ or "") or exc.__context__.message  # python-multipart's, else Starlette's
+        why = next((m.expand(ours) for pattern, ours in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
         misfiled = _media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
-        detail = misfiled or f"the multipart body cannot be read: {_multipart_why(said)}"
+        detail = misfiled or f"the multipart body cannot be read: {why}"
         code = "request.invalid"  # as a body cut short is (the body limit's check)
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
