@@ -201,10 +201,9 @@ def held(text: str, sources: Sequence[bytes | str]) -> tuple[str, ...]:
             break
     found = []
     for token in tokens:
-        cut = _CUT.search(token)
-        short = token[: cut.start()] if cut else token
+        short = _CUT.split(token, 1)[0]
         if short and _holds(sources, short):  # (the whole token holds it: one search where neither is held)
-            found.append(token if cut and _holds(sources, token) else short)
+            found.append(token if short != token and _holds(sources, token) else short)
     return tuple(found)
 
 
