@@ -116,8 +116,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 
 def _body_to_drain(scope: Scope, receive: Receive) -> Receive | None:
-    """``receive``, when an early answer must read the rest of the request's body; None when there is none, or when
-    the client waits for a go-ahead (``Expect: 100-continue``) that reading would send."""
+    """``receive`` if there is a body to drain; None also for ``Expect: 100-continue`` (reading sends the go-ahead)."""
     length = _header(scope, b"content-length")
     has_body = _header(scope, b"transfer-encoding") is not None if length is None else length.strip() not in (b"", b"0")
     return None if _header(scope, b"expect") or not has_body else receive
@@ -164,8 +163,7 @@ async def send_problem(
 
 # -- Host, Origin and the security headers ---------------------------------------------------------------
 def _excerpt(value: bytes, size: int = 64) -> str:
-    """A header's value as sent, quoted and harmless in an answer: printable ASCII as it is, but for markup and quotes,
-    which are written ``\\xNN`` as any other byte is; cut at ``size`` bytes."""
+    """A header's value quoted, markup, quotes and non-printable bytes written ``\\xNN``, cut at ``size`` bytes."""
     shown = "".join(chr(b) if 32 <= b < 127 and chr(b) not in "<>&'\"\\`" else f"\\x{b:02x}" for b in value[:size])
     return f"'{shown}'" + ("..." if len(value) > size else "")
 
@@ -188,7 +186,6 @@ def host_allowed(value: bytes | None, patterns: Sequence[str]) -> bool:
 
 
 def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
-    """Whether ``Origin`` names the service itself: the same host and port as the request's ``Host``."""
     if host is None:
         return False
     try:
@@ -240,31 +237,28 @@ class SecurityMiddleware:
 
         path = scope.get("path", "")
         host = _header(scope, b"host")
-        drain = _body_to_drain(scope, receive)
         target = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b""))
         size = target + sum(len(key) + len(value) for key, value in scope["headers"])
+        refusal: tuple[int, str, str, str] | None = None  # status, code, detail and path of an early answer
+        raw = bytes(scope.get("raw_path", b""))[len(scope.get("root_path", "").encode()) :]
         if size > MAX_HEADER_BYTES:
             detail = (f"the request's target and header fields are {size} bytes, more than the limit of "
                       f"{MAX_HEADER_BYTES}")  # fmt: skip
-            await send_problem(secured_send, 431, detail, "request.headers", path, drain=drain)
-            return
-        raw = bytes(scope.get("raw_path", b""))[len(scope.get("root_path", "").encode()) :]
-        if not raw.startswith(b"/"):  # an absolute URI is a path here (AbsoluteFormMiddleware)
+            refusal = (431, "request.headers", detail, path)
+        elif not raw.startswith(b"/"):  # an absolute URI is a path here (AbsoluteFormMiddleware)
             query = scope.get("query_string", b"")
             shown = _excerpt(raw + (b"?" + query if query else b""))
             detail = (f"the request target {shown} is neither a path (/...) nor an absolute URI (http://...), the "
                       f"forms ovreduce serves (no asterisk form, no CONNECT)")  # fmt: skip
-            await send_problem(secured_send, 400, detail, "request.invalid", "", drain=drain)
-            return
-        if path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
+            refusal = (400, "request.invalid", detail, "")
+        elif path not in HEALTH_PATHS and not host_allowed(host, self.allowed_hosts):
             shown = f"the Host {_excerpt(host)}" if host is not None else "a request without a Host header"
             detail = (
                 f"{shown} is not a name this service answers to; to allow it, add it to OVREDUCE_ALLOWED_HOSTS "
                 f"(a comma-separated list)"
             )
-            await send_problem(secured_send, 400, detail, "request.host", path, drain=drain)
-            return
-        if scope.get("method", "GET") in _UNSAFE_METHODS:
+            refusal = (400, "request.host", detail, path)
+        elif scope.get("method", "GET") in _UNSAFE_METHODS:
             origins = [value for key, value in scope["headers"] if key == b"origin"]
             origin = b"\n".join(origins) if origins else None  # two are not the service's own either
             fetch_site = b",".join(v.strip().lower() for k, v in scope["headers"] if k == b"sec-fetch-site")
@@ -275,8 +269,11 @@ class SecurityMiddleware:
                 refused = f"a {scope['method']} that the browser marks {_excerpt(fetch_site)}"  # (any bytes)
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"
-                await send_problem(secured_send, 403, detail, "request.origin", path, drain=drain)
-                return
+                refusal = (403, "request.origin", detail, path)
+        if refusal is not None:
+            status, code, detail, shown_path = refusal
+            await send_problem(secured_send, status, detail, code, shown_path, drain=_body_to_drain(scope, receive))
+            return
         if _header(scope, b"range") is not None:  # whole files only: a malformed range was a plain-text 400
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"range"]}
         try:
@@ -496,8 +493,7 @@ class HeadMiddleware:
 
 # -- anything else ---------------------------------------------------------------------------------------
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    """Starlette's handler of last resort (outside every wrapper): log the exception with an id and answer 500 with
-    that id and no detail of it (Starlette then re-raises it for the server's own log)."""
+    """Starlette's handler of last resort: 500 with the id the exception is logged with (then re-raised)."""
     error_id = uuid.uuid4().hex[:16]
     logger.error("internal error %s on %s %s", error_id, request.method, escaped(request.url.path), exc_info=exc)
     detail = f"an unexpected error occurred; it was logged with id {error_id}"

@@ -64,10 +64,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._watch()
 
     def send_400_response(self, msg: str) -> None:
-        """The answer to bytes that break HTTP (uvicorn's is plain text): 400 (431 for a head that grew past
-        :data:`~api.middleware.MAX_HEADER_BYTES`), then the connection closed. The app's answer under way, if any, is
-        dropped as for a client that left (not failing in h11, logged as the server's error). Bytes that break HTTP
-        after the answer only close the connection."""
+        """A problem answer (uvicorn's is plain text), 431 for a head past the limit; an app's answer under way is
+        dropped as for a client that left (else h11 fails, logged as the server's error)."""
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.disconnected = True
         status, code = 400, "request.invalid"
@@ -83,8 +81,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.transport.close()
 
     def _answer(self, status: int, code: str, detail: str) -> None:
-        """Write an error answer as the app's edge does (for the target of the request line), saying that the
-        connection closes (the caller closes it); nothing when an answer was sent (or begun) already."""
+        """Write a closing problem answer as the app's edge does; nothing when an answer was begun already."""
         head, body = problem_head(status, detail, code, self._target())
         response = h11.Response(status_code=status, headers=secured(head), reason=HTTPStatus(status).phrase.encode())
         with contextlib.suppress(h11.LocalProtocolError):
@@ -92,8 +89,7 @@ class HeaderTimeoutProtocol(H11Protocol):
                 self.transport.write(self.conn.send(event))
 
     def _target(self) -> str | None:
-        """The path the request line of the head under way names, as far as it came (None: none came): in the bytes
-        h11 holds of a head it has not read whole, else in those it held when it took a head out to read it."""
+        """The path of the request line under way: in h11's buffer, else in the head it took out to read."""
         found = _REQUEST_LINE.match(self.conn.trailing_data[0][:_LINE_BYTES] or self._head_start)
         try:
             return unquote(urlsplit(found[1].decode("latin-1")).path) if found else None
@@ -111,8 +107,7 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def pause_writing(self) -> None:
-        """The client reads the answer slower than it is written: it has the head's deadline to read some, or the
-        connection is dropped (an answer nobody reads would hold its request slot for ever)."""
+        """A client that reads none of the answer within the head's deadline is dropped (it holds a request slot)."""
         super().pause_writing()
         if self._write_timer is None:
             self._write_timer = self.loop.call_later(self.header_timeout_s, self._unread)
@@ -124,22 +119,19 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._write_timer = None
 
     def _unread(self) -> None:
-        """Drop the connection and its unsent answer: closing would wait for the client to read it all, the answer held
-        in memory until then."""
+        """Abort: closing would wait, the answer held in memory, for the client to read it all."""
         self._write_timer = None
         logger.debug("dropping %s: nothing of the answer read for %g s", self.client, self.header_timeout_s)
         self.transport.abort()
 
     def _idle(self) -> bool:
-        """Whether the connection waits on the client: for a request head, or for the rest of an answered request's
-        body (nobody reads it; each byte of it would put off uvicorn's keep-alive timeout)."""
+        """Waiting for a request head, or for an answered request's unread body (it puts off keep-alive's timeout)."""
         if self.conn.their_state is h11.IDLE:
             return True
         answered = self.conn.our_state in (h11.DONE, h11.MUST_CLOSE) or (self.cycle and self.cycle.response_complete)
         return bool(answered) and self.conn.their_state is h11.SEND_BODY
 
     def _watch(self) -> None:
-        """Arm the deadline while the client is waited on (once per wait), disarm it when it came."""
         if self.transport is None or self.transport.is_closing():
             self._disarm()
         elif self._idle():
