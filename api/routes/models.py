@@ -27,17 +27,8 @@ ModelIdPath = Annotated[
 ]
 
 
-def _add(
-    context: WorkerContext, xml: bytes, bin_data: bytes | None, filename: str, bin_filename: str
-) -> tuple[dict[str, Any], bool, int]:
-    """The stored upload's summary, whether it is new, and how many models were evicted to make room."""
-    store, evicted = context.catalog.store, [0]
-    store.on_evict = lambda count: evicted.append(count)
-    try:
-        meta, created = context.catalog.add(xml, bin_data, filename=filename, bin_filename=bin_filename)
-    finally:
-        store.on_evict = None
-    return meta, created, sum(evicted)
+def _add(context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], bool, int]:
+    return context.catalog.add(*args, **kwargs)
 
 
 @router.post(
@@ -55,8 +46,9 @@ async def upload(
 ) -> Response:
     async with services.uploads.hold(upload_size(xml, bin_file), "the upload") as since:
         xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
-        meta, created, evicted = await services.isolated.run("the upload", _add, xml_bytes, bin_bytes, filename,
-                                                             bin_filename, since=since)  # fmt: skip
+        meta, created, evicted = await services.isolated.run(
+            "the upload", _add, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename, since=since
+        )
     if evicted:
         services.metrics.evictions.inc(evicted)
     return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})

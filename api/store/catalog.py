@@ -101,13 +101,14 @@ class Catalog:
 
     def add(
         self, xml: bytes, bin_data: bytes | None, *, filename: str, bin_filename: str
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[dict[str, Any], bool, int]:
         """Store a model unless its content is already there (answered without writing a byte, so a full disk refuses
-        only new content); returns its summary and whether it was new. IRError: the files are not a readable IR
+        only new content); returns its summary, whether it was new and how many models were evicted to make room.
+        IRError: the files are not a readable IR
         (nothing is stored); LimitExceededError: the model is larger than a limit or than the whole store."""
         mid = model_id(xml, bin_data)
         if (stored := self._stored(mid)) is not None:
-            return stored, False
+            return stored, False, 0
         with self.store.staging() as stage:
             if bin_data:  # written first: on a full disk the upload is refused before it is parsed
                 stage.write("model.bin", bin_data)
@@ -141,12 +142,13 @@ class Catalog:
                 if self.store.commit(stage, mid):
                     break
                 if (stored := self._stored(mid)) is not None:  # another request stored it first, and it is there still
-                    return stored, False
+                    return stored, False, 0
             else:
                 raise StoreError("the model was stored and deleted by other requests while this one stored it; retry")
-        for removed in self.store.evict(keep=mid):
+        evicted = self.store.evict(keep=mid)
+        for removed in evicted:
             self._forget(removed)
-        return meta, True
+        return meta, True, len(evicted)
 
     def _stored(self, mid: str) -> dict[str, Any] | None:
         """The summary of ``mid`` if it is stored and sound, read as any use reads it (today's limits); else None."""

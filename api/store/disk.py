@@ -77,7 +77,7 @@ T = TypeVar("T")
 
 
 class _DamageError(Exception):
-    """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` decides whose it is)."""
+    """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` tells whether it stayed)."""
 
 
 def open_file(path: Path) -> IO[bytes]:
@@ -185,7 +185,6 @@ class Staging:
     sums: dict[str, str] = field(default_factory=dict)
 
     def write(self, name: str, data: bytes, *, record: bool = True) -> None:
-        """Write ``name`` (synced) and, with ``record``, its SHA-256 in :attr:`sums`."""
         try:
             with open(self.path / name, "wb") as fh:
                 _write_chunk(fh, data)
@@ -305,7 +304,12 @@ class ModelStore:
             except OSError as exc:
                 raise read_error(exc, mid) from None
             if before is not None and _identity(folder) == before:
-                raise self.quarantine(mid, damage) from None
+                logger.warning("model %s in the store %s is corrupted: %s; it is removed", mid, self.root, damage)
+                with contextlib.suppress(NotFoundError, StoreError):
+                    self.delete(mid)
+                raise StoreCorruptError(
+                    f"the stored model {mid} is corrupted ({damage}) and was removed from the store; upload it again"
+                )
         raise StoreError(f"model {mid} was replaced in the store while it was read; retry")
 
     def _meta_raw(self, folder: Path) -> bytes:
@@ -334,15 +338,6 @@ class ModelStore:
     def stamp(self, mid: str) -> Stamp:
         """What the model's files are on disk, to tell that they were touched since they were checked."""
         return tuple(_identity(self.models / mid / name, follow_symlinks=False) for name in ("model.xml", "model.bin"))
-
-    def quarantine(self, mid: str, why: str) -> StoreCorruptError:
-        """Remove a corrupted model from the store (logged); returns the error to raise."""
-        logger.warning("model %s in the store %s is corrupted: %s; it is removed", mid, self.root, why)
-        with contextlib.suppress(NotFoundError, StoreError):
-            self.delete(mid)
-        return StoreCorruptError(
-            f"the stored model {mid} is corrupted ({why}) and was removed from the store; upload it again"
-        )
 
     def exists(self, mid: str) -> bool:
         return is_model_id(mid) and (self.models / mid / "meta.json").is_file()

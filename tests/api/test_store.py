@@ -37,7 +37,7 @@ def _catalog(root: Path, max_bytes: int = 1 << 30) -> Catalog:
     return Catalog(ModelStore(root, max_bytes), limits=ParseLimits(), cache_size=4)
 
 
-def _add(catalog: Catalog, name: str) -> tuple[dict[str, Any], bool]:
+def _add(catalog: Catalog, name: str) -> tuple[dict[str, Any], bool, int]:
     xml, bin_data = reduce_ir(name)
     return catalog.add(xml, bin_data, filename=f"{name}.xml", bin_filename=f"{name}.bin")
 
@@ -63,14 +63,14 @@ def test_the_summaries_a_process_remembers_checking_are_bounded(tmp_path: Path) 
 
 def test_concurrent_adds_of_one_model(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
-    results: list[tuple[dict[str, Any], bool]] = []
+    results: list[tuple[dict[str, Any], bool, int]] = []
     threads = [threading.Thread(target=lambda: results.append(_add(catalog, "same"))) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sum(created for _, created in results) == 1
-    assert len({meta["id"] for meta, _ in results}) == 1
+    assert sum(created for _, created, _ in results) == 1
+    assert len({meta["id"] for meta, _, _ in results}) == 1
     [folder] = (tmp_path / "models").iterdir()
     assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "model.bin", "model.xml", "sums.json", "used"]
     assert list((tmp_path / "tmp").iterdir()) == []
@@ -88,7 +88,7 @@ def test_adds_racing_deletes_of_one_model_always_store_it(tmp_path: Path) -> Non
     def add() -> None:
         while time.monotonic() < stop:
             try:
-                meta, _ = catalog.add(xml, bin_data, filename="same.xml", bin_filename="same.bin")
+                meta, _, _ = catalog.add(xml, bin_data, filename="same.xml", bin_filename="same.bin")
                 assert meta["id"] == mid
             except BaseException as exc:  # every failure is the finding
                 failures.append(exc)
@@ -283,7 +283,7 @@ def test_a_model_stored_on_a_second_try_records_its_own_files(tmp_path: Path) ->
     damaged = catalog.store.models / model_id(xml, bin_data)
     damaged.mkdir(parents=True)
     (damaged / "model.xml").write_bytes(xml)
-    meta, created = _add(catalog, "a")
+    meta, created, _ = _add(catalog, "a")
     assert created and meta["id"] == damaged.name
     sums = json.loads((damaged / "sums.json").read_bytes())
     assert set(sums) == {"meta.json", "model.xml"} | ({"model.bin"} if bin_data else set()), sums
