@@ -104,8 +104,8 @@ class Catalog:
     ) -> tuple[dict[str, Any], bool, int]:
         """Store a model unless its content is already there (answered without writing a byte, so a full disk refuses
         only new content); returns its summary, whether it was new and how many models were evicted to make room.
-        IRError: the files are not a readable IR
-        (nothing is stored); LimitExceededError: the model is larger than a limit or than the whole store."""
+        IRError: the files are not a readable IR (nothing is stored); LimitExceededError: the model is larger than a
+        limit or than the whole store."""
         mid = model_id(xml, bin_data)
         if (stored := self._stored(mid)) is not None:
             return stored, False, 0
