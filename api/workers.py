@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import html
 import itertools
 import logging
@@ -70,11 +69,14 @@ class WorkerContext:
     per process."""
 
     settings: Settings
+    _catalog: Catalog | None = None
     layer_cache: LayerCache = field(default_factory=LayerCache)
 
-    @functools.cached_property
+    @property
     def catalog(self) -> Catalog:
-        return catalog_for(self.settings)
+        if self._catalog is None:
+            self._catalog = catalog_for(self.settings)
+        return self._catalog
 
 
 def apply_extensions(settings: Settings) -> None:
@@ -112,6 +114,7 @@ def on_parent_exit(action: Callable[[], object], name: str) -> None:
 
 
 def _serve(conn: Connection, settings: Settings) -> None:
+    """A worker process: load the extensions, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     # Without its server, a job would run on for nobody, an upload be committed to the store and evict another model.
     on_parent_exit(lambda: os._exit(1), "ovreduce-watch")
@@ -162,7 +165,8 @@ _MAX_QUOTED = 64
 
 
 def _quoted(message: str, context: WorkerContext, job: Any) -> tuple[str, ...]:
-    """The user's names that ``message`` quotes and a scrub would touch (one that does not print, also escaped)."""
+    """The user's names (:func:`_users_names`) that ``message`` quotes and a scrub would touch, as it quotes them
+    (a name that does not print, escaped); at most :data:`_MAX_QUOTED`, the longest first."""
     text = message if len(message) <= 8192 else f"{message[:4096]}\n{message[-4096:]}"  # what is answered of it
     found: set[str] = set()
     for name in itertools.islice(_users_names(context, job), _MAX_NAMES):
@@ -204,7 +208,8 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
 
 
 def _answerable(exc: BaseException, settings: Settings) -> BaseException:
-    """An error that does not survive pickling (the library's do) becomes a RuntimeError with its text."""
+    """A job's failure as answered: running out of memory is the worker's limit, said with its setting; an error that
+    does not survive pickling (the library's do) becomes a RuntimeError with its text."""
     if isinstance(exc, MemoryError | MemoryLimitError):
         message = exc.message if isinstance(exc, MemoryLimitError) else "the job ran out of memory"
         return MemoryLimitError(
@@ -445,16 +450,17 @@ def _busy(what: str, waited: str) -> BusyError:
 
 
 def _how_it_ended(code: int | None) -> str:
+    """``killed by signal 11 (SIGSEGV)``, ``exit status 1``: how a worker process ended, for a message."""
     if code is None:
         return "still running, its pipe closed"
     if code >= 0:
         return f"exit status {code}"
-    name = next((f" ({s.name})" for s in signal.Signals if s.value == -code), "")
-    return f"killed by signal {-code}{name}"
+    names = {s.value: f" ({s.name})" for s in signal.Signals}
+    return f"killed by signal {-code}{names.get(-code, '')}"
 
 
 class _NotDeliveredError(Exception):
-    """The worker ended before it sent the job's receipt: the job never started."""
+    """The worker ended before it took the job (it sent no receipt): the job never started."""
 
 
 _OUT_OF_BAND = 1 << 16
