@@ -66,7 +66,6 @@ def model_name(mid: str, path: str) -> str:
 
 
 def shown(name: str) -> str:
-    """A client's name quoted, at most 200 characters of it."""
     return repr(name if len(name) <= 200 else name[:200] + "...")
 
 
@@ -100,7 +99,6 @@ def _element_type(datatype: str, what: str) -> ElementType:
 
 
 def _first_error(exc: ValidationError, whole: str = "") -> str:
-    """``where: what`` of pydantic's first error (``whole`` where it is the whole document's)."""
     first = exc.errors()[0]
     return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {first.get('msg', '')}"
 
@@ -266,14 +264,12 @@ def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any],
                   binary: bool) -> tuple[bytes, int | None]:  # fmt: skip
     """The inference answer's body, and its JSON header's length when the output goes as binary data."""
     answer = to_kserve(OUTPUT, output.reshape(-1)[:0] if binary else output)  # binary: no JSON data written
-    raw = b""
     if binary:
-        raw = np.ascontiguousarray(output).tobytes()
         del answer["data"]
-        answer.update(shape=list(output.shape), parameters={"binary_data_size": len(raw)})
+        answer.update(shape=list(output.shape), parameters={"binary_data_size": output.nbytes})
     doc: dict[str, Any] = {"model_name": name, "model_version": VERSION}
     if request_id is not None:
         doc["id"] = request_id
     doc.update(parameters=scrub(parameters), outputs=[answer])  # OpenVINO's errors may name server paths
     header = json_bytes(doc)
-    return (header + raw, len(header)) if binary else (header, None)
+    return (header + output.tobytes(), len(header)) if binary else (header, None)  # tobytes: row-major, any strides
