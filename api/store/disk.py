@@ -359,18 +359,7 @@ class ModelStore:
 
     def usage(self) -> int:
         """The bytes of the stored models and of ``tmp/`` (uploads under way, trash not yet removed)."""
-        return sum(size for _, _, size in self._entries()) + self._tmp_bytes()
-
-    def _tmp_bytes(self) -> int:
-        total = 0
-        with contextlib.suppress(OSError), os.scandir(self.tmp) as entries:
-            for entry in entries:
-                with contextlib.suppress(OSError):  # gone meanwhile
-                    if entry.is_dir(follow_symlinks=False):
-                        total += _file_bytes(entry.path, follow_symlinks=False)
-                    elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat().st_size
-        return total
+        return sum(size for _, _, size in self._entries()) + _file_bytes(self.tmp, deep=True)
 
     def _entries(self) -> list[tuple[str, float, int]]:
         """(id, last use, bytes) of every stored model."""
@@ -471,7 +460,7 @@ class ModelStore:
                 if _HAVE_FLOCK:  # else (not POSIX) evictions run unserialised
                     fcntl.flock(held.enter_context(open(self.root / ".lock", "a+b")), fcntl.LOCK_EX)
             entries = sorted(self._entries(), key=lambda e: e[1])
-            total = sum(size for _, _, size in entries) + self._tmp_bytes()  # uploads under way count too
+            total = sum(size for _, _, size in entries) + _file_bytes(self.tmp, deep=True)  # uploads under way too
             with self._pins_lock:
                 pinned = set(self._pins)
             for mid, _, size in entries:
@@ -524,7 +513,14 @@ def _remove(path: Path) -> None:
             path.unlink()
 
 
-def _file_bytes(folder: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
-    """The bytes of the files in ``folder``; OSError when one vanishes (the scan closed: an abandoned one leaks)."""
-    with os.scandir(folder) as entries:
-        return sum(e.stat().st_size for e in entries if e.is_file(follow_symlinks=follow_symlinks))
+def _file_bytes(folder: str | os.PathLike[str], *, deep: bool = False) -> int:
+    """The bytes of the files in ``folder`` (and, ``deep``, in its folders); what vanishes meanwhile counts 0."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat().st_size
+                elif deep and entry.is_dir(follow_symlinks=False):
+                    total += _file_bytes(entry.path)
+    return total
