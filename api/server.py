@@ -9,13 +9,13 @@ Importing this module starts nothing and imports neither uvicorn nor the applica
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import logging
 import signal
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
@@ -95,10 +95,8 @@ def serve(
             _supervisor(config, sock).run()
             return
         server = uvicorn.Server(config)
-        try:
+        with contextlib.suppress(SystemExit):  # uvicorn's own exit when the application's startup fails
             server.run(sockets=[sock])
-        except SystemExit:  # uvicorn's own exit when the application's startup fails
-            server.started = False
         if not server.started:
             raise ServeError("the application did not start (see the log above)")
 
@@ -117,7 +115,7 @@ def _supervisor(config: Any, sock: socket.socket) -> Any:
     return Supervisor(config, sockets=[sock])
 
 
-@contextmanager
+@contextlib.contextmanager
 def _stop_on_signals() -> Iterator[None]:
     """SIGTERM and SIGINT stop the server cleanly (uvicorn handles the signal itself, a graceful shutdown, then raises
     it again with this handler in place); the previous handlers are back afterwards."""

@@ -165,8 +165,7 @@ _MAX_QUOTED = 64
 
 
 def _quoted(message: str, context: WorkerContext, job: Any) -> tuple[str, ...]:
-    """The user's names (:func:`_users_names`) that ``message`` quotes and a scrub would touch, as it quotes them
-    (a name that does not print, escaped); at most :data:`_MAX_QUOTED`, the longest first."""
+    """The user's names that ``message`` quotes (escaped where they do not print) and a scrub would touch."""
     text = message if len(message) <= 8192 else f"{message[:4096]}\n{message[-4096:]}"  # what is answered of it
     found: set[str] = set()
     for name in itertools.islice(_users_names(context, job), _MAX_NAMES):
@@ -208,8 +207,7 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
 
 
 def _answerable(exc: BaseException, settings: Settings) -> BaseException:
-    """A job's failure as answered: running out of memory is the worker's limit, said with its setting; an error that
-    does not survive pickling (the library's do) becomes a RuntimeError with its text."""
+    """A job's failure as answered: running out of memory names the worker's limit; an unpicklable error its text."""
     if isinstance(exc, MemoryError | MemoryLimitError):
         message = exc.message if isinstance(exc, MemoryLimitError) else "the job ran out of memory"
         return MemoryLimitError(
@@ -347,9 +345,8 @@ class IsolatedPool:
             self._idle.append(start.result())
 
     def _stop(self, worker: _Worker, grace: float = 0, tidy: bool = False) -> None:
-        """Kill ``worker`` unless it ends within ``grace`` seconds (then its exit code is its own). With ``tidy``,
-        remove what it left in the store's ``tmp/`` (an upload's staging folder, whose lock died with it): it would
-        count against the store's size until the next start."""
+        """Kill ``worker`` unless it ends within ``grace`` seconds. ``tidy`` removes what it left in the store's
+        ``tmp/`` (an upload's staging folder, whose lock died with it), counted against the store until a restart."""
         worker.process.join(grace)
         self._all.pop(worker.process.pid or -1, None)
         worker.conn.close()
@@ -455,8 +452,9 @@ def _how_it_ended(code: int | None) -> str:
         return "still running, its pipe closed"
     if code >= 0:
         return f"exit status {code}"
-    names = {s.value: f" ({s.name})" for s in signal.Signals}
-    return f"killed by signal {-code}{names.get(-code, '')}"
+    with contextlib.suppress(ValueError):  # (a number no name is known for)
+        return f"killed by signal {-code} ({signal.Signals(-code).name})"
+    return f"killed by signal {-code}"
 
 
 class _NotDeliveredError(Exception):
