@@ -109,10 +109,8 @@ class Metrics:
 
     def job_event(self, event: str) -> None:
         """What :class:`api.workers.IsolatedPool` reports (:attr:`~api.workers.IsolatedPool.on_event`)."""
-        if event == "queued":
-            self.queued.inc()
-        elif event == "dequeued":
-            self.queued.dec()
+        if event in ("queued", "dequeued"):
+            self.queued.inc(1 if event == "queued" else -1)
         else:
             self.rejected.labels(reason=event).inc()
             if event == "timeout":
