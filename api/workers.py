@@ -324,13 +324,13 @@ class IsolatedPool:
 
     async def _started(self, off: Callable[..., asyncio.Future[Any]], what: str, deadline: float) -> _Worker:
         """A new worker for a job, started within its time limit: a start past it (a stalled fork server) is busy, and
-        its worker, once started, idle for the next job; a start that fails (the fork server died) is a dead worker."""
+        its worker, once started, idle for the next job (as one whose job was cancelled); a start that fails (the fork
+        server died) is a dead worker."""
         start = off(self._start)
         try:
             async with asyncio.timeout_at(deadline):
-                return await asyncio.shield(start)  # (a thread cannot be stopped: its worker is kept)
+                return await asyncio.shield(start)
         except TimeoutError:
-            start.add_done_callback(self._keep)
             self.on_event("busy")
             raise _busy(what, f"{self.timeout_s:g} s for a worker process to start") from None
         except Exception as exc:
@@ -339,6 +339,9 @@ class IsolatedPool:
                 f"{what} could not start a worker process ({type(exc).__name__}: {exc}); retry: the server starts "
                 f"another for the next job"
             ) from None
+        finally:  # past the limit, or the request cancelled: a thread cannot be stopped, and its worker is kept
+            if not start.done():
+                start.add_done_callback(self._keep)
 
     def _keep(self, start: asyncio.Future[_Worker]) -> None:
         if not start.cancelled() and start.exception() is None:

@@ -752,7 +752,8 @@ def _pid(context: object) -> int:
 def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tmp_path: Path) -> None:
     """A job that needs a new worker (its last one died) while the fork server that starts workers is held up is
     answered at its time limit, 503 ``busy``, and one whose worker cannot be started (the fork server's socket gone)
-    is 503 ``worker``. The first waited past its limit, holding its slot, and the second was a 500."""
+    is 503 ``worker``. The first waited past its limit, holding its slot, and the second was a 500. A worker whose
+    start outlived its job (its limit, its client gone) serves the next one."""
     import multiprocessing.forkserver
 
     from api.config import Settings
@@ -762,10 +763,12 @@ def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tm
     pool = IsolatedPool(1, 3, Settings(store=tmp_path / "store"))
     server = multiprocessing.forkserver._forkserver  # type: ignore[attr-defined]
 
-    async def dead(pid: int) -> None:  # as the next start sees it, which then starts a new fork server
+    async def ended(pid: int, state: str) -> None:  # as the pool sees it: a worker reaped, the fork server a zombie
         os.kill(pid, signal.SIGKILL)
-        while ") Z " not in Path(f"/proc/{pid}/stat").read_text():
-            await asyncio.sleep(0.05)
+        with contextlib.suppress(FileNotFoundError):
+            while f") {state} " not in Path(f"/proc/{pid}/stat").read_text():
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # (the fork server tells how its worker ended once it has reaped it)
 
     async def hold_up_then_break_the_fork_server() -> None:
         worker = await pool.run("the first job", _pid)
@@ -774,15 +777,27 @@ def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tm
         try:
             with pytest.raises(BusyError, match="waited 3 s for a worker process to start"):
                 await asyncio.wait_for(pool.run("a job", _pid), 30)
+            cancelled = asyncio.create_task(pool.run("a job whose client left", _pid))
+            await asyncio.sleep(0.5)
+            cancelled.cancel()
         finally:
-            await dead(server._forkserver_pid)
-        os.kill(await pool.run("a job after", _pid), signal.SIGKILL)  # started by a new fork server
+            os.kill(server._forkserver_pid, signal.SIGCONT)
+        while len(late := pool.pids()) < 2:  # the two starts end: their workers serve the next jobs
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        one = await pool.run("a job after", _pid)
+        await ended(one, "reaped")
+        two = await pool.run("another job after", _pid)
+        assert one in late and two in set(late) - {one}
+        await ended(two, "reaped")
+        await ended(server._forkserver_pid, "Z")
+        await ended(await pool.run("a job after that", _pid), "reaped")  # its worker started by a new fork server
         os.unlink(server._forkserver_address)  # (a clean-up of the temporary folder)
         try:
             with pytest.raises(WorkerDiedError, match="another job could not start a worker process"):
                 await asyncio.wait_for(pool.run("another job", _pid), 30)
         finally:
-            await dead(server._forkserver_pid)
+            await ended(server._forkserver_pid, "Z")
 
     try:
         asyncio.run(hold_up_then_break_the_fork_server())
