@@ -21,6 +21,7 @@ import html
 import itertools
 import logging
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 import re
@@ -233,6 +234,21 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
     return multiprocessing.get_context("spawn")
 
 
+def _replace_fork_server() -> None:
+    """After a failed start (the fork server's socket removed by a clean-up of the temporary folder, say), have the
+    next start launch a new fork server: multiprocessing relaunches one only once it has died. The old one serves its
+    workers until the last has ended, then ends (its "alive" pipe closed), and is reaped here."""
+    server: Any = getattr(multiprocessing.forkserver, "_forkserver", None)  # (private: none where it differs)
+    if not all(hasattr(server, a) for a in ("_lock", "_forkserver_pid", "_forkserver_alive_fd")):
+        return
+    with server._lock:
+        pid, alive = server._forkserver_pid, server._forkserver_alive_fd
+        server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
+    if pid is not None:
+        os.close(alive)
+        threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True, name="ovreduce-reap").start()
+
+
 @dataclass
 class _Worker:
     process: BaseProcess
@@ -335,6 +351,7 @@ class IsolatedPool:
             raise _busy(what, f"{self.timeout_s:g} s for a worker process to start") from None
         except Exception as exc:
             self.on_event("worker_died")
+            _replace_fork_server()
             raise WorkerDiedError(
                 f"{what} could not start a worker process ({type(exc).__name__}: {exc}); retry: the server starts "
                 f"another for the next job"

@@ -752,8 +752,9 @@ def _pid(context: object) -> int:
 def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tmp_path: Path) -> None:
     """A job that needs a new worker (its last one died) while the fork server that starts workers is held up is
     answered at its time limit, 503 ``busy``, and one whose worker cannot be started (the fork server's socket gone)
-    is 503 ``worker``. The first waited past its limit, holding its slot, and the second was a 500. A worker whose
-    start outlived its job (its limit, its client gone) serves the next one."""
+    is 503 ``worker``; the next job's worker is started by a new fork server. The first waited past its limit, holding
+    its slot, the second was a 500, and every job after it a 503 until the server restarted. A worker whose start
+    outlived its job (its limit, its client gone) serves the next one."""
     import multiprocessing.forkserver
 
     from api.config import Settings
@@ -792,12 +793,15 @@ def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tm
         await ended(two, "reaped")
         await ended(server._forkserver_pid, "Z")
         await ended(await pool.run("a job after that", _pid), "reaped")  # its worker started by a new fork server
+        old = server._forkserver_pid
         os.unlink(server._forkserver_address)  # (a clean-up of the temporary folder)
-        try:
-            with pytest.raises(WorkerDiedError, match="another job could not start a worker process"):
-                await asyncio.wait_for(pool.run("another job", _pid), 30)
-        finally:
-            await ended(server._forkserver_pid, "Z")
+        with pytest.raises(WorkerDiedError, match="another job could not start a worker process"):
+            await asyncio.wait_for(pool.run("another job", _pid), 30)
+        assert await asyncio.wait_for(pool.run("a job after the clean-up", _pid), 30)  # a new fork server starts it
+        assert server._forkserver_pid != old
+        async with asyncio.timeout(30):  # the old one, with no worker left, ends and is reaped
+            while Path(f"/proc/{old}").exists():
+                await asyncio.sleep(0.05)
 
     try:
         asyncio.run(hold_up_then_break_the_fork_server())
