@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -14,9 +15,11 @@ import resource
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -572,6 +575,12 @@ def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> No
                 sock.close()
 
 
+def _unread(sock: socket.socket) -> int:
+    """The bytes waiting in ``sock``'s receive buffer."""
+    count: int = struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0" * 4))[0]
+    return count
+
+
 def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path) -> None:
     """Clients that pipeline requests for large answers and read nothing hold every request slot while their answers
     wait on them; OVREDUCE_HEADER_TIMEOUT_S after the answers stop moving, their connections are dropped."""
@@ -585,8 +594,14 @@ def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path
             sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 50)
             stalled.append(sock)
         try:
+            # Until both answers stand still in the full buffers (a request before that takes a free slot, and a
+            # pipelined one finding none is answered 503 and its connection closed)
+            deadline, before = time.monotonic() + 30, None
+            while (unread := [_unread(sock) for sock in stalled]) != before or not all(unread):
+                assert time.monotonic() < deadline, f"the answers did not fill the buffers ({unread} bytes)"
+                before = unread
+                time.sleep(0.2)
             with httpx.Client(base_url=url, timeout=30) as http:
-                time.sleep(0.5)
                 assert http.get("/v1/devices").status_code == 503  # both slots wait on unread answers
                 assert http.get("/healthz").status_code == 200
                 for _ in range(40):  # ...until the deadline (20 s would be a defect)
