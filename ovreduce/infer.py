@@ -368,6 +368,10 @@ class ShapeEngine:
             known = self._const_values.get(key)
             if known is not None:
                 return known
+        if self.model.ir_version > 10 and layer.type != "Const" and _decompression(layer):
+            return AxesInfo("runtime", None, f"layer {layer.name!r} is marked 'decompression' (fp16 compression of a "
+                                             f"constant): OpenVINO does not compute its value as it reads the model, "
+                                             f"so it is known at run time only")  # fmt: skip
         visiting.add(layer.id)
         try:
             info = op.fold(_Context(self, layer, visiting))
@@ -376,6 +380,12 @@ class ShapeEngine:
         if key is not None and info.kind == "const":  # a constant value names no layer
             self._const_values[key] = info
         return info
+
+
+def _decompression(layer: Layer) -> bool:
+    """Whether ``layer`` carries the runtime attribute ``decompression``, which keeps OpenVINO's shape inference from
+    computing its value, bounds included."""
+    return any(("name", "decompression") in item.attrs and ("version", "0") in item.attrs for item in layer.rt_info)
 
 
 class _Context:
