@@ -81,6 +81,7 @@ class ValueInfo:
     reason: str = ""  # why it is runtime/unresolved
     shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
     known: tuple[int | None, ...] | None = None  # a runtime 1-D value's elements known before run time (None: not)
+    reals: tuple[float, ...] | None = None  # a Const's non-integral floats (unresolved to every integer rule)
 
     @property
     def element_shape(self) -> tuple[int, ...] | None:

@@ -5,8 +5,9 @@ values 0), whose dims on the interpolated axes (the ``axes`` input, else every a
 or the padded dims times the ``scales`` (float32, ``+1e-6``, truncated: ``dim::scale``). Axes that are not
 constant leave every dim dynamic; sizes or scales that are not constant leave the interpolated axes dynamic.
 
-Scales are read from the constant values the shape engine folds, which are integral: a Const of scales such as
-``0.5`` is not read natively, and the output is then unresolved, saying so (the OpenVINO engine reads it).
+Scales are read from the constant values the shape engine folds, which are integral, or from a Const's own
+non-integral values (``0.5``); scales computed from such a Const are not read natively, and the output is then
+unresolved, saying so (the OpenVINO engine reads it).
 """
 
 from __future__ import annotations
@@ -103,7 +104,10 @@ class Interpolate(ShapeRule):
             axes = tuple(range(rank))
         out = [padded(d, b + e) for d, b, e in zip(data.dims, pb, pe, strict=True)]
         port = 2 if scales_mode and v4 else 1
-        values = _values(ctx.value(port))
+        info = ctx.value(port)
+        values: tuple[float, ...] | None = (  # a Const's non-integral scales read as such, not through another op
+            info.reals if scales_mode and info.reals is not None else _values(info)
+        )
         if values is None:
             for a in axes:
                 out[a] = Dimension.dynamic()
@@ -114,5 +118,5 @@ class Interpolate(ShapeRule):
                 f"The number of elements in the '{what}' input does not match the number of axes {len(axes)}"
             )
         for a, v in zip(axes, values, strict=False):
-            out[a] = scaled(out[a], float(v)) if scales_mode else const_dim(v)
+            out[a] = scaled(out[a], v) if scales_mode else const_dim(int(v))
         return PartialShape(tuple(out))

@@ -126,7 +126,7 @@ def _step(rng: random.Random, x: Any, chain: Chain) -> Any:
                 return ops11.interpolate(x, sizes, "nearest", "sizes", axes=_const(axes, np.int64), **pads)
             return ops10.interpolate(x, sizes, _const([1.0] * len(axes)), "nearest", "sizes",
                                      axes=_const(axes, np.int64), **pads)  # fmt: skip
-        scales = _const([float(rng.randint(1, 3)) for _ in axes])  # integral: ovreduce folds those
+        scales = _const([rng.choice([1.0, 2.0, 3.0, 0.5, 1.5, 0.3333, 2.7]) for _ in axes])
         if rng.random() < 0.5:
             return ops11.interpolate(x, scales, "nearest", "scales", axes=_const(axes, np.int64), **pads)
         return ops10.interpolate(x, _const([1] * len(axes), np.int64), scales, "nearest", "scales",

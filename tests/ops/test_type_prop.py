@@ -392,9 +392,6 @@ REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
      o8.gather(o3.shape_of(p("[4294967297,3]"), "i32"), c([0]), c(0)), True), "[?,?]"),
 ]  # fmt: skip
 CASES = [(op, *case) for op, table in TABLES.items() for case in table] + REGRESSIONS
-# Cases whose constant values ovreduce does not fold (non-integral float scales): the output is unresolved
-# with that reason, and only OpenVINO's shape is checked against the expectation.
-NOT_FOLDED = {("Interpolate", "v4_scales")}
 
 
 def _parse(text: str) -> list[PartialShape]:
@@ -426,9 +423,6 @@ def test_type_prop_case(op: str, case: str, build: Callable[[P], Any], expected:
         states = [engine.state((layer.id, port.id)) for port in layer.outputs]
     finally:
         ir.close()
-    if (op, case) in NOT_FOLDED:
-        assert all(s.shape is None and "not read natively" in s.reason for s in states), states
-        return
     assert [s.origin for s in states] == ["inferred"] * len(states), states
     assert [s.shape for s in states] == want, [s.reason for s in states]
 
