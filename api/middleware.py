@@ -119,7 +119,13 @@ def _body_to_drain(scope: Scope, receive: Receive) -> Receive | None:
     """``receive`` if there is a body to drain; None also for ``Expect: 100-continue`` (reading sends the go-ahead)."""
     length = _header(scope, b"content-length")
     has_body = _header(scope, b"transfer-encoding") is not None if length is None else length.strip() not in (b"", b"0")
-    return None if _header(scope, b"expect") or not has_body else receive
+    return None if _continue_expected(scope) or not has_body else receive
+
+
+def _continue_expected(scope: Scope) -> bool:
+    """Whether the client waits for a go-ahead before it sends its body (``Expect: 100-continue``, the one
+    expectation there is; another value asks for nothing)."""
+    return (_header(scope, b"expect") or b"").strip().lower() == b"100-continue"
 
 
 def problem_head(
@@ -364,7 +370,7 @@ class BodyLimitMiddleware:
             detail = f"{what} of {declared} bytes is larger than the limit of {limit} bytes ({setting})"
             # Expect: 100-continue: the client waits for a go-ahead that reading would send; a body far
             # beyond what is drained would end in a reset anyway: answer and close at once.
-            drain = None if "expect" in headers or declared - limit > drain_limit else receive
+            drain = None if _continue_expected(scope) or declared - limit > drain_limit else receive
             await send_problem(send, 413, detail, RequestTooLargeError.code, path, drain=drain, drain_limit=drain_limit)
             return
         received = 0

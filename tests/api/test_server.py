@@ -473,7 +473,14 @@ def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
             sock.sendall(head + b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
             status, headers, answer = _read_response(sock)
         assert status == 413
-        # 4. a foreign Host with a large body: 400, also without a reset
+        # 4. an Expect of another value (empty, unknown) asks for no go-ahead: the body, sent whole, is drained too
+        for expect in (b"", b"something-else"):
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(head + b"Expect: %s\r\nContent-Length: %d\r\n\r\n" % (expect, len(body)) + body)
+                status, headers, answer = _read_response(sock)
+                assert sock.recv(1) == b""
+            assert status == 413, expect
+        # 5. a foreign Host with a large body: 400, also without a reset
         with socket.create_connection((host, int(port)), timeout=30) as sock:
             sock.sendall(
                 head.replace(b"127.0.0.1", b"evil.example") + b"Content-Length: 900000\r\n\r\n" + body[:900000]
