@@ -415,12 +415,18 @@ class IsolatedPool:
                 while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
                     self._stop(self._idle.pop())
                 worker = self._idle.pop() if self._idle and not fresh else await self._started(off, what, deadline)
+                exchange = off(_exchange, worker.conn, func, args, kwargs)
                 try:
                     async with asyncio.timeout_at(deadline):
-                        ok, payload, retire = await off(_exchange, worker.conn, func, args, kwargs)
+                        ok, payload, retire = await asyncio.shield(exchange)
                 except TimeoutError:
                     self.killed += 1
                     self.on_event("timeout")
+                    # Killed before its pipe is closed, which ends the exchange's read first: a descriptor closed
+                    # under a read could be a new worker's pipe by the read's next call.
+                    worker.process.kill()
+                    with contextlib.suppress(Exception):  # (its end: EOFError)
+                        await asyncio.wait_for(exchange, 5)
                     await off(self._stop, worker, 0, True)  # the kill frees all its memory
                     raise RunTimeoutError(
                         f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
