@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import zipfile
@@ -439,7 +440,9 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         if etype.kind == "bool":
             bad = next((i for i, v in enumerate(flat) if not (type(v) is bool or (type(v) is int and v in (0, 1)))), -1)
             if bad >= 0:
-                raise InputError(f"{what}: value {flat[bad]!r} at index {bad} is not a BOOL (true, false, 1 or 0)")
+                raise InputError(
+                    f"{what}: value {_shown(flat[bad])} at index {bad} is not a BOOL (true, false, 1 or 0)"
+                )
             return np.array(flat, dtype=np.bool_).reshape(shape)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
             raise InputError(f"{what}: {etype.kserve} data must be integers")
@@ -457,7 +460,8 @@ _NON_FINITE = {  # ovreduce writes "NaN", "Infinity", "-Infinity"; it reads them
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A value as the client wrote it: JSON (``null``, ``true``, ``"7"``), anything else as Python writes it."""
+    text = json.dumps(value, default=repr)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -305,17 +305,17 @@ def test_kserve_bytes_are_not_executable() -> None:
         ),
         pytest.param(
             {"datatype": "FP32", "shape": [1], "data": ["one"]},
-            "value 'one' at index 0 is not a number",
+            'value "one" at index 0 is not a number',
             id="text-for-float",
         ),
         # float() reads these: a number in text, an underscore, spaces, a bool, NaN in another spelling
         pytest.param(
             {"datatype": "FP32", "shape": [2], "data": [1.0, "7"]},
-            "value '7' at index 1 is not a number",
+            'value "7" at index 1 is not a number',
             id="number-as-text",
         ),
         pytest.param({"datatype": "FP16", "shape": [1], "data": [" 1_0 "]}, "is not a number", id="underscore"),
-        pytest.param({"datatype": "FP32", "shape": [1], "data": [True]}, "value True at index 0", id="bool-for-float"),
+        pytest.param({"datatype": "FP32", "shape": [1], "data": [True]}, "value true at index 0", id="bool-for-float"),
         pytest.param({"datatype": "FP64", "shape": [1], "data": ["nan "]}, '"NaN", "Infinity"', id="nan-and-space"),
         pytest.param({"datatype": "BOOL", "shape": [1], "data": [1.0]}, "1.0 at index 0 is not a BOOL", id="bool-1.0"),
     ],
