@@ -147,6 +147,15 @@ class Settings(BaseSettings):
         items.append(f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)
         return tuple(dict.fromkeys(items))
 
+    def page_names(self) -> tuple[str, ...]:
+        """The names whose pages are the service's own where a proxy rewrote ``Host`` (a page's ``Origin``):
+        :attr:`allowed_hosts` but ``*`` (anyone's) and the loopback names without a port (another server's of this
+        machine)."""
+        return tuple(n for n in (i.lower() for i in _items(self.allowed_hosts)) if n not in _NOT_PAGE_NAMES)
+
+
+_NOT_PAGE_NAMES = frozenset({"*", "localhost", "127.0.0.1", "[::1]"})
+
 
 def _items(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in text.split(",") if item.strip())

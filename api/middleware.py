@@ -107,7 +107,7 @@ def install(app: FastAPI, settings: Settings, upload_paths: Sequence[Pattern[str
                        upload_paths=upload_paths)  # fmt: skip
     app.add_middleware(InFlightLimitMiddleware, max_requests=settings.max_requests)
     app.add_exception_handler(Exception, _internal_error)  # outermost (ServerErrorMiddleware): with the headers
-    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_patterns())
+    app.add_middleware(SecurityMiddleware, allowed_hosts=settings.host_patterns(), page_names=settings.page_names())
 
 
 # -- answering early -------------------------------------------------------------------------------------
@@ -191,41 +191,53 @@ def host_allowed(value: bytes | None, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _same_origin(origin: bytes, host: bytes | None, scheme: str) -> bool:
-    if host is None:
-        return False
+def _origin(origin: bytes) -> tuple[str, str, int | None] | None:
+    """A browser's ``Origin``, ``scheme://host[:port]`` and nothing more, as its scheme, host and port."""
     try:
         parts = urlsplit(origin.decode("latin-1").strip().lower())
-        origin_port = parts.port
+        port = parts.port
     except ValueError:
-        return False
+        return None
     if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.path or parts.query:
-        return False  # a browser's Origin is scheme://host[:port], nothing more
-    request = split_host(host.decode("latin-1"))
-    if request is None:
+        return None
+    return parts.scheme, f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname, port
+
+
+def _same_origin(origin: bytes, host: bytes | None, scheme: str, names: Sequence[str]) -> bool:
+    """Whether ``origin`` is the service's own: the request's ``Host`` and port, or one of ``names`` (where a proxy
+    rewrote ``Host``: ``Settings.page_names``) on the port the name gives, else on its scheme's default port."""
+    parts = _origin(origin)
+    if parts is None:
         return False
-    request_host, request_port = request
-    origin_host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    default = 443 if parts.scheme == "https" else 80
-    # Behind a TLS proxy the request is http, the page https: a port left out is 443 where either side is https
-    request_default = 443 if (scheme == "https" or parts.scheme == "https") else 80
-    return origin_host == request_host and (origin_port or default) == int(request_port or request_default)
+    origin_scheme, origin_host, origin_port = parts
+    default = 443 if origin_scheme == "https" else 80
+    port = origin_port or default
+    request = None if host is None else split_host(host.decode("latin-1"))
+    if request is not None:
+        # Behind a TLS proxy the request is http, the page https: a port left out is 443 where either side is https
+        request_default = 443 if (scheme == "https" or origin_scheme == "https") else 80
+        if origin_host == request[0] and port == int(request[1] or request_default):
+            return True
+    named = [n for n in names if port == default or (split_host(n.removeprefix("*.")) or ("", None))[1]]
+    return host_allowed(f"{origin_host}:{port}".encode(), named)
 
 
 class SecurityMiddleware:
     """Answer only allowed ``Host`` values, refuse cross-origin state changes, add the security headers.
 
     * ``Host`` not in ``allowed_hosts`` (:func:`host_allowed`): 400 ``request.host``, but for the health checks.
-    * POST, PUT, PATCH or DELETE with an ``Origin`` not the service's own (``null`` included), or without one marked
+    * POST, PUT, PATCH or DELETE with an ``Origin`` not the service's own (``null`` included; its own: the ``Host``
+      and port, or one of ``page_names`` where a proxy rewrote ``Host``), or without one marked
       ``Sec-Fetch-Site: cross-site``/``same-site``: 403 ``request.origin`` (non-browsers send neither: served).
     * A target and header fields over :data:`MAX_HEADER_BYTES`: 431 ``request.headers``; not a path: 400.
     * A request the stopping server cancels before it was answered: 503 ``shutdown``.
     * ``Range`` is ignored (RFC 9110 allows it): files are served whole, no answer says ``Accept-Ranges``.
     """
 
-    def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str]) -> None:
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Sequence[str], page_names: Sequence[str]) -> None:
         self.app = app
         self.allowed_hosts = tuple(allowed_hosts)
+        self.page_names = tuple(page_names)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -269,7 +281,7 @@ class SecurityMiddleware:
             origin = b"\n".join(origins) if origins else None  # two are not the service's own either
             fetch_site = b",".join(v.strip().lower() for k, v in scope["headers"] if k == b"sec-fetch-site")
             refused = None
-            if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http"))):
+            if origin is not None and not _same_origin(origin, host, str(scope.get("scheme", "http")), self.page_names):
                 refused = f"a {scope['method']} from the origin {_excerpt(origin)}"
             elif origin is None and (b"cross-site" in fetch_site or b"same-site" in fetch_site):
                 refused = f"a {scope['method']} that the browser marks {_excerpt(fetch_site)}"  # (any bytes)
