@@ -89,8 +89,9 @@ class HeaderTimeoutProtocol(H11Protocol):
                 self.transport.write(self.conn.send(event))
 
     def _target(self) -> str | None:
-        """The path of the request line under way: in h11's buffer, else in the head it took out to read."""
-        found = _REQUEST_LINE.match(self.conn.trailing_data[0][:_LINE_BYTES] or self._head_start)
+        """The path of the request line under way: in the head h11 last began to read (out of its buffer once it has
+        read the head: the buffer then holds its body, or the next request), else in its buffer."""
+        found = _REQUEST_LINE.match(self._head_start or self.conn.trailing_data[0][:_LINE_BYTES])
         try:
             return unquote(urlsplit(found[1].decode("latin-1")).path) if found else None
         except ValueError:  # no URL ("http://[x")

@@ -423,13 +423,19 @@ def test_an_oversize_request_head_is_431_however_it_arrives(tmp_path: Path) -> N
 def test_the_protocols_own_answer_takes_the_form_of_the_request_it_answers(tmp_path: Path) -> None:
     """Bytes that break HTTP in a pipelined request are answered in the form of that request's target: a second
     /v2 request behind a good one got problem+json, and a /v1 request whose later header line held "/v2/x" got
-    KServe's {"error"}."""
+    KServe's {"error"}; so did a broken head with its body or the next request in the same read (the target was
+    looked for in what followed the head)."""
     host = b"Host: 127.0.0.1\r\n"
     cases = [
         ([b"GET /v2/health/live HTTP/1.1\r\n" + host + b"\r\nGET /v2/health/live HTTP/1.1\r\n" + host
           + b"Bad\x00: x\r\n\r\n"], "application/json"),
         ([b"GET /healthz HTTP/1.1\r\n" + host + b"\r\nGET /v1/models HTTP/1.1\r\n",
           b"Foo: /v2/x\r\nBad\x00: y\r\n\r\n"], PROBLEM),
+        # the broken head's body, or the next request, in the same read: the answer is still the broken one's
+        ([b"POST /v2/repository/index HTTP/1.1\r\n" + host + host + b"Content-Length: 2\r\n\r\n{}"],
+         "application/json"),
+        ([b"POST /v1/check HTTP/1.1\r\n" + host + host + b"Content-Length: 0\r\n\r\nGET /v2 HTTP/1.1\r\n" + host
+          + b"\r\n"], PROBLEM),
     ]  # fmt: skip
     with serve(tmp_path / "store") as (url, _):
         host_name, port = url.removeprefix("http://").split(":")
