@@ -960,6 +960,12 @@ def _decoding(
     ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
     # (a model fed embeddings has no token input: its token_type_ids are no token)
     token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not _fed_embeddings(names) else None)
+    if token is not None and logits is not None and first[token].ndim == 2 and first[token].shape[1] == 0:
+        raise InputError(
+            f"{steps} decode step(s) asked for after an empty prompt ({ov_model.inputs[token].get_any_name()} is "
+            f"{list(first[token].shape)}): each step feeds the token the one before predicts, and an empty prompt "
+            f"predicts none; give a prompt of at least one token", parameter="steps",
+        )  # fmt: skip
     rng = np.random.default_rng(seed + 1)
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
 

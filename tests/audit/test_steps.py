@@ -19,6 +19,7 @@ from ovreduce.audit import _decoding, audit_model
 from ovreduce.backends.openvino import model_inputs, read_model, run_steps
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import load_ir
+from ovreduce.shapes import PartialShape
 from tests.cli.inprocess import run_cli
 
 EXPORTS = Path(__file__).resolve().parents[1] / "exports"
@@ -75,6 +76,19 @@ def test_steps_need_a_stateful_model() -> None:
     try:
         with pytest.raises(InputError, match="has no state"):
             audit_model(model, steps=2)
+    finally:
+        model.close()
+
+
+def test_steps_need_a_prompt_of_a_token_at_least() -> None:
+    """An empty prompt predicts no token for the first step to feed: that is the request's fault, said so. The
+    audit reported its own IndexError as "OpenVINO failed", with advice about integer inputs."""
+    model = load_ir(LLAMA)
+    empty = {"input_ids": PartialShape.parse("[1,0]")}
+    try:
+        assert audit_model(model, shapes=empty).error is None  # no steps: the prompt may be empty
+        with pytest.raises(InputError, match=r"after an empty prompt \(input_ids is \[1, 0\]\)"):
+            audit_model(model, shapes=empty, steps=2)
     finally:
         model.close()
 
