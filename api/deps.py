@@ -18,7 +18,7 @@ from .metrics import Metrics
 from .store.catalog import Catalog
 from .workers import IsolatedPool, UploadMemory
 
-__all__ = ["Services", "ServicesDep"]
+__all__ = ["Services", "ServicesDep", "SinceDep"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Services:
     isolated: IsolatedPool
     """Worker processes, for everything that reads a model's bytes: a crash or a timeout costs one worker."""
     uploads: UploadMemory
-    """The memory uploads may take in this process while they wait for, and go to, a worker."""
+    """The memory request bodies (uploads, large JSON) may take in this process until they are answered."""
     metrics: Metrics
     check_cache: LRUCache[tuple[Any, ...], bytes]
     """``/v1/check`` documents (JSON) by content hash and options; used on the event loop only (no lock)."""
@@ -42,3 +42,11 @@ async def _services(request: Request) -> Services:
 
 
 ServicesDep = Annotated[Services, Depends(_services)]
+
+
+async def _since(request: Request) -> float | None:
+    return getattr(request.state, "since", None)
+
+
+SinceDep = Annotated[float | None, Depends(_since)]
+"""The loop time the request began waiting for its body's memory (a job's time limit counts from it), or None."""

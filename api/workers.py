@@ -256,10 +256,10 @@ class _Worker:
 
 
 class UploadMemory:
-    """The bytes of uploads this process holds at once on their way to a worker (``OVREDUCE_UPLOAD_MEMORY_BYTES``):
-    uploads take their turns in the order they came, each waiting, spooled on disk, until it fits beside those held
-    (503 ``busy`` after ``timeout_s``); one larger than the whole budget waits until it has it all. Without it, every
-    request under way could hold its upload in memory.
+    """The bytes of request bodies this process holds at once (``OVREDUCE_UPLOAD_MEMORY_BYTES``): uploads, and what
+    parsing a large JSON body makes of it (``api.routes.common.ServiceRoute``). Bodies take their turns in the order
+    they came, each waiting, unread, until it fits beside those held (503 ``busy`` after ``timeout_s``); one larger
+    than the whole budget waits until it has it all. Without it, every request under way could hold its body.
     """
 
     def __init__(self, total: int, timeout_s: float) -> None:
@@ -287,7 +287,7 @@ class UploadMemory:
                 self.held += size
         except TimeoutError:
             raise _busy(
-                what, f"{self.timeout_s:g} s for the memory its upload needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"
+                what, f"{self.timeout_s:g} s for the memory its body needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"
             ) from None
         try:
             yield since

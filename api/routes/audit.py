@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ovreduce.audit import audit_model
 
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..problems import EXAMPLES, responses
 from ..schemas import AuditAnswer, AuditRequest, fields_of
 from ..workers import WorkerContext
@@ -44,6 +44,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
 )
 async def audit(
     services: ServicesDep,
+    since: SinceDep,
     model_id: ModelIdPath,
     body: Annotated[
         AuditRequest | None, Body(openapi_examples=EXAMPLES["requests"]["post /v1/models/{model_id}/audit"])
@@ -51,4 +52,5 @@ async def audit(
 ) -> Response:
     # off the event loop (see run_layer)
     req = await run_in_threadpool(with_flat_inputs, body or AuditRequest(), services.settings.max_elements)
-    return Response(await services.isolated.run("the audit", _audit, model_id, req), media_type="application/json")
+    answer = await services.isolated.run("the audit", _audit, model_id, req, since=since)
+    return Response(answer, media_type="application/json")

@@ -18,11 +18,11 @@ from ovreduce.ir.weights import Weights
 from ovreduce.reports.check import CheckDocument
 from ovreduce.shapes import PartialShape
 
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, parse_named, read_ir_upload, upload_size
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, parse_named, read_ir_upload
 
 __all__ = ["router"]
 
@@ -58,6 +58,7 @@ def _check_job(
 )
 async def check(
     services: ServicesDep,
+    since: SinceDep,
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
     engine: Annotated[Engine, Query(description="openvino: also cross-check every layer with OpenVINO")] = "native",
@@ -66,18 +67,17 @@ async def check(
     ] = None,
 ) -> Response:
     settings, cache = services.settings, services.check_cache
-    async with services.uploads.hold(upload_size(xml, bin_file), "the check") as since:
-        xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
-        shapes = parse_named(reshape or [], "reshape")
-        small = len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE
-        digest = model_id(xml_bytes, bin_bytes) if small else await run_in_threadpool(model_id, xml_bytes, bin_bytes)
-        key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
-        body = cache.get(key)
-        if body is None:
-            body = await services.isolated.run(
-                "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
-                engine=engine, reshape=shapes, since=since,
-            )  # fmt: skip
-            if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
-                cache[key] = body
+    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
+    shapes = parse_named(reshape or [], "reshape")
+    small = len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE
+    digest = model_id(xml_bytes, bin_bytes) if small else await run_in_threadpool(model_id, xml_bytes, bin_bytes)
+    key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))
+    body = cache.get(key)
+    if body is None:
+        body = await services.isolated.run(
+            "the check", _check_job, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename,
+            engine=engine, reshape=shapes, since=since,
+        )  # fmt: skip
+        if cache.maxsize > 0 and len(body) <= _CACHE_MAX_BYTES:  # OVREDUCE_CHECK_CACHE_SIZE=0: no cache
+            cache[key] = body
     return Response(body, media_type="application/json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections import Counter
@@ -35,12 +36,12 @@ __all__ = [
     "given_tensors",
     "json_bytes",
     "json_response",
+    "parse_json",
     "parse_named",
     "parse_shapes",
     "read_ir_upload",
     "read_json",
     "read_upload",
-    "upload_size",
     "with_flat_inputs",
 ]
 _R = TypeVar("_R", AuditRequest, RunRequest)
@@ -49,7 +50,9 @@ UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
 STORED_MODEL_PROBLEMS = (400, 404, 410, 413, 422, 503, 504)
 
 
-_INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop
+_INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop, and hold memory for what parsing makes
+_JSON_EXPANSION = 32
+"""The most memory parsing a JSON body takes per byte of it, as Python objects: ``[[],[],…]`` takes 27 times."""
 
 
 def read_json(body: bytes) -> Any:
@@ -63,6 +66,11 @@ def read_json(body: bytes) -> Any:
         raise InputError(
             "the body holds an integer of more than 4300 digits, more than any tensor type holds"
         ) from None
+
+
+async def parse_json(body: bytes) -> Any:
+    """:func:`read_json`, a large body off the event loop."""
+    return read_json(body) if len(body) <= _INLINE_JSON else await run_in_threadpool(read_json, body)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -86,14 +94,15 @@ class _JSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             body = await self.body()
-            self._json = read_json(body) if len(body) <= _INLINE_JSON else await run_in_threadpool(read_json, body)
+            self._json = await parse_json(body)
             if self._json is None:  # FastAPI would take it for no body at all, and run on the defaults
                 raise InputError("the body is JSON null; send an object, or no body for the defaults")
         return self._json
 
 
 class ServiceRoute(APIRoute):
-    """Every route of the service: its JSON body is read by :func:`read_json` (a large one off the event loop), and
+    """Every route of the service: its body holds its share of the body memory (:meth:`_held`) from before it is read
+    until it is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and
     before the handler runs the request is refused (400) for a compressed body (it would be read as plain), for a
     query parameter or form field given twice that the route reads once (the last would win silently; lists such
     as ``reshape`` repeat), or one the route does not read (a misspelt option would be ignored)."""
@@ -111,10 +120,35 @@ class ServiceRoute(APIRoute):
 
         async def checked(request: Request) -> Response:
             request = _JSONRequest(request.scope, request.receive)
-            await self._check(request)
-            return await handler(request)
+            # the body's memory in this process, from before it is read (a form's small parts stay in memory, and
+            # every part is there before a field is looked at) until the answer: the job's limit counts the wait
+            held, memory = self._held(request), request.app.state.services.uploads
+            hold = memory.hold(held, f"{request.method} {self.path_format}") if held else contextlib.nullcontext()
+            async with hold as since:
+                request.state.since = since
+                await self._check(request)
+                return await handler(request)
 
         return checked
+
+    def _held(self, request: Request) -> int:
+        """The memory a request's body may take here (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an upload's size; for any
+        other body past 64 KiB, what parsing makes of its JSON, whatever its Content-Type says, and twice the rest
+        (the raw tensors after a KServe request's JSON head); 0 for no body or a small one. A body without a length
+        counts as one of its limit."""
+        headers = request.headers
+        declared, head = headers.get("content-length", ""), headers.get("inference-header-content-length", "")
+        size = int(declared) if declared.strip().isdigit() and len(declared) < 20 else None
+        if size == 0 or (size is None and "transfer-encoding" not in headers):
+            return 0
+        settings: Settings = request.app.state.services.settings
+        if self.takes_form:
+            return settings.max_upload_bytes if size is None else size
+        if size is not None and size <= _INLINE_JSON:
+            return 0
+        size = settings.max_json_bytes if size is None else size
+        json_part = min(int(head), size) if head.strip().isdigit() and len(head) < 20 else size
+        return _JSON_EXPANSION * json_part + 2 * (size - json_part)
 
     async def _check(self, request: Request) -> None:
         encoding = _coding(request.headers.getlist("content-encoding"))
@@ -196,11 +230,6 @@ def display_name(filename: str | None, default: str) -> str:
     base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     base = "".join(ch for ch in base if ch.isprintable()).strip()[:200]
     return base or default
-
-
-def upload_size(*uploads: UploadFile | None) -> int:
-    """The bytes of a request's files (spooled by Starlette as the body arrived; not yet read into memory)."""
-    return sum(upload.size or 0 for upload in uploads if upload is not None)
 
 
 async def read_ir_upload(

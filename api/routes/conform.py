@@ -14,11 +14,11 @@ from ovreduce.conform import conform_model
 from ovreduce.reports.conform import ConformDocument
 from ovreduce.shapes import PartialShape
 
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..problems import responses
 from ..schemas import Precision
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, parse_named, read_upload, upload_size
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, parse_named, read_upload
 
 __all__ = ["router"]
 
@@ -41,6 +41,7 @@ def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, devi
 )
 async def conform(
     services: ServicesDep,
+    since: SinceDep,
     onnx: Annotated[UploadFile, File(description="the ONNX model (.onnx, external data not supported)")],
     seed: Annotated[int, Query(ge=0, lt=2**63, description="seed for generated inputs")] = 0,
     device: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")] = "CPU",
@@ -54,9 +55,8 @@ async def conform(
     ] = "",
 ) -> Response:
     shapes = parse_named([shape] if shape else [], "shape")
-    async with services.uploads.hold(upload_size(onnx), "the conformance check") as since:
-        data = await read_upload(onnx, services.settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
-        filename = display_name(onnx.filename, "model.onnx")
-        body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
-                                           shapes, since=since)  # fmt: skip
+    data = await read_upload(onnx, services.settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
+    filename = display_name(onnx.filename, "model.onnx")
+    body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,
+                                       shapes, since=since)  # fmt: skip
     return Response(body, media_type="application/json")

@@ -22,7 +22,7 @@ from ovreduce.run import make_backends, prepare_inputs, run_spec
 from ovreduce.shapes import JsonShape
 from ovreduce.tensors import to_kserve
 
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..problems import EXAMPLES, responses
 from ..schemas import LayerDetail, LayerList, OutputTensor, RunAnswer, RunRequest, fields_of
 from ..workers import WorkerContext
@@ -168,6 +168,7 @@ async def get_layer(services: ServicesDep, model_id: ModelIdPath, layer: LayerPa
 )
 async def run_layer(
     services: ServicesDep,
+    since: SinceDep,
     model_id: ModelIdPath,
     layer: LayerPath,
     body: Annotated[
@@ -176,6 +177,6 @@ async def run_layer(
 ) -> Response:
     # off the event loop, as /v2 decodes its tensors: a walk of up to OVREDUCE_MAX_ELEMENTS nested values
     req = await run_in_threadpool(with_flat_inputs, body or RunRequest(), services.settings.max_elements)
-    job = services.isolated.run(f"the run of layer {layer!r}", _run, model_id, layer, req)
+    job = services.isolated.run(f"the run of layer {layer!r}", _run, model_id, layer, req, since=since)
     data, _ = await services.metrics.counted_run(job, req.backends, req.device)
     return Response(data, media_type="application/json")

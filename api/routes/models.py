@@ -9,11 +9,11 @@ from fastapi import APIRouter, File, Path, UploadFile
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, json_response, read_ir_upload, upload_size
+from .common import UPLOAD_PROBLEMS, ServiceRoute, json_bytes, read_ir_upload
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -27,8 +27,11 @@ ModelIdPath = Annotated[
 ]
 
 
-def _add(context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], bool, int]:
-    return context.catalog.add(*args, **kwargs)
+def _add(context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[bytes, str, bool, int]:
+    """The stored summary as JSON (a large model's is megabytes, not to be serialised in the server), its id,
+    whether it was stored now and how many models that evicted."""
+    meta, created, evicted = context.catalog.add(*args, **kwargs)
+    return json_bytes(meta), meta["id"], created, evicted
 
 
 @router.post(
@@ -41,17 +44,17 @@ def _add(context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[dict[str, A
 )  # fmt: skip
 async def upload(
     services: ServicesDep,
+    since: SinceDep,
     xml: Annotated[UploadFile, File(description="the IR .xml")],
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
 ) -> Response:
-    async with services.uploads.hold(upload_size(xml, bin_file), "the upload") as since:
-        xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
-        meta, created, evicted = await services.isolated.run(
-            "the upload", _add, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename, since=since
-        )
+    xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(services.settings, xml, bin_file)
+    summary, mid, created, evicted = await services.isolated.run(
+        "the upload", _add, xml_bytes, bin_bytes, filename=filename, bin_filename=bin_filename, since=since
+    )
     if evicted:
         services.metrics.evictions.inc(evicted)
-    return json_response(meta, 201 if created else 200, headers={"Location": f"/v1/models/{meta['id']}"})
+    return Response(summary, 201 if created else 200, {"Location": f"/v1/models/{mid}"}, "application/json")
 
 
 @router.get("", response_model=ModelList, summary="Every stored model", responses=responses("get /v1/models", 503))

@@ -22,13 +22,13 @@ from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 
 from .. import kserve
-from ..deps import ServicesDep
+from ..deps import ServicesDep, SinceDep
 from ..kserve import VERSION, Inputs, NotReadyError, model_name, parse_name, run_options, shown
 from ..problems import holding
 from ..schemas import RunRequest, V2InferRequest
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
-from .common import ServiceRoute, document_bytes, json_response, read_json
+from .common import ServiceRoute, document_bytes, json_response, parse_json
 from .health import _openvino
 
 __all__ = ["router"]
@@ -200,7 +200,9 @@ def _read_request(
 
 @router.post("/models/{name}/infer")
 @router.post("/models/{name}/versions/{version}/infer")
-async def infer(services: ServicesDep, request: Request, name: str, version: str | None = None) -> Response:
+async def infer(
+    services: ServicesDep, since: SinceDep, request: Request, name: str, version: str | None = None
+) -> Response:
     parse_name(name, version)  # 404 before the body is read
     if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
@@ -209,7 +211,7 @@ async def infer(services: ServicesDep, request: Request, name: str, version: str
         _read_request, await request.body(), request.headers.get(kserve.HEADER_LENGTH), services.settings.max_elements
     )
     what = f"the inference of model {shown(name)}"
-    job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id)
+    job = services.isolated.run(what, _infer, name, inputs, backend, run, binary, req.id, since=since)
     data, header, _ = await services.metrics.counted_run(job, run.backends, run.device)
     if header is None:
         return _json(data)
@@ -222,7 +224,7 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
     ready_only = False
     if body.strip():
         try:
-            doc = read_json(body)  # its own InputError (a key given twice, a number past the float range) goes through
+            doc = await parse_json(body)  # its own InputError (a key given twice, a number past float range) passes
         except (ValueError, UnicodeDecodeError, RecursionError):
             raise InputError("the repository index request must be empty or a JSON object") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):

@@ -696,6 +696,38 @@ def test_uploads_held_at_once_are_bounded_by_the_upload_memory(tmp_path: Path) -
     assert grown < len(padded) * 2, (grown, len(padded))
 
 
+@pytest.mark.parametrize("kind", ["form of small parts", "large JSON"])
+def test_bodies_the_upload_memory_did_not_count_are_bounded_by_it(kind: str, tmp_path: Path) -> None:
+    """A form of many file parts under 1 MiB each (kept in memory, every part parsed before a field is looked at) and
+    a large JSON body (about 27 times its size once parsed, kept until answered) took the server's memory past the
+    upload budget: three at once took three times one. Each now holds its share from before it is read."""
+    if kind == "form of small parts":  # refused in the end (xml given 40 times), after the whole form was parsed
+        form = [("xml", (f"m{i}.xml", bytes(900_000))) for i in range(40)]
+        budget = 40 << 20
+
+        def send(http: httpx.Client) -> int:
+            return http.post("/v1/check", files=form).status_code
+    else:  # the request's own parameters, which nothing bounds but the body limit
+        body = b'{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1]}], "parameters": {"p": ['
+        body += b"[]," * 2_700_000 + b"[]]}}"
+        budget = 32 * len(body) + (1 << 20)  # one such body at a time
+
+        def send(http: httpx.Client) -> int:
+            return http.post(f"/v2/models/{'0' * 64}.1/infer", content=body,
+                             headers={"content-type": "application/json"}).status_code  # fmt: skip
+
+    settings = {"upload_memory_bytes": budget}
+    with serve(tmp_path / "store", settings=settings) as (url, proc), httpx.Client(base_url=url, timeout=120) as http:
+        assert http.get("/healthz").status_code == 200
+        Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
+        before = _peak_rss(proc.pid)
+        with ThreadPoolExecutor(3) as pool:
+            statuses = list(pool.map(lambda _: send(http), range(3)))
+        grown = _peak_rss(proc.pid) - before
+    assert all(400 <= status < 500 for status in statuses), statuses
+    assert grown < 2 * budget, (grown, budget)
+
+
 def test_the_upload_memory_is_waited_for_then_refused() -> None:
     """Uploads that do not fit beside those held wait for them, and are 503 busy past the time limit; one larger than
     the whole budget waits for all of it, and is not refused for its size."""
@@ -726,7 +758,7 @@ def test_the_upload_memory_is_waited_for_then_refused() -> None:
     said = asyncio.run(scenario())
     assert said[:3] == ["a in", "b in", "big in"], said  # b once a let go, the whole budget once b did
     assert said[3] == "c in" and said[4].startswith("d busy: the server is busy: d waited 0.3 s for the memory its "
-                                                    "upload needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"), said  # fmt: skip
+                                                    "body needs (OVREDUCE_UPLOAD_MEMORY_BYTES)"), said  # fmt: skip
     assert said[5:] == ["e in", "f in", "g in"], said
 
 
@@ -786,7 +818,7 @@ def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tm
     import multiprocessing.forkserver
 
     from api.config import Settings
-    from api.errors import BusyError, WorkerDiedError
+    from api.errors import BusyError, RunTimeoutError, WorkerDiedError
     from api.workers import IsolatedPool
 
     pool = IsolatedPool(1, 3, Settings(store=tmp_path / "store"))
@@ -825,7 +857,12 @@ def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tm
         os.unlink(server._forkserver_address)  # (a clean-up of the temporary folder)
         with pytest.raises(WorkerDiedError, match="another job could not start a worker process"):
             await asyncio.wait_for(pool.run("another job", _pid), 30)
-        assert await asyncio.wait_for(pool.run("a job after the clean-up", _pid), 30)  # a new fork server starts it
+        for _ in range(5):  # started by a new fork server, which imports ovreduce first: on a loaded machine, past 3 s
+            with contextlib.suppress(RunTimeoutError, BusyError):
+                assert await asyncio.wait_for(pool.run("a job after the clean-up", _pid), 30)
+                break
+        else:
+            raise AssertionError("no job was answered after the fork server's socket was removed")
         assert server._forkserver_pid != old
         async with asyncio.timeout(30):  # the old one, with no worker left, ends and is reaped
             while Path(f"/proc/{old}").exists():
