@@ -32,6 +32,7 @@ __all__ = [
     "BOOLEAN_DEFAULTS",
     "INPUT_COUNT_REFUSED",
     "LAST_OPSET",
+    "Bounds",
     "LayerContext",
     "LayerReads",
     "Op",
@@ -51,6 +52,10 @@ __all__ = [
 LayerReads = Literal["attributes", "own shape"]
 Origin = Literal["parameter", "const", "inferred", "declared", "unresolved", "reshape", "openvino"]
 ValueKind = Literal["const", "runtime", "unresolved"]
+Bounds = tuple[int, int | None]
+"""One element of a runtime value as OpenVINO's bound evaluation knows it before run time: its lower and upper bound
+(``(3, 3)``: it is 3; ``(2, 5)``: a dim of ``2..5``; an upper bound None: none is known, OpenVINO's type's largest
+value)."""
 
 # The newest opset whose ops OpenVINO 2026.4's IR reader knows in full. opset17 (still being written) holds
 # only Parameter, Convert, ShapeOf and its new ops: OpenVINO refuses a ReduceMean with version="opset17".
@@ -80,7 +85,7 @@ class ValueInfo:
     values: tuple[int, ...] | None  # as stored, when constant and folded
     reason: str = ""  # why it is runtime/unresolved
     shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
-    known: tuple[int | None, ...] | None = None  # a runtime 1-D value's elements known before run time (None: not)
+    known: tuple[Bounds | None, ...] | None = None  # a runtime 1-D value's elements' bounds (None: not known)
     reals: tuple[float, ...] | None = None  # a Const's non-integral floats (unresolved to every integer rule)
 
     @property

@@ -30,6 +30,7 @@ from ovreduce.ops.rules import (
     check_enums,
     converts,
     evaluates,
+    exact,
     int_attr,
     normalize_axis,
     partial_value,
@@ -301,9 +302,11 @@ class Convert0(ShapePreserving):
         if known is None or dst is None:
             return folded
         if dst.name == "boolean":
-            return replace(folded, known=tuple(None if v is None else int(v != 0) for v in known))
-        lo, hi = type_limits(dst)
-        return replace(folded, known=tuple(v if v is not None and lo <= v <= hi else None for v in known))
+            flags = (exact(b) for b in known)
+            return replace(folded, known=tuple(None if v is None else (int(v != 0),) * 2 for v in flags))
+        lo, hi = type_limits(dst)  # an unknown upper bound stays one (the source type's largest value, the target's)
+        fits = [b is not None and lo <= b[0] and (b[1] is None or b[1] <= hi) for b in known]
+        return replace(folded, known=tuple(b if fit else None for b, fit in zip(known, fits, strict=True)))
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """Exact when every value fits the destination type (or the type is boolean: 0 is false, the rest true).

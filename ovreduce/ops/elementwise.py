@@ -21,7 +21,7 @@ from dataclasses import replace
 from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, PortState, ValueInfo
+from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
@@ -31,10 +31,12 @@ from ovreduce.ops.rules import (
     broadcast_values,
     const_tensor,
     evaluates,
+    exact,
     int_attr,
     partial_value,
     str_attr,
     too_large,
+    type_limits,
     typed,
     unevaluated,
     wrapped,
@@ -87,6 +89,58 @@ ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
     "Power": None,
     "SquaredDifference": None,  # OpenVINO evaluates it in no type: its dims stay unknown
 }
+
+
+_INTERVAL_BOUNDED = frozenset({"Add", "Subtract", "Multiply", "Maximum", "Minimum", "FloorMod"})
+"""The ops whose bounds OpenVINO computes from both operands' (``interval_bound_evaluator``): the op over each pair of
+an operand's lower or upper bound, the least and the greatest result; no bound where an operand has none (the others
+take only elements known exactly)."""
+
+
+def _interval_bounds(
+    x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
+) -> Bounds | None:
+    """One element's bounds through ``fn`` as OpenVINO's ``interval_bound_evaluator`` gives them: ``fn`` over the four
+    pairs of bounds in ``etype`` (wrapping as it does), their least and greatest; ``(0, None)`` where an operand's upper
+    bound is unknown (its type's largest value)."""
+    if x is None or y is None:
+        return None
+    (xl, xh), (yl, yh) = x, y
+    if xh is None or yh is None:
+        return (0, None)
+    try:
+        results = wrapped([fn(p, q) for p in (xl, xh) for q in (yl, yh)], etype)
+    except ZeroDivisionError:
+        return None
+    top = type_limits(etype)[1]
+    high = max(results)
+    return (min(results), None if high >= top else high)
+
+
+def _divide_bounds(
+    x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
+) -> Bounds | None:
+    """One element's bounds through Divide as OpenVINO's ``Divide::evaluate_lower``/``evaluate_upper`` give them: a
+    positive divisor's least over the dividend's, the greatest over it; no upper bound where the divisor may be 0 or
+    an operand's upper bound is unknown, no bound at all where the divisor may be either side of 0."""
+    if x is None or y is None:
+        return None
+    (xl, xh), (yl, yh) = x, y
+    low_type, top = type_limits(etype)
+    if xh is None or yh is None:
+        return (0, None)
+    positive, negative = yh > 0, yl < 0
+    if positive and negative:
+        return (low_type, None)
+    divisor = yh if positive else yl
+    if divisor == 0:  # (OpenVINO divides by it: not judged)
+        return None
+    low = wrapped([fn(xl if positive else xh, divisor)], etype)[0]
+    divisor = yl if positive else yh
+    if divisor == 0:
+        return (low, None)
+    high = wrapped([fn(xh if positive else xl, divisor)], etype)[0]
+    return (low, None if high >= top else high)
 
 
 class _TrapError(ArithmeticError):
@@ -265,8 +319,8 @@ class Binary(ShapeRule):
     def _known_in_part(
         self, ctx: LayerContext, folded: ValueInfo, fn: Callable[[int, int], int], etype: ElementType
     ) -> ValueInfo:
-        """A runtime 1-D value of integers, each element known where both operands' are (a dim ShapeOf gives at run
-        time, plus one: a past length and the new tokens'), as OpenVINO's bounds pass through its arithmetic."""
+        """A runtime 1-D value of integers, each element's bounds where both operands' are known (a dim ShapeOf gives at
+        run time, plus one: a past length and the new tokens'), as OpenVINO's bounds pass through its arithmetic."""
         parts = [partial_value(ctx, i) for i in range(2)]
         shapes = [ctx.input(i).shape for i in range(2)]
         if not etype.is_integral or not evaluates(self.type, etype):
@@ -277,10 +331,16 @@ class Binary(ShapeRule):
         if a is None or b is None or (len(a) != len(b) and 1 not in (len(a), len(b))):
             return folded
         n = max(len(a), len(b))
-        known: list[int | None] = []
-        for x, y in zip(a * n if len(a) == 1 else a, b * n if len(b) == 1 else b, strict=True):
+        pairs = zip(a * n if len(a) == 1 else a, b * n if len(b) == 1 else b, strict=True)
+        if self.type in _INTERVAL_BOUNDED:
+            return replace(folded, known=tuple(_interval_bounds(x, y, fn, etype) for x, y in pairs))
+        if self.type == "Divide":
+            return replace(folded, known=tuple(_divide_bounds(x, y, fn, etype) for x, y in pairs))
+        known: list[Bounds | None] = []
+        for x, y in pairs:
+            vx, vy = exact(x), exact(y)
             try:
-                known.append(None if x is None or y is None else wrapped([fn(x, y)], etype)[0])
+                known.append(None if vx is None or vy is None else (wrapped([fn(vx, vy)], etype)[0],) * 2)
             except ZeroDivisionError:
                 known.append(None)
         return replace(folded, known=tuple(known))

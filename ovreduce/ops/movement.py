@@ -17,7 +17,7 @@ from typing import cast
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, PortState, ValueInfo, parse_bool_attr
+from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo, parse_bool_attr
 from ovreduce.ops.elementwise import broadcast_shapes
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
@@ -28,9 +28,12 @@ from ovreduce.ops.rules import (
     ShapeRule,
     Tensor,
     bool_attr,
+    bounds_dim,
     broadcast_values,
     const_tensor,
     evaluates,
+    exact,
+    exact_value,
     int_attr,
     int_value,
     ints_attr,
@@ -38,12 +41,13 @@ from ovreduce.ops.rules import (
     partial_value,
     str_attr,
     too_large,
+    type_limits,
     typed,
     unevaluated,
     value_ports,
     wrapped,
 )
-from ovreduce.shapes import Dimension, PartialShape, const_dim, dim_add, dim_div, dim_mul, f32, merge, padded
+from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, const_dim, dim_add, dim_mul, f32, merge, padded
 
 __all__ = [
     "Broadcast",
@@ -142,34 +146,28 @@ class Reshape1(_ValueShaped):
         data, target_shape = inputs[0], inputs[1]
         if target_shape.rank not in (None, 1):
             raise ShapeInferenceError(f"Pattern shape must have rank 1, got {target_shape}")
-        target: tuple[int | None, ...] | None = int_value(ctx, 1)
-        if target is None:  # known in part (a dim ShapeOf gives at run time is never -1): where it is unequivocal
-            target = partial_value(ctx, 1)
-            if target is None or target.count(-1) > 1 or any(v is not None and v < -1 for v in target):
-                return [PartialShape.dynamic(_length(target_shape))]
+        pattern = self._pattern(ctx, target_shape)
+        if pattern is None:
+            return [PartialShape.dynamic(_length(target_shape))]
         special_zero = bool_attr(ctx.layer, "special_zero", False)
         out: list[Dimension | None] = []
-        if target.count(-1) > 1:
-            raise ShapeInferenceError("More than one dimension has size of -1 (-1)")
-        for i, v in enumerate(target):
-            if v is None:
-                out.append(Dimension.dynamic())
-            elif v == -1:
+        for i, p in enumerate(pattern):
+            if p is None:
                 out.append(None)
-            elif v == 0 and special_zero:
+            elif isinstance(p, int):
+                raise ShapeInferenceError("Dim size cannot be less than -1")
+            elif p == _ZERO and special_zero:
                 if data.dims is None:
                     out.append(Dimension.dynamic())
                 elif i >= len(data.dims):
                     raise ShapeInferenceError(f"'0' dimension is out of range (axis {i} of input shape {data})")
                 else:
                     out.append(data.dims[i])
-            elif v < -1:
-                raise ShapeInferenceError("Dim size cannot be less than -1")
             else:
-                out.append(Dimension.static(v))
+                out.append(p)
         if None in out:
             # dims copied by special_zero cancel out of both products (as OpenVINO's reshape does)
-            copied = {i for i, v in enumerate(target) if v == 0 and special_zero}
+            copied = {i for i, p in enumerate(pattern) if p == _ZERO and special_zero}
             rest_in = (
                 PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in copied))
                 if data.dims is not None
@@ -177,7 +175,12 @@ class Reshape1(_ValueShaped):
             )
             others = [d for i, d in enumerate(out) if d is not None and i not in copied]
             out[out.index(None)] = self._minus_one(rest_in, others)
-        elif data.is_static and all(d is not None and d.is_static for d in out):
+        elif (
+            data.is_static
+            and all(d is not None and d.is_static for d in out)
+            and not (special_zero and _ZERO in pattern)
+        ):
+            # (OpenVINO counts no elements where special_zero meets a 0)
             n_in = _product_static(data.to_list())
             n_out = _product_static([d.lo for d in out if d is not None])
             if n_in != n_out:
@@ -188,13 +191,42 @@ class Reshape1(_ValueShaped):
         return [PartialShape(tuple(d for d in out if d is not None))]
 
     @staticmethod
+    def _pattern(ctx: LayerContext, target_shape: PartialShape) -> list[Dimension | int | None] | None:
+        """The target as OpenVINO's ``get_pattern_and_minus_one_idx`` reads its bounds: a dim per element, None for
+        the -1 (an int for a constant's other negative element, which is refused); None where ovreduce does not read
+        it (a runtime target it does not know, more than one -1 or an element OpenVINO refuses among runtime ones)."""
+        target = int_value(ctx, 1)
+        if target is not None:
+            if target.count(-1) > 1:
+                raise ShapeInferenceError("More than one dimension has size of -1 (-1)")
+            return [None if v == -1 else Dimension.static(v) if v >= 0 else v for v in target]
+        bounds = partial_value(ctx, 1)
+        if bounds is None or bounds.count((-1, -1)) > 1:
+            return None
+        pattern: list[Dimension | int | None] = []
+        for b in bounds:
+            if b is None:  # a dim ShapeOf gives at run time is never -1
+                pattern.append(Dimension.dynamic())
+            elif b == (-1, -1):
+                pattern.append(None)
+            elif b[0] >= -1:  # OpenVINO's Dimension(-1, hi) is 0..hi
+                pattern.append(Dimension(max(b[0], 0), b[1]))
+            elif b[1] is None or b[1] >= 0:  # only the upper bound valid
+                pattern.append(Dimension.dynamic())
+            else:
+                return None
+        return pattern
+
+    @staticmethod
     def _minus_one(data: PartialShape, others: list[Dimension]) -> Dimension:
+        """The -1 dim, as ``resolve_minus_one_dim`` of reshape_shape_inference.hpp: the input's element count over the
+        other output dims' (an interval where either is one: the least count over the greatest, the greatest over the
+        least)."""
         known = Dimension.static(1)
         for d in others:
             known = dim_mul(known, d)
-        if not known.is_static:
-            return Dimension.dynamic()
-        if known.lo == 0:  # OpenVINO takes it only from an input with a dim known to be 0 (not one that may be 0)
+        if _product_static([d.lo for d in others if d.is_static]) == 0:
+            # OpenVINO takes it only from an input with a dim known to be 0 (not one that may be 0)
             if data.dims is None or not any(d.is_static and d.lo == 0 for d in data.dims):
                 raise ShapeInferenceError(
                     "Cannot infer '-1' dimension with zero-size output dimension unless at least one input "
@@ -206,12 +238,20 @@ class Reshape1(_ValueShaped):
         product = Dimension.static(1)
         for d in data.dims:
             product = dim_mul(product, d)
-        if product.is_static:
+        if product.is_static and known.is_static:
             if product.lo % known.lo:
                 raise ShapeInferenceError("Non-'-1' output dimensions do not evenly divide the input dimensions")
             return Dimension.static(product.lo // known.lo)
-        div = dim_div(product, known.lo)
-        return div if div is not None else Dimension.dynamic()
+        hi = None
+        if product.hi is not None and known.lo != 0 and not known.is_fully_dynamic:
+            hi = product.hi // known.lo
+        lo = product.lo
+        if known.hi != 0:  # OpenVINO's ceil_div by the greatest count (its type's largest value when unbounded)
+            lo = 0 if lo == 0 else 1 + (lo - 1) // (INT64_MAX if known.hi is None else known.hi)
+        return Dimension(lo, hi) if hi is None or lo <= hi else Dimension.dynamic()
+
+
+_ZERO = Dimension.static(0)
 
 
 def _product_static(values: Sequence[int]) -> int:
@@ -381,7 +421,7 @@ class Concat0(_ValueShaped):
         folded = super().fold(ctx)
         if folded.kind != "runtime" or not ctx.layer.inputs:
             return folded
-        known: list[int | None] = []
+        known: list[Bounds | None] = []
         for index in range(len(ctx.layer.inputs)):
             info, part = ctx.value(index), partial_value(ctx, index)
             if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
@@ -483,9 +523,10 @@ class Gather(_ValueShaped):
         if not all(-size <= i < size for i in indices.values):  # a negative index counts from the end
             return folded
         picked = tuple(data.known[i % size] for i in indices.values)
-        if any(v is None for v in picked):
+        values = tuple(exact(b) for b in picked)
+        if any(v is None for v in values):
             return replace(folded, known=picked if indices.element_shape in ((len(picked),), ()) else None)
-        return ValueInfo("const", cast(tuple[int, ...], picked), shape=indices.element_shape)
+        return ValueInfo("const", cast(tuple[int, ...], values), shape=indices.element_shape)
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -621,7 +662,7 @@ class Tile0(ShapeRule):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, repeats_shape = inputs[0], inputs[1]
         repeats = partial_value(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
-        if repeats is not None and int_value(ctx, 1) is None and any(r is not None and r < 0 for r in repeats):
+        if repeats is not None and int_value(ctx, 1) is None and any(r is not None and r[0] < 0 for r in repeats):
             repeats = None  # a negative constant beside runtime repeats: not judged
         if repeats is None:
             n = _length(repeats_shape)
@@ -630,13 +671,11 @@ class Tile0(ShapeRule):
             return [PartialShape.dynamic(max(len(data.dims), n))]
         if data.dims is None:
             return [PartialShape(None)]
-        if any(r is not None and r < 0 for r in repeats):
+        if any(r is not None and r[0] < 0 for r in repeats):
             raise ShapeInferenceError("Tile repeats must be non-negative")
         rank = max(len(data.dims), len(repeats))
         dims = (Dimension.static(1),) * (rank - len(data.dims)) + data.dims
-        reps = [
-            Dimension.dynamic() if r is None else Dimension.static(r) for r in (1,) * (rank - len(repeats)) + repeats
-        ]
+        reps = [Dimension.static(1)] * (rank - len(repeats)) + [bounds_dim(r) or Dimension.dynamic() for r in repeats]
         return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
 
 
@@ -671,8 +710,9 @@ class Broadcast(_ValueShaped):
         if mode in ("explicit", "none"):
             self._check_axes_mapping(ctx, data, inputs[2], target)
         known = partial_value(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
-        if known is not None and all(t is None or t >= 0 for t in known):  # the target, or what ShapeOf's dims give
-            return [self._known_in_part(data.dims or (), known, mode)]
+        if known is not None and all(b is None or b[0] >= 0 for b in known):  # the target, or ShapeOf's dims' bounds
+            wanted = tuple(bounds_dim(b) or Dimension.dynamic() for b in known)
+            return [self._known_in_part(data.dims or (), wanted, mode)]
         if target is None:
             n = _length(target_shape)
             if mode == "bidirectional":
@@ -704,10 +744,10 @@ class Broadcast(_ValueShaped):
         return spread[0] if spread is not None and spread[1] == out_shape else None
 
     @staticmethod
-    def _known_in_part(data: tuple[Dimension, ...], target: tuple[int | None, ...], mode: str) -> PartialShape:
-        """The numpy or bidirectional result of a target known in whole or in part: a dim it does not know is dynamic
-        (numpy) or the data's where that is static and not 1 (bidirectional)."""
-        wanted = PartialShape(tuple(Dimension.dynamic() if t is None else Dimension.static(t) for t in target))
+    def _known_in_part(data: tuple[Dimension, ...], target: tuple[Dimension, ...], mode: str) -> PartialShape:
+        """The numpy or bidirectional result of a target known in whole or in part (its elements' bounds): a dim it
+        does not know is dynamic (numpy) or the data's where that is static and not 1 (bidirectional)."""
+        wanted = PartialShape(target)
         if mode == "bidirectional":
             return broadcast_shapes(PartialShape(data), wanted, "numpy")
         if len(data) > len(target):
@@ -715,8 +755,8 @@ class Broadcast(_ValueShaped):
                 f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data)}"
             )
         for d, t in zip(reversed(data), reversed(target), strict=False):
-            if t is not None and d.is_static and d.lo not in (1, t):
-                raise ShapeInferenceError(f"Broadcast incorrect target shape. Expecting either 1 or {t}. Got {d.lo}")
+            if t.is_static and d.is_static and d.lo not in (1, t.lo):
+                raise ShapeInferenceError(f"Broadcast incorrect target shape. Expecting either 1 or {t.lo}. Got {d.lo}")
         return wanted
 
     @staticmethod
@@ -801,12 +841,13 @@ class ShapeOf(ShapeRule):
             return ValueInfo("const", dims, shape=(len(dims),))
         if state.shape is None:
             return ValueInfo("unresolved", None, state.reason or f"the input of ShapeOf {layer.name!r} is unresolved")
-        known: tuple[int | None, ...] | None = None
-        if state.shape.dims is not None:  # its static dims are known, as OpenVINO's bounds know them
-            etype = self.types(layer, [state])[0]
+        known: tuple[Bounds | None, ...] | None = None
+        if state.shape.dims is not None:  # each dim's bounds, as OpenVINO's ShapeOf evaluates them (its min and max
+            etype = self.types(layer, [state])[0]  # shapes; an upper bound past the type's largest value is that value)
             assert etype is not None
+            top = type_limits(etype)[1]
             known = tuple(
-                d.lo if d.is_static and wrapped((d.lo,), etype) == (d.lo,) else None for d in state.shape.dims
+                None if d.lo > top else (d.lo, None if d.hi is None or d.hi >= top else d.hi) for d in state.shape.dims
             )
         return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of the dynamic shape {state.shape}", known=known)
 
@@ -1082,6 +1123,32 @@ class StridedSlice1(ShapeRule):
         out.extend(data.dims[index:])
         return [PartialShape(tuple(out))]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """The elements a constant slice of positive stride picks from a 1-D value known in part, as OpenVINO's bounds
+        pass through it: constant when all are known."""
+        folded = super().fold(ctx)
+        data = ctx.value(0)
+        cut = self._cut(ctx) if folded.kind == "runtime" and data.known is not None else None
+        return folded if cut is None or data.known is None else _sliced(folded, data.known, cut)
+
+    @staticmethod
+    def _cut(ctx: LayerContext) -> slice | None:
+        """The slice of a 1-D value: constant begin, end and strides of one element, a positive stride, no mask but
+        the begin's and the end's; None for any other."""
+        layer = ctx.layer
+        if any(_mask(layer, name) for name in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")):
+            return None
+        given = [int_value(ctx, i) for i in range(1, len(layer.inputs))]
+        if len(given) == 2:
+            given.append((1,))
+        if len(given) != 3 or any(v is None or len(v) != 1 for v in given):
+            return None
+        (begin,), (end,), (stride,) = cast(list[tuple[int]], given)
+        if stride <= 0:
+            return None
+        return slice(0 if 0 in _mask(layer, "begin_mask") else begin,
+                     _I64_MAX if 0 in _mask(layer, "end_mask") else end, stride)  # fmt: skip
+
     @staticmethod
     def _dim(data: PartialShape, index: int) -> Dimension:
         assert data.dims is not None
@@ -1129,8 +1196,8 @@ class Slice8(_ValueShaped):
                 and stop_shape.compatible(step_shape)):  # fmt: skip
             raise ShapeInferenceError("Slice `start`, `stop`, `step` inputs must have compatible shapes.")
         start, stop, steps = (
-            _bounds(ctx, 1, partial_value(ctx, 1)),
-            _bounds(ctx, 2, partial_value(ctx, 2)),
+            _bounds(ctx, 1, exact_value(ctx, 1)),
+            _bounds(ctx, 2, exact_value(ctx, 2)),
             int_value(ctx, 3),
         )
         axes: dict[int, int] | None = None  # axis -> its index in start, stop and step; None: not known
@@ -1170,12 +1237,7 @@ class Slice8(_ValueShaped):
         folded = super().fold(ctx)
         data = ctx.value(0)
         cut = self._cut(ctx) if folded.kind == "runtime" and data.known is not None else None
-        if cut is None or data.known is None:
-            return folded
-        picked = tuple(data.known[i] for i in _picked(len(data.known), cut))
-        if any(v is None for v in picked):
-            return replace(folded, known=picked)
-        return ValueInfo("const", cast(tuple[int, ...], picked), shape=(len(picked),))
+        return folded if cut is None or data.known is None else _sliced(folded, data.known, cut)
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -1199,6 +1261,15 @@ class Slice8(_ValueShaped):
             return None
         (begin,), (end,), (step,) = cast(list[tuple[int]], given[:3])
         return slice(begin, end, step)
+
+
+def _sliced(folded: ValueInfo, known: tuple[Bounds | None, ...], cut: slice) -> ValueInfo:
+    """The elements ``cut`` picks from a runtime 1-D value known in part: constant when all are known exactly."""
+    picked = tuple(known[i] for i in _picked(len(known), cut))
+    values = tuple(exact(b) for b in picked)
+    if any(v is None for v in values):
+        return replace(folded, known=picked)
+    return ValueInfo("const", cast(tuple[int, ...], values), shape=(len(picked),))
 
 
 def _picked(size: int, cut: slice) -> range:

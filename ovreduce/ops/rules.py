@@ -17,7 +17,7 @@ from typing import Any
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, Op, PortState, ValueInfo, parse_bool_attr
+from ovreduce.ops.base import Bounds, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
 from ovreduce.shapes import Dimension, PartialShape
 
 __all__ = [
@@ -44,12 +44,15 @@ __all__ = [
     "ShapeRule",
     "Tensor",
     "bool_attr",
+    "bounds_dim",
     "broadcast_shape",
     "broadcast_values",
     "check_enums",
     "const_tensor",
     "converts",
     "evaluates",
+    "exact",
+    "exact_value",
     "int_attr",
     "int_value",
     "ints_attr",
@@ -119,18 +122,44 @@ def int_value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:
     return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
 
 
-def partial_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
-    """Input ``index``'s 1-D value as far as it is known before run time (None for an element that is not: a dynamic
-    dim of a ShapeOf), as OpenVINO's partial values know it; None when nothing is."""
+def partial_value(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | None:
+    """Input ``index``'s 1-D value as far as it is known before run time: each element's bounds as OpenVINO's bound
+    evaluation gives them (a constant's ``(v, v)``; a dim ShapeOf gives of ``2..5``, ``(2, 5)``), None for an element
+    whose bounds ovreduce does not know; None when nothing is. An upper bound at its type's largest value is none."""
     if index >= len(ctx.layer.inputs):
         return None
     const = int_value(ctx, index)
-    known = ctx.value(index).known if const is None else None
-    if const is not None or known is None:
-        return const
+    if const is not None:
+        return tuple((v, v) for v in const)
+    known = ctx.value(index).known
+    if known is None:
+        return None
     etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
     top = type_limits(etype)[1] if etype is not None and etype.kind == "int" else None
-    return tuple(None if v is None or (top is not None and v >= top) else v for v in known)
+    if top is None:
+        return known
+    return tuple(
+        None if b is None or b[0] >= top else (b[0], None if b[1] is None or b[1] >= top else b[1]) for b in known
+    )
+
+
+def exact_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
+    """:func:`partial_value` with only the elements known exactly (lower bound equal to upper), None for the others."""
+    part = partial_value(ctx, index)
+    return None if part is None else tuple(exact(b) for b in part)
+
+
+def exact(bounds: Bounds | None) -> int | None:
+    """The value an element's bounds pin down, None where they leave it open."""
+    return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+
+
+def bounds_dim(bounds: Bounds | None) -> Dimension | None:
+    """An element's bounds as the dimension OpenVINO's ``evaluate_as_partial_shape`` makes of them; None where ovreduce
+    does not know them or OpenVINO refuses them (a negative bound)."""
+    if bounds is None or bounds[0] < 0:
+        return None
+    return Dimension(bounds[0], bounds[1])
 
 
 def type_limits(etype: ElementType) -> tuple[int, int]:
