@@ -1124,12 +1124,15 @@ class StridedSlice1(ShapeRule):
         return [PartialShape(tuple(out))]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
-        """The elements a constant slice of positive stride picks from a 1-D value known in part, as OpenVINO's bounds
-        pass through it: constant when all are known."""
+        """The elements a constant slice of positive stride picks from a 1-D value, constant or known in part (as
+        OpenVINO's bounds pass through it): constant when all are known."""
         folded = super().fold(ctx)
         data = ctx.value(0)
-        cut = self._cut(ctx) if folded.kind == "runtime" and data.known is not None else None
-        return folded if cut is None or data.known is None else _sliced(folded, data.known, cut)
+        known = data.known
+        if data.kind == "const" and data.values is not None and data.element_shape == (len(data.values),):
+            known = tuple((v, v) for v in data.values)
+        cut = self._cut(ctx) if folded.kind != "const" and known is not None else None
+        return folded if cut is None or known is None else _sliced(folded, known, cut)
 
     @staticmethod
     def _cut(ctx: LayerContext) -> slice | None:

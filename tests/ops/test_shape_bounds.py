@@ -1,0 +1,198 @@
+"""Interval bounds of shapes computed at run time, against the installed OpenVINO runtime: a Parameter of interval
+dims, its ShapeOf taken apart and put together again (Gather, Slice, StridedSlice, Concat, arithmetic, Convert,
+Unsqueeze) into a Reshape, Tile or Broadcast, then a reduction. Every layer's shape, as ``read_model`` infers it and
+again after ``Model.reshape`` of a static model, must be what ovreduce's shape engine infers: OpenVINO carries each
+element's lower and upper bound through those ops, so a flatten of ``[2..5,3,4]`` is ``[2..5,5..30]``, not
+``[?,?]``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.infer import ShapeEngine
+from ovreduce.shapes import PartialShape
+
+from .test_reduce_differential import to_shape
+
+
+def _c(values: Any, dtype: Any = np.int64) -> Any:
+    return ops.constant(np.array(values, dtype))
+
+
+def _dim(shape: Any, i: int) -> Any:
+    return ops.gather(shape, _c([i]), _c(0))
+
+
+def _flatten(x: Any) -> Any:  # x.view(x.shape[0], -1)
+    return ops.reshape(x, ops.concat([_dim(ops.shape_of(x), 0), _c([-1])], 0), False)
+
+
+def _product_of_dims(x: Any) -> Any:  # [d0 * d1, -1]
+    s = ops.shape_of(x)
+    return ops.reshape(x, ops.concat([ops.multiply(_dim(s, 0), _dim(s, 1)), _c([-1])], 0), False)
+
+
+def _sum_and_difference(x: Any) -> Any:  # [d0 + d1, d2 - 1, -1]
+    s = ops.shape_of(x)
+    first = ops.add(_dim(s, 0), _dim(s, 1))
+    return ops.reshape(x, ops.concat([first, ops.subtract(_dim(s, 2), _c([1])), _c([-1])], 0), False)
+
+
+def _slice_of_shape(x: Any) -> Any:  # x.view(*x.shape[:2], -1)
+    head = ops.slice(ops.shape_of(x), _c([0]), _c([2]), _c([1]))
+    return ops.reshape(x, ops.concat([head, _c([-1])], 0), False)
+
+
+def _strided_slice_of_shape(x: Any) -> Any:  # the same, as the TensorFlow frontends write it
+    head = ops.strided_slice(ops.shape_of(x), _c([0]), _c([2]), _c([1]), [0], [0])
+    return ops.reshape(x, ops.concat([head, _c([-1])], 0), False)
+
+
+def _dims_reordered(x: Any) -> Any:  # [d2, d0, d1]: every element a bound, no -1
+    s = ops.shape_of(x)
+    return ops.reshape(x, ops.concat([_dim(s, 2), _dim(s, 0), _dim(s, 1)], 0), False)
+
+
+def _halved(x: Any) -> Any:  # [d0, d1 / 2, -1]
+    s = ops.shape_of(x)
+    return ops.reshape(x, ops.concat([_dim(s, 0), ops.divide(_dim(s, 1), _c([2])), _c([-1])], 0), False)
+
+
+def _i32_converted(x: Any) -> Any:  # the dims as i32, then back, an unsqueezed scalar dim among them
+    s = ops.shape_of(x, "i32")
+    first = ops.unsqueeze(ops.gather(s, _c(0, np.int32), _c(0, np.int32)), _c(0))
+    return ops.reshape(x, ops.convert(ops.concat([first, _c([-1], np.int32)], 0), "i64"), False)
+
+
+def _tiled(x: Any) -> Any:  # repeated by its own first dim along the last axis
+    return ops.tile(x, ops.concat([_c([1, 1]), _dim(ops.shape_of(x), 0)], 0))
+
+
+def _broadcast(x: Any) -> Any:  # a constant [1, 1] spread to [d0, d1 * 2]
+    s = ops.shape_of(x)
+    target = ops.concat([_dim(s, 0), ops.multiply(_dim(s, 1), _c([2]))], 0)
+    return ops.broadcast(_c(np.ones((1, 1)), np.float32), target)
+
+
+def _broadcast_bidirectional(x: Any) -> Any:  # x expanded to [d1, d0, 1, d2]
+    s = ops.shape_of(x)
+    target = ops.concat([_dim(s, 1), _dim(s, 0), _c([1]), _dim(s, 2)], 0)
+    return ops.broadcast(x, target, broadcast_spec="BIDIRECTIONAL")
+
+
+CASES: dict[str, tuple[str, str, Callable[[Any], Any]]] = {  # the Parameter's shape, a static one, the graph
+    "flatten": ("[2..5,3,4]", "[4,3,4]", _flatten),
+    "multiply-two-gathered-dims": ("[2..5,1..5,6]", "[4,2,6]", _product_of_dims),
+    "add-and-subtract-gathered-dims": ("[2..5,1..5,3..6,2]", "[4,2,3,2]", _sum_and_difference),
+    "slice-of-shapeof": ("[2..5,3..4,6,7]", "[4,3,6,7]", _slice_of_shape),
+    "strided-slice-of-shapeof": ("[2..5,3..4,6,7]", "[4,3,6,7]", _strided_slice_of_shape),
+    "concat-of-dims-reordered": ("[2..5,3..4,..6]", "[4,3,6]", _dims_reordered),
+    "divide-a-gathered-dim": ("[1..3,4..9,5]", "[2,6,5]", _halved),
+    "i32-shapeof-converted": ("[2..5,3,4]", "[4,3,4]", _i32_converted),
+    "tile-by-a-dim": ("[2..5,3,4]", "[4,3,4]", _tiled),
+    "broadcast-numpy": ("[2..5,3..4]", "[4,3]", _broadcast),
+    "broadcast-bidirectional": ("[2..5,3..4,6]", "[4,3,6]", _broadcast_bidirectional),
+}
+
+
+def _model(case: str, shape: str) -> ov.Model:
+    x = ops.parameter(ov.PartialShape(shape), np.float32, name="x")
+    out = ops.reduce_mean(CASES[case][2](x), _c([0]), True)
+    out.set_friendly_name("mean")
+    return ov.Model([ops.result(out)], [x], case)
+
+
+def _differences(engine: ShapeEngine, model: Any) -> list[str]:
+    """Every layer output whose shape is not OpenVINO's."""
+    layers = {layer.name: layer for layer in engine.model.layers}
+    wrong = []
+    for node in model.get_ordered_ops():
+        layer = layers[node.get_friendly_name()]
+        if node.get_type_name() in ("Result", "Constant"):
+            continue
+        for index, port in enumerate(layer.outputs):
+            expected = to_shape(node.get_output_partial_shape(index))
+            state = engine.state((layer.id, port.id))
+            if state.shape != expected:
+                wrong.append(f"{layer.type} {layer.name!r}: ovreduce {state.shape} {state.reason}, OpenVINO {expected}")
+    return wrong
+
+
+def _bounded(model: Any) -> bool:
+    """Whether OpenVINO's reduction input holds an interval of two bounds (what the case is about)."""
+    mean = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "mean")
+    dims = to_shape(mean.get_input_partial_shape(0)).dims or ()
+    return any(not d.is_static and d.hi is not None for d in dims)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bounds_of_a_runtime_shape_are_openvinos(case: str, tmp_path: Path) -> None:
+    xml = tmp_path / "m.xml"
+    ov.save_model(_model(case, CASES[case][0]), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    assert _bounded(model)
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), model) == []
+    finally:
+        ir.close()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bounds_of_a_runtime_shape_after_reshape_are_openvinos(case: str, tmp_path: Path) -> None:
+    """A static model (its shapes folded to constants) reshaped to the case's interval dims."""
+    xml = tmp_path / "m.xml"
+    ov.save_model(_model(case, CASES[case][1]), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    model.reshape({"x": ov.PartialShape(CASES[case][0])})
+    assert _bounded(model)
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir, {"x": PartialShape.parse(CASES[case][0])}), model) == []
+    finally:
+        ir.close()
+
+
+def test_a_strided_slice_of_a_constant_shape_is_folded(tmp_path: Path) -> None:
+    """x[4,1,1]'s ShapeOf is constant: a StridedSlice of it is too, as OpenVINO folds it, and the Broadcast target it
+    is part of known in whole ([1, 4, 4] from a y of [2..8]), not left dynamic."""
+    x, y = ops.parameter([4, 1, 1], np.float32, name="x"), ops.parameter([ov.Dimension(2, 8)], np.float32, name="y")
+    s = ops.shape_of(x)
+    head = ops.strided_slice(s, _c([1]), _c([2]), _c([1]), [0], [0])
+    target = ops.concat([head, _dim(s, 0), _dim(s, 0)], 0)
+    out = ops.reduce_mean(ops.broadcast(y, target), _c([0]), True)
+    out.set_friendly_name("mean")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x, y]), str(xml), compress_to_fp16=False)
+    ir = load_ir(xml)
+    try:
+        engine = ShapeEngine(ir)
+        assert _differences(engine, ov.Core().read_model(str(xml))) == []
+        mean = next(layer for layer in ir.layers if layer.name == "mean")
+        assert engine.state((mean.id, mean.outputs[0].id)).shape == PartialShape.static([1, 4, 4])
+    finally:
+        ir.close()
+
+
+def test_a_zero_under_special_zero_leaves_the_element_count_unchecked(tmp_path: Path) -> None:
+    """x[2,5,2,2] reshaped to the constant [4, 2, 0, 2, 2, 5, 2] with special_zero: OpenVINO checks no element count
+    where a 0 copies an input dim (640 elements from 40 pass), so neither does ovreduce: the output is its shape, not
+    a refusal."""
+    x = ops.parameter([2, 5, 2, 2], np.float32, name="x")
+    out = ops.reduce_mean(ops.reshape(x, _c([4, 2, 0, 2, 2, 5, 2]), True), _c([0]), True)
+    out.set_friendly_name("mean")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x]), str(xml), compress_to_fp16=False)
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), ov.Core().read_model(str(xml))) == []
+    finally:
+        ir.close()
