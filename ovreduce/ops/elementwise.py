@@ -15,7 +15,7 @@ the inputs' integer type does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
@@ -31,7 +31,6 @@ from ovreduce.ops.rules import (
     broadcast_values,
     const_tensor,
     evaluates,
-    exact,
     int_attr,
     partial_value,
     str_attr,
@@ -91,56 +90,73 @@ ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
 }
 
 
-_INTERVAL_BOUNDED = frozenset({"Add", "Subtract", "Multiply", "Maximum", "Minimum", "FloorMod"})
-"""The ops whose bounds OpenVINO computes from both operands' (``interval_bound_evaluator``): the op over each pair of
-an operand's lower or upper bound, the least and the greatest result; no bound where an operand has none (the others
-take only elements known exactly)."""
+_BoundsRule = Callable[[Bounds | None, Bounds | None, Callable[[int, int], int], ElementType], Bounds | None]
 
 
 def _interval_bounds(
     x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
 ) -> Bounds | None:
     """One element's bounds through ``fn`` as OpenVINO's ``interval_bound_evaluator`` gives them: ``fn`` over the four
-    pairs of bounds in ``etype`` (wrapping as it does), their least and greatest; ``(0, None)`` where an operand's upper
-    bound is unknown (its type's largest value)."""
+    pairs of bounds, their least and greatest; ``(0, None)`` where an operand's upper bound is unknown (its type's
+    largest value); None (not judged) where a result overflows ``etype``."""
     if x is None or y is None:
         return None
     (xl, xh), (yl, yh) = x, y
     if xh is None or yh is None:
         return (0, None)
-    try:
-        results = wrapped([fn(p, q) for p in (xl, xh) for q in (yl, yh)], etype)
-    except ZeroDivisionError:
+    results = [fn(p, q) for p in (xl, xh) for q in (yl, yh)]
+    if wrapped(results, etype) != tuple(results):  # (OpenVINO's wrap: not judged)
         return None
-    top = type_limits(etype)[1]
     high = max(results)
-    return (min(results), None if high >= top else high)
+    return (min(results), None if high >= type_limits(etype)[1] else high)
 
 
 def _divide_bounds(
     x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
 ) -> Bounds | None:
-    """One element's bounds through Divide as OpenVINO's ``Divide::evaluate_lower``/``evaluate_upper`` give them: a
-    positive divisor's least over the dividend's, the greatest over it; no upper bound where the divisor may be 0 or
-    an operand's upper bound is unknown, no bound at all where the divisor may be either side of 0."""
+    """One element's bounds through Divide as OpenVINO's ``Divide::evaluate_lower``/``evaluate_upper`` give them for a
+    dividend not below 0 (a dim): over a positive divisor, the least dividend over the greatest divisor and the greatest
+    over the least (no upper bound where that is 0); no bound at all where the divisor may be either side of 0;
+    ``(0, None)`` where an upper bound is unknown. None (not judged) for a negative dividend or divisor, where
+    OpenVINO's estimate is no monotonic function of the operands' bounds."""
     if x is None or y is None:
         return None
     (xl, xh), (yl, yh) = x, y
-    low_type, top = type_limits(etype)
     if xh is None or yh is None:
         return (0, None)
-    positive, negative = yh > 0, yl < 0
-    if positive and negative:
-        return (low_type, None)
-    divisor = yh if positive else yl
-    if divisor == 0:  # (OpenVINO divides by it: not judged)
+    if yl < 0 < yh:
+        return (type_limits(etype)[0], None)
+    if xl < 0 or yh <= 0:
         return None
-    low = wrapped([fn(xl if positive else xh, divisor)], etype)[0]
-    divisor = yl if positive else yh
-    if divisor == 0:
-        return (low, None)
-    high = wrapped([fn(xh if positive else xl, divisor)], etype)[0]
-    return (low, None if high >= top else high)
+    high = None if yl == 0 else fn(xh, yl)
+    return (fn(xl, yh), None if high is None or high >= type_limits(etype)[1] else high)
+
+
+def _remainder_bounds(
+    x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
+) -> Bounds | None:
+    """One element's bounds through Mod or FloorMod: exact where both operands are; else, for a dividend not below 0
+    and a divisor above it, ``[0, greatest divisor - 1]``, which holds what OpenVINO estimates (``mod_interval``, or
+    the remainders of the bounds' pairs) for any operands within these: a remainder is no monotonic function, so
+    OpenVINO's narrower estimate would be wrong for operands ovreduce bounds more loosely than it does; ``(0, None)``
+    where an upper bound is unknown; None (not judged) where an operand may be negative or the divisor 0."""
+    if x is None or y is None:
+        return None
+    (v1, v2), (m1, m2) = x, y
+    if v1 == v2 and m1 == m2 and m1 != 0:
+        return (wrapped([fn(v1, m1)], etype)[0],) * 2
+    if v1 < 0 or m1 <= 0:
+        return None
+    return (0, None if v2 is None or m2 is None else m2 - 1)
+
+
+_BOUNDS_RULES: Mapping[str, _BoundsRule] = {
+    # (OpenVINO's interval_bound_evaluator: the op over each pair of the operands' bounds, each op monotonic in each)
+    "Add": _interval_bounds, "Subtract": _interval_bounds, "Multiply": _interval_bounds,
+    "Maximum": _interval_bounds, "Minimum": _interval_bounds,
+    "Divide": _divide_bounds, "Mod": _remainder_bounds, "FloorMod": _remainder_bounds,
+}  # fmt: skip
+"""How each integer arithmetic op bounds an element of a runtime value from its operands' bounds."""
 
 
 class _TrapError(ArithmeticError):
@@ -332,18 +348,8 @@ class Binary(ShapeRule):
             return folded
         n = max(len(a), len(b))
         pairs = zip(a * n if len(a) == 1 else a, b * n if len(b) == 1 else b, strict=True)
-        if self.type in _INTERVAL_BOUNDED:
-            return replace(folded, known=tuple(_interval_bounds(x, y, fn, etype) for x, y in pairs))
-        if self.type == "Divide":
-            return replace(folded, known=tuple(_divide_bounds(x, y, fn, etype) for x, y in pairs))
-        known: list[Bounds | None] = []
-        for x, y in pairs:
-            vx, vy = exact(x), exact(y)
-            try:
-                known.append(None if vx is None or vy is None else (wrapped([fn(vx, vy)], etype)[0],) * 2)
-            except ZeroDivisionError:
-                known.append(None)
-        return replace(folded, known=tuple(known))
+        rule = _BOUNDS_RULES[self.type]
+        return replace(folded, known=tuple(rule(x, y, fn, etype) for x, y in pairs))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type!r}, {self.version!r})"

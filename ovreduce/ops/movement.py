@@ -96,13 +96,14 @@ class _ValueShaped(ShapeRule):
     """A rule whose output 0 holds values computed from its inputs' values (:meth:`fold_tensor`)."""
 
     # Whether it only reshapes its input 0: a runtime value of one element (a dim ShapeOf gives at run time, picked by
-    # a scalar index) stays known in part through it, as OpenVINO's bounds pass through a Reshape, Squeeze, Unsqueeze
+    # a scalar index), or one made 1-D, stays known in part through it, as OpenVINO's bounds pass through a Reshape,
+    # Squeeze, Unsqueeze
     reshapes_only = False
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         folded = super().fold(ctx)
         data = ctx.value(0) if self.reshapes_only and folded.kind == "runtime" and ctx.layer.inputs else None
-        if data is not None and data.known is not None and len(data.known) == 1:
+        if data is not None and data.known is not None and (len(data.known) == 1 or self._made_1d(ctx)):
             return replace(folded, known=data.known)
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
@@ -124,6 +125,11 @@ class _ValueShaped(ShapeRule):
     ) -> tuple[int, ...] | None:
         """The output's flat values; by default input 0's values in the output's shape."""
         return inputs[0][0]
+
+    def _made_1d(self, ctx: LayerContext) -> bool:
+        out = self.infer(ctx)
+        shape = out[0].shape if out else None
+        return shape is not None and shape.rank == 1
 
 
 # -- Reshape, Squeeze, Unsqueeze --------------------------------------------------------------------------
