@@ -97,13 +97,13 @@ class _ValueShaped(ShapeRule):
 
     # Whether it only reshapes its input 0: a runtime value of one element (a dim ShapeOf gives at run time, picked by
     # a scalar index), or one made 1-D, stays known in part through it, as OpenVINO's bounds pass through a Reshape,
-    # Squeeze, Unsqueeze
+    # Squeeze, Unsqueeze whose other inputs (the target, the axes) it knows exactly
     reshapes_only = False
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         folded = super().fold(ctx)
         data = ctx.value(0) if self.reshapes_only and folded.kind == "runtime" and ctx.layer.inputs else None
-        if data is not None and data.known is not None and (len(data.known) == 1 or self._made_1d(ctx)):
+        if data is not None and data.known is not None and self._reshapes_known(ctx, len(data.known)):
             return replace(folded, known=data.known)
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
@@ -126,7 +126,15 @@ class _ValueShaped(ShapeRule):
         """The output's flat values; by default input 0's values in the output's shape."""
         return inputs[0][0]
 
-    def _made_1d(self, ctx: LayerContext) -> bool:
+    def _reshapes_known(self, ctx: LayerContext, count: int) -> bool:
+        """Whether the elements of a runtime value of ``count`` go through unchanged: its other inputs known exactly
+        (``has_and_set_bound``), and the output one element or 1-D."""
+        for index in range(1, len(ctx.layer.inputs)):
+            given = exact_value(ctx, index)
+            if given is None or None in given:
+                return False
+        if count == 1:
+            return True
         out = self.infer(ctx)
         shape = out[0].shape if out else None
         return shape is not None and shape.rank == 1

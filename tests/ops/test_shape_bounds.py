@@ -223,3 +223,18 @@ def test_a_remainder_of_bounded_dims_holds_openvinos_estimate(remainder: Any, tm
     shape, openvinos = _both(xml, "reshaped")
     assert shape is not None and shape.contains(openvinos), (shape, openvinos)
     assert shape.dims is not None and [str(d) for d in shape.dims[:2]] == ["..2", "..4"], shape
+
+
+def test_a_value_reshaped_to_a_target_known_at_run_time_has_no_bounds(tmp_path: Path) -> None:
+    """x's first dim (2..5) reshaped to a target OpenVINO cannot bound (min(max(ShapeOf(z), 1), 1)): OpenVINO passes
+    bounds through a Reshape only where it knows the target, so the flatten that reads it has a dynamic rank, not
+    ovreduce's ``[2..5,2..7]``."""
+    x = ops.parameter(ov.PartialShape("[2..5,3]"), np.float32, name="x")
+    z = ops.parameter(ov.PartialShape("[?]"), np.float32, name="z")
+    one = ops.minimum(ops.maximum(ops.shape_of(z), _c([1])), _c([1]))
+    first = ops.reshape(_dim(ops.shape_of(x), 0), one, False)
+    out = ops.reshape(x, ops.concat([first, _c([-1])], 0), False)
+    out.set_friendly_name("out")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x, z]), str(xml), compress_to_fp16=False)
+    assert _both(xml, "out") == (PartialShape(None),) * 2
