@@ -85,7 +85,7 @@ class ValueInfo:
     values: tuple[int, ...] | None  # as stored, when constant and folded
     reason: str = ""  # why it is runtime/unresolved
     shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
-    known: tuple[Bounds | None, ...] | None = None  # a runtime 1-D value's elements' bounds (None: not known)
+    known: tuple[Bounds | None, ...] | None = None  # a runtime value's elements' bounds, row-major (None: not known)
     reals: tuple[float, ...] | None = None  # a Const's non-integral floats (unresolved to every integer rule)
 
     @property

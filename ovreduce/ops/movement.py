@@ -95,15 +95,15 @@ def _length(shape: PartialShape) -> int | None:
 class _ValueShaped(ShapeRule):
     """A rule whose output 0 holds values computed from its inputs' values (:meth:`fold_tensor`)."""
 
-    # Whether it only reshapes its input 0: a runtime value of one element (a dim ShapeOf gives at run time, picked by
-    # a scalar index), or one made 1-D, stays known in part through it, as OpenVINO's bounds pass through a Reshape,
-    # Squeeze, Unsqueeze whose other inputs (the target, the axes) it knows exactly
+    # Whether it only reshapes its input 0: a runtime value (a dim ShapeOf gives at run time, picked by a scalar index;
+    # a shape unsqueezed) stays known in part through it, its elements in their order, as OpenVINO's bounds pass
+    # through a Reshape, Squeeze, Unsqueeze whose other inputs (the target, the axes) it knows exactly
     reshapes_only = False
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         folded = super().fold(ctx)
         data = ctx.value(0) if self.reshapes_only and folded.kind == "runtime" and ctx.layer.inputs else None
-        if data is not None and data.known is not None and self._reshapes_known(ctx, len(data.known)):
+        if data is not None and data.known is not None and self._reshapes_known(ctx):
             return replace(folded, known=data.known)
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
@@ -126,18 +126,14 @@ class _ValueShaped(ShapeRule):
         """The output's flat values; by default input 0's values in the output's shape."""
         return inputs[0][0]
 
-    def _reshapes_known(self, ctx: LayerContext, count: int) -> bool:
-        """Whether the elements of a runtime value of ``count`` go through unchanged: its other inputs known exactly
-        (``has_and_set_bound``), and the output one element or 1-D."""
+    @staticmethod
+    def _reshapes_known(ctx: LayerContext) -> bool:
+        """Whether OpenVINO's bounds of input 0 go through: its other inputs known exactly (``has_and_set_bound``)."""
         for index in range(1, len(ctx.layer.inputs)):
             given = exact_value(ctx, index)
             if given is None or None in given:
                 return False
-        if count == 1:
-            return True
-        out = self.infer(ctx)
-        shape = out[0].shape if out else None
-        return shape is not None and shape.rank == 1
+        return True
 
 
 # -- Reshape, Squeeze, Unsqueeze --------------------------------------------------------------------------
@@ -528,15 +524,16 @@ class Gather(_ValueShaped):
             return unevaluated(ctx.layer, etype, super().fold(ctx))
         folded = super().fold(ctx)
         data, indices, axis = (ctx.value(i) for i in range(3)) if len(ctx.layer.inputs) == 3 else (None, None, None)
-        if folded.kind != "runtime" or data is None or data.known is None or indices is None or axis is None:
+        known = partial_value(ctx, 0) if folded.kind == "runtime" else None
+        if known is None or data is None or indices is None or axis is None:
             return folded
         batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
         if indices.values is None or axis.values not in ((0,), (-1,)) or batch_dims != 0:
             return folded
-        size = len(data.known)
+        size = len(known)
         if not all(-size <= i < size for i in indices.values):  # a negative index counts from the end
             return folded
-        picked = tuple(data.known[i % size] for i in indices.values)
+        picked = tuple(known[i % size] for i in indices.values)
         values = tuple(exact(b) for b in picked)
         if any(v is None for v in values):
             return replace(folded, known=picked if indices.element_shape in ((len(picked),), ()) else None)
@@ -1142,10 +1139,9 @@ class StridedSlice1(ShapeRule):
         OpenVINO's bounds pass through it): constant when all are known."""
         folded = super().fold(ctx)
         data = ctx.value(0)
-        known = data.known
-        if data.kind == "const" and data.values is not None and data.element_shape == (len(data.values),):
-            known = tuple((v, v) for v in data.values)
-        cut = self._cut(ctx) if folded.kind != "const" and known is not None else None
+        one_d = data.kind == "runtime" or (data.values is not None and data.element_shape == (len(data.values),))
+        known = partial_value(ctx, 0) if folded.kind != "const" and one_d else None
+        cut = self._cut(ctx) if known is not None else None
         return folded if cut is None or known is None else _sliced(folded, known, cut)
 
     @staticmethod
@@ -1252,9 +1248,9 @@ class Slice8(_ValueShaped):
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """Also the elements a constant slice picks from a 1-D value known in part: constant when all are known."""
         folded = super().fold(ctx)
-        data = ctx.value(0)
-        cut = self._cut(ctx) if folded.kind == "runtime" and data.known is not None else None
-        return folded if cut is None or data.known is None else _sliced(folded, data.known, cut)
+        known = partial_value(ctx, 0) if folded.kind == "runtime" else None
+        cut = self._cut(ctx) if known is not None else None
+        return folded if cut is None or known is None else _sliced(folded, known, cut)
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]

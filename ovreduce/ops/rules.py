@@ -132,8 +132,9 @@ def partial_value(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | 
     if const is not None:
         return tuple((v, v) for v in const)
     known = ctx.value(index).known
-    if known is None:
-        return None
+    shape = ctx.input(index).shape
+    if known is None or shape is None or shape.rank is None or shape.rank > 1:  # (a runtime value of any rank keeps
+        return None  # its elements through a Reshape, row-major: only a 1-D one is read as a shape)
     etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
     top = type_limits(etype)[1] if etype is not None and etype.kind == "int" else None
     if top is None:

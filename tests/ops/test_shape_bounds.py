@@ -56,6 +56,11 @@ def _reshaped_slice_of_shape(x: Any) -> Any:  # the same, the head reshaped to 1
     return ops.reshape(x, ops.concat([head, _c([-1])], 0), False)
 
 
+def _unsqueezed_and_squeezed_shape(x: Any) -> Any:  # the shape made 2-D and back on the way
+    whole = ops.squeeze(ops.unsqueeze(ops.shape_of(x), _c([0])), _c([0]))
+    return ops.reshape(x, ops.concat([_c([1]), whole], 0), False)
+
+
 def _strided_slice_of_shape(x: Any) -> Any:  # the same, as the TensorFlow frontends write it
     head = ops.strided_slice(ops.shape_of(x), _c([0]), _c([2]), _c([1]), [0], [0])
     return ops.reshape(x, ops.concat([head, _c([-1])], 0), False)
@@ -99,6 +104,7 @@ CASES: dict[str, tuple[str, str, Callable[[Any], Any]]] = {  # the Parameter's s
     "add-and-subtract-gathered-dims": ("[2..5,1..5,3..6,2]", "[4,2,3,2]", _sum_and_difference),
     "slice-of-shapeof": ("[2..5,3..4,6,7]", "[4,3,6,7]", _slice_of_shape),
     "reshaped-slice-of-shapeof": ("[2..5,3..4,6,7]", "[4,3,6,7]", _reshaped_slice_of_shape),
+    "unsqueezed-and-squeezed-shapeof": ("[2..5,3..4,6]", "[4,3,6]", _unsqueezed_and_squeezed_shape),
     "strided-slice-of-shapeof": ("[2..5,3..4,6,7]", "[4,3,6,7]", _strided_slice_of_shape),
     "concat-of-dims-reordered": ("[2..5,3..4,..6]", "[4,3,6]", _dims_reordered),
     "divide-a-gathered-dim": ("[1..3,4..9,5]", "[2,6,5]", _halved),
