@@ -136,10 +136,11 @@ def _remainder_bounds(
     x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
 ) -> Bounds | None:
     """One element's bounds through Mod or FloorMod: exact where both operands are; else, for a dividend not below 0
-    and a divisor above it, ``[0, greatest divisor - 1]``, which holds what OpenVINO estimates (``mod_interval``, or
-    the remainders of the bounds' pairs) for any operands within these: a remainder is no monotonic function, so
-    OpenVINO's narrower estimate would be wrong for operands ovreduce bounds more loosely than it does; ``(0, None)``
-    where an upper bound is unknown; None (not judged) where an operand may be negative or the divisor 0."""
+    and a divisor above it, the dividend's where it is below every divisor, else ``[0, greatest divisor - 1]``, which
+    holds what OpenVINO estimates (``mod_interval``, or the remainders of the bounds' pairs) for any operands within
+    these: a remainder is no monotonic function, so OpenVINO's narrower estimate would be wrong for operands ovreduce
+    bounds more loosely than it does; ``(0, None)`` where an upper bound is unknown; None (not judged) where an
+    operand may be negative or the divisor 0."""
     if x is None or y is None:
         return None
     (v1, v2), (m1, m2) = x, y
@@ -147,6 +148,8 @@ def _remainder_bounds(
         return (wrapped([fn(v1, m1)], etype)[0],) * 2
     if v1 < 0 or m1 <= 0:
         return None
+    if v2 is not None and v2 < m1:  # every dividend below every divisor: itself
+        return (v1, v2)
     return (0, None if v2 is None or m2 is None else m2 - 1)
 
 

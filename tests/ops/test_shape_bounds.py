@@ -216,19 +216,21 @@ def test_a_zero_under_special_zero_leaves_the_element_count_unchecked(tmp_path: 
 
 @pytest.mark.parametrize("remainder", [ops.mod, ops.floor_mod])
 def test_a_remainder_of_bounded_dims_holds_openvinos_estimate(remainder: Any, tmp_path: Path) -> None:
-    """x[2..5,7..9] reshaped to [d0 % 3, d1 % d0, -1]: a remainder is no monotonic function of its operands, so ovreduce
-    bounds it by the divisor ([0, 2] and [0, 4]), which holds OpenVINO's estimate from the operands' bounds (FloorMod's
-    [2] for 2..5 % 3) without resting on ovreduce's bounds being exactly OpenVINO's."""
+    """x[2..5,7..9] reshaped to [d0 % 3, d1 % d0, d0 % 6, -1]: a remainder is no monotonic function of its operands,
+    so ovreduce bounds it by the divisor ([0, 2] and [0, 4]), which holds OpenVINO's estimate from the operands'
+    bounds (FloorMod's [2] for 2..5 % 3) without resting on ovreduce's bounds being exactly OpenVINO's; a dividend
+    below every divisor is its own remainder (2..5)."""
     x = ops.parameter(ov.PartialShape("[2..5,7..9]"), np.float32, name="x")
     s = ops.shape_of(x)
-    target = ops.concat([remainder(_dim(s, 0), _c([3])), remainder(_dim(s, 1), _dim(s, 0)), _c([-1])], 0)
+    d0, d1 = _dim(s, 0), _dim(s, 1)
+    target = ops.concat([remainder(d0, _c([3])), remainder(d1, d0), remainder(d0, _c([6])), _c([-1])], 0)
     reshaped = ops.reshape(x, target, False)
     reshaped.set_friendly_name("reshaped")
     xml = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(reshaped)], [x]), str(xml), compress_to_fp16=False)
     shape, openvinos = _both(xml, "reshaped")
     assert shape is not None and shape.contains(openvinos), (shape, openvinos)
-    assert shape.dims is not None and [str(d) for d in shape.dims[:2]] == ["..2", "..4"], shape
+    assert shape.dims is not None and [str(d) for d in shape.dims[:3]] == ["..2", "..4", "2..5"], shape
 
 
 def test_a_value_reshaped_to_a_target_known_at_run_time_has_no_bounds(tmp_path: Path) -> None:
