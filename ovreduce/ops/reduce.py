@@ -29,14 +29,14 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
-from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
-from ovreduce.ops.rules import const_tensor, evaluates, unevaluated, wrapped
+from ovreduce.ops.base import LAST_OPSET, Bounds, LayerContext, Op, PortState, ValueInfo, parse_bool_attr
+from ovreduce.ops.rules import const_tensor, evaluates, partial_value, type_limits, unevaluated, wrapped
 from ovreduce.shapes import Dimension, PartialShape
 
 if TYPE_CHECKING:
@@ -211,6 +211,8 @@ class ReductionOp(Op):
         """Constant integers (or booleans) reduced as OpenVINO folds them (``ReduceProd(ShapeOf(x))``, ONNX's Size,
         in a sub-graph's condition); Mean, L1 and L2 are not folded here."""
         folded = super().fold(ctx)
+        if folded.kind == "runtime" and len(ctx.layer.inputs) == 2:
+            return self._bounded(ctx, folded)
         data = const_tensor(ctx.value(0)) if len(ctx.layer.inputs) == 2 and folded.kind == "unresolved" else None
         etype, fold_with = ctx.input(0).element_type, _FOLDS.get(self.type)
         if data is None or fold_with is None or etype is None:
@@ -237,6 +239,24 @@ class ReductionOp(Op):
         result = tuple(v for v in out if v is not None)
         out_shape = kept if keep_dims else tuple(d for i, d in enumerate(shape) if i not in reduced)
         return ValueInfo("const", result if self.logical else wrapped(result, etype), shape=out_shape)
+
+    def _bounded(self, ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
+        """A runtime 1-D value reduced whole (a shape's element count, its largest dim) to the bounds OpenVINO gives
+        it: the op over the elements' lower bounds and over their upper ones (no upper bound where one has none)."""
+        etype, bound = ctx.input(0).element_type, _BOUNDS.get(self.type)
+        elements = partial_value(ctx, 0)
+        if elements is None or bound is None or etype is None or not evaluates(self.type, etype):
+            return folded
+        if _as_int64(ctx.value(1).values) not in ((0,), (-1,)) or None in elements:
+            return folded
+        known = cast(list[Bounds], elements)
+        if any(b[0] < 0 for b in known):  # (bounds of a shape: OpenVINO's estimate is monotonic for these only)
+            return folded
+        result = bound(known)
+        top = type_limits(etype)[1]
+        if result[0] >= top:
+            return folded
+        return replace(folded, known=((result[0], None if result[1] is None or result[1] >= top else result[1]),))
 
     # -- execution ------------------------------------------------------------------------------------------
     def kernel(self, data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
@@ -309,6 +329,19 @@ _FOLDS: dict[str, Callable[[int, int], int]] = {
     "ReduceSum": operator.add, "ReduceProd": operator.mul, "ReduceMax": max, "ReduceMin": min,
     "ReduceLogicalAnd": min, "ReduceLogicalOr": max,
 }  # fmt: skip
+_BOUNDS: dict[str, Callable[[list[Bounds]], Bounds]] = {
+    "ReduceProd": lambda b: (math.prod(lo for lo, _ in b), _all_or_none(math.prod, [hi for _, hi in b])),
+    "ReduceMax": lambda b: (max(lo for lo, _ in b), _all_or_none(max, [hi for _, hi in b])),
+    "ReduceMin": lambda b: (min(lo for lo, _ in b), min((hi for _, hi in b if hi is not None), default=None)),
+}
+"""How a reduction bounds a runtime value's elements reduced whole (OpenVINO evaluates ReduceSum's in no way)."""
+
+
+def _all_or_none(fn: Callable[[list[int]], int], values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return fn(known) if len(known) == len(values) else None
+
+
 _V1 = range(1, LAST_OPSET + 1)  # opset1 ... opset16
 _V4 = range(4, LAST_OPSET + 1)
 

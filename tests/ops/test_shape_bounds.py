@@ -82,6 +82,16 @@ def _i32_converted(x: Any) -> Any:  # the dims as i32, then back, an unsqueezed 
     return ops.reshape(x, ops.convert(ops.concat([first, _c([-1], np.int32)], 0), "i64"), False)
 
 
+def _to_the_size(x: Any) -> Any:  # ONNX's Size: [prod(shape), 1]
+    return ops.reshape(x, ops.concat([ops.reduce_prod(ops.shape_of(x), _c([0]), True), _c([1])], 0), False)
+
+
+def _tiled_by_the_least_and_largest(x: Any) -> Any:  # repeats [min(shape), 1, max(shape)]
+    s = ops.shape_of(x)
+    least, largest = ops.reduce_min(s, _c([0]), True), ops.reduce_max(s, _c([0]), False)
+    return ops.tile(x, ops.concat([least, _c([1]), ops.unsqueeze(largest, _c(0))], 0))
+
+
 def _tiled(x: Any) -> Any:  # repeated by its own first dim along the last axis
     return ops.tile(x, ops.concat([_c([1, 1]), _dim(ops.shape_of(x), 0)], 0))
 
@@ -109,6 +119,8 @@ CASES: dict[str, tuple[str, str, Callable[[Any], Any]]] = {  # the Parameter's s
     "concat-of-dims-reordered": ("[2..5,3..4,..6]", "[4,3,6]", _dims_reordered),
     "divide-a-gathered-dim": ("[1..3,4..9,5]", "[2,6,5]", _halved),
     "i32-shapeof-converted": ("[2..5,3,4]", "[4,3,4]", _i32_converted),
+    "reduce-prod-of-shapeof": ("[2..5,3,4]", "[4,3,4]", _to_the_size),
+    "reduce-min-and-max-of-shapeof": ("[2..5,3,4]", "[4,3,4]", _tiled_by_the_least_and_largest),
     "tile-by-a-dim": ("[2..5,3,4]", "[4,3,4]", _tiled),
     "broadcast-numpy": ("[2..5,3..4]", "[4,3]", _broadcast),
     "broadcast-bidirectional": ("[2..5,3..4,6]", "[4,3,6]", _broadcast_bidirectional),
