@@ -8,12 +8,14 @@ Every reduction layer of every stored model is a v2 model named ``<model id>.<la
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from ovreduce import __version__
 from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
@@ -23,6 +25,7 @@ from ovreduce.run import make_backends, prepare_inputs, run_spec
 
 from .. import kserve
 from ..deps import ServicesDep, SinceDep
+from ..errors import BusyError
 from ..kserve import VERSION, Inputs, NotReadyError, model_name, parse_name, run_options, shown
 from ..problems import holding
 from ..schemas import RunRequest, V2InferRequest
@@ -85,13 +88,13 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
     return document_bytes({"name": name, "ready": True})
 
 
-def _index(context: WorkerContext, ready_only: bool) -> bytes:
-    """From the stored summaries' reasons; a model is parsed only if stored before they recorded them, or if larger
-    than the limits of now (then listed only if it can be read)."""
+def _index(context: WorkerContext, ready_only: bool, mid: str) -> bytes:
+    """One stored model's entries, as the items of a JSON array (none: nothing), from its summary's reasons; it is
+    parsed only if stored before they were recorded, or if larger than the limits of now (then listed only if it can
+    be read)."""
     catalog, limits = context.catalog, context.catalog.limits
     out: list[dict[str, Any]] = []
-    for summary in catalog.summaries():
-        mid = str(summary.get("id", ""))
+    for summary in map(json.loads, catalog.summaries_json([mid])):  # (none when removed meanwhile)
         paths = [path_of(reduction) for reduction in summary.get("reductions", ())]
         unready = summary.get("unready")
         grown = summary.get("xml_bytes", 0) > limits.max_xml_bytes or summary.get("layer_count", 0) > limits.max_layers
@@ -107,7 +110,7 @@ def _index(context: WorkerContext, ready_only: bool) -> bytes:
                 continue
             out.append({"name": model_name(mid, path), "version": VERSION,
                         "state": "READY" if reason is None else "UNAVAILABLE", "reason": reason or ""})  # fmt: skip
-    return document_bytes(out)
+    return document_bytes(out)[1:-1]
 
 
 # -- inference ---------------------------------------------------------------------------------------------
@@ -230,4 +233,27 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')
         ready_only = bool(doc.get("ready", False))
-    return _json(await services.isolated.run("listing the model repository", _index, ready_only))
+    ids = await run_in_threadpool(services.catalog.store.ids)  # a store that cannot be listed: 503 before any byte
+
+    async def entries() -> AsyncIterator[bytes]:
+        """Each model's from a job of its own: a store of many large models outlasts any one job's time limit, and an
+        answer built whole is held as often as it is asked at once. A model that cannot be listed is an entry named
+        by its id that says why (after the server was found busy, every one left), left out of a ready-only index."""
+        sep, busy = b"[", None
+        for mid in ids:
+            try:
+                if busy is not None:
+                    raise busy
+                part = await services.isolated.run("listing the model repository", _index, ready_only, mid)
+            except OvReduceError as exc:  # the status is sent: said in its place, not a cut answer
+                busy = exc if isinstance(exc, BusyError) else None
+                why = f"its reductions could not be listed: {exc.message}"
+                part = b"" if ready_only else document_bytes(
+                    {"name": mid, "version": VERSION, "state": "UNAVAILABLE", "reason": why}
+                )  # fmt: skip
+            if part:
+                yield sep + part
+                sep = b","
+        yield b"[]" if sep == b"[" else b"]"
+
+    return StreamingResponse(entries(), media_type="application/json")
