@@ -101,8 +101,8 @@ class _JSONRequest(Request):
 
 
 class ServiceRoute(APIRoute):
-    """Every route of the service: its body holds its share of the body memory (:meth:`_held`) from before it is read
-    until it is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and
+    """Every route of the service: its body holds its share of the body memory (:meth:`_held`) once it is in until it
+    is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and
     before the handler runs the request is refused (400) for a compressed body (it would be read as plain), for a
     query parameter or form field given twice that the route reads once (the last would win silently; lists such
     as ``reshape`` repeat), or one the route does not read (a misspelt option would be ignored)."""
@@ -120,35 +120,31 @@ class ServiceRoute(APIRoute):
 
         async def checked(request: Request) -> Response:
             request = _JSONRequest(request.scope, request.receive)
-            # the body's memory in this process, from before it is read (a form's small parts stay in memory, and
-            # every part is there before a field is looked at) until the answer: the job's limit counts the wait
-            held, memory = self._held(request), request.app.state.services.uploads
+            await self._check(request)  # a form read and parsed (a few parts at most), the query checked
+            # a body a POST sends, read whole (within the body limit); another method's is left unread, as it was
+            body = await request.body() if request.method == "POST" and not self.takes_form else b""
+            # what the body takes in this process once it is in (a client slow to send it holds none), until the
+            # answer: the job's limit counts the wait
+            held, memory = await self._held(request, body), request.app.state.services.uploads
             hold = memory.hold(held, f"{request.method} {self.path_format}") if held else contextlib.nullcontext()
             async with hold as since:
                 request.state.since = since
-                await self._check(request)
                 return await handler(request)
 
         return checked
 
-    def _held(self, request: Request) -> int:
-        """The memory a request's body may take here (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an upload's size; for any
-        other body past 64 KiB, what parsing makes of its JSON, whatever its Content-Type says, and twice the rest
-        (the raw tensors after a KServe request's JSON head); 0 for no body or a small one. A body without a length
-        counts as one of its limit."""
-        headers = request.headers
-        declared, head = headers.get("content-length", ""), headers.get("inference-header-content-length", "")
-        size = int(declared) if declared.strip().isdigit() and len(declared) < 20 else None
-        if size == 0 or (size is None and "transfer-encoding" not in headers):
-            return 0
-        settings: Settings = request.app.state.services.settings
+    async def _held(self, request: Request, body: bytes) -> int:
+        """The memory a request's body takes here (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an upload's files, read whole
+        to go to a worker; a body past 64 KiB, what parsing makes of its JSON, whatever its Content-Type says, and
+        twice the rest (the raw tensors after a KServe request's JSON head); a small one, nothing."""
         if self.takes_form:
-            return settings.max_upload_bytes if size is None else size
-        if size is not None and size <= _INLINE_JSON:
+            form = await request.form()  # (as parsed)
+            return sum(value.size or 0 for _, value in form.multi_items() if isinstance(value, StarletteUpload))
+        if len(body) <= _INLINE_JSON:
             return 0
-        size = settings.max_json_bytes if size is None else size
-        json_part = min(int(head), size) if head.strip().isdigit() and len(head) < 20 else size
-        return _JSON_EXPANSION * json_part + 2 * (size - json_part)
+        head = request.headers.get("inference-header-content-length", "")
+        json_part = min(int(head), len(body)) if head.strip().isdigit() and len(head) < 20 else len(body)
+        return _JSON_EXPANSION * json_part + 2 * (len(body) - json_part)
 
     async def _check(self, request: Request) -> None:
         encoding = _coding(request.headers.getlist("content-encoding"))
@@ -163,7 +159,10 @@ class ServiceRoute(APIRoute):
                 self._known("query parameter", counts, self.queries, request)
         if self.takes_form:
             try:
-                form = await request.form()  # parsed once: the handler is given this form (Starlette keeps it)
+                # parsed once: the handler is given this form (Starlette keeps it). A part under 1 MiB stays in memory:
+                # a form of more parts than the route takes a field once more is refused as soon as it has them
+                most = len(self.fields) + 1
+                form = await request.form(max_files=most, max_fields=most)
             except OSError as exc:  # a file part past 1 MiB waits on disk
                 raise write_error(exc, "the upload cannot be received", "the server's temporary folder") from None
             twice = sorted(key for key, n in Counter(key for key, _ in form.multi_items()).items() if n > 1)

@@ -716,8 +716,9 @@ def test_uploads_held_at_once_are_bounded_by_the_upload_memory(tmp_path: Path) -
 def test_bodies_the_upload_memory_did_not_count_are_bounded_by_it(kind: str, tmp_path: Path) -> None:
     """A form of many file parts under 1 MiB each (kept in memory, every part parsed before a field is looked at) and
     a large JSON body (about 27 times its size once parsed, kept until answered) took the server's memory past the
-    upload budget: three at once took three times one. Each now holds its share from before it is read."""
-    if kind == "form of small parts":  # refused in the end (xml given 40 times), after the whole form was parsed
+    upload budget: three at once took three times one. A form is now refused once it has a part more than its route
+    takes, and a body, once in, holds its share before it is parsed."""
+    if kind == "form of small parts":  # refused (xml given 40 times): it was, once the whole form was parsed
         form = [("xml", (f"m{i}.xml", bytes(900_000))) for i in range(40)]
         budget = 40 << 20
 
@@ -742,6 +743,21 @@ def test_bodies_the_upload_memory_did_not_count_are_bounded_by_it(kind: str, tmp
         grown = _peak_rss(proc.pid) - before
     assert all(400 <= status < 500 for status in statuses), statuses
     assert grown < 2 * budget, (grown, budget)
+
+
+def test_a_client_slow_to_send_its_body_holds_no_body_memory(tmp_path: Path) -> None:
+    """A body holds its share of the budget once it is in: a client that declares a large upload and sends nothing
+    must not keep the others' uploads waiting (503 busy at their time limit), as long as it is let trickle."""
+    xml, weights = sample("rmsnorm")
+    settings = {"upload_memory_bytes": 2 << 20, "run_timeout_s": 5}
+    with serve(tmp_path / "store", settings=settings) as (url, _), httpx.Client(base_url=url, timeout=60) as http:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as stalled:
+            stalled.sendall(b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                            b"boundary=B\r\nContent-Length: %d\r\n\r\n--B\r\n" % (4 << 20))  # fmt: skip
+            time.sleep(0.5)  # its request under way, its body not
+            checked = http.post("/v1/check", files=files(xml, weights))
+    assert checked.status_code == 200, checked.text
 
 
 def test_the_upload_memory_is_waited_for_then_refused() -> None:
