@@ -149,9 +149,10 @@ class Settings(BaseSettings):
 
     def page_names(self) -> tuple[str, ...]:
         """The names whose pages are the service's own where a proxy rewrote ``Host`` (a page's ``Origin``):
-        :attr:`allowed_hosts` but ``*`` (anyone's) and the loopback names without a port (another server's of this
-        machine)."""
-        return tuple(n for n in (i.lower() for i in _items(self.allowed_hosts)) if n not in _NOT_PAGE_NAMES)
+        :attr:`allowed_hosts` but ``*`` and ``*.suffix`` (anyone's, any subdomain's) and the loopback names without a
+        port (another server's of this machine)."""
+        names = (i.lower() for i in _items(self.allowed_hosts))
+        return tuple(n for n in names if n not in _NOT_PAGE_NAMES and not n.startswith("*."))
 
 
 _NOT_PAGE_NAMES = frozenset({"*", "localhost", "127.0.0.1", "[::1]"})

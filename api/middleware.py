@@ -218,7 +218,7 @@ def _same_origin(origin: bytes, host: bytes | None, scheme: str, names: Sequence
         request_default = 443 if (scheme == "https" or origin_scheme == "https") else 80
         if origin_host == request[0] and port == int(request[1] or request_default):
             return True
-    named = [n for n in names if port == default or (split_host(n.removeprefix("*.")) or ("", None))[1]]
+    named = [n for n in names if port == default or (split_host(n) or ("", None))[1]]
     return host_allowed(f"{origin_host}:{port}".encode(), named)
 
 

@@ -136,13 +136,13 @@ class ServiceRoute(APIRoute):
     async def _held(self, request: Request, body: bytes) -> int:
         """The memory a request's body takes here (``OVREDUCE_UPLOAD_MEMORY_BYTES``): an upload's files, read whole
         to go to a worker; a body past 64 KiB, what parsing makes of its JSON, whatever its Content-Type says, and
-        twice the rest (the raw tensors after a KServe request's JSON head); a small one, nothing."""
+        twice the rest (the raw tensors after a KServe inference request's JSON head); a small one, nothing."""
         if self.takes_form:
             form = await request.form()  # (as parsed)
             return sum(value.size or 0 for _, value in form.multi_items() if isinstance(value, StarletteUpload))
         if len(body) <= _INLINE_JSON:
             return 0
-        head = request.headers.get("inference-header-content-length", "")
+        head = request.headers.get("inference-header-content-length", "") if self.path.endswith("/infer") else ""
         json_part = min(int(head), len(body)) if head.strip().isdigit() and len(head) < 20 else len(body)
         return _JSON_EXPANSION * json_part + 2 * (len(body) - json_part)
 

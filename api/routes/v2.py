@@ -9,6 +9,7 @@ Every reduction layer of every stored model is a v2 model named ``<model id>.<la
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -245,9 +246,12 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
                 if busy is not None:
                     raise busy
                 part = await services.isolated.run("listing the model repository", _index, ready_only, mid)
-            except OvReduceError as exc:  # the status is sent: said in its place, not a cut answer
+            except Exception as exc:  # the status is sent: said in its place, not a cut answer
                 busy = exc if isinstance(exc, BusyError) else None
-                why = f"its reductions could not be listed: {exc.message}"
+                if not isinstance(exc, OvReduceError):
+                    logging.getLogger("ovreduce.api").error("listing model %s for the index failed", mid, exc_info=exc)
+                said = exc.message if isinstance(exc, OvReduceError) else "an unexpected error, which the log shows"
+                why = f"its reductions could not be listed: {said}"
                 part = b"" if ready_only else document_bytes(
                     {"name": mid, "version": VERSION, "state": "UNAVAILABLE", "reason": why}
                 )  # fmt: skip
