@@ -85,13 +85,10 @@ class Catalog:
         )
         self._loaded_lock = threading.Lock()
 
-    def summaries(self) -> Iterator[dict[str, Any]]:
-        """Every stored model's summary by id (those removed meanwhile skipped), each read as iterated (GBs in all)."""
-        return (json.loads(raw) for raw in self.summaries_json())
-
     def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
-        """:meth:`summaries` as the JSON texts stored (:meth:`ModelStore.meta_json`), of the stored models or of
-        ``ids`` (as :meth:`ModelStore.ids` gave them: its :class:`StoreError` said before any is read)."""
+        """Every stored model's summary as the JSON text stored (:meth:`ModelStore.meta_json`), each read as iterated
+        (GBs in all), those removed meanwhile skipped; of the stored models or of ``ids`` (as :meth:`ModelStore.ids`
+        gave them: its :class:`StoreError` said before any is read)."""
         for mid in self.store.ids() if ids is None else ids:
             try:
                 raw = self.store.meta_json(mid)

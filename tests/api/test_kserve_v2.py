@@ -537,7 +537,7 @@ def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_setti
     index = listed(WorkerContext(settings, catalog))
     assert not catalog._loaded, "the index parsed a model"
     expected = []
-    for summary in catalog.summaries():
+    for summary in map(json.loads, catalog.summaries_json()):
         loaded = catalog.load(summary["id"])
         for reduction in summary["reductions"]:
             path = path_of(reduction)

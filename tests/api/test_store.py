@@ -168,7 +168,7 @@ def test_lru_eviction_skips_pinned(tmp_path: Path) -> None:
     store.touch(ids[0])
     store.max_bytes = size
     assert store.evict() == [ids[3]]
-    assert [m["id"] for m in catalog.summaries()] == [ids[0]]
+    assert [json.loads(raw)["id"] for raw in catalog.summaries_json()] == [ids[0]]
 
 
 def test_add_evicts_the_least_recently_used(tmp_path: Path) -> None:
