@@ -176,15 +176,12 @@ class Reshape1(_ValueShaped):
             else:
                 out.append(p)
         if None in out:
-            # dims copied by special_zero cancel out of both products (as OpenVINO's reshape does)
+            # dims copied by special_zero are in neither product; of a dynamic rank, they make both unknown, and the
+            # -1 is an output dim of the product (as OpenVINO's reshape has them)
             copied = {i for i, p in enumerate(pattern) if p == _ZERO and special_zero}
-            rest_in = (
-                PartialShape(tuple(d for i, d in enumerate(data.dims) if i not in copied))
-                if data.dims is not None
-                else data
-            )
-            others = [d for i, d in enumerate(out) if d is not None and i not in copied]
-            out[out.index(None)] = self._minus_one(rest_in, others)
+            ins = None if data.dims is None else [d for i, d in enumerate(data.dims) if i not in copied]
+            outs = [d or Dimension.dynamic() for i, d in enumerate(out) if i not in copied and (d or ins is None)]
+            out[out.index(None)] = self._minus_one(ins, outs, unknown=ins is None and bool(copied))
         elif (
             data.is_static
             and all(d is not None and d.is_static for d in out)
@@ -228,37 +225,49 @@ class Reshape1(_ValueShaped):
         return pattern
 
     @staticmethod
-    def _minus_one(data: PartialShape, others: list[Dimension]) -> Dimension:
-        """The -1 dim, as ``resolve_minus_one_dim`` of reshape_shape_inference.hpp: the input's element count over the
-        other output dims' (an interval where either is one: the least count over the greatest, the greatest over the
-        least)."""
-        known = Dimension.static(1)
-        for d in others:
-            known = dim_mul(known, d)
-        if _product_static([d.lo for d in others if d.is_static]) == 0:
-            # OpenVINO takes it only from an input with a dim known to be 0 (not one that may be 0)
-            if data.dims is None or not any(d.is_static and d.lo == 0 for d in data.dims):
-                raise ShapeInferenceError(
-                    "Cannot infer '-1' dimension with zero-size output dimension unless at least one input "
-                    "dimension is also zero-size"
-                )
-            return Dimension.dynamic()
-        if data.dims is None:
-            return Dimension.dynamic()
-        product = Dimension.static(1)
-        for d in data.dims:
-            product = dim_mul(product, d)
-        if product.is_static and known.is_static:
-            if product.lo % known.lo:
+    def _minus_one(ins: list[Dimension] | None, outs: list[Dimension], *, unknown: bool) -> Dimension:
+        """The -1 dim, as ``Product::calculate`` and ``resolve_minus_one_dim`` of reshape_shape_inference.hpp have it
+        from the input dims ``ins`` and the other output dims ``outs`` (``unknown``: both products are): an input dim
+        cancels an equal static output dim (not 0); the static dims' products are kept apart from the others', dropped
+        where they are equal; the -1 is the input's over the output's (an interval: the least over the greatest, the
+        greatest over the least)."""
+        static = [1, 1]  # the static dims' products, of the input and of the outputs
+        dynamic = [Dimension.dynamic() if unknown else Dimension.static(1)] * 2
+        left = list(outs)
+        for side, dims in enumerate((ins or (), left)):
+            for d in list(dims):
+                if side == 0 and d.is_static and d.lo != 0 and d in left:
+                    left.remove(d)
+                elif d.is_static:
+                    static[side] *= d.lo
+                else:
+                    dynamic[side] = dim_mul(dynamic[side], d)
+        if static[0] != static[1]:
+            dynamic = [dim_mul(dynamic[side], Dimension.static(static[side])) for side in (0, 1)]
+        if static[1] == 0 and static[0] != 0:
+            raise ShapeInferenceError(
+                "Cannot infer '-1' dimension with zero-size output dimension unless at least one input dimension is "
+                "also zero-size"
+            )
+        numerator, denominator = dynamic
+        exact = numerator.is_static and denominator.is_static
+        hi: int | None
+        if exact:
+            lo, hi = -(-numerator.lo // denominator.lo), numerator.lo // denominator.lo
+        else:
+            hi = numerator.hi
+            if hi is not None and denominator.lo != 0 and not denominator.is_fully_dynamic:
+                hi //= denominator.lo
+            elif hi is not None:
+                hi = None
+            lo = numerator.lo
+            if denominator.hi != 0:  # ``ceil_div`` by the greatest (its type's largest value when unbounded)
+                lo = 0 if lo == 0 else 1 + (lo - 1) // (INT64_MAX if denominator.hi is None else denominator.hi)
+        if hi is not None and hi < lo:  # empty: refused where it is a static dim, else OpenVINO's empty dim
+            if exact and static[1] != 0:
                 raise ShapeInferenceError("Non-'-1' output dimensions do not evenly divide the input dimensions")
-            return Dimension.static(product.lo // known.lo)
-        hi = None
-        if product.hi is not None and known.lo != 0 and not known.is_fully_dynamic:
-            hi = product.hi // known.lo
-        lo = product.lo
-        if known.hi != 0:  # OpenVINO's ceil_div by the greatest count (its type's largest value when unbounded)
-            lo = 0 if lo == 0 else 1 + (lo - 1) // (INT64_MAX if known.hi is None else known.hi)
-        return Dimension(lo, hi) if hi is None or lo <= hi else Dimension.dynamic()
+            return Dimension.dynamic()
+        return Dimension(lo, hi)
 
 
 _ZERO = Dimension.static(0)
