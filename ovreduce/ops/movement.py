@@ -475,14 +475,18 @@ class Gather(_ValueShaped):
         self.version = version
         self.opsets = opsets
 
+    def _batch_dims(self, ctx: LayerContext, indices_rank: int | None) -> int:
+        """``batch_dims`` as OpenVINO reads it (``get_batch_dims``): a negative one counts from the indices' rank, and
+        may stay negative (an index from the end)."""
+        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
+        return batch_dims + indices_rank if batch_dims < 0 and indices_rank is not None else batch_dims
+
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, indices = inputs[0], inputs[1]
         axis_value = int_value(ctx, 2)
-        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
-        if batch_dims < 0:
-            if indices.dims is None:
-                return [PartialShape(None)]
-            batch_dims += len(indices.dims)  # may stay negative: OpenVINO reads it so, as an index from the end
+        batch_dims = self._batch_dims(ctx, None if indices.dims is None else len(indices.dims))
+        if batch_dims < 0 and indices.dims is None:
+            return [PartialShape(None)]
         if indices.dims is not None and batch_dims > len(indices.dims):
             raise ShapeInferenceError(f"The batch_dims must be <= indices_rank. But instead got: batch_dims = "
                                       f"{batch_dims}, indices_rank = {len(indices.dims)}")  # fmt: skip
@@ -536,8 +540,8 @@ class Gather(_ValueShaped):
         known = partial_value(ctx, 0) if folded.kind == "runtime" else None
         if known is None or data is None or indices is None or axis is None:
             return folded
-        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
-        if indices.values is None or axis.values not in ((0,), (-1,)) or batch_dims != 0:
+        rank = None if indices.element_shape is None else len(indices.element_shape)
+        if indices.values is None or axis.values not in ((0,), (-1,)) or self._batch_dims(ctx, rank) != 0:
             return folded
         size = len(known)
         if not all(-size <= i < size for i in indices.values):  # a negative index counts from the end
@@ -551,9 +555,8 @@ class Gather(_ValueShaped):
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
-        (values, shape), (indices, _), (axis_value, _) = inputs
-        batch_dims = 0 if self.version == "opset1" else int_attr(ctx.layer, "batch_dims", 0)
-        if batch_dims != 0 or not shape:
+        (values, shape), (indices, indices_shape), (axis_value, _) = inputs
+        if self._batch_dims(ctx, len(indices_shape)) != 0 or not shape:
             return None
         axis = normalize_axis(axis_value[0], len(shape))
         outer = _product_static(shape[:axis])

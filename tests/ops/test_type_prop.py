@@ -354,6 +354,11 @@ TABLES = {
 }
 # Not from type_prop: disagreements the random chains (test_shape_differential.py) found, kept as cases.
 REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
+    # a negative batch_dims counts from the indices' rank: -1 of 1-D indices is 0, and the values are picked
+    ("Reshape", "flatten_by_a_gather_of_batch_dims_minus_one", lambda p: o1.reshape(p("[1,2,5,4]"), o1.concat(
+        [o8.gather(o3.shape_of(p("[1,2,5,4]")), c([0]), c(0), -1), c([-1])], 0), False), "[1,40]"),
+    ("ReduceSum", "axes_by_a_gather_of_batch_dims_minus_one", lambda p: o1.reduce_sum(p("[2,3,4]"),
+     o8.gather(c([0, 1, 2]), c([2]), c(0), -1), False), "[2,3]"),
     # [3:-2:-2] of 1..11 gives OpenVINO the bounds (1, 0): an empty interval, which reads back as a dynamic dim
     ("StridedSlice", "empty_interval_reads_dynamic", _ss("[2,1..11]", [0, 3], [0, -2], [1, -2], [1, 0], [1, 0]),
      "[2,?]"),
