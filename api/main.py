@@ -172,8 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def metrics_endpoint() -> Response:
         """Requests, latencies, runs, worker-process jobs and the model store, for Prometheus to scrape
         (:mod:`api.metrics`). Behind the same ``Host`` allow-list as every route."""
-        body = await run_in_threadpool(metrics.exposition)  # reads the store's size from the disk
-        return Response(body, media_type=CONTENT_TYPE)
+        return Response(await metrics.scrape(), media_type=CONTENT_TYPE)
 
     app.mount("/static", static, name="static")
     routes = [  # every route and mount, those of the included routers by their router

@@ -9,6 +9,7 @@ workers, ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's multiprocess mode) ma
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
+from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -76,6 +78,7 @@ class Metrics:
         self.killed = Counter("ovreduce_workers_killed", "Worker processes killed for outliving the limit", registry=r)
         self.evictions = Counter("ovreduce_store_evictions", "Models evicted from the model store", registry=r)
         r.register(self)
+        self._scrape: asyncio.Future[bytes] | None = None
 
     def collect(self) -> Iterable[Metric]:
         """The store's size and model count, read from the disk at each scrape."""
@@ -117,6 +120,14 @@ class Metrics:
                 self.killed.inc()
 
     # -- exposition ------------------------------------------------------------------------------------
+    async def scrape(self) -> bytes:
+        """:meth:`exposition` off the event loop, one at a time: the scrapes that come while one is made get its
+        answer. Each reads the whole store, and nothing else bounds how many run at once (``/metrics`` is never
+        busy): many at once took every thread of the pool that the readiness checks wait for."""
+        if self._scrape is None or self._scrape.done():
+            self._scrape = asyncio.ensure_future(run_in_threadpool(self.exposition))
+        return await asyncio.shield(self._scrape)
+
     def exposition(self) -> bytes:
         """The text exposition of every metric, summed over processes where ``PROMETHEUS_MULTIPROC_DIR`` names a
         folder (``ovreduce serve`` refuses one set empty)."""

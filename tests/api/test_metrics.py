@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -206,6 +208,28 @@ def test_an_empty_multiprocess_folder_is_not_multiprocess_mode(tmp_path: Path) -
     samples = {(s.name, frozenset(s.labels.items())): s.value
                for family in text_string_to_metric_families(out) for s in family.samples}  # fmt: skip
     assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 2
+
+
+def test_scrapes_at_once_read_the_store_once(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
+    """Each scrape reads the whole store: many at once took every thread the readiness checks wait for. Those that
+    come while one is made get its answer, whole and current."""
+    assert client.post("/v1/models", files=files(*rmsnorm)).status_code == 201
+    store = client.app.state.services.metrics.store  # type: ignore[attr-defined]
+    reads: list[float] = []
+    usage = store.usage
+
+    def slow_usage() -> int:  # a store large enough to take a while to read
+        reads.append(time.monotonic())
+        time.sleep(0.5)
+        return int(usage())
+
+    store.usage = slow_usage
+    with ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(lambda _: client.get("/metrics"), range(12)))
+    assert [a.status_code for a in answers] == [200] * 12
+    assert all("ovreduce_store_models 1.0" in a.text for a in answers)
+    assert len(reads) < 4, f"{len(reads)} reads of the store for 12 scrapes at once"
+    assert "ovreduce_store_models 1.0" in client.get("/metrics").text and len(reads) >= 2  # (a later one reads anew)
 
 
 def test_metrics_is_read_only(client: TestClient) -> None:
