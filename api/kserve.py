@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ovreduce.backends.base import LayerSpec
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
-from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from_kserve, to_kserve
+from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from_kserve, json_quoted, to_kserve
 
 from .problems import scrub
 from .routes.common import json_bytes, read_json
@@ -149,7 +149,9 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
             inputs.append((tensor.name, tensor.shape, tensor.datatype, flat))
             continue
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise InputError(f"{what}: parameters.binary_data_size must be a non-negative integer, got {size!r}")
+            raise InputError(
+                f"{what}: parameters.binary_data_size must be a non-negative integer, got {json_quoted(size)}"
+            )
         if tensor.data is not None:
             raise InputError(f"{what} has both data and parameters.binary_data_size")
         expected = count * np.dtype(etype.numpy).itemsize
@@ -177,7 +179,7 @@ def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
             raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near[0]!r}?")
     backend = parameters.get("backend", "openvino")
     if backend not in ("openvino", "numpy"):
-        raise InputError(f"parameters.backend must be 'openvino' or 'numpy', got {str(backend)[:40]!r}")
+        raise InputError(f'parameters.backend must be "openvino" or "numpy", got {json_quoted(backend)}')
     fields: dict[str, Any] = {k: parameters[k] for k in ("device", "precision", "atol", "rtol") if k in parameters}
     fields["backends"] = ["numpy"] if backend == "numpy" else ["numpy", "openvino"]
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import html
 import itertools
 import logging
@@ -315,6 +316,7 @@ class IsolatedPool:
         # thread, and the kill that ends them at their time limit waited behind them for ever.
         self._threads: ThreadPoolExecutor | None = None
         self.killed = 0  # workers killed for outliving the limit (for tests and metrics)
+        self._answering: set[asyncio.Task[Any]] = set()  # (a task nothing else refers to may be collected)
         self.on_event: Callable[[str], None] = lambda event: None
         """Told ``queued`` and ``dequeued`` as jobs start and stop waiting for a worker, and ``busy``,
         ``timeout`` or ``worker_died`` when a job ends without an answer (:class:`api.metrics.Metrics`)."""
@@ -391,7 +393,7 @@ class IsolatedPool:
         if self._loop is not loop:  # an app started again runs on a new loop, and a pool shut down starts anew
             self._loop, self._slots = loop, asyncio.Semaphore(self.size)
             self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="ovreduce-pool")
-        slots = self._slots  # (released after a shutdown too)
+        slots, held = self._slots, False  # (released after a shutdown too; held: by a job its request left)
 
         def off(call: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
             return loop.run_in_executor(self._threads, call, *args)  # (after a shutdown, the default executor)
@@ -415,45 +417,74 @@ class IsolatedPool:
                 while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
                     self._stop(self._idle.pop())
                 worker = self._idle.pop() if self._idle and not fresh else await self._started(off, what, deadline)
-                exchange = off(_exchange, worker.conn, func, args, kwargs)
+                # A task of its own: a request cancelled (its client gone, the server stopping) leaves the job to end
+                # in its worker within its limit, holding its slot until then, and its worker kept or stopped as any
+                answer = loop.create_task(self._answer(worker, off, deadline, what, fresh, func, args, kwargs))
+                self._answering.add(answer)
+                answer.add_done_callback(self._answering.discard)
                 try:
-                    async with asyncio.timeout_at(deadline):
-                        ok, payload, retire = await asyncio.shield(exchange)
-                except TimeoutError:
-                    self.killed += 1
-                    self.on_event("timeout")
-                    # Killed before its pipe is closed, which ends the exchange's read first: a descriptor closed
-                    # under a read could be a new worker's pipe by the read's next call.
-                    worker.process.kill()
-                    with contextlib.suppress(Exception):  # (its end: EOFError)
-                        await asyncio.wait_for(exchange, 5)
-                    await off(self._stop, worker, 0, True)  # the kill frees all its memory
-                    raise RunTimeoutError(
-                        f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was "
-                        f"stopped"
-                    ) from None
-                except (_NotDeliveredError, EOFError, OSError) as exc:
-                    if isinstance(exc, _NotDeliveredError) and not fresh:  # died before it took the job: unseen above
-                        await off(self._stop, worker)
-                        continue
-                    self.on_event("worker_died")
-                    await off(self._stop, worker, 1.0, True)
-                    raise WorkerDiedError(
-                        f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an "
-                        f"answer; the server goes on with a fresh worker. The system killing the worker for lack of "
-                        f"memory ends it so, and so does a crash of the parser or of OpenVINO, which some invalid "
-                        f"models cause: retry once; if it ends so again, the model or its inputs cause it"
-                    ) from None
-                if retire:  # it left an inference running: replaced by a fresh one on the next job
-                    await off(self._stop, worker)
-                else:
-                    self._idle.append(worker)
-                break
+                    outcome = await asyncio.shield(answer)
+                except asyncio.CancelledError:
+                    held = True
+                    answer.add_done_callback(functools.partial(_release, slots))
+                    raise
+                if outcome is not None:
+                    break
         finally:
-            slots.release()
+            if not held:
+                slots.release()
+        assert outcome is not None  # (a fresh worker's answer is never None)
+        ok, payload = outcome
         if ok:
             return payload  # type: ignore[no-any-return]
         raise payload
+
+    async def _answer(
+        self,
+        worker: _Worker,
+        off: Callable[..., asyncio.Future[Any]],
+        deadline: float,
+        what: str,
+        fresh: bool,
+        func: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> tuple[bool, Any] | None:
+        """The job's answer from ``worker`` (ok, and the result or the error), or None where a worker taken idle had
+        died before it took the job (the job never started: another one takes it)."""
+        exchange = off(_exchange, worker.conn, func, args, kwargs)
+        try:
+            async with asyncio.timeout_at(deadline):
+                ok, payload, retire = await asyncio.shield(exchange)
+        except TimeoutError:
+            self.killed += 1
+            self.on_event("timeout")
+            # Killed before its pipe is closed, which ends the exchange's read first: a descriptor closed under a read
+            # could be a new worker's pipe by the read's next call.
+            worker.process.kill()
+            with contextlib.suppress(Exception):  # (its end: EOFError)
+                await asyncio.wait_for(exchange, 5)
+            await off(self._stop, worker, 0, True)  # the kill frees all its memory
+            raise RunTimeoutError(
+                f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was stopped"
+            ) from None
+        except (_NotDeliveredError, EOFError, OSError) as exc:
+            if isinstance(exc, _NotDeliveredError) and not fresh:  # died before it took the job: unseen above
+                await off(self._stop, worker)
+                return None
+            self.on_event("worker_died")
+            await off(self._stop, worker, 1.0, True)
+            raise WorkerDiedError(
+                f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the "
+                f"server goes on with a fresh worker. The system killing the worker for lack of memory ends it so, and "
+                f"so does a crash of the parser or of OpenVINO, which some invalid models cause: retry once; if it "
+                f"ends so again, the model or its inputs cause it"
+            ) from None
+        if retire:  # it left an inference running: replaced by a fresh one on the next job
+            await off(self._stop, worker)
+        else:
+            self._idle.append(worker)
+        return ok, payload
 
     def shutdown(self) -> None:
         """Stop every worker (running jobs end with them, as their workers died)."""
@@ -466,6 +497,13 @@ class IsolatedPool:
         threads, self._threads = self._threads, None  # (a job still finishing goes on in the default executor)
         if threads is not None:
             threads.shutdown(wait=False)
+
+
+def _release(slots: asyncio.Semaphore, answer: asyncio.Task[Any]) -> None:
+    """Free the slot of a job whose request left, once it has ended; its answer (or error) goes to nobody."""
+    slots.release()
+    if not answer.cancelled():
+        answer.exception()  # (retrieved: never "Task exception was never retrieved")
 
 
 def _busy(what: str, waited: str) -> BusyError:

@@ -28,6 +28,7 @@ __all__ = [
     "conform_array",
     "from_kserve",
     "generate",
+    "json_quoted",
     "load_tensor",
     "to_kserve",
 ]
@@ -423,8 +424,10 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         if etype.is_real:
             for index, v in enumerate(flat):  # numbers; not true, "7" or " 1_0 " (float() reads them)
                 if type(v) not in (int, float) and not (type(v) is str and v.lower() in _NON_FINITE):
-                    raise InputError(f"{what}: value {_shown(v)} at index {index} is not a number; {etype.kserve} data "
-                                     f'are JSON numbers, and "NaN", "Infinity" or "-Infinity"')  # fmt: skip
+                    raise InputError(
+                        f"{what}: value {json_quoted(v)} at index {index} is not a number; {etype.kserve} data are "
+                        f'JSON numbers, and "NaN", "Infinity" or "-Infinity"'
+                    )
             values = np.array([_NON_FINITE[v.lower()] if type(v) is str else v for v in flat], dtype=np.float64)
             with np.errstate(over="ignore"):
                 converted = values.astype(etype.numpy)
@@ -441,7 +444,7 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
             bad = next((i for i, v in enumerate(flat) if not (type(v) is bool or (type(v) is int and v in (0, 1)))), -1)
             if bad >= 0:
                 raise InputError(
-                    f"{what}: value {_shown(flat[bad])} at index {bad} is not a BOOL (true, false, 1 or 0)"
+                    f"{what}: value {json_quoted(flat[bad])} at index {bad} is not a BOOL (true, false, 1 or 0)"
                 )
             return np.array(flat, dtype=np.bool_).reshape(shape)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
@@ -459,7 +462,7 @@ _NON_FINITE = {  # ovreduce writes "NaN", "Infinity", "-Infinity"; it reads them
 }
 
 
-def _shown(value: Any) -> str:
+def json_quoted(value: Any) -> str:
     """A value as the client wrote it: JSON (``null``, ``true``, ``"7"``), anything else as Python writes it."""
     text = json.dumps(value, default=repr)
     return text if len(text) <= 40 else text[:37] + "..."

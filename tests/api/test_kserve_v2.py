@@ -464,6 +464,12 @@ def test_values_are_held_to_the_type_and_range_they_feed(client: TestClient) -> 
     text = json.dumps({"inputs": [data, {**axes, "data": [0, 2]}]}).replace("0.5", "1e400", 1)
     _error(client.post(url, content=text), 400, "the number 1e400 is beyond the range of a 64-bit float")
     _error(client.post(url, json={"inputs": [{**data, "data": ["7"] * 192}, axes]}), 400, 'value "7" at index 0')
+    # the parameters' refused values too, as the client wrote them
+    sized = {**axes, "parameters": {"binary_data_size": True}}
+    sized.pop("data")
+    _error(client.post(url, json={"inputs": [data, sized]}), 400, "binary_data_size must be", "got true")
+    for backend, said in ((1, "got 1"), (None, "got null"), ("gpu", 'got "gpu"')):
+        _error(client.post(url, json={"inputs": [data, axes], "parameters": {"backend": backend}}), 400, said)
 
 
 def test_an_output_larger_than_the_limit_is_refused_before_the_run(client: TestClient) -> None:

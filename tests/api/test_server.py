@@ -841,6 +841,43 @@ def _pid(context: object) -> int:
     return os.getpid()
 
 
+def _nap(context: object, started: Path, seconds: float) -> int:
+    started.write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_a_job_whose_request_left_keeps_its_slot_and_its_worker(tmp_path: Path) -> None:
+    """A request cancelled while its job runs (its client gone mid-answer, as a streamed index's): the job ends in
+    its worker, holding its slot, and the worker serves the next job. The slot was freed at once and the worker lost,
+    so a second worker started beside it (more than OVREDUCE_CONCURRENCY) and every such client cost a warm worker."""
+    from api.config import Settings
+    from api.workers import IsolatedPool
+
+    pool = IsolatedPool(1, 60, Settings(store=tmp_path / "store"))
+
+    async def leave_then_run() -> tuple[int, int, int]:
+        started = tmp_path / "started"
+        job = asyncio.create_task(pool.run("the job", _nap, started, 2.0))
+        while not started.exists() or not started.read_text():
+            await asyncio.sleep(0.05)
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        after = asyncio.create_task(pool.run("the next job", _pid))
+        most = 0
+        while not after.done():
+            most = max(most, len(pool.pids()))
+            await asyncio.sleep(0.02)
+        return int(started.read_text()), await after, most
+
+    try:
+        first, second, most = asyncio.run(leave_then_run())
+    finally:
+        pool.shutdown()
+    assert (second, most) == (first, 1), "the next job ran in another worker, beside the first"
+
+
 def test_a_worker_that_cannot_be_started_costs_its_job_a_503_within_its_limit(tmp_path: Path) -> None:
     """A job that needs a new worker (its last one died) while the fork server that starts workers is held up is
     answered at its time limit, 503 ``busy``, and one whose worker cannot be started (the fork server's socket gone)
