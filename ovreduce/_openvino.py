@@ -292,6 +292,13 @@ def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str
     return f"{_missing_ops(refused, version, ops)} (OpenVINO: {message})"
 
 
+def lacks_extension(failure: str) -> bool:
+    """Whether OpenVINO refused a model (:func:`read_failure` says why) for an op of no OpenVINO opset that no loaded
+    extension provides: the model may be sound, and loads with the extension."""
+    hit = _UNSUPPORTED_OPSET.search(failure)
+    return hit is not None and not _STANDARD_OPSET.fullmatch(hit[2])
+
+
 def _missing_ops(refused: str, version: str, ops: Iterable[tuple[str, str]]) -> str:
     tokenizers = tokenizers_status()  # None: loaded
     others_loaded = any(e.name != TOKENIZERS_MODULE for e in loaded_extensions())
@@ -340,12 +347,12 @@ def clean_message(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines()]
     kept = [ln for ln in lines if ln and not _NOISE.match(ln)]
     text = re.sub(r"\s+", " ", " ".join(kept) or str(exc).strip() or type(exc).__name__)
-    for auto in set(_AUTO_NAME.findall(text)):
-        text = re.sub(rf"(?<![\w.]){re.escape(auto)}_\d+(?![\w.])", auto, text)
+    for kind, auto in set(_AUTO_NAME.findall(text)):  # that very name: a producer the file names Reshape_4 keeps it
+        text = re.sub(rf"(?<![\w.]){re.escape(auto)}(?![\w.])", kind, text)
     return text
 
 
-_AUTO_NAME = re.compile(r"'opset\d+::(\w+) \1_\d+ \(")  # "node 'opset1::ReduceSum ReduceSum_5 (...'"
+_AUTO_NAME = re.compile(r"'opset\d+::(\w+) (\1_\d+) \(")  # "node 'opset1::ReduceSum ReduceSum_5 (...'"
 
 
 def partial_shape(ov_shape: Any) -> Any:

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from ovreduce._openvino import lacks_extension
 from ovreduce.check.findings import compare_declared, finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
@@ -156,6 +157,12 @@ def _check_model(
             reports.append(report)
             found_here += more
         findings += found_here if body_path is None else [replace(f, body_path=body_path) for f in found_here]
+    clean = not any(f.severity == "error" for f in findings)
+    if failed is not None and clean and engine != "openvino" and not lacks_extension(failed):
+        # a model OpenVINO does not load is not clean, where ovreduce cannot say at which layer (its own refusals are
+        # notes then) or has no rule to say it (its inputs unresolved); the OpenVINO engine says so itself
+        under = " under the new shapes" if reshape else ""
+        findings.append(finding("openvino-read-failed", None, f"OpenVINO could not read the model{under}: {failed}"))
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 

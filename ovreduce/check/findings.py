@@ -35,7 +35,7 @@ FINDINGS: Mapping[str, FindingKind] = {
     "precision-mismatch": FindingKind("error", "a port's precision contradicts the element type it carries"),
     "openvino-shape-mismatch": FindingKind("error", "(OpenVINO engine) declared dims contradict OpenVINO's shape"),
     "openvino-type-mismatch": FindingKind("error", "(OpenVINO engine) declared precision contradicts OpenVINO's"),
-    "openvino-read-failed": FindingKind("error", "(OpenVINO engine) OpenVINO refused the model"),
+    "openvino-read-failed": FindingKind("error", "OpenVINO refused the model, at no layer ovreduce can name"),
     "bool-attr-invalid": FindingKind(
         "warning", "a boolean attribute is not true/false/1/0: OpenVINO reads the default"
     ),

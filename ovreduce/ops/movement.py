@@ -643,6 +643,8 @@ class VariadicSplit1(ShapeRule):
             return [data] * n
         if axis_value is None:
             return [PartialShape.dynamic(len(data.dims))] * n
+        if data.dims == ():
+            raise ShapeInferenceError("Accessing out-of-range dimension (the data is a scalar: no axis to split)")
         axis = normalize_axis(axis_value[0], len(data.dims))
         if lengths is None:  # only the split dim is unknown (variadic_split_shape_inference.hpp)
             return [PartialShape(tuple(Dimension.dynamic() if i == axis else d for i, d in enumerate(data.dims)))] * n

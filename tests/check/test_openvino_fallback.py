@@ -356,3 +356,98 @@ def test_a_broadcast_1_without_axes_mapping_is_read_as_numpy_as_openvino_reads_i
         ir.close()
     assert report.ok and not report.notes, (report.findings, report.notes)
     assert plain.ok and not plain.notes, (plain.findings, plain.notes)
+
+
+@pytest.mark.parametrize("producer", ["act", "Reshape_4"])
+def test_a_layer_openvino_refuses_is_blamed_whatever_its_producer_is_named(producer: str, tmp_path: Path) -> None:
+    """x[2,3] -> Reshape -> Reshape to [0,-1] (special_zero false), which OpenVINO refuses, -> ReduceSum. A producer
+    named as OpenVINO names its nodes (``Reshape_4``, what its serializer writes for an unnamed one) was renamed
+    ``Reshape`` in OpenVINO's message, so the refusal was tied to no layer, and the model checked clean."""
+    dims, two = [2, 3], [2]
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, dims, names="x")]),
+        layer(1, "same", "Const", data={"element_type": "i64", "shape": "2", "offset": "0", "size": "16"},
+              outputs=[port(0, two, "I64")]),
+        layer(2, producer, "Reshape", data={"special_zero": "true"}, inputs=[port(0, dims), port(1, two, "I64")],
+              outputs=[port(2, dims)]),
+        layer(3, "target", "Const", data={"element_type": "i64", "shape": "2", "offset": "0", "size": "16"},
+              outputs=[port(0, two, "I64")]),
+        layer(4, "Reshape_7", "Reshape", data={"special_zero": "false"}, inputs=[port(0, dims), port(1, two, "I64")],
+              outputs=[port(2, dims)]),
+        layer(5, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "16", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(6, "red", "ReduceSum", data={"keep_dims": "false"}, inputs=[port(0, dims), port(1, [1], "I64")],
+              outputs=[port(2, two)]),
+        layer(7, "out", "Result", inputs=[port(0, two)]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 4, 0), edge(3, 0, 4, 1), edge(4, 2, 6, 0), edge(5, 0, 6, 1),
+             edge(6, 2, 7, 0)]  # fmt: skip
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.array([0, -1, 1], np.int64).tobytes())
+    with pytest.raises(RuntimeError, match="Cannot infer '-1' dimension"):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    [found] = [f for f in report.findings if f.severity == "error"]
+    assert found.code == "layer-invalid" and found.layer_name == "Reshape_7", report.findings
+    assert "OpenVINO refuses the model at this layer too" in found.message
+    assert not any(f.code == "openvino-read-failed" for f in report.findings), report.findings  # (said once)
+
+
+def test_a_model_openvino_refuses_where_ovreduce_has_no_rule_is_not_clean(tmp_path: Path) -> None:
+    """x[1,3,7,8] -> SpaceToDepth (no native rule) by blocks of 2, which OpenVINO refuses (7 is no multiple of 2), its
+    output declared [?,?,?,?] -> ReduceMean: OpenVINO, asked for the reduction's input, refuses the model. It was
+    clean, with a note; OpenVINO's refusal is an error of the model now."""
+    dims, free = [1, 3, 7, 8], [-1, -1, -1, -1]
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "1,3,7,8", "element_type": "f32"},
+              outputs=[port(0, dims, names="x")]),
+        layer(1, "moved", "SpaceToDepth", data={"block_size": "2", "mode": "blocks_first"}, inputs=[port(0, dims)],
+              outputs=[port(1)]),  # (no dims: not even a rank said)
+        layer(2, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(3, "red", "ReduceMean", data={"keep_dims": "false"}, inputs=[port(0, free), port(1, [1], "I64")],
+              outputs=[port(2, [-1, -1, -1])]),
+        layer(4, "out", "Result", inputs=[port(0, [-1, -1, -1])]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 1, 0), edge(1, 1, 3, 0), edge(2, 0, 3, 1), edge(3, 2, 4, 0)]
+    path = tmp_path / "m.xml"
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.array([1], np.int64).tobytes())
+    with pytest.raises(RuntimeError, match="multiple of"):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    [found] = [f for f in report.findings if f.severity == "error"]
+    assert not report.ok and found.code == "openvino-read-failed" and found.layer_id is None, report.findings
+    assert "OpenVINO could not read the model" in found.message and "multiple of" in found.message
+
+
+def test_a_variadic_split_of_a_scalar_is_refused_in_openvinos_words(tmp_path: Path) -> None:
+    """x[2] -> ReduceSum over all (a scalar) -> VariadicSplit: OpenVINO refuses it naming no node, "Accessing
+    out-of-range dimension"; ovreduce's rule said it in words of its own, so the refusal was tied to no layer."""
+    path = tmp_path / "m.xml"
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "2", "element_type": "f32"}, outputs=[port(0, [2], names="x")]),
+        layer(1, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(2, "all", "ReduceSum", data={"keep_dims": "false"}, inputs=[port(0, [2]), port(1, [1], "I64")],
+              outputs=[port(2)]),
+        layer(3, "axis", "Const", data={"element_type": "i64", "shape": "", "offset": "0", "size": "8"},
+              outputs=[port(0, [], "I64")]),
+        layer(4, "lengths", "Const", data={"element_type": "i64", "shape": "2", "offset": "8", "size": "16"},
+              outputs=[port(0, [2], "I64")]),
+        layer(5, "vs", "VariadicSplit", inputs=[port(0), port(1, [], "I64"), port(2, [2], "I64")],
+              outputs=[port(3, [1]), port(4, [1])]),
+        layer(6, "out", "Result", inputs=[port(0, [1])]),
+        layer(7, "out2", "Result", inputs=[port(0, [1])]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 5, 0), edge(3, 0, 5, 1), edge(4, 0, 5, 2), edge(5, 3, 6, 0),
+             edge(5, 4, 7, 0)]  # fmt: skip
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.array([0, 1, -1], np.int64).tobytes())
+    with pytest.raises(RuntimeError, match="Accessing out-of-range dimension"):
+        ov.Core().read_model(str(path))
+    report = check_model(load_ir(path))
+    [found] = [f for f in report.findings if f.severity == "error"]
+    assert found.code == "layer-invalid" and found.layer_name == "vs", report.findings
+    assert "OpenVINO refuses the model too, naming no layer" in found.message
