@@ -301,12 +301,15 @@ DECIDING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True, "ReduceMin": Fal
 """The boolean value that decides a logical reduction's slice wherever it is (a ReduceMin of booleans is an AND)."""
 
 
-def cannot_show_error(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
+def cannot_show_error(
+    data: npt.NDArray[Any], axes: Any, op: str = "", expected: npt.NDArray[Any] | None = None
+) -> str | None:
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
     empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
     dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of booleans), slices that each hold the
-    value that decides it twice or more, so that no output depends on any one element. The audit's rows, run's
-    agreements and conform's nodes say it."""
+    value that decides it twice or more, so that no output depends on any one element; or an output the reference
+    computes (``expected``) that is not finite in any element (the log of a negative sum, an overflow), which a kernel
+    that misses elements gives all the same. The audit's rows, run's agreements and conform's nodes say it."""
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
@@ -334,4 +337,6 @@ def cannot_show_error(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | 
         where = f"axes {list(reduced)} of input shape {list(data.shape)}"
         return (f"each slice it reduces ({where}) holds {decides} twice or more: every output element is {decides}, "
                 f"and stays so whichever one element a kernel misses or misreads")  # fmt: skip
+    if expected is not None and expected.size and expected.dtype.kind in "fc" and not np.isfinite(expected).any():
+        return f"none of the {expected.size} output elements the reference computes is finite, whatever a kernel adds"
     return None

@@ -63,3 +63,28 @@ def test_a_shape_for_no_input_suggests_conforms_own_options(
     status, out, err = run_cli(capsys, "conform", str(dynamic_onnx), "--shape", "nope[1]")
     assert status == 2 and out == ""
     assert "'nope' names no model input (inputs: x)" in err and "--shape NAME=SHAPE" in err
+
+
+def test_a_node_whose_every_output_is_nan_conforms_on_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """ReduceLogSum of negative rows: ONNX and OpenVINO both give log(<0), NaN, for every output element, and NaN
+    matched NaN: the node conformed, with no note, though a kernel that adds half the row gives the same."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    node = helper.make_node("ReduceLogSum", ["x", "axes"], ["y"], name="logsum", keepdims=0)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], [axes]),
+                              opset_imports=[helper.make_opsetid("", 18)])  # fmt: skip
+    onnx.save(model, tmp_path / "logsum.onnx")
+    np.save(tmp_path / "x.npy", -np.arange(1, 13, dtype=np.float32).reshape(3, 4))
+    status, out, err = run_cli(capsys, "conform", str(tmp_path / "logsum.onnx"), "--input", f"x={tmp_path / 'x.npy'}",
+                               "--format", "json")  # fmt: skip
+    assert status == 0, err
+    (found,) = json.loads(out)["nodes"]
+    assert found["nan"] == {"reference": 3, "candidate": 3}, found
+    assert any("cannot show an error: none of the 3 output elements" in note for note in found["notes"]), found
