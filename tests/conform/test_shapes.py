@@ -88,3 +88,24 @@ def test_a_node_whose_every_output_is_nan_conforms_on_nothing(
     (found,) = json.loads(out)["nodes"]
     assert found["nan"] == {"reference": 3, "candidate": 3}, found
     assert any("cannot show an error: none of the 3 output elements" in note for note in found["notes"]), found
+
+
+def test_a_reduction_of_a_scalar_conforms_on_one_element(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """ONNX's ReduceSum of a scalar (OpenVINO reduces it over empty axes): one element shows no error, as an audit's
+    row of it says (not established); conform passed it with no note, and so did run the converted layer."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("s", TensorProto.FLOAT, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("ReduceSum", ["s"], ["y"], keepdims=1)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 18)])
+    onnx.save(model, tmp_path / "scalar.onnx")
+    status, out, err = run_cli(capsys, "conform", str(tmp_path / "scalar.onnx"), "--save-ir", str(tmp_path / "ir"),
+                               "--format", "json")  # fmt: skip
+    assert status == 0, err
+    (found,) = json.loads(out)["nodes"]
+    assert any("cannot show an error: its input is one element" in note for note in found["notes"]), found
+    status, out, err = run_cli(capsys, "run", str(tmp_path / "ir" / "scalar.xml"), "--layer", "y", "--format", "json")
+    assert status == 0, err
+    assert any("cannot show an error: its input is one element" in note for note in json.loads(out)["notes"]), out
