@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,18 +14,18 @@ _GLOB_CHARS = set("*?[")
 
 
 def expand_paths(items: Sequence[str]) -> list[Path]:
-    """Files as given, folders searched recursively for ``*.xml``, globs expanded (sorted).
+    """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted).
 
     Raises:
-        UsageError: a path names nothing, a folder holds no ``.xml`` file, or a pattern matches no file
-            (the command line's rule: what is not there is a usage error; what is there but cannot be read
-            is the report's business).
+        UsageError: a path names nothing, a folder holds no ``.xml`` file or cannot be searched, or a pattern
+            matches no file (the command line's rule: what is not there is a usage error; what is there but cannot
+            be read is the report's business).
     """
     out: list[Path] = []
     for item in items:
         path = Path(item)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*.xml") if p.is_file())
+            found = _search(path)
             if not found:
                 raise UsageError(f"{item}: the folder holds no .xml files")
             out += found
@@ -40,3 +41,22 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+def _search(folder: Path) -> list[Path]:
+    """Every ``*.xml`` below ``folder``, sorted: through links to folders (each folder once, so that a link to an
+    ancestor ends), and whatever is not a readable file (a dangling link) too, which the report then says."""
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+
+    def unsearchable(exc: OSError) -> None:
+        raise UsageError(f"{exc.filename}: the folder cannot be searched ({exc.strerror or exc})")
+
+    for root, folders, files in os.walk(folder, onerror=unsearchable, followlinks=True):
+        status = os.stat(root)
+        if (status.st_dev, status.st_ino) in seen:
+            folders.clear()
+            continue
+        seen.add((status.st_dev, status.st_ino))
+        found += [Path(root, name) for name in files if name.endswith(".xml")]
+    return sorted(found)

@@ -240,6 +240,21 @@ def test_glob_and_folder_expansion() -> None:
     assert len(doc["models"]) == len(BROKEN)
 
 
+def test_a_folder_is_searched_through_its_links(tmp_path: Path) -> None:
+    """Python's rglob enters no linked folder, and dropped a dangling link: a folder linking to the broken samples
+    held "no .xml files", and one of an IR, such a link and a dangling model.xml checked one model, exit 0."""
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "samples").symlink_to(SAMPLES / "broken")
+    (linked / "loop").symlink_to(linked)  # a link to an ancestor: searched once
+    doc = check_json(str(linked), rc=1)
+    assert len(doc["models"]) == len(BROKEN), [m["path"] for m in doc["models"]]
+    (linked / "model.xml").symlink_to(tmp_path / "gone.xml")
+    doc = check_json(str(linked), rc=2)
+    unreadable = [m for m in doc["models"] if m["error"] is not None]
+    assert len(doc["models"]) == len(BROKEN) + 1 and [Path(m["path"]).name for m in unreadable] == ["model.xml"]
+
+
 def test_progress_bar_on_a_terminal_only() -> None:
     """With stderr on a terminal and several models, a progress bar is drawn there; stdout is unchanged."""
     master, slave = pty.openpty()
