@@ -226,14 +226,18 @@ def prepare_inputs(
         arrays.append(arr)
         if len(defaulted) < len(arrays):
             defaulted.append(())
-    if spec.runtime_axes:  # held to OpenVINO's rule: its CPU plugin would run i64 axes as i32 (2**32 as axis 0)
+    # held to OpenVINO's rule before any backend runs: its CPU plugin would run i64 axes as i32 (2**32 as axis 0), and
+    # a data shape given or made may not fit the layer's own axes (keep_dims of a scalar)
+    axes = arrays[1] if spec.runtime_axes else spec.axes
+    if axes is not None:
         from ovreduce.reference.openvino import normalized_axes
 
         try:
-            normalized_axes(arrays[0], arrays[1], spec.keep_dims)
+            normalized_axes(arrays[0], axes, spec.keep_dims)
         except ShapeInferenceError as exc:
-            raise InputError(f"input 1 (axes) does not fit input 0 (data) of shape {list(arrays[0].shape)}: "
-                             f"{exc.message}", parameter="inputs") from None  # fmt: skip
+            said = "input 1 (axes)" if spec.runtime_axes else f"the layer's axes {list(axes)}"
+            raise InputError(f"{said} do not fit input 0 (data) of shape {list(arrays[0].shape)}: {exc.message}",
+                             parameter="inputs" if spec.runtime_axes else None) from None  # fmt: skip
     if spec.type in DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
         arrays[0] = deciding_once(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
     return PreparedInputs(arrays, notes, defaulted)

@@ -359,6 +359,16 @@ def test_runtime_axes_out_of_range_are_refused_before_any_backend(
     assert f"Axis {axes[0]} out of the tensor rank range [-3, 2]" in err, err
 
 
+def test_a_shape_the_layers_own_axes_do_not_fit_is_refused_before_any_backend(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A scalar for a ReduceSum over axis 0 with keep_dims: OpenVINO's shape rule refuses it. Both backends, the NumPy
+    reference too, were reported FAILED, exit 1, as though they were at fault and not the shape given."""
+    status, out, err = ovreduce(capsys, DYNAMIC, "--layer", "3", "--shape", "0=[]")
+    assert status == 2 and not out, out
+    assert "the layer's axes [0] do not fit input 0 (data) of shape []: Accessing out-of-range dimension" in err, err
+
+
 def test_a_failed_backend_is_named_in_the_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """ReduceMean with runtime axes and keep_dims=false has an output of dynamic rank, which the CPU plugin
     refuses to compile: the result line names the backend that failed."""
