@@ -33,6 +33,7 @@ from ovreduce.ir.reading import (
     ends_with_net,
     name,
     not_well_formed,
+    pugixml_encoding,
     rt_children,
     text,
 )
@@ -48,8 +49,9 @@ _MAPS = ("input", "output")
 _OWNER = {m: (b,) for b, (_, m) in BODY_ROLES.items()} | {"back_edges": ("body",)}
 
 
-def read_careful(xml: bytes, builder: Builder) -> IRModel:
-    """The model of ``xml``, or the precise :class:`~ovreduce.errors.IRError` of its first problem.
+def read_careful(xml: bytes, builder: Builder, encoding: str | None = None) -> IRModel:
+    """The model of ``xml``, or the precise :class:`~ovreduce.errors.IRError` of its first problem; its 8-bit text read
+    in ``encoding``, by default the one OpenVINO reads it in (:func:`~ovreduce.ir.reading.pugixml_encoding`).
 
     Raises:
         IRError: the bytes are not a readable IR (subclasses say why).
@@ -67,7 +69,8 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         early = not_well_formed(xml)
         if isinstance(early, etree.XMLSyntaxError):
             raise _syntax_error(source, xml, early)
-    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", **PARSER_OPTIONS)
+    encoding = pugixml_encoding(xml) if encoding is None else encoding
+    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
     reader = _Reader(builder)
     try:
@@ -106,7 +109,7 @@ def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSynta
             at, row, column = (at, row, column) if placed else ("", None, None)
             return IRSyntaxError(f"{source}: {what}{at}, past libxml2's bound, which ovreduce keeps though OpenVINO "
                                  f"reads it", line=row, column=column)  # fmt: skip
-    wrong = _encoding_problem(xml)
+    wrong = _encoding_problem(xml) or (_not_utf8(xml) if "Invalid bytes in character encoding" in msg else None)
     if wrong is not None:
         return IRSyntaxError(f"{source}: {wrong}", line=row, column=column)
     encoding = _ENCODING_RE.fullmatch(msg)
@@ -128,9 +131,6 @@ _BOUNDS = (  # (what libxml2 says, what it means, whether libxml2's position is 
     ("Name too long", "an element or attribute name longer than 50,000 characters", True),
 )
 _ENCODING_RE = re.compile(r"Unsupported encoding:? (.{1,80})")
-_WIDE_DECLARED_RE = re.compile(
-    rb"""<\?xml[^>]{0,200}?encoding\s*=\s*["']((?i:utf-?(?:16|32)|ucs-?[24])[^"']{0,20})["']"""
-)
 
 
 def _encoding_problem(xml: bytes) -> str | None:
@@ -142,12 +142,25 @@ def _encoding_problem(xml: bytes) -> str | None:
     if utf16 and not xml.startswith((b"<\x00?\x00", b"\x00<\x00?")):
         return ("the file is UTF-16 without a byte order mark, which XML requires of it (libxml2 reads one without "
                 "only by an XML declaration); save it with its byte order mark, or as UTF-8")  # fmt: skip
-    wide = _WIDE_DECLARED_RE.match(xml.removeprefix(b"\xef\xbb\xbf"))
-    if wide is not None:
-        return (f"the XML declaration names the encoding {wide[1].decode()!r}, but the bytes are 8-bit text (the "
-                f"declaration itself is written one byte a character, without a byte order mark); OpenVINO reads "
-                f"them as UTF-8: declare UTF-8, or save the file in the encoding declared, with its byte order "
-                f"mark")  # fmt: skip
+    return None
+
+
+_NAMED_RE = re.compile(rb"""\s*<\?xml[^>]{0,200}?encoding\s*=\s*["']([^"']{1,40})["']""")
+
+
+def _not_utf8(xml: bytes) -> str | None:
+    """Why bytes of an 8-bit encoding their declaration names, other than UTF-8, are not read (None: that is not
+    why): OpenVINO reads them as UTF-8 (:func:`~ovreduce.ir.reading.pugixml_encoding`), and so does ovreduce."""
+    named = _NAMED_RE.match(xml)
+    if named is None or named[1].lower().replace(b"-", b"") == b"utf8":
+        return None
+    try:
+        xml.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (f"byte {exc.start} is not UTF-8, and the XML declaration names the encoding "
+                f"{named[1].decode('ascii', 'replace')!r}: OpenVINO applies no declared encoding but latin-1 "
+                f"(ISO-8859-1, in a declaration at the very start) and reads 8-bit text as UTF-8, as ovreduce does; "
+                f"save the file as UTF-8")  # fmt: skip
     return None
 
 

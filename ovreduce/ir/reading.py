@@ -22,6 +22,7 @@ __all__ = [
     "ends_with_net",
     "name",
     "not_well_formed",
+    "pugixml_encoding",
     "rt_children",
     "text",
 ]
@@ -54,6 +55,21 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
 
 _LATE_DECLARATION = re.compile(rb"(\xef\xbb\xbf)?([ \t\r\n]+)(<\?xml[ \t\r\n][^?<>]*\?>)")
+
+
+_DECLARED_RE = re.compile(rb"""<\?xml\s[^>]{0,200}?\bencoding\s*=\s*(["'])([^"']{0,40})\1""")
+
+
+def pugixml_encoding(xml: bytes) -> str | None:
+    """The encoding OpenVINO's XML parser (pugixml's ``get_buffer_encoding``) reads 8-bit text in, which libxml2 is
+    told: latin-1 where a declaration at the very start names ``ISO-8859-1`` or ``latin1``, else UTF-8, whatever else
+    it names (``windows-1252``) or wherever else it stands; None for UTF-16 and UTF-32 (a byte order mark, or ``<``
+    written in 16 or 32 bits), which libxml2 tells itself."""
+    if xml.startswith((b"\xfe\xff", b"\xff\xfe", b"\x00\x00\xfe\xff", b"\x00\x00\x00<", b"\x00<", b"<\x00")):
+        return None
+    declared = _DECLARED_RE.match(xml) if xml.startswith(b"<?xm") else None
+    latin1 = declared is not None and declared[2].lower() in (b"iso-8859-1", b"latin1")
+    return "iso-8859-1" if latin1 else "utf-8"
 
 
 def declaration_first(xml: bytes) -> bytes:

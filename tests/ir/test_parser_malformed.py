@@ -369,8 +369,9 @@ _RMSNORM = Path(__file__).resolve().parents[2] / "ir_samples" / "rmsnorm.xml"
 @pytest.mark.parametrize(
     ("encode", "said"),
     [
-        pytest.param(lambda t: t.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode(),
-                     "names the encoding 'UTF-16', but the bytes are 8-bit text", id="utf-8-declared-utf-16"),
+        pytest.param(lambda t: t.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="cp1252"?>')
+                     .replace("rmsnorm", "rmsnorm\u00e9", 1).encode("cp1252"),
+                     "is not UTF-8, and the XML declaration names the encoding 'cp1252'", id="cp1252-bytes"),
         pytest.param(lambda t: t.replace('<?xml version="1.0"?>\n', "").encode("utf-16-le"),
                      "UTF-16 without a byte order mark", id="utf-16-no-mark-no-declaration"),
         pytest.param(lambda t: t.encode("utf-32"), "the file is UTF-32", id="utf-32"),
@@ -383,6 +384,32 @@ def test_an_encoding_libxml2_refuses_is_named(encode: Any, said: str, tmp_path: 
     shutil.copy(_RMSNORM.with_suffix(".bin"), xml.with_suffix(".bin"))
     with pytest.raises(IRSyntaxError, match=re.escape(said)):
         load_ir(xml)
+
+
+@pytest.mark.parametrize(
+    ("declaration", "codec"),
+    [
+        ('<?xml version="1.0" encoding="windows-1252"?>', "utf-8"),
+        ('<?xml version="1.0" encoding="ISO-8859-15"?>', "utf-8"),
+        ('<?xml version="1.0" encoding="x-nope"?>', "utf-8"),
+        ('<?xml version="1.0" encoding="UTF-16"?>', "utf-8"),
+        ('\n<?xml version="1.0" encoding="ISO-8859-1"?>', "utf-8"),
+        ('<?xml version="1.0" encoding="ISO-8859-1"?>', "latin-1"),
+        ('<?xml version="1.0" encoding="Latin1"?>', "latin-1"),
+    ],
+    ids=["windows-1252", "iso-8859-15", "unknown", "utf-16-on-8-bit", "latin-1-after-a-blank", "latin-1", "latin1"],
+)
+def test_the_names_are_read_in_the_encoding_openvino_reads(declaration: str, codec: str, tmp_path: Path) -> None:
+    """pugixml applies no declared encoding but latin-1 at the very start: libxml2 applied each, so that a name written
+    'xé' in UTF-8 was 'xÃ©' to ovreduce and 'xé' to OpenVINO (a reshape by it failed), or the file was refused."""
+    text = _RMSNORM.read_text().replace('<?xml version="1.0"?>', declaration).replace('name="rmsnorm/variance"',
+                                                                                   'name="variancé"')  # fmt: skip
+    xml = tmp_path / "model.xml"
+    xml.write_bytes(text.encode(codec))
+    shutil.copy(_RMSNORM.with_suffix(".bin"), xml.with_suffix(".bin"))
+    names = {op.get_friendly_name() for op in ov.Core().read_model(str(xml)).get_ops()}
+    assert "variancé" in names
+    assert "variancé" in {layer.name for layer in load_ir(xml).layers}
 
 
 def test_a_utf16_file_readable_by_its_declaration_keeps_libxml2s_own_message(tmp_path: Path) -> None:
