@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import re
 import time
 from collections.abc import Awaitable, Iterable, Sequence
 from http import HTTPMethod
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -131,12 +132,33 @@ class Metrics:
     def exposition(self) -> bytes:
         """The text exposition of every metric, summed over processes where ``PROMETHEUS_MULTIPROC_DIR`` names a
         folder (``ovreduce serve`` refuses one set empty)."""
-        if not any(os.environ.get(name) for name in _MULTIPROC_ENV):
+        folder = next((value for name in _MULTIPROC_ENV if (value := os.environ.get(name))), None)
+        if folder is None:
             return generate_latest(self.registry)
+        _forget_the_dead(folder)
         combined = CollectorRegistry()
         MultiProcessCollector(combined)  # type: ignore[no-untyped-call]
         combined.register(self)
         return generate_latest(combined)
+
+
+_LIVE_GAUGE = re.compile(r"gauge_live(?:sum|all|max|min|mostrecent)_(\d+)\.db")
+
+
+def _forget_the_dead(folder: str) -> None:
+    """Remove the live gauges of processes that are gone (prometheus_client's ``mark_process_dead``), which would be
+    counted for ever: a uvicorn worker killed (the OOM killer) with jobs queued left them in the jobs queued."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for pid in {int(found[1]) for name in names if (found := _LIVE_GAUGE.fullmatch(name))}:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_process_dead(pid, folder)  # type: ignore[no-untyped-call]
+        except OSError:  # (another user's: alive)
+            pass
 
 
 class MetricsMiddleware:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -197,6 +198,34 @@ def test_multiprocess_mode_sums_the_processes(tmp_path: Path) -> None:
     }
     assert value(samples, "ovreduce_http_requests_total", method="GET", route="/healthz", status="200") == 6
     assert value(samples, "ovreduce_store_models") == 0
+
+
+_QUEUED_THEN_KILLED = """
+import os, signal, sys
+from pathlib import Path
+from api.config import Settings
+from api.main import create_app
+
+app = create_app(Settings(store=Path(sys.argv[1])))
+app.state.services.metrics.job_event("queued")  # a job waits for a worker...
+os.kill(os.getpid(), signal.SIGKILL)  # ...when the process is killed
+"""
+
+
+def test_a_killed_process_leaves_no_jobs_queued(tmp_path: Path) -> None:
+    """A uvicorn worker killed (the OOM killer) while jobs were queued: its live gauge was summed for ever, so an
+    idle service reported jobs queued until it restarted."""
+    shared = tmp_path / "prometheus"
+    shared.mkdir()
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(shared), "PYTHONPATH": str(ROOT)}
+    store = str(tmp_path / "store")
+    killed = subprocess.run([sys.executable, "-c", _QUEUED_THEN_KILLED, store], env=env, cwd=ROOT, timeout=120)
+    assert killed.returncode == -signal.SIGKILL and list(shared.glob("gauge_livesum_*.db"))
+    out = subprocess.run([sys.executable, "-c", _WORKER, store, "1", "scrape"], check=True, env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    samples = {(s.name, frozenset(s.labels.items())): s.value
+               for family in text_string_to_metric_families(out) for s in family.samples}  # fmt: skip
+    assert value(samples, "ovreduce_jobs_queued") == 0
 
 
 def test_an_empty_multiprocess_folder_is_not_multiprocess_mode(tmp_path: Path) -> None:
