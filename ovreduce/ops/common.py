@@ -39,6 +39,7 @@ from ovreduce.ops.rules import (
     type_limits,
     typed,
     unevaluated,
+    wrapped,
 )
 from ovreduce.shapes import PartialShape
 
@@ -85,7 +86,7 @@ _REAL_ONLY = {
 """The shape-preserving ops of real numbers only, and OpenVINO's words for any other input 0."""
 _INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)}
 """The shape-preserving ops of more than one input (their data first); MVN takes its axes as a second from MVN-6."""
-_FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling"})
+_FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs"})
 """What OpenVINO reads of these shape-preserving ops' attributes, and refuses when it cannot."""
 
 
@@ -209,19 +210,42 @@ class ShapePreserving(Op):
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """A LogicalNot folds (a sub-graph's condition: ``Not(Equal(Size(x), 0))``), a Floor or Ceiling of integers
-        (torch's ``//`` of sizes) is its input, and what :meth:`fold_values` folds, each value in the shape of
-        input 0."""
+        (torch's ``//`` of sizes) is its input; a Clamp, Negative, Relu, Sign or Abs of integers (``torch.clamp`` of a
+        size) folds as OpenVINO's ``evaluate`` computes it, in the types it does; and what :meth:`fold_values` folds,
+        each value in the shape of input 0."""
         folded = super().fold(ctx)
         value = ctx.value(0) if self.type in _FOLDED and ctx.layer.inputs else None
         etype = ctx.input(0).element_type if value is not None else None
         if value is not None and value.values is not None and etype is not None and not evaluates(self.type, etype):
             folded = unevaluated(ctx.layer, etype, folded)
-        if value is not None and value.values is not None and evaluates(self.type, etype):
-            values = tuple(int(not v) for v in value.values) if self.type == "LogicalNot" else value.values
+        if self.type == "Clamp" and any(math.isnan(real_attr(ctx.layer, n, 0.0)) for n in ("min", "max")):
+            value = None  # (no integer bounds to clamp to)
+        if value is not None and value.values is not None and etype is not None and evaluates(self.type, etype):
+            values = wrapped([self._value(ctx.layer, etype, v) for v in value.values], etype)
             return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
             return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
         return folded
+
+    def _value(self, layer: Layer, etype: ElementType, v: int) -> int:
+        """One integer through the op (:data:`_FOLDED`), before it wraps into ``etype``; a Clamp's bounds as
+        OpenVINO's ``evaluate`` takes them: the least integer not below ``min``, the greatest not above ``max``, each
+        within the type's range."""
+        if self.type == "LogicalNot":
+            return int(not v)
+        if self.type == "Clamp":
+            low, high = type_limits(etype)
+            floor, ceiling = (real_attr(layer, name, 0.0) for name in ("min", "max"))
+            least = low if floor <= low else min(math.ceil(floor), high)
+            most = high if ceiling >= high else max(math.floor(ceiling), low)
+            return least if v < least else most if v > most else v
+        if self.type == "Negative":
+            return -v
+        if self.type in ("Relu", "ReLU"):
+            return max(v, 0)
+        if self.type == "Sign":
+            return (v > 0) - (v < 0)
+        return abs(v) if self.type == "Abs" else v  # (Floor, Ceiling: integers are their own)
 
     def _check(self, layer: Layer, shape: PartialShape) -> None:
         """The attributes OpenVINO reads as it makes the op (numbers, enums, an axis), refused in its words."""

@@ -49,6 +49,11 @@ OPS: dict[str, Callable[[Any], Any]] = {
         ("LogicalXor", ops.logical_xor)]},
     "LogicalNot": lambda dtype: ops.logical_not(_c([2, 0], dtype)),
     "Floor": lambda dtype: ops.floor(_c([2, 1], dtype)),
+    # torch.clamp, neg, relu, sign and abs of sizes; a negative value where the type has one
+    "Clamp": lambda dtype: ops.clamp(_c([2, 1, 5], dtype), 1.5, 3.7),
+    "Clamp beyond the type": lambda dtype: ops.clamp(_c([2, 1, 5], dtype), -1e30, 1e30),
+    **{name: (lambda dtype, f=f: f(_c([2, 0, -3 if np.dtype(dtype).kind == "i" else 7], dtype))) for name, f in [
+        ("Negative", ops.negative), ("Relu", ops.relu), ("Sign", ops.sign), ("Abs", ops.abs)]},
     "Ceiling": lambda dtype: ops.ceiling(_c([2, 1], dtype)),
     "Broadcast": lambda dtype: ops.broadcast(_c([2, 1], dtype), _c([2, 2])),
     "Slice": lambda dtype: ops8.slice(_c([2, 1, 3], dtype), _c([1]), _c([3]), _c([1])),
