@@ -15,6 +15,7 @@ the inputs' integer type does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -386,3 +387,31 @@ class Select1(ShapeRule):
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         then = inputs[1].element_type if len(inputs) > 1 else None
         return [then if then is not None else port.precision for port in layer.outputs]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Over constants (``torch.where`` of sizes), each element of ``then`` where the condition holds, else of
+        ``else``, NumPy-broadcast, in the types OpenVINO's ``evaluate`` computes it in."""
+        folded = super().fold(ctx)
+        layer = ctx.layer
+        if len(layer.inputs) != 3 or any(v.kind != "const" for v in ctx.input_values()):
+            return folded
+        etype = ctx.input(1).element_type
+        if etype is not None and not evaluates(self.type, etype):
+            return unevaluated(layer, etype, folded)
+        tensors = [const_tensor(ctx.value(i)) for i in range(3)]
+        cond, then, other = tensors
+        if cond is None or then is None or other is None or _mode(layer)[0] == "pdpd":
+            return folded
+        both = broadcast_shape(other[1], then[1])
+        shape = None if both is None else broadcast_shape(both, cond[1])
+        if shape is None:
+            return folded
+        oversized = too_large(layer, shape)
+        if oversized is not None:
+            return oversized
+        zeros = ((0,) * math.prod(shape), shape)
+        spread = [broadcast_values(t, zeros, lambda v, _: v) for t in (cond, then, other)]
+        if any(s is None for s in spread):
+            return folded
+        c, t, e = (s[0] for s in spread if s is not None)
+        return ValueInfo("const", tuple(a if k else b for k, a, b in zip(c, t, e, strict=True)), shape=shape)

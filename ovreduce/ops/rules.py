@@ -382,7 +382,7 @@ _EVALUATED: Mapping[str, frozenset[str]] = {
     "LogicalNot": _COMPARED | {"u8"},
     "Floor": _WIDE | {"i8", "i16", "u8", "u16"}, "Ceiling": _WIDE | {"i8", "i16", "u8", "u16"},
     "Clamp": _WIDE | {"i8", "i16", "u8", "u16"}, "Negative": frozenset({"i32", "i64"}),
-    "Relu": _WIDE, "ReLU": _WIDE, "Sign": _WIDE, "Abs": _WIDE,
+    "Relu": _WIDE, "ReLU": _WIDE, "Sign": _WIDE, "Abs": _WIDE, "Select": _COMPARED | {"i8", "i16", "u8", "u16"},
     "ReduceSum": _WIDE, "ReduceProd": _WIDE, "ReduceMax": _WIDE | {"i8", "u8"}, "ReduceMin": _WIDE | {"i8", "u8"},
     "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
     "Gather": _COMPARED | {"i8", "u8", "f16", "bf16", "f32"},  # the data's type (not i16, u16, f64)
