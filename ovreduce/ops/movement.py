@@ -9,6 +9,7 @@ axes computed from a shape (``Range(0, Rank(ShapeOf(x)))``) are constant whereve
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -675,7 +676,9 @@ class VariadicSplit1(ShapeRule):
         return out
 
 
-class Tile0(ShapeRule):
+class Tile0(_ValueShaped):
+    """Tile-0: each dim times its repeat; values fold (``torch.repeat`` of sizes)."""
+
     type = "Tile"
     inputs = range(2, 3)
     version = "opset1"
@@ -702,6 +705,17 @@ class Tile0(ShapeRule):
         dims = (Dimension.static(1),) * (rank - len(data.dims)) + data.dims
         reps = [Dimension.static(1)] * (rank - len(repeats)) + [bounds_dim(r) or Dimension.dynamic() for r in repeats]
         return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        """Each output element the data's at its index modulo the data's dims (padded with 1 in front)."""
+        values, shape = inputs[0]
+        dims = (1,) * (len(out_shape) - len(shape)) + shape
+        strides = [math.prod(dims[axis + 1 :]) for axis in range(len(dims))]
+        picked = (sum(i % d * s for i, d, s in zip(index, dims, strides, strict=True))
+                  for index in itertools.product(*map(range, out_shape)))  # fmt: skip
+        return tuple(values[at] for at in picked)
 
 
 class Broadcast(_ValueShaped):

@@ -56,6 +56,7 @@ OPS: dict[str, Callable[[Any], Any]] = {
         ("Negative", ops.negative), ("Relu", ops.relu), ("Sign", ops.sign), ("Abs", ops.abs)]},
     "Ceiling": lambda dtype: ops.ceiling(_c([2, 1], dtype)),
     "Broadcast": lambda dtype: ops.broadcast(_c([2, 1], dtype), _c([2, 2])),
+    "Tile": lambda dtype: ops.tile(_c([[2, 1]], dtype), _c([2, 1, 2])),
     "Select": lambda dtype: ops.select(_c([[True], [False]], np.bool_), _c([2, 1, 0], dtype), _c([1], dtype)),
     "Slice": lambda dtype: ops8.slice(_c([2, 1, 3], dtype), _c([1]), _c([3]), _c([1])),
     "Gather": lambda dtype: ops8.gather(_c([2, 1, 3], dtype), _c([2, 0]), _c(0)),
