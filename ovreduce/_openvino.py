@@ -369,13 +369,14 @@ def partial_shape(ov_shape: Any) -> Any:
     return PartialShape(tuple(dims))
 
 
-_DECLARATION = re.compile(r"\A\ufeff?<\?xml[^>]*?\?>")
-_DECLARED = re.compile(rb"\A(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]{1,40})[\"']")
+_DECLARATION = re.compile(r"\A\ufeff?(\s*)<\?xml[^>]*?\?>")  # (after blanks too: read so once moved before them)
+_FOREIGN = re.compile(r"""\A\s*<\?xml[^>]*?encoding\s*=\s*["'](?!(?i:utf-?8)["'])""")  # another encoding declared
 
 
 def xml_text(xml: bytes) -> str:
     """An XML file's text as OpenVINO must be given it (UTF-8, no declaration of another encoding): a UTF-16
-    or UTF-32 file is known by its byte order mark or its first ``<``, another by its declaration.
+    or UTF-32 file is known by its byte order mark or its first ``<``, 8-bit text read as OpenVINO's parser reads it
+    from a file (:func:`~ovreduce.ir.reading.pugixml_encoding`: UTF-8, or latin-1 by a declaration at the very start).
 
     Raises:
         UnicodeDecodeError, LookupError: the bytes are not text in the encoding they say they are.
@@ -389,12 +390,13 @@ def xml_text(xml: bytes) -> str:
     elif xml.startswith(b"\x00<\x00?"):
         encoding = "utf-16-be"
     else:
-        declared = _DECLARED.match(xml)
-        encoding = declared[1].decode() if declared else "utf-8"
+        from ovreduce.ir.reading import pugixml_encoding
+
+        encoding = pugixml_encoding(xml) or "utf-8"
     text = xml.decode(encoding)
-    if encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig") and not text.startswith("\ufeff"):
+    if encoding == "utf-8" and not text.startswith("\ufeff") and _FOREIGN.match(text) is None:
         return text
-    return _DECLARATION.sub("", text.removeprefix("\ufeff"), count=1)
+    return _DECLARATION.sub(r"\1", text.removeprefix("\ufeff"), count=1)
 
 
 _MAX_POOL_1 = frozenset(f"opset{n}" for n in range(1, 8))  # the opsets whose MaxPool is MaxPool-1

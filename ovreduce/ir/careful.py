@@ -49,9 +49,9 @@ _MAPS = ("input", "output")
 _OWNER = {m: (b,) for b, (_, m) in BODY_ROLES.items()} | {"back_edges": ("body",)}
 
 
-def read_careful(xml: bytes, builder: Builder, encoding: str | None = None) -> IRModel:
+def read_careful(xml: bytes, builder: Builder) -> IRModel:
     """The model of ``xml``, or the precise :class:`~ovreduce.errors.IRError` of its first problem; its 8-bit text read
-    in ``encoding``, by default the one OpenVINO reads it in (:func:`~ovreduce.ir.reading.pugixml_encoding`).
+    in the encoding OpenVINO reads it in (:func:`~ovreduce.ir.reading.pugixml_encoding`).
 
     Raises:
         IRError: the bytes are not a readable IR (subclasses say why).
@@ -69,8 +69,7 @@ def read_careful(xml: bytes, builder: Builder, encoding: str | None = None) -> I
         early = not_well_formed(xml)
         if isinstance(early, etree.XMLSyntaxError):
             raise _syntax_error(source, xml, early)
-    encoding = pugixml_encoding(xml) if encoding is None else encoding
-    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS)
+    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=pugixml_encoding(xml), **PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
     reader = _Reader(builder)
     try:

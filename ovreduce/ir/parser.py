@@ -23,7 +23,7 @@ from ovreduce.ir.build import SUPPORTED_IR_VERSIONS, Builder, ParseLimits
 from ovreduce.ir.fast import read_fast
 from ovreduce.ir.gcpause import gc_paused
 from ovreduce.ir.model import IRModel
-from ovreduce.ir.reading import declaration_first, pugixml_encoding
+from ovreduce.ir.reading import declaration_first
 from ovreduce.ir.weights import Weights
 
 __all__ = ["SUPPORTED_IR_VERSIONS", "ParseLimits", "gc_paused", "load_ir", "parse_ir"]
@@ -80,12 +80,11 @@ def parse_ir(
         raise LimitExceededError(
             f"{source}: the XML is {len(xml)} bytes, more than the limit of {limits.max_xml_bytes} bytes"
         )
-    moved = declaration_first(xml)
+    xml = declaration_first(xml)
     with gc_paused():
-        model = read_fast(moved, Builder(source, weights, expected_bin, limits))
+        model = read_fast(xml, Builder(source, weights, expected_bin, limits))
         if model is None:
             from ovreduce.ir.careful import read_careful  # imported only for a file the fast reader declines
 
-            # (the encoding of the bytes as they are: a declaration after blanks names none to OpenVINO)
-            model = read_careful(moved, Builder(source, weights, expected_bin, limits), pugixml_encoding(xml))
+            model = read_careful(xml, Builder(source, weights, expected_bin, limits))
         return model

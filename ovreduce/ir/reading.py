@@ -57,6 +57,7 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 _LATE_DECLARATION = re.compile(rb"(\xef\xbb\xbf)?([ \t\r\n]+)(<\?xml[ \t\r\n][^?<>]*\?>)")
 
 
+_ENCODING_ATTRIBUTE = re.compile(rb"""\bencoding\s*=\s*(["'])[^"']*\1""")
 _DECLARED_RE = re.compile(rb"""<\?xml\s[^>]{0,200}?\bencoding\s*=\s*(["'])([^"']{0,40})\1""")
 
 
@@ -75,12 +76,17 @@ def pugixml_encoding(xml: bytes) -> str | None:
 def declaration_first(xml: bytes) -> bytes:
     """The document with an XML declaration that blanks precede (``\\n<?xml version="1.0"?>``, as a C++ raw string
     writes one) moved before them. XML allows the declaration only at the very start, and libxml2 refuses it anywhere
-    else; pugixml reads past the blanks, and OpenVINO reads the file. The bytes keep their length and every line after
-    the declaration its number; ``xml`` itself where there is nothing to move (the usual case, at no cost)."""
+    else; pugixml reads past the blanks, and OpenVINO reads the file, in UTF-8 whatever encoding it names (which is
+    blanked). The bytes keep their length and every line after the declaration its number; ``xml`` itself where there
+    is nothing to move (the usual case, at no cost)."""
     if xml[:1] not in (b" ", b"\t", b"\r", b"\n", b"\xef"):
         return xml
     late = _LATE_DECLARATION.match(xml)
-    return xml if late is None else (late[1] or b"") + late[3] + late[2] + xml[late.end() :]
+    if late is None:
+        return xml
+    # pugixml takes no encoding from it (it reads the text as UTF-8): blanked, the declaration names none to libxml2
+    declaration = _ENCODING_ATTRIBUTE.sub(lambda named: b" " * len(named[0]), late[3])
+    return (late[1] or b"") + declaration + late[2] + xml[late.end() :]
 
 
 def ends_with_net(xml: bytes) -> bool:

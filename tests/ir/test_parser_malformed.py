@@ -21,6 +21,7 @@ import openvino as ov
 import pytest
 
 from ovreduce import ParseLimits, load_ir, parse_ir
+from ovreduce.check import check_model
 from ovreduce.cli import main
 from ovreduce.errors import IRStructureError, IRSyntaxError, LimitExceededError, OvReduceError
 from ovreduce.ir.weights import Weights
@@ -409,7 +410,11 @@ def test_the_names_are_read_in_the_encoding_openvino_reads(declaration: str, cod
     shutil.copy(_RMSNORM.with_suffix(".bin"), xml.with_suffix(".bin"))
     names = {op.get_friendly_name() for op in ov.Core().read_model(str(xml)).get_ops()}
     assert "variancé" in names
-    assert "variancé" in {layer.name for layer in load_ir(xml).layers}
+    model = load_ir(xml)
+    assert "variancé" in {layer.name for layer in model.layers}
+    # the OpenVINO engine reads the model as OpenVINO does from the file, and finds its reduction
+    report = check_model(model, engine="openvino")
+    assert report.ok and [r.openvino_output_shape for r in report.reductions] == [[1, -1, 1]], report
 
 
 def test_a_utf16_file_readable_by_its_declaration_keeps_libxml2s_own_message(tmp_path: Path) -> None:
