@@ -236,8 +236,8 @@ class ShapePreserving(Op):
         if self.type == "Clamp":
             low, high = type_limits(etype)
             floor, ceiling = (real_attr(layer, name, 0.0) for name in ("min", "max"))
-            least = low if floor <= low else min(math.ceil(floor), high)
-            most = high if ceiling >= high else max(math.floor(ceiling), low)
+            least = low if floor <= low else high if floor >= high else math.ceil(floor)  # (an infinite one too)
+            most = high if ceiling >= high else low if ceiling <= low else math.floor(ceiling)
             return least if v < least else most if v > most else v
         if self.type == "Negative":
             return -v

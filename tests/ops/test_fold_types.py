@@ -52,6 +52,9 @@ OPS: dict[str, Callable[[Any], Any]] = {
     # torch.clamp, neg, relu, sign and abs of sizes; a negative value where the type has one
     "Clamp": lambda dtype: ops.clamp(_c([2, 1, 5], dtype), 1.5, 3.7),
     "Clamp beyond the type": lambda dtype: ops.clamp(_c([2, 1, 5], dtype), -1e30, 1e30),
+    # (to the type's limits, whose Sign is a dim: the limit itself is past a Broadcast's target)
+    "Clamp to infinity": lambda dtype: ops.sign(ops.clamp(_c([2, 1, 5], dtype), float("inf"), float("inf"))),
+    "Clamp to minus infinity": lambda dtype: ops.sign(ops.clamp(_c([2, 1, 5], dtype), float("-inf"), float("-inf"))),
     **{name: (lambda dtype, f=f: f(_c([2, 0, -3 if np.dtype(dtype).kind == "i" else 7], dtype))) for name, f in [
         ("Negative", ops.negative), ("Relu", ops.relu), ("Sign", ops.sign), ("Abs", ops.abs)]},
     "Ceiling": lambda dtype: ops.ceiling(_c([2, 1], dtype)),
