@@ -80,6 +80,7 @@ class Metrics:
         self.evictions = Counter("ovreduce_store_evictions", "Models evicted from the model store", registry=r)
         r.register(self)
         self._scrape: asyncio.Future[bytes] | None = None
+        self._begun = 0.0  # when it began (the loop's time)
 
     def collect(self) -> Iterable[Metric]:
         """The store's size and model count, read from the disk at each scrape."""
@@ -122,11 +123,18 @@ class Metrics:
 
     # -- exposition ------------------------------------------------------------------------------------
     async def scrape(self) -> bytes:
-        """:meth:`exposition` off the event loop, one at a time: the scrapes that come while one is made get its
-        answer. Each reads the whole store, and nothing else bounds how many run at once (``/metrics`` is never
-        busy): many at once took every thread of the pool that the readiness checks wait for."""
-        if self._scrape is None or self._scrape.done():
-            self._scrape = asyncio.ensure_future(run_in_threadpool(self.exposition))
+        """:meth:`exposition` off the event loop, one at a time: a scrape that comes while one is made waits for it to
+        end, then gets the answer of one begun after it came (the next, which it begins or shares). Each reads the
+        whole store, and nothing else bounds how many run at once (``/metrics`` is never busy): many at once took
+        every thread of the pool that the readiness checks wait for."""
+        loop = asyncio.get_running_loop()
+        came = loop.time()
+        while self._scrape is not None and not self._scrape.done():
+            if self._begun >= came:  # begun after this scrape came: current for it
+                return await asyncio.shield(self._scrape)
+            await asyncio.wait([self._scrape])  # (its failure is its own scrapes')
+        self._begun = loop.time()
+        self._scrape = asyncio.ensure_future(run_in_threadpool(self.exposition))
         return await asyncio.shield(self._scrape)
 
     def exposition(self) -> bytes:
@@ -155,10 +163,13 @@ def _forget_the_dead(folder: str) -> None:
     for pid in {int(found[1]) for name in names if (found := _LIVE_GAUGE.fullmatch(name))}:
         try:
             os.kill(pid, 0)
+            continue
         except ProcessLookupError:
-            mark_process_dead(pid, folder)  # type: ignore[no-untyped-call]
-        except OSError:  # (another user's: alive)
             pass
+        except OSError:  # (another user's: alive)
+            continue
+        with contextlib.suppress(OSError):  # (another worker's scrape removed them first)
+            mark_process_dead(pid, folder)  # type: ignore[no-untyped-call]
 
 
 class MetricsMiddleware:

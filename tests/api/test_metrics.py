@@ -241,7 +241,7 @@ def test_an_empty_multiprocess_folder_is_not_multiprocess_mode(tmp_path: Path) -
 
 def test_scrapes_at_once_read_the_store_once(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
     """Each scrape reads the whole store: many at once took every thread the readiness checks wait for. Those that
-    come while one is made get its answer, whole and current."""
+    come while one is made share the next."""
     assert client.post("/v1/models", files=files(*rmsnorm)).status_code == 201
     store = client.app.state.services.metrics.store  # type: ignore[attr-defined]
     reads: list[float] = []
@@ -259,6 +259,27 @@ def test_scrapes_at_once_read_the_store_once(client: TestClient, rmsnorm: tuple[
     assert all("ovreduce_store_models 1.0" in a.text for a in answers)
     assert len(reads) < 4, f"{len(reads)} reads of the store for 12 scrapes at once"
     assert "ovreduce_store_models 1.0" in client.get("/metrics").text and len(reads) >= 2  # (a later one reads anew)
+
+
+def test_a_scrape_after_an_upload_counts_it(client: TestClient, rmsnorm: tuple[bytes, bytes | None]) -> None:
+    """A scrape that comes while another is made does not get that one's answer, read before it came: a client that
+    uploaded a model, then asked, was told the store held none."""
+    store = client.app.state.services.metrics.store  # type: ignore[attr-defined]
+    ids = store.ids
+
+    def slow_ids() -> list[str]:  # a store large enough to take a while to list
+        listed = list(ids())
+        time.sleep(1.0)
+        return listed
+
+    store.ids = slow_ids
+    with ThreadPoolExecutor(1) as pool:
+        earlier = pool.submit(client.get, "/metrics")
+        time.sleep(0.3)  # (that scrape is listing the store)
+        assert client.post("/v1/models", files=files(*rmsnorm)).status_code == 201
+        later = client.get("/metrics")
+        assert "ovreduce_store_models 0.0" in earlier.result().text
+    assert "ovreduce_store_models 1.0" in later.text
 
 
 def test_metrics_is_read_only(client: TestClient) -> None:
