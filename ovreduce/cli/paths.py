@@ -17,9 +17,9 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
     """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted).
 
     Raises:
-        UsageError: a path names nothing, a folder holds no ``.xml`` file or cannot be searched, or a pattern
-            matches no file (the command line's rule: what is not there is a usage error; what is there but cannot
-            be read is the report's business).
+        UsageError: a path names nothing, a folder holds no ``.xml`` file, or a pattern matches no file (the
+            command line's rule: what is not there is a usage error; what is there but cannot be read is the report's
+            business).
     """
     out: list[Path] = []
     for item in items:
@@ -45,12 +45,13 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
 
 def _search(folder: Path) -> list[Path]:
     """Every ``*.xml`` below ``folder``, sorted: through links to folders (each folder once, so that a link to an
-    ancestor ends), and whatever is not a readable file (a dangling link) too, which the report then says."""
+    ancestor ends), and whatever is not a readable file (a dangling link) or cannot be searched (a folder it may not
+    list) too, which the report then calls unreadable, saying why."""
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
 
-    def unsearchable(exc: OSError) -> None:
-        raise UsageError(f"{exc.filename}: the folder cannot be searched ({exc.strerror or exc})")
+    def unsearchable(exc: OSError) -> None:  # a folder that cannot be listed: the report says why
+        found.append(Path(exc.filename))
 
     for root, folders, files in os.walk(folder, onerror=unsearchable, followlinks=True):
         status = os.stat(root)
