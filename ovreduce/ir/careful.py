@@ -30,6 +30,7 @@ from ovreduce.ir.reading import (
     PARSER_OPTIONS,
     NoExternalResources,
     attributes,
+    declared_encoding,
     ends_with_net,
     name,
     not_well_formed,
@@ -144,22 +145,18 @@ def _encoding_problem(xml: bytes) -> str | None:
     return None
 
 
-_NAMED_RE = re.compile(rb"""\s*<\?xml[^>]{0,200}?encoding\s*=\s*["']([^"']{1,40})["']""")
-
-
 def _not_utf8(xml: bytes) -> str | None:
     """Why bytes of an 8-bit encoding their declaration names, other than UTF-8, are not read (None: that is not
     why): OpenVINO reads them as UTF-8 (:func:`~ovreduce.ir.reading.pugixml_encoding`), and so does ovreduce."""
-    named = _NAMED_RE.match(xml)
-    if named is None or named[1].lower().replace(b"-", b"") == b"utf8":
+    named = declared_encoding(xml)
+    if named is None or named.replace("-", "") == "utf8":
         return None
     try:
         xml.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return (f"byte {exc.start} is not UTF-8, and the XML declaration names the encoding "
-                f"{named[1].decode('ascii', 'replace')!r}: OpenVINO applies no declared encoding but latin-1 "
-                f"(ISO-8859-1, in a declaration at the very start) and reads 8-bit text as UTF-8, as ovreduce does; "
-                f"save the file as UTF-8")  # fmt: skip
+        return (f"byte {exc.start} is not UTF-8, and the XML declaration names the encoding {named!r}: OpenVINO "
+                f"applies no declared encoding but latin-1 (ISO-8859-1, in a declaration at the very start) and reads "
+                f"8-bit text as UTF-8, as ovreduce does; save the file as UTF-8")  # fmt: skip
     return None
 
 

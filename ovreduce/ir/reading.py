@@ -19,6 +19,7 @@ __all__ = [
     "NoExternalResources",
     "attributes",
     "declaration_first",
+    "declared_encoding",
     "ends_with_net",
     "name",
     "not_well_formed",
@@ -68,9 +69,13 @@ def pugixml_encoding(xml: bytes) -> str | None:
     written in 16 or 32 bits), which libxml2 tells itself."""
     if xml.startswith((b"\xfe\xff", b"\xff\xfe", b"\x00\x00\xfe\xff", b"\x00\x00\x00<", b"\x00<", b"<\x00")):
         return None
+    return "iso-8859-1" if declared_encoding(xml) in ("iso-8859-1", "latin1") else "utf-8"
+
+
+def declared_encoding(xml: bytes) -> str | None:
+    """The encoding an XML declaration at the very start of the bytes names, in lower case (None: none)."""
     declared = _DECLARED_RE.match(xml) if xml.startswith(b"<?xm") else None
-    latin1 = declared is not None and declared[2].lower() in (b"iso-8859-1", b"latin1")
-    return "iso-8859-1" if latin1 else "utf-8"
+    return None if declared is None else declared[2].decode("ascii", "replace").lower()
 
 
 def declaration_first(xml: bytes) -> bytes:
