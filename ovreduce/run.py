@@ -239,7 +239,7 @@ def prepare_inputs(
             raise InputError(f"{said} do not fit input 0 (data) of shape {list(arrays[0].shape)}: {exc.message}",
                              parameter="inputs" if spec.runtime_axes else None) from None  # fmt: skip
     if spec.type in DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
-        arrays[0] = deciding_once(arrays[0].shape, spec.axes if spec.axes is not None else arrays[1], spec.type, rng)
+        arrays[0] = deciding_once(arrays[0].shape, axes, spec.type, rng)
     return PreparedInputs(arrays, notes, defaulted)
 
 
