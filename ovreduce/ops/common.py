@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -87,7 +87,8 @@ _REAL_ONLY = {
 _INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)}
 """The shape-preserving ops of more than one input (their data first); MVN takes its axes as a second from MVN-6."""
 _FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs"})
-"""What OpenVINO reads of these shape-preserving ops' attributes, and refuses when it cannot."""
+"""The shape-preserving ops whose integer values fold (:meth:`ShapePreserving.fold`), in the types OpenVINO's
+``evaluate`` computes them in."""
 
 
 # -- sources ------------------------------------------------------------------------------------------------
@@ -218,34 +219,35 @@ class ShapePreserving(Op):
         etype = ctx.input(0).element_type if value is not None else None
         if value is not None and value.values is not None and etype is not None and not evaluates(self.type, etype):
             folded = unevaluated(ctx.layer, etype, folded)
-        if self.type == "Clamp" and any(math.isnan(real_attr(ctx.layer, n, 0.0)) for n in ("min", "max")):
-            value = None  # (no integer bounds to clamp to)
         if value is not None and value.values is not None and etype is not None and evaluates(self.type, etype):
-            values = wrapped([self._value(ctx.layer, etype, v) for v in value.values], etype)
-            return ValueInfo("const", values, shape=value.shape)
+            values = self._values(ctx.layer, etype, value.values)
+            if values is not None:
+                return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
             return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
         return folded
 
-    def _value(self, layer: Layer, etype: ElementType, v: int) -> int:
-        """One integer through the op (:data:`_FOLDED`), before it wraps into ``etype``; a Clamp's bounds as
-        OpenVINO's ``evaluate`` takes them: the least integer not below ``min``, the greatest not above ``max``, each
-        within the type's range."""
-        if self.type == "LogicalNot":
-            return int(not v)
+    def _values(self, layer: Layer, etype: ElementType, values: tuple[int, ...]) -> tuple[int, ...] | None:
+        """Integers through the op (:data:`_FOLDED`), wrapped into ``etype``; None for a Clamp to NaN (no integer
+        bounds). A Clamp's bounds as OpenVINO's ``evaluate`` takes them: the least integer not below ``min``, the
+        greatest not above ``max``, each within the type's range (an infinite one its limit)."""
         if self.type == "Clamp":
             low, high = type_limits(etype)
             floor, ceiling = (real_attr(layer, name, 0.0) for name in ("min", "max"))
-            least = low if floor <= low else high if floor >= high else math.ceil(floor)  # (an infinite one too)
+            if math.isnan(floor) or math.isnan(ceiling):
+                return None
+            least = low if floor <= low else high if floor >= high else math.ceil(floor)
             most = high if ceiling >= high else low if ceiling <= low else math.floor(ceiling)
-            return least if v < least else most if v > most else v
-        if self.type == "Negative":
-            return -v
-        if self.type in ("Relu", "ReLU"):
-            return max(v, 0)
-        if self.type == "Sign":
-            return (v > 0) - (v < 0)
-        return abs(v) if self.type == "Abs" else v  # (Floor, Ceiling: integers are their own)
+            return tuple(least if v < least else most if v > most else v for v in values)
+        step: Callable[[int], int] = {
+            "LogicalNot": lambda v: int(not v),
+            "Negative": lambda v: -v,
+            "Relu": lambda v: max(v, 0),
+            "ReLU": lambda v: max(v, 0),
+            "Sign": lambda v: (v > 0) - (v < 0),
+            "Abs": abs,
+        }.get(self.type, lambda v: v)  # (Floor, Ceiling: integers are their own)
+        return wrapped([step(v) for v in values], etype)
 
     def _check(self, layer: Layer, shape: PartialShape) -> None:
         """The attributes OpenVINO reads as it makes the op (numbers, enums, an axis), refused in its words."""
