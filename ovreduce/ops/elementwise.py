@@ -15,7 +15,6 @@ the inputs' integer type does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -32,6 +31,7 @@ from ovreduce.ops.rules import (
     broadcast_values,
     const_tensor,
     evaluates,
+    expanded,
     int_attr,
     partial_value,
     str_attr,
@@ -409,9 +409,7 @@ class Select1(ShapeRule):
         oversized = too_large(layer, shape)
         if oversized is not None:
             return oversized
-        zeros = ((0,) * math.prod(shape), shape)
-        spread = [broadcast_values(t, zeros, lambda v, _: v) for t in (cond, then, other)]
-        if any(s is None for s in spread):
+        c, t, e = (expanded(tensor, shape) for tensor in (cond, then, other))
+        if c is None or t is None or e is None:
             return folded
-        c, t, e = (s[0] for s in spread if s is not None)
         return ValueInfo("const", tuple(a if k else b for k, a, b in zip(c, t, e, strict=True)), shape=shape)

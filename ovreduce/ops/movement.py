@@ -30,11 +30,11 @@ from ovreduce.ops.rules import (
     Tensor,
     bool_attr,
     bounds_dim,
-    broadcast_values,
     const_tensor,
     evaluates,
     exact,
     exact_value,
+    expanded,
     int_attr,
     int_value,
     ints_attr,
@@ -779,8 +779,7 @@ class Broadcast(_ValueShaped):
     ) -> tuple[int, ...] | None:
         if str_attr(ctx.layer, "mode", "numpy") not in ("numpy", "bidirectional"):
             return None
-        spread = broadcast_values(inputs[0], ((0,) * math.prod(out_shape), out_shape), lambda value, _: value)
-        return spread[0] if spread is not None and spread[1] == out_shape else None
+        return expanded(inputs[0], out_shape)
 
     @staticmethod
     def _known_in_part(data: tuple[Dimension, ...], target: tuple[Dimension, ...], mode: str) -> PartialShape:

@@ -53,6 +53,7 @@ __all__ = [
     "evaluates",
     "exact",
     "exact_value",
+    "expanded",
     "int_attr",
     "int_value",
     "ints_attr",
@@ -494,6 +495,12 @@ def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Ten
                 ib += index * sb[axis]
         out.append(fn(av[ia], bv[ib]))
     return tuple(out), out_shape
+
+
+def expanded(tensor: Tensor, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """A tensor's values NumPy-broadcast to ``shape``, flat; None where it does not broadcast to it."""
+    spread = broadcast_values(tensor, ((0,) * _count(shape), shape), lambda value, _: value)
+    return spread[0] if spread is not None and spread[1] == shape else None
 
 
 def shape_dims(shape: PartialShape) -> tuple[Dimension, ...]:
