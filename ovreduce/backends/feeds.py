@@ -95,11 +95,13 @@ GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
 PAST = "past_key_values."  # the past keys and values of an export without state (past_key_values.0.key...)
 PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
 
-# Ops a value passes through unchanged (as values: their data input, port 0; every input of a Concat), so that an
-# input converted or reshaped before its Gather is still known for what it is; and the arithmetic an index is
-# offset or scaled by on its way (its bound then taken as the op's, an approximation: no longer random).
+# Ops a value passes through unchanged or picks elements of (as values: their data input, port 0; every input of a
+# Concat), so that an input converted, reshaped or indexed (TorchScript's ``n[0]``) before its use is still known for
+# what it is; and the arithmetic an index is offset or scaled by on its way (its bound then taken as the op's, an
+# approximation: no longer random).
 _THROUGH = frozenset({"Convert", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Broadcast", "Tile",
-                      "Slice", "StridedSlice", "Identity", "ConvertLike"})  # fmt: skip
+                      "Slice", "StridedSlice", "Identity", "ConvertLike", "Gather", "GatherElements", "GatherND",
+                      "Split", "VariadicSplit", "ReduceMax", "ReduceMin"})  # fmt: skip
 _ARITHMETIC = frozenset({"Add", "Subtract", "Multiply", "Minimum", "Maximum", "Abs", "Negative"})  # (no divisor: zeros)
 # (op, input port) that take shapes, counts or bounds: an input there is small and non-negative.
 _SHAPE_LIKE = frozenset({

@@ -141,6 +141,28 @@ def test_a_trip_count_input_is_small_and_body_reductions_are_audited_or_listed()
     assert doc.coverage["reductions"] == len(doc.layers) == 4 and doc.coverage["not-audited"] == 2
 
 
+@pytest.mark.parametrize("pick", ["Gather", "ReduceMax", "Split"])
+def test_a_trip_count_indexed_out_of_an_input_is_small(tmp_path: Path, pick: str) -> None:
+    """TorchScript's ``range(int(n[0]))``: the count is read out of an input vector. Made at random (+-2**20), seed 1
+    makes it negative, and the Loop runs until the time limit; it is made a trip count, 3."""
+    x, n = _parameter([2, 16], np.float32, "x"), _parameter([1], np.int64, "n")
+    axis = ops.constant(np.int64(0))
+    trip = {"Gather": lambda: ops.gather(n, axis, axis), "ReduceMax": lambda: ops.reduce_max(n, axis, False),
+            "Split": lambda: ops.squeeze(ops.split(n, axis, 1).output(0), axis)}[pick]()  # fmt: skip
+    inner = ops.parameter([2, 16], np.float32)
+    step = ops.subtract(inner, ops.reduce_mean(inner, ops.constant(np.array([-1], np.int64)), True, name="body_mean"))
+    body = ov.Model([ops.result(ops.constant(True)), ops.result(step)], [inner], "body")
+    loop = ops.loop(trip, ops.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(inner, x.output(0), body.get_results()[1].input_value(0))
+    total = ops.reduce_sum(loop.get_iter_value(body.get_results()[1].output(0), -1), axis, False, name="top_sum")
+    ov.save_model(ov.Model([total], [x, n], "m"), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = _audit(tmp_path / "m.xml", precision="f32", seed=1, timeout=60.0)
+    assert doc.error is None
+    assert _origin(doc, "n").startswith("3 (the trip count of Loop "), _origin(doc, "n")
+
+
 def _zeros_model(path: Path) -> Path:
     x = ops.parameter([4, 8], np.float32, name="x")
     x.output(0).set_names({"x"})
