@@ -437,6 +437,7 @@ def audit_model(
     next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)
+    unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
     began = time.perf_counter()
@@ -456,14 +457,14 @@ def audit_model(
     except InferenceTimeoutError:
         unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
         stopped = f"{late} during the audited run, before its bodies were run"
-        return report(None, described, unchecked + _body_reductions(model, kinds, cut=stopped), [],
+        return report(None, described, unchecked + unbuilt + _body_reductions(model, kinds, cut=stopped), [],
                       f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
         why = f"{failed} (the audited run)"
-        unchecked = [_unchecked(node, ids, why) for node in nodes] + _body_reductions(model, kinds, cut=why)
+        unchecked = [_unchecked(node, ids, why) for node in nodes] + unbuilt + _body_reductions(model, kinds, cut=why)
         return report(None, described, unchecked, [], failed, notes)
     check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
@@ -546,7 +547,7 @@ def audit_model(
         layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
-    layers += [row for rows in audited_bodies.values() for row in rows]
+    layers += unbuilt + [row for rows in audited_bodies.values() for row in rows]
     layers += _body_reductions(model, kinds, skip=set(audited_bodies))
     if target is not None:
         for row in layers:
@@ -1150,8 +1151,15 @@ class _Branches:
         return rows
 
 
-def _unaudited(layer: Any, why: str, path: str) -> LayerAudit:
-    """A not-audited row for the IR ``layer`` of the body at ``path``, saying ``why``."""
+def _unbuilt(model: IRModel, kinds: Mapping[str, ReductionOp]) -> list[LayerAudit]:
+    """A not-audited row for each reduction of the file's top level that OpenVINO's reader does not build."""
+    built = model.built()
+    why = "it reaches no Result and no state write (Assign): OpenVINO does not build it, so no run computes it"
+    return [_unaudited(layer, why, None) for layer in model.layers if layer.type in kinds and layer.id not in built]
+
+
+def _unaudited(layer: Any, why: str, path: str | None) -> LayerAudit:
+    """A not-audited row for the IR ``layer`` of the body at ``path`` (None: the top level), saying ``why``."""
     keep = layer.data.get("keep_dims", "false").strip().lower() == "true"
     return LayerAudit(layer.name, layer.type, layer.id, keep, None, None, None, None, not_established=why,
                       audited=False, body_path=path)  # fmt: skip
@@ -1190,10 +1198,12 @@ def _exact_float(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:
-    """IR layer ids by name (names used once only), to tie OpenVINO's nodes back to the file."""
-    counts = Counter(layer.name for layer in model.layers)
-    work.layers_visited += 2 * len(model.layers)
-    return {layer.name: layer.id for layer in model.layers if counts[layer.name] == 1}
+    """IR layer ids by name (names used once among the layers OpenVINO builds), to tie its nodes back to the file."""
+    built = model.built()
+    layers = [layer for layer in model.layers if layer.id in built]
+    counts = Counter(layer.name for layer in layers)
+    work.layers_visited += 3 * len(model.layers)
+    return {layer.name: layer.id for layer in layers if counts[layer.name] == 1}
 
 
 def _drift(

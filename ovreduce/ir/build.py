@@ -42,6 +42,7 @@ from ovreduce.ir.model import (
     PortMapping,
     PortRef,
     RtInfo,
+    built_ids,
 )
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
@@ -218,7 +219,7 @@ class Builder:
         mine = {id(layer) for layer in layers}
         pending = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) in mine]
         self._unless_unbuilt = [(layer, exc) for layer, exc in self._unless_unbuilt if id(layer) not in mine]
-        reached = _upstream([layer.id for layer in layers if layer.type in ("Result", "Assign")], by_id, producer)
+        reached = built_ids(layers, by_id, producer)
         for layer, exc in pending:
             if layer.id in reached:
                 raise exc
@@ -293,7 +294,7 @@ class Builder:
                    if (source := producer.get((layer.id, layer.inputs[0].id))) is not None]  # fmt: skip
         names: dict[PortRef, set[str]] = {}  # each output's tensor names, as they grow
         given: set[str] = set()
-        built = _upstream([layer.id for layer in layers if layer.type in ("Result", "Assign")], by_id, producer)
+        built = built_ids(layers, by_id, producer)
         for layer in ordered:  # a name the file gives twice is renamed where OpenVINO builds it again (x, then x_1)
             for port in layer.outputs:
                 own = names[(layer.id, port.id)] = set()
@@ -1090,20 +1091,6 @@ def _stateful_opset(version: str) -> int | None:
 
     number = opset_number(version)
     return number if number is not None and 3 <= number <= LAST_OPSET else None
-
-
-def _upstream(start: Iterable[str], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> set[str]:
-    """The ids of the layers ``start`` names and of every layer before them."""
-    reached = set(start)
-    stack = list(reached)
-    while stack:
-        current = stack.pop()
-        for port in by_id[current].inputs:
-            source = producer.get((current, port.id))
-            if source is not None and source[0] not in reached:
-                reached.add(source[0])
-                stack.append(source[0])
-    return reached
 
 
 def _check_opset(ltype: str, version: str, where: str) -> None:

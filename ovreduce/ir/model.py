@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import InitVar, dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
@@ -29,6 +29,7 @@ __all__ = [
     "PortMapping",
     "PortRef",
     "RtInfo",
+    "built_ids",
 ]
 
 PortRef = tuple[str, str]  # (layer id, port id)
@@ -222,6 +223,21 @@ class Edge(NamedTuple):
     line: int | None = None
 
 
+def built_ids(layers: Iterable[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> set[str]:
+    """The ids of the ``layers`` OpenVINO's reader builds: the Results and Assigns, and every layer before them (a
+    layer that reaches neither is left out of the model it reads)."""
+    reached = {layer.id for layer in layers if layer.type in ("Result", "Assign")}
+    stack = list(reached)
+    while stack:
+        current = stack.pop()
+        for port in by_id[current].inputs:
+            source = producer.get((current, port.id))
+            if source is not None and source[0] not in reached:
+                reached.add(source[0])
+                stack.append(source[0])
+    return reached
+
+
 @dataclass(frozen=True)
 class IRModel:
     """A whole IR. Build it with :func:`ovreduce.ir.parser.parse_ir`, which validates the graph first.
@@ -262,6 +278,10 @@ class IRModel:
     def producer(self, layer_id: str, port_id: str) -> PortRef | None:
         """The (layer id, output port id) feeding input port ``port_id`` of ``layer_id``."""
         return self._producer.get((layer_id, port_id))
+
+    def built(self) -> set[str]:
+        """The ids of the layers OpenVINO's reader builds (:func:`built_ids`)."""
+        return built_ids(self.layers, self._by_id, self._producer)
 
     def input_producers(self, layer: Layer) -> tuple[PortRef | None, ...]:
         return tuple(self._producer.get((layer.id, p.id)) for p in layer.inputs)

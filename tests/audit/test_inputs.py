@@ -22,6 +22,7 @@ from ovreduce.audit import audit_model
 from ovreduce.check import check_model
 from ovreduce.ir.parser import load_ir
 from ovreduce.reports.audit import AuditDocument
+from ovreduce.shapes import PartialShape
 from tests.cli.inprocess import run_cli
 
 EXPORTS = Path(__file__).resolve().parents[1] / "exports"
@@ -308,6 +309,28 @@ def test_logical_reductions_whose_every_slice_holds_the_deciding_value_twice_est
         "False, and stays so whichever one element a kernel misses or misreads"
     )
     assert rows["some"].status == "ok" and rows["some"].not_established is None, rows["some"]
+
+
+@pytest.mark.parametrize("name", ["dangling_sum", "rmsnorm/variance"])
+def test_a_reduction_openvino_does_not_build_is_listed_not_audited(tmp_path: Path, name: str) -> None:
+    """A reduction that reaches no Result: OpenVINO's reader leaves it out, so no run computes it. It was absent from
+    the audit, which called itself complete; it is a row that says why, under its own name or one it shares."""
+    samples = Path(__file__).resolve().parents[2] / "ir_samples"
+    dangling = f"""<layer id="900" name="{name}" type="ReduceSum" version="opset1"><data keep_dims="false"/>
+        <input><port id="0" precision="FP32"><dim>1</dim><dim>-1</dim><dim>64</dim></port>
+        <port id="1" precision="I64"><dim>1</dim></port></input>
+        <output><port id="2" precision="FP32"><dim>1</dim><dim>-1</dim></port></output></layer>"""
+    edges = '<edge from-layer="0" from-port="0" to-layer="900" to-port="0"/>'
+    edges += '<edge from-layer="4" from-port="0" to-layer="900" to-port="1"/>'
+    xml = (samples / "rmsnorm.xml").read_text().replace("</layers>", f"{dangling}</layers>", 1)
+    (tmp_path / "m.xml").write_text(xml.replace("<edges>", f"<edges>{edges}", 1))
+    (tmp_path / "m.bin").write_bytes((samples / "rmsnorm.bin").read_bytes())
+    doc = _audit(tmp_path / "m.xml", precision="f32", shapes={"hidden_states": PartialShape.parse("[1,8,64]")})
+    rows = {row.layer_id: row for row in doc.layers}
+    assert rows["5"].status == "ok" and rows["5"].not_established is None, rows["5"]
+    assert rows["900"].status == "not-audited" and rows["900"].layer_name == name, rows["900"]
+    assert rows["900"].not_established is not None and "OpenVINO does not build it" in rows["900"].not_established
+    assert not doc.complete and doc.coverage == {"reductions": 2, "ok": 1, "not-audited": 1}
 
 
 def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Path) -> None:

@@ -349,7 +349,7 @@ def _partial(coverage: dict[str, int]) -> str:
         gaps.append(f"{coverage['not-established']} not established (each row says why: an input that cannot show an "
                     f"error, or a kernel the model runs that was not observed)")  # fmt: skip
     if coverage.get("not-audited"):
-        gaps.append(f"{coverage['not-audited']} not audited (in bodies that did not run or run per iteration)")
+        gaps.append(f"{coverage['not-audited']} not audited (see their notes)")
     return (
         f"no reduction outside tolerance, but coverage is partial: {coverage.get('ok', 0)} of "
         f"{coverage.get('reductions', 0)} reductions established within tolerance; {', '.join(gaps)}"
