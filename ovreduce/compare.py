@@ -307,7 +307,8 @@ def cannot_show_error(
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
     empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
     dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of booleans), slices that each hold the
-    value that decides it twice or more, so that no output depends on any one element; or an output the reference
+    value that decides it twice or more, so that no output depends on any one element (so too an integer ReduceMax's
+    or ReduceMin's slices that each hold the type's limit twice or more); or an output the reference
     computes (``expected``) that is not finite in any element (the log of a negative sum, an overflow), which a kernel
     that misses elements gives all the same. The audit's rows, run's agreements and conform's nodes say it."""
     if data.size == 0:
@@ -332,8 +333,10 @@ def cannot_show_error(
         return (
             f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
         )
-    decides = DECIDING.get(op)
-    if decides is not None and values.dtype.kind == "b" and bool(np.all(np.sum(values == decides, reduced) >= 2)):
+    decides: Any = DECIDING.get(op) if values.dtype.kind == "b" else None
+    if op in ("ReduceMax", "ReduceMin") and values.dtype.kind in "iu":  # the type's limit decides it as True an OR
+        decides = np.iinfo(data.dtype).max if op == "ReduceMax" else np.iinfo(data.dtype).min
+    if decides is not None and bool(np.all(np.sum(values == decides, reduced) >= 2)):
         where = f"axes {list(reduced)} of input shape {list(data.shape)}"
         return (f"each slice it reduces ({where}) holds {decides} twice or more: every output element is {decides}, "
                 f"and stays so whichever one element a kernel misses or misreads")  # fmt: skip

@@ -599,10 +599,11 @@ def _deciding_inputs(
     nodes: Sequence[Any], opset: int, ov_model: Any, arrays: dict[int, npt.NDArray[Any]], described: list[AuditInput],
     initializers: _Initializers, work: Work, seed: int,
 ) -> None:  # fmt: skip
-    """Remake each boolean model input that a ReduceMax or ReduceMin reads directly (over axes known before the run),
-    not given (by any of its names, or its index), as booleans holding the value that decides it once or not at all
-    per slice (:func:`deciding_once`). Made at fair odds, a slice of 12 held it twice or more nearly always, and the
-    node conformed on an input that could show no error: each output was that value, whatever a kernel missed."""
+    """Remake each boolean or integer model input that a ReduceMax or ReduceMin reads directly (over axes known before
+    the run), not given (by any of its names, or its index), so that each slice holds the value that decides it once
+    or not at all (:func:`deciding_once`). Made at fair odds, a slice of 12 booleans held it twice or more nearly
+    always, and the node conformed on an input that could show no error: each output was that value, whatever a
+    kernel missed; so too 8-bit integers over their whole range, in a wide slice."""
     from ovreduce.reference.onnx import op_version
 
     ports = {name: i for i, port in enumerate(ov_model.inputs) for name in port.get_names()}
@@ -610,7 +611,7 @@ def _deciding_inputs(
     remade: set[int] = set()
     for n in nodes:
         i = ports.get(n.input[0]) if n.op_type in DECIDING and n.domain in ("", "ai.onnx") and n.input else None
-        if i is None or i in remade or described[i].origin == "given" or arrays[i].dtype.kind != "b":
+        if i is None or i in remade or described[i].origin == "given" or arrays[i].dtype.kind not in "biu":
             continue
         attrs = _attrs(n)
         if op_version(n.op_type, opset) < 18:
@@ -623,9 +624,9 @@ def _deciding_inputs(
             continue
         if not axes and int(attrs.get("noop_with_empty_axes", 0)):
             continue
-        arrays[i] = deciding_once(arrays[i].shape, axes or list(range(arrays[i].ndim)), n.op_type, rng)
+        arrays[i] = deciding_once(arrays[i], axes or list(range(arrays[i].ndim)), n.op_type, rng)
         remade.add(i)
-        value = DECIDING[n.op_type]
+        value = DECIDING[n.op_type] if arrays[i].dtype.kind == "b" else "its extreme"
         described[i] = replace(described[i], origin=f"seed {seed}, {value} once or not at all in each slice that "
                                                     f"{n.op_type} {n.name or n.output[0]!r} reduces")  # fmt: skip
 

@@ -238,29 +238,45 @@ def prepare_inputs(
             said = "input 1 (axes)" if spec.runtime_axes else f"the layer's axes {list(axes)}"
             raise InputError(f"{said} do not fit input 0 (data) of shape {list(arrays[0].shape)}: {exc.message}",
                              parameter="inputs" if spec.runtime_axes else None) from None  # fmt: skip
-    if spec.type in DECIDING and arrays[0].dtype.kind == "b" and not data_given:  # informative slices, not uniform
-        arrays[0] = deciding_once(arrays[0].shape, axes, spec.type, rng)
+    if spec.type in DECIDING and arrays[0].dtype.kind in "biu" and not data_given:  # informative slices
+        arrays[0] = deciding_once(arrays[0], axes, spec.type, rng)
     return PreparedInputs(arrays, notes, defaulted)
 
 
-def deciding_once(shape: tuple[int, ...], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
-    """Booleans whose every slice (over ``axes``) holds the value that decides the logical reduction ``op`` once, or
-    not at all, about half of them each way, both kinds where there are two slices or more: each output then
-    depends on one element, which a kernel that misses or misreads it gets wrong. At fair odds, a slice of 12 held
-    the deciding value about 6 times, and every output was that value."""
+def deciding_once(data: npt.NDArray[Any], axes: Any, op: str, rng: np.random.Generator) -> npt.NDArray[Any]:
+    """Made ``data`` remade so that each output of the reduction ``op`` over ``axes`` depends on one element, which a
+    kernel that misses or misreads it gets wrong. Booleans of a logical reduction (or a ReduceMax/Min): each slice holds
+    the value that decides it once, or not at all, about half of them each way, both kinds where there are two slices
+    or more (at fair odds, a slice of 12 held it about 6 times, and every output was that value). Integers of a
+    ReduceMax/Min: each slice's extreme once, the other elements equal to it moved one step in (drawn over a whole
+    8-bit range, a slice of 4,096 held the type's limit about 16 times, and every output was that limit)."""
+    shape = data.shape
     reduced = sorted({int(a) % len(shape) for a in np.asarray(axes).reshape(-1).tolist()}) if shape else []
     order = [a for a in range(len(shape)) if a not in reduced] + reduced
     slices = math.prod(shape[a] for a in order[: len(order) - len(reduced)])
     size = math.prod(shape[a] for a in reduced)
-    decides = DECIDING[op]
-    flat = np.full((slices, size), not decides)
-    if slices and size:
-        once = rng.random(slices) < 0.5
-        if slices == 1 or not once.any():
-            once[0] = True  # (one slice without it: a constant input)
-        elif once.all():
-            once[0] = False
-        flat[np.flatnonzero(once), rng.integers(0, size, int(once.sum()))] = decides
+    if data.dtype.kind == "b":
+        decides = DECIDING[op]
+        flat = np.full((slices, size), not decides)
+        if slices and size:
+            once = rng.random(slices) < 0.5
+            if slices == 1 or not once.any():
+                once[0] = True  # (one slice without it: a constant input)
+            elif once.all():
+                once[0] = False
+            flat[np.flatnonzero(once), rng.integers(0, size, int(once.sum()))] = decides
+    else:
+        flat = np.transpose(data, order).reshape(slices, size).astype(np.int64)
+        if slices and size:
+            largest = DECIDING[op]
+            extreme = (flat.max if largest else flat.min)(axis=1, keepdims=True)
+            step = -1 if largest else 1
+            info = np.iinfo(data.dtype)
+            tied = (flat == extreme) & (info.min <= extreme + step) & (extreme + step <= info.max)
+            kept = np.where(tied, rng.random(flat.shape), -1.0).argmax(axis=1)  # one of each slice's ties stays
+            tied[np.arange(slices), kept] = False
+            flat = np.where(tied, extreme + step, flat)
+        flat = flat.astype(data.dtype)
     return np.transpose(flat.reshape([shape[a] for a in order]), np.argsort(order)).copy()  # (a scalar stays one)
 
 

@@ -548,6 +548,34 @@ def test_a_logical_reduction_runs_on_slices_each_output_of_which_one_element_dec
     assert run_layer(model, "r", inputs={"flags": last}).notes == []
 
 
+@pytest.mark.parametrize(("op", "etype"), [("ReduceMax", np.uint8), ("ReduceMin", np.int8), ("ReduceMax", np.int16)])
+def test_an_integer_max_or_min_runs_on_slices_whose_extreme_is_there_once(tmp_path: Path, op: str, etype: type) -> None:
+    """Made over an 8-bit type's whole range, each slice of 4,096 held the type's limit about 16 times: every output
+    was that limit, whatever a kernel missed. Made now, each slice's extreme is there once; an input whose slices hold
+    the limit twice or more is run, and said to show no error."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([4, 4096], etype, name="x")
+    build = ops.reduce_max if op == "ReduceMax" else ops.reduce_min
+    ov.save_model(ov.Model([build(x, ops.constant(np.array([1])), False, name="r")], [x]), tmp_path / "m.xml")
+    model = load_ir(tmp_path / "m.xml")
+    for seed in range(3):
+        report = run_layer(model, "r", seed=seed)
+        assert report.ok and not report.notes, report
+        data, out = report.inputs[0], report.results[0].output
+        assert np.all(np.sum(data == out[:, None], axis=1) == 1), np.sum(data == out[:, None], axis=1)
+    limit = np.iinfo(etype).max if op == "ReduceMax" else np.iinfo(etype).min
+    twice = np.random.default_rng(0).integers(-100, 100, (4, 4096)).astype(etype)
+    twice[:, 5] = twice[:, 9] = limit
+    given = run_layer(model, "r", inputs={"x": twice})
+    assert given.ok and given.notes == [
+        f"the backends agree on an input that cannot show an error: each slice it reduces (axes [1] of input shape "
+        f"[4, 4096]) holds {limit} twice or more: every output element is {limit}, and stays so whichever one element "
+        f"a kernel misses or misreads"
+    ], given.notes
+
+
 def test_a_logical_reduction_of_a_scalar_runs_on_a_scalar(tmp_path: Path) -> None:
     """The booleans made for a logical reduction kept their rank 0 no longer (a scalar came out [1]), and OpenVINO was
     reported failed on ovreduce's input."""

@@ -219,12 +219,12 @@ def test_max_and_min_of_8_bit_integers(op: str, opset: int, dtype: type[np.integ
         assert (entry["status"], doc["ok"]) == ("ok", True)
 
 
-def _logical(op: str, rows: int) -> onnx.ModelProto:
-    """``op`` (ReduceMax or ReduceMin, version 20) of booleans ``[rows, 12]`` over axis 1, named ``r``."""
+def _logical(op: str, rows: int, etype: int = TensorProto.BOOL, width: int = 12) -> onnx.ModelProto:
+    """``op`` (ReduceMax or ReduceMin, version 20) of ``etype`` ``[rows, width]`` over axis 1, named ``r``."""
     graph = helper.make_graph(
         [helper.make_node(op, ["x", "axes"], ["y"], keepdims=0, name="r")], "logical",
-        [helper.make_tensor_value_info("x", TensorProto.BOOL, [rows, 12])],
-        [helper.make_tensor_value_info("y", TensorProto.BOOL, [rows])],
+        [helper.make_tensor_value_info("x", etype, [rows, width])],
+        [helper.make_tensor_value_info("y", etype, [rows])],
         [numpy_helper.from_array(np.array([1], np.int64), "axes")],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], producer_name="ovreduce-tests")
@@ -267,3 +267,30 @@ def test_booleans_made_for_max_and_min_let_each_output_depend_on_one_element(op:
     [made] = doc["inputs"]
     decides = op == "ReduceMax"
     assert made["origin"] == f"seed {seed}, {decides} once or not at all in each slice that {op} 'r' reduces"
+
+
+@pytest.mark.parametrize(("op", "etype", "dtype"), [
+    ("ReduceMax", TensorProto.UINT8, np.uint8), ("ReduceMin", TensorProto.INT8, np.int8),
+    ("ReduceMin", TensorProto.UINT8, np.uint8),
+])  # fmt: skip
+def test_8_bit_max_and_min_made_let_each_output_depend_on_one_element(op: str, etype: int, dtype: type) -> None:
+    """8-bit integers made over the type's whole range held its limit about 16 times in each slice of 4,096: every
+    output was that limit, whatever a kernel missed, and the node conformed on it with no word. Made, each slice's
+    extreme is there once; given with the limit twice in each slice, the node conforms on an input that cannot show
+    an error, and says so."""
+    model = _logical(op, 4, etype, 4096)
+    doc = conform_model(model.SerializeToString(), seed=1).to_json()
+    [entry] = doc["nodes"]
+    assert (entry["status"], entry["notes"], doc["ok"]) == ("ok", [], True), entry
+    [made] = doc["inputs"]
+    assert made["origin"] == f"seed 1, its extreme once or not at all in each slice that {op} 'r' reduces", made
+    limit = np.iinfo(dtype).max if op == "ReduceMax" else np.iinfo(dtype).min
+    data = np.random.default_rng(0).integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (4, 4096), endpoint=True)
+    data = data.astype(dtype)
+    data[:, :2] = limit
+    [entry] = conform_model(model.SerializeToString(), inputs={"x": data}).to_json()["nodes"]
+    assert entry["status"] == "ok" and entry["notes"] == [
+        "it conforms on an input that cannot show an error: each slice it reduces (axes [1] of input shape "
+        f"[4, 4096]) holds {limit} twice or more: every output element is {limit}, and stays so whichever one element "
+        "a kernel misses or misreads"
+    ], entry
