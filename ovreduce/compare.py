@@ -302,7 +302,11 @@ DECIDING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True, "ReduceMin": Fal
 
 
 def cannot_show_error(
-    data: npt.NDArray[Any], axes: Any, op: str = "", expected: npt.NDArray[Any] | None = None
+    data: npt.NDArray[Any],
+    axes: Any,
+    op: str = "",
+    expected: npt.NDArray[Any] | None = None,
+    atol: float | None = None,
 ) -> str | None:
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
     empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
@@ -310,7 +314,9 @@ def cannot_show_error(
     value that decides it twice or more, so that no output depends on any one element (so too an integer ReduceMax's
     or ReduceMin's slices that each hold the type's limit twice or more); or an output the reference
     computes (``expected``) that is not finite in any element (the log of a negative sum, an overflow), which a kernel
-    that misses elements gives all the same. The audit's rows, run's agreements and conform's nodes say it."""
+    that misses elements gives all the same; or a product whose every output element lies within ``atol`` of zero
+    (many small factors, or integers that wrap to 0), which a kernel that misses elements or gives zeros matches. The
+    audit's rows, run's agreements and conform's nodes say it."""
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
@@ -342,4 +348,8 @@ def cannot_show_error(
                 f"and stays so whichever one element a kernel misses or misreads")  # fmt: skip
     if expected is not None and expected.size and expected.dtype.kind in "fc" and not np.isfinite(expected).any():
         return f"none of the {expected.size} output elements the reference computes is finite, whatever a kernel adds"
+    if op == "ReduceProd" and expected is not None and atol is not None and bool(np.all(np.abs(expected) <= atol)):
+        within = f"within the absolute tolerance ({atol:g}) of " if atol else ""
+        return (f"every output element the reference computes is {within}0 (a product of many small factors, or one "
+                f"that wraps to 0), as a kernel that misses elements or gives zeros computes it")  # fmt: skip
     return None

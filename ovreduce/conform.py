@@ -744,7 +744,9 @@ def _check_node(
         over = range(data.ndim) if not axes and not noop else axes or []  # ONNX: no axes, all of them
         shown = over or data.size <= 1  # (no axes: the identity, which shows an error, but of one element or none)
         blind = (
-            cannot_show_error(data, np.asarray(list(over), dtype=np.int64), node.op_type, expected) if shown else None
+            cannot_show_error(data, np.asarray(list(over), dtype=np.int64), node.op_type, expected, atol)
+            if shown
+            else None
         )
         if blind is not None:
             entry.notes.append(f"it conforms {BLIND}: {blind}")

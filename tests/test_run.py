@@ -576,6 +576,41 @@ def test_an_integer_max_or_min_runs_on_slices_whose_extreme_is_there_once(tmp_pa
     ], given.notes
 
 
+@pytest.mark.parametrize(("etype", "width"), [(np.float32, 64), (np.float32, 2000), (np.int32, 64), (np.int16, 64)])
+def test_a_product_runs_on_factors_each_of_which_shows(tmp_path: Path, etype: type, width: int) -> None:
+    """Normal floats made a product of 64 below any tolerance (of 2,000, exactly 0), and 64 seeded integers held 32
+    factors of 2, so the product wrapped to 0: a kernel that gives zeros agreed. The factors made now give products
+    that zeros do not match; a product within the tolerance of 0, given, is run and said to show no error."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    from ovreduce.compare import compare
+
+    x = ops.parameter([4, width], etype, name="x")
+    prod = ops.reduce_prod(x, ops.constant(np.array([1])), False, name="r")
+    ov.save_model(ov.Model([prod], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    for seed in range(3):
+        report = run_layer(model, "r", seed=seed)
+        assert report.ok and not report.notes, report
+        [agreement] = report.comparisons
+        expected = report.results[0].output
+        zeros = compare(expected, np.zeros_like(expected), atol=agreement.atol, rtol=agreement.rtol)
+        assert not zeros.ok, expected
+    if etype == np.float32:
+        given = np.random.default_rng(0).standard_normal((4, width)).astype(etype)
+        within = "within the absolute tolerance (1e-05) of 0"
+    else:
+        given = np.random.default_rng(0).choice([2, 4, 6], (4, width)).astype(etype)  # 64 factors of 2 or more
+        within = "0"
+    report = run_layer(model, "r", inputs={"x": given})
+    assert report.ok and report.notes == [
+        f"the backends agree on an input that cannot show an error: every output element the reference computes is "
+        f"{within} (a product of many small factors, or one that wraps to 0), as a kernel that misses elements or "
+        f"gives zeros computes it"
+    ], report.notes
+
+
 def test_a_logical_reduction_of_a_scalar_runs_on_a_scalar(tmp_path: Path) -> None:
     """The booleans made for a logical reduction kept their rank 0 no longer (a scalar came out [1]), and OpenVINO was
     reported failed on ovreduce's input."""
