@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter, deque
+from collections import ChainMap, Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
@@ -497,7 +497,8 @@ def audit_model(
     if target == "bf16" and meant_for == device and _runs_natively(device, target):
         began = time.perf_counter()
         executes = _executed(plain, fitted, device, target, notes)
-        chains = [as_executed(chain, node, executes) for chain, node in zip(chains, nodes, strict=True)]
+        chains = [as_executed(chain, node, _with_fused(executes, node, chain.op))
+                  for chain, node in zip(chains, nodes, strict=True)]  # fmt: skip
         if any(chain.executed_in_f32 for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
@@ -608,6 +609,19 @@ def _fused_into(node: Any, named: Mapping[str, str]) -> tuple[str, str] | None:
                 seen.add(name)
                 queue.append(target)
     return None
+
+
+def _with_fused(executes: dict[str, str], *nodes: Any) -> Mapping[str, str]:
+    """``executes`` (an execution graph's precision by node name) with those of ``nodes`` it does not name at the
+    precision of the kernel that executes them fused (:func:`_fused_into`): a softmax's ReduceMax runs in the CPU's
+    f32 Softmax kernel, and was judged in the target as if it ran alone."""
+    fused = {}
+    for node in nodes:
+        if node is not None and node.get_friendly_name() not in executes:
+            kernel = _fused_into(node, executes)
+            if kernel is not None:
+                fused[node.get_friendly_name()] = kernel[1]
+    return ChainMap(fused, executes) if fused else executes
 
 
 def _runs_on_data(node: Any) -> bool:

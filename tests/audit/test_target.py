@@ -376,6 +376,34 @@ def test_bf16_judges_a_chain_as_the_cpu_executes_it(tmp_path: Path, precision: s
         assert row["status"] == "inaccurate", row
 
 
+def test_bf16_judges_a_reduction_as_the_kernel_it_is_fused_into_executes_it(tmp_path: Path) -> None:
+    """A decomposed softmax with a fully masked row (float32's lowest, as a causal mask of a padded position writes):
+    in bf16 that row is -inf. A CPU running bf16 natively fuses the chain into its f32 Softmax kernel, whose execution
+    graph does not name the ReduceMax: it was judged as if it ran alone in bf16, an overflow (exit 1), though the
+    model's outputs at bf16 equal those at f32. It is judged in the kernel's f32, protected."""
+    scores = ops.parameter([1, 4, 8, 8], np.float32, name="scores")
+    mask = np.triu(np.full((8, 8), np.finfo(np.float32).min, np.float32), 1)
+    mask[0, :] = np.finfo(np.float32).min
+    masked = ops.add(scores, ops.constant(mask[None, None]), name="masked")
+    last = ops.constant(np.array([-1], np.int64))
+    row_max = ops.reduce_max(masked, last, True, name="row_max")
+    exp = ops.exp(ops.subtract(masked, row_max))
+    probs = ops.divide(exp, ops.reduce_sum(exp, last, True, name="row_sum"), name="probs")
+    ov.save_model(ov.Model([probs], [scores]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).standard_normal((1, 4, 8, 8)).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"scores": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "row_max")
+    if not _native("bf16"):
+        assert row["status"] == "overflow", row  # an all-bf16 device: the masked row is -inf
+        return
+    compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    executes = runtime_precisions(compiled)
+    assert "row_max" not in executes and "f32" in executes.values()  # fused, into a kernel that runs in f32
+    assert np.isfinite(compiled(data)[0]).all()
+    assert row["status"] == "protected" and "executes its chain in f32" in row["message"], row
+    assert doc["ok"], doc
+
+
 def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
     doc = audit_model(load_ir(f16_models.LLAMA), precision="f32", target="f16")
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
