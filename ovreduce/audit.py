@@ -437,6 +437,7 @@ def audit_model(
     next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)
+    shared = Counter(op.get_friendly_name() for op in ov_model.get_ordered_ops())
     unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
     marks, slots = _marks(nodes)
@@ -542,10 +543,16 @@ def audit_model(
         layer.target = headroom if target is not None else None
         work.reductions_checked += len(audited)
         work.lookups += 3
-        layer.runtime_precision = audited[0].runtime_precision.get(name)
-        layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
-        # the row judges the kernel observed, not the one the model runs: nothing is established of that one
-        layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
+        if shared[name] == 1:  # (execution graphs name kernels by node name)
+            layer.runtime_precision = audited[0].runtime_precision.get(name)
+            layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
+            # the row judges the kernel observed, not the one the model runs: nothing is established of that one
+            layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
+        elif plain and plain[0].effective_precision not in ("f32", None):
+            layer.not_established = layer.not_established or (
+                f"{shared[name]} nodes of the model are named {name!r}, and its execution graph names kernels by node "
+                f"name: what the model runs this one in, at {plain[0].effective_precision}, is not known; give the "
+                f"nodes names of their own")  # fmt: skip
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += unbuilt + [row for rows in audited_bodies.values() for row in rows]
