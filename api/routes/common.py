@@ -142,8 +142,10 @@ class ServiceRoute(APIRoute):
             return sum(value.size or 0 for _, value in form.multi_items() if isinstance(value, StarletteUpload))
         if len(body) <= _INLINE_JSON:
             return 0
-        head = request.headers.get("inference-header-content-length", "") if self.path.endswith("/infer") else ""
-        json_part = min(int(head), len(body)) if head.strip().isdigit() and len(head) < 20 else len(body)
+        head = (
+            request.headers.get("inference-header-content-length", "").strip() if self.path.endswith("/infer") else ""
+        )
+        json_part = min(int(head), len(body)) if head.isascii() and head.isdigit() and len(head) < 20 else len(body)
         return _JSON_EXPANSION * json_part + 2 * (len(body) - json_part)
 
     async def _check(self, request: Request) -> None:

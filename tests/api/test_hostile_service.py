@@ -143,6 +143,25 @@ def test_a_sec_fetch_site_of_bytes_that_are_no_utf_8_is_refused_as_cross_site(se
     assert problem["code"] == "request.origin" and "the browser marks 'cross-site\\xff'" in problem["detail"], problem
 
 
+@pytest.mark.parametrize("digits", [b"\xb2", b"1\xb9", b"\xb3"])
+def test_superscript_digits_in_the_inference_header_length_are_a_400(server: tuple[str, Any], digits: bytes) -> None:
+    """Latin-1's superscripts are digits to ``str.isdigit()``, not to ``int()``: the memory a body past 64 KiB holds
+    was reckoned from the header with both, and answered 500 before the route could refuse the header."""
+    url, _ = server
+    body = b'{"inputs": [], "id": "' + b"x" * 70_000 + b'"}'
+    request = (b"POST /v2/models/" + b"0" * 64 + b".5/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+               b"Content-Type: application/json\r\nInference-Header-Content-Length: " + digits +
+               b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)  # fmt: skip
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=30) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, text = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    assert "Inference-Header-Content-Length" in json.loads(text)["error"], text
+
+
 def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], http: httpx.Client) -> None:
     url, _ = server
     port = int(url.rsplit(":", 1)[1])
