@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, File, Path, UploadFile
 from starlette.concurrency import run_in_threadpool
@@ -81,9 +82,17 @@ async def list_models(services: ServicesDep) -> Response:
 )
 async def get_model(services: ServicesDep, model_id: ModelIdPath) -> Response:
     store = services.catalog.store
-    meta = await run_in_threadpool(store.meta_json, model_id)
+    summary = await run_in_threadpool(store.open_meta, model_id)
     await run_in_threadpool(store.touch, model_id)
-    return Response(meta, media_type="application/json")
+    size = os.fstat(summary.fileno()).st_size
+    return StreamingResponse(_chunks(summary), media_type="application/json", headers={"content-length": str(size)})
+
+
+def _chunks(file: IO[bytes]) -> Iterator[bytes]:
+    """``file``'s bytes in chunks of 64 KiB, the file closed at the end (a large summary is never held whole)."""
+    with file:
+        while chunk := file.read(1 << 16):
+            yield chunk
 
 
 @router.delete(

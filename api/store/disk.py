@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import logging
 import os
@@ -80,7 +81,7 @@ class _DamageError(Exception):
     """What a read found wrong with a stored model's files (:meth:`ModelStore._judged` tells whether it stayed)."""
 
 
-def open_file(path: Path) -> IO[bytes]:
+def open_file(path: Path) -> io.BufferedReader:
     """``path`` opened for reading if it is a regular file, else :class:`_DamageError`, at once: a FIFO put in
     the store would block a plain ``open`` until the job's time is up, and a link to itself fail every read."""
     try:  # O_NONBLOCK: no effect on a regular file's reads; O_NOFOLLOW: the store writes no links
@@ -212,6 +213,8 @@ class ModelStore:
         # every model ever read stayed in the server and each worker, and a model deleted here leaves it
         self._summaries_read: dict[str, str] = {}
         self._pins_lock = threading.Lock()
+        # a summary's parse takes ten times its size: the readers of one model wait for its first to parse it
+        self._parsing = [threading.Lock() for _ in range(16)]
         self.on_evict: Callable[[int], None] | None = None
         """Told how many models each eviction removed, when it removed any (:class:`api.metrics.Metrics`)."""
 
@@ -282,6 +285,12 @@ class ModelStore:
         process, its schema (a listing then costs reads and hashes, which let other threads run, not parsing)."""
         return self._judged(mid, self._meta_raw)
 
+    def open_meta(self, mid: str) -> IO[bytes]:
+        """The model's summary open to be read from its start, checked as :meth:`meta_json` checks it, but hashed in
+        chunks: an answer that streams it holds a chunk of it, not the whole (tens of MB for a large model, held once
+        per request that reads it). A model's summary not yet found well-formed is parsed by its first reader only."""
+        return self._judged(mid, self._meta_opened)
+
     def checked_xml(self, mid: str) -> bytes:
         """The model's xml, once it and its bin were checked against their recorded hashes and the model's id;
         :class:`StoreCorruptError` (the model removed) when a file is missing, not a regular file or not matching."""
@@ -314,15 +323,37 @@ class ModelStore:
 
     def _meta_raw(self, folder: Path) -> bytes:
         raw = read_file(folder / "meta.json")
+        self._check_summary(folder, hashlib.sha256(raw).hexdigest(), lambda: raw)
+        return raw
+
+    def _meta_opened(self, folder: Path) -> io.BufferedReader:
+        fh = open_file(folder / "meta.json")
+
+        def text() -> bytes:  # (this very file's, which the answer streams)
+            fh.seek(0)
+            return fh.read()
+
+        try:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            with self._parsing[int(folder.name[:4], 16) % len(self._parsing)]:  # (the first reader of a model parses)
+                self._check_summary(folder, digest, text)
+            fh.seek(0)
+        except BaseException:
+            fh.close()
+            raise
+        return fh
+
+    def _check_summary(self, folder: Path, digest: str, read: Callable[[], bytes]) -> None:
+        """That the summary of ``digest`` is the one recorded and, once per content in this process, that ``read()``
+        (its text) is a summary this store writes of this model."""
         sums = _sums(folder)
-        digest = hashlib.sha256(raw).hexdigest()
         if sums is not None and sums.get("meta.json") != digest:
             raise _DamageError("its summary (meta.json) does not match its recorded hash")
         mid = folder.name
         if self._summaries_read.get(mid) == digest:
-            return raw
+            return
         try:
-            summary = ModelSummary.model_validate_json(raw)
+            summary = ModelSummary.model_validate_json(read())
         except ValidationError as exc:
             where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "its text"
             raise _DamageError(f"its summary (meta.json) is not one this store writes (at {where})") from None
@@ -333,7 +364,6 @@ class ModelStore:
             self._summaries_read[mid] = digest
             while len(self._summaries_read) > self.SUMMARIES_KEPT:
                 del self._summaries_read[next(iter(self._summaries_read))]
-        return raw
 
     def stamp(self, mid: str) -> Stamp:
         """What the model's files are on disk, to tell that they were touched since they were checked."""

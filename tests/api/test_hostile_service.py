@@ -162,6 +162,61 @@ def test_superscript_digits_in_the_inference_header_length_are_a_400(server: tup
     assert "Inference-Header-Content-Length" in json.loads(text)["error"], text
 
 
+def _many_sums(count: int) -> bytes:
+    """An IR of ``count`` ReduceSum layers, each to a Result of its own: a summary of about 500 bytes per reduction."""
+    layers = ['<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3" element_type="f32"/><output>'
+              '<port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>',
+              '<layer id="1" name="ax" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" '
+              'size="8"/><output><port id="0" precision="I64"><dim>1</dim></port></output></layer>']  # fmt: skip
+    edges = []
+    for i in range(count):
+        at = 2 + 2 * i
+        layers.append(f'<layer id="{at}" name="r{i}" type="ReduceSum" version="opset1"><data keep_dims="false"/><input>'
+                      f'<port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port><port id="1" precision="I64">'
+                      f'<dim>1</dim></port></input><output><port id="2" precision="FP32"><dim>2</dim></port></output>'
+                      f"</layer>"
+                      f'<layer id="{at + 1}" name="o{i}" type="Result" version="opset1"><input><port id="0" '
+                      f'precision="FP32"><dim>2</dim></port></input></layer>')  # fmt: skip
+        edges.append(f'<edge from-layer="0" from-port="0" to-layer="{at}" to-port="0"/><edge from-layer="1" '
+                     f'from-port="0" to-layer="{at}" to-port="1"/><edge from-layer="{at}" from-port="2" '
+                     f'to-layer="{at + 1}" to-port="0"/>')  # fmt: skip
+    return (
+        f'<?xml version="1.0"?><net name="m" version="11"><layers>{"".join(layers)}</layers><edges>{"".join(edges)}'
+        f"</edges></net>"
+    ).encode()
+
+
+def _rss_mb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) // 1024
+
+
+def test_slow_readers_of_a_large_summary_hold_no_copy_of_it(server: tuple[str, Any], http: httpx.Client) -> None:
+    """A summary was read whole into the server for each GET and held until the client read it: 32 slow readers of
+    a 10 MB summary grew the server by 400 MB, never given back. It is streamed from its file in chunks."""
+    url, proc = server
+    mid = _stored(http, _many_sums(12_000), (1).to_bytes(8, "little"))
+    size_mb = len(http.get(f"/v1/models/{mid}").content) / 2**20  # (also its first read: its schema checked)
+    before = _rss_mb(proc.pid)
+    readers = []
+    for _ in range(24):  # each reads a few KB a second
+        reader = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])))
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.sendall(f"GET /v1/models/{mid} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        readers.append(reader)
+    peak = before
+    try:
+        for _ in range(4):
+            time.sleep(1)
+            for reader in readers:
+                reader.recv(2048)
+            peak = max(peak, _rss_mb(proc.pid))
+    finally:
+        for reader in readers:
+            reader.close()
+    assert peak - before < 4 * size_mb, (before, peak, size_mb)  # it held 24 of them
+
+
 def test_an_oversize_json_body_without_expect_gets_413(server: tuple[str, Any], http: httpx.Client) -> None:
     url, _ = server
     port = int(url.rsplit(":", 1)[1])
