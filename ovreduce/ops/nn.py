@@ -155,6 +155,24 @@ def _window(
     return dim_add(ceil_div(diff, stride) if ceil else floor_div(diff, stride), _ONE)
 
 
+def _no_window_in_padding(windows: Dimension, stride: int, data: Dimension, begin: int) -> Dimension:
+    """``ceil_torch`` (``disallow_pooling_start_in_padding``): ceil's count of ``windows`` less a last window that
+    would start in the end padding, bound by bound: the count's lower bound against the data dim's lower bound,
+    its upper against the upper (an unbounded data dim leaves it unbounded). Sizes are unsigned there: where the
+    data and the begin padding are both 0, the window is kept."""
+
+    def bound(count: int, size: int) -> int:
+        return count - 1 if (count - 1) * stride >= size + begin > 0 else count
+
+    if data.is_static:
+        return Dimension.static(bound(windows.lo, data.lo))
+    lo = bound(windows.lo, data.lo)
+    hi = None if data.hi is None or windows.hi is None else bound(windows.hi, data.hi)
+    if hi is not None and hi < lo:  # OpenVINO's empty interval, which it reads back as a dynamic dim
+        return Dimension.dynamic()
+    return Dimension(lo, hi)
+
+
 def _same_data_and_filters_types(ctx: LayerContext) -> None:
     data, filters = typed(ctx.input(0)), typed(ctx.input(1))
     if data is not None and filters is not None and data != filters:
@@ -276,7 +294,9 @@ class _Pool(ShapeRule):
             axis = int_attr(layer, "axis", 0)
             if data.dims is not None:
                 normalize_axis(axis, len(data.dims))
+        rounding = str_attr(layer, "rounding_type", "floor")
         if data.dims is None:
+            self._check_rounding(rounding)
             shape = PartialShape.dynamic(n + 2) if n else PartialShape(None)
             return [shape] * self.outputs
         if len(data.dims) not in (3, 4, 5):
@@ -308,8 +328,8 @@ class _Pool(ShapeRule):
             raise ShapeInferenceError(f"Strides has zero dimension(s). {list(strides)}")
         if 0 in dilations:
             raise ShapeInferenceError(f"Kernel dilations has zero dimension(s). {list(dilations)}")
+        self._check_rounding(rounding)
         auto_pad = str_attr(layer, "auto_pad", "explicit")
-        rounding = str_attr(layer, "rounding_type", "floor")
         if auto_pad == "explicit" and min((*pb, *pe), default=0) < 0:  # read unsigned: a pad past any dim
             raise ShapeInferenceError(f"Cannot get length of dynamic dimension (the pads {list(pb)} and {list(pe)} are "
                                       f"read unsigned)")  # fmt: skip
@@ -327,19 +347,23 @@ class _Pool(ShapeRule):
                 pads, begin = 0, 0
             else:
                 pads, begin = pb[i] + pe[i], pb[i]
-                if self.type == "AvgPool" and exclude_pad and not (kernel[i] > pb[i] and kernel[i] > pe[i]):
-                    raise ShapeInferenceError(
-                        "Kernel after dilation is sometimes entirely in the padding area for axis "
-                        f"{i} (dim: {kernel[i]}, padding below dim: {pb[i]} and padding above dim: {pe[i]})."
-                    )
             dim = _window(dd, Dimension.static(kernel[i]), pads, dilations[i], strides[i], rounding != "floor",
                           "Kernel")  # fmt: skip
-            last_starts_in_padding = dim.is_static and dd.is_static and (dim.lo - 1) * strides[i] >= dd.lo + begin
-            if rounding == "ceil_torch" and last_starts_in_padding:  # pooling v14: drop that window
-                dim = Dimension.static(dim.lo - 1)
-            out.append(dim)
+            end = pads - begin
+            # checked on a static dim only, after the kernel's size, with the pads auto_pad gives
+            if self.type == "AvgPool" and exclude_pad and dd.is_static and not kernel[i] > max(begin, end):
+                raise ShapeInferenceError(
+                    f"Kernel after dilation is sometimes entirely in the padding area for axis {i} (dilated kernel "
+                    f"dimension: {kernel[i]}, padding below dimension: {begin}, padding above dimension: {end}) "
+                    "and this is not allowed."
+                )
+            out.append(_no_window_in_padding(dim, strides[i], dd, begin) if rounding == "ceil_torch" else dim)
         shape = PartialShape(tuple(out))
         return [shape] * self.outputs
+
+    def _check_rounding(self, rounding: str) -> None:
+        if rounding == "ceil_torch" and self.version != "opset14":  # pooling v14 brought it
+            raise ShapeInferenceError("Rounding CEIL_TORCH is not supported.")
 
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         first = super().types(layer, inputs)
