@@ -1060,6 +1060,29 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     return Dimension(lo, hi)
 
 
+def _plan_axis(size: int, begin: int, end: int, stride: int, begin_masked: bool, end_masked: bool) -> list[int]:
+    """The indices a ``begin:end:stride`` slice of a dim of ``size`` takes, in order (``make_slice_plan``): a
+    negative begin or end counts from the end, then each is clipped (a begin to the last index when the stride is
+    negative, an end to -1)."""
+    reverse = stride < 0
+    if begin_masked:
+        begin = size - 1 if reverse else 0
+    elif begin < 0:
+        begin += size
+    begin = max(0, min(size - (1 if reverse else 0), begin))
+    if end_masked:
+        end = -1 if reverse else size
+    elif end < 0:
+        end += size
+    end = max(-1 if reverse else 0, min(size, end))
+    step = abs(stride)
+    if reverse:  # the leftmost index taken, then forwards
+        end += max(0, begin - end - 1) % step
+        begin, end = end + 1, begin + 1
+    taken = list(range(begin, max(begin, end), step))
+    return taken[::-1] if reverse else taken
+
+
 _MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
 
 
@@ -1068,7 +1091,7 @@ def _mask(layer: Layer, name: str) -> set[int]:
     return {i for i, v in enumerate(values) if v == 1}
 
 
-class StridedSlice1(ShapeRule):
+class StridedSlice1(_ValueShaped):
     """StridedSlice-1 (``strided_slice_shape_inference.hpp``): constant ``begin``/``end``/``strides`` with
     ``begin_mask``, ``end_mask``, ``new_axis_mask``, ``shrink_axis_mask`` and ``ellipsis_mask``. Begin or end
     values that are not constant give each sliced dim ``[0, its upper bound]``, as OpenVINO does when it has
@@ -1162,32 +1185,84 @@ class StridedSlice1(ShapeRule):
         return [PartialShape(tuple(out))]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
-        """The elements a constant slice of positive stride picks from a 1-D value, constant or known in part (as
-        OpenVINO's bounds pass through it): constant when all are known."""
+        """A constant input sliced (``evaluate``), and the elements of a value known in part (a ShapeOf of a partly
+        dynamic shape) kept through it as OpenVINO's ``evaluate_lower``/``evaluate_upper`` keep them: begin, end and
+        strides known exactly, each bound sliced as the value would be. Constant when all it picks are known."""
         folded = super().fold(ctx)
-        data = ctx.value(0)
-        one_d = data.kind == "runtime" or (data.values is not None and data.element_shape == (len(data.values),))
-        known = partial_value(ctx, 0) if folded.kind != "const" and one_d else None
-        cut = self._cut(ctx) if known is not None else None
-        return folded if cut is None or known is None else _sliced(folded, known, cut)
+        known = partial_value(ctx, 0) if folded.kind == "runtime" and self._reshapes_known(ctx) else None
+        shape = ctx.input(0).shape
+        if known is None or shape is None or not shape.is_static or math.prod(shape.to_list()) != len(known):
+            return folded
+        plan = self._plan(ctx, tuple(shape.to_list()), [int_value(ctx, i) for i in range(1, len(ctx.layer.inputs))])
+        if plan is None:
+            return folded
+        picked = tuple(known[i] for i in plan[0])
+        values = tuple(exact(b) for b in picked)
+        if any(v is None for v in values):
+            return replace(folded, known=picked)
+        return ValueInfo("const", cast(tuple[int, ...], values), shape=plan[1])
+
+    def fold_tensor(
+        self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
+    ) -> tuple[int, ...] | None:
+        values, shape = inputs[0]
+        plan = self._plan(ctx, shape, [t[0] for t in inputs[1:]])
+        return None if plan is None or plan[1] != out_shape else tuple(values[i] for i in plan[0])
 
     @staticmethod
-    def _cut(ctx: LayerContext) -> slice | None:
-        """The slice of a 1-D value: constant begin, end and strides of one element, a positive stride, no mask but
-        the begin's and the end's; None for any other."""
+    def _plan(
+        ctx: LayerContext, shape: tuple[int, ...], given: Sequence[tuple[int, ...] | None]
+    ) -> tuple[list[int], tuple[int, ...]] | None:
+        """The flat indices the slice takes from data of ``shape``, in the output's order, and the output's shape, as
+        OpenVINO's ``make_slice_plan`` and reference ``strided_slice`` compute them; None where it would not."""
+        if len(given) == 2 and given[0] is not None:
+            given = [*given, (1,) * len(given[0])]
+        if len(given) != 3 or any(v is None for v in given):
+            return None
+        begins, ends, strides = cast(list[tuple[int, ...]], given)
         layer = ctx.layer
-        if any(_mask(layer, name) for name in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")):
+        begin_mask, end_mask = _mask(layer, "begin_mask"), _mask(layer, "end_mask")
+        new_axis, shrink, ellipsis = (_mask(layer, name) for name in ("new_axis_mask", "shrink_axis_mask",
+                                                                     "ellipsis_mask"))  # fmt: skip
+        count = len(begins)
+        if len(ends) != count or len(strides) != count or 0 in strides or len(ellipsis & set(range(count))) > 1:
             return None
-        given = [int_value(ctx, i) for i in range(1, len(layer.inputs))]
-        if len(given) == 2:
-            given.append((1,))
-        if len(given) != 3 or any(v is None or len(v) != 1 for v in given):
+        real = [i for i in range(count) if i not in ellipsis and i not in new_axis]
+        if len(real) > len(shape):
             return None
-        (begin,), (end,), (stride,) = cast(list[tuple[int]], given)
-        if stride <= 0:
+        spread = len(shape) - len(real)  # the axes the ellipsis (or an implicit one at the end) stands for
+        picks: list[list[int]] = []  # per data axis, the indices taken, in output order
+        out: list[int] = []
+
+        def expand() -> None:
+            for _ in range(spread):
+                size = shape[len(picks)]
+                picks.append(list(range(size)))
+                out.append(size)
+
+        for i in range(count):
+            if i in new_axis:
+                out.append(1)
+            elif i in ellipsis and i not in shrink:
+                expand()
+            elif len(picks) >= len(shape):  # an ellipsis that is also a shrink: OpenVINO's plan overruns
+                return None
+            elif i in shrink:
+                size = shape[len(picks)]
+                if not -size <= begins[i] < size:
+                    return None
+                picks.append([begins[i] % size])
+            else:
+                size = shape[len(picks)]
+                picks.append(_plan_axis(size, begins[i], ends[i], strides[i], i in begin_mask, i in end_mask))
+                out.append(len(picks[-1]))
+        if not ellipsis & set(range(count)):
+            expand()
+        if len(picks) != len(shape):
             return None
-        return slice(0 if 0 in _mask(layer, "begin_mask") else begin,
-                     _I64_MAX if 0 in _mask(layer, "end_mask") else end, stride)  # fmt: skip
+        steps = [math.prod(shape[axis + 1 :]) for axis in range(len(shape))]
+        indices = [sum(i * step for i, step in zip(index, steps, strict=True)) for index in itertools.product(*picks)]
+        return indices, tuple(out)
 
     @staticmethod
     def _dim(data: PartialShape, index: int) -> Dimension:
