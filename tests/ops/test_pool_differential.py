@@ -58,6 +58,26 @@ def _attrs(rng: random.Random, op: tuple[str, str], n: int) -> dict[str, str]:
     return attrs
 
 
+# ceil_torch over an interval: each bound's last window dropped where it starts in the padding; the last, an upper
+# bound dropped below the lower, is OpenVINO's empty interval, which it reads back as a dynamic dim
+CEIL_TORCH = [
+    (("MaxPool", "opset14"), [3, 2, "5..9"], {"strides": "3", "dilations": "3", "pads_end": "2", "kernel": "2"}),
+    (("MaxPool", "opset14"), [3, 2, "2..3"], {"strides": "2", "kernel": "1", "auto_pad": "valid"}),
+    (("AvgPool", "opset14"), [3, 2, "5..9"], {"strides": "3", "pads_end": "1", "kernel": "2", "exclude-pad": "false"}),
+    (("MaxPool", "opset14"), [1, 1, "0..1"], {"strides": "4", "pads_end": "3", "kernel": "1"}),
+]
+
+
+@pytest.mark.parametrize(("op", "shape", "attrs"), CEIL_TORCH, ids=[f"{c[0][0]}-{c[1][2]}" for c in CEIL_TORCH])
+def test_ceil_torch_over_an_interval_is_openvinos(
+    op: tuple[str, str], shape: list[int | str], attrs: dict[str, str], tmp_path: Path
+) -> None:
+    attrs = {"pads_begin": "0", "pads_end": "0", "rounding_type": "ceil_torch", **attrs}
+    expected, state = read_both(ov.Core(), _write(tmp_path, shape, op, attrs))
+    assert expected is not None and not expected.is_static
+    assert state.shape == expected
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_pooling_shape_is_openvinos(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)

@@ -47,9 +47,9 @@ def _write(folder: Path, shape: list[int | str] | None, pattern: list[int], spec
 def _shape(pshape: ov.PartialShape) -> PartialShape:
     if pshape.rank.is_dynamic:
         return PartialShape(None)
-    bounds = [(d.get_min_length(), d.get_max_length()) for d in pshape]
-    return PartialShape(tuple(Dimension(lo, None if hi < 0 else hi) if hi < 0 or lo <= hi else Dimension.dynamic()
-                              for lo, hi in bounds))  # fmt: skip
+    bounds = [(d.get_min_length(), d.get_max_length()) for d in pshape]  # an empty interval: -1 and -1, or lo > hi
+    return PartialShape(tuple(Dimension(lo, None if hi < 0 else hi) if lo >= 0 and (hi < 0 or lo <= hi)
+                              else Dimension.dynamic() for lo, hi in bounds))  # fmt: skip
 
 
 def read_both(core: ov.Core, xml: Path) -> tuple[PartialShape | None, PortState]:
