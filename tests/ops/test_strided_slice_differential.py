@@ -17,8 +17,22 @@ import pytest
 
 from ovreduce import load_ir
 from ovreduce.infer import ShapeEngine
+from ovreduce.shapes import PartialShape
 
-from .test_shape_bounds import _c, _differences
+from .test_shape_bounds import _both, _c, _differences
+
+# the axes of a reduction of x[3,4,5] picked from s = ShapeOf(y[1,?,2]): each picks the static 2 (or nothing)
+AXES = {
+    "s[2] (shrink) - 1": lambda s: ops.unsqueeze(ops.subtract(ops.strided_slice(s, _c([2]), _c([3]), _c([1]), [0], [0],
+                                                                                [0], [1]), _c(1)), _c([0])),
+    "s[2:1:-1] - 1": lambda s: ops.subtract(ops.strided_slice(s, _c([2]), _c([1]), _c([-1]), [0], [0]), _c([1])),
+    "s[-1::-3] - 1": lambda s: ops.subtract(ops.strided_slice(s, _c([-1]), _c([0]), _c([-3]), [0], [1]), _c([1])),
+    "s[None, 2:3] - 1": lambda s: ops.subtract(ops.strided_slice(s, _c([0, 2]), _c([0, 3]), _c([1, 1]), [0, 0], [0, 0],
+                                                                 [1, 0]), _c([[1]])),
+    "s[..., 2:3] - 1": lambda s: ops.subtract(ops.strided_slice(s, _c([0, 2]), _c([0, 3]), _c([1, 1]), [0, 0], [0, 0],
+                                                                [0, 0], [0, 0], [1, 0]), _c([1])),
+    "s[0:1:-1]": lambda s: ops.strided_slice(s, _c([0]), _c([1]), _c([-1]), [0], [0]),
+}  # fmt: skip
 
 DIMS = [1, 2, 3, 5, "?", "2..4", "0..3", "1..", "3..8"]
 STRIDES = [-3, -2, -1, -1, 1, 1, 2, 3]
@@ -79,3 +93,16 @@ def test_a_strided_slice_of_a_shape_keeps_openvinos_bounds(seed: int, tmp_path: 
         compared += 1
     assert compared >= 100 and known >= 50, (compared, known)
     assert wrong == [], "\n".join(wrong)
+
+
+@pytest.mark.parametrize("case", list(AXES))
+def test_axes_picked_from_a_shape_by_a_strided_slice_are_constant(case: str, tmp_path: Path) -> None:
+    """TensorFlow's ``tf.shape(y)[2] - 1`` (a StridedSlice with a shrink-axis mask) and its kin: the element picked is
+    a static dim, so OpenVINO knows the axes and the reduction's shape, and so must ovreduce."""
+    x, y = ops.parameter([3, 4, 5], np.float32, name="x"), ops.parameter([1, -1, 2], np.float32, name="y")
+    red = ops.reduce_sum(x, ops.reshape(AXES[case](ops.shape_of(y)), _c([-1]), False), False, name="red")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(red)], [x, y]), str(xml), compress_to_fp16=False)
+    mine, openvino = _both(xml, "red")
+    assert openvino == PartialShape.static([3, 4, 5] if case == "s[0:1:-1]" else [3, 5])
+    assert mine == openvino
