@@ -239,6 +239,8 @@ function renderRun(doc) {
   ];
   const contradiction = declaredContradiction(doc);
   if (contradiction) parts.push(el("p", { class: "contradiction", id: "run-contradiction", text: contradiction }));
+  // what the verdict rests on: dims ovreduce chose, an input that cannot show an error, a tolerance too wide
+  if ((doc.notes || []).length) parts.push(el("ul", { id: "run-notes" }, ...doc.notes.map((n) => el("li", { text: n }))));
   const labels = ["Backend", "Status", "Shape", "Type", "Precision", "Error"];
   const rows = doc.results.map((r) => {
     const cells = [

@@ -347,6 +347,11 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
     assert params["backend"] == "openvino" and params["reference"] == "numpy" and params["agree"] is True
     assert params["max_abs_error"] >= 0 and params["max_rel_error"] >= 0 and params["outcome"] == "agree"
     assert params["device"] == "CPU" and params["precision"] == "f32"  # what the CPU reports it computed in
+    assert "notes" not in params  # nothing to say of this run
+    # an agreement on an input that cannot show an error says so, as /v1 says it
+    for values in ([1.5] * 128, ["NaN"] * 128):
+        constant = client.post(infer, json={"inputs": [{**tensor, "data": values}]}).json()["parameters"]
+        assert constant["agree"] is True and "on an input that cannot show an error" in constant["notes"], constant
     # AUTO reports no precision: none is answered (it was the one asked for, "default" among them)
     auto = client.post(infer, json={"inputs": [tensor], "parameters": {"device": "AUTO", "precision": "default"}})
     assert auto.status_code == 200 and "precision" not in auto.json()["parameters"], auto.text

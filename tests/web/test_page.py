@@ -265,6 +265,7 @@ def test_axes_are_shown_as_integers(server: str, browser: object, artifacts: Pat
     row.get_by_role("button").click()
     expect(page.locator("#run-verdict")).to_contain_text("Agree", timeout=60_000)
     expect(page.locator("#run-result")).to_contain_text("axes [-1], keep_dims true")
+    expect(page.locator("#run-notes")).to_contain_text("dynamic dimension 1 (?) set to 1")  # what the run chose
     expect(page.locator("#neighbourhood svg")).to_contain_text("Power_144")
     expect(page.locator("#neighbourhood svg")).to_contain_text("Add_150")
     page.screenshot(path=str(artifacts / "web-page-rmsnorm.png"), full_page=True)
