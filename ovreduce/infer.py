@@ -384,8 +384,11 @@ class ShapeEngine:
 
 def _decompression(layer: Layer) -> bool:
     """Whether ``layer`` carries the runtime attribute ``decompression``, which keeps OpenVINO's shape inference from
-    computing its value, bounds included."""
-    return any(("name", "decompression") in item.attrs and ("version", "0") in item.attrs for item in layer.rt_info)
+    computing its value, bounds included (OpenVINO reads it from an ``<attribute>`` element only)."""
+    return any(
+        item.tag == "attribute" and ("name", "decompression") in item.attrs and ("version", "0") in item.attrs
+        for item in layer.rt_info
+    )
 
 
 class _Context:

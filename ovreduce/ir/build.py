@@ -1136,6 +1136,8 @@ def _runtime_attributes(rt_info: tuple[RtInfo, ...], where: str) -> None:
     """Refuse what OpenVINO refuses in the runtime attributes of a layer's or port's ``<rt_info>`` (``where``)."""
     seen: set[str] = set()
     for item in rt_info:
+        if item.tag != "attribute":  # OpenVINO looks at no other element
+            continue
         said = dict(item.attrs)
         name = said.get("name")
         if name is None or said.get("version") != "0":

@@ -363,8 +363,8 @@ def _both_read(xml: str, path: Path) -> tuple[str | None, IRModel | IRError]:
     return refused, ours
 
 
-def _attribute(name: str, version: str = "0", value: str = "a") -> str:
-    return f'<attribute name="{name}" version="{version}" value="{value}"/>'
+def _attribute(name: str, version: str = "0", value: str = "a", tag: str = "attribute") -> str:
+    return f'<{tag} name="{name}" version="{version}" value="{value}"/>'
 
 
 @pytest.mark.parametrize("where", ["layer", "port"])
@@ -375,9 +375,15 @@ def _attribute(name: str, version: str = "0", value: str = "a") -> str:
      (_attribute("nms_selected_indices"), "11"),
      (_attribute("fused_names") * 2, "10"),  # an IR v10's runtime attributes are not read
      (_attribute("fused_names", version="1") * 2, "11"),  # a version OpenVINO does not know: skipped
-     (_attribute("my_own_note") * 2, "11"), (_attribute("fused_names") + _attribute("layout", value="[N,C]"), "11")],
+     (_attribute("my_own_note") * 2, "11"), (_attribute("fused_names") + _attribute("layout", value="[N,C]"), "11"),
+     # OpenVINO looks at the <attribute> elements only
+     (_attribute("fused_names", tag="foo") * 2, "11"), (_attribute("nms_selected_indices", tag="foo"), "11"),
+     (_attribute("decompression", tag="info") * 2, "11"), (_attribute("fused_names", tag="Attribute") * 2, "11"),
+     (_attribute("old_api_map_order", value="x,y", tag="foo"), "11"),
+     (_attribute("fused_names", tag="foo") + _attribute("fused_names"), "11")],
     ids=["fused_names-twice", "old_api_map_order-twice", "layout-twice", "precise-twice", "nms_selected_indices",
-         "v10", "unknown-version", "unknown-name", "two-names"],
+         "v10", "unknown-version", "unknown-name", "two-names", "other-element-twice", "other-element-unreadable",
+         "info-element-twice", "capital-Attribute-twice", "other-element-unparsable", "other-element-and-attribute"],
 )  # fmt: skip
 def test_runtime_attributes_are_read_as_openvino_reads_them(
     items: str, version: str, where: str, tmp_path: Path
@@ -389,6 +395,25 @@ def test_runtime_attributes_are_read_as_openvino_reads_them(
         assert isinstance(ours, IRError) and "OpenVINO refuses the model" in ours.message, ours
         said = [line for line in refused.splitlines() if line.strip()][-1]  # OpenVINO's words, in ours
         assert f"the runtime attribute {items.split(chr(34))[1]!r}" in ours.message and said in ours.message
+
+
+@pytest.mark.parametrize("tag", ["attribute", "foo", "Attribute"])
+def test_a_decompression_mark_is_read_from_an_attribute_element_only(tag: str, tmp_path: Path) -> None:
+    """A Convert marked ``decompression`` keeps OpenVINO from computing an Interpolate's scales behind it, so the dims
+    after it are dynamic; a mark in another element is no mark to OpenVINO, which then folds them."""
+    import openvino.opset11 as o11
+    import openvino.opset15 as op
+
+    x = op.parameter([1, 2, 4, 4], np.float32, name="x")
+    scales = op.convert(op.constant(np.array([2.0, 2.0], np.float16)), "f32")
+    y = o11.interpolate(x, scales, "nearest", "scales", axes=op.constant(np.array([2, 3], np.int64)))
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([op.reduce_mean(y, op.constant(np.array([1], np.int64)), False, name="r")], [x]), path,
+                  compress_to_fp16=False)  # fmt: skip
+    text = path.read_text()
+    at = text.index("/>", text.index("<data", text.index('type="Convert"'))) + 2
+    mark = f'<rt_info><{tag} name="decompression" version="0"/></rt_info>'
+    assert_follows_openvino((text[:at] + mark + text[at:]).encode(), path.with_suffix(".bin").read_bytes())
 
 
 @pytest.mark.parametrize(
