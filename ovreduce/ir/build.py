@@ -44,6 +44,7 @@ from ovreduce.ir.model import (
     RtInfo,
     built_ids,
 )
+from ovreduce.ir.rt_info import check_runtime_attributes
 from ovreduce.ir.weights import Weights
 from ovreduce.shapes import INT64_MAX, PartialShape
 
@@ -448,7 +449,7 @@ class Builder:
             if ltype in ("Loop", "TensorIterator") and bodies:
                 self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
             if rt_info and self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10; ports: port())
-                _runtime_attributes(rt_info, self.where(line, layer_id, name, ltype))
+                check_runtime_attributes(rt_info, self.where(line, layer_id, name, ltype))
             built = Layer(
                 layer_id,
                 name,
@@ -692,7 +693,7 @@ class Builder:
             else:
                 names = _names(names_text)
             if rt_info and self.ir_version > 10:
-                _runtime_attributes(rt_info, f"{where}, port {port_id}")
+                check_runtime_attributes(rt_info, f"{where}, port {port_id}")
             return Port(port_id, precision, names, _shared(tuple(values)), line, rt_info)
         except (IRError, LimitExceededError) as exc:
             raise _located(exc, line) from None
@@ -1123,35 +1124,8 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     raise IRStructureError(f"{where}: {why}; OpenVINO refuses the model")
 
 
-# The runtime attributes OpenVINO 2026.4 knows (at version "0"), which it reads from a layer's or port's <rt_info>:
-# each at most once. Those it knows but cannot read refuse the model; others it skips.
-_RUNTIME_ATTRIBUTES = frozenset({"fused_names", "old_api_map_order", "old_api_map_element_type", "layout",
-                                 "decompression", "primitives_priority", "precise", "preprocessing"})  # fmt: skip
 _BLOCKS = {"u3": ", packed 8 to a block of 3 bytes, as OpenVINO writes u3",
            "u6": ", packed 4 to a block of 3 bytes, as OpenVINO writes u6"}  # fmt: skip
-_UNREADABLE_ATTRIBUTES = frozenset({"nms_selected_indices", "strides_propagation"})
-
-
-def _runtime_attributes(rt_info: tuple[RtInfo, ...], where: str) -> None:
-    """Refuse what OpenVINO refuses in the runtime attributes of a layer's or port's ``<rt_info>`` (``where``)."""
-    seen: set[str] = set()
-    for item in rt_info:
-        if item.tag != "attribute":  # OpenVINO looks at no other element
-            continue
-        said = dict(item.attrs)
-        name = said.get("name")
-        if name is None or said.get("version") != "0":
-            continue
-        if name in _UNREADABLE_ATTRIBUTES:
-            raise IRStructureError(f"{where}: <rt_info> holds the runtime attribute {name!r}, which OpenVINO knows "
-                                   f"and cannot read (VisitAttributes is not supported for: {item.tag} attribute); "
-                                   f"OpenVINO refuses the model")  # fmt: skip
-        if name in _RUNTIME_ATTRIBUTES:
-            if name in seen:
-                raise IRStructureError(f"{where}: <rt_info> holds the runtime attribute {name!r} twice; OpenVINO "
-                                       f"refuses the model (multiple rt_info attributes are detected: "
-                                       f"{name})")  # fmt: skip
-            seen.add(name)
 
 
 _Placed = TypeVar("_Placed", bound=IRError | LimitExceededError)

@@ -380,10 +380,13 @@ def _attribute(name: str, version: str = "0", value: str = "a", tag: str = "attr
      (_attribute("fused_names", tag="foo") * 2, "11"), (_attribute("nms_selected_indices", tag="foo"), "11"),
      (_attribute("decompression", tag="info") * 2, "11"), (_attribute("fused_names", tag="Attribute") * 2, "11"),
      (_attribute("old_api_map_order", value="x,y", tag="foo"), "11"),
-     (_attribute("fused_names", tag="foo") + _attribute("fused_names"), "11")],
+     (_attribute("fused_names", tag="foo") + _attribute("fused_names"), "11"),
+     (_attribute("memory_type") * 2, "11"), (_attribute("DisableConstantFolding"), "11"),
+     (_attribute("strides_propagation"), "11"), (_attribute("disabled_constant_folding") * 2, "11")],
     ids=["fused_names-twice", "old_api_map_order-twice", "layout-twice", "precise-twice", "nms_selected_indices",
          "v10", "unknown-version", "unknown-name", "two-names", "other-element-twice", "other-element-unreadable",
-         "info-element-twice", "capital-Attribute-twice", "other-element-unparsable", "other-element-and-attribute"],
+         "info-element-twice", "capital-Attribute-twice", "other-element-unparsable", "other-element-and-attribute",
+         "memory_type-twice", "DisableConstantFolding", "strides_propagation", "an-old-name-twice"],
 )  # fmt: skip
 def test_runtime_attributes_are_read_as_openvino_reads_them(
     items: str, version: str, where: str, tmp_path: Path
@@ -395,6 +398,37 @@ def test_runtime_attributes_are_read_as_openvino_reads_them(
         assert isinstance(ours, IRError) and "OpenVINO refuses the model" in ours.message, ours
         said = [line for line in refused.splitlines() if line.strip()][-1]  # OpenVINO's words, in ours
         assert f"the runtime attribute {items.split(chr(34))[1]!r}" in ours.message and said in ours.message
+
+
+# The values OpenVINO parses, each attribute's texts: some it reads, some it refuses.
+ATTRIBUTE_VALUES = {
+    "old_api_map_order": ["0,3,1,2", "x,y", "-1,0", "+1", "-0", "99999999999999999999", "18446744073709551615",
+                          "18446744073709551616", "1,,2", ",1", "1,", "", " ", "1.5", "0x1", " 1", "1 , 2"],
+    "old_api_map_element_type": ["f32", "zz", "F32", "FP32", " f32", "", "undefined", "dYnAmIc", "nf4", "f16,f32"],
+    "layout": ["[N,C", "NCHW", "nchw", "NN", "N?C...", "...", "N...C...", "N.C", "N..", "N C", " NC ", "", " ",
+               "**SCALAR**", "[N,C,...]", "[N,...,C]", "[...]", "[]", "[N,,C]", "[N,C,]", "[ N , ? ]", "[N C]",
+               "[batch,N]", "[_]", "[_1]", "[N,C...]", "[...C]", "[N...]", "[,...]", "[...,]", "[N,?,C]"],
+    "fused_names": ["a,b", "a,,b", "", ",", "a,", ",a", " ", "a, ,b", " a , b ", "a,b,a"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["layer", "port"])
+@pytest.mark.parametrize(
+    ("name", "text"), [(name, text) for name, texts in ATTRIBUTE_VALUES.items() for text in texts],
+    ids=[f"{name}={text!r}" for name, texts in ATTRIBUTE_VALUES.items() for text in texts],
+)  # fmt: skip
+def test_runtime_attribute_values_are_parsed_as_openvino_parses_them(
+    name: str, text: str, where: str, tmp_path: Path
+) -> None:
+    """A runtime attribute's value OpenVINO cannot parse (an ``old_api_map_order`` of ``x,y``, a ``layout`` of
+    ``[N,C``) makes it refuse the model; ovreduce refuses the same texts, in OpenVINO's words, and reads the others."""
+    key = "layout" if name == "layout" else "value"
+    item = f'<attribute name="{name}" version="0" {key}="{text}"/>'
+    refused, ours = _both_read(_with_rt_info(item, where), tmp_path / "m.xml")
+    if refused is not None:
+        assert isinstance(ours, IRError) and "OpenVINO refuses the model" in ours.message, ours
+        said = [line for line in refused.splitlines() if line.strip()][-1]
+        assert f"the runtime attribute {name!r}" in ours.message and said in ours.message, (said, ours.message)
 
 
 @pytest.mark.parametrize("tag", ["attribute", "foo", "Attribute"])
