@@ -447,7 +447,8 @@ class Builder:
                     + " (OpenVINO refuses the model)"
                 )
             if ltype in ("Loop", "TensorIterator") and bodies:
-                self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
+                single = self._iteration_map(ltype, bodies[0], inputs, outputs, self.where(line, layer_id, name, ltype))
+                unbuilt = unbuilt or single
             if rt_info and self.ir_version > 10:  # (OpenVINO reads no runtime attribute of an IR v10; ports: port())
                 check_runtime_attributes(rt_info, self.where(line, layer_id, name, ltype))
             built = Layer(
@@ -485,16 +486,23 @@ class Builder:
             return MappingProxyType({**data, attr: text.strip()}), ElementTypeError(f"{where}: {attr}: {exc}")
         return data, None
 
-    @staticmethod
-    def _iteration_map(ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str) -> None:
-        """What OpenVINO requires of a Loop's or TensorIterator's port map beyond its entries: a Loop's body Result
-        that decides whether it iterates again, and every input and output port mapped (but a Loop's first two
-        inputs, its trip count and condition, which a body Parameter may take too)."""
-        if ltype == "Loop" and not any(m.purpose == "execution_condition" for m in body.outputs):
-            raise IRStructureError(
-                f'{where}: <port_map> has no <output purpose="execution_condition">; expected the body Result '
-                f"that decides whether the loop goes on (OpenVINO refuses the model)"
-            )
+    def _iteration_map(
+        self, ltype: str, body: Body, inputs: tuple[Port, ...], outputs: tuple[Port, ...], where: str
+    ) -> IRError | None:
+        """What OpenVINO requires of a Loop's or TensorIterator's port map beyond its entries: every input and
+        output port mapped (but a Loop's first two inputs, its trip count and condition, which a body Parameter may
+        take too). A Loop whose port map names no body Result for its ``execution_condition`` OpenVINO builds with
+        one output and checks no more: the refusal returned is that of its second output port, in an IR v11, whose
+        runtime attributes it reads on an output the Loop lacks (only if it builds the Loop)."""
+        if ltype == "Loop" and body.condition is None:
+            if self.ir_version > 10 and len(outputs) > 1:
+                return IRStructureError(
+                    f'{where}: <port_map> has no <output purpose="execution_condition">, so OpenVINO gives the Loop '
+                    f"one output, and it has {len(outputs)} output ports; expected the body Result that decides "
+                    f"whether the loop goes on, or one output port (OpenVINO refuses the model: node index is out of "
+                    f"range)"
+                )
+            return None
         special = 2 if ltype == "Loop" else 0
         for role, mapped, ports in (("input", body.inputs, inputs), ("output", body.outputs, outputs)):
             skipped = special if role == "input" else 0
@@ -506,6 +514,7 @@ class Builder:
                     f"{where}: <port_map> maps {count} of its {wanted} {role} ports{besides}; expected an <{role}> "
                     f"for each (OpenVINO refuses the model)"
                 )
+        return None
 
     def _duplicate_port(
         self, ports: tuple[Port, ...], role: str, line: int | None, layer_id: str, name: str, ltype: str
@@ -984,7 +993,12 @@ class Builder:
             out_id = in_id = None
             if frm is not None and to is not None:  # the port is nearly always the layer's first (or only) one
                 outs, ins = layers[frm].outputs, layers[to].inputs
-                out_id = outs[0].id if outs and outs[0].id == fp else _port_id(outs, fp, indexed)
+                if outs and outs[0].id == fp:
+                    out_id = outs[0].id
+                else:
+                    out_id = _port_id(outs, fp, indexed)
+                    if out_id is not None and layers[frm].type == "Loop":
+                        self._later_loop_output(layers[frm], layers[to], raw)
                 in_id = ins[0].id if ins and ins[0].id == tp else _port_id(ins, tp, indexed)
             if out_id is None or in_id is None:
                 self._edge_problem(raw, by_id)
@@ -1028,6 +1042,21 @@ class Builder:
                             line=port.line,
                         )
         return ordered, tuple(built), by_id, producer
+
+    def _later_loop_output(self, loop: Layer, consumer: Layer, raw: RawEdge) -> None:
+        """OpenVINO's refusal of an edge from a Loop's output port other than its first where the Loop has one
+        output (its port map names no ``execution_condition``), kept for a ``consumer`` it builds."""
+        body = loop.body("body")
+        if body is None or body.condition is not None:
+            return
+        fl, fp, tl, tp, line = raw
+        refusal = IRStructureError(
+            f"{self.at(line)}: edge {fl}:{fp} -> {tl}:{tp} leaves output port {fp} of {loop.where}, whose <port_map> "
+            f'has no <output purpose="execution_condition">, so that OpenVINO gives it one output; expected an edge '
+            f"from its first output port (OpenVINO refuses the model: node index is out of range)",
+            line=line,
+        )
+        self._unless_unbuilt.append((consumer, refusal))
 
     def edge_attrs(self, attrs: Mapping[str, str], line: int | None) -> RawEdge:
         """An ``<edge>``'s four ends, each an id as :func:`canonical_id` reads it."""

@@ -144,6 +144,13 @@ class Body:
     back_edges: tuple[BackEdge, ...] = ()
     line: int | None = None
 
+    @property
+    def condition(self) -> PortMapping | None:
+        """A Loop's ``execution_condition`` output: the body Result that decides whether it iterates again. None
+        where its port map names none: OpenVINO then neither feeds nor walks the body as it builds the Loop, and
+        gives the Loop one output, of dynamic rank and element type, whatever its port map maps."""
+        return next((m for m in self.outputs if m.purpose == "execution_condition"), None)
+
 
 class Layer(NamedTuple):
     """A ``<layer>``: its attributes, ``<data>``, ports and rt_info (a named tuple, as :class:`Port`: a model has

@@ -15,7 +15,8 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   own shape. The trip count is known when it is constant and the body condition is constant true (or a Parameter fed
   by a constant true); a constant false body condition is one iteration, a constant false execution condition none. A
   concatenated output multiplies the Result's ``axis`` by the trip count when both are known, else that dim is
-  dynamic.
+  dynamic. A Loop whose port map names no execution condition has one output, of dynamic rank and element type,
+  and its body is not fed (OpenVINO's validation stops there).
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
 
@@ -32,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, cast
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
-from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Body, Layer, PortMapping
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo
 from ovreduce.shapes import Dimension, PartialShape, const_dim
@@ -344,15 +345,25 @@ class Loop5(_Iterating):
     version = "opset5"
     opsets = range(5, LAST_OPSET + 1)
 
+    def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
+        body = ctx.layer.body("body")
+        if body is None or body.condition is not None:
+            return super().infer_bodies(ctx)
+        self.validate(ctx, body)
+        ctx.skip_body("body", "its <port_map> names no execution_condition: OpenVINO builds the Loop without feeding "
+                              "its body, which keeps its own declared shapes")  # fmt: skip
+        return [PortState(PartialShape.dynamic(), ELEMENT_TYPES["dynamic"], "inferred")]
+
     def validate(self, ctx: SubGraphContext, body: Body) -> None:
         """``loop.cpp``: the current iteration's body Parameter, the trip count and the execution condition each of
-        rank 0 or 1."""
+        rank 0 or 1 (the trip count only where the port map names the body's condition: OpenVINO checks no more
+        without it)."""
         current = next((m for m in body.inputs if m.purpose == "current_iteration"), None)
         if current is not None:
             declared = body.graph.layer(current.internal_layer_id).shape
             if declared is not None and declared.rank is not None and declared.rank > 1:
                 raise ShapeInferenceError("Rank of CurrentIteration input must be equal to 0 or 1")
-        for index, what in ((1, "ExecutionCondition"), (0, "TripCount")):
+        for index, what in ((1, "ExecutionCondition"), (0, "TripCount"))[: 2 if body.condition is not None else 1]:
             shape = ctx.input(index).shape if index < len(ctx.layer.inputs) else None
             if shape is not None and shape.rank is not None and shape.rank > 1:
                 raise ShapeInferenceError(f"Rank of {what} input must be equal to 0 or 1")
@@ -365,8 +376,8 @@ class Loop5(_Iterating):
 
     def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
         zero = len(ctx.layer.inputs) > 1 and _const_bool(ctx.value(1)) is False
-        condition = next((m for m in body.outputs if m.purpose == "execution_condition"), None)
-        if condition is None:
+        condition = body.condition
+        if condition is None:  # pragma: no cover - infer_bodies walks no such body
             return Trips(None, zero)
         said = child.result_state(condition.internal_layer_id).shape
         if said is not None and said.rank is not None and said.rank > 1:

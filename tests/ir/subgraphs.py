@@ -46,9 +46,9 @@ def if_model() -> ov.Model:
     return _if_model("if_model", lambda tp: o8.reduce_mean(tp, _axes([1]), keep_dims=False, name="ReduceMean_then"))
 
 
-def loop_model(*, keep_dims: bool = False, inner: ov.Model | None = None) -> ov.Model:
+def loop_model(*, keep_dims: bool = False, inner: ov.Model | None = None, last_only: bool = False) -> ov.Model:
     """``Loop_1`` slicing x [5,3,4] along axis 0 (trip count 5): ReduceMean_loop over axes [0, 2], summed into an
-    accumulator (a back edge) and concatenated along axis 0."""
+    accumulator (a back edge) and concatenated along axis 0 (``last_only``: the accumulator is its one output)."""
     x = o5.parameter([5, 3, 4], np.float32, name="x")
     bp = o5.parameter([1, 3, 4], np.float32, name="bp")
     acc = o5.parameter([3], np.float32, name="acc")
@@ -64,6 +64,8 @@ def loop_model(*, keep_dims: bool = False, inner: ov.Model | None = None) -> ov.
     node.set_sliced_input(bp, x.output(0), 0, 1, 1, -1, 0)
     node.set_merged_input(acc, o5.constant(np.zeros([3], np.float32)).output(0), total.output(0))
     last = node.get_iter_value(total.output(0), -1)
+    if last_only:
+        return ov.Model([last], [x], "loop_model")
     cat = node.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
     return ov.Model([last, cat], [x], "loop_model")
 

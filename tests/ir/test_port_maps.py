@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import openvino as ov
 import pytest
 
@@ -73,6 +74,35 @@ def _back_edge(end: str, to: Callable[[str], str]) -> Callable[[str], str]:
     return mutate
 
 
+def _ir_v10(xml: str) -> str:
+    return xml.replace('<net name="loop_model" version="11">', '<net name="loop_model" version="10">', 1)
+
+
+def _second_output_unused(xml: str) -> str:
+    """The Loop's second output feeding nothing: its Result and that Result's edge removed."""
+    edge = re.search(r'\n\s*<edge from-layer="4" from-port="5" to-layer="(\d+)" to-port="0" />', xml)
+    assert edge is not None
+    result = re.search(rf'\n\s*<layer id="{edge[1]}" name="[^"]*" type="Result".*?</layer>', xml, re.DOTALL)
+    assert result is not None
+    return xml[: result.start()] + xml[result.end() : edge.start()] + xml[edge.end() :]
+
+
+def _one_output_loop() -> ov.Model:
+    return subgraphs.loop_model(last_only=True)
+
+
+def _one_output_loop_reduced() -> ov.Model:
+    """The one-output Loop, reduced after it: where the port map names no condition, the Loop's output has a dynamic
+    rank to OpenVINO, and so has the reduction's."""
+    model = _one_output_loop()
+    axes = ov.opset8.constant(np.array([0], np.int64))
+    reduced = ov.opset8.reduce_max(model.get_results()[0].input_value(0), axes, keep_dims=False, name="after")
+    return ov.Model([reduced], model.get_parameters(), "loop_model")
+
+
+_NO_CONDITION = _drop('purpose="execution_condition"')
+
+
 def _body_reduction(xml: str) -> str:
     found = re.search(r'<layer id="(\d+)" name="ReduceMean_loop"', xml)
     assert found is not None
@@ -83,7 +113,23 @@ CASES = {
     "if-no-else-output": (subgraphs.if_model, _drop(r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$')),
     "if-const-no-else-output": (subgraphs.if_model, _chain(_constant_condition, _drop(
         r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$'))),
-    "loop-no-condition": (subgraphs.loop_model, _drop('purpose="execution_condition"')),
+    # a Loop whose port map names no execution_condition OpenVINO builds with one output, checking no more: it
+    # refuses an edge from another output port, or (in an IR v11) a second output port
+    "loop-no-condition": (subgraphs.loop_model, _NO_CONDITION),
+    "loop-no-condition-v10": (subgraphs.loop_model, _chain(_NO_CONDITION, _ir_v10)),
+    "loop-no-condition-second-output-unused": (subgraphs.loop_model, _chain(_NO_CONDITION, _second_output_unused)),
+    "loop-no-condition-second-output-unused-v10": (subgraphs.loop_model, _chain(_NO_CONDITION, _second_output_unused,
+                                                                                _ir_v10)),
+    "loop-one-output-no-condition": (_one_output_loop, _NO_CONDITION),
+    "loop-one-output-no-condition-v10": (_one_output_loop, _chain(_NO_CONDITION, _ir_v10)),
+    "loop-one-output-no-condition-reduced": (_one_output_loop_reduced, _NO_CONDITION),
+    "loop-one-output-no-purpose": (_one_output_loop, lambda x: x.replace(' purpose="execution_condition"', "")),
+    "loop-one-output-purpose-case": (_one_output_loop, lambda x: x.replace('purpose="execution_condition"',
+                                                                           'purpose="EXECUTION_CONDITION"')),
+    "loop-one-output-no-condition-input-unmapped": (_one_output_loop, _chain(_NO_CONDITION, _drop(
+        r'<input external_port_id="3"'))),
+    "loop-one-output-no-condition-output-unmapped": (_one_output_loop, _chain(_NO_CONDITION, _drop(
+        r'<output external_port_id="4"'))),
     "loop-unknown-purpose": (subgraphs.loop_model, lambda x: x.replace('purpose="execution_condition"', 'purpose="x"')),
     "loop-purpose-case": (subgraphs.loop_model,
                           lambda x: x.replace('purpose="execution_condition"', 'purpose="Execution_Condition"')),
