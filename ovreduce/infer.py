@@ -474,6 +474,11 @@ class _Context:
         """Whether a reshape changed this layer's inputs (so what the layer and its bodies declare is stale)."""
         return self._engine._inputs_stale(self.layer)
 
+    def output_ports_read(self) -> bool:
+        """Whether OpenVINO's reader asks the layer for each of its output ports (an IR v11's, whose runtime
+        attributes it reads)."""
+        return self._engine.model.ir_version > 10
+
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""
         self._engine.body_notes[(self.layer.id, role)] = reason

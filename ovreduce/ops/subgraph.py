@@ -8,7 +8,9 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   the then- and else-Result shapes (equal dims stay, differing static dims become the interval between them,
   anything dynamic becomes dynamic, a scalar and a 1-D shape a 1-D shape, other different ranks a dynamic
   rank). With a constant condition OpenVINO
-  infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations.
+  infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations. It builds
+  the If with as many outputs as the then-branch maps, or as the branch taken gives if that is more (one the branch
+  taken does not give has no known type or shape), and refuses an IR v11 with an output port past them.
 * ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged input
   (one with a back edge) the initial value's shape (a dim of 0 dynamic), each dim made dynamic where it does not
   contain the back-edge Result's (re-walked until it settles, at most the trip count times); an invariant input its
@@ -63,6 +65,11 @@ class SubGraphContext(LayerContext, Protocol):
     def declared_output(self, index: int, element_type: ElementType | None, reason: str) -> PortState: ...
 
     def inputs_stale(self) -> bool: ...
+
+    def output_ports_read(self) -> bool:
+        """Whether OpenVINO's reader asks the layer for each of its output ports, whatever feeds on them: in an IR
+        v11, whose runtime attributes it reads (so that it refuses a port past the outputs it built)."""
+        ...
 
 
 class SubGraphOp(Op):
@@ -171,6 +178,8 @@ class If8(SubGraphOp):
             raise ShapeInferenceError(f"The number of values in the If condition constant is greater than 1 (it has "
                                       f"{len(value.values)})")  # fmt: skip
         taken = None if value is None else _const_bool(value)
+        if taken is not None:
+            self._constant_outputs(ctx, taken)
         # OpenVINO infers both: each must give every output, the layer's and any a port map adds past its ports
         branches = [b for b in layer.bodies if b.role in self.roles] if taken is None else []
         wanted = max([len(layer.outputs), *(len(self.connected(b)) for b in branches)])
@@ -197,7 +206,11 @@ class If8(SubGraphOp):
             results[body.role] = [child.result_state(m.internal_layer_id) for m in self.connected(body)]
         if taken is not None:
             chosen = results.get("then" if taken else "else")
-            return chosen if chosen is not None else super().infer_bodies(ctx)
+            if chosen is None:
+                return super().infer_bodies(ctx)
+            # the outputs the branch taken does not give, of those the then-branch maps: of no known type or shape
+            unset = PortState(PartialShape.dynamic(), ELEMENT_TYPES["dynamic"], "inferred")
+            return [*chosen, *[unset] * (self._built_outputs(layer, taken) - len(chosen))]
         then, other = results.get("then"), results.get("else")
         if then is None or other is None:
             return super().infer_bodies(ctx)
@@ -211,6 +224,28 @@ class If8(SubGraphOp):
             else:
                 outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
         return outs
+
+    def _built_outputs(self, layer: Layer, taken: bool) -> int:
+        """How many outputs OpenVINO builds an If of constant condition ``taken`` with: as many as its then-branch
+        maps (``clone_with_new_inputs``), and as many as the branch taken gives, if that is more."""
+        counts = {b.role: len(self.connected(b)) for b in layer.bodies if b.role in self.roles}
+        return max(counts.get("then", 0), counts.get("then" if taken else "else", 0))
+
+    def _constant_outputs(self, ctx: SubGraphContext, taken: bool) -> None:
+        """OpenVINO's refusal of an If of constant condition with an output port it builds no output for, in an IR
+        v11 (it reads the port's runtime attributes)."""
+        layer = ctx.layer
+        count = self._built_outputs(layer, taken)
+        if count >= len(layer.outputs) or not ctx.output_ports_read():
+            return
+        maps = "<then_port_map> maps" if taken else "<then_port_map> and <else_port_map> map at most"
+        raise IRStructureError(
+            f"{ctx.place()}: {layer.where}: its condition is constant {str(taken).lower()}, and {maps} {count} of its "
+            f"{len(layer.outputs)} outputs, so that OpenVINO builds it with {count}; expected an <output> for each in "
+            f"{'<then_port_map>' if taken else 'one of them'} (OpenVINO refuses the model: output port "
+            f"{layer.outputs[count].id} is not one of its outputs)",
+            line=layer.line,
+        )
 
 
 class Trips(NamedTuple):

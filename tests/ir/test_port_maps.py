@@ -40,6 +40,23 @@ def _constant_condition(xml: str) -> str:
                                  'offset="APPENDED" size="1" />', 1)  # fmt: skip
 
 
+def _false_condition(xml: str) -> str:
+    """The If's condition a boolean Const, false: the second byte the test appends to the model's .bin."""
+    return _constant_condition(xml).replace('offset="APPENDED"', 'offset="APPENDED_FALSE"', 1)
+
+
+def _drop_output_of(port_map: str) -> Callable[[str], str]:
+    """The first <output> of ``port_map`` removed."""
+
+    def mutate(xml: str) -> str:
+        start = xml.index(f"<{port_map}>")
+        found = re.compile(r"\n[^\n]*<output [^\n]*").search(xml, start, xml.index(f"</{port_map}>"))
+        assert found is not None
+        return xml[: found.start()] + xml[found.end() :]
+
+    return mutate
+
+
 def _duplicate_first_input(xml: str) -> str:
     """The port map's first <input> given twice, the copy slicing another axis."""
     found = re.search(r'(<input axis=")0(" external_port_id="\d+"[^>]*/>)', xml)
@@ -115,6 +132,12 @@ CASES = {
         r'<output external_port_id="\d+" internal_layer_id="\d+" />\s*$'))),
     # a Loop whose port map names no execution_condition OpenVINO builds with one output, checking no more: it
     # refuses an edge from another output port, or (in an IR v11) a second output port
+    # an If of constant condition has as many outputs as its then-branch maps (or the branch taken, if more)
+    "if-const-no-then-output": (subgraphs.if_model, _chain(_constant_condition, _drop_output_of("then_port_map"))),
+    "if-const-false-no-then-output": (subgraphs.if_model, _chain(_false_condition, _drop_output_of("then_port_map"))),
+    "if-const-false-no-else-output": (subgraphs.if_model, _chain(_false_condition, _drop_output_of("else_port_map"))),
+    "if-const-false-no-output": (subgraphs.if_model, _chain(_false_condition, _drop_output_of("then_port_map"),
+                                                            _drop_output_of("else_port_map"))),
     "loop-no-condition": (subgraphs.loop_model, _NO_CONDITION),
     "loop-no-condition-v10": (subgraphs.loop_model, _chain(_NO_CONDITION, _ir_v10)),
     "loop-no-condition-second-output-unused": (subgraphs.loop_model, _chain(_NO_CONDITION, _second_output_unused)),
@@ -170,8 +193,9 @@ def test_a_port_map_is_refused_where_openvino_refuses_it(tmp_path: Path, case: s
     mutated = mutate(xml)
     assert mutated != xml
     weights = saved.with_suffix(".bin").read_bytes()
-    path.write_text(mutated.replace('offset="APPENDED"', f'offset="{len(weights)}"'))
-    path.with_suffix(".bin").write_bytes(weights + b"\x01")
+    appended = mutated.replace('offset="APPENDED_FALSE"', f'offset="{len(weights) + 1}"')
+    path.write_text(appended.replace('offset="APPENDED"', f'offset="{len(weights)}"'))
+    path.with_suffix(".bin").write_bytes(weights + b"\x01\x00")
     try:
         ov_model = ov.Core().read_model(path)
         refused = None
