@@ -7,7 +7,6 @@ or pickled to a worker. Nothing here knows HTTP routing.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from typing import Any
@@ -23,7 +22,7 @@ from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from
 
 from .problems import scrub
 from .routes.common import json_bytes, read_json
-from .schemas import RunRequest, V2InferRequest
+from .schemas import RunRequest, V2InferRequest, near_miss
 
 __all__ = [
     "MODEL_NAME",
@@ -173,10 +172,10 @@ _PARAMETERS = ("backend", "device", "precision", "atol", "rtol", "binary_data_ou
 
 
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
-    for name in parameters:  # one of ours misspelt (``precison``, ``Device``) would be dropped, the run done without it
-        near = None if name in _PARAMETERS else difflib.get_close_matches(name.lower(), _PARAMETERS, n=1, cutoff=0.86)
-        if near:
-            raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near[0]!r}?")
+    for name in parameters:
+        near = near_miss(name, _PARAMETERS)
+        if near is not None:
+            raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near!r}?")
     backend = parameters.get("backend", "openvino")
     if backend not in ("openvino", "numpy"):
         raise InputError(f'parameters.backend must be "openvino" or "numpy", got {json_quoted(backend)}')

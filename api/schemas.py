@@ -8,10 +8,12 @@ the library's dataclasses (:mod:`ovreduce.reports`), used as response models as 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_type_hints
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.reports.check import ReductionCheck
@@ -51,6 +53,27 @@ class _Open(BaseModel):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
+
+
+def near_miss(name: str, known: Collection[str]) -> str | None:
+    """The one of ``known`` that ``name`` misspells (``precison``, ``Device``, ``paramters``), if any: a key of ours so
+    misspelt would be dropped, and the request done without what it holds."""
+    near = None if name in known else difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.86)
+    return near[0] if near else None
+
+
+class _V2(_Strict):
+    """A KServe v2 object: a client's own keys are let through (the protocol allows extensions), one of its own
+    misspelt is refused, naming the one meant."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _misspelt(cls, data: Any) -> Any:
+        for key in data if isinstance(data, dict) else ():
+            near = near_miss(key, tuple(cls.model_fields)) if isinstance(key, str) else None
+            if near is not None:
+                raise ValueError(f"{key!r} is not a key ovreduce reads; did you mean {near!r}?")
+        return data
 
 
 # -- errors ------------------------------------------------------------------------------------------------
@@ -258,7 +281,7 @@ class AuditAnswer(AuditDocument):
 V2GivenParameters = Annotated[dict[str, Any], BeforeValidator(lambda value: {} if value is None else value)]
 
 
-class V2InputTensor(_Strict):
+class V2InputTensor(_V2):
     """An inference request's input: JSON ``data``, or ``parameters.binary_data_size`` bytes after the header."""
 
     name: str = Field(max_length=1024)
@@ -268,14 +291,14 @@ class V2InputTensor(_Strict):
     data: list[Any] | None = None
 
 
-class V2RequestedOutput(_Strict):
+class V2RequestedOutput(_V2):
     """An output the client asks for (``parameters.binary_data``: answer it as binary data)."""
 
     name: str = Field(max_length=1024)
     parameters: V2GivenParameters = Field(default_factory=dict, max_length=64)
 
 
-class V2InferRequest(_Strict):
+class V2InferRequest(_V2):
     """The JSON header of ``POST /v2/models/{name}/infer``."""
 
     id: str | None = Field(default=None, max_length=1024)

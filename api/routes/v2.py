@@ -29,7 +29,7 @@ from ..deps import ServicesDep, SinceDep
 from ..errors import BusyError
 from ..kserve import VERSION, Inputs, NotReadyError, model_name, parse_name, run_options, shown
 from ..problems import holding
-from ..schemas import RunRequest, V2InferRequest
+from ..schemas import RunRequest, V2InferRequest, near_miss
 from ..store.catalog import Catalog, LoadedModel, path_of
 from ..workers import WorkerContext
 from .common import ServiceRoute, document_bytes, json_response, parse_json
@@ -235,6 +235,9 @@ async def repository_index(services: ServicesDep, request: Request) -> Response:
             raise InputError("the repository index request must be empty or a JSON object") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("ready", False), bool):
             raise InputError('the repository index request must be a JSON object like {"ready": true}')
+        near = next((key for key in doc if isinstance(key, str) and near_miss(key, ("ready",))), None)
+        if near is not None:  # ("Ready" would list every model, as if no filter were asked for)
+            raise InputError(f"{shown(near)} is not a key ovreduce reads; did you mean 'ready'?")
         ready_only = bool(doc.get("ready", False))
     ids = await run_in_threadpool(services.catalog.store.ids)  # a store that cannot be listed: 503 before any byte
 

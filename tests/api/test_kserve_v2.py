@@ -377,6 +377,19 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
                f"parameters.{name!r} is not a parameter ovreduce reads; did you mean {meant!r}?")  # fmt: skip
     for own in ({"sequence_id": 7}, {"device_id": "gpu-7"}, {"revision": "3"}, {"tol": 0.1}):  # like ours, not ours
         assert client.post(infer, json={"inputs": [tensor], "parameters": own}).status_code == 200, own
+    # so too a key of the request, of an input or of an output: every option it holds was dropped
+    keys = [
+        ({"paramters": {"backend": "numpy"}}, "'paramters'", "parameters"),
+        ({"Parameters": {"backend": "numpy"}}, "'Parameters'", "parameters"),
+        ({"output": [{"name": "output"}]}, "'output'", "outputs"),
+        ({"outputs": [{"name": "output", "Parameters": {"binary_data": True}}]}, "'Parameters'", "parameters"),
+    ]
+    for extra, key, meant in keys:
+        _error(client.post(infer, json={"inputs": [tensor], **extra}), 400,
+               f"{key} is not a key ovreduce reads; did you mean {meant!r}?")  # fmt: skip
+    _error(client.post(infer, json={"inputs": [{**tensor, "Shape": [1, 2, 64]}]}), 400, "did you mean 'shape'?")
+    assert client.post(infer, json={"inputs": [tensor], "trace": {"span": 1}}).status_code == 200  # a client's own
+    _error(client.post("/v2/repository/index", json={"Ready": True}), 400, "'Ready' is not a key", "'ready'")
     twice = {"outputs": [{"name": "output"}, {"name": "output", "parameters": {"binary_data": True}}]}
     _error(client.post(infer, json={"inputs": [tensor], **twice}), 400, "'output', 2 times")
     unknown = {"outputs": [{"name": "output"}, {"name": "bogus"}]}
