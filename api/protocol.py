@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import h11
+from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
@@ -32,8 +33,26 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 
 logger = logging.getLogger("uvicorn.error")
 _LINE_BYTES = 2048  # of a request head, read for its target
+MIN_PIECE_BYTES, FREE_PIECES = 512, 4096
+"""Bytes a request body must average per piece h11 reads of it (a chunk of a chunked body, or what arrived at once)
+once it came in more than ``FREE_PIECES``: each piece costs the server's one event loop the same, whatever it holds,
+and a body sent in chunks of one byte held the health checks for seconds."""
 # a method (a token: no ':', so no header line) and a target (absolute or not), then the version or the bytes' end
 _REQUEST_LINE = re.compile(rb"\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+ +([!-~]+)(?: +HTTP/|\Z)")
+
+
+class _Counted(h11.Connection):
+    """h11's connection, counting the pieces of the request body under way and their bytes."""
+
+    pieces = body_bytes = 0
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Data):
+            self.pieces, self.body_bytes = self.pieces + 1, self.body_bytes + len(event.data)
+        elif isinstance(event, h11.Request):
+            self.pieces = self.body_bytes = 0
+        return event
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -41,6 +60,9 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # uvicorn's config, server state, app state and loop
         super().__init__(*args, **kwargs)
+        self.conn = self._counted = _Counted(
+            h11.SERVER, self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        )
         self.header_timeout_s = float(self.app_state.get(STATE_KEY, DEFAULT_HEADER_TIMEOUT_S))
         self._header_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0  # of the awaited request head, arrived
@@ -61,6 +83,15 @@ class HeaderTimeoutProtocol(H11Protocol):
         if self.conn.their_state is h11.IDLE:
             self._head_bytes += len(data)
         super().data_received(data)
+        pieces, size = self._counted.pieces, self._counted.body_bytes
+        if pieces > FREE_PIECES and size < MIN_PIECE_BYTES * pieces:  # (as the last read, at once, or not)
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True  # (what the application would answer is dropped)
+            self._answer(400, "request.invalid", f"the request body comes in pieces of {size / pieces:.0f} bytes on "
+                         f"average ({pieces} pieces, {size} bytes): send it in chunks of {MIN_PIECE_BYTES} bytes or "
+                         f"more; the connection is closed")  # fmt: skip
+            self.transport.close()
+            return
         self._watch()
 
     def send_400_response(self, msg: str) -> None:

@@ -291,6 +291,34 @@ def test_a_broken_chunked_body_is_no_error_of_the_server(
     assert "ERROR" not in log and "Traceback" not in log, log[-3000:]
 
 
+@pytest.mark.parametrize(("chunk", "refused"), [(1, True), (600, False)])
+def test_a_body_in_tiny_chunks_is_refused_before_it_takes_the_event_loop(
+    server: tuple[str, Any], http: httpx.Client, chunk: int, refused: bool
+) -> None:
+    """Every chunk of a chunked body costs the one event loop the same: 2 MB in chunks of one byte held the health
+    checks for seconds. A body whose chunks average less than 512 bytes, past the first 4,096, is refused at once;
+    one in chunks of 600 bytes is read."""
+    url, _ = server
+    piece = b"%x\r\n%s\r\n" % (chunk, b" " * chunk)
+    count = 20_000 if refused else 1_000
+    request = (b"POST /v2/repository/index HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n1\r\n{\r\n" + piece * count +
+               b"1\r\n}\r\n0\r\n\r\n")  # fmt: skip
+    answer = b""
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=30) as sock:
+        with contextlib.suppress(OSError):  # (the server stops reading once it refuses)
+            sock.sendall(request)
+        with contextlib.suppress(OSError):
+            while chunk_read := sock.recv(65536):
+                answer += chunk_read
+    head, _, text = answer.partition(b"\r\n\r\n")
+    if refused:
+        assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+        assert "the request body comes in pieces of 1 bytes on average" in json.loads(text)["error"], text
+    else:
+        assert head.startswith(b"HTTP/1.1 200"), answer[:300]
+
+
 @pytest.mark.parametrize(
     ("request_bytes", "why"),
     [
