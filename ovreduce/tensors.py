@@ -447,11 +447,15 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
                     f"{what}: value {json_quoted(flat[bad])} at index {bad} is not a BOOL (true, false, 1 or 0)"
                 )
             return np.array(flat, dtype=np.bool_).reshape(shape)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
-            raise InputError(f"{what}: {etype.kserve} data must be integers")
+        bad = next((i for i, v in enumerate(flat) if type(v) is not int), -1)
+        if bad >= 0:
+            raise InputError(f"{what}: value {json_quoted(flat[bad])} at index {bad} is not an integer; "
+                             f"{etype.kserve} data are JSON integers")  # fmt: skip
         info = np.iinfo(etype.numpy)
-        if flat and (min(flat) < info.min or max(flat) > info.max):
-            raise InputError(f"{what}: values outside the {etype.kserve} range [{info.min}, {info.max}]")
+        bad = next((i for i, v in enumerate(flat) if not info.min <= v <= info.max), -1)
+        if bad >= 0:
+            raise InputError(f"{what}: value {json_quoted(flat[bad])} at index {bad} is outside the {etype.kserve} "
+                             f"range [{info.min}, {info.max}]")  # fmt: skip
         return np.array(flat, dtype=etype.numpy).reshape(shape)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{what}: data is not {etype.kserve}: {exc}") from None

@@ -282,16 +282,24 @@ def test_kserve_bytes_are_not_executable() -> None:
         pytest.param({"datatype": "FP32", "shape": "2", "data": [1.0, 2.0]}, "shape must be a list", id="shape-text"),
         pytest.param({"datatype": "FP32", "shape": [2], "data": "1,2"}, "data must be a list, got str", id="data-text"),
         pytest.param(
-            {"datatype": "INT32", "shape": [2], "data": [True, 1]}, "INT32 data must be integers", id="bool-for-int"
+            {"datatype": "INT32", "shape": [2], "data": [1, True]},
+            "value true at index 1 is not an integer",
+            id="bool-for-int",
         ),
         pytest.param(
-            {"datatype": "INT32", "shape": [2], "data": [1.5, 1]}, "INT32 data must be integers", id="float-for-int"
+            {"datatype": "INT32", "shape": [2], "data": [1, 1.5]},
+            "value 1.5 at index 1 is not an integer",
+            id="float-for-int",
         ),
         pytest.param(
-            {"datatype": "UINT8", "shape": [2], "data": [255, 256]}, "outside the UINT8 range [0, 255]", id="u8-too-big"
+            {"datatype": "UINT8", "shape": [2], "data": [255, 256]},
+            "value 256 at index 1 is outside the UINT8 range [0, 255]",
+            id="u8-too-big",
         ),
         pytest.param(
-            {"datatype": "INT8", "shape": [1], "data": [-129]}, "outside the INT8 range [-128, 127]", id="i8-too-small"
+            {"datatype": "INT8", "shape": [1], "data": [-129]},
+            "value -129 at index 0 is outside the INT8 range [-128, 127]",
+            id="i8-too-small",
         ),
         pytest.param(
             {"datatype": "UINT64", "shape": [1], "data": [2**64]}, "outside the UINT64 range", id="u64-too-big"
