@@ -409,9 +409,10 @@ def conform_model(
             report.error = (
                 f"OpenVINO did not finish running the converted model: the time limit of {timeout:g} s ran out"
             )
+        why = f"the time limit of {timeout:g} s ran out" if isinstance(exc, InferenceTimeoutError) else None
         for entry in report.nodes:  # nothing was compared: not a disagreement
             if entry.observable:
-                entry.error = "not checked: OpenVINO could not run the converted model"
+                entry.error = f"not checked: {why or 'OpenVINO could not run the converted model'}"
         report.seconds = time.perf_counter() - start
         return report.document
     check_captured(sources.marks, [run], max_elements, what="the conformance check")
