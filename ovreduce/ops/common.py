@@ -152,7 +152,7 @@ class Const0(Op):
             floats = [float(v) for v in items]
             if all(math.isfinite(v) and v == int(v) for v in floats):
                 return ValueInfo("const", tuple(int(v) for v in floats), shape=shape)
-            reals = tuple(floats) if all(map(math.isfinite, floats)) else None  # (an Interpolate's scales)
+            reals = tuple(floats)  # (an Interpolate's scales, an If's condition)
             return ValueInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values", reals=reals)
         return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values")
 

@@ -12,6 +12,8 @@ unresolved, saying so (the OpenVINO engine reads it).
 
 from __future__ import annotations
 
+import math
+
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ops.base import LayerContext, ValueInfo
 from ovreduce.ops.rules import (
@@ -106,7 +108,9 @@ class Interpolate(ShapeRule):
         port = 2 if scales_mode and v4 else 1
         info = ctx.value(port)
         values: tuple[float, ...] | None = (  # a Const's non-integral scales read as such, not through another op
-            info.reals if scales_mode and info.reals is not None else _values(info)
+            info.reals
+            if scales_mode and info.reals is not None and all(map(math.isfinite, info.reals))
+            else _values(info)
         )
         if values is None:
             for a in axes:

@@ -145,10 +145,16 @@ def merge_branches(a: PartialShape, b: PartialShape) -> PartialShape:
     return PartialShape(tuple(dims))
 
 
+def _scalar(value: ValueInfo) -> int | float | None:
+    """A constant of one element, whatever its type: a Const's non-integral float too (0.5), which OpenVINO reads
+    through ``cast_vector``: as a condition, true when not 0; as a trip count, truncated toward 0."""
+    numbers = value.values if value.kind == "const" else value.reals
+    return numbers[0] if numbers is not None and len(numbers) == 1 else None
+
+
 def _const_bool(value: ValueInfo) -> bool | None:
-    if value.kind == "const" and value.values is not None and len(value.values) == 1:
-        return bool(value.values[0])
-    return None
+    number = _scalar(value)
+    return None if number is None else bool(number)
 
 
 def _with_dim(shape: PartialShape, axis: int, dim: Dimension) -> PartialShape | None:
@@ -174,9 +180,10 @@ class If8(SubGraphOp):
         if condition is not None and condition.rank is not None and condition.rank > 1:
             raise ShapeInferenceError(f"Rank of If condition input must be equal to 0 or 1 (it is {condition})")
         value = ctx.value(0) if layer.inputs else None
-        if value is not None and value.kind == "const" and value.values is not None and len(value.values) != 1:
+        numbers = None if value is None else value.values if value.kind == "const" else value.reals
+        if numbers is not None and len(numbers) != 1:
             raise ShapeInferenceError(f"The number of values in the If condition constant is greater than 1 (it has "
-                                      f"{len(value.values)})")  # fmt: skip
+                                      f"{len(numbers)})")  # fmt: skip
         taken = None if value is None else _const_bool(value)
         if taken is not None:
             self._constant_outputs(ctx, taken)
@@ -426,9 +433,10 @@ class Loop5(_Iterating):
                     always = _const_bool(ctx.value(m.external_port_id))
         if always is False:
             return Trips(1, zero)
-        trip = ctx.value(0)
-        if always and trip.kind == "const" and trip.values is not None and len(trip.values) == 1:
-            return Trips(trip.values[0] if trip.values[0] >= 0 else None, zero)
+        trip = _scalar(ctx.value(0))
+        if always and trip is not None:
+            count = int(trip)
+            return Trips(count if count >= 0 else None, zero)
         return Trips(None, zero)
 
     def rewalks(self, trips: Trips) -> int:

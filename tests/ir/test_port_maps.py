@@ -263,3 +263,61 @@ def test_an_if_condition_constant_of_other_than_one_value_is_refused(tmp_path: P
     report = check_model(load_ir(path))
     [refusal] = [f for f in report.findings if f.code == "layer-invalid"]
     assert refusal.layer_name == "If_1" and "OpenVINO refuses the model at this layer too" in refusal.message
+
+
+def _float_condition_if(condition: float) -> ov.Model:
+    """An If on an f32 Const condition over x [2,3,4] (then: ReduceSum axis 2 to [2,3]; else: ReduceMax axis 1 kept,
+    [2,1,4]), then ``top``, a ReduceMean over axis 0 of its output."""
+    x = ov.opset8.parameter([2, 3, 4], np.float32, name="x")
+    tp = ov.opset8.parameter([2, 3, 4], np.float32, name="tp")
+    ep = ov.opset8.parameter([2, 3, 4], np.float32, name="ep")
+    then_body = ov.Model([ov.opset8.result(ov.opset8.reduce_sum(tp, subgraphs._axes([2]), keep_dims=False))], [tp])
+    else_body = ov.Model([ov.opset8.result(ov.opset8.reduce_max(ep, subgraphs._axes([1]), keep_dims=True))], [ep])
+    node = ov.opset8.if_op(ov.opset8.constant(np.array(condition, np.float32)))
+    node.set_then_body(then_body)
+    node.set_else_body(else_body)
+    node.set_input(x.output(0), tp, ep)
+    out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    return ov.Model([ov.opset8.reduce_mean(out, subgraphs._axes([0]), keep_dims=False, name="top")], [x])
+
+
+def _float_trip_count_loop(trips: float, condition: float) -> ov.Model:
+    """A Loop of an f32 Const trip count whose body condition is an f32 Const, concatenating a ReduceSum of x [2,3]
+    along axis 0, then ``top``, a ReduceMean over axis 1 of it."""
+    x = ov.opset5.parameter([2, 3], np.float32, name="x")
+    bp = ov.opset5.parameter([2, 3], np.float32, name="bp")
+    reduced = ov.opset5.reduce_sum(bp, subgraphs._axes([1]), keep_dims=True)
+    keep_going = ov.opset5.result(ov.opset5.constant(np.array(condition, np.float32)))
+    body = ov.Model([keep_going, ov.opset5.result(reduced)], [bp])
+    node = ov.opset5.loop(ov.opset5.constant(np.array(trips, np.float32)), ov.opset5.constant(np.array(True)))
+    node.set_function(body)
+    node.set_special_body_ports([-1, 0])
+    node.set_invariant_input(bp, x.output(0))
+    stacked = node.get_concatenated_slices(reduced.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([ov.opset5.reduce_mean(stacked, subgraphs._axes([1]), keep_dims=False, name="top")], [x])
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        *(pytest.param(lambda c=c: _float_condition_if(c), id=f"if-{c}") for c in (0.5, -0.25, 0.0, float("nan"))),
+        *(
+            pytest.param(lambda t=t, c=c: _float_trip_count_loop(t, c), id=f"loop-{t}-{c}")
+            for t in (2.5, 2.999, 0.5, -0.5, -1.5, 3.0)
+            for c in (1.0, 0.5, 0.0)
+        ),
+    ],
+)
+def test_a_constant_condition_or_trip_count_of_a_float_type_is_read_as_openvino_casts_it(
+    tmp_path: Path, model: Callable[[], ov.Model]
+) -> None:
+    """OpenVINO reads a constant If or Loop condition of another type than boolean as ``cast_vector<bool>`` makes it
+    (0.5 and NaN are true: the If infers its then body alone) and a trip count as ``cast_vector<int64_t>`` does
+    (2.5 is 2 iterations, -0.5 none); ovreduce took a non-integral float for a value it could not know, and merged both
+    branches (a dynamic rank) or left the concatenated dim dynamic."""
+    path = subgraphs.save(model(), tmp_path, "m")
+    ov_model = ov.Core().read_model(path)
+    loaded = load_ir(path)
+    report = check_model(loaded)
+    got = {_name_key(loaded, r.body_path, r.layer_name): r.inferred_output_shape for r in report.reductions}
+    assert got == openvino_reductions(ov_model)
