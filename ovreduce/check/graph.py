@@ -94,13 +94,18 @@ def _shape_attribute(layer: Layer, port: Port, shape: PartialShape, verdict: str
 
 
 def _element_type(layer: Layer, port: Port, element_type: ElementType, legacy: bool) -> Finding:
-    """The finding of a Parameter's or Const's output port whose precision is not its element type (``legacy``:
-    of an IR v10 file, where the precision is a legacy hint)."""
+    """The finding of a Parameter's or Const's output port whose precision is not the element type it carries: its
+    ``element_type``, or for a body Parameter the type its container feeds it, which OpenVINO gives it whatever the
+    file says (``legacy``: of an IR v10 file, where the precision is a legacy hint)."""
     assert port.precision is not None
-    said = (
-        f"element_type {element_type} but output port {port.id} declares precision "
-        f"{port.precision.precision} ({port.precision}); OpenVINO uses the element_type"
-    )
+    declared = f"output port {port.id} declares precision {port.precision.precision} ({port.precision})"
+    written = layer.element_type
+    if written is not None and written != element_type:
+        said = (
+            f"element_type {written}, but its container feeds it {element_type}, the type OpenVINO gives it; {declared}"
+        )
+    else:
+        said = f"element_type {element_type} but {declared}; OpenVINO uses the element_type"
     if legacy:
         return finding("legacy-precision", layer, f"{said}; {LEGACY_PRECISION}", port.id)
     return finding("precision-mismatch", layer, said, port.id)

@@ -20,7 +20,8 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   dynamic. A Loop whose port map names no execution condition has one output, of dynamic rank and element type,
   and its body is not fed (OpenVINO's validation stops there).
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
-  ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``.
+  ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``. Its body
+  Parameters keep the element types the file gives them (an If's and a Loop's take their inputs').
 
 A body's Parameter whose outer input has no resolved shape keeps its own declaration, unless a reshape changed
 the layer's inputs (then it is unresolved, with the reason; so is every Parameter of a body the layer cannot
@@ -32,6 +33,7 @@ dims, unless those are stale (a reshape changed the layer's inputs): it is then 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import NamedTuple, Protocol, cast
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
@@ -265,6 +267,10 @@ class Trips(NamedTuple):
 class _Iterating(SubGraphOp):
     """Loop and TensorIterator: sliced, merged and invariant inputs; concatenated and last-value outputs."""
 
+    # Whether a body Parameter takes its input's element type (a Loop's), or keeps the one the file gives it (a
+    # TensorIterator's: OpenVINO sets only its shape)
+    retypes = True
+
     def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
         """The body Parameter's shape for a sliced input (None: bad axis), and the trip count it implies."""
         raise NotImplementedError
@@ -300,6 +306,8 @@ class _Iterating(SubGraphOp):
             state = self.outer(ctx, body, m)
             if state is None:
                 continue
+            if not self.retypes:
+                state = replace(state, element_type=body.graph.layer(m.internal_layer_id).element_type)
             shape: PartialShape | None = state.shape
             if m.axis is not None and shape is not None:
                 shape, count = self.slice_param(shape, m)
@@ -476,6 +484,7 @@ class TensorIterator0(_Iterating):
     type = "TensorIterator"
     version = "opset1"
     opsets = range(1, LAST_OPSET + 1)
+    retypes = False
 
     def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
         assert m.axis is not None

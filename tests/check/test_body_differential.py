@@ -462,3 +462,48 @@ def test_a_loop_rewalks_its_body_as_long_as_openvino_does(
     else:
         assert all(g is not None and g.contains(w) for g, w in zip(got, want, strict=True)), got
         assert got[0] == PartialShape.dynamic(), got
+
+
+def _invariant_loop() -> ov.Model:
+    """A Loop of 3 iterations whose body Parameter ``bx`` takes x [6,4,5] as an invariant input, summed over axis 2."""
+    x = o8.parameter([6, 4, 5], np.float32, name="x")
+    bx = o8.parameter([6, 4, 5], np.float32, name="bx")
+    summed = o8.reduce_sum(bx, o8.constant(np.array([2], np.int64)), keep_dims=True, name="body_rs")
+    body = ov.Model([o8.result(o8.constant(True)), o8.result(summed)], [bx])
+    loop = o8.loop(o8.constant(np.int64(3)), o8.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_invariant_input(bx, x.output(0))
+    return ov.Model([loop.get_iter_value(summed.output(0), -1)], [x])
+
+
+@pytest.mark.parametrize(
+    ("model", "parameter"),
+    [(_invariant_loop, "bx"), (subgraphs.nested_model, "bp"), (subgraphs.if_model, "tp"), (subgraphs.ti_model, "bp")],
+    ids=["loop-invariant", "loop-sliced", "if", "tensor-iterator"],
+)
+def test_a_body_parameter_written_of_another_type_than_fed_is_said_as_openvino_types_it(
+    tmp_path: Path, model: Any, parameter: str
+) -> None:
+    """A body Parameter the file writes f16 (``element_type`` and port precision) and its container feeds f32: OpenVINO
+    types it f32 in a Loop or an If, from the container's input, and keeps the f16 in a TensorIterator. The finding
+    says what the file writes (f16) and the type OpenVINO gives it; it said ``element_type f32`` and that OpenVINO
+    uses the element_type, neither of which holds, and made a TensorIterator's Parameter f32."""
+    path = subgraphs.save(model(), tmp_path, "m")
+    text = path.read_text()
+    start = text.index(f'name="{parameter}"')
+    end = text.index("</layer>", start)
+    layer = text[start:end].replace('element_type="f32"', 'element_type="f16"').replace('"FP32"', '"FP16"')
+    path.write_text(text[:start] + layer + text[end:])
+    container = next(op for op in ov.Core().read_model(path).get_ordered_ops() if bodies(op))
+    typed = {p.get_friendly_name(): p.get_element_type() for _, b in bodies(container) for p in b.get_parameters()}
+    found = check_model(load_ir(path)).findings
+    said = [f.message for f in found if f.code == "precision-mismatch" and f.layer_name == parameter]
+    if typed[parameter] == ov.Type.f16:
+        assert said == []
+    else:
+        assert typed[parameter] == ov.Type.f32
+        assert said == [
+            "element_type f16, but its container feeds it f32, the type OpenVINO gives it; output port 0 declares "
+            "precision FP16 (f16)"
+        ]
