@@ -374,7 +374,12 @@ class ShapeEngine:
                                              f"so it is known at run time only")  # fmt: skip
         visiting.add(layer.id)
         try:
-            info = op.fold(_Context(self, layer, visiting))
+            outputs = layer.outputs
+            if not outputs or outputs[0].id == ref[1]:  # nearly every layer: one output
+                info = op.fold(_Context(self, layer, visiting))
+            else:
+                index = next((i for i, port in enumerate(outputs) if port.id == ref[1]), 0)
+                info = op.fold_output(_Context(self, layer, visiting), index)
         finally:
             visiting.discard(layer.id)
         if key is not None and info.kind == "const":  # a constant value names no layer

@@ -6,7 +6,8 @@ rules the shape engine (:mod:`ovreduce.infer`) calls through the registry (:mod:
 
 * :meth:`Op.infer`: the output port states from the input port states (shape, element type; an input's
   small constant value on demand) and the layer's attributes;
-* :meth:`Op.fold`: the output's small constant value (axes, shapes) from the inputs' values.
+* :meth:`Op.fold`: the output's small constant value (axes, shapes) from the inputs' values (:meth:`Op.fold_output`:
+  of an output past the first).
 
 A rule for a new op (Convolution, MatMul, ShapeOf, ...) is a subclass overriding either, plus one registry
 line. Nothing here imports NumPy or OpenVINO: ``ovreduce check`` reads every model through these rules.
@@ -180,6 +181,10 @@ class Op:
             f"constant subgraph through {layer.type} layer {layer.name!r}, which ovreduce does not fold "
             f"(--engine openvino reads the model with OpenVINO)",
         )  # fmt: skip
+
+    def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
+        """The value of output ``index``: :meth:`fold`'s, for an op of one output (Split's parts say otherwise)."""
+        return self.fold(ctx)
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """The value computed from the inputs' constant values; None when this op does not fold."""

@@ -15,8 +15,10 @@ the inputs' integer type does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import cast
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
@@ -26,11 +28,14 @@ from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
     ShapeRule,
+    Tensor,
     bool_attr,
     broadcast_shape,
     broadcast_values,
     const_tensor,
+    elements,
     evaluates,
+    exact,
     expanded,
     int_attr,
     partial_value,
@@ -393,6 +398,8 @@ class Select1(ShapeRule):
         ``else``, NumPy-broadcast, in the types OpenVINO's ``evaluate`` computes it in."""
         folded = super().fold(ctx)
         layer = ctx.layer
+        if folded.kind == "runtime" and len(layer.inputs) == 3:
+            return self._bounded(ctx, folded)
         if len(layer.inputs) != 3 or any(v.kind != "const" for v in ctx.input_values()):
             return folded
         etype = ctx.input(1).element_type
@@ -413,3 +420,33 @@ class Select1(ShapeRule):
         if c is None or t is None or e is None:
             return folded
         return ValueInfo("const", tuple(a if k else b for k, a, b in zip(c, t, e, strict=True)), shape=shape)
+
+    def _bounded(self, ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
+        """A runtime value picked from, where the condition is constant: each element's bounds those of the element of
+        ``then`` or ``else`` it picks, as OpenVINO's ``evaluate_lower``/``evaluate_upper`` select them (the condition
+        known exactly); constant where every element picked is known exactly."""
+        cond = const_tensor(ctx.value(0))
+        etype = ctx.input(1).element_type
+        if cond is None or _mode(ctx.layer)[0] == "pdpd" or not evaluates(self.type, etype):
+            return folded
+        then, other = elements(ctx, 1), elements(ctx, 2)
+        if then is None or other is None:
+            return folded
+        both = broadcast_shape(other[1], then[1])
+        shape = None if both is None else broadcast_shape(both, cond[1])
+        if shape is None or too_large(ctx.layer, shape) is not None:
+            return folded
+        # the indices of each operand's elements broadcast, then their bounds picked by them
+        c, t, e = (expanded(tensor, shape) for tensor in (cond, _indices(then[1]), _indices(other[1])))
+        if c is None or t is None or e is None:
+            return folded
+        picked = tuple(then[0][a] if k else other[0][b] for k, a, b in zip(c, t, e, strict=True))
+        values = tuple(exact(b) for b in picked)
+        if all(v is not None for v in values):
+            return ValueInfo("const", cast(tuple[int, ...], values), shape=shape)
+        return replace(folded, known=picked)
+
+
+def _indices(shape: tuple[int, ...]) -> Tensor:
+    """A tensor of ``shape`` holding its own flat indices."""
+    return tuple(range(math.prod(shape))), shape

@@ -31,6 +31,7 @@ from ovreduce.ops.rules import (
     bool_attr,
     bounds_dim,
     const_tensor,
+    elements,
     evaluates,
     exact,
     exact_value,
@@ -529,49 +530,57 @@ class Gather(_ValueShaped):
         return [PartialShape(tuple(out))]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
-        """Also the elements a constant index picks from a 1-D value partly known (a ShapeOf of a partly dynamic
-        shape): constant when all are known, as OpenVINO folds them; no constant data of a type OpenVINO does not
-        gather (i16, u16, f64)."""
+        """Also the elements constant indices pick from a value known in part (a ShapeOf of a partly dynamic shape,
+        unsqueezed too, with ``batch_dims``): constant when all are known, as OpenVINO folds them; no constant data of
+        a type OpenVINO does not gather (i16, u16, f64)."""
         etype = ctx.input(0).element_type if ctx.layer.inputs else None
         constant = all(v.kind == "const" for v in ctx.input_values())
         if constant and etype is not None and not evaluates(self.type, etype):
             return unevaluated(ctx.layer, etype, super().fold(ctx))
         folded = super().fold(ctx)
-        data, indices, axis = (ctx.value(i) for i in range(3)) if len(ctx.layer.inputs) == 3 else (None, None, None)
-        known = partial_value(ctx, 0) if folded.kind == "runtime" else None
-        if known is None or data is None or indices is None or axis is None:
+        data = elements(ctx, 0) if folded.kind == "runtime" and len(ctx.layer.inputs) == 3 else None
+        indices, axis = (const_tensor(ctx.value(i)) for i in (1, 2)) if data is not None else (None, None)
+        if data is None or indices is None or axis is None or len(axis[0]) != 1:
             return folded
-        rank = None if indices.element_shape is None else len(indices.element_shape)
-        if indices.values is None or axis.values not in ((0,), (-1,)) or self._batch_dims(ctx, rank) != 0:
+        plan = self._positions(ctx, data[1], indices, axis[0][0])
+        if plan is None:
             return folded
-        size = len(known)
-        if not all(-size <= i < size for i in indices.values):  # a negative index counts from the end
-            return folded
-        picked = tuple(known[i % size] for i in indices.values)
+        picked = tuple(data[0][i] for i in plan[0])
         values = tuple(exact(b) for b in picked)
         if any(v is None for v in values):
-            return replace(folded, known=picked if indices.element_shape in ((len(picked),), ()) else None)
-        return ValueInfo("const", cast(tuple[int, ...], values), shape=indices.element_shape)
+            return replace(folded, known=picked)
+        return ValueInfo("const", cast(tuple[int, ...], values), shape=plan[1])
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
-        (values, shape), (indices, indices_shape), (axis_value, _) = inputs
-        if self._batch_dims(ctx, len(indices_shape)) != 0 or not shape:
+        (values, shape), indices, (axis, _) = inputs
+        plan = self._positions(ctx, shape, indices, axis[0])
+        return None if plan is None or plan[1] != out_shape else tuple(values[i] for i in plan[0])
+
+    def _positions(
+        self, ctx: LayerContext, shape: tuple[int, ...], indices: Tensor, axis: int
+    ) -> tuple[list[int], tuple[int, ...]] | None:
+        """The flat positions in data of ``shape`` that the gather takes, in the output's order, and the output's
+        shape, as OpenVINO's reference ``gather`` takes them (``batch_dims`` leading dims shared by data and indices;
+        a negative index counts from the end); None where it would not gather (an index out of range)."""
+        flat, index_shape = indices
+        batch = self._batch_dims(ctx, len(index_shape))
+        if not shape or not -len(shape) <= axis < len(shape):
             return None
-        axis = normalize_axis(axis_value[0], len(shape))
-        outer = _product_static(shape[:axis])
-        size = shape[axis]
-        inner = _product_static(shape[axis + 1 :])
-        out: list[int] = []
-        for o in range(outer):
-            for index in indices:
-                i = index + size if index < 0 else index
-                if not 0 <= i < size:
-                    return None
-                start = (o * size + i) * inner
-                out.extend(values[start : start + inner])
-        return tuple(out)
+        axis %= len(shape)
+        if not 0 <= batch <= axis or batch > len(index_shape) or shape[:batch] != index_shape[:batch]:
+            return None
+        batches, outer = math.prod(shape[:batch]), math.prod(shape[batch:axis])
+        size, inner = shape[axis], math.prod(shape[axis + 1 :])
+        per_batch = math.prod(index_shape[batch:])
+        if not all(-size <= i < size for i in flat):
+            return None
+        positions = [
+            ((b * outer + o) * size + flat[b * per_batch + j] % size) * inner + k
+            for b in range(batches) for o in range(outer) for j in range(per_batch) for k in range(inner)
+        ]  # fmt: skip
+        return positions, (*shape[:axis], *index_shape[batch:], *shape[axis + 1 :])
 
 
 # -- Split, VariadicSplit, Tile, Broadcast ------------------------------------------------------------------
@@ -621,6 +630,19 @@ class Split1(ShapeRule):
         dims = list(data.dims)
         dims[axis] = part
         return [PartialShape(tuple(dims))] * count
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        return self.fold_output(ctx, 0)
+
+    def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
+        """Part ``index`` of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis
+        known exactly) split it."""
+        parts = int_attr(ctx.layer, "num_splits", len(ctx.layer.outputs))
+        axis, data = int_value(ctx, 1), _split_data(ctx)
+        if axis is None or len(axis) != 1 or data is None or not data[1] or parts <= 0:
+            return super().fold(ctx)
+        size = data[1][normalize_axis(axis[0], len(data[1]))] // parts
+        return _split_part(super().fold(ctx), data, axis[0], [size] * parts, index)
 
 
 class VariadicSplit1(ShapeRule):
@@ -674,6 +696,51 @@ class VariadicSplit1(ShapeRule):
             dims[axis] = const_dim(v)
             out.append(PartialShape(tuple(dims)))
         return out
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        return self.fold_output(ctx, 0)
+
+    def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
+        """Part ``index`` of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis and
+        the split lengths known exactly) split it."""
+        axis, lengths, data = int_value(ctx, 1), int_value(ctx, 2), _split_data(ctx)
+        if axis is None or len(axis) != 1 or lengths is None or data is None or not data[1] or lengths.count(-1) > 1:
+            return super().fold(ctx)
+        size = data[1][normalize_axis(axis[0], len(data[1]))]
+        sizes = [size - sum(v for v in lengths if v != -1) if v == -1 else v for v in lengths]
+        return _split_part(super().fold(ctx), data, axis[0], sizes, index)
+
+
+def _split_data(ctx: LayerContext) -> tuple[tuple[Bounds | None, ...], tuple[int, ...]] | None:
+    """The data a Split or VariadicSplit splits, as far as it is known; None where OpenVINO evaluates no part of it
+    (an axis of other than an integer type, ``has_evaluate``)."""
+    if len(ctx.layer.inputs) < 2:
+        return None
+    axis_type = ctx.input(1).element_type
+    return elements(ctx, 0) if axis_type is not None and axis_type.is_integral else None
+
+
+def _split_part(
+    folded: ValueInfo, data: tuple[tuple[Bounds | None, ...], tuple[int, ...]], axis: int, sizes: list[int], index: int
+) -> ValueInfo:
+    """Part ``index`` of ``data`` cut along ``axis`` in parts of ``sizes``: constant where every element it holds is
+    known exactly, else ``folded`` (the layer's value as the base rule has it) with the elements it knows when
+    runtime."""
+    known, shape = data
+    axis = normalize_axis(axis, len(shape))
+    if not 0 <= index < len(sizes) or any(v < 0 for v in sizes) or sum(sizes) != shape[axis]:
+        return folded
+    begin, size = sum(sizes[:index]), sizes[index]
+    outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+    picked = tuple(
+        known[(o * shape[axis] + i) * inner + k] for o in range(outer) for i in range(begin, begin + size)
+        for k in range(inner)
+    )  # fmt: skip
+    out_shape = (*shape[:axis], size, *shape[axis + 1 :])
+    values = tuple(exact(b) for b in picked)
+    if all(v is not None for v in values):
+        return ValueInfo("const", cast(tuple[int, ...], values), shape=out_shape)
+    return replace(folded, known=picked) if folded.kind == "runtime" else folded
 
 
 class Tile0(_ValueShaped):

@@ -256,6 +256,11 @@ class ReductionOp(Op):
         top = type_limits(etype)[1]
         if result[0] >= top:
             return folded
+        if (
+            result[0] == result[1]
+        ):  # bounds that meet (the least of a shape holding a 0): a constant, as OpenVINO has it
+            keep_dims, _ = parse_bool_attr(ctx.layer.data.get("keep_dims"))
+            return ValueInfo("const", (result[0],), shape=(1,) if keep_dims else ())
         return replace(folded, known=((result[0], None if result[1] is None or result[1] >= top else result[1]),))
 
     # -- execution ------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ __all__ = [
     "check_enums",
     "const_tensor",
     "converts",
+    "elements",
     "evaluates",
     "exact",
     "exact_value",
@@ -132,10 +133,31 @@ def partial_value(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | 
     const = int_value(ctx, index)
     if const is not None:
         return tuple((v, v) for v in const)
-    known = ctx.value(index).known
     shape = ctx.input(index).shape
-    if known is None or shape is None or shape.rank is None or shape.rank > 1:  # (a runtime value of any rank keeps
-        return None  # its elements through a Reshape, row-major: only a 1-D one is read as a shape)
+    if shape is None or shape.rank is None or shape.rank > 1:  # (a runtime value of any rank keeps its elements
+        return None  # through a Reshape, row-major: only a 1-D one is read as a shape)
+    return _bounded(ctx, index)
+
+
+def elements(ctx: LayerContext, index: int) -> tuple[tuple[Bounds | None, ...], tuple[int, ...]] | None:
+    """Input ``index``'s value of any rank as far as it is known before run time: its elements' bounds, row-major (as
+    :func:`partial_value` gives them), and its shape; None when nothing is known or the shape is not static."""
+    const = int_value(ctx, index)
+    info = ctx.value(index)
+    if const is not None and info.element_shape is not None:
+        return tuple((v, v) for v in const), info.element_shape
+    shape = ctx.input(index).shape
+    known = _bounded(ctx, index) if shape is not None and shape.is_static else None
+    if known is None or shape is None or math.prod(shape.to_list()) != len(known):
+        return None
+    return known, tuple(shape.to_list())
+
+
+def _bounded(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | None:
+    """A runtime value's known elements, an upper bound at its type's largest value read as none."""
+    known = ctx.value(index).known
+    if known is None:
+        return None
     etype = ctx.input(index).element_type  # its type's largest value is what a bound OpenVINO does not know reads
     top = type_limits(etype)[1] if etype is not None and etype.kind == "int" else None
     if top is None:
