@@ -664,6 +664,8 @@ def _target_step(
         else [data]  # fmt: skip
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
+    if np.size(data) == 0:  # nothing reaches it: no precision shows (an empty max is undefined, not an overflow)
+        return TargetHeadroom("not-established", False, "not established: its input is empty", step=step)
     op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
     # what the device executes the reduction in, where the audited run executed in the target precision
     on_target = run.effective_precision == target

@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from ovreduce.compare import Comparison, compare, tolerances
 from ovreduce.ops.registry import reductions
-from ovreduce.reference.evaluate import reduce_with_notes
+from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
 
 __all__ = [
     "FINITE_MAX",
@@ -177,13 +177,16 @@ class Emulation:
     stages: list[Stage]
     comparison: Comparison | None  # the result against the reference (None: bounded)
     bound: float | None = None  # bounded: the largest error the target's rounding can cause, proven within tolerance
+    undefined: npt.NDArray[np.bool_] | None = None  # output elements the specification leaves undefined (an empty max)
 
     @property
     def non_finite(self) -> int:
-        """Output elements that are inf or NaN in the emulation where the f64 reference is finite."""
+        """Output elements that are inf or NaN in the emulation where the f64 reference is finite (and defined)."""
         if self.result is None:
             return 0
         bad = np.isfinite(self.expected) & ~np.isfinite(np.asarray(self.result, dtype=np.float64))
+        if self.undefined is not None:
+            bad &= ~self.undefined
         return int(np.count_nonzero(bad))
 
     @property
@@ -422,7 +425,10 @@ def emulate(
     result = _rounded(np.asarray(accumulated, dtype=np.float64), target, reduction_kept)
     # what reached the reduction already lost shows in its result, but is not the reduction's
     inherited = ~np.isfinite(np.asarray(accumulated, dtype=np.float64))
-    stage, _ = _stage(reduction, expected, result, inherited, reduction_kept)
+    # an element the specification leaves undefined (a ReduceMax over nothing) reaches no value: none is judged
+    undefined = undefined_elements(reduction, np.shape(exact_data), axes, keep_dims)
+    defined = expected if undefined is None else np.where(undefined, np.nan, expected)
+    stage, _ = _stage(reduction, defined, result, inherited, reduction_kept)
     stage.overflowed += entering.overflowed
     stage.underflowed = (stage.underflowed or 0) + (entering.underflowed or 0)
     stages.append(stage)
@@ -432,8 +438,8 @@ def emulate(
     mass = reductions()[reduction].rounding_mass(np.asarray(low_data, dtype=np.float64), np.asarray(axes), keep_dims)
     comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",
                          candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False,
-                         allowance=None if mass is None else rtol * mass)  # fmt: skip
-    return Emulation(result, expected, stages, comparison)
+                         allowance=None if mass is None else rtol * mass, undefined=undefined)  # fmt: skip
+    return Emulation(result, expected, stages, comparison, undefined=undefined)
 
 
 def headroom_factor(largest: float, target: str) -> float | None:

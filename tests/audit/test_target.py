@@ -213,6 +213,31 @@ def test_values_that_flush_to_zero_are_counted() -> None:
 
 
 @pytest.mark.parametrize("target", ["f16", "bf16"])
+def test_a_max_over_nothing_is_not_judged(tmp_path: Path, target: str) -> None:
+    """A ReduceMax over an empty past (the first step of a stateless export): the specification leaves its output
+    undefined, and the reference's value for it (float64's lowest) was taken for a magnitude the chain reaches: an
+    overflow that failed the audit. Nothing reaches the reduction: it is not established, as its row is."""
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    past = ops.parameter([1, 0, 64], np.float32, name="past")
+    total = ops.reduce_sum(ops.multiply(x, ops.constant(np.float32(2))), ops.constant(np.array([-1])), True)
+    peak = ops.reduce_max(ops.multiply(past, ops.constant(np.float32(2))), ops.constant(np.array([1])), True)
+    peak.set_friendly_name("past_max")
+    ov.save_model(ov.Model([total, peak], [x, past]), tmp_path / "m.xml", compress_to_fp16=False)
+    compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU")
+    assert compiled.outputs[1].get_shape() == [1, 1, 64]  # OpenVINO builds it: 64 outputs of nothing
+    doc = audit_model(load_ir(tmp_path / "m.xml"), target=target)
+    row = _row(doc, "past_max")
+    assert row.status == "not-established" and row.undefined == 64, row
+    assert row.target is not None and row.target.status == "not-established" and not row.target.failed, row.target
+    assert row.target.message == "not established: its input is empty"
+    assert doc.ok is True and doc.target is not None and doc.target.ok is True
+    # the emulation itself leaves the undefined elements out: none is lost, none is compared
+    emulation = emulate("ReduceMax", [np.zeros((1, 0, 64), np.float32)], np.array([1]), True, target)
+    assert emulation.non_finite == 0 and emulation.comparison.ok and emulation.comparison.undefined == 64
+    assert [(stage.largest, stage.overflowed) for stage in emulation.stages] == [(0.0, 0), (0.0, 0)]
+
+
+@pytest.mark.parametrize("target", ["f16", "bf16"])
 @pytest.mark.parametrize(("op", "reduction", "scale"), [*CHAINS, ("Power", "ReduceMean", 14.0)])
 @pytest.mark.parametrize("seed", range(4))
 def test_a_bound_that_settles_a_chain_is_never_contradicted_by_the_emulation(
