@@ -667,9 +667,10 @@ def _target_step(
     if np.size(data) == 0:  # nothing reaches it: no precision shows (an empty max is undefined, not an overflow)
         return TargetHeadroom("not-established", False, "not established: its input is empty", step=step)
     op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
-    # what the device executes the reduction in, where the audited run executed in the target precision
+    # what the device executes the reduction in: as its execution graph of the model runs it where that was read, else
+    # as the audited run (its tensors made outputs) executed it, where that run executed in the target precision
     on_target = run.effective_precision == target
-    executes = run.runtime_precision.get(node.get_friendly_name()) if on_target else None
+    executes = chain.executes or (run.runtime_precision.get(node.get_friendly_name()) if on_target else None)
     if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
         out, executes, on_target = on_device[0], on_device[1], True
     op_type = None if chain.op is None else chain.op.get_type_name()
@@ -680,8 +681,10 @@ def _target_step(
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
                           reduction_kept=reduction_kept)  # fmt: skip
         if emu is None:
+            constants = [not isinstance(i, int) for i in chain.sources] if chain.op is not None else None
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
-                          op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept)  # fmt: skip
+                          op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
+                          constants=constants)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
@@ -734,6 +737,9 @@ def _target_step(
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
+    if emu.saturated and status != "protected":
+        message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
+                    f"OpenVINO converts a constant to {target}")  # fmt: skip
     if executes is not None and executes != target and not (status == "protected" and chain.executed_in_f32):
         message += f"; {_device_note(executes)}"
     agree, diff = None, None

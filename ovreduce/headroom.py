@@ -8,7 +8,8 @@ from the values the audit captured:
 **The chain.** A reduction and, where its data input comes straight from one, the elementwise op that
 changes the range (``Power``, ``Exp``, ``Multiply``, ``SquaredDifference``, ``Divide``, ``Add``, ``Subtract``):
 that op's inputs are captured too. Anything further up arrives as captured (rounded to the target type on the way
-in: a value an op further up reaches past the type's maximum overflows there).
+in: a value an op further up reaches past the type's maximum overflows there); a Constant's values arrive as OpenVINO
+converts a model's constants, a finite value past the type's maximum saturating to it.
 
 **What OpenVINO keeps in the original precision.** OpenVINO keeps a node out of f16/bf16 compression where its
 rt_info says so (``disable_fp16_compression``, serialised as ``precise``; OpenVINO reads it back as
@@ -96,6 +97,7 @@ class Chain:
     reduction_kept: bool = False
     sources_kept: list[bool] = field(default_factory=list)
     executed_in_f32: bool = False  # kept where the device's execution graph runs the op or reduction in f32, unmarked
+    executes: str | None = None  # what the device's execution graph of the model runs the reduction in (None: unknown)
 
     @property
     def protected(self) -> bool:
@@ -121,6 +123,7 @@ def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str]) -> Ch
         ],
     )
     kept.executed_in_f32 = (kept.op_kept, kept.reduction_kept) != (chain.op_kept, chain.reduction_kept)
+    kept.executes = executes.get(reduction.get_friendly_name())
     return kept
 
 
@@ -178,6 +181,7 @@ class Emulation:
     comparison: Comparison | None  # the result against the reference (None: bounded)
     bound: float | None = None  # bounded: the largest error the target's rounding can cause, proven within tolerance
     undefined: npt.NDArray[np.bool_] | None = None  # output elements the specification leaves undefined (an empty max)
+    saturated: int = 0  # values of Constants past the type's largest, which their conversion saturates to it
 
     @property
     def non_finite(self) -> int:
@@ -213,6 +217,22 @@ def _rounded(values: npt.NDArray[Any], target: str, kept: bool) -> npt.NDArray[A
     """``values`` rounded to the target type, or to f32 where OpenVINO keeps the op in its precision."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return np.asarray(values, dtype=np.float32).astype(np.float32 if kept else TYPES[target])
+
+
+def _converted_constant(values: npt.NDArray[Any], target: str) -> npt.NDArray[Any]:
+    """A Constant's ``values`` as OpenVINO converts a model's constant to the target type: rounded, a finite value past
+    the type's largest saturating to it (``convert_from_f32_to_f16_with_clamp`` for f16, the CPU plugin's conversion
+    for bf16: float32's lowest, a causal mask's, becomes bf16's lowest, not -inf); an infinity stays one."""
+    data = np.asarray(values, dtype=np.float32)
+    limit = np.float32(FINITE_MAX[target])
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(data), np.clip(data, -limit, limit), data).astype(TYPES[target])
+
+
+def _saturated(values: npt.NDArray[Any], target: str) -> int:
+    """How many finite values of ``values`` lie past the target type's largest finite value."""
+    data = np.asarray(values, dtype=np.float64)
+    return int(np.count_nonzero(np.isfinite(data) & (np.abs(data) > FINITE_MAX[target])))
 
 
 def _apply(op: str, args: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any]:
@@ -383,16 +403,23 @@ def emulate(
     op_kept: bool = False,
     reduction_kept: bool = False,
     sources_kept: Sequence[bool] | None = None,
+    constants: Sequence[bool] | None = None,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
     against the f64 reference of the same chain. An op or reduction OpenVINO keeps in its original precision
     (``*_kept``) is computed in f32; it receives an input in f32 only where ``sources_kept`` says the input arrives
-    so (all, when not given), and rounded to the target where an op running in the target computed it."""
+    so (all, when not given), and rounded to the target where an op running in the target computed it. An input that
+    ``constants`` marks is a Constant of the model, converted as OpenVINO converts one (:func:`_converted_constant`)."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
     unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
-    low_in = [_rounded(a, target, kept) for a, kept in zip(data_or_inputs, unrounded, strict=True)]
+    constant = list(constants or [False] * len(exact_in))
+    low_in = [np.asarray(a, dtype=np.float32) if kept else _converted_constant(a, target) if fixed
+              else _rounded(a, target, False)
+              for a, kept, fixed in zip(data_or_inputs, unrounded, constant, strict=True)]  # fmt: skip
+    saturated = sum(_saturated(a, target) for a, kept, fixed in zip(exact_in, unrounded, constant, strict=True)
+                    if fixed and not kept)  # fmt: skip
     entry = Stage("input", 0.0, kept=all(unrounded))
     masks = []
     for exact, low, kept in zip(exact_in, low_in, unrounded, strict=True):
@@ -439,7 +466,7 @@ def emulate(
     comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",
                          candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False,
                          allowance=None if mass is None else rtol * mass, undefined=undefined)  # fmt: skip
-    return Emulation(result, expected, stages, comparison, undefined=undefined)
+    return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated)
 
 
 def headroom_factor(largest: float, target: str) -> float | None:

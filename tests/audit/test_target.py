@@ -418,8 +418,8 @@ def test_bf16_judges_a_reduction_as_the_kernel_it_is_fused_into_executes_it(tmp_
     data = np.random.default_rng(0).standard_normal((1, 4, 8, 8)).astype(np.float32)
     doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"scores": data}, target="bf16").to_json()
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "row_max")
-    if not _native("bf16"):
-        assert row["status"] == "overflow", row  # an all-bf16 device: the masked row is -inf
+    if not _native("bf16"):  # an all-bf16 device: the mask saturates to bf16's lowest, as OpenVINO converts it
+        assert row["status"] == "headroom" and "saturate" in row["message"], row
         return
     compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
     executes = runtime_precisions(compiled)
@@ -427,6 +427,57 @@ def test_bf16_judges_a_reduction_as_the_kernel_it_is_fused_into_executes_it(tmp_
     assert np.isfinite(compiled(data)[0]).all()
     assert row["status"] == "protected" and "executes its chain in f32" in row["message"], row
     assert doc["ok"], doc
+
+
+def test_a_constant_past_the_types_range_saturates_as_openvino_converts_it(tmp_path: Path) -> None:
+    """OpenVINO converts a model's constants to f16 or bf16 saturating: float32's lowest, the value a causal mask
+    writes, becomes the type's lowest, not -inf. The emulation rounded it to -inf, so a max over a fully masked row
+    overflowed where the device's stays finite."""
+    lowest = np.finfo(np.float32).min
+    mask = np.triu(np.full((8, 8), lowest, np.float32), 1)
+    mask[0, :] = lowest
+    mask[1, 1:3] = -1e5  # past f16's range only
+    x = ops.parameter([8, 8], np.float32, name="x")
+    ov.save_model(ov.Model([ops.add(x, ops.constant(mask))], [x]), tmp_path / "f16.xml")  # compress_to_fp16
+    read = ov.Core().read_model(tmp_path / "f16.xml")
+    [compressed] = [op for op in read.get_ops() if op.get_type_name() == "Constant"]
+    assert compressed.get_element_type() == ov.Type.f16
+    stored = compressed.get_data().astype(np.float64)
+    np.testing.assert_array_equal(stored, np.where(mask < -65504, -65504.0, mask))  # saturated, not -inf
+    data = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    emulation = emulate("ReduceMax", [data, mask], np.array([-1]), True, "f16", op="Add", constants=[False, True])
+    openvino = _openvino_chain("Add", "ReduceMax", [data, stored.astype(np.float32)], "f16")
+    np.testing.assert_array_equal(emulation.result.astype(np.float64), openvino)
+    assert emulation.non_finite == 0 and emulation.saturated == 30
+    assert emulate("ReduceMax", [data, mask], np.array([-1]), True, "f16", op="Add").non_finite == 1  # a given input
+
+
+def test_a_max_over_a_masked_row_is_judged_as_the_cpu_converts_the_mask(tmp_path: Path) -> None:
+    """A ReduceMax over a causal mask (float32's lowest) with a fully masked row, not fused into a softmax: where a CPU
+    runs the model in bf16 natively, its max stays finite (the output, NaN where it is inf, has none). It was an
+    overflow (exit 1), rounded to -inf as no OpenVINO conversion of a constant rounds it, and "the device executes
+    this reduction in f32" was the audited run's, not the model's."""
+    scores = ops.parameter([1, 4, 8, 8], np.float32, name="scores")
+    eye = ops.constant(np.eye(8, dtype=np.float32))
+    h = ops.matmul(scores, eye, False, False)
+    mask = np.triu(np.full((8, 8), np.finfo(np.float32).min, np.float32), 1)
+    mask[0, :] = np.finfo(np.float32).min
+    masked = ops.add(h, ops.constant(mask[None, None]), name="masked")
+    row_max = ops.reduce_max(masked, ops.constant(np.array([-1], np.int64)), True, name="row_max")
+    zeroed = ops.multiply(row_max, ops.constant(np.float32(0)))  # NaN exactly where the max is inf
+    out = ops.matmul(ops.multiply(h, zeroed), eye, False, False)
+    ov.save_model(ov.Model([out], [scores]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).standard_normal((1, 4, 8, 8)).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"scores": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "row_max")
+    assert row["status"] == "headroom" and row["overflowed"] == 0 and doc["ok"], row
+    assert "29 value(s) of a Constant past bf16's largest finite value saturate to it" in row["message"], row
+    if _native("bf16"):
+        compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        assert runtime_precisions(compiled)["row_max"] == "bf16"
+        assert not np.isnan(compiled(data)[0]).any()  # the device's max is finite
+        assert row["device_agrees"] is True and row["device_precision"] == "bf16", row
+        assert "executes this reduction in f32" not in row["message"], row
 
 
 def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
