@@ -498,12 +498,17 @@ def audit_model(
     if target == "bf16" and meant_for == device and _runs_natively(device, target):
         began = time.perf_counter()
         executes = _executed(plain, fitted, device, target, notes)
-        chains = [as_executed(chain, node, _with_fused(executes, node, chain.op))
+        chains = [as_executed(chain, node, _with_fused(executes, node, chain.op), target)
                   for chain, node in zip(chains, nodes, strict=True)]  # fmt: skip
         if any(chain.executed_in_f32 for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
                          f"f32): those are judged in f32, as it executes them")  # fmt: skip
+        if any(chain.marks_overridden for chain in chains):
+            notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
+                         f"them in {target} though the model marks them to stay in the original precision (a CPU "
+                         f"fuses a marked RMSNorm into one kernel, which runs in {target}): those are judged in "
+                         f"{target}, as it executes them")  # fmt: skip
         times.target_seconds += time.perf_counter() - began
     if target is not None and _runs_natively(device, target):
         began = time.perf_counter()

@@ -97,6 +97,7 @@ class Chain:
     reduction_kept: bool = False
     sources_kept: list[bool] = field(default_factory=list)
     executed_in_f32: bool = False  # kept where the device's execution graph runs the op or reduction in f32, unmarked
+    marks_overridden: bool = False  # marked, but the device's execution graph runs the op or reduction in the target
     executes: str | None = None  # what the device's execution graph of the model runs the reduction in (None: unknown)
 
     @property
@@ -104,25 +105,30 @@ class Chain:
         return self.reduction_kept and (self.op is None or self.op_kept)
 
 
-def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str]) -> Chain:
-    """``chain`` with what the device's execution graph of the model (node name -> precision) runs in f32 kept in f32
-    as a mark keeps it: a CPU running a model in bf16 keeps some ops in f32 unmarked (those after the graph's last
-    MatMul or convolution, for one), and a reduction it keeps so is judged as it executes."""
+def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str], target: str) -> Chain:
+    """``chain`` as the device's execution graph of the model in ``target`` (node name -> precision) runs it, over
+    the marks: what it runs in f32 is kept in f32 as a mark keeps it (a CPU running a model in bf16 keeps some ops in
+    f32 unmarked: those after the graph's last MatMul or convolution, for one), and what it runs in the target is
+    not kept, marked or not (a CPU fuses a marked RMSNorm into one kernel and runs that in bf16). A node the graph
+    does not name keeps its mark."""
 
-    def in_f32(node: Any) -> bool:
-        return executes.get(node.get_friendly_name()) == "f32"
+    def kept_as(node: Any, marked: bool) -> bool:
+        runs = executes.get(node.get_friendly_name())
+        return True if runs == "f32" else False if runs == target else marked
 
     ops = [reduction] if chain.op is None else [chain.op]
     sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
     kept = replace(
         chain,
-        op_kept=chain.op_kept or (chain.op is not None and in_f32(chain.op)),
-        reduction_kept=chain.reduction_kept or in_f32(reduction),
-        sources_kept=[
-            was or in_f32(source.get_node()) for was, source in zip(chain.sources_kept, sources, strict=True)
+        op_kept=chain.op is not None and kept_as(chain.op, chain.op_kept),
+        reduction_kept=kept_as(reduction, chain.reduction_kept),
+        sources_kept=[  # a model's input or Constant arrives as given, whatever the graph converts it to
+            was if source.get_node().get_type_name() in ("Parameter", "Constant") else kept_as(source.get_node(), was)
+            for was, source in zip(chain.sources_kept, sources, strict=True)
         ],
     )
-    kept.executed_in_f32 = (kept.op_kept, kept.reduction_kept) != (chain.op_kept, chain.reduction_kept)
+    kept.executed_in_f32 = (kept.op_kept and not chain.op_kept) or (kept.reduction_kept and not chain.reduction_kept)
+    kept.marks_overridden = (chain.op_kept and not kept.op_kept) or (chain.reduction_kept and not kept.reduction_kept)
     kept.executes = executes.get(reduction.get_friendly_name())
     return kept
 

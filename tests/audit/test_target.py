@@ -429,6 +429,45 @@ def test_bf16_judges_a_reduction_as_the_kernel_it_is_fused_into_executes_it(tmp_
     assert doc["ok"], doc
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_bf16_judges_a_marked_chain_as_the_cpu_executes_it(tmp_path: Path, fused: bool) -> None:
+    """A chain marked to stay in f32 (rt_info ``precise``) between two MatMuls. A CPU running bf16 natively fuses a
+    marked RMSNorm into its RMS kernel and runs that in bf16: the chain was called protected ("OpenVINO keeps its
+    chain in the original precision") though it runs in bf16. A marked chain it does not fuse (Multiply then
+    ReduceSum) it keeps in f32: protected. Elsewhere the marks hold."""
+    rng = np.random.default_rng(0)
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    h = ops.matmul(x, ops.constant((rng.standard_normal((64, 64)) / 8).astype(np.float32)), False, False)
+    last = ops.constant(np.array([-1], np.int64))
+    if fused:
+        square = ops.power(h, ops.constant(np.float32(2)), name="kept/square")
+        reduced = ops.reduce_mean(square, last, True, name="kept/reduce")
+        root = ops.sqrt(ops.add(reduced, ops.constant(np.float32(1e-6)), name="kept/add_eps"), name="kept/sqrt")
+        y = ops.divide(h, root, name="kept/norm")
+    else:
+        reduced = ops.reduce_sum(ops.multiply(h, h, name="kept/square"), last, True, name="kept/reduce")
+        y = ops.multiply(h, reduced, name="scaled")
+    y = ops.matmul(y, ops.constant((rng.standard_normal((64, 64)) / 8).astype(np.float32)), False, False)
+    ov.save_model(ov.Model([y], [x]), tmp_path / "plain.xml", compress_to_fp16=False)
+    path = f16_models.mark_kept(tmp_path / "plain.xml", tmp_path / "m.xml", ["kept/"])
+    doc = audit_model(load_ir(path), target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "kept/reduce")
+    if not _native("bf16"):  # an all-bf16 device keeps what is marked
+        assert row["status"] == "protected" and "marked in the model" in row["message"], row
+        return
+    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    executes = runtime_precisions(compiled)
+    if fused:  # one kernel named after the norm's last op, in bf16; the reduction is not named
+        assert executes["kept/norm"] == "bf16" and "kept/reduce" not in executes, executes
+        assert row["status"] == "headroom" and row["device_precision"] == "bf16", row
+        assert row["device_agrees"] is True, row
+        assert any("though the model marks them" in note for note in doc["notes"]), doc["notes"]
+    else:
+        assert executes["kept/reduce"] == "f32", executes
+        assert row["status"] == "protected" and "marked in the model" in row["message"], row
+    assert doc["ok"], doc
+
+
 def test_a_constant_past_the_types_range_saturates_as_openvino_converts_it(tmp_path: Path) -> None:
     """OpenVINO converts a model's constants to f16 or bf16 saturating: float32's lowest, the value a causal mask
     writes, becomes the type's lowest, not -inf. The emulation rounded it to -inf, so a max over a fully masked row
