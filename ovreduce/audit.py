@@ -49,7 +49,7 @@ import math
 import time
 from collections import ChainMap, Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, cast
 
 import numpy as np
@@ -498,8 +498,12 @@ def audit_model(
     if target == "bf16" and meant_for == device and _runs_natively(device, target):
         began = time.perf_counter()
         executes = _executed(plain, fitted, device, target, notes)
-        chains = [as_executed(chain, node, _with_fused(executes, node, chain.op), target)
-                  for chain, node in zip(chains, nodes, strict=True)]  # fmt: skip
+        repeated = _repeated_names(chains, nodes, shared)
+        chains = [
+            as_executed(chain, node, _with_fused(executes, node, chain.op), target) if again is None
+            else replace(chain, unknown=_named_alike(again, shared[again], "its chain", target))
+            for chain, node, again in zip(chains, nodes, repeated, strict=True)
+        ]  # fmt: skip
         if any(chain.executed_in_f32 for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
@@ -554,10 +558,9 @@ def audit_model(
             # the row judges the kernel observed, not the one the model runs: nothing is established of that one
             layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
         elif plain and plain[0].effective_precision not in ("f32", None):
-            layer.not_established = layer.not_established or (
-                f"{shared[name]} nodes of the model are named {name!r}, and its execution graph names kernels by node "
-                f"name: what the model runs this one in, at {plain[0].effective_precision}, is not known; give the "
-                f"nodes names of their own")  # fmt: skip
+            layer.not_established = layer.not_established or _named_alike(
+                name, shared[name], "this one", plain[0].effective_precision
+            )
         layers.append(layer)
     audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
     layers += unbuilt + [row for rows in audited_bodies.values() for row in rows]
@@ -577,6 +580,24 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)
+
+
+def _named_alike(name: str, count: int, what: str, precision: str) -> str:
+    """Why what the model runs ``what`` in, at ``precision``, is not known: ``count`` nodes share its ``name``."""
+    return (
+        f"{count} nodes of the model are named {name!r}, and its execution graph names kernels by node name: what "
+        f"the model runs {what} in, at {precision}, is not known; give the nodes names of their own"
+    )
+
+
+def _repeated_names(chains: list[Chain], nodes: list[Any], shared: Mapping[str, int]) -> list[str | None]:
+    """For each reduction, the name of its chain's op or its own that another node of the model has too (None: both
+    are its own): an execution graph names kernels by node name, so what it runs such a node in is not known."""
+    return [
+        next((n.get_friendly_name() for n in (chain.op, node) if n is not None and shared[n.get_friendly_name()] > 1),
+             None)
+        for chain, node in zip(chains, nodes, strict=True)
+    ]  # fmt: skip
 
 
 def _runs_unobserved(layer: LayerAudit, plain: MarkedRun | None, node: Any) -> str | None:
@@ -675,7 +696,8 @@ def _target_step(
     # what the device executes the reduction in: as its execution graph of the model runs it where that was read, else
     # as the audited run (its tensors made outputs) executed it, where that run executed in the target precision
     on_target = run.effective_precision == target
-    executes = chain.executes or (run.runtime_precision.get(node.get_friendly_name()) if on_target else None)
+    executes = chain.executes or (run.runtime_precision.get(node.get_friendly_name())
+                                  if on_target and chain.unknown is None else None)  # fmt: skip
     if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
         out, executes, on_target = on_device[0], on_device[1], True
     op_type = None if chain.op is None else chain.op.get_type_name()
@@ -713,6 +735,9 @@ def _target_step(
         message = (f"not established: {_stage_name(first, stages)} reaches {first.largest:.6g}, past {limit:.6g} by "
                    f"no more than bf16's rounding, and the values were captured from the bf16 run: audit with "
                    f"--precision f32 to tell")  # fmt: skip
+    elif chain.unknown is not None:  # what the emulation assumes of the device's execution may not hold
+        status = "not-established"
+        message = f"not established: {chain.unknown}"
     elif emu.non_finite:
         status = "overflow"
         what = _stage_name(first, stages)

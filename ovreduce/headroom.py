@@ -99,6 +99,7 @@ class Chain:
     executed_in_f32: bool = False  # kept where the device's execution graph runs the op or reduction in f32, unmarked
     marks_overridden: bool = False  # marked, but the device's execution graph runs the op or reduction in the target
     executes: str | None = None  # what the device's execution graph of the model runs the reduction in (None: unknown)
+    unknown: str | None = None  # why what the device's execution graph runs the chain in is not known, where it is not
 
     @property
     def protected(self) -> bool:

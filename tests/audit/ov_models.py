@@ -165,3 +165,15 @@ def shared_axes(path: Path) -> Path:
     outs = [ops.reduce_sum(x3, a, False, name="sum3"), ops.reduce_max(x2, a, True, name="max2"),
             ops.reduce_mean(x0, a, False, name="mean0")]  # fmt: skip
     return _save(outs, [x3, x2, x0, a], "shared_axes", path)
+
+
+def norm_beside_peak(path: Path, *, peak: str) -> Path:
+    """An RMS norm between two 64-wide projections, its ReduceMean named ``norm``, beside a ReduceMax of the input
+    named ``peak`` (``norm`` too, where a test shares the name: IR names need not be unique)."""
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    rng = np.random.default_rng(0)
+    h = ops.matmul(x, _f32(rng.standard_normal((64, 64)) / 8), False, False)
+    mean_square = ops.reduce_mean(ops.multiply(h, h), _axes(-1), True, name="norm")
+    y = ops.multiply(ops.divide(h, ops.sqrt(ops.add(mean_square, _f32(1e-6)))), _f32(np.ones(64)))
+    y = ops.matmul(y, _f32(rng.standard_normal((64, 64)) / 8), False, False)
+    return _save([y, ops.reduce_max(x, _axes(-1), True, name=peak)], [x], "norm_beside_peak", path)

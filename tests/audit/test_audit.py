@@ -355,19 +355,7 @@ def test_a_reduction_s_kernel_is_not_read_by_a_name_another_node_has(tmp_path: P
     """An RMS norm's ReduceMean named ``norm`` beside a ReduceMax also named ``norm``: the precision the plain run
     executes each in was read by name, so the RMS norm, which a bf16 CPU runs fused in bf16, borrowed the ReduceMax's
     f32 kernel and was ok. The verdict no longer depends on what another node is called."""
-    from openvino import opset13 as ops
-
-    x = ops.parameter([1, 8, 64], np.float32, name="x")
-    rng = np.random.default_rng(0)
-    last = ops.constant(np.array([-1], np.int64))
-    h = ops.matmul(x, ops.constant((rng.standard_normal((64, 64)) / 8).astype(np.float32)), False, False)
-    mean_square = ops.reduce_mean(ops.multiply(h, h), last, True, name="norm")
-    y = ops.multiply(ops.divide(h, ops.sqrt(ops.add(mean_square, ops.constant(np.float32(1e-6))))),
-                     ops.constant(np.ones(64, np.float32)))  # fmt: skip
-    y = ops.matmul(y, ops.constant((rng.standard_normal((64, 64)) / 8).astype(np.float32)), False, False)
-    peak = ops.reduce_max(x, last, True, name=other)
-    ov.save_model(ov.Model([y, peak], [x]), tmp_path / "m.xml", compress_to_fp16=False)
-    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="bf16")
+    doc = audit_model(load_ir(ov_models.norm_beside_peak(tmp_path / "m.xml", peak=other)), precision="bf16")
     row = next(layer for layer in doc.to_json()["layers"] if layer["type"] == "ReduceMean")
     in_bf16 = doc.effective_precision == "bf16"  # the plain run's kernels may differ from those observed
     assert (row["status"] == "not-established") is in_bf16, row

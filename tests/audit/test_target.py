@@ -30,7 +30,7 @@ from ovreduce.headroom import FINITE_MAX, TYPES, bounded, emulate
 from tests.api.conftest import files as upload
 from tests.cli.inprocess import run_cli
 
-from . import f16_models
+from . import f16_models, ov_models
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "ir_samples" / "rmsnorm_f16.xml"
@@ -466,6 +466,30 @@ def test_bf16_judges_a_marked_chain_as_the_cpu_executes_it(tmp_path: Path, fused
         assert executes["kept/reduce"] == "f32", executes
         assert row["status"] == "protected" and "marked in the model" in row["message"], row
     assert doc["ok"], doc
+
+
+@pytest.mark.parametrize("other", ["norm", "peak"])
+def test_bf16_does_not_judge_a_chain_by_a_kernel_another_node_is_named_for(tmp_path: Path, other: str) -> None:
+    """An RMS norm's ReduceMean named ``norm`` beside a ReduceMax also named ``norm``, which a CPU running bf16 natively
+    keeps in f32 at the graph's tail: the RMS norm, which the CPU runs fused in its bf16 RMS kernel, borrowed the
+    ReduceMax's f32 kernel and was protected ("the device executes its chain in f32"). With the name shared, what the
+    device runs either in is not known; with names of their own, the norm is judged in bf16."""
+    path = ov_models.norm_beside_peak(tmp_path / "m.xml", peak=other)
+    doc = audit_model(load_ir(path), target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["type"] == "ReduceMean")
+    if not _native("bf16"):  # an all-bf16 device: no execution graph is read, names do not matter
+        assert row["status"] == "headroom", row
+        return
+    executes = runtime_precisions(ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"}))
+    assert executes[other] == "f32" and "bf16" in executes.values(), executes  # the ReduceMax's kernel, and the RMS's
+    if other == "norm":
+        assert row["status"] == "not-established", row
+        assert row["message"] == (
+            "not established: 2 nodes of the model are named 'norm', and its execution graph names kernels by node "
+            "name: what the model runs its chain in, at bf16, is not known; give the nodes names of their own"
+        )
+    else:
+        assert row["status"] == "headroom" and row["device_precision"] == "bf16", row
 
 
 def test_a_constant_past_the_types_range_saturates_as_openvino_converts_it(tmp_path: Path) -> None:
