@@ -320,10 +320,10 @@ def test_store_path_never_answered_even_when_an_error_names_it(
     """Whatever raises with a server path in its message, the answer does not carry it."""
     store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
 
-    def meta_json(self: ModelStore, mid: str) -> None:
+    def open_meta(self: ModelStore, mid: str) -> None:
         raise StoreError(f"cannot read {self.root / 'models' / mid / 'meta.json'} in {os.getcwd()}")
 
-    monkeypatch.setattr(ModelStore, "meta_json", meta_json)
+    monkeypatch.setattr(ModelStore, "open_meta", open_meta)
     response = client.get(f"/v1/models/{'0' * 64}")
     doc = assert_problem(response, 503, "store")
     assert str(store) not in response.text and os.getcwd() not in response.text
