@@ -444,7 +444,7 @@ class Loop5(_Iterating):
         trip = _scalar(ctx.value(0))
         if always and trip is not None:
             count = int(trip)
-            return Trips(count if count >= 0 else None, zero)
+            return Trips(None if count == -1 else max(count, 0), zero)  # (-1: until the condition fails; below: none)
         return Trips(None, zero)
 
     def rewalks(self, trips: Trips) -> int:

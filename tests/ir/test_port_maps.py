@@ -303,7 +303,7 @@ def _float_trip_count_loop(trips: float, condition: float) -> ov.Model:
         *(pytest.param(lambda c=c: _float_condition_if(c), id=f"if-{c}") for c in (0.5, -0.25, 0.0, float("nan"))),
         *(
             pytest.param(lambda t=t, c=c: _float_trip_count_loop(t, c), id=f"loop-{t}-{c}")
-            for t in (2.5, 2.999, 0.5, -0.5, -1.5, 3.0)
+            for t in (2.5, 2.999, 0.5, -0.5, -1.5, 3.0, -2.0, -7.0)  # (below -1: no iteration, as 0)
             for c in (1.0, 0.5, 0.0)
         ),
     ],
