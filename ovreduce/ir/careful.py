@@ -138,10 +138,16 @@ def _encoding_problem(xml: bytes) -> str | None:
     allowed range"); None when that is not why."""
     if xml.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return "the file is UTF-32 (its byte order mark says so), which libxml2 does not read; save it as UTF-8"
-    utf16 = xml.startswith((b"<\x00", b"\x00<")) and not xml.startswith((b"<\x00\x00", b"\x00\x00"))  # not UTF-32
+    head = xml[:4]  # '<' and the next character, each of two bytes, the other byte 0 (UTF-32 would have three)
+    utf16 = len(head) == 4 and ((head[:2] == b"<\x00" and head[2] != 0 and head[3] == 0) or
+                                (head[:2] == b"\x00<" and head[2] == 0 and head[3] != 0))  # fmt: skip
     if utf16 and not xml.startswith((b"<\x00?\x00", b"\x00<\x00?")):
         return ("the file is UTF-16 without a byte order mark, which XML requires of it (libxml2 reads one without "
                 "only by an XML declaration); save it with its byte order mark, or as UTF-8")  # fmt: skip
+    first = xml.removeprefix(b"\xef\xbb\xbf")[:1]
+    if not utf16 and first and first[0] < 0x20 and first not in b"\t\n\r":
+        return (f"the file is not text: it begins with the byte 0x{first[0]:02x}, a control character no XML text "
+                f"holds (the weights, the .bin, given as the .xml?)")  # fmt: skip
     return None
 
 

@@ -376,6 +376,13 @@ _RMSNORM = Path(__file__).resolve().parents[2] / "ir_samples" / "rmsnorm.xml"
         pytest.param(lambda t: t.replace('<?xml version="1.0"?>\n', "").encode("utf-16-le"),
                      "UTF-16 without a byte order mark", id="utf-16-no-mark-no-declaration"),
         pytest.param(lambda t: t.encode("utf-32"), "the file is UTF-32", id="utf-32"),
+        pytest.param(lambda t: t.replace('<?xml version="1.0"?>\n', "").encode("utf-16-be"),
+                     "UTF-16 without a byte order mark", id="utf-16-be-no-mark-no-declaration"),
+        pytest.param(lambda t: _RMSNORM.with_suffix(".bin").read_bytes(), "the file is not text: it begins with the "
+                     "byte 0x00, a control character no XML text holds (the weights, the .bin, given as the .xml?)",
+                     id="weights-as-xml"),  # libxml2: "Document is empty"
+        pytest.param(lambda t: b"\x00" + t.encode(), "the file is not text: it begins with the byte 0x00",
+                     id="nul-then-xml"),  # not UTF-16: the bytes after it are not 0 every other
     ],
 )  # fmt: skip
 def test_an_encoding_libxml2_refuses_is_named(encode: Any, said: str, tmp_path: Path) -> None:
