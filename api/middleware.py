@@ -335,6 +335,27 @@ class InFlightLimitMiddleware:
 
 
 # -- request bodies --------------------------------------------------------------------------------------
+def _unclosed(close: bytes, opening: bytes, tail: bytes) -> str:
+    """Why a multipart body whose first and last bytes are ``opening`` and ``tail`` lacks ``close`` (CRLF, then its
+    closing boundary line): no part, another boundary, lines that end in LF alone, or cut short."""
+    delimiter = close[2:]  # --BOUNDARY--
+
+    def shown(line: bytes) -> str:
+        text = line.decode("latin-1")
+        return repr(text if len(text) <= 84 else text[:40] + "..." + text[-40:])
+
+    if opening.startswith(delimiter):
+        return (f"the multipart body holds no part: it is its closing boundary {shown(delimiter)} alone; send the "
+                f"files as parts")  # fmt: skip
+    if not opening.startswith(delimiter[:-2]):
+        return (f"the multipart body does not begin with the boundary line its Content-Type names, "
+                f"{shown(delimiter[:-2])}; send the body with the boundary it holds")  # fmt: skip
+    if b"\n" + delimiter in tail:
+        return (f"the multipart body's lines end in LF alone (before its closing boundary {shown(delimiter)} too); "
+                f"end them in CRLF")  # fmt: skip
+    return f"the multipart body ends without its closing boundary {shown(delimiter)}: it was cut short"
+
+
 class BodyLimitMiddleware:
     """Answer 413 for a body over the limit, 408 for one that stalls or trickles, 400 for an ambiguous one.
 
@@ -395,9 +416,10 @@ class BodyLimitMiddleware:
         boundary = parse_options_header(content_type)[1].get(b"boundary") if upload else None
         close = b"\r\n--" + boundary + b"--" if boundary else None
         tail = b""  # the last bytes read, where a close delimiter split over two reads begins
+        opening = b""  # the first bytes read, where the first boundary line is
 
         async def limited_receive() -> Message:
-            nonlocal received, began, refusal, finished, close, tail
+            nonlocal received, began, refusal, finished, close, tail, opening
             if refusal is not None:
                 raise InputError(refusal[2])
             if finished:  # the body is in: the application waits for a disconnect, as long as it likes
@@ -433,11 +455,9 @@ class BodyLimitMiddleware:
                     if close in tail + body:
                         close = None  # seen: the body is complete
                     else:
-                        tail = (tail + body)[-len(close) :]
+                        tail, opening = (tail + body)[-len(close) :], (opening + body)[: len(close)]
                         if finished:
-                            shown = close[2:].decode("latin-1")  # without its line break
-                            shown = shown if len(shown) <= 84 else shown[:40] + "..." + shown[-40:]
-                            detail = f"the multipart body ends without its closing boundary {shown!r}: it was cut short"
+                            detail = _unclosed(close, opening, tail)
                             refusal = (400, "request.invalid", detail)
                             raise InputError(detail)
             else:

@@ -479,6 +479,22 @@ def test_a_multipart_body_without_its_closing_boundary_is_400(client: TestClient
     assert whole.status_code == 422, whole.text  # complete: read, and the missing bin is the IR's problem
 
 
+@pytest.mark.parametrize(("body", "why"), [
+    (b"--BOUND--\r\n", "the multipart body holds no part: it is its closing boundary '--BOUND--' alone"),
+    (b'--BOUND\nContent-Disposition: form-data; name="xml"; filename="m.xml"\n\n<net/>\n--BOUND--\n',
+     "the multipart body's lines end in LF alone (before its closing boundary '--BOUND--' too); end them in CRLF"),
+    (b'--OTHER\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n<net/>\r\n--OTHER--\r\n',
+     "the multipart body does not begin with the boundary line its Content-Type names, '--BOUND'"),
+])  # fmt: skip
+def test_a_whole_multipart_body_without_its_closing_boundary_says_what_it_lacks(
+    client: TestClient, body: bytes, why: str
+) -> None:
+    """A browser's empty form, lines ended in LF alone, another boundary than the Content-Type's: every byte arrived,
+    and each was refused as a body "cut short", which sends a client looking for a fault of its network."""
+    response = client.post("/v1/check", content=body, headers={"content-type": "multipart/form-data; boundary=BOUND"})
+    assert assert_problem(response, 400, "request.invalid")["detail"].startswith(why)
+
+
 @pytest.mark.parametrize(("headers", "why"), [
     (b'Content-Disposition: form-data; name="xml"; filename="' + b"m" * 4300 + b'.xml"\r\n',
      "a part has a header line longer than 4224 bytes (a long file name, say), or one without a colon"),
