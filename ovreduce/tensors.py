@@ -402,8 +402,9 @@ def to_kserve(name: str, array: npt.NDArray[Any]) -> dict[str, Any]:
     return {"name": name, "shape": list(array.shape), "datatype": etype.kserve, "data": data}
 
 
-def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
-    """A NumPy array from a KServe v2 tensor (flat or nested row-major data).
+def from_kserve(tensor: dict[str, Any], what: str, *, text: bool = False) -> npt.NDArray[Any]:
+    """A NumPy array from a KServe v2 tensor (flat or nested row-major data); with ``text`` (a model's input, as a
+    tokenizer's), ``BYTES`` of JSON strings too, as an array of ``str``.
 
     Raises:
         InputError: unknown datatype, negative dims, or a data length that does not match the shape.
@@ -412,7 +413,9 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         etype = element_type_from_kserve(str(tensor.get("datatype", "")))
     except ElementTypeError as exc:
         raise InputError(f"{what}: {exc}") from None
-    _check_executable(etype)
+    strings = text and etype.name == "string"
+    if not strings:
+        _check_executable(etype)
     shape = tensor.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise InputError(f"{what}: shape must be a list of non-negative integers, got {shape!r}")
@@ -421,6 +424,12 @@ def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
         raise InputError(f"{what}: data must be a list, got {type(data).__name__}")
     flat = flat_values(data, shape, what)
     try:
+        if strings:
+            bad = next((i for i, v in enumerate(flat) if type(v) is not str), -1)
+            if bad >= 0:
+                raise InputError(f"{what}: value {json_quoted(flat[bad])} at index {bad} is not a string; BYTES data "
+                                 f"of a text input are JSON strings")  # fmt: skip
+            return np.array(flat, dtype=np.str_).reshape(shape)
         if etype.is_real:
             for index, v in enumerate(flat):  # numbers; not true, "7" or " 1_0 " (float() reads them)
                 if type(v) not in (int, float) and not (type(v) is str and v.lower() in _NON_FINITE):

@@ -58,3 +58,21 @@ def test_fail_on_drift_over_http(client: TestClient, rms: Path, rms_id: str, lim
 def test_a_bad_drift_limit_is_a_bad_request(client: TestClient, rms_id: str, limit: object) -> None:
     response = client.post(f"/v1/models/{rms_id}/audit", json={"fail_on_drift": limit})
     assert_problem(response, 400, "request.invalid")
+
+
+def test_a_tokenizer_s_text_is_given_as_bytes_strings(client: TestClient) -> None:
+    """The service's audit of a tokenizer refused its text: "reductions of string data cannot be executed", though
+    the audited reduction is of integers; the command line audits the same model on the same text."""
+    tokenizer = Path(__file__).resolve().parents[1] / "exports" / "llama_int4" / "openvino_tokenizer.xml"
+    uploaded = client.post("/v1/models", files=files(tokenizer.read_bytes(), tokenizer.with_suffix(".bin").read_bytes(),
+                                                     "openvino_tokenizer.xml"))  # fmt: skip
+    assert uploaded.status_code in (200, 201), uploaded.text
+    audit = f"/v1/models/{uploaded.json()['id']}/audit"
+    [name] = [i["name"] for i in client.post(audit, json={}).json()["inputs"]]
+    text = {"name": name, "datatype": "BYTES", "shape": [2], "data": ["hello world", "x"]}
+    doc = client.post(audit, json={"inputs": [text]})
+    assert doc.status_code == 200, doc.text
+    [given] = doc.json()["inputs"]
+    assert (given["origin"], given["shape"]) == ("given", [2]), given
+    refused = client.post(audit, json={"inputs": [{**text, "data": ["hello", 7]}]})
+    assert "value 7 at index 1 is not a string" in assert_problem(refused, 400)["detail"]
