@@ -22,6 +22,7 @@ from ovreduce.audit import audit_model
 from ovreduce.check import check_model
 from ovreduce.ir.parser import load_ir
 from ovreduce.reports.audit import AuditDocument
+from ovreduce.run import run_layer
 from ovreduce.shapes import PartialShape
 from tests.cli.inprocess import run_cli
 
@@ -331,6 +332,18 @@ def test_a_reduction_openvino_does_not_build_is_listed_not_audited(tmp_path: Pat
     assert rows["900"].status == "not-audited" and rows["900"].layer_name == name, rows["900"]
     assert rows["900"].not_established is not None and "OpenVINO does not build it" in rows["900"].not_established
     assert not doc.complete and doc.coverage == {"reductions": 2, "ok": 1, "not-audited": 1}
+
+
+def test_a_reduction_of_no_axis_is_judged_as_run_judges_it(tmp_path: Path) -> None:
+    """Empty axes, keep_dims: the identity, which shows whether a kernel keeps each element. ``run`` and ``conform``
+    establish it; the audit said its row was not established ("it reduces no axis")."""
+    x = ops.parameter([2, 3, 4], np.float32, name="x")
+    mean = ops.reduce_mean(x, ops.constant(np.array([], np.int64)), True, name="r")
+    ov.save_model(ov.Model([mean], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    [row] = _audit(tmp_path / "m.xml", precision="f32").layers
+    assert row.status == "ok" and row.not_established is None, row
+    report = run_layer(load_ir(tmp_path / "m.xml"), "r")
+    assert report.outcome == "agree" and report.notes == [], report.notes
 
 
 def test_a_complete_audit_says_every_reduction_is_within_tolerance(tmp_path: Path) -> None:
