@@ -462,6 +462,8 @@ def audit_model(
                       f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
+    except _FeedError as own:  # ovreduce's, not OpenVINO's: a refusal stays one, a bug is reported as a bug
+        raise own.error from None
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
         why = f"{failed} (the audited run)"
@@ -1037,8 +1039,8 @@ def _decoding(
             kind, batch = made[i].kind, (array.shape[0] if array.ndim else 1)
             if i == token and array.ndim == 2:
                 # the likeliest of the tokens the embedding holds (logits wider than its table name none there)
-                chosen = (np.argmax(before.outputs[logits][:, -1, : made[i].high], axis=-1) if logits is not None
-                          else rng.integers(0, made[i].high, size=batch))  # fmt: skip
+                chosen = (np.argmax(_last_position(before.outputs[logits])[:, : made[i].high], axis=-1)
+                          if logits is not None else rng.integers(0, made[i].high, size=batch))  # fmt: skip
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
             elif token is None and names[i] & EMBEDDINGS and array.ndim == 3:  # no ids to feed: a new token's embedding
                 feeds[i] = rng.standard_normal((batch, 1, array.shape[2])).astype(array.dtype)
@@ -1057,7 +1059,34 @@ def _decoding(
     def replay(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
         return recorded[step] if step < len(recorded) else None
 
-    return next_inputs, replay
+    return _own(next_inputs), replay
+
+
+def _last_position(logits: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The last position's logits, ``[batch, vocab]``: of ``[batch, positions, vocab]`` logits the last row of
+    each batch; ``[batch, vocab]`` logits (exports that keep the last position only) are that already."""
+    return logits if logits.ndim == 2 else logits.reshape(logits.shape[0], -1, logits.shape[-1])[:, -1]
+
+
+class _FeedError(Exception):
+    """ovreduce's own failure to make a decode step's inputs, called from between OpenVINO's runs: never reported
+    as OpenVINO's."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _own(feed: NextInputs) -> NextInputs:
+    """``feed`` with what it raises wrapped in :class:`_FeedError`, which the audit raises again as it was."""
+
+    def fed(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
+        try:
+            return feed(step, before)
+        except Exception as exc:
+            raise _FeedError(exc) from exc
+
+    return fed
 
 
 def _made_for(inputs: Sequence[AuditInput], stage: str) -> str:

@@ -285,3 +285,45 @@ def test_a_model_fed_embeddings_with_token_types_gets_a_new_embedding_each_step(
     fed = {names[i]: array for i, array in step.items()}
     assert fed["inputs_embeds"].shape == (1, 1, 16) and fed["token_type_ids"].shape == (1, 1), fed
     assert fed["attention_mask"].shape == (1, 9) and fed["position_ids"].tolist() == [[8]], fed
+
+
+def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_path: Path) -> None:
+    """An export that keeps the last position only has ``[batch, vocab]`` logits: each step is fed their argmax, as
+    a generation loop written with OpenVINO's API feeds it. The audit indexed them as ``[batch, positions, vocab]``
+    and reported its own IndexError as "OpenVINO failed", with advice to give the inputs it had made."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
+    variable = Variable(info)
+    cache = ops.concat([ops.read_value(variable), rows], 1)
+    mean = ops.reduce_mean(cache, ops.constant(np.array([1], np.int64)), False, name="cache_mean")
+    logits = ops.matmul(mean, ops.constant(rng.standard_normal((16, 100)).astype(np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(logits)], [ops.assign(cache, variable)], [ids], "last_only"), path)
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, {}, 0)
+    next_inputs, replay = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    feeds = arrays[0]
+    for step, run in enumerate(runs):
+        expected = np.array(request.infer({0: feeds})[0], copy=True)
+        np.testing.assert_array_equal(run.outputs[0], expected)
+        feeds = np.argmax(expected, axis=-1).reshape(1, 1)
+        if step < 2:
+            fed = replay(step + 1, run)
+            assert fed is not None and fed[0].tolist() == feeds.tolist()
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, precision="f32", steps=2)
+    finally:
+        model.close()
+    assert doc.error is None and doc.steps == 2, doc.error
+    assert [layer.status for layer in doc.layers] == ["ok"]
