@@ -20,6 +20,7 @@ indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n
                                                 (ReverseSequence, CTCGreedyDecoderSeqLen) in ``[0, n]``
 segment ids, offsets, batch indices, OneHot's   zeros, which fit whatever the data (sorted, below any count)
 a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
+a bound a Loop's execution condition compares   3, as a trip count
 a Loop's execution condition                    true
 the axes of reductions                          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0)
 anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
@@ -127,6 +128,11 @@ _INDEXED = frozenset(
 _LENGTHS = frozenset({("ReverseSequence", 1), ("CTCGreedyDecoderSeqLen", 1), ("GatherTree", 2)})
 # ...and that only zeros fit whatever the data: ids, offsets and indices bounded by other inputs, sorted, or both.
 # Out of range, these fail OpenVINO's CPU plugin, or crash it (SegmentMax, SparseFillEmptyRows: SIGSEGV, SIGABRT).
+# Comparisons: an integer input compared with what feeds a Loop's execution condition bounds its iterations (the
+# ``while i < n`` TorchScript writes: ``Less(i + 1, n)``), a count as a trip count is; on the way to the condition, the
+# logical ops that combine it.
+_COMPARISONS = frozenset({"Less", "Greater", "LessEqual", "GreaterEqual", "Equal", "NotEqual"})
+_LOGICAL = frozenset({"LogicalAnd", "LogicalOr", "LogicalNot", "LogicalXor"})
 _ZEROS = frozenset({("ROIAlign", 2), ("ROIAlignRotated", 2), ("EmbeddingBagOffsetsSum", 2),
                     ("EmbeddingBagOffsetsSum", 3), ("EmbeddingSegmentsSum", 2), ("EmbeddingSegmentsSum", 4),
                     ("SegmentMax", 1), ("SparseFillEmptyRows", 2), ("GatherTree", 1), ("OneHot", 0)})  # fmt: skip
@@ -156,7 +162,9 @@ def _recipe(port: Any) -> Recipe:
     # Of several consumers of a kind, the smallest bound wins, then the first name: OpenVINO lists an output's
     # consumers in no fixed order, and the documents name the one an input was made for.
     bound, shape_like, trip, condition, axes = None, None, None, None, None
-    for consumer, index in _uses(port.get_node()):
+    uses = _uses(port.get_node())
+    conditions = _body_conditions(uses)
+    for consumer, index in uses:
         kind = consumer.get_type_name()
         name = consumer.get_friendly_name()
         if (kind, index) in _INDEXED or (kind, index) in _LENGTHS:
@@ -173,6 +181,8 @@ def _recipe(port: Any) -> Recipe:
             trip = _first(trip, f"the trip count of Loop {name!r}")
         elif kind == "Loop" and index == 1:
             condition = _first(condition, f"the execution condition of Loop {name!r}")
+        elif kind in _COMPARISONS and (loop := _condition_of(consumer, conditions)) is not None:
+            trip = _first(trip, f"a bound of the execution condition of Loop {loop!r}, by {kind} {name!r}")
         elif (kind, index) in _SHAPE_LIKE:
             shape_like = _first(shape_like, f"input {index} of {kind} {name!r}")
         elif kind.startswith("Reduce") and index == 1 and consumer.input_value(0).get_partial_shape().rank.is_static:
@@ -216,6 +226,35 @@ def _uses(parameter: Any) -> list[tuple[Any, int]]:
                         seen.add(key)
                         queue.append(inner)
     return out
+
+
+def _body_conditions(uses: list[tuple[Any, int]]) -> dict[str, str]:
+    """The body Results that give the execution condition of the Loops among ``uses``, each to its Loop's name."""
+    found: dict[str, str] = {}
+    for op, _ in uses:
+        if op.get_type_name() == "Loop" and (result := op.get_special_body_ports()[1]) >= 0:
+            found[op.get_function().get_results()[result].get_name()] = op.get_friendly_name()
+    return found
+
+
+def _condition_of(compare: Any, conditions: dict[str, str]) -> str | None:
+    """The name of a Loop whose execution condition ``compare``'s output gives, as it is (its input 1) or combined
+    (through :data:`_LOGICAL` and :data:`_THROUGH` ops) or as one of ``conditions`` (:func:`_body_conditions`)."""
+    queue: deque[Any] = deque([compare])
+    seen = {compare.get_name()}
+    while queue and len(seen) < _WALK_LIMIT:
+        for output in queue.popleft().outputs():
+            for target in output.get_target_inputs():
+                consumer, index = target.get_node(), target.get_index()
+                kind = consumer.get_type_name()
+                if kind == "Loop" and index == 1:
+                    return str(consumer.get_friendly_name())
+                if kind == "Result" and consumer.get_name() in conditions:
+                    return conditions[consumer.get_name()]
+                if (kind in _LOGICAL or (kind in _THROUGH and index == 0)) and consumer.get_name() not in seen:
+                    seen.add(consumer.get_name())
+                    queue.append(consumer)
+    return None
 
 
 def _body_parameters(op: Any, index: int) -> list[Any]:

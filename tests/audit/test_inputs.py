@@ -165,6 +165,37 @@ def test_a_trip_count_indexed_out_of_an_input_is_small(tmp_path: Path, pick: str
     assert _origin(doc, "n").startswith("3 (the trip count of Loop "), _origin(doc, "n")
 
 
+@pytest.mark.parametrize("compare", ["Less", "Greater", "NotEqual"])
+def test_a_bound_of_a_loop_condition_is_a_small_count(tmp_path: Path, compare: str) -> None:
+    """TorchScript's ``while i < n``: trip count -1, the execution condition ``Less(0, n)`` outside the Loop and
+    ``Less(i + 1, n)`` in its body. Made at random (+-2**20), ``n`` ran the Loop up to a million times per run; it is
+    made a count, 3, and OpenVINO's Loop runs 3 iterations on it."""
+    x, n = _parameter([2, 16], np.float32, "x"), _parameter([], np.int64, "n")
+    inner, counter, bound = ops.parameter([2, 16], np.float32), ops.parameter([], np.int64), ops.parameter([], np.int64)
+    step = ops.subtract(inner, ops.reduce_mean(inner, ops.constant(np.array([-1], np.int64)), True, name="body_mean"))
+    following = ops.add(counter, ops.constant(np.int64(1)))
+    go_on = {"Less": lambda: ops.less(following, bound), "Greater": lambda: ops.greater(bound, following),
+             "NotEqual": lambda: ops.not_equal(following, bound)}[compare]()  # fmt: skip
+    body = ov.Model([ops.result(go_on), ops.result(step), ops.result(following)], [inner, counter, bound], "body")
+    loop = ops.loop(ops.constant(np.int64(-1)), ops.logical_and(ops.less(ops.constant(np.int64(0)), n),
+                                                                 ops.constant(True)))  # fmt: skip
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(inner, x.output(0), body.get_results()[1].input_value(0))
+    loop.set_merged_input(counter, ops.constant(np.int64(0)).output(0), body.get_results()[2].input_value(0))
+    loop.set_invariant_input(bound, n.output(0))
+    axis = ops.constant(np.int64(0))
+    total = ops.reduce_sum(loop.get_iter_value(body.get_results()[1].output(0), -1), axis, False, name="top_sum")
+    iterations = ops.result(loop.get_iter_value(body.get_results()[2].output(0), -1))
+    ov.save_model(ov.Model([ops.result(total), iterations], [x, n], "m"), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = _audit(tmp_path / "m.xml", precision="f32", seed=1, timeout=60.0)
+    assert doc.error is None
+    assert _origin(doc, "n").startswith("3 (a bound of the execution condition of Loop "), _origin(doc, "n")
+    request = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU").create_infer_request()
+    ran = request.infer({"x": np.ones((2, 16), np.float32), "n": np.array(3, np.int64)})[1]
+    assert int(ran) == 3
+
+
 def _zeros_model(path: Path) -> Path:
     x = ops.parameter([4, 8], np.float32, name="x")
     x.output(0).set_names({"x"})
