@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ovreduce.errors import ElementTypeError, InputError, LimitExceededError, OvReduceError
 from ovreduce.files import FileError, check_regular, read_bounded
-from ovreduce.ir.dtypes import ElementType, element_type_for_numpy, element_type_from_kserve
+from ovreduce.ir.dtypes import ElementType, element_type, element_type_for_numpy, element_type_from_kserve
 from ovreduce.reports.common import json_float
 from ovreduce.shapes import PartialShape
 
@@ -366,6 +366,7 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
     if not shape.compatible(PartialShape.static(array.shape)):
         raise InputError(f"{what} has shape {list(array.shape)} but the layer expects {shape}")
     target = np.dtype(etype.numpy)
+    array = _raw_read(array, target)
     if array.dtype == target:
         return array
     src_kind, dst_kind = array.dtype.kind, target.kind
@@ -387,6 +388,19 @@ def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialSha
     if src_kind == "f" and np.any(np.isinf(converted) & np.isfinite(array)):
         raise InputError(f"{what}: {array.dtype} values beyond the range of {etype} would become infinite")
     return converted
+
+
+def _raw_read(array: npt.NDArray[Any], target: np.dtype[Any]) -> npt.NDArray[Any]:
+    """An array of ml_dtypes' types as NumPy reads it back from a .npy (which ``--save-inputs`` writes): raw bytes,
+    ``|V2`` for bf16, ``|V1`` for the f8 and f4 types. Read as the port's type where that is one of them and as wide,
+    else two bytes as bf16, the one two-byte type ml_dtypes adds; any other array as it is."""
+    if array.dtype.kind != "V" or array.dtype.fields is not None:
+        return array
+    if target.kind == "V" and target.itemsize == array.dtype.itemsize:
+        return array.view(target)
+    if array.dtype.itemsize == 2:
+        return array.view(np.dtype(element_type("bf16").numpy))
+    return array
 
 
 def to_kserve(name: str, array: npt.NDArray[Any]) -> dict[str, Any]:

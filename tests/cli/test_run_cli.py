@@ -321,6 +321,30 @@ def test_save_inputs_reproduces_the_run(capsys: pytest.CaptureFixture[str], tmp_
         )
 
 
+def test_save_inputs_of_a_bf16_layer_reproduce_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """NumPy has no bf16: the saved input is ml_dtypes' bfloat16, which NumPy reads back as raw two-byte values
+    (``|V2``). ``--input`` refused it ("holds |V2 values but the layer expects bf16"); it is read as bf16, and the run
+    and the audit take it."""
+    x = ops.parameter([2, 16], ov.Type.bf16, name="x")
+    x.output(0).set_names({"x"})
+    total = ops.reduce_sum(x, ops.constant(np.array([-1], np.int64)), False, name="s")
+    model = str(tmp_path / "m.xml")
+    ov.save_model(ov.Model([ops.result(total)], [x], "m"), model, compress_to_fp16=False)
+    status, first = ovreduce_json(capsys, model, "--layer", "s", "--seed", "11", "--save-inputs", str(tmp_path / "in"),
+                                  "--save-outputs", str(tmp_path / "out1"))  # fmt: skip
+    assert status == 0, first
+    assert np.load(tmp_path / "in" / "0.npy").dtype == np.dtype("V2")
+    status, again = ovreduce_json(capsys, model, "--layer", "s", "--seed", "99", "--input", f"0={tmp_path}/in/0.npy",
+                                  "--save-outputs", str(tmp_path / "out2"))  # fmt: skip
+    assert status == 0, again
+    for backend in ("numpy", "openvino-CPU"):
+        assert np.array_equal(
+            np.load(tmp_path / "out1" / f"{backend}.npy"), np.load(tmp_path / "out2" / f"{backend}.npy")
+        )
+    status, out, err = run_cli(capsys, "audit", model, "--input", f"x={tmp_path}/in/0.npy")
+    assert status == 0 and "given" in out, err
+
+
 def test_save_inputs_with_runtime_axes_saves_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     np.save(tmp_path / "axes.npy", np.array([0, 2], np.int64))
     status, _ = ovreduce_json(capsys, RUNTIME, "--layer", "mean_runtime_axes_keep", "--input",
