@@ -13,7 +13,7 @@ import math
 import struct
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
@@ -225,7 +225,36 @@ class ShapePreserving(Op):
                 return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
             return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
+        if folded.kind == "runtime" and etype is not None and evaluates(self.type, etype):
+            return self._bounds(ctx, etype, folded)
         return folded
+
+    def _bounds(self, ctx: LayerContext, etype: ElementType, folded: ValueInfo) -> ValueInfo:
+        """The elements of a value known in part (a dim ShapeOf gives) through a Clamp or an Abs, as OpenVINO's default
+        bound evaluator has them: the op of each lower bound and of each upper one (an unknown upper bound is the
+        type's largest value: a Clamp's ``max`` bounds it; a lower bound above the upper one is none); an Abs keeps
+        non-negative bounds only (it does not keep them in order otherwise). Constant when all are known exactly."""
+        known = partial_value(ctx, 0) if self.type in ("Clamp", "Abs") else None
+        if known is None:
+            return folded
+        if self.type == "Abs":
+            return replace(folded, known=tuple(b if b is not None and b[0] >= 0 else None for b in known))
+        top = type_limits(etype)[1]
+        given = [b for b in known if b is not None]
+        lows = self._values(ctx.layer, etype, tuple(b[0] for b in given))
+        highs = self._values(ctx.layer, etype, tuple(top if b[1] is None else b[1] for b in given))
+        if lows is None or highs is None:
+            return folded
+        pairs = iter(zip(lows, highs, strict=True))
+        bounds = tuple(None if b is None else next(pairs) for b in known)
+        clamped = tuple(  # (bounds out of order, of a min above the max, are none: OpenVINO's dim of them is dynamic)
+            None if b is None or b[0] > b[1] else (b[0], None if b[1] >= top else b[1]) for b in bounds
+        )
+        values = tuple(exact(b) for b in clamped)
+        shape = ctx.input(0).shape
+        if None not in values and shape is not None and shape.is_static:
+            return ValueInfo("const", cast(tuple[int, ...], values), shape=tuple(shape.to_list()))
+        return replace(folded, known=clamped)
 
     def _values(self, layer: Layer, etype: ElementType, values: tuple[int, ...]) -> tuple[int, ...] | None:
         """Integers through the op (:data:`_FOLDED`), wrapped into ``etype``; None for a Clamp to NaN (no integer

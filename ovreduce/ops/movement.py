@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import cast
 
@@ -773,16 +773,40 @@ class Tile0(_ValueShaped):
         reps = [Dimension.static(1)] * (rank - len(repeats)) + [bounds_dim(r) or Dimension.dynamic() for r in repeats]
         return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Also the elements of a value known in part (a ShapeOf of a partly dynamic shape) tiled by constant repeats,
+        as OpenVINO's default bound evaluator tiles their bounds (``has_and_set_bound`` of the repeats)."""
+        folded = super().fold(ctx)
+        data = elements(ctx, 0) if folded.kind == "runtime" and len(ctx.layer.inputs) == 2 else None
+        repeats = int_value(ctx, 1) if data is not None else None
+        if data is None or repeats is None or any(r < 0 for r in repeats):
+            return folded
+        known, shape = data
+        rank = max(len(shape), len(repeats))
+        dims = (1,) * (rank - len(shape)) + shape
+        out_shape = tuple(d * r for d, r in zip(dims, (1,) * (rank - len(repeats)) + repeats, strict=True))
+        if math.prod(out_shape) > MAX_VALUE_ELEMENTS:
+            return folded
+        picked = tuple(known[at] for at in _tiled(shape, out_shape))
+        values = tuple(exact(b) for b in picked)
+        if None not in values:
+            return ValueInfo("const", cast(tuple[int, ...], values), shape=out_shape)
+        return replace(folded, known=picked)
+
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
     ) -> tuple[int, ...] | None:
-        """Each output element the data's at its index modulo the data's dims (padded with 1 in front)."""
         values, shape = inputs[0]
-        dims = (1,) * (len(out_shape) - len(shape)) + shape
-        strides = [math.prod(dims[axis + 1 :]) for axis in range(len(dims))]
-        picked = (sum(i % d * s for i, d, s in zip(index, dims, strides, strict=True))
-                  for index in itertools.product(*map(range, out_shape)))  # fmt: skip
-        return tuple(values[at] for at in picked)
+        return tuple(values[at] for at in _tiled(shape, out_shape))
+
+
+def _tiled(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> Iterator[int]:
+    """The flat position in data of ``shape`` of each output element of a Tile to ``out_shape``, in order: the data's
+    at its index modulo the data's dims (padded with 1 in front)."""
+    dims = (1,) * (len(out_shape) - len(shape)) + shape
+    strides = [math.prod(dims[axis + 1 :]) for axis in range(len(dims))]
+    return (sum(i % d * s for i, d, s in zip(index, dims, strides, strict=True))
+            for index in itertools.product(*map(range, out_shape)))  # fmt: skip
 
 
 class Broadcast(_ValueShaped):

@@ -1,8 +1,8 @@
-"""Split, VariadicSplit, Select, Gather (``batch_dims`` too) and ReduceMin/ReduceMax of a shape against the installed
-OpenVINO's reader: the ShapeOf of a Parameter of random static, interval and dynamic dims (or a small integer
-constant) cut, picked or reduced at random, flattened and used as a Broadcast's target. OpenVINO carries each
-element's bounds through these ops (``evaluate_lower``/``evaluate_upper``) and folds a constant one (``evaluate``),
-so every layer's shape, the Broadcast's above all, must be what ovreduce infers."""
+"""Split, VariadicSplit, Select, Gather (``batch_dims`` too), ReduceMin/ReduceMax, Clamp, Abs and Tile of a shape
+against the installed OpenVINO's reader: the ShapeOf of a Parameter of random static, interval and dynamic dims (or a
+small integer constant) cut, picked, reduced, clamped or tiled at random, flattened and used as a Broadcast's target.
+OpenVINO carries each element's bounds through these ops (``evaluate_lower``/``evaluate_upper``) and folds a
+constant one (``evaluate``), so every layer's shape, the Broadcast's above all, must be what ovreduce infers."""
 
 from __future__ import annotations
 
@@ -58,7 +58,14 @@ def _lengths(rng: random.Random, total: int) -> list[int]:
 
 def _op(rng: random.Random, data: Any) -> Any:
     n = data.get_output_partial_shape(0)[0].get_length()
-    kind = rng.choice(["split", "variadic", "select", "gather", "reduce"])
+    kind = rng.choice(["split", "variadic", "select", "gather", "reduce", "clamp", "abs", "tile"])
+    if kind == "clamp":
+        low = rng.choice([-5, 0, 0.5, 1, 2, 2.5])
+        return ops.clamp(data, low, low + rng.choice([0, 0.5, 1, 3, 100, 1e30]))
+    if kind == "abs":
+        return ops.abs(data)
+    if kind == "tile":
+        return ops.tile(data, _c([rng.randint(0, 2) for _ in range(rng.randint(1, 2))]))
     if kind == "split":
         parts = rng.choice([p for p in range(1, n + 1) if n % p == 0])
         return ops.split(data, _c(rng.choice([0, -1])), parts).output(rng.randrange(parts))
@@ -98,4 +105,21 @@ def test_axes_cut_or_picked_from_a_shape_are_constant(case: str, tmp_path: Path)
     ov.save_model(ov.Model([ops.result(red)], [x, y]), str(xml), compress_to_fp16=False)
     mine, openvino = _both(xml, "red")
     assert openvino == PartialShape.static([4, 5] if case.startswith("ReduceMin") else [3, 5])
+    assert mine == openvino
+
+
+@pytest.mark.parametrize("op", ["Clamp", "Abs", "Tile"])
+def test_a_shape_known_in_part_keeps_its_known_dims_through_clamp_abs_and_tile(op: str, tmp_path: Path) -> None:
+    """``torch.clamp`` of a size (and an Abs, a Tile) of ShapeOf(x[3,?]): OpenVINO keeps the static 3 and bounds the
+    dynamic dim (by the Clamp's ``max``), so the Broadcast it sizes is ``[3,..100,1]`` or ``[3,?,1]``, not all
+    dynamic."""
+    x = ops.parameter([3, -1], np.float32, name="x")
+    s = ops.shape_of(x)
+    value = {"Clamp": lambda: ops.clamp(s, 0, 100), "Abs": lambda: ops.abs(s), "Tile": lambda: ops.tile(s, _c([1]))}
+    target = ops.concat([value[op](), _c([1])], 0)
+    red = ops.reduce_sum(ops.broadcast(ops.constant(np.float32(1)), target), _c([-1]), False, name="red")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(red)], [x]), str(xml), compress_to_fp16=False)
+    mine, openvino = _both(xml, "red")
+    assert str(openvino) == ("[3,..100]" if op == "Clamp" else "[3,?]")
     assert mine == openvino
