@@ -545,7 +545,7 @@ class Gather(_ValueShaped):
         plan = self._positions(ctx, data[1], indices, axis[0][0])
         if plan is None:
             return folded
-        picked = tuple(data[0][i] for i in plan[0])
+        picked = tuple((0, 0) if i is None else data[0][i] for i in plan[0])
         values = tuple(exact(b) for b in picked)
         if any(v is None for v in values):
             return replace(folded, known=picked)
@@ -556,14 +556,15 @@ class Gather(_ValueShaped):
     ) -> tuple[int, ...] | None:
         (values, shape), indices, (axis, _) = inputs
         plan = self._positions(ctx, shape, indices, axis[0])
-        return None if plan is None or plan[1] != out_shape else tuple(values[i] for i in plan[0])
+        return None if plan is None or plan[1] != out_shape else tuple(0 if i is None else values[i] for i in plan[0])
 
     def _positions(
         self, ctx: LayerContext, shape: tuple[int, ...], indices: Tensor, axis: int
-    ) -> tuple[list[int], tuple[int, ...]] | None:
+    ) -> tuple[list[int | None], tuple[int, ...]] | None:
         """The flat positions in data of ``shape`` that the gather takes, in the output's order, and the output's
         shape, as OpenVINO's reference ``gather`` takes them (``batch_dims`` leading dims shared by data and indices;
-        a negative index counts from the end); None where it would not gather (an index out of range)."""
+        a negative index counts from the end; an index out of range, even so, takes none, and its elements are 0 in
+        every Gather version); None where it would not gather."""
         flat, index_shape = indices
         batch = self._batch_dims(ctx, len(index_shape))
         if not shape or not -len(shape) <= axis < len(shape):
@@ -574,10 +575,9 @@ class Gather(_ValueShaped):
         batches, outer = math.prod(shape[:batch]), math.prod(shape[batch:axis])
         size, inner = shape[axis], math.prod(shape[axis + 1 :])
         per_batch = math.prod(index_shape[batch:])
-        if not all(-size <= i < size for i in flat):
-            return None
+        picks = [i + size if i < 0 else i for i in flat]
         positions = [
-            ((b * outer + o) * size + flat[b * per_batch + j] % size) * inner + k
+            ((b * outer + o) * size + pick) * inner + k if 0 <= (pick := picks[b * per_batch + j]) < size else None
             for b in range(batches) for o in range(outer) for j in range(per_batch) for k in range(inner)
         ]  # fmt: skip
         return positions, (*shape[:axis], *index_shape[batch:], *shape[axis + 1 :])
@@ -1298,7 +1298,7 @@ class StridedSlice1(_ValueShaped):
     ) -> tuple[int, ...] | None:
         values, shape = inputs[0]
         plan = self._plan(ctx, shape, [t[0] for t in inputs[1:]])
-        return None if plan is None or plan[1] != out_shape else tuple(values[i] for i in plan[0])
+        return None if plan is None or plan[1] != out_shape else tuple(0 if i is None else values[i] for i in plan[0])
 
     @staticmethod
     def _plan(

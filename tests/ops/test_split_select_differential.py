@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+import openvino.opset1 as opset1
+import openvino.opset7 as opset7
 import openvino.opset13 as ops
 import pytest
 
@@ -77,7 +79,7 @@ def _op(rng: random.Random, data: Any) -> Any:
         other = ops.convert_like(_c([rng.randint(0, 6) for _ in range(rng.choice([1, n]))]), data)
         return ops.select(cond, *((data, other) if rng.random() < 0.5 else (other, data)))
     if kind == "gather":
-        picks = _c([[rng.randint(-n, n - 1) for _ in range(rng.randint(1, 3))]])
+        picks = _c([[rng.randint(-n - 2, n + 1) for _ in range(rng.randint(1, 3))]])  # some past either end: 0
         return ops.gather(ops.unsqueeze(data, _c([0])), picks, _c(rng.choice([1, -1])), rng.choice([0, 1]))
     reduce = rng.choice([ops.reduce_min, ops.reduce_max])
     joined = ops.concat([data, ops.convert_like(_c([rng.randint(0, 6)]), data)], 0) if rng.random() < 0.5 else data
@@ -122,4 +124,20 @@ def test_a_shape_known_in_part_keeps_its_known_dims_through_clamp_abs_and_tile(o
     ov.save_model(ov.Model([ops.result(red)], [x]), str(xml), compress_to_fp16=False)
     mine, openvino = _both(xml, "red")
     assert str(openvino) == ("[3,..100]" if op == "Clamp" else "[3,?]")
+    assert mine == openvino
+
+
+@pytest.mark.parametrize("gather", [opset1.gather, opset7.gather, ops.gather], ids=["v1", "v7", "v8"])
+@pytest.mark.parametrize("index", [2, 5, -3])
+@pytest.mark.parametrize("shape", [[2, 3], [2, -1]])
+def test_a_shape_element_gathered_past_the_end_is_0(gather: Any, index: int, shape: list[int], tmp_path: Path) -> None:
+    """An index past either end of ShapeOf(x[2,3]) (or of x[2,?]) picks no element: OpenVINO's reference gather leaves
+    it 0 in every Gather version, so the Broadcast it sizes is ``[0,1]`` and the reduction after it ``[0]``."""
+    x = ops.parameter(shape, np.float32, name="x")
+    target = ops.concat([gather(ops.shape_of(x), _c([index]), _c(0)), _c([1])], 0)
+    red = ops.reduce_sum(ops.broadcast(ops.constant(np.float32(1)), target), _c([1]), False, name="red")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(red)], [x]), str(xml), compress_to_fp16=False)
+    mine, openvino = _both(xml, "red")
+    assert openvino == PartialShape.static([0])
     assert mine == openvino
