@@ -335,7 +335,10 @@ _FOLDS: dict[str, Callable[[int, int], int]] = {
     "ReduceLogicalAnd": min, "ReduceLogicalOr": max,
 }  # fmt: skip
 _BOUNDS: dict[str, Callable[[list[Bounds]], Bounds]] = {
-    "ReduceProd": lambda b: (math.prod(lo for lo, _ in b), _all_or_none(math.prod, [hi for _, hi in b])),
+    "ReduceProd": lambda b: (  # (an upper bound of 0 makes the product's 0, unknown factors or not)
+        math.prod(lo for lo, _ in b),
+        0 if any(hi == 0 for _, hi in b) else _all_or_none(math.prod, [hi for _, hi in b]),
+    ),
     "ReduceMax": lambda b: (max(lo for lo, _ in b), _all_or_none(max, [hi for _, hi in b])),
     "ReduceMin": lambda b: (min(lo for lo, _ in b), min((hi for _, hi in b if hi is not None), default=None)),
 }

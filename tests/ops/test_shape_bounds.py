@@ -258,3 +258,19 @@ def test_a_value_reshaped_to_a_target_known_at_run_time_has_no_bounds(tmp_path: 
     xml = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(out)], [x, z]), str(xml), compress_to_fp16=False)
     assert _both(xml, "out") == (PartialShape(None),) * 2
+
+
+@pytest.mark.parametrize("shape", ["[?,0,3]", "[0,?]", "[?,0]", "[..4,0,?]"])
+@pytest.mark.parametrize("output_type", ["i64", "i32"])
+def test_the_element_count_of_a_shape_holding_a_0_is_0(shape: str, output_type: str, tmp_path: Path) -> None:
+    """The flatten ``ov.save_model`` writes for ``reshape(x, [prod(shape)])``: a 0 dim beside an unbounded one makes
+    the product's upper bound 0 to OpenVINO (``evaluate_upper`` with a 0 among the bounds), so the flat shape is
+    ``[0]``, not ``[?]``."""
+    x = ops.parameter(ov.PartialShape(shape), np.float32, name="x")
+    size = ops.convert(ops.reduce_prod(ops.shape_of(x, output_type), _c([0]), True), "i64")
+    out = ops.reduce_sum(ops.reshape(x, size, False), _c([], np.int64), False, name="red")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x]), str(xml), compress_to_fp16=False)
+    mine, openvino = _both(xml, "red")
+    assert openvino == PartialShape.static([0])
+    assert mine == openvino

@@ -1,4 +1,4 @@
-"""Split, VariadicSplit, Select, Gather (``batch_dims`` too), ReduceMin/ReduceMax, Clamp, Abs and Tile of a shape
+"""Split, VariadicSplit, Select, Gather (``batch_dims`` too), ReduceMin/Max/Prod, Clamp, Abs and Tile of a shape
 against the installed OpenVINO's reader: the ShapeOf of a Parameter of random static, interval and dynamic dims (or a
 small integer constant) cut, picked, reduced, clamped or tiled at random, flattened and used as a Broadcast's target.
 OpenVINO carries each element's bounds through these ops (``evaluate_lower``/``evaluate_upper``) and folds a
@@ -81,7 +81,7 @@ def _op(rng: random.Random, data: Any) -> Any:
     if kind == "gather":
         picks = _c([[rng.randint(-n - 2, n + 1) for _ in range(rng.randint(1, 3))]])  # some past either end: 0
         return ops.gather(ops.unsqueeze(data, _c([0])), picks, _c(rng.choice([1, -1])), rng.choice([0, 1]))
-    reduce = rng.choice([ops.reduce_min, ops.reduce_max])
+    reduce = rng.choice([ops.reduce_min, ops.reduce_max, ops.reduce_prod])
     joined = ops.concat([data, ops.convert_like(_c([rng.randint(0, 6)]), data)], 0) if rng.random() < 0.5 else data
     return reduce(joined, _c([rng.choice([0, -1])]), rng.random() < 0.5)
 
