@@ -145,7 +145,7 @@ def test_uncompilable_model_exits_1_with_openvinos_message(
     ("argv", "message"),
     [
         (["audit", "{tmp}/missing.xml"], "no such file"),
-        (["audit", "{tmp}/not_xml.xml"], "not well-formed XML"),
+        (["audit", "{tmp}/not_xml.xml"], "the file is not text: it begins with the byte 0x00"),
         (["audit", "{u8}", "--input", "nope={hundreds}"], "'nope' names no model input"),
         (["audit", "{u8}", "--input", "x={tmp}/absent.npy"], "no such file"),
         (["audit", "{u8}", "--input", "x={tmp}/floats.npy"], "expects u8; give it u8 values"),
