@@ -99,7 +99,8 @@ def _element_type(datatype: str, what: str) -> ElementType:
 
 def _first_error(exc: ValidationError, whole: str = "") -> str:
     first = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {first.get('msg', '')}"
+    said = str(first.get("msg", "")).removeprefix("Value error, ")  # (pydantic's words before a validator's own)
+    return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {said}"
 
 
 def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, Inputs]:

@@ -386,7 +386,7 @@ def test_id_outputs_backend_and_comparison(client: TestClient, rmsnorm: str) -> 
     ]
     for extra, key, meant in keys:
         _error(client.post(infer, json={"inputs": [tensor], **extra}), 400,
-               f"{key} is not a key ovreduce reads; did you mean {meant!r}?")  # fmt: skip
+               f": {key} is not a key ovreduce reads; did you mean {meant!r}?")  # fmt: skip
     _error(client.post(infer, json={"inputs": [{**tensor, "Shape": [1, 2, 64]}]}), 400, "did you mean 'shape'?")
     assert client.post(infer, json={"inputs": [tensor], "trace": {"span": 1}}).status_code == 200  # a client's own
     _error(client.post("/v2/repository/index", json={"Ready": True}), 400, "'Ready' is not a key", "'ready'")
