@@ -13,7 +13,7 @@ import math
 import struct
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
@@ -34,6 +34,7 @@ from ovreduce.ops.rules import (
     int_attr,
     normalize_axis,
     partial_value,
+    pinned,
     real,
     real_attr,
     type_limits,
@@ -250,11 +251,10 @@ class ShapePreserving(Op):
         clamped = tuple(  # (bounds out of order, of a min above the max, are none: OpenVINO's dim of them is dynamic)
             None if b is None or b[0] > b[1] else (b[0], None if b[1] >= top else b[1]) for b in bounds
         )
-        values = tuple(exact(b) for b in clamped)
         shape = ctx.input(0).shape
-        if None not in values and shape is not None and shape.is_static:
-            return ValueInfo("const", cast(tuple[int, ...], values), shape=tuple(shape.to_list()))
-        return replace(folded, known=clamped)
+        if shape is None or not shape.is_static:
+            return replace(folded, known=clamped)
+        return pinned(folded, clamped, tuple(shape.to_list()))
 
     def _values(self, layer: Layer, etype: ElementType, values: tuple[int, ...]) -> tuple[int, ...] | None:
         """Integers through the op (:data:`_FOLDED`), wrapped into ``etype``; None for a Clamp to NaN (no integer

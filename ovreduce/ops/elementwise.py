@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import cast
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
@@ -35,10 +34,10 @@ from ovreduce.ops.rules import (
     const_tensor,
     elements,
     evaluates,
-    exact,
     expanded,
     int_attr,
     partial_value,
+    pinned,
     str_attr,
     too_large,
     type_limits,
@@ -440,11 +439,7 @@ class Select1(ShapeRule):
         c, t, e = (expanded(tensor, shape) for tensor in (cond, _indices(then[1]), _indices(other[1])))
         if c is None or t is None or e is None:
             return folded
-        picked = tuple(then[0][a] if k else other[0][b] for k, a, b in zip(c, t, e, strict=True))
-        values = tuple(exact(b) for b in picked)
-        if all(v is not None for v in values):
-            return ValueInfo("const", cast(tuple[int, ...], values), shape=shape)
-        return replace(folded, known=picked)
+        return pinned(folded, tuple(then[0][a] if k else other[0][b] for k, a, b in zip(c, t, e, strict=True)), shape)
 
 
 def _indices(shape: tuple[int, ...]) -> Tensor:

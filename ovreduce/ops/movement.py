@@ -33,7 +33,6 @@ from ovreduce.ops.rules import (
     const_tensor,
     elements,
     evaluates,
-    exact,
     exact_value,
     expanded,
     int_attr,
@@ -41,6 +40,7 @@ from ovreduce.ops.rules import (
     ints_attr,
     normalize_axis,
     partial_value,
+    pinned,
     str_attr,
     too_large,
     type_limits,
@@ -545,11 +545,7 @@ class Gather(_ValueShaped):
         plan = self._positions(ctx, data[1], indices, axis[0][0])
         if plan is None:
             return folded
-        picked = tuple((0, 0) if i is None else data[0][i] for i in plan[0])
-        values = tuple(exact(b) for b in picked)
-        if any(v is None for v in values):
-            return replace(folded, known=picked)
-        return ValueInfo("const", cast(tuple[int, ...], values), shape=plan[1])
+        return pinned(folded, tuple((0, 0) if i is None else data[0][i] for i in plan[0]), plan[1])
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -736,11 +732,7 @@ def _split_part(
         known[(o * shape[axis] + i) * inner + k] for o in range(outer) for i in range(begin, begin + size)
         for k in range(inner)
     )  # fmt: skip
-    out_shape = (*shape[:axis], size, *shape[axis + 1 :])
-    values = tuple(exact(b) for b in picked)
-    if all(v is not None for v in values):
-        return ValueInfo("const", cast(tuple[int, ...], values), shape=out_shape)
-    return replace(folded, known=picked) if folded.kind == "runtime" else folded
+    return pinned(folded, picked, (*shape[:axis], size, *shape[axis + 1 :]))
 
 
 class Tile0(_ValueShaped):
@@ -787,11 +779,7 @@ class Tile0(_ValueShaped):
         out_shape = tuple(d * r for d, r in zip(dims, (1,) * (rank - len(repeats)) + repeats, strict=True))
         if math.prod(out_shape) > MAX_VALUE_ELEMENTS:
             return folded
-        picked = tuple(known[at] for at in _tiled(shape, out_shape))
-        values = tuple(exact(b) for b in picked)
-        if None not in values:
-            return ValueInfo("const", cast(tuple[int, ...], values), shape=out_shape)
-        return replace(folded, known=picked)
+        return pinned(folded, tuple(known[at] for at in _tiled(shape, out_shape)), out_shape)
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -1287,11 +1275,7 @@ class StridedSlice1(_ValueShaped):
         plan = self._plan(ctx, tuple(shape.to_list()), [int_value(ctx, i) for i in range(1, len(ctx.layer.inputs))])
         if plan is None:
             return folded
-        picked = tuple(known[i] for i in plan[0])
-        values = tuple(exact(b) for b in picked)
-        if any(v is None for v in values):
-            return replace(folded, known=picked)
-        return ValueInfo("const", cast(tuple[int, ...], values), shape=plan[1])
+        return pinned(folded, tuple(known[i] for i in plan[0]), plan[1])
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -1472,10 +1456,7 @@ class Slice8(_ValueShaped):
 def _sliced(folded: ValueInfo, known: tuple[Bounds | None, ...], cut: slice) -> ValueInfo:
     """The elements ``cut`` picks from a runtime 1-D value known in part: constant when all are known exactly."""
     picked = tuple(known[i] for i in _picked(len(known), cut))
-    values = tuple(exact(b) for b in picked)
-    if any(v is None for v in values):
-        return replace(folded, known=picked)
-    return ValueInfo("const", cast(tuple[int, ...], values), shape=(len(picked),))
+    return pinned(folded, picked, (len(picked),))
 
 
 def _picked(size: int, cut: slice) -> range:

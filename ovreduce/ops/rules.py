@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
@@ -60,6 +61,7 @@ __all__ = [
     "ints_attr",
     "normalize_axis",
     "partial_value",
+    "pinned",
     "real",
     "str_attr",
     "too_large",
@@ -176,6 +178,15 @@ def exact_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:
 def exact(bounds: Bounds | None) -> int | None:
     """The value an element's bounds pin down, None where they leave it open."""
     return bounds[0] if bounds is not None and bounds[0] == bounds[1] else None
+
+
+def pinned(folded: ValueInfo, picked: tuple[Bounds | None, ...], shape: tuple[int, ...] | None) -> ValueInfo:
+    """A value made of elements whose bounds are ``picked``: the constant of ``shape`` they pin down where every one is
+    known exactly, else ``folded`` (the layer's value as the base rule has it) knowing them where it is runtime."""
+    values = tuple(exact(b) for b in picked)
+    if None in values:
+        return replace(folded, known=picked) if folded.kind == "runtime" else folded
+    return ValueInfo("const", cast(tuple[int, ...], values), shape=shape)
 
 
 def bounds_dim(bounds: Bounds | None) -> Dimension | None:
