@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -445,23 +446,33 @@ def from_kserve(tensor: dict[str, Any], what: str, *, text: bool = False) -> npt
                                  f"of a text input are JSON strings")  # fmt: skip
             return np.array(flat, dtype=np.str_).reshape(shape)
         if etype.is_real:
+            dtype = np.dtype(etype.numpy)
+            limit = float(np.finfo(dtype).max) if dtype.kind == "f" else 3.3895313892515355e38  # (bf16)
+
+            def outside(value: Any, index: int) -> InputError:
+                return InputError(
+                    f"{what}: value {value} at index {index} is outside the {etype.kserve} range "
+                    f"[-{limit:.7g}, {limit:.7g}] (it would become inf); give inf explicitly if that is meant"
+                )
+
             for index, v in enumerate(flat):  # numbers; not true, "7" or " 1_0 " (float() reads them)
                 if type(v) not in (int, float) and not (type(v) is str and v.lower() in _NON_FINITE):
                     raise InputError(
                         f"{what}: value {json_quoted(v)} at index {index} is not a number; {etype.kserve} data are "
                         f'JSON numbers, and "NaN", "Infinity" or "-Infinity"'
                     )
+                if type(v) is int and v.bit_length() > 1000:  # (past float64's range, where NumPy's conversion fails)
+                    with contextlib.suppress(OverflowError):
+                        float(v)
+                        continue
+                    raise outside(json_quoted(v), index)
             values = np.array([_NON_FINITE[v.lower()] if type(v) is str else v for v in flat], dtype=np.float64)
             with np.errstate(over="ignore"):
-                converted = values.astype(etype.numpy)
+                converted = values.astype(dtype)
             overflow = np.isinf(converted.astype(np.float64)) & np.isfinite(values)
             if overflow.any():
                 first = int(np.flatnonzero(overflow)[0])
-                limit = float(np.finfo(converted.dtype).max) if converted.dtype.kind == "f" else 3.3895313892515355e38
-                raise InputError(
-                    f"{what}: value {float(values[first])!r} at index {first} is outside the {etype.kserve} range "
-                    f"[-{limit:.7g}, {limit:.7g}] (it would become inf); give inf explicitly if that is meant"
-                )
+                raise outside(repr(float(values[first])), first)
             return converted.reshape(shape)
         if etype.kind == "bool":
             bad = next((i for i, v in enumerate(flat) if not (type(v) is bool or (type(v) is int and v in (0, 1)))), -1)

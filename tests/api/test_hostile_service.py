@@ -111,12 +111,20 @@ def test_rank_beyond_numpys_limit_is_refused(http: httpx.Client) -> None:
     _problem(http.post("/v1/check", files=files(xml, bin_data)), 413, "limit", "rank 65 exceeds the limit of 64")
 
 
-def test_fp16_values_out_of_range_are_a_bad_request(http: httpx.Client) -> None:
+@pytest.mark.parametrize(
+    ("datatype", "value", "said"),
+    [
+        ("FP16", 70000, "value 70000.0 at index 5 is outside the FP16 range"),
+        # an integer literal past float64's range, which no float conversion takes
+        ("FP32", 10**400, f"value 1{'0' * 36}... at index 5 is outside the FP32 range"),
+    ],
+)
+def test_float_values_out_of_range_are_a_bad_request(http: httpx.Client, datatype: str, value: int, said: str) -> None:
     xml, bin_data = reduce_ir("sum", shape="2,3", dims=(2, 3))
     mid = _stored(http, xml, bin_data)
-    tensor = {"name": "0", "shape": [2, 3], "datatype": "FP16", "data": [1, 2, 3, 4, 5, 70000]}
+    tensor = {"name": "0", "shape": [2, 3], "datatype": datatype, "data": [1, 2, 3, 4, 5, value]}
     response = http.post(f"/v1/models/{mid}/layers/sum/run", json={"inputs": [tensor]})
-    _problem(response, 400, "input", "value 70000.0 at index 5 is outside the FP16 range")
+    _problem(response, 400, "input", said)
 
 
 def test_a_foreign_host_and_a_cross_origin_post_are_refused(http: httpx.Client) -> None:
