@@ -109,7 +109,7 @@ def _sums(folder: Path) -> dict[str, str] | None:
         if folder.is_dir():
             return None
         raise
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past what the reader recurses into)
         sums = None
     if not isinstance(sums, dict) or not all(isinstance(v, str) for v in sums.values()):
         raise _DamageError("its recorded hashes (sums.json) are not readable")

@@ -451,6 +451,23 @@ def test_corrupted_summaries_are_410_and_not_listed(make_client: Callable[..., T
     assert not (store / "models" / mid).exists()
 
 
+@pytest.mark.parametrize("damage", [b"{ not json", b"[" * 100_000])
+def test_unreadable_recorded_hashes_are_410_and_not_listed(
+    make_client: Callable[..., TestClient], damage: bytes
+) -> None:
+    """A sums.json that is not JSON, or nested past what a JSON reader recurses into: the model is corrupt and
+    removed, and the listing goes on without it (the nested one was a 500 on every use, and cut the listing off)."""
+    for get in ("/v1/models", "/v1/models/{mid}", "/v1/models/{mid}/layers"):
+        store, mid = _stored(make_client)
+        (store / "models" / mid / "sums.json").write_bytes(damage)
+        response = make_client().get(get.format(mid=mid))
+        if get == "/v1/models":
+            assert response.status_code == 200 and response.json()["models"] == [], response.text
+        else:
+            assert "recorded hashes" in assert_problem(response, 410, "store.corrupt")["detail"]
+        assert not (store / "models" / mid).exists()
+
+
 @pytest.mark.parametrize("sums", ["recorded to match", "absent"])
 @pytest.mark.parametrize("summary", ['"reductions": "x"', '"reductions": [1]', '"x": NaN, ]]] not json'])
 def test_a_summary_not_of_the_stores_own_form_is_corrupt_everywhere(
