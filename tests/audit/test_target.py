@@ -751,6 +751,20 @@ def test_the_verdict_claims_no_overflow_only_of_the_reductions_examined(
     assert top_level or "no overflow" not in result, result
 
 
+@pytest.mark.parametrize("target", ["f16", "bf16"])
+def test_a_model_without_reductions_claims_nothing_of_the_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str
+) -> None:
+    """A model with no reduction (a ViT whose LayerNorms are MVN): the result line says there was nothing to examine,
+    not "no overflow ()" of nothing."""
+    data = ops.parameter([2, 8], ov.Type.f32, name="x")
+    ov.save_model(ov.Model([ops.relu(ops.mvn(data, [1], True, 1e-5, "inside_sqrt"))], [data]), tmp_path / "m.xml")
+    status, out, _ = run_cli(capsys, "audit", str(tmp_path / "m.xml"), "--target", target)
+    result = out.splitlines()[-1]
+    assert status == 0 and f"{target}: no reduction to examine" in result, result
+    assert "no overflow" not in result and "()" not in result, result
+
+
 def test_an_overflow_one_op_further_up_is_found_where_it_happens(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

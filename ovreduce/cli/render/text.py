@@ -295,7 +295,9 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     if splits and not drifted:
         worst = max(math.inf if s.total.max_rel is None else s.total.max_rel for s in splits)
         verdict += f"; largest drift from the f32 run {_rel(None if math.isinf(worst) else worst)} relative"
-    if target is not None and not lost and not doc.error:
+    if target is not None and not target.counts and not doc.error:
+        verdict += f"; {target.precision}: no reduction to examine"
+    elif target is not None and not lost and not doc.error:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(target.counts.items()))
         examined = sum(n for status, n in target.counts.items() if status != "not-established")
         said = ("no overflow" if examined == sum(target.counts.values()) else
