@@ -673,7 +673,8 @@ def model_inputs(
     emptied = [p.label for p in made_past if 0 in p.target.to_list()]
     filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
     filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
-    chosen = _fit(ov_model, ports, max_elements)
+    pins = channel_pins(ov_model)
+    chosen = _fit(ov_model, ports, max_elements, pins)
     if max_elements is not None:
         total = sum(math.prod(dims) for dims in chosen)
         if total > max_elements:  # each within the limit, but made all at once
@@ -688,7 +689,9 @@ def model_inputs(
     for port, dims in zip(ports, chosen, strict=True):
         defaulted = tuple(i for i, d in enumerate(port.target) if not d.is_static)
         for i in defaulted:
-            notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}")
+            pin = pins.get(port.index, {}).get(i)
+            why = f", the channels its {pin[1]} takes" if pin is not None and pin[0] == dims[i] else ""
+            notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}{why}")
         recipe = made[port.index]
         if port.array is not None:
             array, origin = port.array, port.origin
@@ -900,16 +903,18 @@ def _prompt_length(port: _Port) -> _Port:
     return replace(port, target=shape) if port.declared.compatible(shape) else port
 
 
-def _fit(ov_model: Any, ports: Sequence[_Port], max_elements: int | None) -> list[tuple[int, ...]]:
-    """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn (see
-    :func:`model_inputs`)."""
+def _fit(
+    ov_model: Any, ports: Sequence[_Port], max_elements: int | None, pins: Mapping[int, Mapping[int, tuple[int, str]]]
+) -> list[tuple[int, ...]]:
+    """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn, but for the dims
+    ``pins`` sets (see :func:`model_inputs`)."""
     ov = openvino()
     free = any(_static(p.target, 1) != _static(p.target, 2) for p in ports)  # dims a fill would change
     fills = DEFAULT_FILLS if free else DEFAULT_FILLS[:1]
     refused = ""
     model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     for fill in fills:
-        chosen = [_static(p.target, fill) for p in ports]
+        chosen = [_pinned(p, _static(p.target, fill), pins.get(p.index, {})) for p in ports]
         for port, dims in zip(ports, chosen, strict=True):
             count = int(np.prod(dims, dtype=object))
             if max_elements is not None and count > max_elements:
@@ -1006,6 +1011,41 @@ def _refused(ports: Sequence[_Port], message: str) -> NoReturn:
     what = "the shapes given" if given and all(p.target.is_static for p in ports) else "every default tried"
     raise InputError(f"OpenVINO's shape inference refused {what} for the model's inputs: {message}",
                      parameter="shapes")  # fmt: skip
+
+
+def channel_pins(ov_model: Any) -> dict[int, dict[int, tuple[int, str]]]:
+    """The channel dims that the model's inputs must have, by input index and dim: an input's dynamic dim 1 that a
+    Convolution or GroupConvolution takes (directly or through Converts) as its data, whose filter says how many
+    channels it convolves (an image's 3, where no fill of the others is)."""
+    pins: dict[int, dict[int, tuple[int, str]]] = {}
+    for index, port in enumerate(ov_model.inputs):
+        if port.get_partial_shape().rank.is_dynamic or len(port.get_partial_shape()) < 3:
+            continue
+        outputs, seen = [port.get_node().output(0)], 0
+        while outputs and seen < 64:
+            output, seen = outputs.pop(), seen + 1
+            for use in output.get_target_inputs():
+                node = use.get_node()
+                kind = node.get_type_name()
+                if kind == "Convert":
+                    outputs.append(node.output(0))
+                elif kind in ("Convolution", "GroupConvolution") and use.get_index() == 0:
+                    filters = node.input(1).get_partial_shape()
+                    if filters.is_static:
+                        dims = filters.to_shape()
+                        channels = dims[1] if kind == "Convolution" else dims[0] * dims[2]
+                        pins.setdefault(index, {})[1] = (int(channels), f"{kind} {node.get_friendly_name()!r}")
+    return pins
+
+
+def _pinned(port: _Port, dims: tuple[int, ...], pins: Mapping[int, tuple[int, str]]) -> tuple[int, ...]:
+    """``dims`` with each dynamic dim of ``port`` that ``pins`` sets (within its interval) at its size."""
+    out = list(dims)
+    for i, (size, _) in pins.items():
+        d = port.target.dims[i]
+        if not d.is_static and d.lo <= size and (d.hi is None or size <= d.hi):
+            out[i] = size
+    return tuple(out)
 
 
 def _static(shape: Any, fill: int) -> tuple[int, ...]:

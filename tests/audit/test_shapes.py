@@ -113,6 +113,29 @@ def test_pooling_gets_a_default_its_shape_inference_accepts(files: dict[str, Pat
     assert any("dynamic dimension 2 (?) set to 8" in n for n in doc.notes)
 
 
+@pytest.mark.parametrize("kind", ["Convolution", "GroupConvolution", "Convert then Convolution"])
+def test_an_image_of_dynamic_channels_gets_the_channels_its_convolution_takes(tmp_path: Path, kind: str) -> None:
+    """CLIP as optimum-intel exports it: ``pixel_values [?,?,?,?]`` into a patch convolution of 3 channels. No fill
+    gives every dim 3 (the spatial dims need 8 and more): the channels are the filter's, the rest is filled."""
+    x = ops.parameter(ov.PartialShape([-1] * 4), ov.Type.f32, name="pixel_values")
+    data = ops.convert(x, ov.Type.f16) if kind.startswith("Convert") else x
+    etype = np.float16 if kind.startswith("Convert") else np.float32
+    if kind == "GroupConvolution":  # 3 groups of 1 channel each
+        filters = ops.constant(np.ones((3, 4, 1, 4, 4), etype))
+        conv = ops.group_convolution(data, filters, [4, 4], [0, 0], [0, 0], [1, 1], name="patches")
+    else:
+        filters = ops.constant(np.ones((8, 3, 4, 4), etype))
+        conv = ops.convolution(data, filters, [4, 4], [0, 0], [0, 0], [1, 1], name="patches")
+    mean = ops.reduce_mean(conv, _axes(2, 3), False, name="pooled")
+    doc = _audit(_save(ov.Model([mean], [x], "clip"), tmp_path / "clip.xml"))
+    assert doc.error is None, doc.error
+    (pixels,) = doc.inputs
+    assert pixels.shape[:2] == (1, 3) and pixels.shape[2] >= 4, pixels.shape
+    assert any(f"dimension 1 (?) set to 3, the channels its {kind.split()[-1]} 'patches' takes" in n for n in doc.notes)
+    (pooled,) = doc.layers
+    assert pooled.ok and pooled.input_shape[1] in (8, 12)
+
+
 def test_a_given_shape_the_model_refuses_says_what_openvino_said(files: dict[str, Path]) -> None:
     with pytest.raises(InputError, match=r"refused the shapes given .*Kernel after dilation"):
         _audit(files["cnn"], shapes={"x": PartialShape.static([1, 3, 2, 2])})
