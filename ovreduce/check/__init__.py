@@ -31,7 +31,7 @@ from ovreduce._openvino import lacks_extension
 from ovreduce.check.findings import compare_declared, finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import IRError, IRStructureError, LimitExceededError, OvReduceError
+from ovreduce.errors import InputError, IRError, IRStructureError, LimitExceededError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
@@ -301,28 +301,36 @@ def check_paths(
     threads are never forked.
     ``progress`` is called once after each model. ``extensions`` are loaded in each process that reads a model
     with OpenVINO, before it does (see :func:`check_model`); one that cannot be loaded makes each such model
-    unreadable, with the reason.
-    """
-    options = (bin_path, reshape, engine, limits, tuple(extensions))
-    if jobs <= 1 or len(paths) <= 1:
-        models = []
-        for p in paths:
-            models.append(_check_one(p, *options))
-            if progress is not None:
-                progress()
-        return check_document(models)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    unreadable, with the reason. Of several models (an export's), each takes the names of ``reshape`` its inputs
+    have, and a note on those it has not.
 
-    context = multiprocessing.get_context(_start_method(engine))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context) as pool:
-        futures = [pool.submit(_check_one, p, *options) for p in paths]
-        done: list[ModelCheck] = []
-        for future in futures:  # in the order given: the document is the serial one
-            done.append(future.result())
+    Raises:
+        InputError: a name of ``reshape`` that no model of several read has.
+    """
+    several = len(paths) > 1 and bool(reshape)  # (an export's tokenizer has no input_ids: not its reshape)
+    options = (bin_path, reshape, engine, limits, tuple(extensions), several)
+    done: list[tuple[ModelCheck, frozenset[str]]] = []
+    if jobs <= 1 or len(paths) <= 1:
+        for p in paths:
+            done.append(_check_one(p, *options))
             if progress is not None:
                 progress()
-    return check_document(done)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context(_start_method(engine))
+        with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context) as pool:
+            futures = [pool.submit(_check_one, p, *options) for p in paths]
+            for future in futures:  # in the order given: the document is the serial one
+                done.append(future.result())
+                if progress is not None:
+                    progress()
+    if several and (nowhere := sorted(set(reshape or {}).difference(*(applied for _, applied in done)))):
+        read = sum(1 for m, _ in done if m.error is None)
+        raise InputError(f"reshape {nowhere[0]}: no Parameter of the {read} model(s) read has that name",
+                         parameter="reshape")  # fmt: skip
+    return check_document([m for m, _ in done])
 
 
 def _start_method(engine: Engine) -> str:
@@ -342,12 +350,24 @@ def _check_one(
     engine: Engine,
     limits: ParseLimits,
     extensions: Sequence[str],
-) -> ModelCheck:
+    own_only: bool,
+) -> tuple[ModelCheck, frozenset[str]]:
+    """The check of one model, and the names of ``reshape`` it applied; with ``own_only``, a name that none of the
+    model's Parameters has is left out, and said in a note."""
+    asked = reshape or {}
     try:
         model = load_ir(path, bin_path, limits=limits)
         try:
-            return check_model(model, reshape=reshape, engine=engine, path=str(path), extensions=extensions)
+            if asked and own_only:
+                params = [layer for layer in model.layers if layer.type == "Parameter"]
+                names = {n for p in params for n in (p.name, *(n for port in p.outputs for n in port.names))}
+                reshape = {name: shape for name, shape in asked.items() if name in names}
+            check = check_model(model, reshape=reshape, engine=engine, path=str(path), extensions=extensions)
         finally:
             model.close()
     except OvReduceError as exc:
-        return unreadable(str(path), exc)
+        return unreadable(str(path), exc), frozenset()
+    if missing := sorted(set(asked) - set(reshape or {})):
+        note = f"the reshape of {', '.join(missing)} is not this model's: none of its inputs has that name"
+        check = replace(check, notes=(*check.notes, note))
+    return check, frozenset(reshape or {})

@@ -139,6 +139,26 @@ def test_reshape_what_if() -> None:
     assert "cannot parse dimension" in out.stderr
 
 
+def test_a_reshape_of_several_models_applies_to_those_that_have_the_input(tmp_path: Path) -> None:
+    """An export's folder checked under ``--reshape input_ids=...``: its tokenizer and detokenizer have no such input.
+    They are checked as declared, with a note, not "unreadable" (exit 2); a name no model has is a usage error."""
+    import shutil
+
+    for name in ("spec_examples", "all_reductions"):
+        for suffix in (".xml", ".bin"):
+            shutil.copy(SAMPLES / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+    doc = check_json(str(tmp_path), "--reshape", "data=[2,12,10,?]", rc=0)
+    models = {Path(m["path"]).stem: m for m in doc["models"]}
+    assert models["spec_examples"]["error"] is None and models["all_reductions"]["error"] is None
+    assert any(f["code"] == "reshape-changes-output" for f in models["spec_examples"]["findings"])
+    assert models["all_reductions"]["notes"] == [
+        "the reshape of data is not this model's: none of its inputs has that name"
+    ], models["all_reductions"]
+    assert not any(f["code"] == "reshape-changes-output" for f in models["all_reductions"]["findings"])
+    out = ovreduce("check", str(tmp_path), "--reshape", "dta=[2,12,10,?]", check_rc=2)
+    assert "reshape dta: no Parameter of the 2 model(s) read has that name" in out.stderr and out.stdout == ""
+
+
 def test_junit_output() -> None:
     out = ovreduce("check", str(SAMPLES / "spec_examples.xml"), str(SAMPLES / "broken" / "stale_output.xml"),
                    "--format", "junit", check_rc=1)  # fmt: skip
