@@ -45,6 +45,7 @@ __all__ = [
     "partial_shape",
     "read_failure",
     "read_ir",
+    "read_ir_file",
     "read_ir_model",
     "tokenizers_status",
 ]
@@ -425,10 +426,35 @@ def read_ir_model(model: Any) -> Any:
     """An ``openvino.Model`` of an :class:`~ovreduce.ir.model.IRModel` ovreduce read (its XML and weights), in this
     process; what OpenVINO's reader would crash the process on instead of refusing it is refused first.
 
+    Weights in a file are read by OpenVINO from the file, which it maps as its ``read_model`` of a path does: no copy
+    of them is made, so a model's ``.bin`` may be larger than the process's memory bound
+    (:func:`ovreduce.memory.bound_memory`). Weights held in memory (an upload) are handed over as they are.
+
     Raises whatever OpenVINO raises when it refuses the model.
     """
     _refuse_reader_crashes(model)
-    return read_ir(model.xml, None if model.weights is None else model.weights.view())
+    weights = model.weights
+    if weights is not None and weights.size > 0 and (path := weights.reader_path()) is not None:
+        return read_ir_file(model.xml, path)
+    return read_ir(model.xml, None if weights is None else weights.view())
+
+
+def read_ir_file(xml: bytes | str, weights_path: str) -> Any:
+    """An ``openvino.Model`` of an IR whose XML is held in memory and whose weights are a file, which OpenVINO maps.
+
+    OpenVINO's Python API reads weights from a path only with the XML's own path: the XML text (as :func:`read_ir`
+    hands it over) is written to a temporary file for it, then removed.
+
+    Raises whatever OpenVINO raises when it refuses the model.
+    """
+    import tempfile
+
+    text = xml_text(xml) if isinstance(xml, bytes) else xml
+    with tempfile.TemporaryDirectory(prefix="ovreduce-") as folder:
+        xml_path = os.path.join(folder, "model.xml")
+        with open(xml_path, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        return core().read_model(xml_path, weights_path)
 
 
 def read_ir(xml: bytes | str, weights: bytes | bytearray | memoryview | npt.NDArray[Any] | None = None) -> Any:

@@ -1,7 +1,8 @@
 """Bounds-checked access to an IR's ``.bin``: Const ranges are read with ``pread`` as they are needed; the
-whole file only when a runtime needs all of it.
+whole file only when a runtime needs all of it and cannot open the file itself (OpenVINO opens it by
+:meth:`Weights.reader_path` and maps it, as its own ``read_model`` of a path does).
 
-The file is not memory-mapped: a ``.bin`` truncated while it is mapped turns the next access of a page past
+ovreduce does not memory-map the file: a ``.bin`` truncated while it is mapped turns the next access of a page past
 its new end into SIGBUS, which kills the process. A read of a shrunken file is a short read instead, and
 that is an error with a message.
 """
@@ -75,6 +76,30 @@ class Weights:
         if self._buffer is not None:
             return bytes(self._buffer[offset : offset + size])
         return self._pread(offset, size)
+
+    def reader_path(self) -> str | None:
+        """A path by which another reader (OpenVINO) opens this very file, when the weights live in one (None for bytes
+        in memory): the descriptor ovreduce holds where the system names it (``/proc/self/fd/N``: a file removed or
+        replaced by name since it was opened is still the one read), else the file's path.
+
+        Raises:
+            WeightsError: the file was closed, or is no longer the size it had when it was opened.
+        """
+        if self._path is None:
+            return None
+        if self._fd is None:
+            raise WeightsError(f"weights file {self._path} was closed")
+        try:
+            size = os.fstat(self._fd).st_size
+        except OSError as exc:
+            raise WeightsError(f"cannot read weights file {self._path}: {exc.strerror or exc}") from None
+        if size != self.size:
+            raise WeightsError(
+                f"weights file {self._path} is {size} bytes, not the {self.size} bytes it had when it was opened: it "
+                f"changed while ovreduce was reading it"
+            )
+        by_descriptor = f"/proc/self/fd/{self._fd}"
+        return by_descriptor if os.path.exists(by_descriptor) else str(self._path)
 
     def view(self) -> memoryview:
         """All the bytes (the file is read once, then kept; :meth:`close` frees them)."""
