@@ -146,6 +146,7 @@ class Builder:
         self._blank_kinds: set[tuple[str, str]] = set()  # (type, version) pairs with a blank: no op OpenVINO knows
         # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
+        self._dataless: list[Layer] = []  # layers typed "Constant" (any case): OpenVINO's Constant without data
         # the ReadValue and Assign layers built, by body depth, until :meth:`_variables` judges their graph's
         self._stateful: dict[int, list[Layer]] = {}
         self._variable_walk = _VARIABLE_WALK  # layers the searches for an Assign's ReadValue may still visit
@@ -193,6 +194,8 @@ class Builder:
     ) -> IRModel:
         """The whole model: ``layers`` in file order, ``edges`` as read (see :meth:`graph`)."""
         ordered, built_edges, by_id, producer = self.graph(layers, edges)
+        if self._dataless:
+            self._dataless_read(ordered, by_id, producer)
         if self._unless_unbuilt:
             self._refuse_built(ordered, by_id, producer)
         if self._stateful:
@@ -211,6 +214,37 @@ class Builder:
             by_id=by_id,
             producers=producer,
         )
+
+    def _dataless_read(
+        self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> None:
+        """Keep, for refusal where OpenVINO builds it, each reduction of these layers whose axes a layer typed
+        "Constant" gives: OpenVINO makes that layer a Constant without data (it reads a constant's values from the
+        weights only for the IR's name of the op, "Const"), and the reduction's shape inference reads the axes' values
+        from it: OpenVINO refuses the model ("ptr is Null")."""
+        from ovreduce.ops.reduce import ReductionOp
+        from ovreduce.ops.registry import resolve
+
+        mine = {layer.id: layer for layer in layers if layer.id in by_id and by_id[layer.id] is layer}
+        dataless = {layer.id: layer for layer in self._dataless if mine.get(layer.id) is layer}
+        if not dataless:
+            return
+        self._dataless = [layer for layer in self._dataless if mine.get(layer.id) is not layer]
+        for layer in layers:
+            if len(layer.inputs) < 2 or not isinstance(resolve(layer.type, layer.version), ReductionOp):
+                continue
+            source = producer.get((layer.id, layer.inputs[1].id))
+            constant = None if source is None else dataless.get(source[0])
+            if constant is None:
+                continue
+            refusal = IRStructureError(
+                f"{self.at(constant.line)}: {constant.where}: a layer of type {constant.type!r} is a Constant without "
+                f'data to OpenVINO, which reads a constant\'s values from the weights only for type="Const" (the '
+                f"IR's name of the op); {layer.where} reads its axes from it: OpenVINO refuses the model (\"ptr is "
+                f'Null"); expected type="Const"',
+                line=constant.line,
+            )
+            self._unless_unbuilt.append((layer, refusal))
 
     def _refuse_built(
         self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
@@ -427,6 +461,8 @@ class Builder:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
                     self._opsets.add(kind)
+            if len(ltype) in (5, 8) and ltype != "Const" and ltype.lower() in ("const", "constant"):
+                unbuilt = unbuilt or _not_const(ltype, version, self.where(line, layer_id, name, ltype), line)
             if self._blank_kinds and kind in self._blank_kinds:
                 try:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
@@ -470,6 +506,8 @@ class Builder:
             raise _located(exc, line) from None
         if unbuilt is not None:
             self._unless_unbuilt.append((built, _located(unbuilt, line)))
+        elif len(ltype) == 8 and ltype.lower() == "constant":
+            self._dataless.append(built)
         if ltype.lower() in _STATEFUL:
             self._stateful.setdefault(self.body_depth, []).append(built)
         return built
@@ -1151,6 +1189,26 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     else:
         why = f"unsupported opset: {version!r}"
     raise IRStructureError(f"{where}: {why}; OpenVINO refuses the model")
+
+
+def _not_const(ltype: str, version: str, where: str, line: int | None) -> IRError | None:
+    """OpenVINO's refusal of a layer typed "Constant" or "const" in any case but "Const" (None where it builds one):
+    its reader translates the IR's "Const" (as written) to its Constant, and finds every other type in any case, so
+    "Constant" is opset1's Constant (opset1 to opset16 hold it) and a "const" is no op."""
+    from ovreduce.ops.base import LAST_OPSET
+    from ovreduce.ops.registry import opset_number
+
+    number = opset_number(version)
+    if ltype.lower() == "constant" and number is not None and 1 <= number <= LAST_OPSET:
+        return None
+    if number is not None and number <= LAST_OPSET + 1:  # opset17 exists, without Constant
+        why = f"Opset {version} doesn't contain the operation with type: {ltype}"
+    else:
+        why = f"Cannot create {ltype} layer from unsupported opset: {version}"
+    return IRStructureError(
+        f'{where}: {why}; OpenVINO refuses the model (a constant\'s type in an IR is "Const", as written)',
+        line=line,
+    )
 
 
 _BLOCKS = {"u3": ", packed 8 to a block of 3 bytes, as OpenVINO writes u3",
