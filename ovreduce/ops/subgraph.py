@@ -189,18 +189,8 @@ class If8(SubGraphOp):
         taken = None if value is None else _const_bool(value)
         if taken is not None:
             self._constant_outputs(ctx, taken)
-        # OpenVINO infers both: each must give every output, the layer's and any a port map adds past its ports
-        branches = [b for b in layer.bodies if b.role in self.roles] if taken is None else []
-        wanted = max([len(layer.outputs), *(len(self.connected(b)) for b in branches)])
-        for body in branches:
-            mapped = len(self.connected(body))
-            if mapped < wanted:
-                raise IRStructureError(
-                    f"{ctx.place()}: {layer.where}: its condition is not constant, and <{body.role}_port_map> maps "
-                    f"{mapped} of its {wanted} outputs; expected an <output> for each in both bodies (OpenVINO refuses "
-                    f"the model: output {mapped} is not associated with results in {body.role}_body)",
-                    line=layer.line,
-                )
+        if taken is None:
+            self._varying_outputs(ctx)
         results: dict[str, list[PortState]] = {}
         for body in layer.bodies:
             if body.role not in self.roles:
@@ -232,7 +222,36 @@ class If8(SubGraphOp):
                 outs.append(ctx.declared_output(index, a.element_type, self.unresolved_reason(layer, role, missing)))
             else:
                 outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
-        return outs
+        # the ports past the outputs OpenVINO builds (those the then-branch maps): of no known type or shape to it
+        unset = PortState(PartialShape.dynamic(), ELEMENT_TYPES["dynamic"], "inferred")
+        return [*outs, *[unset] * (len(layer.outputs) - len(outs))]
+
+    def _varying_outputs(self, ctx: SubGraphContext) -> None:
+        """OpenVINO's refusals of an If of a condition that is not constant, by its outputs. It builds the If with
+        as many outputs as the then-branch maps (``clone_with_new_inputs``), each of which the else-branch must map
+        too ("Incorrect associating in else_body"); an output port past them is refused in an IR v11 only, whose
+        ports' runtime attributes it reads. In an IR v10 it reads the model, that port of no known type or shape
+        (and cannot compile it)."""
+        layer = ctx.layer
+        counts = {b.role: len(self.connected(b)) for b in layer.bodies if b.role in self.roles}
+        built = counts.get("then", 0)
+        if counts.get("else", 0) < built:
+            mapped = counts.get("else", 0)
+            raise IRStructureError(
+                f"{ctx.place()}: {layer.where}: its condition is not constant, and <else_port_map> maps {mapped} "
+                f"outputs, where <then_port_map> maps {built}; expected an <output> in <else_port_map> for each the "
+                f"then-branch gives (OpenVINO refuses the model: output {mapped} is not associated with results in "
+                f"else_body)",
+                line=layer.line,
+            )
+        if built < len(layer.outputs) and ctx.output_ports_read():
+            raise IRStructureError(
+                f"{ctx.place()}: {layer.where}: its condition is not constant, and <then_port_map> maps {built} of its "
+                f"{len(layer.outputs)} outputs, so that OpenVINO builds it with {built}; expected an <output> for each "
+                f"in <then_port_map> (OpenVINO refuses the model: output port {layer.outputs[built].id} is not one of "
+                f"its outputs)",
+                line=layer.line,
+            )
 
     def _built_outputs(self, layer: Layer, taken: bool) -> int:
         """How many outputs OpenVINO builds an If of constant condition ``taken`` with: as many as its then-branch
