@@ -130,3 +130,17 @@ def test_check_refuses_the_model_with_the_layer_and_what_was_expected(tmp_path: 
     assert checked.error.line == line  # the Constant's own
     assert "layer id=1 name='axes' (Constant)" in checked.error.message
     assert 'expected type="Const"' in checked.error.message
+
+
+def test_a_constant_in_a_body_is_refused_as_at_the_top(tmp_path: Path) -> None:
+    """The then-body's axes typed "Constant": OpenVINO refuses the model as it validates the body ("ptr is Null")."""
+    import re
+
+    from .test_port_map_negative_ids import _if
+
+    path = _if(tmp_path, None)
+    head, then = path.read_text().split("<then_body>", 1)
+    path.write_text(head + "<then_body>" + re.sub('type="Const"', 'type="Constant"', then, count=1))
+    assert "ptr is Null" in (_openvino_refusal(path) or "")
+    with pytest.raises(IRStructureError, match=r"\(ReduceSum\) reads its axes from it: OpenVINO refuses the model"):
+        load_ir(path)
