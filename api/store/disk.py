@@ -33,6 +33,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -66,6 +67,7 @@ logger = logging.getLogger("ovreduce.api")
 _ID_CHARS = frozenset("0123456789abcdef")
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _STALE_S = 3600.0
+_LEFTOVER = re.compile(r"stage\.[0-9a-f]{32}(?:\.lock)?|trash\.[0-9a-f]{64}\.[0-9a-f]{32}")  # what tmp/ holds of ours
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _CHUNK = 1 << 20
 
@@ -242,8 +244,9 @@ class ModelStore:
 
     def clean_tmp(self) -> list[str]:
         """Remove what crashed processes left in ``tmp/``; returns the names removed. Trash goes at once, a staging
-        folder once no process holds its lock (the kernel lets go of a killed one's), anything else (a lock file
-        without its folder, and, where locks cannot be taken, not POSIX, staging folders too) once an hour old."""
+        folder once no process holds its lock (the kernel lets go of a killed one's), a lock file without its folder
+        (and, where locks cannot be taken, not POSIX, staging folders too) once an hour old. Names the store does not
+        write are not its own: left as they are (a ``tmp/`` of the user's, in a folder given as the store)."""
         now = time.time()
         try:
             entries = sorted(self.tmp.iterdir())
@@ -252,6 +255,8 @@ class ModelStore:
         removed = []
         for entry in entries:
             name, stem = entry.name, entry.name.removesuffix(".lock")
+            if not _LEFTOVER.fullmatch(name):
+                continue
             try:
                 if name.startswith("trash."):
                     gone = True

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,8 @@ def test_a_model_that_lost_its_clock_file_is_counted_and_evicted_first(tmp_path:
 
 
 def test_delete_and_leftovers(tmp_path: Path) -> None:
+    """What crashed processes left in tmp/ is removed; what the store does not write there (a tmp/ of the user's, in
+    a folder given as the store) is left, however old: it once went after an hour, the user's files with it."""
     catalog = _catalog(tmp_path)
     mid = _add(catalog, "a")[0]["id"]
     catalog.load(mid)
@@ -210,30 +213,26 @@ def test_delete_and_leftovers(tmp_path: Path) -> None:
         catalog.load(mid)
     with pytest.raises(NotFoundError):
         catalog.delete(mid)
-    orphan = tmp_path / "tmp" / "stage.orphan"  # its process died: nobody holds its lock
-    orphan.mkdir()
-    (tmp_path / "tmp" / "stage.orphan.lock").touch()
-    bare = tmp_path / "tmp" / "stage.bare"  # left by a version without locks
-    bare.mkdir()
-    live = tmp_path / "tmp" / "stage.live"  # another process's upload under way: its lock is held
-    live.mkdir()
-    fd = os.open(tmp_path / "tmp" / "stage.live.lock", os.O_CREAT | os.O_RDWR)
+    orphan, bare, live = (f"stage.{uuid.uuid4().hex}" for _ in range(3))
+    (tmp_path / "tmp" / orphan).mkdir()  # its process died: nobody holds its lock
+    (tmp_path / "tmp" / f"{orphan}.lock").touch()
+    (tmp_path / "tmp" / bare).mkdir()  # left by a version without locks
+    (tmp_path / "tmp" / live).mkdir()  # another process's upload under way: its lock is held
+    fd = os.open(tmp_path / "tmp" / f"{live}.lock", os.O_CREAT | os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    trash = tmp_path / "tmp" / f"trash.{mid}.x"
-    trash.mkdir()
-    stale = tmp_path / "tmp" / "probe.old"
-    stale.touch()
-    os.utime(stale, (0, 0))
-    fresh = tmp_path / "tmp" / "probe.new"
-    fresh.touch()
+    (tmp_path / "tmp" / f"trash.{mid}.{uuid.uuid4().hex}").mkdir()
+    users = ["notes.txt", "stage.orphan", "trash.old", "scratch"]
+    for name in users:
+        (tmp_path / "tmp" / name).touch()
+        os.utime(tmp_path / "tmp" / name, (0, 0))
     try:
         catalog.store.clean_tmp()
         left = sorted(p.name for p in (tmp_path / "tmp").iterdir())
-        assert left == ["probe.new", "stage.live", "stage.live.lock"]
+        assert left == sorted([*users, live, f"{live}.lock"])
     finally:
         os.close(fd)
     catalog.store.clean_tmp()  # its process is gone now
-    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["probe.new"]
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == sorted(users)
 
 
 def test_a_lock_file_without_its_folder_is_left_while_it_is_fresh(tmp_path: Path) -> None:
@@ -242,15 +241,16 @@ def test_a_lock_file_without_its_folder_is_left_while_it_is_fresh(tmp_path: Path
     and the next tidy-up removed its folder under it (503). Such a lock goes once an hour old, as other debris."""
     store = _catalog(tmp_path).store
     store.ensure()
-    (tmp_path / "tmp" / "stage.making.lock").touch()
-    old = tmp_path / "tmp" / "stage.old.lock"
+    making = tmp_path / "tmp" / f"stage.{uuid.uuid4().hex}.lock"
+    making.touch()
+    old = tmp_path / "tmp" / f"stage.{uuid.uuid4().hex}.lock"
     old.touch()
     os.utime(old, (0, 0))
-    assert store.clean_tmp() == ["stage.old.lock"]
+    assert store.clean_tmp() == [old.name]
     with store.staging() as stage:  # the upload goes on: its folder stays through a tidy-up
         assert store.clean_tmp() == []
         stage.write("model.xml", b"<net/>")
-    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == ["stage.making.lock"]
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == [making.name]
 
 
 def test_a_leftover_that_cannot_be_looked_at_leaves_the_others_removed(
@@ -260,19 +260,21 @@ def test_a_leftover_that_cannot_be_looked_at_leaves_the_others_removed(
     store's path: the server did not start, and the leftovers after it stayed."""
     store = _catalog(tmp_path).store
     store.ensure()
-    for name in ("trash.a", "trash.b"):
-        (store.tmp / name).mkdir()
+    a, b = sorted(f"stage.{uuid.uuid4().hex}.lock" for _ in range(2))  # (locks without their folders, an hour old)
+    for name in (a, b):
+        (store.tmp / name).touch()
+        os.utime(store.tmp / name, (0, 0))
     real = Path.stat
 
     def stat(path: Path, *args: Any, **kwargs: Any) -> os.stat_result:
-        if path.name == "trash.a":
+        if path.name == a:
             raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(Path, "stat", stat)
-    assert store.clean_tmp() == ["trash.b"]
+    assert store.clean_tmp() == [b]
     monkeypatch.undo()
-    assert [p.name for p in store.tmp.iterdir()] == ["trash.a"]
+    assert [p.name for p in store.tmp.iterdir()] == [a]
 
 
 def test_a_model_stored_on_a_second_try_records_its_own_files(tmp_path: Path) -> None:
