@@ -66,12 +66,6 @@ class Settings(BaseSettings):
     upload_memory_bytes: int = Field(default=1 << 30, ge=1, le=_MOST)
     run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
 
-    @property
-    def model_timeout_s(self) -> float:
-        """The time a whole-model inference (audit, conform) may take inside a job: most of the job's limit, so
-        that the job answers with what it established instead of being killed."""
-        return self.run_timeout_s * 0.8
-
     concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)

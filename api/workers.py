@@ -28,6 +28,7 @@ import pickle
 import re
 import signal
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -73,6 +74,17 @@ class WorkerContext:
     settings: Settings
     _catalog: Catalog | None = None
     layer_cache: LayerCache = field(default_factory=LayerCache)
+    deadline: float | None = None
+    """When the job under way is stopped (``time.monotonic()``, a clock every process of the machine shares): its
+    request's time limit, counted from when the request began waiting (queueing included)."""
+
+    @property
+    def model_timeout_s(self) -> float:
+        """The time a whole-model inference (audit, conform) may take in the job under way: what is left of its limit
+        less a fifth of the limit, so that the job answers with what it established instead of being killed."""
+        limit = self.settings.run_timeout_s
+        left = limit if self.deadline is None else self.deadline - time.monotonic()
+        return max(round(left - limit * 0.2, 1), 0.1)  # (a job is started with a quarter of its limit left at least)
 
     @property
     def catalog(self) -> Catalog:
@@ -133,7 +145,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
         try:
             message = conn.recv_bytes()  # the job's pickle, then its out-of-band buffers (see _exchange)
             buffers = [conn.recv_bytes() for _ in range(int.from_bytes(message[:4], "big"))]
-            func, args, kwargs = pickle.loads(message[4:], buffers=buffers)
+            func, args, kwargs, context.deadline = pickle.loads(message[4:], buffers=buffers)
             conn.send_bytes(b"")  # the receipt
         except (EOFError, OSError):
             return
@@ -452,7 +464,7 @@ class IsolatedPool:
     ) -> tuple[bool, Any] | None:
         """The job's answer from ``worker`` (ok, and the result or the error), or None where a worker taken idle had
         died before it took the job (the job never started: another one takes it)."""
-        exchange = off(_exchange, worker.conn, func, args, kwargs)
+        exchange = off(_exchange, worker.conn, (func, args, kwargs, deadline))
         try:
             async with asyncio.timeout_at(deadline):
                 ok, payload, retire = await asyncio.shield(exchange)
@@ -528,13 +540,15 @@ class _NotDeliveredError(Exception):
 _OUT_OF_BAND = 1 << 16
 
 
-def _exchange(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Send one job, take the worker's receipt, and return its answer (ok, the result or the error, whether the worker
-    retires). Bytes arguments of :data:`_OUT_OF_BAND` bytes or more (an upload's files) go down the pipe as they are,
-    beside the pickle of the rest: pickled with it, each was copied whole in the server first."""
+def _exchange(conn: Connection, job: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], float]) -> Any:
+    """Send one job (its function, arguments and deadline), take the worker's receipt, and return its answer (ok, the
+    result or the error, whether the worker retires). Bytes arguments of :data:`_OUT_OF_BAND` bytes or more (an
+    upload's files) go down the pipe as they are, beside the pickle of the rest: pickled with it, each was copied
+    whole in the server first."""
+    func, args, kwargs, deadline = job
     buffers: list[pickle.PickleBuffer] = []
     wrapped = tuple(pickle.PickleBuffer(a) if type(a) is bytes and len(a) >= _OUT_OF_BAND else a for a in args)
-    head = pickle.dumps((func, wrapped, kwargs), protocol=5, buffer_callback=buffers.append)
+    head = pickle.dumps((func, wrapped, kwargs, deadline), protocol=5, buffer_callback=buffers.append)
     try:
         conn.send_bytes(len(buffers).to_bytes(4, "big") + head)
         for buffer in buffers:

@@ -30,7 +30,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
         doc = audit_model(
             loaded.model, inputs=given_tensors(req.inputs, text=True), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
-            fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=settings.model_timeout_s,
+            fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=context.model_timeout_s,
             steps=req.steps, target=req.target,
         )  # fmt: skip
         return document_bytes(AuditAnswer(**fields_of(doc), id=mid), (loaded.model.xml,))

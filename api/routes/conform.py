@@ -29,7 +29,7 @@ def _conform(context: WorkerContext, data: bytes, filename: str, seed: int, devi
              shapes: dict[str, PartialShape]) -> bytes:  # fmt: skip
     settings = context.settings
     doc = conform_model(data, name=filename, seed=seed, device=device, precision=precision, shapes=shapes,
-                        max_elements=settings.max_elements, timeout=settings.model_timeout_s)  # fmt: skip
+                        max_elements=settings.max_elements, timeout=context.model_timeout_s)  # fmt: skip
     return document_bytes(doc, (data,))
 
 

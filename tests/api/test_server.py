@@ -847,6 +847,37 @@ def _nap(context: object, started: Path, seconds: float) -> int:
     return os.getpid()
 
 
+def _model_time(context: Any) -> float:
+    return float(context.model_timeout_s)
+
+
+def test_a_queued_jobs_inference_gets_what_is_left_of_its_limit(tmp_path: Path) -> None:
+    """An audit's or conform's inference stops with a fifth of the job's limit left, to answer what it established
+    by then. The limit counts the wait for a worker: a job queued for 5 s of its 20 has 15 left, so its inference
+    gets 11 s. It got 16 whatever the wait, and a queued audit was killed at its deadline (504, no document)."""
+    from api.config import Settings
+    from api.workers import IsolatedPool
+
+    pool = IsolatedPool(1, 20.0, Settings(store=tmp_path / "store", run_timeout_s=20.0))
+
+    async def queued() -> tuple[float, float]:
+        await pool.run("a job that starts the worker", _pid)
+        alone = await pool.run("a job", _model_time)
+        started = tmp_path / "started"
+        ahead = asyncio.create_task(pool.run("the job ahead", _nap, started, 5.0))
+        while not started.exists():
+            await asyncio.sleep(0.05)
+        behind = await pool.run("the job behind", _model_time)
+        await ahead
+        return alone, behind
+
+    try:
+        alone, behind = asyncio.run(queued())
+    finally:
+        pool.shutdown()
+    assert 14 <= alone <= 16 and 0 < behind <= 11, (alone, behind)
+
+
 def test_a_job_whose_request_left_keeps_its_slot_and_its_worker(tmp_path: Path) -> None:
     """A request cancelled while its job runs (its client gone mid-answer, as a streamed index's): the job ends in
     its worker, holding its slot, and the worker serves the next job. The slot was freed at once and the worker lost,
