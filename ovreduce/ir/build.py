@@ -705,7 +705,7 @@ class Builder:
             port_id = None if id_text is None else canonical_id(id_text)
             if port_id is None:
                 got = "no 'id' attribute" if id_text is None else f"id {id_text!r}"
-                raise IRStructureError(f"{where}, line {line}: <port> has {got}; expected a non-negative integer id")
+                raise IRStructureError(f"{where}{_said(line)}: <port> has {got}; expected a non-negative integer id")
             precision = None
             if precision_text is not None:
                 precision = _PRECISIONS.get(precision_text)
@@ -717,12 +717,12 @@ class Builder:
                             raise ElementTypeError(f"{where}, port {port_id}: {exc}") from None
             elif output:
                 raise IRStructureError(
-                    f"{where}, line {line}: output port {port_id} has no 'precision' attribute; expected its element "
+                    f"{where}{_said(line)}: output port {port_id} has no 'precision' attribute; expected its element "
                     f"type (OpenVINO refuses the model)"
                 )
             if len(dims) > self.limits.max_rank:
                 raise LimitExceededError(
-                    f"{where}, port {port_id}, line {line}: rank {len(dims)} exceeds the limit of "
+                    f"{where}, port {port_id}{_said(line)}: rank {len(dims)} exceeds the limit of "
                     f"{self.limits.max_rank}"
                 )
             values = []
@@ -749,7 +749,7 @@ class Builder:
         found = _DIM.match(text or "")
         if found is None:
             raise IRStructureError(
-                f"{where}, port {port}, line {line}: <dim>{text or ''}</dim> is not an integer; "
+                f"{where}, port {port}{_said(line)}: <dim>{text or ''}</dim> is not an integer; "
                 f"expected a size >= 0 or -1 for a dynamic dimension",
                 line=line,
             )
@@ -758,7 +758,7 @@ class Builder:
         value = -value if found[1] == "-" else value
         if value < -1 or value > INT64_MAX:
             raise IRStructureError(
-                f"{where}, port {port}, line {line}: <dim>{(text or '').strip()}</dim> is out of range; "
+                f"{where}, port {port}{_said(line)}: <dim>{(text or '').strip()}</dim> is out of range; "
                 f"expected a size >= 0 (and < 2^63) or -1 for a dynamic dimension",
                 line=line,
             )
@@ -850,9 +850,9 @@ class Builder:
                 earlier = fed.setdefault(item.to_layer, item)
                 if earlier is not item:
                     raise IRStructureError(
-                        f"{self.source}:{item.line}: {where}: <back_edges> <edge> to-layer={item.to_layer}: the "
-                        f"Parameter is already fed by the back edge at line {earlier.line}; expected one back edge per "
-                        f"body Parameter",
+                        f"{self.at(item.line)}: {where}: <back_edges> <edge> to-layer={item.to_layer}: the "
+                        f"Parameter is already fed by the back edge{_said(earlier.line, ' at line ')}; expected one "
+                        f"back edge per body Parameter",
                         line=item.line,
                     )
                 back.append(item)
@@ -1014,8 +1014,8 @@ class Builder:
             prev = by_id.setdefault(layer.id, layer)
             if prev is not layer:
                 raise IRStructureError(
-                    f"{self.at(layer.line)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used "
-                    f"at line {prev.line} by layer {prev.name!r}: layer ids must be unique",
+                    f"{self.at(layer.line)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used"
+                    f"{_said(prev.line, ' at line ')} by layer {prev.name!r}: layer ids must be unique",
                     line=layer.line,
                 )
             index[layer.id] = i
@@ -1049,7 +1049,8 @@ class Builder:
                 first = next(e.line for e in built if e.to_layer == dst_id and e.to_port == in_id)
                 raise IRStructureError(
                     f"{self.at(line)}: edge {src_id}:{out_id} -> {dst_id}:{in_id}: input port {in_id} of "
-                    f"{layers[to].where} already has an incoming edge (line {first}); an input port takes exactly one",
+                    f"{layers[to].where} already has an incoming edge{_said(first, ' (line ', ')')}; an input port "
+                    f"takes exactly one",
                     line=line,
                 )
             producer[key] = (src_id, out_id)
@@ -1216,6 +1217,11 @@ _BLOCKS = {"u3": ", packed 8 to a block of 3 bytes, as OpenVINO writes u3",
 
 
 _Placed = TypeVar("_Placed", bound=IRError | LimitExceededError)
+
+
+def _said(line: int | None, before: str = ", line ", after: str = "") -> str:
+    """A line in a message, said only where it is known (past line 65535 it may not be)."""
+    return f"{before}{line}{after}" if line else ""
 
 
 def _located(exc: _Placed, line: int | None) -> _Placed:

@@ -25,6 +25,7 @@ from lxml import etree
 
 from ovreduce.errors import IRError, IRStructureError, IRSyntaxError, LimitExceededError
 from ovreduce.ir.build import Builder, RawEdge
+from ovreduce.ir.lines import Lines
 from ovreduce.ir.model import BODY_ROLES, Body, IRModel, Layer, Port, RtInfo
 from ovreduce.ir.reading import (
     PARSER_OPTIONS,
@@ -70,15 +71,17 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         early = not_well_formed(xml)
         if isinstance(early, etree.XMLSyntaxError):
             raise _syntax_error(source, xml, early)
-    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=pugixml_encoding(xml), **PARSER_OPTIONS)
+    encoding = pugixml_encoding(xml)
+    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
-    reader = _Reader(builder)
+    reader = _Reader(builder, Lines(xml, encoding))
     try:
         for start in range(0, len(xml), _CHUNK):
             parser.feed(xml[start : start + _CHUNK])
             for _, el in parser.read_events():
                 reader.ended(el)
         root = parser.close()
+        reader.lines.complete()
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(source, xml, exc) from None
     except ValueError as exc:  # e.g. an encoding declaration lxml cannot honour
@@ -181,8 +184,10 @@ def _first(parent: etree._Element, wanted: str) -> etree._Element | None:
 
 
 class _Reader:
-    def __init__(self, builder: Builder) -> None:
+    def __init__(self, builder: Builder, lines: Lines) -> None:
         self.builder = builder
+        self.line = lines.of  # an element's line: libxml2's sourceline stops at 65535
+        self.lines = lines
         self.layers: list[Layer] = []  # the top-level layers, in file order
         self.section: etree._Element | None = None  # the <layers> of <net> whose layers are the model's
         self.held: IRError | LimitExceededError | None = None  # the first problem, raised once the XML is read
@@ -195,6 +200,7 @@ class _Reader:
         if root is None or root.getparent() is not None or name(parent) != "layers":
             return  # the root, a layer in a body (built with its container), or a layer out of place
         while (before := el.getprevious()) is not None:  # complete, their tails too: nothing of libxml2's
+            self.lines.freed(parent, before)
             parent.remove(before)
         if self.section is None:
             self.section = _first(root, "layers")
@@ -203,7 +209,7 @@ class _Reader:
         try:
             if not self.builder.ir_version:
                 self.check_root(root)
-                self.builder.version(root.get("version"), root.sourceline)
+                self.builder.version(root.get("version"), self.line(root))
             self.layers.append(self.layer(el))
         except (IRError, LimitExceededError) as exc:
             self.held = exc
@@ -211,8 +217,8 @@ class _Reader:
     def check_root(self, root: etree._Element) -> None:
         if name(root).lower() != "net":  # as OpenVINO compares it
             raise IRStructureError(
-                f"{self.builder.at(root.sourceline)}: the root element is <{name(root)}>, expected <net>",
-                line=root.sourceline,
+                f"{self.builder.at(self.line(root))}: the root element is <{name(root)}>, expected <net>",
+                line=self.line(root),
             )
 
     # -- the document ---------------------------------------------------------------------------------------------
@@ -220,11 +226,11 @@ class _Reader:
         builder = self.builder
         self.check_root(root)
         attrs = attributes(root)
-        builder.version(attrs.get("version"), root.sourceline)
+        builder.version(attrs.get("version"), self.line(root))
         section = _first(root, "layers")
         if section is None:
             raise IRStructureError(
-                f"{builder.at(root.sourceline)}: <net> has no <layers> element", line=root.sourceline
+                f"{builder.at(self.line(root))}: <net> has no <layers> element", line=self.line(root)
             )
         edges_el = _first(root, "edges")
         rt_el = _first(root, "rt_info")
@@ -243,14 +249,14 @@ class _Reader:
         found = []
         for el in edges_el:
             if name(el) == "edge":
-                found.append(edge_attrs(attributes(el), el.sourceline))
+                found.append(edge_attrs(attributes(el), self.line(el)))
         return found
 
     # -- layers ---------------------------------------------------------------------------------------------------
     def layer(self, el: etree._Element) -> Layer:
         builder = self.builder
         attrs = attributes(el)
-        line = el.sourceline
+        line = self.line(el)
         layer_id, layer_name, ltype = builder.layer_attrs(attrs.get("id"), attrs.get("name"), attrs.get("type"), line)
         builder.count_layer()
         where = builder.where(line, layer_id, layer_name, ltype)
@@ -300,12 +306,12 @@ class _Reader:
             for d in el:
                 tag = name(d)
                 if tag == "dim":
-                    dims.append((text(d), d.sourceline))
+                    dims.append((text(d), self.line(d)))
                 elif tag == "rt_info" and rt is None:
                     rt = rt_children(d)
             get = el.get
             found.append(
-                port(get("id"), get("precision"), get("names"), dims, el.sourceline, rt or (), where, output=output)
+                port(get("id"), get("precision"), get("names"), dims, self.line(el), rt or (), where, output=output)
             )
         return tuple(found)
 
@@ -325,11 +331,12 @@ class _Reader:
             owner = _OWNER.get(tag)
             if owner is not None and not any(t in sub for t in owner):
                 expected = " or ".join(f"<{t}>" for t in owner)
+                line_of = self.line(el)
+                at = "" if line_of is None else f", line {line_of}"
                 raise IRStructureError(
-                    f"{where}, line {el.sourceline}: <{tag}> without {expected}; expected the body it maps",
-                    line=el.sourceline,
+                    f"{where}{at}: <{tag}> without {expected}; expected the body it maps", line=line_of
                 )
-        body_tags = sorted((t for t in sub if t in BODY_ROLES), key=lambda t: sub[t].sourceline or 0)
+        body_tags = [t for t in sub if t in BODY_ROLES]  # in document order, as ``sub`` was filled
         if not body_tags:
             return ()
         builder.enter_body(where, line)
@@ -353,19 +360,19 @@ class _Reader:
         layers_el = _first(body_el, "layers")
         if layers_el is None:
             raise IRStructureError(
-                f"{builder.at(body_el.sourceline)}: {where}: <{tag}> has no <layers> element; expected the body's "
+                f"{builder.at(self.line(body_el))}: {where}: <{tag}> has no <layers> element; expected the body's "
                 f"layers",
-                line=body_el.sourceline,
+                line=self.line(body_el),
             )
         layers = [self.layer(el) for el in layers_el if name(el) == "layer"]
         map_el, back_el = sub.get(map_tag), sub.get("back_edges")
         return builder.body(
             tag,
-            body_el.sourceline,
+            self.line(body_el),
             layers,
             self.edges(_first(body_el, "edges")),
-            [] if map_el is None else [(name(e), attributes(e), e.sourceline) for e in map_el if name(e) in _MAPS],
-            [] if back_el is None else [(name(e), attributes(e), e.sourceline) for e in back_el if name(e) == "edge"],
+            [] if map_el is None else [(name(e), attributes(e), self.line(e)) for e in map_el if name(e) in _MAPS],
+            [] if back_el is None else [(name(e), attributes(e), self.line(e)) for e in back_el if name(e) == "edge"],
             where,
             inputs,
             outputs,
