@@ -157,6 +157,8 @@ def _serve(conn: Connection, settings: Settings) -> None:
             if isinstance(exc, OvReduceError):
                 exc.quoted = _quoted(exc.message, context, (args, kwargs))  # type: ignore[attr-defined]
             ok, payload = False, _answerable(exc, settings)
+        if context._catalog is not None:  # before the answer: no model's file held open, nor weights kept, between jobs
+            context._catalog.idle()
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
         # keeps the failed size): this process must go.
         retire = abandoned() or isinstance(payload, MemoryLimitError)

@@ -166,6 +166,8 @@ class Catalog:
             with self._loaded_lock:
                 cached = self._loaded.get(mid)
             if cached is not None and cached.stamp == stamp:  # its files untouched since they were checked
+                if cached.model.weights is not None:
+                    cached.model.weights.resume()  # let go of between jobs (:meth:`idle`): held again for this one
                 self.store.touch(mid)
                 return cached
             xml = self.store.checked_xml(mid)  # the files as they were stored, or StoreCorruptError (removed)
@@ -187,6 +189,17 @@ class Catalog:
             self._loaded[mid] = loaded
         self.store.touch(mid)
         return loaded
+
+    def idle(self) -> None:
+        """Between two jobs of a worker: let go of every kept model's weights file and of its weights read whole
+        (an audit's), which :meth:`load` takes again. So a model deleted or evicted meanwhile by another process
+        gives its disk space back, and a worker's memory holds no weights between jobs: the cache keeps parsed
+        models within the XML budget only."""
+        with self._loaded_lock:
+            kept = [loaded.model.weights for loaded in self._loaded.values()]
+        for weights in kept:
+            if weights is not None:
+                weights.suspend()
 
     def delete(self, mid: str) -> None:
         self._forget(mid)

@@ -25,6 +25,7 @@ class Weights:
         self._path: Path | None = None
         self._buffer: memoryview | None = None
         self._fd: int | None = None
+        self._suspended = False  # the file let go of by suspend(), until resume()
         if isinstance(source, Path):
             self._path = source
             self.name = name or str(source)
@@ -115,7 +116,37 @@ class Weights:
                 f"({self.size} bytes): expected offset + size <= {self.size}"
             )
 
+    def suspend(self) -> None:
+        """Let go of the file and of its bytes read whole (:meth:`view`) until :meth:`resume`: a process that keeps
+        the model between uses (the service's workers) holds neither open meanwhile, so a file removed is given back
+        to the disk and the bytes to memory. Weights in memory are kept."""
+        if self._path is None:
+            return
+        self._buffer = None  # (freed once nothing else holds it: an OpenVINO model built on it may still)
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            self._suspended = True
+            os.close(fd)
+
+    def resume(self) -> None:
+        """Hold the file again after :meth:`suspend` (nothing otherwise).
+
+        Raises:
+            WeightsError: the file is gone, or is not the size it had.
+        """
+        if self._path is None or self._fd is not None or not self._suspended:
+            return
+        try:
+            fd, size = open_regular(self._path, "an IR weights (.bin) file")
+        except FileError as exc:
+            raise WeightsError(f"cannot read weights file {self._path}: {exc.reason}") from None
+        if size != self.size:
+            os.close(fd)
+            raise WeightsError(f"weights file {self._path} is {size} bytes, no longer the {self.size} it was")
+        self._fd, self._suspended = fd, False
+
     def close(self) -> None:
+        self._suspended = False
         if self._buffer is not None and self._path is not None:
             self._buffer.release()
             self._buffer = None

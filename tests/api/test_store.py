@@ -770,6 +770,44 @@ def test_the_parsed_models_a_process_keeps_are_bounded_by_their_xml_bytes(tmp_pa
     assert sorted(roomy._loaded) == sorted(ids)
 
 
+def _weights_held_whole(context: Any) -> list[str]:
+    """(A job.) The models whose weights this worker holds read whole, as the last job left them."""
+    loaded = list(context.catalog._loaded.values())
+    return [m.id for m in loaded if m.model.weights is not None and m.model.weights._buffer is not None]
+
+
+def _store_files_open(pid: int, store: Path) -> list[str]:
+    """The files of ``store`` (deleted ones too) process ``pid`` holds open."""
+    root, found = os.path.realpath(store), []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            if (target := os.readlink(f"/proc/{pid}/fd/{fd}")).startswith(root):
+                found.append(target)
+    return found
+
+
+def test_between_jobs_a_worker_holds_no_model_s_weights(make_client: Callable[..., TestClient]) -> None:
+    """A worker kept each model it had read with its weights file open and, after an audit, its weights read whole,
+    until other models pushed it out of its cache: a deleted model's disk space was not given back, and the worker
+    grew by the weights of each model audited. Between jobs it now holds neither; the next job takes them again."""
+    client = make_client(concurrency=1)
+    store: Path = client.app.state.services.settings.store  # type: ignore[attr-defined]
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    xml, bin_data = reduce_ir("sum")
+    mid = client.post("/v1/models", files=files(xml, bin_data)).json()["id"]
+    first = client.post(f"/v1/models/{mid}/audit", json={})
+    assert first.status_code == 200, first.text
+    (pid,) = isolated.pids()
+    assert client.portal.call(isolated.run, "the look", _weights_held_whole) == []  # type: ignore[union-attr]
+    assert _store_files_open(pid, store) == []
+    again = client.post(f"/v1/models/{mid}/audit", json={})  # the parsed model kept, its weights read again
+    assert again.status_code == 200 and again.json()["layers"] == first.json()["layers"]
+    assert client.post(f"/v1/models/{mid}/layers/sum/run", json={"backends": ["numpy"]}).status_code == 200
+    assert client.delete(f"/v1/models/{mid}").status_code == 204
+    assert _store_files_open(pid, store) == [] and isolated.pids() == [pid]
+    assert_problem(client.post(f"/v1/models/{mid}/audit", json={}), 404, "not_found")
+
+
 class _NoMemoryToSend:
     """An answer whose pickling runs out of memory, as a document near the worker's memory bound can."""
 
