@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response, StreamingResponse
 
 from ovreduce import __version__
@@ -186,6 +187,8 @@ async def ready(services: ServicesDep) -> Response:
 @router.get("/models/{name}")
 @router.get("/models/{name}/versions/{version}")
 async def model_metadata(services: ServicesDep, name: str, version: str | None = None) -> Response:
+    if name == "stats" and version is None:  # the statistics extension's path (no model is named so): not served
+        raise StarletteHTTPException(404)
     return _json(await services.isolated.run("reading the model metadata", _metadata, name, version))
 
 

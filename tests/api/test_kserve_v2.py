@@ -137,6 +137,10 @@ def test_tritonclient_reports_an_unknown_model(server: tuple[str, dict[str, str]
     assert not client.is_model_ready(f"{ids['rmsnorm']}.999")
     with pytest.raises(InferenceServerException, match="no route for GET /v2/models/x/config"):
         client.get_model_config("x")
+    for model in ("", "x"):  # statistics, of the server (GET /v2/models/stats: no model named 'stats') or of a model
+        with pytest.raises(InferenceServerException, match=r"no route for GET /v2/models/(x/)?stats") as caught:
+            client.get_inference_statistics(model)
+        assert caught.value.status() == "404" and "unknown model" not in str(caught.value.message())
     tensor = triton.InferInput("data", [1], "FP32")
     tensor.set_data_from_numpy(np.zeros([1], np.float32))
     with pytest.raises(InferenceServerException, match="unknown model") as caught:
