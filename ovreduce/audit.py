@@ -46,6 +46,7 @@ those steps so that a test can check that the count grows linearly with the mode
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import ChainMap, Counter, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -116,6 +117,7 @@ from ovreduce.reports.audit import (
 )
 from ovreduce.reports.run import comparison_fields
 from ovreduce.shapes import PartialShape
+from ovreduce.tensors import INPUT_ONLY_TYPES
 
 __all__ = ["AuditProgress", "AuditReport", "AuditTimings", "AuditWork", "LayerAudit", "audit_model"]
 
@@ -465,7 +467,7 @@ def audit_model(
     except _FeedError as own:  # ovreduce's, not OpenVINO's: a refusal stays one, a bug is reported as a bug
         raise own.error from None
     except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
+        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
         why = f"{failed} (the audited run)"
         unchecked = [_unchecked(node, ids, why) for node in nodes] + unbuilt + _body_reductions(model, kinds, cut=why)
         return report(None, described, unchecked, [], failed, notes)
@@ -487,7 +489,7 @@ def audit_model(
     except MemoryLimitError:  # too large for this process: the answer is the limit
         raise
     except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last)}"
+        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
         return report(None, described, [], [], failed, notes)
     if steps:
         notes.append(_steps_note(ov_model, len(audited) - 1))
@@ -1089,16 +1091,33 @@ def _own(feed: NextInputs) -> NextInputs:
     return fed
 
 
-def _made_for(inputs: Sequence[AuditInput], stage: str) -> str:
+def _made_for(inputs: Sequence[AuditInput], stage: str, exc: Exception) -> str:
     """What a failure of OpenVINO in a run's ``stage`` may owe to the integer inputs ovreduce made for the model (ids,
     counts, shapes it reads from the graph, or seeded integers where it reads nothing): named, and how to rule them
-    out; nothing for a failure to compile, which no input causes."""
+    out; nothing for a failure to compile, which no input causes; an input type the device refuses is said instead
+    (:func:`_refused_types`)."""
+    refused = _refused_types(inputs, exc)
     made = [i.name for i in inputs if i.origin != "given" and i.element_type.startswith(("i", "u"))]
-    if not made or stage != "inference":
-        return ""
+    if refused or not made or stage != "inference":
+        return refused
     shown = ", ".join(repr(name[:60]) for name in made[:5]) + (" ..." if len(made) > 5 else "")
     return (f"; it ran on integer inputs ovreduce made ({shown}): where they must fit what the model does with them "
             f"(indices, counts, shapes), give them")  # fmt: skip
+
+
+def _refused_types(inputs: Sequence[AuditInput], exc: Exception) -> str:
+    """The inputs of a packed or 8-bit float type (:data:`INPUT_ONLY_TYPES`) that OpenVINO's failure names the type of
+    (a CPU takes no u1, u3 or u6 input): each named, with what ovreduce fed it, so that the refusal is read as the
+    device's and not the audit's."""
+    words = set(re.findall(r"[A-Za-z0-9]+", str(exc)))
+    refused = [i for i in inputs if i.element_type in INPUT_ONLY_TYPES and i.element_type in words]
+    if not refused:
+        return ""
+    said = "; ".join(f"the model's input {i.name!r} is {i.element_type}" for i in refused[:5])
+    types = ", ".join(sorted({i.element_type for i in refused}))
+    return (f"; the device takes no {types} input ({said}): OpenVINO refused the type itself, not the values ovreduce "
+            f"fed (packed as OpenVINO lays out such a tensor), so the model cannot run on this device with that input "
+            f"as it is")  # fmt: skip
 
 
 def _fed_embeddings(names: Sequence[set[str]]) -> bool:

@@ -24,14 +24,19 @@ from ovreduce.shapes import PartialShape
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "EXECUTABLE_TYPES",
+    "INPUT_ONLY_TYPES",
+    "NF4_VALUES",
     "check_elements",
     "concrete_shape",
     "conform_array",
     "from_kserve",
     "generate",
+    "generate_input",
     "json_quoted",
     "load_tensor",
+    "packed_codes",
     "to_kserve",
+    "within_input_range",
 ]
 
 # Element types a reduction can be executed on (by both backends).
@@ -39,6 +44,20 @@ EXECUTABLE_TYPES = frozenset(
     {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "boolean"}
 )
 
+
+# Element types a model input can be made in and fed, though no reduction executes on them: the packed (sub-byte)
+# and 8-bit float types, which a model converts before it computes (a compressed model's u4 or nf4 input). Their
+# values are held unpacked, one NumPy element each (u4 in uint8, i4 in int8, nf4 as the f32 value of its code, f8 and
+# f4e2m1 in ml_dtypes' types), and packed as OpenVINO lays out such a tensor when fed (see :func:`packed_codes`).
+INPUT_ONLY_TYPES = frozenset({"f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4", "i4", "u6", "u4", "u3", "u2", "u1"})
+
+NF4_VALUES = np.array(
+    [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+     -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+     0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0],
+    dtype=np.float32,
+)  # fmt: skip
+"""The values of nf4's 16 codes, by code, as OpenVINO converts them (``ConvertNF4``)."""
 
 DEFAULT_MAX_ELEMENTS = 1 << 28  # one tensor's elements where no limit is given: 1 GiB of f32
 
@@ -313,6 +332,89 @@ def generate(etype: ElementType, shape: Sequence[int], rng: np.random.Generator)
     return rng.integers(lo, hi, size=size, endpoint=True).astype(etype.numpy).reshape(shape)
 
 
+def _integer_range(etype: ElementType) -> tuple[int, int]:
+    """The values of an integer type, packed ones included (u4: 0..15, i4: -8..7)."""
+    if etype.is_packed or etype.name == "u6":
+        bits = etype.bitwidth
+        return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if etype.kind == "int" else (0, (1 << bits) - 1)
+    info = np.iinfo(etype.numpy)
+    return int(info.min), int(info.max)
+
+
+def generate_input(etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
+    """Seeded values for a model input of ``etype``: as :func:`generate` makes them for the types a reduction executes
+    on; for a type of :data:`INPUT_ONLY_TYPES`, values over its whole range (every code of a packed integer or nf4
+    type, normal floats rounded to an 8-bit float type, powers of two for f8e8m0), held unpacked."""
+    if etype.name not in INPUT_ONLY_TYPES:
+        return generate(etype, shape, rng)
+    size = math.prod(shape)
+    if etype.name == "nf4":
+        return NF4_VALUES[rng.integers(0, 16, size=size)].reshape(shape)
+    if etype.name == "f4e2m1":
+        codes: npt.NDArray[Any] = rng.integers(0, 16, size=size).astype(np.uint8).view(etype.numpy)
+        return codes.reshape(shape)
+    if etype.name == "f8e8m0":  # exponents only: positive powers of two
+        return (2.0 ** rng.integers(-8, 9, size=size)).astype(etype.numpy).reshape(shape)
+    if etype.is_real:
+        return rng.standard_normal(size).astype(etype.numpy).reshape(shape)
+    lo, hi = _integer_range(etype)
+    return rng.integers(lo, hi, size=size, endpoint=True).astype(etype.numpy).reshape(shape)
+
+
+def within_input_range(array: npt.NDArray[Any], etype: ElementType) -> npt.NDArray[Any]:
+    """``array`` (made for a model input of ``etype``) clipped to the values of a packed integer type (a u4 count
+    of 3 stays 3, a position past 15 becomes 15); any other array as it is."""
+    if etype.name in INPUT_ONLY_TYPES and etype.is_integral:
+        lo, hi = _integer_range(etype)
+        clipped: npt.NDArray[Any] = np.clip(array, lo, hi).astype(etype.numpy)
+        return clipped
+    return array
+
+
+def packed_codes(array: npt.NDArray[Any], etype: ElementType) -> npt.NDArray[np.uint8]:
+    """Each element of ``array`` (held unpacked, as :data:`INPUT_ONLY_TYPES` says) as its code of ``etype``'s
+    bitwidth: a u4's value, an i4's two's complement nibble, an nf4's index in :data:`NF4_VALUES` (the nearest),
+    an f4e2m1's bits."""
+    flat = np.asarray(array).reshape(-1)
+    if etype.name == "nf4":
+        nearest: npt.NDArray[np.uint8] = np.abs(flat.astype(np.float32)[:, None] - NF4_VALUES[None, :]).argmin(axis=1)
+        return nearest.astype(np.uint8)
+    if etype.name == "f4e2m1":
+        bits: npt.NDArray[np.uint8] = flat.astype(etype.numpy).view(np.uint8) & np.uint8(0xF)
+        return bits
+    return (flat.astype(np.int64) & ((1 << etype.bitwidth) - 1)).astype(np.uint8)
+
+
+def _check_input_only(array: npt.NDArray[Any], etype: ElementType, what: str) -> npt.NDArray[Any]:
+    """A given array for a model input of a type of :data:`INPUT_ONLY_TYPES`, as its values are held.
+
+    Raises:
+        InputError: values the type does not hold (an integer out of its range, a value no nf4 code has, a float
+            for an integer type).
+    """
+    kind = "f" if array.dtype.name in ("bfloat16",) or array.dtype.kind == "V" else array.dtype.kind
+    if etype.is_integral:
+        if kind not in "iub":
+            raise InputError(f"{what} holds {array.dtype} values but the model input is {etype}; give it integers")
+        lo, hi = _integer_range(etype)
+        if array.size and (int(array.min()) < lo or int(array.max()) > hi):
+            raise InputError(f"{what}: values from {int(array.min())} to {int(array.max())} do not fit in {etype} "
+                             f"[{lo}, {hi}]")  # fmt: skip
+        return array.astype(etype.numpy)
+    values = array.astype(np.float32) if kind == "f" or array.dtype == np.dtype(etype.numpy) else None
+    if values is None:
+        raise InputError(f"{what} holds {array.dtype} values but the model input is {etype}; give it float values")
+    if etype.name == "nf4":
+        if not np.isin(values, NF4_VALUES).all():
+            raise InputError(f"{what}: nf4 holds 16 values only (-1, -0.696..., ..., 1: its codes' values, as OpenVINO "
+                             f"converts them); give values among them")  # fmt: skip
+        return values
+    converted = values.astype(etype.numpy)
+    if np.any(~np.isfinite(converted.astype(np.float32)) & np.isfinite(values)):
+        raise InputError(f"{what}: values beyond the range of {etype} would not be finite in it")
+    return converted
+
+
 def _check_executable(etype: ElementType) -> None:
     if etype.name not in EXECUTABLE_TYPES:
         raise InputError(
@@ -356,16 +458,22 @@ def given_once(items: Mapping[str, Any], names: AbstractSet[str], what: str, par
     return found[0] if found else None
 
 
-def conform_array(array: npt.NDArray[Any], etype: ElementType, shape: PartialShape, what: str) -> npt.NDArray[Any]:
-    """Check a user-supplied array against the port it feeds; same-kind casts are allowed (f64 -> f32).
+def conform_array(
+    array: npt.NDArray[Any], etype: ElementType, shape: PartialShape, what: str, model_input: bool = False
+) -> npt.NDArray[Any]:
+    """Check a user-supplied array against the port it feeds; same-kind casts are allowed (f64 -> f32). A
+    ``model_input`` may also be of a type of :data:`INPUT_ONLY_TYPES` (held unpacked: see there).
 
     Raises:
         InputError: incompatible shape, a cast that would change the kind of values, integers that do not fit,
             or finite floats that would become infinite (1e300 in f32, 1e5 in f16).
     """
-    _check_executable(etype)
+    if not (model_input and etype.name in INPUT_ONLY_TYPES):
+        _check_executable(etype)
     if not shape.compatible(PartialShape.static(array.shape)):
         raise InputError(f"{what} has shape {list(array.shape)} but the layer expects {shape}")
+    if etype.name in INPUT_ONLY_TYPES:
+        return _check_input_only(_raw_read(array, np.dtype(etype.numpy)), etype, what)
     target = np.dtype(etype.numpy)
     array = _raw_read(array, target)
     if array.dtype == target:

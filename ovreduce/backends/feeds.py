@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce.ir.dtypes import ElementType
-from ovreduce.tensors import generate
+from ovreduce.tensors import generate_input, within_input_range
 
 T = TypeVar("T")
 
@@ -315,7 +315,12 @@ SAMPLE_TEXT = "The quick brown fox jumps over the lazy dog, and ovreduce audits 
 
 
 def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
-    """The input ``recipe`` describes, of element type ``etype`` and ``shape``."""
+    """The input ``recipe`` describes, of element type ``etype`` and ``shape`` (within a packed integer type's
+    values: a u4 index is at most 15)."""
+    return within_input_range(_make(recipe, etype, shape, rng), etype)
+
+
+def _make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
     dtype = etype.numpy
     shape = tuple(shape)
     if recipe.kind == "text":
@@ -338,4 +343,4 @@ def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rando
         return np.ones(shape, dtype=dtype)
     if recipe.kind == "axes":
         return np.resize(np.arange(recipe.high - 1, -1, -1) if recipe.high else np.zeros(1, int), shape).astype(dtype)
-    return generate(etype, shape, rng)
+    return generate_input(etype, shape, rng)

@@ -45,11 +45,19 @@ from ovreduce.errors import (
     LimitExceededError,
     MemoryLimitError,
 )
-from ovreduce.ir.dtypes import ELEMENT_TYPES, element_type
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
-from ovreduce.tensors import check_elements, conform_array, given_once, own_names, refuse_ambiguous
+from ovreduce.tensors import (
+    INPUT_ONLY_TYPES,
+    check_elements,
+    conform_array,
+    given_once,
+    own_names,
+    packed_codes,
+    refuse_ambiguous,
+)
 
 __all__ = [
     "KEPT_FACTOR",
@@ -516,10 +524,40 @@ def to_tensor(array: npt.NDArray[Any], type_name: str) -> Any:
     ov = openvino()
     array = np.asarray(array, order="C")  # not ascontiguousarray: it turns a 0-d array into shape (1,)
     etype = ELEMENT_TYPES.get(type_name)
+    if etype is not None and etype.name in INPUT_ONLY_TYPES:
+        return _packed_tensor(array, etype)
     if etype is None or etype.numpy is None or etype.is_packed or np.dtype(etype.numpy) != array.dtype:
         return ov.Tensor(array)
     raw = array.view(np.uint16) if type_name == "bf16" else array
     return ov.Tensor(raw, ov.Shape(list(array.shape)), getattr(ov.Type, type_name))
+
+
+def _packed_tensor(array: npt.NDArray[Any], etype: ElementType) -> Any:
+    """An OpenVINO tensor of a type of :data:`ovreduce.tensors.INPUT_ONLY_TYPES` holding ``array`` (its values held
+    unpacked), laid out as OpenVINO lays such a tensor out: one byte each for the 8-bit floats; u1 8 elements a byte,
+    the first in the most significant bit; u2, u4, i4, nf4 and f4e2m1 LSB-first; u3 and u6 in OpenVINO's blocks (as its
+    Constant packs them)."""
+    ov = openvino()
+    shape = ov.Shape(list(array.shape))
+    tensor = ov.Tensor(getattr(ov.Type, etype.name), shape)
+    if etype.bitwidth == 8:  # the f8 types: their bits
+        raw = np.asarray(array, dtype=etype.numpy).view(np.uint8).reshape(-1)
+    else:
+        codes = packed_codes(array, etype)
+        if etype.name == "u1":
+            raw = np.packbits(codes, bitorder="big")
+        elif etype.name in ("u3", "u6"):
+            packed = ov.op.Constant(getattr(ov.Type, etype.name), shape, codes.tolist()).get_tensor_view()
+            raw = np.asarray(packed.data, dtype=np.uint8).reshape(-1)
+        else:  # 2 or 4 bits, the first element in the lowest bits
+            per = 8 // etype.bitwidth
+            padded = np.zeros(-(-codes.size // per) * per, dtype=np.uint8)
+            padded[: codes.size] = codes
+            lanes = padded.reshape(-1, per).astype(np.uint16) << (np.arange(per, dtype=np.uint16) * etype.bitwidth)
+            raw = np.bitwise_or.reduce(lanes, axis=1).astype(np.uint8)
+    data = tensor.data.reshape(-1)
+    data[: raw.size] = raw[: data.size]
+    return tensor
 
 
 def _text(given: Any, declared: Any, what: str) -> npt.NDArray[Any]:
@@ -650,7 +688,7 @@ def model_inputs(
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:
             array = _text(given[match], declared, what) if etype.name == "string" else (
-                conform_array(np.asarray(given[match]), etype, declared, what))  # fmt: skip
+                conform_array(np.asarray(given[match]), etype, declared, what, model_input=True))  # fmt: skip
             origin = (origins or {}).get(match, "given")
             ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, origin))
             continue
