@@ -622,6 +622,7 @@ class _Port:
     target: Any  # the shape asked for: a given array's, a given shape, or the declared one
     array: npt.NDArray[Any] | None
     origin: str
+    asked: Any = None  # the shape given, where ovreduce settled its dynamic dims before the rest (token ids)
 
     @property
     def free(self) -> bool:
@@ -725,11 +726,13 @@ def model_inputs(
     described: list[AuditInput] = []
     notes: list[str] = []
     for port, dims in zip(ports, chosen, strict=True):
-        defaulted = tuple(i for i, d in enumerate(port.target) if not d.is_static)
+        asked = port.asked if port.asked is not None else port.target
+        defaulted = tuple(i for i, d in enumerate(asked) if not d.is_static)
         for i in defaulted:
             pin = pins.get(port.index, {}).get(i)
             why = f", the channels its {pin[1]} takes" if pin is not None and pin[0] == dims[i] else ""
             notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}{why}")
+            notes.append(f"input {port.label!r}: dynamic dimension {i} ({asked.dims[i]}) set to {dims[i]}")
         recipe = made[port.index]
         if port.array is not None:
             array, origin = port.array, port.origin
@@ -764,8 +767,8 @@ def model_inputs(
 def _disagreeing(
     ports: Sequence[_Port], names: Sequence[set[str]], arrays: Mapping[int, npt.NDArray[Any]]
 ) -> list[str]:
-    """A note for each input of :data:`ALONG_IDS` given in a shape other than the token ids': OpenVINO may take
-    them, but together they describe no one text (a mask of 5 beside 8 ids)."""
+    """A note for each input of :data:`ALONG_IDS` given or shaped (``--shape``) in a shape other than the token ids':
+    OpenVINO may take them, but together they describe no one text (a mask of 5 beside 8 ids)."""
     ids = _sequence(ports, names, lambda p: arrays[p.index].shape)
     if ids is None:
         return []
@@ -777,9 +780,10 @@ def _disagreeing(
         given = arrays[p.index].shape
         if "position_ids" in names[p.index] and len(given) == 3:  # per rotary section: [sections, batch, tokens]
             given = given[1:]
-        if p.array is not None and _runs_along_ids(names[p.index]) and given != (covered if mask else shape):
+        if _runs_along_ids(names[p.index]) and given != (covered if mask else shape):
             past = " and the past given" if mask and covered != shape else ""
-            notes.append(f"input {p.label!r} {list(arrays[p.index].shape)} is given in another shape than the token "
+            how = "is given in" if p.array is not None else "was shaped to" if not p.free and p.asked is None else "has"
+            notes.append(f"input {p.label!r} {list(arrays[p.index].shape)} {how} another shape than the token "
                          f"ids {ids.label!r} {list(shape)}{past}: OpenVINO may take them, but together they describe "
                          f"no one text")  # fmt: skip
     return notes
@@ -792,7 +796,8 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     where their declared shapes allow it."""
     from ovreduce.shapes import PartialShape
 
-    ports = [_prompt_length(p) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p for p in ports]
+    ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
+             for p in ports]  # fmt: skip
     ports = _follow_encoder_mask(ports, names)
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:
@@ -803,10 +808,10 @@ def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Po
     # a mask covers the past given too, as in the step of generation that past is for
     pasts = {False: _past_length(ports, names), True: _cross_length(ports, names)[0]}  # each kind's length
     covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + pasts[False]])
-    return [replace(p, target=shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
-            else replace(p, target=covered) if _along(p, names[p.index], covered)
+    return [_follow(p, shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
+            else _follow(p, covered) if _along(p, names[p.index], covered)
             else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
-            else replace(p, target=batch) if _beams(p, names[p.index], batch)
+            else _follow(p, batch) if _beams(p, names[p.index], batch)
             else replace(p, target=tokens) if p.free and "cache_position" in names[p.index]
             and p.declared.compatible(tokens)
             else _free_past(p, names[p.index], batch.to_list()[0], pasts[_encoders(names[p.index])])
@@ -904,16 +909,28 @@ def _sectioned(port: _Port, names: set[str], shape: Any) -> Any:
     return sections if port.declared.compatible(sections) else None
 
 
+def _open(port: _Port) -> bool:
+    """Whether ovreduce picks (some of) ``port``'s dims: not given, and left free or shaped with dims left dynamic
+    (``--shape attention_mask=[1,?]``)."""
+    return port.array is None and (port.free or not port.target.is_static)
+
+
+def _follow(port: _Port, shape: Any) -> _Port:
+    """``port`` at ``shape`` (the token ids'), the shape given kept for the notes where it was shaped."""
+    return replace(port, target=shape, asked=None if port.free else port.target)
+
+
 def _beams(port: _Port, names: set[str], batch: Any) -> bool:
-    """Whether ``port`` is a stateful LLM's ``beam_idx`` (which sequence each row's state is taken from), neither
-    given nor shaped: it has the token ids' batch."""
-    return port.free and "beam_idx" in names and port.declared.compatible(batch)
+    """Whether ``port`` is a stateful LLM's ``beam_idx`` (which sequence each row's state is taken from), not given
+    and not shaped to a static shape (:func:`_open`): it has the token ids' batch."""
+    return _open(port) and "beam_idx" in names and port.target.compatible(batch)
 
 
 def _along(port: _Port, names: set[str], shape: Any) -> bool:
     """Whether ``port`` runs along the token ids of ``shape``: one of :data:`ALONG_IDS` (not an encoder's
-    input, whose length is the encoder's, whatever its Parameter is called), neither given nor shaped."""
-    return port.free and _runs_along_ids(names) and port.declared.compatible(shape)
+    input, whose length is the encoder's, whatever its Parameter is called), not given and not shaped to a static
+    shape (:func:`_open`)."""
+    return _open(port) and _runs_along_ids(names) and port.target.compatible(shape)
 
 
 def _positions_of_tokens(names: set[str]) -> bool:
@@ -925,6 +942,22 @@ def _runs_along_ids(names: set[str]) -> bool:
     """Whether an input of these names runs along the token ids: one of :data:`ALONG_IDS`, not an encoder's input
     (whose length is the encoder's, whatever its Parameter is called)."""
     return bool(names & ALONG_IDS) and not _encoders(names)
+
+
+def _settled(port: _Port) -> _Port:
+    """``port`` (token ids, or their embeddings of a known width) shaped with dims left dynamic (``--shape
+    input_ids=[1,1..8]``) at one static shape, chosen as for ids left free: the batch its lower bound (at least 1),
+    the sequence :data:`PROMPT_TOKENS` long within the interval given; so that the inputs that run along the ids (the
+    mask, the positions, the beams) follow the very shape the ids get. ``asked`` keeps the shape given, for the
+    notes."""
+    from ovreduce.shapes import PartialShape
+
+    dims = port.target.dims
+    if port.free or port.target.is_static or dims is None or len(dims) not in (2, 3):
+        return port
+    if len(dims) == 3 and not dims[2].is_static:  # embeddings of no known width: the fills settle it
+        return port
+    return replace(port, target=PartialShape.static(list(_static(port.target, PROMPT_TOKENS))), asked=port.target)
 
 
 def _prompt_length(port: _Port) -> _Port:

@@ -671,3 +671,50 @@ def test_positions_per_rotary_section_follow_the_embeddings() -> None:
     given = np.broadcast_to(np.arange(8), (3, 1, 8)).astype(np.int64)
     _, _, notes = model_inputs(build(), {"position_ids": given}, 0)
     assert not any("describe no one text" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(
+    ("shaped", "expected"),
+    [
+        ({"input_ids": "[1,1..8]"}, (1, 8)),
+        ({"input_ids": "[1,4..8]"}, (1, 8)),
+        ({"input_ids": "[1,10..12]"}, (1, 10)),
+        ({"input_ids": "[2,?]"}, (2, 8)),
+        ({"input_ids": "[1..2,3..5]"}, (1, 5)),
+        ({"input_ids": "[1,3]", "attention_mask": "[1,?]"}, (1, 3)),
+        ({"attention_mask": "[1,?]"}, (1, 8)),
+    ],
+)
+def test_the_inputs_along_the_token_ids_follow_their_shape_however_it_was_given(
+    shaped: dict[str, str], expected: tuple[int, int]
+) -> None:
+    """Token ids shaped with an interval (``--shape input_ids=[1,1..8]``) were settled by OpenVINO's shape inference
+    on its own while the mask and positions took a default of their own ([1, 4] ids beside a [1, 1] mask): the ids
+    now get one static shape, as a prompt ovreduce makes (8 tokens, within the interval), and the inputs that run
+    along them follow it; an input along them shaped with a dim left open follows them too."""
+    from ovreduce.backends.openvino import model_inputs
+
+    model = ov.Core().read_model(str(EXPORTS / "llama_int4" / "openvino_model.xml"))
+    shapes = {name: PartialShape.parse(shape) for name, shape in shaped.items()}
+    arrays, described, notes = model_inputs(model, {}, 0, shapes=shapes)
+    fed = {i.name: arrays[k] for k, i in enumerate(described)}
+    assert fed["input_ids"].shape == expected, notes
+    assert fed["attention_mask"].shape == expected and (fed["attention_mask"] == 1).all(), notes
+    assert fed["position_ids"].tolist() == [list(range(expected[1]))] * expected[0], notes
+    assert fed["beam_idx"].tolist() == list(range(expected[0])), notes
+    assert not any("describe no one text" in note for note in notes), notes
+    for name, shape in shapes.items():  # what was left open is said, as ovreduce chose it
+        open_dims = [i for i, d in enumerate(shape) if not d.is_static]
+        assert all(f"input {name!r}: dynamic dimension {i} ({shape.dims[i]}) set to {expected[i]}" in notes
+                   for i in open_dims), notes  # fmt: skip
+        assert next(i for i in described if i.name == name).defaulted_dims == tuple(open_dims)
+
+
+def test_an_input_along_the_token_ids_shaped_to_another_length_is_said() -> None:
+    from ovreduce.backends.openvino import model_inputs
+
+    model = ov.Core().read_model(str(EXPORTS / "llama_int4" / "openvino_model.xml"))
+    shapes = {"input_ids": PartialShape.parse("[1,3]"), "attention_mask": PartialShape.parse("[1,5]")}
+    _, _, notes = model_inputs(model, {}, 0, shapes=shapes)
+    assert any("'attention_mask' [1, 5] was shaped to another shape than the token ids 'input_ids' [1, 3]" in note
+               for note in notes), notes  # fmt: skip
