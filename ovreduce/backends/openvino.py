@@ -641,7 +641,8 @@ def model_inputs(
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
     An input is given (an array, by tensor name, Parameter name or index; ``origins`` says how it was made, by
-    the same name, where that is more than "given"), shaped (``shapes``: an
+    the same name, where that is more than "given": such an array may be shaped too, by a shape it fits), shaped
+    (``shapes``: an
     :class:`ovreduce.shapes.PartialShape` by the same names) or seeded. ``ov_model`` is reshaped to the
     arrays' static shapes before anything is generated (as ``Model.reshape``; a dynamic rank included), so
     what compiles is what runs. Dynamic dims nobody fixed take a default: a leading batch dim its lower bound
@@ -685,6 +686,16 @@ def model_inputs(
         what = f"input {label!r}"
         match = given_once(given, names, what, "inputs")
         shape_match = given_once(shapes, names, what, "shapes")
+        made_for = (origins or {}).get(match) if match is not None else None
+        if match is not None and shape_match is not None and made_for is not None:
+            # an array made for the user (a prompt's tokens): a shape it fits is satisfied, another is a conflict
+            if not shapes[shape_match].compatible(PartialShape.static(np.shape(given[match]))):
+                raise InputError(
+                    f"{what} is {made_for}, of shape {list(np.shape(given[match]))}, which the shape given for it, "
+                    f"{shapes[shape_match]}, does not fit; give one of the two, or a shape that "
+                    f"{list(np.shape(given[match]))} fits"
+                )  # fmt: skip
+            shape_match = None
         if match is not None and shape_match is not None:
             raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
         if match is not None:

@@ -182,3 +182,23 @@ def test_a_text_input_that_is_not_unicode_is_an_input_error(capsys: pytest.Captu
     name = next(n.get_any_name() for n in __import__("openvino").Core().read_model(tokenizer).inputs)
     status, _, err = run_cli(capsys, "audit", str(tokenizer), "--input", f"{name}={tmp_path / 'text.npy'}")
     assert status == 2 and "element 0 is not valid Unicode" in err, err
+
+
+def test_a_shape_the_prompts_tokens_do_not_fit_is_a_conflict_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--prompt`` and ``--shape input_ids=...`` both ask for the ids' shape: one the prompt's tokens do not fit
+    was refused as an array "given" with a shape (none was given), and one they fit was refused too. The rule: a shape
+    the prompt's tokens fit is satisfied by them; any other is refused, naming both."""
+    prompt = "The quick brown fox"
+    tokens = tokenize(find_export(LLAMA), prompt)["input_ids"].shape[-1]
+    for shape in (f"[1,{tokens + 3}]", f"[2,{tokens}]", f"[1,1..{tokens - 1}]"):
+        status, out, err = run_cli(capsys, "audit", str(LLAMA), "--prompt", prompt, "--shape", f"input_ids={shape}")
+        assert status == 2 and out == "", err
+        assert (f"input 'input_ids' is the prompt, {tokens} tokens through openvino_tokenizer.xml, of shape "
+                f"[1, {tokens}], which the shape given for it, {shape}, does not fit" in err), err  # fmt: skip
+        assert "given both an array and a shape" not in err
+    for shaped in (["--shape", f"input_ids=[1,1..{tokens}]"], ["--shape", "input_ids=[1,?]", "--shape",
+                                                                "attention_mask=[?,?]"]):  # fmt: skip
+        doc = _audit(capsys, str(LLAMA), "--prompt", prompt, *shaped)
+        shapes = {i["name"]: i["shape"] for i in doc["inputs"]}  # type: ignore[attr-defined]
+        assert shapes["input_ids"] == shapes["attention_mask"] == shapes["position_ids"] == [1, tokens]
+        assert not any("another shape" in note for note in doc["notes"])  # type: ignore[attr-defined]
