@@ -31,6 +31,7 @@ MAX_TEXT_BYTES = 1 << 20
 
 _MODEL = "openvino_model.xml"
 _SEQ2SEQ = ("openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvino_decoder_with_past_model.xml")
+_LANGUAGE = "openvino_language_model.xml"  # a multimodal export's language model (a VLM's), beside its other parts
 _TOKENIZER = "openvino_tokenizer.xml"
 _DETOKENIZER = "openvino_detokenizer.xml"
 
@@ -40,7 +41,8 @@ class Export:
     """What an export directory holds.
 
     ``models`` are its model IRs: ``openvino_model.xml``; or the encoder, the decoder (and the decoder with past
-    of older exports); then any other ``openvino_<part>_model.xml`` (multimodal parts), by name. ``config`` is
+    of older exports); or a multimodal export's language model (``openvino_language_model.xml``, a VLM's); then any
+    other ``openvino_<part>_model.xml`` (multimodal parts: vision and text embeddings...), by name. ``config`` is
     ``config.json`` parsed (None where there is none).
     """
 
@@ -56,7 +58,9 @@ def find_export(path: str | os.PathLike[str]) -> Export:
 
     Raises:
         InputError: ``path`` is not a directory, holds no model IR named as optimum-intel names them (the message
-            lists the ``.xml`` files it does hold), or its ``config.json`` is not a JSON object.
+            lists the ``.xml`` files it does hold), holds several models and none an export's own (multimodal parts
+            without a language model, a diffusers pipeline's subfolders: the message lists them and how to give
+            each), or its ``config.json`` is not a JSON object.
         LimitExceededError: ``config.json`` is larger than :data:`MAX_CONFIG_BYTES`.
     """
     folder = Path(path)
@@ -70,7 +74,10 @@ def find_export(path: str | os.PathLike[str]) -> Export:
         names = [n for n in _SEQ2SEQ if n in xmls]
         if names and _SEQ2SEQ[1] not in names:
             names = []  # an encoder alone is no seq2seq export
+    if not names and _LANGUAGE in xmls:  # a VLM: the language model first, its vision and embedding parts after it
+        names = [_LANGUAGE]
     if not names:
+        _refuse_several(folder, xmls)
         held = ", ".join(xmls[:8]) or "none"
         if len(xmls) > 8:
             held += f" and {len(xmls) - 8} more"
@@ -87,6 +94,45 @@ def find_export(path: str | os.PathLike[str]) -> Export:
         detokenizer=folder / _DETOKENIZER if _DETOKENIZER in xmls else None,
         config=_config(folder / "config.json"),
     )
+
+
+def _refuse_several(folder: Path, xmls: list[str]) -> None:
+    """:class:`InputError` for a folder that holds models but not one optimum-intel makes an export's own: parts
+    (``openvino_<part>_model.xml``) with no language model among them, or a pipeline's models in subfolders (a
+    diffusers export: ``unet/openvino_model.xml``, ``text_encoder/``...), each listed with how to give it; nothing
+    where it holds neither."""
+    parts = [n for n in xmls if n.startswith("openvino_") and n.endswith("_model.xml")]
+    nested = []
+    try:
+        subfolders = sorted(p for p in folder.iterdir() if p.is_dir())
+    except OSError:
+        subfolders = []
+    for sub in subfolders[:_MAX_SUBFOLDERS]:
+        try:
+            found = sorted(p.name for p in sub.glob("openvino_*model.xml") if p.is_file())
+        except OSError:
+            continue
+        nested += [f"{sub.name}/{n}" for n in ([_MODEL] if _MODEL in found else found)]
+    if not nested and len(parts) < 2:  # a part alone (an encoder without its decoder): listed among the .xml files
+        return
+    pipeline = (
+        " (a diffusers pipeline, as its model_index.json says)" if (folder / "model_index.json").is_file() else ""
+    )
+    models = parts + nested
+    shown = ", ".join(models[:12]) + (f" and {len(models) - 12} more" if len(models) > 12 else "")
+    how = ", ".join(str(folder / (m.split("/")[0] if m.endswith(f"/{_MODEL}") else m)) for m in models[:3])
+    own = f" (a folder holding {_MODEL} is an export of its own)" if any("/" in m for m in models) else ""
+    raise InputError(
+        f"{folder}: holds {len(models)} model{'s' if len(models) > 1 else ''}{pipeline}, none of them the model of an "
+        f"optimum-intel export "
+        f"({_MODEL}, {_SEQ2SEQ[0]} with {_SEQ2SEQ[1]}, or a multimodal export's {_LANGUAGE}): {shown}; give each "
+        f"by its path{own}: {how}{' ...' if len(models) > 3 else ''}",
+        parameter="export",
+    )
+
+
+_MAX_SUBFOLDERS = 64
+"""Subfolders of a folder that is no export looked into for the models of a pipeline, at most."""
 
 
 def _config(path: Path) -> Mapping[str, Any] | None:

@@ -202,3 +202,31 @@ def test_a_shape_the_prompts_tokens_do_not_fit_is_a_conflict_said(capsys: pytest
         shapes = {i["name"]: i["shape"] for i in doc["inputs"]}  # type: ignore[attr-defined]
         assert shapes["input_ids"] == shapes["attention_mask"] == shapes["position_ids"] == [1, tokens]
         assert not any("another shape" in note for note in doc["notes"])  # type: ignore[attr-defined]
+
+
+def test_a_multimodal_export_audits_its_language_model_and_names_the_rest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """As a seq2seq export audits its encoder and names the rest: a VLM's folder was refused as no export at all, and a
+    diffusers pipeline's said it held no .xml file, with no word of the models in its subfolders."""
+    vlm = tmp_path / "vlm"
+    vlm.mkdir()
+    for part in ("language", "vision_embeddings", "text_embeddings"):
+        shutil.copy(LLAMA / "openvino_model.xml", vlm / f"openvino_{part}_model.xml")
+        shutil.copy(LLAMA / "openvino_model.bin", vlm / f"openvino_{part}_model.bin")
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "config.json"):
+        shutil.copy(LLAMA / name, vlm / name)
+    doc = _audit(capsys, str(vlm), "--prompt", "hello", "--precision", "f32")
+    assert doc["model"] == str(vlm / "openvino_language_model.xml")
+    assert any("the export also holds openvino_text_embeddings_model.xml, openvino_vision_embeddings_model.xml: audit "
+               "each by its path" in n for n in doc["notes"])  # type: ignore[attr-defined]  # fmt: skip
+    pipeline = tmp_path / "sd"
+    for part in ("unet", "text_encoder"):
+        (pipeline / part).mkdir(parents=True)
+        shutil.copy(LLAMA / "openvino_model.xml", pipeline / part / "openvino_model.xml")
+    status, out, err = run_cli(capsys, "audit", str(pipeline))
+    assert status == 2 and out == ""
+    assert (
+        "text_encoder/openvino_model.xml, unet/openvino_model.xml; give each by its path (a folder holding "
+        f"openvino_model.xml is an export of its own): {pipeline / 'text_encoder'}, {pipeline / 'unet'}" in err
+    ), err

@@ -142,3 +142,59 @@ def test_without_openvino_tokenizers_tokenize_says_what_to_install() -> None:
         '2026.4.1: pip install "openvino-tokenizers==2026.4.1.*" (OpenVINO: Cannot create SpecialTokensSplit layer '
         "SpecialTokensSplit_16502 id:20 from unsupported opset: extension)"
     ), done.stderr
+
+
+def _copy_model(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes())
+    target.with_suffix(".bin").write_bytes(source.with_suffix(".bin").read_bytes())
+
+
+def _vlm(folder: Path, language: bool = True) -> Path:
+    """A multimodal export as optimum-intel writes a VLM's: its language model, vision and text embeddings, and
+    tokenizer."""
+    parts = ["vision_embeddings", "text_embeddings"] + (["language"] if language else [])
+    for part in parts:
+        _copy_model(HERE / "llama_int4" / "openvino_model.xml", folder / f"openvino_{part}_model.xml")
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "config.json"):
+        (folder / name).write_bytes((HERE / "llama_int4" / name).read_bytes())
+    return folder
+
+
+def test_a_multimodal_export_s_language_model_comes_first(tmp_path: Path) -> None:
+    """A VLM's folder (no openvino_model.xml) was no export: "not an optimum-intel export". Its language model is its
+    model, as a seq2seq export's encoder is, the other parts after it."""
+    export = ovreduce.find_export(_vlm(tmp_path / "vlm"))
+    assert [p.name for p in export.models] == [
+        "openvino_language_model.xml",
+        "openvino_text_embeddings_model.xml",
+        "openvino_vision_embeddings_model.xml",
+    ]
+    assert export.tokenizer == tmp_path / "vlm" / "openvino_tokenizer.xml"
+
+
+def test_a_folder_of_parts_or_of_a_pipeline_lists_its_models_and_how_to_give_each(tmp_path: Path) -> None:
+    parts = _vlm(tmp_path / "parts", language=False)
+    with pytest.raises(InputError) as caught:
+        ovreduce.find_export(parts)
+    assert caught.value.message.startswith(
+        f"{parts}: holds 2 models, none of them the model of an optimum-intel export"
+    )
+    assert caught.value.message.endswith(
+        ": openvino_text_embeddings_model.xml, openvino_vision_embeddings_model.xml; give each by its path: "
+        f"{parts / 'openvino_text_embeddings_model.xml'}, {parts / 'openvino_vision_embeddings_model.xml'}"
+    )
+    pipeline = tmp_path / "sd"
+    for part in ("unet", "text_encoder", "vae_decoder"):
+        _copy_model(HERE / "bert_encoder" / "openvino_model.xml", pipeline / part / "openvino_model.xml")
+    (pipeline / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
+    with pytest.raises(InputError) as caught:
+        ovreduce.find_export(pipeline)
+    assert caught.value.message == (
+        f"{pipeline}: holds 3 models (a diffusers pipeline, as its model_index.json says), none of them the model of "
+        "an optimum-intel export (openvino_model.xml, openvino_encoder_model.xml with openvino_decoder_model.xml, or a "
+        "multimodal export's openvino_language_model.xml): text_encoder/openvino_model.xml, unet/openvino_model.xml, "
+        "vae_decoder/openvino_model.xml; give each by its path (a folder holding openvino_model.xml is an export of "
+        f"its own): {pipeline / 'text_encoder'}, {pipeline / 'unet'}, {pipeline / 'vae_decoder'}"
+    )
+    assert [p.name for p in ovreduce.find_export(pipeline / "unet").models] == ["openvino_model.xml"]
