@@ -492,7 +492,7 @@ def audit_model(
         failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
         return report(None, described, [], [], failed, notes)
     if steps:
-        notes.append(_steps_note(ov_model, len(audited) - 1))
+        notes.append(_steps_note(probe, len(audited) - 1, arrays))
     elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
@@ -566,7 +566,8 @@ def audit_model(
                 name, shared[name], "this one", plain[0].effective_precision
             )
         layers.append(layer)
-    audited_bodies = branches.audit(audited[0], model, kinds, device, precision, deadline, atol, rtol, work)
+    audited_bodies = _across_steps([branches.audit(run, model, kinds, device, precision, deadline, atol, rtol, work)
+                                    for run in audited])  # fmt: skip
     layers += unbuilt + [row for rows in audited_bodies.values() for row in rows]
     layers += _body_reductions(model, kinds, skip=set(audited_bodies))
     if target is not None:
@@ -1008,6 +1009,33 @@ def _worst_step(per_step: list[LayerAudit]) -> LayerAudit:
     return worst
 
 
+def _across_steps(per_step: list[dict[str, list[LayerAudit]]]) -> dict[str, list[LayerAudit]]:
+    """The rows of the top-level Ifs' bodies over the runs of a stateful model (the first and each decode step), as a
+    top-level reduction's are (:func:`_worst_step`): each reduction's worst step among those whose run took its
+    branch, established where any of them could show an error; a body no run took (or none could run) keeps the first
+    run's rows, which say why."""
+    if len(per_step) == 1:
+        return per_step[0]
+    merged: dict[str, list[LayerAudit]] = {}
+    for path, first in per_step[0].items():
+        ran = [(k, rows[path]) for k, rows in enumerate(per_step)
+               if path in rows and rows[path] and all(row.audited for row in rows[path])]  # fmt: skip
+        if not ran:
+            merged[path] = first
+            continue
+        rows = []
+        for i in range(len(ran[0][1])):
+            steps = [(k, found[i]) for k, found in ran if i < len(found)]
+            worst = _worst_step([row for _, row in steps])
+            worst.step = steps[worst.step or 0][0] if worst.step is not None else steps[0][0]
+            taken = len(steps)
+            worst.notes.append(f"judged over the {taken} of the {len(per_step)} runs (the first and its decode steps) "
+                               f"whose If took this branch: the row shows the step of its worst error")  # fmt: skip
+            rows.append(worst)
+        merged[path] = rows
+    return merged
+
+
 def _decoding(
     ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
 ) -> tuple[NextInputs, NextInputs]:
@@ -1018,12 +1046,8 @@ def _decoding(
     was. Every run
     replays the audited run's feeds, so that they differ in precision only."""
     made = recipes(ov_model)
-    outputs = [set(port.get_names()) for port in ov_model.outputs]
-    logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
     names = [set(port.get_names()) for port in ov_model.inputs]
-    ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
-    # (a model fed embeddings has no token input: its token_type_ids are no token)
-    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not _fed_embeddings(names) else None)
+    token, logits = _token_and_logits(ov_model, first, made)
     if token is not None and logits is not None and first[token].ndim == 2 and first[token].shape[1] == 0:
         raise InputError(
             f"{steps} decode step(s) asked for after an empty prompt ({ov_model.inputs[token].get_any_name()} is "
@@ -1062,6 +1086,19 @@ def _decoding(
         return recorded[step] if step < len(recorded) else None
 
     return _own(next_inputs), replay
+
+
+def _token_and_logits(ov_model: Any, first: Mapping[int, npt.NDArray[Any]], made: Sequence[Any]) -> tuple[
+        int | None, int | None]:  # fmt: skip
+    """The input a decode step feeds its new token to (token ids; else the first input of ids, where the model is not
+    fed embeddings) and the output named ``logits`` its argmax is taken of, by index (None: there is none)."""
+    outputs = [set(port.get_names()) for port in ov_model.outputs]
+    logits = next((i for i, names in enumerate(outputs) if "logits" in names), None)
+    names = [set(port.get_names()) for port in ov_model.inputs]
+    ids = [i for i, r in enumerate(made) if r.kind == "ids" and i in first]
+    # (a model fed embeddings has no token input: its token_type_ids are no token)
+    token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not _fed_embeddings(names) else None)
+    return token, logits
 
 
 def _last_position(logits: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -1125,16 +1162,36 @@ def _fed_embeddings(names: Sequence[set[str]]) -> bool:
     return any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
 
 
-def _steps_note(ov_model: Any, decoded: int) -> str:
+def _steps_note(ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any]]) -> str:
+    """What the decode steps were fed, as :func:`_decoding` feeds them: the argmax token only where the model has
+    ``logits`` to take it of, the mask and positions only where it takes them."""
     variables = len(ov_model.get_sinks())
-    fed = ("a new token's embedding (seeded normal values: the model takes no token ids)"
-           if _fed_embeddings([set(port.get_names()) for port in ov_model.inputs])
-           else "the argmax token of the step before")  # fmt: skip
+    made = recipes(ov_model)
+    names = [set(port.get_names()) for port in ov_model.inputs]
+    token, logits = _token_and_logits(ov_model, first, made)
+    if token is not None and first[token].ndim == 2:
+        label = ov_model.inputs[token].get_any_name()
+        fed = [f"the argmax token of the step before (of its logits) as {label!r}" if logits is not None
+               else f"a seeded random token id in [0, {made[token].high}) as {label!r} (the model has no 'logits' "
+                    f"output to take the likeliest token of)"]  # fmt: skip
+    elif _fed_embeddings(names):
+        fed = ["a new token's embedding (seeded normal values: the model takes no token ids)"]
+    else:
+        fed = []
+    others = [ov_model.inputs[i].get_any_name() for i, r in enumerate(made)
+              if r.kind == "ids" and i != token and i in first and first[i].ndim == 2]  # fmt: skip
+    if others:
+        fed.append(f"seeded random ids as {', '.join(map(repr, others))}")
+    if any(r.kind == "ones" and names[i] & GROWING_MASKS and i in first for i, r in enumerate(made)):
+        fed.append("an attention mask one longer")
+    if any(r.kind == "positions" and i in first for i, r in enumerate(made)):
+        fed.append("the next position")
+    said = (", ".join(fed[:-1]) + " and " + fed[-1] if len(fed) > 1 else fed[0]) if fed else "the first run's inputs"
     return (
         f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "
-        f"carried its state from the first run through {decoded} decode step(s), each fed {fed}, an attention mask "
-        f"one longer and the next position; every run replayed the same tokens. A row shows the step of its worst "
-        f"error (0: the first run)"
+        f"carried its state from the first run through {decoded} decode step(s), each fed {said}; every run "
+        f"replayed the same feeds. A row shows the step of its worst error (0: the first run), the rows of a "
+        f"top-level If's bodies too"
     )
 
 

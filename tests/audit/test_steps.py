@@ -327,3 +327,74 @@ def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_pa
         model.close()
     assert doc.error is None and doc.steps == 2, doc.error
     assert [layer.status for layer in doc.layers] == ["ok"]
+
+
+def _stateful_with_if(path: Path, logits: bool = True) -> Path:
+    """A stateful model whose cache (the state and this run's token rows) goes through a top-level If, whose then
+    body reduces it along the sequence: a prompt of one token leaves that reduction one element per slice on the
+    first run (nothing established), and the decode steps grow it."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
+    variable = Variable(info)
+    cache = ops.concat([ops.read_value(variable), rows], 1)
+    inner = ops.parameter([1, -1, 16], np.float32, name="inner")
+    summed = ops.reduce_sum(inner, ops.constant(np.array([1], np.int64)), False, name="body_sum")
+    then_body = ov.Model([ops.result(summed)], [inner], "then")
+    other = ops.parameter([1, -1, 16], np.float32, name="other")
+    else_body = ov.Model(
+        [ops.result(ops.squeeze(ops.gather(other, ops.constant(np.array([0])), ops.constant(np.int64(1))), [1]))],
+        [other],
+        "else",
+    )
+    condition = ops.greater(
+        ops.reduce_sum(ids, ops.constant(np.array([0, 1], np.int64)), False), ops.constant(np.array(-1, np.int64))
+    )  # ids are never negative: the then body
+    branch = ops.if_op(condition.output(0))
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(cache.output(0), inner, other)
+    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    head = ops.matmul(out, ops.constant(rng.standard_normal((16, 100)).astype(np.float32)), False, False)
+    if logits:
+        head.output(0).set_names({"logits"})
+    ov.save_model(ov.Model([ops.result(head)], [ops.assign(cache, variable)], [ids], "if_in_steps"), path)
+    return path
+
+
+def test_a_top_level_if_s_body_is_judged_over_the_steps(tmp_path: Path) -> None:
+    """The body's reduction was judged on the first run only: one token, one element per slice, nothing established,
+    though the decode steps fed it a growing cache; its row now shows its worst step, as a top-level row does."""
+    model = load_ir(_stateful_with_if(tmp_path / "m.xml"))
+    try:
+        doc = audit_model(model, inputs={"input_ids": np.array([[7]], np.int64)}, precision="f32", steps=3)
+        first = audit_model(model, inputs={"input_ids": np.array([[7]], np.int64)}, precision="f32")
+    finally:
+        model.close()
+    assert doc.error is None, doc.error
+    body = next(layer for layer in doc.layers if layer.layer_name == "body_sum")
+    assert next(layer for layer in first.layers if layer.layer_name == "body_sum").status == "not-established"
+    assert body.body_path is not None and body.status == "ok", body
+    assert body.step is not None and 0 <= body.step <= 3 and body.input_shape is not None
+    assert body.input_shape[1] == body.step + 1  # the cache the step shown fed it
+    assert any("judged over the 4 of the 4 runs" in note for note in body.notes), body.notes
+
+
+def test_the_steps_note_says_what_the_steps_were_fed(tmp_path: Path) -> None:
+    """A model with no ``logits`` output is fed seeded random ids each step; the note said "the argmax token"."""
+    for logits, said in ((True, "each fed the argmax token of the step before (of its logits) as 'input_ids';"),
+                         (False, "each fed a seeded random token id in [0, 100) as 'input_ids' (the model has no "
+                                 "'logits' output to take the likeliest token of);")):  # fmt: skip
+        model = load_ir(_stateful_with_if(tmp_path / f"m{logits}.xml", logits=logits))
+        try:
+            doc = audit_model(model, precision="f32", steps=2)
+        finally:
+            model.close()
+        assert any(said in note for note in doc.notes), doc.notes
+        assert not any("mask" in note and "decode step" in note for note in doc.notes)  # it takes none
