@@ -566,6 +566,7 @@ def audit_model(
                 name, shared[name], "this one", plain[0].effective_precision
             )
         layers.append(layer)
+    bodies = {ref.path: ref for ref in model.bodies()}  # to name each body's container as the rows name them
     audited_bodies = _across_steps([branches.audit(run, model, kinds, device, precision, deadline, atol, rtol, work)
                                     for run in audited])  # fmt: skip
     layers += unbuilt + [row for rows in audited_bodies.values() for row in rows]
@@ -575,7 +576,8 @@ def audit_model(
             if row.target is None:  # a body's reduction, or one the time limit left: its chain was not captured
                 why = row.not_established or "its input chain was not captured"
                 if row.audited and row.body_path:
-                    why = f"its input chain inside the {row.body_path} body is not captured for the target precision"
+                    why = (f"its input chain inside {_body_words(bodies, row.body_path)} is not captured for the "
+                           f"target precision")  # fmt: skip
                 row.target = TargetHeadroom("not-established", False, f"not examined: {why}")
     finals = _final_outputs(ov_model, plain, audited, work)
     if any(not f.identical for f in finals):
@@ -1266,22 +1268,26 @@ class _Branches:
                 except OvReduceError:  # the IR has no such body (OpenVINO's reading differs): leave it listed
                     continue
                 if branch != taken:
-                    name = node.get_friendly_name()
-                    why = (f"inside the {role} body of If {name!r} (layer {if_id}), which did not run: the condition "
-                           f"was {'false' if taken else 'true'}")  # fmt: skip
+                    refs = {ref.path: ref for ref in model.bodies()}
+                    why = (f"inside {_body_words(refs, path)}, which did not run: the condition was "
+                           f"{'false' if taken else 'true'}")  # fmt: skip
                     out[path] = [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
-                    for ref in model.bodies():  # the bodies nested in it did not run either
+                    for ref in refs.values():  # the bodies nested in it did not run either
                         if ref.path.startswith(f"{path}/"):
-                            out[ref.path] = [_unaudited(layer, why, ref.path) for layer in ref.body.graph.layers
+                            inner = f"inside {_body_words(refs, ref.path)}, which did not run: the condition was " + (
+                                "false" if taken else "true")  # fmt: skip
+                            out[ref.path] = [_unaudited(layer, inner, ref.path) for layer in ref.body.graph.layers
                                              if layer.type in kinds]  # fmt: skip
                     continue
                 body = node.get_then_body() if branch == 0 else node.get_else_body()
                 feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}
-                out[path] = self._run(body, feeds, graph, path, kinds, device, precision, deadline, atol, rtol, work)
+                words = _body_words({ref.path: ref for ref in model.bodies()}, path)
+                out[path] = self._run(body, feeds, graph, path, words, kinds, device, precision, deadline, atol, rtol,
+                                      work)  # fmt: skip
         return out
 
     def _run(
-        self, body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str,
+        self, body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str, words: str,
         kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
         atol: float | None, rtol: float | None, work: AuditWork,
     ) -> list[LayerAudit]:  # fmt: skip
@@ -1289,7 +1295,7 @@ class _Branches:
         nodes = _reduction_nodes(marked, kinds, work)
         ids = _layer_ids(graph, work)
         marks, slots = _marks(nodes)
-        what = f"the audit of the {path} body"
+        what = f"the audit of {words}"
         check_kept(marks, self.max_elements, what=what)
         try:
             run = run_marked(marked, marks, feeds, device, precision, deadline=deadline)
@@ -1297,7 +1303,7 @@ class _Branches:
         except MemoryLimitError:  # too large for this process: the answer is the limit
             raise
         except Exception as exc:  # the body alone refused or did not finish: its reductions stay listed
-            why = f"the {path} body, run alone on the values it received, failed: {clean_message(exc)}"
+            why = f"{words}, run alone on the values it received, failed: {clean_message(exc)}"
             return [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
         check_captured(marks, [run], self.max_elements, what=what)
         rows = []
@@ -1309,7 +1315,7 @@ class _Branches:
             row.runtime_precision = run.runtime_precision.get(name)
             row.plain_runtime_precision = plain.runtime_precision.get(name)
             row.not_established = row.not_established or _runs_unobserved(row, plain, node)
-            row.notes.append(f"audited from the {path} body run alone on the values the If gave it in the whole run")
+            row.notes.append(f"audited from {words}, run alone on the values the If gave it in the whole run")
             work.reductions_checked += 1
             rows.append(row)
         return rows
@@ -1337,23 +1343,41 @@ def _body_reductions(
     marked as an output. The bodies of a top-level If are audited from the whole run, run alone: where ``cut``
     says why the whole run did not finish, that is their reason."""
     rows = []
-    for ref in model.bodies():
+    refs = {ref.path: ref for ref in model.bodies()}
+    for ref in refs.values():
         if skip and ref.path in skip:
             continue
         container = ref.container
         for layer in ref.body.graph.layers:
             if layer.type not in kinds:
                 continue
-            body = "the body" if ref.body.role == "body" else f"the {ref.body.role} body"
             why = (
-                f"inside {body} of {container.type} {container.name!r} (layer {container.id}): no tensor of a body "
-                f"can be captured from the whole model's run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` "
-                f"runs it on its own"
+                f"inside {_body_words(refs, ref.path)}: no tensor of a body can be captured from the whole model's "
+                f"run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` runs it on its own"
             )
             if cut is not None and container.type == "If" and ref.path.count("/") == 1:
-                why = f"inside {body} of If {container.name!r} (layer {container.id}): {cut}"
+                why = f"inside {_body_words(refs, ref.path)}: {cut}"
             rows.append(_unaudited(layer, why, ref.path))
     return rows
+
+
+def _body_words(refs: Mapping[str, Any], path: str) -> str:
+    """The body at the ids ``path`` in words, its container named as a row names a top-level one (type, name and
+    layer: ``the then body of If 'cond' (layer 2)``), and a nested one's with the ids path of its layer, within its
+    container's body: ``the body of Loop 'steps' (layer 2/then/5), in the then body of If 'cond' (layer 2)``."""
+    parts = []
+    current: str | None = path
+    while current is not None:
+        ref = refs.get(current)
+        if ref is None:  # (every path the audit names is one of the model's bodies)
+            parts.append(f"the {current} body")
+            break
+        parent = current.rsplit("/", 2)[0] if current.count("/") >= 3 else None
+        role = "the body" if ref.body.role == "body" else f"the {ref.body.role} body"
+        where = ref.container.id if parent is None else f"{parent}/{ref.container.id}"
+        parts.append(f"{role} of {ref.container.type} {ref.container.name!r} (layer {where})")
+        current = parent
+    return ", in ".join(parts)
 
 
 def _exact_float(array: npt.NDArray[Any]) -> npt.NDArray[Any]:

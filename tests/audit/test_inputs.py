@@ -431,8 +431,11 @@ def test_the_reductions_of_bodies_nested_in_a_branch_that_did_not_run_say_so(tmp
     doc = _audit(path, inputs={"cond": np.array(False)})
     rows = {layer.body_path: layer for layer in doc.layers if layer.status == "not-audited"}
     assert sorted(rows) == ["2/then", "2/then/4/else", "2/then/4/then"], sorted(rows)
-    for row in rows.values():  # the inner If is in the then body, which did not run
-        assert row.not_established is not None and row.not_established.startswith("inside the then body of If ")
+    for row in rows.values():  # the inner If is in the then body, which did not run: named last, as the reason
+        assert row.not_established is not None and row.not_established.startswith("inside the ")
+        assert (
+            "the then body of If 'If_" in row.not_established and "(layer 2), which did not run" in row.not_established
+        )
         assert row.not_established.endswith("which did not run: the condition was false"), row.not_established
 
 
@@ -718,3 +721,53 @@ def test_an_input_along_the_token_ids_shaped_to_another_length_is_said() -> None
     _, _, notes = model_inputs(model, {}, 0, shapes=shapes)
     assert any("'attention_mask' [1, 5] was shaped to another shape than the token ids 'input_ids' [1, 3]" in note
                for note in notes), notes  # fmt: skip
+
+
+def _loop_in_if(path: Path) -> Path:
+    """An If ('branch') on ``cond`` whose then body holds a ReduceMean and a Loop ('steps') with a ReduceSum in its
+    body; a ReduceMax in the else body."""
+    axes = ops.constant(np.array([1], np.int64))
+    cond, x = ops.parameter([], np.bool_, name="cond"), ops.parameter([2, 8], np.float32, name="x")
+    then_x, inner = ops.parameter([2, 8], np.float32), ops.parameter([2, 8], np.float32)
+    summed = ops.result(ops.reduce_sum(inner, axes, name="loop_sum"))
+    loop = ops.loop(ops.constant(np.int64(2)), ops.constant(np.array(True)))
+    loop.set_friendly_name("steps")
+    loop.set_function(ov.Model([ops.result(ops.constant(np.array(True))), summed], [inner]))
+    loop.set_special_body_ports([-1, 0])
+    loop.set_invariant_input(inner, then_x.output(0))
+    then_out = ops.result(ops.add(ops.reduce_mean(then_x, axes, name="then_mean"),
+                                  loop.get_iter_value(summed.output(0), -1)))  # fmt: skip
+    else_x = ops.parameter([2, 8], np.float32)
+    else_out = ops.result(ops.reduce_max(else_x, axes, name="else_max"))
+    branch = ops.if_op(cond.output(0))
+    branch.set_friendly_name("branch")
+    branch.set_then_body(ov.Model([then_out], [then_x]))
+    branch.set_else_body(ov.Model([else_out], [else_x]))
+    branch.set_input(x.output(0), then_x, else_x)
+    ov.save_model(ov.Model([ops.result(branch.set_output(then_out, else_out))], [cond, x]), path)
+    return path
+
+
+def test_the_containers_of_body_rows_are_named_as_top_level_ones_are(tmp_path: Path) -> None:
+    """A body's rows named it by its ids path ("the 2/then body"), where a top-level container is named by its type,
+    name and layer; a nested body's container is now named so too, with the ids path of its layer, within its own
+    container's body."""
+    path = _loop_in_if(tmp_path / "m.xml")
+    doc = _audit(path, inputs={"cond": np.array(True)}, target="f16")
+    rows = {layer.layer_name: layer for layer in doc.layers}
+    outer = "the then body of If 'branch' (layer 2)"
+    assert f"audited from {outer}, run alone on the values the If gave it in the whole run" in rows["then_mean"].notes
+    assert rows["then_mean"].target is not None
+    assert rows["then_mean"].target.message == f"not examined: its input chain inside {outer} is not captured for " \
+                                               f"the target precision"  # fmt: skip
+    assert rows["loop_sum"].not_established is not None
+    assert rows["loop_sum"].not_established.startswith(
+        f"inside the body of Loop 'steps' (layer 2/then/5), in {outer}: "
+    )
+    for row in doc.layers:  # no body named by its ids path alone
+        said = " ".join([row.not_established or "", *row.notes, row.target.message if row.target else ""])
+        assert "the 2/then body" not in said and "the 2/then/5/body body" not in said, said
+    skipped = _audit(path, inputs={"cond": np.array(False)})
+    inner = next(layer for layer in skipped.layers if layer.layer_name == "loop_sum")
+    assert inner.not_established == (f"inside the body of Loop 'steps' (layer 2/then/5), in {outer}, which did not "
+                                     f"run: the condition was false")  # fmt: skip

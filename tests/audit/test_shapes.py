@@ -207,7 +207,10 @@ def test_a_tensor_sized_by_input_values_in_an_if_body_is_held_to_the_budget(tmp_
     out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
     path = _save(ov.Model([out], [n, cond]), tmp_path / "if.xml")
     inputs = {"n": np.array(5000, np.int64), "cond": np.array(True)}
-    with pytest.raises(LimitExceededError, match=r"in the audit of the \d+/then body, the output 0 of Range 'values'"):
+    with pytest.raises(
+        LimitExceededError,
+        match=r"in the audit of the then body of If 'If_\d+' \(layer \d+\), the output 0 of Range 'values'",
+    ):
         _audit(path, inputs=inputs, max_elements=4096)
     [row] = [row for row in _audit(path, inputs=inputs, max_elements=8192).layers if row.body_path]
     assert row.input_shape == (5000,)
