@@ -542,11 +542,19 @@ def audit_model(
         ]  # fmt: skip
         times.reference_seconds += sum(row.reference_seconds for row in per_step)
         times.check_seconds += sum(row.check_seconds for row in per_step)
+        unseen: str | None = None  # why the kernel the model runs is not the one observed (its tensors marked)
+        if shared[name] == 1:  # (execution graphs name kernels by node name)
+            for row in per_step:
+                row.runtime_precision = audited[0].runtime_precision.get(name)
+                row.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
+            unseen = _runs_unobserved(per_step[0], plain[0] if plain else None, node)
+        elif plain and plain[0].effective_precision not in ("f32", None):
+            unseen = _named_alike(name, shared[name], "this one", plain[0].effective_precision)
         if target is not None:
             began = time.perf_counter()
             headroom = _worst_target(
                 [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None,
-                              None if native is None or step else (native[0][k], native[1][k]))
+                              None if native is None or step else (native[0][k], native[1][k]), unseen)
                  for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
             )  # fmt: skip
             times.target_seconds += time.perf_counter() - began
@@ -556,15 +564,8 @@ def audit_model(
         layer.target = headroom if target is not None else None
         work.reductions_checked += len(audited)
         work.lookups += 3
-        if shared[name] == 1:  # (execution graphs name kernels by node name)
-            layer.runtime_precision = audited[0].runtime_precision.get(name)
-            layer.plain_runtime_precision = plain[0].runtime_precision.get(name) if plain else None
-            # the row judges the kernel observed, not the one the model runs: nothing is established of that one
-            layer.not_established = layer.not_established or _runs_unobserved(layer, plain[0] if plain else None, node)
-        elif plain and plain[0].effective_precision not in ("f32", None):
-            layer.not_established = layer.not_established or _named_alike(
-                name, shared[name], "this one", plain[0].effective_precision
-            )
+        # the row judges the kernel observed, not the one the model runs: nothing is established of that one
+        layer.not_established = layer.not_established or unseen
         layers.append(layer)
     bodies = {ref.path: ref for ref in model.bodies()}  # to name each body's container as the rows name them
     audited_bodies = _across_steps([branches.audit(run, model, kinds, device, precision, deadline, atol, rtol, work)
@@ -686,9 +687,12 @@ def _runs_on_data(node: Any) -> bool:
 def _target_step(
     chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...], run: MarkedRun, target: str,
     ids: Mapping[str, str], layer: LayerAudit, step: int | None,
-    on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None,
+    on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None, unseen: str | None = None,
 ) -> TargetHeadroom:  # fmt: skip
-    """Whether reduction ``node`` survives ``target``, from what one run captured of its chain."""
+    """Whether reduction ``node`` survives ``target``, from what one run captured of its chain. ``unseen`` says why
+    the kernel the model runs the reduction in is not the one the run observed (:func:`_runs_unobserved`): where the
+    verdict's device figures are that observed kernel's (what it executes in, its output against the emulation), a
+    survival is not established by them."""
     if layer.error is not None or layer.comparison is None:
         return TargetHeadroom("not-established", False, f"not examined: {layer.error or 'no output to compare'}",
                               step=step)  # fmt: skip
@@ -705,8 +709,11 @@ def _target_step(
     on_target = run.effective_precision == target
     executes = chain.executes or (run.runtime_precision.get(node.get_friendly_name())
                                   if on_target and chain.unknown is None else None)  # fmt: skip
+    # the device's figures are those of the kernel observed in the audited run (its tensors made outputs), which the
+    # model, as it is, may not run: neither its execution graph nor the chain's own run on the device says otherwise
+    observed = on_target and chain.executes is None
     if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
-        out, executes, on_target = on_device[0], on_device[1], True
+        out, executes, on_target, observed = on_device[0], on_device[1], True, False
     op_type = None if chain.op is None else chain.op.get_type_name()
     try:
         emu = None
@@ -766,6 +773,11 @@ def _target_step(
     elif layer.not_established is not None:
         status = "not-established"
         message = f"not established: {layer.not_established}"
+    elif unseen is not None and observed:
+        status = "not-established"
+        message = (f"not established: {unseen}; the device's figures here (what it executes the reduction in, its "
+                   f"output against the emulation) are those of the kernel observed (largest magnitude "
+                   f"{_g(largest)})")  # fmt: skip
     else:
         status = "headroom"
         top = max(stages, key=lambda st: st.largest or 0.0)
@@ -777,7 +789,12 @@ def _target_step(
     if emu.saturated and status != "protected":
         message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
-    if executes is not None and executes != target and not (status == "protected" and chain.executed_in_f32):
+    if (
+        executes is not None
+        and executes != target
+        and not (status == "protected" and chain.executed_in_f32)
+        and not (unseen is not None and observed)
+    ):  # (the observed kernel's precision: said above)
         message += f"; {_device_note(executes)}"
     agree, diff = None, None
     # the device against the emulation; a bounded row has no element-wise result: against the f64 reference the

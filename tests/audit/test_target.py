@@ -786,3 +786,50 @@ def test_an_overflow_one_op_further_up_is_found_where_it_happens(
     assert status == 1 and row["status"] == "overflow", row
     assert row["message"].startswith("the input of Divide 'scaled'") and "reaches 9e+04 > 65504" in row["message"], row
     assert row["overflowed"] == 64, row
+
+
+def _stateful_rms(path: Path) -> Path:
+    """A stateful model whose cache (the state and this run's embedding rows) goes through an RMS norm and a ReduceSum
+    'pool' over the sequence; every decode step's argmax is token 1, whose row is far larger than token 0's: the later
+    steps reach the largest magnitudes."""
+    from openvino.op.util import Variable, VariableInfo
+
+    hidden = 64
+    table = np.full((4, hidden), 0.01, np.float32)
+    table[1] = 30.0
+    ids = ops.parameter([1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    rows = ops.gather(ops.constant(table), ids, ops.constant(np.int64(0)))
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, hidden]), ov.Type.f32, "kv"
+    variable = Variable(info)
+    cache = ops.concat([ops.read_value(variable), rows], 1)
+    pooled = ops.reduce_sum(ov_models._rms_block(cache, hidden, 0), ops.constant(np.array([1], np.int64)), False,
+                            name="pool")  # fmt: skip
+    bias = np.zeros(4, np.float32)
+    bias[1] = 1e6
+    head = ops.matmul(pooled, ops.constant(np.zeros((hidden, 4), np.float32)), False, False)
+    logits = ops.add(head, ops.constant(bias))
+    logits.output(0).set_names({"logits"})
+    ov.save_model(ov.Model([ops.result(logits)], [ops.assign(cache, variable)], [ids], "stateful_rms"), path,
+                  compress_to_fp16=False)  # fmt: skip
+    return path
+
+
+def test_a_target_verdict_on_an_unobserved_kernel_is_not_established(tmp_path: Path) -> None:
+    """For a device not here, the CPU's decode steps (whose chains do not run on the device again) read what the device
+    executes a reduction in from the audited run, where its tensors were made outputs: the row said so and was not
+    established, but its target verdict was `headroom`, "the device executes this reduction in f32 (its execution
+    graph)", of a reduction the model runs in bf16. That verdict now says it is not established, and why."""
+    if not _native("bf16"):
+        pytest.skip("the CPU runs bf16 through f32: the audited and the plain runs execute the same kernels")
+    doc = audit_model(load_ir(_stateful_rms(tmp_path / "m.xml")), target="bf16", device="GPU", steps=2,
+                      inputs={"input_ids": np.array([[0, 0]])})  # fmt: skip
+    judged = [layer for layer in doc.layers if layer.target is not None and layer.target.step]
+    assert judged, [(layer.layer_name, layer.target) for layer in doc.layers]  # a decode step's figures
+    for layer in judged:
+        assert layer.target is not None and layer.not_established is not None
+        assert "and observed (its tensors made outputs)" in layer.not_established, layer
+        assert layer.target.status == "not-established", layer.target
+        assert layer.target.message.startswith(f"not established: {layer.not_established}; the device's figures here")
+        assert "(its execution graph)" not in layer.target.message
