@@ -873,7 +873,7 @@ def _runs_natively(device: str, target: str) -> bool:
 
 def _chain_spec(
     chain: Chain, slot: tuple[int | npt.NDArray[Any], ...], node: Any, run: MarkedRun
-) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool] | None:
+) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool, list[bool] | None] | None:
     """What :func:`run_on_device` rebuilds of one reduction's chain, from what the run captured (None: not
     floating-point, or marked to stay in the original precision: the device would not run it in the target)."""
     if chain.op_kept or chain.reduction_kept:
@@ -883,12 +883,14 @@ def _chain_spec(
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return None
     keep = bool(node.get_attributes().get("keep_dims", False))
+    constants = [not isinstance(i, int) for i in chain.sources] if chain.op is not None else None
     return (
         None if chain.op is None else chain.op.get_type_name(),
         inputs,
         node.get_type_name(),
         np.asarray(axes),
         keep,
+        constants,
     )
 
 

@@ -488,16 +488,18 @@ _BUILDERS = {"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax"
              "ReduceMin": "reduce_min", "ReduceProd": "reduce_prod", "ReduceL1": "reduce_l1",
              "ReduceL2": "reduce_l2", "Power": "power", "Exp": "exp", "Multiply": "multiply",
              "SquaredDifference": "squared_difference"}  # fmt: skip
-ChainSpec = tuple[str | None, Sequence[npt.NDArray[Any]], str, npt.NDArray[Any], bool]  # op, inputs, reduction...
+# op, inputs, reduction, axes, keep_dims, and which inputs are Constants of the model (None: none)
+ChainSpec = tuple[str | None, Sequence[npt.NDArray[Any]], str, npt.NDArray[Any], bool, Sequence[bool] | None]
 
 
 def run_on_device(
     chains: Sequence[ChainSpec | None], device: str, target: str
 ) -> tuple[list[npt.NDArray[np.float64] | None], list[str | None]]:
     """Each chain (its op's inputs, the op, the reduction over its axes) rebuilt as a graph of the target type
-    on the captured inputs rounded to it, all in one model compiled once for ``device`` at ``target`` and run
-    once: the device's own result of each chain (None where a chain cannot be rebuilt), and what its execution
-    graph runs each reduction in. Raises whatever OpenVINO raises."""
+    on the captured inputs rounded to it (an input that is a Constant of the model converted as OpenVINO converts one,
+    a finite value past the type's largest saturating to it: :func:`_converted_constant`), all in one model compiled
+    once for ``device`` at ``target`` and run once: the device's own result of each chain (None where a chain cannot
+    be rebuilt), and what its execution graph runs each reduction in. Raises whatever OpenVINO raises."""
     import openvino as ov
     from openvino import opset13 as ops
 
@@ -512,12 +514,12 @@ def run_on_device(
         if spec is None or spec[2] not in _BUILDERS or (spec[0] is not None and spec[0] not in _BUILDERS):
             slots.append(None)
             continue
-        op, inputs, reduction, axes, keep_dims = spec
+        op, inputs, reduction, axes, keep_dims, constants = spec
         sources = []
-        for array in inputs:
+        for array, constant in zip(inputs, constants or [False] * len(inputs), strict=True):
             param = ops.parameter(list(np.shape(array)), etype)
             params.append(param)
-            feeds.append(_tensor_of(ov, np.asarray(array), etype, target))
+            feeds.append(_tensor_of(ov, np.asarray(array), etype, target, constant))
             sources.append(param)
         node = sources[0] if op is None else getattr(ops, _BUILDERS[op])(*sources)
         axes_node = ops.constant(np.asarray(axes, dtype=np.int64))
@@ -547,9 +549,13 @@ def run_on_device(
     return results, precisions
 
 
-def _tensor_of(ov: Any, values: npt.NDArray[Any], etype: Any, target: str) -> Any:
-    """``values`` rounded to the target type (round to nearest even) as an OpenVINO tensor of that type."""
+def _tensor_of(ov: Any, values: npt.NDArray[Any], etype: Any, target: str, constant: bool = False) -> Any:
+    """``values`` rounded to the target type (round to nearest even) as an OpenVINO tensor of that type; a Constant's
+    values as OpenVINO converts a model's constant (:func:`_converted_constant`)."""
     tensor = ov.Tensor(etype, ov.Shape(list(values.shape)))
-    bits = np.ascontiguousarray(np.asarray(values, dtype=np.float32).astype(TYPES[target])).view(np.uint16)
+    with np.errstate(over="ignore"):
+        rounded = (_converted_constant(values, target) if constant
+                   else np.asarray(values, dtype=np.float32).astype(TYPES[target]))  # fmt: skip
+    bits = np.ascontiguousarray(rounded).view(np.uint16)
     np.copyto(np.asarray(tensor.data).view(np.uint16).reshape(values.shape), bits)
     return tensor

@@ -833,3 +833,29 @@ def test_a_target_verdict_on_an_unobserved_kernel_is_not_established(tmp_path: P
         assert layer.target.status == "not-established", layer.target
         assert layer.target.message.startswith(f"not established: {layer.not_established}; the device's figures here")
         assert "(its execution graph)" not in layer.target.message
+
+
+def test_a_chain_rebuilt_on_the_device_converts_its_constants_as_openvino_does(tmp_path: Path) -> None:
+    """A Multiply by a Constant holding float32's largest value, then a ReduceMax: OpenVINO converts that constant to
+    bf16's largest (the model's own bf16 run stays finite), as the emulation does, but the chain rebuilt on the device
+    was fed it rounded to inf, so the device's output was inf and "disagreed" with the emulation."""
+    if not _native("bf16"):
+        pytest.skip("the chains run on the device only where it executes bf16 natively")
+    x = ops.parameter([1, 4, 8], np.float32, name="x")
+    eye = ops.constant(np.eye(8, dtype=np.float32))
+    h = ops.matmul(x, eye, False, False, name="h")
+    scale = np.ones((1, 1, 8), np.float32)
+    scale[..., :3] = np.finfo(np.float32).max
+    peak = ops.reduce_max(ops.multiply(h, ops.constant(scale), name="scaled"), ops.constant(np.array([-1], np.int64)),
+                          True, name="peak")  # fmt: skip
+    out = ops.matmul(ops.multiply(h, ops.multiply(peak, ops.constant(np.float32(0)))), eye, False, False)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).uniform(0.1, 0.5, (1, 4, 8)).astype(np.float32)
+    alone = ops.parameter([1, 4, 8], np.float32)
+    product = ov.Model([ops.multiply(ops.matmul(alone, eye, False, False), ops.constant(scale))], [alone])
+    own = ov.Core().compile_model(product, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    assert np.isfinite(own({0: data})[0]).all()  # OpenVINO's own bf16 run: the constant saturated
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"x": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "peak")
+    assert row["status"] == "headroom" and row["device_precision"] == "bf16", row
+    assert row["device_agrees"] is True and row["device_max_rel_diff"] == 0.0, row
