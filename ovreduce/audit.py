@@ -1276,6 +1276,7 @@ class _Branches:
     ) -> dict[str, list[LayerAudit]]:  # fmt: skip
         """Rows for both bodies of each If, by body path: the taken one's audited, the other's not audited."""
         out: dict[str, list[LayerAudit]] = {}
+        refs = {ref.path: ref for ref in model.bodies()} if self.ifs else {}  # (walked once: to name the bodies)
         for node, if_id, slot in self.ifs:
             values = [run.marked[i] if isinstance(i, int) else i for i in slot]
             taken = 0 if bool(np.asarray(values[0]).reshape(-1)[0]) else 1
@@ -1287,7 +1288,6 @@ class _Branches:
                 except OvReduceError:  # the IR has no such body (OpenVINO's reading differs): leave it listed
                     continue
                 if branch != taken:
-                    refs = {ref.path: ref for ref in model.bodies()}
                     why = (f"inside {_body_words(refs, path)}, which did not run: the condition was "
                            f"{'false' if taken else 'true'}")  # fmt: skip
                     out[path] = [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
@@ -1300,7 +1300,7 @@ class _Branches:
                     continue
                 body = node.get_then_body() if branch == 0 else node.get_else_body()
                 feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}
-                words = _body_words({ref.path: ref for ref in model.bodies()}, path)
+                words = _body_words(refs, path)
                 out[path] = self._run(body, feeds, graph, path, words, kinds, device, precision, deadline, atol, rtol,
                                       work)  # fmt: skip
         return out

@@ -547,8 +547,8 @@ def _packed_tensor(array: npt.NDArray[Any], etype: ElementType) -> Any:
         if etype.name == "u1":
             raw = np.packbits(codes, bitorder="big")
         elif etype.name in ("u3", "u6"):
-            packed = ov.op.Constant(getattr(ov.Type, etype.name), shape, codes.tolist()).get_tensor_view()
-            raw = np.asarray(packed.data, dtype=np.uint8).reshape(-1)
+            constant = ov.op.Constant(getattr(ov.Type, etype.name), shape, codes.tolist())  # (held: its view is
+            raw = np.array(constant.get_tensor_view().data, dtype=np.uint8, copy=True).reshape(-1)  # its memory)
         else:  # 2 or 4 bits, the first element in the lowest bits
             per = 8 // etype.bitwidth
             padded = np.zeros(-(-codes.size // per) * per, dtype=np.uint8)

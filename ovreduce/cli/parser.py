@@ -222,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "emulated")  # fmt: skip
     p.add_argument("--steps", type=_integer("a number of decode steps", 0, 64), default=0, metavar="N",
                    help="for a stateful model (an LLM with its KV cache as state): after the first run, N decode "
-                        "steps on the same infer request, each fed the argmax token of the step before; each row "
-                        "gives the step of its worst error (default 0; at most 64)")  # fmt: skip
+                        "steps on the same infer request, each fed the argmax token of the step before (a seeded "
+                        "id where the model has no logits); each row gives the step of its worst error (default 0; "
+                        "at most 64)")  # fmt: skip
     p.add_argument("--prompt", metavar="TEXT",
                    help="feed the model TEXT through the export's tokenizer IR (openvino_tokenizer.xml, run with "
                         "openvino-tokenizers), instead of ids it makes itself")  # fmt: skip

@@ -96,3 +96,18 @@ def test_an_input_type_the_device_refuses_is_said_for_that_input(tmp_path: Path,
     assert doc.error is not None
     assert f"the device takes no {type_name} input (the model's input 'x' is {type_name})" in doc.error
     assert [i.element_type for i in doc.inputs] == [type_name]
+
+
+@pytest.mark.parametrize("type_name", ["u1", "u2", "u3", "u4", "u6"])
+def test_packed_bytes_are_those_of_openvinos_own_constant(type_name: str) -> None:
+    """Differential, for the types a CPU takes no input of too: the bytes fed are those OpenVINO's Constant packs the
+    same values into (u1 MSB-first, u2 and u4 LSB-first, u3 and u6 in blocks)."""
+    etype = element_type(type_name)
+    array = make(Recipe("random"), etype, [3, 11], np.random.default_rng(2))
+    fed = to_tensor(array, type_name)
+    constant = ov.op.Constant(getattr(ov.Type, type_name), ov.Shape([3, 11]), array.reshape(-1).tolist())
+    own = constant.get_tensor_view()  # (a view of the constant's memory: the constant is held)
+    assert constant.get_vector().tolist() == array.reshape(-1).tolist()
+    assert fed.byte_size == own.byte_size
+    assert bytes(np.asarray(fed.data).reshape(-1)) == bytes(np.asarray(own.data).reshape(-1))
+    assert int(array.min()) >= 0 and int(array.max()) <= (1 << etype.bitwidth) - 1  # within the type's range
