@@ -318,6 +318,14 @@ def _prompt_inputs(
     names = {name for layer in model.layers if layer.type == "Parameter"
              for name in (layer.name, *(n for port in layer.outputs for n in port.names))}  # fmt: skip
     tokens = tokenize(export, text)
+    if "input_ids" in tokens and "input_ids" not in names and "inputs_embeds" in names and "inputs_embeds" not in given:
+        parts = [m.name for m in export.models if "embeddings" in m.name]
+        where = f" ({', '.join(parts)} in the export computes them)" if parts else ""
+        raise UsageError(
+            f"--prompt: {model.source} takes the prompt's token embeddings (inputs_embeds), not the token ids its "
+            f"tokenizer gives{where}, as a VLM's language model does: the prompt would reach it as a mask alone; "
+            f"audit it without --prompt, or give inputs_embeds with --input"
+        )
     chosen = {name: array for name, array in tokens.items() if name in names and name not in given}
     if not chosen:
         raise UsageError(

@@ -230,3 +230,24 @@ def test_a_multimodal_export_audits_its_language_model_and_names_the_rest(
         "text_encoder/openvino_model.xml, unet/openvino_model.xml; give each by its path (a folder holding "
         f"openvino_model.xml is an export of its own): {pipeline / 'text_encoder'}, {pipeline / 'unet'}" in err
     ), err
+
+
+def test_a_prompt_for_a_model_fed_embeddings_is_refused_and_says_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A VLM's language model takes ``inputs_embeds``: the prompt reached it as an attention mask alone, beside
+    seeded embeddings of another length, and the audit ran as if on the prompt."""
+    from tests.audit.test_steps import _fed_embeddings
+
+    vlm = tmp_path / "vlm"
+    vlm.mkdir()
+    _fed_embeddings(vlm)
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "config.json"):
+        shutil.copy(LLAMA / name, vlm / name)
+    shutil.copy(LLAMA / "openvino_model.xml", vlm / "openvino_text_embeddings_model.xml")
+    shutil.copy(LLAMA / "openvino_model.bin", vlm / "openvino_text_embeddings_model.bin")
+    status, out, err = run_cli(capsys, "audit", str(vlm), "--prompt", "hello there")
+    assert status == 2 and out == "", err
+    assert (f"--prompt: {vlm / 'openvino_language_model.xml'} takes the prompt's token embeddings (inputs_embeds), "
+            "not the token ids its tokenizer gives (openvino_text_embeddings_model.xml in the export computes them)"
+            in err), err  # fmt: skip
