@@ -742,8 +742,7 @@ def model_inputs(
         for i in defaulted:
             pin = pins.get(port.index, {}).get(i)
             why = f", the channels its {pin[1]} takes" if pin is not None and pin[0] == dims[i] else ""
-            notes.append(f"input {port.label!r}: dynamic dimension {i} ({port.target.dims[i]}) set to {dims[i]}{why}")
-            notes.append(f"input {port.label!r}: dynamic dimension {i} ({asked.dims[i]}) set to {dims[i]}")
+            notes.append(f"input {port.label!r}: dynamic dimension {i} ({asked.dims[i]}) set to {dims[i]}{why}")
         recipe = made[port.index]
         if port.array is not None:
             array, origin = port.array, port.origin
