@@ -34,6 +34,7 @@ _SEQ2SEQ = ("openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvin
 _LANGUAGE = "openvino_language_model.xml"  # a multimodal export's language model (a VLM's), beside its other parts
 _TOKENIZER = "openvino_tokenizer.xml"
 _DETOKENIZER = "openvino_detokenizer.xml"
+_PIPELINE = "model_index.json"  # a diffusers pipeline's, beside its parts' folders
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,15 @@ def find_export(path: str | os.PathLike[str]) -> Export:
             parameter="export",
         )
     parts = [n for n in xmls if n.startswith("openvino_") and n.endswith("_model.xml") and n not in (*names, _MODEL)]
+    tokenizers = folder
+    if _TOKENIZER not in xmls and folder.name.startswith("text_encoder") and (folder.parent / _PIPELINE).is_file():
+        # a diffusers pipeline keeps text_encoder's tokenizer in tokenizer/ beside it (text_encoder_2's in tokenizer_2/)
+        tokenizers = folder.parent / f"tokenizer{folder.name.removeprefix('text_encoder')}"
     return Export(
         path=folder,
         models=tuple(folder / n for n in [*names, *parts]),
-        tokenizer=folder / _TOKENIZER if _TOKENIZER in xmls else None,
-        detokenizer=folder / _DETOKENIZER if _DETOKENIZER in xmls else None,
+        tokenizer=tokenizers / _TOKENIZER if (tokenizers / _TOKENIZER).is_file() else None,
+        detokenizer=tokenizers / _DETOKENIZER if (tokenizers / _DETOKENIZER).is_file() else None,
         config=_config(folder / "config.json"),
     )
 
@@ -115,9 +120,7 @@ def _refuse_several(folder: Path, xmls: list[str]) -> None:
         nested += [f"{sub.name}/{n}" for n in ([_MODEL] if _MODEL in found else found)]
     if not nested and len(parts) < 2:  # a part alone (an encoder without its decoder): listed among the .xml files
         return
-    pipeline = (
-        " (a diffusers pipeline, as its model_index.json says)" if (folder / "model_index.json").is_file() else ""
-    )
+    pipeline = " (a diffusers pipeline, as its model_index.json says)" if (folder / _PIPELINE).is_file() else ""
     models = parts + nested
     shown = ", ".join(models[:12]) + (f" and {len(models) - 12} more" if len(models) > 12 else "")
     how = ", ".join(str(folder / (m.split("/")[0] if m.endswith(f"/{_MODEL}") else m)) for m in models[:3])

@@ -198,3 +198,18 @@ def test_a_folder_of_parts_or_of_a_pipeline_lists_its_models_and_how_to_give_eac
         f"its own): {pipeline / 'text_encoder'}, {pipeline / 'unet'}, {pipeline / 'vae_decoder'}"
     )
     assert [p.name for p in ovreduce.find_export(pipeline / "unet").models] == ["openvino_model.xml"]
+
+
+@pytest.mark.parametrize("suffix", ["", "_2"])
+def test_a_pipelines_text_encoder_takes_the_tokenizer_beside_it(tmp_path: Path, suffix: str) -> None:
+    """A diffusers pipeline keeps text_encoder's tokenizer in tokenizer/ beside it (text_encoder_2's in tokenizer_2/):
+    --prompt on the text encoder said optimum-cli had written no tokenizer."""
+    pipeline = tmp_path / "sd"
+    _copy_model(HERE / "bert_encoder" / "openvino_model.xml", pipeline / f"text_encoder{suffix}" / "openvino_model.xml")
+    for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml"):
+        _copy_model(HERE / "bert_encoder" / name, pipeline / f"tokenizer{suffix}" / name)
+    assert ovreduce.find_export(pipeline / f"text_encoder{suffix}").tokenizer is None  # not a pipeline: no sibling
+    (pipeline / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
+    export = ovreduce.find_export(pipeline / f"text_encoder{suffix}")
+    assert export.tokenizer == pipeline / f"tokenizer{suffix}" / "openvino_tokenizer.xml"
+    assert export.detokenizer == pipeline / f"tokenizer{suffix}" / "openvino_detokenizer.xml"
