@@ -33,6 +33,7 @@ it rests on, and the documents carry that as the input's ``origin``.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ class Recipe:
             "small": f"{seeded}, integers in [1, 4] ({self.why})",
             "true": f"true ({self.why})",
             "axes": f"{f'its last axes, {self.high - 1} down' if self.high else '0, a scalar'} ({self.why})",
-            "text": f"a sample sentence ({self.why})",
+            "text": f"sample sentences, each a word shorter than the one before ({self.why})",
         }[self.kind]
 
 
@@ -311,7 +312,9 @@ def _dim(shape: Any, index: int) -> int | None:
 
 
 SAMPLE_TEXT = "The quick brown fox jumps over the lazy dog, and ovreduce audits every reduction it meets."
-"""The text a string input (a tokenizer's) is given when none is."""
+"""The text a string input (a tokenizer's) is given when none is: its first element; each next one a word shorter
+(a batch of one sentence repeated shows no error of a reduction over the batch's lengths)."""
+_WORDS = SAMPLE_TEXT.split()
 
 
 def make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.random.Generator) -> npt.NDArray[Any]:
@@ -324,7 +327,8 @@ def _make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rand
     dtype = etype.numpy
     shape = tuple(shape)
     if recipe.kind == "text":
-        return np.full(shape, SAMPLE_TEXT)
+        texts = [" ".join(_WORDS[: len(_WORDS) - k % len(_WORDS)]) for k in range(math.prod(shape))]
+        return np.array(texts, dtype=np.str_).reshape(shape)
     if recipe.kind == "ids":
         return rng.integers(0, recipe.high, size=shape).astype(dtype)
     if recipe.kind == "ones":

@@ -70,8 +70,15 @@ def test_an_exports_tokenizer_and_detokenizer_are_audited(capsys: pytest.Capture
     assert status in (0, 1), err
     doc = json.loads(out)
     assert doc["error"] is None and doc["inputs"][0]["element_type"] == "string"
-    assert doc["inputs"][0]["origin"] == "a sample sentence (a string input: a tokenizer's text)"  # no seed in it
+    assert doc["inputs"][0]["origin"] == (  # no seed in it
+        "sample sentences, each a word shorter than the one before (a string input: a tokenizer's text)"
+    )
     assert [row["type"] for row in doc["layers"]] == ["ReduceMax"] and doc["layers"][0]["input_shape"][0] == 1
+    # a batch of texts of distinct lengths: the one reduction, over the batch's token counts, is established
+    text = f"{doc['inputs'][0]['name']}=[3]"
+    status, out, err = run_cli(capsys, "audit", str(EXPORTS / name / "openvino_tokenizer.xml"), "--shape", text,
+                               "--format", "json")  # fmt: skip
+    assert status == 0 and [row["status"] for row in json.loads(out)["layers"]] == ["ok"], out
     status, out, err = run_cli(capsys, "audit", str(EXPORTS / name / "openvino_detokenizer.xml"), "--format", "json")
     assert status == 0, err
     doc = json.loads(out)
