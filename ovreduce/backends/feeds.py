@@ -122,6 +122,7 @@ _INDEXED = frozenset(
         ("ScatterUpdate", 1),
         ("ScatterElementsUpdate", 1),
         ("ScatterNDUpdate", 1),
+        ("VocabDecoder", 0),  # (openvino-tokenizers': a detokenizer's ids, into its vocabulary)
         *((bag, 1) for bag in _EMBEDDING_BAGS),
     }
 )
@@ -278,8 +279,10 @@ def _indexed_size(op: Any) -> int | None:
     """The size of the data axis an index (or length) input of ``op`` ranges over, if static: the axis a Gather,
     GatherElements or Scatter(Elements)Update indexes, an embedding bag's rows, the smallest of the axes a
     GatherND or ScatterNDUpdate indexes, the sequence axis of a ReverseSequence, CTCGreedyDecoderSeqLen or
-    GatherTree."""
+    GatherTree, the vocabulary of a VocabDecoder."""
     kind = op.get_type_name()
+    if kind == "VocabDecoder":  # the vocabulary: its tokens' begins, input 1
+        return _dim(op.input_value(1).get_partial_shape(), 0)
     shape = op.input_value(0).get_partial_shape()
     if shape.rank.is_dynamic:
         return None

@@ -83,6 +83,9 @@ def test_an_exports_tokenizer_and_detokenizer_are_audited(capsys: pytest.Capture
     assert status == 0, err
     doc = json.loads(out)
     assert doc["error"] is None and [f["identical"] for f in doc["final_outputs"]] == [True]
+    # ids within the vocabulary, which decode to text: ids past it decode to '', and '' == '' compared nothing
+    vocab = len(json.loads((EXPORTS / name / "tokenizer.json").read_text())["model"]["vocab"])
+    assert doc["inputs"][0]["origin"].startswith(f"seed 0, ids in [0, {vocab}) (indices of VocabDecoder"), doc["inputs"]
 
 
 def test_a_stateful_model_audited_without_steps_says_its_state_went_unread(capsys: pytest.CaptureFixture[str]) -> None:
