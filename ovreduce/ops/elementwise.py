@@ -49,9 +49,12 @@ from ovreduce.shapes import Dimension, PartialShape, broadcast_merge, merge
 
 __all__ = [
     "ARITHMETIC",
+    "BITWISE",
     "COMPARISON",
     "LOGICAL",
     "Binary",
+    "Bitwise",
+    "BitwiseNot13",
     "Select1",
     "broadcast_shapes",
 ]
@@ -445,3 +448,46 @@ class Select1(ShapeRule):
 def _indices(shape: tuple[int, ...]) -> Tensor:
     """A tensor of ``shape`` holding its own flat indices."""
     return tuple(range(math.prod(shape))), shape
+
+
+BITWISE = ("BitwiseAnd", "BitwiseOr", "BitwiseXor")
+"""The bitwise binary ops (opset13): ``BinaryElementwiseBitwise``, an elementwise op of integers or booleans."""
+
+
+def _bitwise_type(etype: ElementType | None) -> None:
+    """OpenVINO's refusal of a bitwise op's input of a floating-point type (its ``is_integral``: not real)."""
+    if etype is not None and etype.is_real and etype.name != "nf4":
+        raise ShapeInferenceError("The element type of the input tensor must be integer or boolean.")
+
+
+class Bitwise(Binary):
+    """BitwiseAnd, BitwiseOr, BitwiseXor-13: the inputs' element types merged and broadcast as ``auto_broadcast`` says
+    (``validate_and_infer_elementwise_args``), of integers or booleans, in their type."""
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        a, b = typed(ctx.input(0)), typed(ctx.input(1))
+        if a is not None and b is not None and a != b:
+            raise ShapeInferenceError(f"Arguments do not have the same element type (arg0 element type: {a}, arg1 "
+                                      f"element type: {b}).")  # fmt: skip
+        mode, axis = _mode(ctx.layer)
+        shape = broadcast_shapes(inputs[0], inputs[1], mode, axis)
+        _bitwise_type(a or b)
+        return [shape]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        return ShapeRule.fold(self, ctx)
+
+
+class BitwiseNot13(ShapeRule):
+    """BitwiseNot-13: input 0's shape and type, of integers or booleans."""
+
+    type = "BitwiseNot"
+    version = "opset13"
+    inputs = range(1, 2)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        _bitwise_type(typed(ctx.input(0)))
+        return [inputs[0]]

@@ -20,6 +20,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from ovreduce.errors import InputError
+from ovreduce.ops.attention import ScaledDotProductAttention13
 from ovreduce.ops.base import LAST_OPSET, Op, opset_number
 from ovreduce.ops.common import (
     UNARY_SHAPE_PRESERVING,
@@ -29,7 +30,7 @@ from ovreduce.ops.common import (
     Parameter0,
     ShapePreserving,
 )
-from ovreduce.ops.elementwise import ARITHMETIC, COMPARISON, LOGICAL, Binary, Select1
+from ovreduce.ops.elementwise import ARITHMETIC, BITWISE, COMPARISON, LOGICAL, Binary, Bitwise, BitwiseNot13, Select1
 from ovreduce.ops.interpolate import Interpolate
 from ovreduce.ops.movement import (
     Broadcast,
@@ -69,6 +70,7 @@ from ovreduce.ops.reduce import (
     ReduceSum_1,
     ReductionOp,
 )
+from ovreduce.ops.state import Assign, ReadValue3, ReadValue6
 from ovreduce.ops.subgraph import If8, Loop5, TensorIterator0
 
 __all__ = [
@@ -117,6 +119,8 @@ _BUILTIN = _table(
     *(Binary(t, "opset1", _V1) for t in ARITHMETIC),
     *(Binary(t, "opset1", _V1, boolean_output=True) for t in (*COMPARISON, *LOGICAL)),
     Select1(_V1),
+    *(Bitwise(t, "opset13", range(13, LAST_OPSET + 1)) for t in BITWISE),
+    BitwiseNot13(range(13, LAST_OPSET + 1)),
     # neural-network ops
     MatMul0(_V1),
     Convolution1(_V1),
@@ -129,6 +133,7 @@ _BUILTIN = _table(
     AvgPool("opset14", range(14, LAST_OPSET + 1)),
     BatchNormInference("opset1", range(1, 5)),
     BatchNormInference("opset5", range(5, LAST_OPSET + 1)),
+    ScaledDotProductAttention13(),
     # data movement, and shapes as values
     Reshape1(_V1),
     Squeeze("opset1", range(1, 15)),
@@ -153,6 +158,11 @@ _BUILTIN = _table(
     Slice8(range(8, LAST_OPSET + 1)),
     Interpolate("opset4", range(4, 11)),
     Interpolate("opset11", range(11, LAST_OPSET + 1)),
+    # a stateful model's variables
+    ReadValue3(range(3, 6)),
+    ReadValue6(range(6, LAST_OPSET + 1)),
+    Assign("opset3", range(3, 6)),
+    Assign("opset6", range(6, LAST_OPSET + 1)),
     # sub-graph ops: their bodies walked with the shapes their inputs give
     If8(),
     Loop5(),

@@ -1,0 +1,113 @@
+"""ReadValue and Assign: a stateful model's variables (every stateful LLM's KV cache).
+
+After src/core/src/op/read_value.cpp and assign.cpp:
+
+* ReadValue-3: its init value's shape and type (the variable is made of them);
+* ReadValue-6: the variable's ``variable_shape`` and ``variable_type`` (a dynamic rank and type when absent); with an
+  init value, the variable's shape must relax the init value's (hold every shape it may have) and its type be dynamic
+  or the init value's, else OpenVINO refuses the model; a variable of dynamic rank and type takes the init value's
+  shape and type. A reshape of the model leaves the variable as the IR declares it;
+* Assign-3 and Assign-6: their input's shape and type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ovreduce.errors import ElementTypeError, ShapeInferenceError
+from ovreduce.ir.dtypes import ElementType, element_type
+from ovreduce.ir.model import Layer
+from ovreduce.ops.base import LayerContext, PortState
+from ovreduce.ops.rules import ShapeRule, typed
+from ovreduce.shapes import PartialShape
+
+__all__ = ["Assign", "ReadValue3", "ReadValue6"]
+
+
+class ReadValue3(ShapeRule):
+    """ReadValue-3: the init value's shape and type."""
+
+    type = "ReadValue"
+    version = "opset3"
+    inputs = range(1, 2)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        return [inputs[0]]
+
+
+def _variable(layer: Layer) -> tuple[PartialShape, ElementType | None]:
+    """The variable's shape and element type as the layer's attributes give them (absent: a dynamic rank, a dynamic
+    type; None: a type ovreduce does not know).
+
+    Raises:
+        ShapeInferenceError: ``variable_shape`` is no shape.
+    """
+    text = layer.data.get("variable_shape")
+    try:
+        shape = PartialShape(None) if text is None else PartialShape.parse(text)
+    except ValueError as exc:
+        raise ShapeInferenceError(f"variable_shape={text!r}: {exc}") from None
+    name = layer.data.get("variable_type")
+    try:
+        etype = element_type("dynamic" if name is None else name)
+    except ElementTypeError:
+        return shape, None
+    return shape, etype
+
+
+class ReadValue6(ShapeRule):
+    """ReadValue-6: the variable's shape and type, checked against the init value's where there is one."""
+
+    type = "ReadValue"
+    version = "opset6"
+    inputs = range(0, 2)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        try:
+            shape, etype = _variable(layer)
+        except ShapeInferenceError:
+            etype = None
+            shape = PartialShape(())
+        if etype is not None and etype.name == "dynamic" and shape.rank is None and inputs:
+            etype = inputs[0].element_type  # the init value's
+        return [etype if etype is not None else port.precision for port in layer.outputs]
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        shape, etype = _variable(ctx.layer)
+        if not inputs:
+            return [shape]
+        initial = inputs[0]
+        if not shape.contains(initial):
+            raise ShapeInferenceError(
+                f"The shape specified in the Variable has to extend (relax) the shape inferred from the initializing "
+                f"subgraph. Variable shape: {shape} Initialization shape: {initial}"
+            )
+        given = typed(ctx.input(0))
+        if etype is not None and etype.name != "dynamic" and given is not None and given != etype:
+            raise ShapeInferenceError(
+                f"The type specified in the Variable has to extend (relax) the type inferred from the initializing "
+                f"subgraph. Variable type: {etype} Initialization type: {given}"
+            )
+        if shape.rank is None and etype is not None and etype.name == "dynamic":
+            return [initial]
+        return [shape]
+
+
+class Assign(ShapeRule):
+    """Assign-3 and Assign-6: their input's shape and type."""
+
+    type = "Assign"
+    inputs = range(1, 2)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        return [inputs[0]]  # (Assign-6's check of its input against its variable is OpenVINO's to report)
