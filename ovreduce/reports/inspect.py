@@ -36,6 +36,7 @@ class PortView(JsonDocument):
     shape_origin: str
     element_type: str | None
     producer: Producer | None = None  # input ports only
+    shape_reason: str | None = None  # why the shape is unresolved, when ovreduce knows (null: resolved, or not known)
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,8 +72,9 @@ def inspect_text(
 
 
 def _port_text(p: PortView) -> str:
+    why = f": {p.shape_reason}" if p.shape_reason else ""
     return (
-        f"{p.element_type or '?'} {shape_text(p.shape) if p.shape_resolved else 'unresolved'} ({p.shape_origin}); "
+        f"{p.element_type or '?'} {shape_text(p.shape) if p.shape_resolved else 'unresolved'} ({p.shape_origin}{why}); "
         f"declared {shape_text(p.declared_shape) if p.declared_has_dims else '(no dims)'} {p.precision or ''}"
     )
 
