@@ -8,6 +8,8 @@ After src/core/src/op/read_value.cpp and assign.cpp:
   or the init value's, else OpenVINO refuses the model; a variable of dynamic rank and type takes the init value's
   shape and type. A reshape of the model leaves the variable as the IR declares it;
 * Assign-3 and Assign-6: their input's shape and type.
+
+Their values are known at run time only.
 """
 
 from __future__ import annotations
@@ -17,14 +19,23 @@ from collections.abc import Sequence
 from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LayerContext, PortState
+from ovreduce.ops.base import LayerContext, PortState, ValueInfo
 from ovreduce.ops.rules import ShapeRule, typed
 from ovreduce.shapes import PartialShape
 
 __all__ = ["Assign", "ReadValue3", "ReadValue6"]
 
 
-class ReadValue3(ShapeRule):
+class _Variable(ShapeRule):
+    """A ReadValue or Assign: its value is a variable's state, known at run time only (OpenVINO folds neither, nor
+    bounds it), whatever its input."""
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        variable = ctx.layer.data.get("variable_id", "")
+        return ValueInfo("runtime", None, f"the state of the variable {variable!r}, known at run time only")
+
+
+class ReadValue3(_Variable):
     """ReadValue-3: the init value's shape and type."""
 
     type = "ReadValue"
@@ -58,7 +69,7 @@ def _variable(layer: Layer) -> tuple[PartialShape, ElementType | None]:
     return shape, etype
 
 
-class ReadValue6(ShapeRule):
+class ReadValue6(_Variable):
     """ReadValue-6: the variable's shape and type, checked against the init value's where there is one."""
 
     type = "ReadValue"
@@ -99,7 +110,7 @@ class ReadValue6(ShapeRule):
         return [shape]
 
 
-class Assign(ShapeRule):
+class Assign(_Variable):
     """Assign-3 and Assign-6: their input's shape and type."""
 
     type = "Assign"

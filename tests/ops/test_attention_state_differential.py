@@ -315,3 +315,29 @@ def test_a_port_left_unresolved_under_a_reshape_says_why(tmp_path: Path, capsys:
     assert ports["x"]["shape_resolved"] and ports["x"]["shape_reason"] is None
     main(["inspect", str(xml), "--layer", "after", "--reshape", "x=[2,4,6]"])
     assert "unresolved (unresolved: no native shape rule for Roll (roll))" in capsys.readouterr().out
+
+
+def test_a_variable_is_a_value_known_at_run_time(tmp_path: Path) -> None:
+    """A reduction over the axes a ReadValue gives (of a constant init value): its axes are known at run time only, not
+    a constant subgraph ovreduce fails to fold, and its output is OpenVINO's (a variable's state is no constant,
+    whatever initialises it)."""
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1]), ov.Type.i64, "axes"
+    var = Variable(info)
+    axes = o6.read_value(o13.constant(np.array([1], np.int64)), var)
+    x = o13.parameter(ov.PartialShape([4, 6]), np.float32, name="x")
+    out = o13.reduce_sum(x, axes, True)
+    out.set_friendly_name("op")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([o1.result(out)], [o6.assign(axes, var)], [x], "m"), str(xml))
+    expected = to_shape(ov.Core().read_model(xml).output(0).get_partial_shape())
+    assert expected == PartialShape.dynamic(2)
+    ir = load_ir(xml)
+    try:
+        (op,) = [lay for lay in ir.layers if lay.name == "op"]
+        engine = ShapeEngine(ir)
+        assert engine.state((op.id, op.outputs[0].id)).shape == expected
+        got = engine.axes_of(op)
+        assert (got.kind, got.reason) == ("runtime", "the state of the variable 'axes', known at run time only")
+    finally:
+        ir.close()
