@@ -317,6 +317,27 @@ SELECT: list[Case] = [
     ("intervals", lambda p: o1.select(p("[1..4,3]", ov.Type.boolean), p("[2..6,1]"), p("[3]")), "[2..6,3]"),
 ]  # fmt: skip
 
+_SDPA = o13.scaled_dot_product_attention
+F64 = ov.Type.f64
+SDPA: list[Case] = [
+    ("static_5_inputs", lambda p: _SDPA(p("[2,3,4]"), p("[2,5,4]"), p("[2,5,6]"), p("[1,3,5]"), p("[1]")), "[2,3,6]"),
+    ("static_3_inputs_causal", lambda p: _SDPA(p("[2,3,4]"), p("[2,5,4]"), p("[2,5,6]"), causal=True), "[2,3,6]"),
+    ("static_ignored_attention_mask", lambda p: _SDPA(p("[2,3,4]"), p("[2,5,4]"), p("[2,5,6]"), p("[7,8,9,10,11]"),
+     p("[]"), causal=True), "[2,3,6]"),
+    ("static_4_inputs_extra_batch", lambda p: _SDPA(p("[2,7,3,4]"), p("[7,5,4]"), p("[2,1,5,6]"), p("[1,1,3,5]")),
+     "[2,7,3,6]"),
+    ("static_3_inputs_extra_batch", lambda p: _SDPA(p("[7,3,4]"), p("[2,7,5,4]"), p("[2,7,5,6]")), "[2,7,3,6]"),
+    ("5_inputs_dynamic_rank", lambda p: _SDPA(p("..."), p("..."), p("..."), p("..."), p("...")), "..."),
+    ("dynamic_4d", lambda p: _SDPA(p("[?,?,?,?]"), p("[?,?,?,?]"), p("[?,?,?,?]"), p("[?,?,?,?]"), p("[]")),
+     "[?,?,?,?]"),
+    ("mixed_shape_infer_5_inputs", lambda p: _SDPA(p("[2..4,3,2..5,4]", ov.Type.dynamic), p("[4..8,2..4,5,4]", F64),
+     p("[2..4,3,5,3..7]", ov.Type.dynamic), p("[2..7,3,4..7,5]", F64), p("[?]", F64)), "[4,3,4..5,3..7]"),
+    ("mixed_shape_infer_5_inputs_ignore_attention", lambda p: _SDPA(p("[1..4,3,1..5,4]", ov.Type.dynamic),
+     p("[4..8,1..4,5,4]", F64), p("[2..4,3,5,3..7]", ov.Type.dynamic), p("[57,3,4..7,5]", ov.Type.i64), p("[]", F64),
+     causal=True), "[4,3,1..5,3..7]"),
+    ("infer_5_dynamic_attn_partial", lambda p: _SDPA(p("..."), p("..."), p("..."), p("[1,?,5,7]"), p("[]")), "..."),
+]  # fmt: skip
+
 BATCH_NORM: list[Case] = [
     ("v5_static", lambda p: o5.batch_norm_inference(p("[10,100]"), p("[100]"), p("[100]"), p("[100]"),
      p("[100]"), 0.001), "[10,100]"),
@@ -351,6 +372,7 @@ TABLES = {
     "Range": RANGE,
     "Select": SELECT,
     "BatchNormInference": BATCH_NORM,
+    "ScaledDotProductAttention": SDPA,
 }
 # Not from type_prop: disagreements the random chains (test_shape_differential.py) found, kept as cases.
 REGRESSIONS: list[tuple[str, str, Callable[[P], Any], str]] = [
