@@ -20,7 +20,7 @@ from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
-from ovreduce.ops.rules import ShapeRule, typed
+from ovreduce.ops.rules import ELEMENT_TYPE, ShapeRule, typed
 from ovreduce.shapes import PartialShape
 
 __all__ = ["Assign", "ReadValue3", "ReadValue6"]
@@ -49,24 +49,29 @@ class ReadValue3(_Variable):
         return [inputs[0]]
 
 
-def _variable(layer: Layer) -> tuple[PartialShape, ElementType | None]:
+def _variable(layer: Layer) -> tuple[PartialShape, ElementType | None, bool]:
     """The variable's shape and element type as the layer's attributes give them (absent: a dynamic rank, a dynamic
-    type; None: a type ovreduce does not know).
+    type; None: a type ovreduce does not know), and whether the shape holds an empty interval (``1..0``, which
+    OpenVINO reads as a dim that relaxes none: a dynamic one to ovreduce).
 
     Raises:
         ShapeInferenceError: ``variable_shape`` is no shape.
     """
     text = layer.data.get("variable_shape")
+    empty = False
     try:
         shape = PartialShape(None) if text is None else PartialShape.parse(text)
     except ValueError as exc:
-        raise ShapeInferenceError(f"variable_shape={text!r}: {exc}") from None
+        try:
+            shape, empty = PartialShape.parse(text or "", empty_as_dynamic=True), True
+        except ValueError:
+            raise ShapeInferenceError(f"variable_shape={text!r}: {exc}") from None
     name = layer.data.get("variable_type")
     try:
         etype = element_type("dynamic" if name is None else name)
     except ElementTypeError:
-        return shape, None
-    return shape, etype
+        return shape, None, empty
+    return shape, etype, empty
 
 
 class ReadValue6(_Variable):
@@ -78,10 +83,11 @@ class ReadValue6(_Variable):
 
     def __init__(self, opsets: range) -> None:
         self.opsets = opsets
+        self.enums = {"variable_type": ELEMENT_TYPE}  # (a type OpenVINO does not name is its refusal of the model)
 
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         try:
-            shape, etype = _variable(layer)
+            shape, etype, _ = _variable(layer)
         except ShapeInferenceError:
             etype = None
             shape = PartialShape(())
@@ -90,11 +96,11 @@ class ReadValue6(_Variable):
         return [etype if etype is not None else port.precision for port in layer.outputs]
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        shape, etype = _variable(ctx.layer)
+        shape, etype, empty = _variable(ctx.layer)
         if not inputs:
             return [shape]
         initial = inputs[0]
-        if not shape.contains(initial):
+        if empty or not shape.contains(initial):
             raise ShapeInferenceError(
                 f"The shape specified in the Variable has to extend (relax) the shape inferred from the initializing "
                 f"subgraph. Variable shape: {shape} Initialization shape: {initial}"

@@ -341,3 +341,24 @@ def test_a_variable_is_a_value_known_at_run_time(tmp_path: Path) -> None:
         assert (got.kind, got.reason) == ("runtime", "the state of the variable 'axes', known at run time only")
     finally:
         ir.close()
+
+
+HOSTILE_VARIABLES = [
+    ({"variable_shape": "abc", "variable_type": "f32"}, True),
+    ({"variable_shape": "abc", "variable_type": "f32"}, False),
+    ({"variable_shape": "2,3", "variable_type": "xyz"}, True),
+    ({"variable_shape": "2,3", "variable_type": "xyz"}, False),
+    ({"variable_shape": "2,3", "variable_type": "undefined"}, True),
+    ({"variable_shape": "-1,3", "variable_type": "F32"}, False),
+    ({"variable_shape": "[2,3]", "variable_type": "f32"}, True),
+    ({"variable_shape": "1..0,3", "variable_type": "f32"}, True),  # (an empty interval relaxes nothing)
+]
+
+
+@pytest.mark.parametrize(("data", "init"), HOSTILE_VARIABLES, ids=[f"{d}-{i}" for d, i in HOSTILE_VARIABLES])
+def test_a_variable_written_oddly_is_read_as_openvino_reads_it(
+    data: dict[str, str], init: bool, tmp_path: Path
+) -> None:
+    xml = _write(tmp_path, [([2, 3], "f32")] if init else [], ("ReadValue", "opset6"), {"variable_id": "v", **data})
+    expected, state = _both(ov.Core(), xml, None)
+    assert _same(expected, state), (expected, state)
