@@ -492,7 +492,8 @@ def audit_model(
         failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
         return report(None, described, [], [], failed, notes)
     if steps:
-        notes.append(_steps_note(probe, len(audited) - 1, arrays))
+        step_fed = replay(1, audited[0]) if replay is not None and len(audited) > 1 else None
+        notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed))
     elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
@@ -1077,6 +1078,10 @@ def _decoding(
         )  # fmt: skip
     rng = np.random.default_rng(seed + 1)
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
+    # a Mamba-style model (its cache_position spans the conv state at the prefill) takes the new token's mask alone
+    # and its place in the sequence at each step, as transformers' generate counts it (optimum-intel's Mamba runtime)
+    mamba = any(r.kind == "positions" and r.high for r in made)
+    prompt = next((a.shape[1] for i, a in first.items() if names[i] & (TOKEN_IDS | EMBEDDINGS) and a.ndim >= 2), None)
 
     def next_inputs(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
         if step > steps:
@@ -1093,6 +1098,10 @@ def _decoding(
                 feeds[i] = rng.standard_normal((batch, 1, array.shape[2])).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:
                 feeds[i] = rng.integers(0, made[i].high, size=(batch, 1)).astype(array.dtype)
+            elif kind == "ones" and array.ndim == 2 and names[i] & GROWING_MASKS and mamba:  # the new token's
+                feeds[i] = np.ones((batch, 1), dtype=array.dtype)
+            elif kind == "positions" and made[i].high and array.ndim == 1 and prompt is not None:
+                feeds[i] = np.array([prompt + step - 1], dtype=array.dtype)
             elif kind == "ones" and array.ndim == 2 and names[i] & GROWING_MASKS:  # the mask so far (a given one's
                 # padding kept), and the new token attended, as generation grows it
                 feeds[i] = np.concatenate([array, np.ones((batch, 1), dtype=array.dtype)], axis=1)
@@ -1183,9 +1192,12 @@ def _fed_embeddings(names: Sequence[set[str]]) -> bool:
     return any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
 
 
-def _steps_note(ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any]]) -> str:
-    """What the decode steps were fed, as :func:`_decoding` feeds them: the argmax token only where the model has
-    ``logits`` to take it of, the mask and positions only where it takes them."""
+def _steps_note(
+    ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any]], step: Mapping[int, npt.NDArray[Any]] | None
+) -> str:
+    """What the decode steps were fed, as :func:`_decoding` feeds them, from the first run's inputs and the first
+    step's (``step``): the argmax token only where the model has ``logits`` to take it of, and of the other inputs
+    only those the model takes and the steps advanced."""
     variables = len(ov_model.get_sinks())
     made = recipes(ov_model)
     names = [set(port.get_names()) for port in ov_model.inputs]
@@ -1203,10 +1215,19 @@ def _steps_note(ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any
               if r.kind == "ids" and i != token and i in first and first[i].ndim == 2]  # fmt: skip
     if others:
         fed.append(f"seeded random ids as {', '.join(map(repr, others))}")
-    if any(r.kind == "ones" and names[i] & GROWING_MASKS and i in first for i, r in enumerate(made)):
-        fed.append("an attention mask one longer")
-    if any(r.kind == "positions" and i in first for i, r in enumerate(made)):
-        fed.append("the next position")
+    for i, array in sorted((step or {}).items()):
+        before = first.get(i)
+        if before is None or (array.shape == before.shape and np.array_equal(array, before)):
+            continue  # as it was: an encoder's mask, beams, another input
+        label = ov_model.inputs[i].get_any_name()
+        if names[i] & GROWING_MASKS and array.ndim == 2:
+            fed.append(f"an attention mask one longer ({label!r})" if array.shape[1] == before.shape[1] + 1
+                       else f"an attention mask of the new token alone ({label!r} of ones [{array.shape[0]}, 1], "
+                            f"as optimum-intel feeds a Mamba-style model)")  # fmt: skip
+        elif "cache_position" in names[i]:
+            fed.append(f"the new token's place in the sequence ({label!r})")
+        elif "position_ids" in names[i]:
+            fed.append(f"the next position ({label!r})")
     said = (", ".join(fed[:-1]) + " and " + fed[-1] if len(fed) > 1 else fed[0]) if fed else "the first run's inputs"
     return (
         f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "

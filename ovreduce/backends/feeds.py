@@ -11,6 +11,8 @@ what the graph (or optimum's input name) says   what the input gets
 ==============================================  ================================================================
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
+``cache_position`` beside a Mamba conv state    ``arange(k)``, k the state's columns (``config.conv_kernel``),
+                                                whatever the prompt's length: the prefill, as optimum-intel feeds it
 ``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
 ``past_key_values.N.key`` / ``.value``          empty along the past (see :mod:`ovreduce.backends.openvino`): the
                                                 first step of generation, as the mask and positions describe it
@@ -55,6 +57,7 @@ __all__ = [
     "PROMPT_TOKENS",
     "TOKEN_IDS",
     "Recipe",
+    "conv_kernel",
     "make",
     "recipes",
 ]
@@ -64,7 +67,9 @@ Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small",
 
 @dataclass(frozen=True)
 class Recipe:
-    """How one model input is made: ``kind``, the exclusive upper bound of ``ids``, and what it rests on."""
+    """How one model input is made: ``kind``, the exclusive upper bound of ``ids`` (of ``positions``: the columns of a
+    Mamba conv state, which its prefill's ``cache_position`` spans; 0 for positions along the tokens), and what it
+    rests on."""
 
     kind: Kind
     high: int = 0
@@ -77,7 +82,11 @@ class Recipe:
             "random": seeded,
             "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})",
             "ones": f"ones ({self.why})",
-            "positions": f"positions 0..n-1 along the last axis ({self.why})",
+            "positions": (
+                f"positions 0..{self.high - 1} ({self.why})"
+                if self.high
+                else f"positions 0..n-1 along the last axis ({self.why})"
+            ),
             "arange": f"arange over its first axis ({self.why})",
             "count": f"3 ({self.why})",
             "small": f"{seeded}, integers in [1, 4] ({self.why})",
@@ -143,10 +152,27 @@ _WALK_LIMIT = 10_000  # consumers visited per input, at most: the walk stays lin
 
 def recipes(ov_model: Any) -> list[Recipe]:
     """A :class:`Recipe` for each input of ``ov_model`` (reshaped to the shapes it will run at), by index."""
-    return [_recipe(port) for port in ov_model.inputs]
+    kernel = conv_kernel(ov_model)
+    return [_recipe(port, kernel) for port in ov_model.inputs]
 
 
-def _recipe(port: Any) -> Recipe:
+def conv_kernel(ov_model: Any) -> tuple[int, str] | None:
+    """The columns of a Mamba-style model's conv state, and the state's variable, where ``ov_model`` takes a
+    ``cache_position`` and holds one (optimum-intel's ``cache_params.present.conv.N``, ``[batch, channels,
+    conv_kernel]``); else None. Such a model tells its prefill from a decode step by the length of
+    ``cache_position``: ``arange(conv_kernel)`` at the prefill whatever the prompt's length, one position at each
+    step (transformers' and optimum-intel's Mamba), with an attention mask of the new tokens alone."""
+    if not any("cache_position" in port.get_names() for port in ov_model.inputs):
+        return None
+    for sink in ov_model.get_sinks():
+        name = str(sink.get_variable_id()) if hasattr(sink, "get_variable_id") else ""
+        shape = sink.input_value(0).get_partial_shape()
+        if ".conv." in name and shape.rank.is_static and shape.rank.get_length() == 3 and shape[2].is_static:
+            return int(shape[2].get_length()), name
+    return None
+
+
+def _recipe(port: Any, kernel: tuple[int, str] | None = None) -> Recipe:
     etype = port.get_element_type()
     integral = etype.is_integral() or etype.get_type_name() == "boolean"
     names = {n.lower() for n in port.get_names()} | {port.get_node().get_friendly_name().lower()}
@@ -155,6 +181,9 @@ def _recipe(port: Any) -> Recipe:
         return Recipe("text", why="a string input: a tokenizer's text")
     if any("attention_mask" in n for n in names) or (integral and not boolean and any("mask" in n for n in names)):
         return Recipe("ones", why="an attention mask, by its name")
+    if integral and "cache_position" in names and kernel is not None:
+        return Recipe("positions", kernel[0], f"a Mamba-style prefill: the {kernel[0]} columns of the conv state "
+                      f"{kernel[1]!r}, whatever the prompt's length, as optimum-intel feeds them")  # fmt: skip
     if integral and names & {"position_ids", "cache_position"}:
         return Recipe("positions", why="positions, by its name")
     if integral and "beam_idx" in names:

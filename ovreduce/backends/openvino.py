@@ -35,6 +35,7 @@ from ovreduce.backends.feeds import (
     PAST,
     PROMPT_TOKENS,
     TOKEN_IDS,
+    conv_kernel,
     make,
     recipes,
 )
@@ -718,7 +719,7 @@ def model_inputs(
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
     past, cross_why = _past_length(ports, known), _cross_length(ports, known)[1]  # (as given or shaped)
-    ports = _follow_token_ids(ports, known)
+    ports = _follow_token_ids(ports, known, conv_kernel(ov_model))
     made_past = [p for p in ports if p.index in free_past and p.target != p.declared and p.target.is_static]
     emptied = [p.label for p in made_past if 0 in p.target.to_list()]
     filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
@@ -799,15 +800,22 @@ def _disagreeing(
     return notes
 
 
-def _follow_token_ids(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
+def _follow_token_ids(
+    ports: list[_Port], names: Sequence[set[str]], kernel: tuple[int, str] | None = None
+) -> list[_Port]:
     """``ports`` with token ids of a sequence: token ids neither given nor shaped, whose length is free, are
     :data:`PROMPT_TOKENS` long (one token would leave every reduction over the sequence with one element to
     reduce); and the inputs of :data:`ALONG_IDS` that were neither given nor shaped take the ids' shape,
-    where their declared shapes allow it."""
+    where their declared shapes allow it. A Mamba-style model's ``cache_position`` (``kernel``: its conv state's
+    columns, :func:`conv_kernel`) spans the conv state at the prefill, whatever the ids' length."""
     from ovreduce.shapes import PartialShape
 
     ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
              for p in ports]  # fmt: skip
+    if kernel is not None:
+        columns = PartialShape.static([kernel[0]])
+        ports = [replace(p, target=columns) if p.free and "cache_position" in names[p.index]
+                 and p.declared.compatible(columns) else p for p in ports]  # fmt: skip
     ports = _follow_encoder_mask(ports, names)
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:

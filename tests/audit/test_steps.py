@@ -398,3 +398,132 @@ def test_the_steps_note_says_what_the_steps_were_fed(tmp_path: Path) -> None:
             model.close()
         assert any(said in note for note in doc.notes), doc.notes
         assert not any("mask" in note and "decode step" in note for note in doc.notes)  # it takes none
+
+
+def _mamba(path: Path, kernel: int = 4, channels: int = 6, vocab: int = 50) -> Path:
+    """A model built as optimum-intel exports Mamba: a conv state ``[batch, channels, kernel]`` (the variable named as
+    optimum-intel names it), the prefill told from a decode step by the length of ``cache_position`` (``kernel`` at
+    the prefill), the state updated at ``clamp(cache_position, 0, kernel - 1)`` after a roll, by the new tokens'
+    columns (the prompt's last ``kernel`` at the prefill), each token's column scaled by the attention mask."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(3)
+
+    def parameter(shape: list[int], name: str) -> Any:
+        node = ops.parameter(shape, np.int64, name=name)
+        node.output(0).set_names({name})
+        return node
+
+    ids, mask, cache = (
+        parameter([-1, -1], "input_ids"),
+        parameter([-1, -1], "attention_mask"),
+        parameter([-1], "cache_position"),
+    )
+    table = ops.constant(rng.standard_normal((vocab, channels)).astype(np.float32))
+    hidden = ops.gather(table, ids, ops.constant(np.int64(0)))  # [batch, tokens, channels]
+    hidden = ops.multiply(hidden, ops.unsqueeze(ops.convert(mask, np.float32), ops.constant(np.int64(-1))))
+    columns = ops.transpose(hidden, ops.constant(np.array([0, 2, 1], np.int64)))  # [batch, channels, tokens]
+    length = ops.gather(ops.shape_of(cache), ops.constant(np.int64(0)), ops.constant(np.int64(0)))
+    prefill = ops.convert(ops.equal(length, ops.constant(np.int64(kernel))), np.int64)
+    tokens = ops.gather(ops.shape_of(columns), ops.constant(np.int64(2)), ops.constant(np.int64(0)))
+    pad = ops.multiply(ops.subtract(ops.constant(np.int64(kernel)), tokens), prefill)  # negative: the last kernel
+    zero = ops.constant(np.int64(0))
+    begins = ops.concat([ops.unsqueeze(c, zero) for c in (zero, zero, pad)], 0)
+    new = ops.pad(columns, begins, ops.constant(np.zeros(3, np.int64)), "constant", ops.constant(np.float32(0)))
+    info = VariableInfo()
+    info.data_shape, info.data_type = ov.PartialShape([-1, channels, kernel]), ov.Type.f32
+    info.variable_id = "cache_params.present.conv.0"
+    variable = Variable(info)
+    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
+        [ops.gather(ops.shape_of(ids), ops.constant(np.array([0], np.int64)), zero),
+         ops.constant(np.array([channels, kernel], np.int64))], 0))  # fmt: skip
+    state = ops.read_value(zeros, variable)
+    rolled = ops.concat([ops.slice(state, ops.constant([1]), ops.constant([kernel]), ops.constant([1]),
+                                   ops.constant([2])), ops.slice(state, ops.constant([0]), ops.constant([1]),
+                                                                 ops.constant([1]), ops.constant([2]))], 2)  # fmt: skip
+    where = ops.clamp(cache, 0, kernel - 1)
+    updated = ops.scatter_update(rolled, where, new, ops.constant(np.int64(2)))
+    weights = ops.constant(rng.standard_normal((channels, kernel)).astype(np.float32))
+    conv = ops.reduce_sum(ops.multiply(updated, weights), ops.constant(np.array([2], np.int64)), False, name="conv_sum")
+    logits = ops.matmul(conv, ops.constant(rng.standard_normal((channels, vocab)).astype(np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    model = ov.Model([ops.result(logits)], [ops.assign(updated, variable)], [ids, mask, cache], "mamba_like")
+    ov.save_model(model, path)
+    return path
+
+
+def _generate_mamba(path: Path, prompt: np.ndarray, steps: int, kernel: int = 4) -> list[np.ndarray]:
+    """Greedy generation as optimum-intel's Mamba runtime feeds it, with OpenVINO's API alone: ``cache_position``
+    ``arange(kernel)`` at the prefill, then the new token's place in the sequence; the mask of the new token alone."""
+    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    feeds = {"input_ids": prompt, "attention_mask": np.ones(prompt.shape, np.int64),
+             "cache_position": np.arange(kernel, dtype=np.int64)}  # fmt: skip
+    out = []
+    for step in range(steps + 1):
+        logits = np.array(request.infer(feeds)["logits"], copy=True)
+        out.append(logits)
+        token = np.argmax(logits, axis=-1).reshape(1, 1).astype(np.int64)
+        feeds = {"input_ids": token, "attention_mask": np.ones((1, 1), np.int64),
+                 "cache_position": np.array([prompt.shape[1] + step], np.int64)}  # fmt: skip
+    return out
+
+
+def test_a_mamba_style_model_is_fed_its_prefill_and_decode_steps_as_optimum_intel_feeds_them(tmp_path: Path) -> None:
+    """A Mamba export tells its prefill by ``cache_position`` spanning the conv state (``arange(conv_kernel)``,
+    whatever the prompt's length) and takes the new token's mask alone at each step. ovreduce made ``cache_position``
+    the prompt's positions (another computation than generation's, audited as if it were), and grew the mask each
+    step, which OpenVINO refused: every decode-step audit of such a model ended in "OpenVINO failed"."""
+    path = _mamba(tmp_path / "mamba.xml")
+    probe = read_model(path)
+    arrays, described, _ = model_inputs(probe, {}, 0)
+    made = {i.name: i for i in described}
+    assert list(made["cache_position"].shape) == [4] and "conv state" in made["cache_position"].origin, made
+    next_inputs, _ = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    expected = _generate_mamba(path, arrays[0], 2)
+    assert len(runs) == 3
+    for run, logits in zip(runs, expected, strict=True):
+        np.testing.assert_array_equal(run.outputs[0], logits)
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, precision="f32", steps=2)
+    finally:
+        model.close()
+    assert doc.error is None, doc.error
+    assert [layer.status for layer in doc.layers] == ["ok"]
+    note = next(n for n in doc.notes if "decode step" in n)
+    assert "of the new token alone" in note and "one longer" not in note, note
+
+
+def test_the_steps_note_names_only_what_the_model_was_fed(tmp_path: Path) -> None:
+    """A decoder that takes neither a mask nor positions (Whisper's: token ids and beams; its state counts the
+    positions) was said to be fed "an attention mask one longer and the next position"."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    beams = ops.parameter([-1], np.int32, name="beam_idx")
+    beams.output(0).set_names({"beam_idx"})
+    rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
+    variable = Variable(info)
+    past = ops.gather(ops.read_value(variable), beams, ops.constant(np.int64(0)))
+    cache = ops.concat([past, rows], 1)
+    mean = ops.reduce_mean(cache, ops.constant(np.array([1], np.int64)), False, name="cache_mean")
+    logits = ops.matmul(mean, ops.constant(rng.standard_normal((16, 100)).astype(np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(logits)], [ops.assign(cache, variable)], [ids, beams], "no_mask"), path)
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, precision="f32", steps=2)
+    finally:
+        model.close()
+    assert doc.error is None, doc.error
+    note = next(n for n in doc.notes if "decode step" in n)
+    said = "each fed the argmax token of the step before (of its logits) as 'input_ids';"
+    assert said in note and "mask" not in note and "position" not in note, note
