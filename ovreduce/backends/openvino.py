@@ -763,15 +763,23 @@ def model_inputs(
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
     notes += _disagreeing(ports, known, arrays)
-    if emptied:
+    if emptied and any(_cross_past(p, known[p.index]) for p in ports):  # a seq2seq decoder with past
+        notes.append(f"the {len(emptied)} self-attention past key and value inputs ({emptied[0]}...) are empty, as no "
+                     f"step of generation runs this model (its first step runs the decoder without past), beside a "
+                     f"cross-attention past as long as the encoder's sequence: what reads the self-attention past was "
+                     f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
+    elif emptied:
         notes.append(f"the {len(emptied)} past key and value inputs ({emptied[0]}...) are empty, as in the first "
                      f"step of generation, which the token ids, mask and positions describe: what reads the past was "
                      f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
-    for labels, length in ((filled, f"{past} positions long, as the past given or shaped"), (filled_cross, cross_why)):
-        if labels:
-            notes.append(f"the {len(labels)} past key and value inputs not given ({labels[0]}...) are made of seeded "
-                         f"values, {length}: the step that the mask and positions describe; give them (--input) to "
-                         f"audit that step's own past")  # fmt: skip
+    if filled:
+        notes.append(f"the {len(filled)} past key and value inputs not given ({filled[0]}...) are made of seeded "
+                     f"values, {past} positions long, as the past given or shaped: the step that the mask and "
+                     f"positions describe; give them (--input) to audit that step's own past")  # fmt: skip
+    if filled_cross:
+        notes.append(f"the {len(filled_cross)} cross-attention past key and value inputs not given ({filled_cross[0]}"
+                     f"...) are made of seeded values, {cross_why}, the encoder's keys and values that every step "
+                     f"with past reads; give them (--input) to audit an encoder output's own")  # fmt: skip
     return arrays, described, notes
 
 
@@ -816,7 +824,7 @@ def _follow_token_ids(
         columns = PartialShape.static([kernel[0]])
         ports = [replace(p, target=columns) if p.free and "cache_position" in names[p.index]
                  and p.declared.compatible(columns) else p for p in ports]  # fmt: skip
-    ports = _follow_encoder_mask(ports, names)
+    ports = _follow_encoder_mask(_follow_cross_past(ports, names), names)
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:
         return ports
@@ -848,13 +856,12 @@ def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool 
 
 def _cross_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> tuple[int, str]:
     """How long a seq2seq decoder's cross-attention past (the encoder's keys and values) not given is made, and why:
-    as the one given or shaped; else, beside a past of the decoder's own (a later step), as long as the encoder's
-    sequence that its given mask or hidden states say, or :data:`PROMPT_TOKENS`; else empty, the first step."""
+    as the one given or shaped; else as long as the encoder's sequence that its given mask or hidden states say, or
+    :data:`PROMPT_TOKENS`. Never empty: generation runs a decoder with past only after the encoder, whose keys and
+    values it holds (cross-attention over none of them adds nothing, and the encoder's hidden states go unread)."""
     given = _past_length(ports, names, cross=True)
     if given:
         return given, f"{given} positions long, as the cross-attention past given or shaped"
-    if not _past_length(ports, names):
-        return 0, "empty"
     encoder = next((p for p in ports if names[p.index] & {"encoder_attention_mask", "encoder_hidden_states"}
                     and not p.free and p.target.is_static and (p.target.rank or 0) >= 2), None)  # fmt: skip
     if encoder is not None:
@@ -892,6 +899,34 @@ def _free_past(port: _Port, names: set[str], batch: int, length: int) -> _Port:
         return port
     made = type(port.declared).static([batch, dims[1].lo, length, dims[3].lo])
     return replace(port, target=made) if port.declared.compatible(made) else port
+
+
+def _cross_past(port: _Port, names: set[str]) -> bool:
+    """Whether ``port`` is a seq2seq decoder's cross-attention past (``past_key_values.N.encoder.key``)."""
+    return _encoders(names) and any(n.startswith(PAST) for n in names) and port.declared.rank == 4
+
+
+def _follow_cross_past(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
+    """``ports`` with a seq2seq decoder's encoder inputs (``encoder_attention_mask``, ``encoder_hidden_states``),
+    neither given nor shaped, as long as the encoder's sequence its cross-attention past is made for
+    (:func:`_cross_length`), where it takes one: the mask and the keys it masks describe one encoder output."""
+    from ovreduce.shapes import PartialShape
+
+    if not any(_cross_past(p, names[p.index]) for p in ports):
+        return ports
+    length = _cross_length(ports, names)[0]
+    ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
+    batch = ids.target.to_list()[0] if ids is not None else 1
+    out = []
+    for p in ports:
+        dims = p.declared.dims
+        shape = None
+        if p.free and "encoder_attention_mask" in names[p.index] and p.declared.rank == 2:
+            shape = PartialShape.static([batch, length])
+        elif p.free and "encoder_hidden_states" in names[p.index] and dims is not None and len(dims) == 3:
+            shape = PartialShape.static([batch, length, dims[2].lo]) if dims[2].is_static else None
+        out.append(replace(p, target=shape) if shape is not None and p.declared.compatible(shape) else p)
+    return out
 
 
 def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:

@@ -621,12 +621,42 @@ def test_a_cross_attention_past_beside_a_later_step_is_the_encoder_s_length() ->
                for note in notes), notes  # fmt: skip
     _, described, _ = model_inputs(build(), {**own, "encoder_attention_mask": np.ones((1, 11), np.int64)}, 0)
     assert {i.name: tuple(i.shape) for i in described}["past_key_values.0.encoder.key"] == (1, 2, 11, 4)
-    _, described, notes = model_inputs(build(), {}, 0)  # the first step: every past empty, and said so
-    assert {i.name: tuple(i.shape)[2] for i in described if "past" in i.name} == {
-        "past_key_values.0.decoder.key": 0,
-        "past_key_values.0.encoder.key": 0,
-    }
-    assert any("first step of generation" in note for note in notes), notes
+
+
+def test_a_decoder_with_past_given_none_gets_the_encoder_s_keys_and_values() -> None:
+    """A seq2seq decoder with past (optimum's ``openvino_decoder_with_past_model.xml``) given nothing: its
+    cross-attention past (the encoder's keys and values) was made empty beside an encoder mask of 1, so
+    cross-attention attended over nothing and the encoder's hidden states went unread, and the note called it the first
+    step of generation, which runs the decoder without past. The encoder's keys and values are as long as its sequence
+    (a prompt's, or the mask's or hidden states' given); the self-attention past is what is left empty, and said so."""
+    from ovreduce.backends.openvino import model_inputs
+
+    def build() -> Any:  # (made inputs reshape the model)
+        ids, mask = (
+            _parameter([-1, -1], np.int64, "input_ids"),
+            _parameter([-1, -1], np.int64, "encoder_attention_mask"),
+        )
+        hidden = _parameter([-1, -1, 4], np.float32, "encoder_hidden_states")
+        past = [
+            _parameter([-1, 2, -1, 4], np.float32, f"past_key_values.0.{side}.key") for side in ("decoder", "encoder")
+        ]
+        keys = ops.multiply(past[1], ops.unsqueeze(ops.convert(mask, "f32"), ops.constant(np.array([1, 3], np.int64))))
+        outputs = [ops.reduce_mean(p, ops.constant(np.array([2], np.int64)), False) for p in (past[0], keys)]
+        outputs += [ops.reduce_sum(ops.convert(ids, "f32"), [1], False), ops.reduce_sum(hidden, [1], False)]
+        return ov.Model(outputs, [ids, mask, hidden, *past])
+
+    _, described, notes = model_inputs(build(), {}, 0)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["past_key_values.0.decoder.key"] == (1, 2, 0, 4), shapes
+    assert shapes["past_key_values.0.encoder.key"] == (1, 2, 8, 4), shapes
+    assert shapes["encoder_attention_mask"] == (1, 8) and shapes["encoder_hidden_states"] == (1, 8, 4), shapes
+    assert not any("first step of generation" in note for note in notes), notes
+    assert any(note.startswith("the 1 self-attention past key and value inputs (past_key_values.0.decoder.key...) are "
+                               "empty") for note in notes), notes  # fmt: skip
+    assert any(note.startswith("the 1 cross-attention past key and value inputs not given") for note in notes), notes
+    _, described, _ = model_inputs(build(), {"encoder_hidden_states": np.ones((1, 5, 4), np.float32)}, 0)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["past_key_values.0.encoder.key"] == (1, 2, 5, 4) and shapes["encoder_attention_mask"] == (1, 5)
 
 
 def test_a_past_shaped_is_followed_as_a_past_given() -> None:
