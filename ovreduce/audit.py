@@ -57,7 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, read_failure, read_ir_model
-from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, TOKEN_IDS, recipes
+from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, conv_kernel, recipes
 from ovreduce.backends.openvino import (
     PROBED_TYPES,
     InferenceTimeoutError,
@@ -342,6 +342,7 @@ def audit_model(
     origins: Mapping[str, str] | None = None,
     target: str | None = None,
     timings: AuditTimings | None = None,
+    positions: tuple[int, str] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -355,7 +356,9 @@ def audit_model(
 
     ``steps`` decode steps follow the first run of a stateful model (an LLM), its state carried between them
     (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
-    input name (a prompt through a tokenizer, say), for the document.
+    input name (a prompt through a tokenizer, say), for the document. ``positions`` is how many positions the model
+    takes and what says so (``config.json``'s ``n_positions``, say): a sequence that the inputs, past included, and
+    the decode steps carry past them is refused (:func:`_refuse_positions`).
 
     ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
     input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
@@ -436,6 +439,8 @@ def audit_model(
     else:
         probe = ov_model
     arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins)
+    if positions is not None:
+        _refuse_positions(probe, arrays, steps, positions)
     next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)
@@ -1129,6 +1134,40 @@ def _token_and_logits(ov_model: Any, first: Mapping[int, npt.NDArray[Any]], made
     # (a model fed embeddings has no token input: its token_type_ids are no token)
     token = next((i for i in ids if names[i] & TOKEN_IDS), ids[0] if ids and not _fed_embeddings(names) else None)
     return token, logits
+
+
+def _refuse_positions(
+    ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]], steps: int, positions: tuple[int, str]
+) -> None:
+    """An :class:`InputError` where the sequence the audit would feed runs past the ``positions`` the model takes
+    (their count, and what says so): the token ids' (or embeddings') length after the past given, or the last
+    position given or made (``position_ids``, ``cache_position`` along the tokens), plus ``steps`` decode steps. A
+    position past the model's table is none it was made for (OpenVINO's Gather gives a learned table's rows past its
+    end as zeros), so an audit there judges a computation the model never performs."""
+    names = [set(port.get_names()) for port in ov_model.inputs]
+    ids = next((i for i in sorted(arrays) if names[i] & TOKEN_IDS and arrays[i].ndim == 2), None)
+    if ids is None:
+        ids = next((i for i in sorted(arrays) if names[i] & EMBEDDINGS and arrays[i].ndim == 3), None)
+    if ids is None:
+        return
+    tokens = arrays[ids].shape[1]
+    past = max((arrays[i].shape[2] for i in arrays if arrays[i].ndim == 4 and any(n.startswith(PAST) for n in names[i])
+                and not any("encoder" in n for n in names[i])), default=0)  # fmt: skip
+    span, said = past + tokens, f"{tokens} token(s) of {ov_model.inputs[ids].get_any_name()!r}" + (
+        f" after a past of {past}" if past else "")  # fmt: skip
+    mamba = conv_kernel(ov_model) is not None  # (its cache_position spans the conv state, no sequence)
+    for i in sorted(arrays):
+        along = names[i] & {"position_ids"} or ("cache_position" in names[i] and not mamba)
+        if along and arrays[i].size and np.issubdtype(arrays[i].dtype, np.integer) and int(arrays[i].max()) + 1 > span:
+            span, said = int(arrays[i].max()) + 1, f"positions up to {int(arrays[i].max())} in {sorted(names[i])[0]!r}"
+    count, where = positions
+    if span + steps > count:
+        then = f", then {steps} decode step(s)" if steps else ""
+        raise InputError(
+            f"the audit would feed positions 0..{span + steps - 1} ({said}{then}), more than the {count} positions "
+            f"the model takes ({where}): positions past them are none the model was made for; give a shorter "
+            f"sequence{' or fewer steps' if steps else ''}", parameter="steps" if steps else "shapes",
+        )  # fmt: skip
 
 
 def _last_position(logits: npt.NDArray[Any]) -> npt.NDArray[Any]:

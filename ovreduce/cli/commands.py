@@ -270,6 +270,7 @@ def audit(args: argparse.Namespace) -> int:
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
+            positions=_positions(export.config),
         )  # fmt: skip
     finally:
         model.close()
@@ -304,8 +305,20 @@ def _export_of(target: str, needed: bool) -> Any:
         return Export(path.parent, (path,), None, None, None)
 
 
-_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
-"""Where a config.json says how many positions the model takes (GPT-2's ``n_positions``, ChatGLM's ``seq_length``)."""
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "max_sequence_length", "seq_length")
+"""Where a config.json says how many positions the model takes (GPT-2's ``n_positions``, ChatGLM's ``seq_length``, a
+seq2seq decoder's ``max_target_positions``: Whisper's, whose ``max_source_positions`` are its encoder's frames)."""
+
+
+def _positions(config: Any) -> tuple[int, str] | None:
+    """How many positions ``config`` (``config.json``) gives the model, and the key that says so: a top-level key of
+    :data:`_CONTEXT_KEYS`, else one of its ``text_config`` (a VLM's language model)."""
+    for where, section in (("", config), ("text_config.", (config or {}).get("text_config"))):
+        if isinstance(section, dict):
+            key = next((k for k in _CONTEXT_KEYS if type(section.get(k)) is int and section[k] > 0), None)
+            if key is not None:
+                return section[key], f"config.json: {where}{key}"
+    return None
 
 
 def _prompt_inputs(
@@ -333,11 +346,10 @@ def _prompt_inputs(
             f"the model ({', '.join(sorted(names)) or 'none'})"
         )
     count = int(next(iter(chosen.values())).shape[-1])
-    config = export.config or {}
-    key = next((k for k in _CONTEXT_KEYS if type(config.get(k)) is int and config[k] > 0), None)
-    if key is not None and count > config[key]:  # positions the model was not made for (and memory as their square)
-        raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {config[key]} positions the model "
-                         f"takes (config.json: {key}); give a shorter prompt")  # fmt: skip
+    positions = _positions(export.config)
+    if positions is not None and count > positions[0]:  # positions the model was not made for (memory: their square)
+        raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {positions[0]} positions the model "
+                         f"takes ({positions[1]}); give a shorter prompt")  # fmt: skip
     for name in chosen:
         origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}"
     return chosen

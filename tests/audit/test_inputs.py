@@ -20,6 +20,7 @@ from openvino import opset13 as ops
 
 from ovreduce.audit import audit_model
 from ovreduce.check import check_model
+from ovreduce.errors import InputError
 from ovreduce.ir.parser import load_ir
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.run import run_layer
@@ -801,3 +802,20 @@ def test_the_containers_of_body_rows_are_named_as_top_level_ones_are(tmp_path: P
     inner = next(layer for layer in skipped.layers if layer.layer_name == "loop_sum")
     assert inner.not_established == (f"inside the body of Loop 'steps' (layer 2/then/5), in {outer}, which did not "
                                      f"run: the condition was false")  # fmt: skip
+
+
+def test_a_past_given_counts_toward_the_positions_the_model_takes(tmp_path: Path) -> None:
+    """The positions the model takes bound the sequence fed whatever gives it: a past of 30 given before 8 token ids
+    reaches position 37, past a table of 32, and is refused as a prompt that long is; a past of 20 fits."""
+    ids, mask, positions, past, keys = _stateless_llm()
+    seen = [
+        ops.reduce_sum(ops.convert(p, "f32"), ops.constant(np.array([1], np.int64)), False) for p in (mask, positions)
+    ]
+    ov.save_model(ov.Model([keys, *seen], [ids, mask, positions, past]), tmp_path / "m.xml", compress_to_fp16=False)
+    table = (32, "config.json: n_positions")
+    given = {"past_key_values.0.key": np.ones((1, 2, 30, 4), np.float32)}
+    refused = r"positions 0\.\.37 \(8 token\(s\) of 'input_ids' after a past of 30\), more than the 32 positions"
+    with pytest.raises(InputError, match=refused):
+        _audit(tmp_path / "m.xml", precision="f32", inputs=given, positions=table)
+    given = {"past_key_values.0.key": np.ones((1, 2, 20, 4), np.float32)}
+    assert _audit(tmp_path / "m.xml", precision="f32", inputs=given, positions=table).error is None

@@ -261,3 +261,36 @@ def test_a_prompt_for_a_model_fed_embeddings_is_refused_and_says_why(
     assert (f"--prompt: {vlm / 'openvino_language_model.xml'} takes the prompt's token embeddings (inputs_embeds), "
             "not the token ids its tokenizer gives (openvino_text_embeddings_model.xml in the export computes them)"
             in err), err  # fmt: skip
+
+
+@pytest.mark.parametrize("options", [
+    ["--shape", "input_ids=[1,260]"],  # ids shaped past the positions
+    ["--shape", "input_ids=[1,250]", "--steps", "10"],  # decode steps carrying them past
+])  # fmt: skip
+def test_positions_past_the_models_are_refused_whatever_the_route(
+    capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    """A prompt longer than the positions config.json gives the model was refused, but the same positions reached by
+    --shape or --steps were fed without a word (a learned position table gives zeros past its end)."""
+    status, _, err = run_cli(capsys, "audit", str(LLAMA), *options)
+    assert status == 2, err
+    assert "more than the 256 positions the model takes (config.json: max_position_embeddings)" in err, err
+    assert "the audit would feed positions 0..259 (" in err, err
+
+
+@pytest.mark.parametrize(("config", "where"), [
+    ({"max_target_positions": 8}, "config.json: max_target_positions"),  # a seq2seq decoder's (Whisper's)
+    ({"text_config": {"max_position_embeddings": 8}}, "config.json: text_config.max_position_embeddings"),  # a VLM's
+])  # fmt: skip
+def test_the_positions_of_a_decoder_or_a_language_model_config_are_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, config: dict[str, object], where: str
+) -> None:
+    """Whisper's config.json names its decoder's positions ``max_target_positions``, a VLM's nests them under
+    ``text_config``: neither was read, so a prompt or steps past them were fed."""
+    folder = tmp_path / "export"
+    shutil.copytree(LLAMA, folder)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", **config}))
+    status, _, err = run_cli(capsys, "audit", str(folder), "--steps", "1")  # 8 tokens made, then a ninth
+    assert status == 2 and f"more than the 8 positions the model takes ({where})" in err, err
+    status, _, err = run_cli(capsys, "audit", str(folder), "--prompt", "the fox " * 10)
+    assert status == 2 and f"positions the model takes ({where}); give a shorter prompt" in err, err
