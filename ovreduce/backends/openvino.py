@@ -647,8 +647,10 @@ def model_inputs(
     :class:`ovreduce.shapes.PartialShape` by the same names) or seeded. ``ov_model`` is reshaped to the
     arrays' static shapes before anything is generated (as ``Model.reshape``; a dynamic rank included), so
     what compiles is what runs. Dynamic dims nobody fixed take a default: a leading batch dim its lower bound
-    (at least 1); the others the first of :data:`DEFAULT_FILLS` (within the dim's interval) that OpenVINO's
-    shape inference accepts for the whole model. The documents name the dims that were defaulted.
+    (at least 1; no batch where another input fixes it at 1); the channels a Convolution takes, and what a Reshape to
+    a constant target needs (:func:`channel_pins`); the others the first of :data:`DEFAULT_FILLS` (within the dim's
+    interval) that OpenVINO's shape inference accepts for the whole model. The documents name the dims that were
+    defaulted.
 
     Returns:
         The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
@@ -742,7 +744,7 @@ def model_inputs(
         defaulted = tuple(i for i, d in enumerate(asked) if not d.is_static)
         for i in defaulted:
             pin = pins.get(port.index, {}).get(i)
-            why = f", the channels its {pin[1]} takes" if pin is not None and pin[0] == dims[i] else ""
+            why = f", {pin[1]}" if pin is not None and pin[0] == dims[i] else ""
             notes.append(f"input {port.label!r}: dynamic dimension {i} ({asked.dims[i]}) set to {dims[i]}{why}")
         recipe = made[port.index]
         if port.array is not None:
@@ -1033,12 +1035,17 @@ def _fit(
     """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn, but for the dims
     ``pins`` sets (see :func:`model_inputs`)."""
     ov = openvino()
-    free = any(_static(p.target, 1) != _static(p.target, 2) for p in ports)  # dims a fill would change
+    # a model that fixes its batch at 1 on an input of dynamic dims (Qwen2-VL's patch merger: attention_mask
+    # [1, ?, ?] beside hidden_states [?, 32]) has that one batch: another input's leading dim is no batch but a
+    # length like the others, and takes the fill
+    one = any(p.declared.rank is not None and p.declared.rank > 1 and p.declared.dims[0].is_static
+              and p.declared.dims[0].lo == 1 and not p.declared.is_static for p in ports)  # fmt: skip
+    free = any(_static(p.target, 1) != _static(p.target, 2, not one) for p in ports)  # dims a fill would change
     fills = DEFAULT_FILLS if free else DEFAULT_FILLS[:1]
     refused = ""
     model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     for fill in fills:
-        chosen = [_pinned(p, _static(p.target, fill), pins.get(p.index, {})) for p in ports]
+        chosen = [_pinned(p, _static(p.target, fill, not one), pins.get(p.index, {})) for p in ports]
         for port, dims in zip(ports, chosen, strict=True):
             count = int(np.prod(dims, dtype=object))
             if max_elements is not None and count > max_elements:
@@ -1138,9 +1145,10 @@ def _refused(ports: Sequence[_Port], message: str) -> NoReturn:
 
 
 def channel_pins(ov_model: Any) -> dict[int, dict[int, tuple[int, str]]]:
-    """The channel dims that the model's inputs must have, by input index and dim: an input's dynamic dim 1 that a
+    """The dims that the model's inputs must have, by input index and dim, with why: an input's dynamic dim 1 that a
     Convolution or GroupConvolution takes (directly or through Converts) as its data, whose filter says how many
-    channels it convolves (an image's 3, where no fill of the others is)."""
+    channels it convolves (an image's 3, where no fill of the others is); and what a Reshape needs
+    (:func:`_reshape_pins`)."""
     pins: dict[int, dict[int, tuple[int, str]]] = {}
     for index, port in enumerate(ov_model.inputs):
         if port.get_partial_shape().rank.is_dynamic or len(port.get_partial_shape()) < 3:
@@ -1158,7 +1166,47 @@ def channel_pins(ov_model: Any) -> dict[int, dict[int, tuple[int, str]]]:
                     if filters.is_static:
                         dims = filters.to_shape()
                         channels = dims[1] if kind == "Convolution" else dims[0] * dims[2]
-                        pins.setdefault(index, {})[1] = (int(channels), f"{kind} {node.get_friendly_name()!r}")
+                        pins.setdefault(index, {})[1] = (
+                            int(channels),
+                            f"the channels its {kind} {node.get_friendly_name()!r} takes",
+                        )
+    for index, (dim, size, why) in _reshape_pins(ov_model).items():
+        pins.setdefault(index, {}).setdefault(dim, (size, why))
+    return pins
+
+
+def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
+    """The last dynamic dim of each input that a Reshape takes (directly or through Converts) to a constant target of
+    one ``-1``, by input index, and its size: what the input's static dims lack of the product of the target's other
+    dims, which its elements must divide into (Qwen2-VL's flattened patches ``[?, ?]`` to ``[-1, 3, 2, 14, 14]``:
+    1176, where no fill divides); none where the static dims hold that product already."""
+    pins: dict[int, tuple[int, int, str]] = {}
+    for index, port in enumerate(ov_model.inputs):
+        shape = port.get_partial_shape()
+        if shape.rank.is_dynamic or shape.is_static:
+            continue
+        last = max(i for i in range(len(shape)) if shape[i].is_dynamic)
+        outputs, seen = [port.get_node().output(0)], 0
+        while outputs and seen < 64 and index not in pins:
+            output, seen = outputs.pop(), seen + 1
+            for use in output.get_target_inputs():
+                node = use.get_node()
+                if node.get_type_name() == "Convert":
+                    outputs.append(node.output(0))
+                elif node.get_type_name() == "Reshape" and use.get_index() == 0:
+                    target = _constant_value(node.input_value(1))
+                    if target is None or target.ndim != 1 or int(np.count_nonzero(target == -1)) != 1:
+                        continue
+                    if node.get_attributes().get("special_zero") and bool(np.any(target == 0)):
+                        continue
+                    known = [int(v) for v in target if v != -1]
+                    given = math.prod(d.get_length() for d in shape if d.is_static)  # what the static dims hold
+                    size = math.prod(known) // math.gcd(math.prod(known), given) if all(v > 0 for v in known) else 1
+                    if size > 1:  # no fill of the others makes the elements divide into the target's rows
+                        whole = [int(v) for v in target]
+                        pins[index] = (last, size, f"so that its elements fill rows of the target {whole} of Reshape "
+                                                   f"{node.get_friendly_name()!r}")  # fmt: skip
+                        break
     return pins
 
 
@@ -1172,15 +1220,15 @@ def _pinned(port: _Port, dims: tuple[int, ...], pins: Mapping[int, tuple[int, st
     return tuple(out)
 
 
-def _static(shape: Any, fill: int) -> tuple[int, ...]:
-    """``shape`` with each dynamic dim given a size: a leading batch dim (rank > 1) its lower bound, at least
-    1; any other ``fill`` clamped into its interval."""
+def _static(shape: Any, fill: int, batch: bool = True) -> tuple[int, ...]:
+    """``shape`` with each dynamic dim given a size: a leading batch dim (rank > 1, where ``batch``) its lower bound,
+    at least 1; any other ``fill`` clamped into its interval."""
     dims = []
     for i, d in enumerate(shape):
         if d.is_static:
             dims.append(d.lo)
             continue
-        want = 1 if i == 0 and shape.rank > 1 else fill
+        want = 1 if i == 0 and shape.rank > 1 and batch else fill
         size = max(d.lo, want)
         if d.hi is not None:
             size = min(size, d.hi)

@@ -136,6 +136,44 @@ def test_an_image_of_dynamic_channels_gets_the_channels_its_convolution_takes(tm
     assert pooled.ok and pooled.input_shape[1] in (8, 12)
 
 
+def test_flattened_patches_get_a_width_that_fills_the_rows_their_reshape_makes(tmp_path: Path) -> None:
+    """Qwen2-VL's vision embeddings as optimum-intel exports them: ``hidden_states [?, ?]``, the flattened patches,
+    reshaped to ``[-1, 3, 2, 8, 8]`` (384 per patch). No fill divides into 384, so every default was refused."""
+    x = ops.parameter(ov.PartialShape([-1, -1]), ov.Type.f32, name="hidden_states")
+    patches = ops.reshape(x, ops.constant(np.array([-1, 3, 2, 8, 8], np.int64)), False, name="patches")
+    mean = ops.reduce_mean(patches, _axes(2, 3, 4), False, name="pooled")
+    doc = _audit(_save(ov.Model([mean], [x], "vision"), tmp_path / "vision.xml"))
+    assert doc.error is None, doc.error
+    (hidden,) = doc.inputs
+    assert hidden.shape == (1, 384), hidden.shape
+    assert any("dynamic dimension 1 (?) set to 384, so that its elements fill rows of the target [-1, 3, 2, 8, 8] of "
+               "Reshape 'patches'" in n for n in doc.notes), doc.notes  # fmt: skip
+    assert [layer.status for layer in doc.layers] == ["ok"]
+
+
+def test_inputs_beside_one_fixing_the_batch_at_1_take_the_fill_on_their_leading_dim(tmp_path: Path) -> None:
+    """Qwen2-VL's patch merger: ``hidden_states [?, 32]``, ``attention_mask [1, ?, ?]``, ``rotary_pos_emb [?, 8]``,
+    each sized by the patch count. The leading dims were taken as a batch and made 1 while the mask's took the fill:
+    OpenVINO failed on the attention's shapes ovreduce had made inconsistent, and the report blamed it."""
+    hidden = ops.parameter(ov.PartialShape([-1, 32]), ov.Type.f32, name="hidden_states")
+    mask = ops.parameter(ov.PartialShape([1, -1, -1]), ov.Type.f32, name="attention_mask")
+    rotary = ops.parameter(ov.PartialShape([-1, 8]), ov.Type.f32, name="rotary_pos_emb")
+    for node, name in ((hidden, "hidden_states"), (mask, "attention_mask"), (rotary, "rotary_pos_emb")):
+        node.output(0).set_names({name})
+    rows = ops.concat([hidden, ops.tile(rotary, ops.constant(np.array([1, 4], np.int64)))], 1)  # [N, 64]
+    grouped = ops.reshape(rows, ops.constant(np.array([-1, 4 * 64], np.int64)), False)  # 4 patches merged
+    query = ops.unsqueeze(rows, ops.constant(np.int64(0)))  # [1, N, 64]
+    attended = ops.scaled_dot_product_attention(query, query, query, mask, causal=False)
+    out = [ops.reduce_mean(attended, _axes(2), False, name="attended"), ops.reduce_sum(grouped, _axes(1), False)]
+    doc = _audit(_save(ov.Model(out, [hidden, mask, rotary], "merger"), tmp_path / "merger.xml"))
+    assert doc.error is None, doc.error
+    shapes = {i.name: i.shape for i in doc.inputs}
+    patches = shapes["hidden_states"][0]
+    assert patches % 4 == 0 and shapes["attention_mask"] == (1, patches, patches), shapes
+    assert shapes["rotary_pos_emb"] == (patches, 8), shapes
+    assert all(layer.status == "ok" for layer in doc.layers), [(layer.name, layer.status) for layer in doc.layers]
+
+
 def test_a_given_shape_the_model_refuses_says_what_openvino_said(files: dict[str, Path]) -> None:
     with pytest.raises(InputError, match=r"refused the shapes given .*Kernel after dilation"):
         _audit(files["cnn"], shapes={"x": PartialShape.static([1, 3, 2, 2])})
