@@ -80,6 +80,9 @@ def _metadata(context: WorkerContext, name: str, version: str | None) -> bytes:
                                   "type": view.type, "keep_dims": spec.keep_dims, "model_id": loaded.id}  # fmt: skip
     if spec.axes is not None:
         parameters["axes"] = ",".join(str(a) for a in spec.axes)
+    for role, shape in (("data", spec.data_shape), ("axes", spec.axes_shape if spec.runtime_axes else None)):
+        if shape is not None and ".." in (written := str(shape)):  # a -1 of KServe's (any size) hides its bounds
+            parameters[f"{role}_shape"] = written
     return document_bytes(
         dict(name=name, versions=[VERSION], platform=PLATFORM, inputs=inputs, outputs=outputs, parameters=parameters)
     )

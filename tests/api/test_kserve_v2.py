@@ -195,6 +195,23 @@ def test_server_and_model_metadata(client: TestClient, rmsnorm: str) -> None:
     assert client.get(f"/v2/models/{rmsnorm}/versions/1/ready").status_code == 200
 
 
+def test_model_metadata_gives_the_bounds_a_minus_one_hides(client: TestClient) -> None:
+    """KServe's -1 reads as any size; for a dim of a range (3..8) the metadata said -1 and gave the range nowhere, so a
+    client that filled each -1 got 400. Its ``parameters.data_shape`` is the shape as ovreduce writes it, bounds
+    included; a static or plainly dynamic shape needs none."""
+    mid = _upload(client.post, *sample("dynamic"), "dynamic.xml")
+    meta = client.get(f"/v2/models/{mid}.5").json()
+    assert meta["inputs"][0]["shape"] == [-1, -1, 16, -1]
+    assert meta["parameters"]["data_shape"] == "[?,3..8,16,1..]"
+    shape = [int(d.split("..")[0] or 1) if d != "?" else 1 for d in meta["parameters"]["data_shape"][1:-1].split(",")]
+    tensor = {"name": "data", "shape": shape, "datatype": "FP32", "data": [1.0] * int(np.prod(shape))}
+    answer = client.post(f"/v2/models/{mid}.5/infer", json={"inputs": [tensor], "parameters": {"backend": "numpy"}})
+    assert answer.status_code == 200, answer.text
+    rmsnorm = _upload(client.post, *sample("rmsnorm"), "rmsnorm.xml")
+    plain = client.get(f"/v2/models/{model_name(rmsnorm, '5')}").json()  # [1,?,64]: its -1 says it all
+    assert plain["inputs"][0]["shape"] == [1, -1, 64] and "data_shape" not in plain["parameters"]
+
+
 def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: str) -> None:
     mid = rmsnorm.split(".")[0]
     _error(client.get("/v2/models/resnet50"), 404, "unknown model", "<model id>.<layer ids path")
