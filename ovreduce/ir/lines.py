@@ -14,8 +14,8 @@ inside its own subtree. The line is then that of the ``>`` of the start tag ther
 Where the tag found there is not the element's (the two counts disagree) or the bytes are not 8-bit text (UTF-16
 and UTF-32), the line is not known and is said as None: no line rather than a wrong one.
 
-The lines of a whole subtree (a top-level layer with its bodies, or all the edges) are counted at once, on the
-first question about one of its elements past the clamp.
+The start tags of a whole subtree (a top-level layer with its bodies, or all the edges) are placed at once, on the
+first question about one of its elements past the clamp; each line asked is then counted on from the last one.
 """
 
 from __future__ import annotations
