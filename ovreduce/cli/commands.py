@@ -28,6 +28,7 @@ from ovreduce.cli.options import (
 from ovreduce.cli.paths import expand_paths
 from ovreduce.cli.render.safe import printable
 from ovreduce.cli.render.terminal import terminal_width
+from ovreduce.errors import InputError
 
 if TYPE_CHECKING:
     from ovreduce.reports.check import CheckDocument
@@ -272,6 +273,10 @@ def audit(args: argparse.Namespace) -> int:
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
             positions=_positions(export.config),
         )  # fmt: skip
+    except (UsageError, InputError) as exc:
+        if notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)
+            exc.message = f"{exc.message}; {export.models[0].name} is the model audited: {notes[0]}"
+        raise
     finally:
         model.close()
         if bar is not None:

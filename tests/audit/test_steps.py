@@ -527,3 +527,11 @@ def test_the_steps_note_names_only_what_the_model_was_fed(tmp_path: Path) -> Non
     note = next(n for n in doc.notes if "decode step" in n)
     said = "each fed the argmax token of the step before (of its logits) as 'input_ids';"
     assert said in note and "mask" not in note and "position" not in note, note
+
+
+def test_a_refusal_of_steps_on_a_seq2seq_export_names_its_decoder(capsys: pytest.CaptureFixture[str]) -> None:
+    """The folder of a seq2seq export audits its encoder, which has no state: the refusal of --steps said "audit it
+    without steps" and named no decoder, where decode steps are."""
+    status, out, err = run_cli(capsys, "audit", str(EXPORTS / "t5_seq2seq"), "--steps", "2")
+    assert status == 2 and out == "", err
+    assert "openvino_encoder_model.xml is the model audited: the export also holds openvino_decoder_model.xml" in err
