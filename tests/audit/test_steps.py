@@ -287,20 +287,28 @@ def test_a_model_fed_embeddings_with_token_types_gets_a_new_embedding_each_step(
     assert fed["attention_mask"].shape == (1, 9) and fed["position_ids"].tolist() == [[8]], fed
 
 
-def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_path: Path) -> None:
-    """An export that keeps the last position only has ``[batch, vocab]`` logits: each step is fed their argmax, as
-    a generation loop written with OpenVINO's API feeds it. The audit indexed them as ``[batch, positions, vocab]``
-    and reported its own IndexError as "OpenVINO failed", with advice to give the inputs it had made."""
+def _token_rows(rng: np.random.Generator) -> tuple[Any, Any, Any]:
+    """Token ids ``[1, ?]`` (``input_ids``), their rows of a random embedding ``[100, 16]``, and a state variable
+    ``kv`` ``[1, ?, 16]`` for a cache of them: (ids, rows, variable)."""
     from openvino import opset13 as ops
     from openvino.op.util import Variable, VariableInfo
 
-    rng = np.random.default_rng(0)
     ids = ops.parameter([1, -1], np.int64, name="input_ids")
     ids.output(0).set_names({"input_ids"})
     rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
     info = VariableInfo()
     info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
-    variable = Variable(info)
+    return ids, rows, Variable(info)
+
+
+def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_path: Path) -> None:
+    """An export that keeps the last position only has ``[batch, vocab]`` logits: each step is fed their argmax, as
+    a generation loop written with OpenVINO's API feeds it. The audit indexed them as ``[batch, positions, vocab]``
+    and reported its own IndexError as "OpenVINO failed", with advice to give the inputs it had made."""
+    from openvino import opset13 as ops
+
+    rng = np.random.default_rng(0)
+    ids, rows, variable = _token_rows(rng)
     cache = ops.concat([ops.read_value(variable), rows], 1)
     mean = ops.reduce_mean(cache, ops.constant(np.array([1], np.int64)), False, name="cache_mean")
     logits = ops.matmul(mean, ops.constant(rng.standard_normal((16, 100)).astype(np.float32)), False, False)
@@ -334,15 +342,9 @@ def _stateful_with_if(path: Path, logits: bool = True) -> Path:
     body reduces it along the sequence: a prompt of one token leaves that reduction one element per slice on the
     first run (nothing established), and the decode steps grow it."""
     from openvino import opset13 as ops
-    from openvino.op.util import Variable, VariableInfo
 
     rng = np.random.default_rng(0)
-    ids = ops.parameter([1, -1], np.int64, name="input_ids")
-    ids.output(0).set_names({"input_ids"})
-    rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
-    info = VariableInfo()
-    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
-    variable = Variable(info)
+    ids, rows, variable = _token_rows(rng)
     cache = ops.concat([ops.read_value(variable), rows], 1)
     inner = ops.parameter([1, -1, 16], np.float32, name="inner")
     summed = ops.reduce_sum(inner, ops.constant(np.array([1], np.int64)), False, name="body_sum")
@@ -500,17 +502,11 @@ def test_the_steps_note_names_only_what_the_model_was_fed(tmp_path: Path) -> Non
     """A decoder that takes neither a mask nor positions (Whisper's: token ids and beams; its state counts the
     positions) was said to be fed "an attention mask one longer and the next position"."""
     from openvino import opset13 as ops
-    from openvino.op.util import Variable, VariableInfo
 
     rng = np.random.default_rng(0)
-    ids = ops.parameter([1, -1], np.int64, name="input_ids")
-    ids.output(0).set_names({"input_ids"})
+    ids, rows, variable = _token_rows(rng)
     beams = ops.parameter([-1], np.int32, name="beam_idx")
     beams.output(0).set_names({"beam_idx"})
-    rows = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids, ops.constant(np.int64(0)))
-    info = VariableInfo()
-    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([1, -1, 16]), ov.Type.f32, "kv"
-    variable = Variable(info)
     past = ops.gather(ops.read_value(variable), beams, ops.constant(np.int64(0)))
     cache = ops.concat([past, rows], 1)
     mean = ops.reduce_mean(cache, ops.constant(np.array([1], np.int64)), False, name="cache_mean")
