@@ -26,6 +26,15 @@ EXPORTS = Path(__file__).resolve().parents[1] / "exports"
 LLAMA = EXPORTS / "llama_int4" / "openvino_model.xml"
 
 
+def _audited(path: Any, **kwargs: Any) -> Any:
+    """The audit document of the model at ``path`` (read, audited with ``kwargs``, closed)."""
+    model = load_ir(path)
+    try:
+        return audit_model(model, **kwargs)
+    finally:
+        model.close()
+
+
 def _generate(prompt: np.ndarray, steps: int) -> list[np.ndarray]:
     """Greedy generation with OpenVINO's API alone: the logits of the first run and of each step."""
     compiled = ov.Core().compile_model(str(LLAMA), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
@@ -60,11 +69,7 @@ def test_decode_steps_are_generation_as_openvino_runs_it() -> None:
 
 
 def test_an_llm_audit_over_decode_steps() -> None:
-    model = load_ir(LLAMA)
-    try:
-        doc = audit_model(model, precision="f32", steps=3)
-    finally:
-        model.close()
+    doc = _audited(LLAMA, precision="f32", steps=3)
     assert doc.error is None and doc.ok and doc.steps == 3
     assert all(layer.step is not None and 0 <= layer.step <= 3 for layer in doc.layers)
     assert any("carried its state from the first run through 3 decode step(s)" in note for note in doc.notes)
@@ -123,11 +128,7 @@ def test_the_service_audits_decode_steps_as_the_library_does(tmp_path: Path) -> 
         assert response.status_code == 200, response.text
         doc = response.json()
         assert client.post(f"/v1/models/{mid}/audit", json={"steps": 65}).status_code == 400
-    model = load_ir(LLAMA)
-    try:
-        library = audit_model(model, precision="f32", steps=2).to_json()
-    finally:
-        model.close()
+    library = _audited(LLAMA, precision="f32", steps=2).to_json()
     assert doc["steps"] == library["steps"] == 2
     assert sorted((r["layer_id"], r["status"]) for r in doc["layers"]) == sorted(
         (r["layer_id"], r["status"]) for r in library["layers"]
@@ -251,11 +252,7 @@ def test_a_model_fed_embeddings_gets_a_mask_positions_and_decode_steps_along_the
         assert feeds is not None
         logits = request.infer({names[i]: array for i, array in feeds.items()})["logits"]
         np.testing.assert_array_equal(run.outputs[0], logits)
-    model = load_ir(path)
-    try:
-        doc = audit_model(model, precision="f32", steps=2)
-    finally:
-        model.close()
+    doc = _audited(path, precision="f32", steps=2)
     assert any("each fed a new token's embedding (seeded normal values: the model takes no token ids)" in note
                for note in doc.notes), doc.notes  # fmt: skip
 
@@ -328,11 +325,7 @@ def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_pa
         if step < 2:
             fed = replay(step + 1, run)
             assert fed is not None and fed[0].tolist() == feeds.tolist()
-    model = load_ir(path)
-    try:
-        doc = audit_model(model, precision="f32", steps=2)
-    finally:
-        model.close()
+    doc = _audited(path, precision="f32", steps=2)
     assert doc.error is None and doc.steps == 2, doc.error
     assert [layer.status for layer in doc.layers] == ["ok"]
 
@@ -393,11 +386,7 @@ def test_the_steps_note_says_what_the_steps_were_fed(tmp_path: Path) -> None:
     for logits, said in ((True, "each fed the argmax token of the step before (of its logits) as 'input_ids';"),
                          (False, "each fed a seeded random token id in [0, 100) as 'input_ids' (the model has no "
                                  "'logits' output to take the likeliest token of);")):  # fmt: skip
-        model = load_ir(_stateful_with_if(tmp_path / f"m{logits}.xml", logits=logits))
-        try:
-            doc = audit_model(model, precision="f32", steps=2)
-        finally:
-            model.close()
+        doc = _audited(_stateful_with_if(tmp_path / f"m{logits}.xml", logits=logits), precision="f32", steps=2)
         assert any(said in note for note in doc.notes), doc.notes
         assert not any("mask" in note and "decode step" in note for note in doc.notes)  # it takes none
 
@@ -487,11 +476,7 @@ def test_a_mamba_style_model_is_fed_its_prefill_and_decode_steps_as_optimum_inte
     assert len(runs) == 3
     for run, logits in zip(runs, expected, strict=True):
         np.testing.assert_array_equal(run.outputs[0], logits)
-    model = load_ir(path)
-    try:
-        doc = audit_model(model, precision="f32", steps=2)
-    finally:
-        model.close()
+    doc = _audited(path, precision="f32", steps=2)
     assert doc.error is None, doc.error
     assert [layer.status for layer in doc.layers] == ["ok"]
     note = next(n for n in doc.notes if "decode step" in n)
@@ -514,11 +499,7 @@ def test_the_steps_note_names_only_what_the_model_was_fed(tmp_path: Path) -> Non
     logits.output(0).set_names({"logits"})
     path = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(logits)], [ops.assign(cache, variable)], [ids, beams], "no_mask"), path)
-    model = load_ir(path)
-    try:
-        doc = audit_model(model, precision="f32", steps=2)
-    finally:
-        model.close()
+    doc = _audited(path, precision="f32", steps=2)
     assert doc.error is None, doc.error
     note = next(n for n in doc.notes if "decode step" in n)
     said = "each fed the argmax token of the step before (of its logits) as 'input_ids';"
