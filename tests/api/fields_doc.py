@@ -198,7 +198,8 @@ FIELDS: dict[str, str] = {
     "DevicesDocument.openvino": "the OpenVINO version",
     "AuditAnswer.openvino": "the OpenVINO version that ran the model",
     "AuditRequest.steps": "decode steps after the first run of a stateful model (an LLM), its state carried "
-    "between them, each fed the argmax token of the step before (0 to 64; default 0)",
+    "between them, each fed the argmax token of the step before (a seeded id where the model has no `logits`; 0 to "
+    "64; default 0)",
     "AuditAnswer.steps": "decode steps run after the first run of a stateful model, its state carried between them",
     "AuditLayer.step": "of a stateful model's steps, the one with this reduction's worst error (0: the first run); "
     "null: one run",
