@@ -125,7 +125,8 @@ ELEMENT_TYPES: dict[str, ElementType] = {
 
 # Names OpenVINO's IR reader accepts in element_type (case-insensitively) besides the canonical ones.
 _ELEMENT_ALIASES = {"undefined": "dynamic"}
-# Names it accepts in a port's precision attribute: the upper-case precisions, U1, and canonical names.
+# Names it accepts in a port's precision attribute: the upper-case precisions, U1, and canonical names and aliases
+# (in their own case: "undefined", not "UNDEFINED").
 _PRECISIONS = {t.precision: t for t in ELEMENT_TYPES.values()} | {"U1": ELEMENT_TYPES["u1"]}
 _KSERVE = {t.kserve: t for t in ELEMENT_TYPES.values() if t.kserve}
 
@@ -147,7 +148,7 @@ def element_type(name: str) -> ElementType:
 
 def element_type_from_precision(precision: str) -> ElementType:
     """The element type named by a port's ``precision`` attribute (``FP32``, ``I64``, ``BIN``...)."""
-    found = _PRECISIONS.get(precision) or ELEMENT_TYPES.get(precision)
+    found = _PRECISIONS.get(precision) or ELEMENT_TYPES.get(_ELEMENT_ALIASES.get(precision, precision))
     if found is None:
         raise ElementTypeError(f"unknown port precision {precision!r}; expected one of: {', '.join(_PRECISIONS)}")
     return found

@@ -293,6 +293,34 @@ def test_element_type_names_are_case_insensitive_with_alias() -> None:
     assert element_type_from_precision("U1") is ELEMENT_TYPES["u1"]
 
 
+PORT_SPELLINGS = ["FP32", "f32", "fp32", "I64", "i64", "BIN", "U1", "u1", "BOOL", "boolean", "bool", "dynamic",
+                  "DYNAMIC", "undefined", "UNDEFINED", "UNSPECIFIED", "unspecified", "FP16", "BF16", "bf16", "U4",
+                  "NF4", "nf4", "F8E4M3", "f8e4m3", "STRING", "string", ""]  # fmt: skip
+
+
+def test_port_precisions_read_as_openvino_reads_them(tmp_path: Path) -> None:
+    """A port ``precision`` spelling is read exactly where OpenVINO's reader reads it (``undefined``, its old name
+    of the dynamic type, included)."""
+    core = ov.Core()
+    for spelling in PORT_SPELLINGS:
+        path = tmp_path / "m.xml"
+        layers = [irxml.parameter(), irxml.layer(1, "relu", "ReLU", inputs=[irxml.port(0, (1, 3))],
+                                                 outputs=[irxml.port(1, (1, 3), precision=spelling)]),
+                  irxml.result(2)]  # fmt: skip
+        path.write_text(irxml.net(layers, [irxml.edge(0, 0, 1, 0), irxml.edge(1, 1, 2, 0)]))
+        try:
+            core.read_model(path)
+            openvino_reads = True
+        except RuntimeError:
+            openvino_reads = False
+        try:
+            element_type_from_precision(spelling)
+            ours = True
+        except ElementTypeError:
+            ours = False
+        assert ours == openvino_reads, (spelling, openvino_reads)
+
+
 @pytest.mark.parametrize(
     ("call", "text", "message"),
     [
