@@ -321,6 +321,8 @@ def conform_model(
         LimitExceededError: its sub-graphs are nested more than :data:`MAX_SUBGRAPH_DEPTH` deep.
         DeviceNotAvailableError: the device is not available.
     """
+    from ovreduce.reference.onnx import MAX_OPSET
+
     onnx = _onnx()
     work = Work() if work is None else work
     check_precision(precision)
@@ -347,6 +349,9 @@ def conform_model(
     _check_graph(proto.graph, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
+    if opset is not None and not 1 <= opset <= MAX_OPSET:  # (OpenVINO's op lookup walks down to a known one)
+        raise InputError(f"{path}: the model imports the default-domain opset {opset}; ONNX defines opsets 1 to "
+                         f"{MAX_OPSET}, the ones conform checks: export the model at one of them")  # fmt: skip
     nodes = [n for n in proto.graph.node if _interesting(n)]
     report = ConformReport(path, opset, device, precision, [])
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):

@@ -24,6 +24,7 @@ import pytest
 
 from ovreduce.conform import conform_model
 from ovreduce.errors import InputError, LimitExceededError
+from ovreduce.reference.onnx import MAX_OPSET
 
 from . import onnx_models
 
@@ -265,3 +266,13 @@ def test_given_axes_out_of_range_are_an_input_error(axis: int) -> None:
                                          r"'x' of rank 3; expected axes in \[-3, 2\]"):  # fmt: skip
         conform_model(model.SerializeToString(), inputs={"axes": np.array([axis], np.int64)})
     assert conform_model(model.SerializeToString(), inputs={"axes": np.array([-3], np.int64)}).ok
+
+
+@pytest.mark.parametrize("opset", [0, 29, 2**62], ids=["zero", "next", "huge"])
+def test_a_default_domain_opset_no_onnx_release_defines_is_refused_at_once(opset: int) -> None:
+    """OpenVINO's frontend looks each op up by walking the opset down one version at a time (for ever at 2**62):
+    an opset outside the ones ONNX defines is refused before the model reaches it, naming them."""
+    model = onnx_models.reduce_mean(13, (2, 3), axes_attr=[1])
+    model.opset_import[0].version = opset
+    with pytest.raises(InputError, match=rf"imports the default-domain opset {opset}; .*opsets 1 to {MAX_OPSET}"):
+        conform_model(model.SerializeToString())
