@@ -721,9 +721,13 @@ def _target_step(
     if on_device is not None and on_device[0] is not None:  # the chain itself ran on the device, in the target
         out, executes, on_target, observed = on_device[0], on_device[1], True, False
     op_type = None if chain.op is None else chain.op.get_type_name()
+    # Values captured from a run in a coarser type than the target carry its rounding: bf16's step near f16's
+    # largest value is 256, so 65,450 is captured as 65,536. Past the limit by no more than that is unknown, and no
+    # bound computed on such values settles anything.
+    coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
     try:
         emu = None
-        if layer.expected is not None:  # a proven bound where one holds
+        if layer.expected is not None and not coarse:  # a proven bound where one holds
             emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
                           reduction_kept=reduction_kept)  # fmt: skip
@@ -743,15 +747,20 @@ def _target_step(
         for st in emu.stages
     )  # fmt: skip
     c = emu.comparison
-    atol, rtol = (c.atol, c.rtol) if c is not None else tolerances(target, None, np.size(data), emu.expected.size)
+    atol, rtol = ((c.atol, c.rtol) if c is not None
+                  else tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name()))  # fmt: skip
     largest, limit = emu.largest, FINITE_MAX[target]
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
-    # Values captured from a run in a coarser type than the target carry its rounding: bf16's step near f16's
-    # largest value is 256, so 65,450 is captured as 65,536. Past the limit by no more than that is unknown.
-    coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
-    if emu.non_finite and coarse and first.largest is not None and first.largest <= limit * (1 + 2**-7):
+    # what the original precision cannot hold either is no overflow of the target's
+    lost_in_f32 = int(np.count_nonzero(~np.isfinite(np.asarray(data)))) if run.effective_precision == "f32" else 0
+    if emu.non_finite and lost_in_f32:
         status: Any = "not-established"
+        message = (f"not established: {lost_in_f32} of its {np.size(data)} input elements are not finite in the f32 "
+                   f"run already ({_stage_name(first, stages)} reaches {_g(first.largest)}): {target} adds no "
+                   f"overflow there to judge")  # fmt: skip
+    elif emu.non_finite and coarse and first.largest is not None and first.largest <= limit * (1 + 2**-7):
+        status = "not-established"
         message = (f"not established: {_stage_name(first, stages)} reaches {first.largest:.6g}, past {limit:.6g} by "
                    f"no more than bf16's rounding, and the values were captured from the bf16 run: audit with "
                    f"--precision f32 to tell")  # fmt: skip

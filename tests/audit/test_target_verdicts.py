@@ -1,0 +1,92 @@
+"""``audit --target``: what a row's verdict rests on and states, against OpenVINO's own computation.
+
+A row states the tolerance it was judged at; a pass from a bf16 capture is not settled by a bound computed on
+values that capture rounded; an overflow the model has in f32 already is not charged to the target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.audit import audit_model
+from ovreduce.backends.openvino import precision_support
+from ovreduce.compare import tolerances
+
+AXIS = np.array([1], np.int64)
+
+
+def _target_row(path: Path, data: np.ndarray[Any, Any], precision: str, target: str) -> dict[str, Any]:
+    doc = audit_model(load_ir(path), precision=precision, inputs={"x": data}, target=target).to_json()
+    return next(row["target"] for row in doc["layers"] if row.get("target"))
+
+
+def test_a_bound_settled_max_states_the_tolerance_it_was_judged_at(tmp_path: Path) -> None:
+    """A ReduceMax's tolerance does not grow with its input's size as a sum's does: a row the rounding bound settles
+    states the picking op's tolerance, the one the bound was proven within."""
+    x = ops.parameter([1, 64], np.float32, name="x")
+    top = ops.reduce_max(ops.exp(x), ops.constant(AXIS), True)
+    ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(1).uniform(-11, -10, (1, 64)).astype(np.float32)
+    row = _target_row(tmp_path / "m.xml", data, "f32", "f16")
+    assert row["status"] == "headroom" and row["error_bound"] is not None, row
+    assert (row["atol"], row["rtol"]) == tolerances("f16", None, 64, 1, op="ReduceMax"), row
+    assert (row["atol"], row["rtol"]) != tolerances("f16", None, 64, 1, op="ReduceSum")
+
+
+def _f16_evaluation(data: np.ndarray[Any, Any], scale: float) -> float:
+    """OpenVINO's own f16 result of ``ReduceMean(x * scale)`` (``Node.evaluate`` of each op in f16)."""
+    x = ops.parameter(list(data.shape), ov.Type.f16)
+    product = ops.multiply(x, ops.constant(np.float16(scale)))
+    mean = ops.reduce_mean(product, ops.constant(AXIS), True)
+
+    def evaluate(node: Any, inputs: list[ov.Tensor]) -> ov.Tensor:
+        out = ov.Tensor(node.get_output_element_type(0), node.get_output_partial_shape(0).to_shape())
+        assert node.evaluate([out], inputs)
+        return out
+
+    middle = evaluate(product, [ov.Tensor(data.astype(np.float16)), ov.Tensor(np.array(scale, np.float16))])
+    return float(np.asarray(evaluate(mean, [middle, ov.Tensor(AXIS)]).data).reshape(-1)[0])
+
+
+def test_a_bound_from_a_bf16_capture_settles_no_f16_verdict(tmp_path: Path) -> None:
+    """128.49 x 510 overflows f16 (128.49 is 128.5 there, and 128.5 x 510 = 65535), as OpenVINO's f16 evaluation
+    computes; a default-precision run on a bf16 CPU captures 128.49 as 128, from which the bound "settled" the row.
+    From a bf16 capture the row is not established; from an f32 one it is the overflow."""
+    support = precision_support("CPU")
+    if support is None or support[1].get("bf16") != "bf16":
+        pytest.skip("this CPU runs no bf16 natively: a default-precision run captures in f32")
+    x = ops.parameter([1, 64], np.float32, name="x")
+    mixed = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32)), False, False)  # so that a bf16 run rounds x
+    mean = ops.reduce_mean(ops.multiply(mixed, ops.constant(np.float32(510))), ops.constant(AXIS), True)
+    ov.save_model(ov.Model([mean], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).uniform(100, 120, (1, 64)).astype(np.float32)
+    data[0, 0] = 128.49
+    assert not np.isfinite(_f16_evaluation(data, 510.0))
+    assert _target_row(tmp_path / "m.xml", data, "f32", "f16")["status"] == "overflow"
+    row = _target_row(tmp_path / "m.xml", data, "default", "f16")
+    assert row["status"] == "not-established" and "--precision f32" in row["message"], row
+
+
+@pytest.mark.parametrize("target", ["f16", "bf16"])
+def test_an_overflow_the_model_has_in_f32_is_not_the_targets(tmp_path: Path, target: str) -> None:
+    """exp(100) is inf in f32 already: the target adds no overflow there, and the row does not fail for it."""
+    x = ops.parameter([1, 8], np.float32, name="x")
+    top = ops.reduce_max(ops.exp(x), ops.constant(AXIS), True)
+    ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.array([[1, 2, 3, 100, 0, 0, 0, 0]], np.float32)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.exp(np.float32(100)))
+    row = _target_row(tmp_path / "m.xml", data, "f32", target)
+    assert row["status"] == "not-established" and "not finite in the f32 run" in row["message"], row
+    assert not row["failed"]
+    # a value only the target cannot hold is still its overflow
+    row = _target_row(tmp_path / "m.xml", np.array([[1, 2, 3, 80, 0, 0, 0, 0]], np.float32), "f32", target)
+    # (bf16 holds exp(80); a CPU that runs bf16 natively executes this chain in f32: protected)
+    assert row["status"] in (("overflow",) if target == "f16" else ("headroom", "protected")), row
