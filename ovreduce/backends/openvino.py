@@ -206,17 +206,23 @@ def effective_precision(compiled: Any, fallback: str | None) -> str | None:
 
 
 def runtime_precisions(compiled: Any) -> dict[str, str]:
-    """Node name -> execution precision, from the compiled model's execution graph (where it has one)."""
+    """Node name -> execution precision, from the compiled model's execution graph (where it has one). A node the
+    plugin renamed ``name.0`` (the CPU plugin's conversion of an i64 output it computes in i32, and ``name.0.0`` of the
+    Convert back) is found under its own name too, where no node of the graph has that name."""
     out: dict[str, str] = {}
+    renamed: dict[str, str] = {}
     try:
         for op in compiled.get_runtime_model().get_ordered_ops():
             info = op.get_rt_info()
             if "runtimePrecision" in info:
                 for name in str(info["originalLayersNames"].astype(str)).split(","):
-                    out.setdefault(name.strip(), precision_name(info["runtimePrecision"].astype(str)))
+                    precision = precision_name(info["runtimePrecision"].astype(str))
+                    out.setdefault(name.strip(), precision)
+                    if (base := re.sub(r"(?:\.0)+\Z", "", name.strip())) != name.strip():
+                        renamed.setdefault(base, precision)  # the first: the node itself, before its Convert back
     except Exception:  # a plugin without an execution graph
         return {}
-    return out
+    return renamed | out
 
 
 # The element types whose reductions a device may execute in another precision (OpenVINO's CPU plugin runs a

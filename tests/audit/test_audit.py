@@ -406,6 +406,22 @@ def test_a_fused_reduction_whose_kernel_runs_as_observed_is_established(tmp_path
     assert [(row.layer_name, row.not_established) for row in doc.layers] == [("folded", None)], doc.layers
 
 
+def test_an_i64_reduction_the_plugin_renames_is_found_in_the_execution_graph(tmp_path: Path) -> None:
+    """A marked i64 ReduceSum (an MoE router's token counts) is computed in i32 by the CPU plugin, which renames its
+    node ``name.0``: the audited run's row says what it executes in, as the plain run's does, never "fused"."""
+    x = ov_models.ops.parameter([8, 4], ov.Type.i64, name="x")
+    counts = ov_models.ops.reduce_sum(x, ov_models.ops.constant(np.array([0], np.int64)), False, name="counts/sum")
+    out = ov_models.ops.multiply(ov_models.ops.convert(counts, ov.Type.f32), ov_models.ops.constant(np.float32(2)))
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml")
+    marked = ov.Model([out.output(0), counts.output(0)], [x])  # as the audit marks it
+    graph = CORE.compile_model(marked, "CPU").get_runtime_model().get_ordered_ops()
+    assert "counts/sum.0" in {op.get_friendly_name() for op in graph}  # (the plugin's renaming)
+    doc = audit_model(load_ir(tmp_path / "m.xml"))
+    [row] = doc.layers
+    assert row.runtime_precision == row.plain_runtime_precision == "i32", row
+    assert doc.to_json()["reduction_precisions"] == {"i32": 1}
+
+
 def test_json_document(models: dict[str, Path]) -> None:
     doc = audit_model(load_ir(models["mixed"]), precision="f32", seed=3).to_json()
     assert doc["schema"] == "ovreduce.audit/v1"
