@@ -321,8 +321,6 @@ def conform_model(
         LimitExceededError: its sub-graphs are nested more than :data:`MAX_SUBGRAPH_DEPTH` deep.
         DeviceNotAvailableError: the device is not available.
     """
-    from ovreduce.reference.onnx import MAX_OPSET
-
     onnx = _onnx()
     work = Work() if work is None else work
     check_precision(precision)
@@ -349,9 +347,7 @@ def conform_model(
     _check_graph(proto.graph, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
-    if opset is not None and not 1 <= opset <= MAX_OPSET:  # (OpenVINO's op lookup walks down to a known one)
-        raise InputError(f"{path}: the model imports the default-domain opset {opset}; ONNX defines opsets 1 to "
-                         f"{MAX_OPSET}, the ones conform checks: export the model at one of them")  # fmt: skip
+    _check_opset_versions(proto, path, onnx.defs.C.schema_version_map())
     nodes = [n for n in proto.graph.node if _interesting(n)]
     report = ConformReport(path, opset, device, precision, [])
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
@@ -508,6 +504,29 @@ def _check_given_axes(graph: Any, nodes: list[Any], given: Mapping[str, npt.NDAr
         if bad:
             raise InputError(f"input {n.input[1]!r}: axis {bad[0]} of {n.op_type} {n.name!r} is out of range for its "
                              f"data {n.input[0]!r} of rank {rank}; expected axes in [{-span}, {span - 1}]")  # fmt: skip
+
+
+# A version no operator set outside ONNX's own comes near (com.microsoft's is 1)
+MAX_CUSTOM_DOMAIN_VERSION: Final = 1000
+
+
+def _check_opset_versions(proto: Any, path: str, known: Mapping[str, tuple[int, int]]) -> None:
+    """:class:`InputError` for an imported operator set version that none defines: OpenVINO's frontend looks an op up
+    by counting the version down one at a time (at 2^62, for ever), an unused import's too. ONNX's own domains take
+    the versions the installed ``onnx`` defines (the default one: those conform checks); another domain 1 to
+    :data:`MAX_CUSTOM_DOMAIN_VERSION`."""
+    from ovreduce.reference.onnx import MAX_OPSET
+
+    for imported in proto.opset_import:
+        domain = "" if imported.domain in ("", "ai.onnx") else imported.domain
+        low, high = (1, MAX_OPSET) if domain == "" else known.get(domain, (1, MAX_CUSTOM_DOMAIN_VERSION))
+        if not low <= imported.version <= high:
+            what = "the default-domain opset" if domain == "" else f"version {imported.version} of the domain"
+            named = f"{what} {imported.version}" if domain == "" else f"{what} {domain!r}"
+            defined = (f"ONNX defines opsets {low} to {high}, the ones conform checks" if domain == "" else
+                       f"ONNX defines its versions {low} to {high}" if domain in known else
+                       f"an operator set outside ONNX's own is versioned {low} to {high} here")  # fmt: skip
+            raise InputError(f"{path}: the model imports {named}; {defined}: export the model at one of them")
 
 
 def _check_graph(graph: Any, path: str) -> None:

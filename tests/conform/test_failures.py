@@ -15,6 +15,7 @@ Measured on OpenVINO 2026.4:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -268,11 +269,27 @@ def test_given_axes_out_of_range_are_an_input_error(axis: int) -> None:
     assert conform_model(model.SerializeToString(), inputs={"axes": np.array([-3], np.int64)}).ok
 
 
-@pytest.mark.parametrize("opset", [0, 29, 2**62], ids=["zero", "next", "huge"])
-def test_a_default_domain_opset_no_onnx_release_defines_is_refused_at_once(opset: int) -> None:
-    """OpenVINO's frontend looks each op up by walking the opset down one version at a time (for ever at 2**62):
-    an opset outside the ones ONNX defines is refused before the model reaches it, naming them."""
+ML = onnx.defs.C.schema_version_map()["ai.onnx.ml"][1]
+
+
+@pytest.mark.parametrize(
+    ("domain", "version", "said"),
+    [("", 0, f"the default-domain opset 0; ONNX defines opsets 1 to {MAX_OPSET}"),
+     ("", MAX_OPSET + 1, f"the default-domain opset {MAX_OPSET + 1}; ONNX defines opsets 1 to {MAX_OPSET}"),
+     ("", 2**62, f"the default-domain opset {2**62}; ONNX defines opsets 1 to {MAX_OPSET}"),
+     ("ai.onnx", 2**62, f"the default-domain opset {2**62}; ONNX defines opsets 1 to {MAX_OPSET}"),
+     ("ai.onnx.ml", ML + 1, f"version {ML + 1} of the domain 'ai.onnx.ml'; ONNX defines its versions 1 to {ML}"),
+     ("com.microsoft", 2**62, f"version {2**62} of the domain 'com.microsoft'; an operator set outside ONNX's own is "
+      f"versioned 1 to 1000 here")],
+    ids=["zero", "next", "huge", "named", "ml", "custom"],
+)  # fmt: skip
+def test_an_opset_version_none_defines_is_refused_at_once(domain: str, version: int, said: str) -> None:
+    """OpenVINO's frontend looks each op up by counting the version down one at a time (for ever at 2^62, for an
+    unused import too, read from bytes): a version no operator set defines is refused before the model reaches it."""
     model = onnx_models.reduce_mean(13, (2, 3), axes_attr=[1])
-    model.opset_import[0].version = opset
-    with pytest.raises(InputError, match=rf"imports the default-domain opset {opset}; .*opsets 1 to {MAX_OPSET}"):
+    if domain in ("", "ai.onnx"):
+        model.opset_import[0].domain, model.opset_import[0].version = domain, version
+    else:
+        model.opset_import.append(onnx.helper.make_opsetid(domain, version))
+    with pytest.raises(InputError, match=re.escape(f"the model imports {said}")):
         conform_model(model.SerializeToString())
