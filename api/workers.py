@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
-from ovreduce.memory import bound_memory
+from ovreduce.memory import bound_memory, data_size
 
 from .config import Settings
 from .errors import BusyError, RunTimeoutError, WorkerDiedError
@@ -160,8 +160,10 @@ def _serve(conn: Connection, settings: Settings) -> None:
         if context._catalog is not None:  # before the answer: no model's file held open, nor weights kept, between jobs
             context._catalog.idle()
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
-        # keeps the failed size): this process must go.
-        retire = abandoned() or isinstance(payload, MemoryLimitError)
+        # keeps the failed size), or the process holds half its bound between jobs (compiled layers keep the plugin's
+        # threads and buffers, which OpenVINO does not give back): this process must go.
+        worn = (data_size() or 0) > settings.max_worker_bytes // 2
+        retire = abandoned() or isinstance(payload, MemoryLimitError) or worn
         try:
             conn.send((ok, payload, retire))
         except Exception as exc:  # an answer that cannot be pickled, or that this process has no memory left to

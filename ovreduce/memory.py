@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["bound_memory", "physical_memory"]
+__all__ = ["bound_memory", "data_size", "physical_memory"]
 
 
 def bound_memory(limit: int) -> str | None:
@@ -29,3 +29,16 @@ def physical_memory() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def data_size() -> int | None:
+    """This process's data in bytes, as the bound of :func:`bound_memory` counts it (Linux's ``VmData``: the heap,
+    private mappings and threads' stacks); None where the system does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

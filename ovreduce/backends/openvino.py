@@ -474,7 +474,8 @@ class OpenVINOBackend:
             return BackendResult(self.name, None, f"failed: {exc}", None, time.perf_counter() - start)
         try:
             item = self.compiled(spec)
-        except Exception as exc:  # OpenVINO's build or compile failure is this backend's result
+        except Exception as exc:  # OpenVINO's build or compile failure is this backend's result, but for memory
+            _raise_memory_refusal(exc)
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", None, time.perf_counter() - start)
         try:
             # A request per call: concurrent runs of one layer need no lock, and no cached request keeps its
@@ -483,7 +484,8 @@ class OpenVINOBackend:
             tensors = [to_tensor(a, t) for a, t in zip(inputs, _input_types(spec), strict=True)]
             request.infer(tensors)
             output = from_tensor(request.get_output_tensor(0))
-        except Exception as exc:  # an inference failure is this backend's result too
+        except Exception as exc:  # an inference failure is this backend's result too, but for memory
+            _raise_memory_refusal(exc)
             return BackendResult(self.name, None, f"failed: {clean_message(exc)}", item.precision,
                                  time.perf_counter() - start, runtime_precision=item.runtime_precision)  # fmt: skip
         notes: tuple[str, ...] = ()
@@ -1340,6 +1342,14 @@ _ALLOCATION_RE = re.compile(r"^Failed to allocate (\d+) bytes of memory$", re.MU
 _NODE_RE = re.compile(r"^\[\w+\] (\w+) node with name '([^'\n]*)'", re.MULTILINE)
 
 
+def _raise_memory_refusal(exc: BaseException) -> None:
+    """Raise :func:`memory_refusal`'s error where ``exc`` is one: running out of memory is the process's limit, not a
+    verdict of the backend on the inputs."""
+    refusal = memory_refusal(exc)
+    if refusal is not None:
+        raise refusal from None
+
+
 def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
     """An inference that ran out of memory, in words (OpenVINO's failed allocation; Python's :class:`MemoryError`,
     which pybind11 also makes of C++'s ``std::bad_alloc``); None for any other failure. A tensor whose shape depends
@@ -1350,8 +1360,10 @@ def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
         node = _NODE_RE.search(text, 0, found.start())
         what = f" for the output of {node[1]} {node[2]!r}" if node is not None else ""
         said = f"OpenVINO could not allocate {int(found[1])} bytes{what}"
-    elif isinstance(exc, MemoryError) or text.strip() == "std::bad_alloc":  # C++'s, as OpenVINO passes it on
+    elif isinstance(exc, MemoryError) or clean_message(exc) == "std::bad_alloc":  # C++'s, as OpenVINO passes it on
         said = "the inference ran out of memory"
+    elif clean_message(exc).endswith("Resource temporarily unavailable"):  # a thread the plugin could not start
+        said = "OpenVINO could not start a thread (its stack is memory too)"
     else:
         return None
     return MemoryLimitError(

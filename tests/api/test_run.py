@@ -463,3 +463,21 @@ def test_concurrent_runs_agree(client: TestClient, rmsnorm_id: str) -> None:
         assert doc["ok"]
         assert doc["outputs"] == docs[i % 3]["outputs"]
         assert math.isfinite(doc["outputs"][0]["data"][0])
+
+
+def test_a_worker_full_of_compiled_shapes_is_replaced_not_broken(make_client: Callable[..., TestClient]) -> None:
+    """Each input shape a layer runs at is a compile, and the CPU plugin keeps its threads and buffers (about 18 MB of
+    the worker's data each, never given back): at the worker's bound a thread could not start, and every later run
+    of any model in that worker failed, blamed on its inputs. A worker holding half its bound between jobs is
+    replaced, so tiny runs at ever new shapes all succeed."""
+    client = make_client(max_worker_bytes=512 << 20, concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(*sample("dynamic"))).json()["id"]
+    seen: set[int] = set()
+    for n in range(1, 41):
+        body = {"inputs": [{"name": "data", "datatype": "FP16", "shape": [n], "data": [1.0] * n}]}
+        response = client.post(f"/v2/models/{mid}.3/infer", json=body)
+        assert response.status_code == 200, (n, response.text)
+        assert response.json()["outputs"][0]["data"] == [float(n)]
+        seen.update(isolated.pids())
+    assert len(seen) > 1  # (replaced on the way)
