@@ -343,6 +343,7 @@ def audit_model(
     target: str | None = None,
     timings: AuditTimings | None = None,
     positions: tuple[int, str] | None = None,
+    encoder: tuple[int, str] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -358,7 +359,9 @@ def audit_model(
     (see :func:`_decoding`); each row reports its worst step. ``origins`` says how given inputs were made, by
     input name (a prompt through a tokenizer, say), for the document. ``positions`` is how many positions the model
     takes and what says so (``config.json``'s ``n_positions``, say): a sequence that the inputs, past included, and
-    the decode steps carry past them is refused (:func:`_refuse_positions`).
+    the decode steps carry past them is refused (:func:`_refuse_positions`). ``encoder`` is how long the export's
+    encoder output always is and what says so (Whisper's ``max_source_positions``): a seq2seq decoder's encoder
+    inputs not given are made that long (see :func:`ovreduce.backends.openvino.model_inputs`).
 
     ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
     input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
@@ -438,7 +441,7 @@ def audit_model(
         probe, ov_model = ov_model, read()
     else:
         probe = ov_model
-    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins)
+    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
     next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)

@@ -646,6 +646,7 @@ def model_inputs(
     max_elements: int | None = None,
     shapes: Mapping[str, Any] | None = None,
     origins: Mapping[str, str] | None = None,
+    encoder: tuple[int, str] | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
@@ -658,7 +659,10 @@ def model_inputs(
     (at least 1; no batch where another input fixes it at 1); the channels a Convolution takes, and what a Reshape to
     a constant target needs (:func:`channel_pins`); the others the first of :data:`DEFAULT_FILLS` (within the dim's
     interval) that OpenVINO's shape inference accepts for the whole model. The documents name the dims that were
-    defaulted.
+    defaulted. A seq2seq decoder's encoder inputs not given (``encoder_hidden_states``, ``encoder_attention_mask``,
+    its cross-attention past) are made along one encoder's sequence (:func:`_cross_length`): as long as one of them
+    given or shaped says, else ``encoder`` (how long the export's encoder output always is, and what says so:
+    Whisper's ``max_source_positions``), else :data:`PROMPT_TOKENS`; a note says which.
 
     Returns:
         The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
@@ -728,8 +732,10 @@ def model_inputs(
                              f"be made (NumPy's limit)")  # fmt: skip
         ports.append(_Port(index, label, etype, declared, target, None, ""))
     free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
-    past, cross_why = _past_length(ports, known), _cross_length(ports, known)[1]  # (as given or shaped)
-    ports = _follow_token_ids(ports, known, conv_kernel(ov_model))
+    past, cross_why = _past_length(ports, known), _cross_length(ports, known, encoder)[1]  # (as given or shaped)
+    made_encoder = [p.label for p in ports if _open(p) and known[p.index] & ENCODER_INPUTS]
+    ports = _follow_token_ids(ports, known, conv_kernel(ov_model), encoder)
+    made_encoder = [p.label for p in ports if p.label in made_encoder and p.target != p.declared]
     made_past = [p for p in ports if p.index in free_past and p.target != p.declared and p.target.is_static]
     emptied = [p.label for p in made_past if 0 in p.target.to_list()]
     filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
@@ -786,6 +792,10 @@ def model_inputs(
         notes.append(f"the {len(filled)} past key and value inputs not given ({filled[0]}...) are made of seeded "
                      f"values, {past} positions long, as the past given or shaped: the step that the mask and "
                      f"positions describe; give them (--input) to audit that step's own past")  # fmt: skip
+    if made_encoder:
+        notes.append(f"the encoder's inputs not given ({', '.join(made_encoder)}) are made {cross_why}: the encoder "
+                     f"output that cross-attention reads; give them (--input) or their shapes (--shape) to audit "
+                     f"another")  # fmt: skip
     if filled_cross:
         notes.append(f"the {len(filled_cross)} cross-attention past key and value inputs not given ({filled_cross[0]}"
                      f"...) are made of seeded values, {cross_why}, the encoder's keys and values that every step "
@@ -819,13 +829,17 @@ def _disagreeing(
 
 
 def _follow_token_ids(
-    ports: list[_Port], names: Sequence[set[str]], kernel: tuple[int, str] | None = None
+    ports: list[_Port],
+    names: Sequence[set[str]],
+    kernel: tuple[int, str] | None = None,
+    encoder: tuple[int, str] | None = None,
 ) -> list[_Port]:
     """``ports`` with token ids of a sequence: token ids neither given nor shaped, whose length is free, are
     :data:`PROMPT_TOKENS` long (one token would leave every reduction over the sequence with one element to
     reduce); and the inputs of :data:`ALONG_IDS` that were neither given nor shaped take the ids' shape,
     where their declared shapes allow it. A Mamba-style model's ``cache_position`` (``kernel``: its conv state's
-    columns, :func:`conv_kernel`) spans the conv state at the prefill, whatever the ids' length."""
+    columns, :func:`conv_kernel`) spans the conv state at the prefill, whatever the ids' length. A decoder's encoder
+    inputs follow one encoder's sequence (:func:`_follow_encoder`; ``encoder`` as there)."""
     from ovreduce.shapes import PartialShape
 
     ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
@@ -834,7 +848,7 @@ def _follow_token_ids(
         columns = PartialShape.static([kernel[0]])
         ports = [replace(p, target=columns) if p.free and "cache_position" in names[p.index]
                  and p.declared.compatible(columns) else p for p in ports]  # fmt: skip
-    ports = _follow_encoder_mask(_follow_cross_past(ports, names), names)
+    ports = _follow_encoder(ports, names, encoder)
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:
         return ports
@@ -842,7 +856,7 @@ def _follow_token_ids(
     batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
     tokens = PartialShape.static(ids.target.to_list()[1:2])  # cache_position: the new tokens' places in the cache
     # a mask covers the past given too, as in the step of generation that past is for
-    pasts = {False: _past_length(ports, names), True: _cross_length(ports, names)[0]}  # each kind's length
+    pasts = {False: _past_length(ports, names), True: _cross_length(ports, names, encoder)[0]}  # each kind's
     covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + pasts[False]])
     return [_follow(p, shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else _follow(p, covered) if _along(p, names[p.index], covered)
@@ -864,19 +878,26 @@ def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool 
     return max(lengths, default=0)
 
 
-def _cross_length(ports: Sequence[_Port], names: Sequence[set[str]]) -> tuple[int, str]:
-    """How long a seq2seq decoder's cross-attention past (the encoder's keys and values) not given is made, and why:
-    as the one given or shaped; else as long as the encoder's sequence that its given mask or hidden states say, or
-    :data:`PROMPT_TOKENS`. Never empty: generation runs a decoder with past only after the encoder, whose keys and
-    values it holds (cross-attention over none of them adds nothing, and the encoder's hidden states go unread)."""
+def _cross_length(
+    ports: Sequence[_Port], names: Sequence[set[str]], encoder: tuple[int, str] | None = None
+) -> tuple[int, str]:
+    """How long a seq2seq decoder's encoder sequence not given is made (its cross-attention past, the encoder's keys
+    and values, and its encoder mask and hidden states), and why: as the cross-attention past given or shaped; else
+    as long as the encoder's sequence that its given mask or hidden states say; else ``encoder`` (the length the
+    export's encoder always gives, and what says so: Whisper's ``max_source_positions``); else
+    :data:`PROMPT_TOKENS`. Never empty nor one: generation runs a decoder after the encoder, whose output it reads
+    (cross-attention over one key is a softmax of 1 whatever it reads, over none adds nothing)."""
     given = _past_length(ports, names, cross=True)
     if given:
         return given, f"{given} positions long, as the cross-attention past given or shaped"
-    encoder = next((p for p in ports if names[p.index] & {"encoder_attention_mask", "encoder_hidden_states"}
-                    and not p.free and p.target.is_static and (p.target.rank or 0) >= 2), None)  # fmt: skip
-    if encoder is not None:
-        length = (encoder.array.shape if encoder.array is not None else encoder.target.to_list())[1]
-        return length, f"{length} positions long, the encoder's sequence as {encoder.label!r} gives it"
+    config = encoder
+    given_port = next((p for p in ports if names[p.index] & ENCODER_INPUTS and not p.free and p.target.is_static
+                       and (p.target.rank or 0) >= 2), None)  # fmt: skip
+    if given_port is not None:
+        length = (given_port.array.shape if given_port.array is not None else given_port.target.to_list())[1]
+        return length, f"{length} positions long, the encoder's sequence as {given_port.label!r} gives it"
+    if config is not None:
+        return config[0], f"{config[0]} positions long, as {config[1]} says the encoder output is"
     return PROMPT_TOKENS, (f"{PROMPT_TOKENS} positions long, an encoder's sequence as long as a prompt made (no input "
                            f"gives the encoder's)")  # fmt: skip
 
@@ -916,49 +937,37 @@ def _cross_past(port: _Port, names: set[str]) -> bool:
     return _encoders(names) and any(n.startswith(PAST) for n in names) and port.declared.rank == 4
 
 
-def _follow_cross_past(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
+ENCODER_INPUTS = frozenset({"encoder_attention_mask", "encoder_hidden_states"})
+"""A seq2seq decoder's inputs of the encoder's output: its mask and its hidden states, along the encoder's sequence."""
+
+
+def _follow_encoder(
+    ports: list[_Port], names: Sequence[set[str]], encoder: tuple[int, str] | None = None
+) -> list[_Port]:
     """``ports`` with a seq2seq decoder's encoder inputs (``encoder_attention_mask``, ``encoder_hidden_states``),
-    neither given nor shaped, as long as the encoder's sequence its cross-attention past is made for
-    (:func:`_cross_length`), where it takes one: the mask and the keys it masks describe one encoder output."""
-    from ovreduce.shapes import PartialShape
+    neither given nor shaped to a static shape, along one encoder's sequence (:func:`_cross_length`, ``encoder`` as
+    there), the one its cross-attention past is made for where it takes one: the mask and the keys it masks describe
+    one encoder output, in a decoder with past or without (the first step of generation, and every step of a
+    stateful export). Their batch is that of an encoder input given, else the token ids'; the hidden states' width
+    is their own (a dynamic one left to the fills)."""
+    from ovreduce.shapes import Dimension, PartialShape
 
-    if not any(_cross_past(p, names[p.index]) for p in ports):
+    if not any(names[p.index] & ENCODER_INPUTS or _cross_past(p, names[p.index]) for p in ports):
         return ports
-    length = _cross_length(ports, names)[0]
+    length = _cross_length(ports, names, encoder)[0]
+    given = next((p for p in ports if names[p.index] & ENCODER_INPUTS and not _open(p)
+                  and (p.target.rank or 0) >= 2), None)  # fmt: skip
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
-    batch = ids.target.to_list()[0] if ids is not None else 1
+    batch = given.target.to_list()[0] if given is not None else ids.target.to_list()[0] if ids is not None else 1
     out = []
     for p in ports:
-        dims = p.declared.dims
+        dims = p.target.dims
         shape = None
-        if p.free and "encoder_attention_mask" in names[p.index] and p.declared.rank == 2:
+        if _open(p) and "encoder_attention_mask" in names[p.index] and dims is not None and len(dims) == 2:
             shape = PartialShape.static([batch, length])
-        elif p.free and "encoder_hidden_states" in names[p.index] and dims is not None and len(dims) == 3:
-            shape = PartialShape.static([batch, length, dims[2].lo]) if dims[2].is_static else None
-        out.append(replace(p, target=shape) if shape is not None and p.declared.compatible(shape) else p)
-    return out
-
-
-def _follow_encoder_mask(ports: list[_Port], names: Sequence[set[str]]) -> list[_Port]:
-    """``ports`` with a decoder's encoder output (``encoder_hidden_states``), neither given nor shaped, as long as the
-    encoder's attention mask that is given or shaped: the encoder's sequence is one length (a prompt's mask of 5
-    tokens beside hidden states of 1 was fed)."""
-    from ovreduce.shapes import PartialShape
-
-    mask = next((p for p in ports if "encoder_attention_mask" in names[p.index] and p.target.is_static
-                 and p.target.rank == 2 and not p.free), None)  # fmt: skip
-    if mask is None:
-        return ports
-    out = []
-    for p in ports:
-        if "encoder_hidden_states" in names[p.index] and p.free and p.declared.rank == 3:
-            last = p.declared.dims[2] if p.declared.dims is not None else None
-            width = last.lo if last is not None and last.is_static else None
-            if width is not None:
-                shape = PartialShape.static([*mask.target.to_list(), width])
-                if p.declared.compatible(shape):
-                    p = replace(p, target=shape)
-        out.append(p)
+        elif _open(p) and "encoder_hidden_states" in names[p.index] and dims is not None and len(dims) == 3:
+            shape = PartialShape((Dimension.static(batch), Dimension.static(length), dims[2]))
+        out.append(_follow(p, shape) if shape is not None and p.target.compatible(shape) else p)
     return out
 
 

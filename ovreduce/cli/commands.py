@@ -271,7 +271,7 @@ def audit(args: argparse.Namespace) -> int:
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
-            positions=_positions(export.config),
+            positions=_positions(export.config), encoder=_encoder_length(export.config),
         )  # fmt: skip
     except (UsageError, InputError) as exc:
         if notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)
@@ -323,6 +323,17 @@ def _positions(config: Any) -> tuple[int, str] | None:
             key = next((k for k in _CONTEXT_KEYS if type(section.get(k)) is int and section[k] > 0), None)
             if key is not None:
                 return section[key], f"config.json: {where}{key}"
+    return None
+
+
+def _encoder_length(config: Any) -> tuple[int, str] | None:
+    """How long the encoder output that the export's decoder reads always is, and what says so: Whisper's encoder
+    gives ``max_source_positions`` frames (``config.json``) whatever the audio (30 seconds, padded); another
+    encoder's output is as long as its text, which no config fixes."""
+    if isinstance(config, dict) and config.get("model_type") == "whisper":
+        frames = config.get("max_source_positions")
+        if type(frames) is int and frames > 0:
+            return frames, "config.json: max_source_positions"
     return None
 
 

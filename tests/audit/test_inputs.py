@@ -819,3 +819,71 @@ def test_a_past_given_counts_toward_the_positions_the_model_takes(tmp_path: Path
         _audit(tmp_path / "m.xml", precision="f32", inputs=given, positions=table)
     given = {"past_key_values.0.key": np.ones((1, 2, 20, 4), np.float32)}
     assert _audit(tmp_path / "m.xml", precision="f32", inputs=given, positions=table).error is None
+
+
+def test_a_decoder_without_past_gets_an_encoder_sequence_as_long_as_a_prompt() -> None:
+    """A seq2seq decoder without past (optimum's ``openvino_decoder_model.xml``, the first step of generation, and
+    every step of a stateful export) got an encoder of one position: cross-attention's softmax over one key is 1
+    whatever it reads, and what reduces the encoder mask saw ones alone. Its encoder's sequence is a prompt's (8), as
+    the decoder with past gets, and the note says so."""
+    doc = _audit(EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml", precision="f32")
+    assert doc.error is None, doc.error
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert shapes["encoder_attention_mask"] == (1, 8) and shapes["encoder_hidden_states"] == (1, 8, 32), shapes
+    assert any(note.startswith("the encoder's inputs not given (encoder_attention_mask, encoder_hidden_states) are "
+                               "made 8 positions long, an encoder's sequence as long as a prompt made")
+               for note in doc.notes), doc.notes  # fmt: skip
+
+
+def _decoder(width: int) -> Any:
+    """A decoder's inputs as optimum names them, its encoder hidden states of a dynamic width that a MatMul pins to
+    ``width`` (T5's and Pegasus' decoders without past: ``encoder_hidden_states [?,?,?]``)."""
+    ids, mask = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1, -1], np.int64, "encoder_attention_mask")
+    hidden = _parameter([-1, -1, -1], np.float32, "encoder_hidden_states")
+    keys = ops.matmul(hidden, ops.constant(np.ones((width, 2), np.float32)), False, False)
+    outputs = [ops.reduce_sum(keys, ops.constant(np.array([1], np.int64)), False),
+               ops.reduce_sum(ops.convert(mask, "f32"), [1], False),
+               ops.reduce_sum(ops.convert(ids, "f32"), [1], False)]  # fmt: skip
+    return ov.Model(outputs, [ids, mask, hidden])
+
+
+def test_a_decoders_encoder_length_does_not_hang_on_its_hidden_width() -> None:
+    """A decoder whose encoder hidden states have a dynamic width got an encoder as long as the fill that fit the
+    width (32), where one of a static width got 1: the encoder's length is a prompt's whatever the width, the width
+    the fill that fits it; an encoder's length the export's config gives (Whisper's ``max_source_positions``) is
+    taken over a prompt's, and one given over both."""
+    from ovreduce.backends.openvino import model_inputs
+
+    _, described, notes = model_inputs(_decoder(32), {}, 0)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["encoder_hidden_states"] == (1, 8, 32) and shapes["encoder_attention_mask"] == (1, 8), shapes
+    assert any("input 'encoder_hidden_states': dynamic dimension 2 (?) set to 32" in note for note in notes), notes
+    config = (12, "config.json: max_source_positions")
+    _, described, notes = model_inputs(_decoder(32), {}, 0, encoder=config)
+    shapes = {i.name: tuple(i.shape) for i in described}
+    assert shapes["encoder_hidden_states"] == (1, 12, 32) and shapes["encoder_attention_mask"] == (1, 12), shapes
+    assert any("are made 12 positions long, as config.json: max_source_positions says the encoder output" in note
+               for note in notes), notes  # fmt: skip
+    mask = {"encoder_attention_mask": np.ones((1, 5), np.int64)}
+    _, described, notes = model_inputs(_decoder(32), mask, 0, encoder=config)
+    assert {i.name: tuple(i.shape) for i in described}["encoder_hidden_states"] == (1, 5, 32)
+    assert any("5 positions long, the encoder's sequence as 'encoder_attention_mask' gives it" in note
+               for note in notes), notes  # fmt: skip
+
+
+def test_a_whisper_exports_decoder_gets_the_encoders_frames(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Whisper's encoder always gives ``max_source_positions`` frames (config.json): its decoder audited from the
+    export reads that many, not a prompt's length."""
+    import shutil
+
+    folder = tmp_path / "export"
+    shutil.copytree(EXPORTS / "t5_seq2seq", folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "whisper", "max_source_positions": 12}))
+    status, out, err = run_cli(capsys, "audit", str(folder / "openvino_decoder_model.xml"), "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    shapes = {i["name"]: i["shape"] for i in doc["inputs"]}
+    assert shapes["encoder_hidden_states"] == [1, 12, 32] and shapes["encoder_attention_mask"] == [1, 12], shapes
+    assert any("12 positions long, as config.json: max_source_positions says the encoder output is" in note
+               for note in doc["notes"]), doc["notes"]  # fmt: skip
