@@ -315,15 +315,58 @@ _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions
 seq2seq decoder's ``max_target_positions``: Whisper's, whose ``max_source_positions`` are its encoder's frames)."""
 
 
+_FROM_PADDING = {
+    "roberta": 1, "xlm-roberta": 1, "camembert": 1, "xlm-roberta-xl": 1, "roberta-prelayernorm": 1,
+    "data2vec-text": 1, "xmod": 1, "ibert": 1, "longformer": 1, "esm": 1, "layoutlmv3": 1, "luke": 1, "lilt": 0,
+    "markuplm": 0, "bridgetower_text_model": 1, "altclip_text_model": 1, "clap_text_model": 1,
+}  # fmt: skip
+"""The model types whose embeddings number the positions of n tokens ``pad_token_id + 1 .. pad_token_id + n``
+(transformers' ``create_position_ids_from_input_ids``, RoBERTa's) in a table of ``max_position_embeddings`` rows,
+each with the ``pad_token_id`` its config takes where ``config.json`` leaves it out: they hold
+``max_position_embeddings - pad_token_id - 1`` tokens."""
+
+_SINUSOIDS_FROM_PADDING = frozenset({"m2m_100", "nllb-moe", "speech_to_text"})
+"""The model types numbering positions from ``pad_token_id + 1`` as :data:`_FROM_PADDING` do, in a table of sinusoids
+two rows longer than the positions config.json gives (M2M100's, traced at that length into the export): they hold
+``positions + 1 - pad_token_id`` tokens (their config's ``pad_token_id`` is 1 where config.json leaves it out)."""
+
+
 def _positions(config: Any) -> tuple[int, str] | None:
     """How many positions ``config`` (``config.json``) gives the model, and the key that says so: a top-level key of
-    :data:`_CONTEXT_KEYS`, else one of its ``text_config`` (a VLM's language model)."""
+    :data:`_CONTEXT_KEYS`, else one of its ``text_config`` (a VLM's language model); of a model numbering its
+    positions from its padding id (:data:`_FROM_PADDING`, :data:`_SINUSOIDS_FROM_PADDING`), the tokens its table
+    holds."""
     for where, section in (("", config), ("text_config.", (config or {}).get("text_config"))):
         if isinstance(section, dict):
             key = next((k for k in _CONTEXT_KEYS if type(section.get(k)) is int and section[k] > 0), None)
             if key is not None:
-                return section[key], f"config.json: {where}{key}"
+                return _from_padding(section, section[key], f"config.json: {where}{key}")
     return None
+
+
+def _from_padding(section: dict[str, Any], count: int, where: str) -> tuple[int, str]:
+    """``count`` positions that ``where`` gives, as tokens: fewer where the model type of ``section`` numbers its
+    positions from its padding id (transformers' ``create_position_ids_from_input_ids``: ``pad_token_id + 1`` for the
+    first token), so that a table of ``count`` rows holds ``count - pad_token_id - 1`` tokens; MPNet numbers them from
+    2 whatever its ``pad_token_id``. A position embedding other than an absolute table (ESM's rotary, a relative
+    one) takes the positions as counted."""
+    kind = section.get("model_type")
+    if section.get("position_embedding_type", "absolute") != "absolute" or not isinstance(kind, str):
+        return count, where
+    pad = section.get("pad_token_id")
+    if kind == "mpnet":
+        first, rows = 2, count
+    elif kind in _FROM_PADDING or kind in _SINUSOIDS_FROM_PADDING:
+        pad = pad if type(pad) is int and pad >= 0 else _FROM_PADDING.get(kind, 1)
+        first, rows = pad + 1, count + 2 if kind in _SINUSOIDS_FROM_PADDING else count
+    else:
+        return count, where
+    named = "" if kind == "mpnet" else "pad_token_id + 1, "
+    table = f"{count} + 2" if rows != count else f"{count}"
+    return (
+        rows - first,
+        f"{where} {count}: {kind} numbers its positions from {named}{first}, in a table of {table} rows",
+    )
 
 
 def _encoder_length(config: Any) -> tuple[int, str] | None:

@@ -294,3 +294,38 @@ def test_the_positions_of_a_decoder_or_a_language_model_config_are_read(
     assert status == 2 and f"more than the 8 positions the model takes ({where})" in err, err
     status, _, err = run_cli(capsys, "audit", str(folder), "--prompt", "the fox " * 10)
     assert status == 2 and f"positions the model takes ({where}); give a shorter prompt" in err, err
+
+
+@pytest.mark.parametrize(("config", "count"), [
+    ({"model_type": "roberta", "pad_token_id": 0}, 63),  # positions pad+1 .. pad+n in a table of 64 rows
+    ({"model_type": "roberta", "pad_token_id": 1}, 62),
+    ({"model_type": "xlm-roberta"}, 62),  # no pad_token_id written: the config's default, 1
+    ({"model_type": "camembert", "pad_token_id": 1}, 62),
+    ({"model_type": "esm", "pad_token_id": 1, "position_embedding_type": "absolute"}, 62),
+    ({"model_type": "mpnet", "pad_token_id": 0}, 62),  # MPNet numbers them from 2 whatever its pad_token_id
+    ({"model_type": "m2m_100", "pad_token_id": 3}, 62),  # sinusoids of 64 + 2 rows from pad+1
+    ({"model_type": "m2m_100", "pad_token_id": 1}, 64),
+    ({"model_type": "esm", "pad_token_id": 1, "position_embedding_type": "rotary"}, 64),  # no table of positions
+    ({"model_type": "roberta", "pad_token_id": 1, "position_embedding_type": "relative_key"}, 64),  # distances
+    ({"model_type": "opt", "pad_token_id": 1}, 64),  # positions 0..n-1 offset by 2 in a table of 64 + 2 rows
+    ({"model_type": "bert", "pad_token_id": 0}, 64),
+])  # fmt: skip
+def test_positions_numbered_from_the_padding_id_take_fewer_tokens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, config: dict[str, object], count: int
+) -> None:
+    """RoBERTa's family numbers its positions from pad_token_id + 1 (transformers' create_position_ids_from_input_ids)
+    in a table of max_position_embeddings rows, so it holds max_position_embeddings - pad_token_id - 1 tokens: a
+    sequence of max_position_embeddings passed the check, then OpenVINO failed (or read a row past the table) and the
+    audit told the user to give the ids. The limit is the model's count of tokens, refused up front, exit 2."""
+    folder = tmp_path / "export"
+    shutil.copytree(EXPORTS / "bert_encoder", folder)
+    stored = json.loads((folder / "config.json").read_text())
+    stored.pop("pad_token_id")
+    (folder / "config.json").write_text(json.dumps({**stored, **config}))  # max_position_embeddings 64
+    status, _, err = run_cli(capsys, "audit", str(folder), "--shape", f"input_ids=[1,{count}]")
+    assert status == 0, err  # as many as the model takes (64: as many as the export's own table, of BERT, holds)
+    if count < 64:
+        status, _, err = run_cli(capsys, "audit", str(folder), "--shape", f"input_ids=[1,{count + 1}]")
+        assert status == 2, err
+        assert f"the audit would feed positions 0..{count} (" in err, err
+        assert f"more than the {count} positions the model takes (config.json: max_position_embeddings 64" in err, err
