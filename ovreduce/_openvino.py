@@ -350,7 +350,12 @@ def clean_message(exc: BaseException) -> str:
     text = re.sub(r"\s+", " ", " ".join(kept) or str(exc).strip() or type(exc).__name__)
     for kind, auto in set(_AUTO_NAME.findall(text)):  # that very name: a producer the file names Reshape_4 keeps it
         text = re.sub(rf"(?<![\w.]){re.escape(auto)}(?![\w.])", kind, text)
+    if _RANK_SET.fullmatch(text):  # the CPU plugin's 32-bit set of a tensor's dimensions, in libstdc++'s words
+        text = "a tensor has more than 32 dimensions: OpenVINO's CPU plugin runs tensors of at most 32"
     return text
+
+
+_RANK_SET = re.compile(r"bitset::test: __position \(which is \d+\) >= _Nb \(which is 32\)")
 
 
 _AUTO_NAME = re.compile(r"'opset\d+::(\w+) (\1_\d+) \(")  # "node 'opset1::ReduceSum ReduceSum_5 (...'"

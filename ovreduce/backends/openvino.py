@@ -476,7 +476,9 @@ class OpenVINOBackend:
             item = self.compiled(spec)
         except Exception as exc:  # OpenVINO's build or compile failure is this backend's result, but for memory
             _raise_memory_refusal(exc)
-            return BackendResult(self.name, None, f"failed: {clean_message(exc)}", None, time.perf_counter() - start)
+            ranks = [f"input {i} has {a.ndim} dimensions" for i, a in enumerate(inputs) if a.ndim > 32]
+            said = "; ".join([clean_message(exc), *ranks])
+            return BackendResult(self.name, None, f"failed: {said}", None, time.perf_counter() - start)
         try:
             # A request per call: concurrent runs of one layer need no lock, and no cached request keeps its
             # last (zero-copy) input alive after the call.

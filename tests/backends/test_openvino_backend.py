@@ -374,3 +374,16 @@ def test_tensor_round_trip(type_name: str) -> None:
     assert back.dtype == values.dtype
     np.testing.assert_array_equal(back, values)
     assert from_tensor(to_tensor(np.array(values.reshape(-1)[0]), type_name)).shape == ()  # rank 0 stays rank 0
+
+
+@pytest.mark.parametrize("rank", [32, 33])
+def test_a_rank_past_the_cpu_plugins_says_so(rank: int) -> None:
+    """The CPU plugin holds a tensor's dimensions in a 32-bit set: 32 run, 33 fail in libstdc++'s words, which the
+    result replaces with the limit and the input that passes it."""
+    data = np.ones([1] * rank, np.float32)
+    result = OpenVINOBackend("CPU", "f32").infer(layer("ReduceSum", "f32", [1] * rank, [0], False), [data])
+    if rank <= 32:
+        assert result.ok and result.output is not None and result.output.shape == (1,) * (rank - 1), result
+    else:
+        assert result.error == (f"failed: a tensor has more than 32 dimensions: OpenVINO's CPU plugin runs tensors of "
+                                f"at most 32; input 0 has {rank} dimensions")  # fmt: skip
