@@ -441,6 +441,8 @@ def audit_model(
         probe, ov_model = ov_model, read()
     else:
         probe = ov_model
+    if positions is not None:  # first on what was asked: OpenVINO's reshape may refuse a sequence past the table first
+        _refuse_positions(probe, _asked(probe, inputs, shapes), steps, positions)
     arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
@@ -1180,6 +1182,23 @@ def _refuse_positions(
             f"the model takes ({where}): positions past them are none the model was made for; give a shorter "
             f"sequence{' or fewer steps' if steps else ''}", parameter="steps" if steps else "shapes",
         )  # fmt: skip
+
+
+def _asked(
+    ov_model: Any, inputs: Mapping[str, Any] | None, shapes: Mapping[str, Any] | None
+) -> dict[int, npt.NDArray[Any]]:
+    """By input index, the arrays given and, for the token ids or embeddings, a static shape asked for (a view of
+    zeros of that shape): what :func:`_refuse_positions` reads, before any input is made."""
+    found: dict[int, npt.NDArray[Any]] = {}
+    for i, port in enumerate(ov_model.inputs):
+        names = set(port.get_names()) | {port.get_node().get_friendly_name(), str(i)}
+        given = next((v for k, v in (inputs or {}).items() if k in names), None)
+        shape = next((v for k, v in (shapes or {}).items() if k in names), None)
+        if isinstance(given, np.ndarray) and given.dtype.kind in "iuf":
+            found[i] = given
+        elif given is None and shape is not None and shape.is_static and names & (TOKEN_IDS | EMBEDDINGS):
+            found[i] = np.broadcast_to(np.zeros((), np.int64), shape.to_list())
+    return found
 
 
 def _last_position(logits: npt.NDArray[Any]) -> npt.NDArray[Any]:

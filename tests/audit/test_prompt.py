@@ -329,3 +329,13 @@ def test_positions_numbered_from_the_padding_id_take_fewer_tokens(
         assert status == 2, err
         assert f"the audit would feed positions 0..{count} (" in err, err
         assert f"more than the {count} positions the model takes (config.json: max_position_embeddings 64" in err, err
+
+
+def test_positions_past_the_table_are_refused_before_openvino_reshapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """BERT's export slices its position ids from a buffer as long as its table: OpenVINO's reshape to a longer
+    sequence refuses first, in words about an Add of the embeddings. The positions are checked on the shape asked for
+    before that, so the refusal names the positions and the table, as for every other export."""
+    status, _, err = run_cli(capsys, "audit", str(EXPORTS / "bert_encoder"), "--shape", "input_ids=[1,80]")
+    assert status == 2, err
+    assert "the audit would feed positions 0..79 (80 token(s) of 'input_ids'), more than the 64 positions" in err, err
+    assert "Argument shapes are inconsistent" not in err
