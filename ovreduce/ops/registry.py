@@ -31,6 +31,15 @@ from ovreduce.ops.common import (
     ShapePreserving,
 )
 from ovreduce.ops.elementwise import ARITHMETIC, BITWISE, COMPARISON, LOGICAL, Binary, Bitwise, BitwiseNot13, Select1
+from ovreduce.ops.indexing import (
+    CumSum3,
+    GatherElements6,
+    Roll7,
+    ScatterElementsUpdate,
+    ScatterNDUpdate,
+    ScatterUpdate3,
+    TopK,
+)
 from ovreduce.ops.interpolate import Interpolate
 from ovreduce.ops.movement import (
     Broadcast,
@@ -158,6 +167,18 @@ _BUILTIN = _table(
     Slice8(range(8, LAST_OPSET + 1)),
     Interpolate("opset4", range(4, 11)),
     Interpolate("opset11", range(11, LAST_OPSET + 1)),
+    # picking, shifting and scattering elements (a mixture-of-experts router's TopK)
+    TopK("opset1", range(1, 3)),
+    TopK("opset3", range(3, 11)),
+    TopK("opset11", range(11, LAST_OPSET + 1)),
+    Roll7(range(7, LAST_OPSET + 1)),
+    CumSum3(range(3, LAST_OPSET + 1)),
+    GatherElements6(range(6, LAST_OPSET + 1)),
+    ScatterUpdate3(range(3, LAST_OPSET + 1)),
+    ScatterElementsUpdate("opset3", range(3, 12)),
+    ScatterElementsUpdate("opset12", range(12, LAST_OPSET + 1)),
+    ScatterNDUpdate("opset4", range(4, 15)),  # (ScatterNDUpdate-3, first in opset4)
+    ScatterNDUpdate("opset15", range(15, LAST_OPSET + 1)),
     # a stateful model's variables
     ReadValue3(range(3, 6)),
     ReadValue6(range(6, LAST_OPSET + 1)),
@@ -170,7 +191,6 @@ _BUILTIN = _table(
     # shape-preserving unary ops (MVN with its boolean attributes)
     *(ShapePreserving(t, _MVN if t == "MVN" else ()) for t in sorted(UNARY_SHAPE_PRESERVING)),
     # ops known for their boolean attributes (OpenVINO reads anything but true/false/1/0 as the default)
-    Declared("CumSum", ("exclusive", "reverse")),
     Declared("GRUCell", ("linear_before_reset",)),
     Declared("GRUSequence", ("linear_before_reset",)),
     Declared("NonMaxSuppression", ("sort_result_descending",)),

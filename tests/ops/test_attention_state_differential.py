@@ -296,25 +296,25 @@ def test_a_stateful_decoder_is_resolved_under_a_reshape_as_openvino_infers_it(
 
 
 def test_a_port_left_unresolved_under_a_reshape_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Under a reshape, the output of an op without a native rule (Roll), and each output after it, is unresolved:
-    ``inspect --all`` says why on each port (``shape_reason``), and ``inspect --layer`` in its listing."""
+    """Under a reshape, the output of an op without a native rule (SpaceToDepth), and each output after it, is
+    unresolved: ``inspect --all`` says why on each port (``shape_reason``), and ``inspect --layer`` in its listing."""
     x = o13.parameter(ov.PartialShape([-1, 4, 6]), np.float32, name="x")
-    rolled = o13.roll(x, o13.constant(np.array([1], np.int64)), o13.constant(np.array([2], np.int64)))
-    rolled.set_friendly_name("roll")
-    relu = o13.relu(rolled)
+    moved = o13.space_to_depth(x, "blocks_first", 1)
+    moved.set_friendly_name("s2d")
+    relu = o13.relu(moved)
     relu.set_friendly_name("after")
     mean = o13.reduce_mean(relu, o13.constant(np.array([2], np.int64)), True)
-    xml = tmp_path / "roll.xml"
+    xml = tmp_path / "s2d.xml"
     ov.save_model(ov.Model([o1.result(mean)], [x], "m"), str(xml), compress_to_fp16=False)
     main(["inspect", str(xml), "--all", "--format", "json", "--reshape", "x=[2,4,6]"])
     doc = json.loads(capsys.readouterr().out)
     ports = {lay["layer_name"]: lay["outputs"][0] for lay in doc["layers"] if lay["outputs"]}
-    for name in ("roll", "after"):
+    for name in ("s2d", "after"):
         assert not ports[name]["shape_resolved"], ports[name]
-        assert ports[name]["shape_reason"] == "no native shape rule for Roll (roll)", ports[name]
+        assert ports[name]["shape_reason"] == "no native shape rule for SpaceToDepth (s2d)", ports[name]
     assert ports["x"]["shape_resolved"] and ports["x"]["shape_reason"] is None
     main(["inspect", str(xml), "--layer", "after", "--reshape", "x=[2,4,6]"])
-    assert "unresolved (unresolved: no native shape rule for Roll (roll))" in capsys.readouterr().out
+    assert "unresolved (unresolved: no native shape rule for SpaceToDepth (s2d))" in capsys.readouterr().out
 
 
 def test_a_variable_is_a_value_known_at_run_time(tmp_path: Path) -> None:

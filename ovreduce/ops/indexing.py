@@ -1,0 +1,416 @@
+"""TopK, Roll, CumSum, GatherElements and the scatters (ScatterUpdate, ScatterElementsUpdate, ScatterNDUpdate): the
+ops of a mixture-of-experts router (TopK picks the experts, a ReduceSum normalises their weights), of rotary
+embeddings (Roll) and of cache updates.
+
+Each rule is ``shape_infer`` of src/core/shape_inference/include/<op>_shape_inference.hpp, with the element types each
+op's ``validate_and_infer_types`` checks (src/core/src/op/topk.cpp, util/topk_base.cpp, roll.cpp, cum_sum.cpp,
+gather_elements.cpp, util/scatter_base.cpp, util/scatter_elements_update_base.cpp, scatter_elements_update.cpp,
+util/scatter_nd_base.cpp, scatter_nd_update.cpp), as OpenVINO 2026.4 has them:
+
+* TopK-1/3/11: the data's shape with the dim at ``axis`` made ``k``: a constant ``k`` (0 included) whatever that dim
+  is; a ``k`` known as an interval (a dim ShapeOf gives) the least of the two lower bounds to the least of the two
+  upper ones; a ``k`` known at run time only, ``0`` to the dim's upper bound. Both outputs have that shape: the
+  values in the data's type, the indices in ``index_element_type`` (i32 or i64);
+* Roll-7 and CumSum-3: the data's shape and type (Roll's constant axes within its rank);
+* GatherElements-6: the indices' shape, its dims other than ``axis`` merged with the data's;
+* ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3/15: the data's shape, the updates' checked against
+  the data's and the indices'.
+
+Their values are not folded: they are known at run time only, or are constants ovreduce does not fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ovreduce.errors import ElementTypeError, ShapeInferenceError
+from ovreduce.ir.dtypes import ElementType, element_type
+from ovreduce.ir.model import Layer
+from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
+from ovreduce.ops.base import LayerContext, PortState
+from ovreduce.ops.rules import (
+    BOOLEAN,
+    ELEMENT_TYPE,
+    Enum,
+    ShapeRule,
+    bool_attr,
+    bounds_dim,
+    int_attr,
+    int_value,
+    normalize_axis,
+    partial_value,
+    real,
+    str_attr,
+    typed,
+)
+from ovreduce.shapes import Dimension, PartialShape, merge
+
+__all__ = [
+    "CumSum3",
+    "GatherElements6",
+    "Roll7",
+    "ScatterElementsUpdate",
+    "ScatterNDUpdate",
+    "ScatterUpdate3",
+    "TopK",
+]
+
+TOPK_MODE: Enum = ("op::TopKMode", frozenset({"max", "min"}))
+TOPK_SORT: Enum = ("op::TopKSortType", frozenset({"none", "index", "value"}))
+ND_REDUCTION: Enum = ("op::v15::ScatterNDUpdate::Reduction", frozenset({"none", "sum", "sub", "prod", "min", "max"}))
+ELEMENTS_REDUCTION: Enum = (
+    "op::v12::ScatterElementsUpdate::Reduction",
+    frozenset({"none", "sum", "prod", "min", "max", "mean"}),
+)
+_INDEX_TYPES = frozenset({"i32", "i64"})
+
+
+def _integral_number(etype: ElementType) -> bool:
+    """``element::Type::is_integral_number``: an integer type, not boolean."""
+    return etype.is_integral
+
+
+def _merged(a: PortState, b: PortState) -> tuple[ElementType | None, bool]:
+    """``element::Type::merge`` of two inputs' types (where the model gives them): the type, and whether they merge."""
+    ta, tb = typed(a), typed(b)
+    if ta is not None and tb is not None and ta != tb:
+        return None, False
+    return ta if ta is not None else tb, True
+
+
+def _scalar_rank(shape: PartialShape) -> bool:
+    return shape.rank in (None, 0)
+
+
+class TopK(ShapeRule):
+    """TopK-1 (opset1, opset2), TopK-3 (opset3 ... opset10) and TopK-11 (opset11 on): data and a scalar ``k``."""
+
+    type = "TopK"
+    inputs = range(2, 3)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        self.enums = {"mode": TOPK_MODE, "sort": TOPK_SORT, "index_element_type": ELEMENT_TYPE}
+        self.boolean_attributes = ("stable",) if version == "opset11" else ()
+
+    @staticmethod
+    def _index_type(layer: Layer) -> ElementType | None:
+        """``index_element_type`` (i32 where the layer does not say); None where it names no type."""
+        try:
+            return element_type(layer.data.get("index_element_type", "i32"))
+        except ElementTypeError:
+            return None
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        data = inputs[0].element_type if inputs else None
+        index = self._index_type(layer)
+        ports = layer.outputs
+        found = [data, index]
+        return [found[i] if i < 2 and found[i] is not None else port.precision for i, port in enumerate(ports)]
+
+    def _check_types(self, ctx: LayerContext) -> None:
+        layer = ctx.layer
+        if (
+            self.version == "opset11"
+            and bool_attr(layer, "stable", False)
+            and str_attr(layer, "sort", "none") == "none"
+        ):
+            raise ShapeInferenceError(
+                "Stable sort can only be used when TopK's sorting mode is set to 'VALUE' or 'INDEX'.none"
+            )
+        k_type = typed(ctx.input(1))
+        if k_type is not None:
+            if self.version == "opset1" and k_type.name not in ("i8", "i32", "i64"):
+                raise ShapeInferenceError(f"K input element type must be i8, i32 or i64 (got {k_type}).")
+            if not _integral_number(k_type):
+                raise ShapeInferenceError(
+                    f"K input has to be an integer type, which does match the provided one:{k_type}"
+                )
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        self._check_types(ctx)
+        data, k_shape = inputs[0], inputs[1]
+        axis = int_attr(layer, "axis", -1)
+        if data.dims is not None:
+            normalize_axis(axis, len(data.dims))
+        index = self._index_type(layer)
+        if index is not None and index.name not in _INDEX_TYPES:
+            raise ShapeInferenceError(f"Index element type attribute should be either 'i32' or 'i64'. Got: {index}")
+        if data.dims is not None and len(data.dims) == 0:
+            raise ShapeInferenceError("Input rank must be greater than 0.")
+        if not _scalar_rank(k_shape):
+            raise ShapeInferenceError("The 'K' input must be a scalar.")
+        if data.dims is None:
+            return [data, data]
+        at = normalize_axis(axis, len(data.dims))
+        dims = list(data.dims)
+        dims[at] = self._k_dim(ctx, dims[at])
+        out = PartialShape(tuple(dims))
+        return [out, out]
+
+    @staticmethod
+    def _k_dim(ctx: LayerContext, dim: Dimension) -> Dimension:
+        """The dim at ``axis``, as ``k`` makes it (``get_input_const_data_as_shape``: its constant value, else its
+        bounds)."""
+        const = int_value(ctx, 1)
+        if const is not None:
+            if len(const) != 1:
+                raise ShapeInferenceError(
+                    f"Only one value (scalar) should be provided as the 'K' input to TopK (got {len(const)} elements)."
+                )
+            if const[0] < 0:
+                raise ShapeInferenceError(f"The value of 'K' must be greater or equal to zero. (got {const[0]}).")
+            return Dimension.static(const[0])
+        known = partial_value(ctx, 1)
+        k = bounds_dim(known[0]) if known is not None and len(known) == 1 else None
+        if known is not None and len(known) != 1:
+            raise ShapeInferenceError(
+                f"Only one value (scalar) should be provided as the 'K' input to TopK (got {len(known)} elements)."
+            )
+        if k is None:
+            return Dimension(0, dim.hi)
+        if k.is_static:
+            return k
+        lower = min(dim.lo, k.lo)
+        if dim.hi is None:
+            return Dimension(lower, None)
+        return Dimension(lower, dim.hi if k.hi is None else min(dim.hi, k.hi))
+
+
+class Roll7(ShapeRule):
+    """Roll-7: data, shift and axes; the data's shape."""
+
+    type = "Roll"
+    version = "opset7"
+    inputs = range(3, 4)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        for index, what in ((1, "Shift"), (2, "Axes")):
+            etype = typed(ctx.input(index))
+            if etype is not None and etype.name not in _INDEX_TYPES:
+                raise ShapeInferenceError(f"{what} must have int32 or int64 element type.")
+        data, shift, axes = inputs[0], inputs[1], inputs[2]
+        if shift.rank is not None:
+            if shift.rank > 1:
+                raise ShapeInferenceError("Shift must be a scalar or 1D tensor.")
+            if shift.rank == 1 and not shift.compatible(axes):
+                raise ShapeInferenceError("If shift is a 1D vector, axes must be a 1D tensor of the same size.")
+        if axes.rank is not None and axes.rank > 1:
+            raise ShapeInferenceError("Axes must be a scalar or 1D tensor.")
+        values = int_value(ctx, 2)
+        if data.rank is not None and values is not None:
+            normalize_axes(values, data.rank, OPENVINO_AXES)
+        return [data]
+
+
+class CumSum3(ShapeRule):
+    """CumSum-3: data and an axis of i32 or i64; the data's shape."""
+
+    type = "CumSum"
+    version = "opset3"
+    inputs = range(2, 3)
+    boolean_attributes = ("exclusive", "reverse")
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        etype = typed(ctx.input(1))
+        if etype is not None and etype.name not in _INDEX_TYPES:
+            raise ShapeInferenceError(f"axis element type must be either int64_t or int32_t but got ({etype}).")
+        return [inputs[0]]  # (OpenVINO checks nothing of the axis's shape or value)
+
+
+class GatherElements6(ShapeRule):
+    """GatherElements-6: data and indices of one rank; the indices' shape, its dims off ``axis`` merged with the
+    data's."""
+
+    type = "GatherElements"
+    version = "opset6"
+    inputs = range(2, 3)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        etype = typed(ctx.input(1))
+        if etype is not None and etype.name not in _INDEX_TYPES:
+            raise ShapeInferenceError(f"indices must be of int32 or int64 type. But instead got: {etype}")
+        data, indices = inputs[0], inputs[1]
+        if indices.dims is not None and len(indices.dims) < 1:
+            raise ShapeInferenceError("indices rank must be >= 1.")
+        if data.dims is None:
+            return [indices]
+        if len(data.dims) < 1:
+            raise ShapeInferenceError("data rank must be >= 1.")
+        axis = normalize_axis(int_attr(ctx.layer, "axis", 0), len(data.dims))
+        if indices.dims is None:
+            dims = list(data.dims)
+            dims[axis] = Dimension.dynamic()
+            return [PartialShape(tuple(dims))]
+        if len(data.dims) != len(indices.dims):
+            raise ShapeInferenceError(f"data and indices rank must be equal. But instead got: {len(data.dims)} and "
+                                      f"{len(indices.dims)}")  # fmt: skip
+        out: list[Dimension] = []
+        for i, (d, j) in enumerate(zip(data.dims, indices.dims, strict=True)):
+            m = j if i == axis else merge(d, j)
+            if m is None:
+                raise ShapeInferenceError(
+                    f"Shapes {data} and {indices} are not consistent, `data` and `indices` must have equal or "
+                    f"intersecting dimensions, except for the dimension at axis index.{axis}"
+                )
+            out.append(m)
+        return [PartialShape(tuple(out))]
+
+
+class ScatterUpdate3(ShapeRule):
+    """ScatterUpdate-3: data, indices, updates and an axis; the data's shape, in the data's type."""
+
+    type = "ScatterUpdate"
+    version = "opset3"
+    inputs = range(4, 5)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        data_t, indices_t, updates_t, axis_t = (typed(ctx.input(i)) for i in range(4))
+        if indices_t is not None and not _integral_number(indices_t):
+            raise ShapeInferenceError("Indices element type must be of an integral number type.")
+        if data_t is not None and updates_t is not None and data_t != updates_t:
+            raise ShapeInferenceError(f"Element types for input data and updates do not match (data element type: "
+                                      f"{data_t}, updates element type: {updates_t}).")  # fmt: skip
+        if axis_t is not None and not _integral_number(axis_t):
+            raise ShapeInferenceError("Axis element type must be of an integral number type.")
+        data, indices, updates, axis_shape = inputs
+        if not (axis_shape.compatible(PartialShape(())) or axis_shape.compatible(PartialShape.static([1]))):
+            raise ShapeInferenceError(f"Axis input shape is required to be scalar or 1D tensor. Got: {axis_shape}")
+        ranks = (data.rank, indices.rank, updates.rank)
+        if None not in ranks:
+            dr, ir, ur = (r for r in ranks if r is not None)
+            if ur != ir + dr - 1:
+                raise ShapeInferenceError(f"Updates rank is expected to be rank(indices) + rank(data) - 1. Got: "
+                                          f"rank(data) = {dr}, rank(indices) = {ir}, rank(updates) = {ur}")  # fmt: skip
+        if data.dims is None:
+            return [data]
+        value = int_value(ctx, 3)
+        if not value:
+            return [data]
+        axis = normalize_axis(value[0], len(data.dims))
+        if indices.dims is not None and updates.dims is not None:
+            ir = len(indices.dims)
+            u, d = updates.dims, data.dims
+            fits = all(u[axis + i].compatible(indices.dims[i]) for i in range(ir))
+            fits = fits and all(u[i].compatible(d[i]) for i in range(axis))
+            fits = fits and all(u[ir - 1 + i].compatible(d[i]) for i in range(axis + 1, len(d)))
+            if not fits:
+                raise ShapeInferenceError(
+                    f"Updates shape must have appropriate dimensions equal to indices and data dimensions. Updates "
+                    f"shape:{updates}, data shape: {data}, indices_shape: {indices}, axis: {axis}."
+                )
+        return [data]
+
+
+class ScatterElementsUpdate(ShapeRule):
+    """ScatterElementsUpdate-3 (opset3 ... opset11) and -12 (its ``reduction`` and ``use_init_val``): the data's
+    shape; indices and updates of one shape, of the data's rank."""
+
+    type = "ScatterElementsUpdate"
+    inputs = range(4, 5)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        if version == "opset12":
+            self.enums = {"reduction": ELEMENTS_REDUCTION}
+            self.boolean_attributes = ("use_init_val",)
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        merged = _merged(inputs[0], inputs[2])[0] if len(inputs) > 2 else None
+        first = merged if merged is not None else inputs[0].element_type if inputs else None
+        return [first if first is not None else port.precision for port in layer.outputs]
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        states = [ctx.input(i) for i in range(4)]
+        data_t, indices_t, _, axis_t = (typed(s) for s in states)
+        if self.version == "opset12" and str_attr(ctx.layer, "reduction", "none") == "mean" and data_t == BOOLEAN:
+            raise ShapeInferenceError("The 'mean' reduction type is not supported for boolean tensors")
+        if indices_t is not None and real(indices_t):
+            raise ShapeInferenceError(f"Indices element type must be integral_number, but is: {indices_t}")
+        if axis_t is not None and real(axis_t):
+            raise ShapeInferenceError(f"Axis element type must be integral_number, but is: {axis_t}")
+        if not _merged(states[0], states[2])[1]:
+            raise ShapeInferenceError(f"Data type and updates type are required to be the same. Got: {data_t} and: "
+                                      f"{typed(states[2])}")  # fmt: skip
+        data, indices, updates, axis_shape = inputs
+        if axis_shape.rank not in (None, 0, 1):
+            raise ShapeInferenceError(f"Axis input shape are required to be scalar or 1D tensor. Got: {axis_shape}")
+        if data.rank is not None and indices.rank is not None and data.rank != indices.rank:
+            raise ShapeInferenceError(f"Indices rank and data rank are required to be equal. Got: {indices.rank} and: "
+                                      f"{data.rank}")  # fmt: skip
+        if not indices.compatible(updates):
+            raise ShapeInferenceError(f"Indices and updates input shapes are required to be equal. Got: {indices} "
+                                      f"and: {updates}")  # fmt: skip
+        value = int_value(ctx, 3)
+        if data.rank is not None and value:
+            if axis_t is not None and axis_t.kind == "bool":  # (its value is read as int64: a boolean is not)
+                raise ShapeInferenceError(f"Element not supported (Axis of {axis_t})")
+            normalize_axes(value[:1], data.rank, OPENVINO_AXES)
+        return [data]
+
+
+class ScatterNDUpdate(ShapeRule):
+    """ScatterNDUpdate-3 (opset4 ... opset14) and -15 (its ``reduction``): the data's shape; the updates
+    ``indices.shape[:-1] + data.shape[indices.shape[-1]:]``."""
+
+    type = "ScatterNDUpdate"
+    inputs = range(3, 4)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        if version == "opset15":
+            self.enums = {"reduction": ND_REDUCTION}
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        merged = _merged(inputs[0], inputs[2])[0] if len(inputs) > 2 else None
+        first = merged if merged is not None else inputs[0].element_type if inputs else None
+        return [first if first is not None else port.precision for port in layer.outputs]
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        states = [ctx.input(i) for i in range(3)]
+        indices_t = typed(states[1])
+        if indices_t is not None and indices_t.name not in _INDEX_TYPES:
+            raise ShapeInferenceError("Indices element type must be i64 or i32")
+        if not _merged(states[0], states[2])[1]:
+            raise ShapeInferenceError("Updates element type must be the same as inputs")
+        data, indices, updates = inputs
+        if indices.rank == 0 or data.rank == 0:
+            raise ShapeInferenceError("Indices rank and inputs_rank are expected to be at least 1")
+        if data.dims is None or indices.dims is None:
+            return [data]
+        last = indices.dims[-1]
+        if not last.is_static:
+            return [data]
+        depth, lead = last.lo, len(indices.dims) - 1
+        if depth > len(data.dims):
+            raise ShapeInferenceError("Last dimension of indices can be at most the rank of inputs")
+        if updates.dims is None:
+            return [data]
+        expected = len(data.dims) + lead - depth
+        if len(updates.dims) != expected and expected != 0:
+            raise ShapeInferenceError(
+                "Rank of updates must be rank of inputs + rank of indices - last dimension of indices - 1"
+            )
+        given = list(updates.dims)
+        wanted_lead, wanted_rest = indices.dims[:lead], data.dims[depth:]
+        if not all(i < len(given) and d.compatible(given[i]) for i, d in enumerate(wanted_lead)):
+            raise ShapeInferenceError("updates_shape[0:indices_rank-1] shape must be indices_shape[:-1]")
+        if not all(lead + i < len(given) and d.compatible(given[lead + i]) for i, d in enumerate(wanted_rest)):
+            raise ShapeInferenceError("updates_shape[indices_rank-1:] shape must be input_shape[indices_shape[-1]:]")
+        return [data]
