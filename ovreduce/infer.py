@@ -81,6 +81,9 @@ class ShapeEngine:
         self.reshape = self._match_reshape(reshape or {})
         self._given = dict(parameters or {})
         self._reshaped = bool(self.reshape) or reshaped  # this graph, or the model holding this body, is reshaped
+        # whether OpenVINO validates the model again under the reshape: it does unless every Parameter it names keeps
+        # its static shape
+        self._revalidated = reshaped or any(self._changes(layer_id, shape) for layer_id, shape in self.reshape.items())
         self._bodies: dict[tuple[str, str], ShapeEngine] = {}  # (container layer id, role) -> its body's engine
         self.body_notes: dict[tuple[str, str], str] = {}  # why a body's Parameters keep their own declarations
         self._states: dict[PortRef, PortState] = {}
@@ -88,6 +91,7 @@ class ShapeEngine:
         self._const_cache: dict[PortRef, AxesInfo] = {}
         self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
+        self._variables: dict[str, Layer] | None = None  # variable_id -> the first ReadValue of it, once asked
         # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
         # which a `registered` block extends, may have changed by then)
         self._walk_ops: dict[tuple[str, str], Op] | None = None
@@ -122,6 +126,16 @@ class ShapeEngine:
         """The state reaching (body) Result ``layer_id``."""
         return self.input_state(self.model.layer(layer_id), 0)
 
+    def variables(self) -> Mapping[str, Layer]:
+        """The graph's variables: each ``variable_id`` and the first ReadValue of it (found once, when asked)."""
+        if self._variables is None:
+            found: dict[str, Layer] = {}
+            for layer in self.model.layers:
+                if layer.type.lower() == "readvalue":
+                    found.setdefault(layer.data.get("variable_id", ""), layer)
+            self._variables = found
+        return self._variables
+
     def result_value(self, layer_id: str) -> ValueInfo:
         """The small constant value reaching (body) Result ``layer_id``."""
         ref = self.model.producer(layer_id, self.model.layer(layer_id).inputs[0].id)
@@ -146,6 +160,13 @@ class ShapeEngine:
         return engine
 
     # -- propagation -------------------------------------------------------------------------------------
+    def _changes(self, layer_id: str, shape: PartialShape) -> bool:
+        """Whether OpenVINO's ``Model::reshape`` of Parameter ``layer_id`` to ``shape`` validates the model again:
+        unless its shape is static and stays the same."""
+        layer = self.model.layer(layer_id)
+        current = layer.shape if layer.shape is not None else declared_state(layer.outputs[0]).shape
+        return current is None or not current.is_static or current != shape
+
     def _match_reshape(self, reshape: Mapping[str, PartialShape]) -> dict[str, PartialShape]:
         if not reshape:  # the usual case: no walk over the layers for their Parameters
             return {}
@@ -483,6 +504,14 @@ class _Context:
         """Whether OpenVINO's reader asks the layer for each of its output ports (an IR v11's, whose runtime
         attributes it reads)."""
         return self._engine.model.ir_version > 10
+
+    def variable(self, variable_id: str) -> Layer | None:
+        """The first ReadValue of the graph whose ``variable_id`` this is; None when there is none."""
+        return self._engine.variables().get(variable_id)
+
+    def reshaped(self) -> bool:
+        """Whether the model is reshaped so that OpenVINO validates every node again."""
+        return self._engine._revalidated
 
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""

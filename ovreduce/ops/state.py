@@ -7,7 +7,9 @@ After src/core/src/op/read_value.cpp and assign.cpp:
   init value, the variable's shape must relax the init value's (hold every shape it may have) and its type be dynamic
   or the init value's, else OpenVINO refuses the model; a variable of dynamic rank and type takes the init value's
   shape and type. A reshape of the model leaves the variable as the IR declares it;
-* Assign-3 and Assign-6: their input's shape and type.
+* Assign-3 and Assign-6: their input's shape and type. Under a reshape (as OpenVINO validates the model again),
+  Assign-6's input must be compatible with its variable's declared shape and type (the ReadValue-6 of its
+  ``variable_id``), else OpenVINO refuses the reshape; its reader does not check it.
 
 Their values are known at run time only.
 """
@@ -15,15 +17,29 @@ Their values are known at run time only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LayerContext, PortState, ValueInfo
-from ovreduce.ops.rules import ELEMENT_TYPE, ShapeRule, typed
+from ovreduce.ops.rules import ELEMENT_TYPE, TYPED, ShapeRule, typed
 from ovreduce.shapes import PartialShape
 
-__all__ = ["Assign", "ReadValue3", "ReadValue6"]
+__all__ = ["Assign", "ReadValue3", "ReadValue6", "VariableContext"]
+
+
+class VariableContext(LayerContext, Protocol):
+    """What Assign-6 asks besides its inputs: the layer declaring its variable, and whether the model is reshaped."""
+
+    def variable(self, variable_id: str) -> Layer | None:
+        """The first ReadValue of the graph whose ``variable_id`` this is; None when there is none."""
+        ...
+
+    def reshaped(self) -> bool:
+        """Whether the model is reshaped so that OpenVINO validates every node again (a reshape of every Parameter it
+        names to the static shape it has is none)."""
+        ...
 
 
 class _Variable(ShapeRule):
@@ -127,4 +143,36 @@ class Assign(_Variable):
         self.opsets = opsets
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
-        return [inputs[0]]  # (Assign-6's check of its input against its variable is OpenVINO's to report)
+        if self.version == "opset6":
+            self._check_variable(cast(VariableContext, ctx), inputs[0])
+        return [inputs[0]]
+
+    @staticmethod
+    def _check_variable(ctx: VariableContext, given: PartialShape) -> None:
+        """OpenVINO's refusal (``Assign::validate_and_infer_types`` of v6) of an input its variable's declared type or
+        shape does not admit: under a reshape only, as its IR reader makes the node before it knows the variable."""
+        variable = ctx.variable(ctx.layer.data.get("variable_id", ""))
+        if variable is None or variable.version != "opset6" or not ctx.reshaped():
+            return
+        try:
+            shape, etype, empty = _variable(variable)
+        except ShapeInferenceError:
+            return  # (the ReadValue's own refusal)
+        state = ctx.input(0)
+        given_type = state.element_type if state.origin in (*TYPED, "reshape") else None
+        if given_type is not None and given_type.name == "dynamic":
+            given_type = None
+        if etype is not None and etype.name != "dynamic" and given_type is not None and given_type != etype:
+            raise ShapeInferenceError(
+                f"The type specified in the Variable is not compatible with the input type. Input type: {given_type} "
+                f"Variable type: {etype}"
+            )
+        # (OpenVINO validates the model as read before it reshapes it: the input as the file declares it is checked too)
+        port = ctx.layer.inputs[0] if ctx.layer.inputs else None
+        read = PartialShape.from_port_dims(port.dims) if port is not None and port.dims else None
+        for input_shape in (read, given):
+            if input_shape is not None and not empty and not shape.compatible(input_shape):
+                raise ShapeInferenceError(
+                    f"The shape specified in the Variable is not compatible with the shape of the input. Input shape: "
+                    f"{input_shape} Variable shape: {shape}"
+                )

@@ -362,3 +362,84 @@ def test_a_variable_written_oddly_is_read_as_openvino_reads_it(
     xml = _write(tmp_path, [([2, 3], "f32")] if init else [], ("ReadValue", "opset6"), {"variable_id": "v", **data})
     expected, state = _both(ov.Core(), xml, None)
     assert _same(expected, state), (expected, state)
+
+
+def _assign(folder: Path, given: tuple[Shape, str], variable: dict[str, str], version: str) -> Path:
+    """x -> Assign (named ``op``) of the variable ``v``, which a ReadValue-6 of ``variable``'s attributes declares."""
+    shape, etype = given
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": _text(shape), "element_type": etype},
+              outputs=[port(0, _dims(shape), _PRECISION[etype], names="x")]),
+        layer(1, "rv", "ReadValue", version="opset6", data={"variable_id": "v", **variable}, outputs=[port(0, ())]),
+        layer(2, "op", "Assign", version=version, data={"variable_id": "v"},
+              inputs=[port(0, _dims(shape), _PRECISION[etype])], outputs=[port(1, _dims(shape), _PRECISION[etype])]),
+        layer(3, "out", "Result", inputs=[port(0)]),
+    ]  # fmt: skip
+    xml = folder / "m.xml"
+    xml.write_text(net(layers, [edge(0, 0, 2, 0), edge(1, 0, 3, 0)]))
+    return xml
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_assign_is_checked_against_its_variable_as_openvino_checks_it(seed: int, tmp_path: Path) -> None:
+    """Assign-6 of an input its variable's declared shape or type does not admit: OpenVINO's reader takes it, a reshape
+    (which validates the model again) refuses it; ovreduce the same, saying why."""
+    rng = random.Random(seed)
+    core = ov.Core()
+    wrong, refused = [], 0
+    for case in range(80):
+        shape = None if rng.random() < 0.08 else [rng.choice([1, 2, 3, "?", "1..4"]) for _ in range(rng.randint(1, 3))]
+        etype = rng.choice(["f32", "f32", "i64"])
+        variable = {}
+        if rng.random() < 0.9:
+            like = shape or [2, 3]
+            variable["variable_shape"] = rng.choice([_text([rng.choice(["?", d, d, "0..4", 2]) for d in like]), "...",
+                                                     _text(like[:-1])])  # fmt: skip
+        if rng.random() < 0.9:
+            variable["variable_type"] = rng.choice([etype, etype, "dynamic", "f32"])
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        xml = _assign(folder, (shape, etype), variable, "opset6")
+        for reshape in (None, _vary(rng, shape)):
+            try:
+                model = core.read_model(xml)
+                if reshape is not None:
+                    model.reshape({"x": ov.PartialShape(_text(reshape))})
+                (node,) = [n for n in model.get_ordered_ops() if n.get_friendly_name() == "op"]
+                expected: Outcome = (
+                    to_shape(node.get_output_partial_shape(0)),
+                    node.get_output_element_type(0).get_type_name(),
+                )
+            except RuntimeError:
+                expected = None
+            ir = load_ir(xml)
+            try:
+                (op,) = [lay for lay in ir.layers if lay.name == "op"]
+                new = {} if reshape is None else {"x": _partial(reshape)}
+                state = ShapeEngine(ir, new).state((op.id, op.outputs[0].id))
+            finally:
+                ir.close()
+            refused += expected is None
+            if not _same(expected, state):
+                wrong.append(f"{variable} {shape} {etype} reshaped to {reshape}: ovreduce {_ovreduce(state)} "
+                             f"{state.reason!r}, OpenVINO {expected}")  # fmt: skip
+    assert refused >= 5, refused
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_a_reshape_an_assign_s_variable_does_not_admit_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --reshape`` of x[2,3] into Assign-6 of a variable of [2,3] to x=[4,3]: OpenVINO refuses the reshape at
+    the Assign, and check says so (the model as read is clean, as OpenVINO reads it)."""
+    xml = _assign(tmp_path, ([2, 3], "f32"), {"variable_shape": "2,3", "variable_type": "f32"}, "opset6")
+    model = ov.Core().read_model(xml)
+    with pytest.raises(RuntimeError, match="The shape specified in the Variable is not compatible"):
+        model.reshape({"x": ov.PartialShape([4, 3])})
+    assert main(["check", str(xml)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(xml), "--format", "json", "--reshape", "x=[4,3]"]) == 1
+    (checked,) = json.loads(capsys.readouterr().out)["models"]
+    (found,) = checked["findings"]
+    assert (found["code"], found["severity"], found["layer_name"]) == ("reshape-inconsistent", "error", "op"), found
+    assert "Input shape: [4,3] Variable shape: [2,3]" in found["message"], found
