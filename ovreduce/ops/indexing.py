@@ -16,18 +16,22 @@ util/scatter_nd_base.cpp, scatter_nd_update.cpp), as OpenVINO 2026.4 has them:
 * ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3/15: the data's shape, the updates' checked against
   the data's and the indices'.
 
-Their values are not folded: they are known at run time only, or are constants ovreduce does not fold.
+Their values are not folded (known at run time only, or constants ovreduce does not fold), but for ScatterUpdate's and
+ScatterNDUpdate's (without a reduction) of integers (a shape put together at run time, one dim of it replaced):
+folded where every input is constant, else each element's bounds, as OpenVINO's default bound evaluator has them (the
+data's and the updates' lower bounds scattered, and their upper ones), where the indices (and ScatterUpdate's axis)
+are known exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import Layer
 from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
-from ovreduce.ops.base import LayerContext, PortState
+from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo
 from ovreduce.ops.rules import (
     BOOLEAN,
     ELEMENT_TYPE,
@@ -35,10 +39,13 @@ from ovreduce.ops.rules import (
     ShapeRule,
     bool_attr,
     bounds_dim,
+    elements,
+    exact,
     int_attr,
     int_value,
     normalize_axis,
     partial_value,
+    pinned,
     real,
     str_attr,
     typed,
@@ -76,6 +83,70 @@ def _merged(a: PortState, b: PortState) -> tuple[ElementType | None, bool]:
     if ta is not None and tb is not None and ta != tb:
         return None, False
     return ta if ta is not None else tb, True
+
+
+_FOLDED_TYPES = frozenset({"i32", "i64", "u32", "u64", "boolean"})
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    out = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> list[int]:
+    index = []
+    for stride, size in zip(_strides(shape), shape, strict=True):
+        index.append(flat // stride % size if size else 0)
+    return index
+
+
+def _flat(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _flat_index(index: Sequence[int], shape: Sequence[int]) -> int:
+    return sum(i * s for i, s in zip(index, _strides(shape), strict=True))
+
+
+def _exact_ints(ctx: LayerContext, index: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Input ``index``'s values and shape where each element is known exactly (``has_and_set_bound``); else None."""
+    found = elements(ctx, index)
+    if found is None:
+        return None
+    values = tuple(exact(b) for b in found[0])
+    if None in values:
+        return None
+    return tuple(v for v in values if v is not None), found[1]
+
+
+Writes = Callable[[tuple[int, ...], tuple[int, ...]], list[tuple[int, int]] | str | None]
+
+
+def _scattered(ctx: LayerContext, base: ValueInfo, updates_port: int, writes: Writes) -> ValueInfo:
+    """The value of a scatter of integers: the data's elements with the updates' written where ``writes`` says (pairs of
+    flat positions: the data's, the updates'; None where ovreduce does not fold them; OpenVINO's refusal of an index out
+    of range, in its words), as OpenVINO's evaluation and
+    default bound evaluator have it (:func:`~ovreduce.ops.rules.pinned`); ``base`` (the base rule's) otherwise."""
+    etype = typed(ctx.input(0))
+    if etype is None or etype.name not in _FOLDED_TYPES or base.kind == "const":
+        return base
+    data, updates = elements(ctx, 0), elements(ctx, updates_port)
+    if data is None or updates is None:
+        return base
+    pairs = writes(data[1], updates[1])
+    if pairs is None:
+        return base
+    if isinstance(pairs, str):  # (OpenVINO's evaluation refuses the indices: the consumer asking for the value fails)
+        return ValueInfo("unresolved", None, f"{ctx.layer.type} ({ctx.layer.name}): {pairs}")
+    out: list[Bounds | None] = list(data[0])
+    for dst, src in pairs:
+        out[dst] = updates[0][src]
+    return pinned(base, tuple(out), data[1])
 
 
 def _scalar_rank(shape: PartialShape) -> bool:
@@ -315,6 +386,29 @@ class ScatterUpdate3(ShapeRule):
                 )
         return [data]
 
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Integers scattered along a constant axis at indices known exactly (their bounds where not constant)."""
+        indices, axis = _exact_ints(ctx, 1), _exact_ints(ctx, 3)
+
+        def writes(data: tuple[int, ...], updates: tuple[int, ...]) -> list[tuple[int, int]] | str | None:
+            if indices is None or axis is None or len(axis[0]) < 1 or not data:
+                return None
+            at = axis[0][0] + len(data) if axis[0][0] < 0 else axis[0][0]
+            if not 0 <= at < len(data) or updates != (*data[:at], *indices[1], *data[at + 1 :]):
+                return None
+            wrong = next((i for i in indices[0] if not 0 <= i < data[at]), None)
+            if wrong is not None:
+                return f"ScatterUpdate indices value {wrong} is out of bounds for axis {at} of size {data[at]}"
+            strides, pairs = _strides(data), []
+            lead = len(indices[1])
+            for src in range(_flat(updates)):
+                where = _unravel(src, updates)
+                spot = [*where[:at], indices[0][_flat_index(where[at : at + lead], indices[1])], *where[at + lead :]]
+                pairs.append((sum(i * s for i, s in zip(spot, strides, strict=True)), src))
+            return pairs
+
+        return _scattered(ctx, super().fold(ctx), 2, writes)
+
 
 class ScatterElementsUpdate(ShapeRule):
     """ScatterElementsUpdate-3 (opset3 ... opset11) and -12 (its ``reduction`` and ``use_init_val``): the data's
@@ -414,3 +508,26 @@ class ScatterNDUpdate(ShapeRule):
         if not all(lead + i < len(given) and d.compatible(given[lead + i]) for i, d in enumerate(wanted_rest)):
             raise ShapeInferenceError("updates_shape[indices_rank-1:] shape must be input_shape[indices_shape[-1]:]")
         return [data]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Integers scattered (without a reduction) at indices known exactly (their bounds where not constant)."""
+        indices = _exact_ints(ctx, 1)
+        plain = self.version != "opset15" or str_attr(ctx.layer, "reduction", "none") == "none"
+
+        def writes(data: tuple[int, ...], updates: tuple[int, ...]) -> list[tuple[int, int]] | str | None:
+            if indices is None or not plain or not indices[1] or not data:
+                return None
+            depth, lead = indices[1][-1], indices[1][:-1]
+            if depth > len(data) or updates != (*lead, *data[depth:]):
+                return None
+            strides, block, pairs = _strides(data), _flat(data[depth:]), []
+            for j in range(_flat(lead)):
+                given = indices[0][j * depth : (j + 1) * depth]
+                if any(not -n <= i < n for i, n in zip(given, data, strict=False)):
+                    return "Index is out of bounds"
+                spot = [i + n if i < 0 else i for i, n in zip(given, data, strict=False)]  # (from the end, as OpenVINO)
+                start = sum(i * s for i, s in zip(spot, strides, strict=False))
+                pairs += [(start + k, j * block + k) for k in range(block)]
+            return pairs
+
+        return _scattered(ctx, super().fold(ctx), 2, writes)
