@@ -16,11 +16,10 @@ util/scatter_nd_base.cpp, scatter_nd_update.cpp), as OpenVINO 2026.4 has them:
 * ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3/15: the data's shape, the updates' checked against
   the data's and the indices'.
 
-Their values are not folded (known at run time only, or constants ovreduce does not fold), but for ScatterUpdate's and
-ScatterNDUpdate's (without a reduction) of integers (a shape put together at run time, one dim of it replaced):
-folded where every input is constant, else each element's bounds, as OpenVINO's default bound evaluator has them (the
-data's and the updates' lower bounds scattered, and their upper ones), where the indices (and ScatterUpdate's axis)
-are known exactly.
+Their values are not folded (known at run time only, or constants ovreduce does not fold), but for the scatters'
+(without a reduction) of integers (a shape put together at run time, one dim of it replaced): folded where every input
+is constant, else each element's bounds, as OpenVINO's default bound evaluator has them (the data's and the updates'
+lower bounds scattered, and their upper ones), where the indices (and the axis) are known exactly.
 """
 
 from __future__ import annotations
@@ -456,6 +455,32 @@ class ScatterElementsUpdate(ShapeRule):
                 raise ShapeInferenceError(f"Element not supported (Axis of {axis_t})")
             normalize_axes(value[:1], data.rank, OPENVINO_AXES)
         return [data]
+
+    def fold(self, ctx: LayerContext) -> ValueInfo:
+        """Integers scattered (without a reduction) at indices and along an axis known exactly (their bounds where not
+        constant); an index from the end counts back from the axis's size, as OpenVINO's evaluation takes it."""
+        indices, axis = _exact_ints(ctx, 1), _exact_ints(ctx, 3)
+        plain = self.version != "opset12" or str_attr(ctx.layer, "reduction", "none") == "none"
+
+        def writes(data: tuple[int, ...], updates: tuple[int, ...]) -> list[tuple[int, int]] | str | None:
+            if indices is None or axis is None or not axis[0] or not plain or not data or indices[1] != updates:
+                return None
+            at = axis[0][0] + len(data) if axis[0][0] < 0 else axis[0][0]
+            if not 0 <= at < len(data) or len(updates) != len(data):
+                return None
+            if any(u > d for i, (u, d) in enumerate(zip(updates, data, strict=True)) if i != at):
+                return None
+            strides, pairs = _strides(data), []
+            for src, given in enumerate(indices[0]):
+                where = _unravel(src, updates)
+                index = given + data[at] if given < 0 else given
+                if not 0 <= index < data[at]:
+                    return f"ScatterElementsUpdate index {given} is out of bounds for the axis of size {data[at]}"
+                where[at] = index
+                pairs.append((sum(i * s for i, s in zip(where, strides, strict=True)), src))
+            return pairs
+
+        return _scattered(ctx, super().fold(ctx), 2, writes)
 
 
 class ScatterNDUpdate(ShapeRule):

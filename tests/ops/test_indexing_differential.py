@@ -384,8 +384,9 @@ def test_a_reduction_after_a_topk_is_resolved_natively_under_a_reshape(
 
 
 def _shape_scatter(rng: random.Random, folder: Path) -> tuple[Path, dict[str, Shape]]:
-    """A shape put together at run time with one or two dims replaced by a ScatterUpdate or a ScatterNDUpdate (the
-    data a ShapeOf or a constant, an update a constant or a dim ShapeOf gives), the target of a Broadcast ``op``."""
+    """A shape put together at run time with one or two dims replaced by a ScatterUpdate, ScatterElementsUpdate or
+    ScatterNDUpdate (the data a ShapeOf or a constant, an update a constant or a dim ShapeOf gives), the target of a
+    Broadcast ``op``."""
     import openvino.opset15 as o15
 
     rank = rng.randint(1, 3)
@@ -402,8 +403,13 @@ def _shape_scatter(rng: random.Random, folder: Path) -> tuple[Path, dict[str, Sh
                       "i64" if itype is np.int64 else "i32")  # fmt: skip
     parts = [o15.constant(np.array([rng.randint(1, 5)], itype)) if rng.random() < 0.5 else dim for _ in range(count)]
     updates = parts[0] if count == 1 else o15.concat(parts, 0)
-    if rng.random() < 0.5:
+    kind = rng.random()
+    if kind < 0.35:
         target = o15.scatter_update(data, o15.constant(np.array(at, np.int64)), updates, o15.constant(np.int64(0)))
+    elif kind < 0.65:
+        backwards = [a - rank if rng.random() < 0.3 else a for a in at]  # (an index from the end)
+        axis = o15.constant(np.int64(rng.choice([0, -1])))
+        target = o15.scatter_elements_update(data, o15.constant(np.array(backwards, np.int64)), updates, axis)
     else:
         indices = o15.constant(np.array([[a] for a in at], np.int64))
         target = o15.scatter_nd_update(data, indices, updates, "none")
@@ -416,8 +422,8 @@ def _shape_scatter(rng: random.Random, folder: Path) -> tuple[Path, dict[str, Sh
 
 @pytest.mark.parametrize("seed", range(2))
 def test_a_shape_a_scatter_puts_together_is_known_as_openvino_knows_it(seed: int, tmp_path: Path) -> None:
-    """The dims of a Broadcast to a shape a ScatterUpdate or ScatterNDUpdate makes of a ShapeOf: constant, or each an
-    interval, as OpenVINO's bounds know them, read as it is and after a random reshape."""
+    """The dims of a Broadcast to a shape a ScatterUpdate, ScatterElementsUpdate or ScatterNDUpdate makes of a
+    ShapeOf: constant, or each an interval, as OpenVINO's bounds know them, read as it is and after a random reshape."""
     rng = random.Random(seed)
     core = ov.Core()
     wrong, static = [], 0
