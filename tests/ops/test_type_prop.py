@@ -347,7 +347,83 @@ BATCH_NORM: list[Case] = [
      p("[3]"), 0.001), "..."),
 ]  # fmt: skip
 
+# the picking, shifting and scattering ops, in the manner of their type_prop tests (each checked against OpenVINO too)
+TOPK: list[Case] = [
+    ("v1_k_is_const", lambda p: o1.topk(p("[2,3,4]"), c(2), 1, "max", "value"), "[2,2,4];[2,2,4]"),
+    ("v3_k_interval_dim", lambda p: o3.topk(p("[2,3..10,4]"), c(5), 1, "min", "index"), "[2,5,4];[2,5,4]"),
+    (
+        "v11_k_is_not_const",
+        lambda p: o11.topk(p("[2,3..10,4]"), p("[]", ov.Type.i64), 1, "max", "value", "i64"),
+        "[2,..10,4];[2,..10,4]",
+    ),
+    ("v11_dynamic_rank", lambda p: o11.topk(p("..."), c(3), -1, "max", "none"), "...;..."),
+    ("v3_k_zero", lambda p: o3.topk(p("[?,5]"), c(0), -1, "max", "value"), "[?,0];[?,0]"),
+]
+ROLL: list[Case] = [
+    ("static_shift_axes", lambda p: o11.roll(p("[3,3,4,1,5]"), c([1, 2]), c([0, 2])), "[3,3,4,1,5]"),
+    ("scalar_shift_1d_axes", lambda p: o11.roll(p("[?,4..8,2]"), c(3, np.int32), c([0, 1, 2])), "[?,4..8,2]"),
+    ("dynamic_rank", lambda p: o11.roll(p("..."), p("[2]", ov.Type.i64), p("[2]", ov.Type.i64)), "..."),
+]
+CUMSUM: list[Case] = [
+    ("default_axis", lambda p: o3.cumsum(p("[2,4,5]"), c(0, np.int32)), "[2,4,5]"),
+    ("interval_dims", lambda p: o3.cumsum(p("[?,2..7,5]"), c(-1), True, True), "[?,2..7,5]"),
+    ("dynamic_rank", lambda p: o3.cumsum(p("..."), p("[]", ov.Type.i64)), "..."),
+]
+GATHER_ELEMENTS: list[Case] = [
+    ("axis_0", lambda p: o11.gather_elements(p("[3]"), p("[7]", ov.Type.i64), 0), "[7]"),
+    ("dims_from_data", lambda p: o11.gather_elements(p("[4,4,?]"), p("[1,?,5]", ov.Type.i32), 0), "[1,4,5]"),
+    ("interval_merge", lambda p: o11.gather_elements(p("[3,1..7,5]"), p("[?,3..8,?]", ov.Type.i32), 0), "[?,3..7,5]"),
+    ("data_dynamic_rank", lambda p: o11.gather_elements(p("..."), p("[7,?,5]", ov.Type.i64), -1), "[7,?,5]"),
+    ("indices_dynamic_rank", lambda p: o11.gather_elements(p("[4,7,5]"), p("...", ov.Type.i64), 1), "[4,?,5]"),
+]
+SCATTER_UPDATE: list[Case] = [
+    ("axis_1", lambda p: o3.scatter_update(p("[2,3,4]"), p("[2,1]", ov.Type.i64), p("[2,2,1,4]"), c(1)), "[2,3,4]"),
+    (
+        "interval_data",
+        lambda p: o3.scatter_update(p("[2..5,?,4]"), p("[3]", ov.Type.i32), p("[3,?,4]"), c(0)),
+        "[2..5,?,4]",
+    ),
+    ("dynamic_rank", lambda p: o3.scatter_update(p("..."), p("[3]", ov.Type.i32), p("..."), c(0)), "..."),
+]
+SCATTER_ELEMENTS_UPDATE: list[Case] = [
+    (
+        "v3_static",
+        lambda p: o3.scatter_elements_update(
+            p("[2,4,5,7]"), p("[2,2,2,2]", ov.Type.i16), p("[2,2,2,2]"), c(-2, np.int32)
+        ),
+        "[2,4,5,7]",
+    ),
+    (
+        "v12_interval",
+        lambda p: o12.scatter_elements_update(
+            p("[2..4,?,5]"), p("[1,2,?]", ov.Type.i64), p("[1,2,3]"), c(1), "sum", False
+        ),
+        "[2..4,?,5]",
+    ),
+    (
+        "v12_dynamic_rank",
+        lambda p: o12.scatter_elements_update(p("..."), p("[2,2]", ov.Type.i64), p("[2,2]"), c(0), "mean"),
+        "...",
+    ),
+]
+SCATTER_ND_UPDATE: list[Case] = [
+    ("v3_static", lambda p: o4.scatter_nd_update(p("[3,3,3]"), p("[1,2]", ov.Type.i32), p("[1,3]")), "[3,3,3]"),
+    (
+        "v15_interval",
+        lambda p: o15.scatter_nd_update(p("[2..4,?,5]"), p("[?,1]", ov.Type.i64), p("[2,?,5]"), "max"),
+        "[2..4,?,5]",
+    ),
+    ("v15_dynamic_rank", lambda p: o15.scatter_nd_update(p("..."), p("[2,2]", ov.Type.i64), p("..."), "sum"), "..."),
+]
+
 TABLES = {
+    "TopK": TOPK,
+    "Roll": ROLL,
+    "CumSum": CUMSUM,
+    "GatherElements": GATHER_ELEMENTS,
+    "ScatterUpdate": SCATTER_UPDATE,
+    "ScatterElementsUpdate": SCATTER_ELEMENTS_UPDATE,
+    "ScatterNDUpdate": SCATTER_ND_UPDATE,
     "Interpolate": INTERPOLATE,
     "Pad": PAD,
     "StridedSlice": STRIDED_SLICE,
