@@ -202,7 +202,7 @@ class TopK(ShapeRule):
         layer = ctx.layer
         self._check_types(ctx)
         data, k_shape = inputs[0], inputs[1]
-        axis = int_attr(layer, "axis", -1)
+        axis = int_attr(layer, "axis", 0)  # (a layer without it: OpenVINO's TopK of axis 0, max, sort none, i32)
         if data.dims is not None:
             normalize_axis(axis, len(data.dims))
         index = self._index_type(layer)

@@ -201,8 +201,9 @@ def _topk(rng: random.Random) -> Any:
         "sort": rng.choice(["value", "value", "index", "none"]),
         "index_element_type": rng.choice(["i32", "i64", "i64"] + (["u32"] if rng.random() < 0.1 else [])),
     }
-    if rng.random() < 0.1:
-        del data_attrs["index_element_type"]
+    for name in ("index_element_type", "axis", "mode", "sort"):  # (a layer without it: OpenVINO's default)
+        if rng.random() < 0.08:
+            del data_attrs[name]
     if version == "opset11" and rng.random() < 0.7:
         data_attrs["stable"] = rng.choice(["true", "false"])
     return [("p", data, data_type), k], ("TopK", version), data_attrs, 2
