@@ -809,6 +809,9 @@ def _target_step(
     if emu.saturated and status != "protected":
         message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
+    if on_device is not None and on_device[0] is None and status != "protected":
+        message += ("; its chain did not run on the device on its own: part of it is kept in the original precision, "
+                    "which a graph of the target type cannot rebuild")  # fmt: skip
     if (
         executes is not None
         and executes != target
@@ -925,7 +928,7 @@ def _target_summary(
     if chains_ran:
         notes.append(f"{device} executes {target} reductions natively: each reduction's chain also ran on it as a "
                      f"{target} graph of its captured inputs, compared with the emulation (device_agrees), with what "
-                     f"it executes the reduction in (device_precision)")  # fmt: skip
+                     f"it executes the reduction in (device_precision); a row whose chain did not says so")  # fmt: skip
     elif executed is not None:
         notes.append(f"{device} ran the model in {target}: each row also compares the emulation with its output "
                      f"(device_agrees) and says what it executes the reduction in (device_precision)")  # fmt: skip

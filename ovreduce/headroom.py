@@ -483,11 +483,13 @@ def headroom_factor(largest: float, target: str) -> float | None:
     return FINITE_MAX[target] / largest
 
 
-# The reductions and ops a chain can be rebuilt from on a device (opset13's builders)
+# The reductions and ops a chain can be rebuilt from on a device (opset13's builders): every op a chain can hold
 _BUILDERS = {"ReduceMean": "reduce_mean", "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max",
              "ReduceMin": "reduce_min", "ReduceProd": "reduce_prod", "ReduceL1": "reduce_l1",
              "ReduceL2": "reduce_l2", "Power": "power", "Exp": "exp", "Multiply": "multiply",
-             "SquaredDifference": "squared_difference"}  # fmt: skip
+             "SquaredDifference": "squared_difference", "Divide": "divide", "Add": "add",
+             "Subtract": "subtract"}  # fmt: skip
+assert set(RANGE_OPS) <= set(_BUILDERS), "a chain's op that cannot be rebuilt on a device"
 # op, inputs, reduction, axes, keep_dims, and which inputs are Constants of the model (None: none)
 ChainSpec = tuple[str | None, Sequence[npt.NDArray[Any]], str, npt.NDArray[Any], bool, Sequence[bool] | None]
 

@@ -26,7 +26,7 @@ from ovreduce import load_ir
 from ovreduce.audit import audit_model
 from ovreduce.backends.openvino import precision_support, runtime_precisions
 from ovreduce.compare import tolerances
-from ovreduce.headroom import FINITE_MAX, TYPES, bounded, emulate
+from ovreduce.headroom import FINITE_MAX, RANGE_OPS, TYPES, bounded, emulate, run_on_device
 from tests.api.conftest import files as upload
 from tests.cli.inprocess import run_cli
 
@@ -859,3 +859,37 @@ def test_a_chain_rebuilt_on_the_device_converts_its_constants_as_openvino_does(t
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "peak")
     assert row["status"] == "headroom" and row["device_precision"] == "bf16", row
     assert row["device_agrees"] is True and row["device_max_rel_diff"] == 0.0, row
+
+
+@pytest.mark.parametrize("op", sorted(RANGE_OPS))
+def test_every_op_a_chain_can_hold_is_rebuilt_on_the_device(op: str) -> None:
+    """A chain whose op is Divide, Add or Subtract (ops a chain takes) was never rebuilt on the device, while the
+    document said each chain ran there: the device's result of every op a chain holds is OpenVINO's own, and equals
+    the emulation's within the bf16 tolerance, with the same elements finite."""
+    args = _chain_inputs("Multiply" if op == "SquaredDifference" else op, 3.0, seed=4)
+    [result], _ = run_on_device([(op, args, "ReduceSum", np.array([-1]), True, None)], "CPU", "bf16")
+    assert result is not None, op
+    emulated = emulate("ReduceSum", args, np.array([-1]), True, "bf16", op=op).result.astype(np.float64)
+    np.testing.assert_array_equal(np.isfinite(result), np.isfinite(emulated))
+    atol, rtol = tolerances("bf16", None, args[0].size, emulated.size)
+    np.testing.assert_allclose(result, emulated, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", ["multiply", "subtract", "divide", "add"])
+def test_a_chain_through_any_range_op_runs_on_a_native_bf16_cpu(tmp_path: Path, op: str) -> None:
+    """MatMul, then the chain's op by 1000.5, then ReduceSum: on a CPU that executes bf16 natively the chain runs there
+    too and its row compares the device with the emulation, whatever the op (a Subtract's row was left without)."""
+    if not _native("bf16"):
+        pytest.skip("the chains run on the device only where it executes bf16 natively")
+    rng = np.random.default_rng(0)
+    x = ops.parameter([4, 64], np.float32, name="x")
+    h = ops.matmul(x, ops.constant((np.eye(64) + rng.normal(0, 1e-3, (64, 64))).astype(np.float32)), False, False)
+    pre = getattr(ops, op)(h, ops.constant(np.float32(1000.5)), name="pre")
+    red = ops.reduce_sum(pre, ops.constant(np.array([1], np.int64)), True, name="red")
+    out = ops.matmul(ops.multiply(h, red), ops.constant(rng.normal(0, 1, (64, 8)).astype(np.float32)), False, False)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = rng.uniform(1000, 1001, (4, 64)).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"x": data}, precision="f32", target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
+    assert row["device_agrees"] is not None and row["device_precision"] is not None, row
+    assert any("chain also ran on it" in note for note in doc["target"]["notes"]), doc["target"]
