@@ -59,6 +59,7 @@ import numpy.typing as npt
 from ovreduce._openvino import clean_message, read_failure, read_ir_model
 from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, conv_kernel, recipes
 from ovreduce.backends.openvino import (
+    KEPT_FACTOR,
     PROBED_TYPES,
     InferenceTimeoutError,
     MarkedRun,
@@ -69,6 +70,7 @@ from ovreduce.backends.openvino import (
     check_precision,
     compile_model,
     describe_device,
+    elements_bound,
     fit_model,
     model_inputs,
     openvino_version,
@@ -91,12 +93,14 @@ from ovreduce.headroom import (
     FINITE_MAX,
     TARGETS,
     Chain,
+    arrive,
     as_executed,
     bounded,
     chain_of,
     emulate,
     headroom_factor,
     run_on_device,
+    walk_above,
 )
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import element_type
@@ -457,8 +461,13 @@ def audit_model(
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
     times.target_seconds += time.perf_counter() - began
     branches = _Branches(ov_model, marks, ids, max_elements)  # each top-level If's inputs, marked too
+    kept_runs = (steps + 1) * (1 if precision == "f32" else 2)
+    if target is not None:
+        began = time.perf_counter()
+        _walk_above(chains, slots, marks, max_elements, kept_runs)
+        times.target_seconds += time.perf_counter() - began
     # the audited run's steps, and the f32 run's, keep what is marked: each reduction's inputs and output
-    check_kept(marks, max_elements, runs=(steps + 1) * (1 if precision == "f32" else 2), what="the audit")
+    check_kept(marks, max_elements, runs=kept_runs, what="the audit")
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
     tell.total = 1 + 2 * len(runs) + len(nodes)
     truth: list[MarkedRun] = []
@@ -515,7 +524,8 @@ def audit_model(
         executes = _executed(plain, fitted, device, target, notes)
         repeated = _repeated_names(chains, nodes, shared)
         chains = [
-            as_executed(chain, node, _with_fused(executes, node, chain.op), target) if again is None
+            as_executed(chain, node, _with_fused(executes, node, chain.op, *_above_nodes(chain)), target)
+            if again is None
             else replace(chain, unknown=_named_alike(again, shared[again], "its chain", target))
             for chain, node, again in zip(chains, nodes, repeated, strict=True)
         ]  # fmt: skip
@@ -599,6 +609,37 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)
+
+
+def _walk_above(chains: list[Chain], slots: list[tuple[int | npt.NDArray[Any], ...]], marks: list[Any],
+                max_elements: int | None, runs: int) -> None:  # fmt: skip
+    """Each chain followed up through the elementwise ops above it (:func:`ovreduce.headroom.walk_above`), their
+    inputs marked where the audit's capture budget (:func:`check_kept`'s, for ``runs`` runs) has room for them: a
+    tensor already marked is not marked again, and an audit that fits without them still fits."""
+    known: dict[Any, int] = {}
+    for index, port in enumerate(marks):
+        known.setdefault(port, index)
+    budget = None if max_elements is None else KEPT_FACTOR * max_elements
+    used = runs * sum(elements_bound(port.get_partial_shape()) for port in marks)
+
+    def room(port: Any) -> bool:
+        nonlocal used
+        need = runs * elements_bound(port.get_partial_shape())
+        if budget is not None and used + need > budget:
+            return False
+        used += need
+        return True
+
+    for chain, slot in zip(chains, slots, strict=True):
+        entry = ([i if isinstance(i, int) else None for i in chain.sources] if chain.op is not None
+                 else [slot[0] if isinstance(slot[0], int) else None])  # fmt: skip
+        walk_above(chain, entry, marks, known, room)
+
+
+def _above_nodes(chain: Chain) -> list[Any]:
+    """The ops above ``chain`` and the ops whose captured outputs they start from."""
+    return [*(above.node for above in chain.above),
+            *(source.get_node() for above in chain.above for source in above.sources)]  # fmt: skip
 
 
 def _named_alike(name: str, count: int, what: str, precision: str) -> str:
@@ -731,8 +772,11 @@ def _target_step(
     # bound computed on such values settles anything.
     coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
     try:
+        # the ops above the chain: their values, and where one reaches the type's maximum, what they deliver to it
+        path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None
+        arrived = None if path is None else path.arrived
         emu = None
-        if layer.expected is not None and not coarse:  # a proven bound where one holds
+        if layer.expected is not None and not coarse and arrived is None:  # a proven bound where one holds
             emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
                           reduction_kept=reduction_kept)  # fmt: skip
@@ -740,21 +784,23 @@ def _target_step(
             constants = [not isinstance(i, int) for i in chain.sources] if chain.op is not None else None
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
                           op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
-                          constants=constants)  # fmt: skip
+                          constants=constants, arrived=arrived)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
     nodes[node.get_type_name()] = node
+    above = [] if path is None else path.stages
     stages = tuple(
-        TargetStage(st.what, None if nodes.get(st.what) is None else nodes[st.what].get_friendly_name(),
-                    None if nodes.get(st.what) is None else ids.get(nodes[st.what].get_friendly_name()),
+        TargetStage(st.what, None if named is None else named.get_friendly_name(),
+                    None if named is None else ids.get(named.get_friendly_name()),
                     st.largest, st.overflowed, st.underflowed, st.kept)
-        for st in emu.stages
+        for st in [*above, *emu.stages]
+        for named in [st.node if st.node is not None else nodes.get(st.what)]
     )  # fmt: skip
     c = emu.comparison
     atol, rtol = ((c.atol, c.rtol) if c is not None
                   else tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name()))  # fmt: skip
-    largest, limit = emu.largest, FINITE_MAX[target]
+    largest, limit = max([emu.largest, *(st.largest for st in above)]), FINITE_MAX[target]
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
     # what the original precision cannot hold either is no overflow of the target's
@@ -781,6 +827,20 @@ def _target_step(
         status = "inaccurate"
         message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
                    + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+    elif path is not None and path.over is not None:  # an overflow above, through ops not emulated
+        status = "not-established"
+        over = stages[next(k for k, st in enumerate(path.stages) if st is path.over)]
+        between = list(dict.fromkeys(f"{n.get_type_name()} {n.get_friendly_name()!r}" for n in path.blocked))
+        message = (
+            f"not established: {_stage_name(over, stages)} above its chain reaches {_g(over.largest)}, past "
+            f"{target}'s largest finite value {limit:.6g}, "
+        )
+        if [over.name] == [n.get_friendly_name() for n in path.blocked]:  # a captured value an op not followed made
+            message += (f"and whether that op overflows in {target} (or saturates, as a Constant past the maximum "
+                        f"does) decides whether the reduction does: it is not emulated")  # fmt: skip
+        else:
+            message += (f"and {', '.join(between)} between it and the reduction {'is' if len(between) == 1 else 'are'}"
+                        f" not emulated: whether the overflow reaches the reduction is not known")  # fmt: skip
     elif coarse and emu.bound is None and not all(chain.sources_kept):  # inputs a bf16 op computed, not given ones
         status = "not-established"
         message = ("not established: the emulation is within the tolerance, but it starts from values the bf16 run "
@@ -806,6 +866,12 @@ def _target_step(
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
+    back = next((st for st in stages[: len(above)] if st.overflowed), None)
+    if back is not None and arrived is not None and status != "overflow":
+        message += (f"; {_stage_name(back, stages)} above its chain overflows in {target}, and the ops below it bring "
+                    f"its values back into range (emulated down to the reduction)")  # fmt: skip
+    if chain.above_cut is not None:
+        message += f"; {chain.above_cut}"
     if emu.saturated and status != "protected":
         message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
@@ -823,12 +889,17 @@ def _target_step(
     # the device against the emulation; a bounded row has no element-wise result: against the f64 reference the
     # bound is proven around, within the bound and the tolerance
     predicted = emu.result if emu.result is not None else emu.expected
-    if on_target and np.shape(out) == np.shape(predicted):
+    # the chain rebuilt on the device starts from the captured values, not from what the ops above deliver
+    rebuilt = on_device is not None and on_device[0] is not None
+    if rebuilt and arrived is not None:
+        message += "; the chain's run on the device starts from the captured values, not compared with the emulation"
+    elif on_target and np.shape(out) == np.shape(predicted):
         agree, diff = _device_agreement(predicted, out, atol + (emu.bound or 0.0), rtol)
     return TargetHeadroom(
         status, status in ("overflow", "inaccurate"), message, largest, limit, headroom_factor(largest, target),
         sum(st.overflowed for st in stages), flushed, None if c is None else c.max_abs_error,
-        None if c is None else c.max_rel_error, atol, rtol, stages, diff, agree, executes, step, emu.bound,
+        None if c is None else c.max_rel_error, atol, rtol, stages[len(above):], diff, agree, executes, step, emu.bound,
+        stages[: len(above)],
     )  # fmt: skip
 
 
@@ -857,7 +928,8 @@ def _g(value: float | None) -> str:
 def _stage_name(stage: TargetStage, stages: tuple[TargetStage, ...]) -> str:
     """``Power 'x/pow' (layer 24)``, or ``the input of ...`` for the chain's input."""
     if stage.op == "input":
-        return "the input of " + (_stage_name(stages[1], stages) if len(stages) > 1 else "the chain")
+        after = next((stages[k + 1] for k, st in enumerate(stages[:-1]) if st is stage), None)
+        return "the input of " + (_stage_name(after, stages) if after is not None else "the chain")
     where = f" (layer {stage.layer_id})" if stage.layer_id is not None else ""
     return f"{stage.op} {stage.name!r}{where}"
 

@@ -7,9 +7,22 @@ from the values the audit captured:
 
 **The chain.** A reduction and, where its data input comes straight from one, the elementwise op that
 changes the range (``Power``, ``Exp``, ``Multiply``, ``SquaredDifference``, ``Divide``, ``Add``, ``Subtract``):
-that op's inputs are captured too. Anything further up arrives as captured (rounded to the target type on the way
+that op's inputs are captured too. What the chain receives arrives as captured (rounded to the target type on the way
 in: a value an op further up reaches past the type's maximum overflows there); a Constant's values arrive as OpenVINO
 converts a model's constants, a finite value past the type's maximum saturating to it.
+
+**Above the chain.** A ``Sqrt``, a ``Log``, a ``Tanh`` or a ``Divide`` between an overflow and the chain brings the
+values back into range, so the chain's input alone does not show it: the chain is followed up through the elementwise
+ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops deep, :data:`ABOVE_NODES` ops per reduction), whose inputs
+are captured too (a tensor the audit captures already is not captured again; what does not fit the audit's limit on
+the elements it keeps is not captured, and the row says so). Their largest values count in the headroom factor (the
+row lists them in ``above``). Where
+a value above reaches the type's maximum in an op running in the target, the ops above are emulated down to the chain
+(:func:`arrive`: each op as the chain's are, :data:`EMULATED`), and the chain receives what they deliver: an overflow
+that reaches the reduction is placed at the op above where it happens; one that an op below saturates (a ``Tanh``,
+a ``Clamp``) is not the reduction's. Where it passes through an op the emulation does not compute, or starts from a
+captured value past the maximum that an op not followed computed (whether that op overflows, or saturates a Constant,
+decides), whether it reaches the reduction is not known: the row is ``not-established`` and names them.
 
 **What OpenVINO keeps in the original precision.** OpenVINO keeps a node out of f16/bf16 compression where its
 rt_info says so (``disable_fp16_compression``, serialised as ``precise``; OpenVINO reads it back as
@@ -31,6 +44,7 @@ that underflow to 0, and the error of the result judged by the target type's tol
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,15 +61,19 @@ __all__ = [
     "FINITE_MAX",
     "RANGE_OPS",
     "TARGETS",
+    "Above",
+    "Arrival",
     "Chain",
     "Emulation",
     "Stage",
+    "arrive",
     "as_executed",
     "bounded",
     "chain_of",
     "emulate",
     "kept_in_original_precision",
     "run_on_device",
+    "walk_above",
 ]
 
 TARGETS = ("f16", "bf16")
@@ -85,6 +103,20 @@ def kept_in_original_precision(node: Any) -> bool:
 
 
 @dataclass
+class Above:
+    """An elementwise op above a reduction's chain (:func:`walk_above`): the mark of its output (captured), for each
+    input the index of its mark or the value of its Constant, whether each arrives unrounded where the op is kept in
+    the original precision (:func:`_arrives_unrounded`), and the inputs themselves (OpenVINO outputs, to name them)."""
+
+    node: Any
+    output: int
+    inputs: list[int | npt.NDArray[Any]]
+    unrounded: list[bool]
+    sources: list[Any]
+    kept: bool = False
+
+
+@dataclass
 class Chain:
     """A reduction's chain: the range-changing op feeding it (None: the reduction alone) and, for each of that
     op's inputs, the index of its mark (a captured tensor) or the value of its Constant. ``sources_kept`` says, for
@@ -100,6 +132,9 @@ class Chain:
     marks_overridden: bool = False  # marked, but the device's execution graph runs the op or reduction in the target
     executes: str | None = None  # what the device's execution graph of the model runs the reduction in (None: unknown)
     unknown: str | None = None  # why what the device's execution graph runs the chain in is not known, where it is not
+    above: list[Above] = field(default_factory=list)  # the elementwise ops above the chain, captured (walk_above)
+    entry: list[int | None] = field(default_factory=list)  # each chain input's mark (None: a Constant), once walked
+    above_cut: str | None = None  # why the ops above the chain were not all captured, where they were not
 
     @property
     def protected(self) -> bool:
@@ -128,6 +163,13 @@ def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str], targe
             for was, source in zip(chain.sources_kept, sources, strict=True)
         ],
     )
+    kept.above = [
+        replace(above, kept=kept_as(above.node, above.kept), unrounded=[
+            was if source.get_node().get_type_name() in ("Parameter", "Constant") else kept_as(source.get_node(), was)
+            for was, source in zip(above.unrounded, above.sources, strict=True)
+        ])
+        for above in chain.above
+    ]  # fmt: skip
     kept.executed_in_f32 = (kept.op_kept and not chain.op_kept) or (kept.reduction_kept and not chain.reduction_kept)
     kept.marks_overridden = (chain.op_kept and not kept.op_kept) or (chain.reduction_kept and not kept.reduction_kept)
     kept.executes = executes.get(reduction.get_friendly_name())
@@ -166,6 +208,201 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
     return chain
 
 
+# The elementwise ops a chain is followed up through, above its range-changing op (or above the reduction where none
+# feeds it): a Sqrt, a Log, a Tanh or a Divide between an overflow and the reduction brings the values back into the
+# type's range, so the reduction's input alone does not show it. Those :func:`_apply` computes are emulated.
+ABOVE_OPS = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Power", "SquaredDifference", "Maximum", "Minimum",
+    "Sqrt", "Log", "Exp", "Tanh", "Sigmoid", "Abs", "Negative", "Relu", "Clamp", "Erf", "Gelu", "Swish", "HSwish",
+    "HSigmoid", "SoftPlus", "Mish", "Sin", "Cos", "Floor", "Ceiling", "Sign",
+})  # fmt: skip
+EMULATED = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Power", "SquaredDifference", "Maximum", "Minimum",
+    "Sqrt", "Log", "Exp", "Tanh", "Sigmoid", "Abs", "Negative", "Relu", "Clamp",
+})  # fmt: skip
+ABOVE_DEPTH = 4  # ops followed up from the chain, at most, along any path
+ABOVE_NODES = 8  # ops followed per reduction, at most
+
+
+def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], known: dict[Any, int], room: Any) -> None:
+    """Follow ``chain`` up from its inputs (``entry``: the mark of each, None for a Constant) through the elementwise
+    ops of :data:`ABOVE_OPS` (:data:`ABOVE_DEPTH` deep, :data:`ABOVE_NODES` ops at most) into ``chain.above``; the
+    inputs of those ops are captured: a tensor already marked (``known``: output -> mark) is not marked again, and a new
+    one is appended to ``marks`` only where ``room(output)`` says it fits the audit's capture budget (else the walk
+    stops there, and ``chain.above_cut`` says so)."""
+    chain.entry = list(entry)
+    ports = [chain.op.input_value(i) for i in range(chain.op.get_input_size())] if chain.op is not None else []
+    queue: deque[tuple[Any, int, int]] = deque()
+    for k, mark in enumerate(entry):
+        if mark is not None:
+            queue.append((ports[k] if chain.op is not None else marks[mark], mark, 1))
+    walked: set[Any] = set()
+    while queue:
+        port, mark, depth = queue.popleft()
+        node = port.get_node()
+        if depth > ABOVE_DEPTH or port in walked or node.get_type_name() not in ABOVE_OPS:
+            continue
+        if node.get_output_size() != 1 or not node.get_output_element_type(0).is_real():
+            continue
+        values = node.input_values()
+        if not all(value.get_element_type().is_real() for value in values):
+            continue
+        if len(chain.above) >= ABOVE_NODES:
+            break
+        walked.add(port)
+        inputs: list[int | npt.NDArray[Any]] = []
+        further = []
+        for value in values:
+            source = value.get_node()
+            if source.get_type_name() == "Constant":
+                inputs.append(np.array(source.get_data(), copy=True))
+                continue
+            index = known.get(value)
+            if index is None:
+                if not room(value):
+                    chain.above_cut = (f"the values above {node.get_type_name()} {node.get_friendly_name()!r} were "
+                                       f"not captured: they would pass the audit's limit on the elements it keeps "
+                                       f"(OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
+                    break
+                index = known[value] = len(marks)
+                marks.append(value)
+            inputs.append(index)
+            further.append((value, index, depth + 1))
+        else:
+            chain.above.append(Above(node, mark, inputs, [_arrives_unrounded(v) for v in values], list(values),
+                                     kept_in_original_precision(node)))  # fmt: skip
+            queue.extend(further)
+
+
+@dataclass
+class Arrival:
+    """What the ops above a chain deliver to it in the target type (:func:`arrive`)."""
+
+    stages: list[Stage]  # each value it starts from and each op above (the farthest first)
+    arrived: list[npt.NDArray[Any] | None] | None  # per chain input, its values in the target (None: emulated not)
+    blocked: list[Any] = field(default_factory=list)  # what is not emulated and decides whether an overflow reaches
+    # the chain: ops above not emulated, or a captured value past the type's maximum that an op not followed computed
+    over: Stage | None = None  # where what the chain receives is not known: the stage that overflows first
+
+
+def arrive(chain: Chain, values: Any, target: str) -> Arrival:
+    """The ops above ``chain`` (``chain.above``) on the captured ``values`` (mark -> array): the largest magnitude
+    each reaches, and, where a value above reaches the target type's finite maximum, the ops emulated down to the chain
+    in the target (each op's inputs rounded, the op computed in f32 and its result rounded; a kept op in f32) and what
+    arrives at each of the chain's inputs. Where they start from a captured value past the maximum (which an op not
+    followed computed: from a Constant OpenVINO saturates, say, or overflowing), they are emulated with it saturated
+    to the maximum, and again with it overflowing: an overflow reaching the chain either way is one, and one that
+    reaches it only from such a value is not known (``blocked``). An op that :func:`_apply` does not compute delivers
+    its captured output rounded where its inputs arrive finite; where an overflow reaches it, what it delivers is not
+    known (``blocked``)."""
+    limit = FINITE_MAX[target]
+    by_output = {above.output: above for above in chain.above}
+    largest: dict[int, float] = {}
+
+    def top(mark: int) -> float:
+        if mark not in largest:
+            largest[mark] = _largest(np.asarray(values(mark), dtype=np.float64))
+        return largest[mark]
+
+    leaves: dict[int, Any] = {}
+    for above in chain.above:
+        for index, source in zip(above.inputs, above.sources, strict=True):
+            if isinstance(index, int) and index not in by_output:
+                leaves[index] = source
+    # the captured values that reach the maximum where an op running in the target computes or receives them
+    hot = {above.output for above in chain.above if not above.kept and top(above.output) >= limit}
+    hot |= {index for above in chain.above for index, unrounded in zip(above.inputs, above.unrounded, strict=True)
+            if isinstance(index, int) and not (above.kept and unrounded) and top(index) >= limit}  # fmt: skip
+    if not hot:  # nothing above nears the maximum in the target: its figures
+        stages = [Stage(source.get_node().get_type_name(), top(mark), node=source.get_node())
+                  for mark, source in leaves.items()]  # fmt: skip
+        stages += [Stage(above.node.get_type_name(), top(above.output), kept=above.kept, node=above.node)
+                   for above in reversed(chain.above)]  # fmt: skip
+        return Arrival(stages, None)
+
+    def emulated(saturate: bool) -> Arrival:
+        low: dict[int, npt.NDArray[Any] | None] = {}
+        lost: dict[int, npt.NDArray[np.bool_]] = {}
+        blocked: list[Any] = []
+        stages: list[Stage] = []
+
+        def lose(mark: int, out: npt.NDArray[Any], inherited: npt.NDArray[np.bool_], what: Any, kept: bool) -> None:
+            exact = np.asarray(values(mark), dtype=np.float64)
+            gone = np.isfinite(exact) & ~np.isfinite(np.asarray(out, dtype=np.float64))
+            try:
+                before = np.broadcast_to(inherited, gone.shape)
+            except ValueError:
+                before = np.zeros(gone.shape, dtype=bool)
+            lost[mark] = gone
+            stages.append(Stage(what.get_type_name(), top(mark), int(np.count_nonzero(gone & ~before)), 0, kept,
+                                node=what))  # fmt: skip
+
+        def compute(mark: int) -> npt.NDArray[Any] | None:
+            """The output of the op above that ``mark`` captures, in the precision it runs in (None: not known)."""
+            if mark in low:
+                return low[mark]
+            above = by_output[mark]
+            low[mark] = None
+            args: list[npt.NDArray[Any]] = []
+            inherited = np.zeros((), dtype=bool)
+            for index, unrounded, source in zip(above.inputs, above.unrounded, above.sources, strict=True):
+                if not isinstance(index, int):
+                    args.append(np.asarray(index, np.float32) if above.kept else _converted_constant(index, target))
+                    continue
+                if index in by_output:
+                    got = compute(index)
+                    if got is None:
+                        return None
+                    arg = _rounded(got, target, above.kept)
+                else:  # captured: rounded on its way into an op running in the target (or saturated: see above)
+                    keep = above.kept and unrounded
+                    arg = (_converted_constant(values(index), target) if saturate and not keep
+                           else _rounded(values(index), target, keep))  # fmt: skip
+                    if index not in lost:
+                        lose(index, arg, np.zeros((), dtype=bool), source.get_node(), False)
+                try:
+                    inherited = inherited | lost[index]
+                except ValueError:
+                    inherited = np.ones((), dtype=bool)
+                args.append(arg)
+            kind = above.node.get_type_name()
+            if kind in EMULATED:
+                out = _rounded(_apply(kind, [a.astype(np.float32) for a in args], above.node), target, above.kept)
+            elif not inherited.any():  # what it computes from values that arrive finite: as captured, rounded
+                out = _rounded(values(mark), target, above.kept)
+            else:
+                blocked.append(above.node)
+                return None
+            lose(mark, out, inherited, above.node, above.kept)
+            low[mark] = out
+            return out
+
+        arrived = [compute(mark) if mark is not None and mark in by_output else None for mark in chain.entry]
+        if blocked:
+            return Arrival(stages, None, blocked, next((st for st in stages if st.overflowed), None))
+        return Arrival(stages, arrived)
+
+    def reaches(arrival: Arrival) -> bool:
+        """Whether an overflow above reaches the chain's inputs (or is not known to stay away)."""
+        if arrival.arrived is None:
+            return True
+        return any(got is not None and not np.isfinite(np.asarray(got, dtype=np.float64)[
+            np.isfinite(np.asarray(values(mark), dtype=np.float64))]).all()
+            for mark, got in zip(chain.entry, arrival.arrived, strict=True))  # fmt: skip
+
+    mild = emulated(saturate=True)
+    if reaches(mild) or not hot & set(leaves):
+        return mild
+    harsh = emulated(saturate=False)
+    if not reaches(harsh):
+        return mild
+    # only a captured value past the maximum, as its op computes it in the target, decides
+    mark = max(hot & set(leaves), key=top)
+    node = leaves[mark].get_node()
+    over = next(st for st in mild.stages if st.what == node.get_type_name() and st.largest == top(mark))
+    return Arrival(mild.stages, None, [node], over)
+
+
 @dataclass
 class Stage:
     """One stage of the emulated chain: the largest magnitude it reaches in f64, and how many of its elements
@@ -176,6 +413,7 @@ class Stage:
     overflowed: int = 0
     underflowed: int | None = 0  # None: not counted (a bound covers them)
     kept: bool = False  # computed in f32: OpenVINO keeps this op in its original precision
+    node: Any = None  # the OpenVINO node of a stage above the chain (:func:`arrive`)
 
 
 @dataclass
@@ -242,8 +480,26 @@ def _saturated(values: npt.NDArray[Any], target: str) -> int:
     return int(np.count_nonzero(np.isfinite(data) & (np.abs(data) > FINITE_MAX[target])))
 
 
-def _apply(op: str, args: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+def _apply(op: str, args: Sequence[npt.NDArray[Any]], node: Any = None) -> npt.NDArray[Any]:
+    """``op`` on ``args`` (f32 for an op of the target type: OpenVINO's reference computes a half-precision op in
+    float and rounds its result); ``node`` gives a Clamp its bounds."""
     with np.errstate(all="ignore"):
+        unary = {"Sqrt": np.sqrt, "Log": np.log, "Tanh": np.tanh, "Abs": np.abs, "Negative": np.negative}
+        if op in unary:
+            return np.asarray(unary[op](args[0]))
+        if op == "Relu":
+            return np.asarray(np.maximum(args[0], np.zeros((), args[0].dtype)))
+        if op == "Sigmoid":
+            one = np.ones((), args[0].dtype)
+            return np.asarray(one / (one + np.exp(-args[0])))
+        if op == "Clamp":
+            bounds = node.get_attributes()
+            return np.asarray(np.clip(args[0], np.asarray(bounds["min"], args[0].dtype),
+                                      np.asarray(bounds["max"], args[0].dtype)))  # fmt: skip
+        if op == "Maximum":
+            return np.asarray(np.maximum(args[0], args[1]))
+        if op == "Minimum":
+            return np.asarray(np.minimum(args[0], args[1]))
         if op == "Power":
             return np.asarray(np.power(args[0], args[1]))
         if op == "Exp":
@@ -411,13 +667,16 @@ def emulate(
     reduction_kept: bool = False,
     sources_kept: Sequence[bool] | None = None,
     constants: Sequence[bool] | None = None,
+    arrived: Sequence[npt.NDArray[Any] | None] | None = None,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
     against the f64 reference of the same chain. An op or reduction OpenVINO keeps in its original precision
     (``*_kept``) is computed in f32; it receives an input in f32 only where ``sources_kept`` says the input arrives
     so (all, when not given), and rounded to the target where an op running in the target computed it. An input that
-    ``constants`` marks is a Constant of the model, converted as OpenVINO converts one (:func:`_converted_constant`)."""
+    ``constants`` marks is a Constant of the model, converted as OpenVINO converts one (:func:`_converted_constant`).
+    An input ``arrived`` gives is received as the ops above the chain, emulated, deliver it (:func:`arrive`), not
+    rounded from its values: what it lost above (inf, NaN) is counted there, not here."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
     unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
@@ -427,10 +686,14 @@ def emulate(
               for a, kept, fixed in zip(data_or_inputs, unrounded, constant, strict=True)]  # fmt: skip
     saturated = sum(_saturated(a, target) for a, kept, fixed in zip(exact_in, unrounded, constant, strict=True)
                     if fixed and not kept)  # fmt: skip
+    given = list(arrived or [None] * len(exact_in))
+    low_in = [low if got is None else _rounded(got, target, kept)
+              for low, got, kept in zip(low_in, given, unrounded, strict=True)]  # fmt: skip
     entry = Stage("input", 0.0, kept=all(unrounded))
     masks = []
-    for exact, low, kept in zip(exact_in, low_in, unrounded, strict=True):
-        stage, mask = _stage("input", exact, low, np.zeros((), dtype=bool), kept)
+    for exact, low, kept, got in zip(exact_in, low_in, unrounded, given, strict=True):
+        before = np.zeros((), dtype=bool) if got is None else ~np.isfinite(np.asarray(got, dtype=np.float64))
+        stage, mask = _stage("input", exact, low, before, kept)
         entry.largest = max(entry.largest, stage.largest)
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)

@@ -79,7 +79,7 @@ class TargetStage(JsonDocument):
 
     __pydantic_config__ = WIRE
 
-    op: str  # "input" (what the chain receives), the range-changing op's type, or the reduction's type
+    op: str  # "input" (what the chain receives), the range-changing op's type, the reduction's type (above: an op's)
     name: str | None  # the OpenVINO node's name (null: the input)
     layer_id: str | None
     largest: float | None  # the largest finite magnitude it reaches, computed in f64
@@ -119,6 +119,8 @@ class TargetHeadroom(JsonDocument):
     # a proven bound on the error rounding to the target can cause, within the tolerance, where one holds: then
     # the chain is not emulated element by element (max_*_error and the flushed counts are null)
     error_bound: float | None = None
+    # the elementwise ops above the chain that were captured, and the values they start from (the farthest first)
+    above: tuple[TargetStage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from ovreduce import load_ir
 from ovreduce.audit import audit_model
 from ovreduce.backends.openvino import precision_support, runtime_precisions
 from ovreduce.compare import tolerances
-from ovreduce.headroom import FINITE_MAX, RANGE_OPS, TYPES, bounded, emulate, run_on_device
+from ovreduce.headroom import EMULATED, FINITE_MAX, RANGE_OPS, TYPES, _apply, bounded, emulate, run_on_device
 from tests.api.conftest import files as upload
 from tests.cli.inprocess import run_cli
 
@@ -784,7 +784,7 @@ def test_an_overflow_one_op_further_up_is_found_where_it_happens(
                              "--input", f"x={tmp_path / 'x.npy'}", "--format", "json")  # fmt: skip
     row = json.loads(out)["layers"][0]["target"]
     assert status == 1 and row["status"] == "overflow", row
-    assert row["message"].startswith("the input of Divide 'scaled'") and "reaches 9e+04 > 65504" in row["message"], row
+    assert row["message"].startswith("Power 'square'") and "reaches 9e+04 > 65504" in row["message"], row
     assert row["overflowed"] == 64, row
 
 
@@ -893,3 +893,125 @@ def test_a_chain_through_any_range_op_runs_on_a_native_bf16_cpu(tmp_path: Path, 
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
     assert row["device_agrees"] is not None and row["device_precision"] is not None, row
     assert any("chain also ran on it" in note for note in doc["target"]["notes"]), doc["target"]
+
+
+# -- the ops above a chain -------------------------------------------------------------------------------------------
+def _deep_chain(path: Path, middle: str, *, count: int = 1) -> Path:
+    """``count`` reductions of x -> Power(x, 2) -> Add(1e-6) -> ``middle`` (an op that brings the square back into
+    range, or saturates it) -> ReduceMean: the Power is two ops above each reduction."""
+    x = ops.parameter([1, 64], np.float32, name="x")
+    results = []
+    for k in range(count):
+        square = ops.power(x, ops.constant(np.float32(2)), name=f"sq{k}")
+        shifted = ops.add(square, ops.constant(np.float32(1e-6 * (k + 1))), name=f"addeps{k}")
+        makers = {"Sqrt": ops.sqrt, "Log": ops.log, "Tanh": ops.tanh, "Erf": ops.erf,
+                  "Clamp": lambda v: ops.clamp(v, -5.0, 5.0)}  # fmt: skip
+        mid = makers[middle](shifted)
+        mid.set_friendly_name(f"mid{k}")
+        results.append(ops.result(ops.reduce_mean(mid, ops.constant(np.array([1], np.int64)), True, name=f"red{k}")))
+    ov.save_model(ov.Model(results, [x], "deep"), path, compress_to_fp16=False)
+    return path
+
+
+def _openvino_deep_chain(middle: str, x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """OpenVINO's own f16 evaluation of the chain of :func:`_deep_chain`, op by op (``Node.evaluate``)."""
+    param = ops.parameter(list(x.shape), ov.Type.f16)
+    square = ops.power(param, ops.constant(np.float16(2)))
+    shifted = ops.add(square, ops.constant(np.float16(1e-6)))
+    mid = {"Sqrt": ops.sqrt, "Log": ops.log, "Tanh": ops.tanh, "Erf": ops.erf,
+           "Clamp": lambda v: ops.clamp(v, -5.0, 5.0)}[middle](shifted)  # fmt: skip
+    axes = np.array([1], np.int64)
+    reduced = ops.reduce_mean(mid, ops.constant(axes), True)
+    value = _tensor(x, "f16")
+    value = _evaluate(square, [value, _tensor(np.array(2.0, np.float32), "f16")])
+    value = _evaluate(shifted, [value, _tensor(np.array(1e-6, np.float32), "f16")])
+    value = _evaluate(mid, [value])
+    out = _evaluate(reduced, [value, ov.Tensor(axes)])
+    return np.array(out.data).astype(np.float64)
+
+
+_LOUD = np.random.default_rng(0).uniform(300, 400, (1, 64)).astype(np.float32)  # squares past 65504
+
+
+@pytest.mark.parametrize("middle", ["Sqrt", "Log"])
+def test_an_overflow_above_an_op_that_brings_the_range_back_is_found_where_it_happens(
+    tmp_path: Path, middle: str
+) -> None:
+    """x (300..400) -> Power -> Add -> Sqrt (or Log) -> ReduceMean: in f16 the square is inf, and so is the mean, as
+    OpenVINO's own f16 evaluation says; the reduction's input alone (the Sqrt's, ~400) showed nothing, and the row
+    said "headroom x164"."""
+    assert not np.isfinite(_openvino_deep_chain(middle, _LOUD)).all()
+    doc = audit_model(load_ir(_deep_chain(tmp_path / "m.xml", middle)), inputs={"x": _LOUD}, precision="f32",
+                      target="f16").to_json()  # fmt: skip
+    row = doc["layers"][0]["target"]
+    assert row["status"] == "overflow" and row["failed"], row
+    assert row["message"].startswith("Power 'sq0' (layer ") and "> 65504" in row["message"], row
+    power = next(stage for stage in row["above"] if stage["op"] == "Power")
+    assert power["name"] == "sq0" and power["overflowed"] == 64 and power["layer_id"] is not None, row["above"]
+    assert row["overflowed"] == 64 and [stage["op"] for stage in row["stages"]] == ["input", "ReduceMean"], row
+    assert row["headroom"] < 1 and row["largest"] > 65504, row  # the values above count in the headroom factor
+    assert doc["target"]["ok"] is False
+
+
+@pytest.mark.parametrize("middle", ["Tanh", "Clamp"])
+def test_an_overflow_above_that_an_op_saturates_is_not_the_reductions(tmp_path: Path, middle: str) -> None:
+    """The same square through a Tanh or a Clamp: in f16 the square is inf, but the Tanh brings it back to 1 (the Clamp
+    to 5), as OpenVINO's own f16 evaluation says: no overflow of the reduction, said so in its row."""
+    expected = _openvino_deep_chain(middle, _LOUD)
+    assert np.isfinite(expected).all()
+    doc = audit_model(load_ir(_deep_chain(tmp_path / "m.xml", middle)), inputs={"x": _LOUD}, precision="f32",
+                      target="f16").to_json()  # fmt: skip
+    row = doc["layers"][0]["target"]
+    assert row["status"] != "overflow" and not row["failed"], row
+    assert "Power 'sq0' (layer " in row["message"] and "back into range" in row["message"], row
+    assert doc["target"]["ok"] is True
+
+
+def test_an_overflow_above_an_op_not_emulated_is_not_established(tmp_path: Path) -> None:
+    """Through an Erf, which the emulation does not compute: whether the square's inf reaches the reduction is not
+    known, and the row says which op above reaches what and which op between was not emulated."""
+    doc = audit_model(load_ir(_deep_chain(tmp_path / "m.xml", "Erf")), inputs={"x": _LOUD}, precision="f32",
+                      target="f16").to_json()  # fmt: skip
+    row = doc["layers"][0]["target"]
+    assert row["status"] == "not-established" and not row["failed"], row
+    assert "'sq0' (layer " in row["message"] and "past f16's largest finite value" in row["message"], row
+    assert "Erf 'mid0' between it and the reduction is not emulated" in row["message"], row
+
+
+def test_values_above_within_range_leave_the_verdict_as_it_was(tmp_path: Path) -> None:
+    """At ordinary scale the ops above are only looked at: headroom, the largest value above in the factor."""
+    x = np.random.default_rng(1).uniform(3, 4, (1, 64)).astype(np.float32)
+    doc = audit_model(load_ir(_deep_chain(tmp_path / "m.xml", "Sqrt")), inputs={"x": x}, precision="f32",
+                      target="f16").to_json()  # fmt: skip
+    row = doc["layers"][0]["target"]
+    assert row["status"] == "headroom", row
+    assert [stage["op"] for stage in row["above"]] == ["Parameter", "Power", "Add", "Sqrt"], row  # the farthest first
+    assert [stage["op"] for stage in row["stages"]] == ["input", "ReduceMean"], row
+    assert row["largest"] == pytest.approx(float((x.astype(np.float64) ** 2).max()), rel=1e-6), row
+
+
+def test_the_ops_above_are_not_captured_past_the_audits_budget(tmp_path: Path) -> None:
+    """Capturing the ops above counts against the audit's limit on what it keeps: an audit that fits without them is
+    not refused; the rows whose ops above did not fit say so."""
+    path = _deep_chain(tmp_path / "m.xml", "Sqrt", count=7)
+    x = np.random.default_rng(1).uniform(3, 4, (1, 64)).astype(np.float32)
+    doc = audit_model(load_ir(path), inputs={"x": x}, target="f16", max_elements=64).to_json()
+    assert doc["error"] is None and len(doc["layers"]) == 7, doc
+    cut = [layer["target"] for layer in doc["layers"] if "were not captured" in layer["target"]["message"]]
+    assert cut, [layer["target"]["message"] for layer in doc["layers"]]
+    assert all("OVREDUCE_MAX_ELEMENTS" in row["message"] and not row["failed"] for row in cut), cut
+
+
+@pytest.mark.parametrize("op", sorted(EMULATED - {"Add", "Subtract", "Multiply", "Divide", "Power",
+                                                  "SquaredDifference", "Maximum", "Minimum"}))  # fmt: skip
+def test_each_unary_op_above_is_emulated_as_openvino_evaluates_it_in_f16(op: str) -> None:
+    """Element for element, infinities and NaN included, against ``Node.evaluate`` in f16."""
+    values = np.concatenate([np.linspace(-70000, 70000, 301), np.linspace(-12, 12, 301), [0.0, 1e-7, -1e-7]])
+    with np.errstate(over="ignore"):  # past f16's largest: inf, as OpenVINO receives it
+        x = values.astype(np.float32).astype(np.float16).astype(np.float32)
+    param = ops.parameter([x.size], ov.Type.f16)
+    node = {"Clamp": lambda v: ops.clamp(v, -5.5, 300.25)}.get(op, getattr(ops, op.lower()))(param)
+    openvino = np.array(_evaluate(node, [_tensor(x, "f16")]).data).astype(np.float64)
+    with np.errstate(all="ignore"):
+        emulated = _apply(op, [x], node).astype(np.float16).astype(np.float64)
+    np.testing.assert_array_equal(emulated, openvino)
