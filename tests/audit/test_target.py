@@ -1015,3 +1015,23 @@ def test_each_unary_op_above_is_emulated_as_openvino_evaluates_it_in_f16(op: str
     with np.errstate(all="ignore"):
         emulated = _apply(op, [x], node).astype(np.float16).astype(np.float64)
     np.testing.assert_array_equal(emulated, openvino)
+
+
+def test_a_chain_not_rebuilt_on_the_device_says_so(tmp_path: Path) -> None:
+    """A chain whose op the model marks to stay in f32 (the reduction not) is not rebuilt as a graph of the target type:
+    the note says each chain ran on the device, so its row says it did not."""
+    if not _native("bf16"):
+        pytest.skip("the chains run on the device only where it executes bf16 natively")
+    rng = np.random.default_rng(0)
+    x = ops.parameter([4, 64], np.float32, name="x")
+    h = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32)), False, False, name="h")
+    pre = ops.multiply(h, ops.constant(np.float32(3.0)), name="keptpre")
+    red = ops.reduce_sum(pre, ops.constant(np.array([1], np.int64)), True, name="red")
+    out = ops.matmul(ops.multiply(h, red), ops.constant(rng.normal(0, 1, (64, 8)).astype(np.float32)), False, False)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "plain.xml", compress_to_fp16=False)
+    marked = f16_models.mark_kept(tmp_path / "plain.xml", tmp_path / "m.xml", ["keptpre"])
+    doc = audit_model(load_ir(marked), inputs={"x": rng.uniform(1, 2, (4, 64)).astype(np.float32)}, precision="f32",
+                      target="bf16").to_json()  # fmt: skip
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
+    assert row["device_agrees"] is None and "its chain did not run on the device on its own" in row["message"], row
+    assert any("a row whose chain did not says so" in note for note in doc["target"]["notes"]), doc["target"]
