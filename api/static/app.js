@@ -229,6 +229,16 @@ async function runSelected() {
   }
 }
 
+// The requested precision; the compiled model's inference precision where it differs; and what the reduction
+// executed in (OpenVINO's execution graph) where that differs from the inference precision, as `ovreduce run` says.
+function runPrecision(r) {
+  const graph = r.effective_precision || r.precision;
+  const executed = r.runtime_precision;
+  if (!executed || executed === graph) return graph === r.precision ? r.precision : `${r.precision} (runs in ${graph})`;
+  if (graph === r.precision) return `${r.precision} (reduction ran in ${executed})`;
+  return `${r.precision} (${graph} graph, reduction ran in ${executed})`;
+}
+
 function renderRun(doc) {
   const out = $("#run-result");
   const layer = doc.layer;
@@ -248,7 +258,7 @@ function renderRun(doc) {
       el("td", {}, el("span", { class: `badge ${r.ok ? "ok" : "error"}`, text: r.ok ? "ok" : "failed" })),
       el("td", { class: "shape", text: r.shape ? shapeText(r.shape) : "–" }),
       el("td", { text: r.datatype || "–" }),
-      el("td", { text: r.precision ? `${r.precision}${r.effective_precision && r.effective_precision !== r.precision ? ` (runs in ${r.effective_precision})` : ""}` : "–" }),
+      el("td", { text: r.precision ? runPrecision(r) : "–" }),
       el("td", { text: r.error || "" }),
     ];
     cells.forEach((cell, i) => cell.setAttribute("data-label", labels[i])); // the stacked layout of narrow windows

@@ -186,6 +186,27 @@ def test_json_datatypes_are_kserve_names(capsys: pytest.CaptureFixture[str], lay
     assert {r["datatype"] for r in doc["results"]} == {datatype}
 
 
+@pytest.mark.parametrize("precision", ["f32", "f16", "bf16", "default"])
+def test_the_text_says_what_the_reduction_executed_in(capsys: pytest.CaptureFixture[str], precision: str) -> None:
+    """The precision column says what the JSON says: the requested precision, the compiled model's inference
+    precision where it differs, and what the reduction executed in (OpenVINO's execution graph) where that differs
+    from the inference precision, never that it "runs in" a precision the execution graph did not run it in."""
+    args = (ALL, "--layer", "mean_last", "--precision", precision)
+    _, doc = ovreduce_json(capsys, *args)
+    (ov_doc,) = [r for r in doc["results"] if r["backend"].startswith("openvino")]
+    _, text, _ = ovreduce(capsys, *args)
+    (row,) = [line for line in text.splitlines() if line.strip().startswith("openvino:")]
+    cell = row.split("ms", 1)[1].strip()
+    requested, effective, executed = ov_doc["precision"], ov_doc["effective_precision"], ov_doc["runtime_precision"]
+    assert cell.startswith(requested), (cell, ov_doc)
+    if effective != requested:
+        assert effective in cell, (cell, ov_doc)
+    if executed is not None and executed != effective:
+        assert f"reduction ran in {executed}" in cell and f"runs in {effective}" not in cell, (cell, ov_doc)
+    elif effective == requested:
+        assert cell == requested, (cell, ov_doc)
+
+
 # -- exit statuses ----------------------------------------------------------------------------------------------------
 @pytest.fixture
 def u8_mean_ir(tmp_path: Path) -> Path:

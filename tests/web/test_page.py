@@ -189,6 +189,28 @@ def test_disagreement_is_shown(server: str, browser: object, tmp_path: Path) -> 
     page.close()
 
 
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_the_precision_cell_says_what_the_reduction_executed_in(server: str, browser: object, precision: str) -> None:
+    """The backends table's precision cell says what the run's JSON says, as ``ovreduce run``'s text does: a
+    reduction OpenVINO executed in f32 inside a bf16 graph is not said to run in bf16."""
+    from playwright.sync_api import Browser, expect
+
+    from ovreduce.cli.render.text import _run_precision
+
+    assert isinstance(browser, Browser)
+    page = browser.new_page()
+    _upload(page, server, "stale_output")
+    page.select_option("#run-precision", precision)
+    page.select_option("#run-layer", "4")
+    with page.expect_response(lambda r: r.url.endswith("/run")) as answer:
+        page.click("#run-button")
+    (result,) = [r for r in answer.value.json()["results"] if r["backend"].startswith("openvino")]
+    expected = _run_precision(result["precision"], result["effective_precision"], result["runtime_precision"])
+    row = page.locator("#run-backends tbody tr", has_text="openvino")
+    expect(row.locator("td").nth(4)).to_have_text(expected, timeout=60_000)
+    page.close()
+
+
 def test_narrow_window_has_no_page_level_horizontal_scroll(server: str, browser: object, artifacts: Path) -> None:
     """On a phone-sized window the page reflows; only the table scrolls sideways, inside its own region."""
     from playwright.sync_api import Browser, expect

@@ -113,6 +113,18 @@ def _count(mismatched: int | None, total: int | None) -> str:
     return f"{'-' if mismatched is None else mismatched}/{'-' if total is None else total}"
 
 
+def _run_precision(requested: str, effective: str | None, executed: str | None) -> str:
+    """The requested precision; the compiled model's inference precision where it differs; and what the reduction
+    executed in (OpenVINO's execution graph) where that differs from the inference precision: a bf16 graph may run
+    its reduction in f32."""
+    graph = effective or requested
+    if executed is None or executed == graph:
+        return requested if graph == requested else f"{requested} (runs in {graph})"
+    if graph == requested:
+        return f"{requested} (reduction ran in {executed})"
+    return f"{requested} ({graph} graph, reduction ran in {executed})"
+
+
 def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, width: int | None = None) -> str:
     """A run document for a person: the layer, the inputs, each backend, each comparison, the verdict."""
     doc, source = printable(doc), escape(source)
@@ -130,13 +142,7 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
     rows = []
     for r in doc.results:
         status = st.green("ok") if r.ok else st.red("FAILED")
-        prec = ""
-        if r.precision is not None:
-            prec = f"{r.precision}" + (
-                f" (runs in {r.effective_precision})"
-                if r.effective_precision and r.effective_precision != r.precision
-                else ""
-            )
+        prec = "" if r.precision is None else _run_precision(r.precision, r.effective_precision, r.runtime_precision)
         rows.append([r.backend, status, shape_text(r.shape) if r.shape is not None else "-",
                      r.datatype or "-", f"{r.seconds * 1000:.2f} ms", prec])  # fmt: skip
     out.append(table(rows, ["backend", "status", "shape", "datatype", "time", "precision"], width=width))
