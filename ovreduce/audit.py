@@ -79,6 +79,7 @@ from ovreduce.backends.openvino import (
     run_steps,
     runtime_precisions,
 )  # fmt: skip
+from ovreduce.check.openvino import v10_renamed
 from ovreduce.compare import (
     Comparison,
     cannot_show_error,
@@ -407,6 +408,7 @@ def audit_model(
     tell("reading the model", 1)
 
     native: tuple[list[Any], list[str | None]] | None = None  # each chain's own run on the device, in the target
+    renamed: dict[str, tuple[str | None, str]] = {}  # IR v10's renamed output producers -> their layer (id, name)
 
     def report(
         effective: str | None,
@@ -418,6 +420,7 @@ def audit_model(
     ) -> AuditDocument:
         summary = (None if target is None
                    else _target_summary(target, meant_for, device, effective, layers, native is not None))  # fmt: skip
+        layers = [_by_layer(layer, renamed) for layer in layers]
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
                            notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
                            summary).document  # fmt: skip
@@ -456,6 +459,7 @@ def audit_model(
     shared = Counter(op.get_friendly_name() for op in ov_model.get_ordered_ops())
     unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
+    renamed.update((name, (ids.get(layer), layer)) for name, layer in v10_renamed(ov_model, model).items())
     marks, slots = _marks(nodes)
     began = time.perf_counter()
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
@@ -1568,6 +1572,22 @@ def _body_words(refs: Mapping[str, Any], path: str) -> str:
 def _exact_float(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """``array``, a bf16 one as f32 (exactly): NumPy does not count ml_dtypes' bfloat16 as a float kind."""
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
+
+
+def _by_layer(layer: LayerAudit, renamed: Mapping[str, tuple[str | None, str]]) -> LayerAudit:
+    """``layer``, and its target's stages, named by the file's layer where OpenVINO's IR v10 conversion renamed the
+    node (see :func:`ovreduce.check.openvino.v10_renamed`): OpenVINO's own name stays for what OpenVINO is asked."""
+    if layer.body_path is None and layer.name in renamed:
+        layer.layer_id, layer.name = renamed[layer.name]
+    if layer.target is not None and any(stage.name in renamed for stage in layer.target.stages):
+        stages = []
+        for stage in layer.target.stages:
+            if stage.name is not None and stage.name in renamed:
+                stage_id, stage_name = renamed[stage.name]
+                stage = replace(stage, layer_id=stage_id, name=stage_name)
+            stages.append(stage)
+        layer.target = replace(layer.target, stages=tuple(stages))
+    return layer
 
 
 def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:

@@ -41,7 +41,7 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reports.check import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
-__all__ = ["crosscheck", "input_shapes"]
+__all__ = ["crosscheck", "input_shapes", "v10_renamed"]
 
 
 def crosscheck(
@@ -215,6 +215,26 @@ def _legacy_v10(ov_model: Any, layer_names: set[str]) -> _Legacy:
             legacy.inserted.add(convert.get_name())
             legacy.renamed[producer.get_name()] = convert.get_friendly_name()
     return legacy
+
+
+def v10_renamed(ov_model: Any, model: IRModel) -> dict[str, str]:
+    """The layer name of each of ``ov_model``'s nodes that IR v10's read-time conversion renamed, by the name it gave
+    it (``Node.get_friendly_name()``).
+
+    OpenVINO reads an IR v10 output whose type is not f32 or i32 through a Convert to the legacy type that takes over
+    its producer's name, the producer getting a generated one (``ReduceMean_6``, see the module's docstring). The
+    names cannot be given back in the model: OpenVINO's compile checks again that no output's producer is named as
+    another output's tensor (the conversion gave the Convert's output the layer's name). Empty for a model of another
+    IR version.
+    """
+    if model.ir_version != 10:
+        return {}
+    legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers})
+    return {
+        node.get_friendly_name(): legacy.renamed[node.get_name()]
+        for node in ov_model.get_ordered_ops()
+        if node.get_name() in legacy.renamed
+    }
 
 
 def _legacy_output_type(ov: Any, t: Any) -> Any:

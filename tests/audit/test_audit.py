@@ -599,3 +599,64 @@ def test_an_f64_reduction_is_judged_as_run_judges_it(tmp_path: Path, precision: 
         assert row.ok and ran.comparisons[0].ok, row
         notes = [n for n in row.notes if "computes f64 in f32, a known defect" in n]
         assert bool(notes) == said == bool([n for n in ran.notes if "f64" in n]), (row.notes, ran.notes)
+
+
+# -- IR v10: OpenVINO's read-time conversion of the model's outputs ------------------------------------------------
+_V10_PRECISIONS = {"f16": "FP16", "f32": "FP32", "f64": "FP64", "i64": "I64", "u8": "U8"}
+
+
+def _v10_output_reduction(folder: Path, etype: str, op: str) -> Path:
+    """An IR v10: x [2,3] of ``etype`` -> ``op`` 'red' (layer 2) over axis 1 -> a Result, and -> Abs 'neg' ->
+    another Result."""
+    p = _V10_PRECISIONS[etype]
+
+    def port(pid: int, dims: str) -> str:
+        return f'<port id="{pid}" precision="{p}">' + "".join(f"<dim>{d}</dim>" for d in dims.split(",")) + "</port>"
+
+    edges = "".join(
+        f'<edge from-layer="{a}" from-port="{ap}" to-layer="{b}" to-port="{bp}"/>'
+        for a, ap, b, bp in ((0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 4, 0), (2, 2, 3, 0), (3, 1, 5, 0))
+    )
+    xml = f"""<?xml version="1.0"?>
+<net name="m" version="10">
+<layers>
+<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3" element_type="{etype}"/>
+<output>{port(0, "2,3")}</output></layer>
+<layer id="1" name="axes" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" size="8"/>
+<output><port id="0" precision="I64"><dim>1</dim></port></output></layer>
+<layer id="2" name="red" type="{op}" version="opset1"><data keep_dims="false"/>
+<input>{port(0, "2,3")}<port id="1" precision="I64"><dim>1</dim></port></input>
+<output><port id="2" precision="{p}" names="y"><dim>2</dim></port></output></layer>
+<layer id="3" name="neg" type="Abs" version="opset1"><input>{port(0, "2")}</input><output>{port(1, "2")}</output>
+</layer>
+<layer id="4" name="out" type="Result" version="opset1"><input>{port(0, "2")}</input></layer>
+<layer id="5" name="out_neg" type="Result" version="opset1"><input>{port(0, "2")}</input></layer>
+</layers>
+<edges>{edges}</edges>
+</net>"""
+    path = folder / f"v10_{etype}.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(np.array([1], np.int64).tobytes())
+    return path
+
+
+@pytest.mark.parametrize(
+    ("etype", "op"), [("f16", "ReduceMean"), ("f64", "ReduceSum"), ("i64", "ReduceSum"), ("u8", "ReduceMax"),
+                      ("f32", "ReduceMean")],
+)  # fmt: skip
+def test_a_v10_output_reduction_is_named_by_its_layer(tmp_path: Path, etype: str, op: str) -> None:
+    """OpenVINO reads an IR v10 output that is not f32 or i32 through a Convert to the legacy type, which takes the
+    producer's name (the producer gets a generated one): the audit's row (and its target row) still names the file's
+    layer 2 'red', and its kernel is found in the execution graph."""
+    path = _v10_output_reduction(tmp_path, etype, op)
+    ov_names = {n.get_type_name(): n.get_friendly_name() for n in CORE.read_model(str(path)).get_ordered_ops()}
+    renamed = etype != "f32"
+    assert (ov_names[op] != "red") is renamed, ov_names  # what OpenVINO's reader does, asked of it
+    report = audit_model(load_ir(path), precision="f32", target="f16").to_json()
+    rows = [(row["layer_id"], row["layer_name"], row["type"]) for row in report["layers"]]
+    assert rows == [("2", "red", op)], report["layers"]
+    (row,) = report["layers"]
+    assert row["runtime_precision"] is not None, row
+    stages = [(stage["op"], stage["name"], stage["layer_id"]) for stage in (row["target"] or {}).get("stages", [])]
+    assert stages[-1:] == ([(op, "red", "2")] if stages else []), row["target"]
+    assert report["error"] is None, report
