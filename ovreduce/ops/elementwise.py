@@ -270,6 +270,31 @@ def _mode(layer: Layer) -> tuple[str, int]:
     return ("none" if mode == "explicit" else mode), int_attr(layer, "auto_broadcast.auto_broadcast_axis", 0)
 
 
+def _equal_bounds(ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
+    """A runtime 1-D Equal of integers, each element's bounds where both operands' are known, as OpenVINO's
+    ``Equal::evaluate_lower``/``evaluate_upper`` give them: true at least where both operands are one and the same
+    value (``(1, 1)``), true at most where their intervals meet (else ``(0, 0)``: false whatever the run gives, which
+    decides an If on it), ``(0, 1)`` in between."""
+    shapes = [ctx.input(i).shape for i in range(2)]
+    if any(s is None or s.rank is None or s.rank > 1 for s in shapes):
+        return folded
+    a, b = (partial_value(ctx, i) for i in range(2))
+    if a is None or b is None or (len(a) != len(b) and 1 not in (len(a), len(b))):
+        return folded
+    n = max(len(a), len(b))
+
+    def bounds(x: Bounds | None, y: Bounds | None) -> Bounds | None:
+        if x is None or y is None:
+            return None
+        (x_lo, x_hi), (y_lo, y_hi) = x, y
+        same = x_lo == x_hi == y_lo == y_hi
+        meet = (y_hi is None or x_lo <= y_hi) and (x_hi is None or y_lo <= x_hi)  # (None: no upper bound)
+        return (int(same), int(meet))
+
+    pairs = zip(a * n if len(a) == 1 else a, b * n if len(b) == 1 else b, strict=True)
+    return replace(folded, known=tuple(bounds(x, y) for x, y in pairs))
+
+
 class Binary(ShapeRule):
     """An elementwise binary op: arithmetic (the inputs' type), comparison and logical (boolean)."""
 
@@ -316,6 +341,8 @@ class Binary(ShapeRule):
         etype = ctx.input(0).element_type
         if folded.kind == "runtime" and fn is not None and etype is not None and self.type in ARITHMETIC:
             return self._known_in_part(ctx, folded, fn, etype)
+        if folded.kind == "runtime" and self.type == "Equal" and etype is not None and etype.is_integral:
+            return _equal_bounds(ctx, folded)
         if folded.kind != "unresolved" or any(v.kind != "const" for v in ctx.input_values()):
             return folded
         a, b = (const_tensor(ctx.value(i)) for i in range(2))

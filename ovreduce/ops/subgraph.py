@@ -159,6 +159,15 @@ def _const_bool(value: ValueInfo) -> bool | None:
     return None if number is None else bool(number)
 
 
+def _bounded_bool(value: ValueInfo) -> bool | None:
+    """A runtime condition of one element whose bounds are equal (an Equal of intervals that do not meet: false),
+    which OpenVINO's ``get_constant_from_source`` takes as a constant, as an If does; None otherwise."""
+    known = value.known if value.kind == "runtime" else None
+    if known is None or len(known) != 1 or known[0] is None or known[0][0] != known[0][1]:
+        return None
+    return bool(known[0][0])
+
+
 def _with_dim(shape: PartialShape, axis: int, dim: Dimension) -> PartialShape | None:
     """``shape`` with ``axis`` (negative counts from the end) replaced; None when the axis is out of range."""
     assert shape.dims is not None
@@ -186,7 +195,7 @@ class If8(SubGraphOp):
         if numbers is not None and len(numbers) != 1:
             raise ShapeInferenceError(f"The number of values in the If condition constant is greater than 1 (it has "
                                       f"{len(numbers)})")  # fmt: skip
-        taken = None if value is None else _const_bool(value)
+        taken = None if value is None else _const_bool(value) if numbers is not None else _bounded_bool(value)
         if taken is not None:
             self._constant_outputs(ctx, taken)
         if taken is None:

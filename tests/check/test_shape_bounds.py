@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
+import pytest
 
 from ovreduce._openvino import partial_shape
 from ovreduce.check import check_model
@@ -75,3 +76,92 @@ def test_a_reshape_to_interval_dims_keeps_openvinos_bounds(tmp_path: Path) -> No
     report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[2..5,3,4]")})
     [reduction] = report.reductions
     assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json() == ["2..5", "5..30"]
+
+
+def _if_on_a_dim(folder: Path, rhs_input: bool, comparison: str = "equal") -> Path:
+    """x[?,5,4] -> If(Squeeze(Equal(Gather(ShapeOf(x), [0]), rhs))): then ReduceMean axis 0 ([5,4]), else ReduceMean
+    axes [0,2] keep_dims ([1,5,1]) -> ReduceSum 'after' over axis -1: [5] or [1,5], of dynamic rank where the condition
+    is not known. ``rhs`` is the constant [1], or ShapeOf(y) of an input y[?] (``rhs_input``); ``comparison`` the
+    opset13 function in place of Equal."""
+    from openvino import opset8
+
+    x = ops.parameter([-1, 5, 4], np.float32, name="x")
+    y = ops.parameter([-1], np.float32, name="y")
+    d0 = ops.gather(ops.shape_of(x), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
+    rhs = ops.shape_of(y) if rhs_input else ops.constant(np.array([1], np.int64))
+    cond = ops.squeeze(getattr(ops, comparison)(d0, rhs), ops.constant(np.array([0], np.int64)))
+    tx, ex = ops.parameter([-1, 5, 4], np.float32), ops.parameter([-1, 5, 4], np.float32)
+    then = ops.result(ops.reduce_mean(tx, ops.constant(np.array([0], np.int64)), False))
+    other = ops.result(ops.reduce_mean(ex, ops.constant(np.array([0, 2], np.int64)), True))
+    branch = opset8.if_op(cond.output(0))
+    branch.set_then_body(ov.Model([then], [tx]))
+    branch.set_else_body(ov.Model([other], [ex]))
+    branch.set_input(x.output(0), tx, ex)
+    after = ops.reduce_sum(branch.set_output(then, other), ops.constant(np.array([-1], np.int64)), False)
+    after.set_friendly_name("after")
+    path = folder / "if_on_a_dim.xml"
+    ov.save_model(ov.Model([ops.result(after)], [x, y], "if_on_a_dim"), str(path), compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("rhs_input", "x", "y"),
+    [
+        (False, "[2..3,5,4]", "[3]"),  # 2..3 is never 1: decided false, the else branch
+        (False, "[1,?,4]", "[3]"),  # dim 0 is 1 though the shape is dynamic: decided true, the then branch
+        (False, "[1..3,5,4]", "[3]"),  # may be 1: undecided
+        (False, "[0..1,5,4]", "[3]"),
+        (True, "[2..3,5,4]", "[4..6]"),  # the intervals do not meet: false
+        (True, "[2..3,5,4]", "[1..5]"),  # one interval holds the other: undecided
+        (True, "[2..3,5,4]", "[3..3]"),  # they meet at 3: undecided
+        (True, "[3,?,4]", "[3]"),  # both 3: true
+        (True, "[?,5,4]", "[?]"),
+    ],
+)
+def test_an_if_on_a_dim_is_decided_by_bounds_as_openvino_decides_it(
+    tmp_path: Path, rhs_input: bool, x: str, y: str
+) -> None:
+    """OpenVINO takes an If's condition as constant where its bounds are equal (``get_constant_from_source``), and
+    Equal's bounds hold where the operands' intervals decide it (``Equal::evaluate_lower``/``evaluate_upper``): the
+    reduction after the If is inferred from the branch taken, as OpenVINO infers it."""
+    path = _if_on_a_dim(tmp_path, rhs_input)
+    model = ov.Core().read_model(str(path))
+    model.reshape({"x": ov.PartialShape(x), "y": ov.PartialShape(y)})
+    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "after")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x), "y": PartialShape.parse(y)})
+    [reduction] = [r for r in report.reductions if r.layer_name == "after"]
+    assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), (x, y)
+    assert reduction.inferred_output_shape == partial_shape(node.get_output_partial_shape(0)).to_json(), (x, y)
+
+
+@pytest.mark.parametrize("comparison", ["not_equal", "less", "greater_equal"])
+def test_an_if_on_another_comparison_of_a_dim_is_not_decided_by_bounds(tmp_path: Path, comparison: str) -> None:
+    """Of the comparisons, OpenVINO bounds Equal alone: NotEqual, Less, GreaterEqual of 2..3 and 1 leave the If
+    undecided (both branches merged: a dynamic rank), as ovreduce does."""
+    path = _if_on_a_dim(tmp_path, False, comparison)
+    model = ov.Core().read_model(str(path))
+    model.reshape({"x": ov.PartialShape("[2..3,5,4]")})
+    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "after")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[2..3,5,4]")})
+    [reduction] = [r for r in report.reductions if r.layer_name == "after"]
+    assert reduction.inferred_output_shape == partial_shape(node.get_output_partial_shape(0)).to_json()
+
+
+@pytest.mark.parametrize("x", ["[2..3,6]", "[1..3,6]", "[1,6]", "[?,6]"])
+def test_an_equal_of_a_dim_bounds_a_shape_computed_from_it(tmp_path: Path, x: str) -> None:
+    """Reshape(x, [Convert(Equal(ShapeOf(x)[0], 1)) + 1, -1]) -> ReduceMean: Equal's bounds (false, true or either)
+    pass through the Convert and the Add into the Reshape's target, as OpenVINO's do."""
+    xp = ops.parameter([-1, 6], np.float32, name="x")
+    d0 = ops.gather(ops.shape_of(xp), ops.constant(np.array([0])), ops.constant(np.int64(0)))
+    flag = ops.convert(ops.equal(d0, ops.constant(np.array([1], np.int64))), np.int64)
+    target = ops.concat([ops.add(flag, ops.constant(np.array([1], np.int64))), ops.constant(np.array([-1]))], 0)
+    mean = ops.reduce_mean(ops.reshape(xp, target, False), ops.constant(np.array([1], np.int64)), False)
+    mean.set_friendly_name("mean")
+    path = tmp_path / "equal_flag.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [xp]), str(path), compress_to_fp16=False)
+    model = ov.Core().read_model(str(path))
+    model.reshape({"x": ov.PartialShape(x)})
+    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "mean")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
+    [reduction] = report.reductions
+    assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), x
