@@ -460,6 +460,7 @@ def audit_model(
     unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
     renamed.update((name, (ids.get(layer), layer)) for name, layer in v10_renamed(ov_model, model).items())
+    ids.update((name, layer_id) for name, (layer_id, _) in renamed.items() if layer_id is not None)
     marks, slots = _marks(nodes)
     began = time.perf_counter()
     chains = [chain_of(node, marks) for node in nodes] if target is not None else []
@@ -503,7 +504,7 @@ def audit_model(
             if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
                 tell.total += 2
             fresh = fitted()
-            truth_marks = _same_nodes(fresh, nodes, kinds, work)
+            truth_marks = _same_nodes(fresh, nodes, kinds, work, model, renamed)
             truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline)
             work.outputs_visited += sum(run.visited for run in truth)
     except InferenceTimeoutError:
@@ -1074,14 +1075,25 @@ def _marks(nodes: list[Any]) -> tuple[list[Any], list[tuple[int | npt.NDArray[An
     return marks, slots
 
 
-def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], work: AuditWork) -> list[Any]:
+def _same_nodes(
+    fresh: Any,
+    nodes: list[Any],
+    kinds: Mapping[str, ReductionOp],
+    work: AuditWork,
+    model: IRModel,
+    renamed: Mapping[str, tuple[str | None, str]],
+) -> list[Any]:
     """The outputs of ``nodes``' counterparts in ``fresh`` (another read of the same model): matched by
-    friendly name, a name used by several reductions matched in order, through one dictionary."""
+    friendly name, a name used by several reductions matched in order, through one dictionary. A node IR v10's
+    conversion renamed (``renamed``: a generated name, another at each read) is matched by its layer's name."""
+    again = v10_renamed(fresh, model)
     by_name: dict[str, deque[Any]] = {}
     for n in _reduction_nodes(fresh, kinds, work):
-        by_name.setdefault(n.get_friendly_name(), deque()).append(n)
+        name = n.get_friendly_name()
+        by_name.setdefault(again.get(name, name), deque()).append(n)
     work.lookups += len(nodes)
-    return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
+    named = [n.get_friendly_name() for n in nodes]
+    return [by_name[renamed[name][1] if name in renamed else name].popleft().output(0) for name in named]
 
 
 def _check_step(
