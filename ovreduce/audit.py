@@ -425,8 +425,12 @@ def audit_model(
                            notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
                            summary).document  # fmt: skip
 
+    steady: dict[str, str] = {}  # IR v10's renamed output producers: layer name -> the name of the first read
+
     def read() -> Any:
-        return read_ir_model(model)  # (in the service's worker: a crash of OpenVINO's reader is refused first)
+        ov_model = read_ir_model(model)  # (in the service's worker: a crash of OpenVINO's reader is refused first)
+        _steady_names(ov_model, model, steady)
+        return ov_model
 
     def fitted() -> Any:  # another copy, reshaped as the first was (not at all for decode steps)
         fresh = read()
@@ -504,7 +508,7 @@ def audit_model(
             if "f32" not in runs:  # a device that ignored the f32 hint: measure drift all the same
                 tell.total += 2
             fresh = fitted()
-            truth_marks = _same_nodes(fresh, nodes, kinds, work, model, renamed)
+            truth_marks = _same_nodes(fresh, nodes, kinds, work)
             truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline)
             work.outputs_visited += sum(run.visited for run in truth)
     except InferenceTimeoutError:
@@ -515,6 +519,7 @@ def audit_model(
     except Exception as exc:  # compile or inference failure of the whole model
         failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
         return report(None, described, [], [], failed, notes)
+    _kernels_by_layer([*audited, *plain], renamed)
     if steps:
         step_fed = replay(1, audited[0]) if replay is not None and len(audited) > 1 else None
         notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed))
@@ -1075,25 +1080,28 @@ def _marks(nodes: list[Any]) -> tuple[list[Any], list[tuple[int | npt.NDArray[An
     return marks, slots
 
 
-def _same_nodes(
-    fresh: Any,
-    nodes: list[Any],
-    kinds: Mapping[str, ReductionOp],
-    work: AuditWork,
-    model: IRModel,
-    renamed: Mapping[str, tuple[str | None, str]],
-) -> list[Any]:
+def _same_nodes(fresh: Any, nodes: list[Any], kinds: Mapping[str, ReductionOp], work: AuditWork) -> list[Any]:
     """The outputs of ``nodes``' counterparts in ``fresh`` (another read of the same model): matched by
-    friendly name, a name used by several reductions matched in order, through one dictionary. A node IR v10's
-    conversion renamed (``renamed``: a generated name, another at each read) is matched by its layer's name."""
-    again = v10_renamed(fresh, model)
+    friendly name, a name used by several reductions matched in order, through one dictionary."""
     by_name: dict[str, deque[Any]] = {}
     for n in _reduction_nodes(fresh, kinds, work):
-        name = n.get_friendly_name()
-        by_name.setdefault(again.get(name, name), deque()).append(n)
+        by_name.setdefault(n.get_friendly_name(), deque()).append(n)
     work.lookups += len(nodes)
-    named = [n.get_friendly_name() for n in nodes]
-    return [by_name[renamed[name][1] if name in renamed else name].popleft().output(0) for name in named]
+    return [by_name[n.get_friendly_name()].popleft().output(0) for n in nodes]
+
+
+def _steady_names(ov_model: Any, model: IRModel, steady: dict[str, str]) -> None:
+    """Give each node IR v10's conversion renamed in this read of the model the name the first read gave it
+    (``steady``: layer name -> that name, filled by the first read). OpenVINO generates another at each read, and
+    the audit's reads (audited, plain and f32 runs) find their nodes, and the execution graph its kernels, by name.
+    The layer's own name cannot be given back: see :func:`ovreduce.check.openvino.v10_renamed`."""
+    renamed = v10_renamed(ov_model, model)
+    if not renamed:
+        return
+    for node in ov_model.get_ordered_ops():
+        layer = renamed.get(node.get_friendly_name())
+        if layer is not None:
+            node.set_friendly_name(steady.setdefault(layer, node.get_friendly_name()))
 
 
 def _check_step(
@@ -1600,6 +1608,17 @@ def _by_layer(layer: LayerAudit, renamed: Mapping[str, tuple[str | None, str]]) 
             stages.append(stage)
         layer.target = replace(layer.target, stages=tuple(stages))
     return layer
+
+
+def _kernels_by_layer(runs: Sequence[MarkedRun], renamed: Mapping[str, tuple[str | None, str]]) -> None:
+    """Each run's precision of a node IR v10's conversion renamed, read from its reduction kernel: the execution
+    graph names it by the layer's name where the plugin removed the Convert the conversion added (the node then
+    takes the Convert's name, as OpenVINO's removal of a Convert before a model output does), by the generated one
+    where the Convert stays."""
+    for run in runs:
+        for generated, (_, layer) in renamed.items():
+            if generated not in run.reducing and layer in run.reducing and layer in run.runtime_precision:
+                run.runtime_precision[generated] = run.runtime_precision[layer]
 
 
 def _layer_ids(model: IRModel, work: AuditWork) -> dict[str, str]:

@@ -93,6 +93,7 @@ __all__ = [
     "precision_support",
     "read_ir",
     "read_model",
+    "reduction_kernels",
     "run_marked",
     "run_steps",
     "runtime_precisions",
@@ -223,6 +224,20 @@ def runtime_precisions(compiled: Any) -> dict[str, str]:
     except Exception:  # a plugin without an execution graph
         return {}
     return renamed | out
+
+
+def reduction_kernels(compiled: Any) -> frozenset[str]:
+    """The node names (``originalLayersNames``) of the compiled model's reduction kernels (``layerType`` Reduce, as
+    OpenVINO's CPU plugin calls them); empty for a plugin without an execution graph."""
+    out: set[str] = set()
+    try:
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            info = op.get_rt_info()
+            if "layerType" in info and str(info["layerType"].astype(str)) == "Reduce":
+                out.update(name.strip() for name in str(info["originalLayersNames"].astype(str)).split(","))
+    except Exception:  # a plugin without an execution graph
+        return frozenset()
+    return frozenset(out)
 
 
 # The element types whose reductions a device may execute in another precision (OpenVINO's CPU plugin runs a
@@ -1278,6 +1293,7 @@ class MarkedRun:
     effective_precision: str | None
     runtime_precision: dict[str, str]  # node name -> the precision it executes in
     visited: int = 0  # compiled-model outputs fetched and indexed plus marks looked up: the work that grows with them
+    reducing: frozenset[str] = frozenset()  # the node names the execution graph gives its reduction kernels
 
 
 class InferenceTimeoutError(LimitExceededError):
@@ -1400,6 +1416,7 @@ def _run_steps(
     compiled = compile_model(ov_model, device, precision)
     effective = effective_precision(compiled, None)
     executes = runtime_precisions(compiled)
+    reducing = reduction_kernels(compiled)
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     model_outputs = list(ov_model.outputs)
@@ -1425,7 +1442,7 @@ def _run_steps(
                 copies[i] = from_tensor(request.get_output_tensor(i))
         marked = [copies[position[port]] for port in added]
         visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
-        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited))
+        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited, reducing))
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
 

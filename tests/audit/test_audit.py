@@ -663,6 +663,13 @@ def test_a_v10_output_reduction_is_named_by_its_layer(tmp_path: Path, etype: str
     assert stages[-1:] == ([(op, "red", "2")] if stages else []), row["target"]
     assert report["error"] is None, report
     assert (row["drift"] is not None) is (precision != "f32"), row  # measured against the f32 run
+    # what the reduction's kernel executes in, asked of OpenVINO's execution graph of the model as it is read
+    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+    kernels = [op.get_rt_info() for op in compiled.get_runtime_model().get_ordered_ops()]
+    (executes,) = [
+        str(i["runtimePrecision"].astype(str)) for i in kernels if str(i["layerType"].astype(str)) == "Reduce"
+    ]
+    assert row["plain_runtime_precision"] == precision_name(executes), (row, executes)
 
 
 def test_a_v10_if_feeding_an_output_has_its_branch_audited(tmp_path: Path) -> None:
