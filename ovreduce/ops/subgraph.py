@@ -168,6 +168,13 @@ def _bounded_bool(value: ValueInfo) -> bool | None:
     return bool(known[0][0])
 
 
+def _decided(value: ValueInfo) -> bool | None:
+    """A condition as OpenVINO's ``get_constant_from_source`` takes it: a constant, or a runtime value of one
+    element whose bounds are equal; None otherwise."""
+    decided = _const_bool(value)
+    return decided if decided is not None else _bounded_bool(value)
+
+
 def _with_dim(shape: PartialShape, axis: int, dim: Dimension) -> PartialShape | None:
     """``shape`` with ``axis`` (negative counts from the end) replaced; None when the axis is out of range."""
     assert shape.dims is not None
@@ -453,20 +460,20 @@ class Loop5(_Iterating):
         return _with_dim(shape, m.axis, const_dim(m.part_size)), None
 
     def trips(self, ctx: SubGraphContext, body: Body, child: BodyShapes, sliced: int | None) -> Trips:
-        zero = len(ctx.layer.inputs) > 1 and _const_bool(ctx.value(1)) is False
+        zero = len(ctx.layer.inputs) > 1 and _decided(ctx.value(1)) is False
         condition = body.condition
         if condition is None:  # pragma: no cover - infer_bodies walks no such body
             return Trips(None, zero)
         said = child.result_state(condition.internal_layer_id).shape
         if said is not None and said.rank is not None and said.rank > 1:
             raise ShapeInferenceError("Rank of BodyExecutionCondition output must be equal to 0 or 1")
-        always = _const_bool(child.result_value(condition.internal_layer_id))
+        always = _decided(child.result_value(condition.internal_layer_id))
         if always is None:  # a body Parameter fed by a constant passes its value through
             result = body.graph.layer(condition.internal_layer_id)
             ref = body.graph.producer(result.id, result.inputs[0].id) if result.inputs else None
             for m in body.inputs:
                 if ref is not None and m.internal_layer_id == ref[0] and m.external_port_id >= 0:
-                    always = _const_bool(ctx.value(m.external_port_id))
+                    always = _decided(ctx.value(m.external_port_id))
         if always is False:
             return Trips(1, zero)
         trip = _scalar(ctx.value(0))

@@ -165,3 +165,33 @@ def test_an_equal_of_a_dim_bounds_a_shape_computed_from_it(tmp_path: Path, x: st
     report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
     [reduction] = report.reductions
     assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), x
+
+
+@pytest.mark.parametrize("x", ["[2..3,4]", "[1,4]", "[1..3,4]", "[?,4]"])
+def test_a_loop_on_a_dim_is_decided_by_bounds_as_openvino_decides_it(tmp_path: Path, x: str) -> None:
+    """A Loop of 3 iterations whose execution condition is Equal(ShapeOf(x)[0], 1): where the bounds say it is false
+    (2..3), OpenVINO runs no iteration and its concatenated output is [0]; elsewhere 3 slices of [1,4]."""
+    from openvino import opset5
+
+    xp = ops.parameter([-1, 4], np.float32, name="x")
+    d0 = ops.gather(ops.shape_of(xp), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
+    cond = ops.squeeze(ops.equal(d0, ops.constant(np.array([1], np.int64))), ops.constant(np.array([0], np.int64)))
+    inner = ops.parameter([1, 4], np.float32)
+    body_out, body_cond = ops.result(ops.relu(inner)), ops.result(ops.constant(np.array(True)))
+    loop = opset5.loop(ops.constant(np.int64(3)).output(0), cond.output(0))
+    loop.set_function(ov.Model([body_cond, body_out], [inner]))
+    loop.set_special_body_ports([-1, 0])
+    one = [ops.constant(np.array([v])) for v in (0, 1, 1)]
+    loop.set_invariant_input(inner, ops.slice(xp, *one).output(0))
+    out = loop.get_concatenated_slices(body_out.output(0), 0, 1, 1, -1, 0)
+    after = ops.reduce_sum(out, ops.constant(np.array([0], np.int64)), False)
+    after.set_friendly_name("after")
+    path = tmp_path / "loop_on_a_dim.xml"
+    ov.save_model(ov.Model([ops.result(after)], [xp]), str(path), compress_to_fp16=False)
+    model = ov.Core().read_model(str(path))
+    model.reshape({"x": ov.PartialShape(x)})
+    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "after")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
+    [reduction] = [r for r in report.reductions if r.layer_name == "after"]
+    assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), x
+    assert reduction.inferred_output_shape == partial_shape(node.get_output_partial_shape(0)).to_json(), x
