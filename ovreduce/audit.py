@@ -791,7 +791,7 @@ def _target_step(
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
                           reduction_kept=reduction_kept)  # fmt: skip
         if emu is None:
-            constants = [not isinstance(i, int) for i in chain.sources] if chain.op is not None else None
+            constants = chain.constants
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
                           op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
                           constants=constants, arrived=arrived)  # fmt: skip
@@ -874,6 +874,9 @@ def _target_step(
         factor = headroom_factor(largest, target)
         message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}): headroom x{_g(factor)}"
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
+        if emu.saturated and largest > limit:  # (only values the conversion saturates reach past the limit)
+            message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}), past {target}'s range only "
+                       f"where Constants saturate to its largest")  # fmt: skip
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
     back = next((st for st in stages[: len(above)] if st.overflowed), None)
@@ -885,6 +888,9 @@ def _target_step(
     if emu.saturated and status != "protected":
         message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
+        if emu.clamped:
+            message += (f" ({emu.clamped} output element(s) hold that largest value where the f64 reference lies past "
+                        f"it: the conversion's, not judged)")  # fmt: skip
     if on_device is not None and on_device[0] is None and status != "protected":
         message += ("; its chain did not run on the device on its own: part of it is kept in the original precision, "
                     "which a graph of the target type cannot rebuild")  # fmt: skip
@@ -988,7 +994,7 @@ def _chain_spec(
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return None
     keep = bool(node.get_attributes().get("keep_dims", False))
-    constants = [not isinstance(i, int) for i in chain.sources] if chain.op is not None else None
+    constants = chain.constants
     return (
         None if chain.op is None else chain.op.get_type_name(),
         inputs,

@@ -135,6 +135,16 @@ class Chain:
     above: list[Above] = field(default_factory=list)  # the elementwise ops above the chain, captured (walk_above)
     entry: list[int | None] = field(default_factory=list)  # each chain input's mark (None: a Constant), once walked
     above_cut: str | None = None  # why the ops above the chain were not all captured, where they were not
+    constant_valued: list[bool] = field(default_factory=list)  # each source holds only Constants' values (a mask)
+
+    @property
+    def constants(self) -> list[bool] | None:
+        """For each input of the chain's op, whether OpenVINO converts its values as a Constant's (saturating past the
+        type's largest): a Constant, or values moved from Constants only (``Select(keep, 0, lowest)``, a Broadcast of
+        one: how an attention mask is exported); None for a chain without op."""
+        if self.op is None:
+            return None
+        return [not isinstance(i, int) or moved for i, moved in zip(self.sources, self.constant_valued, strict=True)]
 
     @property
     def protected(self) -> bool:
@@ -205,7 +215,31 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
         else:
             chain.sources.append(len(marks))
             marks.append(source)
+        chain.constant_valued.append(_constant_valued(source))
     return chain
+
+
+# The ops that move or pick values without computing new ones, with the inputs whose values they carry
+_MOVING: Mapping[str, tuple[int, ...] | None] = {
+    "Select": (1, 2), "Broadcast": (0,), "Convert": (0,), "Reshape": (0,), "Squeeze": (0,), "Unsqueeze": (0,),
+    "Transpose": (0,), "Tile": (0,), "Gather": (0,), "StridedSlice": (0,), "Slice": (0,), "Concat": None,
+}  # fmt: skip
+
+
+def _constant_valued(source: Any, budget: int = 32) -> bool:
+    """Whether every value of the output ``source`` comes from a Constant through ops that only move or pick values
+    (:data:`_MOVING`): OpenVINO's f16 conversion converts those Constants, so such values saturate as theirs do."""
+    todo, seen = [source], 0
+    while todo:
+        node = todo.pop().get_node()
+        seen += 1
+        kind = node.get_type_name()
+        if seen > budget or (kind != "Constant" and kind not in _MOVING):
+            return False
+        if kind != "Constant":
+            carried = _MOVING[kind]
+            todo += [node.input_value(i) for i in (range(node.get_input_size()) if carried is None else carried)]
+    return True
 
 
 # The elementwise ops a chain is followed up through, above its range-changing op (or above the reduction where none
@@ -427,6 +461,7 @@ class Emulation:
     bound: float | None = None  # bounded: the largest error the target's rounding can cause, proven within tolerance
     undefined: npt.NDArray[np.bool_] | None = None  # output elements the specification leaves undefined (an empty max)
     saturated: int = 0  # values of Constants past the type's largest, which their conversion saturates to it
+    clamped: int = 0  # output elements past the type's range holding its largest from saturated Constants: not judged
 
     @property
     def non_finite(self) -> int:
@@ -733,10 +768,18 @@ def emulate(
     # A sum that cancels is judged against what it adds (as run judges one): its inputs' rounding alone errs so much.
     # What it adds as the target holds it: a term that flushes to 0 is lost whole, which no rounding allowance covers.
     mass = reductions()[reduction].rounding_mass(np.asarray(low_data, dtype=np.float64), np.asarray(axes), keep_dims)
-    comparison = compare(expected, np.asarray(result, dtype=np.float64), reference_name="f64 reference",
+    # An output past the type's range that holds its largest where Constants saturated to it (a fully masked row's
+    # max, of float32's lowest) is that conversion's, by design: no error of the reduction's to judge.
+    low64 = np.asarray(result, dtype=np.float64)
+    clamped = (np.abs(expected) > FINITE_MAX[target]) & np.isfinite(expected) & (np.abs(low64) == FINITE_MAX[target])
+    clamped = clamped if saturated else np.zeros_like(clamped)
+    judged_out = clamped if undefined is None else (clamped | undefined)
+    comparison = compare(expected, low64, reference_name="f64 reference",
                          candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False,
-                         allowance=None if mass is None else rtol * mass, undefined=undefined)  # fmt: skip
-    return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated)
+                         allowance=None if mass is None else rtol * mass,
+                         undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
+    return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated,
+                     clamped=int(np.count_nonzero(clamped)))  # fmt: skip
 
 
 def headroom_factor(largest: float, target: str) -> float | None:

@@ -90,3 +90,38 @@ def test_an_overflow_the_model_has_in_f32_is_not_the_targets(tmp_path: Path, tar
     row = _target_row(tmp_path / "m.xml", np.array([[1, 2, 3, 80, 0, 0, 0, 0]], np.float32), "f32", target)
     # (bf16 holds exp(80); a CPU that runs bf16 natively executes this chain in f32: protected)
     assert row["status"] in (("overflow",) if target == "f16" else ("headroom", "protected")), row
+
+
+@pytest.mark.parametrize("made", ["select", "broadcast", "constant"])
+def test_a_mask_moved_from_constants_saturates_as_openvino_converts_it(tmp_path: Path, made: str) -> None:
+    """An attention mask of float32's lowest, as torch.where(keep, 0, finfo.min) exports it (a Select of Constants), a
+    Broadcast of one, or the Constant itself, added to scores, then a row max with one row fully masked: OpenVINO's
+    f16 conversion (ConvertFP32ToFP16) saturates the Constants to f16's lowest, so every row max is finite. The
+    Select's output was rounded to -inf (a false overflow), and the fully masked row's max, f16's lowest against
+    float32's, was called inaccurate: it is the conversion's, not judged."""
+    lowest = np.finfo(np.float32).min
+    scores = ops.parameter([2, 8], np.float32, name="x")
+    keep = ops.parameter([2, 8], ov.Type.boolean, name="keep")
+    kept = np.ones((2, 8), bool)
+    kept[1, :] = False
+    mask = {
+        "select": lambda: ops.select(keep, ops.constant(np.float32(0)), ops.constant(lowest)),
+        "broadcast": lambda: ops.select(keep, ops.constant(np.float32(0)),
+                                        ops.broadcast(ops.constant(np.float32(lowest)), ops.constant([2, 8]))),
+        "constant": lambda: ops.constant(np.where(kept, 0, lowest).astype(np.float32)),
+    }[made]()  # fmt: skip
+    top = ops.reduce_max(ops.add(scores, mask), ops.constant(AXIS), True)
+    params = [scores, keep] if made != "constant" else [scores]
+    ov.save_model(ov.Model([top], params), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    feeds = {"x": data, "keep": kept} if made != "constant" else {"x": data}
+    converted = ov.Core().read_model(tmp_path / "m.xml")
+    manager = ov.passes.Manager()
+    manager.register_pass(ov.passes.ConvertFP32ToFP16())
+    manager.run_passes(converted)
+    device = ov.Core().compile_model(converted, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    assert np.isfinite(device({**feeds, "x": data.astype(np.float16)})[0]).all()  # OpenVINO's f16 model
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs=feeds, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer.get("target"))
+    assert row["status"] == "headroom" and not row["failed"], row
+    assert "saturate" in row["message"] and "not judged" in row["message"], row
