@@ -1188,8 +1188,9 @@ def _decoding(
     """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
     the token input the argmax of the step before's last logits over the ids its embedding holds (seeded ids where
     the model has no ``logits``),
-    the attention mask one longer (not an encoder's), the next position, beams in order, every other input as it
-    was. Every run
+    the attention mask one longer (not an encoder's; of the new token alone for a Mamba-style model), the next
+    position, beams in order, an input whose length follows the token sequence zeros along the new token
+    (:func:`_along_tokens`), every other input as it was. Every run
     replays the audited run's feeds, so that they differ in precision only."""
     made = recipes(ov_model)
     names = [set(port.get_names()) for port in ov_model.inputs]
@@ -1206,6 +1207,7 @@ def _decoding(
     # and its place in the sequence at each step, as transformers' generate counts it (optimum-intel's Mamba runtime)
     mamba = any(r.kind == "positions" and r.high for r in made)
     prompt = next((a.shape[1] for i, a in first.items() if names[i] & (TOKEN_IDS | EMBEDDINGS) and a.ndim >= 2), None)
+    along: list[dict[int, dict[int, int]]] | None = None  # the inputs whose length follows the tokens: dims, sizes
 
     def next_inputs(step: int, before: MarkedRun) -> Mapping[int, npt.NDArray[Any]] | None:
         if step > steps:
@@ -1233,6 +1235,12 @@ def _decoding(
                 feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)
             else:
                 feeds[i] = array
+        nonlocal along
+        if along is None:  # (once: the first step's feeds tell every step's)
+            along = [_along_tokens(ov_model, recorded[-1], feeds, prompt)]
+        for i, sizes in along[0].items():  # no token of an image or another source in a step: zeros along it
+            shape = tuple(sizes.get(d, n) for d, n in enumerate(feeds[i].shape))
+            feeds[i] = np.zeros(shape, dtype=feeds[i].dtype)
         recorded.append(feeds)
         return feeds
 
@@ -1240,6 +1248,43 @@ def _decoding(
         return recorded[step] if step < len(recorded) else None
 
     return _own(next_inputs), replay
+
+
+def _along_tokens(
+    ov_model: Any, before: Mapping[int, npt.NDArray[Any]], feeds: Mapping[int, npt.NDArray[Any]], prompt: int | None
+) -> dict[int, dict[int, int]]:
+    """The inputs of a decode step's ``feeds`` kept as they ``before`` were whose length follows the token sequence
+    (a VLM's language model's mask of the image's tokens and their embeddings, ``visual_pos_masks`` and
+    ``deepstack_visual_embeds``: ``[batch, tokens]``, ``[layers, batch * tokens, hidden]``), each with the sizes its
+    dims take in the step, by dim: a dim past the first as long as the prompt's tokens (or the batch's tokens) that
+    OpenVINO's shape inference refuses beside the step's one new token, and accepts along it. Empty where there is
+    none, or where the model's shapes take the inputs as they were."""
+    token_input = next((a for i, a in feeds.items() if a.ndim >= 2 and before[i].ndim >= 2
+                        and before[i].shape[1] == prompt and a.shape[1] == 1), None)  # fmt: skip
+    if prompt is None or prompt <= 1 or token_input is None:
+        return {}
+    batch = token_input.shape[0]
+    lengths = {prompt: 1, batch * prompt: batch}
+    kept = {i: a for i, a in feeds.items() if a is before[i] and a.ndim >= 2}
+    along = {i: {d: lengths[n] for d, n in enumerate(a.shape) if d and n in lengths} for i, a in kept.items()}
+    along = {i: sizes for i, sizes in along.items() if sizes}
+    if not along:
+        return {}
+
+    def accepted(shapes: Mapping[int, tuple[int, ...]]) -> bool:
+        trial = ov_model.clone()
+        try:
+            trial.reshape({trial.inputs[i]: list(shape) for i, shape in shapes.items()})
+        except Exception:  # OpenVINO's shape inference refusing these shapes together
+            return False
+        return True
+
+    shapes = {i: tuple(a.shape) for i, a in feeds.items() if ov_model.inputs[i].get_element_type().get_type_name()
+              != "string"}  # fmt: skip
+    if accepted(shapes):
+        return {}
+    stepped = {i: tuple(sizes.get(d, n) for d, n in enumerate(shapes[i])) for i, sizes in along.items()}
+    return along if accepted({**shapes, **stepped}) else {}
 
 
 def _token_and_logits(ov_model: Any, first: Mapping[int, npt.NDArray[Any]], made: Sequence[Any]) -> tuple[
@@ -1390,6 +1435,7 @@ def _steps_note(
               if r.kind == "ids" and i != token and i in first and first[i].ndim == 2]  # fmt: skip
     if others:
         fed.append(f"seeded random ids as {', '.join(map(repr, others))}")
+    zeros: list[str] = []
     for i, array in sorted((step or {}).items()):
         before = first.get(i)
         if before is None or (array.shape == before.shape and np.array_equal(array, before)):
@@ -1403,6 +1449,12 @@ def _steps_note(
             fed.append(f"the new token's place in the sequence ({label!r})")
         elif "position_ids" in names[i]:
             fed.append(f"the next position ({label!r})")
+        elif not array.any() and array.shape != before.shape:  # (:func:`_along_tokens`)
+            zeros.append(label)
+    if zeros:
+        fed.append(f"zeros along the new token as {', '.join(map(repr, zeros))} (their length follows the token "
+                   f"sequence, as no image's or other source's token is among the new ones: optimum-intel's "
+                   f"placeholder)")  # fmt: skip
     said = (", ".join(fed[:-1]) + " and " + fed[-1] if len(fed) > 1 else fed[0]) if fed else "the first run's inputs"
     return (
         f"the model is stateful ({variables} state variables, as its Assign layers count them): one infer request "

@@ -512,3 +512,83 @@ def test_a_refusal_of_steps_on_a_seq2seq_export_names_its_decoder(capsys: pytest
     status, out, err = run_cli(capsys, "audit", str(EXPORTS / "t5_seq2seq"), "--steps", "2")
     assert status == 2 and out == "", err
     assert "openvino_encoder_model.xml is the model audited: the export also holds openvino_decoder_model.xml" in err
+
+
+def _parameter(shape: list[int], etype: Any, name: str) -> Any:
+    from openvino import opset13 as ops
+
+    node = ops.parameter(ov.PartialShape(shape), etype, name=name)
+    node.output(0).set_names({name})
+    return node
+
+
+def _deepstack(path: Path, hidden: int = 16, vocab: int = 40) -> Path:
+    """A language model as optimum-intel exports Qwen3-VL's: fed ``inputs_embeds`` beside the mask, positions per
+    rotary section, ``visual_pos_masks`` ``[batch, tokens]`` (boolean) and ``deepstack_visual_embeds`` ``[layers,
+    batch * tokens, hidden]``, which it reshapes along the embeddings (as the export's traced deepstack ops do) and adds
+    where the mask says; its state the sequence so far, which the mask covers."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(5)
+    embeds = _parameter([-1, -1, hidden], np.float32, "inputs_embeds")
+    mask = _parameter([-1, -1], np.int64, "attention_mask")
+    positions = _parameter([3, -1, -1], np.int64, "position_ids")
+    visual = _parameter([-1, -1], np.bool_, "visual_pos_masks")
+    deep = _parameter([-1, -1, hidden], np.float32, "deepstack_visual_embeds")
+    beams = _parameter([-1], np.int32, "beam_idx")
+    last = ops.constant(np.int64(-1))
+    along = ops.reshape(deep, ops.shape_of(embeds), False)
+    x = ops.add(embeds, ops.multiply(along, ops.unsqueeze(ops.convert(visual, np.float32), last)))
+    text = ops.convert(ops.gather(positions, ops.constant(np.int64(0)), ops.constant(np.int64(0))), np.float32)
+    x = ops.add(x, ops.unsqueeze(ops.multiply(text, ops.constant(np.float32(0.01))), last))
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([-1, -1, hidden]), ov.Type.f32, "past.0"
+    variable = Variable(info)
+    empty = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
+        [ops.gather(ops.shape_of(embeds), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0))),
+         ops.constant(np.array([0, hidden], np.int64))], 0))  # fmt: skip
+    past = ops.gather(ops.read_value(empty, variable), beams, ops.constant(np.int64(0)))
+    cache = ops.concat([past, x], 1)
+    attended = ops.multiply(cache, ops.unsqueeze(ops.convert(mask, np.float32), last))
+    mean = ops.reduce_mean(attended, ops.constant(np.array([1], np.int64)), True, name="cache_mean")
+    head = ops.constant(rng.standard_normal((hidden, vocab)).astype(np.float32))
+    logits = ops.matmul(ops.add(x, mean), head, False, False)
+    logits.output(0).set_names({"logits"})
+    inputs = [embeds, mask, positions, visual, deep, beams]
+    model = ov.Model([ops.result(logits)], [ops.assign(cache, variable)], inputs, "deepstack_lm")
+    ov.save_model(model, path)
+    return path
+
+
+def test_an_input_along_the_tokens_is_fed_each_step_for_its_new_token(tmp_path: Path) -> None:
+    """A VLM's language model (Qwen3-VL's) takes a mask of the image's tokens and their deepstack embeddings, as long as
+    the token sequence: the decode steps kept the first run's 8 beside one new token's embedding, which OpenVINO
+    refused ("OpenVINO failed", every reduction not audited). Each step now feeds them zeros along the new token, as
+    optimum-intel feeds a step without image tokens: its logits are those of such a loop written with OpenVINO's API."""
+    path = _deepstack(tmp_path / "openvino_language_model.xml")
+    probe = read_model(path)
+    names = [port.get_any_name() for port in probe.inputs]
+    arrays, _, _ = model_inputs(probe, {}, 0)
+    first = {names[i]: array for i, array in arrays.items()}
+    assert first["visual_pos_masks"].shape == (1, 8) and first["deepstack_visual_embeds"].shape == (1, 8, 16)
+    next_inputs, replay = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    assert len(runs) == 3
+    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    for step, run in enumerate(runs):
+        feeds = dict(first)
+        if step:
+            fed = replay(step, runs[step - 1])
+            assert fed is not None
+            feeds = {"inputs_embeds": fed[names.index("inputs_embeds")],  # (seeded: a new token's embedding)
+                     "attention_mask": np.ones((1, 8 + step), np.int64),
+                     "position_ids": np.full((3, 1, 1), 7 + step, np.int64),
+                     "visual_pos_masks": np.zeros((1, 1), np.bool_),
+                     "deepstack_visual_embeds": np.zeros((1, 1, 16), np.float32),
+                     "beam_idx": np.zeros(1, np.int32)}  # fmt: skip
+        np.testing.assert_array_equal(run.outputs[0], request.infer(feeds)["logits"])
+    doc = _audited(path, precision="f32", steps=2)
+    assert doc.error is None and doc.steps == 2, doc.error
+    note = next(n for n in doc.notes if "decode step" in n)
+    assert "zeros along the new token as 'visual_pos_masks', 'deepstack_visual_embeds'" in note, note
