@@ -457,7 +457,8 @@ def audit_model(
     arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
-    next_inputs, replay = _decoding(probe, arrays, steps, seed) if steps else (None, None)
+    alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)
+    next_inputs, replay = _decoding(probe, arrays, steps, seed, alone) if steps else (None, None)
     kinds = reductions()
     nodes = _reduction_nodes(ov_model, kinds, work)
     shared = Counter(op.get_friendly_name() for op in ov_model.get_ordered_ops())
@@ -1183,14 +1184,14 @@ def _across_steps(per_step: list[dict[str, list[LayerAudit]]]) -> dict[str, list
 
 
 def _decoding(
-    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int
+    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int, alone: bool = False
 ) -> tuple[NextInputs, NextInputs]:
     """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
     the token input the argmax of the step before's last logits over the ids its embedding holds (seeded ids where
     the model has no ``logits``),
-    the attention mask one longer (not an encoder's; of the new token alone for a Mamba-style model), the next
-    position, beams in order, an input whose length follows the token sequence zeros along the new token
-    (:func:`_along_tokens`), every other input as it was. Every run
+    the attention mask one longer (not an encoder's; of the new token alone for a Mamba-style model, or where
+    ``alone`` says so: :func:`_mask_alone`), the next position, beams in order, an input whose length follows the
+    token sequence zeros along the new token (:func:`_along_tokens`), every other input as it was. Every run
     replays the audited run's feeds, so that they differ in precision only."""
     made = recipes(ov_model)
     names = [set(port.get_names()) for port in ov_model.inputs]
@@ -1205,7 +1206,7 @@ def _decoding(
     recorded: list[Mapping[int, npt.NDArray[Any]]] = [first]
     # a Mamba-style model (its cache_position spans the conv state at the prefill) takes the new token's mask alone
     # and its place in the sequence at each step, as transformers' generate counts it (optimum-intel's Mamba runtime)
-    mamba = any(r.kind == "positions" and r.high for r in made)
+    mamba = alone or any(r.kind == "positions" and r.high for r in made)
     prompt = next((a.shape[1] for i, a in first.items() if names[i] & (TOKEN_IDS | EMBEDDINGS) and a.ndim >= 2), None)
     along: list[dict[int, dict[int, int]]] | None = None  # the inputs whose length follows the tokens: dims, sizes
 
@@ -1248,6 +1249,34 @@ def _decoding(
         return recorded[step] if step < len(recorded) else None
 
     return _own(next_inputs), replay
+
+
+def _mask_alone(
+    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], seed: int, read: Callable[[], Any], device: str,
+    precision: str, deadline: float | None,
+) -> bool:  # fmt: skip
+    """Whether the decode steps of a model with a conv state (a Mamba-class hybrid: a variable ``*.conv.*``, as
+    optimum-intel names them) take an attention mask of the new token alone, not one longer, where no
+    ``cache_position`` says so (:func:`ovreduce.backends.feeds.conv_kernel`): optimum-intel feeds ``[batch, 1]`` ones
+    to such models but the few whose attention reads the whole mask (Granite-4.0's, LFM2's, Qwen3-Next's). The model
+    says which: OpenVINO runs a first run and one step fed the mask one longer, and where it refuses that, one fed the
+    new token's mask alone."""
+    names = [set(port.get_names()) for port in ov_model.inputs]
+    masks = [i for i, a in first.items() if names[i] & GROWING_MASKS and a.ndim == 2]
+    conv = any(".conv." in str(sink.get_variable_id()) for sink in ov_model.get_sinks()
+               if hasattr(sink, "get_variable_id"))  # fmt: skip
+    if not masks or not conv or conv_kernel(ov_model) is not None:  # (a cache_position: the mask alone already)
+        return False
+    for alone in (False, True):
+        feed, _ = _decoding(ov_model, first, 1, seed, alone)
+        try:
+            run_steps(read(), [], first, device, precision, feed, None, deadline)
+        except (InferenceTimeoutError, MemoryLimitError, _FeedError):
+            return False  # (the audited run meets the same)
+        except Exception:  # OpenVINO refusing this mask beside the new token
+            continue
+        return alone
+    return False
 
 
 def _along_tokens(

@@ -592,3 +592,77 @@ def test_an_input_along_the_tokens_is_fed_each_step_for_its_new_token(tmp_path: 
     assert doc.error is None and doc.steps == 2, doc.error
     note = next(n for n in doc.notes if "decode step" in n)
     assert "zeros along the new token as 'visual_pos_masks', 'deepstack_visual_embeds'" in note, note
+
+
+def _hybrid(path: Path, whole_mask: bool, channels: int = 6, kernel: int = 4, vocab: int = 50) -> Path:
+    """A model with a conv state as optimum-intel exports a Mamba-class hybrid (``cache_params.present.conv.0``,
+    ``[batch, channels, kernel]``), no ``cache_position``: the new tokens' columns rolled into the state, each scaled by
+    the attention mask. Zamba2's takes the mask along the new tokens (broadcast to the ids' shape, which a mask one
+    longer fails); with ``whole_mask`` (Granite-4.0's, LFM2's) the mask covers the whole sequence, the new tokens'
+    places counted from its length."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    rng = np.random.default_rng(4)
+    ids, mask = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1, -1], np.int64, "attention_mask")
+    beams = _parameter([-1], np.int32, "beam_idx")
+    zero, last = ops.constant(np.int64(0)), ops.constant(np.int64(-1))
+    hidden = ops.gather(ops.constant(rng.standard_normal((vocab, channels)).astype(np.float32)), ids, zero)
+    if whole_mask:  # the new tokens' places: the mask's length back
+        length = ops.gather(ops.shape_of(mask), ops.constant(np.int64(1)), zero)
+        tokens = ops.gather(ops.shape_of(ids), ops.constant(np.int64(1)), zero)
+        places = ops.range(ops.subtract(length, tokens), length, ops.constant(np.int64(1)), "f32")
+        hidden = ops.add(hidden, ops.unsqueeze(ops.multiply(places, ops.constant(np.float32(0.1))), last))
+        scale = ops.slice(mask, ops.unsqueeze(ops.negative(tokens), zero), ops.constant(np.array([2**62])),
+                          ops.constant(np.array([1])), ops.constant(np.array([1])))  # fmt: skip
+    else:  # the mask of the new tokens alone
+        scale = ops.broadcast(mask, ops.shape_of(ids))
+    hidden = ops.multiply(hidden, ops.unsqueeze(ops.convert(scale, np.float32), last))
+    columns = ops.transpose(hidden, ops.constant(np.array([0, 2, 1], np.int64)))
+    info = VariableInfo()
+    info.data_shape, info.data_type = ov.PartialShape([-1, channels, kernel]), ov.Type.f32
+    info.variable_id = "cache_params.present.conv.0"
+    variable = Variable(info)
+    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
+        [ops.gather(ops.shape_of(ids), ops.constant(np.array([0], np.int64)), zero),
+         ops.constant(np.array([channels, kernel], np.int64))], 0))  # fmt: skip
+    state = ops.gather(ops.read_value(zeros, variable), beams, zero)
+    ends = [ops.constant(np.array([value])) for value in (-kernel, 2**62, 1, 2)]  # the last kernel columns
+    rolled = ops.slice(ops.concat([state, columns], 2), *ends)
+    weights = ops.constant(rng.standard_normal((channels, kernel)).astype(np.float32))
+    conv = ops.reduce_sum(ops.multiply(rolled, weights), ops.constant(np.array([2], np.int64)), False, name="conv_sum")
+    logits = ops.matmul(conv, ops.constant(rng.standard_normal((channels, vocab)).astype(np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    ov.save_model(ov.Model([ops.result(logits)], [ops.assign(rolled, variable)], [ids, mask, beams], "hybrid"), path)
+    return path
+
+
+@pytest.mark.parametrize("whole_mask", [False, True])
+def test_a_hybrid_without_cache_position_is_fed_the_mask_its_steps_take(tmp_path: Path, whole_mask: bool) -> None:
+    """A Mamba-class hybrid without ``cache_position`` (Zamba2's export): its steps were fed a mask one longer, as a
+    transformer's, which OpenVINO refused at the first step. optimum-intel feeds such a model's steps the new token's
+    mask alone (``[batch, 1]`` ones), but for the few whose attention reads the whole mask (Granite-4.0's), which get it
+    one longer: each is fed so, the logits those of a generation loop fed so with OpenVINO's API."""
+    path = _hybrid(tmp_path / "hybrid.xml", whole_mask)
+    doc = _audited(path, precision="f32", steps=3)
+    assert doc.error is None, doc.error
+    note = next(n for n in doc.notes if "decode step" in n)
+    assert ("one longer" in note) is whole_mask and ("of the new token alone" in note) is not whole_mask, note
+    from ovreduce.audit import _mask_alone
+
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, {}, 0)
+    alone = _mask_alone(probe, arrays, 0, lambda: read_model(path), "CPU", "f32", None)
+    assert alone is not whole_mask
+    next_inputs, _ = _decoding(probe, arrays, 3, 0, alone)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    prompt = arrays[0]
+    feeds = {"input_ids": prompt, "attention_mask": np.ones(prompt.shape, np.int64), "beam_idx": np.zeros(1, np.int32)}
+    assert len(runs) == 4
+    for step, run in enumerate(runs):
+        logits = np.array(request.infer(feeds)["logits"], copy=True)
+        np.testing.assert_array_equal(run.outputs[0], logits)
+        width = prompt.shape[1] + step + 1 if whole_mask else 1
+        feeds = {"input_ids": np.argmax(logits, axis=-1).reshape(1, 1).astype(np.int64),
+                 "attention_mask": np.ones((1, width), np.int64), "beam_idx": np.zeros(1, np.int32)}  # fmt: skip
