@@ -56,7 +56,7 @@ from typing import Any, Literal, Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
-from ovreduce._openvino import clean_message, read_failure, read_ir_model
+from ovreduce._openvino import clean_message, openvino, read_failure, read_ir_model
 from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, conv_kernel, recipes
 from ovreduce.backends.openvino import (
     KEPT_FACTOR,
@@ -74,6 +74,7 @@ from ovreduce.backends.openvino import (
     fit_model,
     model_inputs,
     openvino_version,
+    port_type_name,
     precision_support,
     run_marked,
     run_steps,
@@ -432,9 +433,11 @@ def audit_model(
         _steady_names(ov_model, model, steady)
         return ov_model
 
+    static = not steps  # the runs compile the model reshaped to the inputs' shapes (decode steps change them)
+
     def fitted() -> Any:  # another copy, reshaped as the first was (not at all for decode steps)
         fresh = read()
-        if not steps:
+        if static:
             fit_model(fresh, arrays)
         return fresh
 
@@ -460,22 +463,29 @@ def audit_model(
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)
     next_inputs, replay = _decoding(probe, arrays, steps, seed, alone) if steps else (None, None)
     kinds = reductions()
-    nodes = _reduction_nodes(ov_model, kinds, work)
-    shared = Counter(op.get_friendly_name() for op in ov_model.get_ordered_ops())
     unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
-    renamed.update((name, (ids.get(layer), layer)) for name, layer in v10_renamed(ov_model, model).items())
-    ids.update((name, layer_id) for name, (layer_id, _) in renamed.items() if layer_id is not None)
-    marks, slots = _marks(nodes)
-    began = time.perf_counter()
-    chains = [chain_of(node, marks) for node in nodes] if target is not None else []
-    times.target_seconds += time.perf_counter() - began
-    branches = _Branches(ov_model, marks, ids, max_elements)  # each top-level If's inputs, marked too
     kept_runs = (steps + 1) * (1 if precision == "f32" else 2)
-    if target is not None:
+
+    def marked(ov_model: Any) -> tuple[list[Any], Counter[str], list[Any], list[Any], list[Chain], _Branches]:
+        """The reductions of a read of the model, the count of each node name, the tensors to mark and where each
+        reduction's are, their chains (with a target), and the top-level Ifs' inputs (marked too)."""
+        nodes = _reduction_nodes(ov_model, kinds, work)
+        shared = Counter(op.get_friendly_name() for op in ov_model.get_ordered_ops())
+        renamed.update((name, (ids.get(layer), layer)) for name, layer in v10_renamed(ov_model, model).items())
+        ids.update((name, layer_id) for name, (layer_id, _) in renamed.items() if layer_id is not None)
+        marks, slots = _marks(nodes)
         began = time.perf_counter()
-        _walk_above(chains, slots, marks, max_elements, kept_runs)
+        chains = [chain_of(node, marks) for node in nodes] if target is not None else []
         times.target_seconds += time.perf_counter() - began
+        branches = _Branches(ov_model, marks, ids, max_elements)  # each top-level If's inputs, marked too
+        if target is not None:
+            began = time.perf_counter()
+            _walk_above(chains, slots, marks, max_elements, kept_runs)
+            times.target_seconds += time.perf_counter() - began
+        return nodes, shared, marks, slots, chains, branches
+
+    nodes, shared, marks, slots, chains, branches = marked(ov_model)
     # the audited run's steps, and the f32 run's, keep what is marked: each reduction's inputs and output
     check_kept(marks, max_elements, runs=kept_runs, what="the audit")
     runs = ["plain", "audited"] + (["f32"] if precision != "f32" else [])
@@ -483,23 +493,40 @@ def audit_model(
     truth: list[MarkedRun] = []
     plain: list[MarkedRun] = []
     late = f"the time limit of {timeout:g} s ran out" if timeout is not None else ""
-    try:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
-        audited = run_steps(ov_model, marks, arrays, device, precision, next_inputs, tell.run("audited"), deadline)
-        work.outputs_visited += sum(run.visited for run in audited)
-    except InferenceTimeoutError:
-        unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
-        stopped = f"{late} during the audited run, before its bodies were run"
-        return report(None, described, unchecked + unbuilt + _body_reductions(model, kinds, cut=stopped), [],
-                      f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
-    except MemoryLimitError:  # too large for this process: the answer is the limit
-        raise
-    except _FeedError as own:  # ovreduce's, not OpenVINO's: a refusal stays one, a bug is reported as a bug
-        raise own.error from None
-    except Exception as exc:  # compile or inference failure of the whole model
-        failed = f"OpenVINO failed: {clean_message(exc)}{_made_for(described, tell.last, exc)}"
-        why = f"{failed} (the audited run)"
-        unchecked = [_unchecked(node, ids, why) for node in nodes] + unbuilt + _body_reductions(model, kinds, cut=why)
-        return report(None, described, unchecked, [], failed, notes)
+    refused: str | None = None  # OpenVINO's failure on the model reshaped to the inputs' static shapes
+    while True:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
+        try:
+            audited = run_steps(ov_model, marks, arrays, device, precision, next_inputs, tell.run("audited"),
+                                deadline)  # fmt: skip
+            work.outputs_visited += sum(run.visited for run in audited)
+            break
+        except InferenceTimeoutError:
+            unchecked = [_unchecked(node, ids, f"{late} during the audited run") for node in nodes]
+            stopped = f"{late} during the audited run, before its bodies were run"
+            return report(None, described, unchecked + unbuilt + _body_reductions(model, kinds, cut=stopped), [],
+                          f"OpenVINO did not finish the audited run of the model: {late}", notes)  # fmt: skip
+        except MemoryLimitError:  # too large for this process: the answer is the limit
+            raise
+        except _FeedError as own:  # ovreduce's, not OpenVINO's: a refusal stays one, a bug is reported as a bug
+            raise own.error from None
+        except Exception as exc:  # compile or inference failure of the whole model
+            as_is = read() if static else None
+            static = False
+            if as_is is not None and _reshaped(as_is, arrays):  # OpenVINO may refuse the static shapes, not the
+                refused, ov_model = clean_message(exc), as_is  # inputs: the model as it is, as decode steps run it
+                nodes, shared, marks, slots, chains, branches = marked(ov_model)
+                tell.total += 2
+                continue
+            also = refused if refused != clean_message(exc) else None  # (the same failure: not the reshape's)
+            cause = _made_for(described, tell.last, exc, _failed_step(replay), also)
+            failed = f"OpenVINO failed: {clean_message(exc)}{cause}"
+            why = f"{failed} (the audited run)"
+            unchecked = [_unchecked(node, ids, why) for node in nodes] + unbuilt
+            return report(None, described, unchecked + _body_reductions(model, kinds, cut=why), [], failed, notes)
+    if refused is not None:
+        notes.append(f"OpenVINO failed to run the model reshaped to the inputs' static shapes ({refused}); it ran the "
+                     f"model as it is (its dynamic shapes) on the same inputs: every run was compiled so, as decode "
+                     f"steps are")  # fmt: skip
     check_captured(marks, audited, max_elements, what="the audit")
     effective = audited[0].effective_precision
     try:  # the same inputs, decode steps included, for every run: they differ in precision only
@@ -1407,18 +1434,47 @@ def _own(feed: NextInputs) -> NextInputs:
     return fed
 
 
-def _made_for(inputs: Sequence[AuditInput], stage: str, exc: Exception) -> str:
-    """What a failure of OpenVINO in a run's ``stage`` may owe to the integer inputs ovreduce made for the model (ids,
-    counts, shapes it reads from the graph, or seeded integers where it reads nothing): named, and how to rule them
-    out; nothing for a failure to compile, which no input causes; an input type the device refuses is said instead
-    (:func:`_refused_types`)."""
-    refused = _refused_types(inputs, exc)
+def _made_for(
+    inputs: Sequence[AuditInput], stage: str, exc: Exception, step: int = 0, refused: str | None = None
+) -> str:
+    """What a failure of OpenVINO in a run's ``stage`` may owe to: at decode ``step`` (1, 2...), to the inputs ovreduce
+    made for that step, which no one can give; at the first run, to the integer inputs ovreduce made for the model
+    (ids, counts, shapes it reads from the graph, or seeded integers where it reads nothing): named, and how to rule
+    them out; nothing for a failure to compile, which no input causes; an input type the device refuses is said
+    instead (:func:`_refused_types`). ``refused``: OpenVINO's failure on the model reshaped to the inputs' static
+    shapes too, said after."""
+    also = f"; reshaped to the inputs' static shapes, it failed too: {refused}" if refused is not None else ""
+    refused_types = _refused_types(inputs, exc)
+    if refused_types:
+        return refused_types + also
+    if step and stage == "inference":
+        before = f"the first run and {step - 1} step(s) went through" if step > 1 else "the first run went through"
+        return (f"; it failed at decode step {step}, on the inputs ovreduce makes for each step from the run before "
+                f"(the new token, and what runs along it), which cannot be given: {before}, and an audit with fewer "
+                f"steps audits them{also}")  # fmt: skip
     made = [i.name for i in inputs if i.origin != "given" and i.element_type.startswith(("i", "u"))]
-    if refused or not made or stage != "inference":
-        return refused
+    if not made or stage != "inference":
+        return also
     shown = ", ".join(repr(name[:60]) for name in made[:5]) + (" ..." if len(made) > 5 else "")
     return (f"; it ran on integer inputs ovreduce made ({shown}): where they must fit what the model does with them "
-            f"(indices, counts, shapes), give them")  # fmt: skip
+            f"(indices, counts, shapes), give them{also}")  # fmt: skip
+
+
+def _reshaped(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> bool:
+    """Whether reshaping ``ov_model`` (a read of the model as it is) to ``arrays`` changes an input's shape."""
+    ov = openvino()
+    ports = ov_model.inputs
+    return any(ports[i].get_partial_shape() != ov.PartialShape(list(a.shape)) for i, a in arrays.items()
+               if port_type_name(ports[i]) != "string")  # fmt: skip
+
+
+def _failed_step(replay: NextInputs | None) -> int:
+    """The run a failed audited run of decode steps was at, from the feeds it recorded: the last step fed (0: the
+    first run; always 0 without steps)."""
+    step = 0
+    while replay is not None and step <= MAX_STEPS and replay(step + 1, cast(MarkedRun, None)) is not None:
+        step += 1
+    return step
 
 
 def _refused_types(inputs: Sequence[AuditInput], exc: Exception) -> str:

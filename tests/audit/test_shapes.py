@@ -273,3 +273,55 @@ def test_a_failure_of_a_node_named_like_an_allocation_is_not_a_memory_limit(tmp_
     path = _save(ov.Model([ops.reduce_sum(spread, _axes(0), False, name="sum")], [x, target]), tmp_path / "b.xml")
     doc = _audit(path, inputs={"target": np.array([2], np.int64), "x": np.ones(3, np.float32)})
     assert doc.error is not None and doc.error.startswith("OpenVINO failed: ") and "broadcast" in doc.error, doc.error
+
+
+def _state_through_a_loop(path: Path) -> Path:
+    """A state ``[batch, 4]`` updated through a Loop over the sequence whose slices are flattened and reshaped back to
+    ``[batch, 4]`` (a Mamba2 scan's, as Granite-4.0's export has it): OpenVINO's CPU plugin runs it as it is, and fails
+    to once it is reshaped to static input shapes ("Can't reorder data with dynamic shapes" at the state's Assign)."""
+    from openvino.op.util import Variable, VariableInfo
+
+    x = ops.parameter([-1, -1], np.float32, name="x")
+    x.output(0).set_names({"x"})
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([-1, 4]), ov.Type.f32, "cache_params.ssm.0"
+    variable = Variable(info)
+    batch = ops.gather(ops.shape_of(x), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
+    rows = ops.concat([batch, ops.constant(np.array([4], np.int64))], 0)
+    state = ops.read_value(ops.broadcast(ops.constant(np.float32(0)), rows), variable)
+    carried, column = ops.parameter([-1, 4], np.float32), ops.parameter([-1, 1], np.float32)
+    updated = ops.add(ops.multiply(carried, ops.constant(np.float32(0.5))), column)
+    body = ov.Model([ops.result(ops.constant(True)), ops.result(updated),
+                     ops.result(ops.unsqueeze(updated, ops.constant(np.int64(0))))], [carried, column])  # fmt: skip
+    loop = ops.loop(ops.gather(ops.shape_of(x), ops.constant(np.int64(1)), ops.constant(np.int64(0))),
+                    ops.constant(True))  # fmt: skip
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(carried, state.output(0), body.get_results()[1].output(0))
+    loop.set_sliced_input(column, x.output(0), 0, 1, 1, -1, 1)
+    flat = ops.reshape(loop.get_concatenated_slices(body.get_results()[2].output(0), 0, 1, 1, -1, 0), _axes(-1), False)
+    end = ops.gather(ops.shape_of(flat), ops.constant(np.int64(0)), ops.constant(np.int64(0)))
+    last = ops.slice(flat, ops.unsqueeze(ops.subtract(end, ops.constant(np.int64(4))), ops.constant(np.int64(0))),
+                     _axes(2**62), _axes(1))  # fmt: skip
+    new = ops.reshape(last, rows, False)
+    total = ops.reduce_sum(ops.multiply(new, x), _axes(1), False, name="state_sum")  # (x [1, 4]: one token per row)
+    return _save(ov.Model([ops.result(ops.reduce_mean(x, _axes(1), False, name="x_mean")), ops.result(total)],
+                          [ops.assign(new, variable)], [x], "loop_state"), path)  # fmt: skip
+
+
+def test_a_model_openvino_runs_only_as_it_is_is_audited_so(tmp_path: Path) -> None:
+    """OpenVINO fails the model reshaped to its inputs' static shapes, which audit applies, and runs it as it is: the
+    audit said "OpenVINO failed", every reduction not audited, and blamed integer inputs. It now runs every run of
+    the model as it is, as it runs decode steps, and says why."""
+    path = _state_through_a_loop(tmp_path / "m.xml")
+    feed = np.ones((1, 4), np.float32)
+    ov.Core().compile_model(str(path), "CPU").create_infer_request().infer({"x": feed})  # as it is: it runs
+    static = ov.Core().read_model(path)
+    static.reshape({"x": [1, 4]})
+    with pytest.raises(RuntimeError, match="Can't reorder data with dynamic shapes"):
+        ov.Core().compile_model(static, "CPU").create_infer_request().infer({"x": feed})
+    doc = _audit(path, shapes={"x": PartialShape.parse("[1,4]")})
+    assert doc.error is None, doc.error
+    assert {layer.layer_name: layer.status for layer in doc.layers} == {"x_mean": "ok", "state_sum": "ok"}, doc.layers
+    note = next(n for n in doc.notes if "reshaped to the inputs' static shapes" in n)
+    assert "Can't reorder data with dynamic shapes" in note and "as it is (its dynamic shapes)" in note, note

@@ -666,3 +666,26 @@ def test_a_hybrid_without_cache_position_is_fed_the_mask_its_steps_take(tmp_path
         width = prompt.shape[1] + step + 1 if whole_mask else 1
         feeds = {"input_ids": np.argmax(logits, axis=-1).reshape(1, 1).astype(np.int64),
                  "attention_mask": np.ones((1, width), np.int64), "beam_idx": np.zeros(1, np.int32)}  # fmt: skip
+
+
+def test_a_failure_at_a_decode_step_is_said_to_be_the_step_s(tmp_path: Path) -> None:
+    """A model whose runs need two tokens at least (the ids reshaped to ``[batch, 2, -1]``): its first run goes through
+    and its first decode step, one token, fails. The failure blamed the integer inputs ovreduce made, to be given,
+    though no one can give a step's inputs; it now names the step, and says the runs before it went through."""
+    from openvino import opset13 as ops
+
+    rng = np.random.default_rng(0)
+    ids, rows, variable = _token_rows(rng)
+    pairs = ops.reshape(ids, ops.constant(np.array([0, 2, -1], np.int64)), True)
+    cache = ops.concat([ops.read_value(variable), rows], 1)
+    mean = ops.reduce_mean(cache, ops.constant(np.array([1], np.int64)), False, name="cache_mean")
+    paired = ops.convert(ops.reduce_sum(pairs, ops.constant(np.array([1, 2], np.int64)), True), np.float32)
+    logits = ops.add(ops.matmul(mean, ops.constant(rng.standard_normal((16, 100)).astype(np.float32)), False, False),
+                     ops.multiply(paired, ops.constant(np.float32(0))))  # fmt: skip
+    logits.output(0).set_names({"logits"})
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(logits)], [ops.assign(cache, variable)], [ids], "pairs"), path)
+    doc = _audited(path, precision="f32", steps=2)
+    assert doc.error is not None and doc.error.startswith("OpenVINO failed: "), doc.error
+    assert "it failed at decode step 1, on the inputs ovreduce makes for each step from the run before" in doc.error
+    assert "the first run went through" in doc.error and "give them" not in doc.error, doc.error
