@@ -92,6 +92,7 @@ class ShapeEngine:
         self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
         self._variables: dict[str, Layer] | None = None  # variable_id -> the first ReadValue of it, once asked
+        self._as_read: ShapeEngine | None = None  # the model as read, without the reshape (once a rule asks)
         # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
         # which a `registered` block extends, may have changed by then)
         self._walk_ops: dict[tuple[str, str], Op] | None = None
@@ -512,6 +513,18 @@ class _Context:
     def reshaped(self) -> bool:
         """Whether the model is reshaped so that OpenVINO validates every node again."""
         return self._engine._revalidated
+
+    def as_read(self, index: int) -> PortState | None:
+        """Input ``index``'s state in the model as OpenVINO's reader makes it, before the reshape; None in a body (its
+        container's inputs as read are not at hand)."""
+        engine = self._engine
+        if engine._given or (engine._reshaped and not engine.reshape):
+            return None
+        if not engine.reshape:
+            return self.input(index)
+        if engine._as_read is None:
+            engine._as_read = ShapeEngine(engine.model, memoize=engine._memoize)
+        return engine._as_read.input_state(self.layer, index)
 
     def skip_body(self, role: str, reason: str) -> None:
         """Say why body ``role`` is not fed by this layer's inputs (it is then walked on its own declarations)."""

@@ -1,6 +1,7 @@
-"""TopK, Roll, CumSum, GatherElements and the scatters (ScatterUpdate, ScatterElementsUpdate, ScatterNDUpdate): the
-ops of a mixture-of-experts router (TopK picks the experts, a ReduceSum normalises their weights), of rotary
-embeddings (Roll) and of cache updates.
+"""TopK, Roll, CumSum, GatherElements, the scatters (ScatterUpdate, ScatterElementsUpdate, ScatterNDUpdate), OneHot,
+NonZero and GatherND: the ops of a mixture-of-experts router (TopK picks the experts, a ReduceSum normalises their
+weights, a OneHot of the experts picked is summed into each expert's tokens, NonZero and GatherND find them), of
+rotary embeddings (Roll) and of cache updates.
 
 Each rule is ``shape_infer`` of src/core/shape_inference/include/<op>_shape_inference.hpp, with the element types each
 op's ``validate_and_infer_types`` checks (src/core/src/op/topk.cpp, util/topk_base.cpp, roll.cpp, cum_sum.cpp,
@@ -15,6 +16,15 @@ util/scatter_nd_base.cpp, scatter_nd_update.cpp), as OpenVINO 2026.4 has them:
 * GatherElements-6: the indices' shape, its dims other than ``axis`` merged with the data's;
 * ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3/15: the data's shape, the updates' checked against
   the data's and the indices'.
+* OneHot-1/16 (one_hot_shape_inference.hpp, util/one_hot_base.cpp): the indices' shape with ``depth`` inserted at
+  ``axis`` (of the output's rank), in ``on_value``'s type: a constant ``depth`` (not negative) that dim, a ``depth``
+  known as an interval (a dim ShapeOf gives) that interval, else dynamic. OpenVINO normalises the axis once, as its
+  reader makes the node, against the indices' rank then: a reshape to another rank keeps that axis (and refuses it
+  out of range), so the rule asks for the indices' rank as read;
+* NonZero-3 (non_zero.cpp): ``[rank, count]`` in ``output_type`` (i32 or i64), ``count`` the product of ``0..1`` and
+  every dim; ``[?,?]`` for a scalar or a dynamic rank; constant data (as OpenVINO evaluates it) gives both exactly;
+* GatherND-5/8 (gather_nd_shape_inference.hpp): the batch dims (data's merged with the indices'), the indices' middle
+  dims, then the data's dims past the index tuple; GatherND-5 fuses the batch dims into one (their product).
 
 Their values are not folded (known at run time only, or constants ovreduce does not fold), but for the scatters'
 (without a reduction) of integers (a shape put together at run time, one dim of it replaced): folded where every input
@@ -25,12 +35,13 @@ lower bounds scattered, and their upper ones), where the indices (and the axis) 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol, cast
 
 from ovreduce.errors import ElementTypeError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType, element_type
 from ovreduce.ir.model import Layer
 from ovreduce.ops.axes import OPENVINO_AXES, normalize_axes
-from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo
+from ovreduce.ops.base import Bounds, LayerContext, LayerReads, PortState, ValueInfo
 from ovreduce.ops.rules import (
     BOOLEAN,
     ELEMENT_TYPE,
@@ -49,11 +60,14 @@ from ovreduce.ops.rules import (
     str_attr,
     typed,
 )
-from ovreduce.shapes import Dimension, PartialShape, merge
+from ovreduce.shapes import Dimension, PartialShape, dim_mul, merge
 
 __all__ = [
     "CumSum3",
     "GatherElements6",
+    "GatherND",
+    "NonZero3",
+    "OneHot",
     "Roll7",
     "ScatterElementsUpdate",
     "ScatterNDUpdate",
@@ -556,3 +570,202 @@ class ScatterNDUpdate(ShapeRule):
             return pairs
 
         return _scattered(ctx, super().fold(ctx), 2, writes)
+
+
+class ReadContext(LayerContext, Protocol):
+    """What OneHot asks besides its inputs: an input's state as OpenVINO's reader made it, before a reshape."""
+
+    def as_read(self, index: int) -> PortState | None:
+        """Input ``index``'s state in the model as read (without the reshape); None where ovreduce does not know it."""
+        ...
+
+    def reshaped(self) -> bool:
+        """Whether the model is reshaped so that OpenVINO validates every node again."""
+        ...
+
+
+NEGATIVE_INDICES: Enum = ("op::v16::OneHot::NegativeIndicesMode", frozenset({"ignore_negative", "normalize"}))
+
+
+class OneHot(ShapeRule):
+    """OneHot-1 (opset1 ... opset15) and -16 (its ``negative_indices_mode``): indices, a scalar ``depth``, scalar
+    ``on_value`` and ``off_value``; the indices' shape with ``depth`` inserted at ``axis``, in ``on_value``'s type."""
+
+    type = "OneHot"
+    inputs = range(4, 5)
+    # (not memoised: the axis is normalised against the indices' rank as read, which its inputs' states do not hold)
+    layer_reads: LayerReads | None = None  # type: ignore[assignment]
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+        if version == "opset16":
+            self.enums = {"negative_indices_mode": NEGATIVE_INDICES}
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        on = inputs[2].element_type if len(inputs) > 2 else None
+        return [on if on is not None else port.precision for port in layer.outputs]
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        states = [ctx.input(i) for i in range(4)]
+        indices_t, depth_t, on_t, off_t = (typed(s) for s in states)
+        if indices_t is not None and real(indices_t):
+            raise ShapeInferenceError("Indices must be integral element type.")
+        if depth_t is not None and real(depth_t):
+            raise ShapeInferenceError("Depth must be integral element type.")
+        if on_t is not None and off_t is not None and on_t != off_t:
+            raise ShapeInferenceError("on_value element type must be compatible with off_value element type.")
+        indices = inputs[0]
+        axis = self._axis(cast(ReadContext, ctx), int_attr(ctx.layer, "axis", 0))
+        if indices.dims is not None:  # (resolve_axis, before the shape inference)
+            self._normalized(axis, len(indices.dims))
+        for shape, what in ((inputs[1], "depth"), (inputs[2], "on_value"), (inputs[3], "off_value")):
+            if shape.is_static and shape.rank != 0:
+                raise ShapeInferenceError(f"{what} input must be scalar.")
+        if indices.dims is None:
+            return [indices]
+        rank = len(indices.dims)
+        at = self._normalized(axis, rank)
+        dims = list(indices.dims)
+        dims.insert(at, self._depth(ctx))
+        return [PartialShape(tuple(dims))]
+
+    @staticmethod
+    def _normalized(axis: int, rank: int) -> int:
+        """``normalize_axis`` of an axis of the output (rank + 1), in OpenVINO's words."""
+        if not -rank - 1 <= axis <= rank:
+            raise ShapeInferenceError(f"Axis {axis} out of the tensor rank range [{-rank - 1}, {rank}].")
+        return axis + rank + 1 if axis < 0 else axis
+
+    def _axis(self, ctx: ReadContext, axis: int) -> int:
+        """The axis as OpenVINO validates the layer: normalised once, as its reader makes the node, against the
+        indices' rank then (a reshape to another rank keeps that axis)."""
+        if axis >= 0 or not ctx.reshaped():
+            return axis
+        read = ctx.as_read(0)
+        if read is None or read.shape is None or read.shape.rank is None:
+            return axis
+        return self._normalized(axis, read.shape.rank)
+
+    @staticmethod
+    def _depth(ctx: LayerContext) -> Dimension:
+        """``depth`` as a dim (``get_input_const_data_as_shape``: its constant value, else its bounds)."""
+        const = int_value(ctx, 1)
+        if const is not None:
+            if any(v < 0 for v in const):
+                raise ShapeInferenceError("OneHot depth value can't be negative.")
+            return Dimension.static(const[0]) if len(const) == 1 else Dimension.dynamic()
+        known = partial_value(ctx, 1)
+        if known is None or len(known) != 1:
+            return Dimension.dynamic()
+        if known[0] is not None and known[0][1] is not None and known[0][1] < 0:
+            raise ShapeInferenceError("OneHot depth value can't be negative.")
+        found = bounds_dim(known[0])
+        return found if found is not None else Dimension.dynamic()
+
+
+class NonZero3(ShapeRule):
+    """NonZero-3: the ``[rank, count]`` indices of the data's non-zero elements, in ``output_type`` (i64 where the
+    layer does not say): ``count`` from 0 to the data's size; ``[?,?]`` of a scalar or data of dynamic rank; both
+    known where the data is constant (as OpenVINO evaluates it)."""
+
+    type = "NonZero"
+    version = "opset3"
+    inputs = range(1, 2)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+        self.enums = {"output_type": ELEMENT_TYPE}
+
+    @staticmethod
+    def _output_type(layer: Layer) -> ElementType | None:
+        try:
+            return element_type(layer.data.get("output_type", "i64"))
+        except ElementTypeError:
+            return None
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        etype = self._output_type(layer)
+        return [etype if etype is not None else port.precision for port in layer.outputs]
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        etype = self._output_type(ctx.layer)
+        if etype is None or etype.name not in _INDEX_TYPES:
+            raise ShapeInferenceError("Output type must be i32 or i64")
+        data = inputs[0]
+        counted = self._counted(ctx)
+        if counted is not None:
+            rank, count = counted
+            if rank == 0:
+                return [PartialShape.static([1, 1] if count else [0, 0])]
+            return [PartialShape.static([rank, count])]
+        if data.dims is None or len(data.dims) == 0:
+            return [PartialShape.dynamic(2)]
+        count_dim = Dimension(0, 1)
+        for d in data.dims:
+            count_dim = dim_mul(count_dim, d)
+        return [PartialShape((Dimension.static(len(data.dims)), count_dim))]
+
+    @staticmethod
+    def _counted(ctx: LayerContext) -> tuple[int, int] | None:
+        """The data's rank and number of non-zero elements, where the data is constant (OpenVINO evaluates it)."""
+        info = ctx.value(0)
+        if info.kind != "const" and info.reals is None:
+            found = _exact_ints(ctx, 0)
+            return None if found is None else (len(found[1]), sum(1 for v in found[0] if v))
+        shape = ctx.input(0).shape
+        if shape is None or not shape.is_static:
+            return None
+        numbers: Sequence[float] | None = info.values if info.kind == "const" else info.reals
+        if numbers is None or len(numbers) != _flat(shape.to_list()):
+            return None
+        return len(shape.to_list()), sum(1 for v in numbers if v != 0)
+
+
+class GatherND(ShapeRule):
+    """GatherND-5 (opset5 ... opset7: the batch dims fused into one) and -8 (opset8 on: kept): data and indices of
+    integers; the batch dims, the indices' middle dims, then the data's dims past the tuple an index gives."""
+
+    type = "GatherND"
+    inputs = range(2, 3)
+
+    def __init__(self, version: str, opsets: range) -> None:
+        self.version = version
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        indices_t = typed(ctx.input(1))
+        if indices_t is not None and not _integral_number(indices_t):
+            raise ShapeInferenceError(f"The indices type is expected to be an integer type. Got: {indices_t}")
+        batch = int_attr(ctx.layer, "batch_dims", 0)
+        data, indices = inputs[0], inputs[1]
+        if data.dims is not None:
+            if len(data.dims) == 0:
+                raise ShapeInferenceError("Data rank must be at least 1.")
+            if len(data.dims) <= batch:
+                raise ShapeInferenceError("Number of batch dimensions must not exceed a rank of data.")
+        if indices.dims is not None:
+            if len(indices.dims) == 0:
+                raise ShapeInferenceError("Indices rank must be at least 1.")
+            if len(indices.dims) <= batch:
+                raise ShapeInferenceError("Number of batch dimensions must not exceed a rank of indices.")
+        if data.dims is None or indices.dims is None or not indices.dims[-1].is_static:
+            return [PartialShape.dynamic()]
+        depth = indices.dims[-1].lo
+        if depth + batch > len(data.dims):
+            raise ShapeInferenceError(
+                "Length of a tuple with indices must not exceed a rank of data tensor excluding batch dimensions."
+            )
+        out: list[Dimension] = []
+        for d, i in zip(data.dims[:batch], indices.dims[:batch], strict=True):
+            m = merge(d, i)
+            if m is None:
+                raise ShapeInferenceError("Batch dimensions of data and indices must be the same.")
+            out.append(m)
+        out += [*indices.dims[batch:-1], *data.dims[batch + depth :]]
+        if self.version == "opset5" and batch > 1:
+            fused = Dimension.static(1)
+            for d in out[:batch]:
+                fused = dim_mul(fused, d)
+            out = [fused, *out[batch:]]
+        return [PartialShape(tuple(out))]

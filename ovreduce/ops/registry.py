@@ -34,6 +34,9 @@ from ovreduce.ops.elementwise import ARITHMETIC, BITWISE, COMPARISON, LOGICAL, B
 from ovreduce.ops.indexing import (
     CumSum3,
     GatherElements6,
+    GatherND,
+    NonZero3,
+    OneHot,
     Roll7,
     ScatterElementsUpdate,
     ScatterNDUpdate,
@@ -179,6 +182,11 @@ _BUILTIN = _table(
     ScatterElementsUpdate("opset12", range(12, LAST_OPSET + 1)),
     ScatterNDUpdate("opset4", range(4, 15)),  # (ScatterNDUpdate-3, first in opset4)
     ScatterNDUpdate("opset15", range(15, LAST_OPSET + 1)),
+    OneHot("opset1", range(1, 16)),
+    OneHot("opset16", range(16, LAST_OPSET + 1)),
+    NonZero3(range(3, LAST_OPSET + 1)),
+    GatherND("opset5", range(5, 8)),
+    GatherND("opset8", range(8, LAST_OPSET + 1)),
     # a stateful model's variables
     ReadValue3(range(3, 6)),
     ReadValue6(range(6, LAST_OPSET + 1)),

@@ -33,7 +33,7 @@ Shape = list[int | str] | None  # None: a dynamic rank
 _PRECISION = {"f32": "FP32", "f16": "FP16", "i32": "I32", "i64": "I64", "i8": "I8", "u8": "U8", "u32": "U32",
               "u64": "U64", "boolean": "BOOL"}  # fmt: skip
 _NUMPY = {"i32": np.int32, "i64": np.int64, "i8": np.int8, "u8": np.uint8, "u32": np.uint32, "u64": np.uint64,
-          "f32": np.float32, "boolean": np.bool_}  # fmt: skip
+          "f32": np.float32, "f16": np.float16, "boolean": np.bool_}  # fmt: skip
 
 # An input of the layer: ("p", shape, type) a Parameter; ("c", values, shape, type) a Const; ("dim", shape, index) the
 # dim ``index`` of a Parameter of ``shape``, as a scalar i64 (ShapeOf, then Gather).
@@ -331,6 +331,75 @@ def test_an_element_moving_shape_is_openvinos(draw: Draw, seed: int, tmp_path: P
     assert wrong == [], "\n".join(wrong)
 
 
+def _one_hot(rng: random.Random) -> Any:
+    version = rng.choice(["opset1", "opset16", "opset16"])
+    indices = _some(rng)
+    if indices is not None and rng.random() < 0.1:
+        indices = []
+    rank = 2 if indices is None else len(indices)
+    depth_type = rng.choice(["i64", "i64", "i32", "u8"] + (["f32"] if rng.random() < 0.1 else []))
+    kind = rng.random()
+    if kind < 0.5:
+        value = rng.choice([0, 1, 3, 4, 8] + ([-1] if depth_type[0] == "i" and rng.random() < 0.2 else []))
+        depth: Input = ("c", [value], [] if rng.random() < 0.92 else [1], depth_type)
+    elif kind < 0.65:
+        depth = ("p", [] if rng.random() < 0.9 else rng.choice([[1], ["?"], None]), depth_type)
+    else:
+        depth = ("dim", [rng.choice([2, 3, "?", "1..4", "2..9", "3.."]), 4], 0)
+    on_type = rng.choice(["f32", "f32", "i32"])
+    off_type = on_type if rng.random() < 0.9 else rng.choice(["f32", "i32", "f16"])
+    on: Input = ("c", [1], [] if rng.random() < 0.95 else [1], on_type)
+    off: Input = ("c", [0], [] if rng.random() < 0.95 else [1], off_type)
+    attrs = {"axis": str(rng.choice([-1, -1, 0, 1, rank, -rank - 1, rank + 1, -rank - 2]))}
+    if rng.random() < 0.05:
+        del attrs["axis"]
+    if version == "opset16" and rng.random() < 0.7:
+        attrs["negative_indices_mode"] = rng.choice(["ignore_negative", "normalize", "NORMALIZE", "wrap"])
+    indices_type = rng.choice(["i64", "i64", "i32", "u8"] + (["f32", "boolean"] if rng.random() < 0.1 else []))
+    return [("p", indices, indices_type), depth, on, off], ("OneHot", version), attrs, 1
+
+
+def _non_zero(rng: random.Random) -> Any:
+    data_type = rng.choice(["f32", "f32", "i32", "i64", "u8", "boolean"])
+    data: Input = ("p", _some(rng) if rng.random() < 0.9 else [], data_type)
+    if rng.random() < 0.3:  # (a constant: OpenVINO counts its non-zero elements)
+        shape = [rng.randint(1, 3) for _ in range(rng.randint(0, 3))]  # (none empty: a blob of no bytes is refused)
+        values = [rng.choice([0, 0, 1, 3]) for _ in range(int(np.prod(shape)) if shape else 1)]
+        data = ("c", values, shape, rng.choice(["f32", "i32", "i64", "u8"]))
+    attrs = {"output_type": rng.choice(["i64", "i64", "i32"] + (["f32", "u32", "int"] if rng.random() < 0.15 else []))}
+    if rng.random() < 0.1:
+        del attrs["output_type"]
+    return [data], ("NonZero", "opset3"), attrs, 1
+
+
+def _gather_nd(rng: random.Random) -> Any:
+    version = rng.choice(["opset5", "opset8", "opset8"])
+    batch = rng.choice([0, 0, 1, 2, 3])
+    data = _some(rng)
+    depth = rng.choice([1, 1, 2, 3, 4])
+    if data is not None and rng.random() < 0.8:
+        lead = [d if rng.random() < 0.8 else rng.choice(DIMS) for d in data[:batch]]
+        indices: Shape = [*lead, *[rng.choice(DIMS) for _ in range(rng.randint(0, 2))], depth]
+    else:
+        indices = _some(rng)
+    if indices is not None and rng.random() < 0.1:
+        indices[-1] = rng.choice(["?", "1..2"])
+    indices_type = rng.choice(["i64", "i64", "i32", "u8"] + (["f32", "boolean"] if rng.random() < 0.1 else []))
+    return ([("p", data, rng.choice(["f32", "i32"])), ("p", indices, indices_type)], ("GatherND", version),
+            {"batch_dims": str(batch)}, 1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("draw", "seed"),
+    [(d, s) for d in (_one_hot, _non_zero, _gather_nd) for s in (0, 1, 2)],
+    ids=lambda v: v.__name__.strip("_") if callable(v) else str(v),
+)
+def test_a_one_hot_non_zero_or_gather_nd_shape_is_openvinos(draw: Draw, seed: int, tmp_path: Path) -> None:
+    wrong, refused, static = _check(random.Random(seed), tmp_path, 100, draw)
+    assert refused >= 5 and static >= 5, (refused, static)
+    assert wrong == [], "\n".join(wrong)
+
+
 def _router(folder: Path) -> Path:
     """A mixture-of-experts router as optimum-intel exports one (Qwen-MoE's, in small): the tokens' router logits, their
     Softmax, the top 2 of 4 experts by TopK-11, and their weights normalised by a ReduceSum; the experts picked are
@@ -377,6 +446,95 @@ def test_a_reduction_after_a_topk_is_resolved_natively_under_a_reshape(
         assert (reduction["input_shape_engine"], reduction["status"]) == ("native", "ok"), reduction
         assert PartialShape.from_json(reduction["input_shape"]) == fed[name], (name, reduction)
     assert got["weights_sum"]["input_shape"] == [2, 5, 2] and checked["notes"] == []
+    assert main(["inspect", str(xml), "--all", "--format", "json", "--reshape", "hidden_states=[2,5,16]"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    unresolved = [(lay["layer_name"], out["shape_reason"]) for lay in doc["layers"] for out in lay["outputs"]
+                  if not out["shape_resolved"]]  # fmt: skip
+    assert unresolved == [], unresolved
+
+
+REFUSED: list[tuple[list[Input], tuple[str, str], dict[str, str]]] = [
+    ([("p", [2, 3], "i64"), ("c", [4], [], "i64"), ("c", [1], [], "f32"), ("c", [0], [], "f32")], ("OneHot", "opset16"),
+     {"axis": "-1", "negative_indices_mode": "wrap"}),
+    ([("p", [2, 3], "i64"), ("c", [4], [1], "i64"), ("c", [1], [], "f32"), ("c", [0], [], "f32")], ("OneHot", "opset1"),
+     {"axis": "-1"}),
+    ([("p", [2, 3], "f32"), ("c", [4], [], "i64"), ("c", [1], [], "f32"), ("c", [0], [], "i32")], ("OneHot", "opset1"),
+     {"axis": "-1"}),
+    ([("p", [2, 3], "i64"), ("c", [-2], [], "i64"), ("c", [1], [], "f32"), ("c", [0], [], "f32")], ("OneHot", "opset1"),
+     {"axis": "0"}),
+    ([("p", [2, 3], "i64"), ("c", [4], [], "i64"), ("c", [1], [], "f32"), ("c", [0], [], "f32")], ("OneHot", "opset1"),
+     {"axis": "-4"}),
+    ([("p", [2, 3], "f32")], ("NonZero", "opset3"), {"output_type": "f32"}),
+    ([("p", [2, 3], "f32")], ("NonZero", "opset3"), {"output_type": "int"}),
+    ([("p", [2, 3], "f32"), ("p", [2, 3], "f32")], ("GatherND", "opset8"), {"batch_dims": "0"}),
+    ([("p", [2, 3], "f32"), ("p", [2, 3], "i64")], ("GatherND", "opset8"), {"batch_dims": "0"}),
+    ([("p", [2, 3], "f32"), ("p", [3, 1], "i64")], ("GatherND", "opset5"), {"batch_dims": "1"}),
+    ([("p", [2, 3], "f32"), ("p", [2, 3, 1], "i64")], ("GatherND", "opset8"), {"batch_dims": "2"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("inputs", "op", "data"), REFUSED, ids=[f"{c[1][0]}-{i}" for i, c in enumerate(REFUSED)])
+def test_a_one_hot_non_zero_or_gather_nd_refusal_is_in_openvinos_words(
+    inputs: list[Input], op: tuple[str, str], data: dict[str, str], tmp_path: Path
+) -> None:
+    """What OpenVINO's reader refuses, ovreduce refuses in its words, naming the layer."""
+    xml = _write(tmp_path, inputs, op, data, 1)
+    with pytest.raises(RuntimeError) as refused:
+        ov.Core().read_model(xml)
+    words = str(refused.value).strip().splitlines()[-1]
+    _, states = _both(ov.Core(), xml, None)
+    assert states[0].shape is None and states[0].reason == f"{op[0]} (op): {words}", (states[0].reason, words)
+
+
+def _expert_router(folder: Path, depth_from_shape: bool) -> Path:
+    """A mixture-of-experts router's expert mask, as optimum-intel exports Mixtral's, Qwen2-MoE's or GraniteMoE's (in
+    small): the tokens' router logits, their Softmax, the top 2 of 4 experts by TopK, a OneHot of the experts picked
+    (its depth a constant, or the experts' count a ShapeOf of the logits gives) and a ReduceSum counting each expert's
+    tokens; the tokens routed to an expert found by a NonZero of those counts and their weights picked by a GatherND,
+    averaged by a ReduceMean."""
+    import openvino.opset16 as o16
+
+    hidden, experts = 16, 4
+    x = o16.parameter(ov.PartialShape([-1, -1, hidden]), np.float32, name="hidden_states")
+    router = np.linspace(-1, 1, hidden * experts, dtype=np.float32).reshape(hidden, experts)
+    logits = o16.matmul(x, o16.constant(router), False, False)
+    probs = o16.softmax(logits, -1)
+    top = o16.topk(probs, o16.constant(np.int64(2)), -1, "max", "value", "i64")
+    depth = (o16.gather(o16.shape_of(logits), o16.constant(np.int64(-1)), o16.constant(np.int64(0)))
+             if depth_from_shape else o16.constant(np.int64(experts)))  # fmt: skip
+    mask = o16.one_hot(top.output(1), depth, o16.constant(np.float32(1)), o16.constant(np.float32(0)), -1)
+    counts = o16.reduce_sum(mask, o16.constant(np.array([2], np.int64)), False)
+    counts.set_friendly_name("tokens_per_expert")
+    routed = o16.transpose(o16.non_zero(counts, "i64"), o16.constant(np.array([1, 0], np.int64)))
+    picked = o16.gather_nd(probs, routed, 0)
+    load = o16.reduce_mean(picked, o16.constant(np.array([0], np.int64)), True)
+    load.set_friendly_name("routed_weight")
+    model = ov.Model([o1.result(counts), o1.result(load)], [x], "router")
+    xml = folder / "router.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    return xml
+
+
+@pytest.mark.parametrize("depth_from_shape", [False, True], ids=["depth_const", "depth_shape_of"])
+def test_a_reduction_after_a_one_hot_of_the_experts_is_resolved_natively_under_a_reshape(
+    depth_from_shape: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --reshape`` of a mixture-of-experts router's expert mask: the ReduceSum over the OneHot of the experts
+    TopK picks, and the ReduceMean after a NonZero and a GatherND, are checked on the shapes ovreduce infers (no
+    OpenVINO shape engine needed), each OpenVINO's; ``inspect --all`` leaves no port unresolved."""
+    xml = _expert_router(tmp_path, depth_from_shape)
+    model = ov.Core().read_model(xml)
+    model.reshape({"hidden_states": ov.PartialShape([2, 5, 16])})
+    fed = {node.get_friendly_name(): to_shape(node.get_input_partial_shape(0)) for node in model.get_ordered_ops()
+           if node.get_type_name().startswith("Reduce")}  # fmt: skip
+    assert main(["check", str(xml), "--format", "json", "--reshape", "hidden_states=[2,5,16]"]) == 0
+    (checked,) = json.loads(capsys.readouterr().out)["models"]
+    got = {r["layer_name"]: r for r in checked["reductions"]}
+    assert set(got) == {"tokens_per_expert", "routed_weight"}, got
+    for name, reduction in got.items():
+        assert (reduction["input_shape_engine"], reduction["status"]) == ("native", "ok"), reduction
+        assert PartialShape.from_json(reduction["input_shape"]) == fed[name], (name, reduction)
+    assert got["tokens_per_expert"]["input_shape"] == [2, 5, 2, 4] and checked["notes"] == []
     assert main(["inspect", str(xml), "--all", "--format", "json", "--reshape", "hidden_states=[2,5,16]"]) == 0
     doc = json.loads(capsys.readouterr().out)
     unresolved = [(lay["layer_name"], out["shape_reason"]) for lay in doc["layers"] for out in lay["outputs"]

@@ -24,6 +24,7 @@ import openvino.opset11 as o11
 import openvino.opset12 as o12
 import openvino.opset13 as o13
 import openvino.opset15 as o15
+import openvino.opset16 as o16
 import pytest
 
 from ovreduce import load_ir
@@ -416,7 +417,36 @@ SCATTER_ND_UPDATE: list[Case] = [
     ("v15_dynamic_rank", lambda p: o15.scatter_nd_update(p("..."), p("[2,2]", ov.Type.i64), p("..."), "sum"), "..."),
 ]
 
+ONE_HOT: list[Case] = [
+    ("v1_depth_const", lambda p: o1.one_hot(p("[3]", ov.Type.i64), c(2), c(1, np.float32), c(0, np.float32), 1),
+     "[3,2]"),
+    ("v16_interval_indices_axis_0", lambda p: o16.one_hot(p("[?,2..5]", ov.Type.i32), c(4, np.int32), c(1), c(0), 0,
+     "normalize"), "[4,?,2..5]"),
+    ("v1_depth_of_shape_of_interval", lambda p: o1.one_hot(p("[2,3]", ov.Type.i64), o8.gather(o3.shape_of(
+     p("[2..9,4]")), c(0), c(0)), c(1, np.float32), c(0, np.float32), -1), "[2,3,2..9]"),
+    ("v1_depth_not_const", lambda p: o1.one_hot(p("[2,3]", ov.Type.i64), p("[]", ov.Type.i64), c(1, np.float32),
+     c(0, np.float32), -2), "[2,?,3]"),
+    ("v1_dynamic_rank", lambda p: o1.one_hot(p("...", ov.Type.i64), c(3), c(1, np.float32), c(0, np.float32), 0),
+     "..."),
+]  # fmt: skip
+NON_ZERO: list[Case] = [
+    ("v3_static", lambda p: o3.non_zero(p("[3,5]"), "i64"), "[2,..15]"),
+    ("v3_interval_i32", lambda p: o3.non_zero(p("[2..4,3]", ov.Type.i32), "i32"), "[2,..12]"),
+    ("v3_dynamic_rank", lambda p: o3.non_zero(p("..."), "i64"), "[?,?]"),
+    ("v3_const", lambda p: o3.non_zero(c([[1, 0, 2], [0, 0, 3]], np.float32), "i64"), "[2,3]"),
+]  # fmt: skip
+GATHER_ND: list[Case] = [
+    ("v8_batch_dims_2", lambda p: o8.gather_nd(p("[2,3,4,5]"), p("[2,3,2]", ov.Type.i32), 2), "[2,3]"),
+    ("v5_batch_dims_2_fused", lambda p: o5.gather_nd(p("[2,3,4,5]"), p("[2,3,2]", ov.Type.i32), 2), "[6]"),
+    ("v8_intervals", lambda p: o8.gather_nd(p("[2..4,?,5]"), p("[?,1]", ov.Type.i64)), "[?,?,5]"),
+    ("v8_indices_last_dim_dynamic", lambda p: o8.gather_nd(p("[2,3]"), p("[4,?]", ov.Type.i64)), "..."),
+    ("v5_batch_interval_merged", lambda p: o5.gather_nd(p("[2..5,3,4]"), p("[3..8,1]", ov.Type.i64), 1), "[3..5,4]"),
+]  # fmt: skip
+
 TABLES = {
+    "OneHot": ONE_HOT,
+    "NonZero": NON_ZERO,
+    "GatherND": GATHER_ND,
     "TopK": TOPK,
     "Roll": ROLL,
     "CumSum": CUMSUM,
