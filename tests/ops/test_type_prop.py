@@ -424,6 +424,8 @@ ONE_HOT: list[Case] = [
      "normalize"), "[4,?,2..5]"),
     ("v1_depth_of_shape_of_interval", lambda p: o1.one_hot(p("[2,3]", ov.Type.i64), o8.gather(o3.shape_of(
      p("[2..9,4]")), c(0), c(0)), c(1, np.float32), c(0, np.float32), -1), "[2,3,2..9]"),
+    ("v1_depth_of_shape_of_plus_one", lambda p: o1.one_hot(p("[2]", ov.Type.i64), o1.add(o8.gather(o3.shape_of(
+     p("[3..5,2]")), c(0), c(0)), c(1)), c(1, np.float32), c(0, np.float32), 0), "[4..6,2]"),
     ("v1_depth_not_const", lambda p: o1.one_hot(p("[2,3]", ov.Type.i64), p("[]", ov.Type.i64), c(1, np.float32),
      c(0, np.float32), -2), "[2,?,3]"),
     ("v1_dynamic_rank", lambda p: o1.one_hot(p("...", ov.Type.i64), c(3), c(1, np.float32), c(0, np.float32), 0),
@@ -434,6 +436,8 @@ NON_ZERO: list[Case] = [
     ("v3_interval_i32", lambda p: o3.non_zero(p("[2..4,3]", ov.Type.i32), "i32"), "[2,..12]"),
     ("v3_dynamic_rank", lambda p: o3.non_zero(p("..."), "i64"), "[?,?]"),
     ("v3_const", lambda p: o3.non_zero(c([[1, 0, 2], [0, 0, 3]], np.float32), "i64"), "[2,3]"),
+    ("v3_shape_of_folds", lambda p: o3.non_zero(o3.shape_of(p("[2,0,3]")), "i32"), "[1,2]"),
+    ("v3_shape_of_interval", lambda p: o3.non_zero(o3.shape_of(p("[2,0..4,3]")), "i32"), "[1,..3]"),
 ]  # fmt: skip
 GATHER_ND: list[Case] = [
     ("v8_batch_dims_2", lambda p: o8.gather_nd(p("[2,3,4,5]"), p("[2,3,2]", ov.Type.i32), 2), "[2,3]"),
