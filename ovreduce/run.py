@@ -362,6 +362,7 @@ class RunReport:
     requested_precision: str | None = None
     body_path: str | None = None  # the ids path of the body holding the layer (None: top level)
     defaulted: list[tuple[int, ...]] = field(default_factory=list)  # per input, the dims given a default size
+    not_established: str | None = None  # why the backends' agreement rests on nothing (None: it stands, or none)
 
     @property
     def ok(self) -> bool:
@@ -400,6 +401,7 @@ class RunReport:
             notes=tuple(self.notes),
             body_path=self.body_path,
             outcome=self.outcome,
+            not_established=self.not_established if self.outcome == "agree" else None,
             **_platform(r.backend for r in self.results),
         )
 
@@ -453,6 +455,7 @@ def run_spec(
     results = [b.infer(spec, inputs) for b in backends]
     comparisons: list[Comparison] = []
     notes = list(notes)
+    vacuous = None
     reference = next((r for r in results if r.ok), None)
     if reference is not None:
         assert reference.output is not None
@@ -498,8 +501,9 @@ def run_spec(
         blind = cannot_show_error(inputs[0], np.asarray(axes), spec.type, expected, judged) if shown else None
         if blind is not None and comparisons and all(c.ok for c in comparisons):
             notes.append(f"the backends agree {BLIND}: {blind}")
+            vacuous = blind
     return RunReport(spec, list(inputs), results, comparisons, notes, requested_precision, body_path,
-                     list(defaulted))  # fmt: skip
+                     list(defaulted), vacuous)  # fmt: skip
 
 
 def _rounding_mass(spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any] | None:

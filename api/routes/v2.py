@@ -158,6 +158,8 @@ def _infer(context: WorkerContext, name: str, inputs: Inputs, backend: str, run:
         parameters.update({field: value for field, value in errors.items() if value is not None})
         if comparison.error:
             parameters["comparison_error"] = comparison.error
+    if report.document.not_established is not None:  # an agreement on an input that cannot show an error
+        parameters["not_established"] = report.document.not_established
     if report.notes:  # what the verdict rests on (an input that cannot show an error...), one per line
         parameters["notes"] = "\n".join(report.notes)
     return (*kserve.encode_answer(name, request_id, parameters, output, binary), report.outcome)

@@ -165,6 +165,10 @@ class RunDocument(JsonDocument):
     # agree: every backend ran and agrees with the first; disagree; failed: a backend failed; nothing-compared:
     # one backend ran, so nothing was compared
     outcome: Literal["agree", "disagree", "failed", "nothing-compared"] = "agree"
+    # Where the outcome is agree: why the agreement establishes nothing, its input being one that cannot show an error
+    # (constant, all zeros, not finite, empty, slices of one element), as an audit's row is not-established; null: the
+    # agreement stands (and for every other outcome)
+    not_established: str | None = None
     # The OpenVINO version and what each OpenVINO device that ran executes (see Device): the results depend on it
     openvino: str | None = None
     devices: tuple[Device, ...] = ()

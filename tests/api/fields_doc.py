@@ -212,6 +212,7 @@ FIELDS: dict[str, str] = {
     "AuditAnswer.devices": "the device that ran the model, with what it executes (its verdicts depend on it)",
     "ConformDocument.openvino": "the OpenVINO version that converted and ran the model",
     "ConformDocument.devices": "the device that ran the model, with what it executes (its results depend on it)",
+    "RunAnswer.not_established": "where `outcome` is `agree`: why the agreement establishes nothing, the input being one that cannot show an error (constant, all zeros, not finite, empty, or reduced in slices of one element), as an audit's row is `not-established` (the same reason is among `notes`); null: the agreement stands, or the outcome is another",
     "RunAnswer.openvino": "the OpenVINO version that ran the layer (null: OpenVINO did not run)",
     "RunAnswer.devices": "each OpenVINO device that ran the layer, with what it executes (its results depend on it)",
     # the layer route's consumers (the page draws them)

@@ -479,3 +479,22 @@ def test_an_agreement_on_an_input_that_cannot_show_an_error_says_so(
         assert f"note: the backends agree on an input that cannot show an error: {why}" in out, out
     status, out, _ = ovreduce(capsys, str(path), "--layer", "red", "--shape", "x=[2,3]")
     assert status == 0 and "cannot show an error" not in out and "result: all 2 backends ran and agree\n" in out
+
+
+def test_the_run_document_marks_an_agreement_on_an_input_that_cannot_show_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The JSON document says what the text result says, in a field a client reads: ``not_established`` holds why the
+    agreement rests on nothing (``outcome`` stays ``agree``, ``ok`` true: the backends do agree); null where it
+    stands."""
+    x = ops.parameter([2, -1], np.float32, name="x")
+    path = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.reduce_mean(x, ops.constant(np.array([1], np.int64)), False, name="red")], [x]), path)
+    status, out, _ = ovreduce(capsys, str(path), "--layer", "red", "--format", "json")
+    doc = json.loads(out)
+    assert status == 0 and doc["outcome"] == "agree" and doc["ok"] is True, doc
+    one = "each output element reduces one input element (axes [1] of input shape [2, 1])"
+    assert doc["not_established"].startswith(one) and doc["not_established"] in " ".join(doc["notes"]), doc
+    status, out, _ = ovreduce(capsys, str(path), "--layer", "red", "--shape", "x=[2,3]", "--format", "json")
+    doc = json.loads(out)
+    assert status == 0 and doc["outcome"] == "agree" and doc["not_established"] is None, doc
