@@ -16,6 +16,9 @@ what the graph (or optimum's input name) says   what the input gets
 ``beam_idx``                                    ``arange(batch)``: each beam keeps its own cache
 ``past_key_values.N.key`` / ``.value``          empty along the past (see :mod:`ovreduce.backends.openvino`): the
                                                 first step of generation, as the mask and positions describe it
+indices of a Gather that a TopK also sorts in   a seeded permutation of ``[0, n)``, n the size of the axis they
+full (an argsort: the model inverts them)       index, as long as it (Qwen2.5-VL's ``window_index``: one per
+                                                merge unit); shorter or longer, as below
 indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n the size of the axis they index
                                                 (the smallest of those a GatherND or ScatterNDUpdate indexes; where
                                                 it is unknown, but for a Gather's: 0); lengths along an axis
@@ -59,10 +62,11 @@ __all__ = [
     "Recipe",
     "conv_kernel",
     "make",
+    "permutations",
     "recipes",
 ]
 
-Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text"]
+Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text", "permutation"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class Recipe:
         return {
             "random": seeded,
             "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})",
+            "permutation": f"{seeded}, a permutation of [0, {self.high}) ({self.why})",
             "ones": f"ones ({self.why})",
             "positions": (
                 f"positions 0..{self.high - 1} ({self.why})"
@@ -153,7 +158,68 @@ _WALK_LIMIT = 10_000  # consumers visited per input, at most: the walk stays lin
 def recipes(ov_model: Any) -> list[Recipe]:
     """A :class:`Recipe` for each input of ``ov_model`` (reshaped to the shapes it will run at), by index."""
     kernel = conv_kernel(ov_model)
-    return [_recipe(port, kernel) for port in ov_model.inputs]
+    permuted = permutations(ov_model)
+    out = []
+    for index, port in enumerate(ov_model.inputs):
+        found, shape = permuted.get(index), port.get_partial_shape()
+        size = None if found is None else _dim(found[0].input_value(0).get_partial_shape(), found[1])
+        if found is not None and size is not None and shape.is_static and list(shape.to_shape()) == [size]:
+            why = (f"indices of Gather {found[0].get_friendly_name()!r} that TopK {found[2]!r} sorts in full, an "
+                   f"argsort: the model inverts them, so each index is there once")  # fmt: skip
+            out.append(Recipe("permutation", size, why))
+        else:
+            out.append(_recipe(port, kernel))
+    return out
+
+
+def permutations(ov_model: Any) -> dict[int, tuple[Any, int, str]]:
+    """The rank-1 integer inputs of ``ov_model`` that the model takes for a permutation, by input index: indices of a
+    Gather (directly or through Converts) that a TopK also sorts in full, its ``k`` their own length (an argsort, which
+    inverts a permutation: Qwen2.5-VL's ``window_index``, one per merge unit, reordering the units into windows and
+    back). Each with the Gather, the axis it indexes (a constant), and the TopK's name."""
+    found: dict[int, tuple[Any, int, str]] = {}
+    for index, port in enumerate(ov_model.inputs):
+        shape = port.get_partial_shape()
+        if shape.rank.is_dynamic or shape.rank.get_length() != 1 or not port.get_element_type().is_integral():
+            continue
+        parameter = port.get_node()
+        gather, axis, topk = None, None, None
+        outputs, seen = [parameter.output(0)], 0
+        while outputs and seen < 16:
+            output, seen = outputs.pop(), seen + 1
+            for use in output.get_target_inputs():
+                node, kind = use.get_node(), use.get_node().get_type_name()
+                if kind == "Convert":
+                    outputs.append(node.output(0))
+                elif kind == "Gather" and use.get_index() == 1:  # (of several, the first name: consumers come in
+                    value = node.input_value(2).get_node()  # no fixed order)
+                    if value.get_type_name() == "Constant" and np.asarray(value.get_data()).size == 1:
+                        rank = node.input_value(0).get_partial_shape().rank
+                        at = int(np.asarray(value.get_data()).reshape(-1)[0])
+                        at = at + rank.get_length() if at < 0 and rank.is_static else at
+                        if at >= 0 and (gather is None or node.get_friendly_name() < gather.get_friendly_name()):
+                            gather, axis = node, at
+                elif kind == "TopK" and use.get_index() == 0 and _length_of(node.input_value(1), parameter):
+                    topk = node
+        if gather is not None and axis is not None and topk is not None:
+            found[index] = (gather, axis, topk.get_friendly_name())
+    return found
+
+
+def _length_of(value: Any, parameter: Any) -> bool:
+    """Whether ``value`` is the length of ``parameter`` (a rank-1 input): its ShapeOf, through ops that pass it on."""
+    shaped = False
+    for _ in range(8):
+        node = value.get_node()
+        kind = node.get_type_name()
+        if node.get_name() == parameter.get_name():
+            return shaped
+        if kind == "ShapeOf" and not shaped:
+            shaped = True
+        elif kind not in ("Squeeze", "Unsqueeze", "Reshape", "Convert", "Gather"):
+            return False
+        value = node.input_value(0)
+    return False
 
 
 def conv_kernel(ov_model: Any) -> tuple[int, str] | None:
@@ -363,6 +429,8 @@ def _make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rand
         return np.array(texts, dtype=np.str_).reshape(shape)
     if recipe.kind == "ids":
         return rng.integers(0, recipe.high, size=shape).astype(dtype)
+    if recipe.kind == "permutation":
+        return rng.permutation(recipe.high).reshape(shape).astype(dtype)
     if recipe.kind == "ones":
         return np.ones(shape, dtype=dtype)
     if recipe.kind == "positions":

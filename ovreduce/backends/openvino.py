@@ -37,6 +37,7 @@ from ovreduce.backends.feeds import (
     TOKEN_IDS,
     conv_kernel,
     make,
+    permutations,
     recipes,
 )
 from ovreduce.errors import (
@@ -675,10 +676,11 @@ def model_inputs(
     what compiles is what runs. Dynamic dims nobody fixed take a default: a leading batch dim its lower bound
     (at least 1; no batch where another input fixes it at 1); the channels a Convolution takes, and what a Reshape to
     a constant target needs (:func:`channel_pins`); the others the first of :data:`DEFAULT_FILLS` (within the dim's
-    interval) that OpenVINO's shape inference accepts for the whole model. The documents name the dims that were
-    defaulted. A seq2seq decoder's encoder inputs not given (``encoder_hidden_states``, ``encoder_attention_mask``,
-    its cross-attention past) are made along one encoder's sequence (:func:`_cross_length`): as long as one of them
-    given or shaped says, else ``encoder`` (how long the export's encoder output always is, and what says so:
+    interval) that OpenVINO's shape inference accepts for the whole model, but for a permutation the model inverts
+    (:func:`ovreduce.backends.feeds.permutations`), as long as the axis it indexes is for the others' shapes. The
+    documents name the dims that were defaulted. A seq2seq decoder's encoder inputs not given
+    (``encoder_hidden_states``, ``encoder_attention_mask``, its cross-attention past) are made along one encoder's
+    sequence (:func:`_cross_length`): as long as one of them given or shaped says, else ``encoder`` (how long the export's encoder output always is, and what says so:
     Whisper's ``max_source_positions``), else :data:`PROMPT_TOKENS`; a note says which.
 
     Returns:
@@ -758,7 +760,10 @@ def model_inputs(
     filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
     filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
     pins = channel_pins(ov_model)
-    chosen = _fit(ov_model, ports, max_elements, pins)
+    sized: dict[int, tuple[int, str]] = {}  # the permutations sized by the axis they index (dim 0)
+    chosen = _fit(ov_model, ports, max_elements, pins, sized)
+    for index, (size, why) in sized.items():
+        pins.setdefault(index, {})[0] = (size, why)
     if max_elements is not None:
         total = sum(math.prod(dims) for dims in chosen)
         if total > max_elements:  # each within the limit, but made all at once
@@ -1064,11 +1069,18 @@ def _prompt_length(port: _Port) -> _Port:
 
 
 def _fit(
-    ov_model: Any, ports: Sequence[_Port], max_elements: int | None, pins: Mapping[int, Mapping[int, tuple[int, str]]]
+    ov_model: Any,
+    ports: Sequence[_Port],
+    max_elements: int | None,
+    pins: Mapping[int, Mapping[int, tuple[int, str]]],
+    sized: dict[int, tuple[int, str]] | None = None,
 ) -> list[tuple[int, ...]]:
     """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn, but for the dims
-    ``pins`` sets (see :func:`model_inputs`)."""
+    ``pins`` sets, and the length of a permutation left dynamic, which is the axis it indexes as OpenVINO infers it
+    for the others' shapes (put in ``sized``, by input index, with why; see :func:`model_inputs`)."""
     ov = openvino()
+    permuted = {p.index: found for p in ports if (found := permutations(ov_model).get(p.index)) is not None
+                and p.array is None and p.target.rank == 1 and not p.target.dims[0].is_static}  # fmt: skip
     # a model that fixes its batch at 1 on an input of dynamic dims (Qwen2-VL's patch merger: attention_mask
     # [1, ?, ?] beside hidden_states [?, 32]) has that one batch: another input's leading dim is no batch but a
     # length like the others, and takes the fill
@@ -1080,6 +1092,12 @@ def _fit(
     model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     for fill in fills:
         chosen = [_pinned(p, _static(p.target, fill, not one), pins.get(p.index, {})) for p in ports]
+        if permuted:
+            try:
+                chosen = _permuted(ov_model, ports, chosen, permuted, sized)
+            except Exception as exc:  # shape inference refusing the others' sizes
+                refused = clean_message(exc)
+                continue
         for port, dims in zip(ports, chosen, strict=True):
             count = int(np.prod(dims, dtype=object))
             if max_elements is not None and count > max_elements:
@@ -1102,6 +1120,42 @@ def _fit(
             continue
         return chosen
     return _refused(ports, refused)
+
+
+def _permuted(
+    ov_model: Any,
+    ports: Sequence[_Port],
+    chosen: list[tuple[int, ...]],
+    permuted: Mapping[int, tuple[Any, int, str]],
+    sized: dict[int, tuple[int, str]] | None,
+) -> list[tuple[int, ...]]:
+    """``chosen`` with each permutation of ``permuted`` as long as the axis of the Gather it indexes, as OpenVINO's
+    shape inference gives it once ``ov_model`` is reshaped to the others' shapes (Qwen2.5-VL's ``window_index``: one
+    per merge unit, the rows of ``hidden_states`` over 4, where a fill gave it as many as the rows); kept where that
+    axis is not static or out of the dim's interval. Raises whatever OpenVINO raises on the others' shapes."""
+    ov = openvino()
+    model_ports = ov_model.inputs
+    others = {model_ports[p.index]: ov.PartialShape(list(dims)) for p, dims in zip(ports, chosen, strict=True)
+              if p.index not in permuted and p.etype.name != "string"}  # fmt: skip
+    ov_model.reshape(others)
+    out = list(chosen)
+    for i, port in enumerate(ports):
+        if port.index not in permuted:
+            continue
+        gather, axis, topk = permuted[port.index]
+        rows = gather.input_value(0).get_partial_shape()
+        if sized is not None:
+            sized.pop(port.index, None)  # (a size of another fill's)
+        dim = port.target.dims[0]
+        if rows.rank.is_static and axis < rows.rank.get_length() and rows[axis].is_static:
+            size = int(rows[axis].get_length())
+            if dim.lo <= size and (dim.hi is None or size <= dim.hi):
+                out[i] = (size,)
+                if sized is not None:
+                    name = gather.get_friendly_name()
+                    sized[port.index] = (size, f"the size of the axis {axis} of Gather {name!r} it indexes, of which "
+                                               f"it is a permutation (TopK {topk!r} inverts it)")  # fmt: skip
+    return out
 
 
 def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:

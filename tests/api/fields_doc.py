@@ -125,7 +125,8 @@ FIELDS: dict[str, str] = {
     "openvino_output_shape": f"the output shape OpenVINO infers; {_SHAPE}",
     "opset": "the model's ONNX opset (default domain)",
     "origin": '"given", or how the input was made from the graph: "seed N" (random), "seed N, ids in [0, n) '
-    '(indices of Gather ...)", "ones (an attention mask ...)", "positions ...", "arange ...", "3 (the trip count '
+    '(indices of Gather ...)", "seed N, a permutation of [0, n) (indices of Gather ... that TopK ... sorts in full ...)", '
+    '"ones (an attention mask ...)", "positions ...", "arange ...", "3 (the trip count '
     'of Loop ...)"',
     "outcome": "what the run established: `agree`, `disagree`, `failed` (a backend failed) or `nothing-compared` (one backend)",
     "outputs": "each backend's output, as KServe v2 tensors",

@@ -174,6 +174,71 @@ def test_inputs_beside_one_fixing_the_batch_at_1_take_the_fill_on_their_leading_
     assert all(layer.status == "ok" for layer in doc.layers), [(layer.name, layer.status) for layer in doc.layers]
 
 
+def _window_merger() -> Any:
+    """Qwen2.5-VL's patch merger as optimum-intel exports it: ``hidden_states [?, 32]`` grouped in merge units of 4
+    rows (``Reshape`` to ``[rows // 4, 4, -1]``), the units reordered by ``window_index [?]`` (i64, one index per
+    unit) and put back by its argsort (a ``TopK`` of all of it) after the merge, the rows attended under
+    ``window_attention_mask [1, ?, ?]`` and ``attention_mask [1, ?, ?]``, ``rotary_pos_emb [?, 8]`` grouped as the
+    rows are."""
+    hidden = ops.parameter(ov.PartialShape([-1, 32]), ov.Type.f32, name="hidden_states")
+    mask = ops.parameter(ov.PartialShape([1, -1, -1]), ov.Type.f32, name="attention_mask")
+    window_mask = ops.parameter(ov.PartialShape([1, -1, -1]), ov.Type.f32, name="window_attention_mask")
+    window = ops.parameter(ov.PartialShape([-1]), ov.Type.i64, name="window_index")
+    rotary = ops.parameter(ov.PartialShape([-1, 8]), ov.Type.f32, name="rotary_pos_emb")
+    inputs = [hidden, mask, window_mask, window, rotary]
+    for node in inputs:
+        node.output(0).set_names({node.get_friendly_name()})
+    rows = ops.gather(ops.shape_of(hidden), ops.constant(np.int64(0)), ops.constant(np.int64(0)))
+    units = ops.unsqueeze(ops.floor(ops.divide(rows, ops.constant(np.int64(4)))), ops.constant(np.int32(0)))
+    grouped = ops.concat([units, ops.constant(np.array([4, -1], np.int64))], 0)
+    back = ops.concat([ops.reshape(rows, ops.constant(np.array([1], np.int64)), False),
+                       ops.constant(np.array([-1], np.int64))], 0)  # fmt: skip
+    index = ops.convert(window, ov.Type.i32)
+
+    def reorder(x: Any) -> Any:
+        return ops.reshape(ops.gather(ops.reshape(x, grouped, False), index, ops.constant(np.int32(0))), back, False)
+
+    x = reorder(hidden)
+    angles = ops.concat([reorder(rotary)] * 4, 1)  # [rows, 32]
+    x = ops.add(x, ops.multiply(ops.sin(angles), ops.constant(np.full((1, 32), 0.5, np.float32))))
+    norm = ops.reduce_mean(ops.multiply(x, x), _axes(-1), True, name="norm")  # an RMSNorm's
+    x = ops.multiply(ops.divide(x, ops.sqrt(ops.add(norm, ops.constant(np.float32(1e-6))))),
+                     ops.constant(np.ones((1, 32), np.float32)))  # fmt: skip
+    query = ops.unsqueeze(x, ops.constant(np.int64(0)))
+    x = ops.scaled_dot_product_attention(query, query, query, window_mask, causal=False)
+    x = ops.scaled_dot_product_attention(x, x, x, mask, causal=False)
+    merged = ops.reshape(ops.squeeze(x, ops.constant(np.int64(0))), ops.constant(np.array([-1, 128], np.int64)), False)
+    pooled = ops.reduce_sum(merged, _axes(1), True, name="merged")
+    order = ops.squeeze(ops.shape_of(window), ops.constant(np.int64(0)))
+    argsort = ops.topk(window, order, 0, "min", "value", ov.Type.i64).output(1)
+    return ov.Model([ops.gather(pooled, ops.convert(argsort, ov.Type.i32), ops.constant(np.int32(0)))], inputs, "m")
+
+
+def test_a_window_index_has_one_index_per_merge_unit_and_is_a_permutation(tmp_path: Path) -> None:
+    """Qwen2.5-VL's patch merger: every default gave ``window_index`` as many indices as ``hidden_states`` has rows,
+    where it has one per merge unit of 4 rows, so that no default was accepted; and where shapes were given, its
+    values were drawn with repeats, where the model inverts it by argsort (rows lost, others twice)."""
+    from ovreduce.backends.openvino import model_inputs
+
+    doc = _audit(_save(_window_merger(), tmp_path / "merger.xml"))
+    assert doc.error is None, doc.error
+    shapes = {i.name: i.shape for i in doc.inputs}
+    rows = shapes["hidden_states"][0]
+    assert rows % 4 == 0 and shapes["window_index"] == (rows // 4,), shapes
+    assert shapes["window_attention_mask"] == shapes["attention_mask"] == (1, rows, rows), shapes
+    assert all(layer.status == "ok" for layer in doc.layers), [(layer.name, layer.status) for layer in doc.layers]
+    origin = next(i.origin for i in doc.inputs if i.name == "window_index")
+    assert "permutation" in origin and "TopK" in origin, origin
+    assert any(
+        f"input 'window_index': dynamic dimension 0 (?) set to {rows // 4}, the size of the axis 0 of Gather" in n
+        for n in doc.notes
+    )
+    for given in ({}, {"hidden_states": PartialShape.static([64, 32])}):  # the rows shaped: the units follow them
+        arrays, _, _ = model_inputs(_window_merger(), None, 3, shapes=given)
+        units = arrays[0].shape[0] // 4
+        assert sorted(arrays[3].tolist()) == list(range(units)) and units > 1, arrays[3]
+
+
 def test_a_given_shape_the_model_refuses_says_what_openvino_said(files: dict[str, Path]) -> None:
     with pytest.raises(InputError, match=r"refused the shapes given .*Kernel after dilation"):
         _audit(files["cnn"], shapes={"x": PartialShape.static([1, 3, 2, 2])})
