@@ -350,6 +350,7 @@ def audit_model(
     timings: AuditTimings | None = None,
     positions: tuple[int, str] | None = None,
     encoder: tuple[int, str] | None = None,
+    image_size: tuple[tuple[int, int], str] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -367,7 +368,9 @@ def audit_model(
     takes and what says so (``config.json``'s ``n_positions``, say): a sequence that the inputs, past included, and
     the decode steps carry past them is refused (:func:`_refuse_positions`). ``encoder`` is how long the export's
     encoder output always is and what says so (Whisper's ``max_source_positions``): a seq2seq decoder's encoder
-    inputs not given are made that long (see :func:`ovreduce.backends.openvino.model_inputs`).
+    inputs not given are made that long (see :func:`ovreduce.backends.openvino.model_inputs`). ``image_size`` is the
+    height and width of the images the model takes and what says so (``config.json``'s ``image_size``): an image's
+    dims left dynamic are at least that.
 
     ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
     input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
@@ -457,7 +460,7 @@ def audit_model(
         probe = ov_model
     if positions is not None:  # first on what was asked: OpenVINO's reshape may refuse a sequence past the table first
         _refuse_positions(probe, _asked(probe, inputs, shapes), steps, positions)
-    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder)
+    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder, image_size)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from ovreduce._openvino import core, openvino, read_failure
 from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "find_export", "tokenize"]
+__all__ = ["MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "find_export", "image_size", "tokenize"]
 
 MAX_CONFIG_BYTES = 1 << 20
 """``config.json`` larger than this is refused (a model's config is a few KiB, a multimodal one tens)."""
@@ -152,6 +152,37 @@ def _config(path: Path) -> Mapping[str, Any] | None:
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object, not {type(data).__name__}", parameter="export")
     return data
+
+
+def image_size(export: Export) -> tuple[tuple[int, int], str] | None:
+    """The height and width of the images the export's model takes, and what says so: ``config.json``'s
+    ``image_size`` (an int, or height and width), else its ``vision_config``'s (a VLM's), else the processor's
+    ``crop_size`` or ``size`` in ``preprocessor_config.json`` (an int, ``height`` and ``width``, or ``shortest_edge``);
+    None where none says (a processor's config that cannot be read is none)."""
+    try:
+        processor = _config(export.path / "preprocessor_config.json")
+    except (InputError, LimitExceededError, OSError):
+        processor = None
+    places = (("config.json", "", export.config), ("config.json", "vision_config.", (export.config or {}).get(
+        "vision_config")), ("preprocessor_config.json", "", processor))  # fmt: skip
+    for file, where, section in places:
+        if not isinstance(section, Mapping):
+            continue
+        for key in ("image_size",) if file == "config.json" else ("crop_size", "size"):
+            size = _height_width(section.get(key))
+            if size is not None:
+                return size, f"{file} gives ({where}{key})"
+    return None
+
+
+def _height_width(value: Any) -> tuple[int, int] | None:
+    """An image size as Hugging Face configs write it, as height and width; None for anything else."""
+    if isinstance(value, Mapping):
+        value = [value.get("height"), value.get("width")] if "height" in value else value.get("shortest_edge")
+    if isinstance(value, list) and len(value) == 2:
+        height, width = value
+        return (height, width) if all(type(v) is int and 0 < v <= 1 << 14 for v in value) else None
+    return (value, value) if type(value) is int and 0 < value <= 1 << 14 else None
 
 
 def tokenize(export: Export, text: str) -> dict[str, npt.NDArray[Any]]:

@@ -639,6 +639,11 @@ def read_model(source: str | Path | bytes, weights_path: str | Path | None = Non
 # 512 samples, still gets a shape it can run.
 DEFAULT_FILLS = (1, 8, 32, 64, 128, 224, 512, 1024)
 
+IMAGE_SIZE = 64
+"""The least height and width of an image (an input ``[?, 3, ?, ?]``, or ``pixel_values``) whose size nothing says: a
+CNN's or ViT's global pooling after a 32-fold downsampling (a stem of stride 4 and three stages, patches of 32) then
+reduces 2x2 elements, where the first fill OpenVINO accepts, 8, left it one to reduce, and never an error to show."""
+
 
 @dataclass(frozen=True)
 class _Port:
@@ -665,6 +670,7 @@ def model_inputs(
     shapes: Mapping[str, Any] | None = None,
     origins: Mapping[str, str] | None = None,
     encoder: tuple[int, str] | None = None,
+    image: tuple[tuple[int, int], str] | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
@@ -680,8 +686,11 @@ def model_inputs(
     (:func:`ovreduce.backends.feeds.permutations`), as long as the axis it indexes is for the others' shapes. The
     documents name the dims that were defaulted. A seq2seq decoder's encoder inputs not given
     (``encoder_hidden_states``, ``encoder_attention_mask``, its cross-attention past) are made along one encoder's
-    sequence (:func:`_cross_length`): as long as one of them given or shaped says, else ``encoder`` (how long the export's encoder output always is, and what says so:
-    Whisper's ``max_source_positions``), else :data:`PROMPT_TOKENS`; a note says which.
+    sequence (:func:`_cross_length`): as long as one of them given or shaped says, else ``encoder`` (how long the
+    export's encoder output always is, and what says so: Whisper's ``max_source_positions``), else
+    :data:`PROMPT_TOKENS`; a note says which. An image's height and width (:func:`_images`) are at least ``image``
+    (its height and width, and what says so: the export's config), else :data:`IMAGE_SIZE`; where no size from there
+    up is accepted, as any other dims.
 
     Returns:
         The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
@@ -761,7 +770,17 @@ def model_inputs(
     filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
     pins = channel_pins(ov_model)
     sized: dict[int, tuple[int, str]] = {}  # the permutations sized by the axis they index (dim 0)
-    chosen = _fit(ov_model, ports, max_elements, pins, sized)
+    floors = _images(ports, known, pins, image)
+    try:
+        chosen = _fit(ov_model, ports, max_elements, pins, sized, floors)
+    except (InputError, LimitExceededError):
+        if not floors:
+            raise
+        floors = {}  # an image of that size refused (a model of smaller images): as any other dims
+        chosen = _fit(ov_model, ports, max_elements, pins, sized)
+    for index, floor in floors.items():
+        for dim, size_why in floor.items():
+            pins.setdefault(index, {}).setdefault(dim, size_why)
     for index, (size, why) in sized.items():
         pins.setdefault(index, {})[0] = (size, why)
     if max_elements is not None:
@@ -1074,6 +1093,7 @@ def _fit(
     max_elements: int | None,
     pins: Mapping[int, Mapping[int, tuple[int, str]]],
     sized: dict[int, tuple[int, str]] | None = None,
+    floors: Mapping[int, Mapping[int, tuple[int, str]]] | None = None,
 ) -> list[tuple[int, ...]]:
     """Static shapes for ``ports``, ``ov_model`` reshaped to them; the defaults tried in turn, but for the dims
     ``pins`` sets, and the length of a permutation left dynamic, which is the axis it indexes as OpenVINO infers it
@@ -1092,6 +1112,7 @@ def _fit(
     model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     for fill in fills:
         chosen = [_pinned(p, _static(p.target, fill, not one), pins.get(p.index, {})) for p in ports]
+        chosen = [_floored(p, dims, (floors or {}).get(p.index, {})) for p, dims in zip(ports, chosen, strict=True)]
         if permuted:
             try:
                 chosen = _permuted(ov_model, ports, chosen, permuted, sized)
@@ -1305,6 +1326,40 @@ def _pinned(port: _Port, dims: tuple[int, ...], pins: Mapping[int, tuple[int, st
         d = port.target.dims[i]
         if not d.is_static and d.lo <= size and (d.hi is None or size <= d.hi):
             out[i] = size
+    return tuple(out)
+
+
+def _images(
+    ports: Sequence[_Port],
+    names: Sequence[set[str]],
+    pins: Mapping[int, Mapping[int, tuple[int, str]]],
+    image: tuple[tuple[int, int], str] | None,
+) -> dict[int, dict[int, tuple[int, str]]]:
+    """The least height and width of each image among ``ports`` (``[?, C, ?, ?]`` of 1 or 3 channels, declared or as
+    its Convolution takes them, or ``pixel_values``), its height and width neither given nor pinned: ``image`` (as the
+    export's config says), else :data:`IMAGE_SIZE`, each with why; by input index and dim."""
+    (height, width), why = image if image is not None else ((IMAGE_SIZE, IMAGE_SIZE), "")
+    why = f"the image size {why}" if image is not None else (
+        "an image's least default: a global pooling after a 32-fold downsampling then reduces 2x2 elements, where a "
+        "smaller image leaves it one; give --shape for the model's own size")  # fmt: skip
+    floors: dict[int, dict[int, tuple[int, str]]] = {}
+    for p in ports:
+        dims = p.target.dims
+        if p.array is not None or dims is None or len(dims) != 4 or dims[2].is_static or dims[3].is_static:
+            continue
+        pinned = pins.get(p.index, {})
+        channels = dims[1].lo if dims[1].is_static else pinned[1][0] if 1 in pinned else None
+        if channels in (1, 3) or "pixel_values" in names[p.index]:
+            floors[p.index] = {i: (size, why) for i, size in ((2, height), (3, width)) if i not in pinned}
+    return floors
+
+
+def _floored(port: _Port, dims: tuple[int, ...], floors: Mapping[int, tuple[int, str]]) -> tuple[int, ...]:
+    """``dims`` with each dim of ``port`` that ``floors`` names at least its size (within the dim's interval)."""
+    out = list(dims)
+    for i, (size, _) in floors.items():
+        d = port.target.dims[i]
+        out[i] = min(max(out[i], size), d.hi) if d.hi is not None else max(out[i], size)
     return tuple(out)
 
 

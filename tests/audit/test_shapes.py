@@ -14,7 +14,7 @@ import pytest
 from openvino import opset13 as ops
 
 from ovreduce.audit import audit_model
-from ovreduce.backends.openvino import DEFAULT_FILLS
+from ovreduce.backends.openvino import DEFAULT_FILLS, IMAGE_SIZE
 from ovreduce.errors import InputError
 from ovreduce.ir.parser import load_ir
 from ovreduce.shapes import PartialShape
@@ -100,17 +100,68 @@ def test_input_file_of_dynamic_rank_reaches_the_runtime(
                                 "defaulted_dims": []}  # fmt: skip
 
 
-def test_pooling_gets_a_default_its_shape_inference_accepts(files: dict[str, Path]) -> None:
+def test_pooling_gets_a_default_its_shape_inference_accepts(files: dict[str, Path], tmp_path: Path) -> None:
     """Setting every dynamic dim to 1 breaks a CNN with pooling; the batch stays 1, H and W take the first
-    default OpenVINO accepts."""
+    default OpenVINO accepts: of an image (3 channels), no less than an image's least default; of other data, 8."""
     doc = _audit(files["cnn"])
     assert doc.error is None, doc.error
     (x,) = doc.inputs
-    assert x.shape == (1, 3, 8, 8) and x.defaulted_dims == (0, 2, 3)
-    assert DEFAULT_FILLS[:2] == (1, 8)
+    assert x.shape == (1, 3, IMAGE_SIZE, IMAGE_SIZE) and x.defaulted_dims == (0, 2, 3)
     (gap,) = doc.layers
-    assert gap.input_shape == (1, 3, 4, 4) and gap.ok
+    assert gap.input_shape == (1, 3, IMAGE_SIZE - 4, IMAGE_SIZE - 4) and gap.ok
+    assert any(f"dynamic dimension 2 (?) set to {IMAGE_SIZE}, an image's least default" in n for n in doc.notes)
+    x = ops.parameter(ov.PartialShape([-1, 5, -1, -1]), ov.Type.f32, name="x")  # five channels: no image
+    pool = ops.avg_pool(x, [1, 1], [0, 0], [0, 0], [5, 5], exclude_pad=True, name="pool")
+    doc = _audit(_save(ov.Model([ops.reduce_mean(pool, _axes(2, 3), False, name="gap")], [x]), tmp_path / "m.xml"))
+    assert DEFAULT_FILLS[:2] == (1, 8) and doc.inputs[0].shape == (1, 5, 8, 8), doc.inputs
+    assert doc.layers[0].input_shape == (1, 5, 4, 4) and doc.layers[0].ok
     assert any("dynamic dimension 2 (?) set to 8" in n for n in doc.notes)
+
+
+def _classifier(folder: Path, config: dict[str, Any] | None, preprocessor: dict[str, Any] | None = None) -> Path:
+    """An image classifier as optimum-intel exports it (ConvNeXt's shape): ``pixel_values [?,3,?,?]``, a stem of
+    stride 4, a downsampling of stride 2, then the global pooling, its one reduction; ``config.json`` and
+    ``preprocessor_config.json`` beside it as given."""
+    folder.mkdir()
+    x = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), ov.Type.f32, name="pixel_values")
+    x.output(0).set_names({"pixel_values"})
+    stem = ops.convolution(x, ops.constant(np.full((16, 3, 4, 4), 0.1, np.float32)), [4, 4], [0, 0], [0, 0], [1, 1])
+    down = ops.convolution(stem, ops.constant(np.full((16, 16, 2, 2), 0.1, np.float32)), [2, 2], [0, 0], [0, 0], [1, 1])
+    pooled = ops.reduce_mean(down, _axes(2, 3), False, name="pooler")
+    _save(ov.Model([pooled], [x], "convnext"), folder / "openvino_model.xml")
+    for name, content in (("config.json", config), ("preprocessor_config.json", preprocessor)):
+        if content is not None:
+            (folder / name).write_text(json.dumps(content))
+    return folder
+
+
+@pytest.mark.parametrize(("config", "preprocessor", "size", "said"), [
+    ({"model_type": "convnext", "image_size": 32}, None, 32, "the image size config.json gives (image_size)"),
+    ({"vision_config": {"image_size": [40, 40]}}, None, 40, "config.json gives (vision_config.image_size)"),
+    ({"model_type": "convnext"}, {"size": {"height": 48, "width": 48}}, 48, "preprocessor_config.json gives (size)"),
+    (None, None, 64, "a global pooling after a 32-fold downsampling then reduces 2x2 elements"),
+])  # fmt: skip
+def test_an_image_gets_the_size_its_export_says_or_one_a_global_pooling_reduces(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    config: dict[str, Any] | None,
+    preprocessor: dict[str, Any] | None,
+    size: int,
+    said: str,
+) -> None:
+    """An image's height and width took the first fill OpenVINO accepts, 8: after the stem and one downsampling the
+    global pooling (the only reduction of most image classifiers) reduced one element, never established. They are
+    the export's image size (config.json, its vision_config, or the processor's), else at least 64."""
+    folder = _classifier(tmp_path / "export", config, preprocessor)
+    status, out, err = run_cli(capsys, "audit", str(folder), "--precision", "f32", "--format", "json")
+    doc = json.loads(out)
+    assert status == 0, err
+    (pixels,) = doc["inputs"]
+    assert pixels["shape"] == [1, 3, size, size], pixels
+    assert any(f"input 'pixel_values': dynamic dimension 2 (?) set to {size}, " in n and said in n
+               for n in doc["notes"]), doc["notes"]  # fmt: skip
+    (pooler,) = doc["layers"]
+    assert pooler["input_shape"] == [1, 16, size // 8, size // 8] and pooler["status"] == "ok", pooler
 
 
 @pytest.mark.parametrize("kind", ["Convolution", "GroupConvolution", "Convert then Convolution"])
