@@ -1099,8 +1099,9 @@ def _fit(
     ``pins`` sets, and the length of a permutation left dynamic, which is the axis it indexes as OpenVINO infers it
     for the others' shapes (put in ``sized``, by input index, with why; see :func:`model_inputs`)."""
     ov = openvino()
-    permuted = {p.index: found for p in ports if (found := permutations(ov_model).get(p.index)) is not None
-                and p.array is None and p.target.rank == 1 and not p.target.dims[0].is_static}  # fmt: skip
+    inverted = permutations(ov_model)
+    permuted = {p.index: inverted[p.index] for p in ports if p.index in inverted and p.array is None
+                and p.target.rank == 1 and not p.target.dims[0].is_static}  # fmt: skip
     # a model that fixes its batch at 1 on an input of dynamic dims (Qwen2-VL's patch merger: attention_mask
     # [1, ?, ?] beside hidden_states [?, 32]) has that one batch: another input's leading dim is no batch but a
     # length like the others, and takes the fill
