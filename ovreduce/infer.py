@@ -238,7 +238,9 @@ class ShapeEngine:
                 result = (result.output,)
             outputs = layer.outputs
             for port, state in zip(outputs, result, strict=False):
-                states[(layer_id, port.id)] = state if state.shape is not None else self._with_reason(layer, state)
+                if state.shape is None or (not state.reason and not state.shape.is_static):
+                    state = self._with_reason(layer, state)
+                states[(layer_id, port.id)] = state
             if len(result) < len(outputs):
                 self._declare(layer, outputs[len(result) :])
         self._walk_ops = None
@@ -258,13 +260,20 @@ class ShapeEngine:
             reason = f"{layer.type} ({layer.name}): {input_count_refusal(layer.type, counts, len(layer.inputs))}"
             return tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
         try:
-            outs = op.infer(ctx)
+            outs = tuple(op.infer(ctx))  # a registered rule may return any iterable
         except (ArithmeticError, DimensionError) as exc:  # values no rule refuses in words (a hostile attribute)
             reason = (
                 f"{layer.type} ({layer.name}): ovreduce's shape rule cannot evaluate its attributes and inputs ({exc})"
             )
             return tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
-        return tuple(outs)  # a registered rule may return any iterable
+        if ctx.unfolded is not None:  # dims left unknown may be a value ovreduce does not compute, not OpenVINO's
+            why = (f"dims ovreduce leaves unknown here may be known to OpenVINO: {layer.type} ({layer.name}) reads a "
+                   f"value ovreduce does not compute ({ctx.unfolded})")  # fmt: skip
+            outs = tuple(
+                replace(s, reason=why) if s.shape is not None and not s.shape.is_static and not s.reason else s
+                for s in outs
+            )
+        return outs
 
     def _walk_unfed(self, layer: Layer, role: str) -> None:
         """Walk a body its container's inputs do not feed: on its Parameters' own declarations, unless a reshape
@@ -303,12 +312,16 @@ class ShapeEngine:
 
     def _with_reason(self, layer: Layer, state: PortState) -> PortState:
         """An unresolved output without a reason of its own: the reason of an unresolved input, if any (so a
-        container whose body Result is unresolved can say why)."""
+        container whose body Result is unresolved can say why); an output with dims not known, the reason of an input
+        whose dims ovreduce left unknown where OpenVINO may know them (:meth:`_apply`), if any."""
         if state.reason:
             return state
+        unresolved = state.shape is None
         for index in range(len(layer.inputs)):
             given = self.input_state(layer, index)
-            if given.shape is None and given.reason:
+            if given.reason and (
+                given.shape is None if unresolved else not (given.shape is None or given.shape.is_static)
+            ):
                 return replace(state, reason=given.reason)
         return state
 
@@ -425,7 +438,7 @@ class _Context:
     them at hand; ``reads`` (when not None) records every value the rule reads, for :class:`_Memo`.
     """
 
-    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads")
+    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads", "unfolded")
 
     def __init__(
         self,
@@ -442,6 +455,7 @@ class _Context:
         self._refs = refs
         self._inputs = inputs
         self.reads: list[_Read] | None = None
+        self.unfolded: str | None = None  # why the first unresolved value the rule read is unresolved
 
     @property
     def reshape(self) -> PartialShape | None:
@@ -465,6 +479,8 @@ class _Context:
         info = self._engine._axes(ref, self._visiting)
         if self.reads is not None:
             self.reads.append((index, info))
+        if info.kind == "unresolved" and self.unfolded is None:
+            self.unfolded = info.reason
         return info
 
     def input_values(self) -> list[ValueInfo]:
@@ -473,6 +489,8 @@ class _Context:
         values = [engine._axes(p, self._visiting) for p in refs if p is not None]
         if self.reads is not None:
             self.reads.append((_EVERY_INPUT, tuple(values)))
+        if self.unfolded is None:
+            self.unfolded = next((v.reason for v in values if v.kind == "unresolved"), None)
         return values
 
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:

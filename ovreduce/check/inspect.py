@@ -96,7 +96,7 @@ def _port(p: Port, state: PortState, producer: Producer | None = None) -> PortVi
         shape_origin=state.origin,
         element_type=None if state.element_type is None else state.element_type.name,
         producer=producer,
-        shape_reason=state.reason or None if state.shape is None else None,
+        shape_reason=state.reason or None if state.shape is None or not state.shape.is_static else None,
     )
 
 

@@ -66,7 +66,8 @@ LAST_OPSET = 16
 @dataclass(frozen=True, slots=True)
 class PortState:
     """What is known about one output port: its shape (None: unresolved), element type and origin; for an
-    unresolved port, why (``"no native shape rule for SpaceToDepth (s2d)"``), when there is more to say."""
+    unresolved port, why (``"no native shape rule for SpaceToDepth (s2d)"``), when there is more to say; for a port
+    with dims not known, why where ovreduce may know less than OpenVINO (a value it does not compute feeds them)."""
 
     shape: PartialShape | None
     element_type: ElementType | None

@@ -19,6 +19,7 @@ from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state, opset_number
+from ovreduce.ops.reals import REAL_UNARY, computed, from_int, real_tensor, round_half_away, rounded, to_int
 from ovreduce.ops.rules import (
     EPS_MODE,
     GELU_MODE,
@@ -37,6 +38,7 @@ from ovreduce.ops.rules import (
     pinned,
     real,
     real_attr,
+    too_large,
     type_limits,
     typed,
     unevaluated,
@@ -87,7 +89,11 @@ _REAL_ONLY = {
 """The shape-preserving ops of real numbers only, and OpenVINO's words for any other input 0."""
 _INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)}
 """The shape-preserving ops of more than one input (their data first); MVN takes its axes as a second from MVN-6."""
-_FOLDED = frozenset({"LogicalNot", "Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs"})
+_FOLDED = frozenset({
+    "LogicalNot", "Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Round",
+})  # fmt: skip
+_REAL_FOLDED = frozenset({"Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Round", "Sqrt"})
+"""The shape-preserving ops whose real values fold (:meth:`ShapePreserving._fold_reals`)."""
 """The shape-preserving ops whose integer values fold (:meth:`ShapePreserving.fold`), in the types OpenVINO's
 ``evaluate`` computes them in."""
 
@@ -216,6 +222,13 @@ class ShapePreserving(Op):
         size) folds as OpenVINO's ``evaluate`` computes it, in the types it does; and what :meth:`fold_values` folds,
         each value in the shape of input 0."""
         folded = super().fold(ctx)
+        source = ctx.input(0).element_type if ctx.layer.inputs else None
+        if source is not None and source.is_real and self.type in _REAL_FOLDED:
+            real = self._fold_reals(ctx, folded, source)
+            if real is not None:
+                return real
+        if source is not None and source.is_integral and self.type == "Sqrt":
+            return self._integer_sqrt(ctx, folded, source)
         value = ctx.value(0) if self.type in _FOLDED and ctx.layer.inputs else None
         etype = ctx.input(0).element_type if value is not None else None
         if value is not None and value.values is not None and etype is not None and not evaluates(self.type, etype):
@@ -226,9 +239,56 @@ class ShapePreserving(Op):
                 return ValueInfo("const", values, shape=value.shape)
         if folded.kind == "const" and folded.shape is None and ctx.layer.inputs:
             return ValueInfo("const", folded.values, shape=ctx.value(0).shape)
-        if folded.kind == "runtime" and etype is not None and evaluates(self.type, etype):
+        if folded.kind == "runtime" and etype is not None and etype.is_integral and evaluates(self.type, etype):
             return self._bounds(ctx, etype, folded)
         return folded
+
+    def _fold_reals(self, ctx: LayerContext, folded: ValueInfo, etype: ElementType) -> ValueInfo | None:
+        """Over a constant of a real type (a size divided in f32, floored), the values as OpenVINO's ``evaluate``
+        computes them (:mod:`ovreduce.ops.reals`), in the types it does; None where the input is not constant."""
+        layer = ctx.layer
+        info = ctx.value(0)
+        tensor = real_tensor(info)
+        if tensor is None or info.kind == "runtime" or len(layer.inputs) != 1:
+            return None
+        if not evaluates(self.type, etype):
+            return unevaluated(layer, etype, folded)
+        values, shape = tensor
+        oversized = too_large(layer, shape)
+        if oversized is not None:
+            return oversized
+        if self.type == "Clamp":
+            low, high = (real_attr(layer, name, 0.0) for name in ("min", "max"))
+            if math.isnan(low) or math.isnan(high):
+                return None
+            low, high = rounded(low, etype), rounded(high, etype)
+            op: Callable[[float], float | None] = lambda v: low if v < low else high if v > high else v  # noqa: E731
+        elif self.type == "Round":
+            rounding = REAL_UNARY.get(layer.data.get("mode", "half_to_even").lower())
+            if rounding is None:
+                return None
+            op = rounding
+        else:
+            op = REAL_UNARY[self.type]
+        out: list[float | None] = []
+        for v in values:
+            r = op(v) if math.isfinite(v) else None
+            out.append(None if r is None else rounded(r, etype))
+        return computed(out, shape, etype, f"{layer.type} layer {layer.name!r}")
+
+    def _integer_sqrt(self, ctx: LayerContext, folded: ValueInfo, etype: ElementType) -> ValueInfo:
+        """A Sqrt of integers as OpenVINO's ``evaluate`` computes it: the double root of each, rounded half away from
+        zero (the root of 8 is 3), in the types it does; not folded for a negative value."""
+        if folded.kind != "unresolved" or ctx.value(0).kind != "const":
+            return folded
+        info = ctx.value(0)
+        if not evaluates(self.type, etype):
+            return unevaluated(ctx.layer, etype, folded)
+        assert info.values is not None
+        if any(v < 0 for v in info.values):
+            return folded
+        roots = [round_half_away(math.sqrt(float(v))) for v in info.values]
+        return ValueInfo("const", tuple(int(r) for r in roots), shape=info.shape)
 
     def _bounds(self, ctx: LayerContext, etype: ElementType, folded: ValueInfo) -> ValueInfo:
         """The elements of a value known in part (a dim ShapeOf gives) through a Clamp or an Abs, as OpenVINO's default
@@ -353,6 +413,10 @@ class Convert0(ShapePreserving):
         src = ctx.input(0).element_type if ctx.layer.inputs else None
         if folded.kind == "const" and src is not None and dst is not None and not converts(src, dst):
             return unevaluated(ctx.layer, src if src.name in NOT_CONVERTED else dst, folded)
+        if src is not None and dst is not None and (src.is_real or dst.is_real) and converts(src, dst):
+            real = self._convert_reals(ctx, src, dst)
+            if real is not None:
+                return real
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
         if known is None or dst is None:
             return folded
@@ -362,6 +426,45 @@ class Convert0(ShapePreserving):
         lo, hi = type_limits(dst)  # an unknown upper bound stays one (the source type's largest value, the target's)
         fits = [b is not None and lo <= b[0] and (b[1] is None or b[1] <= hi) for b in known]
         return replace(folded, known=tuple(b if fit else None for b, fit in zip(known, fits, strict=True)))
+
+    def _convert_reals(self, ctx: LayerContext, src: ElementType, dst: ElementType) -> ValueInfo | None:
+        """A constant from or to a real type as OpenVINO's Convert computes it: an integer to the nearest value of the
+        real type, a real value toward zero to an integer (where it fits: beyond, the machine decides), one real type
+        to another to nearest; None where the input is not constant."""
+        layer = ctx.layer
+        info = ctx.value(0)
+        if info.kind == "runtime" or len(layer.inputs) != 1 or dst.name not in _CONVERTED_REALS | _INTEGERS:
+            return None
+        if src.name not in _CONVERTED_REALS | _INTEGERS:
+            return None
+        what = f"Convert layer {layer.name!r} to {dst}"
+        if src.is_real:
+            tensor = real_tensor(info)
+            if tensor is None:
+                return None
+            values, shape = tensor
+            out: list[float | None] = []
+            for v in values:
+                if dst.name == "boolean":
+                    out.append(float(v != 0) if math.isfinite(v) else None)
+                elif dst.is_integral:
+                    n = to_int(v, dst)
+                    out.append(None if n is None else float(n))
+                else:
+                    r = rounded(v, dst)  # (f64 to f16 or bf16 is not rounded twice by OpenVINO: exact ones only)
+                    out.append(r if src.name != "f64" or dst.name == "f32" or r == v or not math.isfinite(v) else None)
+            if dst.is_integral or dst.name == "boolean":
+                if any(v is None for v in out):
+                    return ValueInfo("unresolved", None, f"{what} changes a value outside [{type_limits(dst)[0]}, "
+                                                         f"{type_limits(dst)[1]}] or not finite, which ovreduce does "
+                                                         f"not fold", shape=shape)  # fmt: skip
+                return ValueInfo("const", tuple(int(v) for v in out if v is not None), shape=shape)
+            return computed(out, shape, dst, what)
+        if info.kind != "const" or info.values is None:
+            return None
+        given = info.element_shape
+        assert given is not None
+        return computed([from_int(v, dst) for v in info.values], given, dst, what)
 
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """Exact when every value fits the destination type (or the type is boolean: 0 is false, the rest true).
@@ -388,6 +491,11 @@ class Convert0(ShapePreserving):
                     f"which ovreduce does not fold",
                 )  # fmt: skip
         return ValueInfo("const", values[0])
+
+
+_CONVERTED_REALS = frozenset({"f16", "bf16", "f32", "f64"})
+_INTEGERS = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "boolean"})
+"""The types a Convert folds from and to (:meth:`Convert0._convert_reals`); the others' as the integer rules do."""
 
 
 # -- attributes only ------------------------------------------------------------------------------------------

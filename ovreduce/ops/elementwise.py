@@ -16,13 +16,15 @@ the inputs' integer type does.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
-from ovreduce.ir.dtypes import ElementType
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo
+from ovreduce.ops.reals import REAL_BINARY, computed, real_tensor, rounded
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
@@ -83,6 +85,39 @@ def _floor_mod(a: int, b: int) -> int:
     return a % b
 
 
+_F32 = ELEMENT_TYPES["f32"]
+
+
+class _NotFoldedError(ArithmeticError):
+    """Operands whose result ovreduce does not compute as OpenVINO does (an integer Power past a double's precision)."""
+
+
+def _int_power(a: int, b: int) -> int:
+    """OpenVINO's integer Power: ``std::pow`` in double, cast back; exact where the double power is."""
+    if b < 0:
+        if a == 0:
+            raise _NotFoldedError(f"0 to the power {b}")
+        return a**b if abs(a) == 1 else 0  # (the fraction truncated)
+    result = int(a**b) if (abs(a) < 2**53 and b < 64) or abs(a) <= 1 else None
+    if result is None or abs(result) >= 2**53:
+        raise _NotFoldedError(f"{a} to the power {b}, past a double's 53 bits")
+    return result
+
+
+def _within(fn: Callable[[int, int], int], etype: ElementType) -> Callable[[int, int], int]:
+    """``fn``, its results past ``etype``'s range not folded (a double cast to an integer that does not hold it is the
+    machine's choice, not a wrap)."""
+    lo, hi = type_limits(etype)
+
+    def checked(a: int, b: int) -> int:
+        result = fn(a, b)
+        if not lo <= result <= hi:
+            raise _NotFoldedError(f"{a} to the power {b}, past {etype}'s range")
+        return result
+
+    return checked
+
+
 # type -> the integer function its values fold with (None: shape only)
 ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
     "Add": lambda a, b: a + b,
@@ -93,8 +128,8 @@ ARITHMETIC: dict[str, Callable[[int, int], int] | None] = {
     "Minimum": min,
     "FloorMod": _floor_mod,
     "Mod": _trunc_mod,
-    "Power": None,
-    "SquaredDifference": None,  # OpenVINO evaluates it in no type: its dims stay unknown
+    "Power": _int_power,
+    "SquaredDifference": None,  # OpenVINO evaluates it in no integer type: its dims stay unknown
 }
 
 
@@ -211,6 +246,10 @@ _BOOLEAN: dict[str, Callable[[int, int], bool]] = {
     "LogicalXor": lambda a, b: bool(a) != bool(b),
 }
 COMPARISON = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
+_REAL_TESTS: dict[str, Callable[[float, float], bool]] = {
+    "Equal": operator.eq, "NotEqual": operator.ne, "Less": operator.lt, "LessEqual": operator.le,
+    "Greater": operator.gt, "GreaterEqual": operator.ge,
+}  # fmt: skip
 LOGICAL = ("LogicalAnd", "LogicalOr", "LogicalXor")
 
 
@@ -339,7 +378,12 @@ class Binary(ShapeRule):
             python_div = bool_attr(layer, "m_pythondiv", True)
             fn = _floor_div if python_div else _trunc_div
         etype = ctx.input(0).element_type
-        if folded.kind == "runtime" and fn is not None and etype is not None and self.type in ARITHMETIC:
+        if etype is not None and etype.is_real:
+            real = self._fold_reals(ctx, folded, etype)
+            return folded if real is None else real
+        if self.type == "Power" and etype is not None and etype.is_integral:
+            fn = _within(_int_power, etype)
+        if folded.kind == "runtime" and fn is not None and etype is not None and self.type in _BOUNDS_RULES:
             return self._known_in_part(ctx, folded, fn, etype)
         if folded.kind == "runtime" and self.type == "Equal" and etype is not None and etype.is_integral:
             return _equal_bounds(ctx, folded)
@@ -365,10 +409,61 @@ class Binary(ShapeRule):
             ) from None
         except ZeroDivisionError:
             return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} divides by zero")
+        except _NotFoldedError as exc:
+            return ValueInfo("unresolved", None, f"{layer.type} layer {layer.name!r} computes {exc}, which ovreduce "
+                                                 f"does not fold")  # fmt: skip
         if result is None:
             return folded
         out_type = BOOLEAN if self.boolean_output else etype
         return ValueInfo("const", wrapped(result[0], out_type), shape=result[1])
+
+    def _fold_reals(self, ctx: LayerContext, folded: ValueInfo, etype: ElementType) -> ValueInfo | None:
+        """Over constants of a real type (a size converted to f32 and divided, ``torch.floor_divide`` of sizes), the
+        values as OpenVINO's ``evaluate`` computes them (:mod:`ovreduce.ops.reals`), in the types it does; None where
+        an input is not constant (the integer rules then say what the value is)."""
+        layer = ctx.layer
+        values = [ctx.value(i) for i in range(len(layer.inputs))]
+        tensors = [real_tensor(v) for v in values]
+        a, b = tensors if len(tensors) == 2 else (None, None)
+        if a is None or b is None or any(v.kind == "runtime" for v in values):
+            return None
+        if typed(ctx.input(1)) not in (None, etype):
+            return None
+        if not evaluates(self.type, etype):
+            return unevaluated(layer, etype, folded)
+        if self.type not in REAL_BINARY and self.type not in COMPARISON:
+            return None
+        out_shape = broadcast_shape(a[1], b[1])
+        if out_shape is None:
+            return None
+        oversized = too_large(layer, out_shape)
+        if oversized is not None:
+            return oversized
+        what = f"{layer.type} layer {layer.name!r}"
+        if self.type in COMPARISON:
+            test = _REAL_TESTS[self.type]
+            result = broadcast_values(a, b, lambda x, y: int(test(x, y)) if not (math.isnan(x) or math.isnan(y))
+                                      else None)  # fmt: skip
+            assert result is not None
+            flags = result[0]
+            if any(f is None for f in flags):
+                return computed([None], out_shape, etype, what)
+            return ValueInfo("const", tuple(int(f) for f in flags if f is not None), shape=out_shape)
+        op = REAL_BINARY[self.type]
+
+        def element(x: float, y: float) -> float | None:
+            if not (math.isfinite(x) and math.isfinite(y)):
+                return None
+            r = op(x, y)
+            if r is None:
+                return None
+            if self.type == "Power" and etype.name != "f64" and rounded(r, _F32) != r:
+                return None  # (a power rounded in f32: not what every powf gives)
+            return rounded(r, etype)
+
+        spread = broadcast_values(a, b, element)
+        assert spread is not None
+        return computed(spread[0], out_shape, etype, what)
 
     def _known_in_part(
         self, ctx: LayerContext, folded: ValueInfo, fn: Callable[[int, int], int], etype: ElementType
@@ -429,9 +524,11 @@ class Select1(ShapeRule):
         layer = ctx.layer
         if folded.kind == "runtime" and len(layer.inputs) == 3:
             return self._bounded(ctx, folded)
+        etype = ctx.input(1).element_type
+        if len(layer.inputs) == 3 and etype is not None and etype.is_real and folded.kind == "unresolved":
+            return self._fold_reals(ctx, folded, etype)
         if len(layer.inputs) != 3 or any(v.kind != "const" for v in ctx.input_values()):
             return folded
-        etype = ctx.input(1).element_type
         if etype is not None and not evaluates(self.type, etype):
             return unevaluated(layer, etype, folded)
         tensors = [const_tensor(ctx.value(i)) for i in range(3)]
@@ -449,6 +546,30 @@ class Select1(ShapeRule):
         if c is None or t is None or e is None:
             return folded
         return ValueInfo("const", tuple(a if k else b for k, a, b in zip(c, t, e, strict=True)), shape=shape)
+
+    def _fold_reals(self, ctx: LayerContext, folded: ValueInfo, etype: ElementType) -> ValueInfo:
+        """Over constants, ``then`` and ``else`` of a real type (non-integral values among them): each element picked,
+        NumPy-broadcast, in the types OpenVINO's ``evaluate`` computes it in."""
+        layer = ctx.layer
+        cond = const_tensor(ctx.value(0))
+        then, other = real_tensor(ctx.value(1)), real_tensor(ctx.value(2))
+        if cond is None or then is None or other is None or _mode(layer)[0] == "pdpd":
+            return folded
+        if not evaluates(self.type, etype):
+            return unevaluated(layer, etype, folded)
+        both = broadcast_shape(other[1], then[1])
+        shape = None if both is None else broadcast_shape(both, cond[1])
+        if shape is None:
+            return folded
+        oversized = too_large(layer, shape)
+        if oversized is not None:
+            return oversized
+        spread = [broadcast_values(t, (tuple(range(math.prod(shape))), shape), lambda v, _: v) for t in (then, other)]
+        flags = expanded(cond, shape)
+        if flags is None or spread[0] is None or spread[1] is None:
+            return folded
+        picked = [a if k else b for k, a, b in zip(flags, spread[0][0], spread[1][0], strict=True)]
+        return computed(picked, shape, etype, f"{layer.type} layer {layer.name!r}")
 
     def _bounded(self, ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
         """A runtime value picked from, where the condition is constant: each element's bounds those of the element of

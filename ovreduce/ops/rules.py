@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
@@ -74,6 +74,9 @@ __all__ = [
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
 Tensor = tuple[tuple[int, ...], tuple[int, ...]]  # (flat values, shape)
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_R = TypeVar("_R")
 
 
 Enum = tuple[str, frozenset[str]]
@@ -398,25 +401,32 @@ MAX_VALUE_ELEMENTS = 4096
 targets, lengths) have a few; values come from untrusted files."""
 _WIDE = frozenset({"i32", "i64", "u32", "u64"})
 _COMPARED = _WIDE | {"boolean"}
+_REAL = frozenset({"f16", "bf16", "f32"})  # (f16 and bf16 computed in f32, rounded back)
+_NARROW = frozenset({"i8", "i16", "u8", "u16"})
 # The element types whose values OpenVINO's ``evaluate`` computes for each op that folds here: its shape inference
 # folds no other (a Multiply of i8 constants leaves a target unknown; an op not here folds in no type). As OpenVINO
-# 2026.4 computes them (tests/ops/test_fold_types.py asks it).
+# 2026.4 computes them (tests/ops/test_fold_types.py asks it in the integer types, test_real_folding.py in the real).
 _EVALUATED: Mapping[str, frozenset[str]] = {
-    "Add": _WIDE | {"i8", "i16", "u8", "u16"},
-    "Subtract": _WIDE | {"i8", "u8"},
-    "Multiply": _WIDE,
-    "Divide": _WIDE,
-    "Maximum": _WIDE,
-    "Minimum": _WIDE | {"u8", "u16"},
-    "FloorMod": _WIDE | {"i8", "u8"},
-    "Mod": _WIDE | {"i8", "i16", "u8", "u16"},
-    "Equal": _COMPARED | {"i8", "i16", "u8", "u16"},
-    "NotEqual": _COMPARED, "Less": _COMPARED, "LessEqual": _COMPARED, "Greater": _COMPARED, "GreaterEqual": _COMPARED,
+    "Add": _WIDE | _NARROW | _REAL,
+    "Subtract": _WIDE | {"i8", "u8"} | _REAL,
+    "Multiply": _WIDE | _REAL | {"f64"},
+    "Divide": _WIDE | _REAL,
+    "Maximum": _WIDE | _REAL,
+    "Minimum": _WIDE | {"u8", "u16"} | _REAL,
+    "FloorMod": _WIDE | {"i8", "u8"} | _REAL,
+    "Mod": _WIDE | _NARROW,
+    "Power": _WIDE | _REAL,
+    "SquaredDifference": frozenset({"f32"}),
+    "Equal": _COMPARED | _NARROW | _REAL | {"f64"},
+    "NotEqual": _COMPARED | _REAL, "Less": _COMPARED | _REAL, "LessEqual": _COMPARED | _REAL,
+    "Greater": _COMPARED | _REAL, "GreaterEqual": _COMPARED | _REAL,
     "LogicalAnd": frozenset({"boolean"}), "LogicalOr": frozenset({"boolean"}), "LogicalXor": frozenset({"boolean"}),
     "LogicalNot": _COMPARED | {"u8"},
-    "Floor": _WIDE | {"i8", "i16", "u8", "u16"}, "Ceiling": _WIDE | {"i8", "i16", "u8", "u16"},
-    "Clamp": _WIDE | {"i8", "i16", "u8", "u16"}, "Negative": frozenset({"i32", "i64"}),
-    "Relu": _WIDE, "ReLU": _WIDE, "Sign": _WIDE, "Abs": _WIDE, "Select": _COMPARED | {"i8", "i16", "u8", "u16"},
+    "Floor": _WIDE | _NARROW | _REAL, "Ceiling": _WIDE | _NARROW | {"f16", "f32"},
+    "Round": _WIDE | _NARROW | _REAL, "Sqrt": _WIDE | _REAL | {"f64"},
+    "Clamp": _WIDE | _NARROW | _REAL, "Negative": frozenset({"i32", "i64"}) | _REAL,
+    "Relu": _WIDE | _REAL, "ReLU": _WIDE | _REAL, "Sign": _WIDE | _REAL, "Abs": _WIDE | _REAL,
+    "Select": _COMPARED | _NARROW | _REAL | {"f64"},
     "ReduceSum": _WIDE, "ReduceProd": _WIDE, "ReduceMax": _WIDE | {"i8", "u8"}, "ReduceMin": _WIDE | {"i8", "u8"},
     "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
     "Gather": _COMPARED | {"i8", "u8", "f16", "bf16", "f32"},  # the data's type (not i16, u16, f64)
@@ -431,8 +441,15 @@ def evaluates(op_type: str, etype: ElementType | None) -> bool:
 
 
 _EVERY_TYPE_ASKED = frozenset({"Gather", "Convert"})
-"""The ops whose table was asked of OpenVINO in every element type; the others' in the integer types and boolean
-(ovreduce folds no float: where it does not, it cannot tell whether OpenVINO would)."""
+_REALS_ASKED = frozenset({
+    "Add", "Subtract", "Multiply", "Divide", "Maximum", "Minimum", "FloorMod", "Mod", "Power",
+    "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Floor", "Ceiling",
+    "Round", "Sqrt", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Select",
+})  # fmt: skip
+"""The ops whose table was asked of OpenVINO in every element type; of those, the ones asked in the integer types,
+boolean and f16, bf16, f32, f64 (which ovreduce folds as :mod:`ovreduce.ops.reals` computes them); the others' in
+the integer types and boolean only (ovreduce folds no float through them: where it does not, it cannot tell whether
+OpenVINO would)."""
 
 
 def unevaluated(layer: Layer, etype: ElementType, folded: ValueInfo) -> ValueInfo:
@@ -440,7 +457,8 @@ def unevaluated(layer: Layer, etype: ElementType, folded: ValueInfo) -> ValueInf
     (:func:`evaluates`, :func:`converts`): to its shape inference it is no constant, as a value known only at run
     time is not (its consumers' dims are dynamic). ``folded`` (unresolved) where that is not known: a float type
     the op's table was not asked in."""
-    if layer.type not in _EVERY_TYPE_ASKED and not (etype.is_integral or etype.name == "boolean"):
+    asked = etype.is_integral or etype.name == "boolean" or layer.type in _EVERY_TYPE_ASKED
+    if not asked and not (layer.type in _REALS_ASKED and etype.name in ("f16", "bf16", "f32", "f64")):
         return folded
     return ValueInfo("runtime", None, f"OpenVINO does not compute {layer.type} values of {etype} as it reads the "
                                       f"model (layer {layer.name!r}): they are known at run time only")  # fmt: skip
@@ -507,8 +525,11 @@ def broadcast_shape(ash: tuple[int, ...], bsh: tuple[int, ...]) -> tuple[int, ..
     return tuple(out_shape)
 
 
-def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Tensor | None:
-    """``fn`` elementwise over two tensors with NumPy broadcasting; None when the shapes do not broadcast."""
+def broadcast_values(
+    a: tuple[tuple[_A, ...], tuple[int, ...]], b: tuple[tuple[_B, ...], tuple[int, ...]], fn: Callable[[_A, _B], _R]
+) -> tuple[tuple[_R, ...], tuple[int, ...]] | None:
+    """``fn`` elementwise over two tensors (of integers, or reals) with NumPy broadcasting; None when the shapes do not
+    broadcast."""
     (av, ash), (bv, bsh) = a, b
     out_shape = broadcast_shape(ash, bsh)
     if out_shape is None:
@@ -517,7 +538,7 @@ def broadcast_values(a: Tensor, b: Tensor, fn: Callable[[int, int], int]) -> Ten
     pa = (1,) * (rank - len(ash)) + ash
     pb = (1,) * (rank - len(bsh)) + bsh
     sa, sb, so = _strides(pa), _strides(pb), _strides(out_shape)
-    out: list[int] = []
+    out: list[_R] = []
     for flat in range(_count(out_shape)):
         ia = ib = 0
         for axis, stride in enumerate(so):

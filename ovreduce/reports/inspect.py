@@ -36,7 +36,9 @@ class PortView(JsonDocument):
     shape_origin: str
     element_type: str | None
     producer: Producer | None = None  # input ports only
-    shape_reason: str | None = None  # why the shape is unresolved, when ovreduce knows (null: resolved, or not known)
+    # why the shape is unresolved, or has dims ovreduce leaves unknown where OpenVINO may know them (a value it does
+    # not compute feeds them), when ovreduce knows (null: resolved, or nothing more is known)
+    shape_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
