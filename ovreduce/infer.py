@@ -239,7 +239,7 @@ class ShapeEngine:
             outputs = layer.outputs
             for port, state in zip(outputs, result, strict=False):
                 if state.shape is None or (not state.reason and not state.shape.is_static):
-                    state = self._with_reason(layer, state)
+                    state = self._with_reason(layer, state, port)
                 states[(layer_id, port.id)] = state
             if len(result) < len(outputs):
                 self._declare(layer, outputs[len(result) :])
@@ -310,19 +310,30 @@ class ShapeEngine:
         for port in ports:
             self._states[(layer.id, port.id)] = declared_state(port)
 
-    def _with_reason(self, layer: Layer, state: PortState) -> PortState:
+    def _with_reason(self, layer: Layer, state: PortState, port: Port | None = None) -> PortState:
         """An unresolved output without a reason of its own: the reason of an unresolved input, if any (so a
         container whose body Result is unresolved can say why); an output with dims not known, the reason of an input
-        whose dims ovreduce left unknown where OpenVINO may know them (:meth:`_apply`), if any."""
+        whose dims ovreduce left unknown where OpenVINO may know them (:meth:`_apply`), if any, else, in a graph read
+        as the file declares it, where ``port`` declares static a dim ovreduce leaves unknown, that."""
         if state.reason:
             return state
-        unresolved = state.shape is None
+        shape = state.shape
         for index in range(len(layer.inputs)):
             given = self.input_state(layer, index)
             if given.reason and (
-                given.shape is None if unresolved else not (given.shape is None or given.shape.is_static)
+                given.shape is None if shape is None else not (given.shape is None or given.shape.is_static)
             ):
                 return replace(state, reason=given.reason)
+        if shape is None or shape.dims is None or port is None or self.reshape or self._given:
+            return state
+        dims = port.dims
+        if len(dims) == len(shape.dims) and any(
+            d >= 0 and not s.is_static for d, s in zip(dims, shape.dims, strict=True)
+        ):
+            return replace(state, reason=(
+                f"the file declares {PartialShape.from_port_dims(dims)} for {layer.type} ({layer.name}), OpenVINO's "
+                f"shape as it wrote it: ovreduce leaves dims of it unknown, its bounds of the values computed at run "
+                f"time that feed it coarser than OpenVINO's"))  # fmt: skip
         return state
 
     def _inputs_stale(self, layer: Layer) -> bool:
@@ -479,7 +490,7 @@ class _Context:
         info = self._engine._axes(ref, self._visiting)
         if self.reads is not None:
             self.reads.append((index, info))
-        if info.kind == "unresolved" and self.unfolded is None:
+        if info.kind == "unresolved" and info.reals is None and self.unfolded is None:  # (reals are computed)
             self.unfolded = info.reason
         return info
 
@@ -490,7 +501,7 @@ class _Context:
         if self.reads is not None:
             self.reads.append((_EVERY_INPUT, tuple(values)))
         if self.unfolded is None:
-            self.unfolded = next((v.reason for v in values if v.kind == "unresolved"), None)
+            self.unfolded = next((v.reason for v in values if v.kind == "unresolved" and v.reals is None), None)
         return values
 
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:

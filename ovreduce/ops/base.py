@@ -67,7 +67,8 @@ LAST_OPSET = 16
 class PortState:
     """What is known about one output port: its shape (None: unresolved), element type and origin; for an
     unresolved port, why (``"no native shape rule for SpaceToDepth (s2d)"``), when there is more to say; for a port
-    with dims not known, why where ovreduce may know less than OpenVINO (a value it does not compute feeds them)."""
+    with dims not known, why where ovreduce may know less than OpenVINO (a value it does not compute feeds them, or
+    the file declares them)."""
 
     shape: PartialShape | None
     element_type: ElementType | None

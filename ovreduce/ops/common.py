@@ -92,10 +92,10 @@ _INPUTS = {"NormalizeL2": range(2, 3), "Selu": range(3, 4), "Swish": range(1, 3)
 _FOLDED = frozenset({
     "LogicalNot", "Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Round",
 })  # fmt: skip
-_REAL_FOLDED = frozenset({"Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Round", "Sqrt"})
-"""The shape-preserving ops whose real values fold (:meth:`ShapePreserving._fold_reals`)."""
 """The shape-preserving ops whose integer values fold (:meth:`ShapePreserving.fold`), in the types OpenVINO's
 ``evaluate`` computes them in."""
+_REAL_FOLDED = frozenset({"Floor", "Ceiling", "Clamp", "Negative", "Relu", "ReLU", "Sign", "Abs", "Round", "Sqrt"})
+"""The shape-preserving ops whose real values fold (:meth:`ShapePreserving._fold_reals`)."""
 
 
 # -- sources ------------------------------------------------------------------------------------------------
@@ -160,7 +160,8 @@ class Const0(Op):
             if all(math.isfinite(v) and v == int(v) for v in floats):
                 return ValueInfo("const", tuple(int(v) for v in floats), shape=shape)
             reals = tuple(floats)  # (an Interpolate's scales, an If's condition)
-            return ValueInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values", reals=reals)
+            return ValueInfo("unresolved", None, f"Const {layer.name!r} holds non-integral {etype} values", reals=reals,
+                             shape=shape)  # fmt: skip
         return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values")
 
 
@@ -455,9 +456,10 @@ class Convert0(ShapePreserving):
                     out.append(r if src.name != "f64" or dst.name == "f32" or r == v or not math.isfinite(v) else None)
             if dst.is_integral or dst.name == "boolean":
                 if any(v is None for v in out):
-                    return ValueInfo("unresolved", None, f"{what} changes a value outside [{type_limits(dst)[0]}, "
-                                                         f"{type_limits(dst)[1]}] or not finite, which ovreduce does "
-                                                         f"not fold", shape=shape)  # fmt: skip
+                    lo, hi = type_limits(dst)
+                    past = "" if dst.name == "boolean" else f"outside [{lo}, {hi}] or "
+                    return ValueInfo("unresolved", None, f"{what} changes a value {past}not finite, which ovreduce "
+                                                         f"does not fold", shape=shape)  # fmt: skip
                 return ValueInfo("const", tuple(int(v) for v in out if v is not None), shape=shape)
             return computed(out, shape, dst, what)
         if info.kind != "const" or info.values is None:

@@ -36,8 +36,8 @@ __all__ = ["Interpolate"]
 def _values(info: ValueInfo) -> tuple[int, ...] | None:
     if info.kind == "const" and info.values is not None:
         return tuple(v - (1 << 64) if v >= 1 << 63 else v for v in info.values)
-    if info.kind == "unresolved" and "non-integral" in info.reason:
-        raise NotReadNativelyError(f"its scales are not read natively ({info.reason})")
+    if info.kind == "unresolved":  # ovreduce's own limit (an op it does not compute), not a value known at run time
+        raise NotReadNativelyError(f"its scales, sizes or axes are not read natively ({info.reason})")
     return None
 
 

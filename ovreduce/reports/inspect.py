@@ -37,7 +37,7 @@ class PortView(JsonDocument):
     element_type: str | None
     producer: Producer | None = None  # input ports only
     # why the shape is unresolved, or has dims ovreduce leaves unknown where OpenVINO may know them (a value it does
-    # not compute feeds them), when ovreduce knows (null: resolved, or nothing more is known)
+    # not compute feeds them, or the file declares them), when ovreduce knows (null: resolved, or nothing more known)
     shape_reason: str | None = None
 
 

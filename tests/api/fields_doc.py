@@ -151,7 +151,7 @@ FIELDS: dict[str, str] = {
     "seed": "the seed of the generated inputs",
     "severity": "`error`, `warning` or `info`",
     "shape_origin": "where the shape comes from: `inferred`, `const`, `declared`, ...",
-    "shape_reason": "why the shape is unresolved, where ovreduce knows (`no native shape rule for SpaceToDepth (s2d)` under a reshape, OpenVINO's refusal of a layer's inputs, an unresolved input's reason), or why it has dims ovreduce leaves unknown where OpenVINO may know them (a value ovreduce does not compute feeds them); null when the shape is resolved or nothing more is known",
+    "shape_reason": "why the shape is unresolved, where ovreduce knows (`no native shape rule for SpaceToDepth (s2d)` under a reshape, OpenVINO's refusal of a layer's inputs, an unresolved input's reason), or why it has dims ovreduce leaves unknown where OpenVINO may know them (a value ovreduce does not compute feeds them, or the file declares them); null when the shape is resolved or nothing more is known",
     "shape_resolved": "whether the shape is known",
     "shapes": 'the shapes of generated inputs, by input index or name, e.g. {"0": "[1,8,64]"}',
     "store": "whether the model store is writable",

@@ -296,3 +296,32 @@ def test_integer_conversions_of_big_values_round_once() -> None:
     f32 = ELEMENT_TYPES["f32"]
     for v in [(1 << 53) + 1, (1 << 62) + (1 << 38) + 1, 16777217, -16777219, (1 << 63) - 1]:
         assert from_int(v, f32) == float(np.int64(v).astype(np.float32)), v
+
+
+def test_a_declared_dim_ovreduce_leaves_unknown_says_why(tmp_path: Path) -> None:
+    """Swin's padding to its window (``(w - d % w) % w`` of a dim known at run time): OpenVINO keeps the channels' 16
+    through the Pad, and the file declares it; where ovreduce's bounds leave it unknown, the port and the ports after
+    it say why instead of a silent ``-1``."""
+    x = ops.parameter(ov.PartialShape("[?,?,16]"), np.float32, name="x")
+    dim = ops.gather(ops.shape_of(x), _c([1]), _c(0))
+    pad = ops.floor_mod(ops.subtract(_c([8]), ops.floor_mod(dim, _c([8]))), _c([8]))
+    padded = ops.pad(x, _c([0, 0, 0]), ops.concat([_c([0]), pad, _c([0])], 0), "constant")
+    padded.set_friendly_name("padded")
+    after = ops.relu(padded)
+    after.set_friendly_name("after")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(after)], [x]), str(xml), compress_to_fp16=False)
+    expected = {n.get_friendly_name(): to_shape(n.get_output_partial_shape(0)) for n in
+                ov.Core().read_model(str(xml)).get_ordered_ops()}  # fmt: skip
+    assert expected["padded"].dims is not None and expected["padded"].dims[2].is_static
+    ir = load_ir(xml)
+    try:
+        doc = inspect_model(ir, all_layers=True)
+    finally:
+        ir.close()
+    ports = {view.layer_name: view.outputs[0] for view in doc.layers if view.outputs}
+    assert ports["padded"].shape != expected["padded"].to_json(), "ovreduce knows the dim now: the case tests nothing"
+    for name in ("padded", "after"):
+        port = ports[name]
+        if port.shape != expected[name].to_json():
+            assert port.shape_reason is not None and "declares [?,?,16]" in port.shape_reason, (name, port)
