@@ -150,6 +150,12 @@ def _exact(x: float, y: float) -> float | None:
     (libraries round other results differently)."""
     if y != int(y) or abs(y) > 1024 or (x == 0 and y < 0):
         return None
+    try:
+        near = math.pow(x, y)
+    except (OverflowError, ValueError):
+        return None
+    if not math.isfinite(near) or (near == 0 and x != 0):  # (past a double's range: not exact)
+        return None
     from fractions import Fraction  # (only here: a Power of reals is rare)
 
     power = Fraction(x) ** int(y)
