@@ -12,8 +12,10 @@ unresolved, their reason naming the op (``no native shape rule for SpaceToDepth 
 
 Small values (axes, shapes) are constant when they come from a Const, or from a ShapeOf of a static shape,
 possibly through ops that fold values (Convert, Reshape, Squeeze, Unsqueeze, Concat, Gather, Range,
-integer arithmetic); they are runtime values when a Parameter feeds them; a constant subgraph this module
-cannot fold leaves them unresolved.
+integer arithmetic, and sizes computed in floats: :mod:`ovreduce.ops.reals`); they are runtime values when a
+Parameter feeds them; a constant subgraph this module cannot fold leaves them unresolved. A rule that reads such a
+value and leaves dims unknown says why on its outputs (:meth:`ShapeEngine._apply`), as does, in a graph read as
+declared, a port whose static declared dim ovreduce leaves unknown; the ports after them inherit the reason.
 
 Sub-graph bodies (``If``, ``Loop``, ``TensorIterator``) are graphs of their own: the container's rule
 (:mod:`ovreduce.ops.subgraph`) runs a child engine per body with the body Parameters' states taken from the

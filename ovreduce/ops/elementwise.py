@@ -10,7 +10,7 @@ The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_sh
   right-aligned) and may not be larger.
 
 Arithmetic ops fold small integer values (``ShapeOf(x) * 2``, ``Rank - 1``), with NumPy broadcasting, wrapping as
-the inputs' integer type does.
+the inputs' integer type does; and real ones (a size divided in f32) as :mod:`ovreduce.ops.reals` computes them.
 """
 
 from __future__ import annotations
