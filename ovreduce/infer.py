@@ -314,28 +314,27 @@ class ShapeEngine:
 
     def _with_reason(self, layer: Layer, state: PortState, port: Port | None = None) -> PortState:
         """An unresolved output without a reason of its own: the reason of an unresolved input, if any (so a
-        container whose body Result is unresolved can say why); an output with dims not known, the reason of an input
-        whose dims ovreduce left unknown where OpenVINO may know them (:meth:`_apply`), if any, else, in a graph read
-        as the file declares it, where ``port`` declares static a dim ovreduce leaves unknown, that."""
+        container whose body Result is unresolved can say why). An output with dims not known: the reason of an input
+        whose dims ovreduce left unknown where OpenVINO may know them (:meth:`_apply`), if any; in a graph read as the
+        file declares it, only where ``port`` declares static a dim ovreduce leaves unknown (a port whose dims are as
+        dynamic as the file's has nothing to explain), and, where no input says why, that."""
         if state.reason:
             return state
         shape = state.shape
+        declared = shape is not None and not (self.reshape or self._given)
+        if declared and not _declared_gap(port, shape):
+            return state
         for index in range(len(layer.inputs)):
             given = self.input_state(layer, index)
             if given.reason and (
                 given.shape is None if shape is None else not (given.shape is None or given.shape.is_static)
             ):
                 return replace(state, reason=given.reason)
-        if shape is None or shape.dims is None or port is None or self.reshape or self._given:
-            return state
-        dims = port.dims
-        if len(dims) == len(shape.dims) and any(
-            d >= 0 and not s.is_static for d, s in zip(dims, shape.dims, strict=True)
-        ):
+        if declared and port is not None:
             return replace(state, reason=(
-                f"the file declares {PartialShape.from_port_dims(dims)} for {layer.type} ({layer.name}), OpenVINO's "
-                f"shape as it wrote it: ovreduce leaves dims of it unknown, its bounds of the values computed at run "
-                f"time that feed it coarser than OpenVINO's"))  # fmt: skip
+                f"the file declares {PartialShape.from_port_dims(port.dims)} for {layer.type} ({layer.name}), "
+                f"OpenVINO's shape as it wrote it: ovreduce leaves dims of it unknown, its bounds of the values "
+                f"computed at run time that feed it coarser than OpenVINO's"))  # fmt: skip
         return state
 
     def _inputs_stale(self, layer: Layer) -> bool:
@@ -433,6 +432,13 @@ class ShapeEngine:
         if key is not None and info.kind == "const":  # a constant value names no layer
             self._const_values[key] = info
         return info
+
+
+def _declared_gap(port: Port | None, shape: PartialShape | None) -> bool:
+    """Whether ``port`` declares static a dim ``shape`` (of the same rank) leaves unknown."""
+    if port is None or shape is None or shape.dims is None or len(port.dims) != len(shape.dims):
+        return False
+    return any(d >= 0 and not s.is_static for d, s in zip(port.dims, shape.dims, strict=True))
 
 
 def _decompression(layer: Layer) -> bool:
