@@ -488,6 +488,19 @@ class Binary(ShapeRule):
         return f"{type(self).__name__}({self.type!r}, {self.version!r})"
 
 
+def _picked_shape(
+    layer: Layer, cond: tuple[int, ...], then: tuple[int, ...], other: tuple[int, ...]
+) -> tuple[int, ...] | ValueInfo | None:
+    """The shape a Select of constants picks into (NumPy-broadcast: ``else`` and ``then``, then the condition), its
+    refusal where it is too large to fold, or None where the shapes do not broadcast."""
+    both = broadcast_shape(other, then)
+    shape = None if both is None else broadcast_shape(both, cond)
+    if shape is None:
+        return None
+    oversized = too_large(layer, shape)
+    return oversized if oversized is not None else tuple(shape)
+
+
 class Select1(ShapeRule):
     """Select (cond, then, else): ``select_shape_infer``; the output has the type of ``then``."""
 
@@ -535,13 +548,9 @@ class Select1(ShapeRule):
         cond, then, other = tensors
         if cond is None or then is None or other is None or _mode(layer)[0] == "pdpd":
             return folded
-        both = broadcast_shape(other[1], then[1])
-        shape = None if both is None else broadcast_shape(both, cond[1])
-        if shape is None:
-            return folded
-        oversized = too_large(layer, shape)
-        if oversized is not None:
-            return oversized
+        shape = _picked_shape(layer, cond[1], then[1], other[1])
+        if not isinstance(shape, tuple):
+            return folded if shape is None else shape
         c, t, e = (expanded(tensor, shape) for tensor in (cond, then, other))
         if c is None or t is None or e is None:
             return folded
@@ -557,13 +566,9 @@ class Select1(ShapeRule):
             return folded
         if not evaluates(self.type, etype):
             return unevaluated(layer, etype, folded)
-        both = broadcast_shape(other[1], then[1])
-        shape = None if both is None else broadcast_shape(both, cond[1])
-        if shape is None:
-            return folded
-        oversized = too_large(layer, shape)
-        if oversized is not None:
-            return oversized
+        shape = _picked_shape(layer, cond[1], then[1], other[1])
+        if not isinstance(shape, tuple):
+            return folded if shape is None else shape
         spread = [broadcast_values(t, (tuple(range(math.prod(shape))), shape), lambda v, _: v) for t in (then, other)]
         flags = expanded(cond, shape)
         if flags is None or spread[0] is None or spread[1] is None:

@@ -24,6 +24,7 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.shapes import PartialShape
 
 from .test_reduce_differential import to_shape
+from .test_shape_bounds import _differences
 
 REALS = ["f16", "bf16", "f32", "f64"]
 INTEGERS = ["i32", "i64", "u32", "u8"]
@@ -219,21 +220,6 @@ def _unfold_model(shape: str) -> ov.Model:
     out = ops.reduce_mean(spread, _c([1, 3]), False)
     out.set_friendly_name("mean")
     return ov.Model([ops.result(out)], [x], "unfold")
-
-
-def _differences(engine: ShapeEngine, model: Any) -> list[str]:
-    layers = {layer.name: layer for layer in engine.model.layers}
-    wrong = []
-    for node in model.get_ordered_ops():
-        if node.get_type_name() in ("Result", "Constant"):
-            continue
-        layer = layers[node.get_friendly_name()]
-        for index, port in enumerate(layer.outputs):
-            expected = to_shape(node.get_output_partial_shape(index))
-            state = engine.state((layer.id, port.id))
-            if state.shape != expected:
-                wrong.append(f"{layer.type} {layer.name!r}: ovreduce {state.shape} {state.reason}, OpenVINO {expected}")
-    return wrong
 
 
 @pytest.mark.parametrize("given", ["[2,3,8,12]", "[1,4,9,7]"])
