@@ -49,7 +49,7 @@ from ovreduce.ops.rules import (
     value_ports,
     wrapped,
 )
-from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, const_dim, dim_add, dim_mul, f32, merge, padded
+from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, const_dim, dim_add, dim_mul, f32, merge
 
 __all__ = [
     "Broadcast",
@@ -1008,8 +1008,9 @@ class Range4(_ValueShaped):
 # -- Pad, StridedSlice ------------------------------------------------------------------------------------------
 class Pad(ShapeRule):
     """Pad-1 / Pad-12 (``pad_shape_inference.hpp``): each dim plus its ``pads_begin`` and ``pads_end`` values
-    (negative ones too, ``dim::padded``); the ``pad_mode`` checks on static dims. Pads that are not constant
-    leave the rank, every dim dynamic."""
+    (negative ones too, ``dim::padded``); the ``pad_mode`` checks on static dims. Pads computed at run time are read
+    by their elements' bounds, as OpenVINO's ``get_input_bounds`` reads them (a dim padded by a dim of ``2..5`` is the
+    dim plus ``2..5``); pads OpenVINO has no bounds of leave the rank, every dim dynamic."""
 
     value_inputs = value_ports((1, "pads_begin", ""), (2, "pads_end", ""))
 
@@ -1038,7 +1039,7 @@ class Pad(ShapeRule):
         if data.dims is None:
             return [PartialShape(None)]
         rank = len(data.dims)
-        begin, end = int_value(ctx, 1), int_value(ctx, 2)
+        begin, end = _pad_bounds(ctx, 1), _pad_bounds(ctx, 2)
         if begin is None or end is None:
             for port, name in ((1, "pads_begin"), (2, "pads_end")):
                 n = _length(inputs[port])
@@ -1053,9 +1054,58 @@ class Pad(ShapeRule):
         out = []
         for d, b, e in zip(data.dims, begin, end, strict=True):
             if d.is_static:
-                _check_pad_mode(mode, d.lo, b, e)
-            out.append(padded(d, b + e))
+                _check_pad_mode(mode, d.lo, b[0], e[0])
+            out.append(_padded_by_bounds(d, b, e))
         return [PartialShape(tuple(out))]
+
+
+def _pad_bounds(ctx: LayerContext, index: int) -> tuple[tuple[int, int], ...] | None:
+    """Pads as ``get_input_bounds`` of shape_inference's utils.hpp reads them: each element's lower and upper bound
+    in int64 (a constant's ``(v, v)``), an i32 or i64 bound at its type's least or largest value read as int64's; None
+    where OpenVINO's bound evaluation has none (ovreduce knowing some elements only is read as none)."""
+    etype = ctx.input(index).element_type
+    const = int_value(ctx, index)
+    known: tuple[Bounds | None, ...] | None = None if const is None else tuple((v, v) for v in const)
+    if known is None:
+        info, shape = ctx.value(index), ctx.input(index).shape
+        if info.kind != "runtime" or shape is None or shape.rank != 1 or etype is None or not etype.is_integral:
+            return None
+        known = info.known
+    if known is None or None in known:
+        return None
+    low, top = type_limits(etype) if etype is not None and etype.is_integral else (_I64_MIN, _I64_MAX)
+    limits = etype is not None and etype.name in ("i32", "i64")
+
+    def bound(v: int) -> int:
+        return _I64_MIN if limits and v <= low else _I64_MAX if limits and v >= top else v
+
+    return tuple((bound(b[0]), bound(top if b[1] is None else b[1])) for b in known if b is not None)
+
+
+def _padded_by_bounds(d: Dimension, begin: tuple[int, int], end: tuple[int, int]) -> Dimension:
+    """One output dim of Pad (``pad_shape_inference.hpp``): the dim's lower bound plus the pads' lower bounds and its
+    upper bound plus their upper bounds (``dim::padded``: a bound gone negative is OpenVINO's -1, a lower bound 0 and
+    an upper one infinite), in int64 arithmetic; infinite where a pad may be anything from 0 up (``is_inf_padding``);
+    the dim as it is where both sums are 0."""
+    diff_lb, diff_ub = _i64(begin[0] + end[0]), _i64(begin[1] + end[1])
+    if diff_lb == 0 and diff_ub == 0:
+        return d
+    lb = _padded_i64(d.lo, diff_lb)
+    inf = any(p[0] == 0 and p[1] in (-1, _I64_MAX) for p in (begin, end))
+    ub = -1 if inf or d.hi is None else _padded_i64(d.hi, diff_ub)
+    lo, hi = 0 if lb in (-1, _I64_MAX) else lb, None if ub in (-1, _I64_MAX) else ub  # (int64's largest: no bound)
+    return Dimension.dynamic() if hi is not None and hi < lo else Dimension(lo, hi)  # (an empty interval: '?')
+
+
+def _i64(value: int) -> int:
+    """``value`` wrapped to int64, as C++'s addition of two int64 bounds gives it."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _padded_i64(bound: int, pad: int) -> int:
+    """``dim::padded`` of dimension_util.hpp on one int64 bound: -1 where the sum (wrapped) is negative."""
+    total = _i64(bound + pad)
+    return -1 if total < 0 else total
 
 
 def _check_pad_mode(mode: str, dim: int, begin: int, end: int) -> None:

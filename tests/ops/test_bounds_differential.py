@@ -1,0 +1,144 @@
+"""Output dims whose bounds come from values known only at run time, against the installed OpenVINO runtime: a Pad whose
+pads are computed from dims (a ShapeOf taken apart, added to, converted to i32, a Parameter's value of no bounds), as
+the Mamba, Zamba2 and LFM2 exports compute them. Each IR is built with OpenVINO's opset API, saved, and read by both:
+every layer's shape, as ``read_model`` infers it and again after ``Model.reshape``, must be what ovreduce's shape
+engine infers (OpenVINO reads the pads' per-element bounds: a dim padded by a pad of ``2..5`` is the dim plus
+``2..5``, not ``?``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.infer import ShapeEngine
+from ovreduce.shapes import PartialShape
+
+from .test_shape_bounds import _differences
+
+
+def _c(values: Any, dtype: Any = np.int64) -> Any:
+    return ops.constant(np.array(values, dtype))
+
+
+def _dims(x: Any, *index: int) -> Any:
+    """Dims ``index`` of ``x`` as a 1-D i64 value (ShapeOf, then Gather)."""
+    return ops.gather(ops.shape_of(x), _c(list(index)), _c(0))
+
+
+def _pads(*parts: Any) -> Any:
+    """A 1-D pads value: the parts (lists of constants, or values) concatenated."""
+    return ops.concat([_c(p) if isinstance(p, list) else p for p in parts], 0)
+
+
+Graph = Callable[[Any, Any], Any]  # (x, y) -> the Pad
+
+
+def _by_a_dim(x: Any, y: Any) -> Any:  # the last dim padded at the front by a dim of y, 1 at the back
+    return ops.pad(x, _pads([0, 0], _dims(y, 0)), _c([0, 0, 1]), "constant")
+
+
+def _by_a_dim_both_sides(x: Any, y: Any) -> Any:  # Mamba's causal conv: both pads a dim of y less one
+    pad = ops.subtract(_dims(y, 0), _c([1]))
+    return ops.pad(x, _pads([0, 0], pad), _pads([0, 0], pad), "constant")
+
+
+def _to_a_size(x: Any, y: Any) -> Any:  # padded at the back to a size: a bound less the dim
+    return ops.pad(x, _c([0, 0, 0]), _pads([0, 0], ops.subtract(_c([40]), _dims(x, 2))), "constant")
+
+
+def _cropped_by_a_dim(x: Any, y: Any) -> Any:  # a negative pad (a crop) of a dim's bounds
+    return ops.pad(x, _pads([0, 0], ops.subtract(_c([0]), _dims(y, 0))), _c([0, 0, 1]), "constant")
+
+
+def _by_i32_dims(x: Any, y: Any) -> Any:  # the pads as i32: ShapeOf's dims converted
+    pads = ops.convert(_pads([0], _dims(y, 0, 0)), np.int32)
+    return ops.pad(x, pads, ops.convert(_c([0, 1, 0]), np.int32), "constant")
+
+
+def _reflected_by_a_dim(x: Any, y: Any) -> Any:  # reflect: the checks read the pads' lower bounds
+    return ops.pad(x, _pads([0, 0], _dims(y, 0)), _c([0, 0, 0]), "reflect")
+
+
+def _by_a_value_of_no_bounds(x: Any, y: Any) -> Any:  # a pad OpenVINO has no bounds of: the rank only
+    return ops.pad(x, _pads([0, 0], ops.convert(ops.reduce_max(y, _c([0]), True), np.int64)), _c([0, 0, 1]), "constant")
+
+
+def _by_a_dim_from_zero_up(x: Any, y: Any) -> Any:  # a pad of 0..: infinite padding, the upper bound unbounded
+    return ops.pad(x, _pads([0, 0], _dims(y, 0)), _pads([0, 0], _dims(y, 0)), "edge")
+
+
+CASES: dict[str, tuple[str, str, Graph]] = {  # x's shape, y's shape, the graph
+    "pad-by-a-dim": ("[?,128,3..8]", "[2..5]", _by_a_dim),
+    "pad-both-sides-by-a-dim-less-one": ("[?,128,?]", "[4]", _by_a_dim_both_sides),
+    "pad-both-sides-by-a-bounded-dim-less-one": ("[2,128,5..]", "[3..6]", _by_a_dim_both_sides),
+    "pad-to-a-size": ("[1,96,..30]", "[1]", _to_a_size),
+    "pad-static-to-a-size": ("[1,96,30]", "[1]", _to_a_size),
+    "crop-by-a-dim": ("[?,128,3..8]", "[2..5]", _cropped_by_a_dim),
+    "pad-by-i32-dims": ("[3,4,5..9]", "[1..2]", _by_i32_dims),
+    "reflect-by-a-dim": ("[2,8,9]", "[1..3]", _reflected_by_a_dim),
+    "pad-by-a-value-of-no-bounds": ("[2,8,9]", "[3]", _by_a_value_of_no_bounds),
+    "pad-by-a-dim-from-zero": ("[2,8,9]", "[?]", _by_a_dim_from_zero_up),
+}
+RESHAPES: dict[str, tuple[str, str]] = {  # the case, reshaped to other x and y shapes
+    "pad-by-a-dim": ("[4,128,6]", "[3]"),
+    "pad-both-sides-by-a-dim-less-one": ("[1..3,128,10..20]", "[2..4]"),
+    "pad-to-a-size": ("[1,96,8..16]", "[1]"),
+    "crop-by-a-dim": ("[?,128,?]", "[0..2]"),
+    "reflect-by-a-dim": ("[2,8,1..9]", "[1]"),
+    "pad-by-a-dim-from-zero": ("[2,8,?]", "[1..]"),
+}
+
+
+def _model(case: str) -> ov.Model:
+    xs, ys, graph = CASES[case]
+    x = ops.parameter(ov.PartialShape(xs), np.float32, name="x")
+    y = ops.parameter(ov.PartialShape(ys), np.float32, name="y")
+    pad = graph(x, y)
+    pad.set_friendly_name("pad")
+    return ov.Model([ops.result(ops.reduce_mean(pad, _c([0]), True))], [x, y], case)
+
+
+def _compare(case: str, tmp_path: Path, reshape: tuple[str, str] | None) -> ov.Model:
+    xml = tmp_path / "m.xml"
+    ov.save_model(_model(case), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    shapes = None
+    if reshape is not None:
+        model.reshape({"x": ov.PartialShape(reshape[0]), "y": ov.PartialShape(reshape[1])})
+        shapes = {"x": PartialShape.parse(reshape[0]), "y": PartialShape.parse(reshape[1])}
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir, shapes), model) == []
+    finally:
+        ir.close()
+    return model
+
+
+def _pad_shape(model: ov.Model) -> str:
+    return str(next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "pad").get_output_partial_shape(0))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_pad_of_computed_pads_is_openvinos(case: str, tmp_path: Path) -> None:
+    _compare(case, tmp_path, None)
+
+
+@pytest.mark.parametrize("case", list(RESHAPES))
+def test_a_pad_of_computed_pads_after_reshape_is_openvinos(case: str, tmp_path: Path) -> None:
+    _compare(case, tmp_path, RESHAPES[case])
+
+
+def test_the_cases_pad_by_bounds(tmp_path: Path) -> None:
+    """The cases are about bounds: OpenVINO knows the padded dims in part (not a rank of dynamic dims only)."""
+    assert _pad_shape(_compare("pad-by-a-dim", tmp_path, None)) == "[?,128,6..14]"
+    assert _pad_shape(_compare("pad-both-sides-by-a-dim-less-one", tmp_path, None)) == "[?,128,6..]"
+    assert _pad_shape(_compare("pad-both-sides-by-a-bounded-dim-less-one", tmp_path, None)) == "[2,128,9..]"
+    assert _pad_shape(_compare("pad-by-a-dim-from-zero", tmp_path, None)) == "[2,8,9..]"
+    assert _pad_shape(_compare("pad-by-a-value-of-no-bounds", tmp_path, None)) == "[?,?,?]"
