@@ -1,8 +1,9 @@
-"""Neural-network ops: MatMul, Convolution, GroupConvolution, MaxPool, AvgPool, BatchNormInference.
+"""Neural-network ops: MatMul, Convolution, GroupConvolution, MaxPool, AvgPool, BatchNormInference,
+GroupNormalization.
 
 Written after OpenVINO's ``matmul_shape_inference.hpp``, ``convolution_shape_inference(_util).hpp``,
-``group_convolution_shape_inference.hpp``, ``pooling_shape_inference_util.hpp`` and
-``batch_norm_shape_inference.hpp``, with its Dimension arithmetic (:mod:`ovreduce.shapes`): a dynamic or
+``group_convolution_shape_inference.hpp``, ``pooling_shape_inference_util.hpp``, ``batch_norm_shape_inference.hpp``
+and ``group_normalization_shape_inference.hpp``, with its Dimension arithmetic (:mod:`ovreduce.shapes`): a dynamic or
 interval dim in a spatial axis gives the interval OpenVINO computes, not the declared dim.
 """
 
@@ -51,6 +52,7 @@ __all__ = [
     "Convolution1",
     "ConvolutionBackpropData1",
     "GroupConvolution1",
+    "GroupNormalization12",
     "MatMul0",
     "MaxPool",
 ]
@@ -419,6 +421,47 @@ class BatchNormInference(ShapeRule):
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         src = inputs[self.data_index].element_type if len(inputs) > self.data_index else None
         return [src if src is not None else port.precision for port in layer.outputs]
+
+
+class GroupNormalization12(ShapeRule):
+    """GroupNormalization-12 (``group_normalization_shape_inference.hpp``): the data shape as it is, after the checks of
+    ``num_groups`` (above 0, at most the channels and dividing them where those are static) and of the 1-D scale and
+    bias (their length the channels' where known, and each other's)."""
+
+    type = "GroupNormalization"
+    version = "opset12"
+    inputs = range(3, 4)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        groups = int_attr(ctx.layer, "num_groups", 0)
+        real_attr(ctx.layer, "epsilon", 0.0)  # (read as OpenVINO reads it: a number it cannot read is refused)
+        data, scale, bias = inputs[0], inputs[1], inputs[2]
+        if groups <= 0:
+            raise ShapeInferenceError("The number of groups needs to be a positive integer value")
+        for shape, what in ((scale, "scale"), (bias, "bias")):
+            if shape.dims is not None and len(shape.dims) != 1:
+                raise ShapeInferenceError(f"The {what} input is required to be 1D")
+        if data.dims is not None:
+            if len(data.dims) < 2:
+                raise ShapeInferenceError("The input tensor is required to be at least 2D")
+            channels = data.dims[1]
+            for shape, what in ((scale, "scale"), (bias, "bias")):
+                if shape.dims is not None and not channels.compatible(shape.dims[0]):
+                    raise ShapeInferenceError(
+                        f"The {what} input shape needs to match the channel dimension in the data input"
+                    )
+            if channels.is_static and groups > channels.lo:
+                raise ShapeInferenceError("The number of groups must not exceed the number of channels in the input "
+                                          "tensor")  # fmt: skip
+            if channels.is_static and channels.lo % groups:
+                raise ShapeInferenceError("The number of channels is required to be evenly divisible by the number of "
+                                          "groups")  # fmt: skip
+        if not scale.compatible(bias):
+            raise ShapeInferenceError("The shapes of both scale and bias inputs need to match")
+        return [data]
 
 
 class ConvolutionBackpropData1(ShapeRule):

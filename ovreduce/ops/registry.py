@@ -67,6 +67,7 @@ from ovreduce.ops.nn import (
     Convolution1,
     ConvolutionBackpropData1,
     GroupConvolution1,
+    GroupNormalization12,
     MatMul0,
     MaxPool,
 )
@@ -145,6 +146,7 @@ _BUILTIN = _table(
     AvgPool("opset14", range(14, LAST_OPSET + 1)),
     BatchNormInference("opset1", range(1, 5)),
     BatchNormInference("opset5", range(5, LAST_OPSET + 1)),
+    GroupNormalization12(range(12, LAST_OPSET + 1)),
     ScaledDotProductAttention13(),
     # data movement, and shapes as values
     Reshape1(_V1),

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+import openvino.opset12 as ops12
 import openvino.opset13 as ops
 import pytest
 
@@ -142,3 +143,94 @@ def test_the_cases_pad_by_bounds(tmp_path: Path) -> None:
     assert _pad_shape(_compare("pad-both-sides-by-a-bounded-dim-less-one", tmp_path, None)) == "[2,128,9..]"
     assert _pad_shape(_compare("pad-by-a-dim-from-zero", tmp_path, None)) == "[2,8,9..]"
     assert _pad_shape(_compare("pad-by-a-value-of-no-bounds", tmp_path, None)) == "[?,?,?]"
+
+
+# -- GroupNormalization ---------------------------------------------------------------------------------------------
+def _group_norm_model(shape: str, channels: int, scale: str | None = None) -> ov.Model:
+    """A VAE's block: a 3x3 Convolution (its spatial dims ``1..`` where the input's are dynamic), GroupNormalization
+    of 8 groups, Swish; ``scale`` the shape of a scale given as a Parameter (None: a Constant of the channels)."""
+    x = ops.parameter(ov.PartialShape(shape), np.float32, name="x")
+    weights = ops.constant(np.ones((channels, 4, 3, 3), np.float32))
+    conv = ops.convolution(x, weights, [1, 1], [1, 1], [1, 1], [1, 1])
+    params = [x]
+    if scale is None:
+        gamma: Any = ops.constant(np.ones(channels, np.float32))
+    else:
+        gamma = ops.parameter(ov.PartialShape(scale), np.float32, name="scale")
+        params.append(gamma)
+    norm = ops12.group_normalization(conv, gamma, ops.constant(np.zeros(channels, np.float32)), 8, 1e-5)
+    norm.set_friendly_name("norm")
+    out = ops.reduce_mean(ops.swish(norm), _c([2, 3]), True)
+    return ov.Model([ops.result(out)], params, "group-norm")
+
+
+GROUP_NORMS: dict[str, tuple[str, int, str | None, dict[str, str] | None]] = {
+    # x's shape, the channels, the scale's shape (None: a Constant), a reshape
+    "dynamic-spatial-dims": ("[?,4,?,?]", 32, None, None),
+    "interval-dims": ("[1..2,4,5..9,?]", 16, None, None),
+    "dynamic-channels-scale": ("[1,4,8,8]", 32, "[?]", None),
+    "reshaped-to-static": ("[?,4,?,?]", 32, None, {"x": "[2,4,16,16]"}),
+    "reshaped-to-intervals": ("[1,4,8,8]", 32, None, {"x": "[1..3,4,2..,8]"}),
+}
+
+
+@pytest.mark.parametrize("case", list(GROUP_NORMS))
+def test_a_group_normalization_keeps_the_dims_openvino_infers(case: str, tmp_path: Path) -> None:
+    """OpenVINO's GroupNormalization gives its data shape as it is: the ``1..`` a Convolution infers stays ``1..``."""
+    shape, channels, scale, reshape = GROUP_NORMS[case]
+    xml = tmp_path / "m.xml"
+    ov.save_model(_group_norm_model(shape, channels, scale), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    if reshape:
+        model.reshape({k: ov.PartialShape(v) for k, v in reshape.items()})
+    ir = load_ir(xml)
+    try:
+        shapes = {k: PartialShape.parse(v) for k, v in (reshape or {}).items()}
+        assert _differences(ShapeEngine(ir, shapes or None), model) == []
+    finally:
+        ir.close()
+
+
+@pytest.mark.parametrize(
+    ("attribute", "scale", "refused"),
+    [
+        ('num_groups="8"', None, False),
+        ('num_groups="0"', None, True),  # not positive
+        ('num_groups="64"', None, True),  # more groups than channels
+        ('num_groups="5"', None, True),  # not dividing the channels
+        ('num_groups="8x"', None, False),  # OpenVINO's reader takes the number it begins with
+        ('epsilon="x"', None, True),  # a number OpenVINO's reader cannot read
+        ('num_groups="8"', "[16]", True),  # the scale's length not the channels'
+        ('num_groups="8"', "[2,16]", True),  # a scale not 1-D
+        ('num_groups="8"', "[32]", False),
+        ('num_groups="8"', "[20..40]", False),
+    ],
+)
+def test_a_group_normalization_is_refused_as_openvino_refuses_it(
+    attribute: str, scale: str | None, refused: bool, tmp_path: Path
+) -> None:
+    """The layer's attribute rewritten in the IR, or its scale (a Parameter) reshaped: ovreduce leaves the output
+    unresolved, saying why, exactly where OpenVINO refuses the model or the reshape."""
+    xml = tmp_path / "m.xml"
+    ov.save_model(_group_norm_model("[?,4,?,?]", 32, None if scale is None else "[?]"), str(xml))
+    name = attribute.split("=")[0]
+    text = xml.read_text()
+    start = text.index(f'{name}="', text.index('type="GroupNormalization"'))
+    xml.write_text(text[:start] + attribute + text[text.index('"', start + len(name) + 2) + 1 :])
+    try:
+        model = ov.Core().read_model(str(xml))
+        if scale is not None:
+            model.reshape({"scale": ov.PartialShape(scale)})
+        openvino_refuses = False
+    except RuntimeError:
+        openvino_refuses = True
+    assert openvino_refuses == refused
+    ir = load_ir(xml)
+    try:
+        norm = next(layer for layer in ir.layers if layer.name == "norm")
+        reshape = None if scale is None else {"scale": PartialShape.parse(scale)}
+        state = ShapeEngine(ir, reshape).state((norm.id, norm.outputs[0].id))
+        assert (state.shape is None) == refused, state
+        assert not refused or "GroupNormalization" in state.reason
+    finally:
+        ir.close()
