@@ -3,7 +3,8 @@
 The output is the input padded by the ``pads_begin``/``pads_end`` attributes (resized to the rank, missing
 values 0), whose dims on the interpolated axes (the ``axes`` input, else every axis) are the ``sizes`` values
 or the padded dims times the ``scales`` (float32, ``+1e-6``, truncated: ``dim::scale``). Axes that are not
-constant leave every dim dynamic; sizes or scales that are not constant leave the interpolated axes dynamic.
+constant leave every dim dynamic; sizes computed at run time give the interpolated axes their bounds (as OpenVINO's
+``evaluate_as_partial_shape`` reads them); scales that are not constant leave those axes dynamic.
 
 Scales are read from the constant values the shape engine folds, which are integral, or from a Const's own
 non-integral values (``0.5``); scales computed from such a Const are not read natively, and the output is then
@@ -23,7 +24,9 @@ from ovreduce.ops.rules import (
     SHAPE_CALC,
     NotReadNativelyError,
     ShapeRule,
+    bounds_dim,
     ints_attr,
+    partial_value,
     real_attr,
     str_attr,
     typed,
@@ -39,6 +42,17 @@ def _values(info: ValueInfo) -> tuple[int, ...] | None:
     if info.kind == "unresolved":  # ovreduce's own limit (an op it does not compute), not a value known at run time
         raise NotReadNativelyError(f"its scales, sizes or axes are not read natively ({info.reason})")
     return None
+
+
+def _sizes_bounds(ctx: LayerContext, port: int) -> tuple[Dimension, ...] | None:
+    """Sizes computed at run time as OpenVINO's ``evaluate_as_partial_shape`` reads them: a dim of each element's
+    bounds (a size ShapeOf gives of ``1..`` is ``1..``); None where it has no bounds of them, or refuses them (a
+    negative bound; ovreduce knowing some elements only is read as none)."""
+    known = partial_value(ctx, port)
+    if known is None:
+        return None
+    dims = [bounds_dim(b) for b in known]
+    return None if None in dims else tuple(d for d in dims if d is not None)
 
 
 _TYPES = {
@@ -112,11 +126,16 @@ class Interpolate(ShapeRule):
             if scales_mode and info.reals is not None and all(map(math.isfinite, info.reals))
             else _values(info)
         )
-        if values is None:
-            for a in axes:
-                out[a] = Dimension.dynamic()
-            return PartialShape(tuple(out))
         what = "scales" if scales_mode else "sizes"
+        if values is None:
+            known = None if scales_mode else _sizes_bounds(ctx, port)
+            if known is not None and len(known) < len(axes):
+                raise ShapeInferenceError(
+                    f"The number of elements in the '{what}' input does not match the number of axes {len(axes)}"
+                )
+            for i, a in enumerate(axes):
+                out[a] = Dimension.dynamic() if known is None else known[i]
+            return PartialShape(tuple(out))
         if len(values) < len(axes):
             raise ShapeInferenceError(
                 f"The number of elements in the '{what}' input does not match the number of axes {len(axes)}"

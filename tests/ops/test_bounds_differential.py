@@ -122,8 +122,8 @@ def _compare(case: str, tmp_path: Path, reshape: tuple[str, str] | None) -> ov.M
     return model
 
 
-def _pad_shape(model: ov.Model) -> str:
-    return str(next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "pad").get_output_partial_shape(0))
+def _node_shape(model: ov.Model, name: str = "pad") -> str:
+    return str(next(n for n in model.get_ordered_ops() if n.get_friendly_name() == name).get_output_partial_shape(0))
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -138,11 +138,11 @@ def test_a_pad_of_computed_pads_after_reshape_is_openvinos(case: str, tmp_path: 
 
 def test_the_cases_pad_by_bounds(tmp_path: Path) -> None:
     """The cases are about bounds: OpenVINO knows the padded dims in part (not a rank of dynamic dims only)."""
-    assert _pad_shape(_compare("pad-by-a-dim", tmp_path, None)) == "[?,128,6..14]"
-    assert _pad_shape(_compare("pad-both-sides-by-a-dim-less-one", tmp_path, None)) == "[?,128,6..]"
-    assert _pad_shape(_compare("pad-both-sides-by-a-bounded-dim-less-one", tmp_path, None)) == "[2,128,9..]"
-    assert _pad_shape(_compare("pad-by-a-dim-from-zero", tmp_path, None)) == "[2,8,9..]"
-    assert _pad_shape(_compare("pad-by-a-value-of-no-bounds", tmp_path, None)) == "[?,?,?]"
+    assert _node_shape(_compare("pad-by-a-dim", tmp_path, None)) == "[?,128,6..14]"
+    assert _node_shape(_compare("pad-both-sides-by-a-dim-less-one", tmp_path, None)) == "[?,128,6..]"
+    assert _node_shape(_compare("pad-both-sides-by-a-bounded-dim-less-one", tmp_path, None)) == "[2,128,9..]"
+    assert _node_shape(_compare("pad-by-a-dim-from-zero", tmp_path, None)) == "[2,8,9..]"
+    assert _node_shape(_compare("pad-by-a-value-of-no-bounds", tmp_path, None)) == "[?,?,?]"
 
 
 # -- GroupNormalization ---------------------------------------------------------------------------------------------
@@ -232,5 +232,79 @@ def test_a_group_normalization_is_refused_as_openvino_refuses_it(
         state = ShapeEngine(ir, reshape).state((norm.id, norm.outputs[0].id))
         assert (state.shape is None) == refused, state
         assert not refused or "GroupNormalization" in state.reason
+    finally:
+        ir.close()
+
+
+# -- Interpolate ----------------------------------------------------------------------------------------------------
+def _sizes_of(y: Any) -> Any:  # the spatial dims of y, as a segformer's decode head upsamples to them (i64)
+    return _dims(y, 2, 3)
+
+
+def _i32_sizes_of(y: Any) -> Any:  # the same, converted to i32 and back as the export writes it
+    return ops.convert(ops.gather(ops.convert(ops.shape_of(y), np.int32), _c([2, 3]), _c(0)), np.int32)
+
+
+def _no_bounds(y: Any) -> Any:  # a value OpenVINO has no bounds of
+    return ops.convert(y, np.int64)
+
+
+def _one_size(y: Any) -> Any:
+    return _dims(y, 3)
+
+
+Sizes = Callable[[Any], Any]
+INTERPOLATES: dict[str, tuple[str, str, Sizes, list[int] | None]] = {  # x's shape, y's shape, the sizes, the axes
+    "sizes-of-dynamic-dims": ("[?,32,?,?]", "[?,16,?,?]", _sizes_of, [2, 3]),
+    "sizes-of-interval-dims": ("[?,32,4,4]", "[1,16,2..8,1..]", _sizes_of, [2, 3]),
+    "i32-sizes": ("[?,32,?,?]", "[1,16,2..8,5]", _i32_sizes_of, [2, 3]),
+    "sizes-on-one-axis": ("[?,32,?,?]", "[1,16,2..8,5]", _one_size, [2]),
+    "sizes-on-every-axis": ("[?,32,?,?]", "[1,16,2..8,5]", ops.shape_of, None),
+    "sizes-the-shape-of-y": ("[?,32,?,?]", "[2..8,1..]", ops.shape_of, [2, 3]),
+    "sizes-of-no-bounds": ("[?,32,?,?]", "[2]", _no_bounds, [2, 3]),
+}
+
+
+def _interpolate_model(case: str) -> ov.Model:
+    xs, ys, sizes, axes = INTERPOLATES[case]
+    x = ops.parameter(ov.PartialShape(xs), np.float32, name="x")
+    y = ops.parameter(ov.PartialShape(ys), np.float32 if sizes is not _no_bounds else np.int32, name="y")
+    node = ops.interpolate(x, sizes(y), "linear_onnx", "sizes", pads_begin=[0, 0, 1, 0],
+                           coordinate_transformation_mode="pytorch_half_pixel",
+                           axes=None if axes is None else _c(axes))  # fmt: skip
+    node.set_friendly_name("interpolate")
+    return ov.Model([ops.result(node)], [x, y], case)
+
+
+@pytest.mark.parametrize("case", list(INTERPOLATES))
+def test_an_interpolate_to_computed_sizes_is_openvinos(case: str, tmp_path: Path) -> None:
+    """Interpolate to sizes computed from dims: OpenVINO reads the sizes' bounds (``evaluate_as_partial_shape``), so an
+    upsample to a feature map's ``1..`` dims is ``1..``, not ``?``."""
+    xml = tmp_path / "m.xml"
+    ov.save_model(_interpolate_model(case), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), model) == []
+    finally:
+        ir.close()
+    if case == "sizes-of-interval-dims":
+        assert _node_shape(model, "interpolate") == "[?,32,2..8,1..]"
+
+
+def test_an_interpolate_to_too_few_computed_sizes_is_refused(tmp_path: Path) -> None:
+    """Sizes of bounds but fewer than the axes (y reshaped to one dim, its ShapeOf the sizes for axes [2, 3]): OpenVINO
+    refuses the reshape, and ovreduce leaves the output unresolved, saying why."""
+    xml = tmp_path / "m.xml"
+    ov.save_model(_interpolate_model("sizes-the-shape-of-y"), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    with pytest.raises(RuntimeError, match="does not match the number of axes"):
+        model.reshape({"y": ov.PartialShape("[2..8]")})
+    ir = load_ir(xml)
+    try:
+        layer = next(layer for layer in ir.layers if layer.name == "interpolate")
+        state = ShapeEngine(ir, {"y": PartialShape.parse("[2..8]")}).state((layer.id, layer.outputs[0].id))
+        assert state.shape is None
+        assert "The number of elements in the 'sizes' input does not match the number of axes 2" in state.reason
     finally:
         ir.close()
