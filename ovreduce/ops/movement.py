@@ -833,10 +833,10 @@ class Broadcast(_ValueShaped):
             return [self._known_in_part(data.dims or (), wanted, mode)]
         if target is None:
             n = _length(target_shape)
-            if mode == "bidirectional":
-                if n is None or data.dims is None:
+            if mode == "bidirectional":  # a target of n dims unknown, merged with the data's (numpy rules), as
+                if n is None or data.dims is None:  # broadcast_base_shape_infer merges them
                     return [PartialShape(None)]
-                return [PartialShape.dynamic(max(n, len(data.dims)))]
+                return [broadcast_shapes(PartialShape.dynamic(n), data, "numpy")]
             return [PartialShape.dynamic(n) if n is not None else PartialShape(None)]
         if any(v < 0 for v in target):
             raise ShapeInferenceError(f"Broadcast target shape {list(target)} holds a negative dim")

@@ -308,3 +308,35 @@ def test_an_interpolate_to_too_few_computed_sizes_is_refused(tmp_path: Path) -> 
         assert "The number of elements in the 'sizes' input does not match the number of axes 2" in state.reason
     finally:
         ir.close()
+
+
+# -- Broadcast ------------------------------------------------------------------------------------------------------
+BIDIRECTIONAL: dict[str, tuple[str, int]] = {  # the data's shape, the target's length (its values of no bounds)
+    "zamba2-expand": ("[?,1,?,?,8]", 5),  # torch's expand of a mamba state: the 8 stays
+    "target-shorter": ("[2..4,1,3,?,1]", 3),
+    "target-longer": ("[1,5..9,6]", 5),
+    "data-of-ones": ("[1,1]", 2),
+    "data-of-dynamic-rank": ("...", 3),
+}
+
+
+@pytest.mark.parametrize("case", list(BIDIRECTIONAL))
+def test_a_bidirectional_broadcast_to_a_target_of_no_bounds_keeps_the_data_dims(case: str, tmp_path: Path) -> None:
+    """A bidirectional Broadcast to a target of which OpenVINO knows the length only (its elements computed at run time
+    from a Parameter's values): OpenVINO merges the data's dims into that many dynamic ones (numpy rules), so a data
+    dim other than 1 stays in the output."""
+    shape, n = BIDIRECTIONAL[case]
+    x = ops.parameter(ov.PartialShape(shape), np.float32, name="x")
+    p = ops.parameter(ov.PartialShape([n]), np.int64, name="p")
+    node = ops.broadcast(x, ops.abs(p), broadcast_spec="BIDIRECTIONAL")
+    node.set_friendly_name("broadcast")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(node)], [x, p], case), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), model) == []
+    finally:
+        ir.close()
+    if case == "zamba2-expand":
+        assert _node_shape(model, "broadcast") == "[?,?,?,?,8]"
