@@ -85,6 +85,30 @@ def _bounds(ctx: LayerContext, index: int, values: tuple[int | None, ...] | None
     return tuple(_I64_MAX if v == (1 << 31) - 1 else _I64_MIN if v == -(1 << 31) else v for v in values)
 
 
+def _input_bounds(ctx: LayerContext, index: int) -> tuple[tuple[int, int] | None, ...] | None:
+    """A 1-D input as ``get_input_bounds`` of shape_inference's utils.hpp reads it: each element's lower and upper
+    bound in int64 (a constant's ``(v, v)``), an i32 or i64 bound at its type's least or largest value read as
+    int64's (an upper bound not known, its type's largest); None for an element ovreduce does not know, and None when
+    it knows none."""
+    etype = ctx.input(index).element_type
+    const = int_value(ctx, index)
+    known: tuple[Bounds | None, ...] | None = None if const is None else tuple((v, v) for v in const)
+    if known is None:
+        info, shape = ctx.value(index), ctx.input(index).shape
+        if info.kind != "runtime" or shape is None or shape.rank != 1 or etype is None or not etype.is_integral:
+            return None
+        known = info.known
+    if known is None:
+        return None
+    low, top = type_limits(etype) if etype is not None and etype.is_integral else (_I64_MIN, _I64_MAX)
+    limits = etype is not None and etype.name in ("i32", "i64")
+
+    def bound(v: int) -> int:
+        return _I64_MIN if limits and v <= low else _I64_MAX if limits and v >= top else v
+
+    return tuple(None if b is None else (bound(b[0]), bound(top if b[1] is None else b[1])) for b in known)
+
+
 def _length(shape: PartialShape) -> int | None:
     """The element count of a 1-D (or scalar) value's shape when static."""
     if shape.dims is None or len(shape.dims) > 1:
@@ -1060,26 +1084,12 @@ class Pad(ShapeRule):
 
 
 def _pad_bounds(ctx: LayerContext, index: int) -> tuple[tuple[int, int], ...] | None:
-    """Pads as ``get_input_bounds`` of shape_inference's utils.hpp reads them: each element's lower and upper bound
-    in int64 (a constant's ``(v, v)``), an i32 or i64 bound at its type's least or largest value read as int64's; None
-    where OpenVINO's bound evaluation has none (ovreduce knowing some elements only is read as none)."""
-    etype = ctx.input(index).element_type
-    const = int_value(ctx, index)
-    known: tuple[Bounds | None, ...] | None = None if const is None else tuple((v, v) for v in const)
-    if known is None:
-        info, shape = ctx.value(index), ctx.input(index).shape
-        if info.kind != "runtime" or shape is None or shape.rank != 1 or etype is None or not etype.is_integral:
-            return None
-        known = info.known
+    """Pads as ``get_input_bounds`` reads them (:func:`_input_bounds`); None where OpenVINO's bound evaluation has none
+    (ovreduce knowing some elements only is read as none)."""
+    known = _input_bounds(ctx, index)
     if known is None or None in known:
         return None
-    low, top = type_limits(etype) if etype is not None and etype.is_integral else (_I64_MIN, _I64_MAX)
-    limits = etype is not None and etype.name in ("i32", "i64")
-
-    def bound(v: int) -> int:
-        return _I64_MIN if limits and v <= low else _I64_MAX if limits and v >= top else v
-
-    return tuple((bound(b[0]), bound(top if b[1] is None else b[1])) for b in known if b is not None)
+    return tuple(b for b in known if b is not None)
 
 
 def _padded_by_bounds(d: Dimension, begin: tuple[int, int], end: tuple[int, int]) -> Dimension:
@@ -1187,6 +1197,28 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
         # written to IR) as a dynamic dim: so is it here
         return Dimension.dynamic()
     return Dimension(lo, hi)
+
+
+def _slice_dim_by_bounds(dim: Dimension, start: tuple[int, int], stop: tuple[int, int], step: int) -> Dimension:
+    """``slice::make_dim`` (slice_shape_inference_utils.hpp) of start and stop bounds: a bound pair crossing zero whose
+    lower bound is within the dim (from its end) is read from 0, and whose upper bound is within it up to -1 (its
+    end); the least sliced length takes the start's upper and the stop's lower bound (a negative step: the other
+    way round), on the dim's lower bound, and the greatest the others on its upper bound."""
+    hi = -1 if dim.hi is None else dim.hi
+
+    def adjusted(b: tuple[int, int]) -> tuple[int, int]:
+        if not (b[0] < 0 <= b[1]):
+            return b
+        return (0 if hi == -1 or b[0] + hi >= 0 else b[0], -1 if hi == -1 or b[1] < hi else b[1])
+
+    (start_lb, start_ub), (stop_lb, stop_ub) = adjusted(start), adjusted(stop)
+    if step > 0:
+        lb, ub = _sliced_value(dim.lo, start_ub, stop_lb, step), _sliced_value(hi, start_lb, stop_ub, step)
+    else:
+        lb, ub = _sliced_value(dim.lo, start_lb, stop_ub, step), _sliced_value(hi, start_ub, stop_lb, step)
+    upper = None if ub < 0 or ub >= _I64_MAX else ub  # OpenVINO's upper bound INT64_MAX is no bound
+    lower = max(lb, 0)
+    return Dimension.dynamic() if upper is not None and lower > upper else Dimension(lower, upper)
 
 
 def _plan_axis(size: int, begin: int, end: int, stride: int, begin_masked: bool, end_masked: bool) -> list[int]:
@@ -1403,9 +1435,10 @@ _SLICE_EVALUATED = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u6
 
 class Slice8(_ValueShaped):
     """Slice-8 (``slice_shape_inference.hpp``): ``start``, ``stop`` and ``step`` along ``axes`` (by default the first
-    ones). A sliced dim whose start or stop element is not known before run time, or whose step is not constant,
-    is ``[0, its upper bound]``, as OpenVINO makes it where it has no bounds for them (where it has, ovreduce's dim is
-    the looser one); axes that are not constant leave every dim so. Values fold through it, and the elements of a
+    ones). Start and stop elements known before run time by their bounds only (a stop ShapeOf gives of ``1..64``) give
+    the sliced dim OpenVINO's ``make_dim`` makes of them; a sliced dim whose start or stop element is not known at all,
+    or whose step is not constant, is ``[0, its upper bound]``, as OpenVINO makes it where it has no bounds for them;
+    axes that are not constant leave every dim so. Values fold through it, and the elements of a
     1-D value known in part (a ShapeOf of a partly dynamic shape) stay known, as OpenVINO's bounds pass through."""
 
     value_inputs = value_ports(*((i, f"Slice `{name}`", "") for i, name in enumerate(_SLICE_INPUTS, start=1)))
@@ -1435,11 +1468,7 @@ class Slice8(_ValueShaped):
         if not (start_shape.compatible(stop_shape) and start_shape.compatible(step_shape)
                 and stop_shape.compatible(step_shape)):  # fmt: skip
             raise ShapeInferenceError("Slice `start`, `stop`, `step` inputs must have compatible shapes.")
-        start, stop, steps = (
-            _bounds(ctx, 1, exact_value(ctx, 1)),
-            _bounds(ctx, 2, exact_value(ctx, 2)),
-            int_value(ctx, 3),
-        )
+        start, stop, steps = _input_bounds(ctx, 1), _input_bounds(ctx, 2), int_value(ctx, 3)
         axes: dict[int, int] | None = None  # axis -> its index in start, stop and step; None: not known
         if len(inputs) == 5:
             if not inputs[4].compatible(start_shape):
@@ -1467,7 +1496,7 @@ class Slice8(_ValueShaped):
                 if steps[i] == 0:
                     raise ShapeInferenceError("Step must be non-zero")
                 if begin is not None and end is not None:
-                    out.append(_slice_dim(dim, begin, end, steps[i]))
+                    out.append(_slice_dim_by_bounds(dim, begin, end, steps[i]))
                     continue
             out.append(Dimension(0, dim.hi))
         return [PartialShape(tuple(out))]

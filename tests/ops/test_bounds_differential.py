@@ -340,3 +340,70 @@ def test_a_bidirectional_broadcast_to_a_target_of_no_bounds_keeps_the_data_dims(
         ir.close()
     if case == "zamba2-expand":
         assert _node_shape(model, "broadcast") == "[?,?,?,?,8]"
+
+
+# -- Slice ----------------------------------------------------------------------------------------------------------
+def _buffer(x: Any, y: Any) -> Any:  # BERT's position ids: a buffer [1,512] sliced to the sequence's length
+    buffer = _c(np.arange(512).reshape(1, 512))
+    return ops.slice(buffer, _c([0]), _dims(x, 1), _c([1]), _c([1]))
+
+
+def _window(x: Any, y: Any) -> Any:  # a conv state's last positions: x[..., d - 4 : d] (Mamba, LFM2)
+    d = _dims(x, 2)
+    return ops.slice(x, ops.subtract(d, _c([4])), d, _c([1]), _c([2]))
+
+
+def _tail(x: Any, y: Any) -> Any:  # from a start that may be either side of 0: x[:, :, d(y) - 5 :]
+    return ops.slice(x, ops.subtract(_dims(y, 0), _c([5])), _c([2**63 - 1]), _c([1]), _c([2]))
+
+
+def _stepped(x: Any, y: Any) -> Any:  # every second element up to a dim of y, and back from it
+    forward = ops.slice(x, _c([0]), _dims(y, 0), _c([2]), _c([2]))
+    return ops.slice(forward, _dims(y, 0), _c([-(2**63)]), _c([-1]), _c([2]))
+
+
+def _i32_bounds(x: Any, y: Any) -> Any:  # start and stop as i32: ShapeOf's dims converted
+    start = ops.convert(ops.subtract(_dims(y, 0), _c([1])), np.int32)
+    return ops.slice(x, start, ops.convert(_c([2**31 - 1]), np.int32), _c([1]), _c([2]))
+
+
+def _partly_known(x: Any, y: Any) -> Any:  # start known on one axis, of no bounds (a Parameter's value) on the other
+    start = ops.concat([_dims(y, 0), ops.convert(ops.reduce_max(y, _c([0]), True), np.int64)], 0)
+    return ops.slice(x, start, _c([64, 64]), _c([1, 1]), _c([0, 2]))
+
+
+SLICES: dict[str, tuple[str, str, Graph, tuple[str, str] | None]] = {  # x's, y's shapes, the graph, a reshape
+    "a-buffer-to-a-sequence": ("[?,1..64]", "[1]", _buffer, ("[2,5..9]", "[1]")),
+    "a-window-of-the-last-dims": ("[1..4,8,3..67]", "[1]", _window, ("[2,8,?]", "[1]")),
+    "a-tail-from-either-side-of-0": ("[2,3,10..20]", "[1..9]", _tail, ("[2,3,4..30]", "[3..7]")),
+    "steps-of-2-and-minus-1": ("[2,3,?]", "[2..9]", _stepped, ("[2,3,5..6]", "[4..20]")),
+    "i32-start-and-stop": ("[2,3,?]", "[2..9]", _i32_bounds, None),
+    "start-of-no-bounds-on-one-axis": ("[4,3,?]", "[2..9]", _partly_known, None),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "reshaped"), [(c, False) for c in SLICES] + [(c, True) for c, v in SLICES.items() if v[3] is not None]
+)
+def test_a_slice_of_computed_start_and_stop_is_openvinos(case: str, reshaped: bool, tmp_path: Path) -> None:
+    """Slice-8 of start and stop computed from dims: OpenVINO slices by their bounds (``make_dim``), so BERT's position
+    ids sliced to a sequence of ``1..64`` are ``[1,1..64]``, not ``[1,0..64]``."""
+    xs, ys, graph, reshape = SLICES[case]
+    x = ops.parameter(ov.PartialShape(xs), np.float32, name="x")
+    y = ops.parameter(ov.PartialShape(ys), np.float32, name="y")
+    node = graph(x, y)
+    node.set_friendly_name("slice")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(node)], [x, y], case), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    shapes = None
+    if reshaped and reshape is not None:
+        model.reshape({"x": ov.PartialShape(reshape[0]), "y": ov.PartialShape(reshape[1])})
+        shapes = {"x": PartialShape.parse(reshape[0]), "y": PartialShape.parse(reshape[1])}
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir, shapes), model) == []
+    finally:
+        ir.close()
+    if case == "a-buffer-to-a-sequence" and not reshaped:
+        assert _node_shape(model, "slice") == "[1,1..64]"
