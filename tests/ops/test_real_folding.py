@@ -285,13 +285,15 @@ def test_integer_conversions_of_big_values_round_once() -> None:
 
 
 def test_a_declared_dim_ovreduce_leaves_unknown_says_why(tmp_path: Path) -> None:
-    """Swin's padding to its window (``(w - d % w) % w`` of a dim known at run time): OpenVINO keeps the channels' 16
-    through the Pad, and the file declares it; where ovreduce's bounds leave it unknown, the port and the ports after
-    it say why instead of a silent ``-1``."""
+    """Swin's padding to its window (``(w - d % w) % w`` of a dim known at run time), the channels' pad an Exp of
+    constants that OpenVINO folds and ovreduce does not compute: OpenVINO keeps the channels' 16 through the Pad, and
+    the file declares it; where ovreduce leaves it unknown, the port and the ports after it say why instead of a silent
+    ``-1``."""
     x = ops.parameter(ov.PartialShape("[?,?,16]"), np.float32, name="x")
     dim = ops.gather(ops.shape_of(x), _c([1]), _c(0))
     pad = ops.floor_mod(ops.subtract(_c([8]), ops.floor_mod(dim, _c([8]))), _c([8]))
-    padded = ops.pad(x, _c([0, 0, 0]), ops.concat([_c([0]), pad, _c([0])], 0), "constant")
+    zero = ops.convert(ops.subtract(ops.exp(_c([0.0], "f32")), _c([1.0], "f32")), "i64")  # exp(0) - 1
+    padded = ops.pad(x, _c([0, 0, 0]), ops.concat([_c([0]), pad, zero], 0), "constant")
     padded.set_friendly_name("padded")
     after = ops.relu(padded)
     after.set_friendly_name("after")
