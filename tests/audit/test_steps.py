@@ -391,13 +391,27 @@ def test_the_steps_note_says_what_the_steps_were_fed(tmp_path: Path) -> None:
         assert not any("mask" in note and "decode step" in note for note in doc.notes)  # it takes none
 
 
+def _conv_state(ids: Any, channels: int, kernel: int) -> tuple[Any, Any]:
+    """A Mamba-style conv state: its variable (``[batch, channels, kernel]`` of f32) and the zeros it starts from, as
+    many as ``ids`` has rows."""
+    from openvino import opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    info = VariableInfo()
+    info.data_shape, info.data_type = ov.PartialShape([-1, channels, kernel]), ov.Type.f32
+    info.variable_id = "cache_params.present.conv.0"
+    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
+        [ops.gather(ops.shape_of(ids), ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0))),
+         ops.constant(np.array([channels, kernel], np.int64))], 0))  # fmt: skip
+    return Variable(info), zeros
+
+
 def _mamba(path: Path, kernel: int = 4, channels: int = 6, vocab: int = 50) -> Path:
     """A model built as optimum-intel exports Mamba: a conv state ``[batch, channels, kernel]`` (the variable named as
     optimum-intel names it), the prefill told from a decode step by the length of ``cache_position`` (``kernel`` at
     the prefill), the state updated at ``clamp(cache_position, 0, kernel - 1)`` after a roll, by the new tokens'
     columns (the prompt's last ``kernel`` at the prefill), each token's column scaled by the attention mask."""
     from openvino import opset13 as ops
-    from openvino.op.util import Variable, VariableInfo
 
     rng = np.random.default_rng(3)
 
@@ -422,13 +436,7 @@ def _mamba(path: Path, kernel: int = 4, channels: int = 6, vocab: int = 50) -> P
     zero = ops.constant(np.int64(0))
     begins = ops.concat([ops.unsqueeze(c, zero) for c in (zero, zero, pad)], 0)
     new = ops.pad(columns, begins, ops.constant(np.zeros(3, np.int64)), "constant", ops.constant(np.float32(0)))
-    info = VariableInfo()
-    info.data_shape, info.data_type = ov.PartialShape([-1, channels, kernel]), ov.Type.f32
-    info.variable_id = "cache_params.present.conv.0"
-    variable = Variable(info)
-    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
-        [ops.gather(ops.shape_of(ids), ops.constant(np.array([0], np.int64)), zero),
-         ops.constant(np.array([channels, kernel], np.int64))], 0))  # fmt: skip
+    variable, zeros = _conv_state(ids, channels, kernel)
     state = ops.read_value(zeros, variable)
     rolled = ops.concat([ops.slice(state, ops.constant([1]), ops.constant([kernel]), ops.constant([1]),
                                    ops.constant([2])), ops.slice(state, ops.constant([0]), ops.constant([1]),
@@ -601,7 +609,6 @@ def _hybrid(path: Path, whole_mask: bool, channels: int = 6, kernel: int = 4, vo
     longer fails); with ``whole_mask`` (Granite-4.0's, LFM2's) the mask covers the whole sequence, the new tokens'
     places counted from its length."""
     from openvino import opset13 as ops
-    from openvino.op.util import Variable, VariableInfo
 
     rng = np.random.default_rng(4)
     ids, mask = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1, -1], np.int64, "attention_mask")
@@ -619,13 +626,7 @@ def _hybrid(path: Path, whole_mask: bool, channels: int = 6, kernel: int = 4, vo
         scale = ops.broadcast(mask, ops.shape_of(ids))
     hidden = ops.multiply(hidden, ops.unsqueeze(ops.convert(scale, np.float32), last))
     columns = ops.transpose(hidden, ops.constant(np.array([0, 2, 1], np.int64)))
-    info = VariableInfo()
-    info.data_shape, info.data_type = ov.PartialShape([-1, channels, kernel]), ov.Type.f32
-    info.variable_id = "cache_params.present.conv.0"
-    variable = Variable(info)
-    zeros = ops.broadcast(ops.constant(np.float32(0)), ops.concat(
-        [ops.gather(ops.shape_of(ids), ops.constant(np.array([0], np.int64)), zero),
-         ops.constant(np.array([channels, kernel], np.int64))], 0))  # fmt: skip
+    variable, zeros = _conv_state(ids, channels, kernel)
     state = ops.gather(ops.read_value(zeros, variable), beams, zero)
     ends = [ops.constant(np.array([value])) for value in (-kernel, 2**62, 1, 2)]  # the last kernel columns
     rolled = ops.slice(ops.concat([state, columns], 2), *ends)
