@@ -345,9 +345,12 @@ def clean_message(exc: BaseException) -> str:
     """OpenVINO's message without the C++ source locations it prefixes, on one line, and without the counter of the
     names it gives nodes before they have theirs (``ReduceSum_3327596`` while the IR reader validates a layer is
     ``ReduceSum``): a message says the same of the same model in every process."""
-    lines = [ln.strip() for ln in str(exc).splitlines()]
+    said = str(exc)
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes):  # OpenVINO's message held a byte that is
+        said = exc.object.decode("utf-8", "backslashreplace")  # not UTF-8 (an i8 value printed raw): its own words
+    lines = [ln.strip() for ln in said.splitlines()]
     kept = [ln for ln in lines if ln and not _NOISE.match(ln)]
-    text = re.sub(r"\s+", " ", " ".join(kept) or str(exc).strip() or type(exc).__name__)
+    text = re.sub(r"\s+", " ", " ".join(kept) or said.strip() or type(exc).__name__)
     for kind, auto in set(_AUTO_NAME.findall(text)):  # that very name: a producer the file names Reshape_4 keeps it
         text = re.sub(rf"(?<![\w.]){re.escape(auto)}(?![\w.])", kind, text)
     if _RANK_SET.fullmatch(text):  # the CPU plugin's 32-bit set of a tensor's dimensions, in libstdc++'s words

@@ -422,6 +422,23 @@ def test_an_i64_reduction_the_plugin_renames_is_found_in_the_execution_graph(tmp
     assert doc.to_json()["reduction_precisions"] == {"i32": 1}
 
 
+def test_openvinos_refusal_that_is_not_utf8_is_said_in_its_words(tmp_path: Path) -> None:
+    """OpenVINO prints an i8 TopK ``k`` of -1 as its raw byte, so its message is no UTF-8 and Python's binding raises
+    a UnicodeDecodeError: the audit said the codec's words ("can't decode byte 0xff"), not OpenVINO's refusal."""
+    x = ov_models.ops.parameter([2, 5], np.float32, name="x")
+    top = ov_models.ops.topk(x, ov_models.ops.constant(np.array(3, np.int8)), 1, "max", "value")
+    total = ov_models.ops.reduce_sum(top.output(0), ov_models.ops.constant(np.array([1], np.int64)), False)
+    ov.save_model(ov.Model([total], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    weights = bytearray((tmp_path / "m.bin").read_bytes())
+    weights[0] = 0xFF  # k, the first constant written: -1
+    (tmp_path / "m.bin").write_bytes(bytes(weights))
+    with pytest.raises(UnicodeDecodeError):
+        CORE.read_model(str(tmp_path / "m.xml"))
+    error = audit_model(load_ir(tmp_path / "m.xml")).to_json()["error"]
+    assert error.startswith("OpenVINO could not read the model: While validating node"), error
+    assert "The value of 'K' must be greater or equal to zero. (got \\xff)" in error, error
+
+
 def test_json_document(models: dict[str, Path]) -> None:
     doc = audit_model(load_ir(models["mixed"]), precision="f32", seed=3).to_json()
     assert doc["schema"] == "ovreduce.audit/v1"
