@@ -114,9 +114,9 @@ def check_enums(layer: Layer, enums: Mapping[str, Enum]) -> None:
             raise ShapeInferenceError(f'"{text}" is not a member of enum {enum}')
 
 
-TYPED = frozenset({"parameter", "const", "inferred"})
-"""The origins of element types read from the model or inferred: not a port precision a rule-less producer declares,
-which only these are judged against."""
+TYPED = frozenset({"parameter", "reshape", "const", "inferred"})
+"""The origins of element types read from the model (a reshaped Parameter keeps its type) or inferred: not a port
+precision a rule-less producer declares, which only these are judged against."""
 
 
 def int_value(ctx: LayerContext, index: int) -> tuple[int, ...] | None:

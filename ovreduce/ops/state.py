@@ -159,7 +159,7 @@ class Assign(_Variable):
         except ShapeInferenceError:
             return  # (the ReadValue's own refusal)
         state = ctx.input(0)
-        given_type = state.element_type if state.origin in (*TYPED, "reshape") else None
+        given_type = state.element_type if state.origin in TYPED else None
         if given_type is not None and given_type.name == "dynamic":
             given_type = None
         if etype is not None and etype.name != "dynamic" and given_type is not None and given_type != etype:

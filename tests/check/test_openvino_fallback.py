@@ -450,3 +450,30 @@ def test_a_variadic_split_of_a_scalar_is_refused_in_openvinos_words(tmp_path: Pa
     [found] = [f for f in report.findings if f.severity == "error"]
     assert found.code == "layer-invalid" and found.layer_name == "vs", report.findings
     assert "OpenVINO refuses the model too, naming no layer" in found.message
+
+
+def test_a_reshaped_parameter_keeps_its_element_type_for_the_rules_that_judge_it(tmp_path: Path) -> None:
+    """An f32 Parameter as a Reshape's pattern: OpenVINO refuses the model for the pattern's type, whatever shape the
+    Parameter is given. Under a reshape of that Parameter the check refuses it too (it once took a reshaped
+    Parameter's type as unknown and called the reduction ok)."""
+    path = tmp_path / "pattern.xml"
+    path.write_text(net([
+        layer(0, "x", "Parameter", data={"shape": "2,3,4", "element_type": "f32"}, outputs=[port(0, [2, 3, 4])]),
+        layer(1, "p", "Parameter", data={"shape": "2", "element_type": "f32"}, outputs=[port(0, [2], names="p")]),
+        layer(2, "r", "Reshape", data={"special_zero": "false"}, inputs=[port(0, [2, 3, 4]), port(1, [2])],
+              outputs=[port(2, [-1, -1])]),
+        layer(3, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(4, "mean", "ReduceMean", data={"keep_dims": "true"}, inputs=[port(0, [-1, -1]), port(1, [1], "I64")],
+              outputs=[port(2, [1, -1])]),
+        layer(5, "out", "Result", inputs=[port(0, [1, -1])]),
+    ], [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 4, 0), edge(3, 0, 4, 1), edge(4, 2, 5, 0)]))  # fmt: skip
+    path.with_suffix(".bin").write_bytes(np.zeros(1, np.int64).tobytes())
+    with pytest.raises(Exception, match="integral"):
+        ov.Core().read_model(str(path))
+    for reshape in (None, {"p": PartialShape.parse("[2]")}):
+        report = check_model(load_ir(path), reshape=reshape)
+        assert not report.ok and any("integral number type, not f32" in f.message for f in report.findings), (
+            reshape, [f.message for f in report.findings])  # fmt: skip
+        [reduction] = report.reductions
+        assert reduction.status != "ok"
