@@ -17,6 +17,7 @@ way. Adding is idempotent (by the library's real path), and nothing is loaded be
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -42,6 +43,7 @@ __all__ = [
     "load_extensions",
     "loaded_extensions",
     "openvino",
+    "opset_types",
     "partial_shape",
     "read_failure",
     "read_ir",
@@ -151,6 +153,33 @@ def _add_tokenizers(new_core: Any) -> str | None:
         )
     _STATE.loaded[_key(library)] = Extension(TOKENIZERS_MODULE, library)
     return None
+
+
+_OP_REGISTERED = re.compile(rb"^_OPENVINO_OP_REG\((\w+),", re.MULTILINE)
+_OPSET_TABLE = re.compile(r"(opset\d+)_tbl\.hpp")
+
+
+@functools.cache
+def opset_types() -> dict[str, dict[str, str]]:
+    """The op types each opset of the installed OpenVINO holds, by their names in lower case (its IR reader finds a
+    type in any case): ``{"opset1": {"abs": "Abs", ...}, ...}``, read from the opset tables its package ships
+    (``include/openvino/opsets/opsetN_tbl.hpp``) without importing it. Empty where they are not found."""
+    spec = importlib.util.find_spec("openvino")
+    tables: dict[str, dict[str, str]] = {}
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        folder = os.path.join(root, "include", "openvino", "opsets")
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            found = _OPSET_TABLE.fullmatch(name)
+            if found is not None:
+                with open(os.path.join(folder, name), "rb") as table:
+                    types = _OP_REGISTERED.findall(table.read())
+                tables[found[1]] = {t.decode().lower(): t.decode() for t in types}
+        break
+    return tables
 
 
 def tokenizers_status() -> str | None:

@@ -143,7 +143,8 @@ class Builder:
         # a Const's (element_type, shape, size) texts -> its type, shape, element count and byte size, once checked
         self._layouts: dict[tuple[str, str, str], tuple[ElementType, PartialShape, int, int]] = {}
         self._opsets: set[tuple[str, str]] = set()  # (type, version) pairs met before: not judged, or judged fine
-        self._blank_kinds: set[tuple[str, str]] = set()  # (type, version) pairs with a blank: no op OpenVINO knows
+        # (type, version) pairs of no op OpenVINO knows (a blank in either, a type the opset lacks): refused if built
+        self._unknown_kinds: set[tuple[str, str]] = set()
         # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
         self._dataless: list[Layer] = []  # layers typed "Constant" (any case): OpenVINO's Constant without data
@@ -455,15 +456,15 @@ class Builder:
                 etype = self.etype_attr(data, "destination_type", where, required=True)
             kind = (ltype, version)
             if kind not in self._opsets:
-                if _blank_ended(ltype, version):
-                    self._blank_kinds.add(kind)
+                if _blank_ended(ltype, version) or _not_in_opset(ltype, version):
+                    self._unknown_kinds.add(kind)
                 elif not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
                     self._opsets.add(kind)
             if len(ltype) in (5, 8) and ltype != "Const" and ltype.lower() in ("const", "constant"):
                 unbuilt = unbuilt or _not_const(ltype, version, self.where(line, layer_id, name, ltype), line)
-            if self._blank_kinds and kind in self._blank_kinds:
+            if self._unknown_kinds and kind in self._unknown_kinds:
                 try:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 except IRError as exc:
@@ -1162,10 +1163,29 @@ def _stateful_opset(version: str) -> int | None:
     return number if number is not None and 3 <= number <= LAST_OPSET else None
 
 
+def _not_in_opset(ltype: str, version: str) -> bool:
+    """Whether ``version`` names an opset the installed OpenVINO lacks (``opset0``, ``opset18``, ``Opset1``), or one
+    that holds no op ``ltype`` (in any case: ``Gelu`` in opset1, ``Relu`` in opset17), for ops but the reductions,
+    Parameter, Const and Result (judged as they are read) and the layers typed "Constant" or "const"
+    (:func:`_not_const`). Another version (``extension``) names an extension's op: not judged here."""
+    from ovreduce._openvino import opset_types
+
+    lowered = ltype.lower()
+    if ltype in _VERSIONED or lowered[:6] == "reduce" or lowered in ("const", "constant"):
+        return False
+    tables = opset_types()
+    # OpenVINO's reader takes these three of opset1 (which lacks them) from opset2, as written
+    types = tables.get("opset2" if version == "opset1" and ltype in ("MVN", "ROIPooling", "ReorgYolo") else version)
+    if types is None:
+        return bool(tables) and re.fullmatch(r"opset\d+", version, re.IGNORECASE) is not None
+    return lowered not in types
+
+
 def _check_opset(ltype: str, version: str, where: str) -> None:
-    """OpenVINO's refusal of a layer without a version (of any op), or of a reduction, Parameter, Const or Result whose
-    ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``, ``extension``): it reads no model with
-    one, and the rule ovreduce would apply is another version's. Other ops' versions are not judged."""
+    """OpenVINO's refusal of a layer without a version (of any op), of a reduction, Parameter, Const or Result whose
+    ``version`` is no opset holding it (``ReduceL2`` in opset1, ``opset99``, ``extension``), or of another op its
+    opset lacks (:func:`_not_in_opset`): it reads no model with one, and the rule ovreduce would apply is another
+    version's. Other ops' versions of no opset are an extension's ops: not judged."""
     from ovreduce.ops.base import LAST_OPSET
     from ovreduce.ops.reduce import ReductionOp
     from ovreduce.ops.registry import lookup, opset_number, resolve
@@ -1181,6 +1201,8 @@ def _check_opset(ltype: str, version: str, where: str) -> None:
     if ltype == "Result":  # the registry has no rule for it: in every opset but opset17
         if number is not None and 1 <= number <= LAST_OPSET:
             return
+    elif _not_in_opset(ltype, version):
+        pass
     elif (ltype not in _VERSIONED and not isinstance(resolve(ltype, version), ReductionOp)) or lookup(
         ltype, version
     ) is not None:

@@ -22,7 +22,7 @@ from ovreduce import load_ir
 from ovreduce.audit import _split, audit_model
 from ovreduce.backends.openvino import MarkedRun, precision_name
 from ovreduce.compare import compare
-from ovreduce.errors import DeviceNotAvailableError, InputError, IRSyntaxError, LimitExceededError
+from ovreduce.errors import DeviceNotAvailableError, InputError, IRStructureError, IRSyntaxError, LimitExceededError
 from ovreduce.reports.audit import AuditDocument
 from ovreduce.reports.common import to_json
 
@@ -476,7 +476,7 @@ UNKNOWN_OP_IR = """<?xml version="1.0"?>
       <data shape="2" element_type="f32"/>
       <output><port id="0" precision="FP32"><dim>2</dim></port></output>
     </layer>
-    <layer id="1" name="mystery" type="Frobnicate" version="opset1">
+    <layer id="1" name="mystery" type="Frobnicate" version="extension">
       <input><port id="0"><dim>2</dim></port></input>
       <output><port id="1" precision="FP32"><dim>2</dim></port></output>
     </layer>
@@ -497,10 +497,18 @@ def test_an_ir_openvino_cannot_read_is_a_finding(tmp_path: Path) -> None:
     path.write_text(UNKNOWN_OP_IR)
     doc = audit_model(load_ir(path), precision="f32").to_json()
     assert doc["ok"] is False
-    assert doc["error"] == (
-        "OpenVINO could not read the model: Opset opset1 doesn't contain the operation with type: Frobnicate"
-    )
+    assert doc["error"].startswith(
+        "OpenVINO could not read the model: the model has an op of no OpenVINO opset that no loaded extension "
+        "provides: Frobnicate (version 'extension')"
+    ), doc["error"]
     assert doc["layers"] == []
+
+
+def test_an_op_its_opset_lacks_is_refused_as_openvino_refuses_it(tmp_path: Path) -> None:
+    path = tmp_path / "unknown_op.xml"
+    path.write_text(UNKNOWN_OP_IR.replace('version="extension"', 'version="opset1"'))
+    with pytest.raises(IRStructureError, match="Opset opset1 doesn't contain the operation with type: Frobnicate"):
+        audit_model(load_ir(path))
 
 
 @pytest.mark.parametrize("content", [b"", b"\x89PNG\r\n not xml", b"just text"], ids=["empty", "binary", "text"])

@@ -99,3 +99,96 @@ def test_openvinos_messages_are_the_same_in_every_read(tmp_path: Path) -> None:
         messages.add(next(f.message for f in report.findings if f.code == "openvino-read-failed"))
     [message] = messages
     assert "'opset1::ReduceSum ReduceSum (" in message and "friendly_name 'ReduceSum'" in message, message
+
+
+def _unary_ir(op: str, version: str, reached: bool = True) -> str:
+    """data -> ``op`` (one input, one output of the same dims) -> ReduceSum -> Result; ``reached`` False: the op's
+    output feeds nothing, and the reduction reads ``data`` itself."""
+    ir = _ir("ReduceSum", "opset1").replace(
+        '<layer id="3" name="out"',
+        f'<layer id="4" name="odd" type="{op}" version="{version}"><input><port id="0" precision="FP32"><dim>2</dim>'
+        f'<dim>3</dim></port></input><output><port id="1" precision="FP32"><dim>2</dim><dim>3</dim></port></output>'
+        f'</layer>\n<layer id="3" name="out"',
+    )
+    feed = '<edge from-layer="0" from-port="0" to-layer="4" to-port="0"/>\n'
+    if reached:
+        feed += '<edge from-layer="4" from-port="1" to-layer="2" to-port="0"/>\n'
+        ir = ir.replace('<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>\n', "")
+    return ir.replace("<edges>", "<edges>" + feed)
+
+
+def test_the_opset_tables_are_the_installed_openvinos(tmp_path: Path) -> None:
+    """Every op type of every opset, in every opset: OpenVINO makes it in the opsets whose table (read from the
+    installed OpenVINO) holds it, and its reader says the others "don't contain" it, as ovreduce's reader does."""
+    from openvino.utils.node_factory import NodeFactory
+
+    from ovreduce._openvino import opset_types
+
+    tables = opset_types()
+    assert {f"opset{n}" for n in range(1, 18)} <= set(tables), sorted(tables)
+    every = {lowered: name for types in tables.values() for lowered, name in types.items()}
+    xml = tmp_path / "m.xml"
+    xml.with_suffix(".bin").write_bytes(struct.pack("<q", 1))
+    core = ov.Core()
+    for version, types in sorted(tables.items()):
+        factory = NodeFactory(version)
+        for index, (lowered, name) in enumerate(sorted(every.items())):
+            if lowered in types:
+                if lowered != "constant":  # (the one op the factory does not make)
+                    factory.create(name)  # (raises where the opset holds no such op)
+                continue
+            with pytest.raises(RuntimeError, match=f"Couldn't create operation: {name}"):
+                factory.create(name)
+            if lowered in ("parameter", "constant", "result"):
+                continue  # (judged as the reader reads them)
+            for written in (name, name.upper())[index % 2 :]:  # (the reader finds a type in any case)
+                xml.write_text(_unary_ir(written, version))
+                try:
+                    core.read_model(str(xml))
+                    lacks = False
+                except RuntimeError as exc:  # (an op it makes may refuse this layer's inputs or attributes)
+                    lacks = "doesn't contain the operation" in str(exc)
+                if not lacks:  # the reader takes MVN, ROIPooling and ReorgYolo of opset1 (as written) from opset2
+                    assert (version, written) in {("opset1", n) for n in ("MVN", "ROIPooling", "ReorgYolo")}
+                    refusal = ""
+                    try:
+                        load_ir(xml)
+                    except IRStructureError as exc:
+                        refusal = str(exc)
+                    assert "doesn't contain" not in refusal, refusal
+                else:
+                    with pytest.raises(IRStructureError, match="OpenVINO refuses the model"):
+                        load_ir(xml)  # (a sub-graph op without bodies is refused for that first)
+
+
+@pytest.mark.parametrize(("op", "version"), [
+    ("FancyOp", "opset1"), ("Gelu", "opset1"), ("Gelu", "opset2"), ("gelu", "opset7"), ("RELU", "opset1"),
+    ("Relu", "opset17"), ("Relu", "opset16"), ("Convert", "opset17"), ("Relu", "opset18"), ("Relu", "opset0"),
+    ("ReadValue", "opset2"), ("Swish", "opset4"), ("Mish", "opset3"), ("HSigmoid", "opset5"), ("Relu", "Opset1"),
+    ("MVN", "opset1"), ("mvn", "opset1"),
+])  # fmt: skip
+@pytest.mark.parametrize("reached", [True, False])
+def test_an_op_its_opset_lacks_is_refused_where_openvino_builds_it(
+    tmp_path: Path, op: str, version: str, reached: bool
+) -> None:
+    """Any op type, not only a reduction's: ``Gelu`` in opset1, ``Relu`` in opset17 or ``opset18``, a typo in a
+    known opset. The reader refuses the model exactly where OpenVINO does (it once read such a model and called it
+    clean), and reads it where no Result reaches the layer."""
+    xml = tmp_path / "m.xml"
+    xml.write_text(_unary_ir(op, version, reached))
+    xml.with_suffix(".bin").write_bytes(struct.pack("<q", 1))
+    try:
+        ov.Core().read_model(str(xml))
+        refused = None
+    except RuntimeError as exc:
+        refused = str(exc)
+    if refused is None:
+        load_ir(xml)
+        return
+    with pytest.raises(IRStructureError, match="OpenVINO refuses the model") as info:
+        load_ir(xml)
+    assert "name='odd'" in str(info.value)
+    if "doesn't contain" in refused:
+        assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
+    else:
+        assert f"unsupported opset: {version!r}" in str(info.value)
