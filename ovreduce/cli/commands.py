@@ -312,9 +312,11 @@ def _export_of(target: str, needed: bool) -> Any:
         return Export(path.parent, (path,), None, None, None)
 
 
-_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "max_sequence_length", "seq_length")
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "max_sequence_length", "seq_length",
+                 "max_seq_len")  # fmt: skip
 """Where a config.json says how many positions the model takes (GPT-2's ``n_positions``, ChatGLM's ``seq_length``, a
-seq2seq decoder's ``max_target_positions``: Whisper's, whose ``max_source_positions`` are its encoder's frames)."""
+seq2seq decoder's ``max_target_positions``: Whisper's, whose ``max_source_positions`` are its encoder's frames; MPT's
+and DBRX's ``max_seq_len``, the keys optimum-intel's export precomputes their ALiBi bias or rotary table for)."""
 
 
 _FROM_PADDING = {

@@ -281,6 +281,7 @@ def test_positions_past_the_models_are_refused_whatever_the_route(
 @pytest.mark.parametrize(("config", "where"), [
     ({"max_target_positions": 8}, "config.json: max_target_positions"),  # a seq2seq decoder's (Whisper's)
     ({"text_config": {"max_position_embeddings": 8}}, "config.json: text_config.max_position_embeddings"),  # a VLM's
+    ({"max_seq_len": 8}, "config.json: max_seq_len"),  # MPT's and DBRX's (their ALiBi bias, their rotary table)
 ])  # fmt: skip
 def test_the_positions_of_a_decoder_or_a_language_model_config_are_read(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, config: dict[str, object], where: str
