@@ -288,8 +288,8 @@ class AuditReport:
     @property
     def complete(self) -> bool:
         """Every reduction of the model, bodies included, audited on inputs that exercise it, and within
-        tolerance."""
-        return self.error is None and all(layer.ok and not layer.failed for layer in self.layers)
+        tolerance; false for a model without reductions (nothing was audited)."""
+        return self.error is None and bool(self.layers) and all(layer.ok and not layer.failed for layer in self.layers)
 
     def _key(self, layer: LayerAudit) -> tuple[int, float, float]:
         self.work.sort_keys += 1

@@ -207,7 +207,7 @@ FIELDS: dict[str, str] = {
     "AuditAnswer.coverage": "how many of the model's reductions (bodies included) each row status holds, and "
     "`reductions`, all of them",
     "AuditAnswer.complete": "every reduction audited, on inputs that exercise it, and within tolerance (`ok` only "
-    "says that none failed)",
+    "says that none failed); false for a model without reductions",
     "not_established": "why no verdict rests on this row: its input cannot show an error (constant, all zeros, "
     "non-finite, empty), or it could not be audited (inside a sub-graph body); null: the verdict stands",
     "AuditAnswer.devices": "the device that ran the model, with what it executes (its verdicts depend on it)",

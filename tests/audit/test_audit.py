@@ -724,3 +724,20 @@ def test_a_v10_if_feeding_an_output_has_its_branch_audited(tmp_path: Path) -> No
     report = audit_model(load_ir(path), precision="f32", inputs={"c": np.array(True)}).to_json()
     rows = {row["body_path"]: row["status"] for row in report["layers"]}
     assert rows == {f"{if_id}/then": "ok", f"{if_id}/else": "not-audited"}, report["layers"]
+
+
+def test_a_model_without_reductions_is_no_complete_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model whose norms are MVN (many exports hold no Reduce* at all): nothing failed, but nothing was audited
+    either; it was "every reduction within tolerance" and ``complete: true``, which a gate on ``complete`` passed."""
+    from ovreduce.cli import main
+
+    x = ov.opset13.parameter([1, 4, 8], np.float32, name="x")
+    normed = ov.opset13.mvn(x, ov.opset13.constant(np.array([-1], np.int64)), True, 1e-5, "inside_sqrt")
+    path = tmp_path / "mvn.xml"
+    ov.save_model(ov.Model([normed], [x], "mvn"), str(path), compress_to_fp16=False)
+    doc = audit_model(load_ir(path), precision="f32").to_json()
+    assert (doc["ok"], doc["complete"], doc["coverage"]) == (True, False, {"reductions": 0})
+    assert main(["audit", str(path), "--precision", "f32"]) == 0
+    out = capsys.readouterr().out
+    assert "the model has no reductions" in out and "result: no reduction to audit" in out, out
+    assert "every reduction within tolerance" not in out, out

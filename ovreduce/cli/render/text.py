@@ -294,6 +294,8 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
         parts.append(f"{lost} reduction(s) overflow or leave the tolerance in {target.precision}")
     if not doc.ok:
         verdict = st.red(", ".join(parts) or "failed")
+    elif not doc.layers:
+        verdict = st.yellow("no reduction to audit")
     elif doc.complete:
         verdict = st.green("every reduction within tolerance")
     else:
