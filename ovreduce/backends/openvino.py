@@ -1184,11 +1184,24 @@ def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
     """:class:`LimitExceededError` naming the first tensor of ``ov_model`` (as OpenVINO infers its shapes,
     after any reshape) with more than ``max_elements`` elements: checked before compiling, so a 174-byte model
     whose Expand makes 96 million elements is refused without allocating them. Outputs whose shape depends
-    on values (dynamic after the reshape) cannot be sized here; their bound is used where OpenVINO knows one."""
+    on values (dynamic after the reshape) cannot be sized here; their bound is used where OpenVINO knows one.
+
+    The model's weights are not held against it: a Constant (its file holds it, and OpenVINO maps it), and what ops
+    make of weights alone without more elements than they hold (a decompression's Convert, Subtract and Multiply by
+    scales); a Broadcast or Tile of a Constant to more elements is counted."""
+    weights: dict[Any, int] = {}  # the nodes of weights alone -> the most elements any of their outputs holds
     for node in ov_model.get_ordered_ops():
-        for index in range(node.get_output_size()):
+        sources = [weights.get(port.get_source_output().get_node()) for port in node.inputs()]
+        held = max((n for n in sources if n is not None), default=0)
+        counts = [elements_bound(node.get_output_partial_shape(i)) for i in range(node.get_output_size())]
+        if node.get_type_name() == "Constant" or (
+            sources and None not in sources and node.get_type_name() not in ("Parameter", "ReadValue")
+            and all(0 < count <= held for count in counts)
+        ):  # fmt: skip
+            weights[node] = max(counts, default=0)
+            continue
+        for index, count in enumerate(counts):
             shape = node.get_output_partial_shape(index)
-            count = elements_bound(shape)
             if count > max_elements:
                 name = node.get_friendly_name()
                 raise LimitExceededError(

@@ -327,6 +327,30 @@ def test_intermediate_tensors_over_the_budget_are_refused_before_compiling(tmp_p
     assert _audit(path, max_elements=1 << 23).layers[0].ok
 
 
+def test_the_models_weights_are_not_held_to_the_budget_but_what_they_are_broadcast_to_is(tmp_path: Path) -> None:
+    """An embedding table of 40,000 elements (stored in f16 and decompressed: Convert, Subtract a zero point, Multiply
+    by a scale), a Gather of 8 ids from it and a ReduceMean: every tensor the audit computes has 40 elements, so a
+    limit of 4,096 audits it (the weights were counted, which refused the audit of every BERT and LLM at the service's
+    defaults); a Tile of a small Constant to 40,000 elements is still refused."""
+    from ovreduce.errors import LimitExceededError
+
+    ids = ops.parameter([1, 8], ov.Type.i64, name="input_ids")
+    table = ops.convert(ops.constant(np.random.default_rng(0).random((8000, 5)).astype(np.float16)), ov.Type.f32)
+    table = ops.multiply(
+        ops.subtract(table, ops.constant(np.float32(0.5))), ops.constant(np.full((1, 5), 2, np.float32))
+    )
+    rows = ops.gather(table, ids, ops.constant(np.int64(0)))
+    path = _save(ov.Model([ops.reduce_mean(rows, _axes(2), False, name="mean")], [ids], "emb"), tmp_path / "e.xml")
+    [row] = _audit(path, inputs={"input_ids": np.arange(8).reshape(1, 8)}, max_elements=4096).layers
+    assert row.ok and row.input_shape == (1, 8, 5)
+    tiled = ops.tile(ops.constant(np.ones((2, 5), np.float32)), ops.constant(np.array([4000, 1], np.int64)),
+                     name="blow_up")  # fmt: skip
+    rows = ops.gather(tiled, ids, ops.constant(np.int64(0)))
+    path = _save(ov.Model([ops.reduce_mean(rows, _axes(2), False, name="mean")], [ids], "tile"), tmp_path / "t.xml")
+    with pytest.raises(LimitExceededError, match="the output 0 of Tile 'blow_up' would have 40000 elements"):
+        _audit(path, inputs={"input_ids": np.arange(8).reshape(1, 8)}, max_elements=4096)
+
+
 def test_a_tensor_sized_by_input_values_is_held_to_the_budget_once_computed(tmp_path: Path) -> None:
     """A Range whose length is an input's value cannot be sized before the run: once computed, a tensor over the
     limit is refused naming it, before the reference reads it again (in float64) or the other runs repeat it."""
