@@ -27,7 +27,7 @@ def reduction_check(
     inferred = info.output.shape
     if info.error is not None:
         status = "error"
-        found.append(finding("reduce-invalid", layer, info.error))
+        found.append(finding("reduce-invalid", layer, _invalid(info, info.error)))
     elif inferred is None:
         status = "unresolved"
         found.append(finding("reduce-unresolved", layer, _unresolved_reason(info), out_port.id))
@@ -122,3 +122,13 @@ def _unresolved_reason(info: ReductionInfo) -> str:
             f"OpenVINO could not either"
         )
     return f"the axes cannot be resolved: {info.axes.reason}"
+
+
+def _invalid(info: ReductionInfo, error: str) -> str:
+    """OpenVINO's refusal of a reduction, with what its words leave out: that the input is a scalar, whose axis 0 or
+    -1 OpenVINO takes and then, under keep_dims, has no dim to set to 1."""
+    shape = info.data.shape
+    if error == "Accessing out-of-range dimension" and shape is not None and shape.rank == 0:
+        axes = list(info.axes.values) if info.axes.values is not None else "given"
+        return f"{error}: axes {axes} of a scalar input (rank 0), which keep_dims=true cannot keep as a dim of 1"
+    return error

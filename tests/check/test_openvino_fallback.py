@@ -477,3 +477,16 @@ def test_a_reshaped_parameter_keeps_its_element_type_for_the_rules_that_judge_it
             reshape, [f.message for f in report.findings])  # fmt: skip
         [reduction] = report.reductions
         assert reduction.status != "ok"
+
+
+def test_a_reduction_of_an_input_reshaped_to_a_scalar_says_so() -> None:
+    """``dynamic.xml``'s ReduceSum over axis 0 of ``y`` with keep_dims, ``y`` reshaped to a scalar: OpenVINO refuses it
+    in words that name neither the axis nor the scalar ("Accessing out-of-range dimension"); the finding adds both."""
+    sample = Path(__file__).resolve().parents[2] / "ir_samples" / "dynamic.xml"
+    assert _openvino_refuses(sample, "y", "[]")
+    report = check_model(load_ir(sample), reshape={"y": PartialShape.parse("[]")})
+    [found] = [f for f in report.findings if f.code == "reduce-invalid"]
+    assert found.message == (
+        "Accessing out-of-range dimension: axes [0] of a scalar input (rank 0), which keep_dims=true cannot keep as a "
+        "dim of 1"
+    )
