@@ -1166,18 +1166,19 @@ def _stateful_opset(version: str) -> int | None:
 def _not_in_opset(ltype: str, version: str) -> bool:
     """Whether ``version`` names an opset the installed OpenVINO lacks (``opset0``, ``opset18``, ``Opset1``), or one
     that holds no op ``ltype`` (in any case: ``Gelu`` in opset1, ``Relu`` in opset17), for ops but the reductions,
-    Parameter, Const and Result (judged as they are read) and the layers typed "Constant" or "const"
-    (:func:`_not_const`). Another version (``extension``) names an extension's op: not judged here."""
+    Parameter, Const and Result (judged as they are read), the layers typed "Constant" or "const" (:func:`_not_const`)
+    and the ops a caller registered. Another version (``extension``) names an extension's op: not judged here."""
     from ovreduce._openvino import opset_types
+    from ovreduce.ops.registry import is_registered
 
     lowered = ltype.lower()
-    if ltype in _VERSIONED or lowered[:6] == "reduce" or lowered in ("const", "constant"):
+    if ltype in _VERSIONED or lowered[:6] == "reduce" or lowered in ("const", "constant") or is_registered(ltype):
         return False
     tables = opset_types()
     # OpenVINO's reader takes these three of opset1 (which lacks them) from opset2, as written
     types = tables.get("opset2" if version == "opset1" and ltype in ("MVN", "ROIPooling", "ReorgYolo") else version)
     if types is None:
-        return bool(tables) and re.fullmatch(r"opset\d+", version, re.IGNORECASE) is not None
+        return bool(tables) and re.fullmatch(r"opset[0-9]+", version, re.IGNORECASE) is not None
     return lowered not in types
 
 

@@ -89,6 +89,7 @@ from ovreduce.ops.subgraph import If8, Loop5, TensorIterator0
 __all__ = [
     "OpKey",
     "boolean_attributes",
+    "is_registered",
     "lookup",
     "opset_number",
     "reduction",
@@ -308,6 +309,13 @@ def boolean_attributes(op_type: str, version: str = "") -> tuple[str, ...]:
     """The boolean attributes of ``op_type`` at ``version`` (leniently resolved); () for an unknown op."""
     op = resolve(op_type, version)
     return op.boolean_attributes if op is not None else ()
+
+
+def is_registered(op_type: str) -> bool:
+    """Whether a caller added an op of ``op_type`` (any case) with :func:`registered`: no opset of OpenVINO need hold
+    it."""
+    extra = _EXTRA.get()
+    return bool(extra) and any(t.lower() == op_type.lower() for t, _ in extra)
 
 
 @contextmanager

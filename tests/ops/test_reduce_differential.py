@@ -312,8 +312,8 @@ def test_hand_edited_invalid_ir(edit: HandEdit, tmp_path: Path, core: Any) -> No
     finally:
         model.close()
     invalid = [(f.layer_name, f.message) for f in report.findings if f.code == "reduce-invalid"]
-    assert invalid == [("reduce", edit.message)]
-    assert [r.status for r in report.reductions] == ["error"]
+    assert [(name, message[: len(edit.message)]) for name, message in invalid] == [("reduce", edit.message)], invalid
+    assert [r.status for r in report.reductions] == ["error"]  # (OpenVINO's words first, then what they leave out)
 
 
 # -- unusual but valid files ----------------------------------------------------------------------------------
