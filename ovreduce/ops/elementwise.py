@@ -1,4 +1,5 @@
-"""Elementwise binary ops (arithmetic, comparison, logical) and Select, with OpenVINO's ``auto_broadcast``.
+"""Elementwise binary ops (arithmetic, comparison, logical), Select, FakeQuantize and FakeConvert, with OpenVINO's
+``auto_broadcast``.
 
 The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_shape_inference.hpp) over
 ``PartialShape::broadcast_merge_into`` (src/core/src/partial_shape.cpp):
@@ -21,13 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ovreduce.errors import IRStructureError, ShapeInferenceError
-from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
+from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo
 from ovreduce.ops.reals import REAL_BINARY, computed, real_tensor, rounded
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BOOLEAN,
+    ELEMENT_TYPE,
     ShapeRule,
     Tensor,
     bool_attr,
@@ -57,6 +59,8 @@ __all__ = [
     "Binary",
     "Bitwise",
     "BitwiseNot13",
+    "FakeConvert13",
+    "FakeQuantize0",
     "Select1",
     "broadcast_shapes",
 ]
@@ -644,3 +648,81 @@ class BitwiseNot13(ShapeRule):
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         _bitwise_type(typed(ctx.input(0)))
         return [inputs[0]]
+
+
+class FakeQuantize0(ShapeRule):
+    """FakeQuantize-0 (opset1; nncf's and the POT's int8 quantization, before each Convolution and MatMul): data,
+    ``input_low``, ``input_high``, ``output_low``, ``output_high``. Each of the four ranges is merged into the data's
+    shape as ``auto_broadcast`` says (``fake_quantize.cpp``: merged for ``none``, broadcast-merged for ``numpy`` and
+    ``pdpd``, each into what the ones before made of it), a range that does not fit refused; the output is the data's
+    shape as it is (the ranges never widen it, even where they are larger) in the data's element type, of any type."""
+
+    type = "FakeQuantize"
+    version = "opset1"
+    inputs = range(5, 6)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+        self.enums = {"auto_broadcast": AUTO_BROADCAST}
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        int_attr(ctx.layer, "levels", 0)  # (read as OpenVINO reads it: a number it cannot read is refused)
+        mode, axis = _mode(ctx.layer)
+        merged = inputs[0]
+        for i in range(1, 5):  # (each merge only checks the range: the output is the data's shape)
+            merged = broadcast_shapes(merged, inputs[i], mode, axis)
+        return [inputs[0]]
+
+
+_FAKE_CONVERT_TYPES = ("f8e4m3", "f8e5m2")
+_FAKE_CONVERT_INPUTS = ("bf16", "f16", "f32")
+
+
+class FakeConvert13(ShapeRule):
+    """FakeConvert-13 (FP8 emulation): data, ``scale`` and an optional ``shift``, of one element type among bf16, f16
+    and f32, to a ``destination_type`` of f8e4m3 or f8e5m2 (``fake_convert.cpp``, its checks in that order). The shape
+    is the data's with the scale numpy-broadcast-merged into it (a data dim ``?`` beside a scale's 4 is 4), which must
+    stay compatible with the data's (a scale may not widen it), the scale's and the shift's compatible
+    (``fake_convert_shape_inference.hpp``)."""
+
+    type = "FakeConvert"
+    version = "opset13"
+    inputs = range(2, 4)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+        self.enums = {"destination_type": ELEMENT_TYPE}
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        destination = element_type(layer.data.get("destination_type", _FAKE_CONVERT_TYPES[0]))
+        if destination.name not in _FAKE_CONVERT_TYPES:
+            raise ShapeInferenceError(f"Bad format for f8 conversion type: {destination}")
+        etype = _merged_type([typed(ctx.input(i)) for i in range(len(layer.inputs))])
+        if etype is not None and etype.name not in _FAKE_CONVERT_INPUTS:
+            raise ShapeInferenceError(f"The element type of the input tensor must be a bf16, f16, f32 but got: {etype}")
+        if len(inputs) == 3 and not inputs[1].compatible(inputs[2]):
+            raise ShapeInferenceError("FakeConvert scale shape is not compatible with shift shape.")
+        out = broadcast_shapes(inputs[0], inputs[1], "numpy")
+        if not inputs[0].compatible(out):
+            raise ShapeInferenceError(
+                "FakeConvert support only unidirectional broadcasting, inputs cannot be broadcast into data."
+            )
+        return [out]
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        """The inputs' one element type: the first known (the data's, unless that is dynamic)."""
+        known = [s.element_type for s in inputs if s.element_type is not None and s.element_type.name != "dynamic"]
+        first = known[0] if known else (inputs[0].element_type if inputs else None)
+        return [first if first is not None else port.precision for port in layer.outputs]
+
+
+def _merged_type(etypes: Sequence[ElementType | None]) -> ElementType | None:
+    """``element::Type::merge`` over the inputs' types (None: dynamic or not known), OpenVINO's refusal of two
+    different ones."""
+    merged: ElementType | None = None
+    for etype in etypes:
+        if etype is not None and merged is not None and etype != merged:
+            raise ShapeInferenceError("Mixed input types are not supported.")
+        merged = merged or etype
+    return merged

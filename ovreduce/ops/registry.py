@@ -30,7 +30,18 @@ from ovreduce.ops.common import (
     Parameter0,
     ShapePreserving,
 )
-from ovreduce.ops.elementwise import ARITHMETIC, BITWISE, COMPARISON, LOGICAL, Binary, Bitwise, BitwiseNot13, Select1
+from ovreduce.ops.elementwise import (
+    ARITHMETIC,
+    BITWISE,
+    COMPARISON,
+    LOGICAL,
+    Binary,
+    Bitwise,
+    BitwiseNot13,
+    FakeConvert13,
+    FakeQuantize0,
+    Select1,
+)
 from ovreduce.ops.indexing import (
     CumSum3,
     GatherElements6,
@@ -135,6 +146,9 @@ _BUILTIN = _table(
     Select1(_V1),
     *(Bitwise(t, "opset13", range(13, LAST_OPSET + 1)) for t in BITWISE),
     BitwiseNot13(range(13, LAST_OPSET + 1)),
+    # quantization emulated in floats: nncf's int8 (FakeQuantize), FP8 (FakeConvert)
+    FakeQuantize0(_V1),
+    FakeConvert13(range(13, LAST_OPSET + 1)),
     # neural-network ops
     MatMul0(_V1),
     Convolution1(_V1),

@@ -50,9 +50,15 @@ def _probe(op_type: str, version: str) -> Layer:
     return Layer(id="0", name="op", type=op_type, version=version, data={}, inputs=(), outputs=())
 
 
+# ops that merge their inputs' element types before they count them (OpenVINO refuses f32 beside i64 first)
+_ONE_TYPE = frozenset({"FakeConvert"})
+
+
 def _model(op_type: str, version: str, count: int) -> str:
-    """``count`` Parameters (f32 [2,3,4] first, then i64 [1]) into the op, each of its outputs into a Result."""
-    kinds = [("f32", [2, 3, 4], "FP32"), *[("i64", [1], "I64")] * max(count - 1, 0)][:count]
+    """``count`` Parameters (f32 [2,3,4] first, then i64 [1], or f32 [1] for an op of one type) into the op, each of
+    its outputs into a Result."""
+    more = ("f32", [1], "FP32") if op_type in _ONE_TYPE else ("i64", [1], "I64")
+    kinds = [("f32", [2, 3, 4], "FP32"), *[more] * max(count - 1, 0)][:count]
     layers = [layer(i, f"p{i}", "Parameter", data={"shape": ",".join(map(str, dims)), "element_type": etype},
                     outputs=[port(0, dims, precision)])
               for i, (etype, dims, precision) in enumerate(kinds)]  # fmt: skip
