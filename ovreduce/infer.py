@@ -35,11 +35,19 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from ovreduce.errors import InputError
+from ovreduce.errors import InputError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
-from ovreduce.ops.base import LayerReads, Op, PortState, ValueInfo, declared_state, input_count_refusal
+from ovreduce.ops.base import (
+    INPUT_COUNT_REFUSED,
+    LayerReads,
+    Op,
+    PortState,
+    ValueInfo,
+    declared_state,
+    input_count_refusal,
+)
 from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
@@ -109,7 +117,7 @@ class ShapeEngine:
         return [ref for ref, state in self._states.items() if state.shape is None]
 
     def input_state(self, layer: Layer, index: int) -> PortState:
-        ref = self.model.producer(layer.id, layer.inputs[index].id)
+        ref = self.model.producer(layer.id, _port(layer, index).id)
         assert ref is not None  # the parser guarantees every input port is connected
         return self._states[ref]
 
@@ -427,6 +435,10 @@ class ShapeEngine:
             else:
                 index = next((i for i, port in enumerate(outputs) if port.id == ref[1]), 0)
                 info = op.fold_output(_Context(self, layer, visiting), index)
+        except ShapeInferenceError as exc:
+            if INPUT_COUNT_REFUSED.match(exc.message) is None:
+                raise
+            return AxesInfo("unresolved", None, f"layer {layer.id} {layer.name!r} ({layer.type}): {exc.message}")
         finally:
             visiting.discard(layer.id)
         if key is not None and info.kind == "const":  # a constant value names no layer
@@ -439,6 +451,14 @@ def _declared_gap(port: Port | None, shape: PartialShape | None) -> bool:
     if port is None or shape is None or shape.dims is None or len(port.dims) != len(shape.dims):
         return False
     return any(d >= 0 and not s.is_static for d, s in zip(port.dims, shape.dims, strict=True))
+
+
+def _port(layer: Layer, index: int) -> Port:
+    """Input ``index`` of ``layer``; one past its inputs is OpenVINO's refusal of the layer, which a rule or a fold
+    that reads it meets (as :class:`ovreduce.ops.rules._Inputs` says it), not ovreduce's error."""
+    if not 0 <= index < len(layer.inputs):
+        raise ShapeInferenceError(f"index '{index}' out of range (the layer has {len(layer.inputs)} inputs)")
+    return layer.inputs[index]
 
 
 def _decompression(layer: Layer) -> bool:
@@ -493,7 +513,7 @@ class _Context:
         if self._refs is not None:
             ref = self._refs[index]
         else:
-            ref = self._engine.model.producer(self.layer.id, self.layer.inputs[index].id)
+            ref = self._engine.model.producer(self.layer.id, _port(self.layer, index).id)
         assert ref is not None  # the parser guarantees every input port is connected
         info = self._engine._axes(ref, self._visiting)
         if self.reads is not None:

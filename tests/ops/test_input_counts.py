@@ -129,6 +129,37 @@ def test_a_layer_of_an_input_count_its_op_never_takes_is_refused_as_openvino_ref
             assert not errors, (count, errors)
 
 
+@pytest.mark.parametrize(("op_type", "version"), _ops(), ids=[f"{t}-{v}" for t, v in _ops()])
+def test_a_reductions_axes_from_a_layer_of_too_few_inputs_are_refused_not_a_crash(
+    tmp_path: Path, op_type: str, version: str
+) -> None:
+    """The op's first output as a ReduceMean's axes, the op given fewer inputs than it takes: the axes' fold read an
+    input past the layer's and check, inspect and run ended in an internal error (the service: 500). The model is
+    refused as OpenVINO refuses it."""
+    counts = resolve(op_type, version).input_counts(_probe(op_type, version))
+    assert counts is not None
+    path = tmp_path / "m.xml"
+    path.with_suffix(".bin").write_bytes(b"")
+    for count in [c for c in (0, 1) if c not in counts]:
+        ir = _model(op_type, version, count)
+        reduce = (layer(300, "x", "Parameter", data={"shape": "2,3,4", "element_type": "f32"},
+                        outputs=[port(0, [2, 3, 4])])
+                  + layer(301, "red", "ReduceMean", data={"keep_dims": "true"},
+                          inputs=[port(0, [2, 3, 4]), port(1, [1], "I64")], outputs=[port(2, [2, 1, 4])])
+                  + layer(302, "red_out", "Result", inputs=[port(0, [2, 1, 4])]))  # fmt: skip
+        edges = edge(300, 0, 301, 0) + edge(100, count, 301, 1) + edge(301, 2, 302, 0)
+        path.write_text(ir.replace("\n</layers>", "\n" + reduce + "\n</layers>").replace("<edges>", "<edges>" + edges))
+        model = load_ir(path)
+        try:
+            report = check_model(model)  # (no exception)
+            with pytest.raises(RuntimeError):
+                read_ir_model(model)
+        finally:
+            model.close()
+        assert not report.ok and any(f.layer_name == "op" for f in report.findings if f.severity == "error"), (
+            count, [f.message for f in report.findings])  # fmt: skip
+
+
 def test_an_input_count_is_refused_whatever_ovreduce_makes_of_the_inputs(tmp_path: Path) -> None:
     """A ReLU of two inputs, one an Interpolate of scales through an Exp (ovreduce computes no Exp: the scales are not
     read natively, and its output is unresolved).
