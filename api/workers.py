@@ -146,9 +146,20 @@ def _serve(conn: Connection, settings: Settings) -> None:
             message = conn.recv_bytes()  # the job's pickle, then its out-of-band buffers (see _exchange)
             buffers = [conn.recv_bytes() for _ in range(int.from_bytes(message[:4], "big"))]
             func, args, kwargs, context.deadline = pickle.loads(message[4:], buffers=buffers)
-            conn.send_bytes(b"")  # the receipt
+            unfit = False
         except (EOFError, OSError):
             return
+        except MemoryError:  # the job's data does not fit beside what this process holds: that is its answer
+            message, buffers, unfit = b"", [], True
+        try:
+            conn.send_bytes(b"")  # the receipt
+            if unfit:  # (the pipe may be read midway: this process answers, then goes, which ends the job's sending)
+                unfitting = MemoryLimitError("the request's data (its inputs or files) does not fit in its worker")
+                conn.send((False, _answerable(unfitting, settings), True))
+        except OSError:
+            return
+        if unfit:
+            os._exit(0)
         try:
             if refused is not None:
                 raise refused
@@ -557,6 +568,10 @@ def _exchange(conn: Connection, job: tuple[Callable[..., Any], tuple[Any, ...], 
         conn.send_bytes(len(buffers).to_bytes(4, "big") + head)
         for buffer in buffers:
             conn.send_bytes(buffer)
+    except OSError:  # it ended: before it took the job, or after it answered that the job's data does not fit in it
+        if not conn.poll(0):
+            raise _NotDeliveredError from None
+    try:
         conn.recv_bytes()  # the receipt: a worker killed an instant before still accepts the bytes, then closes
     except (EOFError, OSError):
         raise _NotDeliveredError from None

@@ -465,6 +465,41 @@ def test_concurrent_runs_agree(client: TestClient, rmsnorm_id: str) -> None:
         assert math.isfinite(doc["outputs"][0]["data"][0])
 
 
+_SMALL_WORKER = 256 << 20  # the least OVREDUCE_MAX_WORKER_BYTES takes
+
+
+def test_a_job_whose_data_does_not_fit_its_worker_is_the_memory_limit(
+    make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
+) -> None:
+    """A job's data is unpickled in its worker, within the worker's bound: an upload or an input that does not fit
+    there is 413 ``limit.memory`` (under /v2, 400) naming the setting, and its worker replaced; it was a worker death
+    with a traceback in the log, retried on a fresh worker that died the same way, and answered 503 "retry once"."""
+    client = make_client(max_worker_bytes=_SMALL_WORKER, concurrency=1, max_upload_bytes=1 << 30,
+                         max_json_bytes=512 << 20, max_elements=1 << 30, max_output_elements=1 << 30)  # fmt: skip
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    events: list[str] = []
+    isolated.on_event = events.append
+    xml, weights = rmsnorm
+    assert weights is not None
+    (pid,) = isolated.pids()
+    upload = client.post("/v1/check", files=files(xml, weights + bytes(200 << 20)))
+    doc = assert_problem(upload, 413, "limit.memory")
+    assert "does not fit" in doc["detail"] and f"{_SMALL_WORKER} bytes (OVREDUCE_MAX_WORKER_BYTES)" in doc["detail"]
+    assert pid not in isolated.pids() and "worker_died" not in events, events  # one worker, replaced, not retried
+    mid = client.post("/v1/models", files=files(*sample("dynamic"))).json()["id"]
+    n = 60_000_000  # 120 MB of FP16
+    raw = np.ones(n, np.float16).tobytes()
+    head = b'{"inputs": [{"name": "data", "datatype": "FP16", "shape": [%d], "parameters": {"binary_data_size": %d}}]}'
+    head %= (n, len(raw))
+    headers = {"Inference-Header-Content-Length": str(len(head)), "Content-Type": "application/octet-stream"}
+    infer = client.post(f"/v2/models/{mid}.3/infer", content=head + raw, headers=headers)
+    assert infer.status_code == 400 and "OVREDUCE_MAX_WORKER_BYTES" in infer.json()["error"], infer.text
+    assert "worker_died" not in events, events
+    body = {"inputs": [{"name": "data", "datatype": "FP16", "shape": [3], "data": [1.0, 2.0, 3.0]}]}
+    small = client.post(f"/v2/models/{mid}.3/infer", json=body)
+    assert small.status_code == 200 and small.json()["outputs"][0]["data"] == [6.0], small.text
+
+
 def test_a_worker_full_of_compiled_shapes_is_replaced_not_broken(make_client: Callable[..., TestClient]) -> None:
     """Each input shape a layer runs at is a compile, and the CPU plugin keeps its threads and buffers (about 18 MB of
     the worker's data each, never given back): at the worker's bound a thread could not start, and every later run
