@@ -141,6 +141,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
         apply_extensions(settings)  # before any job reads a model
     except BackendError as exc:  # every job is answered with it: no model is read without them
         refused = exc
+    ready = _ready()
     while True:
         try:
             message = conn.recv_bytes()  # the job's pickle, then its out-of-band buffers (see _exchange)
@@ -171,9 +172,9 @@ def _serve(conn: Connection, settings: Settings) -> None:
         if context._catalog is not None:  # before the answer: no model's file held open, nor weights kept, between jobs
             context._catalog.idle()
         # An inference outlived its time limit and still runs, or one ran out of memory (OpenVINO's compiled model
-        # keeps the failed size), or the process holds half its bound between jobs (compiled layers keep the plugin's
-        # threads and buffers, which OpenVINO does not give back): this process must go.
-        worn = (data_size() or 0) > settings.max_worker_bytes // 2
+        # keeps the failed size), or the process has grown by half of what its bound leaves above a fresh worker's
+        # data (compiled layers keep the plugin's threads and buffers, which OpenVINO does not give back): it must go.
+        worn = (data_size() or 0) - ready > (settings.max_worker_bytes - ready) // 2
         retire = abandoned() or isinstance(payload, MemoryLimitError) or worn
         try:
             conn.send((ok, payload, retire))
@@ -185,6 +186,26 @@ def _serve(conn: Connection, settings: Settings) -> None:
             conn.send((False, error, retire))
         if retire:
             os._exit(0)  # not a normal exit: that would wait for the inference
+
+
+def _ready() -> int:
+    """Load OpenVINO, its plugins and the CPU plugin's threads (a one-element inference) before the first job, and
+    return this process's data then (0 where the system does not say): what every worker holds, which a job's growth
+    is measured from. In the first job instead, its data could fill the worker before the CPU plugin was loaded, or
+    before its threads started."""
+    try:
+        import numpy as np
+        from openvino import Model
+        from openvino import opset13 as ops
+
+        from ovreduce._openvino import core
+
+        if "CPU" in core().available_devices:
+            value = ops.parameter([1], np.float32)
+            core().compile_model(Model([ops.relu(value)], [value]), "CPU")({0: np.ones(1, np.float32)})
+    except Exception as exc:  # (a job that needs it says why)
+        logger.warning("a worker could not load OpenVINO's CPU plugin before its first job: %s", exc)
+    return data_size() or 0
 
 
 _NAME_ATTRIBUTE = re.compile(rb"""\bnames?\s*=\s*(?:"([^"<]{1,4096})"|'([^'<]{1,4096})')""")
