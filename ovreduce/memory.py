@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["bound_memory", "data_size", "physical_memory"]
+__all__ = ["bound_memory", "data_limit", "data_size", "physical_memory"]
 
 
 def bound_memory(limit: int) -> str | None:
@@ -21,6 +21,18 @@ def bound_memory(limit: int) -> str | None:
     except (ImportError, AttributeError, ValueError, OverflowError, OSError) as exc:
         return str(exc) or type(exc).__name__
     return None
+
+
+def data_limit() -> int | None:
+    """The bound :func:`bound_memory` set on this process's data (RLIMIT_DATA's soft limit), in bytes; None where there
+    is none or the system does not say."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else soft
 
 
 def physical_memory() -> int | None:

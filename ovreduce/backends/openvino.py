@@ -48,6 +48,7 @@ from ovreduce.errors import (
     MemoryLimitError,
 )
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type
+from ovreduce.memory import data_limit, data_size
 from ovreduce.ops.registry import reduction
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
@@ -336,6 +337,8 @@ def check_device(device: str) -> None:
             f"device {device!r} is not a device OpenVINO knows (its names are case-sensitive, an index follows a dot: "
             f"GPU.1); available here: {', '.join(devices) or 'none'}"
         )
+    if (refusal := _load_refusal(kind.split(".", 1)[0])) is not None:  # its plugin is here, but could not be loaded
+        raise refusal
     hint = ""
     if base == "GPU":
         hint = (
@@ -346,6 +349,33 @@ def check_device(device: str) -> None:
         hint = " The NPU plugin needs an Intel NPU and its driver."
     raise DeviceNotAvailableError(
         f"device {device!r} is not available on this machine; available: {', '.join(devices) or 'none'}.{hint}"
+    )
+
+
+# How loading a plugin fails for lack of memory: the system's loader could not map the library (the process's data
+# bound reached), or the plugin's start could not allocate.
+_LOAD_MEMORY_RE = re.compile(r"failed to map segment from shared object|cannot allocate memory|std::bad_alloc", re.I)
+
+
+def _load_refusal(name: str) -> MemoryLimitError | None:
+    """The memory limit, where OpenVINO lists no device of a plugin it has (``name``: ``CPU``...) because loading the
+    plugin failed for lack of memory (OpenVINO's device list leaves out a plugin that fails to load, and says nothing
+    of why): not a machine without the device. None where it loads, or fails for another reason."""
+    try:
+        core().get_property(name, "AVAILABLE_DEVICES")
+    except MemoryError:
+        said = "std::bad_alloc"
+    except Exception as exc:
+        found = _LOAD_MEMORY_RE.search(str(exc))
+        if found is None or (found[0].startswith("failed to map") and data_limit() is None):  # (a noexec mount)
+            return None
+        said = found[0]
+    else:
+        return None
+    held = f" ({size} bytes)" if (size := data_size()) is not None else ""
+    return MemoryLimitError(
+        f"OpenVINO could not load its {name} plugin for lack of memory ({said}), not for want of the device: the "
+        f"process's data{held} had reached the most it may use"
     )
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +21,7 @@ from pydantic import TypeAdapter
 
 from api.schemas import RunAnswer
 
-from .conftest import assert_problem, files, sample
+from .conftest import ROOT, assert_problem, files, sample
 from .irs import reduce_ir, runtime_axes_ir
 
 LAYER = "rmsnorm%2Fvariance"
@@ -498,6 +501,39 @@ def test_a_job_whose_data_does_not_fit_its_worker_is_the_memory_limit(
     body = {"inputs": [{"name": "data", "datatype": "FP16", "shape": [3], "data": [1.0, 2.0, 3.0]}]}
     small = client.post(f"/v2/models/{mid}.3/infer", json=body)
     assert small.status_code == 200 and small.json()["outputs"][0]["data"] == [6.0], small.text
+
+
+_PLUGIN_OUT_OF_MEMORY = """
+import json, sys
+from ovreduce._openvino import core
+from ovreduce.backends.openvino import check_device
+from ovreduce.errors import OvReduceError
+from ovreduce.memory import bound_memory, data_size
+core()  # OpenVINO loaded, its CPU plugin not yet: as a worker whose job's data filled it
+bound_memory((data_size() or 0) + (256 << 10))
+try:
+    check_device("CPU")
+    said = {"code": None}
+except OvReduceError as exc:
+    said = {"code": exc.code, "message": exc.message}
+said["listed"] = list(core().available_devices)
+print(json.dumps(said))
+"""
+
+
+def test_a_cpu_plugin_that_cannot_load_for_memory_is_the_memory_limit() -> None:
+    """A worker whose job's data filled it before OpenVINO loaded its CPU plugin: the plugin fails to load, and
+    OpenVINO's device list, which leaves out a plugin that fails, is empty. That was answered 503 "device 'CPU' is not
+    available on this machine; available: none." (``backend.device``, "asking again does not bring it"); it is the
+    memory limit, OpenVINO's reason said."""
+    done = subprocess.run([sys.executable, "-c", _PLUGIN_OUT_OF_MEMORY], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["listed"] == [], said  # OpenVINO's own list, under the bound
+    assert said["code"] == "limit.memory", said
+    assert "could not load its CPU plugin for lack of memory" in said["message"], said
+    assert "not available" not in said["message"], said
 
 
 def test_a_worker_at_the_least_bound_serves_job_after_job(make_client: Callable[..., TestClient]) -> None:
