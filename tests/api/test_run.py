@@ -471,6 +471,15 @@ def test_concurrent_runs_agree(client: TestClient, rmsnorm_id: str) -> None:
 _SMALL_WORKER = 256 << 20  # the least OVREDUCE_MAX_WORKER_BYTES takes
 
 
+def _infer_ones(client: TestClient, mid: str, n: int) -> Any:
+    """A KServe v2 binary inference of ``n`` FP16 ones into layer 3 (a ReduceSum of dynamic rank) of dynamic.xml."""
+    raw = np.ones(n, np.float16).tobytes()
+    tensor = {"name": "data", "datatype": "FP16", "shape": [n], "parameters": {"binary_data_size": len(raw)}}
+    head = json.dumps({"inputs": [tensor]}).encode()
+    headers = {"Inference-Header-Content-Length": str(len(head)), "Content-Type": "application/octet-stream"}
+    return client.post(f"/v2/models/{mid}.3/infer", content=head + raw, headers=headers)
+
+
 def test_a_job_whose_data_does_not_fit_its_worker_is_the_memory_limit(
     make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
 ) -> None:
@@ -490,12 +499,7 @@ def test_a_job_whose_data_does_not_fit_its_worker_is_the_memory_limit(
     assert "does not fit" in doc["detail"] and f"{_SMALL_WORKER} bytes (OVREDUCE_MAX_WORKER_BYTES)" in doc["detail"]
     assert pid not in isolated.pids() and "worker_died" not in events, events  # one worker, replaced, not retried
     mid = client.post("/v1/models", files=files(*sample("dynamic"))).json()["id"]
-    n = 60_000_000  # 120 MB of FP16
-    raw = np.ones(n, np.float16).tobytes()
-    head = b'{"inputs": [{"name": "data", "datatype": "FP16", "shape": [%d], "parameters": {"binary_data_size": %d}}]}'
-    head %= (n, len(raw))
-    headers = {"Inference-Header-Content-Length": str(len(head)), "Content-Type": "application/octet-stream"}
-    infer = client.post(f"/v2/models/{mid}.3/infer", content=head + raw, headers=headers)
+    infer = _infer_ones(client, mid, 60_000_000)  # 120 MB of FP16
     assert infer.status_code == 400 and "OVREDUCE_MAX_WORKER_BYTES" in infer.json()["error"], infer.text
     assert "worker_died" not in events, events
     body = {"inputs": [{"name": "data", "datatype": "FP16", "shape": [3], "data": [1.0, 2.0, 3.0]}]}
@@ -534,6 +538,22 @@ def test_a_cpu_plugin_that_cannot_load_for_memory_is_the_memory_limit() -> None:
     assert said["code"] == "limit.memory", said
     assert "could not load its CPU plugin for lack of memory" in said["message"], said
     assert "not available" not in said["message"], said
+
+
+def test_an_input_that_fills_a_fresh_worker_is_the_memory_limit_not_a_missing_cpu(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """The same through the service: 40 MB of FP16 into a fresh worker at the least bound was 503 "device 'CPU' is not
+    available on this machine" (or a worker killed by SIGABRT, OpenVINO's std::bad_alloc in a thread of its own),
+    since the input filled the worker before OpenVINO loaded its CPU plugin. A worker loads it before its first job,
+    and the answer is the memory limit."""
+    client = make_client(max_worker_bytes=_SMALL_WORKER, concurrency=1, max_json_bytes=512 << 20,
+                         max_elements=1 << 30, max_output_elements=1 << 30)  # fmt: skip
+    mid = client.post("/v1/models", files=files(*sample("dynamic"))).json()["id"]
+    for n in (20_000_000, 4_000_000):
+        response = _infer_ones(client, mid, n)
+        assert response.status_code == 400, (n, response.text)
+        assert "OVREDUCE_MAX_WORKER_BYTES" in response.json()["error"] and "device" not in response.json()["error"]
 
 
 def test_a_worker_at_the_least_bound_serves_job_after_job(make_client: Callable[..., TestClient]) -> None:
