@@ -153,7 +153,7 @@ def _serve(conn: Connection, settings: Settings) -> None:
         except MemoryError:  # the job's data does not fit beside what this process holds: that is its answer
             message, buffers, unfit = b"", [], True
         try:
-            conn.send_bytes(b"")  # the receipt
+            conn.send_bytes((data_size() or 0).to_bytes(8, "big"))  # the receipt: the data it holds with the job's
             if unfit:  # (the pipe may be read midway: this process answers, then goes, which ends the job's sending)
                 unfitting = MemoryLimitError("the request's data (its inputs or files) does not fit in its worker")
                 conn.send((False, _answerable(unfitting, settings), True))
@@ -276,7 +276,7 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
         ctx = multiprocessing.get_context("forkserver")
         # Imported once in the fork server, so every worker starts with them loaded. Not openvino: importing it starts
         # a thread (its telemetry, which tries the network), and a child forked while another thread holds a lock (an
-        # import's, the resolver's) can hang for ever; each worker imports it on its first use, single-threaded.
+        # import's, the resolver's) can hang for ever; each worker loads it as it starts (_ready), forking nothing.
         package = __package__ or "api"  # the installed name (ovreduce_api), or the repository's folder (api)
         ctx.set_forkserver_preload([f"{package}.workers", f"{package}.routes", "ovreduce.audit", "ovreduce.conform"])
         return ctx
@@ -302,6 +302,8 @@ def _replace_fork_server() -> None:
 class _Worker:
     process: BaseProcess
     conn: Connection
+    held: int = 0
+    """The bytes of data it held when it took its last job (the job's own included)."""
 
 
 class UploadMemory:
@@ -500,7 +502,7 @@ class IsolatedPool:
     ) -> tuple[bool, Any] | None:
         """The job's answer from ``worker`` (ok, and the result or the error), or None where a worker taken idle had
         died before it took the job (the job never started: another one takes it)."""
-        exchange = off(_exchange, worker.conn, (func, args, kwargs, deadline))
+        exchange = off(_exchange, worker, (func, args, kwargs, deadline))
         try:
             async with asyncio.timeout_at(deadline):
                 ok, payload, retire = await asyncio.shield(exchange)
@@ -522,11 +524,19 @@ class IsolatedPool:
                 return None
             self.on_event("worker_died")
             await off(self._stop, worker, 1.0, True)
+            ended = f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer"
+            bound = self.settings.max_worker_bytes
+            if (worker.process.exitcode or 0) < 0 and worker.held > bound // 2:  # killed near its memory bound
+                raise WorkerDiedError(
+                    f"{ended}; the server goes on with a fresh worker. It held {worker.held} bytes of data when it "
+                    f"took the job, of the {bound} a worker process may use (OVREDUCE_MAX_WORKER_BYTES): running out "
+                    f"of them is the likely cause (OpenVINO ends its process when an allocation fails in a thread of "
+                    f"its own, and the system kills a process for lack of memory); send less, or raise the setting"
+                ) from None
             raise WorkerDiedError(
-                f"{what} ended its worker process ({_how_it_ended(worker.process.exitcode)}) without an answer; the "
-                f"server goes on with a fresh worker. The system killing the worker for lack of memory ends it so, and "
-                f"so does a crash of the parser or of OpenVINO, which some invalid models cause: retry once; if it "
-                f"ends so again, the model or its inputs cause it"
+                f"{ended}; the server goes on with a fresh worker. The system killing the worker for lack of memory "
+                f"ends it so, and so does a crash of the parser or of OpenVINO, which some invalid models cause: retry "
+                f"once; if it ends so again, the model or its inputs cause it"
             ) from None
         if retire:  # it left an inference running: replaced by a fresh one on the next job
             await off(self._stop, worker)
@@ -576,11 +586,12 @@ class _NotDeliveredError(Exception):
 _OUT_OF_BAND = 1 << 16
 
 
-def _exchange(conn: Connection, job: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], float]) -> Any:
+def _exchange(worker: _Worker, job: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], float]) -> Any:
     """Send one job (its function, arguments and deadline), take the worker's receipt, and return its answer (ok, the
     result or the error, whether the worker retires). Bytes arguments of :data:`_OUT_OF_BAND` bytes or more (an
     upload's files) go down the pipe as they are, beside the pickle of the rest: pickled with it, each was copied
-    whole in the server first."""
+    whole in the server first. The receipt says how much data the worker holds with the job's (``worker.held``)."""
+    conn, worker.held = worker.conn, 0
     func, args, kwargs, deadline = job
     buffers: list[pickle.PickleBuffer] = []
     wrapped = tuple(pickle.PickleBuffer(a) if type(a) is bytes and len(a) >= _OUT_OF_BAND else a for a in args)
@@ -593,7 +604,8 @@ def _exchange(conn: Connection, job: tuple[Callable[..., Any], tuple[Any, ...], 
         if not conn.poll(0):
             raise _NotDeliveredError from None
     try:
-        conn.recv_bytes()  # the receipt: a worker killed an instant before still accepts the bytes, then closes
+        receipt = conn.recv_bytes()  # a worker killed an instant before still accepts the bytes, then closes
     except (EOFError, OSError):
         raise _NotDeliveredError from None
+    worker.held = int.from_bytes(receipt, "big")
     return conn.recv()

@@ -367,6 +367,26 @@ def test_a_worker_that_crashes_is_503_and_replaced(
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
+def test_a_worker_that_aborts_near_its_memory_bound_says_the_bound_is_the_likely_cause(
+    make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]
+) -> None:
+    """OpenVINO ends its process (SIGABRT) when an allocation fails in a thread of its own, where no error can be
+    answered. A worker killed by a signal with more than half its bound held when it took the job: its 503 says the
+    memory bound is the likely cause, and how much it held, instead of blaming a crash of the parser or of OpenVINO."""
+    client = make_client(run_timeout_s=60, concurrency=1, max_worker_bytes=_SMALL_WORKER)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
+    (pid,) = isolated.pids()
+    audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}))
+    time.sleep(1.0)  # the audit runs for seconds
+    os.kill(pid, signal.SIGABRT)
+    audit.join(30)
+    doc = assert_problem(result[0], 503, "worker")
+    assert "killed by signal 6 (SIGABRT)" in doc["detail"], doc["detail"]
+    assert f"of the {_SMALL_WORKER} a worker process may use (OVREDUCE_MAX_WORKER_BYTES)" in doc["detail"], doc
+    assert "likely cause" in doc["detail"] and "parser" not in doc["detail"], doc["detail"]
+
+
 @pytest.mark.parametrize("at_once", [False, True])
 def test_a_worker_killed_while_idle_is_replaced_before_the_next_job(
     make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None], at_once: bool
