@@ -812,6 +812,8 @@ def _target_step(
     # largest value is 256, so 65,450 is captured as 65,536. Past the limit by no more than that is unknown, and no
     # bound computed on such values settles anything.
     coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
+    eps = _added_after(node)  # what an Add after the reduction adds to it (an RMSNorm's eps), where one does
+    added = None if eps is None else eps[0]
     try:
         # the ops above the chain: their values, and where one reaches the type's maximum, what they deliver to it
         path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None
@@ -820,12 +822,12 @@ def _target_step(
         if layer.expected is not None and not coarse and arrived is None:  # a proven bound where one holds
             emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
-                          reduction_kept=reduction_kept)  # fmt: skip
+                          reduction_kept=reduction_kept, added=added)  # fmt: skip
         if emu is None:
             constants = chain.constants
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
                           op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
-                          constants=constants, arrived=arrived)  # fmt: skip
+                          constants=constants, arrived=arrived, added=added)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
@@ -841,6 +843,10 @@ def _target_step(
     c = emu.comparison
     atol, rtol = ((c.atol, c.rtol) if c is not None
                   else tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name()))  # fmt: skip
+    # the target's absolute tolerance, where the row is judged without it (its outputs all lie within it of 0)
+    absolute = tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name())[0]
+    judged_atol = 0.0 if emu.relative else atol
+    atol = absolute if emu.relative else atol
     largest, limit = max([emu.largest, *(st.largest for st in above)]), FINITE_MAX[target]
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
@@ -864,10 +870,13 @@ def _target_step(
         what = _stage_name(first, stages)
         message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {emu.expected.size} "
                    f"output element(s) inf or NaN in {target}")  # fmt: skip
-    elif c is not None and not c.ok:
+    elif c is not None and not c.ok and not (emu.relative and not emu.flushed and emu.added is None):
         status = "inaccurate"
-        message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
-                   + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+        if emu.relative:  # a value lost (flushed to 0), or an error against what the Add after it adds
+            message = _relative_failure(emu, c, target, atol, eps)
+        else:
+            message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
+                       + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
     elif path is not None and path.over is not None:  # an overflow above, through ops not emulated
         status = "not-established"
         over = stages[next(k for k, st in enumerate(path.stages) if st is path.over)]
@@ -899,6 +908,12 @@ def _target_step(
         message = (f"not established: {unseen}; the device's figures here (what it executes the reduction in, its "
                    f"output against the emulation) are those of the kernel observed (largest magnitude "
                    f"{_g(largest)})")  # fmt: skip
+    elif c is not None and not c.ok:  # judged relatively, nothing lost: the outputs are too small to tell
+        status = "not-established"
+        message = (f"not established: {_below_atol(emu, target, atol)}, so it is judged relative to them: off by "
+                   f"{_g(c.max_rel_error)} (tolerance {c.rtol:.3g}), no output flushing to 0; whether an error of "
+                   f"that size in outputs that small matters depends on what the model adds to them, which no "
+                   f"Add of a Constant after it says")  # fmt: skip
     else:
         status = "headroom"
         top = max(stages, key=lambda st: st.largest or 0.0)
@@ -910,6 +925,13 @@ def _target_step(
                        f"where Constants saturate to its largest")  # fmt: skip
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
+        if emu.relative:
+            message += f"; {_below_atol(emu, target, atol)}: judged relative to " + (
+                "them" if eps is None else f"them plus the {_g(emu.added)} {_named(eps[1])} adds after it"
+            )
+            if emu.flushed:
+                message += (f" ({emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target}, "
+                            f"within the tolerance of that sum)")  # fmt: skip
     back = next((st for st in stages[: len(above)] if st.overflowed), None)
     if back is not None and arrived is not None and status != "overflow":
         message += (f"; {_stage_name(back, stages)} above its chain overflows in {target}, and the ops below it bring "
@@ -945,9 +967,58 @@ def _target_step(
     return TargetHeadroom(
         status, status in ("overflow", "inaccurate"), message, largest, limit, headroom_factor(largest, target),
         sum(st.overflowed for st in stages), flushed, None if c is None else c.max_abs_error,
-        None if c is None else c.max_rel_error, atol, rtol, stages[len(above):], diff, agree, executes, step, emu.bound,
-        stages[: len(above)],
+        None if c is None else c.max_rel_error, judged_atol, rtol, stages[len(above):], diff, agree, executes, step,
+        emu.bound, stages[: len(above)],
     )  # fmt: skip
+
+
+def _added_after(node: Any) -> tuple[npt.NDArray[np.float64], Any] | None:
+    """What every consumer of reduction ``node``'s output adds to it, where each is an Add of a Constant (an RMSNorm's
+    ``mean(x²) + eps``; a Constant converted from another type counts): the values of the one adding the least, and
+    that Add. None where a consumer is anything else, or there is none."""
+    best: tuple[npt.NDArray[np.float64], Any] | None = None
+    targets = list(node.output(0).get_target_inputs()) if node.get_output_size() == 1 else []
+    for port in targets:
+        add = port.get_node()
+        if add.get_type_name() == "Result":  # (the audit's own, capturing it)
+            continue
+        if add.get_type_name() != "Add" or add.get_input_size() != 2:
+            return None
+        other = add.input_value(1 - port.get_index()).get_node()
+        if other.get_type_name() == "Convert" and other.input_value(0).get_node().get_type_name() == "Constant":
+            other = other.input_value(0).get_node()
+        if other.get_type_name() != "Constant" or not other.get_output_element_type(0).is_real():
+            return None
+        values = np.asarray(other.get_data(), dtype=np.float64)
+        if values.size == 0 or not np.isfinite(values).all():
+            return None
+        if best is None or float(np.min(np.abs(values))) < float(np.min(np.abs(best[0]))):
+            best = (values, add)
+    return best
+
+
+def _named(node: Any) -> str:
+    return f"{node.get_type_name()} {node.get_friendly_name()!r}"
+
+
+def _below_atol(emu: Any, target: str, atol: float) -> str:
+    """That every output of the row lies within the target's absolute tolerance of 0."""
+    top = float(np.max(np.abs(emu.expected))) if np.size(emu.expected) else 0.0
+    return (f"its outputs (largest {_g(top)}) all lie within {target}'s absolute tolerance ({atol:.3g}) of 0, which "
+            f"would pass any result, zeros included")  # fmt: skip
+
+
+def _relative_failure(emu: Any, c: Comparison, target: str, atol: float,
+                      eps: tuple[npt.NDArray[np.float64], Any] | None) -> str:  # fmt: skip
+    """The message of a row whose outputs all lie within the absolute tolerance of 0 and that fails relatively."""
+    top = float(np.max(np.abs(emu.expected))) if np.size(emu.expected) else 0.0
+    lost = (f"{emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target} (the f64 reference "
+            f"reaches {_g(top)}): their values are lost; " if emu.flushed else "")  # fmt: skip
+    against = "them" if eps is None else f"them plus the {_g(emu.added)} {_named(eps[1])} adds after it"
+    return (
+        f"{lost}{_below_atol(emu, target, atol)}; judged relative to {against}, it is off by "
+        f"{_g(c.max_rel_error)} (tolerance {c.rtol:.3g})"
+    )
 
 
 def _executed(plain: list[MarkedRun], model: Callable[[], Any], device: str, target: str,

@@ -462,6 +462,12 @@ class Emulation:
     undefined: npt.NDArray[np.bool_] | None = None  # output elements the specification leaves undefined (an empty max)
     saturated: int = 0  # values of Constants past the type's largest, which their conversion saturates to it
     clamped: int = 0  # output elements past the type's range holding its largest from saturated Constants: not judged
+    # every output lies within the target's absolute tolerance of 0 (a result of zeros would pass it): the comparison
+    # (or the bound) is then made with no absolute tolerance, relative to the outputs, or to the outputs plus what an
+    # Add after the reduction adds to them (``added``: an RMSNorm's eps)
+    relative: bool = False
+    flushed: int = 0  # output elements the f64 reference holds non-zero that are 0 in the target (emulated only)
+    added: float | None = None  # the least the Add after the reduction adds, where it was judged against it
 
     @property
     def non_finite(self) -> int:
@@ -597,13 +603,16 @@ def bounded(
     op: str | None = None,
     op_kept: bool = False,
     reduction_kept: bool = False,
+    added: npt.NDArray[Any] | None = None,
 ) -> Emulation | None:
     """The cheap answer, where it is a proven one: when no value of the chain comes near the type's finite
     maximum and the largest error rounding to the type can cause (a forward error bound: every rounding off
     by at most the unit roundoff, or flushed below the smallest normal) is within the target's tolerance
     everywhere, the chain has headroom without being emulated element by element. None otherwise (or for a
     chain the bound does not cover): emulate it. ``observed`` is the reduction's input as the run computed it
-    (the op's output), ``expected`` the reference on it."""
+    (the op's output), ``expected`` the reference on it. Where every output lies within the absolute tolerance of 0
+    (a bound of any size up to them would pass it), the bound is compared relatively, without it (``added``: what an
+    Add after the reduction adds to each output, which the outputs are then judged against as well)."""
     if reduction not in _BOUNDED or op_kept or reduction_kept or observed.size == 0:
         return None
     u, limit, tiny = _UNIT[target], FINITE_MAX[target], SMALLEST_NORMAL[target]
@@ -647,7 +656,13 @@ def bounded(
     else:
         error = (rel * (1 + 2**-20) + u) * magnitude + tiny
         allowed = atol + rtol * magnitude
-    if np.shape(error) != exact.shape or not bool((error <= allowed).all()):
+    relative = _zeros_pass(magnitude, allowed, atol)
+    if relative:  # the absolute tolerance decides nothing: the bound against the outputs (plus what is added) alone
+        scale = _plus(exact, added)
+        if scale is None:
+            return None
+        allowed = rtol * np.abs(scale) + (allowed - atol - rtol * magnitude)  # (the rest: what a sum adds)
+    if np.shape(error) != np.shape(allowed) or not bool((error <= allowed).all()):
         return None
     # what flushes to 0 on the way, counted as the emulation counts it: each element at the first stage that loses it
     lost = [_flushes(np.asarray(a), target) for a in (inputs if op is not None else [observed])]
@@ -659,7 +674,35 @@ def bounded(
                 flushed &= ~mask
         stages.append(Stage(op, largest, 0, int(flushed.sum())))
     stages.append(Stage(reduction, top, 0, int(_flushes(exact, target).sum())))
-    return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0)
+    return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0, relative=relative,
+                     added=_smallest(added) if relative else None)  # fmt: skip
+
+
+def _zeros_pass(magnitude: npt.NDArray[Any], allowed: npt.NDArray[Any], atol: float) -> bool:
+    """Whether a result of zeros passes the tolerance ``allowed`` (per output, its absolute part ``atol``) only by that
+    absolute part: every output (``magnitude``: the reference's, f64) lies within it of 0, and not every one within
+    the rest. The tolerance then decides nothing: no result the target gives, all zeros included, can fail it."""
+    finite = np.isfinite(magnitude)
+    if atol <= 0 or not finite.any():
+        return False
+    room = np.broadcast_to(np.asarray(allowed, dtype=np.float64), magnitude.shape)
+    return bool((magnitude[finite] <= room[finite]).all()) and bool((magnitude[finite] > room[finite] - atol).any())
+
+
+def _plus(values: npt.NDArray[Any], added: npt.NDArray[Any] | None) -> npt.NDArray[np.float64] | None:
+    """``values + added`` in f64, shaped as ``values`` (``added`` None: ``values``); None where it does not broadcast
+    to that shape."""
+    exact = np.asarray(values, dtype=np.float64)
+    if added is None:
+        return exact
+    try:
+        return np.asarray(exact + np.broadcast_to(np.asarray(added, dtype=np.float64), exact.shape))
+    except ValueError:
+        return None
+
+
+def _smallest(added: npt.NDArray[Any] | None) -> float | None:
+    return None if added is None or np.size(added) == 0 else float(np.min(np.abs(np.asarray(added, np.float64))))
 
 
 def _subnormal(values: npt.NDArray[Any], tiny: float) -> bool:
@@ -703,6 +746,7 @@ def emulate(
     sources_kept: Sequence[bool] | None = None,
     constants: Sequence[bool] | None = None,
     arrived: Sequence[npt.NDArray[Any] | None] | None = None,
+    added: npt.NDArray[Any] | None = None,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
@@ -711,7 +755,10 @@ def emulate(
     so (all, when not given), and rounded to the target where an op running in the target computed it. An input that
     ``constants`` marks is a Constant of the model, converted as OpenVINO converts one (:func:`_converted_constant`).
     An input ``arrived`` gives is received as the ops above the chain, emulated, deliver it (:func:`arrive`), not
-    rounded from its values: what it lost above (inf, NaN) is counted there, not here."""
+    rounded from its values: what it lost above (inf, NaN) is counted there, not here. Where every output lies within
+    the target's absolute tolerance of 0 (a result of zeros would pass it), the result is judged without it, relative
+    to the outputs, or to the outputs plus ``added`` (what an Add after the reduction adds to each: an RMSNorm's eps),
+    and the outputs that flush to 0 are counted (:attr:`Emulation.relative`, :attr:`Emulation.flushed`)."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
     unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
@@ -778,8 +825,21 @@ def emulate(
                          candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False,
                          allowance=None if mass is None else rtol * mass,
                          undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
+    allowance = None if mass is None else rtol * np.broadcast_to(mass, expected.shape)
+    magnitude = np.where(judged_out, np.nan, np.abs(expected)) if judged_out.any() else np.abs(expected)
+    relative = _zeros_pass(magnitude, atol + rtol * magnitude + (0.0 if allowance is None else allowance), atol)
+    scale = _plus(expected, added) if relative else None
+    flushed = 0
+    if relative and scale is not None:  # the absolute tolerance decides nothing: judged against the outputs alone
+        lost = (expected != 0) & np.isfinite(expected) & (low64 == 0) & ~judged_out
+        flushed = int(np.count_nonzero(lost))
+        shifted = low64 if added is None else low64 + np.broadcast_to(np.asarray(added, np.float64), low64.shape)
+        comparison = compare(scale, shifted, reference_name="f64 reference",
+                             candidate_name=f"{target} emulation", atol=0.0, rtol=rtol, exact=False,
+                             allowance=allowance, undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
     return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated,
-                     clamped=int(np.count_nonzero(clamped)))  # fmt: skip
+                     clamped=int(np.count_nonzero(clamped)), relative=relative and scale is not None,
+                     flushed=flushed, added=_smallest(added) if scale is not None and relative else None)  # fmt: skip
 
 
 def headroom_factor(largest: float, target: str) -> float | None:

@@ -265,7 +265,7 @@ FIELDS: dict[str, str] = {
     "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain (null: not examined, or not counted: `error_bound` covers them)",
     "TargetHeadroom.max_abs_error": "the emulated result against the f64 reference of the chain: largest absolute difference",
     "TargetHeadroom.max_rel_error": "the emulated result against the f64 reference of the chain: largest relative difference",
-    "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by",
+    "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by (0 where every output lies within it of 0, which would pass any result: the row is then judged relatively)",
     "TargetHeadroom.rtol": "the target type's relative tolerance the error is judged by",
     "TargetHeadroom.stages": "each op of the chain emulated: what it receives, the range-changing op feeding the reduction, the reduction",
     "TargetHeadroom.above": "the elementwise ops above the chain that were captured, after the values they start from (the farthest first): the largest magnitude each reaches and, where they were emulated (a value above reaches the target type's maximum), what overflows there",

@@ -33,7 +33,7 @@ def test_a_bound_settled_max_states_the_tolerance_it_was_judged_at(tmp_path: Pat
     x = ops.parameter([1, 64], np.float32, name="x")
     top = ops.reduce_max(ops.exp(x), ops.constant(AXIS), True)
     ov.save_model(ov.Model([top], [x]), tmp_path / "m.xml", compress_to_fp16=False)
-    data = np.random.default_rng(1).uniform(-11, -10, (1, 64)).astype(np.float32)
+    data = np.random.default_rng(1).uniform(-1, 0, (1, 64)).astype(np.float32)  # outputs up to 1: above the atol
     row = _target_row(tmp_path / "m.xml", data, "f32", "f16")
     assert row["status"] == "headroom" and row["error_bound"] is not None, row
     assert (row["atol"], row["rtol"]) == tolerances("f16", None, 64, 1, op="ReduceMax"), row
@@ -125,3 +125,76 @@ def test_a_mask_moved_from_constants_saturates_as_openvino_converts_it(tmp_path:
     row = next(layer["target"] for layer in doc["layers"] if layer.get("target"))
     assert row["status"] == "headroom" and not row["failed"], row
     assert "saturate" in row["message"] and "not judged" in row["message"], row
+
+
+def _f16_mean_of_squares(data: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """OpenVINO's own f16 result of ``ReduceMean(Power(x, 2))`` over the last axis (``Node.evaluate`` in f16)."""
+    x = ops.parameter(list(data.shape), ov.Type.f16)
+    square = ops.power(x, ops.constant(np.float16(2)))
+    mean = ops.reduce_mean(square, ops.constant(np.array([-1], np.int64)), True)
+
+    def evaluate(node: Any, inputs: list[ov.Tensor]) -> ov.Tensor:
+        out = ov.Tensor(node.get_output_element_type(0), node.get_output_partial_shape(0).to_shape())
+        assert node.evaluate([out], inputs)
+        return out
+
+    middle = evaluate(square, [ov.Tensor(data.astype(np.float16)), ov.Tensor(np.array(2, np.float16))])
+    out = evaluate(mean, [middle, ov.Tensor(np.array([-1], np.int64))])
+    return np.asarray(out.data).astype(np.float64)
+
+
+def _mean_of_squares(tmp_path: Path, eps: float | None) -> Path:
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    node = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2))), ops.constant(np.array([-1], np.int64)), True)
+    if eps is not None:  # an RMSNorm's mean(x²) + eps, then its rsqrt
+        node = ops.sqrt(ops.add(node, ops.constant(np.float32(eps))))
+    ov.save_model(ov.Model([node], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    return tmp_path / "m.xml"
+
+
+def test_outputs_that_all_flush_to_zero_are_inaccurate_not_within_the_absolute_tolerance(tmp_path: Path) -> None:
+    """x ~ 2e-5 squares to ~4e-10, below f16's smallest subnormal: OpenVINO's f16 evaluation gives every mean as 0. The
+    f16 atol (1e-3) is a million times each output, so it would pass zeros: the row is judged relatively, and the
+    values lost fail it, the count of outputs flushed to 0 said."""
+    data = (np.random.default_rng(0).standard_normal((1, 8, 64)) * 2e-5).astype(np.float32)
+    reference = np.mean(data.astype(np.float64) ** 2, axis=-1, keepdims=True)
+    assert (_f16_mean_of_squares(data) == 0).all() and (reference > 0).all()
+    row = _target_row(_mean_of_squares(tmp_path, None), data, "f32", "f16")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert "8 of its 8 output element(s) flush to 0 in f16" in row["message"], row
+    assert row["atol"] == 0.0 and row["max_rel_error"] == 1.0, row
+
+
+def test_outputs_flushed_to_zero_that_an_eps_after_them_outweighs_are_within_tolerance(tmp_path: Path) -> None:
+    """The same means followed by ``+ 1e-6`` (an RMSNorm's eps): OpenVINO's f16 zeros plus eps are within f16's rtol
+    of the reference's means plus eps, so the loss does not show in what the model computes next: headroom, the row
+    saying what it was judged against and what flushed."""
+    data = (np.random.default_rng(0).standard_normal((1, 8, 64)) * 2e-5).astype(np.float32)
+    reference = np.mean(data.astype(np.float64) ** 2, axis=-1, keepdims=True)
+    row = _target_row(_mean_of_squares(tmp_path, 1e-6), data, "f32", "f16")
+    assert np.all(np.abs(_f16_mean_of_squares(data) - reference) <= row["rtol"] * (reference + 1e-6))
+    assert row["status"] == "headroom", row
+    assert "plus the 1e-06 Add" in row["message"] and "8 of its 8 output element(s) flush to 0" in row["message"], row
+
+
+def test_subnormal_outputs_off_relatively_with_nothing_after_them_are_not_established(tmp_path: Path) -> None:
+    """x in [4e-4, 6e-4] squares to ~2.5e-7, which f16 holds as a subnormal (steps of 6e-8): no mean flushes to 0 in
+    OpenVINO's f16 evaluation, but it is off by more than the rtol relative to the means, all far below the atol:
+    whether that matters depends on what the model adds to them, which nothing says: not established, not a pass."""
+    data = np.random.default_rng(2).uniform(4e-4, 6e-4, (1, 8, 64)).astype(np.float32)
+    reference = np.mean(data.astype(np.float64) ** 2, axis=-1, keepdims=True)
+    f16 = _f16_mean_of_squares(data)
+    row = _target_row(_mean_of_squares(tmp_path, None), data, "f32", "f16")
+    assert (f16 != 0).all() and np.max(np.abs(f16 - reference) / reference) > row["rtol"]
+    assert row["status"] == "not-established" and not row["failed"], row
+    assert "judged relative to them" in row["message"] and "no output flushing to 0" in row["message"], row
+
+
+def test_normal_outputs_below_the_absolute_tolerance_are_judged_relatively(tmp_path: Path) -> None:
+    """Means of ~4e-4 (x ~ 0.02) are below f16's atol but normal in f16: relative to them OpenVINO's f16 result is
+    within the rtol, and the row passes, saying it was judged relatively."""
+    data = np.random.default_rng(3).uniform(0.015, 0.025, (1, 8, 64)).astype(np.float32)
+    reference = np.mean(data.astype(np.float64) ** 2, axis=-1, keepdims=True)
+    row = _target_row(_mean_of_squares(tmp_path, None), data, "f32", "f16")
+    assert np.max(np.abs(_f16_mean_of_squares(data) - reference) / reference) <= row["rtol"]
+    assert row["status"] == "headroom" and "judged relative to them" in row["message"], row
