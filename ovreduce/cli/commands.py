@@ -241,7 +241,16 @@ def audit(args: argparse.Namespace) -> int:
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     extensions = extension_names(args.extension)
-    export = _export_of(args.model, args.prompt is not None)
+    try:
+        export = _export_of(args.model, args.prompt is not None)
+    except UsageError:  # no export, so no tokenizer: where no input of the model takes tokens, that is the answer
+        if args.prompt is not None:
+            lone = load_ir(*model_files(args.model, args.bin))
+            try:
+                _refuse_without_tokens(lone)
+            finally:
+                lone.close()
+        raise
     model = load_ir(*model_files(str(export.models[0]) if Path(args.model).is_dir() else args.model, args.bin))
     origins: dict[str, str] = {}
     notes = []
@@ -384,6 +393,26 @@ def _encoder_length(config: Any) -> tuple[int, str] | None:
     return None
 
 
+_TOKENIZER_GIVES = ("input_ids", "attention_mask", "token_type_ids")
+"""The model inputs a tokenizer IR gives (openvino-tokenizers' outputs)."""
+
+
+def _refuse_without_tokens(model: Any) -> set[str]:
+    """The names of ``model``'s inputs (each Parameter's and its tensors'); a :class:`UsageError` for ``--prompt``
+    where none of them is one a tokenizer gives (:data:`_TOKENIZER_GIVES`) nor token embeddings (an image or audio
+    model's ``pixel_values``, ``input_values``): no tokenizer would give it anything."""
+    params = [layer for layer in model.layers if layer.type == "Parameter"]
+    names = {name for layer in params for name in (layer.name, *(n for port in layer.outputs for n in port.names))}
+    if not names & {*_TOKENIZER_GIVES, "inputs_embeds"}:
+        labels = [next((n for port in layer.outputs for n in port.names), layer.name) for layer in params]
+        raise UsageError(
+            f"--prompt: {model.source} takes no token ids (its inputs: {', '.join(labels) or 'none'}), and a "
+            f"prompt gives a model {', '.join(_TOKENIZER_GIVES[:-1])} or {_TOKENIZER_GIVES[-1]}; audit it without "
+            f"--prompt"
+        )
+    return names
+
+
 def _prompt_inputs(
     model: Any, export: Any, text: str, given: dict[str, Any], origins: dict[str, str]
 ) -> dict[str, Any]:
@@ -391,8 +420,7 @@ def _prompt_inputs(
     not give), and how each was made, in ``origins``."""
     from ovreduce.exports import tokenize
 
-    names = {name for layer in model.layers if layer.type == "Parameter"
-             for name in (layer.name, *(n for port in layer.outputs for n in port.names))}  # fmt: skip
+    names = _refuse_without_tokens(model)  # before the tokenizer: none would help a model that takes no text
     tokens = tokenize(export, text)
     if "input_ids" in tokens and "input_ids" not in names and "inputs_embeds" in names and "inputs_embeds" not in given:
         parts = [m.name for m in export.models if "embeddings" in m.name]

@@ -56,6 +56,32 @@ def test_a_prompt_needs_the_exports_tokenizer(tmp_path: Path, capsys: pytest.Cap
     assert "--prompt needs the export's tokenizer" in err and "[usage]" in err
 
 
+@pytest.mark.parametrize("lone", [False, True])
+def test_a_prompt_for_a_model_that_takes_no_token_ids_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lone: bool
+) -> None:
+    """An image classifier's export (``pixel_values`` only, no tokenizer IR, as optimum-cli writes it): the prompt
+    is refused for what the model takes, naming its inputs, not sent looking for a tokenizer that would give it
+    nothing; so too for its model file alone, outside any export."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([-1, 3, -1, -1], np.float32, name="pixel_values")
+    kernel = ops.constant(np.ones((4, 3, 3, 3), np.float32))
+    pooled = ops.reduce_mean(ops.convolution(x, kernel, [2, 2], [0, 0], [0, 0], [1, 1]), ops.constant([2, 3]), False)
+    path = tmp_path / ("model.xml" if lone else "openvino_model.xml")
+    ov.save_model(ov.Model([pooled], [x]), path, compress_to_fp16=False)
+    if not lone:
+        (tmp_path / "config.json").write_text(json.dumps({"model_type": "resnet"}))
+    assert [p.get_any_name() for p in ov.Core().read_model(path).inputs] == ["pixel_values"]
+    target = path if lone else tmp_path
+    status, out, err = run_cli(capsys, "audit", str(target), "--prompt", "a cat")
+    assert status == 2 and out == "", err
+    assert "takes no token ids (its inputs: pixel_values)" in err and "tokenizer IR" not in err, err
+    assert "needs the export's tokenizer" not in err, err
+
+
 def test_a_seq2seq_export_audits_its_encoder_and_names_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _audit(capsys, str(EXPORTS / "t5_seq2seq"), "--prompt", "translate this", "--precision", "f32")
     assert doc["model"] == str(EXPORTS / "t5_seq2seq" / "openvino_encoder_model.xml")
