@@ -351,6 +351,7 @@ def audit_model(
     positions: tuple[int, str] | None = None,
     encoder: tuple[int, str] | None = None,
     image_size: tuple[tuple[int, int], str] | None = None,
+    audio_length: tuple[int, str] | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -370,7 +371,9 @@ def audit_model(
     encoder output always is and what says so (Whisper's ``max_source_positions``): a seq2seq decoder's encoder
     inputs not given are made that long (see :func:`ovreduce.backends.openvino.model_inputs`). ``image_size`` is the
     height and width of the images the model takes and what says so (``config.json``'s ``image_size``): an image's
-    dims left dynamic are at least that.
+    dims left dynamic are at least that. ``audio_length`` is how many samples of a waveform make several frames of the
+    model's feature encoder and what says so (``config.json``'s ``conv_kernel`` and ``conv_stride``): a waveform's
+    length left dynamic (``input_values``) is at least that.
 
     ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
     input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
@@ -460,7 +463,9 @@ def audit_model(
         probe = ov_model
     if positions is not None:  # first on what was asked: OpenVINO's reshape may refuse a sequence past the table first
         _refuse_positions(probe, _asked(probe, inputs, shapes), steps, positions)
-    arrays, described, notes = model_inputs(probe, inputs, seed, max_elements, shapes, origins, encoder, image_size)
+    arrays, described, notes = model_inputs(
+        probe, inputs, seed, max_elements, shapes, origins, encoder, image_size, audio_length
+    )
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)

@@ -22,7 +22,10 @@ import numpy.typing as npt
 from ovreduce._openvino import core, openvino, read_failure
 from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "find_export", "image_size", "tokenize"]
+__all__ = [
+    "AUDIO_FRAMES", "MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "audio_length", "find_export", "image_size",
+    "tokenize",
+]  # fmt: skip
 
 MAX_CONFIG_BYTES = 1 << 20
 """``config.json`` larger than this is refused (a model's config is a few KiB, a multimodal one tens)."""
@@ -173,6 +176,42 @@ def image_size(export: Export) -> tuple[tuple[int, int], str] | None:
             if size is not None:
                 return size, f"{file} gives ({where}{key})"
     return None
+
+
+AUDIO_FRAMES = 8
+"""The frames an audio model's feature encoder makes of the waveform ovreduce makes where nothing sets its length: as
+many as the token ids it makes for a text model, so that a pooling or an attention over frames reduces several."""
+
+
+def audio_length(export: Export) -> tuple[int, str] | None:
+    """The samples of a waveform from which the export's feature encoder (wav2vec2's, HuBERT's, WavLM's: strided 1-D
+    convolutions) makes :data:`AUDIO_FRAMES` frames, and what says so: ``config.json``'s ``conv_kernel`` and
+    ``conv_stride`` (a frame spans ``1 + sum((k - 1) * hop so far)`` samples, one every ``prod(strides)``; 400 and 320
+    for every wav2vec2 checkpoint), with ``preprocessor_config.json``'s ``sampling_rate`` where it gives one; None where
+    the config says neither."""
+    config = export.config or {}
+    kernels, strides = config.get("conv_kernel"), config.get("conv_stride")
+    if not isinstance(kernels, list) or not isinstance(strides, list) or not 0 < len(kernels) == len(strides) <= 64:
+        return None
+    if not all(type(v) is int and 0 < v <= 1 << 14 for v in (*kernels, *strides)):
+        return None
+    span, hop = 1, 1
+    for kernel, stride in zip(kernels, strides, strict=True):
+        span += (kernel - 1) * hop
+        hop *= stride
+    samples = span + hop * (AUDIO_FRAMES - 1)
+    if samples > 1 << 24:
+        return None
+    why = (f"{AUDIO_FRAMES} frames of its feature encoder (config.json's conv_kernel and conv_stride: a frame spans "
+           f"{span} samples, one every {hop})")  # fmt: skip
+    try:
+        processor = _config(export.path / "preprocessor_config.json")
+    except (InputError, LimitExceededError, OSError):
+        processor = None
+    rate = (processor or {}).get("sampling_rate")
+    if type(rate) is int and rate > 0:
+        why += f", {samples / rate * 1000:.0f} ms at the {rate} Hz of preprocessor_config.json's sampling_rate"
+    return samples, why
 
 
 def _height_width(value: Any) -> tuple[int, int] | None:

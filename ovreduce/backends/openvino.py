@@ -701,6 +701,7 @@ def model_inputs(
     origins: Mapping[str, str] | None = None,
     encoder: tuple[int, str] | None = None,
     image: tuple[tuple[int, int], str] | None = None,
+    audio: tuple[int, str] | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
@@ -720,7 +721,9 @@ def model_inputs(
     export's encoder output always is, and what says so: Whisper's ``max_source_positions``), else
     :data:`PROMPT_TOKENS`; a note says which. An image's height and width (:func:`_images`) are at least ``image``
     (its height and width, and what says so: the export's config), else :data:`IMAGE_SIZE`; where no size from there
-    up is accepted, as any other dims.
+    up is accepted, as any other dims. A waveform's length (``input_values [?, ?]``) is at least ``audio`` (its
+    samples, and what says so: the export's feature encoder, read from its config, makes several frames of them), where
+    nothing sets it; where that is refused, as any other dims.
 
     Returns:
         The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
@@ -800,7 +803,7 @@ def model_inputs(
     filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
     pins = channel_pins(ov_model)
     sized: dict[int, tuple[int, str]] = {}  # the permutations sized by the axis they index (dim 0)
-    floors = _images(ports, known, pins, image)
+    floors = {**_images(ports, known, pins, image), **_waveforms(ports, known, pins, audio)}
     try:
         chosen = _fit(ov_model, ports, max_elements, pins, sized, floors)
     except (InputError, LimitExceededError):
@@ -1396,6 +1399,29 @@ def _images(
         if channels in (1, 3) or "pixel_values" in names[p.index]:
             floors[p.index] = {i: (size, why) for i, size in ((2, height), (3, width)) if i not in pinned}
     return floors
+
+
+def _waveforms(
+    ports: Sequence[_Port],
+    names: Sequence[set[str]],
+    pins: Mapping[int, Mapping[int, tuple[int, str]]],
+    audio: tuple[int, str] | None,
+) -> dict[int, dict[int, tuple[int, str]]]:
+    """The least length of each waveform among ``ports`` (``input_values`` of rank 2, its length neither given nor
+    pinned), and of an ``attention_mask`` over its samples beside it: ``audio``'s samples, with why; by input index and
+    dim (none without ``audio``)."""
+    if audio is None:
+        return {}
+    samples, why = audio
+
+    def free(p: _Port, name: str) -> bool:
+        dims = p.target.dims
+        return (p.array is None and dims is not None and len(dims) == 2 and not dims[1].is_static
+                and name in names[p.index] and 1 not in pins.get(p.index, {}))  # fmt: skip
+
+    waves = [p.index for p in ports if free(p, "input_values")]
+    masks = [p.index for p in ports if free(p, "attention_mask")] if waves else []
+    return {index: {1: (samples, why)} for index in (*waves, *masks)}
 
 
 def _floored(port: _Port, dims: tuple[int, ...], floors: Mapping[int, tuple[int, str]]) -> tuple[int, ...]:

@@ -232,7 +232,7 @@ def audit(args: argparse.Namespace) -> int:
 
     from ovreduce.audit import audit_model
     from ovreduce.cli.render.text import audit_text
-    from ovreduce.exports import image_size
+    from ovreduce.exports import audio_length, image_size
     from ovreduce.ir.parser import load_ir
 
     limit = args.fail_on_drift
@@ -282,7 +282,7 @@ def audit(args: argparse.Namespace) -> int:
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
             positions=_positions(export.config), encoder=_encoder_length(export.config),
-            image_size=image_size(export),
+            image_size=image_size(export), audio_length=audio_length(export),
         )  # fmt: skip
     except (UsageError, InputError) as exc:
         if notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)

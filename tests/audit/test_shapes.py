@@ -465,3 +465,59 @@ def test_a_model_openvino_runs_only_as_it_is_is_audited_so(tmp_path: Path) -> No
     assert {layer.layer_name: layer.status for layer in doc.layers} == {"x_mean": "ok", "state_sum": "ok"}, doc.layers
     note = next(n for n in doc.notes if "reshaped to the inputs' static shapes" in n)
     assert "Can't reorder data with dynamic shapes" in note and "as it is (its dynamic shapes)" in note, note
+
+
+_KERNELS, _STRIDES = (10, 3, 3, 3, 3, 2, 2), (5, 2, 2, 2, 2, 2, 2)  # every wav2vec2 checkpoint's feature encoder
+
+
+def _speech_classifier(folder: Path, config: dict[str, Any] | None) -> Path:
+    """An audio classifier as optimum-intel exports the wav2vec2 family: ``input_values [?,?]`` through the feature
+    encoder's strided convolutions, then the mean over frames, its one reduction; ``config.json`` beside it as given,
+    and the processor's ``preprocessor_config.json``."""
+    folder.mkdir()
+    x = ops.parameter(ov.PartialShape([-1, -1]), ov.Type.f32, name="input_values")
+    x.output(0).set_names({"input_values"})
+    h, channels = ops.unsqueeze(x, _axes(1)), 1
+    rng = np.random.default_rng(0)
+    for kernel, stride in zip(_KERNELS, _STRIDES, strict=True):
+        weights = ops.constant((rng.standard_normal((8, channels, kernel)) * 0.3).astype(np.float32))
+        h, channels = ops.gelu(ops.convolution(h, weights, [stride], [0], [0], [1]), "erf"), 8
+    frames = ops.transpose(h, ops.constant(np.array([0, 2, 1], np.int64)))
+    pooled = ops.reduce_mean(frames, _axes(1), False, name="pooler")
+    _save(ov.Model([pooled], [x], "wav2vec2"), folder / "openvino_model.xml")
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    (folder / "preprocessor_config.json").write_text(json.dumps({"sampling_rate": 16000, "feature_size": 1}))
+    return folder
+
+
+def test_a_waveform_gets_the_length_of_several_frames_its_export_config_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A waveform's length took the first fill OpenVINO accepts, 512 samples, of which wav2vec2's feature encoder
+    makes one frame: the pooling over frames reduced one element, never established. config.json's conv_kernel and
+    conv_stride say how many samples make 8 frames (400 + 320 x 7), as OpenVINO's shape inference counts them."""
+    config = {"model_type": "wav2vec2", "conv_kernel": list(_KERNELS), "conv_stride": list(_STRIDES)}
+    folder = _speech_classifier(tmp_path / "export", config)
+    status, out, err = run_cli(capsys, "audit", str(folder), "--precision", "f32", "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    (wave,) = doc["inputs"]
+    samples = 400 + 320 * 7
+    assert wave["shape"] == [1, samples], wave
+    model = ov.Core().read_model(folder / "openvino_model.xml")
+    model.reshape({"input_values": [1, samples]})
+    pooler = next(op for op in model.get_ops() if op.get_friendly_name() == "pooler")
+    assert pooler.input_value(0).get_partial_shape()[1].get_length() == 8  # OpenVINO's count of the frames
+    assert any(f"input 'input_values': dynamic dimension 1 (?) set to {samples}, 8 frames of its feature encoder "
+               f"(config.json's conv_kernel and conv_stride: a frame spans 400 samples, one every 320), 165 ms at the "
+               f"16000 Hz" in n for n in doc["notes"]), doc["notes"]  # fmt: skip
+    (row,) = doc["layers"]
+    assert row["input_shape"] == [1, 8, 8] and row["status"] == "ok", row
+
+
+def test_a_waveform_without_an_encoder_config_takes_the_first_fill_accepted(tmp_path: Path) -> None:
+    """Without conv_kernel and conv_stride nothing says how long a waveform is: the first fill OpenVINO accepts."""
+    folder = _speech_classifier(tmp_path / "export", None)
+    doc = audit_model(load_ir(folder / "openvino_model.xml"), precision="f32")
+    assert doc.inputs[0].shape == (1, 512), doc.inputs
