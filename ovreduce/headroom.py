@@ -690,13 +690,13 @@ def _zeros_pass(magnitude: npt.NDArray[Any], allowed: npt.NDArray[Any], atol: fl
 
 
 def _plus(values: npt.NDArray[Any], added: npt.NDArray[Any] | None) -> npt.NDArray[np.float64] | None:
-    """``values + added`` in f64, shaped as ``values`` (``added`` None: ``values``); None where it does not broadcast
-    to that shape."""
+    """``values + added`` in f64, broadcast as the Add broadcasts them (``added`` None: ``values``); None where they do
+    not broadcast."""
     exact = np.asarray(values, dtype=np.float64)
     if added is None:
         return exact
     try:
-        return np.asarray(exact + np.broadcast_to(np.asarray(added, dtype=np.float64), exact.shape))
+        return np.asarray(exact + np.asarray(added, dtype=np.float64))
     except ValueError:
         return None
 
@@ -829,11 +829,13 @@ def emulate(
     magnitude = np.where(judged_out, np.nan, np.abs(expected)) if judged_out.any() else np.abs(expected)
     relative = _zeros_pass(magnitude, atol + rtol * magnitude + (0.0 if allowance is None else allowance), atol)
     scale = _plus(expected, added) if relative else None
+    if relative and scale is None:  # what is added does not broadcast to the outputs: judged against them alone
+        added, scale = None, expected
     flushed = 0
-    if relative and scale is not None:  # the absolute tolerance decides nothing: judged against the outputs alone
+    if relative and scale is not None:  # the absolute tolerance decides nothing: judged against the outputs (plus it)
         lost = (expected != 0) & np.isfinite(expected) & (low64 == 0) & ~judged_out
         flushed = int(np.count_nonzero(lost))
-        shifted = low64 if added is None else low64 + np.broadcast_to(np.asarray(added, np.float64), low64.shape)
+        shifted = low64 if added is None else low64 + np.asarray(added, np.float64)
         comparison = compare(scale, shifted, reference_name="f64 reference",
                              candidate_name=f"{target} emulation", atol=0.0, rtol=rtol, exact=False,
                              allowance=allowance, undefined=judged_out if judged_out.any() else undefined)  # fmt: skip

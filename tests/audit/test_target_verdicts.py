@@ -143,11 +143,11 @@ def _f16_mean_of_squares(data: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.asarray(out.data).astype(np.float64)
 
 
-def _mean_of_squares(tmp_path: Path, eps: float | None) -> Path:
+def _mean_of_squares(tmp_path: Path, eps: float | np.ndarray[Any, Any] | None) -> Path:
     x = ops.parameter([1, 8, 64], np.float32, name="x")
     node = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2))), ops.constant(np.array([-1], np.int64)), True)
     if eps is not None:  # an RMSNorm's mean(x²) + eps, then its rsqrt
-        node = ops.sqrt(ops.add(node, ops.constant(np.float32(eps))))
+        node = ops.sqrt(ops.add(node, ops.constant(np.asarray(eps, np.float32))))
     ov.save_model(ov.Model([node], [x]), tmp_path / "m.xml", compress_to_fp16=False)
     return tmp_path / "m.xml"
 
@@ -165,13 +165,17 @@ def test_outputs_that_all_flush_to_zero_are_inaccurate_not_within_the_absolute_t
     assert row["atol"] == 0.0 and row["max_rel_error"] == 1.0, row
 
 
-def test_outputs_flushed_to_zero_that_an_eps_after_them_outweighs_are_within_tolerance(tmp_path: Path) -> None:
-    """The same means followed by ``+ 1e-6`` (an RMSNorm's eps): OpenVINO's f16 zeros plus eps are within f16's rtol
-    of the reference's means plus eps, so the loss does not show in what the model computes next: headroom, the row
-    saying what it was judged against and what flushed."""
+@pytest.mark.parametrize("wide", [False, True])
+def test_outputs_flushed_to_zero_that_an_eps_after_them_outweighs_are_within_tolerance(
+    tmp_path: Path, wide: bool
+) -> None:
+    """The same means followed by ``+ 1e-6`` (an RMSNorm's eps; or one per channel, which the Add broadcasts the means
+    to): OpenVINO's f16 zeros plus eps are within f16's rtol of the reference's means plus eps, so the loss does not
+    show in what the model computes next: headroom, the row saying what it was judged against and what flushed."""
     data = (np.random.default_rng(0).standard_normal((1, 8, 64)) * 2e-5).astype(np.float32)
     reference = np.mean(data.astype(np.float64) ** 2, axis=-1, keepdims=True)
-    row = _target_row(_mean_of_squares(tmp_path, 1e-6), data, "f32", "f16")
+    eps = np.full((1, 1, 64), 1e-6, np.float32) if wide else 1e-6
+    row = _target_row(_mean_of_squares(tmp_path, eps), data, "f32", "f16")
     assert np.all(np.abs(_f16_mean_of_squares(data) - reference) <= row["rtol"] * (reference + 1e-6))
     assert row["status"] == "headroom", row
     assert "plus the 1e-06 Add" in row["message"] and "8 of its 8 output element(s) flush to 0" in row["message"], row
