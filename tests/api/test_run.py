@@ -296,13 +296,9 @@ def test_a_time_limit_stops_the_work_and_frees_the_worker(
 def test_killed_worker_processes_are_gone(
     make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]
 ) -> None:
+    mid = make_client().post("/v1/models", files=files(*slow_model)).json()["id"]  # the same store, no hurry
     client = make_client(run_timeout_s=0.5, concurrency=1)
     isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
-    for _ in range(5):  # the upload itself may outlive 0.5 s on a loaded machine (a cold worker)
-        stored = client.post("/v1/models", files=files(*slow_model))
-        if stored.status_code == 201:
-            break
-    mid = stored.json()["id"]
     audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}))
     deadline = time.monotonic() + 10
     while not isolated.pids() and time.monotonic() < deadline:
@@ -455,8 +451,8 @@ def test_busy_workers_are_503(make_client: Callable[..., TestClient], slow_model
     """One worker, three audits that each need more than the limit: the first holds the worker until it is
     stopped (504); of the two queued behind it, one at least is left with too little of its time to start and
     is withdrawn, never started (503 with Retry-After); none runs past its limit."""
+    mid = make_client().post("/v1/models", files=files(*slow_model)).json()["id"]  # the same store, no hurry
     client = make_client(run_timeout_s=1.0, concurrency=1)
-    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
     url = f"/v1/models/{mid}/audit"
     first, first_out = _in_thread(lambda: client.post(url, json={"precision": "f32"}))
     time.sleep(0.2)
