@@ -30,11 +30,13 @@ from ovreduce.ir.model import BODY_ROLES, Body, IRModel, Layer, Port, RtInfo
 from ovreduce.ir.reading import (
     PARSER_OPTIONS,
     NoExternalResources,
+    Unmap,
     attributes,
     declared_encoding,
     ends_with_net,
     name,
     not_well_formed,
+    pugixml_chars,
     pugixml_encoding,
     rt_children,
     text,
@@ -59,6 +61,19 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         IRError: the bytes are not a readable IR (subclasses say why).
         LimitExceededError: the layer count, rank or body depth exceeds the builder's limits.
     """
+    try:
+        return _read(xml, builder, xml, None)
+    except IRSyntaxError:
+        # Characters XML 1.0 has no place for, which OpenVINO reads (:func:`~ovreduce.ir.reading.pugixml_chars`):
+        # read again with them standing in for themselves. Only a file libxml2 refuses costs this.
+        mapped = pugixml_chars(xml)
+        if mapped is None:
+            raise
+        fresh = Builder(builder.source, builder.weights, builder.expected_bin, builder.limits)
+        return _read(mapped[0], fresh, xml, mapped[1])
+
+
+def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None) -> IRModel:
     source = builder.source
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -74,7 +89,7 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
     encoding = pugixml_encoding(xml)
     parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
-    reader = _Reader(builder, Lines(xml, encoding))
+    reader = _Reader(builder, Lines(xml, encoding), unmap)
     try:
         for start in range(0, len(xml), _CHUNK):
             parser.feed(xml[start : start + _CHUNK])
@@ -91,7 +106,7 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         raise IRSyntaxError(f"{source}: DOCTYPE declarations are not allowed in an IR")
     if reader.held is not None:
         raise reader.held
-    return reader.model(root, xml)
+    return reader.model(root, original)
 
 
 def _syntax_error(source: str, xml: bytes, exc: etree.XMLSyntaxError) -> IRSyntaxError:
@@ -184,8 +199,9 @@ def _first(parent: etree._Element, wanted: str) -> etree._Element | None:
 
 
 class _Reader:
-    def __init__(self, builder: Builder, lines: Lines) -> None:
+    def __init__(self, builder: Builder, lines: Lines, unmap: Unmap | None) -> None:
         self.builder = builder
+        self.unmap = unmap  # the characters pugixml reads for those standing in for them (None: there are none)
         self.line = lines.of  # an element's line: libxml2's sourceline stops at 65535
         self.lines = lines
         self.layers: list[Layer] = []  # the top-level layers, in file order
@@ -209,7 +225,9 @@ class _Reader:
         try:
             if not self.builder.ir_version:
                 self.check_root(root)
-                self.builder.version(root.get("version"), self.line(root))
+                version = root.get("version")
+                unmapped = version if version is None or self.unmap is None else self.unmap(version)
+                self.builder.version(unmapped, self.line(root))
             self.layers.append(self.layer(el))
         except (IRError, LimitExceededError) as exc:
             self.held = exc
@@ -225,7 +243,7 @@ class _Reader:
     def model(self, root: etree._Element, xml: bytes) -> IRModel:
         builder = self.builder
         self.check_root(root)
-        attrs = attributes(root)
+        attrs = attributes(root, self.unmap)
         builder.version(attrs.get("version"), self.line(root))
         section = _first(root, "layers")
         if section is None:
@@ -238,7 +256,7 @@ class _Reader:
             attrs.get("name", ""),
             self.layers,
             self.edges(edges_el),
-            rt_children(rt_el) if rt_el is not None else (),
+            rt_children(rt_el, self.unmap) if rt_el is not None else (),
             xml,
         )
 
@@ -249,13 +267,13 @@ class _Reader:
         found = []
         for el in edges_el:
             if name(el) == "edge":
-                found.append(edge_attrs(attributes(el), self.line(el)))
+                found.append(edge_attrs(attributes(el, self.unmap), self.line(el)))
         return found
 
     # -- layers ---------------------------------------------------------------------------------------------------
     def layer(self, el: etree._Element) -> Layer:
         builder = self.builder
-        attrs = attributes(el)
+        attrs = attributes(el, self.unmap)
         line = self.line(el)
         layer_id, layer_name, ltype = builder.layer_attrs(attrs.get("id"), attrs.get("name"), attrs.get("type"), line)
         builder.count_layer()
@@ -269,7 +287,7 @@ class _Reader:
             tag = name(child)
             if tag == "data":
                 if data is None:
-                    data = attributes(child)
+                    data = attributes(child, self.unmap)
             elif tag == "input" or tag == "output":
                 if tag == "input" and inputs is None:
                     inputs = self.ports(child, where, output=False)
@@ -277,7 +295,7 @@ class _Reader:
                     outputs = self.ports(child, where, output=True)
             elif tag == "rt_info":
                 if rt is None:
-                    rt = rt_children(child)
+                    rt = rt_children(child, self.unmap)
             elif tag in _SUBGRAPH_TAGS:
                 sub.setdefault(tag, child)
         inputs, outputs = inputs or (), outputs or ()
@@ -306,10 +324,10 @@ class _Reader:
             for d in el:
                 tag = name(d)
                 if tag == "dim":
-                    dims.append((text(d), self.line(d)))
+                    dims.append((text(d, self.unmap), self.line(d)))
                 elif tag == "rt_info" and rt is None:
-                    rt = rt_children(d)
-            get = el.get
+                    rt = rt_children(d, self.unmap)
+            get = el.get if self.unmap is None else attributes(el, self.unmap).get
             found.append(
                 port(get("id"), get("precision"), get("names"), dims, self.line(el), rt or (), where, output=output)
             )
@@ -371,8 +389,12 @@ class _Reader:
             self.line(body_el),
             layers,
             self.edges(_first(body_el, "edges")),
-            [] if map_el is None else [(name(e), attributes(e), self.line(e)) for e in map_el if name(e) in _MAPS],
-            [] if back_el is None else [(name(e), attributes(e), self.line(e)) for e in back_el if name(e) == "edge"],
+            []
+            if map_el is None
+            else [(name(e), attributes(e, self.unmap), self.line(e)) for e in map_el if name(e) in _MAPS],
+            []
+            if back_el is None
+            else [(name(e), attributes(e, self.unmap), self.line(e)) for e in back_el if name(e) == "edge"],
             where,
             inputs,
             outputs,

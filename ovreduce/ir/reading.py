@@ -9,6 +9,7 @@ element is known by the name written in the file: its local name with the prefix
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from lxml import etree
 
@@ -17,12 +18,14 @@ from ovreduce.ir.model import RtInfo
 __all__ = [
     "PARSER_OPTIONS",
     "NoExternalResources",
+    "Unmap",
     "attributes",
     "declaration_first",
     "declared_encoding",
     "ends_with_net",
     "name",
     "not_well_formed",
+    "pugixml_chars",
     "pugixml_encoding",
     "rt_children",
     "text",
@@ -136,7 +139,7 @@ _FEW_ATTRIBUTES = 64
 _XML = "http://www.w3.org/XML/1998/namespace"  # the xml: prefix, bound in every document and in no nsmap
 
 
-def attributes(el: etree._Element) -> dict[str, str]:
+def attributes(el: etree._Element, unmap: Unmap | None = None) -> dict[str, str]:
     """``el``'s attributes by the names written in the file (``xmlns`` declarations are not among them).
 
     lxml reads ``el.attrib`` item by item, each lookup walking libxml2's list of attributes from the start:
@@ -149,6 +152,8 @@ def attributes(el: etree._Element) -> dict[str, str]:
     if any(k[0] == "{" for k in found):
         prefixes = {_XML: "xml"} | {uri: prefix for prefix, uri in el.nsmap.items() if prefix}
         found = {_prefixed(k, prefixes): v for k, v in found.items()}
+    if unmap is not None:
+        found = {k: unmap(v) for k, v in found.items()}
     return found
 
 
@@ -160,19 +165,105 @@ def _prefixed(key: str, prefixes: dict[str, str]) -> str:
     return f"{prefix}:{local}" if prefix else local
 
 
-def text(el: etree._Element) -> str | None:
+def text(el: etree._Element, unmap: Unmap | None = None) -> str | None:
     """``el``'s text as OpenVINO reads it (pugixml's ``text()``): its first run of characters between markup that
     is not all blanks (None when there is none)."""
     first: str | None = el.text
     if first is not None and not first.isspace():
-        return first
+        return first if unmap is None else unmap(first)
     for child in el:
         tail: str | None = child.tail
         if tail is not None and not tail.isspace():
-            return tail
+            return tail if unmap is None else unmap(tail)
     return None
 
 
-def rt_children(el: etree._Element) -> tuple[RtInfo, ...]:
+def rt_children(el: etree._Element, unmap: Unmap | None = None) -> tuple[RtInfo, ...]:
     """The ``<rt_info>`` tree under ``el`` (comments and processing instructions left out)."""
-    return tuple(RtInfo(name(c), tuple(attributes(c).items()), rt_children(c)) for c in el if isinstance(c.tag, str))
+    return tuple(
+        RtInfo(name(c), tuple(attributes(c, unmap).items()), rt_children(c, unmap))
+        for c in el
+        if isinstance(c.tag, str)
+    )
+
+
+# -- characters XML 1.0 has no place for, which pugixml reads ---------------------------------------------------
+Unmap = Callable[[str], str]
+"""Gives a text libxml2 read from :func:`pugixml_chars`' bytes the characters pugixml reads there."""
+
+_ASIDE = 0xF0000  # the first of the private-use characters that stand for them while libxml2 reads
+# (code point -> the character standing for it): C0 controls (NUL, by reference only: pugixml ends the text there),
+# U+FFFE and U+FFFF
+_STAND_INS = {c: _ASIDE + c for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))} | {
+    0xFFFE: _ASIDE + 0x20,
+    0xFFFF: _ASIDE + 0x21,
+}
+_BACK = {stand_in: chr(c) for c, stand_in in _STAND_INS.items()}
+_PUGIXML_CHARS = re.compile(
+    rb"<!\[CDATA\[.*?\]\]>|&#(?:x([0-9A-Fa-f]{1,8})|([0-9]{1,10}));|[\x01-\x08\x0b\x0c\x0e-\x1f]|(\xef\xbf[\xbe\xbf])",
+    re.S,
+)
+_BOM = b"\xef\xbb\xbf"
+
+
+def pugixml_chars(xml: bytes) -> tuple[bytes, Unmap] | None:
+    """The document with what XML 1.0 refuses and OpenVINO's reader (pugixml, no validating parser) reads put in a
+    form libxml2 reads, and the function that gives each text read from it pugixml's characters; None where there is
+    nothing of the kind (or the document holds the private-use characters that stand for them, U+F0000 to U+F0021).
+
+    These are: a character reference to a C0 control (``&#27;``, which OpenVINO's own serializer writes for one in a
+    layer's name or an rt_info value), to U+FFFE or U+FFFF, or to NUL (``&#0;``: pugixml's text ends there, and so
+    does the text read); the same characters written raw (but NUL, which OpenVINO refuses); a second byte order mark
+    at the start of the file. Each becomes a reference to a private-use character (the line numbers stay), which
+    the returned function maps back. CDATA sections are left as they are; a UTF-16 document is given as UTF-8.
+    """
+    encoding = pugixml_encoding(xml)
+    if encoding is None:  # UTF-16 (with its byte order mark: libxml2 reads none without) as UTF-8, lines kept
+        if not xml.startswith((b"\xff\xfe", b"\xfe\xff")) or xml.startswith(b"\xff\xfe\x00\x00"):
+            return None
+        try:
+            xml, encoding = _BOM + xml.decode("utf-16").encode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            return None
+    start = 0
+    while xml.startswith(_BOM) and xml.startswith(
+        _BOM, start + len(_BOM)
+    ):  # pugixml skips the first as a byte order mark, the rest as text
+        start += len(_BOM)
+    clash = b"\xf3\xb0\x80" in xml if encoding == "utf-8" else False
+    changed = start > 0
+
+    def stand_in(found: re.Match[bytes]) -> bytes:
+        nonlocal clash, changed
+        whole = found[0]
+        if whole[:1] == b"<":  # a CDATA section: pugixml and libxml2 read it as it is
+            return whole
+        if whole[:2] == b"&#":
+            code = int(found[1], 16) if found[1] is not None else int(found[2])
+            if _ASIDE <= code <= _ASIDE + 0x21:
+                clash = True
+            if code not in _STAND_INS:
+                return whole
+        elif found[3] is not None:  # U+FFFE or U+FFFF, raw
+            if encoding != "utf-8":
+                return whole  # latin-1: three characters XML takes
+            code = 0xFFFE if whole[2] == 0xBE else 0xFFFF
+        else:
+            code = whole[0]
+        changed = True
+        return b"&#x%X;" % _STAND_INS[code]
+
+    mapped = _PUGIXML_CHARS.sub(stand_in, xml[start:] if start else xml)
+    if clash or not changed:
+        return None
+    return mapped, _unmap
+
+
+_STANDING_IN = re.compile("[\U000f0000-\U000f0021]")
+
+
+def _unmap(read: str) -> str:
+    if _STANDING_IN.search(read) is None:
+        return read
+    back = read.translate(_BACK)
+    return back.partition("\x00")[0]  # pugixml's texts end at a NUL

@@ -140,6 +140,20 @@ SEMANTIC: dict[str, Callable[[str], str]] = {
     "net version 011": _sub('version="11">', 'version="011">'),
     "net version with a trailing blank": _sub('version="11">', 'version="11 ">'),
     "const offset +0": _sub('offset="0"', 'offset="+0"'),
+    # characters XML 1.0 has no place for, which pugixml reads (OpenVINO's serializer writes a control character of a
+    # name or an rt_info value as a reference)
+    "a reference to ESC in a name": _sub('name="rm"', 'name="r&#27;[0m"'),
+    "a reference to a control character in a name": _sub('name="rm"', 'name="&#1;rm&#x1F;"'),
+    "a reference to NUL in a name": _sub('name="rm"', 'name="rm&#0;x"'),
+    "a reference to NUL in a dim": _sub("<dim>3</dim>", "<dim>3&#x0;9</dim>"),
+    "a raw control character in a name": _sub('name="rm"', 'name="r\x01m\x1b"'),
+    "a raw U+FFFE in a name": _sub('name="rm"', 'name="r\ufffem"'),
+    "a reference to U+FFFF in a name": _sub('name="rm"', 'name="r&#xFFFF;m"'),
+    "a control character in the model's rt_info": _sub(
+        "</net>", '<rt_info><note value="a&#27;[1m\x02"/></rt_info></net>'
+    ),
+    "a control character in a tensor name": _sub('names="x"', 'names="x&#7;"'),
+    "a second BOM": lambda t: "\ufeff\ufeff" + t,
 }
 
 # Files ovreduce refuses on purpose though OpenVINO reads them: not well-formed XML (libxml2 refuses it; pugixml,
