@@ -216,6 +216,18 @@ class Builder:
             producers=producer,
         )
 
+    def legacy_refusal(self, tag: str, line: int | None, body: str = "") -> NoReturn:
+        """OpenVINO's refusal of a child of a legacy ``<meta_data>`` (``tag``: "" for text), which it reads in a
+        ``<net>`` or body (``body``: its container and tag; "": the net) without ``<rt_info>``, once it is built."""
+        what = f"<{tag}> without a 'value' attribute" if tag else "text"
+        of = f"{self._unplaced(body)}, " if body else ""
+        raise IRStructureError(
+            f"{self.at(line)}: {of}<meta_data> holds {what}; OpenVINO reads a <meta_data> where there is no <rt_info>, "
+            f"each of its elements with a 'value' but <cli_parameters>, and refuses the model (Unsupported legacy "
+            f"argument: {tag}); expected a 'value' attribute, or the section as <rt_info>",
+            line=line,
+        )
+
     def _dataless_read(
         self, layers: Sequence[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]
     ) -> None:

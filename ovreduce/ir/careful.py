@@ -34,6 +34,7 @@ from ovreduce.ir.reading import (
     attributes,
     declared_encoding,
     ends_with_net,
+    legacy_refusal,
     name,
     not_well_formed,
     pugixml_chars,
@@ -252,13 +253,22 @@ class _Reader:
             )
         edges_el = _first(root, "edges")
         rt_el = _first(root, "rt_info")
-        return builder.model(
+        model = builder.model(
             attrs.get("name", ""),
             self.layers,
             self.edges(edges_el),
             rt_children(rt_el, self.unmap) if rt_el is not None else (),
             xml,
         )
+        self.legacy(root, "")  # OpenVINO reads it once the model is built
+        return model
+
+    def legacy(self, el: etree._Element, where: str) -> None:
+        """OpenVINO's refusal of the legacy ``<meta_data>`` of ``el``, the ``<net>`` or a body (``where``: the
+        container and the body's tag)."""
+        refused = legacy_refusal(el)
+        if refused is not None:
+            self.builder.legacy_refusal(refused[0], self.line(refused[1]), where)
 
     def edges(self, edges_el: etree._Element | None) -> list[RawEdge]:
         if edges_el is None:
@@ -384,7 +394,7 @@ class _Reader:
             )
         layers = [self.layer(el) for el in layers_el if name(el) == "layer"]
         map_el, back_el = sub.get(map_tag), sub.get("back_edges")
-        return builder.body(
+        body = builder.body(
             tag,
             self.line(body_el),
             layers,
@@ -400,3 +410,5 @@ class _Reader:
             outputs,
             ltype=ltype,
         )
+        self.legacy(body_el, f"{where}: <{tag}>")
+        return body

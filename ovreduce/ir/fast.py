@@ -37,7 +37,7 @@ from lxml import etree
 from ovreduce.errors import IRError, LimitExceededError
 from ovreduce.ir.build import NO_DATA, Builder, RawEdge
 from ovreduce.ir.model import IRModel, Layer, Port, RtInfo
-from ovreduce.ir.reading import PARSER_OPTIONS, ends_with_net, name, not_well_formed, rt_children
+from ovreduce.ir.reading import PARSER_OPTIONS, ends_with_net, legacy_refusal, name, not_well_formed, rt_children
 
 __all__ = ["read_fast"]
 
@@ -174,6 +174,8 @@ class _Reader:
             tail = etree.fromstring(b"<tail>" + xml[pos:close] + b"</tail>", etree.XMLParser(**PARSER_OPTIONS))
             if any(name(child) in ("layers", "edges") for child in tail):
                 return None  # a second section: the careful reader says what OpenVINO makes of it
+            if legacy_refusal(tail) is not None:
+                return None  # the careful reader says where
             rt_el = next((child for child in tail if name(child) == "rt_info"), None)
             rt_info = rt_children(rt_el) if rt_el is not None else ()
         return builder.model(net.get("name", ""), layers, edges, rt_info, xml)

@@ -23,6 +23,7 @@ __all__ = [
     "declaration_first",
     "declared_encoding",
     "ends_with_net",
+    "legacy_refusal",
     "name",
     "not_well_formed",
     "pugixml_chars",
@@ -185,6 +186,35 @@ def rt_children(el: etree._Element, unmap: Unmap | None = None) -> tuple[RtInfo,
         for c in el
         if isinstance(c.tag, str)
     )
+
+
+def legacy_refusal(el: etree._Element) -> tuple[str, etree._Element] | None:
+    """What OpenVINO refuses in the legacy ``<meta_data>`` of ``el`` (a ``<net>`` or a body), which it reads where
+    ``el`` has no ``<rt_info>``: the first of its children (text too, whose name is "") that is not
+    ``<cli_parameters>`` and has no ``value`` attribute, with the element it is in or is; None: nothing."""
+    meta = None
+    for child in el:
+        tag = name(child)
+        if tag == "rt_info":
+            return None
+        if tag == "meta_data" and meta is None:
+            meta = child
+    if meta is None:
+        return None
+    if meta.text is not None and not _blank(meta.text):
+        return "", meta
+    for child in meta:
+        tag = name(child)
+        if tag and tag != "cli_parameters" and "value" not in attributes(child):
+            return tag, child
+        if child.tail is not None and not _blank(child.tail):
+            return "", meta
+    return None
+
+
+def _blank(run: str) -> bool:
+    """Whether pugixml drops a run of text as blank (its blanks: space, tab, LF, CR)."""
+    return not run.strip(" \t\n\r")
 
 
 # -- characters XML 1.0 has no place for, which pugixml reads ---------------------------------------------------

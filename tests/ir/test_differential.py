@@ -154,6 +154,25 @@ SEMANTIC: dict[str, Callable[[str], str]] = {
     ),
     "a control character in a tensor name": _sub('names="x"', 'names="x&#7;"'),
     "a second BOM": lambda t: "\ufeff\ufeff" + t,
+    # the legacy <meta_data>, read where there is no <rt_info>: each element with a value but <cli_parameters>
+    "legacy meta_data": _sub(
+        "</net>",
+        '<meta_data><MO_version value="2022.3"/><cli_parameters><input value="x"/></cli_parameters>'
+        '<framework value=""/></meta_data><quantization_parameters><config>x</config></quantization_parameters></net>',
+    ),
+    "legacy meta_data, an element without a value": _sub("</net>", "<meta_data><framework/></meta_data></net>"),
+    "legacy meta_data, a Value": _sub("</net>", '<meta_data><framework Value="x"/></meta_data></net>'),
+    "legacy meta_data, text": _sub("</net>", "<meta_data>x</meta_data></net>"),
+    "legacy meta_data, text after an element": _sub(
+        "</net>", '<meta_data><a value="1"/>x<b value="2"/></meta_data></net>'
+    ),
+    "legacy meta_data, blanks and a comment": _sub(
+        "</net>", '<meta_data>\n\t<!-- c --><a value="1"/> \r\n</meta_data></net>'
+    ),
+    "legacy meta_data, CDATA": _sub("</net>", "<meta_data><![CDATA[x]]></meta_data></net>"),
+    "legacy meta_data beside rt_info": _sub("</net>", "<meta_data><framework/></meta_data><rt_info/></net>"),
+    "a second legacy meta_data": _sub("</net>", "<meta_data/><meta_data><framework/></meta_data></net>"),
+    "a prefixed meta_data": _sub("</net>", '<p:meta_data xmlns:p="urn:x"><framework/></p:meta_data></net>'),
 }
 
 # Files ovreduce refuses on purpose though OpenVINO reads them: not well-formed XML (libxml2 refuses it; pugixml,
@@ -310,7 +329,25 @@ BODY_SEMANTIC: dict[str, Callable[[str], str]] = {
     "a default namespace on a body's <dim>": _sub("<then_body>", '<then_body xmlns="urn:x">'),
     "a second <then_body>": _sub("</then_body>", "</then_body><then_body><layers/></then_body>"),
     "an unknown element in a body's <layers>": _sub("<then_body>\n\t\t\t\t<layers>", "<then_body><layers><x/>"),
+    "a body's legacy meta_data": _sub("</then_body>", '<meta_data><framework value="x"/></meta_data></then_body>'),
+    "a body's legacy meta_data, an element without a value": _sub(
+        "</then_body>", "<meta_data><framework/></meta_data></then_body>"
+    ),
+    "a body's legacy meta_data without its rt_info, an element without a value": lambda t: _without_body_rt_info(
+        t.replace("</then_body>", "<meta_data><framework/></meta_data></then_body>", 1)
+    ),
+    "a body's legacy meta_data without its rt_info": lambda t: _without_body_rt_info(
+        t.replace("</then_body>", '<meta_data><framework value="x"/></meta_data></then_body>', 1)
+    ),
 }
+
+
+def _without_body_rt_info(text: str) -> str:
+    """``text`` without the ``<rt_info />`` the serializer writes in ``<then_body>``."""
+    head, body = text.split("<then_body>", 1)
+    body, tail = body.split("</then_body>", 1)
+    assert body.count("<rt_info />") == 1, body
+    return f"{head}<then_body>{body.replace('<rt_info />', '')}</then_body>{tail}"
 
 
 @pytest.mark.parametrize(

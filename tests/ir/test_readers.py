@@ -217,7 +217,9 @@ def _variants() -> dict[str, str]:
         "a BOM": "\ufeff" + plain,
         "no XML declaration": plain.replace('<?xml version="1.0"?>\n', ""),
         "model rt_info": _BASE.replace("</net>", '<rt_info><info name="x" value="1"/></rt_info></net>'),
-        "meta data": _BASE.replace("</net>", "<meta_data><x/></meta_data>\n</net>"),
+        "meta data": _BASE.replace(
+            "</net>", '<meta_data><x value="1"/><cli_parameters><y/></cli_parameters></meta_data>\n</net>'
+        ),
         "no edges element": net([parameter(0, dims=(1, 3))]).replace("<edges>\n\n</edges>\n", ""),
         "self-closing edges": net([parameter(0, dims=(1, 3))]).replace("<edges>\n\n</edges>", "<edges/>"),
         "edge attributes reordered": plain.replace(
