@@ -481,6 +481,11 @@ class Builder:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 except IRError as exc:
                     unbuilt = _located(exc, line)
+            if data and "size" in data and "offset" in data and "element_type" in data and ltype != "Const":
+                weightless = _weightless(data, self.where(line, layer_id, name, ltype))
+                if weightless is not None and ltype == "Parameter":  # OpenVINO builds every Parameter
+                    raise weightless
+                unbuilt = unbuilt or weightless
             if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
                 wanted = "exactly one input port" if ltype == "Result" else "no input ports"
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
@@ -1146,6 +1151,43 @@ class Builder:
 
 _TYPED = {"Parameter": "element_type", "Const": "element_type", "Convert": "destination_type"}  # the element types
 _VERSIONED = frozenset({"Parameter", "Const", "Result"})  # beside the reductions, the ops whose opsets are judged
+
+
+# A std::stoll of a text: C's blanks, a sign, digits (what follows is looked at by its caller).
+_STOLL = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+def _weightless(data: Mapping[str, str], where: str) -> IRError | None:
+    """OpenVINO's refusal of the ``size``, ``offset`` and ``element_type`` of a layer's ``<data>`` that has all three,
+    which it reads on a layer of any type (where its weights are, for a model cache without weights): each of the
+    first two an unsigned 64-bit integer as ``get_uint64_attr`` reads one (a ``std::stoll`` of the whole text, not
+    negative), the last an element type as ``ov::element::Type`` names one (a port's precision); None: it reads them."""
+    for attr in ("size", "offset"):
+        text = data[attr]
+        found = _STOLL.match(text)
+        digits = "" if found is None else found[2].lstrip("0")
+        if found is None or len(digits) > 19 or int(digits or "0") > INT64_MAX + (found[1] == "-"):
+            said = "stoll"
+        elif found.end() != len(text) or (found[1] == "-" and digits):
+            said = f'node <data> has attribute "{attr}" = "{text}" which is not an unsigned 64 bit integer'
+        else:
+            continue
+        return IRStructureError(
+            f"{where}: <data> has size, offset and element_type, which OpenVINO reads on a layer of any type (where "
+            f"its weights are, for a model cache without them), and {attr}={text!r} is not an unsigned 64-bit "
+            f"integer; OpenVINO refuses the model ({said})"
+        )
+    text = data["element_type"]
+    try:
+        element_type_from_precision(text)
+    except ElementTypeError:
+        return ElementTypeError(
+            f"{where}: <data> has size, offset and element_type, which OpenVINO reads on a layer of any type (where "
+            f"its weights are, for a model cache without them), and element_type={text!r} names no element type as "
+            f"it reads one there (f32, FP32, bf16, BF16..., in these cases); OpenVINO refuses the model (Unsupported "
+            f"element type: {text})"
+        )
+    return None
 
 
 def _blank_ended(ltype: str, version: str) -> bool:

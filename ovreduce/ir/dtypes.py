@@ -125,9 +125,9 @@ ELEMENT_TYPES: dict[str, ElementType] = {
 
 # Names OpenVINO's IR reader accepts in element_type (case-insensitively) besides the canonical ones.
 _ELEMENT_ALIASES = {"undefined": "dynamic"}
-# Names it accepts in a port's precision attribute: the upper-case precisions, U1, and canonical names and aliases
+# Names it accepts in a port's precision attribute: the upper-case precisions, U1, bin, and canonical names and aliases
 # (in their own case: "undefined", not "UNDEFINED").
-_PRECISIONS = {t.precision: t for t in ELEMENT_TYPES.values()} | {"U1": ELEMENT_TYPES["u1"]}
+_PRECISIONS = {t.precision: t for t in ELEMENT_TYPES.values()} | {"U1": ELEMENT_TYPES["u1"], "bin": ELEMENT_TYPES["u1"]}
 _KSERVE = {t.kserve: t for t in ELEMENT_TYPES.values() if t.kserve}
 
 

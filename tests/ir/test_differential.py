@@ -172,6 +172,33 @@ SEMANTIC: dict[str, Callable[[str], str]] = {
     "legacy meta_data, CDATA": _sub("</net>", "<meta_data><![CDATA[x]]></meta_data></net>"),
     "legacy meta_data beside rt_info": _sub("</net>", "<meta_data><framework/></meta_data><rt_info/></net>"),
     "a second legacy meta_data": _sub("</net>", "<meta_data/><meta_data><framework/></meta_data></net>"),
+    # size, offset and element_type, read on a layer of any type that has all three (where its weights are)
+    **{
+        f"a ReduceMean's size={size!r} offset={offset!r} element_type={etype!r}": _sub(
+            RM_DATA, f'<data keep_dims="true" size="{size}" offset="{offset}" element_type="{etype}"/>'
+        )
+        for size, offset, etype in [
+            ("1", "0", "f32"),
+            ("+1", " 0", "BF16"),
+            ("-0", "00", "undefined"),
+            ("-1", "0", "f32"),
+            ("abc", "0", "f32"),
+            ("1 ", "0", "f32"),
+            ("", "0", "f32"),
+            ("9223372036854775808", "0", "f32"),
+            ("1", "-5", "f32"),
+            ("1", "0", "zz"),
+            ("1", "0", "F32"),
+            ("1", "0", "f32 "),
+            ("1", "0", "bin"),
+        ]
+    },
+    "a ReduceMean's bad size and offset without element_type": _sub(
+        RM_DATA, '<data keep_dims="true" size="abc" offset="-1"/>'
+    ),
+    "a Parameter's size abc": _sub(X_DATA, '<data shape="2,3,4" element_type="f32" size="abc" offset="0"/>'),
+    "a Parameter's size 24": _sub(X_DATA, '<data shape="2,3,4" element_type="f32" size="24" offset="0"/>'),
+    "a port precision bin": _sub('<port id="2" precision="FP32"', '<port id="2" precision="bin"'),
     "a prefixed meta_data": _sub("</net>", '<p:meta_data xmlns:p="urn:x"><framework/></p:meta_data></net>'),
 }
 
