@@ -147,6 +147,9 @@ class Builder:
         self._unknown_kinds: set[tuple[str, str]] = set()
         # What OpenVINO refuses of a layer only if it builds it, which it does where a Result reaches it (:meth:`model`)
         self._unless_unbuilt: list[tuple[Layer, IRError]] = []
+        self._counted_later: list[
+            Layer
+        ] = []  # an IR v10's Parameters, Consts, Results whose inputs :meth:`graph` counts
         self._dataless: list[Layer] = []  # layers typed "Constant" (any case): OpenVINO's Constant without data
         # the ReadValue and Assign layers built, by body depth, until :meth:`_variables` judges their graph's
         self._stateful: dict[int, list[Layer]] = {}
@@ -486,10 +489,11 @@ class Builder:
                 if weightless is not None and ltype == "Parameter":  # OpenVINO builds every Parameter
                     raise weightless
                 unbuilt = unbuilt or weightless
-            if ltype in _VERSIONED and len(inputs) != (ltype == "Result"):  # Parameter, Const: none; Result: one
-                wanted = "exactly one input port" if ltype == "Result" else "no input ports"
-                raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: {len(inputs)} input port(s); a "
-                                       f"{ltype} takes {wanted} (OpenVINO refuses the model)")  # fmt: skip
+            # Parameter, Const: no input; Result: one (an IR v10's unconnected input ports after the others are not
+            # the op's: counted once the edges are read)
+            counted_later = self.ir_version == 10 and len(inputs) > (ltype == "Result")
+            if ltype in _VERSIONED and len(inputs) != (ltype == "Result") and not counted_later:
+                _versioned_inputs(self.where(line, layer_id, name, ltype), ltype, len(inputs))
             if ltype.lower() in _STATEFUL and "variable_id" not in (data or NO_DATA) and _opset_6_on(version):
                 raise IRStructureError(f"{self.where(line, layer_id, name, ltype)}: no variable_id attribute; a "
                                        f"{ltype} of opset6 on names the variable it reads or writes by it (OpenVINO's "
@@ -528,6 +532,8 @@ class Builder:
             self._dataless.append(built)
         if ltype.lower() in _STATEFUL:
             self._stateful.setdefault(self.body_depth, []).append(built)
+        if ltype in _VERSIONED and counted_later:
+            self._counted_later.append(built)
         return built
 
     def _blank_type(self, data: Mapping[str, str], attr: str, where: str) -> tuple[Mapping[str, str], IRError | None]:
@@ -1090,15 +1096,49 @@ class Builder:
             )
         ordered = tuple([layers[i] for i in order])
         if len(producer) != sum(len(layer.inputs) for layer in layers):
-            for layer in ordered:
-                for port in layer.inputs:
-                    if (layer.id, port.id) not in producer:
-                        raise IRStructureError(
-                            f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
-                            f"every input port must be connected",
-                            line=port.line,
-                        )
+            ordered = self._unconnected(ordered, by_id, producer)
+        if self._counted_later:
+            mine = {id(layer) for layer in ordered}
+            for layer in self._counted_later:
+                if id(layer) in mine and len(layer.inputs) != (layer.type == "Result"):
+                    _versioned_inputs(layer.where, layer.type, len(layer.inputs))
+            self._counted_later = [layer for layer in self._counted_later if id(layer) not in mine]
         return ordered, tuple(built), by_id, producer
+
+    def _unconnected(
+        self, ordered: tuple[Layer, ...], by_id: dict[str, Layer], producer: Mapping[PortRef, PortRef]
+    ) -> tuple[Layer, ...]:
+        """``ordered`` where input ports are left unconnected: an error, but in an IR v10, whose unconnected input
+        ports after its connected ones a layer does without (OpenVINO makes the op of the inputs edges reach, and
+        reads no port's runtime attributes, which in an IR v11 asks for every input port it declares: "node index is
+        out of range"); ``by_id`` then holds the layers without them."""
+        trimmed: dict[str, Layer] = {}
+        for layer in ordered:
+            for i, port in enumerate(layer.inputs):
+                if (layer.id, port.id) in producer:
+                    continue
+                after = layer.inputs[i:]
+                if self.ir_version == 10 and all((layer.id, p.id) not in producer for p in after):
+                    trimmed[layer.id] = layer._replace(inputs=layer.inputs[:i])
+                    break
+                raise IRStructureError(
+                    f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
+                    f"every input port must be connected"
+                    + ("" if self.ir_version != 10 else
+                       " (OpenVINO reads an IR v10 whose unconnected input ports come after the connected ones)"),
+                    line=port.line,
+                )  # fmt: skip
+        if not trimmed:
+            return ordered
+        for layer_id, layer in trimmed.items():
+            by_id[layer_id] = layer
+        swapped = {id(layer): by_id[layer.id] for layer in ordered if layer.id in trimmed}
+        self._unless_unbuilt = [(swapped.get(id(layer), layer), exc) for layer, exc in self._unless_unbuilt]
+        self._dataless = [swapped.get(id(layer), layer) for layer in self._dataless]
+        self._counted_later = [swapped.get(id(layer), layer) for layer in self._counted_later]
+        self._stateful = {depth: [swapped.get(id(layer), layer) for layer in found]
+                          for depth, found in self._stateful.items()}  # fmt: skip
+        return tuple(trimmed.get(layer.id, layer) for layer in ordered)
 
     def _later_loop_output(self, loop: Layer, consumer: Layer, raw: RawEdge) -> None:
         """OpenVINO's refusal of an edge from a Loop's output port other than its first where the Loop has one
@@ -1151,6 +1191,11 @@ class Builder:
 
 _TYPED = {"Parameter": "element_type", "Const": "element_type", "Convert": "destination_type"}  # the element types
 _VERSIONED = frozenset({"Parameter", "Const", "Result"})  # beside the reductions, the ops whose opsets are judged
+
+
+def _versioned_inputs(where: str, ltype: str, count: int) -> NoReturn:
+    wanted = "exactly one input port" if ltype == "Result" else "no input ports"
+    raise IRStructureError(f"{where}: {count} input port(s); a {ltype} takes {wanted} (OpenVINO refuses the model)")
 
 
 # A std::stoll of a text: C's blanks, a sign, digits (what follows is looked at by its caller).

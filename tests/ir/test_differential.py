@@ -622,3 +622,27 @@ def _renamed(case: str) -> str:
 def test_an_ir_v10_s_tensor_name_given_twice_is_renamed_as_openvino_renames_it(case: str, tmp_path: Path) -> None:
     openvino, ours = _both_read(_renamed(case), tmp_path / "m.xml")
     assert openvino is None and isinstance(ours, IRModel), (openvino, ours)
+
+
+_EXTRA_PORT = '<port id="5" precision="I64"><dim>1</dim></port>'
+UNCONNECTED_INPUTS: dict[str, Callable[[str], str]] = {
+    "after the others": _sub(RM_IN, RM_IN.replace("</input>", _EXTRA_PORT + "</input>")),
+    "two after the others": _sub(
+        RM_IN, RM_IN.replace("</input>", _EXTRA_PORT + _EXTRA_PORT.replace('"5"', '"6"') + "</input>")
+    ),
+    "before the others": _sub(RM_IN, RM_IN.replace("<input>", "<input>" + _EXTRA_PORT)),
+    "between the others": _sub(RM_IN, RM_IN.replace("\n", _EXTRA_PORT + "\n")),
+    "a Result's, after its input": _sub(
+        "</port></input>\n</layer>\n</layers>", "</port>" + _EXTRA_PORT + "</input>\n</layer>\n</layers>"
+    ),
+    "a Parameter's": _sub(X_DATA, X_DATA + "<input>" + _EXTRA_PORT + "</input>"),
+}
+
+
+@pytest.mark.parametrize("version", ["10", "11"])
+@pytest.mark.parametrize("where", list(UNCONNECTED_INPUTS))
+def test_unconnected_input_ports_follow_openvino_s_reading(where: str, version: str) -> None:
+    """An IR v10's layer does without input ports no edge reaches after its connected ones (OpenVINO makes the op
+    of the inputs edges reach, and reads no port's runtime attributes); an IR v11 is refused, as any other place."""
+    text = UNCONNECTED_INPUTS[where](BASE).replace('<net name="m" version="11">', f'<net name="m" version="{version}">')
+    assert_follows_openvino(text.encode(), AXES)
