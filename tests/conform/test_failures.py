@@ -219,6 +219,8 @@ def test_a_mean_over_no_elements_is_undefined_and_compared_nowhere(tmp_path: Pat
     [row] = doc["nodes"]
     assert (row["status"], row["total"], row["undefined"], row["mismatched"]) == ("ok", 8, 8, 0), row
     assert "a mean over no elements, which ONNX leaves undefined: nothing was compared" in " ".join(row["notes"])
+    blind = "it conforms on an input that cannot show an error: its input is empty"
+    assert blind in row["notes"], row  # counted among the nodes whose agreement establishes nothing
     kept = onnx_models.reduce_mean(18, [2, 3, 4], axes_input=[1], keepdims=0)  # a defined mean stays compared
     [defined] = conform_model(str(onnx_models.save(kept, tmp_path / "mean.onnx"))).to_json()["nodes"]
     assert (defined["status"], defined["undefined"]) == ("ok", 0)
@@ -293,3 +295,22 @@ def test_an_opset_version_none_defines_is_refused_at_once(domain: str, version: 
         model.opset_import.append(onnx.helper.make_opsetid(domain, version))
     with pytest.raises(InputError, match=re.escape(f"the model imports {said}")):
         conform_model(model.SerializeToString())
+
+
+def test_a_mean_over_no_elements_is_not_summed_up_as_plainly_conforming(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing was compared: the result line counts the node among those on an input that cannot show an error, as
+    it counts a ReduceLogSum on the same empty input, rather than saying plainly that every node conforms."""
+    from tests.cli.inprocess import run_cli
+
+    results = {}
+    for op in ("ReduceMean", "ReduceLogSum"):
+        path = tmp_path / f"{op}.onnx"
+        path.write_bytes(_reduce_graph([onnx.helper.make_node(op, ["x", "axes"], ["y"], name="r")], [2, 0, 4]))
+        status, out, err = run_cli(capsys, "conform", str(path))
+        assert status == 0, err
+        results[op] = out.rstrip().splitlines()[-1]
+    expected = "result: every node conforms, but one on an input that cannot show an error (see its note)"
+    assert results["ReduceLogSum"].endswith(expected), results
+    assert results["ReduceMean"].endswith(expected), results
