@@ -528,8 +528,8 @@ class Builder:
             raise _located(exc, line) from None
         if unbuilt is not None:
             self._unless_unbuilt.append((built, _located(unbuilt, line)))
-        elif len(ltype) == 8 and ltype.lower() == "constant":
-            self._dataless.append(built)
+        elif len(ltype) == 8 and ltype.lower() == "constant" and "value" not in (data or NO_DATA):
+            self._dataless.append(built)  # (a `value` attribute's text is data to OpenVINO, as a Const's)
         if ltype.lower() in _STATEFUL:
             self._stateful.setdefault(self.body_depth, []).append(built)
         if ltype in _VERSIONED and counted_later:
@@ -597,7 +597,7 @@ class Builder:
     ) -> tuple[ElementType, PartialShape, ConstData]:
         key = (data.get("element_type", ""), data.get("shape", ""), data.get("size", ""))
         layout = self._layouts.get(key)
-        if layout is not None and len(outputs) == 1:  # the checks below passed for this type, shape and size before
+        if layout is not None and len(outputs) == 1 and "value" not in data:  # the checks below passed before
             offset, weights = data.get("offset", ""), self.weights
             if weights is not None and offset.isascii() and offset.isdigit() and len(offset) <= 20:
                 etype, shape, count, nbytes = layout
@@ -655,9 +655,12 @@ class Builder:
     def _const_data(self, data: Mapping[str, str], etype: ElementType, shape: PartialShape, where: str) -> ConstData:
         if not shape.is_static:
             raise IRStructureError(f"{where}: shape={data['shape']!r}: a Const must have a static shape")
+        inline = data.get("value") if etype.kind != "string" else None  # a string Const's is never read
         values = {}
         for attr in ("offset", "size"):
             text = data.get(attr)
+            if text is None and inline is not None:  # OpenVINO reads neither beside a value
+                continue
             if text is None:
                 raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")
             found = _ID.fullmatch(text)
@@ -666,9 +669,11 @@ class Builder:
             if len(found[1]) > 20:  # int() refuses more than 4300 digits; the .bin is far smaller anyway
                 raise WeightsError(f"{where}: {attr}={text[:24]}... is out of range; expected a byte count in the .bin")
             values[attr] = int(found[1])
-        offset, size = values["offset"], values["size"]
         count = math.prod(shape.to_list())
         expected = etype.nbytes(count)
+        if inline is not None:
+            return self._inline_data(inline, etype, shape, count, expected, where)
+        offset, size = values["offset"], values["size"]
         # OpenVINO's serializer writes a 1-byte placeholder for a Const with no elements.
         if expected is not None and size != expected and not (count == 0 and size == 1):
             raise WeightsError(
@@ -706,6 +711,28 @@ class Builder:
             except WeightsError as exc:
                 raise WeightsError(f"{where}: {exc.message}") from None
         return ConstData(offset, size, count)
+
+    @staticmethod
+    def _inline_data(
+        text: str, etype: ElementType, shape: PartialShape, count: int, expected: int | None, where: str
+    ) -> ConstData:
+        """A Const whose ``<data>`` has a ``value`` attribute: OpenVINO takes the bytes of its text (UTF-8, as the
+        XML parser gives it: entities replaced, a literal tab or line break a blank) as the constant's data, and
+        reads neither the ``.bin`` nor the ``offset`` and ``size`` (which it still parses where both are given).
+        A text of fewer bytes than the shape needs is refused: OpenVINO reads past its end."""
+        if etype.kind == "dynamic":
+            raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+        raw = text.encode("utf-8", "surrogatepass")
+        assert expected is not None  # (None only for strings, which never come here)
+        if len(raw) < expected:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise WeightsError(
+                f"{where}: value={shown!r}: OpenVINO takes the text of a Const's 'value' attribute as its data, in "
+                f"place of the .bin's, and {len(raw)} byte(s) of text are fewer than shape {shape} of {etype} needs "
+                f"({expected}): it reads past the text's end, values that vary from run to run; expected a value of "
+                f"at least {expected} bytes, or no value attribute (the data then read from the .bin)"
+            )
+        return ConstData(0, expected, count, raw[:expected])
 
     # -- ports ----------------------------------------------------------------------------------------------------
     def port(

@@ -85,11 +85,13 @@ NO_PORT = Port("?", None, (), ())  # stands for the output port of a layer that 
 
 @dataclass(frozen=True, slots=True)
 class ConstData:
-    """Where a Const's values lie in the ``.bin`` (already checked against its size)."""
+    """Where a Const's values lie in the ``.bin`` (already checked against its size), or, where its ``<data>`` has a
+    ``value`` attribute, the bytes of that text, which OpenVINO takes as its data in place of the ``.bin``'s."""
 
     offset: int
     size: int
     count: int  # number of elements (Python int: no overflow)
+    inline: bytes | None = None  # the first ``size`` bytes of the ``value`` attribute's text (UTF-8); None: the .bin
 
 
 @dataclass(frozen=True, slots=True)

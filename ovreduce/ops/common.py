@@ -135,7 +135,7 @@ class Const0(Op):
         const, etype, shape = layer.const, layer.element_type, layer.shape
         if const is None:
             return None
-        return (const.offset, const.size, const.count, etype and etype.name, shape and shape.dims)
+        return (const.offset, const.size, const.count, etype and etype.name, shape and shape.dims, const.inline)
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         layer = ctx.layer
@@ -147,7 +147,9 @@ class Const0(Op):
             return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values, which OpenVINO's shape "
                                                  f"inference does not read as the file writes them")  # fmt: skip
         items: list[Any] = []
-        if ctx.weights is not None:
+        if const.inline is not None:  # a `value` attribute's text: OpenVINO's data for it, the .bin not read
+            items = _plain_values(etype, const.inline, const.count)
+        elif ctx.weights is not None:
             nbytes = etype.nbytes(const.count)
             size = const.size if nbytes is None else nbytes
             raw = ctx.weights.read(const.offset, size, where=layer.where)
