@@ -107,7 +107,7 @@ def _check_model(
         shapes = ShapeEngine(model, reshape)
     engines: list[tuple[str | None, ShapeEngine]] = [(None, shapes), *shapes.body_engines()]
     infos = {(body_path, info.layer.id): info for body_path, graph in engines for info in graph.reductions}
-    notes = _body_notes(engines)
+    notes = [*model.notes, *_body_notes(engines)]
     unknown = {key for key, info in infos.items() if info.data.shape is None and info.error is None}
     # an error only where OpenVINO, reading the model, feeds the reduction what ovreduce infers
     suspect = set() if reshape else {key for key, info in infos.items() if _contradicted(info)}

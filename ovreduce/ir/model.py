@@ -265,6 +265,8 @@ class IRModel:
     weights: Weights | None = None
     rt_info: tuple[RtInfo, ...] = ()
     xml: bytes = field(default=b"", repr=False, compare=False)  # the source, for runtimes that read it again
+    # What OpenVINO does to the model as it reads it beyond what its layers say (the means a <pre-process> subtracts)
+    notes: tuple[str, ...] = field(default=(), compare=False)
     # The indices, when the reader gathered them while it checked the edges (else built here from the edges).
     by_id: InitVar[Mapping[str, Layer] | None] = None
     producers: InitVar[Mapping[PortRef, PortRef] | None] = None

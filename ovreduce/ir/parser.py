@@ -87,4 +87,11 @@ def parse_ir(
             from ovreduce.ir.careful import read_careful  # imported only for a file the fast reader declines
 
             model = read_careful(xml, Builder(source, weights, expected_bin, limits))
+        # Model Optimizer's mean values, which OpenVINO reads in every IR version (a UTF-16 file is searched too)
+        if b"<pre-process" in xml or xml[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            from ovreduce.ir.preprocess import pre_process_note
+
+            note = pre_process_note(model, xml)
+            if note is not None:
+                object.__setattr__(model, "notes", (*model.notes, note))
         return model
