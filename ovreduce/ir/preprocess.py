@@ -68,7 +68,8 @@ def pre_process_note(model: IRModel, xml: bytes) -> str | None:
     channels = dims[0] if len(dims) == 3 else dims[1]  # CHW is the legacy 3-D layout; NC, NCHW, NCDHW
     mean_shape = [1] if len(dims) == 2 else [1, *dims[1:]] if len(dims) == 3 else [1, *dims[2:]]
     etype = target.element_type
-    itemsize = 0 if etype is None else (etype.bitwidth + 7) // 8
+    kind_of = "dynamic" if etype is None else etype.kind
+    itemsize = 32 if kind_of == "string" else 0 if etype is None else (etype.bitwidth + 7) // 8  # (a std::string's)
 
     scalars: set[tuple[int, float]] = set()
     blobs: set[tuple[int, int, int]] = set()
@@ -122,6 +123,13 @@ def pre_process_note(model: IRModel, xml: bytes) -> str | None:
             f"on the model (SIGSEGV); expected one <channel> for each of the {channels} channels",
             line=line,
         )
+    # the Constant of the means in the input's type, then the Subtract, as OpenVINO makes them
+    if kind_of == "string" and scalars:
+        raise refused("Constant does not support writing elements of type 'f32' into Constant of type 'string'")
+    if kind_of == "dynamic":
+        raise refused("Element not supported" if scalars else "Tensor was not initialized.")
+    if etype is not None and etype.name in ("boolean", "string"):
+        raise refused(f"This operation does not support inputs with element type: {etype.name}")
     kind = "one value per channel" if scalars else f"a {mean_shape[1:] or [1]} blob per channel from the .bin"
     return (
         f"<pre-process>{f' (line {line})' if line else ''}: OpenVINO subtracts mean values ({kind}, {channels} "

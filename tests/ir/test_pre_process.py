@@ -91,6 +91,10 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "a dynamic input, in an IR v11": [_V11, ('shape="1,3,2,2"', 'shape="1,3,?,2"')],
     "an input of rank 6": [('shape="1,3,2,2"', 'shape="1,3,2,2,1,1"')],
 }
+for _type, _size in [("boolean", 4), ("string", 128), ("u1", 1), ("i4", 1), ("f8e4m3", 4), ("dynamic", 0)]:
+    _sized = [(f'offset="{o}" size="16"', f'offset="{o}" size="{_size}"') for o in (8, 24, 40)]
+    CASES[f"values for a {_type} input"] = [(_BLOBS, _SCALARS), ('element_type="f32"', f'element_type="{_type}"')]
+    CASES[f"blobs for a {_type} input"] = [*_sized, ('element_type="f32"', f'element_type="{_type}"')]
 
 _OPENVINO = r"""
 import sys, openvino as ov
@@ -129,7 +133,9 @@ def test_the_block_is_read_and_refused_as_openvino_reads_it(tmp_path: Path, case
         with pytest.raises(IRError) as info:
             load_ir(xml)
         assert "<pre-process>" in str(info.value) and "OpenVINO refuses the model" in str(info.value)
-        if said != "stoll":  # (std::stoll's own word, for an id of no digits)
+        # (std::stoll's own word, for an id of no digits; OpenVINO builds the layers before it reads the block, and
+        # the ReduceMean refuses a boolean input first)
+        if said != "stoll" and "must be numeric" not in said:
             assert said in str(info.value), (said, str(info.value))
         return
     checked = check_model(load_ir(xml))
