@@ -659,7 +659,7 @@ class Builder:
         values = {}
         for attr in ("offset", "size"):
             text = data.get(attr)
-            if text is None and inline is not None:  # OpenVINO reads neither beside a value
+            if inline is not None and ("offset" not in data or "size" not in data):  # parsed only where both are
                 continue
             if text is None:
                 raise IRStructureError(f"{where}: <data> has no {attr!r} attribute")

@@ -61,6 +61,7 @@ CASES = {
     "a character reference to a tab": ('offset="0" size="2" value="0&#9;"', "i8"),
     "UTF-8 bytes of a non-ASCII letter": ('offset="0" size="2" value="\u00e9"', "u8"),
     "neither offset nor size": ('value="0 "', "i8"),
+    "an offset alone, not a number (not parsed)": ('offset="abc" value="0 "', "i8"),
     "an offset and size past the .bin": ('offset="1000" size="7" value="0 "', "i8"),
 }
 
