@@ -18,7 +18,7 @@ from lxml import etree
 
 from ovreduce.errors import IRStructureError, WeightsError
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.ir.reading import PARSER_OPTIONS, NoExternalResources, attributes, name
+from ovreduce.ir.reading import PARSER_OPTIONS, NoExternalResources, Unmap, attributes, name, pugixml_chars
 
 __all__ = ["pre_process_note"]
 
@@ -36,7 +36,14 @@ def pre_process_note(model: IRModel, xml: bytes) -> str | None:
     """
     parser = etree.XMLParser(**PARSER_OPTIONS)
     parser.resolvers.add(NoExternalResources())
-    root = etree.fromstring(xml, parser)  # (both readers found the document well-formed)
+    unmap: Unmap = str
+    try:
+        root = etree.fromstring(xml, parser)  # (both readers found the document well-formed)
+    except etree.XMLSyntaxError:  # characters XML 1.0 has no place for, which OpenVINO's reader (and ovreduce's) reads
+        mapped = pugixml_chars(xml)
+        if mapped is None:
+            raise
+        root, unmap = etree.fromstring(mapped[0], parser), mapped[1]
     block = next((el for el in root if name(el) == "pre-process"), None)
     if block is None:
         return None
@@ -47,7 +54,7 @@ def pre_process_note(model: IRModel, xml: bytes) -> str | None:
         return error(f"{where}: {why}; OpenVINO refuses the model", line=line)
 
     params = [layer for layer in model.layers if layer.type == "Parameter"]
-    ref = attributes(block).get("reference-layer-name", "").strip(_BLANKS)
+    ref = unmap(attributes(block).get("reference-layer-name", "")).strip(_BLANKS)
     target: Layer | None
     if not ref:  # OpenVINO's fallback: the first input of rank 4, else the first input
         if not params:
