@@ -1568,6 +1568,8 @@ def memory_refusal(exc: BaseException) -> MemoryLimitError | None:
         said = f"OpenVINO could not allocate {int(found[1])} bytes{what}"
     elif isinstance(exc, MemoryError) or clean_message(exc) == "std::bad_alloc":  # C++'s, as OpenVINO passes it on
         said = "the inference ran out of memory"
+    elif clean_message(exc) == "can't alloc":  # the CPU plugin's, compiling the model (its weights, its buffers)
+        said = "OpenVINO could not allocate the memory to compile the model"
     elif clean_message(exc).endswith("Resource temporarily unavailable"):  # a thread the plugin could not start
         said = "OpenVINO could not start a thread (its stack is memory too)"
     else:

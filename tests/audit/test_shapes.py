@@ -5,6 +5,7 @@ fixed get a default that OpenVINO's own shape inference accepts, and the documen
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -401,6 +402,28 @@ def test_cs_bad_alloc_as_openvino_passes_it_on_is_running_out_of_memory() -> Non
 
     assert memory_refusal(RuntimeError("std::bad_alloc")) is not None
     assert memory_refusal(RuntimeError("Exception from node 'std::bad_alloc': cannot broadcast")) is None
+
+
+def test_a_compile_that_cannot_allocate_under_the_memory_bound_is_the_memory_limit(tmp_path: Path) -> None:
+    """The CPU plugin compiling 400 chained reductions and their outputs under a 256 MiB bound fails with "can't
+    alloc": that was "OpenVINO failed: can't alloc", every reduction "not audited", where running out of the bound
+    is [limit.memory], exit 2."""
+    import subprocess
+    import sys
+
+    from ovreduce.backends.openvino import memory_refusal
+
+    from .ov_models import many_reductions
+
+    assert (
+        memory_refusal(RuntimeError("Exception from src/inference/src/dev/plugin.cpp:54:\ncan't alloc\n")) is not None
+    )
+    path = many_reductions(tmp_path / "many.xml", 400)
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--precision", "f32"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ,
+                          "OVREDUCE_MAX_WORKER_BYTES": str(256 << 20)})  # fmt: skip
+    assert "can't alloc" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.returncode == 0 or (done.returncode == 2 and "[limit.memory]" in done.stderr), done.stderr
 
 
 @pytest.mark.parametrize("name", ["plain", "bad_alloc", "Failed to allocate 5 bytes of memory"])
