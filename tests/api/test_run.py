@@ -340,22 +340,17 @@ def test_jobs_that_never_answer_are_killed_on_time_however_many_run_at_once(
 
 
 def test_a_worker_that_crashes_is_503_and_replaced(
-    make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None], rmsnorm: tuple[bytes, bytes | None]
+    make_client: Callable[..., TestClient], rmsnorm: tuple[bytes, bytes | None]
 ) -> None:
     """A worker process that dies of SIGSEGV mid-job (as the XML parser can on hostile bytes): its job is
     answered 503 saying how it ended, the service goes on, and the next job gets a fresh worker."""
     client = make_client(run_timeout_s=60, concurrency=1)
     isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
-    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
     small = client.post("/v1/models", files=files(*rmsnorm)).json()["id"]
-    (pid,) = isolated.pids()
-    audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}))
-    time.sleep(1.0)  # the audit runs for seconds
-    os.kill(pid, signal.SIGSEGV)
-    audit.join(30)
-    doc = assert_problem(result[0], 503, "worker")
+    pid, answer = _killed_mid_audit(client, signal.SIGSEGV)
+    doc = assert_problem(answer, 503, "worker")
     assert "killed by signal 11 (SIGSEGV)" in doc["detail"], doc["detail"]
-    assert result[0].headers["retry-after"] == "5"  # a fresh worker takes the next job
+    assert answer.headers["retry-after"] == "5"  # a fresh worker takes the next job
     assert not _alive(pid)
     assert client.get("/healthz").status_code == 200
     response = client.post(f"/v1/models/{small}/layers/{LAYER}/run", json={"backends": ["numpy"]})
@@ -363,21 +358,33 @@ def test_a_worker_that_crashes_is_503_and_replaced(
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
+_LOOP = ROOT / "tests" / "exports" / "loop_trip_count" / "model.xml"
+
+
+def _killed_mid_audit(client: TestClient, sig: signal.Signals) -> tuple[int, Any]:
+    """Audit a Loop that never ends (a trip count of -1: little memory, and it runs until its worker is killed) in the
+    one worker, and kill that worker by ``sig`` a second into the audit: its pid and the audit's answer."""
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    mid = client.post("/v1/models", files=files(_LOOP.read_bytes(), _LOOP.with_suffix(".bin").read_bytes())).json()
+    forever = {"inputs": [{"name": "n.1", "shape": [], "datatype": "INT64", "data": [-1]}], "precision": "f32"}
+    audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid['id']}/audit", json=forever))
+    time.sleep(1.0)  # in the one worker (the upload's, or a fresh one where that retired)
+    pids = isolated.pids()
+    assert len(pids) == 1, (pids, audit.is_alive() or result[0].json()["error"])
+    os.kill(pids[0], sig)
+    audit.join(30)
+    return pids[0], result[0]
+
+
 def test_a_worker_that_aborts_near_its_memory_bound_says_the_bound_is_the_likely_cause(
-    make_client: Callable[..., TestClient], slow_model: tuple[bytes, bytes | None]
+    make_client: Callable[..., TestClient],
 ) -> None:
     """OpenVINO ends its process (SIGABRT) when an allocation fails in a thread of its own, where no error can be
     answered. A worker killed by a signal with more than half its bound held when it took the job: its 503 says the
     memory bound is the likely cause, and how much it held, instead of blaming a crash of the parser or of OpenVINO."""
     client = make_client(run_timeout_s=60, concurrency=1, max_worker_bytes=_SMALL_WORKER)
-    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
-    mid = client.post("/v1/models", files=files(*slow_model)).json()["id"]
-    (pid,) = isolated.pids()
-    audit, result = _in_thread(lambda: client.post(f"/v1/models/{mid}/audit", json={"precision": "f32"}))
-    time.sleep(1.0)  # the audit runs for seconds
-    os.kill(pid, signal.SIGABRT)
-    audit.join(30)
-    doc = assert_problem(result[0], 503, "worker")
+    _, answer = _killed_mid_audit(client, signal.SIGABRT)
+    doc = assert_problem(answer, 503, "worker")
     assert "killed by signal 6 (SIGABRT)" in doc["detail"], doc["detail"]
     assert f"of the {_SMALL_WORKER} a worker process may use (OVREDUCE_MAX_WORKER_BYTES)" in doc["detail"], doc
     assert "likely cause" in doc["detail"] and "parser" not in doc["detail"], doc["detail"]
