@@ -167,6 +167,16 @@ def _compare(name: str, etype: str, node: Any, tmp_path: Path) -> bool:
     return True
 
 
+def _first_outputs(xml: Path) -> dict[str, Any]:
+    """``inspect --all`` of ``xml``: each layer's first output (its shape and why a dim is unknown), by layer name."""
+    ir = load_ir(xml)
+    try:
+        doc = inspect_model(ir, all_layers=True)
+    finally:
+        ir.close()
+    return {view.layer_name: view.outputs[0] for view in doc.layers if view.outputs}
+
+
 @pytest.mark.parametrize("name", VALUES)
 def test_real_values_fold_to_openvinos_bit_for_bit(name: str, tmp_path: Path) -> None:
     """Each op over constants of each real type: the values ovreduce folds are OpenVINO's exactly (f16 and bf16
@@ -261,12 +271,7 @@ def test_a_dim_an_unfolded_value_leaves_unknown_says_why(tmp_path: Path) -> None
     xml = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(after)], [x]), str(xml), compress_to_fp16=False)
     assert ov.Core().read_model(str(xml)).output(0).get_partial_shape().is_static
-    ir = load_ir(xml)
-    try:
-        doc = inspect_model(ir, all_layers=True)
-    finally:
-        ir.close()
-    ports = {view.layer_name: view.outputs[0] for view in doc.layers if view.outputs}
+    ports = _first_outputs(xml)
     for name in ("reshaped", "after"):
         port = ports[name]
         assert port.shape is not None and -1 in port.shape, (name, port)
@@ -302,12 +307,7 @@ def test_a_declared_dim_ovreduce_leaves_unknown_says_why(tmp_path: Path) -> None
     expected = {n.get_friendly_name(): to_shape(n.get_output_partial_shape(0)) for n in
                 ov.Core().read_model(str(xml)).get_ordered_ops()}  # fmt: skip
     assert expected["padded"].dims is not None and expected["padded"].dims[2].is_static
-    ir = load_ir(xml)
-    try:
-        doc = inspect_model(ir, all_layers=True)
-    finally:
-        ir.close()
-    ports = {view.layer_name: view.outputs[0] for view in doc.layers if view.outputs}
+    ports = _first_outputs(xml)
     assert ports["padded"].shape != expected["padded"].to_json(), "ovreduce knows the dim now: the case tests nothing"
     for name in ("padded", "after"):
         port = ports[name]
