@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import openvino as ov
@@ -147,6 +148,18 @@ def test_an_if_on_another_comparison_of_a_dim_is_not_decided_by_bounds(tmp_path:
     assert reduction.inferred_output_shape == partial_shape(node.get_output_partial_shape(0)).to_json()
 
 
+def _reshaped_both(model: ov.Model, path: Path, x: str, name: str) -> tuple[Any, Any]:
+    """``model`` saved as ``path`` and its input ``x`` reshaped to ``x`` by OpenVINO and by ovreduce's check: the
+    reduction ``name`` as each sees it (ovreduce's row, OpenVINO's node)."""
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    read = ov.Core().read_model(str(path))
+    read.reshape({"x": ov.PartialShape(x)})
+    node = next(n for n in read.get_ordered_ops() if n.get_friendly_name() == name)
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
+    [reduction] = [r for r in report.reductions if r.layer_name == name]
+    return reduction, node
+
+
 @pytest.mark.parametrize("x", ["[2..3,6]", "[1..3,6]", "[1,6]", "[?,6]"])
 def test_an_equal_of_a_dim_bounds_a_shape_computed_from_it(tmp_path: Path, x: str) -> None:
     """Reshape(x, [Convert(Equal(ShapeOf(x)[0], 1)) + 1, -1]) -> ReduceMean: Equal's bounds (false, true or either)
@@ -157,13 +170,7 @@ def test_an_equal_of_a_dim_bounds_a_shape_computed_from_it(tmp_path: Path, x: st
     target = ops.concat([ops.add(flag, ops.constant(np.array([1], np.int64))), ops.constant(np.array([-1]))], 0)
     mean = ops.reduce_mean(ops.reshape(xp, target, False), ops.constant(np.array([1], np.int64)), False)
     mean.set_friendly_name("mean")
-    path = tmp_path / "equal_flag.xml"
-    ov.save_model(ov.Model([ops.result(mean)], [xp]), str(path), compress_to_fp16=False)
-    model = ov.Core().read_model(str(path))
-    model.reshape({"x": ov.PartialShape(x)})
-    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "mean")
-    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
-    [reduction] = report.reductions
+    reduction, node = _reshaped_both(ov.Model([ops.result(mean)], [xp]), tmp_path / "equal_flag.xml", x, "mean")
     assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), x
 
 
@@ -186,12 +193,6 @@ def test_a_loop_on_a_dim_is_decided_by_bounds_as_openvino_decides_it(tmp_path: P
     out = loop.get_concatenated_slices(body_out.output(0), 0, 1, 1, -1, 0)
     after = ops.reduce_sum(out, ops.constant(np.array([0], np.int64)), False)
     after.set_friendly_name("after")
-    path = tmp_path / "loop_on_a_dim.xml"
-    ov.save_model(ov.Model([ops.result(after)], [xp]), str(path), compress_to_fp16=False)
-    model = ov.Core().read_model(str(path))
-    model.reshape({"x": ov.PartialShape(x)})
-    node = next(n for n in model.get_ordered_ops() if n.get_friendly_name() == "after")
-    report = check_model(load_ir(path), reshape={"x": PartialShape.parse(x)})
-    [reduction] = [r for r in report.reductions if r.layer_name == "after"]
+    reduction, node = _reshaped_both(ov.Model([ops.result(after)], [xp]), tmp_path / "loop_on_a_dim.xml", x, "after")
     assert reduction.input_shape == partial_shape(node.get_input_partial_shape(0)).to_json(), x
     assert reduction.inferred_output_shape == partial_shape(node.get_output_partial_shape(0)).to_json(), x
