@@ -451,11 +451,12 @@ def _refuse_reader_crashes(model: Any) -> None:
     """
     layers = [*model.layers, *(layer for ref in model.bodies() for layer in ref.body.graph.layers)]
     for layer in layers:
-        if layer.type == "Slice" and layer.version.startswith("opset") and len(layer.inputs) < 4:
+        kind, version = layer.type.lower(), layer.version  # (OpenVINO finds op types in any case)
+        if kind == "slice" and version.startswith("opset") and len(layer.inputs) < 4:
             raise RuntimeError(f"Slice has to have 4 or 5 inputs. Got: {len(layer.inputs)}")
-        if layer.type == "Broadcast" and layer.version in ("opset1", "opset2") and len(layer.inputs) < 2:
+        if kind == "broadcast" and version in ("opset1", "opset2") and len(layer.inputs) < 2:
             raise RuntimeError(f"index '{len(layer.inputs)}' out of range")
-        if layer.type == "MaxPool" and layer.version in _MAX_POOL_1 and not layer.inputs:
+        if kind == "maxpool" and version in _MAX_POOL_1 and not layer.inputs:
             raise RuntimeError("index '0' out of range")
 
 
