@@ -20,18 +20,20 @@ each reduction's input. OpenVINO is imported only when that happens.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ovreduce._openvino import lacks_extension
 from ovreduce.check.findings import compare_declared, finding, ordered
 from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
-from ovreduce.errors import InputError, IRError, IRStructureError, LimitExceededError, OvReduceError
+from ovreduce.errors import BackendError, InputError, IRError, IRStructureError, LimitExceededError, OvReduceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.model import IRModel
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
@@ -40,6 +42,9 @@ from ovreduce.ops.reduce import ReductionInfo
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 __all__ = ["check_document", "check_model", "check_paths", "unreadable"]
 
@@ -318,12 +323,17 @@ def check_paths(
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         context = multiprocessing.get_context(_start_method(engine))
-        with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context) as pool:
+        parent = (_parent_of(context),)
+        with ProcessPoolExecutor(min(jobs, len(paths)), context, _end_with_parent, parent) as pool:
             futures = [pool.submit(_check_one, p, *options) for p in paths]
-            for future in futures:  # in the order given: the document is the serial one
-                done.append(future.result())
+            for p, future in zip(paths, futures, strict=True):  # in the order given: the document is the serial one
+                try:
+                    done.append(future.result())
+                except BrokenProcessPool:  # a worker crashed (in OpenVINO): the models not done are checked alone
+                    done.append(_check_alone(context, p, options))
                 if progress is not None:
                     progress()
     if several and (nowhere := sorted(set(reshape or {}).difference(*(applied for _, applied in done)))):
@@ -331,6 +341,51 @@ def check_paths(
         raise InputError(f"reshape {nowhere[0]}: no Parameter of the {read} model(s) read has that name",
                          parameter="reshape")  # fmt: skip
     return check_document([m for m, _ in done])
+
+
+def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> tuple[ModelCheck, frozenset[str]]:
+    """:func:`_check_one` in a process of its own: a model whose check crashes that process (OpenVINO's reader, on
+    what ovreduce does not know it crashes on) is unreadable, with how the process ended; the other models are not."""
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_send_check, args=(sender, path, options, _parent_of(context)), daemon=True)
+    process.start()
+    sender.close()
+    try:
+        result: tuple[ModelCheck, frozenset[str]] = receiver.recv()
+        return result
+    except EOFError:  # it ended without an answer
+        pass
+    finally:
+        receiver.close()
+        process.join()
+    code = process.exitcode or 0
+    how = f"killed by signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"ended with status {code}"
+    error = BackendError(f"the process checking the model was {how}: OpenVINO crashed reading it, on something "
+                         f"ovreduce does not know it crashes on")  # fmt: skip
+    return unreadable(str(path), error), frozenset()
+
+
+def _send_check(sender: Connection, path: Path, options: tuple[Any, ...], parent: int | None) -> None:
+    _end_with_parent(parent)
+    sender.send(_check_one(path, *options))
+    sender.close()
+
+
+def _parent_of(context: Any) -> int | None:
+    """The process a worker of ``context`` starts from: this one where it is forked, else a server's (None)."""
+    return os.getpid() if context.get_start_method() == "fork" else None
+
+
+def _end_with_parent(parent: int | None) -> None:
+    """Have the system end this worker when the process that started it ends (a ``check`` killed by SIGTERM or SIGHUP
+    shuts down no pool: its workers would sleep on for ever), where the system can (Linux); at once where ``parent``
+    (its pid, where known) ended before that was asked."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if parent is not None and os.getppid() != parent:
+            os._exit(1)
 
 
 def _start_method(engine: Engine) -> str:

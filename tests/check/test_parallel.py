@@ -4,8 +4,11 @@ order: models that are clean, with findings, unreadable, and a reshape."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from ovreduce.check import check_paths
 from ovreduce.cli.paths import expand_paths
 from ovreduce.shapes import PartialShape
+from tests.ir.irxml import edge, layer, net, port
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 
@@ -76,3 +80,91 @@ def test_workers_are_forked_only_when_nothing_else_runs(setup: str, expected: st
     code = f"{setup}\nfrom ovreduce.check import _start_method\nprint(_start_method('native'))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == expected
+
+
+def _crashing_extension_and_a_model_that_loads_it(folder: Path) -> Path:
+    """A Python module that crashes the process importing it (SIGSEGV) as an OpenVINO extension, and a model whose
+    check loads the extensions: a GRN's output declared without dims, for which ovreduce has no rule and asks
+    OpenVINO. (A real OpenVINO crash ovreduce does not refuse beforehand is, by its nature, not known.)"""
+    (folder / "crashing_extension.py").write_text("import ctypes\n\nctypes.string_at(0)\n")
+    x = layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"}, outputs=[port(0, [2, 3])])
+    grn = layer(1, "grn", "GRN", data={"bias": "1e-6"}, inputs=[port(0, [2, 3])], outputs=[port(1)])
+    axes = layer(2, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+                 outputs=[port(0, [1], "I64")])  # fmt: skip
+    mean = layer(3, "mean", "ReduceMean", inputs=[port(0), port(1, [1], "I64")], outputs=[port(2, [2])])
+    out = layer(4, "out", "Result", inputs=[port(0, [2])])
+    path = folder / "asks_openvino.xml"
+    path.write_text(net([x, grn, axes, mean, out], [edge(0, 0, 1, 0), edge(1, 1, 3, 0), edge(2, 0, 3, 1),
+                                                    edge(3, 2, 4, 0)]))  # fmt: skip
+    path.with_suffix(".bin").write_bytes((1).to_bytes(8, "little"))
+    return path
+
+
+def test_a_model_whose_check_crashes_its_process_is_unreadable_and_the_others_are_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that dies checking one model (OpenVINO crashing, here in an extension it loads for the model) ended the
+    whole run, "internal error: BrokenProcessPool" (exit 3), without a word of the other models. That model is now
+    unreadable, saying how its process ended, and the others are checked as in a serial run."""
+    crashing = _crashing_extension_and_a_model_that_loads_it(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paths = [SAMPLES / "dynamic.xml", crashing, SAMPLES / "all_reductions.xml", SAMPLES / "spec_examples.xml"]
+    document = check_paths(paths, jobs=2, extensions=["crashing_extension"])
+    assert [m.path for m in document.models] == [str(p) for p in paths]
+    crashed = document.models[1]
+    assert crashed.error is not None and "killed by signal 11 (SIGSEGV)" in crashed.error.message, crashed.error
+    serial = check_paths([p for p in paths if p != crashing])
+    assert [m for m in document.models if m is not crashed] == list(serial.models)
+
+
+@pytest.mark.parametrize("command", ["check", "inspect"])
+def test_a_crash_of_the_only_model_is_said_not_a_silent_death(tmp_path: Path, command: str) -> None:
+    """``check`` and ``inspect`` read a model with OpenVINO in their own process (where a reduction's input has no
+    native rule): a crash there was a bare SIGSEGV, exit 139, nothing said. It is one line and exit 2, as in ``run``."""
+    path = _crashing_extension_and_a_model_that_loads_it(tmp_path)
+    extension = ["--extension", "crashing_extension"] if command == "check" else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    if command == "inspect":  # (inspect loads no extension: the module is openvino-tokenizers' for it)
+        (tmp_path / "openvino_tokenizers").mkdir()
+        (tmp_path / "openvino_tokenizers" / "__init__.py").write_text("import crashing_extension\n")
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", command, *extension, str(path)], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert done.stderr.startswith(f"ovreduce {command}: OpenVINO crashed the process (SIGSEGV, a segmentation fault) "
+                                  f"while it read the model"), done.stderr  # fmt: skip
+    assert done.stderr.rstrip().endswith("[backend]") and done.stderr.count("\n") == 1, done.stderr
+
+
+def _processes_naming(text: str) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+                found.add(int(entry.name))
+        except OSError:  # (ended meanwhile)
+            continue
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers' end with their parent is the system's (Linux)")
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP])
+def test_the_workers_of_a_check_that_is_killed_end_with_it(tmp_path: Path, sent: signal.Signals) -> None:
+    """``check DIR -j 2`` killed by SIGTERM (a CI job cancelled) or SIGHUP (its terminal closed) ended, but its workers
+    slept on for ever, each holding its memory. They end with it now."""
+    for i in range(400):
+        for suffix in (".xml", ".bin"):
+            (tmp_path / f"m{i}{suffix}").write_bytes((SAMPLES / "all_reductions").with_suffix(suffix).read_bytes())
+    with subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", str(tmp_path), "-j", "2"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as process:  # fmt: skip
+        deadline = time.monotonic() + 60
+        while len(_processes_naming(str(tmp_path))) < 4 and process.poll() is None:  # the program, the command, 2
+            assert time.monotonic() < deadline, "the check's workers did not start"
+            time.sleep(0.05)
+        process.send_signal(sent)
+        assert process.wait(timeout=60) == -sent
+    deadline = time.monotonic() + 10
+    while (left := _processes_naming(str(tmp_path))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} of the check's processes outlived it"
