@@ -38,14 +38,18 @@ __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
 def _emit(text: str | bytes) -> None:
     """Write to standard output: a JSON document (bytes) in UTF-8 whatever the locale's encoding, where the
-    stream has bytes underneath (not a StringIO)."""
+    stream has bytes underneath (not a StringIO). Where its reader has gone (``| head -1``), the rest is dropped and
+    the command's exit status is still its verdict's."""
     buffer = getattr(sys.stdout, "buffer", None) if isinstance(text, bytes) else None
-    if buffer is not None:
+    try:
+        if buffer is not None:
+            sys.stdout.flush()
+            buffer.write(text)
+        else:
+            sys.stdout.write(text.decode() if isinstance(text, bytes) else text)
         sys.stdout.flush()
-        buffer.write(text)
-    else:
-        sys.stdout.write(text.decode() if isinstance(text, bytes) else text)
-    sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (what is still buffered goes nowhere)
 
 
 def _json(doc: Any) -> bytes:

@@ -369,3 +369,19 @@ def test_axes_computed_past_64_bits_are_written_as_their_type_holds_them(tmp_pat
     (reduction,) = model["reductions"]
     assert reduction["axes"] == [0]
     assert reduction["inferred_output_shape"] == [3, 4] == list(mean.get_output_shape(0))
+
+
+@pytest.mark.parametrize(("model", "status"), [("broken/stale_output.xml", 1), ("rmsnorm.xml", 0)])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_reader_of_the_output_that_has_gone_leaves_the_verdict_as_the_status(
+    model: str, status: int, fmt: str
+) -> None:
+    """``ovreduce check broken.xml | head -1``: the reader gone, the status was 0 whatever the verdict, so a pipeline
+    (``set -o pipefail``) passed a broken model. The output is dropped; the status is the verdict's."""
+    with subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", "--format", fmt, str(SAMPLES / model)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:  # fmt: skip
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # before the check writes a byte (it takes longer to start)
+        stderr = process.stderr.read()
+        assert process.wait(timeout=120) == status, stderr
+    assert stderr == b""
