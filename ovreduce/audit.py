@@ -87,6 +87,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     machine_epsilon,
+    masked_note,
     tolerances,
     too_wide,
 )
@@ -1931,6 +1932,9 @@ def _audit_layer(
     asked = (atol, rtol)
     atol, rtol = tolerances(etype, judged_in, data.size, expected.size, atol, rtol, op=op_type)
     layer.not_established = cannot_show_error(data, axes, op_type, expected, atol)
+    masked = masked_note(data, axes, op_type)
+    if masked is not None:
+        layer.notes.append(masked)
     try:  # output elements the specification leaves undefined (an empty ReduceMax) are left out
         undefined = undefined_elements(op_type, data.shape, axes, keep_dims)
     except OvReduceError:

@@ -51,6 +51,7 @@ __all__ = [
     "default_tolerances",
     "f64_computed_note",
     "machine_epsilon",
+    "masked_note",
     "tolerances",
     "too_wide",
 ]
@@ -301,6 +302,41 @@ DECIDING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True, "ReduceMin": Fal
 """The boolean value that decides a logical reduction's slice wherever it is (a ReduceMin of booleans is an AND)."""
 
 
+_MASK = {"ReduceMax": -math.inf, "ReduceMin": math.inf}
+"""The infinity that decides no slice of a ReduceMax (ReduceMin) holding anything else: what masked_fill(-inf) puts
+at a masked score before a max (eager attention's max subtraction, a router's sparse mixer)."""
+
+
+def _masked(values: npt.NDArray[Any], reduced: tuple[int, ...], op: str) -> npt.NDArray[np.bool_] | None:
+    """The elements of a float ReduceMax's (ReduceMin's) input that are -inf (+inf): masked, they decide no output
+    of a slice that holds anything else; None where there are none, or for another op or element type."""
+    if op not in _MASK or values.dtype.kind != "f" or not reduced:
+        return None
+    masked = values == _MASK[op]
+    return masked if bool(masked.any()) else None
+
+
+def masked_note(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
+    """For a ReduceMax (ReduceMin) whose input holds -inf (+inf), masked scores, in no slice that holds nothing
+    else: that they were there and decided no output, the row being judged on the other elements (None otherwise,
+    and where another non-finite element or a slice of only masked elements leaves the row unestablished, which
+    :func:`cannot_show_error` says)."""
+    if data.size == 0 or not data.ndim:
+        return None
+    values = np.asarray(data, dtype=np.float64) if data.dtype.kind == "f" else data
+    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
+    masked = _masked(values, reduced, op)
+    if masked is None or int(np.count_nonzero(~np.isfinite(values))) > int(np.count_nonzero(masked)):
+        return None
+    if bool(np.any(np.all(masked, axis=reduced))):
+        return None
+    count = int(np.count_nonzero(masked))
+    return (
+        f"{count} of its {data.size} input elements are {_MASK[op]:g} (masked): each slice it reduces holds a "
+        f"finite element besides, so they decided no output, and it is judged on the finite elements"
+    )
+
+
 def cannot_show_error(
     data: npt.NDArray[Any],
     axes: Any,
@@ -309,33 +345,47 @@ def cannot_show_error(
     atol: float | None = None,
 ) -> str | None:
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
-    empty, not finite, constant, or reduced (over ``axes``) in slices of one element or of one repeated value each (a
-    dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of booleans), slices that each hold the
-    value that decides it twice or more, so that no output depends on any one element (so too an integer ReduceMax's
-    or ReduceMin's slices that each hold the type's limit twice or more); or an output the reference
-    computes (``expected``) that is not finite in any element (the log of a negative sum, an overflow), which a kernel
-    that misses elements gives all the same; or a product whose every output element lies within ``atol`` of zero
-    (many small factors, or integers that wrap to 0), which a kernel that misses elements or gives zeros matches. The
-    audit's rows, run's agreements and conform's nodes say it."""
+    empty, not finite (but for a float ReduceMax's -inf or ReduceMin's +inf, masked elements that decide no slice
+    holding anything else: see :func:`masked_note`), constant, or reduced (over ``axes``) in slices of one element or
+    of one repeated value each (a dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of
+    booleans), slices that each hold the value that decides it twice or more, so that no output depends on any one
+    element (so too an integer ReduceMax's or ReduceMin's slices that each hold the type's limit twice or more); or
+    an output the reference computes (``expected``) that is not finite in any element (the log of a negative sum, an
+    overflow), which a kernel that misses elements gives all the same; or a product whose every output element lies
+    within ``atol`` of zero (many small factors, or integers that wrap to 0), which a kernel that misses elements or
+    gives zeros matches. The audit's rows, run's agreements and conform's nodes say it."""
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)
+    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()})) if data.ndim else ()
+    masked = _masked(values, reduced, op)
     if values.dtype.kind == "f":
         bad = int(np.count_nonzero(~np.isfinite(values)))
-        if bad:
+        if bad and (masked is None or int(np.count_nonzero(masked)) < bad):
             return f"{bad} of its {data.size} input elements are not finite"
-    first = values.reshape(-1)[0]
+        if bad and masked is not None:
+            full = int(np.count_nonzero(np.all(masked, axis=reduced)))
+            if full:
+                return (f"{bad} of its {data.size} input elements are not finite, and {full} of the slices it reduces "
+                        f"(axes {list(reduced)} of input shape {list(data.shape)}) hold nothing else: "
+                        f"{_MASK[op]:g} is their output, whatever a kernel misses")  # fmt: skip
+    kept = values if masked is None else values[~masked]  # (a masked element decides no slice: see _masked)
+    first = kept.reshape(-1)[0]
     if data.size == 1:
         return f"its input is one element ({first.item()!r})"
-    if bool(np.all(values == first)):
+    if bool(np.all(kept == first)):
+        if masked is not None:
+            return (f"every one of its {kept.size} input elements that are not {_MASK[op]:g} (masked, "
+                    f"{data.size - kept.size} more) is {first.item()!r}")  # fmt: skip
         return f"every one of its {data.size} input elements is {first.item()!r}"
-    reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
     if not reduced:  # the identity (ONNX's noop_with_empty_axes): an element a kernel changes shows, as run judges it
         return None
     if math.prod(data.shape[a] for a in reduced) <= 1:
         return (f"each output element reduces one input element (axes {list(reduced)} of input shape "
                 f"{list(data.shape)}): give --shape where these dims are dynamic")  # fmt: skip
-    if bool(np.all(values.max(axis=reduced) == values.min(axis=reduced))):
+    high = values if masked is None else np.where(masked, -np.inf, values)
+    low = values if masked is None else np.where(masked, np.inf, values)
+    if bool(np.all(high.max(axis=reduced) == low.min(axis=reduced))):
         return (
             f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
         )

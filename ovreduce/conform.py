@@ -50,7 +50,15 @@ from ovreduce.backends.openvino import (
     read_model,
     run_marked,
 )
-from ovreduce.compare import DECIDING, Comparison, cannot_show_error, compare, f64_computed_note, tolerances
+from ovreduce.compare import (
+    DECIDING,
+    Comparison,
+    cannot_show_error,
+    compare,
+    f64_computed_note,
+    masked_note,
+    tolerances,
+)
 from ovreduce.errors import (
     BackendError,
     InputError,
@@ -776,6 +784,9 @@ def _check_node(
         )
         if blind is not None:
             entry.notes.append(f"it conforms {BLIND}: {blind}")
+        masked = masked_note(data, np.asarray(list(over), dtype=np.int64), node.op_type) if shown else None
+        if masked is not None:
+            entry.notes.append(masked)
     if node.op_type != "Mean" and not entry.comparison.ok and values[0] is not None:
         source = "input" if version >= since else "attribute"
         entry.notes += _what_openvino_did(

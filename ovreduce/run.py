@@ -26,6 +26,7 @@ from ovreduce.compare import (
     cannot_show_error,
     compare,
     f64_computed_note,
+    masked_note,
     tolerances,
     too_wide,
 )
@@ -502,6 +503,9 @@ def run_spec(
         if blind is not None and comparisons and all(c.ok for c in comparisons):
             notes.append(f"the backends agree {BLIND}: {blind}")
             vacuous = blind
+        masked = masked_note(inputs[0], np.asarray(axes), spec.type) if shown else None
+        if masked is not None:
+            notes.append(masked)
     return RunReport(spec, list(inputs), results, comparisons, notes, requested_precision, body_path,
                      list(defaulted), vacuous)  # fmt: skip
 

@@ -383,3 +383,54 @@ def test_a_max_or_min_gets_no_tolerance_for_rounding_that_adds_up() -> None:
     assert tolerances("f32", "bf16", 100_000, 1, op="ReduceLogicalOr") == (1e-2, 1e-2)
     assert tolerances("f32", "bf16", 100_000, 1, op="ReduceSum")[1] > 2
     assert tolerances("f32", "bf16", 100_000, 1)[1] > 2  # an op not named: as before
+
+
+# -- masked elements of a max or a min ----------------------------------------------------------------------------
+def _masked(op: str, fill: float) -> npt.NDArray[Any]:
+    data = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    data[np.arange(8), np.arange(8) % 4] = fill  # one per row, as masked_fill(mask, -inf) leaves them before a max
+    return data
+
+
+@pytest.mark.parametrize(("op", "fill"), [("ReduceMax", -INF), ("ReduceMin", INF)])
+def test_a_max_over_masked_scores_agrees_and_says_the_masked_elements_decided_nothing(op: str, fill: float) -> None:
+    """Run on OpenVINO against the reference: the agreement stands (each output is a finite element a kernel that
+    drops or misreads one shows), and a note says the masked elements were there."""
+    from ovreduce.run import make_backends
+
+    spec = LayerSpec(
+        op, False, ELEMENT_TYPES["f32"], PartialShape.static([8, 4]), ELEMENT_TYPES["i64"], PartialShape.static([1]),
+        (1,),
+    )  # fmt: skip
+    report = run_spec(spec, [_masked(op, fill)], make_backends(["numpy", "openvino"]))
+    assert report.ok and report.not_established is None, report.notes
+    assert report.notes == [
+        f"8 of its 32 input elements are {fill:g} (masked): each slice it reduces holds a finite element besides, so "
+        "they decided no output, and it is judged on the finite elements"
+    ]
+
+
+def test_masked_elements_decide_a_sum_a_min_of_minus_inf_and_a_slice_of_nothing_else() -> None:
+    from ovreduce.compare import cannot_show_error, masked_note
+
+    data = _masked("ReduceMax", -INF)
+    for op in ("ReduceSum", "ReduceMin", "ReduceLogSumExp"):
+        assert cannot_show_error(data, [1], op) == "8 of its 32 input elements are not finite", op
+        assert masked_note(data, [1], op) is None
+    assert cannot_show_error(data, [0], "ReduceMax") is None  # every column holds finite scores too
+    data[2] = -INF
+    assert cannot_show_error(data, [1], "ReduceMax") == (
+        "11 of its 32 input elements are not finite, and 1 of the slices it reduces (axes [1] of input shape [8, 4]) "
+        "hold nothing else: -inf is their output, whatever a kernel misses"
+    )
+    assert masked_note(data, [1], "ReduceMax") is None
+    data = _masked("ReduceMax", -INF)
+    data[0, 3] = NAN  # a NaN decides a max wherever it is
+    assert cannot_show_error(data, [1], "ReduceMax") == "9 of its 32 input elements are not finite"
+    data[0, 3] = INF  # and so does the other infinity
+    assert cannot_show_error(data, [1], "ReduceMax") == "9 of its 32 input elements are not finite"
+    assert masked_note(data, [1], "ReduceMax") is None
+    constant = np.where(np.isinf(_masked("ReduceMax", -INF)), -INF, 3.0)
+    assert cannot_show_error(constant, [1], "ReduceMax") == (
+        "every one of its 24 input elements that are not -inf (masked, 8 more) is 3.0"
+    )

@@ -887,3 +887,52 @@ def test_a_whisper_exports_decoder_gets_the_encoders_frames(capsys: pytest.Captu
     assert shapes["encoder_hidden_states"] == [1, 12, 32] and shapes["encoder_attention_mask"] == [1, 12], shapes
     assert any("12 positions long, as config.json: max_source_positions says the encoder output is" in note
                for note in doc["notes"]), doc["notes"]  # fmt: skip
+
+
+def _masked_scores(path: Path, rows: int = 8) -> Path:
+    """Scores masked as masked_fill(mask, -inf) leaves them (one per row, as a router's sparse mixer masks its first
+    pick), then reduced as a max (the second pick), a sum and a min; the same scores masked with +inf, a min."""
+    x = ops.parameter([rows, 4], np.float32, name="scores")
+    x.output(0).set_names({"scores"})
+    mask = np.zeros((rows, 4), bool)
+    mask[np.arange(rows), np.arange(rows) % 4] = True
+    low = ops.select(ops.constant(mask), ops.constant(np.float32(-np.inf)), x)
+    high = ops.select(ops.constant(mask), ops.constant(np.float32(np.inf)), x)
+    axis = ops.constant(np.array([-1], np.int64))
+    outs = [ops.reduce_max(low, axis, True, name="second_pick"), ops.reduce_min(high, axis, True, name="lowest"),
+            ops.reduce_sum(low, axis, True, name="masked_sum"), ops.reduce_min(low, axis, True, name="min_of_masked")]  # fmt: skip
+    ov.save_model(ov.Model(outs, [x], "masked"), path, compress_to_fp16=False)
+    return path
+
+
+def test_a_max_over_scores_masked_with_minus_inf_is_established_on_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-inf at a masked score decides no max of a slice holding a finite score (nor +inf a min): each output is a
+    finite element, which a kernel that drops or misreads one shows, so the row is established against OpenVINO and
+    says the masked elements were there; a sum or a min over the same -inf is decided by them, and stays not
+    established."""
+    path = _masked_scores(tmp_path / "m.xml")
+    rows = {layer.layer_name: layer for layer in _audit(path, precision="f32").layers}
+    masked = (
+        "8 of its 32 input elements are {} (masked): each slice it reduces holds a finite element besides, so they "
+        "decided no output, and it is judged on the finite elements"
+    )
+    assert rows["second_pick"].status == "ok", rows["second_pick"]
+    assert masked.format("-inf") in rows["second_pick"].notes
+    assert rows["lowest"].status == "ok" and masked.format("inf") in rows["lowest"].notes, rows["lowest"]
+    for name in ("masked_sum", "min_of_masked"):
+        row = rows[name]
+        assert row.status == "not-established" and row.not_established == "8 of its 32 input elements are not finite"
+        assert not any("masked" in note for note in row.notes), row
+    status, out, _ = run_cli(capsys, "audit", str(path), "--precision", "f32", "--target", "f16")
+    assert "second_pick: not established" not in out and masked.format("-inf") in out, out
+
+
+def test_a_max_over_masked_slices_of_one_repeated_value_is_not_established(tmp_path: Path) -> None:
+    """Masked elements aside, each slice holding one repeated value: its max is that value whatever a kernel misses."""
+    path = _masked_scores(tmp_path / "m.xml", rows=2)
+    doc = _audit(path, precision="f32", inputs={"scores": np.array([[5, 5, 5, 5], [7, 7, 7, 7]], np.float32)})
+    row = next(layer for layer in doc.layers if layer.layer_name == "second_pick")
+    assert row.status == "not-established", row
+    assert row.not_established == "each slice it reduces holds one repeated value (axes [1] of input shape [2, 4])"

@@ -294,3 +294,17 @@ def test_8_bit_max_and_min_made_let_each_output_depend_on_one_element(op: str, e
         f"[4, 4096]) holds {limit} twice or more: every output element is {limit}, and stays so whichever one element "
         "a kernel misses or misreads"
     ], entry
+
+
+@pytest.mark.parametrize(("op", "fill"), [("ReduceMax", -np.inf), ("ReduceMin", np.inf)])
+def test_a_max_over_masked_scores_conforms_and_says_the_masked_elements_decided_nothing(op: str, fill: float) -> None:
+    """-inf at masked scores (masked_fill before a max) decides no slice holding a finite score: the node conforms on
+    an input that shows an error, with a note that they were there."""
+    model = _logical(op, 8, TensorProto.FLOAT, 4).SerializeToString()
+    data = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    data[np.arange(8), np.arange(8) % 4] = fill
+    [entry] = conform_model(model, inputs={"x": data}).to_json()["nodes"]
+    assert entry["status"] == "ok" and entry["notes"] == [
+        f"8 of its 32 input elements are {fill:g} (masked): each slice it reduces holds a finite element besides, so "
+        "they decided no output, and it is judged on the finite elements"
+    ], entry
