@@ -820,6 +820,8 @@ def _target_step(
     coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
     eps = _added_after(node)  # what an Add after the reduction adds to it (an RMSNorm's eps), where one does
     added = None if eps is None else eps[0]
+    # the op's Constant operands (an exponent, a scale): converted, but no value that flows through the chain
+    operands = None if chain.op is None else [not isinstance(i, int) for i in chain.sources]
     try:
         # the ops above the chain: their values, and where one reaches the type's maximum, what they deliver to it
         path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None
@@ -828,12 +830,12 @@ def _target_step(
         if layer.expected is not None and not coarse and arrived is None:  # a proven bound where one holds
             emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
-                          reduction_kept=reduction_kept, added=added)  # fmt: skip
+                          reduction_kept=reduction_kept, added=added, operands=operands)  # fmt: skip
         if emu is None:
             constants = chain.constants
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
                           op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
-                          constants=constants, arrived=arrived, added=added)  # fmt: skip
+                          constants=constants, arrived=arrived, added=added, operands=operands)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}

@@ -604,6 +604,7 @@ def bounded(
     op_kept: bool = False,
     reduction_kept: bool = False,
     added: npt.NDArray[Any] | None = None,
+    operands: Sequence[bool] | None = None,
 ) -> Emulation | None:
     """The cheap answer, where it is a proven one: when no value of the chain comes near the type's finite
     maximum and the largest error rounding to the type can cause (a forward error bound: every rounding off
@@ -612,7 +613,9 @@ def bounded(
     chain the bound does not cover): emulate it. ``observed`` is the reduction's input as the run computed it
     (the op's output), ``expected`` the reference on it. Where every output lies within the absolute tolerance of 0
     (a bound of any size up to them would pass it), the bound is compared relatively, without it (``added``: what an
-    Add after the reduction adds to each output, which the outputs are then judged against as well)."""
+    Add after the reduction adds to each output, which the outputs are then judged against as well). The input stage's
+    largest is that of the data alone, as :func:`emulate` gives it: an input ``operands`` marks (a Constant operand of
+    the op: an exponent, a scale) is no value of the chain."""
     if reduction not in _BOUNDED or op_kept or reduction_kept or observed.size == 0:
         return None
     u, limit, tiny = _UNIT[target], FINITE_MAX[target], SMALLEST_NORMAL[target]
@@ -666,13 +669,17 @@ def bounded(
         return None
     # what flushes to 0 on the way, counted as the emulation counts it: each element at the first stage that loses it
     lost = [_flushes(np.asarray(a), target) for a in (inputs if op is not None else [observed])]
-    stages = [Stage("input", largest_in if op is not None else largest, 0, sum(int(m.sum()) for m in lost))]
+    shown = largest if op is None else max(_largest(np.asarray(a)) for a in _chain_values(inputs, operands))
+    stages = [Stage("input", shown, 0, sum(int(m.sum()) for m in lost))]
     if op is not None:
         flushed = _flushes(observed, target)
         for mask in lost:
             if mask.shape == observed.shape:
                 flushed &= ~mask
-        stages.append(Stage(op, largest, 0, int(flushed.sum())))
+        # an integer power's largest follows from the data's, as the emulation computes it (exactly, not as captured)
+        reached = float(np.power(np.float64(shown), np.float64(exponent))) if exponent is not None and exponent >= 1 \
+            else largest  # fmt: skip
+        stages.append(Stage(op, reached, 0, int(flushed.sum())))
     stages.append(Stage(reduction, top, 0, int(_flushes(exact, target).sum())))
     return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0, relative=relative,
                      added=_smallest(added) if relative else None)  # fmt: skip
@@ -733,6 +740,13 @@ def _largest_or_inf(values: npt.NDArray[Any]) -> float:
     return top if math.isfinite(top) else math.inf
 
 
+def _chain_values(inputs: Sequence[Any], operands: Sequence[bool] | None) -> list[Any]:
+    """The inputs that are values of the chain: all but those ``operands`` marks (a Constant operand of the op: an
+    exponent, a scale, an eps), unless it marks them all."""
+    values = [a for a, fixed in zip(inputs, operands or [False] * len(inputs), strict=True) if not fixed]
+    return values or list(inputs)
+
+
 def emulate(
     reduction: str,
     data_or_inputs: Sequence[npt.NDArray[Any]],
@@ -747,6 +761,7 @@ def emulate(
     constants: Sequence[bool] | None = None,
     arrived: Sequence[npt.NDArray[Any] | None] | None = None,
     added: npt.NDArray[Any] | None = None,
+    operands: Sequence[bool] | None = None,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
@@ -758,7 +773,9 @@ def emulate(
     rounded from its values: what it lost above (inf, NaN) is counted there, not here. Where every output lies within
     the target's absolute tolerance of 0 (a result of zeros would pass it), the result is judged without it, relative
     to the outputs, or to the outputs plus ``added`` (what an Add after the reduction adds to each: an RMSNorm's eps),
-    and the outputs that flush to 0 are counted (:attr:`Emulation.relative`, :attr:`Emulation.flushed`)."""
+    and the outputs that flush to 0 are counted (:attr:`Emulation.relative`, :attr:`Emulation.flushed`). An input
+    ``operands`` marks (a Constant operand of the op: an exponent, a scale, an eps) is converted and counted, but is
+    no value of the chain: the input stage's largest is the data's alone."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
     unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
@@ -773,10 +790,11 @@ def emulate(
               for low, got, kept in zip(low_in, given, unrounded, strict=True)]  # fmt: skip
     entry = Stage("input", 0.0, kept=all(unrounded))
     masks = []
+    values = {id(a) for a in _chain_values(exact_in, operands)}
     for exact, low, kept, got in zip(exact_in, low_in, unrounded, given, strict=True):
         before = np.zeros((), dtype=bool) if got is None else ~np.isfinite(np.asarray(got, dtype=np.float64))
         stage, mask = _stage("input", exact, low, before, kept)
-        entry.largest = max(entry.largest, stage.largest)
+        entry.largest = max(entry.largest, stage.largest) if id(exact) in values else entry.largest
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)
         masks.append(mask)

@@ -1038,3 +1038,39 @@ def test_a_chain_not_rebuilt_on_the_device_says_so(tmp_path: Path) -> None:
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
     assert row["device_agrees"] is None and "its chain did not run on the device on its own" in row["message"], row
     assert any("a row whose chain did not says so" in note for note in doc["target"]["notes"]), doc["target"]
+
+
+def _small_norm(tmp_path: Path) -> tuple[Path, np.ndarray[Any, Any]]:
+    """An RMSNorm (Power(x, 2), ReduceMean, + eps, Sqrt) and an x of magnitudes up to 0.02."""
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    power = ops.power(x, ops.constant(np.float32(2)), name="norm/pow")
+    mean = ops.reduce_mean(power, ops.constant(np.array([-1], np.int64)), True, name="norm/ReduceMean")
+    root = ops.sqrt(ops.add(mean, ops.constant(np.float32(1e-6))))
+    ov.save_model(ov.Model([root], [x], "norm"), tmp_path / "m.xml", compress_to_fp16=False)
+    return tmp_path / "m.xml", np.random.default_rng(0).uniform(-0.02, 0.02, (1, 8, 64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("precision", ["f32", None])
+def test_the_largest_magnitude_is_the_datas_not_the_power_exponents(tmp_path: Path, precision: str | None) -> None:
+    """An RMSNorm's exponent, a Constant 2, was taken for the largest value of the chain (headroom 65504/2) on the
+    rows the emulation judged: the largest is what flows through it, |x| here, at either precision."""
+    path, x = _small_norm(tmp_path)
+    doc = audit_model(load_ir(path), inputs={"x": x}, target="f16", **({"precision": precision} if precision else {}))
+    target = _row(doc, "norm/ReduceMean").target
+    assert target is not None and target.status == "headroom", target
+    assert target.largest == float(np.max(np.abs(x))), target
+    assert target.message.startswith("largest magnitude 0.02 (the input of Power 'norm/pow'"), target.message
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0, 3.0])
+def test_the_bound_and_the_emulation_give_a_row_the_same_largest(scale: float) -> None:
+    """The rounding bound (which settles a row cheaply) and the emulation give the same stages' largest for the same
+    chain, the exponent being no value of it."""
+    x = (np.random.default_rng(0).standard_normal((4, 512)) * scale).astype(np.float32)
+    args, axes = [x, np.array([2.0], np.float32)], np.array([-1])
+    expected = np.mean(np.float64(x) ** 2, -1, keepdims=True)
+    proven = bounded("ReduceMean", args, x**2, expected, axes, True, "f16", op="Power", operands=[False, True])
+    full = emulate("ReduceMean", args, axes, True, "f16", op="Power", operands=[False, True])
+    assert proven is not None
+    assert [st.largest for st in proven.stages[:2]] == [st.largest for st in full.stages[:2]]
+    assert proven.largest == full.largest == max(float(np.max(np.abs(x))), float(np.max(np.float64(x) ** 2)))
