@@ -57,7 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ovreduce._openvino import clean_message, openvino, read_failure, read_ir_model
-from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, conv_kernel, recipes
+from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, Embedder, conv_kernel, recipes
 from ovreduce.backends.openvino import (
     KEPT_FACTOR,
     PROBED_TYPES,
@@ -353,6 +353,7 @@ def audit_model(
     encoder: tuple[int, str] | None = None,
     image_size: tuple[tuple[int, int], str] | None = None,
     audio_length: tuple[int, str] | None = None,
+    embed: Embedder | None = None,
 ) -> AuditDocument:
     """Audit every reduction of ``model`` on ``device`` at ``precision``.
 
@@ -374,7 +375,9 @@ def audit_model(
     height and width of the images the model takes and what says so (``config.json``'s ``image_size``): an image's
     dims left dynamic are at least that. ``audio_length`` is how many samples of a waveform make several frames of the
     model's feature encoder and what says so (``config.json``'s ``conv_kernel`` and ``conv_stride``): a waveform's
-    length left dynamic (``input_values``) is at least that.
+    length left dynamic (``input_values``) is at least that. ``embed`` makes token embeddings (``inputs_embeds``, a VLM
+    language model's) of token ids as the export's runtime does (its text-embeddings model): those not given are
+    its embeddings of seeded ids, and each decode step's new token's are its embeddings of the token chosen.
 
     ``target`` (``f16`` or ``bf16``) adds whether each reduction survives that precision, from its captured
     input chain (see :mod:`ovreduce.headroom`); a row that would overflow or leave the target's tolerance
@@ -465,12 +468,12 @@ def audit_model(
     if positions is not None:  # first on what was asked: OpenVINO's reshape may refuse a sequence past the table first
         _refuse_positions(probe, _asked(probe, inputs, shapes), steps, positions)
     arrays, described, notes = model_inputs(
-        probe, inputs, seed, max_elements, shapes, origins, encoder, image_size, audio_length
+        probe, inputs, seed, max_elements, shapes, origins, encoder, image_size, audio_length, embed
     )
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)
-    next_inputs, replay = _decoding(probe, arrays, steps, seed, alone) if steps else (None, None)
+    next_inputs, replay = _decoding(probe, arrays, steps, seed, alone, embed) if steps else (None, None)
     kinds = reductions()
     unbuilt = _unbuilt(model, kinds)
     ids = _layer_ids(model, work)
@@ -559,7 +562,7 @@ def audit_model(
     _kernels_by_layer([*audited, *plain], renamed)
     if steps:
         step_fed = replay(1, audited[0]) if replay is not None and len(audited) > 1 else None
-        notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed))
+        notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed, embed))
     elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
@@ -1293,8 +1296,9 @@ def _across_steps(per_step: list[dict[str, list[LayerAudit]]]) -> dict[str, list
 
 
 def _decoding(
-    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int, alone: bool = False
-) -> tuple[NextInputs, NextInputs]:
+    ov_model: Any, first: Mapping[int, npt.NDArray[Any]], steps: int, seed: int, alone: bool = False,
+    embed: Embedder | None = None,
+) -> tuple[NextInputs, NextInputs]:  # fmt: skip
     """What each decode step of a stateful LLM gets, as generation feeds it, and a replay of the same feeds:
     the token input the argmax of the step before's last logits over the ids its embedding holds (seeded ids where
     the model has no ``logits``),
@@ -1330,6 +1334,11 @@ def _decoding(
                 chosen = (np.argmax(_last_position(before.outputs[logits])[:, : made[i].high], axis=-1)
                           if logits is not None else rng.integers(0, made[i].high, size=batch))  # fmt: skip
                 feeds[i] = chosen.reshape(batch, 1).astype(array.dtype)
+            elif token is None and names[i] & EMBEDDINGS and array.ndim == 3 and embed is not None:
+                # the embedding of the likeliest token its table holds, as the export's runtime feeds it
+                chosen = (np.argmax(_last_position(before.outputs[logits])[:, : embed.vocabulary], axis=-1)
+                          if logits is not None else rng.integers(0, embed.vocabulary, size=batch))  # fmt: skip
+                feeds[i] = _embedded(embed, chosen.reshape(batch, 1), (batch, 1, array.shape[2])).astype(array.dtype)
             elif token is None and names[i] & EMBEDDINGS and array.ndim == 3:  # no ids to feed: a new token's embedding
                 feeds[i] = rng.standard_normal((batch, 1, array.shape[2])).astype(array.dtype)
             elif kind == "ids" and array.ndim == 2:
@@ -1423,6 +1432,15 @@ def _along_tokens(
         return {}
     stepped = {i: tuple(sizes.get(d, n) for d, n in enumerate(shapes[i])) for i, sizes in along.items()}
     return along if accepted({**shapes, **stepped}) else {}
+
+
+def _embedded(embed: Embedder, ids: npt.NDArray[Any], shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """``embed``'s embeddings of a decode step's ``ids``, which must be of ``shape``."""
+    array = np.asarray(embed(ids))
+    if array.shape != shape:
+        raise InputError(f"{embed.source} gives embeddings of shape {list(array.shape)} for the new token, where "
+                         f"the step takes {list(shape)}")  # fmt: skip
+    return array
 
 
 def _token_and_logits(ov_model: Any, first: Mapping[int, npt.NDArray[Any]], made: Sequence[Any]) -> tuple[
@@ -1580,8 +1598,9 @@ def _fed_embeddings(names: Sequence[set[str]]) -> bool:
 
 
 def _steps_note(
-    ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any]], step: Mapping[int, npt.NDArray[Any]] | None
-) -> str:
+    ov_model: Any, decoded: int, first: Mapping[int, npt.NDArray[Any]], step: Mapping[int, npt.NDArray[Any]] | None,
+    embed: Embedder | None = None,
+) -> str:  # fmt: skip
     """What the decode steps were fed, as :func:`_decoding` feeds them, from the first run's inputs and the first
     step's (``step``): the argmax token only where the model has ``logits`` to take it of, and of the other inputs
     only those the model takes and the steps advanced."""
@@ -1594,6 +1613,11 @@ def _steps_note(
         fed = [f"the argmax token of the step before (of its logits) as {label!r}" if logits is not None
                else f"a seeded random token id in [0, {made[token].high}) as {label!r} (the model has no 'logits' "
                     f"output to take the likeliest token of)"]  # fmt: skip
+    elif _fed_embeddings(names) and embed is not None:
+        fed = [f"the embedding of the argmax token of the step before (of its logits, through {embed.source})"
+               if logits is not None else f"the embedding of a seeded random token id in [0, {embed.vocabulary}) "
+               f"(through {embed.source}; the model has no 'logits' output to take the likeliest token of)"
+               ]  # fmt: skip
     elif _fed_embeddings(names):
         fed = ["a new token's embedding (seeded normal values: the model takes no token ids)"]
     else:

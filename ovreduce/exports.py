@@ -23,8 +23,8 @@ from ovreduce._openvino import core, openvino, read_failure
 from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
 
 __all__ = [
-    "AUDIO_FRAMES", "MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "audio_length", "find_export", "image_size",
-    "tokenize",
+    "AUDIO_FRAMES", "MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "TextEmbeddings", "audio_length", "find_export",
+    "image_size", "text_embeddings", "tokenize",
 ]  # fmt: skip
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -35,6 +35,7 @@ MAX_TEXT_BYTES = 1 << 20
 _MODEL = "openvino_model.xml"
 _SEQ2SEQ = ("openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvino_decoder_with_past_model.xml")
 _LANGUAGE = "openvino_language_model.xml"  # a multimodal export's language model (a VLM's), beside its other parts
+_TEXT_EMBEDDINGS = "openvino_text_embeddings_model.xml"  # a VLM export's token ids -> its language model's embeddings
 _TOKENIZER = "openvino_tokenizer.xml"
 _DETOKENIZER = "openvino_detokenizer.xml"
 _PIPELINE = "model_index.json"  # a diffusers pipeline's, beside its parts' folders
@@ -263,6 +264,65 @@ def tokenize(export: Export, text: str) -> dict[str, npt.NDArray[Any]]:
         return {port.get_any_name(): np.array(request.get_tensor(port).data, copy=True) for port in compiled.outputs}
     except Exception as exc:  # a compile or inference failure of the tokenizer
         raise BackendError(f"{path}: OpenVINO could not run the tokenizer: {read_failure(exc)}") from None
+
+
+class TextEmbeddings:
+    """A multimodal export's text-embeddings model (``openvino_text_embeddings_model.xml``: token ids -> the
+    ``inputs_embeds`` its language model takes), compiled on CPU in f32: what optimum-intel's runtime feeds the
+    language model for a text's tokens. Called on ids ``[batch, tokens]``, it gives their embeddings; ``vocabulary``
+    is how many ids its table holds (the rows of the embedding Gather, else ``config.json``'s ``vocab_size``)."""
+
+    def __init__(self, path: Path, compiled: Any, vocabulary: int) -> None:
+        self.path = path
+        self.vocabulary = vocabulary
+        self._compiled = compiled
+
+    @property
+    def source(self) -> str:
+        return self.path.name
+
+    def __call__(self, ids: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        try:
+            request = self._compiled.create_infer_request()
+            request.infer({0: np.ascontiguousarray(ids, dtype=np.int64)})
+            return np.array(request.get_tensor(self._compiled.outputs[0]).data, copy=True)
+        except Exception as exc:  # a failure of the embeddings model on ids in its vocabulary
+            raise BackendError(
+                f"{self.path}: OpenVINO could not run the text embeddings: {read_failure(exc)}"
+            ) from None
+
+
+def text_embeddings(export: Export) -> TextEmbeddings | None:
+    """The export's text-embeddings model (a VLM's), read and compiled on CPU in f32; None where the export holds
+    none, or one that takes other than one input of integer ids.
+
+    Raises:
+        BackendError: OpenVINO cannot read or compile it.
+    """
+    path = export.path / _TEXT_EMBEDDINGS
+    if path not in export.models or not path.is_file():
+        return None
+    from ovreduce.backends.feeds import recipes
+
+    try:
+        model = core().read_model(str(path))
+    except Exception as exc:
+        raise BackendError(f"{path}: OpenVINO could not read the text embeddings model: {read_failure(exc)}") from None
+    if len(model.inputs) != 1 or not model.inputs[0].get_element_type().is_integral():
+        return None
+    [made] = recipes(model)
+    text = (export.config or {}).get("text_config")
+    said = (text if isinstance(text, Mapping) else {}).get("vocab_size", (export.config or {}).get("vocab_size"))
+    vocabulary = made.high if made.kind == "ids" and made.high else said if isinstance(said, int) and said > 0 else None
+    if vocabulary is None:
+        return None
+    try:
+        compiled = core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    except Exception as exc:
+        raise BackendError(
+            f"{path}: OpenVINO could not compile the text embeddings model: {read_failure(exc)}"
+        ) from None
+    return TextEmbeddings(path, compiled, vocabulary)
 
 
 def _op_types(path: Path) -> set[tuple[str, str]]:

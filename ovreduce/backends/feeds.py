@@ -10,6 +10,8 @@ that (:func:`recipes`), in this order:
 what the graph (or optimum's input name) says   what the input gets
 ==============================================  ================================================================
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
+``inputs_embeds`` (a VLM's language model)      the export's own text embeddings of seeded ids (:class:`Embedder`,
+                                                where the export holds its text-embeddings model), else as below
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
 ``cache_position`` beside a Mamba conv state    ``arange(k)``, k the state's columns (``config.conv_kernel``),
                                                 whatever the prompt's length: the prefill, as optimum-intel feeds it
@@ -42,7 +44,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +61,7 @@ __all__ = [
     "PAST",
     "PROMPT_TOKENS",
     "TOKEN_IDS",
+    "Embedder",
     "Recipe",
     "conv_kernel",
     "make",
@@ -110,6 +113,26 @@ ALONG_IDS = frozenset({"attention_mask", "position_ids", "token_type_ids", "deco
 GROWING_MASKS = frozenset({"attention_mask", "decoder_attention_mask"})
 PAST = "past_key_values."  # the past keys and values of an export without state (past_key_values.0.key...)
 PROMPT_TOKENS = 8  # the length of token ids ovreduce makes itself: a sequence, not one token
+
+
+class Embedder(Protocol):
+    """What makes a model's ``inputs_embeds`` of token ids as the export's runtime does (a VLM export's text-embeddings
+    model: optimum-intel feeds its language model that model's output for the text's tokens)."""
+
+    @property
+    def source(self) -> str:
+        """What embeds the ids, for the documents (the text-embeddings model's file name)."""
+        ...
+
+    @property
+    def vocabulary(self) -> int:
+        """The ids it embeds: ``[0, vocabulary)``."""
+        ...
+
+    def __call__(self, ids: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """The embeddings of ``ids`` (``[batch, tokens]``): ``[batch, tokens, hidden]``."""
+        ...
+
 
 # Ops a value passes through unchanged or picks elements of (as values: their data input, port 0; every input of a
 # Concat), so that an input converted, reshaped or indexed (TorchScript's ``n[0]``) before its use is still known for

@@ -35,6 +35,8 @@ from ovreduce.backends.feeds import (
     PAST,
     PROMPT_TOKENS,
     TOKEN_IDS,
+    Embedder,
+    Recipe,
     conv_kernel,
     make,
     permutations,
@@ -692,6 +694,28 @@ class _Port:
         return self.array is None and self.target == self.declared
 
 
+def _embeddings(
+    embed: Embedder | None, port: _Port, dims: Sequence[int], rng: np.random.Generator, seed: int, notes: list[str]
+) -> tuple[npt.NDArray[Any], str]:
+    """Token embeddings for ``port`` of ``dims`` ``[batch, tokens, hidden]``: ``embed``'s of seeded ids, else seeded
+    normal values and a note that they are no token's (of scale 1, where a model's own embeddings are of its own)."""
+    if embed is None:
+        notes.append(
+            f"input {port.label!r}: token embeddings made of seeded normal values (scale 1), not the embeddings of any "
+            f"token (no text-embeddings model beside it to make them): a model's own embeddings are of another "
+            f"scale, so what --target says of the headroom is not representative; give them with --input"
+        )
+        return make(Recipe("random"), port.etype, dims, rng), Recipe("random").origin(seed)
+    ids = rng.integers(0, embed.vocabulary, size=(dims[0], dims[1]))
+    array = np.asarray(embed(ids))
+    if array.shape != tuple(dims):
+        raise InputError(f"{embed.source} gives embeddings of shape {list(array.shape)} for ids of shape "
+                         f"{list(ids.shape)}, where input {port.label!r} takes {list(dims)}")  # fmt: skip
+    origin = (f"the export's text embeddings of the made ids (seed {seed}, ids in [0, {embed.vocabulary}) through "
+              f"{embed.source})")  # fmt: skip
+    return array.astype(port.etype.numpy), origin
+
+
 def model_inputs(
     ov_model: Any,
     given: Mapping[str, npt.NDArray[Any]] | None,
@@ -702,6 +726,7 @@ def model_inputs(
     encoder: tuple[int, str] | None = None,
     image: tuple[tuple[int, int], str] | None = None,
     audio: tuple[int, str] | None = None,
+    embed: Embedder | None = None,
 ) -> tuple[dict[int, npt.NDArray[Any]], list[AuditInput], list[str]]:
     """Arrays for every model input, keyed by input index, and ``ov_model`` reshaped to them.
 
@@ -723,7 +748,9 @@ def model_inputs(
     (its height and width, and what says so: the export's config), else :data:`IMAGE_SIZE`; where no size from there
     up is accepted, as any other dims. A waveform's length (``input_values [?, ?]``) is at least ``audio`` (its
     samples, and what says so: the export's feature encoder, read from its config, makes several frames of them), where
-    nothing sets it; where that is refused, as any other dims.
+    nothing sets it; where that is refused, as any other dims. Token embeddings not given (``inputs_embeds``, a VLM's
+    language model's) are ``embed``'s embeddings of seeded ids, as the export's runtime makes them, where it is given;
+    else seeded normal values, with a note that they are no token's.
 
     Returns:
         The arrays, a description of each input (name, shape, element type, origin, defaulted dims), and
@@ -846,6 +873,8 @@ def model_inputs(
                         f"{recipe.high}) ({recipe.why}): the rows they pick are no token's embedding, so the "
                         f"reductions after it are audited on less than the text given"
                     )
+        elif known[port.index] & EMBEDDINGS and recipe.kind == "random" and len(dims) == 3 and port.etype.is_real:
+            array, origin = _embeddings(embed, port, dims, rng, seed, notes)
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
             if recipe.kind == "positions" and past and _positions_of_tokens(known[port.index]):  # the new tokens' own

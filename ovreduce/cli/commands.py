@@ -279,14 +279,15 @@ def audit(args: argparse.Namespace) -> int:
 
     try:
         load_extensions(extensions)  # the model's ops, and the tokenizer's for a prompt
+        embed = _embedder(model, export, inputs)
         if args.prompt is not None:
-            inputs = {**_prompt_inputs(model, export, args.prompt, inputs, origins), **inputs}
+            inputs = {**_prompt_inputs(model, export, args.prompt, inputs, origins, embed), **inputs}
         doc = audit_model(
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
             positions=_positions(export.config), encoder=_encoder_length(export.config),
-            image_size=image_size(export), audio_length=audio_length(export),
+            image_size=image_size(export), audio_length=audio_length(export), embed=embed,
         )  # fmt: skip
     except (UsageError, InputError) as exc:
         if notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)
@@ -417,16 +418,35 @@ def _refuse_without_tokens(model: Any) -> set[str]:
     return names
 
 
+def _embedder(model: Any, export: Any, given: dict[str, Any]) -> Any:
+    """The export's text-embeddings model, where ``model`` takes token embeddings (``inputs_embeds``) and no token
+    ids, and ``--input`` does not give them (a VLM's language model): what makes them of token ids, as the export's
+    runtime does; None otherwise."""
+    from ovreduce.exports import text_embeddings
+
+    params = [layer for layer in model.layers if layer.type == "Parameter"]
+    names = {name for layer in params for name in (layer.name, *(n for port in layer.outputs for n in port.names))}
+    if "inputs_embeds" not in names or "input_ids" in names or "inputs_embeds" in given:
+        return None
+    return text_embeddings(export)
+
+
 def _prompt_inputs(
-    model: Any, export: Any, text: str, given: dict[str, Any], origins: dict[str, str]
+    model: Any, export: Any, text: str, given: dict[str, Any], origins: dict[str, str], embed: Any = None
 ) -> dict[str, Any]:
     """The model inputs ``text`` gives through the export's tokenizer (those the model has and ``--input`` does
-    not give), and how each was made, in ``origins``."""
+    not give), and how each was made, in ``origins``; a model fed token embeddings gets ``embed``'s of the prompt's
+    ids (the export's text-embeddings model), where there is one."""
     from ovreduce.exports import tokenize
 
     names = _refuse_without_tokens(model)  # before the tokenizer: none would help a model that takes no text
     tokens = tokenize(export, text)
-    if "input_ids" in tokens and "input_ids" not in names and "inputs_embeds" in names and "inputs_embeds" not in given:
+    embedded = "input_ids" in tokens and "input_ids" not in names and "inputs_embeds" in names
+    if embedded and embed is not None and "inputs_embeds" not in given:
+        import numpy as np
+
+        tokens = {**tokens, "inputs_embeds": np.asarray(embed(tokens["input_ids"]))}
+    elif embedded and "inputs_embeds" not in given:
         parts = [m.name for m in export.models if "embeddings" in m.name]
         where = f" ({', '.join(parts)} in the export computes them)" if parts else ""
         raise UsageError(
@@ -440,13 +460,14 @@ def _prompt_inputs(
             f"--prompt: the tokenizer gives {', '.join(sorted(tokens)) or 'nothing'}, none of them an input of "
             f"the model ({', '.join(sorted(names)) or 'none'})"
         )
-    count = int(next(iter(chosen.values())).shape[-1])
+    count = int((tokens["input_ids"] if "input_ids" in tokens else next(iter(chosen.values()))).shape[-1])
     positions = _positions(export.config)
     if positions is not None and count > positions[0]:  # positions the model was not made for (memory: their square)
         raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {positions[0]} positions the model "
                          f"takes ({positions[1]}); give a shorter prompt")  # fmt: skip
     for name in chosen:
-        origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}"
+        through = f" and {embed.source}" if name == "inputs_embeds" and embed is not None else ""
+        origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}{through}"
     return chosen
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from ovreduce.exports import find_export, tokenize
@@ -366,3 +368,136 @@ def test_positions_past_the_table_are_refused_before_openvino_reshapes(capsys: p
     assert status == 2, err
     assert "the audit would feed positions 0..79 (80 token(s) of 'input_ids'), more than the 64 positions" in err, err
     assert "Argument shapes are inconsistent" not in err
+
+
+def _text_embeddings(folder: Path) -> Path:
+    """The llama export's own embedding lookup (its INT8 table, dequantized, gathered by the ids) as an optimum-intel
+    VLM export's ``openvino_text_embeddings_model.xml`` has it: ``input`` ids in, ``inputs_embeds`` out."""
+    import openvino as ov
+
+    model = ov.Core().read_model(LLAMA / "openvino_model.xml")
+    lookup = next(n for n in model.get_ordered_ops() if n.get_type_name() == "Gather" and "embed_tokens" in
+                  n.get_friendly_name())  # fmt: skip
+    ids = next(p for p in model.get_parameters() if p.get_friendly_name() == "input_ids")
+    result = ov.opset13.result(lookup.output(0))
+    result.output(0).set_names({"inputs_embeds"})
+    path = folder / "openvino_text_embeddings_model.xml"
+    ov.save_model(ov.Model([result], [ids], "text_embeddings"), path, compress_to_fp16=False)
+    return path
+
+
+def _vlm(folder: Path, embeddings: bool = True) -> Path:
+    from tests.audit.test_steps import _fed_embeddings
+
+    folder.mkdir()
+    _fed_embeddings(folder)
+    if embeddings:
+        _text_embeddings(folder)
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "config.json"):
+        shutil.copy(LLAMA / name, folder / name)
+    return folder
+
+
+def _embedded_rows(folder: Path) -> np.ndarray[Any, Any]:
+    """Every row the export's text-embeddings model gives, by id (OpenVINO on CPU, in f32)."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(folder / "openvino_text_embeddings_model.xml", "CPU",
+                                       {"INFERENCE_PRECISION_HINT": "f32"})  # fmt: skip
+    return np.asarray(compiled({0: np.arange(1000, dtype=np.int64).reshape(1, -1)})[0])[0]
+
+
+def test_a_vlm_language_model_is_fed_the_exports_own_text_embeddings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A VLM's language model took seeded normal embeddings (scale 1) where the export's runtime feeds it its
+    text-embeddings model's (scale 0.02 here): made ids go through that model, each row OpenVINO's embedding of one
+    id; each decode step's new token too; a prompt's ids as well, where the prompt was refused."""
+    vlm = _vlm(tmp_path / "vlm")
+    doc = _audit(capsys, str(vlm), "--precision", "f32", "--steps", "2")
+    origins = {i["name"]: (i["origin"], i["shape"]) for i in doc["inputs"]}  # type: ignore[attr-defined]
+    assert origins["inputs_embeds"] == ("the export's text embeddings of the made ids (seed 0, ids in [0, 1000) "
+                                        "through openvino_text_embeddings_model.xml)", [1, 8, 64])  # fmt: skip
+    assert any("the embedding of the argmax token of the step before (of its logits, through "
+               "openvino_text_embeddings_model.xml)" in note for note in doc["notes"]), doc["notes"]  # type: ignore[attr-defined]  # fmt: skip
+    assert not any("synthetic" in note or "scale 1" in note for note in doc["notes"])  # type: ignore[attr-defined]
+    from ovreduce.backends.openvino import model_inputs
+    from ovreduce.exports import text_embeddings
+
+    embed = text_embeddings(find_export(vlm))
+    assert embed is not None and embed.vocabulary == 1000
+    import openvino as ov
+
+    probe = ov.Core().read_model(vlm / "openvino_language_model.xml")
+    arrays, _, _ = model_inputs(probe, {}, 0, embed=embed)
+    made = arrays[[port.get_any_name() for port in probe.inputs].index("inputs_embeds")][0]
+    rows = _embedded_rows(vlm)
+    assert all(any(np.array_equal(row, table_row) for table_row in rows) for row in made)  # each one id's embedding
+    prompt = "The quick brown fox"
+    tokens = tokenize(find_export(vlm), prompt)["input_ids"]
+    doc = _audit(capsys, str(vlm), "--prompt", prompt, "--precision", "f32")
+    origins = {i["name"]: (i["origin"], i["shape"]) for i in doc["inputs"]}  # type: ignore[attr-defined]
+    count = tokens.shape[-1]
+    assert origins["inputs_embeds"] == (f"the prompt, {count} tokens through openvino_tokenizer.xml and "
+                                        "openvino_text_embeddings_model.xml", [1, count, 64])  # fmt: skip
+    assert origins["attention_mask"][1] == [1, count]
+
+
+def test_a_model_fed_made_embeddings_without_the_exports_says_they_are_synthetic(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    vlm = _vlm(tmp_path / "vlm", embeddings=False)
+    doc = _audit(capsys, str(vlm), "--precision", "f32", "--target", "f16")
+    assert {i["name"]: i["origin"] for i in doc["inputs"]}["inputs_embeds"] == "seed 0"  # type: ignore[attr-defined]
+    assert (
+        "input 'inputs_embeds': token embeddings made of seeded normal values (scale 1), not the embeddings of any "
+        "token (no text-embeddings model beside it to make them): a model's own embeddings are of another scale, so "
+        "what --target says of the headroom is not representative; give them with --input"
+    ) in doc["notes"], doc["notes"]  # type: ignore[operator]
+
+
+def _outlier_vlm(folder: Path) -> tuple[Path, np.ndarray[Any, Any]]:
+    """A text-embeddings model whose table holds a massive-activation dim (300, whose square passes f16's 65504 in an
+    RMSNorm) and a language model of one RMSNorm fed its ``inputs_embeds``; the export's embeddings of 8 ids."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    table = (rng.standard_normal((100, 64)) * 0.02).astype(np.float32)
+    table[:, 7] = 300.0
+    ids = ops.parameter([-1, -1], np.int64, name="input")
+    ids.output(0).set_names({"input"})
+    found = ops.result(ops.gather(ops.constant(table), ids, ops.constant(np.int64(0))))
+    found.output(0).set_names({"inputs_embeds"})
+    ov.save_model(
+        ov.Model([found], [ids], "emb"), folder / "openvino_text_embeddings_model.xml", compress_to_fp16=False
+    )
+    x = ops.parameter([-1, -1, 64], np.float32, name="inputs_embeds")
+    x.output(0).set_names({"inputs_embeds"})
+    power = ops.power(x, ops.constant(np.float32(2)), name="norm/pow")
+    mean = ops.reduce_mean(power, ops.constant(np.array([-1], np.int64)), True, name="norm/ReduceMean")
+    scaled = ops.multiply(x, ops.power(ops.add(mean, ops.constant(np.float32(1e-6))), ops.constant(np.float32(-0.5))))
+    logits = ops.matmul(scaled, ops.constant(rng.standard_normal((64, 100)).astype(np.float32)), False, False)
+    logits.output(0).set_names({"logits"})
+    ov.save_model(ov.Model([logits], [x], "lm"), folder / "openvino_language_model.xml", compress_to_fp16=False)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llava", "text_config": {"hidden_size": 64}}))
+    return folder, table[rng.integers(0, 100, (1, 8))]
+
+
+def test_the_target_verdict_on_made_embeddings_is_the_one_on_the_exports_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Made of seeded normal values, the embeddings left the RMSNorm's square far from f16's maximum (headroom),
+    where the export's own embeddings overflow it: made through the export's text-embeddings model, the audit says
+    what it says on them."""
+    vlm, own = _outlier_vlm(tmp_path / "vlm")
+    np.save(tmp_path / "own.npy", own)
+
+    def verdict(*extra: str) -> object:
+        _, out, _ = run_cli(capsys, "audit", str(vlm / "openvino_language_model.xml"), "--precision", "f32",
+                                 "--target", "f16", "--format", "json", *extra)  # fmt: skip
+        doc = json.loads(out)
+        return next(row for row in doc["layers"] if row["layer_name"] == "norm/ReduceMean")["target"]["status"]
+
+    assert verdict() == verdict("--input", f"inputs_embeds={tmp_path / 'own.npy'}") == "overflow"
