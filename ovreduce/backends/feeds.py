@@ -10,6 +10,9 @@ that (:func:`recipes`), in this order:
 what the graph (or optimum's input name) says   what the input gets
 ==============================================  ================================================================
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
+a mask a pooling reduces (within a few          ones with right padding, row k ending k+1 tokens early (never a
+Converts, Unsqueezes, Broadcasts, Multiplies;   row of padding alone): a pooling's count and masked sum vary
+no decoder's: no state, past or beams)
 ``inputs_embeds`` (a VLM's language model)      the export's own text embeddings of seeded ids (:class:`Embedder`,
                                                 where the export holds its text-embeddings model), else as below
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
@@ -69,7 +72,9 @@ __all__ = [
     "recipes",
 ]
 
-Kind = Literal["random", "ids", "ones", "positions", "arange", "count", "small", "true", "axes", "text", "permutation"]
+Kind = Literal[
+    "random", "ids", "ones", "padded", "positions", "arange", "count", "small", "true", "axes", "text", "permutation"
+]
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,10 @@ class Recipe:
             "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})",
             "permutation": f"{seeded}, a permutation of [0, {self.high}) ({self.why})",
             "ones": f"ones ({self.why})",
+            "padded": (
+                f"ones with right padding as a tokenizer pads a batch, row k ending k+1 tokens early but never "
+                f"padding alone ({self.why})"
+            ),
             "positions": (
                 f"positions 0..{self.high - 1} ({self.why})"
                 if self.high
@@ -182,6 +191,10 @@ def recipes(ov_model: Any) -> list[Recipe]:
     """A :class:`Recipe` for each input of ``ov_model`` (reshaped to the shapes it will run at), by index."""
     kernel = conv_kernel(ov_model)
     permuted = permutations(ov_model)
+    # a decoder (a state, a past, beams) grows its mask by the tokens it generates: never padded at the end
+    decoder = bool(ov_model.get_sinks()) or any(
+        name.startswith(PAST) or name == "beam_idx" for port in ov_model.inputs for name in port.get_names()
+    )
     out = []
     for index, port in enumerate(ov_model.inputs):
         found, shape = permuted.get(index), port.get_partial_shape()
@@ -191,7 +204,7 @@ def recipes(ov_model: Any) -> list[Recipe]:
                    f"argsort: the model inverts them, so each index is there once")  # fmt: skip
             out.append(Recipe("permutation", size, why))
         else:
-            out.append(_recipe(port, kernel))
+            out.append(_recipe(port, kernel, pooling=not decoder))
     return out
 
 
@@ -261,7 +274,9 @@ def conv_kernel(ov_model: Any) -> tuple[int, str] | None:
     return None
 
 
-def _recipe(port: Any, kernel: tuple[int, str] | None = None) -> Recipe:
+def _recipe(port: Any, kernel: tuple[int, str] | None = None, pooling: bool = False) -> Recipe:
+    """How ``port`` is made (see the module's table); ``pooling``: a mask a pooling reduces may be padded (no
+    decoder's)."""
     etype = port.get_element_type()
     integral = etype.is_integral() or etype.get_type_name() == "boolean"
     names = {n.lower() for n in port.get_names()} | {port.get_node().get_friendly_name().lower()}
@@ -269,6 +284,9 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None) -> Recipe:
     if etype.get_type_name() == "string":
         return Recipe("text", why="a string input: a tokenizer's text")
     if any("attention_mask" in n for n in names) or (integral and not boolean and any("mask" in n for n in names)):
+        pooled = _pooled(port.get_node()) if pooling else None
+        if pooled is not None:  # a pooling reduces it: a mask of ones leaves its count constant and nothing masked
+            return Recipe("padded", why=f"an attention mask, by its name, that {pooled} reduces: a pooling")
         return Recipe("ones", why="an attention mask, by its name")
     if integral and "cache_position" in names and kernel is not None:
         return Recipe("positions", kernel[0], f"a Mamba-style prefill: the {kernel[0]} columns of the conv state "
@@ -324,6 +342,34 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None) -> Recipe:
 def _first(current: T | None, new: T) -> T:
     """The smaller of two findings (a bound, then a name), ``new`` where there is none yet."""
     return new if current is None or new < current else current  # type: ignore[operator]
+
+
+# The ops a mask passes through on its way into a pooling's reduction (``mask.unsqueeze(-1).expand(...).float()``,
+# times the token embeddings), and how far that way is looked along.
+_POOLING_WAY = frozenset({"Convert", "ConvertLike", "Unsqueeze", "Reshape", "Squeeze", "Broadcast", "Tile", "Multiply"})
+_POOLING_STEPS = 6
+
+
+def _pooled(parameter: Any) -> str | None:
+    """The reduction (its type and name) that takes ``parameter``'s value, an attention mask, as its data within a
+    few ops that pass it on or multiply by it (:data:`_POOLING_WAY`): a mean pooling's token count and masked sum
+    (sentence-transformers': ``sum(embeddings * mask) / sum(mask)``), not the attention's use of it; None where there
+    is none (an LLM decoder's mask)."""
+    found: list[str] = []
+    frontier, seen = [parameter], set[str]()
+    for _ in range(_POOLING_STEPS):
+        ahead = []
+        for node in frontier:
+            for target in node.output(0).get_target_inputs():
+                consumer, index = target.get_node(), target.get_index()
+                kind = consumer.get_type_name()
+                if kind.startswith("Reduce") and index == 0:
+                    found.append(f"{kind} {consumer.get_friendly_name()!r}")
+                elif kind in _POOLING_WAY and consumer.get_name() not in seen and len(seen) < 64:
+                    seen.add(consumer.get_name())
+                    ahead.append(consumer)
+        frontier = ahead
+    return min(found) if found else None
 
 
 def _uses(parameter: Any) -> list[tuple[Any, int]]:
@@ -456,6 +502,12 @@ def _make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rand
         return rng.permutation(recipe.high).reshape(shape).astype(dtype)
     if recipe.kind == "ones":
         return np.ones(shape, dtype=dtype)
+    if recipe.kind == "padded":  # right padding: row k k+1 tokens short, never all of it
+        mask = np.ones(shape, dtype=dtype)
+        if len(shape) == 2 and shape[1] > 1:
+            for row in range(shape[0]):
+                mask[row, shape[1] - min(row + 1, shape[1] - 1) :] = 0
+        return mask
     if recipe.kind == "positions":
         last = shape[-1] if shape else 1
         return np.broadcast_to(np.arange(last), shape).astype(dtype)

@@ -937,3 +937,57 @@ def test_a_max_over_masked_slices_of_one_repeated_value_is_not_established(tmp_p
     row = next(layer for layer in doc.layers if layer.layer_name == "second_pick")
     assert row.status == "not-established", row
     assert row.not_established == "each slice it reduces holds one repeated value (axes [1] of input shape [2, 4])"
+
+
+def _mean_pooling(path: Path) -> Path:
+    """A sentence-transformers mean pooling as optimum-intel exports it: ``sum(embeddings * mask) / clamp(sum(mask))``
+    over the tokens, the mask unsqueezed and converted on its way into both sums."""
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    mask = ops.parameter([-1, -1], np.int64, name="attention_mask")
+    mask.output(0).set_names({"attention_mask"})
+    table = ops.constant(rng.standard_normal((100, 32)).astype(np.float32))
+    embeddings = ops.gather(table, ids, ops.constant(np.int64(0)))
+    weights = ops.convert(ops.unsqueeze(mask, ops.constant(np.int64(-1))), "f32")
+    tokens = ops.constant(np.array([1], np.int64))
+    total = ops.reduce_sum(ops.multiply(embeddings, weights), tokens, False, name="pool/aten::sum/ReduceSum")
+    count = ops.reduce_sum(weights, tokens, False, name="pool/aten::sum/ReduceSum_1")
+    pooled = ops.divide(total, ops.clamp(count, 1e-9, 3.0e38))
+    ov.save_model(ov.Model([pooled], [ids, mask], "st"), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_mask_a_mean_pooling_reduces_is_padded_so_that_both_sums_are_established(tmp_path: Path, batch: int) -> None:
+    """The mask was ones at any batch: the pooling's token count was 'every one of its input elements is 1.0', and the
+    masked sum never saw a padded position. Made with right padding (row k k+1 tokens short, never all of it), both
+    sums are established against OpenVINO, and the origin says how it was made."""
+    path = _mean_pooling(tmp_path / "m.xml")
+    doc = _audit(path, precision="f32", shapes={"input_ids": PartialShape.parse(f"[{batch},8]")})
+    rows = {row.layer_name: row for row in doc.layers}
+    for name in ("pool/aten::sum/ReduceSum", "pool/aten::sum/ReduceSum_1"):
+        assert rows[name].status == "ok" and rows[name].not_established is None, rows[name]
+    assert _origin(doc, "attention_mask") == (
+        "ones with right padding as a tokenizer pads a batch, row k ending k+1 tokens early but never padding alone "
+        "(an attention mask, by its name, that ReduceSum 'pool/aten::sum/ReduceSum' reduces: a pooling)"
+    )
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, {}, 0, shapes={"input_ids": PartialShape.parse(f"[{batch},8]")})
+    made = arrays[[port.get_any_name() for port in probe.inputs].index("attention_mask")]
+    assert made.tolist() == [[1] * (7 - k) + [0] * (k + 1) for k in range(batch)]
+
+
+def test_a_pooled_mask_of_one_token_is_not_padded_and_a_decoders_mask_stays_ones(tmp_path: Path) -> None:
+    """One token: padding it would leave a row of padding alone, so the mask stays ones. A mask that feeds the attention
+    alone (an LLM's, BERT's without pooling) stays ones too."""
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    probe = read_model(_mean_pooling(tmp_path / "m.xml"))
+    arrays, _, _ = model_inputs(probe, {}, 0, shapes={"input_ids": PartialShape.parse("[2,1]")})
+    assert arrays[1].tolist() == [[1], [1]]
+    for export in ("llama_int4/openvino_model.xml", "bert_encoder/openvino_model.xml"):
+        doc = _audit(EXPORTS / export, precision="f32")
+        assert _origin(doc, "attention_mask") == "ones (an attention mask, by its name)", export
