@@ -1,5 +1,5 @@
 """Elementwise binary ops (arithmetic, comparison, logical), Select, FakeQuantize and FakeConvert, with OpenVINO's
-``auto_broadcast``.
+``auto_broadcast``; and PReLU.
 
 The rule is ``eltwise_shape_infer`` (src/core/shape_inference/include/eltwise_shape_inference.hpp) over
 ``PartialShape::broadcast_merge_into`` (src/core/src/partial_shape.cpp):
@@ -61,6 +61,7 @@ __all__ = [
     "BitwiseNot13",
     "FakeConvert13",
     "FakeQuantize0",
+    "PReLU0",
     "Select1",
     "broadcast_shapes",
 ]
@@ -671,6 +672,23 @@ class FakeQuantize0(ShapeRule):
         merged = inputs[0]
         for i in range(1, 5):  # (each merge only checks the range: the output is the data's shape)
             merged = broadcast_shapes(merged, inputs[i], mode, axis)
+        return [inputs[0]]
+
+
+class PReLU0(ShapeRule):
+    """PRelu-0 (opset1; the activation of every HiFi-GAN vocoder, of ONNX models' PRelu): data and slope, the output
+    the data's shape and element type as they are. OpenVINO checks nothing of the slope as it reads the model
+    (``prelu.cpp``: ``set_output_type(0, get_input_element_type(0), get_input_partial_shape(0))``); the IR writes the
+    type ``PReLU``."""
+
+    type = "PReLU"
+    version = "opset1"
+    inputs = range(2, 3)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         return [inputs[0]]
 
 

@@ -1,5 +1,6 @@
 """Data movement ops, whose shapes read their inputs' values: Reshape, Transpose, Concat, Squeeze, Unsqueeze,
-Gather, Split, VariadicSplit, Tile, Broadcast; and ShapeOf and Range, where shapes become values.
+Gather, Split, VariadicSplit, Tile, Broadcast; and ShapeOf and Range, where shapes become values, and RandomUniform,
+where a value becomes a shape.
 
 Written after OpenVINO's ``<op>_shape_inference.hpp``. A value a rule needs that is not constant leaves
 what OpenVINO infers without it: the rank when it is known, every dim dynamic. Values fold through
@@ -20,16 +21,20 @@ from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType
 from ovreduce.ir.model import Layer
 from ovreduce.ops.base import Bounds, LayerContext, PortState, ValueInfo, parse_bool_attr
 from ovreduce.ops.elementwise import broadcast_shapes
+from ovreduce.ops.reals import real_tensor
 from ovreduce.ops.rules import (
     AUTO_BROADCAST,
     BROADCAST,
     ELEMENT_TYPE,
     MAX_VALUE_ELEMENTS,
     PAD_MODE,
+    TYPED,
+    Enum,
     ShapeRule,
     Tensor,
     bool_attr,
     bounds_dim,
+    check_enums,
     const_tensor,
     elements,
     evaluates,
@@ -41,6 +46,7 @@ from ovreduce.ops.rules import (
     normalize_axis,
     partial_value,
     pinned,
+    real,
     str_attr,
     too_large,
     type_limits,
@@ -56,6 +62,7 @@ __all__ = [
     "Concat0",
     "Gather",
     "Pad",
+    "RandomUniform8",
     "Range4",
     "Reshape1",
     "ShapeOf",
@@ -1027,6 +1034,86 @@ class Range4(_ValueShaped):
         values = tuple(start + i * step for i in range(out_shape[0]))
         etype = self.types(ctx.layer, [])[0]
         return wrapped(values, etype) if etype is not None and etype.is_integral else values
+
+
+_PHILOX_ALIGNMENT: Enum = ("ov::op::PhiloxAlignment", frozenset({"pytorch", "tensorflow", "mock"}))
+_SHAPE_TYPES = ("i32", "i64")
+
+
+def _given_type(state: PortState) -> ElementType | None:
+    """An input's element type where the model gives it or a rule infers it, the dynamic type included (None: a
+    port's precision after a layer without a rule, which is not judged)."""
+    return state.element_type if state.origin in TYPED else None
+
+
+class RandomUniform8(ShapeRule):
+    """RandomUniform-8 (opset8; torch's dropout kept at inference, ``bernoulli``): ``shape``, ``min_val``, ``max_val``;
+    the output is of ``output_type`` and of the shape ``shape``'s value gives (``random_uniform.cpp``,
+    ``random_uniform_shape_inference.hpp``). Refused as OpenVINO refuses it: a ``shape`` not of i32 or i64, or not
+    1-D; ``min_val`` and ``max_val`` of different types, or of a type not ``output_type``'s, which must be a real type,
+    i32 or i64; either not a scalar nor of one element; constant ones not in order (``min_val < max_val``); the
+    alignment ``mock``. A constant ``shape`` gives its dims (-1 dynamic, another negative 0), one computed before run
+    time its elements' bounds (a negative one refused), any other its length's dims, all dynamic. ovreduce draws no
+    values: its output is no constant to the rules after it."""
+
+    type = "RandomUniform"
+    version = "opset8"
+    inputs = range(3, 4)
+
+    def __init__(self, opsets: range) -> None:
+        self.opsets = opsets
+
+    def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
+        layer = ctx.layer
+        # the attributes as OpenVINO's reader visits them: output_type, op_seed, global_seed, alignment
+        check_enums(layer, {"output_type": ELEMENT_TYPE})
+        int_attr(layer, "op_seed", 0)
+        int_attr(layer, "global_seed", 0)
+        check_enums(layer, {"alignment": _PHILOX_ALIGNMENT})
+        shape_type, low_type, high_type = (_given_type(ctx.input(i)) for i in range(3))
+        if shape_type is not None and shape_type.name not in (*_SHAPE_TYPES, "dynamic"):
+            raise ShapeInferenceError("Type of the input should be int32 or int64.")
+        if low_type is not None and high_type is not None and low_type != high_type:
+            raise ShapeInferenceError("'min_val' should have the same type as 'max_val'.")
+        out = ELEMENT_TYPES.get(str_attr(layer, "output_type", "dynamic"))
+        if out is None or not (real(out) or out.name in _SHAPE_TYPES) or (low_type is not None and low_type != out):
+            raise ShapeInferenceError("'min_val' and 'max_val' should have the same type as 'out_type' attribute.")
+        if str_attr(layer, "alignment", "tensorflow") == "mock":
+            raise ShapeInferenceError("Unknown alignment mode provided to RandomUniform.")
+        shape = inputs[0]
+        if shape.rank is not None and shape.rank != 1:
+            raise ShapeInferenceError("The rank of the tensor defining output shape must be equal to 1.")
+        one = (PartialShape.static([]), PartialShape.static([1]))
+        for index, what in ((1, "Min"), (2, "Max")):
+            if not any(inputs[index].compatible(s) for s in one):
+                raise ShapeInferenceError(f"{what} value must be a scalar or one element 1D tensor.")
+        low, high = real_tensor(ctx.value(1)), real_tensor(ctx.value(2))
+        if low is not None and high is not None and low[0] and high[0] and not low[0][0] < high[0][0]:
+            raise ShapeInferenceError(f"Min value must be less than max value. Got min value: {low[0][0]:g}, max "
+                                      f"value: {high[0][0]:g}")  # fmt: skip
+        return [self._drawn_shape(ctx, shape)]
+
+    @staticmethod
+    def _drawn_shape(ctx: LayerContext, shape: PartialShape) -> PartialShape:
+        """The output's shape from ``shape``'s value (``get_input_const_data_as_shape``): a Const's values as dims, a
+        value computed before run time as ``evaluate_as_partial_shape`` reads its bounds, else ``shape``'s length of
+        dynamic dims (its upper bound's, where it is an interval; a dynamic rank where it has none)."""
+        const = int_value(ctx, 0)
+        if const is not None and ctx.input(0).origin == "const":
+            return PartialShape(tuple(const_dim(v) for v in const))
+        known = partial_value(ctx, 0)
+        if known is not None and None not in known:
+            if any(b is not None and (b[0] < 0 or (b[1] is not None and b[1] < 0)) for b in known):
+                raise ShapeInferenceError("Value for partial shape evaluation can't be lower than zero.")
+            dims = [bounds_dim(b) for b in known]
+            return PartialShape(tuple(d if d is not None else Dimension.dynamic() for d in dims))
+        if shape.dims is None or shape.dims[0].hi is None:
+            return PartialShape(None)
+        return PartialShape.dynamic(shape.dims[0].hi)
+
+    def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
+        out = ELEMENT_TYPES.get(str_attr(layer, "output_type", ""))
+        return [out if out is not None else port.precision for port in layer.outputs]
 
 
 # -- Pad, StridedSlice ------------------------------------------------------------------------------------------

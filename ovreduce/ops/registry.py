@@ -40,6 +40,7 @@ from ovreduce.ops.elementwise import (
     BitwiseNot13,
     FakeConvert13,
     FakeQuantize0,
+    PReLU0,
     Select1,
 )
 from ovreduce.ops.indexing import (
@@ -60,6 +61,7 @@ from ovreduce.ops.movement import (
     Concat0,
     Gather,
     Pad,
+    RandomUniform8,
     Range4,
     Reshape1,
     ShapeOf,
@@ -149,6 +151,8 @@ _BUILTIN = _table(
     # quantization emulated in floats: nncf's int8 (FakeQuantize), FP8 (FakeConvert)
     FakeQuantize0(_V1),
     FakeConvert13(range(13, LAST_OPSET + 1)),
+    # an activation of a learned slope (HiFi-GAN vocoders, ONNX's PRelu)
+    PReLU0(_V1),
     # neural-network ops
     MatMul0(_V1),
     Convolution1(_V1),
@@ -181,6 +185,7 @@ _BUILTIN = _table(
     ShapeOf("opset1", range(1, 3)),
     ShapeOf("opset3", range(3, LAST_OPSET + 2)),  # opset17 holds ShapeOf too
     Range4(range(4, LAST_OPSET + 1)),
+    RandomUniform8(range(8, LAST_OPSET + 1)),  # (a dropout kept at inference: a shape's value drawn into)
     Pad("opset1", range(1, 12)),
     Pad("opset12", range(12, LAST_OPSET + 1)),
     StridedSlice1(_V1),
