@@ -72,6 +72,7 @@ from ovreduce.backends.openvino import (
     describe_device,
     elements_bound,
     fit_model,
+    fix_random_seeds,
     model_inputs,
     openvino_version,
     port_type_name,
@@ -438,9 +439,14 @@ def audit_model(
 
     steady: dict[str, str] = {}  # IR v10's renamed output producers: layer name -> the name of the first read
 
+    drawn: list[list[str]] = []  # the random ops of seeds 0 the first read found: those fixed, those not
+
     def read() -> Any:
         ov_model = read_ir_model(model)  # (in the service's worker: a crash of OpenVINO's reader is refused first)
         _steady_names(ov_model, model, steady)
+        fixed, unfixed = fix_random_seeds(ov_model)  # every read draws the same: the runs compare precision only
+        if not drawn:
+            drawn.extend((fixed, unfixed))
         return ov_model
 
     static = not steps  # the runs compile the model reshaped to the inputs' shapes (decode steps change them)
@@ -470,6 +476,7 @@ def audit_model(
     arrays, described, notes = model_inputs(
         probe, inputs, seed, max_elements, shapes, origins, encoder, image_size, audio_length, embed
     )
+    notes += _random_notes(*drawn)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)
@@ -659,6 +666,26 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)
+
+
+def _random_notes(fixed: list[str], unfixed: list[str]) -> list[str]:
+    """What the audit says of the model's random ops of seeds 0 (each compile would draw anew): their seeds fixed, so
+    that the audited, plain and f32 runs draw the same values; or, where OpenVINO would not let them be fixed, that
+    the runs' differences are the draws' too."""
+
+    def named(ops: list[str]) -> str:
+        return ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")
+
+    notes = []
+    if fixed:
+        notes.append(f"the model draws random values ({named(fixed)}, of seeds 0: each compile of it draws anew); the "
+                     f"audit fixed their seeds so that its runs draw the same, and the final outputs and drift "
+                     f"compare precision and fusions only")  # fmt: skip
+    if unfixed:
+        notes.append(f"the model draws random values ({named(unfixed)}, of seeds 0), whose seeds OpenVINO did not let "
+                     f"the audit fix: each run draws anew, so the final outputs' differences and the drift of what "
+                     f"they feed are the draws' as much as the precision's")  # fmt: skip
+    return notes
 
 
 def _walk_above(chains: list[Chain], slots: list[tuple[int | npt.NDArray[Any], ...]], marks: list[Any],

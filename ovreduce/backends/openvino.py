@@ -88,6 +88,7 @@ __all__ = [
     "effective_precision",
     "elements_bound",
     "fit_model",
+    "fix_random_seeds",
     "from_tensor",
     "memory_refusal",
     "model_inputs",
@@ -145,6 +146,43 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 graphs.extend((node.get_then_body(), node.get_else_body()))
             elif kind == "Pad":
                 _refuse_crashing_pads(node)
+
+
+RANDOM_OPS = ("RandomUniform", "Multinomial")
+"""OpenVINO's ops that draw random values (opset8's RandomUniform, opset13's Multinomial): of ``global_seed`` and
+``op_seed`` both 0, each compile draws a new sequence (two compiles of one model differ); of any other seeds, every
+compile draws the same sequence, inference by inference."""
+_FIXED_GLOBAL_SEED = 1
+
+
+def fix_random_seeds(ov_model: Any) -> tuple[list[str], list[str]]:
+    """Give each random op of ``ov_model`` (in any body) whose seeds are both 0 fixed seeds of its own, so that every
+    compile of every read of the model draws the same values (each op its own sequence: ``global_seed`` 1, ``op_seed``
+    its place among them, in the model's order). The layers so fixed, and those OpenVINO would not let be fixed, each
+    as ``Type 'name'``."""
+    fixed: list[str] = []
+    unfixed: list[str] = []
+    graphs = [ov_model]
+    while graphs:
+        for node in graphs.pop().get_ordered_ops():
+            kind = node.get_type_name()
+            if kind in ("Loop", "TensorIterator"):
+                graphs.append(node.get_function())
+            elif kind == "If":
+                graphs.extend((node.get_then_body(), node.get_else_body()))
+            elif kind in RANDOM_OPS:
+                seeds = node.get_attributes()
+                if seeds.get("global_seed") != 0 or seeds.get("op_seed") != 0:
+                    continue
+                named = f"{kind} {node.get_friendly_name()!r}"
+                try:
+                    node.set_attribute("global_seed", _FIXED_GLOBAL_SEED)
+                    node.set_attribute("op_seed", len(fixed) + len(unfixed) + 1)
+                    kept = node.get_attributes()
+                except Exception:  # (an OpenVINO that does not set them: the draws stay the compile's)
+                    kept = seeds
+                (fixed if kept.get("op_seed") != 0 else unfixed).append(named)
+    return fixed, unfixed
 
 
 def _refuse_crashing_port_maps(kind: str, node: Any) -> None:
