@@ -46,6 +46,8 @@ from ovreduce.shapes import PartialShape
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
+    from ovreduce.check.openvino import Refusal
+
 __all__ = ["check_document", "check_model", "check_paths", "unreadable"]
 
 Engine = Literal["native", "openvino"]
@@ -119,12 +121,14 @@ def _check_model(
     refusals = {body_path: _inconsistent(graph, reshaped=bool(reshape)) for body_path, graph in engines}
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
+    refusal: Refusal | None = None  # what it refused then: the model, or the reshape
     asked = bool(unknown or suspect or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
         _load(extensions)
-        found, failed = input_shapes(model, reshape, unknown | suspect)
+        found, refusal = input_shapes(model, reshape, unknown | suspect)
+        failed = None if refusal is None else refusal.reason
         for key, shape in found.items():
             info = infos[key]
             if key in suspect:
@@ -133,10 +137,10 @@ def _check_model(
                 notes.append(f"layer {info.layer.id} {info.layer.name!r}: OpenVINO's inference feeds it {shape}, "
                              f"where ovreduce's gives {info.data.shape}; OpenVINO's is used")  # fmt: skip
             infos[key] = info.op.with_data(info, replace(info.data, shape=shape, origin="openvino", reason=""))
-        if failed is not None and unknown:
+        if refusal is not None and unknown:
+            either = f"{refusal.what} too" if refusal.reshape else f"{refusal.what} either"
             notes.append(
-                f"{len(unknown - found.keys())} reduction input(s) stay unresolved: OpenVINO could not read "
-                f"the model either: {failed}"
+                f"{len(unknown - found.keys())} reduction input(s) stay unresolved: OpenVINO {either}: {refusal.reason}"
             )
         openvino_reshaped = failed is None and bool(reshape)
     findings: list[Finding] = []
@@ -166,8 +170,8 @@ def _check_model(
     if failed is not None and clean and engine != "openvino" and not lacks_extension(failed):
         # a model OpenVINO does not load is not clean, where ovreduce cannot say at which layer (its own refusals are
         # notes then) or has no rule to say it (its inputs unresolved); the OpenVINO engine says so itself
-        under = " under the new shapes" if reshape else ""
-        findings.append(finding("openvino-read-failed", None, f"OpenVINO could not read the model{under}: {failed}"))
+        assert refusal is not None
+        findings.append(finding("openvino-read-failed", None, f"OpenVINO {refusal.what}: {refusal.reason}"))
     if engine == "openvino":
         from ovreduce.check.openvino import crosscheck
 

@@ -41,7 +41,7 @@ from ovreduce.ir.model import IRModel, Layer
 from ovreduce.reports.check import Finding, ReductionCheck
 from ovreduce.shapes import JsonShape, PartialShape
 
-__all__ = ["crosscheck", "input_shapes", "v10_renamed"]
+__all__ = ["Refusal", "crosscheck", "input_shapes", "v10_renamed"]
 
 
 def crosscheck(
@@ -51,13 +51,10 @@ def crosscheck(
 ) -> tuple[list[Finding], list[ReductionCheck]]:
     """Findings from OpenVINO's view of the model, and the reports with ``openvino_output_shape`` set."""
     openvino()  # (a clear BackendError where the runtime is missing)
-    try:
-        ov_model = read_ir_model(model)
-        if reshape:
-            _reshape(ov_model, reshape)
-    except Exception as exc:  # OpenVINO raises RuntimeError and friends; any of them is a finding
-        reason = read_failure(exc, model.op_types())
-        failed = finding("openvino-read-failed", None, f"OpenVINO could not read the model: {reason}")
+    ov_model, refusal = _read(model, reshape)
+    if ov_model is None:  # OpenVINO raises RuntimeError and friends; any of them is a finding
+        assert refusal is not None
+        failed = finding("openvino-read-failed", None, f"OpenVINO {refusal.what}: {refusal.reason}")
         return [failed], [replace(r, openvino_checked=True) for r in reports]
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     findings: list[Finding] = []
@@ -154,19 +151,41 @@ def _reshape(ov_model: Any, reshape: Mapping[str, PartialShape]) -> None:
     })  # fmt: skip
 
 
-def input_shapes(
-    model: IRModel, reshape: Mapping[str, PartialShape] | None, wanted: Collection[tuple[str | None, str]]
-) -> tuple[dict[tuple[str | None, str], PartialShape], str | None]:
-    """OpenVINO's shape of input 0 of the ``wanted`` layers (by body path and layer id), after ``reshape``:
-    what ovreduce asks where it has no native rule for an op before a reduction. Also why OpenVINO could
-    not answer, when it could not."""
-    openvino()  # (a clear BackendError where the runtime is missing)
+class Refusal(NamedTuple):
+    """What OpenVINO refused: the model (``what``: "could not read the model"), or, having read it, the reshape
+    (``what``: "refused the reshape (x=[1,40,32])"); and why, in its words."""
+
+    what: str
+    reason: str
+    reshape: bool
+
+
+def _read(model: IRModel, reshape: Mapping[str, PartialShape] | None) -> tuple[Any, Refusal | None]:
+    """OpenVINO's model of ``model``, reshaped as asked; or None and what OpenVINO refused: the read, or the reshape
+    of the model it read."""
     try:
         ov_model = read_ir_model(model)
-        if reshape:
+    except Exception as exc:  # OpenVINO raises RuntimeError and friends
+        return None, Refusal("could not read the model", read_failure(exc, model.op_types()), False)
+    if reshape:
+        try:
             _reshape(ov_model, reshape)
-    except Exception as exc:  # OpenVINO refusing the model leaves those inputs unresolved
-        return {}, read_failure(exc, model.op_types())
+        except Exception as exc:
+            shapes = ", ".join(f"{name}={shape}" for name, shape in reshape.items())
+            return None, Refusal(f"refused the reshape ({shapes})", read_failure(exc, model.op_types()), True)
+    return ov_model, None
+
+
+def input_shapes(
+    model: IRModel, reshape: Mapping[str, PartialShape] | None, wanted: Collection[tuple[str | None, str]]
+) -> tuple[dict[tuple[str | None, str], PartialShape], Refusal | None]:
+    """OpenVINO's shape of input 0 of the ``wanted`` layers (by body path and layer id), after ``reshape``:
+    what ovreduce asks where it has no native rule for an op before a reduction. Also what OpenVINO refused, when it
+    could not answer (the model, or the reshape)."""
+    openvino()  # (a clear BackendError where the runtime is missing)
+    ov_model, refusal = _read(model, reshape)
+    if ov_model is None:  # OpenVINO refusing the model leaves those inputs unresolved
+        return {}, refusal
     legacy = _legacy_v10(ov_model, {layer.name for layer in model.layers}) if model.ir_version == 10 else _NO_LEGACY
     return {
         (path, layer.id): partial_shape(node.get_input_partial_shape(0))

@@ -421,6 +421,66 @@ def test_a_model_openvino_refuses_where_ovreduce_has_no_rule_is_not_clean(tmp_pa
     assert "OpenVINO could not read the model" in found.message and "multiple of" in found.message
 
 
+def _position_table(folder: Path, before: str | None = None) -> Path:
+    """x[?,?,32] (-> a HardSigmoid, an op of no native rule, where ``before`` says so) + a position table of 32 rows
+    [1,32,32] (as SpeechT5's encoder adds its sinusoids) -> ReduceMean: a reshape to more than 32 rows OpenVINO reads
+    the model but refuses."""
+    x = ops.parameter([-1, -1, 32], np.float32, name="x")
+    data = x if before is None else ops.hard_sigmoid(x, ops.constant(np.float32(0.2)), ops.constant(np.float32(0.5)))
+    added = ops.add(data, ops.constant(np.ones((1, 32, 32), np.float32)), name="positions")
+    mean = ops.reduce_mean(added, ops.constant(np.array([-1], np.int64)), True, name="norm")
+    path = folder / "table.xml"
+    ov.save_model(ov.Model([ops.result(mean)], [x], "table"), str(path), compress_to_fp16=False)
+    return path
+
+
+def _reshape_refusal(path: Path, shape: str) -> str:
+    """OpenVINO's own words refusing the reshape of ``x`` (it reads the model)."""
+    model = ov.Core().read_model(str(path))
+    with pytest.raises(RuntimeError) as refused:
+        model.reshape({"x": ov.PartialShape(shape)})
+    return str(refused.value).strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(("engine", "before"), [("openvino", None), ("openvino", "HardSigmoid"),
+                                                ("native", "HardSigmoid")])  # fmt: skip
+def test_a_reshape_openvino_refuses_is_said_to_be_the_reshape_not_the_read(
+    engine: Any, before: str | None, tmp_path: Path
+) -> None:
+    """OpenVINO reads the model and refuses the reshape: the finding says so, with the shapes asked and OpenVINO's
+    words, not that OpenVINO could not read the model (a CI log read so blames the file). The OpenVINO engine said
+    "could not read the model", and so did the note on what stays unresolved."""
+    path = _position_table(tmp_path, before)
+    words = _reshape_refusal(path, "[1,40,32]")
+    ir = load_ir(path)
+    try:
+        assert check_model(ir, engine=engine).ok  # read as it is, it is clean
+        report = check_model(ir, engine=engine, reshape={"x": PartialShape.parse("[1,40,32]")})
+    finally:
+        ir.close()
+    [found] = [f for f in report.findings if f.code == "openvino-read-failed"]
+    assert found.message.startswith("OpenVINO refused the reshape (x=[1,40,32]): "), found.message
+    assert words in found.message, (words, found.message)
+    said = [f.message for f in report.findings] + list(report.notes)
+    assert not any("could not read" in message for message in said), said
+
+
+def test_a_model_openvino_cannot_read_is_still_said_so_under_a_reshape(tmp_path: Path) -> None:
+    """A read OpenVINO refuses (the mean's axis 7, of a rank-3 input) stays a read it refuses, reshape or not."""
+    path = _position_table(tmp_path)
+    weights = path.with_suffix(".bin")
+    minus_one = np.array([-1], np.int64).tobytes()
+    assert weights.read_bytes().count(minus_one) == 1
+    weights.write_bytes(weights.read_bytes().replace(minus_one, np.array([7], np.int64).tobytes()))
+    ir = load_ir(path)
+    try:
+        report = check_model(ir, engine="openvino", reshape={"x": PartialShape.parse("[1,40,32]")})
+    finally:
+        ir.close()
+    [found] = [f for f in report.findings if f.code == "openvino-read-failed"]
+    assert found.message.startswith("OpenVINO could not read the model: "), found.message
+
+
 def test_a_variadic_split_of_a_scalar_is_refused_in_openvinos_words(tmp_path: Path) -> None:
     """x[2] -> ReduceSum over all (a scalar) -> VariadicSplit: OpenVINO refuses it naming no node, "Accessing
     out-of-range dimension"; ovreduce's rule said it in words of its own, so the refusal was tied to no layer."""
