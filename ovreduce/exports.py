@@ -24,7 +24,7 @@ from ovreduce.errors import BackendError, InputError, LimitExceededError, OvRedu
 
 __all__ = [
     "AUDIO_FRAMES", "MAX_CONFIG_BYTES", "MAX_TEXT_BYTES", "Export", "TextEmbeddings", "audio_length", "find_export",
-    "image_size", "text_embeddings", "tokenize",
+    "image_size", "lone_export", "text_embeddings", "tokenize",
 ]  # fmt: skip
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -140,6 +140,17 @@ def _refuse_several(folder: Path, xmls: list[str]) -> None:
 
 _MAX_SUBFOLDERS = 64
 """Subfolders of a folder that is no export looked into for the models of a pipeline, at most."""
+
+
+def lone_export(model: Path) -> Export:
+    """A model file outside any export (its folder holds no export's models, as an encoder copied alone): an export of
+    its own, without a tokenizer, with the ``config.json`` beside it where that is a JSON object (what it says of the
+    model, its positions and image size, holds for the file as for the export it came from)."""
+    try:
+        config = _config(model.parent / "config.json")
+    except (InputError, LimitExceededError):  # (not the model's config: the file is audited without one)
+        config = None
+    return Export(model.parent, (model,), None, None, config)
 
 
 def _config(path: Path) -> Mapping[str, Any] | None:

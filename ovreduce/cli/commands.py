@@ -286,7 +286,7 @@ def audit(args: argparse.Namespace) -> int:
             model, inputs=inputs, shapes=shapes, seed=args.seed, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, progress=None if bar is None else progress, fail_on_drift=limit,
             max_elements=max_elements(), timeout=args.timeout, steps=args.steps, origins=origins, target=args.target,
-            positions=_positions(export.config), encoder=_encoder_length(export.config),
+            positions=_positions(export.config, model), encoder=_encoder_length(export.config),
             image_size=image_size(export), audio_length=audio_length(export), embed=embed,
         )  # fmt: skip
     except (UsageError, InputError) as exc:
@@ -309,7 +309,7 @@ def _export_of(target: str, needed: bool) -> Any:
     model file outside any export gets an export of its own, without a tokenizer (a :class:`UsageError` where
     ``needed`` says it must have one)."""
     from ovreduce.errors import OvReduceError
-    from ovreduce.exports import Export, find_export
+    from ovreduce.exports import find_export, lone_export
 
     path = Path(target)
     if path.is_dir():
@@ -323,7 +323,7 @@ def _export_of(target: str, needed: bool) -> Any:
                 f"--prompt needs the export's tokenizer: {target} is not in an optimum-intel export directory "
                 f"(with openvino_tokenizer.xml); give the export directory"
             ) from None
-        return Export(path.parent, (path,), None, None, None)
+        return lone_export(path)
 
 
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "max_sequence_length", "seq_length",
@@ -349,14 +349,31 @@ two rows longer than the positions config.json gives (M2M100's, traced at that l
 ``positions + 1 - pad_token_id`` tokens (their config's ``pad_token_id`` is 1 where config.json leaves it out)."""
 
 
-def _positions(config: Any) -> tuple[int, str] | None:
-    """How many positions ``config`` (``config.json``) gives the model, and the key that says so: a top-level key of
-    :data:`_CONTEXT_KEYS`, else one of its ``text_config`` (a VLM's language model); of a model numbering its
-    positions from its padding id (:data:`_FROM_PADDING`, :data:`_SINUSOIDS_FROM_PADDING`), the tokens its table
-    holds."""
+_PART_KEYS = {
+    "speecht5": ("max_text_positions", "max_speech_positions"),
+    "led": ("max_encoder_position_embeddings", "max_decoder_position_embeddings"),
+}
+"""The model types whose config.json gives the positions of the encoder and of the decoder under keys of their own
+(encoder's, decoder's): SpeechT5's encoder takes text ids, ``max_text_positions`` of them (a table of sinusoids
+sliced to the sequence), its speech decoder ``max_speech_positions`` frames (``inputs_embeds``); LED's encoder
+``max_encoder_position_embeddings`` tokens, its decoder ``max_decoder_position_embeddings``."""
+
+
+def _positions(config: Any, model: Any = None) -> tuple[int, str] | None:
+    """How many positions ``config`` (``config.json``) gives ``model`` (an export's model), and the key that says so:
+    a top-level key of :data:`_CONTEXT_KEYS` (first, for a model type of :data:`_PART_KEYS`, its key for the encoder,
+    or for the decoder where ``model`` takes ``encoder_hidden_states``), else one of its ``text_config`` (a VLM's
+    language model); of a model numbering its positions from its padding id (:data:`_FROM_PADDING`,
+    :data:`_SINUSOIDS_FROM_PADDING`), the tokens its table holds."""
+    decoder = model is not None and any(
+        "encoder_hidden_states" in (layer.name, *(n for port in layer.outputs for n in port.names))
+        for layer in model.layers if layer.type == "Parameter"
+    )  # fmt: skip
     for where, section in (("", config), ("text_config.", (config or {}).get("text_config"))):
         if isinstance(section, dict):
-            key = next((k for k in _CONTEXT_KEYS if type(section.get(k)) is int and section[k] > 0), None)
+            part = _PART_KEYS.get(section.get("model_type"))  # type: ignore[arg-type]
+            keys = _CONTEXT_KEYS if part is None else (part[decoder], *_CONTEXT_KEYS)
+            key = next((k for k in keys if type(section.get(k)) is int and section[k] > 0), None)
             if key is not None:
                 return _from_padding(section, section[key], f"config.json: {where}{key}")
     return None
@@ -461,7 +478,7 @@ def _prompt_inputs(
             f"the model ({', '.join(sorted(names)) or 'none'})"
         )
     count = int((tokens["input_ids"] if "input_ids" in tokens else next(iter(chosen.values()))).shape[-1])
-    positions = _positions(export.config)
+    positions = _positions(export.config, model)
     if positions is not None and count > positions[0]:  # positions the model was not made for (memory: their square)
         raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {positions[0]} positions the model "
                          f"takes ({positions[1]}); give a shorter prompt")  # fmt: skip

@@ -501,3 +501,62 @@ def test_the_target_verdict_on_made_embeddings_is_the_one_on_the_exports_own(
         return next(row for row in doc["layers"] if row["layer_name"] == "norm/ReduceMean")["target"]["status"]
 
     assert verdict() == verdict("--input", f"inputs_embeds={tmp_path / 'own.npy'}") == "overflow"
+
+
+def _speecht5(folder: Path, *, decoder: bool = True) -> Path:
+    """A SpeechT5-like text-to-speech export: an encoder of ``input_ids`` (embeddings + a table of 32 text positions,
+    sliced to the sequence: its prenet) and, where ``decoder`` says so, a decoder of ``inputs_embeds`` (mel frames +
+    a table of 64 speech positions) beside ``encoder_hidden_states``, each into a mean; config.json as SpeechT5's
+    gives them."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    def table(x: object, rows: int, width: int) -> object:
+        length = ops.gather(ops.shape_of(x), ops.constant(np.array([1], np.int64)), ops.constant(np.int64(0)))
+        pe = ops.constant(np.random.default_rng(rows).standard_normal((1, rows, width)).astype(np.float32))
+        one = ops.constant(np.array([1], np.int64))
+        return ops.slice(pe, ops.constant(np.array([0], np.int64)), length, one, one)
+
+    folder.mkdir()
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    words = ops.gather(ops.constant(np.ones((100, 32), np.float32)), ids, ops.constant(np.int64(0)))
+    mean = ops.reduce_mean(ops.add(words, table(ids, 32, 32)), ops.constant(np.array([-1], np.int64)), True)
+    ov.save_model(ov.Model([ops.result(mean)], [ids]), folder / "openvino_encoder_model.xml", compress_to_fp16=False)
+    if decoder:
+        frames = ops.parameter([-1, -1, 16], np.float32, name="inputs_embeds")
+        encoded = ops.parameter([-1, -1, 32], np.float32, name="encoder_hidden_states")
+        axis = ops.constant(np.array([-1], np.int64))
+        means = [ops.reduce_mean(ops.add(frames, table(frames, 64, 16)), axis, True), ops.reduce_mean(encoded, axis)]
+        ov.save_model(ov.Model([ops.result(m) for m in means], [frames, encoded]),
+                      folder / "openvino_decoder_model.xml", compress_to_fp16=False)  # fmt: skip
+    (folder / "config.json").write_text(json.dumps({"model_type": "speecht5", "max_text_positions": 32,
+                                                    "max_speech_positions": 64, "vocab_size": 100}))  # fmt: skip
+    return folder
+
+
+@pytest.mark.parametrize("decoder", [True, False], ids=["export", "encoder-alone"])
+def test_speecht5s_text_positions_are_its_encoders(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, decoder: bool
+) -> None:
+    """SpeechT5's config.json gives its text positions as ``max_text_positions``, which was not read: ids past them
+    reached OpenVINO, whose shape error ended the audit with "give it with --shape". They are refused up front, naming
+    the key, for the encoder (in its export, or copied alone beside its config.json); the decoder, fed speech frames,
+    takes ``max_speech_positions`` of them, not the text's."""
+    folder = _speecht5(tmp_path / "speecht5", decoder=decoder)
+    target = str(folder) if decoder else str(folder / "openvino_encoder_model.xml")
+    status, _, err = run_cli(capsys, "audit", target, "--shape", "input_ids=[1,32]")
+    assert status == 0, err  # as many as the table holds
+    status, _, err = run_cli(capsys, "audit", target, "--shape", "input_ids=[1,40]")
+    assert status == 2, err
+    assert ("the audit would feed positions 0..39 (40 token(s) of 'input_ids'), more than the 32 positions the model "
+            "takes (config.json: max_text_positions)") in err, err  # fmt: skip
+    assert "Argument shapes are inconsistent" not in err, err
+    if not decoder:
+        return
+    speech = str(folder / "openvino_decoder_model.xml")
+    status, _, err = run_cli(capsys, "audit", speech, "--shape", "inputs_embeds=[1,40,16]")
+    assert status == 0, err  # 40 frames: past the text's positions, within the speech's
+    status, _, err = run_cli(capsys, "audit", speech, "--shape", "inputs_embeds=[1,65,16]")
+    assert status == 2, err
+    assert "more than the 64 positions the model takes (config.json: max_speech_positions)" in err, err
