@@ -169,17 +169,36 @@ def _config(path: Path) -> Mapping[str, Any] | None:
     return data
 
 
+_VISION_SECTIONS = (("vision_config",), ("encoder",), ("vlm_config", "vision_config"))
+"""Where a composite config.json nests the config of the model that takes the images: a VLM's ``vision_config``; a
+vision-encoder-decoder's (TrOCR's, Donut's, Nougat's, ViT-GPT2's) ``encoder``; a retriever built on a VLM (ColPali's)
+``vlm_config.vision_config``."""
+
+
+def _section(config: Mapping[str, Any] | None, path: tuple[str, ...]) -> Any:
+    """The sub-config of ``config`` at ``path`` (None where there is none)."""
+    section: Any = config
+    for key in path:
+        section = section.get(key) if isinstance(section, Mapping) else None
+    return section
+
+
 def image_size(export: Export) -> tuple[tuple[int, int], str] | None:
     """The height and width of the images the export's model takes, and what says so: ``config.json``'s
-    ``image_size`` (an int, or height and width), else its ``vision_config``'s (a VLM's), else the processor's
+    ``image_size`` (an int, or height and width), else that of the sub-config of the model that takes the images
+    (:data:`_VISION_SECTIONS`: a VLM's ``vision_config``, a vision-encoder-decoder's ``encoder``), else the processor's
     ``crop_size`` or ``size`` in ``preprocessor_config.json`` (an int, ``height`` and ``width``, or ``shortest_edge``);
     None where none says (a processor's config that cannot be read is none)."""
     try:
         processor = _config(export.path / "preprocessor_config.json")
     except (InputError, LimitExceededError, OSError):
         processor = None
-    places = (("config.json", "", export.config), ("config.json", "vision_config.", (export.config or {}).get(
-        "vision_config")), ("preprocessor_config.json", "", processor))  # fmt: skip
+    places = [
+        ("config.json", "", export.config),
+        *(("config.json", "".join(f"{key}." for key in path), _section(export.config, path))
+          for path in _VISION_SECTIONS),
+        ("preprocessor_config.json", "", processor),
+    ]  # fmt: skip
     for file, where, section in places:
         if not isinstance(section, Mapping):
             continue

@@ -139,6 +139,10 @@ def _classifier(folder: Path, config: dict[str, Any] | None, preprocessor: dict[
 @pytest.mark.parametrize(("config", "preprocessor", "size", "said"), [
     ({"model_type": "convnext", "image_size": 32}, None, 32, "the image size config.json gives (image_size)"),
     ({"vision_config": {"image_size": [40, 40]}}, None, 40, "config.json gives (vision_config.image_size)"),
+    ({"model_type": "vision-encoder-decoder", "encoder": {"model_type": "vit", "image_size": 48}}, None, 48,
+     "config.json gives (encoder.image_size)"),  # TrOCR's, Donut's, ViT-GPT2's
+    ({"model_type": "colpali", "vlm_config": {"vision_config": {"image_size": 56}}}, None, 56,
+     "config.json gives (vlm_config.vision_config.image_size)"),
     ({"model_type": "convnext"}, {"size": {"height": 48, "width": 48}}, 48, "preprocessor_config.json gives (size)"),
     (None, None, 64, "a global pooling after a 32-fold downsampling then reduces 2x2 elements"),
 ])  # fmt: skip
@@ -163,6 +167,44 @@ def test_an_image_gets_the_size_its_export_says_or_one_a_global_pooling_reduces(
                for n in doc["notes"]), doc["notes"]  # fmt: skip
     (pooler,) = doc["layers"]
     assert pooler["input_shape"] == [1, 16, size // 8, size // 8] and pooler["status"] == "ok", pooler
+
+
+@pytest.mark.parametrize(("size", "patches"), [(384, 576), ([64, 48], 12)], ids=["trocr", "donut"])
+def test_a_vision_encoder_decoders_encoder_takes_the_image_size_its_config_nests(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, size: int | list[int], patches: int
+) -> None:
+    """A vision-encoder-decoder export (optimum-intel's image-to-text: TrOCR's ViT at 384x384, Donut's Swin at
+    [2560, 1920]) gives its image size under config.json's ``encoder``, which was not read: no default fill makes the
+    patches its position table holds, and the audit of the export was refused. It reads it, as a VLM's vision_config."""
+    folder = tmp_path / "trocr"
+    folder.mkdir()
+    x = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), ov.Type.f32, name="pixel_values")
+    x.output(0).set_names({"pixel_values"})
+    rng = np.random.default_rng(0)
+    patched = ops.convolution(x, ops.constant(rng.standard_normal((8, 3, 16, 16)).astype(np.float32) * 0.05),
+                              [16, 16], [0, 0], [0, 0], [1, 1])  # fmt: skip
+    flat = ops.transpose(ops.reshape(patched, ops.constant(np.array([0, 8, -1], np.int64)), True),
+                         ops.constant(np.array([0, 2, 1], np.int64)))  # fmt: skip
+    hidden = ops.add(flat, ops.constant(rng.standard_normal((1, patches, 8)).astype(np.float32)))  # the positions
+    norm = ops.reduce_mean(ops.multiply(hidden, hidden), _axes(2), True, name="layernorm")
+    _save(ov.Model([norm], [x], "encoder"), folder / "openvino_encoder_model.xml")
+    ids = ops.parameter(ov.PartialShape([-1, -1]), ov.Type.i64, name="input_ids")
+    encoded = ops.parameter(ov.PartialShape([-1, -1, 8]), ov.Type.f32, name="encoder_hidden_states")
+    words = ops.gather(ops.constant(np.ones((10, 8), np.float32)), ids, ops.constant(np.int64(0)))
+    decoded = ops.reduce_mean(ops.concat([words, encoded], 1), _axes(2), True, name="decoded")
+    _save(ov.Model([decoded], [ids, encoded], "decoder"), folder / "openvino_decoder_model.xml")
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "vision-encoder-decoder", "is_encoder_decoder": True,
+        "encoder": {"model_type": "vit", "image_size": size, "patch_size": 16, "num_channels": 3},
+        "decoder": {"model_type": "trocr", "max_position_embeddings": 64},
+    }))  # fmt: skip
+    status, out, err = run_cli(capsys, "audit", str(folder), "--precision", "f32", "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    height, width = size if isinstance(size, list) else (size, size)
+    assert doc["model"] == str(folder / "openvino_encoder_model.xml")
+    assert doc["inputs"][0]["shape"] == [1, 3, height, width], doc["inputs"]
+    assert any("the image size config.json gives (encoder.image_size)" in note for note in doc["notes"]), doc["notes"]
 
 
 @pytest.mark.parametrize("kind", ["Convolution", "GroupConvolution", "Convert then Convolution"])
