@@ -359,17 +359,27 @@ sliced to the sequence), its speech decoder ``max_speech_positions`` frames (``i
 ``max_encoder_position_embeddings`` tokens, its decoder ``max_decoder_position_embeddings``."""
 
 
+_COMPOSITES = frozenset({"vision-encoder-decoder", "encoder-decoder", "speech-encoder-decoder"})
+"""The model types whose config.json nests the config of each part under ``encoder`` and ``decoder`` (TrOCR's, Donut's
+and ViT-GPT2's decoder gives its positions as ``decoder.max_position_embeddings``)."""
+
+
 def _positions(config: Any, model: Any = None) -> tuple[int, str] | None:
     """How many positions ``config`` (``config.json``) gives ``model`` (an export's model), and the key that says so:
     a top-level key of :data:`_CONTEXT_KEYS` (first, for a model type of :data:`_PART_KEYS`, its key for the encoder,
     or for the decoder where ``model`` takes ``encoder_hidden_states``), else one of its ``text_config`` (a VLM's
-    language model); of a model numbering its positions from its padding id (:data:`_FROM_PADDING`,
+    language model), else, of a composite (:data:`_COMPOSITES`), one of the sub-config of the part ``model`` is (its
+    ``decoder`` or ``encoder``); of a model numbering its positions from its padding id (:data:`_FROM_PADDING`,
     :data:`_SINUSOIDS_FROM_PADDING`), the tokens its table holds."""
     decoder = model is not None and any(
         "encoder_hidden_states" in (layer.name, *(n for port in layer.outputs for n in port.names))
         for layer in model.layers if layer.type == "Parameter"
     )  # fmt: skip
-    for where, section in (("", config), ("text_config.", (config or {}).get("text_config"))):
+    part_of = "decoder" if decoder else "encoder"  # (a composite's sub-config of the model: TrOCR's decoder)
+    composite = (config or {}).get("model_type") in _COMPOSITES
+    sections = [("", config), ("text_config.", (config or {}).get("text_config"))]
+    sections += [(f"{part_of}.", (config or {}).get(part_of))] if composite else []
+    for where, section in sections:
         if isinstance(section, dict):
             part = _PART_KEYS.get(section.get("model_type"))  # type: ignore[arg-type]
             keys = _CONTEXT_KEYS if part is None else (part[decoder], *_CONTEXT_KEYS)

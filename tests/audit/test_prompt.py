@@ -560,3 +560,45 @@ def test_speecht5s_text_positions_are_its_encoders(
     status, _, err = run_cli(capsys, "audit", speech, "--shape", "inputs_embeds=[1,65,16]")
     assert status == 2, err
     assert "more than the 64 positions the model takes (config.json: max_speech_positions)" in err, err
+
+
+def test_a_vision_encoder_decoders_decoder_takes_the_positions_its_config_nests(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """TrOCR's (Donut's, ViT-GPT2's) config.json nests its decoder's positions as ``decoder.max_position_embeddings``:
+    ids past them reached OpenVINO's shape error; they are refused naming the key, and the image encoder is held to
+    none of them."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    folder = tmp_path / "trocr"
+    folder.mkdir()
+    pixels = ops.parameter([-1, 3, -1, -1], np.float32, name="pixel_values")
+    patched = ops.convolution(pixels, ops.constant(np.ones((8, 3, 4, 4), np.float32)), [4, 4], [0, 0], [0, 0], [1, 1])
+    pooled = ops.reduce_mean(patched, ops.constant(np.array([2, 3], np.int64)), False)
+    ov.save_model(ov.Model([ops.result(pooled)], [pixels]), folder / "openvino_encoder_model.xml",
+                  compress_to_fp16=False)  # fmt: skip
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    encoded = ops.parameter([-1, -1, 8], np.float32, name="encoder_hidden_states")
+    length = ops.gather(ops.shape_of(ids), ops.constant(np.array([1], np.int64)), ops.constant(np.int64(0)))
+    one = ops.constant(np.array([1], np.int64))
+    table = ops.slice(ops.constant(np.ones((1, 16, 8), np.float32)), ops.constant(np.array([0], np.int64)), length,
+                      one, one)  # fmt: skip
+    words = ops.add(ops.gather(ops.constant(np.ones((10, 8), np.float32)), ids, ops.constant(np.int64(0))), table)
+    axis = ops.constant(np.array([-1], np.int64))
+    means = [ops.reduce_mean(words, axis, True), ops.reduce_mean(encoded, axis, True)]
+    ov.save_model(ov.Model([ops.result(m) for m in means], [ids, encoded]), folder / "openvino_decoder_model.xml",
+                  compress_to_fp16=False)  # fmt: skip
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "vision-encoder-decoder", "encoder": {"model_type": "vit", "image_size": 32},
+        "decoder": {"model_type": "trocr", "max_position_embeddings": 16},
+    }))  # fmt: skip
+    decoder = str(folder / "openvino_decoder_model.xml")
+    status, _, err = run_cli(capsys, "audit", decoder, "--shape", "input_ids=[1,16]")
+    assert status == 0, err
+    status, _, err = run_cli(capsys, "audit", decoder, "--shape", "input_ids=[1,20]")
+    assert status == 2, err
+    assert "more than the 16 positions the model takes (config.json: decoder.max_position_embeddings)" in err, err
+    status, _, err = run_cli(capsys, "audit", str(folder))  # the encoder, fed an image: no positions of ids
+    assert status == 0, err
