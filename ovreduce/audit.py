@@ -570,6 +570,9 @@ def audit_model(
     if steps:
         step_fed = replay(1, audited[0]) if replay is not None and len(audited) > 1 else None
         notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed, embed))
+        kept = _kv_cache_note(audited[0], truth[0] if truth else None, precision)
+        if kept is not None:
+            notes.append(kept)
     elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
@@ -1622,6 +1625,20 @@ def _refused_types(inputs: Sequence[AuditInput], exc: Exception) -> str:
 def _fed_embeddings(names: Sequence[set[str]]) -> bool:
     """Whether a model of inputs of these names is fed token embeddings (``inputs_embeds``) and no token ids."""
     return any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
+
+
+def _kv_cache_note(audited: MarkedRun, truth: MarkedRun | None, precision: str) -> str | None:
+    """In which precision the audited run (and the f32 run, where there is one) kept the model's KV cache, as the
+    compiled models report it: the decode steps read the past in it (None where the device does not say)."""
+    if audited.kv_cache_precision is None:
+        return None
+    how = ("asked in f32 with the f32 precision" if precision == "f32"
+           else "the device's choice at this precision, or the model's <rt_info><runtime_options>")  # fmt: skip
+    said = f"the KV cache (the model's state, read by the decode steps) is kept in {audited.kv_cache_precision} in the "
+    said += f"audited and plain runs ({how})"
+    if truth is not None and truth.kv_cache_precision is not None:
+        said += f"; the f32 run keeps it in {truth.kv_cache_precision}"
+    return said
 
 
 def _steps_note(

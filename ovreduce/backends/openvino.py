@@ -66,6 +66,7 @@ from ovreduce.tensors import (
 
 __all__ = [
     "KEPT_FACTOR",
+    "KV_CACHE_PROPERTIES",
     "PRECISIONS",
     "PROBED_TYPES",
     "VIRTUAL_DEVICES",
@@ -90,6 +91,7 @@ __all__ = [
     "fit_model",
     "fix_random_seeds",
     "from_tensor",
+    "kv_cache_precision",
     "memory_refusal",
     "model_inputs",
     "openvino_version",
@@ -118,16 +120,47 @@ def check_precision(precision: str) -> None:
         raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
 
 
-def compile_options(precision: str) -> dict[str, str]:
-    """OpenVINO's compile configuration for ``precision`` (``default``: the device's own choice)."""
-    return {} if precision == "default" else {"INFERENCE_PRECISION_HINT": precision}
+# The properties in which a device keeps a stateful model's KV cache (its ReadValue/Assign state read by attention):
+# the CPU plugin keeps it in u8 by default, whatever the inference precision, or in what the model's
+# <rt_info><runtime_options> sets (optimum-intel's exports: f16), unless the compile configuration says otherwise.
+KV_CACHE_PROPERTIES = ("KV_CACHE_PRECISION", "KEY_CACHE_PRECISION", "VALUE_CACHE_PRECISION")
+
+
+@cache
+def _kv_cache_properties(device: str) -> tuple[str, ...]:
+    """Those of :data:`KV_CACHE_PROPERTIES` ``device`` supports (none for a device that lists no properties)."""
+    try:
+        supported = {str(name) for name in core().get_property(device, "SUPPORTED_PROPERTIES")}
+    except Exception:  # a virtual or unknown device: it is given the hint alone
+        return ()
+    return tuple(name for name in KV_CACHE_PROPERTIES if name in supported)
+
+
+def compile_options(precision: str, device: str | None = None) -> dict[str, str]:
+    """OpenVINO's compile configuration for ``precision`` (``default``: the device's own choice). At ``f32`` the KV
+    cache of a stateful model is asked in f32 too, where ``device`` has the properties for it: the inference precision
+    does not set it, and a cache kept in u8 or f16 is not an f32 run's."""
+    if precision == "default":
+        return {}
+    options = {"INFERENCE_PRECISION_HINT": precision}
+    if precision == "f32" and device is not None:
+        options.update(dict.fromkeys(_kv_cache_properties(device), "f32"))
+    return options
 
 
 def compile_model(ov_model: Any, device: str, precision: str) -> Any:
     """``ov_model`` compiled for ``device`` at ``precision``; raises whatever OpenVINO raises, and
     :class:`IRStructureError` for a model OpenVINO would compile into a crash of the process."""
     refuse_known_crashes(ov_model)
-    return core().compile_model(ov_model, device, compile_options(precision))
+    return core().compile_model(ov_model, device, compile_options(precision, device))
+
+
+def kv_cache_precision(compiled: Any) -> str | None:
+    """The precision the compiled model keeps a stateful model's KV cache in (None: the plugin does not say)."""
+    try:
+        return precision_name(compiled.get_property("KV_CACHE_PRECISION"))
+    except Exception:  # a plugin without the property
+        return None
 
 
 def refuse_known_crashes(ov_model: Any) -> None:
@@ -1540,6 +1573,7 @@ class MarkedRun:
     runtime_precision: dict[str, str]  # node name -> the precision it executes in
     visited: int = 0  # compiled-model outputs fetched and indexed plus marks looked up: the work that grows with them
     reducing: frozenset[str] = frozenset()  # the node names the execution graph gives its reduction kernels
+    kv_cache_precision: str | None = None  # what the compiled model keeps a stateful model's KV cache in
 
 
 class InferenceTimeoutError(LimitExceededError):
@@ -1665,6 +1699,7 @@ def _run_steps(
     effective = effective_precision(compiled, None)
     executes = runtime_precisions(compiled)
     reducing = reduction_kernels(compiled)
+    kv_cache = kv_cache_precision(compiled) if ov_model.get_sinks() else None
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     model_outputs = list(ov_model.outputs)
@@ -1690,7 +1725,8 @@ def _run_steps(
                 copies[i] = from_tensor(request.get_output_tensor(i))
         marked = [copies[position[port]] for port in added]
         visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
-        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited, reducing))
+        runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited, reducing,
+                              kv_cache))  # fmt: skip
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
 

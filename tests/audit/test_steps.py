@@ -24,6 +24,8 @@ from tests.cli.inprocess import run_cli
 
 EXPORTS = Path(__file__).resolve().parents[1] / "exports"
 LLAMA = EXPORTS / "llama_int4" / "openvino_model.xml"
+# an f32 run as ovreduce compiles one: the KV cache in f32 too (the precision hint does not set it)
+EXACT = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
 
 
 def _audited(path: Any, **kwargs: Any) -> Any:
@@ -37,7 +39,7 @@ def _audited(path: Any, **kwargs: Any) -> Any:
 
 def _generate(prompt: np.ndarray, steps: int) -> list[np.ndarray]:
     """Greedy generation with OpenVINO's API alone: the logits of the first run and of each step."""
-    compiled = ov.Core().compile_model(str(LLAMA), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = ov.Core().compile_model(str(LLAMA), "CPU", EXACT)
     request = compiled.create_infer_request()
     ids, length = prompt, prompt.shape[1]
     out = []
@@ -247,7 +249,7 @@ def test_a_model_fed_embeddings_gets_a_mask_positions_and_decode_steps_along_the
         assert feeds is not None and feeds[names.index("inputs_embeds")].shape == (1, 1, 64)
         assert feeds[names.index("attention_mask")].shape == (1, 5 + step)
         assert feeds[names.index("position_ids")].tolist() == [[4 + step]]
-    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
     for run, feeds in zip(runs, steps, strict=True):
         assert feeds is not None
         logits = request.infer({names[i]: array for i, array in feeds.items()})["logits"]
@@ -316,7 +318,7 @@ def test_decode_steps_feed_the_argmax_of_logits_of_the_last_position_only(tmp_pa
     arrays, _, _ = model_inputs(probe, {}, 0)
     next_inputs, replay = _decoding(probe, arrays, 2, 0)
     runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
-    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
     feeds = arrays[0]
     for step, run in enumerate(runs):
         expected = np.array(request.infer({0: feeds})[0], copy=True)
@@ -455,7 +457,7 @@ def _mamba(path: Path, kernel: int = 4, channels: int = 6, vocab: int = 50) -> P
 def _generate_mamba(path: Path, prompt: np.ndarray, steps: int, kernel: int = 4) -> list[np.ndarray]:
     """Greedy generation as optimum-intel's Mamba runtime feeds it, with OpenVINO's API alone: ``cache_position``
     ``arange(kernel)`` at the prefill, then the new token's place in the sequence; the mask of the new token alone."""
-    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
     feeds = {"input_ids": prompt, "attention_mask": np.ones(prompt.shape, np.int64),
              "cache_position": np.arange(kernel, dtype=np.int64)}  # fmt: skip
     out = []
@@ -583,7 +585,7 @@ def test_an_input_along_the_tokens_is_fed_each_step_for_its_new_token(tmp_path: 
     next_inputs, replay = _decoding(probe, arrays, 2, 0)
     runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
     assert len(runs) == 3
-    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
     for step, run in enumerate(runs):
         feeds = dict(first)
         if step:
@@ -657,7 +659,7 @@ def test_a_hybrid_without_cache_position_is_fed_the_mask_its_steps_take(tmp_path
     assert alone is not whole_mask
     next_inputs, _ = _decoding(probe, arrays, 3, 0, alone)
     runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
-    request = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
     prompt = arrays[0]
     feeds = {"input_ids": prompt, "attention_mask": np.ones(prompt.shape, np.int64), "beam_idx": np.zeros(1, np.int32)}
     assert len(runs) == 4
