@@ -124,6 +124,7 @@ from ovreduce.reports.audit import (
     TargetSummary,
 )
 from ovreduce.reports.run import comparison_fields
+from ovreduce.scaling import SCALE_FACTOR, Basis, activations_scale_factor, basis
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import INPUT_ONLY_TYPES
 
@@ -420,6 +421,9 @@ def audit_model(
     tell("reading the model", 1)
 
     native: tuple[list[Any], list[str | None]] | None = None  # each chain's own run on the device, in the target
+    # OpenVINO's activations scaling, as the model's runtime options ask it: applied by a GPU's f16 compile
+    scale, scale_refused = activations_scale_factor(model.rt_info) if target is not None else (None, None)
+    scale = scale if target == "f16" else None
     renamed: dict[str, tuple[str | None, str]] = {}  # IR v10's renamed output producers -> their layer (id, name)
 
     def report(
@@ -431,7 +435,8 @@ def audit_model(
         notes: list[str] | None = None,
     ) -> AuditDocument:
         summary = (None if target is None
-                   else _target_summary(target, meant_for, device, effective, layers, native is not None))  # fmt: skip
+                   else _target_summary(target, meant_for, device, effective, layers, native is not None,
+                                        _scaling_notes(model, target, scale, scale_refused)))  # fmt: skip
         layers = [_by_layer(layer, renamed) for layer in layers]
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
                            notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
@@ -633,9 +638,14 @@ def audit_model(
             unseen = _named_alike(name, shared[name], "this one", plain[0].effective_precision)
         if target is not None:
             began = time.perf_counter()
+            fed = (
+                None
+                if scale is None
+                else basis(chains[k].op, node, [a.node for a in chains[k].above], _added_after(node) is not None)
+            )
             headroom = _worst_target(
-                [_target_step(chains[k], node, slots[k], run, target, ids, row, step if steps else None,
-                              None if native is None or step else (native[0][k], native[1][k]), unseen)
+                [_target_scaled(fed, scale, chains[k], node, slots[k], run, target, ids, row, step if steps else None,
+                                None if native is None or step else (native[0][k], native[1][k]), unseen)
                  for step, (run, row) in enumerate(zip(audited, per_step, strict=True))]
             )  # fmt: skip
             times.target_seconds += time.perf_counter() - began
@@ -1110,6 +1120,83 @@ def _device_agreement(
     return same and bool(np.all(diff <= atol + rtol * np.abs(d[finite]))), (worst if math.isfinite(worst) else None)
 
 
+class _ScaledMarks:
+    """A run's captured values divided by a scale factor (the floating-point ones), as a device applying OpenVINO's
+    activations scaling holds them; each divided when read."""
+
+    def __init__(self, marked: Sequence[npt.NDArray[Any]], factor: float) -> None:
+        self.marked, self.factor = marked, factor
+
+    def __getitem__(self, index: int) -> npt.NDArray[Any]:
+        values = _exact_float(self.marked[index])
+        return values / values.dtype.type(self.factor) if values.dtype.kind == "f" else values
+
+    def __len__(self) -> int:
+        return len(self.marked)
+
+
+def _scaling_notes(model: IRModel, target: str, scale: float | None, refused: str | None) -> list[str]:
+    """What the target's notes say of the model's ``ACTIVATIONS_SCALE_FACTOR`` (nothing where it sets none)."""
+    if refused is not None:
+        return [refused]
+    if scale is None and target == "bf16":
+        factor = activations_scale_factor(model.rt_info)[0]
+        return [] if factor is None else [
+            f"the model's <rt_info><runtime_options> set {SCALE_FACTOR} {factor:g}: OpenVINO applies it in f16 only, "
+            f"so not here"]  # fmt: skip
+    if scale is None:
+        return []
+    return [
+        f"the model's <rt_info><runtime_options> set {SCALE_FACTOR} {scale:g}: a GPU's f16 compile (on GPUs without "
+        f"systolic arrays; not the CPU) divides the input of every MatMul and Convolution by it and moves the factor "
+        f"down to the next normalization, where it cancels (OpenVINO's ActivationsScaling). A row whose chain takes "
+        f"such values is judged on them divided by {scale:g}, as that device meets it, and gives the unscaled verdict "
+        f"(a device that does not apply the factor) where it differs; a chain the scaling cannot be followed through "
+        f"says so"
+    ]
+
+
+def _target_scaled(
+    fed: Basis | None, scale: float | None, chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...],
+    run: MarkedRun, target: str, ids: Mapping[str, str], layer: LayerAudit, step: int | None,
+    on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None, unseen: str | None = None,
+) -> TargetHeadroom:  # fmt: skip
+    """:func:`_target_step`, on the values a device applying the model's activations scale factor (``scale``) holds
+    where ``fed`` says the chain takes scaled values; with the unscaled verdict beside it where the two differ, and
+    the reason where the scaling is not followed through the chain."""
+    plain = _target_step(chain, node, slot, run, target, ids, layer, step, on_device, unseen)
+    if fed is None or scale is None or fed.kind == "unscaled" or plain.status == "protected":
+        return plain
+    unscaled = f"{plain.status}: {plain.message}"
+    if fed.kind == "unfollowed":
+        return replace(plain, status="not-established", failed=False, message=(
+            f"not established for a device that applies {SCALE_FACTOR} {scale:g} (the model's runtime options): "
+            f"ovreduce cannot follow OpenVINO's activations scaling through {fed.why}; as a device that does not "
+            f"apply it runs it (the CPU, a GPU with systolic arrays): {unscaled}"))  # fmt: skip
+    sources = [s if isinstance(s, int) or not fed.constants else s / s.dtype.type(scale) for s in chain.sources]
+    above = [  # an Add's or a Subtract's Constant operand above the chain is divided too, as its other operand is
+        replace(a, inputs=[i if isinstance(i, int) or a.node.get_type_name() not in ("Add", "Subtract")
+                           else i / i.dtype.type(scale) for i in a.inputs])
+        for a in chain.above
+    ]  # fmt: skip
+    scaled_chain = replace(chain, sources=sources, above=above)
+    scaled_run = replace(
+        run,
+        marked=cast(Any, _ScaledMarks(run.marked, scale)),
+        effective_precision=None if run.effective_precision == target else run.effective_precision,
+    )
+    unbounded = replace(layer)
+    unbounded.expected = None  # the reference of the unscaled values bounds nothing of the scaled ones
+    row = _target_step(scaled_chain, node, slot, scaled_run, target, ids, unbounded, step, None, unseen)
+    said = (f"; judged on its values divided by {SCALE_FACTOR} {scale:g}, as a device applying OpenVINO's "
+            f"activations scaling holds them")  # fmt: skip
+    if row.status != plain.status:
+        said += (
+            f"; unscaled, as a device that does not apply it (the CPU, a GPU with systolic arrays) runs it: {unscaled}"
+        )
+    return replace(row, message=row.message + said)
+
+
 def _worst_target(per_step: list[TargetHeadroom]) -> TargetHeadroom:
     """Over the steps of a stateful run: the failing step first, then the one reaching the largest magnitude."""
     return min(per_step, key=lambda t: (0 if t.failed else 1, -(t.largest or 0.0)))
@@ -1149,7 +1236,13 @@ def _chain_spec(
 
 
 def _target_summary(
-    target: str, meant_for: str, device: str, effective: str | None, layers: list[LayerAudit], chains_ran: bool
+    target: str,
+    meant_for: str,
+    device: str,
+    effective: str | None,
+    layers: list[LayerAudit],
+    chains_ran: bool,
+    scaling: Sequence[str] = (),
 ) -> TargetSummary:
     counts: dict[str, int] = dict(Counter(layer.target.status for layer in layers if layer.target is not None))
     executed = device if effective == target or chains_ran else None
@@ -1172,6 +1265,7 @@ def _target_summary(
         "as 'precise'), as OpenVINO reads them; OpenVINO's own marking pass runs inside a device's compile and "
         "cannot be applied from here, so a chain a GPU compile would mark is judged unmarked"
     )
+    notes.extend(scaling)
     return TargetSummary(cast(Any, target), meant_for, executed is None, executed, all(
         layer.target is None or not layer.target.failed for layer in layers), FINITE_MAX[target], counts,
         tuple(notes))  # fmt: skip

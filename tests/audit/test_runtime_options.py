@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
+import pytest
 from openvino.op.util import Variable, VariableInfo
 
 from ovreduce.audit import audit_model
@@ -116,3 +117,101 @@ def test_the_default_precision_names_the_kv_cache_openvino_keeps(tmp_path: Path)
         assert len(kept) == 1 and f"is kept in {keeps} in the audited and plain runs" in kept[0], doc.notes
         if doc.effective_precision != "f32":
             assert "the f32 run keeps it in f32" in kept[0], kept
+
+
+# -- ACTIVATIONS_SCALE_FACTOR: a GPU's f16 compile divides the input of every MatMul and Convolution by it ----------
+LLAMA = Path(__file__).resolve().parents[1] / "exports" / "llama_int4" / "openvino_model.xml"
+
+
+def _norm_model(path: Path, factor: str | None, *, scaled_down: bool = False, between: str | None = None) -> Path:
+    """``x -> MatMul(w) -> h -> Power(h, 2) -> ReduceMean -> + eps -> ^-0.5 -> h * it``: an RMSNorm after a
+    projection, with ``factor`` as the model's ``ACTIVATIONS_SCALE_FACTOR`` (None: none). ``scaled_down``: the
+    MatMul's input multiplied by 1/8 first, as OpenVINO's ScaleDownSingleLayer makes it. ``between``: an op put
+    between the MatMul and the Power (``Relu``)."""
+    rng = np.random.default_rng(0)
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    x.output(0).get_tensor().set_names({"x"})
+    source = ops.multiply(x, ops.constant(np.float32(1 / 8))) if scaled_down else x
+    h = ops.matmul(source, ops.constant((rng.standard_normal((64, 64)) * 40).astype(np.float32)), False, False)
+    if between == "Relu":
+        h = ops.relu(h)
+    square = ops.power(h, ops.constant(np.float32(2)))
+    square.set_friendly_name("norm/pow")
+    mean = ops.reduce_mean(square, ops.constant(np.array([-1], np.int64)), True)
+    mean.set_friendly_name("norm/ReduceMean")
+    y = ops.multiply(h, ops.power(ops.add(mean, ops.constant(np.float32(1e-6))), ops.constant(np.float32(-0.5))))
+    model = ov.Model([ops.result(y)], [x], "norm")
+    if factor is not None:
+        model.set_rt_info(factor, ["runtime_options", "ACTIVATIONS_SCALE_FACTOR"])
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
+
+
+def _x() -> dict[str, np.ndarray]:  # |h| reaches ~900: h^2 past f16's 65504, (h/8)^2 well within it
+    return {"x": (np.random.default_rng(1).standard_normal((1, 8, 64)) * 0.8).astype(np.float32)}
+
+
+def _row(doc: Any, name: str) -> Any:
+    return next(layer.target for layer in doc.layers if layer.layer_name == name)
+
+
+def test_the_f16_target_judges_the_values_a_device_applying_the_factor_holds(tmp_path: Path) -> None:
+    doc = _audit(_norm_model(tmp_path / "m.xml", "8.0"), inputs=_x(), precision="f32", target="f16")
+    # as OpenVINO's pass makes the graph: its input scaled down before the MatMul, the model run with no factor
+    scaled = _audit(_norm_model(tmp_path / "s.xml", None, scaled_down=True), inputs=_x(), precision="f32",
+                    target="f16")  # fmt: skip
+    unscaled = _audit(_norm_model(tmp_path / "u.xml", None), inputs=_x(), precision="f32", target="f16")
+    row, expected, before = (_row(d, "norm/ReduceMean") for d in (doc, scaled, unscaled))
+    assert before.status == "overflow" and expected.status == "headroom", (before, expected)
+    assert row.status == expected.status and not row.failed and doc.target is not None and doc.target.ok
+    assert row.largest == pytest.approx(expected.largest, rel=1e-6) and row.largest < 65504
+    assert "divided by ACTIVATIONS_SCALE_FACTOR 8" in row.message
+    assert "unscaled, as a device that does not apply it (the CPU, a GPU with systolic arrays) runs it: overflow" \
+        in row.message, row.message  # fmt: skip
+    assert any("ACTIVATIONS_SCALE_FACTOR 8" in note for note in doc.target.notes)
+
+
+def test_bf16_and_an_unscaled_chain_are_judged_as_they_are(tmp_path: Path) -> None:
+    with_factor, without = _norm_model(tmp_path / "m.xml", "8.0"), _norm_model(tmp_path / "u.xml", None)
+    bf16 = _audit(with_factor, inputs=_x(), precision="f32", target="bf16")
+    assert _row(bf16, "norm/ReduceMean") == _row(_audit(without, inputs=_x(), precision="f32", target="bf16"),
+                                                 "norm/ReduceMean")  # fmt: skip
+    assert bf16.target is not None and any("applies it in f16 only" in note for note in bf16.target.notes)
+    # a chain no MatMul feeds: the model's own values, whatever the factor
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    mean = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2))), ops.constant(np.array([-1], np.int64)), True)
+    mean.set_friendly_name("mean")
+    model = ov.Model([ops.result(ops.add(mean, ops.constant(np.float32(1e-6))))], [x], "plain")
+    ov.save_model(model, str(tmp_path / "p.xml"), compress_to_fp16=False)
+    model.set_rt_info("8.0", ["runtime_options", "ACTIVATIONS_SCALE_FACTOR"])
+    ov.save_model(model, str(tmp_path / "f.xml"), compress_to_fp16=False)
+    feeds = {"x": (np.random.default_rng(2).standard_normal((1, 8, 64)) * 300).astype(np.float32)}
+    rows = [_row(_audit(tmp_path / f"{n}.xml", inputs=feeds, precision="f32", target="f16"), "mean") for n in "pf"]
+    assert rows[0] == rows[1] and rows[0].status == "overflow"
+
+
+def test_a_chain_the_scaling_is_not_followed_through_says_so(tmp_path: Path) -> None:
+    doc = _audit(_norm_model(tmp_path / "m.xml", "8.0", between="Relu"), inputs=_x(), precision="f32", target="f16")
+    row = _row(doc, "norm/ReduceMean")
+    assert row.status == "not-established" and not row.failed
+    assert "cannot follow OpenVINO's activations scaling through Relu" in row.message
+    assert "(the CPU, a GPU with systolic arrays): overflow" in row.message, row.message
+
+
+def test_a_malformed_factor_is_a_note(tmp_path: Path) -> None:
+    doc = _audit(_norm_model(tmp_path / "m.xml", "eight"), inputs=_x(), precision="f32", target="f16")
+    assert _row(doc, "norm/ReduceMean").status == "overflow"
+    assert doc.target is not None and any("'eight', which is not a finite number" in n for n in doc.target.notes)
+
+
+def test_an_optimum_intel_llm_export_is_judged_scaled_where_matmuls_feed_its_norms() -> None:
+    doc = _audit(LLAMA, precision="f32", target="f16")
+    assert doc.target is not None and any("ACTIVATIONS_SCALE_FACTOR 8" in note for note in doc.target.notes)
+    scaled = [layer for layer in doc.layers if "divided by ACTIVATIONS_SCALE_FACTOR 8" in layer.target.message]
+    own = [layer for layer in doc.layers if "ACTIVATIONS_SCALE_FACTOR" not in layer.target.message]
+    # the first layer's norm takes the embeddings (a Gather of the table): no MatMul before it
+    assert any("layers.0.input_layernorm" in layer.layer_name for layer in own), [layer.layer_name for layer in own]
+    assert any("post_attention_layernorm" in layer.layer_name for layer in scaled), [
+        layer.layer_name for layer in scaled
+    ]
+    assert not any(layer.target.failed for layer in scaled)
