@@ -49,7 +49,7 @@ import math
 import re
 import time
 from collections import ChainMap, Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, cast
 
@@ -1124,12 +1124,14 @@ class _ScaledMarks:
     """A run's captured values divided by a scale factor (the floating-point ones), as a device applying OpenVINO's
     activations scaling holds them; each divided when read."""
 
-    def __init__(self, marked: Sequence[npt.NDArray[Any]], factor: float) -> None:
-        self.marked, self.factor = marked, factor
+    def __init__(self, marked: Sequence[npt.NDArray[Any]], factor: float, kept: Collection[int] = ()) -> None:
+        self.marked, self.factor, self.kept = marked, factor, kept
 
     def __getitem__(self, index: int) -> npt.NDArray[Any]:
         values = _exact_float(self.marked[index])
-        return values / values.dtype.type(self.factor) if values.dtype.kind == "f" else values
+        if values.dtype.kind != "f" or index in self.kept:
+            return values
+        return values / values.dtype.type(self.factor)
 
     def __len__(self) -> int:
         return len(self.marked)
@@ -1180,9 +1182,10 @@ def _target_scaled(
         for a in chain.above
     ]  # fmt: skip
     scaled_chain = replace(chain, sources=sources, above=above)
+    kept = {chain.sources[i] for i in fed.kept if isinstance(chain.sources[i], int)}  # a product's other factor
     scaled_run = replace(
         run,
-        marked=cast(Any, _ScaledMarks(run.marked, scale)),
+        marked=cast(Any, _ScaledMarks(run.marked, scale, kept)),
         effective_precision=None if run.effective_precision == target else run.effective_precision,
     )
     unbounded = replace(layer)

@@ -46,7 +46,7 @@ _UNDONE = frozenset({
 })  # fmt: skip
 # The reductions the passes move the Multiply through: a reduction fed scaled values gives scaled values.
 LINEAR_REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
-_WALKED = 256  # nodes looked at per chain, at most
+_WALKED = 512  # nodes looked at per chain, at most
 
 
 def runtime_option(rt_info: Sequence[RtInfo], name: str) -> str | None:
@@ -80,11 +80,13 @@ def activations_scale_factor(rt_info: Sequence[RtInfo]) -> tuple[float | None, s
 class Basis:
     """How a device applying the factor feeds a reduction's chain: ``scaled`` (the chain's captured values divided by
     the factor; ``constants``: its op's Constant operands too, an Add's or a Subtract's), ``unscaled`` (the model's
-    own values), or ``unfollowed`` (``why``: the passes' effect on it is not followed here)."""
+    own values; ``kept``: the inputs of its op that do, a product's other factor), or ``unfollowed`` (``why``: the
+    passes' effect on it is not followed here)."""
 
     kind: Literal["scaled", "unscaled", "unfollowed"]
     why: str | None = None
     constants: bool = False
+    kept: tuple[int, ...] = ()  # the inputs of the chain's op that hold the model's own values (a product's)
 
 
 def _named(node: Any) -> str:
@@ -128,8 +130,12 @@ class _Walk:
             data = [o for o in operands if not _constant(o)]
             if len(data) == 2:
                 states = [self.state(o) for o in data]
-                if "scaled" in states or "unfollowed" in states:
-                    self.why = self.why or f"{_named(node)}, a product of two computed values"
+                if "unfollowed" in states:
+                    return "unfollowed"
+                if _one_factor(kind, states) is not None:  # the Multiply moves past it: its product carries it
+                    return "scaled"
+                if "scaled" in states:
+                    self.why = self.why or f"{_named(node)}, of two values scaled"
                     return "unfollowed"
                 return "unscaled"
             return self.state(data[0]) if data else "unscaled"
@@ -140,8 +146,21 @@ class _Walk:
             if "scaled" in states:  # an Add moves the Multiply past it by dividing its other operand
                 return "scaled"
             return "unfollowed" if "unfollowed" in states else "unscaled"
-        self.why = self.why or f"{_named(node)}, which ovreduce does not follow the scaling through"
-        return "unfollowed"
+        states = [self.state(node.input_value(i)) for i in range(node.get_input_size())]
+        if "scaled" in states:  # what the passes make of it is not known here
+            self.why = self.why or f"{_named(node)}, an op whose effect on it ovreduce does not know"
+            return "unfollowed"
+        return "unfollowed" if "unfollowed" in states else "unscaled"
+
+
+def _one_factor(kind: str, states: Sequence[str]) -> int | None:
+    """The input of a product (or a quotient's numerator) of two computed values that alone carries the factor, so
+    that the result carries it once; None where none does, or both (or the divisor) do."""
+    if kind == "Multiply" and sorted(states) == ["scaled", "unscaled"]:
+        return states.index("scaled")
+    if kind == "Divide" and list(states) == ["scaled", "unscaled"]:
+        return 0
+    return None
 
 
 def linear(node: Any) -> bool:
@@ -178,6 +197,9 @@ def basis(chain_op: Any | None, reduction: Any, above: Sequence[Any], normalized
         return Basis("scaled", constants=True)
     if op_kind in ("Multiply", "Divide") and any(_constant(e) for e in entries):
         return Basis("scaled")
+    one = _one_factor(op_kind, states) if len(states) == 2 else None
+    if one is not None:  # a product of a scaled value and one of the model's own (a MoE's routing weight)
+        return Basis("scaled", kept=(1 - one,))
     squares = op_kind == "SquaredDifference" or (
         op_kind == "Power" and _constant(entries[1]) and _exponent(entries[1]) == 2.0
     ) or (op_kind == "Multiply" and entries[0] == entries[1])  # fmt: skip

@@ -215,3 +215,32 @@ def test_an_optimum_intel_llm_export_is_judged_scaled_where_matmuls_feed_its_nor
         layer.layer_name for layer in scaled
     ]
     assert not any(layer.target.failed for layer in scaled)
+
+
+def _gated_model(path: Path, factor: str | None, *, scaled_down: bool = False) -> Path:
+    """``x -> MatMul -> h``; ``Softmax(x -> MatMul) -> g``; ``ReduceMax(h * g)``: a product of a projection's output
+    and weights of the model's own values (a MoE's routing weights), as the passes carry the factor through it once."""
+    rng = np.random.default_rng(0)
+    x = ops.parameter([1, 8, 64], np.float32, name="x")
+    x.output(0).get_tensor().set_names({"x"})
+    source = ops.multiply(x, ops.constant(np.float32(1 / 8))) if scaled_down else x
+    h = ops.matmul(source, ops.constant((rng.standard_normal((64, 64)) * 6000).astype(np.float32)), False, False)
+    gate = ops.softmax(ops.matmul(x, ops.constant(rng.standard_normal((64, 64)).astype(np.float32)), False, False), -1)
+    total = ops.reduce_max(ops.multiply(h, gate), ops.constant(np.array([-1], np.int64)), True)
+    total.set_friendly_name("gated")
+    model = ov.Model([ops.result(total)], [x], "gated")
+    if factor is not None:
+        model.set_rt_info(factor, ["runtime_options", "ACTIVATIONS_SCALE_FACTOR"])
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
+
+
+def test_a_product_with_the_models_own_values_carries_the_factor_once(tmp_path: Path) -> None:
+    doc = _audit(_gated_model(tmp_path / "m.xml", "8.0"), inputs=_x(), precision="f32", target="f16")
+    scaled = _audit(_gated_model(tmp_path / "s.xml", None, scaled_down=True), inputs=_x(), precision="f32",
+                    target="f16")  # fmt: skip
+    unscaled = _audit(_gated_model(tmp_path / "u.xml", None), inputs=_x(), precision="f32", target="f16")
+    row, expected, before = (_row(d, "gated") for d in (doc, scaled, unscaled))
+    assert before.status == "overflow" and row.status == expected.status == "headroom", (row, expected)
+    assert row.largest == pytest.approx(expected.largest, rel=1e-6)
+    assert "unscaled, as a device that does not apply it" in row.message
