@@ -1131,7 +1131,7 @@ class _ScaledMarks:
         values = _exact_float(self.marked[index])
         if values.dtype.kind != "f" or index in self.kept:
             return values
-        return values / values.dtype.type(self.factor)
+        return np.asarray(values / values.dtype.type(self.factor))
 
     def __len__(self) -> int:
         return len(self.marked)
@@ -1182,7 +1182,7 @@ def _target_scaled(
         for a in chain.above
     ]  # fmt: skip
     scaled_chain = replace(chain, sources=sources, above=above)
-    kept = {chain.sources[i] for i in fed.kept if isinstance(chain.sources[i], int)}  # a product's other factor
+    kept = {s for i, s in enumerate(chain.sources) if i in fed.kept and isinstance(s, int)}  # a product's other factor
     scaled_run = replace(
         run,
         marked=cast(Any, _ScaledMarks(run.marked, scale, kept)),
