@@ -473,7 +473,7 @@ class Builder:
             if kind not in self._opsets:
                 if _blank_ended(ltype, version) or _not_in_opset(ltype, version):
                     self._unknown_kinds.add(kind)
-                elif not version or ltype in _VERSIONED or ltype[:6].lower() == "reduce":
+                elif not version or ltype in _VERSIONED or _is_reduction(ltype):
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 if len(self._opsets) < _CACHE_SIZE:
                     self._opsets.add(kind)
@@ -1298,7 +1298,7 @@ def _not_in_opset(ltype: str, version: str) -> bool:
     from ovreduce.ops.registry import is_registered
 
     lowered = ltype.lower()
-    if ltype in _VERSIONED or lowered[:6] == "reduce" or lowered in ("const", "constant") or is_registered(ltype):
+    if ltype in _VERSIONED or lowered in ("const", "constant") or is_registered(ltype) or _is_reduction(ltype):
         return False
     tables = opset_types()
     # OpenVINO's reader takes these three of opset1 (which lacks them) from opset2, as written
@@ -1306,6 +1306,16 @@ def _not_in_opset(ltype: str, version: str) -> bool:
     if types is None:
         return bool(tables) and re.fullmatch(r"opset[0-9]+", version, re.IGNORECASE) is not None
     return lowered not in types
+
+
+def _is_reduction(ltype: str) -> bool:
+    """Whether ``ltype`` (in any case) is a reduction's type in some opset (``ReduceMean``, ``reducesum``): its
+    version is judged as it is read (:func:`_check_opset`). Another type named so (``ReduceLogSumExp``, ONNX's
+    ``ReduceSumSquare``, ``Reduce``) is judged as any other type."""
+    from ovreduce.ops.reduce import ReductionOp
+    from ovreduce.ops.registry import resolve
+
+    return isinstance(resolve(ltype), ReductionOp)
 
 
 def _check_opset(ltype: str, version: str, where: str) -> None:
