@@ -484,7 +484,7 @@ class Builder:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 except IRError as exc:
                     unbuilt = _located(exc, line)
-            if data and "size" in data and "offset" in data and "element_type" in data and ltype != "Const":
+            if data and "size" in data and "offset" in data and "element_type" in data:
                 weightless = _weightless(data, self.where(line, layer_id, name, ltype))
                 if weightless is not None and ltype == "Parameter":  # OpenVINO builds every Parameter
                     raise weightless

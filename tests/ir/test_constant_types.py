@@ -6,6 +6,7 @@ elsewhere; "const" in another case is no op. The reader refuses exactly what Ope
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from ovreduce import load_ir
 from ovreduce.check import check_model
-from ovreduce.errors import IRStructureError
+from ovreduce.errors import ElementTypeError, IRStructureError
 
 from .irxml import edge, layer, net, parameter, port
 
@@ -144,3 +145,40 @@ def test_a_constant_in_a_body_is_refused_as_at_the_top(tmp_path: Path) -> None:
     assert "ptr is Null" in (_openvino_refusal(path) or "")
     with pytest.raises(IRStructureError, match=r"\(ReduceSum\) reads its axes from it: OpenVINO refuses the model"):
         load_ir(path)
+
+
+@pytest.mark.parametrize(
+    ("build", "etype", "reached"),
+    [
+        *((_added, t, True) for t in ("f32", "F32", "FP32", "Fp32", "fp32", "float32")),
+        *((_axes_of_a_reduction, t, True) for t in ("i64", "I64", "INT64", "int64", "iNT64")),
+        (_added, "F32", False),
+        (_axes_of_a_reduction, "I64", False),
+    ],
+    ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", str(v)),
+)
+def test_a_constants_element_type_is_read_as_openvino_reads_it(
+    tmp_path: Path, build: object, etype: str, reached: bool
+) -> None:
+    """A Const's ``<data>`` has ``size``, ``offset`` and ``element_type``, which OpenVINO's reader also parses as
+    where its weights are (for a model cache without them), there with ``ov::element::Type``'s names (``f32``,
+    ``FP32``, not ``F32``), where the Const's own attribute takes a type's name in any case (``F32``, not ``FP32``):
+    the reader refuses a Const's type exactly where OpenVINO refuses the model, which it builds only where a Result
+    reaches it."""
+    assert callable(build)
+    text = build("Const", "opset1") if build is _added else build("Const", "opset1", reached=reached)
+    name = "c" if build is _added else "axes"
+    own = re.compile(rf'(<layer id="\d+" name="{name}" type="Const"[^>]*>\s*<data [^>]*element_type=")[^"]*"')
+    text, count = own.subn(lambda found: f'{found[1]}{etype}"', text)
+    assert count == 1
+    if not reached and build is _added:  # the Add's output reaches no Result: the sum reads x itself
+        text = text.replace('from-layer="2" from-port="2" to-layer="4"', 'from-layer="0" from-port="0" to-layer="4"')
+    xml = _write(tmp_path, text)
+    refused = _openvino_refusal(xml)
+    if refused is None:
+        assert check_model(load_ir(xml)).ok
+        return
+    with pytest.raises(ElementTypeError, match=r"OpenVINO refuses the model|unknown element type") as info:
+        load_ir(xml)
+    if "Unsupported element type" in refused:
+        assert f"Unsupported element type: {etype}" in str(info.value)
