@@ -164,6 +164,10 @@ def _config(path: Path) -> Mapping[str, Any] | None:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not valid JSON: {exc}", parameter="export") from None
+    except ValueError:  # Python's json refuses an integer of more than 4,300 digits in its own words
+        raise InputError(
+            f"{path}: holds an integer of more than 4300 digits, which no setting of a model takes", parameter="export"
+        ) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object, not {type(data).__name__}", parameter="export")
     return data

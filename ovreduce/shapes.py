@@ -37,6 +37,7 @@ __all__ = [
     "merge",
     "padded",
     "parse_named_shapes",
+    "quoted",
     "scaled",
 ]
 
@@ -95,7 +96,7 @@ class Dimension:
             if empty_as_dynamic:
                 return cls.dynamic()
             raise ValueError(
-                f"empty interval {text.strip(_SPACE)!r}: the upper bound {hi} is below the lower bound {lo}"
+                f"empty interval {quoted(text.strip(_SPACE))}: the upper bound {hi} is below the lower bound {lo}"
             )
         return cls(lo, hi)
 
@@ -168,19 +169,29 @@ def _parse_bound(token: str, whole: str, *, upper: bool = False) -> int:
     # No strip here: OpenVINO allows spaces around a dimension but not inside an interval ("1 ..5").
     if not _DIGITS.fullmatch(token):
         raise ValueError(
-            f"cannot parse dimension {whole.strip(_SPACE)!r}: expected a non-negative integer, '?', '-1' "
+            f"cannot parse dimension {quoted(whole.strip(_SPACE))}: expected a non-negative integer, '?', '-1' "
             f"or an interval 'a..b' (no spaces inside it)"
         )
-    value = int(token)
-    if value > INT64_MAX:
-        raise ValueError(f"dimension {token} does not fit in int64")
+    digits = token.lstrip("0")  # as OpenVINO reads them; and int() refuses more than 4,300 digits
+    if len(digits) > 19 or int(digits or "0") > INT64_MAX:
+        shown = token if len(token) <= 24 else f"{token[:20]}... ({len(token)} digits)"
+        raise ValueError(f"dimension {shown} does not fit in int64")
+    value = int(digits or "0")
     if value == INT64_MAX and not upper:
         # OpenVINO stores "unbounded" as 2^63-1: as an upper bound it means none; as a size it is not one.
         raise ValueError(
-            f"dimension {token} in {whole.strip(_SPACE)!r} is 2^63-1, which OpenVINO reserves to mean 'unbounded'; "
-            f"expected a size below 2^63-1, or '?' for a dynamic dimension"
+            f"dimension {value} in {quoted(whole.strip(_SPACE))} is 2^63-1, which OpenVINO reserves to mean "
+            f"'unbounded'; expected a size below 2^63-1, or '?' for a dynamic dimension"
         )
     return value
+
+
+def quoted(text: str, limit: int = 64) -> str:
+    """``text`` quoted as ``repr`` quotes it, its first characters alone where it is longer than ``limit`` (a shape
+    of thousands of digits): ``'6,000000...' (5013 characters)``."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[: limit - 4]!r}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +228,7 @@ class PartialShape:
             return cls(())
         fields = body.split(",")
         if any(not f.strip(_SPACE) for f in fields):
-            raise ValueError(f"cannot parse shape {text!r}: empty dimension between commas")
+            raise ValueError(f"cannot parse shape {quoted(text)}: empty dimension between commas")
         return cls(tuple(Dimension.parse(f, empty_as_dynamic=empty_as_dynamic) for f in fields))
 
     @classmethod
@@ -289,11 +300,11 @@ def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
     for item in items:
         for name, text in _assignments(item):
             if name in out:
-                raise ValueError(f"{item!r}: {name!r} is given a shape twice")
+                raise ValueError(f"{quoted(item)}: {name!r} is given a shape twice")
             try:
                 out[name] = PartialShape.parse(text)
             except ValueError as exc:
-                raise ValueError(f"{item!r}: {exc}") from None
+                raise ValueError(f"{quoted(item)}: {exc}") from None
     return out
 
 
@@ -305,32 +316,34 @@ def _assignments(item: str) -> Iterator[tuple[str, str]]:
     if "[" not in item:  # NAME=SHAPE with a bare dims list: the whole rest is one shape
         name, sep, text = item.partition("=")
         if not sep or not name.strip(_SPACE):
-            raise ValueError(f"{item!r}: {_EXPECTED}")
+            raise ValueError(f"{quoted(item)}: {_EXPECTED}")
         yield name.strip(_SPACE), text
         return
     rest = item
     while True:
         bracket = rest.find("[")
         if bracket < 0:
-            raise ValueError(f"{item!r}: {rest!r} has no [SHAPE]; {_EXPECTED}")
+            raise ValueError(f"{quoted(item)}: {rest!r} has no [SHAPE]; {_EXPECTED}")
         name = rest[:bracket]
         if name.endswith("="):
             name = name[:-1]
         name = name.strip(_SPACE)
         if not name or "=" in name or "]" in name:
-            raise ValueError(f"{item!r}: {_EXPECTED}")
+            raise ValueError(f"{quoted(item)}: {_EXPECTED}")
         close = rest.find("]", bracket)
         if close < 0:
-            raise ValueError(f"{item!r}: the '[' after {name!r} is never closed")
+            raise ValueError(f"{quoted(item)}: the '[' after {name!r} is never closed")
         yield name, rest[bracket : close + 1]
         rest = rest[close + 1 :].lstrip(_SPACE)
         if not rest:
             return
         if not rest.startswith(","):
-            raise ValueError(f"{item!r}: expected ',' or the end after the shape of {name!r}, found {rest[:20]!r}")
+            raise ValueError(
+                f"{quoted(item)}: expected ',' or the end after the shape of {name!r}, found {rest[:20]!r}"
+            )
         rest = rest[1:].lstrip(_SPACE)
         if not rest:
-            raise ValueError(f"{item!r}: a ',' at the end names no input")
+            raise ValueError(f"{quoted(item)}: a ',' at the end names no input")
 
 
 # -- OpenVINO's Dimension arithmetic (src/core/src/interval.cpp, dimension.cpp, dimension_util.hpp) -----------

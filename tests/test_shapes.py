@@ -69,6 +69,10 @@ ACCEPTED = {
     # OpenVINO stores "no upper bound" as 2^63-1, so an explicit 2^63-1 upper bound is unbounded.
     "int64-max-upper-bound": ("2..9223372036854775807", [(2, -1)]),
     "int64-max-upper-bound-only": ("..9223372036854775807", [(0, -1)]),
+    # more digits than CPython's int() converts (4,300), all but the last leading zeros
+    "leading-zeros-past-4300-digits": ("0" * 5000 + "12", [(12, 12)]),
+    "leading-zeros-in-an-interval": ("0" * 5000 + "3.." + "0" * 5000 + "9", [(3, 9)]),
+    "leading-zeros-on-int64-max-upper-bound": ("2.." + "0" * 5000 + "9223372036854775807", [(2, -1)]),
 }
 
 
@@ -126,6 +130,8 @@ REFUSED = {
     "overflow": ("99999999999999999999", [(0, 0)], r"99999999999999999999 does not fit in int64"),
     "overflow-by-one": ("9223372036854775808", [(0, 0)], r"9223372036854775808 does not fit in int64"),
     "overflow-upper-bound": ("1..99999999999999999999", [(1, -1)], r"does not fit in int64"),
+    "overflow-past-4300-digits": ("9" * 5000, [(0, 0)], r"^dimension 9{20}\.\.\. \(5000 digits\) does not fit"),
+    "overflow-past-4300-digits-upper": ("1.." + "9" * 5000, [(1, -1)], r"\(5000 digits\) does not fit in int64$"),
     "int64-max-as-size": ("9223372036854775807", [(-1, -1)], r"2\^63-1.*reserves.*unbounded"),
     "int64-max-as-lower-bound": ("9223372036854775807..", [(-1, -1)], r"2\^63-1.*reserves.*unbounded"),
     "minus-one-lower-bound": ("-1..3", [(0, 3)], r"'-1\.\.3'.*non-negative integer"),
@@ -139,6 +145,18 @@ def test_refuses_nonsense_openvino_accepts(text: str, openvino_reads: Bounds, me
     assert ov_bounds(text) == openvino_reads, "OpenVINO changed: revisit whether ovreduce should still refuse"
     with pytest.raises(ValueError, match=message):
         PartialShape.parse(text)
+
+
+def test_a_long_dim_is_named_in_the_products_words_and_briefly() -> None:
+    """A dim of more digits than CPython's ``int()`` converts is no int64: the message says so, in a few words, not
+    CPython's own ("Exceeds the limit (4300 digits) for integer string conversion") after the whole text."""
+    for text in ("9" * 5000, "1.." + "8" * 5000, "00" + "7" * 5000 + "..", "[1," + "9" * 4400 + ",3]"):
+        with pytest.raises(ValueError, match="does not fit in int64") as info:
+            PartialShape.parse(text)
+        assert "4300" not in str(info.value) and len(str(info.value)) < 200, str(info.value)
+    with pytest.raises(ValueError, match=r"2\^63-1.*reserves.*unbounded") as info:
+        PartialShape.parse("0" * 5000 + "9223372036854775807")
+    assert len(str(info.value)) < 400
 
 
 # -- differential fuzzing -------------------------------------------------------------------------------
@@ -300,6 +318,8 @@ def test_dynamic_rank_has_no_dims() -> None:
         (["a[1, 3] , b[...]"], {"a": "[1,3]", "b": "[...]"}),
         (["serving_default_x:0[1,16,96]"], {"serving_default_x:0": "[1,16,96]"}),
         (["a/b=[-1,5]", "c[]"], {"a/b": "[?,5]", "c": "[]"}),
+        (["x=[6," + "0" * 5000 + "12,10]"], {"x": "[6,12,10]"}),
+        (["x[" + "0" * 5000 + "3..4]"], {"x": "[3..4]"}),
     ],
 )
 def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str]) -> None:
@@ -323,3 +343,10 @@ def test_named_shapes_refused_precisely(item: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)) as info:
         parse_named_shapes([item])
     assert repr(item) in str(info.value)
+
+
+def test_a_named_shape_of_a_dim_past_int64_is_refused_briefly() -> None:
+    said = r"'data=\[6,9{20}.*\(5012 characters\).*\(5000 digits\) does not fit in int64"
+    with pytest.raises(ValueError, match=said) as info:
+        parse_named_shapes(["data=[6," + "9" * 5000 + ",10]"])
+    assert len(str(info.value)) < 300 and "4300" not in str(info.value), str(info.value)

@@ -46,7 +46,7 @@ from ovreduce.ir.model import (
 )
 from ovreduce.ir.rt_info import check_runtime_attributes
 from ovreduce.ir.weights import Weights
-from ovreduce.shapes import INT64_MAX, PartialShape
+from ovreduce.shapes import INT64_MAX, PartialShape, quoted
 
 __all__ = [
     "NO_DATA",
@@ -647,7 +647,7 @@ class Builder:
         try:
             shape = _parse_shape(text)
         except ValueError as exc:
-            raise IRStructureError(f"{where}: shape={text!r}: {exc}") from None
+            raise IRStructureError(f"{where}: shape={quoted(text)}: {exc}") from None
         if shape.rank is not None and shape.rank > self.limits.max_rank:
             raise LimitExceededError(f"{where}: rank {shape.rank} exceeds the limit of {self.limits.max_rank}")
         return shape

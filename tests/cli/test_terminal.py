@@ -85,6 +85,25 @@ def test_piped_output_is_unchanged_by_the_width_code(
     assert max(len(line) for line in plain.splitlines()) > 120  # the audit table is wide when piped
 
 
+@pytest.mark.parametrize("forced", ["9" * 5000, "0" * 5000 + "80", "0" * 5000])
+def test_a_width_of_thousands_of_digits_is_read_as_a_number(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, forced: str
+) -> None:
+    """A width of more digits than Python's int() converts (4,300) ended the command in an internal error; it is
+    the number it writes (leading zeros left out), one past any line the widest of its own."""
+    monkeypatch.delenv("OVREDUCE_WIDTH", raising=False)
+    _, plain = _text(capsys, COMMANDS["check"])
+    monkeypatch.setenv("OVREDUCE_WIDTH", forced.lstrip("0")[:4] or "0")
+    _, expected = _text(capsys, COMMANDS["check"])
+    monkeypatch.setenv("OVREDUCE_WIDTH", forced)
+    _, fitted = _text(capsys, COMMANDS["check"])
+    assert fitted == expected
+    if forced.lstrip("0")[:1] != "8":
+        assert [" ".join(line.split()) for line in fitted.splitlines()] == [
+            " ".join(line.split()) for line in plain.splitlines()
+        ]
+
+
 def _on_a_terminal(argv: list[str], columns: int, *, colour: bool) -> list[str]:
     """``ovreduce ARGV`` on a pseudo-terminal ``columns`` wide (no COLUMNS, no OVREDUCE_WIDTH): its lines."""
     master, slave = pty.openpty()

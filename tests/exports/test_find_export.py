@@ -105,8 +105,9 @@ def test_other_parts_follow_the_model_and_the_config_is_optional(tmp_path: Path)
         (b"[1, 2]", InputError, "expected a JSON object, not list"),
         (b"\xff", InputError, "not valid JSON"),
         (b" " * MAX_CONFIG_BYTES + b"{}", LimitExceededError, f"larger than the limit of {MAX_CONFIG_BYTES} bytes"),
+        (b'{"max_position_embeddings": ' + b"9" * 5000 + b"}", InputError, "an integer of more than 4300 digits"),
     ],
-    ids=["truncated", "list", "not-utf8", "too-large"],
+    ids=["truncated", "list", "not-utf8", "too-large", "an-int-of-5000-digits"],
 )
 def test_a_config_that_is_no_config(tmp_path: Path, content: bytes, error: type[Exception], message: str) -> None:
     (tmp_path / "openvino_model.xml").write_text("<net/>")

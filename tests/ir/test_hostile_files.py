@@ -113,6 +113,36 @@ def test_int_attributes_take_ascii_int64_only(value: str) -> None:
     assert int_attr(hostile._replace(data={"a": "0" * 5000 + "7"}), "a", 0) == 7
 
 
+@pytest.mark.parametrize("where", ["Parameter", "Const"])
+def test_a_shape_of_thousands_of_digits_is_read_as_openvino_reads_it(tmp_path: Path, where: str) -> None:
+    """A dim written with more digits than Python's int() converts (4,300): with leading zeros it is the number
+    OpenVINO reads; one past int64 is refused in the product's words, briefly, not Python's ("Exceeds the limit
+    (4300 digits) for integer string conversion") after the whole attribute."""
+    import openvino as ov
+
+    from ovreduce.shapes import PartialShape
+
+    old = 'shape="2,3,4,5"' if where == "Parameter" else 'element_type="i64" shape="1"'
+    text = ALL.read_text()
+    assert old in text
+    xml = tmp_path / "m.xml"
+    (tmp_path / "m.bin").write_bytes((SAMPLES / "all_reductions.bin").read_bytes())
+
+    def written(dim: str) -> str:
+        return text.replace(old, old.replace('"2,', f'"{dim},').replace('"1"', f'"{dim}"'), 1)
+
+    xml.write_text(written("0" * 5000 + ("2" if where == "Parameter" else "1")))
+    ops = [op for op in ov.Core().read_model(str(xml)).get_ops() if op.get_type_name() in ("Parameter", "Constant")]
+    expected = {op.get_friendly_name(): PartialShape.parse(str(op.get_output_partial_shape(0))) for op in ops}
+    model = load_ir(xml)
+    model.close()
+    assert {layer.name: layer.shape for layer in model.layers if layer.type in ("Parameter", "Const")} == expected
+    xml.write_text(written("9" * 5000))
+    with pytest.raises(IRStructureError, match=r"\(5000 digits\) does not fit in int64") as info:
+        load_ir(xml)
+    assert "4300" not in str(info.value) and len(str(info.value)) < 400, str(info.value)
+
+
 @pytest.mark.parametrize("element", ["data", "rt_info"])
 def test_thousands_of_attributes_parse_in_linear_time(tmp_path: Path, element: str) -> None:
     """lxml's attrib mapping is quadratic in the attribute count (12 s for 40,000 on one <data>); 200,000

@@ -19,7 +19,9 @@ def terminal_width(stream: TextIO | None = None) -> int | None:
     forced = os.environ.get("OVREDUCE_WIDTH", "").strip()
     if forced:
         if forced.isascii() and forced.isdigit():
-            return max(int(forced), MIN_WIDTH) if int(forced) > 0 else None
+            digits = forced.lstrip("0")  # (int() refuses more than 4,300 digits; no line is 10^18 wide)
+            width = int(digits or "0") if len(digits) <= 18 else 10**18
+            return max(width, MIN_WIDTH) if width > 0 else None
         return None
     stream = stream or sys.stdout
     try:
