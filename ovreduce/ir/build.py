@@ -971,7 +971,8 @@ class Builder:
             raise IRStructureError(
                 f"{what}: internal_layer_id={internal} is {target.where}; expected a body {expected}"
             )
-        if tag == "input" and not (ext == -1 or 0 <= ext < len(inputs)):
+        # (a negative id reaches here only for a Loop's current iteration, which OpenVINO finds by its purpose)
+        if tag == "input" and ext >= len(inputs):
             raise IRStructureError(
                 f"{what}: external_port_id={ext} but the layer has {len(inputs)} inputs; expected 0 to "
                 f"{len(inputs) - 1} (or -1 for a body-only Parameter; OpenVINO refuses the model)"

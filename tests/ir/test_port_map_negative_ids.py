@@ -130,6 +130,49 @@ def test_a_condition_of_an_id_below_minus_one_is_read(tmp_path: Path) -> None:
     load_ir(path).close()
 
 
+def _counted_loop(folder: Path) -> Path:
+    """A Loop slicing x [2,12,5] in threes along axis 1 into a body ReduceMean, its body also taking the current
+    iteration (a body-only Parameter: ``external_port_id="-1"``, ``purpose="current_iteration"``)."""
+    bx = ops.parameter([2, 3, 5], ov.Type.f32)
+    it = ops.parameter([], ov.Type.i64)
+    mean = ops.reduce_mean(bx, ops.constant(np.array([1], np.int64)), False, name="body_mean")
+    scaled = ops.multiply(mean, ops.convert(it, ov.Type.f32))
+    body = ov.Model([ops.result(scaled), ops.result(ops.constant(True))], [bx, it])
+    loop = ops.loop(ops.constant(np.int64(4)), ops.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([1, 1])
+    x = ops.parameter([2, 12, 5], ov.Type.f32, name="x")
+    loop.set_sliced_input(bx, x.output(0), 0, 3, 3, -1, 1)
+    out = loop.get_concatenated_slices(scaled.output(0), 0, 1, 1, -1, 1)
+    path = folder / "counted.xml"
+    ov.save_model(ov.Model([ops.result(out)], [x], "counted"), str(path), compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("ext", ["-2", "-3", "-100", str(-(2**31)), str(-(2**63)), "-0001"])
+def test_a_current_iteration_of_an_id_below_minus_one_is_read(tmp_path: Path, ext: str) -> None:
+    """OpenVINO finds a Loop's current iteration by its purpose, whatever the negative id, as its condition: ovreduce
+    refused an id of -2 ("expected 0 to 0 (or -1 for a body-only Parameter; OpenVINO refuses the model)")."""
+    from ovreduce.check import check_model
+
+    path = _counted_loop(tmp_path)
+    text = path.read_text()
+    entry = re.search(r'<input external_port_id="-1" internal_layer_id="\d+" purpose="current_iteration" />', text)
+    assert entry is not None
+    path.write_text(text.replace(entry[0], entry[0].replace('"-1"', f'"{ext}"')))
+    model = ov.Core().read_model(str(path))
+    ir = load_ir(path)
+    try:
+        report = check_model(ir)
+    finally:
+        ir.close()
+    assert report.ok, [f.message for f in report.findings]
+    [loop] = [op for op in model.get_ordered_ops() if op.get_type_name() == "Loop"]
+    [mean] = [op for op in loop.get_function().get_ordered_ops() if op.get_friendly_name() == "body_mean"]
+    [reduction] = report.reductions
+    assert reduction.inferred_output_shape == [d.get_length() for d in mean.get_output_partial_shape(0)]
+
+
 def test_a_second_output_of_one_port_is_not_read(tmp_path: Path) -> None:
     """OpenVINO keeps the first <output> of an external_port_id (a std::map's emplace) and reads the model:
     ovreduce refused the second ("already mapped")."""
