@@ -32,6 +32,7 @@ __all__ = [
     "dim_div",
     "dim_mul",
     "dim_sub",
+    "dim_sum",
     "f32",
     "floor_div",
     "merge",
@@ -62,6 +63,13 @@ class Dimension:
     hi: int | None = None
 
     def __post_init__(self) -> None:
+        if self.lo >= INT64_MAX or (self.hi is not None and self.hi >= INT64_MAX):
+            # OpenVINO's bounds are int64, its arithmetic saturating at int64's largest value, s_max, its "no bound"
+            # (interval.cpp's clip_add, clip_times): an upper bound that reaches it is none, and a lower bound that
+            # does makes its empty interval [s_max, s_max], which it prints (and writes) "?", as ovreduce reads it
+            empty = self.lo >= INT64_MAX
+            object.__setattr__(self, "lo", 0 if empty else self.lo)
+            object.__setattr__(self, "hi", None)
         if self.lo < 0 or (self.hi is not None and self.hi < self.lo):
             raise DimensionError(f"invalid dimension interval [{self.lo}, {self.hi}]")
 
@@ -365,8 +373,19 @@ def const_dim(value: int) -> Dimension:
 
 
 def dim_add(a: Dimension, b: Dimension) -> Dimension:
-    lo = a.lo + b.lo
-    hi = None if a.hi is None or b.hi is None else a.hi + b.hi
+    """``a + b`` bound by bound, saturating at int64's largest value (:class:`Dimension` clips what passes it)."""
+    return dim_sum((a, b))
+
+
+def dim_sum(dims: Iterable[Dimension]) -> Dimension:
+    """The sum of ``dims`` (a Concat's along its axis), bound by bound, as OpenVINO adds them one after the other: a
+    lower bound past int64 makes its empty interval, which every later sum keeps: the sum is "?" (as ovreduce reads
+    that interval), whatever dims follow."""
+    lo: int = 0
+    hi: int | None = 0
+    for d in dims:
+        lo += d.lo
+        hi = None if hi is None or d.hi is None else hi + d.hi
     return _interval(lo, hi)
 
 
@@ -393,6 +412,7 @@ def _clip_times(a: int | None, b: int | None) -> int | None:
 
 
 def dim_mul(a: Dimension, b: Dimension) -> Dimension:
+    """``a * b`` bound by bound, saturating at int64's largest value (:class:`Dimension` clips what passes it)."""
     return _interval(a.lo * b.lo, _clip_times(a.hi, b.hi))
 
 
@@ -484,10 +504,21 @@ def scaled(a: Dimension, scale: float) -> Dimension:
     s = f32(scale + f32(1.0e-6))
 
     def bound(v: int) -> int:
-        return max(int(f32(f32(float(v)) * s)), 0)
+        """``static_cast<int64_t>(float(v) * s)``: a product past int64 is int64's smallest value (x86-64's
+        conversion of an out-of-range float), which the dimension then clips to 0."""
+        product = f32(f32(float(v)) * s)
+        return int(product) if -(2.0**63) <= product < 2.0**63 else -(2**63)
 
     hi = None if a.hi is None else bound(a.hi)
     if a.is_static:
         assert hi is not None
-        return Dimension.static(hi)
-    return Dimension(bound(a.lo), hi)
+        return Dimension.static(max(hi, 0))
+    return _ov_dimension(bound(a.lo), hi)
+
+
+def _ov_dimension(lo: int, hi: int | None) -> Dimension:
+    """``ov::Dimension(lo, hi)`` of two int64 bounds (``hi`` None: -1, no bound): an upper bound below the lower
+    makes the empty interval [s_max, s_max], "?" (as ovreduce reads it); each other bound is clipped to 0."""
+    if hi is not None and hi < lo:
+        return Dimension.dynamic()
+    return Dimension(max(lo, 0), None if hi is None else max(hi, 0))

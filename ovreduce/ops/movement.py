@@ -55,7 +55,7 @@ from ovreduce.ops.rules import (
     value_ports,
     wrapped,
 )
-from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, const_dim, dim_add, dim_mul, f32, merge
+from ovreduce.shapes import INT64_MAX, Dimension, PartialShape, const_dim, dim_mul, dim_sum, f32, merge
 
 __all__ = [
     "Broadcast",
@@ -436,17 +436,17 @@ class Concat0(_ValueShaped):
             raise ShapeInferenceError("Argument element types are inconsistent.")
         axis = int_attr(ctx.layer, "axis", 0)
         out: list[Dimension] | None = None
-        total = Dimension.static(0)
+        along: list[Dimension] = []  # (summed at once: past int64 the sum stays "?", as OpenVINO's)
         for shape in inputs:
             if shape.dims is None:
-                total = dim_add(total, Dimension.dynamic())
+                along.append(Dimension.dynamic())
                 continue
             if not shape.dims:  # (OpenVINO's words name no layer)
                 raise ShapeInferenceError(f"Accessing out-of-range dimension (a scalar has no axis {axis} to "
                                           f"concatenate along)")  # fmt: skip
             a = normalize_axis(axis, len(shape.dims), "Concatenation axis")
             dims = list(shape.dims)
-            total = dim_add(total, dims[a])
+            along.append(dims[a])
             if out is None:
                 out = dims
                 continue
@@ -464,7 +464,7 @@ class Concat0(_ValueShaped):
                 out[i] = m
         if out is None:
             return [PartialShape(None)]
-        out[normalize_axis(axis, len(out), "Concatenation axis")] = total
+        out[normalize_axis(axis, len(out), "Concatenation axis")] = dim_sum(along)
         return [PartialShape(tuple(out))]
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
