@@ -1000,8 +1000,19 @@ class ShapeOf(ShapeRule):
         return ValueInfo("runtime", None, f"ShapeOf {layer.name!r} of the dynamic shape {state.shape}", known=known)
 
 
+def _range_count(start: int, stop: int, step: int) -> int:
+    """``range_shape_inference.hpp``'s element count: ``max(ceil((stop - start) / step), 0)`` computed in double
+    (each value, the span and the quotient rounded to it), then cast to uint32, which x86-64 does through int64,
+    keeping its low 32 bits: a count of 2^32 + 5 is 5, one past int64 (int64's smallest value) 0."""
+    first, last, by = float(start), float(stop), float(step)
+    span = 0.0 if (by > 0 and first >= last) or (by < 0 and first <= last) else last - first
+    strided = math.ceil(abs(span) / abs(by))
+    return strided % 2**32 if strided < 2**63 else 0
+
+
 class Range4(_ValueShaped):
-    """Range-4: ``max(ceil((stop - start) / step), 0)`` elements of ``output_type``."""
+    """Range-4: ``max(ceil((stop - start) / step), 0)`` elements of ``output_type``, counted as OpenVINO counts them
+    (:func:`_range_count`: modulo 2^32)."""
 
     value_inputs = value_ports((0, "'start' input", "0~"), (1, "'stop' input", "0~"), (2, "'step' input", "0~"))
 
@@ -1020,8 +1031,7 @@ class Range4(_ValueShaped):
         if any(v is None or len(v) != 1 for v in values):
             return [PartialShape.dynamic(1)]
         start, stop, step = (v[0] for v in values if v is not None)
-        count = max(-((start - stop) // step), 0)
-        return [PartialShape.static([count])]
+        return [PartialShape.static([_range_count(start, stop, step)])]
 
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         name = str_attr(layer, "output_type", "")

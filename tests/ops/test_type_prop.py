@@ -310,6 +310,13 @@ RANGE: list[Case] = [
     ("v4_const", lambda p: o4.range(c(0), c(10), c(3), "i64"), "[4]"),
     ("v4_negative_step", lambda p: o4.range(c(10), c(0), c(-2), "i64"), "[5]"),
     ("v4_non_const_stop", lambda p: o4.range(c(0), p("[]", ov.Type.i64), c(1), "i64"), "[?]"),
+    # OpenVINO counts the elements in double and keeps the count as uint32 (x86-64: the low 32 bits of an int64)
+    ("v4_count_past_2_32", lambda p: o4.range(c(0), c(2**32 + 5), c(1), "i64"), "[5]"),
+    ("v4_count_past_2_32_going_down", lambda p: o4.range(c(2**32 + 5), c(0), c(-1), "i32"), "[5]"),
+    ("v4_count_of_2_40", lambda p: o4.range(c(0), c(2**40), c(1), "i64"), "[0]"),
+    ("v4_count_of_2_33_by_2", lambda p: o4.range(c(0), c(2**33), c(2), "f32"), "[0]"),
+    ("v4_count_past_2_53_in_double", lambda p: o4.range(c(3), c(2**53 + 2**33 + 7), c(1), "i64"), "[4]"),
+    ("v4_count_past_int64", lambda p: o4.range(c(-(2**63)), c(2**63 - 1), c(1), "i64"), "[0]"),
 ]  # fmt: skip
 
 SELECT: list[Case] = [
