@@ -135,30 +135,62 @@ def test_explicit_broadcast_under_reshape_is_refused_where_openvino_refuses_it(s
         shape, [f.message for f in report.findings])  # fmt: skip
 
 
-def _overflowing_interpolate(path: Path, shape: list[int]) -> Any:
-    """x -> Interpolate-11 by scales [1e30, 1e30] on axes [0, 0] -> ReduceSum over axis 1 ("mean"): scales whose
-    product overflows float32, which ovreduce's rule cannot evaluate and OpenVINO reads (as a dim of 0)."""
-    x = ops.parameter(shape, np.float32, name="x")
-    scales = ops.constant(np.array([1e30, 1e30], np.float32))
-    resized = ops.interpolate(x, scales, "nearest", "scales", axes=ops.constant(np.array([0, 0], np.int64)))
-    total = ops.reduce_sum(resized, ops.constant(np.array([1], np.int64)), False)
-    total.set_friendly_name("mean")
-    ov.save_model(ov.Model([ops.result(total)], [x], "resized"), str(path), compress_to_fp16=False)
-    return total
+def _refused_natively(path: Path, *, beside: bool = False, reshaped: bool = False) -> None:
+    """x[2,3] -> Einsum (no rule), whose output declares FP16 where OpenVINO infers f32 -> ReLU -> MatMul with an f32
+    Const -> ReduceSum over axis 1 ("mean"): ovreduce's MatMul rule refuses f16 by f32 on the declared type, OpenVINO
+    reads the file. ``beside``: x -> an op of an extension's opset too, which OpenVINO refuses without naming a node;
+    ``reshaped``: the chain's Parameter is "y", and beside it x[?,3] -> ReLU, for a reshape of x."""
+    half = "FP16"
+    dims = [2, 3]
+    source = "y" if reshaped else "x"
+    layers = [
+        layer(0, source, "Parameter", data={"shape": "2,3", "element_type": "f32"},
+              outputs=[port(0, dims, names=source)]),
+        layer(3, "cs", "Einsum", version="opset7", data={"equation": "ij->ij"}, inputs=[port(0, dims)],
+              outputs=[port(1, dims, half)]),
+        layer(4, "relu", "ReLU", inputs=[port(0, dims, half)], outputs=[port(1, dims, half)]),
+        layer(5, "w", "Const", data={"element_type": "f32", "shape": "3,3", "offset": "8", "size": "36"},
+              outputs=[port(0, [3, 3])]),
+        layer(6, "mm", "MatMul", data={"transpose_a": "false", "transpose_b": "false"},
+              inputs=[port(0, dims, half), port(1, [3, 3])], outputs=[port(2, dims, half)]),
+        layer(10, "axes", "Const", data={"element_type": "i64", "shape": "1", "offset": "0", "size": "8"},
+              outputs=[port(0, [1], "I64")]),
+        layer(11, "mean", "ReduceSum", data={"keep_dims": "false"},
+              inputs=[port(0, dims, half), port(1, [1], "I64")], outputs=[port(2, dims[:1], half)]),
+        layer(7, "out", "Result", inputs=[port(0, dims[:1], half)]),
+    ]  # fmt: skip
+    edges = [edge(0, 0, 3, 0), edge(3, 1, 4, 0), edge(4, 1, 6, 0), edge(5, 0, 6, 1), edge(6, 2, 11, 0),
+             edge(10, 0, 11, 1), edge(11, 2, 7, 0)]  # fmt: skip
+    if reshaped:
+        layers += [
+            layer(12, "x", "Parameter", data={"shape": "?,3", "element_type": "f32"},
+                  outputs=[port(0, [-1, 3], names="x")]),
+            layer(13, "r2", "ReLU", inputs=[port(0, [-1, 3])], outputs=[port(1, [-1, 3])]),
+            layer(14, "out3", "Result", inputs=[port(0, [-1, 3])]),
+        ]  # fmt: skip
+        edges += [edge(12, 0, 13, 0), edge(13, 1, 14, 0)]
+    if beside:
+        layers += [
+            layer(8, "custom", "MyOp", version="my_opset", inputs=[port(0, dims)], outputs=[port(1, dims)]),
+            layer(9, "out2", "Result", inputs=[port(0, dims)]),
+        ]
+        edges += [edge(0, 0, 8, 0), edge(8, 1, 9, 0)]
+    path.write_text(net(layers, edges))
+    path.with_suffix(".bin").write_bytes(np.int64(1).tobytes() + np.ones(9, np.float32).tobytes())
 
 
 def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refused(tmp_path: Path) -> None:
-    """Scales that overflow (:func:`_overflowing_interpolate`) on x[?,?,?,?], reshaped to [1,1,5,5]: ovreduce's rule
-    cannot evaluate them, OpenVINO takes the reshape. The check says so as a note, not as OpenVINO refusing the
-    reshape, and the reduction gets OpenVINO's shape."""
+    """A rule that refuses what OpenVINO reads (:func:`_refused_natively`) beside x[?,3], reshaped to [4,3]: OpenVINO
+    takes the reshape. The check says so as a note, not as OpenVINO refusing the reshape, and the reduction gets
+    OpenVINO's shape."""
     path = tmp_path / "resized.xml"
-    _overflowing_interpolate(path, [-1, -1, -1, -1])
-    assert not _openvino_refuses(path, "x", "[1,1,5,5]")
-    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[1,1,5,5]")})
+    _refused_natively(path, reshaped=True)
+    assert not _openvino_refuses(path, "x", "[4,3]")
+    report = check_model(load_ir(path), reshape={"x": PartialShape.parse("[4,3]")})
     assert report.ok and not [f for f in report.findings if f.code == "reshape-inconsistent"], report.findings
     assert any("OpenVINO takes the reshape" in note for note in report.notes), report.notes
     [reduction] = report.reductions
-    ov_input, _ = _openvino_after(path, "[1,1,5,5]")
+    ov_input, _ = _openvino_after(path, "[4,3]")
     assert reduction.input_shape_engine == "openvino" and reduction.input_shape == ov_input.to_json()
 
 
@@ -220,12 +252,11 @@ def test_a_layer_openvino_refuses_is_an_error_with_or_without_a_reduction_after_
 
 
 def test_a_native_rule_stricter_than_openvino_is_a_note_not_an_error(tmp_path: Path) -> None:
-    """Scales that overflow (:func:`_overflowing_interpolate`) on x[1,1,5,5]: ovreduce's rule cannot evaluate them,
-    OpenVINO reads the file. Nothing is called wrong; a note says the rule cannot, and the reduction after it gets
-    OpenVINO's shape."""
+    """A rule that refuses what OpenVINO reads (:func:`_refused_natively`). Nothing is called wrong; a note
+    says the rule refuses it, and the reduction after it gets OpenVINO's shape."""
     path = tmp_path / "resized.xml"
-    total = _overflowing_interpolate(path, [1, 1, 5, 5])
-    ov.Core().read_model(str(path))  # OpenVINO reads it
+    _refused_natively(path)
+    total = next(n for n in ov.Core().read_model(str(path)).get_ordered_ops() if n.get_friendly_name() == "mean")
     report = check_model(load_ir(path))
     assert report.ok and not [f for f in report.findings if f.code == "layer-invalid"], report.findings
     assert any("as ovreduce writes it, but OpenVINO reads the model" in note for note in report.notes), report.notes
@@ -276,19 +307,10 @@ def test_a_stale_output_after_axes_from_a_partly_dynamic_shape_is_an_error(tmp_p
 
 
 def test_a_refusal_openvino_words_otherwise_blames_no_layer(tmp_path: Path) -> None:
-    """Scales that overflow (:func:`_overflowing_interpolate`: ovreduce's rule cannot evaluate them, OpenVINO reads
-    them) beside an op of an extension's opset, which OpenVINO refuses without naming a node: the Interpolate was
-    blamed for it."""
+    """A rule that refuses what OpenVINO reads (:func:`_refused_natively`) beside an op of an extension's opset, which
+    OpenVINO refuses without naming a node: the refusing layer was blamed for it."""
     path = tmp_path / "m.xml"
-    total = _overflowing_interpolate(path, [1, 1, 5, 5])
-    x = total.input_value(0).get_node().input_value(0).get_node()
-    other = ops.relu(x)
-    other.set_friendly_name("custom")
-    ov.save_model(ov.Model([ops.result(total), ops.result(other)], [x], "m"), str(path), compress_to_fp16=False)
-    text = path.read_text()
-    path.write_text(
-        text.replace('name="custom" type="ReLU" version="opset1"', 'name="custom" type="MyOp" version="my_opset"')
-    )
+    _refused_natively(path, beside=True)
     with pytest.raises(RuntimeError, match="MyOp"):
         ov.Core().read_model(str(path))
     report = check_model(load_ir(path))
