@@ -93,9 +93,12 @@ def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None) ->
         if isinstance(early, etree.XMLSyntaxError):
             raise _syntax_error(source, xml, early)
     encoding = pugixml_encoding(xml)
-    parser = etree.XMLPullParser(events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS)
+    # CDATA sections kept apart from the text around them, as pugixml keeps them (a ``<dim>`` is its first run)
+    parser = etree.XMLPullParser(
+        events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS, strip_cdata=False
+    )
     parser.resolvers.add(NoExternalResources())
-    reader = _Reader(builder, Lines(xml, encoding), unmap)
+    reader = _Reader(builder, Lines(xml, encoding), unmap, cdata=b"CDATA" in xml or b"C\x00D\x00A\x00T\x00A" in xml)
     try:
         for start in range(0, len(xml), _CHUNK):
             parser.feed(xml[start : start + _CHUNK])
@@ -205,8 +208,9 @@ def _first(parent: etree._Element, wanted: str) -> etree._Element | None:
 
 
 class _Reader:
-    def __init__(self, builder: Builder, lines: Lines, unmap: Unmap | None) -> None:
+    def __init__(self, builder: Builder, lines: Lines, unmap: Unmap | None, *, cdata: bool = False) -> None:
         self.builder = builder
+        self.cdata = cdata  # the document may hold a CDATA section (texts are then read run by run)
         self.unmap = unmap  # the characters pugixml reads for those standing in for them (None: there are none)
         self.line = lines.of  # an element's line: libxml2's sourceline stops at 65535
         self.lines = lines
@@ -339,7 +343,7 @@ class _Reader:
             for d in el:
                 tag = name(d)
                 if tag == "dim":
-                    dims.append((text(d, self.unmap), self.line(d)))
+                    dims.append((text(d, self.unmap, runs=self.cdata), self.line(d)))
                 elif tag == "rt_info" and rt is None:
                     rt = rt_children(d, self.unmap)
             get = el.get if self.unmap is None else attributes(el, self.unmap).get

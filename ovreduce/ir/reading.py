@@ -166,9 +166,15 @@ def _prefixed(key: str, prefixes: dict[str, str]) -> str:
     return f"{prefix}:{local}" if prefix else local
 
 
-def text(el: etree._Element, unmap: Unmap | None = None) -> str | None:
+def text(el: etree._Element, unmap: Unmap | None = None, *, runs: bool = False) -> str | None:
     """``el``'s text as OpenVINO reads it (pugixml's ``text()``): its first run of characters between markup that
-    is not all blanks (None when there is none)."""
+    is not all blanks (None when there is none). With ``runs`` (a document parsed with its CDATA sections kept,
+    which may hold one), a CDATA section is a run of its own: ``12<![CDATA[3]]>`` is ``12``, as to pugixml."""
+    if runs:
+        for run in el.xpath("text()"):
+            if not run.isspace():
+                return str(run) if unmap is None else unmap(str(run))
+        return None
     first: str | None = el.text
     if first is not None and not first.isspace():
         return first if unmap is None else unmap(first)

@@ -110,6 +110,10 @@ SEMANTIC: dict[str, Callable[[str], str]] = {
     "dim with blanks": _sub("<dim>3</dim>", "<dim> 3 </dim>"),
     "dim as a character reference": _sub("<dim>3</dim>", "<dim>&#51;</dim>"),
     "dim in CDATA": _sub("<dim>3</dim>", "<dim><![CDATA[3]]></dim>"),
+    "dim then a CDATA section": _sub("<dim>3</dim>", "<dim>3<![CDATA[9]]></dim>"),
+    "dim in CDATA then text": _sub("<dim>3</dim>", "<dim><![CDATA[3]]>9</dim>"),
+    "dim sign then a CDATA section": _sub("<dim>3</dim>", "<dim>-<![CDATA[5]]></dim>"),
+    "dim blanks, CDATA, text": _sub("<dim>3</dim>", "<dim> <![CDATA[3]]>9</dim>"),
     "dim after a comment": _sub("<dim>3</dim>", "<dim><!-- c -->3</dim>"),
     "dim split by a comment": _sub("<dim>3</dim>", "<dim>3<!-- c -->9</dim>"),
     "dim ?": _sub("<dim>3</dim>", "<dim>?</dim>"),
@@ -646,3 +650,19 @@ def test_unconnected_input_ports_follow_openvino_s_reading(where: str, version: 
     of the inputs edges reach, and reads no port's runtime attributes); an IR v11 is refused, as any other place."""
     text = UNCONNECTED_INPUTS[where](BASE).replace('<net name="m" version="11">', f'<net name="m" version="{version}">')
     assert_follows_openvino(text.encode(), AXES)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUT))
+@pytest.mark.parametrize(
+    "written", ["3<![CDATA[9]]>", "<![CDATA[3]]>9", "3<![CDATA[]]>9", "<!-- c -->3<![CDATA[9]]>", "3<!-- c -->9"]
+)
+def test_a_dim_is_its_first_run_of_text_or_cdata_as_openvino_reads_it(written: str, layout: str) -> None:
+    # The Parameter's dims declare [2,3,4] read as OpenVINO reads them: nothing is said to disagree with its shape.
+    text = LAYOUT[layout](BASE.replace("<dim>3</dim>", f"<dim>{written}</dim>", 1))
+    xml = _encode(layout, text)
+    assert _openvino(xml, AXES) is not None
+    model = _careful(xml, Weights(AXES))
+    fast = _fast(xml, Weights(AXES))
+    assert fast is None or fast == model
+    said = [f.message for f in check_model(model).findings if f.code in DECLARATIONS]
+    assert not said, said
