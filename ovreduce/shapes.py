@@ -298,7 +298,8 @@ def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
 
     Each item is ``x=[1,3,224,224]``, ``x=1,3,224,224`` or ``x[1,3,224,224]``; an item holding brackets may
     name several inputs separated by commas (``x[1,3],mask[1,128]`` or ``x=[1,3],y=[2]``). Names may hold
-    any character but ``=`` and ``[`` (``input:0``, ``a/b`` are fine). Shapes use OpenVINO's syntax
+    any character (``input:0``, ``a/b`` are fine); one holding ``=`` or ``[`` is written ``NAME=SHAPE``, the name
+    ending at the last ``=`` before the shape (``a=b=[4,5]``, ``x[1]=[4,5]``). Shapes use OpenVINO's syntax
     (``?``, ``-1``, ``a..b``, ``...``).
 
     Raises:
@@ -320,25 +321,34 @@ _EXPECTED = "expected NAME=SHAPE or NAME[SHAPE], e.g. x=[1,3,224,224] or x[1,3,2
 
 
 def _assignments(item: str) -> Iterator[tuple[str, str]]:
-    """The (name, shape text) pairs of one ``--shape`` item."""
+    """The (name, shape text) pairs of one ``--shape`` item. A name is everything up to the last ``=`` before its
+    shape (shapes hold no ``=``), so it may hold ``=`` and ``[`` itself: ``a=b=[4,5]`` and ``a=b=4,5`` name ``a=b``,
+    ``x[1]=[4,5]`` names ``x[1]`` (a bracketed group followed by ``=`` and a shape is part of the name)."""
     if "[" not in item:  # NAME=SHAPE with a bare dims list: the whole rest is one shape
-        name, sep, text = item.partition("=")
+        name, sep, text = item.rpartition("=")
         if not sep or not name.strip(_SPACE):
             raise ValueError(f"{quoted(item)}: {_EXPECTED}")
         yield name.strip(_SPACE), text
         return
     rest = item
     while True:
-        bracket = rest.find("[")
-        if bracket < 0:
-            raise ValueError(f"{quoted(item)}: {rest!r} has no [SHAPE]; {_EXPECTED}")
-        name = rest[:bracket]
-        if name.endswith("="):
-            name = name[:-1]
-        name = name.strip(_SPACE)
-        if not name or "=" in name or "]" in name:
+        scan = 0
+        while True:
+            bracket = rest.find("[", scan)
+            if bracket < 0:
+                raise ValueError(f"{quoted(item)}: {rest!r} has no [SHAPE]; {_EXPECTED}")
+            close = rest.find("]", bracket)
+            after = "" if close < 0 else rest[close + 1 :].lstrip(_SPACE)
+            if not (after.startswith("=") and "[" in after):
+                break
+            scan = close + 1  # ``x[1]=[4,5]``: the group is part of the name, its shape follows the '='
+        name = rest[:bracket].strip(_SPACE)
+        if name.endswith("="):  # NAME=[SHAPE]: the name may hold '=', '[' and ']'
+            name = name[:-1].strip(_SPACE)
+            if not name:
+                raise ValueError(f"{quoted(item)}: {_EXPECTED}")
+        elif not name or "=" in name or "]" in name:
             raise ValueError(f"{quoted(item)}: {_EXPECTED}")
-        close = rest.find("]", bracket)
         if close < 0:
             raise ValueError(f"{quoted(item)}: the '[' after {name!r} is never closed")
         yield name, rest[bracket : close + 1]

@@ -320,6 +320,13 @@ def test_dynamic_rank_has_no_dims() -> None:
         (["a/b=[-1,5]", "c[]"], {"a/b": "[?,5]", "c": "[]"}),
         (["x=[6," + "0" * 5000 + "12,10]"], {"x": "[6,12,10]"}),
         (["x[" + "0" * 5000 + "3..4]"], {"x": "[3..4]"}),
+        # names holding '=' or '[': the name ends at the last '=' before its shape
+        (["a=b=[4,5]"], {"a=b": "[4,5]"}),
+        (["a=b=4,5"], {"a=b": "[4,5]"}),
+        (["x[1]=[4,5]"], {"x[1]": "[4,5]"}),
+        (["x[1]=[4,5],y[2]"], {"x[1]": "[4,5]", "y": "[2]"}),
+        (["a[1], x[1]=[3], b=c=[4]"], {"a": "[1]", "x[1]": "[3]", "b=c": "[4]"}),
+        (["=x=[1]"], {"=x": "[1]"}),
     ],
 )
 def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str]) -> None:
@@ -333,6 +340,9 @@ def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str
         ("[1,2]", "expected NAME=SHAPE or NAME[SHAPE]"),
         ("a[1", "the '[' after 'a' is never closed"),
         ("a[1]x", "expected ',' or the end after the shape of 'a'"),
+        ("a=b[4,5]", "expected NAME=SHAPE or NAME[SHAPE]"),
+        ("=[4,5]", "expected NAME=SHAPE or NAME[SHAPE]"),
+        ("x[1]=[4,5", "the '[' after 'x[1]' is never closed"),
         ("a[1],", "a ',' at the end names no input"),
         ("a[1],a[2]", "'a' is given a shape twice"),
         ("a[1,x]", "cannot parse dimension 'x'"),

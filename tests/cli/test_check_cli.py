@@ -219,6 +219,24 @@ def test_reshape_name_is_a_tensor_name_first_as_openvino_reads_it(tmp_path: Path
     assert "reshape b: 2 Parameters have that name (layers 0, 1) and no tensor does" in out.stdout
 
 
+@pytest.mark.parametrize(("name", "given"), [("a=b", "a=b=[5,3,4]"), ("x[1]", "x[1]=[5,3,4]"), ("a=b", "a=b=5,3,4")])
+def test_reshape_names_an_input_whose_name_holds_equals_or_bracket(name: str, given: str, tmp_path: Path) -> None:
+    """A tensor name holding '=' or '[' (which OpenVINO's reshape takes) is named up to the last '=' before the shape."""
+    import numpy as np
+    import openvino as ov
+
+    xml = tmp_path / "model.xml"
+    xml.write_text(_two_parameters(name))
+    (tmp_path / "model.bin").write_bytes(np.array([1], np.int64).tobytes())
+    model = ov.Core().read_model(xml)
+    model.reshape({name: [5, 3, 4]})
+    want = {n.get_friendly_name(): list(n.get_output_partial_shape(0).to_shape())
+            for n in model.get_ordered_ops() if n.get_type_name() == "ReduceMean"}  # fmt: skip
+    got = {r["layer_name"]: r["inferred_output_shape"]
+           for r in check_json(str(xml), "--reshape", given, rc=0)["models"][0]["reductions"]}  # fmt: skip
+    assert got == want and got["r_of_second"] == [5, 4]
+
+
 def test_sarif_output(tmp_path: Path) -> None:
     broken = SAMPLES / "broken" / "stale_output.xml"
     unreadable = tmp_path / "truncated.xml"  # there, but not an IR: reported in the document
