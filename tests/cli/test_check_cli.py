@@ -221,7 +221,7 @@ def test_reshape_name_is_a_tensor_name_first_as_openvino_reads_it(tmp_path: Path
 
 @pytest.mark.parametrize(("name", "given"), [("a=b", "a=b=[5,3,4]"), ("x[1]", "x[1]=[5,3,4]"), ("a=b", "a=b=5,3,4")])
 def test_reshape_names_an_input_whose_name_holds_equals_or_bracket(name: str, given: str, tmp_path: Path) -> None:
-    """A tensor name holding '=' or '[' (which OpenVINO's reshape takes) is named up to the last '=' before the shape."""
+    """A tensor name holding '=' or '[' (OpenVINO's reshape takes it) is named up to the last '=' before the shape."""
     import numpy as np
     import openvino as ov
 
