@@ -52,11 +52,14 @@ from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
 from ovreduce.shapes import DimensionError, PartialShape
+from ovreduce.smart_reshape import reshape_to_1d, unported_rewrite
 
 __all__ = ["UNARY_SHAPE_PRESERVING", "AxesInfo", "PortState", "ReductionInfo", "ShapeEngine"]
 
 AxesKind = Literal["const", "runtime", "unresolved"]
 AxesInfo = ValueInfo  # the value feeding a reduction's axes input
+# the types of the layers OpenVINO's SmartReshape rewrites (:mod:`ovreduce.smart_reshape`)
+_REWRITTEN = frozenset({"Reshape", "Squeeze", "StridedSlice", "MatMul", "Broadcast"})
 _UNKNOWN = Op()  # the rule of an unregistered op: declared dims, no folding
 _DECLARED_DIMS = Op.infer
 _FOLD_DEPTH = 32  # nested value folds (about five frames each) before the chain above is folded iteratively
@@ -237,7 +240,16 @@ class ShapeEngine:
                 self._declare(layer, layer.outputs)
                 continue
             op, reads = plan
-            result = memo.recall(op, layer, reads) if memo is not None and reads is not None else None
+            result: _Result | None = None
+            rewrite = self._rewrite(layer) if self._revalidated and layer.type in _REWRITTEN else None
+            if rewrite is not None:  # rewritten by OpenVINO's reshape first, as ovreduce does not follow
+                reason = (f"{layer.type} ({layer.name}): OpenVINO's reshape rewrites it first (SmartReshape's "
+                          f"{rewrite}), which ovreduce's shape inference does not follow")  # fmt: skip
+                result = tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
+            elif self._revalidated and reshape_to_1d(self.model, layer):  # its pattern read as [-1]: unshared
+                result = self._apply(op, _Context(self, layer))
+            else:
+                result = memo.recall(op, layer, reads) if memo is not None and reads is not None else None
             if result is None:
                 result = self._apply(op, _Context(self, layer))
                 if memo is not None:
@@ -258,6 +270,22 @@ class ShapeEngine:
             for body in layer.bodies:  # a body no rule ran: walked all the same, on its own declarations
                 if (layer.id, body.role) not in self._bodies:
                     self._walk_unfed(layer, body.role)
+
+    def _rewrite(self, layer: Layer) -> str | None:
+        """The SmartReshape rewrite OpenVINO's reshape applies to ``layer`` and ovreduce does not follow
+        (:mod:`ovreduce.smart_reshape`); None: none, or one that leaves its shapes as the file's graph has them (a
+        Transpose fused into a MatMul whose input keeps the rank the Transpose was written for)."""
+        rewrite = unported_rewrite(self.model, layer)
+        if rewrite != "TransposeMatMul":
+            return rewrite
+        for ref in self.model.input_producers(layer)[:2]:
+            transpose = None if ref is None else self.model.layer(ref[0])
+            if transpose is None or transpose.type != "Transpose" or not transpose.outputs:
+                continue
+            given = self.input_state(transpose, 0).shape
+            if given is None or given.rank != len(transpose.outputs[0].dims):
+                return rewrite
+        return None
 
     @staticmethod
     def _apply(op: Op, ctx: _Context) -> _Result:
@@ -515,7 +543,12 @@ class _Context:
         else:
             ref = self._engine.model.producer(self.layer.id, _port(self.layer, index).id)
         assert ref is not None  # the parser guarantees every input port is connected
-        info = self._engine._axes(ref, self._visiting)
+        engine = self._engine
+        if index == 1 and engine._revalidated and reshape_to_1d(engine.model, self.layer):
+            # OpenVINO's reshape first rewrites the constant pattern of a Reshape to 1-D as [-1] (ReshapeTo1D)
+            info = ValueInfo("const", (-1,), shape=(1,))
+        else:
+            info = engine._axes(ref, self._visiting)
         if self.reads is not None:
             self.reads.append((index, info))
         if info.kind == "unresolved" and info.reals is None and self.unfolded is None:  # (reals are computed)

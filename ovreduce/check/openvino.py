@@ -69,10 +69,16 @@ def crosscheck(
         native = r.inferred_output_shape
         if matched and r.inferred_output_resolved and native != ov_shape:
             layer = model.graph_at(r.body_path).layer(r.layer_id)
+            if r.input_shape_engine == "declared":
+                why = "the native inference went through declared dims that OpenVINO does not use"
+            elif reshape:
+                why = ("under the reshape: ovreduce's shape rules, following the SmartReshape rewrites of OpenVINO's "
+                       "reshape as far as it ports them, and OpenVINO's reshaped model differ here")  # fmt: skip
+            else:
+                why = "ovreduce's shape rules and OpenVINO's shape inference differ here"
             differs = finding(
                 "native-inference-differs", layer,
-                f"ovreduce infers {_text(native)} natively but OpenVINO infers {_text(ov_shape)} (the native "
-                f"inference went through declared dims that OpenVINO does not use)",
+                f"ovreduce infers {_text(native)} natively but OpenVINO infers {_text(ov_shape)} ({why})",
             )  # fmt: skip
             findings.append(replace(differs, body_path=r.body_path))
         updated.append(r)

@@ -38,6 +38,8 @@ def _compare(engine: ShapeEngine, model: Any) -> list[str]:
             expected = to_shape(node.get_output_partial_shape(index))
             state = engine.state((layer.id, port.id))
             compared += 1
+            if state.origin == "unresolved" and "SmartReshape" in state.reason:
+                continue  # a layer OpenVINO's reshape rewrites first, left to its inference (check asks it)
             if state.shape != expected:
                 wrong.append(
                     f"{layer.type} {layer.name!r} output {index}: ovreduce {state.shape} ({state.origin} "
