@@ -858,6 +858,10 @@ class Broadcast(_ValueShaped):
         target = int_value(ctx, 1)
         if mode in ("explicit", "none"):
             self._check_axes_mapping(ctx, data, inputs[2], target)
+        if mode in ("explicit", "none") and target is None:  # the target's elements as far as they are known
+            given = partial_value(ctx, 1)
+            if given is not None and all(b is None or b[0] >= 0 for b in given):
+                return [PartialShape(tuple(bounds_dim(b) or Dimension.dynamic() for b in given))]
         known = partial_value(ctx, 1) if mode in ("numpy", "bidirectional") and data.dims is not None else None
         if known is not None and all(b is None or b[0] >= 0 for b in known):  # the target, or ShapeOf's dims' bounds
             wanted = tuple(bounds_dim(b) or Dimension.dynamic() for b in known)
@@ -1352,8 +1356,9 @@ def _mask(layer: Layer, name: str) -> set[int]:
 class StridedSlice1(_ValueShaped):
     """StridedSlice-1 (``strided_slice_shape_inference.hpp``): constant ``begin``/``end``/``strides`` with
     ``begin_mask``, ``end_mask``, ``new_axis_mask``, ``shrink_axis_mask`` and ``ellipsis_mask``. Begin or end
-    values that are not constant give each sliced dim ``[0, its upper bound]``, as OpenVINO does when it has
-    no bounds for them (where OpenVINO bounds them by value propagation, ovreduce's dim is the looser one)."""
+    values computed at run time slice each dim by their elements' bounds where ovreduce knows them all (a Concat of
+    constants and ShapeOf dims), as OpenVINO's ``get_input_bounds`` does; otherwise each sliced dim is ``[0, its
+    upper bound]``, as OpenVINO does when it has no bounds, and the output says why (OpenVINO may know them)."""
 
     value_inputs = value_ports((1, "Begin", ""), (2, "End", ""), (3, "Strides", ""))
 
@@ -1384,6 +1389,17 @@ class StridedSlice1(_ValueShaped):
             cast(tuple[int, ...] | None, _bounds(ctx, 1, begin)),
             cast(tuple[int, ...] | None, _bounds(ctx, 2, end)),
         )
+        # begin or end computed at run time: each element's bounds (get_input_bounds), where all are known
+        ranges: tuple[list[tuple[int, int]], list[tuple[int, int]]] | None = None
+        if begin is None or end is None:
+            given = [_input_bounds(ctx, 1), _input_bounds(ctx, 2)]
+            if all(g is not None and None not in g for g in given):
+                ranges = (
+                    [cast(tuple[int, int], b) for b in given[0] or ()],
+                    [cast(tuple[int, int], b) for b in given[1] or ()],
+                )
+                if strides is None and len(inputs) <= 3:
+                    strides = (1,) * len(ranges[0])
         number_axes = _length(inputs[1]) if inputs[1].rank == 1 else None
         end_axes = _length(inputs[2]) if inputs[2].rank == 1 else None
         if number_axes is not None and end_axes is not None:
@@ -1436,11 +1452,36 @@ class StridedSlice1(_ValueShaped):
                 stop = default_stop if axis in end_mask else end[axis]
                 out.append(_slice_dim(dim, start, stop, stride))
                 index += 1
+            elif ranges is not None and strides is not None and axis < min(len(ranges[0]), len(ranges[1])):
+                dim = self._dim(data, index)
+                stride = strides[axis] if axis < len(strides) else 1
+                if stride == 0:
+                    raise ShapeInferenceError("Stride must be non-zero")
+                norm_dim = _I64_MAX if dim.hi is None else dim.hi
+                if stride < 0:
+                    first, last = (norm_dim, norm_dim), (-1 - norm_dim, -1 - norm_dim)
+                else:
+                    first, last = (0, 0), (norm_dim, norm_dim)
+                start_b = first if axis in begin_mask else ranges[0][axis]
+                stop_b = last if axis in end_mask else ranges[1][axis]
+                out.append(_slice_dim_by_bounds(dim, start_b, stop_b, stride))
+                index += 1
             else:
                 out.append(Dimension(0, self._dim(data, index).hi))
                 index += 1
         out.extend(data.dims[index:])
         return [PartialShape(tuple(out))]
+
+    def loose(self, ctx: LayerContext) -> str | None:
+        layer = ctx.layer
+        computed = [
+            name for i, name in ((1, "begin"), (2, "end")) if i < len(layer.inputs) and int_value(ctx, i) is None
+        ]
+        if not computed or all((b := _input_bounds(ctx, i)) is not None and None not in b for i in (1, 2)):
+            return None  # constant, or each element's bounds known (as OpenVINO's): the dims are OpenVINO's
+        return (f"dims ovreduce leaves unknown here may be known to OpenVINO: {layer.type} ({layer.name}) slices with "
+                f"a {' and '.join(computed)} computed at run time whose elements' bounds ovreduce does not all know "
+                f"(OpenVINO's bound evaluation may)")  # fmt: skip
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """A constant input sliced (``evaluate``), and the elements of a value known in part (a ShapeOf of a partly

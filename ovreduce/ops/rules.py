@@ -290,10 +290,19 @@ class ShapeRule(Op):
         except NotReadNativelyError as exc:  # not a refusal: ovreduce's own limit
             reason = f"{layer.type} layer {layer.name!r}: {exc}"
             return [PortState(None, t, "unresolved", reason) for t in etypes]
-        return [PortState(shape, t, "inferred") for shape, t in zip(shapes, etypes, strict=False)]
+        loose = self.loose(ctx)
+        return [
+            PortState(shape, t, "inferred", loose if loose and not shape.is_static else "")
+            for shape, t in zip(shapes, etypes, strict=False)
+        ]
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         raise NotImplementedError
+
+    def loose(self, ctx: LayerContext) -> str | None:
+        """Why dims :meth:`shapes` leaves unknown may be known to OpenVINO (a value it reads only in part); None:
+        they are not."""
+        return None
 
     def types(self, layer: Layer, inputs: Sequence[PortState]) -> list[ElementType | None]:
         """Every output in input 0's element type (the output port's precision when that is unknown)."""
