@@ -243,8 +243,9 @@ class ShapeEngine:
             result: _Result | None = None
             rewrite = self._rewrite(layer) if self._revalidated and layer.type in _REWRITTEN else None
             if rewrite is not None:  # rewritten by OpenVINO's reshape first, as ovreduce does not follow
-                reason = (f"{layer.type} ({layer.name}): OpenVINO's reshape rewrites it first (SmartReshape's "
-                          f"{rewrite}), which ovreduce's shape inference does not follow")  # fmt: skip
+                # (not worded as the layer's own refusal: OpenVINO's inference is asked for what it feeds)
+                reason = (f"OpenVINO's reshape rewrites {layer.type} ({layer.name}) first (SmartReshape's {rewrite}), "
+                          f"which ovreduce's shape inference does not follow")  # fmt: skip
                 result = tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
             elif self._revalidated and reshape_to_1d(self.model, layer):  # its pattern read as [-1]: unshared
                 result = self._apply(op, _Context(self, layer))
