@@ -122,10 +122,7 @@ def _check_model(
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
     refusal: Refusal | None = None  # what it refused then: the model, or the reshape
-    # axes ovreduce does not fold (a subgraph without a rule, a type it does not read): OpenVINO folds them as it
-    # reads the model, and may refuse it for them (an axis out of range, an element type it cannot read)
-    unfolded_axes = any(info.axes.kind == "unresolved" for info in infos.values())
-    asked = bool(unknown or suspect or unfolded_axes or any(refusals.values()))
+    asked = bool(unknown or suspect or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 

@@ -4,8 +4,6 @@ them: the reduction is unresolved, never "ok" where OpenVINO refuses the model."
 
 from __future__ import annotations
 
-import re
-import struct
 from pathlib import Path
 
 import openvino as ov
@@ -47,59 +45,3 @@ def test_packed_axes_are_not_claimed(tmp_path: Path, etype: str, byte: int) -> N
     assert refused == (etype != "u4")  # what OpenVINO does today: the reason for making no claim
     [reduction] = check_model(load_ir(xml)).reductions
     assert reduction.status == "unresolved" and reduction.axes is None, reduction
-
-
-# Each element type OpenVINO's IR reader takes for a Const, holding axis 1 (or, packed, a byte of it).
-_AXIS_ONE = {
-    "boolean": b"\x01", "bf16": b"\x80\x3f", "f16": b"\x00\x3c", "f32": struct.pack("<f", 1),
-    "f64": struct.pack("<d", 1),
-    "i4": b"\x01", "i8": b"\x01", "i16": struct.pack("<h", 1), "i32": struct.pack("<i", 1), "i64": struct.pack("<q", 1),
-    "u1": b"\x80", "u2": b"\x40", "u3": b"\x20\x00\x00", "u4": b"\x01", "u6": b"\x04\x00\x00", "u8": b"\x01",
-    "u16": struct.pack("<H", 1), "u32": struct.pack("<I", 1), "u64": struct.pack("<Q", 1), "nf4": b"\x0f",
-    "f8e4m3": b"\x38", "f8e5m2": b"\x3c", "f8e8m0": b"\x7f", "f4e2m1": b"\x02",
-    "string": struct.pack("<iii", 1, 0, 1) + b"1",
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("etype", list(_AXIS_ONE))
-def test_axes_of_every_element_type_are_judged_as_openvino_judges_them(tmp_path: Path, etype: str) -> None:
-    """Where OpenVINO refuses the model for its axes (a type its shape inference cannot read, a byte read as an axis
-    out of range), check does not call it clean; where OpenVINO reads it, check finds no error."""
-    raw = _AXIS_ONE[etype]
-    xml = tmp_path / f"{etype}.xml"
-    precision = {"boolean": "BOOL", "f16": "FP16", "f32": "FP32", "f64": "FP64"}.get(etype, etype.upper())
-    text = _ir(etype, 0).replace(f'"{etype.upper()}"', f'"{precision}"').replace('size="1"', f'size="{len(raw)}"')
-    xml.write_text(text)
-    xml.with_suffix(".bin").write_bytes(raw)
-    try:
-        ov.Core().read_model(str(xml))
-        refused = ""
-    except RuntimeError as exc:
-        refused = str(exc)
-    report = check_model(load_ir(xml))
-    errors = [f.message for f in report.findings if f.severity == "error"]
-    assert bool(errors) == bool(refused), (refused, errors)
-
-
-def test_axes_out_of_range_behind_a_subgraph_ovreduce_does_not_fold_are_not_called_clean(tmp_path: Path) -> None:
-    """Axes through an op ovreduce does not fold (a Pad of a Const): OpenVINO folds them as it reads the model and
-    refuses an axis out of range; check, asking OpenVINO, does not call the model clean."""
-    import numpy as np
-    import openvino.opset13 as ops
-
-    x = ops.parameter([2, 3, 4], np.float32, name="x")
-    axis = ops.constant(np.array([1], np.int64), name="ax")
-    zero = ops.constant(np.array([0], np.int64))
-    red = ops.reduce_mean(x, ops.pad(axis, zero, zero, "constant"), True)
-    xml = tmp_path / "m.xml"
-    ov.save_model(ov.Model([ops.result(red)], [x], "m"), str(xml), compress_to_fp16=False)
-    ov.Core().read_model(str(xml))  # axis 1: read
-    assert check_model(load_ir(xml)).ok
-    offset = int(re.search(r'name="ax" type="Const"[^>]*>\s*<data [^>]*offset="(\d+)"', xml.read_text())[1])
-    weights = bytearray(xml.with_suffix(".bin").read_bytes())
-    weights[offset : offset + 8] = struct.pack("<q", 7)
-    xml.with_suffix(".bin").write_bytes(bytes(weights))
-    with pytest.raises(RuntimeError, match="out of the tensor rank range"):
-        ov.Core().read_model(str(xml))
-    report = check_model(load_ir(xml))
-    assert not report.ok and "openvino-read-failed" in {f.code for f in report.findings}, report.findings
