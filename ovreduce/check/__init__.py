@@ -122,7 +122,11 @@ def _check_model(
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
     refusal: Refusal | None = None  # what it refused then: the model, or the reshape
-    asked = bool(unknown or suspect or any(refusals.values()))
+    # axes in a Const of values OpenVINO's shape inference does not read as the file writes them (u1: "Element not
+    # supported"; nf4: its byte) may make it refuse the model: it is asked whether it reads it (not for axes of any
+    # other sub-graph ovreduce does not fold: OpenVINO would fold it, a Range of 3e9 elements too)
+    unread = any(_axes_of_an_unread_type(graph.model, info) for _, graph in engines for info in graph.reductions)
+    asked = bool(unknown or suspect or unread or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
@@ -189,6 +193,16 @@ def _check_model(
         reductions=tuple(reports),
         notes=tuple(notes),
     )
+
+
+def _axes_of_an_unread_type(graph: IRModel, info: ReductionInfo) -> bool:
+    """Whether the reduction's axes are a Const of packed or string values, which ovreduce leaves unresolved."""
+    if info.axes.kind != "unresolved" or info.error is not None or len(info.layer.inputs) < 2:
+        return False
+    ref = graph.input_producers(info.layer)[1]
+    source = None if ref is None else graph.layer(ref[0])
+    etype = None if source is None or source.type != "Const" else source.element_type
+    return etype is not None and (etype.is_packed or etype.kind == "string")
 
 
 def _contradicted(info: ReductionInfo) -> bool:

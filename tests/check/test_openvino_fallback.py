@@ -572,3 +572,56 @@ def test_a_reduction_of_an_input_reshaped_to_a_scalar_says_so() -> None:
         "Accessing out-of-range dimension: axes [0] of a scalar input (rank 0), which keep_dims=true cannot keep as a "
         "dim of 1"
     )
+
+
+_AXES_OF = {  # an axes Const's type -> its bytes (axis 1 where OpenVINO reads it)
+    "u1": b"\x80",
+    "u2": b"\x40",
+    "u3": b"\x20\x00\x00",
+    "u6": b"\x04\x00\x00",
+    "string": np.array([1, 0, 1], np.int32).tobytes() + b"1",
+    "nf4": b"\x07",
+    "u4": b"\x01",
+    "i4": b"\x01",
+    "i64": np.array([1], np.int64).tobytes(),
+}
+
+
+def _mean_over_axes(folder: Path, etype: str) -> Path:
+    """x[2,3,4] -> ReduceMean over the axes a Const of ``etype`` holds (keep_dims)."""
+    raw = _AXES_OF[etype]
+    layers = [
+        layer(0, "x", "Parameter", data={"shape": "2,3,4", "element_type": "f32"}, outputs=[port(0, (2, 3, 4))]),
+        layer(1, "ax", "Const", data={"element_type": etype, "shape": "1", "offset": "0", "size": str(len(raw))},
+              outputs=[port(0, (1,), etype.upper())]),
+        layer(2, "mean", "ReduceMean", data={"keep_dims": "true"},
+              inputs=[port(0, (2, 3, 4)), port(1, (1,), etype.upper())], outputs=[port(2, (2, 1, 4))]),
+        layer(3, "out", "Result", inputs=[port(0, (2, 1, 4))]),
+    ]  # fmt: skip
+    path = folder / "m.xml"
+    path.write_text(net(layers, [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)]))
+    path.with_suffix(".bin").write_bytes(raw)
+    return path
+
+
+@pytest.mark.parametrize("etype", list(_AXES_OF))
+def test_axes_ovreduce_cannot_fold_are_judged_by_openvinos_reading(etype: str, tmp_path: Path) -> None:
+    """Axes in a Const of u1, u2, u3, u6 or string values OpenVINO's shape inference does not read ("Element not
+    supported"), nf4 ones it reads as their byte (axis 7): OpenVINO refuses the model, where ``check`` called it clean
+    (the reduction unresolved, an info finding), never asking OpenVINO since the reduction's input was known. It asks
+    OpenVINO where axes stay unfolded, and the model is clean exactly where OpenVINO reads it."""
+    path = _mean_over_axes(tmp_path, etype)
+    try:
+        ov.Core().read_model(str(path))
+        refused = None
+    except RuntimeError as exc:
+        refused = str(exc)
+    model = load_ir(path)
+    try:
+        report = check_model(model)
+    finally:
+        model.close()
+    assert report.ok == (refused is None), (refused, [f.message for f in report.findings])
+    if refused is not None:
+        [failed] = [f for f in report.findings if f.severity == "error"]
+        assert failed.code == "openvino-read-failed"
