@@ -467,8 +467,8 @@ class IsolatedPool:
                 while self._idle and not self._idle[-1].process.is_alive():  # reaped: its stop does not block
                     self._stop(self._idle.pop())
                 worker = self._idle.pop() if self._idle and not fresh else await self._started(off, what, deadline)
-                # A task of its own: a request cancelled (its client gone, the server stopping) leaves the job to end
-                # in its worker within its limit, holding its slot until then, and its worker kept or stopped as any
+                # A task of its own: a request cancelled (its client gone, the server stopping) stops its job as the
+                # time limit does, and the slot is held until its worker is stopped
                 answer = loop.create_task(self._answer(worker, off, deadline, what, fresh, func, args, kwargs))
                 self._answering.add(answer)
                 answer.add_done_callback(self._answering.discard)
@@ -476,6 +476,7 @@ class IsolatedPool:
                     outcome = await asyncio.shield(answer)
                 except asyncio.CancelledError:
                     held = True
+                    answer.cancel()
                     answer.add_done_callback(functools.partial(_release, slots))
                     raise
                 if outcome is not None:
@@ -506,15 +507,17 @@ class IsolatedPool:
         try:
             async with asyncio.timeout_at(deadline):
                 ok, payload, retire = await asyncio.shield(exchange)
-        except TimeoutError:
-            self.killed += 1
-            self.on_event("timeout")
+        except (TimeoutError, asyncio.CancelledError) as exc:  # past its limit, or its request cancelled
             # Killed before its pipe is closed, which ends the exchange's read first: a descriptor closed under a read
             # could be a new worker's pipe by the read's next call.
             worker.process.kill()
             with contextlib.suppress(Exception):  # (its end: EOFError)
                 await asyncio.wait_for(exchange, 5)
             await off(self._stop, worker, 0, True)  # the kill frees all its memory
+            if not isinstance(exc, TimeoutError):
+                raise
+            self.killed += 1
+            self.on_event("timeout")
             raise RunTimeoutError(
                 f"{what} took longer than the limit of {self.timeout_s:g} s (OVREDUCE_RUN_TIMEOUT_S); it was stopped"
             ) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -9,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
 
+import anyio
 import numpy.typing as npt
 from fastapi import Request, UploadFile
 from fastapi import params as params_
@@ -100,6 +102,32 @@ class _JSONRequest(Request):
         return self._json
 
 
+CLIENT_GONE = 499
+"""The status a request whose client left before its answer is counted under (nginx's "client closed request")."""
+
+
+async def _unless_gone(handler: Callable[[Request], Coroutine[Any, Any, Response]], request: Request) -> Response:
+    """``handler``'s answer, unless the client leaves first (``http.disconnect``): then the handler is cancelled (its
+    job not started, or stopped: :meth:`api.workers.IsolatedPool.run`), and :data:`CLIENT_GONE` is sent to nobody.
+    Watched once the body is in: a POST's is read before the handler; another method's, where it has one, is unread."""
+    headers = request.headers
+    if request.method != "POST" and ("transfer-encoding" in headers or headers.get("content-length", "0") != "0"):
+        return await handler(request)
+    with anyio.CancelScope() as scope:
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            scope.cancel()
+
+        watching = asyncio.ensure_future(watch())
+        try:
+            return await handler(request)
+        finally:
+            watching.cancel()
+    return Response(status_code=CLIENT_GONE)
+
+
 class ServiceRoute(APIRoute):
     """Every route of the service: its body holds its share of the body memory (:meth:`_held`) once it is in until it
     is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and
@@ -129,7 +157,7 @@ class ServiceRoute(APIRoute):
             hold = memory.hold(held, f"{request.method} {self.path_format}") if held else contextlib.nullcontext()
             async with hold as since:
                 request.state.since = since
-                return await handler(request)
+                return await _unless_gone(handler, request)
 
         return checked
 
