@@ -202,8 +202,9 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, counting_send)
         finally:
+            routed = not asked["path"].endswith("\n")  # (a route's "$" matches before one: none is the route's)
             matched = scope.get("route") or next(
-                (r for r in self.routes if r.matches(asked)[0] is not Match.NONE), None
+                (r for r in self.routes if routed and r.matches(asked)[0] is not Match.NONE), None
             )
             route = getattr(matched, "path_format", None)  # the template without converters: {layer}, not {layer:path}
             route = route if isinstance(route, str) else UNMATCHED

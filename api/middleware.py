@@ -29,7 +29,7 @@ from ovreduce.errors import InputError
 
 from .config import Settings, split_host
 from .errors import RequestTooLargeError
-from .problems import answer_bytes, error_response, escaped
+from .problems import answer_bytes, error_response, escaped, no_route
 
 __all__ = [
     "CSP",
@@ -230,6 +230,7 @@ class SecurityMiddleware:
       and port, or one of ``page_names`` where a proxy rewrote ``Host``), or without one marked
       ``Sec-Fetch-Site: cross-site``/``same-site``: 403 ``request.origin`` (non-browsers send neither: served).
     * A target and header fields over :data:`MAX_HEADER_BYTES`: 431 ``request.headers``; not a path: 400.
+    * A path that ends in a line break, which Starlette's routes (``^...$``) would take for the path without it: 404.
     * A request the stopping server cancels before it was answered: 503 ``shutdown``.
     * ``Range`` is ignored (RFC 9110 allows it): files are served whole, no answer says ``Accept-Ranges``.
     """
@@ -288,6 +289,8 @@ class SecurityMiddleware:
             if refused is not None:
                 detail = f"{refused} is refused: only the service's own pages may change its state"
                 refusal = (403, "request.origin", detail, path)
+        if refusal is None and path.endswith("\n"):  # a route's "$" matches before a final line break: none ends so
+            refusal = (404, "http.404", no_route(scope.get("method", "GET"), path), path)
         if refusal is not None:
             status, code, detail, shown_path = refusal
             await send_problem(secured_send, status, detail, code, shown_path, drain=_body_to_drain(scope, receive))

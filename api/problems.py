@@ -66,6 +66,7 @@ __all__ = [
     "held",
     "holding",
     "install",
+    "no_route",
     "openapi",
     "private_names",
     "responses",
@@ -370,10 +371,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     code = f"http.{exc.status_code}"
     headers = dict(exc.headers or {})
     if exc.status_code == 404 and detail == "Not Found":
-        detail = f"no route for {request.method} {escaped(path[:200])}; " + (
-            "ovreduce serves the KServe v2 server and model metadata, health, readiness, inference and repository index"
-            if _under_v2(path) else "see /docs for the API"
-        )  # fmt: skip
+        detail = no_route(request.method, path)
         if path.endswith("/") and path != "/" and _allowed_methods(request, path.rstrip("/")):
             detail += f" (without the trailing slash: {escaped(path.rstrip('/'))})"
     elif detail == "There was an error parsing the body":
@@ -392,6 +390,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     # the path as the client sent it is its own (a layer named /tmp/x)
     names = (escaped(path[:200]), escaped(path.rstrip("/")))
     return error_response(request, exc.status_code, detail, code, headers=headers, names=names)
+
+
+def no_route(method: str, path: str) -> str:
+    """What a 404 for a path that no route serves says."""
+    return f"no route for {method} {escaped(path[:200])}; " + (
+        "ovreduce serves the KServe v2 server and model metadata, health, readiness, inference and repository index"
+        if _under_v2(path) else "see /docs for the API"
+    )  # fmt: skip
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:

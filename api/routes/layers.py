@@ -40,10 +40,9 @@ class LayerConvertor(PathConvertor):
 
 
 class RunLayerConvertor(PathConvertor):
-    """The layer of a run: anything but nothing, line breaks included; never one that leaves the path ending in a
-    line break after ``/run`` (Starlette's ``$`` matches before one: ``.../2/run%0A`` ran layer 2)."""
+    """The layer of a run: anything but nothing, line breaks included."""
 
-    regex = r"(?![\s\S]*\n\Z)[\s\S]+"
+    regex = r"[\s\S]+"
 
 
 register_url_convertor("layer", LayerConvertor())

@@ -619,6 +619,32 @@ def test_a_trailing_slash_is_a_404_naming_the_path_without_it(client: TestClient
         assert doc["detail"].endswith(f"(without the trailing slash: {path.rstrip('/')})"), doc
 
 
+def test_a_path_ending_in_a_line_break_is_no_routes(client: TestClient, rmsnorm_id: str) -> None:
+    """A route's regex ends in "$", which matches before a final line break: every route served its path with %0A
+    after it (an inference ran), counted under the route's template."""
+    from starlette.routing import Mount
+
+    from api.routes import ROUTERS
+    from tests.api.test_metrics import scrape
+
+    filled = {"model_id": rmsnorm_id, "layer": "5", "name": f"{rmsnorm_id}.5", "version": "1"}
+    routes = [*client.app.routes, *(route for router in ROUTERS for route in router.routes)]  # type: ignore[attr-defined]
+    asked = {
+        (method, re.sub(r"\{(\w+)(?::\w+)?\}", lambda m: filled[m[1]], route.path) + ("/app.js" * is_mount))
+        for route in routes if hasattr(route, "path") for is_mount in [isinstance(route, Mount)]
+        for method in sorted(getattr(route, "methods", None) or {"GET"}) if method != "HEAD"
+    }  # fmt: skip
+    assert len(asked) == 29, sorted(asked)
+    for method, path in sorted(asked, key=lambda asked: asked[0] == "DELETE"):  # (the model deleted last, if at all)
+        answer = client.request(method, f"{path}%0A", json={} if method == "POST" else None)
+        assert answer.status_code == 404, (method, path, answer.text)
+        said = answer.json().get("detail") or answer.json()["error"]
+        assert said.startswith(f"no route for {method} {path}\\n;"), (method, path, said)
+    counted = [dict(labels) for (name, labels) in scrape(client) if name == "ovreduce_http_requests_total"]
+    assert {labels["route"] for labels in counted if labels["status"] == "404"} == {"<unmatched>"}, counted
+    assert client.get(f"/v1/models/{rmsnorm_id}").status_code == 200
+
+
 @pytest.mark.parametrize("path", ["/v1/check", "/v1/models", "/v1/conform"])
 def test_an_upload_the_client_abandons_is_its_400_not_an_internal_error(
     client: TestClient, path: str, caplog: pytest.LogCaptureFixture
