@@ -20,14 +20,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response, StreamingResponse
 
 from ovreduce import __version__
-from ovreduce.errors import InputError, LimitExceededError, NotFoundError, OvReduceError
+from ovreduce.errors import InputError, IRError, LimitExceededError, MemoryLimitError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.reports.inspect import LayerView
 from ovreduce.run import make_backends, prepare_inputs, run_spec
 
 from .. import kserve
 from ..deps import ServicesDep, SinceDep
-from ..errors import BusyError
+from ..errors import BusyError, StoreCorruptError
 from ..kserve import VERSION, Inputs, NotReadyError, model_name, parse_name, run_options, shown
 from ..problems import holding
 from ..schemas import RunRequest, V2InferRequest, near_miss
@@ -54,7 +54,12 @@ def _tensor(name: str, etype: ElementType, shape: Any) -> dict[str, Any]:
 def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[LoadedModel, LayerView, str]:
     """The stored model, the reduction's view and its ids path of v2 model ``name`` (NotReadyError: it cannot run)."""
     mid, path = parse_name(name, version)
-    loaded = catalog.load(mid)
+    try:
+        loaded = catalog.load(mid)
+    except (IRError, LimitExceededError) as exc:  # stored, but not read under the limits (or the reader) of now
+        if isinstance(exc, MemoryLimitError):  # (its worker's, which then retires)
+            raise
+        raise NotReadyError(f"model {shown(name)} is not ready: {exc.message}") from None
     body_path, _, layer_id = path.rpartition("/")
     for view in loaded.inspected.layers:
         if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
@@ -95,8 +100,8 @@ def _ready(context: WorkerContext, name: str, version: str | None) -> bytes:
 
 def _index(context: WorkerContext, ready_only: bool, mid: str) -> bytes:
     """One stored model's entries, as the items of a JSON array (none: nothing), from its summary's reasons; it is
-    parsed only if stored before they were recorded, or if larger than the limits of now (then listed only if it can
-    be read)."""
+    parsed only if stored before they were recorded, or if larger than the limits of now (one that cannot be read
+    then raises why: the route lists it by its id)."""
     catalog, limits = context.catalog, context.catalog.limits
     out: list[dict[str, Any]] = []
     for summary in map(json.loads, catalog.summaries_json([mid])):  # (none when removed meanwhile)
@@ -106,7 +111,7 @@ def _index(context: WorkerContext, ready_only: bool, mid: str) -> bytes:
         if not isinstance(unready, dict) or grown:
             try:
                 loaded = catalog.load(mid)
-            except OvReduceError:  # removed meanwhile, or no longer readable: not in the repository
+            except (NotFoundError, StoreCorruptError):  # removed meanwhile: not in the repository
                 continue
             unready = {path: reason for path in paths if (reason := loaded.unready(path)) is not None}
         for path in paths:

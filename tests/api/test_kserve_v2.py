@@ -20,7 +20,7 @@ from tritonclient.utils import InferenceServerException, triton_to_np_dtype
 
 from api.config import Settings
 from api.kserve import MODEL_NAME, model_name
-from ovreduce.errors import InputError
+from ovreduce.errors import InputError, LimitExceededError
 from ovreduce.reference.evaluate import reduce
 from tests.ir import subgraphs
 from tests.test_run import CPU_CANNOT_COMPILE
@@ -606,5 +606,30 @@ def test_the_repository_index_reads_the_summaries_and_parses_no_model(make_setti
     (folder / "sums.json").write_bytes(json.dumps({**sums, "meta.json": hashlib.sha256(raw).hexdigest()}).encode())
     fresh = catalog_for(settings)
     assert listed(WorkerContext(settings, fresh)) == index and len(fresh._loaded) == 1
-    tight = make_settings(max_layers=1)  # stored under larger limits: listed only where the service can read them now
-    assert listed(WorkerContext(tight, catalog_for(tight))) == []
+    tight = make_settings(max_layers=1)  # stored under larger limits: each says why it cannot be read now
+    for mid in catalog.store.ids():
+        with pytest.raises(LimitExceededError, match=r"^m\.xml: more than 1 layers? \(OVREDUCE_MAX_LAYERS\)$"):
+            _index(WorkerContext(tight, catalog_for(tight)), False, mid)
+
+
+def test_a_stored_model_past_the_limits_of_now_is_unavailable_and_not_ready(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """A model stored under larger limits than the service's now is still listed by /v1, so the repository index lists
+    it by its id, UNAVAILABLE with the reason (not in a ready-only index), and its v2 models are not ready (503), as
+    docs/api.md says. The index left it out without a word, and its readiness, metadata and inference were 400."""
+    mid = make_client().post("/v1/models", files=files(*sample("rmsnorm"), name="rmsnorm.xml")).json()["id"]
+    client, name = make_client(max_layers=5), f"{mid}.5"
+    why = "rmsnorm.xml: more than 5 layers (OVREDUCE_MAX_LAYERS)"
+    assert [m["id"] for m in client.get("/v1/models").json()["models"]] == [mid]
+    reason = f"its reductions could not be listed: {why}"
+    assert client.post("/v2/repository/index").json() == [
+        {"name": mid, "version": "1", "state": "UNAVAILABLE", "reason": reason}
+    ]
+    assert client.post("/v2/repository/index", json={"ready": True}).json() == []
+    tensor = {"name": "data", "shape": [1], "datatype": "FP32", "data": [1.0]}
+    for method, path in (("GET", f"/v2/models/{name}/ready"), ("GET", f"/v2/models/{name}/versions/1"),
+                         ("POST", f"/v2/models/{name}/infer")):  # fmt: skip
+        answer = client.request(method, path, json={"inputs": [tensor]} if method == "POST" else None)
+        assert answer.status_code == 503, (path, answer.text)
+        assert answer.json() == {"error": f"model {name!r} is not ready: {why}"}, path
