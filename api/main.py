@@ -32,7 +32,7 @@ from . import middleware, problems
 from .config import HEADER_TIMEOUT_STATE_KEY, Settings
 from .deps import Services
 from .errors import StoreError
-from .metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from .metrics import CONTENT_TYPE, STATE_KEY, Metrics, MetricsMiddleware
 from .routes import ROUTERS
 from .routes.common import ServiceRoute
 from .store.catalog import Catalog
@@ -111,7 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Started by a supervisor (``--workers N``): a killed one left its workers answering on the shared port for
         # ever, and a new ``ovreduce serve`` could not listen on it. SIGTERM is uvicorn's graceful shutdown.
         on_parent_exit(lambda: os.kill(os.getpid(), signal.SIGTERM), "ovreduce-supervisor-watch")
-        yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s}  # read by api.protocol's connections
+        yield {HEADER_TIMEOUT_STATE_KEY: settings.header_timeout_s, STATE_KEY: metrics}  # read by api.protocol
         await run_in_threadpool(isolated.shutdown)
 
     # FastAPIOffline serves Swagger UI's own files from the package: /docs works on an offline machine.

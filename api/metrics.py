@@ -29,13 +29,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import StoreError
 from .store.disk import ModelStore
 
-__all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
+__all__ = ["CONTENT_TYPE", "STATE_KEY", "Metrics", "MetricsMiddleware"]
 
 R = TypeVar("R", bound=tuple[Any, ...])
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The media type of the text exposition format (what Prometheus asks for by default)."""
 UNMATCHED = "<unmatched>"
+STATE_KEY = "ovreduce.metrics"
+"""The app's lifespan state entry that gives :class:`api.protocol.HeaderTimeoutProtocol` the app's :class:`Metrics`."""
 _MULTIPROC_ENV = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")  # (prometheus_client reads both)
 
 
@@ -111,6 +113,11 @@ class Metrics:
     def _count_run(self, backends: Sequence[str], device: str, outcome: str) -> None:
         for backend in backends:
             self.runs.labels(backend=backend, device=_device_label(device), outcome=outcome).inc()
+
+    def refused(self, method: str, status: int) -> None:
+        """Count an answer written below the app (:mod:`api.protocol`: bytes that are no request, a head too slow or
+        too large), under the method of its request line where there is one."""
+        self.requests.labels(method=_method(method), route=UNMATCHED, status=str(status)).inc()
 
     def job_event(self, event: str) -> None:
         """What :class:`api.workers.IsolatedPool` reports (:attr:`~api.workers.IsolatedPool.on_event`)."""
@@ -208,10 +215,13 @@ class MetricsMiddleware:
             )
             route = getattr(matched, "path_format", None)  # the template without converters: {layer}, not {layer:path}
             route = route if isinstance(route, str) else UNMATCHED
-            method = str(scope.get("method", "GET"))
-            method = method if method in HTTPMethod.__members__ else "other"
+            method = _method(str(scope.get("method", "GET")))
             self.metrics.requests.labels(method=method, route=route, status=str(status)).inc()
             self.metrics.latency.labels(method=method, route=route).observe(time.perf_counter() - start)
+
+
+def _method(method: str) -> str:
+    return method if method in HTTPMethod.__members__ else "other"
 
 
 @functools.cache

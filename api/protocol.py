@@ -25,6 +25,7 @@ from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
+from .metrics import STATE_KEY as METRICS_KEY
 from .middleware import MAX_HEADER_BYTES, problem_head, secured
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
@@ -38,7 +39,7 @@ MIN_PIECE_BYTES, FREE_PIECES = 512, 4096
 once it came in more than ``FREE_PIECES``: each piece costs the server's one event loop the same, whatever it holds,
 and a body sent in chunks of one byte held the health checks for seconds."""
 # a method (a token: no ':', so no header line) and a target (absolute or not), then the version or the bytes' end
-_REQUEST_LINE = re.compile(rb"\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+ +([!-~]+)(?: +HTTP/|\Z)")
+_REQUEST_LINE = re.compile(rb"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+) +([!-~]+)(?: +HTTP/|\Z)")
 
 
 class _Counted(h11.Connection):
@@ -53,6 +54,14 @@ class _Counted(h11.Connection):
         elif isinstance(event, h11.Request):
             self.pieces = self.body_bytes = 0
         return event
+
+
+def _target(found: re.Match[bytes] | None) -> str | None:
+    """The path of a request line (:data:`_REQUEST_LINE`'s match)."""
+    try:
+        return unquote(urlsplit(found[2].decode("latin-1")).path) if found else None
+    except ValueError:  # no URL ("http://[x")
+        return None
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -112,21 +121,18 @@ class HeaderTimeoutProtocol(H11Protocol):
         self.transport.close()
 
     def _answer(self, status: int, code: str, detail: str) -> None:
-        """Write a closing problem answer as the app's edge does; nothing when an answer was begun already."""
-        head, body = problem_head(status, detail, code, self._target())
+        """Write a closing problem answer as the app's edge does, and count it as the app would (where no request of
+        the app's is under way: that one is counted as it ends); nothing when an answer was begun already. Its path is
+        in the head h11 last began to read (out of its buffer once it has read the head: the buffer then holds its
+        body, or the next request), else in its buffer."""
+        found = _REQUEST_LINE.match(self._head_start or self.conn.trailing_data[0][:_LINE_BYTES])
+        head, body = problem_head(status, detail, code, _target(found))
         response = h11.Response(status_code=status, headers=secured(head), reason=HTTPStatus(status).phrase.encode())
         with contextlib.suppress(h11.LocalProtocolError):
             for event in (response, h11.Data(data=body), h11.EndOfMessage()):
                 self.transport.write(self.conn.send(event))
-
-    def _target(self) -> str | None:
-        """The path of the request line under way: in the head h11 last began to read (out of its buffer once it has
-        read the head: the buffer then holds its body, or the next request), else in its buffer."""
-        found = _REQUEST_LINE.match(self._head_start or self.conn.trailing_data[0][:_LINE_BYTES])
-        try:
-            return unquote(urlsplit(found[1].decode("latin-1")).path) if found else None
-        except ValueError:  # no URL ("http://[x")
-            return None
+            if (metrics := self.app_state.get(METRICS_KEY)) and (self.cycle is None or self.cycle.response_complete):
+                metrics.refused(found[1].decode("latin-1") if found else "", status)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

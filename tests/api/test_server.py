@@ -208,6 +208,35 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     return int(lines[0].split()[1]), headers, body[:length]
 
 
+def test_the_refusals_of_the_http_layer_are_counted(tmp_path: Path) -> None:
+    """The answers the HTTP protocol writes itself, below the app (bytes that are not a request, a head too slow or
+    too large as it arrives), are counted as requests no route serves, under their request line's method ("other"
+    where there is none); only a 431 whose head arrived whole was counted."""
+    big = b"POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + b"a" * (20 << 10) + b"\r\n\r\n"
+    refused = {  # what is sent, its pieces' size: status
+        (b"GET /v1/devices HTTP/1.1\r\n\r\n", 0): 400,  # no Host
+        (b"GET /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 0): 400,
+        (b"PUT /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad header\r\n\r\n", 0): 400,
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 0): 400,  # TLS, to the plain HTTP port
+        (big, 4096): 431,
+        (b"DELETE /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n", 0): 408,  # and nothing more
+    }
+    with serve(tmp_path / "store", settings={"header_timeout_s": 1.0}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        for (request, piece), expected in refused.items():
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                for start in range(0, len(request), piece or len(request)):
+                    sock.sendall(request[start : start + (piece or len(request))])
+                    time.sleep(0.05 if piece else 0)
+                assert _read_response(sock)[0] == expected, request[:40]
+        scraped = httpx.get(f"{url}/metrics").text.splitlines()
+        counted = [line for line in scraped if line.startswith("ovreduce_http_requests_total{") and "/" not in line]
+    unmatched = 'ovreduce_http_requests_total{method="%s",route="<unmatched>",status="%s"} %s'
+    assert sorted(counted) == sorted([unmatched % ("GET", 400, 2.0), unmatched % ("PUT", 400, 1.0),
+                                      unmatched % ("other", 400, 1.0), unmatched % ("POST", 431, 1.0),
+                                      unmatched % ("DELETE", 408, 1.0)]), counted  # fmt: skip
+
+
 def test_two_processes_share_one_store(tmp_path: Path) -> None:
     store = tmp_path / "store"
     models = [reduce_ir(f"m{i}", axes=(i % 2,)) for i in range(10)]
