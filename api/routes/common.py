@@ -102,14 +102,10 @@ class _JSONRequest(Request):
         return self._json
 
 
-CLIENT_GONE = 499
-"""The status a request whose client left before its answer is counted under (nginx's "client closed request")."""
-
-
 async def _unless_gone(handler: Callable[[Request], Coroutine[Any, Any, Response]], request: Request) -> Response:
-    """``handler``'s answer, unless the client leaves first (``http.disconnect``): then the handler is cancelled (its
-    job not started, or stopped: :meth:`api.workers.IsolatedPool.run`), and :data:`CLIENT_GONE` is sent to nobody.
-    Watched once the body is in: a POST's is read before the handler; another method's, where it has one, is unread."""
+    """``handler``'s answer, unless the client leaves first (``http.disconnect``, watched once the body is in: a POST's
+    is read before the handler, another method's left unread): then the handler is cancelled (its job not started, or
+    stopped: :meth:`api.workers.IsolatedPool.run`) and 499 is counted, nginx's "client closed request"."""
     headers = request.headers
     if request.method != "POST" and ("transfer-encoding" in headers or headers.get("content-length", "0") != "0"):
         return await handler(request)
@@ -125,7 +121,7 @@ async def _unless_gone(handler: Callable[[Request], Coroutine[Any, Any, Response
             return await handler(request)
         finally:
             watching.cancel()
-    return Response(status_code=CLIENT_GONE)
+    return Response(status_code=499)  # (sent to nobody)
 
 
 class ServiceRoute(APIRoute):
