@@ -1588,9 +1588,32 @@ _ABANDONED: list[Any] = []  # requests still running past their deadline, with t
 
 
 def abandoned() -> bool:
-    """Whether an inference of this process was left running past its deadline: a process that exits normally
-    then waits for it (OpenVINO's request joins its threads), so it should end with ``os._exit`` instead."""
+    """Whether an inference of this process was left running (past its deadline, or interrupted): a process that exits
+    normally then waits for it (OpenVINO's request joins its threads), so it should end with ``os._exit`` instead."""
     return bool(_ABANDONED)
+
+
+# How long one wait for a running inference lasts: a signal's Python handler (Ctrl-C's KeyboardInterrupt) runs only
+# between two, since OpenVINO's wait does not return for one.
+_WAIT_SLICE_MS = 100
+
+
+def _waited(request: Any, compiled: Any, deadline: float | None) -> bool:
+    """Wait for ``request``'s inference, started, until ``deadline`` (None: until it ends); whether it ended. One left
+    running (past its deadline, or when an interrupt such as KeyboardInterrupt ends the wait) is kept in
+    :data:`_ABANDONED`, so that the process ends without waiting for it."""
+    try:
+        while True:
+            left = None if deadline is None else int((deadline - time.monotonic()) * 1000)
+            if request.wait_for(_WAIT_SLICE_MS if left is None else max(min(left, _WAIT_SLICE_MS), 1)):
+                return True
+            if left is not None and left <= _WAIT_SLICE_MS:
+                _ABANDONED.append((request, compiled))
+                return False
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # interrupted (an inference that failed has ended)
+            _ABANDONED.append((request, compiled))
+        raise
 
 
 def run_marked(
@@ -1714,10 +1737,7 @@ def _run_steps(
         if on_stage is not None and not runs:
             on_stage("inference")
         request.start_async(tensors)
-        if deadline is None:
-            request.wait()
-        elif not request.wait_for(max(int((deadline - time.monotonic()) * 1000), 1)):
-            _ABANDONED.append((request, compiled))
+        if not _waited(request, compiled, deadline):
             raise InferenceTimeoutError("OpenVINO's inference did not finish within the time limit")
         copies: dict[int, npt.NDArray[Any]] = {}
         for i in wanted:  # only the outputs asked for are copied out of the request, each once

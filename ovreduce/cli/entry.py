@@ -130,8 +130,8 @@ def _supervise(command: str) -> int | None:
 
 def console() -> NoReturn:
     """The ``ovreduce`` program: :func:`main`, then exit; a command of :data:`SUPERVISED` in a child process
-    (:func:`_supervise`). Where an inference was left running past its time limit (OpenVINO cannot stop it), the
-    process ends at once, after flushing its output, instead of waiting for it at exit."""
+    (:func:`_supervise`). Where an inference was left running past its time limit or interrupted (OpenVINO cannot
+    stop it), the process ends at once, after flushing its output, instead of waiting for it at exit."""
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command in SUPERVISED and hasattr(os, "fork"):
         status = _supervise(command)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -135,3 +137,48 @@ def test_a_time_limit_that_cuts_the_audit_short_is_never_a_pass(tmp_path: Path) 
 def test_a_time_limit_openvino_cannot_wait_for_is_refused(timeout: float) -> None:
     with pytest.raises(InputError, match="timeout must be a positive number of seconds up to 2147483 \\(24 days\\)"):
         audit_model(load_ir(LOOP), timeout=timeout)
+
+
+def _audit_forever(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    """The ``ovreduce`` program auditing the never-ending Loop, once it runs the inference (it says so on stderr)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ovreduce.cli", "audit", str(LOOP), "--input", f"n.1={_forever(tmp_path)}", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    time.sleep(8)  # read, compiled, and in OpenVINO's inference (which never ends)
+    assert process.poll() is None, process.communicate()
+    return process
+
+
+def _ended(process: subprocess.Popen[str], within: float) -> tuple[str, str, float]:
+    start = time.monotonic()
+    try:
+        out, err = process.communicate(timeout=within)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"still running {within:.0f} s after the signal")
+    return out, err, time.monotonic() - start
+
+
+@pytest.mark.parametrize("extra", [(), ("--timeout", "300")])
+def test_an_interrupt_during_the_inference_ends_the_command_at_once(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    """SIGINT (Ctrl-C; ``kill -INT``, which the program passes on to its command) while OpenVINO runs an inference
+    that never ends: the command is interrupted, exit 130, without waiting for the inference it cannot stop."""
+    process = _audit_forever(tmp_path, *extra)
+    process.send_signal(signal.SIGINT)
+    _out, err, took = _ended(process, 30)
+    assert process.returncode == 130, err
+    assert err.endswith("ovreduce: interrupted\n") and "Traceback" not in err, err
+    assert took < 15
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_a_termination_during_the_inference_ends_the_command_at_once(tmp_path: Path, number: int) -> None:
+    """SIGTERM and SIGHUP end the program by that signal, as promptly."""
+    process = _audit_forever(tmp_path, "--timeout", "300")
+    process.send_signal(number)
+    _out, err, took = _ended(process, 30)
+    assert process.returncode == -number, err
+    assert "Traceback" not in err, err
+    assert took < 15
