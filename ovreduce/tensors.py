@@ -35,6 +35,7 @@ __all__ = [
     "json_quoted",
     "load_tensor",
     "packed_codes",
+    "tensor_file",
     "to_kserve",
     "within_input_range",
 ]
@@ -62,6 +63,13 @@ NF4_VALUES = np.array(
 DEFAULT_MAX_ELEMENTS = 1 << 28  # one tensor's elements where no limit is given: 1 GiB of f32
 
 
+def tensor_file(spec: str) -> str:
+    """The file of a :func:`load_tensor` spec: ``FILE.npz:ENTRY``'s ``FILE.npz``, else the spec itself."""
+    if ".npz:" in spec:
+        return spec.partition(".npz:")[0] + ".npz"
+    return spec
+
+
 def load_tensor(spec: str, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> npt.NDArray[Any]:
     """Load ``FILE.npy``, ``FILE.npz`` (its only entry) / ``FILE.npz:ENTRY``, or an ONNX ``TensorProto`` ``.pb``.
 
@@ -75,10 +83,8 @@ def load_tensor(spec: str, max_elements: int | None = DEFAULT_MAX_ELEMENTS) -> n
             exist.
         LimitExceededError: the tensor has more than ``max_elements`` elements.
     """
-    path_text, entry = spec, None
-    if ".npz:" in spec:
-        path_text, _, entry = spec.partition(".npz:")
-        path_text += ".npz"
+    path_text = tensor_file(spec)
+    entry = spec[len(path_text) + 1 :] if len(spec) > len(path_text) else None
     path = Path(path_text)
     what = "a .npy, .npz or ONNX TensorProto .pb file"
     try:

@@ -6,6 +6,7 @@ The library is imported inside each function, so that ``ovreduce check`` never p
 from __future__ import annotations
 
 import argparse
+import errno
 import itertools
 import os
 import sys
@@ -215,6 +216,9 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
 
     import numpy as np
 
+    expected = "expected DIR, a folder ovreduce can create or write .npy files in"
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {folder}: it is not a folder; {expected}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in arrays.items():
@@ -226,7 +230,9 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
                     raise
             os.replace(handle.name, folder / (name.replace(":", "-") + ".npy"))
     except OSError as exc:
-        raise UsageError(f"{option} {folder}: {exc.strerror or exc}") from None
+        # (a folder that takes no file, as /proc's, says the file it was asked for does not exist)
+        why = "it takes no new file" if exc.errno == errno.ENOENT and folder.is_dir() else exc.strerror or str(exc)
+        raise UsageError(f"{option} {folder}: cannot write there ({why}); {expected}") from None
 
 
 def audit(args: argparse.Namespace) -> int:

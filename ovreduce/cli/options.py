@@ -9,6 +9,7 @@ from typing import Any
 
 from ovreduce import shapes
 from ovreduce.cli.errors import UsageError
+from ovreduce.cli.paths import not_there
 from ovreduce.errors import InputError
 from ovreduce.shapes import PartialShape
 
@@ -75,8 +76,12 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
             raise UsageError(f"--input {item!r}: expected NAME=FILE, e.g. --input 0=data.npy or --input x=inputs.npz:x")
         if name in out:  # the second would replace the first without a word
             raise UsageError(f"--input {name!r} is given twice; give each input once")
-        from ovreduce.tensors import load_tensor
+        from ovreduce.tensors import load_tensor, tensor_file
 
+        file = tensor_file(path)
+        if not Path(file).exists():  # what names nothing is the command line's business, as any path on it
+            raise UsageError(f"--input {name}={path}: {not_there(file)} (expected a .npy, .npz or ONNX TensorProto "
+                             f".pb file)")  # fmt: skip
         out[name] = load_tensor(path, max_elements())
     return out
 
@@ -92,7 +97,7 @@ def model_files(model: str, bin_path: str | None) -> tuple[str, str | None]:
 def existing_file(path: str) -> str:
     """``path`` when it names a file; :class:`UsageError` otherwise."""
     if not Path(path).is_file():
-        raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a file")
+        raise UsageError(f"{path}: {not_there(path)}" if not Path(path).exists() else f"{path}: not a file")
     return path
 
 

@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the REST API (OpenAPI docs at /docs) until SIGTERM or Ctrl-C",
                        epilog="Limits and the store's size are read from OVREDUCE_* environment variables "
-                              "(see api/config.py).")  # fmt: skip
+                              "(each listed, with its default, in docs/service.md).")  # fmt: skip
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
     p.add_argument("--port", type=_integer("a port", 0, 65535), help="port (default 8000, or OVREDUCE_PORT)")
     p.add_argument("--workers", type=_integer("a number of worker processes", 1),

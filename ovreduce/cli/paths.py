@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ovreduce.cli.errors import UsageError
 
-__all__ = ["expand_paths"]
+__all__ = ["expand_paths", "not_there"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -37,10 +38,21 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
                 raise UsageError(f"{item}: the pattern matches no files")
             out += matches
         elif not path.exists():
-            raise UsageError(f"{item}: no such file")
+            raise UsageError(f"{item}: {not_there(item)}")
         else:
             out.append(path)
     return out
+
+
+def not_there(path: str) -> str:
+    """Why ``path``, which names nothing, names nothing, in words: ``no such file``, or ``a loop of symbolic links``
+    (a link that leads back to itself, which names no file either)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links, which names no file"
+    return "no such file"
 
 
 def _search(folder: Path) -> list[Path]:

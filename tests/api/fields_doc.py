@@ -228,6 +228,15 @@ FIELDS: dict[str, str] = {
     "AuditLayer.error": "the reduction's own error against the reference (null: none)",
     "FinalOutput.name": "the model output's name",
     "ModelSummary.name": "the model's name (`<net name>`)",
+    # the inspect document (the command line's)
+    "InspectDocument.path": "the model's path as given on the command line",
+    "InspectDocument.name": "the model's name (`<net name>`)",
+    "InspectDocument.layers": "the reductions (sub-graph bodies' included, after their container), every layer "
+    "with `--all`, or the one layer `--layer` names",
+    "reduction_count": "the number of reduction layers in the model (sub-graph bodies included)",
+    "LayerView.layer_id": "the layer's id in the IR",
+    "LayerView.inputs": "the layer's input ports, each with the output port that feeds it (`producer`)",
+    "LayerView.outputs": "the layer's output ports",
     "ModelSummary.bin_filename": "the file name of the uploaded `.bin` (null: the model has none)",
     "LayerNeighbourhood.inputs": "the layer's input ports, each with the output port that feeds it (`producer`)",
     "LayerNeighbourhood.outputs": "the layer's output ports",
@@ -314,9 +323,26 @@ def describe(document: str, field: str) -> str:
     return text
 
 
+# The command line's documents that the service does not answer (it lists a model's layers as LayerList and
+# LayerNeighbourhood), described here all the same, with the documents they share with it: document -> its command.
+CLI_ONLY = {"InspectDocument": "ovreduce inspect --format json", "LayerView": "ovreduce inspect --format json"}
+
+
+def _with_cli_documents(schemas: dict[str, Any]) -> dict[str, Any]:
+    """``schemas`` and the schemas of :data:`CLI_ONLY`'s documents, made from their dataclasses as the service makes
+    its own (a document both have is the service's)."""
+    from pydantic import TypeAdapter
+
+    from ovreduce.reports.inspect import InspectDocument
+
+    made = TypeAdapter(InspectDocument).json_schema(ref_template="#/components/schemas/{model}", mode="serialization")
+    out = {**made.pop("$defs", {}), "InspectDocument": made}
+    return {**out, **schemas}
+
+
 def render(openapi: dict[str, Any]) -> str:
-    schemas = openapi["components"]["schemas"]
-    users: dict[str, list[str]] = {}
+    schemas = _with_cli_documents(openapi["components"]["schemas"])
+    users: dict[str, list[str]] = {name: [command] for name, command in CLI_ONLY.items()}
     for path, item in openapi["paths"].items():
         for method, op in item.items():
             for status, answer in op.get("responses", {}).items():
@@ -336,7 +362,9 @@ def render(openapi: dict[str, Any]) -> str:
         'and each error has examples); `tests/api/test_openapi.py` checks that it is current. "required": the',
         "schema requires the field (a request must give it). An answer carries every field of its document, null",
         "where the type allows, except where the document says it carries fewer (a LayerEntry of a layer other than",
-        "a reduction: its identity fields). Documents only gain fields (see the CHANGELOG).",
+        "a reduction: its identity fields). Documents only gain fields (see the CHANGELOG). The command line's",
+        "`--format json` documents are these too, and InspectDocument and LayerView, which only `ovreduce inspect`",
+        "writes (`ovreduce.inspect/v1`), are here with them.",
         "",
         'A float that is not finite is written as one of the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (KServe\'s',
         "spelling), so that every strict JSON parser reads every document: a `number` field, or a value in a",

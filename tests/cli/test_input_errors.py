@@ -34,8 +34,22 @@ MISSING = str(SAMPLES / "missing.xml")
         ["run", ALL, "--layer", "3", "--bin", str(SAMPLES / "missing.bin")],
         ["audit", MISSING],
         ["conform", str(SAMPLES / "missing.onnx")],
+        ["run", str(SAMPLES / "spec_examples.xml"), "--layer", "8", "--input", f"0={SAMPLES / 'missing.npy'}"],
+        ["audit", str(SAMPLES / "rmsnorm.xml"), "--input", f"hidden_states={SAMPLES / 'missing.npz'}:x"],
     ],
-    ids=["check", "check-glob", "check-bin", "inspect", "inspect-bin", "run", "run-bin", "audit", "conform"],
+    ids=[
+        "check",
+        "check-glob",
+        "check-bin",
+        "inspect",
+        "inspect-bin",
+        "run",
+        "run-bin",
+        "audit",
+        "conform",
+        "run-input",
+        "audit-input",
+    ],
 )
 def test_what_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     status, out, err = run_cli(capsys, *argv)
@@ -43,6 +57,18 @@ def test_what_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixture[str], 
     assert out == ""
     assert err.count("\n") == 1 and err.endswith("[usage]\n")
     assert "no such file" in err or "matches no files" in err
+
+
+@pytest.mark.parametrize("command", ["check", "inspect", "run", "audit", "input"])
+def test_a_loop_of_links_is_said_to_be_one(capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str) -> None:
+    """A link that leads back to itself names no file, as a missing file: a usage error, which says it is a loop."""
+    loop = tmp_path / "loop.xml"
+    loop.symlink_to(loop)
+    argv = [command, str(loop)] if command != "input" else ["audit", str(SAMPLES / "rmsnorm.xml"), "--input",
+                                                            f"hidden_states={loop}"]  # fmt: skip
+    status, out, err = run_cli(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert f"{loop}: a loop of symbolic links, which names no file" in err and err.endswith("[usage]\n"), err
 
 
 def test_what_is_there_but_unreadable_is_reported_by_the_command(

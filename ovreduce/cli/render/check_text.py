@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ovreduce.cli.render.safe import printable, quoted
 from ovreduce.cli.render.style import Style
+from ovreduce.cli.render.words import counted
 from ovreduce.reports.common import layer_path
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ def check_text(
         verdict = st.green("OK") if m.ok else st.red("FAIL")
         tally = ", ".join(f"{n} {k}{'s' if n != 1 and k != 'info' else ''}" for k, n in c.items() if n)
         out.append(
-            f"{st.bold(m.path)}  {verdict}  IR v{m.ir_version}, {m.layer_count} layers, "
-            f"{len(m.reductions)} reduction{'s' if len(m.reductions) != 1 else ''}" + (f"; {tally}" if tally else "")
+            f"{st.bold(m.path)}  {verdict}  IR v{m.ir_version}, {counted(m.layer_count or 0, 'layer')}, "
+            f"{counted(len(m.reductions), 'reduction')}" + (f"; {tally}" if tally else "")
         )
         if m.reductions:
             rows = []
@@ -117,14 +118,13 @@ def check_text(
         out += [f"  {st.dim('note')}    {note}" for note in m.notes]
         hidden = len(m.findings) - len(shown)
         if hidden:
-            out.append(st.dim(f"  ({hidden} info finding{'s' if hidden != 1 else ''} not shown; use --verbose)"))
+            out.append(st.dim(f"  ({counted(hidden, 'info finding')} not shown; use --verbose)"))
         out.append("")
     clean = sum(1 for m in report.models if m.ok)
     unreadable = sum(1 for m in report.models if m.error is not None)
     failing = len(report.models) - clean - unreadable
     out.append(
-        f"{len(report.models)} model{'s' if len(report.models) != 1 else ''} checked: {clean} clean, "
-        f"{failing} with errors, {unreadable} unreadable"
+        f"{counted(len(report.models), 'model')} checked: {clean} clean, {failing} with errors, {unreadable} unreadable"
     )
     if width is None:  # not a terminal: the text as it is (what fit_lines gives)
         return "\n".join(out) + "\n"

@@ -10,6 +10,7 @@ from ovreduce.cli.render.check_text import check_text, shape_text, table
 from ovreduce.cli.render.safe import escape, printable, quoted
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.width import fit_lines
+from ovreduce.cli.render.words import counted
 from ovreduce.reports.common import layer_path
 from ovreduce.reports.run import BLIND
 
@@ -46,7 +47,10 @@ def inspect_text(
     """The inspect document as a table (or, for one layer, as a detailed listing)."""
     doc = printable(doc)
     st = style or Style()
-    out = [f"{st.bold(doc.path)}  IR v{doc.ir_version}, {doc.layer_count} layers, {doc.reduction_count} reductions"]
+    out = [
+        f"{st.bold(doc.path)}  IR v{doc.ir_version}, {counted(doc.layer_count, 'layer')}, "
+        f"{counted(doc.reduction_count, 'reduction')}"
+    ]
     if detail:
         for entry in doc.layers:
             out.append(_layer_detail(entry, st))
@@ -166,7 +170,8 @@ def run_text(doc: RunDocument, source: str = "", style: Style | None = None, *, 
             why = f"all {c.total} of its elements are undefined" if c.total else "it is empty"
             out.append(f"    no value was compared: {why}; the backends agree on the output's shape only")
         elif c.undefined:
-            out.append(f"    {c.undefined} of the {c.total} elements are undefined, not compared")
+            verb = "is" if c.undefined == 1 else "are"
+            out.append(f"    {c.undefined} of the {counted(c.total, 'element')} {verb} undefined, not compared")
         if c.first_mismatch:
             fm = c.first_mismatch
             out.append(
@@ -363,7 +368,7 @@ def _partial(coverage: dict[str, int]) -> str:
         gaps.append(f"{coverage['not-audited']} not audited (see their notes)")
     return (
         f"no reduction outside tolerance, but coverage is partial: {coverage.get('ok', 0)} of "
-        f"{coverage.get('reductions', 0)} reductions established within tolerance; {', '.join(gaps)}"
+        f"{counted(coverage.get('reductions', 0), 'reduction')} established within tolerance; {', '.join(gaps)}"
     )
 
 
