@@ -49,6 +49,7 @@ _CHUNK = 1 << 16
 # What libxml2 says of a character XML 1.0 has no place for (a reference, raw in an attribute value, raw in text)
 _CHAR_REFUSALS = ("invalid xmlChar value", "invalid character in attribute value", "invalid Char value")
 _BOMS = (b"\xef\xbb\xbf\xef\xbb\xbf", b"\xff\xfe\xff\xfe", b"\xfe\xff\xfe\xff")  # a second byte order mark
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte order marks
 _SNIFF = 65536
 _BLANK = re.compile(rb"\s*\Z")
 _AT_END = re.compile(r",? line [0-9]+, column [0-9]+\Z")
@@ -68,9 +69,11 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
     try:
         return _read(xml, builder, xml, None)
     except IRSyntaxError as exc:
-        # Characters XML 1.0 has no place for, which OpenVINO reads (:func:`~ovreduce.ir.reading.pugixml_chars`):
-        # read again with them standing in for themselves. Only a file libxml2 refuses for such a character costs it.
-        if not any(said in exc.message for said in _CHAR_REFUSALS) and not xml.startswith(_BOMS):
+        # Characters XML 1.0 has no place for, which OpenVINO reads (:func:`~ovreduce.ir.reading.pugixml_chars`), and
+        # a UTF-16 code unit of a surrogate pair without its other half, which it drops: read again with them
+        # standing in for themselves (dropped). Only a file libxml2 refuses for such a character costs it.
+        utf16 = xml.startswith(_UTF16) and "Invalid bytes in character encoding" in exc.message  # a lone surrogate
+        if not any(said in exc.message for said in _CHAR_REFUSALS) and not xml.startswith(_BOMS) and not utf16:
             raise
         mapped = pugixml_chars(xml)
         if mapped is None:

@@ -251,23 +251,28 @@ def pugixml_chars(xml: bytes) -> tuple[bytes, Unmap] | None:
     layer's name or an rt_info value), to U+FFFE or U+FFFF, or to NUL (``&#0;``: pugixml's text ends there, and so
     does the text read); the same characters written raw (but NUL, which OpenVINO refuses); a second byte order mark
     at the start of the file. Each becomes a reference to a private-use character (the line numbers stay), which
-    the returned function maps back. CDATA sections are left as they are; a UTF-16 document is given as UTF-8.
+    the returned function maps back. CDATA sections are left as they are; a UTF-16 document is given as UTF-8, less
+    the code units of a surrogate pair without their other half, which pugixml drops.
     """
     encoding = pugixml_encoding(xml)
+    dropped = False
     if encoding is None:  # UTF-16 (with its byte order mark: libxml2 reads none without) as UTF-8, lines kept
         if not xml.startswith((b"\xff\xfe", b"\xfe\xff")) or xml.startswith(b"\xff\xfe\x00\x00"):
             return None
         try:
-            xml, encoding = _BOM + xml.decode("utf-16").encode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
+            text = xml.decode("utf-16", "surrogatepass")
+        except UnicodeDecodeError:  # an odd number of bytes
             return None
+        # pugixml drops a code unit of a surrogate pair that has no other half (utf16_decoder), as libxml2 refuses it
+        text, dropped = _LONE_SURROGATE.sub("", text), _LONE_SURROGATE.search(text) is not None
+        xml, encoding = _BOM + text.encode("utf-8"), "utf-8"
     start = 0
     while xml.startswith(_BOM) and xml.startswith(
         _BOM, start + len(_BOM)
     ):  # pugixml skips the first as a byte order mark, the rest as text
         start += len(_BOM)
     clash = b"\xf3\xb0\x80" in xml if encoding == "utf-8" else False
-    changed = start > 0
+    changed = start > 0 or dropped
 
     def stand_in(found: re.Match[bytes]) -> bytes:
         nonlocal clash, changed
@@ -295,6 +300,7 @@ def pugixml_chars(xml: bytes) -> tuple[bytes, Unmap] | None:
     return mapped, _unmap
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in text decoded with surrogatepass: a pair is decoded whole
 _STANDING_IN = re.compile("[\U000f0000-\U000f0021]")
 
 

@@ -403,3 +403,29 @@ def test_a_reader_of_the_output_that_has_gone_leaves_the_verdict_as_the_status(
         stderr = process.stderr.read()
         assert process.wait(timeout=120) == status, stderr
     assert stderr == b""
+
+
+def test_a_utf16_model_with_a_lone_surrogate_is_read_as_openvino_reads_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A UTF-16 IR whose layer name holds half a surrogate pair: OpenVINO drops the unit and reads the model; so does
+    check, which names the layer as OpenVINO does."""
+    import shutil
+
+    import openvino as ov
+
+    from tests.cli.inprocess import run_cli
+
+    samples = SAMPLES
+    text = (samples / "rmsnorm.xml").read_text()
+    text = text.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>', 1)
+    text = text.replace('name="rmsnorm/variance"', 'name="var\ud800iance"', 1)
+    xml = tmp_path / "u16.xml"
+    xml.write_bytes("\ufeff".encode("utf-16-le") + text.encode("utf-16-le", "surrogatepass"))
+    shutil.copy(samples / "rmsnorm.bin", tmp_path / "u16.bin")
+    names = {op.get_friendly_name() for op in ov.Core().read_model(xml).get_ops()}
+    status, out, _ = run_cli(capsys, "check", str(xml), "--format", "json")
+    (model,) = json.loads(out)["models"]
+    assert status == 0 and model["error"] is None
+    assert [r["layer_name"] for r in model["reductions"]] == ["variance"]
+    assert "variance" in names
