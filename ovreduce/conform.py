@@ -350,6 +350,7 @@ def conform_model(
         raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
+    _check_text(proto, path)
     _check_external_data(proto.graph, base_dir, path)
     _check_nesting(proto.graph, path)
     _check_graph(proto.graph, path)
@@ -558,6 +559,75 @@ def _check_graph(graph: Any, path: str) -> None:
                 )
                 raise InputError(f"{path}: not a valid ONNX model: tensor {name!r} is written by {node.op_type} "
                                  f"{node.name!r} and by {other}; each tensor has one producer")  # fmt: skip
+
+
+def _check_text(proto: Any, path: str) -> None:
+    """:class:`InputError` for a string field of the model that is not UTF-8 text (a name of a node, a tensor, a graph
+    input or output, an initializer, a value_info, an attribute; an op type, a domain...), in the graph, its sub-graphs
+    and its functions, named by its place (``graph.node[2].output[0]``): protobuf hands such a field of ONNX's (whose
+    strings it does not check) over as bytes, which no report can say, and OpenVINO's frontend converts it into names
+    its Python API cannot hand back. A tensor's data is not read (nor copied)."""
+    found = _not_text(proto)
+    if found is not None:
+        place, value = found
+        shown = bytes(value[:60]) + (b"..." if len(value) > 60 else b"")
+        raise InputError(f"{path}: not a readable ONNX model: {'.'.join(reversed(place))} is not UTF-8 text: "
+                         f"{shown!r}; ONNX's names and other strings are UTF-8")  # fmt: skip
+
+
+_OTHER, _STRING, _STRINGS, _MESSAGE, _MESSAGES = range(5)  # kinds of field
+_KINDS: dict[Any, int] = {}  # by field descriptor
+_BULKY: dict[str, tuple[tuple[str, int], ...] | None] = {}  # by message type: its fields of text and messages, if bulky
+
+
+def _not_text(message: Any) -> tuple[list[str], Any] | None:
+    """The place (its parts, innermost first) and the value of the first string field in ``message`` that is not text.
+    (As deep as the message nests, which protobuf bounds: 100 levels.)"""
+    for name, kind, value in _set_fields(message):
+        if kind == _STRING:
+            if not isinstance(value, str):
+                return [name], value
+        elif kind == _STRINGS:
+            if set(map(type, value)) - {str}:
+                return next(([f"{name}[{i}]"], text) for i, text in enumerate(value) if not isinstance(text, str))
+        elif kind == _MESSAGE:
+            found = _not_text(value)
+            if found is not None:
+                found[0].append(name)
+                return found
+        elif kind == _MESSAGES:
+            for index, inner in enumerate(value):
+                found = _not_text(inner)
+                if found is not None:
+                    found[0].append(f"{name}[{index}]")
+                    return found
+    return None
+
+
+def _set_fields(message: Any) -> list[tuple[str, int, Any]]:
+    """The name, kind and value of each field of ``message`` that is set, but of fields of other kinds than text and
+    messages only where that costs nothing: a message type with fields of bytes (a tensor's data) is read field by
+    field (protobuf's ``ListFields`` copies every value it lists)."""
+    descriptor = message.DESCRIPTOR
+    if descriptor.full_name not in _BULKY:
+        fields = [(f, _kind(f)) for f in descriptor.fields]
+        _BULKY[descriptor.full_name] = (
+            tuple((f.name, k) for f, k in fields if k != _OTHER) if any(f.type == f.TYPE_BYTES for f, _ in fields)
+            else None
+        )  # fmt: skip
+    named = _BULKY[descriptor.full_name]
+    if named is None:
+        return [(f.name, _KINDS[f] if f in _KINDS else _kind(f), v) for f, v in message.ListFields()]
+    return [(name, kind, getattr(message, name)) for name, kind in named if kind != _MESSAGE or message.HasField(name)]
+
+
+def _kind(field_: Any) -> int:
+    if field_ not in _KINDS:
+        repeated = field_.is_repeated if hasattr(field_, "is_repeated") else field_.label == field_.LABEL_REPEATED
+        text, message = field_.type == field_.TYPE_STRING, field_.type == field_.TYPE_MESSAGE
+        _KINDS[field_] = (_STRINGS if repeated else _STRING) if text else (_MESSAGES if repeated else _MESSAGE) \
+            if message else _OTHER  # fmt: skip
+    return _KINDS[field_]
 
 
 def _tensors(graph: Any) -> Iterator[tuple[str, Any]]:

@@ -314,3 +314,76 @@ def test_a_mean_over_no_elements_is_not_summed_up_as_plainly_conforming(
     expected = "result: every node conforms, but one on an input that cannot show an error (see its note)"
     assert results["ReduceLogSum"].endswith(expected), results
     assert results["ReduceMean"].endswith(expected), results
+
+
+def _named(marked: str) -> bytes:
+    """A model of ReduceMeans (opset 18, their axes an initializer) at the top of its graph and in an If's then branch,
+    whose name ``marked`` ends, as the file spells it, in a byte that is not UTF-8 (0xff) instead of its last letter."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def value(name: str, dims: list[int] | None = None) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axesI")
+    branch = helper.make_graph([helper.make_node("ReduceMean", ["xI", "axesI"], ["tY"], name="tN")], "b", [],
+                               [value("tY")])  # fmt: skip
+    other = helper.make_graph([helper.make_node("ReduceSum", ["xI", "axesI"], ["eY"], name="eN")], "e", [],
+                              [value("eY")])  # fmt: skip
+    nodes = [helper.make_node("ReduceMean", ["xI", "axesI"], ["mY"], name="mN"),
+             helper.make_node("Relu", ["mY"], ["rY"], name="rN"),
+             helper.make_node("If", ["cI"], ["iY"], name="iN", then_branch=branch, else_branch=other)]  # fmt: skip
+    condition = helper.make_tensor_value_info("cI", TensorProto.BOOL, [])
+    graph = helper.make_graph(nodes, "g", [value("xI", [2, 3]), condition], [value("rY"), value("iY")], [axes],
+                              value_info=[value("mY", [2, 1])])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString()).replace(marked.encode(), marked[:-1].encode() + b"\xff")
+
+
+@pytest.mark.parametrize(
+    ("marked", "place"),
+    [("xI", "graph.node[0].input[0]"), ("mY", "graph.node[0].output[0]"), ("mN", "graph.node[0].name"),
+     ("rY", "graph.node[1].output[0]"), ("tN", "graph.node[2].attribute[1].g.node[0].name"),
+     ("cI", "graph.node[2].input[0]"), ("axesI", "graph.node[0].input[1]")],
+    ids=["input", "output", "node", "graph-output", "in-a-branch", "condition", "initializer"],
+)  # fmt: skip
+def test_a_name_that_is_not_utf8_is_refused_by_its_place(marked: str, place: str) -> None:
+    """ONNX's strings are protobuf's, which it does not check: protobuf hands a name that is not UTF-8 over as bytes,
+    OpenVINO's frontend converts the model, and its Python API cannot hand the name back (UnicodeDecodeError), nor could
+    a report say it. The first such field, in the file's order, is named by its place in the model."""
+    import openvino as ov
+
+    model = _named(marked)
+    shown = marked[:-1].encode() + b"\xff"
+    said = f"model.onnx: not a readable ONNX model: {place} is not UTF-8 text: {shown!r}; ONNX's names and other " \
+           f"strings are UTF-8"  # fmt: skip
+    with pytest.raises(InputError, match=re.escape(said)):
+        conform_model(model)
+    if marked == "xI":  # what OpenVINO makes of it
+        converted = ov.Core().read_model(model, b"")
+        with pytest.raises(UnicodeDecodeError):
+            converted.inputs[0].get_names()
+    assert conform_model(_named("nothing")).to_json()["error"] is None  # the same model, every name text
+
+
+@pytest.mark.parametrize(
+    ("field", "place"),
+    [("initializer", "graph.initializer[0].name"), ("value_info", "graph.value_info[0].name"),
+     ("attribute", "graph.node[2].attribute[0].name"), ("domain", "opset_import[1].domain")],
+)  # fmt: skip
+def test_any_string_field_that_is_not_utf8_is_refused(field: str, place: str) -> None:
+    """Names conform never looks up are not text either: the whole model is read as protobuf reads it."""
+    from onnx import helper
+
+    model = onnx.load_from_string(_named("nothing"))
+    if field == "initializer":
+        model.graph.initializer[0].name = "axesQ"
+    elif field == "value_info":
+        model.graph.value_info[0].name = "mQ"
+    elif field == "attribute":
+        model.graph.node[2].attribute[0].name = "then_branchQ"
+    else:
+        model.opset_import.append(helper.make_opsetid("domQ", 1))
+    data = bytes(model.SerializeToString()).replace(b"Q", b"\xfe")
+    with pytest.raises(InputError, match=re.escape(f"{place} is not UTF-8 text")):
+        conform_model(data)
