@@ -357,6 +357,7 @@ def conform_model(
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
     _check_opset_versions(proto, path, onnx.defs.C.schema_version_map())
+    _check_nodes(proto, path, onnx.defs)
     nodes = [n for n in proto.graph.node if _interesting(n)]
     report = ConformReport(path, opset, device, precision, [])
     if any(n.op_type in ("If", "Loop", "Scan") for n in proto.graph.node):
@@ -630,6 +631,84 @@ def _kind(field_: Any) -> int:
     return _KINDS[field_]
 
 
+_UNBOUNDED: Final = 2**31 - 1  # a schema's max_input or max_output for "or more"
+
+
+def _check_nodes(proto: Any, path: str, defs: Any) -> None:
+    """:class:`InputError` for a node that the model's graph, a sub-graph of it or one of its functions holds and that
+    OpenVINO's frontend, or conform, cannot take as written:
+
+    * fewer inputs or outputs than its operator's schema takes, at the version of its operator set the model (or
+      the function) imports: OpenVINO's frontend dies converting some (SIGSEGV for a Mean, Sum, Max or Min with no
+      inputs and for a Pad-13 with its data only, SIGFPE for a Split with no outputs) and refuses others in words;
+    * an operator checked here (a reduction) with no output, in a domain whose schemas the onnx package lacks
+      (com.microsoft's QLinearReduceMean);
+    * an attribute that refers to a function's attribute (``ref_attr_name``) outside a function's body, where there
+      is none to refer to.
+
+    Operators the onnx package has no schema for are OpenVINO's to convert or refuse."""
+    model_opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
+    graphs: list[tuple[Any, Mapping[str, int], str, bool]] = [(proto.graph, model_opsets, "", False)]
+    for function in proto.functions:
+        imports = {imp.domain or "ai.onnx": imp.version for imp in function.opset_import}
+        graphs.append((function, imports, f"in function {function.name!r}: ", True))
+    counts: dict[tuple[str, str, int | None], tuple[int, int, int, int] | None] = {}  # by operator and version
+    while graphs:
+        graph, opsets, where, in_function = graphs.pop()
+        said = f"{path}: not a valid ONNX model: {where}"
+        for index, node in enumerate(graph.node):
+            domain = "" if node.domain == "ai.onnx" else node.domain
+            key = (node.op_type, domain, opsets.get(domain or "ai.onnx"))
+            if key not in counts:
+                counts[key] = _schema_counts(defs, *key)
+            schema = counts[key]
+            if schema is None:
+                if not node.output and _interesting(node):
+                    raise InputError(f"{said}{_label(node, index)} has no outputs; expected one, the reduction "
+                                     f"conform checks")  # fmt: skip
+            elif len(node.input) < schema[0] or len(node.output) < schema[2]:
+                raise InputError(f"{said}{_label(node, index)} has {_short_of(node, key, schema)}")
+            for attr in node.attribute:
+                if attr.ref_attr_name and not in_function:
+                    raise InputError(f"{said}attribute {attr.name!r} of {_label(node, index)} refers to the attribute "
+                                     f"{attr.ref_attr_name!r} of a function (ref_attr_name), which only a node of a "
+                                     f"function's body may; expected its value")  # fmt: skip
+                for sub in [attr.g] if attr.HasField("g") else attr.graphs:
+                    graphs.append((sub, opsets, f"{where}in the {attr.name} of {_label(node, index)}: ", in_function))
+
+
+def _schema_counts(defs: Any, op_type: str, domain: str, version: int | None) -> tuple[int, int, int, int] | None:
+    """The least and most inputs, the least and most outputs ONNX's schema of an operator at a version of its operator
+    set gives it; None for an operator the onnx package does not define (at that version), or one not imported."""
+    try:
+        schema = None if version is None else defs.get_schema(op_type, version, domain)
+    except defs.SchemaError:
+        return None
+    return None if schema is None else (schema.min_input, schema.max_input, schema.min_output, schema.max_output)
+
+
+def _short_of(node: Any, key: tuple[str, str, int | None], schema: tuple[int, int, int, int]) -> str:
+    """What a node short of its operator's inputs or outputs has, and what the operator takes."""
+    op_type, domain, version = key
+    at = f"opset {version}" if not domain else f"{domain} version {version}"
+    for kind, have, low, high, does in (("input", len(node.input), *schema[:2], "takes"),
+                                        ("output", len(node.output), *schema[2:], "gives")):  # fmt: skip
+        if have < low:
+            count = f"no {kind}s" if have == 0 else f"{have} {kind}" + ("s" if have > 1 else "")
+            span = f"{low}" if low == high else f"{low} or more" if high >= _UNBOUNDED else f"{low} to {high}"
+            return f"{count}; ONNX's {op_type} ({at}) {does} {span}"
+    raise AssertionError("a node short of nothing")
+
+
+def _label(node: Any, index: int) -> str:
+    """How a message names a node: by its name, else by its first output, else by its place in its graph."""
+    if node.name:
+        return f"node {node.name!r} ({node.op_type})"
+    if node.output and node.output[0]:
+        return f"the {node.op_type} node writing {node.output[0]!r}"
+    return f"the {node.op_type} node at index {index}"
+
+
 def _tensors(graph: Any) -> Iterator[tuple[str, Any]]:
     """Every tensor ``graph`` and the sub-graphs its nodes hold (If branches, Loop bodies...) keep, with what keeps
     it: initializers, sparse ones, and tensors in node attributes (a Constant's value)."""
@@ -687,7 +766,7 @@ def _subgraph_nodes(graph: Any, where: str = "") -> Iterator[tuple[Any, str]]:
         for attr in n.attribute:
             for sub in [attr.g] if attr.HasField("g") else attr.graphs:
                 here = f"{where} > " if where else ""
-                here += f"the {attr.name} of {n.op_type} {n.name or n.output[0]!r}"
+                here += f"the {attr.name} of {n.op_type} {_called(n)!r}"
                 yield from ((inner, here) for inner in sub.node if _interesting(inner))
                 yield from _subgraph_nodes(sub, here)
 
@@ -731,7 +810,7 @@ def _deciding_inputs(
         remade.add(i)
         value = DECIDING[n.op_type] if arrays[i].dtype.kind == "b" else "its extreme"
         described[i] = replace(described[i], origin=f"seed {seed}, {value} once or not at all in each slice that "
-                                                    f"{n.op_type} {n.name or n.output[0]!r} reduces")  # fmt: skip
+                                                    f"{n.op_type} {_called(n)!r} reduces")  # fmt: skip
 
 
 def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> NodeCheck:
@@ -745,7 +824,12 @@ def _node(node: Any, opsets: Mapping[str, int], *, observable: bool) -> NodeChec
             version = None
     else:
         version = opsets.get(node.domain)
-    return NodeCheck(node.name or node.output[0], node.op_type, node.domain, version, observable)
+    return NodeCheck(_called(node), node.op_type, node.domain, version, observable)
+
+
+def _called(node: Any) -> str:
+    """What a report calls a node: its name, else its first output (a checked node without one is refused first)."""
+    return str(node.name or next(iter(node.output), ""))
 
 
 def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:

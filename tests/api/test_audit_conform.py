@@ -170,6 +170,33 @@ def test_conform_refuses_what_is_not_onnx(client: TestClient) -> None:
     assert_problem(client.post("/v1/conform", files={"onnx": ("x.onnx", b"")}), 400, "input")
 
 
+def test_conform_refuses_a_malformed_model_as_a_bad_request_not_an_internal_error(client: TestClient) -> None:
+    """A name that is not UTF-8 text was a 500 (a document of bytes, or OpenVINO's names not decoded); a Mean with no
+    inputs killed the worker OpenVINO's frontend read it in (503 "retry once"); a ReduceMax with no output, or an
+    attribute that refers to a function outside one, was a 500 too."""
+    mean = helper.make_node("ReduceMean", ["x"], ["y"], name="meanQ", axes=[1])
+    x, y = (
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+    )
+
+    def model(*nodes: onnx.NodeProto) -> bytes:
+        graph = helper.make_graph([mean, *nodes], "g", [x], [y])
+        return bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+
+    referring = onnx.load_from_string(model())
+    referring.graph.node[0].attribute[0].ref_attr_name = "foo"
+    for data, said in [
+        (model().replace(b"meanQ", b"mean\xff"), "graph.node[0].name is not UTF-8 text: b'mean\\xff'"),
+        (model(helper.make_node("Mean", [], ["t"], name="avg")), "node 'avg' (Mean) has no inputs; ONNX's Mean (opset "
+         "13) takes 1 or more"),
+        (model(helper.make_node("ReduceMax", ["x"], [], axes=[1])), "the ReduceMax node at index 1 has no outputs"),
+        (referring.SerializeToString(), "attribute 'axes' of node 'meanQ' (ReduceMean) refers to the attribute 'foo'"),
+    ]:  # fmt: skip
+        problem = assert_problem(client.post("/v1/conform", files={"onnx": ("m.onnx", data)}), 400, "input")
+        assert said in problem["detail"], problem
+
+
 def test_conform_reads_no_file_of_the_server(client: TestClient) -> None:
     """A Constant whose value is external data naming a file of the server's working directory (its log): the bytes
     of that file shaped the model, and its error message showed them."""

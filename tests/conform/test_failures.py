@@ -387,3 +387,109 @@ def test_any_string_field_that_is_not_utf8_is_refused(field: str, place: str) ->
     data = bytes(model.SerializeToString()).replace(b"Q", b"\xfe")
     with pytest.raises(InputError, match=re.escape(f"{place} is not UTF-8 text")):
         conform_model(data)
+
+
+def _with(node: onnx.NodeProto, opset: int = 13, outputs: tuple[str, ...] = ("t",)) -> bytes:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("ReduceMean", ["x"], ["y"], name="m", axes=[1]), node], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                               for o in ("y", *outputs)])  # fmt: skip
+    if opset >= 18:
+        graph.node[0].attribute.pop()  # (axes became an input)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+@pytest.mark.parametrize(
+    ("node", "opset", "outputs", "said"),
+    [(("Mean", [], ["t"], "avg"), 13, ("t",), "node 'avg' (Mean) has no inputs; ONNX's Mean (opset 13) takes 1 or "
+      "more"),
+     (("Sum", [], ["t"], "s"), 13, ("t",), "node 's' (Sum) has no inputs; ONNX's Sum (opset 13) takes 1 or more"),
+     (("Max", [], ["t"], "mx"), 13, ("t",), "node 'mx' (Max) has no inputs; ONNX's Max (opset 13) takes 1 or more"),
+     (("Min", [], ["t"], ""), 13, ("t",), "the Min node writing 't' has no inputs; ONNX's Min (opset 13) takes 1 or "
+      "more"),
+     (("Split", ["x"], [], "sp"), 17, (), "node 'sp' (Split) has no outputs; ONNX's Split (opset 17) gives 1 or more"),
+     (("Pad", ["x"], ["t"], "p"), 17, ("t",), "node 'p' (Pad) has 1 input; ONNX's Pad (opset 17) takes 2 to 3"),
+     (("ReduceMax", ["x"], [], ""), 18, (), "the ReduceMax node at index 1 has no outputs; ONNX's ReduceMax (opset "
+      "18) gives 1")],
+    ids=["Mean", "Sum", "Max", "Min", "Split", "Pad", "ReduceMax"],
+)  # fmt: skip
+def test_a_node_short_of_its_operators_inputs_or_outputs_is_refused_before_openvino_reads_it(
+    node: tuple[str, list[str], list[str], str], opset: int, outputs: tuple[str, ...], said: str
+) -> None:
+    """OpenVINO's ONNX frontend dies reading most of these (SIGSEGV for the Mean, Sum, Max, Min and Pad, SIGFPE for the
+    Split: the process, a CLI's or a service's worker, is gone); a reduction without an output has nothing to compare.
+    Each is refused by its operator's schema at the model's opset, before OpenVINO reads the model."""
+    from onnx import helper
+
+    op_type, inputs, node_outputs, name = node
+    with pytest.raises(InputError, match=re.escape(f"model.onnx: not a valid ONNX model: {said}")):
+        conform_model(_with(helper.make_node(op_type, inputs, node_outputs, name=name), opset, outputs))
+
+
+def test_a_node_with_the_least_its_operator_takes_is_converted_and_checked() -> None:
+    """The bound is the schema's: a Mean of one input, a Pad with its pads, a Split into one are OpenVINO's to convert;
+    the Mean is compared with ONNX's reference."""
+    from onnx import helper, numpy_helper
+
+    mean = conform_model(_with(helper.make_node("Mean", ["x"], ["t"], name="avg"))).to_json()
+    assert mean["ok"] is True and [n["node"] for n in mean["nodes"]] == ["m", "avg"]
+    padded = onnx.load_from_string(_with(helper.make_node("Pad", ["x", "pads"], ["t"], name="p"), 17))
+    padded.graph.initializer.append(numpy_helper.from_array(np.zeros(4, np.int64), "pads"))
+    assert conform_model(padded.SerializeToString()).to_json()["ok"] is True
+    split = _with(helper.make_node("Split", ["x"], ["t"], name="sp", axis=0), 17)
+    assert conform_model(split).to_json()["ok"] is True
+
+
+def test_a_checked_node_without_an_output_in_a_domain_onnx_has_no_schema_for_is_refused() -> None:
+    model = onnx_models.qlinear_reduce_mean(np.uint8, [2, 3], [], axes=[1], keepdims=0, data_scale=0.5,
+                                            data_zero_point=3, reduced_scale=0.5, reduced_zero_point=3)  # fmt: skip
+    model.graph.node[0].ClearField("output")
+    model.graph.node[0].name = ""
+    with pytest.raises(InputError, match="the QLinearReduceMean node at index 0 has no outputs; expected one, the "
+                                         "reduction conform checks"):  # fmt: skip
+        conform_model(model.SerializeToString())
+
+
+def test_an_attribute_that_refers_to_a_function_outside_one_is_refused() -> None:
+    """A reference (ref_attr_name) stands for an attribute of the function a node is in: at the top of the graph, or in
+    a branch of it, there is none; the onnx package cannot give its value. In a function's body it is what it is for
+    (OpenVINO's frontend converts no model-local function: a finding, not a refusal)."""
+    from onnx import AttributeProto, helper
+
+    model = onnx.load_from_string(_with(helper.make_node("Relu", ["x"], ["t"], name="r")))
+    model.graph.node[0].attribute[0].ref_attr_name = "foo"
+    said = "not a valid ONNX model: attribute 'axes' of node 'm' (ReduceMean) refers to the attribute 'foo' of a " \
+           "function (ref_attr_name), which only a node of a function's body may; expected its value"  # fmt: skip
+    with pytest.raises(InputError, match=re.escape(said)):
+        conform_model(model.SerializeToString())
+    body = helper.make_node("ReduceMean", ["a"], ["b"])
+    body.attribute.append(helper.make_attribute_ref("axes", AttributeProto.INTS))
+    body.attribute[0].ref_attr_name = "ax"
+    model = onnx.load_from_string(_with(helper.make_node("MyMean", ["x"], ["t"], domain="local", name="call", ax=[1])))
+    model.opset_import.append(helper.make_opsetid("local", 1))
+    model.functions.append(helper.make_function("local", "MyMean", ["a"], ["b"], [body], [helper.make_opsetid("", 13)],
+                                                attributes=["ax"]))  # fmt: skip
+    doc = conform_model(model.SerializeToString()).to_json()
+    assert doc["error"].startswith("OpenVINO could not convert the model: ") and "local.MyMean" in doc["error"]
+
+
+def test_the_cli_refuses_a_malformed_model_in_a_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not "internal error ... (please report)", exit 3 (a name that is not text), nor OpenVINO's crash (a Mean with no
+    inputs)."""
+    from onnx import helper
+
+    from tests.cli.inprocess import run_cli
+
+    mean = _with(helper.make_node("Mean", [], ["t"], name="avg"))
+    for model, said in [(_named("mN"), "graph.node[0].name is not UTF-8 text: b'm\\xff'"),
+                        (mean, "node 'avg' (Mean) has no inputs")]:  # fmt: skip
+        path = tmp_path / "m.onnx"
+        path.write_bytes(model)
+        for form in ("text", "json"):
+            status, out, err = run_cli(capsys, "conform", str(path), "--format", form)
+            assert (status, out) == (2, ""), err
+            assert said in err and err.endswith("[input]\n"), err
