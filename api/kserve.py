@@ -23,12 +23,14 @@ from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from
 from .problems import scrub
 from .routes.common import json_bytes, read_json
 from .schemas import RunRequest, V2InferRequest, near_miss
+from .store.disk import canonical_id
 
 __all__ = [
     "MODEL_NAME",
     "Inputs",
     "NotReadyError",
     "RefusedError",
+    "canonical_name",
     "decode_request",
     "encode_answer",
     "given_arrays",
@@ -66,6 +68,12 @@ def model_name(mid: str, path: str) -> str:
 
 def shown(name: str) -> str:
     return repr(name if len(name) <= 200 else name[:200] + "...")
+
+
+def canonical_name(name: str) -> str:
+    """A v2 model name asked for with its model id in any case, with the id in the lower case the store names it in."""
+    mid, dot, path = name.partition(".")
+    return canonical_id(mid) + dot + path
 
 
 def parse_name(name: str, version: str | None = None) -> tuple[str, str]:

@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, File, Path, UploadFile
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
 from ..deps import ServicesDep, SinceDep
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
+from ..store.disk import canonical_id
 from ..workers import WorkerContext
 from .common import UPLOAD_PROBLEMS, ServiceRoute, json_bytes, read_ir_upload
 
@@ -22,9 +24,10 @@ router = APIRouter(prefix="/v1/models", tags=["models"], route_class=ServiceRout
 ModelIdPath = Annotated[
     str,
     Path(
-        description="the model's id (64 hex digits, as POST /v1/models answered)",
+        description="the model's id (64 hex digits in either case, as POST /v1/models answered)",
         openapi_examples={"stored": {"value": EXAMPLES["parameters"]["model_id"]}},
     ),
+    AfterValidator(canonical_id),  # (the answers name it in lower case)
 ]
 
 

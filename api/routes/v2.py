@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Request
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response, StreamingResponse
@@ -42,6 +43,7 @@ PLATFORM = "ovreduce"
 EXTENSIONS = ["binary_tensor_data", "parameters"]  # and POST /v2/repository/index (no load/unload)
 
 router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=ServiceRoute, include_in_schema=False)
+ModelName = Annotated[str, AfterValidator(kserve.canonical_name)]  # (its model id asked for in either case)
 
 
 # -- models -----------------------------------------------------------------------------------------------
@@ -196,7 +198,7 @@ async def ready(services: ServicesDep) -> Response:
 
 @router.get("/models/{name}")
 @router.get("/models/{name}/versions/{version}")
-async def model_metadata(services: ServicesDep, name: str, version: str | None = None) -> Response:
+async def model_metadata(services: ServicesDep, name: ModelName, version: str | None = None) -> Response:
     if name == "stats" and version is None:  # the statistics extension's path (no model is named so): not served
         raise StarletteHTTPException(404)
     return _json(await services.isolated.run("reading the model metadata", _metadata, name, version))
@@ -204,7 +206,7 @@ async def model_metadata(services: ServicesDep, name: str, version: str | None =
 
 @router.get("/models/{name}/ready")
 @router.get("/models/{name}/versions/{version}/ready")
-async def model_ready(services: ServicesDep, name: str, version: str | None = None) -> Response:
+async def model_ready(services: ServicesDep, name: ModelName, version: str | None = None) -> Response:
     return _json(await services.isolated.run("reading the model's readiness", _ready, name, version))
 
 
@@ -220,7 +222,7 @@ def _read_request(
 @router.post("/models/{name}/infer")
 @router.post("/models/{name}/versions/{version}/infer")
 async def infer(
-    services: ServicesDep, since: SinceDep, request: Request, name: str, version: str | None = None
+    services: ServicesDep, since: SinceDep, request: Request, name: ModelName, version: str | None = None
 ) -> Response:
     parse_name(name, version)  # 404 before the body is read
     if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:

@@ -60,7 +60,17 @@ from ovreduce.errors import LimitExceededError, NotFoundError
 from ..errors import StoreCorruptError, StoreError, StoreFullError
 from ..schemas import ModelSummary
 
-__all__ = ["ModelStore", "Staging", "Stamp", "is_model_id", "model_hasher", "model_id", "read_error", "write_error"]
+__all__ = [
+    "ModelStore",
+    "Staging",
+    "Stamp",
+    "canonical_id",
+    "is_model_id",
+    "model_hasher",
+    "model_id",
+    "read_error",
+    "write_error",
+]
 
 logger = logging.getLogger("ovreduce.api")
 
@@ -147,6 +157,13 @@ def _identity(path: Path, *, follow_symlinks: bool = True) -> tuple[int, int, in
 
 def is_model_id(text: str) -> bool:
     return len(text) == 64 and set(text) <= _ID_CHARS
+
+
+def canonical_id(text: str) -> str:
+    """A model id asked for in any case, in the lower case the store names it in (hex digits are case-insensitive:
+    Windows' tools write a SHA-256 in upper case); anything else as it is."""
+    lower = text.lower()
+    return lower if text.isascii() and is_model_id(lower) else text
 
 
 def model_hasher(xml: bytes) -> hashlib._Hash:

@@ -64,6 +64,31 @@ def test_unknown_model_is_404(client: TestClient, model_id: str) -> None:
         assert_problem(response, 404)
 
 
+def test_an_id_in_upper_case_is_the_same_model_named_in_lower_case(client: TestClient, rmsnorm_id: str) -> None:
+    """Hex digits are case-insensitive, and Windows' tools (certutil, Get-FileHash) write a SHA-256 in upper case: the
+    id was refused as "not the 64 hex digits of a SHA-256" though it is. Every route takes it in either case and
+    answers with the id in lower case, as stored; KServe's model names too."""
+    upper, mixed = rmsnorm_id.upper(), rmsnorm_id[:32].upper() + rmsnorm_id[32:]
+    summary = client.get(f"/v1/models/{rmsnorm_id}").json()
+    for mid in (upper, mixed):
+        assert client.get(f"/v1/models/{mid}").json() == summary
+        assert client.get(f"/v1/models/{mid}/layers").json() == client.get(f"/v1/models/{rmsnorm_id}/layers").json()
+        layer = client.get(f"/v1/models/{mid}/layers/5").json()
+        assert layer["layer_name"] == "rmsnorm/variance", layer
+        ran = client.post(f"/v1/models/{mid}/layers/5/run", json={"backends": ["numpy"]})
+        assert ran.status_code == 200, ran.text
+        meta = client.get(f"/v2/models/{mid}.5").json()
+        assert (meta["name"], meta["parameters"]["model_id"]) == (f"{rmsnorm_id}.5", rmsnorm_id), meta
+        assert client.get(f"/v2/models/{mid}.5/ready").json() == {"name": f"{rmsnorm_id}.5", "ready": True}
+        data = {"name": "data", "shape": [1, 2, 64], "datatype": "FP32", "data": [1.0] * 128}
+        inferred = client.post(f"/v2/models/{mid}.5/infer", json={"inputs": [data], "parameters": {"backend": "numpy"}})
+        assert inferred.json()["model_name"] == f"{rmsnorm_id}.5", inferred.text
+    assert client.delete(f"/v1/models/{upper}").status_code == 204
+    assert_problem(client.get(f"/v1/models/{rmsnorm_id}"), 404, "not_found")
+    problem = assert_problem(client.get(f"/v1/models/{upper}"), 404, "not_found")
+    assert f"no model with id {rmsnorm_id} in the store" in problem["detail"], problem
+
+
 def test_unreadable_upload_is_422_and_not_stored(client: TestClient) -> None:
     assert_problem(client.post("/v1/models", files=files(b"<net version='11'>")), 422, "ir.syntax")
     xml, _ = reduce_ir("sum")
