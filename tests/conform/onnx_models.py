@@ -245,6 +245,28 @@ def several_reductions() -> onnx.ModelProto:
 
 
 @functools.cache
+def endless_loop_before_a_mean() -> onnx.ModelProto:
+    """A Loop of 10^9 steps adding 1 to x [2, 3], then a ReduceMean ``mean`` over axis 1: a run OpenVINO does not end
+    soon. (The body's inputs have names of their own: OpenVINO's frontend reading the file by its path refuses a body
+    whose inputs shadow the outer names.)"""
+    tensor = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["go_in"], ["go_on"]), helper.make_node("Add", ["v_in", "one"], ["v_next"])],
+        "body",
+        [tensor("i", TensorProto.INT64, []), tensor("go_in", TensorProto.BOOL, []),
+         tensor("v_in", TensorProto.FLOAT, [2, 3])],
+        [tensor("go_on", TensorProto.BOOL, []), tensor("v_next", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.ones((2, 3), np.float32), "one")],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trip", "go", "x"], ["v"], body=body),
+         helper.make_node("ReduceMean", ["v"], ["y"], keepdims=0, axes=[1], name="mean")], "g",
+        [tensor("x", TensorProto.FLOAT, [2, 3])], [tensor("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(10**9, np.int64), "trip"), numpy_helper.from_array(np.array(True), "go")],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def _all_node_cases() -> tuple[Any, ...]:
     from onnx.backend.test.case.node import collect_testcases
 

@@ -285,23 +285,8 @@ def test_an_interrupt_during_openvino_s_run_ends_the_command_at_once(tmp_path: P
     import signal
     import time
 
-    tensor = helper.make_tensor_value_info
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["go_in"], ["go_on"]), helper.make_node("Add", ["v_in", "one"], ["v_next"])],
-        "body",
-        [tensor("i", TensorProto.INT64, []), tensor("go_in", TensorProto.BOOL, []),
-         tensor("v_in", TensorProto.FLOAT, [2, 3])],
-        [tensor("go_on", TensorProto.BOOL, []), tensor("v_next", TensorProto.FLOAT, [2, 3])],
-        [numpy_helper.from_array(np.ones((2, 3), np.float32), "one")],
-    )  # fmt: skip
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["trip", "go", "x"], ["v"], body=body),
-         helper.make_node("ReduceMean", ["v"], ["y"], keepdims=0, axes=[1], name="mean")], "g",
-        [tensor("x", TensorProto.FLOAT, [2, 3])], [tensor("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array(10**9, np.int64), "trip"), numpy_helper.from_array(np.array(True), "go")],
-    )  # fmt: skip
     path = tmp_path / "loop.onnx"
-    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    path.write_bytes(onnx_models.endless_loop_before_a_mean().SerializeToString())
     process = subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "conform", str(path)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     time.sleep(8)  # converted, compiled, and in OpenVINO's run

@@ -75,23 +75,7 @@ def test_a_model_openvino_cannot_compile_is_a_finding_not_a_disagreement(tmp_pat
 def test_nodes_a_time_limit_left_unchecked_say_so_and_blame_no_one(tmp_path: Path) -> None:
     """A Loop of 10^9 steps before a ReduceMean: the time limit stops OpenVINO's run, and the node said "OpenVINO
     could not run the converted model", as for a model OpenVINO refuses."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    tensor = helper.make_tensor_value_info
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["go"], ["go_on"]), helper.make_node("Add", ["v", "one"], ["v_next"])], "body",
-        [tensor("i", TensorProto.INT64, []), tensor("go", TensorProto.BOOL, []),
-         tensor("v", TensorProto.FLOAT, [2, 3])],
-        [tensor("go_on", TensorProto.BOOL, []), tensor("v_next", TensorProto.FLOAT, [2, 3])],
-        [numpy_helper.from_array(np.ones((2, 3), np.float32), "one")],
-    )  # fmt: skip
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["trip", "go", "x"], ["v"], body=body),
-         helper.make_node("ReduceMean", ["v"], ["y"], keepdims=0, axes=[1], name="mean")], "g",
-        [tensor("x", TensorProto.FLOAT, [2, 3])], [tensor("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array(10**9, np.int64), "trip"), numpy_helper.from_array(np.array(True), "go")],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = onnx_models.endless_loop_before_a_mean()
     doc = conform_model(model.SerializeToString(), timeout=2.0).to_json()
     assert doc["error"] == "OpenVINO did not finish running the converted model: the time limit of 2 s ran out"
     [node] = [n for n in doc["nodes"] if n["op_type"] == "ReduceMean"]
