@@ -1300,6 +1300,15 @@ def _slice_dim(dim: Dimension, start: int, stop: int, step: int) -> Dimension:
     return Dimension(lo, hi)
 
 
+def _stride_and_extent(strides: Sequence[int], axis: int, dim: Dimension) -> tuple[int, int]:
+    """A StridedSlice axis's stride (1 past the strides given) and the extent its masks stand for (the dim's upper
+    bound, int64's largest where it has none)."""
+    stride = strides[axis] if axis < len(strides) else 1
+    if stride == 0:
+        raise ShapeInferenceError("Stride must be non-zero")
+    return stride, _I64_MAX if dim.hi is None else dim.hi
+
+
 def _slice_dim_by_bounds(dim: Dimension, start: tuple[int, int], stop: tuple[int, int], step: int) -> Dimension:
     """``slice::make_dim`` (slice_shape_inference_utils.hpp) of start and stop bounds: a bound pair crossing zero whose
     lower bound is within the dim (from its end) is read from 0, and whose upper bound is within it up to -1 (its
@@ -1440,10 +1449,7 @@ class StridedSlice1(_ValueShaped):
                 index += 1
             elif begin is not None and end is not None and strides is not None:
                 dim = self._dim(data, index)
-                stride = strides[axis] if axis < len(strides) else 1
-                if stride == 0:
-                    raise ShapeInferenceError("Stride must be non-zero")
-                norm_dim = _I64_MAX if dim.hi is None else dim.hi
+                stride, norm_dim = _stride_and_extent(strides, axis, dim)
                 if stride < 0:
                     default_start, default_stop = norm_dim, -1 - norm_dim
                 else:
@@ -1454,10 +1460,7 @@ class StridedSlice1(_ValueShaped):
                 index += 1
             elif ranges is not None and strides is not None and axis < min(len(ranges[0]), len(ranges[1])):
                 dim = self._dim(data, index)
-                stride = strides[axis] if axis < len(strides) else 1
-                if stride == 0:
-                    raise ShapeInferenceError("Stride must be non-zero")
-                norm_dim = _I64_MAX if dim.hi is None else dim.hi
+                stride, norm_dim = _stride_and_extent(strides, axis, dim)
                 if stride < 0:
                     first, last = (norm_dim, norm_dim), (-1 - norm_dim, -1 - norm_dim)
                 else:
