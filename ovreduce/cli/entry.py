@@ -79,8 +79,7 @@ def _say(line: str) -> None:
 
 # The commands that compile and run a model with OpenVINO, whose plugins crash on some models they read
 # (a division by an attribute of 0, indices out of bounds): each runs in a child process that only that costs.
-SUPERVISED = frozenset({"run", "audit", "conform", "check", "inspect"})  # (the last two where they ask OpenVINO)
-_READERS = frozenset({"check", "inspect"})  # the commands that only read models
+SUPERVISED = frozenset({"run", "audit", "conform"})
 _CRASHES: dict[int, str] = {signal.SIGSEGV: "a segmentation fault", signal.SIGFPE: "an arithmetic fault",
                              signal.SIGBUS: "a bus error", signal.SIGILL: "an illegal instruction",
                              signal.SIGABRT: "an abort"}  # fmt: skip
@@ -115,16 +114,10 @@ def _supervise(command: str) -> int | None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
         os.kill(os.getpid(), number)
         return 128 + number
-    crashed = f"ovreduce {command}: OpenVINO crashed the process ({signal.Signals(number).name}, {_CRASHES[number]})"
-    if command in _READERS:
-        _say(f"{crashed} while it read the model: the model holds something OpenVINO's reader cannot take, which "
-             f"ovreduce does not know by name (those it knows it refuses, naming the layer); checked with -j 2 or "
-             f"more, the other models of a folder are checked [{BackendError.code}]")  # fmt: skip
-        return EXIT_INPUT
-    _say(f"{crashed} while it compiled or ran the model: the model, or an input ovreduce made for it (integers that "
-         f"must fit what they index or count: give such inputs), holds something its plugin cannot run, which "
-         f"ovreduce does not know by name (those it knows it refuses, naming the layer) "
-         f"[{BackendError.code}]")  # fmt: skip
+    _say(f"ovreduce {command}: OpenVINO crashed the process ({signal.Signals(number).name}, {_CRASHES[number]}) "
+         f"while it compiled or ran the model: the model, or an input ovreduce made for it (integers that must fit "
+         f"what they index or count: give such inputs), holds something its plugin cannot run, which ovreduce does "
+         f"not know by name (those it knows it refuses, naming the layer) [{BackendError.code}]")  # fmt: skip
     return EXIT_INPUT
 
 

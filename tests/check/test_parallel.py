@@ -117,24 +117,6 @@ def test_a_model_whose_check_crashes_its_process_is_unreadable_and_the_others_ar
     assert [m for m in document.models if m is not crashed] == list(serial.models)
 
 
-@pytest.mark.parametrize("command", ["check", "inspect"])
-def test_a_crash_of_the_only_model_is_said_not_a_silent_death(tmp_path: Path, command: str) -> None:
-    """``check`` and ``inspect`` read a model with OpenVINO in their own process (where a reduction's input has no
-    native rule): a crash there was a bare SIGSEGV, exit 139, nothing said. It is one line and exit 2, as in ``run``."""
-    path = _crashing_extension_and_a_model_that_loads_it(tmp_path)
-    extension = ["--extension", "crashing_extension"] if command == "check" else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    if command == "inspect":  # (inspect loads no extension: the module is openvino-tokenizers' for it)
-        (tmp_path / "openvino_tokenizers").mkdir()
-        (tmp_path / "openvino_tokenizers" / "__init__.py").write_text("import crashing_extension\n")
-    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", command, *extension, str(path)], capture_output=True,
-                          text=True, timeout=120, env=env)  # fmt: skip
-    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
-    assert done.stderr.startswith(f"ovreduce {command}: OpenVINO crashed the process (SIGSEGV, a segmentation fault) "
-                                  f"while it read the model"), done.stderr  # fmt: skip
-    assert done.stderr.rstrip().endswith("[backend]") and done.stderr.count("\n") == 1, done.stderr
-
-
 def _processes_naming(text: str) -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():
@@ -157,7 +139,7 @@ def test_the_workers_of_a_check_that_is_killed_end_with_it(tmp_path: Path, sent:
     with subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", str(tmp_path), "-j", "2"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as process:  # fmt: skip
         deadline = time.monotonic() + 60
-        while len(_processes_naming(str(tmp_path))) < 4 and process.poll() is None:  # the program, the command, 2
+        while len(_processes_naming(str(tmp_path))) < 3 and process.poll() is None:  # the command and its 2
             assert time.monotonic() < deadline, "the check's workers did not start"
             time.sleep(0.05)
         process.send_signal(sent)
