@@ -484,7 +484,7 @@ class Builder:
                     _check_opset(ltype, version, self.where(line, layer_id, name, ltype))
                 except IRError as exc:
                     unbuilt = _located(exc, line)
-            if data and "size" in data and "offset" in data and "element_type" in data:
+            if data and "size" in data and "offset" in data and "element_type" in data and not _plain_weights(data):
                 weightless = _weightless(data, self.where(line, layer_id, name, ltype))
                 if weightless is not None and ltype == "Parameter":  # OpenVINO builds every Parameter
                     raise weightless
@@ -1228,6 +1228,20 @@ def _versioned_inputs(where: str, ltype: str, count: int) -> NoReturn:
 
 # A std::stoll of a text: C's blanks, a sign, digits (what follows is looked at by its caller).
 _STOLL = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+_PLAIN_TYPES = frozenset(t for t in ELEMENT_TYPES if t != "dynamic")  # as OpenVINO writes them: lower case
+
+
+def _plain_weights(data: Mapping[str, str]) -> bool:
+    """Whether a ``<data>``'s size and offset are plain decimal numbers of at most 18 digits and its element_type one
+    of :data:`_PLAIN_TYPES`, as every file OpenVINO writes has them (then :func:`_weightless` has nothing to say: the
+    common case, checked without building its message's place)."""
+    size, offset = data["size"], data["offset"]
+    return (
+        len(size) <= 18 and len(offset) <= 18 and size.isascii() and size.isdigit() and offset.isascii()
+        and offset.isdigit() and data["element_type"] in _PLAIN_TYPES
+    )  # fmt: skip
 
 
 def _weightless(data: Mapping[str, str], where: str) -> IRError | None:
