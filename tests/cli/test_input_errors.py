@@ -85,6 +85,14 @@ def test_what_is_there_but_unreadable_is_reported_by_the_command(
         assert err.startswith(f"ovreduce {argv[0]}: ") and err.endswith("[ir.syntax]\n")
 
 
+def test_a_model_left_unchecked_by_an_option_is_not_called_unreadable(capsys: pytest.CaptureFixture[str]) -> None:
+    """A reshape naming no Parameter leaves a readable model unchecked: the summary says so, not "unreadable"."""
+    status, out, err = run_cli(capsys, "check", str(SAMPLES / "rmsnorm.xml"), "--reshape", "nope=[1]")
+    assert status == 2 and err == ""
+    assert "NOT CHECKED  [input]" in out
+    assert out.rstrip().endswith("1 model checked: 0 clean, 0 with errors, 0 unreadable, 1 not checked"), out
+
+
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [

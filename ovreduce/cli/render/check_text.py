@@ -121,10 +121,12 @@ def check_text(
             out.append(st.dim(f"  ({counted(hidden, 'info finding')} not shown; use --verbose)"))
         out.append("")
     clean = sum(1 for m in report.models if m.ok)
-    unreadable = sum(1 for m in report.models if m.error is not None)
-    failing = len(report.models) - clean - unreadable
+    unreadable = sum(1 for m in report.models if m.error is not None and m.error.code.startswith("ir"))
+    not_checked = sum(1 for m in report.models if m.error is not None) - unreadable  # a bad option, a crash
+    failing = len(report.models) - clean - unreadable - not_checked
     out.append(
         f"{counted(len(report.models), 'model')} checked: {clean} clean, {failing} with errors, {unreadable} unreadable"
+        + (f", {not_checked} not checked" if not_checked else "")
     )
     if width is None:  # not a terminal: the text as it is (what fit_lines gives)
         return "\n".join(out) + "\n"
