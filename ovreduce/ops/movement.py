@@ -625,7 +625,7 @@ class Split1(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data = inputs[0]
-        parts = int_attr(ctx.layer, "num_splits", len(ctx.layer.outputs))
+        parts = int_attr(ctx.layer, "num_splits", 0)  # none written: OpenVINO reads 0 and refuses it
         if parts == 0:
             raise ShapeInferenceError("Attribute 'num_splits' must be greater than zero. Got: 0")
         parts %= 1 << 64  # OpenVINO reads it as an unsigned size: -1 is 2**64 - 1
@@ -664,7 +664,7 @@ class Split1(ShapeRule):
     def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
         """Part ``index`` of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis
         known exactly) split it."""
-        parts = int_attr(ctx.layer, "num_splits", len(ctx.layer.outputs))
+        parts = int_attr(ctx.layer, "num_splits", 0)  # none written: OpenVINO reads 0 and refuses it
         axis, data = int_value(ctx, 1), _split_data(ctx)
         if axis is None or len(axis) != 1 or data is None or not data[1] or parts <= 0:
             return super().fold(ctx)
@@ -689,6 +689,9 @@ class VariadicSplit1(ShapeRule):
         n = _length(inputs[2])  # one output per split length, whatever the layer declares
         n = len(ctx.layer.outputs) if n is None else n
         axis_value, lengths = int_value(ctx, 1), int_value(ctx, 2)
+        axis_dims = inputs[1].dims
+        if axis_dims and (len(axis_dims) != 1 or not axis_dims[0].compatible(Dimension.static(1))):
+            raise ShapeInferenceError(f"Axis should be a scalar or of shape [1]. Got {inputs[1]} instead.")
         if data.dims is None:
             return [data] * n
         if axis_value is None:

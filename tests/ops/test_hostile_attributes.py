@@ -144,6 +144,8 @@ CASES: list[tuple[str, str, str, dict[str, str], list[int], list[Any], int]] = [
     ("interpolate_cube_coeff_text", "Interpolate", "opset11", {**INTERPOLATE, "cube_coeff": "+-0.75"}, [1, 1, 5, 5],
      [np.array([2, 2], np.float32), np.array([2, 3], I64)], 1),
     ("split_fewer_parts_than_ports", "Split", "opset1", {"num_splits": "2"}, [4, 6], [np.array(1, I64)], 3),
+    ("split_without_num_splits", "Split", "opset1", {}, [4, 6], [np.array(1, I64)], 2),
+    ("variadic_axis_of_two", "VariadicSplit", "opset1", {}, [4, 6], [np.array([1, 1], I64), np.array([2, 4], I64)], 2),
     ("split_huge_dynamic_rank", "Split", "opset1", {"num_splits": "400000000"}, [], [np.array(0, I64)], 1),
     ("variadic_lengths_below_minus_1", "VariadicSplit", "opset1", {}, [4, 6],
      [np.array(1, I64), np.array([-1, -5], I64)], 2),
