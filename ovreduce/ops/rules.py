@@ -440,7 +440,7 @@ _EVALUATED: Mapping[str, frozenset[str]] = {
     "ReduceLogicalAnd": frozenset({"boolean"}), "ReduceLogicalOr": frozenset({"boolean"}),
     "Gather": _COMPARED | {"i8", "u8", "f16", "bf16", "f32"},  # the data's type (not i16, u16, f64)
 }  # fmt: skip
-NOT_CONVERTED = frozenset({"f8e4m3", "f8e5m2", "f8e8m0", "nf4", "f4e2m1"})
+NOT_CONVERTED = frozenset({"f8e4m3", "f8e5m2", "f8e8m0", "nf4", "f4e2m1", "string"})
 """The element types OpenVINO's Convert ``evaluate`` converts neither from nor to."""
 
 
