@@ -230,6 +230,8 @@ class PartialShape:
         body = text.strip(_SPACE)
         if body.startswith("[") and body.endswith("]"):
             body = body[1:-1].strip(_SPACE)
+        if "[" in body or "]" in body:
+            raise ValueError(f"cannot parse shape {quoted(text)}: {_brackets(body)}")
         if body == "...":
             return cls(None)
         if body == "":
@@ -291,6 +293,17 @@ class PartialShape:
         if self.dims is None:
             return "[...]"
         return "[" + ",".join(str(d) for d in self.dims) + "]"
+
+
+def _brackets(body: str) -> str:
+    """What is wrong with the brackets of a shape's text (its outer pair removed where it has one)."""
+    if re.search(r"\]\s*,\s*\[", body):
+        return "it holds several bracketed shapes; give one shape, [d0,d1,...]"
+    if body.startswith("["):
+        return "its '[' is never closed"
+    if body.endswith("]") and "[" not in body:
+        return "its ']' closes no '['"
+    return "a shape is one bracketed list of dimensions, [d0,d1,...], with no bracket inside"
 
 
 def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:

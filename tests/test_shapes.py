@@ -355,6 +355,24 @@ def test_named_shapes_refused_precisely(item: str, message: str) -> None:
     assert repr(item) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1,8,64", "its '[' is never closed"),
+        ("[1,8,64]]", "its ']' closes no '['"),
+        ("1,8,64]", "its ']' closes no '['"),
+        ("[1,8,64],[1]", "it holds several bracketed shapes"),
+        ("[1,[2],3]", "with no bracket inside"),
+    ],
+)
+def test_a_shape_with_a_bracket_astray_says_so_not_that_a_dimension_is_wrong(text: str, message: str) -> None:
+    """The shape of a run's or an audit's ``shapes``, which holds one shape: a dimension next to a stray bracket is
+    fine, the bracket is what is wrong."""
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        PartialShape.parse(text)
+    assert "dimension" not in str(info.value).replace("list of dimensions", ""), str(info.value)
+
+
 def test_a_named_shape_of_a_dim_past_int64_is_refused_briefly() -> None:
     said = r"'data=\[6,9{20}.*\(5012 characters\).*\(5000 digits\) does not fit in int64"
     with pytest.raises(ValueError, match=said) as info:
