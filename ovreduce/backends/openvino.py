@@ -403,6 +403,8 @@ def check_device(device: str) -> None:
     if base not in VIRTUAL_DEVICES and (listed or (dot and not (index.isascii() and index.isdigit()))):  # CPU:, GPU.0x1
         raise InputError(f"device {device!r}: a device is written as OpenVINO lists it, e.g. CPU or GPU.1 (only "
                          f"AUTO, MULTI, HETERO and BATCH take a list after ':')")  # fmt: skip
+    if name == "CPU" and dot:  # OpenVINO's CPU plugin has one device, whose id is '': it refuses any index
+        raise InputError(f"device {device!r}: the CPU device takes no index; write CPU")
     if device in devices or base in VIRTUAL_DEVICES or any(d.split(".", 1)[0] == device for d in devices):
         return
     if not _registered(kind.split(".", 1)[0]):

@@ -177,6 +177,17 @@ def test_a_device_spelled_as_openvino_does_not_list_it_is_an_input_error(device:
         check_device(device)
 
 
+@pytest.mark.parametrize("device", ["CPU.0", "CPU.1", "HETERO:CPU.0", "AUTO:CPU.0"])
+def test_an_index_on_the_cpu_is_an_input_error_not_a_device_missing_here(device: str) -> None:
+    """OpenVINO's CPU plugin refuses any device id, on every machine: the name is wrong (400, exit 2), the machine
+    lacks nothing (503)."""
+    with pytest.raises(InputError, match="the CPU device takes no index; write CPU"):
+        check_device(device)
+    x = ov.opset13.parameter([2], ov.Type.f32)
+    with pytest.raises(RuntimeError):  # OpenVINO refuses it too
+        ov.Core().compile_model(ov.Model([ov.opset13.relu(x)], [x]), device)
+
+
 @pytest.mark.parametrize("device", ["FOO", "cpu", "Gpu", "CPU(2)", "TEMPLATE", "", "C\x00PU", "MULTI:cpu"])
 def test_a_device_openvino_does_not_know_is_an_input_error(device: str) -> None:
     """A name OpenVINO has no plugin for is the caller's mistake (400, exit 2), not a device missing here (503)."""
