@@ -332,8 +332,8 @@ async def _library_error(request: Request, exc: Exception) -> Response:
 
 
 async def _client_gone(request: Request, exc: Exception) -> Response:
-    """An upload the client stopped sending: nobody reads the answer, but it is the client's error."""
-    return error_response(request, 400, _UNREADABLE[ClientDisconnect], "request.invalid")
+    """A body the client stopped sending: it has gone, as one that leaves while its job waits (nothing is sent)."""
+    return Response(status_code=499)
 
 
 _UNREADABLE = {  # why FastAPI could not read a body ("There was an error parsing the body"), by the cause

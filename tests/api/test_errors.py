@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import re
@@ -646,11 +645,11 @@ def test_a_path_ending_in_a_line_break_is_no_routes(client: TestClient, rmsnorm_
 
 
 @pytest.mark.parametrize("path", ["/v1/check", "/v1/models", "/v1/conform"])
-def test_an_upload_the_client_abandons_is_its_400_not_an_internal_error(
+def test_an_upload_the_client_abandons_is_counted_499_not_an_internal_error(
     client: TestClient, path: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A client that closes its connection halfway through an upload: nobody reads the answer, but it is the
-    client's 400, and nothing is logged as an internal error."""
+    """A client that closes its connection halfway through an upload has gone, as one that leaves while its job
+    waits: 499 (nothing is sent), neither a malformed request (400) nor an internal error, and nothing is logged."""
     head = b'--B\r\nContent-Disposition: form-data; name="xml"; filename="m.xml"\r\n\r\n<net'
     messages: list[dict[str, Any]] = [
         {"type": "http.request", "body": head, "more_body": True},
@@ -674,10 +673,15 @@ def test_an_upload_the_client_abandons_is_its_400_not_an_internal_error(
              "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80), "state": {}}  # fmt: skip
     with caplog.at_level(logging.ERROR, logger="ovreduce.api"):
         client.portal.call(client.app, scope, receive, send)  # type: ignore[union-attr]
-    assert sent[0]["status"] == 400, sent
-    doc = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
-    assert doc["detail"] == "the client closed the connection before the body arrived", doc
+    from tests.api.test_metrics import scrape
+
+    assert sent[0]["status"] == 499, sent
+    assert b"".join(m.get("body", b"") for m in sent[1:]) == b"", sent
     assert not caplog.records, caplog.records
+    counted = [dict(labels) for (name, labels) in scrape(client) if name == "ovreduce_http_requests_total"]
+    assert {"route": path, "method": "POST", "status": "499"} in [
+        {k: labels[k] for k in ("route", "method", "status")} for labels in counted
+    ], counted
 
 
 @pytest.mark.parametrize(
