@@ -663,10 +663,14 @@ def _check_nodes(proto: Any, path: str, defs: Any) -> None:
                 counts[key] = _schema_counts(defs, *key)
             schema = counts[key]
             if schema is None:
-                if not node.output and _interesting(node):
+                if not any(node.output) and _interesting(node):  # ONNX writes "" for a tensor that is not there
                     raise InputError(f"{said}{_label(node, index)} has no outputs; expected one, the reduction "
                                      f"conform checks")  # fmt: skip
-            elif len(node.input) < schema[0] or len(node.output) < schema[2]:
+            elif (
+                not all(node.input[: schema[0]])
+                or not all(node.output[: schema[2]])
+                or (len(node.input) < schema[0] or len(node.output) < schema[2])
+            ):
                 raise InputError(f"{said}{_label(node, index)} has {_short_of(node, key, schema)}")
             for attr in node.attribute:
                 if attr.ref_attr_name and not in_function:
@@ -691,11 +695,17 @@ def _short_of(node: Any, key: tuple[str, str, int | None], schema: tuple[int, in
     """What a node short of its operator's inputs or outputs has, and what the operator takes."""
     op_type, domain, version = key
     at = f"opset {version}" if not domain else f"{domain} version {version}"
-    for kind, have, low, high, does in (("input", len(node.input), *schema[:2], "takes"),
-                                        ("output", len(node.output), *schema[2:], "gives")):  # fmt: skip
-        if have < low:
-            count = f"no {kind}s" if have == 0 else f"{have} {kind}" + ("s" if have > 1 else "")
-            span = f"{low}" if low == high else f"{low} or more" if high >= _UNBOUNDED else f"{low} to {high}"
+    for kind, names, low, high, does in (("input", node.input, *schema[:2], "takes"),
+                                         ("output", node.output, *schema[2:], "gives")):  # fmt: skip
+        span = f"{low}" if low == high else f"{low} or more" if high >= _UNBOUNDED else f"{low} to {high}"
+        absent = [i for i, name in enumerate(names[:low]) if not name]
+        if absent:  # ONNX's "" is a tensor that is not there: only an optional one may be so
+            return (
+                f"its required {kind} #{absent[0]} absent (an empty name); ONNX's {op_type} ({at}) {does} "
+                f"{span}, " + ("the first required" if low == 1 else f"the first {low} required")
+            )
+        if len(names) < low:
+            count = f"no {kind}s" if not names else f"{len(names)} {kind}" + ("s" if len(names) > 1 else "")
             return f"{count}; ONNX's {op_type} ({at}) {does} {span}"
     raise AssertionError("a node short of nothing")
 

@@ -398,8 +398,12 @@ def _with(node: onnx.NodeProto, opset: int = 13, outputs: tuple[str, ...] = ("t"
      (("Split", ["x"], [], "sp"), 17, (), "node 'sp' (Split) has no outputs; ONNX's Split (opset 17) gives 1 or more"),
      (("Pad", ["x"], ["t"], "p"), 17, ("t",), "node 'p' (Pad) has 1 input; ONNX's Pad (opset 17) takes 2 to 3"),
      (("ReduceMax", ["x"], [], ""), 18, (), "the ReduceMax node at index 1 has no outputs; ONNX's ReduceMax (opset "
-      "18) gives 1")],
-    ids=["Mean", "Sum", "Max", "Min", "Split", "Pad", "ReduceMax"],
+      "18) gives 1"),
+     (("Clip", [""], ["t"], "clip"), 13, ("t",), "node 'clip' (Clip) has its required input #0 absent (an empty "
+      "name); ONNX's Clip (opset 13) takes 1 to 3, the first required"),
+     (("ReduceMax", ["x"], [""], "mx"), 13, (), "node 'mx' (ReduceMax) has its required output #0 absent (an empty "
+      "name); ONNX's ReduceMax (opset 13) gives 1, the first required")],
+    ids=["Mean", "Sum", "Max", "Min", "Split", "Pad", "ReduceMax", "Clip-of-empty-name", "ReduceMax-to-empty-name"],
 )  # fmt: skip
 def test_a_node_short_of_its_operators_inputs_or_outputs_is_refused_before_openvino_reads_it(
     node: tuple[str, list[str], list[str], str], opset: int, outputs: tuple[str, ...], said: str
@@ -435,6 +439,9 @@ def test_a_checked_node_without_an_output_in_a_domain_onnx_has_no_schema_for_is_
     model.graph.node[0].name = ""
     with pytest.raises(InputError, match="the QLinearReduceMean node at index 0 has no outputs; expected one, the "
                                          "reduction conform checks"):  # fmt: skip
+        conform_model(model.SerializeToString())
+    model.graph.node[0].output.append("")  # ONNX's name of a tensor that is not there
+    with pytest.raises(InputError, match="the QLinearReduceMean node at index 0 has no outputs"):
         conform_model(model.SerializeToString())
 
 
