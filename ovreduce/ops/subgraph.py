@@ -154,6 +154,15 @@ def _scalar(value: ValueInfo) -> int | float | None:
     return numbers[0] if numbers is not None and len(numbers) == 1 else None
 
 
+def _one(value: ValueInfo, what: str) -> ValueInfo:
+    """A Loop's trip count or condition, refused as OpenVINO refuses a constant of it that holds several values."""
+    numbers = value.values if value.kind == "const" else value.reals
+    if numbers is not None and len(numbers) != 1:
+        raise ShapeInferenceError(f"The number of values in the {what} constant is greater than 1 (it has "
+                                  f"{len(numbers)})")  # fmt: skip
+    return value
+
+
 def _const_bool(value: ValueInfo) -> bool | None:
     number = _scalar(value)
     return None if number is None else bool(number)
@@ -467,16 +476,18 @@ class Loop5(_Iterating):
         said = child.result_state(condition.internal_layer_id).shape
         if said is not None and said.rank is not None and said.rank > 1:
             raise ShapeInferenceError("Rank of BodyExecutionCondition output must be equal to 0 or 1")
-        always = _decided(child.result_value(condition.internal_layer_id))
+        always = _decided(_one(child.result_value(condition.internal_layer_id), "Condition"))
         if always is None:  # a body Parameter fed by a constant passes its value through
             result = body.graph.layer(condition.internal_layer_id)
             ref = body.graph.producer(result.id, result.inputs[0].id) if result.inputs else None
             for m in body.inputs:
                 if ref is not None and m.internal_layer_id == ref[0] and m.external_port_id >= 0:
-                    always = _decided(ctx.value(m.external_port_id))
+                    always = _decided(_one(ctx.value(m.external_port_id), "Condition"))
+        if len(ctx.layer.inputs) > 1:
+            _one(ctx.value(1), "Condition")
         if always is False:
             return Trips(1, zero)
-        trip = _scalar(ctx.value(0))
+        trip = _scalar(_one(ctx.value(0), "TripCount"))
         if always and trip is not None:
             count = int(trip)
             return Trips(None if count == -1 else max(count, 0), zero)  # (-1: until the condition fails; below: none)

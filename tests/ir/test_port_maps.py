@@ -265,6 +265,33 @@ def test_an_if_condition_constant_of_other_than_one_value_is_refused(tmp_path: P
     assert refusal.layer_name == "If_1" and "OpenVINO refuses the model at this layer too" in refusal.message
 
 
+@pytest.mark.parametrize(
+    ("written", "declared"),
+    [('offset="0" shape="1" size="8"/>\n<output><port id="1" precision="I64"><dim>1</dim></port>',
+      'offset="21" shape="2" size="16"/>\n<output><port id="1" precision="I64"><dim>2</dim></port>'),
+     ('offset="8" shape="" size="1"/>\n<output><port id="1" precision="BOOL"/>',
+      'offset="37" shape="2" size="2"/>\n<output><port id="1" precision="BOOL"><dim>2</dim></port>')],
+    ids=["trip count", "execution condition"],
+)  # fmt: skip
+def test_a_loop_trip_count_or_condition_constant_of_several_values_is_refused(
+    tmp_path: Path, written: str, declared: str
+) -> None:
+    """OpenVINO refuses a Loop whose trip count or condition is a constant of two values ("The number of values in the
+    TripCount constant is greater than 1"); ovreduce walked it as a Loop of unknown trips, and said OK."""
+    data = Path(__file__).parent / "data"
+    xml = (data / "loop_2d_add.xml").read_text()
+    assert written in xml
+    path = tmp_path / "loop.xml"
+    path.write_text(xml.replace(written, declared, 1))
+    weights = (data / "loop_2d_add.bin").read_bytes()
+    path.with_suffix(".bin").write_bytes(weights + (3).to_bytes(8, "little") * 2 + b"\x01\x01")
+    with pytest.raises(RuntimeError, match=r"The number of values in the (TripCount|Condition) constant is greater"):
+        ov.Core().read_model(path)
+    report = check_model(load_ir(path))
+    [refusal] = [f for f in report.findings if f.code == "layer-invalid"]
+    assert refusal.layer_name == "a_final5" and "constant is greater than 1" in refusal.message, refusal
+
+
 def _float_condition_if(condition: float) -> ov.Model:
     """An If on an f32 Const condition over x [2,3,4] (then: ReduceSum axis 2 to [2,3]; else: ReduceMax axis 1 kept,
     [2,1,4]), then ``top``, a ReduceMean over axis 0 of its output."""
