@@ -7,6 +7,8 @@ class of the tree to a status::
     ├── LimitExceededError
     │   ├── RequestTooLargeError   limit.body   a request body or upload over its limit
     │   └── RunTimeoutError        limit.time   a run or check that took longer than the time limit
+    ├── InputError
+    │   └── MediaTypeError         request.media_type  a body in a media type or content coding the route does not read
     ├── BusyError                  busy         every worker stayed busy; the request never started
     ├── BackendError
     │   └── WorkerDiedError        worker       the worker process running the job died without an answer
@@ -17,10 +19,11 @@ class of the tree to a status::
 
 from __future__ import annotations
 
-from ovreduce.errors import BackendError, LimitExceededError, OvReduceError
+from ovreduce.errors import BackendError, InputError, LimitExceededError, OvReduceError
 
 __all__ = [
     "BusyError",
+    "MediaTypeError",
     "RequestTooLargeError",
     "RunTimeoutError",
     "StoreCorruptError",
@@ -36,6 +39,10 @@ class RequestTooLargeError(LimitExceededError):
 
 class RunTimeoutError(LimitExceededError):
     code = "limit.time"
+
+
+class MediaTypeError(InputError):
+    code = "request.media_type"
 
 
 class BusyError(OvReduceError):

@@ -45,6 +45,7 @@ from ovreduce.reports.common import NON_FINITE, dumps
 from .config import Settings
 from .errors import (
     BusyError,
+    MediaTypeError,
     RequestTooLargeError,
     RunTimeoutError,
     StoreCorruptError,
@@ -86,6 +87,7 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     RunTimeoutError: 504,
     NotFoundError: 404,
     InputError: 400,
+    MediaTypeError: 415,
     BackendError: 503,
     DeviceNotAvailableError: 503,
     BusyError: 503,
@@ -96,6 +98,7 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
 }
 V2_STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {  # KServe v2's, as Triton answers them
     RequestTooLargeError: 413,
+    MediaTypeError: 415,
     NotFoundError: 404,
     StoreCorruptError: 404,
     BusyError: 503,
@@ -382,8 +385,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         said = str(exc.__context__.__cause__ or "") or exc.__context__.message  # python-multipart's, else Starlette's
         why = next((m.expand(ours) for pattern, ours in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
         misfiled = _media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
-        detail = misfiled or f"the multipart body cannot be read: {why}"
-        code = "request.invalid"  # as a body cut short is (the body limit's check)
+        if misfiled is not None:
+            return error_response(request, 415, misfiled, MediaTypeError.code)
+        detail, code = f"the multipart body cannot be read: {why}", "request.invalid"  # as a body cut short is
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
         detail = f"{request.method[:20]} is not allowed on {escaped(path[:200])}; it takes {headers['Allow']}"
@@ -421,7 +425,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     ]
     misfiled = _media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
     if misfiled is not None:  # the body was not read as what the route takes: its fields' errors would mislead
-        return error_response(request, 400, misfiled, "request.invalid", errors=errors)
+        return error_response(request, 415, misfiled, MediaTypeError.code, errors=errors)
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
             err["msg"] = "a file is expected (a form part with a filename), not text"
@@ -466,6 +470,7 @@ _DESCRIPTIONS: dict[int | str, str] = {
     404: "Unknown model, layer or route (problem+json, code not_found)",
     410: "The stored model failed its integrity check and was removed; upload it again (code store.corrupt)",
     413: "Too large: body, upload, XML, layer count or tensor elements (problem+json, code limit*)",
+    415: "A body in a media type or content coding the route does not read (problem+json, code request.media_type)",
     422: "The upload is not a readable OpenVINO IR (problem+json, code ir.*)",
     503: "Not available: OpenVINO device, busy workers or the store (problem+json)",
     504: "The run took longer than the time limit (problem+json, code limit.time)",
@@ -479,7 +484,8 @@ def responses(route: str, *statuses: int) -> dict[int | str, dict[str, Any]]:
     out: dict[int | str, dict[str, Any]] = {}
     instance = re.sub(r"\{(\w+)\}", lambda m: str(EXAMPLES["parameters"][m[1]]), route.split(" ", 1)[1])
     unsafe = route.split(" ", 1)[0].upper() in ("POST", "PUT", "PATCH", "DELETE")  # (a cross-origin one is 403)
-    every: list[int | str] = [*sorted({*statuses, *([403] if unsafe else [])}), "default"]
+    body = route.split(" ", 1)[0].upper() in ("POST", "PUT", "PATCH")  # (in another media type or coding: 415)
+    every: list[int | str] = [*sorted({*statuses, *([403] if unsafe else []), *([415] if body else [])}), "default"]
     for status in every:
         number = 500 if isinstance(status, str) else status  # "default"
         examples: dict[str, Any] = {}

@@ -25,6 +25,7 @@ from ovreduce.shapes import PartialShape, parse_named_shapes
 from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
+from ..errors import MediaTypeError
 from ..problems import holding, scrub_json
 from ..schemas import AuditRequest, RunRequest, Tensor
 from ..store.disk import write_error
@@ -175,7 +176,7 @@ class ServiceRoute(APIRoute):
     async def _check(self, request: Request) -> None:
         encoding = _coding(request.headers.getlist("content-encoding"))
         if encoding is not None:
-            raise InputError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
+            raise MediaTypeError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
         if request.scope["query_string"] and (self.queries or self.scalar_queries):
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)

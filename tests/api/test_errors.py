@@ -245,15 +245,17 @@ def test_a_compressed_body_is_refused_wherever_it_is_sent(client: TestClient) ->
     """ovreduce reads no compressed body: one labelled so is refused, not read as plain, on /v1 and /v2 alike."""
     run = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b'{"seed": 1}',
                       headers={"content-type": "application/json", "content-encoding": "br"})  # fmt: skip
-    assert_problem(run, 400, "input")
+    assert_problem(run, 415, "request.media_type")
     assert "Content-Encoding 'br' is not read by ovreduce" in run.json()["detail"]
     two = [("content-type", "application/json"), ("content-encoding", "identity"), ("content-encoding", "gzip")]
-    assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=two), 400, "input")
+    assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=two), 415,
+                   "request.media_type")  # fmt: skip
     index = client.post("/v2/repository/index", content=b"{}", headers={"content-encoding": "gzip"})
-    assert index.status_code == 400 and "Content-Encoding 'gzip'" in index.json()["error"], index.text
+    assert index.status_code == 415 and "Content-Encoding 'gzip'" in index.json()["error"], index.text
     for coding in ("identityidentity", "identity\tidentity", "identity;q=0"):  # one token each, none of them identity
         glued = {"content-type": "application/json", "content-encoding": coding}
-        assert_problem(client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=glued), 400, "input")
+        answer = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=glued)
+        assert_problem(answer, 415, "request.media_type")
     for plain in ("identity", " Identity , identity", ""):
         headers = {"content-type": "application/json", "content-encoding": plain}
         response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=b"{}", headers=headers)
@@ -459,7 +461,7 @@ def test_a_compressed_json_body_is_named_as_such(client: TestClient) -> None:
 
     response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=gzip.compress(b'{"seed": 1}'),
                            headers={"content-type": "application/json", "content-encoding": "gzip"})  # fmt: skip
-    doc = assert_problem(response, 400, "input")
+    doc = assert_problem(response, 415, "request.media_type")
     assert doc["detail"] == "Content-Encoding 'gzip' is not read by ovreduce; send the body uncompressed", doc
 
 
@@ -692,7 +694,7 @@ def test_a_body_of_another_media_type_says_so(client: TestClient, rmsnorm_id: st
     Content-Type, not the body's fields ("Input should be a valid dictionary"); JSON labelled so is read."""
     run = f"/v1/models/{rmsnorm_id}/layers/5/run"
     headers = {"content-type": media} if media else {}
-    doc = assert_problem(client.post(run, content=b'{"seed": 1}', headers=headers), 400)
+    doc = assert_problem(client.post(run, content=b'{"seed": 1}', headers=headers), 415, "request.media_type")
     shown = repr(media.split(";")[0]) if media else "no Content-Type"
     wanted = f"the body is sent as {shown}; POST /v1/models/{{model_id}}/layers/{{layer}}/run reads application/json"
     assert doc["detail"].startswith(wanted), doc["detail"]  # the route as documented, not "{layer:path}"
@@ -707,6 +709,7 @@ def test_a_body_of_another_media_type_says_so(client: TestClient, rmsnorm_id: st
     ("application/x-www-form-urlencoded", b"f=" + b"x" * (1 << 20) + b"x"),
 ])  # fmt: skip
 def test_an_upload_of_another_media_type_says_so(client: TestClient, media: str, body: bytes) -> None:
-    doc = assert_problem(client.post("/v1/check", content=body, headers={"content-type": media}), 400)
+    doc = assert_problem(client.post("/v1/check", content=body, headers={"content-type": media}), 415,
+                         "request.media_type")  # fmt: skip
     wanted = f"the body is sent as {media!r}; POST /v1/check reads multipart/form-data (an upload): send it with that"
     assert doc["detail"] == wanted + " Content-Type", doc["detail"]

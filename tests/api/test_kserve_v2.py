@@ -243,7 +243,7 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
     _error(client.post(infer, content=b"[" * 100_000 + b"]" * 100_000), 400, "nested too deeply")
     _error(client.post("/v2/repository/index", content=b"[" * 100_000 + b"]" * 100_000), 400)
     gzip = client.post(infer, json={"inputs": [data]}, headers={"Content-Encoding": "gzip"})
-    _error(gzip, 400, "Content-Encoding")
+    _error(gzip, 415, "Content-Encoding")
     two = [("inference-header-content-length", "10"), ("inference-header-content-length", "0")]
     _error(client.post(infer, json={"inputs": [data]}, headers=two), 400, "more than one Inference-Header")
     # what no route serves, by path or by method, in the same form

@@ -268,6 +268,10 @@ def test_the_problem_examples_are_answers_the_service_gives(
         "request.origin": client.post("/v1/check", headers={"origin": "https://evil.example"}),
         "request.invalid": client.post("/v1/check", content=b"x", headers=[("content-type", "a/b")] * 2),
         "request.invalid/seed": client.post(run, json={"seed": -1}),
+        "request.media_type": client.post(run, content=b"{}", headers={"content-type": "text/plain"}),
+        "request.media_type/coding": client.post(
+            run, content=b"{}", headers={"content-type": "application/json", "content-encoding": "gzip"}
+        ),
         "input": client.post(run, json={"inputs": [two, {**two, "name": "b"}]}),
         "input/onnx": client.post("/v1/conform", files={"onnx": ("a.onnx", b"garbage")}),
         "not_found": client.get("/v1/models/" + "0" * 64),
