@@ -48,14 +48,27 @@ def _qemu() -> str:
     return qemu
 
 
-def _emulated(qemu: str, *argv: str) -> subprocess.Popen[str]:
+def _emulated(qemu: str, *argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [qemu, "-cpu", CPU, sys.executable, *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})},
+    )
+
+
+def _emulated_pytest(qemu: str, *paths: str) -> subprocess.Popen[str]:
+    """pytest on ``paths`` in one emulated process (-n 0: a worker process xdist started would run natively, on
+    this CPU, not emulated). Only the plugins the command line needs are loaded (xdist for pyproject's ``-n``,
+    pytest-timeout for the ``timeout`` marks): importing the others (Hypothesis's, schemathesis's, anyio's) cost
+    some 20 s a process under emulation, and none of these tests uses them."""
+    return _emulated(
+        qemu,
+        *("-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "xdist.plugin", "-p", "pytest_timeout"),
+        *paths,
+        env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )
 
 
@@ -63,16 +76,20 @@ def _emulated(qemu: str, *argv: str) -> subprocess.Popen[str]:
 @pytest.mark.timeout(1800)
 def test_cpu_dependent_tests_pass_on_an_avx2_only_cpu() -> None:
     qemu = _qemu()
+    # The probe and the runs start at once (the probe alone would leave a core idle for its seconds).
     probe = _emulated(
         qemu, "-c", "import openvino as ov; print(*ov.Core().get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))"
     )
-    out, err = probe.communicate(timeout=300)
-    assert probe.returncode == 0, err
-    assert "FP32" in out.split() and "BF16" not in out.split(), out  # the CPU it claims to be
-    # In one process each (-n 0): a worker process xdist started would run natively, on this CPU, not emulated.
-    runs = [
-        _emulated(qemu, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *group) for group in CPU_DEPENDENT
-    ]
+    runs = [_emulated_pytest(qemu, *group) for group in CPU_DEPENDENT]
+    try:
+        out, err = probe.communicate(timeout=300)
+        assert probe.returncode == 0, err
+        assert "FP32" in out.split() and "BF16" not in out.split(), out  # the CPU it claims to be
+    except BaseException:
+        for run in runs:
+            run.kill()
+            run.communicate()
+        raise
     passed = 0
     for run in runs:
         out, err = run.communicate(timeout=1700)
