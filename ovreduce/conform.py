@@ -701,7 +701,7 @@ def _short_of(node: Any, key: tuple[str, str, int | None], schema: tuple[int, in
         absent = [i for i, name in enumerate(names[:low]) if not name]
         if absent:  # ONNX's "" is a tensor that is not there: only an optional one may be so
             return (
-                f"its required {kind} #{absent[0]} absent (an empty name); ONNX's {op_type} ({at}) {does} "
+                f"its required {kind} at position {absent[0]} absent (an empty name); ONNX's {op_type} ({at}) {does} "
                 f"{span}, " + ("the first required" if low == 1 else f"the first {low} required")
             )
         if len(names) < low:

@@ -399,10 +399,10 @@ def _with(node: onnx.NodeProto, opset: int = 13, outputs: tuple[str, ...] = ("t"
      (("Pad", ["x"], ["t"], "p"), 17, ("t",), "node 'p' (Pad) has 1 input; ONNX's Pad (opset 17) takes 2 to 3"),
      (("ReduceMax", ["x"], [], ""), 18, (), "the ReduceMax node at index 1 has no outputs; ONNX's ReduceMax (opset "
       "18) gives 1"),
-     (("Clip", [""], ["t"], "clip"), 13, ("t",), "node 'clip' (Clip) has its required input #0 absent (an empty "
-      "name); ONNX's Clip (opset 13) takes 1 to 3, the first required"),
-     (("ReduceMax", ["x"], [""], "mx"), 13, (), "node 'mx' (ReduceMax) has its required output #0 absent (an empty "
-      "name); ONNX's ReduceMax (opset 13) gives 1, the first required")],
+     (("Clip", [""], ["t"], "clip"), 13, ("t",), "node 'clip' (Clip) has its required input at position 0 "
+      "absent (an empty name); ONNX's Clip (opset 13) takes 1 to 3, the first required"),
+     (("ReduceMax", ["x"], [""], "mx"), 13, (), "node 'mx' (ReduceMax) has its required output at position 0 "
+      "absent (an empty name); ONNX's ReduceMax (opset 13) gives 1, the first required")],
     ids=["Mean", "Sum", "Max", "Min", "Split", "Pad", "ReduceMax", "Clip-of-empty-name", "ReduceMax-to-empty-name"],
 )  # fmt: skip
 def test_a_node_short_of_its_operators_inputs_or_outputs_is_refused_before_openvino_reads_it(
