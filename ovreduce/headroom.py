@@ -211,7 +211,7 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
         source = producer.input_value(i)
         chain.sources_kept.append(_arrives_unrounded(source))
         if source.get_node().get_type_name() == "Constant":
-            chain.sources.append(np.array(source.get_node().get_data(), copy=True))
+            chain.sources.append(_constant(source.get_node()))
         else:
             chain.sources.append(len(marks))
             marks.append(source)
@@ -289,7 +289,7 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
         for value in values:
             source = value.get_node()
             if source.get_type_name() == "Constant":
-                inputs.append(np.array(source.get_data(), copy=True))
+                inputs.append(_constant(source))
                 continue
             index = known.get(value)
             if index is None:
@@ -935,6 +935,13 @@ def run_on_device(
         results.append(data.astype(np.float64))
         precisions.append(executes.get(f"ovreduce_chain_{k}"))
     return results, precisions
+
+
+def _constant(node: Any) -> npt.NDArray[Any]:
+    """A copy of a Constant's values (an f8 one's as f8, not its codes)."""
+    from ovreduce.backends.openvino import constant_data
+
+    return constant_data(node)
 
 
 def _tensor_of(ov: Any, values: npt.NDArray[Any], etype: Any, target: str, constant: bool = False) -> Any:

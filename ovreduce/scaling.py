@@ -214,9 +214,10 @@ def _exponent(output: Any) -> float | None:
     node = output.get_node()
     if node.get_type_name() == "Convert":
         node = node.input_value(0).get_node()
-    try:
-        values = node.get_data()
-    except Exception:  # not a Constant after all
+    if node.get_type_name() != "Constant":
         return None
+    from ovreduce.backends.openvino import constant_data  # (an f8 Constant's values, not its codes)
+
+    values = constant_data(node)
     flat = [float(v) for v in values.reshape(-1)]
     return flat[0] if flat and all(v == flat[0] for v in flat) else None

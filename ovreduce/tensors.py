@@ -26,6 +26,7 @@ __all__ = [
     "EXECUTABLE_TYPES",
     "INPUT_ONLY_TYPES",
     "NF4_VALUES",
+    "UNMODELLED_TYPES",
     "check_elements",
     "concrete_shape",
     "conform_array",
@@ -40,16 +41,23 @@ __all__ = [
     "within_input_range",
 ]
 
-# Element types a reduction can be executed on (by both backends).
+# Element types a reduction can be executed on (by both backends): f8e4m3, f8e5m2 and f4e2m1 too, which OpenVINO's CPU
+# reduces in f32 and the reference in f64, each rounding the result to the type.
 EXECUTABLE_TYPES = frozenset(
-    {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "boolean"}
-)
+    {"f64", "f32", "f16", "bf16", "f8e4m3", "f8e5m2", "f4e2m1", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8",
+     "boolean"}
+)  # fmt: skip
+
+# The types of :data:`INPUT_ONLY_TYPES` that are not executable: OpenVINO's CPU reduces them in a wider type (f32, u8,
+# i8) and converts the result back (to nf4's nearest code, to f8e8m0's power of two, to a packed integer), conversions
+# the reference does not model.
+UNMODELLED_TYPES = frozenset({"f8e8m0", "nf4", "i4", "u6", "u4", "u3", "u2", "u1"})
 
 
-# Element types a model input can be made in and fed, though no reduction executes on them: the packed (sub-byte)
-# and 8-bit float types, which a model converts before it computes (a compressed model's u4 or nf4 input). Their
-# values are held unpacked, one NumPy element each (u4 in uint8, i4 in int8, nf4 as the f32 value of its code, f8 and
-# f4e2m1 in ml_dtypes' types), and packed as OpenVINO lays out such a tensor when fed (see :func:`packed_codes`).
+# Element types a model input can be made in and fed: the packed (sub-byte) and 8-bit float types, which a model most
+# often converts before it computes (a compressed model's u4 or nf4 input). Their values are held unpacked, one NumPy
+# element each (u4 in uint8, i4 in int8, nf4 as the f32 value of its code, f8 and f4e2m1 in ml_dtypes' types), packed
+# as OpenVINO lays out such a tensor when fed (see :func:`packed_codes`) and unpacked when read back from OpenVINO.
 INPUT_ONLY_TYPES = frozenset({"f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4", "i4", "u6", "u4", "u3", "u2", "u1"})
 
 NF4_VALUES = np.array(
@@ -422,6 +430,12 @@ def _check_input_only(array: npt.NDArray[Any], etype: ElementType, what: str) ->
 
 
 def _check_executable(etype: ElementType) -> None:
+    if etype.name in UNMODELLED_TYPES:
+        raise InputError(
+            f"reductions of {etype} data cannot be executed: OpenVINO's CPU reduces {etype} in a wider type and "
+            f"converts the result back to {etype}, a conversion ovreduce's reference does not model; supported: "
+            f"{', '.join(sorted(EXECUTABLE_TYPES))}"
+        )
     if etype.name not in EXECUTABLE_TYPES:
         raise InputError(
             f"reductions of {etype} data cannot be executed; supported: {', '.join(sorted(EXECUTABLE_TYPES))}"

@@ -56,6 +56,7 @@ from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.devices import Device, DevicesDocument
 from ovreduce.tensors import (
     INPUT_ONLY_TYPES,
+    NF4_VALUES,
     check_elements,
     conform_array,
     given_once,
@@ -84,6 +85,7 @@ __all__ = [
     "check_tensor_sizes",
     "compile_model",
     "compile_options",
+    "constant_data",
     "describe_device",
     "device_info",
     "effective_precision",
@@ -259,7 +261,7 @@ def _constant_value(output: Any, depth: int = 8) -> npt.NDArray[Any] | None:
     pads), by OpenVINO's own evaluation; None for one that depends on inputs, or is not small."""
     node = output.get_node()
     if node.get_type_name() == "Constant":
-        return np.asarray(node.get_data())
+        return constant_data(node)
     shape = output.get_partial_shape()
     if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 64:
         return None
@@ -270,7 +272,7 @@ def _constant_value(output: Any, depth: int = 8) -> npt.NDArray[Any] | None:
     result = ov.Tensor(output.get_element_type(), shape.to_shape())
     if not node.evaluate([result], [ov.Tensor(np.ascontiguousarray(v)) for v in values]):
         return None
-    return np.array(result.data)
+    return from_tensor(result)
 
 
 def effective_precision(compiled: Any, fallback: str | None) -> str | None:
@@ -712,16 +714,56 @@ def _text(given: Any, declared: Any, what: str) -> npt.NDArray[Any]:
 
 
 def from_tensor(tensor: Any) -> npt.NDArray[Any]:
-    """A copy of an OpenVINO tensor as a NumPy array (bf16 as ``ml_dtypes.bfloat16``, text as bytes)."""
+    """A copy of an OpenVINO tensor as a NumPy array of its values: bf16, the f8 types and f4e2m1 as ``ml_dtypes``'
+    types, the other types of :data:`ovreduce.tensors.INPUT_ONLY_TYPES` unpacked as they are held (u4 in uint8, i4 in
+    int8, nf4 as the f32 value of its code), text as bytes. (OpenVINO's ``data`` gives the raw codes: an f8's byte, two
+    4-bit elements a byte.)"""
     type_name = tensor.get_element_type().get_type_name()
     if type_name == "string":  # a detokenizer's output: ``data`` would copy it too, with a warning
         return np.array(tensor.bytes_data, copy=True)
     data = tensor.data
+    etype = ELEMENT_TYPES.get(type_name)
     if type_name == "bf16":
         import ml_dtypes
 
         return np.array(data.view(np.uint16), copy=True).view(ml_dtypes.bfloat16)
+    if etype is not None and etype.name in INPUT_ONLY_TYPES:
+        return _unpacked(tensor, etype)
     return np.array(data, copy=True)
+
+
+def constant_data(node: Any) -> npt.NDArray[Any]:
+    """A copy of an OpenVINO Constant's values, as :func:`from_tensor` reads a tensor (``get_data`` gives an f8
+    Constant's codes, a 4-bit one's packed bytes)."""
+    return from_tensor(node.get_tensor_view())
+
+
+def _unpacked(tensor: Any, etype: ElementType) -> npt.NDArray[Any]:
+    """The values of a tensor of a type of :data:`ovreduce.tensors.INPUT_ONLY_TYPES`, held unpacked (the inverse of
+    :func:`_packed_tensor`)."""
+    shape = tuple(int(d) for d in tensor.get_shape())
+    count = math.prod(shape)
+    raw = np.array(tensor.data, copy=True).view(np.uint8).reshape(-1)
+    if etype.bitwidth == 8:  # the f8 types: their bits
+        bits: npt.NDArray[Any] = raw[:count].view(etype.numpy)
+        return bits.reshape(shape)
+    if etype.name in ("u3", "u6"):  # OpenVINO's blocks: its Constant reads them
+        values = openvino().op.Constant(tensor).get_vector()
+        return np.asarray(values, dtype=np.uint8)[:count].reshape(shape)
+    if etype.name == "u1":
+        codes = np.unpackbits(raw, bitorder="big")[:count]
+    else:  # 2 or 4 bits, the first element in the lowest bits
+        per = 8 // etype.bitwidth
+        shifts = np.arange(per, dtype=np.uint8) * np.uint8(etype.bitwidth)
+        codes = ((raw[:, None] >> shifts[None, :]) & np.uint8((1 << etype.bitwidth) - 1)).reshape(-1)[:count]
+    if etype.name == "nf4":
+        return NF4_VALUES[codes].reshape(shape)
+    if etype.name == "f4e2m1":
+        floats: npt.NDArray[Any] = codes.view(etype.numpy)
+        return floats.reshape(shape)
+    if etype.name == "i4":  # two's complement nibbles
+        return (codes.astype(np.int8) - np.where(codes >= 8, 16, 0).astype(np.int8)).reshape(shape)
+    return codes.reshape(shape)
 
 
 # -- the whole-model runner ---------------------------------------------------------------------------------

@@ -169,8 +169,8 @@ def element_type_for_numpy(dtype: npt.DTypeLike) -> ElementType:
     import numpy as np
 
     dt = np.dtype(dtype)
-    for t in ELEMENT_TYPES.values():
-        if t.numpy is not None and not t.is_packed and t.numpy == dt:
+    for t in ELEMENT_TYPES.values():  # (a packed type held in a wider dtype is not that dtype's: f4e2m1 has its own)
+        if t.numpy is not None and (not t.is_packed or t.name == "f4e2m1") and t.numpy == dt:
             return t
     if dt.kind in ("U", "S", "O"):
         return ELEMENT_TYPES["string"]

@@ -111,3 +111,115 @@ def test_packed_bytes_are_those_of_openvinos_own_constant(type_name: str) -> Non
     assert fed.byte_size == own.byte_size
     assert bytes(np.asarray(fed.data).reshape(-1)) == bytes(np.asarray(own.data).reshape(-1))
     assert int(array.min()) >= 0 and int(array.max()) <= (1 << etype.bitwidth) - 1  # within the type's range
+
+
+NARROW_FLOATS = ["f8e4m3", "f8e5m2", "f4e2m1"]
+
+
+def _reduced(path: Path, type_name: str, op: str, shape: list[int]) -> Path:
+    """x (f32) -> Convert to the type -> the reduction over axis 1, in that type -> Convert to f32 (and the converted
+    input as a second output)."""
+    x = ops.parameter(shape, ov.Type.f32, name="x")
+    narrow = ops.convert(x, getattr(ov.Type, type_name))
+    red = getattr(ops, op)(narrow, ops.constant(np.array([1], np.int64)), keep_dims=False)
+    red.set_friendly_name("red")
+    wide = [ops.convert(red, ov.Type.f32), ops.convert(narrow, ov.Type.f32)]
+    ov.save_model(ov.Model([*wide, narrow, red], [x], "narrow"), str(path), compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("type_name", [t for t in RUNS_ON_CPU if t != "u2"])  # (the CPU converts no f32 to u2)
+def test_a_tensor_of_the_type_reads_back_as_its_values(tmp_path: Path, type_name: str) -> None:
+    """Differential: an output tensor (or a Constant) of the type reads as the numbers OpenVINO's own Convert to f32
+    gives of it, not as its codes (an f8's byte) or packed bytes (two 4-bit elements a byte)."""
+    from ovreduce.backends.openvino import constant_data, from_tensor
+
+    path = _reduced(tmp_path / "m.xml", type_name, "reduce_max", [3, 7])
+    values = np.random.default_rng(3).standard_normal((3, 7)).astype(np.float32) * 4
+    if type_name in ("u4", "i4"):  # within the type's range (the CPU's conversion beyond it is its own)
+        bits = element_type(type_name).bitwidth
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if type_name == "i4" else (0, (1 << bits) - 1)
+        values = np.clip(values.round(), lo, hi)
+    if type_name == "f8e8m0":  # positive
+        values = np.abs(values) + 1
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    request.infer({0: values})
+    own = request.get_output_tensor(1).data
+    read = from_tensor(request.get_output_tensor(2))
+    assert read.shape == (3, 7) and read.dtype == element_type(type_name).numpy
+    np.testing.assert_array_equal(read.astype(np.float32), own)
+    reduced = from_tensor(request.get_output_tensor(3))
+    np.testing.assert_array_equal(reduced.astype(np.float32), request.get_output_tensor(0).data)
+    constant = ov.op.Constant(request.get_output_tensor(2))
+    np.testing.assert_array_equal(constant_data(constant).astype(np.float32), own)
+
+
+@pytest.mark.parametrize("type_name", NARROW_FLOATS)
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max", "reduce_mean"])
+def test_a_reduction_on_a_narrow_float_is_audited_on_its_values(tmp_path: Path, type_name: str, op: str) -> None:
+    """An f8 or f4 reduction OpenVINO computed exactly agrees: the captured tensors are its values, not the codes that
+    the reference summed as uint8 integers (an ERROR: "the exact sum (348) does not fit in uint8")."""
+    data = np.array([[1.5, 2, 3, 4], [0.5, 1, -1, 6]], np.float32)
+    path = _reduced(tmp_path / "m.xml", type_name, op, [2, 4])
+    cpu = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})({0: data})[0]
+    nptype = element_type(type_name).numpy
+    exact = getattr(np, op.removeprefix("reduce_"))(data.astype(nptype).astype(np.float64), axis=1)
+    np.testing.assert_array_equal(cpu, exact.astype(nptype).astype(np.float32))  # OpenVINO computed it exactly
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, inputs={"x": data}, precision="f32")
+    finally:
+        model.close()
+    assert doc.error is None, doc.error
+    (row,) = [layer for layer in doc.layers if layer.layer_name == "red"]
+    assert (row.status, tuple(row.input_shape or ()), row.element_type) == ("ok", (2, 4), type_name), row
+    assert row.max_abs_error == 0.0
+    assert not any("uint8" in note for note in row.notes), row.notes
+
+
+@pytest.mark.parametrize("type_name", ["nf4", "f8e8m0", "u4", "i4"])
+def test_a_reduction_in_a_type_the_reference_does_not_model_is_not_audited(tmp_path: Path, type_name: str) -> None:
+    """OpenVINO's CPU reduces nf4, f8e8m0 and the packed integers in a wider type and converts the result back: no
+    verdict rests on such a row (it was an ERROR: "Axis 1 out of the tensor rank range", from the packed bytes)."""
+    path = _reduced(tmp_path / "m.xml", type_name, "reduce_max", [2, 4])
+    model = load_ir(path)
+    try:
+        doc = audit_model(model, inputs={"x": np.array([[1, 2, 3, 4], [1, 1, 2, 6]], np.float32)}, precision="f32")
+    finally:
+        model.close()
+    assert doc.error is None, doc.error
+    (row,) = [layer for layer in doc.layers if layer.layer_name == "red"]
+    assert row.status == "not-audited", row
+    assert f"reduces {type_name} data" in (row.not_established or "")
+
+
+@pytest.mark.parametrize("type_name", NARROW_FLOATS)
+def test_run_executes_a_narrow_float_reduction(tmp_path: Path, type_name: str) -> None:
+    """``run`` executes an f8 or f4 reduction, as OpenVINO's CPU does, and judges it to one unit in the type's last
+    place: seeded random data agrees (it was refused: "reductions of f8e4m3 data cannot be executed")."""
+    from ovreduce.compare import NARROW_FLOAT_TOLERANCES
+    from ovreduce.run import run_layer
+
+    model = load_ir(_reduced(tmp_path / "m.xml", type_name, "reduce_sum", [16, 64]))
+    try:
+        report = run_layer(model, "red", seed=1)
+    finally:
+        model.close()
+    doc = report.document
+    assert doc.outcome == "agree", doc
+    (comparison,) = doc.comparisons
+    assert (comparison.atol, comparison.rtol) == NARROW_FLOAT_TOLERANCES[type_name]
+
+
+@pytest.mark.parametrize("type_name", ["nf4", "u4"])
+def test_run_refuses_a_reduction_in_a_type_the_reference_does_not_model(tmp_path: Path, type_name: str) -> None:
+    from ovreduce.errors import InputError
+    from ovreduce.run import run_layer
+
+    model = load_ir(_reduced(tmp_path / "m.xml", type_name, "reduce_sum", [2, 4]))
+    try:
+        with pytest.raises(InputError, match=f"converts the result back to {type_name}, a conversion ovreduce's"):
+            run_layer(model, "red")
+    finally:
+        model.close()
