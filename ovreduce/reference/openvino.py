@@ -14,7 +14,10 @@ reference/reduce_*.hpp) for shapes, axes and types, and is *right* where OpenVIN
   the width). ReduceMean divides the exact sum with truncation toward zero (C++ integer division), so its
   result always fits. A ReduceSum/ReduceProd/ReduceL1 whose exact value does not fit the output type wraps
   modulo 2^bits, as OpenVINO's reference does; :func:`reduce_with_notes` says when that happened.
-  ReduceL2 of integers is ``floor(sqrt(exact sum of squares))``.
+  ReduceL2 of integers is ``floor(sqrt(exact sum of squares))``; a norm that does not fit the output type (a norm is
+  never negative: only its top can overflow) saturates at the type's largest value, and is noted. (OpenVINO's reference
+  implementation, reduce_l2.hpp, adds the squares in the output type, wrapping at each step, and takes the root of
+  what is left: 6 for int8 ``[100, 100, 100]``, whose norm is 173. No norm is that.)
 * **Zero-size reductions** (reducing an axis of length 0): ReduceMean and ReduceSum give 0 (OpenVINO returns
   the empty sum rather than 0/0), ReduceProd 1, ReduceL1/L2 0, ReduceLogicalAnd true, ReduceLogicalOr false.
   ReduceMax and ReduceMin of an empty set are undefined in the specification ("Reducing empty tensor results in
@@ -266,8 +269,15 @@ def kernel_l2(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[s
     beyond_int64 = data.dtype.itemsize == 8 or data.dtype == np.uint32
     squares = np.asarray(data.astype(object) ** 2, dtype=object) if beyond_int64 else data.astype(np.int64) ** 2
     total = _exact_int_sum(squares, axes, keep_dims)
-    roots = np.array([math.isqrt(int(v)) for v in np.asarray(total).reshape(-1).tolist()], dtype=object)
-    return _fit_int(roots.reshape(np.shape(total)), data.dtype, "L2 norm", notes)
+    roots = [math.isqrt(int(v)) for v in np.asarray(total).reshape(-1).tolist()]
+    top = int(np.iinfo(data.dtype).max)
+    if roots and max(roots) > top:
+        notes.append(
+            f"the exact L2 norm ({max(roots)}) does not fit in {data.dtype}; the result saturates at {top}, its "
+            f"largest value: a norm is never negative (OpenVINO's own reduce_l2.hpp adds the squares in "
+            f"{data.dtype}, wrapping, and takes the root of what is left, which is no norm)"
+        )
+    return np.array([min(r, top) for r in roots], dtype=data.dtype).reshape(np.shape(total))
 
 
 def _logical(fn: Callable[..., Array]) -> Callable[[Array, tuple[int, ...], bool, list[str]], Array]:

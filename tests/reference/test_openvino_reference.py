@@ -167,7 +167,15 @@ VALUE_CASES = [
     Case("l2-i32-square-beyond-i32", "ReduceL2", I32, [46341, 0], [0], 46341),
     Case("l2-i64-2^62x2", "ReduceL2", I64, [2**62, -(2**62)], [0], 6521908912666391106),  # floor(2^62.5)
     Case("l2-u64-top", "ReduceL2", U64, [2**64 - 1], [0], 2**64 - 1),
-    Case("l2-u8-wrap", "ReduceL2", U8, [200, 200], [0], 282 - 256, note="wraps modulo 2^8"),  # sqrt(80000)
+    # A norm that does not fit saturates (a norm is never negative; OpenVINO's reduce_l2.hpp wraps the sum of squares
+    # in the type at each step and takes the root of what is left: 6 for i8 [100, 100, 100], which is no norm).
+    Case("l2-u8-saturates", "ReduceL2", U8, [200, 200], [0], 255, note="saturates at 255"),  # sqrt(80000) = 282
+    Case("l2-i8-100x3", "ReduceL2", I8, [100, 100, 100], [0], 127, note="saturates at 127"),  # 173, not -83
+    Case("l2-i8-127x2", "ReduceL2", I8, [127, -127], [0], 127, note="saturates at 127"),  # 179, not -77
+    Case("l2-i8-minus-128", "ReduceL2", I8, [-128], [0], 127, note="saturates at 127"),  # |-128|, not -128
+    Case("l2-i16-30000x2", "ReduceL2", I16, [30000, 30000], [0], 32767, note="saturates at 32767"),
+    Case("l2-i32-beyond", "ReduceL2", I32, [2**31 - 1, 2**31 - 1], [0], 2**31 - 1, note="saturates at 2147483647"),
+    Case("l2-i64-beyond", "ReduceL2", I64, [2**63 - 1, 2**63 - 1], [0], 2**63 - 1, note="saturates at"),
     # ReduceMax/ReduceMin propagate NaN wherever it is; infinities stay infinite.
     Case("max-nan-first", "ReduceMax", F32, [NAN, 1.0, 2.0], [0], NAN),
     Case("max-nan-middle", "ReduceMax", F32, [1.0, NAN, 2.0], [0], NAN),
@@ -186,6 +194,16 @@ VALUE_CASES = [
     Case("and-columns-keep", "ReduceLogicalAnd", np.bool_, [[True, False], [True, True]], [0], [[True, False]], True),
     Case("or-all", "ReduceLogicalOr", np.bool_, [[False, False], [False, True]], [0, 1], True),
 ]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_an_integer_l2_norm_is_never_negative_nor_below_its_largest_element(dtype: Any) -> None:
+    """Over each type's whole range: the norm is the exact one where it fits, else the type's largest value."""
+    info = np.iinfo(dtype)
+    data = np.random.default_rng(7).integers(info.min, info.max, size=(64, 5), dtype=dtype, endpoint=True)
+    out, _ = reduce_with_notes("ReduceL2", data, [1], False)
+    exact = [math.isqrt(sum(int(v) ** 2 for v in row)) for row in data.tolist()]
+    assert out.tolist() == [min(e, int(info.max)) for e in exact]
 
 
 @pytest.mark.parametrize("case", VALUE_CASES, ids=lambda c: c.id)
