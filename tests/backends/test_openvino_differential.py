@@ -155,6 +155,62 @@ U8_SATURATION = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("count", "value"),
+    [
+        pytest.param(164, 200, id="200x164-exact-32800"),
+        pytest.param(300, 200, id="200x300-exact-60000"),
+        pytest.param(40000, 1, id="1x40000-exact-40000"),
+    ],
+)
+def test_u8_sum_of_a_1d_input_reaching_32768_gives_0(count: int, value: int) -> None:
+    """ReduceSum over a 1-D u8 input on CPU saturates at 255 while the exact sum stays below 32768, and gives 0 from
+    32768 on (200 x 164 = 32800 -> 0, 200 x 163 = 32600 -> 255): not saturation, and not the reference's wrap (96 for
+    200 x 300). ovreduce reports exactly what OpenVINO computes."""
+    values = [value] * count
+    exact = value * count
+    direct = cpu_output("ReduceSum", "u8", array("u8", values), [0], False)
+    assert int(direct) == 0, direct  # recorded: 0, on every CPU checked
+    below = cpu_output("ReduceSum", "u8", array("u8", [1] * 32767), [0], False)
+    assert int(below) == 255  # one less: saturated
+    report = run(layer("ReduceSum", "u8", [count], [0], False), [array("u8", values)])
+    _mismatch(report, [], exact % 256, 0, numpy_output=np.array(exact % 256, np.uint8))
+
+
+def test_rank_6_identity_with_keep_dims_is_wrong() -> None:
+    """ReduceSum over f32 data of rank 6 (or more) with empty axes and keep_dims=true, the identity, gives the
+    first two elements and 0 for the others on CPU ([2,2,2,2,2,2]: 62 of 64 wrong); ranks 1 to 5 are right."""
+    for rank in (5, 6):
+        data = (np.arange(2**rank) + 1).astype(np.float32).reshape((2,) * rank)
+        direct = cpu_output("ReduceSum", "f32", data, [], True)
+        report = run(layer("ReduceSum", "f32", list(data.shape), [], True), [data])
+        (_, ov_result) = report.results
+        assert ov_result.output is not None
+        assert np.array_equal(ov_result.output, direct), describe(report)  # what OpenVINO computes, reported
+        if rank == 5:
+            assert report.ok and np.array_equal(direct, data), describe(report)
+            continue
+        assert int(np.sum(direct != data)) == 62, direct  # recorded: the first two right, the rest 0
+        assert np.array_equal(direct.reshape(-1)[2:], np.zeros(62, np.float32))
+        _mismatch(report, [0, 0, 0, 0, 1, 0], 3.0, 0.0, numpy_output=data)
+
+
+@pytest.mark.parametrize("axes", [[0, 0], [0, -6], [0, 5]], ids=["0-0", "0-minus-6", "0-5"])
+def test_rank_6_integer_mean_over_two_axes_rounds_up(axes: list[int]) -> None:
+    """ReduceMean over i32 data of rank 6 with two axes (a duplicated one, or two distinct ones) gives 4 on CPU for a
+    mean of 3.5, where the same layer over axis [0] truncates to 3 as OpenVINO's reference does (rank 5: 3)."""
+    data = np.full((2,) * 6, 3, np.int32)
+    data[0] = 4
+    exact = np.full((2,) * (5 if axes != [0, 5] else 4), 3, np.int32)  # trunc(3.5)
+    direct = cpu_output("ReduceMean", "i32", data, axes, False)
+    assert np.unique(direct).tolist() == [4], direct  # recorded
+    assert np.unique(cpu_output("ReduceMean", "i32", data, [0], False)).tolist() == [3]
+    five = data[..., 0]
+    assert np.unique(cpu_output("ReduceMean", "i32", five, [0, 0], False)).tolist() == [3]  # rank 5 truncates
+    report = run(layer("ReduceMean", "i32", list(data.shape), axes, False), [data])
+    _mismatch(report, [0] * exact.ndim, 3, 4, numpy_output=exact)
+
+
 @pytest.mark.parametrize(("op", "values", "exact", "cpu"), U8_SATURATION)
 def test_u8_accumulator_saturates(op: str, values: list[int], exact: int, cpu: int) -> None:
     """ReduceMean over u8 [100, 100, 100] on CPU gives 85 (= trunc(255 / 3)): the plugin sums in a u8 that
