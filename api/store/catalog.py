@@ -61,8 +61,10 @@ class LoadedModel:
         except OvReduceError as exc:
             return exc.message
         for role, etype in (("data", spec.data_type), ("axes", spec.axes_type)):
-            if etype.name not in EXECUTABLE_TYPES or etype.kserve is None:
-                return f"its {role} input is {etype}, which ovreduce cannot execute or send as a KServe datatype"
+            if etype.name not in EXECUTABLE_TYPES:
+                return f"its {role} input is {etype}, which ovreduce cannot execute"
+            if etype.kserve is None:  # (f8e4m3: run executes it, but KServe v2 names no such datatype)
+                return f"its {role} input is {etype}, which KServe v2 has no datatype for"
         return None
 
     @functools.cached_property
