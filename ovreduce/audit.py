@@ -674,10 +674,15 @@ def audit_model(
                            f"target precision")  # fmt: skip
                 row.target = TargetHeadroom("not-established", False, f"not examined: {why}")
     finals = _final_outputs(ov_model, plain, audited, work)
-    if any(not f.identical for f in finals):
+    if any(not f.identical for f in finals) and marks:
         notes.append(
             "marking the reductions' tensors as outputs changed OpenVINO's graph (fusions), so the final outputs "
             "of the audited run differ from a plain run (see final_outputs)"
+        )
+    elif any(not f.identical for f in finals):  # nothing marked: the two runs compiled the same graph
+        notes.append(
+            "the final outputs of the audited run differ from a plain run of the same graph (nothing was marked in "
+            "it): OpenVINO gives the model other outputs for the same inputs (see final_outputs)"
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)

@@ -1286,8 +1286,9 @@ def _fit(
               and p.declared.dims[0].lo == 1 and not p.declared.is_static for p in ports)  # fmt: skip
     free = any(_static(p.target, 1) != _static(p.target, 2, not one) for p in ports)  # dims a fill would change
     fills = DEFAULT_FILLS if free else DEFAULT_FILLS[:1]
-    refused = ""
+    refused, unkept = "", False
     model_ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
+    reshapes = [node for node in ov_model.get_ordered_ops() if node.get_type_name() == "Reshape"]
     for fill in fills:
         chosen = [_pinned(p, _static(p.target, fill, not one), pins.get(p.index, {})) for p in ports]
         chosen = [_floored(p, dims, (floors or {}).get(p.index, {})) for p, dims in zip(ports, chosen, strict=True)]
@@ -1303,7 +1304,7 @@ def _fit(
                 if fill == fills[0]:
                     raise LimitExceededError(f"input {port.label!r} would have {count} elements {list(dims)}, more "
                                              f"than the limit of {max_elements} (OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
-                return _refused(ports, refused)
+                return _refused(ports, refused, unkept)
             check_elements(dims, max_elements, f"input {port.label!r}")  # no elements, but dims past the limit
         changed = {  # a string input keeps its shape: a tokenizer's ops cannot be reshaped (their text varies)
             model_ports[p.index]: ov.PartialShape(list(dims))
@@ -1315,10 +1316,30 @@ def _fit(
         try:
             ov_model.reshape(changed)  # OpenVINO restores the model when its shape inference refuses
         except Exception as exc:  # shape inference refusing these sizes
-            refused = clean_message(exc)
+            refused, unkept = clean_message(exc), False
+            continue
+        lost = _unkept(reshapes)
+        if lost is not None:  # accepted by OpenVINO, but the compiled model would read past (or short of) its input
+            refused, unkept = lost, True
             continue
         return chosen
-    return _refused(ports, refused)
+    return _refused(ports, refused, unkept)
+
+
+def _unkept(reshapes: Sequence[Any]) -> str | None:
+    """The first of ``reshapes`` (Reshape nodes, as OpenVINO infers their shapes) whose static output holds another
+    number of elements than its static input, in words; None where each keeps its elements. OpenVINO's shape inference
+    does not compare them for a Reshape of special zero without ``-1`` (``[0, 24, 24, 1024]`` takes ``[1, 1, 1024]``),
+    and its CPU plugin then reads the output's elements from the input's buffer, past its end."""
+    for node in reshapes:
+        source, made = node.get_input_partial_shape(0), node.get_output_partial_shape(0)
+        if source.is_static and made.is_static:
+            before, after = source.to_shape(), made.to_shape()
+            if math.prod(before) != math.prod(after):
+                return (f"Reshape {node.get_friendly_name()!r} takes [{','.join(map(str, before))}] "
+                        f"({math.prod(before)} elements) to [{','.join(map(str, after))}] ({math.prod(after)} "
+                        f"elements)")  # fmt: skip
+    return None
 
 
 def _permuted(
@@ -1437,9 +1458,18 @@ def elements_bound(shape: Any) -> int:
     return count
 
 
-def _refused(ports: Sequence[_Port], message: str) -> NoReturn:
+def _refused(ports: Sequence[_Port], message: str, unkept: bool = False) -> NoReturn:
+    """:class:`InputError` for inputs that OpenVINO's shape inference refused (``message``, its words), or that a
+    Reshape does not keep the elements of (``unkept``: ``message`` names it, :func:`_unkept`)."""
     given = [p.label for p in ports if p.array is not None or p.target != p.declared]
     what = "the shapes given" if given and all(p.target.is_static for p in ports) else "every default tried"
+    if unkept:
+        fits = "the shapes given for the model's inputs do not fit it" if what == "the shapes given" else (
+            "no default tried for the model's inputs fits it")  # fmt: skip
+        raise InputError(f"{fits}: {message}, where a Reshape keeps the number of "
+                         f"elements (OpenVINO's shape inference lets this one through, and the compiled model would "
+                         f"read past its input); give the inputs' shapes that the model takes (--shape NAME=SHAPE)",
+                         parameter="shapes")  # fmt: skip
     raise InputError(f"OpenVINO's shape inference refused {what} for the model's inputs: {message}",
                      parameter="shapes")  # fmt: skip
 
@@ -1476,16 +1506,18 @@ def channel_pins(ov_model: Any) -> dict[int, dict[int, tuple[int, str]]]:
 
 
 def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
-    """The last dynamic dim of each input that a Reshape takes (directly or through Converts) to a constant target of
-    one ``-1``, by input index, and its size: what the input's static dims lack of the product of the target's other
-    dims, which its elements must divide into (Qwen2-VL's flattened patches ``[?, ?]`` to ``[-1, 3, 2, 14, 14]``:
-    1176, where no fill divides); none where the static dims hold that product already."""
+    """A dynamic dim of each input that a Reshape takes (directly or through Converts) to a constant target, by input
+    index, and its size: the last dynamic dim the target does not copy (a ``0`` of special zero copies the input's dim
+    at its place). A target of one ``-1``: what the input's static dims it does not copy lack of the product of the
+    target's other dims, which its elements must divide into (Qwen2-VL's flattened patches ``[?, ?]`` to
+    ``[-1, 3, 2, 14, 14]``: 1176, where no fill divides); none where those dims hold that product already. A target
+    without ``-1``: what they lack of that product, which they must hold exactly (LLaVA-NeXT-Video's resampler
+    ``[?, ?, 1024]`` to ``[0, 24, 24, 1024]``: 576 tokens), where that dim is the only dynamic one it does not copy."""
     pins: dict[int, tuple[int, int, str]] = {}
     for index, port in enumerate(ov_model.inputs):
         shape = port.get_partial_shape()
         if shape.rank.is_dynamic or shape.is_static:
             continue
-        last = max(i for i in range(len(shape)) if shape[i].is_dynamic)
         outputs, seen = [port.get_node().output(0)], 0
         while outputs and seen < 64 and index not in pins:
             output, seen = outputs.pop(), seen + 1
@@ -1494,20 +1526,40 @@ def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
                 if node.get_type_name() == "Convert":
                     outputs.append(node.output(0))
                 elif node.get_type_name() == "Reshape" and use.get_index() == 0:
-                    target = _constant_value(node.input_value(1))
-                    if target is None or target.ndim != 1 or int(np.count_nonzero(target == -1)) != 1:
-                        continue
-                    if node.get_attributes().get("special_zero") and bool(np.any(target == 0)):
-                        continue
-                    known = [int(v) for v in target if v != -1]
-                    given = math.prod(d.get_length() for d in shape if d.is_static)  # what the static dims hold
-                    size = math.prod(known) // math.gcd(math.prod(known), given) if all(v > 0 for v in known) else 1
-                    if size > 1:  # no fill of the others makes the elements divide into the target's rows
-                        whole = [int(v) for v in target]
-                        pins[index] = (last, size, f"so that its elements fill rows of the target {whole} of Reshape "
-                                                   f"{node.get_friendly_name()!r}")  # fmt: skip
+                    pin = _reshape_pin(shape, node)
+                    if pin is not None:
+                        pins[index] = pin
                         break
     return pins
+
+
+def _reshape_pin(shape: Any, node: Any) -> tuple[int, int, str] | None:
+    """The dim of an input of ``shape`` that Reshape ``node`` needs at a size, the size, and why (see
+    :func:`_reshape_pins`); None where it needs none, or none that one dim can give."""
+    target = _constant_value(node.input_value(1))
+    if target is None or target.ndim != 1 or int(np.count_nonzero(target == -1)) > 1:
+        return None
+    zeros = [i for i, v in enumerate(target) if v == 0]
+    if zeros and not node.get_attributes().get("special_zero"):
+        return None  # a target of no elements
+    if any(i >= len(shape) for i in zeros):
+        return None
+    copied = set(zeros)
+    free = [i for i in range(len(shape)) if i not in copied and shape[i].is_dynamic]
+    if not free or any(v < -1 for v in target):
+        return None
+    known = math.prod(int(v) for i, v in enumerate(target) if i not in copied and v != -1)
+    given = math.prod(shape[i].get_length() for i in range(len(shape)) if i not in copied and shape[i].is_static)
+    whole = [int(v) for v in target]
+    name = node.get_friendly_name()
+    if -1 in whole:
+        size = known // math.gcd(known, given) if known > 0 else 1
+        if size > 1:  # no fill of the others makes the elements divide into the target's rows
+            return free[-1], size, f"so that its elements fill rows of the target {whole} of Reshape {name!r}"
+        return None
+    if len(free) == 1 and given > 0 and known % given == 0 and known // given > 0:
+        return free[0], known // given, f"so that its elements fill the target {whole} of Reshape {name!r}"
+    return None
 
 
 def _pinned(port: _Port, dims: tuple[int, ...], pins: Mapping[int, tuple[int, str]]) -> tuple[int, ...]:

@@ -586,3 +586,41 @@ def test_a_waveform_without_an_encoder_config_takes_the_first_fill_accepted(tmp_
     folder = _speech_classifier(tmp_path / "export", None)
     doc = audit_model(load_ir(folder / "openvino_model.xml"), precision="f32")
     assert doc.inputs[0].shape == (1, 512), doc.inputs
+
+
+def _resampler(path: Path, hidden: int = 16, grid: int = 4) -> Path:
+    """LLaVA-NeXT-Video's vision resampler as optimum-intel exports it: ``image_features [?, ?, hidden]`` viewed as
+    a grid (``Reshape`` of special zero to ``[0, grid, grid, hidden]``: the batch copied, no ``-1``), pooled 2x2, then
+    averaged."""
+    x = ops.parameter(ov.PartialShape([-1, -1, hidden]), ov.Type.f32, name="image_features")
+    x.output(0).set_names({"image_features"})
+    grid_view = ops.reshape(x, ops.constant(np.array([0, grid, grid, hidden], np.int64)), True, name="aten::view")
+    channels = ops.transpose(grid_view, ops.constant(np.array([0, 3, 1, 2], np.int64)))
+    pooled = ops.avg_pool(channels, [2, 2], [0, 0], [0, 0], [2, 2], False, name="pool")
+    flat = ops.reshape(pooled, ops.constant(np.array([0, hidden, -1], np.int64)), True)
+    mean = ops.reduce_mean(flat, _axes(2), False, name="pooled")
+    return _save(ov.Model([mean], [x], "resampler"), path)
+
+
+def test_features_reshaped_to_a_grid_without_minus_one_get_the_tokens_the_grid_holds(tmp_path: Path) -> None:
+    """A special-zero Reshape to ``[0, 4, 4, 16]`` takes 16 tokens of each batch. OpenVINO's shape inference does not
+    compare the element counts of such a Reshape, so one token was fed, and the CPU plugin read past the input: the
+    reduction after it was audited on memory nobody fed."""
+    doc = _audit(_resampler(tmp_path / "resampler.xml"))
+    assert doc.error is None, doc.error
+    (features,) = doc.inputs
+    assert features.shape == (1, 16, 16), features.shape
+    assert any("dynamic dimension 1 (?) set to 16, so that its elements fill the target [0, 4, 4, 16] of Reshape "
+               "'aten::view'" in n for n in doc.notes), doc.notes  # fmt: skip
+    assert [layer.status for layer in doc.layers] == ["ok"], doc.layers
+    assert all(f.identical for f in doc.final_outputs), doc.final_outputs
+
+
+def test_a_shape_whose_elements_a_reshape_does_not_keep_is_refused_naming_the_reshape(tmp_path: Path) -> None:
+    """OpenVINO reshapes the model to ``[1, 1, 16]`` beside a Reshape to ``[0, 4, 4, 16]`` (256 elements of 16): no
+    run on such a feed, whose compiled model reads past its input; the refusal names the Reshape and the counts."""
+    path = _resampler(tmp_path / "resampler.xml")
+    with pytest.raises(InputError, match=r"Reshape 'aten::view' takes \[1,1,16\] \(16 elements\) to \[1,4,4,16\] "
+                                         r"\(256 elements\)") as info:  # fmt: skip
+        _audit(path, shapes={"image_features": PartialShape.static([1, 1, 16])})
+    assert info.value.parameter == "shapes"
