@@ -1029,8 +1029,8 @@ def _disagreeing(
     ids = _sequence(ports, names, lambda p: arrays[p.index].shape)
     if ids is None:
         return []
-    shape = arrays[ids.index].shape[:2]
-    covered = (shape[0], shape[1] + _past_length(ports, names))  # a mask's, over the past given too
+    shape = _lead(ids, arrays[ids.index].shape)
+    covered = (*shape[:-1], shape[-1] + _past_length(ports, names))  # a mask's, over the past given too
     notes = []
     for p in ports:
         mask = bool(names[p.index] & GROWING_MASKS)
@@ -1070,12 +1070,13 @@ def _follow_token_ids(
     ids = _sequence(ports, names, lambda p: tuple(p.target.to_list()) if p.target.is_static else ())
     if ids is None:
         return ports
-    shape = PartialShape.static(ids.target.to_list()[:2])
-    batch = PartialShape.static(ids.target.to_list()[:1])  # a stateful LLM's beam_idx: one per sequence
-    tokens = PartialShape.static(ids.target.to_list()[1:2])  # cache_position: the new tokens' places in the cache
+    lead = _lead(ids, ids.target.to_list())
+    shape = PartialShape.static(list(lead))
+    batch = PartialShape.static(list(lead[:1]))  # a stateful LLM's beam_idx: one per sequence
+    tokens = PartialShape.static(list(lead[-1:]))  # cache_position: the new tokens' places in the cache
     # a mask covers the past given too, as in the step of generation that past is for
     pasts = {False: _past_length(ports, names), True: _cross_length(ports, names, encoder)[0]}  # each kind's
-    covered = PartialShape.static([shape.to_list()[0], shape.to_list()[1] + pasts[False]])
+    covered = PartialShape.static([*lead[:-1], lead[-1] + pasts[False]])
     return [_follow(p, shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else _follow(p, covered) if _along(p, names[p.index], covered)
             else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
@@ -1131,8 +1132,21 @@ def _sequence(
 ) -> _Port | None:
     """The input that says the sequence, [batch, tokens] first in its ``shape``: the token ids ([batch, tokens]),
     else their embeddings ([batch, tokens, width], a model fed ``inputs_embeds``)."""
-    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and len(shape(p)) == 2), None)
+    ids = next((p for p in ports if names[p.index] & TOKEN_IDS and (len(shape(p)) == 2 or _choices(p, shape(p)))),
+               None)  # fmt: skip
     return ids or next((p for p in ports if names[p.index] & EMBEDDINGS and len(shape(p)) == 3), None)
+
+
+def _choices(port: _Port, dims: Sequence[Any]) -> bool:
+    """Whether ``port`` of ``dims`` is token ids of choices (``[batch, choices, tokens]``, integers: a multiple-choice
+    head's, as optimum-intel exports BERT's, RoBERTa's, DeBERTa's)."""
+    return len(dims) == 3 and not port.etype.is_real
+
+
+def _lead(port: _Port, dims: Sequence[int]) -> tuple[int, ...]:
+    """The dims of the sequence that ``port`` (:func:`_sequence`'s) says in ``dims``: ``[batch, tokens]`` of token ids
+    or their embeddings (not their width), ``[batch, choices, tokens]`` of ids of choices (:func:`_choices`)."""
+    return tuple(dims[:3] if _choices(port, dims) else dims[:2])
 
 
 def _free_past(port: _Port, names: set[str], batch: int, length: int) -> _Port:
@@ -1245,9 +1259,27 @@ def _settled(port: _Port) -> _Port:
     dims = port.target.dims
     if port.free or port.target.is_static or dims is None or len(dims) not in (2, 3):
         return port
+    if _choices(port, dims):
+        return replace(port, target=PartialShape.static(list(_of_choices(port.target))), asked=port.target)
     if len(dims) == 3 and not dims[2].is_static:  # embeddings of no known width: the fills settle it
         return port
     return replace(port, target=PartialShape.static(list(_static(port.target, PROMPT_TOKENS))), asked=port.target)
+
+
+def _of_choices(shape: Any) -> tuple[int, ...]:
+    """Ids of choices of ``shape`` (``[batch, choices, tokens]``) at one static shape: the batch its lower bound (at
+    least 1), :data:`CHOICES` choices of :data:`PROMPT_TOKENS` tokens each, within the intervals given."""
+    batch, choices, tokens = shape.dims
+    return (
+        _static(type(shape)((batch,)), 1, batch=False)[0],
+        _static(type(shape)((choices,)), CHOICES, batch=False)[0],
+        _static(type(shape)((tokens,)), PROMPT_TOKENS, batch=False)[0],
+    )
+
+
+CHOICES = 2
+"""How many choices ovreduce makes for token ids of choices (a multiple-choice head's ``[batch, choices, tokens]``):
+more than one, as the head scores choices against each other."""
 
 
 def _prompt_length(port: _Port) -> _Port:
@@ -1256,9 +1288,14 @@ def _prompt_length(port: _Port) -> _Port:
     from ovreduce.shapes import PartialShape
 
     dims = port.declared.dims
-    if port.target != port.declared or dims is None or len(dims) not in (2, 3) or dims[1].is_static:
+    if port.target != port.declared or dims is None or len(dims) not in (2, 3):
         return port
-    if len(dims) == 3 and not dims[2].is_static:  # embeddings of no known width
+    if _choices(port, dims):  # ids of choices: their tokens free, or their choices
+        if dims[1].is_static and dims[2].is_static:
+            return port
+        shape = PartialShape.static(list(_of_choices(port.declared)))
+        return replace(port, target=shape) if port.declared.compatible(shape) else port
+    if dims[1].is_static or (len(dims) == 3 and not dims[2].is_static):  # embeddings of no known width
         return port
     shape = PartialShape.static([_static(port.declared, PROMPT_TOKENS)[0], PROMPT_TOKENS, *[d.lo for d in dims[2:]]])
     return replace(port, target=shape) if port.declared.compatible(shape) else port

@@ -498,9 +498,15 @@ def _prompt_inputs(
     if positions is not None and count > positions[0]:  # positions the model was not made for (memory: their square)
         raise UsageError(f"--prompt: the prompt is {count} tokens, more than the {positions[0]} positions the model "
                          f"takes ({positions[1]}); give a shorter prompt")  # fmt: skip
+    ranks = {name: layer.shape.rank for layer in model.layers if layer.type == "Parameter" and layer.shape is not None
+             for name in (layer.name, *(n for port in layer.outputs for n in port.names))}  # fmt: skip
     for name in chosen:
         through = f" and {embed.source}" if name == "inputs_embeds" and embed is not None else ""
         origins[name] = f"the prompt, {count} tokens through {export.tokenizer.name}{through}"
+        if name in _TOKENIZER_GIVES and ranks.get(name) == 3 and chosen[name].ndim == 2:
+            # a multiple-choice head's [batch, choices, tokens]: the prompt is its one choice
+            chosen[name] = chosen[name][:, None, :]
+            origins[name] += ", as the one choice of the model's [batch, choices, tokens]"
     return chosen
 
 

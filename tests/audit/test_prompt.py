@@ -602,3 +602,25 @@ def test_a_vision_encoder_decoders_decoder_takes_the_positions_its_config_nests(
     assert "more than the 16 positions the model takes (config.json: decoder.max_position_embeddings)" in err, err
     status, _, err = run_cli(capsys, "audit", str(folder))  # the encoder, fed an image: no positions of ids
     assert status == 0, err
+
+
+def test_a_prompt_is_the_one_choice_of_a_multiple_choice_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A multiple-choice head takes ``[batch, choices, tokens]``; the tokenizer gives ``[1, n]``, which was refused
+    ("has shape [1, 7] but the layer expects [?,?,?]"). The prompt is fed as the model's one choice."""
+    from tests.audit.test_shapes import _multiple_choice
+
+    bert = EXPORTS / "bert_encoder"
+    for name in ("config.json", "openvino_tokenizer.xml", "openvino_tokenizer.bin", "tokenizer.json",
+                 "tokenizer_config.json"):  # fmt: skip
+        shutil.copy(bert / name, tmp_path / name)
+    _multiple_choice(tmp_path / "openvino_model.xml")
+    prompt = "the cat sat on the mat"
+    tokens = tokenize(find_export(bert), prompt)["input_ids"].shape[-1]
+    doc = _audit(capsys, str(tmp_path), "--prompt", prompt, "--precision", "f32")
+    made = {i["name"]: (i["shape"], i["origin"]) for i in doc["inputs"]}  # type: ignore[attr-defined]
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        assert made[name][0] == [1, 1, tokens], made
+        assert made[name][1].endswith("as the one choice of the model's [batch, choices, tokens]"), made
+    assert doc["ok"] is True

@@ -624,3 +624,54 @@ def test_a_shape_whose_elements_a_reshape_does_not_keep_is_refused_naming_the_re
                                          r"\(256 elements\)") as info:  # fmt: skip
         _audit(path, shapes={"image_features": PartialShape.static([1, 1, 16])})
     assert info.value.parameter == "shapes"
+
+
+def _multiple_choice(path: Path, vocab: int = 1000) -> Path:
+    """A multiple-choice head as optimum-intel exports BERT's: ``input_ids``, ``attention_mask``, ``token_type_ids``
+    ``[?,?,?]`` (batch, choices, tokens), flattened to ``[batch * choices, tokens]`` (the last dim read from the ids'
+    shape), embedded, masked, and averaged over the tokens; one score per choice."""
+    rng = np.random.default_rng(0)
+    params = {}
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        params[name] = ops.parameter(ov.PartialShape([-1, -1, -1]), ov.Type.i64, name=name)
+        params[name].output(0).set_names({name})
+
+    def flat(x: Any) -> Any:
+        tokens = ops.gather(ops.shape_of(x), ops.constant(np.array([2], np.int64)), ops.constant(np.int64(0)))
+        return ops.reshape(x, ops.concat([ops.constant(np.array([-1], np.int64)), tokens], 0), False)
+
+    words = ops.gather(ops.constant(rng.standard_normal((vocab, 16)).astype(np.float32)), flat(params["input_ids"]),
+                       ops.constant(np.int64(0)), name="word_embeddings")  # fmt: skip
+    kinds = ops.gather(ops.constant(rng.standard_normal((2, 16)).astype(np.float32)), flat(params["token_type_ids"]),
+                       ops.constant(np.int64(0)), name="token_type_embeddings")  # fmt: skip
+    mask = ops.convert(ops.unsqueeze(flat(params["attention_mask"]), ops.constant(np.int64(-1))), ov.Type.f32)
+    mean = ops.reduce_mean(ops.multiply(ops.add(words, kinds), mask), _axes(1), False, name="pooled")
+    scores = ops.matmul(mean, ops.constant(rng.standard_normal((16, 1)).astype(np.float32)), False, False)
+    batch = ops.gather(ops.shape_of(params["input_ids"]), ops.constant(np.array([0], np.int64)),
+                       ops.constant(np.int64(0)))  # fmt: skip
+    logits = ops.reshape(scores, ops.concat([batch, ops.constant(np.array([-1], np.int64))], 0), False)
+    logits.output(0).set_names({"logits"})
+    return _save(ov.Model([logits], list(params.values()), "multiple_choice"), path)
+
+
+def test_ids_of_choices_are_made_as_choices_of_a_sequence(tmp_path: Path) -> None:
+    """``[batch, choices, tokens]`` ids were made ``[1,1,1]``: one choice of one token, every reduction over the
+    tokens reducing one element. They are made 2 choices of 8 tokens, and the mask and token types along them."""
+    doc = _audit(_multiple_choice(tmp_path / "openvino_model.xml"))
+    assert doc.error is None, doc.error
+    assert {i.name: i.shape for i in doc.inputs} == dict.fromkeys(("input_ids", "attention_mask", "token_type_ids"),
+                                                                   (1, 2, 8))  # fmt: skip
+    (pooled,) = doc.layers
+    assert pooled.ok and pooled.input_shape == (2, 8, 16), pooled
+
+
+@pytest.mark.parametrize("given", ["[1,3,5]", "[1,?,5]"])
+def test_the_mask_and_token_types_follow_ids_of_choices_shaped(tmp_path: Path, given: str) -> None:
+    """``--shape input_ids=[1,3,5]``: the mask and token types were made along ``[1,3]`` (the ids' first two dims),
+    which fits no ``[?,?,?]`` input; they were left ``[1,1,1]`` (broadcast, or refused by a real BERT)."""
+    doc = _audit(_multiple_choice(tmp_path / "openvino_model.xml"), shapes={"input_ids": PartialShape.parse(given)})
+    assert doc.error is None, doc.error
+    shapes = {i.name: i.shape for i in doc.inputs}
+    choices = 3 if given == "[1,3,5]" else 2
+    assert set(shapes.values()) == {(1, choices, 5)}, shapes
+    assert not any("another shape than the token ids" in n for n in doc.notes), doc.notes
