@@ -11,8 +11,9 @@ what the graph (or optimum's input name) says   what the input gets
 ==============================================  ================================================================
 ``attention_mask``, other integer ``*mask*``    ones: every position attended
 a mask a pooling reduces (within a few          ones with right padding, row k ending k+1 tokens early (never a
-Converts, Unsqueezes, Broadcasts, Multiplies;   row of padding alone): a pooling's count and masked sum vary
-no decoder's: no state, past or beams)
+Converts, Unsqueezes, Broadcasts, Multiplies,   row of padding alone): a pooling's count and masked sum vary, a
+flips, Equals, Selects; no decoder's: no        last-token pooling picks another token, a max pooling's fill
+state, past or beams)                           meets padding
 ``inputs_embeds`` (a VLM's language model)      the export's own text embeddings of seeded ids (:class:`Embedder`,
                                                 where the export holds its text-embeddings model), else as below
 ``position_ids``, ``cache_position``            ``arange`` along the last axis: positions 0..n-1 of a sequence
@@ -344,17 +345,21 @@ def _first(current: T | None, new: T) -> T:
     return new if current is None or new < current else current  # type: ignore[operator]
 
 
-# The ops a mask passes through on its way into a pooling's reduction (``mask.unsqueeze(-1).expand(...).float()``,
-# times the token embeddings), and how far that way is looked along.
-_POOLING_WAY = frozenset({"Convert", "ConvertLike", "Unsqueeze", "Reshape", "Squeeze", "Broadcast", "Tile", "Multiply"})
+# The ops a mask passes through on its way into a pooling's reduction, and how far that way is looked along: a mean
+# pooling's ``mask.unsqueeze(-1).expand(...).float()`` times the token embeddings, a last-token pooling's flip
+# (``mask.flip(1).max(1)``: a Slice of step -1, or a Reverse), a max pooling's masked fill (``masked_fill(mask == 0,
+# -1e9)``: an Equal, a Select).
+_POOLING_WAY = frozenset({"Convert", "ConvertLike", "Unsqueeze", "Reshape", "Squeeze", "Broadcast", "Tile", "Multiply",
+                          "Slice", "StridedSlice", "Reverse", "Equal", "NotEqual", "LogicalNot", "Select"})  # fmt: skip
 _POOLING_STEPS = 6
 
 
 def _pooled(parameter: Any) -> str | None:
     """The reduction (its type and name) that takes ``parameter``'s value, an attention mask, as its data within a
-    few ops that pass it on or multiply by it (:data:`_POOLING_WAY`): a mean pooling's token count and masked sum
-    (sentence-transformers': ``sum(embeddings * mask) / sum(mask)``), not the attention's use of it; None where there
-    is none (an LLM decoder's mask)."""
+    few ops that pass it on, multiply by it, flip it or fill by it (:data:`_POOLING_WAY`): a mean pooling's token count
+    and masked sum (sentence-transformers': ``sum(embeddings * mask) / sum(mask)``), a last-token pooling's search of
+    the last real token (``mask.flip(1).max(1)``), a max pooling's max over the embeddings filled at the padding; not
+    the attention's use of it; None where there is none (an LLM decoder's mask)."""
     found: list[str] = []
     frontier, seen = [parameter], set[str]()
     for _ in range(_POOLING_STEPS):

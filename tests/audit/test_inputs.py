@@ -991,3 +991,55 @@ def test_a_pooled_mask_of_one_token_is_not_padded_and_a_decoders_mask_stays_ones
     for export in ("llama_int4/openvino_model.xml", "bert_encoder/openvino_model.xml"):
         doc = _audit(EXPORTS / export, precision="f32")
         assert _origin(doc, "attention_mask") == "ones (an attention mask, by its name)", export
+
+
+def _flip_or_fill_pooling(path: Path, pooling: str) -> Path:
+    """sentence-transformers' last-token and max poolings as optimum-intel exports them. Last token:
+    ``attention_mask.flip(1).max(1)`` (Convert, Slice of step -1, ReduceMax and a TopK for the index), the last real
+    token's embedding gathered. Max: ``embeddings.masked_fill(mask == 0, -1e9).max(1)`` (Unsqueeze, Broadcast,
+    Convert, Equal, Select, ReduceMax)."""
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    ids.output(0).set_names({"input_ids"})
+    mask = ops.parameter([-1, -1], np.int64, name="attention_mask")
+    mask.output(0).set_names({"attention_mask"})
+    embeddings = ops.gather(ops.constant(rng.standard_normal((100, 16)).astype(np.float32)), ids,
+                            ops.constant(np.int64(0)))  # fmt: skip
+
+    def i64(*values: int) -> Any:
+        return ops.constant(np.array(values, np.int64))
+
+    if pooling == "max":
+        wide = ops.broadcast(ops.unsqueeze(mask, ops.constant(np.int64(-1))), ops.shape_of(embeddings))
+        padding = ops.equal(ops.convert(wide, "f32"), ops.constant(np.float32(0)))
+        filled = ops.select(padding, ops.constant(np.float32(-1e9)), embeddings)
+        pooled = ops.reduce_max(filled, i64(1), False, name="pool/aten::max/ReduceMax")
+    else:
+        flipped = ops.slice(ops.convert(mask, "i32"), i64(-1), i64(-(2**63)), i64(-1), i64(1), name="pool/flip")
+        found = ops.reduce_max(flipped, i64(1), False, name="pool/aten::max/ReduceMax")
+        first = ops.squeeze(ops.topk(flipped, ops.constant(np.int64(1)), 1, "max", "none", "i64").output(1), i64(1))
+        length = ops.gather(ops.shape_of(ids), ops.constant(np.int64(1)), ops.constant(np.int64(0)))
+        first = ops.select(ops.equal(found, ops.constant(np.int32(0))), ops.subtract(length, i64(1)), first)
+        last = ops.subtract(ops.subtract(length, first), i64(1))
+        batch = ops.gather(ops.shape_of(embeddings), i64(0), ops.constant(np.int64(0)))
+        where = ops.broadcast(ops.unsqueeze(last, i64(1, 2)), ops.concat([batch, i64(1, 16)], 0))
+        pooled = ops.squeeze(ops.gather_elements(embeddings, where, 1), i64(1))
+    norm = ops.reduce_l2(pooled, i64(1), True, name="normalize/ReduceL2")
+    ov.save_model(ov.Model([ops.divide(pooled, norm)], [ids, mask], "st"), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("pooling", ["lasttoken", "max"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_mask_a_last_token_or_max_pooling_reduces_is_padded(tmp_path: Path, pooling: str, batch: int) -> None:
+    """The mask of a last-token pooling (its flip a Slice) or of a max pooling (its masked fill an Equal and a Select)
+    was ones at any batch: the last token's ReduceMax was 'every one of its input elements is 1', the choice of the
+    last token and the masked fill never saw padding. It is padded as a mean pooling's is."""
+    path = _flip_or_fill_pooling(tmp_path / "m.xml", pooling)
+    doc = _audit(path, precision="f32", shapes={"input_ids": PartialShape.parse(f"[{batch},8]")})
+    assert _origin(doc, "attention_mask") == (
+        "ones with right padding as a tokenizer pads a batch, row k ending k+1 tokens early but never padding alone "
+        "(an attention mask, by its name, that ReduceMax 'pool/aten::max/ReduceMax' reduces: a pooling)"
+    )
+    rows = {row.layer_name: row for row in doc.layers}
+    assert all(row.status == "ok" for row in rows.values()), rows
