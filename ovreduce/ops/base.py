@@ -90,6 +90,10 @@ class ValueInfo:
     shape: tuple[int, ...] | None = None  # the value's own shape; None: 1-D (or unknown)
     known: tuple[Bounds | None, ...] | None = None  # a runtime value's elements' bounds, row-major (None: not known)
     reals: tuple[float, ...] | None = None  # a Const's non-integral floats (unresolved to every integer rule)
+    # a runtime 1-D value a Concat puts together of as many inputs as it has elements, where its elements are not
+    # known: the first element of each input that is a Const layer, None for any other input. It is what
+    # OpenVINO's Broadcast reads of such a target when the target's bounds do not evaluate.
+    pieces: tuple[int | None, ...] | None = None
 
     @property
     def element_shape(self) -> tuple[int, ...] | None:

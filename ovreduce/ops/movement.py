@@ -477,11 +477,30 @@ class Concat0(_ValueShaped):
         for index in range(len(ctx.layer.inputs)):
             info, part = ctx.value(index), partial_value(ctx, index)
             if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
-                return folded
+                return self._pieces(ctx, folded)
             known += part
             if len(known) > MAX_VALUE_ELEMENTS:  # a value too large to compute: its elements are not kept either
                 return folded
         return replace(folded, known=tuple(known))
+
+    @staticmethod
+    def _pieces(ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
+        """``folded`` knowing its :attr:`~ovreduce.ops.base.ValueInfo.pieces` where the Concat gives a 1-D value of as
+        many elements as it has inputs (each Const input's first element, as OpenVINO's Broadcast reads them)."""
+        count = len(ctx.layer.inputs)
+        total = 0
+        for index in range(count):
+            shape = ctx.input(index).shape
+            if shape is None or shape.dims is None or len(shape.dims) != 1 or not shape.dims[0].is_static:
+                return folded
+            total += shape.dims[0].lo
+        if total != count:
+            return folded
+        pieces: list[int | None] = []
+        for index in range(count):
+            const = int_value(ctx, index) if ctx.input(index).origin == "const" else None
+            pieces.append(const[0] if const else None)
+        return replace(folded, pieces=tuple(pieces))
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
@@ -861,6 +880,9 @@ class Broadcast(_ValueShaped):
         target = int_value(ctx, 1)
         if mode in ("explicit", "none"):
             self._check_axes_mapping(ctx, data, inputs[2], target)
+        pieces = ctx.value(1).pieces if target is None else None
+        if pieces is not None and partial_value(ctx, 1) is None:  # its bounds do not evaluate: a Concat's Consts
+            return [self._of_pieces(data, pieces, mode)]
         if mode in ("explicit", "none") and target is None:  # the target's elements as far as they are known
             given = partial_value(ctx, 1)
             if given is not None and all(b is None or b[0] >= 0 for b in given):
@@ -897,6 +919,46 @@ class Broadcast(_ValueShaped):
         if str_attr(ctx.layer, "mode", "numpy") not in ("numpy", "bidirectional"):
             return None
         return expanded(inputs[0], out_shape)
+
+    @classmethod
+    def _of_pieces(cls, data: PartialShape, pieces: tuple[int | None, ...], mode: str) -> PartialShape:
+        """The result of a target a Concat puts together of one-element pieces whose bounds do not evaluate, as
+        ``broadcast_base_shape_infer`` reads it: each Const piece's value a dim (a negative one, -1 too, 0), the others
+        dynamic."""
+        wanted = tuple(Dimension.dynamic() if v is None else const_dim(max(v, 0)) for v in pieces)
+        if mode in ("explicit", "none"):
+            return PartialShape(wanted)
+        if data.dims is None:  # (validated against a data rank only; bidirectional then knows no rank)
+            return PartialShape(None) if mode == "bidirectional" else PartialShape.dynamic(len(wanted)) if mode == (
+                "pdpd") else PartialShape(wanted)  # fmt: skip
+        if mode == "pdpd":
+            return cls._pdpd_in_part(data.dims, wanted)
+        return cls._known_in_part(data.dims, wanted, mode)
+
+    @staticmethod
+    def _pdpd_in_part(data: tuple[Dimension, ...], target: tuple[Dimension, ...]) -> PartialShape:
+        """``set_result_shape_pdpd`` (axis 0) of a target known in part: a data dim 1 takes the target's, a target
+        dim 1 the data's, other dims merge."""
+        if len(data) > len(target):
+            raise ShapeInferenceError(
+                f"Broadcast target_shape has smaller rank {len(target)} than arg shape {len(data)}"
+            )
+        out = list(target)
+        for i, t in enumerate(target):
+            if i >= len(data):
+                raise ShapeInferenceError("Accessing out-of-range dimension (pdpd aligns the data with the target's "
+                                          "first dims)")  # fmt: skip
+            d = data[i]
+            if d.is_static and d.lo == 1:
+                continue
+            if t.is_static and t.lo == 1:
+                out[i] = d
+                continue
+            m = merge(t, d)
+            if m is None:
+                raise ShapeInferenceError(f"Broadcast incorrect target shape. Expecting either 1 or {d} . Got {t}")
+            out[i] = m
+        return PartialShape(tuple(out))
 
     @staticmethod
     def _known_in_part(data: tuple[Dimension, ...], target: tuple[Dimension, ...], mode: str) -> PartialShape:
