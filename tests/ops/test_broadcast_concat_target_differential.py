@@ -1,5 +1,5 @@
 """A Broadcast whose target a Concat puts together of one-element pieces OpenVINO cannot evaluate (a dim of a ShapeOf
-of a dynamic rank, a Parameter's value) next to Consts, against the installed OpenVINO's reader: OpenVINO keeps each
+of a dynamic rank, a Parameter's value, a Floor of a dim) next to Consts, against the installed OpenVINO's reader: OpenVINO keeps each
 Const piece's value as a dim of the target (and the others dynamic) in every mode, so ovreduce must infer the shape
 ``read_model`` infers, for every data shape and mode, and for the layers after it (a Squeeze that keeps the static
 dim, a reduction over it)."""
@@ -19,7 +19,7 @@ from ovreduce.infer import ShapeEngine
 from ovreduce.shapes import Dimension, PartialShape
 
 Node = ov.Node
-Target = Callable[[Node, Node], Node]
+Target = Callable[[Node, Node, Node], Node]
 
 
 def _c(values: object, dtype: type = np.int64) -> Node:
@@ -31,20 +31,30 @@ def _dim0(x: Node) -> Node:
 
 
 TARGETS: dict[str, Target] = {
-    "dim-then-const": lambda x, p: opset13.concat([_dim0(x), _c([2])], 0),
-    "const-then-dim": lambda x, p: opset13.concat([_c([3]), _dim0(x)], 0),
-    "param-then-const": lambda x, p: opset13.concat([p, _c([2])], 0),
-    "three-pieces": lambda x, p: opset13.concat([_dim0(x), _c([2]), _dim0(x)], 0),
-    "scalar-dim-unsqueezed": lambda x, p: opset13.concat(
+    "dim-then-const": lambda x, p, y: opset13.concat([_dim0(x), _c([2])], 0),
+    "const-then-dim": lambda x, p, y: opset13.concat([_c([3]), _dim0(x)], 0),
+    "param-then-const": lambda x, p, y: opset13.concat([p, _c([2])], 0),
+    "three-pieces": lambda x, p, y: opset13.concat([_dim0(x), _c([2]), _dim0(x)], 0),
+    "scalar-dim-unsqueezed": lambda x, p, y: opset13.concat(
         [opset13.unsqueeze(opset13.gather(opset13.shape_of(x), _c(0), _c(0)), _c(0)), _c([1]), _c([4])], 0
     ),
-    "dim-plus-one": lambda x, p: opset13.concat([opset13.add(_dim0(x), _c([1])), _c([2])], 0),
-    "zero-dim": lambda x, p: opset13.concat([_dim0(x), _c([0])], 0),
-    "minus-one-piece": lambda x, p: opset13.concat([_dim0(x), _c([-1]), _c([2])], 0),
-    "negative-piece": lambda x, p: opset13.concat([_c([-3]), _dim0(x), _c([2])], 0),
-    "convert-is-no-const": lambda x, p: opset13.concat([_dim0(x), opset13.convert(_c([2], np.int32), "i64")], 0),
-    "more-elements-than-pieces": lambda x, p: opset13.concat([_dim0(x), _c([2, 5])], 0),
-    "i32-pieces": lambda x, p: opset13.concat(
+    "dim-plus-one": lambda x, p, y: opset13.concat([opset13.add(_dim0(x), _c([1])), _c([2])], 0),
+    "zero-dim": lambda x, p, y: opset13.concat([_dim0(x), _c([0])], 0),
+    "minus-one-piece": lambda x, p, y: opset13.concat([_dim0(x), _c([-1]), _c([2])], 0),
+    "negative-piece": lambda x, p, y: opset13.concat([_c([-3]), _dim0(x), _c([2])], 0),
+    "convert-is-no-const": lambda x, p, y: opset13.concat([_dim0(x), opset13.convert(_c([2], np.int32), "i64")], 0),
+    "more-elements-than-pieces": lambda x, p, y: opset13.concat([_dim0(x), _c([2, 5])], 0),
+    "floor-of-a-ranked-dim": lambda x, p, y: opset13.concat(
+        [
+            _c([4]),
+            opset13.convert(
+                opset13.floor(opset13.divide(opset13.convert(_dim0(y), "f32"), _c(2.0, np.float32))), "i64"
+            ),
+            _c([3]),
+        ],
+        0,
+    ),
+    "i32-pieces": lambda x, p, y: opset13.concat(
         [opset13.gather(opset13.shape_of(x, "i32"), _c([0], np.int32), _c(0, np.int32)), _c([2], np.int32)], 0
     ),
 }
@@ -65,7 +75,8 @@ def _shape(pshape: ov.PartialShape) -> PartialShape:
 def _model(folder: Path, target: Target, data: Callable[[Node], Node], mode: str) -> Path:
     x = opset13.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="x")
     p = opset13.parameter(ov.PartialShape([1]), ov.Type.i64, name="p")
-    t = target(x, p)
+    y = opset13.parameter(ov.PartialShape([-1, 3, 4]), ov.Type.f32, name="y")
+    t = target(x, p, y)
     d = data(x)
     if mode == "explicit":
         b = opset13.broadcast(_c([1.0], np.float32), t, _c([0]), "explicit")
@@ -76,7 +87,7 @@ def _model(folder: Path, target: Target, data: Callable[[Node], Node], mode: str
     squeezed.set_friendly_name("squeezed")
     red = opset13.reduce_sum(b, _c([0]), True)
     red.set_friendly_name("red")
-    model = ov.Model([opset13.result(red), opset13.result(squeezed)], [x, p], "m")
+    model = ov.Model([opset13.result(red), opset13.result(squeezed)], [x, p, y], "m")
     xml = folder / "m.xml"
     ov.save_model(model, xml, compress_to_fp16=False)
     if mode == "pdpd":
