@@ -1,8 +1,8 @@
 """A Broadcast whose target a Concat puts together of one-element pieces OpenVINO cannot evaluate (a dim of a ShapeOf
-of a dynamic rank, a Parameter's value, a Floor of a dim) next to Consts, against the installed OpenVINO's reader: OpenVINO keeps each
-Const piece's value as a dim of the target (and the others dynamic) in every mode, so ovreduce must infer the shape
-``read_model`` infers, for every data shape and mode, and for the layers after it (a Squeeze that keeps the static
-dim, a reduction over it)."""
+of a dynamic rank, a Parameter's value, a Floor of a dim) next to Consts, against the installed OpenVINO's reader:
+OpenVINO keeps each Const piece's value as a dim of the target (and the others dynamic) in every mode, so ovreduce
+must infer the shape ``read_model`` infers, for every data shape and mode, and for the layers after it (a Squeeze
+that keeps the static dim, a reduction over it)."""
 
 from __future__ import annotations
 
