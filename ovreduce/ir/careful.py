@@ -38,6 +38,7 @@ from ovreduce.ir.reading import (
     name,
     not_well_formed,
     pugixml_chars,
+    pugixml_declarations,
     pugixml_encoding,
     rt_children,
     text,
@@ -67,7 +68,24 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         LimitExceededError: the layer count, rank or body depth exceeds the builder's limits.
     """
     try:
-        return _read(xml, builder, xml, None)
+        return _read_mapped(xml, builder, None)
+    except IRSyntaxError:
+        # XML declarations libxml2 refuses and pugixml skips (another version, no version, another place, twice, in
+        # any case): read again with each written as a comment. Only a file libxml2 refuses costs it.
+        quiet = pugixml_declarations(xml)
+        if quiet is None:
+            raise
+        fresh = Builder(builder.source, builder.weights, builder.expected_bin, builder.limits)
+        return _read_mapped(quiet, fresh, pugixml_encoding(xml), xml)
+
+
+def _read_mapped(xml: bytes, builder: Builder, encoding: str | None, original: bytes | None = None) -> IRModel:
+    """:func:`_read`, and again with the characters XML 1.0 has no place for standing in for themselves where libxml2
+    refuses one; ``encoding``: the one OpenVINO reads the text in, where it is not what the bytes themselves say
+    (None: theirs); ``original``: the file's own bytes, where ``xml`` is a rewriting of them."""
+    original = xml if original is None else original
+    try:
+        return _read(xml, builder, original, None, encoding)
     except IRSyntaxError as exc:
         # Characters XML 1.0 has no place for, which OpenVINO reads (:func:`~ovreduce.ir.reading.pugixml_chars`), and
         # a UTF-16 code unit of a surrogate pair without its other half, which it drops: read again with them
@@ -79,10 +97,10 @@ def read_careful(xml: bytes, builder: Builder) -> IRModel:
         if mapped is None:
             raise
         fresh = Builder(builder.source, builder.weights, builder.expected_bin, builder.limits)
-        return _read(mapped[0], fresh, xml, mapped[1])
+        return _read(mapped[0], fresh, original, mapped[1], encoding)
 
 
-def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None) -> IRModel:
+def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None, encoding: str | None = None) -> IRModel:
     source = builder.source
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
@@ -95,7 +113,7 @@ def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None) ->
         early = not_well_formed(xml)
         if isinstance(early, etree.XMLSyntaxError):
             raise _syntax_error(source, xml, early)
-    encoding = pugixml_encoding(xml)
+    encoding = encoding or pugixml_encoding(xml)
     # CDATA sections kept apart from the text around them, as pugixml keeps them (a ``<dim>`` is its first run)
     parser = etree.XMLPullParser(
         events=("end",), tag="{*}layer", encoding=encoding, **PARSER_OPTIONS, strip_cdata=False

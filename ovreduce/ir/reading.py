@@ -27,6 +27,7 @@ __all__ = [
     "name",
     "not_well_formed",
     "pugixml_chars",
+    "pugixml_declarations",
     "pugixml_encoding",
     "rt_children",
     "text",
@@ -96,6 +97,48 @@ def declaration_first(xml: bytes) -> bytes:
     # pugixml takes no encoding from it (it reads the text as UTF-8): blanked, the declaration names none to libxml2
     declaration = _ENCODING_ATTRIBUTE.sub(lambda named: b" " * len(named[0]), late[3])
     return (late[1] or b"") + declaration + late[2] + xml[late.end() :]
+
+
+_MARKUP = re.compile(rb"<!--|<!\[CDATA\[|<\?")
+_PI_TARGET = re.compile(rb"[A-Za-z_:\x80-\xff][A-Za-z0-9_:.\-\x80-\xff]*")  # pugixml's symbol characters
+_LIBXML2_DECLARATION = re.compile(
+    rb"""(?:\xef\xbb\xbf)?<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])1\.[0-9]+\1"""
+    rb"""(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?"""
+    rb"""(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(["'])(?:yes|no)\3)?[ \t\r\n]*\?>"""
+)
+
+
+def pugixml_declarations(xml: bytes) -> bytes | None:
+    """``xml`` with each XML declaration libxml2 may refuse written as a comment of the same bytes' length (its line
+    ends kept), for the careful reader to read again: OpenVINO's pugixml skips every processing instruction whose
+    target is ``xml`` in any case, wherever it stands (after a comment, twice, inside an element) and whatever it
+    holds (another version, none, any other attribute), as it skips any other; libxml2 reads one only at the very
+    start, of version 1.x, with its encoding and standalone attributes in order. None where the file holds no
+    declaration but one libxml2 reads at its start (nothing to read again). Comments and CDATA sections are skipped
+    as both parsers skip them."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        found = _MARKUP.search(xml, pos)
+        if found is None:
+            break
+        token = found[0]
+        close = b"-->" if token == b"<!--" else b"]]>" if token == b"<![CDATA[" else b"?>"
+        end = xml.find(close, found.end())
+        if end < 0:
+            break
+        pos = end + len(close)
+        if token == b"<?":
+            target = _PI_TARGET.match(xml, found.end())
+            if target is not None and target[0].lower() == b"xml":
+                spans.append((found.start(), pos))
+    if not spans or (len(spans) == 1 and _LIBXML2_DECLARATION.fullmatch(xml, 0, spans[0][1]) is not None):
+        return None
+    out = bytearray(xml)
+    for start, stop in spans:
+        inner = bytes(b if b in b"\r\n" else 0x20 for b in xml[start + 4 : stop - 3])
+        out[start:stop] = b"<!--" + inner + b"-->"
+    return bytes(out)
 
 
 def ends_with_net(xml: bytes) -> bool:

@@ -156,6 +156,76 @@ def test_a_declaration_after_blanks_is_read_as_openvino_reads_it(tmp_path: Path,
         assert [(layer.id, layer.type) for layer in model.layers] == [(layer.id, layer.type) for layer in plain.layers]
 
 
+_DECLARATIONS = {  # where the declaration is, and what stands there instead of '<?xml version="1.0"?>'
+    "version-1": '<?xml version="1"?>',
+    "version-2.0": '<?xml version="2.0"?>',
+    "standalone-maybe": '<?xml version="1.0" standalone="maybe"?>',
+    "no-version": '<?xml encoding="UTF-8"?>',
+    "empty-encoding": '<?xml version="1.0" encoding=""?>',
+    "another-attribute": '<?xml version="1.0" encoding="utf-8" foo="x"?>',
+    "empty": "<?xml?>",
+    "upper-case": '<?XML version="1.0"?>',
+    "after-a-comment": '<!-- exported by tool x --><?xml version="1.0"?>',
+    "twice": '<?xml version="1.0"?><?xml version="1.0"?>',
+    "over-two-lines": '<?xml version="2.0"\n  encoding="UTF-8"?>',
+    "with-markup-in-it": '<?xml version="1.0" note="<a> & --"?>',
+}
+
+
+@pytest.mark.parametrize("declaration", list(_DECLARATIONS.values()), ids=list(_DECLARATIONS))
+def test_every_declaration_pugixml_skips_is_read_as_openvino_reads_it(tmp_path: Path, declaration: str) -> None:
+    """pugixml skips an XML declaration as any processing instruction, judging nothing in it, wherever it stands;
+    libxml2 refuses all but one of version 1.x at the very start. Each file is read, as OpenVINO reads it, with the
+    layers, their names and their lines of the file with the usual declaration."""
+    path = tmp_path / "m.xml"
+    path.write_text(_BASE.replace('<?xml version="1.0"?>', declaration, 1))
+    names = sorted(op.get_friendly_name() for op in ov.Core().read_model(path).get_ops())  # OpenVINO reads it
+    moved = declaration.count("\n")
+    plain = parse_ir(_BASE.encode())
+    model = parse_ir(path.read_bytes())
+    assert sorted(layer.name for layer in model.layers) == names
+    assert [layer.line for layer in model.layers] == [(layer.line or 0) + moved for layer in plain.layers]
+    assert [(layer.id, layer.type) for layer in model.layers] == [(layer.id, layer.type) for layer in plain.layers]
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        ("inside-an-element", ("<layers>", '<layers><?xml version="1.0"?>')),
+        ("after-the-root", ("</net>", "</net>\n<?xml?>")),
+        ("in-a-comment", ("<layers>", '<layers><!-- <?xml version="9"?> -->')),
+        ("another-target", ("<layers>", '<layers><?xml-stylesheet href="a.css"?>')),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_declaration_elsewhere_is_skipped_as_openvino_skips_it(
+    tmp_path: Path, where: str, text: tuple[str, str]
+) -> None:
+    path = tmp_path / "m.xml"
+    path.write_text(_BASE.replace(*text, 1))
+    names = sorted(op.get_friendly_name() for op in ov.Core().read_model(path).get_ops())
+    assert sorted(layer.name for layer in parse_ir(path.read_bytes()).layers) == names
+
+
+def test_a_latin1_declaration_without_a_version_is_read_in_latin1_as_openvino_reads_it(tmp_path: Path) -> None:
+    """pugixml takes latin-1 from a declaration at the very start whatever else it holds (no version here), and the
+    names are read in it, as OpenVINO reads them."""
+    path = tmp_path / "m.xml"
+    text = _BASE.replace('<?xml version="1.0"?>', '<?xml encoding="latin1"?>', 1).replace('name="relu"', 'name="relé"')
+    path.write_bytes(text.encode("latin-1"))
+    names = {op.get_friendly_name() for op in ov.Core().read_model(path).get_ops()}
+    assert "relé" in names
+    assert "relé" in {layer.name for layer in parse_ir(path.read_bytes()).layers}
+
+
+def test_a_file_with_an_odd_declaration_and_another_fault_is_refused_for_that_fault(tmp_path: Path) -> None:
+    """Read again with its declaration as a comment, a file libxml2 refuses for something else says what that is,
+    where it is."""
+    xml = _BASE.replace('<?xml version="1.0"?>', '<?xml version="2.0"?>', 1).replace("</layers>", "</layer>", 1)
+    with pytest.raises(IRSyntaxError, match=r"line [0-9]+, column [0-9]+: Opening and ending tag mismatch"):
+        parse_ir(xml.encode())
+
+
 # Valid documents in other layouts than the serializer's: each is read the same way, by whichever path takes it.
 _BASE = chain()
 
