@@ -31,6 +31,7 @@ same (tests/ops/test_engine_memo.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
@@ -62,6 +63,7 @@ AxesInfo = ValueInfo  # the value feeding a reduction's axes input
 _REWRITTEN = frozenset({"Reshape", "Squeeze", "StridedSlice", "MatMul", "Broadcast"})
 _UNKNOWN = Op()  # the rule of an unregistered op: declared dims, no folding
 _DECLARED_DIMS = Op.infer
+_PINNED_ELEMENTS = 10  # OpenVINO takes a value whose bounds meet as a constant up to this many elements (are_equal)
 _FOLD_DEPTH = 32  # nested value folds (about five frames each) before the chain above is folded iteratively
 
 
@@ -472,7 +474,25 @@ class ShapeEngine:
             visiting.discard(layer.id)
         if key is not None and info.kind == "const":  # a constant value names no layer
             self._const_values[key] = info
+        if info.kind == "runtime" and info.known is not None and len(info.known) <= _PINNED_ELEMENTS:
+            return self._pinned(ref, info)
         return info
+
+    def _pinned(self, ref: PortRef, info: AxesInfo) -> AxesInfo:
+        """A runtime value whose every element's bounds meet (``d * 0`` is ``0..0``) as the constant they pin down, as
+        OpenVINO's bound evaluation takes it (lower and upper then one tensor, ``has_and_set_bound``): every op then
+        evaluates it (a Negative of it), and every shape inference reads it as a constant; ``info`` otherwise."""
+        assert info.known is not None
+        values = []
+        for bounds in info.known:
+            if bounds is None or bounds[0] != bounds[1]:
+                return info
+            values.append(bounds[0])
+        state = self._states.get(ref)
+        shape = None if state is None else state.shape
+        if shape is None or not shape.is_static or math.prod(shape.to_list()) != len(values):
+            return info
+        return AxesInfo("const", tuple(values), shape=tuple(shape.to_list()))
 
 
 def _declared_gap(port: Port | None, shape: PartialShape | None) -> bool:
