@@ -47,12 +47,11 @@ def _values(info: ValueInfo) -> tuple[int, ...] | None:
 def _sizes_bounds(ctx: LayerContext, port: int) -> tuple[Dimension, ...] | None:
     """Sizes computed at run time as OpenVINO's ``evaluate_as_partial_shape`` reads them: a dim of each element's
     bounds (a size ShapeOf gives of ``1..`` is ``1..``); None where it has no bounds of them, or refuses them (a
-    negative bound; ovreduce knowing some elements only is read as none)."""
+    negative bound). An element ovreduce does not know (OpenVINO does) is a dynamic dim, the others kept."""
     known = partial_value(ctx, port)
-    if known is None:
+    if known is None or any(b is not None and b[0] < 0 for b in known):
         return None
-    dims = [bounds_dim(b) for b in known]
-    return None if None in dims else tuple(d for d in dims if d is not None)
+    return tuple(bounds_dim(b) or Dimension.dynamic() for b in known)
 
 
 _TYPES = {
@@ -80,6 +79,19 @@ class Interpolate(ShapeRule):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         return [self._shape(ctx, inputs)]
+
+    def loose(self, ctx: LayerContext) -> str | None:
+        layer = ctx.layer
+        if str_attr(layer, "shape_calculation_mode", "sizes") == "scales" or len(layer.inputs) < 2:
+            return None
+        if ctx.value(1).kind != "runtime":
+            return None  # constant (or not computed, which says so itself)
+        known = partial_value(ctx, 1)
+        if known is not None and None not in known:
+            return None  # each element's bounds known, as OpenVINO's: the dims are OpenVINO's
+        return (f"dims ovreduce leaves unknown here may be known to OpenVINO: {layer.type} ({layer.name}) takes sizes "
+                f"computed at run time whose elements' bounds ovreduce does not all know (OpenVINO's bound evaluation "
+                f"may)")  # fmt: skip
 
     def _shape(self, ctx: LayerContext, inputs: list[PartialShape]) -> PartialShape:
         layer = ctx.layer

@@ -1200,7 +1200,8 @@ class Pad(ShapeRule):
     """Pad-1 / Pad-12 (``pad_shape_inference.hpp``): each dim plus its ``pads_begin`` and ``pads_end`` values
     (negative ones too, ``dim::padded``); the ``pad_mode`` checks on static dims. Pads computed at run time are read
     by their elements' bounds, as OpenVINO's ``get_input_bounds`` reads them (a dim padded by a dim of ``2..5`` is the
-    dim plus ``2..5``); pads OpenVINO has no bounds of leave the rank, every dim dynamic."""
+    dim plus ``2..5``); pads OpenVINO has no bounds of leave the rank, every dim dynamic, and a pad ovreduce alone does
+    not bound its own dim."""
 
     value_inputs = value_ports((1, "pads_begin", ""), (2, "pads_end", ""))
 
@@ -1243,19 +1244,28 @@ class Pad(ShapeRule):
                 )
         out = []
         for d, b, e in zip(data.dims, begin, end, strict=True):
+            if b is None or e is None:  # a pad ovreduce does not know: its dim alone is unknown
+                out.append(Dimension.dynamic())
+                continue
             if d.is_static:
                 _check_pad_mode(mode, d.lo, b[0], e[0])
             out.append(_padded_by_bounds(d, b, e))
         return [PartialShape(tuple(out))]
 
+    def loose(self, ctx: LayerContext) -> str | None:
+        layer = ctx.layer
+        computed = [name for i, name in ((1, "pads_begin"), (2, "pads_end")) if int_value(ctx, i) is None]
+        if not computed or all((b := _input_bounds(ctx, i)) is not None and None not in b for i in (1, 2)):
+            return None  # constant, or each element's bounds known (as OpenVINO's): the dims are OpenVINO's
+        return (f"dims ovreduce leaves unknown here may be known to OpenVINO: {layer.type} ({layer.name}) pads by "
+                f"{' and '.join(computed)} computed at run time whose elements' bounds ovreduce does not all know "
+                f"(OpenVINO's bound evaluation may)")  # fmt: skip
 
-def _pad_bounds(ctx: LayerContext, index: int) -> tuple[tuple[int, int], ...] | None:
-    """Pads as ``get_input_bounds`` reads them (:func:`_input_bounds`); None where OpenVINO's bound evaluation has none
-    (ovreduce knowing some elements only is read as none)."""
-    known = _input_bounds(ctx, index)
-    if known is None or None in known:
-        return None
-    return tuple(b for b in known if b is not None)
+
+def _pad_bounds(ctx: LayerContext, index: int) -> tuple[tuple[int, int] | None, ...] | None:
+    """Pads as ``get_input_bounds`` reads them (:func:`_input_bounds`); None where OpenVINO's bound evaluation has none.
+    An element ovreduce does not know (where OpenVINO does) is None: its dim is dynamic, the others kept."""
+    return _input_bounds(ctx, index)
 
 
 def _padded_by_bounds(d: Dimension, begin: tuple[int, int], end: tuple[int, int]) -> Dimension:

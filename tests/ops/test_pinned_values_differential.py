@@ -4,7 +4,8 @@ reader.
 OpenVINO's bound evaluation takes a value of up to 10 elements whose lower and upper bounds meet (``d * 0`` is
 ``0..0``, ``min(d, 2)`` of a ``d`` of ``3..6`` is ``2..2``) as the constant they pin down: every op after it evaluates
 it (a Negative, a Convert), and every shape inference reads it as a constant. ovreduce must infer the shape
-``read_model`` infers through each such op."""
+``read_model`` infers through each such op. And a Pad, or an Interpolate's sizes, with one element ovreduce does not
+bound (OpenVINO does) keeps the dims the other elements fix."""
 
 from __future__ import annotations
 
@@ -84,3 +85,42 @@ def test_a_value_whose_bounds_meet_is_a_constant_to_every_op_after_it(pinned: st
     names = ["pad", "broadcast", "red"]
     expected, got = _both(xml, names)
     assert {n: got[n].shape for n in names} == {n: expected[n] for n in names}
+
+
+def _padded_in_part(x: Node) -> Node:
+    begin = opset13.concat([opset13.abs(opset13.subtract(_dim(x, 0), _c([4]))), _c([4]), _c([0])], 0)
+    return opset13.pad(x, begin, _c([0, 0, 0]), "constant")
+
+
+def _sized_in_part(x: Node) -> Node:
+    product = opset13.reduce_prod(opset13.gather(opset13.shape_of(x), _c([0, 1]), _c(0)), _c([0]), True)
+    sizes = opset13.concat([_c([3]), opset13.abs(opset13.multiply(_c([-1]), product))], 0)
+    return opset13.interpolate(x, sizes, "nearest", "sizes", axes=_c([1, 2]))
+
+
+@pytest.mark.parametrize(
+    ("make", "fixed"), [(_padded_in_part, [1]), (_sized_in_part, [0, 1])], ids=["pad", "interpolate-sizes"]
+)
+def test_a_shape_input_known_in_part_keeps_the_dims_its_known_elements_fix(
+    make: Callable[[Node], Node], fixed: list[int], tmp_path: Path
+) -> None:
+    """The element ovreduce does not bound (an Abs of a value that may be, or is, negative) leaves its own dim
+    unknown; the dims the other elements fix are OpenVINO's, and the others at most as wide as OpenVINO's."""
+    x = opset13.parameter(ov.PartialShape([ov.Dimension(1, 5), 3, -1]), ov.Type.f32, name="x")
+    op = make(x)
+    op.set_friendly_name("op")
+    red = opset13.reduce_sum(op, _c([2]), True)
+    red.set_friendly_name("red")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([opset13.result(red)], [x], "m"), xml, compress_to_fp16=False)
+    expected, got = _both(xml, ["op", "red"])
+    assert "may be known to OpenVINO" in got["op"].reason  # the dim left unknown says why
+    for name in ("op", "red"):
+        want, have = expected[name], got[name].shape
+        assert have is not None and have.dims is not None and want.dims is not None
+        assert len(have.dims) == len(want.dims), (name, want, have)
+        for i, (w, h) in enumerate(zip(want.dims, have.dims, strict=True)):
+            if i in fixed:
+                assert h == w, (name, i, want, have)
+            else:
+                assert h == w or h == Dimension.dynamic(), (name, i, want, have)
