@@ -57,6 +57,7 @@ from ovreduce.ops.rules import (
     partial_value,
     pinned,
     real,
+    shape_value,
     str_attr,
     typed,
 )
@@ -238,6 +239,7 @@ class TopK(ShapeRule):
     def _k_dim(ctx: LayerContext, dim: Dimension) -> Dimension:
         """The dim at ``axis``, as ``k`` makes it (``get_input_const_data_as_shape``: its constant value, else its
         bounds)."""
+        shape_value(ctx, 1)  # a k computed to a negative value: OpenVINO's refusal
         const = int_value(ctx, 1)
         if const is not None:
             if len(const) != 1:
@@ -650,6 +652,7 @@ class OneHot(ShapeRule):
     @staticmethod
     def _depth(ctx: LayerContext) -> Dimension:
         """``depth`` as a dim (``get_input_const_data_as_shape``: its constant value, else its bounds)."""
+        shape_value(ctx, 1)  # a depth computed to a negative value: OpenVINO's refusal
         const = int_value(ctx, 1)
         if const is not None:
             if any(v < 0 for v in const):

@@ -4,7 +4,8 @@ The output is the input padded by the ``pads_begin``/``pads_end`` attributes (re
 values 0), whose dims on the interpolated axes (the ``axes`` input, else every axis) are the ``sizes`` values
 or the padded dims times the ``scales`` (float32, ``+1e-6``, truncated: ``dim::scale``). Axes that are not
 constant leave every dim dynamic; sizes computed at run time give the interpolated axes their bounds (as OpenVINO's
-``evaluate_as_partial_shape`` reads them); scales that are not constant leave those axes dynamic.
+``evaluate_as_partial_shape`` reads them, refusing a negative one, as it refuses computed sizes that fold to a negative
+value, where a Const layer's negative size is read); scales that are not constant leave those axes dynamic.
 
 Scales are read from the constant values the shape engine folds, which are integral, or from a Const's own
 non-integral values (``0.5``); scales computed from such a Const are not read natively, and the output is then
@@ -26,8 +27,8 @@ from ovreduce.ops.rules import (
     ShapeRule,
     bounds_dim,
     ints_attr,
-    partial_value,
     real_attr,
+    shape_value,
     str_attr,
     typed,
 )
@@ -46,9 +47,10 @@ def _values(info: ValueInfo) -> tuple[int, ...] | None:
 
 def _sizes_bounds(ctx: LayerContext, port: int) -> tuple[Dimension, ...] | None:
     """Sizes computed at run time as OpenVINO's ``evaluate_as_partial_shape`` reads them: a dim of each element's
-    bounds (a size ShapeOf gives of ``1..`` is ``1..``); None where it has no bounds of them, or refuses them (a
-    negative bound). An element ovreduce does not know (OpenVINO does) is a dynamic dim, the others kept."""
-    known = partial_value(ctx, port)
+    bounds (a size ShapeOf gives of ``1..`` is ``1..``); None where it has no bounds of them. An element ovreduce does
+    not know (OpenVINO does) is a dynamic dim, the others kept; a negative bound of sizes ovreduce knows whole is
+    OpenVINO's refusal (:func:`shape_value`)."""
+    known = shape_value(ctx, port)
     if known is None or any(b is not None and b[0] < 0 for b in known):
         return None
     return tuple(bounds_dim(b) or Dimension.dynamic() for b in known)
@@ -132,6 +134,8 @@ class Interpolate(ShapeRule):
             axes = tuple(range(rank))
         out = [padded(d, b + e) for d, b, e in zip(data.dims, pb, pe, strict=True)]
         port = 2 if scales_mode and v4 else 1
+        if not scales_mode:
+            shape_value(ctx, port)  # a value computed to a negative size: OpenVINO's refusal
         info = ctx.value(port)
         values: tuple[float, ...] | None = (  # a Const's non-integral scales read as such, not through another op
             info.reals

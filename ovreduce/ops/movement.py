@@ -47,6 +47,7 @@ from ovreduce.ops.rules import (
     partial_value,
     pinned,
     real,
+    shape_value,
     str_attr,
     too_large,
     type_limits,
@@ -801,7 +802,7 @@ class Tile0(_ValueShaped):
 
     def shapes(self, ctx: LayerContext, inputs: list[PartialShape]) -> list[PartialShape]:
         data, repeats_shape = inputs[0], inputs[1]
-        repeats = partial_value(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
+        repeats = shape_value(ctx, 1)  # a repeat ShapeOf gives at run time is a dim: never negative
         if repeats is not None and int_value(ctx, 1) is None and any(r is not None and r[0] < 0 for r in repeats):
             repeats = None  # a negative constant beside runtime repeats: not judged
         if repeats is None:
@@ -877,6 +878,7 @@ class Broadcast(_ValueShaped):
         mode = str_attr(ctx.layer, "mode", "numpy")
         if mode in ("explicit", "none") and len(inputs) == 2:  # Broadcast-1 without axes mapping: numpy, as OpenVINO
             mode = "numpy"  # reads it (Broadcast-3 takes no such count)
+        shape_value(ctx, 1)  # a target computed to a negative value: OpenVINO's refusal
         target = int_value(ctx, 1)
         if mode in ("explicit", "none"):
             self._check_axes_mapping(ctx, data, inputs[2], target)
@@ -1180,10 +1182,8 @@ class RandomUniform8(ShapeRule):
         const = int_value(ctx, 0)
         if const is not None and ctx.input(0).origin == "const":
             return PartialShape(tuple(const_dim(v) for v in const))
-        known = partial_value(ctx, 0)
+        known = shape_value(ctx, 0)
         if known is not None and None not in known:
-            if any(b is not None and (b[0] < 0 or (b[1] is not None and b[1] < 0)) for b in known):
-                raise ShapeInferenceError("Value for partial shape evaluation can't be lower than zero.")
             dims = [bounds_dim(b) for b in known]
             return PartialShape(tuple(d if d is not None else Dimension.dynamic() for d in dims))
         if shape.dims is None or shape.dims[0].hi is None:

@@ -26,6 +26,7 @@ from ovreduce.ops.rules import (
     ints_attr,
     normalize_axis,
     real_attr,
+    shape_value,
     str_attr,
     typed,
     value_ports,
@@ -489,6 +490,7 @@ class ConvolutionBackpropData1(ShapeRule):
         if has_spatial:
             if inputs[2].rank not in (None, 1):
                 raise ShapeInferenceError("Input delivering output shape must have rank 1.")
+            shape_value(ctx, 2)  # an output shape computed to a negative value: OpenVINO's refusal
             info = ctx.value(2)
             if info.kind == "const" and info.values is not None:
                 values = [v - (1 << 64) if v >= 1 << 63 else v for v in info.values]

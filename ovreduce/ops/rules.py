@@ -63,6 +63,7 @@ __all__ = [
     "partial_value",
     "pinned",
     "real",
+    "shape_value",
     "str_attr",
     "too_large",
     "type_limits",
@@ -170,6 +171,20 @@ def _bounded(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | None:
     return tuple(
         None if b is None or b[0] >= top else (b[0], None if b[1] is None or b[1] >= top else b[1]) for b in known
     )
+
+
+def shape_value(ctx: LayerContext, index: int) -> tuple[Bounds | None, ...] | None:
+    """Input ``index``'s value as OpenVINO reads a shape-like input as a partial shape
+    (``get_input_const_data_as_shape``: Interpolate's sizes, Broadcast's target, Tile's repeats, TopK's ``k``,
+    OneHot's ``depth``, RandomUniform's shape): :func:`partial_value`. A Const layer's values are read as they are;
+    any other value goes through its bounds (``evaluate_as_partial_shape``), which OpenVINO refuses where one is
+    negative, folded to a constant or not."""
+    known = partial_value(ctx, index)
+    if known is None or ctx.input(index).origin == "const" or None in known:
+        return known
+    if any(b[0] < 0 or (b[1] is not None and b[1] < 0) for b in known if b is not None):
+        raise ShapeInferenceError("Value for partial shape evaluation can't be lower than zero.")
+    return known
 
 
 def exact_value(ctx: LayerContext, index: int) -> tuple[int | None, ...] | None:

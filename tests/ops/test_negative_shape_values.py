@@ -1,0 +1,141 @@
+"""A shape-like input computed to a negative value, against the installed OpenVINO runtime: Interpolate's sizes,
+Broadcast's target, Tile's repeats, TopK's ``k``, OneHot's ``depth``, RandomUniform's shape and
+ConvolutionBackpropData's output shape are read as a partial shape (``get_input_const_data_as_shape``): a Const
+layer's values as they are, any other value through its bounds, which OpenVINO refuses where one is negative ("Value
+for partial shape evaluation can't be lower than zero."). Each IR is built with OpenVINO's opset API on a value
+``6 - d`` of a dim ``d``, saved, and reshaped by both so that ``d`` is past 6 (a negative value, constant or of bounds)
+or not (every shape agrees)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.infer import ShapeEngine
+from ovreduce.shapes import PartialShape
+
+from .test_shape_bounds import _differences
+
+REFUSAL = "Value for partial shape evaluation can't be lower than zero."
+
+
+def _c(values: Any, dtype: Any = np.int64) -> Any:
+    return ops.constant(np.array(values, dtype))
+
+
+Graph = Callable[[Any, Any], Any]  # (x, the value 6 - d as a 1-D i64 of one element) -> the op
+
+
+def _interpolate(x: Any, v: Any) -> Any:
+    return ops.interpolate(x, ops.concat([_c([4]), v], 0), "nearest", "sizes", axes=_c([2, 3]))
+
+
+def _broadcast(x: Any, v: Any) -> Any:
+    return ops.broadcast(_c([1.0], np.float32), ops.concat([_c([1, 3, 4]), v], 0))
+
+
+def _bidirectional(x: Any, v: Any) -> Any:
+    return ops.broadcast(_c([1.0], np.float32), ops.concat([_c([1, 3, 4]), v], 0), broadcast_spec="bidirectional")
+
+
+def _tile(x: Any, v: Any) -> Any:
+    return ops.tile(x, ops.concat([_c([1, 1, 1]), v], 0))
+
+
+def _topk(x: Any, v: Any) -> Any:
+    return ops.topk(x, ops.squeeze(v, _c([0])), 3, "max", "value")
+
+
+def _one_hot(x: Any, v: Any) -> Any:
+    return ops.one_hot(ops.convert(x, np.int64), ops.squeeze(v, _c([0])), _c(1.0, np.float32), _c(0.0, np.float32), -1)
+
+
+def _random_uniform(x: Any, v: Any) -> Any:
+    return ops.random_uniform(ops.concat([_c([1, 3, 4]), v], 0), _c(0.0, np.float32), _c(1.0, np.float32), "f32")
+
+
+def _deconvolution(x: Any, v: Any) -> Any:
+    filters = _c(np.ones((3, 2, 1, 1)), np.float32)
+    return ops.convolution_backprop_data(x, filters, [1, 1], output_shape=ops.concat([_c([4]), v], 0))
+
+
+OPS: dict[str, Graph] = {
+    "interpolate-sizes": _interpolate,
+    "broadcast-target": _broadcast,
+    "bidirectional-broadcast-target": _bidirectional,
+    "tile-repeats": _tile,
+    "topk-k": _topk,
+    "one-hot-depth": _one_hot,
+    "random-uniform-shape": _random_uniform,
+    "convolution-backprop-output-shape": _deconvolution,
+}
+
+RESHAPES = {  # x's shape under reshape: d its last dim
+    "negative-constant": "[1,3,4,8]",  # 6 - 8 folds to -2
+    "negative-bounds": "[1,3,4,7..9]",  # -3..-1
+    "bounds-across-zero": "[1,3,4,5..9]",  # -3..1
+    "positive-constant": "[1,3,4,4]",
+}
+
+
+def _model(op: str) -> ov.Model:
+    x = ops.parameter(ov.PartialShape("[1,3,?,2..6]"), np.float32, name="x")
+    d = ops.gather(ops.shape_of(x), _c([3]), _c(0))
+    node = OPS[op](x, ops.subtract(_c([6]), d))
+    node.set_friendly_name("op")
+    return ov.Model([ops.result(ops.reduce_sum(node.output(0), _c([0]), True))], [x], op)
+
+
+@pytest.mark.parametrize("reshape", list(RESHAPES))
+@pytest.mark.parametrize("op", list(OPS))
+def test_a_shape_value_computed_negative_is_refused_as_openvino_refuses_it(
+    op: str, reshape: str, tmp_path: Path
+) -> None:
+    xml = tmp_path / "m.xml"
+    ov.save_model(_model(op), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    refusal = None
+    try:
+        model.reshape({"x": ov.PartialShape(RESHAPES[reshape])})
+    except RuntimeError as exc:
+        refusal = str(exc)
+    ir = load_ir(xml)
+    try:
+        engine = ShapeEngine(ir, {"x": PartialShape.parse(RESHAPES[reshape])})
+        if refusal is None:
+            assert _differences(engine, model) == []
+        else:
+            layer = next(layer for layer in ir.layers if layer.name == "op")
+            state = engine.state((layer.id, layer.outputs[0].id))
+            assert state.shape is None, f"OpenVINO refuses the reshape, ovreduce infers {state.shape}"
+            if reshape.startswith("negative"):
+                assert REFUSAL in refusal
+                assert REFUSAL in state.reason
+    finally:
+        ir.close()
+
+
+CONST_LAYERS: dict[str, Callable[[Any], Any]] = {  # the op on x, its shape-like input a Const layer holding a -2
+    "interpolate-sizes": lambda x: ops.interpolate(x, _c([4, -2]), "nearest", "sizes", axes=_c([2, 3])),
+}
+
+
+@pytest.mark.parametrize("op", list(CONST_LAYERS))
+def test_a_const_layers_negative_value_is_read_as_openvino_reads_it(op: str, tmp_path: Path) -> None:
+    """A Const layer's -2 (no bounds evaluated): OpenVINO reads it as it is, and so does ovreduce."""
+    x = ops.parameter(ov.PartialShape("[1,3,4,4]"), np.float32, name="x")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(CONST_LAYERS[op](x))], [x], op), str(xml), compress_to_fp16=False)
+    model = ov.Core().read_model(str(xml))
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), model) == []
+    finally:
+        ir.close()
