@@ -20,6 +20,7 @@ each reduction's input. OpenVINO is imported only when that happens.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -123,9 +124,21 @@ def _check_model(
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
     refusal: Refusal | None = None  # what it refused then: the model, or the reshape
     # axes in a Const of values OpenVINO's shape inference does not read as the file writes them (u1: "Element not
-    # supported"; nf4: its byte) may make it refuse the model: it is asked whether it reads it (not for axes of any
-    # other sub-graph ovreduce does not fold: OpenVINO would fold it, a Range of 3e9 elements too)
+    # supported"; nf4: its byte) may make it refuse the model: it is asked whether it reads it; so too for axes a
+    # constant sub-graph ovreduce does not fold computes (OpenVINO folds it, and may refuse the axes), where each of
+    # its layers has a static shape ovreduce infers and all hold few elements (OpenVINO would fold a Range of 3e9
+    # elements too): else a note says the axes were not confirmed, and why
     unread = any(_axes_of_an_unread_type(graph.model, info) for _, graph in engines for info in graph.reductions)
+    for _, graph in engines:
+        for info in graph.reductions:
+            unfolded = _unfolded_axes(graph, info)
+            if unfolded is None:
+                continue
+            if unfolded:
+                notes.append(f"layer {info.layer.id} {info.layer.name!r}: its axes, computed by a constant sub-graph "
+                             f"ovreduce does not fold, are not confirmed by OpenVINO: {unfolded}")  # fmt: skip
+            else:
+                unread = True
     asked = bool(unknown or suspect or unread or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
@@ -203,6 +216,47 @@ def _axes_of_an_unread_type(graph: IRModel, info: ReductionInfo) -> bool:
     source = None if ref is None else graph.layer(ref[0])
     etype = None if source is None or source.type != "Const" else source.element_type
     return etype is not None and (etype.is_packed or etype.kind == "string")
+
+
+FOLD_BUDGET = 1 << 20
+"""The most elements the layers of a constant sub-graph behind a reduction's axes may compute for ``check`` to let
+OpenVINO fold it, reading the model."""
+
+
+def _unfolded_axes(graph: ShapeEngine, info: ReductionInfo) -> str | None:
+    """For a reduction whose axes a constant sub-graph ovreduce does not fold computes: ``""`` where OpenVINO may fold
+    it (every layer of it of a static shape ovreduce infers, :data:`FOLD_BUDGET` elements in all), else why not. None
+    for any other reduction (axes folded or known at run time only, or a sub-graph reading no constant alone)."""
+    if info.axes.kind != "unresolved" or info.error is not None or len(info.layer.inputs) < 2:
+        return None
+    model = graph.model
+    pending = [model.input_producers(info.layer)[1]]
+    seen: set[str] = set()
+    total = 0
+    why = ""
+    while pending:
+        ref = pending.pop()
+        if ref is None:
+            return None
+        if ref[0] in seen:
+            continue
+        seen.add(ref[0])
+        layer = model.layer(ref[0])
+        if layer.type == "Const":
+            continue
+        if not layer.inputs or layer.bodies:  # a Parameter, a body's input or a sub-graph: not walked
+            return None
+        for port in layer.outputs:
+            state = graph.state((layer.id, port.id))
+            if state.shape is None or not state.shape.is_static or state.origin != "inferred":
+                why = why or f"ovreduce infers no static shape for {layer.type} layer {layer.name!r}"
+            else:
+                total += math.prod(state.shape.to_list())
+        pending += model.input_producers(layer)
+    if not why and total > FOLD_BUDGET:
+        why = (f"its layers compute {total} elements, more than the {FOLD_BUDGET} ovreduce lets OpenVINO fold as it "
+               "reads the model")  # fmt: skip
+    return why
 
 
 def _contradicted(info: ReductionInfo) -> bool:
