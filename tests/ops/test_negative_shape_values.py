@@ -3,8 +3,8 @@ Broadcast's target, Tile's repeats, TopK's ``k``, OneHot's ``depth``, RandomUnif
 ConvolutionBackpropData's output shape are read as a partial shape (``get_input_const_data_as_shape``): a Const
 layer's values as they are, any other value through its bounds, which OpenVINO refuses where one is negative ("Value
 for partial shape evaluation can't be lower than zero."). Each IR is built with OpenVINO's opset API on a value
-``6 - d`` of a dim ``d``, saved, and reshaped by both so that ``d`` is past 6 (a negative value, constant or of bounds)
-or not (every shape agrees)."""
+``6 - d`` (or ``-d``, which OpenVINO bounds only where ``d`` is static) of a dim ``d``, saved, and reshaped by both so
+that ``d`` is past 6 (a negative value, constant or of bounds) or not (every shape agrees)."""
 
 from __future__ import annotations
 
@@ -85,21 +85,28 @@ RESHAPES = {  # x's shape under reshape: d its last dim
 }
 
 
-def _model(op: str) -> ov.Model:
+VALUES: dict[str, Callable[[Any], Any]] = {  # the value from the dim d, as a 1-D i64 of one element
+    "six-less-d": lambda d: ops.subtract(_c([6]), d),  # of bounds (6 - hi .. 6 - lo)
+    "negative-d": ops.negative,  # of no bounds to OpenVINO unless d is static: only a constant is refused
+}
+
+
+def _model(op: str, value: str = "six-less-d") -> ov.Model:
     x = ops.parameter(ov.PartialShape("[1,3,?,2..6]"), np.float32, name="x")
     d = ops.gather(ops.shape_of(x), _c([3]), _c(0))
-    node = OPS[op](x, ops.subtract(_c([6]), d))
+    node = OPS[op](x, VALUES[value](d))
     node.set_friendly_name("op")
     return ov.Model([ops.result(ops.reduce_sum(node.output(0), _c([0]), True))], [x], op)
 
 
+@pytest.mark.parametrize("value", list(VALUES))
 @pytest.mark.parametrize("reshape", list(RESHAPES))
 @pytest.mark.parametrize("op", list(OPS))
 def test_a_shape_value_computed_negative_is_refused_as_openvino_refuses_it(
-    op: str, reshape: str, tmp_path: Path
+    op: str, reshape: str, value: str, tmp_path: Path
 ) -> None:
     xml = tmp_path / "m.xml"
-    ov.save_model(_model(op), str(xml), compress_to_fp16=False)
+    ov.save_model(_model(op, value), str(xml), compress_to_fp16=False)
     model = ov.Core().read_model(str(xml))
     refusal = None
     try:
@@ -115,7 +122,7 @@ def test_a_shape_value_computed_negative_is_refused_as_openvino_refuses_it(
             layer = next(layer for layer in ir.layers if layer.name == "op")
             state = engine.state((layer.id, layer.outputs[0].id))
             assert state.shape is None, f"OpenVINO refuses the reshape, ovreduce infers {state.shape}"
-            if reshape.startswith("negative"):
+            if reshape.startswith("negative") or value == "negative-d":
                 assert REFUSAL in refusal
                 assert REFUSAL in state.reason
     finally:
