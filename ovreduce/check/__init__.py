@@ -244,6 +244,9 @@ def _unfolded_axes(graph: ShapeEngine, info: ReductionInfo) -> str | None:
         layer = model.layer(ref[0])
         if layer.type == "Const":
             continue
+        data = graph.input_state(layer, 0).shape if layer.type == "ShapeOf" and layer.inputs else None
+        if data is not None and data.is_static:  # the shape of a static input: a constant to OpenVINO too
+            continue
         if not layer.inputs or layer.bodies:  # a Parameter, a body's input or a sub-graph: not walked
             return None
         for port in layer.outputs:

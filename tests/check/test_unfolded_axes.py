@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import openvino as ov
+import openvino.opset13 as ops
 import pytest
 
 from ovreduce import load_ir
 from ovreduce.check import FOLD_BUDGET, check_model
+from ovreduce.shapes import PartialShape
 
 
 def _ir(pad_end: int) -> str:
@@ -142,3 +145,33 @@ def test_axes_of_a_range_of_3e9_elements_are_not_folded_by_openvino(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     [model] = json.loads(done.stdout)["models"]
     assert any("are not confirmed by OpenVINO" in n and f"{count} elements" in n for n in model["notes"]), model
+
+
+@pytest.mark.parametrize(("shape", "refused"), [("[2,3,4]", False), ("[2,3,9]", True)])
+def test_axes_from_the_shape_of_a_static_input_are_judged_by_openvino(
+    tmp_path: Path, shape: str, refused: bool
+) -> None:
+    """Axes ``Pad(ShapeOf(x)[2] - 2)``: a constant to OpenVINO where x's shape is static (after ``--reshape`` too),
+    which it folds and refuses where the axis is out of range (x=[2,3,9]: 7)."""
+    x = ops.parameter(ov.PartialShape([2, 3, 4]), np.float32, name="x")
+    dim = ops.gather(ops.shape_of(x), ops.constant(np.array([2])), ops.constant(np.array(0)))
+    zero = ops.constant(np.array([0]))
+    axes = ops.pad(ops.subtract(dim, ops.constant(np.array([2]))), zero, zero, "constant")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(ops.reduce_mean(x, axes, False))], [x], "m"), str(xml))
+    model = ov.Core().read_model(str(xml))
+    try:
+        model.reshape({"x": ov.PartialShape(shape)})
+        refusal = None
+    except RuntimeError as exc:
+        refusal = str(exc).strip().splitlines()[-1]
+    assert (refusal is not None) == refused
+    ir = load_ir(xml)
+    try:
+        checked = check_model(ir, reshape={"x": PartialShape.parse(shape)})
+    finally:
+        ir.close()
+    assert checked.ok == (refusal is None), checked.findings
+    if refusal is not None:
+        [error] = [f for f in checked.findings if f.severity == "error"]
+        assert error.code == "openvino-read-failed" and refusal in error.message
