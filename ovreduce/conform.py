@@ -27,6 +27,7 @@ for a port that already feeds one); only the initializers the checked nodes read
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -843,18 +844,31 @@ def _called(node: Any) -> str:
 
 
 def _save_ir(ov_model: Any, folder: Path, stem: str) -> str:
+    """``folder/<stem>.xml`` and ``.bin``, written into a fresh folder beside them and renamed over them: a link
+    there is replaced, the file it points to left alone (OpenVINO's serializer opens the path it is given)."""
+    import shutil
+    import tempfile
+
     from openvino import save_model
 
+    target = folder / f"{stem}.xml"
+    scratch: str | None = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{stem}.xml"
-        save_model(ov_model, str(target), compress_to_fp16=False)
+        scratch = tempfile.mkdtemp(dir=folder, prefix=".ovreduce-")
+        written = Path(scratch) / target.name
+        save_model(ov_model, str(written), compress_to_fp16=False)
+        for suffix in (".bin", ".xml"):  # the weights first: an .xml in place never names missing weights
+            os.replace(written.with_suffix(suffix), target.with_suffix(suffix))
     except (OSError, RuntimeError) as exc:  # OpenVINO's serializer raises RuntimeError ("Can't open bin file")
         said = exc.strerror if isinstance(exc, OSError) else None
         raise InputError(
             f"cannot save the converted IR in {folder}: {said or str(exc).strip().splitlines()[-1]}",
             parameter="save_ir",
         ) from None
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return str(target)
 
 

@@ -301,3 +301,22 @@ def test_an_interrupt_during_openvino_s_run_ends_the_command_at_once(tmp_path: P
         pytest.fail("still running 30 s after SIGINT")
     assert process.returncode == 130 and err.endswith("ovreduce: interrupted\n"), err
     assert time.monotonic() - sent < 15
+
+
+def test_save_ir_replaces_links_and_leaves_their_targets_alone(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], tmp_path: Path
+) -> None:
+    """As --save-outputs: a link already in DIR is replaced by the IR, not written through."""
+    victims = {suffix: tmp_path / f"victim{suffix}" for suffix in (".xml", ".bin")}
+    folder = tmp_path / "ir"
+    folder.mkdir()
+    for suffix, victim in victims.items():
+        victim.write_text("precious\n")
+        (folder / f"several{suffix}").symlink_to(victim)
+    status, _, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(folder))
+    assert status in (0, 1), err
+    for suffix, victim in victims.items():
+        assert victim.read_text() == "precious\n"
+        assert not (folder / f"several{suffix}").is_symlink()
+    assert sorted(p.name for p in folder.iterdir()) == ["several.bin", "several.xml"]
+    assert main(["check", str(folder / "several.xml")]) == 0
