@@ -348,12 +348,14 @@ def _body_notes(engines: Sequence[tuple[str | None, ShapeEngine]]) -> list[str]:
     return notes
 
 
-def unreadable(path: str, error: OvReduceError) -> ModelCheck:
-    """The entry of a model that could not be read or checked (with the reader's position of the problem)."""
+def unreadable(path: str, error: OvReduceError, model: IRModel | None = None) -> ModelCheck:
+    """The entry of a model that could not be read or checked (with the reader's position of the problem); where it
+    was read (``model``) but not checked, with the IR version and layer count it was read with."""
     line, column = (error.line, error.column) if isinstance(error, IRError) else (None, None)
     if isinstance(error, LimitExceededError):
         line = error.line
-    return ModelCheck(path, False, None, None, ErrorInfo(error.code, error.message, line, column), (), ())
+    version, count = (None, None) if model is None else (model.ir_version, len(model.layers))
+    return ModelCheck(path, False, version, count, ErrorInfo(error.code, error.message, line, column), (), ())
 
 
 def check_document(models: Sequence[ModelCheck]) -> CheckDocument:
@@ -485,6 +487,7 @@ def _check_one(
     """The check of one model, and the names of ``reshape`` it applied; with ``own_only``, a name that none of the
     model's Parameters has is left out, and said in a note."""
     asked = reshape or {}
+    model: IRModel | None = None
     try:
         model = load_ir(path, bin_path, limits=limits)
         try:
@@ -496,7 +499,7 @@ def _check_one(
         finally:
             model.close()
     except OvReduceError as exc:
-        return unreadable(str(path), exc), frozenset()
+        return unreadable(str(path), exc, model), frozenset()
     if missing := sorted(set(asked) - set(reshape or {})):
         note = f"the reshape of {', '.join(missing)} is not this model's: none of its inputs has that name"
         check = replace(check, notes=(*check.notes, note))

@@ -70,6 +70,12 @@ class ModelCheck(JsonDocument):
     reductions: tuple[ReductionCheck, ...]
     notes: tuple[str, ...] = ()  # what could not be analysed (a sub-graph body its layer's inputs do not feed)
 
+    @property
+    def not_checked(self) -> bool:
+        """Whether the model was not checked for a reason other than its file (an ``error`` whose code is not an
+        ``ir`` one: a reshape it cannot take, a worker that crashed), rather than unreadable."""
+        return self.error is not None and not self.error.code.startswith("ir")
+
 
 @dataclass(frozen=True, slots=True)
 class CheckDocument(JsonDocument):

@@ -93,6 +93,37 @@ def test_a_model_left_unchecked_by_an_option_is_not_called_unreadable(capsys: py
     assert out.rstrip().endswith("1 model checked: 0 clean, 0 with errors, 0 unreadable, 1 not checked"), out
 
 
+def test_every_format_keeps_a_model_left_unchecked_apart_from_an_unreadable_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """JSON keeps the IR version and layer count the model was read with; SARIF gives it a rule of its own, JUnit a
+    case named for the check it did not get; an unreadable file keeps ``unreadable-ir``, "read" and nulls."""
+    import json
+    from xml.etree import ElementTree
+
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<net")
+    unchecked = ["check", str(SAMPLES / "rmsnorm.xml"), "--reshape", "nope=[1]"]
+    unreadable = ["check", str(bad)]
+
+    def formatted(argv: list[str], form: str) -> str:
+        status, out, err = run_cli(capsys, *argv, "--format", form)
+        assert status == 2 and err == "", err
+        return out
+
+    read, broken = (json.loads(formatted(argv, "json"))["models"][0] for argv in (unchecked, unreadable))
+    _, text, _ = run_cli(capsys, "inspect", str(SAMPLES / "rmsnorm.xml"), "--format", "json")
+    inspected = json.loads(text)
+    assert (read["ir_version"], read["layer_count"]) == (inspected["ir_version"], inspected["layer_count"])
+    assert read["error"]["code"] == "input"
+    assert (broken["ir_version"], broken["layer_count"]) == (None, None)
+    sarif = [json.loads(formatted(argv, "sarif"))["runs"][0]["results"] for argv in (unchecked, unreadable)]
+    rules = [results[0]["ruleId"] for results in sarif]
+    assert rules == ["model-not-checked", "unreadable-ir"]
+    cases = [ElementTree.fromstring(formatted(argv, "junit")).find(".//testcase") for argv in (unchecked, unreadable)]
+    assert [c.get("name") for c in cases if c is not None] == ["check", "read"]
+
+
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [

@@ -69,7 +69,7 @@ def check_text(
     out: list[str] = []
     for m in report.models:
         if m.error is not None:
-            label = "UNREADABLE" if m.error.code.startswith("ir") else "NOT CHECKED"
+            label = "NOT CHECKED" if m.not_checked else "UNREADABLE"
             out.append(f"{st.bold(m.path)}  {st.red(label)}  [{m.error.code}]")
             out.append(f"  {m.error.message}")
             out.append("")

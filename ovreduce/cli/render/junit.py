@@ -11,7 +11,7 @@ the tests validate it against)::
           <system-out>its warnings (and infos), one a line</system-out>
         </testcase>
         ... one "graph integrity" case for the findings of other layers; a "read" case with <error> for a model
-        that could not be read
+        that could not be read, a "check" case with <error> for one read but not checked
         <system-out>the model's notes</system-out>
       </testsuite>
     </testsuites>
@@ -61,7 +61,7 @@ def _suite(m: ModelCheck, seconds: float | None) -> tuple[str, dict[str, int]]:
     if m.error is not None:
         errors = 1
         cases.append(
-            f'    <testcase classname={quoteattr(m.path)} name="read">\n'
+            f'    <testcase classname={quoteattr(m.path)} name="{"check" if m.not_checked else "read"}">\n'
             f"      <error type={quoteattr(m.error.code)} message={quoteattr(m.error.message)}/>\n"
             f"    </testcase>\n"
         )

@@ -27,17 +27,19 @@ _CODES_URL = DOCUMENTATION_URL.removesuffix("#readme") + "/blob/main/docs/cli.md
 
 
 def check_sarif(report: CheckDocument) -> str:
-    """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per unreadable model)."""
+    """SARIF 2.1.0: one run, a rule per finding code, a result per finding (and per model unreadable
+    or not checked)."""
     from ovreduce import __version__
 
     level = {"error": "error", "warning": "warning", "info": "note"}
     rules = [_rule(code, kind.meaning, kind.severity, level[kind.severity]) for code, kind in FINDINGS.items()]
     rules.append(_rule("unreadable-ir", "the file is not a readable OpenVINO IR", "error", "error"))
+    rules.append(_rule("model-not-checked", "the model was read but could not be checked", "error", "error"))
     results: list[dict[str, Any]] = []
     for m in report.models:
         if m.error is not None:
             results.append({
-                "ruleId": "unreadable-ir", "level": "error",
+                "ruleId": "model-not-checked" if m.not_checked else "unreadable-ir", "level": "error",
                 "message": {"text": f"[{m.error.code}] {m.error.message}"},
                 "locations": [{"physicalLocation": _physical(m.path, _region(m.error.line, m.error.column))}],
             })  # fmt: skip
@@ -83,6 +85,11 @@ def _rule(code: str, meaning: str, severity: str, level: str) -> dict[str, Any]:
         advice = (
             "The model was not checked: the message names the file, line and layer, and what was expected. Fix "
             "the file (or give its .bin) and check it again."
+        )
+    elif code == "model-not-checked":
+        advice = (
+            "The file was read, but the model was not checked: the message says why (an option it cannot take, a "
+            "process that ended) and what was expected. Fix that and check it again."
         )
     elif severity == "error":
         advice = "The model as written is wrong: OpenVINO would refuse it or compute other shapes than it declares."
