@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from ovreduce.cli.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, OUTPUT_FAILED, OutputError, UsageError
 from ovreduce.cli.options import (
     existing_file,
     extension_names,
@@ -51,6 +51,8 @@ def _emit(text: str | bytes) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (what is still buffered goes nowhere)
+    except OSError as exc:  # a full disk: the report is not there, which the exit status says
+        raise OutputError(f"{OUTPUT_FAILED}: {exc.strerror or exc}") from None
 
 
 def _json(doc: Any) -> bytes:

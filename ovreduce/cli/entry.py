@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ovreduce.cli import commands
-from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
+from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, OUTPUT_FAILED, OutputError
 from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     if sys.stderr is None:  # started with it closed: messages go nowhere, the exit status still tells
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
     if sys.stdout is None:
-        _say("ovreduce: cannot write its output: standard output is closed")
+        _say(f"ovreduce: {OUTPUT_FAILED}: it is closed [{OutputError.code}]")
         return EXIT_INPUT
     command = "ovreduce"
     try:
@@ -56,8 +56,10 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file name the system refuses (too long...), or output it cannot take (disk full)
-        where = escape(os.fsdecode(exc.filename)) if exc.filename is not None else "cannot write its output"
-        _say(f"{command}: {where}: {exc.strerror or exc} [usage]")
+        if exc.filename is None:  # --help and --version write as argparse does, not through the commands' writer
+            _say(f"{command}: {OUTPUT_FAILED}: {exc.strerror or exc} [{OutputError.code}]")
+        else:
+            _say(f"{command}: {escape(os.fsdecode(exc.filename))}: {exc.strerror or exc} [usage]")
         return EXIT_INPUT
     except MemoryError:  # the system refused memory: a tensor whose shape depends on input values, sized as computed
         _say(f"{command}: it needs more memory than the system gives it (a tensor whose shape depends on input values "
@@ -139,8 +141,8 @@ def console() -> NoReturn:
             sys.stdout.flush()
     except (OSError, ValueError) as exc:
         if not isinstance(exc, BrokenPipeError):
-            _say(f"ovreduce: cannot write its output: {getattr(exc, 'strerror', None) or exc}")
-            status = status or EXIT_INPUT
+            _say(f"ovreduce: {OUTPUT_FAILED}: {getattr(exc, 'strerror', None) or exc} [{OutputError.code}]")
+            status = EXIT_INPUT  # whatever the verdict: the report it rests on is not all there
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if "ovreduce.backends.openvino" in sys.modules:
         from ovreduce.backends.openvino import abandoned

@@ -61,15 +61,19 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped(tmp_path: Path, fmt: st
 
 
 @pytest.mark.parametrize("args", [["check", SAMPLE], ["devices"], ["--version"], ["--help"], ["run", "--help"],
-                                  ["check", SAMPLE, "--format", "json"]])  # fmt: skip
+                                  ["check", SAMPLE, "--format", "json"],
+                                  ["check", str(ROOT / "ir_samples" / "broken")]])  # fmt: skip
 def test_output_that_cannot_be_written_is_a_message_and_status_2(args: list[str]) -> None:
+    """Whatever the verdict (``ir_samples/broken`` has findings), and tagged as the output's failure, not the command
+    line's: the command line was right."""
     with open("/dev/full", "wb") as device:
         full = _process(*args, stdout=device, stderr=subprocess.PIPE)
     closed = subprocess.run(f"{sys.executable} -m ovreduce.cli {' '.join(args)} >&-", shell=True, capture_output=True,
                             timeout=180, check=False)  # fmt: skip
     for proc in (full, closed):
         assert proc.returncode == 2, (proc.returncode, proc.stderr)
-        assert b"Traceback" not in proc.stderr and b"cannot write its output" in proc.stderr, proc.stderr
+        assert b"Traceback" not in proc.stderr and b"cannot write its output to standard output" in proc.stderr
+        assert proc.stderr.endswith(b" [output]\n") and proc.stderr.count(b"\n") == 1, proc.stderr
 
 
 def test_a_usage_error_is_status_2_with_standard_error_closed() -> None:
