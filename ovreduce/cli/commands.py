@@ -321,6 +321,7 @@ def _export_of(target: str, needed: bool) -> Any:
 
     path = Path(target)
     if path.is_dir():
+        expand_paths([target])  # a folder with no .xml at all names nothing: the usage error it is for every command
         return find_export(path)
     existing_file(target)
     try:

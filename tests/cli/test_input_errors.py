@@ -167,3 +167,14 @@ def test_version_names_ovreduce_openvino_and_python(capsys: pytest.CaptureFixtur
     assert out == (
         f"ovreduce {ovreduce.__version__} (OpenVINO {version('openvino')}, Python {platform.python_version()})\n"
     )
+
+
+@pytest.mark.parametrize("command", ["check", "inspect", "run", "audit", "conform"])
+def test_a_folder_with_no_xml_is_a_usage_error_for_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """The one rule: a path that names nothing (a folder with no .xml among them) is ``[usage]``, for every command."""
+    (tmp_path / "notes.txt").write_text("no model here\n")
+    status, out, err = run_cli(capsys, command, str(tmp_path))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"ovreduce {command}: {tmp_path}: ") and err.endswith(" [usage]\n"), err
