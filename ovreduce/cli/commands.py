@@ -210,6 +210,17 @@ def _no_layer(model: Any) -> int:
     return EXIT_INPUT
 
 
+def output_folder(folder: Path, option: str, expected: str) -> None:
+    """:class:`UsageError` naming ``option`` where ``folder`` cannot be a folder: it, or the nearest of its parents
+    that is there, is not one (a file, a device). ``expected`` says what the option takes."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            if not place.is_dir():
+                what = "it" if place == folder else str(place)
+                raise UsageError(f"{option} {folder}: {what} is not a folder; {expected}")
+            return
+
+
 def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
     """Each array as ``folder/<name>.npy`` (``:`` in a name becomes ``-``), written beside it and renamed over it:
     a link there is replaced, the file it points to left alone; :class:`UsageError` naming ``option`` when the
@@ -219,8 +230,7 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
     import numpy as np
 
     expected = "expected DIR, a folder ovreduce can create or write .npy files in"
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{option} {folder}: it is not a folder; {expected}")
+    output_folder(folder, option, expected)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in arrays.items():
@@ -517,16 +527,26 @@ def conform(args: argparse.Namespace) -> int:
     """``ovreduce conform``: 0 when every mean/reduce node conforms, 1 otherwise."""
     from ovreduce.cli.render.text import conform_text
     from ovreduce.conform import conform_model
+    from ovreduce.errors import InputError
 
     existing_file(args.model)
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
+    expected = "expected DIR, a folder ovreduce can create or write the converted IR in"
+    if args.save_ir:  # before the conversion, as --save-outputs's folder is before the run
+        output_folder(Path(args.save_ir), "--save-ir", expected)
     load_extensions(extension_names(args.extension))
-    doc = conform_model(
-        args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
-        save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
-        timeout=args.timeout,
-    )  # fmt: skip
+    try:
+        doc = conform_model(
+            args.model, inputs=inputs, seed=args.seed, device=args.device, precision=args.precision,
+            save_ir=args.save_ir, atol=args.atol, rtol=args.rtol, shapes=shapes, max_elements=max_elements(),
+            timeout=args.timeout,
+        )  # fmt: skip
+    except InputError as exc:  # the folder could not take the IR: the option's, as --save-outputs's is
+        if exc.parameter != "save_ir":
+            raise
+        why = str(exc.args[0]).removeprefix(f"cannot save the converted IR in {Path(args.save_ir)}: ")
+        raise UsageError(f"--save-ir {args.save_ir}: cannot write there ({why}); {expected}") from None
     _emit(_json(doc) if args.format == "json" else conform_text(doc, width=terminal_width()))
     _extension_hint("conform", [doc.error])
     return EXIT_OK if doc.ok else EXIT_FINDINGS

@@ -198,9 +198,14 @@ def test_save_ir_into_an_unwritable_place_exits_2(
 ) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("")
-    status, _, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(blocker / "sub"))
-    assert status == 2
-    assert "--save-ir" in err
+    expected = "expected DIR, a folder ovreduce can create or write the converted IR in [usage]\n"
+    status, out, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(blocker / "sub"))
+    assert (status, out) == (2, "")
+    assert err == f"ovreduce conform: --save-ir {blocker / 'sub'}: {blocker} is not a folder; {expected}"
+    for place in (blocker, Path(os.devnull)):  # refused before the conversion, in --save-outputs's words
+        status, out, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(place))
+        assert (status, out) == (2, "")
+        assert err == f"ovreduce conform: --save-ir {place}: it is not a folder; {expected}"
 
 
 def _subprocess(*argv: str) -> Any:
@@ -276,7 +281,10 @@ def test_save_ir_where_openvino_cannot_write_is_exit_2(
     """A folder named as the .bin is: OpenVINO's serializer raises RuntimeError, which ended in an internal error."""
     (tmp_path / "ir" / "several.bin").mkdir(parents=True)
     status, _, err = _run(capsys, "conform", str(models["several"]), "--save-ir", str(tmp_path / "ir"))
-    assert status == 2 and "cannot save the converted IR in" in err and "internal error" not in err, err
+    assert status == 2 and "internal error" not in err, err
+    assert err.startswith(f"ovreduce conform: --save-ir {tmp_path / 'ir'}: cannot write there (") and err.endswith(
+        "); expected DIR, a folder ovreduce can create or write the converted IR in [usage]\n"
+    ), err
 
 
 def test_an_interrupt_during_openvino_s_run_ends_the_command_at_once(tmp_path: Path) -> None:
