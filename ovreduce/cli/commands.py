@@ -231,12 +231,16 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
 
     expected = "expected DIR, a folder ovreduce can create or write .npy files in"
     output_folder(folder, option, expected)
+    mask = os.umask(0o22)
+    os.umask(mask)
+    mode = 0o666 & ~mask
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in arrays.items():
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".ovreduce-", suffix=".npy", delete=False) as handle:
                 try:
                     np.save(handle, array)
+                    os.chmod(handle.fileno(), mode)  # a temporary file is its owner's alone: the mode open() gives
                 except BaseException:
                     Path(handle.name).unlink()
                     raise

@@ -157,6 +157,28 @@ def test_saved_outputs_replace_a_link_and_leave_what_it_points_to(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["numpy.npy", "openvino-CPU.npy"]
 
 
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_saved_arrays_have_the_mode_the_umask_gives(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mask: int
+) -> None:
+    """As np.save or any writer would: another user or a CI step reads the inputs that reproduce the run."""
+    import os
+
+    before = os.umask(mask)
+    try:
+        out, given = tmp_path / "out", tmp_path / "in"
+        status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--save-outputs", str(out), "--save-inputs",
+                                  str(given))  # fmt: skip
+        np.save(tmp_path / "plain.npy", np.zeros(1))
+    finally:
+        os.umask(before)
+    assert status == 0, err
+    expected = (tmp_path / "plain.npy").stat().st_mode & 0o777
+    assert expected == 0o666 & ~mask
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (*out.iterdir(), *given.iterdir())}
+    assert modes == dict.fromkeys(["numpy.npy", "openvino-CPU.npy", "0.npy"], expected)
+
+
 def test_an_input_given_twice_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     np.save(tmp_path / "a.npy", np.ones((2, 3, 4, 5), np.float32))
     given = ("--input", f"0={tmp_path / 'a.npy'}")
