@@ -144,6 +144,9 @@ def inspect(args: argparse.Namespace) -> int:
     from ovreduce.cli.render.text import inspect_text
     from ovreduce.ir.parser import load_ir
 
+    if args.all and args.layer is not None:
+        raise UsageError(f"--all with --layer {args.layer}: --layer shows one layer, --all lists every layer; "
+                         f"expected one of them")  # fmt: skip
     reshape = parse_named_shapes(args.reshape, "--reshape")
     model = load_ir(*model_files(args.path, args.bin))
     try:
@@ -167,6 +170,15 @@ def run(args: argparse.Namespace) -> int:
     from ovreduce.ir.parser import load_ir
     from ovreduce.run import run_layer
 
+    backends = args.backend or ["numpy", "openvino"]
+    unused = [f"--{name} {value}" for name, value in (("device", args.device), ("precision", args.precision))
+              if value is not None]  # fmt: skip
+    if unused and "openvino" not in backends:
+        they, them = ("it has", "it") if len(unused) == 1 else ("they have", "them")
+        raise UsageError(
+            f"{' and '.join(unused)} with --backend numpy alone: only OpenVINO runs on a device and in a precision, "
+            f"so {they} no effect; expected --backend openvino too, or {them} left out"
+        )
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     model = load_ir(*model_files(args.model, args.bin))
@@ -176,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         locate_layer(model, args.layer, reductions_only=True)
         report = run_layer(
             model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
-            backends=args.backend or ["numpy", "openvino"], device=args.device, precision=args.precision,
+            backends=backends, device=args.device or "CPU", precision=args.precision or "f32",
             atol=args.atol, rtol=args.rtol, max_elements=max_elements(),
         )  # fmt: skip
     finally:

@@ -197,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", action="append", choices=("numpy", "openvino"),
                    help="backend to run (repeatable; default numpy, openvino); the first is the reference")  # fmt: skip
     _runtime_options(p, precision="f32")
+    p.set_defaults(device=None, precision=None)  # CPU and f32, where an OpenVINO backend runs (None: not given)
     p.add_argument("--save-outputs", type=_path, metavar="DIR", help="save each backend's output as DIR/<backend>.npy")
     p.add_argument("--save-inputs", type=_path, metavar="DIR",
                    help="save the inputs the run used as DIR/0.npy (data) and DIR/1.npy (runtime axes), to "

@@ -179,6 +179,37 @@ def test_saved_arrays_have_the_mode_the_umask_gives(
     assert modes == dict.fromkeys(["numpy.npy", "openvino-CPU.npy", "0.npy"], expected)
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--device", "GPU"], "--device GPU with --backend numpy alone: "),
+        (["--precision", "bf16"], "--precision bf16 with --backend numpy alone: "),
+        (["--device", "CPU", "--precision", "f32"], "--device CPU and --precision f32 with --backend numpy alone: "),
+    ],
+)
+def test_an_option_that_numpy_alone_would_ignore_is_refused(
+    capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """Only OpenVINO runs on a device and in a precision: with NumPy alone they would be dropped without a word."""
+    status, out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--backend", "numpy", *argv)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"ovreduce run: {says}") and err.endswith(
+        "expected --backend openvino too, or " + ("it" if len(argv) == 2 else "them") + " left out [usage]\n"
+    ), err
+    if "GPU" in argv:  # (with OpenVINO it is used: there, a machine without one says so)
+        return
+    both = ("--backend", "numpy", "--backend", "openvino")
+    status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", *both, *argv)
+    assert status == 0, err
+
+
+def test_inspect_refuses_all_with_layer(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "inspect", ALL, "--layer", "mean_last", "--all")
+    assert (status, out) == (2, "")
+    assert err == ("ovreduce inspect: --all with --layer mean_last: --layer shows one layer, --all lists every "
+                   "layer; expected one of them [usage]\n")  # fmt: skip
+
+
 def test_an_input_given_twice_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     np.save(tmp_path / "a.npy", np.ones((2, 3, 4, 5), np.float32))
     given = ("--input", f"0={tmp_path / 'a.npy'}")
