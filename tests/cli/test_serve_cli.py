@@ -252,3 +252,40 @@ def test_a_listen_failure_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, caps
     monkeypatch.setattr(cli_serve, "_server", lambda: (Settings, fake_serve, _ListenError))
     assert main(["serve", "--workers", "2"]) == 2
     assert capsys.readouterr().err == "ovreduce serve: cannot listen on 127.0.0.1:1: Permission denied [usage]\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_asked_for_by_a_signal_is_exit_0(tmp_path: Path, sig: signal.Signals) -> None:
+    """The ``ovreduce serve`` program, stopped as a supervisor or Ctrl-C stops it, ends its graceful shutdown with
+    status 0 (what systemd and other supervisors count as a clean stop), not the 130/143 of the other commands."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OVREDUCE_")}
+    argv = [sys.executable, "-m", "ovreduce.cli", "serve", "--port", str(port), "--store", str(tmp_path / "store"),
+            "--no-access-log", "--log-level", "warning"]  # fmt: skip
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert b"interrupted" not in err and b"Traceback" not in err, err
