@@ -98,7 +98,14 @@ def check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     seconds = [end - start for start, end in itertools.pairwise(marks)]
-    _emit(_CHECK_RENDERERS[args.format](report, args, seconds))
+    shown = report
+    if args.format != "sarif":  # (SARIF's uri percent-encodes the path's bytes itself: %FF)
+        from dataclasses import replace
+
+        from ovreduce.reports.common import path_text
+
+        shown = replace(report, models=tuple(replace(m, path=path_text(m.path)) for m in report.models))
+    _emit(_CHECK_RENDERERS[args.format](shown, args, seconds))
     refusals = [f.message for m in report.models for f in m.findings if f.code == "openvino-read-failed"]
     _extension_hint("check", refusals + [note for m in report.models for note in m.notes])
     if report.unreadable:

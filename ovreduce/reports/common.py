@@ -19,6 +19,7 @@ __all__ = [
     "dumps",
     "json_float",
     "layer_path",
+    "path_text",
     "to_json",
     "unicode_text",
 ]
@@ -84,6 +85,15 @@ def dumps(doc: Any, *, indent: bool = True) -> bytes:
         return orjson.dumps(doc if native else to_json(doc), option=option)
     except orjson.JSONEncodeError:  # text that is not Unicode: a file name's undecodable bytes, as Python keeps them
         return orjson.dumps(unicode_text(to_json(doc)), option=option)
+
+
+def path_text(path: str) -> str:
+    """A file path as the reports write it: each byte that is not UTF-8 (a lone surrogate, as Python keeps it) as
+    ``\\xff`` and each backslash doubled, so that the spelling names one file (``kd\\\\xff.xml`` is the name with a
+    backslash, ``kd\\xff.xml`` the one with the byte 0xff)."""
+    if path.isascii() and "\\" not in path:
+        return path
+    return path.replace("\\", "\\\\").encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def unicode_text(value: Any) -> Any:

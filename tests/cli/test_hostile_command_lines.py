@@ -115,3 +115,22 @@ def test_running_out_of_memory_is_a_limit_not_an_internal_error(
     assert status == 2 and out == ""
     assert err.startswith("ovreduce audit: it needs more memory than the system gives it") and "internal" not in err
     assert err.endswith("[limit.memory]\n"), err
+
+
+def test_a_file_name_that_is_not_utf8_has_one_spelling_that_names_one_file(tmp_path: Path) -> None:
+    """The byte 0xff and a name with a real backslash, x, f, f: text, JSON and JUnit spell each alike, and apart."""
+    from xml.etree import ElementTree
+
+    byte = Path(os.fsdecode(bytes(tmp_path) + b"/kd\xff.xml"))
+    backslash = tmp_path / "kd\\xff.xml"
+    for model in (byte, backslash):
+        model.write_bytes(Path(SAMPLE).read_bytes())
+        model.with_suffix(".bin").write_bytes(Path(SAMPLE).with_suffix(".bin").read_bytes())
+    names = [os.fsdecode(model) for model in (byte, backslash)]
+    expected = [f"{tmp_path}/kd\\xff.xml", f"{tmp_path}/kd\\\\xff.xml"]
+    doc = json.loads(_process("check", "--format", "json", *names).stdout)
+    assert [m["path"] for m in doc["models"]] == expected
+    junit = ElementTree.fromstring(_process("check", "--format", "junit", *names).stdout)
+    assert [suite.get("name") for suite in junit.iter("testsuite")] == expected
+    text = _process("check", *names).stdout.decode()
+    assert [line.split("  ")[0] for line in text.splitlines() if line.startswith(str(tmp_path))] == expected
