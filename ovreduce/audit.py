@@ -103,6 +103,7 @@ from ovreduce.headroom import (
     as_executed,
     bounded,
     chain_of,
+    computed,
     emulate,
     headroom_factor,
     run_on_device,
@@ -909,7 +910,7 @@ def _target_step(
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
     # what the original precision cannot hold either is no overflow of the target's
-    lost_in_f32 = int(np.count_nonzero(~np.isfinite(np.asarray(data)))) if run.effective_precision == "f32" else 0
+    lost_in_f32, unread = _lost_in_f32(run, node, chain, inputs, np.asarray(data))
     if emu.non_finite and lost_in_f32:
         status: Any = "not-established"
         message = (f"not established: {lost_in_f32} of its {np.size(data)} input elements are not finite in the f32 "
@@ -920,6 +921,9 @@ def _target_step(
         message = (f"not established: {_stage_name(first, stages)} reaches {first.largest:.6g}, past {limit:.6g} by "
                    f"no more than bf16's rounding, and the values were captured from the bf16 run: audit with "
                    f"--precision f32 to tell")  # fmt: skip
+    elif unread is not None:  # the capture, in the tensor's declared type, does not hold what the f32 run computed
+        status = "not-established"
+        message = f"not established: {unread}"
     elif chain.unknown is not None:  # what the emulation assumes of the device's execution may not hold
         status = "not-established"
         message = f"not established: {chain.unknown}"
@@ -1028,6 +1032,33 @@ def _target_step(
         None if c is None else c.max_rel_error, judged_atol, rtol, stages[len(above):], diff, agree, executes, step,
         emu.bound, stages[: len(above)],
     )  # fmt: skip
+
+
+def _lost_in_f32(
+    run: MarkedRun, node: Any, chain: Chain, inputs: Sequence[npt.NDArray[Any]], data: npt.NDArray[Any]
+) -> tuple[int, str | None]:
+    """How many elements of reduction ``node``'s input the f32 run could not hold itself (inf or NaN in f32 already: no
+    overflow of the target's), and why that is not known, where it is not. A tensor the model declares f16 or bf16 is
+    captured in that type, though OpenVINO's f32 run computes it in f32: an element past that type's range is inf in
+    the capture, not in the run. There the chain's op is recomputed from its finite inputs in f32 to tell; a chain
+    without one (or with inputs not finite) leaves it unknown."""
+    if run.effective_precision != "f32":
+        return 0, None
+    bad = ~np.isfinite(data)
+    declared = node.input_value(0).get_element_type().get_type_name()
+    if declared not in TARGETS:  # captured as the f32 run computed it
+        return int(np.count_nonzero(bad)), None
+    if not bad.any():
+        return 0, None
+    if chain.op is not None and all(np.isfinite(np.asarray(a, dtype=np.float64)).all() for a in inputs):
+        exact = computed(chain.op.get_type_name(), [np.asarray(a, dtype=np.float64) for a in inputs], chain.op)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return int(np.count_nonzero(~np.isfinite(np.asarray(exact).astype(np.float32)))), None
+    return 0, (
+        f"{int(np.count_nonzero(bad))} of its {data.size} input elements are not finite as captured, in the {declared} "
+        f"the model declares the tensor in, which OpenVINO's f32 run computes in f32: whether the f32 run held them "
+        f"(and {declared} alone loses them) is not known, and no chain op of finite inputs recomputes them"
+    )
 
 
 def _added_after(node: Any) -> tuple[npt.NDArray[np.float64], Any] | None:

@@ -70,6 +70,7 @@ __all__ = [
     "as_executed",
     "bounded",
     "chain_of",
+    "computed",
     "emulate",
     "kept_in_original_precision",
     "run_on_device",
@@ -556,6 +557,11 @@ def _apply(op: str, args: Sequence[npt.NDArray[Any]], node: Any = None) -> npt.N
         if op == "Subtract":
             return np.asarray(np.subtract(args[0], args[1]))
     raise ValueError(f"no emulation for {op}")
+
+
+def computed(op: str, args: Sequence[npt.NDArray[Any]], node: Any = None) -> npt.NDArray[Any]:
+    """The chain's ``op`` on ``args`` in their own type (f64 for an exact result): as the emulation computes it."""
+    return _apply(op, args, node)
 
 
 def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], seen: npt.NDArray[np.bool_],

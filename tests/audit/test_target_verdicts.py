@@ -202,3 +202,40 @@ def test_normal_outputs_below_the_absolute_tolerance_are_judged_relatively(tmp_p
     row = _target_row(_mean_of_squares(tmp_path, None), data, "f32", "f16")
     assert np.max(np.abs(_f16_mean_of_squares(data) - reference) / reference) <= row["rtol"]
     assert row["status"] == "headroom" and "judged relative to them" in row["message"], row
+
+
+def _f16_power_mean(tmp_path: Path, power: bool) -> Path:
+    """An IR whose tensors the model declares f16 (as a legacy FP16 IR's are): ``ReduceMean(Power(x, 2))``, or
+    ``ReduceMean(Abs(x * x))`` (an Abs feeds the reduction: its chain has no op)."""
+    x = ops.parameter([2, 16], ov.Type.f16, name="x")
+    fed = ops.power(x, ops.constant(np.float16(2))) if power else ops.abs(ops.multiply(x, x))
+    mean = ops.reduce_mean(fed, ops.constant(AXIS), True)
+    mean.set_friendly_name("var")
+    ov.save_model(ov.Model([ops.sqrt(mean)], [x], "m"), tmp_path / "m.xml", compress_to_fp16=False)
+    return tmp_path / "m.xml"
+
+
+def test_an_f16_models_own_overflow_is_the_f16_targets(tmp_path: Path) -> None:
+    """Squares of ~300 pass f16's 65504 in a model declared f16: OpenVINO's f16 evaluation of the Power gives inf,
+    while its CPU runs the model in f32 (finite outputs). The capture of the f16-declared Power output is inf, which
+    is f16's rounding of it, not the f32 run's: the row is the f16 overflow, not one "in the f32 run already"."""
+    path = _f16_power_mean(tmp_path, power=True)
+    data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float16)
+    square = ops.power(ops.parameter([2, 16], ov.Type.f16), ops.constant(np.float16(2)))
+    out = ov.Tensor(ov.Type.f16, ov.Shape([2, 16]))
+    assert square.evaluate([out], [ov.Tensor(data), ov.Tensor(np.array(2, np.float16))])
+    assert not np.isfinite(np.asarray(out.data)).all()  # OpenVINO's own f16 Power overflows
+    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    assert np.isfinite(compiled(data)[0]).all()  # its f32 run does not
+    row = _target_row(path, data, "f32", "f16")
+    assert row["status"] == "overflow" and "f32 run already" not in row["message"], row
+
+
+def test_an_f16_capture_not_finite_with_no_op_to_recompute_it_is_not_established(tmp_path: Path) -> None:
+    """A reduction of an f16-declared tensor that no chain op feeds (an Abs of a product): its capture past f16's range
+    is inf whether or not the f32 run held it, and nothing recomputes it: the row does not say the f32 run lost it."""
+    path = _f16_power_mean(tmp_path, power=False)
+    data = np.full((2, 16), 300, np.float16)  # 90,000: inf in f16, held by the f32 run
+    row = _target_row(path, data, "f32", "f16")
+    assert row["status"] in ("not-established", "overflow"), row
+    assert "f32 run already" not in row["message"], row
