@@ -104,6 +104,7 @@ from ovreduce.headroom import (
     bounded,
     chain_of,
     computed,
+    covers_prior_rounding,
     emulate,
     headroom_factor,
     run_on_device,
@@ -869,6 +870,14 @@ def _target_step(
     # largest value is 256, so 65,450 is captured as 65,536. Past the limit by no more than that is unknown, and no
     # bound computed on such values settles anything.
     coarse = run.effective_precision == "bf16" and target == "f16" and not on_target
+    # Values captured from a run in the target type itself hold no rounding the target adds: where an op of that run
+    # computed the chain's input, its rounding to the target happened before the capture, and neither the emulation
+    # nor the chain rebuilt on the device (from the same values) sees it
+    # (a model's input or Constant is captured as given, and values moved from Constants only as the target converts
+    # them)
+    given = [kept or moved for kept, moved in zip(chain.sources_kept, chain.constant_valued or [False] * len(
+        chain.sources_kept), strict=True)]  # fmt: skip
+    prerounded = (coarse or run.effective_precision == target) and not all(given)
     eps = _added_after(node)  # what an Add after the reduction adds to it (an RMSNorm's eps), where one does
     added = None if eps is None else eps[0]
     # the op's Constant operands (an exponent, a scale): converted, but no value that flows through the chain
@@ -878,7 +887,7 @@ def _target_step(
         path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None
         arrived = None if path is None else path.arrived
         emu = None
-        if layer.expected is not None and not coarse and arrived is None:  # a proven bound where one holds
+        if layer.expected is not None and not coarse and not prerounded and arrived is None:  # a proven bound
             emu = bounded(node.get_type_name(), inputs, np.asarray(data), layer.expected, np.asarray(axes),
                           layer.keep_dims, target, op=op_type, op_kept=op_kept,
                           reduction_kept=reduction_kept, added=added, operands=operands)  # fmt: skip
@@ -953,11 +962,29 @@ def _target_step(
         else:
             message += (f"and {', '.join(between)} between it and the reduction {'is' if len(between) == 1 else 'are'}"
                         f" not emulated: whether the overflow reaches the reduction is not known")  # fmt: skip
-    elif coarse and emu.bound is None and not all(chain.sources_kept):  # inputs a bf16 op computed, not given ones
+    elif (
+        prerounded
+        and emu.bound is None
+        and not covers_prior_rounding(
+            emu,
+            node.get_type_name(),
+            inputs,
+            [not g for g in given],
+            np.asarray(axes),
+            layer.keep_dims,
+            target,
+            str(run.effective_precision),
+            op=op_type,
+            node=chain.op,
+        )
+    ):  # inputs an op of a bf16 or f16 run computed, not given ones: their rounding in it is not bounded within
         status = "not-established"
-        message = ("not established: the emulation is within the tolerance, but it starts from values the bf16 run "
-                   "captured, which f16 holds exactly: the rounding f16 adds to the chain's input does not show, and "
-                   "no bound on the rounding settles it; audit with --precision f32 to tell")  # fmt: skip
+        held = (f"which {target} holds exactly" if run.effective_precision != target
+                else "rounded to it already")  # fmt: skip
+        message = (f"not established: the emulation is within the tolerance, but it starts from values the "
+                   f"{run.effective_precision} run captured, {held}: the rounding {target} adds to the chain's input "
+                   f"does not show (nor in the chain's run on the device, from the same values), and no bound on the "
+                   f"rounding settles it; audit with --precision f32 to tell")  # fmt: skip
     elif chain.protected:
         status = "protected"
         message = ("the device executes its chain in f32 in this model (its execution graph)" if chain.executed_in_f32

@@ -71,6 +71,7 @@ __all__ = [
     "bounded",
     "chain_of",
     "computed",
+    "covers_prior_rounding",
     "emulate",
     "kept_in_original_precision",
     "run_on_device",
@@ -689,6 +690,77 @@ def bounded(
     stages.append(Stage(reduction, top, 0, int(_flushes(exact, target).sum())))
     return Emulation(None, exact, stages, None, float(np.max(error)) if error.size else 0.0, relative=relative,
                      added=_smallest(added) if relative else None)  # fmt: skip
+
+
+def _prior_error(
+    op: str | None, inputs: Sequence[npt.NDArray[np.float64]], rounded: Sequence[bool], u: float, node: Any = None
+) -> npt.NDArray[np.float64] | None:
+    """A bound, per element, on the absolute error of the op's output (the reduction's input where there is no op) that
+    one rounding already in each input ``rounded`` marks causes (each off by at most the unit roundoff ``u``, relative);
+    None where no simple bound holds."""
+    k = sum(bool(r) for r in rounded)
+    magnitude = [np.abs(a) for a in inputs]
+    with np.errstate(all="ignore"):
+        if k == 0:
+            return np.zeros(np.shape(computed(op, inputs, node) if op is not None else inputs[0]))
+        if op is None:
+            return np.asarray(u * magnitude[0])
+        if op in ("Add", "Subtract"):  # each operand's error, whatever the sum cancels
+            return np.asarray(sum(u * m for m, r in zip(magnitude, rounded, strict=True) if r)
+                              + np.zeros(np.broadcast_shapes(*(np.shape(a) for a in inputs))))  # fmt: skip
+        if op == "SquaredDifference":  # (d + e)^2 - d^2, the difference d off by e
+            shift = sum(u * m for m, r in zip(magnitude, rounded, strict=True) if r)
+            return np.asarray(2 * np.abs(inputs[0] - inputs[1]) * shift + shift * shift)
+        out = np.abs(np.asarray(computed(op, inputs, node), dtype=np.float64))
+        rel: float | None = None
+        if op == "Multiply":
+            rel = (1 + u) ** k - 1
+        elif op == "Divide":
+            rel = ((1 + u) if rounded[0] else 1) / ((1 - u) if rounded[1] else 1) - 1
+        elif op == "Power":
+            exponent = _integer_exponent(op, inputs)
+            if exponent is not None and not rounded[1] and abs(exponent) <= 8:
+                rel = (1 + u) ** exponent - 1 if exponent >= 0 else (1 - u) ** exponent - 1
+        elif op == "Exp":
+            largest = _largest_or_inf(inputs[0])
+            rel = math.exp(largest * u) - 1 if largest * u < 1 else None
+        return None if rel is None else np.asarray(rel * out)
+
+
+def covers_prior_rounding(
+    emu: Emulation, reduction: str, inputs: Sequence[npt.NDArray[Any]], rounded: Sequence[bool], axes: npt.NDArray[Any],
+    keep_dims: bool, target: str, captured_in: str, op: str | None = None, node: Any = None,
+) -> bool:  # fmt: skip
+    """Whether the emulation's result stays within its tolerance, and within the target's range, with the error added
+    that the rounding to ``captured_in`` its inputs ``rounded`` marks carry already (captured from a run in that type,
+    which the emulation, rounding them again, does not see) could cause: a bound per element from
+    :func:`_prior_error`, added up as the reduction adds (a sum's or mean's, a max's or min's largest). False where no
+    such bound holds (another reduction, another op), the comparison already fails, or it is judged relatively."""
+    c = emu.comparison
+    if emu.result is None or c is None or not c.ok or emu.relative or reduction not in _BOUNDED:
+        return False
+    exact_in = [np.asarray(a, dtype=np.float64) for a in inputs]
+    per_element = _prior_error(op, exact_in, rounded, _UNIT[captured_in], node)
+    if per_element is None:
+        return False
+    values = np.abs(np.asarray(exact_in[0] if op is None else computed(op, exact_in, node), dtype=np.float64))
+    dims = tuple(int(a) for a in np.asarray(axes).reshape(-1))
+    sums = reduction in ("ReduceSum", "ReduceMean")
+    with np.errstate(all="ignore"):
+        limit = FINITE_MAX[target]  # (a value past it already is a saturated Constant's, judged by the emulation)
+        if bool(np.any((values < limit) & (values + per_element >= limit))):
+            return False  # the rounding already in the inputs may reach the type's maximum
+        count = max(values.size // max(np.size(emu.expected), 1), 1) if reduction == "ReduceMean" else 1
+        pick = np.sum if sums else np.max
+        spread = np.asarray(pick(per_element, axis=dims, keepdims=keep_dims)) / count
+        mass = np.asarray(np.sum(values, axis=dims, keepdims=keep_dims)) / count if sums else 0.0
+        expected = np.asarray(emu.expected, dtype=np.float64)
+        error = np.abs(np.asarray(emu.result, dtype=np.float64) - expected) + spread * (1 + 2**-20)
+        allowed = c.atol + c.rtol * (np.abs(expected) + mass)
+    if np.shape(error) != np.shape(allowed):
+        return False
+    judged = np.isfinite(expected) if emu.undefined is None else np.isfinite(expected) & ~emu.undefined
+    return bool(np.all(error[judged] <= allowed[judged]))
 
 
 def _zeros_pass(magnitude: npt.NDArray[Any], allowed: npt.NDArray[Any], atol: float) -> bool:
