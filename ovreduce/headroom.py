@@ -16,7 +16,9 @@ values back into range, so the chain's input alone does not show it: the chain i
 ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops deep, :data:`ABOVE_NODES` ops per reduction), whose inputs
 are captured too (a tensor the audit captures already is not captured again; what does not fit the audit's limit on
 the elements it keeps is not captured, and the row says so). Their largest values count in the headroom factor (the
-row lists them in ``above``). Where
+row lists them in ``above``). The ops above that run in the target are emulated down to the chain, and where what
+they deliver differs from the captured values rounded (a difference of close values cancels, a divisor rounds), the
+chain receives what they deliver: the rounding above is the target's too. Where
 a value above reaches the type's maximum in an op running in the target, the ops above are emulated down to the chain
 (:func:`arrive`: each op as the chain's are, :data:`EMULATED`), and the chain receives what they deliver: an overflow
 that reaches the reduction is placed at the op above where it happens; one that an op below saturates (a ``Tanh``,
@@ -349,7 +351,8 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
     hot = {above.output for above in chain.above if not above.kept and top(above.output) >= limit}
     hot |= {index for above in chain.above for index, unrounded in zip(above.inputs, above.unrounded, strict=True)
             if isinstance(index, int) and not (above.kept and unrounded) and top(index) >= limit}  # fmt: skip
-    if not hot:  # nothing above nears the maximum in the target: its figures
+
+    def figures() -> Arrival:
         stages = [Stage(source.get_node().get_type_name(), top(mark), node=source.get_node())
                   for mark, source in leaves.items()]  # fmt: skip
         stages += [Stage(above.node.get_type_name(), top(above.output), kept=above.kept, node=above.node)
@@ -426,6 +429,18 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             np.isfinite(np.asarray(values(mark), dtype=np.float64))]).all()
             for mark, got in zip(chain.entry, arrival.arrived, strict=True))  # fmt: skip
 
+    if not hot and all(above.kept for above in chain.above):  # all in the original precision: as captured
+        return figures()
+    if not hot:  # nothing above nears the maximum: what the ops above lose in the target (a difference of close
+        # values cancelling, a divisor's rounding) still reaches the chain, where it differs from the captured values
+        quiet = emulated(saturate=True)
+        if quiet.arrived is None or all(
+            got is None or np.array_equal(np.asarray(got, np.float64),
+                                          np.asarray(_rounded(values(mark), target, False), np.float64), equal_nan=True)
+            for mark, got in zip(chain.entry, quiet.arrived, strict=True)
+        ):  # fmt: skip
+            return figures()
+        return Arrival(figures().stages, quiet.arrived)
     mild = emulated(saturate=True)
     if reaches(mild) or not hot & set(leaves):
         return mild

@@ -263,3 +263,49 @@ def test_a_bf16_target_from_a_bf16_capture_is_not_established(tmp_path: Path) ->
     for precision in ("default", "bf16"):
         row = _target_row(tmp_path / "m.xml", data, precision, "bf16")
         assert row["status"] == "not-established" and "--precision f32" in row["message"], (precision, row)
+
+
+def _evaluated(node: Any, inputs: list[np.ndarray[Any, Any]], shape: list[int]) -> np.ndarray[Any, Any]:
+    """OpenVINO's own f16 evaluation of ``node`` (``Node.evaluate``) on ``inputs``."""
+    out = ov.Tensor(ov.Type.f16, ov.Shape(shape))
+    assert node.evaluate([out], [ov.Tensor(np.ascontiguousarray(t)) for t in inputs])
+    return np.array(out.data, copy=True)
+
+
+def test_a_difference_that_cancels_above_the_chain_is_judged(tmp_path: Path) -> None:
+    """``ReduceSum((a - b) ** 2)`` of a and b near 1000 that differ by about 0.05: f16's step at 1000 is 0.5, so the f16
+    Subtract above the chain cancels, and OpenVINO's own f16 evaluation of the ops is several times off. The chain
+    received the captured f32 difference rounded to f16, as if the Subtract had computed it exactly: `headroom`."""
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+    total = ops.reduce_sum(ops.power(ops.subtract(a, b), ops.constant(np.float32(2))), ops.constant(AXIS), False)
+    ov.save_model(ov.Model([total], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+
+    def f16() -> Any:
+        return ops.parameter([2, 64], ov.Type.f16)
+
+    diff = _evaluated(ops.subtract(f16(), f16()), [av.astype(np.float16), bv.astype(np.float16)], [2, 64])
+    square = _evaluated(ops.power(f16(), ops.constant(np.float16(2))), [diff, np.array(2, np.float16)], [2, 64])
+    summed = _evaluated(ops.reduce_sum(f16(), ops.constant(AXIS), False), [square, AXIS], [2]).astype(np.float64)
+    exact = ((av.astype(np.float64) - bv) ** 2).sum(-1)
+    assert np.max(np.abs(summed - exact) / exact) > 0.5  # OpenVINO's f16 result is that far off
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(row["target"] for row in doc["layers"] if row.get("target"))
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["max_rel_error"] > 0.5, row
+
+
+def test_values_above_the_chain_that_f16_holds_as_captured_keep_the_chain_as_it_was(tmp_path: Path) -> None:
+    """The same squared distance of values that do not cancel (a and b apart by about 100): what the Subtract delivers
+    in f16 is its captured difference rounded, and the row has headroom, as OpenVINO's f16 evaluation agrees."""
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+    total = ops.reduce_sum(ops.power(ops.subtract(a, b), ops.constant(np.float32(2))), ops.constant(AXIS), False)
+    ov.save_model(ov.Model([total], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+    rng = np.random.default_rng(0)
+    av = rng.uniform(-2, 2, (2, 64)).astype(np.float32)
+    bv = rng.uniform(-2, 2, (2, 64)).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(row["target"] for row in doc["layers"] if row.get("target"))
+    assert row["status"] == "headroom", row
