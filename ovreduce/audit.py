@@ -108,6 +108,7 @@ from ovreduce.headroom import (
     emulate,
     headroom_factor,
     run_on_device,
+    target_tolerances,
     walk_above,
 )
 from ovreduce.infer import ShapeEngine
@@ -910,9 +911,9 @@ def _target_step(
     )  # fmt: skip
     c = emu.comparison
     atol, rtol = ((c.atol, c.rtol) if c is not None
-                  else tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name()))  # fmt: skip
+                  else target_tolerances(target, np.size(data), emu.expected.size, node.get_type_name()))  # fmt: skip
     # the target's absolute tolerance, where the row is judged without it (its outputs all lie within it of 0)
-    absolute = tolerances(target, None, np.size(data), emu.expected.size, op=node.get_type_name())[0]
+    absolute = target_tolerances(target, np.size(data), emu.expected.size, node.get_type_name())[0]
     judged_atol = 0.0 if emu.relative else atol
     atol = absolute if emu.relative else atol
     largest, limit = max([emu.largest, *(st.largest for st in above)]), FINITE_MAX[target]
@@ -1021,6 +1022,9 @@ def _target_step(
             if emu.flushed:
                 message += (f" ({emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target}, "
                             f"within the tolerance of that sum)")  # fmt: skip
+    wide = None if c is None or status != "headroom" else too_wide(c, np.size(data) // max(emu.expected.size, 1))
+    if wide is not None:  # (a product's tolerance grows with its factors)
+        message += f"; {wide}"
     back = next((st for st in stages[: len(above)] if st.overflowed), None)
     if back is not None and arrived is not None and status != "overflow":
         message += (f"; {_stage_name(back, stages)} above its chain overflows in {target}, and the ops below it bring "

@@ -77,6 +77,7 @@ __all__ = [
     "emulate",
     "kept_in_original_precision",
     "run_on_device",
+    "target_tolerances",
     "walk_above",
 ]
 
@@ -598,6 +599,20 @@ _UNIT = {"f16": 2.0**-11, "bf16": 2.0**-8}
 _BOUNDED = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"})
 
 
+# The reductions whose result a rounding of each input by a relative amount moves by no more than that amount (of what
+# they add): the emulation accumulates exactly, so its error does not grow with the elements reduced, and neither does
+# the tolerance it is judged at. A product's grows (each factor's rounding compounds).
+_ELEMENTWISE_ERROR = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2"})
+
+
+def target_tolerances(target: str, input_size: int, output_size: int, reduction: str) -> tuple[float, float]:
+    """(atol, rtol) a chain emulated in ``target`` is judged at: the target type's, not grown with the elements each
+    output reduces where the rounding of its inputs, which is what the exactly accumulated emulation measures, does not
+    grow with them (:data:`_ELEMENTWISE_ERROR`); as ``run``'s (:func:`tolerances`) for a reduction whose error does."""
+    size = output_size if reduction in _ELEMENTWISE_ERROR else input_size
+    return tolerances(target, None, size, output_size, op=reduction)
+
+
 def _op_roundoff(op: str | None, inputs: Sequence[npt.NDArray[Any]], largest_in: float, u: float) -> float | None:
     """A bound on the relative error of the op's result in the target type (its inputs rounded, the op
     computed, its result rounded); None where no simple bound holds."""
@@ -665,7 +680,7 @@ def bounded(
     if not math.isfinite(top):
         return None
     count = observed.size // max(exact.size, 1)
-    atol, rtol = tolerances(target, None, observed.size, exact.size, op=reduction)
+    atol, rtol = target_tolerances(target, observed.size, exact.size, reduction)
     if reduction in ("ReduceSum", "ReduceMean"):
         if low >= 0:  # no cancellation: the sum of magnitudes is the result itself
             mass = magnitude
@@ -922,7 +937,7 @@ def emulate(
     stage.overflowed += entering.overflowed
     stage.underflowed = (stage.underflowed or 0) + (entering.underflowed or 0)
     stages.append(stage)
-    atol, rtol = tolerances(target, None, int(np.asarray(low_data).size), int(expected.size), op=reduction)
+    atol, rtol = target_tolerances(target, int(np.asarray(low_data).size), int(expected.size), reduction)
     # A sum that cancels is judged against what it adds (as run judges one): its inputs' rounding alone errs so much.
     # What it adds as the target holds it: a term that flushes to 0 is lost whole, which no rounding allowance covers.
     mass = reductions()[reduction].rounding_mass(np.asarray(low_data, dtype=np.float64), np.asarray(axes), keep_dims)

@@ -546,14 +546,21 @@ def test_a_max_over_a_masked_row_is_judged_as_the_cpu_converts_the_mask(tmp_path
         assert "executes this reduction in f32" not in row["message"], row
 
 
-def test_a_model_at_ordinary_scale_has_headroom_in_f16() -> None:
+def test_a_model_at_ordinary_scale_has_no_overflow_in_f16() -> None:
+    """The tiny model's activations are near 0.004: no norm comes near f16's largest value, and one whose squares
+    (1.5e-5) f16 holds only as subnormals, with fewer digits, is off by more than f16's rtol against its mean plus eps
+    (inaccurate, judged relatively), which a tolerance grown with the 64 elements it averages hid."""
     doc = audit_model(load_ir(f16_models.LLAMA), precision="f32", target="f16")
     norms = [layer for layer in doc.layers if layer.type == "ReduceMean"]
-    assert norms and all(layer.target is not None and layer.target.status == "headroom" for layer in norms)
+    assert norms and all(layer.target is not None and layer.target.status in ("headroom", "inaccurate")
+                         for layer in norms)  # fmt: skip
+    for layer in norms:
+        assert layer.target is not None and (layer.target.largest or 0) < 1.0 and not layer.target.overflowed
+        if layer.target.status == "inaccurate":
+            assert "absolute tolerance" in layer.target.message and "plus the 1e-06 Add" in layer.target.message
     # ReduceProd over i32 shapes: said not examined, not passed silently
     [prod] = [layer for layer in doc.layers if layer.type == "ReduceProd"]
     assert prod.target is not None and prod.target.status == "not-established"
-    assert doc.ok is True and doc.target is not None and doc.target.counts["headroom"] == len(norms)
 
 
 # -- the sample, the command line and the API ----------------------------------------------------------------
@@ -1062,7 +1069,7 @@ def test_the_largest_magnitude_is_the_datas_not_the_power_exponents(tmp_path: Pa
     assert target.message.startswith("largest magnitude 0.02 (the input of Power 'norm/pow'"), target.message
 
 
-@pytest.mark.parametrize("scale", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("scale", [0.25, 0.5, 1.0])
 def test_the_bound_and_the_emulation_give_a_row_the_same_largest(scale: float) -> None:
     """The rounding bound (which settles a row cheaply) and the emulation give the same stages' largest for the same
     chain, the exponent being no value of it."""

@@ -18,6 +18,7 @@ from ovreduce import load_ir
 from ovreduce.audit import audit_model
 from ovreduce.backends.openvino import precision_support
 from ovreduce.compare import tolerances
+from ovreduce.headroom import TYPES
 
 AXIS = np.array([1], np.int64)
 
@@ -309,3 +310,32 @@ def test_values_above_the_chain_that_f16_holds_as_captured_keep_the_chain_as_it_
     doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
     row = next(row["target"] for row in doc["layers"] if row.get("target"))
     assert row["status"] == "headroom", row
+
+
+@pytest.mark.parametrize("n", [16, 4096])
+def test_a_chains_tolerance_does_not_grow_with_the_elements_it_sums(tmp_path: Path, n: int) -> None:
+    """Exp of values bf16 rounds down by ~0.11 is ~11% low however many are summed (OpenVINO's own bf16 evaluation of
+    the Exp says so): the emulation accumulates exactly, so its error does not grow with n, and the tolerance it is
+    judged at does not either (bf16's rtol grown with 4,096 elements, 0.5, passed it)."""
+    x = ops.parameter([2, n], np.float32, name="x")
+    mixed = ops.matmul(x, ops.constant(np.eye(n, dtype=np.float32)), False, False)  # a bf16 CPU rounds x here
+    total = ops.reduce_sum(ops.exp(mixed), ops.constant(AXIS), True)
+    out = ops.matmul(total, ops.constant(np.ones((1, 4), np.float32)), False, False)  # (a bf16 CPU: its chain in bf16)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    base = np.float32(40.0) + np.float32(0.25) * (np.arange(n) % 16).astype(np.float32)
+    data = np.stack([base + np.float32(0.11), base / 2 + np.float32(0.055)]).astype(np.float32)
+    exp = ops.exp(ops.parameter([2, n], ov.Type.bf16))
+    out = ov.Tensor(ov.Type.bf16, ov.Shape([2, n]))
+    assert exp.evaluate([out], [_bf16_tensor(data)])
+    own = np.array(out.data).view(np.uint16).view(TYPES["bf16"]).astype(np.float64)
+    exact = np.exp(data.astype(np.float64))
+    assert np.max(np.abs(own.sum(-1) - exact.sum(-1)) / exact.sum(-1)) > 0.05  # OpenVINO's bf16 Exp: that far off
+    row = _target_row(tmp_path / "m.xml", data, "f32", "bf16")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["rtol"] == tolerances("bf16", None, 1, 1)[1], row
+
+
+def _bf16_tensor(data: np.ndarray[Any, Any]) -> ov.Tensor:
+    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(data.shape)))
+    np.copyto(np.asarray(tensor.data).view(np.uint16), data.astype(TYPES["bf16"]).view(np.uint16))
+    return tensor
