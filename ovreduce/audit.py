@@ -940,8 +940,18 @@ def _target_step(
     elif emu.non_finite:
         status = "overflow"
         what = _stage_name(first, stages)
-        message = (f"{what} reaches {_g(first.largest)} > {limit:.6g}: {emu.non_finite} of {emu.expected.size} "
-                   f"output element(s) inf or NaN in {target}")  # fmt: skip
+        lost = f"{emu.non_finite} of {emu.expected.size} output element(s) inf or NaN in {target}"
+        if first.overflowed and first.largest is not None and first.largest > limit:
+            message = f"{what} reaches {_g(first.largest)} > {limit:.6g}: {lost}"
+        else:  # no value passes the maximum: an input flushed to 0 made the inf (a divisor, a negative power's base)
+            at = stages.index(first)
+            zeros = sum(st.underflowed or 0 for st in stages[:at] if st.underflowed)
+            made = (f"{what} makes {first.overflowed} element(s) inf or NaN in {target}" if first.overflowed
+                    else f"its chain makes elements inf or NaN in {target}")  # fmt: skip
+            message = (f"{made} though no value reaches {limit:.6g} (largest {_g(largest)}): "
+                       + (f"{zeros} element(s) before it flush to 0 in {target} (a divisor or a negative power's "
+                          f"base of 0 gives inf); " if zeros else "")
+                       + lost)  # fmt: skip
     elif c is not None and not c.ok and not (emu.relative and not emu.flushed and emu.added is None):
         status = "inaccurate"
         if emu.relative:  # a value lost (flushed to 0), or an error against what the Add after it adds

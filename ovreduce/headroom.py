@@ -374,8 +374,9 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             except ValueError:
                 before = np.zeros(gone.shape, dtype=bool)
             lost[mark] = gone
-            stages.append(Stage(what.get_type_name(), top(mark), int(np.count_nonzero(gone & ~before)), 0, kept,
-                                node=what))  # fmt: skip
+            flushed = (exact != 0) & np.isfinite(exact) & (np.asarray(out, dtype=np.float64) == 0) & ~before
+            stages.append(Stage(what.get_type_name(), top(mark), int(np.count_nonzero(gone & ~before)),
+                                int(np.count_nonzero(flushed)), kept, node=what))  # fmt: skip
 
         def compute(mark: int) -> npt.NDArray[Any] | None:
             """The output of the op above that ``mark`` captures, in the precision it runs in (None: not known)."""
@@ -441,7 +442,7 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             for mark, got in zip(chain.entry, quiet.arrived, strict=True)
         ):  # fmt: skip
             return figures()
-        return Arrival(figures().stages, quiet.arrived)
+        return Arrival(quiet.stages, quiet.arrived)
     mild = emulated(saturate=True)
     if reaches(mild) or not hot & set(leaves):
         return mild
@@ -581,15 +582,17 @@ def computed(op: str, args: Sequence[npt.NDArray[Any]], node: Any = None) -> npt
     return _apply(op, args, node)
 
 
-def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], seen: npt.NDArray[np.bool_],
-           kept: bool) -> tuple[Stage, npt.NDArray[np.bool_]]:  # fmt: skip
-    """The stage's figures (those of its elements not in ``seen``, lost before it) and the elements lost up
-    to and including it."""
+def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], seen: npt.NDArray[np.bool_], kept: bool,
+           inf_before: npt.NDArray[np.bool_] | None = None) -> tuple[Stage, npt.NDArray[np.bool_]]:  # fmt: skip
+    """The stage's figures (those of its elements not in ``seen``, lost before it: an overflow is not counted only
+    where ``inf_before`` says the element was inf or NaN before it, where given, for an input flushed to 0 is no inf,
+    and a divisor's flush makes one here) and the elements lost up to and including it."""
     low64 = np.asarray(low, dtype=np.float64)
     lost = np.isfinite(exact) & ~np.isfinite(low64)
     flushed = (exact != 0) & np.isfinite(exact) & (low64 == 0)
     before = np.broadcast_to(seen, exact.shape)
-    overflowed, underflowed = int(np.count_nonzero(lost & ~before)), int(np.count_nonzero(flushed & ~before))
+    inf = before if inf_before is None else np.broadcast_to(inf_before, exact.shape)
+    overflowed, underflowed = int(np.count_nonzero(lost & ~inf)), int(np.count_nonzero(flushed & ~before))
     stage = Stage(what, _largest(exact), overflowed, underflowed, kept)
     return stage, before | lost | flushed
 
@@ -897,7 +900,7 @@ def emulate(
     low_in = [low if got is None else _rounded(got, target, kept)
               for low, got, kept in zip(low_in, given, unrounded, strict=True)]  # fmt: skip
     entry = Stage("input", 0.0, kept=all(unrounded))
-    masks = []
+    masks, gone = [], []
     values = {id(a) for a in _chain_values(exact_in, operands)}
     for exact, low, kept, got in zip(exact_in, low_in, unrounded, given, strict=True):
         before = np.zeros((), dtype=bool) if got is None else ~np.isfinite(np.asarray(got, dtype=np.float64))
@@ -906,17 +909,21 @@ def emulate(
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)
         masks.append(mask)
+        # what is inf or NaN already: an input flushed to 0 is not, and what the op makes of it (x / 0) is the op's
+        gone.append(before | (np.isfinite(exact) & ~np.isfinite(np.asarray(low, dtype=np.float64))))
     stages = [entry]
     if op is not None:
         exact_data = np.asarray(_apply(op, exact_in), dtype=np.float64)
         low_data = _rounded(_apply(op, [a.astype(np.float32) for a in low_in]), target, op_kept)
         seen = np.zeros(exact_data.shape, dtype=bool)
-        for mask in masks:  # what the inputs lost already is not the op's
+        lost = np.zeros(exact_data.shape, dtype=bool)
+        for mask, inf in zip(masks, gone, strict=True):  # what the inputs lost already is not the op's
             try:
                 seen = seen | np.broadcast_to(mask, exact_data.shape)
+                lost = lost | np.broadcast_to(inf, exact_data.shape)
             except ValueError:
                 continue
-        stage, seen = _stage(op, exact_data, low_data, seen, op_kept)
+        stage, seen = _stage(op, exact_data, low_data, seen, op_kept, lost)
         stages.append(stage)
         low_data = _rounded(low_data, target, reduction_kept)  # the reduction receives it in its own precision
         # what a kept op's f32 output loses on its way into a reduction in the target type counts as the reduction's

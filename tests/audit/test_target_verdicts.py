@@ -339,3 +339,39 @@ def _bf16_tensor(data: np.ndarray[Any, Any]) -> ov.Tensor:
     tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(data.shape)))
     np.copyto(np.asarray(tensor.data).view(np.uint16), data.astype(TYPES["bf16"]).view(np.uint16))
     return tensor
+
+
+def _small_divisors() -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Ratios near 45 whose first row divides by about 1e-8, which f16 flushes to 0."""
+    rng = np.random.default_rng(0)
+    y = (1e-8 * (1 + rng.random((2, 8)))).astype(np.float32)
+    x = (y * (40 + rng.random((2, 8)) * 10)).astype(np.float32)
+    y[1] = 1e-2 * (1 + rng.random(8))
+    x[1] = y[1] * (40 + rng.random(8) * 10)
+    return x, y
+
+
+def _f16_ratio(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def f16() -> Any:
+        return ops.parameter(list(x.shape), ov.Type.f16)
+
+    return _evaluated(ops.divide(f16(), f16()), [x.astype(np.float16), y.astype(np.float16)], list(x.shape))
+
+
+@pytest.mark.parametrize("above", [False, True])
+def test_an_inf_from_a_divisor_flushed_to_zero_is_placed_at_the_divide(tmp_path: Path, above: bool) -> None:
+    """``x / y`` with y near 1e-8: f16 holds y as 0, so the quotient is inf, as OpenVINO's own f16 Divide gives, though
+    no value comes near 65504. As the chain's op (then a ReduceSum) or above it (then a Power and a ReduceMean) the
+    overflow is the Divide's, counted there, and no comparison with the maximum is claimed."""
+    x, y = _small_divisors()
+    assert not np.isfinite(_f16_ratio(x, y)[0]).all() and np.isfinite(_f16_ratio(x, y)[1]).all()
+    a, b = ops.parameter([2, 8], np.float32, name="x"), ops.parameter([2, 8], np.float32, name="y")
+    ratio = ops.divide(a, b, name="ratio")
+    fed = ops.power(ratio, ops.constant(np.float32(2))) if above else ratio
+    reduced = (ops.reduce_mean if above else ops.reduce_sum)(fed, ops.constant(AXIS), False)
+    ov.save_model(ov.Model([reduced], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": x, "y": y}, target="f16").to_json()
+    row = next(row["target"] for row in doc["layers"] if row.get("target"))
+    assert row["status"] == "overflow" and row["failed"], row
+    assert row["message"].startswith("Divide 'ratio'") and "> 65504" not in row["message"], row
+    assert "flush to 0" in row["message"] and row["overflowed"] > 0, row
