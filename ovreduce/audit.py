@@ -1023,6 +1023,17 @@ def _target_step(
         if emu.saturated and largest > limit:  # (only values the conversion saturates reach past the limit)
             message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}), past {target}'s range only "
                        f"where Constants saturate to its largest")  # fmt: skip
+        elif largest > limit and node.get_type_name() in ("ReduceMax", "ReduceMin"):
+            # values past the range that overflow and still leave every output finite decide none of them (a fill
+            # a max or min passes over, as a masked max pooling's -1e9): the figures are those of what decides them
+            reached = np.abs(np.asarray(emu.expected, dtype=np.float64))
+            deciding = float(np.max(reached[np.isfinite(reached)], initial=0.0))
+            passed = sum(st.overflowed for st in stages)
+            message = (f"largest magnitude {_g(deciding)} among the values that decide its outputs: headroom "
+                       f"x{_g(headroom_factor(deciding, target))}; {passed} element(s) past {target}'s range (up to "
+                       f"{_g(largest)}, {_stage_name(top, stages)}) overflow in {target} and decide none of its "
+                       f"outputs (a fill the {node.get_type_name()} passes over)")  # fmt: skip
+            largest = deciding
         if emu.bound is not None:
             message += f"; its error is at most {_g(emu.bound)} (a bound on the rounding, within the tolerance)"
         if emu.relative:

@@ -375,3 +375,21 @@ def test_an_inf_from_a_divisor_flushed_to_zero_is_placed_at_the_divide(tmp_path:
     assert row["status"] == "overflow" and row["failed"], row
     assert row["message"].startswith("Divide 'ratio'") and "> 65504" not in row["message"], row
     assert "flush to 0" in row["message"] and row["overflowed"] > 0, row
+
+
+@pytest.mark.parametrize("fill", [-1e9, float(np.finfo(np.float32).min)])
+def test_a_max_over_a_fill_it_passes_over_gives_the_headroom_of_what_decides_it(tmp_path: Path, fill: float) -> None:
+    """A masked max pooling (``Select(mask, x, -1e9) -> ReduceMax`` over tokens, two of eight padded): the fill is -inf
+    (or saturates) in f16 and decides no output. The row has headroom, and its figures are those of the values that
+    decide the outputs, not a factor below 1 from the fill."""
+    x = ops.parameter([1, 8, 16], np.float32, name="x")
+    mask = np.ones((1, 8, 1), bool)
+    mask[:, 6:] = False
+    pooled = ops.reduce_max(ops.select(ops.constant(mask), x, ops.constant(np.float32(fill))),
+                            ops.constant(AXIS), False)  # fmt: skip
+    ov.save_model(ov.Model([pooled], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.random.default_rng(0).standard_normal((1, 8, 16)).astype(np.float32)
+    row = _target_row(tmp_path / "m.xml", data, "f32", "f16")
+    assert row["status"] == "headroom", row
+    assert row["headroom"] is not None and row["headroom"] > 1, row
+    assert row["largest"] == pytest.approx(float(np.max(np.abs(data[:, :6].max(axis=1)))), rel=1e-6), row
