@@ -45,13 +45,14 @@ those steps so that a test can check that the count grows linearly with the mode
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
 from collections import ChainMap, Counter, deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, ParamSpec, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -96,6 +97,7 @@ from ovreduce.compare import (
 )
 from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
 from ovreduce.headroom import (
+    CONVERSIONS,
     FINITE_MAX,
     TARGETS,
     Chain,
@@ -105,6 +107,7 @@ from ovreduce.headroom import (
     chain_of,
     computed,
     covers_prior_rounding,
+    disabled_conversions,
     emulate,
     headroom_factor,
     run_on_device,
@@ -337,6 +340,27 @@ def _precision_counts(precisions: Any) -> dict[str, int]:
     return dict(Counter(p or "unknown" for p in precisions).most_common())
 
 
+_P = ParamSpec("_P")
+
+
+def _reading_conversions(audit: Callable[_P, AuditDocument]) -> Callable[_P, AuditDocument]:
+    """``audit`` with what the model's IR says each ``DisablePrecisionConversion`` disables known while it runs
+    (:data:`ovreduce.headroom.CONVERSIONS`: OpenVINO's Python API does not give the value)."""
+
+    @functools.wraps(audit)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> AuditDocument:
+        model = args[0] if args else kwargs.get("model")
+        layers = getattr(model, "layers", None)
+        token = CONVERSIONS.set(None if layers is None else disabled_conversions(layers))
+        try:
+            return audit(*args, **kwargs)
+        finally:
+            CONVERSIONS.reset(token)
+
+    return run
+
+
+@_reading_conversions
 def audit_model(
     model: IRModel,
     *,

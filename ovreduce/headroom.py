@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -60,6 +61,7 @@ from ovreduce.ops.registry import reductions
 from ovreduce.reference.evaluate import reduce_with_notes, undefined_elements
 
 __all__ = [
+    "CONVERSIONS",
     "FINITE_MAX",
     "RANGE_OPS",
     "TARGETS",
@@ -74,6 +76,7 @@ __all__ = [
     "chain_of",
     "computed",
     "covers_prior_rounding",
+    "disabled_conversions",
     "emulate",
     "kept_in_original_precision",
     "run_on_device",
@@ -98,13 +101,45 @@ KEEP_MARKS = frozenset({"disable_fp16_compression", "precise", "DisablePrecision
 _KEEP_KEYS = tuple(f"{mark}_0" for mark in sorted(KEEP_MARKS))
 
 
+# What each node's ``DisablePrecisionConversion`` says in the IR being audited (node name -> its value: the
+# conversions it disables, ``from:to`` pairs, the legacy ``precise`` read back as ``dynamic:f16``): OpenVINO's Python
+# API gives the attribute but not its value, so it is read from the IR (:func:`disabled_conversions`)
+CONVERSIONS: ContextVar[Mapping[str, str] | None] = ContextVar("ovreduce_disabled_conversions", default=None)
+
+
+def disabled_conversions(layers: Sequence[Any]) -> dict[str, str]:
+    """The value of each IR layer's ``DisablePrecisionConversion`` attribute, by layer name."""
+    found: dict[str, str] = {}
+    for layer in layers:
+        for info in getattr(layer, "rt_info", ()) or ():
+            attrs = dict(info.attrs)
+            if attrs.get("name") == "DisablePrecisionConversion" and "value" in attrs:
+                found[layer.name] = attrs["value"]
+    return found
+
+
+def _disables_f16(value: str) -> bool:
+    """Whether a ``DisablePrecisionConversion`` value disables the conversion to f16 (``dynamic:f16``, ``f32:f16``):
+    the one OpenVINO's CPU honours, at bf16 too; a mark of another conversion (``f32:i8``, ``dynamic:bf16``) keeps the
+    node out of neither f16 nor bf16 (its execution graph runs it in bf16)."""
+    pairs = [pair.split(":") for pair in value.replace(";", ",").split(",") if pair.strip()]
+    return any(len(pair) == 2 and pair[1].strip() == "f16" for pair in pairs)
+
+
 def kept_in_original_precision(node: Any) -> bool:
-    """Whether OpenVINO keeps ``node`` out of f16/bf16 compression (its rt_info carries the mark)."""
+    """Whether OpenVINO keeps ``node`` out of f16/bf16 compression (its rt_info carries the mark; a
+    ``DisablePrecisionConversion`` only where it disables the conversion to f16, where the IR's value is known)."""
     try:
         info = node.get_rt_info()
-        return len(info) > 0 and any(key in info for key in _KEEP_KEYS)  # listing the keys costs 20x more
+        if len(info) == 0 or not any(key in info for key in _KEEP_KEYS):  # listing the keys costs 20x more
+            return False
     except Exception:  # a node without rt_info
         return False
+    values = CONVERSIONS.get()
+    value = None if values is None else values.get(node.get_friendly_name())
+    if value is None or any(key in info for key in _KEEP_KEYS if not key.startswith("DisablePrecisionConversion")):
+        return True
+    return _disables_f16(value)
 
 
 @dataclass

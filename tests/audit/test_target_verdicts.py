@@ -6,6 +6,7 @@ values that capture rounded; an overflow the model has in f32 already is not cha
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -393,3 +394,40 @@ def test_a_max_over_a_fill_it_passes_over_gives_the_headroom_of_what_decides_it(
     assert row["status"] == "headroom", row
     assert row["headroom"] is not None and row["headroom"] > 1, row
     assert row["largest"] == pytest.approx(float(np.max(np.abs(data[:, :6].max(axis=1)))), rel=1e-6), row
+
+
+def _marked_square_mean(tmp_path: Path, value: str) -> Path:
+    """``MatMul -> Power(., 2) -> ReduceMean -> MatMul`` whose Power and ReduceMean carry ``DisablePrecisionConversion``
+    with ``value`` (the conversions it disables), as an IR writes it."""
+    x = ops.parameter([2, 16], np.float32, name="x")
+    mixed = ops.matmul(x, ops.constant(np.eye(16, dtype=np.float32)), False, False)
+    square = ops.power(mixed, ops.constant(np.float32(2)), name="sq")
+    mean = ops.reduce_mean(square, ops.constant(AXIS), True, name="var")
+    out = ops.matmul(mean, ops.constant(np.ones((1, 4), np.float32)), False, False)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    text = (tmp_path / "m.xml").read_text()
+    for name in ("sq", "var"):
+        text = re.sub(rf'(<layer id="\d+" name="{name}" type="\w+" version="opset1">\s*(<data [^>]*/>)?)',
+                      lambda m: m.group(1) + f'<rt_info><attribute name="DisablePrecisionConversion" version="0" '
+                      f'value="{value}" /></rt_info>', text)  # fmt: skip
+    (tmp_path / "m.xml").write_text(text)
+    return tmp_path / "m.xml"
+
+
+@pytest.mark.parametrize(("value", "status"), [("dynamic:f16", "protected"), ("f32:i8", "overflow")])
+def test_a_precision_mark_protects_only_where_it_disables_the_conversion(
+    tmp_path: Path, value: str, status: str
+) -> None:
+    """OpenVINO honours what a ``DisablePrecisionConversion`` disables: a CPU running bf16 natively keeps the chain
+    marked ``dynamic:f16`` (the legacy ``precise``) in f32, and runs the one marked ``f32:i8`` in bf16. Only the first
+    protects the chain; the second's squares of ~300 overflow f16."""
+    path = _marked_square_mean(tmp_path, value)
+    support = precision_support("CPU")
+    if support is not None and support[1].get("bf16") == "bf16":
+        compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        runs = {op.get_friendly_name(): op.get_rt_info()["runtimePrecision"].astype(str)
+                for op in compiled.get_runtime_model().get_ordered_ops()}  # fmt: skip
+        assert runs["var"] == ("f32" if status == "protected" else "bf16"), runs
+    data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float32)
+    row = _target_row(path, data, "f32", "f16")
+    assert row["status"] == status, row
