@@ -431,3 +431,30 @@ def test_a_precision_mark_protects_only_where_it_disables_the_conversion(
     data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float32)
     row = _target_row(path, data, "f32", "f16")
     assert row["status"] == status, row
+
+
+def test_a_difference_bf16_cancels_above_the_chain_is_not_confirmed_by_the_rebuilt_chain(tmp_path: Path) -> None:
+    """``MatMul(a) - MatMul(b)``, squared and summed, of a and b near 1000 that differ by 0.05: bf16's step there is 4,
+    and OpenVINO's own bf16 compile of the model is many times off. The Subtract is above the chain: emulated in bf16,
+    the row is inaccurate, and the chain rebuilt on the device from the captured difference confirms nothing."""
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+
+    def eye() -> Any:
+        return ops.constant(np.eye(64, dtype=np.float32))
+
+    diff = ops.subtract(ops.matmul(a, eye(), False, False), ops.matmul(b, eye(), False, False))
+    total = ops.reduce_sum(ops.power(diff, ops.constant(np.float32(2))), ops.constant(AXIS), True)
+    out = ops.matmul(total, ops.constant(np.ones((1, 4), np.float32)), False, False)
+    ov.save_model(ov.Model([out], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    support = precision_support("CPU")
+    if support is not None and support[1].get("bf16") == "bf16":
+        compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        exact = ((av.astype(np.float64) - bv) ** 2).sum(-1)
+        assert np.max(np.abs(compiled([av, bv])[0][:, 0] - exact) / exact) > 1  # OpenVINO's bf16 run: that far off
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="bf16").to_json()
+    row = next(row["target"] for row in doc["layers"] if row.get("target"))
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["device_agrees"] is not True, row
