@@ -532,6 +532,7 @@ def audit_model(
         chains = [chain_of(node, marks) for node in nodes] if target is not None else []
         times.target_seconds += time.perf_counter() - began
         branches = _Branches(ov_model, marks, ids, max_elements)  # each top-level If's inputs, marked too
+        branches.target = target
         if target is not None:
             began = time.perf_counter()
             _walk_above(chains, slots, marks, max_elements, kept_runs)
@@ -1950,6 +1951,7 @@ class _Branches:
 
     def __init__(self, ov_model: Any, marks: list[Any], ids: Mapping[str, str], max_elements: int | None) -> None:
         self.max_elements = max_elements
+        self.target: str | None = None  # the precision each reduction of a body run is also judged in, if any
         self.ifs: list[tuple[Any, str, list[int | npt.NDArray[Any]]]] = []
         for node in ov_model.get_ordered_ops():
             if node.get_type_name() != "If" or node.get_friendly_name() not in ids:
@@ -2008,6 +2010,7 @@ class _Branches:
         nodes = _reduction_nodes(marked, kinds, work)
         ids = _layer_ids(graph, work)
         marks, slots = _marks(nodes)
+        chains = [chain_of(node, marks) for node in nodes] if self.target is not None else []
         what = f"the audit of {words}"
         check_kept(marks, self.max_elements, what=what)
         try:
@@ -2023,8 +2026,12 @@ class _Branches:
         for k, node in enumerate(nodes):
             name = node.get_friendly_name()
             row = _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run, None, atol, rtol,
-                              None)  # fmt: skip
+                              None, self.target is not None)  # fmt: skip
             row.body_path = path
+            if self.target is not None:  # its chain inside the body, captured from the body's run (no op above it)
+                row.target = _target_step(chains[k], node, slots[k], run, self.target, ids, row, None)
+                row.target = replace(row.target, message=f"{row.target.message}; judged from {words}, run alone")
+                row.expected = None
             row.runtime_precision = run.runtime_precision.get(name)
             row.plain_runtime_precision = plain.runtime_precision.get(name)
             row.not_established = row.not_established or _runs_unobserved(row, plain, node)

@@ -789,8 +789,9 @@ def test_the_containers_of_body_rows_are_named_as_top_level_ones_are(tmp_path: P
     outer = "the then body of If 'branch' (layer 2)"
     assert f"audited from {outer}, run alone on the values the If gave it in the whole run" in rows["then_mean"].notes
     assert rows["then_mean"].target is not None
-    assert rows["then_mean"].target.message == f"not examined: its input chain inside {outer} is not captured for " \
-                                               f"the target precision"  # fmt: skip
+    assert rows["then_mean"].target.message.endswith(f"; judged from {outer}, run alone")  # the body that ran
+    assert rows["loop_sum"].target is not None
+    assert rows["loop_sum"].target.message.startswith("not examined: inside the body of Loop 'steps'")
     assert rows["loop_sum"].not_established is not None
     assert rows["loop_sum"].not_established.startswith(
         f"inside the body of Loop 'steps' (layer 2/then/5), in {outer}: "

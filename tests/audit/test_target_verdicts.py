@@ -458,3 +458,28 @@ def test_a_difference_bf16_cancels_above_the_chain_is_not_confirmed_by_the_rebui
     row = next(row["target"] for row in doc["layers"] if row.get("target"))
     assert row["status"] == "inaccurate" and row["failed"], row
     assert row["device_agrees"] is not True, row
+
+
+def test_a_reduction_in_the_body_an_if_took_is_judged_for_the_target(tmp_path: Path) -> None:
+    """An If whose then body holds ``Power(x, 2) -> ReduceMean`` of x near 300 (squares past 65504, as OpenVINO's f16
+    Power gives inf): the body the condition took is audited, run alone on what the If gave it, and its chain is judged
+    for f16 as a top-level one is: the overflow, not "not examined". The body not taken stays not examined."""
+    x = ops.parameter([2, 16], np.float32, name="x")
+    cond = ops.parameter([], ov.Type.boolean, name="c")
+    inner = ops.parameter([2, 16], np.float32)
+    square = ops.power(inner, ops.constant(np.float32(2)), name="body/sq")
+    then_body = ov.Model([ops.result(ops.reduce_mean(square, ops.constant(AXIS), True, name="body/var"))], [inner])
+    other = ops.parameter([2, 16], np.float32)
+    else_body = ov.Model([ops.result(ops.reduce_max(other, ops.constant(AXIS), True, name="else/max"))], [other])
+    branch = ops.if_op(cond)
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(x.output(0), inner, other)
+    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    ov.save_model(ov.Model([out], [x, cond]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data, "c": np.array(True)},
+                      target="f16").to_json()  # fmt: skip
+    rows = {row["layer_name"]: row["target"] for row in doc["layers"]}
+    assert rows["body/var"]["status"] == "overflow" and "then body" in rows["body/var"]["message"], rows
+    assert rows["else/max"]["status"] == "not-established", rows
