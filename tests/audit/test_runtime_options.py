@@ -214,7 +214,12 @@ def test_an_optimum_intel_llm_export_is_judged_scaled_where_matmuls_feed_its_nor
     assert any("post_attention_layernorm" in layer.layer_name for layer in scaled), [
         layer.layer_name for layer in scaled
     ]
-    assert not any(layer.target.failed for layer in scaled)
+    # no overflow; the tiny model's means, divided by 8, are f16 subnormals: one off by more than f16's rtol against
+    # its mean plus eps is inaccurate, judged relatively (a tolerance grown with the elements averaged hid it)
+    assert not any(layer.target.status == "overflow" for layer in scaled)
+    for layer in scaled:
+        if layer.target.failed:
+            assert layer.target.status == "inaccurate" and "absolute tolerance" in layer.target.message, layer.target
 
 
 def _gated_model(path: Path, factor: str | None, *, scaled_down: bool = False) -> Path:
