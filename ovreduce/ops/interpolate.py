@@ -27,6 +27,7 @@ from ovreduce.ops.rules import (
     ShapeRule,
     bounds_dim,
     ints_attr,
+    partial_value,
     real_attr,
     shape_value,
     str_attr,
