@@ -15,12 +15,16 @@ _GLOB_CHARS = set("*?[")
 
 
 def expand_paths(items: Sequence[str]) -> list[Path]:
-    """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted).
+    """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted) and their
+    matches taken as a folder's entries are: a folder searched, and of the rest the names ending in ``.xml`` (a
+    model's ``.bin`` is not a model; a dangling link, a FIFO, a loop of links so named is a model that cannot be
+    read, as in a folder). A file named more than once (``models/`` and ``models/a.xml``, ``a.xml`` and ``./a.xml``)
+    is checked once, where it first comes.
 
     Raises:
-        UsageError: a path names nothing, a folder holds no ``.xml`` file, or a pattern matches no file (the
-            command line's rule: what is not there is a usage error; what is there but cannot be read is the report's
-            business).
+        UsageError: a path names nothing, a folder holds no ``.xml`` file, or a pattern matches no ``.xml`` file
+            (the command line's rule: what is not there is a usage error; what is there but cannot be read is the
+            report's business).
     """
     out: list[Path] = []
     for item in items:
@@ -30,16 +34,36 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
             if not found:
                 raise UsageError(f"{item}: the folder holds no .xml files")
             out += found
-        elif _GLOB_CHARS & set(item) and not path.exists():
+        elif _GLOB_CHARS & set(item) and not os.path.lexists(item):
             import glob
 
-            matches = sorted(Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file())
+            matches: list[Path] = []
+            for match in sorted(glob.glob(item, recursive=True)):
+                if os.path.isdir(match):
+                    matches += _search(Path(match))
+                elif match.endswith(".xml"):
+                    matches.append(Path(match))
             if not matches:
-                raise UsageError(f"{item}: the pattern matches no files")
+                raise UsageError(f"{item}: the pattern matches no .xml files (nor a folder holding one); expected "
+                                 f"a pattern for IR .xml files or folders")  # fmt: skip
             out += matches
         elif not path.exists():
             raise UsageError(f"{item}: {not_there(item)}")
         else:
+            out.append(path)
+    return _once(out)
+
+
+def _once(paths: list[Path]) -> list[Path]:
+    """``paths`` with each file once, where it first comes: the same name in the same folder, however spelled
+    (``a.xml``, ``./a.xml``, a folder through a link to it). Two names of one file stay two models (each has its own
+    ``.bin`` beside it)."""
+    seen: set[str] = set()
+    out: list[Path] = []
+    for path in paths:
+        key = os.path.join(os.path.realpath(path.parent), path.name)
+        if key not in seen:
+            seen.add(key)
             out.append(path)
     return out
 

@@ -259,7 +259,7 @@ def test_sarif_output(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["ir_samples/nothing-here/*.xml"], "the pattern matches no files"),
+        (["ir_samples/nothing-here/*.xml"], "the pattern matches no .xml files"),
         (["ir_samples/missing.xml"], "ir_samples/missing.xml: no such file"),
         (["ir_samples/spec_examples.xml", "ir_samples/rmsnorm.xml", "--bin", "x.bin"], "--bin names the weights"),
         (["--format", "yaml", "ir_samples/spec_examples.xml"], "invalid choice"),

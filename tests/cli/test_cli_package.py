@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,49 @@ def test_expand_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ]
     with pytest.raises(UsageError, match=r"x\.xml: no such file"):  # what is not there is a usage error
         expand_paths(["x.xml"])
-    with pytest.raises(UsageError, match="the pattern matches no files"):
+    with pytest.raises(UsageError, match=r"the pattern matches no \.xml files"):
         expand_paths(["ir_samples/nothing*.xml"])
     with pytest.raises(UsageError, match=r"the folder holds no \.xml files"):
         expand_paths([str(tmp_path)])
+
+
+def test_a_glob_takes_its_matches_as_a_folder_takes_its_entries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A glob ovreduce expands itself dropped the folders it matched, took a model's .bin as a model, and dropped a
+    FIFO, a dangling link or a loop of links named .xml, all of which a folder's search lists."""
+    monkeypatch.chdir(ROOT)
+    broken = expand_paths(["ir_samples/broken"])
+    assert expand_paths(["ir_samples/bro*"]) == broken
+    everything = expand_paths(["ir_samples/*"])
+    assert set(broken) <= set(everything)
+    assert everything == expand_paths(["ir_samples"])
+    assert expand_paths(["ir_samples/rms*"]) == [Path("ir_samples/rmsnorm.xml"), Path("ir_samples/rmsnorm_f16.xml")]
+    with pytest.raises(UsageError, match=r"rms\*\.bin: the pattern matches no \.xml files"):
+        expand_paths(["ir_samples/rms*.bin"])
+    (tmp_path / "good.xml").write_text("<net/>")
+    (tmp_path / "good.bin").write_bytes(b"")
+    (tmp_path / "dangling.xml").symlink_to(tmp_path / "gone.xml")
+    (tmp_path / "loop.xml").symlink_to(tmp_path / "loop.xml")
+    os.mkfifo(tmp_path / "fifo.xml")
+    names = ["dangling.xml", "fifo.xml", "good.xml", "loop.xml"]
+    assert [p.name for p in expand_paths([str(tmp_path)])] == names
+    assert [p.name for p in expand_paths([str(tmp_path / "*.xml")])] == names
+    assert [p.name for p in expand_paths([str(tmp_path / "*")])] == names
+
+
+def test_a_file_named_twice_is_taken_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Overlapping paths (``models/ models/*.xml``, ``a.xml ./a.xml``) checked and counted one file twice."""
+    monkeypatch.chdir(ROOT)
+    folder = expand_paths(["ir_samples"])
+    assert expand_paths(["ir_samples/", "ir_samples/spec_examples.xml"]) == folder
+    assert expand_paths(["ir_samples/broken/edge_dims.xml", "ir_samples/broken/./edge_dims.xml"]) == [
+        Path("ir_samples/broken/edge_dims.xml")
+    ]
+    (tmp_path / "samples").symlink_to(ROOT / "ir_samples")  # a folder through a link to it is the same folder
+    assert len(expand_paths(["ir_samples", str(tmp_path / "samples"), "ir_samples/*.xml"])) == len(folder)
+    (tmp_path / "other.xml").symlink_to(ROOT / "ir_samples" / "rmsnorm.xml")  # another name: its own .bin beside
+    assert len(expand_paths(["ir_samples/rmsnorm.xml", str(tmp_path / "other.xml")])) == 2
 
 
 @pytest.mark.parametrize(

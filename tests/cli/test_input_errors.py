@@ -56,7 +56,7 @@ def test_what_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixture[str], 
     assert status == 2
     assert out == ""
     assert err.count("\n") == 1 and err.endswith("[usage]\n")
-    assert "no such file" in err or "matches no files" in err
+    assert "no such file" in err or "matches no .xml files" in err
 
 
 @pytest.mark.parametrize("command", ["check", "inspect", "run", "audit", "input"])
