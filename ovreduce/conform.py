@@ -68,6 +68,7 @@ from ovreduce.errors import (
     OvReduceError,
     check_timeout,
 )
+from ovreduce.files import FileError, check_regular
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import BLIND, comparison_fields
@@ -339,6 +340,11 @@ def conform_model(
     deadline = None if timeout is None else time.monotonic() + timeout
     path = name or ("model.onnx" if isinstance(model, bytes) else str(model))
     base_dir = None if isinstance(model, bytes) else Path(model).parent
+    if not isinstance(model, bytes):  # a FIFO would block the read forever, a device read as an empty model
+        try:
+            check_regular(model, "an ONNX model (.onnx) file")
+        except FileError as exc:
+            raise InputError(str(exc)) from None
     try:
         # External data (a large model's weights) stays on disk: OpenVINO reads it itself, and conform
         # reads only the initializers the checked nodes use (_Initializers).

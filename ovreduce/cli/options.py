@@ -95,9 +95,13 @@ def model_files(model: str, bin_path: str | None) -> tuple[str, str | None]:
 
 
 def existing_file(path: str) -> str:
-    """``path`` when it names a file; :class:`UsageError` otherwise."""
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: {not_there(path)}" if not Path(path).exists() else f"{path}: not a file")
+    """``path`` when it names something a file could be read from; :class:`UsageError` where it names nothing or a
+    folder. A device, a FIFO or a socket is there: its reader refuses it with the error's code (``[ir.structure]``
+    for a model, ``[ir.weights]`` for weights), as ``check`` reports it."""
+    if not Path(path).exists():
+        raise UsageError(f"{path}: {not_there(path)}")
+    if Path(path).is_dir():
+        raise UsageError(f"{path}: it is a folder, expected a file")
     return path
 
 

@@ -9,6 +9,7 @@ format), the one-model commands print one line on standard error with the error'
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -178,3 +179,41 @@ def test_a_folder_with_no_xml_is_a_usage_error_for_every_command(
     status, out, err = run_cli(capsys, command, str(tmp_path))
     assert (status, out) == (2, "")
     assert err.startswith(f"ovreduce {command}: {tmp_path}: ") and err.endswith(" [usage]\n"), err
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize("command", ["check", "inspect", "run", "audit", "conform", "bin"])
+def test_a_device_or_fifo_is_there_and_unreadable_for_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, kind: str
+) -> None:
+    """A device or a FIFO is there but cannot be read: ``check`` reported it ``[ir.structure]`` while the other
+    commands called it ``not a file [usage]``, the class of a path that names nothing. Every command now gives the
+    reader's code; a FIFO is refused without blocking."""
+    path = tmp_path / ("m.onnx" if command == "conform" else "m.xml")
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/null")
+    argv = {
+        "check": ["check", str(path)],
+        "inspect": ["inspect", str(path)],
+        "run": ["run", str(path), "--layer", "1"],
+        "audit": ["audit", str(path)],
+        "conform": ["conform", str(path)],
+        "bin": ["inspect", ALL, "--bin", str(path)],
+    }[command]
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 2
+    what = {"conform": "an ONNX model (.onnx) file", "bin": "an IR weights (.bin) file"}.get(command, "an IR .xml file")
+    said = f"it is {'a device' if kind == 'device' else 'a FIFO'}, expected {what}"
+    if command == "check":
+        assert "UNREADABLE  [ir.structure]" in out and said in out, out
+    else:
+        code = {"conform": "input", "bin": "ir.weights"}.get(command, "ir.structure")
+        assert out == "" and said in err and err.endswith(f"[{code}]\n"), err
+
+
+def test_a_folder_for_a_file_is_a_usage_error_saying_what_was_expected(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "inspect", str(SAMPLES))
+    assert (status, out) == (2, "")
+    assert err.endswith(f"{SAMPLES}: it is a folder, expected a file [usage]\n"), err
