@@ -150,13 +150,14 @@ def prepare_inputs(
     seed: int = 0,
     max_elements: int | None = DEFAULT_MAX_ELEMENTS,
     body_path: str | None = None,
-    aliases: Sequence[str] = (),
+    aliases: Sequence[str] = ("data", "axes"),
 ) -> PreparedInputs:
     """The layer's inputs (data, and axes when runtime) from ``given`` arrays or generated from ``seed``.
 
     ``given`` and ``shapes`` are keyed by port index (``"0"``, ``"1"``), by the name of the Parameter
-    feeding the port, or by its alias: ``aliases[i]`` names port ``i`` (KServe's ``data`` and ``axes``). An
-    index or alias names its own port before a Parameter of that name feeding another (:func:`own_names`).
+    feeding the port, or by its alias: ``aliases[i]`` names port ``i`` (``data`` and ``axes``, the names the
+    messages call the ports by: ``input 0 (data)``). An index or alias names its own port before a Parameter of that
+    name feeding another (:func:`own_names`).
     ``body_path`` is the ids path of the body holding the layer (None: top level).
     Returns the arrays, notes (casts, dynamic dims chosen) and, per input, the dims ovreduce chose a size for.
 
@@ -196,7 +197,8 @@ def prepare_inputs(
                 notes.append(f"{what}: cast from {np.asarray(array).dtype} to {etype}")
         elif role == "axes":
             data_rank = arrays[0].ndim if arrays else spec.data_shape.rank
-            raise InputError(_axes_advice(layer.where, sorted(known[index] - {"1"}), etype, shape, data_rank),
+            words = reserved[index] - _input_names(model, layer, index)  # its word, which every axes input has
+            raise InputError(_axes_advice(layer.where, sorted(known[index] - {"1"} - words), etype, shape, data_rank),
                              parameter="inputs")  # fmt: skip
         else:
             if override is not None:

@@ -88,6 +88,17 @@ def test_dynamic_rank_without_shape_is_exit_2(capsys: pytest.CaptureFixture[str]
     assert "has a dynamic rank; give its shape" in err and "--shape NAME=SHAPE" in err
 
 
+def test_the_name_a_message_calls_an_input_by_is_a_name_run_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The messages call a port ``input 0 (data)``; ``--shape data=...`` was refused as naming no input (the
+    Parameter feeding it is ``y``). Each port's own word names it, as the index and the Parameter's name do."""
+    status, _out, err = ovreduce(capsys, DYNAMIC, "--layer", "sum_dynamic_rank")
+    assert status == 2 and "input 0 (data) has a dynamic rank" in err, err
+    status, doc = ovreduce_json(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--shape", "data=[2,3]")
+    assert status == 0 and doc["outcome"] == "agree", doc
+    status, _out, err = ovreduce(capsys, DYNAMIC, "--layer", "sum_dynamic_rank", "--shape", "zz=[2,3]")
+    assert status == 2 and "use one of: 0, data, y" in err, err
+
+
 @pytest.mark.parametrize("shape", ["y=[2,3]", "y[2,3]", "0=[2,3]", "0[2,3]"])
 def test_dynamic_rank_with_shape_reaches_the_cpu(capsys: pytest.CaptureFixture[str], shape: str) -> None:
     """The CPU plugin refuses a Parameter of dynamic rank; the layer is compiled for the given shape instead,
@@ -329,7 +340,7 @@ def test_exit_2_on_an_unknown_input_name(capsys: pytest.CaptureFixture[str], tmp
     np.save(tmp_path / "x.npy", np.zeros((2, 3, 4, 5), np.float32))
     status, _, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--input", f"zz={tmp_path}/x.npy")
     assert status == 2
-    assert "'zz' names no input of layer" in err and "use one of: 0, x" in err
+    assert "'zz' names no input of layer" in err and "use one of: 0, data, x" in err
 
 
 def test_exit_2_on_an_unavailable_device_lists_the_available_ones(capsys: pytest.CaptureFixture[str]) -> None:
