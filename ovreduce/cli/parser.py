@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ovreduce.cli.errors import EXIT_INPUT
 from ovreduce.errors import MAX_TIMEOUT_S
@@ -20,9 +20,43 @@ __all__ = ["build_parser", "versions"]
 class _Parser(argparse.ArgumentParser):
     _adding = False  # within add_argument
 
-    def error(self, message: str) -> Any:  # argparse's own errors exit 2 with the usage line
+    _argv: Sequence[str] = ()  # the command line being read, for the messages of the top-level parser
+
+    def error(self, message: str) -> NoReturn:  # argparse's own errors exit 2 with the usage line
+        if message.startswith("the following arguments are required: command"):
+            commands = ", ".join(self._commands())
+            unknown = next((a for a in self._argv if a.startswith("-")), None)
+            message = (f"unrecognized option {unknown!r}: expected a command first ({commands})" if unknown else
+                       f"a command is required: one of {commands}")  # fmt: skip
         self.print_usage(sys.stderr)
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+    def _commands(self) -> list[str]:
+        return [name for action in self._subparsers._group_actions if action.choices  # type: ignore[union-attr]
+                for name in action.choices]  # fmt: skip
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, but what is left over is said by the command it was given to, saying what was expected: a
+        path after an option between two paths (the options go before or after all the paths), an argument the
+        command does not take."""
+        self._argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(args, namespace)
+        if not extras:
+            return parsed
+        command = getattr(parsed, "command", None)
+        if command is None:  # (argparse refuses a command line without one before this)
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        sub = next(action for action in self._subparsers._group_actions if action.choices)  # type: ignore[union-attr]
+        parser: argparse.ArgumentParser = sub.choices[command]  # type: ignore[index]
+        words = " ".join(extras)
+        many = any(a.nargs == "+" for a in parser._actions if not a.option_strings)
+        if many and not any(a.startswith("-") for a in extras):
+            parser.error(f"{words}: a path after an option that follows other paths; the options go before or "
+                         f"after all the paths, not between two (ovreduce {command} [OPTIONS] PATH... "
+                         f"[OPTIONS])")  # fmt: skip
+        parser.error(f"unrecognized arguments: {words}; expected those of 'ovreduce {command} --help'")
 
     def print_help(
         self, file: SupportsWrite[str] | None = None

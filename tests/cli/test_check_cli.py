@@ -429,3 +429,18 @@ def test_a_utf16_model_with_a_lone_surrogate_is_read_as_openvino_reads_it(
     assert status == 0 and model["error"] is None
     assert [r["layer_name"] for r in model["reductions"]] == ["variance"]
     assert "variance" in names
+
+
+def test_argparse_mistakes_say_what_is_wrong_and_what_was_expected() -> None:
+    """``check a.xml -v b.xml`` said ``ovreduce: error: unrecognized arguments: b.xml`` (the command dropped, nothing
+    on where options go); ``ovreduce --bogus`` said a command is required and never named ``--bogus``."""
+    a, b = str(SAMPLES / "spec_examples.xml"), str(SAMPLES / "rmsnorm.xml")
+    last = ovreduce("check", a, "-v", b, check_rc=2).stderr.splitlines()[-1]
+    assert (
+        last.startswith(f"ovreduce check: error: {b}: a path after an option")
+        and "before or after all the paths" in last
+    )
+    last = ovreduce("--bogus", check_rc=2).stderr.splitlines()[-1]
+    assert last.startswith("ovreduce: error: unrecognized option '--bogus': expected a command first (check, "), last
+    last = ovreduce("inspect", a, b, check_rc=2).stderr.splitlines()[-1]
+    assert last == f"ovreduce inspect: error: unrecognized arguments: {b}; expected those of 'ovreduce inspect --help'"
