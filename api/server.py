@@ -65,7 +65,7 @@ def serve(
 
     workers = settings.workers if workers is None else workers
     if not 1 <= workers <= MAX_WORKERS:
-        raise ServeError(f"workers {workers}: expected 1 to {MAX_WORKERS}")
+        raise ServeError(f"{str(workers)!r} is not a number of worker processes: an integer from 1 to {MAX_WORKERS}")
     if workers > 1 and "concurrency" not in settings.model_fields_set:
         settings = settings.model_copy(update={"concurrency": max(1, settings.concurrency // workers)})
     level = log_level or settings.log_level

@@ -154,6 +154,11 @@ _seconds = _number(f"a positive number of seconds up to {MAX_TIMEOUT_S} (24 days
 _tolerance = _number("a tolerance: a finite number >= 0", lambda v: 0 <= v < math.inf)
 
 
+# The server's bound on its worker processes (api.config.MAX_WORKERS, which this module does not import: the
+# parser is on every command's path).
+MAX_WORKERS = 256
+
+
 def _integer(what: str, low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse type: a decimal integer from ``low`` to ``high`` (None: no bound), else a usage error."""
     bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
@@ -283,8 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "(each listed, with its default, in docs/service.md).")  # fmt: skip
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or OVREDUCE_HOST)")
     p.add_argument("--port", type=_integer("a port", 0, 65535), help="port (default 8000, or OVREDUCE_PORT)")
-    p.add_argument("--workers", type=_integer("a number of worker processes", 1),
-                   help="worker processes (default 1, or OVREDUCE_WORKERS)")  # fmt: skip
+    p.add_argument("--workers", type=_integer("a number of worker processes", 1, MAX_WORKERS), metavar="N",
+                   help=f"worker processes, 1 to {MAX_WORKERS} (default 1, or OVREDUCE_WORKERS)")  # fmt: skip
     p.add_argument(
         "--store", type=_path, metavar="DIR", help="model store directory (default: user cache dir, or OVREDUCE_STORE)"
     )
