@@ -104,11 +104,14 @@ def test_a_width_of_thousands_of_digits_is_read_as_a_number(
         ]
 
 
-def _on_a_terminal(argv: list[str], columns: int, *, colour: bool) -> list[str]:
+def _on_a_terminal(argv: list[str], columns: int, *, colour: bool, env: dict[str, str] | None = None) -> list[str]:
     """``ovreduce ARGV`` on a pseudo-terminal ``columns`` wide (no COLUMNS, no OVREDUCE_WIDTH): its lines."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "OVREDUCE_WIDTH", "NO_COLOR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "OVREDUCE_WIDTH", "NO_COLOR")} | {
+        "TERM": "xterm-256color",
+        **(env or {}),
+    }
     if not colour:
         env["NO_COLOR"] = "1"
     proc = subprocess.Popen([sys.executable, "-m", "ovreduce.cli", *argv], cwd=ROOT, env=env,
@@ -134,6 +137,18 @@ def test_a_real_terminal_gives_its_width() -> None:
     assert len(lines) > 20
     assert max(len(line) for line in lines) <= 60
     assert not any("\033[" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("env", "coloured"),
+    [({}, True), ({"TERM": "dumb"}, False), ({"NO_COLOR": "1"}, False), ({"NO_COLOR": ""}, True)],
+    ids=["colour-terminal", "term-dumb", "no-color", "no-color-empty"],
+)
+def test_colours_follow_term_and_no_color(env: dict[str, str], coloured: bool) -> None:
+    """A terminal that shows no colour (``TERM=dumb``: Emacs' shell, a CI log) got ANSI escapes; ``NO_COLOR`` turns
+    them off when it is set and not empty, as https://no-color.org says."""
+    lines = _on_a_terminal(["check", ALL], 100, colour=True, env=env)
+    assert any("\033[" in line for line in lines) is coloured, lines
 
 
 def test_colours_on_a_terminal_are_not_counted_and_close_on_each_line() -> None:

@@ -1,4 +1,5 @@
-"""ANSI colours for the text renderers, only on a terminal and only when NO_COLOR is unset."""
+"""ANSI colours for the text renderers: only on a terminal that shows them (``TERM`` not ``dumb``), and only when
+``NO_COLOR`` is unset or empty (https://no-color.org)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ __all__ = ["Style"]
 
 
 class Style:
-    """ANSI colours, only for a terminal and only when NO_COLOR is unset."""
+    """ANSI colours, only for a terminal that shows them and only when NO_COLOR is unset or empty."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         stream = stream or sys.stdout
-        self.enabled = stream.isatty() and "NO_COLOR" not in os.environ
+        self.enabled = (stream.isatty() and not os.environ.get("NO_COLOR")
+                        and os.environ.get("TERM") != "dumb")  # fmt: skip
 
     def _wrap(self, code: str, text: str) -> str:
         return f"\033[{code}m{text}\033[0m" if self.enabled else text
