@@ -188,7 +188,7 @@ FIELDS: dict[str, str] = {
     "ReadinessCheck.detail": "what was found (the devices), or what is wrong",
     "ReadinessCheck.ok": "whether this part is ready",
     "ReductionCheck.status": "`ok`, `mismatch` (declared and inferred shapes contradict), `error` or `unresolved`",
-    "Tensor.name": "the input's index (`0`, `1`) or its Parameter's name",
+    "Tensor.name": "the input's index (`0`, `1`) or its Parameter's name (a layer's run also takes its ports' words, `data` and `axes`)",
     "TensorInfo.name": "the input's index",
     "Device.device": "the device's name, e.g. CPU",
     "Device.inference_precisions": "requested precision (`f32`, `f16`, `bf16`, `default`) -> the inference "
