@@ -105,8 +105,9 @@ def test_unknown_engine_is_400(client: TestClient) -> None:
 def test_missing_xml_is_400(client: TestClient) -> None:
     doc = assert_problem(client.post("/v1/check", files={"bin": ("m.bin", b"1234")}), 400, "request.invalid")
     assert doc["errors"][0]["loc"] == ["body", "xml"]
-    assert_problem(client.post("/v1/check", data={"xml": "not a file"}), 400, "request.invalid")
-    assert_problem(client.post("/v1/check", json={"xml": "<net/>"}), 400, "request.invalid")
+    # a form or JSON where an upload is taken: the media type is what is wrong
+    assert_problem(client.post("/v1/check", data={"xml": "not a file"}), 415, "request.media_type")
+    assert_problem(client.post("/v1/check", json={"xml": "<net/>"}), 415, "request.media_type")
 
 
 def test_filename_is_sanitised(client: TestClient) -> None:
