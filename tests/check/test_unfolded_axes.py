@@ -23,25 +23,18 @@ from ovreduce.check import FOLD_BUDGET, check_model
 from ovreduce.shapes import PartialShape
 
 
-def _ir(pad_end: int) -> str:
+def _net(consts: str, axes: str, length: int) -> str:
+    """x [2,3,4] and its ReduceMean over the axes layer 4 computes (``length`` of them) from Consts 1, 2 and 3, fed
+    to its ports 0, 1 and 2."""
     dims = "<dim>2</dim><dim>3</dim><dim>4</dim>"
-    one = "<dim>1</dim>"
     return f"""<?xml version="1.0"?>
 <net name="n" version="11"><layers>
 <layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3,4" element_type="f32"/>
 <output><port id="0" precision="FP32">{dims}</port></output></layer>
-<layer id="1" name="axis" type="Const" version="opset1"><data element_type="i64" shape="1" offset="0" size="8"/>
-<output><port id="0" precision="I64">{one}</port></output></layer>
-<layer id="2" name="begin" type="Const" version="opset1"><data element_type="i64" shape="1" offset="8" size="8"/>
-<output><port id="0" precision="I64">{one}</port></output></layer>
-<layer id="3" name="end" type="Const" version="opset1"><data element_type="i64" shape="1" offset="16" size="8"/>
-<output><port id="0" precision="I64">{one}</port></output></layer>
-<layer id="4" name="axes" type="Pad" version="opset12"><data pad_mode="constant"/><input>
-<port id="0" precision="I64">{one}</port><port id="1" precision="I64">{one}</port>
-<port id="2" precision="I64">{one}</port></input>
-<output><port id="3" precision="I64"><dim>{1 + pad_end}</dim></port></output></layer>
+{consts}
+{axes}
 <layer id="5" name="red" type="ReduceMean" version="opset1"><data keep_dims="false"/><input>
-<port id="0" precision="FP32">{dims}</port><port id="1" precision="I64"><dim>{1 + pad_end}</dim></port></input>
+<port id="0" precision="FP32">{dims}</port><port id="1" precision="I64"><dim>{length}</dim></port></input>
 <output><port id="2" precision="FP32"/></output></layer>
 <layer id="6" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"/></input></layer>
 </layers><edges><edge from-layer="0" from-port="0" to-layer="5" to-port="0"/>
@@ -51,6 +44,21 @@ def _ir(pad_end: int) -> str:
 <edge from-layer="4" from-port="3" to-layer="5" to-port="1"/>
 <edge from-layer="5" from-port="2" to-layer="6" to-port="0"/>
 </edges></net>"""
+
+
+def _ir(pad_end: int) -> str:
+    """Axes Pad(axis, begin 0, end ``pad_end``) of three i64 [1] Consts."""
+    one = "<dim>1</dim>"
+    consts = "\n".join(
+        f'<layer id="{i}" name="{name}" type="Const" version="opset1"><data element_type="i64" shape="1" '
+        f'offset="{8 * (i - 1)}" size="8"/>\n<output><port id="0" precision="I64">{one}</port></output></layer>'
+        for i, name in ((1, "axis"), (2, "begin"), (3, "end"))
+    )
+    pad = f"""<layer id="4" name="axes" type="Pad" version="opset12"><data pad_mode="constant"/><input>
+<port id="0" precision="I64">{one}</port><port id="1" precision="I64">{one}</port>
+<port id="2" precision="I64">{one}</port></input>
+<output><port id="3" precision="I64"><dim>{1 + pad_end}</dim></port></output></layer>"""
+    return _net(consts, pad, 1 + pad_end)
 
 
 def _write(tmp_path: Path, axis: int, pad_end: int = 0) -> Path:
@@ -98,31 +106,16 @@ def test_axes_of_a_large_unfolded_sub_graph_are_not_folded_by_openvino(tmp_path:
 
 
 def _range_ir(count: int) -> str:
-    dims = "<dim>2</dim><dim>3</dim><dim>4</dim>"
+    """Axes Range(start, stop, step) of ``count`` elements, of three i64 scalar Consts."""
     consts = "".join(
         f'<layer id="{i}" name="c{i}" type="Const" version="opset1"><data element_type="i64" shape="" '
         f'offset="{8 * (i - 1)}" size="8"/><output><port id="0" precision="I64"/></output></layer>'
         for i in (1, 2, 3)
     )
-    return f"""<?xml version="1.0"?>
-<net name="n" version="11"><layers>
-<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3,4" element_type="f32"/>
-<output><port id="0" precision="FP32">{dims}</port></output></layer>
-{consts}
-<layer id="4" name="axes" type="Range" version="opset4"><data output_type="i64"/><input>
+    axes = f"""<layer id="4" name="axes" type="Range" version="opset4"><data output_type="i64"/><input>
 <port id="0" precision="I64"/><port id="1" precision="I64"/><port id="2" precision="I64"/></input>
-<output><port id="3" precision="I64"><dim>{count}</dim></port></output></layer>
-<layer id="5" name="red" type="ReduceMean" version="opset1"><data keep_dims="false"/><input>
-<port id="0" precision="FP32">{dims}</port><port id="1" precision="I64"><dim>{count}</dim></port></input>
-<output><port id="2" precision="FP32"/></output></layer>
-<layer id="6" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"/></input></layer>
-</layers><edges><edge from-layer="0" from-port="0" to-layer="5" to-port="0"/>
-<edge from-layer="1" from-port="0" to-layer="4" to-port="0"/>
-<edge from-layer="2" from-port="0" to-layer="4" to-port="1"/>
-<edge from-layer="3" from-port="0" to-layer="4" to-port="2"/>
-<edge from-layer="4" from-port="3" to-layer="5" to-port="1"/>
-<edge from-layer="5" from-port="2" to-layer="6" to-port="0"/>
-</edges></net>"""
+<output><port id="3" precision="I64"><dim>{count}</dim></port></output></layer>"""
+    return _net(consts, axes, count)
 
 
 def test_axes_of_a_range_of_3e9_elements_are_not_folded_by_openvino(tmp_path: Path) -> None:
