@@ -53,6 +53,18 @@ def _read_as_openvino_reads(folder: Path, ir: str) -> tuple[str, pytest.Exceptio
     return None
 
 
+def _said_as_openvino(
+    found: tuple[str, pytest.ExceptionInfo[IRStructureError]], name: str, op: str, version: str
+) -> None:
+    """The reader's refusal names the layer and says what OpenVINO says: the opset lacks the type, or is unknown."""
+    refused, info = found
+    assert f"name='{name}'" in str(info.value)
+    if "doesn't contain" in refused:
+        assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
+    else:
+        assert f"unsupported opset: {version!r}" in str(info.value)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("op", OPS)
 def test_the_reader_refuses_the_versions_openvino_refuses(tmp_path: Path, op: str, version: str | None) -> None:
@@ -99,12 +111,7 @@ def test_a_type_named_like_a_reduction_that_no_opset_holds_is_refused(tmp_path: 
     reductions vanished from the report without a word."""
     found = _read_as_openvino_reads(tmp_path, _ir(op, version))
     assert found is not None, f"OpenVINO reads a {op} of {version}"
-    refused, info = found
-    assert "name='red'" in str(info.value)
-    if "doesn't contain" in refused:
-        assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
-    else:
-        assert f"unsupported opset: {version!r}" in str(info.value)
+    _said_as_openvino(found, "red", op, version)
 
 
 def test_openvinos_messages_are_the_same_in_every_read(tmp_path: Path) -> None:
@@ -198,11 +205,5 @@ def test_an_op_its_opset_lacks_is_refused_where_openvino_builds_it(
     known opset. The reader refuses the model exactly where OpenVINO does (it once read such a model and called it
     clean), and reads it where no Result reaches the layer."""
     found = _read_as_openvino_reads(tmp_path, _unary_ir(op, version, reached))
-    if found is None:
-        return
-    refused, info = found
-    assert "name='odd'" in str(info.value)
-    if "doesn't contain" in refused:
-        assert f"Opset {version} doesn't contain the operation with type: {op}" in str(info.value)
-    else:
-        assert f"unsupported opset: {version!r}" in str(info.value)
+    if found is not None:
+        _said_as_openvino(found, "odd", op, version)
