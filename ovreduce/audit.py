@@ -105,7 +105,6 @@ from ovreduce.headroom import (
     as_executed,
     bounded,
     chain_of,
-    computed,
     covers_prior_rounding,
     disabled_conversions,
     emulate,
@@ -945,7 +944,7 @@ def _target_step(
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
     # what the original precision cannot hold either is no overflow of the target's
-    lost_in_f32, unread = _lost_in_f32(run, node, chain, inputs, np.asarray(data))
+    lost_in_f32 = _lost_in_f32(run, np.asarray(data))
     if emu.non_finite and lost_in_f32:
         status: Any = "not-established"
         message = (f"not established: {lost_in_f32} of its {np.size(data)} input elements are not finite in the f32 "
@@ -956,9 +955,6 @@ def _target_step(
         message = (f"not established: {_stage_name(first, stages)} reaches {first.largest:.6g}, past {limit:.6g} by "
                    f"no more than bf16's rounding, and the values were captured from the bf16 run: audit with "
                    f"--precision f32 to tell")  # fmt: skip
-    elif unread is not None:  # the capture, in the tensor's declared type, does not hold what the f32 run computed
-        status = "not-established"
-        message = f"not established: {unread}"
     elif chain.unknown is not None:  # what the emulation assumes of the device's execution may not hold
         status = "not-established"
         message = f"not established: {chain.unknown}"
@@ -1111,31 +1107,19 @@ def _target_step(
     )  # fmt: skip
 
 
-def _lost_in_f32(
-    run: MarkedRun, node: Any, chain: Chain, inputs: Sequence[npt.NDArray[Any]], data: npt.NDArray[Any]
-) -> tuple[int, str | None]:
-    """How many elements of reduction ``node``'s input the f32 run could not hold itself (inf or NaN in f32 already: no
-    overflow of the target's), and why that is not known, where it is not. A tensor the model declares f16 or bf16 is
-    captured in that type, though OpenVINO's f32 run computes it in f32: an element past that type's range is inf in
-    the capture, not in the run. There the chain's op is recomputed from its finite inputs in f32 to tell; a chain
-    without one (or with inputs not finite) leaves it unknown."""
-    if run.effective_precision != "f32":
-        return 0, None
-    bad = ~np.isfinite(data)
-    declared = node.input_value(0).get_element_type().get_type_name()
-    if declared not in TARGETS:  # captured as the f32 run computed it
-        return int(np.count_nonzero(bad)), None
-    if not bad.any():
-        return 0, None
-    if chain.op is not None and all(np.isfinite(np.asarray(a, dtype=np.float64)).all() for a in inputs):
-        exact = computed(chain.op.get_type_name(), [np.asarray(a, dtype=np.float64) for a in inputs], chain.op)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return int(np.count_nonzero(~np.isfinite(np.asarray(exact).astype(np.float32)))), None
-    return 0, (
-        f"{int(np.count_nonzero(bad))} of its {data.size} input elements are not finite as captured, in the {declared} "
-        f"the model declares the tensor in, which OpenVINO's f32 run computes in f32: whether the f32 run held them "
-        f"(and {declared} alone loses them) is not known, and no chain op of finite inputs recomputes them"
+def _as_declared(value: npt.NDArray[Any] | Any, parameter: Any) -> npt.NDArray[Any] | Any:
+    """A captured value in the type ``parameter`` declares: an f16 or bf16 tensor is captured widened to f32."""
+    dtype = element_type(port_type_name(parameter.output(0))).numpy
+    return (
+        value.astype(dtype) if isinstance(value, np.ndarray) and dtype is not None and value.dtype != dtype else value
     )
+
+
+def _lost_in_f32(run: MarkedRun, data: npt.NDArray[Any]) -> int:
+    """How many elements of a reduction's input the f32 run could not hold itself (inf or NaN in f32 already: no
+    overflow of the target's). The capture holds what the run computed, in f32 where the model declares a tensor f16
+    or bf16 (:func:`ovreduce.backends.openvino.run_marked` widens such marks)."""
+    return int(np.count_nonzero(~np.isfinite(data))) if run.effective_precision == "f32" else 0
 
 
 def _added_after(node: Any) -> tuple[npt.NDArray[np.float64], Any] | None:
@@ -1995,7 +1979,9 @@ class _Branches:
                                              if layer.type in kinds]  # fmt: skip
                     continue
                 body = node.get_then_body() if branch == 0 else node.get_else_body()
-                feeds = {d.body_parameter_index: values[d.input_index] for d in node.get_input_descriptions(branch)}
+                params = body.get_parameters()
+                feeds = {d.body_parameter_index: _as_declared(values[d.input_index], params[d.body_parameter_index])
+                         for d in node.get_input_descriptions(branch)}  # fmt: skip
                 words = _body_words(refs, path)
                 out[path] = self._run(body, feeds, graph, path, words, kinds, device, precision, deadline, atol, rtol,
                                       work)  # fmt: skip

@@ -1848,13 +1848,14 @@ def _run_steps(
     deadline: float | None,
 ) -> list[MarkedRun]:
     original = len(ov_model.outputs)
-    added = ov_model.add_outputs(list(marks)) if marks else []
+    aliases: dict[str, str] = {}  # a widening Convert's name -> its node's: the plugin may fuse the node into it
+    added = ov_model.add_outputs([_widened(port, aliases) for port in marks]) if marks else []
     if on_stage is not None:
         on_stage("compiling")
     compiled = compile_model(ov_model, device, precision)
     effective = effective_precision(compiled, None)
-    executes = runtime_precisions(compiled)
-    reducing = reduction_kernels(compiled)
+    executes = {aliases.get(name, name): p for name, p in runtime_precisions(compiled).items()}
+    reducing = frozenset(aliases.get(name, name) for name in reduction_kernels(compiled))
     kv_cache = kv_cache_precision(compiled) if ov_model.get_sinks() else None
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
@@ -1882,6 +1883,21 @@ def _run_steps(
                               kv_cache))  # fmt: skip
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
+
+
+def _widened(port: Any, aliases: dict[str, str]) -> Any:
+    """``port``, or where the model declares it f16 or bf16 a Convert of it to f32: an output of such a type is
+    rounded to it on the way out, though a device running the model in f32 computed the value in f32 (an f16 IR's
+    square of 300 is 90,000 in OpenVINO's f32 run and inf in an f16 output). Widened, the capture holds what the
+    device computed, whatever precision it ran in. The CPU plugin fuses a reduction into such a Convert, whose name
+    its kernel then bears: ``aliases`` maps it back."""
+    if port.get_element_type().get_type_name() not in ("f16", "bf16"):
+        return port
+    from openvino import opset1 as ops
+
+    convert = ops.convert(port, "f32")
+    aliases[convert.get_friendly_name()] = port.get_node().get_friendly_name()
+    return convert.output(0)
 
 
 def port_type_name(port: Any) -> str:
