@@ -95,7 +95,14 @@ from ovreduce.compare import (
     tolerances,
     too_wide,
 )
-from ovreduce.errors import DeviceNotAvailableError, InputError, MemoryLimitError, OvReduceError, check_timeout
+from ovreduce.errors import (
+    DeviceNotAvailableError,
+    InputError,
+    IRStructureError,
+    MemoryLimitError,
+    OvReduceError,
+    check_timeout,
+)
 from ovreduce.headroom import (
     CONVERSIONS,
     FINITE_MAX,
@@ -550,7 +557,7 @@ def audit_model(
     while True:  # the audited run first: the verdict rests on it; the plain and f32 runs add to it
         try:
             audited = run_steps(ov_model, marks, arrays, device, precision, next_inputs, tell.run("audited"),
-                                deadline)  # fmt: skip
+                                deadline, widen=True)  # fmt: skip
             work.outputs_visited += sum(run.visited for run in audited)
             break
         except InferenceTimeoutError:
@@ -562,6 +569,8 @@ def audit_model(
             raise
         except _FeedError as own:  # ovreduce's, not OpenVINO's: a refusal stays one, a bug is reported as a bug
             raise own.error from None
+        except InputError:  # inputs OpenVINO's plugin would crash on, refused before it runs
+            raise
         except Exception as exc:  # compile or inference failure of the whole model
             as_is = read() if static else None
             static = False
@@ -572,7 +581,8 @@ def audit_model(
                 continue
             also = refused if refused != clean_message(exc) else None  # (the same failure: not the reshape's)
             cause = _made_for(described, tell.last, exc, _failed_step(replay), also)
-            failed = f"OpenVINO failed: {clean_message(exc)}{cause}"
+            # (a model ovreduce will not give OpenVINO, which would crash on it, is said in ovreduce's words)
+            failed = str(exc) if isinstance(exc, IRStructureError) else f"OpenVINO failed: {clean_message(exc)}{cause}"
             why = f"{failed} (the audited run)"
             unchecked = [_unchecked(node, ids, why) for node in nodes] + unbuilt
             return report(None, described, unchecked + _body_reductions(model, kinds, cut=why), [], failed, notes)
@@ -590,7 +600,7 @@ def audit_model(
                 tell.total += 2
             fresh = fitted()
             truth_marks = _same_nodes(fresh, nodes, kinds, work)
-            truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline)
+            truth = run_steps(fresh, truth_marks, arrays, device, "f32", replay, tell.run("f32"), deadline, widen=True)
             work.outputs_visited += sum(run.visited for run in truth)
     except InferenceTimeoutError:
         what = "the final outputs of a plain run are not compared" if not plain else "no drift is measured"
@@ -2000,7 +2010,7 @@ class _Branches:
         what = f"the audit of {words}"
         check_kept(marks, self.max_elements, what=what)
         try:
-            run = run_marked(marked, marks, feeds, device, precision, deadline=deadline)
+            run = run_marked(marked, marks, feeds, device, precision, deadline=deadline, widen=True)
             plain = run_marked(body.clone(), [], feeds, device, precision, deadline=deadline)  # what it executes
         except MemoryLimitError:  # too large for this process: the answer is the limit
             raise

@@ -168,8 +168,9 @@ def kv_cache_precision(compiled: Any) -> str | None:
 def refuse_known_crashes(ov_model: Any) -> None:
     """:class:`IRStructureError` for what OpenVINO reads and its CPU plugin then crashes on (in any body): a Loop or
     TensorIterator that slices with stride 0 (it divides by it: SIGFPE), a Pad whose pads (constant, or
-    computed from Constants) overflow int64 or take more from an axis than it holds and leave some of it (it reads and
-    writes outside its buffers: SIGSEGV)."""
+    computed from Constants) overflow int64 or take more from an axis than it holds and leave some of it, a GatherND or
+    ScatterElementsUpdate whose indices (the same) point outside its data (it reads and writes outside its buffers:
+    SIGSEGV)."""
     graphs = [ov_model]
     while graphs:
         for node in graphs.pop().get_ordered_ops():
@@ -181,6 +182,107 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 graphs.extend((node.get_then_body(), node.get_else_body()))
             elif kind == "Pad":
                 _refuse_crashing_pads(node)
+            elif kind in _INDEXING:
+                indices = _constant_value(node.input_value(1))
+                wrong = None if indices is None else outside_data(node, indices)
+                if wrong is not None:
+                    raise IRStructureError(
+                        f"{kind} {node.get_friendly_name()!r}: its constant indices hold {wrong}; OpenVINO's CPU "
+                        f"plugin then reads and writes outside its buffers (a crash of the process), so ovreduce does "
+                        f"not run it"
+                    )
+
+
+_INDEXING = ("GatherND", "ScatterElementsUpdate")
+"""The ops whose indices OpenVINO's CPU plugin follows unchecked: one outside the data crashes the process (the other
+gathers and scatters refuse it in words, or gather zeros)."""
+
+
+def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
+    """The first of ``indices`` (the values of an op of :data:`_INDEXING`) that points outside the op's data, where
+    its dims are known, in words (``index 99999999 for axis 1 of the data, which has 8 there: expected [-8, 8)``);
+    None where every index is within ``[-dim, dim)`` (negative ones count from the end)."""
+    shape = node.get_input_partial_shape(0)
+    if shape.rank.is_dynamic or not np.issubdtype(indices.dtype, np.integer) or indices.size == 0:
+        return None
+    rank = shape.rank.get_length()
+    if node.get_type_name() == "GatherND":
+        batch = int(node.get_attributes().get("batch_dims", 0))
+        columns = [(batch + j, indices[..., j]) for j in range(indices.shape[-1] if indices.ndim else 0)]
+    else:
+        given = _constant_value(node.input_value(3))
+        if given is None or given.size != 1:
+            return None
+        columns = [(int(given.reshape(-1)[0]) % rank if rank else 0, indices)]
+    for axis, values in columns:
+        if axis >= rank or shape[axis].is_dynamic:
+            continue
+        dim = shape[axis].get_length()
+        wrong = values[(values < -dim) | (values >= dim)]
+        if wrong.size:
+            return f"index {int(wrong[0])} for axis {axis} of the data, which has {dim} there: expected [{-dim}, {dim})"
+    return None
+
+
+def fed_indices(ov_model: Any) -> list[Any]:
+    """The model's ops of :data:`_INDEXING` whose indices are computed from its inputs: what an inference must check
+    the inputs it is given against (:func:`refuse_crashing_inputs`)."""
+    return [node for node in ov_model.get_ordered_ops()
+            if node.get_type_name() in _INDEXING and _constant_value(node.input_value(1)) is None]  # fmt: skip
+
+
+def refuse_crashing_inputs(ov_model: Any, watched: Sequence[Any], feeds: Mapping[int, Any]) -> None:
+    """:class:`InputError` for inputs from which an op of ``watched`` (:func:`fed_indices`) gets indices outside its
+    data: the indices are computed from them as OpenVINO computes them (each op's own evaluation, where it has one and
+    the tensors are small), before OpenVINO's CPU plugin follows them."""
+    for node in watched:
+        inputs: list[str] = []
+        value = _fed_value(node.input_value(1), ov_model, feeds, inputs)
+        wrong = None if value is None else outside_data(node, value)
+        if wrong is None:
+            continue
+        source = node.input_value(1).get_node()
+        while source.get_type_name() == "Convert":
+            source = source.input_value(0).get_node()
+        named = f"{node.get_type_name()} {node.get_friendly_name()!r}"
+        said = (
+            f"input {inputs[0]!r} holds {wrong} (the indices of {named})"
+            if source.get_type_name() == "Parameter"
+            else f"the indices of {named}, computed from input(s) {', '.join(map(repr, inputs))}, hold {wrong}"
+        )
+        raise InputError(f"{said}; OpenVINO's CPU plugin reads and writes outside its buffers on such an index (a "
+                         f"crash of the process), so ovreduce does not run it", parameter="inputs")  # fmt: skip
+
+
+def _fed_value(
+    output: Any, ov_model: Any, feeds: Mapping[int, Any], inputs: list[str], depth: int = 16
+) -> npt.NDArray[Any] | None:
+    """The value of ``output``, computed from Constants and the inputs ``feeds`` gives (their names added to
+    ``inputs``) by each op's own evaluation; None where an op has none, or a tensor is not static or not small."""
+    node = output.get_node()
+    kind = node.get_type_name()
+    if kind == "Constant":
+        return constant_data(node)
+    if kind == "Parameter":
+        index = ov_model.get_parameter_index(node)
+        given = feeds.get(index) if index >= 0 else None
+        port = ov_model.inputs[index] if given is not None else None
+        if port is not None:
+            inputs.append(next(iter(sorted(port.get_names())), None) or node.get_friendly_name())
+        return None if given is None else np.asarray(given)
+    shape = output.get_partial_shape()
+    if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 1 << 16:
+        return None
+    values = [_fed_value(value, ov_model, feeds, inputs, depth - 1) for value in node.input_values()]
+    if not values or any(v is None for v in values):
+        return None
+    ov = openvino()
+    result = ov.Tensor(output.get_element_type(), shape.to_shape())
+    try:
+        done = node.evaluate([result], [ov.Tensor(np.ascontiguousarray(v)) for v in values])
+    except Exception:  # an evaluation that refuses its inputs: not judged here
+        return None
+    return from_tensor(result) if done else None
 
 
 RANDOM_OPS = ("RandomUniform", "Multinomial")
@@ -1757,18 +1859,21 @@ def run_marked(
     precision: str,
     on_stage: Callable[[str], object] | None = None,
     deadline: float | None = None,
+    widen: bool = False,
 ) -> MarkedRun:
     """Run ``ov_model`` once with ``marks`` (OpenVINO outputs) added as model outputs.
 
     ``on_stage`` is told ``"compiling"`` before the compile and ``"inference"`` before the inference.
     ``ov_model`` keeps the added outputs. ``deadline`` (a :func:`time.monotonic` time) bounds the inference.
+    ``widen``: capture each mark the model declares f16 or bf16 as the device computed it (:func:`_widened`), not
+    rounded to its declared type.
 
     Raises:
         InferenceTimeoutError: the inference had not finished by ``deadline``.
         MemoryLimitError: the compile or the inference needed more memory than the process may use.
         whatever OpenVINO raises.
     """
-    return run_steps(ov_model, marks, inputs, device, precision, None, on_stage, deadline)[0]
+    return run_steps(ov_model, marks, inputs, device, precision, None, on_stage, deadline, widen)[0]
 
 
 # What the next step of a stateful model gets, from the step number (1, 2...) and the run of the step before
@@ -1785,13 +1890,14 @@ def run_steps(
     next_inputs: NextInputs | None = None,
     on_stage: Callable[[str], object] | None = None,
     deadline: float | None = None,
+    widen: bool = False,
 ) -> list[MarkedRun]:
     """Run ``ov_model`` with ``marks`` added as model outputs on one infer request: once on ``inputs``, then
     on what ``next_inputs`` gives for each further step until it gives None. A stateful model's state (its
     ReadValue/Assign variables: an LLM's KV cache) is carried from step to step by the request, as OpenVINO
     carries it in generation. Compiled once. See :func:`run_marked` for the rest."""
     try:
-        return _run_steps(ov_model, marks, inputs, device, precision, next_inputs, on_stage, deadline)
+        return _run_steps(ov_model, marks, inputs, device, precision, next_inputs, on_stage, deadline, widen)
     except (RuntimeError, MemoryError) as exc:
         refusal = memory_refusal(exc)
         if refusal is None:
@@ -1846,10 +1952,11 @@ def _run_steps(
     next_inputs: NextInputs | None,
     on_stage: Callable[[str], object] | None,
     deadline: float | None,
+    widen: bool,
 ) -> list[MarkedRun]:
     original = len(ov_model.outputs)
     aliases: dict[str, str] = {}  # a widening Convert's name -> its node's: the plugin may fuse the node into it
-    added = ov_model.add_outputs([_widened(port, aliases) for port in marks]) if marks else []
+    added = ov_model.add_outputs([_widened(port, aliases) if widen else port for port in marks]) if marks else []
     if on_stage is not None:
         on_stage("compiling")
     compiled = compile_model(ov_model, device, precision)
@@ -1859,6 +1966,7 @@ def _run_steps(
     kv_cache = kv_cache_precision(compiled) if ov_model.get_sinks() else None
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
+    watched = fed_indices(ov_model)
     model_outputs = list(ov_model.outputs)
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
@@ -1867,6 +1975,7 @@ def _run_steps(
     runs: list[MarkedRun] = []
     feeds: Mapping[int, npt.NDArray[Any]] | None = inputs
     while feeds is not None:
+        refuse_crashing_inputs(ov_model, watched, feeds)
         tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in feeds.items()}
         if on_stage is not None and not runs:
             on_stage("inference")

@@ -56,8 +56,10 @@ def marked_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, MarkedRun]]:
     calls: list[tuple[str, MarkedRun]] = []
     real = audit.run_steps
 
-    def spy(ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str, *rest: Any) -> list[MarkedRun]:
-        result = real(ov_model, marks, inputs, device, precision, *rest)
+    def spy(
+        ov_model: Any, marks: list[Any], inputs: Any, device: str, precision: str, *rest: Any, **options: Any
+    ) -> list[MarkedRun]:
+        result = real(ov_model, marks, inputs, device, precision, *rest, **options)
         (run,) = result
         calls.append((precision, run))
         return result

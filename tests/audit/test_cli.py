@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -288,6 +289,78 @@ def test_a_pad_openvino_would_crash_on_is_refused_not_run(
                           timeout=120)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr[-500:])
     assert f"its pads on axis 1 (begin {begin}, end {end}) {why}" in done.stdout, done.stdout
+
+
+def _indexing_model(tmp_path: Path, kind: str, indices: np.ndarray[Any, Any] | None) -> Path:
+    """``x [1, 8]`` gathered by GatherND, or scattered into by a summing ScatterElementsUpdate along axis 1, with
+    ``indices`` as a Constant (None: an input ``idx [1, 2]``), then reduced."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([1, 8], np.float32, name="x")
+    params = [x]
+    if indices is None:
+        params.append(ops.parameter([1, 2], np.int64, name="idx"))
+    index = params[1] if indices is None else ops.constant(indices)
+    if kind == "GatherND":
+        fed = ops.gather_nd(x, index)
+    else:
+        updates = ops.constant(np.ones((1, 2 if indices is None else indices.shape[-1]), np.float32))
+        fed = ops.scatter_elements_update(x, index, updates, ops.constant(np.int64(1)), "sum")
+    total = ops.reduce_sum(fed, ops.constant(np.array([-1], np.int64)), True)
+    path = tmp_path / "indexing.xml"
+    ov.save_model(ov.Model([ops.result(total)], params, "indexing"), str(path), compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["GatherND", "ScatterElementsUpdate"])
+def test_constant_indices_outside_the_data_are_refused_not_run(tmp_path: Path, kind: str) -> None:
+    """Indices outside the data: OpenVINO reads and compiles the model, and its CPU plugin follows them outside its
+    buffers (SIGSEGV: in a process of its own here). The audit names the layer and the index, in its own words."""
+    indices = np.array([[0, 99999999]], np.int64) if kind == "GatherND" else np.full((1, 8), -99999, np.int64)
+    path = _indexing_model(tmp_path, kind, indices)
+    done = subprocess.run([sys.executable, "-m", "ovreduce.cli", "audit", str(path)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    axis, index = (1, 99999999) if kind == "GatherND" else (1, -99999)
+    said = f"its constant indices hold index {index} for axis {axis} of the data, which has 8 there: expected [-8, 8)"
+    assert said in done.stdout and "OpenVINO failed" not in done.stdout, done.stdout
+
+
+def test_given_indices_outside_the_data_are_an_input_error(tmp_path: Path) -> None:
+    """GatherND indices given to the audit: in range they run (a negative one counts from the end, as OpenVINO's
+    CPU plugin takes it); outside the data they are the input's mistake, refused before OpenVINO would crash on it."""
+    path = _indexing_model(tmp_path, "GatherND", None)
+    argv = [sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--input"]
+    cases = [([[0, -8]], None), ([[0, 8]], "index 8 for axis 1 of the data, which has 8 there: expected [-8, 8)"),
+             ([[-2, 0]], "index -2 for axis 0 of the data, which has 1 there: expected [-1, 1)")]  # fmt: skip
+    for values, said in cases:
+        np.save(tmp_path / "idx.npy", np.array(values, np.int64))
+        done = subprocess.run([*argv, f"idx={tmp_path / 'idx.npy'}"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == (0 if said is None else 2), (values, done.returncode, done.stdout, done.stderr)
+        if said is not None:
+            assert f"input 'idx' holds {said} (the indices of GatherND" in done.stderr, done.stderr
+            assert done.stderr.rstrip().endswith("[input]"), done.stderr
+
+
+def test_indices_computed_from_an_input_are_checked_as_openvino_computes_them(tmp_path: Path) -> None:
+    """Exporters compute indices (an offset added, an Unsqueeze) from an input: the indices GatherND would follow
+    are computed from the given input by OpenVINO's own evaluation of each op, and refused outside the data."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x, idx = ops.parameter([1, 8], np.float32, name="x"), ops.parameter([2], np.int64, name="idx")
+    offset = ops.add(ops.unsqueeze(idx, ops.constant(np.int64(0))), ops.constant(np.array([[0, 3]], np.int64)))
+    total = ops.reduce_sum(ops.gather_nd(x, offset), ops.constant(np.array([-1], np.int64)), True)
+    path = tmp_path / "computed.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x, idx], "computed"), str(path), compress_to_fp16=False)
+    for values, code in (([0, 4], 0), ([0, 5], 2)):  # 4 + 3 is the last element; 5 + 3 is past it
+        np.save(tmp_path / "idx.npy", np.array(values, np.int64))
+        argv = [sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--input", f"idx={tmp_path / 'idx.npy'}"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert done.returncode == code, (values, done.returncode, done.stdout, done.stderr)
+    assert ("computed from input(s) 'idx', hold index 8 for axis 1 of the data, which has 8 there: expected [-8, 8)"
+            in done.stderr), done.stderr  # fmt: skip
 
 
 def test_a_crash_of_openvino_that_ovreduce_does_not_know_is_said(tmp_path: Path) -> None:
