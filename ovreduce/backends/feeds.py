@@ -30,10 +30,12 @@ indices of Gather*, Scatter*, embedding bags    seeded integers in ``[0, n)``, n
                                                 it is unknown, but for a Gather's: 0); lengths along an axis
                                                 (ReverseSequence, CTCGreedyDecoderSeqLen) in ``[0, n]``
 segment ids, offsets, batch indices, OneHot's   zeros, which fit whatever the data (sorted, below any count)
-a Loop's trip count, a shape, a Range bound     a small count, 3, or seeded integers in ``[1, 4]``
+a Loop's trip count, a shape, a Range bound,    a small count, 3, or seeded integers in ``[1, 4]``
+a DFT's signal size
 a bound a Loop's execution condition compares   3, as a trip count
 a Loop's execution condition                    true
-the axes of reductions                          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0)
+the axes of reductions, Slices, DFTs,          the lowest-ranked data's last axes (rank-1, rank-2...; a scalar: 0;
+Unsqueezes                                      a complex DFT's last axis of 2 left out)
 anything else                                   :func:`ovreduce.tensors.generate` (normal floats, wide integers)
 ==============================================  ================================================================
 
@@ -157,8 +159,11 @@ _SHAPE_LIKE = frozenset({
     ("Reshape", 1), ("Broadcast", 1), ("Tile", 1), ("TopK", 1), ("Pad", 1), ("Pad", 2), ("Range", 0), ("Range", 1),
     ("Range", 2), ("OneHot", 1), ("Interpolate", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("StridedSlice", 1),
     ("StridedSlice", 2), ("RandomUniform", 0), ("Multinomial", 1), ("SegmentMax", 2), ("EmbeddingSegmentsSum", 3),
-    ("SparseFillEmptyRows", 1),
+    ("SparseFillEmptyRows", 1), ("DFT", 2), ("IDFT", 2), ("RDFT", 2), ("IRDFT", 2),
 })  # fmt: skip
+# (op, input port) that take axes of the op's data, input 0, and the trailing axes they leave out (a complex DFT's
+# last axis of 2, its real and imaginary parts); a reduction's axes are input 1 of any Reduce*.
+_AXES = {("Slice", 4): 0, ("Unsqueeze", 1): 0, ("DFT", 1): 1, ("IDFT", 1): 1, ("IRDFT", 1): 1, ("RDFT", 1): 0}
 _EMBEDDING_BAGS = frozenset({"EmbeddingBagOffsetsSum", "EmbeddingBagPackedSum", "EmbeddingSegmentsSum"})
 # (op, input port) that index an axis of the op's data, input 0 (:func:`_indexed_size`)...
 _INDEXED = frozenset(
@@ -324,8 +329,7 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None, pooling: bool = Fa
             trip = _first(trip, f"a bound of the execution condition of Loop {loop!r}, by {kind} {name!r}")
         elif (kind, index) in _SHAPE_LIKE:
             shape_like = _first(shape_like, f"input {index} of {kind} {name!r}")
-        elif kind.startswith("Reduce") and index == 1 and consumer.input_value(0).get_partial_shape().rank.is_static:
-            rank = consumer.input_value(0).get_partial_shape().rank.get_length()
+        elif (rank := _axes_rank(consumer, index)) is not None:
             axes = _first(axes, (rank, f"the axes of {kind} {name!r}"))  # the lowest rank: axes every one takes
     if bound is not None and bound[0] > 0:
         return Recipe("ids", bound[0], bound[1])
@@ -338,6 +342,17 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None, pooling: bool = Fa
     if shape_like is not None:
         return Recipe("small", why=shape_like)
     return Recipe("random")
+
+
+def _axes_rank(op: Any, index: int) -> int | None:
+    """The number of axes ``op``'s input ``index`` picks among, where it takes axes: a reduction's, a Slice's (out of
+    range, OpenVINO's CPU plugin reads outside its buffers), a DFT's (of the data's axes but the complex numbers' last),
+    an Unsqueeze's; None for any other input, or a rank not known."""
+    kind = op.get_type_name()
+    if not ((kind.startswith("Reduce") and index == 1) or (kind, index) in _AXES):
+        return None
+    shape = op.input_value(0).get_partial_shape()
+    return None if shape.rank.is_dynamic else shape.rank.get_length() - _AXES.get((kind, index), 0)
 
 
 def _first(current: T | None, new: T) -> T:

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -167,9 +167,9 @@ def kv_cache_precision(compiled: Any) -> str | None:
 
 def refuse_known_crashes(ov_model: Any) -> None:
     """:class:`IRStructureError` for what OpenVINO reads and its CPU plugin then crashes on (in any body): a Loop or
-    TensorIterator that slices with stride 0 (it divides by it: SIGFPE), a Pad whose pads (constant, or
-    computed from Constants) overflow int64 or take more from an axis than it holds and leave some of it, a GatherND or
-    ScatterElementsUpdate whose indices (the same) point outside its data (it reads and writes outside its buffers:
+    TensorIterator that slices with stride 0 (it divides by it: SIGFPE), a ReorgYolo of stride 0 (the same), a Slice
+    of static data whose axes are computed at run time (SIGSEGV, whatever the axes), and the values of
+    :func:`_crashing` where they are constant or computed from Constants (it reads and writes outside its buffers:
     SIGSEGV)."""
     graphs = [ov_model]
     while graphs:
@@ -180,28 +180,74 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 graphs.append(node.get_function())
             elif kind == "If":
                 graphs.extend((node.get_then_body(), node.get_else_body()))
-            elif kind == "Pad":
-                _refuse_crashing_pads(node)
-            elif kind in _INDEXING:
-                indices = _constant_value(node.input_value(1))
-                wrong = None if indices is None else outside_data(node, indices)
+            elif kind == "ReorgYolo" and 0 in list(node.get_attributes().get("stride", [])):
+                raise IRStructureError(
+                    f"ReorgYolo {node.get_friendly_name()!r}: its stride is 0; OpenVINO's CPU plugin divides by it (a "
+                    f"crash of the process), so ovreduce does not run it"
+                )
+            elif (
+                kind == "Slice"
+                and node.get_input_size() > 4
+                and _constant_port(node, 4) is None
+                and (node.get_input_partial_shape(0).is_static)
+            ):
+                raise IRStructureError(
+                    f"Slice {node.get_friendly_name()!r}: its axes are computed at run time, and its data's shape is "
+                    f"static; OpenVINO's CPU plugin crashes on such a Slice whatever the axes, so ovreduce does not "
+                    f"run it"
+                )
+            elif kind in _CRASHING:
+                wrong = _crashing(node, partial(_constant_port, node))
                 if wrong is not None:
                     raise IRStructureError(
-                        f"{kind} {node.get_friendly_name()!r}: its constant indices hold {wrong}; OpenVINO's CPU "
-                        f"plugin then reads and writes outside its buffers (a crash of the process), so ovreduce does "
-                        f"not run it"
+                        f"{kind} {node.get_friendly_name()!r}: its {wrong[0]} {wrong[1]}; OpenVINO's CPU plugin then "
+                        f"reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
                     )
 
 
-_INDEXING = ("GatherND", "ScatterElementsUpdate")
-"""The ops whose indices OpenVINO's CPU plugin follows unchecked: one outside the data crashes the process (the other
-gathers and scatters refuse it in words, or gather zeros)."""
+_DFTS = frozenset({"DFT", "IDFT", "RDFT", "IRDFT"})
+_CRASHING: Mapping[str, tuple[int, ...]] = {
+    "GatherND": (1,), "ScatterElementsUpdate": (1,), "Pad": (1, 2), "Slice": (4,), **dict.fromkeys(_DFTS, (1, 2)),
+}  # fmt: skip
+"""The ops whose input values (by port) OpenVINO's CPU plugin follows unchecked, and crashes on out of range
+(:func:`_crashing`): the other gathers and scatters, and these ops' other inputs, are refused in words."""
+
+
+def _constant_port(node: Any, port: int) -> npt.NDArray[Any] | None:
+    return _constant_value(node.input_value(port)) if port < node.get_input_size() else None
+
+
+def _crashing(node: Any, value: Callable[[int], npt.NDArray[Any] | None]) -> tuple[str, str] | None:
+    """Which input of ``node`` (an op of :data:`_CRASHING`), of the values ``value`` gives by port (None: unknown), has
+    OpenVINO's CPU plugin read or write outside its buffers, and what is wrong with it: ``("indices", "hold index 9
+    for axis 1 of the data, which has 8 there: expected [-8, 8)")``; None where nothing known is."""
+    kind = node.get_type_name()
+    shape = node.get_input_partial_shape(0)
+    if kind == "Pad":
+        begin, end = value(1), value(2)
+        return None if begin is None or end is None else _crashing_pads(shape, begin, end)
+    if kind in ("GatherND", "ScatterElementsUpdate"):
+        indices = value(1)
+        wrong = None if indices is None else outside_data(node, indices)
+        return None if wrong is None else ("indices", f"hold {wrong}")
+    if shape.rank.is_dynamic or node.get_input_size() <= max(_CRASHING[kind]) - (kind in _DFTS):
+        return None
+    rank = shape.rank.get_length() - (kind in ("DFT", "IDFT", "IRDFT"))  # (the complex numbers' last axis of 2)
+    axes = value(_CRASHING[kind][0])
+    if axes is not None and axes.size and ((axes < -rank) | (axes >= rank)).any():
+        axis = int(axes[(axes < -rank) | (axes >= rank)].reshape(-1)[0])
+        return "axes", f"hold axis {axis}, of data of {rank} axes: expected [{-rank}, {rank})"
+    sizes = value(2) if kind in _DFTS and node.get_input_size() > 2 else None
+    if sizes is not None and ((sizes < 1) & (sizes != -1)).any():
+        size = int(sizes[(sizes < 1) & (sizes != -1)].reshape(-1)[0])
+        return "signal_size", f"holds {size}: expected a size of at least 1, or -1 (the axis's own)"
+    return None
 
 
 def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
-    """The first of ``indices`` (the values of an op of :data:`_INDEXING`) that points outside the op's data, where
-    its dims are known, in words (``index 99999999 for axis 1 of the data, which has 8 there: expected [-8, 8)``);
-    None where every index is within ``[-dim, dim)`` (negative ones count from the end)."""
+    """The first of ``indices`` (the values of a GatherND's or ScatterElementsUpdate's) that points outside the op's
+    data, where its dims are known, in words (``index 99999999 for axis 1 of the data, which has 8 there: expected
+    [-8, 8)``); None where every index is within ``[-dim, dim)`` (negative ones count from the end)."""
     shape = node.get_input_partial_shape(0)
     if shape.rank.is_dynamic or not np.issubdtype(indices.dtype, np.integer) or indices.size == 0:
         return None
@@ -224,41 +270,55 @@ def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
     return None
 
 
-def fed_indices(ov_model: Any) -> list[Any]:
-    """The model's ops of :data:`_INDEXING` whose indices are computed from its inputs: what an inference must check
-    the inputs it is given against (:func:`refuse_crashing_inputs`)."""
-    return [node for node in ov_model.get_ordered_ops()
-            if node.get_type_name() in _INDEXING and _constant_value(node.input_value(1)) is None]  # fmt: skip
+def watched_inputs(ov_model: Any) -> list[Any]:
+    """The model's ops of :data:`_CRASHING` whose judged inputs are computed from its inputs: what an inference must
+    check the inputs it is given against (:func:`refuse_crashing_inputs`)."""
+    return [node for node in ov_model.get_ordered_ops() if node.get_type_name() in _CRASHING
+            and any(port < node.get_input_size() and _constant_value(node.input_value(port)) is None
+                    for port in _CRASHING[node.get_type_name()])]  # fmt: skip
 
 
 def refuse_crashing_inputs(ov_model: Any, watched: Sequence[Any], feeds: Mapping[int, Any]) -> None:
-    """:class:`InputError` for inputs from which an op of ``watched`` (:func:`fed_indices`) gets indices outside its
-    data: the indices are computed from them as OpenVINO computes them (each op's own evaluation, where it has one and
-    the tensors are small), before OpenVINO's CPU plugin follows them."""
+    """:class:`InputError` for inputs from which an op of ``watched`` (:func:`watched_inputs`) gets values OpenVINO's
+    CPU plugin crashes on (:func:`_crashing`): computed from them as OpenVINO computes them (each op's own
+    evaluation, within :data:`_FED_BUDGET`), before the plugin follows them."""
     for node in watched:
-        inputs: list[str] = []
-        value = _fed_value(node.input_value(1), ov_model, feeds, inputs)
-        wrong = None if value is None else outside_data(node, value)
+        inputs: dict[int, list[str]] = {}
+
+        def value(port: int, node: Any = node, inputs: dict[int, list[str]] = inputs) -> npt.NDArray[Any] | None:
+            if port >= node.get_input_size():
+                return None
+            named = inputs.setdefault(port, [])
+            return _fed_value(node.input_value(port), ov_model, feeds, named, [_FED_BUDGET])
+
+        wrong = _crashing(node, value)
         if wrong is None:
             continue
-        source = node.input_value(1).get_node()
+        port = {"indices": 1, "pads": 1, "axes": _CRASHING[node.get_type_name()][0], "signal_size": 2}[wrong[0]]
+        source = node.input_value(port).get_node()
         while source.get_type_name() == "Convert":
             source = source.input_value(0).get_node()
-        named = f"{node.get_type_name()} {node.get_friendly_name()!r}"
-        said = (
-            f"input {inputs[0]!r} holds {wrong} (the indices of {named})"
-            if source.get_type_name() == "Parameter"
-            else f"the indices of {named}, computed from input(s) {', '.join(map(repr, inputs))}, hold {wrong}"
+        names = sorted({name for named in inputs.values() for name in named})
+        how = (f"given as input {names[0]!r}" if source.get_type_name() == "Parameter" and len(names) == 1
+               else f"computed from input(s) {', '.join(map(repr, names))}")  # fmt: skip
+        raise InputError(
+            f"the {wrong[0]} of {node.get_type_name()} {node.get_friendly_name()!r}, {how}, {wrong[1]}; OpenVINO's "
+            f"CPU plugin reads and writes outside its buffers on such values (a crash of the process), so ovreduce "
+            f"does not run it",
+            parameter="inputs",
         )
-        raise InputError(f"{said}; OpenVINO's CPU plugin reads and writes outside its buffers on such an index (a "
-                         f"crash of the process), so ovreduce does not run it", parameter="inputs")  # fmt: skip
+
+
+_FED_BUDGET = 1 << 20
+"""The elements :func:`_fed_value` computes, at most, for one op's input: beyond, the values are not judged."""
 
 
 def _fed_value(
-    output: Any, ov_model: Any, feeds: Mapping[int, Any], inputs: list[str], depth: int = 16
+    output: Any, ov_model: Any, feeds: Mapping[int, Any], inputs: list[str], budget: list[int]
 ) -> npt.NDArray[Any] | None:
-    """The value of ``output``, computed from Constants and the inputs ``feeds`` gives (their names added to
-    ``inputs``) by each op's own evaluation; None where an op has none, or a tensor is not static or not small."""
+    """The value of ``output``, computed from Constants, static shapes and the inputs ``feeds`` gives (their names
+    added to ``inputs``) by each op's own evaluation; None where an op has none, a shape is not static, or the
+    ``budget`` of elements (one counter, shared by the walk) runs out."""
     node = output.get_node()
     kind = node.get_type_name()
     if kind == "Constant":
@@ -266,23 +326,30 @@ def _fed_value(
     if kind == "Parameter":
         index = ov_model.get_parameter_index(node)
         given = feeds.get(index) if index >= 0 else None
-        port = ov_model.inputs[index] if given is not None else None
-        if port is not None:
+        if given is not None:
+            port = ov_model.inputs[index]
             inputs.append(next(iter(sorted(port.get_names())), None) or node.get_friendly_name())
         return None if given is None else np.asarray(given)
-    shape = output.get_partial_shape()
-    if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 1 << 16:
+    shapes = [node.get_output_partial_shape(k) for k in range(node.get_output_size())]
+    if not all(shape.is_static for shape in shapes):
         return None
-    values = [_fed_value(value, ov_model, feeds, inputs, depth - 1) for value in node.input_values()]
+    if kind == "ShapeOf":  # its input's static shape: nothing above it is computed
+        shape = node.get_input_partial_shape(0)
+        etype = element_type(node.get_output_element_type(0).get_type_name()).numpy
+        return np.array(shape.to_shape(), dtype=etype) if shape.is_static else None
+    budget[0] -= sum(math.prod(shape.to_shape()) for shape in shapes)
+    if budget[0] < 0:
+        return None
+    values = [_fed_value(value, ov_model, feeds, inputs, budget) for value in node.input_values()]
     if not values or any(v is None for v in values):
         return None
     ov = openvino()
-    result = ov.Tensor(output.get_element_type(), shape.to_shape())
+    results = [ov.Tensor(node.get_output_element_type(k), shape.to_shape()) for k, shape in enumerate(shapes)]
     try:
-        done = node.evaluate([result], [ov.Tensor(np.ascontiguousarray(v)) for v in values])
+        done = node.evaluate(results, [ov.Tensor(np.ascontiguousarray(v)) for v in values])
     except Exception:  # an evaluation that refuses its inputs: not judged here
         return None
-    return from_tensor(result) if done else None
+    return from_tensor(results[output.get_index()]) if done else None
 
 
 RANDOM_OPS = ("RandomUniform", "Multinomial")
@@ -337,25 +404,20 @@ def _refuse_crashing_port_maps(kind: str, node: Any) -> None:
         )
 
 
-def _refuse_crashing_pads(node: Any) -> None:
-    shape = node.get_input_partial_shape(0)
-    pads_begin, pads_end = (_constant_value(node.input_value(i)) for i in (1, 2))
-    if shape.rank.is_dynamic or pads_begin is None or pads_end is None:
-        return  # a rank or pads known only at run time: nothing to judge before running
+def _crashing_pads(shape: Any, pads_begin: npt.NDArray[Any], pads_end: npt.NDArray[Any]) -> tuple[str, str] | None:
+    """Pads that overflow int64, or take more from an axis than it holds and leave some of it (nothing left to copy:
+    it runs)."""
+    if shape.rank.is_dynamic:
+        return None  # a rank known only at run time: nothing to judge before running
     # as OpenVINO reads them, through int64 (a u64 pad of 2**64 - 1 is -1)
     begin, end = ([int(v) for v in values.reshape(-1).astype(np.int64).tolist()] for values in (pads_begin, pads_end))
     for axis, (dim, b, e) in enumerate(zip(shape, begin, end, strict=False)):
         size = dim.get_min_length()
         if not -(2**63) <= b + e < 2**63 or size + b + e >= 2**63:
-            why = "overflow int64"
-        elif dim.is_static and min(b, e) < -size and size + b + e > 0:  # (nothing left to copy: it runs)
-            why = f"take more than the {size} elements it holds"
-        else:
-            continue
-        raise IRStructureError(
-            f"Pad {node.get_friendly_name()!r}: its pads on axis {axis} (begin {b}, end {e}) {why}; OpenVINO's CPU "
-            f"plugin then reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
-        )
+            return "pads", f"on axis {axis} (begin {b}, end {e}) overflow int64"
+        if dim.is_static and min(b, e) < -size and size + b + e > 0:
+            return "pads", f"on axis {axis} (begin {b}, end {e}) take more than the {size} elements it holds"
+    return None
 
 
 def _constant_value(output: Any, depth: int = 8) -> npt.NDArray[Any] | None:
@@ -1966,7 +2028,7 @@ def _run_steps(
     kv_cache = kv_cache_precision(compiled) if ov_model.get_sinks() else None
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
-    watched = fed_indices(ov_model)
+    watched = watched_inputs(ov_model)
     model_outputs = list(ov_model.outputs)
     position: dict[Any, int] = {}
     for i, port in enumerate(model_outputs):  # an index built once: the first output equal to each mark
