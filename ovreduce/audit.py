@@ -1978,15 +1978,16 @@ class _Branches:
                 except OvReduceError:  # the IR has no such body (OpenVINO's reading differs): leave it listed
                     continue
                 if branch != taken:
-                    why = (f"inside {_body_words(refs, path)}, which did not run: the condition was "
-                           f"{'false' if taken else 'true'}")  # fmt: skip
-                    out[path] = [_unaudited(layer, why, path) for layer in graph.layers if layer.type in kinds]
+                    condition = "false" if taken else "true"
+                    out[path] = [_unaudited(layer, f"inside {_body_words(refs, path)}, which did not run: the "
+                                            f"condition was {condition}; {_run_alone(path, layer.id)}", path)
+                                 for layer in graph.layers if layer.type in kinds]  # fmt: skip
                     for ref in refs.values():  # the bodies nested in it did not run either
                         if ref.path.startswith(f"{path}/"):
-                            inner = f"inside {_body_words(refs, ref.path)}, which did not run: the condition was " + (
-                                "false" if taken else "true")  # fmt: skip
-                            out[ref.path] = [_unaudited(layer, inner, ref.path) for layer in ref.body.graph.layers
-                                             if layer.type in kinds]  # fmt: skip
+                            out[ref.path] = [_unaudited(layer, f"inside {_body_words(refs, ref.path)}, which did not "
+                                                        f"run: the condition was {condition}; "
+                                                        f"{_run_alone(ref.path, layer.id)}", ref.path)
+                                             for layer in ref.body.graph.layers if layer.type in kinds]  # fmt: skip
                     continue
                 body = node.get_then_body() if branch == 0 else node.get_else_body()
                 params = body.get_parameters()
@@ -2069,12 +2070,17 @@ def _body_reductions(
                 continue
             why = (
                 f"inside {_body_words(refs, ref.path)}: no tensor of a body can be captured from the whole model's "
-                f"run; `ovreduce run MODEL --layer {ref.path}/{layer.id}` runs it on its own"
+                f"run; {_run_alone(ref.path, layer.id)}"
             )
             if cut is not None and container.type == "If" and ref.path.count("/") == 1:
                 why = f"inside {_body_words(refs, ref.path)}: {cut}"
             rows.append(_unaudited(layer, why, ref.path))
     return rows
+
+
+def _run_alone(path: str, layer_id: str) -> str:
+    """The command that runs the reduction ``layer_id`` of the body at ``path`` on its own (MODEL: the model's path)."""
+    return f"`ovreduce run MODEL --layer {path}/{layer_id}` runs it on its own"
 
 
 def _body_words(refs: Mapping[str, Any], path: str) -> str:
