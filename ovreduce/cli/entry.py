@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ovreduce.cli import commands
+from ovreduce.cli import commands, options
 from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, OUTPUT_FAILED, OutputError
 from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
@@ -62,8 +62,8 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
             _say(f"{command}: {escape(os.fsdecode(exc.filename))}: {exc.strerror or exc} [usage]")
         return EXIT_INPUT
     except MemoryError:  # the system refused memory: a tensor whose shape depends on input values, sized as computed
-        _say(f"{command}: it needs more memory than the system gives it (a tensor whose shape depends on input values "
-             f"is sized only as it is computed); give smaller inputs or shapes [{MemoryLimitError.code}]")  # fmt: skip
+        _say(f"{command}: it needs more memory than the process may use ({options.MEMORY_BOUND}); give smaller inputs "
+             f"or shapes, or a larger OVREDUCE_MAX_WORKER_BYTES [{MemoryLimitError.code}]")  # fmt: skip
         return EXIT_INPUT
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
         _say(f"{command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)")

@@ -59,11 +59,20 @@ def bound_memory() -> None:
     from ovreduce.memory import bound_memory as bound
     from ovreduce.memory import physical_memory
 
+    global MEMORY_BOUND
     limit = _setting("OVREDUCE_MAX_WORKER_BYTES", 1 << 28, 1 << 62,  # the service's range
                      "expected a number of bytes from 2**28 to 2**62")  # fmt: skip
-    limit = physical_memory() if limit is None else limit
+    if limit is not None:
+        MEMORY_BOUND = f"OVREDUCE_MAX_WORKER_BYTES, {limit} bytes"
+    else:
+        limit = physical_memory()
+        MEMORY_BOUND = f"the machine's physical memory, {limit} bytes" if limit is not None else "the system's"
     if limit is not None:
         bound(limit)  # where the system cannot, the process runs unbounded, as before
+
+
+MEMORY_BOUND = "the system's"
+"""The bound :func:`bound_memory` holds the process to, in words, for the message of a process that reached it."""
 
 
 def parse_named_files(items: Sequence[str]) -> dict[str, Any]:

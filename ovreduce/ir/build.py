@@ -70,7 +70,7 @@ class ParseLimits:
     max_layers: int = 1_000_000  # sub-graph body layers included
     max_rank: int = 64
     max_body_depth: int = 64  # sub-graph bodies nested in bodies (libxml2's depth bound allows about 80)
-    layers_setting: str = "the configured limit"  # what sets max_layers, for the message that refuses a model
+    layers_setting: str = "ovreduce's fixed bound, bodies included"  # what sets max_layers, for the message
 
 
 # An <edge>'s from-layer, from-port, to-layer and to-port texts and its line.

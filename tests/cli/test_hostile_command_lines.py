@@ -113,7 +113,7 @@ def test_running_out_of_memory_is_a_limit_not_an_internal_error(
     monkeypatch.setitem(entry.COMMANDS, "audit", audit)
     status, out, err = run_cli(capsys, "audit", SAMPLE)
     assert status == 2 and out == ""
-    assert err.startswith("ovreduce audit: it needs more memory than the system gives it") and "internal" not in err
+    assert err.startswith("ovreduce audit: it needs more memory than the process may use (") and "internal" not in err
     assert err.endswith("[limit.memory]\n"), err
 
 
@@ -134,3 +134,15 @@ def test_a_file_name_that_is_not_utf8_has_one_spelling_that_names_one_file(tmp_p
     assert [suite.get("name") for suite in junit.iter("testsuite")] == expected
     text = _process("check", *names).stdout.decode()
     assert [line.split("  ")[0] for line in text.splitlines() if line.startswith(str(tmp_path))] == expected
+
+
+def test_the_memory_limit_names_the_setting_that_holds_it() -> None:
+    """A run whose tensors pass OVREDUCE_MAX_WORKER_BYTES: the refusal names the setting and its value, the one thing
+    a user can change, not "the system"."""
+    env = dict(os.environ, OVREDUCE_MAX_WORKER_BYTES=str(1 << 28))
+    argv = [sys.executable, "-m", "ovreduce.cli", "run", str(ROOT / "ir_samples" / "dynamic.xml"), "--layer", "5",
+            "--shape", "0=[256,8,16,8192]"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert f"(OVREDUCE_MAX_WORKER_BYTES, {1 << 28} bytes)" in done.stderr, done.stderr
+    assert done.stderr.rstrip().endswith("[limit.memory]"), done.stderr

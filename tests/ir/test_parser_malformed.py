@@ -224,7 +224,9 @@ def test_nesting_below_the_depth_limit_parses(tmp_path: Path) -> None:
 def test_layer_count_limit(tmp_path: Path) -> None:
     xml = tmp_path / "model.xml"
     xml.write_text(chain())
-    with pytest.raises(LimitExceededError, match=r"model\.xml: more than 2 layers \(the configured limit\)") as info:
+    with pytest.raises(
+        LimitExceededError, match=r"model\.xml: more than 2 layers \(ovreduce.s fixed bound, bodies included\)"
+    ) as info:
         load_ir(xml, limits=ParseLimits(max_layers=2))
     assert info.value.code == "limit"
     assert len(load_ir(xml, limits=ParseLimits(max_layers=3)).layers) == 3
