@@ -188,8 +188,8 @@ def refuse_known_crashes(ov_model: Any) -> None:
             elif (
                 kind == "Slice"
                 and node.get_input_size() > 4
-                and _constant_port(node, 4) is None
-                and (node.get_input_partial_shape(0).is_static)
+                and node.get_input_partial_shape(0).is_static
+                and _from_inputs(node.input_value(4))
             ):
                 raise IRStructureError(
                     f"Slice {node.get_friendly_name()!r}: its axes are computed at run time, and its data's shape is "
@@ -211,6 +211,22 @@ _CRASHING: Mapping[str, tuple[int, ...]] = {
 }  # fmt: skip
 """The ops whose input values (by port) OpenVINO's CPU plugin follows unchecked, and crashes on out of range
 (:func:`_crashing`): the other gathers and scatters, and these ops' other inputs, are refused in words."""
+
+
+def _from_inputs(output: Any, limit: int = 256) -> bool:
+    """Whether ``output``'s value depends on the model's inputs' values (a Parameter above it, not through the ShapeOf
+    of a static shape, which OpenVINO folds when it compiles); False where more than ``limit`` ops would be read."""
+    stack, seen = [output.get_node()], set[str]()
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        kind = node.get_type_name()
+        if kind == "Parameter":
+            return True
+        if node.get_name() in seen or (kind == "ShapeOf" and node.get_input_partial_shape(0).is_static):
+            continue
+        seen.add(node.get_name())
+        stack.extend(value.get_node() for value in node.input_values())
+    return False
 
 
 def _constant_port(node: Any, port: int) -> npt.NDArray[Any] | None:
