@@ -173,7 +173,8 @@ def refuse_known_crashes(ov_model: Any) -> None:
     SIGSEGV)."""
     graphs = [ov_model]
     while graphs:
-        for node in graphs.pop().get_ordered_ops():
+        graph = graphs.pop()
+        for node in graph.get_ordered_ops():
             kind = node.get_type_name()
             if kind in ("Loop", "TensorIterator"):
                 _refuse_crashing_port_maps(kind, node)
@@ -188,8 +189,9 @@ def refuse_known_crashes(ov_model: Any) -> None:
             elif (
                 kind == "Slice"
                 and node.get_input_size() > 4
+                and graph is ov_model  # (a body's Parameter may be fed a Constant, which OpenVINO folds)
                 and node.get_input_partial_shape(0).is_static
-                and _from_inputs(node.input_value(4))
+                and bool(_inputs_above(node.input_value(4), through_shapes=False))
             ):
                 raise IRStructureError(
                     f"Slice {node.get_friendly_name()!r}: its axes are computed at run time, and its data's shape is "
@@ -213,20 +215,21 @@ _CRASHING: Mapping[str, tuple[int, ...]] = {
 (:func:`_crashing`): the other gathers and scatters, and these ops' other inputs, are refused in words."""
 
 
-def _from_inputs(output: Any, limit: int = 256) -> bool:
-    """Whether ``output``'s value depends on the model's inputs' values (a Parameter above it, not through the ShapeOf
-    of a static shape, which OpenVINO folds when it compiles); False where more than ``limit`` ops would be read."""
-    stack, seen = [output.get_node()], set[str]()
+def _inputs_above(output: Any, through_shapes: bool, limit: int = 256) -> list[Any]:
+    """The model's Parameters whose values ``output``'s depends on: through the ShapeOf of a static shape (which
+    OpenVINO folds when it compiles) only where ``through_shapes``; of the first ``limit`` ops above it."""
+    stack, seen, found = [output.get_node()], set[str](), dict[str, Any]()
     while stack and len(seen) < limit:
         node = stack.pop()
         kind = node.get_type_name()
-        if kind == "Parameter":
-            return True
-        if node.get_name() in seen or (kind == "ShapeOf" and node.get_input_partial_shape(0).is_static):
+        if node.get_name() in seen or (kind == "ShapeOf" and node.get_input_partial_shape(0).is_static
+                                       and not through_shapes):  # fmt: skip
             continue
         seen.add(node.get_name())
+        if kind == "Parameter":
+            found[node.get_name()] = node
         stack.extend(value.get_node() for value in node.input_values())
-    return False
+    return list(found.values())
 
 
 def _constant_port(node: Any, port: int) -> npt.NDArray[Any] | None:
@@ -296,27 +299,21 @@ def watched_inputs(ov_model: Any) -> list[Any]:
 
 def refuse_crashing_inputs(ov_model: Any, watched: Sequence[Any], feeds: Mapping[int, Any]) -> None:
     """:class:`InputError` for inputs from which an op of ``watched`` (:func:`watched_inputs`) gets values OpenVINO's
-    CPU plugin crashes on (:func:`_crashing`): computed from them as OpenVINO computes them (each op's own
-    evaluation, within :data:`_FED_BUDGET`), before the plugin follows them."""
+    CPU plugin crashes on (:func:`_crashing`): computed from them as OpenVINO computes them (:class:`_Fed`), before the
+    plugin follows them."""
+    fed = _Fed(ov_model, feeds)
     for node in watched:
-        inputs: dict[int, list[str]] = {}
-
-        def value(port: int, node: Any = node, inputs: dict[int, list[str]] = inputs) -> npt.NDArray[Any] | None:
-            if port >= node.get_input_size():
-                return None
-            named = inputs.setdefault(port, [])
-            return _fed_value(node.input_value(port), ov_model, feeds, named, [_FED_BUDGET])
-
-        wrong = _crashing(node, value)
+        wrong = _crashing(node, partial(fed.port, node))
         if wrong is None:
             continue
         port = {"indices": 1, "pads": 1, "axes": _CRASHING[node.get_type_name()][0], "signal_size": 2}[wrong[0]]
         source = node.input_value(port).get_node()
         while source.get_type_name() == "Convert":
             source = source.input_value(0).get_node()
-        names = sorted({name for named in inputs.values() for name in named})
+        names = sorted(_input_name(ov_model, p) for p in _inputs_above(node.input_value(port), through_shapes=True))
         how = (f"given as input {names[0]!r}" if source.get_type_name() == "Parameter" and len(names) == 1
-               else f"computed from input(s) {', '.join(map(repr, names))}")  # fmt: skip
+               else f"computed from input(s) {', '.join(map(repr, names))}" if names
+               else "computed from the inputs' shapes")  # fmt: skip
         raise InputError(
             f"the {wrong[0]} of {node.get_type_name()} {node.get_friendly_name()!r}, {how}, {wrong[1]}; OpenVINO's "
             f"CPU plugin reads and writes outside its buffers on such values (a crash of the process), so ovreduce "
@@ -325,47 +322,65 @@ def refuse_crashing_inputs(ov_model: Any, watched: Sequence[Any], feeds: Mapping
         )
 
 
+def _input_name(ov_model: Any, parameter: Any) -> str:
+    port = ov_model.inputs[ov_model.get_parameter_index(parameter)]
+    return next(iter(sorted(port.get_names())), None) or str(parameter.get_friendly_name())
+
+
+class _Fed:
+    """Values computed from Constants, static shapes and the inputs ``feeds`` gives, by each op's own evaluation, each
+    op once: None where an op has none, a shape is not static, the ops above are more than :data:`_FED_DEPTH` deep, or
+    the walk has computed :data:`_FED_BUDGET` elements (each op counted one at least: empty tensors too)."""
+
+    def __init__(self, ov_model: Any, feeds: Mapping[int, Any]) -> None:
+        self.ov_model, self.feeds = ov_model, feeds
+        self.budget = _FED_BUDGET
+        self.done: dict[str, list[npt.NDArray[Any]] | None] = {}
+
+    def port(self, node: Any, index: int) -> npt.NDArray[Any] | None:
+        return self.value(node.input_value(index)) if index < node.get_input_size() else None
+
+    def value(self, output: Any, depth: int = 0) -> npt.NDArray[Any] | None:
+        node = output.get_node()
+        key = node.get_name()
+        if key not in self.done:
+            self.done[key] = self._outputs(node, depth)
+        values = self.done[key]
+        return None if values is None else values[output.get_index()]
+
+    def _outputs(self, node: Any, depth: int) -> list[npt.NDArray[Any]] | None:
+        kind = node.get_type_name()
+        if kind == "Constant":
+            return [constant_data(node)]
+        if kind == "Parameter":
+            given = self.feeds.get(self.ov_model.get_parameter_index(node))
+            return None if given is None else [np.asarray(given)]
+        shapes = [node.get_output_partial_shape(k) for k in range(node.get_output_size())]
+        if not all(shape.is_static for shape in shapes):
+            return None
+        if kind == "ShapeOf":  # its input's static shape: nothing above it is computed
+            shape = node.get_input_partial_shape(0)
+            etype = element_type(node.get_output_element_type(0).get_type_name()).numpy
+            return [np.array(shape.to_shape(), dtype=etype)] if shape.is_static else None
+        self.budget -= sum(max(1, math.prod(shape.to_shape())) for shape in shapes)
+        if self.budget < 0 or depth >= _FED_DEPTH:
+            return None
+        values = [self.value(value, depth + 1) for value in node.input_values()]
+        if not values or any(v is None for v in values):
+            return None
+        ov = openvino()
+        results = [ov.Tensor(node.get_output_element_type(k), shape.to_shape()) for k, shape in enumerate(shapes)]
+        try:
+            done = node.evaluate(results, [ov.Tensor(np.ascontiguousarray(v)) for v in values])
+        except Exception:  # an evaluation that refuses its inputs: not judged here
+            return None
+        return [from_tensor(result) for result in results] if done else None
+
+
 _FED_BUDGET = 1 << 20
-"""The elements :func:`_fed_value` computes, at most, for one op's input: beyond, the values are not judged."""
-
-
-def _fed_value(
-    output: Any, ov_model: Any, feeds: Mapping[int, Any], inputs: list[str], budget: list[int]
-) -> npt.NDArray[Any] | None:
-    """The value of ``output``, computed from Constants, static shapes and the inputs ``feeds`` gives (their names
-    added to ``inputs``) by each op's own evaluation; None where an op has none, a shape is not static, or the
-    ``budget`` of elements (one counter, shared by the walk) runs out."""
-    node = output.get_node()
-    kind = node.get_type_name()
-    if kind == "Constant":
-        return constant_data(node)
-    if kind == "Parameter":
-        index = ov_model.get_parameter_index(node)
-        given = feeds.get(index) if index >= 0 else None
-        if given is not None:
-            port = ov_model.inputs[index]
-            inputs.append(next(iter(sorted(port.get_names())), None) or node.get_friendly_name())
-        return None if given is None else np.asarray(given)
-    shapes = [node.get_output_partial_shape(k) for k in range(node.get_output_size())]
-    if not all(shape.is_static for shape in shapes):
-        return None
-    if kind == "ShapeOf":  # its input's static shape: nothing above it is computed
-        shape = node.get_input_partial_shape(0)
-        etype = element_type(node.get_output_element_type(0).get_type_name()).numpy
-        return np.array(shape.to_shape(), dtype=etype) if shape.is_static else None
-    budget[0] -= sum(math.prod(shape.to_shape()) for shape in shapes)
-    if budget[0] < 0:
-        return None
-    values = [_fed_value(value, ov_model, feeds, inputs, budget) for value in node.input_values()]
-    if not values or any(v is None for v in values):
-        return None
-    ov = openvino()
-    results = [ov.Tensor(node.get_output_element_type(k), shape.to_shape()) for k, shape in enumerate(shapes)]
-    try:
-        done = node.evaluate(results, [ov.Tensor(np.ascontiguousarray(v)) for v in values])
-    except Exception:  # an evaluation that refuses its inputs: not judged here
-        return None
-    return from_tensor(results[output.get_index()]) if done else None
+"""The elements :class:`_Fed` computes for one inference's check, at most: beyond, the values are not judged."""
+_FED_DEPTH = 256
+"""How many ops above a judged input :class:`_Fed` computes through, at most."""
 
 
 RANDOM_OPS = ("RandomUniform", "Multinomial")

@@ -482,3 +482,46 @@ def test_a_pad_that_crops_an_axis_to_nothing_is_run(tmp_path: Path) -> None:
                           timeout=120)  # fmt: skip
     assert "outside its buffers" not in done.stdout and done.returncode >= 0, (done.returncode, done.stdout)
     assert "OpenVINO failed" not in done.stdout, done.stdout
+
+
+def test_values_computed_through_shared_ops_are_computed_once(tmp_path: Path) -> None:
+    """GatherND indices computed through 40 doublings of one tensor (``y = y + y``: each Add reads the one before
+    twice), as residual blocks share their inputs: each op is computed once, not once per path to it (2**40), so an
+    index pushed outside the data is still refused at once, and one within it runs."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x, idx = ops.parameter([1, 8], np.float32, name="x"), ops.parameter([1, 2], np.int64, name="idx")
+    doubled = idx
+    for _ in range(40):
+        doubled = ops.add(doubled, doubled)
+    shifted = ops.floor_mod(doubled, ops.constant(np.array([[1, 1 << 62]], np.int64)))  # 2**40 idx mod 2**62
+    total = ops.reduce_sum(ops.gather_nd(x, shifted), ops.constant(np.array([0], np.int64)), False)
+    path = tmp_path / "shared.xml"
+    ov.save_model(ov.Model([ops.result(total)], [x, idx], "shared"), str(path), compress_to_fp16=False)
+    for values, code in (([0, 0], 0), ([0, 1], 2)):  # 0 stays 0; 1 becomes 2**40, past the 8 elements
+        np.save(tmp_path / "idx.npy", np.array([values], np.int64))
+        argv = [sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--input", f"idx={tmp_path / 'idx.npy'}"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == code, (values, done.returncode, done.stdout, done.stderr)
+    assert f"computed from input(s) 'idx', hold index {1 << 40} for axis 1" in done.stderr, done.stderr
+
+
+def test_pads_computed_from_an_inputs_shape_name_that_input(tmp_path: Path) -> None:
+    """Pads that take more than an axis holds, computed from the shape of the input ``x`` (a ShapeOf, negated): the
+    refusal names ``x``, whose shape is what is wrong."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    data, x = ops.parameter([4], np.float32, name="d"), ops.parameter([-1], np.float32, name="x")
+    begin = ops.negative(ops.convert(ops.shape_of(x), "i64"))
+    padded = ops.pad(data, begin, ops.constant(np.array([5], np.int64)), "constant")
+    padded.set_friendly_name("P")
+    total = ops.reduce_sum(padded, ops.constant(np.array([0], np.int64)), False)
+    path = tmp_path / "pads.xml"
+    ov.save_model(ov.Model([ops.result(total)], [data, x], "pads"), str(path), compress_to_fp16=False)
+    np.save(tmp_path / "x.npy", np.ones([6], np.float32))
+    argv = [sys.executable, "-m", "ovreduce.cli", "audit", str(path), "--input", f"x={tmp_path / 'x.npy'}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "the pads of Pad 'P', computed from input(s) 'x', on axis 0 (begin -6, end 5)" in done.stderr, done.stderr
