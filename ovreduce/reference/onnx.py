@@ -72,7 +72,9 @@ Numerics (what onnx.reference really computes)
   ReduceL1: ``sum(abs(x))`` (int32 sums in int64, then cast back). ReduceL2: ``sqrt(sum(square(x)))``
   (the square wraps in the input type), cast back, truncating for integers. ReduceSumSquare:
   ``sum(square(x))``. ReduceLogSum: ``log(sum(x))``. ReduceLogSumExp: ``log(sum(exp(x - m))) + m`` with
-  ``m`` the maximum over the finite elements (infinities replaced by -inf before taking it).
+  ``m`` the maximum over the finite elements (infinities replaced by -inf before taking it), 0 for a slice without
+  finite elements, which is then the definition ``log(sum(exp(x)))``: -inf for -inf only, +inf with a +inf
+  (onnx.reference shifts those by -inf too and makes them NaN).
   ReduceMax/Min: ``np.maximum``/``np.minimum.reduce`` (NaN propagates).
 * With noop_with_empty_axes=1 and empty axes the *reduction* is skipped but composite operators still do
   their elementwise steps (the opset-18 text): ReduceL1 returns ``|x|``, ReduceL2 ``|x|``, ReduceSumSquare
@@ -401,6 +403,9 @@ def _log_sum_exp_kernel(x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) 
     finite_max = x.copy()
     finite_max[np.isinf(finite_max)] = -np.inf
     shift = finite_max.max(axis=axes, keepdims=True)
+    # A slice with no finite element (a fully masked row of -inf logits): no shift, so that it is the definition's
+    # log(sum(exp(x))) -- -inf for -inf only, +inf with a +inf -- and not NaN (-inf - -inf, inf + -inf).
+    shift[np.isneginf(shift)] = 0
     sums = np.sum(np.exp(np.subtract(x, shift)), axis=axes, keepdims=True, dtype=x.dtype)
     result = np.log(sums) + shift
     return result if keep else np.squeeze(result, axis=axes)

@@ -308,3 +308,27 @@ def test_a_max_over_masked_scores_conforms_and_says_the_masked_elements_decided_
         f"8 of its 32 input elements are {fill:g} (masked): each slice it reduces holds a finite element besides, so "
         "they decided no output, and it is judged on the finite elements"
     ], entry
+
+
+def test_a_log_sum_exp_over_infinite_slices_conforms(tmp_path: Path) -> None:
+    """ReduceLogSumExp of a slice of -inf only (a fully masked row of logits) is -inf by ONNX's definition
+    log(sum(exp(x))), of one holding +inf +inf: what OpenVINO's converted model computes, which conform agrees with."""
+    node = helper.make_node("ReduceLogSumExp", ["x", "axes"], ["y"], name="lse", keepdims=0)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])],
+        initializer=[numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = onnx_models.IR_VERSION
+    onnx.checker.check_model(model)
+    path = onnx_models.save(model, tmp_path / "lse.onnx")
+    x = np.array([[-np.inf, -np.inf], [np.inf, np.inf], [np.inf, -np.inf], [np.inf, 1], [1, 2]], np.float32)
+    got = _openvino_outputs(path, {"x": x})["y"]
+    with np.errstate(all="ignore"):
+        defined = np.log(np.sum(np.exp(x.astype(np.float64)), axis=1))
+    np.testing.assert_allclose(got, defined, rtol=1e-6)  # OpenVINO computes the definition
+    [entry] = conform_model(str(path), inputs={"x": x}).to_json()["nodes"]
+    assert (entry["status"], entry["first_mismatch"]) == ("ok", None), entry

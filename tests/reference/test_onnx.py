@@ -484,6 +484,21 @@ def test_zero_element_reductions(op_type: str, expected: list[list[float]]) -> N
     np.testing.assert_array_equal(got, np.array(expected, np.float32))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_log_sum_exp_of_infinite_slices_is_its_definition(dtype: Any) -> None:
+    """log(sum(exp(x))), ONNX's definition: a slice of -inf only (a fully masked row of logits) is -inf, one holding
+    +inf is +inf; the max-shift that keeps finite slices from overflowing (onnx.reference's) must not make them NaN
+    (-inf - -inf)."""
+    data = np.array([[-np.inf, -np.inf], [np.inf, np.inf], [np.inf, -np.inf], [np.inf, 1], [np.nan, -np.inf],
+                     [1, 2]], dtype)  # fmt: skip
+    with np.errstate(all="ignore"):
+        exact = np.log(np.sum(np.exp(data.astype(np.float64)), axis=1))
+    got = ref.reduce("ReduceLogSumExp", data, [1], 0, opset=18)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.astype(np.float64), exact, rtol=1e-3)
+    np.testing.assert_array_equal(got[:5], exact[:5].astype(dtype))
+
+
 @pytest.mark.parametrize(
     ("op_type", "dtype", "expected"),
     [
