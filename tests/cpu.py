@@ -20,7 +20,7 @@ import numpy.typing as npt
 import openvino as ov
 from openvino import opset13 as ops
 
-__all__ = ["capabilities", "cpu_output", "inference_precision", "reduction_executes_in"]
+__all__ = ["capabilities", "cpu_output", "inference_precision", "reduction_executes_in", "reduction_isa"]
 
 _BUILD = {
     "ReduceMean": ops.reduce_mean,
@@ -52,16 +52,29 @@ def _compiled(op: str, type_name: str, shape: Sequence[int], axes: Sequence[int]
     return _core().compile_model(ov.Model([node], [data]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 
 
+def _reduce_info(type_name: str, key: str) -> str:
+    compiled = _compiled("ReduceMax", type_name, [2], [0], True)
+    (value,) = [
+        str(info[key].astype(str))
+        for info in (node.get_rt_info() for node in compiled.get_runtime_model().get_ordered_ops())
+        if str(info["layerType"].astype(str)) == "Reduce"
+    ]
+    return value
+
+
+@cache
+def reduction_isa(type_name: str = "f32") -> str:
+    """The instruction set the CPU plugin's reduction kernel of element type ``type_name`` uses (``avx512``,
+    ``avx2``...), read from the compiled model's execution graph (``primitiveType``, ``jit_avx512_f32``)."""
+    primitive = _reduce_info(type_name, "primitiveType")
+    return primitive.removeprefix("jit_").rsplit("_", 1)[0]
+
+
 @cache
 def reduction_executes_in(type_name: str) -> str:
     """The precision the CPU plugin executes a reduction of element type ``type_name`` in (``bf16``: natively;
     ``f32``: through f32), read from the compiled model's execution graph (``runtimePrecision``)."""
-    compiled = _compiled("ReduceMax", type_name, [2], [0], True)
-    (precision,) = [
-        str(info["runtimePrecision"].astype(str))
-        for info in (node.get_rt_info() for node in compiled.get_runtime_model().get_ordered_ops())
-        if str(info["layerType"].astype(str)) == "Reduce"
-    ]
+    precision = _reduce_info(type_name, "runtimePrecision")
     return _PRECISIONS.get(precision.lower(), precision.lower())
 
 
@@ -70,11 +83,22 @@ def cpu_output(
 ) -> npt.NDArray[Any]:
     """What the CPU plugin computes for one reduction layer, built and run with OpenVINO's own API."""
     compiled = _compiled(op, type_name, data.shape, axes, keep_dims)
-    raw = data.view(np.uint16) if type_name == "bf16" else data
+    # OpenVINO's Python API holds bf16 and f8 tensors as words of their width
+    raw = data.view(_WORDS[type_name][0]) if type_name in _WORDS else data
     request = compiled.create_infer_request()
     request.infer([ov.Tensor(np.ascontiguousarray(raw), ov.Shape(list(data.shape)), getattr(ov.Type, type_name))])
     out = request.get_output_tensor(0).data
-    return np.array(out.view(np.uint16)).view(ml_dtypes.bfloat16) if type_name == "bf16" else np.array(out)
+    if type_name in _WORDS:
+        word, dtype = _WORDS[type_name]
+        return np.array(out).view(word).view(dtype)
+    return np.array(out)
+
+
+_WORDS: dict[str, tuple[Any, Any]] = {
+    "bf16": (np.uint16, ml_dtypes.bfloat16),
+    "f8e4m3": (np.uint8, ml_dtypes.float8_e4m3fn),
+    "f8e5m2": (np.uint8, ml_dtypes.float8_e5m2),
+}
 
 
 @cache

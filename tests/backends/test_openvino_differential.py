@@ -25,7 +25,7 @@ from ovreduce.backends.openvino import OpenVINOBackend
 from ovreduce.ir.dtypes import ELEMENT_TYPES
 from ovreduce.reports.common import json_float
 from ovreduce.run import RunReport, run_spec
-from tests.cpu import cpu_output, reduction_executes_in
+from tests.cpu import cpu_output, reduction_executes_in, reduction_isa
 
 from .layers import array, describe, layer, run
 
@@ -331,27 +331,73 @@ def _as_on_this_cpu(
         _mismatch(report, [0], json_float(exact), json_float(cpu))
 
 
-# A NaN that is not last is lost; where a bf16 reduction executes natively the bf16 NaN is lost too, and
-# where it executes through f32 the f32 kernel loses it the same way.
-NAN_LOST = {"f32": 2.0, "bf16": 2.0}
+# A NaN is lost together with every element before it: a 1-D max/min is that of the elements after the last NaN
+# (the kernel's max(acc, x) returns x where acc is NaN), the same where a bf16 reduction executes natively and where
+# it executes through f32; an f8e4m3 one, which executes in f32, too.
+NAN_LOST = {"f32": 1.0, "bf16": 1.0}
 
 
 @pytest.mark.parametrize(
     ("op", "type_name", "values", "cpu"),
     [
         pytest.param("ReduceMax", "f32", [math.nan, 1.0, 2.0], {"f32": 2.0}, id="max-f32-nan-first"),
-        pytest.param("ReduceMax", "f32", [1.0, math.nan, 2.0], {"f32": 2.0}, id="max-f32-nan-middle"),
+        pytest.param("ReduceMax", "f32", [5.0, math.nan, 1.0], {"f32": 1.0}, id="max-f32-larger-before-nan"),
         pytest.param("ReduceMin", "f32", [math.nan, 1.0, 2.0], {"f32": 1.0}, id="min-f32-nan-first"),
-        pytest.param("ReduceMax", "f16", [math.nan, 1.0, 2.0], NAN_LOST, id="max-f16"),
-        pytest.param("ReduceMax", "bf16", [math.nan, 1.0, 2.0], NAN_LOST, id="max-bf16"),
+        pytest.param("ReduceMin", "f32", [1.0, 5.0, math.nan, 2.0], {"f32": 2.0}, id="min-f32-smaller-before-nan"),
+        pytest.param("ReduceMin", "f32", [*range(1, 8), math.nan, *range(9, 17)], {"f32": 9.0}, id="min-f32-16"),
+        pytest.param("ReduceMax", "f16", [5.0, math.nan, 1.0], NAN_LOST, id="max-f16"),
+        pytest.param("ReduceMax", "bf16", [5.0, math.nan, 1.0], NAN_LOST, id="max-bf16"),
+        pytest.param("ReduceMax", "f8e4m3", [5.0, math.nan, 1.0], NAN_LOST, id="max-f8e4m3"),
     ],
 )
-def test_reduce_max_and_min_lose_nan(op: str, type_name: str, values: list[float], cpu: dict[str, float]) -> None:
-    """ReduceMax over f32 [NaN, 1, 2] on CPU gives 2: the plugin's max/min drop a NaN that is not last
-    (IEEE maximum propagates it; the reference does)."""
+def test_reduce_max_and_min_lose_nan_and_what_comes_before(
+    op: str, type_name: str, values: list[float], cpu: dict[str, float]
+) -> None:
+    """ReduceMax over f32 [5, NaN, 1] on CPU gives 1: the plugin's max/min lose a NaN that is not last and every
+    element before it, a max below the largest element (IEEE maximum propagates the NaN; the reference does)."""
     report = run(layer(op, type_name, [len(values)], [0], True), [array(type_name, values)])
     _as_on_this_cpu(report, type_name, values, math.nan, cpu)
     assert report.comparisons[0].nan == {"reference": 1, "candidate": 0}
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("size", [2, 3, 8, 16, 17, 100])
+def test_a_1d_max_or_min_keeps_a_last_nan(op: str, size: int) -> None:
+    """A NaN last in a 1-D input comes out: the kernel's last max(acc, NaN) is NaN."""
+    values = [*map(float, range(1, size)), math.nan]
+    report = run(layer(op, "f32", [size], [0], True), [array("f32", values)])
+    assert report.ok, describe(report)
+    assert report.comparisons[0].nan == {"reference": 1, "candidate": 1}
+
+
+# The f32 vector width of the CPU plugin's reduction kernels, by the instruction set they use.
+VECTOR_F32 = {"avx512": 16, "avx2": 8}
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("width", [8, 16, 17, 24, 32])
+@pytest.mark.parametrize("rows", [(2,), (2, 3)], ids=["rank2", "rank3"])
+def test_a_nan_last_in_a_row_of_whole_vectors_gives_the_identity(op: str, width: int, rows: tuple[int, ...]) -> None:
+    """Reducing the innermost axis of a rank >= 2 input whose rows are a whole number of vectors (16 f32 with AVX512,
+    8 with AVX2), a NaN last in its row is lost with the whole row: ReduceMax gives -FLT_MAX, the kernel's identity;
+    a row with a scalar tail (17 on both, 24 with AVX512) keeps it."""
+    shape = [*rows, width]
+    values = np.arange(1, math.prod(shape) + 1, dtype=np.float32).reshape(shape)
+    values[..., -1] = np.nan
+    axis = len(shape) - 1
+    report = run(layer(op, "f32", shape, [axis], True), [values])
+    (_, ov_result) = report.results
+    direct = cpu_output(op, "f32", values, [axis], True)
+    assert ov_result.output is not None and np.array_equal(ov_result.output, direct, equal_nan=True), describe(report)
+    vector = VECTOR_F32.get(reduction_isa("f32"))
+    if vector is not None:  # an instruction set no value is recorded for is held to OpenVINO's own output above
+        identity = -F32_MAX if op == "ReduceMax" else F32_MAX
+        want = identity if width % vector == 0 else math.nan
+        assert np.array_equal(direct, np.full([*rows, 1], want, np.float32), equal_nan=True), describe(report)
+    if np.isnan(direct).all():
+        assert report.ok, describe(report)
+    else:
+        _mismatch(report, [0] * len(shape), math.nan, json_float(float(direct.reshape(-1)[0])))
 
 
 # Executed natively, bf16's own largest finite value comes out; executed through f32, the f32 kernel gives
