@@ -8,7 +8,9 @@ reference/reduce_*.hpp) for shapes, axes and types, and is *right* where OpenVIN
   on its own: ReduceL1/ReduceL2 of an element is its absolute value). ``keep_dims`` defaults to false.
 * **Floats** (f16, bf16, f32, f8...) accumulate in f64 and round once to the output type, so f16 and bf16
   never overflow in the accumulator (a ReduceMean of 70,000 f16 ones is 1.0, not inf) and an f32 mean of
-  values near 3e38 is not inf. f64 accumulates in f64. ReduceMax/ReduceMin propagate NaN (IEEE ``maximum``;
+  values near 3e38 is not inf. f64 accumulates in f64, without overflowing on the way to a result that fits (the mean
+  of ``[1e308, 1e308]`` is 1e308: an overflowed sum is redone scaled by a power of two, a norm scaled by its largest
+  element's, a product with mantissas and exponents apart). ReduceMax/ReduceMin propagate NaN (IEEE ``maximum``;
   OpenVINO's reference loses a NaN that comes first).
 * **Integers** are summed exactly (Python integers where int64 could overflow; no wrap-around, whatever
   the width). ReduceMean divides the exact sum with truncation toward zero (C++ integer division), so its
@@ -139,21 +141,58 @@ def _round_float(values: Any, dtype: np.dtype[Any]) -> Array:
         return np.asarray(values).astype(dtype)
 
 
+_SCALE = 128
+"""The power of two an f64 sum whose accumulator overflowed is redone at (2^128 times smaller: exact)."""
+_PROD_CHUNK = 512
+"""Mantissas (in [0.5, 1)) multiplied at once by :func:`_split_prod`: their product stays a normal f64."""
+
+
+def _float_sum(data: Array, axes: tuple[int, ...], keep_dims: bool, divisor: int = 1) -> Array:
+    """The sum of float ``data`` over ``axes`` in f64, divided by ``divisor``. f64 data accumulates in f64 itself:
+    a slice of finite elements whose partial sums overflow on the way to a result that fits (``[1e308, 1e308,
+    -1e308]``, the mean of ``[1e308, 1e308]``) is summed again scaled down by 2^128 (exact: a power of two) and
+    scaled back after the division, the same rounding as the plain sum wherever that did not overflow."""
+    acc = np.asarray(np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64))
+    if divisor > 1:
+        acc = acc / divisor
+    if data.dtype != np.float64 or data.size == 0 or np.isfinite(acc).all():
+        return acc
+    redo = ~np.isfinite(acc) & np.all(np.isfinite(data), axis=axes, keepdims=keep_dims)
+    if not redo.any():
+        return acc
+    scaled = np.sum(np.ldexp(data, -_SCALE), axis=axes, keepdims=keep_dims) / divisor
+    return np.asarray(np.where(redo, np.ldexp(scaled, _SCALE), acc))
+
+
+def _split_prod(data: Array, axes: tuple[int, ...], keep_dims: bool) -> Array:
+    """The product of float ``data`` over ``axes`` with mantissas and exponents kept apart (:func:`numpy.frexp`), so
+    that no partial product overflows or underflows: ``[1e300, 1e300, 1e-300]`` is 1e300, not inf."""
+    wide = data.astype(np.float64)
+    lead = [n for i, n in enumerate(wide.shape) if i not in axes]
+    rows = np.moveaxis(wide, axes, tuple(range(wide.ndim - len(axes), wide.ndim))).reshape(math.prod(lead), -1)
+    mantissa = np.ones(rows.shape[0])
+    exponent = np.zeros(rows.shape[0], np.int64)
+    for start in range(0, rows.shape[1], _PROD_CHUNK):
+        parts, powers = np.frexp(rows[:, start : start + _PROD_CHUNK])
+        mantissa, renormalized = np.frexp(mantissa * np.prod(parts, axis=1))
+        exponent += powers.sum(axis=1, dtype=np.int64) + renormalized
+    # past +-2200 the result is inf or 0 whatever the mantissa: clipped to an exponent any platform's ldexp takes
+    product = np.ldexp(mantissa, np.clip(exponent, -2200, 2200).astype(np.int32))
+    shape = [1 if i in axes else n for i, n in enumerate(wide.shape)] if keep_dims else lead
+    return product.reshape(shape)
+
+
 # -- the kernels (the ops of ovreduce.ops.reduce call them) ---------------------------------------------------------
 def kernel_sum(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
-        acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
-        return _round_float(acc, data.dtype)
+        return _round_float(_float_sum(data, axes, keep_dims), data.dtype)
     return _fit_int(_exact_int_sum(data, axes, keep_dims), data.dtype, "sum", notes)
 
 
 def kernel_mean(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     count = _count(data, axes)
     if _is_float(data):
-        acc = np.sum(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
-        if count:
-            acc = acc / count
-        return _round_float(acc, data.dtype)
+        return _round_float(_float_sum(data, axes, keep_dims, count), data.dtype)
     total = _exact_int_sum(data, axes, keep_dims)
     if count == 0:
         return np.zeros(np.shape(total), dtype=data.dtype)
@@ -224,7 +263,14 @@ def _extreme(fn: Callable[..., Array], identity: str) -> Callable[[Array, tuple[
 def kernel_prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         with np.errstate(over="ignore", invalid="ignore"):
-            acc = np.prod(data, axis=axes, keepdims=keep_dims, dtype=np.float64)
+            acc = np.asarray(np.prod(data, axis=axes, keepdims=keep_dims, dtype=np.float64))
+        # a partial product past f64's range (f64 data, or 9 f32 factors of 1e38 before their 1e-38s): split
+        # (or below its normal range: 1e-300 * 1e-300 is 0 before the 1e300), where no factor is 0 itself
+        redo = ~np.isfinite(acc) | ((np.abs(acc) < np.finfo(np.float64).tiny) & (acc != 0))
+        if data.size and (acc == 0).any():
+            redo |= (acc == 0) & np.all(data != 0, axis=axes, keepdims=keep_dims)
+        if data.size and redo.any():
+            acc = np.asarray(np.where(redo, _split_prod(data, axes, keep_dims), acc))
         return _round_float(acc, data.dtype)
     # Exact products can grow without bound; arithmetic modulo 2^64 is exact in the bits that survive the
     # wrap, and a float64 magnitude tells whether any wrapping happened.
@@ -264,8 +310,16 @@ def kernel_l1(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[s
 def kernel_l2(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list[str]) -> Array:
     if _is_float(data):
         wide = data.astype(np.float64)
-        acc = np.sqrt(np.sum(wide * wide, axis=axes, keepdims=keep_dims))
-        return _round_float(acc, data.dtype)
+        if data.dtype != np.float64 or data.size == 0:  # squares of any narrower type fit f64 and stay normal
+            return _round_float(np.sqrt(np.sum(wide * wide, axis=axes, keepdims=keep_dims)), data.dtype)
+        # f64's squares can overflow (1e200) or underflow (1e-200): each slice is scaled by the power of two of its
+        # largest element first (exact, and the same rounding as unscaled wherever that neither overflows nor
+        # underflows), hypot's way
+        peak = np.max(np.abs(wide), axis=axes, keepdims=True)
+        _, power = np.frexp(np.where(np.isfinite(peak), peak, 1.0))
+        scaled = np.ldexp(wide, -power)
+        acc = np.ldexp(np.sqrt(np.sum(scaled * scaled, axis=axes, keepdims=True)), power)
+        return _round_float(acc if keep_dims else np.squeeze(acc, axis=axes), data.dtype)
     beyond_int64 = data.dtype.itemsize == 8 or data.dtype == np.uint32
     squares = np.asarray(data.astype(object) ** 2, dtype=object) if beyond_int64 else data.astype(np.int64) ** 2
     total = _exact_int_sum(squares, axes, keep_dims)

@@ -504,3 +504,65 @@ def test_integer_sum_is_exact_sum_modulo_2_pow_bits(case: tuple[Any, list[int], 
     out, notes = reduce_with_notes("ReduceSum", data, axes, keep_dims)
     same(out, np.array(wrapped, dtype=object).astype(data.dtype).reshape(shape))
     assert bool(notes) == overflowed
+
+
+def _exact(op: str, row: list[float]) -> float:
+    """``op`` of ``row`` in exact arithmetic (Fraction; the root of a Fraction through its numerator and denominator
+    as Python integers), rounded once to the nearest float64."""
+    values = [Fraction(v) for v in row]
+    if op == "ReduceSum":
+        return float(sum(values))
+    if op == "ReduceMean":
+        return float(sum(values) / len(values))
+    if op == "ReduceProd":
+        return float(math.prod(values))
+    squares = sum(v * v for v in values)
+    scale = 2**2200  # sqrt(n / d) = isqrt(n * d * scale^2) / (d * scale), to well past float64's 53 bits
+    return float(Fraction(math.isqrt(squares.numerator * squares.denominator * scale * scale),
+                          squares.denominator * scale))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("op", "dtype", "rows"),
+    [
+        pytest.param("ReduceMean", np.float64, [[1e308, 1e308], [1.0, 2.0]], id="mean-1e308-twice"),
+        pytest.param(
+            "ReduceSum", np.float64, [[1e308, 1e308, -1e308], [1.0, 2.0, 3.0]], id="sum-past-the-top-and-back"
+        ),
+        pytest.param("ReduceL2", np.float64, [[1e200, 1e200], [3.0, 4.0]], id="l2-squares-overflow"),
+        pytest.param("ReduceL2", np.float64, [[1e-200, 1e-200], [3.0, 4.0]], id="l2-squares-underflow"),
+        pytest.param("ReduceProd", np.float64, [[1e300, 1e300, 1e-300], [1.0, 2.0, 3.0]], id="prod-past-the-top"),
+        pytest.param("ReduceProd", np.float64, [[1e-300, 1e-300, 1e300], [1.0, 2.0, 3.0]], id="prod-past-the-bottom"),
+        pytest.param("ReduceProd", np.float32, [[1e38] * 9 + [1e-38] * 9, [1.0] * 18], id="f32-prod-past-f64s-top"),
+    ],
+)
+def test_float_accumulates_without_overflowing_where_the_result_fits(
+    op: str, dtype: Any, rows: list[list[float]]
+) -> None:
+    """The reference of f64 data, whose accumulator is f64 itself, does not overflow (nor underflow) on the way to a
+    result that fits f64: the mean of [1e308, 1e308] is 1e308, not inf, as the f32 mean of [3e38, 3e38] is 3e38. (An
+    f32 product can pass f64's range too.)"""
+    data = np.array(rows, dtype)
+    got = reduce(op, data, [1])
+    want = np.array([_exact(op, [float(v) for v in row]) for row in data]).astype(dtype)
+    assert np.isfinite(want).all()
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("op", "row", "expected"),
+    [
+        pytest.param("ReduceSum", [1e308, 1e308], math.inf, id="sum"),
+        pytest.param("ReduceProd", [1e300, 1e300], math.inf, id="prod"),
+        pytest.param("ReduceProd", [-1e300, 1e300], -math.inf, id="prod-negative"),
+        pytest.param("ReduceProd", [1e-300, 1e-300], 0.0, id="prod-underflows"),
+        pytest.param("ReduceProd", [1e300, 1e300, 0.0], 0.0, id="prod-with-a-zero"),  # exactly 0, not inf * 0
+        pytest.param("ReduceProd", [math.inf, 0.0], math.nan, id="prod-inf-times-zero"),
+        pytest.param("ReduceL2", [1.5e308, 1.5e308], math.inf, id="l2"),
+        pytest.param("ReduceSum", [math.inf, -math.inf], math.nan, id="sum-infinities"),
+    ],
+)
+def test_f64_results_past_its_range_are_still_ieee(op: str, row: list[float], expected: float) -> None:
+    """Where the exact result is past f64's range it is inf (or 0), and infinities and NaN combine as IEEE says."""
+    got = reduce(op, np.array(row, np.float64), [0])
+    assert np.array_equal(got, np.array(expected), equal_nan=True), got
