@@ -177,6 +177,40 @@ def test_u8_sum_of_a_1d_input_reaching_32768_gives_0(count: int, value: int) -> 
     _mismatch(report, [], exact % 256, 0, numpy_output=np.array(exact % 256, np.uint8))
 
 
+@pytest.mark.parametrize(
+    ("op", "shape", "axes", "value", "exact", "below"),
+    [
+        # ReduceL1 sums |x| in the same u8 accumulator: 200 x 163 (32600) saturates, 200 x 164 (32800) gives 0
+        pytest.param("ReduceL1", [164], [0], 200, 32800 % 256, ("ReduceL1", [163], 255), id="l1-200x164"),
+        pytest.param("ReduceMean", [164], [0], 200, 200, ("ReduceMean", [163], 255 // 163), id="mean-200x164"),
+        pytest.param("ReduceL1", [164, 2], [0], 200, 32800 % 256, ("ReduceL1", [163, 2], 255), id="l1-200x164-axis-0"),
+        # ReduceL2's squares pass through it too: one element whose square reaches 32768 (182^2 = 33124) gives 0, one
+        # below (181^2 = 32761) the root of a square saturated at 255
+        pytest.param("ReduceL2", [1], [0], 200, 200, ("ReduceL2", [1], math.isqrt(255)), id="l2-one-200"),
+        pytest.param("ReduceL2", [1], [0], 182, 182, ("ReduceL2", [1], math.isqrt(255)), id="l2-one-182"),
+        pytest.param("ReduceL2", [2], [0], 181, math.isqrt(2 * 181**2), None, id="l2-181x2"),
+        pytest.param("ReduceL2", [2, 2], [1], 200, 255, None, id="l2-rank2-axis-1"),
+        pytest.param("ReduceL2", [32, 2], [0], 200, 255, None, id="l2-rank2-axis-0"),
+    ],
+)
+def test_u8_l1_mean_and_l2_reaching_32768_give_0(
+    op: str, shape: list[int], axes: list[int], value: int, exact: int, below: tuple[str, list[int], int] | None
+) -> None:
+    """A u8 ReduceL1, ReduceMean or ReduceL2 whose sum (of |x|, of x, of the squares) reaches 32768 gives 0 on CPU, as
+    a ReduceSum does: a u8 ReduceL2 of the one element 200 is 0. Just below, the accumulator saturates at 255 (a norm
+    of 181 is 15, the root of 255). The reference gives the exact value (a norm past 255 saturates, a sum wraps)."""
+    data = np.full(shape, value, np.uint8)
+    direct = cpu_output(op, "u8", data, axes, False)
+    assert not direct.any(), direct  # recorded: 0, on every CPU checked
+    if below is not None:
+        other, smaller, saturated = below
+        fewer = np.full(smaller, value if other != "ReduceL2" else 181, np.uint8)
+        assert np.unique(cpu_output(other, "u8", fewer, axes, False)).tolist() == [saturated]
+    report = run(layer(op, "u8", shape, axes, False), [data])
+    out = [n for i, n in enumerate(shape) if i not in axes]
+    _mismatch(report, [0] * len(out), exact, 0, numpy_output=np.full(out, exact, np.uint8))
+
+
 def test_rank_6_identity_with_keep_dims_is_wrong() -> None:
     """ReduceSum over f32 data of rank 6 (or more) with empty axes and keep_dims=true, the identity, gives the
     first two elements and 0 for the others on CPU ([2,2,2,2,2,2]: 62 of 64 wrong); ranks 1 to 5 are right."""
@@ -226,6 +260,8 @@ I8_SATURATION = [
     pytest.param(
         "ReduceMean", (3,), [0], [-128, -128, -127], -127, _trunc_div(_saturate(-383, "i8"), 3), id="mean-near-min"
     ),
+    # ReduceL2's square saturates too: the norm of the one element 100 is the root of 127
+    pytest.param("ReduceL2", (1,), [0], [100], 100, math.isqrt(_saturate(100**2, "i8")), id="l2-square-saturates"),
     # Reducing axes 0 and 2 in two passes: the partial sum 120 + 120 saturates to 127 before -240 is added.
     pytest.param(
         "ReduceSum", (2, 1, 2), [0, 2], [120, 120, -120, -120], 0, _saturate(240, "i8") - 240, id="sum-partial-sums"
