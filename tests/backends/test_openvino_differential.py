@@ -229,6 +229,79 @@ def test_rank_6_identity_with_keep_dims_is_wrong() -> None:
         _mismatch(report, [0, 0, 0, 0, 1, 0], 3.0, 0.0, numpy_output=data)
 
 
+@pytest.mark.parametrize(
+    "shape", [(1, 1, 1, 1, 1, 8), (4, 4, 1, 1, 1, 1), (3, 1, 1, 1, 1, 1), (2, 3, 1, 1, 1, 2), (3, 2, 2, 2, 2, 2, 2)]
+)
+def test_rank_6_identity_keeps_as_many_elements_as_the_first_dim(shape: tuple[int, ...]) -> None:
+    """The identity (empty axes, keep_dims=true) at rank >= 6 keeps the first d0 elements in memory order, d0 being
+    the first dimension, and gives 0 for the rest: [1,1,1,1,1,8] keeps 1 of 8, [4,4,1,1,1,1] 4 of 16, [3,1,1,1,1,1]
+    all 3."""
+    data = (np.arange(math.prod(shape)) + 1).astype(np.float32).reshape(shape)
+    direct = cpu_output("ReduceSum", "f32", data, [], True)
+    kept = shape[0]
+    assert np.array_equal(direct.reshape(-1)[:kept], data.reshape(-1)[:kept]), direct  # recorded
+    assert not direct.reshape(-1)[kept:].any(), direct
+    report = run(layer("ReduceSum", "f32", list(shape), [], True), [data])
+    if kept == data.size:
+        assert report.ok, describe(report)
+    else:
+        first = [int(i) for i in np.unravel_index(kept, shape)]
+        _mismatch(report, first, float(kept + 1), 0.0, numpy_output=data)
+
+
+_RANK_6 = (3, 2, 3, 2, 3, 2)
+
+
+def _truncated_and_nearest(
+    op: str, data: npt.NDArray[Any], axes: list[int]
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """An integer ReduceMean (toward zero) or ReduceL2 (the floor) as OpenVINO's reference computes it, and the same
+    rounded to nearest instead."""
+    unique = tuple(sorted(set(axes)))
+    wide = data.astype(np.int64)
+    if op == "ReduceMean":
+        value = wide.sum(axis=unique) / math.prod(data.shape[a] for a in unique)
+        return np.trunc(value), np.round(value)
+    root = np.sqrt((wide * wide).sum(axis=unique))
+    return np.floor(root), np.round(root)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceL2"])
+@pytest.mark.parametrize(
+    ("axes", "rounds"),
+    [
+        ([0], False),
+        ([0, 1], False),
+        ([2, 3, 4], False),
+        ([0, 1, 2, 3, 4, 5], False),
+        ([0, 0], True),
+        ([0, 2], True),
+        ([0, 1, 3], True),
+        ([0, 1, 2, 4], True),
+        ([0, 1, 2, 3, 5], True),
+        ([1, 1, 2], True),
+    ],
+)
+def test_rank_6_integer_mean_and_l2_over_axes_not_one_run_round_to_nearest(
+    op: str, axes: list[int], rounds: bool
+) -> None:
+    """An i32 ReduceMean or ReduceL2 at rank 6 over axes that are not one contiguous run (two to five of them, or a
+    repeated one) gives the nearest integer on CPU, where one run of axes truncates as OpenVINO's reference does (the
+    mean toward zero, the norm's floor); at rank 5 every set of axes truncates."""
+    data = np.random.default_rng(1).integers(0 if op == "ReduceL2" else -50, 50, _RANK_6).astype(np.int32)
+    truncated, nearest = _truncated_and_nearest(op, data, axes)
+    assert (truncated != nearest).any()  # the data tell the two apart
+    direct = cpu_output(op, "i32", data, axes, False)
+    assert np.array_equal(direct, nearest if rounds else truncated), (direct, truncated)  # recorded
+    if max(axes) < 5:  # the same axes at rank 5 truncate
+        five = np.ascontiguousarray(data[..., 0])
+        assert np.array_equal(cpu_output(op, "i32", five, axes, False), _truncated_and_nearest(op, five, axes)[0])
+    report = run(layer(op, "i32", list(_RANK_6), axes, False), [data])
+    (_, ov_result) = report.results
+    assert ov_result.output is not None and np.array_equal(ov_result.output, direct), describe(report)
+    assert report.ok != rounds, describe(report)
+
+
 @pytest.mark.parametrize("axes", [[0, 0], [0, -6], [0, 5]], ids=["0-0", "0-minus-6", "0-5"])
 def test_rank_6_integer_mean_over_two_axes_rounds_up(axes: list[int]) -> None:
     """ReduceMean over i32 data of rank 6 with two axes (a duplicated one, or two distinct ones) gives 4 on CPU for a
