@@ -567,6 +567,16 @@ def test_f32_intermediate_underflow_shows_only_without_the_absolute_tolerance() 
     _mismatch(strict, [0], float(np.float32(math.sqrt(2) * 1e-30)), 0.0)
 
 
+def test_f32_intermediate_underflow_of_a_product_is_its_whole_value() -> None:
+    """ReduceProd over f32 [1e-30, 1e-30, 1e30, 1e30] on CPU gives 0: the partial product 1e-60 underflows before the
+    large factors, and the result, 1, is lost whole: `run` disagrees at the default tolerances."""
+    values = [1e-30, 1e-30, 1e30, 1e30]
+    direct = cpu_output("ReduceProd", "f32", array("f32", values), [0], True)
+    assert direct.tolist() == [0.0], direct  # recorded
+    report = run(layer("ReduceProd", "f32", [4], [0], True), [array("f32", values)])
+    _mismatch(report, [0], 1.0, 0.0)
+
+
 @pytest.mark.parametrize(
     ("op", "values", "exact", "cpu"),
     [
