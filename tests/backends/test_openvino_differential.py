@@ -318,6 +318,30 @@ def test_rank_6_integer_mean_over_two_axes_rounds_up(axes: list[int]) -> None:
     _mismatch(report, [0] * exact.ndim, 3, 4, numpy_output=exact)
 
 
+@pytest.mark.parametrize(
+    ("type_name", "values", "reference", "cpu"),
+    [
+        # the norm 42426 fits i32, then wraps to i16 on the way back: a negative norm
+        pytest.param("i16", [30000, 30000], 32767, 42426 - 2**16, id="i16-norm-wraps-negative"),
+        # each square passes i32's range: INT_MIN, as the i32 overflow row says, and 0 back in u16
+        pytest.param("u16", [60000, 60000], 65535, 0, id="u16-squares-past-i32"),
+        pytest.param("u16", [46341], 46341, 0, id="u16-one-square-past-i32"),
+    ],
+)
+def test_16_bit_l2_is_executed_in_i32_and_wrapped_back(
+    type_name: str, values: list[int], reference: int, cpu: int
+) -> None:
+    """ReduceL2 over i16 [30000, 30000] on CPU gives -23110: the plugin executes i16 and u16 in i32 and converts the
+    result back by wrapping, so a norm past the type's range comes out negative (or 0, where a square passes i32's
+    range). The reference saturates a norm that does not fit (a norm is never negative)."""
+    assert reduction_executes_in(type_name) == "i32"  # recorded
+    data = array(type_name, values)
+    assert cpu_output("ReduceL2", type_name, data, [0], True).tolist() == [cpu]  # recorded
+    assert cpu_output("ReduceSum", type_name, data, [0], True).tolist() == [int(data.sum(dtype=data.dtype))]  # wraps
+    report = run(layer("ReduceL2", type_name, [len(values)], [0], True), [data])
+    _mismatch(report, [0], reference, cpu, numpy_output=array(type_name, [reference]))
+
+
 @pytest.mark.parametrize(("op", "values", "exact", "cpu"), U8_SATURATION)
 def test_u8_accumulator_saturates(op: str, values: list[int], exact: int, cpu: int) -> None:
     """ReduceMean over u8 [100, 100, 100] on CPU gives 85 (= trunc(255 / 3)): the plugin sums in a u8 that
