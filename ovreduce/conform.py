@@ -928,6 +928,7 @@ def _check_node(
                 axes: Any = None if axes_value is None else np.asarray(axes_value).reshape(-1).tolist()
             else:
                 axes = attrs.get("axes")
+            axes = _once(axes, data.ndim, entry)
             keepdims = int(attrs.get("keepdims", 1))
             noop = int(attrs.get("noop_with_empty_axes", 0))
             # An empty input and a non-empty output: every output element is a mean over no elements, which ONNX
@@ -976,6 +977,28 @@ def _check_node(
         entry.notes += _what_openvino_did(
             node.op_type, values[0], axes, source, keepdims, noop, expected, got, opset, atol, rtol
         )
+
+
+def _once(axes: Any, rank: int, entry: NodeCheck) -> Any:
+    """``axes`` with an axis named more than once (``[1, 1]``, or ``[1, -2]`` at rank 3) kept once, where it first
+    appears, and a note saying so: ONNX's checker and shape inference accept such a node and count the axis once (as
+    OpenVINO does), though onnx.reference refuses it. Axes out of range are left for the reference to refuse."""
+    if axes is None:
+        return None
+    kept: list[int] = []
+    seen: set[int] = set()
+    for axis in list(axes):
+        where = axis + rank if -rank <= axis < 0 else axis
+        if where in seen and 0 <= where < rank:
+            continue
+        seen.add(where)
+        kept.append(int(axis))
+    if len(kept) < len(list(axes)):
+        entry.notes.append(
+            f"axes {list(axes)} name an axis more than once: each is reduced once, as ONNX's shape inference "
+            f"counts it (onnx.reference refuses repeated axes), so the node is checked over axes {kept}"
+        )
+    return kept
 
 
 # The OpenVINO 2026.4 frontend defects listed in docs/semantics.md ("OpenVINO's ONNX frontend"): a note calls

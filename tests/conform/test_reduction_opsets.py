@@ -332,3 +332,35 @@ def test_a_log_sum_exp_over_infinite_slices_conforms(tmp_path: Path) -> None:
     np.testing.assert_allclose(got, defined, rtol=1e-6)  # OpenVINO computes the definition
     [entry] = conform_model(str(path), inputs={"x": x}).to_json()["nodes"]
     assert (entry["status"], entry["first_mismatch"]) == ("ok", None), entry
+
+
+@pytest.mark.parametrize(
+    ("op", "opset", "axes"),
+    [("ReduceSum", 18, [1, -2]), ("ReduceSum", 13, [1, 1]), ("ReduceMean", 13, [1, 1]), ("ReduceL2", 18, [-2, 1, 1])],
+)
+def test_a_repeated_axis_is_checked_once(op: str, opset: int, axes: list[int], tmp_path: Path) -> None:
+    """A node naming an axis more than once, which ONNX's checker and strict shape inference accept (counting the axis
+    once), is checked over each axis once, as OpenVINO's converted model reduces it, with a note; not refused."""
+    as_input = opset >= (13 if op == "ReduceSum" else 18)
+    node = helper.make_node(op, ["x", "axes"] if as_input else ["x"], ["y"], name="r", keepdims=0,
+                            **({} if as_input else {"axes": axes}))  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        initializer=[numpy_helper.from_array(np.array(axes, np.int64), "axes")] if as_input else [],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = onnx_models.IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    assert [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim] == [2, 4]  # axis 1 once
+    path = onnx_models.save(model, tmp_path / "repeated.onnx")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    got = _openvino_outputs(path, {"x": x})["y"]
+    want = onnx_ref.reduce(op, x, [1], 0, opset=opset)
+    assert _close(got, want)  # OpenVINO reduces axis 1 once
+    [entry] = conform_model(str(path), inputs={"x": x}).to_json()["nodes"]
+    assert entry["status"] == "ok", entry
+    assert any("name an axis more than once: each is reduced once" in n for n in entry["notes"]), entry
