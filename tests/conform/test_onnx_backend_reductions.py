@@ -131,6 +131,12 @@ def test_reduction_case(case: Any, tmp_path: Path) -> None:
         np.testing.assert_array_equal(theirs, np.full(expected.shape, -FLT_MAX, np.float32))
         assert (entry["status"], entry["first_mismatch"]["reference"]) == ("disagree", "-Infinity")
         assert entry["inf"] == {"reference": expected.size, "candidate": 0}
+        assert entry["notes"] == [
+            f"OpenVINO gave f32's largest finite value, ±{FLT_MAX:.8g}, where ONNX's result is ±inf (ReduceMax over "
+            "an empty set, which ONNX defines as -inf): OpenVINO's CPU starts ReduceMax and ReduceMin from f32's "
+            "lowest and highest finite values, so an infinite result comes out finite (a known OpenVINO 2026.4 CPU "
+            "defect: ±inf become ±FLT_MAX)"
+        ], entry
     else:
         assert known == "f64 in f32"
         assert expected.dtype == np.float64
@@ -139,3 +145,33 @@ def test_reduction_case(case: Any, tmp_path: Path) -> None:
         # judged at f32's tolerance, as run and audit judge it, and said: a defect of the plugin, not the conversion
         assert entry["status"] == "ok" and 0 < entry["max_rel_error"] < 1e-6
         assert any("computes f64 in f32, a known defect" in note for note in entry["notes"]), entry["notes"]
+
+
+@pytest.mark.parametrize(("op", "infinity"), [("ReduceMax", -np.inf), ("ReduceMin", np.inf)])
+@pytest.mark.parametrize("data", ["empty", "infinite"])
+def test_an_infinite_max_or_min_that_openvino_makes_flt_max_is_named(
+    op: str, infinity: float, data: str, tmp_path: Path
+) -> None:
+    """ReduceMax-18 over an empty set is -inf in ONNX (ReduceMin +inf), and so is one of -inf only; with the axes a
+    constant, OpenVINO's converted model gives ∓FLT_MAX: conform disagrees, with a note naming the known CPU defect."""
+    shape = [2, 0, 4] if data == "empty" else [2, 3, 4]
+    model = onnx.helper.make_model(
+        onnx.helper.make_graph(
+            [onnx.helper.make_node(op, ["data", "axes"], ["reduced"], name="r", keepdims=1)],
+            "g",
+            [onnx.helper.make_tensor_value_info("data", onnx.TensorProto.FLOAT, shape)],
+            [onnx.helper.make_tensor_value_info("reduced", onnx.TensorProto.FLOAT, [2, 1, 4])],
+            initializer=[numpy_helper.from_array(np.array([1], np.int64), "axes")],
+        ),
+        opset_imports=[onnx.helper.make_opsetid("", 18)],
+    )
+    model.ir_version = onnx_models.IR_VERSION
+    path = onnx_models.save(model, tmp_path / "m.onnx")
+    feeds = {"data": np.full(shape, infinity, np.float32)}
+    theirs = onnx_models.openvino_output(path, feeds)
+    np.testing.assert_array_equal(theirs, np.full([2, 1, 4], np.copysign(FLT_MAX, infinity), np.float32))  # recorded
+    [entry] = conform_model(str(path), inputs=feeds).to_json()["nodes"]
+    assert entry["status"] == "disagree", entry
+    [note] = entry["notes"]
+    assert note.startswith("OpenVINO gave f32's largest finite value") and "±inf become ±FLT_MAX" in note, note
+    assert ("over an empty set" in note) == (data == "empty"), note
