@@ -1285,9 +1285,11 @@ def _target_scaled(
             f"ovreduce cannot follow OpenVINO's activations scaling through {fed.why}; as a device that does not "
             f"apply it runs it (the CPU, a GPU with systolic arrays): {unscaled}"))  # fmt: skip
     sources = [s if isinstance(s, int) or not fed.constants else s / s.dtype.type(scale) for s in chain.sources]
-    above = [  # an Add's or a Subtract's Constant operand above the chain is divided too, as its other operand is
-        replace(a, inputs=[i if isinstance(i, int) or a.node.get_type_name() not in ("Add", "Subtract")
-                           else i / i.dtype.type(scale) for i in a.inputs])
+    above = [  # an Add's or a Subtract's Constant operand above the chain is divided too, as its other operand is, and
+        # the Constant values an op that moves values carries (a Concat's, a Select's fill), not its shape or indices
+        replace(a, inputs=[i if isinstance(i, int) or not (a.node.get_type_name() in ("Add", "Subtract")
+                                                            or (a.moves and a.carried(k)))
+                           else i / i.dtype.type(scale) for k, i in enumerate(a.inputs)])
         for a in chain.above
     ]  # fmt: skip
     scaled_chain = replace(chain, sources=sources, above=above)

@@ -13,7 +13,8 @@ converts a model's constants, a finite value past the type's maximum saturating 
 
 **Above the chain.** A ``Sqrt``, a ``Log``, a ``Tanh`` or a ``Divide`` between an overflow and the chain brings the
 values back into range, so the chain's input alone does not show it: the chain is followed up through the elementwise
-ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops deep, :data:`ABOVE_NODES` ops per reduction), whose inputs
+ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops deep, :data:`ABOVE_NODES` ops per reduction) and the ops that
+only move values (:data:`MOVING`: a Reshape into heads, a Transpose, a Concat; in no depth), whose inputs
 are captured too (a tensor the audit captures already is not captured again; what does not fit the audit's limit on
 the elements it keeps is not captured, and the row says so). Their largest values count in the headroom factor (the
 row lists them in ``above``). The ops above that run in the target are emulated down to the chain, and where what
@@ -154,6 +155,17 @@ class Above:
     unrounded: list[bool]
     sources: list[Any]
     kept: bool = False
+    # for each input, whether its values flow into the output (not a shape, an axis, indices or a Select's condition)
+    carries: list[bool] = field(default_factory=list)
+    port: int = 0  # the output of the node that ``output`` captures (a Split has several)
+
+    @property
+    def moves(self) -> bool:
+        """Whether the op only moves or picks values (:data:`MOVING`): it changes none, in any precision."""
+        return self.node.get_type_name() in MOVING
+
+    def carried(self, k: int) -> bool:
+        return not self.carries or self.carries[k]
 
 
 @dataclass
@@ -260,24 +272,25 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
 
 
 # The ops that move or pick values without computing new ones, with the inputs whose values they carry
-_MOVING: Mapping[str, tuple[int, ...] | None] = {
+MOVING: Mapping[str, tuple[int, ...] | None] = {
     "Select": (1, 2), "Broadcast": (0,), "Convert": (0,), "Reshape": (0,), "Squeeze": (0,), "Unsqueeze": (0,),
     "Transpose": (0,), "Tile": (0,), "Gather": (0,), "StridedSlice": (0,), "Slice": (0,), "Concat": None,
+    "Split": (0,), "VariadicSplit": (0,),
 }  # fmt: skip
 
 
 def _constant_valued(source: Any, budget: int = 32) -> bool:
     """Whether every value of the output ``source`` comes from a Constant through ops that only move or pick values
-    (:data:`_MOVING`): OpenVINO's f16 conversion converts those Constants, so such values saturate as theirs do."""
+    (:data:`MOVING`): OpenVINO's f16 conversion converts those Constants, so such values saturate as theirs do."""
     todo, seen = [source], 0
     while todo:
         node = todo.pop().get_node()
         seen += 1
         kind = node.get_type_name()
-        if seen > budget or (kind != "Constant" and kind not in _MOVING):
+        if seen > budget or (kind != "Constant" and kind not in MOVING):
             return False
         if kind != "Constant":
-            carried = _MOVING[kind]
+            carried = MOVING[kind]
             todo += [node.input_value(i) for i in (range(node.get_input_size()) if carried is None else carried)]
     return True
 
@@ -300,10 +313,12 @@ ABOVE_NODES = 8  # ops followed per reduction, at most
 
 def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], known: dict[Any, int], room: Any) -> None:
     """Follow ``chain`` up from its inputs (``entry``: the mark of each, None for a Constant) through the elementwise
-    ops of :data:`ABOVE_OPS` (:data:`ABOVE_DEPTH` deep, :data:`ABOVE_NODES` ops at most) into ``chain.above``; the
-    inputs of those ops are captured: a tensor already marked (``known``: output -> mark) is not marked again, and a new
-    one is appended to ``marks`` only where ``room(output)`` says it fits the audit's capture budget (else the walk
-    stops there, and ``chain.above_cut`` says so)."""
+    ops of :data:`ABOVE_OPS` (:data:`ABOVE_DEPTH` deep, :data:`ABOVE_NODES` ops at most) and the ops that only move
+    values (:data:`MOVING`: a Reshape into heads, a Transpose, a Concat; they change no value in any precision, so they
+    count in no depth) into ``chain.above``; the inputs of those ops are captured (those a moving op does not carry
+    values from, a shape, indices, a condition, too: it is computed on them): a tensor already marked (``known``:
+    output -> mark) is not marked again, and a new one is appended to ``marks`` only where ``room(output)`` says it
+    fits the audit's capture budget (else the walk stops there, and ``chain.above_cut`` says so)."""
     chain.entry = list(entry)
     ports = [chain.op.input_value(i) for i in range(chain.op.get_input_size())] if chain.op is not None else []
     queue: deque[tuple[Any, int, int]] = deque()
@@ -314,19 +329,24 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
     while queue:
         port, mark, depth = queue.popleft()
         node = port.get_node()
-        if depth > ABOVE_DEPTH or port in walked or node.get_type_name() not in ABOVE_OPS:
+        kind = node.get_type_name()
+        if depth > ABOVE_DEPTH or port in walked or (kind not in ABOVE_OPS and kind not in MOVING):
             continue
-        if node.get_output_size() != 1 or not node.get_output_element_type(0).is_real():
+        if (node.get_output_size() != 1 and kind not in _SPLITS) or not port.get_element_type().is_real():
             continue
         values = node.input_values()
-        if not all(value.get_element_type().is_real() for value in values):
+        carried = MOVING.get(kind)
+        carries = [kind not in MOVING or carried is None or k in carried for k in range(len(values))]
+        if not all(value.get_element_type().is_real() for value, c in zip(values, carries, strict=True) if c):
             continue
+        if kind in MOVING and not any(_on_data(value) for value, c in zip(values, carries, strict=True) if c):
+            continue  # it moves a Constant's values only (an embedding's Gather from its table): as captured
         if len(chain.above) >= ABOVE_NODES:
             break
         walked.add(port)
         inputs: list[int | npt.NDArray[Any]] = []
         further = []
-        for value in values:
+        for value, carries_values in zip(values, carries, strict=True):
             source = value.get_node()
             if source.get_type_name() == "Constant":
                 inputs.append(_constant(source))
@@ -334,18 +354,67 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
             index = known.get(value)
             if index is None:
                 if not room(value):
-                    chain.above_cut = (f"the values above {node.get_type_name()} {node.get_friendly_name()!r} were "
+                    chain.above_cut = (f"the values above {kind} {node.get_friendly_name()!r} were "
                                        f"not captured: they would pass the audit's limit on the elements it keeps "
                                        f"(OVREDUCE_MAX_ELEMENTS)")  # fmt: skip
                     break
                 index = known[value] = len(marks)
                 marks.append(value)
             inputs.append(index)
-            further.append((value, index, depth + 1))
+            if carries_values:  # (a value moved is no op deeper)
+                further.append((value, index, depth + (0 if kind in MOVING else 1)))
         else:
             chain.above.append(Above(node, mark, inputs, [_arrives_unrounded(v) for v in values], list(values),
-                                     kept_in_original_precision(node)))  # fmt: skip
+                                     kept_in_original_precision(node), carries, port.get_index()))  # fmt: skip
             queue.extend(further)
+
+
+def _on_data(port: Any, budget: int = 64) -> bool:
+    """Whether the value of ``port`` depends on the model's inputs or state (a Parameter or ReadValue above it), not on
+    Constants alone (a weight's decompression, which OpenVINO computes when it compiles); True where that is not found
+    out within ``budget`` nodes."""
+    todo, seen = [port.get_node()], set[Any]()
+    while todo:
+        node = todo.pop()
+        kind = node.get_type_name()
+        if kind in ("Parameter", "ReadValue") or len(seen) > budget:
+            return True
+        if node in seen:
+            continue
+        seen.add(node)
+        todo += [value.get_node() for value in node.input_values()]
+    return False
+
+
+_SPLITS = frozenset({"Split", "VariadicSplit"})  # moving ops of several outputs, each followed on its own
+
+
+def _moved(above: Above, args: Sequence[npt.NDArray[Any]], shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
+    """What the op ``above``, which only moves values (:data:`MOVING`), makes of ``args`` (its values in f32, the
+    others as captured) into its output of ``shape``: as OpenVINO's own evaluation of the op computes it."""
+    import openvino as ov
+
+    kind = above.node.get_type_name()
+    if kind == "Convert":  # (to a floating-point type: rounded by the op that receives it)
+        return np.asarray(args[0], dtype=np.float32)
+    data = np.asarray(args[0], dtype=np.float32)
+    if kind in _SPLITS:
+        axis = int(np.asarray(args[1]).reshape(-1)[0])
+        axis = axis + data.ndim if axis < 0 else axis
+        if kind == "Split":
+            parts = np.split(data, int(above.node.get_attributes()["num_splits"]), axis=axis)
+        else:
+            lengths = [int(n) for n in np.asarray(args[2]).reshape(-1)]
+            if -1 in lengths:
+                lengths[lengths.index(-1)] = data.shape[axis] - (sum(lengths) + 1)
+            parts = np.split(data, np.cumsum(lengths)[:-1], axis=axis)
+        return np.asarray(parts[above.port], dtype=np.float32)
+    tensors = [ov.Tensor(np.ascontiguousarray(np.asarray(a, np.float32) if carried else a))
+               for a, carried in zip(args, [above.carried(k) for k in range(len(args))], strict=True)]  # fmt: skip
+    out = ov.Tensor(ov.Type.f32, ov.Shape(list(shape)))
+    if not above.node.evaluate([out], tensors):
+        raise ValueError(f"OpenVINO does not evaluate {kind} {above.node.get_friendly_name()!r}")
+    return np.array(out.data, dtype=np.float32, copy=True)
 
 
 @dataclass
@@ -380,13 +449,15 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
 
     leaves: dict[int, Any] = {}
     for above in chain.above:
-        for index, source in zip(above.inputs, above.sources, strict=True):
-            if isinstance(index, int) and index not in by_output:
+        for k, (index, source) in enumerate(zip(above.inputs, above.sources, strict=True)):
+            if isinstance(index, int) and index not in by_output and above.carried(k):
                 leaves[index] = source
     # the captured values that reach the maximum where an op running in the target computes or receives them
     hot = {above.output for above in chain.above if not above.kept and top(above.output) >= limit}
-    hot |= {index for above in chain.above for index, unrounded in zip(above.inputs, above.unrounded, strict=True)
-            if isinstance(index, int) and not (above.kept and unrounded) and top(index) >= limit}  # fmt: skip
+    hot |= {index for above in chain.above
+            for k, (index, unrounded) in enumerate(zip(above.inputs, above.unrounded, strict=True))
+            if isinstance(index, int) and above.carried(k) and not (above.kept and unrounded)
+            and top(index) >= limit}  # fmt: skip
 
     def figures() -> Arrival:
         stages = [Stage(source.get_node().get_type_name(), top(mark), node=source.get_node())
@@ -421,7 +492,11 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             low[mark] = None
             args: list[npt.NDArray[Any]] = []
             inherited = np.zeros((), dtype=bool)
-            for index, unrounded, source in zip(above.inputs, above.unrounded, above.sources, strict=True):
+            for k, (index, unrounded, source) in enumerate(zip(above.inputs, above.unrounded, above.sources,
+                                                               strict=True)):  # fmt: skip
+                if not above.carried(k):  # a shape, axes, indices, a condition: as given
+                    args.append(np.asarray(index if not isinstance(index, int) else values(index)))
+                    continue
                 if not isinstance(index, int):
                     args.append(np.asarray(index, np.float32) if above.kept else _converted_constant(index, target))
                     continue
@@ -444,6 +519,9 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             kind = above.node.get_type_name()
             if kind in EMULATED:
                 out = _rounded(_apply(kind, [a.astype(np.float32) for a in args], above.node), target, above.kept)
+            elif above.moves:  # what it moves, as it moves it: no value changes, so none is lost here
+                out = _rounded(_moved(above, args, np.shape(values(mark))), target, above.kept)
+                inherited = np.ones((), dtype=bool)
             elif not inherited.any():  # what it computes from values that arrive finite: as captured, rounded
                 out = _rounded(values(mark), target, above.kept)
             else:

@@ -165,9 +165,10 @@ def _one_factor(kind: str, states: Sequence[str]) -> int | None:
 
 def linear(node: Any) -> bool:
     """Whether a scalar Multiply moves through ``node`` unchanged, whose inputs then all carry the factor: an Add or a
-    Subtract (the passes divide its other operand, a Constant too), a Multiply or Divide by a Constant."""
+    Subtract (the passes divide its other operand, a Constant too), an op that only moves values (a Reshape, a Concat:
+    the values it carries, a Constant's too), a Multiply or Divide by a Constant."""
     kind = node.get_type_name()
-    if kind in ("Add", "Subtract"):
+    if kind in _CARRY:  # an Add, a Subtract, or an op that moves values (a Reshape, a Concat)
         return True
     return kind in ("Multiply", "Divide") and any(_constant(node.input_value(i)) for i in range(node.get_input_size()))
 

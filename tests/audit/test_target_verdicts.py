@@ -513,3 +513,42 @@ def test_a_variance_of_features_near_their_mean_is_not_passed_in_bf16(tmp_path: 
     doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"h": data}, target="bf16").to_json()
     row = next(row["target"] for row in doc["layers"] if row["layer_name"] == "var")
     assert row["status"] in ("inaccurate", "not-established"), row
+
+
+def _moved_difference(move: str, etype: Any) -> ov.Model:
+    """``Subtract(a, b) -> <move> -> Power(., 2) -> ReduceSum`` of ``etype``: the difference split into heads (a
+    Reshape), reordered (a Transpose) or joined to itself (a Concat) before it is squared, as multi-head code does."""
+    a, b = (ops.parameter([2, 64], etype, name=name) for name in "ab")
+    diff = ops.subtract(a, b, name="diff")
+    moved = {
+        "Reshape": lambda: ops.reshape(diff, ops.constant(np.int64([2, 8, 8])), False),
+        "Transpose": lambda: ops.transpose(
+            ops.reshape(diff, ops.constant(np.int64([2, 8, 8])), False), ops.constant(np.int64([0, 2, 1]))
+        ),
+        "Concat": lambda: ops.concat([diff, diff], 1),
+    }[move]()
+    square = ops.power(moved, ops.constant(np.asarray(2, dtype=etype)))
+    axes = ops.constant(np.arange(1, len(moved.get_output_partial_shape(0)), dtype=np.int64))
+    return ov.Model([ops.reduce_sum(square, axes, False, name="dist2")], [a, b])
+
+
+@pytest.mark.parametrize("move", ["Reshape", "Transpose", "Concat"])
+def test_a_difference_that_cancels_above_ops_that_move_it_is_judged(tmp_path: Path, move: str) -> None:
+    """The squared distance of a and b near 1000 that differ by about 0.05, the difference moved before the square:
+    f16's Subtract cancels, and OpenVINO's own f16 evaluation of the model is several times off. A Reshape, a Transpose
+    or a Concat changes no value: the walk above the chain goes through it to the Subtract, which is emulated."""
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    ov.save_model(_moved_difference(move, np.float32), tmp_path / "m.xml", compress_to_fp16=False)
+    out = [ov.Tensor(ov.Type.f16, ov.Shape([2]))]
+    assert _moved_difference(move, np.float16).evaluate(
+        out, [ov.Tensor(av.astype(np.float16)), ov.Tensor(bv.astype(np.float16))]
+    )
+    exact = ((av.astype(np.float64) - bv) ** 2).sum(-1) * (2 if move == "Concat" else 1)
+    assert np.max(np.abs(out[0].data.astype(np.float64) - exact) / exact) > 1  # OpenVINO's f16 result: that far off
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "dist2")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert "Subtract" in [stage["op"] for stage in row["above"]], row
+    assert row["max_rel_error"] > 1, row
