@@ -116,6 +116,7 @@ from ovreduce.headroom import (
     disabled_conversions,
     emulate,
     headroom_factor,
+    prior_errors,
     run_on_device,
     target_tolerances,
     walk_above,
@@ -1018,6 +1019,9 @@ def _target_step(
             str(run.effective_precision),
             op=op_type,
             node=chain.op,
+            carried=None
+            if not chain.above
+            else prior_errors(chain, lambda mark: _exact_float(run.marked[mark]), str(run.effective_precision)),
         )
     ):  # inputs an op of a bf16 or f16 run computed, not given ones: their rounding in it is not bounded within
         status = "not-established"

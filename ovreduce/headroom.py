@@ -80,6 +80,7 @@ __all__ = [
     "disabled_conversions",
     "emulate",
     "kept_in_original_precision",
+    "prior_errors",
     "run_on_device",
     "target_tolerances",
     "walk_above",
@@ -838,55 +839,138 @@ def bounded(
                      added=_smallest(added) if relative else None)  # fmt: skip
 
 
-def _prior_error(
-    op: str | None, inputs: Sequence[npt.NDArray[np.float64]], rounded: Sequence[bool], u: float, node: Any = None
+def _propagated(
+    op: str | None,
+    inputs: Sequence[npt.NDArray[np.float64]],
+    errors: Sequence[npt.NDArray[Any] | None],
+    node: Any = None,
 ) -> npt.NDArray[np.float64] | None:
-    """A bound, per element, on the absolute error of the op's output (the reduction's input where there is no op) that
-    one rounding already in each input ``rounded`` marks causes (each off by at most the unit roundoff ``u``, relative);
-    None where no simple bound holds."""
-    k = sum(bool(r) for r in rounded)
+    """A bound, per element, on the absolute error of the op's output (the input itself where there is no op) that an
+    absolute error of at most ``errors[i]`` (per element; None: none) in each input ``i`` causes; None where no simple
+    bound holds."""
     magnitude = [np.abs(a) for a in inputs]
+    given = [e is not None for e in errors]
+    err = [np.zeros(()) if e is None else np.abs(np.asarray(e, dtype=np.float64)) for e in errors]
     with np.errstate(all="ignore"):
-        if k == 0:
+        if not any(given):
             return np.zeros(np.shape(computed(op, inputs, node) if op is not None else inputs[0]))
-        if op is None:
-            return np.asarray(u * magnitude[0])
+        if op is None or op in ("Abs", "Negative", "Relu", "Clamp", "Tanh"):  # (none moves a value further than it)
+            return np.asarray(err[0] + np.zeros(np.shape(inputs[0])))
+        if op == "Sigmoid":
+            return np.asarray(err[0] / 4 + np.zeros(np.shape(inputs[0])))
+        shape = np.broadcast_shapes(*(np.shape(a) for a in inputs))
         if op in ("Add", "Subtract"):  # each operand's error, whatever the sum cancels
-            return np.asarray(sum(u * m for m, r in zip(magnitude, rounded, strict=True) if r)
-                              + np.zeros(np.broadcast_shapes(*(np.shape(a) for a in inputs))))  # fmt: skip
+            return np.asarray(sum(e for e, g in zip(err, given, strict=True) if g) + np.zeros(shape))
+        if op in ("Maximum", "Minimum"):
+            return np.asarray(np.maximum(err[0], err[1]) + np.zeros(shape))
         if op == "SquaredDifference":  # (d + e)^2 - d^2, the difference d off by e
-            shift = sum(u * m for m, r in zip(magnitude, rounded, strict=True) if r)
+            shift = err[0] + err[1]
             return np.asarray(2 * np.abs(inputs[0] - inputs[1]) * shift + shift * shift)
-        out = np.abs(np.asarray(computed(op, inputs, node), dtype=np.float64))
-        rel: float | None = None
         if op == "Multiply":
-            rel = (1 + u) ** k - 1
-        elif op == "Divide":
-            rel = ((1 + u) if rounded[0] else 1) / ((1 - u) if rounded[1] else 1) - 1
-        elif op == "Power":
+            return np.asarray(magnitude[1] * err[0] + magnitude[0] * err[1] + err[0] * err[1] + np.zeros(shape))
+        if op == "Divide":
+            room = magnitude[1] - err[1]
+            quotient = np.abs(np.asarray(computed(op, inputs, node), dtype=np.float64))
+            return np.asarray(np.where(room > 0, (err[0] + quotient * err[1]) / room, np.inf))
+        if op == "Power":
             exponent = _integer_exponent(op, inputs)
-            if exponent is not None and not rounded[1] and abs(exponent) <= 8:
-                rel = (1 + u) ** exponent - 1 if exponent >= 0 else (1 - u) ** exponent - 1
-        elif op == "Exp":
-            largest = _largest_or_inf(inputs[0])
-            rel = math.exp(largest * u) - 1 if largest * u < 1 else None
-        return None if rel is None else np.asarray(rel * out)
+            if exponent is None or given[1] or abs(exponent) > 8:
+                return None
+            if exponent >= 0:
+                return np.asarray((magnitude[0] + err[0]) ** exponent - magnitude[0] ** exponent)
+            room = magnitude[0] - err[0]
+            return np.asarray(np.where(room > 0, room**exponent - magnitude[0] ** exponent, np.inf))
+        if op == "Exp":
+            if float(np.max(err[0], initial=0.0)) >= 1:
+                return None
+            return np.asarray(np.exp(inputs[0]) * np.expm1(err[0]))
+    return None
+
+
+def _prior_error(
+    op: str | None, inputs: Sequence[npt.NDArray[np.float64]], rounded: Sequence[bool], u: float, node: Any = None,
+    carried: Sequence[npt.NDArray[Any] | None] | None = None,
+) -> npt.NDArray[np.float64] | None:  # fmt: skip
+    """A bound, per element, on the absolute error of the op's output (the reduction's input where there is no op) that
+    the rounding already in each input ``rounded`` marks causes: each off by at most the unit roundoff ``u`` (relative),
+    or, where ``carried`` gives it, by what the ops above the chain carry into it (:func:`prior_errors`); None where no
+    simple bound holds."""
+    errors = [
+        None if not r else u * np.abs(a) if carried is None or carried[k] is None else carried[k]
+        for k, (a, r) in enumerate(zip(inputs, rounded, strict=True))
+    ]
+    return _propagated(op, inputs, errors, node)
+
+
+def prior_errors(chain: Chain, values: Any, captured_in: str) -> list[npt.NDArray[np.float64] | None]:
+    """For each input of ``chain`` that an op above it computed (``chain.above``, from the captured ``values``: mark ->
+    array), a bound, per element, on the absolute error its captured values carry from a run in ``captured_in`` (of
+    unit roundoff u): each value captured from an op not followed off by at most ``u`` of itself (a model's input or
+    Constant not at all), carried through the ops above (a Subtract of values near 1000 that bf16 rounded by up to 2 is
+    off by up to 4, whatever the difference), and each of their results rounded once more; infinite where no bound
+    holds (an op the bound does not cover). None for an input no op above computed."""
+    u = _UNIT[captured_in]
+    by_output = {above.output: above for above in chain.above}
+    found: dict[int, npt.NDArray[np.float64]] = {}
+
+    def error(mark: int) -> npt.NDArray[np.float64]:
+        if mark in found:
+            return found[mark]
+        above = by_output[mark]
+        out = np.asarray(values(mark), dtype=np.float64)
+        found[mark] = np.full(out.shape, np.inf)  # (a cycle through state: no bound)
+        args: list[npt.NDArray[Any]] = []
+        errors: list[npt.NDArray[Any] | None] = []
+        for k, (index, unrounded) in enumerate(zip(above.inputs, above.unrounded, strict=True)):
+            raw = np.asarray(index if not isinstance(index, int) else values(index))
+            if not above.carried(k):
+                args.append(raw)
+                continue
+            args.append(np.asarray(raw, dtype=np.float64))
+            errors.append(None if not isinstance(index, int) else error(index) if index in by_output
+                          else None if unrounded else u * np.abs(np.asarray(raw, dtype=np.float64)))  # fmt: skip
+        kind = above.node.get_type_name()
+        got: npt.NDArray[Any] | None
+        if above.moves:  # what it moves, each error with its value
+            moved = [e if e is not None else np.zeros(np.shape(a)) for e, a in
+                     zip(errors, [a for k, a in enumerate(args) if above.carried(k)], strict=True)]  # fmt: skip
+            it = iter(moved)
+            try:
+                got = _moved(above, [next(it) if above.carried(k) else a for k, a in enumerate(args)], out.shape)
+            except Exception:  # (an op OpenVINO does not evaluate: no bound)
+                got = None
+        else:
+            got = _propagated(kind, args, errors, above.node) if kind in EMULATED else None
+            if got is not None and not above.kept:  # its own result rounded once more in the run
+                got = got + u * np.abs(out)
+        bound = np.full(out.shape, np.inf) if got is None else np.asarray(got, dtype=np.float64)
+        if bound.shape != out.shape:
+            try:
+                bound = np.broadcast_to(bound, out.shape)
+            except ValueError:
+                bound = np.full(out.shape, np.inf)
+        found[mark] = bound
+        return bound
+
+    return [error(mark) if mark is not None and mark in by_output else None for mark in chain.entry]
 
 
 def covers_prior_rounding(
     emu: Emulation, reduction: str, inputs: Sequence[npt.NDArray[Any]], rounded: Sequence[bool], axes: npt.NDArray[Any],
     keep_dims: bool, target: str, captured_in: str, op: str | None = None, node: Any = None,
+    carried: Sequence[npt.NDArray[Any] | None] | None = None,
 ) -> bool:  # fmt: skip
     """Whether the emulation's result stays within its tolerance, and within the target's range, with the error added
     that the rounding to ``captured_in`` its inputs ``rounded`` marks carry already (captured from a run in that type,
     which the emulation, rounding them again, does not see) could cause: a bound per element from
-    :func:`_prior_error`, added up as the reduction adds (a sum's or mean's, a max's or min's largest). False where no
+    :func:`_prior_error` (``carried``: for each input an op above the chain computed, what the ops above carry into it,
+    :func:`prior_errors`), added up as the reduction adds (a sum's or mean's, a max's or min's largest). False where no
     such bound holds (another reduction, another op), the comparison already fails, or it is judged relatively."""
     c = emu.comparison
     if emu.result is None or c is None or not c.ok or emu.relative or reduction not in _BOUNDED:
         return False
     exact_in = [np.asarray(a, dtype=np.float64) for a in inputs]
-    per_element = _prior_error(op, exact_in, rounded, _UNIT[captured_in], node)
+    per_element = _prior_error(op, exact_in, rounded, _UNIT[captured_in], node, carried)
     if per_element is None:
         return False
     values = np.abs(np.asarray(exact_in[0] if op is None else computed(op, exact_in, node), dtype=np.float64))
