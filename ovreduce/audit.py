@@ -104,6 +104,8 @@ from ovreduce.errors import (
     check_timeout,
 )
 from ovreduce.headroom import (
+    ABOVE_DEPTH,
+    ABOVE_NODES,
     CONVERSIONS,
     FINITE_MAX,
     TARGETS,
@@ -1087,6 +1089,8 @@ def _target_step(
                     f"its values back into range (emulated down to the reduction)")  # fmt: skip
     if chain.above_cut is not None:
         message += f"; {chain.above_cut}"
+    if chain.above_unfollowed:
+        message += f"; {_unfollowed(chain.above_unfollowed, ids, target)}"
     if emu.saturated and status != "protected":
         message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
@@ -1119,6 +1123,20 @@ def _target_step(
         None if c is None else c.max_rel_error, judged_atol, rtol, stages[len(above):], diff, agree, executes, step,
         emu.bound, stages[: len(above)],
     )  # fmt: skip
+
+
+def _unfollowed(nodes: Sequence[Any], ids: Mapping[str, str], target: str) -> str:
+    """That the walk above a chain reached ``nodes`` and did not follow them (past its depth or its count)."""
+    named = [f"{_named(n)}" + (f" (layer {ids[n.get_friendly_name()]})" if n.get_friendly_name() in ids else "")
+             for n in nodes[:3]]  # fmt: skip
+    more = f" and {len(nodes) - 3} more" if len(nodes) > 3 else ""
+    verb, whose = ("is", "its") if len(nodes) == 1 else ("are", "their")
+    return (
+        f"the ops above its chain are followed {ABOVE_DEPTH} ops of two computed inputs deep and {ABOVE_NODES} per "
+        f"reduction at most: {', '.join(named)}{more} {verb} not followed, and {whose} captured values are taken as "
+        f"they are, rounded to {target}: what {target} makes of them there (a difference that cancels, a divisor that "
+        f"flushes to 0) does not show"
+    )
 
 
 def _as_declared(value: npt.NDArray[Any] | Any, parameter: Any) -> npt.NDArray[Any] | Any:

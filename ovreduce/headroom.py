@@ -13,10 +13,11 @@ converts a model's constants, a finite value past the type's maximum saturating 
 
 **Above the chain.** A ``Sqrt``, a ``Log``, a ``Tanh`` or a ``Divide`` between an overflow and the chain brings the
 values back into range, so the chain's input alone does not show it: the chain is followed up through the elementwise
-ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops deep, :data:`ABOVE_NODES` ops per reduction) and the ops that
-only move values (:data:`MOVING`: a Reshape into heads, a Transpose, a Concat; in no depth), whose inputs
-are captured too (a tensor the audit captures already is not captured again; what does not fit the audit's limit on
-the elements it keeps is not captured, and the row says so). Their largest values count in the headroom factor (the
+ops above it (:data:`ABOVE_OPS`, :data:`ABOVE_DEPTH` ops of two computed inputs deep, :data:`ABOVE_NODES` ops per
+reduction; one it reaches past them is named, ``Chain.above_unfollowed``) and the ops that only move values
+(:data:`MOVING`: a Reshape into heads, a Transpose, a Concat; in no depth), whose inputs are captured too (a tensor
+the audit captures already is not captured again; what does not fit the audit's limit on the elements it keeps is not
+captured, and the row says so). Their largest values count in the headroom factor (the
 row lists them in ``above``). The ops above that run in the target are emulated down to the chain, and where what
 they deliver differs from the captured values rounded (a difference of close values cancels, a divisor rounds), the
 chain receives what they deliver: the rounding above is the target's too. Where
@@ -188,6 +189,9 @@ class Chain:
     above: list[Above] = field(default_factory=list)  # the elementwise ops above the chain, captured (walk_above)
     entry: list[int | None] = field(default_factory=list)  # each chain input's mark (None: a Constant), once walked
     above_cut: str | None = None  # why the ops above the chain were not all captured, where they were not
+    # the ops the walk above the chain reached and did not follow (past its depth or its count): their captured values
+    # are taken as they are, rounded, and what they compute in the target (a difference that cancels) does not show
+    above_unfollowed: list[Any] = field(default_factory=list)
     constant_valued: list[bool] = field(default_factory=list)  # each source holds only Constants' values (a mask)
 
     @property
@@ -308,13 +312,14 @@ EMULATED = frozenset({
     "Add", "Subtract", "Multiply", "Divide", "Power", "SquaredDifference", "Maximum", "Minimum",
     "Sqrt", "Log", "Exp", "Tanh", "Sigmoid", "Abs", "Negative", "Relu", "Clamp",
 })  # fmt: skip
-ABOVE_DEPTH = 4  # ops followed up from the chain, at most, along any path
-ABOVE_NODES = 8  # ops followed per reduction, at most
+ABOVE_DEPTH = 4  # ops of two computed inputs or more followed up from the chain, at most, along any path
+ABOVE_NODES = 8  # ops followed per reduction, at most (as many again that only move values)
 
 
 def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], known: dict[Any, int], room: Any) -> None:
     """Follow ``chain`` up from its inputs (``entry``: the mark of each, None for a Constant) through the elementwise
-    ops of :data:`ABOVE_OPS` (:data:`ABOVE_DEPTH` deep, :data:`ABOVE_NODES` ops at most) and the ops that only move
+    ops of :data:`ABOVE_OPS` (:data:`ABOVE_DEPTH` deep in ops of two computed inputs, :data:`ABOVE_NODES` ops at most;
+    those reached past them are listed in ``chain.above_unfollowed``) and the ops that only move
     values (:data:`MOVING`: a Reshape into heads, a Transpose, a Concat; they change no value in any precision, so they
     count in no depth) into ``chain.above``; the inputs of those ops are captured (those a moving op does not carry
     values from, a shape, indices, a condition, too: it is computed on them): a tensor already marked (``known``:
@@ -331,7 +336,7 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
         port, mark, depth = queue.popleft()
         node = port.get_node()
         kind = node.get_type_name()
-        if depth > ABOVE_DEPTH or port in walked or (kind not in ABOVE_OPS and kind not in MOVING):
+        if port in walked or (kind not in ABOVE_OPS and kind not in MOVING):
             continue
         if (node.get_output_size() != 1 and kind not in _SPLITS) or not port.get_element_type().is_real():
             continue
@@ -342,8 +347,18 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
             continue
         if kind in MOVING and not any(_on_data(value) for value, c in zip(values, carries, strict=True) if c):
             continue  # it moves a Constant's values only (an embedding's Gather from its table): as captured
-        if len(chain.above) >= ABOVE_NODES:
-            break
+        computing = sum(not above.moves for above in chain.above)
+        # an op of one input computed from the model's inputs (a Multiply by a Constant, a Sqrt) or that moves values
+        # is no level deeper: the depth counts the ops that combine such values, the counts bound the rest
+        deeper = kind not in MOVING and sum(c and _on_data(value) for value, c in zip(values, carries, strict=True)) > 1
+        if (
+            depth - (not deeper) > ABOVE_DEPTH
+            or (computing >= ABOVE_NODES and kind not in MOVING)
+            or len(chain.above) >= 2 * ABOVE_NODES
+        ):
+            if node not in chain.above_unfollowed:
+                chain.above_unfollowed.append(node)
+            continue
         walked.add(port)
         inputs: list[int | npt.NDArray[Any]] = []
         further = []
@@ -362,8 +377,8 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
                 index = known[value] = len(marks)
                 marks.append(value)
             inputs.append(index)
-            if carries_values:  # (a value moved is no op deeper)
-                further.append((value, index, depth + (0 if kind in MOVING else 1)))
+            if carries_values:
+                further.append((value, index, depth + deeper))
         else:
             chain.above.append(Above(node, mark, inputs, [_arrives_unrounded(v) for v in values], list(values),
                                      kept_in_original_precision(node), carries, port.get_index()))  # fmt: skip

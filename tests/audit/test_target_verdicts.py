@@ -595,3 +595,45 @@ def test_a_bf16_capture_bounds_the_rounding_the_ops_above_the_chain_carry(tmp_pa
         assert row["status"] == "headroom", row
     else:
         assert row["status"] == "not-established" and "--precision f32" in row["message"], row
+
+
+def _shifted_difference(etype: Any, shifts: int) -> ov.Model:
+    """``Subtract(a, b)`` through ``Multiply 2 -> Add 0 -> Maximum -1e4 -> Minimum 1e4`` and ``shifts`` Adds of inputs
+    ``z0, z1...`` (zeros), then ``Power 2 -> ReduceSum``, of ``etype``."""
+
+    def constant(value: float) -> Any:
+        return ops.constant(np.asarray(value, dtype=etype))
+
+    a, b = (ops.parameter([2, 64], etype, name=name) for name in "ab")
+    zeros = [ops.parameter([2, 64], etype, name=f"z{k}") for k in range(shifts)]
+    y = ops.subtract(a, b, name="diff")
+    y = ops.minimum(ops.maximum(ops.add(ops.multiply(y, constant(2.0)), constant(0.0)), constant(-1e4)), constant(1e4))
+    for z in zeros:
+        y = ops.add(y, z)
+    total = ops.reduce_sum(ops.power(y, constant(2.0)), ops.constant(AXIS), False, name="dist2")
+    return ov.Model([total], [a, b, *zeros])
+
+
+@pytest.mark.parametrize("shifts", [0, 4])
+def test_a_difference_that_cancels_ops_above_the_chain_is_judged_or_named(tmp_path: Path, shifts: int) -> None:
+    """A cancelling Subtract (a and b near 1000 that differ by about 0.05) four ops of one computed input above the
+    chain: OpenVINO's own f16 evaluation of the model is several times off, and the walk above the chain reaches it (a
+    Multiply by a Constant, a Maximum with one is no level deeper): `inaccurate`. Four Adds of two computed inputs
+    below it put it past the walk's depth: the row names it as not followed, its captured values taken as they are."""
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    zeros = {f"z{k}": np.zeros((2, 64), np.float32) for k in range(shifts)}
+    out = [ov.Tensor(ov.Type.f16, ov.Shape([2]))]
+    feeds = [ov.Tensor(v.astype(np.float16)) for v in (av, bv, *zeros.values())]
+    assert _shifted_difference(np.float16, shifts).evaluate(out, feeds)
+    exact = (4 * (av.astype(np.float64) - bv) ** 2).sum(-1)
+    assert np.max(np.abs(out[0].data.astype(np.float64) - exact) / exact) > 1  # OpenVINO's f16 result: that far off
+    ov.save_model(_shifted_difference(np.float32, shifts), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv, **zeros}, target="f16")
+    row = next(layer.target for layer in doc.layers if layer.layer_name == "dist2")
+    assert row is not None
+    if shifts:
+        assert "Subtract 'diff' (layer " in row.message and "is not followed" in row.message, row
+    else:
+        assert row.status == "inaccurate" and row.failed, row
