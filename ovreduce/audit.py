@@ -437,6 +437,9 @@ def audit_model(
     check_precision(precision)
     if target is not None and target not in TARGETS:
         raise InputError(f"target {target!r} is not one of {', '.join(TARGETS)}", parameter="target")
+    cannot = device_refuses(device, target)
+    if cannot is not None:
+        raise InputError(f"target {target!r} on device {device!r}: {cannot}", parameter="target")
     meant_for = device
     try:
         check_device(device)
@@ -726,6 +729,17 @@ def audit_model(
         )
     tell("done")
     return report(effective, described, layers, finals, cut, notes)
+
+
+def device_refuses(device: str, target: str | None) -> str | None:
+    """Why ``device`` never runs a model in ``target``, where OpenVINO's plugin for it refuses that inference
+    precision: the GPU plugin's ``INFERENCE_PRECISION_HINT`` accepts f16, f32 or dynamic only (bf16 is an invalid value
+    there), and it runs f16 by default. None where it may."""
+    if target != "bf16" or device.split(".")[0].upper() != "GPU":
+        return None
+    return ("OpenVINO's GPU plugin never runs bf16: its inference precision accepts f16, f32 or dynamic only (it "
+            "refuses bf16 as an invalid value) and is f16 by default, so a bf16 verdict says nothing of what the GPU "
+            "computes; expected f16, the precision a GPU runs")  # fmt: skip
 
 
 def _random_notes(fixed: list[str], unfixed: list[str]) -> list[str]:

@@ -275,7 +275,7 @@ def audit(args: argparse.Namespace) -> int:
     ``--fail-on-drift``, within that drift of an f32 run), 1 otherwise."""
     import math
 
-    from ovreduce.audit import audit_model
+    from ovreduce.audit import audit_model, device_refuses
     from ovreduce.cli.render.text import audit_text
     from ovreduce.exports import audio_length, image_size
     from ovreduce.ir.parser import load_ir
@@ -283,6 +283,10 @@ def audit(args: argparse.Namespace) -> int:
     limit = args.fail_on_drift
     if limit is not None and not (math.isfinite(limit) and limit >= 0):
         raise UsageError("--fail-on-drift must be a finite number >= 0")
+    refused = device_refuses(args.device or "CPU", args.target)
+    if refused is not None:
+        expected = refused.replace("expected f16", "expected --target f16")
+        raise UsageError(f"--target {args.target} with --device {args.device}: {expected}")
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     extensions = extension_names(args.extension)

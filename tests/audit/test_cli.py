@@ -525,3 +525,20 @@ def test_pads_computed_from_an_inputs_shape_name_that_input(tmp_path: Path) -> N
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "the pads of Pad 'P', computed from input(s) 'x', on axis 0 (begin -6, end 5)" in done.stderr, done.stderr
+
+
+def test_a_bf16_target_for_a_gpu_is_refused(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    """OpenVINO's GPU plugin accepts an inference precision of f16, f32 or dynamic only (bf16 is an invalid value
+    there) and runs f16 by default: a bf16 verdict says nothing of what a GPU computes. `--target bf16 --device GPU` is
+    a usage error saying so, and the library refuses it too; `--target f16 --device GPU` is audited."""
+    from ovreduce import load_ir
+    from ovreduce.audit import audit_model
+    from ovreduce.errors import InputError
+
+    status, out, err = _run(capsys, "audit", str(files["rms"]), "--target", "bf16", "--device", "GPU")
+    assert status == 2 and out == "", err
+    assert "never runs bf16" in err and "expected --target f16" in err and err.rstrip().endswith("[usage]"), err
+    with pytest.raises(InputError, match="never runs bf16"):
+        audit_model(load_ir(files["rms"]), target="bf16", device="GPU.1")
+    status, out, err = _run(capsys, "audit", str(files["rms"]), "--target", "f16", "--device", "GPU")
+    assert status in (0, 1) and "target f16" in out, err
