@@ -836,7 +836,7 @@ def test_a_target_verdict_on_an_unobserved_kernel_is_not_established(tmp_path: P
     graph)", of a reduction the model runs in bf16. That verdict now says it is not established, and why."""
     if not _native("bf16"):
         pytest.skip("the CPU runs bf16 through f32: the audited and the plain runs execute the same kernels")
-    doc = audit_model(load_ir(_stateful_rms(tmp_path / "m.xml")), target="bf16", device="GPU", steps=2,
+    doc = audit_model(load_ir(_stateful_rms(tmp_path / "m.xml")), target="bf16", device="NPU", steps=2,
                       inputs={"input_ids": np.array([[0, 0]])})  # fmt: skip
     judged = [layer for layer in doc.layers if layer.target is not None and layer.target.step]
     assert judged, [(layer.layer_name, layer.target) for layer in doc.layers]  # a decode step's figures
