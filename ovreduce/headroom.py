@@ -824,7 +824,7 @@ def bounded(
             return None
         # every rounding off by at most u (relative) or flushed below the smallest normal (absolute)
         error = (rel * (1 + 2**-20)) * mass + u * magnitude + (tiny if reduction == "ReduceMean" else tiny * count)
-        allowed = atol + rtol * (magnitude + mass)  # a sum that cancels is judged against what it adds, as in run
+        allowed = atol + rtol * np.maximum(magnitude, mass)  # a sum that cancels is judged against what it adds
     else:
         error = (rel * (1 + 2**-20) + u) * magnitude + tiny
         allowed = atol + rtol * magnitude
@@ -1001,7 +1001,7 @@ def covers_prior_rounding(
         mass = np.asarray(np.sum(values, axis=dims, keepdims=keep_dims)) / count if sums else 0.0
         expected = np.asarray(emu.expected, dtype=np.float64)
         error = np.abs(np.asarray(emu.result, dtype=np.float64) - expected) + spread * (1 + 2**-20)
-        allowed = c.atol + c.rtol * (np.abs(expected) + mass)
+        allowed = c.atol + c.rtol * np.maximum(np.abs(expected), mass)
     if np.shape(error) != np.shape(allowed):
         return False
     judged = np.isfinite(expected) if emu.undefined is None else np.isfinite(expected) & ~emu.undefined
@@ -1160,6 +1160,10 @@ def emulate(
     # A sum that cancels is judged against what it adds (as run judges one): its inputs' rounding alone errs so much.
     # What it adds as the target holds it: a term that flushes to 0 is lost whole, which no rounding allowance covers.
     mass = reductions()[reduction].rounding_mass(np.asarray(low_data, dtype=np.float64), np.asarray(axes), keep_dims)
+    # all it is allowed: rtol times what it adds, of which rtol times the outputs is the comparison's already (a sum of
+    # terms of one sign adds no more than it holds: its tolerance is no wider than the type's rtol)
+    with np.errstate(invalid="ignore"):
+        excess = None if mass is None else np.maximum(np.asarray(mass, np.float64) - np.abs(expected), 0.0)
     # An output past the type's range that holds its largest where Constants saturated to it (a fully masked row's
     # max, of float32's lowest) is that conversion's, by design: no error of the reduction's to judge.
     low64 = np.asarray(result, dtype=np.float64)
@@ -1168,9 +1172,9 @@ def emulate(
     judged_out = clamped if undefined is None else (clamped | undefined)
     comparison = compare(expected, low64, reference_name="f64 reference",
                          candidate_name=f"{target} emulation", atol=atol, rtol=rtol, exact=False,
-                         allowance=None if mass is None else rtol * mass,
+                         allowance=None if excess is None else rtol * excess,
                          undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
-    allowance = None if mass is None else rtol * np.broadcast_to(mass, expected.shape)
+    allowance = None if excess is None else rtol * np.broadcast_to(excess, expected.shape)
     magnitude = np.where(judged_out, np.nan, np.abs(expected)) if judged_out.any() else np.abs(expected)
     relative = _zeros_pass(magnitude, atol + rtol * magnitude + (0.0 if allowance is None else allowance), atol)
     scale = _plus(expected, added) if relative else None
