@@ -118,6 +118,7 @@ from ovreduce.headroom import (
     disabled_conversions,
     emulate,
     headroom_factor,
+    kept_in_original_precision,
     prior_errors,
     run_on_device,
     target_tolerances,
@@ -2031,21 +2032,32 @@ class _Branches:
                 params = body.get_parameters()
                 feeds = {d.body_parameter_index: _as_declared(values[d.input_index], params[d.body_parameter_index])
                          for d in node.get_input_descriptions(branch)}  # fmt: skip
+                # a body's input holds what the outer graph computed: as given only where the If received a model's
+                # input or a Constant (or what an op kept in the original precision computed), else rounded by the run
+                given = {d.body_parameter_index for d in node.get_input_descriptions(branch)
+                         if _given(node.input_value(d.input_index))}  # fmt: skip
                 words = _body_words(refs, path)
                 out[path] = self._run(body, feeds, graph, path, words, kinds, device, precision, deadline, atol, rtol,
-                                      work)  # fmt: skip
+                                      work, given)  # fmt: skip
         return out
 
     def _run(
         self, body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str, words: str,
         kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
-        atol: float | None, rtol: float | None, work: AuditWork,
+        atol: float | None, rtol: float | None, work: AuditWork, given: Collection[int] = (),
     ) -> list[LayerAudit]:  # fmt: skip
         marked = body.clone()
         nodes = _reduction_nodes(marked, kinds, work)
         ids = _layer_ids(graph, work)
         marks, slots = _marks(nodes)
         chains = [chain_of(node, marks) for node in nodes] if self.target is not None else []
+        params = marked.get_parameters()
+        fed = {params[i] for i in range(len(params)) if i not in given}  # values the outer run computed, rounded
+        for chain, node in zip(chains, nodes, strict=True):
+            ops = [node] if chain.op is None else [chain.op]
+            sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
+            chain.sources_kept = [kept and source.get_node() not in fed
+                                  for kept, source in zip(chain.sources_kept, sources, strict=True)]  # fmt: skip
         what = f"the audit of {words}"
         check_kept(marks, self.max_elements, what=what)
         try:
@@ -2074,6 +2086,13 @@ class _Branches:
             work.reductions_checked += 1
             rows.append(row)
         return rows
+
+
+def _given(source: Any) -> bool:
+    """Whether the output ``source`` holds values no op of the run rounded: a model's input, a Constant, or what an op
+    kept in the original precision computed."""
+    node = source.get_node()
+    return node.get_type_name() in ("Parameter", "Constant") or kept_in_original_precision(node)
 
 
 def _unbuilt(model: IRModel, kinds: Mapping[str, ReductionOp]) -> list[LayerAudit]:
