@@ -892,11 +892,13 @@ def _target_step(
     chain: Chain, node: Any, slot: tuple[int | npt.NDArray[Any], ...], run: MarkedRun, target: str,
     ids: Mapping[str, str], layer: LayerAudit, step: int | None,
     on_device: tuple[npt.NDArray[Any] | None, str | None] | None = None, unseen: str | None = None,
+    fused: bool = False,
 ) -> TargetHeadroom:  # fmt: skip
     """Whether reduction ``node`` survives ``target``, from what one run captured of its chain. ``unseen`` says why
     the kernel the model runs the reduction in is not the one the run observed (:func:`_runs_unobserved`): where the
     verdict's device figures are that observed kernel's (what it executes in, its output against the emulation), a
-    survival is not established by them."""
+    survival is not established by them. ``fused``: the device runs the chain fused into a kernel that takes its input
+    in the target and computes the op and the reduction in f32 (a GPU's RMS kernel)."""
     if layer.error is not None or layer.comparison is None:
         return TargetHeadroom("not-established", False, f"not examined: {layer.error or 'no output to compare'}",
                               step=step)  # fmt: skip
@@ -907,7 +909,7 @@ def _target_step(
         return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
     if np.size(data) == 0:  # nothing reaches it: no precision shows (an empty max is undefined, not an overflow)
         return TargetHeadroom("not-established", False, "not established: its input is empty", step=step)
-    op_kept, reduction_kept = chain.op_kept, chain.reduction_kept
+    op_kept, reduction_kept = chain.op_kept or fused, chain.reduction_kept or fused
     # what the device executes the reduction in: as its execution graph of the model runs it where that was read, else
     # as the audited run (its tensors made outputs) executed it, where that run executed in the target precision
     on_target = run.effective_precision == target
@@ -947,7 +949,8 @@ def _target_step(
         if emu is None:
             constants = chain.constants
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
-                          op_kept=op_kept, reduction_kept=reduction_kept, sources_kept=chain.sources_kept,
+                          op_kept=op_kept, reduction_kept=reduction_kept,
+                          sources_kept=[False] * len(chain.sources_kept) if fused else chain.sources_kept,
                           constants=constants, arrived=arrived, added=added, operands=operands)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
@@ -1338,9 +1341,13 @@ def _target_scaled(
     )
     unbounded = replace(layer)
     unbounded.expected = None  # the reference of the unscaled values bounds nothing of the scaled ones
-    row = _target_step(scaled_chain, node, slot, scaled_run, target, ids, unbounded, step, None, unseen)
+    row = _target_step(scaled_chain, node, slot, scaled_run, target, ids, unbounded, step, None, unseen,
+                       fused=fed.fused)  # fmt: skip
     said = (f"; judged on its values divided by {SCALE_FACTOR} {scale:g}, as a device applying OpenVINO's "
             f"activations scaling holds them")  # fmt: skip
+    if fed.fused:
+        said += (", and as that device runs the norm, fused into its RMS kernel, which takes the input in "
+                 f"{target} and accumulates its squares and their mean in f32")  # fmt: skip
     if row.status != plain.status:
         said += (
             f"; unscaled, as a device that does not apply it (the CPU, a GPU with systolic arrays) runs it: {unscaled}"

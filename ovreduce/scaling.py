@@ -87,6 +87,9 @@ class Basis:
     why: str | None = None
     constants: bool = False
     kept: tuple[int, ...] = ()  # the inputs of the chain's op that hold the model's own values (a product's)
+    # an RMSNorm's mean square, which the GPU fuses into its RMS kernel: that kernel takes the f16 input and accumulates
+    # its squares and their mean in f32 (``rms_kernel_base.cpp``: the accumulator of an f16 input is f32)
+    fused: bool = False
 
 
 def _named(node: Any) -> str:
@@ -205,7 +208,7 @@ def basis(chain_op: Any | None, reduction: Any, above: Sequence[Any], normalized
         op_kind == "Power" and _constant(entries[1]) and _exponent(entries[1]) == 2.0
     ) or (op_kind == "Multiply" and entries[0] == entries[1])  # fmt: skip
     if squares and kind == "ReduceMean" and normalized:  # a norm's mean square, fused: fed the scaled values
-        return Basis("scaled")
+        return Basis("scaled", fused=op_kind != "SquaredDifference")  # (an RMS norm's, not a layer norm's variance)
     if op_kind in ("Power", "Exp", "SquaredDifference"):
         return Basis("unscaled")  # the factor is multiplied back before the op
     return Basis("unfollowed", f"{_named(chain_op)} feeding {name}")

@@ -249,3 +249,18 @@ def test_a_product_with_the_models_own_values_carries_the_factor_once(tmp_path: 
     assert before.status == "overflow" and row.status == expected.status == "headroom", (row, expected)
     assert row.largest == pytest.approx(expected.largest, rel=1e-6)
     assert "unscaled, as a device that does not apply it" in row.message
+
+
+def test_a_scaled_rms_norm_is_judged_as_the_gpus_fused_rms_kernel_computes_it(tmp_path: Path) -> None:
+    """A device applying the factor cancels it at the RMSNorm only because it runs the norm fused into its RMS kernel,
+    which takes the f16 input and accumulates the squares and their mean in f32 (OpenVINO's GPU RMS kernel: the
+    accumulator of an f16 input is f32). Activations of std 0.03, divided by 8, square to f16 subnormals: computed as
+    separate f16 ops (the same values, no factor, the norm left unfused) the mean is inaccurate, and fused it is not."""
+    feeds = {"x": (np.random.default_rng(0).standard_normal((1, 8, 64)) * 0.03 / 320).astype(np.float32)}  # h: 0.03
+    doc = _audit(_norm_model(tmp_path / "m.xml", "8.0"), inputs=feeds, precision="f32", target="f16")
+    apart = _audit(_norm_model(tmp_path / "s.xml", None, scaled_down=True), inputs=feeds, precision="f32", target="f16")
+    row, unfused = _row(doc, "norm/ReduceMean"), _row(apart, "norm/ReduceMean")
+    assert unfused.status == "inaccurate", unfused
+    assert row.status == "headroom" and not row.failed, row
+    assert "fused into its RMS kernel" in row.message and "squares and their mean in f32" in row.message, row.message
+    assert [stage.kept for stage in row.stages] == [False, True, True], row.stages
