@@ -475,6 +475,14 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             if isinstance(index, int) and above.carried(k) and not (above.kept and unrounded)
             and top(index) >= limit}  # fmt: skip
 
+    # A captured value past the maximum saturates where OpenVINO converts it as a Constant (it depends on no input of
+    # the model: folded, then converted; or it is moved from Constants only: a mask's Select), and overflows where an
+    # op running in the target computed it from the model's inputs (a ReduceMax of a masked row is -inf, as its own row
+    # says); what an op kept in the original precision computed is converted on its way in, which may do either.
+    constant = {index for index, source in leaves.items() if not _on_data(source) or _constant_valued(source)}
+    unsure = {index for index, source in leaves.items()
+              if index not in constant and kept_in_original_precision(source.get_node())}  # fmt: skip
+
     def figures() -> Arrival:
         stages = [Stage(source.get_node().get_type_name(), top(mark), node=source.get_node())
                   for mark, source in leaves.items()]  # fmt: skip
@@ -523,7 +531,8 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
                     arg = _rounded(got, target, above.kept)
                 else:  # captured: rounded on its way into an op running in the target (or saturated: see above)
                     keep = above.kept and unrounded
-                    arg = (_converted_constant(values(index), target) if saturate and not keep
+                    saturates = index in constant or (saturate and index in unsure)
+                    arg = (_converted_constant(values(index), target) if saturates and not keep
                            else _rounded(values(index), target, keep))  # fmt: skip
                     if index not in lost:
                         lose(index, arg, np.zeros((), dtype=bool), source.get_node(), False)
@@ -573,13 +582,13 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             return figures()
         return Arrival(quiet.stages, quiet.arrived)
     mild = emulated(saturate=True)
-    if reaches(mild) or not hot & set(leaves):
+    if reaches(mild) or not hot & unsure:
         return mild
     harsh = emulated(saturate=False)
     if not reaches(harsh):
         return mild
     # only a captured value past the maximum, as its op computes it in the target, decides
-    mark = max(hot & set(leaves), key=top)
+    mark = max(hot & unsure, key=top)
     node = leaves[mark].get_node()
     over = next(st for st in mild.stages if st.what == node.get_type_name() and st.largest == top(mark))
     return Arrival(mild.stages, None, [node], over)

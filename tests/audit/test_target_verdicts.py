@@ -690,3 +690,33 @@ def test_a_body_input_an_outer_op_computed_is_not_taken_as_given(tmp_path: Path)
     doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"x": data, "c": np.array(True)}, target="bf16").to_json()
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "then_sum")
     assert row["status"] == "not-established" and "--precision f32" in row["message"], row
+
+
+def _masked_softmax(etype: Any) -> ov.Model:
+    """A decomposed softmax over ``scores + Select(keep, 0, lowest)`` (a masked fill as torch exports it), of
+    ``etype``."""
+    s = ops.parameter([2, 8], etype, name="s")
+    keep = ops.parameter([2, 8], ov.Type.boolean, name="keep")
+    low = np.finfo(np.float32).min if etype == np.float32 else -65504
+    masked = ops.add(s, ops.select(keep, ops.constant(np.array(0, etype)), ops.constant(np.array(low, etype))))
+    top = ops.reduce_max(masked, ops.constant(np.int64([-1])), True, name="max")
+    e = ops.exp(ops.subtract(masked, top))
+    den = ops.reduce_sum(e, ops.constant(np.int64([-1])), True, name="den")
+    return ov.Model([ops.divide(e, den)], [s, keep])
+
+
+def test_a_fully_masked_rows_nan_is_an_overflow_not_a_flush(tmp_path: Path) -> None:
+    """One fully masked row of scores near -20: in f16 the mask saturates to -65504, -65504 - 20 rounds to -inf, the
+    row's max is -inf and ``x - max`` NaN, as OpenVINO's own f16 evaluation of the model gives. The max is computed from
+    the model's inputs, so in f16 it is -inf, not a Constant's saturated value: the denominator's row is the overflow,
+    not a flush to 0 brought back into range."""
+    scores = np.array([[-20, -25, -30, -22, -21, -24, -26, -23], [1, 2, 3, 4, 5, 6, 7, 8]], np.float32)
+    keep = np.array([[False] * 8, [True] * 8])
+    out = [ov.Tensor(ov.Type.f16, ov.Shape([2, 8]))]
+    assert _masked_softmax(np.float16).evaluate(out, [ov.Tensor(scores.astype(np.float16)), ov.Tensor(keep)])
+    assert np.isnan(out[0].data[0]).all() and np.isfinite(out[0].data[1]).all()  # OpenVINO's own f16 result
+    ov.save_model(_masked_softmax(np.float32), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"s": scores, "keep": keep}, target="f16")
+    row = next(layer.target for layer in doc.layers if layer.layer_name == "den")
+    assert row is not None and row.status == "overflow" and row.failed, row
+    assert "back into range" not in row.message and "flush" not in row.message, row.message
