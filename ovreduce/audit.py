@@ -936,7 +936,7 @@ def _target_step(
     eps = _added_after(node)  # what an Add after the reduction adds to it (an RMSNorm's eps), where one does
     added = None if eps is None else eps[0]
     # the op's Constant operands (an exponent, a scale): converted, but no value that flows through the chain
-    operands = None if chain.op is None else [not isinstance(i, int) for i in chain.sources]
+    operands = chain.constants  # (a Constant behind a decompression Convert too: a compressed IR's exponent)
     try:
         # the ops above the chain: their values, and where one reaches the type's maximum, what they deliver to it
         path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None

@@ -720,3 +720,19 @@ def test_a_fully_masked_rows_nan_is_an_overflow_not_a_flush(tmp_path: Path) -> N
     row = next(layer.target for layer in doc.layers if layer.layer_name == "den")
     assert row is not None and row.status == "overflow" and row.failed, row
     assert "back into range" not in row.message and "flush" not in row.message, row.message
+
+
+def test_a_compressed_irs_exponent_is_no_value_of_the_chain(tmp_path: Path) -> None:
+    """An RMSNorm saved as ``save_model`` saves by default (``compress_to_fp16``), as optimum-intel exports: its
+    exponent 2 is an f16 Constant behind a decompression Convert. It is no value of the chain, as the plain Constant of
+    the model saved uncompressed is: both rows give the same largest magnitude (the Power's input), not 4 (2**2)."""
+    x = ops.parameter([2, 64], np.float32, name="x")
+    h = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32)), False, False)
+    mean = ops.reduce_mean(ops.power(h, ops.constant(np.float32(2))), ops.constant(np.int64([-1])), True, name="ms")
+    y = ops.multiply(h, ops.power(ops.add(mean, ops.constant(np.float32(1e-6))), ops.constant(np.float32(-0.5))))
+    for compressed in (True, False):
+        ov.save_model(ov.Model([y], [x]), tmp_path / f"{compressed}.xml", compress_to_fp16=compressed)
+    data = (np.random.default_rng(0).standard_normal((2, 64)) * 0.05).astype(np.float32)
+    rows = [_target_row(tmp_path / f"{compressed}.xml", data, "f32", "f16") for compressed in (True, False)]
+    assert rows[0]["largest"] == rows[1]["largest"] == pytest.approx(float(np.max(np.abs(data))), rel=1e-6), rows
+    assert [s["largest"] for s in rows[0]["stages"]] == [s["largest"] for s in rows[1]["stages"]], rows
