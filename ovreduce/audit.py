@@ -1000,9 +1000,13 @@ def _target_step(
             zeros = sum(st.underflowed or 0 for st in stages[:at] if st.underflowed)
             made = (f"{what} makes {first.overflowed} element(s) inf or NaN in {target}" if first.overflowed
                     else f"its chain makes elements inf or NaN in {target}")  # fmt: skip
-            message = (f"{made} though no value reaches {limit:.6g} (largest {_g(largest)}): "
+            peak = max(stages, key=lambda st: st.largest or 0.0)
+            message = (made + (f" though no value reaches {limit:.6g} (largest {_g(largest)})" if largest <= limit
+                               else "") + ": "
                        + (f"{zeros} element(s) before it flush to 0 in {target} (a divisor or a negative power's "
                           f"base of 0 gives inf); " if zeros else "")
+                       + (f"{_stage_name(peak, stages)} reaches {_g(largest)} > {limit:.6g} too; " if largest > limit
+                          else "")
                        + lost)  # fmt: skip
     elif c is not None and not c.ok and not (emu.relative and not emu.flushed and emu.added is None):
         status = "inaccurate"

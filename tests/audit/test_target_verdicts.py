@@ -736,3 +736,23 @@ def test_a_compressed_irs_exponent_is_no_value_of_the_chain(tmp_path: Path) -> N
     rows = [_target_row(tmp_path / f"{compressed}.xml", data, "f32", "f16") for compressed in (True, False)]
     assert rows[0]["largest"] == rows[1]["largest"] == pytest.approx(float(np.max(np.abs(data))), rel=1e-6), rows
     assert [s["largest"] for s in rows[0]["stages"]] == [s["largest"] for s in rows[1]["stages"]], rows
+
+
+def test_an_overflow_from_a_flushed_base_does_not_deny_the_values_past_the_maximum(tmp_path: Path) -> None:
+    """``Power(x * Power(v, -0.5), 2) -> ReduceMean`` with v = 1e-9 in one row: f16 flushes v to 0, so its rsqrt is
+    inf (as OpenVINO's own f16 evaluation gives), and the exact squares reach 1.35e7, past 65504 too. The message names
+    the flush and does not say that no value reaches the maximum."""
+    x, v = ops.parameter([2, 64], np.float32, name="x"), ops.parameter([2, 1], np.float32, name="v")
+    scaled = ops.multiply(x, ops.power(v, ops.constant(np.float32(-0.5))))
+    mean = ops.reduce_mean(ops.power(scaled, ops.constant(np.float32(2))), ops.constant(AXIS), True, name="ms")
+    ov.save_model(ov.Model([mean], [x, v]), tmp_path / "m.xml", compress_to_fp16=False)
+    xv = (np.random.default_rng(0).standard_normal((2, 64)) * 0.05).astype(np.float32)
+    vv = np.array([[1e-9], [0.5]], np.float32)
+    rsqrt = _evaluated(ops.power(ops.parameter([2, 1], ov.Type.f16), ops.constant(np.float16(-0.5))),
+                       [vv.astype(np.float16), np.array(-0.5, np.float16)], [2, 1])  # fmt: skip
+    assert np.isinf(rsqrt[0, 0]) and np.isfinite(rsqrt[1, 0])  # OpenVINO's own f16 Power of the flushed base
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": xv, "v": vv}, target="f16")
+    row = next(layer.target for layer in doc.layers if layer.layer_name == "ms")
+    assert row is not None and row.status == "overflow" and row.largest is not None and row.largest > 65504, row
+    assert "no value reaches" not in row.message and "flush to 0" in row.message, row.message
+    assert f"reaches {row.largest:.3g} > 65504" in row.message, row.message
