@@ -493,18 +493,28 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
     def emulated(saturate: bool) -> Arrival:
         low: dict[int, npt.NDArray[Any] | None] = {}
         lost: dict[int, npt.NDArray[np.bool_]] = {}
+        zeroed: dict[int, npt.NDArray[np.bool_]] = {}  # what each stage delivers as 0, not 0 exactly
         blocked: list[Any] = []
         stages: list[Stage] = []
 
-        def lose(mark: int, out: npt.NDArray[Any], inherited: npt.NDArray[np.bool_], what: Any, kept: bool) -> None:
+        def lose(mark: int, out: npt.NDArray[Any], inherited: npt.NDArray[np.bool_], what: Any, kept: bool,
+                 zeros_in: npt.NDArray[np.bool_] | None = None) -> None:  # fmt: skip
+            """The stage of ``mark``: what it makes inf or NaN (not ``inherited`` so) and 0 (not 0 in ``zeros_in``
+            already: each element is counted at the first stage that loses it)."""
             exact = np.asarray(values(mark), dtype=np.float64)
             gone = np.isfinite(exact) & ~np.isfinite(np.asarray(out, dtype=np.float64))
             try:
                 before = np.broadcast_to(inherited, gone.shape)
             except ValueError:
                 before = np.zeros(gone.shape, dtype=bool)
+            try:
+                zeros_before = np.broadcast_to(np.zeros((), bool) if zeros_in is None else zeros_in, gone.shape)
+            except ValueError:
+                zeros_before = np.ones(gone.shape, dtype=bool)
             lost[mark] = gone
-            flushed = (exact != 0) & np.isfinite(exact) & (np.asarray(out, dtype=np.float64) == 0) & ~before
+            zero = (exact != 0) & np.isfinite(exact) & (np.asarray(out, dtype=np.float64) == 0)
+            zeroed[mark] = zero
+            flushed = zero & ~before & ~zeros_before
             stages.append(Stage(what.get_type_name(), top(mark), int(np.count_nonzero(gone & ~before)),
                                 int(np.count_nonzero(flushed)), kept, node=what))  # fmt: skip
 
@@ -516,6 +526,7 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             low[mark] = None
             args: list[npt.NDArray[Any]] = []
             inherited = np.zeros((), dtype=bool)
+            zeros_in = np.zeros((), dtype=bool)
             for k, (index, unrounded, source) in enumerate(zip(above.inputs, above.unrounded, above.sources,
                                                                strict=True)):  # fmt: skip
                 if not above.carried(k):  # a shape, axes, indices, a condition: as given
@@ -540,19 +551,23 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
                     inherited = inherited | lost[index]
                 except ValueError:
                     inherited = np.ones((), dtype=bool)
+                try:
+                    zeros_in = zeros_in | zeroed[index]
+                except ValueError:
+                    zeros_in = np.ones((), dtype=bool)
                 args.append(arg)
             kind = above.node.get_type_name()
             if kind in EMULATED:
                 out = _rounded(_apply(kind, [a.astype(np.float32) for a in args], above.node), target, above.kept)
             elif above.moves:  # what it moves, as it moves it: no value changes, so none is lost here
                 out = _rounded(_moved(above, args, np.shape(values(mark))), target, above.kept)
-                inherited = np.ones((), dtype=bool)
+                inherited = zeros_in = np.ones((), dtype=bool)
             elif not inherited.any():  # what it computes from values that arrive finite: as captured, rounded
                 out = _rounded(values(mark), target, above.kept)
             else:
                 blocked.append(above.node)
                 return None
-            lose(mark, out, inherited, above.node, above.kept)
+            lose(mark, out, inherited, above.node, above.kept, zeros_in)
             low[mark] = out
             return out
 
@@ -1125,7 +1140,9 @@ def emulate(
     values = {id(a) for a in _chain_values(exact_in, operands)}
     for exact, low, kept, got in zip(exact_in, low_in, unrounded, given, strict=True):
         before = np.zeros((), dtype=bool) if got is None else ~np.isfinite(np.asarray(got, dtype=np.float64))
-        stage, mask = _stage("input", exact, low, before, kept)
+        # what arrives as 0 from the ops above was counted where it became 0 there
+        arrived_zero = np.zeros((), dtype=bool) if got is None else (np.asarray(got, dtype=np.float64) == 0)
+        stage, mask = _stage("input", exact, low, before | arrived_zero, kept, before)
         entry.largest = max(entry.largest, stage.largest) if id(exact) in values else entry.largest
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)

@@ -756,3 +756,31 @@ def test_an_overflow_from_a_flushed_base_does_not_deny_the_values_past_the_maxim
     assert row is not None and row.status == "overflow" and row.largest is not None and row.largest > 65504, row
     assert "no value reaches" not in row.message and "flush to 0" in row.message, row.message
     assert f"reaches {row.largest:.3g} > 65504" in row.message, row.message
+
+
+def test_an_element_flushed_above_the_chain_is_counted_once(tmp_path: Path) -> None:
+    """``ReduceMean(Abs(a * b))`` whose first row's products are near 1e-9, which f16 flushes to 0 (as OpenVINO's own
+    f16 Multiply gives), and whose second row's are near 0.01: each flushed element is counted once, at the Multiply
+    that loses it, not again at the Abs below it and at the chain's input (three times the elements it holds)."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, (2, 64)).astype(np.float32)
+    b = rng.uniform(1, 2, (2, 64)).astype(np.float32)
+    a[0] *= 3e-5
+    b[0] *= 3e-5
+    a[1] *= 0.1
+    b[1] *= 0.1
+    pa, pb = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+    mean = ops.reduce_mean(ops.abs(ops.multiply(pa, pb)), ops.constant(AXIS), True, name="mae")
+    ov.save_model(ov.Model([mean], [pa, pb]), tmp_path / "m.xml", compress_to_fp16=False)
+
+    def f16() -> Any:
+        return ops.parameter([2, 64], ov.Type.f16)
+
+    product = _evaluated(ops.multiply(f16(), f16()), [a.astype(np.float16), b.astype(np.float16)], [2, 64])
+    flushed = int(np.count_nonzero(product == 0))  # OpenVINO's own f16 products that come out 0
+    assert flushed > 0
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": a, "b": b}, target="f16")
+    row = next(layer.target for layer in doc.layers if layer.layer_name == "mae")
+    assert row is not None and row.underflowed is not None and row.underflowed <= a.size, row
+    assert [stage.underflowed for stage in row.above if stage.op != "Parameter"] == [flushed, 0], row.above
+    assert row.stages[0].underflowed == 0, row.stages  # (the chain's input: what arrives as 0 was counted above)
