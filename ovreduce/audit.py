@@ -1013,8 +1013,11 @@ def _target_step(
         if emu.relative:  # a value lost (flushed to 0), or an error against what the Add after it adds
             message = _relative_failure(emu, c, target, atol, eps)
         else:
+            cancelled = sum(st.cancelled for st in [*above, *emu.stages])
             message = (f"off by {_g(c.max_rel_error)} relative in {target} (tolerance {c.rtol:.3g})"
-                       + (f"; {flushed} non-zero element(s) flush to 0" if flushed else ""))  # fmt: skip
+                       + (f"; {flushed} non-zero element(s) flush to 0" if flushed else "")
+                       + (f"; {cancelled} element(s) cancel to 0 in {target}, their exact values far above what it "
+                          f"flushes (a difference of values {target} holds equal)" if cancelled else ""))  # fmt: skip
     elif path is not None and path.over is not None:  # an overflow above, through ops not emulated
         status = "not-established"
         over = stages[next(k for k, st in enumerate(path.stages) if st is path.over)]

@@ -512,11 +512,12 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             except ValueError:
                 zeros_before = np.ones(gone.shape, dtype=bool)
             lost[mark] = gone
-            zero = (exact != 0) & np.isfinite(exact) & (np.asarray(out, dtype=np.float64) == 0)
-            zeroed[mark] = zero
-            flushed = zero & ~before & ~zeros_before
+            under, cancel = _zeros(exact, out)
+            zeroed[mark] = under | cancel
+            flushed, cancelled = under & ~before & ~zeros_before, cancel & ~before & ~zeros_before
             stages.append(Stage(what.get_type_name(), top(mark), int(np.count_nonzero(gone & ~before)),
-                                int(np.count_nonzero(flushed)), kept, node=what))  # fmt: skip
+                                int(np.count_nonzero(flushed)), kept, node=what,
+                                cancelled=int(np.count_nonzero(cancelled))))  # fmt: skip
 
         def compute(mark: int) -> npt.NDArray[Any] | None:
             """The output of the op above that ``mark`` captures, in the precision it runs in (None: not known)."""
@@ -620,6 +621,24 @@ class Stage:
     underflowed: int | None = 0  # None: not counted (a bound covers them)
     kept: bool = False  # computed in f32: OpenVINO keeps this op in its original precision
     node: Any = None  # the OpenVINO node of a stage above the chain (:func:`arrive`)
+    # elements that come out 0 though their exact value lies above the type's smallest subnormal: not an underflow, a
+    # cancellation (a difference of values the type holds equal), counted apart from ``underflowed``
+    cancelled: int = 0
+
+
+_SMALLEST_SUBNORMAL = {"float16": 2.0**-24, "bfloat16": 2.0**-133, "float32": 2.0**-149, "float64": 2.0**-1074}
+
+
+def _zeros(
+    exact: npt.NDArray[np.float64], low: npt.NDArray[Any]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The elements of ``low`` (in the type it was computed in) that are 0 where ``exact`` is finite and not: those that
+    underflow (their exact value below the type's smallest subnormal, which it cannot hold) and those that cancel."""
+    low64 = np.asarray(low, dtype=np.float64)
+    zero = (exact != 0) & np.isfinite(exact) & (low64 == 0)
+    tiny = _SMALLEST_SUBNORMAL.get(np.asarray(low).dtype.name)
+    under = zero if tiny is None else zero & (np.abs(exact) < tiny)
+    return under, zero & ~under
 
 
 @dataclass
@@ -742,12 +761,14 @@ def _stage(what: str, exact: npt.NDArray[np.float64], low: npt.NDArray[Any], see
     and a divisor's flush makes one here) and the elements lost up to and including it."""
     low64 = np.asarray(low, dtype=np.float64)
     lost = np.isfinite(exact) & ~np.isfinite(low64)
-    flushed = (exact != 0) & np.isfinite(exact) & (low64 == 0)
+    flushed, cancelled = _zeros(exact, low)
     before = np.broadcast_to(seen, exact.shape)
     inf = before if inf_before is None else np.broadcast_to(inf_before, exact.shape)
     overflowed, underflowed = int(np.count_nonzero(lost & ~inf)), int(np.count_nonzero(flushed & ~before))
-    stage = Stage(what, _largest(exact), overflowed, underflowed, kept)
-    return stage, before | lost | flushed
+    stage = Stage(
+        what, _largest(exact), overflowed, underflowed, kept, cancelled=int(np.count_nonzero(cancelled & ~before))
+    )
+    return stage, before | lost | flushed | cancelled
 
 
 # The unit roundoff of each target (half its machine epsilon), and the reductions whose error the bound covers
@@ -1146,6 +1167,7 @@ def emulate(
         entry.largest = max(entry.largest, stage.largest) if id(exact) in values else entry.largest
         entry.overflowed += stage.overflowed
         entry.underflowed = (entry.underflowed or 0) + (stage.underflowed or 0)
+        entry.cancelled += stage.cancelled
         masks.append(mask)
         # what is inf or NaN already: an input flushed to 0 is not, and what the op makes of it (x / 0) is the op's
         gone.append(before | (np.isfinite(exact) & ~np.isfinite(np.asarray(low, dtype=np.float64))))
@@ -1181,6 +1203,7 @@ def emulate(
     stage, _ = _stage(reduction, defined, result, inherited, reduction_kept)
     stage.overflowed += entering.overflowed
     stage.underflowed = (stage.underflowed or 0) + (entering.underflowed or 0)
+    stage.cancelled += entering.cancelled
     stages.append(stage)
     atol, rtol = target_tolerances(target, int(np.asarray(low_data).size), int(expected.size), reduction)
     # A sum that cancels is judged against what it adds (as run judges one): its inputs' rounding alone errs so much.

@@ -784,3 +784,26 @@ def test_an_element_flushed_above_the_chain_is_counted_once(tmp_path: Path) -> N
     assert row is not None and row.underflowed is not None and row.underflowed <= a.size, row
     assert [stage.underflowed for stage in row.above if stage.op != "Parameter"] == [flushed, 0], row.above
     assert row.stages[0].underflowed == 0, row.stages  # (the chain's input: what arrives as 0 was counted above)
+
+
+def test_zeros_a_difference_cancels_to_are_no_underflow(tmp_path: Path) -> None:
+    """``ReduceSum((a - b) ** 2)`` of a and b near 1000 that differ by 0.01 to 0.15: f16 holds most pairs equal, so
+    their difference is 0, as OpenVINO's own f16 Subtract gives, though every exact difference lies far above what f16
+    flushes. Those zeros are a cancellation: the row counts none as flushing to 0 and says how many cancel."""
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.uniform(0.01, 0.15, (2, 64))).astype(np.float32)
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+    total = ops.reduce_sum(ops.power(ops.subtract(a, b), ops.constant(np.float32(2))), ops.constant(AXIS), False)
+    ov.save_model(ov.Model([total], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+
+    def f16() -> Any:
+        return ops.parameter([2, 64], ov.Type.f16)
+
+    diff = _evaluated(ops.subtract(f16(), f16()), [av.astype(np.float16), bv.astype(np.float16)], [2, 64])
+    zeros = int(np.count_nonzero(diff == 0))  # OpenVINO's own f16 differences that come out 0
+    assert zeros > 0
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16")
+    row = next(layer.target for layer in doc.layers if layer.target is not None)
+    assert row.status == "inaccurate" and row.underflowed == 0, row
+    assert f"{zeros} element(s) cancel to 0 in f16" in row.message and "flush to 0" not in row.message, row.message
