@@ -277,7 +277,7 @@ FIELDS: dict[str, str] = {
     "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by (0 where every output lies within it of 0, which would pass any result: the row is then judged relatively)",
     "TargetHeadroom.rtol": "the target type's relative tolerance the error is judged by",
     "TargetHeadroom.stages": "each op of the chain emulated: what it receives, the range-changing op feeding the reduction, the reduction",
-    "TargetHeadroom.above": "the elementwise ops above the chain that were captured, after the values they start from (the farthest first): the largest magnitude each reaches and, where they were emulated (a value above reaches the target type's maximum), what overflows there",
+    "TargetHeadroom.above": "the elementwise ops above the chain that were captured, and the ops that only move values between them (a Reshape, a Concat), after the values they start from (the farthest first): the largest magnitude each reaches and, where they were emulated (a value above reaches the target type's maximum, or what they deliver differs from the captured values rounded), what overflows or flushes to 0 there",
     "TargetHeadroom.device_max_rel_diff": "where a device ran the model in the target precision: the emulation against its output, largest relative difference (a row settled by `error_bound`: the f64 reference against its output)",
     "TargetHeadroom.device_agrees": "the same elements non-finite in the emulation and on the device, the finite ones within the tolerance (and `error_bound`, where one settles the row; null: no device ran it)",
     "TargetHeadroom.device_precision": "what that device executes the reduction in, from its execution graph (null: no device ran it)",
