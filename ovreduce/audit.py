@@ -2067,7 +2067,7 @@ class _Branches:
         chains = [chain_of(node, marks) for node in nodes] if self.target is not None else []
         params = marked.get_parameters()
         fed = {params[i] for i in range(len(params)) if i not in given}  # values the outer run computed, rounded
-        for chain, node in zip(chains, nodes, strict=True):
+        for chain, node in zip(chains, nodes if chains else [], strict=True):  # (no chains without a target)
             ops = [node] if chain.op is None else [chain.op]
             sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
             chain.sources_kept = [kept and source.get_node() not in fed
