@@ -1368,6 +1368,15 @@ ENCODER_INPUTS = frozenset({"encoder_attention_mask", "encoder_hidden_states"})
 """A seq2seq decoder's inputs of the encoder's output: its mask and its hidden states, along the encoder's sequence."""
 
 
+def _decoder(ports: Sequence[_Port], names: Sequence[set[str]]) -> bool:
+    """Whether ``ports`` are a seq2seq decoder's that reads an encoder's output: an encoder input
+    (:data:`ENCODER_INPUTS`) or a cross-attention past, beside the decoder's token ids or an encoder mask or a
+    cross-attention past (a diffusion transformer's ``encoder_hidden_states`` come with none of them)."""
+    encoder = any(names[p.index] & ENCODER_INPUTS or _cross_past(p, names[p.index]) for p in ports)
+    return encoder and any(names[p.index] & (TOKEN_IDS | EMBEDDINGS | {"encoder_attention_mask"})
+                           or _cross_past(p, names[p.index]) for p in ports)  # fmt: skip
+
+
 def _follow_encoder(
     ports: list[_Port], names: Sequence[set[str]], encoder: tuple[int, str] | None = None
 ) -> list[_Port]:
@@ -1376,10 +1385,12 @@ def _follow_encoder(
     there), the one its cross-attention past is made for where it takes one: the mask and the keys it masks describe
     one encoder output, in a decoder with past or without (the first step of generation, and every step of a
     stateful export). Their batch is that of an encoder input given, else the token ids'; the hidden states' width
-    is their own (a dynamic one left to the fills)."""
+    is their own (a dynamic one left to the fills). Only a decoder's (:func:`_decoder`): a diffusion transformer's
+    text tokens (FLUX's ``encoder_hidden_states``, beside the ``txt_ids`` that must be as many) are no encoder
+    output, and take the fills as its other inputs."""
     from ovreduce.shapes import Dimension, PartialShape
 
-    if not any(names[p.index] & ENCODER_INPUTS or _cross_past(p, names[p.index]) for p in ports):
+    if not _decoder(ports, names):
         return ports
     length = _cross_length(ports, names, encoder)[0]
     given = next((p for p in ports if names[p.index] & ENCODER_INPUTS and not _open(p)

@@ -1050,3 +1050,38 @@ def test_a_mask_a_last_token_or_max_pooling_reduces_is_padded(tmp_path: Path, po
     )
     rows = {row.layer_name: row for row in doc.layers}
     assert all(row.status == "ok" for row in rows.values()), rows
+
+
+def _flux_transformer(path: Path) -> Path:
+    """A diffusion transformer's inputs as optimum-intel exports FLUX's: image tokens ``hidden_states [?,?,16]``,
+    text tokens ``encoder_hidden_states [?,?,32]``, and one rotary coordinate row per text token and per image token
+    (``txt_ids``, ``img_ids`` ``[?,3]``), joined as the joint sequence they rotate; an RMS over each token's width."""
+    rng = np.random.default_rng(0)
+    image, text = (
+        _parameter([-1, -1, 16], np.float32, "hidden_states"),
+        _parameter([-1, -1, 32], np.float32, "encoder_hidden_states"),
+    )
+    txt, img = _parameter([-1, 3], np.float32, "txt_ids"), _parameter([-1, 3], np.float32, "img_ids")
+    tokens = ops.concat([ops.matmul(text, ops.constant(rng.standard_normal((32, 8)).astype(np.float32)), False, False),
+                         ops.matmul(image, ops.constant(rng.standard_normal((16, 8)).astype(np.float32)), False,
+                                    False)], 1)  # fmt: skip
+    table = ops.matmul(ops.concat([txt, img], 0), ops.constant(rng.standard_normal((3, 8)).astype(np.float32)),
+                       False, False)  # fmt: skip
+    rotated = ops.multiply(tokens, ops.unsqueeze(table, ops.constant(np.int64(0))))
+    norm = ops.reduce_mean(ops.multiply(rotated, rotated), ops.constant(np.array([2], np.int64)), True, name="rms")
+    ov.save_model(ov.Model([norm], [image, text, txt, img], "flux"), path, compress_to_fp16=False)
+    return path
+
+
+def test_a_diffusion_transformers_text_tokens_are_not_a_decoders_encoder_output(tmp_path: Path) -> None:
+    """A diffusion transformer's text tokens (FLUX's ``encoder_hidden_states``, beside ``txt_ids`` whose rows must
+    match them) were made a prompt's 8 tokens long, as a seq2seq decoder's encoder output is, while ``txt_ids`` took
+    the fill: no fill made the rotary table as long as the joint sequence and the default audit was refused. Only a
+    decoder (token ids, an encoder mask or a cross-attention past beside them) takes the encoder's length."""
+    doc = _audit(_flux_transformer(tmp_path / "openvino_model.xml"), precision="f32")
+    assert doc.error is None, doc.error
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert shapes["encoder_hidden_states"][1] == shapes["txt_ids"][0], shapes
+    assert not any(note.startswith("the encoder's inputs not given") for note in doc.notes), doc.notes
+    (rms,) = doc.layers
+    assert rms.ok, rms
