@@ -1749,17 +1749,19 @@ def _refuse_positions(
     ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]], steps: int, positions: tuple[int, str]
 ) -> None:
     """An :class:`InputError` where the sequence the audit would feed runs past the ``positions`` the model takes
-    (their count, and what says so): the token ids' (or embeddings') length after the past given, or the last
+    (their count, and what says so): the token ids' (or embeddings') length after the past given (each choice's, of
+    a multiple-choice head's ``[batch, choices, tokens]`` ids), or the last
     position given or made (``position_ids``, ``cache_position`` along the tokens), plus ``steps`` decode steps. A
     position past the model's table is none it was made for (OpenVINO's Gather gives a learned table's rows past its
     end as zeros), so an audit there judges a computation the model never performs."""
     names = [set(port.get_names()) for port in ov_model.inputs]
-    ids = next((i for i in sorted(arrays) if names[i] & TOKEN_IDS and arrays[i].ndim == 2), None)
+    choices = {i for i in arrays if arrays[i].ndim == 3 and arrays[i].dtype.kind in "iu"}  # [batch, choices, tokens]
+    ids = next((i for i in sorted(arrays) if names[i] & TOKEN_IDS and (arrays[i].ndim == 2 or i in choices)), None)
     if ids is None:
         ids = next((i for i in sorted(arrays) if names[i] & EMBEDDINGS and arrays[i].ndim == 3), None)
     if ids is None:
         return
-    tokens = arrays[ids].shape[1]
+    tokens = arrays[ids].shape[1 if names[ids] & EMBEDDINGS else -1]  # each choice's tokens are one sequence
     past = max((arrays[i].shape[2] for i in arrays if arrays[i].ndim == 4 and any(n.startswith(PAST) for n in names[i])
                 and not any("encoder" in n for n in names[i])), default=0)  # fmt: skip
     span, said = past + tokens, f"{tokens} token(s) of {ov_model.inputs[ids].get_any_name()!r}" + (

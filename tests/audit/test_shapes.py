@@ -675,3 +675,17 @@ def test_the_mask_and_token_types_follow_ids_of_choices_shaped(tmp_path: Path, g
     choices = 3 if given == "[1,3,5]" else 2
     assert set(shapes.values()) == {(1, choices, 5)}, shapes
     assert not any("another shape than the token ids" in n for n in doc.notes), doc.notes
+
+
+def test_ids_of_choices_past_the_models_positions_are_refused_naming_them(tmp_path: Path) -> None:
+    """Ids of choices (``[batch, choices, tokens]``) shaped past the positions the model takes were not checked (only
+    ``[batch, tokens]`` ids were): OpenVINO failed on them, or ran rows past the table. Each choice's tokens are a
+    sequence, counted along the last axis and refused as a prompt's; a length within the table is audited."""
+    path = _multiple_choice(tmp_path / "openvino_model.xml")
+    table = (16, "config.json: max_position_embeddings")
+    refused = r"positions 0\.\.19 \(20 token\(s\) of 'input_ids'\), more than the 16 positions the model takes"
+    with pytest.raises(InputError, match=refused) as info:
+        _audit(path, shapes={"input_ids": PartialShape.static([1, 2, 20])}, positions=table)
+    assert info.value.parameter == "shapes"
+    doc = _audit(path, shapes={"input_ids": PartialShape.static([1, 2, 16])}, positions=table)
+    assert doc.error is None and {i.name: i.shape for i in doc.inputs}["input_ids"] == (1, 2, 16), doc.error
