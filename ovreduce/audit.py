@@ -1639,6 +1639,8 @@ def _decoding(
             elif kind == "ones" and array.ndim == 2 and names[i] & GROWING_MASKS:  # the mask so far (a given one's
                 # padding kept), and the new token attended, as generation grows it
                 feeds[i] = np.concatenate([array, np.ones((batch, 1), dtype=array.dtype)], axis=1)
+            elif kind == "positions" and array.ndim == 2 and array.size:  # each row's next (a left-padded row's less)
+                feeds[i] = (array.max(axis=-1, keepdims=True) + 1).astype(array.dtype)
             elif kind == "positions" and array.ndim >= 1 and array.size:
                 feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)
             else:
@@ -1766,6 +1768,13 @@ def _refuse_positions(
                 and not any("encoder" in n for n in names[i])), default=0)  # fmt: skip
     span, said = past + tokens, f"{tokens} token(s) of {ov_model.inputs[ids].get_any_name()!r}" + (
         f" after a past of {past}" if past else "")  # fmt: skip
+    mask = next((arrays[i] for i in sorted(arrays) if "attention_mask" in names[i] and arrays[i].ndim == 2
+                 and arrays[i].shape[1] == past + tokens and arrays[i].size), None)  # fmt: skip
+    if mask is not None and not mask.all() and any("position_ids" in n for n in names):
+        # a padded batch (left padding): the positions made along the mask number each row's attended tokens alone
+        span = int(np.count_nonzero(mask, axis=-1).max())
+        said = (f"{span} token(s) of {ov_model.inputs[ids].get_any_name()!r} attended in a row of the mask given"
+                + (f", a past of {past} included" if past else ""))  # fmt: skip
     mamba = conv_kernel(ov_model) is not None  # (its cache_position spans the conv state, no sequence)
     for i in sorted(arrays):
         along = names[i] & {"position_ids"} or ("cache_position" in names[i] and not mamba)

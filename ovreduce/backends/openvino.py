@@ -1187,7 +1187,10 @@ def model_inputs(
             array, origin = _embeddings(embed, port, dims, rng, seed, notes)
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
-            if recipe.kind == "positions" and past and _positions_of_tokens(known[port.index]):  # the new tokens' own
+            attended = _attended_positions(ports, known, port, dims) if recipe.kind == "positions" else None
+            if attended is not None:  # a padded mask given: each row's tokens numbered from its first attended one
+                array, origin = attended[0].astype(array.dtype), attended[1]
+            elif recipe.kind == "positions" and past and _positions_of_tokens(known[port.index]):  # the new tokens'
                 array, origin = array + past, f"positions {past}.. after the {past} past positions given"
         arrays[port.index] = array
         described.append(AuditInput(port.label, array.shape, port.etype.name, origin, defaulted))
@@ -1441,6 +1444,34 @@ def _along(port: _Port, names: set[str], shape: Any) -> bool:
     input, whose length is the encoder's, whatever its Parameter is called), not given and not shaped to a static
     shape (:func:`_open`)."""
     return _open(port) and _runs_along_ids(names) and port.target.compatible(shape)
+
+
+def _padded_positions(mask: npt.NDArray[Any], tokens: int) -> npt.NDArray[np.int64]:
+    """The positions of the last ``tokens`` columns of ``mask`` ``[batch, past + tokens]``, as optimum-intel's
+    ``prepare_inputs_for_generation`` makes them for batch generation: ``cumsum(mask) - 1`` along each row (a row's
+    tokens numbered from its first attended one, whatever the padding before it), 1 at the padding."""
+    attended = np.asarray(mask) != 0
+    positions = np.cumsum(attended, axis=-1, dtype=np.int64) - 1
+    positions[~attended] = 1
+    return positions[:, positions.shape[1] - tokens :]
+
+
+def _attended_positions(
+    ports: Sequence[_Port], names: Sequence[set[str]], port: _Port, dims: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], str] | None:
+    """``position_ids`` of ``dims`` ``[batch, tokens]`` made along a padded ``attention_mask`` given (one holding a
+    0 along the past and the tokens, the mask of a left-padded batch), and their origin: :func:`_padded_positions`;
+    None where no such mask is given."""
+    if "position_ids" not in names[port.index] or len(dims) != 2 or not dims[1]:
+        return None
+    mask = next((p.array for p in ports if p.array is not None and "attention_mask" in names[p.index]
+                 and p.array.ndim == 2), None)  # fmt: skip
+    if mask is None or mask.shape[0] != dims[0] or mask.shape[1] < dims[1] or mask.all():
+        return None
+    return _padded_positions(mask, dims[1]), (
+        "positions along the attention mask given: cumsum(mask) - 1 along each row, 1 at the padding, as "
+        "optimum-intel numbers a padded batch's tokens"
+    )
 
 
 def _positions_of_tokens(names: set[str]) -> bool:

@@ -692,3 +692,45 @@ def test_a_failure_at_a_decode_step_is_said_to_be_the_step_s(tmp_path: Path) -> 
     assert doc.error is not None and doc.error.startswith("OpenVINO failed: "), doc.error
     assert "it failed at decode step 1, on the inputs ovreduce makes for each step from the run before" in doc.error
     assert "the first run went through" in doc.error and "give them" not in doc.error, doc.error
+
+
+def _generate_padded(prompt: np.ndarray, mask: np.ndarray, steps: int) -> list[np.ndarray]:
+    """Greedy generation of a left-padded batch with OpenVINO's API alone, its positions made as optimum-intel's
+    ``prepare_inputs_for_generation`` makes them: ``cumsum(mask) - 1``, 1 at the padding, the new token's the last."""
+    compiled = ov.Core().compile_model(str(LLAMA), "CPU", EXACT)
+    request = compiled.create_infer_request()
+    ids, out = prompt, []
+    for _ in range(steps + 1):
+        positions = np.cumsum(mask, axis=-1) - 1
+        positions[mask == 0] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "position_ids": positions[:, -ids.shape[1] :],
+                 "beam_idx": np.arange(ids.shape[0], dtype=np.int32)}  # fmt: skip
+        logits = np.array(request.infer(feeds)["logits"], copy=True)
+        out.append(logits)
+        ids = np.argmax(logits[:, -1, :], axis=-1).reshape(-1, 1).astype(np.int64)
+        mask = np.concatenate([mask, np.ones((mask.shape[0], 1), np.int64)], axis=1)
+    return out
+
+
+def test_a_left_padded_mask_given_numbers_the_positions_from_each_rows_first_token() -> None:
+    """A left-padded mask given (batch generation's) got positions 0..n-1, and steps n, n+1..., counting the padding:
+    no generation feeds those (optimum-intel numbers a row's tokens from its first attended one, the padding 1), and
+    the check of the positions the model takes counted the padding too. The positions follow the mask as
+    optimum-intel makes them, at the first run and at each step: the logits are a generation loop's, written with
+    OpenVINO's API; and only the tokens attended count toward the positions."""
+    prompt = np.array([[5, 17, 300, 42, 7, 9], [11, 12, 13, 14, 15, 16]], np.int64)
+    mask = np.array([[0, 0, 0, 1, 1, 1], [0, 1, 1, 1, 1, 1]], np.int64)
+    probe = read_model(LLAMA)
+    arrays, described, _ = model_inputs(probe, {"input_ids": prompt, "attention_mask": mask}, 0)
+    names = [port.get_any_name() for port in probe.inputs]
+    assert arrays[names.index("position_ids")].tolist() == [[1, 1, 1, 0, 1, 2], [1, 0, 1, 2, 3, 4]]
+    assert "attention mask" in {i.name: i.origin for i in described}["position_ids"], described
+    next_inputs, _ = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(LLAMA), [], arrays, "CPU", "f32", next_inputs)
+    for run, logits in zip(runs, _generate_padded(prompt, mask, 2), strict=True):
+        np.testing.assert_array_equal(run.outputs[0], logits)
+    table = (7, "config.json: max_position_embeddings")  # 5 tokens attended and 2 steps: positions 0..6
+    given = {"input_ids": prompt, "attention_mask": mask}
+    assert _audited(LLAMA, precision="f32", steps=2, inputs=given, positions=table).error is None
+    with pytest.raises(InputError, match=r"positions 0\.\.7 \(5 token\(s\) of 'input_ids' attended .*, then 3 decode"):
+        _audited(LLAMA, precision="f32", steps=3, inputs=given, positions=table)
