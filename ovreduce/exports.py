@@ -1,7 +1,8 @@
 """An optimum-intel export directory, the unit a user of ``optimum-cli export openvino`` has, and its tokenizer.
 
 An export holds the model IR (``openvino_model.xml``; a seq2seq model ``openvino_encoder_model.xml`` and
-``openvino_decoder_model.xml``; other parts ``openvino_<part>_model.xml``), its tokenizer and detokenizer as IRs
+``openvino_decoder_model.xml``; other parts ``openvino_<part>_model.xml``, or ``openvino_<part>.xml`` as SAM's,
+open_clip's and SpeechT5's), its tokenizer and detokenizer as IRs
 (``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``, whose ops are openvino-tokenizers' extension) and
 the Hugging Face configs (``config.json``...). :func:`find_export` says what a directory holds; :func:`tokenize`
 runs its tokenizer IR on one text, as openvino-genai does before a generation.
@@ -47,7 +48,8 @@ class Export:
 
     ``models`` are its model IRs: ``openvino_model.xml``; or the encoder, the decoder (and the decoder with past
     of older exports); or a multimodal export's language model (``openvino_language_model.xml``, a VLM's); then any
-    other ``openvino_<part>_model.xml`` (multimodal parts: vision and text embeddings...), by name. ``config`` is
+    other ``openvino_<part>_model.xml`` (multimodal parts: vision and text embeddings...) or ``openvino_<part>.xml``
+    (SpeechT5's postnet and vocoder), by name. ``config`` is
     ``config.json`` parsed (None where there is none).
     """
 
@@ -91,7 +93,7 @@ def find_export(path: str | os.PathLike[str]) -> Export:
             f"its .xml files: {held}",
             parameter="export",
         )
-    parts = [n for n in xmls if n.startswith("openvino_") and n.endswith("_model.xml") and n not in (*names, _MODEL)]
+    parts = [n for n in xmls if _is_model(n) and n not in (*names, _MODEL)]
     tokenizers = folder
     if _TOKENIZER not in xmls and folder.name.startswith("text_encoder") and (folder.parent / _PIPELINE).is_file():
         # a diffusers pipeline keeps text_encoder's tokenizer in tokenizer/ beside it (text_encoder_2's in tokenizer_2/)
@@ -107,10 +109,10 @@ def find_export(path: str | os.PathLike[str]) -> Export:
 
 def _refuse_several(folder: Path, xmls: list[str]) -> None:
     """:class:`InputError` for a folder that holds models but not one optimum-intel makes an export's own: parts
-    (``openvino_<part>_model.xml``) with no language model among them, or a pipeline's models in subfolders (a
+    (:func:`_is_model`) with no language model among them (SAM's, open_clip's), or a pipeline's models in subfolders (a
     diffusers export: ``unet/openvino_model.xml``, ``text_encoder/``...), each listed with how to give it; nothing
     where it holds neither."""
-    parts = [n for n in xmls if n.startswith("openvino_") and n.endswith("_model.xml")]
+    parts = [n for n in xmls if _is_model(n)]
     nested = []
     try:
         subfolders = sorted(p for p in folder.iterdir() if p.is_dir())
@@ -138,19 +140,32 @@ def _refuse_several(folder: Path, xmls: list[str]) -> None:
     )
 
 
+def _is_model(name: str) -> bool:
+    """Whether the ``.xml`` file ``name`` is one of an export's models as optimum-intel names them: ``openvino_`` and
+    a part (``openvino_<part>_model.xml``; SAM's ``openvino_vision_encoder.xml``, open_clip's
+    ``openvino_model_text.xml``, SpeechT5's ``openvino_postnet.xml`` and ``openvino_vocoder.xml``), not its tokenizer
+    or detokenizer."""
+    return name.startswith("openvino_") and name.endswith(".xml") and not name.endswith("tokenizer.xml")
+
+
 _MAX_SUBFOLDERS = 64
 """Subfolders of a folder that is no export looked into for the models of a pipeline, at most."""
 
 
 def lone_export(model: Path) -> Export:
-    """A model file outside any export (its folder holds no export's models, as an encoder copied alone): an export of
-    its own, without a tokenizer, with the ``config.json`` beside it where that is a JSON object (what it says of the
-    model, its positions and image size, holds for the file as for the export it came from)."""
+    """A model file outside any export (its folder holds no export's models, as an encoder copied alone, or several
+    none of which is an export's own, as open_clip's text and vision models): an export of its own, with the tokenizer
+    and detokenizer IRs beside it where there are (optimum-intel writes them beside the model that takes the text)
+    and the ``config.json`` beside it where that is a JSON object (what it says of the model, its positions and
+    image size, holds for the file as for the export it came from)."""
     try:
         config = _config(model.parent / "config.json")
     except (InputError, LimitExceededError):  # (not the model's config: the file is audited without one)
         config = None
-    return Export(model.parent, (model,), None, None, config)
+    tokenizer, detokenizer = (model.parent / name for name in (_TOKENIZER, _DETOKENIZER))
+    beside = model.name not in (_TOKENIZER, _DETOKENIZER)
+    return Export(model.parent, (model,), tokenizer if beside and tokenizer.is_file() else None,
+                  detokenizer if beside and detokenizer.is_file() else None, config)  # fmt: skip
 
 
 def _config(path: Path) -> Mapping[str, Any] | None:

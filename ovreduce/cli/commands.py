@@ -351,8 +351,8 @@ def audit(args: argparse.Namespace) -> int:
 
 def _export_of(target: str, needed: bool) -> Any:
     """The optimum-intel export ``target`` is (a directory) or lies in (a model file beside its tokenizer); a
-    model file outside any export gets an export of its own, without a tokenizer (a :class:`UsageError` where
-    ``needed`` says it must have one)."""
+    model file outside any export gets an export of its own, with the tokenizer beside it where there is one (a
+    :class:`UsageError` where ``needed`` says it must have one and there is none)."""
     from ovreduce.errors import OvReduceError
     from ovreduce.exports import find_export, lone_export
 
@@ -364,12 +364,13 @@ def _export_of(target: str, needed: bool) -> Any:
     try:
         return find_export(path.parent)
     except OvReduceError:
-        if needed:
+        lone = lone_export(path)  # (its tokenizer where one is beside it: open_clip's text model's)
+        if needed and lone.tokenizer is None:
             raise UsageError(
                 f"--prompt needs the export's tokenizer: {target} is not in an optimum-intel export directory "
                 f"(with openvino_tokenizer.xml); give the export directory"
             ) from None
-        return lone_export(path)
+        return lone
 
 
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "max_sequence_length", "seq_length",

@@ -624,3 +624,20 @@ def test_a_prompt_is_the_one_choice_of_a_multiple_choice_head(
         assert made[name][0] == [1, 1, tokens], made
         assert made[name][1].endswith("as the one choice of the model's [batch, choices, tokens]"), made
     assert doc["ok"] is True
+
+
+def test_a_prompt_for_a_model_of_a_folder_of_several_takes_the_tokenizer_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """open_clip's export holds its text and vision models (``openvino_model_text.xml``, ``openvino_model_vision.xml``)
+    and the tokenizer: its text model given by its path with --prompt was "not in an optimum-intel export directory
+    (with openvino_tokenizer.xml)", beside that very tokenizer. The tokenizer beside a model file is its tokenizer."""
+    for name in ("openvino_model_text", "openvino_model_vision"):
+        shutil.copy(LLAMA / "openvino_model.xml", tmp_path / f"{name}.xml")
+        shutil.copy(LLAMA / "openvino_model.bin", tmp_path / f"{name}.bin")
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin"):
+        shutil.copy(LLAMA / name, tmp_path / name)
+    doc = _audit(capsys, str(tmp_path / "openvino_model_text.xml"), "--prompt", "hi there", "--precision", "f32")
+    tokens = tokenize(find_export(LLAMA), "hi there")["input_ids"].shape[-1]
+    origins = {i["name"]: i["origin"] for i in doc["inputs"]}  # type: ignore[attr-defined]
+    assert origins["input_ids"] == f"the prompt, {tokens} tokens through openvino_tokenizer.xml", origins

@@ -214,3 +214,46 @@ def test_a_pipelines_text_encoder_takes_the_tokenizer_beside_it(tmp_path: Path, 
     export = ovreduce.find_export(pipeline / f"text_encoder{suffix}")
     assert export.tokenizer == pipeline / f"tokenizer{suffix}" / "openvino_tokenizer.xml"
     assert export.detokenizer == pipeline / f"tokenizer{suffix}" / "openvino_detokenizer.xml"
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        ["openvino_vision_encoder.xml", "openvino_prompt_encoder_mask_decoder.xml"],  # SAM's
+        ["openvino_model_text.xml", "openvino_model_vision.xml"],  # open_clip's
+    ],
+)
+def test_an_export_of_models_not_named_as_parts_lists_them(tmp_path: Path, layout: list[str]) -> None:
+    """optimum-intel names some exports' models otherwise than ``openvino_<part>_model.xml`` (SAM's vision encoder and
+    prompt encoder with mask decoder, open_clip's text and vision models): such a folder was "not an optimum-intel
+    export", naming no model to audit. Its models are listed with how to give each, as a multimodal export's parts."""
+    folder = tmp_path / "export"
+    for name in layout:
+        _copy_model(HERE / "bert_encoder" / "openvino_model.xml", folder / name)
+    _copy_model(HERE / "bert_encoder" / "openvino_tokenizer.xml", folder / "openvino_tokenizer.xml")
+    with pytest.raises(InputError) as caught:
+        ovreduce.find_export(folder)
+    shown = sorted(layout)
+    assert caught.value.message.startswith(f"{folder}: holds 2 models, none of them the model of an optimum-intel")
+    assert caught.value.message.endswith(
+        f": {shown[0]}, {shown[1]}; give each by its path: {folder / shown[0]}, {folder / shown[1]}"
+    )
+
+
+def test_every_model_of_an_export_is_among_its_models(tmp_path: Path) -> None:
+    """SpeechT5's text-to-speech export holds its postnet and vocoder (``openvino_postnet.xml``,
+    ``openvino_vocoder.xml``, the model that makes the audio) beside its encoder and decoder: they were not among the
+    export's models, so the note of what else it holds named the decoder alone. Every model IR is; the tokenizers
+    are not models."""
+    folder = tmp_path / "speecht5"
+    for name in ("openvino_encoder_model.xml", "openvino_decoder_model.xml", "openvino_postnet.xml",
+                 "openvino_vocoder.xml", "openvino_tokenizer.xml", "openvino_detokenizer.xml"):  # fmt: skip
+        _copy_model(HERE / "bert_encoder" / ("openvino_model.xml" if "tokenizer" not in name else name), folder / name)
+    export = ovreduce.find_export(folder)
+    assert [p.name for p in export.models] == [
+        "openvino_encoder_model.xml",
+        "openvino_decoder_model.xml",
+        "openvino_postnet.xml",
+        "openvino_vocoder.xml",
+    ]
+    assert export.tokenizer == folder / "openvino_tokenizer.xml"
