@@ -621,9 +621,7 @@ def audit_model(
     if steps:
         step_fed = replay(1, audited[0]) if replay is not None and len(audited) > 1 else None
         notes.append(_steps_note(probe, len(audited) - 1, arrays, step_fed, embed))
-        kept = _kv_cache_note(audited[0], truth[0] if truth else None, precision)
-        if kept is not None:
-            notes.append(kept)
+        notes += _kv_cache_note(audited[0], truth[0] if truth else None, precision, plain[0] if plain else None)
     elif ov_model.get_sinks() and any(set(port.get_names()) & (TOKEN_IDS | EMBEDDINGS) for port in probe.inputs):
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
@@ -1897,17 +1895,38 @@ def _fed_embeddings(names: Sequence[set[str]]) -> bool:
     return any(n & EMBEDDINGS for n in names) and not any(n & TOKEN_IDS for n in names)
 
 
-def _kv_cache_note(audited: MarkedRun, truth: MarkedRun | None, precision: str) -> str | None:
-    """In which precision the audited run (and the f32 run, where there is one) kept the model's KV cache, as the
-    compiled models report it: the decode steps read the past in it (None where the device does not say)."""
-    if audited.kv_cache_precision is None:
-        return None
-    how = ("asked in f32 with the f32 precision" if precision == "f32"
-           else "the device's choice at this precision, or the model's <rt_info><runtime_options>")  # fmt: skip
-    said = f"the KV cache (the model's state, read by the decode steps) is kept in {audited.kv_cache_precision} in the "
-    said += f"audited and plain runs ({how})"
-    if truth is not None and truth.kv_cache_precision is not None:
-        said += f"; the f32 run keeps it in {truth.kv_cache_precision}"
+def _kv_cache_note(
+    audited: MarkedRun, truth: MarkedRun | None, precision: str, plain: MarkedRun | None = None
+) -> list[str]:
+    """In which precision the audited run (and the f32 run, where there is one) kept the model's state, which the
+    decode steps read: its KV cache (the past keys and values an attention kernel holds) as the compiled models report
+    it, and the states no attention holds (a Mamba-style conv or SSM state, which the KV-cache property does not
+    govern) of a floating-point type as their execution graphs write them; nothing the device does not say."""
+    said = []
+    if audited.kv_cache_precision is not None:
+        how = ("asked in f32 with the f32 precision" if precision == "f32"
+               else "the device's choice at this precision, or the model's <rt_info><runtime_options>")  # fmt: skip
+        kv = "the KV cache (the past keys and values the attention reads, which the decode steps carry in the model's "
+        kv += f"state) is kept in {audited.kv_cache_precision} in the audited and plain runs ({how})"
+        if truth is not None and truth.kv_cache_precision is not None:
+            kv += f"; the f32 run keeps it in {truth.kv_cache_precision}"
+        said.append(kv)
+
+    def kept(run: MarkedRun) -> str:
+        real = [(kept, n) for kept, n in run.other_states if kept in ("f32", "f16", "bf16", "f64")]
+        return ", ".join(f"{kept} ({n})" if len(real) > 1 else kept for kept, n in real)
+
+    if kept(audited):
+        count = sum(n for _, n in audited.other_states)
+        other = "other " if audited.kv_cache_precision is not None else ""
+        where = ("the audited and plain runs" if plain is None or kept(plain) == kept(audited)
+                 else f"the audited run (compiled with its captures), {kept(plain)} in the plain run")  # fmt: skip
+        state = (f"the model's {count} {other}state variable(s) that no attention holds (a Mamba-style conv or SSM "
+                 f"state, which the device's KV_CACHE_PRECISION does not govern) are kept in {kept(audited)} in "
+                 f"{where}, as OpenVINO's execution graph writes them")  # fmt: skip
+        if truth is not None and kept(truth):
+            state += f"; the f32 run keeps them in {kept(truth)}"
+        said.append(state)
     return said
 
 

@@ -106,6 +106,7 @@ __all__ = [
     "run_marked",
     "run_steps",
     "runtime_precisions",
+    "state_precisions",
     "to_tensor",
 ]
 
@@ -496,6 +497,30 @@ def runtime_precisions(compiled: Any) -> dict[str, str]:
     except Exception:  # a plugin without an execution graph
         return {}
     return renamed | out
+
+
+def state_precisions(compiled: Any) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """The states the compiled model writes (its execution graph's MemoryOutput layers): how many an attention kernel
+    writes (``ScaledDotProductAttention``: a KV cache, kept in the compiled model's ``KV_CACHE_PRECISION``), and the
+    others (a Mamba-style conv or SSM state, a tokenizer's flag) by the precision the graph writes them in, with
+    their counts; nothing for a plugin without an execution graph."""
+    kv_cache = 0
+    others: dict[str, int] = {}
+    try:
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            info = op.get_rt_info()
+            if "layerType" not in info or str(info["layerType"].astype(str)) != "MemoryOutput":
+                continue
+            sources = [op.input_value(i).get_node().get_rt_info() for i in range(op.get_input_size())]
+            if any("layerType" in src and "ScaledDotProductAttention" in str(src["layerType"].astype(str))
+                   for src in sources):  # fmt: skip
+                kv_cache += 1
+            elif "outputPrecisions" in info:
+                written = precision_name(str(info["outputPrecisions"].astype(str)).split(",")[0].strip())
+                others[written] = others.get(written, 0) + 1
+    except Exception:  # a plugin without an execution graph
+        return 0, ()
+    return kv_cache, tuple(sorted(others.items()))
 
 
 def reduction_kernels(compiled: Any) -> frozenset[str]:
@@ -1944,6 +1969,7 @@ class MarkedRun:
     visited: int = 0  # compiled-model outputs fetched and indexed plus marks looked up: the work that grows with them
     reducing: frozenset[str] = frozenset()  # the node names the execution graph gives its reduction kernels
     kv_cache_precision: str | None = None  # what the compiled model keeps a stateful model's KV cache in
+    other_states: tuple[tuple[str, int], ...] = ()  # the states no attention holds: (precision written in, count)
 
 
 class InferenceTimeoutError(LimitExceededError):
@@ -2098,7 +2124,8 @@ def _run_steps(
     effective = effective_precision(compiled, None)
     executes = {aliases.get(name, name): p for name, p in runtime_precisions(compiled).items()}
     reducing = frozenset(aliases.get(name, name) for name in reduction_kernels(compiled))
-    kv_cache = kv_cache_precision(compiled) if ov_model.get_sinks() else None
+    kv_caches, states = state_precisions(compiled) if ov_model.get_sinks() else (0, ())
+    kv_cache = kv_cache_precision(compiled) if kv_caches else None  # (a model of states no attention holds has none)
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     watched = watched_inputs(ov_model)
@@ -2124,7 +2151,7 @@ def _run_steps(
         marked = [copies[position[port]] for port in added]
         visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
         runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited, reducing,
-                              kv_cache))  # fmt: skip
+                              kv_cache, states))  # fmt: skip
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
 

@@ -264,3 +264,56 @@ def test_a_scaled_rms_norm_is_judged_as_the_gpus_fused_rms_kernel_computes_it(tm
     assert row.status == "headroom" and not row.failed, row
     assert "fused into its RMS kernel" in row.message and "squares and their mean in f32" in row.message, row.message
     assert [stage.kept for stage in row.stages] == [False, True, True], row.stages
+
+
+def _conv_state_model(path: Path) -> Path:
+    """A stateful model with no attention, as a Mamba-style export keeps its conv and SSM states: each run's mean of
+    ``inputs_embeds`` over its tokens folded into a state variable (ReadValue -> Gather(beam_idx) -> Assign), which
+    scales the embeddings before an RMSNorm's ReduceMean."""
+    x = ops.parameter([-1, -1, EMBED], np.float32, name="inputs_embeds")
+    x.output(0).get_tensor().set_names({"inputs_embeds"})
+    beam = ops.parameter([-1], np.int32, name="beam_idx")
+    beam.output(0).get_tensor().set_names({"beam_idx"})
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape([-1, EMBED]), ov.Type.f32, "conv"
+    variable = Variable(info)
+    batch = ops.gather(ops.shape_of(x), ops.constant(np.array([0])), ops.constant(0))
+    shape = ops.concat([batch, ops.constant(np.array([EMBED], np.int64))], 0)
+    read = ops.gather(ops.read_value(ops.broadcast(ops.constant(np.float32(1)), shape), variable), beam,
+                      ops.constant(0))  # fmt: skip
+    state = ops.add(ops.multiply(read, ops.constant(np.float32(0.5))),
+                    ops.reduce_mean(x, ops.constant(np.array([1], np.int64)), False))  # fmt: skip
+    y = ops.multiply(x, ops.unsqueeze(state, ops.constant(np.array([1], np.int64))))
+    mean = ops.reduce_mean(ops.multiply(y, y), ops.constant(np.array([-1], np.int64)), True, name="norm/ReduceMean")
+    result = ops.result(ops.multiply(y, mean))
+    result.output(0).get_tensor().set_names({"logits"})
+    ov.save_model(ov.Model([result], [ops.assign(state, variable)], [x, beam], "conv"), str(path),
+                  compress_to_fp16=False)  # fmt: skip
+    return path
+
+
+def _written_states(path: Path, config: dict[str, str]) -> set[str]:
+    """The precisions OpenVINO's execution graph writes the model's states in (its MemoryOutput layers)."""
+    compiled = ov.Core().compile_model(str(path), "CPU", config)
+    return {op.get_rt_info()["outputPrecisions"].astype(str) for op in compiled.get_runtime_model().get_ordered_ops()
+            if op.get_rt_info()["layerType"].astype(str) == "MemoryOutput"}  # fmt: skip
+
+
+@pytest.mark.parametrize("precision", [None, "f32"])
+def test_a_state_no_attention_holds_is_not_called_a_kv_cache(tmp_path: Path, precision: str | None) -> None:
+    """A Mamba-style model's states (no attention, no KV cache) were said to be "the KV cache ... kept in f16" (the
+    compiled model's KV_CACHE_PRECISION, which governs no such state), where OpenVINO writes them in the inference
+    precision (bf16 on a CPU with bf16). Such states are named as the execution graph writes them, and not called a
+    KV cache."""
+    path = _conv_state_model(tmp_path / "conv.xml")
+    doc = _audit(path, steps=2, **({"precision": precision} if precision else {}))
+    assert doc.error is None, doc.error
+    assert not any("KV cache" in note for note in doc.notes), doc.notes
+    (written,) = _written_states(path, {"INFERENCE_PRECISION_HINT": "f32"} if precision else {})
+    kept = [note for note in doc.notes if "state" in note and "kept in" in note]
+    assert len(kept) == 1 and f"are kept in {written} in the audited and plain runs" in kept[0], doc.notes
+
+
+def test_the_kv_cache_note_names_no_other_state(tmp_path: Path) -> None:
+    doc = _audit(_kv_model(tmp_path / "kv.xml", "f16"), steps=1)
+    assert not any("other state" in note or "no attention" in note for note in doc.notes), doc.notes
