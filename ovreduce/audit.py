@@ -903,6 +903,9 @@ def _target_step(
     data, axes, out = (_exact_float(run.marked[i]) if isinstance(i, int) else i for i in slot)
     inputs = [_exact_float(run.marked[i]) if isinstance(i, int) else i for i in chain.sources] if chain.op is not None \
         else [data]  # fmt: skip
+    if all(np.asarray(a).dtype.kind in "iub" for a in inputs):  # (OpenVINO's f16 and bf16 conversions keep it so)
+        return TargetHeadroom("protected", False, f"an integer reduction: OpenVINO's conversion to {target} leaves "
+                              f"integer ops integer, so it computes it in its own type", step=step)  # fmt: skip
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
     if np.size(data) == 0:  # nothing reaches it: no precision shows (an empty max is undefined, not an overflow)

@@ -563,9 +563,9 @@ def test_a_model_at_ordinary_scale_has_no_overflow_in_f16() -> None:
         assert layer.target is not None and (layer.target.largest or 0) < 1.0 and not layer.target.overflowed
         if layer.target.status == "inaccurate":
             assert "absolute tolerance" in layer.target.message and "plus the 1e-06 Add" in layer.target.message
-    # ReduceProd over i32 shapes: said not examined, not passed silently
+    # ReduceProd over i32 shapes: integer in f16 too, said so, not passed silently
     [prod] = [layer for layer in doc.layers if layer.type == "ReduceProd"]
-    assert prod.target is not None and prod.target.status == "not-established"
+    assert prod.target is not None and prod.target.status == "protected" and "integer" in prod.target.message
 
 
 # -- the sample, the command line and the API ----------------------------------------------------------------
@@ -1090,3 +1090,45 @@ def test_the_bound_and_the_emulation_give_a_row_the_same_largest(scale: float) -
     assert proven is not None
     assert [st.largest for st in proven.stages[:2]] == [st.largest for st in full.stages[:2]]
     assert proven.largest == full.largest == max(float(np.max(np.abs(x))), float(np.max(np.float64(x) ** 2)))
+
+
+def _ids_and_norm(path: Path, norm: bool) -> Path:
+    """As optimum-intel exports an encoder: an i64 ReduceProd over the token ids' shape (``aten::index/ReduceProd``)
+    and, where ``norm``, an RMSNorm's f32 ReduceMean of their embeddings."""
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    count = ops.reduce_prod(
+        ops.shape_of(ids), ops.constant(np.array([0], np.int64)), True, name="aten::index/ReduceProd"
+    )
+    outputs = [count]
+    if norm:
+        rows = ops.gather(ops.constant(np.random.default_rng(0).standard_normal((100, 16)).astype(np.float32)), ids,
+                          ops.constant(np.int64(0)))  # fmt: skip
+        outputs.append(ops.reduce_mean(ops.multiply(rows, rows), ops.constant(np.array([-1], np.int64)), True,
+                                       name="norm/ReduceMean"))  # fmt: skip
+    ov.save_model(ov.Model(outputs, [ids], "encoder"), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("target", ["f16", "bf16"])
+def test_an_integer_reduction_keeps_its_type_in_the_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """An integer reduction (the i64 ReduceProd over the ids' shape of every optimum-intel export) was
+    ``not-established`` for the target ("its input is not floating-point"), so an encoder whose only reduction it is
+    read "nothing established": OpenVINO's conversion to f16 leaves integer ops integer (as its f16 compression of
+    the IR shows), so the reduction keeps its type, and is ``protected``, saying so."""
+    path = _ids_and_norm(tmp_path / "encoder.xml", norm=False)
+    compressed = tmp_path / "compressed.xml"
+    ov.save_model(ov.Core().read_model(path), compressed, compress_to_fp16=True)
+    (prod,) = [op for op in ov.Core().read_model(compressed).get_ops() if op.get_type_name() == "ReduceProd"]
+    assert prod.get_output_element_type(0) == ov.Type.i64  # OpenVINO's f16 conversion keeps it integer
+    status, out, err = run_cli(capsys, "audit", str(path), "--precision", "f32", "--target", target)
+    assert status == 0, err
+    assert "nothing established" not in out and f"; {target}" in out and ": no overflow (1 protected)" in out, out
+    with_norm = _ids_and_norm(tmp_path / "normed.xml", norm=True)
+    doc = audit_model(load_ir(with_norm), precision="f32", target=target)
+    rows = {layer.layer_name: layer.target for layer in doc.layers}
+    integer = rows["aten::index/ReduceProd"]
+    assert integer is not None and integer.status == "protected" and not integer.failed, integer
+    assert "integer" in integer.message, integer.message
+    assert doc.target is not None and "not-established" not in doc.target.counts, doc.target.counts
