@@ -1173,6 +1173,14 @@ def model_inputs(
             raise
         floors = {}  # an image of that size refused (a model of smaller images): as any other dims
         chosen = _fit(ov_model, ports, max_elements, pins, sized)
+    patches = _patch_grid(ov_model, ports, known, chosen)
+    if patches is not None:  # a patch mask and positions beside the image: along its patches, where OpenVINO takes it
+        patched = [replace(p, target=patches[0][p.index]) if p.index in patches[0] else p for p in ports]
+        try:
+            chosen, ports = _fit(ov_model, patched, max_elements, pins, sized, floors), patched
+        except (InputError, LimitExceededError):
+            patches = None
+            chosen = _fit(ov_model, ports, max_elements, pins, sized, floors)
     for index, floor in floors.items():
         for dim, size_why in floor.items():
             pins.setdefault(index, {}).setdefault(dim, size_why)
@@ -1212,6 +1220,8 @@ def model_inputs(
             array, origin = _embeddings(embed, port, dims, rng, seed, notes)
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
+            if patches is not None and known[port.index] & PATCH_INPUTS and port.index in patches[0]:
+                array, origin = _patch_input(port, known[port.index], dims, patches[1])
             attended = _attended_positions(ports, known, port, dims) if recipe.kind == "positions" else None
             if attended is not None:  # a padded mask given: each row's tokens numbered from its first attended one
                 array, origin = attended[0].astype(array.dtype), attended[1]
@@ -1469,6 +1479,66 @@ def _along(port: _Port, names: set[str], shape: Any) -> bool:
     input, whose length is the encoder's, whatever its Parameter is called), not given and not shaped to a static
     shape (:func:`_open`)."""
     return _open(port) and _runs_along_ids(names) and port.target.compatible(shape)
+
+
+PATCH_INPUTS = frozenset({"patch_attention_mask", "patch_position_ids"})
+"""A vision tower's inputs along the image's patches (SmolVLM's, Idefics3's): a mask ``[batch, rows, columns]`` and
+positions ``[batch, rows * columns]``, one element per patch."""
+
+
+def _patch_grid(
+    ov_model: Any, ports: Sequence[_Port], names: Sequence[set[str]], chosen: Sequence[tuple[int, ...]]
+) -> tuple[dict[int, Any], tuple[int, int]] | None:
+    """The shapes of the patch inputs (:data:`PATCH_INPUTS`) neither given nor shaped, along the patches of the image
+    beside them (``pixel_values`` ``[batch, C, H, W]`` as ``chosen`` or given, cut by the strides of the Convolution
+    that takes it), and the image's own shape to keep, by input index; and the patches' rows and columns. None where
+    there is no such image or input."""
+    from ovreduce.shapes import PartialShape
+
+    image = next((p for p in ports if "pixel_values" in names[p.index] and len(chosen[p.index]) == 4), None)
+    if image is None or not any(p.free and names[p.index] & PATCH_INPUTS for p in ports):
+        return None
+    strides = _patch_strides(ov_model.inputs[image.index].get_node())
+    batch, _, height, width = chosen[image.index]
+    if strides is None or height < strides[0] or width < strides[1]:
+        return None
+    rows, columns = height // strides[0], width // strides[1]
+    grid: dict[int, Any] = {image.index: PartialShape.static(list(chosen[image.index]))}
+    for p in ports:
+        shape = (PartialShape.static([batch, rows, columns]) if "patch_attention_mask" in names[p.index]
+                 else PartialShape.static([batch, rows * columns]) if "patch_position_ids" in names[p.index]
+                 else None)  # fmt: skip
+        if p.free and shape is not None and p.declared.compatible(shape):
+            grid[p.index] = shape
+    return (grid, (rows, columns)) if len(grid) > 1 else None
+
+
+def _patch_strides(node: Any) -> tuple[int, int] | None:
+    """The strides of the 2-D Convolution that cuts the image ``node`` gives into patches (through Converts)."""
+    for _ in range(4):
+        users = [t.get_node() for t in node.output(0).get_target_inputs()]
+        conv = next((u for u in users if u.get_type_name() == "Convolution"), None)
+        if conv is not None:
+            strides = [int(v) for v in conv.get_attributes().get("strides", [])]
+            return (strides[0], strides[1]) if len(strides) == 2 and min(strides) > 0 else None
+        node = next((u for u in users if u.get_type_name() == "Convert"), None)
+        if node is None:
+            return None
+    return None
+
+
+def _patch_input(
+    port: _Port, names: set[str], dims: Sequence[int], grid: tuple[int, int]
+) -> tuple[npt.NDArray[Any], str]:
+    """A patch input (:data:`PATCH_INPUTS`) of ``dims`` along the image's ``grid`` of patches (rows, columns), as
+    optimum-intel's runtime makes it for a full image: ones over the grid, or the patches' positions ``0..n-1``; and
+    its origin."""
+    rows, columns = grid
+    whose = f"the image's {rows}x{columns} patches, as optimum-intel's runtime makes them for a full image"
+    if "patch_position_ids" in names:
+        positions = np.broadcast_to(np.arange(rows * columns), tuple(dims)).astype(port.etype.numpy)
+        return positions, f"positions 0..{rows * columns - 1} of {whose}"
+    return np.ones(tuple(dims), dtype=port.etype.numpy), f"ones over {whose}"
 
 
 def _padded_positions(mask: npt.NDArray[Any], tokens: int) -> npt.NDArray[np.int64]:

@@ -689,3 +689,47 @@ def test_ids_of_choices_past_the_models_positions_are_refused_naming_them(tmp_pa
     assert info.value.parameter == "shapes"
     doc = _audit(path, shapes={"input_ids": PartialShape.static([1, 2, 16])}, positions=table)
     assert doc.error is None and {i.name: i.shape for i in doc.inputs}["input_ids"] == (1, 2, 16), doc.error
+
+
+def _patch_embeddings(path: Path) -> Path:
+    """A vision tower's embeddings as optimum-intel exports SmolVLM's and Idefics3's: ``pixel_values [?,3,?,?]``
+    cut into 8x8 patches by a Convolution of stride 8, ``patch_position_ids [?,?]`` (one per patch) picking rows of a
+    position table of 16, ``patch_attention_mask [?,?,?]`` (one per patch, a grid) masking them, a mean pooling."""
+    rng = np.random.default_rng(0)
+    pixels = ops.parameter(ov.PartialShape([-1, 3, -1, -1]), ov.Type.f32, name="pixel_values")
+    mask = ops.parameter(ov.PartialShape([-1, -1, -1]), ov.Type.boolean, name="patch_attention_mask")
+    ids = ops.parameter(ov.PartialShape([-1, -1]), ov.Type.i64, name="patch_position_ids")
+    for node, name in ((pixels, "pixel_values"), (mask, "patch_attention_mask"), (ids, "patch_position_ids")):
+        node.output(0).set_names({name})
+    patches = ops.convolution(pixels, ops.constant(rng.standard_normal((16, 3, 8, 8)).astype(np.float32) * 0.05),
+                              [8, 8], [0, 0], [0, 0], [1, 1])  # fmt: skip
+    tokens = ops.transpose(ops.reshape(patches, ops.constant(np.array([0, 16, -1], np.int64)), True),
+                           ops.constant(np.array([0, 2, 1], np.int64)))  # fmt: skip
+    positions = ops.gather(ops.constant(rng.standard_normal((16, 16)).astype(np.float32)), ids,
+                           ops.constant(np.int64(0)))  # fmt: skip
+    kept = ops.convert(ops.reshape(mask, ops.constant(np.array([0, -1, 1], np.int64)), True), ov.Type.f32)
+    pooled = ops.reduce_mean(ops.multiply(ops.add(tokens, positions), kept), _axes(1), False, name="pooled")
+    return _save(ov.Model([pooled], [pixels, mask, ids], "vision_embeddings"), path)
+
+
+def test_a_patch_mask_and_patch_positions_follow_the_images_patches(tmp_path: Path) -> None:
+    """SmolVLM's (Idefics3's) vision embeddings take a patch mask and patch positions beside the image: they were made
+    ``[1,1,1]`` and ``[1,1]`` (one seeded id) beside an image of 4x4 patches, which OpenVINO broadcasts, so every
+    patch got one position and the audit ran what no generation runs. They are made as optimum-intel's runtime makes
+    them for a full image: a mask of ones over the patches' grid, positions 0..n-1 of the patches."""
+    from ovreduce.backends.openvino import model_inputs
+
+    image = ((32, 32), "config.json gives (vision_config.image_size)")
+    path = _patch_embeddings(tmp_path / "openvino_vision_embeddings_model.xml")
+    model = ov.Core().read_model(path)
+    arrays, described, _ = model_inputs(model, {}, 0, image=image)  # (made inputs reshape the model)
+    names = [port.get_any_name() for port in model.inputs]
+    fed = {names[i]: array for i, array in arrays.items()}
+    assert fed["pixel_values"].shape == (1, 3, 32, 32)
+    np.testing.assert_array_equal(fed["patch_attention_mask"], np.ones((1, 4, 4), bool))
+    np.testing.assert_array_equal(fed["patch_position_ids"], np.arange(16).reshape(1, 16))
+    origins = {i.name: i.origin for i in described}
+    assert "4x4 patches" in origins["patch_position_ids"] and "4x4 patches" in origins["patch_attention_mask"], origins
+    given = {"pixel_values": np.zeros((1, 3, 16, 24), np.float32)}
+    fed = {names[i]: array for i, array in model_inputs(ov.Core().read_model(path), given, 0, image=image)[0].items()}
+    assert fed["patch_attention_mask"].shape == (1, 2, 3) and fed["patch_position_ids"].tolist() == [list(range(6))]
