@@ -1771,7 +1771,8 @@ def _refuse_positions(
         f" after a past of {past}" if past else "")  # fmt: skip
     mask = next((arrays[i] for i in sorted(arrays) if "attention_mask" in names[i] and arrays[i].ndim == 2
                  and arrays[i].shape[1] == past + tokens and arrays[i].size), None)  # fmt: skip
-    if mask is not None and not mask.all() and any("position_ids" in n for n in names):
+    flat = [i for i, n in enumerate(names) if "position_ids" in n and ov_model.inputs[i].get_partial_shape().rank == 2]
+    if mask is not None and not mask.all() and flat:  # (positions per rotary section are not made along a mask)
         # a padded batch (left padding): the positions made along the mask number each row's attended tokens alone
         span = int(np.count_nonzero(mask, axis=-1).max())
         said = (f"{span} token(s) of {ov_model.inputs[ids].get_any_name()!r} attended in a row of the mask given"
