@@ -94,9 +94,9 @@ class TargetHeadroom(JsonDocument):
 
     __pydantic_config__ = WIRE
 
-    # protected: OpenVINO keeps the whole chain in the original precision; headroom: finite and within the
-    # target's tolerance; overflow: inf or NaN where the f64 reference is finite; inaccurate: finite, outside
-    # the tolerance; not-established: not examined (its input was not captured or cannot show it)
+    # protected: OpenVINO keeps the whole chain in the original precision (an integer reduction's too); headroom:
+    # finite and within the target's tolerance; overflow: inf or NaN where the f64 reference is finite; inaccurate:
+    # finite, outside the tolerance; not-established: not examined (its input was not captured or cannot show it)
     status: Literal["protected", "headroom", "overflow", "inaccurate", "not-established"]
     failed: bool  # overflow or inaccurate: fails the audit
     message: str

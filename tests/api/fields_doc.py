@@ -262,7 +262,8 @@ FIELDS: dict[str, str] = {
     "TargetSummary.counts": "how many reductions each target status holds",
     "TargetSummary.notes": "where the figures come from, and what could not be examined",
     "TargetHeadroom.status": "`protected` (OpenVINO keeps its chain in the original precision: marked in the model, or run in f32 "
-    "by a bf16 device, as its execution graph says), "
+    "by a bf16 device, as its execution graph says; or an integer reduction, which OpenVINO's conversion to f16 or bf16 "
+    "leaves integer), "
     "`headroom` (finite and within the target's tolerance), `overflow` (inf or NaN where the f64 reference is finite), "
     "`inaccurate` (finite, outside the tolerance) or `not-established` (not examined: see `message`)",
     "TargetHeadroom.failed": "`overflow` or `inaccurate`: the reduction fails the audit",
