@@ -235,27 +235,31 @@ class Reshape1(_ValueShaped):
     def _pattern(ctx: LayerContext, target_shape: PartialShape) -> list[Dimension | int | None] | None:
         """The target as OpenVINO's ``get_pattern_and_minus_one_idx`` reads its bounds: a dim per element, None for
         the -1 (an int for a constant's other negative element, which is refused); None where ovreduce does not read
-        it (a runtime target it does not know, more than one -1 or an element OpenVINO refuses among runtime ones)."""
+        it (a runtime target it does not know). Of a runtime target, in element order as OpenVINO meets them, a second
+        element bounded exactly ``-1,-1`` and an element whose bounds are both negative otherwise (``-3,-1``) are its
+        refusals."""
         target = int_value(ctx, 1)
         if target is not None:
             if target.count(-1) > 1:
                 raise ShapeInferenceError("More than one dimension has size of -1 (-1)")
             return [None if v == -1 else Dimension.static(v) if v >= 0 else v for v in target]
         bounds = partial_value(ctx, 1)
-        if bounds is None or bounds.count((-1, -1)) > 1:
+        if bounds is None:
             return None
         pattern: list[Dimension | int | None] = []
-        for b in bounds:
+        for i, b in enumerate(bounds):
             if b is None:  # a dim ShapeOf gives at run time is never -1
                 pattern.append(Dimension.dynamic())
             elif b == (-1, -1):
+                if None in pattern:
+                    raise ShapeInferenceError("More than one dimension has size of -1")
                 pattern.append(None)
             elif b[0] >= -1:  # OpenVINO's Dimension(-1, hi) is 0..hi
                 pattern.append(Dimension(max(b[0], 0), b[1]))
             elif b[1] is None or b[1] >= 0:  # only the upper bound valid
                 pattern.append(Dimension.dynamic())
             else:
-                return None
+                raise ShapeInferenceError(f"Output pattern dim[{i}] has invalid bounds: {b[0]},{b[1]}")
         return pattern
 
     @staticmethod

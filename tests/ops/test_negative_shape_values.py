@@ -146,3 +146,60 @@ def test_a_const_layers_negative_value_is_read_as_openvino_reads_it(op: str, tmp
         assert _differences(ShapeEngine(ir), model) == []
     finally:
         ir.close()
+
+
+RESHAPE_TARGETS: dict[str, Callable[[Any, Any], Any]] = {  # (d0, d1) -> a Reshape target of x [d0, d1]
+    "d0-less-five": lambda d0, d1: ops.concat([ops.subtract(d0, _c([5])), _c([4])], 0),
+    "four-then-d0-less-five": lambda d0, d1: ops.concat([_c([4]), ops.subtract(d0, _c([5]))], 0),
+    "both-less-five": lambda d0, d1: ops.concat([ops.subtract(d0, _c([5])), ops.subtract(d1, _c([5]))], 0),
+    "d0-less-five-twice-then-d1": lambda d0, d1: ops.concat([ops.subtract(d0, _c([5]))] * 2 + [d1], 0),
+}
+RESHAPE_SHAPES = {  # x's shape, d0 first
+    "negative-bounds": "[2..4,4]",  # d0 - 5 is -3..-1
+    "below-minus-one": "[1..3,4]",  # -4..-2
+    "minus-one-to-zero": "[4..5,4]",  # -1..0
+    "across-zero": "[3..7,4]",  # -2..2
+    "minus-one-exactly": "[4,4]",  # the -1
+    "minus-one-beside-a-dynamic-dim": "[4,?]",
+    "positive": "[6..8,4]",
+}
+
+
+@pytest.mark.parametrize("shape", list(RESHAPE_SHAPES))
+@pytest.mark.parametrize("target", list(RESHAPE_TARGETS))
+def test_a_reshape_target_of_negative_bounds_is_read_as_openvino_reads_it(
+    target: str, shape: str, tmp_path: Path
+) -> None:
+    """A Reshape reads its target through its bounds (``get_pattern_and_minus_one_idx``): an element bounded exactly
+    ``-1,-1`` is the -1, one with a single negative bound is a dynamic dim, and one whose bounds are both negative
+    otherwise is OpenVINO's refusal ("Output pattern dim[0] has invalid bounds: -3,-1"), as it is ovreduce's."""
+    x = ops.parameter(ov.PartialShape("[?,?]"), np.float32, name="x")
+    s = ops.shape_of(x)
+    node = ops.reshape(x, RESHAPE_TARGETS[target](_c_dim(s, 0), _c_dim(s, 1)), False)
+    node.set_friendly_name("op")
+    model = ov.Model([ops.result(ops.reduce_sum(node, _c([0]), True))], [x], target)
+    xml = tmp_path / "m.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    read = ov.Core().read_model(str(xml))
+    refusal = None
+    try:
+        read.reshape({"x": ov.PartialShape(RESHAPE_SHAPES[shape])})
+    except RuntimeError as exc:
+        refusal = str(exc)
+    ir = load_ir(xml)
+    try:
+        engine = ShapeEngine(ir, {"x": PartialShape.parse(RESHAPE_SHAPES[shape])})
+        layer = next(layer for layer in ir.layers if layer.name == "op")
+        state = engine.state((layer.id, layer.outputs[0].id))
+        if refusal is None:
+            assert _differences(engine, read) == []
+        else:
+            assert state.shape is None, f"OpenVINO refuses the reshape ({refusal}), ovreduce infers {state.shape}"
+            said = next(line for line in refusal.splitlines() if "Output pattern" in line or "-1" in line)
+            assert said.strip() in state.reason or "less than -1" in state.reason, (state.reason, refusal)
+    finally:
+        ir.close()
+
+
+def _c_dim(shape: Any, i: int) -> Any:
+    return ops.gather(shape, _c([i]), _c(0))
