@@ -111,6 +111,8 @@ class ShapeEngine:
         # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
         # which a `registered` block extends, may have changed by then)
         self._walk_ops: dict[tuple[str, str], Op] | None = None
+        # (layer, its inputs) whose values, read by the layer's rule, are unresolved where the rule leaves dims unknown
+        self._unfolded_reads: list[tuple[Layer, tuple[int, ...]]] = []
         self._run()
 
     # -- public queries --------------------------------------------------------------------------------
@@ -137,6 +139,12 @@ class ShapeEngine:
         ref = self.model.producer(layer.id, layer.inputs[1].id)
         assert ref is not None
         return self._axes(ref, set())
+
+    def unfolded_reads(self) -> Sequence[tuple[Layer, tuple[int, ...]]]:
+        """Each layer whose rule read a value ovreduce leaves unresolved (a constant sub-graph it does not fold, a Const
+        of a type it does not read) and left dims of its outputs unknown or unresolved, with the inputs it read so: a
+        shape input OpenVINO may know (and refuse), in the order the walk met them."""
+        return self._unfolded_reads
 
     def result_state(self, layer_id: str) -> PortState:
         """The state reaching (body) Result ``layer_id``."""
@@ -292,7 +300,17 @@ class ShapeEngine:
 
     @staticmethod
     def _apply(op: Op, ctx: _Context) -> _Result:
-        """Run ``op``'s rule: a reduction's analysis, else the output states."""
+        """Run ``op``'s rule: a reduction's analysis, else the output states. A rule that reads a value ovreduce leaves
+        unresolved and leaves dims unknown is remembered with the inputs it read so (:meth:`unfolded_reads`)."""
+        result = ShapeEngine._run_rule(op, ctx)
+        if ctx.unfolded_inputs:
+            states = (result.output,) if isinstance(result, ReductionInfo) else result
+            if any(s.shape is None or not s.shape.is_static for s in states):
+                ctx._engine._unfolded_reads.append((ctx.layer, tuple(sorted(set(ctx.unfolded_inputs)))))
+        return result
+
+    @staticmethod
+    def _run_rule(op: Op, ctx: _Context) -> _Result:
         if isinstance(op, ReductionOp):
             return op.analyse(ctx)
         layer = ctx.layer
@@ -526,7 +544,7 @@ class _Context:
     them at hand; ``reads`` (when not None) records every value the rule reads, for :class:`_Memo`.
     """
 
-    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads", "unfolded")
+    __slots__ = ("_engine", "_inputs", "_refs", "_visiting", "layer", "reads", "unfolded", "unfolded_inputs")
 
     def __init__(
         self,
@@ -544,6 +562,7 @@ class _Context:
         self._inputs = inputs
         self.reads: list[_Read] | None = None
         self.unfolded: str | None = None  # why the first unresolved value the rule read is unresolved
+        self.unfolded_inputs: list[int] = []  # the inputs whose values the rule read unresolved
 
     @property
     def reshape(self) -> PartialShape | None:
@@ -572,8 +591,10 @@ class _Context:
             info = engine._axes(ref, self._visiting)
         if self.reads is not None:
             self.reads.append((index, info))
-        if info.kind == "unresolved" and info.reals is None and self.unfolded is None:  # (reals are computed)
-            self.unfolded = info.reason
+        if info.kind == "unresolved" and info.reals is None:  # (reals are computed)
+            self.unfolded_inputs.append(index)
+            if self.unfolded is None:
+                self.unfolded = info.reason
         return info
 
     def input_values(self) -> list[ValueInfo]:
@@ -582,8 +603,10 @@ class _Context:
         values = [engine._axes(p, self._visiting) for p in refs if p is not None]
         if self.reads is not None:
             self.reads.append((_EVERY_INPUT, tuple(values)))
-        if self.unfolded is None:
-            self.unfolded = next((v.reason for v in values if v.kind == "unresolved" and v.reals is None), None)
+        unread = [i for i, v in enumerate(values) if v.kind == "unresolved" and v.reals is None]
+        self.unfolded_inputs += unread
+        if self.unfolded is None and unread:
+            self.unfolded = values[unread[0]].reason
         return values
 
     def run_body(self, role: str, parameters: Mapping[str, PortState]) -> ShapeEngine:
@@ -762,6 +785,7 @@ class _Memo:
         names_no_layer = not (
             result.output.reason if isinstance(result, ReductionInfo) else any(s.reason for s in result)
         )
-        if names_no_layer and len(variants) < _MAX_VARIANTS:
+        # (a rule that read a value ovreduce leaves unresolved is run for each layer, which the engine then remembers)
+        if names_no_layer and not ctx.unfolded_inputs and len(variants) < _MAX_VARIANTS:
             variants.append((tuple(ctx.reads), result))
         return result

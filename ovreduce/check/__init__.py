@@ -36,7 +36,7 @@ from ovreduce.check.graph import graph_findings
 from ovreduce.check.reductions import reduction_check
 from ovreduce.errors import BackendError, InputError, IRError, IRStructureError, LimitExceededError, OvReduceError
 from ovreduce.infer import ShapeEngine
-from ovreduce.ir.model import IRModel
+from ovreduce.ir.model import IRModel, PortRef
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
 from ovreduce.ops.base import INPUT_COUNT_REFUSED
 from ovreduce.ops.reduce import ReductionInfo
@@ -123,22 +123,38 @@ def _check_model(
     openvino_reshaped = False  # OpenVINO read the model and took the reshape
     failed: str | None = None  # why OpenVINO could not read the model, when it was asked and could not
     refusal: Refusal | None = None  # what it refused then: the model, or the reshape
-    # axes in a Const of values OpenVINO's shape inference does not read as the file writes them (u1: "Element not
-    # supported"; nf4: its byte) may make it refuse the model: it is asked whether it reads it; so too for axes a
-    # constant sub-graph ovreduce does not fold computes (OpenVINO folds it, and may refuse the axes), where each of
-    # its layers has a static shape ovreduce infers and all hold few elements (OpenVINO would fold a Range of 3e9
-    # elements too): else a note says the axes were not confirmed, and why
-    unread = any(_axes_of_an_unread_type(graph.model, info) for _, graph in engines for info in graph.reductions)
+    # a shape input (axes, pads, a target, ...) whose value ovreduce leaves unresolved where the layer's dims depend on
+    # it may make OpenVINO refuse the model: a Const of values its shape inference does not read as the file writes
+    # them (u1: "Element not supported"; nf4: its byte), a constant sub-graph ovreduce does not fold (OpenVINO folds
+    # it, and may refuse what it computes: axes out of range, pads of another length than the rank). OpenVINO is
+    # asked whether it reads the model where each layer of that sub-graph has a static shape ovreduce infers and all
+    # hold few elements (OpenVINO would fold a Range of 3e9 elements too): else a note says the value was not
+    # confirmed, and why
+    unread = False
     for _, graph in engines:
-        for info in graph.reductions:
-            unfolded = _unfolded_axes(graph, info)
-            if unfolded is None:
-                continue
-            if unfolded:
-                notes.append(f"layer {info.layer.id} {info.layer.name!r}: its axes, computed by a constant sub-graph "
-                             f"ovreduce does not fold, are not confirmed by OpenVINO: {unfolded}")  # fmt: skip
-            else:
-                unread = True
+        walked: dict[PortRef, str | None] = {}
+        reductions = {info.layer.id for info in graph.reductions}
+        for layer, indices in graph.unfolded_reads():
+            producers = graph.model.input_producers(layer)
+            for index in indices:
+                ref = producers[index] if index < len(producers) else None
+                if ref is None:
+                    continue
+                if ref not in walked:
+                    walked[ref] = _unfolded_value(graph, ref)
+                unfolded = walked[ref]
+                if unfolded is None:
+                    continue
+                if not unfolded:
+                    unread = True
+                elif layer.id in reductions and index == 1:
+                    notes.append(f"layer {layer.id} {layer.name!r}: its axes, computed by a constant sub-graph "
+                                 f"ovreduce does not fold, are not confirmed by OpenVINO: {unfolded}")  # fmt: skip
+                else:
+                    source = graph.model.layer(ref[0])
+                    notes.append(f"layer {layer.id} {layer.name!r}: the value of its input {index} ({source.type} "
+                                 f"layer {source.name!r}), computed by a constant sub-graph ovreduce does not fold, "
+                                 f"is not confirmed by OpenVINO: {unfolded}")  # fmt: skip
     asked = bool(unknown or suspect or unread or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
@@ -208,40 +224,28 @@ def _check_model(
     )
 
 
-def _axes_of_an_unread_type(graph: IRModel, info: ReductionInfo) -> bool:
-    """Whether the reduction's axes are a Const of packed or string values, which ovreduce leaves unresolved."""
-    if info.axes.kind != "unresolved" or info.error is not None or len(info.layer.inputs) < 2:
-        return False
-    ref = graph.input_producers(info.layer)[1]
-    source = None if ref is None else graph.layer(ref[0])
-    etype = None if source is None or source.type != "Const" else source.element_type
-    return etype is not None and (etype.is_packed or etype.kind == "string")
-
-
 FOLD_BUDGET = 1 << 20
-"""The most elements the layers of a constant sub-graph behind a reduction's axes may compute for ``check`` to let
-OpenVINO fold it, reading the model."""
+"""The most elements the layers of a constant sub-graph behind a shape input (a reduction's axes, a Pad's pads, a
+Reshape's target) ovreduce does not fold may compute for ``check`` to let OpenVINO fold it, reading the model."""
 
 
-def _unfolded_axes(graph: ShapeEngine, info: ReductionInfo) -> str | None:
-    """For a reduction whose axes a constant sub-graph ovreduce does not fold computes: ``""`` where OpenVINO may fold
-    it (every layer of it of a static shape ovreduce infers, :data:`FOLD_BUDGET` elements in all), else why not. None
-    for any other reduction (axes folded or known at run time only, or a sub-graph reading no constant alone)."""
-    if info.axes.kind != "unresolved" or info.error is not None or len(info.layer.inputs) < 2:
-        return None
+def _unfolded_value(graph: ShapeEngine, ref: PortRef) -> str | None:
+    """For a value ovreduce leaves unresolved, output ``ref``: ``""`` where it is a Const or a constant sub-graph
+    OpenVINO may fold (every layer of it of a static shape ovreduce infers, :data:`FOLD_BUDGET` elements in all), else
+    why not; None where it is no constant sub-graph (it reads a Parameter, a body's input, a sub-graph's output)."""
     model = graph.model
-    pending = [model.input_producers(info.layer)[1]]
+    pending: list[PortRef | None] = [ref]
     seen: set[str] = set()
     total = 0
     why = ""
     while pending:
-        ref = pending.pop()
-        if ref is None:
+        item = pending.pop()
+        if item is None:
             return None
-        if ref[0] in seen:
+        if item[0] in seen:
             continue
-        seen.add(ref[0])
-        layer = model.layer(ref[0])
+        seen.add(item[0])
+        layer = model.layer(item[0])
         if layer.type == "Const":
             continue
         data = graph.input_state(layer, 0).shape if layer.type == "ShapeOf" and layer.inputs else None
