@@ -420,6 +420,8 @@ class Convert0(ShapePreserving):
             real = self._convert_reals(ctx, src, dst)
             if real is not None:
                 return real
+        if folded.kind == "const" and src is not None and dst is not None and folded.values is not None:
+            return self._largest_kept(ctx, src, dst, folded)
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
         if known is None or dst is None:
             return folded
@@ -470,12 +472,28 @@ class Convert0(ShapePreserving):
         assert given is not None
         return computed([from_int(v, dst) for v in info.values], given, dst, what)
 
-    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
-        """Exact when every value fits the destination type (or the type is boolean: 0 is false, the rest true).
+    @staticmethod
+    def _largest_kept(ctx: LayerContext, src: ElementType, dst: ElementType, folded: ValueInfo) -> ValueInfo:
+        """A constant as OpenVINO's bound evaluation has it through a Convert between integer types both wider than 16
+        bits (``convert::evaluate_bound``, which its shape inference reads constants by too): a value at the source
+        type's largest is the destination type's largest (no bound), not what the conversion makes of it (u32
+        4294967295 to i64 is i64's largest, i64's largest to i32 is i32's)."""
+        if not (src.is_integral and dst.is_integral and src.bitwidth > 16 and dst.bitwidth > 16):
+            return folded
+        given = ctx.value(0).values
+        assert folded.values is not None
+        if given is None or len(given) != len(folded.values):
+            return folded
+        top, most = type_limits(src)[1], type_limits(dst)[1]
+        if top not in given:
+            return folded
+        values = tuple(most if v == top else w for v, w in zip(given, folded.values, strict=True))
+        return replace(folded, values=values)
 
-        OpenVINO wraps (i64 -1 -> u8 255) or saturates (u64 -> i64) values that do not fit; rather than
-        model each pair, such a Convert leaves the value unresolved.
-        """
+    def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
+        """The values as OpenVINO's ``evaluate`` converts them: to boolean, 0 is false and the rest true; to another
+        integer type, modulo its range, two's complement where signed (i64 -1 to u8 is 255, 300 to u4 12, 3 to u1 1;
+        u64 2^64 - 1 to i64 -1)."""
         if not values:
             return None
         dst = layer.element_type
@@ -486,14 +504,7 @@ class Convert0(ShapePreserving):
         if dst.name == "boolean":  # any value but 0 is true
             return ValueInfo("const", tuple(int(v != 0) for v in values[0]))
         if dst.is_integral:
-            lo, hi = type_limits(dst)
-            bad = [v for v in values[0] if not lo <= v <= hi]
-            if bad:
-                return ValueInfo(
-                    "unresolved", None,
-                    f"Convert layer {layer.name!r} to {dst} changes the value {bad[0]} (outside [{lo}, {hi}]), "
-                    f"which ovreduce does not fold",
-                )  # fmt: skip
+            return ValueInfo("const", wrapped(values[0], dst))
         return ValueInfo("const", values[0])
 
 

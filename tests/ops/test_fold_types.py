@@ -155,3 +155,34 @@ def test_axes_computed_from_float_constants_are_never_another_shape(axes: str, t
     reason), never given a shape OpenVINO does not give (dynamic dims, as if OpenVINO left the value to run time)."""
     ours, openvinos = _reduced(FLOAT_AXES[axes](), True, tmp_path)
     assert ours in (None, openvinos) if axes.startswith("ReduceProd") else ours == openvinos
+
+
+WRAPPED = [-(2**62) - 5, -(2**31) - 3, -300, -129, -1, 0, 3, 127, 128, 255, 256, 300, 65541, 2**32 + 6]
+WRAPPED += [2**63 - 1, 2**64 - 1]  # (a wide type's largest is no bound to OpenVINO: its dim is unknown)
+DESTINATIONS = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "u1", "u2", "u3", "u4", "u6", "i4"]
+
+
+@pytest.mark.parametrize("destination", DESTINATIONS)
+def test_an_integer_convert_that_wraps_is_folded_as_openvino_folds_it(destination: str, tmp_path: Path) -> None:
+    """A Convert between integer types of values past the destination's range: OpenVINO's ``evaluate`` wraps them
+    (i64 300 to u8 is 44, -1 to u8 255, 2^32 + 6 to i32 6, 300 to u4 12, 3 to u1 1), and its shape inference reads the
+    dims so computed (here, through a Convert back to i64 and an Abs, a Broadcast's target); so does ovreduce."""
+    compared = 0
+    for dtype in TYPES[:-1]:
+        info = np.iinfo(dtype)
+        values = [v for v in WRAPPED if info.min <= v <= info.max]
+        dims = ops.abs(ops.convert(ops.convert(_c(values, dtype), destination), "i64"))
+        x = ops.parameter([1], np.float32)
+        xml = tmp_path / f"{np.dtype(dtype).name}.xml"
+        ov.save_model(ov.Model([ops.broadcast(x, ops.concat([_c([3]), dims], 0))], [x]), str(xml), False)
+        expected = next(n for n in ov.Core().read_model(str(xml)).get_ordered_ops() if n.get_type_name() == "Broadcast")
+        ir = load_ir(xml)
+        try:
+            layer = next(layer for layer in ir.layers if layer.type == "Broadcast")
+            shape = ShapeEngine(ir).state((layer.id, layer.outputs[0].id)).shape
+        finally:
+            ir.close()
+        want = to_shape(expected.get_output_partial_shape(0))
+        assert shape == want, f"{np.dtype(dtype).name} to {destination}: ovreduce {shape}, OpenVINO {want}"
+        compared += want.is_static
+    assert compared >= 1, compared
