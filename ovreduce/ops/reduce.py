@@ -241,8 +241,10 @@ class ReductionOp(Op):
         return ValueInfo("const", result if self.logical else wrapped(result, etype), shape=out_shape)
 
     def _bounded(self, ctx: LayerContext, folded: ValueInfo) -> ValueInfo:
-        """A runtime 1-D value reduced whole (a shape's element count, its largest dim) to the bounds OpenVINO gives
-        it: the op over the elements' lower bounds and over their upper ones (no upper bound where one has none)."""
+        """A runtime 1-D value reduced whole (a shape's element count, its largest dim, ``max(-2, d)``) to the bounds
+        OpenVINO's default bound evaluator gives it: the op over the elements' lower bounds and over their upper ones
+        (no upper bound where one has none), negative ones too. A product with a negative factor is not monotonic, and
+        OpenVINO's bounds of it may be out of order (``-1 * d`` of a dim ``1..5``: ``-1,-5``): those are not kept."""
         etype, bound = ctx.input(0).element_type, _BOUNDS.get(self.type)
         elements = partial_value(ctx, 0)
         if elements is None or bound is None or etype is None or not evaluates(self.type, etype):
@@ -250,11 +252,9 @@ class ReductionOp(Op):
         if _as_int64(ctx.value(1).values) not in ((0,), (-1,)) or None in elements:
             return folded
         known = cast(list[Bounds], elements)
-        if any(b[0] < 0 for b in known):  # (bounds of a shape: OpenVINO's estimate is monotonic for these only)
-            return folded
         result = bound(known)
-        top = type_limits(etype)[1]
-        if result[0] >= top:
+        least, top = type_limits(etype)
+        if result[0] >= top or result[0] < least or (result[1] is not None and result[1] < result[0]):
             return folded
         if (
             result[0] == result[1]
