@@ -297,12 +297,24 @@ class ShapePreserving(Op):
         """The elements of a value known in part (a dim ShapeOf gives) through a Clamp or an Abs, as OpenVINO's default
         bound evaluator has them: the op of each lower bound and of each upper one (an unknown upper bound is the
         type's largest value: a Clamp's ``max`` bounds it; a lower bound above the upper one is none); an Abs keeps
-        non-negative bounds only (it does not keep them in order otherwise). Constant when all are known exactly."""
+        non-negative bounds, and turns bounds wholly below 0 round (``-3..-1`` is ``1..3``, as OpenVINO orders the Abs
+        of each bound); of bounds across 0 it keeps none (OpenVINO's ordered ``|lo|..|hi|`` leaves values out: ``-1..8``
+        is not ``1..8``). Constant when all are known exactly."""
         known = partial_value(ctx, 0) if self.type in ("Clamp", "Abs") else None
         if known is None:
             return folded
         if self.type == "Abs":
-            return replace(folded, known=tuple(b if b is not None and b[0] >= 0 else None for b in known))
+            top = type_limits(etype)[1]
+            turned = tuple(
+                b if b is None or b[0] >= 0
+                else (-b[1], -b[0]) if b[1] is not None and b[1] < 0 and -b[0] <= top
+                else None
+                for b in known
+            )  # fmt: skip
+            shape = ctx.input(0).shape
+            if shape is None or not shape.is_static:
+                return replace(folded, known=turned)
+            return pinned(folded, turned, tuple(shape.to_list()))
         top = type_limits(etype)[1]
         given = [b for b in known if b is not None]
         lows = self._values(ctx.layer, etype, tuple(b[0] for b in given))

@@ -126,6 +126,22 @@ def _length(shape: PartialShape) -> int | None:
     return shape.dims[0].lo if shape.dims[0].is_static else None
 
 
+def _bounds_lost(ctx: LayerContext, index: int, what: str) -> str | None:
+    """Why dims a layer leaves unknown may be known to OpenVINO: input ``index`` (``what``: "by repeats") is computed
+    at run time and ovreduce has lost the bounds of some of its elements (an Abs of a value across 0), which OpenVINO's
+    bound evaluation may have; None where it knows each element's (or nothing of the value: neither may OpenVINO)."""
+    if index >= len(ctx.layer.inputs) or int_value(ctx, index) is not None:
+        return None
+    known = partial_value(ctx, index)
+    if known is None or None not in known:
+        return None
+    layer = ctx.layer
+    return (
+        f"dims ovreduce leaves unknown here may be known to OpenVINO: {layer.type} ({layer.name}) {what} computed "
+        f"at run time whose elements' bounds ovreduce does not all know (OpenVINO's bound evaluation may)"
+    )
+
+
 class _ValueShaped(ShapeRule):
     """A rule whose output 0 holds values computed from its inputs' values (:meth:`fold_tensor`)."""
 
@@ -230,6 +246,9 @@ class Reshape1(_ValueShaped):
                     f"with input shape {data}"
                 )
         return [PartialShape(tuple(d for d in out if d is not None))]
+
+    def loose(self, ctx: LayerContext) -> str | None:
+        return _bounds_lost(ctx, 1, "reshapes to a target")
 
     @staticmethod
     def _pattern(ctx: LayerContext, target_shape: PartialShape) -> list[Dimension | int | None] | None:
@@ -823,6 +842,9 @@ class Tile0(_ValueShaped):
         reps = [Dimension.static(1)] * (rank - len(repeats)) + [bounds_dim(r) or Dimension.dynamic() for r in repeats]
         return [PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps, strict=True)))]
 
+    def loose(self, ctx: LayerContext) -> str | None:
+        return _bounds_lost(ctx, 1, "tiles by repeats")
+
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """Also the elements of a value known in part (a ShapeOf of a partly dynamic shape) tiled by constant repeats,
         as OpenVINO's default bound evaluator tiles their bounds (``has_and_set_bound`` of the repeats)."""
@@ -918,6 +940,9 @@ class Broadcast(_ValueShaped):
                 )
             return [self._pdpd(data.dims, target)]
         return [target_ps]
+
+    def loose(self, ctx: LayerContext) -> str | None:
+        return _bounds_lost(ctx, 1, "broadcasts to a target")
 
     def fold_tensor(
         self, ctx: LayerContext, inputs: list[Tensor], out_shape: tuple[int, ...]
