@@ -18,7 +18,16 @@ from typing import Any
 from ovreduce.errors import ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
 from ovreduce.ir.model import Layer
-from ovreduce.ops.base import LAST_OPSET, LayerContext, Op, PortState, ValueInfo, declared_state, opset_number
+from ovreduce.ops.base import (
+    LAST_OPSET,
+    Bounds,
+    LayerContext,
+    Op,
+    PortState,
+    ValueInfo,
+    declared_state,
+    opset_number,
+)
 from ovreduce.ops.reals import REAL_UNARY, computed, from_int, real_tensor, round_half_away, rounded, to_int
 from ovreduce.ops.rules import (
     EPS_MODE,
@@ -432,6 +441,8 @@ class Convert0(ShapePreserving):
             real = self._convert_reals(ctx, src, dst)
             if real is not None:
                 return real
+            if folded.kind == "runtime" and src.is_integral and dst.name in _CONVERTED_REALS:
+                return self._real_bounds(ctx, dst, folded)
         if folded.kind == "const" and src is not None and dst is not None and folded.values is not None:
             return self._largest_kept(ctx, src, dst, folded)
         known = partial_value(ctx, 0) if folded.kind == "runtime" and dst is not None and dst.is_integral else None
@@ -443,6 +454,28 @@ class Convert0(ShapePreserving):
         lo, hi = type_limits(dst)  # an unknown upper bound stays one (the source type's largest value, the target's)
         fits = [b is not None and lo <= b[0] and (b[1] is None or b[1] <= hi) for b in known]
         return replace(folded, known=tuple(b if fit else None for b, fit in zip(known, fits, strict=True)))
+
+    @staticmethod
+    def _real_bounds(ctx: LayerContext, dst: ElementType, folded: ValueInfo) -> ValueInfo:
+        """The elements of a runtime value of integers known in part (a dim ShapeOf gives) converted to a real type, as
+        OpenVINO's Convert converts each bound (to the nearest value of the type; no upper bound stays none): integral
+        values still, which a Convert back to an integer type reads (``2..5`` through f32 and back is ``2..5``). An
+        element whose bound the type does not hold exactly where OpenVINO converts through another type first, or not
+        finitely, is not known."""
+        known = partial_value(ctx, 0)
+        if known is None:
+            return folded
+
+        def real(v: int) -> int | None:
+            r = from_int(v, dst)
+            return None if r is None or not math.isfinite(r) else int(r)
+
+        out: list[Bounds | None] = []
+        for b in known:
+            low = None if b is None else real(b[0])
+            high = None if b is None or b[1] is None else real(b[1])
+            out.append(None if b is None or low is None or (b[1] is not None and high is None) else (low, high))
+        return replace(folded, known=tuple(out))
 
     def _convert_reals(self, ctx: LayerContext, src: ElementType, dst: ElementType) -> ValueInfo | None:
         """A constant from or to a real type as OpenVINO's Convert computes it: an integer to the nearest value of the

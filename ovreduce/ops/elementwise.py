@@ -201,11 +201,33 @@ def _remainder_bounds(
     return (0, None if v2 is None or m2 is None else m2 - 1)
 
 
+def _power_bounds(
+    x: Bounds | None, y: Bounds | None, fn: Callable[[int, int], int], etype: ElementType
+) -> Bounds | None:
+    """One element's bounds through Power as OpenVINO's default bound evaluator gives them: the power of the lower
+    bounds and that of the upper ones, which bound it for a base not below 0 and an exponent known exactly, not below 0
+    (``d ** 2`` of a dim ``2..5`` is ``4..25``); no upper bound where the base has none and the exponent is 1 (to
+    another, OpenVINO's power of its type's largest value is the machine's, or none). None (not judged) otherwise."""
+    if x is None or y is None:
+        return None
+    (xl, xh), (yl, yh) = x, y
+    if yl != yh or yl < 0 or xl < 0:
+        return None
+    try:
+        low = fn(xl, yl)
+        if xh is None:
+            return (low, None) if yl == 1 else None
+        high = fn(xh, yl)
+    except _NotFoldedError:
+        return None
+    return (low, None if high >= type_limits(etype)[1] else high)
+
+
 _BOUNDS_RULES: Mapping[str, _BoundsRule] = {
     # (OpenVINO's interval_bound_evaluator: the op over each pair of the operands' bounds, each op monotonic in each)
     "Add": _interval_bounds, "Subtract": _interval_bounds, "Multiply": _interval_bounds,
     "Maximum": _interval_bounds, "Minimum": _interval_bounds,
-    "Divide": _divide_bounds, "Mod": _remainder_bounds, "FloorMod": _remainder_bounds,
+    "Divide": _divide_bounds, "Mod": _remainder_bounds, "FloorMod": _remainder_bounds, "Power": _power_bounds,
 }  # fmt: skip
 """How each integer arithmetic op bounds an element of a runtime value from its operands' bounds."""
 

@@ -195,12 +195,12 @@ def test_a_native_rule_stricter_than_openvino_under_reshape_is_not_called_refuse
 
 
 def test_an_error_rests_on_what_openvino_infers_too(tmp_path: Path) -> None:
-    """x[2,?] -> Broadcast(x, ShapeOf(x) ** [1, 1]) -> Squeeze axis 0 -> ReduceSum axis 1. The native rules know no
-    value of a power of ShapeOf of a partly dynamic shape, so the Squeeze seems to remove a '?' and the axis to be
-    out of range: once a reduce-invalid error. OpenVINO feeds the reduction [2,?]: the check uses that, says so, and
-    finds nothing."""
+    """x[2,?] -> Broadcast(x, ShapeOf(x) * Exp([0, 0])) -> Squeeze axis 0 -> ReduceSum axis 1. The native rules
+    compute no Exp, so know no element of the target, so the Squeeze seems to remove a '?' and the axis to be out of
+    range: once a reduce-invalid error. OpenVINO feeds the reduction [2,?]: the check uses that, says so, and finds
+    nothing."""
     x = ops.parameter(ov.PartialShape("[2,?]"), np.float32, name="x")
-    wide = ops.broadcast(x, ops.power(ops.shape_of(x), ops.constant(np.array([1, 1], np.int64))))
+    wide = ops.broadcast(x, ops.multiply(ops.shape_of(x), ops.exp(ops.constant(np.array([0, 0], np.int64)))))
     squeezed = ops.squeeze(wide, ops.constant(np.array([0], np.int64)))
     total = ops.reduce_sum(squeezed, ops.constant(np.array([1], np.int64)), False)
     total.set_friendly_name("total")

@@ -315,3 +315,31 @@ def test_dims_an_abs_across_zero_leaves_unknown_say_why(consumer: str, tmp_path:
         ir.close()
     assert state.shape is not None and state.shape != expected, (state.shape, expected)
     assert "may be known to OpenVINO" in state.reason and "(op)" in state.reason, state.reason
+
+
+CARRIED: dict[str, Callable[[Any], Any]] = {  # a dim d (1-D i64 of one element) -> a value OpenVINO bounds from d's
+    **{f"power-{e}": (lambda d, e=e: ops.power(d, _c([e]))) for e in (0, 1, 2, 3)},
+    **{f"through-{t}": (lambda d, t=t: ops.convert(ops.convert(d, t), "i64")) for t in ("f16", "bf16", "f32", "f64")},
+    "through-f32-from-i32": lambda d: ops.convert(ops.convert(ops.convert(d, "i32"), "f32"), "i64"),
+}
+
+
+@pytest.mark.parametrize("shape", ["[2..5,3]", "[?,3]", "[0..3,3]", "[1,3]", "[2..256,3]"])
+@pytest.mark.parametrize("value", list(CARRIED))
+@pytest.mark.parametrize("consumer", ["broadcast-target", "tile-repeats", "reshape-target", "pad-end"])
+def test_bounds_go_through_power_and_a_real_convert_as_openvinos_do(
+    consumer: str, value: str, shape: str, tmp_path: Path
+) -> None:
+    """``d ** 2`` of a dim ``2..5`` is ``4..25`` (the power of each bound), and ``d`` through f32 (or f16, bf16, f64)
+    and back is ``2..5``, as OpenVINO's bound evaluation carries them into a Broadcast, Tile, Reshape or Pad."""
+    x = ops.parameter(ov.PartialShape(shape), np.float32, name="x")
+    node = REDUCED_CONSUMERS[consumer](x, CARRIED[value](_c_dim(ops.shape_of(x), 0)))
+    node.set_friendly_name("op")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(ops.reduce_sum(node, _c([0]), True))], [x], value), str(xml), False)
+    read = ov.Core().read_model(str(xml))
+    ir = load_ir(xml)
+    try:
+        assert _differences(ShapeEngine(ir), read) == []
+    finally:
+        ir.close()
