@@ -111,7 +111,7 @@ class ShapeEngine:
         # (type, version) -> its op, while the walk runs (a query after it resolves the op again: the registry,
         # which a `registered` block extends, may have changed by then)
         self._walk_ops: dict[tuple[str, str], Op] | None = None
-        # (layer, its inputs) whose values, read by the layer's rule, are unresolved where the rule leaves dims unknown
+        # (layer, its inputs) whose values its rule read unresolved or in part, where it leaves dims unknown
         self._unfolded_reads: list[tuple[Layer, tuple[int, ...]]] = []
         self._run()
 
@@ -142,8 +142,9 @@ class ShapeEngine:
 
     def unfolded_reads(self) -> Sequence[tuple[Layer, tuple[int, ...]]]:
         """Each layer whose rule read a value ovreduce leaves unresolved (a constant sub-graph it does not fold, a Const
-        of a type it does not read) and left dims of its outputs unknown or unresolved, with the inputs it read so: a
-        shape input OpenVINO may know (and refuse), in the order the walk met them."""
+        of a type it does not read), or a runtime value with an element it does not bound (which such a sub-graph may
+        compute), and left dims of its outputs unknown or unresolved, with the inputs it read so: a shape input
+        OpenVINO may know (and refuse), in the order the walk met them."""
         return self._unfolded_reads
 
     def result_state(self, layer_id: str) -> PortState:
@@ -159,6 +160,10 @@ class ShapeEngine:
                     found.setdefault(layer.data.get("variable_id", ""), layer)
             self._variables = found
         return self._variables
+
+    def value(self, ref: PortRef) -> ValueInfo:
+        """The small constant value of output ``ref`` (folded on demand)."""
+        return self._axes(ref, set())
 
     def result_value(self, layer_id: str) -> ValueInfo:
         """The small constant value reaching (body) Result ``layer_id``."""
@@ -562,7 +567,7 @@ class _Context:
         self._inputs = inputs
         self.reads: list[_Read] | None = None
         self.unfolded: str | None = None  # why the first unresolved value the rule read is unresolved
-        self.unfolded_inputs: list[int] = []  # the inputs whose values the rule read unresolved
+        self.unfolded_inputs: list[int] = []  # the inputs whose values it read unresolved, or with an element unbounded
 
     @property
     def reshape(self) -> PartialShape | None:
@@ -595,6 +600,8 @@ class _Context:
             self.unfolded_inputs.append(index)
             if self.unfolded is None:
                 self.unfolded = info.reason
+        elif info.kind == "runtime" and info.known is not None and None in info.known:
+            self.unfolded_inputs.append(index)  # an element ovreduce does not bound: a part it does not fold, maybe
         return info
 
     def input_values(self) -> list[ValueInfo]:

@@ -134,27 +134,31 @@ def _check_model(
     for _, graph in engines:
         walked: dict[PortRef, str | None] = {}
         reductions = {info.layer.id for info in graph.reductions}
+        roots: dict[PortRef, tuple[PortRef, ...]] = {}
         for layer, indices in graph.unfolded_reads():
             producers = graph.model.input_producers(layer)
             for index in indices:
                 ref = producers[index] if index < len(producers) else None
                 if ref is None:
                     continue
-                if ref not in walked:
-                    walked[ref] = _unfolded_value(graph, ref)
-                unfolded = walked[ref]
-                if unfolded is None:
-                    continue
-                if not unfolded:
-                    unread = True
-                elif layer.id in reductions and index == 1:
-                    notes.append(f"layer {layer.id} {layer.name!r}: its axes, computed by a constant sub-graph "
-                                 f"ovreduce does not fold, are not confirmed by OpenVINO: {unfolded}")  # fmt: skip
-                else:
-                    source = graph.model.layer(ref[0])
-                    notes.append(f"layer {layer.id} {layer.name!r}: the value of its input {index} ({source.type} "
-                                 f"layer {source.name!r}), computed by a constant sub-graph ovreduce does not fold, "
-                                 f"is not confirmed by OpenVINO: {unfolded}")  # fmt: skip
+                if ref not in roots:
+                    roots[ref] = _unfolded_parts(graph, ref)
+                for root in roots[ref]:
+                    if root not in walked:
+                        walked[root] = _unfolded_value(graph, root)
+                    unfolded = walked[root]
+                    if unfolded is None:
+                        continue
+                    if not unfolded:
+                        unread = True
+                    elif layer.id in reductions and index == 1:
+                        notes.append(f"layer {layer.id} {layer.name!r}: its axes, computed by a constant sub-graph "
+                                     f"ovreduce does not fold, are not confirmed by OpenVINO: {unfolded}")  # fmt: skip
+                    else:
+                        source = graph.model.layer(root[0])
+                        notes.append(f"layer {layer.id} {layer.name!r}: the value of its input {index} (of "
+                                     f"{source.type} layer {source.name!r}), computed by a constant sub-graph ovreduce "
+                                     f"does not fold, is not confirmed by OpenVINO: {unfolded}")  # fmt: skip
     asked = bool(unknown or suspect or unread or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
@@ -229,10 +233,36 @@ FOLD_BUDGET = 1 << 20
 Reshape's target) ovreduce does not fold may compute for ``check`` to let OpenVINO fold it, reading the model."""
 
 
+def _unfolded_parts(graph: ShapeEngine, ref: PortRef) -> tuple[PortRef, ...]:
+    """The outputs whose values ovreduce leaves unresolved that output ``ref``'s value is computed from: itself where it
+    is one; for a runtime value (a shape put together of dims and of a part ovreduce does not fold), those above it,
+    up to the ShapeOfs and Parameters its runtime part comes from."""
+    model = graph.model
+    found: list[PortRef] = []
+    pending = [ref]
+    seen: set[PortRef] = set()
+    while pending:
+        item = pending.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        value = graph.value(item)
+        if value.kind == "unresolved":
+            if value.reals is None:
+                found.append(item)
+            continue
+        layer = model.layer(item[0])
+        if value.kind != "runtime" or layer.type in ("ShapeOf", "Parameter") or layer.bodies or len(seen) > 4096:
+            continue
+        pending += [p for p in model.input_producers(layer) if p is not None]
+    return tuple(found)
+
+
 def _unfolded_value(graph: ShapeEngine, ref: PortRef) -> str | None:
     """For a value ovreduce leaves unresolved, output ``ref``: ``""`` where it is a Const or a constant sub-graph
-    OpenVINO may fold (every layer of it of a static shape ovreduce infers, :data:`FOLD_BUDGET` elements in all), else
-    why not; None where it is no constant sub-graph (it reads a Parameter, a body's input, a sub-graph's output)."""
+    OpenVINO may fold (every layer of it ovreduce does not fold of a static shape ovreduce infers, :data:`FOLD_BUDGET`
+    elements in all; the values it folds, a ShapeOf of a static shape, end it), else why not; None where it is no
+    constant sub-graph (it reads a Parameter, a body's input, a sub-graph's output)."""
     model = graph.model
     pending: list[PortRef | None] = [ref]
     seen: set[str] = set()
@@ -246,11 +276,8 @@ def _unfolded_value(graph: ShapeEngine, ref: PortRef) -> str | None:
             continue
         seen.add(item[0])
         layer = model.layer(item[0])
-        if layer.type == "Const":
-            continue
-        data = graph.input_state(layer, 0).shape if layer.type == "ShapeOf" and layer.inputs else None
-        if data is not None and data.is_static:  # the shape of a static input: a constant to OpenVINO too
-            continue
+        if layer.type == "Const" or graph.value(item).kind == "const":  # (a ShapeOf of a static shape too)
+            continue  # a value ovreduce folds: a constant to OpenVINO too
         if not layer.inputs or layer.bodies:  # a Parameter, a body's input or a sub-graph: not walked
             return None
         for port in layer.outputs:

@@ -493,13 +493,19 @@ class Concat0(_ValueShaped):
 
     def fold(self, ctx: LayerContext) -> ValueInfo:
         """Also the elements of 1-D values partly known (a shape put together from ShapeOf's dims and constants), as
-        OpenVINO's partial values know them."""
+        OpenVINO's partial values know them; those of a part ovreduce does not fold (a constant sub-graph OpenVINO
+        folds) are not known, the others kept."""
         folded = super().fold(ctx)
         if folded.kind != "runtime" or not ctx.layer.inputs:
             return folded
         known: list[Bounds | None] = []
         for index in range(len(ctx.layer.inputs)):
             info, part = ctx.value(index), partial_value(ctx, index)
+            shape = ctx.input(index).shape
+            if part is None and info.kind == "unresolved" and info.reals is None and shape is not None:
+                # a constant sub-graph ovreduce does not fold (OpenVINO does): elements not known, the others kept
+                length = _length(shape) if shape.rank == 1 else None
+                part = None if length is None else (None,) * length
             if part is None or (info.kind == "const" and info.element_shape != (len(part),)):
                 return self._pieces(ctx, folded)
             known += part

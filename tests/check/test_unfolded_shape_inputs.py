@@ -6,6 +6,7 @@ does for axes, so a model OpenVINO refuses is not called clean; past that, it sa
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,68 @@ def test_pads_of_a_large_unfolded_sub_graph_are_not_folded_by_openvino(tmp_path:
     assert any(
         "is not confirmed by OpenVINO" in n and "Pad" in n and f"{rows * 2 + 2} elements" in n for n in checked.notes
     ), checked.notes
+
+
+@pytest.mark.parametrize("last", [4, -5])
+def test_a_target_put_together_of_a_dim_and_an_unfolded_sub_graph_is_judged_by_openvino(
+    last: int, tmp_path: Path
+) -> None:
+    """A Reshape to ``Concat(ShapeOf(x)[0], mean)``: known at run time in part (a dim of ``2..3``), the rest a constant
+    sub-graph ovreduce does not fold; OpenVINO folds that part, and refuses a target element of -5 ("Output pattern
+    dim[1] has invalid bounds: -5,-5"), which ovreduce does not know: it asks OpenVINO."""
+    x = ops.parameter(ov.PartialShape("[2..3,4]"), np.float32, name="x")
+    dim = ops.gather(ops.shape_of(x), _c([0]), _c(0))
+    mean = _unfolded([4])
+    mean.set_friendly_name("mean")
+    reshaped = ops.reshape(x, ops.concat([dim, mean], 0), False)
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(ops.reduce_sum(reshaped, _c([0]), True))], [x], "m"), str(xml))
+    weights = bytearray(xml.with_suffix(".bin").read_bytes())  # the rows of the mean: [[4], [4]] made [[last], [last]]
+    at = weights.find(struct.pack("<2q", 4, 4))
+    weights[at : at + 16] = struct.pack("<2q", last, last)
+    xml.with_suffix(".bin").write_bytes(bytes(weights))
+    try:
+        ov.Core().read_model(str(xml))
+        refusal = None
+    except RuntimeError as exc:
+        refusal = str(exc).strip().splitlines()[-1]
+    assert (refusal is None) == (last == 4)
+    ir = load_ir(xml)
+    try:
+        checked = check_model(ir)
+    finally:
+        ir.close()
+    assert checked.ok == (refusal is None), (refusal, checked.findings)
+    if refusal is not None:
+        [error] = [f for f in checked.findings if f.severity == "error"]
+        assert error.code == "openvino-read-failed" and refusal in error.message
+
+
+@pytest.mark.parametrize("reshape", ["[2..3,3]", "[2..3,3,4]"])
+def test_pads_put_together_of_a_dim_and_an_unfolded_sub_graph_are_judged_by_openvino(
+    reshape: str, tmp_path: Path
+) -> None:
+    """Pads ``Concat(ShapeOf(x)[0], mean)``: known at run time in part (a dim of ``2..3``), the rest a constant
+    sub-graph ovreduce does not fold; OpenVINO folds that part, and refuses pads of another length than the rank."""
+    x = ops.parameter(ov.PartialShape("[?,?]"), np.float32, name="x")
+    dim = ops.gather(ops.shape_of(x), _c([0]), _c(0))
+    pad = ops.pad(x, ops.concat([dim, _unfolded([1])], 0), _c([0, 0]), "constant")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([ops.result(ops.reduce_sum(pad, _c([0]), True))], [x], "m"), str(xml))
+    model = ov.Core().read_model(str(xml))
+    try:
+        model.reshape({"x": ov.PartialShape(reshape)})
+        refusal = None
+    except RuntimeError as exc:
+        refusal = str(exc).strip().splitlines()[-1]
+    assert (refusal is None) == (reshape == "[2..3,3]")
+    ir = load_ir(xml)
+    try:
+        checked = check_model(ir, reshape={"x": PartialShape.parse(reshape)})
+    finally:
+        ir.close()
+    assert checked.ok == (refusal is None), (refusal, checked.findings)
+    if refusal is not None:
+        [error] = [f for f in checked.findings if f.severity == "error"]
+        assert error.code in ("openvino-read-failed", "reshape-inconsistent"), error
+        assert "length of pads_begin" in error.message, error
