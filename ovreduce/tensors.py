@@ -519,13 +519,33 @@ def conform_array(
     return converted
 
 
+def _npy_names(dtype: np.dtype[Any]) -> bool:
+    """Whether a .npy header names ``dtype`` so that NumPy reads it back as itself: not so for ml_dtypes' types
+    (bf16 and most f8/f4 are written ``|V``, read back as raw bytes; float8_e5m2 is written ``<f1``, which NumPy
+    refuses to read)."""
+    from numpy.lib import format as npy
+
+    try:
+        return bool(npy.descr_to_dtype(npy.dtype_to_descr(dtype)) == dtype)
+    except (TypeError, ValueError):
+        return False
+
+
+def npy_writable(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array`` as a .npy file can hold it: as it is, or, for a type the header cannot name, its raw bytes
+    (``|V1``, ``|V2``), which NumPy reads back and ``--input`` reads as the port's type."""
+    if array.dtype.fields is not None or _npy_names(array.dtype):
+        return array
+    return array.view(np.dtype(f"V{array.dtype.itemsize}"))
+
+
 def _raw_read(array: npt.NDArray[Any], target: np.dtype[Any]) -> npt.NDArray[Any]:
     """An array of ml_dtypes' types as NumPy reads it back from a .npy (which ``--save-inputs`` writes): raw bytes,
     ``|V2`` for bf16, ``|V1`` for the f8 and f4 types. Read as the port's type where that is one of them and as wide,
     else two bytes as bf16, the one two-byte type ml_dtypes adds; any other array as it is."""
     if array.dtype.kind != "V" or array.dtype.fields is not None:
         return array
-    if target.kind == "V" and target.itemsize == array.dtype.itemsize:
+    if not _npy_names(target) and target.itemsize == array.dtype.itemsize:
         return array.view(target)
     if array.dtype.itemsize == 2:
         return array.view(np.dtype(element_type("bf16").numpy))

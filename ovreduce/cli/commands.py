@@ -243,10 +243,13 @@ def output_folder(folder: Path, option: str, expected: str) -> None:
 def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
     """Each array as ``folder/<name>.npy`` (``:`` in a name becomes ``-``), written beside it and renamed over it:
     a link there is replaced, the file it points to left alone; :class:`UsageError` naming ``option`` when the
-    folder cannot be written."""
+    folder cannot be written. An array of a type NumPy's .npy header cannot name (ml_dtypes' bf16, f8, f4) is
+    written as its raw bytes, which ``--input`` reads back as the port's type."""
     import tempfile
 
     import numpy as np
+
+    from ovreduce.tensors import npy_writable
 
     expected = "expected DIR, a folder ovreduce can create or write .npy files in"
     output_folder(folder, option, expected)
@@ -258,7 +261,7 @@ def _save_arrays(folder: Path, arrays: dict[str, Any], option: str) -> None:
         for name, array in arrays.items():
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".ovreduce-", suffix=".npy", delete=False) as handle:
                 try:
-                    np.save(handle, array)
+                    np.save(handle, npy_writable(array))
                     os.chmod(handle.fileno(), mode)  # a temporary file is its owner's alone: the mode open() gives
                 except BaseException:
                     Path(handle.name).unlink()

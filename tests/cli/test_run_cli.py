@@ -562,3 +562,27 @@ def test_the_run_document_marks_an_agreement_on_an_input_that_cannot_show_an_err
     status, out, _ = ovreduce(capsys, str(path), "--layer", "red", "--shape", "x=[2,3]", "--format", "json")
     doc = json.loads(out)
     assert status == 0 and doc["outcome"] == "agree" and doc["not_established"] is None, doc
+
+
+@pytest.mark.parametrize("element", ["f8e5m2", "f8e4m3", "bf16"])
+def test_saved_arrays_of_every_narrow_float_load_in_numpy_and_reproduce_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, element: str
+) -> None:
+    """ml_dtypes' float8_e5m2 is of NumPy kind 'f': saved as it is, its header's ``<f1`` is no type NumPy (or
+    ``--input``) reads. Every narrow float is saved as raw bytes, read back as the port's type."""
+    x = ops.parameter([4, 6], getattr(ov.Type, element), name="x")
+    x.output(0).set_names({"x"})
+    top = ops.reduce_max(x, ops.constant(np.array([1], np.int64)), False, name="red")
+    model = str(tmp_path / "m.xml")
+    ov.save_model(ov.Model([ops.result(top)], [x], "m"), model, compress_to_fp16=False)
+    status, first = ovreduce_json(capsys, model, "--layer", "red", "--save-inputs", str(tmp_path / "in"),
+                                  "--save-outputs", str(tmp_path / "out1"))  # fmt: skip
+    assert status in (0, 1), first
+    for saved in [tmp_path / "in" / "0.npy", *(tmp_path / "out1").glob("*.npy")]:
+        np.load(saved)  # NumPy reads every file ovreduce writes
+    status, again = ovreduce_json(capsys, model, "--layer", "red", "--input", f"0={tmp_path}/in/0.npy",
+                                  "--save-outputs", str(tmp_path / "out2"))  # fmt: skip
+    assert status in (0, 1), again
+    for backend in ("numpy", "openvino-CPU"):
+        first_bytes, again_bytes = ((tmp_path / out / f"{backend}.npy").read_bytes() for out in ("out1", "out2"))
+        assert first_bytes == again_bytes
