@@ -20,12 +20,13 @@ each reduction's input. OpenVINO is imported only when that happens.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -435,20 +436,51 @@ def check_paths(
 
         context = multiprocessing.get_context(_start_method(engine))
         parent = (_parent_of(context),)
-        with ProcessPoolExecutor(min(jobs, len(paths)), context, _end_with_parent, parent) as pool:
-            futures = [pool.submit(_check_one, p, *options) for p in paths]
+        pool: ProcessPoolExecutor | None = None
+        try:
+            with _interrupts_held():  # the workers are forked (as each is submitted) and the pool's threads started
+                pool = ProcessPoolExecutor(min(jobs, len(paths)), context, _end_with_parent, parent)
+                futures = [pool.submit(_check_one, p, *options) for p in paths]
             for p, future in zip(paths, futures, strict=True):  # in the order given: the document is the serial one
                 try:
                     done.append(future.result())
                 except BrokenProcessPool:  # a worker crashed (in OpenVINO): the models not done are checked alone
-                    done.append(_check_alone(context, p, options))
+                    with _interrupts_held():
+                        done.append(_check_alone(context, p, options))
                 if progress is not None:
                     progress()
+        except BaseException:  # an interrupt: the models not done are not waited for
+            if pool is not None:
+                _stop(pool)
+            raise
+        pool.shutdown()
     if several and (nowhere := sorted(set(reshape or {}).difference(*(applied for _, applied in done)))):
         read = sum(1 for m, _ in done if m.error is None)
         raise InputError(f"reshape {nowhere[0]}: no Parameter of the {read} model(s) read has that name",
                          parameter="reshape")  # fmt: skip
     return check_document([m for m, _ in done])
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held back while the block runs, then taken: a Ctrl-C while a worker is forked would be raised in a fork
+    hook, where Python prints it and drops it, and the check would run on. What starts in the block (the workers, the
+    pool's threads) starts with it held, so that the command alone takes it, and stops them."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _stop(pool: Any) -> None:
+    """End ``pool``'s workers at once, the checks they run and those waiting with them, and its threads."""
+    for process in list((pool._processes or {}).values()):
+        process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> tuple[ModelCheck, frozenset[str]]:

@@ -150,3 +150,67 @@ def test_the_workers_of_a_check_that_is_killed_end_with_it(tmp_path: Path, sent:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"{len(left)} of the check's processes outlived it"
+
+
+def _relu_chain(count: int) -> str:
+    """A Parameter, ``count`` ReLUs and a Result: a model that takes a worker a moment to check."""
+    layers = [layer(0, "x", "Parameter", data={"shape": "2,8", "element_type": "f32"}, outputs=[port(0, (2, 8))])]
+    edges = []
+    for i in range(1, count + 1):
+        layers.append(layer(i, f"r{i}", "ReLU", inputs=[port(0, (2, 8))], outputs=[port(1, (2, 8))]))
+        edges.append(edge(i - 1, 0 if i == 1 else 1, i, 0))
+    layers.append(layer(count + 1, "out", "Result", inputs=[port(0, (2, 8))]))
+    edges.append(edge(count, 1, count + 1, 0))
+    return net(layers, edges)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers' end with their parent is the system's (Linux)")
+def test_ctrl_c_ends_a_parallel_check_at_once(tmp_path: Path) -> None:
+    """``check -j 2 DIR`` interrupted (SIGINT) while its workers checked went on checking every model left, then threw
+    the report away: it ended as late as it would have without the Ctrl-C. The workers are stopped, and it ends at
+    once, ``ovreduce: interrupted``, 130."""
+    (tmp_path / "chain.xml").write_text(_relu_chain(3000))
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(200):  # two names of one file are two models
+        (folder / f"m{i}.xml").symlink_to(tmp_path / "chain.xml")
+    with subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", str(folder), "-j", "2"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:  # fmt: skip
+        deadline = time.monotonic() + 60
+        while len(_processes_naming(str(folder))) < 3 and process.poll() is None:  # the command and its 2 workers
+            assert time.monotonic() < deadline, "the check's workers did not start"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = process.communicate(timeout=600)
+        took = time.monotonic() - sent
+    assert (process.returncode, out, err) == (130, b"", b"ovreduce: interrupted\n")
+    assert took < 5, f"it ended {took:.1f} s after the interrupt"
+    deadline = time.monotonic() + 10
+    while (left := _processes_naming(str(folder))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} of the check's processes outlived it"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers' end with their parent is the system's (Linux)")
+@pytest.mark.parametrize("attempt", range(4))
+def test_ctrl_c_as_the_workers_start_is_never_lost(tmp_path: Path, attempt: int) -> None:
+    """An interrupt while the pool forked its workers was raised in a fork hook, where Python prints it ("Exception
+    ignored ... KeyboardInterrupt") and drops it: the check ran on to exit 0. It is 130, whenever it comes."""
+    for i in range(40):
+        for suffix in (".xml", ".bin"):
+            (tmp_path / f"m{i}{suffix}").write_bytes((SAMPLES / "all_reductions").with_suffix(suffix).read_bytes())
+    with subprocess.Popen([sys.executable, "-m", "ovreduce.cli", "check", str(tmp_path), "-j", "2"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:  # fmt: skip
+        deadline = time.monotonic() + 60
+        while len(_processes_naming(str(tmp_path))) < 2 and process.poll() is None:  # its first worker is forked
+            assert time.monotonic() < deadline, "the check's workers did not start"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=600)
+    if process.returncode == 0:  # it was done before the interrupt came
+        assert b"Exception ignored" not in err and b"KeyboardInterrupt" not in err, err
+        return
+    assert (process.returncode, out, err) == (130, b"", b"ovreduce: interrupted\n")
