@@ -181,15 +181,17 @@ def compare(
 ) -> Comparison:
     """Compare ``candidate`` with ``reference`` element-wise.
 
-    ``exact`` defaults to True for integer and boolean references. ``allowance`` is an extra absolute
+    ``exact`` defaults to True for integer and boolean references given no tolerance; with one (``atol`` or
+    ``rtol`` above 0) they are compared as integers within it. ``allowance`` is an extra absolute
     tolerance per element (broadcast to the reference's shape), added to ``atol`` for floating outputs:
     the audit uses it for the rounding of tensors it could only capture in their storage type.
     ``undefined`` marks the elements whose value the specification leaves undefined (broadcast to the
     reference's shape): they are left out of the mismatches, the error figures and the NaN/inf counts, and
     ``Comparison.undefined`` counts them.
     """
+    integer = exact is None and reference.dtype.kind in "biu"  # as integers: exactly, or at the tolerance given
     if exact is None:
-        exact = reference.dtype.kind in "biu"
+        exact = integer and atol == 0 and rtol == 0
     if exact:
         atol = rtol = 0.0
     if reference.shape != candidate.shape:
@@ -207,13 +209,11 @@ def compare(
         else np.broadcast_to(np.asarray(undefined, dtype=np.bool_), reference.shape)
     )
     excluded = int(np.count_nonzero(ignore))
-    if exact and reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
+    if (exact or integer) and reference.dtype.kind in "biu" and candidate.dtype.kind in "biu":
         if reference.dtype == candidate.dtype:
             diff_mask = reference != candidate
         else:  # mixed signedness/width: compare as Python ints, exactly
             diff_mask = reference.astype(object) != candidate.astype(object)
-        diff_mask = np.asarray(diff_mask, dtype=np.bool_) & ~ignore
-        mismatched = int(np.count_nonzero(diff_mask))
         ref_f = reference.astype(np.float64)
         cand_f = candidate.astype(np.float64)
         if max(reference.dtype.itemsize, candidate.dtype.itemsize) == 8:  # float64 cannot hold 64-bit differences
@@ -223,14 +223,18 @@ def compare(
         else:
             abs_err = np.abs(cand_f - ref_f)
         abs_err = np.where(ignore, 0.0, abs_err)
+        if not exact:  # a tolerance given: taken as it is
+            diff_mask = np.asarray(diff_mask, dtype=np.bool_) & (abs_err > atol + rtol * np.abs(ref_f))
+        diff_mask = np.asarray(diff_mask, dtype=np.bool_) & ~ignore
+        mismatched = int(np.count_nonzero(diff_mask))
         max_abs = float(abs_err.max())
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # tiny denominators: inf
             rel = np.where(ref_f != 0, abs_err / np.abs(ref_f), np.where(abs_err == 0, 0.0, np.inf))
         return Comparison(
-            reference_name, candidate_name, mismatched == 0, total, mismatched, 0.0, 0.0,
+            reference_name, candidate_name, mismatched == 0, total, mismatched, atol, rtol,
             max_abs, float(rel.max()),
             required_atol=max_abs, required_rtol=_finite_or_none(float(rel.max())),
-            first_mismatch=_first(diff_mask, reference, candidate), exact=True, undefined=excluded,
+            first_mismatch=_first(diff_mask, reference, candidate), exact=exact, undefined=excluded,
         )  # fmt: skip
     ref = reference.astype(np.float64)
     cand = candidate.astype(np.float64)

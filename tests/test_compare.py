@@ -107,13 +107,20 @@ def test_a_relative_error_over_a_zero_reference_is_infinite_not_null() -> None:
 
 
 # -- exact comparison of integers and booleans -------------------------------------------------------------------
-def test_integers_are_compared_exactly_whatever_the_tolerance() -> None:
-    c = compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32), atol=10.0, rtol=10.0)
+def test_integers_are_compared_exactly_unless_a_tolerance_is_given() -> None:
+    c = compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32))
     assert not c.ok and c.exact
     assert (c.atol, c.rtol) == (0.0, 0.0)
     assert c.mismatched == 1
     assert c.first_mismatch == {"index": [2], "reference": 3, "candidate": 4}
     assert c.max_abs_error == 1.0
+    # a tolerance given is taken as it is (a user accepting a known difference), the values still read as integers
+    c = compare(np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32), atol=1.0)
+    assert c.ok and not c.exact and (c.atol, c.rtol, c.max_abs_error) == (1.0, 0.0, 1.0)
+    c = compare(np.array([2**63 - 1], np.int64), np.array([2**63 - 3], np.int64), atol=1.0)
+    assert not c.ok and c.max_abs_error == 2.0 and c.first_mismatch is not None
+    c = compare(np.array([100, 10], np.uint8), np.array([85, 9], np.uint8), rtol=0.1)
+    assert not c.ok and c.mismatched == 1 and c.first_mismatch == {"index": [0], "reference": 100, "candidate": 85}
 
 
 @pytest.mark.parametrize(

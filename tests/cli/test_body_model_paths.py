@@ -64,7 +64,7 @@ def test_every_format_names_the_model(capsys: pytest.CaptureFixture[str], saved:
     path = str(saved[name])
     bodies = _body_paths(saved[name])
 
-    _, out, _ = run_cli(capsys, "check", path, "--format", "json", "-v")
+    _, out, _ = run_cli(capsys, "check", path, "--format", "json")
     doc: dict[str, Any] = json.loads(out)
     assert [m["path"] for m in doc["models"]] == [path]
     assert {r["body_path"] for r in doc["models"][0]["reductions"]} <= bodies
@@ -73,12 +73,12 @@ def test_every_format_names_the_model(capsys: pytest.CaptureFixture[str], saved:
     head = out.splitlines()[0]
     assert head.startswith(f"{path}  "), head
 
-    _, out, _ = run_cli(capsys, "check", path, "--format", "junit", "-v")
+    _, out, _ = run_cli(capsys, "check", path, "--format", "junit")
     suites = etree.fromstring(out.encode()).findall("testsuite")
     assert [s.get("name") for s in suites] == [path]
     assert {c.get("classname") for c in suites[0].iter("testcase")} == {path}
 
-    _, out, _ = run_cli(capsys, "check", path, "--format", "sarif", "-v")
+    _, out, _ = run_cli(capsys, "check", path, "--format", "sarif")
     sarif: dict[str, Any] = json.loads(out)
     uris = {
         loc["physicalLocation"]["artifactLocation"]["uri"]

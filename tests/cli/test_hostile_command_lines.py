@@ -146,3 +146,29 @@ def test_the_memory_limit_names_the_setting_that_holds_it() -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert f"(OVREDUCE_MAX_WORKER_BYTES, {1 << 28} bytes)" in done.stderr, done.stderr
     assert done.stderr.rstrip().endswith("[limit.memory]"), done.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
+def test_verbose_with_a_report_format_is_refused(capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """The JSON, SARIF and JUnit reports carry the info findings whatever ``-v`` says: it was accepted and did
+    nothing. It is a usage error naming it, as an option a combination makes useless is."""
+    status, out, err = run_cli(capsys, "check", SAMPLE, "-v", "--format", fmt)
+    assert (status, out) == (2, "")
+    assert err == (f"ovreduce check: -v with --format {fmt}: the {fmt} report lists the info findings always, so it "
+                   f"has no effect; expected --format text, or it left out [usage]\n")  # fmt: skip
+    status, out, _ = run_cli(capsys, "check", SAMPLE, "-v")
+    assert status == 0 and out
+
+
+def test_a_drift_limit_with_an_f32_audit_on_the_cpu_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """An audit in f32 on the CPU makes no f32 run to measure drift against: ``--fail-on-drift`` could never fail,
+    and neither the text nor the JSON said so. It is a usage error naming it."""
+    rms = str(ROOT / "ir_samples" / "rmsnorm.xml")
+    for device in ((), ("--device", "CPU")):
+        status, out, err = run_cli(capsys, "audit", rms, "--precision", "f32", "--fail-on-drift", "0.0001", *device)
+        assert (status, out) == (2, "")
+        assert err == ("ovreduce audit: --fail-on-drift 0.0001 with --precision f32: the audit runs in f32 on the CPU, "
+                       "so no drift from an f32 run is measured and it has no effect; expected another --precision, "
+                       "or it left out [usage]\n")  # fmt: skip
+    status, out, err = run_cli(capsys, "audit", rms, "--precision", "bf16", "--fail-on-drift", "1", "--format", "json")
+    assert status == 0 and json.loads(out)["fail_on_drift"] == 1, err

@@ -310,6 +310,22 @@ def test_exit_1_on_a_disagreement(capsys: pytest.CaptureFixture[str], u8_mean_ir
     assert doc["comparisons"][0]["first_mismatch"] == {"index": [0], "reference": 100, "candidate": 85}
 
 
+def test_a_tolerance_given_is_taken_for_an_integer_output(capsys: pytest.CaptureFixture[str], u8_mean_ir: Path) -> None:
+    """An integer output is compared exactly by default, but ``--atol`` given was replaced by 0 without a word: a known
+    difference (OpenVINO's saturated u8 mean, 85 for 100) could not be accepted. The tolerance given is taken."""
+    data = str(u8_mean_ir.parent / "hundreds.npy")
+    status, doc = ovreduce_json(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"0={data}", "--atol", "20")
+    assert status == 0 and doc["ok"] is True, doc
+    (judged,) = doc["comparisons"]
+    assert (judged["atol"], judged["rtol"], judged["exact"], judged["max_abs_error"]) == (20, 0, False, 15)
+    status, doc = ovreduce_json(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"0={data}", "--atol", "10")
+    assert status == 1 and doc["comparisons"][0]["mismatched"] == 1, doc
+    status, doc = ovreduce_json(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"0={data}", "--rtol", "0.2")
+    assert status == 0 and doc["comparisons"][0]["rtol"] == 0.2, doc
+    status, doc = ovreduce_json(capsys, str(u8_mean_ir), "--layer", "mean_u8", "--input", f"0={data}")
+    assert status == 1 and doc["comparisons"][0]["exact"] is True, doc
+
+
 def test_exit_0_with_numpy_alone(capsys: pytest.CaptureFixture[str], u8_mean_ir: Path) -> None:
     data = str(u8_mean_ir.parent / "hundreds.npy")
     status, doc = ovreduce_json(
