@@ -15,8 +15,9 @@ _GLOB_CHARS = set("*?[")
 
 
 def expand_paths(items: Sequence[str]) -> list[Path]:
-    """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted) and their
-    matches taken as a folder's entries are: a folder searched, and of the rest the names ending in ``.xml`` (a
+    """Files as given, folders searched recursively for ``*.xml`` (:func:`_search`), globs expanded (sorted, names
+    beginning with a dot included) and their matches taken as a folder's entries are: a folder searched, and of the
+    rest the names ending in ``.xml``, in any case (a
     model's ``.bin`` is not a model; a dangling link, a FIFO, a loop of links so named is a model that cannot be
     read, as in a folder). A file named more than once (``models/`` and ``models/a.xml``, ``a.xml`` and ``./a.xml``)
     is checked once, where it first comes.
@@ -38,10 +39,11 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
             import glob
 
             matches: list[Path] = []
-            for match in sorted(glob.glob(item, recursive=True)):
+            # (the names beginning with a dot too, which a shell's glob leaves out: as in a folder's search)
+            for match in sorted(glob.glob(item, recursive=True, include_hidden=True)):
                 if os.path.isdir(match):
                     matches += _search(Path(match))
-                elif match.endswith(".xml"):
+                elif _is_xml(match):
                     matches.append(Path(match))
             if not matches:
                 raise UsageError(f"{item}: the pattern matches no .xml files (nor a folder holding one); expected "
@@ -95,5 +97,10 @@ def _search(folder: Path) -> list[Path]:
             folders.clear()
             continue
         seen.add((status.st_dev, status.st_ino))
-        found += [Path(root, name) for name in files if name.endswith(".xml")]
+        found += [Path(root, name) for name in files if _is_xml(name)]
     return sorted(found)
+
+
+def _is_xml(name: str) -> bool:
+    """Whether ``name`` is an IR's by its suffix: ``.xml`` in any case, as OpenVINO reads ``M.XML``."""
+    return name.lower().endswith(".xml")

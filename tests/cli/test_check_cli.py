@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import pty
+import shutil
 import struct
 import subprocess
 import sys
@@ -444,3 +445,33 @@ def test_argparse_mistakes_say_what_is_wrong_and_what_was_expected() -> None:
     assert last.startswith("ovreduce: error: unrecognized option '--bogus': expected a command first (check, "), last
     last = ovreduce("inspect", a, b, check_rc=2).stderr.splitlines()[-1]
     assert last == f"ovreduce inspect: error: unrecognized arguments: {b}; expected those of 'ovreduce inspect --help'"
+
+
+def test_a_folder_and_a_glob_take_an_upper_case_xml(tmp_path: Path) -> None:
+    """OpenVINO reads ``M.XML`` (with ``M.bin`` beside it), and ``check M.XML`` finds its error; a folder holding it
+    skipped it without a word (a broken model, exit 0), and one holding it alone was "no .xml files"."""
+    for name, sample in (("a", "spec_examples"), ("M", "broken/stale_output")):
+        shutil.copy(SAMPLES / f"{sample}.xml", tmp_path / f"{name}.{'XML' if name == 'M' else 'xml'}")
+        shutil.copy(SAMPLES / f"{sample}.bin", tmp_path / f"{name}.bin")
+    import openvino as ov
+
+    ov.Core().read_model(str(tmp_path / "M.XML"))  # (OpenVINO takes it as an IR)
+    for given in (str(tmp_path), str(tmp_path / "*")):
+        doc = check_json(given, rc=1)
+        assert [Path(m["path"]).name for m in doc["models"]] == ["M.XML", "a.xml"]
+        assert doc["models"][0]["ok"] is False
+    (tmp_path / "a.xml").unlink()
+    assert [Path(m["path"]).name for m in check_json(str(tmp_path), rc=1)["models"]] == ["M.XML"]
+
+
+def test_a_quoted_glob_takes_the_hidden_entries_a_folder_does(tmp_path: Path) -> None:
+    """``check 'DIR/*'`` checks what ``check DIR`` does: Python's glob, like a shell's, leaves out the names beginning
+    with a dot, which the folder's search takes."""
+    for place in (tmp_path / "sub" / "a.xml", tmp_path / ".h" / "b.xml", tmp_path / ".dot.xml"):
+        place.parent.mkdir(exist_ok=True)
+        shutil.copy(SAMPLES / "spec_examples.xml", place)
+        shutil.copy(SAMPLES / "spec_examples.bin", place.with_suffix(".bin"))
+    folder = [m["path"] for m in check_json(str(tmp_path), rc=0)["models"]]
+    assert len(folder) == 3
+    assert [m["path"] for m in check_json(str(tmp_path / "*"), rc=0)["models"]] == folder
+    assert [m["path"] for m in check_json(str(tmp_path / "**" / "*.xml"), rc=0)["models"]] == folder
