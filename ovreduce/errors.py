@@ -167,7 +167,9 @@ class InputError(OvReduceError):
     """A user-supplied tensor, shape or option is unusable.
 
     ``parameter`` names the library function's parameter the problem is about (``inputs``, ``shapes``,
-    ``reshape``, ``save_ir``), so that a front end can say which of its own options gives it.
+    ``reshape``, ``save_ir``), so that a front end can say which of its own options gives it. ``twice``: one thing
+    given twice in the call (an input by two of its names, as an array and a shape; a backend), which is in how the
+    call is written, not in what it gives: a command line calls it a usage error.
     """
 
     code = "input"
@@ -179,9 +181,11 @@ class InputError(OvReduceError):
         parameter: str | None = None,
         layer_id: str | None = None,
         layer_name: str | None = None,
+        twice: bool = False,
     ) -> None:
         super().__init__(message, layer_id=layer_id, layer_name=layer_name)
         self.parameter = parameter
+        self.twice = twice
 
 
 class BackendError(OvReduceError):

@@ -187,7 +187,7 @@ def prepare_inputs(
         key = given_once(given, known[index], what, "inputs")
         shape_key = given_once(shapes, known[index], what, "shapes")
         if key is not None and shape_key is not None:  # the array's own shape would win silently
-            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
+            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes", twice=True)
         array = None if key is None else given[key]
         data_given = data_given if index else array is not None
         override = None if shape_key is None else shapes[shape_key]
@@ -337,7 +337,8 @@ def make_backends(
     out: list[Backend] = []
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:  # it would be compared with itself, and agree
-        raise InputError(f"backend {twice!r} is given twice; each backend runs once, and is compared with the others")
+        raise InputError(f"backend {twice!r} is given twice; each backend runs once, and is compared with the others",
+                         twice=True)  # fmt: skip
     for name in names:
         if name == "numpy":
             from ovreduce.backends.numpy import NumPyBackend

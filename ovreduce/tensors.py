@@ -473,7 +473,7 @@ def given_once(items: Mapping[str, Any], names: AbstractSet[str], what: str, par
     found = sorted(n for n in items if n in names)
     if len(found) > 1:
         raise InputError(
-            f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once", parameter=parameter
+            f"{what} is given twice, as {' and '.join(map(repr, found))}; give it once", parameter=parameter, twice=True
         )
     return found[0] if found else None
 

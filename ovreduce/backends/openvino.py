@@ -1135,7 +1135,7 @@ def model_inputs(
                 )  # fmt: skip
             shape_match = None
         if match is not None and shape_match is not None:
-            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes")
+            raise InputError(f"{what} is given both an array and a shape; give one", parameter="shapes", twice=True)
         if match is not None:
             array = _text(given[match], declared, what) if etype.name == "string" else (
                 conform_array(np.asarray(given[match]), etype, declared, what, model_input=True))  # fmt: skip

@@ -10,13 +10,21 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ovreduce.cli import commands, options
-from ovreduce.cli.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, OUTPUT_FAILED, OutputError
+from ovreduce.cli.errors import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    OUTPUT_FAILED,
+    OutputError,
+    UsageError,
+)
 from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
-from ovreduce.errors import BackendError, MemoryLimitError, OvReduceError
+from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
 
 __all__ = ["COMMANDS", "console", "main"]
 
@@ -44,11 +52,14 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     try:
         args = build_parser().parse_args(argv)  # --help and --version write here too
         command = f"ovreduce {args.command}"
+        for option, first, then in getattr(args, "given_twice", ()):  # (argparse keeps the last without a word)
+            raise UsageError(f"{option} is given twice, as {_shown(first)} and {_shown(then)}; give it once")
         if bounded and args.command != "serve":  # the server bounds each of its workers
             bound_memory()
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
-        _say(f"{command}: {escape(in_flag_terms(args.command, exc))} [{exc.code}]")
+        code = "usage" if isinstance(exc, InputError) and exc.twice else exc.code  # (the command line alone is wrong)
+        _say(f"{command}: {escape(in_flag_terms(args.command, exc))} [{code}]")
         return EXIT_INPUT
     except KeyboardInterrupt:
         _say("ovreduce: interrupted")
@@ -68,6 +79,11 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
         _say(f"{command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)")
         return EXIT_INTERNAL
+
+
+def _shown(value: object) -> str:
+    """An option's value as the command line gave it, quoted where it is a word (a path, a name)."""
+    return repr(os.fsdecode(value)) if isinstance(value, (str, os.PathLike)) else repr(value)
 
 
 def _say(line: str) -> None:

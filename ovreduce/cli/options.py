@@ -91,6 +91,9 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
         if not Path(file).exists():  # what names nothing is the command line's business, as any path on it
             raise UsageError(f"--input {name}={path}: {not_there(file)} (expected a .npy, .npz or ONNX TensorProto "
                              f".pb file)")  # fmt: skip
+        if Path(file).is_dir():  # so is a folder where a file is expected, as for MODEL and --bin
+            raise UsageError(f"--input {name}={path}: it is a folder, expected a file (a .npy, .npz or ONNX "
+                             f"TensorProto .pb file)")  # fmt: skip
         out[name] = load_tensor(path, max_elements())
     return out
 

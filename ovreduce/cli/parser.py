@@ -64,6 +64,8 @@ class _Parser(argparse.ArgumentParser):
         (file or sys.stdout).write(self.format_help())
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if args and str(args[0]).startswith("-") and kwargs.get("action", "store") == "store":
+            kwargs["action"] = _Once  # an option of one value: given twice, the first would be dropped
         self._adding = True
         try:
             return super().add_argument(*args, **kwargs)
@@ -76,6 +78,21 @@ class _Parser(argparse.ArgumentParser):
             # width spares importing shutil and asking the terminal its size once per argument.
             return argparse.HelpFormatter(prog=self.prog, width=80)
         return super()._get_formatter()
+
+
+class _Once(argparse._StoreAction):
+    """An option that takes one value: given again, the values are kept in ``given_twice`` (the option, the first
+    value and the next), which the command line refuses as a usage error, where argparse keeps the last alone."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        given: dict[str, tuple[str, Any]] = namespace.__dict__.setdefault("given_once", {})
+        if self.dest in given:
+            twice: list[tuple[str, Any, Any]] = namespace.__dict__.setdefault("given_twice", [])
+            twice.append((option_string or self.dest, given[self.dest][1], values))
+        else:
+            given[self.dest] = (option_string or self.dest, values)
+        super().__call__(parser, namespace, values, option_string)
 
 
 def versions() -> str:

@@ -25,7 +25,7 @@ OPTIONS: Mapping[str, Mapping[str, str]] = {
 
 def in_flag_terms(command: str, exc: OvReduceError) -> str:
     """``exc``'s message, with the options of ``command`` that give what it is about (where there are any)."""
-    if not isinstance(exc, InputError) or exc.parameter is None:
+    if not isinstance(exc, InputError) or exc.parameter is None or exc.twice:  # (given twice: not "give it")
         return exc.message
     option = OPTIONS.get(exc.parameter, {}).get(command)
     return f"{exc.message} (give it with {option})" if option else exc.message

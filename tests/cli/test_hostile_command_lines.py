@@ -172,3 +172,78 @@ def test_a_drift_limit_with_an_f32_audit_on_the_cpu_is_refused(capsys: pytest.Ca
                        "or it left out [usage]\n")  # fmt: skip
     status, out, err = run_cli(capsys, "audit", rms, "--precision", "bf16", "--fail-on-drift", "1", "--format", "json")
     assert status == 0 and json.loads(out)["fail_on_drift"] == 1, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", SAMPLE, "--layer", "mean_hw", "--layer", "mean_hw_keep"], "--layer is given twice, as 'mean_hw' and "
+                                                                            "'mean_hw_keep'"),
+        (["run", SAMPLE, "--layer", "8", "--device", "GPU", "--device", "CPU"], "--device is given twice, as 'GPU' and "
+                                                                                "'CPU'"),
+        (["run", SAMPLE, "--layer", "8", "--atol", "1", "--atol", "0"], "--atol is given twice, as 1.0 and 0.0"),
+        (["check", SAMPLE, "--format", "json", "--format", "text"], "--format is given twice, as 'json' and 'text'"),
+        (["audit", str(ROOT / "ir_samples" / "rmsnorm_f16.xml"), "--precision", "f32", "--target", "f16", "--target",
+          "bf16"], "--target is given twice, as 'f16' and 'bf16'"),
+        (["inspect", SAMPLE, "--layer", "8", "--layer", "9"], "--layer is given twice, as '8' and '9'"),
+    ],
+)  # fmt: skip
+def test_an_option_of_one_value_given_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """argparse kept the last value of an option given twice and dropped the first without a word (``--target f16
+    --target bf16`` judged bf16 alone: the f16 overflow was not said, exit 0). It is a usage error, as a repeated
+    ``--input`` port is."""
+    status, out, err = run_cli(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err == f"ovreduce {argv[0]}: {says}; give it once [usage]\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "argv", "says"),
+    [
+        ("run", ["--layer", "mean_hw", "--backend", "numpy", "--backend", "numpy"],
+         "backend 'numpy' is given twice; each backend runs once, and is compared with the others"),
+        ("run", ["--layer", "mean_hw", "--input", "0=X", "--input", "data=X"],
+         "input 0 (data) is given twice, as '0' and 'data'; give it once"),
+        ("run", ["--layer", "mean_hw", "--input", "0=X", "--shape", "0=[6,12,10,24]"],
+         "input 0 (data) is given both an array and a shape; give one"),
+        ("audit", ["--input", "data=X", "--shape", "data=[6,12,10,24]"],
+         "is given both an array and a shape; give one"),
+    ],
+)  # fmt: skip
+def test_an_input_given_twice_however_spelled_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, argv: list[str], says: str
+) -> None:
+    """``--input 0=F --input 0=F`` was ``[usage]``, but one input named twice another way (by its port and its name, as
+    an array and a shape; a backend twice) was ``[input]``, with a hint to give it with ``--input``, which the user
+    did: the command line alone is wrong, so it is a usage error, without that hint."""
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.ones((6, 12, 10, 24), np.float32))
+    argv = [a.replace("=X", f"={tmp_path / 'x.npy'}") for a in argv]
+    status, out, err = run_cli(capsys, command, SAMPLE, *argv)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"ovreduce {command}: ") and err.endswith(f"{says} [usage]\n"), err
+    assert "(give it with" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "argv", "name"),
+    [
+        ("run", ["--layer", "mean_hw"], "0"),
+        ("audit", [], "data"),
+    ],
+)
+@pytest.mark.parametrize("entry", ["", ":x"], ids=["file", "npz-entry"])
+def test_an_input_that_is_a_folder_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, argv: list[str], name: str, entry: str
+) -> None:
+    """A folder where a command takes one file is a usage error (``it is a folder, expected a file``), as for MODEL
+    and ``--bin``; ``--input NAME=FOLDER`` was ``[input]``, "it is a directory"."""
+    folder = tmp_path / ("d.npz" if entry else "d")
+    folder.mkdir()
+    status, out, err = run_cli(capsys, command, SAMPLE, *argv, "--input", f"{name}={folder}{entry}")
+    assert (status, out) == (2, "")
+    assert err == (f"ovreduce {command}: --input {name}={folder}{entry}: it is a folder, expected a file (a .npy, .npz "
+                   f"or ONNX TensorProto .pb file) [usage]\n")  # fmt: skip
