@@ -9,8 +9,11 @@ percent-encoded.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -96,3 +99,26 @@ def test_sarif_uris_are_percent_encoded(capsys: pytest.CaptureFixture[str], host
     for uri in uris:
         assert re.fullmatch(r"[A-Za-z0-9\-._~/%!$&'()*+,;=:@]+", uri), uri
         assert "%1B" in uri and "%20" in uri and "%23" in uri
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name that is not UTF-8: Linux's file systems take one")
+def test_a_path_that_is_not_utf8_is_spelled_with_its_byte_in_every_message(tmp_path: Path) -> None:
+    """The reports write a path's byte that is not UTF-8 as ``\\xe9``, but a message naming the path kept Python's
+    surrogate escape: check's text wrote the raw byte 0xE9 (its output then not UTF-8), JUnit and every stderr line
+    ``\\udce9``, a spelling that names no byte."""
+    cut = os.path.join(os.fsencode(tmp_path), b"cut\xe9.xml")
+    with open(cut, "wb") as handle:
+        handle.write(b'<net version="11"><layers>\n<layer id="0"')
+
+    def ovreduce(*args: bytes | str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "ovreduce.cli", *args], capture_output=True, timeout=300)
+
+    text = ovreduce("check", cut)
+    assert text.returncode == 2
+    said = text.stdout.decode("utf-8")  # UTF-8, every byte of it
+    assert said.count("cut\\xe9.xml") >= 2 and "\\udce9" not in said, said  # the header and the message
+    junit = ovreduce("check", cut, "--format", "junit").stdout.decode("utf-8")
+    assert "cut\\xe9.xml: " in junit and "\\udce9" not in junit, junit
+    for done in (ovreduce("inspect", cut), ovreduce("check", os.path.join(os.fsencode(tmp_path), b"m\xe9.xml"))):
+        err = done.stderr.decode("utf-8")
+        assert done.returncode == 2 and "\\xe9.xml" in err and "\\udce9" not in err, err

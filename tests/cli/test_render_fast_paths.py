@@ -22,7 +22,7 @@ from ovreduce.cli.render.text import check_text, table
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
-UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff\ud800-\udfff]")
 NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 HOSTILE = "a\r\n9 models checked\u009b31m\u202egnp\u2028\x1b[2J\ufeff\t\x00é漢"
 
@@ -32,9 +32,15 @@ def _plain_escape(text: str) -> str:
 
     def one(m: re.Match[str]) -> str:
         ch = m.group()
-        return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        return named.get(ch) or _code(ord(ch))
 
     return UNSAFE.sub(one, text)
+
+
+def _code(code: int) -> str:  # (a byte that is not UTF-8, kept as a lone surrogate, written as that byte)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _plain_printable(value: Any) -> Any:
@@ -64,9 +70,7 @@ def test_escape_and_xml_safe_agree_with_their_patterns_on_every_character() -> N
     for ch in chars:
         assert escape(ch) == _plain_escape(ch), repr(ch)
     assert escape(chars) == _plain_escape(chars)
-    assert xml_safe(chars) == NOT_XML.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", chars
-    )
+    assert xml_safe(chars) == NOT_XML.sub(lambda m: _code(ord(m.group())), chars)
 
 
 def test_printable_ascii_never_reaches_a_pattern(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,9 @@ T = TypeVar("T")
 # C0 controls and DEL, C1 controls, the Unicode line and paragraph separators, bidirectional embeddings,
 # overrides and isolates, and the zero-width joiner family that can hide text. (Compiled on first use: most
 # text is printable ASCII, which holds none of them and never reaches the pattern.)
-_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]"
+# And the lone surrogates: a byte of a file name or an argument that is not UTF-8, as Python keeps it (U+DC80..U+DCFF
+# for 0x80..0xFF), which no UTF-8 output can carry; written as the byte, ``\xe9``, as the reports write a path.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff\ud800-\udfff]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -36,7 +38,14 @@ def _escaped(match: re.Match[str]) -> str:
     ch = match.group()
     if ch in _NAMED:
         return _NAMED[ch]
-    code = ord(ch)
+    return _code(ord(ch))
+
+
+def _code(code: int) -> str:
+    """The escape of one character: ``\\x1b``, ``\\u202e``; a byte Python keeps as a lone surrogate (not UTF-8), as
+    that byte: ``\\xe9``."""
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
@@ -112,5 +121,4 @@ def xml_safe(text: str) -> str:
     """``text`` with every character XML 1.0 cannot carry written as a visible escape (``\\x1b``)."""
     if text.isascii() and text.isprintable():  # U+0020..U+007E only: all of it is XML
         return text
-    return _pattern(_NOT_XML).sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                                  f"\\u{ord(m.group()):04x}", text)  # fmt: skip
+    return _pattern(_NOT_XML).sub(lambda m: _code(ord(m.group())), text)
