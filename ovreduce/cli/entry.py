@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import os
 import signal
 import sys
@@ -45,9 +47,8 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     a caller that goes on after the command keeps its own."""
     if sys.stderr is None:  # started with it closed: messages go nowhere, the exit status still tells
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
-    if sys.stdout is None:
-        _say(f"ovreduce: {OUTPUT_FAILED}: it is closed [{OutputError.code}]")
-        return EXIT_INPUT
+    if sys.stdout is None:  # started with it closed: the command still reads its command line and says what is
+        sys.stdout = _Closed()  # wrong with it; its output, when it has one, cannot be written, which it says then
     command = "ovreduce"
     try:
         args = build_parser().parse_args(argv)  # --help and --version write here too
@@ -79,6 +80,16 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     except Exception as exc:  # a bug: report it without a traceback, with enough to file it
         _say(f"{command}: internal error: {type(exc).__name__}: {escape(str(exc))} (please report)")
         return EXIT_INTERNAL
+
+
+class _Closed(io.TextIOBase):
+    """Standard output that was closed when the program started: each write fails, as on a closed descriptor."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
 
 
 def _shown(value: object) -> str:

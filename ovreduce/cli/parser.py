@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ovreduce",
         description="Check, inspect and execute the Reduce* layers of OpenVINO IR models.",
-        epilog="Exit status: 0 clean, 1 findings/disagreements, 2 unreadable input or bad usage, 3 internal error.",
+        epilog="Exit status: 0 clean, 1 findings/disagreements, 2 unreadable input, bad usage or output that cannot be "
+        "written, 3 internal error, 130 interrupted (Ctrl-C), 128+N ended by signal N (serve: 0 once stopped).",
     )
     parser.add_argument("--version", action=_Version, help="show ovreduce's, OpenVINO's and Python's versions and exit")
     # prog given: what argparse would format from the usage line, which has no positional argument to show

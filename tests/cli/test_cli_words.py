@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ovreduce.cli import main
 from tests.cli.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,3 +84,11 @@ def test_every_field_of_the_inspect_document_is_described(capsys: pytest.Capture
         for key in document:
             assert f"| `{key}` |" in sections[name], (name, key)
     assert "api-fields.md#inspectdocument" in (ROOT / "docs" / "cli.md").read_text()
+
+
+def test_the_help_gives_every_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ovreduce --help`` gave 0-3 alone: not Ctrl-C's 130, a signal's 128+N, nor output that cannot be written."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "output that cannot be written" in said and "130 interrupted" in said and "128+N ended by signal N" in said

@@ -247,3 +247,21 @@ def test_an_input_that_is_a_folder_is_a_usage_error(
     assert (status, out) == (2, "")
     assert err == (f"ovreduce {command}: --input {name}={folder}{entry}: it is a folder, expected a file (a .npy, .npz "
                    f"or ONNX TensorProto .pb file) [usage]\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["check", "no-such-file.xml"], "ovreduce check: no-such-file.xml: no such file [usage]\n"),
+        (["run", SAMPLE, "--layer", "nope"], "ovreduce run: no layer with id or name 'nope' in "),
+        (["run", SAMPLE], "ovreduce run: --layer ID_OR_NAME is required; the model's "),
+        (["check", SAMPLE], "ovreduce check: cannot write its output to standard output: it is closed [output]\n"),
+    ],
+)
+def test_with_standard_output_closed_the_command_line_is_read_first(args: list[str], says: str) -> None:
+    """Started with standard output closed, every command said it could not write its output before it read its
+    command line: a missing file, a mistyped layer, the reduction list (written on stderr) were never said."""
+    closed = subprocess.run(f"{sys.executable} -m ovreduce.cli {' '.join(args)} >&-", shell=True, capture_output=True,
+                            timeout=180, check=False)  # fmt: skip
+    assert closed.returncode == 2 and closed.stderr.decode().startswith(says), closed.stderr
+    assert b"Traceback" not in closed.stderr
