@@ -354,7 +354,7 @@ def conform_model(
             else onnx.load(str(model), load_external_data=False)
         )
     except Exception as exc:  # protobuf DecodeError...
-        raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
+        raise InputError(f"{path}: not a readable ONNX model: {_what_else(model) or exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
     _check_text(proto, path)
@@ -443,6 +443,24 @@ def conform_model(
         _check_node(entry, n, values, got, opset or 1, atol, rtol, run.effective_precision)
     report.seconds = time.perf_counter() - start
     return report.document
+
+
+def _what_else(model: str | Path | bytes) -> str | None:
+    """What a file that is no ONNX model is instead, where it is recognisably an OpenVINO IR's XML (the commonest
+    mix-up), and which command reads it; None otherwise."""
+    if isinstance(model, bytes):
+        head = model[:512]
+    else:
+        try:
+            with open(model, "rb") as handle:
+                head = handle.read(512)
+        except OSError:
+            return None
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if text.startswith(b"<?xml") or text.startswith(b"<net"):
+        return ("it is XML, an OpenVINO IR's .xml, which 'ovreduce check', inspect, run and audit read; conform reads "
+                "an ONNX model (.onnx)")  # fmt: skip
+    return None
 
 
 def _check_external_data(graph: Any, base_dir: Path | None, path: str) -> None:

@@ -194,9 +194,51 @@ def _encoding_problem(xml: bytes) -> str | None:
                 "only by an XML declaration); save it with its byte order mark, or as UTF-8")  # fmt: skip
     first = xml.removeprefix(b"\xef\xbb\xbf")[:1]
     if not utf16 and first and first[0] < 0x20 and first not in b"\t\n\r":
+        if onnx_model_bytes(xml):
+            return ("the file is an ONNX model (protobuf), not an OpenVINO IR's XML: 'ovreduce conform' reads ONNX "
+                    "models; check, inspect, run and audit read an IR .xml (OpenVINO's ovc converts the one into the "
+                    "other)")  # fmt: skip
         return (f"the file is not text: it begins with the byte 0x{first[0]:02x}, a control character no XML text "
                 f"holds (the weights, the .bin, given as the .xml?)")  # fmt: skip
     return None
+
+
+# The fields of ONNX's ModelProto (onnx.proto) and their protobuf wire types (0 varint, 2 length-delimited).
+_MODEL_PROTO_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+
+
+def onnx_model_bytes(data: bytes) -> bool:
+    """Whether ``data`` begins as a serialized ONNX ModelProto does: its first fields (up to four, or all of a short
+    file) are ModelProto's, each of its wire type and within the bytes, one of them the IR version (field 1)."""
+    position, fields, seen = 0, 0, set()
+    while position < len(data) and fields < 4:
+        tag, position = _varint(data, position)
+        if tag is None or _MODEL_PROTO_FIELDS.get(tag >> 3) != tag & 7:
+            return False
+        value, position = _varint(data, position)
+        if value is None:
+            return False
+        if tag & 7 == 2:
+            position += value
+            if position > len(data):
+                return False
+        seen.add(tag >> 3)
+        fields += 1
+    return 1 in seen
+
+
+def _varint(data: bytes, position: int) -> tuple[int | None, int]:
+    """A protobuf varint at ``position`` and the position after it; None where it is not one (cut short, too long)."""
+    value = 0
+    for shift in range(0, 64, 7):
+        if position >= len(data):
+            return None, position
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, position
+    return None, position
 
 
 def _not_utf8(xml: bytes) -> str | None:

@@ -265,3 +265,22 @@ def test_with_standard_output_closed_the_command_line_is_read_first(args: list[s
                             timeout=180, check=False)  # fmt: skip
     assert closed.returncode == 2 and closed.stderr.decode().startswith(says), closed.stderr
     assert b"Traceback" not in closed.stderr
+
+
+def test_an_onnx_model_given_for_an_ir_and_an_ir_given_to_conform_are_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The commonest mix-up: an ONNX model given to check or inspect was "not text ... (the weights, the .bin, given
+    as the .xml?)", an IR given to conform protobuf's "Wire format was corrupt". Each message names what the file is,
+    and the command that reads it; the weights given as the .xml keep their hint."""
+    onnx = str(ROOT / "tests" / "golden" / "models" / "several_reductions.onnx")
+    for command in ("check", "inspect"):
+        _, out, err = run_cli(capsys, command, onnx)
+        assert "the file is an ONNX model (protobuf), not an OpenVINO IR's XML: 'ovreduce conform' reads" in out + err
+    pytest.importorskip("onnx")
+    status, _, err = run_cli(capsys, "conform", SAMPLE)
+    assert status == 2, err
+    assert "it is XML, an OpenVINO IR's .xml, which 'ovreduce check', inspect, run and audit read" in err
+    (tmp_path / "weights.xml").write_bytes(b"\x00\x00\x80\x3f\x00\x00\x00\x40")  # f32 weights
+    _, out, _ = run_cli(capsys, "check", str(tmp_path / "weights.xml"))
+    assert "(the weights, the .bin, given as the .xml?)" in out and "ONNX" not in out
