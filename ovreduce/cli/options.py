@@ -9,7 +9,7 @@ from typing import Any
 
 from ovreduce import shapes
 from ovreduce.cli.errors import UsageError
-from ovreduce.cli.paths import not_there
+from ovreduce.cli.paths import is_folder, is_there, not_there
 from ovreduce.errors import InputError
 from ovreduce.shapes import PartialShape
 
@@ -88,10 +88,10 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
         from ovreduce.tensors import load_tensor, tensor_file
 
         file = tensor_file(path)
-        if not Path(file).exists():  # what names nothing is the command line's business, as any path on it
+        if not is_there(Path(file)):  # what names nothing is the command line's business, as any path on it
             raise UsageError(f"--input {name}={path}: {not_there(file)} (expected a .npy, .npz or ONNX TensorProto "
                              f".pb file)")  # fmt: skip
-        if Path(file).is_dir():  # so is a folder where a file is expected, as for MODEL and --bin
+        if is_folder(Path(file)):  # so is a folder where a file is expected, as for MODEL and --bin
             raise UsageError(f"--input {name}={path}: it is a folder, expected a file (a .npy, .npz or ONNX "
                              f"TensorProto .pb file)")  # fmt: skip
         out[name] = load_tensor(path, max_elements())
@@ -110,9 +110,9 @@ def existing_file(path: str) -> str:
     """``path`` when it names something a file could be read from; :class:`UsageError` where it names nothing or a
     folder. A device, a FIFO or a socket is there: its reader refuses it with the error's code (``[ir.structure]``
     for a model, ``[ir.weights]`` for weights), as ``check`` reports it."""
-    if not Path(path).exists():
+    if not is_there(Path(path)):
         raise UsageError(f"{path}: {not_there(path)}")
-    if Path(path).is_dir():
+    if is_folder(Path(path)):
         raise UsageError(f"{path}: it is a folder, expected a file")
     return path
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ovreduce.cli.errors import UsageError
 
-__all__ = ["expand_paths", "not_there"]
+__all__ = ["expand_paths", "is_folder", "is_there", "not_there"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -30,7 +30,7 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
     out: list[Path] = []
     for item in items:
         path = Path(item)
-        if path.is_dir():
+        if is_folder(path):
             found = _search(path)
             if not found:
                 raise UsageError(f"{item}: the folder holds no .xml files")
@@ -49,11 +49,29 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
                 raise UsageError(f"{item}: the pattern matches no .xml files (nor a folder holding one); expected "
                                  f"a pattern for IR .xml files or folders")  # fmt: skip
             out += matches
-        elif not path.exists():
+        elif not is_there(path):
             raise UsageError(f"{item}: {not_there(item)}")
         else:
             out.append(path)
     return _once(out)
+
+
+def is_there(path: Path) -> bool:
+    """Whether ``path`` names something, as far as this user may look: where a folder on its way may not be searched
+    (Permission denied), it may be there, and its reader says that it cannot be read, as for a file of its own mode
+    (a usage error is for what names nothing)."""
+    try:
+        return path.exists()
+    except PermissionError:
+        return True
+
+
+def is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder; not where a folder on its way may not be searched (see :func:`is_there`)."""
+    try:
+        return path.is_dir()
+    except PermissionError:
+        return False
 
 
 def _once(paths: list[Path]) -> list[Path]:

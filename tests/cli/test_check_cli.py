@@ -475,3 +475,35 @@ def test_a_quoted_glob_takes_the_hidden_entries_a_folder_does(tmp_path: Path) ->
     assert len(folder) == 3
     assert [m["path"] for m in check_json(str(tmp_path / "*"), rc=0)["models"]] == folder
     assert [m["path"] for m in check_json(str(tmp_path / "**" / "*.xml"), rc=0)["models"]] == folder
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file modes, and dropping root's override of them, are Linux's")
+def test_a_model_in_a_folder_it_may_not_search_is_reported_as_one_it_may_not_read(tmp_path: Path) -> None:
+    """A model the user may not read was ``UNREADABLE`` (``cannot read ...: Permission denied``, ``[ir.structure]``)
+    where its own mode forbade it, but ``Permission denied [usage]``, with no report at all, where its folder's did:
+    one cause, two classes. Both are now reported by the command."""
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("root reads every file; setpriv drops that")
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    for sub in ("own", "folder"):
+        (tmp_path / sub).mkdir()
+        for suffix in (".xml", ".bin"):
+            shutil.copy(SAMPLES / f"spec_examples{suffix}", tmp_path / sub / f"m{suffix}")
+    (tmp_path / "own" / "m.xml").chmod(0)
+    (tmp_path / "folder").chmod(0)
+    try:
+        for sub in ("own", "folder"):
+            model = str(tmp_path / sub / "m.xml")
+
+            def ovreduce(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run([*drop, sys.executable, "-m", "ovreduce.cli", *args], capture_output=True,
+                                      text=True, timeout=300, cwd=ROOT)  # fmt: skip
+
+            done = ovreduce("check", model, "--format", "sarif")
+            assert done.returncode == 2, done.stderr
+            (result,) = json.loads(done.stdout)["runs"][0]["results"]
+            assert result["ruleId"] == "unreadable-ir" and "Permission denied" in result["message"]["text"], result
+            done = ovreduce("inspect", model)
+            assert done.stderr == f"ovreduce inspect: cannot read {model}: Permission denied [ir.structure]\n"
+    finally:
+        (tmp_path / "folder").chmod(0o755)
