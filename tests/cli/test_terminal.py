@@ -183,3 +183,33 @@ def test_machine_formats_ignore_the_width(
     untimed = re.compile(r' time="[0-9.]+"')  # JUnit's times are measured, run by run
     assert untimed.sub("", narrow) == untimed.sub("", plain)
     assert max(len(line) for line in plain.splitlines()) > 40
+
+
+def _terminal_columns(line: str) -> int:  # as a terminal shows it: East Asian wide two, combining marks none
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+@pytest.mark.parametrize("width", [100, 60, 40])
+def test_wide_characters_take_two_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, width: int
+) -> None:
+    """A layer named in CJK characters (two columns each on a terminal) was measured one column per character: its
+    row overflowed the width, and every cell after it stood right of its header. The output fits, and aligns."""
+    name = "平均値_高さと幅の平均値を計算する層"
+    xml = (SAMPLES / "spec_examples.xml").read_text(encoding="utf-8").replace('name="mean_hw"', f'name="{name}"')
+    (tmp_path / "cjk.xml").write_text(xml, encoding="utf-8")
+    (tmp_path / "cjk.bin").write_bytes((SAMPLES / "spec_examples.bin").read_bytes())
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("OVREDUCE_WIDTH", str(width))
+    _, out, _ = run_cli(capsys, "check", str(tmp_path / "cjk.xml"))
+    assert name[:4] in out
+    assert [line for line in out.splitlines() if _terminal_columns(line) > width] == []
+    monkeypatch.setenv("OVREDUCE_WIDTH", "0")  # not fitted: the columns still line up under their headers
+    _, out, _ = run_cli(capsys, "check", str(tmp_path / "cjk.xml"))
+    lines = out.splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("id"))
+    row = next(line for line in lines if name in line)
+    column = _terminal_columns(header[: header.index("type")])
+    assert _terminal_columns(row[: row.index("ReduceMean")]) == column, (header, row)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ovreduce.cli.render.safe import printable, quoted
+from ovreduce.cli.render.safe import columns, printable, quoted
 from ovreduce.cli.render.style import Style
 from ovreduce.cli.render.words import counted
 from ovreduce.reports.common import layer_path
@@ -37,8 +37,8 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], indent: str = " 
 
     ansi = re.compile(r"\033\[[0-9;]*m")
 
-    def visible(cell: str) -> int:  # a cell without ESC has no code to leave out
-        return len(ansi.sub("", cell)) if "\033" in cell else len(cell)
+    def visible(cell: str) -> int:  # a cell without ESC has no code to leave out; a wide character takes two columns
+        return columns(ansi.sub("", cell)) if "\033" in cell else columns(cell)
 
     widths = [len(h) for h in header]
     for row in rows:

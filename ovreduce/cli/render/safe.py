@@ -16,7 +16,7 @@ import re
 from functools import cache
 from typing import Any, TypeVar
 
-__all__ = ["escape", "printable", "quoted", "xml_safe"]
+__all__ = ["columns", "escape", "printable", "quoted", "xml_safe"]
 
 T = TypeVar("T")
 
@@ -55,6 +55,21 @@ def escape(text: str) -> str:
         return text
     unsafe = _pattern(_UNSAFE)
     return unsafe.sub(_escaped, text) if unsafe.search(text) else text
+
+
+def columns(text: str) -> int:
+    """The columns of a terminal ``text`` takes (no colour codes in it): two for an East Asian wide or full-width
+    character (``平``), none for a combining mark (the accent of ``e\u0301``), one for any other."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    total = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+            continue
+        total += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return total
 
 
 def quoted(text: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ovreduce.cli.render.safe import columns
 from ovreduce.cli.render.terminal import MIN_WIDTH, terminal_width
 
 __all__ = ["MIN_WIDTH", "fit_lines", "fit_table", "terminal_width", "visible_len"]
@@ -27,8 +28,9 @@ _NUMERIC = re.compile(r"^(-|[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|inf|nan|\d+/
 
 
 def visible_len(text: str) -> int:
-    """The number of columns ``text`` takes, ANSI colour codes not counted."""
-    return len(_ANSI.sub("", text))
+    """The number of columns ``text`` takes on a terminal (:func:`~ovreduce.cli.render.safe.columns`: a wide
+    character two), ANSI colour codes not counted."""
+    return columns(_ANSI.sub("", text) if "\033" in text else text)
 
 
 def _tokens(text: str) -> list[str]:
@@ -37,9 +39,18 @@ def _tokens(text: str) -> list[str]:
 
 
 def _break_word(word: str, width: int) -> list[str]:
-    """A word wider than ``width`` in pieces of ``width`` visible columns (colour codes are dropped from it)."""
+    """A word wider than ``width`` in pieces of at most ``width`` visible columns, each of one character at least
+    (colour codes are dropped from it)."""
     plain = _ANSI.sub("", word)
-    return [plain[i : i + width] for i in range(0, len(plain), width)] or [""]
+    if plain.isascii():
+        return [plain[i : i + width] for i in range(0, len(plain), width)] or [""]
+    pieces, piece = [], ""
+    for ch in plain:
+        if piece and columns(piece + ch) > width:
+            pieces.append(piece)
+            piece = ""
+        piece += ch
+    return [*pieces, piece] if piece else pieces or [""]
 
 
 def wrap(text: str, width: int, rest: int | None = None) -> list[str]:
@@ -120,11 +131,11 @@ def _floor(header: str, column: Sequence[str]) -> int:
     """The narrowest a column may become: numbers and short one-word values keep their width (the header
     may wrap onto a second line); free text may wrap between words, so down to its longest word (words over 20
     columns may be broken)."""
-    word = max(len(w) for w in header.split()) if header.strip() else 1
+    word = max(columns(w) for w in header.split()) if header.strip() else 1
     cells = max((visible_len(c) for c in column), default=0)
     if _is_numeric(column) or all(" " not in _ANSI.sub("", c) and visible_len(c) <= 10 for c in column):
         return max(cells, word)
-    longest = max((len(w) for c in column for w in _ANSI.sub("", c).split()), default=0)
+    longest = max((columns(w) for c in column for w in _ANSI.sub("", c).split()), default=0)
     return min(max(cells, visible_len(header)), max(8, word, min(longest, 20)))
 
 
