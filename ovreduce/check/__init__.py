@@ -26,6 +26,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -405,6 +406,7 @@ def check_paths(
     progress: Callable[[], object] | None = None,
     jobs: int = 1,
     extensions: Sequence[str] = (),
+    seconds: list[float] | None = None,
 ) -> CheckDocument:
     """Check every model; a model that cannot be read is reported with its error, never raised.
 
@@ -413,7 +415,9 @@ def check_paths(
     runs and OpenVINO is not loaded (they then start with everything imported: a check of a few hundred
     layers takes less than importing the checker); otherwise they start from a fork server, so that OpenVINO's
     threads are never forked.
-    ``progress`` is called once after each model. ``extensions`` are loaded in each process that reads a model
+    ``progress`` is called once after each model; ``seconds``, where given, gets the time each model took to read
+    and check, in the document's order, measured where it was checked (with ``jobs`` > 1, in its worker: not the
+    time between results). ``extensions`` are loaded in each process that reads a model
     with OpenVINO, before it does (see :func:`check_model`); one that cannot be loaded makes each such model
     unreadable, with the reason. Of several models (an export's), each takes the names of ``reshape`` its inputs
     have, and a note on those it has not.
@@ -423,10 +427,10 @@ def check_paths(
     """
     several = len(paths) > 1 and bool(reshape)  # (an export's tokenizer has no input_ids: not its reshape)
     options = (bin_path, reshape, engine, limits, tuple(extensions), several)
-    done: list[tuple[ModelCheck, frozenset[str]]] = []
+    done: list[Checked] = []
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
-            done.append(_check_one(p, *options))
+            done.append(_timed_check(p, *options))
             if progress is not None:
                 progress()
     else:
@@ -440,7 +444,7 @@ def check_paths(
         try:
             with _interrupts_held():  # the workers are forked (as each is submitted) and the pool's threads started
                 pool = ProcessPoolExecutor(min(jobs, len(paths)), context, _end_with_parent, parent)
-                futures = [pool.submit(_check_one, p, *options) for p in paths]
+                futures = [pool.submit(_timed_check, p, *options) for p in paths]
             for p, future in zip(paths, futures, strict=True):  # in the order given: the document is the serial one
                 try:
                     done.append(future.result())
@@ -454,11 +458,13 @@ def check_paths(
                 _stop(pool)
             raise
         pool.shutdown()
-    if several and (nowhere := sorted(set(reshape or {}).difference(*(applied for _, applied in done)))):
-        read = sum(1 for m, _ in done if m.error is None)
+    if several and (nowhere := sorted(set(reshape or {}).difference(*(applied for _, applied, _ in done)))):
+        read = sum(1 for m, _, _ in done if m.error is None)
         raise InputError(f"reshape {nowhere[0]}: no Parameter of the {read} model(s) read has that name",
                          parameter="reshape")  # fmt: skip
-    return check_document([m for m, _ in done])
+    if seconds is not None:
+        seconds += [took for _, _, took in done]
+    return check_document([m for m, _, _ in done])
 
 
 @contextlib.contextmanager
@@ -483,15 +489,27 @@ def _stop(pool: Any) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> tuple[ModelCheck, frozenset[str]]:
+Checked = tuple[ModelCheck, frozenset[str], float]
+"""A model's check, the names of the reshape it applied, and the seconds it took."""
+
+
+def _timed_check(path: Path, *options: Any) -> Checked:
+    """:func:`_check_one`, and the seconds it took (in the process that checked the model)."""
+    start = time.perf_counter()
+    check, applied = _check_one(path, *options)
+    return check, applied, time.perf_counter() - start
+
+
+def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> Checked:
     """:func:`_check_one` in a process of its own: a model whose check crashes that process (OpenVINO's reader, on
     what ovreduce does not know it crashes on) is unreadable, with how the process ended; the other models are not."""
+    start = time.perf_counter()
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_send_check, args=(sender, path, options, _parent_of(context)), daemon=True)
     process.start()
     sender.close()
     try:
-        result: tuple[ModelCheck, frozenset[str]] = receiver.recv()
+        result: Checked = receiver.recv()
         return result
     except EOFError:  # it ended without an answer
         pass
@@ -502,12 +520,12 @@ def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> tuple[Mo
     how = f"killed by signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"ended with status {code}"
     error = BackendError(f"the process checking the model was {how}: OpenVINO crashed reading it, on something "
                          f"ovreduce does not know it crashes on")  # fmt: skip
-    return unreadable(str(path), error), frozenset()
+    return unreadable(str(path), error), frozenset(), time.perf_counter() - start
 
 
 def _send_check(sender: Connection, path: Path, options: tuple[Any, ...], parent: int | None) -> None:
     _end_with_parent(parent)
-    sender.send(_check_one(path, *options))
+    sender.send(_timed_check(path, *options))
     sender.close()
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import itertools
 import os
 import sys
 import time
@@ -82,12 +81,11 @@ def check(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         progress = tqdm(total=len(paths), unit="model", file=sys.stderr, leave=False)
-    # When each model's result arrived, for the JUnit report's times (with -j N, the wall time between results:
-    # their sum is the run's time).
-    marks = [time.perf_counter()]
+    # For the JUnit report: each model's own time, measured where it was checked, and the run's wall time
+    seconds: list[float] = []
+    start = time.perf_counter()
 
     def checked() -> None:
-        marks.append(time.perf_counter())
         if progress is not None:
             progress.update(1)
 
@@ -95,12 +93,12 @@ def check(args: argparse.Namespace) -> int:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
             progress=checked, jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
-            extensions=extensions,
+            extensions=extensions, seconds=seconds,
         )  # fmt: skip
     finally:
         if progress is not None:
             progress.close()
-    seconds = [end - start for start, end in itertools.pairwise(marks)]
+    wall = time.perf_counter() - start
     shown = report
     if args.format != "sarif":  # (SARIF's uri percent-encodes the path's bytes itself: %FF)
         from dataclasses import replace
@@ -108,7 +106,7 @@ def check(args: argparse.Namespace) -> int:
         from ovreduce.reports.common import path_text
 
         shown = replace(report, models=tuple(replace(m, path=path_text(m.path)) for m in report.models))
-    _emit(_CHECK_RENDERERS[args.format](shown, args, seconds))
+    _emit(_CHECK_RENDERERS[args.format](shown, args, seconds, wall))
     refusals = [f.message for m in report.models for f in m.findings if f.code == "openvino-read-failed"]
     _extension_hint("check", refusals + [note for m in report.models for note in m.notes])
     if report.unreadable:
@@ -116,30 +114,30 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
-def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> bytes:
+def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> bytes:
     return _json(report)
 
 
-def _check_junit(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+def _check_junit(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:
     from ovreduce.cli.render.junit import check_junit
 
-    return check_junit(report, seconds=seconds)
+    return check_junit(report, seconds=seconds, total=wall)
 
 
-def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:
     from ovreduce.cli.render.sarif import check_sarif
 
     return check_sarif(report)
 
 
-def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[float]) -> str:
+def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:
     from ovreduce.cli.render.check_text import check_text
 
     return check_text(report, verbose=args.verbose, width=terminal_width())
 
 
 # ``check --format``: each renderer imported only when its format is asked for.
-_CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[float]], str | bytes]] = {
+_CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[float], float], str | bytes]] = {
     "json": _check_json,
     "junit": _check_junit,
     "sarif": _check_sarif,

@@ -214,3 +214,26 @@ def test_ctrl_c_as_the_workers_start_is_never_lost(tmp_path: Path, attempt: int)
         assert b"Exception ignored" not in err and b"KeyboardInterrupt" not in err, err
         return
     assert (process.returncode, out, err) == (130, b"", b"ovreduce: interrupted\n")
+
+
+def test_junit_times_are_each_model_s_own_with_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """With ``-j 2`` a suite's ``time`` was the wall time between results: a big model checked beside another was
+    given the other's time and the pool's start, the second big one (done a moment after) almost nothing, the small
+    one 0.000. Each suite's time is its own model's, measured in its worker; ``testsuites``' is the run's."""
+    import re
+
+    from tests.cli.inprocess import run_cli
+
+    for name, count in (("a_big", 8000), ("b_small", 10), ("c_big", 8000)):
+        (tmp_path / f"{name}.xml").write_text(_relu_chain(count))
+    times = {}
+    for jobs in ("1", "2"):
+        _, out, _ = run_cli(capsys, "check", "-j", jobs, str(tmp_path), "--format", "junit")
+        suites = re.findall(r'<testsuite name="[^"]*/([^"/]+)"[^>]* time="([0-9.]+)"', out)
+        times[jobs] = {name: float(seconds) for name, seconds in suites}
+        total = float(re.findall(r'<testsuites [^>]*time="([0-9.]+)"', out)[0])
+        assert total >= max(times[jobs].values()), (total, times[jobs])
+    serial, parallel = times["1"], times["2"]
+    for big in ("a_big.xml", "c_big.xml"):  # its own time, of the order of a serial check's (not a gap between results)
+        assert parallel[big] >= serial[big] / 3, (serial, parallel)
+    assert parallel["b_small.xml"] < min(parallel["a_big.xml"], parallel["c_big.xml"]) / 5, parallel

@@ -63,7 +63,9 @@ def test_junit_is_valid_and_carries_warnings_and_times(capsys: pytest.CaptureFix
     assert len(suites) == len(models)
     times = [float(s.get("time")) for s in suites]
     assert all(t >= 0 for t in times)
-    assert float(doc.get("time")) == pytest.approx(sum(times), abs=0.002 * len(times))
+    # each suite's time is its model's own; the run's, with models checked at once, is its wall time: less than
+    # their sum, not less than any one
+    assert float(doc.get("time")) >= max(times) - 0.002
     assert int(doc.get("tests")) == sum(int(s.get("tests")) for s in suites)
     assert int(doc.get("errors")) == 3  # the three unreadable files
     props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
