@@ -23,6 +23,27 @@ NumPy or OpenVINO): tests/cli/test_lazy_imports.py lists what it must not load.
 
 from __future__ import annotations
 
-from ovreduce.cli.entry import main
+import contextlib as _contextlib
+import os as _os
+import signal as _signal
+import sys as _sys
+from types import FrameType as _FrameType
+
+
+def _interrupted_at_start(signum: int, frame: _FrameType | None) -> None:
+    """Ctrl-C while the program's modules load, before :func:`main` takes it: said as main says it, exit 130 (Python
+    would print a traceback of the import it stopped, and end by the signal)."""
+    _os.write(2, b"ovreduce: interrupted\n")
+    _os._exit(130)
+
+
+# The program (``ovreduce``, ``python -m ovreduce.cli``) only: a process that imports the package keeps its own.
+_argv0 = (getattr(_sys, "argv", None) or [""])[0]
+_program = _argv0 == "-m" or _os.path.basename(_argv0) == "ovreduce"
+if _program and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    with _contextlib.suppress(ValueError):  # (not the main thread: not the program)
+        _signal.signal(_signal.SIGINT, _interrupted_at_start)
+
+from ovreduce.cli.entry import main  # noqa: E402 - after the interrupt's handler
 
 __all__ = ["main"]

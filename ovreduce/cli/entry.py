@@ -51,6 +51,8 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
         sys.stdout = _Closed()  # wrong with it; its output, when it has one, cannot be written, which it says then
     command = "ovreduce"
     try:
+        if getattr(signal.getsignal(signal.SIGINT), "__name__", None) == "_interrupted_at_start":
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: main takes Ctrl-C from here
         args = build_parser().parse_args(argv)  # --help and --version write here too
         command = f"ovreduce {args.command}"
         for option, first, then in getattr(args, "given_twice", ()):  # (argparse keeps the last without a word)

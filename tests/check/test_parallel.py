@@ -237,3 +237,15 @@ def test_junit_times_are_each_model_s_own_with_jobs(capsys: pytest.CaptureFixtur
     for big in ("a_big.xml", "c_big.xml"):  # its own time, of the order of a serial check's (not a gap between results)
         assert parallel[big] >= serial[big] / 3, (serial, parallel)
     assert parallel["b_small.xml"] < min(parallel["a_big.xml"], parallel["c_big.xml"]) / 5, parallel
+
+
+def test_ctrl_c_while_the_program_loads_is_said_as_any_other() -> None:
+    """A Ctrl-C while the program's modules loaded (before the command took it: a slow disk, a busy machine) was
+    Python's traceback of the import it stopped, and an end by the signal: it is ``ovreduce: interrupted``, 130."""
+    code = ("import sys; sys.argv[0] = '-m'\nimport os, signal, time\nimport ovreduce.cli\n"
+            "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "ovreduce: interrupted\n")
+    code = "import os, signal, ovreduce.cli\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout == "True\n"  # a process that imports the package keeps its own
