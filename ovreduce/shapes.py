@@ -299,11 +299,17 @@ def _brackets(body: str) -> str:
     """What is wrong with the brackets of a shape's text (its outer pair removed where it has one)."""
     if re.search(r"\]\s*,\s*\[", body):
         return "it holds several bracketed shapes; give one shape, [d0,d1,...]"
-    if body.startswith("["):
+    close = body.find("]")
+    if body.startswith("[") and close < 0:
         return "its '[' is never closed"
+    if body.startswith("[") and "[" not in body[1:close] and (after := body[close + 1 :].strip(_SPACE)):
+        return f"text after the shape's closing ']': {after[:20]!r}"
     if body.endswith("]") and "[" not in body:
         return "its ']' closes no '['"
-    return "a shape is one bracketed list of dimensions, [d0,d1,...], with no bracket inside"
+    return _NESTED
+
+
+_NESTED = "a shape is one bracketed list of dimensions, [d0,d1,...], with no bracket inside"
 
 
 def parse_named_shapes(items: Iterable[str]) -> dict[str, PartialShape]:
@@ -364,6 +370,8 @@ def _assignments(item: str) -> Iterator[tuple[str, str]]:
             raise ValueError(f"{quoted(item)}: {_EXPECTED}")
         if close < 0:
             raise ValueError(f"{quoted(item)}: the '[' after {name!r} is never closed")
+        if "[" in rest[bracket + 1 : close]:
+            raise ValueError(f"{quoted(item)}: the shape of {name!r}: {_NESTED}")
         yield name, rest[bracket : close + 1]
         rest = rest[close + 1 :].lstrip(_SPACE)
         if not rest:

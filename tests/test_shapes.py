@@ -343,6 +343,7 @@ def test_named_shapes_in_both_syntaxes(items: list[str], expected: dict[str, str
         ("a=b[4,5]", "expected NAME=SHAPE or NAME[SHAPE]"),
         ("=[4,5]", "expected NAME=SHAPE or NAME[SHAPE]"),
         ("x[1]=[4,5", "the '[' after 'x[1]' is never closed"),
+        ("a=[[1,8,64]]", "the shape of 'a': a shape is one bracketed list of dimensions"),
         ("a[1],", "a ',' at the end names no input"),
         ("a[1],a[2]", "'a' is given a shape twice"),
         ("a[1,x]", "cannot parse dimension 'x'"),
@@ -363,6 +364,9 @@ def test_named_shapes_refused_precisely(item: str, message: str) -> None:
         ("1,8,64]", "its ']' closes no '['"),
         ("[1,8,64],[1]", "it holds several bracketed shapes"),
         ("[1,[2],3]", "with no bracket inside"),
+        ("[1,8,64]x", "text after the shape's closing ']': 'x'"),
+        ("[1,8,64]\u00a0", "text after the shape's closing ']': '\\xa0'"),
+        ("[[1,8,64]]", "with no bracket inside"),
     ],
 )
 def test_a_shape_with_a_bracket_astray_says_so_not_that_a_dimension_is_wrong(text: str, message: str) -> None:
