@@ -22,7 +22,7 @@ from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from
 
 from .problems import scrub
 from .routes.common import json_bytes, read_json
-from .schemas import RunRequest, V2InferRequest, near_miss
+from .schemas import V2_OPTIONS, RunRequest, V2InferRequest, near_miss
 from .store.disk import canonical_id
 
 __all__ = [
@@ -176,13 +176,9 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     return req, inputs
 
 
-# The request parameters ovreduce reads; others (a client's own, as a sequence id) are let through.
-_PARAMETERS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output")
-
-
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:
-    for name in parameters:
-        near = near_miss(name, _PARAMETERS)
+    for name in parameters:  # others (a client's own, as a sequence id) are let through
+        near = near_miss(name, V2_OPTIONS[:-1])
         if near is not None:
             raise InputError(f"parameters.{shown(name)} is not a parameter ovreduce reads; did you mean {near!r}?")
     backend = parameters.get("backend", "openvino")

@@ -62,6 +62,10 @@ def near_miss(name: str, known: Collection[str]) -> str | None:
     return near[0] if near else None
 
 
+V2_OPTIONS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output", "ready")
+"""The options ovreduce reads from a KServe request's JSON: an inference's parameters, the repository index's key."""
+
+
 class _V2(_Strict):
     """A KServe v2 object: a client's own keys are let through (the protocol allows extensions), one of its own
     misspelt is refused, naming the one meant."""

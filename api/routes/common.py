@@ -27,7 +27,7 @@ from ovreduce.tensors import check_elements, flat_values, from_kserve
 from ..config import Settings
 from ..errors import MediaTypeError
 from ..problems import holding, scrub_json
-from ..schemas import AuditRequest, RunRequest, Tensor
+from ..schemas import V2_OPTIONS, AuditRequest, RunRequest, Tensor, near_miss
 from ..store.disk import write_error
 
 __all__ = [
@@ -177,6 +177,13 @@ class ServiceRoute(APIRoute):
         encoding = _coding(request.headers.getlist("content-encoding"))
         if encoding is not None:
             raise MediaTypeError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
+        # KServe's routes let a client's and its proxies' own query parameters through, but not ovreduce's options
+        # (tritonclient's ``query_params=``), which the request's JSON gives: they would be dropped
+        own = [key for key in request.query_params if key in V2_OPTIONS or near_miss(key, V2_OPTIONS)]
+        if own and self.queries is None:
+            raise InputError(f"{request.method} {self.path_format} reads no query parameter {own[0][:40]!r}; "
+                             f"ovreduce's options go in the request's JSON (an inference's parameters, the index "
+                             f"request's keys)")  # fmt: skip
         if request.scope["query_string"] and (self.queries or self.scalar_queries):
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)

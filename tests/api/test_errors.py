@@ -332,6 +332,12 @@ def test_a_query_parameter_or_form_field_the_route_does_not_read_is_refused(clie
         assert doc["detail"] == f"POST {url} reads no form field 'weights'; it reads bin, xml", doc
     for v2 in (client.get("/v2/models/m?trace=1"), client.post("/v2/models/m/infer?trace=1", json={"inputs": []})):
         assert v2.status_code == 404 and "query" not in v2.json()["error"], v2.text  # KServe's routes take any
+    # but not ovreduce's own options (tritonclient's query_params=), nor a near miss of one: they would be dropped
+    for url in ("/v2/models/m/infer?backend=numpy", "/v2/models/m/infer?precison=f16", "/v2/repository/index?ready=1"):
+        v2 = client.post(url, json={"inputs": []} if "infer" in url else {})
+        option = url.partition("?")[2].partition("=")[0]
+        assert v2.status_code == 400 and f"reads no query parameter {option!r}; ovreduce's options go in the " \
+            "request's JSON" in v2.json()["error"], v2.text  # fmt: skip
     assert client.get("/v1/models").json()["models"] == []  # nothing was stored
     assert client.get("/readyz?probe=1").status_code == 200  # a route that reads no query takes any
 
