@@ -67,6 +67,7 @@ __all__ = [
     "held",
     "holding",
     "install",
+    "media_not_read",
     "no_route",
     "openapi",
     "private_names",
@@ -384,7 +385,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
         said = str(exc.__context__.__cause__ or "") or exc.__context__.message  # python-multipart's, else Starlette's
         why = next((m.expand(ours) for pattern, ours in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
-        misfiled = _media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
+        misfiled = media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
         if misfiled is not None:
             return error_response(request, 415, misfiled, MediaTypeError.code)
         detail, code = f"the multipart body cannot be read: {why}", "request.invalid"  # as a body cut short is
@@ -423,7 +424,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
         {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
         for err in exc.errors()[:20]
     ]
-    misfiled = _media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
+    misfiled = media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
     if misfiled is not None:  # the body was not read as what the route takes: its fields' errors would mislead
         return error_response(request, 415, misfiled, MediaTypeError.code, errors=errors)
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
@@ -437,7 +438,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     return error_response(request, 400, detail, "request.invalid", errors=errors)
 
 
-def _media_not_read(request: Request) -> str | None:
+def media_not_read(request: Request) -> str | None:
     """Why a route did not read the body, when its Content-Type is not the one it reads (JSON, multipart)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or route.body_field is None:

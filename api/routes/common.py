@@ -26,7 +26,7 @@ from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
 from ..errors import MediaTypeError
-from ..problems import holding, scrub_json
+from ..problems import holding, media_not_read, scrub_json
 from ..schemas import V2_OPTIONS, AuditRequest, RunRequest, Tensor, near_miss
 from ..store.disk import write_error
 
@@ -174,9 +174,13 @@ class ServiceRoute(APIRoute):
         return _JSON_EXPANSION * json_part + 2 * (len(body) - json_part)
 
     async def _check(self, request: Request) -> None:
+        """Refuse what the request's head decides before its body is asked for (``Expect: 100-continue``)."""
         encoding = _coding(request.headers.getlist("content-encoding"))
         if encoding is not None:
             raise MediaTypeError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
+        sent = "transfer-encoding" in request.headers or request.headers.get("content-length", "0") != "0"
+        if sent and (misfiled := media_not_read(request)) is not None:
+            raise MediaTypeError(misfiled)
         # KServe's routes let a client's and its proxies' own query parameters through, but not ovreduce's options
         # (tritonclient's ``query_params=``), which the request's JSON gives: they would be dropped
         own = [key for key in request.query_params if key in V2_OPTIONS or near_miss(key, V2_OPTIONS)]
@@ -184,6 +188,10 @@ class ServiceRoute(APIRoute):
             raise InputError(f"{request.method} {self.path_format} reads no query parameter {own[0][:40]!r}; "
                              f"ovreduce's options go in the request's JSON (an inference's parameters, the index "
                              f"request's keys)")  # fmt: skip
+        if request.method == "POST" and self.path.startswith("/v2/models/"):
+            from ..kserve import parse_name  # (which reads this module)
+
+            parse_name(request.path_params["name"], request.path_params.get("version"))
         if request.scope["query_string"] and (self.queries or self.scalar_queries):
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)

@@ -224,7 +224,6 @@ def _read_request(
 async def infer(
     services: ServicesDep, since: SinceDep, request: Request, name: ModelName, version: str | None = None
 ) -> Response:
-    parse_name(name, version)  # 404 before the body is read
     if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:
         raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
     # read off the event loop: an 8 MiB body costs half a second of JSON

@@ -525,6 +525,23 @@ def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
         assert httpx.get(f"{url}/healthz").status_code == 200
 
 
+def test_refusals_the_head_decides_never_ask_for_the_body(tmp_path: Path) -> None:
+    """A client that sends ``Expect: 100-continue`` is answered a refusal its request's head decides (an unknown
+    KServe model or version, a body in a media type the route does not read) at once, never asked for its body."""
+    with serve(tmp_path / "store") as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        cases = [("/v2/models/not-a-model-name/infer", "application/json", 404),
+                 (f"/v2/models/{'0' * 64}.5/versions/2/infer", "application/json", 404),
+                 (f"/v1/models/{'0' * 64}/audit", "text/plain", 415),
+                 (f"/v1/models/{'0' * 64}/layers/5/run", "application/x-www-form-urlencoded", 415)]  # fmt: skip
+        for path, media, code in cases:
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {media}\r\nExpect: "
+                             f"100-continue\r\nContent-Length: 4000000\r\n\r\n".encode())  # fmt: skip
+                status, _, _ = _read_response(sock)
+            assert status == code, (path, status)
+
+
 class _SlowClient:
     """A connection that sends a request head one header line at a time and never finishes it."""
 
