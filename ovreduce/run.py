@@ -326,14 +326,25 @@ def _axes_advice(where: str, names: list[str], etype: ElementType, shape: Partia
 
 
 def make_backends(
-    names: Sequence[str], *, device: str = "CPU", precision: str = "f32", cache: LayerCache | None = None
+    names: Sequence[str], *, device: str | None = None, precision: str | None = None, cache: LayerCache | None = None
 ) -> list[Backend]:
-    """Backends by name (``numpy``, ``openvino``).
+    """Backends by name (``numpy``, ``openvino``); OpenVINO's on ``device`` in ``precision`` (None: not given, CPU and
+    f32).
 
     Raises:
-        InputError: an unknown backend name, or one given twice.
+        InputError: an unknown backend name, or one given twice; a device or precision given with NumPy alone (it
+            would be dropped without a word).
         DeviceNotAvailableError: the OpenVINO device is not available.
     """
+    unused = [
+        f"{name} {value!r}" for name, value in (("device", device), ("precision", precision)) if value is not None
+    ]
+    if unused and "openvino" not in names:
+        they, them = ("it has", "it") if len(unused) == 1 else ("they have", "them")
+        raise InputError(
+            f"{' and '.join(unused)} with the numpy backend alone: only OpenVINO runs on a device and in a precision, "
+            f"so {they} no effect; expected the openvino backend too, or {them} left out"
+        )
     out: list[Backend] = []
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:  # it would be compared with itself, and agree
@@ -347,7 +358,7 @@ def make_backends(
         elif name == "openvino":
             from ovreduce.backends.openvino import OpenVINOBackend
 
-            out.append(OpenVINOBackend(device, precision, cache=cache))
+            out.append(OpenVINOBackend(device or "CPU", precision or "f32", cache=cache))
         else:
             raise InputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
     if not out:
@@ -549,13 +560,14 @@ def run_layer(
     shapes: Mapping[str, PartialShape] | None = None,
     seed: int = 0,
     backends: Sequence[str] = BACKEND_NAMES,
-    device: str = "CPU",
-    precision: str = "f32",
+    device: str | None = None,
+    precision: str | None = None,
     atol: float | None = None,
     rtol: float | None = None,
     max_elements: int | None = DEFAULT_MAX_ELEMENTS,
 ) -> RunReport:
-    """Execute reduction layer ``key`` (id, name or body path) of ``model`` on ``backends`` and compare them.
+    """Execute reduction layer ``key`` (id, name or body path) of ``model`` on ``backends`` and compare them
+    (``device``, ``precision``: see :func:`make_backends`).
 
     Raises:
         NotFoundError: no such reduction layer.
@@ -568,7 +580,7 @@ def run_layer(
     arrays, notes, defaulted = prepare_inputs(
         model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements, body_path=body_path
     )
-    report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision,
+    report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision or "f32",
                       body_path=body_path, defaulted=defaulted)  # fmt: skip
     if max_elements is not None:
         for r in report.results:

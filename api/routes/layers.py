@@ -114,7 +114,8 @@ def _run(context: WorkerContext, mid: str, key: str, req: RunRequest) -> tuple[b
         loaded = catalog.load(mid)
         spec = loaded.spec(key)
         body_path = loaded.model.locate(key).body_path
-        runners = make_backends(req.backends, device=req.device, precision=req.precision, cache=context.layer_cache)
+        options = req.model_dump(include={"device", "precision"}, exclude_unset=True)  # (refused with NumPy alone)
+        runners = make_backends(req.backends, **options, cache=context.layer_cache)
         arrays, notes, defaulted = prepare_inputs(
             loaded.model, spec, given=given_tensors(req.inputs), shapes=parse_shapes(req.shapes), seed=req.seed,
             max_elements=settings.max_elements, body_path=body_path,

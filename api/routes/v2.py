@@ -138,7 +138,8 @@ def _infer(context: WorkerContext, name: str, inputs: Inputs, backend: str, run:
         given = kserve.given_arrays(name, spec, inputs, settings.max_elements)
         arrays, notes, defaulted = prepare_inputs(loaded.model, spec, given=given, max_elements=settings.max_elements,
                                                   body_path=body_path, aliases=("data", "axes"))  # fmt: skip
-        runners = make_backends(run.backends, device=run.device, precision=run.precision, cache=context.layer_cache)
+        options = run.model_dump(include={"device", "precision"}, exclude_unset=True)  # (refused with NumPy alone)
+        runners = make_backends(run.backends, **options, cache=context.layer_cache)
         report = run_spec(spec, arrays, runners, atol=run.atol, rtol=run.rtol, notes=notes,
                           requested_precision=run.precision, body_path=body_path, defaulted=defaulted)  # fmt: skip
     chosen, reference = report.results[-1], report.results[0]

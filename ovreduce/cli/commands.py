@@ -179,14 +179,6 @@ def run(args: argparse.Namespace) -> int:
     from ovreduce.run import run_layer
 
     backends = args.backend or ["numpy", "openvino"]
-    unused = [f"--{name} {value}" for name, value in (("device", args.device), ("precision", args.precision))
-              if value is not None]  # fmt: skip
-    if unused and "openvino" not in backends:
-        they, them = ("it has", "it") if len(unused) == 1 else ("they have", "them")
-        raise UsageError(
-            f"{' and '.join(unused)} with --backend numpy alone: only OpenVINO runs on a device and in a precision, "
-            f"so {they} no effect; expected --backend openvino too, or {them} left out"
-        )
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     model = load_ir(*model_files(args.model, args.bin))
@@ -196,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         locate_layer(model, args.layer, reductions_only=True)
         report = run_layer(
             model, args.layer, inputs=inputs, shapes=shapes, seed=args.seed,
-            backends=backends, device=args.device or "CPU", precision=args.precision or "f32",
+            backends=backends, device=args.device, precision=args.precision,
             atol=args.atol, rtol=args.rtol, max_elements=max_elements(),
         )  # fmt: skip
     finally:

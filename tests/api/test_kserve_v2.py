@@ -453,6 +453,10 @@ def test_runtime_axes_are_the_second_input(client: TestClient) -> None:
            "parameters.backend 'numpy'")  # fmt: skip
     doc = client.post(f"/v2/models/{mid}.4/infer", json={"inputs": tensors, "parameters": {"backend": "numpy"}}).json()
     np.testing.assert_array_equal(doc["outputs"][0]["data"], reduce("ReduceMean", data, [0, 2]))
+    numpy_on_gpu = {"inputs": tensors, "parameters": {"backend": "numpy", "device": "GPU"}}  # OpenVINO's alone
+    _error(
+        client.post(f"/v2/models/{mid}.4/infer", json=numpy_on_gpu), 400, "device 'GPU' with the numpy backend alone"
+    )
     # an axis out of range: no backend runs it, and none is offered
     out_of_range = [tensors[0], {**tensors[1], "data": [0, 3]}]
     said = _error(client.post(f"/v2/models/{mid}.3/infer", json={"inputs": out_of_range}), 400, "out of the tensor")

@@ -154,6 +154,8 @@ BAD_BODIES: list[tuple[str, Any, int, str]] = [
     ("unknown-device", {"device": "cpu"}, 400, "input"),
     ("gpu", {"device": "GPU"}, 503, "backend.device"),
     ("npu", {"device": "NPU.3"}, 503, "backend.device"),
+    ("numpy-device", {"backends": ["numpy"], "device": "GPU"}, 400, "input"),  # only OpenVINO would use it
+    ("numpy-precision", {"backends": ["numpy"], "precision": "f32"}, 400, "input"),
 ]  # fmt: skip
 
 

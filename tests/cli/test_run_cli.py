@@ -193,9 +193,9 @@ def test_saved_arrays_have_the_mode_the_umask_gives(
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--device", "GPU"], "--device GPU with --backend numpy alone: "),
-        (["--precision", "bf16"], "--precision bf16 with --backend numpy alone: "),
-        (["--device", "CPU", "--precision", "f32"], "--device CPU and --precision f32 with --backend numpy alone: "),
+        (["--device", "GPU"], "device 'GPU' with the numpy backend alone: "),
+        (["--precision", "bf16"], "precision 'bf16' with the numpy backend alone: "),
+        (["--device", "CPU", "--precision", "f32"], "device 'CPU' and precision 'f32' with the numpy backend alone: "),
     ],
 )
 def test_an_option_that_numpy_alone_would_ignore_is_refused(
@@ -205,7 +205,7 @@ def test_an_option_that_numpy_alone_would_ignore_is_refused(
     status, out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--backend", "numpy", *argv)
     assert (status, out) == (2, "")
     assert err.startswith(f"ovreduce run: {says}") and err.endswith(
-        "expected --backend openvino too, or " + ("it" if len(argv) == 2 else "them") + " left out [usage]\n"
+        "expected the openvino backend too, or " + ("it" if len(argv) == 2 else "them") + " left out [input]\n"
     ), err
     if "GPU" in argv:  # (with OpenVINO it is used: there, a machine without one says so)
         return
