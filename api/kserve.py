@@ -145,7 +145,6 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
     offset = 0
     for tensor in req.inputs:
         what = f"input {tensor.name!r}"
-        etype = _element_type(tensor.datatype, what)
         count = check_elements(tensor.shape, max_elements, what)
         if "shared_memory_region" in tensor.parameters:
             raise RefusedError(f"{what}: shared memory is not supported by ovreduce; send the data in the request")
@@ -162,7 +161,7 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
             )
         if tensor.data is not None:
             raise InputError(f"{what} has both data and parameters.binary_data_size")
-        expected = count * np.dtype(etype.numpy).itemsize
+        expected = count * np.dtype(_element_type(tensor.datatype, what).numpy).itemsize
         if size != expected:
             raise InputError(f"{what}: binary_data_size is {size} bytes but shape {tensor.shape} of "
                              f"{tensor.datatype} needs {expected}")  # fmt: skip

@@ -505,7 +505,8 @@ def conform_array(
         dst_kind = "f"
     compatible = src_kind == dst_kind or (src_kind in "iu" and dst_kind in "iu")
     if not compatible:
-        raise InputError(f"{what} holds {array.dtype} values but the layer expects {etype}; give it {etype} values")
+        held = "BYTES (text)" if array.dtype.kind in "USO" else array.dtype
+        raise InputError(f"{what} holds {held} values but the layer expects {etype}; give it {etype} values")
     if src_kind in "iu" and array.size:  # by value: -1 would go to u64 and back unchanged
         low, high = int(array.min()), int(array.max())
         info = np.iinfo(target)
@@ -565,9 +566,9 @@ def to_kserve(name: str, array: npt.NDArray[Any]) -> dict[str, Any]:
     return {"name": name, "shape": list(array.shape), "datatype": etype.kserve, "data": data}
 
 
-def from_kserve(tensor: dict[str, Any], what: str, *, text: bool = False) -> npt.NDArray[Any]:
-    """A NumPy array from a KServe v2 tensor (flat or nested row-major data); with ``text`` (a model's input, as a
-    tokenizer's), ``BYTES`` of JSON strings too, as an array of ``str``.
+def from_kserve(tensor: dict[str, Any], what: str) -> npt.NDArray[Any]:
+    """A NumPy array from a KServe v2 tensor (flat or nested row-major data); ``BYTES`` of JSON strings (a tokenizer's
+    text) as an array of ``str``, which the port it feeds judges (:func:`conform_array`).
 
     Raises:
         InputError: unknown datatype, negative dims, or a data length that does not match the shape.
@@ -576,9 +577,7 @@ def from_kserve(tensor: dict[str, Any], what: str, *, text: bool = False) -> npt
         etype = element_type_from_kserve(str(tensor.get("datatype", "")))
     except ElementTypeError as exc:
         raise InputError(f"{what}: {exc}") from None
-    strings = text and etype.name == "string"
-    if not strings:
-        _check_executable(etype)
+    strings = etype.name == "string"
     shape = tensor.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         raise InputError(f"{what}: shape must be a list of non-negative integers, got {shape!r}")

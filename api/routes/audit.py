@@ -28,7 +28,7 @@ def _audit(context: WorkerContext, mid: str, req: AuditRequest) -> bytes:
     with catalog.store.pinned(mid):
         loaded = catalog.load(mid)
         doc = audit_model(
-            loaded.model, inputs=given_tensors(req.inputs, text=True), seed=req.seed, device=req.device,
+            loaded.model, inputs=given_tensors(req.inputs), seed=req.seed, device=req.device,
             precision=req.precision, atol=req.atol, rtol=req.rtol, max_elements=settings.max_elements,
             fail_on_drift=req.fail_on_drift, shapes=parse_shapes(req.shapes), timeout=context.model_timeout_s,
             steps=req.steps, target=req.target,

@@ -297,15 +297,14 @@ def with_flat_inputs(req: _R, limit: int) -> _R:
     return req.model_copy(update={"inputs": out})
 
 
-def given_tensors(tensors: list[Tensor], *, text: bool = False) -> dict[str, npt.NDArray[Any]]:
-    """KServe tensors, checked and made flat as the request arrived (:func:`with_flat_inputs`), as arrays by name
-    (``text``: a model's inputs, which may be text)."""
+def given_tensors(tensors: list[Tensor]) -> dict[str, npt.NDArray[Any]]:
+    """KServe tensors, checked and made flat as the request arrived (:func:`with_flat_inputs`), as arrays by name."""
     out: dict[str, npt.NDArray[Any]] = {}
     for tensor in tensors:
         what = f"input {tensor.name!r}"
         if tensor.name in out:
             raise InputError(f"{what} is given twice")
-        out[tensor.name] = from_kserve(dict(tensor), what, text=text)
+        out[tensor.name] = from_kserve(dict(tensor), what)
     return out
 
 

@@ -625,3 +625,17 @@ def test_a_worker_full_of_compiled_shapes_is_replaced_not_broken(make_client: Ca
         assert response.json()["outputs"][0]["data"] == [float(n)]
         seen.update(isolated.pids())
     assert len(seen) > 1  # (replaced on the way)
+
+
+def test_text_given_for_a_number_input_is_said_as_any_other_type_is(client: TestClient, rmsnorm_id: str) -> None:
+    """BYTES data for an f32 input: on every route the words another type gets, naming the input and the type it
+    takes, not NumPy's code for a text array (``<U1``) nor a refusal of "reductions of string data"."""
+    text = {"shape": [1, 2, 64], "datatype": "BYTES", "data": ["a"] * 128}
+    asks = [(f"/v1/models/{rmsnorm_id}/layers/{LAYER}/run", "0", "input 0 (data)"),
+            (f"/v1/models/{rmsnorm_id}/audit", "hidden_states", "input 'hidden_states'"),
+            (f"/v2/models/{rmsnorm_id}.5/infer", "data", "input 0 (data)")]  # fmt: skip
+    for url, name, said in asks:
+        response = client.post(url, json={"inputs": [{**text, "name": name}]})
+        detail = response.json().get("detail") or response.json()["error"]
+        assert response.status_code == 400, response.text
+        assert f"{said} holds BYTES (text) values but the layer expects f32; give it f32 values" in detail, detail
