@@ -218,17 +218,18 @@ def _quoted(message: str, context: WorkerContext, job: Any) -> tuple[str, ...]:
     """The user's names that ``message`` quotes (escaped where they do not print) and a scrub would touch."""
     text = message if len(message) <= 8192 else f"{message[:4096]}\n{message[-4096:]}"  # what is answered of it
     found: set[str] = set()
-    for name in itertools.islice(_users_names(context, job), _MAX_NAMES):
+    for name in itertools.islice(_users_names(context, job, text), _MAX_NAMES):
         for form in (name,) if name.isprintable() else (name, repr(name)[1:-1]):
             if len(form) <= len(text) and form in text:
                 found.add(form)
     return tuple(sorted(private_names(found), key=len, reverse=True)[:_MAX_QUOTED])
 
 
-def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
-    """What a job's failure may quote of the user's own, kept when its message is answered (``problems.answered``):
+def _users_names(context: WorkerContext, job: Any, message: str) -> Iterator[str]:
+    """What a job's failure may quote of the user's own, kept when its ``message`` is answered (``problems.answered``):
     the strings of its request, and the names in the models it reads (a stored one, by its id or KServe model name;
-    an upload, in its XML's ``name``/``names`` attributes). At most :data:`_MAX_NAMES` values are looked at."""
+    an upload, in its XML's ``name``/``names`` attributes; another file, an ONNX model's, the names the message quotes
+    that it holds). At most :data:`_MAX_NAMES` values are looked at."""
     stack, seen, models = [job], 0, set()
     while stack and seen < _MAX_NAMES:
         item = stack.pop()
@@ -248,6 +249,8 @@ def _users_names(context: WorkerContext, job: Any) -> Iterator[str]:
                 text = html.unescape((found[1] or found[2]).decode("utf-8", "replace"))
                 yield text
                 yield from text.split(",")  # the tensor names of a port
+        elif isinstance(item, bytes | bytearray):
+            yield from (quoted for quoted in re.findall(r"'([^'\n]{1,4096})'", message) if quoted.encode() in item)
         elif isinstance(item, Mapping):
             stack += [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple | set | frozenset):  # (a tensor's numbers hold no name)

@@ -253,6 +253,24 @@ def test_names_from_the_users_file_are_answered_as_they_are(client: TestClient) 
         "layer_name": name, "error": f"layer '{name}' failed: model.xml"}  # fmt: skip
 
 
+def test_an_onnx_uploads_names_are_answered_as_they_are(client: TestClient) -> None:
+    """An ONNX node named like a server path (the temporary directory, as PyTorch names nodes by their module path):
+    a conform refusal that quotes it quotes it whole, as it does an IR's names, not cut to its base name (which told
+    a client which of its guessed paths are the server's)."""
+    from onnx import TensorProto, helper
+
+    name = f"{tempfile.gettempdir()}/model/layers.0/ReduceMax"
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["y"], keepdims=1, name="mean"),
+        helper.make_node("ReduceMax", ["x"], [""], keepdims=1, name=name),
+    ]  # (an output named '': refused)
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    refused = client.post("/v1/conform", files={"onnx": ("m.onnx", model.SerializeToString())})
+    assert f"node {name!r} (ReduceMax)" in assert_problem(refused, 400)["detail"]
+
+
 def test_an_error_quotes_the_users_names_as_they_are(client: TestClient) -> None:
     """A Parameter named like a server path (the temporary directory): an error that lists the model's inputs named
     it by its base name, which then names no input ("input 'hidden' names no model input (inputs: hidden)"). The
