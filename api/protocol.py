@@ -26,7 +26,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .config import HEADER_TIMEOUT_STATE_KEY as STATE_KEY
 from .metrics import STATE_KEY as METRICS_KEY
-from .middleware import MAX_HEADER_BYTES, problem_head, secured
+from .middleware import DECLARED_BODY, MAX_HEADER_BYTES, problem_head, secured
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT_S", "HeaderTimeoutProtocol"]
 
@@ -93,6 +93,8 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._head_bytes += len(data)
         super().data_received(data)
         pieces, size = self._counted.pieces, self._counted.body_bytes
+        if self.cycle is not None and "state" in self.scope:  # (and what the chunk under way declares: see there)
+            self.scope["state"][DECLARED_BODY] = size + getattr(self.conn._reader, "_bytes_in_chunk", 0)
         if pieces > FREE_PIECES and size < MIN_PIECE_BYTES * pieces:  # (as the last read, at once, or not)
             if self.cycle is not None and not self.cycle.response_complete:
                 self.cycle.disconnected = True  # (what the application would answer is dropped)

@@ -525,6 +525,22 @@ def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
         assert httpx.get(f"{url}/healthz").status_code == 200
 
 
+def test_a_chunk_that_declares_more_than_the_limit_is_413_at_once(tmp_path: Path) -> None:
+    """A chunked body whose chunk declares more than the limit (1 TiB, or the 2**80 of h11's 20 hex digits), its
+    first byte sent: 413 as soon as that byte arrives, as for the same size in Content-Length; not a wait for the
+    chunk until the body timeout, answered 408 as if the client were slow."""
+    with serve(tmp_path / "store", settings={"body_timeout_s": 20}) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        head = (b"POST /v1/models/%s/layers/x/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" % (b"0" * 64))  # fmt: skip
+        for size in (b"10000000000", b"f" * 20):
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                started = time.monotonic()
+                sock.sendall(head + size + b"\r\n{")
+                status, _, answer = _read_response(sock)
+            assert status == 413 and time.monotonic() - started < 10, (size, status, answer)
+
+
 def test_refusals_the_head_decides_never_ask_for_the_body(tmp_path: Path) -> None:
     """A client that sends ``Expect: 100-continue`` is answered a refusal its request's head decides (an unknown
     KServe model or version, a body in a media type the route does not read) at once, never asked for its body."""
