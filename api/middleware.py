@@ -33,7 +33,6 @@ from .problems import answer_bytes, error_response, escaped, no_route
 
 __all__ = [
     "CSP",
-    "DECLARED_BODY",
     "DRAIN_MAX_BYTES",
     "DRAIN_MAX_S",
     "AbsoluteFormMiddleware",
@@ -53,9 +52,7 @@ DRAIN_MAX_BYTES = 128 << 20
 """After an early answer, at most this many more body bytes (or as many as the limit, when larger) are read."""
 DRAIN_MAX_S = 15.0
 """After an early answer, the rest of the body is read for at most this long."""
-DECLARED_BODY = "ovreduce.declared_body"
-"""The request state's bytes of the body read and declared by its chunk under way (``api.protocol``): a chunk that
-declares more than the limit is refused as its first bytes arrive."""
+DECLARED_BODY = "ovreduce.declared_body"  # in a request's state: its body's bytes read and declared (api.protocol)
 MIN_BODY_RATE = 8 << 10
 """Bytes per second a request body must average once ``OVREDUCE_BODY_TIMEOUT_S`` has passed since its first read: a
 client that sends a byte now and then (each within the timeout) holds a request slot no longer than that."""

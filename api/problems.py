@@ -20,10 +20,9 @@ from http.client import responses as phrases
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fastapi import FastAPI, Request, params
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
 from python_multipart.multipart import DEFAULT_MAX_HEADER_COUNT, DEFAULT_MAX_HEADER_SIZE
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
@@ -67,7 +66,6 @@ __all__ = [
     "held",
     "holding",
     "install",
-    "media_not_read",
     "no_route",
     "openapi",
     "private_names",
@@ -385,9 +383,6 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     elif isinstance(exc.__context__, MultiPartException):  # Starlette's refusal of the form, in its words
         said = str(exc.__context__.__cause__ or "") or exc.__context__.message  # python-multipart's, else Starlette's
         why = next((m.expand(ours) for pattern, ours in _FORM_ERRORS.items() if (m := re.match(pattern, said))), said)
-        misfiled = media_not_read(request)  # a form of another kind (urlencoded): that is what is wrong
-        if misfiled is not None:
-            return error_response(request, 415, misfiled, MediaTypeError.code)
         detail, code = f"the multipart body cannot be read: {why}", "request.invalid"  # as a body cut short is
     elif exc.status_code == 405:  # Starlette names the methods of one route; the resource may have several
         headers["Allow"] = ", ".join(_allowed_methods(request))
@@ -424,9 +419,6 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
         {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
         for err in exc.errors()[:20]
     ]
-    misfiled = media_not_read(request) if any(e["loc"][:1] == ["body"] for e in errors) else None
-    if misfiled is not None:  # the body was not read as what the route takes: its fields' errors would mislead
-        return error_response(request, 415, misfiled, MediaTypeError.code, errors=errors)
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
             err["msg"] = "a file is expected (a form part with a filename), not text"
@@ -436,21 +428,6 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     if len(errors) > 1:
         detail += f" (and {len(errors) - 1} more)"
     return error_response(request, 400, detail, "request.invalid", errors=errors)
-
-
-def media_not_read(request: Request) -> str | None:
-    """Why a route did not read the body, when its Content-Type is not the one it reads (JSON, multipart)."""
-    route = request.scope.get("route")
-    if not isinstance(route, APIRoute) or route.body_field is None:
-        return None
-    form = isinstance(route.body_field.field_info, params.Form)
-    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if re.fullmatch("multipart/form-data" if form else r"application/(?:.*\+)?json", media, re.DOTALL):
-        return None  # (FastAPI reads JSON so labelled only)
-    wanted = "multipart/form-data (an upload)" if form else "application/json"
-    shown = repr(media[:60]) if media else "no Content-Type"
-    where = f"{request.method} {route.path_format}"  # the route as documented: "{layer}", not "{layer:path}"
-    return f"the body is sent as {shown}; {where} reads {wanted}: send it with that Content-Type"
 
 
 def install(app: FastAPI) -> None:

@@ -45,6 +45,8 @@ Seed = Annotated[int, Field(ge=0, lt=2**63, description="seed for generated inpu
 Device = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:,()\-]+$")]
 Precision = Literal["f32", "f16", "bf16", "default"]
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# the options ovreduce reads from a KServe request's JSON: an inference's parameters, the repository index's key
+V2_OPTIONS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output", "ready")
 
 
 class _Open(BaseModel):
@@ -60,10 +62,6 @@ def near_miss(name: str, known: Collection[str]) -> str | None:
     misspelt would be dropped, and the request done without what it holds."""
     near = None if name in known else difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.86)
     return near[0] if near else None
-
-
-V2_OPTIONS = ("backend", "device", "precision", "atol", "rtol", "binary_data_output", "ready")
-"""The options ovreduce reads from a KServe request's JSON: an inference's parameters, the repository index's key."""
 
 
 class _V2(_Strict):

@@ -227,9 +227,8 @@ def _quoted(message: str, context: WorkerContext, job: Any) -> tuple[str, ...]:
 
 def _users_names(context: WorkerContext, job: Any, message: str) -> Iterator[str]:
     """What a job's failure may quote of the user's own, kept when its ``message`` is answered (``problems.answered``):
-    the strings of its request, and the names in the models it reads (a stored one, by its id or KServe model name;
-    an upload, in its XML's ``name``/``names`` attributes; another file, an ONNX model's, the names the message quotes
-    that it holds). At most :data:`_MAX_NAMES` values are looked at."""
+    the strings of its request, the names in the models it reads (a stored one, by its id or KServe model name; an
+    upload's XML ``name``/``names``, an ONNX one's ``message`` quotes). At most :data:`_MAX_NAMES` are looked at."""
     stack, seen, models = [job], 0, set()
     while stack and seen < _MAX_NAMES:
         item = stack.pop()

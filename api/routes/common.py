@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
@@ -26,7 +27,7 @@ from ovreduce.tensors import check_elements, flat_values, from_kserve
 
 from ..config import Settings
 from ..errors import MediaTypeError
-from ..problems import holding, media_not_read, scrub_json
+from ..problems import holding, scrub_json
 from ..schemas import V2_OPTIONS, AuditRequest, RunRequest, Tensor, near_miss
 from ..store.disk import write_error
 
@@ -53,6 +54,8 @@ UPLOAD_PROBLEMS = (400, 413, 422, 503, 504)
 STORED_MODEL_PROBLEMS = (400, 404, 410, 413, 422, 503, 504)
 
 
+_FORM = ("multipart/form-data", "multipart/form-data (an upload): send it with that Content-Type")  # what a route
+_JSON = (r"application/(?:.*\+)?json", "application/json: send it with that Content-Type")  # reads, and in words
 _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop, and hold memory for what parsing makes
 _JSON_EXPANSION = 32
 """The most memory parsing a JSON body takes per byte of it, as Python objects: ``[[],[],…]`` takes 27 times."""
@@ -173,21 +176,21 @@ class ServiceRoute(APIRoute):
         json_part = min(int(head), len(body)) if head.isascii() and head.isdigit() and len(head) < 20 else len(body)
         return _JSON_EXPANSION * json_part + 2 * (len(body) - json_part)
 
-    async def _check(self, request: Request) -> None:
-        """Refuse what the request's head decides before its body is asked for (``Expect: 100-continue``)."""
+    async def _check(self, request: Request) -> None:  # what the head decides, before the body is asked for
         encoding = _coding(request.headers.getlist("content-encoding"))
         if encoding is not None:
             raise MediaTypeError(f"Content-Encoding {encoding!r} is not read by ovreduce; send the body uncompressed")
         sent = "transfer-encoding" in request.headers or request.headers.get("content-length", "0") != "0"
-        if sent and (misfiled := media_not_read(request)) is not None:
-            raise MediaTypeError(misfiled)
-        # KServe's routes let a client's and its proxies' own query parameters through, but not ovreduce's options
-        # (tritonclient's ``query_params=``), which the request's JSON gives: they would be dropped
+        media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        pattern, wanted = _FORM if self.takes_form else _JSON  # (FastAPI reads JSON so labelled only)
+        if sent and self.body_field and not re.fullmatch(pattern, media, re.DOTALL):
+            raise MediaTypeError(f"the body is sent as {repr(media[:60]) if media else 'no Content-Type'}; "
+                                 f"{request.method} {self.path_format} reads {wanted}")  # fmt: skip
+        # KServe's routes take a client's own query parameters, not ovreduce's options (they would be dropped)
         own = [key for key in request.query_params if key in V2_OPTIONS or near_miss(key, V2_OPTIONS)]
         if own and self.queries is None:
             raise InputError(f"{request.method} {self.path_format} reads no query parameter {own[0][:40]!r}; "
-                             f"ovreduce's options go in the request's JSON (an inference's parameters, the index "
-                             f"request's keys)")  # fmt: skip
+                             f"ovreduce's options go in the request's JSON")  # fmt: skip
         if request.method == "POST" and self.path.startswith("/v2/models/"):
             from ..kserve import parse_name  # (which reads this module)
 
