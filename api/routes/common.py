@@ -191,10 +191,6 @@ class ServiceRoute(APIRoute):
         if own and self.queries is None:
             raise InputError(f"{request.method} {self.path_format} reads no query parameter {own[0][:40]!r}; "
                              f"ovreduce's options go in the request's JSON")  # fmt: skip
-        if request.method == "POST" and self.path.startswith("/v2/models/"):
-            from ..kserve import parse_name  # (which reads this module)
-
-            parse_name(request.path_params["name"], request.path_params.get("version"))
         if request.scope["query_string"] and (self.queries or self.scalar_queries):
             counts = Counter(key for key, _ in request.query_params.multi_items())
             twice = sorted(key for key, n in counts.items() if n > 1 and key in self.scalar_queries)

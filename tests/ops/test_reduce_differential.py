@@ -394,8 +394,9 @@ def test_fp16_compressed_file(tmp_path: Path, core: Any) -> None:
     assert [f.message for f in report.findings if f.severity == "error"] == []
 
 
-def test_convert_that_changes_axes_is_unresolved(tmp_path: Path, core: Any) -> None:
-    """Const i64 -1 -> Convert(u8) is axis 255 for OpenVINO; ovreduce does not model the wrap and says so."""
+def test_convert_that_wraps_axes_is_refused_as_openvino_refuses_it(tmp_path: Path, core: Any) -> None:
+    """Const i64 -1 -> Convert(u8) is axis 255 for OpenVINO, and for ovreduce, which folds the wrap as OpenVINO does:
+    both refuse the model in the same words."""
     edit = HandEdit("wrap", [2, 3], "f32", "ReduceSum", [1], "i64", False, "axes_bytes", [-1], "", convert=True)
     xml = _save_single(edit, tmp_path)
     root = etree.fromstring(xml.read_bytes())
@@ -414,5 +415,6 @@ def test_convert_that_changes_axes_is_unresolved(tmp_path: Path, core: Any) -> N
         report = check_model(model)
     finally:
         model.close()
-    assert [r.status for r in report.reductions] == ["unresolved"]
-    assert [f.code for f in report.findings if f.layer_name == "reduce"] == ["reduce-unresolved"]
+    assert [r.status for r in report.reductions] == ["error"]
+    found = [(f.code, f.message) for f in report.findings if f.layer_name == "reduce"]
+    assert found == [("reduce-invalid", last_line(refused.value))], found
