@@ -625,7 +625,7 @@ def test_a_stalled_body_is_answered_408_and_frees_its_slot(tmp_path: Path) -> No
         host, port = url.removeprefix("http://").split(":")
         heads = [b"POST /v2/repository/index HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{",
                  b"POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-                 b"Content-Type: multipart/form-data; boundary=b\r\n\r\nFFFFFFFF\r\n--b"] * 2  # fmt: skip
+                 b"Content-Type: multipart/form-data; boundary=b\r\n\r\n100\r\n--b"] * 2  # fmt: skip
         stalled = []
         for head in heads:
             sock = socket.create_connection((host, int(port)), timeout=30)
