@@ -47,7 +47,7 @@ class _V2Route(ServiceRoute):
     async def _check(self, request: Request) -> None:  # a model or version none has: 404 before the body is read
         await super()._check(request)
         if request.method == "POST" and "name" in request.path_params:
-            parse_name(request.path_params["name"], request.path_params.get("version"))
+            parse_name(kserve.canonical_name(request.path_params["name"]), request.path_params.get("version"))
 
 
 router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=_V2Route, include_in_schema=False)
