@@ -31,8 +31,6 @@ from starlette.responses import Response
 
 from ovreduce.errors import (
     BackendError,
-    DeviceNotAvailableError,
-    InputError,
     IRError,
     LimitExceededError,
     NotFoundError,
@@ -82,16 +80,12 @@ STATUS_BY_ERROR: Mapping[type[OvReduceError], int] = {
     IRError: 422,
     ShapeInferenceError: 422,
     LimitExceededError: 413,
-    RequestTooLargeError: 413,
     RunTimeoutError: 504,
     NotFoundError: 404,
-    InputError: 400,
     MediaTypeError: 415,
     BackendError: 503,
-    DeviceNotAvailableError: 503,
     BusyError: 503,
     StoreError: 503,
-    StoreFullError: 503,
     StoreCorruptError: 410,
     OvReduceError: 400,
 }
