@@ -18,10 +18,11 @@ from pydantic import ValidationError
 from ovreduce.backends.base import LayerSpec
 from ovreduce.errors import BackendError, InputError, NotFoundError, OvReduceError
 from ovreduce.ir.dtypes import ElementType, element_type_from_kserve
+from ovreduce.reports.common import dumps
 from ovreduce.tensors import EXECUTABLE_TYPES, check_elements, flat_values, from_kserve, json_quoted, to_kserve
 
 from .problems import scrub
-from .routes.common import json_bytes, read_json
+from .routes.common import read_json
 from .schemas import V2_OPTIONS, RunRequest, V2InferRequest, near_miss
 from .store.disk import canonical_id
 
@@ -276,5 +277,5 @@ def encode_answer(name: str, request_id: str | None, parameters: dict[str, Any],
     if request_id is not None:
         doc["id"] = request_id
     doc.update(parameters=scrub(parameters), outputs=[answer])  # OpenVINO's errors may name server paths
-    header = json_bytes(doc)
+    header = dumps(doc, indent=False)
     return (header + output.tobytes(), len(header)) if binary else (header, None)  # tobytes: row-major, any strides

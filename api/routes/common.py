@@ -38,7 +38,6 @@ __all__ = [
     "display_name",
     "document_bytes",
     "given_tensors",
-    "json_bytes",
     "json_response",
     "parse_json",
     "parse_named",
@@ -237,19 +236,14 @@ def _coding(values: Iterable[str], plain: Collection[str] = ("", "identity")) ->
     return None if all(coding.strip(" \t") in plain for coding in said.split(",")) else said[:40]
 
 
-def json_bytes(doc: Any) -> bytes:
-    """Compact JSON, as the CLI writes its documents: non-finite floats as "NaN"/"Infinity"/"-Infinity"."""
-    return dumps(doc, indent=False)
-
-
 def document_bytes(doc: Any, sources: Sequence[bytes | str] = ()) -> bytes:
     """An answer's JSON, made in the worker, with server paths in OpenVINO's messages replaced (not ``sources``')."""
-    body = json_bytes(doc)
+    body = dumps(doc, indent=False)  # (non-finite floats as the CLI writes them: "NaN", "Infinity"...)
     return scrub_json(body, sources) or body
 
 
 def json_response(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(json_bytes(doc), status_code=status, media_type="application/json", headers=headers)
+    return Response(dumps(doc, indent=False), status_code=status, media_type="application/json", headers=headers)
 
 
 async def read_upload(upload: UploadFile, limit: int, what: str, setting: str) -> bytes:

@@ -11,12 +11,14 @@ from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
+from ovreduce.reports.common import dumps
+
 from ..deps import ServicesDep, SinceDep
 from ..problems import EXAMPLES, responses
 from ..schemas import ModelList, ModelSummary
 from ..store.disk import canonical_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, json_bytes, read_ir_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, read_ir_upload
 
 __all__ = ["ModelIdPath", "router"]
 
@@ -35,7 +37,7 @@ def _add(context: WorkerContext, *args: Any, **kwargs: Any) -> tuple[bytes, str,
     """The stored summary as JSON (a large model's is megabytes, not to be serialised in the server), its id,
     whether it was stored now and how many models that evicted."""
     meta, created, evicted = context.catalog.add(*args, **kwargs)
-    return json_bytes(meta), meta["id"], created, evicted
+    return dumps(meta, indent=False), meta["id"], created, evicted
 
 
 @router.post(
