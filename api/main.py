@@ -180,10 +180,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for route in [*app.routes, *(route for router in ROUTERS for route in router.routes)]
         if isinstance(route, Route | Mount)
     ]
-    # the methods of each (files: GET), for 405's Allow (api.problems)
-    app.state.allow_index = [
-        (route.path_regex, frozenset(getattr(route, "methods", None) or {"GET"})) for route in routes
-    ]
+    app.state.routes = routes  # whose methods 405's Allow lists (api.problems)
     app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)  # refusals by the others count too
     app.add_middleware(middleware.AbsoluteFormMiddleware)  # outermost: the others see the request as served
 

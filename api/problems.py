@@ -395,10 +395,10 @@ def no_route(method: str, path: str) -> str:
 
 
 def _allowed_methods(request: Request, path: str | None = None) -> list[str]:
-    """Every method some route serves at this path (``app.state.allow_index``: (path regex, methods) pairs)."""
+    """Every method some route or mount (files: GET) of ``app.state.routes`` serves at this path."""
     path = request.scope.get("path", "") if path is None else path
-    index: list[tuple[re.Pattern[str], frozenset[str]]] = getattr(request.app.state, "allow_index", [])
-    allowed = {m for regex, methods in index if regex.match(path) for m in methods}
+    routes = getattr(request.app.state, "routes", [])
+    allowed = {m for r in routes if r.path_regex.match(path) for m in getattr(r, "methods", None) or {"GET"}}
     return sorted(allowed | ({"HEAD"} if "GET" in allowed else set()))  # HEAD is answered wherever GET is
 
 
