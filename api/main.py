@@ -133,11 +133,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     problems.install(app)
     problems.add_server_paths(settings)
-    uploads = [  # only the routes whose body is a form take uploads
-        route.path_regex for router in ROUTERS for route in router.routes
-        if isinstance(route, ServiceRoute) and route.takes_form
-    ]  # fmt: skip
-    middleware.install(app, settings, uploads)
 
     static = StaticFiles(directory=STATIC)
 
@@ -181,6 +176,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if isinstance(route, Route | Mount)
     ]
     app.state.routes = routes  # whose methods 405's Allow lists (api.problems)
+    uploads = [route.path_regex for route in routes if isinstance(route, ServiceRoute) and route.takes_form]
+    middleware.install(app, settings, uploads)  # (only the routes whose body is a form take uploads)
     app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)  # refusals by the others count too
     app.add_middleware(middleware.AbsoluteFormMiddleware)  # outermost: the others see the request as served
 
