@@ -21,7 +21,9 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   and its body is not fed (OpenVINO's validation stops there).
 * ``TensorIterator``: as a Loop, the trip count coming from a sliced input's static dim,
   ``(|end - start| + 1) / part_size``; a concatenated output's ``axis`` is ``trip count * part_size``. Its body
-  Parameters keep the element types the file gives them (an If's and a Loop's take their inputs').
+  Parameters keep the element types the file gives them (an If's and a Loop's take their inputs'). A TensorIterator
+  among the body layers its Results are computed from is refused, as OpenVINO refuses it (one in a Loop's body
+  there is not).
 
 A body's Parameter whose outer input has no resolved shape keeps its own declaration, unless a reshape changed
 the layer's inputs (then it is unresolved, with the reason; so is every Parameter of a body the layer cannot
@@ -338,6 +340,9 @@ class _Iterating(SubGraphOp):
     def validate(self, ctx: SubGraphContext, body: Body) -> None:
         """Refuse (:class:`ShapeInferenceError`) what OpenVINO's validation refuses before it walks the body."""
 
+    def validate_body(self, body: Body) -> None:
+        """Refuse (:class:`ShapeInferenceError`) what OpenVINO refuses of the body's layers as it walks them."""
+
     def infer_bodies(self, ctx: SubGraphContext) -> Sequence[PortState]:
         layer = ctx.layer
         body = layer.body("body")
@@ -367,6 +372,7 @@ class _Iterating(SubGraphOp):
             params[m.internal_layer_id] = (
                 PortState(shape, state.element_type, "inferred") if shape is not None else state
             )
+        self.validate_body(body)
         child = ctx.run_body("body", params)
         trips = self.trips(ctx, body, child, sliced)
         child = self.settle(ctx, body, child, params, self.rewalks(trips))
@@ -531,6 +537,24 @@ class TensorIterator0(_Iterating):
     version = "opset1"
     opsets = range(1, LAST_OPSET + 1)
     retypes = False
+
+    def validate_body(self, body: Body) -> None:
+        """``tensor_iterator.cpp``: the walk of the body from its Results refuses a TensorIterator among the layers
+        it reaches (one inside a Loop's or an If's body there is that layer's own business)."""
+        graph = body.graph
+        seen = {layer.id for layer in graph.layers if layer.type == "Result"}
+        stack = list(seen)
+        while stack:
+            layer = graph.layer(stack.pop())
+            if layer.type == "TensorIterator":
+                raise ShapeInferenceError(
+                    f"No nested TensorIterator (its body's {layer.where} is one; expected no TensorIterator among "
+                    f"the layers its body's Results are computed from: a Loop may hold one)"
+                )
+            for ref in graph.input_producers(layer):
+                if ref is not None and ref[0] not in seen:
+                    seen.add(ref[0])
+                    stack.append(ref[0])
 
     def slice_param(self, shape: PartialShape, m: PortMapping) -> tuple[PartialShape | None, int | None]:
         assert m.axis is not None

@@ -1,0 +1,150 @@
+"""What OpenVINO's validation of If, Loop and TensorIterator refuses of their bodies, held to ``read_model``.
+
+* A TensorIterator among the layers its TensorIterator container's body Results are computed from ("No nested
+  TensorIterator", ``tensor_iterator.cpp``); a Loop's body may hold one.
+
+Each file is written by hand, as small as the rule allows, so the tests stay fast.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import openvino as ov
+import pytest
+
+from ovreduce import load_ir
+from ovreduce.check import check_model
+
+
+def _port(pid: int, dims: list[int], precision: str = "FP32") -> str:
+    return f'<port id="{pid}" precision="{precision}">' + "".join(f"<dim>{d}</dim>" for d in dims) + "</port>"
+
+
+def _edges(edges: list[tuple[int, int, int, int]]) -> str:
+    return "".join(f'<edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}"/>' for a, b, c, d in edges)
+
+
+def _param(lid: int, name: str, dims: list[int], etype: str = "f32") -> str:
+    shape = ",".join(map(str, dims))
+    precision = {"f32": "FP32", "boolean": "BOOL", "dynamic": "UNSPECIFIED"}[etype]
+    return (
+        f'<layer id="{lid}" name="{name}" type="Parameter" version="opset1"><data shape="{shape}" '
+        f'element_type="{etype}"/><output>{_port(0, dims, precision)}</output></layer>'
+    )
+
+
+def _const(lid: int, name: str, etype: str, dims: list[int], offset: int, size: int, precision: str) -> str:
+    shape = ",".join(map(str, dims))
+    return (
+        f'<layer id="{lid}" name="{name}" type="Const" version="opset1"><data element_type="{etype}" '
+        f'shape="{shape}" offset="{offset}" size="{size}"/><output>{_port(0, dims, precision)}</output></layer>'
+    )
+
+
+def _result(lid: int, name: str, dims: list[int]) -> str:
+    return f'<layer id="{lid}" name="{name}" type="Result" version="opset1"><input>{_port(0, dims)}</input></layer>'
+
+
+def _net(layers: str, edges: list[tuple[int, int, int, int]]) -> str:
+    head = '<?xml version="1.0"?>\n<net name="m" version="11">'
+    return f"{head}<layers>{layers}</layers><edges>{_edges(edges)}</edges></net>\n"
+
+
+# 0: an i64 1 (axes), 8: two i32 or f32 (an else-branch's value), 16: a boolean true, 17: a boolean false, 18: i64 3,
+# 26: i64 0 and 1 (axes)
+_BIN = struct.pack("<q", 1) + struct.pack("<2i", 7, 8) + b"\x01\x00" + struct.pack("<3q", 3, 0, 1)
+
+
+def _write(folder: Path, xml: str) -> Path:
+    path = folder / "m.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(_BIN)
+    return path
+
+
+def _openvino(path: Path) -> str | None:
+    """OpenVINO's refusal of the model, None where it reads it."""
+    try:
+        ov.Core().read_model(str(path))
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
+def _refusals(path: Path, layer_name: str) -> list[str]:
+    """The messages of ``check``'s layer-invalid findings at ``layer_name``."""
+    model = load_ir(path)
+    try:
+        return [
+            f.message for f in check_model(model).findings if f.code == "layer-invalid" and f.layer_name == layer_name
+        ]
+    finally:
+        model.close()
+
+
+def _reduce_body(prefix: str, keep: bool = True) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """A body: Parameter 0 [2,3] -> ReduceSum(axis 1) -> Result 3."""
+    dims = [2, 1] if keep else [2]
+    layers = (
+        _param(0, f"{prefix}_p", [2, 3])
+        + _const(1, f"{prefix}_ax", "i64", [1], 0, 8, "I64")
+        + f'<layer id="2" name="{prefix}_red" type="ReduceSum" version="opset1"><data keep_dims="{str(keep).lower()}"/>'
+        f"<input>{_port(0, [2, 3])}{_port(1, [1], 'I64')}</input><output>{_port(2, dims)}</output></layer>"
+        + _result(3, f"{prefix}_res", dims)
+    )
+    return layers, [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0)]
+
+
+def _ti(lid: int, name: str, body: str, body_out: list[int]) -> str:
+    """A TensorIterator of input 0 [2,3] invariant into body Parameter 0, output 1 the last value of body Result 3."""
+    return (
+        f'<layer id="{lid}" name="{name}" type="TensorIterator" version="opset1"><port_map>'
+        f'<input external_port_id="0" internal_layer_id="0"/><output external_port_id="1" internal_layer_id="3"/>'
+        f"</port_map><input>{_port(0, [2, 3])}</input><output>{_port(1, body_out)}</output><body>{body}</body>"
+        "</layer>"
+    )
+
+
+@pytest.mark.parametrize("inner", ["TensorIterator", "Loop-held TensorIterator", "none"])
+def test_a_tensor_iterator_in_a_tensor_iterators_body_is_refused_as_openvino_refuses_it(
+    tmp_path: Path, inner: str
+) -> None:
+    layers, edges = _reduce_body("in")
+    ti = f"<layers>{layers}</layers><edges>{_edges(edges)}</edges>"
+    if inner == "TensorIterator":
+        body = (
+            f"<layers>{_param(0, 'p', [2, 3])}{_ti(1, 'inner', ti, [2, 1])}{_result(3, 'res', [2, 1])}</layers>"
+            f"<edges>{_edges([(0, 0, 1, 0), (1, 1, 3, 0)])}</edges>"
+        )
+    elif inner == "Loop-held TensorIterator":  # a Loop whose body holds the TensorIterator: not the outer one's concern
+        loop_body = (
+            f"<layers>{_param(0, 'lp', [2, 3])}{_ti(1, 'inner', ti, [2, 1])}{_result(3, 'lres', [2, 1])}"
+            f"{_const(4, 'ltrue', 'boolean', [], 16, 1, 'BOOL')}"
+            f'<layer id="5" name="lcond" type="Result" version="opset1"><input><port id="0" precision="BOOL"/>'
+            f"</input></layer></layers><edges>{_edges([(0, 0, 1, 0), (1, 1, 3, 0), (4, 0, 5, 0)])}</edges>"
+        )
+        body = (
+            f"<layers>{_param(0, 'p', [2, 3])}{_const(6, 'trip', 'i64', [], 18, 8, 'I64')}"
+            f"{_const(7, 'go', 'boolean', [], 16, 1, 'BOOL')}"
+            f'<layer id="1" name="loop" type="Loop" version="opset5"><port_map>'
+            f'<input external_port_id="2" internal_layer_id="0"/><output external_port_id="3" internal_layer_id="3"/>'
+            f'<output external_port_id="-1" internal_layer_id="5" purpose="execution_condition"/></port_map>'
+            f'<input>{_port(0, [], "I64")}<port id="1" precision="BOOL"/>{_port(2, [2, 3])}</input>'
+            f"<output>{_port(3, [2, 1])}</output><body>{loop_body}</body></layer>{_result(3, 'res', [2, 1])}"
+            f"</layers><edges>{_edges([(6, 0, 1, 0), (7, 0, 1, 1), (0, 0, 1, 2), (1, 3, 3, 0)])}</edges>"
+        )
+    else:
+        body = ti
+    xml = _net(
+        _param(0, "x", [2, 3]) + _ti(1, "outer", body, [2, 1]) + _result(2, "out", [2, 1]), [(0, 0, 1, 0), (1, 1, 2, 0)]
+    )
+    path = _write(tmp_path, xml)
+    refused = _openvino(path)
+    said = _refusals(path, "outer")
+    if refused is None:
+        assert inner != "TensorIterator" and not said, said
+        return
+    assert inner == "TensorIterator" and "No nested TensorIterator" in refused
+    assert len(said) == 1 and "No nested TensorIterator" in said[0] and "name='inner'" in said[0], said
