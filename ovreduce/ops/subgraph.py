@@ -7,10 +7,11 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
 * ``If``: each body's Parameters take the shapes of the inputs mapped to them; an output is the merge of
   the then- and else-Result shapes (equal dims stay, differing static dims become the interval between them,
   anything dynamic becomes dynamic, a scalar and a 1-D shape a 1-D shape, other different ranks a dynamic
-  rank). With a constant condition OpenVINO
-  infers only the branch taken: its outputs are that branch's, and the other body keeps its declarations. It builds
-  the If with as many outputs as the then-branch maps, or as the branch taken gives if that is more (one the branch
-  taken does not give has no known type or shape), and refuses an IR v11 with an output port past them.
+  rank), its element type the branches' (the dynamic type takes the other's; two others that differ are refused, as
+  OpenVINO refuses them). With a constant condition OpenVINO infers only the branch taken: its outputs are that
+  branch's, and the other body keeps its declarations. It builds the If with as many outputs as the then-branch
+  maps, or as the branch taken gives if that is more (one the branch taken does not give has no known type or
+  shape), and refuses an IR v11 with an output port past them.
 * ``Loop``: a sliced input gives its Parameter the outer shape with ``axis`` of size ``part_size``; a merged input
   (one with a back edge) the initial value's shape (a dim of 0 dynamic), each dim made dynamic where it does not
   contain the back-edge Result's (re-walked until it settles, at most the trip count times); an invariant input its
@@ -244,14 +245,32 @@ class If8(SubGraphOp):
         for index, (a, b) in enumerate(zip(then, other, strict=False)):
             if index >= len(layer.outputs):
                 break
+            etype = self._merged_type(layer, index, a.element_type, b.element_type)
             if a.shape is None or b.shape is None:
                 role, missing = ("then", a) if a.shape is None else ("else", b)
-                outs.append(ctx.declared_output(index, a.element_type, self.unresolved_reason(layer, role, missing)))
+                outs.append(ctx.declared_output(index, etype, self.unresolved_reason(layer, role, missing)))
             else:
-                outs.append(PortState(merge_branches(a.shape, b.shape), a.element_type, "inferred"))
+                outs.append(PortState(merge_branches(a.shape, b.shape), etype, "inferred"))
         # the ports past the outputs OpenVINO builds (those the then-branch maps): of no known type or shape to it
         unset = PortState(PartialShape.dynamic(), ELEMENT_TYPES["dynamic"], "inferred")
         return [*outs, *[unset] * (len(layer.outputs) - len(outs))]
+
+    @staticmethod
+    def _merged_type(layer: Layer, index: int, a: ElementType | None, b: ElementType | None) -> ElementType | None:
+        """The element type of output ``index`` of an If whose condition is not constant, from the then-branch's
+        ``a`` and the else-branch's ``b``, as OpenVINO's ``element::Type::merge`` gives it: the dynamic type takes the
+        other's; two others must be equal (OpenVINO refuses the model otherwise). None: a branch's is not known."""
+        if a is None or b is None:
+            return a if b is None else b
+        if a.name == "dynamic":
+            return b
+        if b.name == "dynamic" or a == b:
+            return a
+        raise ShapeInferenceError(
+            f"type of then_body output {a.name} is not equal type of else_body output {b.name} (output {index}, port "
+            f"{layer.outputs[index].id}: its condition is not constant, so both branches give it; expected one "
+            f"element type from both)"
+        )
 
     def _varying_outputs(self, ctx: SubGraphContext) -> None:
         """OpenVINO's refusals of an If of a condition that is not constant, by its outputs. It builds the If with

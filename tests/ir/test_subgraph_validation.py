@@ -2,6 +2,8 @@
 
 * A TensorIterator among the layers its TensorIterator container's body Results are computed from ("No nested
   TensorIterator", ``tensor_iterator.cpp``); a Loop's body may hold one.
+* An If whose condition is not constant and whose branches give an output different element types ("type of
+  then_body output ... is not equal type of else_body output", ``if.cpp``); the dynamic type takes the other's.
 
 Each file is written by hand, as small as the rule allows, so the tests stay fast.
 """
@@ -16,6 +18,7 @@ import pytest
 
 from ovreduce import load_ir
 from ovreduce.check import check_model
+from ovreduce.infer import ShapeEngine
 
 
 def _port(pid: int, dims: list[int], precision: str = "FP32") -> str:
@@ -148,3 +151,66 @@ def test_a_tensor_iterator_in_a_tensor_iterators_body_is_refused_as_openvino_ref
         return
     assert inner == "TensorIterator" and "No nested TensorIterator" in refused
     assert len(said) == 1 and "No nested TensorIterator" in said[0] and "name='inner'" in said[0], said
+
+
+def _if(else_type: str, x_type: str, condition: str) -> str:
+    """An If over x [2,3] whose then-body gives ReduceSum(x, 1), its else-body a Const [2,1] of ``else_type``; the
+    condition a Parameter or a constant."""
+    then, then_edges = _reduce_body("t")
+    precision = {"f32": "FP32", "i32": "I32", "f16": "FP16"}[else_type]
+    size = 4 if else_type == "f16" else 8
+    other = (
+        _param(0, "e_p", [2, 3]) + _const(4, "e_c", else_type, [2, 1], 8, size, precision) + _result(3, "e_res", [2, 1])
+    )
+    if condition == "parameter":
+        cond = _param(1, "cond", [], "boolean")
+    else:
+        cond = _const(1, "cond", "boolean", [], 16 if condition == "true" else 17, 1, "BOOL")
+    if_layer = (
+        '<layer id="2" name="if" type="If" version="opset8">'
+        '<then_port_map><input external_port_id="1" internal_layer_id="0"/><output external_port_id="2" '
+        'internal_layer_id="3"/></then_port_map><else_port_map><input external_port_id="1" internal_layer_id="0"/>'
+        '<output external_port_id="2" internal_layer_id="3"/></else_port_map>'
+        f'<input><port id="0" precision="BOOL"/>{_port(1, [2, 3])}</input><output>{_port(2, [2, 1])}</output>'
+        f"<then_body><layers>{then}</layers><edges>{_edges(then_edges)}</edges></then_body>"
+        f"<else_body><layers>{other}</layers><edges>{_edges([(4, 0, 3, 0)])}</edges></else_body></layer>"
+    )
+    return _net(
+        _param(0, "x", [2, 3], x_type) + cond + if_layer + _result(3, "out", [2, 1]),
+        [(0, 0, 2, 1), (1, 0, 2, 0), (2, 2, 3, 0)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("else_type", "x_type", "condition"),
+    [
+        ("i32", "f32", "parameter"),
+        ("f16", "f32", "parameter"),
+        ("f32", "f32", "parameter"),
+        ("f32", "dynamic", "parameter"),
+        ("i32", "f32", "false"),
+        ("i32", "f32", "true"),
+    ],
+)
+def test_if_branches_of_different_element_types_are_typed_as_openvino_types_them(
+    tmp_path: Path, else_type: str, x_type: str, condition: str
+) -> None:
+    path = _write(tmp_path, _if(else_type, x_type, condition))
+    refused = _openvino(path)
+    said = _refusals(path, "if")
+    if refused is not None:
+        assert "is not equal type of else_body output" in refused
+        assert len(said) == 1, said
+        assert f"type of then_body output {x_type} is not equal type of else_body output {else_type}" in said[0]
+        assert "port 2" in said[0], said
+        return
+    assert not said, said
+    node = next(n for n in ov.Core().read_model(str(path)).get_ordered_ops() if n.get_type_name() == "If")
+    model = load_ir(path)
+    try:
+        [layer] = [layer for layer in model.layers if layer.type == "If"]
+        state = ShapeEngine(model).state((layer.id, layer.outputs[0].id))
+        assert state.element_type is not None
+        assert state.element_type.name == node.get_output_element_type(0).get_type_name()
+    finally:
+        model.close()
