@@ -16,7 +16,8 @@ Results, as OpenVINO's ``validate_and_infer_types`` of these ops does:
   (one with a back edge) the initial value's shape (a dim of 0 dynamic), each dim made dynamic where it does not
   contain the back-edge Result's (re-walked until it settles, at most the trip count times); an invariant input its
   own shape. The trip count is known when it is constant and the body condition is constant true (or a Parameter fed
-  by a constant true); a constant false body condition is one iteration, a constant false execution condition none. A
+  by a constant true); a constant false body condition is one iteration, a constant false execution condition none
+  (a static last value's first dim is then 0, and a static scalar one is refused, as OpenVINO refuses it). A
   concatenated output multiplies the Result's ``axis`` by the trip count when both are known, else that dim is
   dynamic. A Loop whose port map names no execution condition has one output, of dynamic rank and element type,
   and its body is not fed (OpenVINO's validation stops there).
@@ -346,7 +347,7 @@ class _Iterating(SubGraphOp):
     def concat(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
         raise NotImplementedError
 
-    def last(self, shape: PartialShape | None, trips: Trips) -> PartialShape | None:
+    def last(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
         return shape
 
     def rewalks(self, trips: Trips) -> int:
@@ -398,7 +399,7 @@ class _Iterating(SubGraphOp):
         outs: list[PortState] = []
         for index, m in enumerate(self.connected(body)[: len(layer.outputs)]):
             result = child.result_state(m.internal_layer_id)
-            out = self.concat(result.shape, m, trips) if m.axis is not None else self.last(result.shape, trips)
+            out = self.concat(result.shape, m, trips) if m.axis is not None else self.last(result.shape, m, trips)
             outs.append(ctx.declared_output(index, result.element_type, self.unresolved_reason(layer, "body", result))
                         if out is None else PortState(out, result.element_type, "inferred"))  # fmt: skip
         return outs
@@ -528,10 +529,18 @@ class Loop5(_Iterating):
             return shape
         return PartialShape(tuple(Dimension.dynamic() if d.is_static and d.lo == 0 else d for d in shape.dims))
 
-    def last(self, shape: PartialShape | None, trips: Trips) -> PartialShape | None:
-        if trips.zero and shape is not None and shape.is_static and shape.dims:
-            return _with_dim(shape, 0, Dimension.static(0))
-        return shape
+    def last(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
+        """A last-value output: the body's value, its first dim 0 when the Loop runs no iteration and the value is
+        static; OpenVINO refuses a static scalar there (it has no first dim to set)."""
+        if not trips.zero or shape is None or not shape.is_static:
+            return shape
+        if not shape.dims:
+            raise ShapeInferenceError(
+                f"Accessing out-of-range dimension (the port map's output {m.external_port_id} is the last value of "
+                f"body layer id={m.internal_layer_id}, a scalar: as its execution condition is constant false, "
+                f"OpenVINO sets that value's dim 0 to 0; expected a value of rank 1 or more there)"
+            )
+        return _with_dim(shape, 0, Dimension.static(0))
 
     def concat(self, shape: PartialShape | None, m: PortMapping, trips: Trips) -> PartialShape | None:
         assert m.axis is not None

@@ -4,6 +4,8 @@
   TensorIterator", ``tensor_iterator.cpp``); a Loop's body may hold one.
 * An If whose condition is not constant and whose branches give an output different element types ("type of
   then_body output ... is not equal type of else_body output", ``if.cpp``); the dynamic type takes the other's.
+* A Loop whose execution condition is constant false with a static scalar last-value output (``loop.cpp`` sets dim 0
+  of each static last value to 0: "Accessing out-of-range dimension").
 
 Each file is written by hand, as small as the rule allows, so the tests stay fast.
 """
@@ -214,3 +216,51 @@ def test_if_branches_of_different_element_types_are_typed_as_openvino_types_them
         assert state.element_type.name == node.get_output_element_type(0).get_type_name()
     finally:
         model.close()
+
+
+def _loop(go: bool, keep: bool) -> str:
+    """A Loop (trip count 3, execution condition ``go``, body condition true) whose one last-value output is
+    ReduceSum(x, 1) of x [2,3]: [2,1] with ``keep``, else a scalar (axes [0,1])."""
+    axes = _const(1, "ax", "i64", [2] if not keep else [1], 0 if keep else 26, 8 if keep else 16, "I64")
+    dims = [2, 1] if keep else []
+    red = (
+        f'<layer id="2" name="red" type="ReduceSum" version="opset1"><data keep_dims="{str(keep).lower()}"/>'
+        f"<input>{_port(0, [2, 3])}{_port(1, [1] if keep else [2], 'I64')}</input><output>{_port(2, dims)}</output>"
+        "</layer>"
+    )
+    body = (
+        f"<layers>{_param(0, 'p', [2, 3])}{axes}{red}{_result(3, 'res', dims)}"
+        f"{_const(4, 'true', 'boolean', [], 16, 1, 'BOOL')}"
+        '<layer id="5" name="cond" type="Result" version="opset1"><input><port id="0" precision="BOOL"/></input>'
+        f"</layer></layers><edges>{_edges([(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0), (4, 0, 5, 0)])}</edges>"
+    )
+    out = ([0, *dims[1:]] if not go else dims) if dims else []
+    loop = (
+        '<layer id="3" name="loop" type="Loop" version="opset5"><port_map>'
+        '<input external_port_id="2" internal_layer_id="0"/><output external_port_id="3" internal_layer_id="3"/>'
+        '<output external_port_id="-1" internal_layer_id="5" purpose="execution_condition"/></port_map>'
+        f'<input>{_port(0, [], "I64")}<port id="1" precision="BOOL"/>{_port(2, [2, 3])}</input>'
+        f"<output>{_port(3, out)}</output><body>{body}</body></layer>"
+    )
+    layers = (
+        _param(0, "x", [2, 3])
+        + _const(1, "trip", "i64", [], 18, 8, "I64")
+        + _const(2, "go", "boolean", [], 16 if go else 17, 1, "BOOL")
+        + loop
+        + _result(4, "out", out)
+    )
+    return _net(layers, [(1, 0, 3, 0), (2, 0, 3, 1), (0, 0, 3, 2), (3, 3, 4, 0)])
+
+
+@pytest.mark.parametrize(("go", "keep"), [(False, False), (False, True), (True, False)])
+def test_a_loop_of_no_iteration_with_a_scalar_last_value_is_refused_as_openvino_refuses_it(
+    tmp_path: Path, go: bool, keep: bool
+) -> None:
+    path = _write(tmp_path, _loop(go, keep))
+    refused = _openvino(path)
+    said = _refusals(path, "loop")
+    if refused is None:
+        assert not said, said
+        return
+    assert not go and not keep and "Accessing out-of-range dimension" in refused
+    assert len(said) == 1 and "Accessing out-of-range dimension" in said[0] and "constant false" in said[0], said
