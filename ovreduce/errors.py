@@ -145,8 +145,8 @@ class ShapeInferenceError(OvReduceError):
 class NotFoundError(OvReduceError):
     """A layer (or, in the service, a model) that was asked for does not exist.
 
-    ``candidates``: what was probably meant (the ids paths of body layers with the very id or name asked for),
-    already named in the message; empty when the message names none.
+    ``candidates``: what was probably meant (the ids paths of the layers with the very id or name asked for: body
+    layers, or the layers an ambiguous key names), already named in the message; empty when the message names none.
     """
 
     code = "not_found"

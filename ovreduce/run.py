@@ -580,6 +580,9 @@ def run_layer(
     arrays, notes, defaulted = prepare_inputs(
         model, spec, given=inputs, shapes=shapes, seed=seed, max_elements=max_elements, body_path=body_path
     )
+    shadowed = model.shadowed_note(key)  # a layer named as the id taken: said, not silently passed over
+    if shadowed is not None:
+        notes = [shadowed, *notes]
     report = run_spec(spec, arrays, runners, atol=atol, rtol=rtol, notes=notes, requested_precision=precision or "f32",
                       body_path=body_path, defaulted=defaulted)  # fmt: skip
     if max_elements is not None:

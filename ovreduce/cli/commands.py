@@ -158,11 +158,15 @@ def inspect(args: argparse.Namespace) -> int:
     reshape = parse_named_shapes(args.reshape, "--reshape")
     model = load_ir(*model_files(args.path, args.bin))
     try:
+        shadowed = None
         if args.layer is not None:
             locate_layer(model, args.layer)
+            shadowed = model.shadowed_note(args.layer)
         doc = inspect_model(model, layer=args.layer, all_layers=args.all, reshape=reshape)
     finally:
         model.close()
+    if shadowed is not None:
+        sys.stderr.write(f"ovreduce inspect: note: {shadowed}\n")
     _emit(
         _json(doc)
         if args.format == "json"

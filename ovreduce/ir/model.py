@@ -318,8 +318,43 @@ class IRModel:
             return by_name[0]
         if len(by_name) > 1:
             ids = ", ".join(layer.id for layer in by_name)
-            raise NotFoundError(f"layer name {key!r} is used by several layers (ids {ids}); give the id instead")
+            raise NotFoundError(
+                f"layer name {key!r} is used by several layers (ids {ids}); give the id instead",
+                candidates=[layer.id for layer in by_name],
+            )
         raise NotFoundError(f"no layer with id or name {key!r} in {self.source}")
+
+    def shadowed(self, key: str) -> list[LayerRef]:
+        """The layers ``key`` also names by their name where :meth:`locate` takes it as another layer's id (ids are
+        taken before names): a layer named ``3`` beside layer id 3, which ``key`` ``3`` does not reach."""
+        try:
+            found = self.locate(key)
+        except NotFoundError:
+            return []
+        layer = found.layer
+        if key != layer.id and not key.endswith(f"/{layer.id}"):
+            return []
+        return [
+            LayerRef(other, found.graph, found.body_path)
+            for other in found.graph.layers
+            if other.name == layer.id and other.id != layer.id
+        ]
+
+    def shadowed_note(self, key: str) -> str | None:
+        """What a command that takes ``key`` as a layer id says of the layers :meth:`shadowed` finds; None if none."""
+        others = self.shadowed(key)
+        if not others:
+            return None
+        layer = self.locate(key).layer
+        named = ", ".join(f"id {o.path}" for o in others[:8]) + (
+            f" and {len(others) - 8} more" if len(others) > 8 else ""
+        )
+        give = " or ".join(repr(o.path) for o in others[:8])
+        return (
+            f"{key!r} is taken as the id of layer id={layer.id} {layer.name!r} (ids are taken before names); the "
+            f"layer{'s' if len(others) > 1 else ''} {named} {'are' if len(others) > 1 else 'is'} named {layer.id!r} "
+            f"too: give {give} for {'them' if len(others) > 1 else 'it'}"
+        )
 
     def bodies(self) -> Iterator[BodyRef]:
         """Every body of every layer, nested ones right after their container's body, in layer order."""
@@ -368,7 +403,8 @@ class IRModel:
         if len(hits) > 1:
             paths = ", ".join(h.path for h in hits[:8])
             raise NotFoundError(
-                f"layer {key!r} is ambiguous: it names several layers (ids paths {paths}); give the ids path instead"
+                f"layer {key!r} is ambiguous: it names several layers (ids paths {paths}); give the ids path instead",
+                candidates=[h.path for h in hits],
             )
         held = [f"{b.path}/{x.id}" for b in self.bodies() for x in b.body.graph.layers if key in (x.id, x.name)]
         if held:  # a body layer's own id or name: say the ids paths that reach it
