@@ -62,6 +62,13 @@ SUPPORTED_IR_VERSIONS = (10, 11)
 NO_DATA: Mapping[str, str] = MappingProxyType({})  # shared by every layer without <data> attributes
 
 
+# a Const of the dynamic element type: OpenVINO reads it, but its bytes have no type to be read in (refused on purpose)
+_DYNAMIC_CONST = (
+    "a Const cannot have the dynamic element type (its bytes have no type to be read in); expected a static one "
+    "(f32, i64, ...)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ParseLimits:
     """Bounds on what a single IR may cost to read."""
@@ -686,7 +693,7 @@ class Builder:
                 f"bytes (count, {count + 1} offsets, characters)"
             )
         if etype.kind == "dynamic":
-            raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+            raise ElementTypeError(f"{where}: {_DYNAMIC_CONST}")
         if size == 0 and (self.weights is None or self.weights.size == 0):  # OpenVINO: "Empty weights data in bin..."
             wanted = f" (expected {self.expected_bin})" if self.expected_bin and self.weights is None else ""
             why = (
@@ -721,7 +728,7 @@ class Builder:
         reads neither the ``.bin`` nor the ``offset`` and ``size`` (which it still parses where both are given).
         A text of fewer bytes than the shape needs is refused: OpenVINO reads past its end."""
         if etype.kind == "dynamic":
-            raise ElementTypeError(f"{where}: a Const cannot have the dynamic element type")
+            raise ElementTypeError(f"{where}: {_DYNAMIC_CONST}")
         raw = text.encode("utf-8", "surrogatepass")
         assert expected is not None  # (None only for strings, which never come here)
         if len(raw) < expected:
