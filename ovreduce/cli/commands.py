@@ -37,9 +37,9 @@ __all__ = ["audit", "check", "conform", "devices", "inspect", "run"]
 
 
 def _emit(text: str | bytes) -> None:
-    """Write to standard output: a JSON document (bytes) in UTF-8 whatever the locale's encoding, where the
-    stream has bytes underneath (not a StringIO). Where its reader has gone (``| head -1``), the rest is dropped and
-    the command's exit status is still its verdict's."""
+    """Write to standard output: a document for machines (bytes) in UTF-8 whatever the locale's encoding, where the
+    stream has bytes underneath (not a StringIO); text in the stream's encoding, what it lacks escaped. Where its
+    reader has gone (``| head -1``), the rest is dropped and the command's exit status is still its verdict's."""
     buffer = getattr(sys.stdout, "buffer", None) if isinstance(text, bytes) else None
     try:
         if buffer is not None:
@@ -118,16 +118,18 @@ def _check_json(report: CheckDocument, args: argparse.Namespace, seconds: list[f
     return _json(report)
 
 
-def _check_junit(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:
+# The documents for machines (JSON, JUnit, SARIF) are bytes in UTF-8, whatever the locale's encoding: JUnit declares
+# it, and a parser reads them as such; text is for the terminal, in its encoding.
+def _check_junit(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> bytes:
     from ovreduce.cli.render.junit import check_junit
 
-    return check_junit(report, seconds=seconds, total=wall)
+    return check_junit(report, seconds=seconds, total=wall).encode("utf-8")
 
 
-def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:
+def _check_sarif(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> bytes:
     from ovreduce.cli.render.sarif import check_sarif
 
-    return check_sarif(report)
+    return check_sarif(report).encode("utf-8")
 
 
 def _check_text(report: CheckDocument, args: argparse.Namespace, seconds: list[float], wall: float) -> str:

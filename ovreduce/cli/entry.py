@@ -49,6 +49,9 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
     if sys.stdout is None:  # started with it closed: the command still reads its command line and says what is
         sys.stdout = _Closed()  # wrong with it; its output, when it has one, cannot be written, which it says then
+    for stream in (sys.stdout, sys.stderr):  # a locale whose encoding is not UTF-8 (Latin-1, ASCII) lacks characters
+        if isinstance(stream, io.TextIOWrapper):  # a name may hold: written as escapes (\u5e73), never an error
+            stream.reconfigure(errors="backslashreplace")
     command = "ovreduce"
     try:
         if getattr(signal.getsignal(signal.SIGINT), "__name__", None) == "_interrupted_at_start":

@@ -122,3 +122,30 @@ def test_a_path_that_is_not_utf8_is_spelled_with_its_byte_in_every_message(tmp_p
     for done in (ovreduce("inspect", cut), ovreduce("check", os.path.join(os.fsencode(tmp_path), b"m\xe9.xml"))):
         err = done.stderr.decode("utf-8")
         assert done.returncode == 2 and "\\xe9.xml" in err and "\\udce9" not in err, err
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_standard_output_that_is_not_utf8_takes_every_name(tmp_path: Path, encoding: str) -> None:
+    """Under a locale whose encoding is not UTF-8, a layer name that encoding lacks was an internal error (exit 3,
+    no report), and JUnit was written in that encoding under its ``encoding="UTF-8"`` declaration. Text is written
+    as the stream can take it (what it lacks escaped, as on standard error); the documents for machines in UTF-8."""
+    text = (SAMPLES / "spec_examples.xml").read_text(encoding="utf-8").replace("mean_hw_keep", "平均値_é")
+    (tmp_path / "m.xml").write_text(text, encoding="utf-8")
+    shutil.copy(SAMPLES / "spec_examples.bin", tmp_path / "m.bin")
+    env = dict(os.environ, PYTHONIOENCODING=encoding)
+
+    def ovreduce(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "ovreduce.cli", *args, str(tmp_path / "m.xml")],
+                              capture_output=True, timeout=300, env=env)  # fmt: skip
+
+    said = ovreduce("check")
+    assert said.returncode == 0, said.stderr
+    out = said.stdout.decode(encoding)
+    assert "\\u5e73\\u5747\\u5024_" in out and ("é" if encoding == "latin-1" else "\\xe9") in out, out
+    assert ovreduce("inspect").returncode == 0
+    for machine in ("junit", "sarif"):
+        document = ovreduce("check", "--format", machine)
+        assert document.returncode == 0, document.stderr
+        assert "平均値_é" in document.stdout.decode("utf-8") or machine == "sarif"
+    junit = ET.fromstring(ovreduce("check", "--format", "junit").stdout)  # the bytes, as a CI parser reads them
+    assert any("平均値_é" in (case.get("name") or "") for case in junit.iter("testcase"))
