@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-from ovreduce.errors import BackendError, InputError
+from ovreduce.errors import BackendError, InputError, MemoryLimitError
 
 __all__ = [
     "TOKENIZER_OPS",
@@ -309,8 +309,15 @@ def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str
     Args:
         exc: what OpenVINO raised reading the model.
         ops: the model's ``(type, version)`` pairs, bodies included (an IR's layers); none for other formats.
+
+    Raises:
+        MemoryLimitError: OpenVINO (or ovreduce, handing it the model) ran out of memory: the process's memory bound
+            was reached, which says nothing of the model.
     """
     message = clean_message(exc)
+    ran_out = _OUT_OF_MEMORY.search(message)
+    if isinstance(exc, MemoryError) or ran_out is not None:
+        raise _out_of_memory("std::bad_alloc" if ran_out is None else ran_out[0].strip()) from None
     hit = _UNSUPPORTED_OPSET.search(message)
     if hit is None:
         if "No conversion rule found for operations" in message:  # a frontend (ONNX...) without a converter
@@ -320,6 +327,24 @@ def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str
     if _STANDARD_OPSET.fullmatch(version):  # opset99: a newer OpenVINO's IR, no extension helps
         return message
     return f"{_missing_ops(refused, version, ops)} (OpenVINO: {message})"
+
+
+# How OpenVINO says it ran out of memory: C++'s std::bad_alloc (pybind11 makes a bare one a MemoryError), after what it
+# was doing ("Converting input model std::bad_alloc"), or the XML parser's own words for it.
+_OUT_OF_MEMORY = re.compile(r"(?:^|\s)std::bad_alloc$|Could not allocate memory at offset \d+$")
+
+
+def _out_of_memory(said: str) -> MemoryLimitError:
+    """The error of OpenVINO running out of memory (``said``: in its words) as it read or ran a model: the process's
+    memory bound (:func:`ovreduce.memory.bound_memory`), named where it has one, not a fault of the model."""
+    from ovreduce.memory import data_limit
+
+    limit = data_limit()
+    bound = "the system gives it" if limit is None else (
+        f"this process may use ({limit} bytes; OVREDUCE_MAX_WORKER_BYTES sets it for the command line and the "
+        f"service's workers)")  # fmt: skip
+    return MemoryLimitError(f"OpenVINO ran out of memory ({said}), which says nothing of the model: it needs more "
+                            f"memory than {bound}")  # fmt: skip
 
 
 def lacks_extension(failure: str) -> bool:

@@ -102,3 +102,44 @@ def test_a_weights_file_removed_after_it_was_opened_is_still_read(tmp_path: Path
     assert checked.ok, checked.findings
     (reduction,) = checked.reductions
     assert reduction.openvino_output_shape == [1]
+
+
+_OUT_OF_MEMORY = """
+import resource, sys
+import openvino as ov
+from ovreduce.check import check_document, check_model, unreadable
+from ovreduce.errors import MemoryLimitError
+from ovreduce.ir.parser import load_ir
+from ovreduce.memory import data_size
+core = ov.Core()
+core.read_model(sys.argv[1])  # OpenVINO reads it, its reader's libraries loaded, before the bound
+model = load_ir(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_DATA, (data_size() + (8 << 20), resource.getrlimit(resource.RLIMIT_DATA)[1]))
+try:
+    core.read_model(sys.argv[1])
+except Exception as exc:
+    print("OpenVINO:", type(exc).__name__, str(exc).strip().splitlines()[-1])
+try:
+    print("ovreduce:", check_model(model, engine="openvino").findings)
+except MemoryLimitError as exc:
+    error = check_document([unreadable(sys.argv[1], exc, model)]).models[0].error
+    print("ovreduce:", error.code, error.message)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory bound is Linux's RLIMIT_DATA")
+def test_openvino_out_of_memory_is_the_memory_limit_not_a_finding(tmp_path: Path) -> None:
+    """Where OpenVINO's read ran out of the process's memory bound (a model larger than the machine's memory, or than
+    OVREDUCE_MAX_WORKER_BYTES), the engine reported an ``openvino-read-failed`` error, "std::bad_alloc": a healthy
+    model called broken. The model is not checked, for the memory limit."""
+    path = _big_model(tmp_path, count=6)
+    text = path.read_text()
+    padding = ("<!-- " + "x" * (4 << 20) + " -->\n") * 6  # 24 MB of XML, which OpenVINO's reader holds whole
+    path.write_text(text.replace("<layers>", padding + "<layers>", 1))
+    done = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY, str(path)], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    theirs, ours = done.stdout.splitlines()
+    assert theirs == "OpenVINO: RuntimeError Could not allocate memory at offset 0", done.stdout  # under the bound
+    assert ours.startswith("ovreduce: limit.memory OpenVINO ran out of memory ("), ours
+    assert "more memory than this process may use (" in ours, ours  # its bound, in bytes
