@@ -74,8 +74,9 @@ def check(args: argparse.Namespace) -> int:
         existing_file(args.bin)
     reshape = parse_named_shapes(args.reshape, "--reshape")
     extensions = extension_names(args.extension)
-    if args.engine == "openvino":  # OpenVINO reads every model: one it refuses is refused before any is read
-        load_extensions(extensions)
+    # loaded before any model is read, whichever models will ask OpenVINO (all with its engine, else those that need
+    # its inference): one it refuses is refused whatever the models, never as each model that needed it
+    load_extensions(extensions)
     progress = None
     if len(paths) > 1 and sys.stderr.isatty():
         from tqdm import tqdm

@@ -143,12 +143,20 @@ def test_help_documents_the_option(capsys: pytest.CaptureFixture[str], command: 
     assert "openvino-tokenizers' extension (the ops of optimum's tokenizer IRs) is loaded without asking" in text
 
 
-def test_the_native_check_with_an_extension_does_not_import_openvino() -> None:
-    """The extension is found, not loaded: OpenVINO is imported only if a model needs it."""
-    code = (
-        "import sys\nfrom ovreduce.cli import main\n"
-        f"assert main(['check', '--extension', 'openvino_tokenizers', {SAMPLE!r}]) == 0\n"
-        "print(sorted(m for m in ('openvino', 'openvino_tokenizers', 'numpy') if m in sys.modules))\n"
-    )
-    done = python(code, without_tokenizers=False)
-    assert done.stdout.splitlines()[-1] == "[]", done.stderr
+@pytest.mark.parametrize("engine", [[], ["--engine", "openvino"]], ids=["native", "openvino"])
+@pytest.mark.parametrize("extension", ["json", "not-a-library"])
+def test_an_extension_openvino_cannot_load_is_refused_before_any_model_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, engine: list[str], extension: str
+) -> None:
+    """The native check loaded the extensions only when a model asked OpenVINO: the same wrong ``--extension`` was
+    exit 0 for a clean model, and on a folder it made exactly the models OpenVINO was asked to confirm (the broken
+    ones) NOT CHECKED, after the others were checked. It is loaded, as OpenVINO would, before any model is read."""
+    if extension == "not-a-library":
+        extension = str(tmp_path / "libnot.so")
+        Path(extension).write_text("not a shared library")
+    folder = str(ROOT / "ir_samples" / "broken")
+    for models in ([SAMPLE], [folder]):
+        status, out, err = run_cli(capsys, "check", "-j", "1", *engine, "--extension", extension, *models)
+        assert (status, out) == (2, ""), (out, err)
+        assert err.startswith(f"ovreduce check: --extension {extension}: ") and err.endswith(" [input]\n"), err
+        assert err.count("\n") == 1, err
