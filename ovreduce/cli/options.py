@@ -88,7 +88,7 @@ def parse_named_files(items: Sequence[str]) -> dict[str, Any]:
         from ovreduce.tensors import load_tensor, tensor_file
 
         file = tensor_file(path)
-        if not is_there(Path(file)):  # what names nothing is the command line's business, as any path on it
+        if not is_there(file):  # what names nothing is the command line's business, as any path on it
             raise UsageError(f"--input {name}={path}: {not_there(file)} (expected a .npy, .npz or ONNX TensorProto "
                              f".pb file)")  # fmt: skip
         if is_folder(Path(file)):  # so is a folder where a file is expected, as for MODEL and --bin
@@ -110,7 +110,7 @@ def existing_file(path: str) -> str:
     """``path`` when it names something a file could be read from; :class:`UsageError` where it names nothing or a
     folder. A device, a FIFO or a socket is there: its reader refuses it with the error's code (``[ir.structure]``
     for a model, ``[ir.weights]`` for weights), as ``check`` reports it."""
-    if not is_there(Path(path)):
+    if not is_there(path):
         raise UsageError(f"{path}: {not_there(path)}")
     if is_folder(Path(path)):
         raise UsageError(f"{path}: it is a folder, expected a file")

@@ -49,21 +49,27 @@ def expand_paths(items: Sequence[str]) -> list[Path]:
                 raise UsageError(f"{item}: the pattern matches no .xml files (nor a folder holding one); expected "
                                  f"a pattern for IR .xml files or folders")  # fmt: skip
             out += matches
-        elif not is_there(path):
+        elif not is_there(item):  # as given: ``m.xml/`` names no file, where Path("m.xml/") is m.xml
             raise UsageError(f"{item}: {not_there(item)}")
         else:
             out.append(path)
     return _once(out)
 
 
-def is_there(path: Path) -> bool:
+def is_there(path: str | Path) -> bool:
     """Whether ``path`` names something, as far as this user may look: where a folder on its way may not be searched
     (Permission denied), it may be there, and its reader says that it cannot be read, as for a file of its own mode
-    (a usage error is for what names nothing)."""
+    (a usage error is for what names nothing). A string is looked up as it is spelled: ``m.xml/`` and ``m.xml/.``
+    name nothing (the system says "Not a directory"), where a :class:`~pathlib.Path` of them drops the ending."""
     try:
-        return path.exists()
+        os.stat(path)
     except PermissionError:
         return True
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):  # (as Path.exists says False)
+            return False
+        raise
+    return True
 
 
 def is_folder(path: Path) -> bool:
@@ -96,6 +102,8 @@ def not_there(path: str) -> str:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "a loop of symbolic links, which names no file"
+        if exc.errno == errno.ENOTDIR:  # m.xml/ or m.xml/.: a file spelled as a folder
+            return "no such file: a file is named there as a folder (Not a directory)"
     return "no such file"
 
 

@@ -72,6 +72,29 @@ def test_a_loop_of_links_is_said_to_be_one(capsys: pytest.CaptureFixture[str], t
     assert f"{loop}: a loop of symbolic links, which names no file" in err and err.endswith("[usage]\n"), err
 
 
+@pytest.mark.parametrize("ending", ["/", "/."])
+@pytest.mark.parametrize("command", ["check", "inspect", "run", "audit", "bin", "input"])
+def test_a_file_spelled_as_a_folder_names_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, ending: str
+) -> None:
+    """``m.xml/`` and ``m.xml/.`` name no file, as the system says (Not a directory) and OpenVINO's reader cannot open
+    them; every command read them as ``m.xml`` (a path's ending dropped before it was looked up)."""
+    model, weights = str(SAMPLES / "spec_examples.xml"), str(SAMPLES / "spec_examples.bin")
+    npy = tmp_path / "x.npy"
+    npy.write_bytes(b"")
+    spelled = {"bin": weights, "input": str(npy)}.get(command, model) + ending
+    with pytest.raises(NotADirectoryError):
+        os.stat(spelled)
+    argv = {
+        "bin": ["check", model, "--bin", spelled],
+        "input": ["run", model, "--layer", "8", "--input", f"0={spelled}"],
+        "run": ["run", spelled, "--layer", "8", "--backend", "numpy"],
+    }.get(command, [command, spelled])
+    status, out, err = run_cli(capsys, *argv)
+    assert (status, out) == (2, ""), (out, err)
+    assert f"{spelled}: no such file" in err and "(Not a directory)" in err and err.endswith("[usage]\n"), err
+
+
 def test_what_is_there_but_unreadable_is_reported_by_the_command(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
