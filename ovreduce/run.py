@@ -340,10 +340,10 @@ def make_backends(
         f"{name} {value!r}" for name, value in (("device", device), ("precision", precision)) if value is not None
     ]
     if unused and "openvino" not in names:
-        they, them = ("it has", "it") if len(unused) == 1 else ("they have", "them")
+        they, none = ("it has", f"no {unused[0].split()[0]}") if len(unused) == 1 else ("they have", "neither")
         raise InputError(
             f"{' and '.join(unused)} with the numpy backend alone: only OpenVINO runs on a device and in a precision, "
-            f"so {they} no effect; expected the openvino backend too, or {them} left out"
+            f"so {they} no effect; expected the openvino backend too, or {none}"
         )
     out: list[Backend] = []
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)

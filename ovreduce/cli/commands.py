@@ -66,7 +66,7 @@ def check(args: argparse.Namespace) -> int:
 
     if args.verbose and args.format != "text":
         raise UsageError(f"-v with --format {args.format}: the {args.format} report lists the info findings always, so "
-                         f"it has no effect; expected --format text, or it left out")  # fmt: skip
+                         f"it has no effect; expected --format text, or no -v")  # fmt: skip
     paths = expand_paths(args.paths)
     if args.bin is not None and len(paths) != 1:
         raise UsageError(f"--bin names the weights of one model, but {len(paths)} models were given")
@@ -293,7 +293,7 @@ def audit(args: argparse.Namespace) -> int:
     if limit is not None and args.precision == "f32" and (args.device or "CPU").upper() == "CPU":
         raise UsageError(f"--fail-on-drift {limit:g} with --precision f32: the audit runs in f32 on the CPU, so no "
                          f"drift from an f32 run is measured and it has no effect; expected another --precision, or "
-                         f"it left out")  # fmt: skip
+                         f"no --fail-on-drift")  # fmt: skip
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     extensions = extension_names(args.extension)

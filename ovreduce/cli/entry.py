@@ -24,6 +24,7 @@ from ovreduce.cli.errors import (
 from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
+from ovreduce.cli.render.terminal import terminal_width
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
@@ -56,16 +57,26 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
     try:
         if getattr(signal.getsignal(signal.SIGINT), "__name__", None) == "_interrupted_at_start":
             signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: main takes Ctrl-C from here
+        given = list(sys.argv[1:] if argv is None else argv)
+        ahead = given[: next((i for i, word in enumerate(given) if word in COMMANDS), len(given))]
+        if "--version" in ahead and len(given) > 1:  # (argparse's action would print it and drop the rest)
+            stray = next((word for word in given if word != "--version"), None)
+            if stray is None:
+                raise UsageError("--version is given twice; give it once")
+            raise UsageError(f"--version takes nothing else, but {_shown(stray)} was given too; expected --version "
+                             f"alone")  # fmt: skip
         args = build_parser().parse_args(argv)  # --help and --version write here too
         command = f"ovreduce {args.command}"
         for option, first, then in getattr(args, "given_twice", ()):  # (argparse keeps the last without a word)
             raise UsageError(f"{option} is given twice, as {_shown(first)} and {_shown(then)}; give it once")
+        if args.command != "serve":  # (the server writes no text to fit)
+            terminal_width()  # its setting refused before the command runs, not once its work is done
         if bounded and args.command != "serve":  # the server bounds each of its workers
             bound_memory()
         return COMMANDS[args.command](args)
     except OvReduceError as exc:
         code = "usage" if isinstance(exc, InputError) and exc.twice else exc.code  # (the command line alone is wrong)
-        _say(f"{command}: {escape(in_flag_terms(args.command, exc))} [{code}]")
+        _say(f"{command}: {escape(in_flag_terms(command.partition(' ')[2], exc))} [{code}]")
         return EXIT_INPUT
     except KeyboardInterrupt:
         _say("ovreduce: interrupted")

@@ -155,7 +155,7 @@ def test_verbose_with_a_report_format_is_refused(capsys: pytest.CaptureFixture[s
     status, out, err = run_cli(capsys, "check", SAMPLE, "-v", "--format", fmt)
     assert (status, out) == (2, "")
     assert err == (f"ovreduce check: -v with --format {fmt}: the {fmt} report lists the info findings always, so it "
-                   f"has no effect; expected --format text, or it left out [usage]\n")  # fmt: skip
+                   f"has no effect; expected --format text, or no -v [usage]\n")  # fmt: skip
     status, out, _ = run_cli(capsys, "check", SAMPLE, "-v")
     assert status == 0 and out
 
@@ -169,7 +169,7 @@ def test_a_drift_limit_with_an_f32_audit_on_the_cpu_is_refused(capsys: pytest.Ca
         assert (status, out) == (2, "")
         assert err == ("ovreduce audit: --fail-on-drift 0.0001 with --precision f32: the audit runs in f32 on the CPU, "
                        "so no drift from an f32 run is measured and it has no effect; expected another --precision, "
-                       "or it left out [usage]\n")  # fmt: skip
+                       "or no --fail-on-drift [usage]\n")  # fmt: skip
     status, out, err = run_cli(capsys, "audit", rms, "--precision", "bf16", "--fail-on-drift", "1", "--format", "json")
     assert status == 0 and json.loads(out)["fail_on_drift"] == 1, err
 
@@ -284,3 +284,32 @@ def test_an_onnx_model_given_for_an_ir_and_an_ir_given_to_conform_are_named(
     (tmp_path / "weights.xml").write_bytes(b"\x00\x00\x80\x3f\x00\x00\x00\x40")  # f32 weights
     _, out, _ = run_cli(capsys, "check", str(tmp_path / "weights.xml"))
     assert "(the weights, the .bin, given as the .xml?)" in out and "ONNX" not in out
+
+
+@pytest.mark.parametrize("width", ["abc", "-1", "80px"])
+def test_a_width_that_is_not_a_number_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: str
+) -> None:
+    """``OVREDUCE_WIDTH=abc`` was ignored without a word (on a terminal, fitting silently off, as only 0 is said to
+    do), where every other ``OVREDUCE_*`` setting the command line reads is a usage error when malformed."""
+    monkeypatch.setenv("OVREDUCE_WIDTH", width)
+    status, out, err = run_cli(capsys, "check", SAMPLE)
+    assert (status, out) == (2, "")
+    assert err == f"ovreduce check: OVREDUCE_WIDTH={width!r}: expected a number of columns (0: no fitting) [usage]\n"
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--version", "extra"], "--version takes nothing else, but 'extra' was given too; expected --version alone"),
+    (["--version", "check", SAMPLE], "--version takes nothing else, but 'check' was given too; expected --version "
+                                     "alone"),
+    (["--version", "--version"], "--version is given twice; give it once"),
+])  # fmt: skip
+def test_version_with_anything_else_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """argparse's version action printed the version and exited 0, the rest of the command line dropped."""
+    status, out, err = run_cli(capsys, *argv)
+    assert (status, out, err) == (2, "", f"ovreduce: {says} [usage]\n")
+    with pytest.raises(SystemExit) as done:
+        run_cli(capsys, "--version")
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("ovreduce ")

@@ -205,7 +205,7 @@ def test_an_option_that_numpy_alone_would_ignore_is_refused(
     status, out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--backend", "numpy", *argv)
     assert (status, out) == (2, "")
     assert err.startswith(f"ovreduce run: {says}") and err.endswith(
-        "expected the openvino backend too, or " + ("it" if len(argv) == 2 else "them") + " left out [input]\n"
+        "expected the openvino backend too, or " + (f"no {argv[0][2:]}" if len(argv) == 2 else "neither") + " [input]\n"
     ), err
     if "GPU" in argv:  # (with OpenVINO it is used: there, a machine without one says so)
         return

@@ -15,14 +15,21 @@ MIN_WIDTH = 20  # below this nothing is readable anyway: wrap as if the terminal
 
 def terminal_width(stream: TextIO | None = None) -> int | None:
     """The width to fit text to: ``OVREDUCE_WIDTH`` when set, else the terminal's when ``stream`` (standard
-    output by default) is a terminal, else ``None`` (print as is)."""
+    output by default) is a terminal, else ``None`` (print as is).
+
+    Raises:
+        UsageError: ``OVREDUCE_WIDTH`` is not a number of columns (``abc``, ``-1``, ``80px``), as every other
+            ``OVREDUCE_*`` setting the command line reads; the program asks this before the command runs.
+    """
     forced = os.environ.get("OVREDUCE_WIDTH", "").strip()
     if forced:
         if forced.isascii() and forced.isdigit():
             digits = forced.lstrip("0")  # (int() refuses more than 4,300 digits; no line is 10^18 wide)
             width = int(digits or "0") if len(digits) <= 18 else 10**18
             return max(width, MIN_WIDTH) if width > 0 else None
-        return None
+        from ovreduce.cli.errors import UsageError
+
+        raise UsageError(f"OVREDUCE_WIDTH={forced[:30]!r}: expected a number of columns (0: no fitting)")
     stream = stream or sys.stdout
     try:
         if not stream.isatty():
