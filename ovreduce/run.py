@@ -358,7 +358,11 @@ def make_backends(
         elif name == "openvino":
             from ovreduce.backends.openvino import OpenVINOBackend
 
-            out.append(OpenVINOBackend(device or "CPU", precision or "f32", cache=cache))
+            out.append(  # (only what is not given is the default: an empty device is refused, as audit refuses it)
+                OpenVINOBackend(
+                    "CPU" if device is None else device, "f32" if precision is None else precision, cache=cache
+                )
+            )  # ("": refused, as audit refuses it)
         else:
             raise InputError(f"unknown backend {name!r}; expected one of: {', '.join(BACKEND_NAMES)}")
     if not out:

@@ -602,3 +602,12 @@ def test_saved_arrays_of_every_narrow_float_load_in_numpy_and_reproduce_the_run(
     for backend in ("numpy", "openvino-CPU"):
         first_bytes, again_bytes = ((tmp_path / out / f"{backend}.npy").read_bytes() for out in ("out1", "out2"))
         assert first_bytes == again_bytes
+
+
+def test_an_empty_device_is_refused_as_audit_refuses_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--device ''`` (a script's unset variable) ran on the CPU without a word, where audit and conform refuse it."""
+    status, out, err = ovreduce(capsys, ALL, "--layer", "mean_last", "--device", "")
+    assert (status, out) == (2, "")
+    assert err.startswith("ovreduce run: device '' is not a device OpenVINO knows") and err.endswith("[input]\n"), err
+    status, out, audited = run_cli(capsys, "audit", ALL, "--device", "")
+    assert (status, out) == (2, "") and audited.partition(": ")[2] == err.partition(": ")[2], audited
