@@ -35,7 +35,7 @@ from ovreduce.errors import InputError, OvReduceError, ShapeInferenceError
 from ovreduce.infer import ShapeEngine
 from ovreduce.ir.dtypes import ElementType, element_type_for_numpy
 from ovreduce.ir.model import IRModel, Layer
-from ovreduce.ops.registry import reductions
+from ovreduce.ops.registry import reductions, type_name
 from ovreduce.reference.evaluate import undefined_elements
 from ovreduce.reports.run import BLIND, BackendRun, RunDocument, RunLayer, TensorInfo
 from ovreduce.shapes import PartialShape, merge
@@ -109,7 +109,7 @@ def layer_spec(model: IRModel, key: str, engine: ShapeEngine | None = None) -> L
             PartialShape.dynamic(1) if info.axes.values is None else PartialShape.static([len(info.axes.values)])
         )
     return LayerSpec(
-        type=layer.type,
+        type=type_name(layer.type, layer.version),
         keep_dims=info.keep_dims,
         data_type=data_type,
         data_shape=info.data.shape if info.data.shape is not None else PartialShape.dynamic(),

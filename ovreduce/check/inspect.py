@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from ovreduce.check import check_model
 from ovreduce.infer import PortState, ShapeEngine
 from ovreduce.ir.model import IRModel, Layer, LayerRef, Port
+from ovreduce.ops.registry import type_name
 from ovreduce.reports.check import Finding
 from ovreduce.reports.inspect import InspectDocument, LayerView, PortView, Producer
 from ovreduce.shapes import PartialShape
@@ -56,7 +57,7 @@ def inspect_model(
         views.append(LayerView(
             layer_id=item.id,
             layer_name=item.name,
-            type=item.type,
+            type=type_name(item.type, item.version),
             version=item.version,
             line=item.line,
             attributes=dict(item.data),
@@ -104,4 +105,4 @@ def _input(model: IRModel, shapes: ShapeEngine, layer: Layer, p: Port) -> PortVi
     ref = model.producer(layer.id, p.id)
     assert ref is not None
     src = model.layer(ref[0])
-    return _port(p, shapes.state(ref), Producer(src.id, src.name, src.type, ref[1]))
+    return _port(p, shapes.state(ref), Producer(src.id, src.name, type_name(src.type, src.version), ref[1]))

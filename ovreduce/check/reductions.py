@@ -7,6 +7,7 @@ from typing import Literal
 from ovreduce.check.findings import LEGACY_PRECISION, compare_declared, dims_text, finding
 from ovreduce.infer import ReductionInfo
 from ovreduce.ir.model import NO_PORT
+from ovreduce.ops.registry import type_name
 from ovreduce.reports.check import Finding, ReductionCheck, Status
 
 __all__ = ["reduction_check"]
@@ -70,7 +71,7 @@ def reduction_check(
     report = ReductionCheck(
         layer_id=layer.id,
         layer_name=layer.name,
-        type=layer.type,
+        type=type_name(layer.type, layer.version),
         version=layer.version,
         keep_dims=info.keep_dims,
         axes=info.axes.values,

@@ -110,6 +110,7 @@ __all__ = [
     "registered",
     "resolve",
     "table",
+    "type_name",
 ]
 
 OpKey = tuple[str, str]  # (type, version): ("ReduceMean", "opset1"); version "" for a rule of any version
@@ -277,6 +278,16 @@ def lookup(op_type: str, version: str) -> Op | None:
         if op.opsets is not None and n is not None and n in op.opsets:
             return op
     return next((op for op in candidates if op.opsets is None), None)
+
+
+def type_name(op_type: str, version: str = "") -> str:
+    """The name of the op an IR layer's ``type`` names, as OpenVINO's model gives it (``reducemean``: ReduceMean, the
+    type found in any case): what every document calls the layer's type. The type as written where no registered op
+    has it (an extension's), or where two ops' names differ from it only in case (``relu``: Relu or ReLU)."""
+    if resolve(op_type, version) is None:
+        return op_type
+    names = {op.type for op in _of_type(op_type) if op.type}
+    return op_type if op_type in names or len(names) != 1 else names.pop()
 
 
 def resolve(op_type: str, version: str = "") -> Op | None:

@@ -507,3 +507,28 @@ def test_a_model_in_a_folder_it_may_not_search_is_reported_as_one_it_may_not_rea
             assert done.stderr == f"ovreduce inspect: cannot read {model}: Permission denied [ir.structure]\n"
     finally:
         (tmp_path / "folder").chmod(0o755)
+
+
+def test_a_type_written_in_another_case_is_named_as_openvino_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``type="reducemean"`` is a ReduceMean to OpenVINO's reader (and ovreduce's): check's, inspect's and run's
+    documents said ``reducemean`` where audit's (OpenVINO's model) says ReduceMean, one layer spelled two ways."""
+    import openvino as ov
+
+    from tests.cli.inprocess import run_cli
+
+    text = (SAMPLES / "all_reductions.xml").read_text()
+    (tmp_path / "lc.xml").write_text(text.replace('type="ReduceSum"', 'type="reducesum"'))
+    shutil.copy(SAMPLES / "all_reductions.bin", tmp_path / "lc.bin")
+    model = str(tmp_path / "lc.xml")
+    (theirs,) = {n.get_type_name() for n in ov.Core().read_model(model).get_ops() if n.get_type_name().lower() ==
+                 "reducesum"}  # fmt: skip
+    status, out, _ = run_cli(capsys, "check", model, "--format", "json")
+    assert status == 0
+    checked = {r["layer_name"]: r["type"] for r in json.loads(out)["models"][0]["reductions"]}
+    _, out, _ = run_cli(capsys, "inspect", model, "--format", "json")
+    inspected = {r["layer_name"]: r["type"] for r in json.loads(out)["layers"]}
+    _, out, _ = run_cli(capsys, "run", model, "--layer", "sum_scalar_axis", "--backend", "numpy", "--format", "json")
+    assert checked["sum_scalar_axis"] == inspected["sum_scalar_axis"] == json.loads(out)["layer"]["type"] == theirs
+    assert theirs == "ReduceSum"
