@@ -357,9 +357,9 @@ def conform_model(
         raise InputError(f"{path}: not a readable ONNX model: {_what_else(model) or exc}") from None
     if not proto.HasField("graph"):  # an empty file parses as an empty ModelProto
         raise InputError(f"{path}: not an ONNX model: it holds no graph (an empty file, or not a ModelProto)")
+    _check_nesting(proto.graph, path)  # first: the walks below visit every copy of a nested body
     _check_text(proto, path)
     _check_external_data(proto.graph, base_dir, path)
-    _check_nesting(proto.graph, path)
     _check_graph(proto.graph, path)
     opsets = {imp.domain or "ai.onnx": imp.version for imp in proto.opset_import}
     opset = opsets.get("ai.onnx")
