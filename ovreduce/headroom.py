@@ -26,7 +26,10 @@ a value above reaches the type's maximum in an op running in the target, the ops
 that reaches the reduction is placed at the op above where it happens; one that an op below saturates (a ``Tanh``,
 a ``Clamp``) is not the reduction's. Where it passes through an op the emulation does not compute, or starts from a
 captured value past the maximum that an op not followed computed (whether that op overflows, or saturates a Constant,
-decides), whether it reaches the reduction is not known: the row is ``not-established`` and names them.
+decides), whether it reaches the reduction is not known: the row is ``not-established`` and names them. An op above
+that NumPy does not compute (a ``Gelu``, an ``Erf``) is computed as OpenVINO's own evaluation of it computes it, on what
+arrives at it. Ops kept in the original precision receive what an op running in the target computed rounded, so their
+chain is emulated from those values, not taken as captured.
 
 **What OpenVINO keeps in the original precision.** OpenVINO keeps a node out of f16/bf16 compression where its
 rt_info says so (``disable_fp16_compression``, serialised as ``precise``; OpenVINO reads it back as
@@ -406,8 +409,9 @@ _SPLITS = frozenset({"Split", "VariadicSplit"})  # moving ops of several outputs
 
 
 def _moved(above: Above, args: Sequence[npt.NDArray[Any]], shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
-    """What the op ``above``, which only moves values (:data:`MOVING`), makes of ``args`` (its values in f32, the
-    others as captured) into its output of ``shape``: as OpenVINO's own evaluation of the op computes it."""
+    """What the op ``above``, which only moves values (:data:`MOVING`) or is one :func:`_apply` does not compute, makes
+    of ``args`` (its values in f32, the others as captured) into its output of ``shape``: as OpenVINO's own evaluation
+    of the op computes it (in f32)."""
     import openvino as ov
 
     kind = above.node.get_type_name()
@@ -433,6 +437,28 @@ def _moved(above: Above, args: Sequence[npt.NDArray[Any]], shape: tuple[int, ...
     return np.array(out.data, dtype=np.float32, copy=True)
 
 
+def _evaluated_above(
+    above: Above, args: Sequence[npt.NDArray[Any]], values: Any, mark: int, target: str, by_output: Mapping[int, Above]
+) -> npt.NDArray[Any] | None:
+    """What an op above the chain that :func:`_apply` does not compute (a ``Gelu``, an ``Erf``, a ``Swish``) delivers
+    in the target from ``args`` (what arrives at its inputs, rounded to the precision it runs in): OpenVINO's own
+    evaluation of the op (``Node.evaluate``) in f32 on them, its result rounded. Where OpenVINO does not evaluate it,
+    its captured output rounded, if what arrives at it is what was captured, rounded; None (not known) where it is not:
+    what the op makes of inputs that differ from the captured ones is not known."""
+    shape = np.shape(values(mark))
+    try:
+        return _rounded(_moved(above, args, shape), target, above.kept)
+    except Exception:  # (an op OpenVINO does not evaluate on these inputs)
+        pass
+    for k, (index, arg) in enumerate(zip(above.inputs, args, strict=True)):
+        if not above.carried(k) or not isinstance(index, int) or index not in by_output:
+            continue
+        captured = _rounded(values(index), target, above.kept)
+        if not np.array_equal(np.asarray(arg, np.float64), np.asarray(captured, np.float64), equal_nan=True):
+            return None
+    return _rounded(values(mark), target, above.kept)
+
+
 @dataclass
 class Arrival:
     """What the ops above a chain deliver to it in the target type (:func:`arrive`)."""
@@ -452,8 +478,8 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
     followed computed: from a Constant OpenVINO saturates, say, or overflowing), they are emulated with it saturated
     to the maximum, and again with it overflowing: an overflow reaching the chain either way is one, and one that
     reaches it only from such a value is not known (``blocked``). An op that :func:`_apply` does not compute delivers
-    its captured output rounded where its inputs arrive finite; where an overflow reaches it, what it delivers is not
-    known (``blocked``)."""
+    what OpenVINO's evaluation of it makes of what arrives finite (:func:`_evaluated_above`); where an overflow reaches
+    it, what it delivers is not known (``blocked``)."""
     limit = FINITE_MAX[target]
     by_output = {above.output: above for above in chain.above}
     largest: dict[int, float] = {}
@@ -563,8 +589,13 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             elif above.moves:  # what it moves, as it moves it: no value changes, so none is lost here
                 out = _rounded(_moved(above, args, np.shape(values(mark))), target, above.kept)
                 inherited = zeros_in = np.ones((), dtype=bool)
-            elif not inherited.any():  # what it computes from values that arrive finite: as captured, rounded
-                out = _rounded(values(mark), target, above.kept)
+            elif not inherited.any():  # what it computes from values that arrive finite: as OpenVINO's own evaluation
+                # of the op computes it on what arrives (a Gelu of a difference that cancelled is the cancelled one's)
+                evaluated = _evaluated_above(above, args, values, mark, target, by_output)
+                if evaluated is None:
+                    blocked.append(above.node)
+                    return None
+                out = evaluated
             else:
                 blocked.append(above.node)
                 return None
@@ -585,7 +616,12 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
             np.isfinite(np.asarray(values(mark), dtype=np.float64))]).all()
             for mark, got in zip(chain.entry, arrival.arrived, strict=True))  # fmt: skip
 
-    if not hot and all(above.kept for above in chain.above):  # all in the original precision: as captured
+    # all in the original precision, from values that arrive there unrounded: as captured (a kept Subtract of what
+    # MatMuls running in the target computed still receives their outputs rounded, and cancels as they do)
+    exact_leaves = all(unrounded for above in chain.above
+                       for k, (index, unrounded) in enumerate(zip(above.inputs, above.unrounded, strict=True))
+                       if isinstance(index, int) and index not in by_output and above.carried(k))  # fmt: skip
+    if not hot and exact_leaves and all(above.kept for above in chain.above):
         return figures()
     if not hot:  # nothing above nears the maximum: what the ops above lose in the target (a difference of close
         # values cancelling, a divisor's rounding) still reaches the chain, where it differs from the captured values

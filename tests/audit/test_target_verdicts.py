@@ -807,3 +807,82 @@ def test_zeros_a_difference_cancels_to_are_no_underflow(tmp_path: Path) -> None:
     row = next(layer.target for layer in doc.layers if layer.target is not None)
     assert row.status == "inaccurate" and row.underflowed == 0, row
     assert f"{zeros} element(s) cancel to 0 in f16" in row.message and "flush to 0" not in row.message, row.message
+
+
+def _activated_difference(kind: str, etype: Any) -> ov.Model:
+    """``Subtract(a, b) -> <kind> -> Power(., 2) -> ReduceSum`` of ``etype``: an activation between the difference and
+    the square, an op the emulation leaves to OpenVINO's own evaluation."""
+    a, b = (ops.parameter([2, 64], etype, name=name) for name in "ab")
+    diff = ops.subtract(a, b, name="diff")
+    act = {
+        "Gelu": lambda: ops.gelu(diff, "erf"),
+        "Erf": lambda: ops.erf(diff),
+        "Swish": lambda: ops.swish(diff, ops.constant(np.asarray(1.0, dtype=etype))),
+        "Mish": lambda: ops.mish(diff),
+    }[kind]()
+    square = ops.power(act, ops.constant(np.asarray(2, dtype=etype)))
+    return ov.Model([ops.reduce_sum(square, ops.constant(AXIS), False, name="red")], [a, b])
+
+
+@pytest.mark.parametrize("kind", ["Gelu", "Erf", "Swish", "Mish"])
+def test_a_difference_that_cancels_above_an_activation_is_judged(tmp_path: Path, kind: str) -> None:
+    """The squared activation of a difference of a and b near 1000 that differ by about 0.05: f16's Subtract cancels,
+    and OpenVINO's own f16 evaluation of the model is several times off. The activation between them is computed as
+    OpenVINO evaluates it on what the Subtract delivers in f16, not taken from its captured f32 output as if its input
+    had arrived exact: the row is as far off as OpenVINO is."""
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    ov.save_model(_activated_difference(kind, np.float32), tmp_path / "m.xml", compress_to_fp16=False)
+    out, exact = [ov.Tensor(ov.Type.f16, ov.Shape([2]))], [ov.Tensor(ov.Type.f32, ov.Shape([2]))]
+    assert _activated_difference(kind, np.float16).evaluate(
+        out, [ov.Tensor(av.astype(np.float16)), ov.Tensor(bv.astype(np.float16))]
+    )
+    assert _activated_difference(kind, np.float32).evaluate(exact, [ov.Tensor(av), ov.Tensor(bv)])
+    reference = exact[0].data.astype(np.float64)
+    off = float(np.max(np.abs(out[0].data.astype(np.float64) - reference) / np.abs(reference)))
+    assert off > 1  # OpenVINO's f16 result: that far off
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["max_rel_error"] == pytest.approx(off, rel=0.05), row
+
+
+def _kept_difference_of_matmuls(tmp_path: Path) -> tuple[Path, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``MatMul(a) - MatMul(b) -> Power(., 2) -> ReduceSum`` of a and b near 1000 that differ by about 0.05, whose
+    Subtract, Power and ReduceSum carry ``DisablePrecisionConversion`` ``dynamic:f16`` and whose MatMuls do not."""
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+
+    def eye() -> Any:
+        return ops.constant(np.eye(64, dtype=np.float32))
+
+    diff = ops.subtract(ops.matmul(a, eye(), False, False), ops.matmul(b, eye(), False, False), name="diff")
+    square = ops.power(diff, ops.constant(np.float32(2)), name="sq")
+    total = ops.reduce_sum(square, ops.constant(AXIS), False, name="red")
+    ov.save_model(ov.Model([total], [a, b]), tmp_path / "m.xml", compress_to_fp16=False)
+    text = (tmp_path / "m.xml").read_text()
+    for name in ("diff", "sq", "red"):
+        text = re.sub(rf'(<layer id="\d+" name="{name}" type="\w+" version="opset1">\s*(<data [^>]*/>)?)',
+                      lambda m: m.group(1) + '<rt_info><attribute name="DisablePrecisionConversion" version="0" '
+                      'value="dynamic:f16" /></rt_info>', text)  # fmt: skip
+    (tmp_path / "m.xml").write_text(text)
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    return tmp_path / "m.xml", av, (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+
+
+def test_a_kept_chain_above_which_a_kept_op_subtracts_rounded_values_is_not_protected(tmp_path: Path) -> None:
+    """The Subtract is kept in f32, but what it subtracts the unmarked MatMuls computed in f16: it receives their
+    outputs near 1000 rounded (f16's step there is 0.5), and its difference cancels as OpenVINO's own f16 evaluation of the
+    MatMuls' outputs, subtracted in f32, shows. The row is not ``protected``: it is as far off as that."""
+    path, av, bv = _kept_difference_of_matmuls(tmp_path)
+    exact = ((av.astype(np.float64) - bv) ** 2).sum(-1)
+    rounded = [_evaluated(ops.matmul(ops.parameter([2, 64], ov.Type.f16), ops.constant(np.eye(64, dtype=np.float16)),
+                                     False, False), [v.astype(np.float16), np.eye(64, dtype=np.float16)], [2, 64])
+               for v in (av, bv)]  # fmt: skip
+    kept = ((rounded[0].astype(np.float32) - rounded[1].astype(np.float32)).astype(np.float64) ** 2).sum(-1)
+    assert np.max(np.abs(kept - exact) / exact) > 1
+    doc = audit_model(load_ir(path), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["max_rel_error"] > 1, row
