@@ -873,8 +873,8 @@ def _kept_difference_of_matmuls(tmp_path: Path) -> tuple[Path, np.ndarray[Any, A
 
 def test_a_kept_chain_above_which_a_kept_op_subtracts_rounded_values_is_not_protected(tmp_path: Path) -> None:
     """The Subtract is kept in f32, but what it subtracts the unmarked MatMuls computed in f16: it receives their
-    outputs near 1000 rounded (f16's step there is 0.5), and its difference cancels as OpenVINO's own f16 evaluation of the
-    MatMuls' outputs, subtracted in f32, shows. The row is not ``protected``: it is as far off as that."""
+    outputs near 1000 rounded (f16's step there is 0.5), and its difference cancels as OpenVINO's own f16 evaluation
+    of the MatMuls' outputs, subtracted in f32, shows. The row is not ``protected``: it is as far off as that."""
     path, av, bv = _kept_difference_of_matmuls(tmp_path)
     exact = ((av.astype(np.float64) - bv) ** 2).sum(-1)
     rounded = [_evaluated(ops.matmul(ops.parameter([2, 64], ov.Type.f16), ops.constant(np.eye(64, dtype=np.float16)),
