@@ -977,7 +977,10 @@ def _target_step(
     first = next((st for st in stages if st.overflowed), stages[-1])
     # what the original precision cannot hold either is no overflow of the target's
     lost_in_f32 = _lost_in_f32(run, np.asarray(data))
-    if emu.non_finite and lost_in_f32:
+    # an output the target makes inf or NaN from input elements all finite in the f32 run is the target's overflow,
+    # whatever the f32 run lost elsewhere (a -inf mask in another row, an exp(100) in another slice)
+    own = _own_overflows(emu, np.asarray(data), np.asarray(axes), layer.keep_dims) if lost_in_f32 else 0
+    if emu.non_finite and lost_in_f32 and not own:
         status: Any = "not-established"
         message = (f"not established: {lost_in_f32} of its {np.size(data)} input elements are not finite in the f32 "
                    f"run already ({_stage_name(first, stages)} reaches {_g(first.largest)}): {target} adds no "
@@ -1110,7 +1113,7 @@ def _target_step(
     if wide is not None:  # (a product's tolerance grows with its factors)
         message += f"; {wide}"
     back = next((st for st in stages[: len(above)] if st.overflowed), None)
-    if back is not None and arrived is not None and status != "overflow":
+    if back is not None and arrived is not None and status != "overflow" and not emu.non_finite:
         message += (f"; {_stage_name(back, stages)} above its chain overflows in {target}, and the ops below it bring "
                     f"its values back into range (emulated down to the reduction)")  # fmt: skip
     if chain.above_cut is not None:
@@ -1178,6 +1181,25 @@ def _lost_in_f32(run: MarkedRun, data: npt.NDArray[Any]) -> int:
     overflow of the target's). The capture holds what the run computed, in f32 where the model declares a tensor f16
     or bf16 (:func:`ovreduce.backends.openvino.run_marked` widens such marks)."""
     return int(np.count_nonzero(~np.isfinite(data))) if run.effective_precision == "f32" else 0
+
+
+def _own_overflows(emu: Any, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool) -> int:
+    """How many output elements the emulation makes inf or NaN (the f64 reference finite) whose input elements are
+    all finite in the f32 run: the target's overflow, not the original precision's."""
+    if emu.result is None:
+        return 0
+    bad = np.isfinite(emu.expected) & ~np.isfinite(np.asarray(emu.result, dtype=np.float64))
+    if emu.undefined is not None:
+        bad &= ~emu.undefined
+    if data.ndim == 0:
+        lost = ~np.isfinite(data)
+    else:
+        dims = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1)}))
+        lost = np.any(~np.isfinite(data), axis=dims, keepdims=keep_dims)
+    try:
+        return int(np.count_nonzero(bad & ~np.broadcast_to(lost, bad.shape)))
+    except ValueError:  # (shapes the reduction's output does not match: not told apart)
+        return 0
 
 
 def _added_after(node: Any) -> tuple[npt.NDArray[np.float64], Any] | None:

@@ -886,3 +886,31 @@ def test_a_kept_chain_above_which_a_kept_op_subtracts_rounded_values_is_not_prot
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
     assert row["status"] == "inaccurate" and row["failed"], row
     assert row["max_rel_error"] > 1, row
+
+
+def _masked_scores_max(etype: Any) -> ov.Model:
+    """``ReduceMax(x * 1000 + mask)`` of ``etype``: the max of masked attention scores."""
+    x, mask = ops.parameter([2, 8], etype, name="x"), ops.parameter([2, 8], etype, name="mask")
+    scores = ops.add(ops.multiply(x, ops.constant(np.asarray(1000, dtype=etype))), mask)
+    return ov.Model([ops.reduce_max(scores, ops.constant(AXIS), False, name="top")], [x, mask])
+
+
+def test_an_inf_the_f32_run_has_in_one_row_does_not_hide_the_targets_overflow_in_another(tmp_path: Path) -> None:
+    """Row 0's mask holds -inf (as ``masked_fill(-inf)`` writes it), so the f32 run's input is not finite there; row
+    1's scores reach 7.09e4, past f16's 65504, from finite values. OpenVINO's own f16 evaluation makes row 1 inf: that
+    output is the target's overflow, whatever the f32 run holds in row 0."""
+    x = np.full((2, 8), 60.0, np.float32)
+    x[1, 3] = 70.9
+    mask = np.zeros((2, 8), np.float32)
+    mask[0, 4:] = -np.inf
+    out = [ov.Tensor(ov.Type.f16, ov.Shape([2]))]
+    assert _masked_scores_max(np.float16).evaluate(out, [ov.Tensor(x.astype(np.float16)), ov.Tensor(mask.astype(
+        np.float16))])  # fmt: skip
+    f16 = out[0].data.astype(np.float64)
+    assert np.isfinite(f16[0]) and not np.isfinite(f16[1]), f16
+    ov.save_model(_masked_scores_max(np.float32), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": x, "mask": mask},
+                      target="f16").to_json()  # fmt: skip
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "top")
+    assert row["status"] == "overflow" and row["failed"], row
+    assert "back into range" not in row["message"], row
