@@ -1355,15 +1355,28 @@ def _target_scaled(
             f"ovreduce cannot follow OpenVINO's activations scaling through {fed.why}; as a device that does not "
             f"apply it runs it (the CPU, a GPU with systolic arrays): {unscaled}"))  # fmt: skip
     sources = [s if isinstance(s, int) or not fed.constants else s / s.dtype.type(scale) for s in chain.sources]
+    kept = {s for i, s in enumerate(chain.sources) if i in fed.kept and isinstance(s, int)}  # a product's other factor
+    # and everything above it that feeds it (a MoE's routing weight reached through a Reshape): the model's own values
+    by_output = {a.output: a for a in chain.above}
+    own: set[int] = set()
+    todo = list(kept)
+    while todo:
+        found = by_output.get(todo.pop())
+        if found is None or id(found) in own:
+            continue
+        own.add(id(found))
+        for k, i in enumerate(found.inputs):
+            if isinstance(i, int) and found.carried(k) and i not in kept:
+                kept.add(i)
+                todo.append(i)
     above = [  # an Add's or a Subtract's Constant operand above the chain is divided too, as its other operand is, and
         # the Constant values an op that moves values carries (a Concat's, a Select's fill), not its shape or indices
-        replace(a, inputs=[i if isinstance(i, int) or not (a.node.get_type_name() in ("Add", "Subtract")
-                                                            or (a.moves and a.carried(k)))
+        replace(a, inputs=[i if isinstance(i, int) or id(a) in own
+                           or not (a.node.get_type_name() in ("Add", "Subtract") or (a.moves and a.carried(k)))
                            else i / i.dtype.type(scale) for k, i in enumerate(a.inputs)])
         for a in chain.above
     ]  # fmt: skip
     scaled_chain = replace(chain, sources=sources, above=above)
-    kept = {s for i, s in enumerate(chain.sources) if i in fed.kept and isinstance(s, int)}  # a product's other factor
     scaled_run = replace(
         run,
         marked=cast(Any, _ScaledMarks(run.marked, scale, kept)),

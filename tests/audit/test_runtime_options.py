@@ -222,15 +222,19 @@ def test_an_optimum_intel_llm_export_is_judged_scaled_where_matmuls_feed_its_nor
             assert layer.target.status == "inaccurate" and "absolute tolerance" in layer.target.message, layer.target
 
 
-def _gated_model(path: Path, factor: str | None, *, scaled_down: bool = False) -> Path:
+def _gated_model(path: Path, factor: str | None, *, scaled_down: bool = False, reshaped: bool = False) -> Path:
     """``x -> MatMul -> h``; ``Softmax(x -> MatMul) -> g``; ``ReduceMax(h * g)``: a product of a projection's output
-    and weights of the model's own values (a MoE's routing weights), as the passes carry the factor through it once."""
+    and weights of the model's own values (a MoE's routing weights), as the passes carry the factor through it once.
+    ``reshaped``: the weights reach the product through a Reshape, as a MoE export routes them."""
     rng = np.random.default_rng(0)
     x = ops.parameter([1, 8, 64], np.float32, name="x")
     x.output(0).get_tensor().set_names({"x"})
     source = ops.multiply(x, ops.constant(np.float32(1 / 8))) if scaled_down else x
     h = ops.matmul(source, ops.constant((rng.standard_normal((64, 64)) * 6000).astype(np.float32)), False, False)
     gate = ops.softmax(ops.matmul(x, ops.constant(rng.standard_normal((64, 64)).astype(np.float32)), False, False), -1)
+    if reshaped:
+        flat = ops.reshape(gate, ops.constant(np.array([8, 64], np.int64)), False)
+        gate = ops.reshape(flat, ops.constant(np.array([1, 8, 64], np.int64)), False)
     total = ops.reduce_max(ops.multiply(h, gate), ops.constant(np.array([-1], np.int64)), True)
     total.set_friendly_name("gated")
     model = ov.Model([ops.result(total)], [x], "gated")
@@ -240,11 +244,16 @@ def _gated_model(path: Path, factor: str | None, *, scaled_down: bool = False) -
     return path
 
 
-def test_a_product_with_the_models_own_values_carries_the_factor_once(tmp_path: Path) -> None:
-    doc = _audit(_gated_model(tmp_path / "m.xml", "8.0"), inputs=_x(), precision="f32", target="f16")
-    scaled = _audit(_gated_model(tmp_path / "s.xml", None, scaled_down=True), inputs=_x(), precision="f32",
-                    target="f16")  # fmt: skip
-    unscaled = _audit(_gated_model(tmp_path / "u.xml", None), inputs=_x(), precision="f32", target="f16")
+@pytest.mark.parametrize("reshaped", [False, True])
+def test_a_product_with_the_models_own_values_carries_the_factor_once(tmp_path: Path, reshaped: bool) -> None:
+    """The weights of the model's own values are not divided by the factor, nor is anything above them that feeds them
+    (the Reshape a MoE routes them through): the row is that of the model with the projection's input divided by 8."""
+    doc = _audit(_gated_model(tmp_path / "m.xml", "8.0", reshaped=reshaped), inputs=_x(), precision="f32",
+                 target="f16")  # fmt: skip
+    scaled = _audit(_gated_model(tmp_path / "s.xml", None, scaled_down=True, reshaped=reshaped), inputs=_x(),
+                    precision="f32", target="f16")  # fmt: skip
+    unscaled = _audit(_gated_model(tmp_path / "u.xml", None, reshaped=reshaped), inputs=_x(), precision="f32",
+                      target="f16")  # fmt: skip
     row, expected, before = (_row(d, "gated") for d in (doc, scaled, unscaled))
     assert before.status == "overflow" and row.status == expected.status == "headroom", (row, expected)
     assert row.largest == pytest.approx(expected.largest, rel=1e-6)
