@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from ovreduce.ir.model import RtInfo
 
-__all__ = ["SCALE_FACTOR", "Basis", "activations_scale_factor", "basis", "runtime_option"]
+__all__ = ["SCALE_FACTOR", "Basis", "activations_scale_factor", "basis", "rms_fused", "runtime_option"]
 
 SCALE_FACTOR = "ACTIVATIONS_SCALE_FACTOR"
 
@@ -207,11 +207,75 @@ def basis(chain_op: Any | None, reduction: Any, above: Sequence[Any], normalized
     squares = op_kind == "SquaredDifference" or (
         op_kind == "Power" and _constant(entries[1]) and _exponent(entries[1]) == 2.0
     ) or (op_kind == "Multiply" and entries[0] == entries[1])  # fmt: skip
-    if squares and kind == "ReduceMean" and normalized:  # a norm's mean square, fused: fed the scaled values
-        return Basis("scaled", fused=op_kind != "SquaredDifference")  # (an RMS norm's, not a layer norm's variance)
+    if squares and kind == "ReduceMean" and normalized and op_kind == "SquaredDifference":  # a layer norm's variance
+        return Basis("scaled")
+    if squares and kind == "ReduceMean" and normalized and rms_fused(chain_op, reduction):  # an RMS norm's mean
+        return Basis("scaled", fused=True)  # square, fused into the RMS kernel: fed the scaled values
     if op_kind in ("Power", "Exp", "SquaredDifference"):
         return Basis("unscaled")  # the factor is multiplied back before the op
     return Basis("unfollowed", f"{_named(chain_op)} feeding {name}")
+
+
+def _consumers(output: Any) -> list[Any]:
+    """The nodes that read ``output`` (the audit's own Results, capturing it, left out)."""
+    return [port.get_node() for port in output.get_target_inputs() if port.get_node().get_type_name() != "Result"]
+
+
+def _other(node: Any, output: Any) -> Any | None:
+    """The input of a two-input ``node`` that is not ``output`` (None where both or neither are)."""
+    values = node.input_values()
+    if len(values) != 2 or (values[0] == output) == (values[1] == output):
+        return None
+    return values[1] if values[0] == output else values[0]
+
+
+def rms_fused(chain_op: Any, reduction: Any) -> bool:
+    """Whether OpenVINO's RMSFusion fuses the norm whose mean square ``chain_op -> reduction`` computes into one RMS
+    op (``transformations/common_optimizations/rms_fusion.cpp``, which the GPU plugin runs): ``x * 1/Sqrt(ReduceMean(
+    x², one axis, the last) + eps)`` (the reciprocal a ``Power`` of -1 or a ``Divide`` of 1, or the whole a ``Power``
+    of -0.5), multiplying the same ``x`` that was squared. A mean square that is no such norm's (a log-energy, a mean
+    over another axis) is not fused: the factor is multiplied back before its square."""
+    if chain_op.get_input_size() < 1 or reduction.get_input_size() != 2:
+        return False
+    x = chain_op.input_value(0)
+    axes = reduction.input_value(1).get_node()
+    if axes.get_type_name() != "Constant":
+        return False
+    from ovreduce.backends.openvino import constant_data
+
+    found = [int(v) for v in constant_data(axes).reshape(-1)]
+    rank = reduction.get_input_partial_shape(0).rank
+    if len(found) != 1 or not (found[0] == -1 or (rank.is_static and found[0] == rank.get_length() - 1)):
+        return False
+    adds = _consumers(reduction.output(0))
+    if len(adds) != 1 or adds[0].get_type_name() != "Add":
+        return False
+    add = adds[0].output(0)
+    reciprocals = []
+    for node in _consumers(add):
+        kind = node.get_type_name()
+        if kind == "Power" and node.input_value(0) == add and _exponent(node.input_value(1)) == -0.5:
+            reciprocals.append(node.output(0))
+        elif kind == "Sqrt":
+            for inverse in _consumers(node.output(0)):
+                other = _other(inverse, node.output(0))
+                if other is None:
+                    continue
+                if (
+                    inverse.get_type_name() == "Power"
+                    and inverse.input_value(0) == node.output(0)
+                    and _exponent(other) == -1.0
+                ) or (
+                    inverse.get_type_name() == "Divide"
+                    and inverse.input_value(1) == node.output(0)
+                    and _exponent(other) == 1.0
+                ):
+                    reciprocals.append(inverse.output(0))
+    return any(
+        node.get_type_name() == "Multiply" and _other(node, reciprocal) == x
+        for reciprocal in reciprocals
+        for node in _consumers(reciprocal)
+    )
 
 
 def _exponent(output: Any) -> float | None:

@@ -123,11 +123,15 @@ def test_the_default_precision_names_the_kv_cache_openvino_keeps(tmp_path: Path)
 LLAMA = Path(__file__).resolve().parents[1] / "exports" / "llama_int4" / "openvino_model.xml"
 
 
-def _norm_model(path: Path, factor: str | None, *, scaled_down: bool = False, between: str | None = None) -> Path:
+def _norm_model(
+    path: Path, factor: str | None, *, scaled_down: bool = False, between: str | None = None, norm: str = "rms"
+) -> Path:
     """``x -> MatMul(w) -> h -> Power(h, 2) -> ReduceMean -> + eps -> ^-0.5 -> h * it``: an RMSNorm after a
     projection, with ``factor`` as the model's ``ACTIVATIONS_SCALE_FACTOR`` (None: none). ``scaled_down``: the
     MatMul's input multiplied by 1/8 first, as OpenVINO's ScaleDownSingleLayer makes it. ``between``: an op put
-    between the MatMul and the Power (``Relu``)."""
+    between the MatMul and the Power (``Relu``). ``norm``: ``rms``, ``divide`` (the reciprocal as ``1 / Sqrt``), or
+    what OpenVINO's RMSFusion does not fuse: ``log`` (``Log(mean + eps)``, no norm), ``axis1`` (the RMSNorm with its
+    mean over the tokens, not the last axis)."""
     rng = np.random.default_rng(0)
     x = ops.parameter([1, 8, 64], np.float32, name="x")
     x.output(0).get_tensor().set_names({"x"})
@@ -137,9 +141,15 @@ def _norm_model(path: Path, factor: str | None, *, scaled_down: bool = False, be
         h = ops.relu(h)
     square = ops.power(h, ops.constant(np.float32(2)))
     square.set_friendly_name("norm/pow")
-    mean = ops.reduce_mean(square, ops.constant(np.array([-1], np.int64)), True)
+    mean = ops.reduce_mean(square, ops.constant(np.array([1 if norm == "axis1" else -1], np.int64)), True)
     mean.set_friendly_name("norm/ReduceMean")
-    y = ops.multiply(h, ops.power(ops.add(mean, ops.constant(np.float32(1e-6))), ops.constant(np.float32(-0.5))))
+    shifted = ops.add(mean, ops.constant(np.float32(1e-6)))
+    if norm == "log":
+        y = ops.log(shifted)
+    elif norm == "divide":
+        y = ops.multiply(h, ops.divide(ops.constant(np.float32(1)), ops.sqrt(shifted)))
+    else:
+        y = ops.multiply(h, ops.power(shifted, ops.constant(np.float32(-0.5))))
     model = ov.Model([ops.result(y)], [x], "norm")
     if factor is not None:
         model.set_rt_info(factor, ["runtime_options", "ACTIVATIONS_SCALE_FACTOR"])
@@ -326,3 +336,17 @@ def test_a_state_no_attention_holds_is_not_called_a_kv_cache(tmp_path: Path, pre
 def test_the_kv_cache_note_names_no_other_state(tmp_path: Path) -> None:
     doc = _audit(_kv_model(tmp_path / "kv.xml", "f16"), steps=1)
     assert not any("other state" in note or "no attention" in note for note in doc.notes), doc.notes
+
+
+@pytest.mark.parametrize(("norm", "status"), [("divide", "headroom"), ("log", "overflow"), ("axis1", "overflow")])
+def test_only_a_mean_square_openvinos_rms_fusion_fuses_is_judged_scaled(tmp_path: Path, norm: str, status: str) -> None:
+    """OpenVINO's RMSFusion (``transformations/common_optimizations/rms_fusion.cpp``, which the GPU plugin runs) fuses
+    ``x * 1/Sqrt(ReduceMean(x², last axis) + eps)`` only: the factor cancels there. A log-energy ``Log(mean(x²) +
+    eps)``, or a norm whose mean runs over another axis, is not fused, and the factor is multiplied back before the
+    Power: its squares of activations near 900 overflow f16, as the same model without the factor says."""
+    doc = _audit(_norm_model(tmp_path / "m.xml", "8.0", norm=norm), inputs=_x(), precision="f32", target="f16")
+    plain = _audit(_norm_model(tmp_path / "u.xml", None, norm=norm), inputs=_x(), precision="f32", target="f16")
+    row, unscaled = _row(doc, "norm/ReduceMean"), _row(plain, "norm/ReduceMean")
+    assert unscaled.status == "overflow", unscaled
+    assert row.status == status, row
+    assert ("fused into its RMS kernel" in row.message) == (status == "headroom"), row.message
