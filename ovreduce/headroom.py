@@ -125,11 +125,18 @@ def disabled_conversions(layers: Sequence[Any]) -> dict[str, str]:
 
 
 def _disables_f16(value: str) -> bool:
-    """Whether a ``DisablePrecisionConversion`` value disables the conversion to f16 (``dynamic:f16``, ``f32:f16``):
-    the one OpenVINO's CPU honours, at bf16 too; a mark of another conversion (``f32:i8``, ``dynamic:bf16``) keeps the
-    node out of neither f16 nor bf16 (its execution graph runs it in bf16)."""
-    pairs = [pair.split(":") for pair in value.replace(";", ",").split(",") if pair.strip()]
-    return any(len(pair) == 2 and pair[1].strip() == "f16" for pair in pairs)
+    """Whether a ``DisablePrecisionConversion`` value disables the conversion to f16 (``dynamic:f16``, ``f32:f16``,
+    ``dynamic:bf16,f16``, ``dynamic:dynamic``): the one OpenVINO's CPU honours, at bf16 too; a mark of another
+    conversion only (``f32:i8``, ``dynamic:bf16``) keeps the node out of neither f16 nor bf16 (its execution graph runs
+    it in bf16). Read as OpenVINO serialises it (``disable_fp16_compression.cpp``): entries ``from:to1,to2`` joined by
+    ``;``, a to-type of ``dynamic`` standing for any type."""
+    for entry in value.split(";"):
+        _source, colon, targets = entry.partition(":")
+        if not colon:
+            continue
+        if any(to.strip() in ("f16", "dynamic") for to in targets.split(",")):
+            return True
+    return False
 
 
 def kept_in_original_precision(node: Any) -> bool:

@@ -419,13 +419,25 @@ def _marked_square_mean(tmp_path: Path, value: str) -> Path:
     return tmp_path / "m.xml"
 
 
-@pytest.mark.parametrize(("value", "status"), [("dynamic:f16", "protected"), ("f32:i8", "overflow")])
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ("dynamic:f16", "protected"),
+        ("f32:i8", "overflow"),
+        ("dynamic:bf16,f16", "protected"),
+        ("dynamic:dynamic", "protected"),
+        ("f32:i8;dynamic:f16", "protected"),
+        ("dynamic:bf16", "overflow"),
+    ],
+)
 def test_a_precision_mark_protects_only_where_it_disables_the_conversion(
     tmp_path: Path, value: str, status: str
 ) -> None:
     """OpenVINO honours what a ``DisablePrecisionConversion`` disables: a CPU running bf16 natively keeps the chain
     marked ``dynamic:f16`` (the legacy ``precise``) in f32, and runs the one marked ``f32:i8`` in bf16. Only the first
-    protects the chain; the second's squares of ~300 overflow f16."""
+    protects the chain; the second's squares of ~300 overflow f16. A mark of several to-types (``dynamic:bf16,f16``:
+    entries joined by ';', their to-types by ',') or of ``dynamic`` (any type) disables f16 too, as OpenVINO's
+    execution graph shows."""
     path = _marked_square_mean(tmp_path, value)
     support = precision_support("CPU")
     if support is not None and support[1].get("bf16") == "bf16":
