@@ -361,7 +361,12 @@ def _reading_conversions(audit: Callable[_P, AuditDocument]) -> Callable[_P, Aud
     def run(*args: _P.args, **kwargs: _P.kwargs) -> AuditDocument:
         model = args[0] if args else kwargs.get("model")
         layers = getattr(model, "layers", None)
-        token = CONVERSIONS.set(None if layers is None else disabled_conversions(layers))
+        conversions = None if layers is None else disabled_conversions(layers)
+        if conversions is not None and hasattr(model, "bodies"):  # a body's nodes (an If's), by their own names
+            for ref in model.bodies():
+                for name, value in disabled_conversions(ref.body.graph.layers).items():
+                    conversions.setdefault(name, value)
+        token = CONVERSIONS.set(conversions)
         try:
             return audit(*args, **kwargs)
         finally:

@@ -926,3 +926,35 @@ def test_an_inf_the_f32_run_has_in_one_row_does_not_hide_the_targets_overflow_in
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "top")
     assert row["status"] == "overflow" and row["failed"], row
     assert "back into range" not in row["message"], row
+
+
+@pytest.mark.parametrize(("value", "status"), [("f32:i8", "overflow"), ("dynamic:f16", "protected")])
+def test_a_precision_mark_in_an_if_body_is_read_as_a_top_level_one(tmp_path: Path, value: str, status: str) -> None:
+    """The then body's ``Power(x, 2) -> ReduceSum`` of x near 300 carries ``DisablePrecisionConversion`` ``value``: the
+    body's marks are read as the top level's are, so ``f32:i8`` protects nothing from f16 (its squares overflow) and
+    ``dynamic:f16`` keeps the chain in f32."""
+    x = ops.parameter([2, 16], np.float32, name="x")
+    cond = ops.parameter([], ov.Type.boolean, name="c")
+    inner = ops.parameter([2, 16], np.float32)
+    square = ops.power(inner, ops.constant(np.float32(2)), name="then_sq")
+    then_body = ov.Model([ops.result(ops.reduce_sum(square, ops.constant(AXIS), True, name="then_sum"))], [inner])
+    other = ops.parameter([2, 16], np.float32)
+    else_body = ov.Model([ops.result(ops.reduce_max(other, ops.constant(AXIS), True, name="else_max"))], [other])
+    branch = ops.if_op(cond)
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(x.output(0), inner, other)
+    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    ov.save_model(ov.Model([out], [x, cond]), tmp_path / "m.xml", compress_to_fp16=False)
+    text = (tmp_path / "m.xml").read_text()
+    for name in ("then_sq", "then_sum"):
+        text = re.sub(rf'(<layer id="\d+" name="{name}" type="\w+" version="opset1">\s*(<data [^>]*/>)?)',
+                      lambda m: m.group(1) + f'<rt_info><attribute name="DisablePrecisionConversion" version="0" '
+                      f'value="{value}" /></rt_info>', text)  # fmt: skip
+    assert text.count("DisablePrecisionConversion") == 2
+    (tmp_path / "m.xml").write_text(text)
+    data = (np.random.default_rng(0).standard_normal((2, 16)) * 10 + 300).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data, "c": np.array(True)},
+                      target="f16").to_json()  # fmt: skip
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "then_sum")
+    assert row["status"] == status, row
