@@ -738,12 +738,26 @@ def audit_model(
 def device_refuses(device: str, target: str | None) -> str | None:
     """Why ``device`` never runs a model in ``target``, where OpenVINO's plugin for it refuses that inference
     precision: the GPU plugin's ``INFERENCE_PRECISION_HINT`` accepts f16, f32 or dynamic only (bf16 is an invalid value
-    there), and it runs f16 by default. None where it may."""
-    if target != "bf16" or device.split(".")[0].upper() != "GPU":
+    there), and it runs f16 by default; a GPU named through OpenVINO's virtual devices (``AUTO:GPU``, ``MULTI:GPU,CPU``,
+    ``HETERO:GPU,CPU``, ``BATCH:GPU(4)``), which may place the model on it, is one too. None where it may."""
+    if target != "bf16" or not any(name == "GPU" for name in _physical_devices(device)):
         return None
+    named = "" if device.split(".")[0].upper() == "GPU" else f" ({device} puts the model on a GPU)"
     return ("OpenVINO's GPU plugin never runs bf16: its inference precision accepts f16, f32 or dynamic only (it "
             "refuses bf16 as an invalid value) and is f16 by default, so a bf16 verdict says nothing of what the GPU "
-            "computes; expected f16, the precision a GPU runs")  # fmt: skip
+            f"computes{named}; expected f16, the precision a GPU runs")  # fmt: skip
+
+
+_VIRTUAL_DEVICES = ("AUTO", "MULTI", "HETERO", "BATCH")
+
+
+def _physical_devices(device: str) -> list[str]:
+    """The device types ``device`` names (upper case, without their ``.n`` index): itself, or the devices a virtual
+    device's list gives (``AUTO:GPU,CPU``, ``BATCH:GPU(4)``), as OpenVINO parses them."""
+    head, colon, rest = device.partition(":")
+    if colon and head.strip().upper() in _VIRTUAL_DEVICES:
+        return [name for item in rest.split(",") for name in _physical_devices(item.split("(")[0].strip())]
+    return [device.strip().split(".")[0].upper()]
 
 
 def _random_notes(fixed: list[str], unfixed: list[str]) -> list[str]:

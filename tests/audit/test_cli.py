@@ -546,3 +546,15 @@ def test_a_bf16_target_for_a_gpu_is_refused(capsys: pytest.CaptureFixture[str], 
         audit_model(load_ir(files["rms"]), target="bf16", device="GPU.1")
     status, out, err = _run(capsys, "audit", str(files["rms"]), "--target", "f16", "--device", "GPU")
     assert status in (0, 1) and "target f16" in out, err
+
+
+@pytest.mark.parametrize("device", ["AUTO:GPU", "MULTI:GPU,CPU", "HETERO:GPU.1,CPU", "BATCH:GPU(4)", "AUTO:CPU,GPU"])
+def test_a_bf16_target_for_a_gpu_named_through_a_virtual_device_is_refused(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], device: str
+) -> None:
+    """OpenVINO's AUTO, MULTI, HETERO and BATCH devices place the model (or what the GPU supports of it) on the GPUs
+    their list names: a bf16 verdict says nothing of what that GPU computes, as for ``--device GPU``. Checked before any
+    device is asked for, so it holds on a machine without a GPU."""
+    status, out, err = _run(capsys, "audit", str(files["rms"]), "--target", "bf16", "--device", device)
+    assert status == 2 and out == "", err
+    assert "never runs bf16" in err and device in err and err.rstrip().endswith("[usage]"), err
