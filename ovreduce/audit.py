@@ -1264,6 +1264,8 @@ def _relative_failure(emu: Any, c: Comparison, target: str, atol: float,
     lost = (f"{emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target} (the f64 reference "
             f"reaches {_g(top)}): their values are lost; " if emu.flushed else "")  # fmt: skip
     against = "them" if eps is None else f"them plus the {_g(emu.added)} {_named(eps[1])} adds after it"
+    if eps is not None and emu.added_flushes:
+        against += f" (which {target} holds as 0: it flushes, and adds nothing there)"
     return (
         f"{lost}{_below_atol(emu, target, atol)}; judged relative to {against}, it is off by "
         f"{_g(c.max_rel_error)} (tolerance {c.rtol:.3g})"

@@ -702,6 +702,7 @@ class Emulation:
     relative: bool = False
     flushed: int = 0  # output elements the f64 reference holds non-zero that are 0 in the target (emulated only)
     added: float | None = None  # the least the Add after the reduction adds, where it was judged against it
+    added_flushes: bool = False  # what the Add adds flushes to 0 in the target (an eps below half its subnormal)
 
     @property
     def non_finite(self) -> int:
@@ -918,6 +919,8 @@ def bounded(
         allowed = atol + rtol * magnitude
     relative = _zeros_pass(magnitude, allowed, atol)
     if relative:  # the absolute tolerance decides nothing: the bound against the outputs (plus what is added) alone
+        if added is not None and _flushes(np.asarray(added), target).any():
+            return None  # what is added flushes to 0 in the target: it absorbs nothing there, emulate it
         scale = _plus(exact, added)
         if scale is None:
             return None
@@ -1269,20 +1272,31 @@ def emulate(
     allowance = None if excess is None else rtol * np.broadcast_to(excess, expected.shape)
     magnitude = np.where(judged_out, np.nan, np.abs(expected)) if judged_out.any() else np.abs(expected)
     relative = _zeros_pass(magnitude, atol + rtol * magnitude + (0.0 if allowance is None else allowance), atol)
-    scale = _plus(expected, added) if relative else None
+    # what is added as the Add adds it in the target: its Constant converted (an eps its own rounding moves is judged at
+    # that value on both sides; one the target flushes to 0 adds nothing there, against the exact one in the reference)
+    held = None if added is None else np.asarray(np.asarray(added, np.float32) if reduction_kept
+                                                 else _converted_constant(added, target), np.float64)  # fmt: skip
+    dropped = None if held is None else (held == 0) & (np.asarray(added, np.float64) != 0)
+    reference_added = None if added is None or held is None or dropped is None else np.where(dropped, added, held)
+    scale = _plus(expected, reference_added) if relative else None
     if relative and scale is None:  # what is added does not broadcast to the outputs: judged against them alone
-        added, scale = None, expected
+        added, held, scale = None, None, expected
     flushed = 0
     if relative and scale is not None:  # the absolute tolerance decides nothing: judged against the outputs (plus it)
         lost = (expected != 0) & np.isfinite(expected) & (low64 == 0) & ~judged_out
+        shifted = low64 if held is None else low64 + held
+        if held is not None and np.shape(shifted) == np.shape(lost):  # a sum the target holds as 0 where the exact one
+            # is not (an eps flushed with the mean)
+            lost = lost | ((np.asarray(shifted) == 0) & (scale != 0) & np.isfinite(scale) & ~judged_out)
         flushed = int(np.count_nonzero(lost))
-        shifted = low64 if added is None else low64 + np.asarray(added, np.float64)
         comparison = compare(scale, shifted, reference_name="f64 reference",
                              candidate_name=f"{target} emulation", atol=0.0, rtol=rtol, exact=False,
                              allowance=allowance, undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
     return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated,
                      clamped=int(np.count_nonzero(clamped)), relative=relative and scale is not None,
-                     flushed=flushed, added=_smallest(added) if scale is not None and relative else None)  # fmt: skip
+                     flushed=flushed, added=_smallest(added) if scale is not None and relative else None,
+                     added_flushes=bool(relative and held is not None and dropped is not None and dropped.any()),
+                     )  # fmt: skip
 
 
 def headroom_factor(largest: float, target: str) -> float | None:

@@ -958,3 +958,29 @@ def test_a_precision_mark_in_an_if_body_is_read_as_a_top_level_one(tmp_path: Pat
                       target="f16").to_json()  # fmt: skip
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "then_sum")
     assert row["status"] == status, row
+
+
+def _rms_norm(etype: Any, eps: float) -> ov.Model:
+    """``x * 1/Sqrt(ReduceMean(x²) + eps)`` of ``etype``: an RMSNorm, its mean named ``ms`` and its Add ``eps``."""
+    x = ops.parameter([2, 64], etype, name="x")
+    mean = ops.reduce_mean(ops.power(x, ops.constant(np.asarray(2, etype))), ops.constant(AXIS), True, name="ms")
+    shifted = ops.add(mean, ops.constant(np.asarray(eps, etype)), name="eps")
+    return ov.Model([ops.multiply(x, ops.divide(ops.constant(np.asarray(1, etype)), ops.sqrt(shifted)))], [x])
+
+
+@pytest.mark.parametrize(("eps", "status"), [(1e-8, "inaccurate"), (1e-6, "headroom")])
+def test_an_eps_the_target_flushes_absorbs_nothing(tmp_path: Path, eps: float, status: str) -> None:
+    """An RMSNorm of activations near 1e-6, whose means (~1e-12) flush to 0 in f16. An eps of 1e-8 is below half f16's
+    smallest subnormal: OpenVINO converts it to 0, the f16 Add gives 0, and its own f16 evaluation of the norm is inf
+    or NaN everywhere. The means are judged against the sum as f16 holds it: lost. An eps of 1e-6, which f16 holds,
+    absorbs them, and the norm is finite."""
+    data = (np.random.default_rng(0).standard_normal((2, 64)) * 1e-6).astype(np.float32)
+    out = [ov.Tensor(ov.Type.f16, ov.Shape([2, 64]))]
+    assert _rms_norm(np.float16, eps).evaluate(out, [ov.Tensor(data.astype(np.float16))])
+    finite = np.isfinite(out[0].data.astype(np.float64))
+    assert finite.all() == (status == "headroom"), finite
+    ov.save_model(_rms_norm(np.float32, eps), tmp_path / "m.xml", compress_to_fp16=False)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "ms")
+    assert row["status"] == status, row
+    assert ("holds as 0" in row["message"]) == (status == "inaccurate"), row
