@@ -1371,6 +1371,11 @@ def _target_scaled(
         return plain
     unscaled = f"{plain.status}: {plain.message}"
     if fed.kind == "unfollowed":
+        if plain.failed:  # certain on every f16 device that does not apply the factor: the row fails
+            return replace(plain, message=(
+                f"{plain.message}; as a device that does not apply {SCALE_FACTOR} {scale:g} (the model's runtime "
+                f"options) runs it (the CPU, a GPU with systolic arrays); for a device that applies it, not "
+                f"established: ovreduce cannot follow OpenVINO's activations scaling through {fed.why}"))  # fmt: skip
         return replace(plain, status="not-established", failed=False, message=(
             f"not established for a device that applies {SCALE_FACTOR} {scale:g} (the model's runtime options): "
             f"ovreduce cannot follow OpenVINO's activations scaling through {fed.why}; as a device that does not "
@@ -1412,6 +1417,11 @@ def _target_scaled(
     if fed.fused:
         said += (", and as that device runs the norm, fused into its RMS kernel, which takes the input in "
                  f"{target} and accumulates its squares and their mean in f32")  # fmt: skip
+    if plain.failed and not row.failed:  # certain on every f16 device that does not apply the factor: the row fails
+        return replace(plain, message=(
+            f"{plain.message}; as a device that does not apply {SCALE_FACTOR} {scale:g} (the model's runtime options) "
+            f"runs it (the CPU, a GPU with systolic arrays); for a device that applies it: {row.status}: "
+            f"{row.message}{said}"))  # fmt: skip
     if row.status != plain.status:
         said += (
             f"; unscaled, as a device that does not apply it (the CPU, a GPU with systolic arrays) runs it: {unscaled}"
