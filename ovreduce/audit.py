@@ -1181,7 +1181,8 @@ def _unfollowed(nodes: Sequence[Any], ids: Mapping[str, str], target: str) -> st
     verb, whose = ("is", "its") if len(nodes) == 1 else ("are", "their")
     return (
         f"the ops above its chain are followed {ABOVE_DEPTH} ops of two computed inputs deep and {ABOVE_NODES} per "
-        f"reduction at most: {', '.join(named)}{more} {verb} not followed, and {whose} captured values are taken as "
+        f"reduction at most, and not through an op OpenVINO does not evaluate (a Roll, a GatherND): "
+        f"{', '.join(named)}{more} {verb} not followed, and {whose} captured values are taken as "
         f"they are, rounded to {target}: what {target} makes of them there (a difference that cancels, a divisor that "
         f"flushes to 0) does not show"
     )

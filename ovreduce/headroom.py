@@ -290,8 +290,14 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
 MOVING: Mapping[str, tuple[int, ...] | None] = {
     "Select": (1, 2), "Broadcast": (0,), "Convert": (0,), "Reshape": (0,), "Squeeze": (0,), "Unsqueeze": (0,),
     "Transpose": (0,), "Tile": (0,), "Gather": (0,), "StridedSlice": (0,), "Slice": (0,), "Concat": None,
-    "Split": (0,), "VariadicSplit": (0,),
+    "Split": (0,), "VariadicSplit": (0,), "Pad": (0, 3), "DepthToSpace": (0,), "SpaceToDepth": (0,),
+    "ShuffleChannels": (0,), "ScatterUpdate": (0, 2), "BatchToSpace": (0,), "SpaceToBatch": (0,),
 }  # fmt: skip
+# Ops that only move values too, but that OpenVINO's own evaluation (``Node.evaluate``) does not compute, so the walk
+# above a chain cannot follow them: one it reaches is named in the row as not followed (``Chain.above_unfollowed``)
+UNEVALUATED_MOVING = frozenset({
+    "Roll", "GatherElements", "GatherND", "ReverseSequence", "Reverse", "ScatterElementsUpdate", "ScatterNDUpdate",
+})  # fmt: skip
 
 
 def _constant_valued(source: Any, budget: int = 32) -> bool:
@@ -347,6 +353,8 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
         node = port.get_node()
         kind = node.get_type_name()
         if port in walked or (kind not in ABOVE_OPS and kind not in MOVING):
+            if kind in UNEVALUATED_MOVING and node not in chain.above_unfollowed:
+                chain.above_unfollowed.append(node)
             continue
         if (node.get_output_size() != 1 and kind not in _SPLITS) or not port.get_element_type().is_real():
             continue

@@ -538,17 +538,34 @@ def _moved_difference(move: str, etype: Any) -> ov.Model:
             ops.reshape(diff, ops.constant(np.int64([2, 8, 8])), False), ops.constant(np.int64([0, 2, 1]))
         ),
         "Concat": lambda: ops.concat([diff, diff], 1),
+        "Pad": lambda: ops.pad(
+            diff,
+            ops.constant(np.int64([0, 1])),
+            ops.constant(np.int64([0, 1])),
+            "constant",
+            ops.constant(np.asarray(0, dtype=etype)),
+        ),
+        "DepthToSpace": lambda: ops.reshape(
+            ops.depth_to_space(
+                ops.reshape(diff, ops.constant(np.int64([2, 16, 2, 2])), False),
+                "blocks_first",
+                2,
+            ),
+            ops.constant(np.int64([2, 8, 8])),
+            False,
+        ),
     }[move]()
     square = ops.power(moved, ops.constant(np.asarray(2, dtype=etype)))
     axes = ops.constant(np.arange(1, len(moved.get_output_partial_shape(0)), dtype=np.int64))
     return ov.Model([ops.reduce_sum(square, axes, False, name="dist2")], [a, b])
 
 
-@pytest.mark.parametrize("move", ["Reshape", "Transpose", "Concat"])
+@pytest.mark.parametrize("move", ["Reshape", "Transpose", "Concat", "Pad", "DepthToSpace"])
 def test_a_difference_that_cancels_above_ops_that_move_it_is_judged(tmp_path: Path, move: str) -> None:
     """The squared distance of a and b near 1000 that differ by about 0.05, the difference moved before the square:
-    f16's Subtract cancels, and OpenVINO's own f16 evaluation of the model is several times off. A Reshape, a Transpose
-    or a Concat changes no value: the walk above the chain goes through it to the Subtract, which is emulated."""
+    f16's Subtract cancels, and OpenVINO's own f16 evaluation of the model is several times off. A Reshape, a Transpose,
+    a Concat, a zero Pad or a DepthToSpace changes no value: the walk above the chain goes through it to the
+    Subtract, which is emulated."""
     rng = np.random.default_rng(0)
     av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
     bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
@@ -984,3 +1001,20 @@ def test_an_eps_the_target_flushes_absorbs_nothing(tmp_path: Path, eps: float, s
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "ms")
     assert row["status"] == status, row
     assert ("holds as 0" in row["message"]) == (status == "inaccurate"), row
+
+
+def test_a_moving_op_openvino_does_not_evaluate_is_named_where_the_walk_stops(tmp_path: Path) -> None:
+    """``Subtract -> Roll -> Power(., 2) -> ReduceSum``: a Roll only moves values, but OpenVINO's own evaluation does
+    not compute it, so the walk above the chain cannot follow it to the Subtract: the row names it as not followed,
+    and says what that hides, rather than ending the walk without a word."""
+    a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+    rolled = ops.roll(ops.subtract(a, b), ops.constant(np.int64([3])), ops.constant(np.int64([1])), name="rolled")
+    square = ops.power(rolled, ops.constant(np.float32(2)))
+    ov.save_model(ov.Model([ops.reduce_sum(square, ops.constant(AXIS), False, name="red")], [a, b]), tmp_path / "m.xml",
+                  compress_to_fp16=False)  # fmt: skip
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
+    assert "Roll 'rolled'" in row["message"] and "not followed" in row["message"], row
