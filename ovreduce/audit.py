@@ -1081,6 +1081,12 @@ def _target_step(
                    f"{run.effective_precision} run captured, {held}: the rounding {target} adds to the chain's input "
                    f"does not show (nor in the chain's run on the device, from the same values), and no bound on the "
                    f"rounding settles it; audit with --precision f32 to tell")  # fmt: skip
+    elif (
+        chain.reduction_kept and not chain.executed_in_f32 and not fused
+        and (handed := _handed_down(node, emu, target)) is not None
+    ):  # fmt: skip
+        status = "overflow"  # kept in f32, but what it hands to an op running in the target is converted to it
+        message = handed
     elif chain.protected:
         status = "protected"
         message = ("the device executes its chain in f32 in this model (its execution graph)" if chain.executed_in_f32
@@ -1201,6 +1207,28 @@ def _lost_in_f32(run: MarkedRun, data: npt.NDArray[Any]) -> int:
     overflow of the target's). The capture holds what the run computed, in f32 where the model declares a tensor f16
     or bf16 (:func:`ovreduce.backends.openvino.run_marked` widens such marks)."""
     return int(np.count_nonzero(~np.isfinite(data))) if run.effective_precision == "f32" else 0
+
+
+def _handed_down(node: Any, emu: Any, target: str) -> str | None:
+    """Why the output of reduction ``node``, kept in the original precision, is lost where an op running in the target
+    receives it: OpenVINO's ConvertPrecision puts a Convert to the target between a kept node and one that is not, and
+    a value past the target's range converts to inf there (the emulation's result, in f32, is finite). None where
+    every consumer is kept (or a Result: a model's output keeps its type), or nothing passes the range."""
+    if emu.result is None:
+        return None
+    limit = FINITE_MAX[target]
+    result = np.asarray(emu.result, dtype=np.float64)
+    past = np.isfinite(result) & (np.abs(result) > limit)
+    if not past.any():
+        return None
+    consumers = [port.get_node() for port in node.output(0).get_target_inputs()] if node.get_output_size() == 1 else []
+    unkept = [c for c in consumers if c.get_type_name() != "Result" and not kept_in_original_precision(c)]
+    if not unkept:
+        return None
+    return (f"{_named(node)} is kept in f32 and reaches {_g(float(np.max(np.abs(result[past]))))} > {limit:.6g}, "
+            f"and {_named(unkept[0])}, which runs in {target}, receives it through the Convert to {target} OpenVINO "
+            f"puts between them: {int(np.count_nonzero(past))} of {result.size} output element(s) inf in {target} "
+            f"there")  # fmt: skip
 
 
 def _own_overflows(emu: Any, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool) -> int:

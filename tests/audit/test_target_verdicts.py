@@ -445,7 +445,10 @@ def test_a_precision_mark_protects_only_where_it_disables_the_conversion(
         runs = {op.get_friendly_name(): op.get_rt_info()["runtimePrecision"].astype(str)
                 for op in compiled.get_runtime_model().get_ordered_ops()}  # fmt: skip
         assert runs["var"] == ("f32" if status == "protected" else "bf16"), runs
-    data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float32)
+    # squares of 300 overflow f16; their means (one such value among 16 near 100) do not, so what the kept mean hands
+    # the unmarked MatMul after it holds in f16
+    data = (np.random.default_rng(0).standard_normal((2, 16)) * 10 + 100).astype(np.float32)
+    data[:, 0] = 300
     row = _target_row(path, data, "f32", "f16")
     assert row["status"] == status, row
 
@@ -1018,3 +1021,30 @@ def test_a_moving_op_openvino_does_not_evaluate_is_named_where_the_walk_stops(tm
     doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv}, target="f16").to_json()
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "red")
     assert "Roll 'rolled'" in row["message"] and "not followed" in row["message"], row
+
+
+@pytest.mark.parametrize(("marked", "status"), [(("exp", "red"), "overflow"), (("exp", "red", "lse"), "protected")])
+def test_a_kept_reductions_result_past_the_range_is_lost_where_an_unkept_op_receives_it(
+    tmp_path: Path, marked: tuple[str, ...], status: str
+) -> None:
+    """Log-sum-exp of x in [10, 12]: the sums reach 4.5e6, past f16's 65504. The Exp and the ReduceSum carry the
+    keep-precision mark, so the sum is computed in f32; where the Log does not, OpenVINO's ConvertPrecision puts a
+    Convert to f16 between them, and OpenVINO's own Convert of the sums to f16 is inf: an overflow, not ``protected``.
+    With the Log marked too, the sum stays in f32 all the way."""
+    x = ops.parameter([2, 64], np.float32, name="x")
+    total = ops.reduce_sum(ops.exp(x, name="exp"), ops.constant(AXIS), False, name="red")
+    ov.save_model(ov.Model([ops.log(total, name="lse")], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    text = (tmp_path / "m.xml").read_text()
+    for name in marked:
+        text = re.sub(rf'(<layer id="\d+" name="{name}" type="\w+" version="opset\d+">\s*(<data [^>]*/>)?)',
+                      lambda m: m.group(1) + '<rt_info><attribute name="DisablePrecisionConversion" version="0" '
+                      'value="dynamic:f16" /></rt_info>', text)  # fmt: skip
+    assert text.count("DisablePrecisionConversion") == len(marked)
+    (tmp_path / "m.xml").write_text(text)
+    data = (10 + np.random.default_rng(0).random((2, 64)) * 2).astype(np.float32)
+    sums = np.exp(data.astype(np.float64)).sum(-1).astype(np.float32)
+    converted = ov.Tensor(ov.Type.f16, ov.Shape([2]))
+    assert ops.convert(ops.parameter([2], np.float32), "f16").evaluate([converted], [ov.Tensor(sums)])
+    assert not np.isfinite(converted.data.astype(np.float64)).any()  # OpenVINO's Convert of the sums to f16: inf
+    row = _target_row(tmp_path / "m.xml", data, "f32", "f16")
+    assert row["status"] == status, row
