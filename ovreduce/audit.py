@@ -886,6 +886,29 @@ def _with_fused(executes: dict[str, str], *nodes: Any) -> Mapping[str, str]:
     return ChainMap(fused, executes) if fused else executes
 
 
+def _folded_when_compiled(node: Any, budget: int = 256) -> bool:
+    """Whether OpenVINO folds ``node`` into a Constant when it compiles (computing it in f32, before any conversion to
+    f16 or bf16): it depends on no input or state of the model, and on no Constant behind a Convert (a compressed IR's
+    decompression, which OpenVINO keeps from folding)."""
+    seen: set[Any] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = current.get_type_name()
+        if kind in ("Parameter", "ReadValue") or len(seen) > budget:
+            return False
+        if kind == "Convert" and current.input_value(0).get_node().get_type_name() == "Constant":
+            return False
+        if kind == "ShapeOf" and not current.get_input_partial_shape(0).is_static:
+            return False
+        for value in current.input_values():
+            source = value.get_node()
+            if source not in seen:
+                seen.add(source)
+                stack.append(source)
+    return bool(node.get_type_name() != "Constant")
+
+
 def _runs_on_data(node: Any) -> bool:
     """Whether ``node``'s value depends on the model's inputs or state (a Parameter or ReadValue before it), so that
     OpenVINO computes it as the model runs rather than folding it when it compiles."""
@@ -927,6 +950,11 @@ def _target_step(
                               f"integer ops integer, so it computes it in its own type", step=step)  # fmt: skip
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):
         return TargetHeadroom("not-established", False, "not examined: its input is not floating-point", step=step)
+    if _folded_when_compiled(node):
+        return TargetHeadroom("protected", False, (
+            f"it depends on no input of the model, from Constants that are not compressed: OpenVINO folds it, with "
+            f"its chain, into a Constant when it compiles, computing it in f32, and the conversion to {target} "
+            f"converts only that Constant (a value past {target}'s largest saturating to it)"), step=step)  # fmt: skip
     if np.size(data) == 0:  # nothing reaches it: no precision shows (an empty max is undefined, not an overflow)
         return TargetHeadroom("not-established", False, "not established: its input is empty", step=step)
     op_kept, reduction_kept = chain.op_kept or fused, chain.reduction_kept or fused

@@ -1048,3 +1048,24 @@ def test_a_kept_reductions_result_past_the_range_is_lost_where_an_unkept_op_rece
     assert not np.isfinite(converted.data.astype(np.float64)).any()  # OpenVINO's Convert of the sums to f16: inf
     row = _target_row(tmp_path / "m.xml", data, "f32", "f16")
     assert row["status"] == status, row
+
+
+def test_a_reduction_of_constants_only_is_judged_as_openvino_folds_it(tmp_path: Path) -> None:
+    """A weight normalisation computed in the graph, ``W / Sqrt(ReduceMean(W², 0))``, of W near 300 (W² past f16's
+    65504), feeding ``MatMul(x, .)``: it depends on no input of the model, and OpenVINO folds it into a Constant when it
+    compiles (the CPU's execution graph holds no Reduce kernel), computing it in f32 before any conversion to f16. It is
+    no f16 overflow."""
+    w = (300 + np.random.default_rng(0).standard_normal((16, 16)) * 5).astype(np.float32)
+    x = ops.parameter([2, 16], np.float32, name="x")
+    weight = ops.constant(w)
+    norm = ops.reduce_mean(ops.power(weight, ops.constant(np.float32(2))), ops.constant(np.int64([0])), True,
+                           name="wnorm")  # fmt: skip
+    model = ov.Model([ops.matmul(x, ops.divide(weight, ops.sqrt(norm)), False, False)], [x])
+    ov.save_model(model, tmp_path / "m.xml", compress_to_fp16=False)
+    compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU")
+    kernels = {op.get_rt_info()["layerType"].astype(str) for op in compiled.get_runtime_model().get_ordered_ops()}
+    assert not any("Reduce" in kind for kind in kernels), kernels  # folded when it compiles
+    data = np.random.default_rng(1).standard_normal((2, 16)).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="f16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "wnorm")
+    assert row["status"] == "protected" and "folds it" in row["message"], row
