@@ -483,7 +483,8 @@ def audit_model(
     ) -> AuditDocument:
         summary = (None if target is None
                    else _target_summary(target, meant_for, device, effective, layers, native is not None,
-                                        _scaling_notes(model, target, scale, scale_refused)))  # fmt: skip
+                                        [*_scaling_notes(model, target, scale, scale_refused),
+                                         *_made_up_notes(described, target)]))  # fmt: skip
         layers = [_by_layer(layer, renamed) for layer in layers]
         return AuditReport(model.source, device, precision, effective, described, layers, finals, error,
                            notes or [], time.perf_counter() - start, fail_on_drift, work, steps,
@@ -1392,6 +1393,23 @@ class _ScaledMarks:
 
     def __len__(self) -> int:
         return len(self.marked)
+
+
+_FLOAT_TYPES = frozenset({"f64", "f32", "f16", "bf16", "f8e4m3", "f8e5m2"})
+
+
+def _made_up_notes(described: Sequence[AuditInput], target: str) -> list[str]:
+    """That the target's verdicts rest on floating-point inputs ovreduce made up (seeded normal values of scale 1),
+    where any were: invented activations establish nothing of the model's real range."""
+    made = [item.name for item in described if item.origin.startswith("seed ") and item.element_type in _FLOAT_TYPES]
+    if not made:
+        return []
+    named = ", ".join(repr(name) for name in made[:5]) + (f" and {len(made) - 5} more" if len(made) > 5 else "")
+    return [
+        f"input{'s' if len(made) > 1 else ''} {named}: made up by ovreduce (seeded normal values of scale 1), not the "
+        f"model's own activations, so what --target says of the {target} headroom rests on values of that range and "
+        f"is not representative of the model's; give them with --input"
+    ]
 
 
 def _scaling_notes(model: IRModel, target: str, scale: float | None, refused: str | None) -> list[str]:

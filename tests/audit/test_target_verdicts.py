@@ -1069,3 +1069,22 @@ def test_a_reduction_of_constants_only_is_judged_as_openvino_folds_it(tmp_path: 
     doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="f16").to_json()
     row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "wnorm")
     assert row["status"] == "protected" and "folds it" in row["message"], row
+
+
+def test_a_target_verdict_on_inputs_ovreduce_made_up_says_so(tmp_path: Path) -> None:
+    """``encoder_hidden_states -> MatMul -> RMSNorm`` audited for f16 without ``--input``: ovreduce makes the float
+    input itself (seeded normal values of scale 1), which establish nothing of the range the model's real activations
+    reach, and the target's notes say so, naming the input; an input given is not named."""
+    x = ops.parameter([1, 8, 64], np.float32, name="encoder_hidden_states")
+    mixed = ops.matmul(x, ops.constant(np.eye(64, dtype=np.float32)), False, False)
+    mean = ops.reduce_mean(ops.power(mixed, ops.constant(np.float32(2))), ops.constant(np.int64([-1])), True)
+    ov.save_model(ov.Model([ops.add(mean, ops.constant(np.float32(1e-6)))], [x]), tmp_path / "m.xml",
+                  compress_to_fp16=False)  # fmt: skip
+    made = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", target="f16")
+    assert made.target is not None
+    assert any("'encoder_hidden_states': made up by ovreduce" in n and "not representative" in n
+               for n in made.target.notes), made.target.notes  # fmt: skip
+    data = np.random.default_rng(0).standard_normal((1, 8, 64)).astype(np.float32)
+    given = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"encoder_hidden_states": data},
+                        target="f16")  # fmt: skip
+    assert given.target is not None and not any("made up" in n for n in given.target.notes), given.target.notes
