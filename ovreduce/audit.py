@@ -2226,14 +2226,17 @@ class _Branches:
                 given = {d.body_parameter_index for d in node.get_input_descriptions(branch)
                          if _given(node.input_value(d.input_index))}  # fmt: skip
                 words = _body_words(refs, path)
+                outer = {d.body_parameter_index: node.input_value(d.input_index).get_node()
+                         for d in node.get_input_descriptions(branch)}  # fmt: skip
                 out[path] = self._run(body, feeds, graph, path, words, kinds, device, precision, deadline, atol, rtol,
-                                      work, given)  # fmt: skip
+                                      work, given, outer)  # fmt: skip
         return out
 
     def _run(
         self, body: Any, feeds: Mapping[int, npt.NDArray[Any]], graph: IRModel, path: str, words: str,
         kinds: Mapping[str, ReductionOp], device: str, precision: str, deadline: float | None,
         atol: float | None, rtol: float | None, work: AuditWork, given: Collection[int] = (),
+        outer: Mapping[int, Any] | None = None,
     ) -> list[LayerAudit]:  # fmt: skip
         marked = body.clone()
         nodes = _reduction_nodes(marked, kinds, work)
@@ -2266,7 +2269,11 @@ class _Branches:
             row.body_path = path
             if self.target is not None:  # its chain inside the body, captured from the body's run (no op above it)
                 row.target = _target_step(chains[k], node, slots[k], run, self.target, ids, row, None)
-                row.target = replace(row.target, message=f"{row.target.message}; judged from {words}, run alone")
+                row.target = replace(
+                    row.target,
+                    message=f"{row.target.message}; judged from {words}, run alone"
+                    + _outer_unfollowed(chains[k], node, params, fed, outer or {}, self.target),
+                )
                 row.expected = None
             row.runtime_precision = run.runtime_precision.get(name)
             row.plain_runtime_precision = plain.runtime_precision.get(name)
@@ -2275,6 +2282,24 @@ class _Branches:
             work.reductions_checked += 1
             rows.append(row)
         return rows
+
+
+def _outer_unfollowed(chain: Chain, node: Any, params: Sequence[Any], fed: Collection[Any],
+                      outer: Mapping[int, Any], target: str) -> str:  # fmt: skip
+    """What a body's row says of the ops outside the body that computed what its chain receives: they are not
+    followed, so what the target makes of them there (a difference that cancels) does not show ('' where the chain
+    receives only a model's input, a Constant or nothing from outside)."""
+    ops = [node] if chain.op is None else [chain.op]
+    sources = [op.input_value(i).get_node() for op in ops for i in range(op.get_input_size())]
+    index = {param: k for k, param in enumerate(params)}
+    named = list(dict.fromkeys(_named(outer[index[s]]) for s in sources
+                               if s in fed and s in index and index[s] in outer))  # fmt: skip
+    if not named:
+        return ""
+    verb, whose = ("is", "its") if len(named) == 1 else ("are", "their")
+    return (f"; the ops above the If are not followed: {', '.join(named)} outside the body {verb} not followed, and "
+            f"{whose} captured values reach the body as they are, rounded to {target}: what {target} makes of them "
+            f"there (a difference that cancels, a divisor that flushes to 0) does not show")  # fmt: skip
 
 
 def _given(source: Any) -> bool:

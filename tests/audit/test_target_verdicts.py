@@ -1088,3 +1088,36 @@ def test_a_target_verdict_on_inputs_ovreduce_made_up_says_so(tmp_path: Path) -> 
     given = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"encoder_hidden_states": data},
                         target="f16")  # fmt: skip
     assert given.target is not None and not any("made up" in n for n in given.target.notes), given.target.notes
+
+
+def test_a_body_row_names_the_op_above_the_if_it_does_not_follow(tmp_path: Path) -> None:
+    """``Subtract(a, b) -> If(then: Power(., 2) -> ReduceSum)`` of a and b near 1000 that differ by about 0.05: the
+    taken body is judged from its own run, and the Subtract outside it, which cancels in f16 (OpenVINO's own f16
+    evaluation of it is 0 or ±0.5 where the difference is ±0.05), is not followed. The row names it, and says what that
+    hides, as a top-level row does where its walk stops; where the body receives a model's input, it names nothing."""
+    rng = np.random.default_rng(0)
+    av = (1000 + rng.standard_normal((2, 64)) * 3).astype(np.float32)
+    bv = (av + rng.standard_normal((2, 64)) * 0.05).astype(np.float32)
+    f16 = ops.parameter([2, 64], ov.Type.f16)
+    diff16 = _evaluated(ops.subtract(f16, ops.parameter([2, 64], ov.Type.f16)),
+                        [av.astype(np.float16), bv.astype(np.float16)], [2, 64]).astype(np.float64)  # fmt: skip
+    exact = av.astype(np.float64) - bv
+    assert np.max(np.abs(diff16 - exact)) > 0.1  # f16's difference is not the one the body receives, rounded
+    for outside in (True, False):
+        a, b = (ops.parameter([2, 64], np.float32, name=name) for name in "ab")
+        cond = ops.parameter([], ov.Type.boolean, name="c")
+        inner, other = ops.parameter([2, 64], np.float32), ops.parameter([2, 64], np.float32)
+        square = ops.power(inner, ops.constant(np.float32(2)))
+        then_body = ov.Model([ops.result(ops.reduce_sum(square, ops.constant(AXIS), False, name="then_sum"))], [inner])
+        else_body = ov.Model([ops.result(ops.reduce_max(other, ops.constant(AXIS), False))], [other])
+        branch = ops.if_op(cond)
+        branch.set_then_body(then_body)
+        branch.set_else_body(else_body)
+        branch.set_input((ops.subtract(a, b, name="diff") if outside else a).output(0), inner, other)
+        out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+        ov.save_model(ov.Model([out], [a, b, cond]), tmp_path / "m.xml", compress_to_fp16=False)
+        doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"a": av, "b": bv, "c": np.array(True)},
+                          target="f16").to_json()  # fmt: skip
+        row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "then_sum")
+        said = "Subtract 'diff' outside the body is not followed" in row["message"]
+        assert said == outside, row
