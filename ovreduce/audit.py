@@ -644,6 +644,8 @@ def audit_model(
             else replace(chain, unknown=_named_alike(again, shared[again], "its chain", target))
             for chain, node, again in zip(chains, nodes, repeated, strict=True)
         ]  # fmt: skip
+        chains = [chain if chain.unknown is not None or (moved := _moved_up(chain, executes, target)) is None
+                  else replace(chain, unknown=moved) for chain in chains]  # fmt: skip
         if any(chain.executed_in_f32 for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
@@ -810,6 +812,34 @@ def _above_nodes(chain: Chain) -> list[Any]:
     """The ops above ``chain`` and the ops whose captured outputs they start from."""
     return [*(above.node for above in chain.above),
             *(source.get_node() for above in chain.above for source in above.sources)]  # fmt: skip
+
+
+# The ops that only move data that OpenVINO's MoveEltwiseUpThroughDataMov moves an elementwise op above
+_DATA_MOVEMENT = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Transpose", "ShuffleChannels", "DepthToSpace",
+                            "SpaceToDepth", "BatchToSpace", "SpaceToBatch", "Gather"})  # fmt: skip
+
+
+def _moved_up(chain: Chain, executes: Mapping[str, str], precision: str) -> str | None:
+    """Why what the device runs the chain's op in is not known where its execution graph does not name it because
+    OpenVINO moved it: ``MoveEltwiseUpThroughDataMov`` (``src/common/transformations``, run by the CPU plugin) puts an
+    elementwise op of one data input (its others scalar Constants) above the Reshape or Transpose feeding it, as a new
+    node of a new name, which the graph runs in a precision of its own (an Exp in f32), where it is all that reads that
+    data. None where the graph names the op, or the op is not one the pass moves."""
+    op = chain.op
+    if op is None or op.get_friendly_name() in executes or op.get_input_size() < 1:
+        return None
+    source = op.input_value(0).get_node()
+    others = [op.input_value(i).get_node() for i in range(1, op.get_input_size())]
+    if source.get_type_name() not in _DATA_MOVEMENT or not all(
+        o.get_type_name() == "Constant" and int(np.prod(o.get_output_shape(0))) == 1 for o in others
+    ):
+        return None
+    readers = [t.get_node() for t in op.input_value(0).get_target_inputs() if t.get_node().get_type_name() != "Result"]
+    if readers != [op]:  # the pass moves it only where it is all that reads the moved data (not an RMSNorm's square)
+        return None
+    return (f"OpenVINO moves {_named(op)} above {_named(source)}, which only moves its data, as a node of a new name "
+            f"(its MoveEltwiseUpThroughDataMov pass), and the execution graph runs that node in a precision of its "
+            f"own: what the model runs its chain in, at {precision}, is not known")  # fmt: skip
 
 
 def _named_alike(name: str, count: int, what: str, precision: str) -> str:
