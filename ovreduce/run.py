@@ -53,7 +53,16 @@ if TYPE_CHECKING:
     from ovreduce.backends.openvino import LayerCache
 
 
-__all__ = ["PreparedInputs", "RunReport", "layer_spec", "make_backends", "prepare_inputs", "run_layer", "run_spec"]
+__all__ = [
+    "PreparedInputs",
+    "RunReport",
+    "layer_spec",
+    "make_backends",
+    "prepare_inputs",
+    "rounding_mass",
+    "run_layer",
+    "run_spec",
+]
 
 BACKEND_NAMES = ("numpy", "openvino")
 
@@ -480,9 +489,9 @@ def run_spec(
     if reference is not None:
         assert reference.output is not None
         undefined = _undefined(spec, inputs, reference.output.shape)
-        # (an f8/f4 output is judged to one unit in its last place: neither a mass nor a grown rtol)
         narrow = spec.data_type.name in NARROW_FLOAT_TOLERANCES
-        mass = _rounding_mass(spec, inputs) if atol is None and rtol is None and not narrow else None
+        axes_given = spec.axes if spec.axes is not None else inputs[1]
+        mass = rounding_mass(spec.type, inputs[0], axes_given, spec.keep_dims, spec.data_type.name, atol, rtol)
         for cand in results:
             if cand is reference or cand.output is None:
                 continue
@@ -531,16 +540,30 @@ def run_spec(
                      list(defaulted), vacuous)  # fmt: skip
 
 
-def _rounding_mass(spec: LayerSpec, inputs: Sequence[npt.NDArray[Any]]) -> npt.NDArray[Any] | None:
-    """For a sum or mean, the sum or mean of ``|x|`` it reduces: a float sum errs in proportion to what it adds, so
-    one that cancels (a result near 0 from terms of 10^3) is judged against that, not against its own small value
-    (the default tolerances only; None for the other ops)."""
-    axes = spec.axes if spec.axes is not None else inputs[1]
+def rounding_mass(
+    op_type: str,
+    data: npt.NDArray[Any],
+    axes: Any,
+    keep_dims: bool,
+    element_type: str,
+    atol: float | None,
+    rtol: float | None,
+) -> npt.NDArray[Any] | None:
+    """The rounding mass of a sum's or mean's output elements: the sum or mean of ``|x|`` each reduces over ``axes``,
+    which times the comparison's rtol is each element's allowance (``compare``'s ``allowance``). A float sum errs in
+    proportion to what it adds, so one that cancels (a result near 0 from terms of 10^3) is judged against that, not
+    against its own small value. The one rule of ``run`` and ``conform``: the default tolerances only (None where
+    ``atol`` or ``rtol`` is given), not for an 8- or 4-bit float output (judged to one unit in its last place: neither a
+    mass nor a grown rtol), and None for the other ops and for axes the reference refuses (it reports them)."""
+    if atol is not None or rtol is not None or element_type in NARROW_FLOAT_TOLERANCES:
+        return None
+    op = reductions().get(op_type)
+    if op is None:
+        return None
     try:
-        mass = reductions()[spec.type].rounding_mass(inputs[0], np.asarray(axes), spec.keep_dims)
+        return op.rounding_mass(data, np.asarray(axes), keep_dims)
     except Exception:  # axes the reference refuses: it reports them
         return None
-    return mass
 
 
 def _undefined(
