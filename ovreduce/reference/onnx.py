@@ -402,7 +402,7 @@ def _log_sum_kernel(x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) -> A
 def _log_sum_exp_kernel(x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) -> Any:
     finite_max = x.copy()
     finite_max[np.isinf(finite_max)] = -np.inf
-    shift = finite_max.max(axis=axes, keepdims=True)
+    shift = np.array(finite_max.max(axis=axes, keepdims=True))  # (an array for a rank-0 input, whose max is a scalar)
     # A slice with no finite element (a fully masked row of -inf logits): no shift, so that it is the definition's
     # log(sum(exp(x))) -- -inf for -inf only, +inf with a +inf -- and not NaN (-inf - -inf, inf + -inf).
     shift[np.isneginf(shift)] = 0

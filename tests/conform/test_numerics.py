@@ -57,3 +57,13 @@ def test_a_long_f32_sum_is_allowed_the_rounding_of_what_it_adds(tmp_path: Path) 
     assert node.status == "ok" and node.allowance_max == pytest.approx(1e-5 * mass.max()), node
     node = conform_model(path).nodes[0]  # its own input (seed 0)
     assert node.status == "ok" and node.allowance_max is not None, node
+
+
+def test_a_reduction_of_a_scalar_is_checked(tmp_path: Path) -> None:
+    """ReduceLogSumExp of a rank-0 input (ONNX reduces its zero axes: the identity) is compared with OpenVINO's."""
+    x = np.array(-2.5, np.float32)
+    path = _one_node(tmp_path / "lse0.onnx", "ReduceLogSumExp", x, None, keepdims=1)
+    got = onnx_models.openvino_output(path, {"x": x})
+    assert got == x, got
+    node = conform_model(path, inputs={"x": x}).nodes[0]
+    assert node.status == "ok" and node.error is None, node

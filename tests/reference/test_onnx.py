@@ -548,6 +548,17 @@ def test_rank_zero_input() -> None:
     assert ref.reduce_mean(data, None, 0) == np.float32(4.0)
 
 
+@pytest.mark.parametrize("op_type", ref.REDUCE_OP_TYPES)
+def test_every_reduction_of_a_rank_zero_input_is_its_elementwise_step(op_type: str) -> None:
+    """A scalar reduces over its zero axes: the reduction of one element (|x| for the norms, x*x for SumSquare)."""
+    x = np.array(2.5, np.float32)
+    step = {"ReduceL1": abs(x), "ReduceL2": abs(x), "ReduceSumSquare": x * x, "ReduceLogSum": np.log(x)}
+    for keepdims in (0, 1):
+        got = ref.reduce(op_type, x, None, keepdims)
+        assert got.shape == () and got.dtype == np.float32, (op_type, got)
+        assert got == np.float32(step.get(op_type, x)), (op_type, got)
+
+
 def test_integer_axes_tensor_is_accepted() -> None:
     got = ref.reduce_mean(SPEC_DATA, np.array([1], np.int64), 0)
     np.testing.assert_array_equal(got, np.array([[12.5, 1.5], [35.0, 1.5], [57.5, 1.5]], np.float32))
