@@ -10,9 +10,13 @@ output as OpenVINO computed it is compared with the ONNX-semantics reference (:m
 observable", which is reported, never skipped silently.
 
 Numerics: the reference follows ONNX's rules (opset-specific axes, keepdims, noop_with_empty_axes,
-type constraints) and, for f16/bf16 data, accumulates in f32 and rounds once: ONNX does not fix the
-accumulation precision, and onnx.reference's f16 accumulation (inf for a mean of 70,000 ones) would
-blame OpenVINO for being right. QLinearReduceMean is compared exactly on the quantized integers, and
+type constraints) with wide intermediates, rounding once to the node's type (``reference.onnx``'s ``wide``: f64 for
+f16/bf16/f32, the long double for f64, exact integers for an integer mean or norm): ONNX does not fix the
+accumulation precision, and onnx.reference's fixed-width intermediates (inf for an f16 mean of 70,000 ones or an f32
+mean of ``[3e38, 3e38]``, a negative int32 mean of ``[2147483647, 1]``) would blame OpenVINO for being right, or
+call its overflow of a result the type holds (a known CPU defect) conforming. A sum or mean is allowed the rounding
+of what it adds, by ``run``'s rule (:func:`ovreduce.run.rounding_mass`).
+QLinearReduceMean is compared exactly on the quantized integers, and
 the dequantized difference is reported too.
 
 Known frontend defects are named in a note only when OpenVINO's output is exactly theirs (see
@@ -934,7 +938,7 @@ def _check_node(
             return
         if node.op_type == "Mean":
             arrays = [v for v in values if v is not None]
-            expected = _wide(lambda *xs: onnx_ref.mean(*xs, opset=opset), node.op_type, opset, arrays)
+            expected = onnx_ref.mean(*arrays, opset=opset, wide=True)
         else:
             data = values[0]
             if data is None:
@@ -953,10 +957,7 @@ def _check_node(
             # leaves undefined (the reference's NaN, or for integers no value at all, is no basis for a verdict).
             empty_mean = node.op_type == "ReduceMean" and data.size == 0 and got.size > 0
             given = data.astype(np.float32) if empty_mean and data.dtype.kind in "biu" else data  # for its shape
-            expected = _wide(
-                lambda x: onnx_ref.reduce(node.op_type, x, axes, keepdims, noop, opset=opset), node.op_type, opset,
-                [given],
-            )  # fmt: skip
+            expected = onnx_ref.reduce(node.op_type, given, axes, keepdims, noop, opset=opset, wide=True)
             if empty_mean:
                 expected = np.zeros(expected.shape, data.dtype)
                 undefined = np.ones(expected.shape, np.bool_)
@@ -1066,8 +1067,7 @@ def _what_openvino_did(
     empty = axes is None or len(axes) == 0
     try:
         if not empty and expected.shape != got.shape:
-            everything = _wide(lambda x: onnx_ref.reduce(op_type, x, None, keepdims, 0, opset=opset), op_type, opset,
-                               [data])  # fmt: skip
+            everything = onnx_ref.reduce(op_type, data, None, keepdims, 0, opset=opset, wide=True)
             if same(everything):
                 return [
                     f"OpenVINO reduced over all axes: its output has shape {list(got.shape)} and the values of "
@@ -1108,20 +1108,3 @@ def _as_flt_max(op_type: str, expected: npt.NDArray[Any]) -> npt.NDArray[Any] | 
     if not infinite.any():
         return None
     return np.where(infinite, np.copysign(_FLT_MAX, expected), expected).astype(expected.dtype)
-
-
-def _wide(fn: Any, op_type: str, opset: int, arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
-    """Run ``fn`` with f16/bf16 arrays widened to f32 (types checked first), rounding the result once."""
-    from ovreduce.reference import onnx as onnx_ref
-
-    dtypes = {a.dtype for a in arrays}
-    narrow = [d for d in dtypes if d.name in ("float16", "bfloat16")]
-    if not narrow:
-        return np.asarray(fn(*arrays))
-    allowed = onnx_ref.allowed_types(op_type, opset)
-    name = "float16" if narrow[0].name == "float16" else "bfloat16"
-    if name not in allowed:
-        raise InputError(f"{op_type}-{onnx_ref.op_version(op_type, opset)} does not take {name} inputs")
-    result = np.asarray(fn(*[a.astype(np.float32) for a in arrays]))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return result.astype(narrow[0])

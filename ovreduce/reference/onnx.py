@@ -85,6 +85,18 @@ Numerics (what onnx.reference really computes)
   input is not the largest; this module broadcasts the first input to the full output shape first and
   otherwise performs the identical operations.
 
+Wide intermediates (``wide=True``: what ``ovreduce conform`` judges OpenVINO by)
+-----------------------------------------------------------------------------
+onnx.reference's fixed-width intermediates lose results the output type holds: an f32 mean of ``[3e38, 3e38]`` is
+inf (the sum overflows), an f32 ReduceL2 of ``[1e20, 1e20]`` inf (the squares do), an int32 mean of
+``[2147483647, 1]`` -1073741824 (the sum wraps), an int32 ReduceL2 of ``[50000]`` -2147483648. ONNX's text defines
+the mean and the norm of the elements, and these are not them. With ``wide=True`` the same calls run on f64 for
+f16, bf16 and f32 data and on the long double for f64 (rounded once to the type at the end), and an integer
+ReduceMean or ReduceL2 is computed on Python integers: the mean truncated toward zero (as the float division's cast
+does), the norm the floor of the exact one, saturating at the type's largest value where it does not fit. Integer
+sums, products, squares and absolute values wrap to the exact result modulo 2^bits either way. Everything else
+(axes, keepdims, noop_with_empty_axes, types, zero-size results, the LogSumExp shift) is as described above.
+
 NumPy floating-point warnings (overflow, invalid, divide) are suppressed inside these functions; the
 values are what the evaluator returns with the warnings.
 """
@@ -216,8 +228,9 @@ def reduce(
     noop_with_empty_axes: int = 0,
     *,
     opset: int = 18,
+    wide: bool = False,
 ) -> npt.NDArray[Any]:
-    """Compute an ONNX Reduce* operator as ONNX's reference implementation does.
+    """Compute an ONNX Reduce* operator as ONNX's reference implementation does (or, ``wide``, in wide intermediates).
 
     See the module docstring for the per-opset rules, the accumulation precision and the zero-element
     results.
@@ -234,6 +247,8 @@ def reduce(
         noop_with_empty_axes: 1 makes empty/missing axes the identity; only from the version where axes
             is an input (ReduceSum-13, the others -18).
         opset: the model's default-domain opset (1 to 28); picks the operator version.
+        wide: compute with intermediates no result of the type overflows, wraps or rounds, rounding once to the
+            type (see "Wide intermediates" in the module docstring), instead of onnx.reference's numerics.
 
     Returns:
         The reduced tensor, of ``data``'s dtype.
@@ -270,6 +285,8 @@ def reduce(
     if array.size == 0:
         return _zero_size(op_type, array, reduce_axes, keep, name)
     with np.errstate(all="ignore"):
+        if wide:
+            return _wide_reduce(op_type, array, reduce_axes, keep)
         result = np.asarray(_KERNELS[op_type](array, reduce_axes, keep))
         return result.astype(array.dtype, copy=False)
 
@@ -300,7 +317,7 @@ def reduce_mean(
     return reduce("ReduceMean", data, axes, keepdims, noop_with_empty_axes, opset=opset)
 
 
-def mean(*inputs: npt.NDArray[Any], opset: int = 13) -> npt.NDArray[Any]:
+def mean(*inputs: npt.NDArray[Any], opset: int = 13, wide: bool = False) -> npt.NDArray[Any]:
     """Compute ONNX Mean (versions 1, 6, 8, 13): the element-wise mean of one or more tensors.
 
     Numerics are onnx.reference's: the inputs are added left to right in their dtype, then the sum is
@@ -310,6 +327,7 @@ def mean(*inputs: npt.NDArray[Any], opset: int = 13) -> npt.NDArray[Any]:
         *inputs: one or more tensors of one dtype (float16, float32, float64; bfloat16 from Mean-13).
             Before Mean-8 all shapes must be equal; from Mean-8 they broadcast NumPy-style.
         opset: the model's default-domain opset (1 to 28).
+        wide: add and divide in a wider type (f64; the long double for f64), rounding once to the inputs' type.
 
     Returns:
         The element-wise mean, of the inputs' dtype and their (broadcast) shape.
@@ -347,10 +365,11 @@ def mean(*inputs: npt.NDArray[Any], opset: int = 13) -> npt.NDArray[Any]:
                 f"{name}: input shapes {', '.join(str(list(s)) for s in shapes)} do not broadcast "
                 "(multidirectional/NumPy broadcasting: each dim pair must be equal or contain a 1)"
             ) from None
+    work = _wider(dtype) if wide else dtype
     with np.errstate(all="ignore"):
-        total = np.array(np.broadcast_to(arrays[0], shape), dtype=dtype, copy=True)
+        total = np.array(np.broadcast_to(arrays[0], shape), dtype=work, copy=True)
         for array in arrays[1:]:
-            total += array
+            total += array.astype(work)
         return np.asarray(total / len(arrays)).astype(dtype, copy=False)
 
 
@@ -409,6 +428,33 @@ def _log_sum_exp_kernel(x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) 
     sums = np.sum(np.exp(np.subtract(x, shift)), axis=axes, keepdims=True, dtype=x.dtype)
     result = np.log(sums) + shift
     return result if keep else np.squeeze(result, axis=axes)
+
+
+# --- wide intermediates ------------------------------------------------------------------------------
+
+
+def _wider(dtype: np.dtype[Any]) -> Any:
+    """The type a floating ``dtype`` is computed in with wide intermediates: f64, the long double for f64 (x86's
+    80-bit extended type: 11 more bits and an exponent to 10^4932; where the platform's long double is f64 itself,
+    f64)."""
+    return np.longdouble if dtype == np.float64 else np.float64
+
+
+def _wide_reduce(op_type: str, x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) -> npt.NDArray[Any]:
+    """``op_type`` with wide intermediates, rounded once to ``x``'s type (see the module docstring)."""
+    if x.dtype.kind in "fV":  # (bfloat16 is a void-kind type)
+        result = np.asarray(_KERNELS[op_type](x.astype(_wider(x.dtype)), axes, keep))
+        return result.astype(x.dtype)
+    if x.dtype.kind in "iu" and op_type in ("ReduceMean", "ReduceL2"):
+        exact = np.asarray(np.sum(np.square(x.astype(object)) if op_type == "ReduceL2" else x.astype(object),
+                                  axis=axes, keepdims=keep), dtype=object)  # fmt: skip
+        if op_type == "ReduceL2":
+            top = int(np.iinfo(x.dtype).max)  # a norm the type cannot hold saturates: a norm is never negative
+            return np.asarray(np.frompyfunc(lambda v: min(math.isqrt(v), top), 1, 1)(exact)).astype(x.dtype)
+        count = math.prod(x.shape[a] for a in axes)
+        return np.asarray(np.frompyfunc(lambda v: -(-v // count) if v < 0 else v // count, 1, 1)(exact)).astype(x.dtype)
+    # Integer sums, products, squares and absolute values wrap to the exact result modulo 2^bits: nothing to widen.
+    return np.asarray(_KERNELS[op_type](x, axes, keep)).astype(x.dtype, copy=False)
 
 
 _KERNELS: Final[dict[str, _Kernel]] = {

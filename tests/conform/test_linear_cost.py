@@ -3,7 +3,7 @@
 A 20,000-node model once took 24 GB in conform. Two shapes of model, at 200 and 800 reductions, must give
 counts that are exact linear functions of the node count:
 
-* a chain ``t = t + ReduceMean(t)``: every tensor is read by one node;
+* a chain ``t = t - ReduceMean(t)``: every tensor is read by one node;
 * a fan: every ReduceMean reads the one input ``x`` and is itself a graph output -- the shape that made
   marking quadratic, as OpenVINO's ``Model.add_outputs`` searches all Results for each port that already
   feeds one (``result_scans``), and that conform now marks once (``x``) or not at all (the graph outputs).
@@ -41,11 +41,12 @@ def _finish(nodes: list[onnx.NodeProto], outputs: list[str]) -> bytes:
 
 
 def chain(n: int) -> bytes:
-    """``t{i} = t{i-1} + ReduceMean(t{i-1}, -1)``, ``t{-1} = x``: n reductions, each tensor read once."""
+    """``t{i} = t{i-1} - ReduceMean(t{i-1}, -1)``, ``t{-1} = x``: n reductions, each tensor read once (a sum would
+    double the values at each link, past f32's range, where OpenVINO's CPU overflows a mean's f32 sum)."""
     nodes, t = [], "x"
     for i in range(n):
         nodes.append(helper.make_node("ReduceMean", [t, "axes"], [f"r{i}"], name=f"rm{i}"))
-        nodes.append(helper.make_node("Add", [t, f"r{i}"], [f"t{i}"], name=f"add{i}"))
+        nodes.append(helper.make_node("Sub", [t, f"r{i}"], [f"t{i}"], name=f"sub{i}"))
         t = f"t{i}"
     return _finish(nodes, [t])
 

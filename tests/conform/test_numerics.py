@@ -18,6 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ovreduce.conform import conform_model
+from ovreduce.reference import onnx as onnx_ref
 
 from . import onnx_models
 
@@ -67,3 +68,79 @@ def test_a_reduction_of_a_scalar_is_checked(tmp_path: Path) -> None:
     assert got == x, got
     node = conform_model(path, inputs={"x": x}).nodes[0]
     assert node.status == "ok" and node.error is None, node
+
+
+def test_an_exact_sum_within_the_allowance_is_judged_against_the_exact_value(tmp_path: Path) -> None:
+    """A sum that cancels (0.5 from terms whose |x| adds to 3,000) agrees where OpenVINO is within the allowance, and
+    the reference it is judged against is the exact sum rounded once, not an f32 accumulation's."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 1, 4000).astype(np.float32)
+    x[0] += np.float32(0.5 - float(np.sum(x.astype(np.float64))))
+    x = x.reshape(1, 4000)
+    path = _one_node(tmp_path / "cancel.onnx", "ReduceSum", x, [1])
+    node = conform_model(path, inputs={"x": x}).nodes[0]
+    assert node.status == "ok" and node.allowance_max is not None, node
+    wide = onnx_ref.reduce("ReduceSum", x, [1], 0, wide=True)
+    assert wide[0] == np.float32(x.astype(np.float64).sum()), wide
+
+
+WIDE_CASES = [  # (op, input): results the type holds, whose fixed-width intermediates overflow or wrap
+    ("ReduceMean", np.array([2147483647, 1], np.int32)),  # exact 2^30; a wrapping sum gives -2^30
+    ("ReduceL2", np.array([50000], np.int32)),  # exact 50000; a wrapping square gives INT_MIN
+    ("ReduceL2", np.array([65536, 65536], np.int32)),  # exact 92681 (the floor)
+    ("ReduceMean", np.array([2**63 - 1, 1], np.int64)),  # exact 2^62
+    ("ReduceMean", np.array([3e38, 3e38], np.float32)),  # an f32 sum overflows
+    ("ReduceL2", np.array([1e20, 1e20], np.float32)),  # f32 squares overflow
+    ("ReduceLogSum", np.array([3e38, 3e38], np.float32)),  # log(6e38) = 89.29
+    ("ReduceProd", np.array([1e-30, 1e-30, 1e30, 1e30], np.float32)),  # exact 1; f32 underflows to 0
+    ("ReduceProd", np.array([1e30, 1e30, 1e-30, 1e-30], np.float32)),  # exact 1; f32 overflows to inf
+    ("ReduceL2", np.array([1e200, 1e200], np.float64)),  # f64 squares overflow
+]
+
+
+def _exact(op: str, x: npt.NDArray[Any]) -> float | int:
+    """The exact result, from Python integers or fractions of the inputs (the logarithm and root of an exact sum)."""
+    from fractions import Fraction
+    from math import isqrt, log, sqrt
+
+    if x.dtype.kind in "iu":
+        values = [int(v) for v in x]
+        if op == "ReduceMean":
+            return int(Fraction(sum(values), len(values)))  # (truncated toward zero)
+        return isqrt(sum(v * v for v in values))
+    fractions = [Fraction(float(v)) for v in x]
+    if op == "ReduceMean":
+        return float(sum(fractions) / len(fractions))
+    if op == "ReduceLogSum":
+        return log(float(sum(fractions)))
+    if op == "ReduceProd":
+        product = Fraction(1)
+        for f in fractions:
+            product *= f
+        return float(product)
+    scale = max(abs(f) for f in fractions)  # (f64 squares past the type: the scaled values' norm, scaled back)
+    return sqrt(float(sum((f / scale) ** 2 for f in fractions))) * float(scale)
+
+
+@pytest.mark.parametrize(("op", "x"), WIDE_CASES, ids=lambda v: v if isinstance(v, str) else f"{v.dtype}{v.tolist()}")
+def test_the_reference_holds_what_the_type_holds(op: str, x: npt.NDArray[Any]) -> None:
+    """The wide reference is the exact result rounded once, where onnx.reference's fixed-width one is not."""
+    got = onnx_ref.reduce(op, x, [0], 0, wide=True)
+    assert got.dtype == x.dtype
+    want = _exact(op, x)
+    if x.dtype.kind in "iu":
+        assert int(got) == want, (got, want)
+    else:
+        assert np.isclose(float(got), want, rtol=1e-6, atol=0), (got, want)
+
+
+def test_openvino_s_wrong_integer_and_overflowed_results_do_not_conform(tmp_path: Path) -> None:
+    """OpenVINO's CPU wraps an int32 mean's and norm's intermediates and overflows f32 ones (known CPU defects):
+    where it gives anything but the exact result, conform says so, as run does; where it gives that, it conforms."""
+    for i, (op, x) in enumerate(WIDE_CASES[:2] + WIDE_CASES[4:6]):
+        path = _one_node(tmp_path / f"m{i}.onnx", op, x, [0])
+        got = onnx_models.openvino_output(path, {"x": x})
+        want = _exact(op, x)
+        right = bool(np.isclose(float(got), want, rtol=1e-6, atol=0))
+        node = conform_model(path, inputs={"x": x}).nodes[0]
+        assert node.status == ("ok" if right else "disagree"), (op, x, got, node)
