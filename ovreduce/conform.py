@@ -63,6 +63,7 @@ from ovreduce.compare import (
     f64_computed_note,
     masked_note,
     tolerances,
+    too_wide,
 )
 from ovreduce.errors import (
     BackendError,
@@ -980,6 +981,9 @@ def _check_node(
     if judged_in is not None and entry.comparison.ok:
         entry.notes += f64_computed_note(expected, got, entry.comparison, "OpenVINO", judged_in, reduced, *asked,
                                          mass=mass, undefined=undefined)  # fmt: skip
+    wide = None if asked[1] is not None else too_wide(entry.comparison, reduced // max(expected.size, 1))
+    if wide is not None:  # (an rtol given is the user's to judge)
+        entry.notes.append(wide)
     # (a mean over no elements, all undefined, was compared nowhere: its input is empty, which the note says too)
     if node.op_type != "Mean" and entry.comparison.ok and values[0] is not None:
         data = values[0]

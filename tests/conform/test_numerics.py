@@ -22,8 +22,9 @@ from ovreduce.reference import onnx as onnx_ref
 
 from . import onnx_models
 
-_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-          np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}  # fmt: skip
+_TYPES = {np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.float32): TensorProto.FLOAT,
+          np.dtype(np.float64): TensorProto.DOUBLE, np.dtype(np.int32): TensorProto.INT32,
+          np.dtype(np.int64): TensorProto.INT64}  # fmt: skip
 
 
 def _one_node(path: Path, op: str, x: npt.NDArray[Any], axes: list[int] | None, *, keepdims: int = 0) -> Path:
@@ -144,3 +145,15 @@ def test_openvino_s_wrong_integer_and_overflowed_results_do_not_conform(tmp_path
         right = bool(np.isclose(float(got), want, rtol=1e-6, atol=0))
         node = conform_model(path, inputs={"x": x}).nodes[0]
         assert node.status == ("ok" if right else "disagree"), (op, x, got, node)
+
+
+def test_an_agreement_at_an_rtol_grown_past_a_tenth_says_so(tmp_path: Path) -> None:
+    """An f16 mean of 65,536 values is judged at rtol 0.25 (f16's eps times the root of the count): it agrees, and a
+    note says that an output a quarter off would have agreed too; at an rtol given, no note."""
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (1, 65536)).astype(np.float16)
+    path = _one_node(tmp_path / "mean.onnx", "ReduceMean", x, [1])
+    node = conform_model(path, inputs={"x": x}).nodes[0]
+    assert node.status == "ok" and node.rtol >= 0.1, node
+    assert any("lets an output 25% of the result off agree" in note for note in node.notes), node.notes
+    node = conform_model(path, inputs={"x": x}, rtol=0.25).nodes[0]
+    assert node.status == "ok" and not any("of the result off agree" in note for note in node.notes), node.notes
