@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -1081,11 +1082,17 @@ def _what_openvino_did(
                 ]
         infinite = _as_flt_max(op_type, expected)
         if infinite is not None and same(infinite):
+            bf16 = expected.dtype.name == "bfloat16"
+            largest = _BF16_MAX if bf16 else _FLT_MAX
             return [
-                f"OpenVINO gave f32's largest finite value, ±{_FLT_MAX:.8g}, where ONNX's result is ±inf"
+                f"OpenVINO gave {'bf16' if bf16 else 'f32'}'s largest finite value, ±{largest:.8g}, where ONNX's "
+                "result is ±inf"
                 + (f" ({op_type} over an empty set, which ONNX defines as {_EMPTY[op_type]})" if data.size == 0 else "")
-                + ": OpenVINO's CPU starts ReduceMax and ReduceMin from f32's lowest and highest finite values, so an "
-                "infinite result comes out finite (a known OpenVINO 2026.4 CPU defect: ±inf become ±FLT_MAX)"
+                + ": OpenVINO's CPU starts ReduceMax and ReduceMin from "
+                + ("bf16's lowest and highest finite values where it reduces bf16 natively" if bf16 else
+                   "f32's lowest and highest finite values")
+                + ", so an infinite result comes out finite (a known OpenVINO 2026.4 CPU defect: ±inf become "
+                + ("bf16's largest finite value)" if bf16 else "±FLT_MAX)")
             ]  # fmt: skip
         if empty and noop and op_type in _NOOP_STEPS and same(np.asarray(data)):
             return [
@@ -1100,15 +1107,20 @@ def _what_openvino_did(
 
 
 _FLT_MAX: Final = float(np.finfo(np.float32).max)
+_BF16_MAX: Final = float.fromhex("0x1.fep127")  # bf16's largest finite value, 3.3895314e38
 _EMPTY: Final = {"ReduceMax": "-inf", "ReduceMin": "+inf"}  # from ReduceMax-18 and ReduceMin-18
 
 
 def _as_flt_max(op_type: str, expected: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
-    """A ReduceMax's or ReduceMin's f32 or f64 ``expected`` with its infinities made ±FLT_MAX, what OpenVINO's CPU gives
-    for them; None for another op, another type, or no infinity."""
-    if op_type not in ("ReduceMax", "ReduceMin") or expected.dtype not in (np.float32, np.float64):
+    """A ReduceMax's or ReduceMin's f32 or f64 ``expected`` with its infinities made ±FLT_MAX, a bf16 one's made ±bf16's
+    largest finite value: what OpenVINO's CPU gives for them (bf16's where it reduces bf16 natively); None for another
+    op, another type, or no infinity."""
+    bf16 = expected.dtype == ml_dtypes.bfloat16
+    if op_type not in ("ReduceMax", "ReduceMin") or not (bf16 or expected.dtype in (np.float32, np.float64)):
         return None
-    infinite = np.isinf(expected)
+    wide = expected.astype(np.float64)
+    infinite = np.isinf(wide)
     if not infinite.any():
         return None
-    return np.where(infinite, np.copysign(_FLT_MAX, expected), expected).astype(expected.dtype)
+    largest = _BF16_MAX if bf16 else _FLT_MAX
+    return np.where(infinite, np.copysign(largest, wide), wide).astype(expected.dtype)
