@@ -319,14 +319,16 @@ DECIDING = {"ReduceLogicalAnd": False, "ReduceLogicalOr": True, "ReduceMin": Fal
 """The boolean value that decides a logical reduction's slice wherever it is (a ReduceMin of booleans is an AND)."""
 
 
-_MASK = {"ReduceMax": -math.inf, "ReduceMin": math.inf}
-"""The infinity that decides no slice of a ReduceMax (ReduceMin) holding anything else: what masked_fill(-inf) puts
-at a masked score before a max (eager attention's max subtraction, a router's sparse mixer)."""
+_MASK = {"ReduceMax": -math.inf, "ReduceMin": math.inf, "ReduceLogSumExp": -math.inf}
+"""The infinity that decides no slice of a ReduceMax (ReduceMin, ONNX's ReduceLogSumExp, to which exp(-inf) adds 0)
+holding anything else: what masked_fill(-inf) puts at a masked score before a max (eager attention's max subtraction,
+a router's sparse mixer) or a log-sum-exp (a masked log-softmax's normaliser, CTC)."""
 
 
 def _masked(values: npt.NDArray[Any], reduced: tuple[int, ...], op: str) -> npt.NDArray[np.bool_] | None:
-    """The elements of a float ReduceMax's (ReduceMin's) input that are -inf (+inf): masked, they decide no output
-    of a slice that holds anything else; None where there are none, or for another op or element type."""
+    """The elements of a float ReduceMax's or ReduceLogSumExp's (ReduceMin's) input that are -inf (+inf): masked, they
+    decide no output of a slice that holds anything else; None where there are none, or for another op or element type.
+    """
     if op not in _MASK or values.dtype.kind != "f" or not reduced:
         return None
     masked = values == _MASK[op]
@@ -334,10 +336,11 @@ def _masked(values: npt.NDArray[Any], reduced: tuple[int, ...], op: str) -> npt.
 
 
 def masked_note(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
-    """For a ReduceMax (ReduceMin) whose input holds -inf (+inf), masked scores, in no slice that holds nothing
-    else: that they were there and decided no output, the row being judged on the other elements (None otherwise,
-    and where another non-finite element or a slice of only masked elements leaves the row unestablished, which
-    :func:`cannot_show_error` says)."""
+    """For a ReduceMax or ReduceLogSumExp (ReduceMin) whose input holds -inf (+inf), masked scores, in no slice that
+    holds nothing else: that they were there and decided no output, the row being judged on the other elements (None
+    otherwise, and where another non-finite element or a slice of only masked elements leaves the row unestablished,
+    which :func:`cannot_show_error` says).
+    """
     if data.size == 0 or not data.ndim:
         return None
     values = np.asarray(data, dtype=np.float64) if data.dtype.kind == "f" else data
@@ -362,15 +365,16 @@ def cannot_show_error(
     atol: float | None = None,
 ) -> str | None:
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
-    empty, not finite (but for a float ReduceMax's -inf or ReduceMin's +inf, masked elements that decide no slice
-    holding anything else: see :func:`masked_note`), constant, or reduced (over ``axes``) in slices of one element or
-    of one repeated value each (a dynamic dim given size 1, a broadcast); for a logical reduction (``op`` of
-    booleans), slices that each hold the value that decides it twice or more, so that no output depends on any one
-    element (so too an integer ReduceMax's or ReduceMin's slices that each hold the type's limit twice or more); or
-    an output the reference computes (``expected``) that is not finite in any element (the log of a negative sum, an
+    empty, not finite (but for a float ReduceMax's or ReduceLogSumExp's -inf or ReduceMin's +inf, masked elements that
+    decide no slice holding anything else: see :func:`masked_note`), constant, or reduced (over ``axes``) in slices of
+    one element or of one repeated value each (a dynamic dim given size 1, a broadcast); for a logical reduction (``op``
+    of booleans), slices that each hold the value that decides it twice or more, so that no output depends on any one
+    element (so too an integer ReduceMax's or ReduceMin's slices that each hold the type's limit twice or more); or an
+    output the reference computes (``expected``) that is not finite in any element (the log of a negative sum, an
     overflow), which a kernel that misses elements gives all the same; or a product whose every output element lies
     within ``atol`` of zero (many small factors, or integers that wrap to 0), which a kernel that misses elements or
-    gives zeros matches. The audit's rows, run's agreements and conform's nodes say it."""
+    gives zeros matches. The audit's rows, run's agreements and conform's nodes say it.
+    """
     if data.size == 0:
         return "its input is empty"
     values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)

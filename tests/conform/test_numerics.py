@@ -172,3 +172,15 @@ def test_a_bf16_infinity_openvino_gives_as_bf16_s_largest_value_is_named(tmp_pat
     else:
         assert got.astype(np.float64) == -float.fromhex("0x1.fep127"), got
         assert node.status == "disagree" and "bf16's largest finite value" in " ".join(node.notes), node
+
+
+def test_a_log_sum_exp_over_masked_scores_is_judged_on_the_others(tmp_path: Path) -> None:
+    """A ReduceLogSumExp whose input holds -inf (masked scores: exp(-inf) adds 0) in a row that holds finite values
+    too is compared on those, as a ReduceMax's masked -inf is, not called unable to show an error."""
+    x = np.random.default_rng(0).normal(0, 1, (2, 3, 8)).astype(np.float32)
+    x[1, 2, 4:] = -np.inf
+    path = _one_node(tmp_path / "lse.onnx", "ReduceLogSumExp", x, [-1])
+    node = conform_model(path, inputs={"x": x}).nodes[0]
+    assert node.status == "ok", node
+    assert not any("cannot show an error" in note for note in node.notes), node.notes
+    assert any("4 of its 48 input elements are -inf (masked)" in note for note in node.notes), node.notes
