@@ -30,6 +30,8 @@ _BUILD = {
     "ReduceProd": ops.reduce_prod,
     "ReduceL1": ops.reduce_l1,
     "ReduceL2": ops.reduce_l2,
+    "ReduceLogicalAnd": ops.reduce_logical_and,
+    "ReduceLogicalOr": ops.reduce_logical_or,
 }
 _PRECISIONS = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
 

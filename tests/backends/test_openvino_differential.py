@@ -249,6 +249,36 @@ def test_rank_6_identity_keeps_as_many_elements_as_the_first_dim(shape: tuple[in
         _mismatch(report, first, float(kept + 1), 0.0, numpy_output=data)
 
 
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+@pytest.mark.parametrize(
+    ("op", "type_name", "start"),
+    [
+        ("ReduceMax", "f32", -_FLT_MAX),
+        ("ReduceMin", "f32", _FLT_MAX),
+        ("ReduceMax", "i32", np.iinfo(np.int32).min),
+        ("ReduceProd", "f32", 1.0),
+        ("ReduceMean", "f32", 0.0),
+        ("ReduceLogicalAnd", "boolean", True),
+    ],
+)
+def test_rank_6_identity_gives_the_reductions_start_value_past_the_first_dim(
+    op: str, type_name: str, start: Any
+) -> None:
+    """Past the first d0 elements the rank >= 6 identity gives the kernel's start value, not always 0: ∓FLT_MAX for
+    a float ReduceMax/Min, the integer extreme for an integer one, 1 for ReduceProd, true for ReduceLogicalAnd, and 0
+    for the sums and norms."""
+    shape = (1, 1, 1, 1, 1, 8)
+    data = array(type_name, [1.0, 0.0] * 4) if type_name == "boolean" else array(type_name, list(range(1, 9)))
+    data = data.reshape(shape)
+    direct = cpu_output(op, type_name, data, [], True)
+    assert direct.reshape(-1)[0] == data.reshape(-1)[0], direct  # the first d0 = 1 element kept
+    assert np.all(direct.reshape(-1)[1:] == start), direct  # recorded: the rest are the start value
+    report = run(layer(op, type_name, list(shape), [], True), [data])
+    assert not report.ok and np.array_equal(report.results[1].output, direct), describe(report)
+
+
 _RANK_6 = (3, 2, 3, 2, 3, 2)
 
 
@@ -466,7 +496,7 @@ def _as_on_this_cpu(
 
 # A NaN is lost together with every element before it: a 1-D max/min is that of the elements after the last NaN
 # (the kernel's max(acc, x) returns x where acc is NaN), the same where a bf16 reduction executes natively and where
-# it executes through f32; an f8e4m3 one, which executes in f32, too.
+# it executes through f32; an f8e4m3 or f8e5m2 one, which executes in f32, too.
 NAN_LOST = {"f32": 1.0, "bf16": 1.0}
 
 
@@ -481,6 +511,8 @@ NAN_LOST = {"f32": 1.0, "bf16": 1.0}
         pytest.param("ReduceMax", "f16", [5.0, math.nan, 1.0], NAN_LOST, id="max-f16"),
         pytest.param("ReduceMax", "bf16", [5.0, math.nan, 1.0], NAN_LOST, id="max-bf16"),
         pytest.param("ReduceMax", "f8e4m3", [5.0, math.nan, 1.0], NAN_LOST, id="max-f8e4m3"),
+        pytest.param("ReduceMax", "f8e5m2", [1.0, 5.0, math.nan, 2.0], {"f32": 2.0}, id="max-f8e5m2"),
+        pytest.param("ReduceMin", "f8e5m2", [1.0, 5.0, math.nan, 2.0], {"f32": 2.0}, id="min-f8e5m2"),
     ],
 )
 def test_reduce_max_and_min_lose_nan_and_what_comes_before(
