@@ -440,6 +440,12 @@ def conform_model(
         report.seconds = time.perf_counter() - start
         return report.document
     check_captured(sources.marks, [run], max_elements, what="the conformance check")
+    if run.effective_precision not in (None, precision):
+        report.notes.append(
+            f"OpenVINO compiled the model for {run.effective_precision}, where {precision} was asked (its "
+            f"INFERENCE_PRECISION_HINT on {device}): the model ran in {run.effective_precision}, and each node is "
+            "judged on the inputs that run gave it"
+        )
     for entry, n, slots, out in plan:
         if not entry.observable:
             continue

@@ -184,3 +184,24 @@ def test_a_log_sum_exp_over_masked_scores_is_judged_on_the_others(tmp_path: Path
     assert node.status == "ok", node
     assert not any("cannot show an error" in note for note in node.notes), node.notes
     assert any("4 of its 48 input elements are -inf (masked)" in note for note in node.notes), node.notes
+
+
+def test_a_model_compiled_for_another_precision_than_asked_says_so(tmp_path: Path) -> None:
+    """``--precision f16`` where OpenVINO's CPU compiles an f16 hint for bf16 (a CPU with bf16 instructions): the
+    header and a note say what the model ran in; where it keeps f16, neither."""
+    import openvino as ov
+
+    from ovreduce.cli.render.text import conform_text
+
+    x = np.random.default_rng(0).normal(0, 1, (8, 64)).astype(np.float32)
+    path = _one_node(tmp_path / "mean.onnx", "ReduceMean", x, [1])
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f16"})
+    ran = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+    doc = conform_model(path, inputs={"x": x}, precision="f16")
+    said = [note for note in doc.notes if "OpenVINO compiled the model for" in note]
+    header = conform_text(doc).splitlines()[0]
+    if ran == "f16":
+        assert not said and "runs in" not in header, (doc.notes, header)
+    else:
+        assert said == [said[0]] and f"compiled the model for {ran}, where f16 was asked" in said[0], doc.notes
+        assert header.endswith(f"precision f16 (runs in {ran})"), header

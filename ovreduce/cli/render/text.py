@@ -381,7 +381,10 @@ def conform_text(doc: ConformDocument, style: Style | None = None, *, width: int
     """The conformance document: one row per ONNX node."""
     doc = printable(doc)
     st = style or Style()
-    out = [f"{st.bold(doc.model)}  opset {doc.opset}, {doc.device}, precision {doc.precision}"]
+    mapping = (doc.devices[0].inference_precisions or {}) if doc.devices else {}
+    ran = mapping.get(doc.precision)
+    runs = f" (runs in {ran})" if ran and ran != doc.precision else ""
+    out = [f"{st.bold(doc.model)}  opset {doc.opset}, {doc.device}, precision {doc.precision}{runs}"]
     if doc.error:
         out.append(f"  {st.red(doc.error)}")
     for i in doc.inputs:
