@@ -481,6 +481,29 @@ def test_an_f64_layer_computed_in_f32_says_so_where_f64_would_disagree(tmp_path:
     assert loose.comparisons[0].ok and not [n for n in loose.notes if "f64" in n]
 
 
+def test_an_f64_reduction_is_judged_in_what_it_executed_in(tmp_path: Path) -> None:
+    """An f64 ReduceSum at --precision bf16: OpenVINO's CPU executes it in f32 whatever the model was compiled for, so
+    it is judged at f32's tolerance, and no note calls it computed in bf16."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([3, 4], ov.Type.f64, name="x")
+    total = ops.reduce_sum(x, ops.constant(np.array([1], np.int64)), False, name="total")
+    ov.save_model(ov.Model([total], [x]), str(tmp_path / "m.xml"), compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    try:
+        report = run_layer(
+            model, "total", precision="bf16", inputs={"x": np.random.default_rng(0).normal(0, 1, (3, 4))}
+        )
+    finally:
+        model.close()
+    ran = report.results[1].runtime_precision
+    assert ran is not None, report.results[1]
+    want = {"f32": (1e-5, 1e-5), "f64": (1e-12, 1e-9)}.get(ran, (1e-2, 1e-2))  # (bf16's, were it executed in bf16)
+    assert (report.comparisons[0].atol, report.comparisons[0].rtol) == want, (ran, report.comparisons[0])
+    assert not [n for n in report.notes if "computed this f64 reduction in bf16" in n] or ran == "bf16", report.notes
+
+
 @pytest.mark.parametrize(("width", "wide"), [(4096, True), (64, False)])
 def test_an_agreement_at_a_tolerance_too_wide_to_show_an_error_says_so(tmp_path: Path, width: int, wide: bool) -> None:
     """At bf16 a mean of 4,096 values is judged at rtol 0.5 (grown with the elements, as OpenVINO's own bf16 execution

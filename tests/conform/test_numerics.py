@@ -205,3 +205,13 @@ def test_a_model_compiled_for_another_precision_than_asked_says_so(tmp_path: Pat
     else:
         assert said == [said[0]] and f"compiled the model for {ran}, where f16 was asked" in said[0], doc.notes
         assert header.endswith(f"precision f16 (runs in {ran})"), header
+
+
+def test_an_f64_node_is_judged_in_what_it_executed_in(tmp_path: Path) -> None:
+    """An f64 ReduceSum at --precision bf16: OpenVINO's CPU executes it in f32 (its execution graph says so), so it is
+    judged at f32's tolerance, and no note calls it computed in bf16."""
+    x = np.random.default_rng(0).normal(0, 1, (3, 4))
+    path = _one_node(tmp_path / "sum.onnx", "ReduceSum", x, [1])
+    node = conform_model(path, inputs={"x": x}, precision="bf16").nodes[0]
+    assert node.status == "ok" and (node.atol, node.rtol) in ((1e-5, 1e-5), (1e-12, 1e-9)), node
+    assert not any("in bf16" in note for note in node.notes), node.notes
