@@ -388,10 +388,22 @@ def conform_model(
         entry = _node(n, opsets, observable=False)
         entry.notes.append(f"not checked: it is inside {where}, and conform checks no node of a subgraph")
         inner.append(entry)
+    for n, where in _function_nodes(proto):
+        entry = _node(n, opsets, observable=False)
+        entry.notes.append(f"not checked: it is inside {where}, and conform checks no node of a function's body")
+        inner.append(entry)
     try:
         ov_model = read_model(model)
     except Exception as exc:  # the frontend refusing the model is the finding
         report.error = f"OpenVINO could not convert the model: {read_failure(exc)}"
+        called = {(n.domain, n.op_type) for n in proto.graph.node}
+        defined = [f"{f.domain}.{f.name}".lstrip(".") for f in proto.functions if (f.domain, f.name) in called]
+        if defined:
+            report.notes.append(
+                f"the model itself defines {', '.join(defined)} as model-local function(s) (ModelProto.functions), "
+                "whose calls OpenVINO's frontend did not convert: no extension provides them; inline them first "
+                "(onnx.inliner.inline_local_functions)"
+            )
         report.nodes = [_node(n, opsets, observable=False) for n in nodes]
         for entry in report.nodes:
             entry.notes.append("not converted")
@@ -827,6 +839,20 @@ def _subgraph_nodes(graph: Any, where: str = "") -> Iterator[tuple[Any, str]]:
                 here += f"the {attr.name} of {n.op_type} {_called(n)!r}"
                 yield from ((inner, here) for inner in sub.node if _interesting(inner))
                 yield from _subgraph_nodes(sub, here)
+
+
+def _function_nodes(proto: Any) -> Iterator[tuple[Any, str]]:
+    """Every node of interest inside a model-local function's body (``ModelProto.functions``, sub-graphs of it too),
+    with where it is."""
+    for function in proto.functions:
+        here = f"the model-local function {function.domain}.{function.name}".replace(" .", " ")
+        yield from ((inner, here) for inner in function.node if _interesting(inner))
+        for n in function.node:
+            for attr in n.attribute:
+                for sub in [attr.g] if attr.HasField("g") else attr.graphs:
+                    inside = f"{here} > the {attr.name} of {n.op_type} {_called(n)!r}"
+                    yield from ((inner, inside) for inner in sub.node if _interesting(inner))
+                    yield from _subgraph_nodes(sub, inside)
 
 
 def _interesting(node: Any) -> bool:
