@@ -557,9 +557,20 @@ def rounding_mass(
     proportion to what it adds, so one that cancels (a result near 0 from terms of 10^3) is judged against that, not
     against its own small value. The one rule of ``run`` and ``conform``: the default tolerances only (None where
     ``atol`` or ``rtol`` is given), not for an 8- or 4-bit float output (judged to one unit in its last place: neither a
-    mass nor a grown rtol), and None for the other ops and for axes the reference refuses (it reports them)."""
+    mass nor a grown rtol), and None for the other ops and for axes the reference refuses (it reports them). ONNX's
+    ReduceLogSum, the log of a sum, is allowed the sum's mass over the sum (the error of the log of ``s + e`` is
+    ``e / s``)."""
     if atol is not None or rtol is not None or element_type in NARROW_FLOAT_TOLERANCES:
         return None
+    if op_type == "ReduceLogSum":  # (ONNX's log of a sum errs by the sum's error over the sum: its mass over |sum|)
+        from ovreduce.reference import openvino as ref
+
+        mass = rounding_mass("ReduceSum", data, axes, keep_dims, element_type, atol, rtol)
+        if mass is None:
+            return None
+        total, _ = ref.run_kernel(ref.kernel_sum, False, data.astype(np.float64), np.asarray(axes), keep_dims)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (a sum of 0 or below: no finite log, no allowance)
+            return np.asarray(np.where(np.asarray(total) > 0, mass / np.abs(total), np.nan), dtype=np.float64)
     op = reductions().get(op_type)
     if op is None:
         return None
