@@ -445,6 +445,10 @@ def _wide_reduce(op_type: str, x: npt.NDArray[Any], axes: tuple[int, ...], keep:
     if x.dtype.kind in "fV":  # (bfloat16 is a void-kind type)
         result = np.asarray(_KERNELS[op_type](x.astype(_wider(x.dtype)), axes, keep))
         return result.astype(x.dtype)
+    if x.dtype.kind in "iu" and op_type == "ReduceMean" and x.dtype.itemsize <= 4 and x.size < 2**31:
+        total = np.sum(x, axis=axes, keepdims=keep, dtype=np.int64)  # (exact: |sum| < 2^31 * 2^32)
+        count = math.prod(x.shape[a] for a in axes)
+        return np.asarray(np.where(total < 0, -(-total // count), total // count)).astype(x.dtype)
     if x.dtype.kind in "iu" and op_type in ("ReduceMean", "ReduceL2"):
         exact = np.asarray(np.sum(np.square(x.astype(object)) if op_type == "ReduceL2" else x.astype(object),
                                   axis=axes, keepdims=keep), dtype=object)  # fmt: skip
