@@ -62,6 +62,7 @@ from ovreduce.backends.feeds import EMBEDDINGS, GROWING_MASKS, PAST, TOKEN_IDS, 
 from ovreduce.backends.openvino import (
     KEPT_FACTOR,
     PROBED_TYPES,
+    VIRTUAL_DEVICES,
     InferenceTimeoutError,
     MarkedRun,
     NextInputs,
@@ -1593,6 +1594,11 @@ def _target_summary(
     elif executed is not None:
         notes.append(f"{device} ran the model in {target}: each row also compares the emulation with its output "
                      f"(device_agrees) and says what it executes the reduction in (device_precision)")  # fmt: skip
+    elif effective is None and device.split(":", 1)[0].split(".", 1)[0].upper() in VIRTUAL_DEVICES:
+        notes.append(f"{device} is a virtual device: it reports neither the precision it ran the model in nor what "
+                     f"the device it chose executes {target} reductions in, so nothing was compared with a device "
+                     f"running them; every {target} figure is NumPy's emulation from the values it captured (give "
+                     f"the device itself, as --device CPU, to compare)")  # fmt: skip
     else:
         notes.append(f"{device} ran the model in {effective or 'an unknown precision'} and does not execute "
                      f"{target} reductions natively: every {target} figure is NumPy's emulation from the values it "

@@ -129,14 +129,37 @@ def check_precision(precision: str) -> None:
 KV_CACHE_PROPERTIES = ("KV_CACHE_PRECISION", "KEY_CACHE_PRECISION", "VALUE_CACHE_PRECISION")
 
 
+def _hardware_devices(device: str) -> tuple[str, ...]:
+    """The devices a virtual ``device`` runs on: those its name lists (``HETERO:GPU,CPU``, ``MULTI:CPU(4)``, a
+    virtual one among them resolved in turn), or every available device less those it excludes (``AUTO``,
+    ``AUTO:-GPU``); ``device`` itself for a device that is not virtual."""
+    base, _, listed = device.partition(":")
+    if base.split(".", 1)[0].upper() not in VIRTUAL_DEVICES:
+        return (device,)
+    names = [re.sub(r"\(.*\)\Z", "", name.strip()) for name in listed.split(",") if name.strip()]
+    chosen = [name for name in names if not name.startswith("-")]
+    if not chosen:
+        excluded = {name[1:] for name in names}
+        try:
+            chosen = [str(name) for name in core().available_devices if str(name) not in excluded]
+        except Exception:  # no device to ask
+            return ()
+    return tuple(dict.fromkeys(hardware for name in chosen for hardware in _hardware_devices(name)))
+
+
 @cache
 def _kv_cache_properties(device: str) -> tuple[str, ...]:
-    """Those of :data:`KV_CACHE_PROPERTIES` ``device`` supports (none for a device that lists no properties)."""
-    try:
-        supported = {str(name) for name in core().get_property(device, "SUPPORTED_PROPERTIES")}
-    except Exception:  # a virtual or unknown device: it is given the hint alone
-        return ()
-    return tuple(name for name in KV_CACHE_PROPERTIES if name in supported)
+    """Those of :data:`KV_CACHE_PROPERTIES` ``device`` supports (none for a device that lists no properties). A
+    virtual device lists none of its own but passes them on to the devices it runs on: it is given those every one
+    of them supports."""
+    devices = _hardware_devices(device)
+    names = set(KV_CACHE_PROPERTIES)
+    for hardware in devices:
+        try:
+            names &= {str(name) for name in core().get_property(hardware, "SUPPORTED_PROPERTIES")}
+        except Exception:  # an unknown device: it is given the hint alone
+            return ()
+    return tuple(name for name in KV_CACHE_PROPERTIES if name in names) if devices else ()
 
 
 def compile_options(precision: str, device: str | None = None) -> dict[str, str]:
@@ -2196,6 +2219,9 @@ def _run_steps(
     reducing = frozenset(aliases.get(name, name) for name in reduction_kernels(compiled))
     kv_caches, states = state_precisions(compiled) if ov_model.get_sinks() else (0, ())
     kv_cache = kv_cache_precision(compiled) if kv_caches else None  # (a model of states no attention holds has none)
+    if kv_caches and kv_cache is None:  # a virtual device's compiled model does not report it
+        asked = compile_options(precision, device).get("KV_CACHE_PRECISION")
+        kv_cache = f"{asked} (as asked: {device} does not report it)" if asked else f"what {device} does not report"
     request = compiled.create_infer_request()
     ports = ov_model.inputs  # read once: each .inputs builds the whole list anew
     watched = watched_inputs(ov_model)

@@ -119,6 +119,33 @@ def test_the_default_precision_names_the_kv_cache_openvino_keeps(tmp_path: Path)
             assert "the f32 run keeps it in f32" in kept[0], kept
 
 
+@pytest.mark.parametrize("device", ["AUTO", "AUTO:CPU", "HETERO:CPU", "MULTI:CPU"])
+def test_a_virtual_device_keeps_the_f32_kv_cache_too(tmp_path: Path, device: str) -> None:
+    """A virtual device (``AUTO``, ``HETERO:CPU``...) lists no KV-cache property of its own, but passes one given to
+    the device it runs on: an f32 audit through it asks the f32 cache as on that device (its decode steps equal
+    OpenVINO's own f32 compile with the cache in f32), and its note says so, though the compiled model does not
+    report the precision."""
+    path = _kv_model(tmp_path / "kv.xml", "f16")
+    runs = run_steps(
+        read_model(path), [], _feeds(0), device, "f32", lambda step, _: _feeds(step) if step <= 3 else None
+    )
+    exact = _openvino_steps(path, F32_CACHE, 3)
+    for run, expected in zip(runs, exact, strict=True):
+        np.testing.assert_array_equal(run.outputs[0], expected)
+    doc = _audit(path, precision="f32", steps=2, device=device)
+    kept = [note for note in doc.notes if "KV cache" in note]
+    assert len(kept) == 1 and "is kept in f32 (as asked" in kept[0], doc.notes
+
+
+def test_a_virtual_device_is_not_said_to_lack_native_reductions(tmp_path: Path) -> None:
+    """AUTO reports no inference precision; the target's note says that, not that it ran "an unknown precision"
+    and lacks the target's reductions (the device it chose may execute them natively)."""
+    doc = _audit(_kv_model(tmp_path / "kv.xml", None), precision="f32", device="AUTO", target="bf16")
+    assert doc.target is not None and doc.target.emulated
+    assert not any("does not execute" in note for note in doc.target.notes), doc.target.notes
+    assert any("AUTO is a virtual device" in note for note in doc.target.notes), doc.target.notes
+
+
 # -- ACTIVATIONS_SCALE_FACTOR: a GPU's f16 compile divides the input of every MatMul and Convolution by it ----------
 LLAMA = Path(__file__).resolve().parents[1] / "exports" / "llama_int4" / "openvino_model.xml"
 

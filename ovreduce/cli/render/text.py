@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ovreduce.backends.openvino import VIRTUAL_DEVICES
 from ovreduce.cli.render.check_text import check_text, shape_text, table
 from ovreduce.cli.render.safe import escape, printable, quoted
 from ovreduce.cli.render.style import Style
@@ -321,11 +322,17 @@ def audit_text(doc: AuditDocument, style: Style | None = None, *, width: int | N
     return fit_lines("\n".join(out), width) + "\n"
 
 
+def _virtual(device: str) -> bool:
+    """Whether ``device`` stands for others (``AUTO``, ``HETERO:CPU``...)."""
+    return device.split(":", 1)[0].split(".", 1)[0].upper() in VIRTUAL_DEVICES
+
+
 def _target_lines(doc: AuditDocument, st: Style, width: int | None) -> list[str]:
     """The reductions against the target precision: a table, each row's message, the notes."""
     target = doc.target
     assert target is not None
-    where = (f"emulated in NumPy for {target.device}: no device here ran it" if target.emulated
+    unseen = "a virtual device, which reports no precision" if _virtual(target.device) else "no device here ran it"
+    where = (f"emulated in NumPy for {target.device}: {unseen}" if target.emulated
              else f"emulated, and compared with {target.executed_on} running it")  # fmt: skip
     out = [f"  target {target.precision} ({where}; largest finite value {_num(target.finite_max)})"]
     rows = []
