@@ -1180,7 +1180,7 @@ def model_inputs(
     free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
     past, cross_why = _past_length(ports, known), _cross_length(ports, known, encoder)[1]  # (as given or shaped)
     made_encoder = [p.label for p in ports if _open(p) and known[p.index] & ENCODER_INPUTS]
-    ports = _follow_token_ids(ports, known, conv_kernel(ov_model), encoder)
+    ports = _follow_token_ids(ports, known, conv_kernel(ov_model), encoder, deepstack_layers(ov_model))
     made_encoder = [p.label for p in ports if p.label in made_encoder and p.target != p.declared]
     made_past = [p for p in ports if p.index in free_past and p.target != p.declared and p.target.is_static]
     emptied = [p.label for p in made_past if 0 in p.target.to_list()]
@@ -1243,6 +1243,11 @@ def model_inputs(
             array, origin = _embeddings(embed, port, dims, rng, seed, notes)
         else:
             array, origin = make(recipe, port.etype, dims, rng), recipe.origin(seed)
+            if known[port.index] & VISUAL_INPUTS:  # a run without image tokens: no token is an image's
+                array = np.zeros(dims, dtype=array.dtype)
+                origin = ("an all-false mask" if "visual_pos_masks" in known[port.index] else "zeros") + (
+                    ", no token an image's, as optimum-intel's runtime makes it for a run without image tokens"
+                )
             if patches is not None and known[port.index] & PATCH_INPUTS and port.index in patches[0]:
                 array, origin = _patch_input(port, known[port.index], dims, patches[1])
             attended = _attended_positions(ports, known, port, dims) if recipe.kind == "positions" else None
@@ -1307,13 +1312,15 @@ def _follow_token_ids(
     names: Sequence[set[str]],
     kernel: tuple[int, str] | None = None,
     encoder: tuple[int, str] | None = None,
+    deepstack: Mapping[int, int] | None = None,
 ) -> list[_Port]:
     """``ports`` with token ids of a sequence: token ids neither given nor shaped, whose length is free, are
     :data:`PROMPT_TOKENS` long (one token would leave every reduction over the sequence with one element to
     reduce); and the inputs of :data:`ALONG_IDS` that were neither given nor shaped take the ids' shape,
     where their declared shapes allow it. A Mamba-style model's ``cache_position`` (``kernel``: its conv state's
     columns, :func:`conv_kernel`) spans the conv state at the prefill, whatever the ids' length. A decoder's encoder
-    inputs follow one encoder's sequence (:func:`_follow_encoder`; ``encoder`` as there)."""
+    inputs follow one encoder's sequence (:func:`_follow_encoder`; ``encoder`` as there). A VLM's visual inputs
+    follow the tokens too (:func:`_visual`; ``deepstack`` as there)."""
     from ovreduce.shapes import PartialShape
 
     ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
@@ -1336,11 +1343,64 @@ def _follow_token_ids(
     return [_follow(p, shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else _follow(p, covered) if _along(p, names[p.index], covered)
             else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
+            else _follow(p, visual) if (visual := _visual(p, names[p.index], lead, deepstack)) is not None
             else _follow(p, batch) if _beams(p, names[p.index], batch)
             else replace(p, target=tokens) if p.free and "cache_position" in names[p.index]
             and p.declared.compatible(tokens)
             else _free_past(p, names[p.index], batch.to_list()[0], pasts[_encoders(names[p.index])])
             for p in ports]  # fmt: skip
+
+
+VISUAL_INPUTS = frozenset({"visual_pos_masks", "deepstack_visual_embeds"})
+"""A VLM language model's inputs along its tokens (Qwen3-VL's): which tokens are an image's ``[batch, tokens]``, and
+the vision tower's features its deepstack layers add to them ``[layers, batch * tokens, hidden]`` (the rows the
+mask picks, reshaped to the hidden states' shape). Made along the tokens, as optimum-intel's runtime makes them for a
+run without image tokens: an all-false mask and zeros."""
+
+
+def deepstack_layers(ov_model: Any) -> dict[int, int]:
+    """How many deepstack layers each ``deepstack_visual_embeds`` input feeds, by input index: one more than the
+    largest constant index its Gathers along dim 0 select (one per layer that adds them); none where it is not so
+    selected."""
+    out: dict[int, int] = {}
+    for index, port in enumerate(ov_model.inputs):
+        if "deepstack_visual_embeds" not in port.get_names():
+            continue
+        picked = []
+        for target in port.get_node().output(0).get_target_inputs():
+            node = target.get_node()
+            if node.get_type_name() != "Gather" or target.get_index() != 0:
+                continue
+            ends = [node.input_value(i).get_node() for i in (1, 2)]
+            if any(end.get_type_name() != "Constant" for end in ends):
+                continue
+            indices, axis = ends[0].get_data(), ends[1].get_data()
+            if axis.size == 1 and int(axis.reshape(-1)[0]) == 0 and indices.size:
+                picked.append(int(np.max(indices)))
+        if picked and min(picked) >= 0:
+            out[index] = max(picked) + 1
+    return out
+
+
+def _visual(port: _Port, names: set[str], lead: Sequence[int], deepstack: Mapping[int, int] | None) -> Any:
+    """The shape of a VLM's visual input (:data:`VISUAL_INPUTS`) neither given nor shaped to a static shape, along
+    the tokens ``lead`` (``[batch, tokens]``): the mask ``[batch, tokens]``, the deepstack features ``[layers, batch *
+    tokens, hidden]`` (``deepstack``: the layers by input index, :func:`deepstack_layers`; else left to the fills);
+    None where ``port`` is none or its declared shape does not allow it."""
+    from ovreduce.shapes import Dimension, PartialShape
+
+    dims = port.target.dims
+    if not (_open(port) and names & VISUAL_INPUTS and dims is not None and len(lead) == 2):
+        return None
+    if "visual_pos_masks" in names and len(dims) == 2:
+        shape = PartialShape.static(list(lead))
+    elif "deepstack_visual_embeds" in names and len(dims) == 3:
+        layers = (deepstack or {}).get(port.index)
+        shape = PartialShape((dims[0] if layers is None else Dimension.static(layers),
+                              Dimension.static(lead[0] * lead[1]), dims[2]))  # fmt: skip
+    else:
+        return None
+    return shape if port.target.compatible(shape) else None
 
 
 def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool = False) -> int:

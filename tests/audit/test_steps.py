@@ -604,6 +604,54 @@ def test_an_input_along_the_tokens_is_fed_each_step_for_its_new_token(tmp_path: 
     assert "zeros along the new token as 'visual_pos_masks', 'deepstack_visual_embeds'" in note, note
 
 
+def _deepstack_layers(path: Path, layers: int = 3, hidden: int = 16) -> Path:
+    """A language model whose deepstack inputs are used as Qwen3-VL's export uses them: ``visual_pos_masks`` flattened,
+    its cumulative count picking rows of each of ``layers`` deepstack layers (``deepstack_visual_embeds[l]``, rows
+    ``batch * tokens`` long), reshaped to the embeddings' shape and added where the mask says; then an RMSNorm."""
+    from openvino import opset13 as ops
+
+    embeds = _parameter([-1, -1, hidden], np.float32, "inputs_embeds")
+    visual = _parameter([-1, -1], np.bool_, "visual_pos_masks")
+    deep = _parameter([-1, -1, hidden], np.float32, "deepstack_visual_embeds")
+    zero = ops.constant(np.int64(0))
+    flat = ops.convert(ops.reshape(visual, ops.constant(np.array([-1], np.int64)), False), np.int64)
+    rows = ops.maximum(ops.subtract(ops.cumsum(flat, zero), ops.constant(np.int64(1))), zero)
+    where = ops.unsqueeze(ops.convert(visual, np.float32), ops.constant(np.int64(-1)))
+    x = embeds
+    for layer in range(layers):
+        picked = ops.gather(ops.gather(deep, ops.constant(np.int64(layer)), zero), rows, zero)
+        x = ops.add(x, ops.multiply(ops.reshape(picked, ops.shape_of(embeds), False), where))
+    mean = ops.reduce_mean(ops.multiply(x, x), ops.constant(np.array([-1], np.int64)), True, name="norm/ReduceMean")
+    y = ops.multiply(x, ops.sqrt(ops.add(mean, ops.constant(np.float32(1e-6)))))
+    y.output(0).set_names({"logits"})
+    ov.save_model(ov.Model([ops.result(y)], [embeds, visual, deep], "deepstack_layers"), path)
+    return path
+
+
+@pytest.mark.parametrize("embeds", [(1, 16), (2, 8), (3, 5)])
+def test_the_deepstack_inputs_follow_the_embeddings_in_the_first_run(tmp_path: Path, embeds: tuple[int, int]) -> None:
+    """Qwen3-VL's language model: the mask of the image's tokens and the deepstack features were filled generically,
+    so any embeddings but the default 8 tokens at batch 1 were refused ("refused every default tried"). They are made
+    along the embeddings, as optimum-intel's runtime makes them for a run without image tokens: an all-false mask
+    ``[batch, tokens]``, zeros ``[layers, batch * tokens, hidden]`` (the layers the graph selects); the audit runs,
+    its output that of OpenVINO's own run on those inputs."""
+    path = _deepstack_layers(tmp_path / "openvino_language_model.xml")
+    batch, tokens = embeds
+    doc = _audited(path, precision="f32", shapes={"inputs_embeds": PartialShape.static([batch, tokens, 16])})
+    assert doc.error is None, doc.error
+    made = {made.name: made for made in doc.inputs}
+    assert made["visual_pos_masks"].shape == (batch, tokens), made
+    assert made["deepstack_visual_embeds"].shape == (3, batch * tokens, 16), made
+    assert "optimum-intel's runtime makes it for a run without image tokens" in made["visual_pos_masks"].origin
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, {}, 0, shapes={"inputs_embeds": PartialShape.static([batch, tokens, 16])})
+    names = [port.get_any_name() for port in probe.inputs]
+    fed = {names[i]: array for i, array in arrays.items()}
+    assert not fed["visual_pos_masks"].any() and not fed["deepstack_visual_embeds"].any()
+    expected = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request().infer(fed)["logits"]
+    np.testing.assert_array_equal(run_steps(read_model(path), [], arrays, "CPU", "f32", None)[0].outputs[0], expected)
+
+
 def _hybrid(path: Path, whole_mask: bool, channels: int = 6, kernel: int = 4, vocab: int = 50) -> Path:
     """A model with a conv state as optimum-intel exports a Mamba-class hybrid (``cache_params.present.conv.0``,
     ``[batch, channels, kernel]``), no ``cache_position``: the new tokens' columns rolled into the state, each scaled by
