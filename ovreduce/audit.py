@@ -533,6 +533,12 @@ def audit_model(
     notes += _random_notes(*drawn)
     if positions is not None:
         _refuse_positions(probe, arrays, steps, positions)
+    empty = _emptied(probe, arrays) if static else []
+    if empty and _reshaped(as_is := read(), arrays):  # OpenVINO's CPU plugin crashes compiling a model reshaped to
+        ov_model, static = as_is, False  # an empty dim, and runs one as it is on the same inputs
+        notes.append(f"{', '.join(map(repr, empty))} {'is' if len(empty) == 1 else 'are'} empty: the model ran as it "
+                     f"is (its dynamic shapes), not reshaped to the inputs' static shapes, as OpenVINO's CPU plugin "
+                     f"cannot compile a model reshaped to an empty dimension")  # fmt: skip
     alone = bool(steps) and _mask_alone(probe, arrays, seed, read, device, precision, deadline)
     next_inputs, replay = _decoding(probe, arrays, steps, seed, alone, embed) if steps else (None, None)
     kinds = reductions()
@@ -2069,6 +2075,15 @@ def _refused_types(inputs: Sequence[AuditInput], exc: Exception) -> str:
     return (f"; the device takes no {types} input ({said}): OpenVINO refused the type itself, not the values ovreduce "
             f"fed (packed as OpenVINO lays out such a tensor), so the model cannot run on this device with that input "
             f"as it is")  # fmt: skip
+
+
+def _emptied(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> list[str]:
+    """The inputs of ``arrays`` with an empty dimension (a batch of 0, ids of no token), by name; a past key or value
+    (empty at the first step of generation, which a reshaped model compiles) is none."""
+    ports = ov_model.inputs
+    return [ports[i].get_any_name() if ports[i].get_names() else ports[i].get_node().get_friendly_name()
+            for i, a in sorted(arrays.items()) if 0 in a.shape and a.ndim
+            and not any(name.startswith(PAST) for name in ports[i].get_names())]  # fmt: skip
 
 
 def _fed_embeddings(names: Sequence[set[str]]) -> bool:

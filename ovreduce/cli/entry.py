@@ -160,8 +160,8 @@ def _supervise(command: str) -> int | None:
         os.kill(os.getpid(), number)
         return 128 + number
     _say(f"ovreduce {command}: OpenVINO crashed the process ({signal.Signals(number).name}, {_CRASHES[number]}) "
-         f"while it compiled or ran the model: the model, or an input ovreduce made for it (integers that must fit "
-         f"what they index or count: give such inputs), holds something its plugin cannot run, which ovreduce does "
+         f"while it compiled or ran the model: the model, or an input given or made for it (integers that must "
+         f"fit what they index or count: give such inputs), holds something its plugin cannot run, which ovreduce does "
          f"not know by name (those it knows it refuses, naming the layer) [{BackendError.code}]")  # fmt: skip
     return EXIT_INPUT
 
