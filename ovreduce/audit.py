@@ -1825,6 +1825,11 @@ def _decoding(
                 feeds[i] = np.concatenate([array, np.ones((batch, 1), dtype=array.dtype)], axis=1)
             elif kind == "positions" and array.ndim == 2 and array.size:  # each row's next (a left-padded row's less)
                 feeds[i] = (array.max(axis=-1, keepdims=True) + 1).astype(array.dtype)
+            elif kind == "positions" and array.ndim == 3 and array.size and "position_ids" in names[i]:
+                # per rotary section [sections, batch, tokens]: each row's next, one past its last in any section
+                # (optimum-intel's rope_deltas), every section alike
+                following = array.max(axis=(0, 2), keepdims=True) + 1
+                feeds[i] = np.broadcast_to(following, (*array.shape[:2], 1)).astype(array.dtype)
             elif kind == "positions" and array.ndim >= 1 and array.size:
                 feeds[i] = np.full((*array.shape[:-1], 1), int(array.max()) + 1, dtype=array.dtype)
             else:
@@ -1954,8 +1959,12 @@ def _refuse_positions(
         f" after a past of {past}" if past else "")  # fmt: skip
     mask = next((arrays[i] for i in sorted(arrays) if "attention_mask" in names[i] and arrays[i].ndim == 2
                  and arrays[i].shape[1] == past + tokens and arrays[i].size), None)  # fmt: skip
-    flat = [i for i, n in enumerate(names) if "position_ids" in n and ov_model.inputs[i].get_partial_shape().rank == 2]
-    if mask is not None and not mask.all() and flat:  # (positions per rotary section are not made along a mask)
+    flat = [
+        i
+        for i, n in enumerate(names)
+        if "position_ids" in n and ov_model.inputs[i].get_partial_shape().rank.get_length() in (2, 3)
+    ]  # (per rotary section too)
+    if mask is not None and not mask.all() and flat:
         # a padded batch (left padding): the positions made along the mask number each row's attended tokens alone
         span = int(np.count_nonzero(mask, axis=-1).max())
         said = (f"{span} token(s) of {ov_model.inputs[ids].get_any_name()!r} attended in a row of the mask given"

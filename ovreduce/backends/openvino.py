@@ -1637,18 +1637,20 @@ def _padded_positions(mask: npt.NDArray[Any], tokens: int) -> npt.NDArray[np.int
 def _attended_positions(
     ports: Sequence[_Port], names: Sequence[set[str]], port: _Port, dims: Sequence[int]
 ) -> tuple[npt.NDArray[np.int64], str] | None:
-    """``position_ids`` of ``dims`` ``[batch, tokens]`` made along a padded ``attention_mask`` given (one holding a
-    0 along the past and the tokens, the mask of a left-padded batch), and their origin: :func:`_padded_positions`;
-    None where no such mask is given."""
-    if "position_ids" not in names[port.index] or len(dims) != 2 or not dims[1]:
+    """``position_ids`` of ``dims`` ``[batch, tokens]`` (or ``[sections, batch, tokens]``, one row per rotary section:
+    Qwen2-VL's, each section alike, as optimum-intel's ``get_rope_index`` numbers text) made along a padded
+    ``attention_mask`` given (one holding a 0 along the past and the tokens, the mask of a left-padded batch), and
+    their origin: :func:`_padded_positions`; None where no such mask is given."""
+    if "position_ids" not in names[port.index] or len(dims) not in (2, 3) or not dims[-1]:
         return None
     mask = next((p.array for p in ports if p.array is not None and "attention_mask" in names[p.index]
                  and p.array.ndim == 2), None)  # fmt: skip
-    if mask is None or mask.shape[0] != dims[0] or mask.shape[1] < dims[1] or mask.all():
+    if mask is None or mask.shape[0] != dims[-2] or mask.shape[1] < dims[-1] or mask.all():
         return None
-    return _padded_positions(mask, dims[1]), (
+    positions = np.broadcast_to(_padded_positions(mask, dims[-1]), tuple(dims)).copy()
+    return positions, (
         "positions along the attention mask given: cumsum(mask) - 1 along each row, 1 at the padding, as "
-        "optimum-intel numbers a padded batch's tokens"
+        "optimum-intel numbers a padded batch's tokens" + (", each rotary section alike" if len(dims) == 3 else "")
     )
 
 

@@ -782,3 +782,43 @@ def test_a_left_padded_mask_given_numbers_the_positions_from_each_rows_first_tok
     assert _audited(LLAMA, precision="f32", steps=2, inputs=given, positions=table).error is None
     with pytest.raises(InputError, match=r"positions 0\.\.7 \(5 token\(s\) of 'input_ids' attended .*, then 3 decode"):
         _audited(LLAMA, precision="f32", steps=3, inputs=given, positions=table)
+
+
+def test_positions_per_rotary_section_follow_a_left_padded_mask(tmp_path: Path) -> None:
+    """Qwen2-VL's language model (``position_ids`` ``[3, batch, tokens]``) given a left-padded mask: its positions
+    were 0..n-1 in every row and the steps n, n+1..., where optimum-intel's ``get_rope_index`` numbers text
+    ``cumsum(mask) - 1`` (1 at the padding) in each section and each step one past the row's last position. The
+    audit's runs are a loop written with OpenVINO's API that numbers them so; the check of the positions the model
+    takes counts the tokens attended."""
+    path = _deepstack(tmp_path / "openvino_language_model.xml", hidden=12)  # (not batch * tokens wide)
+    mask = np.array([[0, 0, 0, 1, 1, 1, 1, 1], [1] * 8], np.int64)
+    probe = read_model(path)
+    names = [port.get_any_name() for port in probe.inputs]
+    shapes = {"inputs_embeds": PartialShape.static([2, 8, 12])}
+    arrays, _, _ = model_inputs(probe, {"attention_mask": mask}, 0, shapes=shapes)
+    first = {names[i]: array for i, array in arrays.items()}
+    text = np.cumsum(mask, axis=-1) - 1
+    text[mask == 0] = 1
+    np.testing.assert_array_equal(first["position_ids"], np.broadcast_to(text, (3, 2, 8)))
+    next_inputs, replay = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(path), [], arrays, "CPU", "f32", next_inputs)
+    request = ov.Core().compile_model(str(path), "CPU", EXACT).create_infer_request()
+    deltas = text.max(axis=-1, keepdims=True) + 1 - mask.shape[1]  # optimum-intel's rope_deltas
+    for step, run in enumerate(runs):
+        feeds = dict(first)
+        if step:
+            fed = replay(step, runs[step - 1])
+            assert fed is not None
+            cache_position = 8 + step - 1
+            feeds = {"inputs_embeds": fed[names.index("inputs_embeds")],
+                     "attention_mask": np.concatenate([mask, np.ones((2, step), np.int64)], axis=1),
+                     "position_ids": np.broadcast_to(cache_position + deltas, (3, 2, 1)),
+                     "visual_pos_masks": np.zeros((2, 1), np.bool_),
+                     "deepstack_visual_embeds": np.zeros((1, 2, 12), np.float32),
+                     "beam_idx": np.arange(2, dtype=np.int32)}  # fmt: skip
+        np.testing.assert_array_equal(run.outputs[0], request.infer(feeds)["logits"])
+    table = (8, "config.json: max_position_embeddings")  # 7 tokens attended and a step fit; 8 and a step do not
+    given = {"attention_mask": np.array([[0, 0, 1, 1, 1, 1, 1, 1], [0] + [1] * 7], np.int64)}
+    assert _audited(path, precision="f32", steps=1, inputs=given, shapes=shapes, positions=table).error is None
+    with pytest.raises(InputError, match=r"positions 0\.\.8 \(8 token\(s\) of 'inputs_embeds' attended"):
+        _audited(path, precision="f32", steps=1, inputs={"attention_mask": mask}, shapes=shapes, positions=table)
