@@ -1800,6 +1800,10 @@ def _decoding(
         if step > steps:
             return None
         feeds: dict[int, npt.NDArray[Any]] = {}
+        prior = next((a for j, a in recorded[-1].items() if names[j] & GROWING_MASKS and a.ndim == 2
+                      and made[j].kind == "ones"), None)  # fmt: skip
+        # the rows of the mask so far that attend no token (a row of padding alone): the new token is their first
+        unattended = None if prior is None or mamba else ~(prior != 0).any(axis=-1, keepdims=True)
         for i, array in recorded[-1].items():
             kind, batch = made[i].kind, (array.shape[0] if array.ndim else 1)
             if i == token and array.ndim == 2:
@@ -1824,7 +1828,10 @@ def _decoding(
                 # padding kept), and the new token attended, as generation grows it
                 feeds[i] = np.concatenate([array, np.ones((batch, 1), dtype=array.dtype)], axis=1)
             elif kind == "positions" and array.ndim == 2 and array.size:  # each row's next (a left-padded row's less)
-                feeds[i] = (array.max(axis=-1, keepdims=True) + 1).astype(array.dtype)
+                following = array.max(axis=-1, keepdims=True) + 1
+                if unattended is not None and unattended.shape == following.shape:  # cumsum(mask) - 1: its first
+                    following = np.where(unattended, 0, following)
+                feeds[i] = following.astype(array.dtype)
             elif kind == "positions" and array.ndim == 3 and array.size and "position_ids" in names[i]:
                 # per rotary section [sections, batch, tokens]: each row's next, one past its last in any section
                 # (optimum-intel's rope_deltas), every section alike

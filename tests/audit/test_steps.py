@@ -784,6 +784,22 @@ def test_a_left_padded_mask_given_numbers_the_positions_from_each_rows_first_tok
         _audited(LLAMA, precision="f32", steps=3, inputs=given, positions=table)
 
 
+def test_a_row_of_padding_alone_numbers_its_first_token_zero() -> None:
+    """A row of the mask given that is padding alone: its first run's positions are the fill 1, and the steps took
+    that fill for the row's last position (2, 3); optimum-intel's ``cumsum(mask) - 1`` gives its first attended token
+    position 0. The logits are a generation loop's, written with OpenVINO's API."""
+    prompt = np.array([[5, 17, 300, 42, 7, 9], [11, 12, 13, 14, 15, 16]], np.int64)
+    mask = np.array([[0] * 6, [1] * 6], np.int64)
+    probe = read_model(LLAMA)
+    arrays, _, _ = model_inputs(probe, {"input_ids": prompt, "attention_mask": mask}, 0)
+    next_inputs, replay = _decoding(probe, arrays, 2, 0)
+    runs = run_steps(read_model(LLAMA), [], arrays, "CPU", "f32", next_inputs)
+    position = [port.get_any_name() for port in probe.inputs].index("position_ids")
+    assert [replay(step, runs[step - 1])[position].tolist() for step in (1, 2)] == [[[0], [6]], [[1], [7]]]  # type: ignore[index]
+    for run, logits in zip(runs, _generate_padded(prompt, mask, 2), strict=True):
+        np.testing.assert_array_equal(run.outputs[0], logits)
+
+
 def test_positions_per_rotary_section_follow_a_left_padded_mask(tmp_path: Path) -> None:
     """Qwen2-VL's language model (``position_ids`` ``[3, batch, tokens]``) given a left-padded mask: its positions
     were 0..n-1 in every row and the steps n, n+1..., where optimum-intel's ``get_rope_index`` numbers text
