@@ -109,6 +109,7 @@ from ovreduce.headroom import (
     ABOVE_NODES,
     CONVERSIONS,
     FINITE_MAX,
+    MOVING,
     TARGETS,
     Chain,
     arrive,
@@ -1023,6 +1024,9 @@ def _target_step(
     added = None if eps is None else eps[0]
     # the op's Constant operands (an exponent, a scale): converted, but no value that flows through the chain
     operands = chain.constants  # (a Constant behind a decompression Convert too: a compressed IR's exponent)
+    if operands is not None and chain.op is not None:  # but rows a Gather looks up by the model's data (an
+        # embedding table's, the ids': every LLM's first norm) are the values that flow through the chain
+        operands = [fixed and not _looked_up(chain.op.input_value(i)) for i, fixed in enumerate(operands)]
     try:
         # the ops above the chain: their values, and where one reaches the type's maximum, what they deliver to it
         path = arrive(chain, lambda mark: _exact_float(run.marked[mark]), target) if chain.above else None
@@ -2091,6 +2095,27 @@ def _refused_types(inputs: Sequence[AuditInput], exc: Exception) -> str:
     return (f"; the device takes no {types} input ({said}): OpenVINO refused the type itself, not the values ovreduce "
             f"fed (packed as OpenVINO lays out such a tensor), so the model cannot run on this device with that input "
             f"as it is")  # fmt: skip
+
+
+def _looked_up(source: Any, budget: int = 32) -> bool:
+    """Whether the values of the output ``source``, moved from Constants only (:data:`MOVING`), are picked by a
+    Gather of indices that are no Constant's (an embedding lookup of token ids): they vary with the model's input,
+    as its data does, though OpenVINO converts them as a Constant's."""
+    todo, seen = [source], 0
+    while todo and seen < budget:
+        node = todo.pop().get_node()
+        seen += 1
+        kind = node.get_type_name()
+        if kind == "Gather":
+            indices = node.input_value(1)
+            while indices.get_node().get_type_name() == "Convert":
+                indices = indices.get_node().input_value(0)
+            if indices.get_node().get_type_name() != "Constant":
+                return True
+        if kind in MOVING:
+            carried = MOVING[kind]
+            todo += [node.input_value(i) for i in (range(node.get_input_size()) if carried is None else carried)]
+    return False
 
 
 def _emptied(ov_model: Any, arrays: Mapping[int, npt.NDArray[Any]]) -> list[str]:

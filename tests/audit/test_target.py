@@ -1077,6 +1077,36 @@ def test_the_largest_magnitude_is_the_datas_not_the_power_exponents(tmp_path: Pa
     assert target.message.startswith("largest magnitude 0.02 (the input of Power 'norm/pow'"), target.message
 
 
+@pytest.mark.parametrize("precision", ["f32", None])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_the_largest_magnitude_after_an_embedding_lookup_is_the_embeddings(
+    tmp_path: Path, precision: str | None, compressed: bool
+) -> None:
+    """Every LLM's first RMSNorm reads the rows an embedding Gather looks up in a Constant table (an f16 one behind
+    a decompression Convert, where the IR is compressed): those values, moved from a Constant, were taken for an
+    operand as the exponent is, every input then counted and the exponent 2 shown as the largest magnitude. The
+    largest is that of the rows looked up, as the f32 model run by OpenVINO gives them."""
+    rng = np.random.default_rng(0)
+    ids = ops.parameter([-1, -1], np.int64, name="input_ids")
+    values = (rng.standard_normal((100, 16)) * 0.02).astype(np.float16 if compressed else np.float32)
+    table: Any = ops.constant(values)
+    if compressed:
+        table = ops.convert(table, np.float32)
+    rows = ops.gather(table, ops.convert(ids, np.int32), ops.constant(np.int32(0)), name="embed_tokens/Gather")
+    power = ops.power(rows, ops.constant(np.full((1, 1, 1), 2, np.float32)), name="norm/pow")
+    mean = ops.reduce_mean(power, ops.constant(np.array([-1], np.int64)), True, name="norm/ReduceMean")
+    out = ops.divide(rows, ops.sqrt(ops.add(mean, ops.constant(np.full((1, 1, 1), 1e-6, np.float32)))))
+    ov.save_model(ov.Model([out], [ids], "embed_norm"), tmp_path / "m.xml", compress_to_fp16=False)
+    given = rng.integers(0, 100, (1, 8)).astype(np.int64)
+    looked_up = ov.Core().compile_model(ov.Model([rows], [ids]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    largest = float(np.max(np.abs(looked_up({"input_ids": given})[0])))
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs={"input_ids": given}, target="f16",
+                      **({"precision": precision} if precision else {}))  # fmt: skip
+    target = _row(doc, "norm/ReduceMean").target
+    assert target is not None and target.largest == largest, target
+    assert target.message.startswith(f"largest magnitude {largest:.3g} (the input of Power"), target.message
+
+
 @pytest.mark.parametrize("scale", [0.125, 0.25, 0.5])
 def test_the_bound_and_the_emulation_give_a_row_the_same_largest(scale: float) -> None:
     """The rounding bound (which settles a row cheaply, here where f16's absolute tolerance covers what rounding the
