@@ -490,8 +490,9 @@ def conform_array(
     """
     if not (model_input and etype.name in INPUT_ONLY_TYPES):
         _check_executable(etype)
+    expects = "the model declares it" if model_input else "the layer expects"  # (a whole model's input: audit's)
     if not shape.compatible(PartialShape.static(array.shape)):
-        raise InputError(f"{what} has shape {list(array.shape)} but the layer expects {shape}")
+        raise InputError(f"{what} has shape {list(array.shape)} but {expects} {shape}")
     if etype.name in INPUT_ONLY_TYPES:
         return _check_input_only(_raw_read(array, np.dtype(etype.numpy)), etype, what)
     target = np.dtype(etype.numpy)
@@ -506,7 +507,7 @@ def conform_array(
     compatible = src_kind == dst_kind or (src_kind in "iu" and dst_kind in "iu")
     if not compatible:
         held = "BYTES (text)" if array.dtype.kind in "USO" else array.dtype
-        raise InputError(f"{what} holds {held} values but the layer expects {etype}; give it {etype} values")
+        raise InputError(f"{what} holds {held} values but {expects} {etype}; give it {etype} values")
     if src_kind in "iu" and array.size:  # by value: -1 would go to u64 and back unchanged
         low, high = int(array.min()), int(array.max())
         info = np.iinfo(target)

@@ -1085,3 +1085,21 @@ def test_a_diffusion_transformers_text_tokens_are_not_a_decoders_encoder_output(
     assert not any(note.startswith("the encoder's inputs not given") for note in doc.notes), doc.notes
     (rms,) = doc.layers
     assert rms.ok, rms
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (np.array([[1.5, 2, 3]], np.float32), "input 'input_ids' holds float32 values but the model declares it i64"),
+        (np.zeros((1, 2, 8), np.int64), "input 'input_ids' has shape [1, 2, 8] but the model declares it [?,?]"),
+    ],
+)
+def test_a_given_model_input_that_does_not_fit_is_said_to_be_the_models(given: np.ndarray, said: str) -> None:
+    """audit takes the model's inputs, not a layer's: an input given of the wrong type or rank was refused "but the
+    layer expects"; the refusal names what the model declares, as OpenVINO's model reads it."""
+    path = EXPORTS / "llama_int4" / "openvino_model.xml"
+    port = next(p for p in ov.Core().read_model(path).inputs if p.get_any_name() == "input_ids")
+    assert (port.get_element_type().get_type_name(), str(port.get_partial_shape())) == ("i64", "[?,?]")
+    with pytest.raises(InputError) as refused:
+        _audit(path, precision="f32", inputs={"input_ids": given})
+    assert said in str(refused.value), refused.value
