@@ -1139,6 +1139,7 @@ def model_inputs(
     refuse_ambiguous(given, inputs, "inputs")
     refuse_ambiguous(shapes, inputs, "shapes")
     ports: list[_Port] = []
+    declared_kept: dict[int, dict[int, tuple[int, str]]] = {}  # dims left open over static ones: the size kept
     for index, port in enumerate(ov_model.inputs):
         names = known[index]
         etype = element_type(port.get_element_type().get_type_name())
@@ -1176,7 +1177,18 @@ def model_inputs(
         if len(target.dims) > _MAX_RANK:
             raise InputError(f"{what} has rank {len(target.dims)}: inputs of more than {_MAX_RANK} dimensions cannot "
                              f"be made (NumPy's limit)")  # fmt: skip
-        ports.append(_Port(index, label, etype, declared, target, None, ""))
+        asked: Any = None
+        if shape_match is not None and declared.dims is not None and len(declared.dims) == len(target.dims):
+            # a dim left open over one the model declares static (`inputs_embeds=[2,16,?]` of [?,?,64]): OpenVINO's
+            # reshape frees it, but the declared size is the one the file says fits; it is made that size
+            kept = [i for i, (d, t) in enumerate(zip(declared.dims, target.dims, strict=True))
+                    if d.is_static and not t.is_static and t.contains(d)]  # fmt: skip
+            if kept:
+                asked = target
+                target = PartialShape(tuple(declared.dims[i] if i in kept else t for i, t in enumerate(target.dims)))
+                for i in kept:
+                    declared_kept.setdefault(index, {})[i] = (declared.dims[i].lo, "the size the model declares")
+        ports.append(_Port(index, label, etype, declared, target, None, "", asked))
     free_past = {p.index for p in ports if p.free and any(n.startswith(PAST) for n in known[p.index])}
     past, cross_why = _past_length(ports, known), _cross_length(ports, known, encoder)[1]  # (as given or shaped)
     made_encoder = [p.label for p in ports if _open(p) and known[p.index] & ENCODER_INPUTS]
@@ -1187,6 +1199,8 @@ def model_inputs(
     filled = [p.label for p in made_past if 0 not in p.target.to_list() and not _encoders(known[p.index])]
     filled_cross = [p.label for p in made_past if 0 not in p.target.to_list() and _encoders(known[p.index])]
     pins = channel_pins(ov_model)
+    for index, sizes in declared_kept.items():
+        pins.setdefault(index, {}).update(sizes)
     sized: dict[int, tuple[int, str]] = {}  # the permutations sized by the axis they index (dim 0)
     floors = {**_images(ports, known, pins, image), **_waveforms(ports, known, pins, audio)}
     try:

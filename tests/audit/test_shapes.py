@@ -733,3 +733,29 @@ def test_a_patch_mask_and_patch_positions_follow_the_images_patches(tmp_path: Pa
     given = {"pixel_values": np.zeros((1, 3, 16, 24), np.float32)}
     fed = {names[i]: array for i, array in model_inputs(ov.Core().read_model(path), given, 0, image=image)[0].items()}
     assert fed["patch_attention_mask"].shape == (1, 2, 3) and fed["patch_position_ids"].tolist() == [list(range(6))]
+
+
+@pytest.mark.parametrize("open_dim", ["?", "1..100"])
+def test_a_dim_left_open_over_a_declared_size_is_made_that_size(tmp_path: Path, open_dim: str) -> None:
+    """``--shape inputs_embeds=[2,16,?]`` over a declared ``[?,?,64]``: OpenVINO's reshape frees the 64, and the fill
+    made the dim 1, a width no model of the export takes (an RMSNorm over one element; where the weight does not
+    broadcast, every default refused). The declared size is kept, and a note says so; the shape OpenVINO infers
+    for the norm's input is that of the model reshaped to it."""
+    x = ops.parameter([-1, -1, 64], np.float32, name="inputs_embeds")
+    mean = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2))), _axes(-1), True, name="norm/ReduceMean")
+    y = ops.multiply(ops.divide(x, ops.sqrt(ops.add(mean, ops.constant(np.float32(1e-6))))),
+                     ops.constant(np.ones((1, 1, 64), np.float32)))  # fmt: skip
+    path = _save(ov.Model([y], [x], "norm"), tmp_path / "m.xml")
+    doc = audit_model(
+        load_ir(path), precision="f32", shapes={"inputs_embeds": PartialShape.parse(f"[2,16,{open_dim}]")}
+    )
+    assert doc.error is None, doc.error
+    assert [tuple(i.shape) for i in doc.inputs] == [(2, 16, 64)], doc.inputs
+    reshaped = ov.Core().read_model(path)
+    reshaped.reshape({"inputs_embeds": [2, 16, 64]})
+    power = next(op for op in reshaped.get_ordered_ops() if op.get_type_name() == "Power")
+    (layer,) = doc.layers
+    assert list(layer.input_shape) == list(power.get_output_partial_shape(0).to_shape()), layer
+    assert layer.status == "ok", layer
+    assert any("dynamic dimension 2 (" in n and "set to 64, the size the model declares" in n for n in doc.notes), (
+        doc.notes)  # fmt: skip
