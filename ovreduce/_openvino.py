@@ -301,7 +301,26 @@ def _tokenizers_pip() -> str:
     return f'pip install "openvino-tokenizers=={release}.*"'
 
 
-def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str:
+_MADE_BY = re.compile(rb'<openvino_tokenizers_version\s+value="([^"<>]{1,100})"')
+
+
+def made_by_tokenizers(path: str | os.PathLike[str] | None) -> str | None:
+    """The openvino-tokenizers release that wrote the IR at ``path`` (its ``<rt_info><openvino_tokenizers_version>``,
+    which its converter records, at the file's end), where it says one."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as file:
+            file.seek(max(0, os.fstat(file.fileno()).st_size - (1 << 16)))
+            hit = _MADE_BY.search(file.read())
+    except OSError:
+        return None
+    return None if hit is None else hit[1].decode("utf-8", "replace")
+
+
+def read_failure(
+    exc: BaseException, ops: Iterable[tuple[str, str]] = (), source: str | os.PathLike[str] | None = None
+) -> str:
     """Why OpenVINO refused a model, on one line: its own message, and, where it refused an op of no OpenVINO
     opset, the op types of the model that no loaded extension provides and where each comes from
     (openvino-tokenizers: the pip command of the release for this OpenVINO; others: :data:`LOAD_EXTENSION`).
@@ -309,6 +328,7 @@ def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str
     Args:
         exc: what OpenVINO raised reading the model.
         ops: the model's ``(type, version)`` pairs, bodies included (an IR's layers); none for other formats.
+        source: the model's IR file, whose rt_info may name the openvino-tokenizers release that made it.
 
     Raises:
         MemoryLimitError: OpenVINO (or ovreduce, handing it the model) ran out of memory: the process's memory bound
@@ -326,7 +346,7 @@ def read_failure(exc: BaseException, ops: Iterable[tuple[str, str]] = ()) -> str
     refused, version = hit.groups()
     if _STANDARD_OPSET.fullmatch(version):  # opset99: a newer OpenVINO's IR, no extension helps
         return message
-    return f"{_missing_ops(refused, version, ops)} (OpenVINO: {message})"
+    return f"{_missing_ops(refused, version, ops, source)} (OpenVINO: {message})"
 
 
 # How OpenVINO says it ran out of memory: C++'s std::bad_alloc (pybind11 makes a bare one a MemoryError), after what it
@@ -354,8 +374,11 @@ def lacks_extension(failure: str) -> bool:
     return hit is not None and not _STANDARD_OPSET.fullmatch(hit[2])
 
 
-def _missing_ops(refused: str, version: str, ops: Iterable[tuple[str, str]]) -> str:
+def _missing_ops(
+    refused: str, version: str, ops: Iterable[tuple[str, str]], source: str | os.PathLike[str] | None = None
+) -> str:
     tokenizers = tokenizers_status()  # None: loaded
+    ops = list(ops)
     others_loaded = any(e.name != TOKENIZERS_MODULE for e in loaded_extensions())
     missing = {refused}
     if not others_loaded:  # no extension of the user's: every op of that version is missing, but tokenizers'
@@ -381,7 +404,21 @@ def _missing_ops(refused: str, version: str, ops: Iterable[tuple[str, str]]) -> 
                 f"{what}: {_lower_first(tokenizers)}; install the release for OpenVINO {_version('openvino')}: "
                 f"{_tokenizers_pip()}"
             )
-    if unknown:
+    tokenizer_ir = any(t in TOKENIZER_OPS and v == version for t, v in ops)
+    if unknown and tokenizers is None and tokenizer_ir:  # a tokenizer's op this openvino-tokenizers does not know
+        one = len(unknown) == 1
+        made_by = made_by_tokenizers(source)
+        which = f"{', '.join(unknown)} {_is(one)}" if from_tokenizers else ("it is" if one else "they are")
+        said = (f"{which} no op of the loaded openvino-tokenizers {_version('openvino-tokenizers')}, though the "
+                f"model's other ops of that version are its: ")  # fmt: skip
+        if made_by is not None:
+            said += (f"the tokenizer was made by openvino-tokenizers {made_by} (its rt_info): install that release "
+                     f"(with the OpenVINO it matches), or convert the tokenizer again with this one")  # fmt: skip
+        else:
+            said += ("a newer openvino-tokenizers' op, most likely: install the release that made the tokenizer, or "
+                     "convert it again with this one")  # fmt: skip
+        parts.append(said)
+    elif unknown:
         which = "" if not from_tokenizers else f"for {', '.join(unknown)}, "
         parts.append(f"{which}{LOAD_EXTENSION} {'it' if len(unknown) == 1 else 'them'}")
     return "; ".join(parts)

@@ -516,7 +516,9 @@ def audit_model(
     try:
         ov_model = read()
     except Exception as exc:  # OpenVINO refusing the model is a finding
-        return report(None, [], [], [], f"OpenVINO could not read the model: {read_failure(exc, model.op_types())}")
+        return report(
+            None, [], [], [], f"OpenVINO could not read the model: {read_failure(exc, model.op_types(), model.source)}"
+        )
     if steps and not ov_model.get_sinks():
         raise InputError(
             f"{steps} decode step(s) asked for, but {model.source} has no state (ReadValue/Assign) to carry "

@@ -302,7 +302,7 @@ def tokenize(export: Export, text: str) -> dict[str, npt.NDArray[Any]]:
     try:
         model = core().read_model(str(path))
     except Exception as exc:  # most often: openvino-tokenizers' extension is not loaded
-        reason = read_failure(exc, _op_types(path))
+        reason = read_failure(exc, _op_types(path), path)
         raise BackendError(f"{path}: OpenVINO could not read the tokenizer: {reason}") from None
     if len(model.inputs) != 1:
         raise InputError(f"{path}: the tokenizer takes {len(model.inputs)} texts (pairs); tokenize gives it one")

@@ -180,3 +180,36 @@ def test_openvino_is_not_imported_to_find_an_extension() -> None:
     )
     done = python(code, without_tokenizers=False)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize("made_by", ["2027.1.0.0-100-abcdef", None])
+def test_a_tokenizer_op_the_loaded_release_lacks_names_the_releases(tmp_path: Path, made_by: str | None) -> None:
+    """A tokenizer made by a newer openvino-tokenizers holds an op the loaded one lacks: the refusal said to load the
+    extension library that provides it (with openvino-tokenizers loaded, its other ops read) and named no release.
+    It names the loaded release and the one the tokenizer's rt_info says made it, and sends nobody to --extension."""
+    from ovreduce.audit import audit_model
+
+    source = Path(__file__).resolve().parent / "exports" / "llama_int4" / "openvino_tokenizer"
+    text = source.with_suffix(".xml").read_text(encoding="utf-8")
+    text = text.replace('type="Truncate" version="extension"', 'type="TruncateV2" version="extension"', 1)
+    text = re.sub(r'\s*<openvino_tokenizers_version value="[^"]*" />', "", text)
+    if made_by is not None:
+        text = text.replace("</rt_info>", f'<openvino_tokenizers_version value="{made_by}" /></rt_info>', 1)
+    path = tmp_path / "openvino_tokenizer.xml"
+    path.write_text(text, encoding="utf-8")
+    path.with_suffix(".bin").write_bytes(source.with_suffix(".bin").read_bytes())
+    with pytest.raises(RuntimeError, match="TruncateV2"):  # OpenVINO's own reader, openvino-tokenizers loaded
+        _openvino.core().read_model(str(path))
+    model = load_ir(path)
+    try:
+        error = audit_model(model).error
+    finally:
+        model.close()
+    loaded = _openvino._version("openvino-tokenizers")  # the package's release, as pip knows it
+    said = f"TruncateV2 (version 'extension'); it is no op of the loaded openvino-tokenizers {loaded}, though"
+    assert error is not None and said in error, error
+    assert _openvino.LOAD_EXTENSION not in error, error
+    if made_by is not None:
+        assert f"the tokenizer was made by openvino-tokenizers {made_by} (its rt_info): install that release" in error
+    else:
+        assert "a newer openvino-tokenizers' op, most likely" in error, error
