@@ -520,6 +520,22 @@ def _prompt_inputs(
     ids (the export's text-embeddings model), where there is one."""
     from ovreduce.exports import tokenize
 
+    params = [layer for layer in model.layers if layer.type == "Parameter"]
+    label = (next((n for port in params[0].outputs for n in port.names), params[0].name) if len(params) == 1
+             else None)  # fmt: skip
+    kind = None if label is None or params[0].element_type is None else params[0].element_type.name
+    if label is not None and label not in given and kind == "string":  # a tokenizer IR: its text is the prompt
+        import numpy as np
+
+        origins[label] = "the prompt's text"
+        return {label: np.array([text])}
+    if (label is not None and label not in given and kind in ("i32", "i64")
+            and any(layer.type == "VocabDecoder" for layer in model.layers)):  # fmt: skip
+        # a detokenizer IR: its one input is token ids, by position (openvino-tokenizers leaves it unnamed)
+        ids = tokenize(export, text).get("input_ids")
+        if ids is not None:
+            origins[label] = f"the prompt's token ids, {int(ids.shape[-1])} through {export.tokenizer.name}"
+            return {label: ids}
     names = _refuse_without_tokens(model)  # before the tokenizer: none would help a model that takes no text
     tokens = tokenize(export, text)
     embedded = "input_ids" in tokens and "input_ids" not in names and "inputs_embeds" in names

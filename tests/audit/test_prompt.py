@@ -641,3 +641,28 @@ def test_a_prompt_for_a_model_of_a_folder_of_several_takes_the_tokenizer_beside_
     tokens = tokenize(find_export(LLAMA), "hi there")["input_ids"].shape[-1]
     origins = {i["name"]: i["origin"] for i in doc["inputs"]}  # type: ignore[attr-defined]
     assert origins["input_ids"] == f"the prompt, {tokens} tokens through openvino_tokenizer.xml", origins
+
+
+def test_the_detokenizer_takes_the_prompts_ids_and_the_tokenizer_its_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """--prompt on an export's tokenizer IRs was refused as "takes no token ids": the detokenizer's one input is the
+    token ids (unnamed: openvino-tokenizers leaves it so), the tokenizer's the text. The detokenizer gets the ids
+    the export's tokenizer gives the prompt, as OpenVINO's tokenizer run alone gives them, and the tokenizer the
+    prompt itself."""
+    import openvino as ov
+
+    from ovreduce._openvino import core
+
+    folder = Path(__file__).resolve().parents[1] / "exports" / "llama_int4"
+    ids = core().compile_model(str(folder / "openvino_tokenizer.xml"), "CPU")(
+        [ov.Tensor(np.array(["hello there"]))])["input_ids"]  # fmt: skip
+    status, out, err = run_cli(capsys, "audit", str(folder / "openvino_detokenizer.xml"), "--prompt", "hello there",
+                               "--format", "json")  # fmt: skip
+    assert status == 0, err
+    [fed] = json.loads(out)["inputs"]
+    assert fed["shape"] == list(ids.shape) and fed["element_type"] == "i64", fed
+    assert fed["origin"] == f"the prompt's token ids, {ids.shape[-1]} through openvino_tokenizer.xml", fed
+    status, out, err = run_cli(capsys, "audit", str(folder / "openvino_tokenizer.xml"), "--prompt", "hello there",
+                               "--format", "json")  # fmt: skip
+    assert status in (0, 1), err
+    [fed] = json.loads(out)["inputs"]
+    assert fed["origin"] == "the prompt's text" and fed["shape"] == [1], fed
