@@ -1339,6 +1339,11 @@ def _follow_token_ids(
 
     ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
              for p in ports]  # fmt: skip
+    batch_given = _batch_given(ports, names)
+    if batch_given is not None:  # ids made beside a past or beams given of another batch: theirs, as generation's
+        ports = [_rebatched(p, batch_given) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None
+                 and p.asked is None and p.target.is_static and p.declared.compatible(p.target) else p
+                 for p in ports]  # fmt: skip
     if kernel is not None:
         columns = PartialShape.static([kernel[0]])
         ports = [replace(p, target=columns) if p.free and "cache_position" in names[p.index]
@@ -1415,6 +1420,30 @@ def _visual(port: _Port, names: set[str], lead: Sequence[int], deepstack: Mappin
     else:
         return None
     return shape if port.target.compatible(shape) else None
+
+
+def _batch_given(ports: Sequence[_Port], names: Sequence[set[str]]) -> int | None:
+    """The batch of the past keys and values given or shaped (``[batch, heads, past, head size]``, not a decoder's
+    cross-attention past), or of a stateful LLM's ``beam_idx`` (one per sequence) so given: the batch the sequence
+    is generated at; None where none says one."""
+    for p in ports:
+        shape = p.array.shape if p.array is not None else p.target.to_list() if p.target.is_static else None
+        if shape is None or p.free or not shape:
+            continue
+        past = (any(n.startswith(PAST) for n in names[p.index]) and not _encoders(names[p.index])
+                and len(shape) == 4)  # fmt: skip
+        if past or ("beam_idx" in names[p.index] and len(shape) == 1):
+            return int(shape[0])
+    return None
+
+
+def _rebatched(port: _Port, batch: int) -> _Port:
+    """``port`` (token ids or embeddings ovreduce makes, at a static shape) at ``batch``, where its declared shape
+    allows it."""
+    from ovreduce.shapes import PartialShape
+
+    shape = PartialShape.static([batch, *port.target.to_list()[1:]])
+    return replace(port, target=shape) if port.declared.compatible(shape) else port
 
 
 def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool = False) -> int:

@@ -1103,3 +1103,27 @@ def test_a_given_model_input_that_does_not_fit_is_said_to_be_the_models(given: n
     with pytest.raises(InputError) as refused:
         _audit(path, precision="f32", inputs={"input_ids": given})
     assert said in str(refused.value), refused.value
+
+
+@pytest.mark.parametrize("how", ["inputs", "shapes"])
+def test_the_inputs_made_beside_a_past_take_its_batch(tmp_path: Path, how: str) -> None:
+    """A past of batch 2 given (or shaped) to an export without state: the ids, mask and positions were made at
+    batch 1, and OpenVINO's shape inference refused the Concat of the past and the new keys, a refusal blamed on "the
+    shapes given". They take the past's batch, as the step of generation that past is for; the model runs them as
+    OpenVINO runs the same arrays."""
+    ids, mask, positions, past, keys = _stateless_llm()
+    ov.save_model(ov.Model([keys], [ids, mask, positions, past]), tmp_path / "m.xml", compress_to_fp16=False)
+    value = np.random.default_rng(3).standard_normal((2, 2, 5, 4)).astype(np.float32)
+    options: dict[str, Any] = ({"inputs": {"past_key_values.0.key": value}} if how == "inputs" else
+                               {"shapes": {"past_key_values.0.key": PartialShape.static([2, 2, 5, 4])}})  # fmt: skip
+    doc = _audit(tmp_path / "m.xml", precision="f32", **options)
+    assert doc.error is None, doc.error
+    shapes = {i.name: tuple(i.shape) for i in doc.inputs}
+    assert shapes["input_ids"] == shapes["position_ids"] == (2, 8) and shapes["attention_mask"] == (2, 13), shapes
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    probe = read_model(tmp_path / "m.xml")
+    arrays, _, _ = model_inputs(probe, options.get("inputs"), 0, shapes=options.get("shapes"))
+    fed = {port.get_any_name(): arrays[i] for i, port in enumerate(probe.inputs)}
+    expected = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(fed)[0]
+    assert expected.shape == (2, 2, 4), expected.shape
