@@ -153,7 +153,7 @@ def test_uncompilable_model_exits_1_with_openvinos_message(
         (["audit", "{tmp}/not_xml.xml"], "the file is not text: it begins with the byte 0x00"),
         (["audit", "{u8}", "--input", "nope={hundreds}"], "'nope' names no model input"),
         (["audit", "{u8}", "--input", "x={tmp}/absent.npy"], "no such file"),
-        (["audit", "{u8}", "--input", "x={tmp}/floats.npy"], "expects u8; give it u8 values"),
+        (["audit", "{u8}", "--input", "x={tmp}/floats.npy"], "declares it u8; give it u8 values"),
     ],
     ids=["missing", "not-xml", "unknown-input", "missing-input-file", "wrong-kind"],
 )
