@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -194,41 +194,76 @@ def refuse_known_crashes(ov_model: Any) -> None:
     TensorIterator that slices with stride 0 (it divides by it: SIGFPE), a ReorgYolo of stride 0 (the same), a Slice
     of static data whose axes are computed at run time (SIGSEGV, whatever the axes), and the values of
     :func:`_crashing` where they are constant or computed from Constants (it reads and writes outside its buffers:
-    SIGSEGV)."""
-    graphs = [ov_model]
-    while graphs:
-        graph = graphs.pop()
-        for node in graph.get_ordered_ops():
-            kind = node.get_type_name()
-            if kind in ("Loop", "TensorIterator"):
-                _refuse_crashing_port_maps(kind, node)
-                graphs.append(node.get_function())
-            elif kind == "If":
-                graphs.extend((node.get_then_body(), node.get_else_body()))
-            elif kind == "ReorgYolo" and 0 in list(node.get_attributes().get("stride", [])):
+    SIGSEGV). A body's values are followed through the port maps that feed it (:class:`_Graphs`)."""
+    graphs = _Graphs(ov_model)
+    for node in graphs.ops:
+        kind = node.get_type_name()
+        if kind in ("Loop", "TensorIterator"):
+            _refuse_crashing_port_maps(kind, node)
+        elif kind == "ReorgYolo" and 0 in list(node.get_attributes().get("stride", [])):
+            raise IRStructureError(
+                f"ReorgYolo {node.get_friendly_name()!r}: its stride is 0; OpenVINO's CPU plugin divides by it (a "
+                f"crash of the process), so ovreduce does not run it"
+            )
+        elif (
+            kind == "Slice"
+            and node.get_input_size() > 4
+            and node.get_input_partial_shape(0).is_static
+            and bool(_inputs_above(node.input_value(4), graphs, through_shapes=False))
+        ):
+            raise IRStructureError(
+                f"Slice {node.get_friendly_name()!r}: its axes are computed at run time, and its data's shape is "
+                f"static; OpenVINO's CPU plugin crashes on such a Slice whatever the axes, so ovreduce does not "
+                f"run it"
+            )
+        elif kind in _CRASHING:
+            wrong = _crashing(node, partial(_constant_port, node, graphs))
+            if wrong is not None:
                 raise IRStructureError(
-                    f"ReorgYolo {node.get_friendly_name()!r}: its stride is 0; OpenVINO's CPU plugin divides by it (a "
-                    f"crash of the process), so ovreduce does not run it"
+                    f"{kind} {node.get_friendly_name()!r}: its {wrong[0]} {wrong[1]}; OpenVINO's CPU plugin then "
+                    f"reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
                 )
-            elif (
-                kind == "Slice"
-                and node.get_input_size() > 4
-                and graph is ov_model  # (a body's Parameter may be fed a Constant, which OpenVINO folds)
-                and node.get_input_partial_shape(0).is_static
-                and bool(_inputs_above(node.input_value(4), through_shapes=False))
-            ):
-                raise IRStructureError(
-                    f"Slice {node.get_friendly_name()!r}: its axes are computed at run time, and its data's shape is "
-                    f"static; OpenVINO's CPU plugin crashes on such a Slice whatever the axes, so ovreduce does not "
-                    f"run it"
-                )
-            elif kind in _CRASHING:
-                wrong = _crashing(node, partial(_constant_port, node))
-                if wrong is not None:
-                    raise IRStructureError(
-                        f"{kind} {node.get_friendly_name()!r}: its {wrong[0]} {wrong[1]}; OpenVINO's CPU plugin then "
-                        f"reads and writes outside its buffers (a crash of the process), so ovreduce does not run it"
-                    )
+
+
+class _Graphs:
+    """A model's graphs, its own and its bodies' at any depth (``ops``: all their ops, each graph's in order), and
+    where a body's Parameter takes its value from: the value around the body that its If, or its Loop or
+    TensorIterator as an invariant input, feeds it (:meth:`source`). A body's other Parameters (a slice of a value, a
+    value carried from one iteration to the next, a Loop's iteration number) are followed no further."""
+
+    def __init__(self, ov_model: Any) -> None:
+        self.model = ov_model
+        self.ops: list[Any] = []
+        self._fed: dict[str, Any] = {}
+        pending = [ov_model]
+        while pending:
+            for node in pending.pop().get_ordered_ops():
+                self.ops.append(node)
+                kind = node.get_type_name()
+                if kind in ("Loop", "TensorIterator"):
+                    bodies = [(node.get_function(), node.get_input_descriptions())]
+                elif kind == "If":
+                    bodies = [(node.get_then_body(), node.get_input_descriptions(0)),
+                              (node.get_else_body(), node.get_input_descriptions(1))]  # fmt: skip
+                else:
+                    continue
+                for body, maps in bodies:
+                    parameters = body.get_parameters()
+                    for m in maps:
+                        if type(m).__name__ == "InvariantInputDescription":
+                            self._fed[parameters[m.body_parameter_index].get_name()] = node.input_value(m.input_index)
+                    pending.append(body)
+        self._top = {parameter.get_name() for parameter in ov_model.get_parameters()}
+
+    def source(self, output: Any) -> Any:
+        """``output``, or where it is a body's Parameter, the value around the body it is fed (to the outermost)."""
+        while (fed := self._fed.get(output.get_node().get_name())) is not None:
+            output = fed
+        return output
+
+    def is_input(self, node: Any) -> bool:
+        """Whether ``node`` is one of the model's own Parameters (not a body's)."""
+        return node.get_name() in self._top
 
 
 _DFTS = frozenset({"DFT", "IDFT", "RDFT", "IRDFT"})
@@ -239,10 +274,11 @@ _CRASHING: Mapping[str, tuple[int, ...]] = {
 (:func:`_crashing`): the other gathers and scatters, and these ops' other inputs, are refused in words."""
 
 
-def _inputs_above(output: Any, through_shapes: bool, limit: int = 256) -> list[Any]:
-    """The model's Parameters whose values ``output``'s depends on: through the ShapeOf of a static shape (which
-    OpenVINO folds when it compiles) only where ``through_shapes``; of the first ``limit`` ops above it."""
-    stack, seen, found = [output.get_node()], set[str](), dict[str, Any]()
+def _inputs_above(output: Any, graphs: _Graphs, through_shapes: bool, limit: int = 256) -> list[Any]:
+    """The model's Parameters whose values ``output``'s depends on (a body's followed through the port maps that
+    feed it, :class:`_Graphs`): through the ShapeOf of a static shape (which OpenVINO folds when it compiles) only
+    where ``through_shapes``; of the first ``limit`` ops above it."""
+    stack, seen, found = [graphs.source(output).get_node()], set[str](), dict[str, Any]()
     while stack and len(seen) < limit:
         node = stack.pop()
         kind = node.get_type_name()
@@ -250,14 +286,14 @@ def _inputs_above(output: Any, through_shapes: bool, limit: int = 256) -> list[A
                                        and not through_shapes):  # fmt: skip
             continue
         seen.add(node.get_name())
-        if kind == "Parameter":
+        if graphs.is_input(node):
             found[node.get_name()] = node
-        stack.extend(value.get_node() for value in node.input_values())
+        stack.extend(graphs.source(value).get_node() for value in node.input_values())
     return list(found.values())
 
 
-def _constant_port(node: Any, port: int) -> npt.NDArray[Any] | None:
-    return _constant_value(node.input_value(port)) if port < node.get_input_size() else None
+def _constant_port(node: Any, graphs: _Graphs, port: int) -> npt.NDArray[Any] | None:
+    return _constant_value(node.input_value(port), graphs) if port < node.get_input_size() else None
 
 
 def _crashing(node: Any, value: Callable[[int], npt.NDArray[Any] | None]) -> tuple[str, str] | None:
@@ -271,7 +307,7 @@ def _crashing(node: Any, value: Callable[[int], npt.NDArray[Any] | None]) -> tup
         return None if begin is None or end is None else _crashing_pads(shape, begin, end)
     if kind in ("GatherND", "ScatterElementsUpdate"):
         indices = value(1)
-        wrong = None if indices is None else outside_data(node, indices)
+        wrong = None if indices is None else outside_data(node, indices, value(3) if kind != "GatherND" else None)
         return None if wrong is None else ("indices", f"hold {wrong}")
     if shape.rank.is_dynamic or node.get_input_size() <= max(_CRASHING[kind]) - (kind in _DFTS):
         return None
@@ -287,10 +323,11 @@ def _crashing(node: Any, value: Callable[[int], npt.NDArray[Any] | None]) -> tup
     return None
 
 
-def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
-    """The first of ``indices`` (the values of a GatherND's or ScatterElementsUpdate's) that points outside the op's
-    data, where its dims are known, in words (``index 99999999 for axis 1 of the data, which has 8 there: expected
-    [-8, 8)``); None where every index is within ``[-dim, dim)`` (negative ones count from the end)."""
+def outside_data(node: Any, indices: npt.NDArray[Any], given: npt.NDArray[Any] | None) -> str | None:
+    """The first of ``indices`` (the values of a GatherND's or ScatterElementsUpdate's, of axis ``given``: None where
+    it is not known) that points outside the op's data, where its dims are known, in words (``index 99999999 for axis
+    1 of the data, which has 8 there: expected [-8, 8)``); None where every index is within ``[-dim, dim)`` (negative
+    ones count from the end)."""
     shape = node.get_input_partial_shape(0)
     if shape.rank.is_dynamic or not np.issubdtype(indices.dtype, np.integer) or indices.size == 0:
         return None
@@ -299,7 +336,6 @@ def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
         batch = int(node.get_attributes().get("batch_dims", 0))
         columns = [(batch + j, indices[..., j]) for j in range(indices.shape[-1] if indices.ndim else 0)]
     else:
-        given = _constant_value(node.input_value(3))
         if given is None or given.size != 1:
             return None
         columns = [(int(given.reshape(-1)[0]) % rank if rank else 0, indices)]
@@ -313,29 +349,39 @@ def outside_data(node: Any, indices: npt.NDArray[Any]) -> str | None:
     return None
 
 
-def watched_inputs(ov_model: Any) -> list[Any]:
-    """The model's ops of :data:`_CRASHING` whose judged inputs are computed from its inputs: what an inference must
-    check the inputs it is given against (:func:`refuse_crashing_inputs`)."""
-    return [node for node in ov_model.get_ordered_ops() if node.get_type_name() in _CRASHING
-            and any(port < node.get_input_size() and _constant_value(node.input_value(port)) is None
-                    for port in _CRASHING[node.get_type_name()])]  # fmt: skip
+class Watched(NamedTuple):
+    """The model's ops of :data:`_CRASHING` (in any body) whose judged inputs are computed from its inputs, and its
+    graphs (:class:`_Graphs`): what an inference must check the inputs it is given against."""
+
+    graphs: _Graphs
+    ops: list[Any]
 
 
-def refuse_crashing_inputs(ov_model: Any, watched: Sequence[Any], feeds: Mapping[int, Any]) -> None:
+def watched_inputs(ov_model: Any) -> Watched:
+    """What :func:`refuse_crashing_inputs` checks the inputs of each inference of ``ov_model`` against."""
+    graphs = _Graphs(ov_model)
+    return Watched(graphs, [node for node in graphs.ops if node.get_type_name() in _CRASHING
+                            and any(port < node.get_input_size() and _constant_port(node, graphs, port) is None
+                                    for port in _CRASHING[node.get_type_name()])])  # fmt: skip
+
+
+def refuse_crashing_inputs(watched: Watched, feeds: Mapping[int, Any]) -> None:
     """:class:`InputError` for inputs from which an op of ``watched`` (:func:`watched_inputs`) gets values OpenVINO's
     CPU plugin crashes on (:func:`_crashing`): computed from them as OpenVINO computes them (:class:`_Fed`), before the
     plugin follows them."""
-    fed = _Fed(ov_model, feeds)
-    for node in watched:
+    graphs = watched.graphs
+    fed = _Fed(graphs, feeds)
+    for node in watched.ops:
         wrong = _crashing(node, partial(fed.port, node))
         if wrong is None:
             continue
         port = {"indices": 1, "pads": 1, "axes": _CRASHING[node.get_type_name()][0], "signal_size": 2}[wrong[0]]
-        source = node.input_value(port).get_node()
+        source = graphs.source(node.input_value(port)).get_node()
         while source.get_type_name() == "Convert":
-            source = source.input_value(0).get_node()
-        names = sorted(_input_name(ov_model, p) for p in _inputs_above(node.input_value(port), through_shapes=True))
-        how = (f"given as input {names[0]!r}" if source.get_type_name() == "Parameter" and len(names) == 1
+            source = graphs.source(source.input_value(0)).get_node()
+        above = _inputs_above(node.input_value(port), graphs, through_shapes=True)
+        names = sorted(_input_name(graphs.model, p) for p in above)
+        how = (f"given as input {names[0]!r}" if graphs.is_input(source) and len(names) == 1
                else f"computed from input(s) {', '.join(map(repr, names))}" if names
                else "computed from the inputs' shapes")  # fmt: skip
         raise InputError(
@@ -356,8 +402,8 @@ class _Fed:
     op once: None where an op has none, a shape is not static, the ops above are more than :data:`_FED_DEPTH` deep, or
     the walk has computed :data:`_FED_BUDGET` elements (each op counted one at least: empty tensors too)."""
 
-    def __init__(self, ov_model: Any, feeds: Mapping[int, Any]) -> None:
-        self.ov_model, self.feeds = ov_model, feeds
+    def __init__(self, graphs: _Graphs, feeds: Mapping[int, Any]) -> None:
+        self.graphs, self.feeds = graphs, feeds
         self.budget = _FED_BUDGET
         self.done: dict[str, list[npt.NDArray[Any]] | None] = {}
 
@@ -365,6 +411,7 @@ class _Fed:
         return self.value(node.input_value(index)) if index < node.get_input_size() else None
 
     def value(self, output: Any, depth: int = 0) -> npt.NDArray[Any] | None:
+        output = self.graphs.source(output)  # (a body's Parameter: the value its port map feeds it)
         node = output.get_node()
         key = node.get_name()
         if key not in self.done:
@@ -376,8 +423,8 @@ class _Fed:
         kind = node.get_type_name()
         if kind == "Constant":
             return [constant_data(node)]
-        if kind == "Parameter":
-            given = self.feeds.get(self.ov_model.get_parameter_index(node))
+        if kind == "Parameter":  # the model's input (a body's not followed: none)
+            given = self.feeds.get(self.graphs.model.get_parameter_index(node)) if self.graphs.is_input(node) else None
             return None if given is None else [np.asarray(given)]
         shapes = [node.get_output_partial_shape(k) for k in range(node.get_output_size())]
         if not all(shape.is_static for shape in shapes):
@@ -475,16 +522,19 @@ def _crashing_pads(shape: Any, pads_begin: npt.NDArray[Any], pads_end: npt.NDArr
     return None
 
 
-def _constant_value(output: Any, depth: int = 8) -> npt.NDArray[Any] | None:
+def _constant_value(output: Any, graphs: _Graphs | None = None, depth: int = 8) -> npt.NDArray[Any] | None:
     """The value of a small tensor computed from Constants alone (a Convert or a Concat of them, as exporters write
-    pads), by OpenVINO's own evaluation; None for one that depends on inputs, or is not small."""
+    pads), by OpenVINO's own evaluation; None for one that depends on inputs, or is not small. In a body of
+    ``graphs``, Constants around it that its port maps feed it count."""
+    if graphs is not None:
+        output = graphs.source(output)
     node = output.get_node()
     if node.get_type_name() == "Constant":
         return constant_data(node)
     shape = output.get_partial_shape()
     if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 64:
         return None
-    values = [_constant_value(value, depth - 1) for value in node.input_values()]
+    values = [_constant_value(value, graphs, depth - 1) for value in node.input_values()]
     if not values or any(v is None for v in values):
         return None
     ov = openvino()
@@ -2338,7 +2388,7 @@ def _run_steps(
     runs: list[MarkedRun] = []
     feeds: Mapping[int, npt.NDArray[Any]] | None = inputs
     while feeds is not None:
-        refuse_crashing_inputs(ov_model, watched, feeds)
+        refuse_crashing_inputs(watched, feeds)
         tensors = {i: to_tensor(a, port_type_name(ports[i])) for i, a in feeds.items()}
         if on_stage is not None and not runs:
             on_stage("inference")
