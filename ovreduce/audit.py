@@ -438,8 +438,9 @@ def audit_model(
     background (OpenVINO cannot stop it: see :func:`ovreduce.backends.openvino.abandoned`).
 
     Raises:
-        InputError: unusable inputs, an unknown precision, a negative or non-finite ``fail_on_drift``, or a
-            ``timeout`` that is not a positive number.
+        InputError: unusable inputs, an unknown precision, a negative or non-finite ``fail_on_drift`` (or one
+            with ``precision`` f32 on the CPU: no drift is measured there), or a ``timeout`` that is not a positive
+            number.
         DeviceNotAvailableError: the device is not available.
     """
     check_precision(precision)
@@ -458,6 +459,13 @@ def audit_model(
     if fail_on_drift is not None and not (math.isfinite(fail_on_drift) and fail_on_drift >= 0):
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"
+        )
+    if fail_on_drift is not None and precision == "f32" and meant_for.upper() == "CPU":
+        raise InputError(
+            f"a drift limit (fail_on_drift {fail_on_drift:g}) with precision 'f32' on the CPU: the audit runs in f32 "
+            f"there, so no drift from an f32 run is measured and the limit has no effect; expected another "
+            f"precision, or the limit left out",
+            parameter="fail_on_drift",
         )
     check_timeout(timeout)
     if not 0 <= steps <= MAX_STEPS:

@@ -290,10 +290,6 @@ def audit(args: argparse.Namespace) -> int:
     if refused is not None:
         expected = refused.replace("expected f16", "expected --target f16")
         raise UsageError(f"--target {args.target} with --device {args.device}: {expected}")
-    if limit is not None and args.precision == "f32" and (args.device or "CPU").upper() == "CPU":
-        raise UsageError(f"--fail-on-drift {limit:g} with --precision f32: the audit runs in f32 on the CPU, so no "
-                         f"drift from an f32 run is measured and it has no effect; expected another --precision, or "
-                         f"no --fail-on-drift")  # fmt: skip
     inputs = parse_named_files(args.input)
     shapes = parse_named_shapes(args.shape, "--shape")
     extensions = extension_names(args.extension)

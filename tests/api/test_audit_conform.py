@@ -78,13 +78,15 @@ def test_audit_with_given_inputs(client: TestClient) -> None:
         ("/v1/models/" + "0" * 64 + "/audit", {}, 404, "not_found"),
         ("/v1/models/{mid}/audit", {"device": "NPU"}, 503, "backend.device"),
         ("/v1/models/{mid}/audit", {"precision": "f64"}, 400, "request.invalid"),
+        ("/v1/models/{mid}/audit", {"precision": "f32", "fail_on_drift": 1e-7}, 400, "input"),
         ("/v1/models/{mid}/audit", {"inputs": [{"name": "nope", "shape": [1], "datatype": "FP32", "data": [1.0]}]},
          400, "input"),
         # OpenVINO's GPU plugin never runs bf16, however the device names the GPU
         ("/v1/models/{mid}/audit", {"target": "bf16", "device": "AUTO:GPU"}, 400, "input"),
         ("/v1/models/{mid}/audit", {"target": "bf16", "device": "HETERO:GPU,CPU"}, 400, "input"),
     ],
-    ids=["unknown-model", "unknown-device", "bad-precision", "unknown-input", "bf16-auto-gpu", "bf16-hetero-gpu"],
+    ids=["unknown-model", "unknown-device", "bad-precision", "drift-of-f32-on-the-cpu", "unknown-input", "bf16-auto-gpu",
+         "bf16-hetero-gpu"],
 )  # fmt: skip
 def test_audit_errors(client: TestClient, path: str, body: dict[str, object], status: int, code: str) -> None:
     mid = _stored(client, "rmsnorm")

@@ -77,7 +77,7 @@ def test_inaccurate_precision_reports_drift_and_passes(
 def test_fail_on_drift(capsys: pytest.CaptureFixture[str], files: dict[str, Path], precision: str) -> None:
     if precision == "f32":  # on the CPU an f32 audit measures no drift: the limit would have no effect
         status, out, err = _run(capsys, "audit", str(files["rms"]), "--precision", "f32", "--fail-on-drift", "1e-6")
-        assert (status, out) == (2, "") and "--fail-on-drift 1e-06 with --precision f32: " in err, err
+        assert (status, out) == (2, "") and "(fail_on_drift 1e-06) with precision 'f32' on the CPU" in err, err
         return
     status, out, _ = _run(capsys, "audit", str(files["rms"]), "--precision", precision, "--fail-on-drift", "1e-6")
     drifts = _expect_drift(precision)

@@ -79,7 +79,9 @@ def test_an_audit_of_a_model_that_draws_compares_the_same_draws(tmp_path: Path, 
     """The audited, plain and f32 runs draw the same mask: the final outputs are identical (no fusion blamed), the
     reduction's drift is what its precision makes of it (none where every run computes in f32), and a drift limit does
     not fail it on the draws' difference. The note says what was done."""
-    doc = audit_model(load_ir(_dropout(tmp_path / "m.xml")), precision=precision, fail_on_drift=0.05).to_json()
+    doc = audit_model(
+        load_ir(_dropout(tmp_path / "m.xml")), precision=precision, fail_on_drift=None if precision == "f32" else 0.05
+    ).to_json()  # (f32 on the CPU: no drift)
     (row,) = doc["layers"]
     assert row["status"] == "ok", row
     assert [f["identical"] for f in doc["final_outputs"]] == [True]

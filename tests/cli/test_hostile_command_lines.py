@@ -162,14 +162,15 @@ def test_verbose_with_a_report_format_is_refused(capsys: pytest.CaptureFixture[s
 
 def test_a_drift_limit_with_an_f32_audit_on_the_cpu_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     """An audit in f32 on the CPU makes no f32 run to measure drift against: ``--fail-on-drift`` could never fail,
-    and neither the text nor the JSON said so. It is a usage error naming it."""
+    and neither the text nor the JSON said so. The library refuses the pair (the service's audit answers it 400):
+    an input error naming both."""
     rms = str(ROOT / "ir_samples" / "rmsnorm.xml")
     for device in ((), ("--device", "CPU")):
         status, out, err = run_cli(capsys, "audit", rms, "--precision", "f32", "--fail-on-drift", "0.0001", *device)
         assert (status, out) == (2, "")
-        assert err == ("ovreduce audit: --fail-on-drift 0.0001 with --precision f32: the audit runs in f32 on the CPU, "
-                       "so no drift from an f32 run is measured and it has no effect; expected another --precision, "
-                       "or no --fail-on-drift [usage]\n")  # fmt: skip
+        assert err == ("ovreduce audit: a drift limit (fail_on_drift 0.0001) with precision 'f32' on the CPU: the "
+                       "audit runs in f32 there, so no drift from an f32 run is measured and the limit has no effect; "
+                       "expected another precision, or the limit left out [input]\n")  # fmt: skip
     status, out, err = run_cli(capsys, "audit", rms, "--precision", "bf16", "--fail-on-drift", "1", "--format", "json")
     assert status == 0 and json.loads(out)["fail_on_drift"] == 1, err
 
