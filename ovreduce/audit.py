@@ -650,7 +650,7 @@ def audit_model(
         notes.append(
             f"the model is stateful ({len(ov_model.get_sinks())} state variables, as its Assign layers count them: an "
             f"LLM's KV cache): this run started from empty state, so what reads the state was audited on none of it; "
-            f"--steps N also audits N decode steps, which read what the runs before them stored"
+            f"asking for N decode steps (steps N) audits them too, each reading what the runs before it stored"
         )
     if target == "bf16" and meant_for == device and _runs_natively(device, target):
         began = time.perf_counter()
@@ -1087,8 +1087,8 @@ def _target_step(
     elif emu.non_finite and coarse and first.largest is not None and first.largest <= limit * (1 + 2**-7):
         status = "not-established"
         message = (f"not established: {_stage_name(first, stages)} reaches {first.largest:.6g}, past {limit:.6g} by "
-                   f"no more than bf16's rounding, and the values were captured from the bf16 run: audit with "
-                   f"--precision f32 to tell")  # fmt: skip
+                   f"no more than bf16's rounding, and the values were captured from the bf16 run: an audit in "
+                   f"precision f32 tells")  # fmt: skip
     elif chain.unknown is not None:  # what the emulation assumes of the device's execution may not hold
         status = "not-established"
         message = f"not established: {chain.unknown}"
@@ -1160,7 +1160,7 @@ def _target_step(
         message = (f"not established: the emulation is within the tolerance, but it starts from values the "
                    f"{run.effective_precision} run captured, {held}: the rounding {target} adds to the chain's input "
                    f"does not show (nor in the chain's run on the device, from the same values), and no bound on the "
-                   f"rounding settles it; audit with --precision f32 to tell")  # fmt: skip
+                   f"rounding settles it; an audit in precision f32 tells")  # fmt: skip
     elif (
         chain.reduction_kept and not chain.executed_in_f32 and not fused
         and (handed := _handed_down(node, emu, target)) is not None
@@ -2452,8 +2452,9 @@ def _body_reductions(
 
 
 def _run_alone(path: str, layer_id: str) -> str:
-    """The command that runs the reduction ``layer_id`` of the body at ``path`` on its own (MODEL: the model's path)."""
-    return f"`ovreduce run MODEL --layer {path}/{layer_id}` runs it on its own"
+    """How the reduction ``layer_id`` of the body at ``path`` runs on its own: a run of the layer by its path (the
+    command's ``run --layer``, the service's layer run)."""
+    return f"a run of layer `{path}/{layer_id}` runs it on its own"
 
 
 def _body_words(refs: Mapping[str, Any], path: str) -> str:

@@ -403,7 +403,7 @@ def cannot_show_error(
         return None
     if math.prod(data.shape[a] for a in reduced) <= 1:
         return (f"each output element reduces one input element (axes {list(reduced)} of input shape "
-                f"{list(data.shape)}): give --shape where these dims are dynamic")  # fmt: skip
+                f"{list(data.shape)}): give the inputs' shapes where these dims are dynamic")  # fmt: skip
     high = values if masked is None else np.where(masked, -np.inf, values)
     low = values if masked is None else np.where(masked, np.inf, values)
     if bool(np.all(high.max(axis=reduced) == low.min(axis=reduced))):

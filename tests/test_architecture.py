@@ -203,3 +203,30 @@ def test_only_the_builder_makes_the_parsed_model() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ours:
                 makers.setdefault(name, set()).add(node.func.id)
     assert makers == {}
+
+
+OTHER_TOOLS_OPTIONS = {"--disable-convert-tokenizer"}  # optimum-cli's, named where a tokenizer is missing
+"""Options of other programs the library may name: its own words name no option of ovreduce's command line."""
+
+
+def _message_text(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """The string literals of ``tree`` that are not docstrings (the parts of f-strings too), with their lines."""
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if is_library(n)))
+def test_library_messages_name_no_command_line_option(name: str) -> None:
+    """The library's messages and notes reach the command line and the service alike: advice in them says what to
+    give, never a flag of one surface (the service has no ``--steps``); the command adds its flags to an input error
+    (``ovreduce.cli.wording``)."""
+    import re
+
+    tree = ast.parse(MODULES[name].read_text())
+    named = [
+        (line, flag) for line, text in _message_text(tree) for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", text)
+    ]
+    flags = [(line, flag) for line, flag in named if flag not in OTHER_TOOLS_OPTIONS]
+    assert flags == [], f"{name} names command-line options in its messages: {flags}"

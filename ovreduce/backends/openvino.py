@@ -1111,7 +1111,8 @@ def _embeddings(
         notes.append(
             f"input {port.label!r}: token embeddings made of seeded normal values (scale 1), not the embeddings of any "
             f"token (no text-embeddings model beside it to make them): a model's own embeddings are of another "
-            f"scale, so what --target says of the headroom is not representative; give them with --input"
+            f"scale, so what a target precision's verdict says of the headroom is not representative; give them as an "
+            f"input"
         )
         return make(Recipe("random"), port.etype, dims, rng), Recipe("random").origin(seed)
     ids = rng.integers(0, embed.vocabulary, size=(dims[0], dims[1]))
@@ -1326,23 +1327,23 @@ def model_inputs(
         notes.append(f"the {len(emptied)} self-attention past key and value inputs ({emptied[0]}...) are empty, as no "
                      f"step of generation runs this model (its first step runs the decoder without past), beside a "
                      f"cross-attention past as long as the encoder's sequence: what reads the self-attention past was "
-                     f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
+                     f"audited on none of it; give them as inputs to audit a later step")  # fmt: skip
     elif emptied:
         notes.append(f"the {len(emptied)} past key and value inputs ({emptied[0]}...) are empty, as in the first "
                      f"step of generation, which the token ids, mask and positions describe: what reads the past was "
-                     f"audited on none of it; give them (--input) to audit a later step")  # fmt: skip
+                     f"audited on none of it; give them as inputs to audit a later step")  # fmt: skip
     if filled:
         notes.append(f"the {len(filled)} past key and value inputs not given ({filled[0]}...) are made of seeded "
                      f"values, {past} positions long, as the past given or shaped: the step that the mask and "
-                     f"positions describe; give them (--input) to audit that step's own past")  # fmt: skip
+                     f"positions describe; give them as inputs to audit that step's own past")  # fmt: skip
     if made_encoder:
         notes.append(f"the encoder's inputs not given ({', '.join(made_encoder)}) are made {cross_why}: the encoder "
-                     f"output that cross-attention reads; give them (--input) or their shapes (--shape) to audit "
+                     f"output that cross-attention reads; give them as inputs, or their shapes, to audit "
                      f"another")  # fmt: skip
     if filled_cross:
         notes.append(f"the {len(filled_cross)} cross-attention past key and value inputs not given ({filled_cross[0]}"
                      f"...) are made of seeded values, {cross_why}, the encoder's keys and values that every step "
-                     f"with past reads; give them (--input) to audit an encoder output's own")  # fmt: skip
+                     f"with past reads; give them as inputs to audit an encoder output's own")  # fmt: skip
     return arrays, described, notes
 
 
@@ -2015,7 +2016,7 @@ def _refused(ports: Sequence[_Port], message: str, unkept: bool = False) -> NoRe
             "no default tried for the model's inputs fits it")  # fmt: skip
         raise InputError(f"{fits}: {message}, where a Reshape keeps the number of "
                          f"elements (OpenVINO's shape inference lets this one through, and the compiled model would "
-                         f"read past its input); give the inputs' shapes that the model takes (--shape NAME=SHAPE)",
+                         f"read past its input); give the inputs' shapes that the model takes",
                          parameter="shapes")  # fmt: skip
     raise InputError(f"OpenVINO's shape inference refused {what} for the model's inputs: {message}",
                      parameter="shapes")  # fmt: skip
@@ -2131,7 +2132,7 @@ def _images(
     (height, width), why = image if image is not None else ((IMAGE_SIZE, IMAGE_SIZE), "")
     why = f"the image size {why}" if image is not None else (
         "an image's least default: a global pooling after a 32-fold downsampling then reduces 2x2 elements, where a "
-        "smaller image leaves it one; give --shape for the model's own size")  # fmt: skip
+        "smaller image leaves it one; give the image's shape for the model's own size")  # fmt: skip
     floors: dict[int, dict[int, tuple[int, str]]] = {}
     for p in ports:
         dims = p.target.dims

@@ -185,7 +185,7 @@ class Op:
         return ValueInfo(
             "unresolved", None,
             f"constant subgraph through {layer.type} layer {layer.name!r}, which ovreduce does not fold "
-            f"(--engine openvino reads the model with OpenVINO)",
+            f"(the openvino engine reads the model with OpenVINO)",
         )  # fmt: skip
 
     def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:

@@ -137,11 +137,13 @@ def test_a_trip_count_input_is_small_and_body_reductions_are_audited_or_listed()
     assert taken.status == "ok" and taken.total is not None and taken.total > 0, taken
     assert any("run alone on the values the If gave it" in note for note in taken.notes)
     assert rows["10/else", "3"].status == "not-audited"
-    assert "which did not run: the condition was true; `ovreduce run MODEL --layer 10/else/3` runs it" in (
+    assert "which did not run: the condition was true; a run of layer `10/else/3` runs it" in (
         rows["10/else", "3"].not_established or ""
     )
     loop = rows["3/body", "4"]
-    assert loop.status == "not-audited" and "--layer 3/body/4" in (loop.not_established or "")
+    assert loop.status == "not-audited" and "a run of layer `3/body/4` runs it on its own" in (
+        loop.not_established or ""
+    )
     assert doc.ok and not doc.complete
     assert doc.coverage["reductions"] == len(doc.layers) == 4 and doc.coverage["not-audited"] == 2
 
@@ -439,9 +441,7 @@ def test_the_reductions_of_bodies_nested_in_a_branch_that_did_not_run_say_so(tmp
         assert (
             "the then body of If 'If_" in row.not_established and "(layer 2), which did not run" in row.not_established
         )
-        said = (
-            f"which did not run: the condition was false; `ovreduce run MODEL --layer {row.body_path}/{row.layer_id}`"
-        )
+        said = f"which did not run: the condition was false; a run of layer `{row.body_path}/{row.layer_id}`"
         assert said in row.not_established, row.not_established
 
 
@@ -807,7 +807,7 @@ def test_the_containers_of_body_rows_are_named_as_top_level_ones_are(tmp_path: P
     skipped = _audit(path, inputs={"cond": np.array(False)})
     inner = next(layer for layer in skipped.layers if layer.layer_name == "loop_sum")
     assert inner.not_established == (f"inside the body of Loop 'steps' (layer 2/then/5), in {outer}, which did not "
-                                     f"run: the condition was false; `ovreduce run MODEL --layer 2/then/5/body/2` "
+                                     f"run: the condition was false; a run of layer `2/then/5/body/2` "
                                      f"runs it on its own")  # fmt: skip
 
 

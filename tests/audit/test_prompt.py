@@ -121,7 +121,7 @@ def test_a_stateful_model_audited_without_steps_says_its_state_went_unread(capsy
     status, out, err = run_cli(capsys, "audit", str(LLAMA), "--format", "json")
     assert status == 0, err
     [note] = [n for n in json.loads(out)["notes"] if "stateful" in n]
-    assert "started from empty state" in note and "--steps N" in note
+    assert "started from empty state" in note and "(steps N)" in note
     # a tokenizer's one variable (openvino-tokenizers' truncation flag) is no KV cache: nothing to say
     status, out, err = run_cli(capsys, "audit", str(LLAMA / "openvino_tokenizer.xml"), "--format", "json")
     assert status == 0, err
@@ -452,7 +452,7 @@ def test_a_model_fed_made_embeddings_without_the_exports_says_they_are_synthetic
     assert (
         "input 'inputs_embeds': token embeddings made of seeded normal values (scale 1), not the embeddings of any "
         "token (no text-embeddings model beside it to make them): a model's own embeddings are of another scale, so "
-        "what --target says of the headroom is not representative; give them with --input"
+        "what a target precision's verdict says of the headroom is not representative; give them as an input"
     ) in doc["notes"], doc["notes"]  # type: ignore[operator]
 
 
