@@ -162,18 +162,39 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
             )
         if tensor.data is not None:
             raise InputError(f"{what} has both data and parameters.binary_data_size")
-        expected = count * np.dtype(_element_type(tensor.datatype, what).numpy).itemsize
-        if size != expected:
-            raise InputError(f"{what}: binary_data_size is {size} bytes but shape {tensor.shape} of "
-                             f"{tensor.datatype} needs {expected}")  # fmt: skip
+        if tensor.datatype != "BYTES":  # (BYTES elements are of their own lengths: read below)
+            expected = count * np.dtype(_element_type(tensor.datatype, what).numpy).itemsize
+            if size != expected:
+                raise InputError(f"{what}: binary_data_size is {size} bytes but shape {tensor.shape} of "
+                                 f"{tensor.datatype} needs {expected}")  # fmt: skip
         if offset + size > len(rest):
             raise InputError(f"{what}: its {size} bytes of binary data go past the end of the request body "
                              f"({len(rest) - offset} left)")  # fmt: skip
-        inputs.append((tensor.name, tensor.shape, tensor.datatype, rest[offset : offset + size]))
+        data = rest[offset : offset + size]
+        # BYTES are judged by the layer's port, as BYTES in JSON are
+        inputs.append((tensor.name, tensor.shape, tensor.datatype,
+                       _texts(data, count, what) if tensor.datatype == "BYTES" else data))  # fmt: skip
         offset += size
     if offset != len(rest):
         raise InputError(f"the request body holds {len(rest) - offset} bytes after the binary data of its inputs")
     return req, inputs
+
+
+def _texts(data: bytes, count: int, what: str) -> list[str]:
+    """The ``count`` elements of BYTES binary data in Triton's form (each a 4-byte little-endian length, then its
+    bytes), as the strings JSON would give (bytes not UTF-8 replaced)."""
+    texts: list[str] = []
+    at = 0
+    for index in range(count):
+        length = int.from_bytes(data[at : at + 4], "little") if at + 4 <= len(data) else None
+        if length is None or at + 4 + length > len(data):
+            raise InputError(f"{what}: element {index} of its BYTES binary data (a 4-byte little-endian length, then "
+                             f"its bytes) runs past the end of its {len(data)} bytes")  # fmt: skip
+        texts.append(data[at + 4 : at + 4 + length].decode("utf-8", "replace"))
+        at += 4 + length
+    if at != len(data):
+        raise InputError(f"{what}: its BYTES binary data holds {len(data) - at} bytes after its {count} elements")
+    return texts
 
 
 def run_options(parameters: dict[str, Any]) -> tuple[str, RunRequest]:

@@ -254,6 +254,24 @@ def test_errors_are_the_protocols_error_documents(client: TestClient, rmsnorm: s
         assert response.headers["allow"] == "POST"
 
 
+def test_bytes_sent_as_binary_data_are_judged_by_the_layer_as_json_bytes_are(client: TestClient, rmsnorm: str) -> None:
+    """BYTES as binary data, in Triton's form (each element a 4-byte little-endian length, then its bytes: what
+    tritonclient sends by default), for an FP32 input: the layer refuses them as it refuses the same strings in JSON,
+    naming its port and the f32 it expects; a length that runs past the data is the data's error."""
+    infer = f"/v2/models/{rmsnorm}/infer"
+    strings = [str(i).encode() for i in range(128)]
+    blob = b"".join(struct.pack("<I", len(text)) + text for text in strings)
+    expected = "input 0 (data) holds BYTES (text) values but the layer expects f32; give it f32 values"
+    texts = {"name": "data", "shape": [1, 2, 64], "datatype": "BYTES", "data": [t.decode() for t in strings]}
+    _error(client.post(infer, json={"inputs": [texts]}), 400, expected)
+    tensor = {**_data_input([1, 2, 64], binary_data_size=len(blob)), "datatype": "BYTES"}
+    body, headers = _binary_request({"inputs": [tensor]}, blob)
+    _error(client.post(infer, content=body, headers=headers), 400, expected)
+    cut = blob[:-1]
+    body, headers = _binary_request({"inputs": [{**tensor, "parameters": {"binary_data_size": len(cut)}}]}, cut)
+    _error(client.post(infer, content=body, headers=headers), 400, "element 127", "past the end of its", "BYTES")
+
+
 def test_binary_sizes_are_checked_against_shapes_before_allocation(
     client: TestClient, make_client: Callable[..., TestClient], rmsnorm: str
 ) -> None:
