@@ -47,7 +47,16 @@ class _V2Route(ServiceRoute):
     async def _check(self, request: Request) -> None:  # a model or version none has: 404 before the body is read
         await super()._check(request)
         if request.method == "POST" and "name" in request.path_params:
-            parse_name(kserve.canonical_name(request.path_params["name"]), request.path_params.get("version"))
+            name = kserve.canonical_name(request.path_params["name"])
+            mid, path = parse_name(name, request.path_params.get("version"))
+            catalog: Catalog = request.app.state.services.catalog  # (the stored summary: no model is parsed here)
+            if path not in await run_in_threadpool(catalog.reduction_paths, mid):
+                raise _no_reduction(name, path)
+
+
+def _no_reduction(name: str, path: str) -> NotFoundError:
+    return NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no reduction "
+                         f"layer at {path!r}")  # fmt: skip
 
 
 router = APIRouter(prefix="/v2", tags=["kserve-v2"], route_class=_V2Route, include_in_schema=False)
@@ -75,8 +84,7 @@ def _ready_model(catalog: Catalog, name: str, version: str | None) -> tuple[Load
         if view.layer_id == layer_id and view.body_path == (body_path or None) and view.reduction is not None:
             break
     else:
-        raise NotFoundError(f"Request for unknown model: {shown(name)} is not found: the stored model has no "
-                            f"reduction layer at {path!r}")  # fmt: skip
+        raise _no_reduction(name, path)
     reason = loaded.unready(path)
     if reason is not None:
         raise NotReadyError(f"model {shown(name)} is not ready: {reason}")

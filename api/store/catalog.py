@@ -86,6 +86,21 @@ class Catalog:
             maxsize=budget, getsizeof=lambda m: min(budget, max(len(m.model.xml), budget // cache_size))
         )
         self._loaded_lock = threading.Lock()
+        self._reductions: LRUCache[str, frozenset[str]] = LRUCache(maxsize=1024)
+
+    def reduction_paths(self, mid: str) -> frozenset[str]:
+        """The layer paths of stored model ``mid``'s reductions, as its summary lists them (read once per model in
+        this process: an id is its content's, and so are they), without parsing the model; :class:`NotFoundError`
+        if it is not stored."""
+        if not self.store.exists(mid):
+            raise NotFoundError(f"no model with id {mid} in the store")
+        with self._loaded_lock:
+            paths = self._reductions.get(mid)
+        if paths is None:
+            paths = frozenset(map(path_of, self.store.meta(mid).get("reductions", ())))
+            with self._loaded_lock:
+                self._reductions[mid] = paths
+        return paths
 
     def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
         """Every stored model's summary as the JSON text stored (:meth:`ModelStore.meta_json`), each read as iterated

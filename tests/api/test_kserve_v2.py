@@ -566,7 +566,9 @@ def test_an_unavailable_answer_says_when_to_ask_again(make_client: Callable[...,
     assert response.headers["retry-after"] == "30"
 
 
-def test_an_unexpected_error_is_the_protocols_500(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_is_the_protocols_500(
+    client: TestClient, rmsnorm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The protocol's {"error"}, with the id it was logged under and nothing of the exception, as /v1's 500 is."""
 
     def boom(*args: Any) -> tuple[str, Any]:
@@ -574,7 +576,7 @@ def test_an_unexpected_error_is_the_protocols_500(client: TestClient, monkeypatc
 
     monkeypatch.setattr("api.routes.v2.run_options", boom)  # runs in the server process, after the body is read
     answering = TestClient(client.app, base_url="http://127.0.0.1", raise_server_exceptions=False)
-    response = answering.post(f"/v2/models/{'0' * 64}.1/infer", json={"inputs": []})
+    response = answering.post(f"/v2/models/{rmsnorm}/infer", json={"inputs": []})  # (a stored model: past the head)
     assert "secret" not in _error(response, 500, "an unexpected error occurred; it was logged with id")
 
 

@@ -543,11 +543,17 @@ def test_a_chunk_that_declares_more_than_the_limit_is_413_at_once(tmp_path: Path
 
 def test_refusals_the_head_decides_never_ask_for_the_body(tmp_path: Path) -> None:
     """A client that sends ``Expect: 100-continue`` is answered a refusal its request's head decides (an unknown
-    KServe model or version, a body in a media type the route does not read) at once, never asked for its body."""
+    KServe model or version, a body in a media type the route does not read) at once, never asked for its body. A
+    KServe model is unknown by its name's form, and by the store: a model id not stored, or a stored model's layer
+    that is no reduction of it (its stored summary says)."""
     with serve(tmp_path / "store") as (url, _):
         host, port = url.removeprefix("http://").split(":")
+        mid = httpx.post(f"{url}/v1/models", files=files(*sample("rmsnorm")), timeout=60).json()["id"]
         cases = [("/v2/models/not-a-model-name/infer", "application/json", 404),
                  (f"/v2/models/{'0' * 64}.5/versions/2/infer", "application/json", 404),
+                 (f"/v2/models/{'ab' * 32}.5/infer", "application/json", 404),
+                 (f"/v2/models/{mid}.999/infer", "application/json", 404),
+                 (f"/v2/models/{mid}.5-then-2/versions/1/infer", "application/json", 404),
                  (f"/v1/models/{'0' * 64}/audit", "text/plain", 415),
                  (f"/v1/models/{'0' * 64}/layers/5/run", "application/x-www-form-urlencoded", 415)]  # fmt: skip
         for path, media, code in cases:
@@ -791,8 +797,9 @@ def test_bodies_the_upload_memory_did_not_count_are_bounded_by_it(kind: str, tmp
         body += b"[]," * 2_700_000 + b"[]]}}"
         budget = 32 * len(body) + (1 << 20)  # one such body at a time
 
-        def send(http: httpx.Client) -> int:
-            return http.post(f"/v2/models/{'0' * 64}.1/infer", content=body,
+        def send(http: httpx.Client) -> int:  # (a stored model's reduction: its head is let through)
+            mid = http.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]
+            return http.post(f"/v2/models/{mid}.5/infer", content=body,
                              headers={"content-type": "application/json"}).status_code  # fmt: skip
 
     settings = {"upload_memory_bytes": budget}
