@@ -85,8 +85,8 @@ def test_audit_with_given_inputs(client: TestClient) -> None:
         ("/v1/models/{mid}/audit", {"target": "bf16", "device": "AUTO:GPU"}, 400, "input"),
         ("/v1/models/{mid}/audit", {"target": "bf16", "device": "HETERO:GPU,CPU"}, 400, "input"),
     ],
-    ids=["unknown-model", "unknown-device", "bad-precision", "drift-of-f32-on-the-cpu", "unknown-input", "bf16-auto-gpu",
-         "bf16-hetero-gpu"],
+    ids=["unknown-model", "unknown-device", "bad-precision", "drift-of-f32-on-the-cpu", "unknown-input",
+         "bf16-auto-gpu", "bf16-hetero-gpu"],
 )  # fmt: skip
 def test_audit_errors(client: TestClient, path: str, body: dict[str, object], status: int, code: str) -> None:
     mid = _stored(client, "rmsnorm")
