@@ -1458,8 +1458,8 @@ def _made_up_notes(described: Sequence[AuditInput], target: str) -> list[str]:
     named = ", ".join(repr(name) for name in made[:5]) + (f" and {len(made) - 5} more" if len(made) > 5 else "")
     return [
         f"input{'s' if len(made) > 1 else ''} {named}: made up by ovreduce (seeded normal values of scale 1), not the "
-        f"model's own activations, so what --target says of the {target} headroom rests on values of that range and "
-        f"is not representative of the model's; give them with --input"
+        f"model's own activations, so what the target says of the {target} headroom rests on values of that range "
+        f"and is not representative of the model's; give them as inputs"
     ]
 
 
@@ -1618,7 +1618,7 @@ def _target_summary(
         notes.append(f"{device} is a virtual device: it reports neither the precision it ran the model in nor what "
                      f"the device it chose executes {target} reductions in, so nothing was compared with a device "
                      f"running them; every {target} figure is NumPy's emulation from the values it captured (give "
-                     f"the device itself, as --device CPU, to compare)")  # fmt: skip
+                     f"the device itself, as device CPU, to compare)")  # fmt: skip
     else:
         notes.append(f"{device} ran the model in {effective or 'an unknown precision'} and does not execute "
                      f"{target} reductions natively: every {target} figure is NumPy's emulation from the values it "

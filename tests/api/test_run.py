@@ -631,11 +631,12 @@ def test_text_given_for_a_number_input_is_said_as_any_other_type_is(client: Test
     """BYTES data for an f32 input: on every route the words another type gets, naming the input and the type it
     takes, not NumPy's code for a text array (``<U1``) nor a refusal of "reductions of string data"."""
     text = {"shape": [1, 2, 64], "datatype": "BYTES", "data": ["a"] * 128}
-    asks = [(f"/v1/models/{rmsnorm_id}/layers/{LAYER}/run", "0", "input 0 (data)"),
-            (f"/v1/models/{rmsnorm_id}/audit", "hidden_states", "input 'hidden_states'"),
-            (f"/v2/models/{rmsnorm_id}.5/infer", "data", "input 0 (data)")]  # fmt: skip
-    for url, name, said in asks:
+    layer, model = "the layer expects", "the model declares it"  # (an audit's inputs are the whole model's)
+    asks = [(f"/v1/models/{rmsnorm_id}/layers/{LAYER}/run", "0", "input 0 (data)", layer),
+            (f"/v1/models/{rmsnorm_id}/audit", "hidden_states", "input 'hidden_states'", model),
+            (f"/v2/models/{rmsnorm_id}.5/infer", "data", "input 0 (data)", layer)]  # fmt: skip
+    for url, name, said, takes in asks:
         response = client.post(url, json={"inputs": [{**text, "name": name}]})
         detail = response.json().get("detail") or response.json()["error"]
         assert response.status_code == 400, response.text
-        assert f"{said} holds BYTES (text) values but the layer expects f32; give it f32 values" in detail, detail
+        assert f"{said} holds BYTES (text) values but {takes} f32; give it f32 values" in detail, detail

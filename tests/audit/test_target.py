@@ -719,7 +719,7 @@ def test_a_pass_the_bf16_capture_cannot_show_is_not_established(tmp_path: Path) 
     assert abs(device - exact) / exact > 1e-3  # f16 really errs past its tolerance here
     for doc, row in _by_capture(tmp_path / "m.xml", data):
         if doc["effective_precision"] == "bf16":
-            assert row["status"] == "not-established" and "--precision f32" in row["message"], row
+            assert row["status"] == "not-established" and "precision f32" in row["message"], row
         else:
             assert row["status"] == "inaccurate", row
 
