@@ -36,7 +36,7 @@ from .metrics import CONTENT_TYPE, STATE_KEY, Metrics, MetricsMiddleware
 from .routes import ROUTERS
 from .routes.common import ServiceRoute
 from .store.catalog import Catalog
-from .workers import IsolatedPool, UploadMemory, apply_extensions, catalog_for, on_parent_exit
+from .workers import IsolatedPool, UploadMemory, apply_extensions, catalog_for, on_parent_exit, start_fork_server
 
 __all__ = ["create_app"]
 
@@ -107,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        start_fork_server()  # in the server's main thread, before the workers
         await run_in_threadpool(_startup, catalog, settings, isolated)
         # Started by a supervisor (``--workers N``): a killed one left its workers answering on the shared port for
         # ever, and a new ``ovreduce serve`` could not listen on it. SIGTERM is uvicorn's graceful shutdown.

@@ -285,6 +285,20 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
     return multiprocessing.get_context("spawn")
 
 
+def start_fork_server() -> None:
+    """Start the fork server the workers are forked from with Ctrl-C ignored, as it ignores it once it has imported:
+    a Ctrl-C pressed while it imports (seconds) ended it with a traceback, and the server's start with it. The server
+    ignores its own Ctrl-C only for the instant of the start. Signal handlers are the main thread's: from another
+    thread (or without a fork server) nothing is done here, and the first worker starts the fork server."""
+    if _context().get_start_method() != "forkserver" or threading.current_thread() is not threading.main_thread():
+        return
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
 def _replace_fork_server() -> None:
     """After a failed start (the fork server's socket removed by a clean-up of the temporary folder, say), have the
     next start launch a new fork server: multiprocessing relaunches one only once it has died. The old one serves its

@@ -395,6 +395,32 @@ def test_an_application_that_cannot_start_is_a_serve_error(tmp_path: Path) -> No
     assert "api.server.ServeError: the application did not start (see the log above)" in done.stderr
 
 
+def test_ctrl_c_as_the_application_starts_stops_the_server_as_asked(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C (SIGINT to the whole process group) pressed as the application starts, while the fork
+    server imports: the server stops as asked, exit 0, without a traceback. The fork server died of it with one, and
+    the server's start with it: "the application did not start [usage]", exit 2."""
+    argv = [sys.executable, "-m", "ovreduce.cli", "serve", "--port", str(_free_port()), "--store", str(tmp_path / "s")]
+    paths = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    proc = subprocess.Popen(argv, cwd=ROOT, env=_environment(PYTHONPATH=paths), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    assert proc.stderr is not None
+    said = []
+    try:
+        for line in iter(proc.stderr.readline, b""):
+            said.append(line.decode(errors="replace"))
+            if "Waiting for application startup" in said[-1]:
+                time.sleep(0.5)  # the fork server is importing
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        said.append(proc.communicate(timeout=60)[1].decode(errors="replace"))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    text = "".join(said)
+    assert "Waiting for application startup" in text and proc.returncode == 0 and "Traceback" not in text, text
+
+
 def test_importing_the_application_makes_nothing(tmp_path: Path) -> None:
     """No app, no store directory, no uvicorn: the factory and serve() do the work when called."""
     store = tmp_path / "store"
