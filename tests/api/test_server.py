@@ -723,9 +723,10 @@ def test_clients_that_read_none_of_their_answers_lose_their_slots(tmp_path: Path
 
 
 @functools.cache
+@functools.cache
 def _many_reductions() -> tuple[bytes, bytes]:
     """An IR of 6,000 reductions (``many_reductions``): its stored summary lists each (3 MB), its every-layer listing is
-    6 MB, more than the kernel's buffers take."""
+    6 MB, more than the kernel's buffers take. Built once for every upload of it."""
     from tests.audit.ov_models import many_reductions
 
     with tempfile.TemporaryDirectory() as folder:
