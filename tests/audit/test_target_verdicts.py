@@ -480,23 +480,30 @@ def test_a_difference_bf16_cancels_above_the_chain_is_not_confirmed_by_the_rebui
     assert row["device_agrees"] is not True, row
 
 
+def _save_if_of_a_reduced_square(path: Path, reduce: Any, square: str, reduced: str, other: str) -> None:
+    """At ``path``: an If on the boolean ``c`` whose then body reduces ``Power(x, 2)`` (named ``square``) with
+    ``reduce`` (named ``reduced``) over the last axis of x ([2, 16] f32), and whose else body takes x's ReduceMax
+    (``other``)."""
+    x = ops.parameter([2, 16], np.float32, name="x")
+    cond = ops.parameter([], ov.Type.boolean, name="c")
+    inner = ops.parameter([2, 16], np.float32)
+    squared = ops.power(inner, ops.constant(np.float32(2)), name=square)
+    then_body = ov.Model([ops.result(reduce(squared, ops.constant(AXIS), True, name=reduced))], [inner])
+    given = ops.parameter([2, 16], np.float32)
+    else_body = ov.Model([ops.result(ops.reduce_max(given, ops.constant(AXIS), True, name=other))], [given])
+    branch = ops.if_op(cond)
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(x.output(0), inner, given)
+    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    ov.save_model(ov.Model([out], [x, cond]), path, compress_to_fp16=False)
+
+
 def test_a_reduction_in_the_body_an_if_took_is_judged_for_the_target(tmp_path: Path) -> None:
     """An If whose then body holds ``Power(x, 2) -> ReduceMean`` of x near 300 (squares past 65504, as OpenVINO's f16
     Power gives inf): the body the condition took is audited, run alone on what the If gave it, and its chain is judged
     for f16 as a top-level one is: the overflow, not "not examined". The body not taken stays not examined."""
-    x = ops.parameter([2, 16], np.float32, name="x")
-    cond = ops.parameter([], ov.Type.boolean, name="c")
-    inner = ops.parameter([2, 16], np.float32)
-    square = ops.power(inner, ops.constant(np.float32(2)), name="body/sq")
-    then_body = ov.Model([ops.result(ops.reduce_mean(square, ops.constant(AXIS), True, name="body/var"))], [inner])
-    other = ops.parameter([2, 16], np.float32)
-    else_body = ov.Model([ops.result(ops.reduce_max(other, ops.constant(AXIS), True, name="else/max"))], [other])
-    branch = ops.if_op(cond)
-    branch.set_then_body(then_body)
-    branch.set_else_body(else_body)
-    branch.set_input(x.output(0), inner, other)
-    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
-    ov.save_model(ov.Model([out], [x, cond]), tmp_path / "m.xml", compress_to_fp16=False)
+    _save_if_of_a_reduced_square(tmp_path / "m.xml", ops.reduce_mean, "body/sq", "body/var", "else/max")
     data = (np.random.default_rng(0).standard_normal((2, 16)) * 100 + 300).astype(np.float32)
     doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data, "c": np.array(True)},
                       target="f16").to_json()  # fmt: skip
@@ -953,19 +960,7 @@ def test_a_precision_mark_in_an_if_body_is_read_as_a_top_level_one(tmp_path: Pat
     """The then body's ``Power(x, 2) -> ReduceSum`` of x near 300 carries ``DisablePrecisionConversion`` ``value``: the
     body's marks are read as the top level's are, so ``f32:i8`` protects nothing from f16 (its squares overflow) and
     ``dynamic:f16`` keeps the chain in f32."""
-    x = ops.parameter([2, 16], np.float32, name="x")
-    cond = ops.parameter([], ov.Type.boolean, name="c")
-    inner = ops.parameter([2, 16], np.float32)
-    square = ops.power(inner, ops.constant(np.float32(2)), name="then_sq")
-    then_body = ov.Model([ops.result(ops.reduce_sum(square, ops.constant(AXIS), True, name="then_sum"))], [inner])
-    other = ops.parameter([2, 16], np.float32)
-    else_body = ov.Model([ops.result(ops.reduce_max(other, ops.constant(AXIS), True, name="else_max"))], [other])
-    branch = ops.if_op(cond)
-    branch.set_then_body(then_body)
-    branch.set_else_body(else_body)
-    branch.set_input(x.output(0), inner, other)
-    out = branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
-    ov.save_model(ov.Model([out], [x, cond]), tmp_path / "m.xml", compress_to_fp16=False)
+    _save_if_of_a_reduced_square(tmp_path / "m.xml", ops.reduce_sum, "then_sq", "then_sum", "else_max")
     text = (tmp_path / "m.xml").read_text()
     for name in ("then_sq", "then_sum"):
         text = re.sub(rf'(<layer id="\d+" name="{name}" type="\w+" version="opset1">\s*(<data [^>]*/>)?)',
