@@ -86,7 +86,9 @@ class Catalog:
             maxsize=budget, getsizeof=lambda m: min(budget, max(len(m.model.xml), budget // cache_size))
         )
         self._loaded_lock = threading.Lock()
-        self._reductions: LRUCache[str, frozenset[str]] = LRUCache(maxsize=1024)
+        # The reduction paths of stored models, at most 262,144 of them together (some 20 MB): counted in models, a
+        # store of large ones held gigabytes of them in the server process.
+        self._reductions: LRUCache[str, frozenset[str]] = LRUCache(maxsize=1 << 18, getsizeof=lambda p: 1 + len(p))
 
     def reduction_paths(self, mid: str) -> frozenset[str]:
         """The layer paths of stored model ``mid``'s reductions, as its summary lists them (read once per model in
@@ -98,8 +100,9 @@ class Catalog:
             paths = self._reductions.get(mid)
         if paths is None:
             paths = frozenset(map(path_of, self.store.meta(mid).get("reductions", ())))
-            with self._loaded_lock:
-                self._reductions[mid] = paths
+            if 1 + len(paths) <= self._reductions.maxsize:  # a model of more is read each time
+                with self._loaded_lock:
+                    self._reductions[mid] = paths
         return paths
 
     def summaries_json(self, ids: Iterable[str] | None = None) -> Iterator[bytes]:
