@@ -40,6 +40,23 @@ OPS: dict[str, tuple[str, Callable[[Any], Any]]] = {  # the shape x is written w
 RESHAPES = ["[2,3]", "[2,3,4]"]
 
 
+def _judged(xml: Path, reshape: str | None = None) -> tuple[str | None, Any]:
+    """What OpenVINO says reading the model at ``xml`` and reshaping its input x to ``reshape`` (its refusal's last
+    line; None where it takes both), and ovreduce's check of the model under the same reshape."""
+    try:
+        model = ov.Core().read_model(str(xml))
+        if reshape is not None:
+            model.reshape({"x": ov.PartialShape(reshape)})
+        refusal = None
+    except RuntimeError as exc:
+        refusal = str(exc).strip().splitlines()[-1]
+    ir = load_ir(xml)
+    try:
+        return refusal, check_model(ir, reshape=None if reshape is None else {"x": PartialShape.parse(reshape)})
+    finally:
+        ir.close()
+
+
 @pytest.mark.parametrize("reshape", RESHAPES)
 @pytest.mark.parametrize("op", list(OPS))
 def test_a_shape_input_of_a_small_unfolded_sub_graph_is_judged_by_openvino(
@@ -50,17 +67,7 @@ def test_a_shape_input_of_a_small_unfolded_sub_graph_is_judged_by_openvino(
     y = ops.reduce_sum(build(x), _c([0]), True)
     xml = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(y)], [x], op), str(xml), compress_to_fp16=False)
-    model = ov.Core().read_model(str(xml))
-    try:
-        model.reshape({"x": ov.PartialShape(reshape)})
-        refusal = None
-    except RuntimeError as exc:
-        refusal = str(exc).strip().splitlines()[-1]
-    ir = load_ir(xml)
-    try:
-        checked = check_model(ir, reshape={"x": PartialShape.parse(reshape)})
-    finally:
-        ir.close()
+    refusal, checked = _judged(xml, reshape)
     assert checked.ok == (refusal is None), (refusal, checked.findings)
     if refusal is not None:
         [error] = [f for f in checked.findings if f.severity == "error"]
@@ -121,17 +128,8 @@ def test_a_target_put_together_of_a_dim_and_an_unfolded_sub_graph_is_judged_by_o
     at = weights.find(struct.pack("<2q", 4, 4))
     weights[at : at + 16] = struct.pack("<2q", last, last)
     xml.with_suffix(".bin").write_bytes(bytes(weights))
-    try:
-        ov.Core().read_model(str(xml))
-        refusal = None
-    except RuntimeError as exc:
-        refusal = str(exc).strip().splitlines()[-1]
+    refusal, checked = _judged(xml)
     assert (refusal is None) == (last == 4)
-    ir = load_ir(xml)
-    try:
-        checked = check_model(ir)
-    finally:
-        ir.close()
     assert checked.ok == (refusal is None), (refusal, checked.findings)
     if refusal is not None:
         [error] = [f for f in checked.findings if f.severity == "error"]
@@ -149,18 +147,8 @@ def test_pads_put_together_of_a_dim_and_an_unfolded_sub_graph_are_judged_by_open
     pad = ops.pad(x, ops.concat([dim, _unfolded([1])], 0), _c([0, 0]), "constant")
     xml = tmp_path / "m.xml"
     ov.save_model(ov.Model([ops.result(ops.reduce_sum(pad, _c([0]), True))], [x], "m"), str(xml))
-    model = ov.Core().read_model(str(xml))
-    try:
-        model.reshape({"x": ov.PartialShape(reshape)})
-        refusal = None
-    except RuntimeError as exc:
-        refusal = str(exc).strip().splitlines()[-1]
+    refusal, checked = _judged(xml, reshape)
     assert (refusal is None) == (reshape == "[2..3,3]")
-    ir = load_ir(xml)
-    try:
-        checked = check_model(ir, reshape={"x": PartialShape.parse(reshape)})
-    finally:
-        ir.close()
     assert checked.ok == (refusal is None), (refusal, checked.findings)
     if refusal is not None:
         [error] = [f for f in checked.findings if f.severity == "error"]
