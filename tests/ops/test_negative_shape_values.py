@@ -102,6 +102,17 @@ def _model(op: str, value: str = "six-less-d") -> ov.Model:
     return ov.Model([ops.result(ops.reduce_sum(node.output(0), _c([0]), True))], [x], op)
 
 
+def _reshaped_by_openvino(xml: Path, shape: str) -> tuple[Any, str | None]:
+    """The model at ``xml`` as OpenVINO reads it, and OpenVINO's refusal of reshaping its input x to ``shape`` (None
+    where it reshapes it)."""
+    model = ov.Core().read_model(str(xml))
+    try:
+        model.reshape({"x": ov.PartialShape(shape)})
+    except RuntimeError as exc:
+        return model, str(exc)
+    return model, None
+
+
 @pytest.mark.parametrize("value", list(VALUES))
 @pytest.mark.parametrize("reshape", list(RESHAPES))
 @pytest.mark.parametrize("op", list(OPS))
@@ -110,12 +121,7 @@ def test_a_shape_value_computed_negative_is_refused_as_openvino_refuses_it(
 ) -> None:
     xml = tmp_path / "m.xml"
     ov.save_model(_model(op, value), str(xml), compress_to_fp16=False)
-    model = ov.Core().read_model(str(xml))
-    refusal = None
-    try:
-        model.reshape({"x": ov.PartialShape(RESHAPES[reshape])})
-    except RuntimeError as exc:
-        refusal = str(exc)
+    model, refusal = _reshaped_by_openvino(xml, RESHAPES[reshape])
     ir = load_ir(xml)
     try:
         engine = ShapeEngine(ir, {"x": PartialShape.parse(RESHAPES[reshape])})
@@ -183,12 +189,7 @@ def test_a_reshape_target_of_negative_bounds_is_read_as_openvino_reads_it(
     model = ov.Model([ops.result(ops.reduce_sum(node, _c([0]), True))], [x], target)
     xml = tmp_path / "m.xml"
     ov.save_model(model, str(xml), compress_to_fp16=False)
-    read = ov.Core().read_model(str(xml))
-    refusal = None
-    try:
-        read.reshape({"x": ov.PartialShape(RESHAPE_SHAPES[shape])})
-    except RuntimeError as exc:
-        refusal = str(exc)
+    read, refusal = _reshaped_by_openvino(xml, RESHAPE_SHAPES[shape])
     ir = load_ir(xml)
     try:
         engine = ShapeEngine(ir, {"x": PartialShape.parse(RESHAPE_SHAPES[shape])})
