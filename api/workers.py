@@ -262,6 +262,8 @@ def _answerable(exc: BaseException, settings: Settings) -> BaseException:
     """A job's failure as answered: running out of memory names the worker's limit; an unpicklable error its text."""
     if isinstance(exc, MemoryError | MemoryLimitError):
         message = exc.message if isinstance(exc, MemoryLimitError) else "the job ran out of memory"
+        if "OVREDUCE_MAX_WORKER_BYTES" in message:  # (OpenVINO's own running out names the bound already)
+            return MemoryLimitError(f"{message}; this worker process is replaced")
         return MemoryLimitError(
             f"{message}; a worker process may use {settings.max_worker_bytes} bytes (OVREDUCE_MAX_WORKER_BYTES), "
             f"and this one is replaced"

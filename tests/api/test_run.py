@@ -589,7 +589,8 @@ def test_an_input_that_fills_a_fresh_worker_is_the_memory_limit_not_a_missing_cp
     for n in (20_000_000, 4_000_000):
         response = _infer_ones(client, mid, n)
         assert response.status_code == 400, (n, response.text)
-        assert "OVREDUCE_MAX_WORKER_BYTES" in response.json()["error"] and "device" not in response.json()["error"]
+        said = response.json()["error"]
+        assert said.count("OVREDUCE_MAX_WORKER_BYTES") == 1 and "device" not in said, said  # (the bound named once)
 
 
 def test_a_worker_at_the_least_bound_serves_job_after_job(make_client: Callable[..., TestClient]) -> None:

@@ -835,6 +835,23 @@ def test_an_answer_a_worker_has_no_memory_to_send_is_413_and_the_worker_replaced
     assert isolated.pids() != [pid] and len(isolated.pids()) == 1
 
 
+def _openvino_out_of_memory(context: Any) -> None:
+    """(A job.) End as OpenVINO running out of the worker's memory bound does, in the library's words."""
+    from ovreduce._openvino import _out_of_memory
+
+    raise _out_of_memory("std::bad_alloc")
+
+
+def test_openvino_out_of_the_workers_memory_names_the_bound_once(make_client: Callable[..., TestClient]) -> None:
+    """The library's message names the bound a process may use; the service named it a second time after it."""
+    client = make_client(concurrency=1)
+    isolated = client.app.state.services.isolated  # type: ignore[attr-defined]
+    with pytest.raises(MemoryLimitError) as raised:
+        client.portal.call(isolated.run, "the check", _openvino_out_of_memory)  # type: ignore[union-attr]
+    said = raised.value.message
+    assert said.count("OVREDUCE_MAX_WORKER_BYTES") == 1 and said.endswith("this worker process is replaced"), said
+
+
 @pytest.mark.parametrize("damage", ["removed", "a folder"])
 def test_a_stored_model_without_its_summary_is_stored_again_by_an_upload(
     make_client: Callable[..., TestClient], damage: str
