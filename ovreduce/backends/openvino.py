@@ -196,6 +196,7 @@ def refuse_known_crashes(ov_model: Any) -> None:
     :func:`_crashing` where they are constant or computed from Constants (it reads and writes outside its buffers:
     SIGSEGV). A body's values are followed through the port maps that feed it (:class:`_Graphs`)."""
     graphs = _Graphs(ov_model)
+    constants = _Fed(graphs, {})
     for node in graphs.ops:
         kind = node.get_type_name()
         if kind in ("Loop", "TensorIterator"):
@@ -217,7 +218,7 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 f"run it"
             )
         elif kind in _CRASHING:
-            wrong = _crashing(node, partial(_constant_port, node, graphs))
+            wrong = _crashing(node, partial(constants.port, node))
             if wrong is not None:
                 raise IRStructureError(
                     f"{kind} {node.get_friendly_name()!r}: its {wrong[0]} {wrong[1]}; OpenVINO's CPU plugin then "
@@ -292,10 +293,6 @@ def _inputs_above(output: Any, graphs: _Graphs, through_shapes: bool, limit: int
     return list(found.values())
 
 
-def _constant_port(node: Any, graphs: _Graphs, port: int) -> npt.NDArray[Any] | None:
-    return _constant_value(node.input_value(port), graphs) if port < node.get_input_size() else None
-
-
 def _crashing(node: Any, value: Callable[[int], npt.NDArray[Any] | None]) -> tuple[str, str] | None:
     """Which input of ``node`` (an op of :data:`_CRASHING`), of the values ``value`` gives by port (None: unknown), has
     OpenVINO's CPU plugin read or write outside its buffers, and what is wrong with it: ``("indices", "hold index 9
@@ -360,8 +357,9 @@ class Watched(NamedTuple):
 def watched_inputs(ov_model: Any) -> Watched:
     """What :func:`refuse_crashing_inputs` checks the inputs of each inference of ``ov_model`` against."""
     graphs = _Graphs(ov_model)
+    constants = _Fed(graphs, {})
     return Watched(graphs, [node for node in graphs.ops if node.get_type_name() in _CRASHING
-                            and any(port < node.get_input_size() and _constant_port(node, graphs, port) is None
+                            and any(port < node.get_input_size() and constants.port(node, port) is None
                                     for port in _CRASHING[node.get_type_name()])])  # fmt: skip
 
 
@@ -398,9 +396,10 @@ def _input_name(ov_model: Any, parameter: Any) -> str:
 
 
 class _Fed:
-    """Values computed from Constants, static shapes and the inputs ``feeds`` gives, by each op's own evaluation, each
-    op once: None where an op has none, a shape is not static, the ops above are more than :data:`_FED_DEPTH` deep, or
-    the walk has computed :data:`_FED_BUDGET` elements (each op counted one at least: empty tensors too)."""
+    """Values computed from Constants, static shapes and the inputs ``feeds`` gives (none: what OpenVINO folds as it
+    compiles), by each op's own evaluation, each op once: None where an op has none, a shape is not static, the ops
+    above are more than :data:`_FED_DEPTH` deep, or the walk has computed :data:`_FED_BUDGET` elements (each op
+    counted one at least: empty tensors too)."""
 
     def __init__(self, graphs: _Graphs, feeds: Mapping[int, Any]) -> None:
         self.graphs, self.feeds = graphs, feeds
@@ -520,28 +519,6 @@ def _crashing_pads(shape: Any, pads_begin: npt.NDArray[Any], pads_end: npt.NDArr
         if dim.is_static and min(b, e) < -size and size + b + e > 0:
             return "pads", f"on axis {axis} (begin {b}, end {e}) take more than the {size} elements it holds"
     return None
-
-
-def _constant_value(output: Any, graphs: _Graphs | None = None, depth: int = 8) -> npt.NDArray[Any] | None:
-    """The value of a small tensor computed from Constants alone (a Convert or a Concat of them, as exporters write
-    pads), by OpenVINO's own evaluation; None for one that depends on inputs, or is not small. In a body of
-    ``graphs``, Constants around it that its port maps feed it count."""
-    if graphs is not None:
-        output = graphs.source(output)
-    node = output.get_node()
-    if node.get_type_name() == "Constant":
-        return constant_data(node)
-    shape = output.get_partial_shape()
-    if depth == 0 or node.get_output_size() != 1 or not shape.is_static or math.prod(shape.to_shape()) > 64:
-        return None
-    values = [_constant_value(value, graphs, depth - 1) for value in node.input_values()]
-    if not values or any(v is None for v in values):
-        return None
-    ov = openvino()
-    result = ov.Tensor(output.get_element_type(), shape.to_shape())
-    if not node.evaluate([result], [ov.Tensor(np.ascontiguousarray(v)) for v in values]):
-        return None
-    return from_tensor(result)
 
 
 def effective_precision(compiled: Any, fallback: str | None) -> str | None:
@@ -2062,6 +2039,7 @@ def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
     without ``-1``: what they lack of that product, which they must hold exactly (LLaVA-NeXT-Video's resampler
     ``[?, ?, 1024]`` to ``[0, 24, 24, 1024]``: 576 tokens), where that dim is the only dynamic one it does not copy."""
     pins: dict[int, tuple[int, int, str]] = {}
+    constants: _Fed | None = None
     for index, port in enumerate(ov_model.inputs):
         shape = port.get_partial_shape()
         if shape.rank.is_dynamic or shape.is_static:
@@ -2074,17 +2052,17 @@ def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
                 if node.get_type_name() == "Convert":
                     outputs.append(node.output(0))
                 elif node.get_type_name() == "Reshape" and use.get_index() == 0:
-                    pin = _reshape_pin(shape, node)
+                    constants = constants or _Fed(_Graphs(ov_model), {})
+                    pin = _reshape_pin(shape, node, constants.port(node, 1))
                     if pin is not None:
                         pins[index] = pin
                         break
     return pins
 
 
-def _reshape_pin(shape: Any, node: Any) -> tuple[int, int, str] | None:
-    """The dim of an input of ``shape`` that Reshape ``node`` needs at a size, the size, and why (see
-    :func:`_reshape_pins`); None where it needs none, or none that one dim can give."""
-    target = _constant_value(node.input_value(1))
+def _reshape_pin(shape: Any, node: Any, target: npt.NDArray[Any] | None) -> tuple[int, int, str] | None:
+    """The dim of an input of ``shape`` that Reshape ``node`` needs at a size for its ``target`` (None: not constant),
+    the size, and why (see :func:`_reshape_pins`); None where it needs none, or none that one dim can give."""
     if target is None or target.ndim != 1 or int(np.count_nonzero(target == -1)) > 1:
         return None
     zeros = [i for i, v in enumerate(target) if v == 0]
