@@ -70,6 +70,21 @@ OPS: dict[str, Callable[[Any], Any]] = {
 }  # fmt: skip
 
 
+def _broadcast_shapes(dims: Any, xml: Path) -> tuple[Any, Any]:
+    """The shape of a Broadcast to ``[3, *dims]`` as ovreduce infers it and as OpenVINO does, of the model saved at
+    ``xml``."""
+    x = ops.parameter([1], np.float32)
+    ov.save_model(ov.Model([ops.broadcast(x, ops.concat([_c([3]), dims], 0))], [x]), str(xml), False)
+    expected = next(n for n in ov.Core().read_model(str(xml)).get_ordered_ops() if n.get_type_name() == "Broadcast")
+    ir = load_ir(xml)
+    try:
+        layer = next(layer for layer in ir.layers if layer.type == "Broadcast")
+        shape = ShapeEngine(ir).state((layer.id, layer.outputs[0].id)).shape
+    finally:
+        ir.close()
+    return shape, to_shape(expected.get_output_partial_shape(0))
+
+
 @pytest.mark.parametrize("name", OPS)
 def test_a_target_built_from_constants_is_known_where_openvino_knows_it(name: str, tmp_path: Path) -> None:
     """Each op over two small constants of each type, its result (converted to i64, plus 40) a Broadcast's target:
@@ -81,17 +96,7 @@ def test_a_target_built_from_constants_is_known_where_openvino_knows_it(name: st
         except RuntimeError:  # OpenVINO refuses the op in this type (a Multiply of booleans)
             continue
         dims = ops.add(ops.reshape(ops.convert(value, "i64"), _c([-1]), False), _c(40))
-        x = ops.parameter([1], np.float32)
-        xml = tmp_path / f"{np.dtype(dtype).name}.xml"
-        ov.save_model(ov.Model([ops.broadcast(x, ops.concat([_c([3]), dims], 0))], [x]), str(xml), False)
-        expected = next(n for n in ov.Core().read_model(str(xml)).get_ordered_ops() if n.get_type_name() == "Broadcast")
-        ir = load_ir(xml)
-        try:
-            layer = next(layer for layer in ir.layers if layer.type == "Broadcast")
-            shape = ShapeEngine(ir).state((layer.id, layer.outputs[0].id)).shape
-        finally:
-            ir.close()
-        want = to_shape(expected.get_output_partial_shape(0))
+        shape, want = _broadcast_shapes(dims, tmp_path / f"{np.dtype(dtype).name}.xml")
         assert shape == want, f"{name} of {np.dtype(dtype).name}: ovreduce {shape}, OpenVINO {want}"
         compared += 1
     assert compared >= 1, compared
@@ -172,17 +177,7 @@ def test_an_integer_convert_that_wraps_is_folded_as_openvino_folds_it(destinatio
         info = np.iinfo(dtype)
         values = [v for v in WRAPPED if info.min <= v <= info.max]
         dims = ops.abs(ops.convert(ops.convert(_c(values, dtype), destination), "i64"))
-        x = ops.parameter([1], np.float32)
-        xml = tmp_path / f"{np.dtype(dtype).name}.xml"
-        ov.save_model(ov.Model([ops.broadcast(x, ops.concat([_c([3]), dims], 0))], [x]), str(xml), False)
-        expected = next(n for n in ov.Core().read_model(str(xml)).get_ordered_ops() if n.get_type_name() == "Broadcast")
-        ir = load_ir(xml)
-        try:
-            layer = next(layer for layer in ir.layers if layer.type == "Broadcast")
-            shape = ShapeEngine(ir).state((layer.id, layer.outputs[0].id)).shape
-        finally:
-            ir.close()
-        want = to_shape(expected.get_output_partial_shape(0))
+        shape, want = _broadcast_shapes(dims, tmp_path / f"{np.dtype(dtype).name}.xml")
         assert shape == want, f"{np.dtype(dtype).name} to {destination}: ovreduce {shape}, OpenVINO {want}"
         compared += want.is_static
     assert compared >= 1, compared
