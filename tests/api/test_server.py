@@ -13,6 +13,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -741,34 +742,41 @@ def _many(name: str) -> dict[str, tuple[str, bytes]]:
             "bin": ("m.bin", weights)}  # fmt: skip
 
 
-def test_the_model_listing_is_not_built_whole_in_the_server(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def many_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of 16 uploads of :func:`_many_reductions` (96,000 reductions), stored once for the tests of large
+    stores' listings: each serves a copy of it."""
+    store = tmp_path_factory.mktemp("many") / "store"
+    with serve(store) as (url, _), httpx.Client(base_url=url, timeout=120) as http:
+        for i in range(16):  # 96,000 reductions: about 2 s to list on a quiet machine, each model's about 0.15 s
+            stored = http.post("/v1/models", files=_many(f"m{i}"))
+            assert stored.status_code == 201, stored.text
+    return store
+
+
+def test_the_model_listing_is_not_built_whole_in_the_server(many_models: Path, tmp_path: Path) -> None:
     """Each stored summary lists its every reduction: the listing of a store of large models is gigabytes, and the
     server built it whole, three copies at once, once for each request listing it at the same time."""
-    with serve(tmp_path / "store") as (url, proc):
+    store = shutil.copytree(many_models, tmp_path / "store", symlinks=True)
+    with serve(store) as (url, proc):
         with httpx.Client(base_url=url, timeout=60) as http:
-            for i in range(10):
-                stored = http.post("/v1/models", files=_many(f"m{i}"))
-                assert stored.status_code == 201, stored.text
             assert http.get("/v1/models").status_code == 200  # each summary checked against the schema, once
             Path(f"/proc/{proc.pid}/clear_refs").write_text("5")  # the peak memory counted from here
             before = _peak_rss(proc.pid)
             listing = http.get("/v1/models")
             grown = _peak_rss(proc.pid) - before
-        assert listing.status_code == 200 and len(listing.json()["models"]) == 10
+        assert listing.status_code == 200 and len(listing.json()["models"]) == 16
         assert len(listing.content) > 16 << 20
         assert grown < len(listing.content) // 4, (grown, len(listing.content))
 
 
-def test_the_kserve_repository_index_outlasts_one_jobs_time_limit(tmp_path: Path) -> None:
+def test_the_kserve_repository_index_outlasts_one_jobs_time_limit(many_models: Path, tmp_path: Path) -> None:
     """The index of a store of many large models was built in one job, under one job's time limit: past a few
     hundred thousand stored reductions it was 503 for every client, where ``GET /v1/models`` streamed the same store.
     Each model is listed by a job of its own now, and the answer streamed."""
-    with serve(tmp_path / "store") as (url, _), httpx.Client(base_url=url, timeout=120) as http:
-        for i in range(16):  # 96,000 reductions: about 2 s to list on a quiet machine, each model's about 0.15 s
-            stored = http.post("/v1/models", files=_many(f"m{i}"))
-            assert stored.status_code == 201, stored.text
+    store = shutil.copytree(many_models, tmp_path / "store", symlinks=True)
     settings = {"run_timeout_s": 1}
-    with serve(tmp_path / "store", settings=settings) as (url, _), httpx.Client(base_url=url, timeout=120) as http:
+    with serve(store, settings=settings) as (url, _), httpx.Client(base_url=url, timeout=120) as http:
         index = http.post("/v2/repository/index", json={})
     assert index.status_code == 200, index.text
     entries = index.json()
