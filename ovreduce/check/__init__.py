@@ -42,6 +42,7 @@ from ovreduce.ir.model import IRModel, PortRef
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
 from ovreduce.ops.base import INPUT_COUNT_REFUSED
 from ovreduce.ops.reduce import ReductionInfo
+from ovreduce.processes import end_with_parent
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
@@ -443,7 +444,7 @@ def check_paths(
         pool: ProcessPoolExecutor | None = None
         try:
             with _interrupts_held():  # the workers are forked (as each is submitted) and the pool's threads started
-                pool = ProcessPoolExecutor(min(jobs, len(paths)), context, _end_with_parent, parent)
+                pool = ProcessPoolExecutor(min(jobs, len(paths)), context, end_with_parent, parent)
                 futures = [pool.submit(_timed_check, p, *options) for p in paths]
             for p, future in zip(paths, futures, strict=True):  # in the order given: the document is the serial one
                 try:
@@ -524,7 +525,7 @@ def _check_alone(context: Any, path: Path, options: tuple[Any, ...]) -> Checked:
 
 
 def _send_check(sender: Connection, path: Path, options: tuple[Any, ...], parent: int | None) -> None:
-    _end_with_parent(parent)
+    end_with_parent(parent)
     sender.send(_timed_check(path, *options))
     sender.close()
 
@@ -532,18 +533,6 @@ def _send_check(sender: Connection, path: Path, options: tuple[Any, ...], parent
 def _parent_of(context: Any) -> int | None:
     """The process a worker of ``context`` starts from: this one where it is forked, else a server's (None)."""
     return os.getpid() if context.get_start_method() == "fork" else None
-
-
-def _end_with_parent(parent: int | None) -> None:
-    """Have the system end this worker when the process that started it ends (a ``check`` killed by SIGTERM or SIGHUP
-    shuts down no pool: its workers would sleep on for ever), where the system can (Linux); at once where ``parent``
-    (its pid, where known) ended before that was asked."""
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if parent is not None and os.getppid() != parent:
-            os._exit(1)
 
 
 def _start_method(engine: Engine) -> str:

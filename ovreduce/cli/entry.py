@@ -28,6 +28,7 @@ from ovreduce.cli.render.terminal import terminal_width
 from ovreduce.cli.serve import serve
 from ovreduce.cli.wording import in_flag_terms
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
+from ovreduce.processes import end_with_parent
 
 __all__ = ["COMMANDS", "console", "main"]
 
@@ -135,11 +136,14 @@ def _supervise(command: str) -> int | None:
     crash (:data:`_CRASHES`) is said, in a line and exit 2; by another signal, the program ends by that signal too.
 
     SIGTERM and SIGHUP sent to this process are passed on to the child, and SIGINT sent by a process (``kill``): a
-    terminal's Ctrl-C reaches the child itself (one process group), and a second one would cut its answer short."""
+    terminal's Ctrl-C reaches the child itself (one process group), and a second one would cut its answer short.
+    Whatever else ends this process (SIGKILL, SIGUSR1) ends the child with it (Linux)."""
     watched = {signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # from before the fork: none is lost, none acted on here
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
+        end_with_parent(parent)  # a program ended otherwise (SIGKILL, SIGUSR1) leaves no child behind
         signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
         return None
     while True:

@@ -182,3 +182,15 @@ def test_a_termination_during_the_inference_ends_the_command_at_once(tmp_path: P
     assert process.returncode == -number, err
     assert "Traceback" not in err, err
     assert took < 15
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a child's end with its parent is the system's (Linux)")
+@pytest.mark.parametrize("number", [signal.SIGKILL, signal.SIGUSR1])
+def test_the_command_ends_with_the_program_whatever_ends_it(tmp_path: Path, number: int) -> None:
+    """A signal the program does not pass on (SIGKILL: ``timeout -k``, the OOM killer; SIGUSR1) ended the program at
+    once, and its child ran OpenVINO's inference on until its time limit, holding the caller's pipes open: the caller
+    waited for the limit. The child ends with the program."""
+    process = _audit_forever(tmp_path, "--timeout", "300")
+    process.send_signal(number)
+    _ended(process, 30)  # the pipes closed: no process holds them
+    assert process.returncode == -number
