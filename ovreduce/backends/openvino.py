@@ -196,7 +196,7 @@ def refuse_known_crashes(ov_model: Any) -> None:
     :func:`_crashing` where they are constant or computed from Constants (it reads and writes outside its buffers:
     SIGSEGV). A body's values are followed through the port maps that feed it (:class:`_Graphs`)."""
     graphs = _Graphs(ov_model)
-    constants = _Fed(graphs, {})
+    constants = _Fed(graphs, None)
     for node in graphs.ops:
         kind = node.get_type_name()
         if kind in ("Loop", "TensorIterator"):
@@ -357,7 +357,7 @@ class Watched(NamedTuple):
 def watched_inputs(ov_model: Any) -> Watched:
     """What :func:`refuse_crashing_inputs` checks the inputs of each inference of ``ov_model`` against."""
     graphs = _Graphs(ov_model)
-    constants = _Fed(graphs, {})
+    constants = _Fed(graphs, None)
     return Watched(graphs, [node for node in graphs.ops if node.get_type_name() in _CRASHING
                             and any(port < node.get_input_size() and constants.port(node, port) is None
                                     for port in _CRASHING[node.get_type_name()])])  # fmt: skip
@@ -396,12 +396,12 @@ def _input_name(ov_model: Any, parameter: Any) -> str:
 
 
 class _Fed:
-    """Values computed from Constants, static shapes and the inputs ``feeds`` gives (none: what OpenVINO folds as it
-    compiles), by each op's own evaluation, each op once: None where an op has none, a shape is not static, the ops
-    above are more than :data:`_FED_DEPTH` deep, or the walk has computed :data:`_FED_BUDGET` elements (each op
-    counted one at least: empty tensors too)."""
+    """Values computed from Constants, static shapes and the inputs ``feeds`` gives, by each op's own evaluation, each
+    op once (``feeds`` None: from Constants alone, before any input is given; a shape counts as its input's then): None
+    where an op has none, a shape is not static, the ops above are more than :data:`_FED_DEPTH` deep, or the walk has
+    computed :data:`_FED_BUDGET` elements (each op counted one at least: empty tensors too)."""
 
-    def __init__(self, graphs: _Graphs, feeds: Mapping[int, Any]) -> None:
+    def __init__(self, graphs: _Graphs, feeds: Mapping[int, Any] | None) -> None:
         self.graphs, self.feeds = graphs, feeds
         self.budget = _FED_BUDGET
         self.done: dict[str, list[npt.NDArray[Any]] | None] = {}
@@ -423,12 +423,16 @@ class _Fed:
         if kind == "Constant":
             return [constant_data(node)]
         if kind == "Parameter":  # the model's input (a body's not followed: none)
-            given = self.feeds.get(self.graphs.model.get_parameter_index(node)) if self.graphs.is_input(node) else None
+            if self.feeds is None or not self.graphs.is_input(node):
+                return None
+            given = self.feeds.get(self.graphs.model.get_parameter_index(node))
             return None if given is None else [np.asarray(given)]
         shapes = [node.get_output_partial_shape(k) for k in range(node.get_output_size())]
         if not all(shape.is_static for shape in shapes):
             return None
         if kind == "ShapeOf":  # its input's static shape: nothing above it is computed
+            if self.feeds is None:  # (a shape an input's fixes: that input's to name)
+                return None
             shape = node.get_input_partial_shape(0)
             etype = element_type(node.get_output_element_type(0).get_type_name()).numpy
             return [np.array(shape.to_shape(), dtype=etype)] if shape.is_static else None
@@ -2052,7 +2056,7 @@ def _reshape_pins(ov_model: Any) -> dict[int, tuple[int, int, str]]:
                 if node.get_type_name() == "Convert":
                     outputs.append(node.output(0))
                 elif node.get_type_name() == "Reshape" and use.get_index() == 0:
-                    constants = constants or _Fed(_Graphs(ov_model), {})
+                    constants = constants or _Fed(_Graphs(ov_model), None)
                     pin = _reshape_pin(shape, node, constants.port(node, 1))
                     if pin is not None:
                         pins[index] = pin
