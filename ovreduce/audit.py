@@ -50,7 +50,7 @@ import math
 import re
 import time
 from collections import ChainMap, Counter, deque
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, ParamSpec, Protocol, cast
 
@@ -82,6 +82,7 @@ from ovreduce.backends.openvino import (
     precision_support,
     run_marked,
     run_steps,
+    runtime_kernels,
     runtime_precisions,
 )  # fmt: skip
 from ovreduce.check.openvino import v10_renamed
@@ -654,10 +655,13 @@ def audit_model(
         )
     if target == "bf16" and meant_for == device and _runs_natively(device, target):
         began = time.perf_counter()
-        executes = _executed(plain, fitted, device, target, notes)
+        executes, kernels = _executed(plain, fitted, device, target, notes)
         repeated = _repeated_names(chains, nodes, shared)
         chains = [
-            as_executed(chain, node, _with_fused(executes, node, chain.op, *_above_nodes(chain)), target)
+            _within(as_executed(chain, node, _with_fused(executes, node, chain.op, *_above_nodes(chain)), target,
+                                inside := _inside_kernels([node, *_chain_nodes(chain, node), *_above_nodes(chain)],
+                                                          kernels)),
+                    node, kernels, inside)
             if again is None
             else replace(chain, unknown=_named_alike(again, shared[again], "its chain", target))
             for chain, node, again in zip(chains, nodes, repeated, strict=True)
@@ -667,11 +671,13 @@ def audit_model(
         if any(chain.executed_in_f32 for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in f32 (a CPU keeps, for one, what follows the graph's last MatMul or convolution in "
-                         f"f32): those are judged in f32, as it executes them")  # fmt: skip
+                         f"f32), or computes them inside a kernel that fuses them, in f32 (its MVN or RMS kernel, a "
+                         f"snippets Subgraph, a MatMul's fused ops: a CPU's kernels compute in f32 and round to "
+                         f"{target} only what they store): those are judged in f32, as it executes them")  # fmt: skip
         if any(chain.marks_overridden for chain in chains):
             notes.append(f"{device}'s execution graph of the model in {target} runs some reductions or the ops feeding "
                          f"them in {target} though the model marks them to stay in the original precision (a CPU "
-                         f"fuses a marked RMSNorm into one kernel, which runs in {target}): those are judged in "
+                         f"fuses a marked op into a kernel that stores its result in {target}): those are judged in "
                          f"{target}, as it executes them")  # fmt: skip
         times.target_seconds += time.perf_counter() - began
     if target is not None and _runs_natively(device, target):
@@ -826,6 +832,13 @@ def _walk_above(chains: list[Chain], slots: list[tuple[int | npt.NDArray[Any], .
         walk_above(chain, entry, marks, known, room)
 
 
+def _chain_nodes(chain: Chain, reduction: Any) -> list[Any]:
+    """The op of ``chain`` and the nodes that compute its inputs (the reduction's data input where it has no op)."""
+    if chain.op is None:
+        return [reduction.input_value(0).get_node()]
+    return [chain.op, *(value.get_node() for value in chain.op.input_values())]
+
+
 def _above_nodes(chain: Chain) -> list[Any]:
     """The ops above ``chain`` and the ops whose captured outputs they start from."""
     return [*(above.node for above in chain.above),
@@ -935,6 +948,107 @@ def _with_fused(executes: dict[str, str], *nodes: Any) -> Mapping[str, str]:
     return ChainMap(fused, executes) if fused else executes
 
 
+# The kernels OpenVINO's transformations fuse a pattern of ops into, which compute those ops inside in f32 (the CPU's
+# MVN for a decomposed LayerNorm, its RMS for an RMSNorm, its Softmax): an op the execution graph does not name and
+# that such a kernel after it computes is inside it. An op another kernel after it computes may be a renamed node of
+# its own (a Subtract's negation fused into a MatMul named after it), which stores its result: not inside.
+_FUSING_KERNELS = frozenset({"MVN", "RMS", "Softmax", "NormalizeL2", "ScaledDotProductAttention"})
+# A MatMul or a convolution the graph does not name, read by an op the graph names in a kernel of these types: that
+# kernel computes it and took the name of the op it fused after it (a Linear's bias Add), adding that op to its f32
+# accumulator before it stores
+_ACCUMULATING = frozenset({"MatMul", "Convolution", "GroupConvolution"})
+_ACCUMULATOR_KERNELS = frozenset({"FullyConnected", "MatMul", "Convolution"})
+
+
+def _inside_kernels(nodes: Sequence[Any], kernels: Mapping[str, tuple[str, str]]) -> frozenset[str]:
+    """The names of ``nodes`` the device computes inside a kernel of its execution graph without storing their result
+    (``kernels``: each node name the graph names, with the name and type of the kernel that computes it): a node the
+    graph names whose every reader is computed by the same kernel (an op a snippets ``Subgraph`` or a FullyConnected
+    fuses before the op whose result it stores), and a node it does not name, which a kernel of
+    :data:`_FUSING_KERNELS` after it computes (a decomposed LayerNorm's ops in the CPU's MVN kernel, an RMSNorm's in its
+    RMS kernel). The CPU's kernels compute in f32 whatever precision they run in: they round to it only what they load
+    and store. A reader the graph does not know (a Result the audit added to capture a tensor, the Convert before it)
+    is not one."""
+    found = set()
+    for node in nodes:
+        if node is None or not kernels:
+            continue
+        name = node.get_friendly_name()
+        if name not in kernels:
+            if _kernel_of(node, kernels):
+                found.add(name)
+            continue
+        readers = [_kernel_of(target.get_node(), kernels) for port in node.outputs()
+                   for target in port.get_target_inputs()]  # fmt: skip
+        known = [kernel for kernel in readers if kernel != ""]
+        if known and all(kernel == kernels[name][0] for kernel in known):
+            found.add(name)
+    return frozenset(found)
+
+
+def _within(chain: Chain, node: Any, kernels: Mapping[str, tuple[str, str]], inside: Collection[str]) -> Chain:
+    """``chain`` with the kernel that computes it inside named, where the device computes its reduction, its op or
+    what feeds that op inside a kernel that fuses them (``inside``: :func:`_inside_kernels`)."""
+    if node.get_friendly_name() in inside or chain.op_inside:
+        kernel = _kernel_of(node, kernels)
+    elif any(chain.sources_inside):
+        kernel = _kernel_of(node if chain.op is None else chain.op, kernels)
+    else:
+        return chain
+    return replace(chain, kernel=kernel or None)
+
+
+def _kernel_of(node: Any, kernels: Mapping[str, tuple[str, str]]) -> str | None:
+    """The name of the kernel that computes ``node`` (``kernels``, as :func:`_inside_kernels`), or of the kernel of
+    :data:`_FUSING_KERNELS` after it that computes it fused where the graph does not name it; None where neither is
+    known (it is stored, read by no kernel, a Result of the model's, or renamed), but for a MatMul or convolution the
+    kernel of its reader took the name of (:data:`_ACCUMULATING`); "" for a node the execution graph
+    does not hold, which the audit added (a Result capturing a tensor, the Convert widening it)."""
+    name = node.get_friendly_name()
+    if name in kernels:
+        return kernels[name][0]
+    kind = node.get_type_name()
+    if kind == "Result":
+        return ""
+    if kind == "Convert" and all(
+        t.get_node().get_type_name() == "Result" and t.get_node().get_friendly_name() not in kernels
+        for port in node.outputs()
+        for t in port.get_target_inputs()
+    ):
+        return ""
+    if kind == "ShapeOf":  # reads the shape, not the values
+        return ""
+    fused = _fused_into(node, _KernelTypes(kernels))
+    if fused is not None and fused[1] in _FUSING_KERNELS:
+        return kernels[fused[0]][0]
+    if kind in _ACCUMULATING:
+        readers = {kernels[t.get_node().get_friendly_name()] for port in node.outputs()
+                   for t in port.get_target_inputs() if t.get_node().get_friendly_name() in kernels}  # fmt: skip
+        if len(readers) == 1 and (kernel := next(iter(readers)))[1] in _ACCUMULATOR_KERNELS:
+            return kernel[0]
+    return None
+
+
+class _KernelTypes(Mapping[str, str]):
+    """Each node name an execution graph names, with the type of the kernel that computes it (a view of
+    :func:`_inside_kernels`'s ``kernels``, for :func:`_fused_into`)."""
+
+    def __init__(self, kernels: Mapping[str, tuple[str, str]]) -> None:
+        self.kernels = kernels
+
+    def __getitem__(self, name: str) -> str:
+        return self.kernels[name][1]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.kernels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.kernels)
+
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+
 def _folded_when_compiled(node: Any, budget: int = 256) -> bool:
     """Whether OpenVINO folds ``node`` into a Constant when it compiles (computing it in f32, before any conversion to
     f16 or bf16): it depends on no input or state of the model, and on no Constant behind a Convert (a compressed IR's
@@ -1027,8 +1141,11 @@ def _target_step(
     # nor the chain rebuilt on the device (from the same values) sees it
     # (a model's input or Constant is captured as given, and values moved from Constants only as the target converts
     # them)
-    given = [kept or moved for kept, moved in zip(chain.sources_kept, chain.constant_valued or [False] * len(
-        chain.sources_kept), strict=True)]  # fmt: skip
+    # (an input computed inside the op's kernel arrives unrounded, but the run captured it rounded: not given)
+    count = len(chain.sources_kept)
+    given = [(kept and not inner) or moved for kept, inner, moved in zip(
+        chain.sources_kept, chain.sources_inside or [False] * count, chain.constant_valued or [False] * count,
+        strict=True)]  # fmt: skip
     prerounded = (coarse or run.effective_precision == target) and not all(given)
     eps = _added_after(node)  # what an Add after the reduction adds to it (an RMSNorm's eps), where one does
     added = None if eps is None else eps[0]
@@ -1051,7 +1168,9 @@ def _target_step(
             emu = emulate(node.get_type_name(), inputs, np.asarray(axes), layer.keep_dims, target, op=op_type,
                           op_kept=op_kept, reduction_kept=reduction_kept,
                           sources_kept=[False] * len(chain.sources_kept) if fused else chain.sources_kept,
-                          constants=constants, arrived=arrived, added=added, operands=operands)  # fmt: skip
+                          constants=constants, arrived=arrived, added=added, operands=operands,
+                          sources_inside=None if fused else chain.sources_inside,
+                          op_inside=chain.op_inside and not fused)  # fmt: skip
     except Exception as exc:  # inputs the chain's ops refuse (shapes that do not broadcast...)
         return TargetHeadroom("not-established", False, f"not examined: the emulation failed: {exc}", step=step)
     nodes = {"input": None, **({} if chain.op is None else {chain.op.get_type_name(): chain.op})}
@@ -1171,6 +1290,9 @@ def _target_step(
         status = "protected"
         message = ("the device executes its chain in f32 in this model (its execution graph)" if chain.executed_in_f32
                    else "OpenVINO keeps its chain in the original precision (marked in the model)")  # fmt: skip
+        if chain.kernel is not None:
+            message += (f"; its kernel {chain.kernel!r} computes the chain in f32 inside, rounding to {target} only "
+                        f"what it loads and stores")  # fmt: skip
     elif layer.not_established is not None:
         status = "not-established"
         message = f"not established: {layer.not_established}"
@@ -1233,7 +1355,8 @@ def _target_step(
                         f"it: the conversion's, not judged)")  # fmt: skip
     if on_device is not None and on_device[0] is None and status != "protected":
         message += ("; its chain did not run on the device on its own: part of it is kept in the original precision, "
-                    "which a graph of the target type cannot rebuild")  # fmt: skip
+                    "or computed in f32 inside one of the device's kernels, which a graph of the target type cannot "
+                    "rebuild")  # fmt: skip
     if (
         executes is not None
         and executes != target
@@ -1382,17 +1505,19 @@ def _relative_failure(emu: Any, c: Comparison, target: str, atol: float,
 
 
 def _executed(plain: list[MarkedRun], model: Callable[[], Any], device: str, target: str,
-              notes: list[str]) -> dict[str, str]:  # fmt: skip
-    """What ``device``'s execution graph of the model as it is (no tensor observed) runs each node in at ``target``:
-    the plain run's, where it ran at it, else that of a compile of the model at it (no inference)."""
+              notes: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:  # fmt: skip
+    """What ``device``'s execution graph of the model as it is (no tensor observed) runs each node in at ``target``,
+    and the kernel that computes each (:func:`runtime_kernels`): the plain run's, where it ran at it, else that of a
+    compile of the model at it (no inference)."""
     if plain and plain[0].effective_precision == target:
-        return plain[0].runtime_precision
+        return plain[0].runtime_precision, plain[0].kernels
     try:
-        return runtime_precisions(compile_model(model(), device, target))
+        compiled = compile_model(model(), device, target)
+        return runtime_precisions(compiled), runtime_kernels(compiled)
     except Exception as exc:  # the figures stay those of an all-target device
         notes.append(f"the model could not be compiled for {device} in {target} to read what it executes in f32 "
                      f"({clean_message(exc)}): every chain is judged in {target}")  # fmt: skip
-        return {}
+        return {}, {}
 
 
 def _device_note(executes: str) -> str:
@@ -1574,9 +1699,10 @@ def _chain_spec(
     chain: Chain, slot: tuple[int | npt.NDArray[Any], ...], node: Any, run: MarkedRun
 ) -> tuple[str | None, list[npt.NDArray[Any]], str, npt.NDArray[Any], bool, list[bool] | None] | None:
     """What :func:`run_on_device` rebuilds of one reduction's chain, from what the run captured (None: not
-    floating-point, or marked to stay in the original precision: the device would not run it in the target)."""
-    if chain.op_kept or chain.reduction_kept:
-        return None
+    floating-point, or marked to stay in the original precision: the device would not run it in the target; or its op
+    fed by an op its kernel computes in f32 without storing it, which a graph of the target type cannot rebuild)."""
+    if chain.op_kept or (chain.reduction_kept and not chain.reduction_inside) or any(chain.sources_inside):
+        return None  # (a reduction whose result its kernel keeps in f32 is rebuilt: only its rounding differs)
     data, axes, _ = (run.marked[i] if isinstance(i, int) else i for i in slot)
     inputs = [run.marked[i] if isinstance(i, int) else i for i in chain.sources] if chain.op is not None else [data]
     if not all(np.asarray(a).dtype.kind == "f" for a in inputs):

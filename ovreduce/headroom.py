@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -170,6 +170,12 @@ class Above:
     # for each input, whether its values flow into the output (not a shape, an axis, indices or a Select's condition)
     carries: list[bool] = field(default_factory=list)
     port: int = 0  # the output of the node that ``output`` captures (a Split has several)
+    # for each input, whether the device computes it inside the kernel that computes this op, in f32, never storing it
+    # in the target (:func:`as_executed`): it arrives unrounded, whatever this op runs in
+    inside: list[bool] = field(default_factory=list)
+
+    def within(self, k: int) -> bool:
+        return bool(self.inside) and self.inside[k]
 
     @property
     def moves(self) -> bool:
@@ -203,6 +209,12 @@ class Chain:
     # are taken as they are, rounded, and what they compute in the target (a difference that cancels) does not show
     above_unfollowed: list[Any] = field(default_factory=list)
     constant_valued: list[bool] = field(default_factory=list)  # each source holds only Constants' values (a mask)
+    # for each input of the chain's first op, whether the device computes it inside the kernel that computes that op,
+    # in f32, never storing it in the target (a snippets Subgraph's, an MVN's): it arrives unrounded (as_executed)
+    sources_inside: list[bool] = field(default_factory=list)
+    op_inside: bool = False  # the device computes the op inside the reduction's kernel, which receives it in f32
+    reduction_inside: bool = False  # the device computes the reduction inside a kernel that does not store its result
+    kernel: str | None = None  # the device's kernel that computes the chain inside it (in f32), where one does
 
     @property
     def constants(self) -> list[bool] | None:
@@ -218,16 +230,28 @@ class Chain:
         return self.reduction_kept and (self.op is None or self.op_kept)
 
 
-def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str], target: str) -> Chain:
+def as_executed(
+    chain: Chain, reduction: Any, executes: Mapping[str, str], target: str, inside: Collection[str] = frozenset()
+) -> Chain:
     """``chain`` as the device's execution graph of the model in ``target`` (node name -> precision) runs it, over
     the marks: what it runs in f32 is kept in f32 as a mark keeps it (a CPU running a model in bf16 keeps some ops in
     f32 unmarked: those after the graph's last MatMul or convolution, for one), and what it runs in the target is
-    not kept, marked or not (a CPU fuses a marked RMSNorm into one kernel and runs that in bf16). A node the graph
-    does not name keeps its mark."""
+    not kept, marked or not. A node the graph does not name keeps its mark. ``inside``: the nodes the device computes
+    inside a kernel without storing their result (an op a snippets ``Subgraph`` fuses before its output, a
+    decomposed LayerNorm's or RMSNorm's ops in the CPU's MVN or RMS kernel, an op fused into a FullyConnected): the
+    CPU's kernels compute in f32 and round to the target only what they store, so those are computed in f32 and every
+    op of the kernel receives them unrounded."""
 
     def kept_as(node: Any, marked: bool) -> bool:
+        if node.get_friendly_name() in inside:
+            return True
         runs = executes.get(node.get_friendly_name())
         return True if runs == "f32" else False if runs == target else marked
+
+    def within(source: Any) -> bool:
+        return source.get_node().get_type_name() not in ("Parameter", "Constant") and (
+            source.get_node().get_friendly_name() in inside
+        )
 
     ops = [reduction] if chain.op is None else [chain.op]
     sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
@@ -247,6 +271,11 @@ def as_executed(chain: Chain, reduction: Any, executes: Mapping[str, str], targe
         ])
         for above in chain.above
     ]  # fmt: skip
+    for above in kept.above:
+        above.inside = [within(source) for source in above.sources]
+    kept.sources_inside = [within(source) for source in sources]
+    kept.op_inside = chain.op is not None and chain.op.get_friendly_name() in inside
+    kept.reduction_inside = reduction.get_friendly_name() in inside
     kept.executed_in_f32 = (kept.op_kept and not chain.op_kept) or (kept.reduction_kept and not chain.reduction_kept)
     kept.marks_overridden = (chain.op_kept and not kept.op_kept) or (chain.reduction_kept and not kept.reduction_kept)
     kept.executes = executes.get(reduction.get_friendly_name())
@@ -581,9 +610,9 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
                     got = compute(index)
                     if got is None:
                         return None
-                    arg = _rounded(got, target, above.kept)
+                    arg = _rounded(got, target, above.kept or above.within(k))
                 else:  # captured: rounded on its way into an op running in the target (or saturated: see above)
-                    keep = above.kept and unrounded
+                    keep = (above.kept and unrounded) or above.within(k)
                     saturates = index in constant or (saturate and index in unsure)
                     arg = (_converted_constant(values(index), target) if saturates and not keep
                            else _rounded(values(index), target, keep))  # fmt: skip
@@ -1184,6 +1213,8 @@ def emulate(
     arrived: Sequence[npt.NDArray[Any] | None] | None = None,
     added: npt.NDArray[Any] | None = None,
     operands: Sequence[bool] | None = None,
+    sources_inside: Sequence[bool] | None = None,
+    op_inside: bool = False,
 ) -> Emulation:
     """The chain ``op`` (None: none) then ``reduction`` over ``axes`` emulated in ``target`` (``f16`` or
     ``bf16``) on ``data_or_inputs`` (the op's inputs, or the reduction's data alone), element by element,
@@ -1197,10 +1228,15 @@ def emulate(
     to the outputs, or to the outputs plus ``added`` (what an Add after the reduction adds to each: an RMSNorm's eps),
     and the outputs that flush to 0 are counted (:attr:`Emulation.relative`, :attr:`Emulation.flushed`). An input
     ``operands`` marks (a Constant operand of the op: an exponent, a scale, an eps) is converted and counted, but is
-    no value of the chain: the input stage's largest is the data's alone."""
+    no value of the chain: the input stage's largest is the data's alone. An input ``sources_inside`` marks is computed
+    inside the kernel that computes the chain's first op (in f32, never stored in the target: a snippets Subgraph's
+    op, a CPU's MVN): it arrives unrounded, whatever that op runs in; ``op_inside``: the op is computed inside the
+    reduction's kernel, which receives it unrounded."""
     exact_in = [np.asarray(a, dtype=np.float64) for a in data_or_inputs]
     first_kept = op_kept if op is not None else reduction_kept
-    unrounded = [first_kept and kept for kept in (sources_kept or [True] * len(exact_in))]
+    within = list(sources_inside or [False] * len(exact_in))
+    unrounded = [(first_kept and kept) or inner
+                 for kept, inner in zip(sources_kept or [True] * len(exact_in), within, strict=True)]  # fmt: skip
     constant = list(constants or [False] * len(exact_in))
     low_in = [np.asarray(a, dtype=np.float32) if kept else _converted_constant(a, target) if fixed
               else _rounded(a, target, False)
@@ -1239,7 +1275,8 @@ def emulate(
                 continue
         stage, seen = _stage(op, exact_data, low_data, seen, op_kept, lost)
         stages.append(stage)
-        low_data = _rounded(low_data, target, reduction_kept)  # the reduction receives it in its own precision
+        # the reduction receives it in its own precision (unrounded from inside its own kernel)
+        low_data = _rounded(low_data, target, reduction_kept or op_inside)
         # what a kept op's f32 output loses on its way into a reduction in the target type counts as the reduction's
         entering, _ = _stage(reduction, exact_data, low_data, seen, reduction_kept)
     else:

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -105,6 +105,7 @@ __all__ = [
     "reduction_kernels",
     "run_marked",
     "run_steps",
+    "runtime_kernels",
     "runtime_precisions",
     "state_precisions",
     "to_tensor",
@@ -551,6 +552,24 @@ def runtime_precisions(compiled: Any) -> dict[str, str]:
     except Exception:  # a plugin without an execution graph
         return {}
     return renamed | out
+
+
+def runtime_kernels(compiled: Any) -> dict[str, tuple[str, str]]:
+    """Node name -> the name and the ``layerType`` of the kernel of the compiled model's execution graph that computes
+    it (the graph's node whose ``originalLayersNames`` lists it: a snippets ``Subgraph`` lists every op it fuses, a
+    FullyConnected the ops fused into it), where the graph names it; empty for a plugin without an execution graph."""
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            info = op.get_rt_info()
+            if "originalLayersNames" in info:
+                kind = str(info["layerType"].astype(str)) if "layerType" in info else ""
+                for name in str(info["originalLayersNames"].astype(str)).split(","):
+                    if name.strip():
+                        out.setdefault(name.strip(), (op.get_friendly_name(), kind))
+    except Exception:  # a plugin without an execution graph
+        return {}
+    return out
 
 
 def state_precisions(compiled: Any) -> tuple[int, tuple[tuple[str, int], ...]]:
@@ -2201,6 +2220,7 @@ class MarkedRun:
     reducing: frozenset[str] = frozenset()  # the node names the execution graph gives its reduction kernels
     kv_cache_precision: str | None = None  # what the compiled model keeps a stateful model's KV cache in
     other_states: tuple[tuple[str, int], ...] = ()  # the states no attention holds: (precision written in, count)
+    kernels: dict[str, tuple[str, str]] = field(default_factory=dict)  # node name -> its kernel (runtime_kernels)
 
 
 class InferenceTimeoutError(LimitExceededError):
@@ -2355,6 +2375,7 @@ def _run_steps(
     effective = effective_precision(compiled, None)
     executes = {aliases.get(name, name): p for name, p in runtime_precisions(compiled).items()}
     reducing = frozenset(aliases.get(name, name) for name in reduction_kernels(compiled))
+    kernels = {aliases.get(name, name): kernel for name, kernel in runtime_kernels(compiled).items()}
     kv_caches, states = state_precisions(compiled) if ov_model.get_sinks() else (0, ())
     kv_cache = kv_cache_precision(compiled) if kv_caches else None  # (a model of states no attention holds has none)
     if kv_caches and kv_cache is None:  # a virtual device's compiled model does not report it
@@ -2385,7 +2406,7 @@ def _run_steps(
         marked = [copies[position[port]] for port in added]
         visited = len(copies) + len(added) + (len(model_outputs) if not runs else 0)  # fetched, looked up, indexed
         runs.append(MarkedRun([copies[i] for i in range(original)], marked, effective, executes, visited, reducing,
-                              kv_cache, states))  # fmt: skip
+                              kv_cache, states, kernels))  # fmt: skip
         feeds = None if next_inputs is None else next_inputs(len(runs), runs[-1])
     return runs
 

@@ -9,6 +9,8 @@ the KV cache asked in f32.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -213,8 +215,12 @@ def test_the_f16_target_judges_the_values_a_device_applying_the_factor_holds(tmp
 def test_bf16_and_an_unscaled_chain_are_judged_as_they_are(tmp_path: Path) -> None:
     with_factor, without = _norm_model(tmp_path / "m.xml", "8.0"), _norm_model(tmp_path / "u.xml", None)
     bf16 = _audit(with_factor, inputs=_x(), precision="f32", target="bf16")
-    assert _row(bf16, "norm/ReduceMean") == _row(_audit(without, inputs=_x(), precision="f32", target="bf16"),
-                                                 "norm/ReduceMean")  # fmt: skip
+    rows = [_row(bf16, "norm/ReduceMean"),
+            _row(_audit(without, inputs=_x(), precision="f32", target="bf16"), "norm/ReduceMean")]  # fmt: skip
+    # (a CPU running bf16 natively names the RMS kernel after the norm's last Multiply, which each model names apart)
+    assert [replace(row, message=re.sub(r"its kernel '[^']*'", "its kernel", row.message)) for row in rows[:1]] == [
+        replace(row, message=re.sub(r"its kernel '[^']*'", "its kernel", row.message)) for row in rows[1:]
+    ]
     assert bf16.target is not None and any("applies it in f16 only" in note for note in bf16.target.notes)
     # a chain no MatMul feeds: the model's own values, whatever the factor
     x = ops.parameter([1, 8, 64], np.float32, name="x")
