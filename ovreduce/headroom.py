@@ -94,7 +94,10 @@ TARGETS = ("f16", "bf16")
 TYPES: Mapping[str, Any] = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 FINITE_MAX: Mapping[str, float] = {"f16": 65504.0, "bf16": (2 - 2**-7) * 2.0**127}  # as ml_dtypes.finfo says
 SMALLEST_NORMAL: Mapping[str, float] = {"f16": 2.0**-14, "bf16": 2.0**-126}
-_FLUSHES_BELOW: Mapping[str, float] = {"f16": 2.0**-25, "bf16": 2.0**-134}  # half the smallest subnormal: rounds to 0
+# What the target's conversion makes 0: f16 rounds to nearest down to half its smallest subnormal (2^-25); the CPU's
+# bf16 conversion (AVX512-BF16's ``vcvtneps2bf16``, every CPU that runs bf16 natively) flushes every f32 value below
+# bf16's smallest normal, 2^-126, to 0: its bf16 tensors hold no subnormal
+_FLUSHES_BELOW: Mapping[str, float] = {"f16": 2.0**-25, "bf16": 2.0**-126}
 # The elementwise ops that change the range of what a reduction receives (the ones OpenVINO's mixed-precision
 # marking looks for on a reduction's input: Power, Exp, Multiply..., and the arithmetic that scales or shifts a
 # value: a Power's square divided down still overflowed before the Divide), with the number of inputs they take.
@@ -706,17 +709,20 @@ class Stage:
     cancelled: int = 0
 
 
-_SMALLEST_SUBNORMAL = {"float16": 2.0**-24, "bfloat16": 2.0**-133, "float32": 2.0**-149, "float64": 2.0**-1074}
+# The smallest magnitude each type holds as a device computes it: its smallest subnormal, bf16's smallest normal (the
+# CPU's conversion flushes what lies below it, :data:`_FLUSHES_BELOW`)
+_SMALLEST_HELD = {"float16": 2.0**-24, "bfloat16": 2.0**-126, "float32": 2.0**-149, "float64": 2.0**-1074}
 
 
 def _zeros(
     exact: npt.NDArray[np.float64], low: npt.NDArray[Any]
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """The elements of ``low`` (in the type it was computed in) that are 0 where ``exact`` is finite and not: those that
-    underflow (their exact value below the type's smallest subnormal, which it cannot hold) and those that cancel."""
+    underflow (their exact value below the smallest magnitude the type holds, which it cannot hold: its smallest
+    subnormal, bf16's smallest normal) and those that cancel."""
     low64 = np.asarray(low, dtype=np.float64)
     zero = (exact != 0) & np.isfinite(exact) & (low64 == 0)
-    tiny = _SMALLEST_SUBNORMAL.get(np.asarray(low).dtype.name)
+    tiny = _SMALLEST_HELD.get(np.asarray(low).dtype.name)
     under = zero if tiny is None else zero & (np.abs(exact) < tiny)
     return under, zero & ~under
 
@@ -739,7 +745,7 @@ class Emulation:
     relative: bool = False
     flushed: int = 0  # output elements the f64 reference holds non-zero that are 0 in the target (emulated only)
     added: float | None = None  # the least the Add after the reduction adds, where it was judged against it
-    added_flushes: bool = False  # what the Add adds flushes to 0 in the target (an eps below half its subnormal)
+    added_flushes: bool = False  # what the Add adds flushes to 0 in the target (an eps below what the type holds)
 
     @property
     def non_finite(self) -> int:
@@ -772,9 +778,15 @@ def _largest(values: npt.NDArray[Any]) -> float:
 
 
 def _rounded(values: npt.NDArray[Any], target: str, kept: bool) -> npt.NDArray[Any]:
-    """``values`` rounded to the target type, or to f32 where OpenVINO keeps the op in its precision."""
+    """``values`` rounded to the target type, or to f32 where OpenVINO keeps the op in its precision: to bf16 as the
+    CPU's conversion rounds them, an f32 value below bf16's smallest normal flushed to 0 (:data:`_FLUSHES_BELOW`)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return np.asarray(values, dtype=np.float32).astype(np.float32 if kept else TYPES[target])
+        data = np.asarray(values, dtype=np.float32)
+        if kept:
+            return data.astype(np.float32)
+        if target == "bf16":
+            data = np.where(np.abs(data) < np.float32(_FLUSHES_BELOW[target]), np.copysign(np.float32(0), data), data)
+        return np.asarray(data).astype(TYPES[target])
 
 
 def _converted_constant(values: npt.NDArray[Any], target: str) -> npt.NDArray[Any]:
@@ -1170,8 +1182,12 @@ def _subnormal(values: npt.NDArray[Any], tiny: float) -> bool:
 
 
 def _flushes(values: npt.NDArray[Any], target: str) -> npt.NDArray[np.bool_]:
-    """The elements of ``values`` that are not 0 and round to 0 in ``target``."""
+    """The elements of ``values`` that are not 0 and round to 0 in ``target`` (:data:`_FLUSHES_BELOW`: f16 rounds half
+    its smallest subnormal to 0, the CPU's bf16 conversion flushes every f32 value below bf16's smallest normal)."""
     magnitude = np.abs(np.asarray(values, dtype=np.float64))
+    if target == "bf16":
+        with np.errstate(over="ignore", under="ignore"):
+            return (magnitude > 0) & (magnitude.astype(np.float32) < np.float32(_FLUSHES_BELOW[target]))
     return (magnitude > 0) & (magnitude <= _FLUSHES_BELOW[target])
 
 
@@ -1430,9 +1446,8 @@ def _tensor_of(ov: Any, values: npt.NDArray[Any], etype: Any, target: str, const
     """``values`` rounded to the target type (round to nearest even) as an OpenVINO tensor of that type; a Constant's
     values as OpenVINO converts a model's constant (:func:`_converted_constant`)."""
     tensor = ov.Tensor(etype, ov.Shape(list(values.shape)))
-    with np.errstate(over="ignore"):
-        rounded = (_converted_constant(values, target) if constant
-                   else np.asarray(values, dtype=np.float32).astype(TYPES[target]))  # fmt: skip
+    with np.errstate(over="ignore"):  # (what a kernel stored: a bf16 one holds no subnormal)
+        rounded = _converted_constant(values, target) if constant else _rounded(values, target, False)
     bits = np.ascontiguousarray(rounded).view(np.uint16)
     np.copyto(np.asarray(tensor.data).view(np.uint16).reshape(values.shape), bits)
     return tensor

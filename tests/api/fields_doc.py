@@ -272,7 +272,7 @@ FIELDS: dict[str, str] = {
     "TargetHeadroom.finite_max": "the target type's largest finite value",
     "TargetHeadroom.headroom": "`finite_max / largest`: how many times the largest value fits (null: nothing non-zero, or not examined)",
     "TargetHeadroom.overflowed": "elements that become inf or NaN in the target precision, over its chain (null: not examined)",
-    "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain: their exact values below its smallest subnormal (an element a difference of values the type holds equal cancels to 0 is not counted; the message says how many) (null: not examined, or not counted: `error_bound` covers them)",
+    "TargetHeadroom.underflowed": "non-zero elements that flush to 0 in the target precision, over its chain: their exact values below its smallest subnormal, bf16's below its smallest normal, which the CPU's bf16 conversion flushes (an element a difference of values the type holds equal cancels to 0 is not counted; the message says how many) (null: not examined, or not counted: `error_bound` covers them)",
     "TargetHeadroom.max_abs_error": "the emulated result against the f64 reference of the chain: largest absolute difference",
     "TargetHeadroom.max_rel_error": "the emulated result against the f64 reference of the chain: largest relative difference",
     "TargetHeadroom.atol": "the target type's absolute tolerance the error is judged by (0 where every output lies within it of 0, which would pass any result: the row is then judged relatively)",
@@ -289,7 +289,7 @@ FIELDS: dict[str, str] = {
     "TargetStage.layer_id": "the node's IR layer id (null: the input, or not found by name)",
     "TargetStage.largest": "the largest finite magnitude it reaches, computed in f64",
     "TargetStage.overflowed": "elements that first become inf or NaN in the target precision here",
-    "TargetStage.underflowed": "non-zero elements that first flush to 0 here, their exact values below the type's smallest subnormal (null: not counted, a bound covers them)",
+    "TargetStage.underflowed": "non-zero elements that first flush to 0 here, their exact values below the type's smallest subnormal, bf16's below its smallest normal (null: not counted, a bound covers them)",
     "TargetStage.kept": "OpenVINO keeps this op in the original precision (marked): emulated in f32; for the input, "
     "that it arrives unrounded (from a Parameter, a Constant or a marked op)",
 }

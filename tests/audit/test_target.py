@@ -579,6 +579,36 @@ def test_bf16_judges_ops_a_snippets_subgraph_fuses_in_f32(tmp_path: Path) -> Non
     assert doc["ok"], doc
 
 
+def test_bf16_flushes_what_the_cpu_flushes_below_its_smallest_normal(tmp_path: Path) -> None:
+    """Products near 1e-39, below bf16's smallest normal (1.18e-38), summed to 1e-37. The CPU's bf16 conversion
+    (AVX512-BF16's) flushes them to 0 as the kernel computing them stores them, and its bf16 run of the model gives 0
+    for every output; the emulation kept bf16's subnormals (ml_dtypes): the row said headroom, the device agreeing."""
+
+    def chain(h: Any) -> Any:
+        tiny = ops.multiply(h, ops.constant(np.float32(1e-19)), name="tiny")
+        total = ops.reduce_sum(tiny, ops.constant(np.array([-1], np.int64)), True, name="total")
+        return ops.multiply(ops.constant(np.ones((1, 64), np.float32)), total, name="use")
+
+    model, _ = _between_matmuls(chain)
+    ov.save_model(model, tmp_path / "m.xml", compress_to_fp16=False)
+    data = (1e-20 * (1 + np.random.default_rng(0).random((4, 64)))).astype(np.float32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "total")
+    if _native("bf16"):  # the device's own bf16 run of the model: every output 0, where the f32 run's are normal
+        core = ov.Core()
+        f32 = core.compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(data)[0]
+        bf16 = core.compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})(data)[0]
+        assert np.all(bf16 == 0) and np.all(np.abs(f32) > 2.0**-126), (f32, bf16)
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["underflowed"] == data.size and "flush to 0 in bf16" in row["message"], row
+    assert row["device_agrees"] is not True, row
+    # the emulation on its own: what the CPU's conversion does, not ml_dtypes' gradual underflow
+    products = (data.astype(np.float64) * 1e-19).astype(np.float32)
+    emu = emulate("ReduceSum", [products], np.array([-1]), True, "bf16")
+    assert emu.result is not None and np.all(np.asarray(emu.result, np.float64) == 0)
+    assert emu.stages[0].underflowed == data.size
+
+
 @pytest.mark.parametrize("other", ["norm", "peak"])
 def test_bf16_does_not_judge_a_chain_by_a_kernel_another_node_is_named_for(tmp_path: Path, other: str) -> None:
     """An RMS norm's ReduceMean named ``norm`` beside a ReduceMax also named ``norm``, which a CPU running bf16 natively
