@@ -2478,6 +2478,14 @@ class _Branches:
             sources = [op.input_value(i) for op in ops for i in range(op.get_input_size())][: len(chain.sources_kept)]
             chain.sources_kept = [kept and source.get_node() not in fed
                                   for kept, source in zip(chain.sources_kept, sources, strict=True)]  # fmt: skip
+        if chains:  # the ops above each chain inside the body, captured from the body's run as at the top level
+            _walk_above(chains, slots, marks, self.max_elements, 1)
+            for chain in chains:
+                for above in chain.above:
+                    above.unrounded = [
+                        unrounded and source.get_node() not in fed
+                        for unrounded, source in zip(above.unrounded, above.sources, strict=True)
+                    ]
         what = f"the audit of {words}"
         check_kept(marks, self.max_elements, what=what)
         try:
@@ -2495,7 +2503,7 @@ class _Branches:
             row = _check_step(kinds[node.get_type_name()], node, ids.get(name), slots[k], k, run, None, atol, rtol,
                               None, self.target is not None)  # fmt: skip
             row.body_path = path
-            if self.target is not None:  # its chain inside the body, captured from the body's run (no op above it)
+            if self.target is not None:  # its chain inside the body, captured from the body's run
                 row.target = _target_step(chains[k], node, slots[k], run, self.target, ids, row, None)
                 row.target = replace(
                     row.target,
@@ -2519,6 +2527,7 @@ def _outer_unfollowed(chain: Chain, node: Any, params: Sequence[Any], fed: Colle
     receives only a model's input, a Constant or nothing from outside)."""
     ops = [node] if chain.op is None else [chain.op]
     sources = [op.input_value(i).get_node() for op in ops for i in range(op.get_input_size())]
+    sources += [source.get_node() for above in chain.above for source in above.sources]  # (the ops above it, followed)
     index = {param: k for k, param in enumerate(params)}
     named = list(dict.fromkeys(_named(outer[index[s]]) for s in sources
                                if s in fed and s in index and index[s] in outer))  # fmt: skip

@@ -376,9 +376,15 @@ def walk_above(chain: Chain, entry: Sequence[int | None], marks: list[Any], know
     chain.entry = list(entry)
     ports = [chain.op.input_value(i) for i in range(chain.op.get_input_size())] if chain.op is not None else []
     queue: deque[tuple[Any, int, int]] = deque()
+    first: dict[Any, int] = {}  # each input's port, with the mark of the first input it feeds
     for k, mark in enumerate(entry):
         if mark is not None:
-            queue.append((ports[k] if chain.op is not None else marks[mark], mark, 1))
+            port = ports[k] if chain.op is not None else marks[mark]
+            if port in first:  # the same tensor twice (a square as ``d * d``): the ops above deliver it to both
+                chain.entry[k] = first[port]
+                continue
+            first[port] = mark
+            queue.append((port, mark, 1))
     walked: set[Any] = set()
     while queue:
         port, mark, depth = queue.popleft()

@@ -1140,3 +1140,66 @@ def test_an_op_openvino_moves_above_a_reshape_and_renames_is_not_judged_by_the_n
     row = _target_row(tmp_path / "m.xml", data, "default", "bf16")
     assert row["status"] != "inaccurate", row
     assert row["status"] == "not-established" and "MoveEltwiseUpThroughDataMov" in row["message"], row
+
+
+def _if_of(body: Any, shape: list[int], other: Any = None) -> ov.Model:
+    """An If on an input condition ``c`` whose then body is ``body`` of one Parameter of ``shape`` (taken for
+    ``c = True``) and whose else body is ``other`` (a Multiply by 1 where not given), both fed the model's input
+    ``x``."""
+    x, c = ops.parameter(shape, np.float32, name="x"), ops.parameter([], ov.Type.boolean, name="c")
+    then_p, else_p = ops.parameter(shape, np.float32), ops.parameter(shape, np.float32)
+    then_out = ops.result(body(then_p))
+    else_out = ops.result(ops.multiply(else_p, ops.constant(np.float32(1))) if other is None else other(else_p))
+    branch = ops.if_op(c)
+    branch.set_friendly_name("if")
+    branch.set_then_body(ov.Model([then_out], [then_p]))
+    branch.set_else_body(ov.Model([else_out], [else_p]))
+    branch.set_input(x.output(0), then_p, else_p)
+    return ov.Model([branch.set_output(then_out, else_out)], [x, c])
+
+
+def test_an_overflow_above_the_chain_inside_an_if_body_is_found(tmp_path: Path) -> None:
+    """``Sqrt(x * x) -> ReduceSum`` inside the body an If took, x near 300: the squares (90,000) are inf in f16, as
+    OpenVINO's own f16 evaluation of the Multiply gives, and the Sqrt brings the captured values back into range. At the
+    top level the ops above the chain are followed and the row is an overflow; in the body only the chain was, and the
+    row said headroom x26.3."""
+    model = _if_of(lambda p: ops.reduce_sum(ops.sqrt(ops.multiply(p, p, name="t_sq")), ops.constant(AXIS), False,
+                                            name="t_sum"), [2, 8],
+                   lambda p: ops.reduce_max(p, ops.constant(AXIS), False, name="e_max"))  # fmt: skip
+    ov.save_model(model, tmp_path / "m.xml", compress_to_fp16=False)
+    data = (300 + np.arange(16, dtype=np.float32)).reshape(2, 8)
+    square = ops.multiply(*(ops.parameter([2, 8], ov.Type.f16) for _ in range(2)))
+    assert np.isinf(_evaluated(square, [data.astype(np.float16)] * 2, [2, 8])).all()  # OpenVINO's own f16 Multiply
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data, "c": np.array(True)},
+                      target="f16").to_json()  # fmt: skip
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "t_sum")
+    assert row["status"] == "overflow" and row["failed"], row
+    assert row["message"].startswith("Multiply 't_sq'") and "> 65504" in row["message"], row
+    assert "judged from the then body of If 'if'" in row["message"], row
+
+
+def test_a_difference_that_cancels_inside_an_if_body_feeds_both_factors_of_a_square(tmp_path: Path) -> None:
+    """A variance written as ``d = h - mean(h)``, ``mean(d * d)`` inside the body an If took, on rows of 100 and 100.5:
+    the mean rounds to a bf16 step of 0.5, so ``d`` cancels, as OpenVINO's own bf16 run of the model shows (88-137%
+    off). The ops above the chain were not followed inside a body (headroom, with a bound "at most 0.000976"), and where
+    they were, only the first factor of ``d * d`` received what they deliver, the second the captured ``d``."""
+
+    def body(p: Any) -> Any:
+        h = ops.matmul(p, ops.constant(np.eye(64, dtype=np.float32)), False, False, name="t_mm")
+        d = ops.subtract(h, ops.reduce_mean(h, ops.constant(np.array([-1], np.int64)), True, name="t_mean"))
+        var = ops.reduce_mean(ops.multiply(d, d), ops.constant(np.array([-1], np.int64)), True, name="t_var")
+        use = ops.multiply(ops.constant(np.ones((1, 64), np.float32)), var)
+        return ops.matmul(use, ops.constant(np.eye(64, dtype=np.float32)), False, False)
+
+    ov.save_model(_if_of(body, [4, 64]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = (100 + 0.5 * np.random.default_rng(0).integers(0, 2, (4, 64))).astype(np.float32)
+    inputs = {"x": data, "c": np.array(True)}
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs=inputs, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "t_var")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert row["max_rel_error"] > 0.5 and "cancel to 0 in bf16" in row["message"], row
+    support = precision_support("CPU")
+    if support is not None and support[1].get("bf16") == "bf16":  # OpenVINO's own bf16 run of the model
+        compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+        exact = np.var(data.astype(np.float64), axis=-1)
+        assert np.max(np.abs(compiled([data, np.array(True)])[0][:, 0] / exact - 1)) > 0.5
