@@ -1191,6 +1191,9 @@ def _target_step(
     judged_atol = 0.0 if emu.relative else atol
     atol = absolute if emu.relative else atol
     largest, limit = max([emu.largest, *(st.largest for st in above)]), FINITE_MAX[target]
+    # values of Constants past the type's largest, which OpenVINO's conversion saturates: the chain's, and those the
+    # ops above it convert where they are emulated (a mask added above a softmax's Subtract)
+    saturated = emu.saturated + (path.saturated if path is not None and path.arrived is not None else 0)
     flushed = None if any(st.underflowed is None for st in stages) else sum(st.underflowed or 0 for st in stages)
     first = next((st for st in stages if st.overflowed), stages[-1])
     # what the original precision cannot hold either is no overflow of the target's
@@ -1313,7 +1316,9 @@ def _target_step(
         factor = headroom_factor(largest, target)
         message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}): headroom x{_g(factor)}"
                    if factor is not None else "every value of its chain is 0")  # fmt: skip
-        if emu.saturated and largest > limit:  # (only values the conversion saturates reach past the limit)
+        picks = node.get_type_name() in ("ReduceMax", "ReduceMin")  # (figures of what decides it: below)
+        if (emu.saturated or (saturated and not picks)) and largest > limit:  # (only values the conversion
+            # saturates reach past the limit)
             message = (f"largest magnitude {_g(largest)} ({_stage_name(top, stages)}), past {target}'s range only "
                        f"where Constants saturate to its largest")  # fmt: skip
         elif largest > limit and node.get_type_name() in ("ReduceMax", "ReduceMin"):
@@ -1347,8 +1352,8 @@ def _target_step(
         message += f"; {chain.above_cut}"
     if chain.above_unfollowed:
         message += f"; {_unfollowed(chain.above_unfollowed, ids, target)}"
-    if emu.saturated and status != "protected":
-        message += (f"; {emu.saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
+    if saturated and status != "protected":
+        message += (f"; {saturated} value(s) of a Constant past {target}'s largest finite value saturate to it, as "
                     f"OpenVINO converts a constant to {target}")  # fmt: skip
         if emu.clamped:
             message += (f" ({emu.clamped} output element(s) hold that largest value where the f64 reference lies past "

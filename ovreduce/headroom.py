@@ -318,12 +318,15 @@ def chain_of(reduction: Any, marks: list[Any]) -> Chain:
     return chain
 
 
-# The ops that move or pick values without computing new ones, with the inputs whose values they carry
+# The ops that move or pick values without computing new ones, with the inputs whose values they carry (a ReduceMax
+# or a ReduceMin picks one of its input's values, in any precision: a softmax's row max above its Subtract is what the
+# ops above deliver to it, a fully masked row's the mask's saturated value, not the f32 run's past the type's range)
 MOVING: Mapping[str, tuple[int, ...] | None] = {
     "Select": (1, 2), "Broadcast": (0,), "Convert": (0,), "Reshape": (0,), "Squeeze": (0,), "Unsqueeze": (0,),
     "Transpose": (0,), "Tile": (0,), "Gather": (0,), "StridedSlice": (0,), "Slice": (0,), "Concat": None,
     "Split": (0,), "VariadicSplit": (0,), "Pad": (0, 3), "DepthToSpace": (0,), "SpaceToDepth": (0,),
     "ShuffleChannels": (0,), "ScatterUpdate": (0, 2), "BatchToSpace": (0,), "SpaceToBatch": (0,),
+    "ReduceMax": (0,), "ReduceMin": (0,),
 }  # fmt: skip
 # Ops that only move values too, but that OpenVINO's own evaluation (``Node.evaluate``) does not compute, so the walk
 # above a chain cannot follow them: one it reaches is named in the row as not followed (``Chain.above_unfollowed``)
@@ -521,6 +524,7 @@ class Arrival:
     blocked: list[Any] = field(default_factory=list)  # what is not emulated and decides whether an overflow reaches
     # the chain: ops above not emulated, or a captured value past the type's maximum that an op not followed computed
     over: Stage | None = None  # where what the chain receives is not known: the stage that overflows first
+    saturated: int = 0  # values of Constants past the type's largest that ops above convert to it (emulated)
 
 
 def arrive(chain: Chain, values: Any, target: str) -> Arrival:
@@ -571,6 +575,7 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
 
     def emulated(saturate: bool) -> Arrival:
         low: dict[int, npt.NDArray[Any] | None] = {}
+        saturated = [0]  # values of Constants the ops above convert past the type's largest
         lost: dict[int, npt.NDArray[np.bool_]] = {}
         zeroed: dict[int, npt.NDArray[np.bool_]] = {}  # what each stage delivers as 0, not 0 exactly
         blocked: list[Any] = []
@@ -614,6 +619,7 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
                     continue
                 if not isinstance(index, int):
                     args.append(np.asarray(index, np.float32) if above.kept else _converted_constant(index, target))
+                    saturated[0] += 0 if above.kept else _saturated(index, target)
                     continue
                 if index in by_output:
                     got = compute(index)
@@ -658,8 +664,8 @@ def arrive(chain: Chain, values: Any, target: str) -> Arrival:
 
         arrived = [compute(mark) if mark is not None and mark in by_output else None for mark in chain.entry]
         if blocked:
-            return Arrival(stages, None, blocked, next((st for st in stages if st.overflowed), None))
-        return Arrival(stages, arrived)
+            return Arrival(stages, None, blocked, next((st for st in stages if st.overflowed), None), saturated[0])
+        return Arrival(stages, arrived, saturated=saturated[0])
 
     def reaches(arrival: Arrival) -> bool:
         """Whether an overflow above reaches the chain's inputs (or is not known to stay away)."""

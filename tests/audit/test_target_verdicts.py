@@ -1203,3 +1203,35 @@ def test_a_difference_that_cancels_inside_an_if_body_feeds_both_factors_of_a_squ
         compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
         exact = np.var(data.astype(np.float64), axis=-1)
         assert np.max(np.abs(compiled([data, np.array(True)])[0][:, 0] / exact - 1)) > 0.5
+
+
+def test_a_fully_masked_rows_max_above_a_softmax_is_what_the_mask_saturates_to(tmp_path: Path) -> None:
+    """``MatMul(x) + mask`` (float32's lowest over a whole row, as an eager attention masks a padding row), its
+    ReduceMax, ``Exp(s - max)`` and their sum. OpenVINO converts the mask to bf16's lowest, so the row's scores and
+    their max are that finite value, ``s - max`` is 0, and the sum is 16, as its bf16 run of the model gives (where this
+    CPU runs bf16). The max, an op above the Subtract that was not followed, was taken as the f32 run captured it, past
+    bf16's range, and rounded to -inf: ``s - max`` inf, and the sum an overflow (exit 1). A ReduceMax only picks one of
+    its input's values: it is followed, and delivers the saturated one."""
+    x = ops.parameter([2, 16], np.float32, name="x")
+    h = ops.matmul(x, ops.constant(np.eye(16, dtype=np.float32)), False, False)
+    mask = np.zeros((2, 16), np.float32)
+    mask[0, :] = np.finfo(np.float32).min  # a fully masked row
+    mask[1, 8:] = np.finfo(np.float32).min
+    scores = ops.add(h, ops.constant(mask), name="masked")
+    top = ops.reduce_max(scores, ops.constant(np.int64([-1])), True, name="top")
+    total = ops.reduce_sum(ops.exp(ops.subtract(scores, top)), ops.constant(np.int64([-1])), True, name="total")
+    used = ops.multiply(ops.constant(np.ones((1, 16), np.float32)), total)
+    ov.save_model(ov.Model([ops.matmul(used, ops.constant(np.eye(16, dtype=np.float32)), False, False)], [x]),
+                  tmp_path / "m.xml", compress_to_fp16=False)  # fmt: skip
+    data = np.random.default_rng(0).normal(0, 1, (2, 16)).astype(np.float32)
+    support = precision_support("CPU")
+    if support is not None and support[1].get("bf16") == "bf16":  # OpenVINO's own bf16 run of the model
+        core = ov.Core()
+        f32 = core.compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([data])[0]
+        bf16 = core.compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})([data])[0]
+        assert np.isfinite(bf16).all() and np.allclose(bf16, f32, rtol=0.01), (bf16, f32)
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "total")
+    assert row["status"] == "headroom" and not row["failed"], row
+    assert "past bf16's range only where Constants saturate to its largest" in row["message"], row
+    assert "top" in [stage["name"] for stage in row["above"]], row["above"]  # the max, followed
