@@ -579,6 +579,38 @@ def test_bf16_judges_ops_a_snippets_subgraph_fuses_in_f32(tmp_path: Path) -> Non
     assert doc["ok"], doc
 
 
+def test_bf16_judges_a_bias_the_cpu_adds_to_its_matmuls_accumulator_in_f32(tmp_path: Path) -> None:
+    """``x @ W - 1000`` (a Linear's bias) from bf16-exact inputs whose product is 1000.296875, then its square's mean.
+    A CPU running bf16 natively fuses the bias into its FullyConnected kernel (named after the Add; the MatMul is not
+    named), which adds it to the f32 accumulator and rounds once: its bf16 run is 0.3% off. The MatMul's output was
+    taken rounded to bf16 (1000) before the Add, which cancelled to 0: inaccurate, "off by 1", exit 1."""
+    x = ops.parameter([4, 16], np.float32, name="x")
+    weights = np.zeros((16, 64), np.float32)
+    weights[:2, :] = 1
+    h = ops.matmul(x, ops.constant(weights), False, False, name="fc")
+    biased = ops.add(h, ops.constant(np.full((1, 64), -1000, np.float32)), name="bias")
+    mean = ops.reduce_mean(ops.multiply(biased, biased, name="square"), ops.constant(np.array([-1], np.int64)), True,
+                           name="mean_square")  # fmt: skip
+    used = ops.multiply(ops.constant(np.ones((1, 64), np.float32)), mean)
+    out = ops.matmul(used, ops.constant(np.eye(64, dtype=np.float32)), False, False)
+    ov.save_model(ov.Model([out], [x]), tmp_path / "m.xml", compress_to_fp16=False)
+    data = np.zeros((4, 16), np.float32)
+    data[:, 0], data[:, 1] = 1000, [0.296875, 0.5, 0.75, 1.25]  # bf16-exact
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"x": data}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "mean_square")
+    if not _native("bf16"):  # an all-bf16 device: the MatMul's output rounded before the Add
+        assert row["status"] == "inaccurate", row
+        return
+    kernels = _bf16_kernels(tmp_path / "m.xml")
+    assert kernels["bias"][0] == "FullyConnected" and "fc" not in {n for _, names in kernels.values()
+                                                                  for n in names.split(",")}, kernels  # fmt: skip
+    compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
+    exact = data[:, 1].astype(np.float64) ** 2
+    assert np.max(np.abs(compiled(data)[0][:, 0] / exact - 1)) < 0.01  # the device's own bf16 run of the model
+    assert not row["failed"] and row["status"] in ("headroom", "not-established"), row
+    assert "cancel" not in row["message"], row
+
+
 def test_bf16_flushes_what_the_cpu_flushes_below_its_smallest_normal(tmp_path: Path) -> None:
     """Products near 1e-39, below bf16's smallest normal (1.18e-38), summed to 1e-37. The CPU's bf16 conversion
     (AVX512-BF16's) flushes them to 0 as the kernel computing them stores them, and its bf16 run of the model gives 0
