@@ -765,11 +765,21 @@ def audit_model(
 def device_refuses(device: str, target: str | None) -> str | None:
     """Why ``device`` never runs a model in ``target``, where OpenVINO's plugin for it refuses that inference
     precision: the GPU plugin's ``INFERENCE_PRECISION_HINT`` accepts f16, f32 or dynamic only (bf16 is an invalid value
-    there), and it runs f16 by default; a GPU named through OpenVINO's virtual devices (``AUTO:GPU``, ``MULTI:GPU,CPU``,
-    ``HETERO:GPU,CPU``, ``BATCH:GPU(4)``), which may place the model on it, is one too. None where it may."""
-    if target != "bf16" or not any(name == "GPU" for name in _physical_devices(device)):
+    there), and it runs f16 by default; the NPU plugin's inference precisions are f32 and f16, and its hardware computes
+    in f16 (OpenVINO's NPU device documentation); a GPU or NPU named through OpenVINO's virtual devices (``AUTO:GPU``,
+    ``MULTI:GPU,CPU``, ``HETERO:NPU,CPU``, ``BATCH:GPU(4)``), which may place the model on it, is one too. None where it
+    may."""
+    if target != "bf16":
         return None
-    named = "" if device.split(".")[0].upper() == "GPU" else f" ({device} puts the model on a GPU)"
+    kind = next((name for name in _physical_devices(device) if name in ("GPU", "NPU")), None)
+    if kind is None:
+        return None
+    article = "an" if kind == "NPU" else "a"
+    named = "" if device.split(".")[0].upper() == kind else f" ({device} puts the model on {article} {kind})"
+    if kind == "NPU":
+        return ("OpenVINO's NPU plugin never runs bf16: its inference precisions are f32 and f16, and the NPU computes "
+                "in f16 (OpenVINO's NPU device documentation), so a bf16 verdict says nothing of what the NPU "
+                f"computes{named}; expected f16, the precision an NPU runs")  # fmt: skip
     return ("OpenVINO's GPU plugin never runs bf16: its inference precision accepts f16, f32 or dynamic only (it "
             "refuses bf16 as an invalid value) and is f16 by default, so a bf16 verdict says nothing of what the GPU "
             f"computes{named}; expected f16, the precision a GPU runs")  # fmt: skip

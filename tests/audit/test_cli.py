@@ -560,6 +560,26 @@ def test_a_bf16_target_for_a_gpu_named_through_a_virtual_device_is_refused(
     assert "never runs bf16" in err and device in err and err.rstrip().endswith("[usage]"), err
 
 
+@pytest.mark.parametrize("device", ["NPU", "NPU.0", "AUTO:NPU", "HETERO:NPU,CPU", "MULTI:CPU,NPU"])
+def test_a_bf16_target_for_an_npu_is_refused(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], device: str
+) -> None:
+    """OpenVINO's NPU plugin takes f32 or f16 as its inference precision and its hardware computes in f16 (its device
+    documentation): `--target bf16 --device NPU` was audited on the CPU in its place and answered "bf16: no overflow"
+    for an RMSNorm whose square overflows f16. It is a usage error, as for a GPU, and the library refuses it too;
+    `--target f16` is audited."""
+    from ovreduce import load_ir
+    from ovreduce.audit import audit_model
+    from ovreduce.errors import InputError
+
+    status, out, err = _run(capsys, "audit", str(files["rms"]), "--target", "bf16", "--device", device)
+    assert status == 2 and out == "", err
+    assert "NPU plugin never runs bf16" in err and "expected --target f16" in err, err
+    assert err.rstrip().endswith("[usage]") and (device == "NPU" or device in err), err
+    with pytest.raises(InputError, match="never runs bf16"):
+        audit_model(load_ir(files["rms"]), target="bf16", device=device)
+
+
 def _bodied_model(tmp_path: Path, op: str, fed: str, holder: str) -> Path:
     """``x [4, 8]`` through an If (its condition computed from ``x``, so not folded) or a Loop of one iteration whose
     body (``holder`` "if", "loop", or "nested": an If inside the If's then-body) applies ``op`` ("gathernd": a

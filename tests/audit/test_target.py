@@ -1005,11 +1005,13 @@ def test_a_target_verdict_on_an_unobserved_kernel_is_not_established(tmp_path: P
     """For a device not here, the CPU's decode steps (whose chains do not run on the device again) read what the device
     executes a reduction in from the audited run, where its tensors were made outputs: the row said so and was not
     established, but its target verdict was `headroom`, "the device executes this reduction in f32 (its execution
-    graph)", of a reduction the model runs in bf16. That verdict now says it is not established, and why."""
-    if not _native("bf16"):
-        pytest.skip("the CPU runs bf16 through f32: the audited and the plain runs execute the same kernels")
-    doc = audit_model(load_ir(_stateful_rms(tmp_path / "m.xml")), target="bf16", device="NPU", steps=2,
-                      inputs={"input_ids": np.array([[0, 0]])})  # fmt: skip
+    graph)", of a reduction the model runs in bf16. That verdict now says it is not established, and why. (A device not
+    here is a GPU or an NPU, which never run bf16: the audit refuses a bf16 target for them, so the case is f16's, on a
+    CPU running f16 natively.)"""
+    if not _native("f16"):
+        pytest.skip("the CPU runs f16 through f32: the audited and the plain runs execute the same kernels")
+    doc = audit_model(load_ir(_stateful_rms(tmp_path / "m.xml")), target="f16", device="GPU", precision="f16",
+                      steps=2, inputs={"input_ids": np.array([[0, 0]])})  # fmt: skip
     judged = [layer for layer in doc.layers if layer.target is not None and layer.target.step]
     assert judged, [(layer.layer_name, layer.target) for layer in doc.layers]  # a decode step's figures
     for layer in judged:
