@@ -1243,7 +1243,8 @@ def _target_step(
                        + (f"{_stage_name(peak, stages)} reaches {_g(largest)} > {limit:.6g} too; " if largest > limit
                           else "")
                        + lost)  # fmt: skip
-    elif c is not None and not c.ok and not (emu.relative and not emu.flushed and emu.added is None):
+    elif c is not None and not c.ok and not (emu.relative and not emu.flushed and not emu.cancelled
+                                             and emu.added is None):  # fmt: skip
         status = "inaccurate"
         if emu.relative:  # a value lost (flushed to 0), or an error against what the Add after it adds
             message = _relative_failure(emu, c, target, atol, eps)
@@ -1351,6 +1352,9 @@ def _target_step(
             if emu.flushed:
                 message += (f" ({emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target}, "
                             f"within the tolerance of that sum)")  # fmt: skip
+            if emu.cancelled:
+                message += (f" ({emu.cancelled} of its {emu.expected.size} output element(s) cancel to 0 in "
+                            f"{target}, within the tolerance of that sum)")  # fmt: skip
     wide = None if c is None or status != "headroom" else too_wide(c, np.size(data) // max(emu.expected.size, 1))
     if wide is not None:  # (a product's tolerance grows with its factors)
         message += f"; {wide}"
@@ -1507,9 +1511,17 @@ def _below_atol(emu: Any, target: str, atol: float) -> str:
 def _relative_failure(emu: Any, c: Comparison, target: str, atol: float,
                       eps: tuple[npt.NDArray[np.float64], Any] | None) -> str:  # fmt: skip
     """The message of a row whose outputs all lie within the absolute tolerance of 0 and that fails relatively."""
-    top = float(np.max(np.abs(emu.expected))) if np.size(emu.expected) else 0.0
-    lost = (f"{emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target} (the f64 reference "
-            f"reaches {_g(top)}): their values are lost; " if emu.flushed else "")  # fmt: skip
+    worst = f"their f64 reference values reach {_g(emu.lost_largest)}" if emu.lost_largest is not None else ""
+    lost = ""
+    if emu.flushed:
+        lost += f"{emu.flushed} of its {emu.expected.size} output element(s) flush to 0 in {target}"
+    if emu.cancelled:
+        lost += (
+            f"{'; ' if lost else ''}{emu.cancelled} of its {emu.expected.size} output element(s) cancel to 0 in "
+            f"{target}, their terms or a difference above them cancelling, values {target} holds equal"
+        )
+    worst = f" ({worst})" if worst else ""
+    lost = f"{lost}{worst}: their values are lost; " if lost else ""
     against = "them" if eps is None else f"them plus the {_g(emu.added)} {_named(eps[1])} adds after it"
     if eps is not None and emu.added_flushes:
         against += f" (which {target} holds as 0: it flushes, and adds nothing there)"

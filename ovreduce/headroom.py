@@ -756,6 +756,9 @@ class Emulation:
     # Add after the reduction adds to them (``added``: an RMSNorm's eps)
     relative: bool = False
     flushed: int = 0  # output elements the f64 reference holds non-zero that are 0 in the target (emulated only)
+    # ... of which those lost to a cancellation (of their terms, or above them), not counted in ``flushed``
+    cancelled: int = 0
+    lost_largest: float | None = None  # the largest magnitude the f64 reference holds among the outputs lost
     added: float | None = None  # the least the Add after the reduction adds, where it was judged against it
     added_flushes: bool = False  # what the Add adds flushes to 0 in the target (an eps below what the type holds)
 
@@ -1354,20 +1357,36 @@ def emulate(
     scale = _plus(expected, reference_added) if relative else None
     if relative and scale is None:  # what is added does not broadcast to the outputs: judged against them alone
         added, held, scale = None, None, expected
-    flushed = 0
+    flushed, cancelled_out, lost_largest = 0, 0, None
     if relative and scale is not None:  # the absolute tolerance decides nothing: judged against the outputs (plus it)
         lost = (expected != 0) & np.isfinite(expected) & (low64 == 0) & ~judged_out
         shifted = low64 if held is None else low64 + held
         if held is not None and np.shape(shifted) == np.shape(lost):  # a sum the target holds as 0 where the exact one
             # is not (an eps flushed with the mean)
             lost = lost | ((np.asarray(shifted) == 0) & (scale != 0) & np.isfinite(scale) & ~judged_out)
-        flushed = int(np.count_nonzero(lost))
+        # an output is lost to an underflow where a value it reduces flushed to 0 or its exact value lies below what
+        # the type holds; else to a cancellation (of its terms, or of a difference above them: values the target
+        # holds equal), its exact value no underflow
+        underflowed_in, _ = _zeros(np.asarray(exact_data, np.float64), low_data)
+        dims = tuple(int(a) for a in np.asarray(axes).reshape(-1))
+        tiny = _SMALLEST_HELD.get(np.dtype(TYPES[target]).name, 0.0)
+        try:
+            flushing = np.broadcast_to(np.any(underflowed_in, axis=dims, keepdims=keep_dims), lost.shape)
+            flushing = flushing | (np.abs(np.broadcast_to(np.asarray(scale, np.float64), lost.shape)) < tiny)
+        except ValueError:  # (what does not reduce to the outputs' shape: all counted as flushed)
+            flushing = np.ones(lost.shape, dtype=bool)
+        flushed = int(np.count_nonzero(lost & flushing))
+        cancelled_out = int(np.count_nonzero(lost & ~flushing))
+        reached = np.asarray(scale, np.float64)
+        if lost.any() and reached.shape == lost.shape:
+            lost_largest = float(np.max(np.abs(reached[lost])))
         comparison = compare(scale, shifted, reference_name="f64 reference",
                              candidate_name=f"{target} emulation", atol=0.0, rtol=rtol, exact=False,
                              allowance=allowance, undefined=judged_out if judged_out.any() else undefined)  # fmt: skip
     return Emulation(result, expected, stages, comparison, undefined=undefined, saturated=saturated,
                      clamped=int(np.count_nonzero(clamped)), relative=relative and scale is not None,
-                     flushed=flushed, added=_smallest(added) if scale is not None and relative else None,
+                     flushed=flushed, cancelled=cancelled_out, lost_largest=lost_largest,
+                     added=_smallest(added) if scale is not None and relative else None,
                      added_flushes=bool(relative and held is not None and dropped is not None and dropped.any()),
                      )  # fmt: skip
 

@@ -1235,3 +1235,24 @@ def test_a_fully_masked_rows_max_above_a_softmax_is_what_the_mask_saturates_to(t
     assert row["status"] == "headroom" and not row["failed"], row
     assert "past bf16's range only where Constants saturate to its largest" in row["message"], row
     assert "top" in [stage["name"] for stage in row["above"]], row["above"]  # the max, followed
+
+
+def test_an_output_a_cancellation_makes_0_is_not_called_a_flush(tmp_path: Path) -> None:
+    """``ReduceSum((MatMul(p) - MatMul(q)) * 1e-3)``: in one row p and q lie near 1000 and differ by 0.05 to 0.3, which
+    bf16 (step 4 there) holds equal, so that output is 0 in bf16 though its exact value, 6.5e-4, lies far above what
+    bf16 flushes. It was reported as flushing to 0 ("their values are lost"), the cancellation not named."""
+    p, q = ops.parameter([2, 4], np.float32, name="p"), ops.parameter([2, 4], np.float32, name="q")
+    eye = ops.constant(np.eye(4, dtype=np.float32))
+    scaled = ops.multiply(ops.subtract(ops.matmul(p, eye, False, False), ops.matmul(q, eye, False, False)),
+                          ops.constant(np.float32(1e-3)))  # fmt: skip
+    total = ops.reduce_sum(scaled, ops.constant(np.int64([-1])), True, name="total")
+    used = ops.multiply(ops.constant(np.ones((1, 4), np.float32)), total)
+    ov.save_model(ov.Model([ops.matmul(used, eye, False, False)], [p, q]), tmp_path / "m.xml", compress_to_fp16=False)
+    pv = np.array([[1000.3, 1000.1, 1000.2, 1000.4], [1.0, 2.0, 3.0, 4.0]], np.float32)
+    qv = np.array([[1000, 1000.05, 1000.1, 1000.2], [0.5, 1.0, 1.5, 2.0]], np.float32)
+    assert np.all(pv[0].astype(TYPES["bf16"]) == qv[0].astype(TYPES["bf16"]))  # bf16 holds them equal
+    doc = audit_model(load_ir(tmp_path / "m.xml"), precision="f32", inputs={"p": pv, "q": qv}, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "total")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert "1 of its 2 output element(s) cancel to 0 in bf16" in row["message"], row
+    assert "flush to 0" not in row["message"] and "reach 0.00065" in row["message"], row
