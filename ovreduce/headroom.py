@@ -42,10 +42,15 @@ the GPU plugin would mark when it compiles is judged unmarked, and the document 
 
 **The emulation.** Each op of the chain runs in NumPy as a device runs it in the target type: its inputs
 rounded to the type (``numpy.float16``, ``ml_dtypes.bfloat16``), the op computed and its result rounded to the
-type; the reduction accumulates its rounded input exactly and rounds its result. Against the f64 reference of
-the same chain on the same captured inputs it gives, per reduction: the largest magnitude each stage reaches
-(in f64) against the type's finite maximum (the headroom factor), the elements that overflow to inf and those
-that underflow to 0, and the error of the result judged by the target type's tolerance.
+type; the reduction accumulates its rounded input exactly and rounds its result. bf16 is rounded as the CPU's
+conversion rounds it (AVX512-BF16's, on every CPU that runs bf16 natively): an f32 value below bf16's smallest normal
+flushes to 0. Where a CPU running bf16 natively computes an op inside a kernel without storing its result (a snippets
+``Subgraph``'s op before the one it stores, a LayerNorm in its MVN kernel, a bias in its MatMul's accumulator:
+:func:`as_executed`), the op is computed in f32 and the ops of that kernel receive it unrounded, as the kernel, which
+computes in f32, does. Against the f64 reference of the same chain on the same captured inputs it gives, per
+reduction: the largest magnitude each stage reaches (in f64) against the type's finite maximum (the headroom factor),
+the elements that overflow to inf and those that underflow to 0, and the error of the result judged by the target
+type's tolerance.
 """
 
 from __future__ import annotations
