@@ -2531,7 +2531,10 @@ class _Branches:
                               None, self.target is not None)  # fmt: skip
             row.body_path = path
             if self.target is not None:  # its chain inside the body, captured from the body's run
-                row.target = _target_step(chains[k], node, slots[k], run, self.target, ids, row, None)
+                # (what the body run alone, its tensors made outputs, executes a reduction in is not what the If runs
+                # it in, inside the whole model: its kernels are not the device's here, and no verdict rests on them)
+                row.target = _target_step(chains[k], node, slots[k], replace(run, runtime_precision={}), self.target,
+                                          ids, row, None)  # fmt: skip
                 row.target = replace(
                     row.target,
                     message=f"{row.target.message}; judged from {words}, run alone"

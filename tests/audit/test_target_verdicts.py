@@ -1203,6 +1203,12 @@ def test_a_difference_that_cancels_inside_an_if_body_feeds_both_factors_of_a_squ
         compiled = ov.Core().compile_model(tmp_path / "m.xml", "CPU", {"INFERENCE_PRECISION_HINT": "bf16"})
         exact = np.var(data.astype(np.float64), axis=-1)
         assert np.max(np.abs(compiled([data, np.array(True)])[0][:, 0] / exact - 1)) > 0.5
+    # at the default precision too; and what the body run alone (its tensors made outputs) executed the reduction in,
+    # f32 as the tail of that run, is not said to be what the device executes it in: the If runs it in the whole model
+    doc = audit_model(load_ir(tmp_path / "m.xml"), inputs=inputs, target="bf16").to_json()
+    row = next(layer["target"] for layer in doc["layers"] if layer["layer_name"] == "t_var")
+    assert row["status"] == "inaccurate" and row["failed"], row
+    assert "the device executes this reduction in" not in row["message"] and row["device_precision"] is None, row
 
 
 def test_a_fully_masked_rows_max_above_a_softmax_is_what_the_mask_saturates_to(tmp_path: Path) -> None:
