@@ -1095,6 +1095,7 @@ class _Port:
     array: npt.NDArray[Any] | None
     origin: str
     asked: Any = None  # the shape given, where ovreduce settled its dynamic dims before the rest (token ids)
+    prompt: bool = False  # an array made for the user (a prompt's): its values given, its batch and span as made ones'
 
     @property
     def free(self) -> bool:
@@ -1215,7 +1216,8 @@ def model_inputs(
             array = _text(given[match], declared, what) if etype.name == "string" else (
                 conform_array(np.asarray(given[match]), etype, declared, what, model_input=True))  # fmt: skip
             origin = (origins or {}).get(match, "given")
-            ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, origin))
+            ports.append(_Port(index, label, etype, declared, PartialShape.static(array.shape), array, origin,
+                               prompt=made_for is not None))  # fmt: skip
             continue
         target = declared
         if shape_match is not None:
@@ -1388,13 +1390,13 @@ def _follow_token_ids(
     follow the tokens too (:func:`_visual`; ``deepstack`` as there)."""
     from ovreduce.shapes import PartialShape
 
+    shaped = {p.index: p.target for p in ports if p.array is None and not p.free}  # as given, before settling
     ports = [_prompt_length(_settled(p)) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None else p
              for p in ports]  # fmt: skip
-    batch_given = _batch_given(ports, names)
-    if batch_given is not None:  # ids made beside a past or beams given of another batch: theirs, as generation's
-        ports = [_rebatched(p, batch_given) if names[p.index] & (TOKEN_IDS | EMBEDDINGS) and p.array is None
-                 and p.asked is None and p.target.is_static and p.declared.compatible(p.target) else p
-                 for p in ports]  # fmt: skip
+    source = _batch_source(ports, names)
+    if source is not None:  # ids beside a past or beams given of another batch: theirs, as generation's
+        ports = [_at_batch(p, names[p.index], source, shaped.get(p.index)) for p in ports]
+    _refuse_prompt_past(ports, names)
     if kernel is not None:
         columns = PartialShape.static([kernel[0]])
         ports = [replace(p, target=columns) if p.free and "cache_position" in names[p.index]
@@ -1412,6 +1414,8 @@ def _follow_token_ids(
     covered = PartialShape.static([*lead[:-1], lead[-1] + pasts[False]])
     return [_follow(p, shape) if _along(p, names[p.index], shape) and not names[p.index] & GROWING_MASKS
             else _follow(p, covered) if _along(p, names[p.index], covered)
+            else _covering(p, lead, pasts[False]) if p.prompt and names[p.index] & GROWING_MASKS
+            and not _encoders(names[p.index])
             else replace(p, target=sections) if (sections := _sectioned(p, names[p.index], shape)) is not None
             else _follow(p, visual) if (visual := _visual(p, names[p.index], lead, deepstack)) is not None
             else _follow(p, batch) if _beams(p, names[p.index], batch)
@@ -1473,28 +1477,88 @@ def _visual(port: _Port, names: set[str], lead: Sequence[int], deepstack: Mappin
     return shape if port.target.compatible(shape) else None
 
 
-def _batch_given(ports: Sequence[_Port], names: Sequence[set[str]]) -> int | None:
-    """The batch of the past keys and values given or shaped (``[batch, heads, past, head size]``, not a decoder's
-    cross-attention past), or of a stateful LLM's ``beam_idx`` (one per sequence) so given: the batch the sequence
-    is generated at; None where none says one."""
+def _batch_source(ports: Sequence[_Port], names: Sequence[set[str]]) -> _Port | None:
+    """The past keys and values given or shaped (``[batch, heads, past, head size]``, not a decoder's cross-attention
+    past), or a stateful LLM's ``beam_idx`` (one per sequence) so given, whose dim 0 is the batch the sequence is
+    generated at; None where none says one."""
     for p in ports:
-        shape = p.array.shape if p.array is not None else p.target.to_list() if p.target.is_static else None
+        shape = _shape_of(p)
         if shape is None or p.free or not shape:
             continue
         past = (any(n.startswith(PAST) for n in names[p.index]) and not _encoders(names[p.index])
                 and len(shape) == 4)  # fmt: skip
         if past or ("beam_idx" in names[p.index] and len(shape) == 1):
-            return int(shape[0])
+            return p
     return None
 
 
-def _rebatched(port: _Port, batch: int) -> _Port:
-    """``port`` (token ids or embeddings ovreduce makes, at a static shape) at ``batch``, where its declared shape
-    allows it."""
+def _shape_of(port: _Port) -> list[int] | None:
+    """``port``'s static shape: its array's, else the static one it is to take; None where it has none yet."""
+    if port.array is not None:
+        return list(port.array.shape)
+    return port.target.to_list() if port.target.is_static else None
+
+
+def _at_batch(port: _Port, names: set[str], source: _Port, shaped: Any) -> _Port:
+    """``port`` at the batch of ``source`` (:func:`_batch_source`) where it is token ids or embeddings that ovreduce
+    makes (at a static shape its declared one allows), or a prompt's array of batch 1 (the prompt repeated: a batch of
+    the same text, each row's step alike); an error where it is ids or embeddings given, or shaped (``shaped``: the
+    shape given) to another batch: the ids and the past they extend (or the beams that pick it) are of one batch in
+    every step of generation."""
+    from ovreduce.shapes import Dimension, PartialShape
+
+    batch = _shape_of(source)[0]  # type: ignore[index]
+    have = _shape_of(port)
+    if have is None or not have:
+        return port
+    where = f"{source.label!r} {_shape_of(source)} {'given' if source.array is not None else 'shaped'}"
+    if port.prompt and have[0] != batch:
+        if have[0] != 1 or port.array is None:
+            raise InputError(f"input {port.label!r} is {port.origin}, of batch {have[0]}, where {where} is "
+                             f"of batch {batch}: the two describe no one step of generation")  # fmt: skip
+        array = np.repeat(port.array, batch, axis=0)
+        return replace(port, array=array, target=PartialShape.static(list(array.shape)),
+                       origin=f"{port.origin}, repeated to batch {batch}, that of {where}")  # fmt: skip
+    if not names & (TOKEN_IDS | EMBEDDINGS) or have[0] == batch:
+        return port
+    if port.array is not None or port.prompt:
+        raise InputError(f"input {port.label!r} is given of batch {have[0]} ({have}), where {where} is of batch "
+                         f"{batch}: {_ONE_BATCH}; give the two at one batch")  # fmt: skip
+    wanted = PartialShape.static([batch, *have[1:]])
+    if shaped is not None and shaped.dims and not shaped.dims[0].contains(Dimension.static(batch)):
+        raise InputError(f"the shape given for input {port.label!r}, {shaped}, is of batch {shaped.dims[0]}, where "
+                         f"{where} is of batch {batch}: {_ONE_BATCH}; shape the two at one batch")  # fmt: skip
+    return replace(port, target=wanted) if port.declared.compatible(wanted) else port
+
+
+_ONE_BATCH = "the token ids (or embeddings) and the past they extend are of one batch in every step of generation"
+
+
+def _refuse_prompt_past(ports: Sequence[_Port], names: Sequence[set[str]]) -> None:
+    """An error where a prompt's array runs along the encoder's sequence (a seq2seq decoder's encoder mask) beside a
+    cross-attention past given or shaped of another length: the mask and the keys it masks are one encoder output's."""
+    cross = _past_length(ports, names, cross=True)
+    for p in ports:
+        if (p.prompt and p.array is not None and names[p.index] & ENCODER_INPUTS and p.array.ndim >= 2 and cross
+                and p.array.shape[1] != cross):  # fmt: skip
+            raise InputError(
+                f"input {p.label!r} is {p.origin}, an encoder sequence of {p.array.shape[1]} positions, where the "
+                f"cross-attention past given or shaped is {cross} positions long: the mask and the encoder's keys "
+                f"it masks are one encoder output's; give a past of {p.array.shape[1]} positions, or no prompt"
+            )  # fmt: skip
+
+
+def _covering(port: _Port, lead: Sequence[int], past: int) -> _Port:
+    """``port`` (a prompt's attention mask ``[batch, tokens]``) preceded by ``past`` ones, where a past is given: the
+    mask of the step with that past covers it too, as optimum-intel's generation extends it."""
     from ovreduce.shapes import PartialShape
 
-    shape = PartialShape.static([batch, *port.target.to_list()[1:]])
-    return replace(port, target=shape) if port.declared.compatible(shape) else port
+    array = port.array
+    if not past or array is None or array.ndim != 2 or array.shape[1] != lead[-1] or array.shape[0] != lead[0]:
+        return port
+    array = np.concatenate([np.ones((array.shape[0], past), dtype=array.dtype), array], axis=1)
+    return replace(port, array=array, target=PartialShape.static(list(array.shape)),
+                   origin=f"{port.origin}, after {past} ones over the {past} past positions given")  # fmt: skip
 
 
 def _past_length(ports: Sequence[_Port], names: Sequence[set[str]], cross: bool = False) -> int:

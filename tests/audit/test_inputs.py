@@ -1127,3 +1127,83 @@ def test_the_inputs_made_beside_a_past_take_its_batch(tmp_path: Path, how: str) 
     fed = {port.get_any_name(): arrays[i] for i, port in enumerate(probe.inputs)}
     expected = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(fed)[0]
     assert expected.shape == (2, 2, 4), expected.shape
+
+
+def _prompt_beside_a_past(tmp_path: Path) -> Path:
+    """:func:`_stateless_llm` with the count of attended positions beside the keys: a mask's ReduceSum, which is the
+    past and the new tokens at a step of generation with past."""
+    ids, mask, positions, past, keys = _stateless_llm()
+    seen = ops.reduce_sum(ops.convert(mask, "f32"), ops.constant(np.array([1], np.int64)), False, name="seen")
+    ov.save_model(ov.Model([keys, seen], [ids, mask, positions, past]), tmp_path / "m.xml", compress_to_fp16=False)
+    return tmp_path / "m.xml"
+
+
+_PROMPT = {"input_ids": np.array([[3, 9, 4]], np.int64), "attention_mask": np.ones((1, 3), np.int64)}
+_MADE = {name: "the prompt, 3 tokens through a tokenizer" for name in _PROMPT}
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_prompts_ids_and_mask_follow_the_past_given_as_made_ones_do(tmp_path: Path, batch: int) -> None:
+    """A prompt's ids and mask beside a past of an export without state: the mask fed was the prompt's alone, which
+    OpenVINO takes and computes a step no generation runs (its mask covers the past too); beside a past of batch 2,
+    OpenVINO's shape inference refused the prompt's batch of 1. They follow the rules the inputs ovreduce makes
+    follow: repeated over the past's batch, the mask preceded by ones over the past. OpenVINO, fed the same arrays,
+    counts the past and the prompt's tokens as attended."""
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    path = _prompt_beside_a_past(tmp_path)
+    shapes = {"past_key_values.0.key": PartialShape.static([batch, 2, 5, 4])}
+    doc = _audit(path, precision="f32", inputs=_PROMPT, origins=_MADE, shapes=shapes)
+    assert doc.error is None, doc.error
+    described = {i.name: (tuple(i.shape), i.origin) for i in doc.inputs}
+    assert described["input_ids"][0] == described["position_ids"][0] == (batch, 3), described
+    assert described["attention_mask"][0] == (batch, 8), described
+    assert "after 5 ones over the 5 past positions given" in described["attention_mask"][1], described
+    assert not [note for note in doc.notes if "describe no one text" in note], doc.notes
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, _PROMPT, 0, shapes=shapes, origins=_MADE)
+    fed = {port.get_any_name(): arrays[i] for i, port in enumerate(probe.inputs)}
+    assert (fed["input_ids"] == np.repeat(_PROMPT["input_ids"], batch, axis=0)).all()
+    seen = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(fed)[1]
+    assert seen.tolist() == [5 + 3] * batch, seen
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            {"shapes": {"input_ids": PartialShape.static([2, 8])}},
+            "the shape given for input 'input_ids', [2,8], is "
+            "of batch 2, where 'past_key_values.0.key' [1, 2, 5, 4] shaped is of batch 1",
+        ),
+        (
+            {"shapes": {"input_ids": PartialShape.parse("[2,?]")}},
+            "the shape given for input 'input_ids', [2,?], is "
+            "of batch 2, where 'past_key_values.0.key' [1, 2, 5, 4] shaped is of batch 1",
+        ),
+        (
+            {"inputs": {"input_ids": np.ones((2, 7), np.int64)}},
+            "input 'input_ids' is given of batch 2 ([2, 7]), "
+            "where 'past_key_values.0.key' [1, 2, 5, 4] shaped is of batch 1",
+        ),
+    ],
+)
+def test_ids_shaped_or_given_at_another_batch_than_the_past_are_refused_naming_both(
+    tmp_path: Path, options: dict[str, dict[str, Any]], said: str
+) -> None:
+    """Ids shaped to batch 2 beside a past of batch 1 were fed at batch 1 without a word (a static shape), or refused
+    with OpenVINO's Concat validation text (a shape left partly dynamic, ids given): a user who asked for a batch of 2
+    got an audit of 1 reported as theirs. OpenVINO refuses the two together; the refusal names both."""
+    path = _prompt_beside_a_past(tmp_path)
+    shapes = {"past_key_values.0.key": PartialShape.static([1, 2, 5, 4]), **options.get("shapes", {})}
+    with pytest.raises(InputError) as refused:
+        _audit(path, precision="f32", inputs=options.get("inputs"), shapes=shapes)
+    assert said in str(refused.value), refused.value
+    fed = {
+        "input_ids": np.ones((2, 8), np.int64),
+        "attention_mask": np.ones((2, 13), np.int64),
+        "position_ids": np.zeros((2, 8), np.int64),
+        "past_key_values.0.key": np.zeros((1, 2, 5, 4), np.float32),
+    }
+    with pytest.raises(RuntimeError, match="Concat"):  # fmt: skip
+        ov.Core().compile_model(str(path), "CPU")(fed)

@@ -666,3 +666,16 @@ def test_the_detokenizer_takes_the_prompts_ids_and_the_tokenizer_its_text(capsys
     assert status in (0, 1), err
     [fed] = json.loads(out)["inputs"]
     assert fed["origin"] == "the prompt's text" and fed["shape"] == [1], fed
+
+
+def test_a_prompt_beside_beams_of_two_is_a_batch_of_the_same_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    """A prompt (batch 1) beside beam_idx shaped to 2: OpenVINO's shape inference refused the state's Concat, with
+    its validation text and a hint to give the shape that was given. The prompt is repeated over the beams' batch,
+    as ids made are, and the model runs."""
+    prompt = "hello world"
+    doc = _audit(capsys, str(LLAMA), "--prompt", prompt, "--shape", "beam_idx=[2]", "--precision", "f32")
+    tokens = tokenize(find_export(LLAMA), prompt)["input_ids"].shape[-1]
+    inputs = {i["name"]: i for i in doc["inputs"]}  # type: ignore[attr-defined]
+    assert inputs["input_ids"]["shape"] == inputs["attention_mask"]["shape"] == [2, tokens], inputs
+    assert inputs["input_ids"]["origin"].endswith("repeated to batch 2, that of 'beam_idx' [2] shaped"), inputs
+    assert doc["ok"] is True
