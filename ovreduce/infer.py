@@ -53,7 +53,7 @@ from ovreduce.ops.common import UNARY_SHAPE_PRESERVING
 from ovreduce.ops.reduce import ReductionInfo, ReductionOp
 from ovreduce.ops.registry import resolve
 from ovreduce.shapes import DimensionError, PartialShape
-from ovreduce.smart_reshape import reshape_to_1d, unported_rewrite
+from ovreduce.smart_reshape import REWRITTEN_FIRST, reshape_to_1d, unported_rewrite
 
 __all__ = ["UNARY_SHAPE_PRESERVING", "AxesInfo", "PortState", "ReductionInfo", "ShapeEngine"]
 
@@ -259,7 +259,7 @@ class ShapeEngine:
             rewrite = self._rewrite(layer) if self._revalidated and layer.type in _REWRITTEN else None
             if rewrite is not None:  # rewritten by OpenVINO's reshape first, as ovreduce does not follow
                 # (not worded as the layer's own refusal: OpenVINO's inference is asked for what it feeds)
-                reason = (f"OpenVINO's reshape rewrites {layer.type} ({layer.name}) first (SmartReshape's {rewrite}), "
+                reason = (f"{REWRITTEN_FIRST}{layer.type} ({layer.name}) first (SmartReshape's {rewrite}), "
                           f"which ovreduce's shape inference does not follow")  # fmt: skip
                 result = tuple(PortState(None, port.precision, "unresolved", reason) for port in layer.outputs)
             elif self._revalidated and reshape_to_1d(self.model, layer):  # its pattern read as [-1]: unshared

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from ovreduce.ir.model import IRModel, Layer
 
-__all__ = ["reshape_to_1d", "unported_rewrite"]
+__all__ = ["REWRITTEN_FIRST", "reshape_to_1d", "unported_rewrite"]
+
+REWRITTEN_FIRST = "OpenVINO's reshape rewrites "
+"""How the reason of a layer left unresolved for a rewrite ovreduce does not port begins."""
 
 
 def _producer(model: IRModel, layer: Layer, index: int) -> Layer | None:

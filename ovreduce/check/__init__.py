@@ -46,6 +46,7 @@ from ovreduce.processes import end_with_parent
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
+from ovreduce.smart_reshape import REWRITTEN_FIRST
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -162,7 +163,10 @@ def _check_model(
                         notes.append(f"layer {layer.id} {layer.name!r}: the value of its input {index} (of "
                                      f"{source.type} layer {source.name!r}), computed by a constant sub-graph ovreduce "
                                      f"does not fold, is not confirmed by OpenVINO: {unfolded}")  # fmt: skip
-    asked = bool(unknown or suspect or unread or any(refusals.values()))
+    # layers OpenVINO's reshape rewrites first (SmartReshape), which ovreduce leaves unresolved with all after them: no
+    # native rule judges those under the reshape, so OpenVINO is asked whether it takes it, reductions after them or not
+    rewritten = bool(reshape) and any(_rewritten(graph) for _, graph in engines)
+    asked = bool(unknown or suspect or unread or rewritten or any(refusals.values()))
     if asked:  # OpenVINO's own inference supplies what no native rule gives, and confirms the errors
         from ovreduce.check.openvino import input_shapes
 
@@ -362,6 +366,12 @@ def _inconsistent(graph: ShapeEngine, *, reshaped: bool) -> list[Finding]:
             message = f"{under}its inputs {shapes} do not fit {layer.type}'s shape rule: {reason.removeprefix(own)}"
             found.append(finding(code, layer, message.rstrip("."), port_id))
     return found
+
+
+def _rewritten(graph: ShapeEngine) -> bool:
+    """Whether ``graph`` leaves a layer unresolved as one OpenVINO's reshape rewrites first, which ovreduce's shape
+    inference does not follow (:mod:`ovreduce.smart_reshape`)."""
+    return any(graph.state(ref).reason.startswith(REWRITTEN_FIRST) for ref in graph.unresolved())
 
 
 def _load(extensions: Sequence[str]) -> None:
