@@ -1182,10 +1182,8 @@ def model_inputs(
     unknown = (set(given) | set(shapes)) - set().union(*known)
     if unknown:
         options = ", ".join(sorted({p.get_any_name() for p in ov_model.inputs if p.get_names()}))
-        parameter = "inputs" if sorted(unknown)[0] in given else "shapes"
-        raise InputError(
-            f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})", parameter=parameter
-        )
+        # (no parameter to give it by: the name was given, and names nothing there)
+        raise InputError(f"input {sorted(unknown)[0]!r} names no model input (inputs: {options or 'unnamed'})")
     labels = [p.get_any_name() if p.get_names() else p.get_node().get_friendly_name() for p in ov_model.inputs]
     inputs = [(f"input {label!r}", names) for label, names in zip(labels, known, strict=True)]
     refuse_ambiguous(given, inputs, "inputs")

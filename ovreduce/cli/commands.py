@@ -338,7 +338,12 @@ def audit(args: argparse.Namespace) -> int:
             image_size=image_size(export), audio_length=audio_length(export), embed=embed,
         )  # fmt: skip
     except (UsageError, InputError) as exc:
-        if notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)
+        elsewhere = _inputs_elsewhere(model, export.models[1:], {*inputs, *shapes}) if notes else {}
+        if elsewhere:  # a name of another model's input: that model is audited by its own path
+            name, other = next(iter(elsewhere.items()))
+            exc.message = (f"{exc.message}; {name!r} is an input of {other.name} in the export, not of "
+                           f"{export.models[0].name}, the model the export's folder audits: audit {other}")  # fmt: skip
+        elif notes and (args.steps or args.prompt is not None):  # (a seq2seq export's: its decoder takes them)
             exc.message = f"{exc.message}; {export.models[0].name} is the model audited: {notes[0]}"
         raise
     finally:
@@ -350,6 +355,36 @@ def audit(args: argparse.Namespace) -> int:
     _emit(_json(doc) if args.format == "json" else audit_text(doc, width=terminal_width()))
     _extension_hint("audit", [doc.error])
     return EXIT_OK if doc.ok else EXIT_FINDINGS
+
+
+def _input_names(model: Any) -> set[str]:
+    """The names ``model``'s inputs go by: each Parameter's, its tensors', and its index."""
+    params = [layer for layer in model.layers if layer.type == "Parameter"]
+    return {str(i) for i in range(len(params))} | {
+        name for layer in params for name in (layer.name, *(n for port in layer.outputs for n in port.names))
+    }
+
+
+def _inputs_elsewhere(model: Any, others: Sequence[Path], names: set[str]) -> dict[str, Path]:
+    """Of ``names`` that no input of ``model`` goes by, each that an input of one of ``others`` (the export's other
+    models) goes by, and the first such model."""
+    from ovreduce.errors import OvReduceError
+    from ovreduce.ir.parser import load_ir
+
+    unknown = {name for name in names if not name.isdigit()} - _input_names(model)
+    found: dict[str, Path] = {}
+    for path in others:
+        if not unknown - found.keys():
+            break
+        try:
+            other = load_ir(*model_files(str(path), None))
+        except OvReduceError:
+            continue
+        try:
+            found.update({name: path for name in sorted(unknown & _input_names(other)) if name not in found})
+        finally:
+            other.close()
+    return found
 
 
 def _export_of(target: str, needed: bool) -> Any:

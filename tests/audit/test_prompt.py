@@ -679,3 +679,19 @@ def test_a_prompt_beside_beams_of_two_is_a_batch_of_the_same_prompt(capsys: pyte
     assert inputs["input_ids"]["shape"] == inputs["attention_mask"]["shape"] == [2, tokens], inputs
     assert inputs["input_ids"]["origin"].endswith("repeated to batch 2, that of 'beam_idx' [2] shaped"), inputs
     assert doc["ok"] is True
+
+
+@pytest.mark.parametrize("option", ["--shape", "--input"])
+def test_a_name_of_another_model_of_the_export_names_that_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str
+) -> None:
+    """An input of the export's decoder named on its folder (which audits the encoder) was refused "names no model
+    input ... (give it with --shape NAME=SHAPE ...)": the hint repeated what was given, and the model that takes the
+    input went unnamed. The refusal names it, and the path that audits it."""
+    np.save(tmp_path / "states.npy", np.zeros((1, 3, 32), np.float32))
+    given = "encoder_hidden_states=[1,3,32]" if option == "--shape" else f"encoder_hidden_states={tmp_path}/states.npy"
+    status, out, err = run_cli(capsys, "audit", str(EXPORTS / "t5_seq2seq"), option, given)
+    assert status == 2 and out == ""
+    assert "'encoder_hidden_states' names no model input (inputs: attention_mask, input_ids)" in err, err
+    assert "is an input of openvino_decoder_model.xml in the export" in err, err
+    assert str(EXPORTS / "t5_seq2seq" / "openvino_decoder_model.xml") in err and "give it with" not in err, err
