@@ -89,13 +89,15 @@ class Recipe:
     kind: Kind
     high: int = 0
     why: str = ""
+    token: tuple[int, str] | None = None  # ids: a token the model counts (an Equal with it, reduced), and where
 
     def origin(self, seed: int) -> str:
         """How the input was made, as the documents say it."""
         seeded = f"seed {seed}"
         return {
             "random": seeded,
-            "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})",
+            "ids": f"{seeded}, ids in [0, {self.high}) ({self.why})"
+            + (f", token {self.token[0]} once in each row ({self.token[1]})" if self.token is not None else ""),
             "permutation": f"{seeded}, a permutation of [0, {self.high}) ({self.why})",
             "ones": f"ones ({self.why})",
             "padded": (
@@ -305,7 +307,7 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None, pooling: bool = Fa
         return Recipe("random")
     # Of several consumers of a kind, the smallest bound wins, then the first name: OpenVINO lists an output's
     # consumers in no fixed order, and the documents name the one an input was made for.
-    bound, shape_like, trip, condition, axes = None, None, None, None, None
+    bound, shape_like, trip, condition, axes, token = None, None, None, None, None, None
     uses = _uses(port.get_node())
     conditions = _body_conditions(uses)
     for consumer, index in uses:
@@ -327,12 +329,15 @@ def _recipe(port: Any, kernel: tuple[int, str] | None = None, pooling: bool = Fa
             condition = _first(condition, f"the execution condition of Loop {name!r}")
         elif kind in _COMPARISONS and (loop := _condition_of(consumer, conditions)) is not None:
             trip = _first(trip, f"a bound of the execution condition of Loop {loop!r}, by {kind} {name!r}")
+        elif kind == "Equal" and (counted := _counted_token(consumer, index)) is not None:
+            token = _first(token, counted)
         elif (kind, index) in _SHAPE_LIKE:
             shape_like = _first(shape_like, f"input {index} of {kind} {name!r}")
         elif (rank := _axes_rank(consumer, index)) is not None:
             axes = _first(axes, (rank, f"the axes of {kind} {name!r}"))  # the lowest rank: axes every one takes
     if bound is not None and bound[0] > 0:
-        return Recipe("ids", bound[0], bound[1])
+        held = token if token is not None and 0 <= token[0] < bound[0] else None
+        return Recipe("ids", bound[0], bound[1], held)
     if axes is not None:
         return Recipe("axes", axes[0], axes[1])
     if condition is not None:
@@ -412,6 +417,33 @@ def _uses(parameter: Any) -> list[tuple[Any, int]]:
                         seen.add(key)
                         queue.append(inner)
     return out
+
+
+def _counted_token(equal: Any, index: int) -> tuple[int, str] | None:
+    """The token ``equal`` compares the ids (its input ``index``) with, where that is an integer constant and a
+    reduction counts the matches (through Converts and reshapes: ESM-2's token dropout sums each row's mask tokens,
+    ``(input_ids == mask_token_id).sum(-1)``), and why; None otherwise. Ids seeded over a whole vocabulary hold one
+    given token practically never, and that count would sum zeros."""
+    other = equal.input_value(1 - index).get_node()
+    if other.get_type_name() != "Constant" or not other.get_output_element_type(0).is_integral():
+        return None
+    values = np.asarray(other.get_data())
+    if values.size != 1:
+        return None
+    token = int(values.reshape(-1)[0])
+    pending, seen = [equal], 0
+    while pending and seen < 16:
+        node = pending.pop()
+        seen += 1
+        for target in node.output(0).get_target_inputs():
+            consumer = target.get_node()
+            kind = consumer.get_type_name()
+            if kind.startswith("Reduce") and target.get_index() == 0:
+                return token, (f"Equal {equal.get_friendly_name()!r} compares them with {token}, which {kind} "
+                               f"{consumer.get_friendly_name()!r} counts")  # fmt: skip
+            if kind in ("Convert", "Unsqueeze", "Squeeze", "Reshape") and target.get_index() == 0:
+                pending.append(consumer)
+    return None
 
 
 def _body_conditions(uses: list[tuple[Any, int]]) -> dict[str, str]:
@@ -517,7 +549,11 @@ def _make(recipe: Recipe, etype: ElementType, shape: Sequence[int], rng: np.rand
         texts = [" ".join(_WORDS[: len(_WORDS) - k % len(_WORDS)]) for k in range(math.prod(shape))]
         return np.array(texts, dtype=np.str_).reshape(shape)
     if recipe.kind == "ids":
-        return rng.integers(0, recipe.high, size=shape).astype(dtype)
+        ids = rng.integers(0, recipe.high, size=shape)
+        if recipe.token is not None and len(shape) >= 2 and shape[-1] > 1:  # the counted token once in each row
+            rows = ids.reshape(-1, shape[-1])
+            rows[np.arange(rows.shape[0]), (1 + np.arange(rows.shape[0])) % shape[-1]] = recipe.token[0]
+        return ids.astype(dtype)
     if recipe.kind == "permutation":
         return rng.permutation(recipe.high).reshape(shape).astype(dtype)
     if recipe.kind == "ones":

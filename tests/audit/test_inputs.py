@@ -1207,3 +1207,44 @@ def test_ids_shaped_or_given_at_another_batch_than_the_past_are_refused_naming_b
     }
     with pytest.raises(RuntimeError, match="Concat"):  # fmt: skip
         ov.Core().compile_model(str(path), "CPU")(fed)
+
+
+def _token_dropout(path: Path) -> Path:
+    """ESM-2's embeddings with token dropout (transformers' ``EsmEmbeddings``, ``token_dropout=True``, as optimum-intel
+    exports them): each row's mask tokens counted, ``(input_ids == 4).sum(-1)``, scale the embeddings."""
+    rng = np.random.default_rng(0)
+    ids, mask = _parameter([-1, -1], np.int64, "input_ids"), _parameter([-1, -1], np.int64, "attention_mask")
+    table = ops.constant((rng.standard_normal((1000, 16)) * 0.02).astype(np.float32))
+    embedded = ops.gather(table, ids, ops.constant(np.int64(0)), name="word_embeddings/Gather")
+    masked = ops.equal(ids, ops.constant(np.int64(4)), name="eq_mask_token")
+    embedded = ops.select(ops.unsqueeze(masked, ops.constant(np.int64(-1))), ops.constant(np.float32(0)), embedded)
+    lengths = ops.reduce_sum(mask, ops.constant(np.array([-1], np.int64)), False, name="lengths")
+    count = ops.reduce_sum(ops.convert(masked, np.int64), ops.constant(np.array([-1], np.int64)), False, name="count")
+    ratio = ops.divide(ops.convert(count, np.float32), ops.convert(lengths, np.float32))
+    scale = ops.divide(ops.constant(np.float32(0.88)), ops.subtract(ops.constant(np.float32(1)), ratio))
+    out = ops.multiply(embedded, ops.unsqueeze(scale, ops.constant(np.array([1, 2], np.int64))))
+    ov.save_model(ov.Model([out, count], [ids, mask], "esm"), path, compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_ids_a_model_compares_with_a_token_and_counts_hold_that_token(tmp_path: Path, batch: int) -> None:
+    """ESM-2's token dropout counts each row's mask tokens (ReduceSum of ``input_ids == mask_token_id``): the ids made
+    over the whole vocabulary practically never held that one token, so the count summed zeros, not established on
+    every default audit, and the scaling it drives was never exercised. The ids made hold the token once in each row,
+    as a fill-mask input does; OpenVINO, fed them, counts one per row."""
+    from ovreduce.backends.openvino import model_inputs, read_model
+
+    path = _token_dropout(tmp_path / "m.xml")
+    shapes = {"input_ids": PartialShape.static([batch, 8])}
+    doc = _audit(path, precision="f32", shapes=shapes)
+    assert _origin(doc, "input_ids").endswith(
+        "token 4 once in each row (Equal 'eq_mask_token' compares them with 4, which ReduceSum 'count' counts)"
+    ), _origin(doc, "input_ids")
+    rows = {row.layer_name: row for row in doc.layers}
+    assert rows["count"].status == "ok", rows["count"]
+    probe = read_model(path)
+    arrays, _, _ = model_inputs(probe, None, 0, shapes=shapes)
+    fed = {port.get_any_name(): arrays[i] for i, port in enumerate(probe.inputs)}
+    counted = ov.Core().compile_model(str(path), "CPU")(fed)[1]
+    assert counted.tolist() == [1] * batch, (counted, fed["input_ids"])
