@@ -35,6 +35,7 @@ __all__ = [
     "decode_request",
     "encode_answer",
     "given_arrays",
+    "header_length_of",
     "model_name",
     "parse_name",
 ]
@@ -112,18 +113,24 @@ def _first_error(exc: ValidationError, whole: str = "") -> str:
     return f"{'.'.join(str(p) for p in first.get('loc', ())) or whole}: {said}"
 
 
+def header_length_of(header: str, size: int | None) -> int:
+    """Inference-Header-Content-Length's value, a length within a body of ``size`` bytes (None: not known yet)."""
+    text = header.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 20 or (size is not None and int(text) > size):
+        said = header.encode("latin-1").decode("utf-8", "replace")  # as sent: Starlette reads latin-1
+        within = "" if size is None else f" within the request body of {size} bytes"
+        raise InputError(f"Inference-Header-Content-Length: {said[:40]!r} is not a length{within}")
+    return int(text)
+
+
 def decode_request(body: bytes, header_length: str | None, max_elements: int) -> tuple[V2InferRequest, Inputs]:
     """The JSON header and the inputs of an inference request; every binary tensor's size is checked against
     its shape and datatype (and the element limit) before anything is allocated for it."""
     if header_length is None:
         head, rest = body, b""
     else:
-        text = header_length.strip()
-        if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > len(body):
-            said = header_length.encode("latin-1").decode("utf-8", "replace")  # as sent: Starlette reads latin-1
-            raise InputError(f"Inference-Header-Content-Length: {said[:40]!r} is not a length within the "
-                             f"request body of {len(body)} bytes")  # fmt: skip
-        head, rest = body[: int(text)], body[int(text) :]
+        length = header_length_of(header_length, len(body))
+        head, rest = body[:length], body[length:]
         if not head:  # Triton's raw binary request: the body is the binary data of the model's one input
             return V2InferRequest(inputs=[], parameters={"binary_data_output": True}), rest  # outputs as binary data
     try:

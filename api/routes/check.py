@@ -22,7 +22,7 @@ from ..deps import ServicesDep, SinceDep
 from ..problems import responses
 from ..store.disk import model_id
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, parse_named, read_ir_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, document_bytes, named_shapes, parse_named, read_ir_upload
 
 __all__ = ["router"]
 
@@ -63,12 +63,14 @@ async def check(
     bin_file: Annotated[UploadFile | None, File(alias="bin", description="its .bin, when it has one")] = None,
     engine: Annotated[Engine, Query(description="openvino: also cross-check every layer with OpenVINO")] = "native",
     reshape: Annotated[
-        list[str] | None, Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)")
+        list[str] | None,
+        Query(max_length=64, description="what-if Parameter shapes, NAME=SHAPE (OpenVINO syntax)"),
+        named_shapes("reshape"),
     ] = None,
 ) -> Response:
     settings, cache = services.settings, services.check_cache
     xml_bytes, bin_bytes, filename, bin_filename = await read_ir_upload(settings, xml, bin_file)
-    shapes = parse_named(reshape or [], "reshape")
+    shapes = parse_named(reshape, "reshape")
     small = len(xml_bytes) + len(bin_bytes or b"") < _HASH_INLINE
     digest = model_id(xml_bytes, bin_bytes) if small else await run_in_threadpool(model_id, xml_bytes, bin_bytes)
     key: tuple[Any, ...] = (digest, filename, bin_filename, engine, tuple(reshape or ()))

@@ -15,7 +15,10 @@ import anyio
 import numpy.typing as npt
 from fastapi import Request, UploadFile
 from fastapi import params as params_
+from fastapi.dependencies.utils import request_params_to_args
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUpload
 from starlette.responses import Response
@@ -39,6 +42,7 @@ __all__ = [
     "document_bytes",
     "given_tensors",
     "json_response",
+    "named_shapes",
     "parse_json",
     "parse_named",
     "parse_shapes",
@@ -197,6 +201,13 @@ class ServiceRoute(APIRoute):
                 raise InputError(f"the query gives {', '.join(map(repr, twice))} more than once; give each once")
             if self.queries is not None:
                 self._known("query parameter", counts, self.queries, request)
+        # the path's and the query's values as the handler will be given them, and the model a POST names as stored
+        path, errors = request_params_to_args(self.dependant.path_params, request.path_params)
+        errors += request_params_to_args(self.dependant.query_params, request.query_params)[1]
+        if errors:
+            raise RequestValidationError(errors)
+        if request.method == "POST" and "model_id" in path:  # (its stored summary: no model is parsed here)
+            await run_in_threadpool(request.app.state.services.catalog.reduction_paths, path["model_id"])
         if self.takes_form:
             try:
                 # parsed once: the handler is given this form (Starlette keeps it). A part under 1 MiB stays in memory:
@@ -301,12 +312,22 @@ def given_tensors(tensors: list[Tensor]) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def parse_named(items: list[str], what: str) -> dict[str, PartialShape]:
+def parse_named(items: str | list[str] | None, what: str) -> dict[str, PartialShape]:
     """Shapes given in query parameter ``what`` as ``NAME=SHAPE``; :class:`InputError` naming it when one is wrong."""
     try:
-        return parse_named_shapes(items)
+        return parse_named_shapes([items] if isinstance(items, str) and items else items or [])
     except ValueError as exc:
         raise InputError(f"{what} {exc}") from None
+
+
+def named_shapes(what: str) -> AfterValidator:
+    """Checks query parameter ``what`` (:func:`parse_named`) as the query is validated, before any body is read."""
+
+    def check(items: Any) -> Any:
+        parse_named(items, what)
+        return items
+
+    return AfterValidator(check)
 
 
 def parse_shapes(items: dict[str, str]) -> dict[str, PartialShape]:

@@ -18,7 +18,7 @@ from ..deps import ServicesDep, SinceDep
 from ..problems import responses
 from ..schemas import Precision
 from ..workers import WorkerContext
-from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, parse_named, read_upload
+from .common import UPLOAD_PROBLEMS, ServiceRoute, display_name, document_bytes, named_shapes, parse_named, read_upload
 
 __all__ = ["router"]
 
@@ -52,9 +52,10 @@ async def conform(
             description="NAME=SHAPE or NAME[SHAPE] (x=1,3,224,224; several: x[1,3],y[2]), as "
             "conform --shape takes it: that input is generated so, the model reshaped"
         ),
+        named_shapes("shape"),
     ] = "",
 ) -> Response:
-    shapes = parse_named([shape] if shape else [], "shape")
+    shapes = parse_named(shape, "shape")
     data = await read_upload(onnx, services.settings.max_upload_bytes, "the onnx file", "OVREDUCE_MAX_UPLOAD_BYTES")
     filename = display_name(onnx.filename, "model.onnx")
     body = await services.isolated.run("the conformance check", _conform, data, filename, seed, device, precision,

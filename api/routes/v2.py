@@ -52,6 +52,12 @@ class _V2Route(ServiceRoute):
             catalog: Catalog = request.app.state.services.catalog  # (the stored summary: no model is parsed here)
             if path not in await run_in_threadpool(catalog.reduction_paths, mid):
                 raise _no_reduction(name, path)
+            said = request.headers.getlist(kserve.HEADER_LENGTH)  # (no other POST names a model)
+            if len(said) > 1:
+                raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
+            if said:  # within the Content-Length when there is one
+                size = request.headers.get("content-length", "")
+                kserve.header_length_of(said[0], int(size) if size.isdigit() else None)
 
 
 def _no_reduction(name: str, path: str) -> NotFoundError:
@@ -241,8 +247,6 @@ def _read_request(
 async def infer(
     services: ServicesDep, since: SinceDep, request: Request, name: ModelName, version: str | None = None
 ) -> Response:
-    if len(request.headers.getlist(kserve.HEADER_LENGTH)) > 1:
-        raise InputError("the request has more than one Inference-Header-Content-Length header; send one")
     # read off the event loop: an 8 MiB body costs half a second of JSON
     req, inputs, backend, run, binary = await run_in_threadpool(
         _read_request, await request.body(), request.headers.get(kserve.HEADER_LENGTH), services.settings.max_elements

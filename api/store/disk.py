@@ -391,8 +391,8 @@ class ModelStore:
         """What the model's files are on disk, to tell that they were touched since they were checked."""
         return tuple(_identity(self.models / mid / name, follow_symlinks=False) for name in ("model.xml", "model.bin"))
 
-    def exists(self, mid: str) -> bool:
-        return is_model_id(mid) and (self.models / mid / "meta.json").is_file()
+    def exists(self, mid: str) -> bool:  # (NotFoundError for what is no model id)
+        return (self.path(mid) / "meta.json").is_file()
 
     def touch(self, mid: str) -> None:
         """Record a use (the LRU clock; a lost clock file is made again); a model removed meanwhile is skipped."""

@@ -192,7 +192,8 @@ def test_chunked_body_too_large(make_client: Callable[..., TestClient]) -> None:
         for _ in range(100):
             yield b"[" + b"0," * 2047 + b"0]"  # 4 KiB each, no Content-Length
 
-    url = "/v1/models/" + "0" * 64 + "/layers/x/run"
+    mid = client.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]  # (one not stored is 404 at once)
+    url = f"/v1/models/{mid}/layers/x/run"
     response = client.post(url, content=chunks(), headers={"content-type": "application/json"})
     assert "content-length" not in response.request.headers
     assert_problem(response, 413, "limit.body")
@@ -455,8 +456,8 @@ def test_http_errors_are_problems(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("body", "why"), [(b'{"device": "\xff"}', "not UTF-8 text"), (b"[" * 100_000 + b"]" * 100_000, "nested too deeply")]
 )
-def test_an_unreadable_json_body_says_why(client: TestClient, body: bytes, why: str) -> None:
-    response = client.post(f"/v1/models/{'0' * 64}/layers/x/run", content=body,
+def test_an_unreadable_json_body_says_why(client: TestClient, rmsnorm_id: str, body: bytes, why: str) -> None:
+    response = client.post(f"/v1/models/{rmsnorm_id}/layers/x/run", content=body,
                            headers={"content-type": "application/json"})  # fmt: skip
     doc = assert_problem(response, 400, "http.400")
     assert doc["detail"] == f"the request body cannot be read as JSON: it is {why}", doc

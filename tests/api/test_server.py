@@ -201,7 +201,7 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    length = int(headers["content-length"])
+    length = int(headers.get("content-length", "0"))  # (none: a 100 Continue)
     while len(body) < length:
         part = sock.recv(65536)
         assert part
@@ -514,8 +514,9 @@ def test_oversize_bodies_get_413_not_a_reset(tmp_path: Path) -> None:
     with serve(tmp_path / "store", settings={"max_json_bytes": 1 << 20}) as (url, _):
         host, port = url.removeprefix("http://").split(":")
         body = b"[" + b"0," * (3 << 20) + b"0]"  # 6 MiB of JSON, 6 times the limit
+        mid = httpx.post(f"{url}/v1/models", files=files(*sample("rmsnorm")), timeout=60).json()["id"]  # (stored)
         head = (b"POST /v1/models/%s/layers/x/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                % (b"0" * 64))  # fmt: skip
+                % mid.encode())  # fmt: skip
         # 1. Content-Length over the limit, the whole body sent at once
         with socket.create_connection((host, int(port)), timeout=30) as sock:
             sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -558,8 +559,9 @@ def test_a_chunk_that_declares_more_than_the_limit_is_413_at_once(tmp_path: Path
     chunk until the body timeout, answered 408 as if the client were slow."""
     with serve(tmp_path / "store", settings={"body_timeout_s": 20}) as (url, _):
         host, port = url.removeprefix("http://").split(":")
+        mid = httpx.post(f"{url}/v1/models", files=files(*sample("rmsnorm")), timeout=60).json()["id"]  # (stored)
         head = (b"POST /v1/models/%s/layers/x/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n" % (b"0" * 64))  # fmt: skip
+                b"Transfer-Encoding: chunked\r\n\r\n" % mid.encode())  # fmt: skip
         for size in (b"10000000000", b"f" * 20):
             with socket.create_connection((host, int(port)), timeout=30) as sock:
                 started = time.monotonic()
@@ -570,9 +572,10 @@ def test_a_chunk_that_declares_more_than_the_limit_is_413_at_once(tmp_path: Path
 
 def test_refusals_the_head_decides_never_ask_for_the_body(tmp_path: Path) -> None:
     """A client that sends ``Expect: 100-continue`` is answered a refusal its request's head decides (an unknown
-    KServe model or version, a body in a media type the route does not read) at once, never asked for its body. A
-    KServe model is unknown by its name's form, and by the store: a model id not stored, or a stored model's layer
-    that is no reduction of it (its stored summary says)."""
+    KServe model or version, a /v1 model the store does not hold, a body in a media type the route does not read, a
+    query parameter's value refused, an Inference-Header-Content-Length that is no length within the Content-Length)
+    at once, never asked for its body. A KServe model is unknown by its name's form, and by the store: a model id not
+    stored, or a stored model's layer that is no reduction of it (its stored summary says)."""
     with serve(tmp_path / "store") as (url, _):
         host, port = url.removeprefix("http://").split(":")
         mid = httpx.post(f"{url}/v1/models", files=files(*sample("rmsnorm")), timeout=60).json()["id"]
@@ -582,13 +585,23 @@ def test_refusals_the_head_decides_never_ask_for_the_body(tmp_path: Path) -> Non
                  (f"/v2/models/{mid}.999/infer", "application/json", 404),
                  (f"/v2/models/{mid}.5-then-2/versions/1/infer", "application/json", 404),
                  (f"/v1/models/{'0' * 64}/audit", "text/plain", 415),
-                 (f"/v1/models/{'0' * 64}/layers/5/run", "application/x-www-form-urlencoded", 415)]  # fmt: skip
+                 (f"/v1/models/{'0' * 64}/layers/5/run", "application/x-www-form-urlencoded", 415),
+                 (f"/v1/models/{'0' * 64}/layers/5/run", "application/json", 404),
+                 (f"/v1/models/{'AB' * 32}/audit", "application/json", 404),
+                 ("/v1/check?engine=bogus", "multipart/form-data; boundary=x", 400),
+                 ("/v1/check?reshape=x=[1", "multipart/form-data; boundary=x", 400),
+                 ("/v1/conform?seed=-1", "multipart/form-data; boundary=x", 400),
+                 ("/v1/conform?shape=x", "multipart/form-data; boundary=x", 400),
+                 (f"/v2/models/{mid}.5/infer", "application/json\r\nInference-Header-Content-Length: abc", 400),
+                 (f"/v2/models/{mid}.5/infer", "application/json\r\nInference-Header-Content-Length: 4000001", 400),
+                 (f"/v2/models/{mid}.5/infer", "application/json\r\nInference-Header-Content-Length: 9\r\n"
+                                               "Inference-Header-Content-Length: 9", 400)]  # fmt: skip
         for path, media, code in cases:
             with socket.create_connection((host, int(port)), timeout=30) as sock:
                 sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {media}\r\nExpect: "
                              f"100-continue\r\nContent-Length: 4000000\r\n\r\n".encode())  # fmt: skip
                 status, _, _ = _read_response(sock)
-            assert status == code, (path, status)
+            assert status == code, (path, media, status)
 
 
 class _SlowClient:
