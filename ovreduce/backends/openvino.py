@@ -227,6 +227,14 @@ def refuse_known_crashes(ov_model: Any) -> None:
                 )
 
 
+def _bodies(node: Any) -> list[tuple[str, Any]]:
+    """The bodies of a Loop or TensorIterator (``body``) or an If (``then body``, ``else body``); none of another op."""
+    kind = node.get_type_name()
+    if kind in ("Loop", "TensorIterator"):
+        return [("body", node.get_function())]
+    return [("then body", node.get_then_body()), ("else body", node.get_else_body())] if kind == "If" else []
+
+
 class _Graphs:
     """A model's graphs, its own and its bodies' at any depth (``ops``: all their ops, each graph's in order), and
     where a body's Parameter takes its value from: the value around the body that its If, or its Loop or
@@ -476,11 +484,8 @@ def fix_random_seeds(ov_model: Any) -> tuple[list[str], list[str]]:
     while graphs:
         for node in graphs.pop().get_ordered_ops():
             kind = node.get_type_name()
-            if kind in ("Loop", "TensorIterator"):
-                graphs.append(node.get_function())
-            elif kind == "If":
-                graphs.extend((node.get_then_body(), node.get_else_body()))
-            elif kind in RANDOM_OPS:
+            graphs.extend(body for _, body in _bodies(node))
+            if kind in RANDOM_OPS:
                 seeds = node.get_attributes()
                 if seeds.get("global_seed") != 0 or seeds.get("op_seed") != 0:
                     continue
@@ -1988,17 +1993,23 @@ def _permuted(
     return out
 
 
-def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
-    """:class:`LimitExceededError` naming the first tensor of ``ov_model`` (as OpenVINO infers its shapes,
-    after any reshape) with more than ``max_elements`` elements: checked before compiling, so a 174-byte model
-    whose Expand makes 96 million elements is refused without allocating them. Outputs whose shape depends
-    on values (dynamic after the reshape) cannot be sized here; their bound is used where OpenVINO knows one.
+def check_tensor_sizes(ov_model: Any, max_elements: int, where: str = "") -> None:
+    """:class:`LimitExceededError` naming the first tensor of ``ov_model`` or of its bodies at any depth (as OpenVINO
+    infers their shapes, after any reshape) with more than ``max_elements`` elements: checked before compiling, so a
+    174-byte model whose Expand makes 96 million elements is refused without allocating them. Outputs whose shape
+    depends on values (dynamic after the reshape) cannot be sized here; their bound is used where OpenVINO knows one.
 
     The model's weights are not held against it: a Constant (its file holds it, and OpenVINO maps it), and what ops
     make of weights alone without more elements than they hold (a decompression's Convert, Subtract and Multiply by
-    scales); a Broadcast or Tile of a Constant to more elements is counted."""
-    weights: dict[Any, int] = {}  # the nodes of weights alone -> the most elements any of their outputs holds
+    scales); a Broadcast or Tile of a Constant to more elements is counted. A body's Parameters count as what feeds
+    them (sized around the body: weights, or a tensor within the limit)."""
+    weights: dict[Any, int] = {  # the nodes of weights alone -> the most elements any of their outputs holds
+        node: elements_bound(node.get_output_partial_shape(0)) for node in ov_model.get_parameters() if where
+    }
     for node in ov_model.get_ordered_ops():
+        for label, body in _bodies(node):  # (before its outputs: they are made of them)
+            named = f"in the {label} of {node.get_type_name()} {node.get_friendly_name()!r}, "
+            check_tensor_sizes(body, max_elements, f"{where}{named}")
         sources = [weights.get(port.get_source_output().get_node()) for port in node.inputs()]
         held = max((n for n in sources if n is not None), default=0)
         counts = [elements_bound(node.get_output_partial_shape(i)) for i in range(node.get_output_size())]
@@ -2013,7 +2024,7 @@ def check_tensor_sizes(ov_model: Any, max_elements: int) -> None:
             if count > max_elements:
                 name = node.get_friendly_name()
                 raise LimitExceededError(
-                    f"the output {index} of {node.get_type_name()} {name!r} would have {count} elements "
+                    f"{where}the output {index} of {node.get_type_name()} {name!r} would have {count} elements "
                     f"({shape}), more than the limit of {max_elements} per tensor (OVREDUCE_MAX_ELEMENTS)"
                 )
 

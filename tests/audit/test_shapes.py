@@ -371,6 +371,70 @@ def test_intermediate_tensors_over_the_budget_are_refused_before_compiling(tmp_p
     assert _audit(path, max_elements=1 << 23).layers[0].ok
 
 
+def _loop(inner: Any) -> Any:
+    """What makes a Loop (one iteration) whose body computes ``inner(its parameter)`` of a [1] value."""
+
+    def make(value: Any) -> Any:
+        bx = ops.parameter([1], ov.Type.f32, name="bx")
+        body = ov.Model([ops.result(ops.constant(np.array(True))), ops.result(inner(bx.output(0)))], [bx], "body")
+        loop = ops.loop(ops.constant(np.int64(1)), ops.constant(np.array(True)))
+        loop.set_friendly_name("loop")
+        loop.set_function(body)
+        loop.set_special_body_ports([-1, 0])
+        loop.set_invariant_input(bx, value)
+        return loop.get_iter_value(body.get_results()[1].output(0), -1)
+
+    return make
+
+
+def _if(inner: Any) -> Any:
+    """What makes an If whose then body computes ``inner(its parameter)`` of a [1] value (the else body passes it)."""
+
+    def make(value: Any) -> Any:
+        bx, ex = ops.parameter([1], ov.Type.f32, name="bx"), ops.parameter([1], ov.Type.f32, name="ex")
+        branch = ops.if_op(ops.greater(ops.reduce_sum(value, _axes(0), False), ops.constant(np.float32(-1))))
+        branch.set_friendly_name("if")
+        then, other = (
+            ov.Model([ops.result(inner(bx.output(0)))], [bx], "then"),
+            ov.Model([ops.result(ex)], [ex], "else"),
+        )
+        branch.set_then_body(then)
+        branch.set_else_body(other)
+        branch.set_input(value, bx, ex)
+        return branch.set_output(then.get_results()[0], other.get_results()[0])
+
+    return make
+
+
+def test_the_tensors_of_bodies_are_held_to_the_budget_before_compiling(tmp_path: Path) -> None:
+    """A Broadcast to [300,300] (90,000 elements) in a Loop's body, an If's then body or an If inside a Loop: refused
+    before compiling, naming the body it is in, as at the top level (the Loop's ran, and the If's was sized only once
+    computed, as if its shape depended on input values); a body that only reads a large weight is audited."""
+    from ovreduce.errors import LimitExceededError
+
+    def blow_up(bx: Any) -> Any:
+        big = ops.broadcast(bx, ops.constant(np.array([300, 300], np.int64)), name="blow_up")
+        return ops.unsqueeze(ops.reduce_sum(big, _axes(0, 1), False), _axes(0))
+
+    weight = ops.constant(np.ones(90_000, np.float16))
+    read = lambda bx: ops.add(bx, ops.gather(ops.convert(weight, ov.Type.f32), _axes(7), _axes(0)))  # noqa: E731
+    bodies = {"Loop": "in the body of Loop 'loop', ", "If": "in the then body of If 'if', ",
+              "If in Loop": "in the body of Loop 'loop', in the then body of If 'if', "}  # fmt: skip
+    makers = {"Loop": _loop, "If": _if, "If in Loop": lambda inner: _loop(_if(inner))}
+    for kind, where in bodies.items():
+
+        def model(inner: Any, kind: str = kind) -> Any:
+            x = ops.parameter([1], ov.Type.f32, name="x")
+            return ov.Model([ops.reduce_mean(makers[kind](inner)(x.output(0)), _axes(0), True)], [x], "bodies")
+
+        path = _save(model(blow_up), tmp_path / "big.xml")
+        expected = where + r"the output 0 of Broadcast 'blow_up' would have 90000 elements \(\[300,300\]\)"
+        with pytest.raises(LimitExceededError, match=expected + ", more than the limit of 4096 per tensor"):
+            _audit(path, max_elements=4096)
+        assert _audit(path, max_elements=1 << 17).error is None
+        assert _audit(_save(model(read), tmp_path / "w.xml"), max_elements=4096).error is None, kind
+
+
 def test_the_models_weights_are_not_held_to_the_budget_but_what_they_are_broadcast_to_is(tmp_path: Path) -> None:
     """An embedding table of 40,000 elements (stored in f16 and decompressed: Convert, Subtract a zero point, Multiply
     by a scale), a Gather of 8 ids from it and a ReduceMean: every tensor the audit computes has 40 elements, so a

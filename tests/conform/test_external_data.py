@@ -268,3 +268,37 @@ def test_a_tensor_sized_by_input_values_is_held_to_the_budget_once_computed() ->
     ):
         conform_model(model, max_elements=1000)
     assert conform_model(model, max_elements=1 << 20).ok
+
+
+def test_the_tensors_of_a_loops_body_are_held_to_the_budget_before_running() -> None:
+    """An ONNX Loop (one iteration) whose body Expands the [1] input to [300,300]: refused before compiling, naming
+    the body, as the same Expand outside a body is (it ran, past the limit)."""
+    from ovreduce.errors import LimitExceededError
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Expand", ["x", "to"], ["big"], name="blow_up"),
+         helper.make_node("ReduceSum", ["big", "all"], ["s"], keepdims=0),
+         helper.make_node("Reshape", ["s", "one"], ["s1"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s1", TensorProto.FLOAT, [1])],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "go"], ["sums"], body=body, name="loop"),
+         helper.make_node("ReduceMean", ["sums"], ["y"], keepdims=1)],
+        "looped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array(1, np.int64), "trips"), numpy_helper.from_array(np.array(True), "go"),
+         numpy_helper.from_array(np.array([300, 300], np.int64), "to"),
+         numpy_helper.from_array(np.array([0, 1], np.int64), "all"),
+         numpy_helper.from_array(np.array([1], np.int64), "one")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with pytest.raises(
+        LimitExceededError, match=r"in the body of Loop '.*', the output 0 of .* would have 90000 elements"
+    ):
+        conform_model(model, max_elements=4096)
+    assert conform_model(model, max_elements=1 << 17).error is None
