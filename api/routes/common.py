@@ -60,8 +60,8 @@ STORED_MODEL_PROBLEMS = (400, 404, 410, 413, 422, 503, 504)
 _FORM = ("multipart/form-data", "multipart/form-data (an upload): send it with that Content-Type")  # what a route
 _JSON = (r"application/(?:.*\+)?json", "application/json: send it with that Content-Type")  # reads, and in words
 _INLINE_JSON = 64 << 10  # larger JSON bodies are read off the event loop, and hold memory for what parsing makes
-_JSON_EXPANSION = 32
-"""The most memory parsing a JSON body takes per byte of it, as Python objects: ``[[],[],…]`` takes 27 times."""
+_JSON_EXPANSION = 50
+"""The most memory parsing a JSON body takes per byte of it, as Python objects: ``[[[…]]]`` takes 48 times."""
 
 
 def read_json(body: bytes) -> Any:
