@@ -177,10 +177,7 @@ def decode_request(body: bytes, header_length: str | None, max_elements: int) ->
         if offset + size > len(rest):
             raise InputError(f"{what}: its {size} bytes of binary data go past the end of the request body "
                              f"({len(rest) - offset} left)")  # fmt: skip
-        data = rest[offset : offset + size]
-        # BYTES are judged by the layer's port, as BYTES in JSON are
-        inputs.append((tensor.name, tensor.shape, tensor.datatype,
-                       _texts(data, count, what) if tensor.datatype == "BYTES" else data))  # fmt: skip
+        inputs.append((tensor.name, tensor.shape, tensor.datatype, rest[offset : offset + size]))
         offset += size
     if offset != len(rest):
         raise InputError(f"the request body holds {len(rest) - offset} bytes after the binary data of its inputs")
@@ -284,6 +281,8 @@ def given_arrays(name: str, spec: LayerSpec, inputs: Inputs, max_elements: int) 
         what = f"input {tname!r}"
         if tname in given:
             raise InputError(f"{what} is given twice")
+        if isinstance(payload, bytes) and datatype == "BYTES":  # (a str each: read here, in the worker, not the server)
+            payload = _texts(payload, math.prod(shape), what)  # judged by the layer's port, as BYTES in JSON are
         if not isinstance(payload, bytes):  # made flat and checked as the request arrived
             given[tname] = from_kserve({"name": tname, "shape": shape, "datatype": datatype, "data": payload}, what)
             continue

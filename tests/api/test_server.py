@@ -882,6 +882,27 @@ def test_what_parsing_a_json_body_takes_is_within_what_is_held_for_it() -> None:
     assert grown <= held, (grown, held, out.stderr[-2000:])
 
 
+def test_bytes_sent_as_binary_data_take_the_server_no_more_than_other_binary_data(tmp_path: Path) -> None:
+    """KServe BYTES elements sent as binary data (Triton's form: each a 4-byte length, then its bytes) were read in
+    the server process, a string each: 12 times the body, where twice its binary part is held for it. They go to the
+    worker as the bytes they are, as FP32's do: the server grows alike for either."""
+    data = b"".join(struct.pack("<I", 2) + b"ab" for _ in range(1_300_000))  # 7.8 MB
+    with serve(tmp_path / "store") as (url, proc), httpx.Client(base_url=url, timeout=120) as http:
+        mid = http.post("/v1/models", files=files(*sample("rmsnorm"))).json()["id"]
+        grown = {}
+        for datatype, shape in (("FP32", len(data) // 4), ("BYTES", len(data) // 6)):
+            head = json.dumps({"inputs": [{"name": "data", "shape": [shape], "datatype": datatype,
+                                           "parameters": {"binary_data_size": len(data)}}]}).encode()  # fmt: skip
+            Path(f"/proc/{proc.pid}/clear_refs").write_text("5")
+            before = _peak_rss(proc.pid)
+            for _ in range(3):  # (refused by the layer's port: its shape)
+                answer = http.post(f"/v2/models/{mid}.5/infer", content=head + data,
+                                   headers={"inference-header-content-length": str(len(head))})  # fmt: skip
+                assert answer.status_code == 400, answer.text
+            grown[datatype] = _peak_rss(proc.pid) - before
+    assert grown["BYTES"] < grown["FP32"] + len(data), grown
+
+
 def test_a_client_slow_to_send_its_body_holds_no_body_memory(tmp_path: Path) -> None:
     """A body holds its share of the budget once it is in: a client that declares a large upload and sends nothing
     must not keep the others' uploads waiting (503 busy at their time limit), as long as it is let trickle."""
