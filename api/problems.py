@@ -415,7 +415,7 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     ]
     for err in errors:  # a form field sent as text where a file is taken: in words, not pydantic's
         if "Expected UploadFile" in err["msg"]:
-            err["msg"] = "a file is expected (a form part with a filename), not text"
+            err["msg"] = 'a file is expected: a part with filename="..." (not filename*=, which RFC 7578 forbids)'
     detail = "the request is not valid"
     if errors:
         detail += f": {' -> '.join(errors[0]['loc'])}: {errors[0]['msg']}"

@@ -586,7 +586,14 @@ def test_requests_a_client_gets_wrong_are_answered_in_words(client: TestClient, 
     xml, _ = sample("rmsnorm")
     problem = assert_problem(client.post("/v1/models", files={"xml": ("m.xml", xml)}, data={"bin": "text"}), 400,
                              "request.invalid")  # fmt: skip
-    assert "body -> bin: a file is expected (a form part with a filename), not text" in problem["detail"], problem
+    assert 'body -> bin: a file is expected: a part with filename="..."' in problem["detail"], problem
+    # a file named by filename*= only (RFC 5987's form, which RFC 7578 forbids here): not called text, and named
+    named = b"Content-Disposition: form-data; name=\"xml\"; filename*=UTF-8''mod%C3%A8le.xml\r\n\r\n"
+    form = b"--B\r\n" + named + xml + b"\r\n--B--\r\n"
+    response = client.post("/v1/check", content=form, headers={"content-type": "multipart/form-data; boundary=B"})
+    detail = assert_problem(response, 400, "request.invalid")["detail"]
+    assert 'xml: a file is expected: a part with filename="..." (not filename*=' in detail, detail
+    assert "not text" not in detail, detail
 
 
 @pytest.mark.parametrize("path", ["/", "/static/app.js", "/docs", "/openapi.json", "/metrics", "/v1/check"])
