@@ -46,3 +46,29 @@ def test_non_finite_results_are_strings_in_every_answer(client: TestClient) -> N
     assert infer["parameters"]["max_abs_error"] == infer["parameters"]["max_rel_error"] == "Infinity"
     if NODE is not None:
         assert node_loads(*(a.text for a in answers)) == [run, infer, *others]
+
+
+def test_the_event_loop_runs_while_a_large_json_body_is_parsed() -> None:
+    """A body is parsed in a thread, but Python's JSON scanner held the interpreter's lock for as long as it read
+    without calling back into Python: an array of 2 million integers, one object of 400,000 keys (made a dict in one
+    call). /healthz, on the event loop, waited for all of it (seconds, for a few such bodies at once); the parse now
+    calls into Python for each integer, and for each key as it makes the dict, where the lock passes to the others."""
+    import threading
+    import time
+
+    from api.routes.common import read_json
+
+    for body in (b'{"data": [' + b",".join([b"1000"] * 2_000_000) + b"]}",
+                 b"{" + b",".join(b'"q%07d":0' % i for i in range(400_000)) + b"}"):  # fmt: skip
+        done = threading.Event()
+        parsing = threading.Thread(target=lambda body=body, done=done: (read_json(body), done.set()))
+        started = last = time.monotonic()
+        parsing.start()
+        longest = 0.0
+        while not done.is_set():  # this thread, as the event loop's: how long it is kept waiting at most
+            time.sleep(0.001)
+            now = time.monotonic()
+            longest, last = max(longest, now - last), now
+        parsing.join()
+        took = time.monotonic() - started
+        assert longest < took / 5, (body[:12], longest, took)
