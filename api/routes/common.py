@@ -325,13 +325,9 @@ def parse_named(items: str | list[str] | None, what: str) -> dict[str, PartialSh
 
 
 def named_shapes(what: str) -> AfterValidator:
-    """Checks query parameter ``what`` (:func:`parse_named`) as the query is validated, before any body is read."""
-
-    def check(items: Any) -> Any:
-        parse_named(items, what)
-        return items
-
-    return AfterValidator(check)
+    """Checks query parameter ``what`` (:func:`parse_named`), kept as given, as the query is validated: before any body
+    is read."""
+    return AfterValidator(lambda items: (parse_named(items, what), items)[1])
 
 
 def parse_shapes(items: dict[str, str]) -> dict[str, PartialShape]:
