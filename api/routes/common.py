@@ -137,10 +137,11 @@ async def _unless_gone(handler: Callable[[Request], Coroutine[Any, Any, Response
 
 class ServiceRoute(APIRoute):
     """Every route of the service: its body holds its share of the body memory (:meth:`_held`) once it is in until it
-    is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and
-    before the handler runs the request is refused (400) for a compressed body (it would be read as plain), for a
-    query parameter or form field given twice that the route reads once (the last would win silently; lists such
-    as ``reshape`` repeat), or one the route does not read (a misspelt option would be ignored)."""
+    is answered, its JSON body is read by :func:`read_json` (a large one off the event loop), and before the handler
+    runs the request is refused for a compressed body (it would be read as plain), a path or query value the handler
+    would refuse, a POST's model the store does not hold (404; all before the body is asked for), a query parameter
+    or form field given twice that the route reads once (the last would win silently; lists such as ``reshape``
+    repeat), or one the route does not read (a misspelt option would be ignored)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
