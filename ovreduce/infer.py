@@ -487,8 +487,7 @@ class ShapeEngine:
             if not outputs or outputs[0].id == ref[1]:  # nearly every layer: one output
                 info = op.fold(_Context(self, layer, visiting))
             else:
-                index = next((i for i, port in enumerate(outputs) if port.id == ref[1]), 0)
-                info = op.fold_output(_Context(self, layer, visiting), index)
+                info = op.fold_output(_Context(self, layer, visiting), self.model.output_index(layer, ref[1]))
         except ShapeInferenceError as exc:
             if INPUT_COUNT_REFUSED.match(exc.message) is None:
                 raise

@@ -100,7 +100,7 @@ def _layer(context: WorkerContext, mid: str, key: str) -> bytes:
     for out in ref.layer.outputs:
         for layer_id, port_id in ref.graph.consumers(ref.layer.id, out.id):
             target = ref.graph.layer(layer_id)
-            port = target.input(port_id)
+            port = ref.graph.input_port(target, port_id)
             consumers.append(Consumer(output_port=out.id, layer_id=target.id, layer_name=target.name, type=target.type,
                                       port=port.id, declared_shape=port.declared_shape.to_json(),
                                       declared_has_dims=port.has_dims))  # fmt: skip

@@ -64,7 +64,7 @@ def graph_findings(model: IRModel, shapes: ShapeEngine) -> list[Finding]:
             src_layer = by_id(ref[0])
             outputs = src_layer.outputs
             # The producer's port: nearly always its first (most layers have one output).
-            src = outputs[0] if outputs and outputs[0].id == ref[1] else src_layer.output(ref[1])
+            src = outputs[0] if outputs and outputs[0].id == ref[1] else model.output_port(src_layer, ref[1])
             if src.dims == port.dims:
                 a, b = src.precision, port.precision
                 if a is b or a is None or b is None or a == b:

@@ -32,6 +32,7 @@ from ovreduce.errors import (
 from ovreduce.ir.dtypes import ELEMENT_TYPES, ElementType, element_type, element_type_from_precision
 from ovreduce.ir.model import (
     BODY_ROLES,
+    PORTS_WALKED,
     BackEdge,
     Body,
     ConstData,
@@ -39,10 +40,14 @@ from ovreduce.ir.model import (
     IRModel,
     Layer,
     Port,
+    PortIndex,
     PortMapping,
     PortRef,
     RtInfo,
     built_ids,
+    port_indices,
+    port_position,
+    port_positions,
 )
 from ovreduce.ir.rt_info import check_runtime_attributes
 from ovreduce.ir.weights import Weights
@@ -204,7 +209,7 @@ class Builder:
         xml: bytes,
     ) -> IRModel:
         """The whole model: ``layers`` in file order, ``edges`` as read (see :meth:`graph`)."""
-        ordered, built_edges, by_id, producer = self.graph(layers, edges)
+        ordered, built_edges, by_id, producer, ports = self.graph(layers, edges)
         if self._dataless:
             self._dataless_read(ordered, by_id, producer)
         if self._unless_unbuilt:
@@ -212,7 +217,7 @@ class Builder:
         if self._stateful:
             self._variables(by_id, producer)
         if self.ir_version == 10 and self.body_depth == 0:  # (the model's, not a body's)
-            self._v10_names(layers, ordered, by_id, producer)
+            self._v10_names(layers, ordered, by_id, producer, ports)
         return IRModel(
             name=name,
             ir_version=self.ir_version,
@@ -224,6 +229,7 @@ class Builder:
             xml=xml,
             by_id=by_id,
             producers=producer,
+            ports=ports,
         )
 
     def legacy_refusal(self, tag: str, line: int | None, body: str = "") -> NoReturn:
@@ -341,6 +347,7 @@ class Builder:
         ordered: Sequence[Layer],
         by_id: Mapping[str, Layer],
         producer: Mapping[PortRef, PortRef],
+        ports: Mapping[str, PortIndex],
     ) -> None:
         """What OpenVINO requires of an IR v10's names as it reads one (``update_v10_model``, of the model, not of its
         bodies): no tensor name on two of its inputs and outputs (a Result's output shares the names of the output
@@ -379,7 +386,8 @@ class Builder:
                                              f"output's", "tensor names")  # fmt: skip
         for layer, source in results:
             made = by_id[source[0]]
-            index = [p.id for p in made.outputs].index(source[1])
+            indexed = ports.get(made.id)
+            index = port_position(made.outputs, source[1], None if indexed is None else indexed[1])
             name = made.name if len(made.outputs) == 1 else f"{made.name}.{index}"
             if name in leaves and name not in names[source]:
                 self._v10_refusal(layer, f"the name of its output, {name!r}, is a tensor's name")
@@ -1063,12 +1071,14 @@ class Builder:
     # -- the graph ------------------------------------------------------------------------------------------------
     def graph(
         self, layers: Sequence[Layer], edges: Iterable[RawEdge]
-    ) -> tuple[tuple[Layer, ...], tuple[Edge, ...], dict[str, Layer], dict[PortRef, PortRef]]:
-        """The layers (given in file order) in topological order, the edges, each layer by id and each input port's
-        producer; every id unique, every edge joining an existing output port to an input port no other edge feeds,
-        every input port fed, no cycle."""
+    ) -> tuple[tuple[Layer, ...], tuple[Edge, ...], dict[str, Layer], dict[PortRef, PortRef], dict[str, PortIndex]]:
+        """The layers (given in file order) in topological order, the edges, each layer by id, each input port's
+        producer and the port positions of each layer of many ports (:func:`~ovreduce.ir.model.port_indices`); every id
+        unique, every edge joining an existing output port to an input port no other edge feeds, every input port
+        fed, no cycle."""
         by_id: dict[str, Layer] = {}
         index: dict[str, int] = {}
+        ports: dict[str, PortIndex] = {}
         for i, layer in enumerate(layers):
             prev = by_id.setdefault(layer.id, layer)
             if prev is not layer:
@@ -1078,12 +1088,13 @@ class Builder:
                     line=layer.line,
                 )
             index[layer.id] = i
+            if len(layer.inputs) > PORTS_WALKED or len(layer.outputs) > PORTS_WALKED:  # (port_indices, inline)
+                ports[layer.id] = port_positions(layer)
         producer: dict[PortRef, PortRef] = {}
         indegree = [0] * len(layers)
         succ: list[list[int] | None] = [None] * len(layers)
         built: list[Edge] = []
         add = built.append
-        indexed: dict[int, dict[str, str]] = {}  # the port ids of layers with many ports, by id() of their tuple
         for raw in edges:
             fl, fp, tl, tp, line = raw
             frm, to = index.get(fl), index.get(tl)
@@ -1093,10 +1104,10 @@ class Builder:
                 if outs and outs[0].id == fp:
                     out_id = outs[0].id
                 else:
-                    out_id = _port_id(outs, fp, indexed)
+                    out_id = _port_id(outs, fp, ports.get(fl), 1)
                     if out_id is not None and layers[frm].type == "Loop":
                         self._later_loop_output(layers[frm], layers[to], raw)
-                in_id = ins[0].id if ins and ins[0].id == tp else _port_id(ins, tp, indexed)
+                in_id = ins[0].id if ins and ins[0].id == tp else _port_id(ins, tp, ports.get(tl), 0)
             if out_id is None or in_id is None:
                 self._edge_problem(raw, by_id)
             assert frm is not None and to is not None and out_id is not None and in_id is not None
@@ -1131,17 +1142,21 @@ class Builder:
             )
         ordered = tuple([layers[i] for i in order])
         if len(producer) != sum(len(layer.inputs) for layer in layers):
-            ordered = self._unconnected(ordered, by_id, producer)
+            ordered = self._unconnected(ordered, by_id, producer, ports)
         if self._counted_later:
             mine = {id(layer) for layer in ordered}
             for layer in self._counted_later:
                 if id(layer) in mine and len(layer.inputs) != (layer.type == "Result"):
                     _versioned_inputs(layer.where, layer.type, len(layer.inputs))
             self._counted_later = [layer for layer in self._counted_later if id(layer) not in mine]
-        return ordered, tuple(built), by_id, producer
+        return ordered, tuple(built), by_id, producer, ports
 
     def _unconnected(
-        self, ordered: tuple[Layer, ...], by_id: dict[str, Layer], producer: Mapping[PortRef, PortRef]
+        self,
+        ordered: tuple[Layer, ...],
+        by_id: dict[str, Layer],
+        producer: Mapping[PortRef, PortRef],
+        ports: dict[str, PortIndex],
     ) -> tuple[Layer, ...]:
         """``ordered`` where input ports are left unconnected: an error, but in an IR v10, whose unconnected input
         ports after its connected ones a layer does without (OpenVINO makes the op of the inputs edges reach, and
@@ -1167,6 +1182,8 @@ class Builder:
             return ordered
         for layer_id, layer in trimmed.items():
             by_id[layer_id] = layer
+            ports.pop(layer_id, None)
+        ports.update(port_indices(trimmed.values()))
         swapped = {id(layer): by_id[layer.id] for layer in ordered if layer.id in trimmed}
         self._unless_unbuilt = [(swapped.get(id(layer), layer), exc) for layer, exc in self._unless_unbuilt]
         self._dataless = [swapped.get(id(layer), layer) for layer in self._dataless]
@@ -1432,20 +1449,11 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _port_id(ports: tuple[Port, ...], port_id: str, indexed: dict[int, dict[str, str]]) -> str | None:
-    """The id string of the port with id ``port_id`` (None if there is none): a walk of a few ports, a dict for
-    many (an edge per port of a layer with thousands of them would make the walks quadratic)."""
-    if len(ports) <= 16:
-        for p in ports:
-            if p.id == port_id:
-                return p.id
-        return None
-    index = indexed.get(id(ports))
-    if index is None:
-        index = indexed[id(ports)] = {}
-        for p in ports:
-            index.setdefault(p.id, p.id)
-    return index.get(port_id)
+def _port_id(ports: tuple[Port, ...], port_id: str, indexed: PortIndex | None, side: int) -> str | None:
+    """The id string of the port with id ``port_id`` (None if there is none), ``indexed`` being its layer's port
+    index (``side``: 0 inputs, 1 outputs)."""
+    found = port_position(ports, port_id, None if indexed is None else indexed[side])
+    return None if found is None else ports[found].id
 
 
 def _or(value: int | None, default: int) -> int:

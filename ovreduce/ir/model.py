@@ -17,6 +17,7 @@ __all__ = [
     "BODY_ROLES",
     "NO_PORT",
     "PATH_GRAMMAR",
+    "PORTS_WALKED",
     "BackEdge",
     "Body",
     "BodyRef",
@@ -26,10 +27,14 @@ __all__ = [
     "Layer",
     "LayerRef",
     "Port",
+    "PortIndex",
     "PortMapping",
     "PortRef",
     "RtInfo",
     "built_ids",
+    "port_indices",
+    "port_position",
+    "port_positions",
 ]
 
 PortRef = tuple[str, str]  # (layer id, port id)
@@ -180,21 +185,6 @@ class Layer(NamedTuple):
     def body(self, role: str) -> Body | None:
         return next((b for b in self.bodies if b.role == role), None)
 
-    def input(self, port_id: str) -> Port:
-        for p in self.inputs:
-            if p.id == port_id:
-                return p
-        raise KeyError(port_id)
-
-    def output(self, port_id: str) -> Port:
-        for p in self.outputs:
-            if p.id == port_id:
-                return p
-        raise KeyError(port_id)
-
-    def input_index(self, port_id: str) -> int:
-        return next(i for i, p in enumerate(self.inputs) if p.id == port_id)
-
     @property
     def where(self) -> str:
         return f"layer id={self.id} name={self.name!r} ({self.type})"
@@ -232,6 +222,41 @@ class Edge(NamedTuple):
     line: int | None = None
 
 
+# A layer's input and output port ids -> their positions (each id's first), for a layer of many ports: a port found
+# by walking them once per edge would make a layer of N ports cost N * N (a Split of 40,000 outputs).
+PortIndex = tuple[Mapping[str, int], Mapping[str, int]]
+PORTS_WALKED = 8  # a layer of at most this many inputs and outputs has its ports walked (a dict costs more)
+
+
+def _positions(ports: tuple[Port, ...]) -> Mapping[str, int]:
+    found: dict[str, int] = {}
+    for i, port in enumerate(ports):
+        found.setdefault(port.id, i)
+    return found
+
+
+def port_positions(layer: Layer) -> PortIndex:
+    """The positions of ``layer``'s input and output ports by id."""
+    return _positions(layer.inputs), _positions(layer.outputs)
+
+
+def port_indices(layers: Iterable[Layer]) -> dict[str, PortIndex]:
+    """The :func:`port_positions` of each of ``layers`` of more than :data:`PORTS_WALKED` inputs or outputs, by id."""
+    return {layer.id: port_positions(layer) for layer in layers
+            if len(layer.inputs) > PORTS_WALKED or len(layer.outputs) > PORTS_WALKED}  # fmt: skip
+
+
+def port_position(ports: tuple[Port, ...], port_id: str, index: Mapping[str, int] | None) -> int | None:
+    """The position of the port of id ``port_id`` among ``ports`` (None: none), ``index`` being theirs from
+    :func:`port_positions` (None for a layer of at most :data:`PORTS_WALKED` of them: they are walked)."""
+    if index is not None:
+        return index.get(port_id)
+    for i, port in enumerate(ports):
+        if port.id == port_id:
+            return i
+    return None
+
+
 def built_ids(layers: Iterable[Layer], by_id: Mapping[str, Layer], producer: Mapping[PortRef, PortRef]) -> set[str]:
     """The ids of the ``layers`` OpenVINO's reader builds: the Results and Assigns, and every layer before them (a
     layer that reaches neither is left out of the model it reads)."""
@@ -267,24 +292,64 @@ class IRModel:
     xml: bytes = field(default=b"", repr=False, compare=False)  # the source, for runtimes that read it again
     # What OpenVINO does to the model as it reads it beyond what its layers say (the means a <pre-process> subtracts)
     notes: tuple[str, ...] = field(default=(), compare=False)
-    # The indices, when the reader gathered them while it checked the edges (else built here from the edges).
+    # The indices, when the reader gathered them while it checked the edges (else built here from the layers and
+    # edges); ``ports``: :func:`port_indices` of the layers.
     by_id: InitVar[Mapping[str, Layer] | None] = None
     producers: InitVar[Mapping[PortRef, PortRef] | None] = None
+    ports: InitVar[Mapping[str, PortIndex] | None] = None
     _by_id: Mapping[str, Layer] = field(init=False, repr=False, compare=False)
     _producer: Mapping[PortRef, PortRef] = field(init=False, repr=False, compare=False)
+    _ports: Mapping[str, PortIndex] = field(init=False, repr=False, compare=False)
     _consumers: Mapping[PortRef, tuple[PortRef, ...]] | None = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self, by_id: Mapping[str, Layer] | None, producers: Mapping[PortRef, PortRef] | None) -> None:
+    def __post_init__(
+        self,
+        by_id: Mapping[str, Layer] | None,
+        producers: Mapping[PortRef, PortRef] | None,
+        ports: Mapping[str, PortIndex] | None,
+    ) -> None:
         if by_id is None:
             by_id = {layer.id: layer for layer in self.layers}
         if producers is None:
             producers = {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
+        if ports is None:
+            ports = port_indices(self.layers)
         object.__setattr__(self, "_by_id", MappingProxyType(by_id))
         object.__setattr__(self, "_producer", MappingProxyType(producers))
+        object.__setattr__(self, "_ports", MappingProxyType(ports))
         object.__setattr__(self, "_consumers", None)  # built on first use: checking a model never asks
 
     def layer(self, layer_id: str) -> Layer:
         return self._by_id[layer_id]
+
+    def input_index(self, layer: Layer, port_id: str) -> int:
+        """The position among ``layer``'s inputs (a layer of this graph) of its input port ``port_id``; KeyError if
+        it has none."""
+        index = self._ports.get(layer.id)
+        found = port_position(layer.inputs, port_id, None if index is None else index[0])
+        if found is None:
+            raise KeyError(f"{layer.where} has no input port {port_id}")
+        return found
+
+    def output_index(self, layer: Layer, port_id: str) -> int:
+        """The position among ``layer``'s outputs (a layer of this graph) of its output port ``port_id``; KeyError if
+        it has none."""
+        outputs = layer.outputs
+        if outputs and outputs[0].id == port_id:  # nearly every layer: one output
+            return 0
+        index = self._ports.get(layer.id)
+        found = port_position(outputs, port_id, None if index is None else index[1])
+        if found is None:
+            raise KeyError(f"{layer.where} has no output port {port_id}")
+        return found
+
+    def input_port(self, layer: Layer, port_id: str) -> Port:
+        """``layer``'s input port ``port_id`` (:meth:`input_index`)."""
+        return layer.inputs[self.input_index(layer, port_id)]
+
+    def output_port(self, layer: Layer, port_id: str) -> Port:
+        """``layer``'s output port ``port_id`` (:meth:`output_index`)."""
+        return layer.outputs[self.output_index(layer, port_id)]
 
     def producer(self, layer_id: str, port_id: str) -> PortRef | None:
         """The (layer id, output port id) feeding input port ``port_id`` of ``layer_id``."""

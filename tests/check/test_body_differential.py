@@ -208,7 +208,7 @@ def test_a_dim_altered_in_a_body_is_flagged_on_that_layer(tmp_path: Path, seed: 
                 port = layer.outputs[0]
                 lines = [port.line or 0]
                 for consumer, port_id in graph.consumers(layer.id, port.id):
-                    lines.append(graph.layer(consumer).input(port_id).line or 0)
+                    lines.append(graph.input_port(graph.layer(consumer), port_id).line or 0)
                 candidates += [(ref.path, layer.id, lines, i, "reduce-output-mismatch")
                                for i, d in enumerate(port.dims) if d != -1]  # fmt: skip
     if not candidates:

@@ -1,0 +1,111 @@
+"""A layer of many ports is read and checked in time linear in its ports, as OpenVINO reads it.
+
+Every port an edge, a Result or a folded value names is found through the model's index of the ports of each layer
+of many of them, built once as the model is built: a walk of the layer's ports for each would make a Split of N
+outputs cost N * N (the reader's edges, the IR v10 naming of Results, the check of each edge).
+Each model is read by OpenVINO too, and checked to the same output shapes.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import openvino as ov
+import pytest
+
+from ovreduce.check import check_model
+from ovreduce.infer import ShapeEngine
+from ovreduce.ir.parser import load_ir
+
+
+def _split(n: int, *, to_concat: bool, version: int = 11) -> str:
+    """A Split of ``n`` outputs of one element, each feeding a Result, or an input of a Concat then a ReduceSum."""
+    outs = "".join(f'<port id="{i + 2}" precision="FP32"><dim>1</dim></port>' for i in range(n))
+    if to_concat:
+        ins = "".join(f'<port id="{i}" precision="FP32"><dim>1</dim></port>' for i in range(n))
+        after = (
+            f'<layer id="3" name="cc" type="Concat" version="opset1"><data axis="0"/><input>{ins}</input><output>'
+            f'<port id="{n}" precision="FP32"><dim>{n}</dim></port></output></layer>\n'
+            '<layer id="4" name="rs" type="ReduceSum" version="opset1"><data keep_dims="false"/><input>'
+            f'<port id="0" precision="FP32"><dim>{n}</dim></port><port id="1" precision="I64"/></input><output>'
+            '<port id="2" precision="FP32"/></output></layer>\n'
+            '<layer id="5" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"/></input>'
+            "</layer>\n"
+        )
+        edges = "".join(f'<edge from-layer="1" from-port="{i + 2}" to-layer="3" to-port="{i}"/>\n' for i in range(n))
+        edges += (
+            f'<edge from-layer="3" from-port="{n}" to-layer="4" to-port="0"/>'
+            '<edge from-layer="2" from-port="0" to-layer="4" to-port="1"/><edge from-layer="4" from-port="2" '
+            'to-layer="5" to-port="0"/>'
+        )
+    else:
+        after = "".join(
+            f'<layer id="{i + 10}" name="r{i}" type="Result" version="opset1"><input><port id="0" precision="FP32">'
+            f"<dim>1</dim></port></input></layer>\n"
+            for i in range(n)
+        )
+        edges = "".join(
+            f'<edge from-layer="1" from-port="{i + 2}" to-layer="{i + 10}" to-port="0"/>\n' for i in range(n)
+        )
+    return (
+        f'<?xml version="1.0"?>\n<net name="m" version="{version}">\n<layers>\n'
+        f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="{n}" element_type="f32"/><output>'
+        f'<port id="0" precision="FP32"><dim>{n}</dim></port></output></layer>\n'
+        '<layer id="2" name="ax" type="Const" version="opset1"><data element_type="i64" shape="" offset="0" size="8"/>'
+        '<output><port id="0" precision="I64"/></output></layer>\n'
+        f'<layer id="1" name="c" type="Split" version="opset1"><data num_splits="{n}"/><input><port id="0" '
+        f'precision="FP32"><dim>{n}</dim></port><port id="1" precision="I64"/></input><output>{outs}</output>'
+        f"</layer>\n{after}</layers>\n<edges>\n"
+        '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/><edge from-layer="2" from-port="0" to-layer="1" '
+        f'to-port="1"/>\n{edges}</edges>\n</net>\n'
+    )
+
+
+MODELS: dict[str, Callable[[int], str]] = {
+    "a Split feeding a Concat": lambda n: _split(n, to_concat=True),
+    "a Split feeding Results": lambda n: _split(n, to_concat=False),
+    "a Split feeding Results, IR v10": lambda n: _split(n, to_concat=False, version=10),
+}
+
+
+def _read_and_check(path: Path) -> float:
+    """The shortest of three reads and checks of ``path``, in seconds."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model = load_ir(path)
+        check_model(model)
+        times.append(time.perf_counter() - start)
+        model.close()
+    return min(times)
+
+
+def _written(tmp_path: Path, label: str, xml: str) -> Path:
+    path = tmp_path / f"{label}.xml"
+    path.write_text(xml)
+    path.with_suffix(".bin").write_bytes(struct.pack("<q", 0))
+    return path
+
+
+@pytest.mark.parametrize("label", list(MODELS))
+def test_a_layer_of_many_ports_costs_time_linear_in_them(tmp_path: Path, label: str) -> None:
+    small, large = 2000, 8000
+    paths = [_written(tmp_path, f"{n}", MODELS[label](n)) for n in (small, large)]
+    ov_model = ov.Core().read_model(paths[0])
+    model = load_ir(paths[0])
+    engine = ShapeEngine(model)
+    by_name = {layer.name: layer for layer in model.layers}
+    for result in ov_model.get_results():  # the shapes OpenVINO gives are those ovreduce infers
+        layer = by_name[result.get_friendly_name()]
+        ref = model.producer(layer.id, layer.inputs[0].id)
+        assert ref is not None
+        assert str(engine.state(ref).shape) == str(result.get_output_partial_shape(0)), layer.where
+    assert not [f for f in check_model(model).findings if f.severity == "error"]
+    model.close()
+    seconds = [_read_and_check(path) for path in paths]
+    # Four times the ports: about four times the time where each port is found at once, sixteen where each is
+    # found by a walk of them all.
+    assert seconds[1] < 8 * seconds[0], f"{label}: {small} ports in {seconds[0]:.2f} s, {large} in {seconds[1]:.2f} s"
