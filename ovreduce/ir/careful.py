@@ -33,6 +33,7 @@ from ovreduce.ir.reading import (
     Unmap,
     attributes,
     declared_encoding,
+    doctype_at,
     ends_with_net,
     legacy_refusal,
     name,
@@ -51,7 +52,6 @@ _CHUNK = 1 << 16
 _CHAR_REFUSALS = ("invalid xmlChar value", "invalid character in attribute value", "invalid Char value")
 _BOMS = (b"\xef\xbb\xbf\xef\xbb\xbf", b"\xff\xfe\xff\xfe", b"\xfe\xff\xfe\xff")  # a second byte order mark
 _UTF16 = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte order marks
-_SNIFF = 65536
 _BLANK = re.compile(rb"\s*\Z")
 _AT_END = re.compile(r",? line [0-9]+, column [0-9]+\Z")
 _SUBGRAPH_TAGS = frozenset({*BODY_ROLES, *(m for _, m in BODY_ROLES.values()), "back_edges"})
@@ -104,9 +104,9 @@ def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None, en
     source = builder.source
     if _BLANK.match(xml):
         raise IRSyntaxError(f"{source}: the file is empty; expected an OpenVINO IR XML document (<net>)")
-    head = xml[:_SNIFF]
-    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
-        raise _no_doctype(source)
+    declared = doctype_at(xml)  # before libxml2 reads a byte of it: a DOCTYPE can expand entities or reach files
+    if declared is not None:
+        raise _no_doctype(source, *declared)
     if not ends_with_net(xml):
         # Most likely cut short: libxml2 says where before a layer is built (its message at the end would win over
         # anything the layers showed). A comment after </net> costs this one pass more.
@@ -132,8 +132,8 @@ def _read(xml: bytes, builder: Builder, original: bytes, unmap: Unmap | None, en
     except ValueError as exc:  # e.g. an encoding declaration lxml cannot honour
         raise IRSyntaxError(f"{source}: not a readable XML document: {exc}") from None
     docinfo = root.getroottree().docinfo
-    if docinfo.doctype or docinfo.internalDTD is not None:
-        raise IRSyntaxError(f"{source}: DOCTYPE declarations are not allowed in an IR")
+    if docinfo.doctype or docinfo.internalDTD is not None:  # (in an encoding doctype_at does not read)
+        raise _no_doctype(source)
     if reader.held is not None:
         raise reader.held
     return reader.model(root, original)
@@ -256,10 +256,15 @@ def _not_utf8(xml: bytes) -> str | None:
     return None
 
 
-def _no_doctype(source: str) -> IRSyntaxError:
+def _no_doctype(
+    source: str, kind: str = "DOCTYPE", line: int | None = None, column: int | None = None
+) -> IRSyntaxError:
+    at = "" if line is None else f" at line {line}, column {column}"
     return IRSyntaxError(
-        f"{source}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities or reach files); an "
-        f"OpenVINO IR never contains one"
+        f"{source}: a {kind} declaration{at}: DOCTYPE/ENTITY declarations are not allowed (they can expand entities "
+        f"or reach files); an OpenVINO IR never contains one",
+        line=line,
+        column=column,
     )
 
 

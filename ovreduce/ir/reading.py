@@ -22,6 +22,7 @@ __all__ = [
     "attributes",
     "declaration_first",
     "declared_encoding",
+    "doctype_at",
     "ends_with_net",
     "legacy_refusal",
     "name",
@@ -52,12 +53,42 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
 
     Even with ``load_dtd=False`` and ``resolve_entities=False``, libxml2 (2.14, under lxml 6.1) opens the
     external subset a DOCTYPE names (``<!DOCTYPE net SYSTEM "/some/path">``) and external parameter
-    entities: a FIFO there blocks the parse forever. The readers refuse a DOCTYPE they see first, but not one
-    after 64 KiB or in UTF-16; this resolver keeps those off the file system too.
+    entities: a FIFO there blocks the parse forever. The readers refuse a DOCTYPE before libxml2 reads the file
+    (:func:`doctype_at`, of an 8-bit or UTF-16 file); this resolver keeps one in any other encoding off the file
+    system too.
     """
 
     def resolve(self, system_url: str, public_id: str, context: object) -> object:
         return self.resolve_string("", context)
+
+
+# What may stand before a DOCTYPE: a byte order mark, blanks, comments and processing instructions (the XML
+# declaration among them), each to its first end, as XML reads them
+_PROLOG_MISC = re.compile(rb"(?:[ \t\r\n]++|<!--.*?-->|<\?.*?\?>)*+", re.DOTALL)
+_DECLARATIONS = (b"<!DOCTYPE", b"<!ENTITY")
+
+
+def doctype_at(xml: bytes) -> tuple[str, int, int] | None:
+    """The DOCTYPE (or ENTITY) declaration of the document, as ``("DOCTYPE" or "ENTITY", line, column)``; None where
+    it has none. XML has one place for one, its prolog: after the XML declaration, blanks, comments and processing
+    instructions, before the root element (an ENTITY declaration is one only inside a DOCTYPE, and out of one is
+    taken as one here too). The same text anywhere else (a comment, a processing instruction, a CDATA section, an
+    attribute, after the root element) is text, and OpenVINO reads the file. A UTF-16 file is read as such."""
+    head, start = xml[:2], 0
+    if head in (b"\xff\xfe", b"<\x00", b"\xfe\xff", b"\x00<"):
+        codec = "utf-16-le" if head in (b"\xff\xfe", b"<\x00") else "utf-16-be"
+        start = 2 if head[0] != ord("<") and head[1] != ord("<") else 0  # (a byte order mark)
+        xml = xml[start : start + (len(xml) - start) // 2 * 2].decode(codec, "replace").encode("utf-8", "replace")
+        start = 0
+    elif xml.startswith(b"\xef\xbb\xbf"):
+        start = 3
+    pos = _PROLOG_MISC.match(xml, start).end()  # type: ignore[union-attr]  # (it matches the empty string)
+    for said in _DECLARATIONS:
+        if xml.startswith(said, pos):
+            before = xml[start:pos]
+            line = 1 + before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n")
+            return said[2:].decode(), line, len(before) - max(before.rfind(b"\n"), before.rfind(b"\r"))
+    return None
 
 
 _LATE_DECLARATION = re.compile(rb"(\xef\xbb\xbf)?([ \t\r\n]+)(<\?xml[ \t\r\n][^?<>]*\?>)")

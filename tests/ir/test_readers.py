@@ -52,6 +52,7 @@ def assert_same(got: IRModel, want: IRModel) -> None:
     assert [layer.id for layer in got.layers] == [layer.id for layer in want.layers]  # the same topological order
     assert dict(got._by_id) == dict(want._by_id)
     assert dict(got._producer) == dict(want._producer)
+    assert dict(got._ports) == dict(want._ports)
     for e in want.edges:  # consumers in edge order
         assert got.consumers(e.from_layer, e.from_port) == want.consumers(e.from_layer, e.from_port)
 
