@@ -153,8 +153,10 @@ class Const0(Op):
         if const.count > MAX_VALUE_ELEMENTS:
             return ValueInfo("unresolved", None, f"Const {layer.name!r} has {const.count} elements")
         if etype.is_packed:  # OpenVINO 2026.4 reads i4 0x0e as 14, u1 not at all ("Element not supported")
-            return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values, which OpenVINO's shape "
-                                                 f"inference does not read as the file writes them")  # fmt: skip
+            return ValueInfo("unresolved", None, f"Const {layer.name!r} holds {etype} values, which ovreduce does not "
+                                                 f"read (packed values; OpenVINO's shape inference reads them byte by "
+                                                 f"byte or not at all where a layer takes the Const itself, and a "
+                                                 f"Convert of u4 or i4 ones as the file writes them)")  # fmt: skip
         items: list[Any] = []
         if const.inline is not None:  # a `value` attribute's text: OpenVINO's data for it, the .bin not read
             items = _plain_values(etype, const.inline, const.count)
