@@ -803,6 +803,8 @@ class Builder:
                 names: tuple[str, ...] = ()
             elif "\\" not in names_text and ",," not in names_text and names_text[0] != "," and names_text[-1] != ",":
                 names = tuple(names_text.split(","))
+                if len(names) > 1 and len(set(names)) != len(names):  # a name written twice is one (a set's)
+                    names = tuple(dict.fromkeys(names))
             else:
                 names = _names(names_text)
             if rt_info and self.ir_version > 10:

@@ -144,6 +144,9 @@ def test_layer_attributes_and_lines(tmp_path: Path) -> None:
         pytest.param("a\\,\\,b", ("a,,b",), id="two-escaped-commas"),
         pytest.param(" sp ,t", (" sp ", "t"), id="spaces-kept"),
         pytest.param("d\\e", ("d\\e",), id="backslash-not-before-comma"),
+        pytest.param("a,a", ("a",), id="a-name-twice"),  # OpenVINO's names are a set: inspect lists each once
+        pytest.param("a,b,a", ("a", "b"), id="a-name-twice-among-others"),
+        pytest.param("a\\,b,a\\,b", ("a,b",), id="an-escaped-name-twice"),
     ],
 )
 def test_port_names(attr: str, names: tuple[str, ...], tmp_path: Path) -> None:
