@@ -150,6 +150,7 @@ class Builder:
         self.limits = limits
         self.layer_count = 0  # every <layer> built so far, bodies included
         self.body_depth = 0
+        self.graph_of = ""  # the graph being built, in messages: "" (the model's), " in the body of layer id=4 ..."
         self.ir_version = 0
         self._etypes: dict[tuple[str, str], ElementType] = {}  # (attribute, text) -> its element type
         # a Const's (element_type, shape, size) texts -> its type, shape, element count and byte size, once checked
@@ -872,7 +873,11 @@ class Builder:
         order and edges, and the (element name, attributes, line) of each entry of its port map and back edges."""
         role, map_tag = BODY_ROLES[tag]
         where = self._unplaced(where)  # each message names the line of its own entry
-        graph = self.model(role, layers, edges, (), b"")
+        outer, self.graph_of = self.graph_of, f" in the {'body' if role == 'body' else f'{role} body'} of {where}"
+        try:
+            graph = self.model(role, layers, edges, (), b"")
+        finally:
+            self.graph_of = outer
         by_id = {layer.id: layer for layer in graph.layers}
         ins: list[PortMapping] = []
         outs: list[PortMapping] = []
@@ -1085,8 +1090,8 @@ class Builder:
             prev = by_id.setdefault(layer.id, layer)
             if prev is not layer:
                 raise IRStructureError(
-                    f"{self.at(layer.line)}: duplicate layer id {layer.id} (name {layer.name!r}); it was already used"
-                    f"{_said(prev.line, ' at line ')} by layer {prev.name!r}: layer ids must be unique",
+                    f"{self.at(layer.line)}: duplicate layer id {layer.id}{self.graph_of} (name {layer.name!r}); it "
+                    f"was already used{_said(prev.line, ' at line ')} by layer {prev.name!r}: layer ids must be unique",
                     line=layer.line,
                 )
             index[layer.id] = i
@@ -1120,9 +1125,9 @@ class Builder:
             if key in producer:
                 first = next(e.line for e in built if e.to_layer == dst_id and e.to_port == in_id)
                 raise IRStructureError(
-                    f"{self.at(line)}: edge {src_id}:{out_id} -> {dst_id}:{in_id}: input port {in_id} of "
-                    f"{layers[to].where} already has an incoming edge{_said(first, ' (line ', ')')}; an input port "
-                    f"takes exactly one",
+                    f"{self.at(line)}: edge {src_id}:{out_id} -> {dst_id}:{in_id}{self.graph_of}: input port "
+                    f"{in_id} of {layers[to].where} already has an incoming edge{_said(first, ' (line ', ')')}; an "
+                    f"input port takes exactly one",
                     line=line,
                 )
             producer[key] = (src_id, out_id)
@@ -1140,7 +1145,8 @@ class Builder:
             names = ", ".join(f"id={layer.id} {layer.name!r}" for layer in on_cycles[:5])
             more = f" and {len(on_cycles) - 5} more" if len(on_cycles) > 5 else ""
             raise IRStructureError(
-                f"{self.source}: the graph has a cycle through layers {names}{more}; an IR must be acyclic"
+                f"{self.source}: the graph{self.graph_of} has a cycle through layers {names}{more}; an IR must be "
+                f"acyclic"
             )
         ordered = tuple([layers[i] for i in order])
         if len(producer) != sum(len(layer.inputs) for layer in layers):
@@ -1174,7 +1180,8 @@ class Builder:
                     trimmed[layer.id] = layer._replace(inputs=layer.inputs[:i])
                     break
                 raise IRStructureError(
-                    f"{self.source}:{port.line}: input port {port.id} of {layer.where} has no incoming edge; "
+                    f"{self.source}:{port.line}: input port {port.id} of {layer.where}{self.graph_of} has no incoming "
+                    f"edge; "
                     f"every input port must be connected"
                     + ("" if self.ir_version != 10 else
                        " (OpenVINO reads an IR v10 whose unconnected input ports come after the connected ones)"),
@@ -1226,7 +1233,7 @@ class Builder:
     def _edge_problem(self, raw: RawEdge, by_id: Mapping[str, Layer]) -> None:
         """Raise the precise error for an edge whose layer or port does not exist."""
         fl, fp, tl, tp, line = raw
-        desc = f"edge {fl}:{fp} -> {tl}:{tp}"
+        desc = f"edge {fl}:{fp} -> {tl}:{tp}{self.graph_of}"
         src, dst = by_id.get(fl), by_id.get(tl)
         if src is None:
             raise IRStructureError(f"{self.at(line)}: {desc} starts at layer id {fl}, which does not exist", line=line)
