@@ -38,7 +38,7 @@ from typing import Literal
 
 from ovreduce.errors import InputError, ShapeInferenceError
 from ovreduce.ir.dtypes import ElementType
-from ovreduce.ir.model import IRModel, Layer, Port, PortRef
+from ovreduce.ir.model import PORTS_WALKED, IRModel, Layer, Port, PortRef
 from ovreduce.ir.weights import Weights
 from ovreduce.ops.base import (
     INPUT_COUNT_REFUSED,
@@ -104,6 +104,7 @@ class ShapeEngine:
         self._states: dict[PortRef, PortState] = {}
         self._reductions: dict[str, ReductionInfo] = {}
         self._const_cache: dict[PortRef, AxesInfo] = {}
+        self._parts: dict[str, tuple[AxesInfo, ...]] = {}  # every output's value of a layer of many (fold_outputs)
         self._const_values: dict[Hashable, AxesInfo] = {}  # fold_key -> the constant value it folds to
         self._positions: dict[str, int] | None = None  # layer id -> topological index, for _fold_upstream
         self._variables: dict[str, Layer] | None = None  # variable_id -> the first ReadValue of it, once asked
@@ -486,8 +487,15 @@ class ShapeEngine:
             outputs = layer.outputs
             if not outputs or outputs[0].id == ref[1]:  # nearly every layer: one output
                 info = op.fold(_Context(self, layer, visiting))
-            else:
+            elif len(outputs) <= PORTS_WALKED:
                 info = op.fold_output(_Context(self, layer, visiting), self.model.output_index(layer, ref[1]))
+            else:  # every part from one read of the inputs (a Split of N outputs: not N reads of N elements)
+                parts = self._parts.get(layer.id)
+                if parts is None:
+                    parts = self._parts[layer.id] = tuple(
+                        op.fold_outputs(_Context(self, layer, visiting), len(outputs))
+                    )
+                info = parts[self.model.output_index(layer, ref[1])]
         except ShapeInferenceError as exc:
             if INPUT_COUNT_REFUSED.match(exc.message) is None:
                 raise

@@ -192,6 +192,11 @@ class Op:
         """The value of output ``index``: :meth:`fold`'s, for an op of one output (Split's parts say otherwise)."""
         return self.fold(ctx)
 
+    def fold_outputs(self, ctx: LayerContext, count: int) -> Sequence[ValueInfo]:
+        """The values of outputs ``0 .. count - 1`` at once (:meth:`fold_output` of each), for a layer of many outputs:
+        an op whose outputs differ (Split) overrides both, and reads its inputs once for all of them."""
+        return (self.fold(ctx),) * count
+
     def fold_values(self, layer: Layer, values: Sequence[tuple[int, ...]]) -> ValueInfo | None:
         """The value computed from the inputs' constant values; None when this op does not fold."""
         return None

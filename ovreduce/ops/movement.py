@@ -711,14 +711,17 @@ class Split1(ShapeRule):
         return self.fold_output(ctx, 0)
 
     def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
-        """Part ``index`` of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis
-        known exactly) split it."""
+        return self.fold_outputs(ctx, index + 1)[index]
+
+    def fold_outputs(self, ctx: LayerContext, count: int) -> Sequence[ValueInfo]:
+        """The parts of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis known
+        exactly) split it."""
         parts = int_attr(ctx.layer, "num_splits", 0)  # none written: OpenVINO reads 0 and refuses it
         axis, data = int_value(ctx, 1), _split_data(ctx)
         if axis is None or len(axis) != 1 or data is None or not data[1] or parts <= 0:
-            return super().fold(ctx)
+            return (super().fold(ctx),) * count
         size = data[1][normalize_axis(axis[0], len(data[1]))] // parts
-        return _split_part(super().fold(ctx), data, axis[0], [size] * parts, index)
+        return _split_parts(super().fold(ctx), data, axis[0], [size] * parts, count)
 
 
 class VariadicSplit1(ShapeRule):
@@ -780,14 +783,18 @@ class VariadicSplit1(ShapeRule):
         return self.fold_output(ctx, 0)
 
     def fold_output(self, ctx: LayerContext, index: int) -> ValueInfo:
-        """Part ``index`` of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis and
-        the split lengths known exactly) split it."""
+        return self.fold_outputs(ctx, index + 1)[index]
+
+    def fold_outputs(self, ctx: LayerContext, count: int) -> Sequence[ValueInfo]:
+        """The parts of a value constant or known in part, as OpenVINO's ``evaluate`` and its bounds (the axis and the
+        split lengths known exactly) split it."""
         axis, lengths, data = int_value(ctx, 1), int_value(ctx, 2), _split_data(ctx)
         if axis is None or len(axis) != 1 or lengths is None or data is None or not data[1] or lengths.count(-1) > 1:
-            return super().fold(ctx)
+            return (super().fold(ctx),) * count
         size = data[1][normalize_axis(axis[0], len(data[1]))]
-        sizes = [size - sum(v for v in lengths if v != -1) if v == -1 else v for v in lengths]
-        return _split_part(super().fold(ctx), data, axis[0], sizes, index)
+        rest = size - sum(v for v in lengths if v != -1)
+        sizes = [rest if v == -1 else v for v in lengths]
+        return _split_parts(super().fold(ctx), data, axis[0], sizes, count)
 
 
 def _split_data(ctx: LayerContext) -> tuple[tuple[Bounds | None, ...], tuple[int, ...]] | None:
@@ -799,23 +806,27 @@ def _split_data(ctx: LayerContext) -> tuple[tuple[Bounds | None, ...], tuple[int
     return elements(ctx, 0) if axis_type is not None and axis_type.is_integral else None
 
 
-def _split_part(
-    folded: ValueInfo, data: tuple[tuple[Bounds | None, ...], tuple[int, ...]], axis: int, sizes: list[int], index: int
-) -> ValueInfo:
-    """Part ``index`` of ``data`` cut along ``axis`` in parts of ``sizes``: constant where every element it holds is
-    known exactly, else ``folded`` (the layer's value as the base rule has it) with the elements it knows when
-    runtime."""
+def _split_parts(
+    folded: ValueInfo, data: tuple[tuple[Bounds | None, ...], tuple[int, ...]], axis: int, sizes: list[int], count: int
+) -> tuple[ValueInfo, ...]:
+    """Parts ``0 .. count - 1`` of ``data`` cut along ``axis`` in parts of ``sizes``: each constant where every element
+    it holds is known exactly, else ``folded`` (the layer's value as the base rule has it) with the elements it knows
+    when runtime; ``folded`` for a part past ``sizes``."""
     known, shape = data
     axis = normalize_axis(axis, len(shape))
-    if not 0 <= index < len(sizes) or any(v < 0 for v in sizes) or sum(sizes) != shape[axis]:
-        return folded
-    begin, size = sum(sizes[:index]), sizes[index]
+    if any(v < 0 for v in sizes) or sum(sizes) != shape[axis]:
+        return (folded,) * count
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
-    picked = tuple(
-        known[(o * shape[axis] + i) * inner + k] for o in range(outer) for i in range(begin, begin + size)
-        for k in range(inner)
-    )  # fmt: skip
-    return pinned(folded, picked, (*shape[:axis], size, *shape[axis + 1 :]))
+    parts: list[ValueInfo] = []
+    begin = 0
+    for size in sizes[:count]:
+        picked = tuple(
+            known[(o * shape[axis] + i) * inner + k] for o in range(outer) for i in range(begin, begin + size)
+            for k in range(inner)
+        )  # fmt: skip
+        parts.append(pinned(folded, picked, (*shape[:axis], size, *shape[axis + 1 :])))
+        begin += size
+    return (*parts, *(folded,) * (count - len(parts)))
 
 
 class Tile0(_ValueShaped):

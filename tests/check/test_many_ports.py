@@ -2,7 +2,8 @@
 
 Every port an edge, a Result or a folded value names is found through the model's index of the ports of each layer
 of many of them, built once as the model is built: a walk of the layer's ports for each would make a Split of N
-outputs cost N * N (the reader's edges, the IR v10 naming of Results, the check of each edge).
+outputs cost N * N (the reader's edges, the IR v10 naming of Results, the check of each edge); a Split's outputs whose
+values are folded are folded from one read of its input, not one each.
 Each model is read by OpenVINO too, and checked to the same output shapes.
 """
 
@@ -109,3 +110,55 @@ def test_a_layer_of_many_ports_costs_time_linear_in_them(tmp_path: Path, label: 
     # Four times the ports: about four times the time where each port is found at once, sixteen where each is
     # found by a walk of them all.
     assert seconds[1] < 8 * seconds[0], f"{label}: {small} ports in {seconds[0]:.2f} s, {large} in {seconds[1]:.2f} s"
+
+
+def _folded_split(n: int) -> str:
+    """A Const of ``n`` ones split in ``n`` parts, put together again by a Concat whose ReduceMax is a ReduceSum's axes:
+    each part's value folded."""
+    outs = "".join(f'<port id="{i + 2}" precision="I64"><dim>1</dim></port>' for i in range(n))
+    ins = "".join(f'<port id="{i}" precision="I64"><dim>1</dim></port>' for i in range(n))
+    edges = "".join(f'<edge from-layer="1" from-port="{i + 2}" to-layer="3" to-port="{i}"/>\n' for i in range(n))
+    return (
+        '<?xml version="1.0"?>\n<net name="m" version="11">\n<layers>\n'
+        '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3" element_type="f32"/><output>'
+        '<port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>\n'
+        f'<layer id="6" name="vals" type="Const" version="opset1"><data element_type="i64" shape="{n}" offset="8" '
+        f'size="{8 * n}"/><output><port id="0" precision="I64"><dim>{n}</dim></port></output></layer>\n'
+        '<layer id="2" name="ax" type="Const" version="opset1"><data element_type="i64" shape="" offset="0" size="8"/>'
+        '<output><port id="0" precision="I64"/></output></layer>\n'
+        f'<layer id="1" name="c" type="Split" version="opset1"><data num_splits="{n}"/><input><port id="0" '
+        f'precision="I64"><dim>{n}</dim></port><port id="1" precision="I64"/></input><output>{outs}</output></layer>\n'
+        f'<layer id="3" name="cc" type="Concat" version="opset1"><data axis="0"/><input>{ins}</input><output>'
+        f'<port id="{n}" precision="I64"><dim>{n}</dim></port></output></layer>\n'
+        '<layer id="7" name="mx" type="ReduceMax" version="opset1"><data keep_dims="true"/><input><port id="0" '
+        f'precision="I64"><dim>{n}</dim></port><port id="1" precision="I64"/></input><output><port id="2" '
+        'precision="I64"><dim>1</dim></port></output></layer>\n'
+        '<layer id="4" name="rs" type="ReduceSum" version="opset1"><data keep_dims="false"/><input><port id="0" '
+        'precision="FP32"><dim>2</dim><dim>3</dim></port><port id="1" precision="I64"><dim>1</dim></port></input>'
+        '<output><port id="2" precision="FP32"><dim>2</dim></port></output></layer>\n'
+        '<layer id="5" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"><dim>2</dim>'
+        "</port></input></layer>\n</layers>\n<edges>\n"
+        '<edge from-layer="6" from-port="0" to-layer="1" to-port="0"/><edge from-layer="2" from-port="0" to-layer="1" '
+        f'to-port="1"/>\n{edges}<edge from-layer="3" from-port="{n}" to-layer="7" to-port="0"/><edge from-layer="2" '
+        'from-port="0" to-layer="7" to-port="1"/><edge from-layer="0" from-port="0" to-layer="4" to-port="0"/>'
+        '<edge from-layer="7" from-port="2" to-layer="4" to-port="1"/><edge from-layer="4" from-port="2" to-layer="5" '
+        'to-port="0"/>\n</edges>\n</net>\n'
+    )
+
+
+def test_the_folded_values_of_a_split_of_many_outputs_cost_time_linear_in_them(tmp_path: Path) -> None:
+    small, large = 1000, 4000  # (values of up to 4,096 elements are folded)
+    paths = []
+    for n in (small, large):
+        path = tmp_path / f"{n}.xml"
+        path.write_text(_folded_split(n))
+        path.with_suffix(".bin").write_bytes(struct.pack(f"<{n + 1}q", 0, *[1] * n))
+        paths.append(path)
+    reduced = ov.Core().read_model(paths[0]).get_result().get_output_partial_shape(0)
+    model = load_ir(paths[0])
+    [reduction] = [r for r in check_model(model).reductions if r.layer_name == "rs"]
+    assert reduction.axes == (1,), reduction
+    assert str(ov.PartialShape(reduction.inferred_output_shape)) == str(reduced), reduction
+    model.close()
+    seconds = [_read_and_check(path) for path in paths]
+    assert seconds[1] < 8 * seconds[0], f"{small} parts in {seconds[0]:.2f} s, {large} in {seconds[1]:.2f} s"
