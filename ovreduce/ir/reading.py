@@ -62,7 +62,7 @@ class NoExternalResources(etree.Resolver):  # type: ignore[misc]
         return self.resolve_string("", context)
 
 
-# What may stand before a DOCTYPE: a byte order mark, blanks, comments and processing instructions (the XML
+# What may stand before a DOCTYPE after a byte order mark: blanks, comments and processing instructions (the XML
 # declaration among them), each to its first end, as XML reads them
 _PROLOG_MISC = re.compile(rb"(?:[ \t\r\n]++|<!--.*?-->|<\?.*?\?>)*+", re.DOTALL)
 _DECLARATIONS = (b"<!DOCTYPE", b"<!ENTITY")
