@@ -1,16 +1,15 @@
-"""A layer of many ports is read and checked in time linear in its ports, as OpenVINO reads it.
+"""A layer of many ports is read and checked to the shapes OpenVINO reads.
 
 Every port an edge, a Result or a folded value names is found through the model's index of the ports of each layer
 of many of them, built once as the model is built: a walk of the layer's ports for each would make a Split of N
 outputs cost N * N (the reader's edges, the IR v10 naming of Results, the check of each edge); a Split's outputs whose
-values are folded are folded from one read of its input, not one each.
-Each model is read by OpenVINO too, and checked to the same output shapes.
+values are folded are folded from one read of its input, not one each. That the time grows linearly is measured, not
+asserted, by ``bench/many_ports_bench.py``, which times these models beside OpenVINO reading them.
 """
 
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -72,19 +71,8 @@ MODELS: dict[str, Callable[[int], str]] = {
 }
 
 
-def _read_and_check(path: Path) -> float:
-    """The shortest of three reads and checks of ``path``, in seconds."""
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        model = load_ir(path)
-        check_model(model)
-        times.append(time.perf_counter() - start)
-        model.close()
-    return min(times)
-
-
-def _written(tmp_path: Path, label: str, xml: str) -> Path:
+def written_model(tmp_path: Path, label: str, xml: str) -> Path:
+    """``xml`` written in ``tmp_path`` as ``label``.xml, with the weights of its axes (0)."""
     path = tmp_path / f"{label}.xml"
     path.write_text(xml)
     path.with_suffix(".bin").write_bytes(struct.pack("<q", 0))
@@ -92,11 +80,10 @@ def _written(tmp_path: Path, label: str, xml: str) -> Path:
 
 
 @pytest.mark.parametrize("label", list(MODELS))
-def test_a_layer_of_many_ports_costs_time_linear_in_them(tmp_path: Path, label: str) -> None:
-    small, large = 2000, 8000
-    paths = [_written(tmp_path, f"{n}", MODELS[label](n)) for n in (small, large)]
-    ov_model = ov.Core().read_model(paths[0])
-    model = load_ir(paths[0])
+def test_a_layer_of_many_ports_is_checked_to_openvinos_shapes(tmp_path: Path, label: str) -> None:
+    path = written_model(tmp_path, "m", MODELS[label](2000))
+    ov_model = ov.Core().read_model(path)
+    model = load_ir(path)
     engine = ShapeEngine(model)
     by_name = {layer.name: layer for layer in model.layers}
     for result in ov_model.get_results():  # the shapes OpenVINO gives are those ovreduce infers
@@ -106,10 +93,6 @@ def test_a_layer_of_many_ports_costs_time_linear_in_them(tmp_path: Path, label: 
         assert str(engine.state(ref).shape) == str(result.get_output_partial_shape(0)), layer.where
     assert not [f for f in check_model(model).findings if f.severity == "error"]
     model.close()
-    seconds = [_read_and_check(path) for path in paths]
-    # Four times the ports: about four times the time where each port is found at once, sixteen where each is
-    # found by a walk of them all.
-    assert seconds[1] < 8 * seconds[0], f"{label}: {small} ports in {seconds[0]:.2f} s, {large} in {seconds[1]:.2f} s"
 
 
 def _folded_split(n: int) -> str:
@@ -146,19 +129,19 @@ def _folded_split(n: int) -> str:
     )
 
 
-def test_the_folded_values_of_a_split_of_many_outputs_cost_time_linear_in_them(tmp_path: Path) -> None:
-    small, large = 1000, 4000  # (values of up to 4,096 elements are folded)
-    paths = []
-    for n in (small, large):
-        path = tmp_path / f"{n}.xml"
-        path.write_text(_folded_split(n))
-        path.with_suffix(".bin").write_bytes(struct.pack(f"<{n + 1}q", 0, *[1] * n))
-        paths.append(path)
-    reduced = ov.Core().read_model(paths[0]).get_result().get_output_partial_shape(0)
-    model = load_ir(paths[0])
+def folded_split_files(folder: Path, n: int) -> Path:
+    """:func:`_folded_split` of ``n`` parts written in ``folder``, with its weights."""
+    path = folder / f"folded{n}.xml"
+    path.write_text(_folded_split(n))
+    path.with_suffix(".bin").write_bytes(struct.pack(f"<{n + 1}q", 0, *[1] * n))
+    return path
+
+
+def test_the_folded_values_of_a_split_of_many_outputs_are_openvinos(tmp_path: Path) -> None:
+    path = folded_split_files(tmp_path, 1000)  # (values of up to 4,096 elements are folded)
+    reduced = ov.Core().read_model(path).get_result().get_output_partial_shape(0)
+    model = load_ir(path)
     [reduction] = [r for r in check_model(model).reductions if r.layer_name == "rs"]
     assert reduction.axes == (1,), reduction
     assert str(ov.PartialShape(reduction.inferred_output_shape)) == str(reduced), reduction
     model.close()
-    seconds = [_read_and_check(path) for path in paths]
-    assert seconds[1] < 8 * seconds[0], f"{small} parts in {seconds[0]:.2f} s, {large} in {seconds[1]:.2f} s"
