@@ -62,13 +62,10 @@ def test_the_event_loop_runs_while_a_large_json_body_is_parsed() -> None:
                  b"{" + b",".join(b'"q%07d":0' % i for i in range(400_000)) + b"}"):  # fmt: skip
         done = threading.Event()
         parsing = threading.Thread(target=lambda body=body, done=done: (read_json(body), done.set()))
-        started = last = time.monotonic()
+        turns = 0
         parsing.start()
-        longest = 0.0
-        while not done.is_set():  # this thread, as the event loop's: how long it is kept waiting at most
+        while not done.is_set():  # this thread, as the event loop's: the turns it gets while the body is parsed
             time.sleep(0.001)
-            now = time.monotonic()
-            longest, last = max(longest, now - last), now
+            turns += 1
         parsing.join()
-        took = time.monotonic() - started
-        assert longest < took / 5, (body[:12], longest, took)
+        assert turns >= 20, (body[:12], turns)  # (held for the whole parse: one or two, before and after it)
