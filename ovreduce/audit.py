@@ -92,8 +92,8 @@ from ovreduce.compare import (
     cannot_show_error,
     compare,
     f64_computed_note,
-    machine_epsilon,
     masked_note,
+    rounding_allowance,
     tolerances,
     too_wide,
 )
@@ -145,6 +145,7 @@ from ovreduce.reports.audit import (
     TargetSummary,
 )
 from ovreduce.reports.run import comparison_fields
+from ovreduce.run import rounding_mass
 from ovreduce.scaling import SCALE_FACTOR, Basis, activations_scale_factor, basis
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import INPUT_ONLY_TYPES, UNMODELLED_TYPES
@@ -2719,13 +2720,6 @@ def _split(
     return DriftSplit(total, part(e, t), part(o, e), limit, exceeded)
 
 
-def _allowance(op: ReductionOp, data: npt.NDArray[Any], axes: npt.NDArray[Any], keep_dims: bool, etype: str) -> Any:
-    """How far rounding the captured input to its storage type can move a result: eps of the type times the
-    op's rounding mass (None for ops without one)."""
-    mass = op.rounding_mass(data, axes, keep_dims)
-    return None if mass is None else machine_epsilon(etype) * mass
-
-
 def _audit_layer(
     op: ReductionOp,
     node: Any,
@@ -2776,16 +2770,18 @@ def _audit_layer(
     except OvReduceError:
         undefined = None
     undefined = undefined if undefined is not None and undefined.shape == out.shape else None
+    mass = rounding_mass(op_type, data, axes, keep_dims, etype, *asked)  # (run's and conform's rule)
+    allowance = rounding_allowance(mass, etype, judged_in, *asked)
     layer.comparison = compare(
         expected, out, reference_name="numpy", candidate_name="openvino", atol=atol, rtol=rtol,
-        allowance=_allowance(op, data, axes, keep_dims, judged_in or etype), undefined=undefined,
+        allowance=allowance, undefined=undefined,
     )  # fmt: skip
     wide = (None if asked[1] is not None or etype in NARROW_FLOAT_TOLERANCES  # (judged to one ulp of the type)
-            else too_wide(layer.comparison, data.size // max(expected.size, 1)))  # fmt: skip
+            else too_wide(layer.comparison, data.size // max(expected.size, 1), expected, allowance))  # fmt: skip
     if wide is not None:  # (an rtol given is the user's to judge)
         layer.notes.append(wide)
     if judged_in is not None and layer.comparison.ok:
         layer.notes += f64_computed_note(expected, out, layer.comparison, "OpenVINO", judged_in, data.size, *asked,
-                                         undefined=undefined)  # fmt: skip
+                                         mass=mass, undefined=undefined)  # fmt: skip
     layer.check_seconds = time.perf_counter() - began
     return layer

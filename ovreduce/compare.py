@@ -53,6 +53,7 @@ __all__ = [
     "f64_computed_note",
     "machine_epsilon",
     "masked_note",
+    "rounding_allowance",
     "tolerances",
     "too_wide",
 ]
@@ -120,20 +121,65 @@ def tolerances(
     return (d_atol if atol is None else atol), (d_rtol if rtol is None else rtol)
 
 
+def rounding_allowance(
+    mass: npt.NDArray[Any] | None,
+    output_type: str,
+    computed_in: str | None,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> npt.NDArray[Any] | None:
+    """Each output element's rounding allowance (``compare``'s ``allowance``): the ``mass`` of a sum or mean (the sum or
+    mean of ``|x|`` each output element reduces) times the rtol of the table for the precision it is judged in (an
+    ``output_type`` computed in ``computed_in``), not grown with the elements: a sum errs in proportion to what it adds,
+    and the ``sqrt(n)`` growth of the rtol already models the rounding a long reduction accumulates, so the grown rtol
+    times the mass would allow it twice (an f16 sum of 4,096 values, an allowance of 200 against sums of 20 to 80: 0
+    or the negated sum agreed). The one rule of ``run``, ``audit`` and ``conform``: None where ``atol`` or ``rtol`` is
+    given (taken as they are), where there is no mass, and for an 8- or 4-bit float output (judged to one unit in its
+    last place)."""
+    if mass is None or atol is not None or rtol is not None or output_type in NARROW_FLOAT_TOLERANCES:
+        return None
+    if output_type not in DEFAULT_TOLERANCES:
+        return None
+    return np.asarray(default_tolerances(output_type, computed_in, 1)[1] * np.asarray(mass, np.float64))
+
+
 WIDE_RTOL = 0.1
 """An rtol at or past which an agreement shows little: it lets an output a tenth of the result off agree."""
 
 
-def too_wide(judged: Comparison, count: int) -> str | None:
+def too_wide(
+    judged: Comparison,
+    count: int,
+    reference: npt.NDArray[Any] | None = None,
+    allowance: npt.NDArray[Any] | None = None,
+) -> str | None:
     """Why an agreement at ``judged``'s tolerance shows little, where its rtol, grown with the ``count`` elements each
     output reduces, is :data:`WIDE_RTOL` or more (a bf16 mean of 4,096 values takes rtol 0.5: an output of 0 agrees
-    with any positive mean); None where it is narrower, or nothing agreed."""
-    if judged.exact or not judged.ok or judged.rtol < WIDE_RTOL:
+    with any positive mean), or where the rounding ``allowance`` of the magnitudes it adds is as large as the
+    ``reference``'s result in half of its elements or more (sums that cancel: an output of 0 agrees there); the share
+    of the result it lets an output be off counts both. None where it is narrower, or nothing agreed."""
+    if judged.exact or not judged.ok:
         return None
+    allowed = 0.0
+    if allowance is not None and reference is not None and reference.size:
+        ref = np.abs(np.asarray(reference, dtype=np.float64))
+        extra = np.broadcast_to(np.asarray(allowance, dtype=np.float64), ref.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts = np.where(ref > 0, extra / ref, np.where(extra > 0, np.inf, 0.0))
+        parts = parts[np.isfinite(ref) & ~np.isnan(parts)]
+        allowed = float(np.median(parts)) if parts.size else 0.0
+    if judged.rtol < WIDE_RTOL and allowed < 1:
+        return None
+    share = judged.rtol + allowed
+    said = ", with the rounding allowance of the magnitudes it adds," if allowed else ""
     return (
         f"the tolerance it is judged at, rtol {judged.rtol:.3g} (grown with the {count} elements each output "
-        f"reduces), lets an output {judged.rtol:.0%} of the result off agree: the agreement shows no smaller error"
+        f"reduces){said} lets an output {_share(share)} of the result off agree: the agreement shows no smaller error"
     )
+
+
+def _share(share: float) -> str:
+    return "more than 100 times" if not math.isfinite(share) or share > 100 else f"{share:.0%}"
 
 
 def f64_computed_note(
@@ -157,7 +203,7 @@ def f64_computed_note(
     if (f_atol, f_rtol) == (judged.atol, judged.rtol):  # judged at f64's already
         return []
     strict = compare(reference, candidate, atol=f_atol, rtol=f_rtol,
-                     allowance=None if mass is None else f_rtol * mass, undefined=undefined)  # fmt: skip
+                     allowance=rounding_allowance(mass, "f64", None, atol, rtol), undefined=undefined)  # fmt: skip
     if strict.ok:
         return []
     return [

@@ -63,6 +63,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     masked_note,
+    rounding_allowance,
     tolerances,
     too_wide,
 )
@@ -1017,15 +1018,19 @@ def _check_node(
     asked = (atol, rtol)
     atol, rtol = tolerances(etype, judged_in, reduced, expected.size, atol, rtol, op=node.op_type)
     mass = None
-    if node.op_type != "Mean" and values[0] is not None and expected.shape == got.shape:  # (run's rounding rule)
+    if node.op_type == "Mean" and expected.shape == got.shape:  # (element-wise: the mean of the |x_i| it adds)
+        mass = _mean_mass([v for v in values if v is not None], expected.shape)
+    elif values[0] is not None and expected.shape == got.shape:  # (run's rounding rule)
         reduced_axes = list(range(values[0].ndim)) if not axes and not noop else list(axes or [])
         mass = rounding_mass(node.op_type, values[0], reduced_axes, bool(keepdims), etype, *asked)
+    allowance = rounding_allowance(mass, etype, judged_in, *asked)
     entry.comparison = compare(expected, got, reference_name="onnx", candidate_name="openvino", atol=atol, rtol=rtol,
-                               allowance=None if mass is None else rtol * mass, undefined=undefined)  # fmt: skip
+                               allowance=allowance, undefined=undefined)  # fmt: skip
     if judged_in is not None and entry.comparison.ok:
         entry.notes += f64_computed_note(expected, got, entry.comparison, "OpenVINO", judged_in, reduced, *asked,
                                          mass=mass, undefined=undefined)  # fmt: skip
-    wide = None if asked[1] is not None else too_wide(entry.comparison, reduced // max(expected.size, 1))
+    wide = None if asked[1] is not None else too_wide(entry.comparison, reduced // max(expected.size, 1), expected,
+                                                      allowance)  # fmt: skip
     if wide is not None:  # (an rtol given is the user's to judge)
         entry.notes.append(wide)
     # (a mean over no elements, all undefined, was compared nowhere: its input is empty, which the note says too)
@@ -1048,6 +1053,17 @@ def _check_node(
         entry.notes += _what_openvino_did(
             node.op_type, values[0], axes, source, keepdims, noop, expected, got, opset, atol, rtol
         )
+
+
+def _mean_mass(arrays: Sequence[npt.NDArray[Any]], shape: tuple[int, ...]) -> npt.NDArray[Any] | None:
+    """The rounding mass of an element-wise Mean of float ``arrays`` (broadcast to ``shape``): the mean of the ``|x_i|``
+    each output element adds, in f64, as a ReduceMean's is of the elements it reduces; None for other types."""
+    if not arrays or any(np.asarray(a).dtype.kind not in "fV" for a in arrays):
+        return None
+    total = np.zeros(shape, dtype=np.float64)
+    for a in arrays:
+        total = total + np.abs(np.asarray(a, dtype=np.float64))
+    return np.asarray(total / len(arrays), dtype=np.float64)
 
 
 def _once(axes: Any, rank: int, entry: NodeCheck) -> Any:

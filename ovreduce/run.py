@@ -28,6 +28,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     masked_note,
+    rounding_allowance,
     tolerances,
     too_wide,
 )
@@ -507,6 +508,8 @@ def run_spec(
                 rtol,
                 op=spec.type,
             )
+            allowance = rounding_allowance(mass, spec.data_type.name, f64_ran or cand.precision or cand.judged_in,
+                                           atol, rtol)  # fmt: skip
             comparisons.append(
                 compare(
                     reference.output,
@@ -515,7 +518,7 @@ def run_spec(
                     candidate_name=cand.backend,
                     atol=c_atol,
                     rtol=c_rtol,
-                    allowance=None if mass is None else c_rtol * mass,
+                    allowance=allowance,
                     undefined=undefined,
                 )
             )
@@ -524,7 +527,7 @@ def run_spec(
                 notes += f64_computed_note(reference.output, cand.output, comparisons[-1], cand.backend, computed_in,
                                            inputs[0].size, atol, rtol, mass=mass, undefined=undefined)  # fmt: skip
             count = inputs[0].size // max(reference.output.size, 1)
-            wide = None if rtol is not None or narrow else too_wide(comparisons[-1], count)
+            wide = None if rtol is not None or narrow else too_wide(comparisons[-1], count, reference.output, allowance)
             if wide is not None:  # (an rtol given is the user's to judge)
                 notes.append(f"{cand.backend}: {wide}")
         axes = spec.axes if spec.axes is not None else inputs[1] if len(inputs) > 1 else ()
@@ -553,12 +556,13 @@ def rounding_mass(
     rtol: float | None,
 ) -> npt.NDArray[Any] | None:
     """The rounding mass of a sum's or mean's output elements: the sum or mean of ``|x|`` each reduces over ``axes``,
-    which times the comparison's rtol is each element's allowance (``compare``'s ``allowance``). A float sum errs in
+    from which :func:`ovreduce.compare.rounding_allowance` makes each element's allowance (``compare``'s
+    ``allowance``: the mass times the rtol of the table, not grown with the elements). A float sum errs in
     proportion to what it adds, so one that cancels (a result near 0 from terms of 10^3) is judged against that, not
-    against its own small value. The one rule of ``run`` and ``conform``: the default tolerances only (None where
-    ``atol`` or ``rtol`` is given), not for an 8- or 4-bit float output (judged to one unit in its last place: neither a
-    mass nor a grown rtol), and None for the other ops and for axes the reference refuses (it reports them). ONNX's
-    ReduceLogSum, the log of a sum, is allowed the sum's mass over the sum (the error of the log of ``s + e`` is
+    against its own small value. The one rule of ``run``, ``audit`` and ``conform``: the default tolerances only (None
+    where ``atol`` or ``rtol`` is given), not for an 8- or 4-bit float output (judged to one unit in its last place:
+    neither a mass nor a grown rtol), and None for the other ops and for axes the reference refuses (it reports them).
+    ONNX's ReduceLogSum, the log of a sum, is allowed the sum's mass over the sum (the error of the log of ``s + e`` is
     ``e / s``)."""
     if atol is not None or rtol is not None or element_type in NARROW_FLOAT_TOLERANCES:
         return None

@@ -645,3 +645,50 @@ def test_a_logical_reduction_of_a_scalar_runs_on_a_scalar(tmp_path: Path) -> Non
     ov.save_model(ov.Model([reduction], [x]), tmp_path / "m.xml")
     report = run_layer(load_ir(tmp_path / "m.xml"), "all")
     assert report.inputs[0].shape == () and all(r.error is None for r in report.results), report
+
+
+def test_a_long_sum_is_allowed_its_rounding_once_alike_in_run_audit_and_conform(tmp_path: Path) -> None:
+    """An f16 ReduceSum over 4,096 normal values per row is judged at rtol 2^-10 x sqrt(4096), grown for the rounding a
+    long sum accumulates; its allowance multiplied the sum of |x| by that grown rtol again (205 against sums of 22 to
+    81), so an output of 0, the negated sum or twice the sum agreed. Each element is now allowed the table's rtol
+    times the sum of |x| it adds, the same in run, audit and conform: OpenVINO's sums agree, and none of those would."""
+    import onnx
+    import openvino as ov
+    from onnx import TensorProto, helper, numpy_helper
+    from openvino import opset13 as ops
+
+    from ovreduce.audit import audit_model
+    from ovreduce.compare import compare
+    from ovreduce.conform import conform_model
+
+    x = np.random.default_rng(0).standard_normal((4, 4096)).astype(np.float16)
+    data = ops.parameter([4, 4096], ov.Type.f16, name="x")
+    total = ops.reduce_sum(data, ops.constant(np.array([1], np.int64)), False, name="total")
+    ov.save_model(ov.Model([total], [data]), str(tmp_path / "m.xml"), compress_to_fp16=False)
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="total", keepdims=0)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4, 4096])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])],
+        initializer=[numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )  # fmt: skip
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    proto.ir_version = 9
+    onnx.save(proto, str(tmp_path / "m.onnx"))
+    model = load_ir(tmp_path / "m.xml")
+    try:
+        report = run_layer(model, "total", inputs={"x": x}, precision="f32")
+        audited = audit_model(model, inputs={"x": x}, precision="f32")
+    finally:
+        model.close()
+    conformed = conform_model(tmp_path / "m.onnx", inputs={"x": x})
+    [judged] = report.comparisons
+    [row] = [layer for layer in audited.layers if layer.layer_name == "total"]
+    [node] = conformed.nodes
+    assert judged.ok and row.status == "ok" and node.status == "ok", (judged, row, node)
+    sums = report.outputs["numpy"].astype(np.float64)
+    mass = np.abs(x.astype(np.float64)).sum(axis=1)
+    assert judged.allowance_max == pytest.approx(1e-3 * mass.max())  # f16's rtol, not grown
+    assert row.allowance_max == judged.allowance_max == node.allowance_max, (row, node)
+    for wrong in (np.zeros_like(sums), -sums, 2 * sums):  # each is off by its whole sum or more
+        assert not compare(sums, wrong, atol=judged.atol, rtol=judged.rtol, allowance=1e-3 * mass).ok
+    assert not [n for n in report.notes if "the agreement shows no smaller error" in n], report.notes
