@@ -421,6 +421,13 @@ def conform_model(
             f"input {name!r} is a graph input of the ONNX model but not of OpenVINO's converted model (the "
             "conversion removed it); its given value is used as that tensor's value"
         )
+    for name, empty in _removed_empty_inputs(proto, ov_model, removed, initializers.names).items():
+        removed[name] = empty
+        report.notes.append(
+            f"input {name!r} is a graph input of the ONNX model of static shape {list(empty.shape)}, which holds no "
+            "elements, but not of OpenVINO's converted model (the conversion removed it): that empty tensor is used "
+            "as its value"
+        )
     arrays, report.inputs, notes = model_inputs(ov_model, given, seed, max_elements, shapes)
     report.notes += notes
     _deciding_inputs(nodes, opsets.get("ai.onnx", 1), ov_model, arrays, report.inputs, initializers, work, seed)
@@ -829,6 +836,37 @@ def _split_removed_inputs(
     graph_inputs = {i.name for i in proto.graph.input} - initializers
     removed = {k: np.asarray(v) for k, v in given.items() if k in graph_inputs and k not in ov_names}
     return {k: v for k, v in given.items() if k not in removed}, removed
+
+
+def _removed_empty_inputs(
+    proto: Any, ov_model: Any, removed: Mapping[str, npt.NDArray[Any]], initializers: AbstractSet[str]
+) -> dict[str, npt.NDArray[Any]]:
+    """The ONNX graph inputs OpenVINO's converted model removed, not given, whose declared shape is static and holds no
+    elements (ONNX's "default axes" as an ``axes`` input of shape [0]): their value is known without being given, the
+    empty tensor of their type, which the ONNX reference reads (else the node read no value, and was said to be fused
+    away)."""
+    from onnx import helper
+
+    ov_names = {str(i) for i in range(len(ov_model.inputs))}
+    for port in ov_model.inputs:
+        ov_names |= set(port.get_names()) | {port.get_node().get_friendly_name()}
+    found: dict[str, npt.NDArray[Any]] = {}
+    for graph_input in proto.graph.input:
+        name = graph_input.name
+        if name in ov_names or name in removed or name in initializers:
+            continue
+        tensor = graph_input.type.tensor_type if graph_input.type.HasField("tensor_type") else None
+        if tensor is None or not tensor.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+        if not dims or any(d is None for d in dims) or 0 not in dims:
+            continue
+        try:
+            dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        except (KeyError, ValueError):
+            continue
+        found[name] = np.zeros([int(d or 0) for d in dims], dtype=dtype)
+    return found
 
 
 def _subgraph_nodes(graph: Any, where: str = "") -> Iterator[tuple[Any, str]]:

@@ -115,17 +115,33 @@ def test_mean_case_conforms(case: Any, tmp_path: Path) -> None:
         ir.close()
 
 
-def test_removed_axes_input_without_a_value_is_not_observable(tmp_path: Path) -> None:
-    """The natural "fused away" case: ONNX's default-axes test declares its ``axes`` graph input with shape
-    [0]; the frontend drops that input from the converted model, so without a given value the node's
-    ``axes`` tensor cannot be observed, and conform says so (naming the tensor) instead of skipping it."""
-    case = next(c for c in REDUCE_MEAN_CASES if c.name == "test_reduce_mean_default_axes_keepdims_example")
+_EMPTY_AXES_OPS = (
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceSumSquare",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+)
+EMPTY_AXES_CASES = [c for op in _EMPTY_AXES_OPS
+                    for c in onnx_models.backend_node_cases(op)
+                    if "default_axes" in c.name or "empty_axes_input_noop" in c.name]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", EMPTY_AXES_CASES, ids=lambda c: c.name)
+def test_a_removed_axes_input_of_no_elements_is_taken_as_empty(case: Any, tmp_path: Path) -> None:
+    """ONNX's default-axes (and empty-axes noop) tests declare their ``axes`` graph input with static shape [0]; the
+    frontend drops it from the converted model. Without a value given, conform said the node's ``axes`` was fused
+    away: not observable, exit 1, with generated inputs (its default). A tensor of no elements has one value, the
+    empty one: it is used, said in a note, and the node is compared (conforming, as with ONNX's own inputs)."""
     model = onnx_models.save(case.model, tmp_path / "default_axes.onnx")
-    doc = conform_model(str(model), inputs={"data": onnx_models.case_inputs(case)["data"]}).to_json()
-    assert doc["ok"] is False
-    [node] = doc["nodes"]
-    assert (node["status"], node["observable"], node["missing_tensors"]) == ("not-observable", False, ["axes"])
-    assert any("'axes'" in note for note in node["notes"])
+    for inputs in ({}, {"data": onnx_models.case_inputs(case)["data"]}):
+        doc = conform_model(str(model), inputs=inputs).to_json()
+        [node] = doc["nodes"]
+        assert (node["status"], node["observable"], node["missing_tensors"]) == ("ok", True, []), doc
+        assert doc["ok"], doc
+        assert any("'axes'" in n and "static shape [0]" in n and "empty tensor" in n for n in doc["notes"]), doc
 
 
 def test_removed_axes_input_with_a_value_is_used_and_noted(tmp_path: Path) -> None:
