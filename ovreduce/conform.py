@@ -79,7 +79,7 @@ from ovreduce.files import FileError, check_regular
 from ovreduce.reports.audit import AuditInput
 from ovreduce.reports.conform import ConformDocument, ConformNode
 from ovreduce.reports.run import BLIND, comparison_fields
-from ovreduce.run import deciding_once, rounding_mass
+from ovreduce.run import deciding_once, factors, has_factors, rounding_mass
 from ovreduce.shapes import PartialShape
 from ovreduce.tensors import check_external_data, tensor_nbytes
 
@@ -908,15 +908,22 @@ def _deciding_inputs(
     the run), not given (by any of its names, or its index), so that each slice holds the value that decides it once
     or not at all (:func:`deciding_once`). Made at fair odds, a slice of 12 booleans held it twice or more nearly
     always, and the node conformed on an input that could show no error: each output was that value, whatever a
-    kernel missed; so too 8-bit integers over their whole range, in a wide slice."""
+    kernel missed; so too 8-bit integers over their whole range, in a wide slice. Likewise each float or integer
+    input a ReduceProd reads directly, as factors whose products each element shows in (:func:`factors`, as ``run``
+    makes them): normal values gave a product of 128 of them near 1e-20, and integers one wrapped to 0, within the
+    tolerance of 0, which a kernel that gives zeros matches."""
     from ovreduce.reference.onnx import op_version
 
     ports = {name: i for i, port in enumerate(ov_model.inputs) for name in port.get_names()}
     rng = np.random.default_rng(seed)
     remade: set[int] = set()
     for n in nodes:
-        i = ports.get(n.input[0]) if n.op_type in DECIDING and n.domain in ("", "ai.onnx") and n.input else None
-        if i is None or i in remade or described[i].origin == "given" or arrays[i].dtype.kind not in "biu":
+        product = n.op_type == "ReduceProd"
+        chosen = n.op_type in DECIDING or product
+        i = ports.get(n.input[0]) if chosen and n.domain in ("", "ai.onnx") and n.input else None
+        if i is None or i in remade or described[i].origin == "given":
+            continue
+        if not (has_factors(arrays[i].dtype) if product else arrays[i].dtype.kind in "biu"):
             continue
         attrs = _attrs(n)
         if op_version(n.op_type, opset) < 18:
@@ -929,8 +936,14 @@ def _deciding_inputs(
             continue
         if not axes and int(attrs.get("noop_with_empty_axes", 0)):
             continue
-        arrays[i] = deciding_once(arrays[i], axes or list(range(arrays[i].ndim)), n.op_type, rng)
         remade.add(i)
+        if product:
+            arrays[i] = factors(arrays[i], axes or list(range(arrays[i].ndim)), rng)
+            made = "odd factors from 3 to 7" if arrays[i].dtype.kind in "iu" else "factors of a product about 1"
+            described[i] = replace(described[i], origin=f"seed {seed}, {made} of a random sign in each slice that "
+                                                        f"{n.op_type} {_called(n)!r} reduces")  # fmt: skip
+            continue
+        arrays[i] = deciding_once(arrays[i], axes or list(range(arrays[i].ndim)), n.op_type, rng)
         value = DECIDING[n.op_type] if arrays[i].dtype.kind == "b" else "its extreme"
         described[i] = replace(described[i], origin=f"seed {seed}, {value} once or not at all in each slice that "
                                                     f"{n.op_type} {_called(n)!r} reduces")  # fmt: skip

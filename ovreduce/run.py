@@ -254,7 +254,7 @@ def prepare_inputs(
                              parameter="inputs" if spec.runtime_axes else None) from None  # fmt: skip
     if spec.type in DECIDING and arrays[0].dtype.kind in "biu" and not data_given:  # informative slices
         arrays[0] = deciding_once(arrays[0], axes, spec.type, rng)
-    if spec.type == "ReduceProd" and arrays[0].dtype.kind in "fiu" and not data_given and axes is not None:
+    if spec.type == "ReduceProd" and has_factors(arrays[0].dtype) and not data_given and axes is not None:
         arrays[0] = factors(arrays[0], axes, rng)
     return PreparedInputs(arrays, notes, defaulted)
 
@@ -296,6 +296,12 @@ def deciding_once(data: npt.NDArray[Any], axes: Any, op: str, rng: np.random.Gen
     return np.transpose(flat.reshape([shape[a] for a in order]), np.argsort(order)).copy()  # (a scalar stays one)
 
 
+def has_factors(dtype: np.dtype[Any]) -> bool:
+    """Whether :func:`factors` makes a product's input of ``dtype``: the integers, f16, f32, f64 and bf16 (a void-kind
+    type of ml_dtypes, the type of most LLM exports)."""
+    return dtype.kind in "fiu" or dtype.name == "bfloat16"
+
+
 def factors(data: npt.NDArray[Any], axes: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
     """Factors for a ReduceProd over ``axes`` in ``data``'s type whose products each element shows in: floats of a
     random sign and a magnitude ``exp(N(0, 1/n))`` for slices of ``n`` (a product about 1), odd integers from 3 to 7 of
@@ -305,7 +311,7 @@ def factors(data: npt.NDArray[Any], axes: Any, rng: np.random.Generator) -> npt.
     reduced = {int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()} if data.ndim else set()
     n = max(math.prod(data.shape[a] for a in reduced), 1)
     signs: npt.NDArray[np.int64] = rng.choice([1] if data.dtype.kind == "u" else [-1, 1], data.shape)
-    if data.dtype.kind == "f":
+    if data.dtype.kind == "f" or data.dtype.name == "bfloat16":
         magnitudes: npt.NDArray[Any] = np.exp(rng.normal(0.0, 1.0 / math.sqrt(n), data.shape))
     else:
         magnitudes = rng.choice([3, 5, 7], data.shape)

@@ -692,3 +692,23 @@ def test_a_long_sum_is_allowed_its_rounding_once_alike_in_run_audit_and_conform(
     for wrong in (np.zeros_like(sums), -sums, 2 * sums):  # each is off by its whole sum or more
         assert not compare(sums, wrong, atol=judged.atol, rtol=judged.rtol, allowance=1e-3 * mass).ok
     assert not [n for n in report.notes if "the agreement shows no smaller error" in n], report.notes
+
+
+@pytest.mark.parametrize("etype", ["f16", "bf16", "f32"])
+def test_a_product_of_generated_floats_is_established_in_every_float_type(tmp_path: Path, etype: str) -> None:
+    """run makes a ReduceProd's input as factors whose product is about 1 (normal values gave ~1e-20 over 128 of
+    them, within the tolerance of 0): for f16 and f32, but not for bf16, a void-kind type of ml_dtypes, whose product
+    stayed that small and agreed on an input that cannot show an error. Each is established now."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([2, 128], getattr(ov.Type, etype), name="x")
+    prod = ops.reduce_prod(x, ops.constant(np.array([1], np.int64)), False, name="red")
+    ov.save_model(ov.Model([prod], [x]), str(tmp_path / "m.xml"), compress_to_fp16=False)
+    model = load_ir(tmp_path / "m.xml")
+    try:
+        report = run_layer(model, "red")
+    finally:
+        model.close()
+    assert report.outcome == "agree" and report.not_established is None, report.notes
+    assert np.all(np.abs(report.outputs["numpy"].astype(np.float64)) > report.comparisons[0].atol)

@@ -364,3 +364,27 @@ def test_a_repeated_axis_is_checked_once(op: str, opset: int, axes: list[int], t
     [entry] = conform_model(str(path), inputs={"x": x}).to_json()["nodes"]
     assert entry["status"] == "ok", entry
     assert any("name an axis more than once: each is reduced once" in n for n in entry["notes"]), entry
+
+
+@pytest.mark.parametrize(("etype", "made"), [
+    (TensorProto.FLOAT, "factors of a product about 1"), (TensorProto.FLOAT16, "factors of a product about 1"),
+    (TensorProto.BFLOAT16, "factors of a product about 1"), (TensorProto.INT32, "odd factors from 3 to 7"),
+])  # fmt: skip
+def test_a_product_made_for_conform_shows_an_error(etype: int, made: str) -> None:
+    """conform's generated input (normal floats, integers over their range) made the product of 128 elements ~1e-20
+    (integers: wrapped to 0), within the tolerance of 0, so every ReduceProd conformed on an input that cannot show an
+    error, as a kernel giving zeros would. Its input is made as run makes a product's, factors whose product each
+    element shows in: the node is compared on it, and OpenVINO's product of it conforms."""
+    graph = helper.make_graph(
+        [helper.make_node("ReduceProd", ["x", "axes"], ["y"], keepdims=0, name="r")], "prod",
+        [helper.make_tensor_value_info("x", etype, [2, 128])], [helper.make_tensor_value_info("y", etype, [2])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="ovreduce-tests")
+    model.ir_version = onnx_models.IR_VERSION
+    for seed in (0, 1):
+        doc = conform_model(model.SerializeToString(), seed=seed).to_json()
+        [entry] = doc["nodes"]
+        assert (entry["status"], entry["notes"], doc["ok"]) == ("ok", [], True), entry
+        [given] = doc["inputs"]
+        assert given["origin"] == f"seed {seed}, {made} of a random sign in each slice that ReduceProd 'r' reduces"
