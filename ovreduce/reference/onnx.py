@@ -440,8 +440,31 @@ def _wider(dtype: np.dtype[Any]) -> Any:
     return np.longdouble if dtype == np.float64 else np.float64
 
 
+def _wide_prod(x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) -> npt.NDArray[Any]:
+    """A float ReduceProd in the wider type, and where a partial product left its range (eleven f32 factors of 1e30
+    before their 1e-30s pass f64's; f64's 1e-300s the long double's) with mantissas and exponents kept apart, as
+    ``run``'s reference computes it (:func:`ovreduce.reference.openvino.kernel_prod`): a product the type holds is not
+    lost to an intermediate that overflowed or underflowed, rounded once to ``x``'s type."""
+    from ovreduce.reference.openvino import split_prod
+
+    wide = x.astype(_wider(x.dtype))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        acc = np.asarray(np.prod(wide, axis=axes, keepdims=keep))
+    tiny = np.finfo(acc.dtype).tiny
+    redo = ~np.isfinite(acc) | ((np.abs(acc) < tiny) & (acc != 0))
+    if x.size:
+        redo |= (acc == 0) & np.all(wide != 0, axis=axes, keepdims=keep)
+    if x.size and redo.any():
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            acc = np.asarray(np.where(redo, split_prod(x, axes, keep).astype(acc.dtype), acc))
+    with np.errstate(over="ignore", under="ignore"):
+        return acc.astype(x.dtype)
+
+
 def _wide_reduce(op_type: str, x: npt.NDArray[Any], axes: tuple[int, ...], keep: bool) -> npt.NDArray[Any]:
     """``op_type`` with wide intermediates, rounded once to ``x``'s type (see the module docstring)."""
+    if x.dtype.kind in "fV" and op_type == "ReduceProd":
+        return _wide_prod(x, axes, keep)
     if x.dtype.kind in "fV":  # (bfloat16 is a void-kind type)
         result = np.asarray(_KERNELS[op_type](x.astype(_wider(x.dtype)), axes, keep))
         return result.astype(x.dtype)

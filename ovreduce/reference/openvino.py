@@ -144,7 +144,7 @@ def _round_float(values: Any, dtype: np.dtype[Any]) -> Array:
 _SCALE = 128
 """The power of two an f64 sum whose accumulator overflowed is redone at (2^128 times smaller: exact)."""
 _PROD_CHUNK = 512
-"""Mantissas (in [0.5, 1)) multiplied at once by :func:`_split_prod`: their product stays a normal f64."""
+"""Mantissas (in [0.5, 1)) multiplied at once by :func:`split_prod`: their product stays a normal f64."""
 
 
 def _float_sum(data: Array, axes: tuple[int, ...], keep_dims: bool, divisor: int = 1) -> Array:
@@ -164,7 +164,7 @@ def _float_sum(data: Array, axes: tuple[int, ...], keep_dims: bool, divisor: int
     return np.asarray(np.where(redo, np.ldexp(scaled, _SCALE), acc))
 
 
-def _split_prod(data: Array, axes: tuple[int, ...], keep_dims: bool) -> Array:
+def split_prod(data: Array, axes: tuple[int, ...], keep_dims: bool) -> Array:
     """The product of float ``data`` over ``axes`` with mantissas and exponents kept apart (:func:`numpy.frexp`), so
     that no partial product overflows or underflows: ``[1e300, 1e300, 1e-300]`` is 1e300, not inf."""
     wide = data.astype(np.float64)
@@ -270,7 +270,7 @@ def kernel_prod(data: Array, axes: tuple[int, ...], keep_dims: bool, notes: list
         if data.size and (acc == 0).any():
             redo |= (acc == 0) & np.all(data != 0, axis=axes, keepdims=keep_dims)
         if data.size and redo.any():
-            acc = np.asarray(np.where(redo, _split_prod(data, axes, keep_dims), acc))
+            acc = np.asarray(np.where(redo, split_prod(data, axes, keep_dims), acc))
         return _round_float(acc, data.dtype)
     # Exact products can grow without bound; arithmetic modulo 2^64 is exact in the bits that survive the
     # wrap, and a float64 magnitude tells whether any wrapping happened.

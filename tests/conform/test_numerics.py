@@ -97,6 +97,10 @@ WIDE_CASES = [  # (op, input): results the type holds, whose fixed-width interme
     ("ReduceProd", np.array([1e-30, 1e-30, 1e30, 1e30], np.float32)),  # exact 1; f32 underflows to 0
     ("ReduceProd", np.array([1e30, 1e30, 1e-30, 1e-30], np.float32)),  # exact 1; f32 overflows to inf
     ("ReduceL2", np.array([1e200, 1e200], np.float64)),  # f64 squares overflow
+    ("ReduceProd", np.array([1e30] * 11 + [1e-30] * 11, np.float32)),  # about 1; even f64 overflows first
+    ("ReduceProd", np.array([1e-30] * 11 + [1e30] * 11, np.float32)),  # about 1; even f64 underflows first
+    ("ReduceProd", np.array([1e-300] * 17 + [1e300] * 17, np.float64)),  # 1; even the long double underflows
+    ("ReduceProd", np.array([1e-30] * 11 + [1e30] * 11, ml_dtypes.bfloat16)),  # about 1; f64 underflows first
 ]
 
 
@@ -132,8 +136,27 @@ def test_the_reference_holds_what_the_type_holds(op: str, x: npt.NDArray[Any]) -
     want = _exact(op, x)
     if x.dtype.kind in "iu":
         assert int(got) == want, (got, want)
+    else:  # (rounded once to the type: bf16 holds 8 bits)
+        assert np.isclose(float(got), want, rtol=2**-8 if x.dtype.kind == "V" else 1e-6, atol=0), (got, want)
+
+
+@pytest.mark.parametrize(("op", "x"), [c for c in WIDE_CASES if c[0] == "ReduceProd"],
+                         ids=lambda v: v if isinstance(v, str) else f"{v.dtype}-{float(v[0]):g}")  # fmt: skip
+def test_a_product_that_leaves_the_range_of_openvino_s_intermediates_does_not_conform(
+    tmp_path: Path, op: str, x: npt.NDArray[Any]
+) -> None:
+    """A product the type holds (about 1) whose partial products pass f32's range (and f64's, where conform's wide
+    reference computed f32's in f64; the long double's for f64): OpenVINO's CPU gives inf, 0 or NaN. conform's
+    reference overflowed too, and the node conformed ("none of the output elements ... is finite", or "within the
+    absolute tolerance of 0"); it keeps mantissas and exponents apart, as run's does, and the node disagrees."""
+    path = _one_node(tmp_path / "prod.onnx", op, x, [0])
+    got = np.asarray(onnx_models.openvino_output(path, {"x": x}), dtype=np.float64)
+    node = conform_model(path, inputs={"x": x}).nodes[0]
+    if np.isclose(float(got), _exact(op, x), rtol=2**-8):  # (OpenVINO right: then it conforms)
+        assert node.status == "ok", node
     else:
-        assert np.isclose(float(got), want, rtol=1e-6, atol=0), (got, want)
+        assert node.status == "disagree" and node.first_mismatch is not None, node
+        assert np.isclose(float(node.first_mismatch["reference"]), _exact(op, x), rtol=2**-8), node
 
 
 def test_openvino_s_wrong_integer_and_overflowed_results_do_not_conform(tmp_path: Path) -> None:
