@@ -389,7 +389,7 @@ def masked_note(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
     """
     if data.size == 0 or not data.ndim:
         return None
-    values = np.asarray(data, dtype=np.float64) if data.dtype.kind == "f" else data
+    values = data if data.dtype.kind in "biu" else np.asarray(data, dtype=np.float64)  # (bf16 is void-kind)
     reduced = tuple(sorted({int(a) % data.ndim for a in np.asarray(axes).reshape(-1).tolist()}))
     masked = _masked(values, reduced, op)
     if masked is None or int(np.count_nonzero(~np.isfinite(values))) > int(np.count_nonzero(masked)):
@@ -463,7 +463,8 @@ def cannot_show_error(
         where = f"axes {list(reduced)} of input shape {list(data.shape)}"
         return (f"each slice it reduces ({where}) holds {decides} twice or more: every output element is {decides}, "
                 f"and stays so whichever one element a kernel misses or misreads")  # fmt: skip
-    if expected is not None and expected.size and expected.dtype.kind in "fc" and not np.isfinite(expected).any():
+    floating = expected is not None and expected.dtype.kind not in "biu"  # (bf16 is void-kind)
+    if expected is not None and expected.size and floating and not np.isfinite(np.asarray(expected, np.float64)).any():
         return f"none of the {expected.size} output elements the reference computes is finite, whatever a kernel adds"
     if op == "ReduceProd" and expected is not None and atol is not None and bool(np.all(np.abs(expected) <= atol)):
         within = f"within the absolute tolerance ({atol:g}) of " if atol else ""
