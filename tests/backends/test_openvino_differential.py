@@ -372,6 +372,35 @@ def test_16_bit_l2_is_executed_in_i32_and_wrapped_back(
     _mismatch(report, [0], reference, cpu, numpy_output=array(type_name, [reference]))
 
 
+_PAST_2_POW_24 = [16384] * 1024 + [1]  # 2**24 + 1 in any order: each partial sum below 2**24 is exact, the last is not
+
+
+@pytest.mark.parametrize(
+    ("op", "type_name", "values"),
+    [
+        pytest.param("ReduceSum", "i16", _PAST_2_POW_24, id="i16-sum"),
+        pytest.param("ReduceSum", "u16", _PAST_2_POW_24, id="u16-sum"),
+        pytest.param("ReduceL1", "i16", [-v for v in _PAST_2_POW_24], id="i16-l1"),
+        pytest.param("ReduceL1", "u16", _PAST_2_POW_24, id="u16-l1"),
+    ],
+)
+def test_16_bit_sums_past_2_pow_24_are_rounded_through_f32_before_the_wrap(
+    op: str, type_name: str, values: list[int]
+) -> None:
+    """ReduceSum over i16 ``[16384] * 1024 + [1]`` (exactly 2**24 + 1) on CPU gives 0, where the reference's wrap of
+    the exact sum gives 1: the plugin executes i16 and u16 in i32, whose sums pass through f32 (2**24 + 1 rounds to
+    2**24), and wraps that back. Means and products of them wrap as the reference's do."""
+    assert reduction_executes_in(type_name) == "i32"  # recorded
+    data = array(type_name, values)
+    exact = sum(abs(v) for v in values)
+    assert exact == 2**24 + 1 and float(np.float32(exact)) == 2**24
+    report = run(layer(op, type_name, [len(values)], [0], True), [data])
+    wrapped = array(type_name, [(exact % 2**16)])  # the reference: the exact result wrapped to 16 bits, 1
+    _mismatch(report, [0], 1, 2**24 % 2**16, numpy_output=wrapped)
+    mean = run(layer("ReduceMean", type_name, [len(values)], [0], True), [array(type_name, _PAST_2_POW_24)])
+    assert mean.ok, describe(mean)
+
+
 @pytest.mark.parametrize(("op", "values", "exact", "cpu"), U8_SATURATION)
 def test_u8_accumulator_saturates(op: str, values: list[int], exact: int, cpu: int) -> None:
     """ReduceMean over u8 [100, 100, 100] on CPU gives 85 (= trunc(255 / 3)): the plugin sums in a u8 that
@@ -436,6 +465,25 @@ def test_u32_is_executed_as_signed_i32(op: str, values: list[int], exact: int, c
     report = run(layer(op, "u32", [len(values)], [0], True), [array("u32", values)])
     _mismatch(report, [0], exact, cpu, numpy_output=array("u32", [exact]))
     assert report.results[1].runtime_precision == "i32", describe(report)
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "exact"),
+    [
+        pytest.param("ReduceMax", [2**24 + 1, 0], 2**24 + 1, id="max"),
+        pytest.param("ReduceMin", [2**24 + 1, 2**30], 2**24 + 1, id="min"),
+        pytest.param("ReduceSum", [2**24 + 1, 0], 2**24 + 1, id="sum"),
+        pytest.param("ReduceMean", [2**24 + 1, 2**24 + 1], 2**24 + 1, id="mean"),
+        pytest.param("ReduceMax", [807299705, 1], 807299705, id="max-below-2^31"),
+    ],
+)
+def test_u32_is_rounded_through_f32_above_2_pow_24(op: str, values: list[int], exact: int) -> None:
+    """ReduceMax over u32 [16777217, 0] on CPU gives 16777216, [807299705, 1] 807299712: values a signed i32 holds
+    exactly are rounded through f32 as i32's are, not only those past 2**31 that turn negative."""
+    cpu = int(np.float32(exact))  # the CPU's value is exactly the f32 rounding of the exact one
+    assert cpu != exact
+    report = run(layer(op, "u32", [len(values)], [0], True), [array("u32", values)])
+    _mismatch(report, [0], exact, cpu, numpy_output=array("u32", [exact]))
 
 
 @pytest.mark.parametrize(
