@@ -403,6 +403,26 @@ def masked_note(data: npt.NDArray[Any], axes: Any, op: str = "") -> str | None:
     )
 
 
+_ADDING = frozenset({"ReduceSum", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum"})
+"""The reductions that add their elements (or their absolute values, squares): one repeated value other than 0 shows
+a kernel that misses or repeats an element (a sum of 128 ones is 127 or 129 then; a u8 mean of ``[100, 100, 100]``
+is 85 on OpenVINO's CPU, its accumulator saturated)."""
+
+
+def _shows_repeated(op: str, values: npt.NDArray[Any]) -> bool:
+    """Whether slices of one repeated value (``values``, finite) show the error of a kernel that misses or repeats an
+    element of them, for ``op``: for an adding reduction a value other than 0, for a product one other than 0 and 1,
+    for ONNX's ReduceLogSumExp any (``log(n) + x``); never for one whose result is one of its inputs (a max, a min, a
+    logical reduction) or an op not named."""
+    if op == "ReduceLogSumExp":
+        return True
+    if op in _ADDING:
+        return bool(np.any(values != 0))
+    if op == "ReduceProd":
+        return bool(np.any((values != 0) & (values != 1)))
+    return False
+
+
 def cannot_show_error(
     data: npt.NDArray[Any],
     axes: Any,
@@ -413,7 +433,10 @@ def cannot_show_error(
     """Why an input cannot show a reduction's error (None: it can), which no verdict on the reduction then rests on:
     empty, not finite (but for a float ReduceMax's or ReduceLogSumExp's -inf or ReduceMin's +inf, masked elements that
     decide no slice holding anything else: see :func:`masked_note`), constant, or reduced (over ``axes``) in slices of
-    one element or of one repeated value each (a dynamic dim given size 1, a broadcast); for a logical reduction (``op``
+    one element or of one repeated value each (a dynamic dim given size 1, a broadcast), where that value shows no
+    missed or repeated element (any, for a max, a min or a logical reduction; 0 for a sum, a mean or a norm; 0 or 1
+    for a product; none for a log-sum-exp: ``128`` ones sum to 128, and a kernel that misses one gives 127); for a
+    logical reduction (``op``
     of booleans), slices that each hold the value that decides it twice or more, so that no output depends on any one
     element (so too an integer ReduceMax's or ReduceMin's slices that each hold the type's limit twice or more); or an
     output the reference computes (``expected``) that is not finite in any element (the log of a negative sum, an
@@ -440,7 +463,7 @@ def cannot_show_error(
     first = kept.reshape(-1)[0]
     if data.size == 1:
         return f"its input is one element ({first.item()!r})"
-    if bool(np.all(kept == first)):
+    if bool(np.all(kept == first)) and not _shows_repeated(op, kept):
         if masked is not None:
             return (f"every one of its {kept.size} input elements that are not {_MASK[op]:g} (masked, "
                     f"{data.size - kept.size} more) is {first.item()!r}")  # fmt: skip
@@ -452,7 +475,7 @@ def cannot_show_error(
                 f"{list(data.shape)}): give the inputs' shapes where these dims are dynamic")  # fmt: skip
     high = values if masked is None else np.where(masked, -np.inf, values)
     low = values if masked is None else np.where(masked, np.inf, values)
-    if bool(np.all(high.max(axis=reduced) == low.min(axis=reduced))):
+    if bool(np.all(high.max(axis=reduced) == low.min(axis=reduced))) and not _shows_repeated(op, values):
         return (
             f"each slice it reduces holds one repeated value (axes {list(reduced)} of input shape {list(data.shape)})"
         )

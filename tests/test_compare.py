@@ -464,3 +464,40 @@ def test_an_output_of_no_finite_element_cannot_show_an_error_in_bf16_too() -> No
         assert cannot_show_error(data.astype(dtype), [1], "ReduceSum", expected) == (
             "none of the 2 output elements the reference computes is finite, whatever a kernel adds"
         ), dtype
+
+
+@pytest.mark.parametrize(
+    ("op", "etype", "value", "blind"),
+    [
+        ("ReduceSum", "f32", 1.0, False),  # 128 ones: a kernel that misses one gives 127
+        ("ReduceMean", "u8", 100, False),  # OpenVINO's CPU gives 85 (the u8 row of the defect table)
+        ("ReduceL2", "f32", 2.0, False),
+        ("ReduceProd", "u16", 300, False),  # wraps to what no kernel that misses a factor reaches
+        ("ReduceSum", "f32", 0.0, True),  # zeros: a kernel that misses elements gives 0 all the same
+        ("ReduceProd", "f32", 1.0, True),  # ones: a product of any of them is 1
+        ("ReduceMax", "f32", 3.0, True),  # the result is one of the elements, whichever a kernel reads
+    ],
+)
+def test_a_constant_input_shows_the_error_of_a_kernel_that_misses_an_element_where_its_value_does(
+    op: str, etype: str, value: float, blind: bool
+) -> None:
+    """A constant input was said to "cannot show an error" for every reduction, though a sum of 128 ones is 127 where
+    a kernel misses one, and the defect table's first row is a constant input OpenVINO's CPU gets wrong (a u8 mean of
+    [100, 100, 100] is 85). The rule holds for a max, a min and a logical reduction, and for the values that show no
+    missed element (0 for a sum, 0 and 1 for a product): run establishes the agreement elsewhere."""
+    from ovreduce.compare import cannot_show_error
+    from ovreduce.run import make_backends
+
+    size = 2 if etype == "u16" else 128
+    data = np.full(size, value).astype(ELEMENT_TYPES[etype].numpy)
+    said = cannot_show_error(data, [0], op)
+    assert (said == f"every one of its {size} input elements is {data[0].item()!r}") if blind else said is None, said
+    slices = np.tile(data, (3, 1))  # three slices of one repeated value each
+    assert (cannot_show_error(slices, [1], op) is not None) == blind
+    spec = LayerSpec(
+        op, False, ELEMENT_TYPES[etype], PartialShape.static([size]), ELEMENT_TYPES["i64"], PartialShape.static([1]),
+        (0,),
+    )  # fmt: skip
+    report = run_spec(spec, [data], make_backends(["numpy", "openvino"]))
+    assert (report.not_established is not None) == (blind and report.ok), report.notes
+    assert report.ok or (op, etype) == ("ReduceMean", "u8"), report.comparisons
