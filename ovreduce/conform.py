@@ -911,19 +911,22 @@ def _deciding_inputs(
     kernel missed; so too 8-bit integers over their whole range, in a wide slice. Likewise each float or integer
     input a ReduceProd reads directly, as factors whose products each element shows in (:func:`factors`, as ``run``
     makes them): normal values gave a product of 128 of them near 1e-20, and integers one wrapped to 0, within the
-    tolerance of 0, which a kernel that gives zeros matches."""
+    tolerance of 0, which a kernel that gives zeros matches. And each float input a ReduceLogSum reads directly, as
+    absolute values: normal ones made some slices' sums negative, whose log is NaN on both sides, passing as "NaN
+    matches NaN", compared on nothing."""
     from ovreduce.reference.onnx import op_version
 
     ports = {name: i for i, port in enumerate(ov_model.inputs) for name in port.get_names()}
     rng = np.random.default_rng(seed)
     remade: set[int] = set()
     for n in nodes:
-        product = n.op_type == "ReduceProd"
-        chosen = n.op_type in DECIDING or product
+        product, logged = n.op_type == "ReduceProd", n.op_type == "ReduceLogSum"
+        chosen = n.op_type in DECIDING or product or logged
         i = ports.get(n.input[0]) if chosen and n.domain in ("", "ai.onnx") and n.input else None
         if i is None or i in remade or described[i].origin == "given":
             continue
-        if not (has_factors(arrays[i].dtype) if product else arrays[i].dtype.kind in "biu"):
+        kind = arrays[i].dtype.kind
+        if not (has_factors(arrays[i].dtype) and (product or kind not in "iu") if product or logged else kind in "biu"):
             continue
         attrs = _attrs(n)
         if op_version(n.op_type, opset) < 18:
@@ -937,6 +940,11 @@ def _deciding_inputs(
         if not axes and int(attrs.get("noop_with_empty_axes", 0)):
             continue
         remade.add(i)
+        if logged:  # (normal values made the sums of some slices negative: NaN on both sides, compared on nothing)
+            arrays[i] = np.abs(arrays[i])
+            described[i] = replace(described[i], origin=f"seed {seed}, absolute values (a positive sum in each slice "
+                                                        f"that {n.op_type} {_called(n)!r} reduces)")  # fmt: skip
+            continue
         if product:
             arrays[i] = factors(arrays[i], axes or list(range(arrays[i].ndim)), rng)
             made = "odd factors from 3 to 7" if arrays[i].dtype.kind in "iu" else "factors of a product about 1"

@@ -388,3 +388,24 @@ def test_a_product_made_for_conform_shows_an_error(etype: int, made: str) -> Non
         assert (entry["status"], entry["notes"], doc["ok"]) == ("ok", [], True), entry
         [given] = doc["inputs"]
         assert given["origin"] == f"seed {seed}, {made} of a random sign in each slice that ReduceProd 'r' reduces"
+
+
+@pytest.mark.parametrize("shape", [[2, 128], [8, 16]])
+def test_a_log_sum_made_for_conform_has_a_positive_sum_in_every_slice(shape: list[int]) -> None:
+    """Normal values made for a ReduceLogSum summed below 0 in some slices (1 of 2 rows of [2, 128], 3 of 8 of
+    [8, 16]): their log is NaN on both sides, which passed as "NaN matches NaN", compared on nothing, with no word.
+    Made as absolute values, every slice's sum is positive, and every output is compared."""
+    graph = helper.make_graph(
+        [helper.make_node("ReduceLogSum", ["x", "axes"], ["y"], keepdims=0, name="r")], "logsum",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape[:1])],
+        [numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="ovreduce-tests")
+    model.ir_version = onnx_models.IR_VERSION
+    doc = conform_model(model.SerializeToString()).to_json()
+    [entry] = doc["nodes"]
+    assert (entry["status"], doc["ok"]) == ("ok", True), entry
+    assert entry["nan"] == {"reference": 0, "candidate": 0}, entry
+    [made] = doc["inputs"]
+    assert made["origin"] == "seed 0, absolute values (a positive sum in each slice that ReduceLogSum 'r' reduces)"
