@@ -46,6 +46,36 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
+
+def _decline_openvino_telemetry() -> None:
+    """Keep OpenVINO from sending usage data from this process unless the user has agreed to it.
+
+    Importing ``openvino`` starts the telemetry of its model converter (``openvino.tools.ovc``, through the
+    ``openvino-telemetry`` package), which, where the user has never answered (no consent file), sends events to
+    Google Analytics and writes a client id and a usage count under ``~/intel``. OpenVINO uses a no-op in its place
+    when ``openvino_telemetry`` cannot be imported (its own fallback for an install without it), which this makes so,
+    before OpenVINO is imported, unless the consent file holds ``1`` (``opt_in_out --opt_in``): then the user's choice
+    stands. A process that imported either before ovreduce keeps what it has."""
+    import os
+    import sys
+
+    if "openvino_telemetry" in sys.modules or "openvino" in sys.modules:
+        return
+    try:
+        if os.name == "nt":
+            folder = os.path.join(os.path.expandvars("$LOCALAPPDATA"), "Intel Corporation")
+        else:
+            folder = os.path.join(os.path.expanduser("~"), "intel")
+        with open(os.path.join(folder, "openvino_telemetry"), encoding="utf-8", errors="replace") as file:
+            agreed = file.readline().strip() == "1"
+    except (OSError, RuntimeError):  # no consent file (or no home): the user never agreed
+        agreed = False
+    if not agreed:
+        sys.modules["openvino_telemetry"] = None  # type: ignore[assignment]
+
+
+_decline_openvino_telemetry()
+
 # Every name is resolved on first use (PEP 562): importing ovreduce (and running ``ovreduce check``) pays only
 # for the modules a command uses, never for NumPy or OpenVINO unless it runs on them.
 _LAZY = {
