@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
+from ovreduce import processes
 from ovreduce.backends.openvino import LayerCache, abandoned
 from ovreduce.errors import BackendError, InputError, MemoryLimitError, OvReduceError
 from ovreduce.memory import bound_memory, data_size
@@ -288,17 +289,8 @@ def _context() -> Any:  # a ForkServerContext, or a SpawnContext where there is 
 
 
 def start_fork_server() -> None:
-    """Start the fork server the workers are forked from with Ctrl-C ignored, as it ignores it once it has imported:
-    a Ctrl-C pressed while it imports (seconds) ended it with a traceback, and the server's start with it. The server
-    ignores its own Ctrl-C only for the instant of the start. Signal handlers are the main thread's: from another
-    thread (or without a fork server) nothing is done here, and the first worker starts the fork server."""
-    if _context().get_start_method() != "forkserver" or threading.current_thread() is not threading.main_thread():
-        return
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        multiprocessing.forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, handler)
+    """Start the workers' fork server with Ctrl-C ignored (see :func:`ovreduce.processes.start_fork_server`)."""
+    processes.start_fork_server(_context())
 
 
 def _replace_fork_server() -> None:

@@ -1,12 +1,15 @@
-"""What ovreduce's child processes share: each ends with the process that started it."""
+"""What ovreduce's child processes share: each ends with the process that started it, and multiprocessing's helper
+processes start with Ctrl-C ignored."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import threading
+from typing import Any
 
-__all__ = ["end_with_parent"]
+__all__ = ["end_with_parent", "start_fork_server"]
 
 
 def end_with_parent(parent: int | None) -> None:
@@ -20,3 +23,22 @@ def end_with_parent(parent: int | None) -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if parent is not None and os.getppid() != parent:
             os._exit(1)
+
+
+def start_fork_server(context: Any) -> None:
+    """Start the fork server ``context``'s processes are forked from (and multiprocessing's resource tracker, which it
+    starts first) with Ctrl-C ignored, as each ignores it once it has imported, and so do the processes forked from
+    the server: a terminal's Ctrl-C reaches the whole process group, and one pressed while a helper imports (a
+    second or more) ended it with a traceback, or a worker waiting for its first job with another, besides the
+    program's own line. The program ignores its own Ctrl-C only for the instant of the start; it stops its workers
+    itself. Signal handlers are the main thread's: from another thread (or for a context that forks from no server)
+    nothing is done here, and the first process started starts the fork server."""
+    if context.get_start_method() != "forkserver" or threading.current_thread() is not threading.main_thread():
+        return
+    import multiprocessing.forkserver
+
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)

@@ -42,7 +42,7 @@ from ovreduce.ir.model import IRModel, PortRef
 from ovreduce.ir.parser import ParseLimits, gc_paused, load_ir
 from ovreduce.ops.base import INPUT_COUNT_REFUSED
 from ovreduce.ops.reduce import ReductionInfo
-from ovreduce.processes import end_with_parent
+from ovreduce.processes import end_with_parent, start_fork_server
 from ovreduce.reports.check import CheckDocument, Finding, ModelCheck, ReductionCheck
 from ovreduce.reports.common import ErrorInfo
 from ovreduce.shapes import PartialShape
@@ -452,6 +452,7 @@ def check_paths(
         context = multiprocessing.get_context(_start_method(engine))
         parent = (_parent_of(context),)
         pool: ProcessPoolExecutor | None = None
+        start_fork_server(context)  # (and the resource tracker) ignoring Ctrl-C: the command alone takes it
         try:
             with _interrupts_held():  # the workers are forked (as each is submitted) and the pool's threads started
                 pool = ProcessPoolExecutor(min(jobs, len(paths)), context, end_with_parent, parent)

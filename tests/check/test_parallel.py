@@ -216,6 +216,47 @@ def test_ctrl_c_as_the_workers_start_is_never_lost(tmp_path: Path, attempt: int)
     assert (process.returncode, out, err) == (130, b"", b"ovreduce: interrupted\n")
 
 
+def _descendants(pid: int) -> dict[int, int]:
+    """The processes started by ``pid`` and by those, with the signals each ignores (``SigIgn``, a mask)."""
+    children: dict[int, list[int]] = {}
+    ignored: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit():
+                status = dict(line.split(":\t", 1) for line in (entry / "status").read_text().splitlines())
+                children.setdefault(int(status["PPid"]), []).append(int(entry.name))
+                ignored[int(entry.name)] = int(status["SigIgn"], 16)
+        except (OSError, ValueError):  # (ended meanwhile)
+            continue
+    found: dict[int, int] = {}
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found[child] = ignored.get(child, 0)
+        todo += children.get(child, [])
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fork server is the system's (Linux)")
+@pytest.mark.parametrize("attempt", range(2))
+def test_ctrl_c_of_a_terminal_as_the_workers_start_is_one_line(attempt: int) -> None:
+    """A terminal's Ctrl-C reaches every process of the command's group. Pressed while ``check --engine openvino -j 2``
+    started its workers (forked from multiprocessing's fork server, which a fresh interpreter runs), it printed the
+    tracebacks of a worker's or of the fork server's own start besides ``ovreduce: interrupted``. The helpers ignore
+    it from their start (the command stops them itself): one line, 130."""
+    argv = [sys.executable, "-m", "ovreduce.cli", "check", "--engine", "openvino", "-j", "2", str(SAMPLES)]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as process:
+        deadline = time.monotonic() + 120
+        while len(helpers := _descendants(process.pid)) < 3 and process.poll() is None:  # a worker of the fork server
+            assert time.monotonic() < deadline, "the check's workers did not start"
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=600)
+    sigint = 1 << (signal.SIGINT - 1)
+    assert all(mask & sigint for mask in helpers.values()), f"helpers that take Ctrl-C: {helpers}"
+    if process.returncode != 0:  # (0: it was done before the interrupt came)
+        assert (process.returncode, out, err) == (130, b"", b"ovreduce: interrupted\n")
+
+
 def test_junit_times_are_each_model_s_own_with_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """With ``-j 2`` a suite's ``time`` was the wall time between results: a big model checked beside another was
     given the other's time and the pool's start, the second big one (done a moment after) almost nothing, the small
