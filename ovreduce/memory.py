@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["bound_memory", "data_limit", "data_size", "physical_memory"]
+__all__ = ["bound_memory", "cgroup_memory", "data_limit", "data_size", "physical_memory"]
 
 
 def bound_memory(limit: int) -> str | None:
@@ -41,6 +41,42 @@ def physical_memory() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def cgroup_memory(root: str = "/") -> int | None:
+    """The memory limit of this process's control group (a container's ``--memory``, a Kubernetes pod's limit, a
+    systemd unit's ``MemoryMax``), the smallest of its group's and the groups above it, in bytes; None where there
+    is none (``max``, or v1's "unlimited", beyond any machine's memory) or the system does not say (not Linux).
+    Read from cgroup v2's ``memory.max`` and v1's ``memory.limit_in_bytes`` under ``/sys/fs/cgroup``: at the group
+    ``/proc/self/cgroup`` names, or at the mount's root where that path is not in the mount (a container's view).
+    ``root``: the file system's root these paths are read under."""
+    try:
+        with open(os.path.join(root, "proc/self/cgroup"), encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return None
+    found: list[int] = []
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        if controllers == "":
+            folder, name = os.path.join(root, "sys/fs/cgroup"), "memory.max"
+        elif "memory" in controllers.split(","):
+            folder, name = os.path.join(root, "sys/fs/cgroup/memory"), "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p and p not in (".", "..")]
+        for depth in range(len(parts), -1, -1):  # the group, then each above it (the mount's root last)
+            try:
+                with open(os.path.join(folder, *parts[:depth], name), encoding="ascii") as file:
+                    text = file.read().strip()
+            except (OSError, ValueError):
+                continue
+            if text.isdigit() and int(text) < 1 << 62:  # ("max"; v1's unlimited is about 2**63)
+                found.append(int(text))
+    return min(found, default=None)
 
 
 def data_size() -> int | None:

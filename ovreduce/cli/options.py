@@ -54,10 +54,11 @@ def max_elements() -> int:
 
 def bound_memory() -> None:
     """Hold this process to ``OVREDUCE_MAX_WORKER_BYTES`` of data, as each of the service's workers, else to the
-    machine's physical memory: a tensor whose shape depends on input values, sized only as it is computed, then
-    fails as a limit error (exit 2) before the system kills the process for its memory."""
+    machine's physical memory or, where it is less, the memory limit of the process's control group (a container's):
+    a tensor whose shape depends on input values, sized only as it is computed, then fails as a limit error (exit 2)
+    before the system kills the process for its memory."""
     from ovreduce.memory import bound_memory as bound
-    from ovreduce.memory import physical_memory
+    from ovreduce.memory import cgroup_memory, physical_memory
 
     global MEMORY_BOUND
     limit = _setting("OVREDUCE_MAX_WORKER_BYTES", 1 << 28, 1 << 62,  # the service's range
@@ -65,8 +66,12 @@ def bound_memory() -> None:
     if limit is not None:
         MEMORY_BOUND = f"OVREDUCE_MAX_WORKER_BYTES, {limit} bytes"
     else:
-        limit = physical_memory()
-        MEMORY_BOUND = f"the machine's physical memory, {limit} bytes" if limit is not None else "the system's"
+        limit, group = physical_memory(), cgroup_memory()
+        if group is not None and (limit is None or group < limit):
+            limit = group
+            MEMORY_BOUND = f"the memory limit of the process's control group (its container's), {limit} bytes"
+        else:
+            MEMORY_BOUND = f"the machine's physical memory, {limit} bytes" if limit is not None else "the system's"
     if limit is not None:
         bound(limit)  # where the system cannot, the process runs unbounded, as before
 
