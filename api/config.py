@@ -99,7 +99,9 @@ class Settings(BaseSettings):
     @field_validator("allowed_hosts")
     @classmethod
     def _hosts_that_can_match(cls, value: str) -> str:
-        """Each entry one a ``Host`` can match: refused at the start, not by answering 400 to the name it meant."""
+        """Each entry one a ``Host`` can match, and one at least: refused at the start, not by answering 400 to all."""
+        if not _items(value):
+            raise ValueError("an empty list allows no Host; give names, e.g. localhost,127.0.0.1,[::1] (the default)")
         for item in _items(value):
             if item == "*" or split_host(item.removeprefix("*.")) is not None:
                 continue

@@ -42,7 +42,7 @@ MEANINGS: dict[str, str] = {
     "model_cache_size": "parsed models kept in memory per process, whose XML together is at most `OVREDUCE_MAX_XML_BYTES` (a parsed model takes some 16 times its XML); between jobs a worker holds none of their weights files open nor their weights in memory, so a model deleted or evicted gives its disk space back at once",
     "check_cache_size": "`/v1/check` answers of at most 256 KiB kept in memory per process, by content hash (64 MiB at most)",
     "log_level": "the log level of `ovreduce serve`",
-    "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400. An entry that can match no `Host` (a URL, `::1` without brackets, a port past 65535) stops the start",
+    "allowed_hosts": "comma-separated `Host` names answered, any port unless `name:port`; `*.example.com` for subdomains; the bind host (`OVREDUCE_HOST`) is added; `*` answers any `Host`; others: 400. An entry that can match no `Host` (a URL, `::1` without brackets, a port past 65535) stops the start, as does an empty list (set but empty)",
     "max_requests": "requests handled at once per worker process, `/healthz` and `/readyz` excepted; beyond it 503 `busy`",
     "header_timeout_s": "seconds a connection may take to send a request line and headers, or go without reading any of an answer (`ovreduce serve`, the image)",
     "body_timeout_s": "seconds a request's body may go without a byte arriving, and after which it must average 8 KiB/s; then 408 `request.timeout` and the connection is closed",

@@ -152,6 +152,12 @@ def test_the_environment_gives_the_defaults(
             "'ovreduce.example.com:99999' can match no Host: give a name or address, name:port (a port up to 65535), "
             "[IPv6 address], *.suffix or * [usage]\n",
         ),
+        (  # set but empty (a compose file's unset ${HOSTS}): it started, answering 400 to every name, its health green
+            ["serve"],
+            {"OVREDUCE_ALLOWED_HOSTS": " , "},
+            "ovreduce serve: the environment has invalid settings: OVREDUCE_ALLOWED_HOSTS: an empty list allows no "
+            "Host; give names, e.g. localhost,127.0.0.1,[::1] (the default) [usage]\n",
+        ),
         (  # every interface
             ["serve"],
             {"OVREDUCE_HOST": ""},
@@ -178,7 +184,7 @@ def test_the_environment_gives_the_defaults(
         ),
     ],
     ids=["workers-env-high", "workers-env", "invalid-env", "extensions-env", "run-timeout-env", "bytes-env-huge",
-         "log-level-env", "store-env-empty", "hosts-url", "hosts-v6", "hosts-port", "host-env-empty",
+         "log-level-env", "store-env-empty", "hosts-url", "hosts-v6", "hosts-port", "hosts-empty", "host-env-empty",
          "host-flag-not-ascii", "header-timeout-inf", "run-timeout-nan"],
 )  # fmt: skip
 def test_usage_errors(
