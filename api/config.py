@@ -7,7 +7,6 @@ class (the suite fails while it is stale).
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -18,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ovreduce.errors import MAX_TIMEOUT_S
 from ovreduce.ir.build import ParseLimits
+from ovreduce.processes import usable_cpus
 
 __all__ = ["HEADER_TIMEOUT_STATE_KEY", "Settings", "split_host"]
 
@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     upload_memory_bytes: int = Field(default=1 << 30, ge=1, le=_MOST)
     run_timeout_s: float = Field(default=30.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
 
-    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    concurrency: int = Field(default_factory=usable_cpus, ge=1)
     model_cache_size: int = Field(default=16, ge=1)
     check_cache_size: int = Field(default=256, ge=0)
     log_level: Annotated[

@@ -1,5 +1,5 @@
 """What ovreduce's child processes share: each ends with the process that started it, and multiprocessing's helper
-processes start with Ctrl-C ignored."""
+processes start with Ctrl-C ignored; and how many to run at once by default."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["end_with_parent", "start_fork_server"]
+__all__ = ["end_with_parent", "start_fork_server", "usable_cpus"]
 
 
 def end_with_parent(parent: int | None) -> None:
@@ -42,3 +42,13 @@ def start_fork_server(context: Any) -> None:
         multiprocessing.forkserver.ensure_running()
     finally:
         signal.signal(signal.SIGINT, handler)
+
+
+def usable_cpus() -> int:
+    """The number of CPUs this process may run on (its affinity, which ``taskset``, a container's ``--cpuset-cpus`` and
+    a Kubernetes pod's exclusive CPUs set), where the system says; else the machine's CPU count. The default number of
+    processes that run at once: ``check -j``'s workers, the service's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # (a system without affinities)
+        return os.cpu_count() or 1

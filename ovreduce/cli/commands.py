@@ -29,6 +29,7 @@ from ovreduce.cli.paths import expand_paths
 from ovreduce.cli.render.safe import printable
 from ovreduce.cli.render.terminal import terminal_width
 from ovreduce.errors import InputError
+from ovreduce.processes import usable_cpus
 
 if TYPE_CHECKING:
     from ovreduce.reports.check import CheckDocument
@@ -93,7 +94,7 @@ def check(args: argparse.Namespace) -> int:
     try:
         report = check_paths(
             paths, bin_path=Path(args.bin) if args.bin else None, reshape=reshape, engine=args.engine,
-            progress=checked, jobs=args.jobs if args.jobs is not None else len(os.sched_getaffinity(0)),
+            progress=checked, jobs=args.jobs if args.jobs is not None else usable_cpus(),
             extensions=extensions, seconds=seconds,
         )  # fmt: skip
     finally:

@@ -38,7 +38,7 @@ MEANINGS: dict[str, str] = {
     "max_worker_bytes": "the data (heap and private mappings) of one worker process, where every check, run, audit and conform runs (Linux); a job that needs more, as an audit or conform whose tensors' shapes depend on input values can, is 413 `limit.memory` and its worker replaced, as is one whose request's data does not fit in it. A worker with OpenVINO and its CPU plugin loaded already holds about 200 MiB of it on 2 cores (more with more cores), so at 256 MiB jobs get about 60 MiB (the CLI holds its own process to the same variable, default there the machine's physical memory or its control group's smaller limit: exit 2)",
     "upload_memory_bytes": "request bodies held in the server process at once, once they are in until they are answered: uploads, and JSON bodies past 64 KiB at 50× their size (other bodies, KServe's binary tensors, at 2×); one past it waits, spooled on disk or not yet parsed, for its turn, first come first served (503 `busy` once `OVREDUCE_RUN_TIMEOUT_S`, which counts this wait, has passed), and one larger than it all waits for all of it",
     "run_timeout_s": "seconds a check, run, audit or conform may take, queueing included; an audit's or conform's inference gets what is left of it less a fifth of it (80% for a job that did not wait) and answers with what it established by then (its worker, which cannot stop that inference, is replaced)",
-    "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: the CPU count divided among them)",
+    "concurrency": "checks, runs, audits and conforms executing at once, in worker processes, per uvicorn worker (with `OVREDUCE_WORKERS` > 1 and this not set: those CPUs divided among them)",
     "model_cache_size": "parsed models kept in memory per process, whose XML together is at most `OVREDUCE_MAX_XML_BYTES` (a parsed model takes some 16 times its XML); between jobs a worker holds none of their weights files open nor their weights in memory, so a model deleted or evicted gives its disk space back at once",
     "check_cache_size": "`/v1/check` answers of at most 256 KiB kept in memory per process, by content hash (64 MiB at most)",
     "log_level": "the log level of `ovreduce serve`",
@@ -52,7 +52,7 @@ MEANINGS: dict[str, str] = {
 # Defaults computed when the service starts, by field name: what they are, in words.
 COMPUTED: dict[str, str] = {
     "store": "`ovreduce/store` in the user cache directory (`~/.cache/ovreduce/store` on Linux)",
-    "concurrency": "the CPU count",
+    "concurrency": "the CPUs it may run on (its affinity: `taskset`, a container's `--cpuset-cpus`)",
 }
 
 

@@ -312,3 +312,21 @@ def test_a_stop_asked_for_by_a_signal_is_exit_0(tmp_path: Path, sig: signal.Sign
             proc.wait()
     assert proc.returncode == 0, err
     assert b"interrupted" not in err and b"Traceback" not in err, err
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinities and two CPUs to choose one of")  # fmt: skip
+def test_the_default_concurrency_is_the_cpus_the_service_may_run_on() -> None:
+    """Under ``taskset -c 0``, ``docker run --cpuset-cpus=0`` or a pod's exclusive CPUs, the service ran as many jobs at
+    once as the host has CPUs, all on the one it was given (``check -j``'s default already counted those it may use).
+    Its default is the CPUs it may run on."""
+    import subprocess
+    import sys
+
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+            "from api.config import Settings; print(Settings().concurrency)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "OVREDUCE_CONCURRENCY"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout == "1\n"
