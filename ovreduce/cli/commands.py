@@ -150,7 +150,7 @@ _CHECK_RENDERERS: dict[str, Callable[[CheckDocument, argparse.Namespace, list[fl
 
 
 def inspect(args: argparse.Namespace) -> int:
-    """``ovreduce inspect``: always 0 once the model is read."""
+    """``ovreduce inspect``: 1 where a layer it shows has a finding of severity error, else 0 (as ``check``)."""
     from ovreduce.check.inspect import inspect_model
     from ovreduce.cli.layers import locate_layer
     from ovreduce.cli.render.text import inspect_text
@@ -176,7 +176,8 @@ def inspect(args: argparse.Namespace) -> int:
         if args.format == "json"
         else inspect_text(doc, detail=args.layer is not None, width=terminal_width())
     )
-    return EXIT_OK
+    errors = any(f.severity == "error" for layer in doc.layers for f in layer.findings)
+    return EXIT_FINDINGS if errors else EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:

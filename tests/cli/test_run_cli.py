@@ -221,6 +221,30 @@ def test_inspect_refuses_all_with_layer(capsys: pytest.CaptureFixture[str]) -> N
                    "layer; expected one of them [usage]\n")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("model", "argv", "expected"),
+    [
+        ("broken/stale_output.xml", (), 1),  # a reduction's declared output is not the inferred one
+        ("broken/stale_output.xml", ("--layer", "8"), 1),
+        ("broken/stale_output.xml", ("--layer", "2", "--format", "json"), 0),  # a sound layer of it
+        ("broken/axis_out_of_range.xml", ("--all", "--format", "json"), 1),
+        ("broken/missing_keep_dims.xml", (), 0),  # a warning only
+        ("spec_examples.xml", ("--all",), 0),
+    ],
+)
+def test_inspect_exits_1_where_a_layer_it_shows_has_an_error(
+    capsys: pytest.CaptureFixture[str], model: str, argv: tuple[str, ...], expected: int
+) -> None:
+    """The exit status is every command's: ``inspect`` printed a layer's error finding and exited 0, where ``check``
+    of the same model exits 1. It exits 1 where what it shows has an error, as ``check`` does for the model."""
+    status, out, err = run_cli(capsys, "inspect", str(SAMPLES / model), *argv)
+    assert status == expected, (out, err)
+    if "json" in argv:  # the document holds the finding the status is for
+        assert ('"severity": "error"' in out) == (expected == 1)
+    if not argv:
+        assert run_cli(capsys, "check", str(SAMPLES / model))[0] == expected
+
+
 def test_an_input_given_twice_is_refused_not_replaced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     np.save(tmp_path / "a.npy", np.ones((2, 3, 4, 5), np.float32))
     given = ("--input", f"0={tmp_path / 'a.npy'}")
