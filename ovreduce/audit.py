@@ -93,6 +93,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     masked_note,
+    refuse_invalid_options,
     rounding_allowance,
     tolerances,
     too_wide,
@@ -458,6 +459,7 @@ def audit_model(
         if target is None:
             raise
         device = "CPU"  # the target's device is not here: its precision is emulated from a CPU run
+    refuse_invalid_options(atol=atol, rtol=rtol, seed=seed)
     if fail_on_drift is not None and not (math.isfinite(fail_on_drift) and fail_on_drift >= 0):
         raise InputError(
             f"fail_on_drift must be a finite number >= 0, not {fail_on_drift!r}", parameter="fail_on_drift"

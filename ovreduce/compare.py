@@ -143,6 +143,33 @@ def rounding_allowance(
     return np.asarray(default_tolerances(output_type, computed_in, 1)[1] * np.asarray(mass, np.float64))
 
 
+def refuse_invalid_options(*, atol: float | None = None, rtol: float | None = None, seed: int = 0) -> None:
+    """What the library's functions refuse of the options the CLI and the service refuse too, before any work: a
+    tolerance that is not a finite number >= 0 (a negative one fails every element, NaN every comparison: a false
+    alarm), a seed out of NumPy's range (0 to 2**63-1).
+
+    Raises:
+        InputError: naming the parameter.
+    """
+    import numbers
+    import operator
+
+    from ovreduce.errors import InputError
+
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if value is None:
+            continue
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+        if not (math.isfinite(number) and number >= 0):
+            raise InputError(f"{name} must be a finite number >= 0, not {value!r}", parameter=name)
+    try:
+        whole = -1 if isinstance(seed, bool) else operator.index(seed)
+    except TypeError:
+        whole = -1
+    if not 0 <= whole < 2**63:
+        raise InputError(f"seed must be an integer from 0 to 2**63-1, not {seed!r}", parameter="seed")
+
+
 WIDE_RTOL = 0.1
 """An rtol at or past which an agreement shows little: it lets an output a tenth of the result off agree."""
 

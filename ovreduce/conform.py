@@ -63,6 +63,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     masked_note,
+    refuse_invalid_options,
     rounding_allowance,
     tolerances,
     too_wide,
@@ -346,6 +347,7 @@ def conform_model(
         LimitExceededError: its sub-graphs are nested more than :data:`MAX_SUBGRAPH_DEPTH` deep.
         DeviceNotAvailableError: the device is not available.
     """
+    refuse_invalid_options(atol=atol, rtol=rtol, seed=seed)
     onnx = _onnx()
     work = Work() if work is None else work
     check_precision(precision)

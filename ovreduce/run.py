@@ -28,6 +28,7 @@ from ovreduce.compare import (
     compare,
     f64_computed_note,
     masked_note,
+    refuse_invalid_options,
     rounding_allowance,
     tolerances,
     too_wide,
@@ -625,6 +626,7 @@ def run_layer(
         InputError: unusable inputs or options.
         DeviceNotAvailableError: the OpenVINO device is not available.
     """
+    refuse_invalid_options(atol=atol, rtol=rtol, seed=seed)
     body_path = model.locate(key).body_path
     spec = layer_spec(model, key)
     runners = make_backends(backends, device=device, precision=precision)

@@ -712,3 +712,37 @@ def test_a_product_of_generated_floats_is_established_in_every_float_type(tmp_pa
         model.close()
     assert report.outcome == "agree" and report.not_established is None, report.notes
     assert np.all(np.abs(report.outputs["numpy"].astype(np.float64)) > report.comparisons[0].atol)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("atol", -1.0), ("atol", float("nan")), ("rtol", float("inf")), ("rtol", "0.1"), ("seed", -1), ("seed", 2**63),
+     ("seed", 1.5), ("seed", True)],
+)  # fmt: skip
+@pytest.mark.parametrize("function", ["run_layer", "audit_model", "conform_model"])
+def test_the_library_refuses_the_options_the_commands_refuse(function: str, option: str, value: Any) -> None:
+    """A negative or NaN tolerance made a false ``disagree`` (every reduction ``error`` in an audit), a negative seed
+    NumPy's own ValueError, from the library, where the CLI and the service refuse them: an InputError naming the
+    parameter."""
+    import ovreduce
+
+    if function == "conform_model":
+        call = lambda **kw: ovreduce.conform_model(ONNX, **kw)  # noqa: E731
+    elif function == "audit_model":
+        call = lambda **kw: ovreduce.audit_model(load_ir(SAMPLES / "spec_examples.xml"), precision="f32", **kw)  # noqa: E731
+    else:
+        call = lambda **kw: run_layer(load_ir(SAMPLES / "spec_examples.xml"), "8", precision="f32", **kw)  # noqa: E731
+    with pytest.raises(InputError) as caught:
+        call(**{option: value})
+    assert caught.value.parameter == option
+    assert str(caught.value).startswith(f"{option} must be ")
+
+
+ONNX = SAMPLES.parent / "tests" / "golden" / "models" / "several_reductions.onnx"
+
+
+def test_numpy_numbers_are_options_like_any_other() -> None:
+    """The refusal is of values, not of types: NumPy's scalars are taken, and 0 is a tolerance."""
+    model = load_ir(SAMPLES / "spec_examples.xml")
+    report = run_layer(model, "8", precision="f32", atol=np.float32(1e-4), rtol=0, seed=np.int64(3))
+    assert report.ok
