@@ -142,7 +142,7 @@ class Catalog:
                 "id": mid,
                 "name": model.name,
                 "ir_version": model.ir_version,
-                "layer_count": len(model.layers),
+                "layer_count": model.layer_count(),
                 "reductions": reductions,
                 "ok": report.ok,
                 "finding_counts": counts,

@@ -227,7 +227,7 @@ def _check_model(
         path=path or model.source,
         ok=not any(f.severity == "error" for f in findings),
         ir_version=model.ir_version,
-        layer_count=len(model.layers),
+        layer_count=model.layer_count(),
         error=None,
         findings=ordered(model, findings),
         reductions=tuple(reports),

@@ -71,7 +71,7 @@ def inspect_model(
         path=model.source,
         name=model.name,
         ir_version=model.ir_version,
-        layer_count=len(model.layers),
+        layer_count=model.layer_count(),
         reduction_count=len(reductions),
         layers=tuple(views),
     )

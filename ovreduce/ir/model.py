@@ -430,6 +430,10 @@ class IRModel:
                 for sub in body.graph.bodies():
                     yield BodyRef(f"{path}/{sub.path}", f"{name_path}/{sub.name_path}", sub.container, sub.body)
 
+    def layer_count(self) -> int:
+        """The number of layers, every sub-graph body's included (as the parser's bound on layers counts them)."""
+        return len(self.layers) + sum(len(ref.body.graph.layers) for ref in self.bodies())
+
     def op_types(self) -> set[tuple[str, str]]:
         """The ``(type, version)`` of every layer, the bodies' included (what OpenVINO must know to read it)."""
         found = {(layer.type, layer.version) for layer in self.layers}

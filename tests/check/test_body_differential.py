@@ -507,3 +507,20 @@ def test_a_body_parameter_written_of_another_type_than_fed_is_said_as_openvino_t
             "element_type f16, but its container feeds it f32, the type OpenVINO gives it; output port 0 declares "
             "precision FP16 (f16)"
         ]
+
+
+def _openvino_ops(model: Any) -> int:
+    """The ops of an ``openvino.Model``, its bodies' (nested ones too) included."""
+    return sum(1 + sum(_openvino_ops(body) for _, body in bodies(op)) for op in model.get_ordered_ops())
+
+
+@pytest.mark.parametrize("path", ["tests/exports/loop_trip_count/model.xml", "ir_samples/rmsnorm.xml"])
+def test_layer_count_is_every_layer_bodies_included(path: str) -> None:
+    """``layer_count`` (check's and inspect's documents, the text header "12 layers, 4 reductions") counted the top
+    level only, beside a reduction count that includes the bodies (3 of those 4 were in them). It counts what
+    OpenVINO reads: every op, each body's included."""
+    file = Path(__file__).resolve().parents[2] / path
+    model = load_ir(file)
+    expected = _openvino_ops(ov.Core().read_model(file))
+    assert check_model(model).layer_count == expected
+    assert inspect_model(model).layer_count == expected
