@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -15,6 +16,12 @@ if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 __all__ = ["build_parser", "versions"]
+
+
+def _takes(parser: argparse.ArgumentParser, word: str) -> bool:
+    """Whether ``word`` is one of ``parser``'s options (``--name=value`` and ``-jN`` included)."""
+    options = parser._option_string_actions
+    return word.split("=", 1)[0] in options or (not word.startswith("--") and word[:2] in options)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +49,7 @@ class _Parser(argparse.ArgumentParser):
         path after an option between two paths (the options go before or after all the paths), an argument the
         command does not take."""
         self._argv = list(sys.argv[1:] if args is None else args)
+        self._refuse_misplaced(self._argv)
         parsed, extras = self.parse_known_args(args, namespace)
         if not extras:
             return parsed
@@ -57,6 +65,30 @@ class _Parser(argparse.ArgumentParser):
                          f"after all the paths, not between two (ovreduce {command} [OPTIONS] PATH... "
                          f"[OPTIONS])")  # fmt: skip
         parser.error(f"unrecognized arguments: {words}; expected those of 'ovreduce {command} --help'")
+
+    def _refuse_misplaced(self, argv: Sequence[str]) -> None:
+        """What argparse would blame on something else, said as it is: a command's own option written before the
+        command (argparse takes its value for the command, or hands the option to the command as one it does not
+        take), and a path that begins with ``-`` (argparse takes it for an option, then says no path was given)."""
+        sub = next(action for action in self._subparsers._group_actions if action.choices)  # type: ignore[union-attr]
+        commands: dict[str, argparse.ArgumentParser] = sub.choices  # type: ignore[assignment]
+        at = next((i for i, word in enumerate(argv) if word in commands or word == "--"), None)
+        if at is None or argv[at] == "--":
+            return
+        command, parser = argv[at], commands[argv[at]]
+        for word in argv[:at]:
+            if word.startswith("-") and _takes(parser, word) and not _takes(self, word):
+                name = word.split("=", 1)[0]
+                name = name if name in parser._option_string_actions else word[:2]  # (-j2: -j)
+                self.error(f"{name!r} is an option of {command!r}: write it after the command "
+                           f"(ovreduce {command} [OPTIONS] ...)")  # fmt: skip
+        for word in argv[at + 1 :]:
+            if word == "--":
+                return
+            if len(word) > 1 and word.startswith("-") and not _takes(parser, word) and os.path.exists(word):
+                parser.error(f"{word!r} is read as an option, and {command!r} has none of that name: a path "
+                             f"that begins with '-' goes after '--' (ovreduce {command} -- {word}) or as "
+                             f"./{word}")  # fmt: skip
 
     def print_help(
         self, file: SupportsWrite[str] | None = None

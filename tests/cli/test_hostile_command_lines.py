@@ -314,3 +314,48 @@ def test_version_with_anything_else_is_a_usage_error(
     with pytest.raises(SystemExit) as done:
         run_cli(capsys, "--version")
     assert done.value.code == 0 and capsys.readouterr().out.startswith("ovreduce ")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["-v", "check", SAMPLE], "ovreduce: error: '-v' is an option of 'check': write it after the command"),
+        (["--format", "json", "check", SAMPLE], "'--format' is an option of 'check': write it after the command"),
+        (["-j2", "check", SAMPLE], "'-j' is an option of 'check'"),
+        (["--seed", "3", "run", SAMPLE], "'--seed' is an option of 'run'"),
+        (["--store=x", "serve"], "'--store' is an option of 'serve'"),
+        (["check", "-dash.xml"], "ovreduce check: error: '-dash.xml' is read as an option, and 'check' has none of "
+                                 "that name: a path that begins with '-' goes after '--' (ovreduce check -- "
+                                 "-dash.xml) or as ./-dash.xml"),
+        (["inspect", "-dash.xml"], "'-dash.xml' is read as an option, and 'inspect' has none of that name"),
+    ],
+)  # fmt: skip
+def test_what_argparse_would_blame_on_something_else_is_said_as_it_is(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str], says: str
+) -> None:
+    """A command's option written before the command was "check: unrecognized arguments: -v" (check takes -v) or
+    "invalid choice: 'json'" (its value taken for the command); a model named ``-dash.xml`` was "the following
+    arguments are required: PATH". Each is said as it is, exit 2."""
+    for suffix in (".xml", ".bin"):
+        (tmp_path / f"-dash{suffix}").write_bytes(
+            (ROOT / "ir_samples" / "spec_examples").with_suffix(suffix).read_bytes()
+        )
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        run_cli(capsys, *args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err, err
+    assert "invalid choice" not in err and "unrecognized arguments" not in err and "are required" not in err
+
+
+def test_a_path_that_begins_with_a_dash_is_read_after_two_dashes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for suffix in (".xml", ".bin"):
+        (tmp_path / f"-dash{suffix}").write_bytes(
+            (ROOT / "ir_samples" / "spec_examples").with_suffix(suffix).read_bytes()
+        )
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = run_cli(capsys, "check", "--", "-dash.xml")
+    assert status == 0 and out.startswith("-dash.xml  OK")
