@@ -2,7 +2,7 @@
 #
 #   docker build -t ovreduce .
 #   docker run -p 8000:8000 -v ovreduce-store:/data ovreduce
-#   docker run -p 8000:8000 -e OVREDUCE_ALLOWED_HOSTS=ovreduce.example.com ovreduce   # served by that name
+#   docker run -p 8000:8000 -e OVREDUCE_ALLOWED_HOSTS=ovreduce.example.com,localhost ovreduce   # and by that name
 #   docker run --rm -v "$PWD":/models ovreduce ovreduce check /models/model.xml
 #
 # Every dependency ships as a binary wheel, so neither stage needs a compiler. Both stages start from

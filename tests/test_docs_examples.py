@@ -295,3 +295,19 @@ def test_the_convention_catches_a_wrong_output(tmp_path: Path) -> None:
     assert next(c for c, _ in commands(block)).endswith("\n  exit_with 3")
     failures = _run_console(block, tmp_path, Service(tmp_path / "store"))
     assert len(failures) == 1 and "$ echo wrong" in failures[0] and "right" in failures[0]
+
+
+def test_the_container_examples_of_another_name_show_what_they_claim() -> None:
+    """service.md showed that a container answers another name with ``curl -H 'Host: NAME' .../healthz``, which
+    answers any Host, set or not: it proves nothing. The Dockerfile's example listed the name without ``localhost``,
+    after which every ``curl localhost:8000`` of the docs is 400. A check asks a route held to the list, and an
+    example that lists names keeps ``localhost``."""
+    service = (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+    checks = re.findall(r"curl -H 'Host: [^']+' \S+?:\d+(/\S*)", service)
+    assert checks, "service.md shows no request by another name"
+    for path in checks:
+        assert path not in ("/healthz", "/readyz", "/v2/health/live", "/v2/health/ready"), path
+    for text in (service, (ROOT / "Dockerfile").read_text(encoding="utf-8")):
+        for hosts in re.findall(r"OVREDUCE_ALLOWED_HOSTS=(\S+)", text):
+            if "example.com" in hosts:
+                assert "localhost" in hosts.split(","), hosts

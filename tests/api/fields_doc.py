@@ -360,9 +360,8 @@ def render(openapi: dict[str, Any]) -> str:
     out = [
         "# The REST API's JSON documents, field by field",
         "",
-        "Every document the service answers or accepts, and every field of each, in one place. Written by",
-        "`python -m tests.api.fields_doc` from the service's OpenAPI schema (`/openapi.json`, where each operation",
-        'and each error has examples); `tests/api/test_openapi.py` checks that it is current. "required": the',
+        "Every document the service answers or accepts, and every field of each, in one place, as the service's",
+        'OpenAPI schema gives them (`/openapi.json`, where each operation and each error has examples). "required": the',
         "schema requires the field (a request must give it). An answer carries every field of its document, null",
         "where the type allows, except where the document says it carries fewer (a LayerEntry of a layer other than",
         "a reduction: its identity fields). Documents only gain fields (see the CHANGELOG). The command line's",
