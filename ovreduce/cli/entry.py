@@ -8,6 +8,7 @@ import io
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -198,4 +199,8 @@ def console() -> NoReturn:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(status)
+    if threading.current_thread() is threading.main_thread():  # a Ctrl-C while the process ends (its helpers
+        from ovreduce.cli import _interrupted_at_start  # joined, its finalizers run) is said as any other: 130
+
+        signal.signal(signal.SIGINT, _interrupted_at_start)
     sys.exit(status)

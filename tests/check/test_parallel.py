@@ -290,3 +290,16 @@ def test_ctrl_c_while_the_program_loads_is_said_as_any_other() -> None:
     code = "import os, signal, ovreduce.cli\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout == "True\n"  # a process that imports the package keeps its own
+
+
+def test_ctrl_c_while_the_program_ends_is_said_as_any_other() -> None:
+    """A Ctrl-C after the command was done, while the process ended (multiprocessing's exit joins its helpers and runs
+    its finalizers), was Python's traceback of the exit it stopped, and status 0: it is ``ovreduce: interrupted``,
+    130, as at any other moment."""
+    code = ("import atexit, os, signal, sys, time\n"
+            "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(30)))  # (run last)\n"
+            f"sys.argv = ['ovreduce', 'check', {str(SAMPLES / 'rmsnorm.xml')!r}]\n"
+            "from ovreduce.cli.entry import console\nconsole()")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "ovreduce: interrupted\n")
+    assert done.stdout.startswith(str(SAMPLES / "rmsnorm.xml"))
