@@ -7,6 +7,7 @@ Exit statuses: 0 clean / all agree; 1 a finding of severity error, a disagreemen
 
     entry.py     main(): parse, dispatch, errors -> exit statuses (errors.py: UsageError, EXIT_*); console(): the
                  program, which exits at once where an inference outlived its time limit
+    interrupt.py the answer to a Ctrl-C main does not take (while the modules load, while the program ends)
     parser.py    the argparse grammar
     options.py   option values -> the library's arguments (errors name the flag)
     paths.py     files, folders and globs -> model paths (a path that names nothing is a usage error)
@@ -27,22 +28,15 @@ import contextlib as _contextlib
 import os as _os
 import signal as _signal
 import sys as _sys
-from types import FrameType as _FrameType
 
-
-def _interrupted_at_start(signum: int, frame: _FrameType | None) -> None:
-    """Ctrl-C while the program's modules load, before :func:`main` takes it: said as main says it, exit 130 (Python
-    would print a traceback of the import it stopped, and end by the signal)."""
-    _os.write(2, b"ovreduce: interrupted\n")
-    _os._exit(130)
-
+from ovreduce.cli.interrupt import interrupted as _interrupted
 
 # The program (``ovreduce``, ``python -m ovreduce.cli``) only: a process that imports the package keeps its own.
 _argv0 = (getattr(_sys, "argv", None) or [""])[0]
 _program = _argv0 == "-m" or _os.path.basename(_argv0) == "ovreduce"
 if _program and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     with _contextlib.suppress(ValueError):  # (not the main thread: not the program)
-        _signal.signal(_signal.SIGINT, _interrupted_at_start)
+        _signal.signal(_signal.SIGINT, _interrupted)
 
 from ovreduce.cli.entry import main  # noqa: E402 - after the interrupt's handler
 

@@ -22,6 +22,7 @@ from ovreduce.cli.errors import (
     OutputError,
     UsageError,
 )
+from ovreduce.cli.interrupt import interrupted
 from ovreduce.cli.options import bound_memory
 from ovreduce.cli.parser import build_parser
 from ovreduce.cli.render.safe import escape
@@ -57,7 +58,7 @@ def main(argv: Sequence[str] | None = None, *, bounded: bool = False) -> int:
             stream.reconfigure(errors="backslashreplace")
     command = "ovreduce"
     try:
-        if getattr(signal.getsignal(signal.SIGINT), "__name__", None) == "_interrupted_at_start":
+        if signal.getsignal(signal.SIGINT) is interrupted:
             signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: main takes Ctrl-C from here
         given = list(sys.argv[1:] if argv is None else argv)
         ahead = given[: next((i for i, word in enumerate(given) if word in COMMANDS), len(given))]
@@ -200,7 +201,5 @@ def console() -> NoReturn:
             sys.stderr.flush()
             os._exit(status)
     if threading.current_thread() is threading.main_thread():  # a Ctrl-C while the process ends (its helpers
-        from ovreduce.cli import _interrupted_at_start  # joined, its finalizers run) is said as any other: 130
-
-        signal.signal(signal.SIGINT, _interrupted_at_start)
+        signal.signal(signal.SIGINT, interrupted)  # joined, its finalizers run) is said as any other: 130
     sys.exit(status)
